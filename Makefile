@@ -1,0 +1,44 @@
+# Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+# A CPU build of torch; an unpinned torch pulls a multi-GB CUDA build.
+TORCH_SPEC ?= torch==2.13.0
+RUNTIME_EXTRAS := numba,opencl,cuda,compile
+LAB_PORT ?= 8888
+LAB_TOKEN ?= $(shell $(PYTHON) -c "import secrets; print(secrets.token_hex(16))")
+
+.PHONY: demo test lab info clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.installed-demo: pyproject.toml | $(PY)
+	$(PIP) install --quiet "$(TORCH_SPEC)"
+	$(PIP) install --quiet -e ".[$(RUNTIME_EXTRAS),notebook]"
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(PY)
+	$(PIP) install --quiet "$(TORCH_SPEC)"
+	$(PIP) install --quiet -e ".[$(RUNTIME_EXTRAS),notebook,dev]"
+	touch $@ $(VENV)/.installed-demo
+
+demo: $(VENV)/.installed-demo
+	$(VENV)/bin/workbench info
+	$(VENV)/bin/workbench bench --suite quick --report reports/quick.html --json reports/quick.json
+
+test: $(VENV)/.installed-test
+	$(PY) -m pytest tests
+
+lab: $(VENV)/.installed-demo
+	@echo "JupyterLab: http://127.0.0.1:$(LAB_PORT)/lab?token=$(LAB_TOKEN)"
+	$(VENV)/bin/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) \
+		--IdentityProvider.token=$(LAB_TOKEN) --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+info: $(VENV)/.installed-demo
+	$(VENV)/bin/workbench info
+
+clean:
+	rm -rf $(VENV) reports build dist *.egg-info

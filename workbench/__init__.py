@@ -1,0 +1,57 @@
+"""Kernel Workbench: compare compute kernels across hardware backends.
+
+Importing this package imports no optional runtime (torch, cupy, numba,
+pyopencl); adapters load them lazily when a backend is probed or used.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from .backends.registry import available_backends, get_backend, set_backend
+from .catalog import KernelSpec, get_kernel, kernels, load_catalog, register_kernel, variant, variants
+
+__version__ = "0.1.0"
+
+logging.basicConfig(level=os.environ.get("WORKBENCH_LOG_LEVEL", "WARNING").upper(),
+                    format="%(levelname)s %(name)s: %(message)s")
+
+
+def _backend(name: str | None):
+    from .backends.registry import get
+
+    return get_backend() if name is None else get(name)
+
+
+def device_info(backend: str | None = None) -> dict[str, Any]:
+    """Device description of a backend (the current one by default)."""
+    b = _backend(backend)
+    b.require()
+    return b.device_info().to_dict()
+
+
+def memory_info(backend: str | None = None) -> dict[str, Any]:
+    """Current and peak memory of a backend, and how they were measured."""
+    b = _backend(backend)
+    b.require()
+    return b.memory().to_dict()
+
+
+def __getattr__(name: str) -> Any:
+    # Heavier entry points (harness, sweeps, UI) load on first use.
+    if name == "compare":
+        from .api import compare
+
+        return compare
+    if name == "verify":
+        from .verify import verify
+
+        return verify
+    raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+
+
+__all__ = ["KernelSpec", "available_backends", "compare", "device_info", "get_backend", "get_kernel",
+           "kernels", "load_catalog", "memory_info", "register_kernel", "set_backend", "variant",
+           "variants", "verify"]

@@ -1,0 +1,8 @@
+"""Backend adapters: one module per runtime, all fulfilling :class:`~workbench.backends.base.Backend`."""
+
+from .base import Backend, BackendUnavailable, Capabilities, DeviceInfo, MemoryStats, Probe, Sample, Timer
+from .registry import all_backends, available_backends, get, get_backend, register_backend, set_backend
+
+__all__ = ["Backend", "BackendUnavailable", "Capabilities", "DeviceInfo", "MemoryStats", "Probe", "Sample",
+           "Timer", "all_backends", "available_backends", "get", "get_backend", "register_backend",
+           "set_backend"]

@@ -1,0 +1,216 @@
+"""The contract every backend adapter fulfils.
+
+A backend is one runtime on one device (``numpy`` on the CPU, ``torch-cuda``,
+``opencl-0`` ...). The harness, the verifier and the UI only ever talk to this
+interface, so adding a runtime means writing one module of this shape.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+#: Every dtype name the workbench knows; capabilities pick from these.
+KNOWN_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64")
+
+#: Automatic-choice priority per device class (lower is preferred).
+PRIORITY: dict[str, int] = {
+    "cuda": 0,
+    "rocm": 0,
+    "xpu": 10,
+    "mps": 20,
+    "plugin": 30,
+    "opencl-gpu": 40,
+    "opencl-accelerator": 45,
+    "cpu": 100,
+}
+
+
+class BackendUnavailable(RuntimeError):
+    """Raised when a backend that probed unavailable is asked to do work."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Whether a backend can run here; ``reason`` says why not and how to fix it."""
+
+    available: bool
+    reason: str = ""
+
+    @classmethod
+    def ok(cls) -> "Probe":
+        return cls(True, "")
+
+    @classmethod
+    def missing(cls, reason: str) -> "Probe":
+        return cls(False, reason)
+
+
+@dataclass
+class DeviceInfo:
+    name: str
+    vendor: str = "unknown"
+    kind: str = "cpu"  # cpu | gpu | accelerator
+    total_memory_bytes: int | None = None
+    compute_units: int | None = None
+    clock_mhz: float | None = None
+    last_level_cache_bytes: int | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Capabilities:
+    dtypes: tuple[str, ...] = ("float32", "float64")
+    warp_size: int | None = None  # warp / wavefront / subgroup width
+    shared_memory_per_block: int | None = None
+    max_threads_per_block: int | None = None
+    device_events: bool = False
+    compiles_device_code: bool = False  # can run portable .cu kernels
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    current_bytes: int | None
+    peak_bytes: int | None
+    method: str  # e.g. "tracemalloc", "torch.cuda allocator", "opencl buffer accounting"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One timed call: device time (events, or sync+clock) and host launch time."""
+
+    device_s: float
+    host_s: float
+
+
+class Timer(ABC):
+    """Times one call of a zero-argument function on a backend."""
+
+    #: e.g. "cuda-event", "torch-event", "opencl-profiling", "sync+perf_counter"
+    kind: ClassVar[str] = "sync+perf_counter"
+
+    @abstractmethod
+    def measure(self, fn: Callable[[], Any]) -> Sample: ...
+
+
+class SyncWallTimer(Timer):
+    """Synchronize, run, synchronize: the fallback where a runtime has no events."""
+
+    kind = "sync+perf_counter"
+
+    def __init__(self, synchronize: Callable[[], None]):
+        self._sync = synchronize
+
+    def measure(self, fn: Callable[[], Any]) -> Sample:
+        self._sync()
+        t0 = time.perf_counter()
+        fn()
+        t1 = time.perf_counter()
+        self._sync()
+        t2 = time.perf_counter()
+        return Sample(device_s=t2 - t0, host_s=t1 - t0)
+
+
+class Backend(ABC):
+    """One runtime on one device. Subclasses must keep ``probe`` free of exceptions."""
+
+    #: Unique, user-facing name (``numpy``, ``torch-cuda``, ``opencl-0``).
+    name: str
+    #: The runtime family; variants declare which runtimes they run on.
+    runtime: str
+    #: Key into :data:`PRIORITY` for automatic selection.
+    device_class: str = "cpu"
+
+    # -- discovery -------------------------------------------------------
+    @abstractmethod
+    def probe(self) -> Probe:
+        """Never raises. Unavailable results name the missing package or driver."""
+
+    @property
+    def available(self) -> bool:
+        return self.probe().available
+
+    def require(self) -> None:
+        p = self.probe()
+        if not p.available:
+            raise BackendUnavailable(f"backend {self.name!r} is unavailable: {p.reason}")
+
+    @abstractmethod
+    def device_info(self) -> DeviceInfo: ...
+
+    @abstractmethod
+    def capabilities(self) -> Capabilities: ...
+
+    @property
+    def priority(self) -> int:
+        return PRIORITY.get(self.device_class, 100)
+
+    # -- arrays ----------------------------------------------------------
+    @abstractmethod
+    def from_numpy(self, a: np.ndarray) -> Any: ...
+
+    @abstractmethod
+    def to_numpy(self, x: Any) -> np.ndarray: ...
+
+    @abstractmethod
+    def empty(self, shape: tuple[int, ...], dtype: str) -> Any: ...
+
+    def full(self, shape: tuple[int, ...], dtype: str, value: float) -> Any:
+        """Device array filled with ``value`` (used to poison outputs with NaN)."""
+        host = np.full(shape, value, dtype=np.float32 if dtype == "bfloat16" else dtype)
+        return self.from_numpy(host) if dtype != "bfloat16" else self.cast(self.from_numpy(host), dtype)
+
+    def cast(self, x: Any, dtype: str) -> Any:
+        """Convert a device array to ``dtype`` (bfloat16 goes through here)."""
+        raise NotImplementedError(f"{self.name} cannot cast to {dtype}")
+
+    # -- execution -------------------------------------------------------
+    @abstractmethod
+    def synchronize(self) -> None: ...
+
+    def timer(self) -> Timer:
+        return SyncWallTimer(self.synchronize)
+
+    # -- memory ----------------------------------------------------------
+    @abstractmethod
+    def memory(self) -> MemoryStats: ...
+
+    @abstractmethod
+    def reset_peak_memory(self) -> None: ...
+
+    def free_memory(self) -> None:
+        """Release cached allocations (after an out-of-memory cell)."""
+        gc.collect()
+
+    # -- caches ----------------------------------------------------------
+    def flush_cache(self) -> None:
+        """Evict the last-level cache by writing a buffer twice its size."""
+        buf = getattr(self, "_flush_buffer", None)
+        if buf is None:
+            llc = self.device_info().last_level_cache_bytes or 64 * 2**20
+            n = max(2 * llc // 4, 2**20)
+            buf = self.from_numpy(np.zeros(n, dtype=np.float32))
+            self._flush_buffer = buf
+        self._touch(buf)
+        self.synchronize()
+
+    def _touch(self, buf: Any) -> None:
+        buf += 1  # works for numpy / torch / cupy arrays; opencl overrides
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"

@@ -1,0 +1,104 @@
+"""Pieces shared by the CPU backends: device info from the host, memory by tracemalloc or VmHWM."""
+
+from __future__ import annotations
+
+import os
+import platform
+import tracemalloc
+from functools import lru_cache
+from pathlib import Path
+
+from .base import DeviceInfo, MemoryStats
+
+
+@lru_cache(maxsize=1)
+def cpu_device_info() -> DeviceInfo:
+    """The host CPU as a device (py-cpuinfo + psutil, no hand parsing)."""
+    import psutil
+
+    name, vendor, clock, l3 = platform.processor() or platform.machine(), "unknown", None, None
+    try:
+        import cpuinfo
+
+        info = cpuinfo.get_cpu_info()
+        name = info.get("brand_raw") or name
+        vendor = info.get("vendor_id_raw") or vendor
+        hz = info.get("hz_advertised") or info.get("hz_actual")
+        clock = hz[0] / 1e6 if hz else None
+        l3 = _as_bytes(info.get("l3_cache_size")) or _as_bytes(info.get("l2_cache_size"))
+    except Exception:
+        pass
+    freq = psutil.cpu_freq()
+    if clock is None and freq:
+        clock = freq.max or freq.current
+    return DeviceInfo(
+        name=name,
+        vendor=vendor,
+        kind="cpu",
+        total_memory_bytes=psutil.virtual_memory().total,
+        compute_units=psutil.cpu_count(logical=True),
+        clock_mhz=clock,
+        last_level_cache_bytes=l3,
+        extra={"physical_cores": psutil.cpu_count(logical=False), "machine": platform.machine()},
+    )
+
+
+def _as_bytes(v: object) -> int | None:
+    if isinstance(v, int) and v > 0:
+        return v
+    if isinstance(v, str) and v:
+        num, _, unit = v.partition(" ")
+        scale = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "KB": 10**3, "MB": 10**6}.get(unit, 1)
+        try:
+            return int(float(num) * scale)
+        except ValueError:
+            return None
+    return None
+
+
+class TracemallocMemory:
+    """Peak memory of allocations Python can see (numpy registers its buffers with tracemalloc)."""
+
+    method = "tracemalloc (python + numpy allocations)"
+
+    def reset(self) -> None:
+        if not tracemalloc.is_tracing():
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+
+    def stats(self) -> MemoryStats:
+        if not tracemalloc.is_tracing():
+            tracemalloc.start()
+        cur, peak = tracemalloc.get_traced_memory()
+        return MemoryStats(cur, peak, self.method)
+
+
+class HighWaterMemory:
+    """Process resident-set high-water mark, reset through /proc/self/clear_refs (Linux).
+
+    Used where allocations bypass Python (torch's CPU allocator, numba's NRT).
+    Falls back to psutil's RSS without a resettable peak elsewhere.
+    """
+
+    method = "process RSS high-water mark (VmHWM, reset via clear_refs)"
+
+    def reset(self) -> None:
+        try:
+            Path("/proc/self/clear_refs").write_text("5")
+        except OSError:
+            pass
+
+    def stats(self) -> MemoryStats:
+        status = Path("/proc/self/status")
+        if status.exists():
+            fields = {}
+            for line in status.read_text().splitlines():
+                key, _, val = line.partition(":")
+                if key in ("VmRSS", "VmHWM"):
+                    fields[key] = int(val.split()[0]) * 1024
+            if "VmHWM" in fields:
+                return MemoryStats(fields.get("VmRSS"), fields["VmHWM"], self.method)
+        import psutil
+
+        rss = psutil.Process(os.getpid()).memory_info().rss
+        return MemoryStats(rss, None, "psutil RSS (no resettable peak on this OS)")

@@ -1,0 +1,63 @@
+"""NumPy on the host CPU: the baseline every other backend is compared with."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Backend, Capabilities, DeviceInfo, MemoryStats, Probe
+from .cpu_common import TracemallocMemory, cpu_device_info
+
+
+class NumpyBackend(Backend):
+    name = "numpy"
+    runtime = "numpy"
+    device_class = "cpu"
+
+    def __init__(self) -> None:
+        self._mem = TracemallocMemory()
+
+    def probe(self) -> Probe:
+        return Probe.ok()
+
+    def device_info(self) -> DeviceInfo:
+        info = cpu_device_info()
+        versions = {"numpy": np.__version__, **_blas_versions()}
+        return DeviceInfo(**{**info.to_dict(), "versions": versions})
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(dtypes=("float16", "float32", "float64"))
+
+    def from_numpy(self, a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(a).copy()
+
+    def to_numpy(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(x)
+
+    def empty(self, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+        return np.empty(shape, dtype=dtype)
+
+    def cast(self, x: np.ndarray, dtype: str) -> np.ndarray:
+        return x.astype(dtype)
+
+    def synchronize(self) -> None:
+        pass
+
+    def memory(self) -> MemoryStats:
+        return self._mem.stats()
+
+    def reset_peak_memory(self) -> None:
+        self._mem.reset()
+
+
+def _blas_versions() -> dict[str, str]:
+    try:
+        from threadpoolctl import threadpool_info
+
+        return {f"blas:{p['internal_api']}": f"{p['version']} ({p['num_threads']} threads)"
+                for p in threadpool_info() if p.get("user_api") == "blas"}
+    except Exception:
+        return {}
+
+
+def discover() -> list[Backend]:
+    return [NumpyBackend()]

@@ -1,0 +1,71 @@
+"""Load catalog folders by path (like asv's benchmark directory), never as a top-level package.
+
+Each kernel folder's ``*.py`` files are executed as private modules
+(``workbench_catalog.<folder>.<file>``) with ``spec.py`` first; they register
+themselves through :mod:`workbench.catalog.registry`. Device sources (``*.cu``)
+sit beside them and are found relative to ``__file__``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import sys
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+ENV_CATALOG = "WORKBENCH_CATALOG"
+_loaded: set[Path] = set()
+_default_done = False
+
+
+def builtin_catalog_path() -> Path:
+    """``kernels/`` beside the package in a checkout, or ``workbench/_kernels`` in a wheel."""
+    pkg = Path(__file__).resolve().parent.parent
+    for cand in (pkg.parent / "kernels", pkg / "_kernels"):
+        if cand.is_dir():
+            return cand
+    raise FileNotFoundError(f"kernel catalog not found next to {pkg}")
+
+
+def load_catalog(path: str | os.PathLike) -> list[str]:
+    """Load every kernel folder under ``path`` (or ``path`` itself if it is one). Returns folder names."""
+    root = Path(path).resolve()
+    if not root.is_dir():
+        raise FileNotFoundError(f"catalog folder {root} does not exist")
+    folders = [root] if (root / "spec.py").exists() else sorted(
+        p for p in root.iterdir() if p.is_dir() and (p / "spec.py").exists())
+    loaded = []
+    for folder in folders:
+        if folder in _loaded:
+            continue
+        _load_folder(folder)
+        _loaded.add(folder)
+        loaded.append(folder.name)
+    return loaded
+
+
+def _load_folder(folder: Path) -> None:
+    files = sorted(folder.glob("*.py"), key=lambda p: (p.name != "spec.py", p.name))
+    for f in files:
+        modname = f"workbench_catalog.{folder.name}.{f.stem}"
+        spec = importlib.util.spec_from_file_location(modname, f)
+        assert spec and spec.loader
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[modname] = mod
+        spec.loader.exec_module(mod)
+        if f.name == "spec.py" and getattr(mod, "SPEC", None) is not None:
+            mod.SPEC.path = str(folder)
+
+
+def ensure_default_catalog() -> None:
+    """Load the built-in catalog and any folders named in ``WORKBENCH_CATALOG`` once."""
+    global _default_done
+    if _default_done:
+        return
+    _default_done = True
+    load_catalog(builtin_catalog_path())
+    for extra in filter(None, os.environ.get(ENV_CATALOG, "").split(os.pathsep)):
+        load_catalog(extra)

@@ -1,0 +1,70 @@
+"""The in-memory catalog: kernels and their variants, filled by the loader or inline."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from .spec import BuildContext, KernelCall, KernelSpec, MODES, Variant
+
+_kernels: dict[str, KernelSpec] = {}
+_variants: dict[str, dict[str, Variant]] = {}
+
+
+def register_kernel(spec: KernelSpec) -> KernelSpec:
+    """Add (or replace) a kernel spec; notebooks call this to define kernels inline."""
+    _kernels[spec.name] = spec
+    _variants.setdefault(spec.name, {})
+    return spec
+
+
+def register_variant(v: Variant) -> Variant:
+    if v.mode not in MODES:
+        raise ValueError(f"variant {v.name!r}: mode {v.mode!r} is not one of {MODES}")
+    _variants.setdefault(v.kernel, {})[v.name] = v
+    return v
+
+
+def variant(kernel: str, name: str, runtimes: Iterable[str] | str, *, mode: str = "eager",
+            dtypes: Iterable[str] | None = None, description: str = "", library: bool = False,
+            source: str | None = None) -> Callable[[Callable[[BuildContext], KernelCall]], Callable]:
+    """Decorator registering a builder ``(ctx) -> callable(inputs, outputs)`` as a variant."""
+    rts = (runtimes,) if isinstance(runtimes, str) else tuple(runtimes)
+
+    def deco(build: Callable[[BuildContext], KernelCall]) -> Callable[[BuildContext], KernelCall]:
+        register_variant(Variant(kernel=kernel, name=name, runtimes=rts, build=build, mode=mode,
+                                 dtypes=tuple(dtypes) if dtypes else None,
+                                 description=description or (build.__doc__ or "").strip(),
+                                 library=library, source=source))
+        return build
+
+    return deco
+
+
+def _ensure_loaded() -> None:
+    from .loader import ensure_default_catalog
+
+    ensure_default_catalog()
+
+
+def kernels() -> dict[str, KernelSpec]:
+    _ensure_loaded()
+    return dict(_kernels)
+
+
+def get_kernel(name: str) -> KernelSpec:
+    _ensure_loaded()
+    if name not in _kernels:
+        raise ValueError(f"unknown kernel {name!r}; valid kernels: {', '.join(sorted(_kernels))}")
+    return _kernels[name]
+
+
+def variants(kernel: str) -> dict[str, Variant]:
+    get_kernel(kernel)
+    return dict(_variants.get(kernel, {}))
+
+
+def get_variant(kernel: str, name: str) -> Variant:
+    vs = variants(kernel)
+    if name not in vs:
+        raise ValueError(f"kernel {kernel!r} has no variant {name!r}; valid variants: {', '.join(sorted(vs))}")
+    return vs[name]
