@@ -1,0 +1,32 @@
+"""Host-side dtype handling: numpy has no bfloat16, so it travels as float32 rounded to bf16."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .backends.base import KNOWN_DTYPES
+
+
+def check_dtype(dtype: str) -> str:
+    if dtype not in KNOWN_DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; valid dtypes: {', '.join(KNOWN_DTYPES)}")
+    return dtype
+
+
+def itemsize(dtype: str) -> int:
+    return 2 if dtype == "bfloat16" else np.dtype(check_dtype(dtype)).itemsize
+
+
+def host_dtype(dtype: str) -> np.dtype:
+    """The numpy dtype that carries values of ``dtype`` on the host."""
+    return np.dtype(np.float32) if dtype == "bfloat16" else np.dtype(check_dtype(dtype))
+
+
+def round_to(a: np.ndarray, dtype: str) -> np.ndarray:
+    """``a`` rounded to ``dtype`` and stored in :func:`host_dtype` (round-to-nearest-even for bf16)."""
+    if dtype != "bfloat16":
+        return np.asarray(a).astype(host_dtype(dtype))
+    bits = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    out = rounded.astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(a), np.float32(np.nan), out)

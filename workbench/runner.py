@@ -1,0 +1,152 @@
+"""Run one variant once, correctly: the shared core of verification and the benchmark harness.
+
+A :class:`Case` owns seeded inputs rounded to the run dtype, the float64
+reference computed from exactly those rounded inputs, device copies of the
+inputs, poisoned output buffers, and the built kernel call. ``check`` compares
+a result against the reference with the rules every variant must pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .backends.base import Backend
+from .catalog.spec import BuildContext, KernelCall, KernelSpec, Unsupported, Variant
+from .dtypes import check_dtype, host_dtype, round_to
+
+POISON = float("nan")
+
+
+@dataclass
+class CheckResult:
+    passed: bool
+    max_error: float  # max |out - ref| / max |ref| over outputs (inf on NaN / shape mismatch)
+    tolerance: float
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "max_error": self.max_error, "tolerance": self.tolerance,
+                "message": self.message}
+
+
+def make_host_inputs(spec: KernelSpec, params: dict[str, int], dtype: str, seed: int) -> dict[str, np.ndarray]:
+    """Seeded inputs, rounded to ``dtype`` (held in its host dtype)."""
+    raw = spec.make_inputs(params, np.random.default_rng(seed))
+    return {k: round_to(v, dtype) for k, v in raw.items()}
+
+
+def reference_outputs(spec: KernelSpec, host_inputs: dict[str, np.ndarray], params: dict[str, int]
+                      ) -> dict[str, np.ndarray]:
+    ref = spec.reference({k: v.astype(np.float64) for k, v in host_inputs.items()}, params)
+    return {k: np.asarray(v) for k, v in ref.items()}
+
+
+def output_dtype(spec: KernelSpec, name: str, dtype: str) -> str:
+    return spec.output_dtypes.get(name, dtype)
+
+
+def to_device(backend: Backend, a: np.ndarray, dtype: str) -> Any:
+    x = backend.from_numpy(np.ascontiguousarray(a))
+    return backend.cast(x, dtype) if dtype == "bfloat16" else x
+
+
+def poisoned(backend: Backend, shape: tuple[int, ...], dtype: str) -> Any:
+    """An output buffer full of NaN (or of a sentinel for integer outputs)."""
+    if dtype.startswith("int"):
+        return backend.from_numpy(np.full(shape, -7, dtype=dtype))
+    return backend.full(shape, dtype, POISON)
+
+
+class Case:
+    """One (spec, variant, backend, params, dtype, seed) ready to run and check."""
+
+    def __init__(self, spec: KernelSpec, variant: Variant, backend: Backend, params: dict[str, int],
+                 dtype: str, seed: int = 0):
+        check_dtype(dtype)
+        reason = variant.unsupported_reason(backend, dtype)
+        if reason:
+            raise Unsupported(reason)
+        self.spec, self.variant, self.backend, self.dtype = spec, variant, backend, dtype
+        self.params = spec.validate_params(params)
+        self.seed = seed
+        self.host_inputs = make_host_inputs(spec, self.params, dtype, seed)
+        self.reference = reference_outputs(spec, self.host_inputs, self.params)
+        self.inputs = {k: to_device(backend, v, dtype) for k, v in self.host_inputs.items()}
+        self.out_shapes = spec.output_shapes(self.params)
+        self.outputs = {k: poisoned(backend, s, output_dtype(spec, k, dtype)) for k, s in self.out_shapes.items()}
+        self.call: KernelCall = variant.build(BuildContext(backend=backend, params=self.params, dtype=dtype))
+
+    def poison(self) -> None:
+        self.outputs = {k: poisoned(self.backend, s, output_dtype(self.spec, k, self.dtype))
+                        for k, s in self.out_shapes.items()}
+
+    def run(self, inputs: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run the kernel once; returns the device outputs (returned or written in place)."""
+        result = self.call(self.inputs if inputs is None else inputs, self.outputs)
+        return normalize_outputs(result, self.outputs)
+
+    def fetch(self, outputs: dict[str, Any]) -> dict[str, np.ndarray]:
+        self.backend.synchronize()
+        return {k: np.asarray(self.backend.to_numpy(v)) for k, v in outputs.items()}
+
+    def run_and_check(self) -> CheckResult:
+        """Poison, run, fetch, compare: the single verification step."""
+        self.poison()
+        out = self.fetch(self.run())
+        return check(self.spec, out, self.reference, self.dtype, self.host_inputs, self.params)
+
+    def alternate_inputs(self, seed: int) -> dict[str, Any]:
+        """Another input set of the same shape (the harness rotates these so answers cannot be replayed)."""
+        host = make_host_inputs(self.spec, self.params, self.dtype, seed)
+        return {k: to_device(self.backend, v, self.dtype) for k, v in host.items()}
+
+
+def normalize_outputs(result: Any, outputs: dict[str, Any]) -> dict[str, Any]:
+    if result is None:
+        return outputs
+    if isinstance(result, dict):
+        return result
+    if isinstance(result, (tuple, list)):
+        return dict(zip(outputs, result))
+    if len(outputs) != 1:
+        raise TypeError(f"variant returned one array but the kernel has outputs {list(outputs)}")
+    return {next(iter(outputs)): result}
+
+
+def check(spec: KernelSpec, outputs: dict[str, np.ndarray], reference: dict[str, np.ndarray], dtype: str,
+          inputs: dict[str, np.ndarray] | None = None, params: dict[str, int] | None = None) -> CheckResult:
+    """Compare outputs with the float64 reference.
+
+    Error is max |out - ref| normalised by the reference's magnitude, so it
+    means the same for tiny and huge values. NaN/Inf, wrong shapes, missing
+    outputs and constant outputs where the reference varies all fail.
+    """
+    tol = spec.tolerance(dtype)
+    if spec.compare is not None:
+        err, msg = spec.compare(outputs, reference, inputs, params, dtype)
+        return CheckResult(bool(err <= tol), float(err), tol, msg)
+    worst, messages = 0.0, []
+    for name, ref in reference.items():
+        if name not in outputs:
+            return CheckResult(False, float("inf"), tol, f"output {name!r} missing")
+        out = np.asarray(outputs[name])
+        if out.shape != ref.shape:
+            return CheckResult(False, float("inf"), tol, f"{name}: shape {out.shape}, expected {ref.shape}")
+        out64 = out.astype(np.float64)
+        if not np.all(np.isfinite(out64)):
+            bad = int(np.size(out64) - np.count_nonzero(np.isfinite(out64)))
+            return CheckResult(False, float("inf"), tol, f"{name}: {bad} non-finite values (NaN/Inf)")
+        if ref.size > 1 and np.ptp(ref) > 0 and np.ptp(out64) == 0:
+            return CheckResult(False, float("inf"), tol,
+                               f"{name}: constant output {out64.flat[0]!r} where the reference varies")
+        scale = float(np.max(np.abs(ref))) if ref.size else 0.0
+        if scale == 0.0:
+            scale = 1.0
+        err = float(np.max(np.abs(out64 - ref)) / scale) if ref.size else 0.0
+        if err > tol:
+            messages.append(f"{name}: max error {err:.3g} > tolerance {tol:.3g}")
+        worst = max(worst, err)
+    return CheckResult(worst <= tol and not messages, worst, tol, "; ".join(messages))
