@@ -1,0 +1,108 @@
+"""Reference tables shipped with the workbench: LLM layer shapes and published device peaks.
+
+The files live in ``datasets/`` beside the package in a checkout and in
+``workbench/_datasets`` inside a wheel (see ``pyproject.toml``), found the same
+way the kernel catalog is. They are plain CSV/JSON so a colleague can check a
+number against its source without reading code.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from itertools import product
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+SHAPE_COLUMNS = ("model", "family", "hidden", "intermediate", "heads", "kv_heads", "layers", "vocab")
+_DTYPE_PREFIX = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}
+PEAK_FIGURES = ("fp32_tflops", "fp16_tflops", "bf16_tflops", "fp64_tflops", "mem_bw_gbps")
+
+
+def datasets_path() -> Path:
+    """``datasets/`` beside the package in a checkout, or ``workbench/_datasets`` in a wheel."""
+    pkg = Path(__file__).resolve().parent
+    for cand in (pkg.parent / "datasets", pkg / "_datasets"):
+        if (cand / "llm_shapes.csv").is_file():
+            return cand
+    raise FileNotFoundError(f"datasets folder not found next to {pkg}")
+
+
+@functools.lru_cache(maxsize=None)
+def _read_csv(name: str) -> pd.DataFrame:
+    return pd.read_csv(datasets_path() / name, keep_default_na=True)
+
+
+def llm_shapes(models: Iterable[str] | None = None) -> pd.DataFrame:
+    """Transformer layer shapes from the models' published configs, one row per model."""
+    df = _read_csv("llm_shapes.csv").copy()
+    if models is not None:
+        wanted = list(models)
+        unknown = sorted(set(wanted) - set(df["model"]))
+        if unknown:
+            raise ValueError(f"unknown model(s) {unknown}; known: {', '.join(df['model'])}")
+        df = df.set_index("model").loc[wanted].reset_index()
+    return df
+
+
+def llm_sweep_defaults() -> dict[str, Any]:
+    """Default models, batch sizes and sequence lengths of the ``llm`` suite."""
+    with open(datasets_path() / "llm_sweep.json", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def llm_cases(models: Iterable[str] | None = None, batch_sizes: Iterable[int] | None = None,
+              seq_lens: Iterable[int] | None = None, quick: bool = False) -> list[dict[str, Any]]:
+    """Every (model, batch, seq) combination as a dict ready for ``KernelSpec.llm_params``.
+
+    Each dict has ``model``, ``batch``, ``seq`` and the model's shape columns
+    (``hidden``, ``intermediate``, ``heads``, ``kv_heads``, ``layers``, ``vocab``).
+    """
+    defaults = llm_sweep_defaults()
+    axes = defaults.get("quick", defaults) if quick else defaults
+    shapes = llm_shapes(list(models) if models is not None else axes["models"])
+    cases = []
+    for rec, b, s in product(shapes.to_dict("records"), batch_sizes or axes["batch_sizes"],
+                             seq_lens or axes["seq_lens"]):
+        case = {k: (int(v) if k in SHAPE_COLUMNS[2:] else v) for k, v in rec.items() if k in SHAPE_COLUMNS}
+        case.update(batch=int(b), seq=int(s))
+        cases.append(case)
+    return cases
+
+
+def published_peaks() -> pd.DataFrame:
+    """Vendor datasheet peaks: name, regex ``pattern``, vendor, kind, TFLOP/s per dtype, GB/s.
+
+    Unknown figures are NaN. fp16/bf16 are dense tensor/matrix-core rates where
+    the device has them; the ``notes`` column says which rate each figure is.
+    """
+    return _read_csv("published_peaks.csv").copy()
+
+
+def match_published(device_name: str | None) -> pd.Series | None:
+    """The published-peaks row for a device name, or None.
+
+    Patterns are case-insensitive regular expressions tried in file order; the
+    file lists specific devices before general ones (``A100 PCIe 80GB`` before
+    ``A100 PCIe``, ``M1 Max`` before ``M1``), so the first match wins.
+    """
+    if not device_name:
+        return None
+    for _, row in published_peaks().iterrows():
+        if re.search(str(row["pattern"]), device_name, flags=re.IGNORECASE):
+            return row
+    return None
+
+
+def published_peak(device_name: str | None, dtype: str) -> tuple[float | None, float | None]:
+    """(GFLOP/s for ``dtype``, GB/s) from the published table, None where unknown."""
+    row = match_published(device_name)
+    if row is None:
+        return None, None
+    flops = row.get(f"{_DTYPE_PREFIX.get(dtype, dtype)}_tflops")
+    gflops = float(flops) * 1e3 if flops is not None and pd.notna(flops) else None
+    bw = row.get("mem_bw_gbps")
+    return gflops, (float(bw) if bw is not None and pd.notna(bw) else None)
