@@ -1,0 +1,248 @@
+"""The dashboard: controls on the left, progress, plots, table and exports on the right.
+
+``Dashboard()`` in a notebook cell shows it (JupyterLab, Jupyter Notebook, Voila).
+Everything that can fail — probing, building a sweep, plotting, exporting —
+goes through :class:`StatusArea.guard`, so an error becomes a message and
+a failed cell becomes a row whose status says what went wrong.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+import pandas as pd
+
+from .controls import BackendPicker, KernelPicker, RunOptions, SizeControls
+from .run_controller import RunController
+from .status import StatusArea
+from .views import ExportPanel, MemoryView, PlotView, TableView
+
+
+class Dashboard:
+    """Pick backends, a kernel, its variants and sizes; run, watch, compare, export."""
+
+    def __init__(self, store: Any = None, kernel: str | None = "saxpy", backends: list[str] | None = None,
+                 export_dir: str = "reports") -> None:
+        from .. import kernels, variants
+        from ..backends.registry import all_backends
+        from ..report import summary_table, write_report
+        from ..report.plots import plot_memory, plot_metric
+
+        self.store = store
+        self.run_id: str | None = None
+        self.rows: list[dict] = []
+        self._lock = threading.Lock()
+        self._write_report = write_report
+        self.status = StatusArea()
+        guard = self.status.guard
+
+        known = all_backends()
+        self.backends = BackendPicker(known, default=backends if backends is not None else _default_backends())
+        self.kernels = KernelPicker(kernels(), variants, default=kernel)
+        self.sizes = SizeControls()
+        self.options = RunOptions()
+
+        self.run_button = w.Button(description="Run", button_style="primary", icon="play").add_class("wb-run")
+        self.cancel_button = w.Button(description="Cancel", button_style="warning", icon="stop",
+                                      disabled=True).add_class("wb-cancel")
+        self.progress = w.IntProgress(value=0, min=0, max=1, description="Progress",
+                                      layout=w.Layout(width="360px")).add_class("wb-progress")
+        self.progress_label = w.HTML().add_class("wb-progress-label")
+
+        self.plot = PlotView(plot_metric)
+        self.table = TableView(summary_table)
+        self.memory = MemoryView(plot_memory)
+        self.exports = ExportPanel(self._export_to, folder=export_dir)
+        self.controller = RunController(on_row=guard("updating the views", self._on_row),
+                                        on_done=guard("finishing the run", self._on_done))
+
+        self.backends.observe(guard("changing backends", lambda _: self._backends_changed()))
+        self.kernels.kernel.observe(guard("changing kernel", lambda _: self._kernel_changed()), names="value")
+        self.kernels.observe_variants(guard("changing variants", lambda _: self._update_baselines()))
+        self.plot.metric.observe(guard("drawing the plot", lambda _: self.plot.redraw()), names="value")
+        self.plot.baseline.observe(guard("drawing the plot", lambda _: self._redraw_speedup()), names="value")
+        self.run_button.on_click(guard("starting the run", lambda _: self.run()))
+        self.cancel_button.on_click(guard("cancelling", lambda _: self.cancel()))
+        for fmt, button in self.exports.buttons.items():
+            button.on_click(guard(f"exporting {fmt}", lambda _, fmt=fmt: self.exports.export(fmt)))
+
+        self._backends_changed()
+        self._kernel_changed()
+        self.widget = self._layout()
+
+    # -- layout ----------------------------------------------------------
+    def _layout(self) -> w.Widget:
+        title = w.HTML("<h3 style='margin:4px 0'>Kernel Workbench</h3>")
+        left = w.VBox([self.backends.widget, self.kernels.widget, self.sizes.widget, self.options.widget],
+                      layout=w.Layout(width="420px", padding="0 12px 0 0")).add_class("wb-controls")
+        actions = w.HBox([self.run_button, self.cancel_button, self.progress, self.progress_label])
+        right = w.VBox([actions, self.status.widget, self.plot.widget,
+                        w.HTML("<b>Peak memory</b>"), self.memory.widget,
+                        w.HTML("<b>Results</b>"), self.table.widget, self.exports.widget],
+                       layout=w.Layout(flex="1 1 auto", min_width="480px")).add_class("wb-results-pane")
+        return w.VBox([title, w.HBox([left, right])]).add_class("wb-dashboard")
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    # -- reacting to the controls -----------------------------------------
+    def _backends_changed(self) -> None:
+        self.options.set_dtypes(self.backends.dtypes())
+        self.kernels.refresh(self.backends.runtimes())
+        self._update_baselines()
+
+    def _kernel_changed(self) -> None:
+        self.kernels.refresh(self.backends.runtimes())
+        self.sizes.set_kernel(self.kernels.specs.get(self.kernels.kernel.value))
+        self._update_baselines()
+
+    def _candidate_pairs(self) -> list[tuple[str, str]]:
+        """(variant, backend) pairs the current selection will run."""
+        name = self.kernels.kernel.value
+        vs = self.kernels.variants_of(name) if name else {}
+        pairs = []
+        for v in self.kernels.selected_variants:
+            for b in self.backends.selected:
+                if self.backends.backends[b].runtime in vs[v].runtimes:
+                    pairs.append((v, b))
+        return pairs
+
+    def _update_baselines(self) -> None:
+        name = self.kernels.kernel.value
+        vs = self.kernels.variants_of(name) if name else {}
+        pairs = self._candidate_pairs()
+        keys = [f"{v} @ {b}" for v, b in pairs]
+        library = next((f"{v} @ {b}" for v, b in pairs if vs[v].library), None)
+        self.plot.set_baselines(keys, preferred=library)
+
+    def _redraw_speedup(self) -> None:
+        if self.plot.metric.value == "speedup":
+            self.plot.redraw()
+
+    # -- running ----------------------------------------------------------
+    def sweep_spec(self) -> Any:
+        """The :class:`workbench.sweep.SweepSpec` the controls describe."""
+        from ..sweep import SweepSpec
+
+        problems = []
+        if not self.backends.selected:
+            problems.append("select at least one available backend")
+        if not self.kernels.selected_variants:
+            problems.append("select at least one variant")
+        if not self.options.selected_modes:
+            problems.append("select at least one mode")
+        sizes = self.sizes.sizes()
+        if not sizes:
+            problems.append("choose at least one size")
+        if problems:
+            raise ValueError("; ".join(problems))
+        budget = float(self.options.budget.value)
+        return SweepSpec(kernels=[self.kernels.kernel.value], variants=self.kernels.selected_variants,
+                         backends=self.backends.selected, dtypes=(self.options.dtype.value,), sizes=sizes,
+                         modes=self.options.selected_modes, cache=self.options.cache.value, budget_s=budget,
+                         timeout_s=max(30.0, 20 * budget))
+
+    def run(self) -> None:
+        """Start a sweep of the current selection in the background."""
+        if self.controller.running:
+            self.status.show("a run is already in progress", "warn")
+            return
+        try:
+            spec = self.sweep_spec()
+        except ValueError as exc:
+            self.status.show(str(exc), "warn")
+            return
+        with self._lock:
+            self.rows = []
+        self.run_id = None
+        self.exports.enable(False)
+        self.run_button.disabled, self.cancel_button.disabled = True, False
+        self.progress.value, self.progress.max = 0, 1
+        self.progress_label.value = "starting…"
+        self._update_baselines()
+        self.status.show(f"running {self.kernels.kernel.value} on {', '.join(self.backends.selected)}")
+        self.controller.start(spec, store=self.store, name=f"dashboard {self.kernels.kernel.value}")
+
+    def cancel(self) -> None:
+        """Stop after the current cell; finished rows stay."""
+        self.controller.cancel()
+        self.cancel_button.disabled = True
+        self.status.show("cancelling after the current cell…", "warn")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the running sweep has finished (for scripts and tests)."""
+        return self.controller.join(timeout)
+
+    @property
+    def df(self) -> pd.DataFrame:
+        with self._lock:
+            return pd.DataFrame(self.rows)
+
+    def _on_row(self, row: dict, index: int, total: int) -> None:
+        with self._lock:
+            self.rows.append(dict(row))
+            if row.get("run_id"):
+                self.run_id = row["run_id"]
+        self.progress.max = max(total, 1)
+        self.progress.value = min(index + 1, self.progress.max)
+        self.progress_label.value = (f"{index + 1}/{total}: {row.get('variant')} @ {row.get('backend')} "
+                                     f"{row.get('size_label', '')} — {row.get('status')}")
+        self._refresh_views()
+
+    def _on_done(self, outcome: Any, error: BaseException | None) -> None:
+        try:
+            if outcome is not None:
+                self.run_id = outcome.run_id
+                self.store = outcome.store
+                if outcome.rows is not None and len(outcome.rows):
+                    with self._lock:
+                        self.rows = [dict(r) for r in _records(outcome.rows)]
+            df = self.df
+            if len(df):
+                self._refresh_views()
+            if error is not None:
+                self.status.error("the run stopped with an error", error)
+            else:
+                counts = df["status"].value_counts().to_dict() if "status" in df else {}
+                summary = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no cells"
+                verb = "cancelled" if outcome is not None and outcome.interrupted else "finished"
+                wall = f" in {outcome.wall_s:.1f} s" if outcome is not None and outcome.wall_s else ""
+                self.status.show(f"{verb}: {summary}{wall} (run {self.run_id})",
+                                 "warn" if verb == "cancelled" or set(counts) - {"ok"} else "ok")
+            self.exports.enable(self.run_id is not None and self.store is not None and len(df) > 0)
+        finally:
+            self.run_button.disabled, self.cancel_button.disabled = False, True
+
+    def _refresh_views(self) -> None:
+        df = self.df
+        guard = self.status.guard
+        guard("drawing the results table", self.table.update)(df)
+        guard("drawing the plot", self.plot.update)(df)
+        guard("drawing the memory plot", self.memory.update)(df)
+
+    # -- exporting --------------------------------------------------------
+    def _export_to(self, fmt: str, folder: Path) -> Path:
+        if self.store is None or self.run_id is None:
+            raise RuntimeError("nothing to export yet: run a sweep first")
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{self.kernels.kernel.value}-{self.run_id}.{fmt}"
+        written = self._write_report(self.store, [self.run_id], path, format=fmt)
+        return Path(written) if isinstance(written, (str, Path)) else path
+
+
+def _default_backends() -> list[str]:
+    from ..backends.registry import get_backend
+
+    try:
+        return sorted({"numpy", get_backend().name})
+    except Exception:
+        return ["numpy"]
+
+
+def _records(rows: Any) -> list[dict]:
+    if isinstance(rows, pd.DataFrame):
+        return rows.to_dict("records")
+    return list(rows)

@@ -1,0 +1,134 @@
+"""What came out: the live plot with its metric toggle, the results table, the memory plot, exports.
+
+Views receive a tidy DataFrame (one row per finished cell) and redraw
+themselves. Figures are rendered to PNG and put into the Output widget's
+outputs directly, which works from the sweep's background thread (a ``with
+output:`` block would capture output by message parent and miss it) and shows
+up as a plain ``<img>`` in JupyterLab and Voila alike.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from pathlib import Path
+from typing import Any, Callable
+
+import ipywidgets as w
+import pandas as pd
+
+#: Toggle label -> metric name understood by :func:`workbench.report.plots.plot_metric`.
+METRICS: list[tuple[str, str]] = [("time", "median_s"), ("GB/s", "gbps"), ("GFLOP/s", "gflops"),
+                                  ("% of peak", "pct_peak_bw"), ("speed-up", "speedup")]
+
+EXPORT_FORMATS: list[tuple[str, str, str]] = [("HTML", "html", "html"), ("Markdown", "md", "md"),
+                                              ("CSV", "csv", "csv"), ("JSON", "json", "json")]
+
+
+def figure_output(fig: Any) -> dict[str, Any]:
+    """A display_data output holding ``fig`` (a pyplot-free Figure) as PNG."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"image/png": base64.b64encode(buf.getvalue()).decode("ascii"),
+                     "text/plain": "<Figure>"}}
+
+
+def text_output(text: str) -> dict[str, Any]:
+    return {"output_type": "display_data", "metadata": {}, "data": {"text/plain": text}}
+
+
+class PlotView:
+    """The metric toggle, the baseline for speed-ups, and the plot."""
+
+    def __init__(self, plot_metric: Callable[..., Any]) -> None:
+        self._plot_metric = plot_metric
+        self.metric = w.ToggleButtons(options=METRICS, value="median_s",
+                                      style={"button_width": "80px"}).add_class("wb-metric")
+        self.baseline = w.Dropdown(options=[], description="Baseline",
+                                   layout=w.Layout(width="320px")).add_class("wb-baseline")
+        self.output = w.Output(layout=w.Layout(min_height="200px")).add_class("wb-plot")
+        self.widget = w.VBox([w.HBox([self.metric, self.baseline]), self.output])
+        self.df: pd.DataFrame | None = None
+
+    def set_baselines(self, options: list[str], preferred: str | None = None) -> None:
+        current = self.baseline.value
+        self.baseline.options = options
+        if current in options:
+            self.baseline.value = current
+        elif options:
+            self.baseline.value = preferred if preferred in options else options[0]
+
+    def update(self, df: pd.DataFrame) -> None:
+        self.df = df
+        if df.empty:
+            self.output.outputs = (text_output("no finished cell yet"),)
+            return
+        metric = self.metric.value
+        baseline = self.baseline.value if metric == "speedup" else None
+        # Failed cells go in too: the plot lists them under the axes instead of dropping them silently.
+        fig = self._plot_metric(df, metric, baseline=baseline)
+        self.output.outputs = (figure_output(fig),)
+
+    def redraw(self) -> None:
+        if self.df is not None:
+            self.update(self.df)
+
+
+class TableView:
+    """The tidy summary as an HTML table; failed cells show their status and message."""
+
+    def __init__(self, summary_table: Callable[[pd.DataFrame], pd.DataFrame]) -> None:
+        self._summary = summary_table
+        self.widget = w.HTML('<i style="color:#999">no results yet</i>').add_class("wb-table")
+
+    def update(self, df: pd.DataFrame) -> None:
+        table = self._summary(df)
+        if "status" not in table.columns and "status" in df.columns and len(table) == len(df):
+            table.insert(0, "status", df["status"].to_numpy())
+        self.widget.value = ('<div style="max-height:360px;overflow:auto;font-size:12px">'
+                             + table.to_html(index=False, border=0, na_rep="", classes="wb-results")
+                             + "</div>")
+
+
+class MemoryView:
+    """Peak memory per cell, by the backend's own method."""
+
+    def __init__(self, plot_memory: Callable[..., Any]) -> None:
+        self._plot_memory = plot_memory
+        self.output = w.Output(layout=w.Layout(min_height="120px")).add_class("wb-memory")
+        self.widget = self.output
+
+    def update(self, df: pd.DataFrame) -> None:
+        if df.empty:
+            self.output.outputs = (text_output("no finished cell yet"),)
+            return
+        self.output.outputs = (figure_output(self._plot_memory(df)),)
+
+
+class ExportPanel:
+    """Buttons writing the current run as HTML / Markdown / CSV / JSON under a chosen folder."""
+
+    def __init__(self, write: Callable[[str, Path], Path], folder: str = "reports") -> None:
+        self._write = write
+        self.folder = w.Text(value=folder, description="Folder",
+                             layout=w.Layout(width="360px")).add_class("wb-export-dir")
+        self.buttons: dict[str, w.Button] = {}
+        for label, fmt, css in EXPORT_FORMATS:
+            b = w.Button(description=label, icon="download", disabled=True,
+                         layout=w.Layout(width="110px")).add_class(f"wb-export-{css}")
+            self.buttons[fmt] = b
+        self.written = w.HTML().add_class("wb-export-path")
+        self.last_path: Path | None = None
+        self.widget = w.VBox([w.HBox([self.folder, *self.buttons.values()]), self.written])
+
+    def enable(self, on: bool) -> None:
+        for b in self.buttons.values():
+            b.disabled = not on
+
+    def export(self, fmt: str) -> Path:
+        path = self._write(fmt, Path(self.folder.value or "reports").expanduser())
+        self.last_path = Path(path).resolve()
+        self.written.value = f"wrote <code>{html.escape(str(self.last_path))}</code>"
+        return self.last_path
