@@ -28,6 +28,8 @@ def cpu_device_info() -> DeviceInfo:
         l3 = _as_bytes(info.get("l3_cache_size")) or _as_bytes(info.get("l2_cache_size"))
     except Exception:
         pass
+    # py-cpuinfo 9 misreads caches on recent CPUs (1 MiB "L3" on a 32 MiB-L3 EPYC): sysfs is authoritative.
+    l3 = _sysfs_last_level_cache() or l3
     freq = psutil.cpu_freq()
     if clock is None and freq:
         clock = freq.max or freq.current
@@ -43,10 +45,28 @@ def cpu_device_info() -> DeviceInfo:
     )
 
 
+def _sysfs_last_level_cache() -> int | None:
+    """Size of the highest-level data/unified cache of cpu0 from Linux sysfs, or None elsewhere."""
+    best: tuple[int, int] | None = None
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            level = int((index / "level").read_text())
+            size = _as_bytes((index / "size").read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if size and (best is None or level > best[0]):
+            best = (level, size)
+    return best[1] if best else None
+
+
 def _as_bytes(v: object) -> int | None:
     if isinstance(v, int) and v > 0:
         return v
     if isinstance(v, str) and v:
+        if v[-1] in "KMG" and v[:-1].isdigit():  # sysfs style: "32768K"
+            return int(v[:-1]) * {"K": 2**10, "M": 2**20, "G": 2**30}[v[-1]]
         num, _, unit = v.partition(" ")
         scale = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "KB": 10**3, "MB": 10**6}.get(unit, 1)
         try:

@@ -1,0 +1,201 @@
+"""CuPy on an NVIDIA GPU (CUDA) or an AMD GPU (ROCm/HIP): library calls and portable device kernels.
+
+CuPy imports fine on a machine without a GPU; ``cupy.cuda.is_available()``
+then answers False and anything touching a device raises
+``CUDARuntimeError`` (``cudaErrorInsufficientDriver`` without a driver). The
+probe turns both into a reason, and every other method calls ``require()``
+first so an unavailable backend fails with :class:`BackendUnavailable`, not a
+driver error.
+
+Memory comes from CuPy's default memory pool: ``used_bytes`` is what live
+arrays hold. The pool has no high-water counter, so the peak is sampled after
+every allocation made through this backend, every timed call and every read;
+a short-lived temporary inside one kernel call can escape it.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import sys
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from .base import Backend, Capabilities, DeviceInfo, MemoryStats, Probe, Sample, Timer
+
+INSTALL_HINT = "pip install cupy-cuda13x (CUDA 13 driver) or cupy-cuda12x"
+
+
+class CupyEventTimer(Timer):
+    """CUDA/HIP events recorded on the current stream around the call."""
+
+    kind = "cuda-event"
+
+    def __init__(self, backend: "CupyBackend", kind: str):
+        self._b = backend
+        self.kind = kind
+
+    def measure(self, fn: Callable[[], Any]) -> Sample:
+        cp = sys.modules["cupy"]
+        with cp.cuda.Device(self._b.device_id):
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            self._b.synchronize()
+            t0 = time.perf_counter()
+            start.record()
+            fn()
+            end.record()
+            t1 = time.perf_counter()
+            end.synchronize()
+        self._b._sample_pool()
+        return Sample(device_s=cp.cuda.get_elapsed_time(start, end) / 1e3, host_s=t1 - t0)
+
+
+class CupyBackend(Backend):
+    name = "cupy"
+    runtime = "cupy"
+
+    def __init__(self, device_id: int = 0):
+        #: CUDA/HIP ordinal of the device this backend runs on.
+        self.device_id = device_id
+        self._probe: Probe | None = None
+        self._peak = 0
+
+    @property
+    def device_class(self) -> str:  # type: ignore[override]
+        return "rocm" if self._is_hip() else "cuda"
+
+    def _is_hip(self) -> bool:
+        cp = sys.modules.get("cupy")
+        return bool(cp is not None and getattr(cp.cuda.runtime, "is_hip", False))
+
+    # -- discovery -------------------------------------------------------
+    def probe(self) -> Probe:
+        if self._probe is None:
+            self._probe = self._probe_uncached()
+        return self._probe
+
+    def _probe_uncached(self) -> Probe:
+        try:
+            cp = importlib.import_module("cupy")
+        except ImportError:
+            return Probe.missing(f"cupy is not installed: {INSTALL_HINT}")
+        except Exception as exc:  # e.g. two cupy wheels installed side by side
+            return Probe.missing(f"cupy failed to import ({type(exc).__name__}: {exc}); {INSTALL_HINT}")
+        try:
+            if not cp.cuda.is_available():
+                cp.cuda.runtime.getDeviceCount()  # raises the driver's own explanation
+                return Probe.missing("no CUDA device/driver: cupy.cuda.is_available() is False")
+            count = cp.cuda.runtime.getDeviceCount()
+            if self.device_id >= count:
+                return Probe.missing(f"no CUDA device {self.device_id}: {count} device(s) present")
+            with cp.cuda.Device(self.device_id):
+                cp.cuda.runtime.getDeviceProperties(self.device_id)
+            return Probe.ok()
+        except Exception as exc:  # CUDARuntimeError is a RuntimeError; anything else is a broken install
+            return Probe.missing(f"no CUDA device/driver: {type(exc).__name__}: {exc} (cupy {cp.__version__})")
+
+    def _cupy(self) -> Any:
+        self.require()
+        return sys.modules["cupy"]
+
+    def _props(self) -> dict[str, Any]:
+        return self._cupy().cuda.runtime.getDeviceProperties(self.device_id)
+
+    def device_info(self) -> DeviceInfo:
+        cp = self._cupy()
+        p = self._props()
+        rt = cp.cuda.runtime
+        hip = self._is_hip()
+        versions = {"cupy": cp.__version__, "runtime": _cuda_version(rt.runtimeGetVersion(), hip),
+                    "driver": _cuda_version(rt.driverGetVersion(), hip)}
+        extra = {"compute_capability": f"{p.get('major')}.{p.get('minor')}", "warp_size": p.get("warpSize"),
+                 "shared_memory_per_block": p.get("sharedMemPerBlock"), "is_hip": hip}
+        if hip:
+            extra["arch"] = _text(p.get("gcnArchName"))
+        return DeviceInfo(name=_text(p.get("name")), vendor="AMD" if hip else "NVIDIA", kind="gpu",
+                          total_memory_bytes=p.get("totalGlobalMem"), compute_units=p.get("multiProcessorCount"),
+                          clock_mhz=p["clockRate"] / 1e3 if p.get("clockRate") else None,
+                          last_level_cache_bytes=p.get("l2CacheSize"), versions=versions, extra=extra)
+
+    def capabilities(self) -> Capabilities:
+        p = self._props()
+        # CuPy has no bfloat16 dtype; float16 arithmetic is native from compute capability 5.3.
+        return Capabilities(dtypes=("float16", "float32", "float64"), warp_size=p.get("warpSize"),
+                            shared_memory_per_block=p.get("sharedMemPerBlock"),
+                            max_threads_per_block=p.get("maxThreadsPerBlock"),
+                            device_events=True, compiles_device_code=True)
+
+    # -- arrays ----------------------------------------------------------
+    def from_numpy(self, a: np.ndarray) -> Any:
+        cp = self._cupy()
+        with cp.cuda.Device(self.device_id):
+            x = cp.asarray(np.ascontiguousarray(a))
+        self._sample_pool()
+        return x
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        return self._cupy().asnumpy(x)
+
+    def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
+        cp = self._cupy()
+        if dtype == "bfloat16":
+            raise ValueError("cupy has no bfloat16 dtype")
+        with cp.cuda.Device(self.device_id):
+            x = cp.empty(tuple(shape), dtype=dtype)
+        self._sample_pool()
+        return x
+
+    def cast(self, x: Any, dtype: str) -> Any:
+        if dtype == "bfloat16":
+            raise NotImplementedError("cupy has no bfloat16 dtype")
+        self.require()
+        return x.astype(dtype)
+
+    # -- execution -------------------------------------------------------
+    def synchronize(self) -> None:
+        cp = self._cupy()
+        with cp.cuda.Device(self.device_id):
+            cp.cuda.runtime.deviceSynchronize()
+
+    def timer(self) -> Timer:
+        self.require()
+        return CupyEventTimer(self, "hip-event" if self._is_hip() else "cuda-event")
+
+    # -- memory ----------------------------------------------------------
+    def _sample_pool(self) -> int:
+        used = int(self._cupy().get_default_memory_pool().used_bytes())
+        self._peak = max(self._peak, used)
+        return used
+
+    def memory(self) -> MemoryStats:
+        used = self._sample_pool()
+        return MemoryStats(used, self._peak, "cupy default memory pool used_bytes (peak sampled after "
+                                             "allocations, timed calls and reads)")
+
+    def reset_peak_memory(self) -> None:
+        self._peak = 0
+        self._sample_pool()
+
+    def free_memory(self) -> None:
+        gc.collect()
+        if self.available:
+            cp = sys.modules["cupy"]
+            cp.get_default_memory_pool().free_all_blocks()
+            cp.get_default_pinned_memory_pool().free_all_blocks()
+
+
+def _text(v: Any) -> str:
+    """Device properties hold C strings as bytes."""
+    return v.decode(errors="replace").rstrip("\x00") if isinstance(v, bytes) else str(v)
+
+
+def _cuda_version(v: int, hip: bool) -> str:
+    """13020 -> '13.2' for CUDA; HIP encodes versions differently, so keep its raw number."""
+    return str(v) if hip else f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def discover() -> list[Backend]:
+    """One backend for device 0; counting devices would need the driver at import time."""
+    return [CupyBackend()]

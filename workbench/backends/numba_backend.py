@@ -1,0 +1,124 @@
+"""Numba on the host CPU: hand-written ``@njit`` kernels over plain numpy arrays.
+
+Arrays are numpy arrays, so moving data in and out is a copy on the host. What
+numba adds is a compiler and a thread pool; both are reported in the device
+info because they decide the speed of a numba variant (threading layer,
+``NUMBA_NUM_THREADS``).
+
+Memory is the process RSS high-water mark, not tracemalloc: arrays a jitted
+function allocates come from numba's NRT allocator, which tracemalloc never
+sees. The price is that the figure is process-wide (it includes everything
+else the process touched since the last reset).
+
+Only float32 and float64 are claimed: numba 0.68 on the CPU raises
+``NotImplementedError`` for float16 arithmetic inside ``@njit`` (checked by
+hand; a test pins this), and it has no bfloat16 type at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .base import Backend, Capabilities, DeviceInfo, MemoryStats, Probe
+from .cpu_common import HighWaterMemory, cpu_device_info
+
+INSTALL_HINT = "pip install numba"
+
+
+class NumbaBackend(Backend):
+    name = "numba"
+    runtime = "numba"
+    device_class = "cpu"
+
+    def __init__(self) -> None:
+        self._mem = HighWaterMemory()
+        self._probe: Probe | None = None
+
+    # -- discovery -------------------------------------------------------
+    def probe(self) -> Probe:
+        if self._probe is None:
+            self._probe = _probe_numba()
+        return self._probe
+
+    def device_info(self) -> DeviceInfo:
+        self.require()
+        info = cpu_device_info().to_dict()
+        info["versions"] = _numba_versions()
+        info["extra"] = {**info["extra"], **_thread_settings()}
+        return DeviceInfo(**info)
+
+    def capabilities(self) -> Capabilities:
+        self.require()
+        return Capabilities(dtypes=("float32", "float64"))
+
+    # -- arrays ----------------------------------------------------------
+    def from_numpy(self, a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(a).copy()
+
+    def to_numpy(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(x)
+
+    def empty(self, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+        if dtype == "bfloat16":
+            raise ValueError("numba has no bfloat16 type")
+        return np.empty(shape, dtype=dtype)
+
+    def cast(self, x: np.ndarray, dtype: str) -> np.ndarray:
+        if dtype == "bfloat16":
+            raise NotImplementedError("numba has no bfloat16 type")
+        return x.astype(dtype)
+
+    # -- execution -------------------------------------------------------
+    def synchronize(self) -> None:
+        """Jitted calls return when their work (including prange loops) is done."""
+
+    # -- memory ----------------------------------------------------------
+    def memory(self) -> MemoryStats:
+        s = self._mem.stats()
+        return MemoryStats(s.current_bytes, s.peak_bytes,
+                           f"{s.method}; process-wide, includes numba NRT allocations tracemalloc cannot see")
+
+    def reset_peak_memory(self) -> None:
+        self._mem.reset()
+
+
+def _probe_numba() -> Probe:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return Probe.missing(f"numba is not installed: {INSTALL_HINT}")
+    except Exception as exc:  # e.g. a numpy too new for this numba
+        return Probe.missing(f"numba failed to import ({type(exc).__name__}: {exc}); {INSTALL_HINT} --upgrade")
+    return Probe.ok()
+
+
+def _numba_versions() -> dict[str, str]:
+    import llvmlite
+    import numba
+
+    return {"numba": numba.__version__, "llvmlite": llvmlite.__version__, "numpy": np.__version__,
+            "threading_layer": _threading_layer()}
+
+
+def _threading_layer() -> str:
+    """The active layer once a parallel kernel has run, otherwise the configured choice."""
+    import numba
+
+    try:
+        return numba.threading_layer()
+    except ValueError:  # no parallel function has been compiled in this process yet
+        return f"{numba.config.THREADING_LAYER} (not chosen yet: no parallel kernel has run)"
+
+
+def _thread_settings() -> dict[str, Any]:
+    import numba
+
+    return {"numba_num_threads": numba.config.NUMBA_NUM_THREADS,
+            "numba_active_threads": numba.get_num_threads()}
+
+
+def discover() -> list[Backend]:
+    return [NumbaBackend()]
+

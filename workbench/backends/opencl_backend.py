@@ -1,0 +1,297 @@
+"""OpenCL through PyOpenCL: one backend per device, the CPU included through PoCL.
+
+This is where portable device kernels run on a machine without a GPU, so the
+attributes the portable-kernel compiler uses are a contract: ``ctx``
+(``pyopencl.Context``), ``queue`` (a ``CommandQueue`` with profiling enabled)
+and ``device`` (``pyopencl.Device``). Context and queue are made on first use.
+
+Everything here but kernel building works without compiling OpenCL C: arrays
+move with ``to_device``/``get``, the cache flush is ``enqueue_fill_buffer``,
+casts go through the host. That matters because a device can list itself and
+still fail every build (PoCL 3.0's LLVM 14 answers ``unknown target CPU
+'generic'`` on CPUs newer than it knows). The probe builds a one-line kernel:
+a device that cannot build stays available for buffers, but says so in its
+probe reason and reports ``compiles_device_code = False``.
+
+Memory is accounted, not measured: the bytes of every array allocated through
+this backend, released when the array object is garbage-collected. Views
+share their base's buffer and are not counted twice; memory a kernel's host
+code allocates behind our back is not seen.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from .base import (Backend, BackendUnavailable, Capabilities, DeviceInfo, MemoryStats, Probe, Sample,
+                   SyncWallTimer, Timer)
+
+INSTALL_HINT = "pip install pyopencl pocl-binary-distribution mako"
+_PROBE_SOURCE = "__kernel void wb_probe(__global float *x) { x[get_global_id(0)] = 1.0f; }"
+_MEMORY_METHOD = ("opencl buffer accounting (bytes of arrays allocated through this backend, "
+                  "released when the array is garbage-collected)")
+
+
+class _BufferAccount:
+    """Live and peak bytes of the arrays this backend handed out."""
+
+    def __init__(self) -> None:
+        self.current = 0
+        self.peak = 0
+
+    def add(self, array: Any) -> Any:
+        buf = getattr(array, "base_data", None)
+        nbytes = int(buf.size) if buf is not None else 0
+        if nbytes:
+            self.current += nbytes
+            self.peak = max(self.peak, self.current)
+            weakref.finalize(array, self._release, nbytes)
+        return array
+
+    def _release(self, nbytes: int) -> None:
+        self.current -= nbytes
+
+    def reset(self) -> None:
+        self.peak = self.current
+
+
+class MarkerTimer(Timer):
+    """Profiling timestamps of markers enqueued before and after the call (in-order queue)."""
+
+    kind = "opencl-profiling"
+
+    def __init__(self, backend: "OpenCLBackend"):
+        self._b = backend
+
+    def measure(self, fn: Callable[[], Any]) -> Sample:
+        cl = importlib.import_module("pyopencl")
+        q = self._b.queue
+        q.finish()
+        before = cl.enqueue_marker(q)
+        t0 = time.perf_counter()
+        fn()
+        t1 = time.perf_counter()
+        after = cl.enqueue_marker(q)
+        after.wait()
+        # `before` completes once the idle queue reaches it; `after` once fn's commands are done.
+        return Sample(device_s=(after.profile.end - before.profile.end) * 1e-9, host_s=t1 - t0)
+
+
+class OpenCLBackend(Backend):
+    runtime = "opencl"
+
+    def __init__(self, index: int, device: Any):
+        self.name = f"opencl-{index}"
+        #: The ``pyopencl.Device`` this backend runs on.
+        self.device = device
+        #: First error line of the probe build, or None when OpenCL C kernels build on this device.
+        self.compile_error: str | None = None
+        self._ctx: Any = None
+        self._queue: Any = None
+        self._probe: Probe | None = None
+        self._markers_profile: bool | None = None
+        self._account = _BufferAccount()
+
+    @property
+    def device_class(self) -> str:  # type: ignore[override]
+        return {"gpu": "opencl-gpu", "accelerator": "opencl-accelerator", "cpu": "cpu"}[_kind(self.device)]
+
+    @property
+    def ctx(self) -> Any:
+        """The ``pyopencl.Context`` on :attr:`device`, created on first use."""
+        if self._ctx is None:
+            self._ctx = _cl().Context([self.device])
+        return self._ctx
+
+    @property
+    def queue(self) -> Any:
+        """An in-order ``pyopencl.CommandQueue`` with ``PROFILING_ENABLE``, created on first use."""
+        if self._queue is None:
+            cl = _cl()
+            self._queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        return self._queue
+
+    # -- discovery -------------------------------------------------------
+    def probe(self) -> Probe:
+        if self._probe is None:
+            self._probe = self._probe_uncached()
+        return self._probe
+
+    def _probe_uncached(self) -> Probe:
+        cl = _cl()
+        try:
+            if not self.device.available:
+                return Probe.missing(f"OpenCL device {self.device.name.strip()!r} reports itself unavailable")
+            self.queue  # noqa: B018 - creating context and queue is the real test
+        except Exception as exc:
+            return Probe.missing(f"cannot open OpenCL device {self.device.name.strip()!r}: {exc}")
+        try:
+            cl.Program(self.ctx, _PROBE_SOURCE).build()
+        except Exception as exc:
+            self.compile_error = _build_error(str(exc))
+            return Probe(True, f"buffers work but OpenCL C kernels do not build here: {self.compile_error}")
+        return Probe.ok()
+
+    def device_info(self) -> DeviceInfo:
+        self.require()
+        cl, d = _cl(), self.device
+        versions = {"pyopencl": cl.VERSION_TEXT, "platform": d.platform.version.strip(),
+                    "driver": d.driver_version.strip(), "opencl_c": d.opencl_c_version.strip(),
+                    "device": d.version.strip()}
+        extra = {"platform": d.platform.name.strip(), "extensions": sorted(d.extensions.split()),
+                 "max_mem_alloc_bytes": d.max_mem_alloc_size, "compile_check": self.compile_error or "ok"}
+        return DeviceInfo(name=d.name.strip(), vendor=d.vendor.strip(), kind=_kind(d),
+                          total_memory_bytes=d.global_mem_size, compute_units=d.max_compute_units,
+                          clock_mhz=float(d.max_clock_frequency),
+                          last_level_cache_bytes=d.global_mem_cache_size or None,
+                          versions=versions, extra=extra)
+
+    def capabilities(self) -> Capabilities:
+        self.require()
+        d = self.device
+        ext = set(d.extensions.split())
+        dtypes = (("float16",) if "cl_khr_fp16" in ext else ()) + ("float32",) \
+            + (("float64",) if "cl_khr_fp64" in ext else ())
+        return Capabilities(dtypes=dtypes, warp_size=self._warp_size(), shared_memory_per_block=d.local_mem_size,
+                            max_threads_per_block=d.max_work_group_size, device_events=True,
+                            compiles_device_code=self.compile_error is None)
+
+    def _warp_size(self) -> int | None:
+        """Vendor warp/wavefront width, else the preferred work-group size multiple (OpenCL 3.0 or a kernel's)."""
+        cl = _cl()
+        for attr in ("warp_size_nv", "wavefront_width_amd", "preferred_work_group_size_multiple"):
+            try:
+                return int(getattr(self.device, attr))
+            except (cl.Error, AttributeError):
+                continue
+        if self.compile_error is None:
+            kernel = cl.Program(self.ctx, _PROBE_SOURCE).build().wb_probe
+            return int(kernel.get_work_group_info(cl.kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                                                  self.device))
+        return None
+
+    # -- arrays ----------------------------------------------------------
+    def from_numpy(self, a: np.ndarray) -> Any:
+        self.require()
+        cla = importlib.import_module("pyopencl.array")
+        return self._account.add(cla.to_device(self.queue, np.ascontiguousarray(a)))
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        self.require()
+        return x.get(queue=self.queue)
+
+    def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
+        self.require()
+        if dtype == "bfloat16":
+            raise ValueError("OpenCL has no bfloat16 type")
+        cla = importlib.import_module("pyopencl.array")
+        return self._account.add(cla.empty(self.queue, tuple(shape), np.dtype(dtype)))
+
+    def cast(self, x: Any, dtype: str) -> Any:
+        """Through the host: pyopencl's ``astype`` builds a kernel, which not every device can."""
+        if dtype == "bfloat16":
+            raise NotImplementedError("OpenCL has no bfloat16 type")
+        return self.from_numpy(self.to_numpy(x).astype(dtype))
+
+    # -- execution -------------------------------------------------------
+    def synchronize(self) -> None:
+        self.require()
+        self.queue.finish()
+
+    def timer(self) -> Timer:
+        self.require()
+        if self._markers_profile is None:
+            self._markers_profile = self._check_marker_profiling()
+        return MarkerTimer(self) if self._markers_profile else SyncWallTimer(self.synchronize)
+
+    def _check_marker_profiling(self) -> bool:
+        cl = _cl()
+        try:
+            before, after = cl.enqueue_marker(self.queue), cl.enqueue_marker(self.queue)
+            after.wait()
+            return after.profile.end >= before.profile.end > 0
+        except cl.Error:  # PROFILING_INFO_NOT_AVAILABLE on markers: fall back to sync + wall clock
+            return False
+
+    # -- memory ----------------------------------------------------------
+    def memory(self) -> MemoryStats:
+        self.require()
+        return MemoryStats(self._account.current, self._account.peak, _MEMORY_METHOD)
+
+    def reset_peak_memory(self) -> None:
+        self._account.reset()
+
+    # -- caches ----------------------------------------------------------
+    def _touch(self, buf: Any) -> None:
+        """Overwrite the whole flush buffer with a runtime fill (no kernel build needed)."""
+        _cl().enqueue_fill_buffer(self.queue, buf.base_data, np.float32(1), buf.offset, buf.nbytes)
+
+
+class OpenCLUnavailable(Backend):
+    """Stands in for OpenCL when there is no pyopencl, platform or device, so the reason is listed."""
+
+    name = "opencl"
+    runtime = "opencl"
+    device_class = "opencl-gpu"
+
+    def __init__(self, reason: str):
+        self._reason = reason
+
+    def probe(self) -> Probe:
+        return Probe.missing(self._reason)
+
+    def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        raise BackendUnavailable(f"backend {self.name!r} is unavailable: {self._reason}")
+
+    device_info = capabilities = from_numpy = to_numpy = empty = _fail  # type: ignore[assignment]
+    synchronize = memory = reset_peak_memory = _fail  # type: ignore[assignment]
+
+
+def _cl() -> Any:
+    return importlib.import_module("pyopencl")
+
+
+def _kind(device: Any) -> str:
+    t = _cl().device_type
+    if device.type & t.GPU:
+        return "gpu"
+    return "cpu" if device.type & t.CPU else "accelerator"
+
+
+def _build_error(message: str) -> str:
+    """The compiler's first ``error:`` line, with the known PoCL cause spelled out."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    first = next((ln for ln in lines if ln.startswith("error:")), lines[0] if lines else "build failed")
+    if "unknown target CPU" in first:
+        first += " (PoCL's bundled LLVM does not know this CPU model; a newer PoCL build is needed)"
+    return first
+
+
+def discover() -> list[Backend]:
+    """One backend per device, GPUs first, then accelerators, then CPUs; never raises."""
+    try:
+        cl = importlib.import_module("pyopencl")
+    except ImportError:
+        return [OpenCLUnavailable(f"pyopencl is not installed: {INSTALL_HINT}")]
+    except Exception as exc:
+        return [OpenCLUnavailable(f"pyopencl failed to import ({type(exc).__name__}: {exc}); {INSTALL_HINT}")]
+    try:
+        platforms = cl.get_platforms()
+    except Exception as exc:  # no ICD loader entry: PLATFORM_NOT_FOUND_KHR
+        return [OpenCLUnavailable(f"no OpenCL platform ({exc}); for a CPU device: {INSTALL_HINT}")]
+    devices: list[Any] = []
+    for platform in platforms:
+        try:
+            devices.extend(platform.get_devices())
+        except Exception:  # a platform with no devices raises DEVICE_NOT_FOUND
+            continue
+    if not devices:
+        return [OpenCLUnavailable(f"OpenCL platform(s) without devices; for a CPU device: {INSTALL_HINT}")]
+    rank = {"gpu": 0, "accelerator": 1, "cpu": 2}
+    devices.sort(key=lambda d: rank[_kind(d)])
+    return [OpenCLBackend(i, d) for i, d in enumerate(devices)]
