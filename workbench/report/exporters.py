@@ -1,0 +1,389 @@
+"""Write runs out as one self-contained HTML page, Markdown, JSON (importable) or CSV.
+
+Input is either a results store (which also knows runs, environments and
+measured peaks) or a bare tidy DataFrame. The HTML page embeds its figures as
+PNG data URIs and its CSS inline and links to nothing outside itself, so it can
+be mailed, archived or opened offline and still show everything; every string
+that came from a user (kernel, variant, run names, messages) is escaped by
+jinja2's autoescaping.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".json": "json", ".csv": "csv"}
+EXPORT_FORMAT = "kernel-workbench-export"
+
+# -- gathering ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ReportData:
+    """Everything a report shows: rows, run records, environment records and measured peaks."""
+
+    df: pd.DataFrame
+    runs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    peaks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    store: Any = None
+    run_ids: list[str] = field(default_factory=list)
+
+
+def resolve_run_ids(store_or_df: Any, run_ids: str | Iterable[str] | None) -> list[str] | None:
+    """Run ids as given, with ``latest`` replaced; unknown ids raise ValueError naming the valid ones."""
+    if run_ids is None:
+        return None
+    wanted = [run_ids] if isinstance(run_ids, str) else list(run_ids)
+    if not wanted:
+        return None
+    known = known_run_ids(store_or_df)
+    out = []
+    for r in wanted:
+        if r == "latest":
+            if not known:
+                raise ValueError("no runs recorded yet, so there is no 'latest' run")
+            r = known[-1]
+        elif r not in known:
+            raise ValueError(f"unknown run id {r!r}; valid run ids: {', '.join(known) or '(none)'} (or 'latest')")
+        out.append(r)
+    return list(dict.fromkeys(out))
+
+
+def known_run_ids(store_or_df: Any) -> list[str]:
+    """Run ids, oldest first."""
+    if isinstance(store_or_df, pd.DataFrame):
+        return [str(r) for r in dict.fromkeys(store_or_df["run_id"])] if "run_id" in store_or_df else []
+    runs = store_or_df.runs()
+    if runs is None or len(runs) == 0:
+        return []
+    for col in ("started_at", "created_at"):
+        if col in runs:
+            runs = runs.sort_values(col, kind="stable")
+            break
+    return [str(r) for r in runs["run_id"]]
+
+
+def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None) -> ReportData:
+    ids = resolve_run_ids(store_or_df, run_ids)
+    if isinstance(store_or_df, ReportData):
+        return store_or_df
+    if isinstance(store_or_df, pd.DataFrame):
+        df = store_or_df if ids is None else store_or_df[store_or_df["run_id"].isin(ids)]
+        return ReportData(df.reset_index(drop=True), run_ids=ids or known_run_ids(df))
+    store = store_or_df
+    df = store.results(run_ids=ids)
+    ids = ids or [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else []
+    runs = store.runs()
+    if runs is not None and len(runs) and "run_id" in runs:
+        runs = runs[runs["run_id"].isin(ids)].reset_index(drop=True)
+    envs = {}
+    for env_id in (dict.fromkeys(df["env_id"].dropna()) if "env_id" in df else []):
+        try:
+            envs[str(env_id)] = store.environment(env_id)
+        except (KeyError, ValueError, LookupError):
+            envs[str(env_id)] = {"env_id": env_id, "note": "environment record missing from the store"}
+    return ReportData(df, runs if runs is not None else pd.DataFrame(), envs, _store_peaks(store), store, ids)
+
+
+def _store_peaks(store: Any) -> pd.DataFrame:
+    peaks = getattr(store, "peaks", None)
+    if peaks is None:
+        return pd.DataFrame()
+    try:
+        p = peaks() if callable(peaks) else peaks
+    except Exception:  # noqa: BLE001 — a report without ceilings is still a report
+        return pd.DataFrame()
+    return p if isinstance(p, pd.DataFrame) else pd.DataFrame(p)
+
+
+# -- tables -----------------------------------------------------------------------------------
+
+def fmt_time(s: float | None) -> str:
+    if s is None or not np.isfinite(s):
+        return ""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(s) >= scale or unit == "ns":
+            return f"{s / scale:.3g} {unit}"
+    return f"{s:.3g} s"
+
+
+def fmt_bytes(b: float | None) -> str:
+    if b is None or not np.isfinite(b):
+        return ""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(b) < 1024 or unit == "TiB":
+            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.3g} {unit}"
+        b /= 1024
+    return ""
+
+
+def fmt_num(x: Any, digits: int = 3) -> str:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return ""
+    return "" if not math.isfinite(x) else f"{x:.{digits}g}"
+
+
+def _f(row: Any, col: str) -> float | None:
+    v = row.get(col) if hasattr(row, "get") else None
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def summary_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The compact, human-formatted table (one line per cell) that the CLI prints and reports show."""
+    cols = ["kernel", "variant", "backend", "dtype", "size", "status", "median ± IQR", "GB/s", "GFLOP/s",
+            "% peak", "peak memory", "max error", "timer"]
+    rows = []
+    for _, r in df.iterrows():
+        med, iqr = _f(r, "median_s"), _f(r, "iqr_s")
+        pct = [p for p in (_f(r, "pct_peak_bw"), _f(r, "pct_peak_flops")) if p is not None]
+        rows.append({
+            "kernel": r.get("kernel"), "variant": r.get("variant"), "backend": r.get("backend"),
+            "dtype": r.get("dtype"), "size": r.get("size_label") or r.get("size"), "status": r.get("status"),
+            "median ± IQR": (f"{fmt_time(med)} ± {fmt_time(iqr)}" if med is not None and iqr is not None
+                             else fmt_time(med)),
+            "GB/s": fmt_num(r.get("gbps")), "GFLOP/s": fmt_num(r.get("gflops")),
+            "% peak": fmt_num(max(pct)) if pct else "",
+            "peak memory": fmt_bytes(_f(r, "peak_mem_bytes")), "max error": fmt_num(r.get("max_error"), 2),
+            "timer": r.get("timer_kind") or "",
+        })
+    return pd.DataFrame(rows, columns=cols)
+
+
+def status_counts(df: pd.DataFrame) -> dict[str, int]:
+    if "status" not in df or df.empty:
+        return {}
+    return {str(k): int(v) for k, v in df["status"].value_counts().items()}
+
+
+def failures_table(df: pd.DataFrame) -> pd.DataFrame:
+    cols = ["kernel", "variant", "backend", "dtype", "size", "status", "reason", "traceback"]
+    bad = df[df["status"] != "ok"] if "status" in df else df.iloc[0:0]
+    rows = [{"kernel": r.get("kernel"), "variant": r.get("variant"), "backend": r.get("backend"),
+             "dtype": r.get("dtype"), "size": r.get("size_label") or r.get("size"), "status": r.get("status"),
+             "reason": _text(r.get("message")), "traceback": _text(r.get("traceback"))}
+            for _, r in bad.iterrows()]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
+    """Formatted speed-ups against the baseline (default: each kernel's library variant)."""
+    from ..stats_compare import speedup_vs_baseline
+    from .plots import parse_baseline
+
+    variant, backend = parse_baseline(baseline)
+    t = speedup_vs_baseline(df, baseline_variant=variant, baseline_backend=backend)
+    t = t[t["verdict"] != "baseline"]
+    return pd.DataFrame({
+        "kernel": t["kernel"], "variant": t["variant"], "backend": t["backend"], "dtype": t["dtype"],
+        "size": t["size_label"], "baseline": t["baseline_variant"].fillna("") + " @ " + t["baseline_backend"].fillna(""),
+        "speed-up": [fmt_num(x) for x in t["speedup"]],
+        "95% CI": [f"{fmt_num(lo)} – {fmt_num(hi)}" if np.isfinite(lo) else "" for lo, hi in zip(t["ci_low"], t["ci_high"])],
+        "p": [fmt_num(p, 2) for p in t["p_value"]], "verdict": t["verdict"],
+    }).reset_index(drop=True)
+
+
+def runs_table(data: ReportData) -> pd.DataFrame:
+    df, runs = data.df, data.runs
+    out = []
+    for rid in data.run_ids or list(dict.fromkeys(df.get("run_id", []))):
+        rows = df[df["run_id"] == rid] if "run_id" in df else df
+        rec = runs[runs["run_id"] == rid].iloc[0].to_dict() if len(runs) and "run_id" in runs and \
+            (runs["run_id"] == rid).any() else {}
+        wall = rec.get("wall_s")
+        if wall is None or (isinstance(wall, float) and math.isnan(wall)):
+            wall = pd.to_numeric(rows.get("wall_s", pd.Series(dtype=float)), errors="coerce").sum()
+        devices = ", ".join(str(d) for d in dict.fromkeys(rows.get("device", pd.Series(dtype=str)).dropna()))
+        out.append({"run": rid, "name": _text(rec.get("name") or rec.get("suite") or ""),
+                    "started": _text(rec.get("started_at") or (rows["started_at"].min() if "started_at" in rows
+                                                               and len(rows) else "")),
+                    "host": _text(rec.get("host") or ""), "devices": devices, "wall time": fmt_time(float(wall or 0)),
+                    "cells": len(rows),
+                    "status": ", ".join(f"{k}: {v}" for k, v in status_counts(rows).items())})
+    return pd.DataFrame(out, columns=["run", "name", "started", "host", "devices", "wall time", "cells", "status"])
+
+
+def _text(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return str(v)
+
+
+# -- figures ----------------------------------------------------------------------------------
+
+def figure_data_uri(fig: Any, dpi: int = 80) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _throughput_metric(k: pd.DataFrame) -> str:
+    """GB/s for memory-bound kernels, GFLOP/s for compute-bound ones (by the catalog, else by intensity)."""
+    try:
+        from ..catalog import get_kernel
+
+        return "gflops" if get_kernel(str(k["kernel"].iloc[0])).bound == "compute-bound" else "gbps"
+    except (ValueError, FileNotFoundError):
+        inten = pd.to_numeric(k.get("intensity", pd.Series(dtype=float)), errors="coerce").median()
+        return "gflops" if inten and inten > 4 else "gbps"
+
+
+def kernel_figures(data: ReportData, baseline: Any = None) -> list[dict[str, Any]]:
+    """Per kernel: title and (caption, PNG data URI) for time, throughput, speed-up, roofline, memory."""
+    from . import plots
+
+    out = []
+    df = data.df
+    for kernel in dict.fromkeys(df["kernel"]) if "kernel" in df else []:
+        k = df[df["kernel"] == kernel]
+        ok = k[k["status"] == "ok"]
+        figs = []
+        if len(ok):
+            metric = _throughput_metric(ok)
+            makers = [("time per call vs size", lambda: plots.plot_metric(ok, "median_s")),
+                      (f"{plots.METRIC_LABELS[metric]} vs size", lambda: plots.plot_metric(ok, metric)),
+                      ("speed-up vs baseline", lambda: plots.plot_speedup(ok, baseline=baseline)),
+                      ("roofline", lambda: plots.plot_roofline(ok, data.peaks)),
+                      ("peak memory vs size", lambda: plots.plot_memory(ok))]
+            if ok["peak_mem_bytes"].isna().all() if "peak_mem_bytes" in ok else True:
+                makers.pop()
+            for caption, make in makers:
+                figs.append({"caption": caption, "src": figure_data_uri(make())})
+        out.append({"kernel": kernel, "figures": figs, "n_ok": len(ok), "n_rows": len(k),
+                    "speedups": _records(speedup_table(ok, baseline)) if len(ok) else []})
+    return out
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{k: _text(v) for k, v in r.items()} for r in df.to_dict("records")]
+
+
+def environment_sections(envs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each environment record flattened to (section, key, value) text rows."""
+    out = []
+    for env_id, rec in envs.items():
+        rows = []
+        for section, value in (rec or {}).items():
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    rows.append((str(section), str(k), v if isinstance(v, str) else json.dumps(v, default=str)))
+            else:
+                rows.append((str(section), "", value if isinstance(value, str) else json.dumps(value, default=str)))
+        out.append({"env_id": env_id, "rows": rows})
+    return out
+
+
+# -- renderers ----------------------------------------------------------------------------------
+
+def render_html(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *, title: str | None = None,
+                baseline: Any = None) -> str:
+    import jinja2
+
+    from .. import __version__
+
+    data = gather(store_or_df, run_ids)
+    env = jinja2.Environment(loader=jinja2.PackageLoader("workbench.report", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined)
+    tmpl = env.get_template("report.html.j2")
+    df = data.df
+    return tmpl.render(
+        title=title or "Kernel Workbench report: " + ", ".join(data.run_ids or ["(no runs)"]),
+        generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        version=__version__,
+        runs=_records(runs_table(data)),
+        counts=status_counts(df),
+        n_rows=len(df),
+        results=_records(summary_table(df)),
+        failures=_records(failures_table(df)),
+        kernels=kernel_figures(data, baseline),
+        environments=environment_sections(data.environments),
+        peaks=_records(data.peaks) if len(data.peaks) else [],
+    )
+
+
+def md_table(df: pd.DataFrame) -> str:
+    """A GitHub-style pipe table; pipes, newlines and angle brackets in cells are escaped."""
+    if df.empty:
+        return "_none_\n"
+
+    def cell(v: Any) -> str:
+        s = _text(v).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+        return s.replace("<", "&lt;").replace(">", "&gt;")
+
+    head = "| " + " | ".join(cell(c) for c in df.columns) + " |"
+    sep = "|" + "|".join("---" for _ in df.columns) + "|"
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, sep, *body]) + "\n"
+
+
+def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *, title: str | None = None,
+                    baseline: Any = None) -> str:
+    data = gather(store_or_df, run_ids)
+    df = data.df
+    parts = [f"# {title or 'Kernel Workbench report'}\n",
+             "## Summary\n", md_table(runs_table(data)),
+             "\nCells by status: " + (", ".join(f"{k} {v}" for k, v in status_counts(df).items()) or "none") + "\n",
+             "\n## Results\n", md_table(summary_table(df)),
+             "\n## Cells that did not pass\n", md_table(failures_table(df).drop(columns=["traceback"]))]
+    ok = df[df["status"] == "ok"] if "status" in df else df
+    if len(ok):
+        parts += ["\n## Speed-up vs baseline (bootstrap 95% CI, Mann–Whitney p)\n", md_table(speedup_table(ok, baseline))]
+    for env in environment_sections(data.environments):
+        parts += [f"\n## Environment {env['env_id']}\n",
+                  md_table(pd.DataFrame(env["rows"], columns=["section", "key", "value"]))]
+    return "\n".join(parts)
+
+
+def export_payload(data: ReportData) -> dict[str, Any]:
+    """The interchange document: results + runs + environments + peaks (JSON-safe)."""
+    return {"format": EXPORT_FORMAT, "version": 1,
+            "results": _json_records(data.df), "runs": _json_records(data.runs),
+            "environments": data.environments, "peaks": _json_records(data.peaks)}
+
+
+def _json_records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    if df is None or len(df) == 0:
+        return []
+    return json.loads(df.to_json(orient="records", date_format="iso", double_precision=15))
+
+
+def write_report(store_or_df: Any, run_ids: str | Iterable[str] | None, path: str | Path,
+                 format: str | None = None, **kw: Any) -> Path:  # noqa: A002 — the natural name
+    """Write ``run_ids`` (None: all; ``"latest"`` allowed) as html / md / json / csv, by extension by default."""
+    path = Path(path)
+    fmt = (format or FORMATS.get(path.suffix.lower(), "")).lower().lstrip(".")
+    fmt = {"markdown": "md", "htm": "html"}.get(fmt, fmt)
+    if fmt not in ("html", "md", "json", "csv"):
+        raise ValueError(f"cannot tell the report format of {str(path)!r}; use a .html, .md, .json or .csv "
+                         f"file or pass format=")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "json" and not isinstance(store_or_df, (pd.DataFrame, ReportData)) and hasattr(store_or_df, "export"):
+        ids = resolve_run_ids(store_or_df, run_ids) or known_run_ids(store_or_df)
+        store_or_df.export(ids, path)
+        return path
+    if fmt == "html":
+        text = render_html(store_or_df, run_ids, **kw)
+    elif fmt == "md":
+        text = render_markdown(store_or_df, run_ids, **kw)
+    elif fmt == "json":
+        text = json.dumps(export_payload(gather(store_or_df, run_ids)), indent=1, default=str)
+    else:
+        text = gather(store_or_df, run_ids).df.to_csv(index=False)
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,363 @@
+"""Figures from tidy measurement rows: time, throughput, speed-up, roofline, memory.
+
+Every function takes rows shaped like ``docs/measurement-record.md`` and returns
+a :class:`matplotlib.figure.Figure` built without pyplot, so nothing is shown,
+no global figure list grows while a report renders dozens of plots, and it
+works headless and from the dashboard's worker thread (PNG output goes through
+Agg). Rows whose status is not ``ok`` never become points; they are listed
+under the axes so a missing line is never a silent one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+#: Metric names (and friendly aliases) -> contract column or derived quantity.
+METRIC_ALIASES: dict[str, str] = {
+    "time": "median_s", "median_s": "median_s", "s": "median_s",
+    "gb/s": "gbps", "gbps": "gbps", "bandwidth": "gbps",
+    "gflop/s": "gflops", "gflops": "gflops",
+    "% of peak": "pct_peak_bw", "pct_peak_bw": "pct_peak_bw", "pct_peak_flops": "pct_peak_flops",
+    "pct_published": "pct_published",
+    "speed-up": "speedup", "speedup": "speedup",
+    "memory": "peak_mem_bytes", "peak_mem_bytes": "peak_mem_bytes",
+}
+METRIC_LABELS: dict[str, str] = {
+    "median_s": "time per call (s, median)", "gbps": "GB/s", "gflops": "GFLOP/s",
+    "pct_peak_bw": "% of measured peak bandwidth", "pct_peak_flops": "% of measured peak FLOP/s",
+    "pct_published": "% of published peak", "speedup": "speed-up vs baseline (x)",
+    "peak_mem_bytes": "peak memory (bytes)",
+}
+#: Metrics that are (something) / median time: their quartile band is value * median / q3 .. / q1.
+INVERSE_TIME = {"gbps", "gflops", "pct_peak_bw", "pct_peak_flops", "pct_published"}
+MAX_LISTED = 8
+ROOF_COLORS = ("#222", "#7a1f5c", "#1f5c7a", "#5c7a1f")
+
+
+def resolve_metric(metric: str) -> str:
+    key = METRIC_ALIASES.get(str(metric).strip().lower())
+    if key is None:
+        raise ValueError(f"unknown metric {metric!r}; valid metrics: {', '.join(sorted(set(METRIC_ALIASES)))}")
+    return key
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+def new_figure(n_axes: int = 1, width: float = 6.4, height: float = 4.0) -> tuple[Figure, list[Axes]]:
+    cols = 1 if n_axes == 1 else 2
+    rows = (n_axes + cols - 1) // cols
+    fig = Figure(figsize=(width * cols, height * rows), layout="constrained")
+    axes = [fig.add_subplot(rows, cols, i + 1) for i in range(n_axes)]
+    return fig, axes
+
+
+def split_ok(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(rows that can be plotted, rows that cannot and must be listed)."""
+    if "status" not in df:
+        return df, df.iloc[0:0]
+    ok = df["status"] == "ok"
+    return df[ok], df[~ok]
+
+
+def series_columns(df: pd.DataFrame) -> list[str]:
+    """Columns that tell lines apart: variant and backend, plus whatever else varies here."""
+    cols = ["variant", "backend"]
+    for extra in ("dtype", "cache", "run_id", "device"):
+        if extra in df and df[extra].nunique(dropna=False) > 1:
+            cols.append(extra)
+    return cols
+
+
+def series_label(key: Any, cols: list[str]) -> str:
+    key = key if isinstance(key, tuple) else (key,)
+    d = dict(zip(cols, key))
+    label = f"{d.get('variant')} @ {d.get('backend')}"
+    extras = [str(d[c]) for c in cols[2:]]
+    return label + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _sorted_numeric(g: pd.DataFrame, col: str) -> pd.DataFrame:
+    g = g.copy()
+    g[col] = pd.to_numeric(g[col], errors="coerce")
+    return g.sort_values("size")
+
+
+def _log_if_wide(ax: Axes, x: Iterable[float], y: Iterable[float] | None = None) -> None:
+    for values, setter in ((x, ax.set_xscale), (y, ax.set_yscale)):
+        if values is None:
+            continue
+        v = np.asarray([f for f in values if f is not None and np.isfinite(f) and f > 0], float)
+        if len(v) and v.max() / v.min() > 20:
+            setter("log")
+
+
+def note_excluded(fig: Figure, bad: pd.DataFrame) -> None:
+    """List the rows left out of the figure (status and reason) under the axes."""
+    if bad.empty:
+        return
+    lines = [f"{r.get('kernel')}: {r.get('variant')} @ {r.get('backend')} {r.get('size_label') or ''} "
+             f"— {r.get('status')}: {str(r.get('message') or '')[:70]}" for _, r in bad.head(MAX_LISTED).iterrows()]
+    if len(bad) > MAX_LISTED:
+        lines.append(f"... and {len(bad) - MAX_LISTED} more")
+    fig.supxlabel("not plotted: " + "\n".join(lines), fontsize=7, color="#a33", ha="left", x=0.01)
+
+
+def _kernels(df: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(df["kernel"])) if "kernel" in df and len(df) else [""]
+
+
+def _for_kernel(df: pd.DataFrame, kernel: str) -> pd.DataFrame:
+    return df[df["kernel"] == kernel] if kernel and "kernel" in df else df
+
+
+# -- line plots against size ------------------------------------------------------------------
+
+def plot_metric(df: pd.DataFrame, metric: str = "median_s", *, baseline: Any = None, ax: Axes | None = None,
+                title: str | None = None, bands: bool = True) -> Figure:
+    """One line per variant/backend of ``metric`` against size, one panel per kernel.
+
+    ``metric`` is a column (``median_s``, ``gbps``, ``gflops``, ``pct_peak_bw`` ...)
+    or an alias (``time``, ``GB/s``, ``% of peak``); ``speedup`` draws speed-ups
+    against ``baseline`` with confidence intervals instead.
+    """
+    metric = resolve_metric(metric)
+    if metric == "speedup":
+        return plot_speedup(df, baseline=baseline, ax=ax, title=title)
+    if metric == "peak_mem_bytes":
+        return plot_memory(df, ax=ax, title=title)
+    ok, bad = split_ok(df)
+    kernels = _kernels(ok if len(ok) else df)
+    fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(len(kernels))
+    for a, kernel in zip(axes, kernels):
+        _draw_metric(a, _for_kernel(ok, kernel), metric, bands)
+        a.set_title(title or (f"{kernel}: {METRIC_LABELS[metric]}" if kernel else METRIC_LABELS[metric]))
+    note_excluded(fig, bad)
+    return fig
+
+
+def _draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool) -> None:
+    ax.set_xlabel("size (product of the size parameters)")
+    ax.set_ylabel(METRIC_LABELS[metric])
+    if ok.empty or metric not in ok or ok[metric].isna().all():
+        ax.text(0.5, 0.5, f"no {metric} values", ha="center", va="center", transform=ax.transAxes)
+        return
+    cols = series_columns(ok)
+    for key, g in ok.groupby(cols, sort=True, dropna=False):
+        g = _sorted_numeric(g, metric).dropna(subset=[metric])
+        if g.empty:
+            continue
+        (line,) = ax.plot(g["size"], g[metric], marker="o", ms=3, label=series_label(key, cols))
+        band = quartile_band(g, metric) if bands else None
+        if band is not None:
+            ax.fill_between(g["size"], band[0], band[1], color=line.get_color(), alpha=0.2, linewidth=0)
+    _log_if_wide(ax, ok["size"], ok[metric] if not metric.startswith("pct") else None)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def quartile_band(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """Lower/upper edge of the interquartile band of ``metric`` (None when quartiles are unknown)."""
+    if not {"q1_s", "q3_s", "median_s"} <= set(g.columns):
+        return None
+    q1, q3, med = (pd.to_numeric(g[c], errors="coerce").to_numpy(float) for c in ("q1_s", "q3_s", "median_s"))
+    if np.isnan(q1).all() or np.isnan(q3).all():
+        return None
+    if metric == "median_s":
+        return q1, q3
+    if metric in INVERSE_TIME:
+        v = g[metric].to_numpy(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return v * med / q3, v * med / q1
+    return None
+
+
+def plot_time(df: pd.DataFrame, **kw: Any) -> Figure:
+    """Median time per call against size, with the q1–q3 band."""
+    return plot_metric(df, "median_s", **kw)
+
+
+def plot_throughput(df: pd.DataFrame, metric: str = "gbps", **kw: Any) -> Figure:
+    """Throughput (GB/s, GFLOP/s or % of peak) against size, with the quartile band."""
+    return plot_metric(df, metric, **kw)
+
+
+# -- speed-up ---------------------------------------------------------------------------------
+
+def parse_baseline(baseline: Any) -> tuple[str | None, str | None]:
+    """(variant, backend) from None, "variant", "variant @ backend" or {"variant": .., "backend": ..}."""
+    if baseline is None:
+        return None, None
+    if isinstance(baseline, Mapping):
+        return baseline.get("variant") or None, baseline.get("backend") or None
+    if isinstance(baseline, (tuple, list)):
+        return (baseline[0] or None), (baseline[1] if len(baseline) > 1 else None) or None
+    variant, _, backend = str(baseline).partition(" @ ")
+    return variant.strip() or None, backend.strip() or None
+
+
+def plot_speedup(df: pd.DataFrame, baseline: Any = None, *, ax: Axes | None = None, title: str | None = None,
+                 table: pd.DataFrame | None = None) -> Figure:
+    """Speed-up of each variant over a baseline against size, with bootstrap 95% CIs as error bars.
+
+    ``baseline`` defaults to each kernel's library variant (see
+    :func:`workbench.stats_compare.speedup_vs_baseline`); ``table`` takes an
+    already computed speed-up table.
+    """
+    from ..stats_compare import speedup_vs_baseline
+
+    ok, bad = split_ok(df)
+    if table is None:
+        variant, backend = parse_baseline(baseline)
+        table = speedup_vs_baseline(ok, baseline_variant=variant, baseline_backend=backend) if len(ok) else None
+    kernels = _kernels(ok if len(ok) else df)
+    fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(len(kernels))
+    for a, kernel in zip(axes, kernels):
+        t = table if table is None else _for_kernel(table, kernel)
+        _draw_speedup(a, t)
+        a.set_title(title or (f"{kernel}: speed-up" if kernel else "speed-up"))
+    note_excluded(fig, bad)
+    return fig
+
+
+def _draw_speedup(ax: Axes, t: pd.DataFrame | None) -> None:
+    ax.set_xlabel("size (product of the size parameters)")
+    ax.set_ylabel(METRIC_LABELS["speedup"])
+    ax.axhline(1.0, color="#555", lw=1, ls="--")
+    if t is None or t.empty or t["speedup"].isna().all():
+        ax.text(0.5, 0.5, "no baseline to compare with", ha="center", va="center", transform=ax.transAxes)
+        return
+    t = t[~((t["variant"] == t["baseline_variant"]) & (t["backend"] == t["baseline_backend"]))]
+    t = t.dropna(subset=["speedup"])
+    cols = series_columns(t)
+    for key, g in t.groupby(cols, sort=True, dropna=False):
+        g = g.sort_values("size")
+        s = g["speedup"].to_numpy(float)
+        lo = np.nan_to_num(s - g["ci_low"].to_numpy(float), nan=0.0).clip(min=0)
+        hi = np.nan_to_num(g["ci_high"].to_numpy(float) - s, nan=0.0).clip(min=0)
+        base = f"{g['baseline_variant'].iloc[0]} @ {g['baseline_backend'].iloc[0]}"
+        ax.errorbar(g["size"], s, yerr=[lo, hi], marker="o", ms=3, capsize=3,
+                    label=f"{series_label(key, cols)} vs {base}")
+    _log_if_wide(ax, t["size"], t["speedup"])
+    ax.grid(True, which="both", alpha=0.3)
+    if len(t):
+        ax.legend(fontsize=7)
+
+
+# -- roofline ---------------------------------------------------------------------------------
+
+def normalize_peaks(peaks: pd.DataFrame | None) -> pd.DataFrame:
+    """Measured ceilings as columns backend, dtype, gbps, gflops (whatever the store called them)."""
+    cols = ["backend", "dtype", "gbps", "gflops"]
+    if peaks is None or len(peaks) == 0:
+        return pd.DataFrame(columns=cols)
+    p = peaks.copy()
+    renames = {"bandwidth_gbps": "gbps", "bw_gbps": "gbps", "mem_bw_gbps": "gbps", "peak_gbps": "gbps",
+               "compute_gflops": "gflops", "peak_gflops": "gflops"}
+    p = p.rename(columns={k: v for k, v in renames.items() if k in p and v not in p})
+    if "metric" in p and "value" in p and not {"gbps", "gflops"} & set(p.columns):  # long form
+        idx = [c for c in ("backend", "dtype") if c in p]
+        p = p.pivot_table(index=idx, columns="metric", values="value", aggfunc="max").reset_index()
+    for c in cols:
+        if c not in p:
+            p[c] = np.nan
+    return p[cols]
+
+
+def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Axes | None = None,
+                  title: str | None = None, published: bool = True) -> Figure:
+    """Points at (FLOP/byte, GFLOP/s) under each backend's measured bandwidth slope and compute roof.
+
+    ``peaks`` is the store's peaks table (``workbench peaks``). Where the device
+    matches a row of ``datasets/published_peaks.csv``, the datasheet roof is
+    drawn dashed for comparison.
+    """
+    ok, bad = split_ok(df)
+    fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(1)
+    a = axes[0]
+    a.set_xscale("log")
+    a.set_yscale("log")
+    a.set_xlabel("arithmetic intensity (FLOP/byte)")
+    a.set_ylabel("GFLOP/s")
+    a.set_title(title or "roofline")
+    ok = ok.dropna(subset=["intensity", "gflops"]) if len(ok) else ok
+    ok = ok[(ok["intensity"] > 0) & (ok["gflops"] > 0)] if len(ok) else ok
+    xs = ok["intensity"].to_numpy(float) if len(ok) else np.array([0.1, 10.0])
+    x = np.logspace(np.log10(max(xs.min() / 4, 1e-3)), np.log10(xs.max() * 4), 100)
+    table = normalize_peaks(peaks)
+    dtypes = set(ok["dtype"]) if len(ok) and "dtype" in ok else set()
+    for i, backend in enumerate(list(dict.fromkeys(ok["backend"])) if len(ok) else []):
+        rows = table[(table["backend"] == backend) & (table["dtype"].isna() | table["dtype"].isin(dtypes))]
+        if rows.empty:
+            continue
+        bw, fl = rows["gbps"].max(), rows["gflops"].max()
+        _draw_roof(a, x, bw, fl, f"{backend} measured", "-", ROOF_COLORS[i % len(ROOF_COLORS)])
+    if published and len(ok) and "device" in ok:
+        from ..datasets import published_peak
+
+        for (device, dtype), _ in ok.groupby(["device", "dtype"]):
+            fl, bw = published_peak(str(device), str(dtype))
+            if fl or bw:
+                _draw_roof(a, x, bw, fl, f"{device} {dtype} datasheet", ":", "#999")
+    if len(ok):
+        cols = series_columns(ok)
+        for key, g in ok.groupby(cols, sort=True, dropna=False):
+            a.scatter(g["intensity"], g["gflops"], s=18, label=series_label(key, cols), zorder=3)
+    else:
+        a.text(0.5, 0.5, "no ok rows with intensity and GFLOP/s", ha="center", va="center", transform=a.transAxes)
+    if table.empty:
+        a.text(0.02, 0.98, "no measured peaks (run `workbench peaks`)", ha="left", va="top", fontsize=7,
+               transform=a.transAxes, color="#777")
+    a.grid(True, which="both", alpha=0.3)
+    if a.get_legend_handles_labels()[0]:
+        a.legend(fontsize=7)
+    note_excluded(fig, bad)
+    return fig
+
+
+def _draw_roof(ax: Axes, x: np.ndarray, bw: float | None, flops: float | None, label: str, ls: str,
+               color: str) -> None:
+    bw = bw if bw is not None and np.isfinite(bw) and bw > 0 else None
+    flops = flops if flops is not None and np.isfinite(flops) and flops > 0 else None
+    if bw and flops:
+        y = np.minimum(bw * x, flops)
+    elif bw:
+        y = bw * x
+    elif flops:
+        y = np.full_like(x, flops)
+    else:
+        return
+    ax.plot(x, y, ls=ls, lw=1.5, color=color, label=label)
+
+
+# -- memory -----------------------------------------------------------------------------------
+
+def plot_memory(df: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Figure:
+    """Peak memory of one untimed call against size, per variant/backend, by the backend's method."""
+    ok, bad = split_ok(df)
+    kernels = _kernels(ok if len(ok) else df)
+    fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(len(kernels))
+    for a, kernel in zip(axes, kernels):
+        k = _for_kernel(ok, kernel)
+        k = k.dropna(subset=["peak_mem_bytes"]) if "peak_mem_bytes" in k else k.iloc[0:0]
+        a.set_xlabel("size (product of the size parameters)")
+        a.set_ylabel(METRIC_LABELS["peak_mem_bytes"])
+        a.set_title(title or (f"{kernel}: peak memory" if kernel else "peak memory"))
+        if k.empty:
+            a.text(0.5, 0.5, "no memory measurements", ha="center", va="center", transform=a.transAxes)
+            continue
+        cols = series_columns(k)
+        for key, g in k.groupby(cols, sort=True, dropna=False):
+            g = _sorted_numeric(g, "peak_mem_bytes")
+            method = ", ".join(sorted({str(m) for m in g.get("mem_method", pd.Series(dtype=str)).dropna() if m}))
+            a.plot(g["size"], g["peak_mem_bytes"], marker="s", ms=3,
+                   label=series_label(key, cols) + (f" [{method}]" if method else ""))
+        _log_if_wide(a, k["size"], pd.to_numeric(k["peak_mem_bytes"], errors="coerce"))
+        a.grid(True, which="both", alpha=0.3)
+        a.legend(fontsize=7)
+    note_excluded(fig, bad)
+    return fig

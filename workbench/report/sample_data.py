@@ -1,0 +1,111 @@
+"""Contract-shaped rows without running anything: for trying reports, plots and the dashboard.
+
+The rows follow ``docs/measurement-record.md`` column for column, with
+seeded log-normal timing samples, so every code path that reads measurements
+(statistics, plots, exports) can be exercised on a machine with no backend.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: Every column of the measurement record, in the contract's order.
+RECORD_COLUMNS: tuple[str, ...] = (
+    "run_id", "cell_key", "kernel", "variant", "backend", "runtime", "device", "dtype", "params", "size",
+    "size_label", "mode", "cache", "status", "message", "traceback", "timer_kind", "timer_overhead_s",
+    "samples_s", "host_samples_s", "n_samples", "median_s", "mean_s", "min_s", "q1_s", "q3_s", "iqr_s",
+    "rel_spread", "host_median_s", "flops", "bytes", "gflops", "gbps", "intensity", "pct_peak_bw",
+    "pct_peak_flops", "pct_published", "peak_mem_bytes", "mem_method", "max_error", "tolerance", "env_id",
+    "started_at", "finished_at", "wall_s",
+)
+
+# (kernel, axes, sizes, flops(p), bytes(p, itemsize), {variant: (backend, runtime, mode, ns per unit)})
+_KERNELS: list[tuple[str, tuple[str, ...], list[dict[str, int]], Any, Any, dict[str, tuple[str, str, str, float]]]] = [
+    ("saxpy", ("n",), [{"n": 2**k} for k in (12, 16, 20, 22)],
+     lambda p: 2 * p["n"], lambda p, i: 3 * p["n"] * i,
+     {"numpy": ("numpy", "numpy", "eager", 0.1), "numba_parallel": ("numba", "numba", "compiled", 0.06)}),
+    ("gemm", ("m", "n", "k"), [{"m": s, "n": s, "k": s} for s in (64, 128, 256)],
+     lambda p: 2 * p["m"] * p["n"] * p["k"], lambda p, i: (p["m"] * p["k"] + p["k"] * p["n"] + p["m"] * p["n"]) * i,
+     {"numpy": ("numpy", "numpy", "eager", 0.02), "naive": ("numba", "numba", "compiled", 0.5)}),
+]
+
+
+def cell_key(kernel: str, variant: str, backend: str, dtype: str, params: str, mode: str, cache: str) -> str:
+    return hashlib.sha1("|".join((kernel, variant, backend, dtype, params, mode, cache)).encode()).hexdigest()[:16]
+
+
+def synthetic_results(run_id: str = "run-demo", seed: int = 0, n_samples: int = 25, dtype: str = "float32",
+                      slowdown: float = 1.0, env_id: str = "env-demo", device: str = "Demo CPU",
+                      with_failures: bool = True) -> pd.DataFrame:
+    """A small, plausible run: saxpy and gemm, two variants each, a few sizes, and failure rows.
+
+    ``slowdown`` scales every time (a second run with ``slowdown=1.5`` is clearly slower).
+    """
+    rng = np.random.default_rng(seed)
+    itemsize = np.dtype(dtype).itemsize
+    rows = []
+    for kernel, axes, sizes, flops_fn, bytes_fn, variants in _KERNELS:
+        for vname, (backend, runtime, mode, ns) in variants.items():
+            for p in sizes:
+                flops, nbytes = float(flops_fn(p)), float(bytes_fn(p, itemsize))
+                base = max(flops, nbytes) * ns * 1e-9 * slowdown + 2e-6
+                samples = base * rng.lognormal(0.0, 0.05, n_samples)
+                rows.append(_row(run_id, kernel, vname, backend, runtime, device, dtype, p, mode, "hot", "ok",
+                                 samples, flops, nbytes, env_id, p_mem=int(nbytes * 1.1)))
+    if with_failures:
+        p = {"n": 2**16}
+        rows.append(_row(run_id, "saxpy", "broken", "numpy", "numpy", device, dtype, p, "eager", "hot",
+                         "incorrect", np.array([1e-5] * 5), 2 * 2**16, 3 * 2**16 * itemsize, env_id,
+                         message="out: max error 0.31 > tolerance 1e-05", max_error=0.31))
+        rows.append(_row(run_id, "saxpy", "torch_eager", "torch-cuda", "torch", "(unavailable)", dtype, p, "eager",
+                         "hot", "unsupported", np.array([]), 2 * 2**16, 3 * 2**16 * itemsize, env_id,
+                         message="backend 'torch-cuda' is unavailable: no CUDA device"))
+    return pd.DataFrame(rows, columns=list(RECORD_COLUMNS))
+
+
+def _row(run_id: str, kernel: str, variant: str, backend: str, runtime: str, device: str, dtype: str,
+         params: dict[str, int], mode: str, cache: str, status: str, samples: np.ndarray, flops: float,
+         nbytes: float, env_id: str, message: str = "", max_error: float = 1e-7, p_mem: int | None = None
+         ) -> dict[str, Any]:
+    ptext = json.dumps(params, sort_keys=False)
+    ok = status == "ok" and len(samples)
+    med = float(np.median(samples)) if ok else float("nan")
+    q1, q3 = (float(np.percentile(samples, 25)), float(np.percentile(samples, 75))) if ok else (np.nan, np.nan)
+    gbps = nbytes / med / 1e9 if ok else float("nan")
+    return {
+        "run_id": run_id, "cell_key": cell_key(kernel, variant, backend, dtype, ptext, mode, cache),
+        "kernel": kernel, "variant": variant, "backend": backend, "runtime": runtime, "device": device,
+        "dtype": dtype, "params": ptext, "size": int(np.prod(list(params.values()))),
+        "size_label": " ".join(f"{k}={v}" for k, v in params.items()), "mode": mode, "cache": cache,
+        "status": status, "message": message, "traceback": "", "timer_kind": "sync+perf_counter",
+        "timer_overhead_s": 5e-8, "samples_s": json.dumps([float(s) for s in samples] if ok else []),
+        "host_samples_s": json.dumps([float(s) * 0.1 for s in samples] if ok else []),
+        "n_samples": int(len(samples)) if ok else 0, "median_s": med,
+        "mean_s": float(np.mean(samples)) if ok else np.nan, "min_s": float(np.min(samples)) if ok else np.nan,
+        "q1_s": q1, "q3_s": q3, "iqr_s": q3 - q1, "rel_spread": (q3 - q1) / med if ok else np.nan,
+        "host_median_s": med * 0.1 if ok else np.nan, "flops": flops, "bytes": nbytes,
+        "gflops": flops / med / 1e9 if ok else np.nan, "gbps": gbps, "intensity": flops / nbytes,
+        "pct_peak_bw": 100 * gbps / 20.0 if ok else np.nan, "pct_peak_flops": np.nan, "pct_published": np.nan,
+        "peak_mem_bytes": p_mem if ok else np.nan, "mem_method": "tracemalloc" if ok else "",
+        "max_error": max_error, "tolerance": 1e-5, "env_id": env_id,
+        "started_at": "2025-01-01T00:00:00+00:00", "finished_at": "2025-01-01T00:00:01+00:00", "wall_s": 0.5,
+    }
+
+
+def synthetic_environment(env_id: str = "env-demo", device: str = "Demo CPU") -> dict[str, Any]:
+    """An environment record of the shape the store keeps (host, devices, versions, threads)."""
+    return {"env_id": env_id, "host": {"hostname": "demo-host", "os": "Linux", "cpu": device, "cores": 2},
+            "devices": {"numpy": {"name": device, "vendor": "demo"}},
+            "versions": {"python": "3.11", "numpy": np.__version__, "pandas": pd.__version__},
+            "threads": {"OMP_NUM_THREADS": "2"}}
+
+
+def synthetic_peaks(backend: str = "numpy", gbps: float = 20.0, gflops: float = 100.0) -> pd.DataFrame:
+    """Measured ceilings as the store's peaks table might hold them."""
+    return pd.DataFrame([{"backend": backend, "device": "Demo CPU", "dtype": "float32", "gbps": gbps,
+                          "gflops": gflops, "env_id": "env-demo"}])
