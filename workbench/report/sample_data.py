@@ -53,7 +53,7 @@ def synthetic_results(run_id: str = "run-demo", seed: int = 0, n_samples: int = 
         for vname, (backend, runtime, mode, ns) in variants.items():
             for p in sizes:
                 flops, nbytes = float(flops_fn(p)), float(bytes_fn(p, itemsize))
-                base = max(flops, nbytes) * ns * 1e-9 * slowdown + 2e-6
+                base = (max(flops, nbytes) * ns * 1e-9 + 2e-6) * slowdown
                 samples = base * rng.lognormal(0.0, 0.05, n_samples)
                 rows.append(_row(run_id, kernel, vname, backend, runtime, device, dtype, p, mode, "hot", "ok",
                                  samples, flops, nbytes, env_id, p_mem=int(nbytes * 1.1)))

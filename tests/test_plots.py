@@ -1,0 +1,116 @@
+"""Every plot returns a Figure with the lines and bands it promises; failures are listed, not drawn."""
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.collections import PolyCollection
+from matplotlib.container import ErrorbarContainer
+from matplotlib.figure import Figure
+
+from workbench.report import plots
+from workbench.report.sample_data import synthetic_peaks, synthetic_results
+
+
+@pytest.fixture(scope="module")
+def df():
+    return synthetic_results()
+
+
+def _bands(ax):
+    return [c for c in ax.collections if isinstance(c, PolyCollection)]
+
+
+def _labels(ax):
+    return sorted(t.get_text() for t in ax.get_legend().get_texts())
+
+
+@pytest.mark.parametrize("metric, column", [("time", "median_s"), ("median_s", "median_s"), ("GB/s", "gbps"),
+                                            ("gflops", "gflops"), ("% of peak", "pct_peak_bw")])
+def test_metric_lines_and_bands(df, metric, column):
+    fig = plots.plot_metric(df, metric)
+    assert isinstance(fig, Figure)
+    assert [a.get_title().split(":")[0] for a in fig.axes] == ["saxpy", "gemm"]
+    saxpy = fig.axes[0]
+    assert _labels(saxpy) == ["numba_parallel @ numba", "numpy @ numpy"]  # failed rows are not lines
+    assert len(saxpy.lines) == 2 and len(_bands(saxpy)) == 2
+    line = next(ln for ln in saxpy.lines if ln.get_label() == "numpy @ numpy")
+    ok = df[(df.kernel == "saxpy") & (df.variant == "numpy") & (df.status == "ok")].sort_values("size")
+    np.testing.assert_allclose(line.get_xdata(), ok["size"])
+    np.testing.assert_allclose(line.get_ydata(), ok[column])
+    if column == "median_s":  # the band is exactly q1..q3
+        verts = _bands(saxpy)[[ln.get_label() for ln in saxpy.lines].index("numpy @ numpy")].get_paths()[0].vertices
+        assert np.isclose(verts[:, 1].min(), ok["q1_s"].min()) and np.isclose(verts[:, 1].max(), ok["q3_s"].max())
+    text = fig.get_supxlabel()
+    assert "incorrect" in text and "unsupported" in text and "broken" in text
+
+
+def test_time_plot_is_log_log(df):
+    ax = plots.plot_time(df).axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+
+
+def test_unknown_metric(df):
+    with pytest.raises(ValueError, match="valid metrics"):
+        plots.plot_metric(df, "furlongs")
+
+
+def test_speedup_plot_has_ci_error_bars(df):
+    for baseline in (None, "numpy", "numpy @ numpy", {"variant": "numpy", "backend": "numpy"}):
+        fig = plots.plot_metric(df, "speedup", baseline=baseline)
+        saxpy = fig.axes[0]
+        bars = [c for c in saxpy.containers if isinstance(c, ErrorbarContainer)]
+        assert len(bars) == 1  # numba_parallel vs numpy; the baseline itself is the dashed line at 1
+        assert "numba_parallel @ numba vs numpy @ numpy" in _labels(saxpy)
+        y = bars[0].lines[0].get_ydata()
+        assert (np.asarray(y) > 1.2).all()
+        assert any(np.allclose(ln.get_ydata(), 1.0) for ln in saxpy.lines)
+
+
+def test_roofline(df):
+    fig = plots.plot_roofline(df, synthetic_peaks(gbps=20.0, gflops=100.0))
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    roof = next(ln for ln in ax.lines if ln.get_label() == "numpy measured")
+    x, y = roof.get_xdata(), roof.get_ydata()
+    np.testing.assert_allclose(y, np.minimum(20.0 * x, 100.0))
+    assert len(ax.collections) == 3  # one scatter per variant/backend with ok rows
+    # no peaks: points only and a hint
+    ax2 = plots.plot_roofline(df).axes[0]
+    assert not ax2.lines and any("workbench peaks" in t.get_text() for t in ax2.texts)
+
+
+def test_roofline_published_ceiling():
+    df = synthetic_results(device="NVIDIA H100 80GB HBM3")
+    ax = plots.plot_roofline(df).axes[0]
+    roof = next(ln for ln in ax.lines if "datasheet" in ln.get_label())
+    assert roof.get_ydata().max() == pytest.approx(67000.0)
+
+
+def test_roofline_accepts_long_form_peaks(df):
+    long = pd.DataFrame([{"backend": "numpy", "dtype": "float32", "metric": "gbps", "value": 10.0},
+                         {"backend": "numpy", "dtype": "float32", "metric": "gflops", "value": 50.0}])
+    ax = plots.plot_roofline(df, long).axes[0]
+    assert max(ax.lines[0].get_ydata()) == pytest.approx(50.0)
+
+
+def test_memory_plot(df):
+    fig = plots.plot_metric(df, "memory")
+    assert len(fig.axes[0].lines) == 2
+    assert all("[tracemalloc]" in label for label in _labels(fig.axes[0]))
+
+
+def test_plots_with_only_failures_and_empty_frames(df):
+    bad = df[df.status != "ok"]
+    for fig in (plots.plot_metric(bad, "time"), plots.plot_speedup(bad), plots.plot_roofline(bad),
+                plots.plot_memory(bad), plots.plot_metric(df.iloc[0:0], "gbps")):
+        assert isinstance(fig, Figure)
+
+
+def test_no_pyplot_figures_leak(df):
+    import matplotlib.pyplot as plt
+
+    before = len(plt.get_fignums())
+    plots.plot_metric(df, "time")
+    assert len(plt.get_fignums()) == before
+    assert matplotlib.get_backend()  # importing plots never forced an interactive backend
