@@ -71,13 +71,17 @@ class Case:
             raise Unsupported(reason)
         self.spec, self.variant, self.backend, self.dtype = spec, variant, backend, dtype
         self.params = spec.validate_params(params)
-        self.seed = seed
-        self.host_inputs = make_host_inputs(spec, self.params, dtype, seed)
-        self.reference = reference_outputs(spec, self.host_inputs, self.params)
-        self.inputs = {k: to_device(backend, v, dtype) for k, v in self.host_inputs.items()}
+        self.reseed(seed)
         self.out_shapes = spec.output_shapes(self.params)
         self.outputs = {k: poisoned(backend, s, output_dtype(spec, k, dtype)) for k, s in self.out_shapes.items()}
         self.call: KernelCall = variant.build(BuildContext(backend=backend, params=self.params, dtype=dtype))
+
+    def reseed(self, seed: int) -> None:
+        """Fresh inputs and reference for ``seed``, keeping the built call (compiles are not repeated)."""
+        self.seed = seed
+        self.host_inputs = make_host_inputs(self.spec, self.params, self.dtype, seed)
+        self.reference = reference_outputs(self.spec, self.host_inputs, self.params)
+        self.inputs = {k: to_device(self.backend, v, self.dtype) for k, v in self.host_inputs.items()}
 
     def poison(self) -> None:
         self.outputs = {k: poisoned(self.backend, s, output_dtype(self.spec, k, self.dtype))
@@ -121,8 +125,9 @@ def check(spec: KernelSpec, outputs: dict[str, np.ndarray], reference: dict[str,
     """Compare outputs with the float64 reference.
 
     Error is max |out - ref| normalised by the reference's magnitude, so it
-    means the same for tiny and huge values. NaN/Inf, wrong shapes, missing
-    outputs and constant outputs where the reference varies all fail.
+    means the same for tiny and huge values. NaN/Inf, wrong shapes, wrong
+    dtypes (a float32 run that returns float64 computed something else),
+    missing outputs and constant outputs where the reference varies all fail.
     """
     tol = spec.tolerance(dtype)
     if spec.compare is not None:
@@ -135,6 +140,10 @@ def check(spec: KernelSpec, outputs: dict[str, np.ndarray], reference: dict[str,
         out = np.asarray(outputs[name])
         if out.shape != ref.shape:
             return CheckResult(False, float("inf"), tol, f"{name}: shape {out.shape}, expected {ref.shape}")
+        expected = host_dtype(output_dtype(spec, name, dtype))
+        if out.dtype != expected:
+            return CheckResult(False, float("inf"), tol,
+                               f"{name}: dtype {out.dtype}, expected {expected} for a {dtype} run")
         out64 = out.astype(np.float64)
         if not np.all(np.isfinite(out64)):
             bad = int(np.size(out64) - np.count_nonzero(np.isfinite(out64)))

@@ -1,0 +1,140 @@
+"""Vectorizable math for the catalog's numba kernels: exp, sigmoid, erf without libm calls.
+
+Inside a numba loop ``np.exp`` / ``np.tanh`` / ``math.erf`` become one libm
+call per element, which LLVM cannot vectorize (numba here has no SVML): a gelu
+written that way runs at ~0.7 GB/s instead of ~30 GB/s on 32M floats. The
+functions below are straight-line arithmetic (polynomials, ``floor``, a
+bitcast to build 2**n), so a ``prange`` loop over them compiles to AVX/AVX-512.
+
+Accuracy, measured against float64 (see tests/test_variants_numba_math.py):
+
+- ``exp32``: Cephes ``expf`` polynomial after Cody-Waite range reduction,
+  ~1e-7 relative; inputs are clamped to [-87, 88], so it never returns inf.
+- ``exp64``: Cephes ``exp`` Padé form, ~2e-16 relative, clamped to [-745, 709.78].
+- ``erf32``: Eigen's float rational erf (odd 13/8 rational on [-4, 4]),
+  4.5e-7 absolute.  There is no float64 counterpart: float64 kernels call
+  ``math.erf`` (scalar, exact) and say so.
+
+Only this module and the catalog's ``cpu.py`` builders import numba, and only
+when a numba variant is built, so loading the catalog stays cheap.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+LOG2E = 1.4426950408889634
+
+
+@intrinsic
+def _bits_to_f32(typingctx, bits):
+    """Reinterpret the low 32 bits of an integer as float32 (LLVM trunc + bitcast: vectorizable)."""
+    if not isinstance(bits, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        v = args[0]
+        if bits.bitwidth > 32:
+            v = builder.trunc(v, ir.IntType(32))
+        return builder.bitcast(v, ir.FloatType())
+
+    return types.float32(bits), codegen
+
+
+@intrinsic
+def _bits_to_f64(typingctx, bits):
+    """Reinterpret an int64 as float64."""
+    if not (isinstance(bits, types.Integer) and bits.bitwidth == 64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return types.float64(bits), codegen
+
+
+@njit(inline="always", fastmath=True)
+def exp32(x):
+    """exp for float32: x = n ln2 + r, exp(r) by a degree-7 polynomial, 2**n from the exponent bits."""
+    x = min(max(x, np.float32(-87.0)), np.float32(88.0))
+    n = np.floor(x * np.float32(LOG2E) + np.float32(0.5))
+    r = x - n * np.float32(0.693359375) - n * np.float32(-2.12194440e-4)
+    p = np.float32(1.9875691500e-4)
+    p = p * r + np.float32(1.3981999507e-3)
+    p = p * r + np.float32(8.3334519073e-3)
+    p = p * r + np.float32(4.1665795894e-2)
+    p = p * r + np.float32(1.6666665459e-1)
+    p = p * r + np.float32(5.0000001201e-1)
+    y = p * r * r + r + np.float32(1.0)
+    return y * _bits_to_f32((np.int32(n) + np.int32(127)) << np.int32(23))
+
+
+@njit(inline="always", fastmath=True)
+def exp64(x):
+    """exp for float64: Cephes' Padé approximant 1 + 2 r P(r^2) / (Q(r^2) - r P(r^2)) after range reduction."""
+    x = min(max(x, -745.0), 709.78)
+    n = np.floor(x * LOG2E + 0.5)
+    r = x - n * 6.93145751953125e-1 - n * 1.42860682030941723212e-6
+    rr = r * r
+    p = r * ((1.26177193074810590878e-4 * rr + 3.02994407707441961300e-2) * rr + 9.99999999999999999910e-1)
+    q = ((3.00198505138664455042e-6 * rr + 2.52448340349684104192e-3) * rr
+         + 2.27265548208155028766e-1) * rr + 2.00000000000000000009e0
+    y = 1.0 + 2.0 * p / (q - p)
+    # 2**n in two factors so n = 1024 (x near 709.78) does not overflow the exponent field.
+    h = np.int64(n) // 2
+    return y * _bits_to_f64((h + np.int64(1023)) << np.int64(52)) * _bits_to_f64(
+        (np.int64(n) - h + np.int64(1023)) << np.int64(52))
+
+
+@njit(inline="always", fastmath=True)
+def erf32(x):
+    """erf for float32: odd rational x P(x^2) / Q(x^2) on [-4, 4] (erf is +-1 in float32 beyond)."""
+    x = min(max(x, np.float32(-4.0)), np.float32(4.0))
+    x2 = x * x
+    p = np.float32(-2.72614225801306e-10)
+    p = p * x2 + np.float32(2.77068142495902e-08)
+    p = p * x2 + np.float32(-2.10102402082508e-06)
+    p = p * x2 + np.float32(-5.69250639462346e-05)
+    p = p * x2 + np.float32(-7.34990630326855e-04)
+    p = p * x2 + np.float32(-2.95459980854025e-03)
+    p = p * x2 + np.float32(-1.60960333262415e-02)
+    q = np.float32(-1.45660718464996e-05)
+    q = q * x2 + np.float32(-2.13374055278905e-04)
+    q = q * x2 + np.float32(-1.68282697438203e-03)
+    q = q * x2 + np.float32(-7.37332916720468e-03)
+    q = q * x2 + np.float32(-1.42647390514189e-02)
+    return x * p / q
+
+
+@njit(inline="always", fastmath=True)
+def erf64(x):
+    """erf for float64: libm (scalar, not vectorized) — no float64-accurate rational here yet."""
+    return math.erf(x)
+
+
+def exp_for(dtype: str):
+    """The exp matching a run dtype (float32 / float64)."""
+    return exp32 if dtype == "float32" else exp64
+
+
+def erf_for(dtype: str):
+    return erf32 if dtype == "float32" else erf64
+
+
+def numpy_dtype(dtype: str):
+    """np.float32 / np.float64 for the dtypes numba kernels implement."""
+    if dtype not in ("float32", "float64"):
+        raise ValueError(f"numba kernels implement float32 and float64, not {dtype}")
+    return np.float32 if dtype == "float32" else np.float64
+
+
+#: fastmath without ``reassoc``: elementwise kernels vectorize without it, and reassociation
+#: would undo the Cody-Waite range reduction in exp (measured: 3e-7 instead of 8e-8 for exp32).
+#: Reductions need ``reassoc`` to vectorize and use ``fastmath=True``.
+ELEMENTWISE_FASTMATH = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
+
