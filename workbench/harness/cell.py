@@ -1,0 +1,287 @@
+"""One cell of a sweep, measured from start to finish, with every failure turned into a status.
+
+A cell is (kernel, variant, backend, dtype, params, mode, cache). ``run_cell``
+never raises for a problem of the cell itself; it returns a row whose status is
+ok / incorrect / unsupported / oom / error / timeout.
+
+Verification comes first: a variant that fails it is recorded as ``incorrect``
+with its error and is not timed (the time of a wrong answer is not a result).
+The output is verified again after timing, on freshly poisoned buffers; a
+failure there keeps the timings but marks the row ``incorrect``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+import traceback as tb
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Mapping
+
+from ..backends import registry as backend_registry
+from ..backends.base import Backend
+from ..catalog import registry as catalog
+from ..catalog.spec import KernelSpec, Unsupported
+from ..runner import Case, make_host_inputs, to_device
+from .memory import peak_memory
+from .record import canonical_params, cell_key, empty_row, finite_or_none, size_label, size_of
+from .stats import summarize
+from .throughput import Peaks, published_peak, rates, work
+from .timer import Cancelled, TimingConfig, time_calls, timer_overhead
+from .worker import CellWorker, WorkerTimeout
+
+#: Variant name of the placeholder cell that says a kernel has no variant for a backend.
+NO_VARIANT = "-"
+
+#: Rotation input sets are dropped to one when they would take more than this share of device memory.
+ROTATION_MEMORY_SHARE = 0.25
+
+
+class CellTimeout(Exception):
+    """The cell ran past its deadline."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    kernel: str
+    variant: str
+    backend: str
+    dtype: str
+    params: tuple[tuple[str, int], ...]
+    mode: str = "eager"
+    cache: str = "hot"
+    #: Known before running (runtime or dtype mismatch): the cell is recorded as unsupported.
+    unsupported: str | None = None
+
+    @classmethod
+    def make(cls, kernel: str, variant: str, backend: str, dtype: str, params: Mapping[str, int],
+             mode: str = "eager", cache: str = "hot", unsupported: str | None = None) -> "Cell":
+        return cls(kernel, variant, backend, dtype, tuple((k, int(v)) for k, v in params.items()), mode, cache,
+                   unsupported)
+
+    @property
+    def params_dict(self) -> dict[str, int]:
+        return dict(self.params)
+
+    @property
+    def key(self) -> str:
+        return cell_key(self.kernel, self.variant, self.backend, self.dtype, self.params_dict, self.mode,
+                        self.cache)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kernel}/{self.variant} on {self.backend} {self.dtype} {size_label(self.params_dict)}"
+
+
+class InputCache:
+    """Host input sets shared by the cells of one (kernel, params, dtype) group.
+
+    Seeded generation of large inputs costs as much as timing a small kernel;
+    a sweep visits one group with every variant and backend in turn, so the
+    rotation sets are made once per group. Only the current group is kept.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._group: tuple[Any, ...] | None = None
+        self._sets: dict[int, dict[str, Any]] = {}
+
+    def host_inputs(self, spec: KernelSpec, params: dict[str, int], dtype: str, seed: int) -> dict[str, Any]:
+        group = (id(spec), spec.name, canonical_params(params), dtype)
+        with self._lock:
+            if group != self._group:
+                self._group, self._sets = group, {}
+            if seed not in self._sets:
+                self._sets[seed] = make_host_inputs(spec, params, dtype, seed)
+            return self._sets[seed]
+
+
+def rotation_inputs(case: Case, n: int, seed: int, cache: InputCache | None) -> list[dict[str, Any]]:
+    """``n`` device input sets: the case's own and ``n - 1`` alternates (``Case.alternate_inputs``,
+    or the same arrays from ``cache`` when a sweep shares them between cells)."""
+    sets = [case.inputs]
+    for i in range(1, n):
+        if cache is None:
+            sets.append(case.alternate_inputs(seed + i))
+        else:
+            host = cache.host_inputs(case.spec, case.params, case.dtype, seed + i)
+            sets.append({k: to_device(case.backend, v, case.dtype) for k, v in host.items()})
+    return sets
+
+
+def _rotation_count(case: Case, wanted: int) -> tuple[int, str]:
+    if wanted <= 1:
+        return 1, ""
+    total = case.backend.device_info().total_memory_bytes
+    nbytes = sum(v.nbytes for v in case.host_inputs.values())
+    if total and wanted * nbytes > ROTATION_MEMORY_SHARE * total:
+        return 1, f"inputs not rotated: {wanted} sets of {nbytes / 2**20:.0f} MiB would crowd device memory"
+    return wanted, ""
+
+
+def is_oom(exc: BaseException) -> bool:
+    """MemoryError, torch/cupy OutOfMemoryError (matched by name: neither is imported here),
+    pyopencl's MemoryError, and RuntimeErrors that say "out of memory"."""
+    names = {c.__name__ for c in type(exc).__mro__}
+    if names & {"MemoryError", "OutOfMemoryError"}:
+        return True
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _deadline_check(deadline: float, cancel: threading.Event | None, what: str) -> None:
+    if cancel is not None and cancel.is_set():
+        raise Cancelled("cancelled")
+    if time.perf_counter() > deadline:
+        raise CellTimeout(f"timed out {what}")
+
+
+def base_row(cell: Cell) -> dict[str, Any]:
+    row = empty_row()
+    p = cell.params_dict
+    row.update(cell_key=cell.key, kernel=cell.kernel, variant=cell.variant, backend=cell.backend,
+               dtype=cell.dtype, params=canonical_params(p), size=size_of(p), size_label=size_label(p),
+               mode=cell.mode, cache=cell.cache, started_at=now_iso())
+    return row
+
+
+def run_cell(cell: Cell, config: TimingConfig, *, seed: int = 0, timeout_s: float = math.inf,
+             cancel: threading.Event | None = None, inputs: InputCache | None = None,
+             peaks: Peaks | None = None) -> dict[str, Any]:
+    """Measure one cell in the calling thread; returns its row (without run_id / env_id)."""
+    t_start = time.perf_counter()
+    deadline = t_start + timeout_s
+    row = base_row(cell)
+    row["seed"] = seed
+    notes: list[str] = []
+    try:
+        _measure(cell, config, row, notes, seed=seed, deadline=deadline, cancel=cancel, inputs=inputs,
+                 peaks=peaks)
+    except Cancelled:
+        raise
+    except Unsupported as exc:
+        row.update(status="unsupported", message=str(exc))
+    except CellTimeout as exc:
+        row.update(status="timeout", message=f"{exc} (limit {timeout_s:g} s)")
+    except BaseException as exc:  # noqa: BLE001 - a variant's failure is a row, whatever it raised
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        if is_oom(exc):
+            row.update(status="oom", message=f"{type(exc).__name__}: {exc}")
+        else:
+            row.update(status="error", message=f"{type(exc).__name__}: {exc}", traceback=tb.format_exc())
+    if notes:
+        row["message"] = "; ".join(filter(None, [row["message"], *notes]))
+    row["finished_at"] = now_iso()
+    row["wall_s"] = time.perf_counter() - t_start
+    return row
+
+
+def _measure(cell: Cell, config: TimingConfig, row: dict[str, Any], notes: list[str], *, seed: int,
+             deadline: float, cancel: threading.Event | None, inputs: InputCache | None,
+             peaks: Peaks | None) -> None:
+    if cell.unsupported:
+        raise Unsupported(cell.unsupported)
+    spec = catalog.get_kernel(cell.kernel)
+    backend: Backend = backend_registry.get(cell.backend)
+    row["runtime"] = backend.runtime
+    probe = backend.probe()
+    if not probe.available:
+        raise Unsupported(f"backend {backend.name!r} is unavailable: {probe.reason}")
+    row["device"] = backend.device_info().name
+    variant = catalog.get_variant(cell.kernel, cell.variant)
+    params = spec.validate_params(cell.params_dict)
+    flops, nbytes = work(spec, params, cell.dtype)
+    row.update(flops=flops, bytes=nbytes, intensity=flops / nbytes if nbytes else None)
+
+    t = time.perf_counter()
+    case = Case(spec, variant, backend, params, cell.dtype, seed=seed)
+    row["setup_s"] = time.perf_counter() - t
+    _deadline_check(deadline, cancel, "while building the variant and its inputs")
+
+    timer = backend.timer()
+    row["timer_kind"] = timer.kind
+    row["timer_overhead_s"] = timer_overhead(backend)
+    row["first_call_s"] = timer.measure(case.run).device_s
+    _deadline_check(deadline, cancel, "in the first call")
+
+    check = case.run_and_check()
+    row.update(max_error=check.max_error, tolerance=check.tolerance)
+    if not check.passed:
+        row.update(status="incorrect", message=f"verification failed (not timed): {check.message}")
+        return
+    _deadline_check(deadline, cancel, "during verification")
+
+    n_inputs, note = _rotation_count(case, config.n_inputs)
+    if note:
+        notes.append(note)
+    sets = rotation_inputs(case, n_inputs, seed, inputs)
+    out = case.outputs
+    calls = [(lambda inp=inp: case.call(inp, out)) for inp in sets]
+    row["n_inputs"] = len(sets)
+    _deadline_check(deadline, cancel, "while preparing rotation inputs")
+
+    flush = backend.flush_cache if config.cache == "cold" else None
+    timing = time_calls(timer, calls, config, flush=flush, deadline=deadline, cancel=cancel)
+    del calls, sets
+    st, host = summarize(timing.samples_s), summarize(timing.host_samples_s)
+    row.update(samples_s=json.dumps(timing.samples_s), host_samples_s=json.dumps(timing.host_samples_s),
+               n_samples=st.n, median_s=st.median, mean_s=st.mean, min_s=st.min, q1_s=st.q1, q3_s=st.q3,
+               iqr_s=st.iqr, rel_spread=finite_or_none(st.rel_spread), host_median_s=host.median,
+               calls_per_sample=timing.calls_per_sample, warmup_calls=timing.warmup_calls,
+               stopped_by=timing.stopped_by)
+    row.update(rates(flops, nbytes, st.median, cell.dtype, peaks, published_peak(row["device"], cell.dtype),
+                     spec.bound))
+    if timing.stopped_by == "deadline" and st.n < config.min_samples:
+        raise CellTimeout(f"timed out after {st.n} of {config.min_samples} samples")
+
+    after = case.run_and_check()
+    row["max_error"] = max(row["max_error"], after.max_error)
+    if not after.passed:
+        row.update(status="incorrect", message=f"verification after timing failed: {after.message}")
+        return
+
+    row["peak_mem_bytes"], row["mem_method"] = peak_memory(backend, case.run)
+    row["status"] = "ok"
+    if timing.stopped_by != "spread":
+        notes.append(f"spread {st.rel_spread:.3f} above target {config.target_spread:g} "
+                     f"(stopped by {timing.stopped_by})")
+
+
+def execute_cell(cell: Cell, config: TimingConfig, worker: CellWorker, *, timeout_s: float, seed: int = 0,
+                 inputs: InputCache | None = None, peaks: Peaks | None = None) -> dict[str, Any]:
+    """``run_cell`` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.
+
+    The cell's own deadline (checked between calls) fires first; the hard limit
+    adds a little grace so that a cell which stops by itself keeps its partial
+    samples. After an out-of-memory cell the backend frees its caches here, before
+    the next cell starts.
+    """
+    t0 = time.perf_counter()
+
+    def job(cancel: threading.Event) -> dict[str, Any]:
+        return run_cell(cell, config, seed=seed, timeout_s=timeout_s, cancel=cancel, inputs=inputs, peaks=peaks)
+
+    try:
+        row = worker.run(job, timeout_s + min(2.0, 0.1 * timeout_s + 0.2))
+    except WorkerTimeout:
+        row = base_row(cell)
+        row.update(status="timeout", seed=seed, finished_at=now_iso(), wall_s=time.perf_counter() - t0,
+                   message=f"no result within the {timeout_s:g} s limit: a call never returned; "
+                           "its worker thread was abandoned")
+    if row["status"] == "oom":
+        try:
+            backend_registry.get(cell.backend).free_memory()
+        except Exception as exc:  # noqa: BLE001 - freeing is best effort
+            row["message"] += f"; free_memory failed: {exc}"
+    busy = worker.still_running_abandoned()
+    if busy:
+        note = f"{busy} abandoned timed-out cell(s) still running: this timing may be disturbed"
+        row["message"] = f"{row['message']}; {note}" if row["message"] else note
+    return row

@@ -1,0 +1,55 @@
+"""Summary statistics of timing samples.
+
+The median and quartiles are what the workbench reports: a few slow samples
+(an interrupt, a page fault, another process) move the mean but not the
+median, and ``iqr / median`` is the spread the adaptive loop drives down.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Iterable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Stats:
+    n: int
+    median: float
+    mean: float
+    min: float
+    q1: float
+    q3: float
+    iqr: float
+    rel_spread: float  # iqr / median; inf for a zero median, nan without samples
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def summarize(samples: Iterable[float]) -> Stats:
+    """Median, mean, min and quartiles (linear interpolation, numpy's default) of ``samples``."""
+    a = np.asarray(list(samples), dtype=np.float64)
+    if a.size == 0:
+        nan = math.nan
+        return Stats(0, nan, nan, nan, nan, nan, nan, nan)
+    q1, med, q3 = (float(v) for v in np.quantile(a, [0.25, 0.5, 0.75]))
+    iqr = q3 - q1
+    return Stats(n=int(a.size), median=med, mean=float(a.mean()), min=float(a.min()), q1=q1, q3=q3,
+                 iqr=iqr, rel_spread=relative_spread_of(iqr, med))
+
+
+def relative_spread_of(iqr: float, median: float) -> float:
+    if median > 0:
+        return iqr / median
+    return 0.0 if iqr == 0 else math.inf
+
+
+def relative_spread(samples: list[float]) -> float:
+    """``iqr / median`` of ``samples`` — the stopping criterion of the timing loop."""
+    if not samples:
+        return math.nan
+    q1, med, q3 = np.quantile(samples, [0.25, 0.5, 0.75])
+    return relative_spread_of(float(q3 - q1), float(med))

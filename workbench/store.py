@@ -1,0 +1,410 @@
+"""The results store: one SQLite file holding runs, environments, result rows and measured peaks.
+
+Why SQLite: one file that can be copied, inspected with any SQLite tool and
+written by several processes at once (WAL mode, a busy timeout, and every write
+in a short ``BEGIN IMMEDIATE`` transaction). A sweep commits each row as soon as
+its cell finishes, so a crash or SIGKILL loses at most the cell that was running.
+
+Everything stored is plain text, numbers or JSON text. Reading a store — or
+importing another machine's export — only ever parses JSON; nothing is
+unpickled or evaluated, so a file from elsewhere cannot run code here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import platform
+import secrets
+import sqlite3
+import subprocess
+import threading
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+import pandas as pd
+
+from .harness.record import RESULT_COLUMNS
+
+log = logging.getLogger(__name__)
+
+ENV_STORE = "WORKBENCH_STORE"
+DEFAULT_STORE_NAME = "workbench-results.sqlite"
+EXPORT_FORMAT = "workbench-results"
+EXPORT_VERSION = 1
+RUN_STATUSES = ("running", "finished", "interrupted")
+
+RUN_COLUMNS: dict[str, str] = {
+    "run_id": "TEXT PRIMARY KEY", "created_at": "TEXT", "finished_at": "TEXT", "name": "TEXT", "suite": "TEXT",
+    "argv": "TEXT", "env_id": "TEXT", "status": "TEXT", "git_commit": "TEXT", "spec": "TEXT", "wall_s": "REAL",
+}
+PEAK_COLUMNS: dict[str, str] = {
+    "env_id": "TEXT", "backend": "TEXT", "metric": "TEXT", "dtype": "TEXT", "value": "REAL", "unit": "TEXT",
+    "method": "TEXT", "measured_at": "TEXT", "details": "TEXT",
+}
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS runs ({", ".join(f"{k} {t}" for k, t in RUN_COLUMNS.items())});
+CREATE TABLE IF NOT EXISTS environments (env_id TEXT PRIMARY KEY, record TEXT NOT NULL, created_at TEXT);
+CREATE TABLE IF NOT EXISTS results ({", ".join(f"{k} {t}" for k, t in RESULT_COLUMNS.items())},
+    extra TEXT, UNIQUE(run_id, cell_key));
+CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
+CREATE TABLE IF NOT EXISTS peaks ({", ".join(f"{k} {t}" for k, t in PEAK_COLUMNS.items())},
+    PRIMARY KEY (env_id, backend, metric, dtype));
+"""
+
+
+def default_store_path() -> Path:
+    """``$WORKBENCH_STORE`` or ``./workbench-results.sqlite``."""
+    return Path(os.environ.get(ENV_STORE) or DEFAULT_STORE_NAME)
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_run_id() -> str:
+    """Sortable by time and unique across machines: ``20261122T015700Z-3f9a1c``."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+@lru_cache(maxsize=1)
+def current_environment() -> tuple[str, dict[str, Any]]:
+    """(env_id, record) of this machine, from :mod:`workbench.environment` (collected once per process).
+
+    Falls back to a small record of the host when that module is missing or
+    fails, so a sweep never dies for want of a description of the machine.
+    """
+    try:
+        from .environment import collect_environment, environment_id
+
+        env = collect_environment()
+        return str(env.get("environment_id") or environment_id(env)), env
+    except Exception as exc:  # noqa: BLE001 - ImportError or a bug elsewhere: describe the host minimally
+        log.warning("environment record unavailable (%s); using a minimal host record", exc)
+    import hashlib
+
+    import numpy as np
+
+    env = {"host": {"machine": platform.machine(), "system": platform.system(), "processor": platform.processor(),
+                    "python": platform.python_version(), "cpu_count": os.cpu_count()},
+           "packages": {"numpy": np.__version__}, "fallback": True}
+    blob = json.dumps(env, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:16], env
+
+
+def git_commit() -> str | None:
+    """The commit of the workbench checkout, or None outside a git checkout."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
+                             capture_output=True, text=True, timeout=5)
+        return (out.stdout.strip() or None) if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _jsonable(v: Any) -> Any:
+    """A value the store accepts: text, number or None; lists and dicts become JSON text."""
+    if v is None or isinstance(v, (str, int)):
+        return v
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float):
+        return v if not math.isnan(v) else None
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(v)
+    try:  # numpy scalars
+        return _jsonable(v.item())
+    except AttributeError:
+        return str(v)
+
+
+def _finite(v: Any) -> Any:
+    """Infinities become None in exports: strict JSON has no Infinity."""
+    return None if isinstance(v, float) and not math.isfinite(v) else v
+
+
+class Store:
+    """A results store at ``path`` (created when missing). Safe to share between threads and processes."""
+
+    def __init__(self, path: str | os.PathLike | None = None, timeout_s: float = 60.0):
+        self.path = Path(path) if path is not None else default_store_path()
+        if self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None,
+                                     check_same_thread=False)
+        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across process crashes
+        with self._write() as c:
+            for stmt in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
+                c.execute(stmt)
+            self._add_missing_columns(c)
+            c.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(EXPORT_VERSION),))
+
+    # -- plumbing ----------------------------------------------------------
+    class _Tx:
+        def __init__(self, store: "Store"):
+            self.store = store
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.store._lock.acquire()
+            try:
+                self.store._conn.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self.store._lock.release()
+                raise
+            return self.store._conn
+
+        def __exit__(self, exc_type: Any, *_: Any) -> None:
+            try:
+                self.store._conn.execute("ROLLBACK" if exc_type else "COMMIT")
+            finally:
+                self.store._lock.release()
+
+    def _write(self) -> "Store._Tx":
+        """A write transaction that takes the write lock up front, so the busy timeout applies."""
+        return Store._Tx(self)
+
+    def _query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        with self._lock:
+            cur = self._conn.execute(sql, tuple(params))
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+    def _add_missing_columns(self, c: sqlite3.Connection) -> None:
+        """Stores written by an older workbench gain new columns (empty) instead of failing."""
+        have = {r[1] for r in c.execute("PRAGMA table_info(results)")}
+        for name, typ in RESULT_COLUMNS.items():
+            if name not in have:
+                c.execute(f"ALTER TABLE results ADD COLUMN {name} {typ}")
+        have = {r[1] for r in c.execute("PRAGMA table_info(runs)")}
+        for name, typ in RUN_COLUMNS.items():
+            if name not in have:
+                c.execute(f"ALTER TABLE runs ADD COLUMN {name} {typ.replace(' PRIMARY KEY', '')}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    # -- runs --------------------------------------------------------------
+    def new_run(self, *, name: str | None = None, suite: str | None = None, argv: list[str] | None = None,
+                env_id: str | None = None, spec: Mapping[str, Any] | None = None) -> str:
+        run_id = new_run_id()
+        with self._write() as c:
+            c.execute("INSERT INTO runs (run_id, created_at, name, suite, argv, env_id, status, git_commit, spec) "
+                      "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                      (run_id, now_iso(), name, suite, json.dumps(argv or []), env_id, git_commit(),
+                       json.dumps(spec) if spec is not None else None))
+        return run_id
+
+    def set_run_status(self, run_id: str, status: str, wall_s: float | None = None) -> None:
+        if status not in RUN_STATUSES:
+            raise ValueError(f"unknown run status {status!r}; valid: {', '.join(RUN_STATUSES)}")
+        with self._write() as c:
+            c.execute("UPDATE runs SET status = ?, finished_at = ?, wall_s = COALESCE(?, wall_s) WHERE run_id = ?",
+                      (status, None if status == "running" else now_iso(), wall_s, run_id))
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        """One run's record (``spec`` and ``argv`` decoded from JSON); unknown ids raise ValueError."""
+        rows = self._query("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        if not rows:
+            known = [r["run_id"] for r in self._query("SELECT run_id FROM runs ORDER BY created_at")]
+            raise ValueError(f"unknown run id {run_id!r}; runs in {self.path}: {', '.join(known) or '(none)'}")
+        rec = rows[0]
+        for k in ("spec", "argv"):
+            rec[k] = json.loads(rec[k]) if rec.get(k) else None
+        return rec
+
+    def latest_run_id(self, unfinished: bool = False) -> str | None:
+        where = "WHERE status != 'finished'" if unfinished else ""
+        rows = self._query(f"SELECT run_id FROM runs {where} ORDER BY created_at DESC, run_id DESC LIMIT 1")
+        return rows[0]["run_id"] if rows else None
+
+    def runs(self) -> pd.DataFrame:
+        """Every run, oldest first, with its row count and how many rows are ok."""
+        rows = self._query(
+            "SELECT runs.*, COUNT(results.cell_key) AS n_results, "
+            "SUM(CASE WHEN results.status = 'ok' THEN 1 ELSE 0 END) AS n_ok "
+            "FROM runs LEFT JOIN results ON results.run_id = runs.run_id "
+            "GROUP BY runs.run_id ORDER BY runs.created_at, runs.run_id")
+        cols = [*RUN_COLUMNS, "n_results", "n_ok"]
+        return pd.DataFrame(rows, columns=cols)
+
+    # -- environments ------------------------------------------------------
+    def add_environment(self, env_id: str, record: Mapping[str, Any]) -> None:
+        with self._write() as c:
+            c.execute("INSERT OR IGNORE INTO environments VALUES (?, ?, ?)",
+                      (env_id, json.dumps(record, default=str), now_iso()))
+
+    def environment(self, env_id: str) -> dict[str, Any]:
+        rows = self._query("SELECT record FROM environments WHERE env_id = ?", (env_id,))
+        if not rows:
+            raise KeyError(f"no environment {env_id!r} in {self.path}")
+        return json.loads(rows[0]["record"])
+
+    # -- results -----------------------------------------------------------
+    def _row_values(self, row: Mapping[str, Any]) -> list[Any]:
+        extra = {k: _jsonable(v) for k, v in row.items() if k not in RESULT_COLUMNS and k != "extra"}
+        return [*(_jsonable(row.get(k)) for k in RESULT_COLUMNS), json.dumps(extra) if extra else None]
+
+    def _insert_sql(self, verb: str) -> str:
+        cols = [*RESULT_COLUMNS, "extra"]
+        return f"{verb} INTO results ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+
+    def record(self, row: Mapping[str, Any]) -> None:
+        """Store one finished cell and commit. A second row for the same (run_id, cell_key) replaces it."""
+        if not row.get("run_id") or not row.get("cell_key"):
+            raise ValueError("a result row needs run_id and cell_key")
+        with self._write() as c:
+            c.execute(self._insert_sql("INSERT OR REPLACE"), self._row_values(row))
+
+    def cell_keys(self, run_id: str) -> set[str]:
+        return {r["cell_key"] for r in self._query("SELECT cell_key FROM results WHERE run_id = ?", (run_id,))}
+
+    def rows(self, run_ids: Iterable[str] | str | None = None) -> list[dict[str, Any]]:
+        """Result rows as dicts, in the order they were stored; extra fields are merged back in."""
+        ids = [run_ids] if isinstance(run_ids, str) else (list(run_ids) if run_ids is not None else None)
+        if ids is not None and not ids:
+            return []
+        sql = "SELECT * FROM results"
+        if ids is not None:
+            sql += f" WHERE run_id IN ({', '.join('?' * len(ids))})"
+        out = []
+        for r in self._query(sql + " ORDER BY rowid", ids or ()):
+            extra = r.pop("extra", None)
+            if extra:
+                parsed = json.loads(extra)
+                if isinstance(parsed, dict):
+                    r.update({k: v for k, v in parsed.items() if k not in r})
+            out.append(r)
+        return out
+
+    def results(self, run_ids: Iterable[str] | str | None = None) -> pd.DataFrame:
+        """Tidy results, one row per cell, the measurement-record columns first.
+
+        JSON columns (``params``, ``samples_s``, ``host_samples_s``) stay JSON text, as
+        the contract says; ``json.loads`` them where needed.
+        """
+        rows = self.rows(run_ids)
+        cols = list(RESULT_COLUMNS) + sorted({k for r in rows for k in r} - set(RESULT_COLUMNS))
+        return pd.DataFrame(rows, columns=cols)
+
+    # -- peaks -------------------------------------------------------------
+    def set_peak(self, env_id: str, backend: str, metric: str, dtype: str, value: float, unit: str,
+                 method: str, details: Mapping[str, Any] | None = None) -> None:
+        with self._write() as c:
+            c.execute("INSERT OR REPLACE INTO peaks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      (env_id, backend, metric, dtype, float(value), unit, method, now_iso(),
+                       json.dumps(details or {})))
+
+    def peaks(self, env_id: str | None = None, backend: str | None = None) -> pd.DataFrame:
+        sql, args = "SELECT * FROM peaks WHERE 1=1", []
+        if env_id is not None:
+            sql, args = sql + " AND env_id = ?", [*args, env_id]
+        if backend is not None:
+            sql, args = sql + " AND backend = ?", [*args, backend]
+        return pd.DataFrame(self._query(sql + " ORDER BY env_id, backend, metric, dtype", args),
+                            columns=list(PEAK_COLUMNS))
+
+    def peak_values(self, env_id: str, backend: str) -> dict[tuple[str, str], float]:
+        """{(metric, dtype): value} for one machine and backend (what the harness needs for % of peak)."""
+        rows = self._query("SELECT metric, dtype, value FROM peaks WHERE env_id = ? AND backend = ?",
+                           (env_id, backend))
+        return {(r["metric"], r["dtype"]): r["value"] for r in rows}
+
+    # -- export / import ---------------------------------------------------
+    def export(self, run_ids: Iterable[str] | str | None, path: str | os.PathLike) -> Path:
+        """Write runs (None: all), their environments and peaks as one JSON document."""
+        ids = [run_ids] if isinstance(run_ids, str) else (list(run_ids) if run_ids is not None else None)
+        runs = self._query("SELECT * FROM runs ORDER BY created_at")
+        if ids is not None:
+            missing = set(ids) - {r["run_id"] for r in runs}
+            if missing:
+                raise ValueError(f"unknown run id(s) {sorted(missing)}; valid run ids: "
+                                 f"{', '.join(r['run_id'] for r in runs) or '(none)'}")
+            runs = [r for r in runs if r["run_id"] in ids]
+        run_ids_out = [r["run_id"] for r in runs]
+        results = [{k: _finite(v) for k, v in r.items()} for r in self.rows(run_ids_out)]
+        env_ids = sorted({r["env_id"] for r in runs if r.get("env_id")} |
+                         {r["env_id"] for r in results if r.get("env_id")})
+        envs = []
+        for e in env_ids:
+            try:
+                envs.append({"env_id": e, "record": self.environment(e)})
+            except KeyError:
+                pass
+        peaks = [r for r in self._query("SELECT * FROM peaks") if r["env_id"] in env_ids]
+        for p in peaks:
+            p["details"] = json.loads(p["details"]) if p.get("details") else {}
+        for r in runs:
+            for k in ("spec", "argv"):
+                r[k] = json.loads(r[k]) if r.get(k) else None
+        doc = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "exported_at": now_iso(),
+               "runs": runs, "environments": envs, "results": results, "peaks": peaks}
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc, allow_nan=False, default=str), encoding="utf-8")
+        return path
+
+    def import_file(self, path: str | os.PathLike) -> dict[str, int]:
+        """Merge another store's export. Existing records win, so importing twice adds nothing.
+
+        Returns how many runs, environments, results and peaks were new.
+        """
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
+            raise ValueError(f"{path} is not a workbench results export (format {EXPORT_FORMAT!r})")
+        if not isinstance(doc.get("version"), int) or doc["version"] > EXPORT_VERSION:
+            raise ValueError(f"{path}: export version {doc.get('version')!r} is newer than this workbench "
+                             f"understands ({EXPORT_VERSION})")
+        added = {"runs": 0, "environments": 0, "results": 0, "peaks": 0}
+        with self._write() as c:
+            for r in _records(doc, "runs"):
+                if r.get("run_id"):
+                    cur = c.execute(f"INSERT OR IGNORE INTO runs ({', '.join(RUN_COLUMNS)}) "
+                                    f"VALUES ({', '.join('?' * len(RUN_COLUMNS))})",
+                                    [_jsonable(r.get(k)) for k in RUN_COLUMNS])
+                    added["runs"] += cur.rowcount
+            for e in _records(doc, "environments"):
+                if e.get("env_id") and isinstance(e.get("record"), dict):
+                    cur = c.execute("INSERT OR IGNORE INTO environments VALUES (?, ?, ?)",
+                                    (str(e["env_id"]), json.dumps(e["record"]), now_iso()))
+                    added["environments"] += cur.rowcount
+            for row in _records(doc, "results"):
+                if row.get("run_id") and row.get("cell_key"):
+                    cur = c.execute(self._insert_sql("INSERT OR IGNORE"), self._row_values(row))
+                    added["results"] += cur.rowcount
+            for p in _records(doc, "peaks"):
+                if all(p.get(k) for k in ("env_id", "backend", "metric")) and isinstance(p.get("value"), (int, float)):
+                    cur = c.execute("INSERT OR IGNORE INTO peaks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                    [_jsonable(p.get(k)) for k in PEAK_COLUMNS])
+                    added["peaks"] += cur.rowcount
+        return added
+
+
+def _records(doc: Mapping[str, Any], key: str) -> Iterator[dict[str, Any]]:
+    items = doc.get(key) or []
+    if not isinstance(items, list):
+        raise ValueError(f"export field {key!r} must be a list")
+    return (x for x in items if isinstance(x, dict))
+
+
+def open_store(store: "Store | str | os.PathLike | None") -> Store:
+    """A Store from a Store, a path, or None (the default path)."""
+    return store if isinstance(store, Store) else Store(store)
