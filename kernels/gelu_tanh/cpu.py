@@ -25,8 +25,7 @@ def numpy_gelu(ctx):
 
 
 @cache
-def numba_gelu_kernel(dtype: str):
-    """The elementwise gelu_tanh kernel for ``dtype`` (bias_gelu reuses it for its unfused form)."""
+def _numba_gelu(dtype: str):
     from numba import njit, prange
 
     from workbench.catalog.numba_math import ELEMENTWISE_FASTMATH, exp_for, numpy_dtype
@@ -47,7 +46,7 @@ def numba_gelu_kernel(dtype: str):
 @variant("gelu_tanh", "numba", "numba", dtypes=("float32", "float64"))
 def numba_gelu(ctx):
     """x / (1 + exp(-2 sqrt(2/pi)(x + 0.044715 x^3))) with a polynomial exp: one vectorized pass."""
-    k = numba_gelu_kernel(ctx.dtype)
+    k = _numba_gelu(ctx.dtype)
 
     def run(inp, out):
         k(inp["x"], out["out"])

@@ -1,8 +1,9 @@
 """sum: out[0] = sum(x) — a full reduction, bandwidth-bound, and a lesson in accumulation error.
 
-Inputs are N(1, 1), so the sum is well conditioned (sum|x| / |sum x| ~ 1.2)
-and the error relative to |sum| measures the summation algorithm, not
-cancellation. A pairwise or blocked float32 sum (numpy, torch, a numba kernel
+Inputs are N(1, 1) / sqrt(n): the sum is well conditioned (sum|x| / |sum x|
+~ 1.2), so the error relative to |sum| measures the summation algorithm, not
+cancellation; and the sum (~ sqrt(n), 5793 at 2^25) stays representable in
+float16, whose largest value is 65504. A pairwise or blocked float32 sum (numpy, torch, a numba kernel
 that sums blocks in float32 and combines the partial sums in float64) has an
 error bound of about (block + log2 n) * 6e-8 and measures 1e-8 to 4e-8 at
 n = 2^20 .. 2^25; sequential float32 accumulation measures 7e-6 at 2^20 and
@@ -17,7 +18,8 @@ from workbench.catalog.spec import DEFAULT_TOLERANCES
 
 
 def make_inputs(p, rng: np.random.Generator):
-    return {"x": rng.standard_normal(p["n"]) + 1.0}
+    n = p["n"]
+    return {"x": (rng.standard_normal(n) + 1.0) / np.sqrt(n)}
 
 
 def reference(inp, p):

@@ -1,0 +1,89 @@
+"""rmsnorm_residual on the CPU: unfused numpy, fused and unfused numba."""
+
+from functools import cache
+
+import numpy as np
+
+from workbench.catalog import variant
+
+from workbench_catalog.rmsnorm_residual.spec import EPS  # noqa: E402
+
+
+@variant("rmsnorm_residual", "numpy-unfused", "numpy", library=True)
+def numpy_unfused(ctx):
+    """residual_out = x + residual, then rmsnorm of it: two separate steps."""
+    def run(inp, out):
+        h = out["residual_out"]
+        np.add(inp["x"], inp["residual"], out=h)
+        ms = (h * h).mean(axis=1, keepdims=True)
+        np.multiply(h / np.sqrt(ms + EPS), inp["weight"], out=out["out"])
+    return run
+
+
+@cache
+def _numba_kernels(dtype: str):
+    from numba import njit, prange
+
+    from workbench.catalog.numba_math import ELEMENTWISE_FASTMATH, numpy_dtype
+
+    t = numpy_dtype(dtype)
+    zero, one, eps = t(0.0), t(1.0), t(EPS)
+
+    @njit(parallel=True, fastmath=True)
+    def fused(x, residual, weight, out, residual_out):
+        rows, cols = x.shape
+        for r in prange(rows):
+            xr, rr, h, o = x[r], residual[r], residual_out[r], out[r]
+            s = zero
+            for j in range(cols):
+                v = xr[j] + rr[j]
+                h[j] = v
+                s += v * v
+            rstd = one / np.sqrt(s / cols + eps)
+            for j in range(cols):
+                o[j] = h[j] * rstd * weight[j]
+
+    @njit(parallel=True, fastmath=ELEMENTWISE_FASTMATH)
+    def add(a, b, out):
+        for i in prange(a.shape[0]):
+            out[i] = a[i] + b[i]
+
+    @njit(parallel=True, fastmath=True)
+    def rmsnorm(x, weight, out):
+        rows, cols = x.shape
+        for r in prange(rows):
+            xr, o = x[r], out[r]
+            s = zero
+            for j in range(cols):
+                s += xr[j] * xr[j]
+            rstd = one / np.sqrt(s / cols + eps)
+            for j in range(cols):
+                o[j] = xr[j] * rstd * weight[j]
+
+    e2, e1 = np.empty((0, 0), t), np.empty(0, t)
+    fused(e2, e2, e1, e2, e2)
+    add(e1, e1, e1)
+    rmsnorm(e2, e1, e2)
+    return fused, add, rmsnorm
+
+
+@variant("rmsnorm_residual", "numba-fused", "numba", mode="fused", dtypes=("float32", "float64"))
+def numba_fused(ctx):
+    """Per row: add and sum squares in one pass (writing residual_out), then scale from cache."""
+    fused, _, _ = _numba_kernels(ctx.dtype)
+
+    def run(inp, out):
+        fused(inp["x"], inp["residual"], inp["weight"], out["out"], out["residual_out"])
+    return run
+
+
+@variant("rmsnorm_residual", "numba-unfused", "numba", dtypes=("float32", "float64"))
+def numba_unfused(ctx):
+    """Two kernels: the add over the whole array, then rmsnorm reading residual_out back from memory."""
+    _, add, rmsnorm = _numba_kernels(ctx.dtype)
+
+    def run(inp, out):
+        h = out["residual_out"]
+        add(inp["x"].reshape(-1), inp["residual"].reshape(-1), h.reshape(-1))
+        rmsnorm(h, inp["weight"], out["out"])
+    return run
