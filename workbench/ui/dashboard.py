@@ -28,14 +28,11 @@ class Dashboard:
                  export_dir: str = "reports") -> None:
         from .. import kernels, variants
         from ..backends.registry import all_backends
-        from ..report import summary_table, write_report
-        from ..report.plots import plot_memory, plot_metric
 
         self.store = store
         self.run_id: str | None = None
         self.rows: list[dict] = []
         self._lock = threading.Lock()
-        self._write_report = write_report
         self.status = StatusArea()
         guard = self.status.guard
 
@@ -52,9 +49,9 @@ class Dashboard:
                                       layout=w.Layout(width="360px")).add_class("wb-progress")
         self.progress_label = w.HTML().add_class("wb-progress-label")
 
-        self.plot = PlotView(plot_metric)
-        self.table = TableView(summary_table)
-        self.memory = MemoryView(plot_memory)
+        self.plot = PlotView()
+        self.table = TableView()
+        self.memory = MemoryView()
         self.exports = ExportPanel(self._export_to, folder=export_dir)
         self.controller = RunController(on_row=guard("updating the views", self._on_row),
                                         on_done=guard("finishing the run", self._on_done))
@@ -229,7 +226,9 @@ class Dashboard:
             raise RuntimeError("nothing to export yet: run a sweep first")
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{self.kernels.kernel.value}-{self.run_id}.{fmt}"
-        written = self._write_report(self.store, [self.run_id], path, format=fmt)
+        from ..report import write_report
+
+        written = write_report(self.store, [self.run_id], path, format=fmt)
         return Path(written) if isinstance(written, (str, Path)) else path
 
 

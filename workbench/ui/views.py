@@ -42,8 +42,7 @@ def text_output(text: str) -> dict[str, Any]:
 class PlotView:
     """The metric toggle, the baseline for speed-ups, and the plot."""
 
-    def __init__(self, plot_metric: Callable[..., Any]) -> None:
-        self._plot_metric = plot_metric
+    def __init__(self) -> None:
         self.metric = w.ToggleButtons(options=METRICS, value="median_s",
                                       style={"button_width": "80px"}).add_class("wb-metric")
         self.baseline = w.Dropdown(options=[], description="Baseline",
@@ -68,7 +67,9 @@ class PlotView:
         metric = self.metric.value
         baseline = self.baseline.value if metric == "speedup" else None
         # Failed cells go in too: the plot lists them under the axes instead of dropping them silently.
-        fig = self._plot_metric(df, metric, baseline=baseline)
+        from ..report.plots import plot_metric
+
+        fig = plot_metric(df, metric, baseline=baseline)
         self.output.outputs = (figure_output(fig),)
 
     def redraw(self) -> None:
@@ -79,12 +80,13 @@ class PlotView:
 class TableView:
     """The tidy summary as an HTML table; failed cells show their status and message."""
 
-    def __init__(self, summary_table: Callable[[pd.DataFrame], pd.DataFrame]) -> None:
-        self._summary = summary_table
+    def __init__(self) -> None:
         self.widget = w.HTML('<i style="color:#999">no results yet</i>').add_class("wb-table")
 
     def update(self, df: pd.DataFrame) -> None:
-        table = self._summary(df)
+        from ..report import summary_table
+
+        table = summary_table(df)
         if "status" not in table.columns and "status" in df.columns and len(table) == len(df):
             table.insert(0, "status", df["status"].to_numpy())
         self.widget.value = ('<div style="max-height:360px;overflow:auto;font-size:12px">'
@@ -95,8 +97,7 @@ class TableView:
 class MemoryView:
     """Peak memory per cell, by the backend's own method."""
 
-    def __init__(self, plot_memory: Callable[..., Any]) -> None:
-        self._plot_memory = plot_memory
+    def __init__(self) -> None:
         self.output = w.Output(layout=w.Layout(min_height="120px")).add_class("wb-memory")
         self.widget = self.output
 
@@ -104,7 +105,9 @@ class MemoryView:
         if df.empty:
             self.output.outputs = (text_output("no finished cell yet"),)
             return
-        self.output.outputs = (figure_output(self._plot_memory(df)),)
+        from ..report.plots import plot_memory
+
+        self.output.outputs = (figure_output(plot_memory(df)),)
 
 
 class ExportPanel:
