@@ -7,8 +7,20 @@ import platform
 import tracemalloc
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from .base import DeviceInfo, MemoryStats
+
+
+@lru_cache(maxsize=1)
+def cpuinfo_dict() -> dict[str, Any]:
+    """py-cpuinfo's answer, once per process: it takes about a second (it may start a subprocess)."""
+    try:
+        import cpuinfo
+
+        return dict(cpuinfo.get_cpu_info())
+    except Exception:
+        return {}
 
 
 @lru_cache(maxsize=1)
@@ -18,9 +30,7 @@ def cpu_device_info() -> DeviceInfo:
 
     name, vendor, clock, l3 = platform.processor() or platform.machine(), "unknown", None, None
     try:
-        import cpuinfo
-
-        info = cpuinfo.get_cpu_info()
+        info = cpuinfo_dict()
         name = info.get("brand_raw") or name
         vendor = info.get("vendor_id_raw") or vendor
         hz = info.get("hz_advertised") or info.get("hz_actual")

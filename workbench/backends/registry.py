@@ -71,10 +71,15 @@ def register_backend(backend: Backend) -> None:
     all_backends()[backend.name] = backend
 
 
+def _preference(b: Backend) -> tuple[int, int, str]:
+    """Priority of the device class first; within a class numpy leads, being the baseline others are compared with."""
+    return (b.priority, 0 if b.runtime == "numpy" else 1, b.name)
+
+
 def available_backends() -> list[str]:
     """Names of the backends that can run here, best first."""
     usable = [b for b in all_backends().values() if b.probe().available]
-    usable.sort(key=lambda b: (b.priority, b.name))
+    usable.sort(key=_preference)
     return [b.name for b in usable]
 
 
@@ -83,8 +88,10 @@ def get(name: str) -> Backend:
     backends = all_backends()
     if name in backends:
         return backends[name]
-    aliases = {b.runtime: b for b in sorted(backends.values(), key=lambda b: (b.priority, b.name))
-               if b.probe().available}
+    aliases: dict[str, Backend] = {}
+    for b in sorted(backends.values(), key=_preference):  # a runtime's name means its best available device
+        if b.probe().available:
+            aliases.setdefault(b.runtime, b)
     if name in aliases:
         return aliases[name]
     raise ValueError(f"unknown backend {name!r}; valid backends: {', '.join(sorted(backends))}")

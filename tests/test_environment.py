@@ -1,0 +1,83 @@
+"""The machine/environment record: complete, JSON-clean, never raising, with a stable id."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from workbench import environment
+
+
+@pytest.fixture(scope="module")
+def env() -> dict:
+    return environment.collect_environment()
+
+
+def test_host_section(env):
+    host = env["host"]
+    for key in ("hostname", "os", "cpu_model", "physical_cores", "logical_cores", "ram_bytes", "python"):
+        assert host[key], key
+    assert host["logical_cores"] >= host["physical_cores"] >= 1
+    assert host["ram_bytes"] > 2**28
+    assert host["last_level_cache_bytes"] is None or host["last_level_cache_bytes"] >= 2**18
+
+
+def test_record_is_plain_json(env):
+    assert json.loads(json.dumps(env, allow_nan=False)) == env
+
+
+def test_packages_threads_and_pools(env):
+    assert {"numpy", "torch", "numba", "pyopencl", "cupy-cuda13x"} <= set(env["packages"])
+    assert env["packages"]["numpy"] == __import__("numpy").__version__
+    threads = env["threads"]
+    assert {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"} <= set(threads)
+    assert threads["torch_num_threads"] >= 1
+    assert any(p.get("user_api") == "blas" for p in env["threadpools"]), env["threadpools"]
+    assert env["git"] is None or len(env["git"]["commit"]) == 40
+
+
+def test_backends_section(env):
+    by_name = {b["name"]: b for b in env["backends"]}
+    numpy = by_name["numpy"]
+    assert numpy["available"] and numpy["device"]["name"] and "float32" in numpy["capabilities"]["dtypes"]
+    assert numpy["timer_kind"] == "sync+perf_counter" and numpy["memory_method"]
+    cupy = by_name["cupy"]
+    if not cupy["available"]:
+        assert cupy["reason"] and "device" not in cupy
+
+
+def test_package_versions_import_nothing(run_python):
+    code = ("import sys, workbench.environment as e; v = e.package_versions(); "
+            "print('torch' in v, [m for m in ('torch', 'cupy', 'numba', 'pyopencl') if m in sys.modules])")
+    res = run_python(code=code)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["True", "[]"]
+
+
+def test_environment_id(env):
+    same = copy.deepcopy(env)
+    same["host"]["hostname"] = "another-box"  # identical machines under other names share an id
+    same["collected_at"] = "2000-01-01T00:00:00+00:00"
+    assert environment.environment_id(same) == env["environment_id"] == environment.environment_id(env)
+    assert len(env["environment_id"]) == 16
+    newer = copy.deepcopy(env)
+    newer["packages"]["numpy"] = "99.0.0"
+    assert environment.environment_id(newer) != env["environment_id"]
+    other_cpu = copy.deepcopy(env)
+    other_cpu["host"]["cpu_model"] = "Some Other CPU"
+    assert environment.environment_id(other_cpu) != env["environment_id"]
+    assert environment.environment_id({}) == environment.environment_id({"host": "garbage"})
+
+
+def test_never_raises(monkeypatch: pytest.MonkeyPatch):
+    def boom():
+        raise OSError("no /proc here")
+
+    monkeypatch.setattr(environment, "host_info", boom)
+    monkeypatch.setattr(environment, "nvcc_info", boom)
+    env = environment.collect_environment(include_backends=False)
+    assert env["host"] == {"error": "OSError: no /proc here"}
+    assert "error" in env["nvcc"] and env["packages"]["numpy"]
+    json.dumps(env)

@@ -1,0 +1,207 @@
+"""The machine and environment record every result row links to.
+
+A benchmark number means little without the machine behind it: CPU, memory,
+BLAS and thread pools, runtime versions, the devices each backend found (and
+why the others were not found). :func:`collect_environment` gathers that into
+one JSON-serialisable dict and never raises: a part that fails is recorded as
+``{"error": ...}`` so the rest still arrives. :func:`environment_id` hashes
+the parts that make two machines interchangeable for benchmarking, so results
+from identical machines group together.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+from importlib.metadata import distributions
+from pathlib import Path
+from typing import Any, Callable
+
+#: Distributions whose versions decide results; read from metadata, never imported.
+RELEVANT_PACKAGES = ("kernel-workbench", "numpy", "scipy", "numba", "llvmlite", "torch", "triton", "pyopencl",
+                     "pocl-binary-distribution", "mako", "cuda-python", "cuda-bindings", "pandas", "matplotlib",
+                     "ipywidgets", "jupyterlab", "threadpoolctl", "psutil", "py-cpuinfo")
+#: Name prefixes for families of wheels (cupy-cuda13x, cupy-rocm-*, nvidia-cuda-nvrtc ...).
+RELEVANT_PREFIXES = ("cupy", "nvidia-cuda-", "torch-")
+THREAD_ENV_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS",
+                   "NUMBA_THREADING_LAYER", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+#: CPU flags that change which code paths numpy / numba / torch take.
+SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile",
+              "neon", "asimd", "sve")
+
+
+def collect_environment(include_backends: bool = True) -> dict[str, Any]:
+    """The full record; probing backends imports their runtimes (torch, cupy ...), so it takes seconds."""
+    env: dict[str, Any] = {
+        "collected_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "workbench_version": _safe(_workbench_version),
+        "host": _safe(host_info),
+        "packages": _safe(package_versions),
+        "nvcc": _safe(nvcc_info),
+        "git": _safe(git_info),
+    }
+    if include_backends:
+        env["backends"] = _safe(backend_records)
+    # after the backends: threadpoolctl only sees the libraries loaded so far (torch brings MKL/OpenMP)
+    env["threadpools"] = _safe(threadpool_records)
+    env["threads"] = _safe(thread_settings)
+    env = _jsonable(env)
+    env["environment_id"] = environment_id(env)
+    return env
+
+
+def environment_id(env: dict[str, Any]) -> str:
+    """sha256 (16 hex digits) of host hardware, device names and package versions.
+
+    Hostname, time, git state and thread settings are left out on purpose:
+    two identical machines should share an id whatever their names.
+    """
+    host = env.get("host") if isinstance(env.get("host"), dict) else {}
+    backends = env.get("backends") if isinstance(env.get("backends"), list) else []
+    subset = {
+        "host": {k: host.get(k) for k in ("cpu_model", "machine", "system", "physical_cores", "logical_cores",
+                                          "python")},
+        "ram_gib": round((host.get("ram_bytes") or 0) / 2**30),
+        "devices": sorted(f"{b.get('name')}={(b.get('device') or {}).get('name')}"
+                          for b in backends if isinstance(b, dict) and b.get("available")),
+        "packages": env.get("packages") if isinstance(env.get("packages"), dict) else {},
+    }
+    blob = json.dumps(subset, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# -- parts ---------------------------------------------------------------
+def host_info() -> dict[str, Any]:
+    import psutil
+
+    from .backends.cpu_common import cpu_device_info, cpuinfo_dict
+
+    cpu = cpu_device_info()
+    flags = set(cpuinfo_dict().get("flags", []))
+    return {
+        "hostname": socket.gethostname(),
+        "os": platform.platform(),
+        "system": platform.system(),
+        "release": platform.release(),
+        "machine": platform.machine(),
+        "cpu_model": cpu.name,
+        "cpu_vendor": cpu.vendor,
+        "cpu_clock_mhz": cpu.clock_mhz,
+        "last_level_cache_bytes": cpu.last_level_cache_bytes,
+        "simd": [f for f in SIMD_FLAGS if f in flags],
+        "physical_cores": psutil.cpu_count(logical=False),
+        "logical_cores": psutil.cpu_count(logical=True),
+        "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "ram_bytes": psutil.virtual_memory().total,
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+    }
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of the packages that matter, from metadata only (nothing is imported)."""
+    found: dict[str, str] = {}
+    for dist in distributions():
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if name in RELEVANT_PACKAGES or name.startswith(RELEVANT_PREFIXES):
+            found[name] = dist.version
+    return dict(sorted(found.items()))
+
+
+def nvcc_info() -> dict[str, str] | None:
+    path = shutil.which("nvcc")
+    if path is None:
+        return None
+    out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20).stdout
+    m = re.search(r"release ([\d.]+), V([\d.]+)", out)
+    return {"path": path, "release": m.group(1) if m else "unknown", "version": m.group(2) if m else out.strip()}
+
+
+def git_info() -> dict[str, Any] | None:
+    """Commit of the workbench checkout this code runs from (None for an installed wheel)."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / ".git").exists() or shutil.which("git") is None:
+        return None
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=20, check=True).stdout.strip()
+
+    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
+def backend_records() -> list[dict[str, Any]]:
+    """Every known backend: its probe, and for available ones device, capabilities, timer and memory method."""
+    from .backends.registry import all_backends
+
+    records = []
+    for b in all_backends().values():
+        rec: dict[str, Any] = {"name": b.name, "runtime": b.runtime}
+        probe = _safe(b.probe)
+        available = bool(getattr(probe, "available", False))
+        rec.update(available=available, reason=getattr(probe, "reason", str(probe)),
+                   device_class=_safe(lambda: b.device_class))
+        if available:
+            rec["device"] = _safe(lambda: b.device_info().to_dict())
+            rec["capabilities"] = _safe(lambda: b.capabilities().to_dict())
+            rec["timer_kind"] = _safe(lambda: b.timer().kind)
+            rec["memory_method"] = _safe(lambda: b.memory().method)
+        records.append(rec)
+    return records
+
+
+def threadpool_records() -> list[dict[str, Any]]:
+    from threadpoolctl import threadpool_info
+
+    keep = ("user_api", "internal_api", "version", "num_threads", "threading_layer", "architecture", "filepath")
+    return [{k: p.get(k) for k in keep if k in p} for p in threadpool_info()]
+
+
+def thread_settings() -> dict[str, Any]:
+    settings: dict[str, Any] = {var: os.environ.get(var) for var in THREAD_ENV_VARS}
+    try:
+        import torch  # lazily: only if installed, and only here
+
+        settings["torch_num_threads"] = torch.get_num_threads()
+        settings["torch_num_interop_threads"] = torch.get_num_interop_threads()
+    except Exception:
+        settings["torch_num_threads"] = None
+    return settings
+
+
+def _workbench_version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+# -- helpers -------------------------------------------------------------
+def _safe(fn: Callable[[], Any]) -> Any:
+    """Run one part of the record; a failure becomes ``{"error": ...}`` instead of an exception."""
+    try:
+        return fn()
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, set)):
+        return [_jsonable(v) for v in x]
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, int):
+        return int(x)
+    if isinstance(x, float):
+        return x if x == x and abs(x) != float("inf") else None
+    if hasattr(x, "item"):  # numpy scalars
+        return _jsonable(x.item())
+    return str(x)
