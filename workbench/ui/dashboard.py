@@ -159,6 +159,10 @@ class Dashboard:
         self.run_button.disabled, self.cancel_button.disabled = True, False
         self.progress.value, self.progress.max = 0, 1
         self.progress_label.value = "starting…"
+        self.status.last_error = None
+        self.plot.output.outputs = ()
+        self.memory.output.outputs = ({"output_type": "display_data", "metadata": {},
+                                       "data": {"text/plain": "drawn when the run finishes"}},)
         self._update_baselines()
         self.status.show(f"running {self.kernels.kernel.value} on {', '.join(self.backends.selected)}")
         self.controller.start(spec, store=self.store, name=f"dashboard {self.kernels.kernel.value}")
@@ -187,7 +191,7 @@ class Dashboard:
         self.progress.value = min(index + 1, self.progress.max)
         self.progress_label.value = (f"{index + 1}/{total}: {row.get('variant')} @ {row.get('backend')} "
                                      f"{row.get('size_label', '')} — {row.get('status')}")
-        self._refresh_views()
+        self._refresh_views(memory=False)
 
     def _on_done(self, outcome: Any, error: BaseException | None) -> None:
         try:
@@ -207,18 +211,26 @@ class Dashboard:
                 summary = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no cells"
                 verb = "cancelled" if outcome is not None and outcome.interrupted else "finished"
                 wall = f" in {outcome.wall_s:.1f} s" if outcome is not None and outcome.wall_s else ""
-                self.status.show(f"{verb}: {summary}{wall} (run {self.run_id})",
-                                 "warn" if verb == "cancelled" or set(counts) - {"ok"} else "ok")
+                problem = f"; display problem: {self.status.last_error}" if self.status.last_error else ""
+                self.status.show(f"{verb}: {summary}{wall} (run {self.run_id}){problem}",
+                                 "warn" if verb == "cancelled" or problem or set(counts) - {"ok"} else "ok")
             self.exports.enable(self.run_id is not None and self.store is not None and len(df) > 0)
         finally:
             self.run_button.disabled, self.cancel_button.disabled = False, True
 
-    def _refresh_views(self) -> None:
+    def _refresh_views(self, memory: bool = True) -> None:
+        """Redraw from the rows so far.
+
+        This runs on the sweep's thread between cells, never during one, so
+        drawing cannot steal a core from a measurement; the memory plot waits
+        for the end of the run to keep that pause short.
+        """
         df = self.df
         guard = self.status.guard
         guard("drawing the results table", self.table.update)(df)
         guard("drawing the plot", self.plot.update)(df)
-        guard("drawing the memory plot", self.memory.update)(df)
+        if memory:
+            guard("drawing the memory plot", self.memory.update)(df)
 
     # -- exporting --------------------------------------------------------
     def _export_to(self, fmt: str, folder: Path) -> Path:
