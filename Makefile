@@ -9,7 +9,7 @@ RUNTIME_EXTRAS := numba,opencl,cuda,compile
 LAB_PORT ?= 8888
 LAB_TOKEN ?= $(shell $(PYTHON) -c "import secrets; print(secrets.token_hex(16))")
 
-.PHONY: demo test lab info clean
+.PHONY: demo test lab info clean system-deps system-deps-test
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,11 +25,17 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 	$(PIP) install --quiet -e ".[$(RUNTIME_EXTRAS),notebook,dev]"
 	touch $@ $(VENV)/.installed-demo
 
-demo: $(VENV)/.installed-demo
+system-deps:
+	@bash scripts/system-deps.sh demo
+
+system-deps-test:
+	@bash scripts/system-deps.sh test
+
+demo: system-deps $(VENV)/.installed-demo
 	$(VENV)/bin/workbench info
 	$(VENV)/bin/workbench bench --suite quick --report reports/quick.html --json reports/quick.json
 
-test: $(VENV)/.installed-test
+test: system-deps-test $(VENV)/.installed-test
 	$(PY) -m pytest tests
 
 lab: $(VENV)/.installed-demo
