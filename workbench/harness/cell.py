@@ -21,11 +21,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
+import numpy as np
+
 from ..backends import registry as backend_registry
 from ..backends.base import Backend
 from ..catalog import registry as catalog
 from ..catalog.spec import KernelSpec, Unsupported
-from ..runner import Case, make_host_inputs, to_device
+from ..runner import Case, make_host_inputs, reference_outputs, to_device
 from .memory import peak_memory
 from .record import canonical_params, cell_key, empty_row, finite_or_none, size_label, size_of
 from .stats import summarize
@@ -77,26 +79,54 @@ class Cell:
 
 
 class InputCache:
-    """Host input sets shared by the cells of one (kernel, params, dtype) group.
+    """Host inputs and references shared by the cells of one (kernel, params, dtype) group.
 
-    Seeded generation of large inputs costs as much as timing a small kernel;
-    a sweep visits one group with every variant and backend in turn, so the
-    rotation sets are made once per group. Only the current group is kept.
+    Seeded generation of large inputs and their float64 reference can cost more
+    than timing the kernel; a sweep visits each group with every variant and
+    backend in turn, so they are made once per group. Only the current group is
+    kept. Host arrays are never handed to a kernel (devices get copies), so
+    sharing them is safe.
     """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._group: tuple[Any, ...] | None = None
-        self._sets: dict[int, dict[str, Any]] = {}
+        self._inputs: dict[int, dict[str, np.ndarray]] = {}
+        self._refs: dict[int, dict[str, np.ndarray]] = {}
 
-    def host_inputs(self, spec: KernelSpec, params: dict[str, int], dtype: str, seed: int) -> dict[str, Any]:
+    def _enter(self, spec: KernelSpec, params: dict[str, int], dtype: str) -> None:
         group = (id(spec), spec.name, canonical_params(params), dtype)
+        if group != self._group:
+            self._group, self._inputs, self._refs = group, {}, {}
+
+    def host_inputs(self, spec: KernelSpec, params: dict[str, int], dtype: str, seed: int) -> dict[str, np.ndarray]:
         with self._lock:
-            if group != self._group:
-                self._group, self._sets = group, {}
-            if seed not in self._sets:
-                self._sets[seed] = make_host_inputs(spec, params, dtype, seed)
-            return self._sets[seed]
+            self._enter(spec, params, dtype)
+            if seed not in self._inputs:
+                self._inputs[seed] = make_host_inputs(spec, params, dtype, seed)
+            return self._inputs[seed]
+
+    def reference(self, spec: KernelSpec, params: dict[str, int], dtype: str, seed: int) -> dict[str, np.ndarray]:
+        with self._lock:
+            host = self.host_inputs(spec, params, dtype, seed)
+            if seed not in self._refs:
+                self._refs[seed] = reference_outputs(spec, host, params)
+            return self._refs[seed]
+
+
+class SharedInputCase(Case):
+    """A :class:`Case` whose seeded inputs and reference come from an :class:`InputCache`."""
+
+    def __init__(self, spec: KernelSpec, variant: Any, backend: Backend, params: dict[str, int], dtype: str,
+                 seed: int, cache: InputCache):
+        self._cache = cache
+        super().__init__(spec, variant, backend, params, dtype, seed)
+
+    def reseed(self, seed: int) -> None:
+        self.seed = seed
+        self.host_inputs = self._cache.host_inputs(self.spec, self.params, self.dtype, seed)
+        self.reference = self._cache.reference(self.spec, self.params, self.dtype, seed)
+        self.inputs = {k: to_device(self.backend, v, self.dtype) for k, v in self.host_inputs.items()}
 
 
 def rotation_inputs(case: Case, n: int, seed: int, cache: InputCache | None) -> list[dict[str, Any]]:
@@ -201,7 +231,8 @@ def _measure(cell: Cell, config: TimingConfig, row: dict[str, Any], notes: list[
     row.update(flops=flops, bytes=nbytes, intensity=flops / nbytes if nbytes else None)
 
     t = time.perf_counter()
-    case = Case(spec, variant, backend, params, cell.dtype, seed=seed)
+    case = (Case(spec, variant, backend, params, cell.dtype, seed=seed) if inputs is None
+            else SharedInputCase(spec, variant, backend, params, cell.dtype, seed, inputs))
     row["setup_s"] = time.perf_counter() - t
     _deadline_check(deadline, cancel, "while building the variant and its inputs")
 

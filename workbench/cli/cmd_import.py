@@ -1,0 +1,24 @@
+"""``workbench import``: merge another machine's export into a results store."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("import", help="merge a results export (from `workbench export`) into a store",
+                       description="Adds runs, environments, results and peaks that the store does not have yet; "
+                                   "importing the same file twice adds nothing.")
+    p.add_argument("file", help="a workbench-results JSON export")
+    p.add_argument("--store", metavar="PATH", help="results store (default $WORKBENCH_STORE or "
+                                                   "./workbench-results.sqlite)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..store import Store
+
+    store = Store(args.store)
+    added = store.import_file(args.file)
+    print(f"imported {args.file} into {store.path}: " + ", ".join(f"{v} new {k}" for k, v in added.items()))
+    return 0

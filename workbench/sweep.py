@@ -1,0 +1,315 @@
+"""Sweeps: the product of axes (kernel × variant × backend × dtype × size × mode × cache), run cell by cell.
+
+A :class:`SweepSpec` is pure description and JSON-serialisable, so a run
+stores the spec it was started with and ``--resume`` can rebuild the same
+cells from it. :func:`run_sweep` measures the cells that a run does not have
+yet, storing each row as it finishes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
+
+from .backends import registry as backend_registry
+from .backends.base import Backend
+from .catalog import registry as catalog
+from .catalog.spec import MODES, KernelSpec, Variant
+from .dtypes import check_dtype
+from .harness.cell import NO_VARIANT, Cell, CellWorker, InputCache, execute_cell
+from .harness.timer import CACHE_MODES, TimingConfig
+from .store import Store, current_environment, open_store
+
+log = logging.getLogger(__name__)
+
+#: A size given positionally (axes in the spec's order) or by axis name.
+SizeEntry = Mapping[str, int] | Sequence[int]
+
+
+@dataclass
+class SweepSpec:
+    """What to measure and how hard to try. ``None`` means "all" for kernels, variants and backends."""
+
+    kernels: Sequence[str] | None = None
+    variants: Sequence[str] | None = None
+    backends: Sequence[str] | None = None
+    dtypes: Sequence[str] = ("float32",)
+    #: None: each kernel's "quick" sizes; a name: that size list of each spec; or explicit sizes.
+    sizes: str | Sequence[SizeEntry] | None = None
+    modes: Sequence[str] = ("eager", "fused")
+    cache: str | Sequence[str] = "hot"
+    budget_s: float = 0.5
+    timeout_s: float = 60.0
+    #: LLM shapes (batch, seq, hidden, intermediate, ...); each spec maps them with ``llm_params``.
+    llm_shapes: Sequence[Mapping[str, Any]] | None = None
+    warmup_s: float = 0.1
+    target_spread: float = 0.02
+    min_samples: int = 5
+    max_samples: int = 1000
+    n_inputs: int = 3
+    seed: int = 0
+    suite: str | None = None
+
+    # -- serialisation ------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        def plain(v: Any) -> Any:
+            if isinstance(v, Mapping):
+                return {k: plain(x) for k, x in v.items()}
+            if isinstance(v, (list, tuple)):
+                return [plain(x) for x in v]
+            return v
+        return {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "SweepSpec":
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def timing_config(self, cache: str = "hot") -> TimingConfig:
+        return TimingConfig(warmup_s=self.warmup_s, target_spread=self.target_spread,
+                            min_samples=self.min_samples, max_samples=self.max_samples, budget_s=self.budget_s,
+                            cache=cache, n_inputs=self.n_inputs)
+
+    # -- cells --------------------------------------------------------------
+    def caches(self) -> list[str]:
+        caches = [self.cache] if isinstance(self.cache, str) else list(self.cache)
+        for c in caches:
+            if c not in CACHE_MODES:
+                raise ValueError(f"unknown cache mode {c!r}; valid cache modes: {', '.join(CACHE_MODES)}")
+        return caches
+
+    def cells(self) -> list[Cell]:
+        """Every cell of the sweep, grouped so cells sharing inputs are neighbours.
+
+        Variants are matched to backends by runtime. Cells that cannot run (a dtype
+        the variant or backend lacks; a variant named together with a backend of
+        another runtime; a kernel with no variant for a backend the user named)
+        are kept as ``unsupported`` so reports say why — but only for the backends
+        selected, never for every backend known.
+        """
+        for d in self.dtypes:
+            check_dtype(d)
+        for m in self.modes:
+            if m not in MODES:
+                raise ValueError(f"unknown mode {m!r}; valid modes: {', '.join(MODES)}")
+        caches = self.caches()
+        specs = self._kernel_specs()
+        backends = self._backends()
+        chosen = self._variants(specs)
+        cells: list[Cell] = []
+        for spec in specs:
+            sizes = self._sizes_for(spec)
+            variants = chosen[spec.name]
+            if not sizes or (self.variants is not None and not variants):
+                continue
+            for dtype in self.dtypes:
+                for params in sizes:
+                    for backend in backends:
+                        cells += self._cells_for(spec, variants, backend, dtype, params, caches,
+                                                 first_size=params is sizes[0])
+        return cells
+
+    def _kernel_specs(self) -> list[KernelSpec]:
+        names = list(self.kernels) if self.kernels is not None else sorted(catalog.kernels())
+        return [catalog.get_kernel(n) for n in names]
+
+    def _backends(self) -> list[Backend]:
+        if self.backends is None:
+            return [backend_registry.get(n) for n in backend_registry.available_backends()]
+        out: list[Backend] = []
+        for name in self.backends:
+            b = backend_registry.get(name)
+            probe = b.probe()
+            if not probe.available:
+                raise ValueError(f"backend {b.name!r} is unavailable here: {probe.reason}; available backends: "
+                                 f"{', '.join(backend_registry.available_backends())}")
+            if b not in out:
+                out.append(b)
+        return out
+
+    def _variants(self, specs: list[KernelSpec]) -> dict[str, list[Variant]]:
+        out: dict[str, list[Variant]] = {}
+        for spec in specs:
+            vs = catalog.variants(spec.name)
+            if self.variants is None:
+                out[spec.name] = [v for v in vs.values() if v.mode in self.modes]
+            else:  # named variants run whatever their mode
+                out[spec.name] = [vs[n] for n in self.variants if n in vs]
+        if self.variants is not None:
+            known = {n for spec in specs for n in catalog.variants(spec.name)}
+            unknown = [n for n in self.variants if n not in known]
+            if unknown:
+                raise ValueError(f"unknown variant(s) {', '.join(unknown)} for kernel(s) "
+                                 f"{', '.join(s.name for s in specs)}; valid variants: {', '.join(sorted(known))}")
+        return out
+
+    def _sizes_for(self, spec: KernelSpec) -> list[dict[str, int]]:
+        if self.llm_shapes is not None:
+            found: list[dict[str, int]] = []
+            for shape in self.llm_shapes:
+                p = spec.llm_params(shape) if spec.llm_params else None
+                if p is not None:
+                    p = spec.validate_params(p)
+                    if p not in found:
+                        found.append(p)
+            return found
+        if self.sizes is None or isinstance(self.sizes, str):
+            name = self.sizes or "quick"
+            lists = spec.sizes.get(name) or spec.sizes.get("quick") or []
+            return [spec.validate_params(p) for p in lists]
+        return _match_sizes(spec, self.sizes, explicit_kernel=self.kernels is not None)
+
+    def _cells_for(self, spec: KernelSpec, variants: list[Variant], backend: Backend, dtype: str,
+                   params: dict[str, int], caches: list[str], first_size: bool) -> list[Cell]:
+        matched = [v for v in variants if backend.runtime in v.runtimes]
+        if self.variants is not None:
+            matched = variants  # named variants meet every selected backend; mismatches say so
+        out = []
+        if not matched and self.backends is not None and first_size:
+            reason = (f"kernel {spec.name!r} has no {'selected ' if self.variants is not None else ''}variant "
+                      f"for runtime {backend.runtime!r}")
+            return [Cell.make(spec.name, NO_VARIANT, backend.name, dtype, params, "eager", c, reason)
+                    for c in caches]
+        for v in matched:
+            reason = v.unsupported_reason(backend, dtype)
+            for c in caches:
+                out.append(Cell.make(spec.name, v.name, backend.name, dtype, params, v.mode, c, reason))
+        return out
+
+
+def _match_sizes(spec: KernelSpec, sizes: Sequence[SizeEntry], explicit_kernel: bool) -> list[dict[str, int]]:
+    """Sizes that fit ``spec``: dicts with exactly its axes, or tuples of its arity (axes in spec order)."""
+    out: list[dict[str, int]] = []
+    for s in sizes:
+        if isinstance(s, Mapping):
+            if set(s) != set(spec.axes):
+                continue
+            p = spec.validate_params(s)
+        else:
+            vals = [int(x) for x in (s if isinstance(s, (list, tuple)) else [s])]
+            if len(vals) != len(spec.axes):
+                continue
+            p = spec.validate_params(dict(zip(spec.axes, vals)))
+        if p not in out:
+            out.append(p)
+    if not out and explicit_kernel:
+        example = "x".join(["1024"] * len(spec.axes))
+        raise ValueError(f"none of the sizes given fits kernel {spec.name!r}, which takes "
+                         f"{len(spec.axes)} size(s) {spec.axes} (e.g. --sizes {example})")
+    return out
+
+
+@dataclass
+class SweepOutcome:
+    run_id: str
+    store: Store
+    #: Rows measured by this call (a resumed run's earlier rows are in the store).
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    interrupted: bool = False
+    wall_s: float = 0.0
+
+    def results(self) -> pd.DataFrame:
+        """Every row of the run, including those from before a resume."""
+        return self.store.results([self.run_id])
+
+
+def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: str | None = None,
+              resume_run_id: str | None = None,
+              on_cell: Callable[[dict[str, Any], int, int], None] | None = None,
+              should_stop: Callable[[], bool] | None = None, progress: bool = True,
+              argv: Sequence[str] | None = None) -> SweepOutcome:
+    """Measure every cell of ``spec`` (or, with ``resume_run_id``, the cells that run is missing).
+
+    Rows are committed to the store one by one. Ctrl-C, or ``should_stop()``
+    returning True between cells, ends the sweep early with ``interrupted=True``;
+    finished rows are kept and the run can be resumed. ``spec`` may be None when
+    resuming: the run's stored spec is used.
+    """
+    t0 = time.perf_counter()
+    st = open_store(store)
+    done: set[str] = set()
+    previous_wall = 0.0
+    if resume_run_id is not None:
+        run = st.run(resume_run_id)
+        if spec is None:
+            if not run.get("spec"):
+                raise ValueError(f"run {resume_run_id!r} has no stored sweep spec to resume from")
+            spec = SweepSpec.from_dict(run["spec"])
+        done = st.cell_keys(resume_run_id)
+        previous_wall = float(run.get("wall_s") or 0.0)
+    if spec is None:
+        raise ValueError("run_sweep needs a SweepSpec (or resume_run_id of a stored run)")
+    all_cells = spec.cells()  # bad names raise here, before a run is created
+    if not all_cells:
+        raise ValueError("the sweep has no cells: no kernel, size, variant and backend combination matched")
+    env_id, env = current_environment()
+    st.add_environment(env_id, env)
+    if resume_run_id is not None:
+        run_id = resume_run_id
+        st.set_run_status(run_id, "running")
+    else:
+        run_id = st.new_run(name=name, suite=spec.suite, argv=list(argv if argv is not None else sys.argv),
+                            env_id=env_id, spec=spec.to_dict())
+    cells = [c for c in all_cells if c.key not in done]
+    outcome = SweepOutcome(run_id=run_id, store=st)
+    total = len(all_cells)
+    configs = {c: spec.timing_config(c) for c in spec.caches()}
+    peaks: dict[str, dict[tuple[str, str], float]] = {}
+    inputs = InputCache()
+    worker = CellWorker()
+    bar = _progress_bar(total, len(all_cells) - len(cells), progress)
+    try:
+        for i, cell in enumerate(cells):
+            if should_stop is not None and should_stop():
+                outcome.interrupted = True
+                break
+            index = total - len(cells) + i
+            if bar is not None:
+                bar.set_description_str(cell.label, refresh=True)
+            if cell.backend not in peaks:
+                peaks[cell.backend] = st.peak_values(env_id, cell.backend)
+            row = execute_cell(cell, configs[cell.cache], worker, timeout_s=spec.timeout_s, seed=spec.seed,
+                               inputs=inputs, peaks=peaks[cell.backend])
+            row.update(run_id=run_id, env_id=env_id)
+            st.record(row)
+            outcome.rows.append(row)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix_str(_postfix(row), refresh=False)
+            if on_cell is not None:
+                try:
+                    on_cell(row, index, total)
+                except Exception:  # noqa: BLE001 - a display problem must not stop the measurements
+                    log.exception("on_cell callback failed for %s", cell.label)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        worker.close()
+        if bar is not None:
+            bar.close()
+        outcome.wall_s = time.perf_counter() - t0
+        st.set_run_status(run_id, "interrupted" if outcome.interrupted else "finished",
+                          wall_s=previous_wall + outcome.wall_s)
+    return outcome
+
+
+def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, unit="cell", dynamic_ncols=True, leave=True)
+
+
+def _postfix(row: Mapping[str, Any]) -> str:
+    if row.get("status") != "ok":
+        return str(row.get("status"))
+    med = row.get("median_s")
+    return f"ok {med * 1e6:.1f} µs" if med else "ok"
+
