@@ -134,12 +134,13 @@ typedef unsigned long long lane_mask_t;
 
 
 def _math_macros(target: str, acc: str) -> str:
-    if target == "opencl" or acc == "double":
-        names = {m: m for m in _MATH}  # OpenCL builtins and CUDA's double names are overloaded/generic
-    else:
-        names = {m: m + "f" for m in _MATH}
-    return "".join(f"#define {m.upper()}(x{', y' if m in ('fmax', 'fmin') else ''}) "
-                   f"{names[m]}((x){', (y)' if m in ('fmax', 'fmin') else ''})\n" for m in _MATH)
+    """``EXP(x)`` etc. on acc_t: f-suffixed CUDA names for float, generic names for double and on OpenCL."""
+    suffix = "f" if target != "opencl" and acc == "float" else ""
+    lines = []
+    for m in _MATH:
+        params, args = ("x, y", "(x), (y)") if m in ("fmax", "fmin") else ("x", "(x)")
+        lines.append(f"#define {m.upper()}({params}) {m}{suffix}({args})")
+    return "\n".join(lines) + "\n"
 
 
 def _dtype_block(target: str, dtype: str) -> str:
