@@ -167,6 +167,11 @@ def test_opencl_contract():
         assert caps.compiles_device_code == (b.compile_error is None)
         if b.compile_error:  # honest about a device that lists itself but cannot build kernels
             assert b.probe().available and b.compile_error in b.probe().reason
+        else:  # and when it claims it can, a kernel really builds and runs on its queue
+            x = b.empty((64,), "float32")
+            src = "__kernel void one(__global float *x) { x[get_global_id(0)] = 1.0f; }"
+            cl.Program(b.ctx, src).build().one(b.queue, (64,), None, x.data)
+            assert (b.to_numpy(x) == 1).all()
         assert isinstance(b.empty((4,), "float32"), cla.Array)
         if b.device.type & cl.device_type.CPU:
             assert b.device_class == "cpu" and b.priority == 100

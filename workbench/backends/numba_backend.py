@@ -109,7 +109,7 @@ def _threading_layer() -> str:
     try:
         return numba.threading_layer()
     except ValueError:  # no parallel function has been compiled in this process yet
-        return f"{numba.config.THREADING_LAYER} (not chosen yet: no parallel kernel has run)"
+        return f"{numba.config.THREADING_LAYER} (not yet chosen)"
 
 
 def _thread_settings() -> dict[str, Any]:

@@ -200,6 +200,8 @@ class TorchBackend(Backend):
         caps = Capabilities(dtypes=self._dtypes, device_events=self.device_type != "cpu")
         if self.device_type == "cuda":
             props = torch.cuda.get_device_properties(0)
+            if props.major < 8 and not torch.version.hip:  # pre-Ampere: torch emulates bf16, slowly
+                caps.dtypes = tuple(d for d in caps.dtypes if d != "bfloat16")
             caps.warp_size = getattr(props, "warp_size", 64 if torch.version.hip else 32)
             caps.shared_memory_per_block = getattr(props, "shared_memory_per_block", None)
             caps.max_threads_per_block = getattr(props, "max_threads_per_block", 1024)
