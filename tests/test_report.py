@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from workbench.report import summary_table, write_report
-from workbench.report.exporters import EXPORT_FORMAT, md_table, resolve_run_ids
+from workbench.report.exporters import md_table, resolve_run_ids
+from workbench.store import EXPORT_FORMAT
 from workbench.report.sample_data import RECORD_COLUMNS, synthetic_results
 
 EVIL = "<script>alert(1)</script>"

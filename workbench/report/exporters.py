@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".json": "json", ".csv": "csv"}
-EXPORT_FORMAT = "kernel-workbench-export"
 
 # -- gathering ---------------------------------------------------------------------------------
 
@@ -210,13 +209,23 @@ def runs_table(data: ReportData) -> pd.DataFrame:
         if wall is None or (isinstance(wall, float) and math.isnan(wall)):
             wall = pd.to_numeric(rows.get("wall_s", pd.Series(dtype=float)), errors="coerce").sum()
         devices = ", ".join(str(d) for d in dict.fromkeys(rows.get("device", pd.Series(dtype=str)).dropna()))
-        out.append({"run": rid, "name": _text(rec.get("name") or rec.get("suite") or ""),
-                    "started": _text(rec.get("started_at") or (rows["started_at"].min() if "started_at" in rows
-                                                               and len(rows) else "")),
-                    "host": _text(rec.get("host") or ""), "devices": devices, "wall time": fmt_time(float(wall or 0)),
+        started = rec.get("created_at") or (rows["started_at"].dropna().min() if "started_at" in rows and len(rows)
+                                            else "")
+        out.append({"run": rid, "name": _text(rec.get("name") or rec.get("suite") or ""), "started": _text(started),
+                    "host": _host(data, rec, rows), "devices": devices, "wall time": fmt_time(float(wall or 0)),
                     "cells": len(rows),
                     "status": ", ".join(f"{k}: {v}" for k, v in status_counts(rows).items())})
     return pd.DataFrame(out, columns=["run", "name", "started", "host", "devices", "wall time", "cells", "status"])
+
+
+def _host(data: ReportData, run: dict[str, Any], rows: pd.DataFrame) -> str:
+    env_ids = [run.get("env_id")] + (list(dict.fromkeys(rows["env_id"].dropna())) if "env_id" in rows else [])
+    hosts = []
+    for e in dict.fromkeys(x for x in env_ids if x):
+        host = (data.environments.get(str(e)) or {}).get("host")
+        if isinstance(host, dict):
+            hosts.append(" ".join(str(host[k]) for k in ("hostname", "cpu_model") if host.get(k)))
+    return ", ".join(h for h in hosts if h)
 
 
 def _text(v: Any) -> str:
@@ -275,18 +284,43 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def environment_sections(envs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each environment record flattened to (section, key, value) text rows."""
+    """Each environment record flattened to (section, key, value) text rows.
+
+    Dicts give one row per key; lists of records (backends, thread pools) one
+    row per item, named by its ``name`` and summarised as ``key=value`` pairs.
+    """
     out = []
     for env_id, rec in envs.items():
-        rows = []
+        rows: list[tuple[str, str, str]] = []
         for section, value in (rec or {}).items():
             if isinstance(value, dict):
-                for k, v in value.items():
-                    rows.append((str(section), str(k), v if isinstance(v, str) else json.dumps(v, default=str)))
+                rows += [(str(section), str(k), _scalar_text(v)) for k, v in value.items()]
+            elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
+                for i, item in enumerate(value):
+                    name = item.get("name") or item.get("user_api") or item.get("filepath") or str(i)
+                    rows.append((str(section), str(name), _pairs(item)))
             else:
-                rows.append((str(section), "", value if isinstance(value, str) else json.dumps(value, default=str)))
+                rows.append((str(section), "", _scalar_text(value)))
         out.append({"env_id": env_id, "rows": rows})
     return out
+
+
+def _scalar_text(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v, default=str)
+
+
+def _pairs(item: dict[str, Any], prefix: str = "") -> str:
+    parts = []
+    for k, v in item.items():
+        if k == "name" and not prefix or v is None or v == "" or v == {} or v == []:
+            continue
+        if isinstance(v, dict):
+            inner = _pairs(v, f"{prefix}{k}.")
+            if inner:
+                parts.append(inner)
+        else:
+            parts.append(f"{prefix}{k}={v if isinstance(v, str) else json.dumps(v, default=str)}")
+    return "; ".join(parts)
 
 
 # -- renderers ----------------------------------------------------------------------------------
@@ -351,10 +385,22 @@ def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None
 
 
 def export_payload(data: ReportData) -> dict[str, Any]:
-    """The interchange document: results + runs + environments + peaks (JSON-safe)."""
-    return {"format": EXPORT_FORMAT, "version": 1,
-            "results": _json_records(data.df), "runs": _json_records(data.runs),
-            "environments": data.environments, "peaks": _json_records(data.peaks)}
+    """Rows without a store, in the store's export format (``Store.import_file`` reads it back)."""
+    from ..store import EXPORT_FORMAT, EXPORT_VERSION, now_iso
+
+    runs = _json_records(data.runs)
+    known = {r.get("run_id") for r in runs}
+    for rid in data.run_ids:  # bare rows: minimal run records so the import lists the runs
+        if rid not in known:
+            rows = data.df[data.df["run_id"] == rid] if "run_id" in data.df else data.df
+            started = rows["started_at"].dropna().min() if "started_at" in rows and len(rows) else None
+            env = rows["env_id"].dropna().iloc[0] if "env_id" in rows and rows["env_id"].notna().any() else None
+            runs.append({"run_id": rid, "created_at": started, "env_id": env, "status": "finished",
+                         "name": None, "suite": None, "argv": None, "spec": None, "wall_s": None})
+    results = [{k: v for k, v in r.items()} for r in _json_records(data.df)]
+    return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "exported_at": now_iso(),
+            "runs": runs, "environments": [{"env_id": k, "record": v} for k, v in data.environments.items()],
+            "results": results, "peaks": _json_records(data.peaks)}
 
 
 def _json_records(df: pd.DataFrame) -> list[dict[str, Any]]:

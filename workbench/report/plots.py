@@ -51,7 +51,7 @@ def resolve_metric(metric: str) -> str:
 def new_figure(n_axes: int = 1, width: float = 6.4, height: float = 4.0) -> tuple[Figure, list[Axes]]:
     cols = 1 if n_axes == 1 else 2
     rows = (n_axes + cols - 1) // cols
-    fig = Figure(figsize=(width * cols, height * rows), layout="constrained")
+    fig = Figure(figsize=(width * cols, height * rows))  # fixed margins (see finish): layout engines cost 2-3x
     axes = [fig.add_subplot(rows, cols, i + 1) for i in range(n_axes)]
     return fig, axes
 
@@ -96,15 +96,30 @@ def _log_if_wide(ax: Axes, x: Iterable[float], y: Iterable[float] | None = None)
             setter("log")
 
 
-def note_excluded(fig: Figure, bad: pd.DataFrame) -> None:
-    """List the rows left out of the figure (status and reason) under the axes."""
-    if bad.empty:
-        return
+def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True) -> Figure:
+    """List the rows left out of the figure (status and reason) under the axes, and set the margins.
+
+    ``layout`` False leaves the size and margins of a figure the caller made (``ax=`` given) alone.
+    """
     lines = [f"{r.get('kernel')}: {r.get('variant')} @ {r.get('backend')} {r.get('size_label') or ''} "
              f"— {r.get('status')}: {str(r.get('message') or '')[:70]}" for _, r in bad.head(MAX_LISTED).iterrows()]
     if len(bad) > MAX_LISTED:
         lines.append(f"... and {len(bad) - MAX_LISTED} more")
-    fig.supxlabel("not plotted: " + "\n".join(lines), fontsize=7, color="#a33", ha="left", x=0.01)
+    w, h = fig.get_size_inches()
+    note_h = 0.13 * (len(lines) + 1) if lines else 0.0
+    if not layout:
+        if lines:
+            fig.text(0.01, 0.01, "not plotted: " + "\n".join(lines), fontsize=7, color="#a33", va="bottom")
+        return fig
+    if lines:
+        fig.set_size_inches(w, h + note_h)
+        h += note_h
+        fig.supxlabel("not plotted: " + "\n".join(lines), fontsize=7, color="#a33", ha="left", x=0.01, y=0.01,
+                      va="bottom")
+    # margins in inches, so panels keep their size whatever the note adds
+    fig.subplots_adjust(left=0.85 / w, right=1 - 0.15 / w,
+                        top=1 - 0.35 / h, bottom=(0.55 + note_h) / h, wspace=0.25, hspace=0.45)
+    return fig
 
 
 def _kernels(df: pd.DataFrame) -> list[str]:
@@ -136,8 +151,7 @@ def plot_metric(df: pd.DataFrame, metric: str = "median_s", *, baseline: Any = N
     for a, kernel in zip(axes, kernels):
         _draw_metric(a, _for_kernel(ok, kernel), metric, bands)
         a.set_title(title or (f"{kernel}: {METRIC_LABELS[metric]}" if kernel else METRIC_LABELS[metric]))
-    note_excluded(fig, bad)
-    return fig
+    return finish(fig, bad, layout=ax is None)
 
 
 def _draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool) -> None:
@@ -156,7 +170,7 @@ def _draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool) -> None:
         if band is not None:
             ax.fill_between(g["size"], band[0], band[1], color=line.get_color(), alpha=0.2, linewidth=0)
     _log_if_wide(ax, ok["size"], ok[metric] if not metric.startswith("pct") else None)
-    ax.grid(True, which="both", alpha=0.3)
+    ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
 
 
@@ -220,8 +234,7 @@ def plot_speedup(df: pd.DataFrame, baseline: Any = None, *, ax: Axes | None = No
         t = table if table is None else _for_kernel(table, kernel)
         _draw_speedup(a, t)
         a.set_title(title or (f"{kernel}: speed-up" if kernel else "speed-up"))
-    note_excluded(fig, bad)
-    return fig
+    return finish(fig, bad, layout=ax is None)
 
 
 def _draw_speedup(ax: Axes, t: pd.DataFrame | None) -> None:
@@ -242,8 +255,11 @@ def _draw_speedup(ax: Axes, t: pd.DataFrame | None) -> None:
         base = f"{g['baseline_variant'].iloc[0]} @ {g['baseline_backend'].iloc[0]}"
         ax.errorbar(g["size"], s, yerr=[lo, hi], marker="o", ms=3, capsize=3,
                     label=f"{series_label(key, cols)} vs {base}")
-    _log_if_wide(ax, t["size"], t["speedup"])
-    ax.grid(True, which="both", alpha=0.3)
+    _log_if_wide(ax, t["size"], None)
+    ratios = np.append(t["speedup"].to_numpy(float), 1.0)
+    if ratios.min() > 0 and ratios.max() / ratios.min() > 4:  # ratios read best on a log scale
+        ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
     if len(t):
         ax.legend(fontsize=7)
 
@@ -251,21 +267,40 @@ def _draw_speedup(ax: Axes, t: pd.DataFrame | None) -> None:
 # -- roofline ---------------------------------------------------------------------------------
 
 def normalize_peaks(peaks: pd.DataFrame | None) -> pd.DataFrame:
-    """Measured ceilings as columns backend, dtype, gbps, gflops (whatever the store called them)."""
-    cols = ["backend", "dtype", "gbps", "gflops"]
+    """Measured ceilings as wide columns env_id, backend, dtype, gbps, gflops.
+
+    Accepts the store's long table (``metric`` = ``bandwidth_gbps`` / ``gflops``,
+    ``value``) or an already wide one.
+    """
+    cols = ["env_id", "backend", "dtype", "gbps", "gflops"]
     if peaks is None or len(peaks) == 0:
         return pd.DataFrame(columns=cols)
     p = peaks.copy()
+    if "metric" in p and "value" in p:  # the store's long form
+        idx = [c for c in ("env_id", "backend", "dtype") if c in p]
+        p = p.pivot_table(index=idx, columns="metric", values="value", aggfunc="max").reset_index()
+        p.columns.name = None
     renames = {"bandwidth_gbps": "gbps", "bw_gbps": "gbps", "mem_bw_gbps": "gbps", "peak_gbps": "gbps",
                "compute_gflops": "gflops", "peak_gflops": "gflops"}
     p = p.rename(columns={k: v for k, v in renames.items() if k in p and v not in p})
-    if "metric" in p and "value" in p and not {"gbps", "gflops"} & set(p.columns):  # long form
-        idx = [c for c in ("backend", "dtype") if c in p]
-        p = p.pivot_table(index=idx, columns="metric", values="value", aggfunc="max").reset_index()
     for c in cols:
         if c not in p:
             p[c] = np.nan
     return p[cols]
+
+
+def roof_for(table: pd.DataFrame, backend: str, dtypes: set[str], env_ids: set[str] | None = None
+             ) -> tuple[float | None, float | None]:
+    """(GB/s, GFLOP/s) ceilings of one backend: best bandwidth probed in any dtype, compute in the rows' dtypes."""
+    rows = table[table["backend"] == backend]
+    if env_ids and rows["env_id"].notna().any():
+        rows = rows[rows["env_id"].isin(env_ids)]
+    if rows.empty:
+        return None, None
+    bw = pd.to_numeric(rows["gbps"], errors="coerce").max()
+    fl_rows = rows[rows["dtype"].isin(dtypes) | rows["dtype"].isna()] if dtypes else rows
+    fl = pd.to_numeric(fl_rows["gflops"], errors="coerce").max()
+    return (float(bw) if pd.notna(bw) else None), (float(fl) if pd.notna(fl) else None)
 
 
 def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Axes | None = None,
@@ -290,12 +325,11 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
     x = np.logspace(np.log10(max(xs.min() / 4, 1e-3)), np.log10(xs.max() * 4), 100)
     table = normalize_peaks(peaks)
     dtypes = set(ok["dtype"]) if len(ok) and "dtype" in ok else set()
+    env_ids = set(ok["env_id"].dropna()) if len(ok) and "env_id" in ok else None
     for i, backend in enumerate(list(dict.fromkeys(ok["backend"])) if len(ok) else []):
-        rows = table[(table["backend"] == backend) & (table["dtype"].isna() | table["dtype"].isin(dtypes))]
-        if rows.empty:
-            continue
-        bw, fl = rows["gbps"].max(), rows["gflops"].max()
-        _draw_roof(a, x, bw, fl, f"{backend} measured", "-", ROOF_COLORS[i % len(ROOF_COLORS)])
+        bw, fl = roof_for(table, backend, dtypes, env_ids)
+        if bw or fl:
+            _draw_roof(a, x, bw, fl, f"{backend} measured", "-", ROOF_COLORS[i % len(ROOF_COLORS)])
     if published and len(ok) and "device" in ok:
         from ..datasets import published_peak
 
@@ -312,11 +346,10 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
     if table.empty:
         a.text(0.02, 0.98, "no measured peaks (run `workbench peaks`)", ha="left", va="top", fontsize=7,
                transform=a.transAxes, color="#777")
-    a.grid(True, which="both", alpha=0.3)
+    a.grid(True, alpha=0.3)
     if a.get_legend_handles_labels()[0]:
         a.legend(fontsize=7)
-    note_excluded(fig, bad)
-    return fig
+    return finish(fig, bad, layout=ax is None)
 
 
 def _draw_roof(ax: Axes, x: np.ndarray, bw: float | None, flops: float | None, label: str, ls: str,
@@ -357,7 +390,6 @@ def plot_memory(df: pd.DataFrame, *, ax: Axes | None = None, title: str | None =
             a.plot(g["size"], g["peak_mem_bytes"], marker="s", ms=3,
                    label=series_label(key, cols) + (f" [{method}]" if method else ""))
         _log_if_wide(a, k["size"], pd.to_numeric(k["peak_mem_bytes"], errors="coerce"))
-        a.grid(True, which="both", alpha=0.3)
+        a.grid(True, alpha=0.3)
         a.legend(fontsize=7)
-    note_excluded(fig, bad)
-    return fig
+    return finish(fig, bad, layout=ax is None)

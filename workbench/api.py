@@ -1,0 +1,178 @@
+"""The one-call notebook entry point: ``workbench.compare(kernel="softmax")`` -> :class:`Results`.
+
+``compare`` describes a sweep (:class:`workbench.sweep.SweepSpec`), runs it
+with :func:`workbench.sweep.run_sweep` (which stores every row as it
+finishes) and wraps what came out in :class:`Results`: the tidy rows plus the
+tables, plots and exports that read them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import pandas as pd
+
+
+class Results:
+    """Tidy measurement rows of one or more runs, with tables, plots and exports.
+
+    ``df`` follows ``docs/measurement-record.md``. Built by :func:`compare`, or
+    from rows already stored with :meth:`from_store`.
+    """
+
+    def __init__(self, df: pd.DataFrame, run_ids: Sequence[str] | None = None, store: Any = None,
+                 interrupted: bool = False, wall_s: float | None = None) -> None:
+        self.df = df.reset_index(drop=True)
+        ids = list(run_ids) if run_ids is not None else (
+            [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else [])
+        self.run_ids: list[str] = ids
+        self.store = store
+        self.interrupted = interrupted
+        self.wall_s = wall_s
+
+    @classmethod
+    def from_store(cls, store: Any, run_ids: str | Iterable[str] | None = None) -> "Results":
+        """Rows of ``run_ids`` (a list, one id, ``"latest"``, or None for every run) from a store or its path."""
+        from .report.exporters import resolve_run_ids
+
+        store = open_store(store)
+        ids = resolve_run_ids(store, run_ids)
+        df = store.results(run_ids=ids)
+        return cls(df, ids, store)
+
+    @property
+    def run_id(self) -> str | None:
+        """The run's id (the last one when these results span several runs)."""
+        return self.run_ids[-1] if self.run_ids else None
+
+    # -- tables -------------------------------------------------------------
+    def summary(self) -> pd.DataFrame:
+        """One formatted line per cell: status, median ± IQR, GB/s, GFLOP/s, % of peak, memory, error."""
+        from .report.exporters import summary_table
+
+        return summary_table(self.df)
+
+    def speedup(self, baseline: Any = None) -> pd.DataFrame:
+        """Speed-up of every ok cell against ``baseline`` ("variant", "variant @ backend", or a dict;
+        default: the kernel's library variant), with bootstrap CI, p-value and verdict."""
+        from .report.plots import parse_baseline
+        from .stats_compare import speedup_vs_baseline
+
+        variant, backend = parse_baseline(baseline)
+        return speedup_vs_baseline(self.df, baseline_variant=variant, baseline_backend=backend)
+
+    def failures(self) -> pd.DataFrame:
+        """Cells that did not pass, with their status and reason."""
+        from .report.exporters import failures_table
+
+        return failures_table(self.df)
+
+    # -- plots --------------------------------------------------------------
+    def plot(self, metric: str = "median_s", kind: str = "line", baseline: Any = None, **kw: Any) -> Any:
+        """A matplotlib Figure: ``kind`` "line" (``metric`` vs size), "speedup", "roofline" or "memory"."""
+        from .report import plots
+
+        if kind == "line":
+            return plots.plot_metric(self.df, metric, baseline=baseline, **kw)
+        if kind == "speedup":
+            return plots.plot_speedup(self.df, baseline=baseline, **kw)
+        if kind == "roofline":
+            return plots.plot_roofline(self.df, self._peaks(), **kw)
+        if kind == "memory":
+            return plots.plot_memory(self.df, **kw)
+        raise ValueError(f"unknown plot kind {kind!r}; valid kinds: line, speedup, roofline, memory")
+
+    def _peaks(self) -> pd.DataFrame | None:
+        from .report.exporters import _store_peaks
+
+        return _store_peaks(self.store) if self.store is not None else None
+
+    # -- exports ------------------------------------------------------------
+    def _source(self) -> Any:
+        return self.store if self.store is not None else self.df
+
+    def write(self, path: str | os.PathLike, format: str | None = None, **kw: Any) -> Path:  # noqa: A002
+        from .report.exporters import write_report
+
+        return write_report(self._source(), self.run_ids or None, path, format=format, **kw)
+
+    def to_html(self, path: str | os.PathLike, **kw: Any) -> Path:
+        """One self-contained HTML file (figures embedded, nothing fetched from anywhere)."""
+        return self.write(path, "html", **kw)
+
+    def to_markdown(self, path: str | os.PathLike, **kw: Any) -> Path:
+        return self.write(path, "md", **kw)
+
+    def to_csv(self, path: str | os.PathLike) -> Path:
+        return self.write(path, "csv")
+
+    def to_json(self, path: str | os.PathLike) -> Path:
+        """The store's export format: another machine can ``workbench import`` it."""
+        return self.write(path, "json")
+
+    # -- display ------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.df)
+
+    def __repr__(self) -> str:
+        counts = self.df["status"].value_counts().to_dict() if "status" in self.df else {}
+        status = ", ".join(f"{k} {v}" for k, v in counts.items()) or "no cells"
+        extra = " (interrupted)" if self.interrupted else ""
+        return f"<Results {', '.join(self.run_ids) or '(no run)'}: {len(self.df)} cells, {status}{extra}>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        table = self.summary().to_html(index=False, border=0, na_rep="")  # DataFrame.to_html escapes cells
+        return f"<p>{html.escape(repr(self))}</p>{table}"
+
+
+def open_store(store: Any) -> Any:
+    """A store from a store object, a path, or None (``$WORKBENCH_STORE`` or ./workbench-results.sqlite)."""
+    if store is not None and not isinstance(store, (str, os.PathLike)):
+        return store
+    from .store import open_store as _open
+
+    return _open(store)
+
+
+def _as_list(x: Any) -> list[Any] | None:
+    if x is None:
+        return None
+    return [x] if isinstance(x, str) else list(x)
+
+
+def compare(kernel: str | None = None, variants: str | Iterable[str] | None = None,
+            backends: str | Iterable[str] | None = None, sizes: Any = None, dtype: str = "float32",
+            mode: str | Iterable[str] | None = None, cache: str = "hot", budget_s: float | None = None,
+            store: Any = None, progress: bool = True, name: str | None = None, **spec_kw: Any) -> Results:
+    """Benchmark the variants of one kernel across backends and sizes; returns :class:`Results`.
+
+    ``variants`` and ``backends`` default to everything that applies, ``mode``
+    to the sweep's default (eager and fused; ask for ``mode="compiled"`` or a
+    list to include ``torch.compile``-style variants, whose first call compiles);
+    named ``variants`` run whatever their mode. ``sizes`` to the kernel's "quick" list
+    (or a size-list name, ints for one-axis kernels, tuples in axis order, or
+    parameter dicts). ``budget_s`` is the timing budget per cell; other
+    :class:`~workbench.sweep.SweepSpec` fields (``timeout_s``, ``min_samples``,
+    ``seed`` ...) pass through ``spec_kw``.
+    Every row is stored as it finishes (``store``: a Store, a path, or the
+    default store), so an interrupted call loses nothing.
+    """
+    from .sweep import SweepSpec, run_sweep
+
+    if not kernel:
+        from .catalog import kernels
+
+        raise ValueError(f"compare() needs kernel=...; valid kernels: {', '.join(sorted(kernels()))}")
+    if isinstance(sizes, (int, dict)):
+        sizes = [sizes]
+    fields: dict[str, Any] = {"kernels": [kernel], "variants": _as_list(variants), "backends": _as_list(backends),
+                              "dtypes": [dtype], "sizes": sizes, "modes": _as_list(mode),
+                              "cache": cache, "budget_s": budget_s, **spec_kw}
+    spec = SweepSpec(**{k: v for k, v in fields.items() if v is not None})
+    outcome = run_sweep(spec, store=open_store(store), name=name or f"compare {kernel}", progress=progress)
+    return Results(outcome.results(), [outcome.run_id], outcome.store, interrupted=outcome.interrupted,
+                   wall_s=outcome.wall_s)
