@@ -15,7 +15,7 @@ portable_variant("rmsnorm_residual", "portable-fused", HERE / "rmsnorm_residual.
                  description="one block per row writes residual_out and normalises it in the same kernel")
 
 portable_variant("rmsnorm_residual", "portable-unfused", HERE / "rmsnorm_residual.cu",
-                 [grid_stride("vector_add", ("x", "residual", "residual_out", "n"), n=lambda s: s["n"]),
+                 [grid_stride("vector_add", ("x", "residual", "residual_out", "n")),
                   per_row("rmsnorm_rows", ("residual_out", "weight", "out", "rows", "cols"))],
                  defines={"EPS": repr(EPS)}, derived={"n": lambda s: s["rows"] * s["cols"]},
                  description="two launches: the vector_add kernel writes residual_out, the rmsnorm kernel reads it")

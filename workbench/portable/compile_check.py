@@ -345,8 +345,8 @@ def run_check(units: list[Unit], archs: Iterable[str], compiler: Compiler, *, dt
 
 # -- output ------------------------------------------------------------------------------------------
 
-_COLUMNS = (("file", 36), ("kernel", 24), ("arch", 6), ("dtype", 8), ("regs", 5), ("spill st/ld", 11),
-            ("smem", 6), ("stack", 6), ("shared", 7), ("status", 0))
+_COLUMNS = (("file", 44), ("kernel", 22), ("arch", 5), ("dtype", 7), ("regs", 4), ("spill st/ld", 11),
+            ("smem", 5), ("stack", 5), ("shared", 6), ("status", 0))
 
 
 def _cells(row: KernelRow) -> list[str]:
