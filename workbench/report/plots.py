@@ -322,7 +322,8 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
     ok = ok.dropna(subset=["intensity", "gflops"]) if len(ok) else ok
     ok = ok[(ok["intensity"] > 0) & (ok["gflops"] > 0)] if len(ok) else ok
     xs = ok["intensity"].to_numpy(float) if len(ok) else np.array([0.1, 10.0])
-    x = np.logspace(np.log10(max(xs.min() / 4, 1e-3)), np.log10(xs.max() * 4), 100)
+    # at least two decades either way, so the ridge point and a narrow cloud of points both show
+    x = np.logspace(np.log10(max(xs.min() / 10, 1e-4)), np.log10(xs.max() * 10), 100)
     table = normalize_peaks(peaks)
     dtypes = set(ok["dtype"]) if len(ok) and "dtype" in ok else set()
     env_ids = set(ok["env_id"].dropna()) if len(ok) and "env_id" in ok else None
@@ -343,6 +344,11 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
             a.scatter(g["intensity"], g["gflops"], s=18, label=series_label(key, cols), zorder=3)
     else:
         a.text(0.5, 0.5, "no ok rows with intensity and GFLOP/s", ha="center", va="center", transform=a.transAxes)
+    if len(ok):
+        tops = [ln.get_ydata().max() for ln in a.lines] + [ok["gflops"].max()]
+        hi = max(tops) * 3
+        a.set_ylim(min(ok["gflops"].min() / 10, hi / 1000), hi)
+        a.set_xlim(x[0], x[-1])
     if table.empty:
         a.text(0.02, 0.98, "no measured peaks (run `workbench peaks`)", ha="left", va="top", fontsize=7,
                transform=a.transAxes, color="#777")
