@@ -117,6 +117,12 @@ class OpenCLBackend(Backend):
         return self._queue
 
     # -- discovery -------------------------------------------------------
+    @property
+    def priority(self) -> int:
+        """A device whose compiler fails ranks after every device that builds kernels."""
+        self.probe()
+        return super().priority + (50 if self.compile_error else 0)
+
     def probe(self) -> Probe:
         if self._probe is None:
             self._probe = self._probe_uncached()
