@@ -23,7 +23,7 @@ from .backends import registry as backend_registry
 from .backends.base import Backend
 from .catalog import registry as catalog
 from .catalog.spec import Variant
-from .harness.cell import Cell, CellWorker, execute_cell
+from .harness.cell import Cell, CellWorker, execute_cell, prepare_backend
 from .harness.throughput import BANDWIDTH, FLOPS
 from .harness.timer import TimingConfig
 from .store import Store, current_environment, open_store
@@ -72,6 +72,7 @@ def _gemm_size(backend: Backend, variant: Variant) -> int:
 
 def measure_backend(backend: Backend, worker: CellWorker) -> list[Peak]:
     out: list[Peak] = []
+    prepare_backend(backend.name)
     n = _stream_elements(backend)
     best: dict[str, Any] | None = None
     tried = []

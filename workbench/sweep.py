@@ -22,7 +22,7 @@ from .backends.base import Backend
 from .catalog import registry as catalog
 from .catalog.spec import MODES, KernelSpec, Variant
 from .dtypes import check_dtype
-from .harness.cell import NO_VARIANT, Cell, CellWorker, InputCache, execute_cell
+from .harness.cell import NO_VARIANT, Cell, CellWorker, InputCache, execute_cell, prepare_backend
 from .harness.timer import CACHE_MODES, TimingConfig
 from .store import Store, current_environment, open_store
 
@@ -273,6 +273,7 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
             if bar is not None:
                 bar.set_description_str(cell.label, refresh=True)
             if cell.backend not in peaks:
+                prepare_backend(cell.backend)
                 peaks[cell.backend] = st.peak_values(env_id, cell.backend)
             row = execute_cell(cell, configs[cell.cache], worker, timeout_s=spec.timeout_s, seed=spec.seed,
                                inputs=inputs, peaks=peaks[cell.backend])

@@ -285,6 +285,21 @@ def _measure(cell: Cell, config: TimingConfig, row: dict[str, Any], notes: list[
                      f"(stopped by {timing.stopped_by})")
 
 
+def prepare_backend(name: str) -> str | None:
+    """One-time costs of a backend — import and probe, device query, timer-overhead calibration —
+    paid before its first cell so they never count against a cell's time limit. Returns a problem
+    (the cells will report it themselves) or None."""
+    try:
+        backend = backend_registry.get(name)
+        if not backend.probe().available:
+            return backend.probe().reason
+        backend.device_info()
+        timer_overhead(backend)
+    except Exception as exc:  # noqa: BLE001 - the cells of this backend will record the error
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 def execute_cell(cell: Cell, config: TimingConfig, worker: CellWorker, *, timeout_s: float, seed: int = 0,
                  inputs: InputCache | None = None, peaks: Peaks | None = None) -> dict[str, Any]:
     """``run_cell`` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.

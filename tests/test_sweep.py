@@ -1,0 +1,229 @@
+"""Sweeps: cells from axes, failure isolation, stopping early, resuming, peaks feeding % of peak."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+from workbench.catalog import registry as catalog
+from workbench.catalog.spec import KernelSpec, Variant
+from workbench.harness.cell import NO_VARIANT
+from workbench.store import Store
+from workbench.suites import llm_shapes, suite_spec
+from workbench.sweep import SweepSpec, run_sweep
+
+KERNEL = "wbtest_sweep_scale"
+FAST = dict(budget_s=0.02, warmup_s=0.005, min_samples=3, target_spread=0.05)
+
+
+def _spec() -> KernelSpec:
+    return KernelSpec(
+        name=KERNEL, description="out = 2 x (sweep tests)", axes=("n",),
+        make_inputs=lambda p, rng: {"x": rng.standard_normal(p["n"])},
+        reference=lambda inp, p: {"out": 2.0 * inp["x"]},
+        output_shapes=lambda p: {"out": (p["n"],)},
+        flops=lambda p: p["n"], bytes_moved=lambda p, isz: 2 * p["n"] * isz,
+        sizes={"quick": [{"n": 1000}, {"n": 4099}], "full": [{"n": 100000}]})
+
+
+def _good(ctx):
+    return lambda inp, out: np.multiply(inp["x"], 2, out=out["out"])
+
+
+def _raises(ctx):
+    def run(inp, out):
+        raise ValueError("kernel exploded")
+    return run
+
+
+def _nan(ctx):
+    def run(inp, out):
+        out["out"][:] = np.nan
+    return run
+
+
+def _wrong(ctx):
+    return lambda inp, out: np.multiply(inp["x"], 2.5, out=out["out"])
+
+
+def _sleeps(ctx):
+    return lambda inp, out: time.sleep(3)
+
+
+def _oom(ctx):
+    raise MemoryError("cannot allocate 1 TiB")
+
+
+VARIANTS = [("raises", _raises), ("nan", _nan), ("wrong", _wrong), ("sleeps", _sleeps), ("oom", _oom),
+            ("good", _good)]
+
+
+@pytest.fixture(autouse=True)
+def quick_environment(monkeypatch):
+    """The real environment record probes every runtime (seconds); the CLI tests exercise it."""
+    env = lambda: ("testenv", {"host": "test"})  # noqa: E731
+    monkeypatch.setattr("workbench.sweep.current_environment", env)
+    monkeypatch.setattr("workbench.peaks.current_environment", env)
+
+
+@pytest.fixture
+def test_kernel():
+    catalog.register_kernel(_spec())
+    for name, build in VARIANTS:
+        catalog.register_variant(Variant(KERNEL, name, ("numpy",), build))
+    catalog.register_variant(Variant(KERNEL, "f64only", ("numpy",), _good, dtypes=("float64",)))
+    catalog.register_variant(Variant(KERNEL, "fused", ("numpy",), _good, mode="fused"))
+    catalog.register_variant(Variant(KERNEL, "compiled", ("numpy",), _good, mode="compiled"))
+    catalog.register_variant(Variant(KERNEL, "other-runtime", ("numba",), _good))
+    yield KERNEL
+    catalog._kernels.pop(KERNEL, None)
+    catalog._variants.pop(KERNEL, None)
+
+
+def test_failures_are_isolated_and_the_sweep_goes_on(test_kernel, tmp_path):
+    names = [n for n, _ in VARIANTS]
+    spec = SweepSpec(kernels=[KERNEL], variants=names, backends=["numpy"], sizes=[(1000,)], timeout_s=1.5, **FAST)
+    out = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False)
+    statuses = [(r["variant"], r["status"]) for r in out.rows]
+    assert statuses == [("raises", "error"), ("nan", "incorrect"), ("wrong", "incorrect"), ("sleeps", "timeout"),
+                        ("oom", "oom"), ("good", "ok")]
+    rows = {r["variant"]: r for r in out.rows}
+    assert "kernel exploded" in rows["raises"]["message"] and "ValueError" in rows["raises"]["traceback"]
+    assert "non-finite" in rows["nan"]["message"] and rows["nan"]["n_samples"] is None
+    assert rows["wrong"]["max_error"] > rows["wrong"]["tolerance"]
+    assert "MemoryError" in rows["oom"]["message"]
+    assert rows["sleeps"]["wall_s"] < 2.9  # the 3 s call was abandoned at the 1.5 s limit
+    assert rows["good"]["median_s"] > 0
+    stored = Store(tmp_path / "s.sqlite").results([out.run_id])
+    assert sorted(stored["variant"]) == sorted(names)
+    assert Store(tmp_path / "s.sqlite").run(out.run_id)["status"] == "finished"
+
+
+def test_cells_follow_the_axes(test_kernel):
+    spec = SweepSpec(kernels=[KERNEL], backends=["numpy"], dtypes=("float32", "float64"))
+    cells = spec.cells()
+    variants = {c.variant for c in cells}
+    assert "compiled" not in variants and "other-runtime" not in variants  # mode / runtime filters
+    assert {"fused", "good"} <= variants
+    assert {c.params for c in cells} == {(("n", 1000),), (("n", 4099),)}  # the "quick" sizes
+    f64 = [c for c in cells if c.variant == "f64only"]
+    assert {c.dtype: c.unsupported is None for c in f64} == {"float32": False, "float64": True}
+    assert len({c.key for c in cells}) == len(cells)
+    runs = [g for i, g in enumerate((c.dtype, c.params) for c in cells)
+            if i == 0 or g != (cells[i - 1].dtype, cells[i - 1].params)]
+    assert len(runs) == len(set(runs))  # cells sharing inputs are neighbours
+
+    both = SweepSpec(kernels=[KERNEL], variants=["good"], backends=["numpy"], cache=("hot", "cold"), sizes="full")
+    assert [(c.cache, c.params) for c in both.cells()] == [("hot", (("n", 100000),)), ("cold", (("n", 100000),))]
+
+    named = SweepSpec(kernels=[KERNEL], variants=["compiled", "other-runtime"], backends=["numpy"], sizes=[(8,)])
+    by_variant = {c.variant: c for c in named.cells()}
+    assert by_variant["compiled"].unsupported is None  # a named variant runs whatever its mode
+    assert "runs on numba" in by_variant["other-runtime"].unsupported
+
+
+def test_a_named_backend_without_variants_gets_one_unsupported_cell(test_kernel):
+    catalog.register_kernel(KernelSpec(**{**_spec().__dict__, "name": "wbtest_numpy_only", "path": None}))
+    catalog.register_variant(Variant("wbtest_numpy_only", "good", ("numpy",), _good))
+    try:
+        spec = SweepSpec(kernels=["wbtest_numpy_only"], backends=["numpy", "numba"], sizes=[(64,), (128,)])
+        numba_cells = [c for c in spec.cells() if c.backend == "numba"]
+        assert len(numba_cells) == 1 and numba_cells[0].variant == NO_VARIANT  # once, not once per size
+        assert "no variant for runtime 'numba'" in numba_cells[0].unsupported
+        quiet = SweepSpec(kernels=["wbtest_numpy_only"], sizes=[(64,)])  # backends not named: no such cells
+        assert all(c.variant != NO_VARIANT for c in quiet.cells())
+    finally:
+        catalog._kernels.pop("wbtest_numpy_only", None)
+        catalog._variants.pop("wbtest_numpy_only", None)
+    named = SweepSpec(kernels=[KERNEL], variants=["good"], backends=["numba"], sizes=[(64,), (128,)])
+    assert all("runs on numpy" in c.unsupported for c in named.cells())
+
+
+def test_bad_names_list_the_valid_choices(test_kernel):
+    for kw, word in ((dict(kernels=["nope"]), "valid kernels"), (dict(variants=["nope"]), "valid variants"),
+                     (dict(backends=["nope"]), "valid backends"), (dict(dtypes=("float8",)), "valid dtypes"),
+                     (dict(modes=("lazy",)), "valid modes"), (dict(cache="warm"), "valid cache modes")):
+        with pytest.raises(ValueError, match=word):
+            SweepSpec(**{"kernels": [KERNEL], **kw}).cells()
+    with pytest.raises(ValueError, match="takes 1 size"):
+        SweepSpec(kernels=[KERNEL], sizes=[(4, 4)]).cells()
+    with pytest.raises(ValueError, match="valid suites"):
+        suite_spec("medium")
+
+
+def test_sizes_by_arity_and_by_name(test_kernel):
+    spec = SweepSpec(kernels=[KERNEL, "softmax"], variants=["good", "numpy"], backends=["numpy"],
+                     sizes=[(77,), (3, 5), {"n": 9}])
+    got = {(c.kernel, c.params) for c in spec.cells()}
+    assert got == {(KERNEL, (("n", 77),)), (KERNEL, (("n", 9),)), ("softmax", (("rows", 3), ("cols", 5)))}
+
+
+def test_should_stop_stops_after_the_current_cell_and_resume_finishes(test_kernel, tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    spec = SweepSpec(kernels=[KERNEL], variants=["good", "fused"], backends=["numpy"],
+                     sizes=[(100,), (200,), (300,)], **FAST)
+    seen = []
+    out = run_sweep(spec, store=store, progress=False, should_stop=lambda: len(seen) >= 2,
+                    on_cell=lambda row, i, n: seen.append((i, n)))
+    assert out.interrupted and len(out.rows) == 2 and seen == [(0, 6), (1, 6)]
+    assert store.run(out.run_id)["status"] == "interrupted"
+    again = run_sweep(None, store=store, resume_run_id=out.run_id, progress=False,
+                      on_cell=lambda row, i, n: seen.append((i, n)))
+    assert not again.interrupted and again.run_id == out.run_id and len(again.rows) == 4
+    assert [i for i, _ in seen] == list(range(6))
+    df = store.results([out.run_id])
+    assert len(df) == 6 and df["cell_key"].is_unique
+    assert store.run(out.run_id)["status"] == "finished"
+    nothing = run_sweep(None, store=store, resume_run_id=out.run_id, progress=False)
+    assert nothing.rows == [] and len(store.results([out.run_id])) == 6
+
+
+def test_ctrl_c_keeps_finished_cells(test_kernel, tmp_path):
+    def interrupt(row, i, n):
+        if i == 1:
+            raise KeyboardInterrupt
+
+    spec = SweepSpec(kernels=[KERNEL], variants=["good"], backends=["numpy"], sizes=[(10,), (20,), (30,)], **FAST)
+    out = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False, on_cell=interrupt)
+    assert out.interrupted and len(out.rows) == 2
+    st = Store(tmp_path / "s.sqlite")
+    assert len(st.results([out.run_id])) == 2 and st.run(out.run_id)["status"] == "interrupted"
+
+
+def test_spec_round_trips_through_json(test_kernel):
+    spec = suite_spec("quick", kernels=[KERNEL], sizes=[(5,), {"n": 6}])
+    back = SweepSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
+    assert [c.key for c in back.cells()] == [c.key for c in spec.cells()]
+    assert back.suite == "quick" and back.budget_s == spec.budget_s
+
+
+def test_llm_shapes_cross_the_axes():
+    shapes = llm_shapes(batch_sizes=[1, 2], seq_lengths=[16], hidden_sizes=[768, 1234])
+    hidden = {s["hidden"] for s in shapes}
+    assert hidden == {768, 1234} and {s["batch"] for s in shapes} == {1, 2}
+    synthetic = [s for s in shapes if s["hidden"] == 1234]
+    assert synthetic and synthetic[0]["intermediate"] == 4 * 1234
+    spec = suite_spec("llm", kernels=["saxpy", "rmsnorm"], backends=["numpy"], batch_sizes=[1], seq_lengths=[16],
+                      hidden_sizes=[768])
+    params = {(c.kernel, c.params) for c in spec.cells()}
+    assert ("saxpy", (("n", 16 * 768),)) in params
+    assert ("rmsnorm", (("rows", 16), ("cols", 768))) in params
+
+
+def test_measured_peaks_give_percent_of_peak(test_kernel, tmp_path, monkeypatch):
+    from workbench import peaks
+
+    monkeypatch.setattr(peaks, "_stream_elements", lambda backend: 1 << 16)
+    monkeypatch.setattr(peaks, "PROBE_CONFIG", peaks.TimingConfig(warmup_s=0.005, budget_s=0.05, n_inputs=1))
+    store = Store(tmp_path / "s.sqlite")
+    found = peaks.measure_peaks(["numpy"], store)
+    bw = [p for p in found if p.metric == "bandwidth_gbps"]
+    assert len(bw) == 1 and bw[0].value > 0 and "saxpy" in bw[0].method
+    assert len(store.peaks()) == sum(p.value is not None for p in found)
+    spec = SweepSpec(kernels=["saxpy"], variants=["numpy"], backends=["numpy"], sizes=[(1 << 16,)], **FAST)
+    row = run_sweep(spec, store=store, progress=False).rows[0]
+    assert row["status"] == "ok"
+    assert row["pct_peak_bw"] == pytest.approx(100 * row["gbps"] / bw[0].value)
