@@ -52,7 +52,7 @@ _PROPS = re.compile(r"Function properties for (?P<name>\S+)")
 _FRAME = re.compile(r"(?P<stack>\d+) bytes stack frame, (?P<st>\d+) bytes spill stores, (?P<ld>\d+) bytes spill loads")
 _USED = re.compile(r"Used (?P<regs>\d+) registers(?:.*?(?P<smem>\d+) bytes smem)?")
 _KERNEL_DEF = re.compile(r"\bKERNEL\s+void\s+(?P<name>[A-Za-z_]\w*)\s*\(")
-_SHARED_DECL = re.compile(r"\bSHARED\s+(?!_PTR)\w")
+_SHARED_DECL = re.compile(r"\bSHARED\s+\w")  # SHARED_PTR has no space after SHARED
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
 
