@@ -36,7 +36,7 @@ SPEC = register_kernel(KernelSpec(
     bytes_moved=lambda p, itemsize: (p["m"] * p["k"] + p["k"] * p["n"] + p["m"] * p["n"]) * itemsize,
     sizes={
         "verify": [{"m": 1, "n": 1, "k": 1}, {"m": 33, "n": 65, "k": 17}, {"m": 100, "n": 70, "k": 130}],
-        "quick": [{"m": 128, "n": 128, "k": 128}, {"m": 256, "n": 256, "k": 256}, {"m": 512, "n": 512, "k": 512}],
+        "quick": [{"m": 128, "n": 128, "k": 128}, {"m": 256, "n": 256, "k": 256}, {"m": 384, "n": 384, "k": 384}],
         "full": [{"m": s, "n": s, "k": s} for s in (256, 512, 1024, 2048)],
     },
     tolerances={**DEFAULT_TOLERANCES, "float32": 1e-5, "float16": 5e-3, "bfloat16": 4e-2},

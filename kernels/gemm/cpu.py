@@ -1,0 +1,131 @@
+"""gemm on the CPU: BLAS through numpy, and a naive -> tiled numba progression.
+
+- ``numba-naive``: one dot product per output element (i, j, k order); every
+  step of the k loop strides a whole row of b, so b is re-read from cache or
+  memory m times.
+- ``numba-tiled``: b is packed once per k-panel (KC rows) into contiguous
+  column tiles of NB columns (zero padded); row blocks of a go to the cores;
+  an MR x NB block of C is accumulated in a small buffer that stays in L1
+  while the k-panel streams through, and each b element loaded from the
+  packed tile feeds MR fused multiply-adds. The inner loop vectorizes over NB.
+  This is the BLIS/GotoBLAS structure without the register-blocked assembly
+  micro-kernel, so it reaches a fraction of BLAS, not parity.
+"""
+
+from functools import cache
+
+import numpy as np
+
+from workbench.catalog import variant
+
+MR = 4  # rows of C per micro-tile (each packed b value is reused MR times)
+NB = 128  # columns per packed b tile (the vectorized inner loop)
+KC = 256  # k-panel depth: an MR x NB accumulator and a KC x NB b tile fit in L1/L2
+MC = 64  # rows of a per parallel task
+
+
+@variant("gemm", "numpy", "numpy", library=True)
+def numpy_matmul(ctx):
+    """np.matmul into the output: BLAS sgemm/dgemm (numpy's own loops for float16)."""
+    def run(inp, out):
+        np.matmul(inp["a"], inp["b"], out=out["out"])
+    return run
+
+
+@cache
+def _numba_kernels(dtype: str):
+    from numba import njit, prange
+
+    from workbench.catalog.numba_math import numpy_dtype
+
+    t = numpy_dtype(dtype)
+    zero = t(0.0)
+
+    @njit(parallel=True, fastmath=True)
+    def naive(a, b, out):
+        m, k = a.shape
+        n = b.shape[1]
+        for i in prange(m):
+            for j in range(n):
+                s = zero
+                for p in range(k):
+                    s += a[i, p] * b[p, j]
+                out[i, j] = s
+
+    @njit(parallel=True, fastmath=True)
+    def tiled(a, b, out):
+        m, k = a.shape
+        n = b.shape[1]
+        out[:, :] = zero
+        nbj = (n + NB - 1) // NB
+        nbi = (m + MC - 1) // MC
+        bp = np.empty((nbj, KC, NB), t)
+        for k0 in range(0, k, KC):
+            kc = min(k, k0 + KC) - k0
+            for jb in prange(nbj):  # pack b[k0:k0+kc, :] into contiguous NB-wide tiles
+                j0 = jb * NB
+                w = min(n, j0 + NB) - j0
+                for p in range(kc):
+                    for j in range(w):
+                        bp[jb, p, j] = b[k0 + p, j0 + j]
+                    for j in range(w, NB):
+                        bp[jb, p, j] = zero
+            for ib in prange(nbi):
+                i0 = ib * MC
+                i1 = min(m, i0 + MC)
+                acc = np.empty((MR, NB), t)
+                for jb in range(nbj):
+                    j0 = jb * NB
+                    w = min(n, j0 + NB) - j0
+                    bt = bp[jb]
+                    i = i0
+                    while i + MR <= i1:
+                        acc[:, :] = zero
+                        for p in range(kc):
+                            brow = bt[p]
+                            a0 = a[i, k0 + p]
+                            a1 = a[i + 1, k0 + p]
+                            a2 = a[i + 2, k0 + p]
+                            a3 = a[i + 3, k0 + p]
+                            for j in range(NB):
+                                bv = brow[j]
+                                acc[0, j] += a0 * bv
+                                acc[1, j] += a1 * bv
+                                acc[2, j] += a2 * bv
+                                acc[3, j] += a3 * bv
+                        for r in range(MR):
+                            for j in range(w):
+                                out[i + r, j0 + j] += acc[r, j]
+                        i += MR
+                    while i < i1:  # leftover rows of the block, one at a time
+                        for p in range(kc):
+                            av = a[i, k0 + p]
+                            brow = bt[p]
+                            for j in range(w):
+                                out[i, j0 + j] += av * brow[j]
+                        i += 1
+
+    e2 = np.empty((0, 0), t)
+    naive(e2, e2, e2)
+    tiled(e2, e2, e2)
+    return naive, tiled
+
+
+@variant("gemm", "numba-naive", "numba", dtypes=("float32", "float64"))
+def numba_naive(ctx):
+    """out[i, j] = dot(a[i, :], b[:, j]) per element, rows over the cores: b is walked by column."""
+    naive, _ = _numba_kernels(ctx.dtype)
+
+    def run(inp, out):
+        naive(inp["a"], inp["b"], out["out"])
+    return run
+
+
+@variant("gemm", "numba-tiled", "numba", dtypes=("float32", "float64"))
+def numba_tiled(ctx):
+    """Packed b panels, MR x NB accumulator tiles in L1, row blocks over the cores."""
+    _, tiled = _numba_kernels(ctx.dtype)
+
+    def run(inp, out):
+        tiled(inp["a"], inp["b"], out["out"])
+    return run
