@@ -33,8 +33,8 @@ OpenCL half goes through ``vload_half``/``vstore_half``, which are core
 OpenCL and need no ``cl_khr_fp16``. On CUDA ``real`` is a two-line struct over
 the PTX ``cvt`` instructions, so no toolkit header (``cuda_fp16.h``, absent
 from NVRTC's built-in set) is needed. Floating literals go through ``LIT(x)``
-(``LIT(0.5)`` is ``0.5f`` for a float accumulator, ``0.5`` for double; always
-write a decimal point). Math goes through upper-case names on ``acc_t``:
+(``LIT(0.5)`` is ``0.5f`` for a float accumulator, ``0.5`` for double; it pastes
+a suffix, so give it a literal with a decimal point, never a macro). Math goes through upper-case names on ``acc_t``:
 ``EXP LOG SQRT RSQRT TANH ERF FABS FMAX FMIN`` (``expf`` would silently round
 a double kernel to float on CUDA, and OpenCL C has no ``f``-suffixed names at
 all; the OpenCL prelude also maps ``expf``-style names for code written in

@@ -105,16 +105,6 @@ class PortableProgram:
     def entries(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(l.entry for l in self.launches))
 
-    @property
-    def targets(self) -> tuple[str, ...]:
-        """Prelude targets this program builds for."""
-        out = []
-        if "cupy" in self.runtimes:
-            out += ["cuda", "hip"]
-        if "opencl" in self.runtimes:
-            out.append("opencl")
-        return tuple(out)
-
     def render(self, target: str, dtype: str, warp_size: int | None = None) -> str:
         defines = dict(self.defines)
         if warp_size and target != "opencl":
