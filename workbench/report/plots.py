@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
 
 #: Metric names (and friendly aliases) -> contract column or derived quantity.
 METRIC_ALIASES: dict[str, str] = {
@@ -31,7 +32,7 @@ METRIC_LABELS: dict[str, str] = {
     "median_s": "time per call (s, median)", "gbps": "GB/s", "gflops": "GFLOP/s",
     "pct_peak_bw": "% of measured peak bandwidth", "pct_peak_flops": "% of measured peak FLOP/s",
     "pct_published": "% of published peak", "speedup": "speed-up vs baseline (x)",
-    "peak_mem_bytes": "peak memory (bytes)",
+    "peak_mem_bytes": "peak memory",
 }
 #: Metrics that are (something) / median time: their quartile band is value * median / q3 .. / q1.
 INVERSE_TIME = {"gbps", "gflops", "pct_peak_bw", "pct_peak_flops", "pct_published"}
@@ -88,12 +89,34 @@ def _sorted_numeric(g: pd.DataFrame, col: str) -> pd.DataFrame:
 
 
 def _log_if_wide(ax: Axes, x: Iterable[float], y: Iterable[float] | None = None) -> None:
-    for values, setter in ((x, ax.set_xscale), (y, ax.set_yscale)):
+    """Log axes where values span a wide range (sizes are usually swept geometrically: x from 4x on)."""
+    for values, setter, ratio in ((x, ax.set_xscale, 4), (y, ax.set_yscale, 20)):
         if values is None:
             continue
         v = np.asarray([f for f in values if f is not None and np.isfinite(f) and f > 0], float)
-        if len(v) and v.max() / v.min() > 20:
+        if len(v) and v.max() / v.min() > ratio:
             setter("log")
+            if v.max() / v.min() < 300:  # under ~2.5 decades: label 1-2-5 steps, not every minor tick
+                axis = ax.xaxis if setter == ax.set_xscale else ax.yaxis
+                axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+                axis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
+                axis.set_minor_formatter(NullFormatter())
+
+
+def _short_method(method: str) -> str:
+    """The head of a memory-method description ("tracemalloc (python + numpy ...)" -> "tracemalloc")."""
+    head = method.split("(")[0].split(";")[0].strip()
+    return head[:40] or method[:40]
+
+
+def _bytes_unit(values: pd.Series) -> tuple[str, float]:
+    """The binary unit that keeps the largest value readable, and its size in bytes."""
+    top = float(pd.to_numeric(values, errors="coerce").max() or 0)
+    unit, scale = "B", 1.0
+    for u in ("KiB", "MiB", "GiB", "TiB"):
+        if top >= scale * 1024:
+            unit, scale = u, scale * 1024
+    return unit, scale
 
 
 def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True) -> Figure:
@@ -389,12 +412,14 @@ def plot_memory(df: pd.DataFrame, *, ax: Axes | None = None, title: str | None =
         if k.empty:
             a.text(0.5, 0.5, "no memory measurements", ha="center", va="center", transform=a.transAxes)
             continue
+        unit, scale = _bytes_unit(k["peak_mem_bytes"])
+        a.set_ylabel(f"{METRIC_LABELS['peak_mem_bytes']} ({unit})")
         cols = series_columns(k)
         for key, g in k.groupby(cols, sort=True, dropna=False):
             g = _sorted_numeric(g, "peak_mem_bytes")
-            method = ", ".join(sorted({str(m) for m in g.get("mem_method", pd.Series(dtype=str)).dropna() if m}))
-            a.plot(g["size"], g["peak_mem_bytes"], marker="s", ms=3,
-                   label=series_label(key, cols) + (f" [{method}]" if method else ""))
+            methods = sorted({_short_method(str(m)) for m in g.get("mem_method", pd.Series(dtype=str)).dropna() if m})
+            a.plot(g["size"], g["peak_mem_bytes"] / scale, marker="s", ms=3,
+                   label=series_label(key, cols) + (f" [{', '.join(methods)}]" if methods else ""))
         _log_if_wide(a, k["size"], pd.to_numeric(k["peak_mem_bytes"], errors="coerce"))
         a.grid(True, alpha=0.3)
         a.legend(fontsize=7)
