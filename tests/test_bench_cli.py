@@ -1,0 +1,183 @@
+"""The bench / runs / export / import commands, in real subprocesses where it matters (kill and resume)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.cli.cmd_bench import format_summary, parse_sizes
+from workbench.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+
+SLOW_SPEC = '''
+import time
+import numpy as np
+from workbench.catalog import KernelSpec, register_kernel, variant
+
+SPEC = register_kernel(KernelSpec(
+    name="wbtest_slow", description="out = x + 1, slowly", axes=("n",),
+    make_inputs=lambda p, rng: {"x": rng.standard_normal(p["n"])},
+    reference=lambda inp, p: {"out": inp["x"] + 1.0},
+    output_shapes=lambda p: {"out": (p["n"],)},
+    flops=lambda p: p["n"], bytes_moved=lambda p, isz: 2 * p["n"] * isz,
+    sizes={"quick": [{"n": 8}]}))
+
+
+@variant("wbtest_slow", "numpy-slow", "numpy")
+def slow(ctx):
+    def run(inp, out):
+        time.sleep(0.03)
+        np.add(inp["x"], 1.0, out=out["out"])
+    return run
+'''
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    catalog = tmp_path / "catalog" / "wbtest_slow"
+    catalog.mkdir(parents=True, exist_ok=True)
+    (catalog / "spec.py").write_text(SLOW_SPEC)
+    return {**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CATALOG": str(catalog.parent), **extra}
+
+
+def _bench(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "workbench", "bench", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_parse_sizes():
+    assert parse_sizes(["4096,1000003"]) == [(4096,), (1000003,)]
+    assert parse_sizes(["4096x1024,37x1000", "5"]) == [(4096, 1024), (37, 1000), (5,)]
+    assert parse_sizes(["full"]) == "full"
+    with pytest.raises(ValueError, match="bad size"):
+        parse_sizes(["12,abc"])
+
+
+def test_summary_table_formats_units():
+    text = format_summary([{"kernel": "saxpy", "variant": "numpy", "backend": "numpy", "dtype": "float32",
+                            "size_label": "n=8", "status": "ok", "median_s": 2.5e-6, "gbps": 12.345,
+                            "gflops": 1.0},
+                           {"kernel": "saxpy", "variant": "x", "backend": "numpy", "dtype": "float32",
+                            "size_label": "n=8", "status": "error", "median_s": None}])
+    lines = text.splitlines()
+    assert lines[0].split() == ["kernel", "variant", "backend", "dtype", "size", "status", "median", "GB/s",
+                                "GFLOP/s"]
+    assert "2.5 µs" in lines[2] and "12.3" in lines[2] and lines[3].split()[-3:] == ["-", "-", "-"]
+
+
+def test_bad_names_exit_2_with_the_valid_choices(tmp_path, capsys):
+    store = str(tmp_path / "s.sqlite")
+    assert main(["bench", "--kernels", "nope", "--store", store, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown kernel 'nope'" in err and "valid kernels:" in err and "saxpy" in err
+    assert main(["bench", "--kernels", "saxpy", "--backends", "warp-drive", "--store", store]) == 2
+    assert "valid backends" in capsys.readouterr().err
+    assert main(["bench", "--kernels", "saxpy", "--sizes", "3x3", "--store", store]) == 2
+    assert "takes 1 size" in capsys.readouterr().err
+    assert main(["bench", "--resume", "no-such-run", "--store", store]) == 2
+    assert "unknown run id" in capsys.readouterr().err
+    assert Store(store).runs().empty  # nothing half-started
+
+
+def test_killed_sweep_resumes_with_every_cell_exactly_once(tmp_path):
+    store = tmp_path / "s.sqlite"
+    env = _env(tmp_path)
+    sizes = ",".join(str(n) for n in range(1, 13))
+    cmd = [sys.executable, "-m", "workbench", "bench", "--kernels", "wbtest_slow", "--backends", "numpy",
+           "--sizes", sizes, "--budget", "0.05", "--store", str(store), "--quiet"]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 120
+        stored = 0
+        while time.time() < deadline and proc.poll() is None:
+            if store.exists():
+                try:
+                    stored = len(Store(store).results())
+                except Exception:  # the file may be mid-creation
+                    stored = 0
+                if stored >= 3:
+                    break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the sweep ended before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+        proc.stdout.close()
+        proc.stderr.close()
+    st = Store(store)
+    before = st.results()
+    assert 3 <= len(before) < 12
+    run_id = st.runs()["run_id"].iloc[0]
+    assert st.run(run_id)["status"] == "running"  # killed: never marked finished
+
+    res = _bench("--resume", "--store", str(store), "--quiet", env=env)
+    assert res.returncode == 0, res.stderr
+    assert f"resuming run {run_id}" in res.stderr
+    after = Store(store).results()
+    assert len(after) == 12 and after["cell_key"].is_unique and set(after["run_id"]) == {run_id}
+    assert sorted(json.loads(p)["n"] for p in after["params"]) == list(range(1, 13))
+    assert set(after["status"]) == {"ok"}
+    # rows stored before the kill are untouched by the resume
+    kept = after.set_index("cell_key").loc[before["cell_key"], "finished_at"]
+    assert list(kept) == list(before["finished_at"])
+    assert Store(store).run(run_id)["status"] == "finished"
+
+
+@pytest.fixture(scope="module")
+def quick_numpy(tmp_path_factory):
+    """``workbench bench --suite quick --backends numpy`` in a subprocess, timed."""
+    tmp = tmp_path_factory.mktemp("quick")
+    store = tmp / "quick.sqlite"
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "workbench", "bench", "--suite", "quick", "--backends", "numpy",
+                          "--store", str(store), "--json", str(tmp / "quick.json"), "--name", "cli-test"],
+                         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+                         timeout=300)
+    wall = time.perf_counter() - t0
+    print(f"\nquick suite on numpy: {wall:.1f} s wall (process)")
+    return res, store, tmp, wall
+
+
+def test_quick_suite_on_numpy_produces_rows(quick_numpy):
+    res, store, tmp, wall = quick_numpy
+    assert res.returncode == 0, res.stderr[-3000:]
+    st = Store(store)
+    df = st.results()
+    from workbench.suites import suite_spec
+
+    expected = suite_spec("quick", backends=["numpy"]).cells()
+    assert df["cell_key"].is_unique
+    assert {c.key for c in expected} <= set(df["cell_key"])  # (the catalog may have grown since the run)
+    assert (df["status"] == "ok").sum() >= len(df) // 2
+    ok = df[df["status"] == "ok"]
+    assert (ok["median_s"] > 0).all() and ok["gbps"].notna().all() and ok["env_id"].notna().all()
+    assert "GB/s" in res.stdout and "wall" in res.stdout
+    assert st.environment(df["env_id"].iloc[0])  # the real environment record is stored
+    run = st.runs().iloc[0]
+    assert run["status"] == "finished" and run["suite"] == "quick" and run["name"] == "cli-test"
+    assert (tmp / "quick.json").exists()
+    assert wall < 120, f"quick suite on numpy took {wall:.0f} s"
+
+
+def test_runs_export_and_import_commands(quick_numpy, tmp_path, capsys):
+    _, store, _, _ = quick_numpy
+    assert main(["runs", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    run_id = Store(store).runs()["run_id"].iloc[0]
+    assert run_id in out and "finished" in out
+    export = tmp_path / "e.json"
+    assert main(["export", "latest", "-o", str(export), "--store", str(store)]) == 0
+    other = str(tmp_path / "other.sqlite")
+    assert main(["import", str(export), "--store", other]) == 0
+    assert "1 new runs" in capsys.readouterr().out
+    assert main(["import", str(export), "--store", other]) == 0
+    assert "0 new runs, 0 new environments, 0 new results, 0 new peaks" in capsys.readouterr().out
+    assert len(Store(other).results()) == len(Store(store).results())
