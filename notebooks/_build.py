@@ -342,8 +342,7 @@ def axpby_buggy(ctx):
     return run
 
 
-def usable(name):
-    """numpy, numba, and the OpenCL devices that can compile kernels here."""
+def usable(name):  # numpy, numba, and the OpenCL devices that can compile kernels here
     b = all_backends()[name]
     return b.runtime in ("numpy", "numba") or (b.runtime == "opencl" and b.capabilities().compiles_device_code)
 
