@@ -97,3 +97,16 @@ def test_cli_compare_against_baseline(store, capsys):
     verdicts = {(r["kernel"], r["variant"]): r["verdict"] for r in recs}
     assert verdicts[("saxpy", "numba_parallel")] == "faster" and verdicts[("gemm", "naive")] == "slower"
     assert all(r["baseline_variant"] == "numpy" for r in recs)
+
+
+def test_cli_missing_store_is_not_created(tmp_path, capsys):
+    missing = tmp_path / "typo.sqlite"
+    assert main(["report", "--store", str(missing), "--out", str(tmp_path / "x.html")]) == 2
+    assert main(["compare", "latest", "--store", str(missing)]) == 2
+    assert "no results store" in capsys.readouterr().err and not missing.exists()
+
+
+def test_markdown_lists_measured_peaks(store, tmp_path):
+    text = write_report(store, store.ids, tmp_path / "r.md").read_text()
+    assert "## Measured peaks" in text and "bandwidth_gbps" in text
+    assert "## Environment env-demo" in text and "demo-host" in text

@@ -37,7 +37,7 @@ class Results:
         """Rows of ``run_ids`` (a list, one id, ``"latest"``, or None for every run) from a store or its path."""
         from .report.exporters import resolve_run_ids
 
-        store = open_store(store)
+        store = open_store(store, must_exist=True)
         ids = resolve_run_ids(store, run_ids)
         df = store.results(run_ids=ids)
         return cls(df, ids, store)
@@ -85,9 +85,9 @@ class Results:
         raise ValueError(f"unknown plot kind {kind!r}; valid kinds: line, speedup, roofline, memory")
 
     def _peaks(self) -> pd.DataFrame | None:
-        from .report.exporters import _store_peaks
+        from .report.exporters import store_peaks
 
-        return _store_peaks(self.store) if self.store is not None else None
+        return store_peaks(self.store) if self.store is not None else None
 
     # -- exports ------------------------------------------------------------
     def _source(self) -> Any:
@@ -129,13 +129,20 @@ class Results:
         return f"<p>{html.escape(repr(self))}</p>{table}"
 
 
-def open_store(store: Any) -> Any:
-    """A store from a store object, a path, or None (``$WORKBENCH_STORE`` or ./workbench-results.sqlite)."""
+def open_store(store: Any, must_exist: bool = False) -> Any:
+    """A store from a store object, a path, or None (``$WORKBENCH_STORE`` or ./workbench-results.sqlite).
+
+    ``must_exist`` is for readers: a mistyped path raises instead of creating an empty store.
+    """
     if store is not None and not isinstance(store, (str, os.PathLike)):
         return store
+    from .store import default_store_path
     from .store import open_store as _open
 
-    return _open(store)
+    path = Path(store) if store is not None else default_store_path()
+    if must_exist and not path.exists():
+        raise FileNotFoundError(f"no results store at {path} (run `workbench bench` first, or pass --store)")
+    return _open(path)
 
 
 def _as_list(x: Any) -> list[Any] | None:

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from ..stats_compare import compare_runs, speedup_vs_baseline
     from .cmd_report import _baseline
 
-    store = open_store(args.store)
+    store = open_store(args.store, must_exist=True)
     ids = resolve_run_ids(store, [args.run_a] + ([args.run_b] if args.run_b else []))
     df = store.results(run_ids=ids)
     if args.run_b and not args.baseline:

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from ..report.exporters import FORMATS as BY_SUFFIX
     from ..report.exporters import resolve_run_ids, write_report
 
-    store = open_store(args.store)
+    store = open_store(args.store, must_exist=True)
     ids = resolve_run_ids(store, args.runs)
     fmt = args.format or (BY_SUFFIX.get(Path(args.out).suffix.lower()) if args.out else None) or "html"
     out = Path(args.out) if args.out else Path("reports") / f"{ids[0] if len(ids) == 1 else 'runs'}.{fmt}"

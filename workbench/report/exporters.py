@@ -35,7 +35,6 @@ class ReportData:
     runs: pd.DataFrame = field(default_factory=pd.DataFrame)
     environments: dict[str, dict[str, Any]] = field(default_factory=dict)
     peaks: pd.DataFrame = field(default_factory=pd.DataFrame)
-    store: Any = None
     run_ids: list[str] = field(default_factory=list)
 
 
@@ -82,7 +81,8 @@ def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None) -> Repo
         return ReportData(df.reset_index(drop=True), run_ids=ids or known_run_ids(df))
     store = store_or_df
     df = store.results(run_ids=ids)
-    ids = ids or [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else []
+    if ids is None:
+        ids = [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else []
     runs = store.runs()
     if runs is not None and len(runs) and "run_id" in runs:
         runs = runs[runs["run_id"].isin(ids)].reset_index(drop=True)
@@ -92,10 +92,11 @@ def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None) -> Repo
             envs[str(env_id)] = store.environment(env_id)
         except (KeyError, ValueError, LookupError):
             envs[str(env_id)] = {"env_id": env_id, "note": "environment record missing from the store"}
-    return ReportData(df, runs if runs is not None else pd.DataFrame(), envs, _store_peaks(store), store, ids)
+    return ReportData(df, runs if runs is not None else pd.DataFrame(), envs, store_peaks(store), ids)
 
 
-def _store_peaks(store: Any) -> pd.DataFrame:
+def store_peaks(store: Any) -> pd.DataFrame:
+    """The store's measured-peaks table (empty when it has none)."""
     peaks = getattr(store, "peaks", None)
     if peaks is None:
         return pd.DataFrame()
@@ -378,6 +379,8 @@ def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None
     ok = df[df["status"] == "ok"] if "status" in df else df
     if len(ok):
         parts += ["\n## Speed-up vs baseline (bootstrap 95% CI, Mann–Whitney p)\n", md_table(speedup_table(ok, baseline))]
+    if len(data.peaks):
+        parts += ["\n## Measured peaks\n", md_table(data.peaks)]
     for env in environment_sections(data.environments):
         parts += [f"\n## Environment {env['env_id']}\n",
                   md_table(pd.DataFrame(env["rows"], columns=["section", "key", "value"]))]
