@@ -36,16 +36,10 @@ def test_llm_shapes_subset_and_unknown_model():
         datasets.llm_shapes(["gpt-5"])
 
 
-def test_llm_sweep_defaults_and_cases():
+def test_llm_sweep_defaults():
     d = datasets.llm_sweep_defaults()
-    assert d["batch_sizes"] and d["seq_lens"]
+    assert d["batch_sizes"] and d["seq_lens"] and all(isinstance(x, int) for x in d["batch_sizes"] + d["seq_lens"])
     assert set(d["models"]) <= set(datasets.llm_shapes()["model"])
-    cases = datasets.llm_cases()
-    assert len(cases) == len(d["models"]) * len(d["batch_sizes"]) * len(d["seq_lens"])
-    c = datasets.llm_cases(["llama-3-8b"], [2], [64])
-    assert c == [{"model": "llama-3-8b", "family": "llama3", "hidden": 4096, "intermediate": 14336, "heads": 32,
-                  "kv_heads": 8, "layers": 32, "vocab": 128256, "batch": 2, "seq": 64}]
-    assert datasets.llm_cases(quick=True)
 
 
 @pytest.mark.parametrize("name, expected", [

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from itertools import product
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -49,28 +48,9 @@ def llm_shapes(models: Iterable[str] | None = None) -> pd.DataFrame:
 
 
 def llm_sweep_defaults() -> dict[str, Any]:
-    """Default models, batch sizes and sequence lengths of the ``llm`` suite."""
+    """Default ``models``, ``batch_sizes`` and ``seq_lens`` of the ``llm`` suite (``workbench.suites``)."""
     with open(datasets_path() / "llm_sweep.json", encoding="utf-8") as f:
         return json.load(f)
-
-
-def llm_cases(models: Iterable[str] | None = None, batch_sizes: Iterable[int] | None = None,
-              seq_lens: Iterable[int] | None = None, quick: bool = False) -> list[dict[str, Any]]:
-    """Every (model, batch, seq) combination as a dict ready for ``KernelSpec.llm_params``.
-
-    Each dict has ``model``, ``batch``, ``seq`` and the model's shape columns
-    (``hidden``, ``intermediate``, ``heads``, ``kv_heads``, ``layers``, ``vocab``).
-    """
-    defaults = llm_sweep_defaults()
-    axes = defaults.get("quick", defaults) if quick else defaults
-    shapes = llm_shapes(list(models) if models is not None else axes["models"])
-    cases = []
-    for rec, b, s in product(shapes.to_dict("records"), batch_sizes or axes["batch_sizes"],
-                             seq_lens or axes["seq_lens"]):
-        case = {k: (int(v) if k in SHAPE_COLUMNS[2:] else v) for k, v in rec.items() if k in SHAPE_COLUMNS}
-        case.update(batch=int(b), seq=int(s))
-        cases.append(case)
-    return cases
 
 
 def published_peaks() -> pd.DataFrame:
