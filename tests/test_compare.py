@@ -98,3 +98,16 @@ def test_speedup_vs_baseline():
     assert set(tb["baseline_backend"].dropna()) == {"numpy"}
     # unknown baseline variant: no baseline, no crash
     assert set(sc.speedup_vs_baseline(df, baseline_variant="nope")["verdict"]) == {"no baseline"}
+
+
+def test_compare_runs_with_several_machines_in_a_run():
+    # a merged run holding the same cells from two machines is compared machine by machine
+    a = pd.concat([synthetic_results("r1", seed=1, device="box-1", env_id="e1"),
+                   synthetic_results("r1", seed=2, device="box-2", env_id="e2", slowdown=3.0)])
+    b = pd.concat([synthetic_results("r2", seed=3, device="box-1", env_id="e1"),
+                   synthetic_results("r2", seed=4, device="box-2", env_id="e2", slowdown=3.0)])
+    t = sc.compare_runs(pd.concat([a, b]), "r1", "r2")
+    assert "env_id" in t.columns and len(t) == 2 * 16
+    ok = t[t["status_a"] == "ok"]
+    assert ok["speedup"].between(0.8, 1.25).all()  # box-1 never meets box-2's 3x slower rows
+    assert (ok["device_a"] == ok["device_b"]).all() and (ok["env_a"] == ok["env_b"]).all()

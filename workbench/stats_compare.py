@@ -147,13 +147,13 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
 
     Cells match on kernel, variant, backend, dtype, params, mode and cache.
     When a run holds the same cell from several machines (merged imports), the
-    device joins the key so machines are compared like for like.
+    environment (machine) joins the key so machines are compared like for like.
     """
     _check_runs(df, [run_a, run_b])
     a, b = df[df["run_id"] == run_a], df[df["run_id"] == run_b]
     key = list(CELL_COLUMNS)
-    if any(x.duplicated(key).any() for x in (a, b)) and "device" in df:
-        key.append("device")
+    if any(x.duplicated(key).any() for x in (a, b)):
+        key += [c for c in ("env_id", "device") if c in df][:1]
     merged = a.merge(b, on=key, suffixes=("_a", "_b"))
     rows = []
     for _, r in merged.iterrows():
@@ -166,7 +166,7 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
         for side in ("a", "b"):
             rec[f"status_{side}"] = r[f"status_{side}"]
             rec[f"device_{side}"] = r.get(f"device_{side}", r.get("device"))
-            rec[f"env_{side}"] = r.get(f"env_id_{side}")
+            rec[f"env_{side}"] = r.get(f"env_id_{side}", r.get("env_id"))
         rec["size"], rec["size_label"] = r.get("size_a"), r.get("size_label_a")
         rows.append(rec)
     extra = ["status_a", "status_b", "device_a", "device_b", "env_a", "env_b", "size", "size_label"]
