@@ -65,6 +65,8 @@ def format_table(table: pd.DataFrame) -> str:
         return "(no matching cells)"
     cols = [c for c in COLUMNS if c in table] + [c for c in ("baseline_variant", "baseline_backend", "run_id")
                                                   if c in table and table[c].nunique() > 1]
+    if {"device_a", "device_b"} <= set(table) and (table["device_a"] != table["device_b"]).any() or "env_id" in table:
+        cols[5:5] = ["device_a", "device_b"]  # machines differ: say which is which
     t = table[cols].copy()
     t["ci"] = [f"[{lo:.3g}, {hi:.3g}]" if math.isfinite(lo) else "" for lo, hi in zip(t.pop("ci_low"), t.pop("ci_high"))]
     t["speedup"] = [f"{x:.3g}x" if math.isfinite(x) else "" for x in t["speedup"]]
