@@ -1,0 +1,94 @@
+"""``workbench verify``: run every variant against its float64 reference and say what passed."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from typing import Any, Iterator
+
+from ..backends.base import KNOWN_DTYPES
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "verify", help="check variants against the float64 reference (exit 1 on any failure)",
+        description="Run each kernel variant on each available backend at the spec's small, odd "
+                    "'verify' sizes with several seeds, and compare with the float64 reference. "
+                    "Compiled (torch.compile) variants are skipped unless --include-compiled.")
+    p.add_argument("--backend", action="append", metavar="B", help="backend name (repeatable; default: all available)")
+    p.add_argument("--kernel", action="append", metavar="K", help="kernel name (repeatable; default: all)")
+    p.add_argument("--variant", action="append", metavar="V", help="variant name (repeatable; default: all)")
+    p.add_argument("--dtype", action="append", metavar="D",
+                   help=f"dtype (repeatable; default float32; one of {', '.join(KNOWN_DTYPES)})")
+    p.add_argument("--sizes", default="verify", help="size list from the specs (default: verify)")
+    p.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 0..N-1 per size (default 3)")
+    p.add_argument("--include-compiled", action="store_true", help="also verify torch.compile variants (slow)")
+    p.add_argument("--json", action="store_true", help="print only JSON on stdout")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..verify import verify
+
+    if args.seeds < 1:
+        raise ValueError("--seeds must be at least 1")
+    progress = None if args.json else _progress
+    with _stdout_to_stderr():  # runtimes that print while probing/compiling must not corrupt the output
+        results = verify(backends=args.backend, kernels=args.kernel, variants=args.variant,
+                         dtypes=args.dtype or ("float32",), seeds=range(args.seeds), sizes=args.sizes,
+                         include_compiled=args.include_compiled, progress=progress)
+    if args.json:
+        print(json.dumps({"results": [r.to_dict() for r in results],
+                          "counts": results.counts(),
+                          "skipped": [vars(s) for s in results.skipped]}, indent=2, default=str))
+    else:
+        print(format_results(results))
+    return 0 if results.ok else 1
+
+
+def _progress(row: Any) -> None:
+    print(f"  {row.status:<11} {row.kernel}/{row.variant} on {row.backend} ({row.dtype})", file=sys.stderr)
+
+
+def format_results(results: Any) -> str:
+    rows = [("kernel", "variant", "backend", "dtype", "status", "error / tol", "worst size", "s")]
+    for r in results:
+        err = "-" if r.max_error is None else f"{r.max_error:.2g} / {r.tolerance:.2g}"
+        size = "x".join(str(v) for v in r.params.values()) if r.params else "-"
+        rows.append((r.kernel, r.variant, r.backend, r.dtype, r.status, err, size, f"{r.seconds:.1f}"))
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    counts = results.counts()
+    lines += ["", "  ".join(f"{k}: {v}" for k, v in counts.items())]
+    bad = [r for r in results if r.status in ("fail", "error")]
+    if bad:
+        lines += ["", "Failures"]
+        lines += [f"  {r.kernel}/{r.variant} on {r.backend} ({r.dtype}) {r.status}"
+                  f"{' at ' + str(r.params) if r.params else ''}{' seed ' + str(r.seed) if r.seed is not None else ''}"
+                  f": {r.message}" for r in bad]
+    unsupported = [r for r in results if r.status == "unsupported"]
+    if unsupported:
+        lines += ["", "Unsupported"]
+        lines += [f"  {r.kernel}/{r.variant} on {r.backend} ({r.dtype}): {r.message}" for r in unsupported]
+    if results.skipped:
+        names = ", ".join(f"{s.kernel}/{s.variant}" for s in results.skipped)
+        lines += ["", f"Skipped {len(results.skipped)} compiled variants (use --include-compiled): {names}"]
+    return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send file descriptor 1 to stderr, C-level writes included, for the duration."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
