@@ -120,7 +120,7 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
     dtype_list = [check_dtype(d) for d in _as_list(dtypes) or []]
     kernel_names = _as_list(kernels) or sorted(all_kernels())
     for k in kernel_names:
-        get_kernel(k)
+        _size_list(get_kernel(k), sizes)  # unknown kernels and size-list names fail before any work
     usable, down = _select_backends(_as_list(backends))
     runtimes_here = {b.runtime for b in usable} | {b.runtime for b, _ in down}
     seeds = list(seeds)

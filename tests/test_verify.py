@@ -1,0 +1,260 @@
+"""check() and verify(): what must fail fails, what cannot run is unsupported, never a pass."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import textwrap
+
+import numpy as np
+import pytest
+
+from workbench.catalog import Unsupported, get_kernel, register_kernel, registry, variant
+from workbench.runner import check, make_host_inputs, reference_outputs
+from workbench.verify import verify
+
+TEST_KERNEL = "_test_gelu"
+
+
+@pytest.fixture
+def test_kernel():
+    """A private copy of the gelu_tanh spec to hang deliberately broken variants on; removed afterwards."""
+    spec = register_kernel(dataclasses.replace(get_kernel("gelu_tanh"), name=TEST_KERNEL))
+    yield spec
+    registry._kernels.pop(TEST_KERNEL, None)
+    registry._variants.pop(TEST_KERNEL, None)
+
+
+def _case(name, p, dtype="float32"):
+    spec = get_kernel(name)
+    host = make_host_inputs(spec, p, dtype, 0)
+    return spec, host, reference_outputs(spec, host, p)
+
+
+class TestCheck:
+    def setup_method(self):
+        self.spec, self.host, self.ref = _case("gelu_tanh", {"n": 4099})
+        self.good = self.ref["out"].astype(np.float32)
+
+    def run(self, out, dtype="float32"):
+        return check(self.spec, {"out": out}, self.ref, dtype, self.host, {"n": 4099})
+
+    def test_correct_output_passes(self):
+        res = self.run(self.good)
+        assert res.passed and res.max_error < 1e-6
+
+    def test_nan_output_fails(self):
+        bad = self.good.copy()
+        bad[17] = np.nan
+        res = self.run(bad)
+        assert not res.passed and "non-finite" in res.message
+
+    def test_all_zero_output_fails(self):
+        res = self.run(np.zeros_like(self.good))
+        assert not res.passed and "constant" in res.message
+
+    def test_constant_output_fails(self):
+        res = self.run(np.full_like(self.good, float(np.mean(self.good))))
+        assert not res.passed
+
+    def test_wrong_shape_fails(self):
+        res = self.run(self.good[:-1])
+        assert not res.passed and "shape" in res.message
+
+    def test_wrong_dtype_fails(self):
+        res = self.run(self.good.astype(np.float64))
+        assert not res.passed and "dtype" in res.message
+
+    def test_missing_output_fails(self):
+        res = check(self.spec, {}, self.ref, "float32")
+        assert not res.passed and "missing" in res.message
+
+    def test_subtly_wrong_gelu_fails(self):
+        x = self.host["x"].astype(np.float64)
+        wrong = 0.5 * x * (1 + np.tanh(0.7987 * (x + 0.044715 * x ** 3)))  # sqrt(2/pi) = 0.7978..., digits swapped
+        res = self.run(wrong.astype(np.float32))
+        assert not res.passed and res.max_error > res.tolerance
+
+    def test_rounded_constant_fails_in_float64(self):
+        """0.0447 for 0.044715 moves gelu by ~1e-6 of its range: inside float32 noise, far outside float64's."""
+        spec, host, ref = _case("gelu_tanh", {"n": 4099}, "float64")
+        x = host["x"]
+        wrong = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.0447 * x ** 3)))
+        res = check(spec, {"out": wrong}, ref, "float64")
+        assert not res.passed and res.max_error > 1e3 * res.tolerance
+
+    def test_gelu_erf_is_not_gelu_tanh(self):
+        from scipy.special import erf
+
+        x = self.host["x"].astype(np.float64)
+        res = self.run((0.5 * x * (1 + erf(x / np.sqrt(2)))).astype(np.float32))
+        assert not res.passed
+
+    def test_half_precision_result_passes_float16_but_not_float32(self):
+        spec, host, ref = _case("gelu_tanh", {"n": 4099}, "float16")
+        out16 = ref["out"].astype(np.float16)
+        assert check(spec, {"out": out16}, ref, "float16").passed
+        assert not self.run(self.good.astype(np.float16).astype(np.float32)).passed
+
+
+def test_broken_variant_reported_as_fail(test_kernel):
+    @variant(TEST_KERNEL, "wrong-constant", "numpy")
+    def build(ctx):
+        def run(inp, out):
+            x = inp["x"]
+            np.multiply(0.5 * x, 1 + np.tanh(0.7987 * (x + 0.044715 * x ** 3)), out=out["out"])
+        return run
+
+    @variant(TEST_KERNEL, "right", "numpy")
+    def build_ok(ctx):
+        def run(inp, out):
+            x = inp["x"]
+            np.multiply(0.5 * x, 1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)), out=out["out"])
+        return run
+
+    rows = {r.variant: r for r in verify(backends="numpy", kernels=TEST_KERNEL)}
+    assert rows["right"].status == "pass"
+    bad = rows["wrong-constant"]
+    assert bad.status == "fail" and bad.max_error > bad.tolerance
+    assert bad.params is not None and bad.seed is not None and "tolerance" in bad.message
+
+
+def test_variant_that_forgets_to_write_fails(test_kernel):
+    @variant(TEST_KERNEL, "lazy", "numpy")
+    def build(ctx):
+        return lambda inp, out: None  # outputs stay poisoned with NaN
+
+    (row,) = verify(backends="numpy", kernels=TEST_KERNEL, seeds=(0,))
+    assert row.status == "fail" and "non-finite" in row.message
+
+
+def test_replayed_answer_fails_on_the_next_seed(test_kernel):
+    """A kernel that caches its first answer passes seed 0 and must fail seed 1 (fresh inputs per trial)."""
+    @variant(TEST_KERNEL, "replay", "numpy")
+    def build(ctx):
+        memo = {}
+
+        def run(inp, out):
+            if "y" not in memo:
+                x = inp["x"].astype(np.float64)
+                memo["y"] = (0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))).astype(x.dtype)
+            out["out"][...] = memo["y"]
+        return run
+
+    (row,) = verify(backends="numpy", kernels=TEST_KERNEL, seeds=(0, 1), sizes=[{"n": 4099}])
+    assert row.status == "fail" and row.seed == 1
+
+
+def test_unsupported_dtype_and_builder_reasons(test_kernel):
+    @variant(TEST_KERNEL, "f64-only", "numpy", dtypes=("float64",))
+    def build(ctx):
+        raise AssertionError("never built for float32")
+
+    @variant(TEST_KERNEL, "refuses", "numpy")
+    def build_refuses(ctx):
+        raise Unsupported("needs a feature this machine lacks")
+
+    @variant(TEST_KERNEL, "crashes", "numpy")
+    def build_crashes(ctx):
+        raise RuntimeError("boom")
+
+    rows = {r.variant: r for r in verify(backends="numpy", kernels=TEST_KERNEL)}
+    assert rows["f64-only"].status == "unsupported" and "float64" in rows["f64-only"].message
+    assert rows["refuses"].status == "unsupported" and "lacks" in rows["refuses"].message
+    assert rows["crashes"].status == "error" and "RuntimeError: boom" in rows["crashes"].message
+    assert not any(r.status == "pass" for r in rows.values())
+
+
+def test_numba_variant_in_float16_is_unsupported():
+    rows = verify(backends="numba", kernels="gelu_tanh", dtypes="float16")
+    assert rows and all(r.status == "unsupported" and "float16" in r.message for r in rows)
+
+
+def test_variant_without_any_backend_is_unsupported(test_kernel):
+    @variant(TEST_KERNEL, "elsewhere", "no-such-runtime")
+    def build(ctx):
+        raise AssertionError("never built")
+
+    rows = [r for r in verify(kernels=TEST_KERNEL) if r.variant == "elsewhere"]
+    assert rows and rows[0].status == "unsupported" and "no-such-runtime" in rows[0].message
+
+
+def test_compiled_variants_skipped_unless_asked(test_kernel):
+    @variant(TEST_KERNEL, "compiled-thing", "numpy", mode="compiled")
+    def build(ctx):
+        raise AssertionError("must not be built")
+
+    res = verify(backends="numpy", kernels=TEST_KERNEL)
+    assert not any(r.variant == "compiled-thing" for r in res)
+    assert [s.variant for s in res.skipped] == ["compiled-thing"]
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    ({"kernels": "nope"}, "valid kernels"),
+    ({"backends": "nope"}, "valid backends"),
+    ({"dtypes": "float8"}, "valid dtypes"),
+    ({"kernels": "saxpy", "variants": "nope"}, "valid variants"),
+    ({"kernels": "saxpy", "sizes": "nope"}, "valid"),
+])
+def test_bad_names_raise_value_error_listing_choices(kwargs, needle):
+    with pytest.raises(ValueError, match=needle):
+        verify(**kwargs)
+
+
+def test_results_serialise():
+    res = verify(backends="numpy", kernels="saxpy", seeds=(0,))
+    assert res.ok and res.counts()["pass"] == 1
+    json.dumps([r.to_dict() for r in res])
+
+
+def test_cli_verify_json_saxpy(run_python):
+    proc = run_python("-m", "workbench", "verify", "--json", "--kernel", "saxpy", "--backend", "numpy",
+                      "--backend", "numba")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert {r["variant"] for r in doc["results"]} >= {"numpy", "numba"}
+    assert doc["counts"]["pass"] >= 2 and doc["counts"]["fail"] == 0
+
+
+def test_cli_verify_table_and_default_backends(run_python):
+    proc = run_python("-m", "workbench", "verify", "--kernel", "saxpy", "--seeds", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "pass:" in proc.stdout and "saxpy" in proc.stdout
+    if "torch-compile" in proc.stdout:
+        assert "--include-compiled" in proc.stdout
+
+
+def test_cli_verify_bad_kernel_is_a_clean_error(run_python):
+    proc = run_python("-m", "workbench", "verify", "--kernel", "nope")
+    assert proc.returncode == 2
+    assert "valid kernels" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cli_verify_exits_1_on_a_failing_variant(run_python, tmp_path):
+    """A user catalog (WORKBENCH_CATALOG) with a wrong kernel makes `workbench verify` fail."""
+    folder = tmp_path / "wrong_relu"
+    folder.mkdir()
+    (folder / "spec.py").write_text(textwrap.dedent('''
+        import numpy as np
+        from workbench.catalog import KernelSpec, register_kernel
+        SPEC = register_kernel(KernelSpec(
+            name="wrong_relu", description="relu for a test", axes=("n",),
+            make_inputs=lambda p, rng: {"x": rng.standard_normal(p["n"])},
+            reference=lambda inp, p: {"out": np.maximum(inp["x"], 0.0)},
+            output_shapes=lambda p: {"out": (p["n"],)}, flops=lambda p: p["n"],
+            bytes_moved=lambda p, s: 2 * p["n"] * s, sizes={"verify": [{"n": 101}]}))
+    '''))
+    (folder / "cpu.py").write_text(textwrap.dedent('''
+        import numpy as np
+        from workbench.catalog import variant
+
+        @variant("wrong_relu", "leaky", "numpy")
+        def build(ctx):
+            def run(inp, out):
+                np.maximum(inp["x"], 0.01 * inp["x"], out=out["out"])
+            return run
+    '''))
+    proc = run_python("-m", "workbench", "verify", "--kernel", "wrong_relu", "--backend", "numpy",
+                      env={"WORKBENCH_CATALOG": str(tmp_path)})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "fail" in proc.stdout and "wrong_relu/leaky" in proc.stdout
