@@ -1,0 +1,121 @@
+"""Every numpy, numba and torch-cpu variant in the catalog passes verification at the spec's odd sizes.
+
+Parametrised from the catalog itself, so a new variant is tested the day it is
+added. float32 everywhere; the half precisions where a variant declares them;
+float64 for numpy and torch, and for the numba kernels whose float64 path is
+different code (polynomial exp64, libm erf). One torch.compile variant is
+compiled for real, at one size (it costs ~10-30 s on two cores).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.backends import all_backends
+from workbench.catalog import kernels, variants
+from workbench.verify import verify
+
+CPU_BACKENDS = {"numpy": "numpy", "numba": "numba", "torch": "torch-cpu"}
+SEEDS = (0, 1)
+
+
+def _backend_or_skip(runtime: str) -> str:
+    name = CPU_BACKENDS[runtime]
+    b = all_backends().get(name)
+    if b is None or not b.probe().available:
+        pytest.skip(f"backend {name} unavailable: {b.probe().reason if b else 'not registered'}")
+    return name
+
+
+def _cases(dtypes_for):
+    out = []
+    for k in sorted(kernels()):
+        for v in sorted(variants(k).values(), key=lambda v: v.name):
+            if v.mode == "compiled":
+                continue
+            for rt in v.runtimes:
+                if rt in CPU_BACKENDS:
+                    for d in dtypes_for(rt, v, k):
+                        out.append(pytest.param(k, v.name, rt, d, id=f"{k}-{v.name}-{d}"))
+    return out
+
+
+def _float32(rt, v, k):
+    return ["float32"]
+
+
+def _halves(rt, v, k):
+    declared = v.dtypes or ("float16", "bfloat16", "float32", "float64")
+    possible = {"numpy": ("float16",), "torch": ("float16", "bfloat16"), "numba": ()}[rt]
+    return [d for d in possible if d in declared]
+
+
+NUMBA_FLOAT64 = {"gelu_tanh", "gelu_erf", "silu", "softmax", "bias_gelu", "sum", "gemm"}
+
+
+def _float64(rt, v, k):
+    if rt == "numba" and k not in NUMBA_FLOAT64:
+        return []
+    return ["float64"]
+
+
+def _assert_passes(kernel, name, runtime, dtype, seeds=SEEDS):
+    backend = _backend_or_skip(runtime)
+    (row,) = verify(backends=backend, kernels=kernel, variants=name, dtypes=dtype, seeds=seeds)
+    assert row.status == "pass", f"{row.status}: {row.message} (params {row.params}, seed {row.seed})"
+    assert row.trials == len(seeds) * len(kernels()[kernel].sizes["verify"])
+
+
+@pytest.mark.parametrize("kernel, name, runtime, dtype", _cases(_float32))
+def test_variant_float32(kernel, name, runtime, dtype):
+    _assert_passes(kernel, name, runtime, dtype)
+
+
+@pytest.mark.parametrize("kernel, name, runtime, dtype", _cases(_halves))
+def test_variant_half_precision(kernel, name, runtime, dtype):
+    _assert_passes(kernel, name, runtime, dtype, seeds=(0,))
+
+
+@pytest.mark.parametrize("kernel, name, runtime, dtype", _cases(_float64))
+def test_variant_float64(kernel, name, runtime, dtype):
+    _assert_passes(kernel, name, runtime, dtype, seeds=(0,))
+
+
+def test_every_kernel_has_numpy_numba_and_torch_variants():
+    for k in kernels():
+        runtimes = {rt for v in variants(k).values() for rt in v.runtimes}
+        assert {"numpy", "numba", "torch"} <= runtimes, k
+        assert any(v.library for v in variants(k).values()), f"{k}: no library baseline"
+
+
+def test_fused_and_naive_tiled_pairs_exist():
+    assert {"numba-fused", "numba-unfused", "numpy-unfused", "torch-unfused"} <= set(variants("bias_gelu"))
+    assert {"numba-fused", "numba-unfused", "numpy-unfused", "torch-unfused"} <= set(variants("rmsnorm_residual"))
+    assert variants("bias_gelu")["numba-fused"].mode == "fused"
+    assert {"numba-naive", "numba-tiled"} <= set(variants("gemm"))
+    assert {"numba-naive", "numba-tiled"} <= set(variants("transpose"))
+    assert variants("gemm")["numpy"].library and variants("gemm")["torch"].library
+    compiled = [v for k in kernels() for v in variants(k).values() if v.name == "torch-compile"]
+    assert compiled and all(v.mode == "compiled" for v in compiled)
+
+
+def test_gemm_tiled_handles_edges_and_multiple_panels():
+    """Sizes that are not multiples of the tile (MR, NB) and k spanning several KC panels."""
+    _backend_or_skip("numba")
+    sizes = [{"m": 67, "n": 131, "k": 600}, {"m": 3, "n": 257, "k": 257}]
+    (row,) = verify(backends="numba", kernels="gemm", variants="numba-tiled", sizes=sizes, seeds=(0,))
+    assert row.status == "pass", row.message
+
+
+def test_transpose_tiled_handles_partial_tiles():
+    _backend_or_skip("numba")
+    sizes = [{"rows": 33, "cols": 65}, {"rows": 100, "cols": 31}]
+    (row,) = verify(backends="numba", kernels="transpose", variants="numba-tiled", sizes=sizes, seeds=(0,))
+    assert row.status == "pass", row.message
+
+
+def test_torch_compile_variant_really_compiles_and_passes():
+    _backend_or_skip("torch")
+    (row,) = verify(backends="torch-cpu", kernels="rmsnorm_residual", variants="torch-compile",
+                    sizes=[{"rows": 5, "cols": 4097}], seeds=(0, 1), include_compiled=True)
+    assert row.status == "pass", row.message
