@@ -64,4 +64,5 @@ def test_gelu_kernel_vectorizes_without_libm_calls():
     cpu = sys.modules["workbench_catalog.gelu_tanh.cpu"]  # catalog modules are loaded by path
     asm = "\n".join(cpu._numba_gelu("float32").inspect_asm().values())
     assert re.search(r"\bv(fmadd|mul|add)\w*ps\s+%[yz]mm", asm), "no packed float32 arithmetic"
-    assert not re.search(r"call\w*\s+\S*(tanhf|expf|tanh|exp)\b", asm), "libm call left in the loop"
+    # numba reaches libm through an absolute address: `movabsq $tanhf, %reg` then `callq *%reg`.
+    assert not re.search(r"\$(tanhf?|expf?)\b", asm), "libm call left in the loop"
