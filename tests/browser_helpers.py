@@ -164,14 +164,14 @@ def voila(notebook: Path, tmp: Path) -> Iterator[tuple[Server, str]]:
 
 
 @contextmanager
-def chromium_page(tmp: Path):
+def chromium_page(tmp: Path, width: int = 1600, height: int = 1800):
     """A playwright page in a fresh headless Chromium profile."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(
             str(tmp / "chromium-profile"), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
-            viewport={"width": 1500, "height": 1100})
+            viewport={"width": width, "height": height})
         try:
             page = ctx.pages[0] if ctx.pages else ctx.new_page()
             page.set_default_timeout(60_000)

@@ -36,15 +36,20 @@ class BackendPicker:
         self.checkboxes: dict[str, w.Checkbox] = {}
         rows = []
         default = set(default)
-        for name, backend in sorted(backends.items(), key=lambda kv: (kv[1].priority, kv[0])):
-            probe = _safe_probe(backend)
+        probes = {name: _safe_probe(b) for name, b in backends.items()}
+        order = sorted(backends, key=lambda n: (not probes[n].available, backends[n].priority, n))
+        for name in order:
+            backend, probe = backends[name], probes[name]
             note = _device_name(backend) if probe.available else f"unavailable: {probe.reason}"
             cb = w.Checkbox(value=probe.available and name in default, description=name,
                             disabled=not probe.available, indent=False, tooltip=note,
                             layout=w.Layout(width="150px"))
             cb.add_class(f"wb-backend-{css_name(name)}").add_class("wb-backend")
             cb.add_class("wb-available" if probe.available else "wb-unavailable")
-            reason = w.HTML(f'<span style="color:{"#555" if probe.available else "#999"};font-size:12px">'
+            # One line, cut with an ellipsis; the whole reason is in the hover title and the tooltip.
+            reason = w.HTML(f'<span title="{html.escape(note, quote=True)}" style="color:'
+                            f'{"#555" if probe.available else "#999"};font-size:12px;white-space:nowrap;'
+                            f'overflow:hidden;text-overflow:ellipsis;display:inline-block;max-width:250px">'
                             f"{html.escape(note)}</span>").add_class("wb-backend-reason")
             self.checkboxes[name] = cb
             rows.append(w.HBox([cb, reason]))

@@ -46,7 +46,7 @@ class Dashboard:
         self.cancel_button = w.Button(description="Cancel", button_style="warning", icon="stop",
                                       disabled=True).add_class("wb-cancel")
         self.progress = w.IntProgress(value=0, min=0, max=1, description="Progress",
-                                      layout=w.Layout(width="360px")).add_class("wb-progress")
+                                      layout=w.Layout(width="300px")).add_class("wb-progress")
         self.progress_label = w.HTML().add_class("wb-progress-label")
 
         self.plot = PlotView()
@@ -74,12 +74,15 @@ class Dashboard:
     def _layout(self) -> w.Widget:
         title = w.HTML("<h3 style='margin:4px 0'>Kernel Workbench</h3>")
         left = w.VBox([self.backends.widget, self.kernels.widget, self.sizes.widget, self.options.widget],
-                      layout=w.Layout(width="420px", padding="0 12px 0 0")).add_class("wb-controls")
-        actions = w.HBox([self.run_button, self.cancel_button, self.progress, self.progress_label])
+                      layout=w.Layout(flex="0 0 420px", width="420px", padding="0 12px 0 0")
+                      ).add_class("wb-controls")  # never shrinks when a wide table arrives
+        actions = w.HBox([self.run_button, self.cancel_button, self.progress, self.progress_label],
+                         layout=w.Layout(flex_flow="row wrap", align_items="center"))
         right = w.VBox([actions, self.status.widget, self.plot.widget,
                         w.HTML("<b>Peak memory</b>"), self.memory.widget,
                         w.HTML("<b>Results</b>"), self.table.widget, self.exports.widget],
-                       layout=w.Layout(flex="1 1 auto", min_width="480px")).add_class("wb-results-pane")
+                       layout=w.Layout(flex="1 1 0", min_width="480px", overflow="auto")
+                       ).add_class("wb-results-pane")
         return w.VBox([title, w.HBox([left, right])]).add_class("wb-dashboard")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:

@@ -20,7 +20,7 @@ import pandas as pd
 
 #: Toggle label -> metric name understood by :func:`workbench.report.plots.plot_metric`.
 METRICS: list[tuple[str, str]] = [("time", "median_s"), ("GB/s", "gbps"), ("GFLOP/s", "gflops"),
-                                  ("% of peak", "pct_peak_bw"), ("speed-up", "speedup")]
+                                  ("% peak", "pct_peak_bw"), ("speed-up", "speedup")]
 
 EXPORT_FORMATS: list[tuple[str, str, str]] = [("HTML", "html", "html"), ("Markdown", "md", "md"),
                                               ("CSV", "csv", "csv"), ("JSON", "json", "json")]
@@ -43,10 +43,12 @@ class PlotView:
     """The metric toggle, the baseline for speed-ups, and the plot."""
 
     def __init__(self) -> None:
-        self.metric = w.ToggleButtons(options=METRICS, value="median_s",
-                                      style={"button_width": "80px"}).add_class("wb-metric")
+        self.metric = w.ToggleButtons(options=METRICS, value="median_s", tooltips=[
+            "median time per call", "bytes moved / time", "floating-point operations / time",
+            "% of this machine's measured peak bandwidth (workbench peaks)", "speed-up vs the baseline"],
+            style={"button_width": "68px"}).add_class("wb-metric")
         self.baseline = w.Dropdown(options=[], description="Baseline",
-                                   layout=w.Layout(width="320px")).add_class("wb-baseline")
+                                   layout=w.Layout(width="280px")).add_class("wb-baseline")
         self.output = w.Output(layout=w.Layout(min_height="200px")).add_class("wb-plot")
         self.widget = w.VBox([w.HBox([self.metric, self.baseline]), self.output])
         self.df: pd.DataFrame | None = None

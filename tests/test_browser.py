@@ -1,0 +1,104 @@
+"""The dashboard in a real browser: JupyterLab and Voila driven by headless Debian Chromium (playwright).
+
+Each test starts its own server on a free local port with a token, opens
+notebooks/dashboard.ipynb (copied into a temporary root), picks a backend and
+a kernel, runs a tiny sweep, waits for the plot image and the results table,
+exports a report and checks the file on disk, then saves a screenshot in the
+test's folder and in test-output/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from browser_helpers import browser_skip_reason, chromium_page, jupyterlab, save_screenshot, stage_notebook, voila
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+_skip = browser_skip_reason()
+if _skip:
+    pytest.skip(f"browser tests need Chromium and playwright: {_skip}", allow_module_level=True)
+
+RUN_TIMEOUT_MS = 180_000
+
+
+def drive_dashboard(page, scope: str, export_dir: Path) -> None:
+    """Choose numpy + saxpy at three small sizes, run, check plot and table, export HTML."""
+    root = page.locator(f"{scope} .wb-dashboard").first
+    root.wait_for(state="visible", timeout=RUN_TIMEOUT_MS)
+
+    unavailable = root.locator(".wb-backend.wb-unavailable input[type=checkbox]")
+    for i in range(unavailable.count()):
+        assert unavailable.nth(i).is_disabled()
+    available = root.locator(".wb-backend.wb-available")
+    for i in range(available.count()):
+        box = available.nth(i)
+        classes = box.get_attribute("class") or ""
+        want = "wb-backend-numpy" in classes.split()
+        checkbox = box.locator("input[type=checkbox]")
+        if checkbox.is_checked() != want:
+            checkbox.click()
+    assert root.locator(".wb-backend-numpy input[type=checkbox]").is_checked()
+
+    root.locator(".wb-kernel select").select_option("saxpy")
+    root.locator(".wb-variant-numpy input[type=checkbox]").wait_for()
+    root.locator(".wb-size-source button", has_text="range").click()
+    for css, value in ((".wb-size-min-n", "1000"), (".wb-size-max-n", "100000"), (".wb-size-steps", "3"),
+                       (".wb-budget", "0.02")):
+        field = root.locator(f"{css} input")
+        field.fill(value)
+        field.press("Enter")
+    root.locator(".wb-size-preview", has_text="3 sizes").wait_for()
+    export_field = root.locator(".wb-export-dir input")
+    export_field.fill(str(export_dir))
+    export_field.press("Enter")
+
+    root.locator("button.wb-run").click()
+    root.locator(".wb-status", has_text=re.compile("finished|error|cancelled")).wait_for(timeout=RUN_TIMEOUT_MS)
+    status = root.locator(".wb-status").inner_text()
+    assert "finished" in status and "3 ok" in status, status
+    root.locator(".wb-plot img").first.wait_for(state="visible")
+    root.locator(".wb-table table").wait_for(state="visible")
+    assert root.locator(".wb-table tbody tr").count() == 3
+    assert root.locator(".wb-progress-label").inner_text().startswith("3/3")
+
+    root.locator("button.wb-export-html").click()
+    root.locator(".wb-export-path", has_text="wrote").wait_for(timeout=60_000)
+    written = list(export_dir.glob("saxpy-*.html"))
+    assert len(written) == 1 and written[0].stat().st_size > 1000, written
+    assert written[0].name in root.locator(".wb-export-path").inner_text()
+    box = root.locator(".wb-controls").bounding_box()
+    assert box and box["width"] >= 300, f"the controls column collapsed next to the results: {box}"
+    root.locator(".wb-plot img").first.scroll_into_view_if_needed()
+
+
+def test_dashboard_in_jupyterlab(tmp_path):
+    stage_notebook("dashboard.ipynb", tmp_path / "root")
+    with jupyterlab(tmp_path) as (server, token), chromium_page(tmp_path) as page:
+        page.goto(f"{server.url}/lab/tree/dashboard.ipynb?token={token}&reset")
+        # The toolbar's indicator says idle while the kernel is still starting; the status bar does not.
+        page.wait_for_function(
+            "() => /Python 3 \\(ipykernel\\)\\s*\\|\\s*Idle/.test("
+            "(document.querySelector('#jp-main-statusbar') || {}).innerText || '')", timeout=120_000)
+        page.locator("li.lm-MenuBar-item", has_text="Run").first.click()
+        page.locator("li.lm-Menu-item[data-command='runmenu:run-all']").click()
+        scope = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+        t0 = time.monotonic()
+        drive_dashboard(page, scope, tmp_path / "exports")
+        print(f"JupyterLab: dashboard driven in {time.monotonic() - t0:.1f} s")
+        save_screenshot(page, tmp_path, "dashboard-jupyterlab.png")
+
+
+def test_dashboard_in_voila(tmp_path):
+    notebook = stage_notebook("dashboard.ipynb", tmp_path / "voila-root")
+    with voila(notebook, tmp_path) as (server, token), chromium_page(tmp_path) as page:
+        page.goto(f"{server.url}/?token={token}", timeout=120_000)
+        t0 = time.monotonic()
+        drive_dashboard(page, "body", tmp_path / "exports")
+        print(f"Voila: dashboard driven in {time.monotonic() - t0:.1f} s")
+        assert "Dashboard(store=" not in page.locator("body").inner_text()  # Voila shows outputs, not code
+        save_screenshot(page, tmp_path, "dashboard-voila.png")
