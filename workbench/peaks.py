@@ -3,11 +3,14 @@
 Both are measured with the catalog's own variants through the ordinary harness
 (verified, timed, the same timer), so "% of peak" compares like with like:
 
-- bandwidth: saxpy (STREAM triad: two reads, one write) with every array at
-  least 4× the last-level cache, as STREAM requires; the best saxpy variant of
-  the backend counts. Peak = bytes / fastest sample, as STREAM reports.
-- FLOP rate: the backend's library GEMM (tiled portable kernel where there is
-  no library) at 2048³ on CPUs, 8192³ on GPUs, per dtype.
+- bandwidth: saxpy (STREAM triad: two reads, one write) moving at least 4× the
+  last-level cache per call (and at least 16M elements), so no call finds its
+  data in cache; the best saxpy variant of the backend counts. Peak = bytes /
+  fastest sample, as STREAM reports.
+- FLOP rate: the backend's library GEMM per dtype at 2048³ on CPUs, 8192³ on
+  GPUs. Where there is no library GEMM, the best hand-written one, sized from
+  a 256³ pilot so one call takes about ``GEMM_CALL_S``: a slow kernel (PoCL, a
+  naive loop) is measured at a smaller size instead of taking minutes.
 
 Results go to the store's peaks table keyed by (environment, backend).
 """
@@ -32,8 +35,11 @@ log = logging.getLogger(__name__)
 
 STREAM_MIN_ELEMENTS = 2**24
 GEMM_DTYPES = ("float32", "float64")
-PROBE_CONFIG = TimingConfig(warmup_s=0.2, budget_s=1.5, target_spread=0.01, min_samples=5, max_samples=200,
+GEMM_PILOT = 256
+GEMM_CALL_S = 0.15
+PROBE_CONFIG = TimingConfig(warmup_s=0.1, budget_s=0.5, target_spread=0.01, min_samples=5, max_samples=200,
                             n_inputs=1)
+PILOT_CONFIG = TimingConfig(warmup_s=0.0, budget_s=0.0, min_samples=3, n_inputs=1)
 PROBE_TIMEOUT_S = 60.0
 
 
@@ -59,15 +65,23 @@ def _candidates(kernel: str, backend: Backend) -> list[Variant]:
 
 
 def _stream_elements(backend: Backend) -> int:
+    """Elements per saxpy array: 3 arrays × 4 bytes moving at least 4× the last-level cache."""
     llc = backend.device_info().last_level_cache_bytes or 32 * 2**20
-    return max(STREAM_MIN_ELEMENTS, math.ceil(4 * llc / 4))
+    return max(STREAM_MIN_ELEMENTS, math.ceil(4 * llc / 12))
 
 
-def _gemm_size(backend: Backend, variant: Variant) -> int:
-    gpu = backend.device_info().kind != "cpu"
-    if variant.library:
-        return 8192 if gpu else 2048
-    return 4096 if gpu else 1024
+def _largest_gemm(backend: Backend) -> int:
+    return 2048 if backend.device_info().kind == "cpu" else 8192
+
+
+def _gemm_size(backend: Backend, pilot_gflops: float) -> int:
+    """Square size whose call takes about ``GEMM_CALL_S`` at the pilot's rate, in steps of 256."""
+    n = (GEMM_CALL_S * pilot_gflops * 1e9 / 2) ** (1 / 3)
+    return int(min(_largest_gemm(backend), max(GEMM_PILOT, n // GEMM_PILOT * GEMM_PILOT)))
+
+
+def _gemm_cell(backend: Backend, v: Variant, dtype: str, n: int) -> Cell:
+    return Cell.make("gemm", v.name, backend.name, dtype, {"m": n, "n": n, "k": n}, v.mode)
 
 
 def measure_backend(backend: Backend, worker: CellWorker) -> list[Peak]:
@@ -101,16 +115,22 @@ def measure_backend(backend: Backend, worker: CellWorker) -> list[Peak]:
                             f"no gemm variant for {backend.runtime} in {dtype}", {}))
             continue
         v = usable[0]
-        size = _gemm_size(backend, v)
-        row = execute_cell(Cell.make("gemm", v.name, backend.name, dtype, {"m": size, "n": size, "k": size}, v.mode),
-                           PROBE_CONFIG, worker, timeout_s=PROBE_TIMEOUT_S)
+        row = None
+        size = _largest_gemm(backend)
+        if not v.library:
+            row = execute_cell(_gemm_cell(backend, v, dtype, GEMM_PILOT), PILOT_CONFIG, worker,
+                               timeout_s=PROBE_TIMEOUT_S)
+            size = _gemm_size(backend, row["flops"] / row["min_s"] / 1e9) if row["status"] == "ok" else 0
+        if size:
+            row = execute_cell(_gemm_cell(backend, v, dtype, size), PROBE_CONFIG, worker, timeout_s=PROBE_TIMEOUT_S)
+        label = f"gemm/{v.name} {row['size_label']} {dtype}"
         if row["status"] == "ok":
             out.append(Peak(backend.name, FLOPS, dtype, row["flops"] / row["min_s"] / 1e9, "GFLOP/s",
-                            f"gemm/{v.name} {size}³ {dtype}, best of {row['n_samples']}",
-                            {"variant": v.name, "size": size, "median_gflops": row["gflops"]}))
+                            f"{label}, best of {row['n_samples']}",
+                            {"variant": v.name, "params": row["params"], "median_gflops": row["gflops"]}))
         else:
             out.append(Peak(backend.name, FLOPS, dtype, None, "GFLOP/s",
-                            f"gemm/{v.name} {size}³ {dtype}: {row['status']} {row['message'] or ''}".strip(), {}))
+                            f"{label}: {row['status']} {row['message'] or ''}".strip(), {}))
     return out
 
 
