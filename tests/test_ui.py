@@ -167,3 +167,29 @@ def test_export_before_any_run_reports_instead_of_raising(tmp_path):
     d.exports.buttons["html"].click()  # click() bypasses `disabled`, as a stale front end might
     assert "nothing to export yet" in d.status.widget.value
     assert not (tmp_path / "reports").exists()
+
+
+def test_mismatched_pairs_are_kept_in_the_store_but_not_shown(tmp_path):
+    if not all_backends()["numba"].probe().available:
+        pytest.skip("numba is not available here")
+    d = small_dashboard(tmp_path, steps=1)
+    d.backends.checkboxes["numba"].value = True
+    for name, cb in d.kernels.checkboxes.items():
+        cb.value = name in ("numpy", "numba")
+    d.run_button.click()
+    finish(d)
+    pairs = set(zip(d.df["variant"], d.df["backend"]))
+    assert {("numpy", "numpy"), ("numba", "numba")} <= pairs
+    shown = d.visible(d.df)
+    assert set(zip(shown["variant"], shown["backend"])) == {("numpy", "numpy"), ("numba", "numba")}
+    assert d.table.widget.value.count("<tr") == len(shown) + 1
+    if len(shown) < len(d.df):
+        assert "cannot meet not shown" in d.status.widget.value
+
+
+def test_modes_filter_the_named_variants(tmp_path):
+    d = small_dashboard(tmp_path, steps=1)
+    d.options.modes["eager"].value = False  # every saxpy variant is eager
+    d.run_button.click()
+    assert "none of the selected variants has a selected mode" in d.status.widget.value
+    assert not d.controller.running

@@ -137,10 +137,15 @@ class Dashboard:
         sizes = self.sizes.sizes()
         if not sizes:
             problems.append("choose at least one size")
+        # The sweep runs named variants whatever their mode, so the mode boxes filter the names here.
+        vs = self.kernels.variants_of(self.kernels.kernel.value) if self.kernels.kernel.value else {}
+        chosen = [v for v in self.kernels.selected_variants if vs[v].mode in self.options.selected_modes]
+        if self.kernels.selected_variants and self.options.selected_modes and not chosen:
+            problems.append("none of the selected variants has a selected mode")
         if problems:
             raise ValueError("; ".join(problems))
         budget = float(self.options.budget.value)
-        return SweepSpec(kernels=[self.kernels.kernel.value], variants=self.kernels.selected_variants,
+        return SweepSpec(kernels=[self.kernels.kernel.value], variants=chosen,
                          backends=self.backends.selected, dtypes=(self.options.dtype.value,), sizes=sizes,
                          modes=self.options.selected_modes, cache=self.options.cache.value, budget_s=budget,
                          timeout_s=max(30.0, 20 * budget))
@@ -182,8 +187,27 @@ class Dashboard:
 
     @property
     def df(self) -> pd.DataFrame:
+        """Every row of the current run so far, as stored."""
         with self._lock:
             return pd.DataFrame(self.rows)
+
+    def visible(self, df: pd.DataFrame) -> pd.DataFrame:
+        """``df`` without the variant/backend pairs that cannot meet (a numba variant on numpy ...).
+
+        The sweep tries named variants on every selected backend and records the
+        mismatches as unsupported; they stay in the store and the exports, but
+        the dashboard's plot and table show only what the user could have meant.
+        """
+        if df.empty or "status" not in df:
+            return df
+        vs = self.kernels.variants_of(self.kernels.kernel.value) if self.kernels.kernel.value else {}
+        known = self.backends.backends
+
+        def meets(row: Any) -> bool:
+            v, b = vs.get(row["variant"]), known.get(row["backend"])
+            return row["status"] != "unsupported" or v is None or b is None or b.runtime in v.runtimes
+
+        return df[df.apply(meets, axis=1)].reset_index(drop=True)
 
     def _on_row(self, row: dict, index: int, total: int) -> None:
         with self._lock:
@@ -210,8 +234,11 @@ class Dashboard:
             if error is not None:
                 self.status.error("the run stopped with an error", error)
             else:
-                counts = df["status"].value_counts().to_dict() if "status" in df else {}
+                shown = self.visible(df)
+                counts = shown["status"].value_counts().to_dict() if "status" in shown else {}
                 summary = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no cells"
+                if len(shown) < len(df):
+                    summary += f" ({len(df) - len(shown)} variant/backend pairs that cannot meet not shown)"
                 verb = "cancelled" if outcome is not None and outcome.interrupted else "finished"
                 wall = f" in {outcome.wall_s:.1f} s" if outcome is not None and outcome.wall_s else ""
                 problem = f"; display problem: {self.status.last_error}" if self.status.last_error else ""
@@ -228,7 +255,7 @@ class Dashboard:
         drawing cannot steal a core from a measurement; the memory plot waits
         for the end of the run to keep that pause short.
         """
-        df = self.df
+        df = self.visible(self.df)
         guard = self.status.guard
         guard("drawing the results table", self.table.update)(df)
         guard("drawing the plot", self.plot.update)(df)

@@ -46,7 +46,7 @@ class PlotView:
         self.metric = w.ToggleButtons(options=METRICS, value="median_s", tooltips=[
             "median time per call", "bytes moved / time", "floating-point operations / time",
             "% of this machine's measured peak bandwidth (workbench peaks)", "speed-up vs the baseline"],
-            style={"button_width": "68px"}).add_class("wb-metric")
+            style={"button_width": "auto"}).add_class("wb-metric")
         self.baseline = w.Dropdown(options=[], description="Baseline",
                                    layout=w.Layout(width="280px")).add_class("wb-baseline")
         self.output = w.Output(layout=w.Layout(min_height="200px")).add_class("wb-plot")
@@ -79,6 +79,10 @@ class PlotView:
             self.update(self.df)
 
 
+_TABLE_STYLE = ("<style>.wb-results td, .wb-results th {white-space: nowrap; padding: 2px 8px}"
+                ".wb-results tbody tr:nth-child(odd) {background: rgba(0,0,0,0.03)}</style>")
+
+
 class TableView:
     """The tidy summary as an HTML table; failed cells show their status and message."""
 
@@ -91,7 +95,7 @@ class TableView:
         table = summary_table(df)
         if "status" not in table.columns and "status" in df.columns and len(table) == len(df):
             table.insert(0, "status", df["status"].to_numpy())
-        self.widget.value = ('<div style="max-height:360px;overflow:auto;font-size:12px">'
+        self.widget.value = (_TABLE_STYLE + '<div style="max-height:360px;overflow:auto;font-size:12px">'
                              + table.to_html(index=False, border=0, na_rep="", classes="wb-results")
                              + "</div>")
 
@@ -121,8 +125,8 @@ class ExportPanel:
                              layout=w.Layout(width="360px")).add_class("wb-export-dir")
         self.buttons: dict[str, w.Button] = {}
         for label, fmt, css in EXPORT_FORMATS:
-            b = w.Button(description=label, icon="download", disabled=True,
-                         layout=w.Layout(width="110px")).add_class(f"wb-export-{css}")
+            b = w.Button(description=label, icon="download", disabled=True, tooltip=f"write the run as {label}",
+                         layout=w.Layout(width="120px")).add_class(f"wb-export-{css}")
             self.buttons[fmt] = b
         self.written = w.HTML().add_class("wb-export-path")
         self.last_path: Path | None = None
