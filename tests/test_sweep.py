@@ -217,11 +217,16 @@ def test_measured_peaks_give_percent_of_peak(test_kernel, tmp_path, monkeypatch)
     from workbench import peaks
 
     monkeypatch.setattr(peaks, "_stream_elements", lambda backend: 1 << 16)
+    monkeypatch.setattr(peaks, "_largest_gemm", lambda backend: 64)
     monkeypatch.setattr(peaks, "PROBE_CONFIG", peaks.TimingConfig(warmup_s=0.005, budget_s=0.05, n_inputs=1))
     store = Store(tmp_path / "s.sqlite")
     found = peaks.measure_peaks(["numpy"], store)
     bw = [p for p in found if p.metric == "bandwidth_gbps"]
     assert len(bw) == 1 and bw[0].value > 0 and "saxpy" in bw[0].method
+    flops = {p.dtype: p for p in found if p.metric == "gflops"}
+    assert set(flops) == {"float32", "float64"}
+    if any("numpy" in v.runtimes for v in catalog.variants("gemm").values()):
+        assert flops["float32"].value > 0 and "m=64" in flops["float32"].method
     assert len(store.peaks()) == sum(p.value is not None for p in found)
     spec = SweepSpec(kernels=["saxpy"], variants=["numpy"], backends=["numpy"], sizes=[(1 << 16,)], **FAST)
     row = run_sweep(spec, store=store, progress=False).rows[0]
