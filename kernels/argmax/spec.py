@@ -58,7 +58,7 @@ SPEC = register_kernel(KernelSpec(
     bytes_moved=lambda p, itemsize: p["rows"] * p["cols"] * itemsize + p["rows"] * INDEX_BYTES,
     sizes={
         "verify": [{"rows": 1, "cols": 1}, {"rows": 37, "cols": 1000}, {"rows": 5, "cols": 4097}],
-        "quick": [{"rows": 256, "cols": 1024}, {"rows": 1024, "cols": 4096}],
+        "quick": [{"rows": 256, "cols": 1024}, {"rows": 512, "cols": 2048}],
         "full": [{"rows": 1024, "cols": 1024}, {"rows": 2048, "cols": 4096}, {"rows": 8192, "cols": 4096}],
     },
     tolerances={"float64": 0.0, "float32": 0.0, "float16": 0.0, "bfloat16": 0.0},

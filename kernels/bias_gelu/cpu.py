@@ -55,17 +55,17 @@ def _numba_kernels(dtype: str):
                 v = h[r, j]
                 out[r, j] = v / (one + exp(c * (v + k3 * v * v * v)))
 
-    e2, e1 = np.empty((0, 0), t), np.empty(0, t)
-    fused(e2, e1, e2)
-    add_bias(e2, e1, e2)
-    gelu(e2, e2)
     return fused, add_bias, gelu
 
 
 @variant("bias_gelu", "numba-fused", "numba", mode="fused", dtypes=("float32", "float64"))
 def numba_fused(ctx):
     """One pass: read x, add the bias, gelu, write out."""
+    from workbench.catalog.numba_math import numpy_dtype
+
     fused, _, _ = _numba_kernels(ctx.dtype)
+    e2, e1 = np.empty((0, 0), numpy_dtype(ctx.dtype)), np.empty(0, numpy_dtype(ctx.dtype))
+    fused(e2, e1, e2)  # compile now, not inside a timed call
 
     def run(inp, out):
         fused(inp["x"], inp["bias"], out["out"])
@@ -78,6 +78,9 @@ def numba_unfused(ctx):
     from workbench.catalog.numba_math import numpy_dtype
 
     _, add_bias, gelu = _numba_kernels(ctx.dtype)
+    e2, e1 = np.empty((0, 0), numpy_dtype(ctx.dtype)), np.empty(0, numpy_dtype(ctx.dtype))
+    add_bias(e2, e1, e2)
+    gelu(e2, e2)
     h = np.empty((ctx.params["rows"], ctx.params["cols"]), numpy_dtype(ctx.dtype))
 
     def run(inp, out):

@@ -36,7 +36,7 @@ SPEC = register_kernel(KernelSpec(
     bytes_moved=lambda p, itemsize: (2 * p["rows"] * p["cols"] + p["cols"]) * itemsize,
     sizes={
         "verify": [{"rows": 1, "cols": 1}, {"rows": 37, "cols": 1000}, {"rows": 5, "cols": 4097}],
-        "quick": [{"rows": 256, "cols": 1024}, {"rows": 1024, "cols": 4096}],
+        "quick": [{"rows": 256, "cols": 1024}, {"rows": 512, "cols": 2048}],
         "full": [{"rows": 1024, "cols": 1024}, {"rows": 2048, "cols": 4096}, {"rows": 8192, "cols": 4096}],
     },
     llm_params=lambda s: {"rows": s["batch"] * s["seq"], "cols": s["intermediate"]},

@@ -39,7 +39,7 @@ SPEC = register_kernel(KernelSpec(
     bytes_moved=lambda p, itemsize: 2 * p["n"] * itemsize,
     sizes={
         "verify": [{"n": 1}, {"n": 4099}, {"n": 100003}],
-        "quick": [{"n": 2**16}, {"n": 2**20}, {"n": 2**22}],
+        "quick": [{"n": 2**16}, {"n": 2**18}, {"n": 2**20}],
         "full": [{"n": 2**k} for k in (20, 22, 24, 25)],
     },
     llm_params=lambda s: {"n": s["batch"] * s["seq"] * s["intermediate"]},

@@ -105,16 +105,22 @@ def _numba_kernels(dtype: str):
                                 out[i, j0 + j] += av * brow[j]
                         i += 1
 
-    e2 = np.empty((0, 0), t)
-    naive(e2, e2, e2)
-    tiled(e2, e2, e2)
     return naive, tiled
+
+
+def _compiled(kernel, dtype: str):
+    """Compile ``kernel`` for C-contiguous 2-D arrays of ``dtype`` now (zero-size call), not in a timed one."""
+    from workbench.catalog.numba_math import numpy_dtype
+
+    e2 = np.empty((0, 0), numpy_dtype(dtype))
+    kernel(e2, e2, e2)
+    return kernel
 
 
 @variant("gemm", "numba-naive", "numba", dtypes=("float32", "float64"))
 def numba_naive(ctx):
     """out[i, j] = dot(a[i, :], b[:, j]) per element, rows over the cores: b is walked by column."""
-    naive, _ = _numba_kernels(ctx.dtype)
+    naive = _compiled(_numba_kernels(ctx.dtype)[0], ctx.dtype)
 
     def run(inp, out):
         naive(inp["a"], inp["b"], out["out"])
@@ -124,7 +130,7 @@ def numba_naive(ctx):
 @variant("gemm", "numba-tiled", "numba", dtypes=("float32", "float64"))
 def numba_tiled(ctx):
     """Packed b panels, MR x NB accumulator tiles in L1, row blocks over the cores."""
-    _, tiled = _numba_kernels(ctx.dtype)
+    tiled = _compiled(_numba_kernels(ctx.dtype)[1], ctx.dtype)
 
     def run(inp, out):
         tiled(inp["a"], inp["b"], out["out"])

@@ -60,17 +60,21 @@ def _numba_kernels(dtype: str):
             for j in range(cols):
                 o[j] = xr[j] * rstd * weight[j]
 
-    e2, e1 = np.empty((0, 0), t), np.empty(0, t)
-    fused(e2, e2, e1, e2, e2)
-    add(e1, e1, e1)
-    rmsnorm(e2, e1, e2)
     return fused, add, rmsnorm
+
+
+def _empties(dtype: str):
+    from workbench.catalog.numba_math import numpy_dtype
+
+    return np.empty((0, 0), numpy_dtype(dtype)), np.empty(0, numpy_dtype(dtype))
 
 
 @variant("rmsnorm_residual", "numba-fused", "numba", mode="fused", dtypes=("float32", "float64"))
 def numba_fused(ctx):
     """Per row: add and sum squares in one pass (writing residual_out), then scale from cache."""
     fused, _, _ = _numba_kernels(ctx.dtype)
+    e2, e1 = _empties(ctx.dtype)
+    fused(e2, e2, e1, e2, e2)  # compile now, not inside a timed call
 
     def run(inp, out):
         fused(inp["x"], inp["residual"], inp["weight"], out["out"], out["residual_out"])
@@ -81,6 +85,9 @@ def numba_fused(ctx):
 def numba_unfused(ctx):
     """Two kernels: the add over the whole array, then rmsnorm reading residual_out back from memory."""
     _, add, rmsnorm = _numba_kernels(ctx.dtype)
+    e2, e1 = _empties(ctx.dtype)
+    add(e1, e1, e1)
+    rmsnorm(e2, e1, e2)
 
     def run(inp, out):
         h = out["residual_out"]

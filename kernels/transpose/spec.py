@@ -30,7 +30,7 @@ SPEC = register_kernel(KernelSpec(
     sizes={
         "verify": [{"rows": 1, "cols": 1}, {"rows": 37, "cols": 1000}, {"rows": 5, "cols": 4097},
                    {"rows": 257, "cols": 129}],
-        "quick": [{"rows": 1024, "cols": 1024}, {"rows": 1024, "cols": 4096}],
+        "quick": [{"rows": 512, "cols": 512}, {"rows": 1024, "cols": 1024}],
         "full": [{"rows": 1024, "cols": 1024}, {"rows": 4096, "cols": 4096}, {"rows": 8192, "cols": 4096}],
     },
     llm_params=lambda s: {"rows": s["batch"] * s["seq"], "cols": s["hidden"]},
