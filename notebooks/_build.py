@@ -499,15 +499,18 @@ BUDGET_S = 0.5
 DTYPES = ["float32", "float16"]
 STORE = "workbench-results.sqlite"
 """),
-    code(SETUP + "from workbench.api import Results\nfrom workbench.datasets import llm_cases, llm_shapes\n"),
+    code(SETUP + """from workbench.api import Results
+from workbench.datasets import llm_shapes            # the table of model shapes
+from workbench.suites import llm_shapes as layer_cases  # model shape x batch x seq, ready for a sweep
+"""),
     code("""
 llm_shapes()[["model", "family", "hidden", "intermediate", "heads", "kv_heads", "layers"]]
 """),
     code("""
 if SMALL:
-    cases = llm_cases(models=["gpt2"], batch_sizes=[1], seq_lens=[16, 64])
+    cases = layer_cases(models=["gpt2"], batch_sizes=[1], seq_lengths=[16, 64])
 else:
-    cases = llm_cases(quick=True)
+    cases = layer_cases(models=["gpt2", "llama-3-8b"], batch_sizes=[1, 4], seq_lengths=[128, 512])
 spec = workbench.get_kernel("rmsnorm")
 pd.DataFrame([{**{k: c[k] for k in ("model", "batch", "seq", "hidden")}, **spec.llm_params(c)} for c in cases])
 """),
