@@ -87,36 +87,51 @@ def test_bad_names_exit_2_with_the_valid_choices(tmp_path, capsys):
     assert Store(store).runs().empty  # nothing half-started
 
 
-def test_killed_sweep_resumes_with_every_cell_exactly_once(tmp_path):
+def _start_and_signal(cmd: list[str], env: dict[str, str], store: Path, rows_before_signal: int,
+                      sig: int) -> subprocess.Popen:
+    """Start ``cmd``; once the store holds ``rows_before_signal`` rows, send ``sig``; wait for the exit."""
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            try:
+                if store.exists() and len(Store(store).results()) >= rows_before_signal:
+                    break
+            except Exception:  # noqa: BLE001 - the file may be mid-creation
+                pass
+            time.sleep(0.05)
+        assert proc.poll() is None, f"the sweep ended before it could be signalled: {proc.stderr.read()}"
+        os.kill(proc.pid, sig)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc
+
+
+def test_interrupted_and_killed_sweeps_resume_with_every_cell_exactly_once(tmp_path):
     store = tmp_path / "s.sqlite"
     env = _env(tmp_path)
     sizes = ",".join(str(n) for n in range(1, 13))
     cmd = [sys.executable, "-m", "workbench", "bench", "--kernels", "wbtest_slow", "--backends", "numpy",
            "--sizes", sizes, "--budget", "0.05", "--store", str(store), "--quiet"]
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.time() + 120
-        stored = 0
-        while time.time() < deadline and proc.poll() is None:
-            if store.exists():
-                try:
-                    stored = len(Store(store).results())
-                except Exception:  # the file may be mid-creation
-                    stored = 0
-                if stored >= 3:
-                    break
-            time.sleep(0.05)
-        assert proc.poll() is None, "the sweep ended before it could be killed"
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
-        proc.stdout.close()
-        proc.stderr.close()
+
+    # Ctrl-C: finished cells are kept, the run is marked interrupted, exit status 130
+    proc = _start_and_signal(cmd, env, store, 3, signal.SIGINT)
+    assert proc.returncode == 130
     st = Store(store)
-    before = st.results()
-    assert 3 <= len(before) < 12
     run_id = st.runs()["run_id"].iloc[0]
-    assert st.run(run_id)["status"] == "running"  # killed: never marked finished
+    assert st.run(run_id)["status"] == "interrupted"
+    n_interrupted = len(st.results())
+    assert 3 <= n_interrupted < 12
+
+    # SIGKILL while resuming: nothing is marked, nothing committed is lost
+    resume = cmd[:4] + ["--resume", "--store", str(store), "--quiet"]
+    _start_and_signal(resume, env, store, n_interrupted + 2, signal.SIGKILL)
+    before = Store(store).results()
+    assert n_interrupted + 2 <= len(before) < 12
+    assert Store(store).run(run_id)["status"] == "running"  # killed: never marked finished
 
     res = _bench("--resume", "--store", str(store), "--quiet", env=env)
     assert res.returncode == 0, res.stderr

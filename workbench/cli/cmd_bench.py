@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", metavar="OUT", help="also write the run as JSON")
     p.add_argument("--report", metavar="OUT", help="also write a report (.html, .md, .json or .csv)")
     p.add_argument("--name", help="a name for the run")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown on a terminal only)")
     p.set_defaults(func=run)
 
 
@@ -89,9 +89,14 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"no unfinished run to resume in {store.path}")
         store.run(resume)  # unknown ids raise with the valid ones
         print(f"resuming run {resume} ({len(store.cell_keys(resume))} cells already stored)", file=sys.stderr)
+        given = [a for a in ("suite", "kernels", "variants", "backends", "sizes", "dtypes", "modes", "cache",
+                             "budget", "timeout") if getattr(args, a) is not None]
+        if given:
+            print(f"note: --resume uses the run's stored sweep; ignoring --{', --'.join(given)}", file=sys.stderr)
     else:
         spec = spec_from_args(args)
-    outcome = run_sweep(spec, store=store, name=args.name, resume_run_id=resume, progress=not args.quiet,
+    progress = not args.quiet and sys.stderr.isatty()  # a redirected log gets no carriage-return noise
+    outcome = run_sweep(spec, store=store, name=args.name, resume_run_id=resume, progress=progress,
                         argv=["workbench", *sys.argv[1:]] if sys.argv else None)
     rows = store.rows([outcome.run_id])
     print(format_summary(rows))
@@ -138,14 +143,19 @@ def fmt_rate(v: float | None) -> str:
 
 
 def format_summary(rows: Iterable[Mapping[str, Any]]) -> str:
-    """A fixed-width table: kernel, variant, backend, dtype, size, status, median, GB/s, GFLOP/s."""
-    table = [SUMMARY_COLUMNS]
+    """A fixed-width table: kernel, variant, backend, dtype, size, status, median, GB/s, GFLOP/s
+    (and the cache mode, when some rows were measured cold)."""
+    rows = list(rows)
+    with_cache = any(r.get("cache") == "cold" for r in rows)
+    header = SUMMARY_COLUMNS[:5] + (("cache",) if with_cache else ()) + SUMMARY_COLUMNS[5:]
+    table = [header]
     for r in rows:
         table.append((str(r.get("kernel")), str(r.get("variant")), str(r.get("backend")), str(r.get("dtype")),
-                      str(r.get("size_label") or r.get("size")), str(r.get("status")), fmt_seconds(r.get("median_s")),
-                      fmt_rate(r.get("gbps")), fmt_rate(r.get("gflops"))))
-    widths = [max(len(row[i]) for row in table) for i in range(len(SUMMARY_COLUMNS))]
-    right = {6, 7, 8}
+                      str(r.get("size_label") or r.get("size")), *((str(r.get("cache")),) if with_cache else ()),
+                      str(r.get("status")), fmt_seconds(r.get("median_s")), fmt_rate(r.get("gbps")),
+                      fmt_rate(r.get("gflops"))))
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    right = {len(header) - 3, len(header) - 2, len(header) - 1}
     lines = ["  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths)))
              for row in table]
     lines.insert(1, "  ".join("-" * w for w in widths))

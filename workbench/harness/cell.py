@@ -216,19 +216,19 @@ def run_cell(cell: Cell, config: TimingConfig, *, seed: int = 0, timeout_s: floa
 def _measure(cell: Cell, config: TimingConfig, row: dict[str, Any], notes: list[str], *, seed: int,
              deadline: float, cancel: threading.Event | None, inputs: InputCache | None,
              peaks: Peaks | None) -> None:
-    if cell.unsupported:
-        raise Unsupported(cell.unsupported)
     spec = catalog.get_kernel(cell.kernel)
     backend: Backend = backend_registry.get(cell.backend)
     row["runtime"] = backend.runtime
+    params = spec.validate_params(cell.params_dict)
+    flops, nbytes = work(spec, params, cell.dtype)
+    row.update(flops=flops, bytes=nbytes, intensity=flops / nbytes if nbytes else None)
     probe = backend.probe()
     if not probe.available:
         raise Unsupported(f"backend {backend.name!r} is unavailable: {probe.reason}")
     row["device"] = backend.device_info().name
+    if cell.unsupported:
+        raise Unsupported(cell.unsupported)
     variant = catalog.get_variant(cell.kernel, cell.variant)
-    params = spec.validate_params(cell.params_dict)
-    flops, nbytes = work(spec, params, cell.dtype)
-    row.update(flops=flops, bytes=nbytes, intensity=flops / nbytes if nbytes else None)
 
     t = time.perf_counter()
     case = (Case(spec, variant, backend, params, cell.dtype, seed=seed) if inputs is None
