@@ -56,7 +56,9 @@ def _numba_kernels(dtype: str):
     def tiled(a, b, out):
         m, k = a.shape
         n = b.shape[1]
-        out[:, :] = zero
+        for i in prange(m):
+            for j in range(n):
+                out[i, j] = zero
         nbj = (n + NB - 1) // NB
         nbi = (m + MC - 1) // MC
         bp = np.empty((nbj, KC, NB), t)
@@ -80,7 +82,9 @@ def _numba_kernels(dtype: str):
                     bt = bp[jb]
                     i = i0
                     while i + MR <= i1:
-                        acc[:, :] = zero
+                        for r in range(MR):
+                            for j in range(NB):
+                                acc[r, j] = zero
                         for p in range(kc):
                             brow = bt[p]
                             a0 = a[i, k0 + p]
