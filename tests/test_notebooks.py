@@ -29,7 +29,7 @@ CELL_TIMEOUT_S = 240
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 #: Small-size overrides; each notebook gets those its parameters cell defines.
-SMALL = {"SMALL": True, "BUDGET_S": 0.03, "MEASURE_PEAKS": False, "DTYPES": ["float32", "float16"]}
+SMALL = {"SMALL": True, "BUDGET_S": 0.03, "MEASURE_PEAKS": False}
 
 
 def parameter_names(cell) -> set[str]:

@@ -70,8 +70,14 @@ def test_variants_follow_kernel_and_backends(tmp_path):
         d.backends.checkboxes[other].value = True
         runtime = all_backends()[other].runtime
         assert any(runtime in catalog.get_variant("saxpy", v).runtimes for v in d.kernels.checkboxes)
+    first = next(iter(d.kernels.checkboxes))
+    d.kernels.checkboxes[first].value = False
+    d.backends.checkboxes["numpy"].value = True  # a backend change keeps the user's ticks
+    d._backends_changed()
+    assert not d.kernels.checkboxes[first].value
     d.kernels.kernel.value = "softmax"
     assert d.sizes.spec.name == "softmax" and set(d.sizes.axis_min) == {"rows", "cols"}
+    assert d.kernels.checkboxes and all(cb.value for cb in d.kernels.checkboxes.values())  # new kernel: all ticked
 
 
 def test_geometric_sizes():

@@ -120,14 +120,17 @@ class KernelPicker:
         spec = self.specs.get(name)
         self.about.value = (f'<span style="font-size:12px;color:#555">{html.escape(spec.description)} '
                             f"({html.escape(spec.bound)})</span>" if spec else "")
-        previous = {n for n, cb in self.checkboxes.items() if cb.value}
+        # Same kernel: keep the user's ticks and tick variants that just appeared; new kernel: tick all.
+        same_kernel = name == getattr(self, "_shown_kernel", None)
+        previous = {n: cb.value for n, cb in self.checkboxes.items()} if same_kernel else {}
+        self._shown_kernel = name
         vs = self.variants_of(name) if name else {}
         shown = {n: v for n, v in sorted(vs.items()) if set(v.runtimes) & runtimes}
         self.checkboxes = {}
         rows = []
         for vname, v in shown.items():
             tags = ", ".join([v.mode, *(["library"] if v.library else []), "/".join(v.runtimes)])
-            cb = w.Checkbox(value=(vname in previous) if previous else True, description=vname, indent=False,
+            cb = w.Checkbox(value=previous.get(vname, True), description=vname, indent=False,
                             tooltip=v.description or vname, layout=w.Layout(width="170px"))
             cb.add_class(f"wb-variant-{css_name(vname)}").add_class("wb-variant")
             for fn in self._listeners:
