@@ -385,7 +385,7 @@ The **roofline** shows this at a glance: each point sits under `min(peak FLOP/s,
     params("""
 SMALL = False
 BUDGET_S = 0.5
-MEASURE_PEAKS = True   # measured roofs for the roofline (~30 s per backend); CI skips it
+MEASURE_PEAKS = True   # measured roofs for the roofline (about a minute per backend); CI skips it
 STORE = "workbench-results.sqlite"
 """),
     code(SETUP),
