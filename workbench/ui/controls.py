@@ -230,8 +230,9 @@ class RunOptions:
     def __init__(self) -> None:
         self.dtype = w.Dropdown(options=["float32"], value="float32", description="Dtype",
                                 layout=w.Layout(width="220px")).add_class("wb-dtype")
-        self.modes = {m: w.Checkbox(value=True, description=m, indent=False, layout=w.Layout(width="90px"))
-                      .add_class(f"wb-mode-{m}") for m in MODES}
+        # Compiled forms (torch.compile) spend seconds to minutes compiling on their first call: opt in.
+        self.modes = {m: w.Checkbox(value=m != "compiled", description=m, indent=False,
+                                    layout=w.Layout(width="90px")).add_class(f"wb-mode-{m}") for m in MODES}
         self.cache = w.ToggleButtons(options=["hot", "cold"], value="hot", description="Cache",
                                      style={"button_width": "60px"}).add_class("wb-cache")
         self.budget = w.BoundedFloatText(value=0.5, min=0.01, max=600.0, step=0.1, description="Budget s",

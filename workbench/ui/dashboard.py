@@ -148,7 +148,7 @@ class Dashboard:
         return SweepSpec(kernels=[self.kernels.kernel.value], variants=chosen,
                          backends=self.backends.selected, dtypes=(self.options.dtype.value,), sizes=sizes,
                          modes=self.options.selected_modes, cache=self.options.cache.value, budget_s=budget,
-                         timeout_s=max(30.0, 20 * budget))
+                         timeout_s=max(120.0, 20 * budget))  # room for a first-call compile
 
     def run(self) -> None:
         """Start a sweep of the current selection in the background."""
