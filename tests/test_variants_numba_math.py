@@ -66,3 +66,18 @@ def test_gelu_kernel_vectorizes_without_libm_calls():
     assert re.search(r"\bv(fmadd|mul|add)\w*ps\s+%[yz]mm", asm), "no packed float32 arithmetic"
     # numba reaches libm through an absolute address: `movabsq $tanhf, %reg` then `callq *%reg`.
     assert not re.search(r"\$(tanhf?|expf?)\b", asm), "libm call left in the loop"
+
+
+def test_fmax_reduction_is_exact_and_vectorized():
+    @numba.njit(fastmath=True)
+    def rowmax(x):
+        m = x[0]
+        for j in range(1, x.shape[0]):
+            m = nm.fmax(m, x[j])
+        return m
+
+    for dtype in (np.float32, np.float64):
+        x = np.random.default_rng(1).standard_normal(10007).astype(dtype)
+        assert rowmax(x) == x.max()
+    asm = "\n".join(rowmax.inspect_asm().values())
+    assert re.search(r"vmaxp[sd]", asm), "maxnum reduction did not vectorize"

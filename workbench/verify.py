@@ -140,11 +140,17 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
             for d in dtype_list:
                 _emit(results, progress, VerifyResult(
                     spec.name, var.name, "/".join(var.runtimes), d, "unsupported",
-                    message=f"no available backend runs {' or '.join(var.runtimes)}"))
+                    message=_no_backend_reason(var.runtimes)))
         for b in targets:
             for d in dtype_list:
                 _emit(results, progress, _verify_one(spec, var, b, d, seeds, sizes))
     return results
+
+
+def _no_backend_reason(runtimes: tuple[str, ...]) -> str:
+    """Why no backend runs these runtimes, with each matching adapter's probe reason."""
+    why = [f"{b.name}: {b.probe().reason}" for b in all_backends().values() if b.runtime in runtimes]
+    return f"no available backend runs {' or '.join(runtimes)}" + (f" ({'; '.join(why)})" if why else "")
 
 
 def _emit(results: VerifyResults, progress, row: VerifyResult) -> None:

@@ -19,7 +19,7 @@ def numpy_argmax(ctx):
 def _numba_argmax(dtype: str):
     from numba import njit, prange
 
-    from workbench.catalog.numba_math import numpy_dtype
+    from workbench.catalog.numba_math import fmax, numpy_dtype
 
     t = numpy_dtype(dtype)
 
@@ -29,8 +29,8 @@ def _numba_argmax(dtype: str):
         for r in prange(rows):
             xr = x[r]
             m = xr[0]
-            for j in range(1, cols):  # a max reduction vectorizes; tracking the index would not
-                m = max(m, xr[j])
+            for j in range(1, cols):  # a maxnum reduction vectorizes; tracking the index would not
+                m = fmax(m, xr[j])
             idx = 0
             for j in range(cols):  # second pass stops at the first maximum (row is in cache)
                 if xr[j] == m:
@@ -44,7 +44,7 @@ def _numba_argmax(dtype: str):
 
 @variant("argmax", "numba", "numba", dtypes=("float32", "float64"))
 def numba_argmax(ctx):
-    """Rows over the cores; per row a SIMD max, then the first index holding it."""
+    """Rows over the cores; per row a SIMD max (llvm.maxnum), then a scalar scan for its first index."""
     k = _numba_argmax(ctx.dtype)
 
     def run(inp, out):

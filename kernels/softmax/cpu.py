@@ -26,7 +26,7 @@ def numpy_softmax(ctx):
 def _numba_softmax(dtype: str):
     from numba import njit, prange
 
-    from workbench.catalog.numba_math import exp_for, numpy_dtype
+    from workbench.catalog.numba_math import exp_for, fmax, numpy_dtype
 
     t = numpy_dtype(dtype)
     exp, zero, one = exp_for(dtype), t(0.0), t(1.0)
@@ -38,7 +38,7 @@ def _numba_softmax(dtype: str):
             xr, o = x[r], out[r]
             m = xr[0]
             for j in range(1, cols):
-                m = max(m, xr[j])
+                m = fmax(m, xr[j])
             s = zero
             for j in range(cols):
                 e = exp(xr[j] - m)

@@ -15,9 +15,12 @@ Prints, from one run:
 
 Every variant is first checked against the float64 reference through the
 runner (a wrong kernel is never timed). Each figure is the median of
-``--repeat`` timed calls after warm-up; inputs are preallocated, outputs are
-reused, so the timing is the kernel. Other processes on the machine distort
-everything: the load average is printed before and after.
+``--repeat`` timed calls; inputs are preallocated and outputs reused, so the
+timing is the kernel (plus the allocation, for torch forms that return a new
+tensor). The contenders of one operation, the triad included, are timed in
+alternating rounds, so a burst of load from another process hits them all
+alike; the load average is printed before and after, because on a shared
+machine it still distorts absolute figures.
 """
 
 from __future__ import annotations
@@ -53,24 +56,8 @@ def backend(name: str):
     return b
 
 
-def median_seconds(case: Case, repeat: int, min_warm_s: float = 0.2) -> float:
-    """Median wall time of one call, after warm-up calls totalling at least ``min_warm_s`` (and >= 2)."""
-    t_end, n = time.perf_counter() + min_warm_s, 0
-    while n < 2 or time.perf_counter() < t_end:
-        case.run()
-        n += 1
-    times = []
-    for _ in range(repeat):
-        case.backend.synchronize()
-        t0 = time.perf_counter()
-        case.run()
-        case.backend.synchronize()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def measure(kernel: str, variant: str, backend_name: str, params: dict, repeat: int) -> float | None:
-    """Median seconds per call, or None when the variant does not exist/verify here."""
+def prepare(kernel: str, variant: str, backend_name: str, params: dict) -> Case | None:
+    """A verified, warmed-up Case (None when the variant is absent or fails verification)."""
     try:
         var = get_variant(kernel, variant)
     except ValueError:
@@ -80,7 +67,28 @@ def measure(kernel: str, variant: str, backend_name: str, params: dict, repeat: 
     if not res.passed:
         print(f"  !! {kernel}/{variant} on {backend_name} failed verification: {res.message}", file=sys.stderr)
         return None
-    return median_seconds(case, repeat)
+    case.reference = case.host_inputs = None  # free the float64 copies before timing
+    case.run()
+    return case
+
+
+def interleaved(cases: dict[str, Case | None], rounds: int) -> dict[str, float | None]:
+    """Median seconds per call of each case, timed in alternating rounds (A B C A B C ...).
+
+    On a shared machine the load changes from second to second; alternating
+    the contenders exposes them to the same conditions, so their ratios are
+    steadier than back-to-back blocks would give.
+    """
+    times: dict[str, list[float]] = {k: [] for k, c in cases.items() if c is not None}
+    for _ in range(rounds):
+        for label in times:
+            case = cases[label]
+            case.backend.synchronize()
+            t0 = time.perf_counter()
+            case.run()
+            case.backend.synchronize()
+            times[label].append(time.perf_counter() - t0)
+    return {k: (statistics.median(times[k]) if k in times else None) for k in cases}
 
 
 def gbps(kernel: str, params: dict, seconds: float) -> float:
@@ -114,52 +122,50 @@ def main(argv: list[str] | None = None) -> int:
           f"torch {torch.__version__} ({torch.get_num_threads()} threads), dtype {DTYPE}, "
           f"median of {args.repeat}\n")
 
-    t = measure("saxpy", "numba", "numba", {"n": n}, args.repeat)
-    triad = gbps("saxpy", {"n": n}, t)
-    print(f"STREAM-style triad (numba saxpy, n={n}): {triad:.1f} GB/s   "
+    triad_case = prepare("saxpy", "numba", "numba", {"n": n})
+    t = interleaved({"triad": triad_case}, args.repeat)["triad"]
+    print(f"STREAM-style triad (numba saxpy, n={n}): {gbps('saxpy', {'n': n}, t):.1f} GB/s   "
           f"[numba threading layer: {numba.threading_layer()}]\n")
 
-    header = ("kernel", "size", "numba", "numpy", "torch", "torch-out", "numba/torch", "numba/triad")
+    header = ("kernel", "size", "numba", "numpy", "torch", "torch-out", "triad", "numba/torch", "numba/triad")
     table = [header]
     for kernel, candidates in OPS.items():
         p = {"n": n} if get_kernel(kernel).axes == ("n",) else {"rows": rows, "cols": cols}
-        best = None
-        for v in candidates:
-            s = measure(kernel, v, "numba", p, args.repeat)
-            if s is not None and (best is None or s < best):
-                best = s
-        numba_gb = gbps(kernel, p, best) if best else None
-        np_s = measure(kernel, "numpy", "numpy", p, max(3, args.repeat // 2))
-        torch_gb = {}
-        for form in TORCH_FORMS:
-            s = measure(kernel, form, "torch-cpu", p, args.repeat)
-            torch_gb[form] = gbps(kernel, p, s) if s else None
-        fastest_torch = max(v for v in torch_gb.values() if v is not None)
-        table.append((kernel, "x".join(map(str, p.values())), fmt(numba_gb),
-                      fmt(gbps(kernel, p, np_s) if np_s else None), fmt(torch_gb["torch"]),
-                      fmt(torch_gb["torch-out"]),
-                      fmt(numba_gb / fastest_torch if numba_gb else None, ".2f") + "x",
-                      fmt(100 * numba_gb / triad if numba_gb else None, ".0f") + "%"))
+        cases = {f"numba:{v}": prepare(kernel, v, "numba", p) for v in candidates}
+        cases.update({form: prepare(kernel, form, "torch-cpu", p) for form in TORCH_FORMS})
+        cases["numpy"] = prepare(kernel, "numpy", "numpy", p)
+        cases["triad"] = triad_case
+        sec = interleaved(cases, args.repeat)
+        g = {k: (gbps("saxpy", {"n": n}, v) if k == "triad" else gbps(kernel, p, v)) if v else None
+             for k, v in sec.items()}
+        best = max(v for k, v in g.items() if k.startswith("numba:") and v is not None)
+        fastest_torch = max(g[f] for f in TORCH_FORMS if g[f] is not None)
+        table.append((kernel, "x".join(map(str, p.values())), fmt(best), fmt(g["numpy"]), fmt(g["torch"]),
+                      fmt(g["torch-out"]), fmt(g["triad"]), f"{best / fastest_torch:.2f}x",
+                      f"{100 * best / g['triad']:.0f}%"))
+        del cases, sec
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    print("GB/s of compulsory traffic (reads + writes of the spec)")
+    print("GB/s of compulsory traffic (reads + writes of the spec), contenders timed in alternating rounds")
     for r in table:
         print("  " + "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
-    print("  numba/torch: best numba variant vs the faster torch form; numba/triad: vs the triad above\n")
+    print("  numba/torch: best numba variant vs the faster torch form; numba/triad: vs the triad timed\n"
+          "  in the same rounds (the 'triad' column)\n")
 
-    print("GEMM (GFLOP/s, % of BLAS = numpy.matmul)")
+    print("GEMM (GFLOP/s, % of BLAS = numpy.matmul, timed in alternating rounds)")
     for s in gemm_sizes:
         p = {"m": s, "n": s, "k": s}
-        blas = measure("gemm", "numpy", "numpy", p, 3)
-        tiled = measure("gemm", "numba-tiled", "numba", p, 3)
-        naive = measure("gemm", "numba-naive", "numba", p, 1) if s <= 1024 else None
-        torch_s = measure("gemm", "torch", "torch-cpu", p, 3)
-        line = [f"  {s}^3:", f"BLAS {gflops('gemm', p, blas):6.1f}", f"torch {gflops('gemm', p, torch_s):6.1f}"]
-        for name, sec in (("naive", naive), ("tiled", tiled)):
-            if sec is None:
+        cases = {"BLAS": prepare("gemm", "numpy", "numpy", p), "torch": prepare("gemm", "torch", "torch-cpu", p),
+                 "tiled": prepare("gemm", "numba-tiled", "numba", p)}
+        if s <= 1024:
+            cases["naive"] = prepare("gemm", "numba-naive", "numba", p)
+        sec = interleaved(cases, max(3, args.repeat // 2))
+        blas = sec["BLAS"]
+        line = [f"  {s}^3:"]
+        for name in ("BLAS", "torch", "naive", "tiled"):
+            if name not in sec:
                 line.append(f"{name} (skipped: too slow at this size)")
             else:
-                g = gflops("gemm", p, sec)
-                line.append(f"{name} {g:6.2f} ({100 * blas / sec:.1f}% of BLAS)")
+                line.append(f"{name} {gflops('gemm', p, sec[name]):6.2f} ({100 * blas / sec[name]:.1f}%)")
         print("  ".join(line))
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0

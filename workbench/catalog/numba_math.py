@@ -11,6 +11,7 @@ Accuracy, measured against float64 (see tests/test_variants_numba_math.py):
 - ``exp32``: Cephes ``expf`` polynomial after Cody-Waite range reduction,
   ~1e-7 relative; inputs are clamped to [-87, 88], so it never returns inf.
 - ``exp64``: Cephes ``exp`` Padé form, ~2e-16 relative, clamped to [-745, 709.78].
+- ``fmax``: ``llvm.maxnum``, so max reductions vectorize (see its docstring).
 - ``erf32``: Eigen's float rational erf (odd 13/8 rational on [-4, 4]),
   4.5e-7 absolute.  There is no float64 counterpart: float64 kernels call
   ``math.erf`` (scalar, exact) and say so.
@@ -56,6 +57,26 @@ def _bits_to_f64(typingctx, bits):
         return builder.bitcast(args[0], ir.DoubleType())
 
     return types.float64(bits), codegen
+
+
+@intrinsic
+def fmax(typingctx, a, b):
+    """max(a, b) as ``llvm.maxnum``: a max reduction written with it vectorizes.
+
+    LLVM in numba 0.68 does not turn ``m = max(m, x[j])`` (or its compare-and-
+    select spelling) into a SIMD reduction — measured 7 GB/s single-threaded —
+    but it does vectorize a ``maxnum`` reduction (39 GB/s). NaN handling is
+    maxnum's: a NaN operand is ignored.
+    """
+    if not (isinstance(a, types.Float) and a == b):
+        return None
+
+    def codegen(context, builder, signature, args):
+        lty = args[0].type
+        fn = builder.module.declare_intrinsic("llvm.maxnum", [lty], ir.FunctionType(lty, [lty, lty]))
+        return builder.call(fn, args, fastmath=("fast",))
+
+    return a(a, b), codegen
 
 
 @njit(inline="always", fastmath=True)
