@@ -33,17 +33,18 @@ def _numba_layernorm(dtype: str):
     @njit(parallel=True, fastmath=True)
     def layernorm(x, weight, bias, out):
         rows, cols = x.shape
+        inv_n = one / t(max(cols, 1))  # in the run dtype: s / cols would be float64
         for r in prange(rows):
             xr, o = x[r], out[r]
             s = zero
             for j in range(cols):
                 s += xr[j]
-            mean = s / cols
+            mean = s * inv_n
             v = zero
             for j in range(cols):
                 d = xr[j] - mean
                 v += d * d
-            rstd = one / np.sqrt(v / cols + eps)
+            rstd = one / np.sqrt(v * inv_n + eps)
             for j in range(cols):
                 o[j] = (xr[j] - mean) * rstd * weight[j] + bias[j]
 

@@ -31,12 +31,13 @@ def _numba_rmsnorm(dtype: str):
     @njit(parallel=True, fastmath=True)
     def rmsnorm(x, weight, out):
         rows, cols = x.shape
+        inv_n = one / t(max(cols, 1))  # in the run dtype: s / cols would be float64
         for r in prange(rows):
             xr, o = x[r], out[r]
             s = zero
             for j in range(cols):
                 s += xr[j] * xr[j]
-            rstd = one / np.sqrt(s / cols + eps)
+            rstd = one / np.sqrt(s * inv_n + eps)
             for j in range(cols):
                 o[j] = xr[j] * rstd * weight[j]
 

@@ -32,6 +32,7 @@ def _numba_kernels(dtype: str):
     @njit(parallel=True, fastmath=True)
     def fused(x, residual, weight, out, residual_out):
         rows, cols = x.shape
+        inv_n = one / t(max(cols, 1))  # in the run dtype: s / cols would be float64
         for r in prange(rows):
             xr, rr, h, o = x[r], residual[r], residual_out[r], out[r]
             s = zero
@@ -39,7 +40,7 @@ def _numba_kernels(dtype: str):
                 v = xr[j] + rr[j]
                 h[j] = v
                 s += v * v
-            rstd = one / np.sqrt(s / cols + eps)
+            rstd = one / np.sqrt(s * inv_n + eps)
             for j in range(cols):
                 o[j] = h[j] * rstd * weight[j]
 
@@ -51,12 +52,13 @@ def _numba_kernels(dtype: str):
     @njit(parallel=True, fastmath=True)
     def rmsnorm(x, weight, out):
         rows, cols = x.shape
+        inv_n = one / t(max(cols, 1))  # in the run dtype: s / cols would be float64
         for r in prange(rows):
             xr, o = x[r], out[r]
             s = zero
             for j in range(cols):
                 s += xr[j] * xr[j]
-            rstd = one / np.sqrt(s / cols + eps)
+            rstd = one / np.sqrt(s * inv_n + eps)
             for j in range(cols):
                 o[j] = xr[j] * rstd * weight[j]
 
