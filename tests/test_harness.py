@@ -21,7 +21,6 @@ from workbench.harness.record import CONTRACT_COLUMNS
 from workbench.harness.stats import relative_spread
 from workbench.harness.worker import WorkerTimeout
 
-
 # -- statistics ---------------------------------------------------------------------------------
 
 def test_summarize_known_samples():

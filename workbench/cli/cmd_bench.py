@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections import Counter
 from typing import Any, Iterable, Mapping
 
 from ..harness.timer import CACHE_MODES
@@ -100,12 +101,10 @@ def run(args: argparse.Namespace) -> int:
                         argv=["workbench", *sys.argv[1:]] if sys.argv else None)
     rows = store.rows([outcome.run_id])
     print(format_summary(rows))
-    counts = {}
-    for r in rows:
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    counts = Counter(r["status"] for r in rows)
+    tail = f" — interrupted: resume with --resume {outcome.run_id}" if outcome.interrupted else ""
     print(f"\nrun {outcome.run_id}: {len(rows)} cells ({', '.join(f'{v} {k}' for k, v in counts.items())}), "
-          f"{outcome.wall_s:.1f} s wall{' — interrupted: resume with --resume ' + outcome.run_id if outcome.interrupted else ''}"
-          f"\nstore: {store.path}")
+          f"{outcome.wall_s:.1f} s wall{tail}\nstore: {store.path}")
     rc = 130 if outcome.interrupted else 0
     for path, fmt in ((args.json, "json"), (args.report, None)):
         if path and write_output(store, outcome.run_id, path, fmt) != 0:

@@ -1,8 +1,8 @@
 """FLOP and byte rates of a row, and how far they are from this machine's measured peaks.
 
 Peaks come from ``workbench peaks`` (the store's peaks table, per environment and
-backend); published device figures come from ``workbench.datasets``. Both are optional: a missing peak leaves the percentage
-null rather than guessing.
+backend); published device figures come from ``workbench.datasets``. Both are
+optional: a missing peak leaves the percentage null rather than guessing.
 """
 
 from __future__ import annotations
