@@ -222,3 +222,14 @@ def test_argmax_compare_allows_ties_and_rejects_wrong_indices():
     assert cmp([1, 0])[0] == float("inf")  # wrong shape
     assert cmp([np.nan, 0.0, 0.0])[0] == float("inf")
     assert spec.tolerance("bfloat16") == 0.0
+
+
+def test_loading_the_catalog_imports_no_optional_runtime(run_python):
+    """Variants import numba/torch inside their builders, so listing kernels stays cheap and never fails."""
+    code = ("import sys, workbench; ks = workbench.kernels(); "
+            "[workbench.variants(k) for k in ks]; "
+            "print(sorted(m for m in ('numba', 'torch', 'scipy', 'pyopencl', 'cupy') if m in sys.modules))")
+    proc = run_python(code=code)
+    assert proc.returncode == 0, proc.stderr
+    loaded = proc.stdout.strip()
+    assert "numba" not in loaded and "torch" not in loaded, loaded

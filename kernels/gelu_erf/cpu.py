@@ -8,6 +8,7 @@ The numba float32 kernel uses a rational erf (4.5e-7 absolute error, no exp);
 float64 calls ``math.erf`` per element (exact, not vectorized).
 """
 
+import importlib.util
 import math
 from functools import cache
 
@@ -18,24 +19,26 @@ from workbench.catalog import variant
 from workbench_catalog.gelu_erf.spec import INV_SQRT2  # noqa: E402
 
 
+_HAVE_SCIPY = importlib.util.find_spec("scipy") is not None
+_ERF_NAME = "scipy.special.erf" if _HAVE_SCIPY else "math.erf per element (no scipy)"
+
+
 def _numpy_erf():
-    try:
+    if _HAVE_SCIPY:
         from scipy.special import erf
-        return erf, "scipy.special.erf"
-    except ImportError:
-        scalar = np.frompyfunc(math.erf, 1, 1)
-        return (lambda z: scalar(z.astype(np.float64)).astype(np.float64)), "math.erf per element (no scipy)"
-
-
-_ERF, _ERF_NAME = _numpy_erf()
+        return erf
+    scalar = np.frompyfunc(math.erf, 1, 1)
+    return lambda z: scalar(z.astype(np.float64)).astype(np.float64)
 
 
 @variant("gelu_erf", "numpy", "numpy", library=True,
          description=f"0.5 x (1 + erf(x / sqrt 2)) in numpy with {_ERF_NAME}")
 def numpy_gelu_erf(ctx):
+    erf = _numpy_erf()
+
     def run(inp, out):
         x = inp["x"]
-        e = _ERF(x * INV_SQRT2)
+        e = erf(x * INV_SQRT2)
         np.multiply(0.5 * x, 1.0 + e, out=out["out"], casting="same_kind")
     return run
 
