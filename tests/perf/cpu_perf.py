@@ -1,6 +1,6 @@
 """CPU performance of the catalog's CPU variants on this machine — a benchmark script, not a test.
 
-    .venv/bin/python tests/perf/cpu_perf.py [--repeat 7] [--small]
+    .venv/bin/python tests/perf/cpu_perf.py [--repeat 7] [--threads N] [--small]
 
 Prints, from one run:
 1. a STREAM-style triad (the numba saxpy kernel, 3 x 4 bytes per element) as the
@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=7, help="timed calls per figure (median reported)")
     ap.add_argument("--small", action="store_true", help="smaller sizes (a smoke run, not the figures)")
+    ap.add_argument("--threads", type=int, help="threads for numba, torch and BLAS alike (default: theirs)")
     args = ap.parse_args(argv)
 
     n = 2**22 if args.small else 2**25
@@ -116,6 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     import numba
     import numpy as np
     import torch
+
+    if args.threads:
+        from threadpoolctl import threadpool_limits
+
+        numba.set_num_threads(args.threads)
+        torch.set_num_threads(args.threads)
+        threadpool_limits(args.threads)  # BLAS behind numpy.matmul
 
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     print(f"numpy {np.__version__}, numba {numba.__version__} ({numba.get_num_threads()} threads), "
