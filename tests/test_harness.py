@@ -104,7 +104,8 @@ def test_short_calls_are_batched_and_reported_per_call():
     cfg = TimingConfig(warmup_s=0.01, budget_s=0.05, min_samples=5, min_sample_s=100e-6)
     t = time_calls(SyncWallTimer(lambda: None), [tiny], cfg)
     assert t.calls_per_sample > 5
-    assert all(s < 50e-6 for s in t.samples_s)  # per call, not per batch
+    # per call, not per batch (median: a preempted batch on a loaded 2-core machine may be slower)
+    assert sorted(t.samples_s)[len(t.samples_s) // 2] < 50e-6
     assert counter["n"] >= t.warmup_calls + t.calls_per_sample * len(t.samples_s)
 
 

@@ -97,8 +97,12 @@ class TracemallocMemory:
         tracemalloc.reset_peak()
 
     def stats(self) -> MemoryStats:
+        """Traced bytes since ``reset``; without a reset, the process RSS (tracing is never left on)."""
         if not tracemalloc.is_tracing():
-            tracemalloc.start()
+            import psutil
+
+            rss = psutil.Process(os.getpid()).memory_info().rss
+            return MemoryStats(rss, None, "psutil RSS (a tracemalloc peak needs reset_peak_memory() first)")
         cur, peak = tracemalloc.get_traced_memory()
         return MemoryStats(cur, peak, self.method)
 
