@@ -140,7 +140,9 @@ class OpenCLBackend(Backend):
             cl.Program(self.ctx, _PROBE_SOURCE).build()
         except Exception as exc:
             self.compile_error = _build_error(str(exc))
-            return Probe(True, f"buffers work but OpenCL C kernels do not build here: {self.compile_error}")
+            # Every workbench variant on OpenCL is a kernel build, so a device that cannot build
+            # kernels is not a usable backend (its buffers would work, nothing else would).
+            return Probe.missing(f"OpenCL C kernels do not build on this device: {self.compile_error}")
         return Probe.ok()
 
     def device_info(self) -> DeviceInfo:
