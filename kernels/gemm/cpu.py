@@ -52,6 +52,56 @@ def _numba_kernels(dtype: str):
                     s += a[i, p] * b[p, j]
                 out[i, j] = s
 
+    @njit(fastmath=True)
+    def pack(b, k0, kc, bp):
+        """b[k0:k0+kc, :] -> bp[jb, p, :] (NB-wide column tiles, zero padded)."""
+        n = b.shape[1]
+        for jb in range(bp.shape[0]):
+            j0 = jb * NB
+            w = min(n, j0 + NB) - j0
+            for p in range(kc):
+                for j in range(w):
+                    bp[jb, p, j] = b[k0 + p, j0 + j]
+                for j in range(w, NB):
+                    bp[jb, p, j] = zero
+
+    @njit(fastmath=True)
+    def row_block(a, bp, out, i0, i1, k0, kc, acc):
+        """out[i0:i1, :] += a[i0:i1, k0:k0+kc] @ (packed panel)."""
+        n = out.shape[1]
+        for jb in range(bp.shape[0]):
+            j0 = jb * NB
+            w = min(n, j0 + NB) - j0
+            bt = bp[jb]
+            i = i0
+            while i + MR <= i1:  # MR x NB micro-tile: each packed b value feeds MR FMAs
+                for r in range(MR):
+                    for j in range(NB):
+                        acc[r, j] = zero
+                for p in range(kc):
+                    brow = bt[p]
+                    a0 = a[i, k0 + p]
+                    a1 = a[i + 1, k0 + p]
+                    a2 = a[i + 2, k0 + p]
+                    a3 = a[i + 3, k0 + p]
+                    for j in range(NB):
+                        bv = brow[j]
+                        acc[0, j] += a0 * bv
+                        acc[1, j] += a1 * bv
+                        acc[2, j] += a2 * bv
+                        acc[3, j] += a3 * bv
+                for r in range(MR):
+                    for j in range(w):
+                        out[i + r, j0 + j] += acc[r, j]
+                i += MR
+            while i < i1:  # leftover rows of the block, one at a time
+                for p in range(kc):
+                    av = a[i, k0 + p]
+                    brow = bt[p]
+                    for j in range(w):
+                        out[i, j0 + j] += av * brow[j]
+                i += 1
+
     @njit(parallel=True, fastmath=True)
     def tiled(a, b, out):
         m, k = a.shape
@@ -59,55 +109,14 @@ def _numba_kernels(dtype: str):
         for i in prange(m):
             for j in range(n):
                 out[i, j] = zero
-        nbj = (n + NB - 1) // NB
         nbi = (m + MC - 1) // MC
-        bp = np.empty((nbj, KC, NB), t)
+        bp = np.empty(((n + NB - 1) // NB, KC, NB), t)
         for k0 in range(0, k, KC):
             kc = min(k, k0 + KC) - k0
-            for jb in prange(nbj):  # pack b[k0:k0+kc, :] into contiguous NB-wide tiles
-                j0 = jb * NB
-                w = min(n, j0 + NB) - j0
-                for p in range(kc):
-                    for j in range(w):
-                        bp[jb, p, j] = b[k0 + p, j0 + j]
-                    for j in range(w, NB):
-                        bp[jb, p, j] = zero
+            pack(b, k0, kc, bp)
             for ib in prange(nbi):
-                i0 = ib * MC
-                i1 = min(m, i0 + MC)
                 acc = np.empty((MR, NB), t)
-                for jb in range(nbj):
-                    j0 = jb * NB
-                    w = min(n, j0 + NB) - j0
-                    bt = bp[jb]
-                    i = i0
-                    while i + MR <= i1:
-                        for r in range(MR):
-                            for j in range(NB):
-                                acc[r, j] = zero
-                        for p in range(kc):
-                            brow = bt[p]
-                            a0 = a[i, k0 + p]
-                            a1 = a[i + 1, k0 + p]
-                            a2 = a[i + 2, k0 + p]
-                            a3 = a[i + 3, k0 + p]
-                            for j in range(NB):
-                                bv = brow[j]
-                                acc[0, j] += a0 * bv
-                                acc[1, j] += a1 * bv
-                                acc[2, j] += a2 * bv
-                                acc[3, j] += a3 * bv
-                        for r in range(MR):
-                            for j in range(w):
-                                out[i + r, j0 + j] += acc[r, j]
-                        i += MR
-                    while i < i1:  # leftover rows of the block, one at a time
-                        for p in range(kc):
-                            av = a[i, k0 + p]
-                            brow = bt[p]
-                            for j in range(w):
-                                out[i, j0 + j] += av * brow[j]
-                        i += 1
+                row_block(a, bp, out, ib * MC, min(m, ib * MC + MC), k0, kc, acc)
 
     return naive, tiled
 
