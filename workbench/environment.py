@@ -30,8 +30,8 @@ RELEVANT_PACKAGES = ("kernel-workbench", "numpy", "scipy", "numba", "llvmlite", 
                      "ipywidgets", "jupyterlab", "threadpoolctl", "psutil", "py-cpuinfo")
 #: Name prefixes for families of wheels (cupy-cuda13x, cupy-rocm-*, nvidia-cuda-nvrtc ...).
 RELEVANT_PREFIXES = ("cupy", "nvidia-cuda-", "torch-")
-THREAD_ENV_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS",
-                   "NUMBA_THREADING_LAYER", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                   "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 #: CPU flags that change which code paths numpy / numba / torch take.
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile",
               "neon", "asimd", "sve")
