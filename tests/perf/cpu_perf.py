@@ -19,8 +19,9 @@ runner (a wrong kernel is never timed). Each figure is the median of
 timing is the kernel (plus the allocation, for torch forms that return a new
 tensor). The contenders of one operation, the triad included, are timed in
 alternating rounds, so a burst of load from another process hits them all
-alike; the load average is printed before and after, because on a shared
-machine it still distorts absolute figures.
+alike (numpy eager, whose ~1 GB of temporaries per call slowed whatever ran
+after it, is timed in its own rounds); the load average is printed before
+and after, because on a shared machine it still distorts absolute figures.
 """
 
 from __future__ import annotations
@@ -142,9 +143,11 @@ def main(argv: list[str] | None = None) -> int:
         p = {"n": n} if get_kernel(kernel).axes == ("n",) else {"rows": rows, "cols": cols}
         cases = {f"numba:{v}": prepare(kernel, v, "numba", p) for v in candidates}
         cases.update({form: prepare(kernel, form, "torch-cpu", p) for form in TORCH_FORMS})
-        cases["numpy"] = prepare(kernel, "numpy", "numpy", p)
         cases["triad"] = triad_case
         sec = interleaved(cases, args.repeat)
+        # numpy eager allocates ~1 GB of temporaries per call at these sizes; timed in the same rounds it
+        # slowed whatever ran next (page reclaim), so it gets its own rounds.
+        sec["numpy"] = interleaved({"numpy": prepare(kernel, "numpy", "numpy", p)}, max(3, args.repeat // 2))["numpy"]
         g = {k: (gbps("saxpy", {"n": n}, v) if k == "triad" else gbps(kernel, p, v)) if v else None
              for k, v in sec.items()}
         best = max(v for k, v in g.items() if k.startswith("numba:") and v is not None)
