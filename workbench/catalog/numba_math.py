@@ -12,6 +12,8 @@ Accuracy, measured against float64 (see tests/test_variants_numba_math.py):
   ~1e-7 relative; inputs are clamped to [-87, 88], so it never returns inf.
 - ``exp64``: Cephes ``exp`` Padé form, ~2e-16 relative, clamped to [-745, 709.78].
 - ``fmax``: ``llvm.maxnum``, so max reductions vectorize (see its docstring).
+- ``prefetch``: ``llvm.prefetch``, for row kernels to fetch the next row while
+  they compute on this one (see its docstring).
 - ``erf32``: Eigen's float rational erf (odd 13/8 rational on [-4, 4]),
   4.5e-7 absolute.  There is no float64 counterpart: float64 kernels call
   ``math.erf`` (scalar, exact) and say so.
@@ -27,6 +29,7 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 LOG2E = 1.4426950408889634
@@ -77,6 +80,49 @@ def fmax(typingctx, a, b):
         return builder.call(fn, args, fastmath=("fast",))
 
     return a(a, b), codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Hint the CPU to load the cache line holding ``arr[idx]`` (1-D array; never faults, no bounds check).
+
+    A row kernel reads its row from memory in the first pass and then computes
+    on it in cache, so memory idles while it computes. Prefetching the *next*
+    row a few lines at a time during the heavy pass overlaps the two: softmax
+    (exp pass) went from 29.4 to 32.3 GB/s on two threads at 8192 x 4096
+    float32 (triad 36.8 in the same rounds; 80% -> 88%). It is not a general
+    win: the same in any pass of layernorm, whose passes are light, made it
+    slower (27.8 -> 17.6 GB/s), so only softmax uses it.
+    """
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(idx, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False,
+                                       boundscheck=False)
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        # read (0), keep in all cache levels (3), data cache (1)
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.none(arr, idx), codegen
+
+
+#: Elements per prefetch block in row kernels: the inner loop over a block vectorizes, and the
+#: block's prefetches cover the same number of elements of the next row.
+PREFETCH_BLOCK = 64
+CACHE_LINE_BYTES = 64
+
+
+@njit(inline="always")
+def prefetch_block(arr, start, line):
+    """Prefetch ``arr[start:start + PREFETCH_BLOCK]``, one call per cache line of ``line`` elements."""
+    for q in range(start, start + PREFETCH_BLOCK, line):
+        prefetch(arr, q)
 
 
 @njit(inline="always", fastmath=True)
@@ -145,6 +191,11 @@ def exp_for(dtype: str):
 
 def erf_for(dtype: str):
     return erf32 if dtype == "float32" else erf64
+
+
+def line_elements(dtype: str) -> int:
+    """Elements of ``dtype`` per cache line."""
+    return CACHE_LINE_BYTES // np.dtype(numpy_dtype(dtype)).itemsize
 
 
 def numpy_dtype(dtype: str):
