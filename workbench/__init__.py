@@ -14,8 +14,9 @@ from .threads import default_omp_wait_policy
 
 default_omp_wait_policy()  # before any runtime loads: see workbench/threads.py
 
-from .backends.registry import available_backends  # noqa: E402, get_backend, set_backend
-from .catalog import KernelSpec  # noqa: E402, get_kernel, kernels, load_catalog, register_kernel, variant, variants
+from .backends.registry import available_backends, get_backend, set_backend  # noqa: E402
+from .catalog import (KernelSpec, get_kernel, kernels, load_catalog, register_kernel,  # noqa: E402
+                      variant, variants)
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,16 @@
+"""Every name the package advertises resolves (the API notebooks and README use)."""
+
+import workbench
+
+
+def test_every_public_name_resolves():
+    missing = [n for n in workbench.__all__ if not hasattr(workbench, n)]
+    assert not missing, missing
+
+
+def test_api_basics():
+    assert "numpy" in workbench.available_backends()
+    assert workbench.set_backend("numpy").name == "numpy" == workbench.get_backend().name
+    assert workbench.device_info("numpy")["kind"] == "cpu"
+    assert workbench.memory_info("numpy")["method"]
+    assert "saxpy" in workbench.kernels() and "numpy" in workbench.variants("saxpy")
