@@ -31,8 +31,8 @@ def _numba_rmsnorm(dtype: str):
     @njit(parallel=True, fastmath=True)
     def rmsnorm(x, weight, out):
         rows, cols = x.shape
-        inv_n = one / t(max(cols, 1))  # in the run dtype: s / cols would be float64
         for r in prange(rows):
+            inv_n = one / t(max(cols, 1))  # in the run dtype: s / cols would be float64
             xr, o = x[r], out[r]
             s = zero
             for j in range(cols):

@@ -32,8 +32,8 @@ def _numba_kernels(dtype: str):
     @njit(parallel=True, fastmath=True)
     def fused(x, residual, weight, out, residual_out):
         rows, cols = x.shape
-        inv_n = one / t(max(cols, 1))  # in the run dtype: s / cols would be float64
         for r in prange(rows):
+            inv_n = one / t(max(cols, 1))  # in the run dtype: s / cols would be float64
             xr, rr, h, o = x[r], residual[r], residual_out[r], out[r]
             s = zero
             for j in range(cols):
@@ -52,8 +52,8 @@ def _numba_kernels(dtype: str):
     @njit(parallel=True, fastmath=True)
     def rmsnorm(x, weight, out):
         rows, cols = x.shape
-        inv_n = one / t(max(cols, 1))  # in the run dtype: s / cols would be float64
         for r in prange(rows):
+            inv_n = one / t(max(cols, 1))  # in the run dtype: s / cols would be float64
             xr, o = x[r], out[r]
             s = zero
             for j in range(cols):

@@ -32,9 +32,8 @@ def _numba_kernels(dtype: str):
     @njit(parallel=True)
     def tiled(x, out):
         rows, cols = x.shape
-        nbi = (rows + TILE - 1) // TILE
-        nbj = (cols + TILE - 1) // TILE
-        for bj in prange(nbj):
+        for bj in prange((cols + TILE - 1) // TILE):
+            nbi = (rows + TILE - 1) // TILE  # inside the parallel body: hoisted bounds slowed inner loops
             j0 = bj * TILE
             j1 = min(cols, j0 + TILE)
             for bi in range(nbi):
