@@ -1,0 +1,50 @@
+"""The catalog's 'done' criteria, checked the way a user would: through the CLI, in a fresh process.
+
+`workbench verify --json` must pass every kernel x variant on every available CPU-capable backend
+(numpy, numba, torch-cpu, an OpenCL device), with unsupported ones carrying a reason; the portable
+sources must compile for sm_80 and sm_90 without errors or spills (tested in detail in
+test_compile_check.py; here the command's exit code and summary).
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from workbench.catalog import kernels, variants
+
+
+def _run(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.slow
+def test_verify_passes_every_variant_on_every_available_backend():
+    proc = _run("verify", "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(proc.stdout)["results"]
+    bad = [r for r in rows if r["status"] not in ("pass", "unsupported")]
+    assert not bad, bad
+    assert all(r["message"] for r in rows if r["status"] == "unsupported")
+    passed = {(r["kernel"], r["variant"], r["backend"]) for r in rows if r["status"] == "pass"}
+    backends = {b for _, _, b in passed}
+    assert {"numpy", "numba", "torch-cpu"} <= backends
+    assert any(b.startswith("opencl-") for b in backends), "no OpenCL device ran the portable kernels"
+    for name in kernels():  # every non-compiled variant of every kernel passed somewhere
+        for vname, v in variants(name).items():
+            if v.mode == "compiled" or v.runtimes == ("cupy",):
+                continue
+            assert any(k == name and vv == vname for k, vv, _ in passed), f"{name}/{vname} never passed"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not on PATH (NVRTC path is covered in test_compile_check)")
+def test_compile_check_cli_is_clean_for_sm80_sm90():
+    proc = _run("compile-check", "--arch", "sm_80,sm_90", "--json")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    rows = doc["rows"] if isinstance(doc, dict) else doc
+    assert rows and {r["arch"] for r in rows} == {"sm_80", "sm_90"}
