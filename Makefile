@@ -33,7 +33,10 @@ system-deps-test:
 
 demo: system-deps $(VENV)/.installed-demo
 	$(VENV)/bin/workbench info
-	$(VENV)/bin/workbench bench --suite quick --report reports/quick.html --json reports/quick.json
+	$(VENV)/bin/workbench verify
+	$(VENV)/bin/workbench bench --suite quick --store reports/results.sqlite \
+		--report reports/quick.html --json reports/quick.json
+	@echo "report: reports/quick.html (open it in a browser); results store: reports/results.sqlite"
 
 test: system-deps-test $(VENV)/.installed-test
 	$(PY) -m pytest tests
