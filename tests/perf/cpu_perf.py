@@ -1,6 +1,6 @@
 """CPU performance of the catalog's CPU variants on this machine — a benchmark script, not a test.
 
-    .venv/bin/python tests/perf/cpu_perf.py [--repeat 7] [--threads N] [--small]
+    .venv/bin/python tests/perf/cpu_perf.py [--repeat 7] [--runs 3] [--threads N] [--small]
 
 Prints, from one run:
 1. a STREAM-style triad (the numba saxpy kernel, 3 x 4 bytes per element) as the
@@ -108,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=7, help="timed calls per figure (median reported)")
     ap.add_argument("--small", action="store_true", help="smaller sizes (a smoke run, not the figures)")
+    ap.add_argument("--runs", type=int, default=1, help="repeat the memory-bound table; median and range")
     ap.add_argument("--threads", type=int, help="threads for numba, torch and BLAS alike (default: theirs)")
     args = ap.parse_args(argv)
 
@@ -136,28 +137,47 @@ def main(argv: list[str] | None = None) -> int:
     print(f"STREAM-style triad (numba saxpy, n={n}): {gbps('saxpy', {'n': n}, t):.1f} GB/s   "
           f"[numba threading layer: {numba.threading_layer()}]\n")
 
-    header = ("kernel", "size", "numba", "numpy", "torch", "torch-out", "triad", "x torch", "x torch-out",
-              "% triad")
+    # runs[kernel][column] -> one value per run (GB/s, or a ratio)
+    runs: dict[str, dict[str, list[float]]] = {k: {} for k in OPS}
+    sizes: dict[str, dict] = {}
+    for _ in range(args.runs):
+        for kernel, candidates in OPS.items():
+            p = {"n": n} if get_kernel(kernel).axes == ("n",) else {"rows": rows, "cols": cols}
+            sizes[kernel] = p
+            cases = {f"numba:{v}": prepare(kernel, v, "numba", p) for v in candidates}
+            cases.update({form: prepare(kernel, form, "torch-cpu", p) for form in TORCH_FORMS})
+            cases["triad"] = triad_case
+            sec = interleaved(cases, args.repeat)
+            # numpy eager allocates ~1 GB of temporaries per call at these sizes; timed in the same rounds
+            # it slowed whatever ran next (page reclaim), so it gets its own rounds.
+            sec["numpy"] = interleaved({"numpy": prepare(kernel, "numpy", "numpy", p)},
+                                       max(3, args.repeat // 2))["numpy"]
+            g = {k: (gbps("saxpy", {"n": n}, v) if k == "triad" else gbps(kernel, p, v)) if v else None
+                 for k, v in sec.items()}
+            g["numba"] = max(v for k, v in g.items() if k.startswith("numba:") and v is not None)
+            for f in TORCH_FORMS:
+                g[f"x {f}"] = g["numba"] / g[f] if g[f] else None
+            g["% triad"] = 100 * g["numba"] / g["triad"]
+            for col, v in g.items():
+                if v is not None and not col.startswith("numba:"):
+                    runs[kernel].setdefault(col, []).append(v)
+            del cases, sec
+
+    cols_out = ("numba", "numpy", "torch", "torch-out", "triad", "x torch", "x torch-out", "% triad")
+    header = ("kernel", "size") + cols_out
     table = [header]
-    for kernel, candidates in OPS.items():
-        p = {"n": n} if get_kernel(kernel).axes == ("n",) else {"rows": rows, "cols": cols}
-        cases = {f"numba:{v}": prepare(kernel, v, "numba", p) for v in candidates}
-        cases.update({form: prepare(kernel, form, "torch-cpu", p) for form in TORCH_FORMS})
-        cases["triad"] = triad_case
-        sec = interleaved(cases, args.repeat)
-        # numpy eager allocates ~1 GB of temporaries per call at these sizes; timed in the same rounds it
-        # slowed whatever ran next (page reclaim), so it gets its own rounds.
-        sec["numpy"] = interleaved({"numpy": prepare(kernel, "numpy", "numpy", p)}, max(3, args.repeat // 2))["numpy"]
-        g = {k: (gbps("saxpy", {"n": n}, v) if k == "triad" else gbps(kernel, p, v)) if v else None
-             for k, v in sec.items()}
-        best = max(v for k, v in g.items() if k.startswith("numba:") and v is not None)
-        ratio = {f: (f"{best / g[f]:.2f}" if g[f] else "-") for f in TORCH_FORMS}
-        table.append((kernel, "x".join(map(str, p.values())), fmt(best), fmt(g["numpy"]), fmt(g["torch"]),
-                      fmt(g["torch-out"]), fmt(g["triad"]), ratio["torch"], ratio["torch-out"],
-                      f"{100 * best / g['triad']:.0f}%"))
-        del cases, sec
+    for kernel, per_col in runs.items():
+        def cell(col: str) -> str:
+            vals = per_col.get(col)
+            if not vals:
+                return "-"
+            spec = ".2f" if col.startswith("x ") else ".0f" if col == "% triad" else ".1f"
+            med = format(statistics.median(vals), spec) + ("%" if col == "% triad" else "")
+            return med if len(vals) == 1 else f"{med} [{min(vals):{spec}}-{max(vals):{spec}}]"
+        table.append((kernel, "x".join(map(str, sizes[kernel].values()))) + tuple(cell(c) for c in cols_out))
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    print("GB/s of compulsory traffic (reads + writes of the spec), contenders timed in alternating rounds")
+    print(f"GB/s of compulsory traffic (reads + writes of the spec), contenders timed in alternating rounds; "
+          f"median of {args.runs} run(s)" + (" [min-max]" if args.runs > 1 else ""))
     for r in table:
         print("  " + "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
     print("  numba: best numba variant. torch: the library call as written (returns a new tensor: allocation\n"
@@ -171,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                  "tiled": prepare("gemm", "numba-tiled", "numba", p)}
         if s <= 1024:
             cases["naive"] = prepare("gemm", "numba-naive", "numba", p)
-        sec = interleaved(cases, max(3, args.repeat // 2))
+        sec = interleaved(cases, max(3, args.repeat // 2) * args.runs)
         blas = sec["BLAS"]
         line = [f"  {s}^3:"]
         for name in ("BLAS", "torch", "naive", "tiled"):
