@@ -27,12 +27,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="sizes: 4096,1000003 for 1-axis kernels; 4096x1024 for multi-axis ones (axes in the "
                         "spec's order); or a size-list name such as quick / full")
     p.add_argument("--dtype", "--dtypes", dest="dtypes", nargs="+", metavar="D", help="dtypes (default float32)")
-    p.add_argument("--batch-sizes", nargs="+", type=int, metavar="N", help="LLM shapes: batch sizes")
-    p.add_argument("--seq-lengths", nargs="+", type=int, metavar="N", help="LLM shapes: sequence lengths")
-    p.add_argument("--hidden-sizes", nargs="+", type=int, metavar="N", help="LLM shapes: hidden sizes")
+    p.add_argument("--batch-sizes", nargs="+", metavar="N", help="LLM shapes: batch sizes")
+    p.add_argument("--seq-lengths", nargs="+", metavar="N", help="LLM shapes: sequence lengths")
+    p.add_argument("--hidden-sizes", nargs="+", metavar="N", help="LLM shapes: hidden sizes")
     p.add_argument("--mode", "--modes", dest="modes", nargs="+", metavar="M",
                    help="variant modes: eager fused compiled (default eager fused)")
-    p.add_argument("--cache", nargs="+", choices=CACHE_MODES, help="hot (back to back) and/or cold (flushed)")
+    p.add_argument("--cache", nargs="+", metavar="C",
+                   help=f"{' and/or '.join(CACHE_MODES)} (hot: back to back; cold: LLC flushed before each sample)")
     p.add_argument("--budget", type=float, metavar="SECONDS", help="timing budget per cell")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-time limit per cell")
     p.add_argument("--store", metavar="PATH", help="results store (default $WORKBENCH_STORE or "
@@ -60,7 +61,28 @@ def parse_sizes(tokens: Iterable[str]) -> str | list[tuple[int, ...]]:
     return out
 
 
+def split_list(tokens: Iterable[str] | None) -> list[str] | None:
+    """``["a,b", "c"]`` -> ``["a", "b", "c"]``: lists may be given with spaces, commas or both."""
+    if tokens is None:
+        return None
+    return [t.strip() for tok in tokens for t in tok.split(",") if t.strip()]
+
+
+def int_list(tokens: Iterable[str] | None, flag: str) -> list[int] | None:
+    items = split_list(tokens)
+    if items is None:
+        return None
+    try:
+        return [int(t) for t in items]
+    except ValueError:
+        raise ValueError(f"{flag} takes integers, got {' '.join(tokens)!r}") from None
+
+
 def spec_from_args(args: argparse.Namespace) -> SweepSpec:
+    for name in ("kernels", "variants", "backends", "dtypes", "modes", "cache"):
+        setattr(args, name, split_list(getattr(args, name)))
+    for name in ("batch_sizes", "seq_lengths", "hidden_sizes"):
+        setattr(args, name, int_list(getattr(args, name), "--" + name.replace("_", "-")))
     axes: dict[str, Any] = {
         "kernels": args.kernels, "variants": args.variants, "backends": args.backends,
         "dtypes": tuple(args.dtypes) if args.dtypes else None,

@@ -27,7 +27,7 @@ from ..backends import registry as backend_registry
 from ..backends.base import Backend
 from ..catalog import registry as catalog
 from ..catalog.spec import KernelSpec, Unsupported
-from ..runner import Case, make_host_inputs, reference_outputs, to_device
+from ..runner import Case, make_host_inputs, output_dtype, reference_outputs, to_device
 from .memory import peak_memory
 from .record import canonical_params, cell_key, empty_row, finite_or_none, size_label, size_of
 from .stats import summarize
@@ -278,11 +278,18 @@ def _measure(cell: Cell, config: TimingConfig, row: dict[str, Any], notes: list[
         row.update(status="incorrect", message=f"verification after timing failed: {after.message}")
         return
 
-    row["peak_mem_bytes"], row["mem_method"] = peak_memory(backend, case.run)
+    resident = sum(int(a.size) * _itemsize(cell.dtype) for a in case.host_inputs.values()) + sum(
+        int(np.prod(shape)) * _itemsize(output_dtype(spec, name, cell.dtype))
+        for name, shape in case.out_shapes.items())
+    row["peak_mem_bytes"], row["mem_method"] = peak_memory(backend, case.run, resident)
     row["status"] = "ok"
     if timing.stopped_by != "spread":
         notes.append(f"spread {st.rel_spread:.3f} above target {config.target_spread:g} "
                      f"(stopped by {timing.stopped_by})")
+
+
+def _itemsize(dtype: str) -> int:
+    return 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
 
 
 def prepare_backend(name: str) -> str | None:
