@@ -47,6 +47,10 @@ def load_catalog(path: str | os.PathLike) -> list[str]:
     return loaded
 
 
+#: Files that failed to load ("folder/file.py" -> error line); the rest of the catalog still loads.
+load_errors: dict[str, str] = {}
+
+
 def _load_folder(folder: Path) -> None:
     files = sorted(folder.glob("*.py"), key=lambda p: (p.name != "spec.py", p.name))
     for f in files:
@@ -55,7 +59,16 @@ def _load_folder(folder: Path) -> None:
         assert spec and spec.loader
         mod = importlib.util.module_from_spec(spec)
         sys.modules[modname] = mod
-        spec.loader.exec_module(mod)
+        try:
+            spec.loader.exec_module(mod)
+        except Exception as exc:  # one broken file must not hide every other kernel
+            sys.modules.pop(modname, None)
+            key = f"{folder.name}/{f.name}"
+            load_errors[key] = f"{type(exc).__name__}: {exc}"
+            log.warning("catalog file %s failed to load: %s", f, load_errors[key])
+            if f.name == "spec.py":
+                return  # variants of a kernel without a spec cannot register
+            continue
         if f.name == "spec.py" and getattr(mod, "SPEC", None) is not None:
             mod.SPEC.path = str(folder)
 

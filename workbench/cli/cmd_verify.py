@@ -40,13 +40,18 @@ def run(args: argparse.Namespace) -> int:
         results = verify(backends=args.backend, kernels=args.kernel, variants=args.variant,
                          dtypes=args.dtype or ("float32",), seeds=range(args.seeds), sizes=args.sizes,
                          include_compiled=args.include_compiled, progress=progress)
+    from ..catalog.loader import load_errors
+
     if args.json:
         print(json.dumps({"results": [r.to_dict() for r in results],
                           "counts": results.counts(),
-                          "skipped": [vars(s) for s in results.skipped]}, indent=2, default=str))
+                          "skipped": [vars(s) for s in results.skipped],
+                          "catalog_load_errors": load_errors}, indent=2, default=str))
     else:
         print(format_results(results))
-    return 0 if results.ok else 1
+        for where, err in load_errors.items():
+            print(f"catalog file failed to load: {where}: {err}")
+    return 0 if results.ok and not load_errors else 1
 
 
 def _progress(row: Any) -> None:
