@@ -2,8 +2,20 @@
 
 import textwrap
 
+import pytest
+
 import workbench
-from workbench.catalog import loader
+from workbench.catalog import loader, unregister_kernel
+
+NAMES = ("wb_double_ok", "wb_double_broken", "wb_double_fine")
+
+
+@pytest.fixture(autouse=True)
+def _clean_registry():
+    yield
+    for name in NAMES:
+        unregister_kernel(name)
+    loader.load_errors.clear()
 
 SPEC = """
 import numpy as np

@@ -22,7 +22,7 @@ import pytest
 from workbench.catalog import get_kernel, kernels, variants
 from workbench.dtypes import host_dtype
 from workbench.runner import POISON, check, make_host_inputs, output_dtype, reference_outputs
-from workbench.verify import verify
+from workbench.verification import verify
 
 OPS = ("saxpy", "vector_add", "relu", "gelu_tanh", "gelu_erf", "silu", "bias_gelu", "softmax", "layernorm",
        "rmsnorm", "rmsnorm_residual", "sum", "argmax", "transpose", "gemm")

@@ -14,3 +14,11 @@ def test_api_basics():
     assert workbench.device_info("numpy")["kind"] == "cpu"
     assert workbench.memory_info("numpy")["method"]
     assert "saxpy" in workbench.kernels() and "numpy" in workbench.variants("saxpy")
+
+
+def test_verify_and_compare_stay_functions_after_their_modules_load():
+    import workbench.api  # noqa: F401
+    import workbench.verification  # noqa: F401
+
+    assert callable(workbench.verify) and callable(workbench.compare)
+    assert callable(workbench.verify)  # a second access too (a submodule named `verify` used to shadow it)

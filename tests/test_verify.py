@@ -11,7 +11,7 @@ import pytest
 
 from workbench.catalog import Unsupported, get_kernel, register_kernel, registry, variant
 from workbench.runner import check, make_host_inputs, reference_outputs
-from workbench.verify import verify
+from workbench.verification import verify
 
 TEST_KERNEL = "_test_gelu"
 

@@ -51,7 +51,7 @@ def __getattr__(name: str) -> Any:
 
         return compare
     if name == "verify":
-        from .verify import verify
+        from .verification import verify
 
         return verify
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -17,6 +17,12 @@ def register_kernel(spec: KernelSpec) -> KernelSpec:
     return spec
 
 
+def unregister_kernel(name: str) -> None:
+    """Remove a kernel and its variants (notebooks redefining a kernel, tests cleaning up)."""
+    _kernels.pop(name, None)
+    _variants.pop(name, None)
+
+
 def register_variant(v: Variant) -> Variant:
     if v.mode not in MODES:
         raise ValueError(f"variant {v.name!r}: mode {v.mode!r} is not one of {MODES}")

@@ -31,7 +31,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..verify import verify
+    from ..verification import verify
 
     if args.seeds < 1:
         raise ValueError("--seeds must be at least 1")
