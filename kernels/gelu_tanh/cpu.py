@@ -18,9 +18,11 @@ from workbench_catalog.gelu_tanh.spec import COEF, SQRT_2_OVER_PI  # noqa: E402
 @variant("gelu_tanh", "numpy", "numpy", library=True)
 def numpy_gelu(ctx):
     """The textbook expression: ~8 temporaries, each a full pass over memory."""
+    # x*x*x, not x**3: numpy's float32 power on negative bases takes a slow path (~55 ms vs 1.3 ms
+    # per 1M elements measured here), which would make "numpy" look 20x worse than the expression costs.
     def run(inp, out):
         x = inp["x"]
-        np.multiply(0.5 * x, 1.0 + np.tanh(SQRT_2_OVER_PI * (x + COEF * x ** 3)), out=out["out"])
+        np.multiply(0.5 * x, 1.0 + np.tanh(SQRT_2_OVER_PI * (x + COEF * (x * x * x))), out=out["out"])
     return run
 
 
