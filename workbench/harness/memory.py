@@ -45,4 +45,4 @@ def peak_memory(backend: Backend, fn: Callable[[], Any], resident_bytes: int = 0
     extra, method = extra_peak_memory(backend, fn)
     if extra is None:
         return None, method
-    return resident_bytes + extra, f"inputs+outputs {resident_bytes} B + extra during the call by {method}"
+    return resident_bytes + extra, f"inputs+outputs + extra during one call by {method}"
