@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from workbench.catalog import KernelSpec, register_kernel
+from workbench.catalog import register_kernel
+from workbench.catalog.elementwise import activation_spec
 
 INV_SQRT2 = 1.0 / math.sqrt(2.0)
 FLOPS_PER_ELEMENT = 5
@@ -23,28 +24,10 @@ def erf64(x: np.ndarray) -> np.ndarray:
     return erf(x)
 
 
-def make_inputs(p, rng: np.random.Generator):
-    return {"x": 2.0 * rng.standard_normal(p["n"])}
+def gelu_erf64(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + erf64(x * INV_SQRT2))
 
 
-def reference(inp, p):
-    x = inp["x"]
-    return {"out": 0.5 * x * (1.0 + erf64(x * INV_SQRT2))}
-
-
-SPEC = register_kernel(KernelSpec(
-    name="gelu_erf",
-    description="out = 0.5 x (1 + erf(x / sqrt 2)); exact GELU, memory-bound once erf vectorizes",
-    axes=("n",),
-    make_inputs=make_inputs,
-    reference=reference,
-    output_shapes=lambda p: {"out": (p["n"],)},
-    flops=lambda p: FLOPS_PER_ELEMENT * p["n"],
-    bytes_moved=lambda p, itemsize: 2 * p["n"] * itemsize,
-    sizes={
-        "verify": [{"n": 1}, {"n": 4099}, {"n": 100003}],
-        "quick": [{"n": 2**16}, {"n": 2**18}, {"n": 2**20}],
-        "full": [{"n": 2**k} for k in (20, 22, 24, 25)],
-    },
-    llm_params=lambda s: {"n": s["batch"] * s["seq"] * s["intermediate"]},
-))
+SPEC = register_kernel(activation_spec(
+    "gelu_erf", "out = 0.5 x (1 + erf(x / sqrt 2)); exact GELU, memory-bound once erf vectorizes",
+    formula=gelu_erf64, flops_per_element=FLOPS_PER_ELEMENT, input_scale=2.0))

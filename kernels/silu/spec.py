@@ -5,33 +5,12 @@ FLOPs: exp (one transcendental, negation folded in), +1, divide, *x = 4 per elem
 
 import numpy as np
 
-from workbench.catalog import KernelSpec, register_kernel
+from workbench.catalog import register_kernel
+from workbench.catalog.elementwise import activation_spec
 
 FLOPS_PER_ELEMENT = 4
 
 
-def make_inputs(p, rng: np.random.Generator):
-    return {"x": 3.0 * rng.standard_normal(p["n"])}
-
-
-def reference(inp, p):
-    x = inp["x"]
-    return {"out": x / (1.0 + np.exp(-x))}
-
-
-SPEC = register_kernel(KernelSpec(
-    name="silu",
-    description="out = x * sigmoid(x); memory-bound once exp vectorizes",
-    axes=("n",),
-    make_inputs=make_inputs,
-    reference=reference,
-    output_shapes=lambda p: {"out": (p["n"],)},
-    flops=lambda p: FLOPS_PER_ELEMENT * p["n"],
-    bytes_moved=lambda p, itemsize: 2 * p["n"] * itemsize,
-    sizes={
-        "verify": [{"n": 1}, {"n": 4099}, {"n": 100003}],
-        "quick": [{"n": 2**16}, {"n": 2**18}, {"n": 2**20}],
-        "full": [{"n": 2**k} for k in (20, 22, 24, 25)],
-    },
-    llm_params=lambda s: {"n": s["batch"] * s["seq"] * s["intermediate"]},
-))
+SPEC = register_kernel(activation_spec(
+    "silu", "out = x * sigmoid(x); memory-bound once exp vectorizes",
+    formula=lambda x: x / (1.0 + np.exp(-x)), flops_per_element=FLOPS_PER_ELEMENT, input_scale=3.0))
