@@ -8,25 +8,19 @@ one. cupy is imported only inside the builder.
 
 from workbench.catalog import variant
 
-from workbench_catalog.rmsnorm_residual.spec import EPS  # noqa: E402
-
 DTYPES = ("float16", "float32", "float64")  # cupy has no bfloat16
 
 
-def _acc(xp, x):
-    """float16 rows are reduced in float32 (as cuBLAS/CUB-based libraries do); other dtypes in their own."""
-    return x.astype(xp.float32) if x.dtype == xp.float16 else x
-
-
 def make_run(xp, special=None):
+    # Unfused: the add, then the catalog's own rmsnorm cupy code on residual_out (rmsnorm's folder
+    # loads before this one; imported on use all the same).
+    from workbench_catalog.rmsnorm.cupy_variants import make_run as rmsnorm_run
+
+    rmsnorm = rmsnorm_run(xp)
+
     def run(inp, out):
         h = xp.add(inp["x"], inp["residual"], out=out["residual_out"])
-        hf = _acc(xp, h)
-        ms = (hf * hf).mean(axis=1, keepdims=True)
-        ms += EPS
-        xp.sqrt(ms, out=ms)
-        y = hf / ms
-        xp.multiply(y, inp["weight"], out=out["out"])
+        rmsnorm({"x": h, "weight": inp["weight"]}, out)
     return run
 
 
