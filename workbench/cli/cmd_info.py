@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import sys
-from typing import Any, Iterator
+from typing import Any
+
+from .output import stdout_to_stderr
 
 #: Versions worth a column, per runtime (the full set is in ``--json``).
 KEY_VERSIONS = {"numpy": ("numpy",), "numba": ("numba", "llvmlite", "threading_layer"),
@@ -26,25 +25,10 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..environment import collect_environment
 
-    with _stdout_to_stderr():  # runtimes that print while probing must not corrupt the table or the JSON
+    with stdout_to_stderr():  # runtimes that print while probing must not corrupt the table or the JSON
         env = collect_environment()
     print(json.dumps(env, indent=2) if args.json else format_environment(env))
     return 0
-
-
-@contextlib.contextmanager
-def _stdout_to_stderr() -> Iterator[None]:
-    """Send file descriptor 1 to stderr, C-level writes included, for the duration."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def format_environment(env: dict[str, Any]) -> str:

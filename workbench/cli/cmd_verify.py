@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import sys
-from typing import Any, Iterator
+from typing import Any
 
 from ..backends.base import KNOWN_DTYPES
+from .output import stdout_to_stderr
 
 
 def register(subparsers: Any) -> None:
@@ -36,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         raise ValueError("--seeds must be at least 1")
     progress = None if args.json else _progress
-    with _stdout_to_stderr():  # runtimes that print while probing/compiling must not corrupt the output
+    with stdout_to_stderr():  # runtimes that print while probing/compiling must not corrupt the output
         results = verify(backends=args.backend, kernels=args.kernel, variants=args.variant,
                          dtypes=args.dtype or ("float32",), seeds=range(args.seeds), sizes=args.sizes,
                          include_compiled=args.include_compiled, progress=progress)
@@ -84,16 +83,3 @@ def format_results(results: Any) -> str:
     return "\n".join(lines)
 
 
-@contextlib.contextmanager
-def _stdout_to_stderr() -> Iterator[None]:
-    """Send file descriptor 1 to stderr, C-level writes included, for the duration."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
