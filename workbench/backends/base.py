@@ -137,9 +137,20 @@ class Backend(ABC):
     device_class: str = "cpu"
 
     # -- discovery -------------------------------------------------------
-    @abstractmethod
     def probe(self) -> Probe:
-        """Never raises. Unavailable results name the missing package or driver."""
+        """Never raises. Unavailable results name the missing package or driver.
+
+        Cached per backend: probing imports a runtime and opens a device, which
+        is done once, not on every ``available`` check.
+        """
+        cached = self.__dict__.get("_probe")
+        if cached is None:
+            cached = self._probe = self._probe_uncached()
+        return cached
+
+    def _probe_uncached(self) -> Probe:
+        """The real probe behind :meth:`probe`; adapters implement this (or override ``probe``)."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither probe() nor _probe_uncached()")
 
     @property
     def available(self) -> bool:

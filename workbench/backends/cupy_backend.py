@@ -59,7 +59,6 @@ class CupyBackend(Backend):
     def __init__(self, device_id: int = 0):
         #: CUDA/HIP ordinal of the device this backend runs on.
         self.device_id = device_id
-        self._probe: Probe | None = None
         self._peak = 0
 
     @property
@@ -71,11 +70,6 @@ class CupyBackend(Backend):
         return bool(cp is not None and getattr(cp.cuda.runtime, "is_hip", False))
 
     # -- discovery -------------------------------------------------------
-    def probe(self) -> Probe:
-        if self._probe is None:
-            self._probe = self._probe_uncached()
-        return self._probe
-
     def _probe_uncached(self) -> Probe:
         try:
             cp = importlib.import_module("cupy")

@@ -34,13 +34,10 @@ class NumbaBackend(Backend):
 
     def __init__(self) -> None:
         self._mem = HighWaterMemory()
-        self._probe: Probe | None = None
 
     # -- discovery -------------------------------------------------------
-    def probe(self) -> Probe:
-        if self._probe is None:
-            self._probe = _probe_numba()
-        return self._probe
+    def _probe_uncached(self) -> Probe:
+        return _probe_numba()
 
     def device_info(self) -> DeviceInfo:
         self.require()

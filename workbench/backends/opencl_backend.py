@@ -93,7 +93,6 @@ class OpenCLBackend(Backend):
         self.compile_error: str | None = None
         self._ctx: Any = None
         self._queue: Any = None
-        self._probe: Probe | None = None
         self._markers_profile: bool | None = None
         self._account = _BufferAccount()
 
@@ -122,11 +121,6 @@ class OpenCLBackend(Backend):
         """A device whose compiler fails ranks after every device that builds kernels."""
         self.probe()
         return super().priority + (50 if self.compile_error else 0)
-
-    def probe(self) -> Probe:
-        if self._probe is None:
-            self._probe = self._probe_uncached()
-        return self._probe
 
     def _probe_uncached(self) -> Probe:
         cl = _cl()

@@ -70,7 +70,6 @@ class TorchBackend(Backend):
         #: The ``torch.device`` string tensors of this backend live on.
         self.device = "cpu" if device_type == "cpu" else f"{device_type}:0"
         self._plugin_package = plugin_package
-        self._probe: Probe | None = None
         self._dtypes: tuple[str, ...] | None = None
         self._host_mem = HighWaterMemory()
         self._sampled_peak = 0  # MPS fallback: torch.mps has no peak counter
@@ -83,11 +82,6 @@ class TorchBackend(Backend):
         return self.device_type if self.device_type in BUILTIN_DEVICE_TYPES else "plugin"
 
     # -- discovery -------------------------------------------------------
-    def probe(self) -> Probe:
-        if self._probe is None:
-            self._probe = self._probe_uncached()
-        return self._probe
-
     def _probe_uncached(self) -> Probe:
         try:
             torch = importlib.import_module("torch")
