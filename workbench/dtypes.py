@@ -14,7 +14,12 @@ def check_dtype(dtype: str) -> str:
 
 
 def itemsize(dtype: str) -> int:
-    return 2 if dtype == "bfloat16" else np.dtype(check_dtype(dtype)).itemsize
+    """Bytes per element of a compute dtype or of an output dtype such as ``int64`` (argmax)."""
+    if dtype == "bfloat16":
+        return 2
+    if dtype in KNOWN_DTYPES or dtype.startswith(("int", "uint")):
+        return np.dtype(dtype).itemsize
+    return np.dtype(check_dtype(dtype)).itemsize  # raises, naming the valid dtypes
 
 
 def host_dtype(dtype: str) -> np.dtype:

@@ -73,7 +73,7 @@ class Case:
         self.params = spec.validate_params(params)
         self.reseed(seed)
         self.out_shapes = spec.output_shapes(self.params)
-        self.outputs = {k: poisoned(backend, s, output_dtype(spec, k, dtype)) for k, s in self.out_shapes.items()}
+        self.poison()
         self.call: KernelCall = variant.build(BuildContext(backend=backend, params=self.params, dtype=dtype))
 
     def reseed(self, seed: int) -> None:
@@ -81,7 +81,7 @@ class Case:
         self.seed = seed
         self.host_inputs = make_host_inputs(self.spec, self.params, self.dtype, seed)
         self.reference = reference_outputs(self.spec, self.host_inputs, self.params)
-        self.inputs = {k: to_device(self.backend, v, self.dtype) for k, v in self.host_inputs.items()}
+        self.inputs = self.device_inputs(self.host_inputs)
 
     def poison(self) -> None:
         self.outputs = {k: poisoned(self.backend, s, output_dtype(self.spec, k, self.dtype))
@@ -104,7 +104,10 @@ class Case:
 
     def alternate_inputs(self, seed: int) -> dict[str, Any]:
         """Another input set of the same shape (the harness rotates these so answers cannot be replayed)."""
-        host = make_host_inputs(self.spec, self.params, self.dtype, seed)
+        return self.device_inputs(make_host_inputs(self.spec, self.params, self.dtype, seed))
+
+    def device_inputs(self, host: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Host input arrays copied to the backend (cast to bfloat16 there when needed)."""
         return {k: to_device(self.backend, v, self.dtype) for k, v in host.items()}
 
 

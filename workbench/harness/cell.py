@@ -27,7 +27,8 @@ from ..backends import registry as backend_registry
 from ..backends.base import Backend
 from ..catalog import registry as catalog
 from ..catalog.spec import KernelSpec, Unsupported
-from ..runner import Case, make_host_inputs, output_dtype, reference_outputs, to_device
+from ..dtypes import itemsize
+from ..runner import Case, make_host_inputs, output_dtype, reference_outputs
 from .memory import peak_memory
 from .record import canonical_params, cell_key, empty_row, finite_or_none, size_label, size_of
 from .stats import summarize
@@ -126,7 +127,7 @@ class SharedInputCase(Case):
         self.seed = seed
         self.host_inputs = self._cache.host_inputs(self.spec, self.params, self.dtype, seed)
         self.reference = self._cache.reference(self.spec, self.params, self.dtype, seed)
-        self.inputs = {k: to_device(self.backend, v, self.dtype) for k, v in self.host_inputs.items()}
+        self.inputs = self.device_inputs(self.host_inputs)
 
 
 def rotation_inputs(case: Case, n: int, seed: int, cache: InputCache | None) -> list[dict[str, Any]]:
@@ -138,7 +139,7 @@ def rotation_inputs(case: Case, n: int, seed: int, cache: InputCache | None) -> 
             sets.append(case.alternate_inputs(seed + i))
         else:
             host = cache.host_inputs(case.spec, case.params, case.dtype, seed + i)
-            sets.append({k: to_device(case.backend, v, case.dtype) for k, v in host.items()})
+            sets.append(case.device_inputs(host))
     return sets
 
 
@@ -278,18 +279,14 @@ def _measure(cell: Cell, config: TimingConfig, row: dict[str, Any], notes: list[
         row.update(status="incorrect", message=f"verification after timing failed: {after.message}")
         return
 
-    resident = sum(int(a.size) * _itemsize(cell.dtype) for a in case.host_inputs.values()) + sum(
-        int(np.prod(shape)) * _itemsize(output_dtype(spec, name, cell.dtype))
+    resident = sum(int(a.size) * itemsize(cell.dtype) for a in case.host_inputs.values()) + sum(
+        int(np.prod(shape)) * itemsize(output_dtype(spec, name, cell.dtype))
         for name, shape in case.out_shapes.items())
     row["peak_mem_bytes"], row["mem_method"] = peak_memory(backend, case.run, resident)
     row["status"] = "ok"
     if timing.stopped_by != "spread":
         notes.append(f"spread {st.rel_spread:.3f} above target {config.target_spread:g} "
                      f"(stopped by {timing.stopped_by})")
-
-
-def _itemsize(dtype: str) -> int:
-    return 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
 
 
 def prepare_backend(name: str) -> str | None:
