@@ -16,7 +16,7 @@ from workbench.cli import main
 from workbench.cli.cmd_bench import format_summary, parse_sizes
 from workbench.store import Store
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 SLOW_SPEC = '''
 import time

@@ -24,7 +24,7 @@ from workbench.dtypes import round_to
 from workbench.portable import (DTYPES, Launch, PortableProgram, grid_stride, kernel_names, prelude, programs,
                                 render)
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CONTRACT_OPS = ("saxpy", "vector_add", "relu", "gelu_tanh", "gelu_erf", "silu", "bias_gelu", "softmax", "layernorm",
                 "rmsnorm", "rmsnorm_residual", "sum", "argmax", "transpose", "gemm")
 

@@ -18,7 +18,7 @@ import pytest
 from workbench.harness.record import CONTRACT_COLUMNS
 from workbench.store import EXPORT_FORMAT, Store, default_store_path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _row(run_id: str, key: str, **kw) -> dict:

@@ -23,7 +23,7 @@ pytest.importorskip("ipykernel")
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p for p in (REPO / "notebooks").glob("*.ipynb"))
 CELL_TIMEOUT_S = 240
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
