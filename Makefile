@@ -9,7 +9,9 @@ RUNTIME_EXTRAS := numba,opencl,cuda,compile
 LAB_PORT ?= 8888
 LAB_TOKEN ?= $(shell $(PYTHON) -c "import secrets; print(secrets.token_hex(16))")
 
-.PHONY: demo test lab info clean system-deps system-deps-test
+CORE_VENV ?= .venv-core
+
+.PHONY: demo test test-core lint lab info clean system-deps system-deps-test
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,8 +40,22 @@ demo: system-deps $(VENV)/.installed-demo
 		--report reports/quick.html --json reports/quick.json
 	@echo "report: reports/quick.html (open it in a browser); results store: reports/results.sqlite"
 
-test: system-deps-test $(VENV)/.installed-test
+# Every tier: lint, the unit tier in a venv with only the core dependencies, then all tiers with every extra.
+test: system-deps-test $(VENV)/.installed-test lint test-core
 	$(PY) -m pytest tests
+
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check .
+
+# The unit tier must pass without any optional runtime (no numba, torch, cupy, pyopencl, scipy).
+$(CORE_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(CORE_VENV)
+	$(CORE_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CORE_VENV)/bin/python -m pip install --quiet -e . "pytest>=8.0" "pytest-timeout>=2.3"
+	touch $@
+
+test-core: $(CORE_VENV)/.installed
+	$(CORE_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/unit
 
 lab: $(VENV)/.installed-demo
 	@echo "JupyterLab: http://127.0.0.1:$(LAB_PORT)/lab?token=$(LAB_TOKEN)"
@@ -50,4 +66,4 @@ info: $(VENV)/.installed-demo
 	$(VENV)/bin/workbench info
 
 clean:
-	rm -rf $(VENV) reports build dist *.egg-info
+	rm -rf $(VENV) $(CORE_VENV) reports build dist *.egg-info

@@ -1,4 +1,15 @@
-"""Shared fixtures: a backend registry that starts empty-handed, and Python run in a fresh process."""
+"""Shared fixtures and the test tiers.
+
+Tiers are folders, and each folder's tests get its marker here, so ``-m unit`` (or ``-m "not acceptance"``)
+selects a tier however a test file is named:
+
+- ``tests/unit``: no optional runtime; passes in a venv with only the core dependencies;
+- ``tests/backends``: each backend for real, parametrised over what is available, skipping with the
+  probe's reason;
+- ``tests/acceptance``: the CLI, notebooks executed headless, JupyterLab and reports in a real browser.
+
+Every marker is registered here, in one place.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +17,34 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+
+MARKERS = {
+    "unit": "tier 1: no optional runtime (tests/unit)",
+    "backends": "tier 2: backends and their kernels for real, skipping with the probe's reason (tests/backends)",
+    "acceptance": "tier 3: CLI, notebooks, browser (tests/acceptance)",
+    "browser": "drives JupyterLab/Voila or a report in headless Chromium",
+    "notebook": "executes a tutorial notebook headless",
+    "slow": "takes more than a few seconds",
+}
+TIERS = ("unit", "backends", "acceptance")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        rel = Path(str(item.path)).resolve().relative_to(TESTS)
+        if rel.parts and rel.parts[0] in TIERS:
+            item.add_marker(rel.parts[0])
 
 
 @pytest.fixture
@@ -22,6 +56,43 @@ def fresh_registry(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(registry, "_current", None)
     monkeypatch.delenv(registry.ENV_OVERRIDE, raising=False)
     return registry
+
+
+@pytest.fixture
+def temp_kernels() -> Iterator[Callable]:
+    """Register kernels for one test through the public API; every one is unregistered afterwards.
+
+    ``temp_kernels(spec)`` registers a :class:`KernelSpec` and returns it; ``temp_kernels(spec, like="gelu_tanh")``
+    registers a copy of a catalog kernel's spec under ``spec`` (a name) to hang test variants on.
+    """
+    import dataclasses
+
+    from workbench.catalog import get_kernel, register_kernel, unregister_kernel
+
+    names: list[str] = []
+
+    def register(spec, like: str | None = None):
+        if like is not None:
+            spec = dataclasses.replace(get_kernel(like), name=spec)
+        names.append(spec.name)
+        return register_kernel(spec)
+
+    yield register
+    for name in names:
+        unregister_kernel(name)
+
+
+def require_backend(name: str):
+    """The backend ``name`` if it is available here; otherwise skip, quoting the probe's reason."""
+    from workbench.backends import registry
+
+    known = registry.all_backends()
+    if name not in known:
+        pytest.skip(f"backend {name!r} is not known here (known: {', '.join(sorted(known))})")
+    probe = known[name].probe()
+    if not probe.available:
+        pytest.skip(f"{name} unavailable: {probe.reason}")
+    return known[name]
 
 
 @pytest.fixture
