@@ -176,14 +176,20 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
 _RESULT_COLUMNS = ["speedup", "ci_low", "ci_high", "p_value", "verdict", "n_a", "n_b", "median_a", "median_b"]
 
 
-def library_variants(kernel: str) -> list[str]:
-    """Names of the catalog's library variants of ``kernel`` (empty if the kernel is not loaded here)."""
-    try:
-        from .catalog import variants
+def library_variants(df: pd.DataFrame, kernel: str) -> list[str]:
+    """Variants of ``kernel`` that its rows mark as the library baseline (column ``library``).
 
-        return sorted(n for n, v in variants(kernel).items() if v.library)
-    except (ValueError, FileNotFoundError):
+    Judged from the rows alone, never from this machine's catalog, so an imported
+    run is judged by what it recorded. Rows stored before the column existed say
+    nothing (None); then, as for a kernel without a library variant, the kernel's
+    first variant in the rows stands in.
+    """
+    rows = df[df["kernel"] == kernel]
+    if rows.empty:
         return []
+    flags = pd.to_numeric(rows["library"], errors="coerce") if "library" in rows else None
+    libs = sorted(set(rows.loc[flags == 1, "variant"])) if flags is not None else []
+    return libs or [str(rows["variant"].iloc[0])]
 
 
 def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None,
@@ -192,8 +198,7 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
 
     The baseline is ``baseline_variant`` (on ``baseline_backend`` if given); with
     only a backend, the same variant on that backend; with neither, the kernel's
-    library variant (the kernel's first variant in the rows when the
-    kernel is not in the local catalog, e.g. an imported run). Among several candidate baseline rows the one on the row's
+    library variant as its rows say (see :func:`library_variants`). Among several candidate baseline rows the one on the row's
     own backend wins, so numpy variants compare with the numpy library call and
     torch ones with torch. Rows without a baseline get NaN and verdict "no baseline".
     """
@@ -203,7 +208,7 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
         return pd.DataFrame(columns=cols)
     ok = df[df["status"] == "ok"]
     group = [c for c in ("run_id", "env_id", "kernel", "dtype", "params", "cache") if c in df]
-    libs = {k: library_variants(k) or [df.loc[df["kernel"] == k, "variant"].iloc[0]] for k in ok["kernel"].unique()}
+    libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
     out = []
     for _, g in ok.groupby(group, sort=False, dropna=False):
         kernel = g["kernel"].iloc[0]

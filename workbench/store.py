@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 import pandas as pd
 
-from .harness.record import RESULT_COLUMNS
+from .record import RESULT_COLUMNS
 
 log = logging.getLogger(__name__)
 

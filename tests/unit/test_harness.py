@@ -17,7 +17,7 @@ from workbench.catalog import registry as catalog
 from workbench.catalog.spec import KernelSpec, Variant
 from workbench.harness import Cell, CellWorker, TimingConfig, run_cell, summarize, time_calls
 from workbench.harness.cell import InputCache, execute_cell, is_oom
-from workbench.harness.record import CONTRACT_COLUMNS
+from workbench.record import RESULT_COLUMNS
 from workbench.harness.stats import relative_spread
 from workbench.harness.worker import WorkerTimeout
 
@@ -185,7 +185,7 @@ FAST = TimingConfig(warmup_s=0.005, budget_s=0.02, min_samples=3, target_spread=
 
 def test_ok_cell_row_has_every_contract_column(harness_kernel):
     row = run_cell(Cell.make(KERNEL, "good", "numpy", "float32", {"n": 4096}), FAST)
-    assert set(CONTRACT_COLUMNS) <= set(row)
+    assert set(RESULT_COLUMNS) <= set(row)
     assert row["status"] == "ok", row["message"]
     assert row["timer_kind"] == "sync+perf_counter" and row["timer_overhead_s"] > 0
     samples = json.loads(row["samples_s"])
@@ -196,6 +196,7 @@ def test_ok_cell_row_has_every_contract_column(harness_kernel):
     assert row["intensity"] == pytest.approx(4096 / (2 * 4096 * 4))
     assert row["max_error"] <= row["tolerance"]
     assert row["first_call_s"] > 0 and row["setup_s"] > 0
+    assert row["bound"] == catalog.get_kernel(KERNEL).bound and row["library"] is False
     assert row["peak_mem_bytes"] is not None and row["mem_method"]
     assert row["pct_peak_bw"] is None  # no peaks measured
     assert row["n_inputs"] == 3 and len(set(harness_kernel)) == 3  # three input sets were used

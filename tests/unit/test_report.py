@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from workbench.record import RESULT_COLUMNS
 from workbench.report import summary_table, write_report
 from workbench.report.exporters import md_table, resolve_run_ids
+from workbench.report.sample_data import synthetic_results
 from workbench.store import EXPORT_FORMAT
-from workbench.report.sample_data import RECORD_COLUMNS, synthetic_results
 
 EVIL = "<script>alert(1)</script>"
 
@@ -84,7 +85,7 @@ def test_md_table_escapes_pipes_and_newlines():
 def test_csv_round_trip(df, tmp_path):
     path = write_report(df, None, tmp_path / "r.csv")
     back = pd.read_csv(path, keep_default_na=True)
-    assert list(back.columns) == list(RECORD_COLUMNS)
+    assert list(back.columns) == list(RESULT_COLUMNS)
     assert len(back) == len(df)
     for col in ("run_id", "kernel", "variant", "params", "samples_s", "status"):
         assert back[col].fillna("").tolist() == df[col].fillna("").tolist()

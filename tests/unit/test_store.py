@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from workbench.harness.record import CONTRACT_COLUMNS
+from workbench.record import RESULT_COLUMNS
 from workbench.store import EXPORT_FORMAT, Store, default_store_path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ def test_round_trip_of_runs_rows_environments_and_peaks(tmp_path):
     st.set_run_status(run_id, "finished", wall_s=1.5)
 
     df = st.results()
-    assert list(df.columns[:len(CONTRACT_COLUMNS)]) == list(CONTRACT_COLUMNS)
+    assert list(df.columns[:len(RESULT_COLUMNS)]) == list(RESULT_COLUMNS)
     assert len(df) == 2 and sorted(df["cell_key"]) == ["a", "b"]
     assert df.set_index("cell_key").loc["b", "status"] == "ok"
     assert df.set_index("cell_key").loc["a", "custom_field"] == 3  # unknown fields survive

@@ -5,11 +5,10 @@
 - :mod:`.memory` — peak memory of one untimed call
 - :mod:`.cell` — one cell from build to row, failures mapped to statuses
 - :mod:`.worker` — the worker thread that lets a hung cell be abandoned
-- :mod:`.record` — the row's columns and the cell key
 """
 
 from .cell import Cell, InputCache, execute_cell, is_oom, run_cell
-from .record import RESULT_COLUMNS, STATUSES, cell_key
+from ..record import RESULT_COLUMNS, STATUSES, cell_key
 from .stats import Stats, summarize
 from .timer import Timing, TimingConfig, time_calls, timer_overhead
 from .worker import CellWorker

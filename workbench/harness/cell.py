@@ -30,7 +30,7 @@ from ..catalog.spec import KernelSpec, Unsupported
 from ..dtypes import itemsize
 from ..runner import Case, make_host_inputs, output_dtype, reference_outputs
 from .memory import peak_memory
-from .record import canonical_params, cell_key, empty_row, finite_or_none, size_label, size_of
+from ..record import canonical_params, cell_key, empty_row, finite_or_none, size_label, size_of
 from .stats import summarize
 from .throughput import Peaks, published_peak, rates, work
 from .timer import Cancelled, TimingConfig, time_calls, timer_overhead
@@ -178,8 +178,19 @@ def base_row(cell: Cell) -> dict[str, Any]:
     p = cell.params_dict
     row.update(cell_key=cell.key, kernel=cell.kernel, variant=cell.variant, backend=cell.backend,
                dtype=cell.dtype, params=canonical_params(p), size=size_of(p), size_label=size_label(p),
-               mode=cell.mode, cache=cell.cache, started_at=now_iso())
+               mode=cell.mode, cache=cell.cache, started_at=now_iso(), **_catalog_facts(cell))
     return row
+
+
+def _catalog_facts(cell: Cell) -> dict[str, Any]:
+    """What analysis needs from the catalog (library baseline? memory- or compute-bound?), written into
+    the row so that stored rows are judged by themselves, on any machine."""
+    try:
+        spec = catalog.get_kernel(cell.kernel)
+    except ValueError:
+        return {}
+    v = catalog.variants(cell.kernel).get(cell.variant)
+    return {"bound": spec.bound, "library": bool(v is not None and v.library)}
 
 
 def run_cell(cell: Cell, config: TimingConfig, *, seed: int = 0, timeout_s: float = math.inf,

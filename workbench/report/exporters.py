@@ -243,15 +243,18 @@ def figure_data_uri(fig: Any, dpi: int = 80) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _throughput_metric(k: pd.DataFrame) -> str:
-    """GB/s for memory-bound kernels, GFLOP/s for compute-bound ones (by the catalog, else by intensity)."""
-    try:
-        from ..catalog import get_kernel
+#: Above this many FLOPs per byte a kernel counts as compute-bound, for rows that do not say (``bound``).
+COMPUTE_BOUND_INTENSITY = 4.0
 
-        return "gflops" if get_kernel(str(k["kernel"].iloc[0])).bound == "compute-bound" else "gbps"
-    except (ValueError, FileNotFoundError):
-        inten = pd.to_numeric(k.get("intensity", pd.Series(dtype=float)), errors="coerce").median()
-        return "gflops" if inten and inten > 4 else "gbps"
+
+def _throughput_metric(k: pd.DataFrame) -> str:
+    """GB/s for memory-bound kernels, GFLOP/s for compute-bound ones, as the rows say (``bound``);
+    rows stored before that column existed are judged by their arithmetic intensity."""
+    stated = k["bound"].dropna() if "bound" in k else pd.Series(dtype=object)
+    if len(stated):
+        return "gflops" if stated.iloc[0] == "compute-bound" else "gbps"
+    inten = pd.to_numeric(k.get("intensity", pd.Series(dtype=float)), errors="coerce").median()
+    return "gflops" if inten and inten > COMPUTE_BOUND_INTENSITY else "gbps"
 
 
 def kernel_figures(data: ReportData, baseline: Any = None) -> list[dict[str, Any]]:

@@ -7,36 +7,25 @@ seeded log-normal timing samples, so every code path that reads measurements
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-#: Every column of the measurement record, in the contract's order.
-RECORD_COLUMNS: tuple[str, ...] = (
-    "run_id", "cell_key", "kernel", "variant", "backend", "runtime", "device", "dtype", "params", "size",
-    "size_label", "mode", "cache", "status", "message", "traceback", "timer_kind", "timer_overhead_s",
-    "samples_s", "host_samples_s", "n_samples", "median_s", "mean_s", "min_s", "q1_s", "q3_s", "iqr_s",
-    "rel_spread", "host_median_s", "flops", "bytes", "gflops", "gbps", "intensity", "pct_peak_bw",
-    "pct_peak_flops", "pct_published", "peak_mem_bytes", "mem_method", "max_error", "tolerance", "env_id",
-    "started_at", "finished_at", "wall_s",
-)
+from ..record import RESULT_COLUMNS, cell_key
 
-# (kernel, axes, sizes, flops(p), bytes(p, itemsize), {variant: (backend, runtime, mode, ns per unit)})
-_KERNELS: list[tuple[str, tuple[str, ...], list[dict[str, int]], Any, Any, dict[str, tuple[str, str, str, float]]]] = [
-    ("saxpy", ("n",), [{"n": 2**k} for k in (12, 16, 20, 22)],
+# (kernel, bound, axes, sizes, flops(p), bytes(p, itemsize), {variant: (backend, runtime, mode, ns per unit)});
+# the first variant of each kernel is its library baseline
+_KERNELS: list[tuple[str, str, tuple[str, ...], list[dict[str, int]], Any, Any,
+                     dict[str, tuple[str, str, str, float]]]] = [
+    ("saxpy", "memory-bound", ("n",), [{"n": 2**k} for k in (12, 16, 20, 22)],
      lambda p: 2 * p["n"], lambda p, i: 3 * p["n"] * i,
      {"numpy": ("numpy", "numpy", "eager", 0.1), "numba_parallel": ("numba", "numba", "compiled", 0.06)}),
-    ("gemm", ("m", "n", "k"), [{"m": s, "n": s, "k": s} for s in (64, 128, 256)],
+    ("gemm", "compute-bound", ("m", "n", "k"), [{"m": s, "n": s, "k": s} for s in (64, 128, 256)],
      lambda p: 2 * p["m"] * p["n"] * p["k"], lambda p, i: (p["m"] * p["k"] + p["k"] * p["n"] + p["m"] * p["n"]) * i,
      {"numpy": ("numpy", "numpy", "eager", 0.02), "naive": ("numba", "numba", "compiled", 0.5)}),
 ]
-
-
-def cell_key(kernel: str, variant: str, backend: str, dtype: str, params: str, mode: str, cache: str) -> str:
-    return hashlib.sha1("|".join((kernel, variant, backend, dtype, params, mode, cache)).encode()).hexdigest()[:16]
 
 
 def synthetic_results(run_id: str = "run-demo", seed: int = 0, n_samples: int = 25, dtype: str = "float32",
@@ -49,14 +38,15 @@ def synthetic_results(run_id: str = "run-demo", seed: int = 0, n_samples: int = 
     rng = np.random.default_rng(seed)
     itemsize = np.dtype(dtype).itemsize
     rows = []
-    for kernel, axes, sizes, flops_fn, bytes_fn, variants in _KERNELS:
-        for vname, (backend, runtime, mode, ns) in variants.items():
+    for kernel, bound, axes, sizes, flops_fn, bytes_fn, variants in _KERNELS:
+        for i, (vname, (backend, runtime, mode, ns)) in enumerate(variants.items()):
             for p in sizes:
                 flops, nbytes = float(flops_fn(p)), float(bytes_fn(p, itemsize))
                 base = (max(flops, nbytes) * ns * 1e-9 + 2e-6) * slowdown
                 samples = base * rng.lognormal(0.0, 0.05, n_samples)
                 rows.append(_row(run_id, kernel, vname, backend, runtime, device, dtype, p, mode, "hot", "ok",
-                                 samples, flops, nbytes, env_id, p_mem=int(nbytes * 1.1)))
+                                 samples, flops, nbytes, env_id, p_mem=int(nbytes * 1.1), library=i == 0,
+                                 bound=bound))
     if with_failures:
         p = {"n": 2**16}
         rows.append(_row(run_id, "saxpy", "broken", "numpy", "numpy", device, dtype, p, "eager", "hot",
@@ -65,23 +55,24 @@ def synthetic_results(run_id: str = "run-demo", seed: int = 0, n_samples: int = 
         rows.append(_row(run_id, "saxpy", "torch_eager", "torch-cuda", "torch", "(unavailable)", dtype, p, "eager",
                          "hot", "unsupported", np.array([]), 2 * 2**16, 3 * 2**16 * itemsize, env_id,
                          message="backend 'torch-cuda' is unavailable: no CUDA device"))
-    return pd.DataFrame(rows, columns=list(RECORD_COLUMNS))
+    return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
 
 
 def _row(run_id: str, kernel: str, variant: str, backend: str, runtime: str, device: str, dtype: str,
          params: dict[str, int], mode: str, cache: str, status: str, samples: np.ndarray, flops: float,
-         nbytes: float, env_id: str, message: str = "", max_error: float = 1e-7, p_mem: int | None = None
-         ) -> dict[str, Any]:
+         nbytes: float, env_id: str, message: str = "", max_error: float = 1e-7, p_mem: int | None = None,
+         library: bool = False, bound: str = "memory-bound") -> dict[str, Any]:
     ptext = json.dumps(params, sort_keys=False)
     ok = status == "ok" and len(samples)
     med = float(np.median(samples)) if ok else float("nan")
     q1, q3 = (float(np.percentile(samples, 25)), float(np.percentile(samples, 75))) if ok else (np.nan, np.nan)
     gbps = nbytes / med / 1e9 if ok else float("nan")
     return {
-        "run_id": run_id, "cell_key": cell_key(kernel, variant, backend, dtype, ptext, mode, cache),
+        "run_id": run_id, "cell_key": cell_key(kernel, variant, backend, dtype, params, mode, cache),
         "kernel": kernel, "variant": variant, "backend": backend, "runtime": runtime, "device": device,
         "dtype": dtype, "params": ptext, "size": int(np.prod(list(params.values()))),
         "size_label": " ".join(f"{k}={v}" for k, v in params.items()), "mode": mode, "cache": cache,
+        "library": library, "bound": bound,
         "status": status, "message": message, "traceback": "", "timer_kind": "sync+perf_counter",
         "timer_overhead_s": 5e-8, "samples_s": json.dumps([float(s) for s in samples] if ok else []),
         "host_samples_s": json.dumps([float(s) * 0.1 for s in samples] if ok else []),
