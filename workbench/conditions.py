@@ -1,0 +1,172 @@
+"""The conditions a cell was measured under: machine load, other processes' CPU time, clocks.
+
+A timing means little without the state of the machine while it was taken: on a shared
+2-core machine another process's burst moves a median by tens of percent. Each cell is
+bracketed by :meth:`ConditionsMeter.start` / :meth:`ConditionsMeter.stop`, and the row keeps
+what was seen, so a reader (and the noise flag) can tell a slow kernel from a busy machine.
+
+GPU clocks, temperature and throttle reasons come from a vendor monitor (NVML through
+``nvidia-ml-py``, AMD SMI through ``amdsmi``), probed like a backend: imported lazily, and
+absent monitors are simply not used. Nothing here raises: a reading that fails is None.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+import psutil
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Conditions:
+    """What the machine was doing while one cell ran (None: not readable here)."""
+
+    load_avg_1m: float | None = None
+    #: CPU seconds spent by every other process (busy time of the machine minus this process tree's).
+    other_cpu_s: float | None = None
+    #: CPU time the hypervisor gave to other guests (steal), seconds; a sign of a noisy neighbour.
+    steal_s: float | None = None
+    #: Share of the machine's CPU capacity used by other processes during the cell, 0..1.
+    other_cpu_share: float | None = None
+    cpu_freq_mhz: float | None = None
+    gpu_clock_mhz: float | None = None
+    gpu_temp_c: float | None = None
+    #: Active throttle reasons as words (e.g. "thermal, power cap"), "" when none, None when unknown.
+    gpu_throttle: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class GpuMonitor(Protocol):
+    name: str
+
+    def read(self) -> dict[str, Any]: ...
+
+
+def _busy_seconds(t: Any) -> float:
+    """Busy CPU seconds of the whole machine (all cores) from ``psutil.cpu_times()``."""
+    idle = t.idle + getattr(t, "iowait", 0.0)
+    return sum(t) - idle - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0) - getattr(t, "steal", 0.0)
+
+
+def _own_seconds(p: psutil.Process) -> float:
+    c = p.cpu_times()
+    return c.user + c.system + getattr(c, "children_user", 0.0) + getattr(c, "children_system", 0.0)
+
+
+class ConditionsMeter:
+    """Brackets a measurement: ``start()`` before, ``stop()`` after, returns :class:`Conditions`."""
+
+    def __init__(self, gpu: GpuMonitor | None = None) -> None:
+        self._proc = psutil.Process()
+        self._gpu = gpu
+        self._t0: tuple[float, Any, float] | None = None
+
+    def start(self) -> None:
+        try:
+            self._t0 = (time.perf_counter(), psutil.cpu_times(), _own_seconds(self._proc))
+        except Exception as exc:  # noqa: BLE001 - conditions are context, never a reason to fail a cell
+            log.debug("cannot read CPU times: %s", exc)
+            self._t0 = None
+
+    def stop(self) -> Conditions:
+        c = Conditions()
+        try:
+            c.load_avg_1m = os.getloadavg()[0]
+        except (OSError, AttributeError):
+            pass
+        if self._t0 is not None:
+            try:
+                wall0, times0, own0 = self._t0
+                times1, own1 = psutil.cpu_times(), _own_seconds(self._proc)
+                wall = time.perf_counter() - wall0
+                c.other_cpu_s = max(0.0, (_busy_seconds(times1) - _busy_seconds(times0)) - (own1 - own0))
+                c.steal_s = max(0.0, getattr(times1, "steal", 0.0) - getattr(times0, "steal", 0.0))
+                cores = psutil.cpu_count() or 1
+                if wall > 0:
+                    c.other_cpu_share = min(1.0, c.other_cpu_s / (wall * cores))
+            except Exception as exc:  # noqa: BLE001 - see start()
+                log.debug("cannot read CPU times: %s", exc)
+        try:
+            freq = psutil.cpu_freq()
+            c.cpu_freq_mhz = float(freq.current) if freq and freq.current else None
+        except Exception:  # noqa: BLE001 - not readable in many containers
+            c.cpu_freq_mhz = None
+        if self._gpu is not None:
+            try:
+                for k, v in self._gpu.read().items():
+                    setattr(c, k, v)
+            except Exception as exc:  # noqa: BLE001 - a monitor that fails says nothing, not everything
+                log.debug("GPU monitor %s failed: %s", self._gpu.name, exc)
+        return c
+
+
+# -- GPU monitors -------------------------------------------------------------------------------
+
+#: NVML clocks-event reason bits (nvmlClocksEventReason*), as words.
+NVML_REASONS = {0x2: "application clocks", 0x4: "sw power cap", 0x8: "hw slowdown", 0x20: "sw thermal",
+                0x40: "hw thermal", 0x80: "power brake", 0x100: "display clocks"}
+
+
+class NvmlMonitor:
+    """NVIDIA GPUs through NVML (``pip install nvidia-ml-py``)."""
+
+    name = "nvml"
+
+    def __init__(self, index: int = 0) -> None:
+        import pynvml
+
+        pynvml.nvmlInit()
+        self._nvml = pynvml
+        self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+
+    def read(self) -> dict[str, Any]:
+        n, h = self._nvml, self._handle
+        reasons = n.nvmlDeviceGetCurrentClocksThrottleReasons(h)
+        return {"gpu_clock_mhz": float(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM)),
+                "gpu_temp_c": float(n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU)),
+                "gpu_throttle": ", ".join(w for bit, w in NVML_REASONS.items() if reasons & bit)}
+
+
+class AmdSmiMonitor:
+    """AMD GPUs through AMD SMI (``pip install amdsmi``, with ROCm's library)."""
+
+    name = "amdsmi"
+
+    def __init__(self, index: int = 0) -> None:
+        import amdsmi
+
+        amdsmi.amdsmi_init()
+        self._smi = amdsmi
+        self._handle = amdsmi.amdsmi_get_processor_handles()[index]
+
+    def read(self) -> dict[str, Any]:
+        s, h = self._smi, self._handle
+        clk = s.amdsmi_get_clock_info(h, s.AmdSmiClkType.GFX)
+        temp = s.amdsmi_get_temp_metric(h, s.AmdSmiTemperatureType.EDGE, s.AmdSmiTemperatureMetric.CURRENT)
+        return {"gpu_clock_mhz": float(clk.get("clk", clk.get("cur_clk", 0)) or 0) or None,
+                "gpu_temp_c": float(temp), "gpu_throttle": None}
+
+
+GPU_MONITORS: dict[str, type] = {"cuda": NvmlMonitor, "rocm": AmdSmiMonitor}
+
+
+def probe_gpu_monitor(platform: str, index: int = 0) -> tuple[GpuMonitor | None, str]:
+    """(monitor, "") when one can read this platform's GPU ("cuda" / "rocm"), else (None, why not)."""
+    cls = GPU_MONITORS.get(platform)
+    if cls is None:
+        return None, f"no GPU monitor for {platform!r} (known: {', '.join(GPU_MONITORS)})"
+    try:
+        return cls(index), ""
+    except ImportError as exc:
+        hint = {"cuda": "pip install nvidia-ml-py", "rocm": "pip install amdsmi"}[platform]
+        return None, f"{exc.name or exc} is not installed ({hint})"
+    except Exception as exc:  # noqa: BLE001 - no driver, no device: a reason, not a crash
+        return None, f"{type(exc).__name__}: {exc}"
