@@ -1,4 +1,6 @@
-"""Run one variant once, correctly: the shared core of verification and the benchmark harness.
+"""A case — one variant ready to run on seeded inputs — and the correctness check every output must pass.
+
+The shared core of verification and the benchmark harness.
 
 A :class:`Case` owns seeded inputs rounded to the run dtype, the float64
 reference computed from exactly those rounded inputs, device copies of the

@@ -21,7 +21,7 @@ from .backends.registry import all_backends, available_backends
 from .catalog import get_kernel, kernels as all_kernels, variants as kernel_variants
 from .catalog.spec import KernelSpec, Unsupported, Variant
 from .dtypes import check_dtype
-from .runner import Case
+from .case import Case
 
 STATUSES = ("pass", "fail", "unsupported", "error")
 

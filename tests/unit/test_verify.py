@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from workbench.catalog import Unsupported, get_kernel, register_kernel, registry, variant
-from workbench.runner import check, make_host_inputs, reference_outputs
+from workbench.case import check, make_host_inputs, reference_outputs
 from workbench.verification import verify
 
 TEST_KERNEL = "_test_gelu"

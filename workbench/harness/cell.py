@@ -28,7 +28,7 @@ from ..backends.base import Backend
 from ..catalog import registry as catalog
 from ..catalog.spec import KernelSpec, Unsupported
 from ..dtypes import itemsize
-from ..runner import Case, make_host_inputs, output_dtype, reference_outputs
+from ..case import Case, make_host_inputs, output_dtype, reference_outputs
 from .memory import peak_memory
 from ..record import canonical_params, cell_key, empty_row, finite_or_none, size_label, size_of
 from .stats import summarize
