@@ -1,0 +1,122 @@
+"""Calibrated verdicts on synthetic timings with run-level and round-level noise.
+
+The model follows what was measured on our shared 2-core machines: within one stream, samples are
+tight (a few % spread); between runs, each cell moves by ±10–60% (an offset per cell and run), and
+the whole machine drifts from round to round. The old rule (bootstrap and Mann–Whitney over one
+stream's samples) calls most A/A cells faster or slower; these rules must not.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from workbench.stats_compare import speedup as sample_speedup
+from workbench.verdicts import (is_noisy, median_interval, paired_verdict, rel_spread, run_to_run_noise,
+                                unpaired_verdict)
+
+ROUNDS = 5
+
+
+def _run(rng, base, cell_sigma=0.15, round_sigma=0.03, drift=None):
+    """Per-round medians of one cell in one run: a per-run cell offset, plus per-round noise and drift."""
+    offset = rng.normal(0, cell_sigma)
+    drift = np.zeros(ROUNDS) if drift is None else drift
+    return base * np.exp(offset + drift + rng.normal(0, round_sigma, ROUNDS))
+
+
+def _samples(rng, base, cell_sigma=0.15, n=30):
+    return base * np.exp(rng.normal(0, cell_sigma) + rng.normal(0, 0.02, n))
+
+
+def test_aa_between_runs_stays_same():
+    rng = np.random.default_rng(1)
+    bases = rng.uniform(1e-5, 1e-2, 200)
+    a = [_run(rng, x) for x in bases]
+    b = [_run(rng, x) for x in bases]
+    noise = run_to_run_noise([math.log(np.median(x) / np.median(y)) for x, y in zip(a, b, strict=True)])
+    verdicts = [unpaired_verdict(x, y, run_noise=noise).verdict for x, y in zip(a, b, strict=True)]
+    called = sum(v in ("faster", "slower") for v in verdicts)
+    assert called / len(verdicts) <= 0.05, verdicts
+    assert verdicts.count("same") / len(verdicts) >= 0.9
+
+
+def test_the_old_sample_rule_fails_the_same_aa_model():
+    """The check above can fail: one stream's samples called identical code faster/slower."""
+    rng = np.random.default_rng(1)
+    bases = rng.uniform(1e-5, 1e-2, 60)
+    verdicts = [sample_speedup(_samples(rng, x), _samples(rng, x)).verdict for x in bases]
+    assert sum(v in ("faster", "slower") for v in verdicts) / len(verdicts) > 0.5
+
+
+def test_real_change_between_runs_is_found_and_the_rest_stay_same():
+    rng = np.random.default_rng(2)
+    bases = rng.uniform(1e-5, 1e-2, 100)
+    changed = set(range(0, 100, 4))  # a quarter of the cells get 2x faster in run B
+    a = [_run(rng, x, cell_sigma=0.05) for x in bases]
+    b = [_run(rng, x / (2.0 if i in changed else 1.0), cell_sigma=0.05) for i, x in enumerate(bases)]
+    noise = run_to_run_noise([math.log(np.median(x) / np.median(y)) for x, y in zip(a, b, strict=True)])
+    v = [unpaired_verdict(x, y, run_noise=noise).verdict for x, y in zip(a, b, strict=True)]
+    assert sum(v[i] == "faster" for i in changed) >= 0.95 * len(changed)
+    rest = [v[i] for i in range(100) if i not in changed]
+    assert sum(x in ("faster", "slower") for x in rest) <= 0.05 * len(rest)
+
+
+def test_real_gap_within_a_run_is_called_faster_despite_drift():
+    """Numba 2x faster than numpy, measured in the same rounds while the machine drifts by ±30%."""
+    rng = np.random.default_rng(3)
+    calls = []
+    for _ in range(200):
+        drift = rng.normal(0, 0.3, ROUNDS)  # common to both contenders of a round
+        base = _run(rng, 1e-3, cell_sigma=0.0, round_sigma=0.05, drift=drift)
+        fast = _run(rng, 0.5e-3, cell_sigma=0.0, round_sigma=0.05, drift=drift)
+        calls.append(paired_verdict(base, fast).verdict)
+    assert calls.count("faster") / len(calls) >= 0.95
+
+
+def test_unchanged_variant_within_a_run_is_same():
+    rng = np.random.default_rng(4)
+    calls = []
+    for _ in range(200):
+        drift = rng.normal(0, 0.3, ROUNDS)
+        a = _run(rng, 1e-3, cell_sigma=0.0, round_sigma=0.04, drift=drift)
+        b = _run(rng, 1e-3, cell_sigma=0.0, round_sigma=0.04, drift=drift)
+        calls.append(paired_verdict(a, b).verdict)
+    assert sum(c in ("faster", "slower") for c in calls) / len(calls) <= 0.05
+
+
+def test_slower_is_symmetric():
+    v = paired_verdict([1.0, 1.1, 0.9, 1.0, 1.05], [2.0, 2.2, 1.8, 2.1, 2.0])
+    assert v.verdict == "slower" and v.speedup == pytest.approx(0.5, rel=0.05)
+
+
+def test_exceeding_the_floor_without_a_settled_direction_is_ambiguous():
+    v = paired_verdict([1.0, 1.0, 1.0, 1.0, 1.0], [0.5, 0.6, 1.4, 0.55, 1.5], k=0.1)
+    assert v.verdict == "ambiguous"
+
+
+def test_too_few_rounds_is_insufficient():
+    v = paired_verdict([1.0, 1.0], [0.5, 0.5])
+    assert v.verdict == "insufficient samples" and v.speedup == pytest.approx(2.0)
+
+
+def test_one_stream_needs_a_gap_far_beyond_drift():
+    one = unpaired_verdict([1.3e-3], [1e-3])  # one value per side: a single stream, drift unseen
+    assert one.basis == "one stream" and one.verdict == "same"
+    far = unpaired_verdict([3e-3], [1e-3])
+    assert far.verdict == "faster"
+
+
+def test_median_interval_order_statistics():
+    assert median_interval(np.arange(5.0)) == (0.0, 4.0)       # n=5: min..max (94%)
+    assert median_interval(np.arange(10.0)) == (1.0, 8.0)      # n=10: 2nd..9th (98%)
+    lo, hi = median_interval(np.arange(30.0))
+    assert 8 <= lo <= 10 and 19 <= hi <= 21
+
+
+def test_noise_flag():
+    assert is_noisy(rel_spread([1.0, 1.5, 0.7, 1.2]))
+    assert not is_noisy(rel_spread([1.0, 1.01, 0.99, 1.0]))
+    assert not is_noisy(float("nan"))

@@ -1,0 +1,201 @@
+"""Calibrated verdicts: "faster" or "slower" only when a difference exceeds the noise across rounds and runs.
+
+Samples inside one stream are not independent draws: the machine drifts (load, clocks, other processes),
+so two streams taken at different moments differ by far more than their within-stream spread suggests
+(measured on our 2-core machines: ±10–60% run to run, against within-run IQRs of a few percent). A test
+on one stream's samples (bootstrap over samples, Mann–Whitney) therefore calls identical code faster or
+slower with p-values like 1e-150.
+
+The unit of evidence here is the *round*: a sweep measures every cell once per round, in an order
+shuffled per round (as asv does), so drift hits every contender alike, and a cell's per-round medians
+vary as much as the machine does. Everything is on log times:
+
+- **paired** (a variant against its baseline in the same run, round by round): ``d_i = log(a_i / b_i)``;
+  the effect is ``median(d)``, its interval the distribution-free order-statistic interval of that
+  median, and the noise the robust spread of ``d`` across rounds — drift common to both cancels.
+- **unpaired** (the same cell in two runs): the effect is ``median(log a) - median(log b)``; the noise
+  adds both runs' round spreads to the run-to-run spread seen across all cells of the comparison,
+  which a single cell cannot see.
+
+``floor = max(min_effect, k × noise)``. "same": the effect lies within the floor. "faster" / "slower":
+it exceeds the floor and its interval excludes no change. "ambiguous": it exceeds the floor but the
+interval does not settle the direction. With fewer rounds than ``min_rounds`` the verdict rests on one
+stream per side, whose run-to-run noise is unknown: the floor is then :data:`STREAM_NOISE`-based, so
+only gaps far beyond anything drift produces are called (this is how rows stored before rounds existed
+are judged).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from statistics import NormalDist
+from typing import Any, Iterable
+
+import numpy as np
+
+VERDICTS = ("faster", "slower", "same", "ambiguous", "insufficient samples")
+
+#: Relative differences below this are "same" whatever the noise (5%, also the CI gate's default).
+MIN_EFFECT = 0.05
+#: How many noise spreads (log scale, robust sigma) a difference must exceed.
+K_NOISE = 3.0
+#: Rounds needed for a round-based verdict; fewer fall back to one stream per side.
+MIN_ROUNDS = 3
+#: Run-to-run noise (log sigma) assumed for a single stream, whose drift cannot be seen from inside it.
+STREAM_NOISE = 0.15
+CONFIDENCE = 0.95
+#: A cell is flagged noisy when its spread across rounds (or within its stream) exceeds this.
+NOISY_SPREAD = 0.10
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``speedup`` = time(A) / time(B): above 1 means B (the variant, or the newer run) is faster."""
+
+    speedup: float
+    ci_low: float
+    ci_high: float
+    #: Relative difference (e.g. 0.12 = 12%) within which the two are called "same".
+    floor: float
+    #: The noise the floor came from (robust sigma of log times).
+    noise: float
+    verdict: str
+    n_a: int
+    n_b: int
+    #: "paired rounds", "rounds" or "one stream" (fewer than MIN_ROUNDS rounds).
+    basis: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def clean(values: Iterable[float] | None) -> np.ndarray:
+    """Finite positive times as an array (None, NaN, zero and negative values dropped)."""
+    if values is None:
+        return np.empty(0)
+    arr = np.asarray(list(values), dtype=float)
+    return arr[np.isfinite(arr) & (arr > 0)]
+
+
+def robust_sigma(x: np.ndarray) -> float:
+    """Scale of ``x`` robust to an outlier round: 1.4826 × MAD for ≥ 3 values, else the plain spread."""
+    if len(x) < 2:
+        return float("nan")
+    if len(x) == 2:
+        return float(abs(x[0] - x[1]) / math.sqrt(2))
+    return float(1.4826 * np.median(np.abs(x - np.median(x))))
+
+
+def median_interval(x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Order-statistic interval of the median: no assumption on the distribution of rounds.
+
+    With n values the interval [x_(k), x_(n-k+1)] covers the median with probability
+    1 - 2·P(Binomial(n, 1/2) < k); k is the largest index keeping that at least ``confidence``,
+    and 1 when n is too small for it (n = 5 gives min..max, 94% coverage).
+    """
+    s = np.sort(x)
+    n = len(s)
+
+    def below(j: int) -> float:  # P(Binomial(n, 1/2) <= j)
+        return sum(math.comb(n, i) for i in range(j + 1)) / 2 ** n
+
+    k = 1
+    while k + 1 <= (n + 1) // 2 and 1 - 2 * below(k) >= confidence:
+        k += 1
+    return float(s[k - 1]), float(s[n - k])
+
+
+def _decide(effect: float, lo: float, hi: float, floor_log: float) -> str:
+    if abs(effect) <= floor_log:
+        return "same"
+    if effect > 0 and lo > 0:
+        return "faster"
+    if effect < 0 and hi < 0:
+        return "slower"
+    return "ambiguous"
+
+
+def _verdict(effect: float, lo: float, hi: float, noise: float, min_effect: float, k: float, n_a: int,
+             n_b: int, basis: str) -> Verdict:
+    floor_log = max(math.log1p(min_effect), k * noise)
+    return Verdict(math.exp(effect), math.exp(lo), math.exp(hi), math.expm1(floor_log), noise,
+                   _decide(effect, lo, hi, floor_log), n_a, n_b, basis)
+
+
+def _insufficient(a: np.ndarray, b: np.ndarray, basis: str) -> Verdict:
+    ratio = float(np.median(a) / np.median(b)) if len(a) and len(b) else float("nan")
+    nan = float("nan")
+    return Verdict(ratio, nan, nan, nan, nan, "insufficient samples", len(a), len(b), basis)
+
+
+def paired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, min_effect: float = MIN_EFFECT,
+                   k: float = K_NOISE, noise_floor: float = 0.0, min_rounds: int = MIN_ROUNDS,
+                   confidence: float = CONFIDENCE) -> Verdict:
+    """A (baseline) against B (variant) measured in the same rounds; ``rounds_*[i]`` is round i's median.
+
+    ``noise_floor`` (log sigma) is a lower bound on the noise, e.g. the typical spread of all cells of
+    the run, since a spread taken from a handful of rounds can come out small by chance.
+    """
+    a, b = np.asarray(list(rounds_a), float), np.asarray(list(rounds_b), float)
+    ok = np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
+    a, b = a[ok], b[ok]
+    if len(a) < min_rounds:
+        return _insufficient(a, b, "paired rounds")
+    d = np.log(a) - np.log(b)
+    effect = float(np.median(d))
+    lo, hi = median_interval(d, confidence)
+    noise = max(robust_sigma(d), noise_floor)
+    return _verdict(effect, lo, hi, noise, min_effect, k, len(a), len(b), "paired rounds")
+
+
+def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, run_noise: float = 0.0,
+                     min_effect: float = MIN_EFFECT, k: float = K_NOISE, noise_floor: float = 0.0,
+                     min_rounds: int = MIN_ROUNDS, confidence: float = CONFIDENCE) -> Verdict:
+    """The same cell in two runs (A earlier, B later): per-round medians of each.
+
+    ``run_noise`` (log sigma) is the run-to-run spread measured across the cells of the two runs
+    (:func:`run_to_run_noise`); it is added because no single cell can see it. With fewer than
+    ``min_rounds`` rounds on a side, each side's values are one stream's samples and the noise is
+    :data:`STREAM_NOISE`.
+    """
+    a, b = clean(rounds_a), clean(rounds_b)
+    if len(a) == 0 or len(b) == 0:
+        return _insufficient(a, b, "rounds")
+    la, lb = np.log(a), np.log(b)
+    effect = float(np.median(la) - np.median(lb))
+    if len(a) < min_rounds or len(b) < min_rounds:
+        noise = math.hypot(STREAM_NOISE, run_noise)
+        basis = "one stream"
+        se = noise
+    else:
+        sa, sb = max(robust_sigma(la), noise_floor), max(robust_sigma(lb), noise_floor)
+        # the median of n values is ~1.25× noisier than their mean
+        se = 1.2533 * math.sqrt(sa ** 2 / len(a) + sb ** 2 / len(b))
+        noise = math.hypot(math.hypot(sa, sb), run_noise)
+        se = math.hypot(se, run_noise)
+        basis = "rounds"
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    return _verdict(effect, effect - z * se, effect + z * se, noise, min_effect, k, len(a), len(b), basis)
+
+
+def run_to_run_noise(log_ratios: Iterable[float]) -> float:
+    """Spread of per-cell log(time A / time B) across the cells of two runs, around their common shift.
+
+    In two runs of the same code every cell's ratio would be the same shift (the machine's state) if
+    timings had no cell-specific drift; their scatter is the run-to-run noise one cell cannot see.
+    A real change moves some cells far from the rest: the robust spread ignores them as outliers.
+    """
+    x = clean(np.exp(list(log_ratios)))
+    return robust_sigma(np.log(x)) if len(x) >= 3 else 0.0
+
+
+def rel_spread(values: Iterable[float]) -> float:
+    """Robust relative spread (log sigma ~ fraction) of a cell's round medians or samples; NaN if < 2."""
+    x = clean(values)
+    return robust_sigma(np.log(x)) if len(x) >= 2 else float("nan")
+
+
+def is_noisy(spread: float | None, threshold: float = NOISY_SPREAD) -> bool:
+    """The noise flag: the cell's spread is above ``threshold`` (an unreadable spread is not flagged)."""
+    return spread is not None and math.isfinite(spread) and spread > threshold
