@@ -1,12 +1,18 @@
 """The machine and environment record every result row links to.
 
 A benchmark number means little without the machine behind it: CPU, memory,
-BLAS and thread pools, runtime versions, the devices each backend found (and
-why the others were not found). :func:`collect_environment` gathers that into
-one JSON-serialisable dict and never raises: a part that fails is recorded as
-``{"error": ...}`` so the rest still arrives. :func:`environment_id` hashes
-the parts that make two machines interchangeable for benchmarking, so results
-from identical machines group together.
+accelerators, BLAS and thread pools, runtime versions, the devices each backend
+found (and why the others were not found). :func:`collect_environment` gathers
+that into one JSON-serialisable dict and never raises: a part that fails is
+recorded as ``{"error": ...}`` so the rest still arrives.
+
+Importing a runtime costs seconds and hundreds of MB, so the record of a
+command describes the backends that command probed and names every other
+runtime by its installed version, read from package metadata. Only
+``workbench info`` probes them all. :func:`environment_id` hashes the parts
+that make two machines interchangeable for benchmarking, none of which depends
+on what was probed, so results from identical machines group together whatever
+each command selected.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
+from fnmatch import fnmatch
 from importlib.metadata import distributions
 from pathlib import Path
 from typing import Any, Callable
@@ -30,6 +38,12 @@ RELEVANT_PACKAGES = ("kernel-workbench", "numpy", "scipy", "numba", "llvmlite", 
                      "ipywidgets", "jupyterlab", "threadpoolctl", "psutil", "py-cpuinfo")
 #: Name prefixes for families of wheels (cupy-cuda13x, cupy-rocm-*, nvidia-cuda-nvrtc ...).
 RELEVANT_PREFIXES = ("cupy", "nvidia-cuda-", "torch-")
+#: The runtime of each built-in backend family and the distributions that install it (a glob: cupy-cuda13x ...).
+RUNTIME_DISTRIBUTIONS = {"numpy": "numpy", "numba": "numba", "torch": "torch", "cupy": "cupy*",
+                         "opencl": "pyopencl"}
+NOT_INSTALLED = "not installed"
+#: PCI classes of devices that compute: display controllers (0x03) and processing accelerators (0x12).
+ACCELERATOR_PCI_CLASSES = ("0x03", "0x12")
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                    "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 #: CPU flags that change which code paths numpy / numba / torch take.
@@ -37,18 +51,24 @@ SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512_bf16", 
               "neon", "asimd", "sve")
 
 
-def collect_environment(include_backends: bool = True) -> dict[str, Any]:
-    """The full record; probing backends imports their runtimes (torch, cupy ...), so it takes seconds."""
+def collect_environment(include_backends: bool = True, probe_all: bool = False) -> dict[str, Any]:
+    """The record of this process: the backends it has probed, unless ``probe_all``.
+
+    ``probe_all`` probes every backend, importing every runtime (torch, cupy
+    ...): seconds, and what ``workbench info`` is for.
+    """
+    packages = _safe(package_versions)
     env: dict[str, Any] = {
         "collected_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "workbench_version": _safe(_workbench_version),
         "host": _safe(host_info),
-        "packages": _safe(package_versions),
+        "packages": packages,
+        "runtimes": _safe(lambda: runtime_versions(packages)),
         "nvcc": _safe(nvcc_info),
         "git": _safe(git_info),
     }
     if include_backends:
-        env["backends"] = _safe(backend_records)
+        env["backends"] = _safe(lambda: backend_records(probe_all))
     # after the backends: threadpoolctl only sees the libraries loaded so far (torch brings MKL/OpenMP)
     env["threadpools"] = _safe(threadpool_records)
     env["threads"] = _safe(thread_settings)
@@ -58,19 +78,18 @@ def collect_environment(include_backends: bool = True) -> dict[str, Any]:
 
 
 def environment_id(env: dict[str, Any]) -> str:
-    """sha256 (16 hex digits) of host hardware, device names and package versions.
+    """sha256 (16 hex digits) of host hardware, its accelerators and package versions.
 
     Hostname, time, git state and thread settings are left out on purpose:
-    two identical machines should share an id whatever their names.
+    two identical machines should share an id whatever their names. So are the
+    backend records: they hold what one command probed, which another command
+    on the same machine may not have.
     """
     host = env.get("host") if isinstance(env.get("host"), dict) else {}
-    backends = env.get("backends") if isinstance(env.get("backends"), list) else []
     subset = {
         "host": {k: host.get(k) for k in ("cpu_model", "machine", "system", "physical_cores", "logical_cores",
-                                          "python")},
+                                          "python", "accelerators")},
         "ram_gib": round((host.get("ram_bytes") or 0) / 2**30),
-        "devices": sorted(f"{b.get('name')}={(b.get('device') or {}).get('name')}"
-                          for b in backends if isinstance(b, dict) and b.get("available")),
         "packages": env.get("packages") if isinstance(env.get("packages"), dict) else {},
     }
     blob = json.dumps(subset, sort_keys=True, separators=(",", ":"))
@@ -100,6 +119,7 @@ def host_info() -> dict[str, Any]:
         "logical_cores": psutil.cpu_count(logical=True),
         "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "ram_bytes": psutil.virtual_memory().total,
+        "accelerators": pci_accelerators(),
         "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),
     }
@@ -113,6 +133,32 @@ def package_versions() -> dict[str, str]:
         if name in RELEVANT_PACKAGES or name.startswith(RELEVANT_PREFIXES):
             found[name] = dist.version
     return dict(sorted(found.items()))
+
+
+def pci_accelerators() -> list[str]:
+    """``vendor:device`` PCI ids of the GPUs and accelerators present (Linux sysfs; empty elsewhere).
+
+    Names the machine's devices without a runtime or driver, so the environment
+    id says which GPU a machine has whatever backends a command probed.
+    """
+    found = []
+    for dev in sorted(Path("/sys/bus/pci/devices").glob("*")):
+        try:
+            if (dev / "class").read_text().strip().startswith(ACCELERATOR_PCI_CLASSES):
+                found.append(f"{(dev / 'vendor').read_text().strip()[2:]}:{(dev / 'device').read_text().strip()[2:]}")
+        except OSError:
+            continue
+    return found
+
+
+def runtime_versions(packages: Any) -> dict[str, str]:
+    """Each backend family's runtime: its installed version or "not installed", from package metadata."""
+    packages = packages if isinstance(packages, dict) else {}
+    out = {}
+    for runtime, dist in RUNTIME_DISTRIBUTIONS.items():
+        found = [v if name == dist else f"{v} ({name})" for name, v in packages.items() if fnmatch(name, dist)]
+        out[runtime] = ", ".join(found) or NOT_INSTALLED
+    return out
 
 
 def nvcc_info() -> dict[str, str] | None:
@@ -137,12 +183,12 @@ def git_info() -> dict[str, Any] | None:
     return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
-def backend_records() -> list[dict[str, Any]]:
-    """Every known backend: its probe, and for available ones device, capabilities, timer and memory method."""
-    from .backends.registry import all_backends
+def backend_records(probe_all: bool = False) -> list[dict[str, Any]]:
+    """The backends probed so far (or all): the probe, and for available ones device, capabilities, timer, memory."""
+    from .backends import registry
 
     records = []
-    for b in all_backends().values():
+    for b in registry.all_backends().values() if probe_all else registry.probed_backends():
         rec: dict[str, Any] = {"name": b.name, "runtime": b.runtime}
         probe = _safe(b.probe)
         available = bool(getattr(probe, "available", False))
@@ -165,13 +211,13 @@ def threadpool_records() -> list[dict[str, Any]]:
 
 
 def thread_settings() -> dict[str, Any]:
+    """Thread variables, and torch's pools where torch is loaded (importing it just to ask would cost seconds)."""
     settings: dict[str, Any] = {var: os.environ.get(var) for var in THREAD_ENV_VARS}
+    torch = sys.modules.get("torch")
     try:
-        import torch  # lazily: only if installed, and only here
-
         settings["torch_num_threads"] = torch.get_num_threads()
         settings["torch_num_interop_threads"] = torch.get_num_interop_threads()
-    except Exception:
+    except Exception:  # not loaded (None), or half-imported
         settings["torch_num_threads"] = None
     return settings
 

@@ -44,3 +44,18 @@ def test_table(capfd: pytest.CaptureFixture[str]):
     for section in ("Host", "Thread pools (threadpoolctl: libraries loaded in this process)", "Thread settings"):
         assert section in lines
     assert "OMP_NUM_THREADS" in out and "RAM" in out and "blas" in out
+
+
+def test_a_command_imports_only_its_own_module(run_python):
+    code = """
+import json, sys
+from workbench.cli import build_parser
+build_parser(["info", "--json"])
+own = sorted(m for m in sys.modules if m.startswith("workbench.cli.cmd_"))
+build_parser([])
+print(json.dumps([own, len([m for m in sys.modules if m.startswith("workbench.cli.cmd_")])]))
+"""
+    res = run_python(code=code)
+    assert res.returncode == 0, res.stderr
+    own, every = json.loads(res.stdout.strip().splitlines()[-1])
+    assert own == ["workbench.cli.cmd_info"] and every >= 10  # --help still lists every command

@@ -160,3 +160,27 @@ print(json.dumps(sorted(m for m in ("torch", "cupy", "numba", "llvmlite", "pyope
     res = run_python(code=code)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_named_backend_imports_only_its_adapter(run_python):
+    """``bench --backends numpy`` must not import pyopencl, torch or cupy to find numpy."""
+    code = """
+import json, sys
+from workbench.backends import registry
+assert registry.get("numpy").probe().available
+numpy_only = sorted(m for m in sys.modules if m.startswith("workbench.backends.") and m.endswith("_backend"))
+registry.get("torch-cpu")
+print(json.dumps([numpy_only, [b.name for b in registry.probed_backends()],
+                  sorted(m for m in ("torch", "cupy", "numba", "pyopencl") if m in sys.modules)]))
+"""
+    res = run_python(code=code)
+    assert res.returncode == 0, res.stderr
+    numpy_only, probed, runtimes = json.loads(res.stdout.strip().splitlines()[-1])
+    assert numpy_only == ["workbench.backends.numpy_backend"]
+    assert probed == ["numpy"] and runtimes == []  # looking torch-cpu up is not probing it
+
+
+def test_lazy_lookup_and_full_discovery_share_objects(fresh_registry):
+    numpy = fresh_registry.get("numpy")
+    assert fresh_registry.all_backends()["numpy"] is numpy
+    assert fresh_registry.get("opencl").runtime == "opencl"  # a runtime's name still means its best device

@@ -12,7 +12,7 @@ from workbench import environment
 
 @pytest.fixture(scope="module")
 def env() -> dict:
-    return environment.collect_environment()
+    return environment.collect_environment(probe_all=True)
 
 
 def test_host_section(env):
@@ -81,3 +81,32 @@ def test_never_raises(monkeypatch: pytest.MonkeyPatch):
     assert env["host"] == {"error": "OSError: no /proc here"}
     assert "error" in env["nvcc"] and env["packages"]["numpy"]
     json.dumps(env)
+
+
+def test_a_commands_record_names_every_runtime_without_importing_it(run_python, env):
+    """By default only the backends probed so far are recorded; the others are named from package metadata."""
+    code = """
+import json, sys
+from workbench import environment
+from workbench.backends import registry
+registry.get("numpy").probe()
+rec = environment.collect_environment()
+print(json.dumps({"backends": [b["name"] for b in rec["backends"]], "runtimes": rec["runtimes"],
+                  "id": rec["environment_id"], "torch_threads": rec["threads"]["torch_num_threads"],
+                  "loaded": [m for m in ("torch", "cupy", "numba", "pyopencl") if m in sys.modules]}))
+"""
+    res = run_python(code=code)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["backends"] == ["numpy"] and out["loaded"] == [] and out["torch_threads"] is None
+    assert set(out["runtimes"]) == set(environment.RUNTIME_DISTRIBUTIONS)
+    assert out["runtimes"] == env["runtimes"]
+    assert out["runtimes"]["torch"] == env["packages"]["torch"]
+    assert out["runtimes"]["cupy"] == f"{env['packages']['cupy-cuda13x']} (cupy-cuda13x)"
+    assert out["id"] == env["environment_id"], "the id must not depend on what a command probed"
+
+
+def test_runtime_versions_say_not_installed():
+    assert environment.runtime_versions({"numpy": "2.0"}) == {
+        "numpy": "2.0", "numba": "not installed", "torch": "not installed", "cupy": "not installed",
+        "opencl": "not installed"}

@@ -153,6 +153,15 @@ class Backend(ABC):
         raise NotImplementedError(f"{type(self).__name__} implements neither probe() nor _probe_uncached()")
 
     @property
+    def probed(self) -> bool:
+        """Whether this process has probed the backend (an adapter overriding ``probe`` counts as probed).
+
+        The environment record of a command lists these, so it describes what
+        the command used without importing every other runtime.
+        """
+        return "_probe" in self.__dict__ or type(self).probe is not Backend.probe
+
+    @property
     def available(self) -> bool:
         return self.probe().available
 

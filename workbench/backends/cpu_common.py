@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import tracemalloc
 from functools import lru_cache
 from pathlib import Path
@@ -14,18 +15,46 @@ from .base import DeviceInfo, MemoryStats
 
 @lru_cache(maxsize=1)
 def cpuinfo_dict() -> dict[str, Any]:
-    """py-cpuinfo's answer, once per process: it takes about a second (it may start a subprocess)."""
-    try:
-        import cpuinfo
+    """Brand, vendor, clock and flags of the host CPU in py-cpuinfo's keys, once per process.
 
-        return dict(cpuinfo.get_cpu_info())
+    On Linux from ``/proc/cpuinfo``: py-cpuinfo starts a Python subprocess,
+    about a second of every command's start-up. py-cpuinfo answers elsewhere,
+    and where ``/proc/cpuinfo`` names no model (some ARM kernels).
+    """
+    try:
+        return _proc_cpuinfo() or _py_cpuinfo()
     except Exception:
         return {}
 
 
+def _proc_cpuinfo() -> dict[str, Any]:
+    try:
+        first_cpu = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+    except OSError:
+        return {}
+    fields: dict[str, str] = {}
+    for line in first_cpu.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields.setdefault(key.strip(), value.strip())
+    brand = fields.get("model name")
+    if not brand:
+        return {}
+    advertised = re.search(r"@\s*([\d.]+)\s*GHz", brand)  # as py-cpuinfo: the brand's clock, else the current one
+    mhz = float(advertised.group(1)) * 1e3 if advertised else float(fields.get("cpu MHz") or 0)
+    return {"brand_raw": brand, "vendor_id_raw": fields.get("vendor_id"),
+            "hz_advertised": [int(mhz * 1e6), 0] if mhz else None, "flags": fields.get("flags", "").split()}
+
+
+def _py_cpuinfo() -> dict[str, Any]:
+    import cpuinfo
+
+    return dict(cpuinfo.get_cpu_info())
+
+
 @lru_cache(maxsize=1)
 def cpu_device_info() -> DeviceInfo:
-    """The host CPU as a device (py-cpuinfo + psutil, no hand parsing)."""
+    """The host CPU as a device (``cpuinfo_dict``, psutil and sysfs)."""
     import psutil
 
     name, vendor, clock, l3 = platform.processor() or platform.machine(), "unknown", None, None

@@ -1,9 +1,11 @@
 """Discovery of backends, automatic choice and the ``WORKBENCH_BACKEND`` override.
 
-Built-in adapters are listed by module path and imported only when discovery
-runs; third-party adapters register through the ``workbench.backends``
+Built-in adapters are listed by module path with the names they provide, and
+a module is imported only when a name it provides is asked for (or everything
+is listed): ``bench --backends numpy`` must not import pyopencl or torch to
+find numpy. Third-party adapters register through the ``workbench.backends``
 entry-point group (each entry point is a zero-argument callable returning a
-list of :class:`Backend`).
+list of :class:`Backend`); they are loaded when a name is not a built-in's.
 """
 
 from __future__ import annotations
@@ -12,25 +14,35 @@ import importlib
 import logging
 import os
 from importlib.metadata import entry_points
+from typing import Iterable
 
 from .base import Backend
 
 log = logging.getLogger(__name__)
 
-#: Built-in adapter modules; each exposes ``discover() -> list[Backend]``.
-BUILTIN_MODULES: tuple[str, ...] = (
-    "workbench.backends.numpy_backend",
-    "workbench.backends.numba_backend",
-    "workbench.backends.torch_backend",
-    "workbench.backends.cupy_backend",
-    "workbench.backends.opencl_backend",
-)
+#: Built-in adapter modules (each exposes ``discover() -> list[Backend]``) and the backend names each
+#: provides: a name (also a runtime alias), or a prefix ending in ``-``.
+BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
+    "workbench.backends.numpy_backend": ("numpy",),
+    "workbench.backends.numba_backend": ("numba",),
+    "workbench.backends.torch_backend": ("torch", "torch-"),
+    "workbench.backends.cupy_backend": ("cupy",),
+    "workbench.backends.opencl_backend": ("opencl", "opencl-"),
+}
 
 ENTRY_POINT_GROUP = "workbench.backends"
 ENV_OVERRIDE = "WORKBENCH_BACKEND"
 
-_cache: dict[str, Backend] | None = None
+_cache: dict[str, Backend] | None = None  # every backend, once all_backends() has run
+_modules: dict[str, list[Backend]] = {}  # built-in module -> its backends, discovered on first need
 _current: Backend | None = None
+
+
+def _module_backends(modname: str) -> list[Backend]:
+    """One built-in module's backends, discovered once: later lookups get the same objects."""
+    if modname not in _modules:
+        _modules[modname] = _discover_module(modname)
+    return _modules[modname]
 
 
 def _discover_module(modname: str) -> list[Backend]:
@@ -56,14 +68,22 @@ def all_backends(refresh: bool = False) -> dict[str, Backend]:
     """Every known backend, available or not, keyed by name."""
     global _cache
     if _cache is None or refresh:
+        if refresh:
+            _modules.clear()
         found: dict[str, Backend] = {}
         for modname in BUILTIN_MODULES:
-            for b in _discover_module(modname):
+            for b in _module_backends(modname):
                 found[b.name] = b
         for b in _discover_entry_points():
             found.setdefault(b.name, b)
         _cache = found
     return _cache
+
+
+def probed_backends() -> list[Backend]:
+    """The backends discovered so far whose probe has run: what this process has looked at, nothing more."""
+    known = _cache.values() if _cache is not None else (b for bs in _modules.values() for b in bs)
+    return [b for b in known if b.probed]
 
 
 def register_backend(backend: Backend) -> None:
@@ -83,18 +103,34 @@ def available_backends() -> list[str]:
     return [b.name for b in usable]
 
 
+def _best_of_runtime(backends: Iterable[Backend], runtime: str) -> Backend | None:
+    """A runtime's name means its best available device."""
+    return next((b for b in sorted(backends, key=_preference) if b.runtime == runtime and b.probe().available),
+                None)
+
+
+def _builtin_lookup(name: str) -> Backend | None:
+    """``name`` among the built-in modules that provide it, importing only those."""
+    for modname, names in BUILTIN_MODULES.items():
+        if any(name == n or (n.endswith("-") and name.startswith(n)) for n in names):
+            backends = _module_backends(modname)
+            found = next((b for b in backends if b.name == name), None) or _best_of_runtime(backends, name)
+            if found is not None:
+                return found
+    return None
+
+
 def get(name: str) -> Backend:
     """Look a backend up by name; unknown names list the valid ones."""
+    if _cache is None:
+        found = _builtin_lookup(name)
+        if found is not None:
+            return found
     backends = all_backends()
-    if name in backends:
-        return backends[name]
-    aliases: dict[str, Backend] = {}
-    for b in sorted(backends.values(), key=_preference):  # a runtime's name means its best available device
-        if b.probe().available:
-            aliases.setdefault(b.runtime, b)
-    if name in aliases:
-        return aliases[name]
-    raise ValueError(f"unknown backend {name!r}; valid backends: {', '.join(sorted(backends))}")
+    found = backends.get(name) or _best_of_runtime(backends.values(), name)
+    if found is None:
+        raise ValueError(f"unknown backend {name!r}; valid backends: {', '.join(sorted(backends))}")
+    return found
 
 
 def auto_backend() -> Backend:

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from ..environment import collect_environment
 
     with stdout_to_stderr():  # runtimes that print while probing must not corrupt the table or the JSON
-        env = collect_environment()
+        env = collect_environment(probe_all=True)  # listing every backend is this command's job
     print(json.dumps(env, indent=2) if args.json else format_environment(env))
     return 0
 
