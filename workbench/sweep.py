@@ -17,13 +17,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
-from .backends import registry as backend_registry
-from .backends.base import Backend
-from .catalog import registry as catalog
-from .catalog.spec import MODES, KernelSpec, Variant
-from .dtypes import check_dtype
+from .catalog.spec import KernelSpec
 from .harness.cell import NO_VARIANT, Cell, CellWorker, InputCache, execute_cell, prepare_backend
 from .harness.timer import CACHE_MODES, TimingConfig
+from .selection import DEFAULT_MODES, select
 from .store import Store, current_environment, open_store
 
 log = logging.getLogger(__name__)
@@ -42,7 +39,7 @@ class SweepSpec:
     dtypes: Sequence[str] = ("float32",)
     #: None: each kernel's "quick" sizes; a name: that size list of each spec; or explicit sizes.
     sizes: str | Sequence[SizeEntry] | None = None
-    modes: Sequence[str] = ("eager", "fused")
+    modes: Sequence[str] = DEFAULT_MODES
     cache: str | Sequence[str] = "hot"
     budget_s: float = 0.5
     timeout_s: float = 60.0
@@ -87,67 +84,26 @@ class SweepSpec:
     def cells(self) -> list[Cell]:
         """Every cell of the sweep, grouped so cells sharing inputs are neighbours.
 
-        Variants are matched to backends by runtime. Cells that cannot run (a dtype
-        the variant or backend lacks; a variant named together with a backend of
-        another runtime; a kernel with no variant for a backend the user named)
-        are kept as ``unsupported`` so reports say why — but only for the backends
-        selected, never for every backend known.
+        What the axes mean is decided by :func:`workbench.selection.select`, as for
+        ``verify``: cells that cannot run are kept as ``unsupported`` so reports say
+        why — but only for the backends selected, never for every backend known. A
+        placeholder for a named backend without variants appears once, not per size.
         """
-        for d in self.dtypes:
-            check_dtype(d)
-        for m in self.modes:
-            if m not in MODES:
-                raise ValueError(f"unknown mode {m!r}; valid modes: {', '.join(MODES)}")
+        sel = select(self.kernels, self.variants, self.backends, self.dtypes, self.modes)
         caches = self.caches()
-        specs = self._kernel_specs()
-        backends = self._backends()
-        chosen = self._variants(specs)
         cells: list[Cell] = []
-        for spec in specs:
+        for spec in sel.specs:
             sizes = self._sizes_for(spec)
-            variants = chosen[spec.name]
-            if not sizes or (self.variants is not None and not variants):
-                continue
-            for dtype in self.dtypes:
+            for dtype in sel.dtypes:
+                targets = sel.targets(spec, dtype)
                 for params in sizes:
-                    for backend in backends:
-                        cells += self._cells_for(spec, variants, backend, dtype, params, caches,
-                                                 first_size=params is sizes[0])
+                    for t in targets:
+                        if t.variant is None and params is not sizes[0]:
+                            continue
+                        name, mode = (t.variant.name, t.variant.mode) if t.variant else (NO_VARIANT, "eager")
+                        cells += [Cell.make(spec.name, name, t.backend.name, dtype, params, mode, c, t.unsupported)
+                                  for c in caches]
         return cells
-
-    def _kernel_specs(self) -> list[KernelSpec]:
-        names = list(self.kernels) if self.kernels is not None else sorted(catalog.kernels())
-        return [catalog.get_kernel(n) for n in names]
-
-    def _backends(self) -> list[Backend]:
-        if self.backends is None:
-            return [backend_registry.get(n) for n in backend_registry.available_backends()]
-        out: list[Backend] = []
-        for name in self.backends:
-            b = backend_registry.get(name)
-            probe = b.probe()
-            if not probe.available:
-                raise ValueError(f"backend {b.name!r} is unavailable here: {probe.reason}; available backends: "
-                                 f"{', '.join(backend_registry.available_backends())}")
-            if b not in out:
-                out.append(b)
-        return out
-
-    def _variants(self, specs: list[KernelSpec]) -> dict[str, list[Variant]]:
-        out: dict[str, list[Variant]] = {}
-        for spec in specs:
-            vs = catalog.variants(spec.name)
-            if self.variants is None:
-                out[spec.name] = [v for v in vs.values() if v.mode in self.modes]
-            else:  # named variants run whatever their mode
-                out[spec.name] = [vs[n] for n in self.variants if n in vs]
-        if self.variants is not None:
-            known = {n for spec in specs for n in catalog.variants(spec.name)}
-            unknown = [n for n in self.variants if n not in known]
-            if unknown:
-                raise ValueError(f"unknown variant(s) {', '.join(unknown)} for kernel(s) "
-                                 f"{', '.join(s.name for s in specs)}; valid variants: {', '.join(sorted(known))}")
-        return out
 
     def _sizes_for(self, spec: KernelSpec) -> list[dict[str, int]]:
         if self.llm_shapes is not None:
@@ -164,23 +120,6 @@ class SweepSpec:
             lists = spec.sizes.get(name) or spec.sizes.get("quick") or []
             return [spec.validate_params(p) for p in lists]
         return _match_sizes(spec, self.sizes, explicit_kernel=self.kernels is not None)
-
-    def _cells_for(self, spec: KernelSpec, variants: list[Variant], backend: Backend, dtype: str,
-                   params: dict[str, int], caches: list[str], first_size: bool) -> list[Cell]:
-        matched = [v for v in variants if backend.runtime in v.runtimes]
-        if self.variants is not None:
-            matched = variants  # named variants meet every selected backend; mismatches say so
-        out = []
-        if not matched and self.backends is not None and first_size:
-            reason = (f"kernel {spec.name!r} has no {'selected ' if self.variants is not None else ''}variant "
-                      f"for runtime {backend.runtime!r}")
-            return [Cell.make(spec.name, NO_VARIANT, backend.name, dtype, params, "eager", c, reason)
-                    for c in caches]
-        for v in matched:
-            reason = v.unsupported_reason(backend, dtype)
-            for c in caches:
-                out.append(Cell.make(spec.name, v.name, backend.name, dtype, params, v.mode, c, reason))
-        return out
 
 
 def _match_sizes(spec: KernelSpec, sizes: Sequence[SizeEntry], explicit_kernel: bool) -> list[dict[str, int]]:

@@ -1,29 +1,38 @@
-"""Check every variant against its float64 reference: kernel x variant x backend x dtype x size x seed.
+"""Check every variant against its float64 reference: the check-only mode of the benchmark's cell pipeline.
+
+The request means what it means for ``bench`` (:func:`workbench.selection.select`:
+an unavailable named backend is refused before anything runs), and each
+(kernel, variant, backend, dtype, size) is one cell run by the harness in
+:class:`~workbench.harness.cell.CheckOnly` mode on the same worker, under the
+same per-cell time limit — a variant that never returns becomes ``timeout``
+instead of hanging the verifier. Statuses are the record's
+(:data:`workbench.record.STATUSES`).
 
 Each (kernel, variant, backend, dtype) becomes one :class:`VerifyResult`
-summarising its trials (every size in the chosen size list, every seed, fresh
-seeded inputs each time). A variant that cannot run somewhere is reported as
-``unsupported`` with the reason — never as a pass — and an exception becomes
-``error`` with its message. Compiled variants (``torch.compile``, ~30 s per
-shape on two cores) are skipped unless ``include_compiled`` is set; the skip is
-recorded on the returned list (``results.skipped``) so callers can say so.
+summarising its cells (every size of the chosen size list, every seed, fresh
+seeded inputs each time); it stops at the first cell that is not ``ok``.
+Compiled variants (``torch.compile``, ~30 s per shape on two cores) are skipped
+unless ``include_compiled`` is set or they are named; the skip is recorded on
+the returned list (``results.skipped``) so callers can say so.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import time
-import traceback
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable
 
-from .backends.base import Backend
-from .backends.registry import all_backends, available_backends
-from .catalog import get_kernel, kernels as all_kernels, variants as kernel_variants
-from .catalog.spec import KernelSpec, Unsupported, Variant
-from .dtypes import check_dtype
-from .case import Case
+from .catalog.spec import MODES, KernelSpec
+from .harness.cell import NO_VARIANT, Cell, CellWorker, CheckOnly, execute_cell
+from .record import STATUSES, Row
+from .selection import Target, select
 
-STATUSES = ("pass", "fail", "unsupported", "error")
+#: Statuses that make verification fail (``unsupported`` says why something could not run; it is not a pass).
+FAILED = ("incorrect", "oom", "error", "timeout")
+#: Per cell (one size, every seed, building included: a torch.compile compiles once per shape).
+DEFAULT_TIMEOUT_S = 120.0
 
 
 @dataclass
@@ -32,7 +41,7 @@ class VerifyResult:
     variant: str
     backend: str
     dtype: str
-    status: str  # pass | fail | unsupported | error
+    status: str  # one of workbench.record.STATUSES
     max_error: float | None = None
     tolerance: float | None = None
     #: Parameters (and seed) of the worst trial: the first failing one, else the largest error.
@@ -42,8 +51,13 @@ class VerifyResult:
     seconds: float = 0.0
     trials: int = 0
 
+    @property
+    def passed(self) -> bool:
+        """Every trial matched the reference (``status == "ok"``)."""
+        return self.status == "ok"
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "passed": self.passed}
 
 
 @dataclass
@@ -65,7 +79,7 @@ class VerifyResults(list):
 
     @property
     def ok(self) -> bool:
-        return not any(r.status in ("fail", "error") for r in self)
+        return not any(r.status in FAILED for r in self)
 
 
 def _as_list(x: str | Iterable[str] | None) -> list[str] | None:
@@ -74,86 +88,44 @@ def _as_list(x: str | Iterable[str] | None) -> list[str] | None:
     return [x] if isinstance(x, str) else list(x)
 
 
-def _select_backends(names: list[str] | None) -> tuple[list[Backend], list[tuple[Backend, str]]]:
-    """(usable backends, [(named but unavailable backend, reason)]). Unknown names raise ValueError."""
-    known = all_backends()
-    if names is None:
-        return [known[n] for n in available_backends()], []
-    usable, down = [], []
-    for n in names:
-        if n not in known:
-            raise ValueError(f"unknown backend {n!r}; valid backends: {', '.join(sorted(known))}")
-        probe = known[n].probe()
-        (usable.append(known[n]) if probe.available else down.append((known[n], probe.reason)))
-    return usable, down
-
-
-def _select_variants(kernel_names: list[str], names: list[str] | None) -> list[tuple[KernelSpec, Variant]]:
-    chosen, seen = [], set()
-    for k in kernel_names:
-        spec = get_kernel(k)
-        for v in sorted(kernel_variants(k).values(), key=lambda v: v.name):
-            if names is None or v.name in names:
-                chosen.append((spec, v))
-                seen.add(v.name)
-    if names:
-        missing = [n for n in names if n not in seen]
-        if missing:
-            valid = sorted({v for k in kernel_names for v in kernel_variants(k)})
-            raise ValueError(f"no variant named {', '.join(map(repr, missing))} in kernels "
-                             f"{', '.join(kernel_names)}; valid variants: {', '.join(valid)}")
-    return chosen
-
-
 def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[str] | None = None,
            variants: str | Iterable[str] | None = None, dtypes: str | Iterable[str] = ("float32",),
            seeds: Iterable[int] = (0, 1, 2), sizes: str | list[dict[str, int]] = "verify",
-           include_compiled: bool = False,
+           include_compiled: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S,
            progress: Callable[[VerifyResult], None] | None = None) -> VerifyResults:
     """Verify variants on backends; returns one row per (kernel, variant, backend, dtype).
 
     ``backends`` defaults to every available backend; naming an unavailable one
-    reports its variants as unsupported with the probe's reason. ``sizes`` is a
-    size-list name from the specs ("verify", "quick", ...) or explicit params.
+    raises :class:`~workbench.selection.BackendUnavailable` before anything runs.
+    ``sizes`` is a size-list name from the specs ("verify", "quick", ...) or
+    explicit params. ``timeout_s`` limits each cell (one size with every seed).
     Bad kernel, backend, variant or dtype names raise ValueError listing the valid ones.
     """
-    dtype_list = [check_dtype(d) for d in _as_list(dtypes) or []]
-    kernel_names = _as_list(kernels) or sorted(all_kernels())
-    for k in kernel_names:
-        _size_list(get_kernel(k), sizes)  # unknown kernels and size-list names fail before any work
-    usable, down = _select_backends(_as_list(backends))
-    runtimes_here = {b.runtime for b in usable} | {b.runtime for b, _ in down}
-    seeds = list(seeds)
-
-    results = VerifyResults()
-    for spec, var in _select_variants(kernel_names, _as_list(variants)):
-        if var.mode == "compiled" and not include_compiled:
-            results.skipped.append(Skipped(spec.name, var.name, "compiled variant (use include_compiled)"))
-            continue
-        targets = [b for b in usable if b.runtime in var.runtimes]
-        for b, reason in down:
-            if b.runtime in var.runtimes:
-                for d in dtype_list:
-                    _emit(results, progress, VerifyResult(spec.name, var.name, b.name, d, "unsupported",
-                                                          message=f"backend unavailable: {reason}"))
-        if backends is None and not targets and not runtimes_here & set(var.runtimes):
-            for d in dtype_list:
-                _emit(results, progress, VerifyResult(
-                    spec.name, var.name, "/".join(var.runtimes), d, "unsupported",
-                    message=_no_backend_reason(var.runtimes)))
-        for b in targets:
-            for d in dtype_list:
-                _emit(results, progress, _verify_one(spec, var, b, d, seeds, sizes))
+    seed_list = tuple(seeds)
+    if not seed_list:
+        raise ValueError("verify needs at least one seed")
+    sel = select(_as_list(kernels), _as_list(variants), _as_list(backends), _as_list(dtypes) or [],
+                 MODES if include_compiled else None)
+    size_lists = {spec.name: _size_list(spec, sizes) for spec in sel.specs}  # bad size-list names fail first
+    results = VerifyResults(skipped=[Skipped(spec.name, v.name, "compiled variant (use include_compiled)")
+                                     for spec, v in sel.excluded])
+    worker = CellWorker("workbench-verify")
+    try:
+        for spec in sel.specs:
+            for v, reason in sel.stranded(spec):
+                for d in sel.dtypes:
+                    _emit(results, progress, VerifyResult(spec.name, v.name, "/".join(v.runtimes), d,
+                                                          "unsupported", message=reason))
+            for dtype in sel.dtypes:
+                for target in sel.targets(spec, dtype):
+                    result = _verify_target(target, size_lists[spec.name], seed_list, worker, timeout_s)
+                    _emit(results, progress, result)
+    finally:
+        worker.close()
     return results
 
 
-def _no_backend_reason(runtimes: tuple[str, ...]) -> str:
-    """Why no backend runs these runtimes, with each matching adapter's probe reason."""
-    why = [f"{b.name}: {b.probe().reason}" for b in all_backends().values() if b.runtime in runtimes]
-    return f"no available backend runs {' or '.join(runtimes)}" + (f" ({'; '.join(why)})" if why else "")
-
-
-def _emit(results: VerifyResults, progress, row: VerifyResult) -> None:
+def _emit(results: VerifyResults, progress: Callable[[VerifyResult], None] | None, row: VerifyResult) -> None:
     results.append(row)
     if progress is not None:
         progress(row)
@@ -168,40 +140,32 @@ def _size_list(spec: KernelSpec, sizes: str | list[dict[str, int]]) -> list[dict
     return list(sizes)
 
 
-def _verify_one(spec: KernelSpec, var: Variant, backend: Backend, dtype: str, seeds: list[int],
-                sizes: str | list[dict[str, int]]) -> VerifyResult:
-    row = VerifyResult(spec.name, var.name, backend.name, dtype, "pass", tolerance=spec.tolerance(dtype))
+def _verify_target(t: Target, sizes: list[dict[str, int]], seeds: tuple[int, ...], worker: CellWorker,
+                   timeout_s: float) -> VerifyResult:
+    """One cell per size through the harness, folded into one result; stops at the first cell not ok."""
+    name, mode = (t.variant.name, t.variant.mode) if t.variant else (NO_VARIANT, "eager")
+    result = VerifyResult(t.spec.name, name, t.backend.name, t.dtype, "ok", tolerance=t.spec.tolerance(t.dtype))
     t0 = time.perf_counter()
-    current: dict[str, int] | None = None
-    try:
-        reason = var.unsupported_reason(backend, dtype)
-        if reason:
-            row.status, row.message = "unsupported", reason
-            return row
-        worst = -1.0
-        for params in _size_list(spec, sizes):
-            current, case = dict(params), None
-            for seed in seeds:
-                if case is None:
-                    case = Case(spec, var, backend, params, dtype, seed)
-                else:
-                    case.reseed(seed)
-                res = case.run_and_check()
-                row.trials += 1
-                if not res.passed or res.max_error > worst:
-                    worst = res.max_error
-                    row.max_error, row.params, row.seed = res.max_error, dict(case.params), seed
-                if not res.passed:
-                    row.status = "fail"
-                    row.message = res.message or f"max error {res.max_error:.3g} > tolerance {res.tolerance:.3g}"
-                    return row
-    except Unsupported as exc:
-        row.status, row.message = "unsupported", str(exc) or type(exc).__name__
-    except Exception as exc:  # a crashing variant is a result, not a crash of the verifier
-        row.status = "error"
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        row.message = f"{type(exc).__name__}: {exc} (at {where.filename}:{where.lineno})"
-        row.params = current
-    finally:
-        row.seconds = time.perf_counter() - t0
-    return row
+    worst = -1.0
+    for params in sizes if t.unsupported is None else sizes[:1]:
+        cell = Cell.make(t.spec.name, name, t.backend.name, t.dtype, params, mode, "hot", t.unsupported)
+        row = Row.from_mapping(execute_cell(cell, CheckOnly(seeds), worker, timeout_s=timeout_s))
+        checked = seeds.index(row.seed) + (row.status in ("ok", "incorrect")) if row.seed in seeds else 0
+        result.trials += len(seeds) if row.status == "ok" else checked
+        if row.status != "ok" or (row.max_error is not None and row.max_error > worst):
+            worst = row.max_error if row.max_error is not None else worst
+            result.max_error, result.params, result.seed = row.max_error, json.loads(row.params), row.seed
+            result.tolerance = row.tolerance if row.tolerance is not None else result.tolerance
+        if row.status != "ok":
+            result.status, result.message = str(row.status), (row.message or "") + _where(row.traceback)
+            if row.status == "unsupported":
+                result.params = result.seed = None
+            break
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _where(traceback: str | None) -> str:
+    """`` (at file:line)`` of the innermost frame of an error's traceback, where the variant failed."""
+    frames = re.findall(r'File "([^"]+)", line (\d+)', traceback or "")
+    return f" (at {frames[-1][0]}:{frames[-1][1]})" if frames else ""

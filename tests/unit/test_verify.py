@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -113,9 +114,9 @@ def test_broken_variant_reported_as_fail(test_kernel):
         return run
 
     rows = {r.variant: r for r in verify(backends="numpy", kernels=TEST_KERNEL)}
-    assert rows["right"].status == "pass"
+    assert rows["right"].status == "ok" and rows["right"].passed
     bad = rows["wrong-constant"]
-    assert bad.status == "fail" and bad.max_error > bad.tolerance
+    assert bad.status == "incorrect" and not bad.passed and bad.max_error > bad.tolerance
     assert bad.params is not None and bad.seed is not None and "tolerance" in bad.message
 
 
@@ -125,7 +126,7 @@ def test_variant_that_forgets_to_write_fails(test_kernel):
         return lambda inp, out: None  # outputs stay poisoned with NaN
 
     (row,) = verify(backends="numpy", kernels=TEST_KERNEL, seeds=(0,))
-    assert row.status == "fail" and "non-finite" in row.message
+    assert row.status == "incorrect" and "non-finite" in row.message
 
 
 def test_replayed_answer_fails_on_the_next_seed(test_kernel):
@@ -142,7 +143,7 @@ def test_replayed_answer_fails_on_the_next_seed(test_kernel):
         return run
 
     (row,) = verify(backends="numpy", kernels=TEST_KERNEL, seeds=(0, 1), sizes=[{"n": 4099}])
-    assert row.status == "fail" and row.seed == 1
+    assert row.status == "incorrect" and row.seed == 1
 
 
 def test_unsupported_dtype_and_builder_reasons(test_kernel):
@@ -162,7 +163,7 @@ def test_unsupported_dtype_and_builder_reasons(test_kernel):
     assert rows["f64-only"].status == "unsupported" and "float64" in rows["f64-only"].message
     assert rows["refuses"].status == "unsupported" and "lacks" in rows["refuses"].message
     assert rows["crashes"].status == "error" and "RuntimeError: boom" in rows["crashes"].message
-    assert not any(r.status == "pass" for r in rows.values())
+    assert not any(r.status == "ok" or r.passed for r in rows.values())
 
 
 def test_numba_variant_in_float16_is_unsupported():
@@ -203,7 +204,7 @@ def test_bad_names_raise_value_error_listing_choices(kwargs, needle):
 
 def test_results_serialise():
     res = verify(backends="numpy", kernels="saxpy", seeds=(0,))
-    assert res.ok and res.counts()["pass"] == 1
+    assert res.ok and res.counts()["ok"] == 1
     json.dumps([r.to_dict() for r in res])
 
 
@@ -213,13 +214,14 @@ def test_cli_verify_json_saxpy(run_python):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert {r["variant"] for r in doc["results"]} >= {"numpy", "numba"}
-    assert doc["counts"]["pass"] >= 2 and doc["counts"]["fail"] == 0
+    assert doc["counts"]["ok"] >= 2 and doc["counts"]["incorrect"] == 0
+    assert doc["passed"] is True and all(r["passed"] == (r["status"] == "ok") for r in doc["results"])
 
 
 def test_cli_verify_table_and_default_backends(run_python):
     proc = run_python("-m", "workbench", "verify", "--kernel", "saxpy", "--seeds", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "pass:" in proc.stdout and "saxpy" in proc.stdout
+    assert "ok:" in proc.stdout and "saxpy" in proc.stdout and "verification passed" in proc.stdout
     if "torch-compile" in proc.stdout:
         assert "--include-compiled" in proc.stdout
 
@@ -257,4 +259,100 @@ def test_cli_verify_exits_1_on_a_failing_variant(run_python, tmp_path):
     proc = run_python("-m", "workbench", "verify", "--kernel", "wrong_relu", "--backend", "numpy",
                       env={"WORKBENCH_CATALOG": str(tmp_path)})
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "fail" in proc.stdout and "wrong_relu/leaky" in proc.stdout
+    assert "incorrect" in proc.stdout and "wrong_relu/leaky" in proc.stdout
+    assert "verification FAILED" in proc.stdout
+
+
+# -- one pipeline with bench: selection, unavailable backends, the worker's time limit ----------------
+
+@pytest.fixture
+def numba_switched_off(monkeypatch):
+    """The numba adapter probing unavailable, whatever is installed."""
+    from workbench.backends import registry as backend_registry
+    from workbench.backends.base import Probe
+
+    monkeypatch.setattr(backend_registry.get("numba"), "probe", lambda: Probe.missing("switched off for a test"))
+
+
+def test_an_unavailable_backend_verifies_nothing_and_says_why(numba_switched_off):
+    from workbench.selection import BackendUnavailable
+    from workbench.sweep import SweepSpec
+
+    for run in (lambda: verify(backends=["numpy", "numba"], kernels="saxpy"),
+                lambda: SweepSpec(kernels=["saxpy"], backends=["numpy", "numba"]).cells()):
+        with pytest.raises(BackendUnavailable, match="backend 'numba' is unavailable") as err:
+            run()
+        assert "switched off for a test" in str(err.value) and "available backends: numpy" in str(err.value)
+
+
+def _unavailable_cupy():
+    from workbench.backends import registry as backend_registry
+
+    probe = backend_registry.get("cupy").probe()
+    if probe.available:
+        pytest.skip("cupy is available here")
+    return probe.reason
+
+
+@pytest.mark.parametrize("argv", [["verify", "--backend", "cupy", "--kernel", "saxpy"],
+                                  ["verify", "--json", "--backend", "cupy"],
+                                  ["bench", "--backends", "cupy", "--kernels", "saxpy", "--budget", "0.01"]])
+def test_cli_verify_and_bench_refuse_an_unavailable_backend_alike(run_python, tmp_path, argv):
+    """Formerly `verify --backend cupy` exited 0 with unsupported rows while bench exited 2."""
+    reason = _unavailable_cupy()
+    proc = run_python("-m", "workbench", *argv, env={"WORKBENCH_STORE": str(tmp_path / "s.sqlite")})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "backend 'cupy' is unavailable here" in proc.stderr and reason[:40] in proc.stderr
+    assert "available backends: numpy" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stdout.strip() == ""  # nothing verified, nothing measured
+
+
+def test_a_named_variant_meets_every_named_backend_as_in_bench(test_kernel):
+    @variant(TEST_KERNEL, "np", "numpy")
+    def build(ctx):
+        return lambda inp, out: np.multiply(inp["x"], 1, out=out["out"])
+
+    (row,) = verify(backends="numba", kernels=TEST_KERNEL, variants="np", seeds=(0,))
+    assert row.status == "unsupported" and "runs on numpy" in row.message
+
+
+SLEEPER = '''
+import time
+from workbench.catalog import variant
+
+@variant("{kernel}", "sleeps", "numpy")
+def build(ctx):
+    def run(inp, out):
+        time.sleep(3600)  # never returns in any useful time
+    return run
+'''
+
+
+def test_a_variant_that_never_returns_times_out(test_kernel):
+    exec(compile(SLEEPER.format(kernel=TEST_KERNEL), "sleeper", "exec"), {})
+    t0 = time.perf_counter()
+    (row,) = verify(backends="numpy", kernels=TEST_KERNEL, seeds=(0,), sizes=[{"n": 101}], timeout_s=1.0)
+    assert time.perf_counter() - t0 < 30
+    assert row.status == "timeout" and not row.passed and "1 s" in row.message
+
+
+def test_cli_verify_timeout_ends_a_hung_variant(run_python, tmp_path):
+    folder = tmp_path / "hung_relu"
+    folder.mkdir()
+    (folder / "spec.py").write_text(textwrap.dedent('''
+        import numpy as np
+        from workbench.catalog import KernelSpec, register_kernel
+        SPEC = register_kernel(KernelSpec(
+            name="hung_relu", description="relu for a test", axes=("n",),
+            make_inputs=lambda p, rng: {"x": rng.standard_normal(p["n"])},
+            reference=lambda inp, p: {"out": np.maximum(inp["x"], 0.0)},
+            output_shapes=lambda p: {"out": (p["n"],)}, flops=lambda p: p["n"],
+            bytes_moved=lambda p, s: 2 * p["n"] * s, sizes={"verify": [{"n": 101}]}))
+    '''))
+    (folder / "cpu.py").write_text(SLEEPER.format(kernel="hung_relu"))
+    t0 = time.perf_counter()
+    proc = run_python("-m", "workbench", "verify", "--kernel", "hung_relu", "--backend", "numpy", "--timeout", "1",
+                      env={"WORKBENCH_CATALOG": str(tmp_path)}, timeout=120)
+    assert time.perf_counter() - t0 < 100
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "timeout" in proc.stdout and "hung_relu/sleeps" in proc.stdout and "verification FAILED" in proc.stdout

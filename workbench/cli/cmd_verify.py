@@ -16,7 +16,9 @@ def register(subparsers: Any) -> None:
         "verify", help="check variants against the float64 reference (exit 1 on any failure)",
         description="Run each kernel variant on each available backend at the spec's small, odd "
                     "'verify' sizes with several seeds, and compare with the float64 reference. "
-                    "Compiled (torch.compile) variants are skipped unless --include-compiled.")
+                    "Compiled (torch.compile) variants are skipped unless --include-compiled. "
+                    "Statuses are the benchmark's: ok / incorrect / unsupported / oom / error / timeout; "
+                    "naming an unavailable backend is an error (exit 2) and verifies nothing.")
     p.add_argument("--backend", action="append", metavar="B", help="backend name (repeatable; default: all available)")
     p.add_argument("--kernel", action="append", metavar="K", help="kernel name (repeatable; default: all)")
     p.add_argument("--variant", action="append", metavar="V", help="variant name (repeatable; default: all)")
@@ -25,24 +27,30 @@ def register(subparsers: Any) -> None:
     p.add_argument("--sizes", default="verify", help="size list from the specs (default: verify)")
     p.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 0..N-1 per size (default 3)")
     p.add_argument("--include-compiled", action="store_true", help="also verify torch.compile variants (slow)")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="wall-time limit per cell (one size, every seed; default 120): a variant that never "
+                        "returns is reported as timeout")
     p.add_argument("--json", action="store_true", help="print only JSON on stdout")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..verification import verify
+    from ..verification import DEFAULT_TIMEOUT_S, verify
 
     if args.seeds < 1:
         raise ValueError("--seeds must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
+        raise ValueError("--timeout must be positive")
     progress = None if args.json else _progress
     with stdout_to_stderr():  # runtimes that print while probing/compiling must not corrupt the output
         results = verify(backends=args.backend, kernels=args.kernel, variants=args.variant,
                          dtypes=args.dtype or ("float32",), seeds=range(args.seeds), sizes=args.sizes,
-                         include_compiled=args.include_compiled, progress=progress)
+                         include_compiled=args.include_compiled, progress=progress,
+                         timeout_s=args.timeout or DEFAULT_TIMEOUT_S)
     from ..catalog.loader import load_errors
 
     if args.json:
-        print(json.dumps({"results": [r.to_dict() for r in results],
+        print(json.dumps({"passed": results.ok, "results": [r.to_dict() for r in results],
                           "counts": results.counts(),
                           "skipped": [vars(s) for s in results.skipped],
                           "catalog_load_errors": load_errors}, indent=2, default=str))
@@ -58,6 +66,8 @@ def _progress(row: Any) -> None:
 
 
 def format_results(results: Any) -> str:
+    from ..verification import FAILED
+
     rows = [("kernel", "variant", "backend", "dtype", "status", "error / tol", "worst size", "s")]
     for r in results:
         err = "-" if r.max_error is None else f"{r.max_error:.2g} / {r.tolerance:.2g}"
@@ -67,7 +77,7 @@ def format_results(results: Any) -> str:
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
     counts = results.counts()
     lines += ["", "  ".join(f"{k}: {v}" for k, v in counts.items())]
-    bad = [r for r in results if r.status in ("fail", "error")]
+    bad = [r for r in results if r.status in FAILED]
     if bad:
         lines += ["", "Failures"]
         lines += [f"  {r.kernel}/{r.variant} on {r.backend} ({r.dtype}) {r.status}"
@@ -80,6 +90,8 @@ def format_results(results: Any) -> str:
     if results.skipped:
         names = ", ".join(f"{s.kernel}/{s.variant}" for s in results.skipped)
         lines += ["", f"Skipped {len(results.skipped)} compiled variants (use --include-compiled): {names}"]
+    lines += ["", f"verification {'FAILED' if bad else 'passed'}: {counts['ok']} ok, {len(bad)} failed "
+                  f"({' / '.join(FAILED)}), {counts['unsupported']} unsupported (not a pass)"]
     return "\n".join(lines)
 
 

@@ -193,12 +193,26 @@ def _catalog_facts(cell: Cell) -> dict[str, Any]:
     return {"bound": spec.bound, "library": bool(v is not None and v.library)}
 
 
-def run_cell(cell: Cell, config: TimingConfig, *, seed: int = 0, timeout_s: float = math.inf,
+@dataclass(frozen=True)
+class CheckOnly:
+    """The check-only mode of a cell (``workbench verify``): build, then verify once per seed; no timing.
+
+    An ``ok`` row then means every seed passed; ``seed`` and ``max_error`` are those
+    of the worst check, or of the failing one.
+    """
+
+    seeds: tuple[int, ...] = (0,)
+
+
+def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, timeout_s: float = math.inf,
              cancel: threading.Event | None = None, inputs: InputCache | None = None,
              peaks: Peaks | None = None) -> dict[str, Any]:
-    """Measure one cell in the calling thread; returns its row (without run_id / env_id)."""
+    """Measure (or with :class:`CheckOnly`, only verify) one cell in the calling thread; returns its row
+    (without run_id / env_id)."""
     t_start = time.perf_counter()
     deadline = t_start + timeout_s
+    if isinstance(config, CheckOnly):
+        seed = config.seeds[0]
     row = base_row(cell)
     row["seed"] = seed
     notes: list[str] = []
@@ -225,7 +239,7 @@ def run_cell(cell: Cell, config: TimingConfig, *, seed: int = 0, timeout_s: floa
     return row
 
 
-def _measure(cell: Cell, config: TimingConfig, row: dict[str, Any], notes: list[str], *, seed: int,
+def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], notes: list[str], *, seed: int,
              deadline: float, cancel: threading.Event | None, inputs: InputCache | None,
              peaks: Peaks | None) -> None:
     spec = catalog.get_kernel(cell.kernel)
@@ -247,6 +261,9 @@ def _measure(cell: Cell, config: TimingConfig, row: dict[str, Any], notes: list[
             else SharedInputCase(spec, variant, backend, params, cell.dtype, seed, inputs))
     row["setup_s"] = time.perf_counter() - t
     _deadline_check(deadline, cancel, "while building the variant and its inputs")
+    if isinstance(config, CheckOnly):
+        _check_only(case, config.seeds, row, deadline, cancel)
+        return
 
     timer = backend.timer()
     row["timer_kind"] = timer.kind
@@ -300,6 +317,25 @@ def _measure(cell: Cell, config: TimingConfig, row: dict[str, Any], notes: list[
                      f"(stopped by {timing.stopped_by})")
 
 
+def _check_only(case: Case, seeds: tuple[int, ...], row: dict[str, Any], deadline: float,
+                cancel: threading.Event | None) -> None:
+    worst, worst_seed = -1.0, seeds[0]
+    for i, s in enumerate(seeds):
+        if i:
+            case.reseed(s)
+        row["seed"] = s  # where an error or timeout struck
+        res = case.run_and_check()
+        if not res.passed:
+            row.update(status="incorrect", max_error=res.max_error, tolerance=res.tolerance,
+                       message=res.message or f"max error {res.max_error:.3g} > tolerance {res.tolerance:.3g}")
+            return
+        if res.max_error > worst:
+            worst, worst_seed = res.max_error, s
+            row.update(max_error=res.max_error, tolerance=res.tolerance)
+        _deadline_check(deadline, cancel, "during verification")
+    row.update(status="ok", seed=worst_seed)
+
+
 def prepare_backend(name: str) -> str | None:
     """One-time costs of a backend — import and probe, device query, timer-overhead calibration —
     paid before its first cell so they never count against a cell's time limit. Returns a problem
@@ -315,8 +351,8 @@ def prepare_backend(name: str) -> str | None:
     return None
 
 
-def execute_cell(cell: Cell, config: TimingConfig, worker: CellWorker, *, timeout_s: float, seed: int = 0,
-                 inputs: InputCache | None = None, peaks: Peaks | None = None) -> dict[str, Any]:
+def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorker, *, timeout_s: float,
+                 seed: int = 0, inputs: InputCache | None = None, peaks: Peaks | None = None) -> dict[str, Any]:
     """``run_cell`` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.
 
     The cell's own deadline (checked between calls) fires first; the hard limit
