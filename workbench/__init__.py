@@ -46,7 +46,11 @@ def memory_info(backend: str | None = None) -> dict[str, Any]:
 
 def __getattr__(name: str) -> Any:
     # Heavier entry points (harness, sweeps, UI) load on first use.
-    if name == "compare":
+    if name == "benchmark":
+        from .api import benchmark
+
+        return benchmark
+    if name == "compare":  # deprecated alias of benchmark; calling it warns
         from .api import compare
 
         return compare
@@ -57,6 +61,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
 
 
-__all__ = ["KernelSpec", "available_backends", "compare", "device_info", "get_backend", "get_kernel",
+__all__ = ["KernelSpec", "available_backends", "benchmark", "compare", "device_info", "get_backend", "get_kernel",
            "kernels", "load_catalog", "memory_info", "register_kernel", "set_backend", "variant",
            "variants", "verify"]

@@ -1,6 +1,6 @@
-"""The one-call notebook entry point: ``workbench.compare(kernel="softmax")`` -> :class:`Results`.
+"""The one-call notebook entry point: ``workbench.benchmark(kernel="softmax")`` -> :class:`Results`.
 
-``compare`` describes a sweep (:class:`workbench.sweep.SweepSpec`), runs it
+``benchmark`` describes a sweep (:class:`workbench.sweep.SweepSpec`), runs it
 with :func:`workbench.sweep.run_sweep` (which stores every row as it
 finishes) and wraps what came out in :class:`Results`: the tidy rows plus the
 tables, plots and exports that read them.
@@ -9,6 +9,7 @@ tables, plots and exports that read them.
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -18,7 +19,7 @@ import pandas as pd
 class Results:
     """Tidy measurement rows of one or more runs, with tables, plots and exports.
 
-    ``df`` follows ``docs/measurement-record.md``. Built by :func:`compare`, or
+    ``df`` follows ``docs/measurement-record.md``. Built by :func:`benchmark`, or
     from rows already stored with :meth:`from_store`.
     """
 
@@ -36,6 +37,7 @@ class Results:
     def from_store(cls, store: Any, run_ids: str | Iterable[str] | None = None) -> "Results":
         """Rows of ``run_ids`` (a list, one id, ``"latest"``, or None for every run) from a store or its path."""
         from .report.exporters import resolve_run_ids
+        from .store import open_store
 
         store = open_store(store, must_exist=True)
         ids = resolve_run_ids(store, run_ids)
@@ -129,29 +131,13 @@ class Results:
         return f"<p>{html.escape(repr(self))}</p>{table}"
 
 
-def open_store(store: Any, must_exist: bool = False) -> Any:
-    """A store from a store object, a path, or None (``$WORKBENCH_STORE`` or ./workbench-results.sqlite).
-
-    ``must_exist`` is for readers: a mistyped path raises instead of creating an empty store.
-    """
-    if store is not None and not isinstance(store, (str, os.PathLike)):
-        return store
-    from .store import default_store_path
-    from .store import open_store as _open
-
-    path = Path(store) if store is not None else default_store_path()
-    if must_exist and not path.exists():
-        raise FileNotFoundError(f"no results store at {path} (run `workbench bench` first, or pass --store)")
-    return _open(path)
-
-
 def _as_list(x: Any) -> list[Any] | None:
     if x is None:
         return None
     return [x] if isinstance(x, str) else list(x)
 
 
-def compare(kernel: str | None = None, variants: str | Iterable[str] | None = None,
+def benchmark(kernel: str | None = None, variants: str | Iterable[str] | None = None,
             backends: str | Iterable[str] | None = None, sizes: Any = None, dtype: str = "float32",
             mode: str | Iterable[str] | None = None, cache: str = "hot", budget_s: float | None = None,
             store: Any = None, progress: bool = True, name: str | None = None, **spec_kw: Any) -> Results:
@@ -168,18 +154,26 @@ def compare(kernel: str | None = None, variants: str | Iterable[str] | None = No
     Every row is stored as it finishes (``store``: a Store, a path, or the
     default store), so an interrupted call loses nothing.
     """
+    from .store import open_store
     from .sweep import SweepSpec, run_sweep
 
     if not kernel:
         from .catalog import kernels
 
-        raise ValueError(f"compare() needs kernel=...; valid kernels: {', '.join(sorted(kernels()))}")
+        raise ValueError(f"benchmark() needs kernel=...; valid kernels: {', '.join(sorted(kernels()))}")
     if isinstance(sizes, (int, dict)):
         sizes = [sizes]
     fields: dict[str, Any] = {"kernels": [kernel], "variants": _as_list(variants), "backends": _as_list(backends),
                               "dtypes": [dtype], "sizes": sizes, "modes": _as_list(mode),
                               "cache": cache, "budget_s": budget_s, **spec_kw}
     spec = SweepSpec(**{k: v for k, v in fields.items() if v is not None})
-    outcome = run_sweep(spec, store=open_store(store), name=name or f"compare {kernel}", progress=progress)
+    outcome = run_sweep(spec, store=open_store(store), name=name or f"benchmark {kernel}", progress=progress)
     return Results(outcome.results(), [outcome.run_id], outcome.store, interrupted=outcome.interrupted,
                    wall_s=outcome.wall_s)
+
+
+def compare(*args: Any, **kw: Any) -> Results:
+    """Deprecated name of :func:`benchmark` (it runs a benchmark; ``workbench compare A B`` compares stored runs)."""
+    warnings.warn("workbench.compare() is deprecated: it runs a benchmark, use workbench.benchmark()",
+                  DeprecationWarning, stacklevel=2)
+    return benchmark(*args, **kw)

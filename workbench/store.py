@@ -405,6 +405,15 @@ def _records(doc: Mapping[str, Any], key: str) -> Iterator[dict[str, Any]]:
     return (x for x in items if isinstance(x, dict))
 
 
-def open_store(store: "Store | str | os.PathLike | None") -> Store:
-    """A Store from a Store, a path, or None (the default path)."""
-    return store if isinstance(store, Store) else Store(store)
+def open_store(store: "Store | str | os.PathLike | None", must_exist: bool = False) -> Store:
+    """A Store from a Store, a path, or None (``$WORKBENCH_STORE`` or ./workbench-results.sqlite).
+
+    ``must_exist`` is for readers: a mistyped path raises FileNotFoundError instead
+    of creating an empty store.
+    """
+    if isinstance(store, Store):
+        return store
+    path = Path(store) if store is not None else default_store_path()
+    if must_exist and not path.exists():
+        raise FileNotFoundError(f"no results store at {path} (run `workbench bench` first, or pass --store)")
+    return Store(path)

@@ -1,4 +1,4 @@
-"""workbench.compare end to end on the numpy backend, and Results built from stored rows."""
+"""workbench.benchmark end to end on the numpy backend, and Results built from stored rows."""
 
 import json
 
@@ -14,11 +14,11 @@ from workbench.store import Store
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     path = tmp_path_factory.mktemp("api") / "store.sqlite"
-    return workbench.compare(kernel="saxpy", backends=["numpy"], sizes=[4099, 65536], budget_s=0.05,
-                             store=str(path), progress=False)
+    return workbench.benchmark(kernel="saxpy", backends=["numpy"], sizes=[4099, 65536], budget_s=0.05,
+                               store=str(path), progress=False)
 
 
-def test_compare_saxpy_numpy(results):
+def test_benchmark_saxpy_numpy(results):
     df = results.df
     assert results.run_id and list(df["run_id"].unique()) == [results.run_id]
     assert set(df["kernel"]) == {"saxpy"} and set(df["backend"]) == {"numpy"}
@@ -54,8 +54,17 @@ def test_results_exports_and_from_store(results, tmp_path):
     assert Results.from_store(fresh, [results.run_id]).df["cell_key"].tolist() == results.df["cell_key"].tolist()
 
 
-def test_compare_needs_a_kernel():
+def test_benchmark_needs_a_kernel():
     with pytest.raises(ValueError, match="saxpy"):
+        workbench.benchmark()
+
+
+def test_compare_is_a_deprecated_alias_of_benchmark(tmp_path):
+    with pytest.warns(DeprecationWarning, match="workbench.benchmark"):
+        res = workbench.compare(kernel="saxpy", variants=["numpy"], backends=["numpy"], sizes=[4099],
+                                budget_s=0.01, store=str(tmp_path / "s.sqlite"), progress=False)
+    assert isinstance(res, Results) and list(res.df["status"]) == ["ok"]
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="saxpy"):
         workbench.compare()
 
 

@@ -31,7 +31,7 @@ COLUMNS = ["kernel", "variant", "backend", "dtype", "size", "speedup", "ci_low",
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..api import open_store
+    from ..store import open_store
     from ..report.exporters import resolve_run_ids
     from ..report.plots import parse_baseline
     from ..stats_compare import compare_runs, speedup_vs_baseline

@@ -27,7 +27,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..api import open_store
+    from ..store import open_store
     from ..report.exporters import FORMATS as BY_SUFFIX
     from ..report.exporters import resolve_run_ids, write_report
 
