@@ -26,10 +26,11 @@ def test_verify_passes_every_variant_on_every_available_backend():
     proc = _run("verify", "--json")
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = json.loads(proc.stdout)["results"]
-    bad = [r for r in rows if r["status"] not in ("pass", "unsupported")]
+    bad = [r for r in rows if r["status"] not in ("ok", "unsupported")]
     assert not bad, bad
     assert all(r["message"] for r in rows if r["status"] == "unsupported")
-    passed = {(r["kernel"], r["variant"], r["backend"]) for r in rows if r["status"] == "pass"}
+    assert all(r["passed"] == (r["status"] == "ok") for r in rows)
+    passed = {(r["kernel"], r["variant"], r["backend"]) for r in rows if r["status"] == "ok"}
     backends = {b for _, _, b in passed}
     assert {"numpy", "numba", "torch-cpu"} <= backends
     assert any(b.startswith("opencl-") for b in backends), "no OpenCL device ran the portable kernels"

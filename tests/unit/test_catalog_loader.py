@@ -55,7 +55,7 @@ def test_user_catalog_loads_and_verifies(tmp_path):
     _kernel(tmp_path, "wb_double_ok")
     assert loader.load_catalog(tmp_path) == ["wb_double_ok"]
     rows = workbench.verify(kernels=["wb_double_ok"], backends=["numpy"])
-    assert rows and all(r.status == "pass" for r in rows)
+    assert rows and all(r.status == "ok" for r in rows)
 
 
 def test_broken_file_is_reported_and_others_still_load(tmp_path):

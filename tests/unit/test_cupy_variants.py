@@ -7,8 +7,8 @@ standing in for cupy on the spec's "verify" sizes and checked against the
 float64 reference — that checks the composition (formula, out= use, float32
 accumulation for float16, output dtypes), NOT execution on a GPU: cupy's
 kernels, cuBLAS, CUB reductions and device-side casting are not exercised.
-Without a CUDA device, ``verify(backends=["cupy"])`` must report every cupy
-variant as unsupported with the probe's reason, never as a pass; on a machine
+Without a CUDA device, ``verify(backends=["cupy"])`` must refuse the backend
+with the probe's reason and verify nothing, never pass; on a machine
 with a device the same test instead requires every variant to pass.
 """
 
@@ -22,6 +22,7 @@ import pytest
 from workbench.catalog import get_kernel, kernels, variants
 from workbench.dtypes import host_dtype
 from workbench.runner import POISON, check, make_host_inputs, output_dtype, reference_outputs
+from workbench.selection import BackendUnavailable
 from workbench.verification import verify
 
 OPS = ("saxpy", "vector_add", "relu", "gelu_tanh", "gelu_erf", "silu", "bias_gelu", "softmax", "layernorm",
@@ -88,16 +89,16 @@ def test_registered_for_the_cupy_runtime(op):
 
 
 def test_verify_never_passes_without_a_device():
-    """With cupy installed but no device, every cupy variant is unsupported with the reason; with one, all pass."""
+    """With cupy installed but no device, verify refuses the backend with the probe's reason and verifies
+    nothing (as bench does); with one, every variant passes."""
     cupy = pytest.importorskip("cupy")
-    rows = verify(backends=["cupy"], variants=sorted(set(NAME.values())), dtypes=DTYPES, seeds=(0,))
-    assert {(r.kernel, r.variant) for r in rows} == set(NAME.items())
-    assert len(rows) == len(OPS) * len(DTYPES)
+    run = lambda: verify(backends=["cupy"], variants=sorted(set(NAME.values())), dtypes=DTYPES, seeds=(0,))  # noqa: E731
     if cupy.cuda.is_available():
-        bad = [(r.kernel, r.dtype, r.status, r.message) for r in rows if r.status != "pass"]
+        rows = run()
+        assert {(r.kernel, r.variant) for r in rows} == set(NAME.items())
+        assert len(rows) == len(OPS) * len(DTYPES)
+        bad = [(r.kernel, r.dtype, r.status, r.message) for r in rows if r.status != "ok"]
         assert not bad
     else:
-        for r in rows:
-            assert r.status == "unsupported", r
-            assert r.message.startswith("backend unavailable:") and len(r.message) > len("backend unavailable: ")
-
+        with pytest.raises(BackendUnavailable, match="backend 'cupy' is unavailable here: .+; available backends"):
+            run()
