@@ -11,9 +11,13 @@ import gc
 import time
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, ClassVar
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .memory import MemoryMeter
 
 #: Every dtype name the workbench knows; capabilities pick from these.
 KNOWN_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64")
@@ -126,6 +130,36 @@ class SyncWallTimer(Timer):
         return Sample(device_s=t2 - t0, host_s=t1 - t0)
 
 
+class EventTimer(Timer):
+    """Device events recorded on the current stream around the call: CUDA, HIP, torch devices alike.
+
+    A runtime supplies its pieces: ``new_event`` (an object with ``record()``
+    and ``synchronize()``), ``elapsed_s(start, end)``, ``synchronize`` for the
+    device, and optionally ``scope`` (enter the device) and ``after`` (e.g. a
+    memory meter's ``sample``, for runtimes whose allocator keeps no peak).
+    """
+
+    def __init__(self, kind: str, new_event: Callable[[], Any], elapsed_s: Callable[[Any, Any], float],
+                 synchronize: Callable[[], None], scope: Callable[[], AbstractContextManager] = nullcontext,
+                 after: Callable[[], None] = lambda: None):
+        self.kind = kind
+        self._new_event, self._elapsed_s, self._sync = new_event, elapsed_s, synchronize
+        self._scope, self._after = scope, after
+
+    def measure(self, fn: Callable[[], Any]) -> Sample:
+        with self._scope():
+            start, end = self._new_event(), self._new_event()
+            self._sync()
+            t0 = time.perf_counter()
+            start.record()
+            fn()
+            end.record()
+            t1 = time.perf_counter()
+            end.synchronize()
+        self._after()
+        return Sample(device_s=self._elapsed_s(start, end), host_s=t1 - t0)
+
+
 class Backend(ABC):
     """One runtime on one device. Subclasses must keep ``probe`` free of exceptions."""
 
@@ -135,6 +169,9 @@ class Backend(ABC):
     runtime: str
     #: Key into :data:`PRIORITY` for automatic selection.
     device_class: str = "cpu"
+    #: How this backend measures memory (:mod:`workbench.backends.memory`), chosen once. Adapters set it,
+    #: or override :meth:`memory` and :meth:`reset_peak_memory`.
+    meter: MemoryMeter
 
     # -- discovery -------------------------------------------------------
     def probe(self) -> Probe:
@@ -207,11 +244,13 @@ class Backend(ABC):
         return SyncWallTimer(self.synchronize)
 
     # -- memory ----------------------------------------------------------
-    @abstractmethod
-    def memory(self) -> MemoryStats: ...
+    def memory(self) -> MemoryStats:
+        self.require()
+        return self.meter.stats()
 
-    @abstractmethod
-    def reset_peak_memory(self) -> None: ...
+    def reset_peak_memory(self) -> None:
+        self.require()
+        self.meter.reset()
 
     def free_memory(self) -> None:
         """Release cached allocations (after an out-of-memory cell)."""

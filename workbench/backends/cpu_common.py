@@ -1,16 +1,14 @@
-"""Pieces shared by the CPU backends: device info from the host, memory by tracemalloc or VmHWM."""
+"""The host CPU as a device, shared by the CPU backends and the environment record."""
 
 from __future__ import annotations
 
-import os
 import platform
 import re
-import tracemalloc
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .base import DeviceInfo, MemoryStats
+from .base import DeviceInfo
 
 
 @lru_cache(maxsize=1)
@@ -113,55 +111,3 @@ def _as_bytes(v: object) -> int | None:
         except ValueError:
             return None
     return None
-
-
-class TracemallocMemory:
-    """Peak memory of allocations Python can see (numpy registers its buffers with tracemalloc)."""
-
-    method = "tracemalloc (python + numpy allocations)"
-
-    def reset(self) -> None:
-        if not tracemalloc.is_tracing():
-            tracemalloc.start()
-        tracemalloc.reset_peak()
-
-    def stats(self) -> MemoryStats:
-        """Traced bytes since ``reset``; without a reset, the process RSS (tracing is never left on)."""
-        if not tracemalloc.is_tracing():
-            import psutil
-
-            rss = psutil.Process(os.getpid()).memory_info().rss
-            return MemoryStats(rss, None, "psutil RSS (a tracemalloc peak needs reset_peak_memory() first)")
-        cur, peak = tracemalloc.get_traced_memory()
-        return MemoryStats(cur, peak, self.method)
-
-
-class HighWaterMemory:
-    """Process resident-set high-water mark, reset through /proc/self/clear_refs (Linux).
-
-    Used where allocations bypass Python (torch's CPU allocator, numba's NRT).
-    Falls back to psutil's RSS without a resettable peak elsewhere.
-    """
-
-    method = "process RSS high-water mark (VmHWM, reset via clear_refs)"
-
-    def reset(self) -> None:
-        try:
-            Path("/proc/self/clear_refs").write_text("5")
-        except OSError:
-            pass
-
-    def stats(self) -> MemoryStats:
-        status = Path("/proc/self/status")
-        if status.exists():
-            fields = {}
-            for line in status.read_text().splitlines():
-                key, _, val = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
-                    fields[key] = int(val.split()[0]) * 1024
-            if "VmHWM" in fields:
-                return MemoryStats(fields.get("VmRSS"), fields["VmHWM"], self.method)
-        import psutil
-
-        rss = psutil.Process(os.getpid()).memory_info().rss
-        return MemoryStats(rss, None, "psutil RSS (no resettable peak on this OS)")

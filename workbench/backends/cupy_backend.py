@@ -18,38 +18,15 @@ from __future__ import annotations
 import gc
 import importlib
 import sys
-import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from .base import Backend, Capabilities, DeviceInfo, MemoryStats, Probe, Sample, Timer
+from .base import Backend, Capabilities, DeviceInfo, EventTimer, Probe, Timer
+from .memory import SampledPeakMemory
 
 INSTALL_HINT = "pip install cupy-cuda13x (CUDA 13 driver) or cupy-cuda12x"
-
-
-class CupyEventTimer(Timer):
-    """CUDA/HIP events recorded on the current stream around the call."""
-
-    kind = "cuda-event"
-
-    def __init__(self, backend: "CupyBackend", kind: str):
-        self._b = backend
-        self.kind = kind
-
-    def measure(self, fn: Callable[[], Any]) -> Sample:
-        cp = sys.modules["cupy"]
-        with cp.cuda.Device(self._b.device_id):
-            start, end = cp.cuda.Event(), cp.cuda.Event()
-            self._b.synchronize()
-            t0 = time.perf_counter()
-            start.record()
-            fn()
-            end.record()
-            t1 = time.perf_counter()
-            end.synchronize()
-        self._b._sample_pool()
-        return Sample(device_s=cp.cuda.get_elapsed_time(start, end) / 1e3, host_s=t1 - t0)
+MEMORY_METHOD = "cupy default memory pool used_bytes (peak sampled after allocations, timed calls and reads)"
 
 
 class CupyBackend(Backend):
@@ -59,7 +36,7 @@ class CupyBackend(Backend):
     def __init__(self, device_id: int = 0):
         #: CUDA/HIP ordinal of the device this backend runs on.
         self.device_id = device_id
-        self._peak = 0
+        self.meter = SampledPeakMemory(lambda: self._cupy().get_default_memory_pool().used_bytes(), MEMORY_METHOD)
 
     @property
     def device_class(self) -> str:  # type: ignore[override]
@@ -126,7 +103,7 @@ class CupyBackend(Backend):
         cp = self._cupy()
         with cp.cuda.Device(self.device_id):
             x = cp.asarray(np.ascontiguousarray(a))
-        self._sample_pool()
+        self.meter.sample()
         return x
 
     def to_numpy(self, x: Any) -> np.ndarray:
@@ -138,7 +115,7 @@ class CupyBackend(Backend):
             raise ValueError("cupy has no bfloat16 dtype")
         with cp.cuda.Device(self.device_id):
             x = cp.empty(tuple(shape), dtype=dtype)
-        self._sample_pool()
+        self.meter.sample()
         return x
 
     def cast(self, x: Any, dtype: str) -> Any:
@@ -154,24 +131,13 @@ class CupyBackend(Backend):
             cp.cuda.runtime.deviceSynchronize()
 
     def timer(self) -> Timer:
-        self.require()
-        return CupyEventTimer(self, "hip-event" if self._is_hip() else "cuda-event")
+        cp = self._cupy()
+        return EventTimer("hip-event" if self._is_hip() else "cuda-event", new_event=cp.cuda.Event,
+                          elapsed_s=lambda start, end: cp.cuda.get_elapsed_time(start, end) / 1e3,
+                          synchronize=self.synchronize, scope=lambda: cp.cuda.Device(self.device_id),
+                          after=self.meter.sample)
 
     # -- memory ----------------------------------------------------------
-    def _sample_pool(self) -> int:
-        used = int(self._cupy().get_default_memory_pool().used_bytes())
-        self._peak = max(self._peak, used)
-        return used
-
-    def memory(self) -> MemoryStats:
-        used = self._sample_pool()
-        return MemoryStats(used, self._peak, "cupy default memory pool used_bytes (peak sampled after "
-                                             "allocations, timed calls and reads)")
-
-    def reset_peak_memory(self) -> None:
-        self._peak = 0
-        self._sample_pool()
-
     def free_memory(self) -> None:
         gc.collect()
         if self.available:

@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .base import Backend, Capabilities, DeviceInfo, MemoryStats, Probe
-from .cpu_common import HighWaterMemory, cpu_device_info
+from .base import Backend, Capabilities, DeviceInfo, Probe
+from .cpu_common import cpu_device_info
+from .memory import HighWaterMemory
 
 INSTALL_HINT = "pip install numba"
 
@@ -33,7 +34,7 @@ class NumbaBackend(Backend):
     device_class = "cpu"
 
     def __init__(self) -> None:
-        self._mem = HighWaterMemory()
+        self.meter = HighWaterMemory("process-wide, includes numba NRT allocations tracemalloc cannot see")
 
     # -- discovery -------------------------------------------------------
     def _probe_uncached(self) -> Probe:
@@ -70,15 +71,6 @@ class NumbaBackend(Backend):
     # -- execution -------------------------------------------------------
     def synchronize(self) -> None:
         """Jitted calls return when their work (including prange loops) is done."""
-
-    # -- memory ----------------------------------------------------------
-    def memory(self) -> MemoryStats:
-        s = self._mem.stats()
-        return MemoryStats(s.current_bytes, s.peak_bytes,
-                           f"{s.method}; process-wide, includes numba NRT allocations tracemalloc cannot see")
-
-    def reset_peak_memory(self) -> None:
-        self._mem.reset()
 
 
 def _probe_numba() -> Probe:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, Capabilities, DeviceInfo, MemoryStats, Probe
-from .cpu_common import TracemallocMemory, cpu_device_info
+from .base import Backend, Capabilities, DeviceInfo, Probe
+from .cpu_common import cpu_device_info
+from .memory import TracemallocMemory
 
 
 class NumpyBackend(Backend):
@@ -14,7 +15,7 @@ class NumpyBackend(Backend):
     device_class = "cpu"
 
     def __init__(self) -> None:
-        self._mem = TracemallocMemory()
+        self.meter = TracemallocMemory()
 
     def probe(self) -> Probe:
         return Probe.ok()
@@ -41,12 +42,6 @@ class NumpyBackend(Backend):
 
     def synchronize(self) -> None:
         pass
-
-    def memory(self) -> MemoryStats:
-        return self._mem.stats()
-
-    def reset_peak_memory(self) -> None:
-        self._mem.reset()
 
 
 def _blas_versions() -> dict[str, str]:

@@ -5,13 +5,11 @@ attributes the portable-kernel compiler uses are a contract: ``ctx``
 (``pyopencl.Context``), ``queue`` (a ``CommandQueue`` with profiling enabled)
 and ``device`` (``pyopencl.Device``). Context and queue are made on first use.
 
-Everything here but kernel building works without compiling OpenCL C: arrays
-move with ``to_device``/``get``, the cache flush is ``enqueue_fill_buffer``,
-casts go through the host. That matters because a device can list itself and
-still fail every build (PoCL 3.0's LLVM 14 answers ``unknown target CPU
-'generic'`` on CPUs newer than it knows). The probe builds a one-line kernel:
-a device that cannot build stays available for buffers, but says so in its
-probe reason and reports ``compiles_device_code = False``.
+A device can list itself and still fail every build (PoCL 3.0's LLVM 14
+answers ``unknown target CPU 'generic'`` on CPUs newer than it knows). Every
+workbench variant on OpenCL is a kernel build, so the probe builds a one-line
+kernel, and a device that cannot build is unavailable: its probe reason (and
+``compile_error``) carries the compiler's first error line.
 
 Memory is accounted, not measured: the bytes of every array allocated through
 this backend, released when the array object is garbage-collected. Views
@@ -30,15 +28,17 @@ import numpy as np
 
 from .base import (Backend, BackendUnavailable, Capabilities, DeviceInfo, MemoryStats, Probe, Sample,
                    SyncWallTimer, Timer)
+from .memory import MemoryMeter
 
 INSTALL_HINT = "pip install pyopencl pocl-binary-distribution mako"
 _PROBE_SOURCE = "__kernel void wb_probe(__global float *x) { x[get_global_id(0)] = 1.0f; }"
-_MEMORY_METHOD = ("opencl buffer accounting (bytes of arrays allocated through this backend, "
-                  "released when the array is garbage-collected)")
 
 
-class _BufferAccount:
-    """Live and peak bytes of the arrays this backend handed out."""
+class BufferAccountMemory(MemoryMeter):
+    """Live and peak bytes of the arrays this backend handed out (OpenCL has no allocator statistics)."""
+
+    method = ("opencl buffer accounting (bytes of arrays allocated through this backend, "
+              "released when the array is garbage-collected)")
 
     def __init__(self) -> None:
         self.current = 0
@@ -59,18 +59,21 @@ class _BufferAccount:
     def reset(self) -> None:
         self.peak = self.current
 
+    def stats(self) -> MemoryStats:
+        return MemoryStats(self.current, self.peak, self.method)
+
 
 class MarkerTimer(Timer):
     """Profiling timestamps of markers enqueued before and after the call (in-order queue)."""
 
     kind = "opencl-profiling"
 
-    def __init__(self, backend: "OpenCLBackend"):
-        self._b = backend
+    def __init__(self, queue: Any):
+        self._queue = queue
 
     def measure(self, fn: Callable[[], Any]) -> Sample:
-        cl = importlib.import_module("pyopencl")
-        q = self._b.queue
+        cl = _cl()
+        q = self._queue
         q.finish()
         before = cl.enqueue_marker(q)
         t0 = time.perf_counter()
@@ -94,7 +97,7 @@ class OpenCLBackend(Backend):
         self._ctx: Any = None
         self._queue: Any = None
         self._markers_profile: bool | None = None
-        self._account = _BufferAccount()
+        self.meter = BufferAccountMemory()
 
     @property
     def device_class(self) -> str:  # type: ignore[override]
@@ -116,12 +119,6 @@ class OpenCLBackend(Backend):
         return self._queue
 
     # -- discovery -------------------------------------------------------
-    @property
-    def priority(self) -> int:
-        """A device whose compiler fails ranks after every device that builds kernels."""
-        self.probe()
-        return super().priority + (50 if self.compile_error else 0)
-
     def _probe_uncached(self) -> Probe:
         cl = _cl()
         try:
@@ -134,8 +131,6 @@ class OpenCLBackend(Backend):
             cl.Program(self.ctx, _PROBE_SOURCE).build()
         except Exception as exc:
             self.compile_error = _build_error(str(exc))
-            # Every workbench variant on OpenCL is a kernel build, so a device that cannot build
-            # kernels is not a usable backend (its buffers would work, nothing else would).
             return Probe.missing(f"OpenCL C kernels do not build on this device: {self.compile_error}")
         return Probe.ok()
 
@@ -146,7 +141,7 @@ class OpenCLBackend(Backend):
                     "driver": d.driver_version.strip(), "opencl_c": d.opencl_c_version.strip(),
                     "device": d.version.strip()}
         extra = {"platform": d.platform.name.strip(), "extensions": sorted(d.extensions.split()),
-                 "max_mem_alloc_bytes": d.max_mem_alloc_size, "compile_check": self.compile_error or "ok"}
+                 "max_mem_alloc_bytes": d.max_mem_alloc_size}
         return DeviceInfo(name=d.name.strip(), vendor=d.vendor.strip(), kind=_kind(d),
                           total_memory_bytes=d.global_mem_size, compute_units=d.max_compute_units,
                           clock_mhz=float(d.max_clock_frequency),
@@ -161,9 +156,9 @@ class OpenCLBackend(Backend):
             + (("float64",) if "cl_khr_fp64" in ext else ())
         return Capabilities(dtypes=dtypes, warp_size=self._warp_size(), shared_memory_per_block=d.local_mem_size,
                             max_threads_per_block=d.max_work_group_size, device_events=True,
-                            compiles_device_code=self.compile_error is None)
+                            compiles_device_code=True)
 
-    def _warp_size(self) -> int | None:
+    def _warp_size(self) -> int:
         """Vendor warp/wavefront width, else the preferred work-group size multiple (OpenCL 3.0 or a kernel's)."""
         cl = _cl()
         for attr in ("warp_size_nv", "wavefront_width_amd", "preferred_work_group_size_multiple"):
@@ -171,17 +166,15 @@ class OpenCLBackend(Backend):
                 return int(getattr(self.device, attr))
             except (cl.Error, AttributeError):
                 continue
-        if self.compile_error is None:
-            kernel = cl.Program(self.ctx, _PROBE_SOURCE).build().wb_probe
-            return int(kernel.get_work_group_info(cl.kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
-                                                  self.device))
-        return None
+        kernel = cl.Program(self.ctx, _PROBE_SOURCE).build().wb_probe
+        return int(kernel.get_work_group_info(cl.kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                                              self.device))
 
     # -- arrays ----------------------------------------------------------
     def from_numpy(self, a: np.ndarray) -> Any:
         self.require()
         cla = importlib.import_module("pyopencl.array")
-        return self._account.add(cla.to_device(self.queue, np.ascontiguousarray(a)))
+        return self.meter.add(cla.to_device(self.queue, np.ascontiguousarray(a)))
 
     def to_numpy(self, x: Any) -> np.ndarray:
         self.require()
@@ -192,10 +185,10 @@ class OpenCLBackend(Backend):
         if dtype == "bfloat16":
             raise ValueError("OpenCL has no bfloat16 type")
         cla = importlib.import_module("pyopencl.array")
-        return self._account.add(cla.empty(self.queue, tuple(shape), np.dtype(dtype)))
+        return self.meter.add(cla.empty(self.queue, tuple(shape), np.dtype(dtype)))
 
     def cast(self, x: Any, dtype: str) -> Any:
-        """Through the host: pyopencl's ``astype`` builds a kernel, which not every device can."""
+        """Through the host: pyopencl's ``astype`` would build a kernel for each pair of dtypes."""
         if dtype == "bfloat16":
             raise NotImplementedError("OpenCL has no bfloat16 type")
         return self.from_numpy(self.to_numpy(x).astype(dtype))
@@ -209,7 +202,7 @@ class OpenCLBackend(Backend):
         self.require()
         if self._markers_profile is None:
             self._markers_profile = self._check_marker_profiling()
-        return MarkerTimer(self) if self._markers_profile else SyncWallTimer(self.synchronize)
+        return MarkerTimer(self.queue) if self._markers_profile else SyncWallTimer(self.synchronize)
 
     def _check_marker_profiling(self) -> bool:
         cl = _cl()
@@ -220,17 +213,9 @@ class OpenCLBackend(Backend):
         except cl.Error:  # PROFILING_INFO_NOT_AVAILABLE on markers: fall back to sync + wall clock
             return False
 
-    # -- memory ----------------------------------------------------------
-    def memory(self) -> MemoryStats:
-        self.require()
-        return MemoryStats(self._account.current, self._account.peak, _MEMORY_METHOD)
-
-    def reset_peak_memory(self) -> None:
-        self._account.reset()
-
     # -- caches ----------------------------------------------------------
     def _touch(self, buf: Any) -> None:
-        """Overwrite the whole flush buffer with a runtime fill (no kernel build needed)."""
+        """Overwrite the whole flush buffer with a runtime fill (``+=`` would build a kernel)."""
         _cl().enqueue_fill_buffer(self.queue, buf.base_data, np.float32(1), buf.offset, buf.nbytes)
 
 
