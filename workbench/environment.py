@@ -223,7 +223,7 @@ def thread_settings() -> dict[str, Any]:
 
 
 def _workbench_version() -> str:
-    from . import __version__
+    from .version import __version__
 
     return __version__
 

@@ -333,7 +333,7 @@ def render_html(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *,
                 baseline: Any = None) -> str:
     import jinja2
 
-    from .. import __version__
+    from ..version import __version__
 
     data = gather(store_or_df, run_ids)
     env = jinja2.Environment(loader=jinja2.PackageLoader("workbench.report", "templates"),

@@ -26,7 +26,7 @@ class Dashboard:
 
     def __init__(self, store: Any = None, kernel: str | None = "saxpy", backends: list[str] | None = None,
                  export_dir: str = "reports") -> None:
-        from .. import kernels, variants
+        from ..catalog import kernels, variants
         from ..backends.registry import all_backends
 
         self.store = store
