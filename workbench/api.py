@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -34,7 +35,7 @@ class Results:
         self.wall_s = wall_s
 
     @classmethod
-    def from_store(cls, store: Any, run_ids: str | Iterable[str] | None = None) -> "Results":
+    def from_store(cls, store: Any, run_ids: str | Iterable[str] | None = None) -> Results:
         """Rows of ``run_ids`` (a list, one id, ``"latest"``, or None for every run) from a store or its path."""
         from .report.exporters import resolve_run_ids
         from .store import open_store

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from .backends import registry as backend_registry
 from .backends.base import Backend

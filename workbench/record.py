@@ -16,8 +16,9 @@ import dataclasses
 import hashlib
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 #: Every way a cell can end. ``ok`` means verified (and, when measured, timed).
 STATUSES = ("ok", "incorrect", "unsupported", "oom", "error", "timeout")
@@ -87,7 +88,7 @@ class Row:
     seed: int | None = None
 
     @classmethod
-    def from_mapping(cls, row: Mapping[str, Any]) -> "Row":
+    def from_mapping(cls, row: Mapping[str, Any]) -> Row:
         """The typed view of a row dict (keys that are not columns are ignored)."""
         return cls(**{k: row[k] for k in RESULT_COLUMNS if k in row})
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
-from .case import (POISON, Case, CheckResult, check, make_host_inputs, normalize_outputs,  # noqa: F401
-                   output_dtype, poisoned, reference_outputs, to_device)
+from . import case as _case
 
 warnings.warn("workbench.runner is deprecated; import workbench.case", DeprecationWarning, stacklevel=2)
+
+
+def __getattr__(name: str) -> Any:
+    return getattr(_case, name)

@@ -16,8 +16,8 @@ and exited 0, bench refused it). Both now ask :func:`select`:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from .backends import registry as backend_registry
 from .backends.base import Backend

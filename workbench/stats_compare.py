@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -198,8 +199,8 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
 
     The baseline is ``baseline_variant`` (on ``baseline_backend`` if given); with
     only a backend, the same variant on that backend; with neither, the kernel's
-    library variant as its rows say (see :func:`library_variants`). Among several candidate baseline rows the one on the row's
-    own backend wins, so numpy variants compare with the numpy library call and
+    library variant as its rows say (see :func:`library_variants`). Among several candidate
+    baseline rows the one on the row's own backend wins, so numpy variants compare with the numpy library call and
     torch ones with torch. Rows without a baseline get NaN and verdict "no baseline".
     """
     cols = ["run_id", "kernel", "variant", "backend", "dtype", "params", "size", "size_label", "mode", "cache",

@@ -21,10 +21,11 @@ import secrets
 import sqlite3
 import subprocess
 import threading
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -150,7 +151,7 @@ class Store:
 
     # -- plumbing ----------------------------------------------------------
     class _Tx:
-        def __init__(self, store: "Store"):
+        def __init__(self, store: Store):
             self.store = store
 
         def __enter__(self) -> sqlite3.Connection:
@@ -168,7 +169,7 @@ class Store:
             finally:
                 self.store._lock.release()
 
-    def _write(self) -> "Store._Tx":
+    def _write(self) -> Store._Tx:
         """A write transaction that takes the write lock up front, so the busy timeout applies."""
         return Store._Tx(self)
 
@@ -193,7 +194,7 @@ class Store:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *_: Any) -> None:
@@ -405,7 +406,7 @@ def _records(doc: Mapping[str, Any], key: str) -> Iterator[dict[str, Any]]:
     return (x for x in items if isinstance(x, dict))
 
 
-def open_store(store: "Store | str | os.PathLike | None", must_exist: bool = False) -> Store:
+def open_store(store: Store | str | os.PathLike | None, must_exist: bool = False) -> Store:
     """A Store from a Store, a path, or None (``$WORKBENCH_STORE`` or ./workbench-results.sqlite).
 
     ``must_exist`` is for readers: a mistyped path raises FileNotFoundError instead

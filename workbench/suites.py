@@ -12,8 +12,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Mapping
 from itertools import product
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .sweep import SweepSpec
 

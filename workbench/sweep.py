@@ -12,8 +12,9 @@ import dataclasses
 import logging
 import sys
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -64,7 +65,7 @@ class SweepSpec:
         return {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "SweepSpec":
+    def from_dict(cls, d: Mapping[str, Any]) -> SweepSpec:
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
 

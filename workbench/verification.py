@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .catalog.spec import MODES, KernelSpec
 from .harness.cell import NO_VARIANT, Cell, CellWorker, CheckOnly, execute_cell

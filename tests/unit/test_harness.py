@@ -17,9 +17,9 @@ from workbench.catalog import registry as catalog
 from workbench.catalog.spec import KernelSpec, Variant
 from workbench.harness import Cell, CellWorker, TimingConfig, run_cell, summarize, time_calls
 from workbench.harness.cell import InputCache, execute_cell, is_oom
-from workbench.record import RESULT_COLUMNS
 from workbench.harness.stats import relative_spread
 from workbench.harness.worker import WorkerTimeout
+from workbench.record import RESULT_COLUMNS
 
 # -- statistics ---------------------------------------------------------------------------------
 

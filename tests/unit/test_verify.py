@@ -10,8 +10,8 @@ import time
 import numpy as np
 import pytest
 
-from workbench.catalog import Unsupported, get_kernel, register_kernel, registry, variant
 from workbench.case import check, make_host_inputs, reference_outputs
+from workbench.catalog import Unsupported, get_kernel, register_kernel, registry, variant
 from workbench.verification import verify
 
 TEST_KERNEL = "_test_gelu"

@@ -6,7 +6,8 @@ import argparse
 import math
 import sys
 from collections import Counter
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..harness.timer import CACHE_MODES
 from ..suites import suite_names, suite_spec

@@ -31,10 +31,10 @@ COLUMNS = ["kernel", "variant", "backend", "dtype", "size", "speedup", "ci_low",
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store import open_store
     from ..report.exporters import resolve_run_ids
     from ..report.plots import parse_baseline
     from ..stats_compare import compare_runs, speedup_vs_baseline
+    from ..store import open_store
     from .cmd_report import _baseline
 
     store = open_store(args.store, must_exist=True)

@@ -27,9 +27,9 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store import open_store
     from ..report.exporters import FORMATS as BY_SUFFIX
     from ..report.exporters import resolve_run_ids, write_report
+    from ..store import open_store
 
     store = open_store(args.store, must_exist=True)
     ids = resolve_run_ids(store, args.runs)

@@ -7,11 +7,12 @@
 - :mod:`.worker` — the worker thread that lets a hung cell be abandoned
 """
 
-from .cell import Cell, CheckOnly, InputCache, execute_cell, is_oom, run_cell
 from ..record import RESULT_COLUMNS, STATUSES, cell_key
+from .cell import Cell, CheckOnly, InputCache, execute_cell, is_oom, run_cell
 from .stats import Stats, summarize
 from .timer import Timing, TimingConfig, time_calls, timer_overhead
 from .worker import CellWorker
 
-__all__ = ["Cell", "CellWorker", "CheckOnly", "InputCache", "RESULT_COLUMNS", "STATUSES", "Stats", "Timing", "TimingConfig",
-           "cell_key", "execute_cell", "is_oom", "run_cell", "summarize", "time_calls", "timer_overhead"]
+__all__ = ["Cell", "CellWorker", "CheckOnly", "InputCache", "RESULT_COLUMNS", "STATUSES", "Stats", "Timing",
+           "TimingConfig", "cell_key", "execute_cell", "is_oom", "run_cell", "summarize", "time_calls",
+           "timer_overhead"]

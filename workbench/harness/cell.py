@@ -17,20 +17,21 @@ import math
 import threading
 import time
 import traceback as tb
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..backends import registry as backend_registry
 from ..backends.base import Backend
+from ..case import Case, make_host_inputs, output_dtype, reference_outputs
 from ..catalog import registry as catalog
 from ..catalog.spec import KernelSpec, Unsupported
 from ..dtypes import itemsize
-from ..case import Case, make_host_inputs, output_dtype, reference_outputs
-from .memory import peak_memory
 from ..record import canonical_params, cell_key, empty_row, finite_or_none, size_label, size_of
+from .memory import peak_memory
 from .stats import summarize
 from .throughput import Peaks, published_peak, rates, work
 from .timer import Cancelled, TimingConfig, time_calls, timer_overhead
@@ -61,7 +62,7 @@ class Cell:
 
     @classmethod
     def make(cls, kernel: str, variant: str, backend: str, dtype: str, params: Mapping[str, int],
-             mode: str = "eager", cache: str = "hot", unsupported: str | None = None) -> "Cell":
+             mode: str = "eager", cache: str = "hot", unsupported: str | None = None) -> Cell:
         return cls(kernel, variant, backend, dtype, tuple((k, int(v)) for k, v in params.items()), mode, cache,
                    unsupported)
 

@@ -16,7 +16,8 @@ backend's own method. The method string says how the extra was measured.
 from __future__ import annotations
 
 import tracemalloc
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..backends.base import Backend
 

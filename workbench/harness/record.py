@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
-from ..record import (JSON_COLUMNS, RESULT_COLUMNS, STATUSES, canonical_params, cell_key,  # noqa: F401
-                      empty_row, finite_or_none, size_label, size_of)
-
-#: The old names for the column list: every column is now documented and part of the contract.
-CONTRACT_COLUMNS = RESULT_COLUMNS
+from .. import record as _record
 
 warnings.warn("workbench.harness.record is deprecated; import workbench.record", DeprecationWarning, stacklevel=2)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CONTRACT_COLUMNS":  # the old name of the column list: every column is now in the contract
+        return _record.RESULT_COLUMNS
+    return getattr(_record, name)

@@ -8,8 +8,8 @@ median, and ``iqr / median`` is the spread the adaptive loop drives down.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Iterable
 
 import numpy as np
 

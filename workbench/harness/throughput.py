@@ -8,8 +8,9 @@ optional: a missing peak leaves the percentage null rather than guessing.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 
 from ..catalog.spec import KernelSpec
 from ..dtypes import itemsize

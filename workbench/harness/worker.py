@@ -23,7 +23,8 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class WorkerTimeout(Exception):
@@ -57,7 +58,7 @@ class CellWorker:
         return self._queue
 
     @staticmethod
-    def _loop(q: "queue.Queue[_Job | None]") -> None:
+    def _loop(q: queue.Queue[_Job | None]) -> None:
         while True:
             job = q.get()
             if job is None:

@@ -38,7 +38,7 @@ def synthetic_results(run_id: str = "run-demo", seed: int = 0, n_samples: int = 
     rng = np.random.default_rng(seed)
     itemsize = np.dtype(dtype).itemsize
     rows = []
-    for kernel, bound, axes, sizes, flops_fn, bytes_fn, variants in _KERNELS:
+    for kernel, bound, _axes, sizes, flops_fn, bytes_fn, variants in _KERNELS:
         for i, (vname, (backend, runtime, mode, ns)) in enumerate(variants.items()):
             for p in sizes:
                 flops, nbytes = float(flops_fn(p)), float(bytes_fn(p, itemsize))

@@ -11,7 +11,8 @@ from __future__ import annotations
 import html
 import math
 import re
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import ipywidgets as w
 

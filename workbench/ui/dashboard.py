@@ -26,8 +26,8 @@ class Dashboard:
 
     def __init__(self, store: Any = None, kernel: str | None = "saxpy", backends: list[str] | None = None,
                  export_dir: str = "reports") -> None:
-        from ..catalog import kernels, variants
         from ..backends.registry import all_backends
+        from ..catalog import kernels, variants
 
         self.store = store
         self.run_id: str | None = None

@@ -8,7 +8,8 @@ sweep to stop after the current cell when Cancel is pressed.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class RunController:

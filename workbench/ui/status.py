@@ -12,7 +12,8 @@ import functools
 import html
 import logging
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as w
 

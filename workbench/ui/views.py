@@ -12,8 +12,9 @@ from __future__ import annotations
 import base64
 import html
 import io
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import ipywidgets as w
 import pandas as pd
