@@ -126,10 +126,14 @@ def host_info() -> dict[str, Any]:
 
 
 def package_versions() -> dict[str, str]:
-    """Installed versions of the packages that matter, from metadata only (nothing is imported)."""
+    """Installed versions of the packages that matter, from metadata only (nothing is imported).
+
+    Names are read from the metadata folders' names where the distribution
+    knows them: parsing every installed package's METADATA costs ~50 ms a command.
+    """
     found: dict[str, str] = {}
     for dist in distributions():
-        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        name = (getattr(dist, "_normalized_name", None) or dist.metadata["Name"] or "").lower().replace("_", "-")
         if name in RELEVANT_PACKAGES or name.startswith(RELEVANT_PREFIXES):
             found[name] = dist.version
     return dict(sorted(found.items()))
