@@ -10,7 +10,7 @@ vocabulary, only when the shape names ``vocab``.
 
 import numpy as np
 
-from workbench.catalog import KernelSpec, register_kernel
+from workbench.catalog import kernel_here, sizes
 
 INDEX_BYTES = 8
 
@@ -47,8 +47,7 @@ def compare(outputs, reference, inputs, params, dtype):
                           f"a maximum is at {int(np.argmax(x[first]))}")
 
 
-SPEC = register_kernel(KernelSpec(
-    name="argmax",
+SPEC = kernel_here(__file__).register(
     description="row-wise argmax (int64 indices); ties may pick any maximal element",
     axes=("rows", "cols"),
     make_inputs=make_inputs,
@@ -56,13 +55,9 @@ SPEC = register_kernel(KernelSpec(
     output_shapes=lambda p: {"out": (p["rows"],)},
     flops=lambda p: p["rows"] * p["cols"],
     bytes_moved=lambda p, itemsize: p["rows"] * p["cols"] * itemsize + p["rows"] * INDEX_BYTES,
-    sizes={
-        "verify": [{"rows": 1, "cols": 1}, {"rows": 37, "cols": 1000}, {"rows": 5, "cols": 4097}],
-        "quick": [{"rows": 256, "cols": 1024}, {"rows": 512, "cols": 2048}],
-        "full": [{"rows": 1024, "cols": 1024}, {"rows": 2048, "cols": 4096}, {"rows": 8192, "cols": 4096}],
-    },
+    sizes=sizes.copy(sizes.ROWS_COLS),
     tolerances={"float64": 0.0, "float32": 0.0, "float16": 0.0, "bfloat16": 0.0},
     output_dtypes={"out": "int64"},
     compare=compare,
     llm_params=lambda s: {"rows": s["batch"] * s["seq"], "cols": s["vocab"]} if s.get("vocab") else None,
-))
+)

@@ -1,16 +1,9 @@
-"""bias_gelu with CuPy library calls on an NVIDIA/AMD GPU: x + bias materialised, then gelu_tanh as ufuncs.
-
-``make_run(xp, special)`` holds the whole computation written against the
-numpy-compatible subset of the array API, so the same code runs with cupy on
-a device and with numpy (+ scipy.special) in the tests on a machine without
-one. cupy is imported only inside the builder.
-"""
-
-from workbench.catalog import variant
-
-DTYPES = ("float16", "float32", "float64")  # cupy has no bfloat16
+"""bias_gelu with CuPy on an NVIDIA/AMD GPU (unfused); ``make_run`` runs with numpy too (tests)."""
+from workbench.catalog import kernel_here
 
 
+@kernel_here(__file__).cupy("h = cupy.add(x, bias), then gelu_tanh(h) as eager ufuncs: h and a temporary go through "
+                            "memory.", name="cupy-unfused")
 def make_run(xp, special=None):
     # The unfused form is literally the bias add followed by the catalog's own gelu_tanh cupy code
     # (imported on use: gelu_tanh's folder loads after this one).
@@ -22,11 +15,3 @@ def make_run(xp, special=None):
         h = xp.add(inp["x"], inp["bias"])  # materialised in the run dtype: the unfused intermediate
         gelu({"x": h}, out)
     return run
-
-
-@variant("bias_gelu", "cupy-unfused", "cupy", library=True, dtypes=DTYPES)
-def cupy_unfused(ctx):
-    """h = cupy.add(x, bias), then gelu_tanh(h) as eager ufuncs: h and a temporary go through memory."""
-    import cupy
-
-    return make_run(cupy)

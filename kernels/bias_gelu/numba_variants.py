@@ -1,38 +1,35 @@
-"""bias_gelu on the CPU: unfused numpy, fused and unfused numba.
+"""bias_gelu with numba: fused and unfused.
 
-The unfused numba form materialises ``x + bias`` in a scratch buffer and runs
-the elementwise gelu kernel over it: the same arithmetic as the fused kernel,
-plus one write and one read of rows*cols elements — the cost fusion removes.
+The unfused form materialises ``x + bias`` in a scratch buffer and runs the
+elementwise gelu kernel over it: the same arithmetic as the fused kernel, plus
+one write and one read of rows*cols elements — the cost fusion removes.
 """
-
 from functools import cache
 
 import numpy as np
 
-from workbench.catalog import variant
+from workbench.catalog import kernel_here
+from workbench.catalog.authoring import warmup_arrays
 
-from workbench_catalog.bias_gelu.spec import COEF, SQRT_2_OVER_PI  # noqa: E402
+from .spec import COEF, SQRT_2_OVER_PI
 
-
-@variant("bias_gelu", "numpy-unfused", "numpy", library=True)
-def numpy_bias_gelu(ctx):
-    """h = x + bias, then the gelu expression on h: every step a full pass over memory."""
-    # x*x*x, not x**3: numpy's float32 power on negative bases takes a slow path (~55 ms vs 1.3 ms
-    # per 1M elements measured here), which would make "numpy" look 20x worse than the expression costs.
-    def run(inp, out):
-        h = inp["x"] + inp["bias"]
-        np.multiply(0.5 * h, 1.0 + np.tanh(SQRT_2_OVER_PI * (h + COEF * (h * h * h))), out=out["out"])
-    return run
+op = kernel_here(__file__)
 
 
-@cache
-def _numba_kernels(dtype: str):
+def _gelu_constants(t):
+    from workbench.catalog.numba_math import exp_for
+
+    return exp_for(t.__name__), t(1.0), t(-2.0 * SQRT_2_OVER_PI), t(COEF)
+
+
+@op.numba("numba-fused", mode="fused")
+def fused_kernel(t):
+    """One pass: read x, add the bias, gelu, write out."""
     from numba import njit, prange
 
-    from workbench.catalog.numba_math import ELEMENTWISE_FASTMATH, exp_for, numpy_dtype
+    from workbench.catalog.numba_math import ELEMENTWISE_FASTMATH
 
-    t = numpy_dtype(dtype)
-    exp, one, c, k3 = exp_for(dtype), t(1.0), t(-2.0 * SQRT_2_OVER_PI), t(COEF)
+    exp, one, c, k3 = _gelu_constants(t)
 
     @njit(parallel=True, fastmath=ELEMENTWISE_FASTMATH)
     def fused(x, bias, out):
@@ -41,6 +38,17 @@ def _numba_kernels(dtype: str):
             for j in range(cols):
                 v = x[r, j] + bias[j]
                 out[r, j] = v / (one + exp(c * (v + k3 * v * v * v)))
+    return fused
+
+
+@cache
+def _make_unfused(dtype: str):
+    from numba import njit, prange
+
+    from workbench.catalog.authoring import disk_cached
+    from workbench.catalog.numba_math import ELEMENTWISE_FASTMATH, numpy_dtype
+
+    exp, one, c, k3 = _gelu_constants(numpy_dtype(dtype))
 
     @njit(parallel=True, fastmath=ELEMENTWISE_FASTMATH)
     def add_bias(x, bias, h):
@@ -57,33 +65,17 @@ def _numba_kernels(dtype: str):
                 v = h[r, j]
                 out[r, j] = v / (one + exp(c * (v + k3 * v * v * v)))
 
-    return fused, add_bias, gelu
+    return disk_cached(add_bias, dtype), disk_cached(gelu, dtype)
 
 
-@variant("bias_gelu", "numba-fused", "numba", mode="fused", dtypes=("float32", "float64"))
-def numba_fused(ctx):
-    """One pass: read x, add the bias, gelu, write out."""
-    from workbench.catalog.numba_math import numpy_dtype
-
-    fused, _, _ = _numba_kernels(ctx.dtype)
-    e2, e1 = np.empty((0, 0), numpy_dtype(ctx.dtype)), np.empty(0, numpy_dtype(ctx.dtype))
-    fused(e2, e1, e2)  # compile now, not inside a timed call
-
-    def run(inp, out):
-        fused(inp["x"], inp["bias"], out["out"])
-    return run
-
-
-@variant("bias_gelu", "numba-unfused", "numba", dtypes=("float32", "float64"))
+@op.variant("numba-unfused", "numba")
 def numba_unfused(ctx):
     """Two kernels: h = x + bias into a scratch buffer, then gelu(h) — h goes to memory and back."""
-    from workbench.catalog.numba_math import numpy_dtype
-
-    _, add_bias, gelu = _numba_kernels(ctx.dtype)
-    e2, e1 = np.empty((0, 0), numpy_dtype(ctx.dtype)), np.empty(0, numpy_dtype(ctx.dtype))
-    add_bias(e2, e1, e2)
-    gelu(e2, e2)
-    h = np.empty((ctx.params["rows"], ctx.params["cols"]), numpy_dtype(ctx.dtype))
+    add_bias, gelu = _make_unfused(ctx.dtype)
+    w = warmup_arrays(op.spec, ctx.dtype)
+    add_bias(w["x"], w["bias"], w["out"])  # compile now, not inside a timed call
+    gelu(w["out"], w["out"])
+    h = np.empty((ctx.params["rows"], ctx.params["cols"]), w["x"].dtype)
 
     def run(inp, out):
         add_bias(inp["x"], inp["bias"], h)

@@ -1,8 +1,5 @@
 """bias_gelu with torch on any torch device: eager (unfused: x + bias is materialised) and torch.compile (fused)."""
-
-from workbench.catalog import variant
-
-DTYPES = ("float16", "bfloat16", "float32", "float64")
+from workbench.catalog import kernel_here
 
 
 def _bias_gelu(x, bias):
@@ -11,23 +8,7 @@ def _bias_gelu(x, bias):
     return F.gelu(x + bias, approximate="tanh")
 
 
-@variant("bias_gelu", "torch-unfused", "torch", library=True, dtypes=DTYPES)
-def torch_unfused(ctx):
-    """F.gelu(x + bias, approximate='tanh'): two kernels, the sum goes through memory."""
-    import torch.nn.functional as F
-
-    def run(inp, out):
-        return F.gelu(inp["x"] + inp["bias"], approximate="tanh")
-    return run
-
-
-@variant("bias_gelu", "torch-compile", "torch", mode="compiled", dtypes=DTYPES)
-def torch_compiled(ctx):
-    """torch.compile of the same expression: inductor fuses the add into the gelu loop."""
-    from workbench.catalog.torch_support import compile_for
-
-    fn = compile_for(ctx, "bias_gelu", _bias_gelu, ("x", "bias"))
-
-    def run(inp, out):
-        return fn(inp["x"], inp["bias"])
-    return run
+kernel_here(__file__).torch_trio(
+    lambda torch, i, o: torch.nn.functional.gelu(i["x"] + i["bias"], approximate="tanh"),
+    "F.gelu(x + bias, approximate='tanh'): two kernels, the sum goes through memory.", library_name="torch-unfused",
+    compiled=_bias_gelu, compile_doc="torch.compile of the same expression: inductor fuses the add into the gelu loop.")

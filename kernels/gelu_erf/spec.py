@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from workbench.catalog import register_kernel
+from workbench.catalog import kernel_here
 from workbench.catalog.elementwise import activation_spec
 
 INV_SQRT2 = 1.0 / math.sqrt(2.0)
@@ -28,6 +28,6 @@ def gelu_erf64(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + erf64(x * INV_SQRT2))
 
 
-SPEC = register_kernel(activation_spec(
-    "gelu_erf", "out = 0.5 x (1 + erf(x / sqrt 2)); exact GELU, memory-bound once erf vectorizes",
-    formula=gelu_erf64, flops_per_element=FLOPS_PER_ELEMENT, input_scale=2.0))
+SPEC = kernel_here(__file__).register(
+    activation_spec, "out = 0.5 x (1 + erf(x / sqrt 2)); exact GELU, memory-bound once erf vectorizes",
+    formula=gelu_erf64, flops_per_element=FLOPS_PER_ELEMENT, input_scale=2.0)

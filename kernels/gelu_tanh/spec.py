@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from workbench.catalog import register_kernel
+from workbench.catalog import kernel_here
 from workbench.catalog.elementwise import activation_spec
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -21,7 +21,6 @@ def gelu_tanh64(x: np.ndarray) -> np.ndarray:
 
 
 # Inputs scaled by 2 so both the linear region and the saturated tails of tanh are exercised.
-SPEC = register_kernel(activation_spec(
-    "gelu_tanh",
-    "out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); memory-bound once tanh vectorizes",
-    formula=gelu_tanh64, flops_per_element=FLOPS_PER_ELEMENT, input_scale=2.0))
+SPEC = kernel_here(__file__).register(
+    activation_spec, "out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); memory-bound once tanh vectorizes",
+    formula=gelu_tanh64, flops_per_element=FLOPS_PER_ELEMENT, input_scale=2.0)

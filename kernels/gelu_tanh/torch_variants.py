@@ -7,10 +7,7 @@
   (``torch.ops.aten.gelu.out``): the kernel alone.
 - ``torch-compile``: ``torch.compile`` of the ``F.gelu`` call.
 """
-
-from workbench.catalog import variant
-
-DTYPES = ("float16", "bfloat16", "float32", "float64")
+from workbench.catalog import kernel_here
 
 
 def _gelu(x):
@@ -19,33 +16,9 @@ def _gelu(x):
     return F.gelu(x, approximate="tanh")
 
 
-@variant("gelu_tanh", "torch", "torch", library=True, dtypes=DTYPES)
-def torch_gelu(ctx):
-    """F.gelu(x, approximate='tanh'), returning a new tensor."""
-    import torch.nn.functional as F
-
-    def run(inp, out):
-        return F.gelu(inp["x"], approximate="tanh")
-    return run
-
-
-@variant("gelu_tanh", "torch-out", "torch", dtypes=DTYPES)
-def torch_gelu_out(ctx):
-    """aten gelu(approximate='tanh') into the preallocated output: no allocation."""
-    import torch
-
-    def run(inp, out):
-        torch.ops.aten.gelu.out(inp["x"], approximate="tanh", out=out["out"])
-    return run
-
-
-@variant("gelu_tanh", "torch-compile", "torch", mode="compiled", dtypes=DTYPES)
-def torch_compiled(ctx):
-    """torch.compile of F.gelu(x, approximate='tanh')."""
-    from workbench.catalog.torch_support import compile_for
-
-    fn = compile_for(ctx, "gelu_tanh", _gelu, ("x",))
-
-    def run(inp, out):
-        return fn(inp["x"])
-    return run
+kernel_here(__file__).torch_trio(
+    lambda torch, i, o: torch.nn.functional.gelu(i["x"], approximate="tanh"),
+    "F.gelu(x, approximate='tanh'), returning a new tensor.",
+    out=lambda torch, i, o: torch.ops.aten.gelu.out(i["x"], approximate="tanh", out=o["out"]),
+    out_doc="aten gelu(approximate='tanh') into the preallocated output: no allocation.",
+    compiled=_gelu, compile_doc="torch.compile of F.gelu(x, approximate='tanh').")

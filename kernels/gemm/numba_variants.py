@@ -1,4 +1,4 @@
-"""gemm on the CPU: BLAS through numpy, and a naive -> tiled numba progression.
+"""gemm with numba: a naive -> tiled progression.
 
 - ``numba-naive``: one dot product per output element (i, j, k order); every
   step of the k loop strides a whole row of b, so b is re-read from cache or
@@ -12,33 +12,20 @@
   micro-kernel, so it reaches a fraction of BLAS, not parity.
 """
 
-from functools import cache
-
-import numpy as np
-
-from workbench.catalog import variant
+from workbench.catalog import kernel_here
 
 MR = 4  # rows of C per micro-tile (each packed b value is reused MR times)
 NB = 256  # columns per packed b tile (the vectorized inner loop); tuned on a 2-core Zen 5
 KC = 256  # k-panel depth: the MR x NB accumulator stays in L1, a KC x NB b tile (256 KiB) in L2
 MC = 64  # rows of a per parallel task
+op = kernel_here(__file__)
 
 
-@variant("gemm", "numpy", "numpy", library=True)
-def numpy_matmul(ctx):
-    """np.matmul into the output: BLAS sgemm/dgemm (numpy's own loops for float16)."""
-    def run(inp, out):
-        np.matmul(inp["a"], inp["b"], out=out["out"])
-    return run
-
-
-@cache
-def _numba_kernels(dtype: str):
+@op.numba("numba-naive")
+def naive_kernel(t):
+    """out[i, j] = dot(a[i, :], b[:, j]) per element, rows over the cores: b is walked by column."""
     from numba import njit, prange
 
-    from workbench.catalog.numba_math import numpy_dtype
-
-    t = numpy_dtype(dtype)
     zero = t(0.0)
 
     @njit(parallel=True, fastmath=True)
@@ -51,6 +38,16 @@ def _numba_kernels(dtype: str):
                 for p in range(k):
                     s += a[i, p] * b[p, j]
                 out[i, j] = s
+    return naive
+
+
+@op.numba("numba-tiled")
+def tiled_kernel(t):
+    """Packed b panels, MR x NB accumulator tiles in L1, row blocks over the cores."""
+    import numpy as np
+    from numba import njit, prange
+
+    zero = t(0.0)
 
     @njit(fastmath=True)
     def pack(b, k0, kc, bp):
@@ -118,33 +115,4 @@ def _numba_kernels(dtype: str):
                 acc = np.empty((MR, NB), t)
                 row_block(a, bp, out, ib * MC, min(m, ib * MC + MC), k0, kc, acc)
 
-    return naive, tiled
-
-
-def _compiled(kernel, dtype: str):
-    """Compile ``kernel`` for C-contiguous 2-D arrays of ``dtype`` now (zero-size call), not in a timed one."""
-    from workbench.catalog.numba_math import numpy_dtype
-
-    e2 = np.empty((0, 0), numpy_dtype(dtype))
-    kernel(e2, e2, e2)
-    return kernel
-
-
-@variant("gemm", "numba-naive", "numba", dtypes=("float32", "float64"))
-def numba_naive(ctx):
-    """out[i, j] = dot(a[i, :], b[:, j]) per element, rows over the cores: b is walked by column."""
-    naive = _compiled(_numba_kernels(ctx.dtype)[0], ctx.dtype)
-
-    def run(inp, out):
-        naive(inp["a"], inp["b"], out["out"])
-    return run
-
-
-@variant("gemm", "numba-tiled", "numba", dtypes=("float32", "float64"))
-def numba_tiled(ctx):
-    """Packed b panels, MR x NB accumulator tiles in L1, row blocks over the cores."""
-    tiled = _compiled(_numba_kernels(ctx.dtype)[1], ctx.dtype)
-
-    def run(inp, out):
-        tiled(inp["a"], inp["b"], out["out"])
-    return run
+    return tiled

@@ -12,7 +12,7 @@ margin. float16/bfloat16 assume float32 accumulation (torch CPU measured
 
 import numpy as np
 
-from workbench.catalog import KernelSpec, register_kernel
+from workbench.catalog import kernel_here
 from workbench.catalog.spec import DEFAULT_TOLERANCES
 
 
@@ -25,8 +25,7 @@ def reference(inp, p):
     return {"out": inp["a"] @ inp["b"]}
 
 
-SPEC = register_kernel(KernelSpec(
-    name="gemm",
+SPEC = kernel_here(__file__).register(
     description="out = a @ b; naive vs tiled vs library (BLAS / torch.matmul)",
     axes=("m", "n", "k"),
     make_inputs=make_inputs,
@@ -42,4 +41,4 @@ SPEC = register_kernel(KernelSpec(
     tolerances={**DEFAULT_TOLERANCES, "float32": 1e-5, "float16": 5e-3, "bfloat16": 4e-2},
     bound="compute-bound",
     llm_params=lambda s: {"m": s["batch"] * s["seq"], "k": s["hidden"], "n": s["intermediate"]},
-))
+)

@@ -1,33 +1,15 @@
-"""layernorm on the CPU: the numpy expression and a row-parallel numba kernel (two-pass statistics)."""
+"""layernorm with numba: a row-parallel kernel (two-pass statistics)."""
+from workbench.catalog import kernel_here
 
-from functools import cache
-
-import numpy as np
-
-from workbench.catalog import variant
-
-from workbench_catalog.layernorm.spec import EPS  # noqa: E402
+from .spec import EPS
 
 
-@variant("layernorm", "numpy", "numpy", library=True)
-def numpy_layernorm(ctx):
-    """mean, var, normalise, scale, shift: each a pass over memory with a temporary."""
-    def run(inp, out):
-        x = inp["x"]
-        mean = x.mean(axis=1, keepdims=True)
-        d = x - mean
-        var = (d * d).mean(axis=1, keepdims=True)
-        np.add(d / np.sqrt(var + EPS) * inp["weight"], inp["bias"], out=out["out"])
-    return run
-
-
-@cache
-def _numba_layernorm(dtype: str):
+@kernel_here(__file__).numba()
+def layernorm_kernel(t):
+    """Rows over the cores; per row: mean, centred variance (two passes in cache), normalise."""
+    import numpy as np
     from numba import njit, prange
 
-    from workbench.catalog.numba_math import numpy_dtype
-
-    t = numpy_dtype(dtype)
     zero, one, eps = t(0.0), t(1.0), t(EPS)
 
     @njit(parallel=True, fastmath=True)
@@ -48,16 +30,4 @@ def _numba_layernorm(dtype: str):
             for j in range(cols):
                 o[j] = (xr[j] - mean) * rstd * weight[j] + bias[j]
 
-    e2, e1 = np.empty((0, 0), t), np.empty(0, t)
-    layernorm(e2, e1, e1, e2)
     return layernorm
-
-
-@variant("layernorm", "numba", "numba", dtypes=("float32", "float64"))
-def numba_layernorm(ctx):
-    """Rows over the cores; per row: mean, centred variance (two passes in cache), normalise."""
-    k = _numba_layernorm(ctx.dtype)
-
-    def run(inp, out):
-        k(inp["x"], inp["weight"], inp["bias"], out["out"])
-    return run

@@ -1,14 +1,9 @@
 """layernorm as a portable device kernel: one block per row, mean then variance by tree reduction."""
+from workbench.catalog import kernel_here
+from workbench.portable import per_row, portable_here
 
-from pathlib import Path
+from .spec import EPS
 
-from workbench.portable import per_row, portable_variant
-
-from workbench_catalog.layernorm.spec import EPS  # sibling module, loaded by path
-
-HERE = Path(__file__).resolve().parent
-
-portable_variant("layernorm", "portable", HERE / "layernorm.cu",
-                 [per_row("layernorm_rows", ("x", "weight", "bias", "out", "rows", "cols"))],
-                 defines={"EPS": repr(EPS)},
-                 description="one block of 256 threads per row; two-pass mean/variance in shared memory")
+portable_here(kernel_here(__file__), [per_row("layernorm_rows", ("x", "weight", "bias", "out", "rows", "cols"))],
+              defines={"EPS": repr(EPS)},
+              description="one block of 256 threads per row; two-pass mean/variance in shared memory")

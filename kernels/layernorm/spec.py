@@ -7,7 +7,8 @@ scale by rstd, *weight, +bias = 7 (the per-row sqrt/divide is negligible).
 
 import numpy as np
 
-from workbench.catalog import KernelSpec, register_kernel
+from workbench.catalog import kernel_here
+from workbench.catalog.rowwise import rowwise_spec
 
 EPS = 1e-5
 
@@ -27,19 +28,6 @@ def reference(inp, p):
     return {"out": (x - mean) / np.sqrt(var + EPS) * inp["weight"] + inp["bias"]}
 
 
-SPEC = register_kernel(KernelSpec(
-    name="layernorm",
-    description="row-wise layer normalisation with weight and bias (eps 1e-5)",
-    axes=("rows", "cols"),
-    make_inputs=make_inputs,
-    reference=reference,
-    output_shapes=lambda p: {"out": (p["rows"], p["cols"])},
-    flops=lambda p: 7 * p["rows"] * p["cols"],
-    bytes_moved=lambda p, itemsize: (2 * p["rows"] * p["cols"] + 2 * p["cols"]) * itemsize,
-    sizes={
-        "verify": [{"rows": 1, "cols": 1}, {"rows": 37, "cols": 1000}, {"rows": 5, "cols": 4097}],
-        "quick": [{"rows": 256, "cols": 1024}, {"rows": 512, "cols": 2048}],
-        "full": [{"rows": 1024, "cols": 1024}, {"rows": 2048, "cols": 4096}, {"rows": 8192, "cols": 4096}],
-    },
-    llm_params=lambda s: {"rows": s["batch"] * s["seq"], "cols": s["hidden"]},
-))
+SPEC = kernel_here(__file__).register(
+    rowwise_spec, "row-wise layer normalisation with weight and bias (eps 1e-5)",
+    make_inputs=make_inputs, reference=reference, flops_per_element=7)

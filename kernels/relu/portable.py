@@ -1,11 +1,6 @@
 """relu as a portable device kernel (CUDA / HIP / OpenCL from one source): a grid-stride loop."""
+from workbench.catalog import kernel_here
+from workbench.portable import grid_stride, portable_here
 
-from pathlib import Path
-
-from workbench.portable import grid_stride, portable_variant
-
-HERE = Path(__file__).resolve().parent
-
-portable_variant("relu", "portable", HERE / "relu.cu",
-                 [grid_stride("relu", ("x", "out", "n"))],
-                 description="grid-stride loop, BLOCK=256 threads per block")
+portable_here(kernel_here(__file__), [grid_stride("relu", ("x", "out", "n"))],
+              description="grid-stride loop, BLOCK=256 threads per block")

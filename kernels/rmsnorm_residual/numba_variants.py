@@ -1,32 +1,17 @@
-"""rmsnorm_residual on the CPU: unfused numpy, fused and unfused numba."""
+"""rmsnorm_residual with numba: fused and unfused."""
+from workbench.catalog import kernel_here
 
-from functools import cache
+from .spec import EPS
 
-import numpy as np
-
-from workbench.catalog import variant
-
-from workbench_catalog.rmsnorm_residual.spec import EPS  # noqa: E402
+op = kernel_here(__file__)
 
 
-@variant("rmsnorm_residual", "numpy-unfused", "numpy", library=True)
-def numpy_unfused(ctx):
-    """residual_out = x + residual, then rmsnorm of it: two separate steps."""
-    def run(inp, out):
-        h = out["residual_out"]
-        np.add(inp["x"], inp["residual"], out=h)
-        ms = (h * h).mean(axis=1, keepdims=True)
-        np.multiply(h / np.sqrt(ms + EPS), inp["weight"], out=out["out"])
-    return run
-
-
-@cache
-def _numba_kernels(dtype: str):
+@op.numba("numba-fused", mode="fused")
+def fused_kernel(t):
+    """Per row: add and sum squares in one pass (writing residual_out), then scale from cache."""
+    import numpy as np
     from numba import njit, prange
 
-    from workbench.catalog.numba_math import numpy_dtype
-
-    t = numpy_dtype(dtype)
     zero, one, eps = t(0.0), t(1.0), t(EPS)
 
     @njit(parallel=True, fastmath=True)
@@ -43,29 +28,10 @@ def _numba_kernels(dtype: str):
             rstd = one / np.sqrt(s * inv_n + eps)
             for j in range(cols):
                 o[j] = h[j] * rstd * weight[j]
-
     return fused
 
 
-def _empties(dtype: str):
-    from workbench.catalog.numba_math import numpy_dtype
-
-    return np.empty((0, 0), numpy_dtype(dtype)), np.empty(0, numpy_dtype(dtype))
-
-
-@variant("rmsnorm_residual", "numba-fused", "numba", mode="fused", dtypes=("float32", "float64"))
-def numba_fused(ctx):
-    """Per row: add and sum squares in one pass (writing residual_out), then scale from cache."""
-    fused = _numba_kernels(ctx.dtype)
-    e2, e1 = _empties(ctx.dtype)
-    fused(e2, e2, e1, e2, e2)  # compile now, not inside a timed call
-
-    def run(inp, out):
-        fused(inp["x"], inp["residual"], inp["weight"], out["out"], out["residual_out"])
-    return run
-
-
-@variant("rmsnorm_residual", "numba-unfused", "numba", dtypes=("float32", "float64"))
+@op.variant("numba-unfused", "numba")
 def numba_unfused(ctx):
     """Two kernels: the add over the whole array, then rmsnorm reading residual_out back from memory.
 
@@ -73,10 +39,10 @@ def numba_unfused(ctx):
     "unfused" means exactly those two launches back to back. Imported here, not at load time:
     every catalog folder has loaded by the time a variant is built.
     """
-    from workbench_catalog.rmsnorm.cpu import _numba_rmsnorm
-    from workbench_catalog.vector_add.cpu import _numba_add
+    from workbench_catalog.rmsnorm.numba_variants import rmsnorm_kernel
+    from workbench_catalog.vector_add.numba_variants import add_kernel
 
-    add, rmsnorm = _numba_add(ctx.dtype), _numba_rmsnorm(ctx.dtype)
+    add, rmsnorm = add_kernel(ctx.dtype), rmsnorm_kernel(ctx.dtype)
 
     def run(inp, out):
         h = out["residual_out"]

@@ -8,7 +8,8 @@ the add plus rmsnorm's 4 = 5.
 
 import numpy as np
 
-from workbench.catalog import KernelSpec, register_kernel
+from workbench.catalog import kernel_here
+from workbench.catalog.rowwise import rowwise_spec
 
 EPS = 1e-6
 
@@ -26,19 +27,6 @@ def reference(inp, p):
             "residual_out": h}
 
 
-SPEC = register_kernel(KernelSpec(
-    name="rmsnorm_residual",
-    description="residual add then RMS normalisation; fused vs unfused",
-    axes=("rows", "cols"),
-    make_inputs=make_inputs,
-    reference=reference,
-    output_shapes=lambda p: {"out": (p["rows"], p["cols"]), "residual_out": (p["rows"], p["cols"])},
-    flops=lambda p: 5 * p["rows"] * p["cols"],
-    bytes_moved=lambda p, itemsize: (4 * p["rows"] * p["cols"] + p["cols"]) * itemsize,
-    sizes={
-        "verify": [{"rows": 1, "cols": 1}, {"rows": 37, "cols": 1000}, {"rows": 5, "cols": 4097}],
-        "quick": [{"rows": 256, "cols": 1024}, {"rows": 512, "cols": 2048}],
-        "full": [{"rows": 1024, "cols": 1024}, {"rows": 2048, "cols": 4096}, {"rows": 8192, "cols": 4096}],
-    },
-    llm_params=lambda s: {"rows": s["batch"] * s["seq"], "cols": s["hidden"]},
-))
+SPEC = kernel_here(__file__).register(
+    rowwise_spec, "residual add then RMS normalisation; fused vs unfused",
+    make_inputs=make_inputs, reference=reference, flops_per_element=5, outputs=("out", "residual_out"))

@@ -1,10 +1,7 @@
 """rmsnorm_residual with torch on any torch device: eager (add, then F.rms_norm) and torch.compile (fused)."""
+from workbench.catalog import kernel_here
 
-from workbench.catalog import variant
-
-from workbench_catalog.rmsnorm_residual.spec import EPS  # noqa: E402
-
-DTYPES = ("float16", "bfloat16", "float32", "float64")
+from .spec import EPS
 
 
 def _add_rmsnorm(x, residual, weight):
@@ -14,28 +11,12 @@ def _add_rmsnorm(x, residual, weight):
     return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS) * weight, h
 
 
-@variant("rmsnorm_residual", "torch-unfused", "torch", library=True, dtypes=DTYPES)
-def torch_unfused(ctx):
-    """torch.add(x, residual, out=residual_out), then F.rms_norm reading it back."""
-    import torch
-    import torch.nn.functional as F
-
-    shape = (ctx.params["cols"],)
-
-    def run(inp, out):
-        h = torch.add(inp["x"], inp["residual"], out=out["residual_out"])
-        return {"out": F.rms_norm(h, shape, inp["weight"], EPS), "residual_out": h}
-    return run
+def _unfused(torch, inp, out):
+    h = torch.add(inp["x"], inp["residual"], out=out["residual_out"])
+    return {"out": torch.nn.functional.rms_norm(h, h.shape[-1:], inp["weight"], EPS), "residual_out": h}
 
 
-@variant("rmsnorm_residual", "torch-compile", "torch", mode="compiled", dtypes=DTYPES)
-def torch_compiled(ctx):
-    """torch.compile of add + rmsnorm: one fused row kernel writing both outputs."""
-    from workbench.catalog.torch_support import compile_for
-
-    fn = compile_for(ctx, "rmsnorm_residual", _add_rmsnorm, ("x", "residual", "weight"))
-
-    def run(inp, out):
-        y, h = fn(inp["x"], inp["residual"], inp["weight"])
-        return {"out": y, "residual_out": h}
-    return run
+kernel_here(__file__).torch_trio(
+    _unfused, "torch.add(x, residual, out=residual_out), then F.rms_norm reading it back.",
+    library_name="torch-unfused", compiled=_add_rmsnorm,
+    compile_doc="torch.compile of add + rmsnorm: one fused row kernel writing both outputs.")

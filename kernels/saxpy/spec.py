@@ -1,27 +1,15 @@
 """saxpy: y = a * x + y_in — the simplest memory-bound kernel (2 reads, 1 write per element)."""
-
 import numpy as np
 
-from workbench.catalog import KernelSpec, register_kernel
+from workbench.catalog import kernel_here
 
 ALPHA = 1.7
 
-
-def make_inputs(p, rng: np.random.Generator):
-    n = p["n"]
-    return {"x": rng.standard_normal(n), "y": rng.standard_normal(n)}
-
-
-def reference(inp, p):
-    return {"out": ALPHA * inp["x"] + inp["y"]}
-
-
-SPEC = register_kernel(KernelSpec(
-    name="saxpy",
+SPEC = kernel_here(__file__).register(
     description="out = alpha * x + y (alpha = 1.7); STREAM-triad-like, purely bandwidth-bound",
     axes=("n",),
-    make_inputs=make_inputs,
-    reference=reference,
+    make_inputs=lambda p, rng: {"x": rng.standard_normal(p["n"]), "y": rng.standard_normal(p["n"])},
+    reference=lambda inp, p: {"out": ALPHA * inp["x"] + inp["y"]},
     output_shapes=lambda p: {"out": (p["n"],)},
     flops=lambda p: 2 * p["n"],
     bytes_moved=lambda p, itemsize: 3 * p["n"] * itemsize,
@@ -31,4 +19,4 @@ SPEC = register_kernel(KernelSpec(
         "full": [{"n": 2**k} for k in range(12, 27, 2)],
     },
     llm_params=lambda s: {"n": s["batch"] * s["seq"] * s["hidden"]},
-))
+)

@@ -5,12 +5,12 @@ FLOPs: exp (one transcendental, negation folded in), +1, divide, *x = 4 per elem
 
 import numpy as np
 
-from workbench.catalog import register_kernel
+from workbench.catalog import kernel_here
 from workbench.catalog.elementwise import activation_spec
 
 FLOPS_PER_ELEMENT = 4
 
 
-SPEC = register_kernel(activation_spec(
-    "silu", "out = x * sigmoid(x); memory-bound once exp vectorizes",
-    formula=lambda x: x / (1.0 + np.exp(-x)), flops_per_element=FLOPS_PER_ELEMENT, input_scale=3.0))
+SPEC = kernel_here(__file__).register(
+    activation_spec, "out = x * sigmoid(x); memory-bound once exp vectorizes",
+    formula=lambda x: x / (1.0 + np.exp(-x)), flops_per_element=FLOPS_PER_ELEMENT, input_scale=3.0)

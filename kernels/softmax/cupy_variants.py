@@ -1,33 +1,13 @@
-"""softmax with CuPy library calls on an NVIDIA/AMD GPU: max, exp, sum and divide as cupy reductions and ufuncs.
-
-``make_run(xp, special)`` holds the whole computation written against the
-numpy-compatible subset of the array API, so the same code runs with cupy on
-a device and with numpy (+ scipy.special) in the tests on a machine without
-one. cupy is imported only inside the builder.
-"""
-
-from workbench.catalog import variant
-
-DTYPES = ("float16", "float32", "float64")  # cupy has no bfloat16
+"""softmax with CuPy on an NVIDIA/AMD GPU; ``make_run`` runs with numpy too (tests)."""
+from workbench.catalog import kernel_here
+from workbench.catalog.xp import accumulate
 
 
-def _acc(xp, x):
-    """float16 rows are reduced in float32 (as cuBLAS/CUB-based libraries do); other dtypes in their own."""
-    return x.astype(xp.float32) if x.dtype == xp.float16 else x
-
-
+@kernel_here(__file__).cupy("exp(x - max) / sum over rows with cupy reductions (float16 computed in float32), eager.")
 def make_run(xp, special=None):
     def run(inp, out):
-        x = _acc(xp, inp["x"])
+        x = accumulate(xp, inp["x"])
         e = x - x.max(axis=1, keepdims=True)
         xp.exp(e, out=e)
         xp.divide(e, e.sum(axis=1, keepdims=True), out=out["out"])
     return run
-
-
-@variant("softmax", "cupy", "cupy", library=True, dtypes=DTYPES)
-def cupy_softmax(ctx):
-    """exp(x - max) / sum over rows with cupy reductions (float16 computed in float32), eager."""
-    import cupy
-
-    return make_run(cupy)

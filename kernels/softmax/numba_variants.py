@@ -1,4 +1,4 @@
-"""softmax on the CPU: the numpy expression and a row-parallel numba kernel.
+"""softmax with numba: a row-parallel kernel.
 
 The numba kernel makes three passes over each row (max; exp and sum, writing
 exp into the output; scale), all inside the row's cache footprint, so memory
@@ -6,34 +6,18 @@ sees one read and one write per element as long as a row fits in L2. During
 the exp pass it prefetches the next row, so memory works while the core
 computes (~10% at 8192 x 4096).
 """
-
-from functools import cache
-
-import numpy as np
-
-from workbench.catalog import variant
+from workbench.catalog import kernel_here
 
 
-@variant("softmax", "numpy", "numpy", library=True)
-def numpy_softmax(ctx):
-    """exp(x - max) / sum: a max pass, a subtract temporary, an exp temporary, a sum, a divide."""
-    def run(inp, out):
-        x = inp["x"]
-        e = np.exp(x - x.max(axis=1, keepdims=True))
-        np.divide(e, e.sum(axis=1, keepdims=True), out=out["out"])
-    return run
-
-
-@cache
-def _numba_softmax(dtype: str):
+@kernel_here(__file__).numba()
+def softmax_kernel(t):
+    """Rows over the cores; per row: SIMD max, polynomial exp + sum (prefetching the next row), scale."""
     from numba import njit, prange
 
-    from workbench.catalog.numba_math import (PREFETCH_BLOCK, exp_for, fmax, line_elements, numpy_dtype,
-                                              prefetch_block)
+    from workbench.catalog.numba_math import PREFETCH_BLOCK, exp_for, fmax, line_elements, prefetch_block
 
-    t = numpy_dtype(dtype)
-    exp, zero, one = exp_for(dtype), t(0.0), t(1.0)
-    block, line = PREFETCH_BLOCK, line_elements(dtype)
+    exp, zero, one = exp_for(t.__name__), t(0.0), t(1.0)
+    block, line = PREFETCH_BLOCK, line_elements(t.__name__)
 
     @njit(parallel=True, fastmath=True)
     def softmax(x, out):
@@ -63,16 +47,4 @@ def _numba_softmax(dtype: str):
             for j in range(cols):
                 o[j] *= inv
 
-    e2 = np.empty((0, 0), t)
-    softmax(e2, e2)
     return softmax
-
-
-@variant("softmax", "numba", "numba", dtypes=("float32", "float64"))
-def numba_softmax(ctx):
-    """Rows over the cores; per row: SIMD max, polynomial exp + sum (prefetching the next row), scale."""
-    k = _numba_softmax(ctx.dtype)
-
-    def run(inp, out):
-        k(inp["x"], out["out"])
-    return run

@@ -6,14 +6,10 @@ the row in cache meets it, a three-pass kernel over rows bigger than cache does 
 LLM mapping: attention scores [batch*heads*seq, seq], heads = ``heads`` from the
 shape or hidden/128 (head dimension 128) when it is not given.
 """
-
 import numpy as np
 
-from workbench.catalog import KernelSpec, register_kernel
-
-
-def make_inputs(p, rng: np.random.Generator):
-    return {"x": 2.0 * rng.standard_normal((p["rows"], p["cols"]))}
+from workbench.catalog import kernel_here
+from workbench.catalog.rowwise import rowwise_spec
 
 
 def reference(inp, p):
@@ -27,19 +23,7 @@ def llm_params(s):
     return {"rows": s["batch"] * heads * s["seq"], "cols": s["seq"]}
 
 
-SPEC = register_kernel(KernelSpec(
-    name="softmax",
-    description="row-wise softmax (numerically stable: subtract the row maximum first)",
-    axes=("rows", "cols"),
-    make_inputs=make_inputs,
-    reference=reference,
-    output_shapes=lambda p: {"out": (p["rows"], p["cols"])},
-    flops=lambda p: 5 * p["rows"] * p["cols"],
-    bytes_moved=lambda p, itemsize: 2 * p["rows"] * p["cols"] * itemsize,
-    sizes={
-        "verify": [{"rows": 1, "cols": 1}, {"rows": 37, "cols": 1000}, {"rows": 5, "cols": 4097}],
-        "quick": [{"rows": 256, "cols": 1024}, {"rows": 512, "cols": 2048}],
-        "full": [{"rows": 1024, "cols": 1024}, {"rows": 2048, "cols": 4096}, {"rows": 8192, "cols": 4096}],
-    },
-    llm_params=llm_params,
-))
+SPEC = kernel_here(__file__).register(
+    rowwise_spec, "row-wise softmax (numerically stable: subtract the row maximum first)",
+    make_inputs=lambda p, rng: {"x": 2.0 * rng.standard_normal((p["rows"], p["cols"]))},
+    reference=reference, flops_per_element=5, llm_params=llm_params)

@@ -1,29 +1,15 @@
-"""sum on the CPU: numpy's pairwise sum and a blocked parallel numba reduction."""
-
-from functools import cache
-
-import numpy as np
-
-from workbench.catalog import variant
+"""sum with numba: a blocked parallel reduction."""
+from workbench.catalog import kernel_here
 
 BLOCK = 8192  # elements summed in the run dtype before the partial goes to float64
 
 
-@variant("sum", "numpy", "numpy", library=True)
-def numpy_sum(ctx):
-    """np.sum: pairwise summation, single-threaded."""
-    def run(inp, out):
-        out["out"][0] = np.sum(inp["x"])
-    return run
-
-
-@cache
-def _numba_sum(dtype: str):
+@kernel_here(__file__).numba()
+def sum_kernel(t):
+    """Blocks of 8192 over the cores, each summed in SIMD lanes; block sums combined in float64."""
+    import numpy as np
     from numba import njit, prange
 
-    from workbench.catalog.numba_math import numpy_dtype
-
-    t = numpy_dtype(dtype)
     zero = t(0.0)
 
     @njit(parallel=True, fastmath=True)
@@ -41,16 +27,4 @@ def _numba_sum(dtype: str):
             total += partial[b]
         out[0] = total
 
-    e1 = np.empty(0, t)
-    blocked_sum(e1, np.empty(1, t))
     return blocked_sum
-
-
-@variant("sum", "numba", "numba", dtypes=("float32", "float64"))
-def numba_sum(ctx):
-    """Blocks of 8192 over the cores, each summed in SIMD lanes; block sums combined in float64."""
-    k = _numba_sum(ctx.dtype)
-
-    def run(inp, out):
-        k(inp["x"], out["out"])
-    return run

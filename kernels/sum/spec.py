@@ -13,7 +13,7 @@ second. Half precisions are limited by rounding the result (2^-11, 2^-8).
 
 import numpy as np
 
-from workbench.catalog import KernelSpec, register_kernel
+from workbench.catalog import kernel_here, sizes
 from workbench.catalog.spec import DEFAULT_TOLERANCES
 
 
@@ -26,8 +26,7 @@ def reference(inp, p):
     return {"out": np.array([np.sum(inp["x"])])}
 
 
-SPEC = register_kernel(KernelSpec(
-    name="sum",
+SPEC = kernel_here(__file__).register(
     description="out[0] = sum of x; the reduction tutorial (tree vs blocked vs sequential accumulation)",
     axes=("n",),
     make_inputs=make_inputs,
@@ -35,11 +34,7 @@ SPEC = register_kernel(KernelSpec(
     output_shapes=lambda p: {"out": (1,)},
     flops=lambda p: p["n"],
     bytes_moved=lambda p, itemsize: (p["n"] + 1) * itemsize,
-    sizes={
-        "verify": [{"n": 1}, {"n": 4099}, {"n": 100003}],
-        "quick": [{"n": 2**16}, {"n": 2**18}, {"n": 2**20}],
-        "full": [{"n": 2**k} for k in (20, 22, 24, 25)],
-    },
+    sizes=sizes.copy(sizes.ELEMENTS),
     tolerances={**DEFAULT_TOLERANCES, "float32": 2e-6},
     llm_params=None,
-))
+)

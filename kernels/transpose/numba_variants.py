@@ -1,25 +1,13 @@
-"""transpose on the CPU: numpy's strided copy, naive and cache-tiled numba kernels."""
-
-from functools import cache
-
-import numpy as np
-
-from workbench.catalog import variant
+"""transpose with numba: naive and cache-tiled kernels (dtype-generic code, compiled once per dtype)."""
+from workbench.catalog import kernel_here
 
 TILE = 32  # 32x32 float32 = 4 KiB per tile side: source and destination tiles both stay in L1
+op = kernel_here(__file__)
 
 
-@variant("transpose", "numpy", "numpy", library=True)
-def numpy_transpose(ctx):
-    """np.copyto(out, x.T): numpy's strided copy loop."""
-    def run(inp, out):
-        np.copyto(out["out"], inp["x"].T)
-    return run
-
-
-@cache
-def _numba_kernels(dtype: str):
-    """The naive and tiled kernels; dtype-generic code, cached per dtype so each compiles once."""
+@op.numba("numba-naive")
+def naive_kernel(t):
+    """Row by row: reads stream, every write lands in a different cache line (and page, for wide rows)."""
     from numba import njit, prange
 
     @njit(parallel=True)
@@ -28,6 +16,13 @@ def _numba_kernels(dtype: str):
         for i in prange(rows):
             for j in range(cols):
                 out[j, i] = x[i, j]  # contiguous reads, writes a whole output row apart
+    return naive
+
+
+@op.numba("numba-tiled")
+def tiled_kernel(t):
+    """32x32 tiles: each tile's source lines and destination lines are reused while in L1."""
+    from numba import njit, prange
 
     @njit(parallel=True)
     def tiled(x, out):
@@ -42,34 +37,4 @@ def _numba_kernels(dtype: str):
                 for j in range(j0, j1):
                     for i in range(i0, i1):
                         out[j, i] = x[i, j]
-
-    return naive, tiled
-
-
-def _compiled(kernel, dtype: str):
-    """Compile ``kernel`` for C-contiguous 2-D arrays of ``dtype`` now (zero-size call), not in a timed one."""
-    from workbench.catalog.numba_math import numpy_dtype
-
-    e2 = np.empty((0, 0), numpy_dtype(dtype))
-    kernel(e2, e2)
-    return kernel
-
-
-@variant("transpose", "numba-naive", "numba", dtypes=("float32", "float64"))
-def numba_naive(ctx):
-    """Row by row: reads stream, every write lands in a different cache line (and page, for wide rows)."""
-    naive = _compiled(_numba_kernels(ctx.dtype)[0], ctx.dtype)
-
-    def run(inp, out):
-        naive(inp["x"], out["out"])
-    return run
-
-
-@variant("transpose", "numba-tiled", "numba", dtypes=("float32", "float64"))
-def numba_tiled(ctx):
-    """32x32 tiles: each tile's source lines and destination lines are reused while in L1."""
-    tiled = _compiled(_numba_kernels(ctx.dtype)[1], ctx.dtype)
-
-    def run(inp, out):
-        tiled(inp["x"], out["out"])
-    return run
+    return tiled

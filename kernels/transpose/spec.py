@@ -7,7 +7,7 @@ blocks so both sides are touched in contiguous runs.
 
 import numpy as np
 
-from workbench.catalog import KernelSpec, register_kernel
+from workbench.catalog import kernel_here
 
 
 def make_inputs(p, rng: np.random.Generator):
@@ -18,8 +18,7 @@ def reference(inp, p):
     return {"out": np.ascontiguousarray(inp["x"].T)}
 
 
-SPEC = register_kernel(KernelSpec(
-    name="transpose",
+SPEC = kernel_here(__file__).register(
     description="out = x.T materialised (contiguous); naive vs tiled memory access",
     axes=("rows", "cols"),
     make_inputs=make_inputs,
@@ -34,4 +33,4 @@ SPEC = register_kernel(KernelSpec(
         "full": [{"rows": 1024, "cols": 1024}, {"rows": 4096, "cols": 4096}, {"rows": 8192, "cols": 4096}],
     },
     llm_params=lambda s: {"rows": s["batch"] * s["seq"], "cols": s["hidden"]},
-))
+)

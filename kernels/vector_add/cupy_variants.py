@@ -1,25 +1,9 @@
-"""vector_add with CuPy library calls on an NVIDIA/AMD GPU: cupy.add(a, b, out=out).
-
-``make_run(xp, special)`` holds the whole computation written against the
-numpy-compatible subset of the array API, so the same code runs with cupy on
-a device and with numpy (+ scipy.special) in the tests on a machine without
-one. cupy is imported only inside the builder.
-"""
-
-from workbench.catalog import variant
-
-DTYPES = ("float16", "float32", "float64")  # cupy has no bfloat16
+"""vector_add with CuPy on an NVIDIA/AMD GPU; ``make_run`` runs with numpy too (tests)."""
+from workbench.catalog import kernel_here
 
 
+@kernel_here(__file__).cupy("cupy.add(a, b, out=out): one elementwise launch.")
 def make_run(xp, special=None):
     def run(inp, out):
         xp.add(inp["a"], inp["b"], out=out["out"])
     return run
-
-
-@variant("vector_add", "cupy", "cupy", library=True, dtypes=DTYPES)
-def cupy_vector_add(ctx):
-    """cupy.add(a, b, out=out): one elementwise launch."""
-    import cupy
-
-    return make_run(cupy)

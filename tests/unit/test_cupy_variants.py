@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from workbench.catalog import get_kernel, kernels, variants
+from workbench.backends.base import KNOWN_DTYPES
 from workbench.dtypes import host_dtype
 from workbench.runner import POISON, check, make_host_inputs, output_dtype, reference_outputs
 from workbench.selection import BackendUnavailable
@@ -30,6 +31,17 @@ OPS = ("saxpy", "vector_add", "relu", "gelu_tanh", "gelu_erf", "silu", "bias_gel
 #: The cupy composition is eager; where a fused form exists elsewhere it is named "-unfused".
 NAME = {op: "cupy" for op in OPS} | {"bias_gelu": "cupy-unfused", "rmsnorm_residual": "cupy-unfused"}
 DTYPES = ("float16", "float32", "float64")
+
+
+class _CupyCaps:
+    """A stand-in cupy backend with CupyBackend's capabilities (the real one needs a device to report them)."""
+
+    name, runtime = "cupy", "cupy"
+
+    def capabilities(self):
+        from workbench.backends.base import Capabilities
+
+        return Capabilities(dtypes=("float16", "float32", "float64"))
 
 
 def _module(op):
@@ -82,7 +94,10 @@ def test_composition_with_numpy_standin(op, dtype):
 def test_registered_for_the_cupy_runtime(op):
     v = variants(op)[NAME[op]]
     assert v.runtimes == ("cupy",)
-    assert v.dtypes == DTYPES
+    # dtypes default to the cupy backend's capabilities (float16/32/64: cupy has no bfloat16) instead of a
+    # restated constant; what a cupy backend offers for the variant is still exactly DTYPES.
+    assert v.dtypes is None
+    assert tuple(d for d in KNOWN_DTYPES if v.unsupported_reason(_CupyCaps(), d) is None) == DTYPES
     assert v.mode == "eager" and v.library
     assert v.description
     assert v.build.__module__ == f"workbench_catalog.{op}.cupy_variants"

@@ -12,13 +12,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .sizes import ELEMENTS as SIZES
+from .sizes import copy
 from .spec import Arrays, KernelSpec, Params
-
-SIZES: dict[str, list[dict[str, int]]] = {
-    "verify": [{"n": 1}, {"n": 4099}, {"n": 100003}],
-    "quick": [{"n": 2**16}, {"n": 2**18}, {"n": 2**20}],
-    "full": [{"n": 2**k} for k in (20, 22, 24, 25)],
-}
 
 
 def activation_spec(name: str, description: str, formula: Callable[[np.ndarray], np.ndarray],
@@ -37,6 +33,6 @@ def activation_spec(name: str, description: str, formula: Callable[[np.ndarray],
         output_shapes=lambda p: {"out": (p["n"],)},
         flops=lambda p: flops_per_element * p["n"],
         bytes_moved=lambda p, itemsize: 2 * p["n"] * itemsize,
-        sizes={k: [dict(s) for s in v] for k, v in SIZES.items()},
+        sizes=copy(SIZES),
         llm_params=lambda s: {"n": s["batch"] * s["seq"] * s["intermediate"]},
         **extra)

@@ -19,6 +19,12 @@ log = logging.getLogger(__name__)
 ENV_CATALOG = "WORKBENCH_CATALOG"
 _loaded: set[Path] = set()
 _default_done = False
+_current: Path | None = None
+
+
+def current_folder() -> Path | None:
+    """The kernel folder whose files the loader is executing now (None outside a load)."""
+    return _current
 
 
 def builtin_catalog_path() -> Path:
@@ -52,6 +58,15 @@ load_errors: dict[str, str] = {}
 
 
 def _load_folder(folder: Path) -> None:
+    global _current
+    previous, _current = _current, folder
+    try:
+        _load_files(folder)
+    finally:
+        _current = previous
+
+
+def _load_files(folder: Path) -> None:
     files = sorted(folder.glob("*.py"), key=lambda p: (p.name != "spec.py", p.name))
     for f in files:
         modname = f"workbench_catalog.{folder.name}.{f.stem}"

@@ -18,7 +18,7 @@ Accuracy, measured against float64 (see tests/test_variants_numba_math.py):
   4.5e-7 absolute.  There is no float64 counterpart: float64 kernels call
   ``math.erf`` (scalar, exact) and say so.
 
-Only this module and the catalog's ``cpu.py`` builders import numba, and only
+Only this module and the catalog's numba builders (``numba_variants.py``) import numba, and only
 when a numba variant is built, so loading the catalog stays cheap.
 """
 
@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -210,3 +210,88 @@ def numpy_dtype(dtype: str):
 #: Reductions need ``reassoc`` to vectorize and use ``fastmath=True``.
 ELEMENTWISE_FASTMATH = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
 
+
+
+# --- Disk caching (``cache=True``) of kernels that call the helpers above -------------------------------------------
+#
+# numba keys a cached kernel by its bytecode and a pickle of its closure variables. The catalog's
+# kernels are closures over dtype constants and over the dispatchers/intrinsics of this module, and a
+# numba dispatcher pickles with a random per-process uuid: the key changed in every process, so the
+# cache never hit and its index grew by one entry per run (measured). Giving each jitted object a uuid
+# derived from its name and the source file it comes from makes the key stable between processes, and
+# editing that file (this one, for the helpers) changes it, so a kernel is recompiled when a helper
+# it inlines changes — which numba's own check (the kernel's file only) would miss.
+
+def _file_digest(path: str) -> str:
+    import hashlib
+
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        return "nofile"
+
+
+def _stamp(obj, name: str) -> None:
+    """Give a numba dispatcher or intrinsic a deterministic uuid (no-op if it has one or is neither)."""
+    set_uuid = getattr(obj, "_set_uuid", None)
+    if set_uuid is None:
+        return
+    try:
+        set_uuid(name)
+    except AssertionError:  # already has one (pickled or stamped before)
+        pass
+
+
+def stable_identities(kernel, salt: str) -> None:
+    """Stamp the jitted objects in ``kernel``'s closure (recursively) so its disk-cache key is reproducible.
+
+    ``salt`` distinguishes factory calls that build different objects from one code (e.g. the dtype).
+    """
+    seen: set[int] = set()
+
+    def walk(disp) -> None:
+        py_func = getattr(disp, "py_func", None)
+        if py_func is None or id(disp) in seen:
+            return
+        seen.add(id(disp))
+        for cell in py_func.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # empty cell
+                continue
+            inner = getattr(value, "py_func", None)
+            if inner is not None:
+                _stamp(value, f"{inner.__module__}.{inner.__qualname__}:{salt}:{_file_digest(inner.__code__.co_filename)}")
+                walk(value)
+
+    walk(kernel)
+
+
+_DIGEST = _file_digest(__file__)
+for _name, _obj in list(globals().items()):
+    if hasattr(_obj, "_set_uuid") and not isinstance(_obj, type):
+        _stamp(_obj, f"{__name__}.{_name}:{_DIGEST}")
+del _name, _obj
+
+
+def elementwise_kernel(scalar, arity: int):
+    """``out[i] = scalar(a[i], ...)`` over ``arity`` 1-D inputs, parallel and vectorizable (``scalar`` inlined).
+
+    The parameters are positional (the spec's inputs in order, then ``out``);
+    the loop is the one every elementwise kernel of the catalog used to spell out.
+    """
+    f = njit(inline="always")(scalar)
+    if arity == 1:
+        @njit(parallel=True, fastmath=ELEMENTWISE_FASTMATH)
+        def map1(a, out):
+            for i in prange(a.shape[0]):
+                out[i] = f(a[i])
+        return map1
+    if arity == 2:
+        @njit(parallel=True, fastmath=ELEMENTWISE_FASTMATH)
+        def map2(a, b, out):
+            for i in prange(a.shape[0]):
+                out[i] = f(a[i], b[i])
+        return map2
+    raise ValueError(f"elementwise kernels take 1 or 2 inputs, not {arity}")

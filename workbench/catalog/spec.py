@@ -66,6 +66,25 @@ class KernelSpec:
     def tolerance(self, dtype: str) -> float:
         return self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype])
 
+    def host_inputs(self, params: Params, dtype: str, seed: int = 0) -> Arrays:
+        """Seeded inputs of ``params``, rounded to ``dtype`` and held in its host dtype (the values every run sees)."""
+        from ..dtypes import round_to
+
+        raw = self.make_inputs(params, np.random.default_rng(seed))
+        return {k: round_to(v, dtype) for k, v in raw.items()}
+
+    def example_inputs(self, backend: "Backend", params: Params, dtype: str, seed: int = 0) -> dict[str, Any]:
+        """:meth:`host_inputs` on ``backend``'s device (cast there for bfloat16), e.g. to compile a variant.
+
+        Here, in the spec, so that builders in the catalog need nothing from the
+        layers above it (the harness builds its inputs the same way).
+        """
+        out = {}
+        for k, v in self.host_inputs(params, dtype, seed).items():
+            x = backend.from_numpy(np.ascontiguousarray(v))
+            out[k] = backend.cast(x, dtype) if dtype == "bfloat16" else x
+        return out
+
     def validate_params(self, params: Params) -> dict[str, int]:
         missing = [a for a in self.axes if a not in params]
         extra = [k for k in params if k not in self.axes]

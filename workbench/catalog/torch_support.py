@@ -17,6 +17,7 @@ from __future__ import annotations
 import shutil
 from typing import Any, Callable
 
+from .registry import get_kernel
 from .spec import BuildContext, Unsupported
 
 #: Device types TorchInductor generates code for.
@@ -26,11 +27,7 @@ RECOMPILE_LIMIT = 256
 
 def example_inputs(kernel: str, ctx: BuildContext) -> dict[str, Any]:
     """Inputs of the run's shapes, dtype and device (seed 0), to trigger compilation."""
-    from ..runner import make_host_inputs, to_device
-    from .registry import get_kernel
-
-    host = make_host_inputs(get_kernel(kernel), ctx.params, ctx.dtype, seed=0)
-    return {k: to_device(ctx.backend, v, ctx.dtype) for k, v in host.items()}
+    return get_kernel(kernel).example_inputs(ctx.backend, ctx.params, ctx.dtype, seed=0)
 
 
 def compile_for(ctx: BuildContext, kernel: str, fn: Callable[..., Any],

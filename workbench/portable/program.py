@@ -19,14 +19,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from ..catalog import BuildContext, Unsupported, variant
 from .prelude import DTYPES
 from .runtimes import launcher, target_of
-from .source import render
+from .source import expand_includes, kernel_names, render
+
+if TYPE_CHECKING:
+    from ..catalog.authoring import KernelFolder
 
 Sizes = Mapping[str, int]
 
@@ -74,6 +77,21 @@ def grid_stride(entry: str, args: Iterable[str], n: Callable[[Sizes], int] = lam
 def per_row(entry: str, args: Iterable[str]) -> Launch:
     """One block of BLOCK threads per row."""
     return Launch(entry, lambda s: (s["rows"],), lambda s: (s["BLOCK"],), tuple(args))
+
+
+def grid_2d(entry: str, args: Iterable[str], extent: tuple[str, str], block: tuple[str, str],
+            cover: tuple[str, str] | None = None) -> Launch:
+    """A 2-D launch: ``block`` threads (x, y) per block, blocks enough to cover ``extent`` (x, y).
+
+    All four are size names (axes, ``#define``s or derived values). Each block
+    covers ``cover`` elements (defaults to ``block``: one thread per element);
+    a tile kernel whose threads loop over several rows covers more than it has
+    threads, e.g. ``block=("TILE", "TILE_ROWS"), cover=("TILE", "TILE")``.
+    x is the fastest-varying (column) axis, as in CUDA.
+    """
+    cx, cy = cover or block
+    return Launch(entry, lambda s: (cdiv(s[extent[0]], s[cx]), cdiv(s[extent[1]], s[cy])),
+                  lambda s: (s[block[0]], s[block[1]]), tuple(args))
 
 
 def _acc_dtype(dtype: str) -> np.dtype:
@@ -193,6 +211,27 @@ def portable_variant(kernel: str, name: str, source: str | Path, launches: Itera
     if not program.source.is_file():
         raise FileNotFoundError(f"{kernel}/{name}: device source {program.source} does not exist")
     return program.register(mode=mode, description=description)
+
+
+def portable_here(op: "KernelFolder", launches: Iterable[Launch], *, name: str = "portable",
+                  source: str | None = None, **kwargs: Any) -> PortableProgram:
+    """:func:`portable_variant` for the kernel of folder ``op`` (from ``kernel_here(__file__)``).
+
+    ``source`` is a file name in the folder; by default the one ``.cu`` file
+    there that declares every entry the launches name, so a folder needs no
+    literal for it. Other keywords as for :func:`portable_variant`.
+    """
+    launches = tuple(launches)
+    if source is None:
+        wanted = {l.entry for l in launches}
+        found = [p for p in sorted(op.folder.glob("*.cu")) if wanted <= set(kernel_names(expand_includes(p)))]
+        if len(found) != 1:
+            raise FileNotFoundError(f"{op.name}/{name}: {len(found)} .cu files in {op.folder} declare "
+                                    f"{', '.join(sorted(wanted))}; pass source=")
+        path = found[0]
+    else:
+        path = op.path(source)
+    return portable_variant(op.name, name, path, launches, **kwargs)
 
 
 def programs() -> list[PortableProgram]:

@@ -1,0 +1,289 @@
+"""Authoring helpers: each fact about a kernel is stated once.
+
+A file in a kernel folder starts with ``op = kernel_here(__file__)``. The
+kernel's name is the folder's name, so no file types it, and a folder copied
+under another name registers under that name. ``op``'s methods register the
+variant shapes that every operation repeats:
+
+- ``op.register(factory, **fields)``: the spec, named after the folder;
+- ``op.variant(name, runtimes, ...)``: :func:`~workbench.catalog.variant` for this kernel;
+- ``op.numba(name)``: a numba variant from its kernel factory ``(dtype) -> dispatcher``
+  (cached per dtype, cached on disk, compiled before any timing);
+- ``op.numba_map(scalar)``: the same for an elementwise loop, from its per-element function;
+- ``op.numpy(call, description)``: a numpy variant that is just ``run(inputs, outputs)``;
+- ``op.torch_trio(...)``: the library call, its ``out=`` form and ``torch.compile`` in one call;
+- ``op.cupy(description)``: the CuPy variant from a ``make_run(xp, special)`` function.
+
+Variants registered here leave ``dtypes`` as None (every dtype the backend
+supports) unless the author passes a real restriction. Nothing here imports a
+runtime (numba, torch, cupy) until a variant is built.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, TypeVar
+
+import numpy as np
+
+from .registry import get_kernel, register_kernel, variant
+from .spec import BuildContext, KernelCall, KernelSpec
+
+log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Any])
+#: An eager torch call: ``(torch, inputs, outputs) -> None | tensor | dict`` (what ``run`` may return).
+TorchCall = Callable[[Any, dict[str, Any], dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class KernelFolder:
+    """One kernel folder: its name (the kernel's) and path, with the registration helpers bound to it."""
+
+    name: str
+    folder: Path
+
+    def path(self, filename: str) -> Path:
+        """A file beside the folder's modules (device sources, data)."""
+        return self.folder / filename
+
+    @property
+    def spec(self) -> KernelSpec:
+        """The registered spec (``spec.py`` runs first, so variant builders can rely on it)."""
+        return get_kernel(self.name)
+
+    def register(self, factory: Callable[..., KernelSpec] = KernelSpec, /, *args: Any, **fields: Any) -> KernelSpec:
+        """``register_kernel(factory(<folder name>, *args, **fields))``; ``factory`` is KernelSpec or a spec helper."""
+        return register_kernel(factory(self.name, *args, **fields))
+
+    def variant(self, name: str, runtimes: Iterable[str] | str, **kwargs: Any) -> Callable[[F], F]:
+        """:func:`workbench.catalog.variant` with this folder's kernel name filled in."""
+        return variant(self.name, name, runtimes, **kwargs)
+
+    # --- numba -------------------------------------------------------------------------------------------------
+
+    def numba(self, name: str = "numba", *, description: str = "", mode: str = "eager",
+              dtypes: Iterable[str] | None = None) -> Callable[[Callable[[str], Any]], Callable[[str], Any]]:
+        """Decorate a kernel factory ``(t) -> @njit function`` to register it as a numba variant.
+
+        ``t`` is the numpy scalar type of the run dtype (``np.float32`` or
+        ``np.float64``, the dtypes numba kernels implement); build the kernel's
+        constants with it (``one = t(1.0)``) so arithmetic stays in the run dtype.
+
+        The kernel's parameters are named after the spec's inputs and outputs
+        (``def relu(x, out)``), so the variant passes them by name. The factory
+        is cached per dtype (the decorator returns the cached factory, so other
+        variants reuse the same compiled functions), the kernel is cached on
+        disk where numba can (``cache=True``: a second process loads instead of
+        compiling), and the build compiles it on one-element arrays, never inside
+        a timed call. ``description`` defaults to the factory's docstring.
+        """
+        def deco(factory: Callable[[str], Any]) -> Callable[[str], Any]:
+            @functools.cache
+            def kernel_for(dtype: str) -> Any:
+                from .numba_math import numpy_dtype
+
+                return disk_cached(factory(numpy_dtype(dtype)), salt=dtype)
+
+            def build(ctx: BuildContext) -> KernelCall:
+                return numba_call(self.spec, kernel_for(ctx.dtype), ctx.dtype)
+
+            functools.update_wrapper(kernel_for, factory)
+            build.__module__, build.__qualname__ = factory.__module__, f"{factory.__qualname__}.build"
+            self.variant(name, "numba", mode=mode, dtypes=dtypes,
+                         description=description or inspect.getdoc(factory) or "")(build)
+            return kernel_for
+
+        return deco
+
+    def numba_map(self, scalar: Callable[[Any], Callable] | None = None, *, name: str = "numba",
+                  description: str = "") -> Any:
+        """Register ``out[i] = f(a[i], b[i], ...)`` as a numba variant, given ``scalar(t) -> f``.
+
+        Call it with ``scalar`` or use it as a decorator (``@op.numba_map()``);
+        either way it returns the cached kernel factory ``(dtype name) -> dispatcher``.
+
+        ``t`` is the numpy scalar type of the run dtype (build constants with
+        it: ``zero = t(0)``); ``f`` takes one element of each input, in the
+        spec's input order. The loop is the elementwise kernel every 1-D op
+        shares: ``prange`` over the cores, ``ELEMENTWISE_FASTMATH`` (vectorizes,
+        keeps the exp range reduction), ``f`` inlined into it.
+        """
+        def deco(scalar: Callable[[Any], Callable]) -> Callable[[str], Any]:
+            def factory(t: type) -> Any:
+                from .numba_math import elementwise_kernel
+
+                return elementwise_kernel(scalar(t), len(self.spec.make_inputs(
+                    {a: 1 for a in self.spec.axes}, np.random.default_rng(0))))
+
+            factory.__module__, factory.__qualname__ = scalar.__module__, scalar.__qualname__
+            factory.__doc__ = scalar.__doc__
+            return self.numba(name, description=description)(factory)
+
+        return deco if scalar is None else deco(scalar)
+
+    def numpy(self, call: KernelCall, description: str, name: str = "numpy", *, library: bool = True,
+              mode: str = "eager") -> KernelCall:
+        """A numpy variant whose ``run(inputs, outputs)`` is ``call`` itself (nothing to prepare)."""
+        def build(ctx: BuildContext) -> KernelCall:
+            return call
+
+        build.__module__ = getattr(call, "__module__", __name__)
+        self.variant(name, "numpy", mode=mode, library=library, description=description)(build)
+        return call
+
+    # --- torch -------------------------------------------------------------------------------------------------
+
+    def torch(self, name: str, call: TorchCall, description: str, *, library: bool = False,
+              mode: str = "eager") -> TorchCall:
+        """An eager torch variant running ``call(torch, inputs, outputs)``; torch is imported at build time."""
+        def build(ctx: BuildContext) -> KernelCall:
+            import torch
+
+            return functools.partial(call, torch)
+
+        build.__module__ = getattr(call, "__module__", __name__)
+        self.variant(name, "torch", mode=mode, library=library, description=description)(build)
+        return call
+
+    def torch_compile(self, fn: Callable[..., Any], description: str, name: str = "torch-compile") -> Callable:
+        """``torch.compile(fn)``, compiled at build time for the run's shapes (see ``torch_support``).
+
+        ``fn``'s parameters are spec input names; what it returns follows the
+        rules for ``run()`` (a tensor, a tuple in output order, or a dict).
+        """
+        arg_names = tuple(inspect.signature(fn).parameters)
+        kernel = self.name
+
+        def build(ctx: BuildContext) -> KernelCall:
+            from .torch_support import compile_for
+
+            compiled = compile_for(ctx, kernel, fn, arg_names)
+
+            def run(inp: dict[str, Any], out: dict[str, Any]) -> Any:
+                return compiled(*[inp[n] for n in arg_names])
+            return run
+
+        build.__module__ = fn.__module__
+        self.variant(name, "torch", mode="compiled", description=description)(build)
+        return fn
+
+    def torch_trio(self, library: TorchCall, library_doc: str, *, out: TorchCall | None = None, out_doc: str = "",
+                   compiled: Callable[..., Any] | None = None, compile_doc: str = "",
+                   library_name: str = "torch") -> None:
+        """The three torch variants most operations have, in one call.
+
+        ``library`` (variant ``torch``, the library baseline): the call a user
+        writes, e.g. ``lambda torch, i, o: torch.softmax(i["x"], dim=1)``.
+        ``out`` (variant ``torch-out``): the same kernel writing into the
+        preallocated output, where torch has such a form and ``library`` does
+        not already use it. ``compiled`` (variant ``torch-compile``): a tensor
+        function of the inputs for ``torch.compile``.
+        """
+        self.torch(library_name, library, library_doc, library=True)
+        if out is not None:
+            self.torch("torch-out", out, out_doc)
+        if compiled is not None:
+            self.torch_compile(compiled, compile_doc)
+
+    # --- cupy --------------------------------------------------------------------------------------------------
+
+    def cupy(self, description: str, *, name: str = "cupy", special: bool = False, library: bool = True,
+             mode: str = "eager") -> Callable[[F], F]:
+        """Decorate ``make_run(xp, special)`` to register ``make_run(cupy, cupyx.scipy.special)`` as a variant.
+
+        ``make_run`` is written against the numpy-compatible array API, so tests
+        run the same code with numpy standing in for cupy; cupy (and
+        ``cupyx.scipy.special`` when ``special``) is imported only at build time.
+        """
+        def deco(make_run: F) -> F:
+            def build(ctx: BuildContext) -> KernelCall:
+                import cupy
+
+                if special:
+                    import cupyx.scipy.special
+
+                    return make_run(cupy, cupyx.scipy.special)
+                return make_run(cupy)
+
+            build.__module__, build.__qualname__ = make_run.__module__, f"{make_run.__qualname__}.build"
+            self.variant(name, "cupy", mode=mode, library=library, description=description)(build)
+            return make_run
+
+        return deco
+
+
+def kernel_here(file: str | None = None) -> KernelFolder:
+    """The kernel folder ``file`` (a module's ``__file__``) sits in; without it, the folder being loaded.
+
+    The name comes from the folder, not from a literal, so the files of a
+    folder cannot disagree about it and a copy loaded under another name is
+    another kernel.
+    """
+    if file is None:
+        from .loader import current_folder
+
+        folder = current_folder()
+        if folder is None:
+            raise RuntimeError("kernel_here() without a file works only while the catalog loader runs a folder; "
+                               "pass __file__")
+    else:
+        folder = Path(file).resolve().parent
+    return KernelFolder(name=folder.name, folder=folder)
+
+
+# --- numba building blocks (used by KernelFolder.numba; public for hand-written numba variants) --------------------
+
+def disk_cached(kernel: Any, salt: str = "") -> Any:
+    """Turn on numba's on-disk cache for ``kernel`` (an ``@njit`` dispatcher) before its first compile.
+
+    numba stores the cache beside the source (``__pycache__``) or, where that
+    is not writable, in the user's cache directory; where it can do neither the
+    kernel still runs, compiled per process. Closure values are stamped so the
+    cache key is the same in every process (see ``numba_math``).
+    """
+    from . import numba_math
+
+    numba_math.stable_identities(kernel, salt)
+    if hasattr(kernel, "enable_caching") and not kernel.overloads:
+        try:
+            kernel.enable_caching()
+        except Exception as exc:  # numba: "cannot cache function ...: no locator available"
+            log.info("numba kernel %s is not cached on disk: %s", getattr(kernel, "__qualname__", kernel), exc)
+    return kernel
+
+
+def warmup_arrays(spec: KernelSpec, dtype: str) -> dict[str, np.ndarray]:
+    """One-element-per-axis inputs and outputs of ``spec`` in ``dtype`` (C-contiguous, as runs pass them)."""
+    from .numba_math import numpy_dtype
+
+    t = numpy_dtype(dtype)
+    p1 = {a: 1 for a in spec.axes}
+    arrays = {k: np.ascontiguousarray(np.asarray(v).astype(t))
+              for k, v in spec.make_inputs(p1, np.random.default_rng(0)).items()}
+    for k, shape in spec.output_shapes(p1).items():
+        arrays[k] = np.zeros(shape, spec.output_dtypes.get(k, t))
+    return arrays
+
+
+def numba_call(spec: KernelSpec, kernel: Any, dtype: str) -> KernelCall:
+    """``run(inputs, outputs)`` calling ``kernel`` with the arrays its parameters name, compiled now."""
+    names = tuple(inspect.signature(kernel.py_func).parameters)
+    outputs = set(spec.output_shapes({a: 1 for a in spec.axes}))
+    arrays = warmup_arrays(spec, dtype)  # inputs in make_inputs order, then outputs
+    if any(n not in arrays for n in names) and len(names) == len(arrays):
+        names = tuple(arrays)  # positional parameters (elementwise_kernel): inputs in spec order, then outputs
+    unknown = [n for n in names if n not in arrays]
+    if unknown:
+        raise TypeError(f"{spec.name}: numba kernel {kernel.py_func.__qualname__} has parameters {unknown} that "
+                        f"are not inputs or outputs of the spec ({', '.join(arrays)}); write the variant by hand")
+    kernel(*[arrays[n] for n in names])  # compile (or load from the disk cache) now, not in a timed call
+    picks = tuple((n in outputs, n) for n in names)
+
+    def run(inp: dict[str, Any], out: dict[str, Any]) -> None:
+        kernel(*[(out if is_out else inp)[n] for is_out, n in picks])
+    return run
