@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -30,7 +31,7 @@ def datasets_path() -> Path:
     raise FileNotFoundError(f"datasets folder not found next to {pkg}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read_csv(name: str) -> pd.DataFrame:
     return pd.read_csv(datasets_path() / name, keep_default_na=True)
 

@@ -27,10 +27,11 @@ import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from fnmatch import fnmatch
 from importlib.metadata import distributions
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 #: Distributions whose versions decide results; read from metadata, never imported.
 RELEVANT_PACKAGES = ("kernel-workbench", "numpy", "scipy", "numba", "llvmlite", "torch", "triton", "pyopencl",
@@ -191,20 +192,22 @@ def backend_records(probe_all: bool = False) -> list[dict[str, Any]]:
     """The backends probed so far (or all): the probe, and for available ones device, capabilities, timer, memory."""
     from .backends import registry
 
-    records = []
-    for b in registry.all_backends().values() if probe_all else registry.probed_backends():
-        rec: dict[str, Any] = {"name": b.name, "runtime": b.runtime}
-        probe = _safe(b.probe)
-        available = bool(getattr(probe, "available", False))
-        rec.update(available=available, reason=getattr(probe, "reason", str(probe)),
-                   device_class=_safe(lambda: b.device_class))
-        if available:
-            rec["device"] = _safe(lambda: b.device_info().to_dict())
-            rec["capabilities"] = _safe(lambda: b.capabilities().to_dict())
-            rec["timer_kind"] = _safe(lambda: b.timer().kind)
-            rec["memory_method"] = _safe(lambda: b.memory().method)
-        records.append(rec)
-    return records
+    return [_backend_record(b) for b in (registry.all_backends().values() if probe_all
+                                          else registry.probed_backends())]
+
+
+def _backend_record(b: Any) -> dict[str, Any]:
+    rec: dict[str, Any] = {"name": b.name, "runtime": b.runtime}
+    probe = _safe(b.probe)
+    available = bool(getattr(probe, "available", False))
+    rec.update(available=available, reason=getattr(probe, "reason", str(probe)),
+               device_class=_safe(lambda: b.device_class))
+    if available:
+        rec["device"] = _safe(lambda: b.device_info().to_dict())
+        rec["capabilities"] = _safe(lambda: b.capabilities().to_dict())
+        rec["timer_kind"] = _safe(lambda: b.timer().kind)
+        rec["memory_method"] = _safe(lambda: b.memory().method)
+    return rec
 
 
 def threadpool_records() -> list[dict[str, Any]]:
@@ -221,7 +224,7 @@ def thread_settings() -> dict[str, Any]:
     try:
         settings["torch_num_threads"] = torch.get_num_threads()
         settings["torch_num_interop_threads"] = torch.get_num_interop_threads()
-    except Exception:  # not loaded (None), or half-imported
+    except Exception:  # noqa: BLE001 - not loaded (None), or half-imported
         settings["torch_num_threads"] = None
     return settings
 
@@ -237,7 +240,7 @@ def _safe(fn: Callable[[], Any]) -> Any:
     """Run one part of the record; a failure becomes ``{"error": ...}`` instead of an exception."""
     try:
         return fn()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the record never raises: a failed part says why
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 

@@ -22,10 +22,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parents[2]
 BASELINE = "import pandas, matplotlib.pyplot"
@@ -105,7 +105,7 @@ def main() -> int:
         rows.append((c.label, f"{wall:.2f}", f"{peak:.0f}", f"{rw:.2f}", f"{rp:.2f}", verdict))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for r in rows:
-        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
+        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths, strict=True))))
     return 1 if failed else 0
 
 

@@ -37,7 +37,7 @@ class FakeEvent:
     def synchronize(self) -> None:
         assert self.ms is not None
 
-    def elapsed_time(self, end: "FakeEvent") -> float:  # torch's spelling
+    def elapsed_time(self, end: FakeEvent) -> float:  # torch's spelling
         return float(end.ms - self.ms)
 
 

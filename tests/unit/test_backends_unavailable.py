@@ -11,8 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from workbench.backends import BackendUnavailable, registry
-from workbench.backends import cupy_backend, opencl_backend, torch_backend
+from workbench.backends import BackendUnavailable, cupy_backend, opencl_backend, registry, torch_backend
 
 ACCELERATORS = {  # backend -> words its reason must contain (the package or driver it lacks)
     "cupy": ("CUDA", "driver"),

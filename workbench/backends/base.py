@@ -10,9 +10,10 @@ from __future__ import annotations
 import gc
 import time
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -47,11 +48,11 @@ class Probe:
     reason: str = ""
 
     @classmethod
-    def ok(cls) -> "Probe":
+    def ok(cls) -> Probe:
         return cls(True, "")
 
     @classmethod
-    def missing(cls, reason: str) -> "Probe":
+    def missing(cls, reason: str) -> Probe:
         return cls(False, reason)
 
 

@@ -21,7 +21,7 @@ def cpuinfo_dict() -> dict[str, Any]:
     """
     try:
         return _proc_cpuinfo() or _py_cpuinfo()
-    except Exception:
+    except Exception:  # noqa: BLE001 - py-cpuinfo or /proc may fail in any way; the device is described without them
         return {}
 
 
@@ -63,7 +63,7 @@ def cpu_device_info() -> DeviceInfo:
         hz = info.get("hz_advertised") or info.get("hz_actual")
         clock = hz[0] / 1e6 if hz else None
         l3 = _as_bytes(info.get("l3_cache_size")) or _as_bytes(info.get("l2_cache_size"))
-    except Exception:
+    except Exception:  # noqa: BLE001 - optional facts: whatever fails, the defaults above stand
         pass
     # py-cpuinfo 9 misreads caches on recent CPUs (1 MiB "L3" on a 32 MiB-L3 EPYC): sysfs is authoritative.
     l3 = _sysfs_last_level_cache() or l3

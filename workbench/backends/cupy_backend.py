@@ -52,7 +52,7 @@ class CupyBackend(Backend):
             cp = importlib.import_module("cupy")
         except ImportError:
             return Probe.missing(f"cupy is not installed: {INSTALL_HINT}")
-        except Exception as exc:  # e.g. two cupy wheels installed side by side
+        except Exception as exc:  # noqa: BLE001 - e.g. two cupy wheels installed side by side
             return Probe.missing(f"cupy failed to import ({type(exc).__name__}: {exc}); {INSTALL_HINT}")
         try:
             if not cp.cuda.is_available():
@@ -64,7 +64,7 @@ class CupyBackend(Backend):
             with cp.cuda.Device(self.device_id):
                 cp.cuda.runtime.getDeviceProperties(self.device_id)
             return Probe.ok()
-        except Exception as exc:  # CUDARuntimeError is a RuntimeError; anything else is a broken install
+        except Exception as exc:  # noqa: BLE001 - CUDARuntimeError is a RuntimeError; anything else is a broken install
             return Probe.missing(f"no CUDA device/driver: {type(exc).__name__}: {exc} (cupy {cp.__version__})")
 
     def _cupy(self) -> Any:

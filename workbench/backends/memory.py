@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .base import MemoryStats
 

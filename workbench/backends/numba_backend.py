@@ -78,7 +78,7 @@ def _probe_numba() -> Probe:
         import numba  # noqa: F401
     except ImportError:
         return Probe.missing(f"numba is not installed: {INSTALL_HINT}")
-    except Exception as exc:  # e.g. a numpy too new for this numba
+    except Exception as exc:  # noqa: BLE001 - e.g. a numpy too new for this numba
         return Probe.missing(f"numba failed to import ({type(exc).__name__}: {exc}); {INSTALL_HINT} --upgrade")
     return Probe.ok()
 

@@ -50,7 +50,7 @@ def _blas_versions() -> dict[str, str]:
 
         return {f"blas:{p['internal_api']}": f"{p['version']} ({p['num_threads']} threads)"
                 for p in threadpool_info() if p.get("user_api") == "blas"}
-    except Exception:
+    except Exception:  # noqa: BLE001 - threadpoolctl is optional; no BLAS versions is an answer
         return {}
 
 

@@ -22,12 +22,22 @@ from __future__ import annotations
 import importlib
 import time
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from .base import (Backend, BackendUnavailable, Capabilities, DeviceInfo, MemoryStats, Probe, Sample,
-                   SyncWallTimer, Timer)
+from .base import (
+    Backend,
+    BackendUnavailable,
+    Capabilities,
+    DeviceInfo,
+    MemoryStats,
+    Probe,
+    Sample,
+    SyncWallTimer,
+    Timer,
+)
 from .memory import MemoryMeter
 
 INSTALL_HINT = "pip install pyopencl pocl-binary-distribution mako"
@@ -125,11 +135,11 @@ class OpenCLBackend(Backend):
             if not self.device.available:
                 return Probe.missing(f"OpenCL device {self.device.name.strip()!r} reports itself unavailable")
             self.queue  # noqa: B018 - creating context and queue is the real test
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any driver error means the device cannot be opened; it becomes the reason
             return Probe.missing(f"cannot open OpenCL device {self.device.name.strip()!r}: {exc}")
         try:
             cl.Program(self.ctx, _PROBE_SOURCE).build()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a failed build raises per driver; its message becomes the reason
             self.compile_error = _build_error(str(exc))
             return Probe.missing(f"OpenCL C kernels do not build on this device: {self.compile_error}")
         return Probe.ok()
@@ -265,17 +275,17 @@ def discover() -> list[Backend]:
         cl = importlib.import_module("pyopencl")
     except ImportError:
         return [OpenCLUnavailable(f"pyopencl is not installed: {INSTALL_HINT}")]
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a broken install must be listed with its reason, not crash discovery
         return [OpenCLUnavailable(f"pyopencl failed to import ({type(exc).__name__}: {exc}); {INSTALL_HINT}")]
     try:
         platforms = cl.get_platforms()
-    except Exception as exc:  # no ICD loader entry: PLATFORM_NOT_FOUND_KHR
+    except Exception as exc:  # noqa: BLE001 - no ICD loader entry: PLATFORM_NOT_FOUND_KHR
         return [OpenCLUnavailable(f"no OpenCL platform ({exc}); for a CPU device: {INSTALL_HINT}")]
     devices: list[Any] = []
     for platform in platforms:
         try:
             devices.extend(platform.get_devices())
-        except Exception:  # a platform with no devices raises DEVICE_NOT_FOUND
+        except Exception:  # noqa: BLE001 - a platform with no devices raises DEVICE_NOT_FOUND
             continue
     if not devices:
         return [OpenCLUnavailable(f"OpenCL platform(s) without devices; for a CPU device: {INSTALL_HINT}")]

@@ -13,8 +13,8 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+from collections.abc import Iterable
 from importlib.metadata import entry_points
-from typing import Iterable
 
 from .base import Backend
 
@@ -49,7 +49,7 @@ def _discover_module(modname: str) -> list[Backend]:
     try:
         mod = importlib.import_module(modname)
         return list(mod.discover())
-    except Exception as exc:  # an adapter bug must not hide the other backends
+    except Exception as exc:  # noqa: BLE001 - an adapter bug must not hide the other backends
         log.warning("backend module %s failed to load: %s", modname, exc)
         return []
 
@@ -59,7 +59,7 @@ def _discover_entry_points() -> list[Backend]:
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             found.extend(ep.load()())
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not hide the other backends
             log.warning("backend entry point %s failed: %s", ep.name, exc)
     return found
 

@@ -18,8 +18,9 @@ import gc
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ class TorchBackend(Backend):
             torch = importlib.import_module("torch")
         except ImportError:
             return Probe.missing(f"torch is not installed: {TORCH_HINT}")
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a broken install must be listed with its reason, not crash discovery
             return Probe.missing(f"torch failed to import ({type(exc).__name__}: {exc}); {TORCH_HINT}")
         try:
             why_not = self._kind.why_unavailable(torch)
@@ -63,7 +64,7 @@ class TorchBackend(Backend):
             return Probe.ok()
         except DEVICE_ERRORS as exc:
             return Probe.missing(f"torch {torch.__version__} cannot use {self.device}: {exc}")
-        except Exception as exc:  # a broken plugin must not break discovery
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not break discovery
             return Probe.missing(f"torch {torch.__version__} {self.device_type} probe failed: "
                                  f"{type(exc).__name__}: {exc}")
 
@@ -159,7 +160,7 @@ def _plugin_device_types() -> dict[str, str | None]:
             if hasattr(getattr(torch, t, None), "is_available"):
                 found[t] = pkg
     for t, pkg in PLUGIN_PACKAGES.items():
-        if t not in found and or_none(lambda: importlib.util.find_spec(pkg.split(".")[0])) is not None:
+        if t not in found and or_none(lambda pkg=pkg: importlib.util.find_spec(pkg.split(".")[0])) is not None:
             found[t] = pkg
     return found
 
@@ -169,7 +170,7 @@ def discover() -> list[Backend]:
     backends: list[Backend] = [TorchBackend(t) for t in BUILTIN_DEVICES]
     try:
         plugins = _plugin_device_types()
-    except Exception:
+    except Exception:  # noqa: BLE001 - plugin detection is best-effort; built-in devices stay listed
         plugins = {}
     backends += [TorchBackend(t, pkg) for t, pkg in plugins.items() if t not in BUILTIN_DEVICES]
     return backends

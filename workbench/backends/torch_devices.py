@@ -17,8 +17,9 @@ from __future__ import annotations
 import importlib
 import platform
 import sys
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Callable
+from typing import Any
 
 from .base import Capabilities, DeviceInfo, EventTimer, SyncWallTimer, Timer
 from .cpu_common import cpu_device_info
@@ -265,7 +266,7 @@ def or_none(fn: Callable[[], Any]) -> Any:
     """``fn()``, or None where it raises: optional device facts must not break a description."""
     try:
         return fn()
-    except Exception:
+    except Exception:  # noqa: BLE001 - by definition: any failure means "not known"
         return None
 
 

@@ -85,7 +85,8 @@ def _host_lines(env: dict[str, Any]) -> list[str]:
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
     """Left-aligned columns; the last column is not padded so long reasons stay readable."""
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]) - 1)]
-    return ["  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)) + "  " + str(r[-1]) for r in rows]
+    return ["  " + "  ".join(str(c).ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + str(r[-1])
+            for r in rows]
 
 
 def _bytes(n: Any) -> str:

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
         rows.append((p.backend, p.metric, p.dtype, value, p.method))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for i, r in enumerate(rows):
-        print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4])
+        print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4])
         if i == 0:
             print("  ".join("-" * w for w in widths) + "  " + "-" * 6)
     print(f"\nstored in {store.path}")
