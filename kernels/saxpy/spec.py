@@ -1,5 +1,4 @@
 """saxpy: y = a * x + y_in — the simplest memory-bound kernel (2 reads, 1 write per element)."""
-import numpy as np
 
 from workbench.catalog import kernel_here
 

@@ -64,8 +64,8 @@ def test_gelu_kernel_vectorizes_without_libm_calls():
     numba_variants = sys.modules["workbench_catalog.gelu_tanh.numba_variants"]  # catalog modules are loaded by path
     kernel = numba_variants.gelu("float32")
     # A fresh compile of the same function with the same options: numba cannot inspect code loaded from its disk cache.
-    from numba import njit
     import numpy as np
+    from numba import njit
 
     fresh = njit(**{k: v for k, v in kernel.targetoptions.items() if k != "nopython"})(kernel.py_func)
     fresh(np.zeros(1, np.float32), np.zeros(1, np.float32))

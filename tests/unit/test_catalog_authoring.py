@@ -123,7 +123,6 @@ def test_dtypes_default_to_the_backend_capabilities(runtime):
 def test_numba_helper_passes_arrays_by_parameter_name():
     pytest.importorskip("numba")
     from workbench.backends import registry
-
     from workbench.catalog import get_variant
 
     run = get_variant("rmsnorm_residual", "numba-fused").build(

@@ -19,8 +19,8 @@ import importlib
 import numpy as np
 import pytest
 
-from workbench.catalog import get_kernel, kernels, variants
 from workbench.backends.base import KNOWN_DTYPES
+from workbench.catalog import get_kernel, kernels, variants
 from workbench.dtypes import host_dtype
 from workbench.runner import POISON, check, make_host_inputs, output_dtype, reference_outputs
 from workbench.selection import BackendUnavailable

@@ -1,12 +1,20 @@
 """The kernel catalog: specs, variants, loading by path."""
 
-from .authoring import KernelFolder, kernel_here
 from . import sizes
+from .authoring import KernelFolder, kernel_here
 from .loader import builtin_catalog_path, load_catalog
-from .registry import (get_kernel, get_variant, kernels, register_kernel, register_variant,
-                       unregister_kernel, variant, variants)
+from .registry import (
+                       get_kernel,
+                       get_variant,
+                       kernels,
+                       register_kernel,
+                       register_variant,
+                       unregister_kernel,
+                       variant,
+                       variants,
+)
 from .spec import BuildContext, KernelSpec, Unsupported, Variant
 
 __all__ = ["BuildContext", "KernelFolder", "KernelSpec", "Unsupported", "Variant", "builtin_catalog_path", "get_kernel",
-           "get_variant", "kernel_here", "kernels", "sizes", "load_catalog", "register_kernel", "register_variant", "unregister_kernel",
-           "variant", "variants"]
+           "get_variant", "kernel_here", "kernels", "load_catalog", "register_kernel", "register_variant", "sizes",
+           "unregister_kernel", "variant", "variants"]

@@ -24,9 +24,10 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -252,7 +253,7 @@ def disk_cached(kernel: Any, salt: str = "") -> Any:
     if hasattr(kernel, "enable_caching") and not kernel.overloads:
         try:
             kernel.enable_caching()
-        except Exception as exc:  # numba: "cannot cache function ...: no locator available"
+        except RuntimeError as exc:  # numba: "cannot cache function ...: no locator available"
             log.info("numba kernel %s is not cached on disk: %s", getattr(kernel, "__qualname__", kernel), exc)
     return kernel
 

@@ -8,7 +8,8 @@ distribution differ, so a spec states just those.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

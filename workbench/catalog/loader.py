@@ -76,7 +76,7 @@ def _load_files(folder: Path) -> None:
         sys.modules[modname] = mod
         try:
             spec.loader.exec_module(mod)
-        except Exception as exc:  # one broken file must not hide every other kernel
+        except Exception as exc:  # noqa: BLE001  (one broken file must not hide every other kernel)
             sys.modules.pop(modname, None)
             key = f"{folder.name}/{f.name}"
             load_errors[key] = f"{type(exc).__name__}: {exc}"

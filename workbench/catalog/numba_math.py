@@ -262,7 +262,8 @@ def stable_identities(kernel, salt: str) -> None:
                 continue
             inner = getattr(value, "py_func", None)
             if inner is not None:
-                _stamp(value, f"{inner.__module__}.{inner.__qualname__}:{salt}:{_file_digest(inner.__code__.co_filename)}")
+                digest = _file_digest(inner.__code__.co_filename)
+                _stamp(value, f"{inner.__module__}.{inner.__qualname__}:{salt}:{digest}")
                 walk(value)
 
     walk(kernel)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
-from .spec import BuildContext, KernelCall, KernelSpec, MODES, Variant
+from .spec import MODES, BuildContext, KernelCall, KernelSpec, Variant
 
 _kernels: dict[str, KernelSpec] = {}
 _variants: dict[str, dict[str, Variant]] = {}

@@ -9,8 +9,9 @@ the kernel once.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -73,7 +74,7 @@ class KernelSpec:
         raw = self.make_inputs(params, np.random.default_rng(seed))
         return {k: round_to(v, dtype) for k, v in raw.items()}
 
-    def example_inputs(self, backend: "Backend", params: Params, dtype: str, seed: int = 0) -> dict[str, Any]:
+    def example_inputs(self, backend: Backend, params: Params, dtype: str, seed: int = 0) -> dict[str, Any]:
         """:meth:`host_inputs` on ``backend``'s device (cast there for bfloat16), e.g. to compile a variant.
 
         Here, in the spec, so that builders in the catalog need nothing from the
@@ -100,7 +101,7 @@ class KernelSpec:
 
 @dataclass
 class BuildContext:
-    backend: "Backend"
+    backend: Backend
     params: dict[str, int]
     dtype: str
 
@@ -131,7 +132,7 @@ class Variant:
     #: Path of the device source, for portable kernels (compile-check walks these).
     source: str | None = None
 
-    def unsupported_reason(self, backend: "Backend", dtype: str) -> str | None:
+    def unsupported_reason(self, backend: Backend, dtype: str) -> str | None:
         """None when this variant can run on ``backend`` in ``dtype``; otherwise why not."""
         if backend.runtime not in self.runtimes:
             return f"variant {self.name!r} runs on {', '.join(self.runtimes)}, not {backend.runtime}"

@@ -15,7 +15,8 @@ Imported only by ``torch_variants.py`` builders, never when the catalog loads.
 from __future__ import annotations
 
 import shutil
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .registry import get_kernel
 from .spec import BuildContext, Unsupported

@@ -29,10 +29,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .program import DEFAULT_BLOCK, PortableProgram
 from .source import render
@@ -363,7 +364,7 @@ def _cells(row: KernelRow) -> list[str]:
 def format_table(rows: list[KernelRow]) -> str:
     lines = ["  ".join(name.ljust(width) for name, width in _COLUMNS).rstrip()]
     for row in rows:
-        lines.append("  ".join(c.ljust(w) for c, (_, w) in zip(_cells(row), _COLUMNS)).rstrip())
+        lines.append("  ".join(c.ljust(w) for c, (_, w) in zip(_cells(row), _COLUMNS, strict=False)).rstrip())
     return "\n".join(lines)
 
 

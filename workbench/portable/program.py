@@ -17,9 +17,10 @@ dtype: float32 for float16/float32, float64 for float64).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ INDEX_LIMIT = 2**31 - 1 - MAX_GRID * 1024
 #: CUDA's limit on gridDim.y / gridDim.z.
 CUDA_MAX_GRID_YZ = 65535
 
-_registry: dict[tuple[str, str], "PortableProgram"] = {}
+_registry: dict[tuple[str, str], PortableProgram] = {}
 
 
 def cdiv(a: int, b: int) -> int:
@@ -121,7 +122,7 @@ class PortableProgram:
 
     @property
     def entries(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(l.entry for l in self.launches))
+        return tuple(dict.fromkeys(launch.entry for launch in self.launches))
 
     def render(self, target: str, dtype: str, warp_size: int | None = None) -> str:
         defines = dict(self.defines)
@@ -152,7 +153,7 @@ class PortableProgram:
         sizes = self.sizes(ctx.params)
         if _default_elements(ctx.params) > INDEX_LIMIT or any(v > INDEX_LIMIT for v in sizes.values()):
             raise Unsupported(f"sizes {ctx.params} overflow the kernels' int32 indexing")
-        steps = [(l.entry, tuple(l.grid(sizes)), tuple(l.block(sizes)), l.args) for l in self.launches]
+        steps = [(ln.entry, tuple(ln.grid(sizes)), tuple(ln.block(sizes)), ln.args) for ln in self.launches]
         max_block = max(math.prod(b) for _, _, b, _ in steps)
         if caps.max_threads_per_block and max_block > caps.max_threads_per_block:
             raise Unsupported(f"{self.variant} launches {max_block} threads per block; "
@@ -173,7 +174,7 @@ class PortableProgram:
 
         return run
 
-    def register(self, *, mode: str = "eager", description: str = "") -> "PortableProgram":
+    def register(self, *, mode: str = "eager", description: str = "") -> PortableProgram:
         description = description or f"portable device kernel {self.source.name}: {' + '.join(self.entries)}"
         variant(self.kernel, self.variant, self.runtimes, mode=mode, dtypes=DTYPES, description=description,
                 source=str(self.source))(self.build)
@@ -213,7 +214,7 @@ def portable_variant(kernel: str, name: str, source: str | Path, launches: Itera
     return program.register(mode=mode, description=description)
 
 
-def portable_here(op: "KernelFolder", launches: Iterable[Launch], *, name: str = "portable",
+def portable_here(op: KernelFolder, launches: Iterable[Launch], *, name: str = "portable",
                   source: str | None = None, **kwargs: Any) -> PortableProgram:
     """:func:`portable_variant` for the kernel of folder ``op`` (from ``kernel_here(__file__)``).
 
@@ -223,7 +224,7 @@ def portable_here(op: "KernelFolder", launches: Iterable[Launch], *, name: str =
     """
     launches = tuple(launches)
     if source is None:
-        wanted = {l.entry for l in launches}
+        wanted = {launch.entry for launch in launches}
         found = [p for p in sorted(op.folder.glob("*.cu")) if wanted <= set(kernel_names(expand_includes(p)))]
         if len(found) != 1:
             raise FileNotFoundError(f"{op.name}/{name}: {len(found)} .cu files in {op.folder} declare "

@@ -10,7 +10,8 @@ reuses one compile. Runtime packages are imported here, lazily, never at
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..catalog.spec import Unsupported
 
@@ -59,7 +60,7 @@ def opencl_launcher(backend, text: str, entries: Sequence[str], max_block: int) 
     def launch(entry: str, grid: tuple[int, ...], block: tuple[int, ...], args: Sequence[Any]) -> None:
         k = kernels[entry]
         k.set_args(*(a.data if isinstance(a, cla.Array) else a for a in args))
-        cl.enqueue_nd_range_kernel(queue, k, tuple(g * b for g, b in zip(grid, block)), block)
+        cl.enqueue_nd_range_kernel(queue, k, tuple(g * b for g, b in zip(grid, block, strict=False)), block)
 
     return launch
 

@@ -17,8 +17,8 @@ the compiler. Included files need include guards if they may be reached twice.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from .prelude import prelude
 
