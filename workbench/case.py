@@ -119,7 +119,7 @@ def normalize_outputs(result: Any, outputs: dict[str, Any]) -> dict[str, Any]:
     if isinstance(result, dict):
         return result
     if isinstance(result, (tuple, list)):
-        return dict(zip(outputs, result))
+        return dict(zip(outputs, result, strict=False))
     if len(outputs) != 1:
         raise TypeError(f"variant returned one array but the kernel has outputs {list(outputs)}")
     return {next(iter(outputs)): result}

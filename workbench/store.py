@@ -177,7 +177,7 @@ class Store:
         with self._lock:
             cur = self._conn.execute(sql, tuple(params))
             cols = [d[0] for d in cur.description]
-            return [dict(zip(cols, r)) for r in cur.fetchall()]
+            return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
     def _add_missing_columns(self, c: sqlite3.Connection) -> None:
         """Stores written by an older workbench gain new columns (empty) instead of failing."""

@@ -135,7 +135,7 @@ def _match_sizes(spec: KernelSpec, sizes: Sequence[SizeEntry], explicit_kernel: 
             vals = [int(x) for x in (s if isinstance(s, (list, tuple)) else [s])]
             if len(vals) != len(spec.axes):
                 continue
-            p = spec.validate_params(dict(zip(spec.axes, vals)))
+            p = spec.validate_params(dict(zip(spec.axes, vals, strict=True)))
         if p not in out:
             out.append(p)
     if not out and explicit_kernel:

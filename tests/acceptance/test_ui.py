@@ -140,7 +140,7 @@ def test_failing_variant_is_a_status_not_a_crash(tmp_path, broken_variant):
         cb.value = name in ("numpy", broken_variant)
     d.run_button.click()
     finish(d)
-    statuses = dict(zip(d.df["variant"], d.df["status"]))
+    statuses = dict(zip(d.df["variant"], d.df["status"], strict=True))
     assert statuses == {"numpy": "ok", broken_variant: "error"}
     assert "error" in d.table.widget.value
     assert "image/png" in d.plot.output.outputs[0]["data"]  # the good variant is still plotted
@@ -184,10 +184,10 @@ def test_mismatched_pairs_are_kept_in_the_store_but_not_shown(tmp_path):
         cb.value = name in ("numpy", "numba")
     d.run_button.click()
     finish(d)
-    pairs = set(zip(d.df["variant"], d.df["backend"]))
+    pairs = set(zip(d.df["variant"], d.df["backend"], strict=True))
     assert {("numpy", "numpy"), ("numba", "numba")} <= pairs
     shown = d.visible(d.df)
-    assert set(zip(shown["variant"], shown["backend"])) == {("numpy", "numpy"), ("numba", "numba")}
+    assert set(zip(shown["variant"], shown["backend"], strict=True)) == {("numpy", "numpy"), ("numba", "numba")}
     assert d.table.widget.value.count("<tr") == len(shown) + 1
     if len(shown) < len(d.df):
         assert "cannot meet not shown" in d.status.widget.value

@@ -25,7 +25,7 @@ def test_benchmark_saxpy_numpy(results):
     assert sorted(df["size"]) == [4099, 65536]
     assert (df["status"] == "ok").all(), df[["variant", "status", "message"]]
     assert (df["median_s"] > 0).all() and (df["gbps"] > 0).all()
-    assert all(len(json.loads(s)) == n for s, n in zip(df["samples_s"], df["n_samples"]))
+    assert all(len(json.loads(s)) == n for s, n in zip(df["samples_s"], df["n_samples"], strict=True))
     assert not results.interrupted and results.wall_s > 0
     assert isinstance(results.store, Store)
 

@@ -178,7 +178,7 @@ def format_summary(rows: Iterable[Mapping[str, Any]]) -> str:
                       fmt_rate(r.get("gflops"))))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     right = {len(header) - 3, len(header) - 2, len(header) - 1}
-    lines = ["  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths)))
-             for row in table]
+    lines = ["  ".join(c.rjust(w) if i in right else c.ljust(w)
+                       for i, (c, w) in enumerate(zip(row, widths, strict=True))) for row in table]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(line.rstrip() for line in lines)

@@ -68,7 +68,8 @@ def format_table(table: pd.DataFrame) -> str:
     if {"device_a", "device_b"} <= set(table) and (table["device_a"] != table["device_b"]).any() or "env_id" in table:
         cols[5:5] = ["device_a", "device_b"]  # machines differ: say which is which
     t = table[cols].copy()
-    t["ci"] = [f"[{lo:.3g}, {hi:.3g}]" if math.isfinite(lo) else "" for lo, hi in zip(t.pop("ci_low"), t.pop("ci_high"))]
+    t["ci"] = [f"[{lo:.3g}, {hi:.3g}]" if math.isfinite(lo) else ""
+               for lo, hi in zip(t.pop("ci_low"), t.pop("ci_high"), strict=True)]
     t["speedup"] = [f"{x:.3g}x" if math.isfinite(x) else "" for x in t["speedup"]]
     t["p_value"] = [f"{p:.2g}" if math.isfinite(p) else "" for p in t["p_value"]]
     order = [c for c in t.columns if c not in ("ci", "p_value", "verdict")] + ["ci", "p_value", "verdict"]

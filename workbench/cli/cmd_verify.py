@@ -74,7 +74,7 @@ def format_results(results: Any) -> str:
         size = "x".join(str(v) for v in r.params.values()) if r.params else "-"
         rows.append((r.kernel, r.variant, r.backend, r.dtype, r.status, err, size, f"{r.seconds:.1f}"))
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     counts = results.counts()
     lines += ["", "  ".join(f"{k}: {v}" for k, v in counts.items())]
     bad = [r for r in results if r.status in FAILED]

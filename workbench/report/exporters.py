@@ -193,9 +193,11 @@ def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
     t = t[t["verdict"] != "baseline"]
     return pd.DataFrame({
         "kernel": t["kernel"], "variant": t["variant"], "backend": t["backend"], "dtype": t["dtype"],
-        "size": t["size_label"], "baseline": t["baseline_variant"].fillna("") + " @ " + t["baseline_backend"].fillna(""),
+        "size": t["size_label"],
+        "baseline": t["baseline_variant"].fillna("") + " @ " + t["baseline_backend"].fillna(""),
         "speed-up": [fmt_num(x) for x in t["speedup"]],
-        "95% CI": [f"{fmt_num(lo)} – {fmt_num(hi)}" if np.isfinite(lo) else "" for lo, hi in zip(t["ci_low"], t["ci_high"])],
+        "95% CI": [f"{fmt_num(lo)} – {fmt_num(hi)}" if np.isfinite(lo) else ""
+                   for lo, hi in zip(t["ci_low"], t["ci_high"], strict=True)],
         "p": [fmt_num(p, 2) for p in t["p_value"]], "verdict": t["verdict"],
     }).reset_index(drop=True)
 
@@ -270,11 +272,11 @@ def kernel_figures(data: ReportData, baseline: Any = None) -> list[dict[str, Any
         figs = []
         if len(ok):
             metric = _throughput_metric(ok)
-            makers = [("time per call vs size", lambda: plots.plot_metric(ok, "median_s")),
-                      (f"{plots.METRIC_LABELS[metric]} vs size", lambda: plots.plot_metric(ok, metric)),
-                      ("speed-up vs baseline", lambda: plots.plot_speedup(ok, baseline=baseline)),
-                      ("roofline", lambda: plots.plot_roofline(ok, data.peaks)),
-                      ("peak memory vs size", lambda: plots.plot_memory(ok))]
+            makers = [("time per call vs size", lambda ok=ok: plots.plot_metric(ok, "median_s")),
+                      (f"{plots.METRIC_LABELS[metric]} vs size", lambda ok=ok, m=metric: plots.plot_metric(ok, m)),
+                      ("speed-up vs baseline", lambda ok=ok: plots.plot_speedup(ok, baseline=baseline)),
+                      ("roofline", lambda ok=ok: plots.plot_roofline(ok, data.peaks)),
+                      ("peak memory vs size", lambda ok=ok: plots.plot_memory(ok))]
             if ok["peak_mem_bytes"].isna().all() if "peak_mem_bytes" in ok else True:
                 makers.pop()
             for caption, make in makers:
@@ -382,7 +384,8 @@ def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None
              "\n## Cells that did not pass\n", md_table(failures_table(df).drop(columns=["traceback"]))]
     ok = df[df["status"] == "ok"] if "status" in df else df
     if len(ok):
-        parts += ["\n## Speed-up vs baseline (bootstrap 95% CI, Mann–Whitney p)\n", md_table(speedup_table(ok, baseline))]
+        parts += ["\n## Speed-up vs baseline (bootstrap 95% CI, Mann–Whitney p)\n",
+                  md_table(speedup_table(ok, baseline))]
     if len(data.peaks):
         parts += ["\n## Measured peaks\n", md_table(data.peaks)]
     for env in environment_sections(data.environments):

@@ -77,7 +77,7 @@ def series_columns(df: pd.DataFrame) -> list[str]:
 
 def series_label(key: Any, cols: list[str]) -> str:
     key = key if isinstance(key, tuple) else (key,)
-    d = dict(zip(cols, key))
+    d = dict(zip(cols, key, strict=True))
     label = f"{d.get('variant')} @ {d.get('backend')}"
     extras = [str(d[c]) for c in cols[2:]]
     return label + (f" ({', '.join(extras)})" if extras else "")
@@ -174,7 +174,7 @@ def plot_metric(df: pd.DataFrame, metric: str = "median_s", *, baseline: Any = N
     ok, bad = split_ok(df)
     kernels = _kernels(ok if len(ok) else df)
     fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(len(kernels))
-    for a, kernel in zip(axes, kernels):
+    for a, kernel in zip(axes, kernels, strict=False):
         _draw_metric(a, _for_kernel(ok, kernel), metric, bands)
         a.set_title(title or (f"{kernel}: {METRIC_LABELS[metric]}" if kernel else METRIC_LABELS[metric]))
     return finish(fig, bad, layout=ax is None)
@@ -256,7 +256,7 @@ def plot_speedup(df: pd.DataFrame, baseline: Any = None, *, ax: Axes | None = No
         table = speedup_vs_baseline(ok, baseline_variant=variant, baseline_backend=backend) if len(ok) else None
     kernels = _kernels(ok if len(ok) else df)
     fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(len(kernels))
-    for a, kernel in zip(axes, kernels):
+    for a, kernel in zip(axes, kernels, strict=False):
         t = table if table is None else _for_kernel(table, kernel)
         _draw_speedup(a, t)
         a.set_title(title or (f"{kernel}: speed-up" if kernel else "speed-up"))
@@ -406,7 +406,7 @@ def plot_memory(df: pd.DataFrame, *, ax: Axes | None = None, title: str | None =
     ok, bad = split_ok(df)
     kernels = _kernels(ok if len(ok) else df)
     fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(len(kernels))
-    for a, kernel in zip(axes, kernels):
+    for a, kernel in zip(axes, kernels, strict=False):
         k = _for_kernel(ok, kernel)
         k = k.dropna(subset=["peak_mem_bytes"]) if "peak_mem_bytes" in k else k.iloc[0:0]
         a.set_xlabel("size (product of the size parameters)")

@@ -79,7 +79,7 @@ def _safe_probe(backend: Any) -> Any:
 
     try:
         return backend.probe()
-    except Exception as exc:  # probe must not raise, but a buggy adapter must not hide the others
+    except Exception as exc:  # noqa: BLE001 - probe must not raise, but a buggy adapter must not hide the others
         return Probe.missing(f"probe failed: {exc}")
 
 
@@ -88,14 +88,14 @@ def _safe_caps(backend: Any) -> Any:
 
     try:
         return backend.capabilities()
-    except Exception:
+    except Exception:  # noqa: BLE001 - a picker shows what it can; an adapter bug must not hide it
         return Capabilities()
 
 
 def _device_name(backend: Any) -> str:
     try:
         return backend.device_info().name
-    except Exception:
+    except Exception:  # noqa: BLE001 - the device name is decoration
         return ""
 
 

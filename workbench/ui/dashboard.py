@@ -279,7 +279,7 @@ def _default_backends() -> list[str]:
 
     try:
         return sorted({"numpy", get_backend().name})
-    except Exception:
+    except Exception:  # noqa: BLE001 - no current backend: numpy is always there
         return ["numpy"]
 
 

@@ -57,7 +57,7 @@ class RunController:
         try:
             self.outcome = run_sweep(spec, store=store, name=name, on_cell=self._on_row,
                                      should_stop=self._stop.is_set, progress=False)
-        except BaseException as exc:  # reported in the status area, never lost in the thread
+        except BaseException as exc:  # noqa: BLE001 - reported in the status area, never lost in the thread
             self.error = exc
         finally:
             self._on_done(self.outcome, self.error)

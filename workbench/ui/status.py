@@ -49,7 +49,7 @@ class StatusArea:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(*args, **kwargs)
-            except Exception as exc:  # a widget callback must never take the dashboard down
+            except Exception as exc:  # noqa: BLE001 - a widget callback must never take the dashboard down
                 self.error(f"{what} failed", exc)
                 return None
 
