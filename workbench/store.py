@@ -25,11 +25,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .record import RESULT_COLUMNS
+
+if TYPE_CHECKING:  # pandas costs ~0.25 s and 45 MB a process; loaded only to return a table
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -245,6 +246,8 @@ class Store:
             "FROM runs LEFT JOIN results ON results.run_id = runs.run_id "
             "GROUP BY runs.run_id ORDER BY runs.created_at, runs.run_id")
         cols = [*RUN_COLUMNS, "n_results", "n_ok"]
+        import pandas as pd
+
         return pd.DataFrame(rows, columns=cols)
 
     # -- environments ------------------------------------------------------
@@ -304,6 +307,8 @@ class Store:
         """
         rows = self.rows(run_ids)
         cols = list(RESULT_COLUMNS) + sorted({k for r in rows for k in r} - set(RESULT_COLUMNS))
+        import pandas as pd
+
         return pd.DataFrame(rows, columns=cols)
 
     # -- peaks -------------------------------------------------------------
@@ -320,6 +325,8 @@ class Store:
             sql, args = sql + " AND env_id = ?", [*args, env_id]
         if backend is not None:
             sql, args = sql + " AND backend = ?", [*args, backend]
+        import pandas as pd
+
         return pd.DataFrame(self._query(sql + " ORDER BY env_id, backend, metric, dtype", args),
                             columns=list(PEAK_COLUMNS))
 

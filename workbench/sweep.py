@@ -14,15 +14,16 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .catalog.spec import KernelSpec
 from .harness.cell import NO_VARIANT, Cell, CellWorker, InputCache, execute_cell, prepare_backend
 from .harness.timer import CACHE_MODES, TimingConfig
 from .selection import DEFAULT_MODES, select
 from .store import Store, current_environment, open_store
+
+if TYPE_CHECKING:  # pandas costs ~0.25 s and 45 MB a process; loaded only to return a table
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 

@@ -28,9 +28,10 @@ are judged).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 

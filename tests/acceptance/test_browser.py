@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from browser_helpers import browser_skip_reason, chromium_page, jupyterlab, save_screenshot, stage_notebook, voila
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -45,7 +45,7 @@ def broken_variant():
         return run
 
     yield "wb-test-broken"
-    catalog._variants["saxpy"].pop("wb-test-broken", None)
+    catalog.unregister_variant("saxpy", "wb-test-broken")
 
 
 def test_backend_picker_lists_every_backend_and_disables_unavailable(tmp_path):

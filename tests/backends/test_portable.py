@@ -21,8 +21,7 @@ import pytest
 from workbench.backends.base import Backend, Capabilities
 from workbench.catalog import BuildContext, Unsupported, get_kernel, kernels, variants
 from workbench.dtypes import round_to
-from workbench.portable import (DTYPES, Launch, PortableProgram, grid_stride, kernel_names, prelude, programs,
-                                render)
+from workbench.portable import DTYPES, Launch, PortableProgram, grid_stride, kernel_names, prelude, programs, render
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACT_OPS = ("saxpy", "vector_add", "relu", "gelu_tanh", "gelu_erf", "silu", "bias_gelu", "softmax", "layernorm",
@@ -204,8 +203,8 @@ def test_cupy_builder_compiles_the_rendered_source_and_launches(monkeypatch, is_
         def __enter__(self): return self
         def __exit__(self, *a): return False
 
-    fake = types.SimpleNamespace(RawModule=RawModule,
-                                 cuda=types.SimpleNamespace(Device=Device, runtime=types.SimpleNamespace(is_hip=is_hip)))
+    runtime = types.SimpleNamespace(is_hip=is_hip)
+    fake = types.SimpleNamespace(RawModule=RawModule, cuda=types.SimpleNamespace(Device=Device, runtime=runtime))
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setattr("workbench.portable.runtimes._programs", {})
     v = variants("sum")["portable"]

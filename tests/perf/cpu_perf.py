@@ -14,7 +14,7 @@ Prints, from one run:
 3. GEMM: numba naive -> numba tiled vs BLAS (numpy.matmul), GFLOP/s and % of BLAS.
 
 Every variant is first checked against the float64 reference through the
-runner (a wrong kernel is never timed). Each figure is the median of
+harness (a wrong kernel is never timed). Each figure is the median of
 ``--repeat`` timed calls; inputs are preallocated and outputs reused, so the
 timing is the kernel (plus the allocation, for torch forms that return a new
 tensor). The contenders of one operation, the triad included, are timed in
@@ -36,9 +36,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from workbench.backends import all_backends  # noqa: E402
+from workbench.case import Case  # noqa: E402
 from workbench.catalog import get_kernel, get_variant  # noqa: E402
 from workbench.dtypes import itemsize  # noqa: E402
-from workbench.runner import Case  # noqa: E402
 
 DTYPE = "float32"
 OPS = {  # kernel -> candidate numba variants (the best is reported)
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     header = ("kernel", "size") + cols_out
     table = [header]
     for kernel, per_col in runs.items():
-        def cell(col: str) -> str:
+        def cell(col: str, per_col: dict = per_col) -> str:
             vals = per_col.get(col)
             if not vals:
                 return "-"
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"GB/s of compulsory traffic (reads + writes of the spec), contenders timed in alternating rounds; "
           f"median of {args.runs} run(s)" + (" [min-max]" if args.runs > 1 else ""))
     for r in table:
-        print("  " + "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        print("  " + "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
     print("  numba: best numba variant. torch: the library call as written (returns a new tensor: allocation\n"
           "  and first-touch page faults included); torch-out: the same ATen kernel into a preallocated buffer.\n"
           "  x torch / x torch-out: numba speed-up over each; % triad: vs the triad timed in the same rounds.\n")

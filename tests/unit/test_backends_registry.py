@@ -56,13 +56,17 @@ def test_unknown_name_lists_the_valid_ones(fresh_registry):
         fresh_registry.get("no-such-backend")
     message = str(err.value)
     assert "no-such-backend" in message
-    for name in ("numpy", "numba", "torch-cpu", "cupy", "opencl-0"):
+    known = fresh_registry.all_backends()
+    assert {"numpy", "numba", "torch-cpu", "cupy"} <= set(known)  # listed even where not installed
+    for name in known:
         assert name in message
 
 
 def test_auto_on_this_machine_is_numpy(fresh_registry):
-    """opencl-0 is PoCL on the CPU here, so nothing outranks the CPU class, where numpy leads."""
-    assert fresh_registry.all_backends()["opencl-0"].device_class == "cpu"
+    """No GPU here: OpenCL devices (PoCL) are CPUs, so nothing outranks the CPU class, where numpy leads."""
+    for b in fresh_registry.all_backends().values():
+        if b.runtime == "opencl" and b.probe().available:
+            assert b.device_class == "cpu"
     assert fresh_registry.set_backend("auto").name == "numpy"
     assert fresh_registry.available_backends()[0] == "numpy"
 
@@ -97,11 +101,17 @@ def test_runtime_alias_means_best_device(fresh_registry):
 
 
 def test_environment_override(fresh_registry, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("WORKBENCH_BACKEND", "numba")
-    assert fresh_registry.set_backend("auto").name == "numba"
-    assert fresh_registry.get_backend().name == "numba"
-    monkeypatch.setenv("WORKBENCH_BACKEND", "torch-cpu")
-    assert fresh_registry.auto_backend().name == "torch-cpu"
+    here = [n for n in ("numba", "torch-cpu", "numpy") if fresh_registry.get(n).available]
+    monkeypatch.setenv("WORKBENCH_BACKEND", here[0])
+    assert fresh_registry.set_backend("auto").name == here[0]
+    assert fresh_registry.get_backend().name == here[0]
+    for name in here[1:]:
+        monkeypatch.setenv("WORKBENCH_BACKEND", name)
+        assert fresh_registry.auto_backend().name == name
+    if "numba" not in here:  # an override naming an installed-but-absent runtime says why
+        monkeypatch.setenv("WORKBENCH_BACKEND", "numba")
+        with pytest.raises(BackendUnavailable, match="pip install numba"):
+            fresh_registry.auto_backend()
     monkeypatch.setenv("WORKBENCH_BACKEND", "cupy")
     if not fresh_registry.get("cupy").available:
         with pytest.raises(BackendUnavailable, match="cupy"):
@@ -145,7 +155,7 @@ def test_entry_point_backends(fresh_registry, monkeypatch: pytest.MonkeyPatch, t
     found = fresh_registry.all_backends(refresh=True)
     assert found["acme-0"].runtime == "acme"
     assert type(found["numpy"]).__name__ == "NumpyBackend", "a plugin must not shadow a built-in"
-    assert "opencl-0" in found, "a broken entry point must not hide the others"
+    assert {"numba", "torch-cpu", "cupy"} <= set(found), "a broken entry point must not hide the others"
     assert fresh_registry.auto_backend().name == "acme-0"  # plugin class outranks the CPU
 
 

@@ -176,8 +176,7 @@ def harness_kernel():
     for name, build in (("good", good), ("degrades", degrades), ("wrong", wrong)):
         catalog.register_variant(Variant(KERNEL, name, ("numpy",), build))
     yield seen_inputs
-    catalog._kernels.pop(KERNEL, None)
-    catalog._variants.pop(KERNEL, None)
+    catalog.unregister_kernel(KERNEL)
 
 
 FAST = TimingConfig(warmup_s=0.005, budget_s=0.02, min_samples=3, target_spread=0.05)

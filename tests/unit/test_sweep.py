@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import require_backend
 
 from workbench.catalog import registry as catalog
 from workbench.catalog.spec import KernelSpec, Variant
@@ -79,8 +80,7 @@ def test_kernel():
     catalog.register_variant(Variant(KERNEL, "compiled", ("numpy",), _good, mode="compiled"))
     catalog.register_variant(Variant(KERNEL, "other-runtime", ("numba",), _good))
     yield KERNEL
-    catalog._kernels.pop(KERNEL, None)
-    catalog._variants.pop(KERNEL, None)
+    catalog.unregister_kernel(KERNEL)
 
 
 def test_failures_are_isolated_and_the_sweep_goes_on(test_kernel, tmp_path):
@@ -126,6 +126,7 @@ def test_cells_follow_the_axes(test_kernel):
 
 
 def test_a_named_backend_without_variants_gets_one_unsupported_cell(test_kernel):
+    require_backend("numba")
     catalog.register_kernel(KernelSpec(**{**_spec().__dict__, "name": "wbtest_numpy_only", "path": None}))
     catalog.register_variant(Variant("wbtest_numpy_only", "good", ("numpy",), _good))
     try:
@@ -136,8 +137,7 @@ def test_a_named_backend_without_variants_gets_one_unsupported_cell(test_kernel)
         quiet = SweepSpec(kernels=["wbtest_numpy_only"], sizes=[(64,)])  # backends not named: no such cells
         assert all(c.variant != NO_VARIANT for c in quiet.cells())
     finally:
-        catalog._kernels.pop("wbtest_numpy_only", None)
-        catalog._variants.pop("wbtest_numpy_only", None)
+        catalog.unregister_kernel("wbtest_numpy_only")
     named = SweepSpec(kernels=[KERNEL], variants=["good"], backends=["numba"], sizes=[(64,), (128,)])
     assert all("runs on numpy" in c.unsupported for c in named.cells())
 

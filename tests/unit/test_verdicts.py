@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 from workbench.stats_compare import speedup as sample_speedup
-from workbench.verdicts import (is_noisy, median_interval, paired_verdict, rel_spread, run_to_run_noise,
-                                unpaired_verdict)
+from workbench.verdicts import is_noisy, median_interval, paired_verdict, rel_spread, run_to_run_noise, unpaired_verdict
 
 ROUNDS = 5
 

@@ -10,6 +10,7 @@ from .registry import (
                        register_kernel,
                        register_variant,
                        unregister_kernel,
+                       unregister_variant,
                        variant,
                        variants,
 )
@@ -17,4 +18,4 @@ from .spec import BuildContext, KernelSpec, Unsupported, Variant
 
 __all__ = ["BuildContext", "KernelFolder", "KernelSpec", "Unsupported", "Variant", "builtin_catalog_path", "get_kernel",
            "get_variant", "kernel_here", "kernels", "load_catalog", "register_kernel", "register_variant", "sizes",
-           "unregister_kernel", "variant", "variants"]
+           "unregister_kernel", "unregister_variant", "variant", "variants"]

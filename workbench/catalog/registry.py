@@ -23,6 +23,11 @@ def unregister_kernel(name: str) -> None:
     _variants.pop(name, None)
 
 
+def unregister_variant(kernel: str, name: str) -> None:
+    """Remove one variant of a kernel (a notebook dropping an experiment, tests cleaning up)."""
+    _variants.get(kernel, {}).pop(name, None)
+
+
 def register_variant(v: Variant) -> Variant:
     if v.mode not in MODES:
         raise ValueError(f"variant {v.name!r}: mode {v.mode!r} is not one of {MODES}")

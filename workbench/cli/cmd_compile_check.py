@@ -26,8 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..catalog import get_kernel
     from ..portable import DTYPES
-    from ..portable.compile_check import (find_compiler, format_table, run_check, summary, to_json,
-                                          units_from_catalog)
+    from ..portable.compile_check import find_compiler, format_table, run_check, summary, to_json, units_from_catalog
 
     archs = [a.strip() for a in args.arch.split(",") if a.strip()]
     bad = [a for a in archs if not a.startswith("sm_")]
