@@ -22,7 +22,7 @@ import pytest
 from workbench.backends.base import KNOWN_DTYPES
 from workbench.catalog import get_kernel, kernels, variants
 from workbench.dtypes import host_dtype
-from workbench.runner import POISON, check, make_host_inputs, output_dtype, reference_outputs
+from workbench.case import POISON, check, make_host_inputs, output_dtype, reference_outputs
 from workbench.selection import BackendUnavailable
 from workbench.verification import verify
 
