@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from workbench.backends.base import KNOWN_DTYPES
+from workbench.case import POISON, check, make_host_inputs, output_dtype, reference_outputs
 from workbench.catalog import get_kernel, kernels, variants
 from workbench.dtypes import host_dtype
-from workbench.case import POISON, check, make_host_inputs, output_dtype, reference_outputs
 from workbench.selection import BackendUnavailable
 from workbench.verification import verify
 
