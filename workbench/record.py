@@ -25,7 +25,7 @@ STATUSES = ("ok", "incorrect", "unsupported", "oom", "error", "timeout")
 #: What ``bound`` may say.
 BOUNDS = ("memory-bound", "compute-bound")
 #: Columns stored as JSON text.
-JSON_COLUMNS = ("params", "samples_s", "host_samples_s")
+JSON_COLUMNS = ("params", "samples_s", "host_samples_s", "round_medians_s")
 
 
 @dataclass
@@ -86,6 +86,25 @@ class Row:
     n_inputs: int | None = None
     stopped_by: str | None = None
     seed: int | None = None
+    # -- noise: rounds, the flag, and the conditions the cell ran under ---------------------------------
+    rounds: int | None = None
+    round_medians_s: str | None = None
+    noise: float | None = None
+    noisy: bool | None = None
+    noise_note: str | None = None
+    load_avg_1m: float | None = None
+    other_cpu_share: float | None = None
+    other_cpu_s: float | None = None
+    steal_s: float | None = None
+    cpu_freq_mhz: float | None = None
+    gpu_clock_mhz: float | None = None
+    gpu_temp_c: float | None = None
+    gpu_throttle: str | None = None
+    # -- ceilings behind the % of peak ------------------------------------------------------------------
+    ceiling_gbps: float | None = None
+    ceiling_gflops: float | None = None
+    ceiling_source: str | None = None
+    peak_note: str | None = None
 
     @classmethod
     def from_mapping(cls, row: Mapping[str, Any]) -> Row:
