@@ -13,14 +13,28 @@ Both are measured with the catalog's own variants through the ordinary harness
   naive loop) is measured at a smaller size instead of taking minutes.
 
 Results go to the store's peaks table keyed by (environment, backend).
+
+:func:`ensure_ceilings` is the automatic, much shorter form of the same probe:
+the first time a sweep uses a backend in an environment it measures one saxpy
+(about 3× the last-level cache) and one GEMM per dtype sized to a few tens of
+milliseconds a call, from a 256³ pilot (a slow hand-written kernel stays at the
+pilot), and stores them with a method starting ``automatic probe``. Later runs
+in the same environment reuse them (from the store, or from a small per-user
+cache so a fresh store does not probe again); ``workbench peaks`` replaces
+them with its longer measurement, and an automatic probe never overwrites one.
+``WORKBENCH_AUTO_PEAKS=0`` turns the probe off.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .backends import registry as backend_registry
@@ -28,7 +42,7 @@ from .backends.base import Backend
 from .catalog import registry as catalog
 from .catalog.spec import Variant
 from .harness.cell import Cell, CellWorker, execute_cell, prepare_backend
-from .harness.throughput import BANDWIDTH, FLOPS
+from .harness.throughput import AUTO_METHOD_PREFIX, BANDWIDTH, FLOPS, Ceilings, source_of_method
 from .harness.timer import TimingConfig
 from .store import Store, current_environment, open_store
 
@@ -159,3 +173,213 @@ def measure_peaks(backends: Iterable[str] | None = None, store: Store | str | No
     finally:
         worker.close()
     return found
+
+
+# -- the automatic probe ----------------------------------------------------------------------------
+
+#: Set to 0 (or "false", "no", "off") to skip the automatic probe; sweeps then use stored or published ceilings.
+ENV_AUTO_PEAKS = "WORKBENCH_AUTO_PEAKS"
+#: Where probed ceilings are kept across stores, per environment (``$XDG_CACHE_HOME/workbench``).
+ENV_CEILINGS_CACHE = "WORKBENCH_CEILINGS_CACHE"
+AUTO_CONFIG = TimingConfig(warmup_s=0.02, budget_s=0.15, target_spread=0.02, min_samples=3, max_samples=40,
+                           n_inputs=1)
+AUTO_PILOT_CONFIG = TimingConfig(warmup_s=0.01, budget_s=0.05, target_spread=0.02, min_samples=3, max_samples=20,
+                                 n_inputs=1)
+#: Working set of the automatic STREAM probe, in last-level caches (streaming through twice the cache, every
+#: access misses; generating and checking the inputs is most of the probe's time, so no more than that).
+AUTO_STREAM_LLC = 2
+AUTO_STREAM_MIN_ELEMENTS = 2**22
+#: One GEMM call of the automatic probe takes about this long; square sizes step by the pilot.
+AUTO_GEMM_CALL_S = 0.03
+AUTO_GEMM_MAX = {"cpu": 1024, "gpu": 4096}
+AUTO_TIMEOUT_S = 20.0
+
+_probed: dict[tuple[str, str], list[Peak]] = {}
+
+
+def auto_peaks_enabled() -> bool:
+    return os.environ.get(ENV_AUTO_PEAKS, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _llc(backend: Backend) -> int | None:
+    try:
+        return backend.device_info().last_level_cache_bytes or None
+    except Exception:  # noqa: BLE001 - no device info: no cache explanation, the ceilings still count
+        return None
+
+
+def _device_name(backend: Backend) -> str:
+    try:
+        return str(backend.device_info().name)
+    except Exception:  # noqa: BLE001 - the name only keys the cache
+        return "?"
+
+
+def stored_ceilings(store: Store, env_id: str, backend: str, llc_bytes: int | None = None) -> Ceilings:
+    """The store's ceilings of ``backend`` in ``env_id``, with their sources."""
+    p = store.peaks(env_id, backend)
+    values, sources = {}, {}
+    for r in p.to_dict("records") if len(p) else []:
+        if r.get("value") is None or not math.isfinite(float(r["value"])):
+            continue
+        key = (str(r["metric"]), str(r["dtype"]))
+        values[key] = float(r["value"])
+        sources[key] = source_of_method(r.get("method"))
+    return Ceilings(values, sources, llc_bytes)
+
+
+def _busy(rows: list[dict[str, Any]]) -> str:
+    """Words saying the machine was busy during the probe ("" when it was not, or nobody can tell)."""
+    shares = [r["other_cpu_share"] for r in rows if r.get("other_cpu_share") is not None]
+    if shares and max(shares) > 0.25:
+        return f"other processes used {max(shares):.0%} of the CPU"
+    try:
+        load, cpus = os.getloadavg()[0], os.cpu_count() or 1
+    except (OSError, AttributeError):
+        return ""
+    return f"load average {load:.1f} on {cpus} CPUs" if not shares and load > cpus else ""
+
+
+def probe_backend(backend: Backend, worker: CellWorker) -> list[Peak]:
+    """The short automatic probe: one saxpy at ~2× the last-level cache, one GEMM per dtype: a 256³ pilot,
+    then (when the pilot is fast enough) a size taking ~``AUTO_GEMM_CALL_S`` a call; the best rate counts.
+    A few seconds per backend; a slow hand-written GEMM (PoCL, a naive loop) stays at the pilot size."""
+    out: list[Peak] = []
+    rows: list[dict[str, Any]] = []
+    llc = _llc(backend) or 32 * 2**20
+    n = max(AUTO_STREAM_MIN_ELEMENTS, math.ceil(AUTO_STREAM_LLC * llc / 12))
+    saxpy = [v for v in _candidates("saxpy", backend)
+             if v.mode != "compiled" and not v.unsupported_reason(backend, "float32")]
+    if saxpy:
+        v = saxpy[0]
+        row = execute_cell(Cell.make("saxpy", v.name, backend.name, "float32", {"n": n}, v.mode), AUTO_CONFIG,
+                           worker, timeout_s=AUTO_TIMEOUT_S)
+        rows.append(row)
+        if row["status"] == "ok":
+            out.append(Peak(backend.name, BANDWIDTH, "float32", row["bytes"] / row["min_s"] / 1e9, "GB/s",
+                            f"{AUTO_METHOD_PREFIX}: saxpy/{v.name} (STREAM triad), n={n} float32, best of "
+                            f"{row['n_samples']}", {"variant": v.name, "n": n, "median_gbps": row["gbps"]}))
+        else:
+            log.info("automatic bandwidth probe on %s: %s %s", backend.name, row["status"], row["message"])
+    gemms = [v for v in _candidates("gemm", backend) if v.mode != "compiled"]
+    kind = "cpu" if backend.device_info().kind == "cpu" else "gpu"
+    for dtype in GEMM_DTYPES:
+        usable = [v for v in gemms if not v.unsupported_reason(backend, dtype)]
+        if not usable:
+            continue
+        v = usable[0]
+        row = execute_cell(_gemm_cell(backend, v, dtype, GEMM_PILOT), AUTO_PILOT_CONFIG, worker,
+                           timeout_s=AUTO_TIMEOUT_S)
+        rows.append(row)
+        if row["status"] != "ok":
+            log.info("automatic GEMM probe on %s %s: %s %s", backend.name, dtype, row["status"], row["message"])
+            continue
+        rate = row["flops"] / row["min_s"] / 1e9
+        size = (AUTO_GEMM_CALL_S * rate * 1e9 / 2) ** (1 / 3) // GEMM_PILOT * GEMM_PILOT
+        size = int(min(AUTO_GEMM_MAX[kind], size))
+        if size > GEMM_PILOT:
+            big = execute_cell(_gemm_cell(backend, v, dtype, size), AUTO_CONFIG, worker, timeout_s=AUTO_TIMEOUT_S)
+            rows.append(big)
+            if big["status"] == "ok" and big["flops"] / big["min_s"] > row["flops"] / row["min_s"]:
+                row = big
+        out.append(Peak(backend.name, FLOPS, dtype, row["flops"] / row["min_s"] / 1e9, "GFLOP/s",
+                        f"{AUTO_METHOD_PREFIX}: gemm/{v.name} {row['size_label']} {dtype}, best of "
+                        f"{row['n_samples']}", {"variant": v.name, "params": row["params"],
+                                                "median_gflops": row["gflops"]}))
+    busy = _busy(rows)
+    for p in out:
+        p.details["busy"] = busy
+        if busy:
+            p.method += f" (machine busy: {busy})"
+    return out
+
+
+def _cache_file() -> Path:
+    explicit = os.environ.get(ENV_CEILINGS_CACHE)
+    if explicit:
+        return Path(explicit)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "workbench" / "ceilings.json"
+
+
+def _cached_probe(env_id: str, key: str) -> list[Peak] | None:
+    """Ceilings probed earlier in this environment for ``key`` (backend and device), in this process or
+    kept in the per-user cache file."""
+    if (env_id, key) in _probed:
+        return _probed[(env_id, key)]
+    try:
+        doc = json.loads(_cache_file().read_text())
+        found = doc[env_id][key]
+        peaks = [Peak(p["backend"], p["metric"], p["dtype"], float(p["value"]), p["unit"], p["method"],
+                      p.get("details") or {}) for p in found]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    _probed[(env_id, key)] = peaks
+    return peaks
+
+
+def _remember_probe(env_id: str, key: str, peaks: list[Peak]) -> None:
+    _probed[(env_id, key)] = peaks
+    path = _cache_file()
+    try:
+        try:
+            doc = json.loads(path.read_text())
+            doc = doc if isinstance(doc, dict) else {}
+        except (OSError, ValueError):
+            doc = {}
+        doc.setdefault(env_id, {})[key] = [
+            {"backend": p.backend, "metric": p.metric, "dtype": p.dtype, "value": p.value, "unit": p.unit,
+             "method": p.method, "details": p.details} for p in peaks if p.value is not None]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(doc, indent=1, default=str))
+        tmp.replace(path)
+    except OSError as exc:  # the store still has them; only a fresh store will probe again
+        log.info("could not keep the probed ceilings in %s: %s", path, exc)
+
+
+def ensure_ceilings(store: Store, env_id: str, backend: str, worker: CellWorker | None = None,
+                    *, probe: bool | None = None) -> Ceilings:
+    """The ceilings a sweep compares ``backend``'s rows with, probing them the first time.
+
+    Stored ceilings (``workbench peaks``, or an earlier automatic probe) are used
+    as they are. Without any, a short automatic probe (:func:`probe_backend`)
+    measures them — once per environment: its results are kept in a small
+    per-user cache as well, so a new store in the same environment copies them
+    instead of probing again — and stores them with a method starting
+    ``automatic probe``. ``probe`` False (default: ``$WORKBENCH_AUTO_PEAKS``
+    not 0) only reads what is stored. Never raises: a failed probe leaves the
+    ceilings empty (published figures then stand in).
+    """
+    try:
+        b = backend_registry.get(backend)
+        available = b.probe().available
+    except Exception:  # noqa: BLE001 - an unknown backend's cells report it themselves
+        return stored_ceilings(store, env_id, backend)
+    llc = _llc(b) if available else None
+    found = stored_ceilings(store, env_id, backend, llc)
+    if found or not available or not (auto_peaks_enabled() if probe is None else probe):
+        return found
+    key = f"{backend} on {_device_name(b)}"
+    try:
+        peaks = _cached_probe(env_id, key)
+        if peaks is None:
+            t0 = time.perf_counter()
+            own = worker is None
+            w = worker or CellWorker("workbench-auto-peaks")
+            try:
+                peaks = probe_backend(b, w)
+            finally:
+                if own:
+                    w.close()
+            log.info("automatic ceilings of %s measured in %.1f s", backend, time.perf_counter() - t0)
+            if peaks and not any(p.details.get("busy") for p in peaks):
+                _remember_probe(env_id, key, peaks)
+            elif peaks:
+                _probed[(env_id, key)] = peaks  # this process only: a quieter run may probe better
+        for p in peaks:
+            if p.value is not None:
+                store.set_peak(env_id, p.backend, p.metric, p.dtype, p.value, p.unit, p.method, p.details)
+    except Exception:  # noqa: BLE001 - a failed probe must not stop the sweep: no ceiling is better than none
+        log.exception("automatic ceilings of %s failed", backend)
+    return stored_ceilings(store, env_id, backend, llc)

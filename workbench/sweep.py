@@ -215,7 +215,8 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                 bar.set_description_str(cell.label, refresh=True)
             if cell.backend not in peaks:
                 prepare_backend(cell.backend)
-                peaks[cell.backend] = st.peak_values(env_id, cell.backend)
+                from .peaks import ensure_ceilings  # measured once per environment (automatic probe)
+                peaks[cell.backend] = ensure_ceilings(st, env_id, cell.backend, worker)
             row = execute_cell(cell, configs[cell.cache], worker, timeout_s=spec.timeout_s, seed=spec.seed,
                                inputs=inputs, peaks=peaks[cell.backend])
             row.update(run_id=run_id, env_id=env_id)

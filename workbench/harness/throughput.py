@@ -1,8 +1,13 @@
-"""FLOP and byte rates of a row, and how far they are from this machine's measured peaks.
+"""FLOP and byte rates of a row, how far they are from the ceilings, and which ceilings those were.
 
-Peaks come from ``workbench peaks`` (the store's peaks table, per environment and
-backend); published device figures come from ``workbench.datasets``. Both are
-optional: a missing peak leaves the percentage null rather than guessing.
+Ceilings come from the store's peaks table (per environment and backend):
+measured by ``workbench peaks``, or by the short automatic probe a sweep runs the
+first time it uses a backend in an environment (:func:`workbench.peaks.ensure_ceilings`).
+Where neither is known, the published device figure (``workbench.datasets``)
+stands in. Every row names the ceilings it was compared with (``ceiling_gbps``,
+``ceiling_gflops``, ``ceiling_source``), and a percentage above 100 is never
+silent: ``peak_note`` says what explains it (most often a working set that fits
+in the last-level cache, so the DRAM bandwidth ceiling does not apply).
 """
 
 from __future__ import annotations
@@ -23,6 +28,32 @@ FLOPS = "gflops"
 #: (metric, dtype) -> value; bandwidth peaks are stored under the dtype they were probed with.
 Peaks = Mapping[tuple[str, str], float]
 
+#: ``ceiling_source`` values.
+MEASURED = "measured (workbench peaks)"
+AUTO_PROBE = "measured (automatic probe)"
+PUBLISHED = "published"
+#: How an automatic probe's method text starts in the peaks table.
+AUTO_METHOD_PREFIX = "automatic probe"
+
+
+class Ceilings(dict):
+    """:data:`Peaks` that also know where each value came from and the device's last-level cache.
+
+    ``sources`` maps (metric, dtype) to :data:`MEASURED` or :data:`AUTO_PROBE`; a
+    plain mapping given to :func:`rates` counts as :data:`MEASURED`.
+    """
+
+    def __init__(self, values: Mapping[tuple[str, str], float] | None = None,
+                 sources: Mapping[tuple[str, str], str] | None = None, llc_bytes: int | None = None):
+        super().__init__(values or {})
+        self.sources: dict[tuple[str, str], str] = dict(sources or {})
+        self.llc_bytes = llc_bytes
+
+
+def source_of_method(method: str | None) -> str:
+    """``ceiling_source`` for a stored peak's method text."""
+    return AUTO_PROBE if str(method or "").startswith(AUTO_METHOD_PREFIX) else MEASURED
+
 
 def work(spec: KernelSpec, params: Mapping[str, int], dtype: str) -> tuple[float, float]:
     """(FLOPs, bytes) of one call, from the spec."""
@@ -34,22 +65,107 @@ def bandwidth_peak(peaks: Peaks) -> float | None:
     return max(values) if values else None
 
 
+def _bandwidth_key(peaks: Peaks) -> tuple[str, str] | None:
+    keys = [k for k, v in peaks.items() if k[0] == BANDWIDTH and v]
+    return max(keys, key=lambda k: peaks[k]) if keys else None
+
+
+def ceilings_for(dtype: str, peaks: Peaks | None, published: Mapping[str, float] | None
+                 ) -> tuple[float | None, float | None, str | None, str | None]:
+    """(GB/s, GFLOP/s, source of the GB/s, source of the GFLOP/s): measured where known, else published."""
+    bw = fl = None
+    bw_src = fl_src = None
+    if peaks:
+        sources = getattr(peaks, "sources", {}) or {}
+        key = _bandwidth_key(peaks)
+        if key is not None:
+            bw, bw_src = float(peaks[key]), sources.get(key, MEASURED)
+        if peaks.get((FLOPS, dtype)):
+            fl, fl_src = float(peaks[(FLOPS, dtype)]), sources.get((FLOPS, dtype), MEASURED)
+    if published:
+        if bw is None and published.get(BANDWIDTH):
+            bw, bw_src = float(published[BANDWIDTH]), PUBLISHED
+        if fl is None and published.get(FLOPS):
+            fl, fl_src = float(published[FLOPS]), PUBLISHED
+    return bw, fl, bw_src, fl_src
+
+
+def combined_source(bw_src: str | None, fl_src: str | None) -> str | None:
+    """One ``ceiling_source`` text for the two ceilings."""
+    if bw_src and fl_src and bw_src != fl_src:
+        return f"{bw_src} for GB/s, {fl_src} for GFLOP/s"
+    return bw_src or fl_src
+
+
+def fmt_bytes(b: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if b < 1024 or unit == "GiB":
+            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.3g} {unit}"
+        b /= 1024
+    return f"{b:.3g} GiB"
+
+
+def peak_note(pct_bw: float | None, pct_flops: float | None, nbytes: float | None, llc_bytes: float | None,
+              bw_src: str | None = None, fl_src: str | None = None) -> str | None:
+    """Why a percentage of peak is above 100, in words; None when none is.
+
+    A working set (the call's inputs and outputs) that fits in the last-level
+    cache is served from the cache, so the DRAM bandwidth ceiling does not bound
+    it; otherwise the ceiling itself is the suspect: a short automatic probe, one
+    measured while the machine was busy, or a published figure for another clock.
+    """
+    parts = []
+    if pct_bw is not None and pct_bw > 100.0:
+        head = f"{pct_bw:.0f}% of the {bw_src or 'measured'} bandwidth ceiling"
+        if nbytes and llc_bytes and nbytes <= llc_bytes:
+            parts.append(f"{head}: working set {fmt_bytes(nbytes)} fits in the {fmt_bytes(llc_bytes)} last-level "
+                         "cache, so it runs above the DRAM ceiling")
+        else:
+            where = (f"working set {fmt_bytes(nbytes)} exceeds the {fmt_bytes(llc_bytes)} last-level cache; "
+                     if nbytes and llc_bytes else "")
+            parts.append(f"{head}: {where}{_ceiling_suspect(bw_src, 'bandwidth')}")
+    if pct_flops is not None and pct_flops > 100.0:
+        parts.append(f"{pct_flops:.0f}% of the {fl_src or 'measured'} GFLOP/s ceiling: "
+                     f"{_ceiling_suspect(fl_src, 'GEMM')}")
+    return "; ".join(parts) or None
+
+
+def _ceiling_suspect(src: str | None, what: str) -> str:
+    if src == PUBLISHED:
+        return "the published figure is for another clock or configuration than this device ran at"
+    if src == AUTO_PROBE:
+        return (f"the automatic probe is short (one {what} variant, a small size) and may have run while the "
+                "machine was busy; `workbench peaks` measures a better ceiling")
+    return (f"the ceiling was measured with a slower {what} kernel or while the machine was busy; re-run "
+            "`workbench peaks` on an idle machine")
+
+
 def rates(flops: float, nbytes: float, seconds: float | None, dtype: str, peaks: Peaks | None = None,
-          published: Mapping[str, float] | None = None, bound: str = "memory-bound") -> dict[str, Any]:
-    """gflops, gbps, intensity and the percentages of peak for one median time."""
+          published: Mapping[str, float] | None = None, bound: str = "memory-bound",
+          llc_bytes: int | None = None) -> dict[str, Any]:
+    """gflops, gbps, intensity, the percentages of peak for one median time, and the ceilings behind them.
+
+    Ceilings are ``peaks`` (measured; a :class:`Ceilings` says by what) where known,
+    else ``published``; ``llc_bytes`` (default: ``peaks.llc_bytes``) lets a
+    percentage above 100 be explained by the cache (``peak_note``).
+    """
     out: dict[str, Any] = {"flops": flops, "bytes": nbytes,
                            "intensity": flops / nbytes if nbytes else None,
                            "gflops": None, "gbps": None, "pct_peak_bw": None, "pct_peak_flops": None,
-                           "pct_published": None}
+                           "pct_published": None, "ceiling_gbps": None, "ceiling_gflops": None,
+                           "ceiling_source": None, "peak_note": None}
     if not seconds or seconds <= 0:
         return out
     gflops, gbps = flops / seconds / 1e9, nbytes / seconds / 1e9
     out["gflops"], out["gbps"] = gflops, gbps
-    if peaks:
-        bw = bandwidth_peak(peaks)
-        fl = peaks.get((FLOPS, dtype))
-        out["pct_peak_bw"] = 100.0 * gbps / bw if bw else None
-        out["pct_peak_flops"] = 100.0 * gflops / fl if fl and flops else None
+    bw, fl, bw_src, fl_src = ceilings_for(dtype, peaks, published)
+    fl_src = fl_src if flops else None
+    out.update(ceiling_gbps=bw, ceiling_gflops=fl if flops else None, ceiling_source=combined_source(bw_src, fl_src))
+    out["pct_peak_bw"] = 100.0 * gbps / bw if bw else None
+    out["pct_peak_flops"] = 100.0 * gflops / fl if fl and flops else None
+    if llc_bytes is None:
+        llc_bytes = getattr(peaks, "llc_bytes", None)
+    out["peak_note"] = peak_note(out["pct_peak_bw"], out["pct_peak_flops"], nbytes, llc_bytes, bw_src, fl_src)
     if published:
         if bound == "compute-bound" and published.get(FLOPS):
             out["pct_published"] = 100.0 * gflops / published[FLOPS]

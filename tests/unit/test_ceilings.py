@@ -1,0 +1,128 @@
+"""Ceilings behind % of peak: the automatic probe, where each ceiling came from, and notes above 100%."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench import peaks
+from workbench.harness.throughput import (
+    AUTO_PROBE,
+    BANDWIDTH,
+    FLOPS,
+    MEASURED,
+    PUBLISHED,
+    Ceilings,
+    peak_note,
+    rates,
+)
+from workbench.store import Store
+
+MiB = 2**20
+
+
+def test_rates_name_measured_ceilings_and_their_source():
+    c = Ceilings({(BANDWIDTH, "float32"): 20.0, (FLOPS, "float32"): 100.0},
+                 {(BANDWIDTH, "float32"): AUTO_PROBE, (FLOPS, "float32"): AUTO_PROBE}, llc_bytes=32 * MiB)
+    r = rates(1e9, 1e9, 0.1, "float32", c)  # 10 GB/s, 10 GFLOP/s
+    assert r["pct_peak_bw"] == pytest.approx(50) and r["pct_peak_flops"] == pytest.approx(10)
+    assert (r["ceiling_gbps"], r["ceiling_gflops"], r["ceiling_source"]) == (20.0, 100.0, AUTO_PROBE)
+    assert r["peak_note"] is None
+    plain = rates(1e9, 1e9, 0.1, "float32", {(BANDWIDTH, "float32"): 20.0})
+    assert plain["ceiling_source"] == MEASURED and plain["ceiling_gflops"] is None
+
+
+def test_published_figures_stand_in_where_nothing_was_measured():
+    r = rates(1e9, 1e9, 0.1, "float32", None, {FLOPS: 50.0, BANDWIDTH: 40.0})
+    assert (r["ceiling_gbps"], r["ceiling_gflops"], r["ceiling_source"]) == (40.0, 50.0, PUBLISHED)
+    assert r["pct_peak_bw"] == pytest.approx(25) and r["pct_peak_flops"] == pytest.approx(20)
+    mixed = rates(1e9, 1e9, 0.1, "float32", Ceilings({(BANDWIDTH, "float32"): 20.0}), {FLOPS: 50.0})
+    assert mixed["ceiling_source"] == f"{MEASURED} for GB/s, {PUBLISHED} for GFLOP/s"
+    none = rates(1e9, 1e9, 0.1, "float32")
+    assert none["pct_peak_bw"] is None and none["ceiling_source"] is None and none["peak_note"] is None
+
+
+def test_above_100_percent_is_explained_by_the_cache_or_the_ceiling():
+    c = Ceilings({(BANDWIDTH, "float32"): 10.0}, {(BANDWIDTH, "float32"): MEASURED}, llc_bytes=32 * MiB)
+    small = rates(0.0, 3.1 * MiB, 3.1 * MiB / 30e9, "float32", c)  # 30 GB/s from a 3.1 MiB working set
+    assert small["pct_peak_bw"] == pytest.approx(30e9 / 10e9 * 100 * 1.0, rel=0.05)
+    assert "working set 3.1 MiB fits in the 32 MiB last-level cache" in small["peak_note"]
+    big = rates(0.0, 256 * MiB, 256 * MiB / 30e9, "float32", c)
+    assert "exceeds the 32 MiB last-level cache" in big["peak_note"] and "workbench peaks" in big["peak_note"]
+    assert "published figure" in peak_note(None, 150.0, 1e6, None, None, PUBLISHED)
+    assert "automatic probe" in peak_note(None, 150.0, 1e6, None, None, AUTO_PROBE)
+    assert peak_note(99.0, 100.0, 1e6, 1e9) is None
+
+
+@pytest.fixture
+def cache_file(tmp_path, monkeypatch):
+    path = tmp_path / "ceilings.json"
+    monkeypatch.setenv(peaks.ENV_CEILINGS_CACHE, str(path))
+    monkeypatch.delenv(peaks.ENV_AUTO_PEAKS, raising=False)
+    monkeypatch.setattr(peaks, "_probed", {})
+    return path
+
+
+def test_workbench_peaks_win_over_the_automatic_probe(tmp_path, cache_file, monkeypatch):
+    store = Store(tmp_path / "s.sqlite")
+    store.set_peak("env", "numpy", BANDWIDTH, "float32", 12.0, "GB/s", "saxpy/numpy (STREAM triad)")
+    monkeypatch.setattr(peaks, "probe_backend", lambda *a: pytest.fail("probed although peaks were stored"))
+    c = peaks.ensure_ceilings(store, "env", "numpy")
+    assert dict(c) == {(BANDWIDTH, "float32"): 12.0} and c.sources[(BANDWIDTH, "float32")] == MEASURED
+
+
+def test_the_probe_can_be_turned_off(tmp_path, cache_file, monkeypatch):
+    monkeypatch.setenv(peaks.ENV_AUTO_PEAKS, "0")
+    monkeypatch.setattr(peaks, "probe_backend", lambda *a: pytest.fail("probed although turned off"))
+    assert not peaks.ensure_ceilings(Store(tmp_path / "s.sqlite"), "env", "numpy")
+
+
+def test_a_failed_probe_does_not_stop_anything(tmp_path, cache_file, monkeypatch):
+    def boom(*a):
+        raise RuntimeError("probe broke")
+
+    monkeypatch.setattr(peaks, "probe_backend", boom)
+    assert not peaks.ensure_ceilings(Store(tmp_path / "s.sqlite"), "env", "numpy")
+
+
+def test_automatic_probe_for_real_then_reused(tmp_path, cache_file, monkeypatch):
+    """The real probe on numpy: a few seconds, stored as 'automatic probe', kept for the next store."""
+    store = Store(tmp_path / "a.sqlite")
+    c = peaks.ensure_ceilings(store, "env-probe", "numpy")
+    assert c.get((BANDWIDTH, "float32"), 0) > 0 and c.get((FLOPS, "float32"), 0) > 0
+    assert set(c.sources.values()) == {AUTO_PROBE} and c.llc_bytes
+    stored = store.peaks("env-probe", "numpy")
+    assert len(stored) >= 2 and stored["method"].str.startswith("automatic probe").all()
+    monkeypatch.setattr(peaks, "probe_backend", lambda *a: pytest.fail("probed twice in one environment"))
+    again = peaks.ensure_ceilings(store, "env-probe", "numpy")
+    assert dict(again) == dict(c)
+    fresh = Store(tmp_path / "b.sqlite")  # a new store in the same environment copies the probe
+    assert dict(peaks.ensure_ceilings(fresh, "env-probe", "numpy")) == dict(c)
+    # a later `workbench peaks` replaces the probe's rows, and wins
+    fresh.set_peak("env-probe", "numpy", BANDWIDTH, "float32", 99.0, "GB/s", "saxpy/numpy (STREAM triad)")
+    after = peaks.ensure_ceilings(fresh, "env-probe", "numpy")
+    assert after[(BANDWIDTH, "float32")] == 99.0 and after.sources[(BANDWIDTH, "float32")] == MEASURED
+    assert after.sources[(FLOPS, "float32")] == AUTO_PROBE
+
+
+def test_a_sweep_probes_once_and_every_row_names_its_ceiling(tmp_path, cache_file, monkeypatch):
+    from workbench.sweep import SweepSpec, run_sweep
+
+    calls = []
+
+    def fake_probe(backend, worker):
+        calls.append(backend.name)
+        return [peaks.Peak(backend.name, BANDWIDTH, "float32", 1e-3, "GB/s", "automatic probe: fake", {}),
+                peaks.Peak(backend.name, FLOPS, "float32", 1e3, "GFLOP/s", "automatic probe: fake", {})]
+
+    monkeypatch.setattr(peaks, "probe_backend", fake_probe)
+    monkeypatch.setattr("workbench.sweep.current_environment", lambda: ("env-sweep", {"host": "test"}))
+    store = Store(tmp_path / "s.sqlite")
+    spec = SweepSpec(kernels=["saxpy"], variants=["numpy"], backends=["numpy"], sizes=[(4096,), (8192,)],
+                     warmup_s=0.001, budget_s=0.01, min_samples=3, n_inputs=1)
+    rows = run_sweep(spec, store=store, progress=False).rows
+    run_sweep(spec, store=store, progress=False)
+    assert calls == ["numpy"]
+    for row in rows:
+        assert row["status"] == "ok" and row["ceiling_source"] == AUTO_PROBE
+        assert row["ceiling_gbps"] == 1e-3 and row["pct_peak_bw"] > 100
+        assert "fits in the" in row["peak_note"]  # a few KiB: in cache, above a (tiny) DRAM ceiling
