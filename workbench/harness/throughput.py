@@ -18,22 +18,19 @@ from functools import lru_cache
 from typing import Any
 
 from ..catalog.spec import KernelSpec
+from ..ceilings import AUTO_METHOD_PREFIX, AUTO_PROBE, MEASURED, PUBLISHED, peak_note, source_of_method
 from ..dtypes import itemsize
 
 log = logging.getLogger(__name__)
+
+__all__ = ["AUTO_METHOD_PREFIX", "AUTO_PROBE", "BANDWIDTH", "FLOPS", "MEASURED", "PUBLISHED", "Ceilings", "Peaks",
+           "ceilings_for", "peak_note", "published_peak", "rates", "source_of_method", "work"]
 
 BANDWIDTH = "bandwidth_gbps"
 FLOPS = "gflops"
 
 #: (metric, dtype) -> value; bandwidth peaks are stored under the dtype they were probed with.
 Peaks = Mapping[tuple[str, str], float]
-
-#: ``ceiling_source`` values.
-MEASURED = "measured (workbench peaks)"
-AUTO_PROBE = "measured (automatic probe)"
-PUBLISHED = "published"
-#: How an automatic probe's method text starts in the peaks table.
-AUTO_METHOD_PREFIX = "automatic probe"
 
 
 class Ceilings(dict):
@@ -48,11 +45,6 @@ class Ceilings(dict):
         super().__init__(values or {})
         self.sources: dict[tuple[str, str], str] = dict(sources or {})
         self.llc_bytes = llc_bytes
-
-
-def source_of_method(method: str | None) -> str:
-    """``ceiling_source`` for a stored peak's method text."""
-    return AUTO_PROBE if str(method or "").startswith(AUTO_METHOD_PREFIX) else MEASURED
 
 
 def work(spec: KernelSpec, params: Mapping[str, int], dtype: str) -> tuple[float, float]:
@@ -95,49 +87,6 @@ def combined_source(bw_src: str | None, fl_src: str | None) -> str | None:
     if bw_src and fl_src and bw_src != fl_src:
         return f"{bw_src} for GB/s, {fl_src} for GFLOP/s"
     return bw_src or fl_src
-
-
-def fmt_bytes(b: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if b < 1024 or unit == "GiB":
-            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.3g} {unit}"
-        b /= 1024
-    return f"{b:.3g} GiB"
-
-
-def peak_note(pct_bw: float | None, pct_flops: float | None, nbytes: float | None, llc_bytes: float | None,
-              bw_src: str | None = None, fl_src: str | None = None) -> str | None:
-    """Why a percentage of peak is above 100, in words; None when none is.
-
-    A working set (the call's inputs and outputs) that fits in the last-level
-    cache is served from the cache, so the DRAM bandwidth ceiling does not bound
-    it; otherwise the ceiling itself is the suspect: a short automatic probe, one
-    measured while the machine was busy, or a published figure for another clock.
-    """
-    parts = []
-    if pct_bw is not None and pct_bw > 100.0:
-        head = f"{pct_bw:.0f}% of the {bw_src or 'measured'} bandwidth ceiling"
-        if nbytes and llc_bytes and nbytes <= llc_bytes:
-            parts.append(f"{head}: working set {fmt_bytes(nbytes)} fits in the {fmt_bytes(llc_bytes)} last-level "
-                         "cache, so it runs above the DRAM ceiling")
-        else:
-            where = (f"working set {fmt_bytes(nbytes)} exceeds the {fmt_bytes(llc_bytes)} last-level cache; "
-                     if nbytes and llc_bytes else "")
-            parts.append(f"{head}: {where}{_ceiling_suspect(bw_src, 'bandwidth')}")
-    if pct_flops is not None and pct_flops > 100.0:
-        parts.append(f"{pct_flops:.0f}% of the {fl_src or 'measured'} GFLOP/s ceiling: "
-                     f"{_ceiling_suspect(fl_src, 'GEMM')}")
-    return "; ".join(parts) or None
-
-
-def _ceiling_suspect(src: str | None, what: str) -> str:
-    if src == PUBLISHED:
-        return "the published figure is for another clock or configuration than this device ran at"
-    if src == AUTO_PROBE:
-        return (f"the automatic probe is short (one {what} variant, a small size) and may have run while the "
-                "machine was busy; `workbench peaks` measures a better ceiling")
-    return (f"the ceiling was measured with a slower {what} kernel or while the machine was busy; re-run "
-            "`workbench peaks` on an idle machine")
 
 
 def rates(flops: float, nbytes: float, seconds: float | None, dtype: str, peaks: Peaks | None = None,

@@ -1,0 +1,129 @@
+"""Where a "% of peak" came from, and why a value above 100% is not silently wrong.
+
+Shared by the harness (which writes ``ceiling_source`` and ``peak_note`` into
+rows) and the readers (reports, plots, the dashboard), which explain rows stored
+before those columns existed; it imports nothing from the package.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+#: ``ceiling_source`` values.
+MEASURED = "measured (workbench peaks)"
+AUTO_PROBE = "measured (automatic probe)"
+PUBLISHED = "published"
+#: How an automatic probe's method text starts in the peaks table.
+AUTO_METHOD_PREFIX = "automatic probe"
+
+
+def source_of_method(method: str | None) -> str:
+    """``ceiling_source`` for a stored peak's method text."""
+    return AUTO_PROBE if str(method or "").startswith(AUTO_METHOD_PREFIX) else MEASURED
+
+
+def fmt_bytes(b: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if b < 1024 or unit == "GiB":
+            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.3g} {unit}"
+        b /= 1024
+    return f"{b:.3g} GiB"
+
+
+def peak_note(pct_bw: float | None, pct_flops: float | None, nbytes: float | None, llc_bytes: float | None,
+              bw_src: str | None = None, fl_src: str | None = None) -> str | None:
+    """Why a percentage of peak is above 100, in words; None when none is.
+
+    A working set (the call's inputs and outputs) that fits in the last-level
+    cache is served from the cache, so the DRAM bandwidth ceiling does not bound
+    it; otherwise the ceiling itself is the suspect: a short automatic probe, one
+    measured while the machine was busy, or a published figure for another clock.
+    """
+    parts = []
+    if pct_bw is not None and pct_bw > 100.0:
+        head = f"{pct_bw:.0f}% of the {bw_src or 'measured'} bandwidth ceiling"
+        if nbytes and llc_bytes and nbytes <= llc_bytes:
+            parts.append(f"{head}: working set {fmt_bytes(nbytes)} fits in the {fmt_bytes(llc_bytes)} last-level "
+                         "cache, so it runs above the DRAM ceiling")
+        else:
+            where = (f"working set {fmt_bytes(nbytes)} exceeds the {fmt_bytes(llc_bytes)} last-level cache; "
+                     if nbytes and llc_bytes else "")
+            parts.append(f"{head}: {where}{_ceiling_suspect(bw_src, 'bandwidth')}")
+    if pct_flops is not None and pct_flops > 100.0:
+        parts.append(f"{pct_flops:.0f}% of the {fl_src or 'measured'} GFLOP/s ceiling: "
+                     f"{_ceiling_suspect(fl_src, 'GEMM')}")
+    return "; ".join(parts) or None
+
+
+def _ceiling_suspect(src: str | None, what: str) -> str:
+    if src == PUBLISHED:
+        return "the published figure is for another clock or configuration than this device ran at"
+    if src == AUTO_PROBE:
+        return (f"the automatic probe is short (one {what} variant, a small size) and may have run while the "
+                "machine was busy; `workbench peaks` measures a better ceiling")
+    return (f"the ceiling was measured with a slower {what} kernel or while the machine was busy; re-run "
+            "`workbench peaks` on an idle machine")
+
+
+#: A cell whose relative spread is above this counts as noisy where the row has no ``noisy`` flag (old rows).
+NOISE_THRESHOLD = 0.10
+
+
+def _num(v: Any) -> float | None:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def is_noisy(row: Mapping[str, Any]) -> bool:
+    """The row's noise flag; rows stored before it existed: relative spread above :data:`NOISE_THRESHOLD`."""
+    flag = row.get("noisy")
+    if flag is not None and not (isinstance(flag, float) and math.isnan(flag)):
+        return bool(flag)
+    spread = _num(row.get("rel_spread"))
+    return spread is not None and spread > NOISE_THRESHOLD
+
+
+def noise_text(row: Mapping[str, Any]) -> str:
+    """Why a noisy row is flagged, in words ("" for a row that is not)."""
+    if not is_noisy(row):
+        return ""
+    note = row.get("noise_note")
+    if isinstance(note, str) and note.strip():
+        return note.strip()
+    spread = _num(row.get("noise")) or _num(row.get("rel_spread"))
+    return f"spread {spread:.0%} (IQR / median) above {NOISE_THRESHOLD:.0%}" if spread is not None else "noisy"
+
+
+def is_compute_bound(row: Mapping[str, Any]) -> bool:
+    bound = row.get("bound")
+    if isinstance(bound, str) and bound:
+        return bound == "compute-bound"
+    intensity = _num(row.get("intensity"))
+    return intensity is not None and intensity > 4.0
+
+
+def headline_pct(row: Mapping[str, Any]) -> float | None:
+    """The % of peak that matters for the row: of the FLOP ceiling for compute-bound kernels, of the
+    bandwidth ceiling for memory-bound ones (the other where only that one is known)."""
+    bw, fl = _num(row.get("pct_peak_bw")), _num(row.get("pct_peak_flops"))
+    first, second = (fl, bw) if is_compute_bound(row) else (bw, fl)
+    return first if first is not None else second
+
+
+def row_peak_note(row: Mapping[str, Any], llc_bytes: float | None = None) -> str:
+    """The row's ``peak_note``; for a row stored without one, the same explanation worked out from its
+    percentages, working set and ``llc_bytes`` ("" when nothing is above 100%)."""
+    note = row.get("peak_note")
+    if isinstance(note, str) and note.strip():
+        return note.strip()
+    src = row.get("ceiling_source") if isinstance(row.get("ceiling_source"), str) else None
+    bw_src = fl_src = src
+    if src and " for GB/s, " in src:
+        bw_src, fl_src = src.replace(" for GFLOP/s", "").split(" for GB/s, ")
+    return peak_note(_num(row.get("pct_peak_bw")), _num(row.get("pct_peak_flops")), _num(row.get("bytes")),
+                     llc_bytes, bw_src, fl_src) or ""
