@@ -141,7 +141,8 @@ def _as_list(x: Any) -> list[Any] | None:
 def benchmark(kernel: str | None = None, variants: str | Iterable[str] | None = None,
             backends: str | Iterable[str] | None = None, sizes: Any = None, dtype: str = "float32",
             mode: str | Iterable[str] | None = None, cache: str = "hot", budget_s: float | None = None,
-            store: Any = None, progress: bool = True, name: str | None = None, **spec_kw: Any) -> Results:
+            rounds: int | None = None, store: Any = None, progress: bool = True, name: str | None = None,
+            **spec_kw: Any) -> Results:
     """Benchmark the variants of one kernel across backends and sizes; returns :class:`Results`.
 
     ``variants`` and ``backends`` default to everything that applies, ``mode``
@@ -149,7 +150,9 @@ def benchmark(kernel: str | None = None, variants: str | Iterable[str] | None = 
     list to include ``torch.compile``-style variants, whose first call compiles);
     named ``variants`` run whatever their mode. ``sizes`` to the kernel's "quick" list
     (or a size-list name, ints for one-axis kernels, tuples in axis order, or
-    parameter dicts). ``budget_s`` is the timing budget per cell; other
+    parameter dicts). ``budget_s`` is the timing budget per cell (all rounds together); ``rounds``
+    measures every cell once per round, in an order shuffled per round (default
+    :data:`workbench.sweep.DEFAULT_ROUNDS`), and keeps each round's median; other
     :class:`~workbench.sweep.SweepSpec` fields (``timeout_s``, ``min_samples``,
     ``seed`` ...) pass through ``spec_kw``.
     Every row is stored as it finishes (``store``: a Store, a path, or the
@@ -166,7 +169,7 @@ def benchmark(kernel: str | None = None, variants: str | Iterable[str] | None = 
         sizes = [sizes]
     fields: dict[str, Any] = {"kernels": [kernel], "variants": _as_list(variants), "backends": _as_list(backends),
                               "dtypes": [dtype], "sizes": sizes, "modes": _as_list(mode),
-                              "cache": cache, "budget_s": budget_s, **spec_kw}
+                              "cache": cache, "budget_s": budget_s, "rounds": rounds, **spec_kw}
     spec = SweepSpec(**{k: v for k, v in fields.items() if v is not None})
     outcome = run_sweep(spec, store=open_store(store), name=name or f"benchmark {kernel}", progress=progress)
     return Results(outcome.results(), [outcome.run_id], outcome.store, interrupted=outcome.interrupted,

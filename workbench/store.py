@@ -272,11 +272,15 @@ class Store:
         return f"{verb} INTO results ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
 
     def record(self, row: Mapping[str, Any]) -> None:
-        """Store one finished cell and commit. A second row for the same (run_id, cell_key) replaces it."""
+        """Store one cell's row and commit. A second row for the same (run_id, cell_key) updates it in
+        place (a sweep with rounds stores a cell after every round); rows keep their first position."""
         if not row.get("run_id") or not row.get("cell_key"):
             raise ValueError("a result row needs run_id and cell_key")
+        cols = [*RESULT_COLUMNS, "extra"]
+        update = ", ".join(f"{k} = excluded.{k}" for k in cols if k not in ("run_id", "cell_key"))
         with self._write() as c:
-            c.execute(self._insert_sql("INSERT OR REPLACE"), self._row_values(row))
+            c.execute(self._insert_sql("INSERT") + f" ON CONFLICT(run_id, cell_key) DO UPDATE SET {update}",
+                      self._row_values(row))
 
     def cell_keys(self, run_id: str) -> set[str]:
         return {r["cell_key"] for r in self._query("SELECT cell_key FROM results WHERE run_id = ?", (run_id,))}

@@ -4,6 +4,13 @@ A :class:`SweepSpec` is pure description and JSON-serialisable, so a run
 stores the spec it was started with and ``--resume`` can rebuild the same
 cells from it. :func:`run_sweep` measures the cells that a run does not have
 yet, storing each row as it finishes.
+
+With ``rounds`` > 1 every cell is measured once per round (see
+:mod:`workbench.harness.rounds`): round 0 in the spec's order, each later round
+in an order shuffled with a seeded RNG (seed from ``seed`` and the round
+number, so the stored spec reproduces it). A cell's row is stored after every
+round, so an interrupted sweep loses nothing and ``--resume`` runs the rounds
+each cell is missing.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .catalog.spec import KernelSpec
 from .harness.cell import NO_VARIANT, Cell, CellWorker, InputCache, execute_cell, prepare_backend
+from .harness.rounds import is_final, merge_rounds, round_config, round_order, rounds_done
 from .harness.timer import CACHE_MODES, TimingConfig
 from .selection import DEFAULT_MODES, select
 from .store import Store, current_environment, open_store
@@ -29,6 +37,10 @@ log = logging.getLogger(__name__)
 
 #: A size given positionally (axes in the spec's order) or by axis name.
 SizeEntry = Mapping[str, int] | Sequence[int]
+
+#: Rounds of a sweep when none are asked for (``workbench bench``, ``workbench.benchmark``); chosen
+#: from the A/A measurements of tests/perf/rounds.py (see the README of that script's figures).
+DEFAULT_ROUNDS = 3
 
 
 @dataclass
@@ -54,6 +66,9 @@ class SweepSpec:
     n_inputs: int = 3
     seed: int = 0
     suite: str | None = None
+    #: Measure every cell once per round (budget shared out between rounds); rounds after the first
+    #: visit the cells in an order shuffled per round.
+    rounds: int = DEFAULT_ROUNDS
 
     # -- serialisation ------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -68,12 +83,20 @@ class SweepSpec:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SweepSpec:
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        fields = {k: v for k, v in d.items() if k in known}
+        fields.setdefault("rounds", 1)  # a spec stored before rounds existed ran once
+        return cls(**fields)
 
     def timing_config(self, cache: str = "hot") -> TimingConfig:
+        """The whole cell's timing config (one round's share: :func:`workbench.harness.rounds.round_config`)."""
         return TimingConfig(warmup_s=self.warmup_s, target_spread=self.target_spread,
                             min_samples=self.min_samples, max_samples=self.max_samples, budget_s=self.budget_s,
                             cache=cache, n_inputs=self.n_inputs)
+
+    def n_rounds(self) -> int:
+        if int(self.rounds) < 1:
+            raise ValueError(f"rounds must be at least 1, got {self.rounds}")
+        return int(self.rounds)
 
     # -- cells --------------------------------------------------------------
     def caches(self) -> list[str]:
@@ -150,7 +173,8 @@ def _match_sizes(spec: KernelSpec, sizes: Sequence[SizeEntry], explicit_kernel: 
 class SweepOutcome:
     run_id: str
     store: Store
-    #: Rows measured by this call (a resumed run's earlier rows are in the store).
+    #: Rows of the cells measured by this call, in the sweep's cell order, as stored (all rounds so far;
+    #: a resumed run's other rows are in the store).
     rows: list[dict[str, Any]] = field(default_factory=list)
     interrupted: bool = False
     wall_s: float = 0.0
@@ -165,16 +189,18 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
               on_cell: Callable[[dict[str, Any], int, int], None] | None = None,
               should_stop: Callable[[], bool] | None = None, progress: bool = True,
               argv: Sequence[str] | None = None) -> SweepOutcome:
-    """Measure every cell of ``spec`` (or, with ``resume_run_id``, the cells that run is missing).
+    """Measure every cell of ``spec`` once per round (or, with ``resume_run_id``, the rounds and cells
+    that run is missing).
 
-    Rows are committed to the store one by one. Ctrl-C, or ``should_stop()``
-    returning True between cells, ends the sweep early with ``interrupted=True``;
-    finished rows are kept and the run can be resumed. ``spec`` may be None when
-    resuming: the run's stored spec is used.
+    A cell's row is committed to the store after each of its rounds. Ctrl-C, or ``should_stop()``
+    returning True between cells, ends the sweep early with ``interrupted=True``; stored rows are kept
+    and the run can be resumed. ``spec`` may be None when resuming: the run's stored spec is used.
+    ``on_cell(row, index, total)`` is called after every cell of every round with the cell's row so
+    far; ``index`` counts visits (cell × round), ``total`` is cells × rounds.
     """
     t0 = time.perf_counter()
     st = open_store(store)
-    done: set[str] = set()
+    stored: dict[str, dict[str, Any]] = {}
     previous_wall = 0.0
     if resume_run_id is not None:
         run = st.run(resume_run_id)
@@ -182,10 +208,11 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
             if not run.get("spec"):
                 raise ValueError(f"run {resume_run_id!r} has no stored sweep spec to resume from")
             spec = SweepSpec.from_dict(run["spec"])
-        done = st.cell_keys(resume_run_id)
+        stored = {r["cell_key"]: r for r in st.rows(resume_run_id)}
         previous_wall = float(run.get("wall_s") or 0.0)
     if spec is None:
         raise ValueError("run_sweep needs a SweepSpec (or resume_run_id of a stored run)")
+    rounds = spec.n_rounds()
     all_cells = spec.cells()  # bad names raise here, before a run is created
     if not all_cells:
         raise ValueError("the sweep has no cells: no kernel, size, variant and backend combination matched")
@@ -197,49 +224,71 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     else:
         run_id = st.new_run(name=name, suite=spec.suite, argv=list(argv if argv is not None else sys.argv),
                             env_id=env_id, spec=spec.to_dict())
-    cells = [c for c in all_cells if c.key not in done]
+    state = {c.key: stored[c.key] for c in all_cells if c.key in stored}  # each cell's row so far
+
+    def remaining(cell: Cell) -> int:
+        row = state.get(cell.key)
+        return 0 if is_final(row) else max(0, rounds - rounds_done(row))
+
     outcome = SweepOutcome(run_id=run_id, store=st)
-    total = len(all_cells)
-    configs = {c: spec.timing_config(c) for c in spec.caches()}
+    total = len(all_cells) * rounds
+    done = total - sum(remaining(c) for c in all_cells)
+    touched: set[str] = set()
+    configs = {c: round_config(spec.timing_config(c), rounds) for c in spec.caches()}
     peaks: dict[str, dict[tuple[str, str], float]] = {}
     inputs = InputCache()
     worker = CellWorker()
-    bar = _progress_bar(total, len(all_cells) - len(cells), progress)
+    bar = _progress_bar(total, done, progress)
     try:
-        for i, cell in enumerate(cells):
-            if should_stop is not None and should_stop():
-                outcome.interrupted = True
+        for r in range(rounds):
+            due = [c for c in all_cells if remaining(c) > 0 and rounds_done(state.get(c.key)) <= r]
+            if r > 0:
+                due = round_order(due, lambda c: (c.kernel, c.dtype, c.params), spec.seed, r)
+            for cell in due:
+                if should_stop is not None and should_stop():
+                    outcome.interrupted = True
+                    break
+                if bar is not None:
+                    bar.set_description_str(_label(cell, r, rounds), refresh=True)
+                if cell.backend not in peaks:
+                    prepare_backend(cell.backend)
+                    from .peaks import ensure_ceilings  # measured once per environment (automatic probe)
+                    peaks[cell.backend] = ensure_ceilings(st, env_id, cell.backend, worker)
+                prev = state.get(cell.key)
+                new = execute_cell(cell, configs[cell.cache], worker, timeout_s=spec.timeout_s, seed=spec.seed,
+                                   inputs=inputs, peaks=peaks[cell.backend], later_round=rounds_done(prev) > 0)
+                new.update(run_id=run_id, env_id=env_id)
+                row = merge_rounds(prev, new)
+                st.record(row)
+                state[cell.key] = row
+                touched.add(cell.key)
+                step = 1 + (max(0, rounds - rounds_done(row)) if is_final(row) else 0)
+                done += step
+                if bar is not None:
+                    bar.update(step)
+                    bar.set_postfix_str(_postfix(row), refresh=False)
+                if on_cell is not None:
+                    try:
+                        on_cell(row, done - 1, total)
+                    except Exception:  # noqa: BLE001 - a display problem must not stop the measurements
+                        log.exception("on_cell callback failed for %s", cell.label)
+            if outcome.interrupted:
                 break
-            index = total - len(cells) + i
-            if bar is not None:
-                bar.set_description_str(cell.label, refresh=True)
-            if cell.backend not in peaks:
-                prepare_backend(cell.backend)
-                from .peaks import ensure_ceilings  # measured once per environment (automatic probe)
-                peaks[cell.backend] = ensure_ceilings(st, env_id, cell.backend, worker)
-            row = execute_cell(cell, configs[cell.cache], worker, timeout_s=spec.timeout_s, seed=spec.seed,
-                               inputs=inputs, peaks=peaks[cell.backend])
-            row.update(run_id=run_id, env_id=env_id)
-            st.record(row)
-            outcome.rows.append(row)
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix_str(_postfix(row), refresh=False)
-            if on_cell is not None:
-                try:
-                    on_cell(row, index, total)
-                except Exception:  # noqa: BLE001 - a display problem must not stop the measurements
-                    log.exception("on_cell callback failed for %s", cell.label)
     except KeyboardInterrupt:
         outcome.interrupted = True
     finally:
         worker.close()
         if bar is not None:
             bar.close()
+        outcome.rows = [state[c.key] for c in all_cells if c.key in touched]
         outcome.wall_s = time.perf_counter() - t0
         st.set_run_status(run_id, "interrupted" if outcome.interrupted else "finished",
                           wall_s=previous_wall + outcome.wall_s)
     return outcome
+
+
+def _label(cell: Cell, r: int, rounds: int) -> str:
+    return cell.label if rounds == 1 else f"round {r + 1}/{rounds}: {cell.label}"
 
 
 def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
@@ -254,5 +303,6 @@ def _postfix(row: Mapping[str, Any]) -> str:
     if row.get("status") != "ok":
         return str(row.get("status"))
     med = row.get("median_s")
-    return f"ok {med * 1e6:.1f} µs" if med else "ok"
+    status = "ok~" if row.get("noisy") else "ok"
+    return f"{status} {med * 1e6:.1f} µs" if med else status
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from conftest import require_backend
 
+from workbench import verdicts
 from workbench.catalog import registry as catalog
 from workbench.catalog.spec import KernelSpec, Variant
 from workbench.harness.cell import NO_VARIANT
@@ -164,7 +165,7 @@ def test_sizes_by_arity_and_by_name(test_kernel):
 def test_should_stop_stops_after_the_current_cell_and_resume_finishes(test_kernel, tmp_path):
     store = Store(tmp_path / "s.sqlite")
     spec = SweepSpec(kernels=[KERNEL], variants=["good", "fused"], backends=["numpy"],
-                     sizes=[(100,), (200,), (300,)], **FAST)
+                     sizes=[(100,), (200,), (300,)], rounds=1, **FAST)
     seen = []
     out = run_sweep(spec, store=store, progress=False, should_stop=lambda: len(seen) >= 2,
                     on_cell=lambda row, i, n: seen.append((i, n)))
@@ -175,10 +176,107 @@ def test_should_stop_stops_after_the_current_cell_and_resume_finishes(test_kerne
     assert not again.interrupted and again.run_id == out.run_id and len(again.rows) == 4
     assert [i for i, _ in seen] == list(range(6))
     df = store.results([out.run_id])
-    assert len(df) == 6 and df["cell_key"].is_unique
+    assert len(df) == 6 and df["cell_key"].is_unique and set(df["rounds"]) == {1}
     assert store.run(out.run_id)["status"] == "finished"
     nothing = run_sweep(None, store=store, resume_run_id=out.run_id, progress=False)
     assert nothing.rows == [] and len(store.results([out.run_id])) == 6
+
+
+def test_rounds_interrupted_mid_round_resume_to_every_cell_once_with_every_round(test_kernel, tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    spec = SweepSpec(kernels=[KERNEL], variants=["good", "fused"], backends=["numpy"],
+                     sizes=[(100,), (200,), (300,)], rounds=3, **FAST)
+    seen = []
+    out = run_sweep(spec, store=store, progress=False, should_stop=lambda: len(seen) >= 8,
+                    on_cell=lambda row, i, n: seen.append((row["cell_key"], row["rounds"], i, n)))
+    assert out.interrupted and [i for *_, i, n in seen] == list(range(8)) and {n for *_, n in seen} == {18}
+    df = store.results([out.run_id])
+    assert len(df) == 6 and sorted(df["rounds"]) == [1, 1, 1, 1, 2, 2]  # round 2 was under way
+    again = run_sweep(None, store=store, resume_run_id=out.run_id, progress=False,
+                      on_cell=lambda row, i, n: seen.append((row["cell_key"], row["rounds"], i, n)))
+    assert not again.interrupted and len(again.rows) == 6
+    assert [i for *_, i, _ in seen] == list(range(18))  # every cell once per round, no more
+    df = store.results([out.run_id])
+    assert len(df) == 6 and df["cell_key"].is_unique and set(df["rounds"]) == {3}
+    assert all(len(json.loads(m)) == 3 for m in df["round_medians_s"])
+    assert store.run(out.run_id)["status"] == "finished"
+
+
+def test_rounds_pool_samples_and_take_the_median_of_round_medians(test_kernel, tmp_path):
+    spec = SweepSpec(kernels=[KERNEL], variants=["good", "fused"], backends=["numpy"], sizes=[(1000,), (4099,)],
+                     rounds=3, **FAST)
+    visits = []
+    out = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False,
+                    on_cell=lambda row, i, n: visits.append(row["cell_key"]))
+    assert len(visits) == 12 and [r["cell_key"] for r in out.rows] == [c.key for c in spec.cells()]
+    for row in out.rows:
+        assert row["status"] == "ok" and row["rounds"] == 3
+        medians = json.loads(row["round_medians_s"])
+        samples = json.loads(row["samples_s"])
+        assert len(medians) == 3 and row["median_s"] == pytest.approx(float(np.median(medians)))
+        assert len(samples) == row["n_samples"] >= 3 * 3  # a per-round minimum of samples
+        assert row["q1_s"] == pytest.approx(float(np.quantile(samples, 0.25)))
+        assert row["gbps"] == pytest.approx(row["bytes"] / row["median_s"] / 1e9)
+        assert row["noise"] == pytest.approx(verdicts.rel_spread(medians))
+        assert isinstance(row["noisy"], bool) and row["noise_note"] is not None
+        assert row["first_call_s"] > 0 and row["peak_mem_bytes"]  # from the first round
+        assert row["load_avg_1m"] is not None and 0 <= row["other_cpu_share"] <= 1
+    stored = Store(tmp_path / "s.sqlite").results([out.run_id])
+    assert list(stored["cell_key"]) == [c.key for c in spec.cells()]  # stored in the sweep's order
+
+
+def test_round_order_is_shuffled_per_round_and_reproducible(test_kernel, tmp_path):
+    spec = SweepSpec(kernels=[KERNEL], variants=["good", "fused"], backends=["numpy"],
+                     sizes=[(10,), (20,), (30,), (40,), (50,)], rounds=4, seed=7, **FAST)
+    orders = []
+    for name in ("a", "b"):
+        seen = []
+        run_sweep(spec, store=tmp_path / f"{name}.sqlite", progress=False,
+                  on_cell=lambda row, i, n, seen=seen: seen.append(row["cell_key"]))
+        orders.append([seen[r * 10:(r + 1) * 10] for r in range(4)])
+    natural = [c.key for c in spec.cells()]
+    assert orders[0] == orders[1]  # the same seed, the same orders
+    assert orders[0][0] == natural  # round 1 in the spec's order: rows are stored in it
+    assert all(sorted(o) == sorted(natural) for o in orders[0])
+    assert len({tuple(o) for o in orders[0]}) == 4  # every round in its own order
+    for order in orders[0]:  # cells sharing inputs stay neighbours
+        sizes = [dict(c.params)["n"] for k in order for c in spec.cells() if c.key == k]
+        assert all(sizes[i] == sizes[i + 1] for i in range(0, 10, 2))
+
+
+def test_failed_cells_are_not_measured_again(test_kernel, tmp_path):
+    spec = SweepSpec(kernels=[KERNEL], variants=["raises", "nan", "good"], backends=["numpy"], sizes=[(100,)],
+                     rounds=3, **FAST)
+    visits = []
+    out = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False,
+                    on_cell=lambda row, i, n: visits.append((row["variant"], i, n)))
+    assert sorted(v for v, *_ in visits) == ["good", "good", "good", "nan", "raises"]
+    assert visits[-1][1:] == (8, 9)  # the rounds a failed cell skips count as done
+    assert {r["variant"]: r["status"] for r in out.rows} == {"raises": "error", "nan": "incorrect", "good": "ok"}
+
+
+def test_a_cell_failing_in_a_later_round_ends_with_that_status(test_kernel, tmp_path):
+    builds = {"n": 0}
+
+    def flaky(ctx):
+        builds["n"] += 1
+        factor = 2.0 if builds["n"] == 1 else 2.5  # right in round 1, wrong from round 2 on
+        return lambda inp, out: np.multiply(inp["x"], factor, out=out["out"])
+
+    catalog.register_variant(Variant(KERNEL, "flaky", ("numpy",), flaky))
+    spec = SweepSpec(kernels=[KERNEL], variants=["flaky"], backends=["numpy"], sizes=[(100,)], rounds=3, **FAST)
+    row = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False).rows[0]
+    assert row["status"] == "incorrect" and "after timing" in row["message"]
+    assert row["rounds"] == 1 and row["n_samples"] >= 3  # round 1's timings are kept, flagged by the status
+    assert builds["n"] == 2
+
+
+def test_old_specs_without_rounds_resume_with_one_round():
+    assert SweepSpec.from_dict({"kernels": ["saxpy"]}).rounds == 1
+    assert SweepSpec.from_dict({"kernels": ["saxpy"], "rounds": 5}).rounds == 5
+    assert suite_spec("quick").rounds >= 1 and suite_spec("quick", rounds=2).rounds == 2
+    with pytest.raises(ValueError, match="rounds must be at least 1"):
+        SweepSpec(rounds=0).n_rounds()
 
 
 def test_ctrl_c_keeps_finished_cells(test_kernel, tmp_path):

@@ -12,6 +12,7 @@ from typing import Any
 from ..harness.timer import CACHE_MODES
 from ..suites import suite_names, suite_spec
 from ..sweep import SweepSpec, run_sweep
+from ..verdicts import NOISY_SPREAD
 
 SUMMARY_COLUMNS = ("kernel", "variant", "backend", "dtype", "size", "status", "median", "GB/s", "GFLOP/s")
 
@@ -35,7 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="variant modes: eager fused compiled (default eager fused)")
     p.add_argument("--cache", nargs="+", metavar="C",
                    help=f"{' and/or '.join(CACHE_MODES)} (hot: back to back; cold: LLC flushed before each sample)")
-    p.add_argument("--budget", type=float, metavar="SECONDS", help="timing budget per cell")
+    p.add_argument("--budget", type=float, metavar="SECONDS", help="timing budget per cell (all rounds together)")
+    p.add_argument("--rounds", type=int, metavar="N",
+                   help="measure every cell once per round, in an order shuffled per round, and judge by the "
+                        "rounds' medians (default: the suite's, else 3; 1 = one stream of samples per cell)")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-time limit per cell")
     p.add_argument("--store", metavar="PATH", help="results store (default $WORKBENCH_STORE or "
                                                    "./workbench-results.sqlite)")
@@ -90,7 +94,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
         "sizes": parse_sizes(args.sizes) if args.sizes else None,
         "modes": tuple(args.modes) if args.modes else None,
         "cache": tuple(args.cache) if args.cache and len(args.cache) > 1 else (args.cache[0] if args.cache else None),
-        "budget_s": args.budget, "timeout_s": args.timeout,
+        "budget_s": args.budget, "timeout_s": args.timeout, "rounds": args.rounds,
     }
     shape_axes = {"batch_sizes": args.batch_sizes, "seq_lengths": args.seq_lengths,
                   "hidden_sizes": args.hidden_sizes}
@@ -114,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         store.run(resume)  # unknown ids raise with the valid ones
         print(f"resuming run {resume} ({len(store.cell_keys(resume))} cells already stored)", file=sys.stderr)
         given = [a for a in ("suite", "kernels", "variants", "backends", "sizes", "dtypes", "modes", "cache",
-                             "budget", "timeout") if getattr(args, a) is not None]
+                             "budget", "timeout", "rounds") if getattr(args, a) is not None]
         if given:
             print(f"note: --resume uses the run's stored sweep; ignoring --{', --'.join(given)}", file=sys.stderr)
     else:
@@ -126,8 +130,13 @@ def run(args: argparse.Namespace) -> int:
     print(format_summary(rows))
     counts = Counter(r["status"] for r in rows)
     tail = f" — interrupted: resume with --resume {outcome.run_id}" if outcome.interrupted else ""
+    noisy = sum(1 for r in rows if r.get("noisy"))
+    rounds = max((r.get("rounds") or 0 for r in rows), default=0)
     print(f"\nrun {outcome.run_id}: {len(rows)} cells ({', '.join(f'{v} {k}' for k, v in counts.items())}), "
-          f"{outcome.wall_s:.1f} s wall{tail}\nstore: {store.path}")
+          f"{rounds} round{'s' if rounds != 1 else ''}, {outcome.wall_s:.1f} s wall{tail}\nstore: {store.path}")
+    if noisy:
+        print(f"{noisy} noisy cell(s), marked ~ (spread above {100 * NOISY_SPREAD:.0f}% or the machine was busy): "
+              "their timings may not repeat; see noise_note in the rows", file=sys.stderr)
     rc = 130 if outcome.interrupted else 0
     for path, fmt in ((args.json, "json"), (args.report, None)):
         if path and write_output(store, outcome.run_id, path, fmt) != 0:
@@ -166,7 +175,7 @@ def fmt_rate(v: float | None) -> str:
 
 def format_summary(rows: Iterable[Mapping[str, Any]]) -> str:
     """A fixed-width table: kernel, variant, backend, dtype, size, status, median, GB/s, GFLOP/s
-    (and the cache mode, when some rows were measured cold)."""
+    (and the cache mode, when some rows were measured cold). A noisy cell's status ends in ``~``."""
     rows = list(rows)
     with_cache = any(r.get("cache") == "cold" for r in rows)
     header = SUMMARY_COLUMNS[:5] + (("cache",) if with_cache else ()) + SUMMARY_COLUMNS[5:]
@@ -174,8 +183,8 @@ def format_summary(rows: Iterable[Mapping[str, Any]]) -> str:
     for r in rows:
         table.append((str(r.get("kernel")), str(r.get("variant")), str(r.get("backend")), str(r.get("dtype")),
                       str(r.get("size_label") or r.get("size")), *((str(r.get("cache")),) if with_cache else ()),
-                      str(r.get("status")), fmt_seconds(r.get("median_s")), fmt_rate(r.get("gbps")),
-                      fmt_rate(r.get("gflops"))))
+                      str(r.get("status")) + ("~" if r.get("noisy") else ""), fmt_seconds(r.get("median_s")),
+                      fmt_rate(r.get("gbps")), fmt_rate(r.get("gflops"))))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     right = {len(header) - 3, len(header) - 2, len(header) - 1}
     lines = ["  ".join(c.rjust(w) if i in right else c.ljust(w)

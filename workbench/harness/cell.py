@@ -13,6 +13,7 @@ failure there keeps the timings but marks the row ``incorrect``.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import threading
 import time
@@ -29,13 +30,17 @@ from ..backends.base import Backend
 from ..case import Case, make_host_inputs, output_dtype, reference_outputs
 from ..catalog import registry as catalog
 from ..catalog.spec import KernelSpec, Unsupported
+from ..conditions import ConditionsMeter, GpuMonitor, probe_gpu_monitor
 from ..dtypes import itemsize
 from ..record import canonical_params, cell_key, empty_row, finite_or_none, size_label, size_of
 from .memory import peak_memory
+from .rounds import finish_single_round
 from .stats import summarize
 from .throughput import Peaks, published_peak, rates, work
 from .timer import Cancelled, TimingConfig, time_calls, timer_overhead
 from .worker import CellWorker, WorkerTimeout
+
+log = logging.getLogger(__name__)
 
 #: Variant name of the placeholder cell that says a kernel has no variant for a backend.
 NO_VARIANT = "-"
@@ -80,26 +85,47 @@ class Cell:
         return f"{self.kernel}/{self.variant} on {self.backend} {self.dtype} {size_label(self.params_dict)}"
 
 
+#: Host inputs and references an :class:`InputCache` keeps across groups (rounds revisit every group).
+INPUT_CACHE_BYTES = 1 << 30
+
+
 class InputCache:
     """Host inputs and references shared by the cells of one (kernel, params, dtype) group.
 
     Seeded generation of large inputs and their float64 reference can cost more
     than timing the kernel; a sweep visits each group with every variant and
-    backend in turn, so they are made once per group. Only the current group is
-    kept. Host arrays are never handed to a kernel (devices get copies), so
-    sharing them is safe.
+    backend in turn, and once per round, so they are made once per group. Groups
+    are kept, least recently used dropped first, while they take at most
+    ``max_bytes`` (the current group is always kept). Host arrays are never
+    handed to a kernel (devices get copies), so sharing them is safe.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int = INPUT_CACHE_BYTES) -> None:
         self._lock = threading.RLock()
+        self.max_bytes = max_bytes
         self._group: tuple[Any, ...] | None = None
         self._inputs: dict[int, dict[str, np.ndarray]] = {}
         self._refs: dict[int, dict[str, np.ndarray]] = {}
+        #: group -> (inputs by seed, references by seed), most recently used last
+        self._groups: dict[tuple[Any, ...], tuple[dict, dict]] = {}
+
+    @staticmethod
+    def _nbytes(entry: tuple[dict, dict]) -> int:
+        return sum(int(a.nbytes) for d in entry for arrays in d.values() for a in arrays.values()
+                   if hasattr(a, "nbytes"))
 
     def _enter(self, spec: KernelSpec, params: dict[str, int], dtype: str) -> None:
         group = (id(spec), spec.name, canonical_params(params), dtype)
-        if group != self._group:
-            self._group, self._inputs, self._refs = group, {}, {}
+        if group == self._group:
+            return
+        entry = self._groups.pop(group, None) or ({}, {})
+        self._groups[group] = entry
+        self._group, self._inputs, self._refs = group, entry[0], entry[1]
+        total = sum(self._nbytes(e) for e in self._groups.values())
+        for g in list(self._groups):
+            if total <= self.max_bytes or g == group:
+                break
+            total -= self._nbytes(self._groups.pop(g))
 
     def host_inputs(self, spec: KernelSpec, params: dict[str, int], dtype: str, seed: int) -> dict[str, np.ndarray]:
         with self._lock:
@@ -207,9 +233,15 @@ class CheckOnly:
 
 def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, timeout_s: float = math.inf,
              cancel: threading.Event | None = None, inputs: InputCache | None = None,
-             peaks: Peaks | None = None) -> dict[str, Any]:
+             peaks: Peaks | None = None, later_round: bool = False) -> dict[str, Any]:
     """Measure (or with :class:`CheckOnly`, only verify) one cell in the calling thread; returns its row
-    (without run_id / env_id)."""
+    (without run_id / env_id).
+
+    ``later_round``: the cell was verified and measured in an earlier round of this sweep, so this round
+    only warms up, times and checks the output after timing; the first call, the check before timing
+    and peak memory are left to the first round (:func:`workbench.harness.rounds.merge_rounds` keeps
+    them).
+    """
     t_start = time.perf_counter()
     deadline = t_start + timeout_s
     if isinstance(config, CheckOnly):
@@ -219,7 +251,7 @@ def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, tim
     notes: list[str] = []
     try:
         _measure(cell, config, row, notes, seed=seed, deadline=deadline, cancel=cancel, inputs=inputs,
-                 peaks=peaks)
+                 peaks=peaks, later_round=later_round)
     except Cancelled:
         raise
     except Unsupported as exc:
@@ -237,12 +269,12 @@ def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, tim
         row["message"] = "; ".join(filter(None, [row["message"], *notes]))
     row["finished_at"] = now_iso()
     row["wall_s"] = time.perf_counter() - t_start
-    return row
+    return finish_single_round(row)
 
 
 def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], notes: list[str], *, seed: int,
              deadline: float, cancel: threading.Event | None, inputs: InputCache | None,
-             peaks: Peaks | None) -> None:
+             peaks: Peaks | None, later_round: bool = False) -> None:
     spec = catalog.get_kernel(cell.kernel)
     backend: Backend = backend_registry.get(cell.backend)
     row["runtime"] = backend.runtime
@@ -269,15 +301,16 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     timer = backend.timer()
     row["timer_kind"] = timer.kind
     row["timer_overhead_s"] = timer_overhead(backend)
-    row["first_call_s"] = timer.measure(case.run).device_s
-    _deadline_check(deadline, cancel, "in the first call")
+    if not later_round:
+        row["first_call_s"] = timer.measure(case.run).device_s
+        _deadline_check(deadline, cancel, "in the first call")
 
-    check = case.run_and_check()
-    row.update(max_error=check.max_error, tolerance=check.tolerance)
-    if not check.passed:
-        row.update(status="incorrect", message=f"verification failed (not timed): {check.message}")
-        return
-    _deadline_check(deadline, cancel, "during verification")
+        check = case.run_and_check()
+        row.update(max_error=check.max_error, tolerance=check.tolerance)
+        if not check.passed:
+            row.update(status="incorrect", message=f"verification failed (not timed): {check.message}")
+            return
+        _deadline_check(deadline, cancel, "during verification")
 
     n_inputs, note = _rotation_count(case, config.n_inputs)
     if note:
@@ -289,7 +322,12 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     _deadline_check(deadline, cancel, "while preparing rotation inputs")
 
     flush = backend.flush_cache if config.cache == "cold" else None
-    timing = time_calls(timer, calls, config, flush=flush, deadline=deadline, cancel=cancel)
+    meter = ConditionsMeter(gpu_monitor(backend))
+    meter.start()
+    try:
+        timing = time_calls(timer, calls, config, flush=flush, deadline=deadline, cancel=cancel)
+    finally:
+        row.update(meter.stop().to_dict())
     del calls, sets
     st, host = summarize(timing.samples_s), summarize(timing.host_samples_s)
     row.update(samples_s=json.dumps(timing.samples_s), host_samples_s=json.dumps(timing.host_samples_s),
@@ -303,9 +341,13 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
         raise CellTimeout(f"timed out after {st.n} of {config.min_samples} samples")
 
     after = case.run_and_check()
-    row["max_error"] = max(row["max_error"], after.max_error)
+    row["max_error"] = max(row["max_error"] if row["max_error"] is not None else -math.inf, after.max_error)
+    row["tolerance"] = row["tolerance"] if row["tolerance"] is not None else after.tolerance
     if not after.passed:
         row.update(status="incorrect", message=f"verification after timing failed: {after.message}")
+        return
+    if later_round:
+        row["status"] = "ok"
         return
 
     resident = sum(int(a.size) * itemsize(cell.dtype) for a in case.host_inputs.values()) + sum(
@@ -337,6 +379,25 @@ def _check_only(case: Case, seeds: tuple[int, ...], row: dict[str, Any], deadlin
     row.update(status="ok", seed=worst_seed)
 
 
+_gpu_monitors: dict[str, GpuMonitor | None] = {}
+_gpu_monitors_lock = threading.Lock()
+
+
+def gpu_monitor(backend: Backend) -> GpuMonitor | None:
+    """The GPU monitor (NVML, AMD SMI) of a CUDA / ROCm backend, probed once per backend; None for other
+    backends, or when no monitor can read the device (the row's GPU fields then stay empty)."""
+    platform = getattr(backend, "device_class", "cpu")
+    if platform not in ("cuda", "rocm"):
+        return None
+    with _gpu_monitors_lock:
+        if backend.name not in _gpu_monitors:
+            mon, why = probe_gpu_monitor(platform, int(getattr(backend, "device_id", 0) or 0))
+            if mon is None:
+                log.info("no GPU monitor for %s: %s", backend.name, why)
+            _gpu_monitors[backend.name] = mon
+        return _gpu_monitors[backend.name]
+
+
 def prepare_backend(name: str) -> str | None:
     """One-time costs of a backend — import and probe, device query, timer-overhead calibration —
     paid before its first cell so they never count against a cell's time limit. Returns a problem
@@ -353,7 +414,8 @@ def prepare_backend(name: str) -> str | None:
 
 
 def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorker, *, timeout_s: float,
-                 seed: int = 0, inputs: InputCache | None = None, peaks: Peaks | None = None) -> dict[str, Any]:
+                 seed: int = 0, inputs: InputCache | None = None, peaks: Peaks | None = None,
+                 later_round: bool = False) -> dict[str, Any]:
     """``run_cell`` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.
 
     The cell's own deadline (checked between calls) fires first; the hard limit
@@ -364,7 +426,8 @@ def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorke
     t0 = time.perf_counter()
 
     def job(cancel: threading.Event) -> dict[str, Any]:
-        return run_cell(cell, config, seed=seed, timeout_s=timeout_s, cancel=cancel, inputs=inputs, peaks=peaks)
+        return run_cell(cell, config, seed=seed, timeout_s=timeout_s, cancel=cancel, inputs=inputs, peaks=peaks,
+                        later_round=later_round)
 
     try:
         row = worker.run(job, timeout_s + min(2.0, 0.1 * timeout_s + 0.2))
