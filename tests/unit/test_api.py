@@ -54,6 +54,14 @@ def test_results_exports_and_from_store(results, tmp_path):
     assert Results.from_store(fresh, [results.run_id]).df["cell_key"].tolist() == results.df["cell_key"].tolist()
 
 
+def test_benchmark_rounds(tmp_path):
+    res = workbench.benchmark(kernel="saxpy", variants=["numpy"], backends=["numpy"], sizes=[4099], budget_s=0.03,
+                              rounds=2, store=str(tmp_path / "s.sqlite"), progress=False)
+    row = res.df.iloc[0]
+    assert row["status"] == "ok" and row["rounds"] == 2 and len(json.loads(row["round_medians_s"])) == 2
+    assert res.store.run(res.run_id)["spec"]["rounds"] == 2
+
+
 def test_benchmark_needs_a_kernel():
     with pytest.raises(ValueError, match="saxpy"):
         workbench.benchmark()

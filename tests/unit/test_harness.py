@@ -290,3 +290,62 @@ def test_execute_cell_turns_a_hang_into_timeout(harness_kernel):
     release.set()
     w.close()
 
+
+
+def test_conditions_are_recorded_around_the_timing(harness_kernel, monkeypatch):
+    from workbench.harness import cell as cell_mod
+
+    class FakeGpu:
+        name = "fake"
+
+        def read(self):
+            return {"gpu_clock_mhz": 1410.0, "gpu_temp_c": 70.0, "gpu_throttle": "sw thermal"}
+
+    monkeypatch.setattr(cell_mod, "gpu_monitor", lambda backend: FakeGpu())
+    row = run_cell(Cell.make(KERNEL, "good", "numpy", "float32", {"n": 4096}), FAST)
+    assert row["status"] == "ok" and row["load_avg_1m"] is not None and 0 <= row["other_cpu_share"] <= 1
+    assert (row["gpu_clock_mhz"], row["gpu_temp_c"], row["gpu_throttle"]) == (1410.0, 70.0, "sw thermal")
+    assert row["rounds"] == 1 and json.loads(row["round_medians_s"]) == [row["median_s"]]
+    assert row["noise"] is not None and isinstance(row["noisy"], bool)
+
+
+def test_gpu_monitor_is_probed_once_per_cuda_or_rocm_backend(monkeypatch):
+    from workbench.harness import cell as cell_mod
+
+    probes = []
+
+    def probe(platform, index=0):
+        probes.append((platform, index))
+        return (object(), "") if platform == "cuda" else (None, "amdsmi is not installed")
+
+    class Fake:
+        def __init__(self, name, device_class, device_id=0):
+            self.name, self.device_class, self.device_id = name, device_class, device_id
+
+    monkeypatch.setattr(cell_mod, "probe_gpu_monitor", probe)
+    monkeypatch.setattr(cell_mod, "_gpu_monitors", {})
+    cuda, rocm, cpu = Fake("cupy", "cuda", 1), Fake("torch-cuda", "rocm"), Fake("numpy", "cpu")
+    assert cell_mod.gpu_monitor(cuda) is cell_mod.gpu_monitor(cuda) is not None
+    assert cell_mod.gpu_monitor(rocm) is None and cell_mod.gpu_monitor(rocm) is None
+    assert cell_mod.gpu_monitor(cpu) is None
+    assert probes == [("cuda", 1), ("rocm", 0)]  # once each, lazily; never for a CPU backend
+
+
+def test_later_rounds_skip_the_first_call_and_memory(harness_kernel):
+    row = run_cell(Cell.make(KERNEL, "good", "numpy", "float32", {"n": 4096}), FAST, later_round=True)
+    assert row["status"] == "ok" and row["n_samples"] >= 3 and row["max_error"] <= row["tolerance"]
+    assert row["first_call_s"] is None and row["peak_mem_bytes"] is None
+
+
+def test_input_cache_keeps_groups_within_its_byte_limit(harness_kernel):
+    spec = catalog.get_kernel(KERNEL)
+    cache = InputCache(max_bytes=20_000)  # room for 2500 doubles
+    a = cache.host_inputs(spec, {"n": 1000}, "float64", 0)
+    assert cache.host_inputs(spec, {"n": 1000}, "float64", 0) is a
+    cache.host_inputs(spec, {"n": 500}, "float64", 0)
+    assert cache.host_inputs(spec, {"n": 1000}, "float64", 0) is a  # two small groups fit
+    cache.host_inputs(spec, {"n": 2000}, "float64", 0)
+    assert cache.host_inputs(spec, {"n": 1000}, "float64", 0) is not a  # evicted for the large one
+    big = InputCache(max_bytes=0)
+    x = big.host_inputs(spec, {"n": 1000}, "float64", 0)
+    assert big.host_inputs(spec, {"n": 1000}, "float64", 0) is x  # the current group is always kept

@@ -178,3 +178,16 @@ def test_loading_hostile_values_executes_nothing(tmp_path):
     assert df.set_index("cell_key").loc["k1", "message"] == code  # stays inert text
     assert df.set_index("cell_key").loc["k2", "traceback"] == payload  # raw bytes, never unpickled
     assert runs.loc[0, "name"] == code and env["host"] == code
+
+
+def test_a_row_stored_again_is_updated_in_place(tmp_path):
+    """A sweep with rounds stores a cell after every round: the row changes, its position does not."""
+    st = Store(tmp_path / "s.sqlite")
+    run_id = st.new_run()
+    for key in ("a", "b", "c"):
+        st.record(_row(run_id, key, rounds=1, round_medians_s=json.dumps([1e-3])))
+    st.record(_row(run_id, "a", rounds=2, round_medians_s=json.dumps([1e-3, 2e-3]), median_s=1.5e-3, extra_x=1))
+    rows = st.rows([run_id])
+    assert [r["cell_key"] for r in rows] == ["a", "b", "c"]
+    assert rows[0]["rounds"] == 2 and json.loads(rows[0]["round_medians_s"]) == [1e-3, 2e-3]
+    assert rows[0]["median_s"] == 1.5e-3 and rows[0]["extra_x"] == 1 and len(st.results()) == 3

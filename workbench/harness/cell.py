@@ -121,9 +121,12 @@ class InputCache:
         entry = self._groups.pop(group, None) or ({}, {})
         self._groups[group] = entry
         self._group, self._inputs, self._refs = group, entry[0], entry[1]
+
+    def _evict(self) -> None:
+        """Drop the least recently used groups until the rest fit (the current group always stays)."""
         total = sum(self._nbytes(e) for e in self._groups.values())
         for g in list(self._groups):
-            if total <= self.max_bytes or g == group:
+            if total <= self.max_bytes or g == self._group:
                 break
             total -= self._nbytes(self._groups.pop(g))
 
@@ -132,6 +135,7 @@ class InputCache:
             self._enter(spec, params, dtype)
             if seed not in self._inputs:
                 self._inputs[seed] = make_host_inputs(spec, params, dtype, seed)
+                self._evict()
             return self._inputs[seed]
 
     def reference(self, spec: KernelSpec, params: dict[str, int], dtype: str, seed: int) -> dict[str, np.ndarray]:
@@ -139,6 +143,7 @@ class InputCache:
             host = self.host_inputs(spec, params, dtype, seed)
             if seed not in self._refs:
                 self._refs[seed] = reference_outputs(spec, host, params)
+                self._evict()
             return self._refs[seed]
 
 
