@@ -50,14 +50,14 @@ def peak_note(pct_bw: float | None, pct_flops: float | None, nbytes: float | Non
         else:
             where = (f"working set {fmt_bytes(nbytes)} exceeds the {fmt_bytes(llc_bytes)} last-level cache; "
                      if nbytes and llc_bytes else "")
-            parts.append(f"{head}: {where}{_ceiling_suspect(bw_src, 'bandwidth')}")
+            parts.append(f"{head}: {where}{ceiling_suspect(bw_src, 'bandwidth')}")
     if pct_flops is not None and pct_flops > 100.0:
         parts.append(f"{pct_flops:.0f}% of the {fl_src or 'measured'} GFLOP/s ceiling: "
-                     f"{_ceiling_suspect(fl_src, 'GEMM')}")
+                     f"{ceiling_suspect(fl_src, 'GEMM')}")
     return "; ".join(parts) or None
 
 
-def _ceiling_suspect(src: str | None, what: str) -> str:
+def ceiling_suspect(src: str | None, what: str) -> str:
     if src == PUBLISHED:
         return "the published figure is for another clock or configuration than this device ran at"
     if src == AUTO_PROBE:

@@ -199,3 +199,17 @@ def test_modes_filter_the_named_variants(tmp_path):
     d.run_button.click()
     assert "none of the selected variants has a selected mode" in d.status.widget.value
     assert not d.controller.running
+
+
+def test_results_table_marks_noisy_cells_and_peaks_above_100():
+    from workbench.report.sample_data import synthetic_results
+    from workbench.ui.views import TableView
+
+    df = synthetic_results()
+    df.loc[df.index[0], ["pct_peak_bw", "peak_note"]] = [250.0, "working set 48 KiB fits in the 32 MiB cache"]
+    view = TableView()
+    view.update(df)
+    html = view.widget.value
+    assert 'class="wb-noisy"' in html and 'title="noisy: spread' in html and "measured cells were noisy" in html
+    assert 'title="working set 48 KiB fits in the 32 MiB cache"' in html and "⚠" in html
+    assert "<script" not in html

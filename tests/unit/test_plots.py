@@ -74,16 +74,20 @@ def test_roofline(df):
     roof = next(ln for ln in ax.lines if ln.get_label() == "numpy measured")
     x, y = roof.get_xdata(), roof.get_ydata()
     np.testing.assert_allclose(y, np.minimum(20.0 * x, 100.0))
-    assert len(ax.collections) == 3  # one scatter per variant/backend with ok rows
-    # no peaks: points only and a hint
-    ax2 = plots.plot_roofline(df).axes[0]
-    assert not ax2.lines and any("workbench peaks" in t.get_text() for t in ax2.texts)
+    series = [c for c in ax.collections if "@" in str(c.get_label())]
+    assert len(series) == 3  # one scatter per variant/backend with ok rows
+    # no ceiling anywhere: points only and a note saying so
+    bare = df.drop(columns=[c for c in ("ceiling_gbps", "ceiling_gflops", "ceiling_source") if c in df])
+    ax2 = plots.plot_roofline(bare).axes[0]
+    assert not [ln for ln in ax2.lines if ln.get_linestyle() != "None"]  # no roof (hollow rings are markers only)
+    assert any("no ceiling known" in t.get_text() for t in ax2.texts)
+    assert len([c for c in ax2.collections if "@" in str(c.get_label())]) == 3
 
 
 def test_roofline_published_ceiling():
-    df = synthetic_results(device="NVIDIA H100 80GB HBM3")
+    df = synthetic_results(device="NVIDIA H100 80GB HBM3").drop(columns=["ceiling_gbps", "ceiling_gflops"])
     ax = plots.plot_roofline(df).axes[0]
-    roof = next(ln for ln in ax.lines if "datasheet" in ln.get_label())
+    roof = next(ln for ln in ax.lines if "published" in ln.get_label())  # no measured ceiling: the datasheet's
     assert roof.get_ydata().max() == pytest.approx(67000.0)
 
 
@@ -122,3 +126,21 @@ def test_no_pyplot_figures_leak(df):
     plots.plot_metric(df, "time")
     assert len(plt.get_fignums()) == before
     assert matplotlib.get_backend()  # importing plots never forced an interactive backend
+
+
+def test_roofline_rings_points_above_their_roof_and_says_why(df):
+    envs = {"env-demo": {"host": {"last_level_cache_bytes": 32 * 2**20}}}
+    fig = plots.plot_roofline(df, synthetic_peaks(gbps=1.0, gflops=1000.0), environments=envs)
+    ax = fig.axes[0]
+    ring = next(c for c in ax.collections if str(c.get_label()).startswith("above its roof"))
+    assert len(ring.get_offsets()) > 0
+    text = " ".join(" ".join(t.get_text() for t in fig.texts).split())
+    assert "above the roof" in text and "fits in the last-level cache" in text  # small working sets
+    assert "exceeds" not in text or "workbench peaks" in text
+
+
+def test_noisy_cells_are_hollow(df):
+    fig = plots.plot_metric(df, "time")
+    gemm = fig.axes[1]
+    hollow = [ln for ln in gemm.lines if ln.get_linestyle() == "None" and ln.get_markerfacecolor() == "white"]
+    assert hollow and any("noisy" in t.get_text() for t in gemm.get_legend().get_texts())

@@ -120,3 +120,59 @@ def test_summary_table_formats(df):
     assert row["timer"] == "sync+perf_counter" and row["peak memory"].endswith("KiB")
     failed = t[t["status"] == "unsupported"].iloc[0]
     assert failed["median ± IQR"] == "" and failed["GB/s"] == ""
+
+
+def _with_flags(df):
+    """Rows as the harness writes them now: one cell above 100% of its ceiling, one noisy."""
+    from workbench.ceilings import AUTO_PROBE
+
+    d = df[df["run_id"] == "run-a"].copy()
+    hot = (d["kernel"] == "gemm") & (d["variant"] == "numpy") & (d["size_label"] == "m=64 n=64 k=64")
+    d.loc[hot, "pct_peak_flops"] = 298.0
+    d.loc[hot, "peak_note"] = "298% of the measured (automatic probe) GFLOP/s ceiling: the probe was short"
+    d.loc[hot, "ceiling_source"] = AUTO_PROBE
+    return d
+
+
+def test_summary_marks_noisy_cells_and_explains_percentages_above_100(df):
+    t = summary_table(_with_flags(df))
+    assert list(t.columns)[-1] == "notes" and "ceiling" in t.columns
+    hot = t[(t["variant"] == "numpy") & (t["size"] == "m=64 n=64 k=64")].iloc[0]
+    assert hot["% peak"] == "298 ⚠" and "the probe was short" in hot["notes"]  # compute-bound: % of GFLOP/s
+    assert hot["ceiling"] == "100 GFLOP/s (probe)"
+    noisy = t[t["median ± IQR"].str.startswith("~ ")]
+    assert len(noisy) >= 1 and noisy["notes"].str.contains("noisy: spread").all()
+    quiet = t[(t["status"] == "ok") & ~t["median ± IQR"].str.startswith("~")]
+    assert (quiet["notes"] == "").sum() >= 1
+
+
+def test_old_rows_fall_back_to_spread_and_work_out_the_cache_note(df):
+    d = df[df["run_id"] == "run-a"].drop(columns=["noisy", "noise_note", "peak_note", "ceiling_source",
+                                                  "ceiling_gbps", "ceiling_gflops"])
+    d.loc[d["bound"] == "memory-bound", "pct_peak_bw"] = 436.0  # a merged report's figure from another machine
+    envs = {"env-demo": {"host": {"last_level_cache_bytes": 32 * 2**20}}}
+    t = summary_table(d, envs)
+    small = t[(t["variant"] == "numpy") & (t["size"] == "n=4096")].iloc[0]
+    assert small["% peak"] == "436 ⚠" and "fits in the 32 MiB last-level cache" in small["notes"]
+    big = t[(t["variant"] == "numpy") & (t["size"] == "n=4194304")].iloc[0]
+    assert "exceeds the 32 MiB last-level cache" in big["notes"]
+    spread = pd.to_numeric(d["rel_spread"]) > 0.10
+    assert t["median ± IQR"].str.startswith("~").sum() == int((spread & (d["status"] == "ok")).sum())
+
+
+def test_html_marks_noise_and_peaks_where_users_look(df, tmp_path):
+    text = write_report(_with_flags(df), None, tmp_path / "flags.html").read_text(encoding="utf-8")
+    assert 'class="noisy"' in text and 'title="noisy: spread' in text
+    assert "measured cells were noisy" in text
+    assert 'title="298% of the measured (automatic probe) GFLOP/s ceiling' in text
+    assert "cells are above 100% of a ceiling" in text and "Ceilings behind % of peak" in text
+    assert ".verdict-same" in text  # the neutral verdict has its colour
+    md = write_report(_with_flags(df), None, tmp_path / "flags.md").read_text(encoding="utf-8")
+    assert "measured cells were noisy" in md and "298 ⚠" in md
+
+
+def test_verdict_counts_order_and_same():
+    from workbench.report.exporters import verdict_counts
+
+    assert verdict_counts(["same", "slower", "baseline", "faster", "same", "ambiguous"]) == {
+        "faster": 1, "same": 2, "slower": 1, "ambiguous": 1}

@@ -146,25 +146,124 @@ def _f(row: Any, col: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def summary_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The compact, human-formatted table (one line per cell) that the CLI prints and reports show."""
-    cols = ["kernel", "variant", "backend", "dtype", "size", "status", "median ± IQR", "GB/s", "GFLOP/s",
-            "% peak", "peak memory", "max error", "timer"]
-    rows = []
+#: The summary table's columns (what the CLI prints and reports show).
+SUMMARY_COLUMNS = ["kernel", "variant", "backend", "dtype", "size", "status", "median ± IQR", "GB/s", "GFLOP/s",
+                   "% peak", "ceiling", "peak memory", "max error", "timer", "notes"]
+#: Markers: a noisy cell (before its time) and a % of peak above 100 (after it, explained in the notes).
+NOISY_MARK, PEAK_MARK = "~", "⚠"
+_SHORT_SOURCE = {"measured (workbench peaks)": "peaks", "measured (automatic probe)": "probe",
+                 "published": "published"}
+
+
+def llc_of(environments: dict[str, dict[str, Any]] | None, row: Any) -> float | None:
+    """The last-level cache of the device a row ran on, from its environment record: the backend's device
+    record where it has one, else the host's (CPU backends)."""
+    env = (environments or {}).get(str(row.get("env_id"))) or {}
+    for b in env.get("backends") or []:
+        if isinstance(b, dict) and b.get("name") == row.get("backend"):
+            dev = b.get("device") if isinstance(b.get("device"), dict) else b
+            if dev.get("last_level_cache_bytes"):
+                return float(dev["last_level_cache_bytes"])
+    host = env.get("host") if isinstance(env.get("host"), dict) else {}
+    device = str(row.get("device") or "").lower()
+    cpu_like = row.get("backend") in ("numpy", "numba", "torch-cpu") or "cpu" in device or (
+        host.get("cpu_model") and str(host["cpu_model"]).lower() in device)
+    return _f(host, "last_level_cache_bytes") if cpu_like else None
+
+
+def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
+    """Per row: ``noisy``, ``noise_note``, ``peak_note`` (old rows: worked out here), ``pct`` (the % of peak
+    that matters for the row) and ``ceiling`` (the ceiling it was compared with, in words)."""
+    from ..ceilings import headline_pct, is_compute_bound, is_noisy, noise_text, row_peak_note
+
+    out = []
     for _, r in df.iterrows():
+        ok = r.get("status") == "ok"
+        noisy = ok and is_noisy(r)
+        pct = headline_pct(r) if ok else None
+        compute = is_compute_bound(r)
+        value, unit = (_f(r, "ceiling_gflops"), "GFLOP/s") if compute else (_f(r, "ceiling_gbps"), "GB/s")
+        if value is None:
+            value, unit = (_f(r, "ceiling_gbps"), "GB/s") if compute else (_f(r, "ceiling_gflops"), "GFLOP/s")
+        src = _text(r.get("ceiling_source"))
+        short = _SHORT_SOURCE.get(src, src)
+        ceiling = f"{fmt_num(value)} {unit} ({short})" if ok and value is not None else ""
+        out.append({"noisy": bool(noisy), "noise_note": noise_text(r) if noisy else "",
+                    "peak_note": row_peak_note(r, llc_of(environments, r)) if ok else "", "pct": pct,
+                    "ceiling": ceiling, "ceiling_source": src if ok and value is not None else ""})
+    return pd.DataFrame(out, columns=["noisy", "noise_note", "peak_note", "pct", "ceiling", "ceiling_source"],
+                        index=df.index)
+
+
+def summary_table(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
+    """The compact, human-formatted table (one line per cell) that the CLI prints and reports show.
+
+    "% peak" is the share of the ceiling that bounds the kernel (GFLOP/s for compute-bound kernels, GB/s
+    for memory-bound ones), "ceiling" names it and where it came from; a noisy cell's time starts with
+    ``~`` and a % of peak above 100 ends with ``⚠``, both explained under "notes".
+    """
+    notes = row_notes(df, environments)
+    rows = []
+    for (_, r), (_, n) in zip(df.iterrows(), notes.iterrows(), strict=True):
         med, iqr = _f(r, "median_s"), _f(r, "iqr_s")
-        pct = [p for p in (_f(r, "pct_peak_bw"), _f(r, "pct_peak_flops")) if p is not None]
+        time_text = (f"{fmt_time(med)} ± {fmt_time(iqr)}" if med is not None and iqr is not None
+                     else fmt_time(med))
+        pct = n["pct"] if n["pct"] is not None and not pd.isna(n["pct"]) else None
         rows.append({
             "kernel": r.get("kernel"), "variant": r.get("variant"), "backend": r.get("backend"),
             "dtype": r.get("dtype"), "size": r.get("size_label") or r.get("size"), "status": r.get("status"),
-            "median ± IQR": (f"{fmt_time(med)} ± {fmt_time(iqr)}" if med is not None and iqr is not None
-                             else fmt_time(med)),
+            "median ± IQR": f"{NOISY_MARK} {time_text}" if n["noisy"] and time_text else time_text,
             "GB/s": fmt_num(r.get("gbps")), "GFLOP/s": fmt_num(r.get("gflops")),
-            "% peak": fmt_num(max(pct)) if pct else "",
+            "% peak": (fmt_num(pct) + (f" {PEAK_MARK}" if n["peak_note"] else "")) if pct is not None else "",
+            "ceiling": n["ceiling"],
             "peak memory": fmt_bytes(_f(r, "peak_mem_bytes")), "max error": fmt_num(r.get("max_error"), 2),
             "timer": r.get("timer_kind") or "",
+            "notes": "; ".join(x for x in (f"{NOISY_MARK} noisy: {n['noise_note']}" if n["noisy"] else "",
+                                           f"{PEAK_MARK} {n['peak_note']}" if n["peak_note"] else "") if x),
         })
-    return pd.DataFrame(rows, columns=cols)
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def noise_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None, listed: int = 5) -> str:
+    """"3 of 40 cells were noisy: ..." (empty when no ok cell was)."""
+    notes = row_notes(df) if notes is None else notes
+    ok = df["status"] == "ok" if "status" in df else pd.Series(False, index=df.index)
+    noisy = df[notes["noisy"].astype(bool) & ok]
+    if noisy.empty:
+        return ""
+    names = [f"{r.get('kernel')}/{r.get('variant')} @ {r.get('backend')} {r.get('size_label') or ''}".strip()
+             + (f" ({notes.loc[i, 'noise_note']})" if notes.loc[i, "noise_note"] else "")
+             for i, r in noisy.head(listed).iterrows()]
+    more = f", and {len(noisy) - listed} more" if len(noisy) > listed else ""
+    return (f"{len(noisy)} of {int(ok.sum())} measured cells were noisy (marked {NOISY_MARK}; hollow markers in "
+            f"the plots): " + "; ".join(names) + more)
+
+
+def peak_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None) -> list[str]:
+    """Lines on the ceilings behind "% peak": where they came from, and how many rows went above 100%."""
+    notes = row_notes(df) if notes is None else notes
+    ok = (df["status"] == "ok") if "status" in df else pd.Series(False, index=df.index)
+    n_ok = int(ok.sum())
+    if not n_ok:
+        return []
+    sources = notes.loc[ok, "ceiling_source"].replace("", "no ceiling known").value_counts()
+    lines = ["Ceilings behind % of peak: " + ", ".join(f"{k} for {v} of {n_ok} cells" for k, v in sources.items())]
+    above = notes.loc[ok & (notes["peak_note"] != "")]
+    if len(above):
+        lines.append(f"{len(above)} cells are above 100% of a ceiling (marked {PEAK_MARK}); each note says why, "
+                     "most often a working set that fits in the last-level cache.")
+    return lines
+
+
+def verdict_counts(verdicts: Iterable[Any]) -> dict[str, int]:
+    """How many speed-ups got each verdict (faster / same / slower / ambiguous ...), in that order."""
+    order = ["faster", "same", "slower", "ambiguous"]
+    counts: dict[str, int] = {}
+    for v in verdicts:
+        v = _text(v)
+        if v and v != "baseline":
+            counts[v] = counts.get(v, 0) + 1
+    return {k: counts[k] for k in sorted(counts, key=lambda k: (order.index(k) if k in order else 99, k))}
 
 
 def status_counts(df: pd.DataFrame) -> dict[str, int]:
@@ -191,15 +290,21 @@ def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
     variant, backend = parse_baseline(baseline)
     t = speedup_vs_baseline(df, baseline_variant=variant, baseline_backend=backend)
     t = t[t["verdict"] != "baseline"]
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "kernel": t["kernel"], "variant": t["variant"], "backend": t["backend"], "dtype": t["dtype"],
         "size": t["size_label"],
         "baseline": t["baseline_variant"].fillna("") + " @ " + t["baseline_backend"].fillna(""),
         "speed-up": [fmt_num(x) for x in t["speedup"]],
         "95% CI": [f"{fmt_num(lo)} – {fmt_num(hi)}" if np.isfinite(lo) else ""
                    for lo, hi in zip(t["ci_low"], t["ci_high"], strict=True)],
-        "p": [fmt_num(p, 2) for p in t["p_value"]], "verdict": t["verdict"],
-    }).reset_index(drop=True)
+    })
+    if "p_value" in t:
+        out["p"] = [fmt_num(p, 2) for p in t["p_value"]]
+    if "floor" in t:  # the noise floor a difference must clear to be called faster or slower
+        out["noise floor"] = [f"±{float(f):.0%}" if f is not None and np.isfinite(float(f)) else ""
+                              for f in pd.to_numeric(t["floor"], errors="coerce")]
+    out["verdict"] = t["verdict"]
+    return out.reset_index(drop=True)
 
 
 def runs_table(data: ReportData) -> pd.DataFrame:
@@ -275,14 +380,16 @@ def kernel_figures(data: ReportData, baseline: Any = None) -> list[dict[str, Any
             makers = [("time per call vs size", lambda ok=ok: plots.plot_metric(ok, "median_s")),
                       (f"{plots.METRIC_LABELS[metric]} vs size", lambda ok=ok, m=metric: plots.plot_metric(ok, m)),
                       ("speed-up vs baseline", lambda ok=ok: plots.plot_speedup(ok, baseline=baseline)),
-                      ("roofline", lambda ok=ok: plots.plot_roofline(ok, data.peaks)),
+                      ("roofline", lambda ok=ok: plots.plot_roofline(ok, data.peaks,
+                                                                      environments=data.environments)),
                       ("peak memory vs size", lambda ok=ok: plots.plot_memory(ok))]
             if ok["peak_mem_bytes"].isna().all() if "peak_mem_bytes" in ok else True:
                 makers.pop()
             for caption, make in makers:
                 figs.append({"caption": caption, "src": figure_data_uri(make())})
-        out.append({"kernel": kernel, "figures": figs, "n_ok": len(ok), "n_rows": len(k),
-                    "speedups": _records(speedup_table(ok, baseline)) if len(ok) else []})
+        speedups = _records(speedup_table(ok, baseline)) if len(ok) else []
+        out.append({"kernel": kernel, "figures": figs, "n_ok": len(ok), "n_rows": len(k), "speedups": speedups,
+                    "verdicts": verdict_counts(s["verdict"] for s in speedups)})
     return out
 
 
@@ -343,6 +450,10 @@ def render_html(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *,
                              autoescape=True, undefined=jinja2.StrictUndefined)
     tmpl = env.get_template("report.html.j2")
     df = data.df
+    notes = row_notes(df, data.environments)
+    results = _records(summary_table(df, data.environments))
+    for rec, (_, n) in zip(results, notes.iterrows(), strict=True):
+        rec.update(_noisy=bool(n["noisy"]), _noise_note=n["noise_note"], _peak_note=n["peak_note"])
     return tmpl.render(
         title=title or "Kernel Workbench report: " + ", ".join(data.run_ids or ["(no runs)"]),
         generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -350,7 +461,10 @@ def render_html(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *,
         runs=_records(runs_table(data)),
         counts=status_counts(df),
         n_rows=len(df),
-        results=_records(summary_table(df)),
+        results=results,
+        columns=SUMMARY_COLUMNS,
+        noise_line=noise_summary(df, notes),
+        peak_lines=peak_summary(df, notes),
         failures=_records(failures_table(df)),
         kernels=kernel_figures(data, baseline),
         environments=environment_sections(data.environments),
@@ -377,15 +491,21 @@ def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None
                     baseline: Any = None) -> str:
     data = gather(store_or_df, run_ids)
     df = data.df
+    notes = row_notes(df, data.environments)
+    extra = [line for line in [noise_summary(df, notes), *peak_summary(df, notes)] if line]
     parts = [f"# {title or 'Kernel Workbench report'}\n",
              "## Summary\n", md_table(runs_table(data)),
              "\nCells by status: " + (", ".join(f"{k} {v}" for k, v in status_counts(df).items()) or "none") + "\n",
-             "\n## Results\n", md_table(summary_table(df)),
+             *[f"\n{line}\n" for line in extra],
+             "\n## Results\n", md_table(summary_table(df, data.environments)),
              "\n## Cells that did not pass\n", md_table(failures_table(df).drop(columns=["traceback"]))]
     ok = df[df["status"] == "ok"] if "status" in df else df
     if len(ok):
-        parts += ["\n## Speed-up vs baseline (bootstrap 95% CI, Mann–Whitney p)\n",
-                  md_table(speedup_table(ok, baseline))]
+        sp = speedup_table(ok, baseline)
+        counts = verdict_counts(sp["verdict"])
+        parts += ["\n## Speed-up vs baseline\n", md_table(sp)]
+        if counts:
+            parts.append("\nVerdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items()) + "\n")
     if len(data.peaks):
         parts += ["\n## Measured peaks\n", md_table(data.peaks)]
     for env in environment_sections(data.environments):

@@ -122,30 +122,58 @@ def _bytes_unit(values: pd.Series) -> tuple[str, float]:
     return unit, scale
 
 
-def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True) -> Figure:
+def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str] | None = None) -> Figure:
     """List the rows left out of the figure (status and reason) under the axes, and set the margins.
 
+    ``notes`` (e.g. why points sit above a roofline) go under the axes first, in dark orange.
     ``layout`` False leaves the size and margins of a figure the caller made (``ax=`` given) alone.
     """
     lines = [f"{r.get('kernel')}: {r.get('variant')} @ {r.get('backend')} {r.get('size_label') or ''} "
              f"— {r.get('status')}: {str(r.get('message') or '')[:70]}" for _, r in bad.head(MAX_LISTED).iterrows()]
     if len(bad) > MAX_LISTED:
         lines.append(f"... and {len(bad) - MAX_LISTED} more")
+    notes = list(notes or [])
     w, h = fig.get_size_inches()
-    note_h = 0.13 * (len(lines) + 1) if lines else 0.0
+    line_h = 0.13
+    bad_h = line_h * (len(lines) + 1) if lines else 0.0
+    notes_h = line_h * (len(notes) + 0.5) if notes else 0.0
+    note_h = bad_h + notes_h
     if not layout:
         if lines:
             fig.text(0.01, 0.01, "not plotted: " + "\n".join(lines), fontsize=7, color="#a33", va="bottom")
+        if notes:
+            fig.text(0.01, 0.01 + bad_h / h, "\n".join(notes), fontsize=7, color="#8a4b00", va="bottom")
         return fig
-    if lines:
+    if note_h:
         fig.set_size_inches(w, h + note_h)
         h += note_h
+    if lines:
         fig.supxlabel("not plotted: " + "\n".join(lines), fontsize=7, color="#a33", ha="left", x=0.01, y=0.01,
                       va="bottom")
+    if notes:
+        fig.text(0.01, 0.01 + bad_h / h, "\n".join(notes), fontsize=7, color="#8a4b00", ha="left", va="bottom")
     # margins in inches, so panels keep their size whatever the note adds
     fig.subplots_adjust(left=0.85 / w, right=1 - 0.15 / w,
                         top=1 - 0.35 / h, bottom=(0.55 + note_h) / h, wspace=0.25, hspace=0.45)
     return fig
+
+
+def noisy_mask(df: pd.DataFrame) -> np.ndarray:
+    """Which rows are noisy: their ``noisy`` flag, or (rows stored before it) relative spread above 10%."""
+    from ..ceilings import is_noisy
+
+    return np.array([is_noisy(r) for _, r in df.iterrows()], dtype=bool) if len(df) else np.zeros(0, bool)
+
+
+def _mark_noisy(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0) -> None:
+    """Hollow rings over noisy points (white inside, the series colour around)."""
+    ax.plot(x, y, ls="none", marker="o", ms=size, mfc="white", mec=color, mew=1.3, zorder=4)
+
+
+def _noisy_legend(ax: Axes, n: int) -> None:
+    if n:
+        ax.plot([], [], ls="none", marker="o", ms=6, mfc="white", mec="#555", mew=1.3,
+                label=f"hollow: noisy cell ({n})")
 
 
 def _kernels(df: pd.DataFrame) -> list[str]:
@@ -187,6 +215,7 @@ def _draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool) -> None:
         ax.text(0.5, 0.5, f"no {metric} values", ha="center", va="center", transform=ax.transAxes)
         return
     cols = series_columns(ok)
+    n_noisy = 0
     for key, g in ok.groupby(cols, sort=True, dropna=False):
         g = _sorted_numeric(g, metric).dropna(subset=[metric])
         if g.empty:
@@ -195,6 +224,11 @@ def _draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool) -> None:
         band = quartile_band(g, metric) if bands else None
         if band is not None:
             ax.fill_between(g["size"], band[0], band[1], color=line.get_color(), alpha=0.2, linewidth=0)
+        noisy = noisy_mask(g)
+        if noisy.any():
+            _mark_noisy(ax, g["size"][noisy], g[metric][noisy], line.get_color())
+            n_noisy += int(noisy.sum())
+    _noisy_legend(ax, n_noisy)
     _log_if_wide(ax, ok["size"], ok[metric] if not metric.startswith("pct") else None)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
@@ -329,14 +363,71 @@ def roof_for(table: pd.DataFrame, backend: str, dtypes: set[str], env_ids: set[s
     return (float(bw) if pd.notna(bw) else None), (float(fl) if pd.notna(fl) else None)
 
 
-def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Axes | None = None,
-                  title: str | None = None, published: bool = True) -> Figure:
-    """Points at (FLOP/byte, GFLOP/s) under each backend's measured bandwidth slope and compute roof.
+def _roof_sources(peaks: pd.DataFrame | None, backend: str, env_ids: set[str] | None) -> str:
+    """"measured" or "probed" (every stored ceiling of the backend came from the automatic probe)."""
+    from ..ceilings import AUTO_PROBE, source_of_method
 
-    ``peaks`` is the store's peaks table (``workbench peaks``). Where the device
-    matches a row of ``datasets/published_peaks.csv``, the datasheet roof is
-    drawn dashed for comparison.
+    if peaks is None or not len(peaks) or "method" not in peaks or "backend" not in peaks:
+        return "measured"
+    rows = peaks[peaks["backend"] == backend]
+    if env_ids and "env_id" in rows:
+        rows = rows[rows["env_id"].isin(env_ids)] if rows["env_id"].isin(env_ids).any() else rows
+    methods = [source_of_method(m) for m in rows["method"]]
+    return "probed" if methods and all(m == AUTO_PROBE for m in methods) else "measured"
+
+
+def _row_ceilings(rows: pd.DataFrame) -> tuple[float | None, float | None, str]:
+    """Ceilings the rows themselves were compared with (``ceiling_gbps`` / ``ceiling_gflops``)."""
+    def top(col: str) -> float | None:
+        if col not in rows:
+            return None
+        v = pd.to_numeric(rows[col], errors="coerce").max()
+        return float(v) if pd.notna(v) and v > 0 else None
+
+    srcs = [s for s in rows.get("ceiling_source", pd.Series(dtype=object)).dropna() if s]
+    return top("ceiling_gbps"), top("ceiling_gflops"), (str(srcs[0]) if srcs else "row ceilings")
+
+
+def _above_reason(r: Any, bw: float | None, fl: float | None, src: str, llc: float | None) -> str:
+    """Why a point sits above its roof, in a few words (points with the same reason are counted together)."""
+    from ..ceilings import AUTO_PROBE, MEASURED, PUBLISHED, ceiling_suspect, fmt_bytes
+
+    kind = {"measured": MEASURED, "probed": AUTO_PROBE, "published": PUBLISHED}.get(src, src)
+    reasons = []
+    gbps, gflops, nbytes = (float(r.get(c) or 0) for c in ("gbps", "gflops", "bytes"))
+    if bw and gbps > bw:
+        if nbytes and llc and nbytes <= llc:
+            reasons.append(f"working set ≤ {fmt_bytes(llc)} fits in the last-level cache, so it beats the DRAM "
+                           f"slope ({src} {bw:.3g} GB/s)")
+        else:
+            reasons.append(f"above the {src} {bw:.3g} GB/s slope: {ceiling_suspect(kind, 'bandwidth')}")
+    if fl and gflops > fl:
+        reasons.append(f"above the {src} {fl:.3g} GFLOP/s roof: {ceiling_suspect(kind, 'GEMM')}")
+    return "; ".join(reasons) or "above the roof"
+
+
+def _wrap(text: str, width: int = 120) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width, subsequent_indent="    ") or [text]
+
+
+def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Axes | None = None,
+                  title: str | None = None, published: bool = True,
+                  environments: Mapping[str, Any] | None = None) -> Figure:
+    """Points at (FLOP/byte, GFLOP/s) under each backend's bandwidth slope and compute roof.
+
+    The roof of a backend is, in order: its ceilings in ``peaks`` (the store's
+    table: ``workbench peaks`` or the automatic probe), the ceilings its rows
+    name (``ceiling_gbps`` / ``ceiling_gflops``), the published figure for its
+    device (``datasets/published_peaks.csv``). Points above their roof are
+    ringed and the reason is written under the axes (most often a working set
+    that fits in the last-level cache, from ``environments``); noisy cells are
+    hollow. With no ceiling at all the points are still drawn, and a note says so.
     """
+    from ..datasets import published_peak
+    from .exporters import llc_of
+
     ok, bad = split_ok(df)
     fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(1)
     a = axes[0]
@@ -346,42 +437,84 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
     a.set_ylabel("GFLOP/s")
     a.set_title(title or "roofline")
     ok = ok.dropna(subset=["intensity", "gflops"]) if len(ok) else ok
-    ok = ok[(ok["intensity"] > 0) & (ok["gflops"] > 0)] if len(ok) else ok
+    ok = ok[(pd.to_numeric(ok["intensity"]) > 0) & (pd.to_numeric(ok["gflops"]) > 0)] if len(ok) else ok
     xs = ok["intensity"].to_numpy(float) if len(ok) else np.array([0.1, 10.0])
     # at least two decades either way, so the ridge point and a narrow cloud of points both show
     x = np.logspace(np.log10(max(xs.min() / 10, 1e-4)), np.log10(xs.max() * 10), 100)
     table = normalize_peaks(peaks)
     dtypes = set(ok["dtype"]) if len(ok) and "dtype" in ok else set()
     env_ids = set(ok["env_id"].dropna()) if len(ok) and "env_id" in ok else None
+    roofs: dict[str, tuple[float | None, float | None, str]] = {}
+    drawn_published: set[tuple[str, str]] = set()
     for i, backend in enumerate(list(dict.fromkeys(ok["backend"])) if len(ok) else []):
+        rows = ok[ok["backend"] == backend]
         bw, fl = roof_for(table, backend, dtypes, env_ids)
+        src = _roof_sources(peaks, backend, env_ids) if (bw or fl) else ""
+        if not (bw or fl):
+            bw, fl, src = _row_ceilings(rows)
+            src = {"measured (workbench peaks)": "measured", "measured (automatic probe)": "probed"}.get(src, src)
+        if not (bw or fl) and published and "device" in rows:
+            for (device, dtype), _ in rows.groupby(["device", "dtype"]):
+                pfl, pbw = published_peak(str(device), str(dtype))
+                if pfl or pbw:
+                    bw, fl, src = pbw, pfl, "published"
+                    drawn_published.add((str(device), str(dtype)))
+                    break
         if bw or fl:
-            _draw_roof(a, x, bw, fl, f"{backend} measured", "-", ROOF_COLORS[i % len(ROOF_COLORS)])
+            roofs[backend] = (bw, fl, src)
+            _draw_roof(a, x, bw, fl, f"{backend} {src}", ":" if src == "published" else "-",
+                       ROOF_COLORS[i % len(ROOF_COLORS)])
     if published and len(ok) and "device" in ok:
-        from ..datasets import published_peak
-
         for (device, dtype), _ in ok.groupby(["device", "dtype"]):
+            if (str(device), str(dtype)) in drawn_published:
+                continue
             fl, bw = published_peak(str(device), str(dtype))
             if fl or bw:
                 _draw_roof(a, x, bw, fl, f"{device} {dtype} datasheet", ":", "#999")
+    notes: list[str] = []
     if len(ok):
         cols = series_columns(ok)
+        n_noisy = 0
         for key, g in ok.groupby(cols, sort=True, dropna=False):
-            a.scatter(g["intensity"], g["gflops"], s=18, label=series_label(key, cols), zorder=3)
+            pts = a.scatter(g["intensity"], g["gflops"], s=18, label=series_label(key, cols), zorder=3)
+            noisy = noisy_mask(g)
+            if noisy.any():
+                _mark_noisy(a, g["intensity"][noisy], g["gflops"][noisy], pts.get_facecolor()[0], size=6)
+                n_noisy += int(noisy.sum())
+        _noisy_legend(a, n_noisy)
+        above: dict[str, list[str]] = {}
+        ax_x, ax_y = [], []
+        for _, r in ok.iterrows():
+            bw, fl, src = roofs.get(r["backend"], (None, None, ""))
+            inten, gflops = float(r["intensity"]), float(r["gflops"])
+            roof = min(bw * inten if bw else np.inf, fl if fl else np.inf)
+            if np.isfinite(roof) and gflops > roof * 1.001:
+                ax_x.append(inten)
+                ax_y.append(gflops)
+                reason = _above_reason(r, bw, fl, src, llc_of(dict(environments or {}), r))
+                above.setdefault(reason, []).append(f"{r.get('variant')} @ {r.get('backend')} "
+                                                    f"{r.get('size_label') or ''}".strip())
+        if ax_x:
+            a.scatter(ax_x, ax_y, s=90, facecolors="none", edgecolors="#d95f02", linewidths=1.4, zorder=5,
+                      label=f"above its roof ({len(ax_x)}): see below")
+            for reason, who in above.items():
+                example = ", ".join(who[:2]) + (f" and {len(who) - 2} more" if len(who) > 2 else "")
+                notes += _wrap(f"above the roof, {len(who)} point{'s' if len(who) > 1 else ''} ({example}): {reason}")
     else:
         a.text(0.5, 0.5, "no ok rows with intensity and GFLOP/s", ha="center", va="center", transform=a.transAxes)
     if len(ok):
-        tops = [ln.get_ydata().max() for ln in a.lines] + [ok["gflops"].max()]
+        tops = [ln.get_ydata().max() for ln in a.lines if len(ln.get_ydata())] + [ok["gflops"].max()]
         hi = max(tops) * 3
         a.set_ylim(min(ok["gflops"].min() / 10, hi / 1000), hi)
         a.set_xlim(x[0], x[-1])
-    if table.empty:
-        a.text(0.02, 0.98, "no measured peaks (run `workbench peaks`)", ha="left", va="top", fontsize=7,
-               transform=a.transAxes, color="#777")
+        if not roofs:
+            a.text(0.02, 0.98, "no ceiling known (nothing measured, probed or published for these devices):\n"
+                   "points drawn without a roof; `workbench peaks` measures one", ha="left", va="top", fontsize=7,
+                   transform=a.transAxes, color="#777")
     a.grid(True, alpha=0.3)
     if a.get_legend_handles_labels()[0]:
         a.legend(fontsize=7)
-    return finish(fig, bad, layout=ax is None)
+    return finish(fig, bad, layout=ax is None, notes=notes[:MAX_LISTED * 2])
 
 
 def _draw_roof(ax: Axes, x: np.ndarray, bw: float | None, flops: float | None, label: str, ls: str,

@@ -13,7 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..ceilings import AUTO_PROBE, peak_note
 from ..record import RESULT_COLUMNS, cell_key
+
+#: The sample machine's ceilings (GB/s, GFLOP/s, as if from the automatic probe) and last-level cache.
+SAMPLE_CEILINGS = (20.0, 100.0)
+SAMPLE_LLC = 32 * 2**20
 
 # (kernel, bound, axes, sizes, flops(p), bytes(p, itemsize), {variant: (backend, runtime, mode, ns per unit)});
 # the first variant of each kernel is its library baseline
@@ -43,7 +48,9 @@ def synthetic_results(run_id: str = "run-demo", seed: int = 0, n_samples: int = 
             for p in sizes:
                 flops, nbytes = float(flops_fn(p)), float(bytes_fn(p, itemsize))
                 base = (max(flops, nbytes) * ns * 1e-9 + 2e-6) * slowdown
-                samples = base * rng.lognormal(0.0, 0.05, n_samples)
+                # one cell measured on a busy machine: a wide spread, flagged noisy
+                sigma = 0.4 if (vname == "naive" and p == sizes[-1]) else 0.05
+                samples = base * rng.lognormal(0.0, sigma, n_samples)
                 rows.append(_row(run_id, kernel, vname, backend, runtime, device, dtype, p, mode, "hot", "ok",
                                  samples, flops, nbytes, env_id, p_mem=int(nbytes * 1.1), library=i == 0,
                                  bound=bound))
@@ -67,6 +74,10 @@ def _row(run_id: str, kernel: str, variant: str, backend: str, runtime: str, dev
     med = float(np.median(samples)) if ok else float("nan")
     q1, q3 = (float(np.percentile(samples, 25)), float(np.percentile(samples, 75))) if ok else (np.nan, np.nan)
     gbps = nbytes / med / 1e9 if ok else float("nan")
+    gflops = flops / med / 1e9 if ok else float("nan")
+    spread = (q3 - q1) / med if ok else np.nan
+    pct_bw, pct_fl = (100 * gbps / SAMPLE_CEILINGS[0], 100 * gflops / SAMPLE_CEILINGS[1]) if ok else (np.nan, np.nan)
+    noisy = bool(ok and spread > 0.10)
     return {
         "run_id": run_id, "cell_key": cell_key(kernel, variant, backend, dtype, params, mode, cache),
         "kernel": kernel, "variant": variant, "backend": backend, "runtime": runtime, "device": device,
@@ -80,17 +91,23 @@ def _row(run_id: str, kernel: str, variant: str, backend: str, runtime: str, dev
         "mean_s": float(np.mean(samples)) if ok else np.nan, "min_s": float(np.min(samples)) if ok else np.nan,
         "q1_s": q1, "q3_s": q3, "iqr_s": q3 - q1, "rel_spread": (q3 - q1) / med if ok else np.nan,
         "host_median_s": med * 0.1 if ok else np.nan, "flops": flops, "bytes": nbytes,
-        "gflops": flops / med / 1e9 if ok else np.nan, "gbps": gbps, "intensity": flops / nbytes,
-        "pct_peak_bw": 100 * gbps / 20.0 if ok else np.nan, "pct_peak_flops": np.nan, "pct_published": np.nan,
+        "gflops": gflops, "gbps": gbps, "intensity": flops / nbytes,
+        "pct_peak_bw": pct_bw, "pct_peak_flops": pct_fl, "pct_published": np.nan,
         "peak_mem_bytes": p_mem if ok else np.nan, "mem_method": "tracemalloc" if ok else "",
         "max_error": max_error, "tolerance": 1e-5, "env_id": env_id,
         "started_at": "2025-01-01T00:00:00+00:00", "finished_at": "2025-01-01T00:00:01+00:00", "wall_s": 0.5,
+        "rounds": 1, "noise": spread, "noisy": noisy,
+        "noise_note": f"spread {spread:.0%} within the cell; other processes used 40% of the CPU" if noisy else "",
+        "ceiling_gbps": SAMPLE_CEILINGS[0] if ok else np.nan, "ceiling_gflops": SAMPLE_CEILINGS[1] if ok else np.nan,
+        "ceiling_source": AUTO_PROBE if ok else None,
+        "peak_note": (peak_note(pct_bw, pct_fl, nbytes, SAMPLE_LLC, AUTO_PROBE, AUTO_PROBE) or "") if ok else "",
     }
 
 
 def synthetic_environment(env_id: str = "env-demo", device: str = "Demo CPU") -> dict[str, Any]:
     """An environment record of the shape the store keeps (host, devices, versions, threads)."""
-    return {"env_id": env_id, "host": {"hostname": "demo-host", "os": "Linux", "cpu": device, "cores": 2},
+    return {"env_id": env_id, "host": {"hostname": "demo-host", "os": "Linux", "cpu": device, "cores": 2,
+                                       "last_level_cache_bytes": SAMPLE_LLC},
             "devices": {"numpy": {"name": device, "vendor": "demo"}},
             "versions": {"python": "3.11", "numpy": np.__version__, "pandas": pd.__version__},
             "threads": {"OMP_NUM_THREADS": "2"}}

@@ -46,7 +46,8 @@ class PlotView:
     def __init__(self) -> None:
         self.metric = w.ToggleButtons(options=METRICS, value="median_s", tooltips=[
             "median time per call", "bytes moved / time", "floating-point operations / time",
-            "% of this machine's measured peak bandwidth (workbench peaks)", "speed-up vs the baseline"],
+            "% of the bandwidth ceiling: measured (workbench peaks or the automatic probe), "
+            "else published", "speed-up vs the baseline"],
             style={"button_width": "auto"}).add_class("wb-metric")
         self.baseline = w.Dropdown(options=[], description="Baseline",
                                    layout=w.Layout(width="280px")).add_class("wb-baseline")
@@ -81,24 +82,55 @@ class PlotView:
 
 
 _TABLE_STYLE = ("<style>.wb-results td, .wb-results th {white-space: nowrap; padding: 2px 8px}"
-                ".wb-results tbody tr:nth-child(odd) {background: rgba(0,0,0,0.03)}</style>")
+                ".wb-results tbody tr:nth-child(odd) {background: rgba(0,0,0,0.03)}"
+                ".wb-results tr.wb-noisy td {background: #fbf7ea}"
+                ".wb-results .wb-mark-noisy {color: #8a6d00; font-weight: 700}"
+                ".wb-results .wb-mark-peak {color: #b35900; font-weight: 700}"
+                ".wb-results td.wb-notes {white-space: normal; min-width: 260px; color: #555; font-size: 11px}"
+                ".wb-flags {font-size: 12px; margin: 2px 0}</style>")
+
+
+def results_html(df: pd.DataFrame) -> str:
+    """The summary table as HTML: noisy rows tinted with a ``~`` badge, a % of peak above 100 with ``⚠``,
+    each explained in a tooltip and in the notes column; a line under it counts the noisy cells."""
+    from ..report.exporters import NOISY_MARK, PEAK_MARK, SUMMARY_COLUMNS, noise_summary, row_notes, summary_table
+
+    notes = row_notes(df)
+    table = summary_table(df)
+    esc = html.escape
+    head = "".join(f"<th>{esc(c)}</th>" for c in SUMMARY_COLUMNS)
+    body = []
+    for (_, r), (_, n) in zip(table.iterrows(), notes.iterrows(), strict=True):
+        cells = []
+        for c in SUMMARY_COLUMNS:
+            text = "" if r[c] is None or (isinstance(r[c], float) and pd.isna(r[c])) else str(r[c])
+            if c == "median ± IQR" and n["noisy"] and text.startswith(NOISY_MARK):
+                cells.append(f'<td title="noisy: {esc(n["noise_note"])}"><span class="wb-mark-noisy">{NOISY_MARK}'
+                             f"</span>{esc(text[len(NOISY_MARK):])}</td>")
+            elif c == "% peak" and n["peak_note"] and text.endswith(PEAK_MARK):
+                cells.append(f'<td title="{esc(n["peak_note"])}">{esc(text[:-len(PEAK_MARK)])}'
+                             f'<span class="wb-mark-peak">{PEAK_MARK}</span></td>')
+            elif c == "notes":
+                cells.append(f'<td class="wb-notes">{esc(text)}</td>')
+            else:
+                cells.append(f"<td>{esc(text)}</td>")
+        cls = ' class="wb-noisy"' if n["noisy"] else ""
+        body.append(f"<tr{cls}>{''.join(cells)}</tr>")
+    line = noise_summary(df, notes)
+    flags = f'<div class="wb-flags"><span class="wb-mark-noisy">{NOISY_MARK}</span> {esc(line)}</div>' if line else ""
+    return (_TABLE_STYLE + flags + '<div style="max-height:360px;overflow:auto;font-size:12px">'
+            f'<table class="wb-results"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
 class TableView:
-    """The tidy summary as an HTML table; failed cells show their status and message."""
+    """The tidy summary as an HTML table; failed cells show their status and message, noisy cells and
+    % of peak above 100 are marked and explained."""
 
     def __init__(self) -> None:
         self.widget = w.HTML('<i style="color:#999">no results yet</i>').add_class("wb-table")
 
     def update(self, df: pd.DataFrame) -> None:
-        from ..report import summary_table
-
-        table = summary_table(df)
-        if "status" not in table.columns and "status" in df.columns and len(table) == len(df):
-            table.insert(0, "status", df["status"].to_numpy())
-        self.widget.value = (_TABLE_STYLE + '<div style="max-height:360px;overflow:auto;font-size:12px">'
-                             + table.to_html(index=False, border=0, na_rep="", classes="wb-results")
-                             + "</div>")
+        self.widget.value = results_html(df)
 
 
 class MemoryView:
