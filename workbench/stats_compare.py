@@ -1,137 +1,78 @@
-"""Is B really faster than A? Speed-ups from raw timing samples, with their uncertainty.
+"""Is B really faster than A? Speed-ups from stored rows, judged against the noise across rounds and runs.
 
-A ratio of two medians says nothing about noise, so every speed-up here comes
-with a seeded percentile-bootstrap confidence interval and a Mann–Whitney U
-p-value on the raw samples. The verdict is "faster" or "slower" only when both
-agree that the difference is real; otherwise "ambiguous". Speed-up is always
-``median(A) / median(B)``: above 1 means B (the variant) beats A (the baseline).
+Every verdict comes from :mod:`workbench.verdicts` (``docs/statistics.md`` explains the rules):
+
+- **between runs** (:func:`compare_runs`): the same cell in two runs, unpaired, on each row's per-round
+  medians; the run-to-run noise is measured across all matched ok cells of the two runs, since no
+  single cell can see it;
+- **within a run** (:func:`speedup_vs_baseline`): a variant against its baseline, paired round by round
+  when both rows have the same number (≥ :data:`~workbench.verdicts.MIN_ROUNDS`) of rounds, so drift
+  common to both cancels.
+
+Rows with fewer rounds (one stream of samples, e.g. stored before rounds existed) are judged on their
+samples with the conservative one-stream floor. Speed-up is always time(A) / time(B): above 1 means B
+(the variant, or the later run) is faster. Verdicts: faster, slower, same, ambiguous, insufficient samples.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from . import verdicts as vd
+
 #: Columns that identify a measured cell (the contract's cell_key, spelled out).
 CELL_COLUMNS = ("kernel", "variant", "backend", "dtype", "params", "mode", "cache")
-VERDICTS = ("faster", "slower", "ambiguous", "insufficient samples")
+VERDICTS = vd.VERDICTS
 
-MIN_SAMPLES = 5
-RESAMPLES = 2000
-CONFIDENCE = 0.95
-ALPHA = 0.05
-SEED = 0
-
-
-@dataclass(frozen=True)
-class SpeedupResult:
-    speedup: float  # median(a) / median(b)
-    ci_low: float
-    ci_high: float
-    p_value: float
-    verdict: str
-    n_a: int
-    n_b: int
-    median_a: float
-    median_b: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+#: What every speed-up table carries per cell (see :class:`workbench.verdicts.Verdict`), plus the
+#: times compared (median of each side's values) and whether either row was flagged noisy.
+RESULT_COLUMNS = ["speedup", "ci_low", "ci_high", "floor", "noise", "verdict", "basis", "n_a", "n_b",
+                  "median_a", "median_b", "noisy"]
 
 
 def parse_samples(value: Any) -> np.ndarray:
-    """Samples from a row's ``samples_s`` (JSON text per the contract, or a list); empty on NaN/None."""
+    """Times from a row's ``samples_s`` or ``round_medians_s`` (JSON text or a list); empty on NaN/None."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return np.empty(0)
     if isinstance(value, (str, bytes)):
         value = json.loads(value) if value.strip() else []
-    arr = np.asarray(list(value), dtype=float)
-    return arr[np.isfinite(arr) & (arr > 0)]
+    return vd.clean(value)
 
 
-def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
-    """Two-sided Mann–Whitney U p-value (scipy when installed, else a tie-corrected normal approximation)."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if len(a) == 0 or len(b) == 0:
-        return float("nan")
-    try:
-        from scipy.stats import mannwhitneyu
-    except ImportError:  # scipy is a dev extra, not a runtime dependency
-        return _mann_whitney_normal(a, b)
-    if np.all(a == a[0]) and np.all(b == a[0]):
-        return 1.0
-    return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+def row_times(row: pd.Series | dict[str, Any]) -> tuple[np.ndarray, bool]:
+    """The times a verdict rests on, and whether they are round medians.
+
+    Per-round medians when the row has at least :data:`~workbench.verdicts.MIN_ROUNDS` of them;
+    otherwise the samples of its one stream (one round, or a row stored before rounds existed).
+    """
+    medians = parse_samples(row.get("round_medians_s"))
+    if len(medians) >= vd.MIN_ROUNDS:
+        return medians, True
+    return parse_samples(row.get("samples_s")), False
 
 
-def _mann_whitney_normal(a: np.ndarray, b: np.ndarray) -> float:
-    n1, n2 = len(a), len(b)
-    both = np.concatenate([a, b])
-    ranks = _rankdata(both)
-    u1 = ranks[:n1].sum() - n1 * (n1 + 1) / 2
-    mu = n1 * n2 / 2
-    _, counts = np.unique(both, return_counts=True)
-    n = n1 + n2
-    tie = (counts ** 3 - counts).sum() / (n * (n - 1)) if n > 1 else 0.0
-    sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - tie))
-    if sigma == 0:
-        return 1.0
-    z = (abs(u1 - mu) - 0.5) / sigma  # continuity correction, as scipy's asymptotic method
-    return float(min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2))))
+def _flag(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value)) and bool(value)
 
 
-def _rankdata(x: np.ndarray) -> np.ndarray:
-    """Average ranks (1-based), ties sharing the mean of their ranks."""
-    order = np.argsort(x, kind="mergesort")
-    ranks = np.empty(len(x))
-    sx = x[order]
-    i = 0
-    while i < len(x):
-        j = i
-        while j + 1 < len(x) and sx[j + 1] == sx[i]:
-            j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
+def _result(v: vd.Verdict, a: np.ndarray, b: np.ndarray, row_a: Any, row_b: Any) -> dict[str, Any]:
+    rec = v.to_dict()
+    rec["median_a"] = float(np.median(a)) if len(a) else float("nan")
+    rec["median_b"] = float(np.median(b)) if len(b) else float("nan")
+    rec["noisy"] = _flag(row_a.get("noisy")) or _flag(row_b.get("noisy"))
+    return rec
 
 
-def bootstrap_ratio_ci(a: np.ndarray, b: np.ndarray, resamples: int = RESAMPLES, confidence: float = CONFIDENCE,
-                       seed: int = SEED) -> tuple[float, float]:
-    """Percentile bootstrap interval of median(a) / median(b), resampling each side independently."""
-    rng = np.random.default_rng(seed)
-    ma = np.median(a[rng.integers(0, len(a), size=(resamples, len(a)))], axis=1)
-    mb = np.median(b[rng.integers(0, len(b), size=(resamples, len(b)))], axis=1)
-    ratios = ma / mb
-    tail = (1 - confidence) / 2 * 100
-    lo, hi = np.percentile(ratios, [tail, 100 - tail])
-    return float(lo), float(hi)
-
-
-def speedup(samples_a: Iterable[float] | str, samples_b: Iterable[float] | str, *, resamples: int = RESAMPLES,
-            confidence: float = CONFIDENCE, alpha: float = ALPHA, min_samples: int = MIN_SAMPLES,
-            seed: int = SEED) -> SpeedupResult:
-    """How many times faster B is than A, with a confidence interval, p-value and verdict."""
-    a, b = parse_samples(samples_a), parse_samples(samples_b)
-    med_a = float(np.median(a)) if len(a) else float("nan")
-    med_b = float(np.median(b)) if len(b) else float("nan")
-    ratio = med_a / med_b if len(a) and len(b) else float("nan")
-    if len(a) < min_samples or len(b) < min_samples:
-        return SpeedupResult(ratio, float("nan"), float("nan"), float("nan"), "insufficient samples",
-                             len(a), len(b), med_a, med_b)
-    lo, hi = bootstrap_ratio_ci(a, b, resamples, confidence, seed)
-    p = mann_whitney_p(a, b)
-    if lo > 1 and p <= alpha:
-        verdict = "faster"
-    elif hi < 1 and p <= alpha:
-        verdict = "slower"
-    else:
-        verdict = "ambiguous"
-    return SpeedupResult(ratio, lo, hi, p, verdict, len(a), len(b), med_a, med_b)
+def _not_comparable(status_a: Any, status_b: Any) -> dict[str, Any]:
+    rec: dict[str, Any] = {c: float("nan") for c in RESULT_COLUMNS}
+    rec.update(n_a=0, n_b=0, basis=None, noisy=False, verdict=f"not comparable ({status_a} / {status_b})")
+    return rec
 
 
 # -- tables -----------------------------------------------------------------------------------
@@ -144,11 +85,14 @@ def _check_runs(df: pd.DataFrame, run_ids: Iterable[str]) -> None:
 
 
 def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.DataFrame:
-    """Per matched cell of two runs: speed-up of run B over run A with CI, p-value and verdict.
+    """Per matched cell of two runs: speed-up of run B over run A, its interval and a calibrated verdict.
 
-    Cells match on kernel, variant, backend, dtype, params, mode and cache.
-    When a run holds the same cell from several machines (merged imports), the
-    environment (machine) joins the key so machines are compared like for like.
+    Cells match on kernel, variant, backend, dtype, params, mode and cache. When a run holds the same
+    cell from several machines (merged imports), the environment (machine) joins the key so machines are
+    compared like for like. Each cell is judged by :func:`workbench.verdicts.unpaired_verdict` on its
+    per-round medians (or one stream's samples), with the run-to-run noise measured across all matched
+    ok cells (:func:`workbench.verdicts.run_to_run_noise`); that noise is in ``table.attrs["run_noise"]``.
+    ``kw`` goes to the verdict (``min_effect``, ``k``, ``confidence`` ...).
     """
     _check_runs(df, [run_a, run_b])
     a, b = df[df["run_id"] == run_a], df[df["run_id"] == run_b]
@@ -156,14 +100,21 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     if any(x.duplicated(key).any() for x in (a, b)):
         key += [c for c in ("env_id", "device") if c in df][:1]
     merged = a.merge(b, on=key, suffixes=("_a", "_b"))
-    rows = []
-    for _, r in merged.iterrows():
-        rec = {k: r[k] for k in key}
+    times: dict[Any, tuple[tuple[np.ndarray, bool], tuple[np.ndarray, bool]]] = {}
+    for i, r in merged.iterrows():
         if r["status_a"] == "ok" and r["status_b"] == "ok":
-            rec.update(speedup(r["samples_s_a"], r["samples_s_b"], **kw).to_dict())
+            times[i] = (row_times(_side(r, "a")), row_times(_side(r, "b")))
+    run_noise = vd.run_to_run_noise([math.log(np.median(ta) / np.median(tb))
+                                     for (ta, _), (tb, _) in times.values() if len(ta) and len(tb)])
+    rows = []
+    for i, r in merged.iterrows():
+        rec = {k: r[k] for k in key}
+        if i in times:
+            (ta, ra), (tb, rb) = times[i]
+            v = vd.unpaired_verdict(ta, tb, run_noise=run_noise, rounds=ra and rb, **kw)
+            rec.update(_result(v, ta, tb, _side(r, "a"), _side(r, "b")))
         else:
-            rec.update({c: float("nan") for c in _RESULT_COLUMNS}, n_a=0, n_b=0,
-                       verdict=f"not comparable ({r['status_a']} / {r['status_b']})")
+            rec.update(_not_comparable(r["status_a"], r["status_b"]))
         for side in ("a", "b"):
             rec[f"status_{side}"] = r[f"status_{side}"]
             rec[f"device_{side}"] = r.get(f"device_{side}", r.get("device"))
@@ -171,10 +122,15 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
         rec["size"], rec["size_label"] = r.get("size_a"), r.get("size_label_a")
         rows.append(rec)
     extra = ["status_a", "status_b", "device_a", "device_b", "env_a", "env_b", "size", "size_label"]
-    return pd.DataFrame(rows, columns=key + _RESULT_COLUMNS + extra)
+    table = pd.DataFrame(rows, columns=key + RESULT_COLUMNS + extra)
+    table.attrs["run_noise"] = run_noise
+    return table
 
 
-_RESULT_COLUMNS = ["speedup", "ci_low", "ci_high", "p_value", "verdict", "n_a", "n_b", "median_a", "median_b"]
+def _side(r: pd.Series, side: str) -> dict[str, Any]:
+    """One run's columns of a merged row, without their suffix."""
+    cols = ("samples_s", "round_medians_s", "noisy")
+    return {c: r.get(f"{c}_{side}", r.get(c)) for c in cols}
 
 
 def library_variants(df: pd.DataFrame, kernel: str) -> list[str]:
@@ -193,6 +149,18 @@ def library_variants(df: pd.DataFrame, kernel: str) -> list[str]:
     return libs or [str(rows["variant"].iloc[0])]
 
 
+def judge_pair(base: pd.Series | dict[str, Any], row: pd.Series | dict[str, Any], **kw: Any) -> dict[str, Any]:
+    """A row against its baseline row of the same run: paired round by round when both have the same
+    number (≥ MIN_ROUNDS) of round medians, else unpaired (round medians, or one stream's samples)."""
+    a, a_rounds = row_times(base)
+    b, b_rounds = row_times(row)
+    if a_rounds and b_rounds and len(a) == len(b):
+        v = vd.paired_verdict(a, b, **kw)
+    else:
+        v = vd.unpaired_verdict(a, b, rounds=a_rounds and b_rounds, **kw)
+    return _result(v, a, b, base, row)
+
+
 def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None,
                         **kw: Any) -> pd.DataFrame:
     """Speed-up of every ok row against a baseline cell of the same run, kernel, dtype, size and cache.
@@ -201,10 +169,11 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
     only a backend, the same variant on that backend; with neither, the kernel's
     library variant as its rows say (see :func:`library_variants`). Among several candidate
     baseline rows the one on the row's own backend wins, so numpy variants compare with the numpy library call and
-    torch ones with torch. Rows without a baseline get NaN and verdict "no baseline".
+    torch ones with torch. Each pair is judged by :func:`judge_pair`; ``kw`` goes to the verdict.
+    Rows without a baseline get NaN and verdict "no baseline"; the baseline row itself "baseline".
     """
     cols = ["run_id", "kernel", "variant", "backend", "dtype", "params", "size", "size_label", "mode", "cache",
-            "baseline_variant", "baseline_backend"] + _RESULT_COLUMNS
+            "baseline_variant", "baseline_backend"] + RESULT_COLUMNS
     if df.empty:
         return pd.DataFrame(columns=cols)
     ok = df[df["status"] == "ok"]
@@ -217,11 +186,11 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
             base = _pick_baseline(g, row, baseline_variant, baseline_backend, libs[kernel])
             rec = {c: row.get(c) for c in cols[:10]}
             if base is None:
-                rec.update({c: float("nan") for c in _RESULT_COLUMNS}, verdict="no baseline",
-                           baseline_variant=None, baseline_backend=None)
+                rec.update({c: float("nan") for c in RESULT_COLUMNS}, verdict="no baseline", basis=None,
+                           noisy=False, baseline_variant=None, baseline_backend=None)
             else:
-                rec.update(speedup(base["samples_s"], row["samples_s"], **kw).to_dict(),
-                           baseline_variant=base["variant"], baseline_backend=base["backend"])
+                rec.update(judge_pair(base, row, **kw), baseline_variant=base["variant"],
+                           baseline_backend=base["backend"])
                 if base.name == row.name:
                     rec["verdict"] = "baseline"
             out.append(rec)

@@ -152,20 +152,20 @@ def paired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, min_
 
 def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, run_noise: float = 0.0,
                      min_effect: float = MIN_EFFECT, k: float = K_NOISE, noise_floor: float = 0.0,
-                     min_rounds: int = MIN_ROUNDS, confidence: float = CONFIDENCE) -> Verdict:
+                     min_rounds: int = MIN_ROUNDS, confidence: float = CONFIDENCE, rounds: bool = True) -> Verdict:
     """The same cell in two runs (A earlier, B later): per-round medians of each.
 
     ``run_noise`` (log sigma) is the run-to-run spread measured across the cells of the two runs
     (:func:`run_to_run_noise`); it is added because no single cell can see it. With fewer than
-    ``min_rounds`` rounds on a side, each side's values are one stream's samples and the noise is
-    :data:`STREAM_NOISE`.
+    ``min_rounds`` rounds on a side, or ``rounds=False`` (a side's values are the samples of one stream,
+    not round medians), the values only place each side's median and the noise is :data:`STREAM_NOISE`.
     """
     a, b = clean(rounds_a), clean(rounds_b)
     if len(a) == 0 or len(b) == 0:
-        return _insufficient(a, b, "rounds")
+        return _insufficient(a, b, "rounds" if rounds else "one stream")
     la, lb = np.log(a), np.log(b)
     effect = float(np.median(la) - np.median(lb))
-    if len(a) < min_rounds or len(b) < min_rounds:
+    if not rounds or len(a) < min_rounds or len(b) < min_rounds:
         noise = math.hypot(STREAM_NOISE, run_noise)
         basis = "one stream"
         se = noise

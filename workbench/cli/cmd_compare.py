@@ -1,22 +1,28 @@
-"""``workbench compare``: is run B faster than run A, cell by cell, beyond the noise?"""
+"""``workbench compare``: is run B faster than run A, cell by cell, beyond the noise? Also the CI gate."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import re
 from typing import Any
 
 import pandas as pd
 
+#: The gate's default threshold: a sure "slower" must also be more than this much slower to fail it.
+DEFAULT_THRESHOLD = "5%"
+
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("compare", help="speed-ups between two runs (or against a baseline) with CIs",
+    p = subparsers.add_parser("compare", help="speed-ups between two runs (or against a baseline) with verdicts",
                               description="Speed-up of RUN_B over RUN_A for every cell both ran (same kernel, "
-                                          "variant, backend, dtype, size, mode, cache): ratio of medians, "
-                                          "bootstrap 95%% interval, Mann-Whitney p-value and a verdict. With "
-                                          "one RUN and --baseline, compares each variant of that run against "
-                                          "the baseline instead.")
+                                          "variant, backend, dtype, size, mode, cache), its 95%% interval and a "
+                                          "verdict: same (within the noise floor), faster, slower, ambiguous or "
+                                          "insufficient samples, judged on the rounds' medians against the "
+                                          "noise across rounds and runs (docs/statistics.md). With one RUN and "
+                                          "--baseline, compares each variant of that run against the baseline "
+                                          "instead, round by round.")
     p.add_argument("run_a", metavar="RUN_A", help="the reference run id (or 'latest')")
     p.add_argument("run_b", metavar="RUN_B", nargs="?", default=None, help="the run compared with it")
     p.add_argument("--store", default=None, metavar="PATH", help="results store (default: the default store)")
@@ -24,10 +30,35 @@ def register(subparsers: Any) -> None:
                    help="compare variants against this one within each run (default with one run: the "
                         "kernel's library variant)")
     p.add_argument("--json", action="store_true", help="print the table as JSON records")
+    p.add_argument("--fail-on", choices=["slower"], default=None,
+                   help="CI gate: exit 1 when a cell is surely slower (verdict 'slower') by more than "
+                        "--threshold; the failing cells are printed")
+    p.add_argument("--threshold", default=DEFAULT_THRESHOLD, metavar="T",
+                   help="with --fail-on: the slow-down a cell may show before it fails the gate, as '5%%' or "
+                        f"'0.05' (default {DEFAULT_THRESHOLD}); differences within the noise floor never fail")
     p.set_defaults(func=run)
 
 
-COLUMNS = ["kernel", "variant", "backend", "dtype", "size", "speedup", "ci_low", "ci_high", "p_value", "verdict"]
+COLUMNS = ["kernel", "variant", "backend", "dtype", "size", "speedup", "ci_low", "ci_high", "floor", "verdict"]
+
+
+def parse_threshold(text: str) -> float:
+    """'5%' or '0.05' -> 0.05; anything else (negative, not a number, 100% or more) is a ValueError."""
+    s = str(text).strip()
+    m = re.fullmatch(r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)", s)
+    value = float(m.group(1)) / (100 if m.group(2) else 1) if m else math.nan
+    if not (0 <= value < 1):
+        raise ValueError(f"--threshold {text!r} is not a valid threshold; give a slow-down as a percentage "
+                         "('5%') or a fraction ('0.05'), at least 0 and below 100%")
+    return value
+
+
+def gate_failures(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """Cells that fail ``--fail-on slower``: verdict "slower" and speed-up below 1 / (1 + threshold)."""
+    if table.empty:
+        return table
+    speedup = pd.to_numeric(table["speedup"], errors="coerce")
+    return table[(table["verdict"] == "slower") & (speedup < 1 / (1 + threshold))]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,14 +68,17 @@ def run(args: argparse.Namespace) -> int:
     from ..store import open_store
     from .cmd_report import _baseline
 
+    threshold = parse_threshold(args.threshold) if args.fail_on else None
     store = open_store(args.store, must_exist=True)
     ids = resolve_run_ids(store, [args.run_a] + ([args.run_b] if args.run_b else []))
     df = store.results(run_ids=ids)
+    notes = []
     if args.run_b and not args.baseline:
         if len(ids) < 2:
             raise ValueError("RUN_A and RUN_B are the same run; give two different runs")
         table = compare_runs(df, ids[0], ids[1])
         title = f"speed-up of {ids[1]} over {ids[0]} (> 1: {ids[1]} is faster)"
+        notes.append(f"run-to-run noise across the cells: {100 * table.attrs['run_noise']:.1f}%")
     else:
         variant, backend = parse_baseline(_baseline(args.baseline))
         table = speedup_vs_baseline(df, baseline_variant=variant, baseline_backend=backend)
@@ -52,12 +86,36 @@ def run(args: argparse.Namespace) -> int:
         title = "speed-up over " + (args.baseline or "each kernel's library variant") + " (> 1: faster)"
     if "size_label" in table:  # the readable size ("m=64 n=64 k=64") instead of the product
         table = table.drop(columns=["size"], errors="ignore").rename(columns={"size_label": "size"})
+    failed = gate_failures(table, threshold) if threshold is not None else None
     if args.json:
         print(json.dumps(_json_records(table), indent=1))
+    else:
+        print(title)
+        print(format_table(table))
+        counts = table["verdict"].value_counts()
+        notes.insert(0, f"{len(table)} cells: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+        if _noisy(table).any():
+            notes.append("~: a cell flagged noisy in either row (see the rows' noise_note); its verdict already "
+                         "allows for the noise measured")
+        print("\n".join(notes))
+    if failed is None:
         return 0
-    print(title)
-    print(format_table(table))
-    return 0
+    return _gate(failed, threshold)
+
+
+def _gate(failed: pd.DataFrame, threshold: float) -> int:
+    import sys
+
+    limit = f"{100 * threshold:g}%"
+    if failed.empty:
+        print(f"gate passed: no cell is surely slower by more than {limit}", file=sys.stderr)
+        return 0
+    print(f"gate FAILED: {len(failed)} cell(s) surely slower by more than {limit}:", file=sys.stderr)
+    for _, r in failed.iterrows():
+        print(f"  {r['kernel']} {r['variant']} @ {r['backend']} {r['dtype']} {r['size']}: "
+              f"{r['speedup']:.3g}x (95% interval {r['ci_low']:.3g}-{r['ci_high']:.3g}x, "
+              f"same within ±{100 * r['floor']:.0f}%)", file=sys.stderr)
+    return 1
 
 
 def format_table(table: pd.DataFrame) -> str:
@@ -71,9 +129,19 @@ def format_table(table: pd.DataFrame) -> str:
     t["ci"] = [f"[{lo:.3g}, {hi:.3g}]" if math.isfinite(lo) else ""
                for lo, hi in zip(t.pop("ci_low"), t.pop("ci_high"), strict=True)]
     t["speedup"] = [f"{x:.3g}x" if math.isfinite(x) else "" for x in t["speedup"]]
-    t["p_value"] = [f"{p:.2g}" if math.isfinite(p) else "" for p in t["p_value"]]
-    order = [c for c in t.columns if c not in ("ci", "p_value", "verdict")] + ["ci", "p_value", "verdict"]
+    t["same within"] = [f"±{100 * f:.0f}%" if math.isfinite(f) else "" for f in t.pop("floor")]
+    tail = ["ci", "same within", "verdict"]
+    if _noisy(table).any():
+        t["noisy"] = ["~" if x else "" for x in _noisy(table)]
+        tail.insert(2, "noisy")
+    order = [c for c in t.columns if c not in tail] + tail
     return t[order].to_string(index=False)
+
+
+def _noisy(table: pd.DataFrame) -> pd.Series:
+    if "noisy" not in table:
+        return pd.Series(False, index=table.index)
+    return table["noisy"].astype("boolean").fillna(False).astype(bool)
 
 
 def _json_records(table: pd.DataFrame) -> list[dict[str, Any]]:
