@@ -255,8 +255,10 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                     from .peaks import ensure_ceilings  # measured once per environment (automatic probe)
                     peaks[cell.backend] = ensure_ceilings(st, env_id, cell.backend, worker)
                 prev = state.get(cell.key)
+                n_prev = rounds_done(prev)
                 new = execute_cell(cell, configs[cell.cache], worker, timeout_s=spec.timeout_s, seed=spec.seed,
-                                   inputs=inputs, peaks=peaks[cell.backend], later_round=rounds_done(prev) > 0)
+                                   inputs=inputs, peaks=peaks[cell.backend], later_round=n_prev > 0,
+                                   check_after=n_prev + 1 >= rounds)  # checked in the first and last round
                 new.update(run_id=run_id, env_id=env_id)
                 row = merge_rounds(prev, new)
                 st.record(row)

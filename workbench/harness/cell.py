@@ -18,6 +18,7 @@ import math
 import threading
 import time
 import traceback as tb
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -175,10 +176,29 @@ def rotation_inputs(case: Case, n: int, seed: int, cache: InputCache | None) -> 
     return sets
 
 
+_device_infos: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def device_info(backend: Backend) -> Any:
+    """``backend.device_info()``, asked once per backend object: some backends query libraries every time
+    (numpy's BLAS through threadpoolctl: ~10 ms), and a sweep with rounds asks at every visit."""
+    try:
+        info = _device_infos.get(backend)
+    except TypeError:  # an unhashable backend: ask it every time
+        return backend.device_info()
+    if info is None:
+        info = backend.device_info()
+        try:
+            _device_infos[backend] = info
+        except TypeError:
+            pass
+    return info
+
+
 def _rotation_count(case: Case, wanted: int) -> tuple[int, str]:
     if wanted <= 1:
         return 1, ""
-    total = case.backend.device_info().total_memory_bytes
+    total = device_info(case.backend).total_memory_bytes
     nbytes = sum(v.nbytes for v in case.host_inputs.values())
     if total and wanted * nbytes > ROTATION_MEMORY_SHARE * total:
         return 1, f"inputs not rotated: {wanted} sets of {nbytes / 2**20:.0f} MiB would crowd device memory"
@@ -238,14 +258,16 @@ class CheckOnly:
 
 def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, timeout_s: float = math.inf,
              cancel: threading.Event | None = None, inputs: InputCache | None = None,
-             peaks: Peaks | None = None, later_round: bool = False) -> dict[str, Any]:
+             peaks: Peaks | None = None, later_round: bool = False, check_after: bool = True
+             ) -> dict[str, Any]:
     """Measure (or with :class:`CheckOnly`, only verify) one cell in the calling thread; returns its row
     (without run_id / env_id).
 
     ``later_round``: the cell was verified and measured in an earlier round of this sweep, so this round
-    only warms up, times and checks the output after timing; the first call, the check before timing
-    and peak memory are left to the first round (:func:`workbench.harness.rounds.merge_rounds` keeps
-    them).
+    only warms up, times and (with ``check_after``) checks the output after timing; the first call, the
+    check before timing and peak memory are left to the first round
+    (:func:`workbench.harness.rounds.merge_rounds` keeps them). A sweep checks after timing in the first
+    and the last round of a cell.
     """
     t_start = time.perf_counter()
     deadline = t_start + timeout_s
@@ -256,7 +278,7 @@ def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, tim
     notes: list[str] = []
     try:
         _measure(cell, config, row, notes, seed=seed, deadline=deadline, cancel=cancel, inputs=inputs,
-                 peaks=peaks, later_round=later_round)
+                 peaks=peaks, later_round=later_round, check_after=check_after)
     except Cancelled:
         raise
     except Unsupported as exc:
@@ -279,7 +301,7 @@ def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, tim
 
 def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], notes: list[str], *, seed: int,
              deadline: float, cancel: threading.Event | None, inputs: InputCache | None,
-             peaks: Peaks | None, later_round: bool = False) -> None:
+             peaks: Peaks | None, later_round: bool = False, check_after: bool = True) -> None:
     spec = catalog.get_kernel(cell.kernel)
     backend: Backend = backend_registry.get(cell.backend)
     row["runtime"] = backend.runtime
@@ -289,7 +311,7 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     probe = backend.probe()
     if not probe.available:
         raise Unsupported(f"backend {backend.name!r} is unavailable: {probe.reason}")
-    row["device"] = backend.device_info().name
+    row["device"] = device_info(backend).name
     if cell.unsupported:
         raise Unsupported(cell.unsupported)
     variant = catalog.get_variant(cell.kernel, cell.variant)
@@ -345,6 +367,9 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     if timing.stopped_by == "deadline" and st.n < config.min_samples:
         raise CellTimeout(f"timed out after {st.n} of {config.min_samples} samples")
 
+    if later_round and not check_after:
+        row["status"] = "ok"
+        return
     after = case.run_and_check()
     row["max_error"] = max(row["max_error"] if row["max_error"] is not None else -math.inf, after.max_error)
     row["tolerance"] = row["tolerance"] if row["tolerance"] is not None else after.tolerance
@@ -411,7 +436,7 @@ def prepare_backend(name: str) -> str | None:
         backend = backend_registry.get(name)
         if not backend.probe().available:
             return backend.probe().reason
-        backend.device_info()
+        device_info(backend)
         timer_overhead(backend)
     except Exception as exc:  # noqa: BLE001 - the cells of this backend will record the error
         return f"{type(exc).__name__}: {exc}"
@@ -420,7 +445,7 @@ def prepare_backend(name: str) -> str | None:
 
 def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorker, *, timeout_s: float,
                  seed: int = 0, inputs: InputCache | None = None, peaks: Peaks | None = None,
-                 later_round: bool = False) -> dict[str, Any]:
+                 later_round: bool = False, check_after: bool = True) -> dict[str, Any]:
     """``run_cell`` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.
 
     The cell's own deadline (checked between calls) fires first; the hard limit
@@ -432,7 +457,7 @@ def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorke
 
     def job(cancel: threading.Event) -> dict[str, Any]:
         return run_cell(cell, config, seed=seed, timeout_s=timeout_s, cancel=cancel, inputs=inputs, peaks=peaks,
-                        later_round=later_round)
+                        later_round=later_round, check_after=check_after)
 
     try:
         row = worker.run(job, timeout_s + min(2.0, 0.1 * timeout_s + 0.2))
