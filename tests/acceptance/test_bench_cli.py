@@ -71,6 +71,9 @@ def test_summary_table_formats_units():
     assert lines[0].split() == ["kernel", "variant", "backend", "dtype", "size", "status", "median", "GB/s",
                                 "GFLOP/s"]
     assert "2.5 µs" in lines[2] and "12.3" in lines[2] and lines[3].split()[-3:] == ["-", "-", "-"]
+    noisy = format_summary([{"kernel": "saxpy", "variant": "numpy", "status": "ok", "median_s": 1e-3,
+                             "noisy": True}])
+    assert noisy.splitlines()[2].split()[5] == "ok~"  # noisy cells are marked
 
 
 def test_bad_names_exit_2_with_the_valid_choices(tmp_path, capsys):
@@ -115,7 +118,7 @@ def test_interrupted_and_killed_sweeps_resume_with_every_cell_exactly_once(tmp_p
     env = _env(tmp_path)
     sizes = ",".join(str(n) for n in range(1, 13))
     cmd = [sys.executable, "-m", "workbench", "bench", "--kernels", "wbtest_slow", "--backends", "numpy",
-           "--sizes", sizes, "--budget", "0.05", "--store", str(store), "--quiet"]
+           "--sizes", sizes, "--budget", "0.05", "--rounds", "3", "--store", str(store), "--quiet"]
 
     # Ctrl-C: finished cells are kept, the run is marked interrupted, exit status 130
     proc = _start_and_signal(cmd, env, store, 3, signal.SIGINT)
@@ -140,9 +143,11 @@ def test_interrupted_and_killed_sweeps_resume_with_every_cell_exactly_once(tmp_p
     assert len(after) == 12 and after["cell_key"].is_unique and set(after["run_id"]) == {run_id}
     assert sorted(json.loads(p)["n"] for p in after["params"]) == list(range(1, 13))
     assert set(after["status"]) == {"ok"}
-    # rows stored before the kill are untouched by the resume
-    kept = after.set_index("cell_key").loc[before["cell_key"], "finished_at"]
-    assert list(kept) == list(before["finished_at"])
+    # every cell has all its rounds, once each
+    assert set(after["rounds"]) == {3} and all(len(json.loads(m)) == 3 for m in after["round_medians_s"])
+    # rows stored before the kill keep their first round: the resume added rounds, it did not start over
+    kept = after.set_index("cell_key").loc[before["cell_key"], "started_at"]
+    assert list(kept) == list(before["started_at"])
     assert Store(store).run(run_id)["status"] == "finished"
 
 
