@@ -3,8 +3,9 @@
     .venv/bin/python tests/perf/quick_cache.py [--pairs 1] [--suite quick]
 
 Runs ``workbench bench --suite quick`` twice per pair, each as a fresh child process with a fresh
-store: first with an empty numba cache directory (``NUMBA_CACHE_DIR``, so every kernel compiles and
-writes its cache), then again with that directory filled (kernels load instead of compiling). CPU
+store: first with empty caches — numba's (``NUMBA_CACHE_DIR``), PoCL's (``POCL_CACHE_DIR``) and
+pyopencl's (under ``XDG_CACHE_HOME``), as on a fresh machine, so every kernel compiles and writes its
+cache — then again with those caches filled (kernels load instead of compiling). CPU
 time is the child's user + system time from ``os.wait4``, which load from other processes barely
 moves (unlike wall time). The target of issue 8: the second run spends at least 25 s less CPU than
 the first. Exit status 1 when it does not.
@@ -27,7 +28,8 @@ TARGET_S = 25.0
 
 def run_bench(suite: str, cache_dir: Path, store: Path) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one ``workbench bench`` child."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir / "numba"), "POCL_CACHE_DIR": str(cache_dir / "pocl"),
+           "XDG_CACHE_HOME": str(cache_dir / "xdg"), "PYTHONPATH": str(REPO)}
     argv = [sys.executable, "-m", "workbench", "bench", "--suite", suite, "--store", str(store), "--quiet"]
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -47,8 +49,9 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.pairs):
-            cache = Path(tmp) / f"numba-cache-{i}"
-            cache.mkdir()
+            cache = Path(tmp) / f"caches-{i}"
+            for sub in ("numba", "pocl", "xdg"):
+                (cache / sub).mkdir(parents=True)
             cold = run_bench(args.suite, cache, Path(tmp) / f"cold-{i}.sqlite")
             warm = run_bench(args.suite, cache, Path(tmp) / f"warm-{i}.sqlite")
             rows.append((cold, warm))
@@ -57,7 +60,7 @@ def main() -> int:
     saved = statistics.median(c[1] - w[1] for c, w in rows)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     verdict = "PASS" if saved >= TARGET_S else "FAIL"
-    print(f"median CPU saved by the numba disk cache: {saved:.1f} s (target >= {TARGET_S:g} s): {verdict}")
+    print(f"median CPU saved by the warm caches: {saved:.1f} s (target >= {TARGET_S:g} s): {verdict}")
     return 0 if verdict == "PASS" else 1
 
 
