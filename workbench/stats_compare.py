@@ -149,15 +149,23 @@ def library_variants(df: pd.DataFrame, kernel: str) -> list[str]:
     return libs or [str(rows["variant"].iloc[0])]
 
 
-def judge_pair(base: pd.Series | dict[str, Any], row: pd.Series | dict[str, Any], **kw: Any) -> dict[str, Any]:
-    """A row against its baseline row of the same run: paired round by round when both have the same
-    number (≥ MIN_ROUNDS) of round medians, else unpaired (round medians, or one stream's samples)."""
+def _paired_rounds(base: Any, row: Any) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Both rows' times, and whether they pair round by round (the same number, ≥ MIN_ROUNDS, of rounds)."""
     a, a_rounds = row_times(base)
     b, b_rounds = row_times(row)
-    if a_rounds and b_rounds and len(a) == len(b):
-        v = vd.paired_verdict(a, b, **kw)
+    return a, b, a_rounds and b_rounds and len(a) == len(b)
+
+
+def judge_pair(base: pd.Series | dict[str, Any], row: pd.Series | dict[str, Any], typical: float | None = None,
+               **kw: Any) -> dict[str, Any]:
+    """A row against its baseline row of the same run: paired round by round when both have the same
+    number (≥ MIN_ROUNDS) of round medians (``typical``: the run's typical paired spread, see
+    :func:`workbench.verdicts.paired_verdict`); else unpaired (round medians, or one stream's samples)."""
+    a, b, paired = _paired_rounds(base, row)
+    if paired:
+        v = vd.paired_verdict(a, b, typical=typical, **kw)
     else:
-        v = vd.unpaired_verdict(a, b, rounds=a_rounds and b_rounds, **kw)
+        v = vd.unpaired_verdict(a, b, rounds=row_times(base)[1] and row_times(row)[1], **kw)
     return _result(v, a, b, base, row)
 
 
@@ -169,7 +177,8 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
     only a backend, the same variant on that backend; with neither, the kernel's
     library variant as its rows say (see :func:`library_variants`). Among several candidate
     baseline rows the one on the row's own backend wins, so numpy variants compare with the numpy library call and
-    torch ones with torch. Each pair is judged by :func:`judge_pair`; ``kw`` goes to the verdict.
+    torch ones with torch. Each pair is judged by :func:`judge_pair`, knowing the typical spread of the
+    run's paired differences (:func:`workbench.verdicts.typical_noise`); ``kw`` goes to the verdict.
     Rows without a baseline get NaN and verdict "no baseline"; the baseline row itself "baseline".
     """
     cols = ["run_id", "kernel", "variant", "backend", "dtype", "params", "size", "size_label", "mode", "cache",
@@ -177,23 +186,35 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
     if df.empty:
         return pd.DataFrame(columns=cols)
     ok = df[df["status"] == "ok"]
-    group = [c for c in ("run_id", "env_id", "kernel", "dtype", "params", "cache") if c in df]
+    machine = [c for c in ("run_id", "env_id") if c in df]
+    group = machine + [c for c in ("kernel", "dtype", "params", "cache") if c in df]
     libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
-    out = []
+    pairs = []  # (row, its baseline or None), in table order
     for _, g in ok.groupby(group, sort=False, dropna=False):
         kernel = g["kernel"].iloc[0]
-        for _, row in g.iterrows():
-            base = _pick_baseline(g, row, baseline_variant, baseline_backend, libs[kernel])
-            rec = {c: row.get(c) for c in cols[:10]}
-            if base is None:
-                rec.update({c: float("nan") for c in RESULT_COLUMNS}, verdict="no baseline", basis=None,
-                           noisy=False, baseline_variant=None, baseline_backend=None)
-            else:
-                rec.update(judge_pair(base, row, **kw), baseline_variant=base["variant"],
-                           baseline_backend=base["backend"])
-                if base.name == row.name:
-                    rec["verdict"] = "baseline"
-            out.append(rec)
+        pairs += [(row, _pick_baseline(g, row, baseline_variant, baseline_backend, libs[kernel]))
+                  for _, row in g.iterrows()]
+    # the typical round-to-round spread of the run's paired differences (per run and machine)
+    diffs: dict[tuple, list[np.ndarray]] = {}
+    for row, base in pairs:
+        if base is not None and base.name != row.name:
+            a, b, paired = _paired_rounds(base, row)
+            if paired:
+                diffs.setdefault(tuple(row.get(c) for c in machine), []).append(np.log(a) - np.log(b))
+    typical = {m: vd.typical_noise(d) for m, d in diffs.items()}
+    out = []
+    for row, base in pairs:
+        rec = {c: row.get(c) for c in cols[:10]}
+        if base is None:
+            rec.update({c: float("nan") for c in RESULT_COLUMNS}, verdict="no baseline", basis=None,
+                       noisy=False, baseline_variant=None, baseline_backend=None)
+        else:
+            rec.update(judge_pair(base, row, typical.get(tuple(row.get(c) for c in machine)), **kw),
+                       baseline_variant=base["variant"],
+                       baseline_backend=base["backend"])
+            if base.name == row.name:
+                rec["verdict"] = "baseline"
+        out.append(rec)
     return pd.DataFrame(out, columns=cols)
 
 

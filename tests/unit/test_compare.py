@@ -159,6 +159,23 @@ def test_paired_rounds_call_an_unchanged_variant_same():
     assert sum(c in ("faster", "slower") for c in calls) <= 0.05 * len(calls)
 
 
+def test_three_rounds_a_disturbed_round_does_not_hide_a_gap():
+    """Three rounds (bench's default): a round in which the baseline ran 3x slow (the machine was busy)
+    does not hide numba's 2x: the run's typical paired spread is the noise, not the disturbed pair's."""
+    df = with_rounds(synthetic_results("r", with_failures=False), seed=9, rounds=3, cell_sigma=0.0,
+                     round_sigma=0.03, scale=lambda r: 0.5 / 0.6 if r["variant"] == "numba_parallel" else 1.0)
+    hit = df.index[(df["variant"] == "numpy") & (df["kernel"] == "saxpy") & (df["size"] >= 2**20)]
+    for i in hit:  # two of the seven pairs
+        rounds = json.loads(df.at[i, "round_medians_s"])
+        rounds[1] *= 3.0
+        df.at[i, "round_medians_s"] = json.dumps(rounds)
+    t = sc.speedup_vs_baseline(df, baseline_variant="numpy")
+    saxpy = t[(t["kernel"] == "saxpy") & (t["variant"] == "numba_parallel")]
+    large = saxpy[saxpy["size"] >= 2**20]  # where numba's 0.6x per element dominates the fixed cost
+    assert set(large["verdict"]) == {"faster"} and set(large["basis"]) == {"paired rounds"}
+    assert (large["floor"] < 0.5).all()
+
+
 def test_speedup_vs_baseline_on_one_stream_rows():
     df = synthetic_results("r1")
     t = sc.speedup_vs_baseline(df, baseline_variant="numpy")

@@ -13,7 +13,18 @@ import math
 import numpy as np
 import pytest
 
-from workbench.verdicts import is_noisy, median_interval, paired_verdict, rel_spread, run_to_run_noise, unpaired_verdict
+from workbench.verdicts import (
+    STREAM_NOISE,
+    is_noisy,
+    median_interval,
+    paired_verdict,
+    rel_spread,
+    robust_sigma,
+    round_sigma,
+    run_to_run_noise,
+    typical_noise,
+    unpaired_verdict,
+)
 
 ROUNDS = 5
 
@@ -126,3 +137,32 @@ def test_noise_flag():
     assert is_noisy(rel_spread([1.0, 1.5, 0.7, 1.2]))
     assert not is_noisy(rel_spread([1.0, 1.01, 0.99, 1.0]))
     assert not is_noisy(float("nan"))
+
+
+def test_three_rounds_two_agreeing_do_not_hide_the_third():
+    """Measured under load: rounds of 0.89, 2.91 and 2.92 ms. The MAD of three values is ~0 when two
+    agree; the spread of so few rounds is their standard deviation."""
+    x = np.log([0.89e-3, 2.91e-3, 2.92e-3])
+    assert robust_sigma(x) < 0.01 and round_sigma(x) > 0.5
+    assert is_noisy(rel_spread([0.89e-3, 2.91e-3, 2.92e-3]))
+    assert round_sigma(np.log([1.0, 1.01, 0.99, 1.0, 1.0, 3.0])) == pytest.approx(robust_sigma(
+        np.log([1.0, 1.01, 0.99, 1.0, 1.0, 3.0])))  # from 5 rounds on: robust to the outlier round
+
+
+def test_three_paired_rounds_use_the_runs_typical_spread():
+    """A 5x gap seen in every round, one round disturbed: with the run's typical spread it is faster;
+    with nothing but its own three rounds, the disturbed round makes the noise too large to tell."""
+    base, fast = [5e-3, 5e-3, 1.6e-3], [1e-3, 1e-3, 1e-3]
+    assert paired_verdict(base, fast, typical=0.1).verdict == "faster"
+    alone = paired_verdict(base, fast)
+    assert alone.verdict == "same" and alone.floor > 2
+    # identical code with one disturbed round stays same
+    assert paired_verdict([1e-3, 1.02e-3, 3e-3], [1e-3, 1e-3, 1e-3], typical=0.1).verdict == "same"
+    assert typical_noise([np.array([0.0, 0.1, -0.1]), np.array([0.0, 1.0, -1.0]), np.array([0.0, 0.2, -0.2])]) \
+        == pytest.approx(0.2)
+    assert typical_noise([]) == 0.0
+
+
+def test_run_to_run_noise_needs_enough_cells():
+    assert run_to_run_noise([0.01, -0.02]) == STREAM_NOISE  # too few cells to see it
+    assert run_to_run_noise([0.0, 0.01, -0.01, 0.02, -0.02, 0.7]) < 0.05  # one changed cell is an outlier
