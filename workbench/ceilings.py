@@ -8,6 +8,7 @@ before those columns existed; it imports nothing from the package.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,7 +62,7 @@ def ceiling_suspect(src: str | None, what: str) -> str:
     if src == PUBLISHED:
         return "the published figure is for another clock or configuration than this device ran at"
     if src == AUTO_PROBE:
-        return (f"the automatic probe is short (one {what} variant, a small size) and may have run while the "
+        return (f"the automatic {what} probe is short (a small size, a few samples) and may have run while the "
                 "machine was busy; `workbench peaks` measures a better ceiling")
     return (f"the ceiling was measured with a slower {what} kernel or while the machine was busy; re-run "
             "`workbench peaks` on an idle machine")
@@ -115,15 +116,59 @@ def headline_pct(row: Mapping[str, Any]) -> float | None:
     return first if first is not None else second
 
 
+_LLC_IN_NOTE = re.compile(r"(?:fits in|exceeds) the ([\d.]+ [KMGT]?i?B) last-level cache")
+
+
+def parse_bytes(text: str) -> float | None:
+    """The inverse of :func:`fmt_bytes` ("3.1 MiB" -> 3250585.6); None when it is not such a text."""
+    number, _, unit = text.strip().partition(" ")
+    scale = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}.get(unit)
+    try:
+        return float(number) * scale if scale else None
+    except ValueError:
+        return None
+
+
+def llc_in_note(note: Any) -> float | None:
+    """The last-level cache size a peak note names, if it names one."""
+    m = _LLC_IN_NOTE.search(note) if isinstance(note, str) else None
+    return parse_bytes(m.group(1)) if m else None
+
+
 def row_peak_note(row: Mapping[str, Any], llc_bytes: float | None = None) -> str:
-    """The row's ``peak_note``; for a row stored without one, the same explanation worked out from its
-    percentages, working set and ``llc_bytes`` ("" when nothing is above 100%)."""
+    """The explanation of the row's % of peak above 100 ("" when none is), worked out from the row's
+    current percentages, so it agrees with them even after rounds rescaled them; the cache size comes
+    from ``llc_bytes`` or the note stored with the row. Rows without percentages keep their stored note."""
     note = row.get("peak_note")
-    if isinstance(note, str) and note.strip():
-        return note.strip()
+    stored = note.strip() if isinstance(note, str) else ""
+    pct_bw, pct_fl = _num(row.get("pct_peak_bw")), _num(row.get("pct_peak_flops"))
+    if pct_bw is None and pct_fl is None:
+        return stored
     src = row.get("ceiling_source") if isinstance(row.get("ceiling_source"), str) else None
     bw_src = fl_src = src
     if src and " for GB/s, " in src:
         bw_src, fl_src = src.replace(" for GFLOP/s", "").split(" for GB/s, ")
-    return peak_note(_num(row.get("pct_peak_bw")), _num(row.get("pct_peak_flops")), _num(row.get("bytes")),
-                     llc_bytes, bw_src, fl_src) or ""
+    llc = llc_bytes if llc_bytes is not None else llc_in_note(stored)
+    return peak_note(pct_bw, pct_fl, _num(row.get("bytes")), llc, bw_src, fl_src) or ""
+
+
+def refresh_peak_note(row: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite ``row["peak_note"]`` to match its percentages (e.g. after merging rounds rescaled them)."""
+    row["peak_note"] = row_peak_note(row) or None
+    return row
+
+
+def llc_of(environments: Mapping[str, Any] | None, row: Mapping[str, Any]) -> float | None:
+    """The last-level cache of the device a row ran on, from its environment record: the backend's device
+    record where it has one, else the host's (CPU backends)."""
+    env = (environments or {}).get(str(row.get("env_id"))) or {}
+    for b in env.get("backends") or []:
+        if isinstance(b, dict) and b.get("name") == row.get("backend"):
+            dev = b.get("device") if isinstance(b.get("device"), dict) else b
+            if dev.get("last_level_cache_bytes"):
+                return float(dev["last_level_cache_bytes"])
+    host = env.get("host") if isinstance(env.get("host"), dict) else {}
+    device = str(row.get("device") or "").lower()
+    cpu_like = row.get("backend") in ("numpy", "numba", "torch-cpu") or "cpu" in device or (
+        host.get("cpu_model") and str(host["cpu_model"]).lower() in device)
+    return _num(host.get("last_level_cache_bytes")) if cpu_like else None

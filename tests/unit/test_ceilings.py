@@ -126,3 +126,15 @@ def test_a_sweep_probes_once_and_every_row_names_its_ceiling(tmp_path, cache_fil
         assert row["status"] == "ok" and row["ceiling_source"] == AUTO_PROBE
         assert row["ceiling_gbps"] == 1e-3 and row["pct_peak_bw"] > 100
         assert "fits in the" in row["peak_note"]  # a few KiB: in cache, above a (tiny) DRAM ceiling
+
+
+def test_a_note_follows_percentages_rescaled_by_rounds():
+    from workbench.ceilings import refresh_peak_note
+
+    c = Ceilings({(BANDWIDTH, "float32"): 10.0}, {(BANDWIDTH, "float32"): AUTO_PROBE}, llc_bytes=32 * MiB)
+    row = rates(0.0, 3 * MiB, 3 * MiB / 32e9, "float32", c)
+    assert row["peak_note"].startswith("320% of")
+    row["pct_peak_bw"] = 270.0  # merging rounds moved the headline median
+    assert refresh_peak_note(row)["peak_note"].startswith("270% of") and "32 MiB last-level cache" in row["peak_note"]
+    row["pct_peak_bw"] = 90.0
+    assert refresh_peak_note(row)["peak_note"] is None

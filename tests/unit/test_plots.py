@@ -71,7 +71,7 @@ def test_roofline(df):
     fig = plots.plot_roofline(df, synthetic_peaks(gbps=20.0, gflops=100.0))
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
-    roof = next(ln for ln in ax.lines if ln.get_label() == "numpy measured")
+    roof = next(ln for ln in ax.lines if ln.get_label() == "numpy roof (measured)")
     x, y = roof.get_xdata(), roof.get_ydata()
     np.testing.assert_allclose(y, np.minimum(20.0 * x, 100.0))
     series = [c for c in ax.collections if "@" in str(c.get_label())]

@@ -155,26 +155,10 @@ _SHORT_SOURCE = {"measured (workbench peaks)": "peaks", "measured (automatic pro
                  "published": "published"}
 
 
-def llc_of(environments: dict[str, dict[str, Any]] | None, row: Any) -> float | None:
-    """The last-level cache of the device a row ran on, from its environment record: the backend's device
-    record where it has one, else the host's (CPU backends)."""
-    env = (environments or {}).get(str(row.get("env_id"))) or {}
-    for b in env.get("backends") or []:
-        if isinstance(b, dict) and b.get("name") == row.get("backend"):
-            dev = b.get("device") if isinstance(b.get("device"), dict) else b
-            if dev.get("last_level_cache_bytes"):
-                return float(dev["last_level_cache_bytes"])
-    host = env.get("host") if isinstance(env.get("host"), dict) else {}
-    device = str(row.get("device") or "").lower()
-    cpu_like = row.get("backend") in ("numpy", "numba", "torch-cpu") or "cpu" in device or (
-        host.get("cpu_model") and str(host["cpu_model"]).lower() in device)
-    return _f(host, "last_level_cache_bytes") if cpu_like else None
-
-
 def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
     """Per row: ``noisy``, ``noise_note``, ``peak_note`` (old rows: worked out here), ``pct`` (the % of peak
     that matters for the row) and ``ceiling`` (the ceiling it was compared with, in words)."""
-    from ..ceilings import headline_pct, is_compute_bound, is_noisy, noise_text, row_peak_note
+    from ..ceilings import headline_pct, is_compute_bound, is_noisy, llc_of, noise_text, row_peak_note
 
     out = []
     for _, r in df.iterrows():
@@ -380,8 +364,8 @@ def kernel_figures(data: ReportData, baseline: Any = None) -> list[dict[str, Any
             makers = [("time per call vs size", lambda ok=ok: plots.plot_metric(ok, "median_s")),
                       (f"{plots.METRIC_LABELS[metric]} vs size", lambda ok=ok, m=metric: plots.plot_metric(ok, m)),
                       ("speed-up vs baseline", lambda ok=ok: plots.plot_speedup(ok, baseline=baseline)),
-                      ("roofline", lambda ok=ok: plots.plot_roofline(ok, data.peaks,
-                                                                      environments=data.environments)),
+                      ("roofline", lambda ok=ok, k=kernel: plots.plot_roofline(
+                          ok, data.peaks, environments=data.environments, title=f"{k}: roofline")),
                       ("peak memory vs size", lambda ok=ok: plots.plot_memory(ok))]
             if ok["peak_mem_bytes"].isna().all() if "peak_mem_bytes" in ok else True:
                 makers.pop()

@@ -390,11 +390,13 @@ def _row_ceilings(rows: pd.DataFrame) -> tuple[float | None, float | None, str]:
 
 def _above_reason(r: Any, bw: float | None, fl: float | None, src: str, llc: float | None) -> str:
     """Why a point sits above its roof, in a few words (points with the same reason are counted together)."""
-    from ..ceilings import AUTO_PROBE, MEASURED, PUBLISHED, ceiling_suspect, fmt_bytes
+    from ..ceilings import AUTO_PROBE, MEASURED, PUBLISHED, ceiling_suspect, fmt_bytes, llc_in_note
 
     kind = {"measured": MEASURED, "probed": AUTO_PROBE, "published": PUBLISHED}.get(src, src)
     reasons = []
     gbps, gflops, nbytes = (float(r.get(c) or 0) for c in ("gbps", "gflops", "bytes"))
+    if llc is None:  # no environment record here: the row's own note may name the cache
+        llc = llc_in_note(r.get("peak_note"))
     if bw and gbps > bw:
         if nbytes and llc and nbytes <= llc:
             reasons.append(f"working set ≤ {fmt_bytes(llc)} fits in the last-level cache, so it beats the DRAM "
@@ -425,11 +427,11 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
     that fits in the last-level cache, from ``environments``); noisy cells are
     hollow. With no ceiling at all the points are still drawn, and a note says so.
     """
+    from ..ceilings import llc_of
     from ..datasets import published_peak
-    from .exporters import llc_of
 
     ok, bad = split_ok(df)
-    fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(1)
+    fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(1, width=9.6)
     a = axes[0]
     a.set_xscale("log")
     a.set_yscale("log")
@@ -462,7 +464,7 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
                     break
         if bw or fl:
             roofs[backend] = (bw, fl, src)
-            _draw_roof(a, x, bw, fl, f"{backend} {src}", ":" if src == "published" else "-",
+            _draw_roof(a, x, bw, fl, f"{backend} roof ({src})", ":" if src == "published" else "-",
                        ROOF_COLORS[i % len(ROOF_COLORS)])
     if published and len(ok) and "device" in ok:
         for (device, dtype), _ in ok.groupby(["device", "dtype"]):
@@ -473,7 +475,7 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
                 _draw_roof(a, x, bw, fl, f"{device} {dtype} datasheet", ":", "#999")
     notes: list[str] = []
     if len(ok):
-        cols = series_columns(ok)
+        cols = [c for c in series_columns(ok) if c != "device"]  # the backend names the device here
         n_noisy = 0
         for key, g in ok.groupby(cols, sort=True, dropna=False):
             pts = a.scatter(g["intensity"], g["gflops"], s=18, label=series_label(key, cols), zorder=3)
@@ -513,8 +515,15 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
                    transform=a.transAxes, color="#777")
     a.grid(True, alpha=0.3)
     if a.get_legend_handles_labels()[0]:
-        a.legend(fontsize=7)
-    return finish(fig, bad, layout=ax is None, notes=notes[:MAX_LISTED * 2])
+        if ax is None:  # beside the axes: the points and roofs stay visible
+            a.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        else:
+            a.legend(fontsize=7)
+    fig = finish(fig, bad, layout=ax is None, notes=notes[:MAX_LISTED * 2])
+    if ax is None:
+        w = fig.get_size_inches()[0]
+        fig.subplots_adjust(right=1 - 3.2 / w)
+    return fig
 
 
 def _draw_roof(ax: Axes, x: np.ndarray, bw: float | None, flops: float | None, label: str, ls: str,
