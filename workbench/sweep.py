@@ -196,7 +196,8 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     returning True between cells, ends the sweep early with ``interrupted=True``; stored rows are kept
     and the run can be resumed. ``spec`` may be None when resuming: the run's stored spec is used.
     ``on_cell(row, index, total)`` is called after every cell of every round with the cell's row so
-    far; ``index`` counts visits (cell × round), ``total`` is cells × rounds.
+    far; ``total`` is the number of cells and ``index + 1`` the progress in cells (visits done × cells /
+    visits in all, rounded up), so a progress bar fills once whatever the rounds.
     """
     t0 = time.perf_counter()
     st = open_store(store)
@@ -271,7 +272,7 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                     bar.set_postfix_str(_postfix(row), refresh=False)
                 if on_cell is not None:
                     try:
-                        on_cell(row, done - 1, total)
+                        on_cell(row, -(-done * len(all_cells) // total) - 1, len(all_cells))
                     except Exception:  # noqa: BLE001 - a display problem must not stop the measurements
                         log.exception("on_cell callback failed for %s", cell.label)
             if outcome.interrupted:
