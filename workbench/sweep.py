@@ -235,7 +235,8 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     total = len(all_cells) * rounds
     done = total - sum(remaining(c) for c in all_cells)
     touched: set[str] = set()
-    configs = {c: round_config(spec.timing_config(c), rounds) for c in spec.caches()}
+    configs = {(c, later): round_config(spec.timing_config(c), rounds, later)
+               for c in spec.caches() for later in (False, True)}
     peaks: dict[str, dict[tuple[str, str], float]] = {}
     inputs = InputCache()
     worker = CellWorker()
@@ -257,8 +258,8 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                     peaks[cell.backend] = ensure_ceilings(st, env_id, cell.backend, worker)
                 prev = state.get(cell.key)
                 n_prev = rounds_done(prev)
-                new = execute_cell(cell, configs[cell.cache], worker, timeout_s=spec.timeout_s, seed=spec.seed,
-                                   inputs=inputs, peaks=peaks[cell.backend], later_round=n_prev > 0,
+                new = execute_cell(cell, configs[cell.cache, n_prev > 0], worker, timeout_s=spec.timeout_s,
+                                   seed=spec.seed, inputs=inputs, peaks=peaks[cell.backend], later_round=n_prev > 0,
                                    check_after=n_prev + 1 >= rounds)  # checked in the first and last round
                 new.update(run_id=run_id, env_id=env_id)
                 row = merge_rounds(prev, new)

@@ -27,6 +27,7 @@ def test_round_config_shares_the_budget_with_a_per_round_minimum():
     assert round_config(cfg, 1) is cfg
     r3 = round_config(cfg, 3)
     assert r3.budget_s == pytest.approx(0.1) and r3.min_samples == 4 and r3.max_samples == 667
+    assert r3.warmup_s == cfg.warmup_s and round_config(cfg, 3, later=True).warmup_s == pytest.approx(cfg.warmup_s / 3)
     r5 = round_config(TimingConfig(budget_s=0.04, min_samples=5, max_samples=200), 5)
     assert r5.min_samples == 3 and r5.max_samples == 40  # never fewer than 3 samples a round
     assert round_config(TimingConfig(min_samples=1, max_samples=1), 4).min_samples == 1  # unless asked for

@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rounds", type=int, metavar="N",
                    help="measure every cell once per round, in an order shuffled per round, and judge by the "
                         "rounds' medians (default: the suite's, else 3; 1 = one stream of samples per cell)")
-    p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-time limit per cell")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-time limit per cell and round")
     p.add_argument("--store", metavar="PATH", help="results store (default $WORKBENCH_STORE or "
                                                    "./workbench-results.sqlite)")
     p.add_argument("--resume", nargs="?", const="latest", metavar="RUN_ID",
@@ -115,8 +115,11 @@ def run(args: argparse.Namespace) -> int:
         resume = store.latest_run_id(unfinished=True) if args.resume == "latest" else args.resume
         if resume is None:
             raise ValueError(f"no unfinished run to resume in {store.path}")
-        store.run(resume)  # unknown ids raise with the valid ones
-        print(f"resuming run {resume} ({len(store.cell_keys(resume))} cells already stored)", file=sys.stderr)
+        wanted = int((store.run(resume).get("spec") or {}).get("rounds") or 1)  # unknown ids raise here
+        stored = store.rows([resume])
+        complete = sum(1 for r in stored if (r.get("rounds") or 1) >= wanted or r.get("status") != "ok")
+        print(f"resuming run {resume} ({len(stored)} cells already stored, {complete} of them with all "
+              f"{wanted} round{'s' if wanted != 1 else ''})", file=sys.stderr)
         given = [a for a in ("suite", "kernels", "variants", "backends", "sizes", "dtypes", "modes", "cache",
                              "budget", "timeout", "rounds") if getattr(args, a) is not None]
         if given:

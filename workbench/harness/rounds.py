@@ -44,16 +44,22 @@ _STOP_RANK = {"deadline": 0, "max_samples": 1, "budget": 2, "spread": 3}
 T = TypeVar("T")
 
 
-def round_config(config: TimingConfig, rounds: int) -> TimingConfig:
+def round_config(config: TimingConfig, rounds: int, later: bool = False) -> TimingConfig:
     """One round's timing config: the budget divided by ``rounds``; samples shared out likewise, but at
-    least :data:`ROUND_MIN_SAMPLES` (or ``min_samples`` when that is smaller) per round."""
+    least :data:`ROUND_MIN_SAMPLES` (or ``min_samples`` when that is smaller) per round.
+
+    ``later``: for a cell's rounds after its first, which also warm up for ``warmup_s / rounds`` only
+    (still at least one call): the first round's warm-up absorbed compilation and lazy set-up, a later
+    one only has to bring caches back after the other cells.
+    """
     if rounds <= 1:
         return config
     floor = min(ROUND_MIN_SAMPLES, config.min_samples)
     min_samples = max(floor, math.ceil(config.min_samples / rounds))
     max_samples = max(min_samples, math.ceil(config.max_samples / rounds))
     return dataclasses.replace(config, budget_s=config.budget_s / rounds, min_samples=min_samples,
-                               max_samples=max_samples)
+                               max_samples=max_samples,
+                               warmup_s=config.warmup_s / rounds if later else config.warmup_s)
 
 
 def round_seed(seed: int, round_index: int) -> str:
