@@ -602,11 +602,15 @@ print(run_a.run_id, run_b.run_id)
 store = Store(STORE)
 df = store.results([run_a.run_id, run_b.run_id])
 cmp = compare_runs(df, run_a.run_id, run_b.run_id)
-cmp[["variant", "backend", "size_label", "speedup", "ci_low", "ci_high", "p_value", "verdict"]]
+cols = ["variant", "backend", "size_label", "speedup", "ci_low", "ci_high", "p_value", "floor", "noisy", "verdict"]
+cmp[[c for c in cols if c in cmp]]
 """),
     md("""
-`speedup` is `median(A) / median(B)`: below 1 means run B is slower. The interval comes from resampling
-the raw samples, and the verdict needs both the interval and a Mann–Whitney test to agree.
+`speedup` is `median(A) / median(B)`: below 1 means run B is slower. A verdict says "faster" or "slower"
+only when the difference exceeds the noise floor (`floor`, from the noise measured across rounds and runs)
+and its interval excludes no change; a difference within the floor is "same", and one beyond it whose
+interval does not settle the direction is "ambiguous". `noisy` marks cells measured while their time
+varied a lot or the machine was busy.
 """),
     code("""
 Results(df, [run_a.run_id, run_b.run_id], store).plot(metric="time")
