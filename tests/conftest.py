@@ -38,6 +38,11 @@ TIERS = ("unit", "backends", "acceptance")
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    # The automatic ceilings probe keeps a per-user cache; tests (and the CLIs they start) use a private one.
+    if "WORKBENCH_CEILINGS_CACHE" not in os.environ:
+        import tempfile
+
+        os.environ["WORKBENCH_CEILINGS_CACHE"] = str(Path(tempfile.mkdtemp(prefix="wb-ceilings-")) / "ceilings.json")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
