@@ -12,17 +12,19 @@ vary as much as the machine does. Everything is on log times:
 
 - **paired** (a variant against its baseline in the same run, round by round): ``d_i = log(a_i / b_i)``;
   the effect is ``median(d)``, its interval the distribution-free order-statistic interval of that
-  median, and the noise the robust spread of ``d`` across rounds — drift common to both cancels.
+  median, and the noise the spread of ``d`` across rounds — drift common to both cancels. With fewer
+  than :data:`ROBUST_FROM` rounds a pair's own spread is unreliable and the run's typical paired
+  spread (:func:`typical_noise`) is the noise.
 - **unpaired** (the same cell in two runs): the effect is ``median(log a) - median(log b)``; the noise
-  adds both runs' round spreads to the run-to-run spread seen across all cells of the comparison,
-  which a single cell cannot see.
+  adds both runs' round spreads (:func:`round_sigma`) to the run-to-run spread seen across all cells of
+  the comparison (:func:`run_to_run_noise`), which a single cell cannot see.
 
 ``floor = max(min_effect, k × noise)``. "same": the effect lies within the floor. "faster" / "slower":
 it exceeds the floor and its interval excludes no change. "ambiguous": it exceeds the floor but the
 interval does not settle the direction. With fewer rounds than ``min_rounds`` the verdict rests on one
 stream per side, whose run-to-run noise is unknown: the floor is then :data:`STREAM_NOISE`-based, so
 only gaps far beyond anything drift produces are called (this is how rows stored before rounds existed
-are judged).
+are judged). ``docs/statistics.md`` explains the rules and how the constants were measured.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ VERDICTS = ("faster", "slower", "same", "ambiguous", "insufficient samples")
 
 #: Relative differences below this are "same" whatever the noise (5%, also the CI gate's default).
 MIN_EFFECT = 0.05
-#: How many noise spreads (log scale, robust sigma) a difference must exceed.
+#: How many noise spreads (log sigma) a difference must exceed (measured: docs/statistics.md).
 K_NOISE = 3.0
 #: Rounds needed for a round-based verdict; fewer fall back to one stream per side.
 MIN_ROUNDS = 3
