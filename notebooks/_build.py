@@ -123,7 +123,7 @@ the CPU through PoCL here: that checks it is *correct*, it says nothing about GP
     code("""
 res.plot(metric="gbps")
 """, "figure"),
-    md("Speed-ups against the library call, with bootstrap 95% confidence intervals:"),
+    md("Speed-ups against the library call, with 95% intervals from the rounds and a verdict (same / faster / slower / ambiguous):"),
     code("""
 res.speedup()[["variant", "backend", "size_label", "speedup", "ci_low", "ci_high", "verdict"]]
 """),
@@ -561,7 +561,7 @@ NOTEBOOKS["07_reports"] = [
 
 A benchmark result is only useful if a colleague can trust and reproduce it. Every row carries its raw
 samples and a link to the environment that produced it (CPU, GPU, driver, library versions, threads).
-This notebook compares two runs with bootstrap confidence intervals, merges runs from another machine,
+This notebook compares two runs with calibrated verdicts (the noise across rounds and runs decides), merges runs from another machine,
 and exports the lot.
 """),
     params("""
@@ -602,7 +602,7 @@ print(run_a.run_id, run_b.run_id)
 store = Store(STORE)
 df = store.results([run_a.run_id, run_b.run_id])
 cmp = compare_runs(df, run_a.run_id, run_b.run_id)
-cols = ["variant", "backend", "size_label", "speedup", "ci_low", "ci_high", "p_value", "floor", "noisy", "verdict"]
+cols = ["variant", "backend", "size_label", "speedup", "ci_low", "ci_high", "floor", "noisy", "verdict"]
 cmp[[c for c in cols if c in cmp]]
 """),
     md("""

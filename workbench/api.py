@@ -59,7 +59,7 @@ class Results:
 
     def speedup(self, baseline: Any = None) -> pd.DataFrame:
         """Speed-up of every ok cell against ``baseline`` ("variant", "variant @ backend", or a dict;
-        default: the kernel's library variant), with bootstrap CI, p-value and verdict."""
+        default: the kernel's library variant), with its interval from the rounds, noise floor and verdict."""
         from .report.plots import parse_baseline
         from .stats_compare import speedup_vs_baseline
 

@@ -282,8 +282,6 @@ def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
         "95% CI": [f"{fmt_num(lo)} – {fmt_num(hi)}" if np.isfinite(lo) else ""
                    for lo, hi in zip(t["ci_low"], t["ci_high"], strict=True)],
     })
-    if "p_value" in t:
-        out["p"] = [fmt_num(p, 2) for p in t["p_value"]]
     if "floor" in t:  # the noise floor a difference must clear to be called faster or slower
         out["noise floor"] = [f"±{float(f):.0%}" if f is not None and np.isfinite(float(f)) else ""
                               for f in pd.to_numeric(t["floor"], errors="coerce")]

@@ -276,7 +276,7 @@ def parse_baseline(baseline: Any) -> tuple[str | None, str | None]:
 
 def plot_speedup(df: pd.DataFrame, baseline: Any = None, *, ax: Axes | None = None, title: str | None = None,
                  table: pd.DataFrame | None = None) -> Figure:
-    """Speed-up of each variant over a baseline against size, with bootstrap 95% CIs as error bars.
+    """Speed-up of each variant over a baseline against size; error bars are 95% intervals from the rounds.
 
     ``baseline`` defaults to each kernel's library variant (see
     :func:`workbench.stats_compare.speedup_vs_baseline`); ``table`` takes an
