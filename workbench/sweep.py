@@ -38,8 +38,11 @@ log = logging.getLogger(__name__)
 #: A size given positionally (axes in the spec's order) or by axis name.
 SizeEntry = Mapping[str, int] | Sequence[int]
 
-#: Rounds of a sweep when none are asked for (``workbench bench``, ``workbench.benchmark``); chosen
-#: from the A/A measurements of tests/perf/rounds.py (see the README of that script's figures).
+#: Rounds of a sweep when none are asked for (``workbench bench``, ``workbench.benchmark``, the quick and
+#: llm suites). Measured with tests/perf/rounds.py on a 2-core machine (the same sweep twice, 37 cells):
+#: the median |A/A difference| per cell was 8.4% with 1 round, 5.0% with 3 and 7.9% with 5 (90th
+#: percentiles 30%, 16%, 26%), for a quick suite 1.3x (3 rounds) or 1.7x (5 rounds) as long as with
+#: one. Three is also the fewest rounds :mod:`workbench.verdicts` judges by (``MIN_ROUNDS``).
 DEFAULT_ROUNDS = 3
 
 

@@ -5,8 +5,8 @@ For each R in ``--rounds`` (default 1 3 5) the same sweep runs twice, A then B, 
     workbench bench --kernels softmax vector_add gelu_tanh rmsnorm --backends numpy numba torch-cpu \\
         --sizes quick --rounds R
 
-(pairs interleaved over R, ``--repeats`` times), and optionally the quick suite once per R
-(``--quick``). Reported per R:
+(pairs interleaved over R, ``--repeats`` times), and optionally the quick suite ``--quick N`` times
+per R. Reported per R:
 
 - sweep wall time (the run's ``wall_s``) and the quick suite's;
 - per-cell noise: the median / 90th percentile of each row's ``noise`` (spread across rounds, or within
@@ -16,7 +16,18 @@ For each R in ``--rounds`` (default 1 3 5) the same sweep runs twice, A then B, 
   :func:`workbench.verdicts.unpaired_verdict` (the rule ``compare`` uses) calls faster or slower —
   identical code, so every such call is false.
 
-Usage: ``.venv/bin/python tests/perf/rounds.py [--rounds 1 3 5] [--repeats 2] [--quick] [--json OUT]``
+Usage: ``.venv/bin/python tests/perf/rounds.py [--rounds 1 3 5] [--repeats 2] [--quick 2] [--json OUT]``
+
+Measured (2-core machine, ``--repeats 2 --quick 1``, other engineers' jobs mostly idle: other_cpu_share
+≤ 0.47; means over the two pairs):
+
+    R  sweep s  A/A |d| median  p90   max  r2r noise  false calls  row noise median  quick suite s
+    1   14.3         8.4%      29.9%  46%    11.2%      1 of 74          5.0%            13.2
+    3   16.3         5.0%      16.1%  26%     8.7%      0 of 74          9.4%            17.4
+    5   15.4         7.9%      26.1%  35%     8.4%      4 of 74          4.9%            22.3
+
+Under heavy load from other jobs (``--repeats 3 --quick 2``, other_cpu_share up to 0.84) the same
+ordering held: |d| median 12.5% / 8.9% / 18.3%, quick suite 14.3 / 18.1 / 23.7 s.
 """
 
 from __future__ import annotations
@@ -88,10 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", nargs="+", type=int, default=[1, 3, 5])
     p.add_argument("--repeats", type=int, default=1, help="A/A pairs per R")
-    p.add_argument("--quick", action="store_true", help="also time `bench --suite quick` once per R")
+    p.add_argument("--quick", type=int, default=0, metavar="N",
+                   help="also time `bench --suite quick` N times per R (interleaved over R)")
     p.add_argument("--json", help="write the figures here")
     args = p.parse_args(argv)
-    out: dict = {"aa": {R: [] for R in args.rounds}, "quick_wall_s": {}}
+    out: dict = {"aa": {R: [] for R in args.rounds}, "quick_wall_s": {R: [] for R in args.rounds}}
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "rounds.sqlite"
         bench(store, AA_ARGS, 1, "warm-up (numba cache, automatic ceilings)")
@@ -102,13 +114,13 @@ def main(argv: list[str] | None = None) -> int:
                 fig = aa_figures(store, ra, rb)
                 out["aa"][R].append(fig)
                 print(f"R={R} #{rep}: {json.dumps(fig)}", flush=True)
-        if args.quick:
+        for rep in range(args.quick):
             for R in args.rounds:
-                run_id, proc = bench(store, ["--suite", "quick"], R, f"quick R={R}")
+                run_id, proc = bench(store, ["--suite", "quick"], R, f"quick R={R} #{rep}")
                 wall = Store(store).run(run_id)["wall_s"]
-                out["quick_wall_s"][R] = wall
-                print(f"quick suite R={R}: {wall:.1f} s sweep wall ({proc:.1f} s process)", flush=True)
-    print("\nsummary (per R: mean over repeats)")
+                out["quick_wall_s"][R].append(wall)
+                print(f"quick suite R={R} #{rep}: {wall:.1f} s sweep wall ({proc:.1f} s process)", flush=True)
+    print("\nsummary (per R: mean over repeats; quick: the fastest of its runs)")
     print(f"{'R':>2} {'cells':>5} {'wall s':>7} {'A/A |d| med':>11} {'p90':>6} {'max':>6} {'>5%':>5} {'>10%':>5} "
           f"{'r2r':>6} {'false':>5} {'noise med':>9} {'p90':>6} {'noisy':>6} {'quick s':>7}")
     for R, figs in out["aa"].items():
@@ -120,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{100 * m['aa_abs_log_ratio_max']:>5.0f}% {100 * m['aa_share_over_5pct']:>4.0f}% "
               f"{100 * m['aa_share_over_10pct']:>4.0f}% {100 * m['run_to_run_noise']:>5.1f}% {m['false_calls']:>5.1f} "
               f"{100 * m['noise_median']:>8.1f}% {100 * m['noise_p90']:>5.1f}% {100 * m['noisy_share']:>5.0f}% "
-              f"{out['quick_wall_s'].get(R, float('nan')):>7.1f}")
+              f"{min(out['quick_wall_s'][R], default=float('nan')):>7.1f}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
     return 0

@@ -30,8 +30,9 @@ from .timer import TimingConfig
 #: A round takes at least this many samples (a median of fewer is one outlier away from wrong).
 ROUND_MIN_SAMPLES = 3
 #: The machine counts as busy during a cell when other processes used more than this share of its CPU
-#: capacity. Measured on the 2-core CI machines: an idle machine shows 0–10% (the OS, our own tooling);
-#: one other single-threaded job shows ~45–50%; see tests/perf/rounds.py.
+#: capacity: half a core of competition on a 2-core machine. Measured there in 0.5 s windows: an idle
+#: machine reads 0.00–0.02, one other process spinning on one core 0.49–0.53, and while other test
+#: suites ran beside a sweep 0.4–1.0.
 BUSY_CPU_SHARE = 0.25
 
 #: Fields that scale with 1 / median (throughput and % of peak): rescaled when the headline median moves.
