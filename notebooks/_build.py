@@ -123,7 +123,8 @@ the CPU through PoCL here: that checks it is *correct*, it says nothing about GP
     code("""
 res.plot(metric="gbps")
 """, "figure"),
-    md("Speed-ups against the library call, with 95% intervals from the rounds and a verdict (same / faster / slower / ambiguous):"),
+    md("Speed-ups against the library call, with 95% intervals from the rounds and a verdict "
+       "(same / faster / slower / ambiguous):"),
     code("""
 res.speedup()[["variant", "backend", "size_label", "speedup", "ci_low", "ci_high", "verdict"]]
 """),
@@ -561,8 +562,8 @@ NOTEBOOKS["07_reports"] = [
 
 A benchmark result is only useful if a colleague can trust and reproduce it. Every row carries its raw
 samples and a link to the environment that produced it (CPU, GPU, driver, library versions, threads).
-This notebook compares two runs with calibrated verdicts (the noise across rounds and runs decides), merges runs from another machine,
-and exports the lot.
+This notebook compares two runs with calibrated verdicts (the noise across rounds and runs decides),
+merges runs from another machine, and exports the lot.
 """),
     params("""
 SMALL = False
@@ -579,10 +580,12 @@ from workbench.store import Store
     md("""
 ## Two runs that differ in one thing
 
-Run A uses every core numba has; run B pins numba to one thread. numpy's variant is unchanged, so on a
-quiet machine its verdict should come out *ambiguous* (no real difference), while numba's should be
-*slower* where threads pay off. On a busy two-core machine even that can flip — other processes steal
-the second core — which is exactly why a verdict needs an interval and a test, not two medians.
+Run A uses every core numba has; run B pins numba to one thread. numpy's variant is unchanged, so its
+verdict should be *same*: whatever moved its time between the runs lies within the noise measured across
+rounds and runs. numba's should be *slower* in run B where a second core pays off; at small sizes (where
+waking a thread costs about as much as it saves) or on a busy machine (where other processes take the
+second core) the difference may stay within the floor and read *same* or *ambiguous* — never a
+confident call the noise does not support.
 """),
     code("""
 sizes = [2**14, 2**18] if SMALL else [2**16, 2**20, 2**23]
@@ -604,6 +607,13 @@ df = store.results([run_a.run_id, run_b.run_id])
 cmp = compare_runs(df, run_a.run_id, run_b.run_id)
 cols = ["variant", "backend", "size_label", "speedup", "ci_low", "ci_high", "floor", "noisy", "verdict"]
 cmp[[c for c in cols if c in cmp]]
+"""),
+    code("""
+# What the table says, per variant: the reading below comes from this run, not from the text above.
+for variant, g in cmp.groupby("variant"):
+    counts = g["verdict"].value_counts()
+    print(f"{variant:6s}", ", ".join(f"{v}: {n}" for v, n in counts.items()),
+          f"(speed-ups {g['speedup'].min():.2f}-{g['speedup'].max():.2f}, floors up to ±{g['floor'].max():.0%})")
 """),
     md("""
 `speedup` is `median(A) / median(B)`: below 1 means run B is slower. A verdict says "faster" or "slower"
