@@ -61,20 +61,63 @@ def _own_seconds(p: psutil.Process) -> float:
     return c.user + c.system + getattr(c, "children_user", 0.0) + getattr(c, "children_system", 0.0)
 
 
+#: Shortest window the CPU shares are computed over. The kernel's CPU counters tick every 10 ms, so a
+#: cell of a few ms would read 0% or 100% "other" by rounding alone (measured: 144 of 183 quick-suite
+#: cells flagged busy on an idle machine); a shorter cell is judged over the last second ending with it.
+MIN_WINDOW_S = 1.0
+#: Below this the window says nothing: the CPU shares stay None (not flagged).
+MIN_USABLE_S = 0.25
+
+
+class _Snapshot:
+    __slots__ = ("t", "times", "own")
+
+    def __init__(self, t: float, times: Any, own: float) -> None:
+        self.t, self.times, self.own = t, times, own
+
+
+#: Readings taken at every start/stop in this process, newest last (shared by all meters: a sweep's cells
+#: follow one another, so there is always a reading about a second old to measure from).
+_history: list[_Snapshot] = []
+
+
+def _snapshot(proc: psutil.Process) -> _Snapshot | None:
+    try:
+        snap = _Snapshot(time.perf_counter(), psutil.cpu_times(), _own_seconds(proc))
+    except Exception as exc:  # noqa: BLE001 - conditions are context, never a reason to fail a cell
+        log.debug("cannot read CPU times: %s", exc)
+        return None
+    _history.append(snap)
+    cutoff = snap.t - 4 * MIN_WINDOW_S
+    while len(_history) > 2 and _history[1].t <= cutoff:
+        del _history[0]
+    return snap
+
+
 class ConditionsMeter:
-    """Brackets a measurement: ``start()`` before, ``stop()`` after, returns :class:`Conditions`."""
+    """Brackets a measurement: ``start()`` before, ``stop()`` after, returns :class:`Conditions`.
+
+    CPU figures cover the cell, or the last :data:`MIN_WINDOW_S` ending with it when the cell was
+    shorter (CPU counters are too coarse for a few milliseconds).
+    """
 
     def __init__(self, gpu: GpuMonitor | None = None) -> None:
         self._proc = psutil.Process()
         self._gpu = gpu
-        self._t0: tuple[float, Any, float] | None = None
+        self._start: _Snapshot | None = None
 
     def start(self) -> None:
-        try:
-            self._t0 = (time.perf_counter(), psutil.cpu_times(), _own_seconds(self._proc))
-        except Exception as exc:  # noqa: BLE001 - conditions are context, never a reason to fail a cell
-            log.debug("cannot read CPU times: %s", exc)
-            self._t0 = None
+        self._start = _snapshot(self._proc)
+
+    def _reference(self, end: _Snapshot) -> _Snapshot | None:
+        """The reading the window starts from: the cell's start, or an older one if the cell was short."""
+        older = [s for s in _history if s.t <= end.t - MIN_WINDOW_S]
+        if self._start is not None and end.t - self._start.t >= MIN_WINDOW_S:
+            return self._start
+        if older:
+            return older[-1]
+        first = _history[0] if _history else None
+        return first if first is not None and end.t - first.t >= MIN_USABLE_S else None
 
     def stop(self) -> Conditions:
         c = Conditions()
@@ -82,18 +125,14 @@ class ConditionsMeter:
             c.load_avg_1m = os.getloadavg()[0]
         except (OSError, AttributeError):
             pass
-        if self._t0 is not None:
-            try:
-                wall0, times0, own0 = self._t0
-                times1, own1 = psutil.cpu_times(), _own_seconds(self._proc)
-                wall = time.perf_counter() - wall0
-                c.other_cpu_s = max(0.0, (_busy_seconds(times1) - _busy_seconds(times0)) - (own1 - own0))
-                c.steal_s = max(0.0, getattr(times1, "steal", 0.0) - getattr(times0, "steal", 0.0))
-                cores = psutil.cpu_count() or 1
-                if wall > 0:
-                    c.other_cpu_share = min(1.0, c.other_cpu_s / (wall * cores))
-            except Exception as exc:  # noqa: BLE001 - see start()
-                log.debug("cannot read CPU times: %s", exc)
+        end = _snapshot(self._proc) if self._start is not None else None
+        ref = self._reference(end) if end is not None else None
+        if end is not None and ref is not None:
+            wall = end.t - ref.t
+            c.other_cpu_s = max(0.0, (_busy_seconds(end.times) - _busy_seconds(ref.times)) - (end.own - ref.own))
+            c.steal_s = max(0.0, getattr(end.times, "steal", 0.0) - getattr(ref.times, "steal", 0.0))
+            cores = psutil.cpu_count() or 1
+            c.other_cpu_share = min(1.0, c.other_cpu_s / (wall * cores))
         try:
             freq = psutil.cpu_freq()
             c.cpu_freq_mhz = float(freq.current) if freq and freq.current else None
