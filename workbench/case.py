@@ -10,6 +10,8 @@ a result against the reference with the rules every variant must pass.
 
 from __future__ import annotations
 
+import hashlib
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +22,13 @@ from .catalog.spec import BuildContext, KernelCall, KernelSpec, Unsupported, Var
 from .dtypes import check_dtype, host_dtype, round_to
 
 POISON = float("nan")
+
+#: Guard elements before and after every output (64 float32 = four 64-byte cache lines each side).
+GUARD = 64
+#: Runtimes where a slice of a larger buffer reaches the kernel as a real view (pointer + offset). OpenCL
+#: is not among them: the portable runtime passes ``Array.data``, which pyopencl refuses for an array with
+#: an offset, so OpenCL outputs get no guard zones.
+GUARDED_RUNTIMES = ("numpy", "numba", "torch", "cupy")
 
 
 @dataclass
@@ -62,6 +71,26 @@ def poisoned(backend: Backend, shape: tuple[int, ...], dtype: str) -> Any:
     return backend.full(shape, dtype, POISON)
 
 
+def guarded(backend: Backend, shape: tuple[int, ...], dtype: str) -> tuple[Any, Any]:
+    """A poisoned buffer with :data:`GUARD` extra elements on each side, and the contiguous view of its
+    middle that the kernel gets as its output: ``(buffer, view)``."""
+    n = math.prod(shape)
+    buf = poisoned(backend, (n + 2 * GUARD,), dtype)
+    return buf, buf[GUARD:GUARD + n].reshape(shape)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """Each element's bytes as one row (NaN compares equal to itself bit for bit)."""
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint8).reshape(a.size, -1) if a.size else np.zeros((0, 1), np.uint8)
+
+
+def digest(a: np.ndarray) -> str:
+    a = np.ascontiguousarray(a)
+    return hashlib.blake2b(a.view(np.uint8).tobytes() if a.size else b"", digest_size=16).hexdigest() + str(
+        a.shape) + str(a.dtype)
+
+
 class Case:
     """One (spec, variant, backend, params, dtype, seed) ready to run and check."""
 
@@ -85,9 +114,47 @@ class Case:
         self.reference = reference_outputs(self.spec, self.host_inputs, self.params)
         self.inputs = self.device_inputs(self.host_inputs)
 
+    @property
+    def guarded(self) -> bool:
+        """Outputs get guard zones on this backend (see :data:`GUARDED_RUNTIMES`)."""
+        return self.backend.runtime in GUARDED_RUNTIMES
+
     def poison(self) -> None:
-        self.outputs = {k: poisoned(self.backend, s, output_dtype(self.spec, k, self.dtype))
-                        for k, s in self.out_shapes.items()}
+        """Fresh outputs full of NaN; where the runtime takes views, each a view into a larger buffer whose
+        guard zones (:data:`GUARD` elements each side) are snapshotted for :meth:`guard_violations`."""
+        self._guards: dict[str, tuple[Any, np.ndarray]] = {}
+        if not self.guarded:
+            self.outputs = {k: poisoned(self.backend, s, output_dtype(self.spec, k, self.dtype))
+                            for k, s in self.out_shapes.items()}
+            return
+        self.outputs = {}
+        for k, s in self.out_shapes.items():
+            buf, view = guarded(self.backend, s, output_dtype(self.spec, k, self.dtype))
+            self.outputs[k] = view
+            self._guards[k] = (buf, _bits(self._host(buf)))
+
+    def _host(self, x: Any) -> np.ndarray:
+        return np.asarray(self.backend.to_numpy(x))
+
+    def guard_violations(self) -> list[str]:
+        """What the last call wrote outside its outputs, from the guard zones set by :meth:`poison`."""
+        if not self._guards:
+            return []
+        self.backend.synchronize()
+        problems = []
+        for name, (buf, before) in self._guards.items():
+            changed = np.any(_bits(self._host(buf)) != before, axis=1)
+            lo, hi = int(np.count_nonzero(changed[:GUARD])), int(np.count_nonzero(changed[-GUARD:]))
+            if lo:
+                problems.append(f"wrote {lo} element{'s' * (lo != 1)} before the start of `{name}`")
+            if hi:
+                problems.append(f"wrote {hi} element{'s' * (hi != 1)} past the end of `{name}`")
+        return problems
+
+    def input_digests(self, inputs: dict[str, Any]) -> dict[str, str]:
+        """A hash of each input's contents (a host copy of device inputs)."""
+        self.backend.synchronize()
+        return {k: digest(self._host(v)) for k, v in inputs.items()}
 
     def run(self, inputs: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run the kernel once; returns the device outputs (returned or written in place)."""
@@ -98,11 +165,28 @@ class Case:
         self.backend.synchronize()
         return {k: np.asarray(self.backend.to_numpy(v)) for k, v in outputs.items()}
 
-    def run_and_check(self) -> CheckResult:
-        """Poison, run, fetch, compare: the single verification step."""
+    def run_and_check(self, inputs: dict[str, Any] | None = None, host_inputs: dict[str, np.ndarray] | None = None,
+                      reference: dict[str, np.ndarray] | None = None) -> CheckResult:
+        """Poison, run, fetch, compare: the single verification step.
+
+        By default on the case's own inputs; or on device ``inputs`` made from ``host_inputs`` whose
+        float64 result is ``reference`` (a rotated input set). Besides the output, the check fails when
+        the call wrote into a guard zone around an output or changed one of its inputs.
+        """
+        if inputs is None:
+            inputs, host_inputs, reference = self.inputs, self.host_inputs, self.reference
+        assert host_inputs is not None and reference is not None
         self.poison()
-        out = self.fetch(self.run())
-        return check(self.spec, out, self.reference, self.dtype, self.host_inputs, self.params)
+        before = self.input_digests(inputs)
+        out = self.fetch(self.run(inputs))
+        problems = self.guard_violations()
+        after = self.input_digests(inputs)
+        problems += [f"modified its input `{k}`" for k in before if after.get(k) != before[k]]
+        result = check(self.spec, out, reference, self.dtype, host_inputs, self.params)
+        if problems:
+            msg = "; ".join(problems + ([result.message] if result.message else []))
+            return CheckResult(False, float("inf") if result.passed else result.max_error, result.tolerance, msg)
+        return result
 
     def alternate_inputs(self, seed: int) -> dict[str, Any]:
         """Another input set of the same shape (the harness rotates these so answers cannot be replayed)."""

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .catalog.authoring import boundscheck as numba_boundscheck
 from .catalog.spec import MODES, KernelSpec
 from .harness.cell import NO_VARIANT, Cell, CellWorker, CheckOnly, execute_cell
 from .record import STATUSES, Row
@@ -32,6 +33,8 @@ from .selection import Target, select
 
 #: Statuses that make verification fail (``unsupported`` says why something could not run; it is not a pass).
 FAILED = ("incorrect", "oom", "error", "timeout")
+#: In the message of every numba row of ``verify(boundscheck=True)``.
+BOUNDSCHECK_NOTE = "numba boundscheck on"
 #: Per cell (one size, every seed, building included: a torch.compile compiles once per shape).
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -93,7 +96,7 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
            variants: str | Iterable[str] | None = None, dtypes: str | Iterable[str] = ("float32",),
            seeds: Iterable[int] = (0, 1, 2), sizes: str | list[dict[str, int]] = "verify",
            include_compiled: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S,
-           progress: Callable[[VerifyResult], None] | None = None) -> VerifyResults:
+           progress: Callable[[VerifyResult], None] | None = None, boundscheck: bool = False) -> VerifyResults:
     """Verify variants on backends; returns one row per (kernel, variant, backend, dtype).
 
     ``backends`` defaults to every available backend; naming an unavailable one
@@ -101,6 +104,9 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
     ``sizes`` is a size-list name from the specs ("verify", "quick", ...) or
     explicit params. ``timeout_s`` limits each cell (one size with every seed).
     Bad kernel, backend, variant or dtype names raise ValueError listing the valid ones.
+    ``boundscheck``: numba variants are built with bounds checks (``NUMBA_BOUNDSCHECK=1``, without the
+    disk cache) for this call, so an out-of-bounds index fails as an IndexError (``error``); their rows
+    say "numba boundscheck on".
     """
     seed_list = tuple(seeds)
     if not seed_list:
@@ -119,7 +125,10 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
                                                           "unsupported", message=reason))
             for dtype in sel.dtypes:
                 for target in sel.targets(spec, dtype):
-                    result = _verify_target(target, size_lists[spec.name], seed_list, worker, timeout_s)
+                    with numba_boundscheck(boundscheck):
+                        result = _verify_target(target, size_lists[spec.name], seed_list, worker, timeout_s)
+                    if boundscheck and target.backend.runtime == "numba":
+                        result.message = "; ".join(filter(None, [result.message, BOUNDSCHECK_NOTE]))
                     _emit(results, progress, result)
     finally:
         worker.close()

@@ -21,10 +21,12 @@ runtime (numba, torch, cupy) until a variant is built.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -90,8 +92,15 @@ class KernelFolder:
 
                 return disk_cached(factory(numpy_dtype(dtype)), salt=dtype)
 
+            @functools.cache
+            def checked_kernel_for(dtype: str) -> Any:  # boundscheck builds: own dispatchers, no disk cache
+                from .numba_math import numpy_dtype
+
+                return factory(numpy_dtype(dtype))
+
             def build(ctx: BuildContext) -> KernelCall:
-                return numba_call(self.spec, kernel_for(ctx.dtype), ctx.dtype)
+                pick = checked_kernel_for if numba_boundscheck() else kernel_for
+                return numba_call(self.spec, pick(ctx.dtype), ctx.dtype)
 
             functools.update_wrapper(kernel_for, factory)
             build.__module__, build.__qualname__ = factory.__module__, f"{factory.__qualname__}.build"
@@ -239,6 +248,40 @@ def kernel_here(file: str | None = None) -> KernelFolder:
 
 # --- numba building blocks (used by KernelFolder.numba; public for hand-written numba variants) --------------------
 
+def numba_boundscheck() -> bool:
+    """numba compiles with bounds checks in this process (``NUMBA_BOUNDSCHECK=1``, or
+    ``workbench verify --boundscheck``): an out-of-bounds index raises IndexError."""
+    import sys
+
+    numba = sys.modules.get("numba")
+    return bool(numba is not None and getattr(numba.config, "BOUNDSCHECK", None))
+
+
+@contextlib.contextmanager
+def boundscheck(on: bool = True) -> Iterator[None]:
+    """numba builds inside the block compile with bounds checks, without the disk cache (its key does not
+    include them); restored afterwards. A no-op without numba."""
+    if not on:
+        yield
+        return
+    try:
+        import numba
+    except ImportError:
+        yield
+        return
+    old_cfg, old_env = numba.config.BOUNDSCHECK, os.environ.get("NUMBA_BOUNDSCHECK")
+    numba.config.BOUNDSCHECK = 1
+    os.environ["NUMBA_BOUNDSCHECK"] = "1"
+    try:
+        yield
+    finally:
+        numba.config.BOUNDSCHECK = old_cfg
+        if old_env is None:
+            os.environ.pop("NUMBA_BOUNDSCHECK", None)
+        else:
+            os.environ["NUMBA_BOUNDSCHECK"] = old_env
+
+
 def disk_cached(kernel: Any, salt: str = "") -> Any:
     """Turn on numba's on-disk cache for ``kernel`` (an ``@njit`` dispatcher) before its first compile.
 
@@ -250,6 +293,8 @@ def disk_cached(kernel: Any, salt: str = "") -> Any:
     from . import numba_math
 
     numba_math.stable_identities(kernel, salt)
+    if numba_boundscheck():  # the disk cache's key ignores boundscheck: such builds neither read nor write it
+        return kernel
     if hasattr(kernel, "enable_caching") and not kernel.overloads:
         try:
             kernel.enable_caching()

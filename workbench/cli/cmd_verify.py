@@ -30,6 +30,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="wall-time limit per cell (one size, every seed; default 120): a variant that never "
                         "returns is reported as timeout")
+    p.add_argument("--boundscheck", action="store_true",
+                   help="build numba variants with bounds checks (NUMBA_BOUNDSCHECK=1, without the disk cache): "
+                        "an out-of-bounds index becomes an error row")
     p.add_argument("--json", action="store_true", help="print only JSON on stdout")
     p.set_defaults(func=run)
 
@@ -46,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         results = verify(backends=args.backend, kernels=args.kernel, variants=args.variant,
                          dtypes=args.dtype or ("float32",), seeds=range(args.seeds), sizes=args.sizes,
                          include_compiled=args.include_compiled, progress=progress,
-                         timeout_s=args.timeout or DEFAULT_TIMEOUT_S)
+                         timeout_s=args.timeout or DEFAULT_TIMEOUT_S, boundscheck=args.boundscheck)
     from ..catalog.loader import load_errors
 
     if args.json:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..backends import registry as backend_registry
 from ..backends.base import Backend
-from ..case import Case, make_host_inputs, output_dtype, reference_outputs
+from ..case import Case, CheckResult, digest, make_host_inputs, output_dtype, reference_outputs
 from ..catalog import registry as catalog
 from ..catalog.spec import KernelSpec, Unsupported
 from ..conditions import ConditionsMeter, GpuMonitor, probe_gpu_monitor
@@ -166,14 +166,43 @@ class SharedInputCase(Case):
 def rotation_inputs(case: Case, n: int, seed: int, cache: InputCache | None) -> list[dict[str, Any]]:
     """``n`` device input sets: the case's own and ``n - 1`` alternates (``Case.alternate_inputs``,
     or the same arrays from ``cache`` when a sweep shares them between cells)."""
-    sets = [case.inputs]
+    return [device for device, _ in rotation_sets(case, n, seed, cache)]
+
+
+def rotation_sets(case: Case, n: int, seed: int, cache: InputCache | None
+                  ) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
+    """``n`` input sets as (device inputs, host inputs): the case's own, then those of seeds
+    ``seed + 1 ..`` (from ``cache`` when a sweep shares them between cells)."""
+    sets = [(case.inputs, case.host_inputs)]
     for i in range(1, n):
-        if cache is None:
-            sets.append(case.alternate_inputs(seed + i))
-        else:
-            host = cache.host_inputs(case.spec, case.params, case.dtype, seed + i)
-            sets.append(case.device_inputs(host))
+        host = (make_host_inputs(case.spec, case.params, case.dtype, seed + i) if cache is None
+                else cache.host_inputs(case.spec, case.params, case.dtype, seed + i))
+        sets.append((case.device_inputs(host), host))
     return sets
+
+
+def identical_sets(hosts: list[dict[str, np.ndarray]]) -> list[tuple[int, int]]:
+    """Pairs of rotated input sets with the same contents (a replayed answer would pass on them)."""
+    keys = [tuple(sorted((k, digest(v)) for k, v in h.items())) for h in hosts]
+    return [(i, j) for i in range(len(keys)) for j in range(i + 1, len(keys)) if keys[i] == keys[j]]
+
+
+def check_rotations(case: Case, sets: list[tuple[dict[str, Any], dict[str, np.ndarray]]], seed: int,
+                    cache: InputCache | None) -> tuple[CheckResult, int]:
+    """Check the output of every rotated input set against its own reference (a kernel that replays the
+    answer of one set fails on the others); returns the first failure, else the worst result, and the
+    index of that set."""
+    worst, worst_i = None, 0
+    for i, (device, host) in enumerate(sets):
+        ref = (case.reference if i == 0 else reference_outputs(case.spec, host, case.params) if cache is None
+               else cache.reference(case.spec, case.params, case.dtype, seed + i))
+        res = case.run_and_check(device, host, ref)
+        if not res.passed:
+            return res, i
+        if worst is None or res.max_error > worst.max_error:
+            worst, worst_i = res, i
+    assert worst is not None
+    return worst, worst_i
 
 
 _device_infos: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -205,13 +234,27 @@ def _rotation_count(case: Case, wanted: int) -> tuple[int, str]:
     return wanted, ""
 
 
+#: What out-of-memory errors say, lower-cased: numpy ("Unable to allocate 8.00 EiB for an array ..."), torch
+#: CPU ("DefaultCPUAllocator: can't allocate memory"), torch CUDA / cupy ("out of memory"), pyopencl
+#: (MEM_OBJECT_ALLOCATION_FAILURE, OUT_OF_RESOURCES, OUT_OF_HOST_MEMORY).
+OOM_TEXTS = ("out of memory", "unable to allocate", "can't allocate memory", "cannot allocate memory",
+             "mem_object_allocation_failure", "out_of_resources", "out_of_host_memory",
+             "failed to allocate memory")
+
+
 def is_oom(exc: BaseException) -> bool:
-    """MemoryError, torch/cupy OutOfMemoryError (matched by name: neither is imported here),
-    pyopencl's MemoryError, and RuntimeErrors that say "out of memory"."""
+    """MemoryError, torch/cupy OutOfMemoryError (matched by name: neither is imported here), and errors of
+    any runtime whose text says it ran out of memory (:data:`OOM_TEXTS`: torch CPU's RuntimeError,
+    pyopencl's MemoryError / RuntimeError / LogicError with an allocation-failure code)."""
     names = {c.__name__ for c in type(exc).__mro__}
     if names & {"MemoryError", "OutOfMemoryError"}:
         return True
-    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+    runtime_error = isinstance(exc, RuntimeError) or bool(names & {"RuntimeError", "LogicError"}) or any(
+        (c.__module__ or "").startswith("pyopencl") for c in type(exc).__mro__)
+    if not runtime_error:
+        return False
+    text = f"{type(exc).__name__}: {exc}".lower()
+    return any(t in text for t in OOM_TEXTS)
 
 
 def now_iso() -> str:
@@ -342,9 +385,13 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     n_inputs, note = _rotation_count(case, config.n_inputs)
     if note:
         notes.append(note)
-    sets = rotation_inputs(case, n_inputs, seed, inputs)
+    sets = rotation_sets(case, n_inputs, seed, inputs)
+    same = identical_sets([host for _, host in sets])
+    if same:
+        notes.append("rotated input sets " + ", ".join(f"{i} and {j}" for i, j in same)
+                     + " are identical: a replayed answer would pass on them")
     out = case.outputs
-    calls = [(lambda inp=inp: case.call(inp, out)) for inp in sets]
+    calls = [(lambda inp=inp: case.call(inp, out)) for inp, _ in sets]
     row["n_inputs"] = len(sets)
     _deadline_check(deadline, cancel, "while preparing rotation inputs")
 
@@ -355,7 +402,7 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
         timing = time_calls(timer, calls, config, flush=flush, deadline=deadline, cancel=cancel)
     finally:
         row.update(meter.stop().to_dict())
-    del calls, sets
+    del calls
     st, host = summarize(timing.samples_s), summarize(timing.host_samples_s)
     row.update(samples_s=json.dumps(timing.samples_s), host_samples_s=json.dumps(timing.host_samples_s),
                n_samples=st.n, median_s=st.median, mean_s=st.mean, min_s=st.min, q1_s=st.q1, q3_s=st.q3,
@@ -370,11 +417,13 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     if later_round and not check_after:
         row["status"] = "ok"
         return
-    after = case.run_and_check()
+    after, which = check_rotations(case, sets, seed, inputs)
+    del sets
     row["max_error"] = max(row["max_error"] if row["max_error"] is not None else -math.inf, after.max_error)
     row["tolerance"] = row["tolerance"] if row["tolerance"] is not None else after.tolerance
     if not after.passed:
-        row.update(status="incorrect", message=f"verification after timing failed: {after.message}")
+        where = f" on rotated input set {which} (seed {seed + which})" if which else ""
+        row.update(status="incorrect", message=f"verification after timing failed{where}: {after.message}")
         return
     if later_round:
         row["status"] = "ok"
