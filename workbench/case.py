@@ -131,7 +131,7 @@ class Case:
         for k, s in self.out_shapes.items():
             buf, view = guarded(self.backend, s, output_dtype(self.spec, k, self.dtype))
             self.outputs[k] = view
-            self._guards[k] = (buf, _bits(self._host(buf)))
+            self._guards[k] = (buf, _bits(self._host(buf)).copy())  # to_numpy may share memory
 
     def _host(self, x: Any) -> np.ndarray:
         return np.asarray(self.backend.to_numpy(x))
