@@ -106,7 +106,9 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
     Bad kernel, backend, variant or dtype names raise ValueError listing the valid ones.
     ``boundscheck``: numba variants are built with bounds checks (``NUMBA_BOUNDSCHECK=1``, without the
     disk cache) for this call, so an out-of-bounds index fails as an IndexError (``error``); their rows
-    say "numba boundscheck on".
+    say "numba boundscheck on". A numba dispatcher keeps the code of its first compile, so variants that
+    cache their own dispatchers (rather than build through ``KernelFolder.numba``) are checked only when
+    this is the process's first build of them, as with ``workbench verify --boundscheck``.
     """
     seed_list = tuple(seeds)
     if not seed_list:

@@ -349,3 +349,32 @@ def test_input_cache_keeps_groups_within_its_byte_limit(harness_kernel):
     big = InputCache(max_bytes=0)
     x = big.host_inputs(spec, {"n": 1000}, "float64", 0)
     assert big.host_inputs(spec, {"n": 1000}, "float64", 0) is x  # the current group is always kept
+
+
+# -- no replay: rotated input sets differ, and a fixed input set is said to be unprotected ---------------------
+
+def test_rotated_input_sets_differ_for_every_catalog_kernel():
+    from workbench.case import make_host_inputs
+    from workbench.harness.cell import identical_sets
+
+    for name in catalog.kernels():
+        spec = catalog.get_kernel(name)
+        params = spec.sizes["verify"][0]
+        hosts = [make_host_inputs(spec, params, "float32", s) for s in (0, 1, 2)]
+        assert identical_sets(hosts) == [], name
+
+
+def test_identical_rotated_inputs_are_noted(harness_kernel):
+    import dataclasses
+
+    fixed = dataclasses.replace(_spec(), name=KERNEL + "_fixed",
+                                make_inputs=lambda p, rng: {"x": np.linspace(-1, 1, p["n"])})
+    catalog.register_kernel(fixed)
+    try:
+        catalog.register_variant(Variant(fixed.name, "good", ("numpy",),
+                                         lambda ctx: lambda i, o: np.multiply(i["x"], 2, out=o["out"])))
+        row = run_cell(Cell.make(fixed.name, "good", "numpy", "float32", {"n": 4096}), FAST)
+    finally:
+        catalog.unregister_kernel(fixed.name)
+    assert row["status"] == "ok"
+    assert "rotated input sets 0 and 1, 0 and 2, 1 and 2 are identical" in row["message"]

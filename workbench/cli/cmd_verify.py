@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
                           "catalog_load_errors": load_errors}, indent=2, default=str))
     else:
         print(format_results(results))
+        if args.boundscheck:
+            print("numba boundscheck on: numba variants were built with bounds checks, without the disk cache")
         for where, err in load_errors.items():
             print(f"catalog file failed to load: {where}: {err}")
     return 0 if results.ok and not load_errors else 1
