@@ -386,7 +386,7 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     if note:
         notes.append(note)
     sets = rotation_sets(case, n_inputs, seed, inputs)
-    same = identical_sets([host for _, host in sets])
+    same = [] if later_round else identical_sets([host for _, host in sets])  # the first round says so
     if same:
         notes.append("rotated input sets " + ", ".join(f"{i} and {j}" for i, j in same)
                      + " are identical: a replayed answer would pass on them")
