@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .catalog.spec import KernelSpec
-from .harness.cell import NO_VARIANT, Cell, CellWorker, InputCache, execute_cell, prepare_backend
+from .harness.cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CellWorker, InputCache, execute_cell, prepare_backend
 from .harness.rounds import is_final, merge_rounds, round_config, round_order, rounds_done
 from .harness.timer import CACHE_MODES, TimingConfig
 from .selection import DEFAULT_MODES, select
@@ -60,6 +60,8 @@ class SweepSpec:
     cache: str | Sequence[str] = "hot"
     budget_s: float = 0.5
     timeout_s: float = 60.0
+    #: Limit on building each cell (inputs, reference, compilation), apart from ``timeout_s``.
+    build_timeout_s: float = BUILD_TIMEOUT_S
     #: LLM shapes (batch, seq, hidden, intermediate, ...); each spec maps them with ``llm_params``.
     llm_shapes: Sequence[Mapping[str, Any]] | None = None
     warmup_s: float = 0.1
@@ -262,6 +264,7 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                 prev = state.get(cell.key)
                 n_prev = rounds_done(prev)
                 new = execute_cell(cell, configs[cell.cache, n_prev > 0], worker, timeout_s=spec.timeout_s,
+                                   build_timeout_s=spec.build_timeout_s,
                                    seed=spec.seed, inputs=inputs, peaks=peaks[cell.backend], later_round=n_prev > 0,
                                    check_after=n_prev + 1 >= rounds)  # checked in the first and last round
                 new.update(run_id=run_id, env_id=env_id)

@@ -27,7 +27,7 @@ from typing import Any
 
 from .catalog.authoring import boundscheck as numba_boundscheck
 from .catalog.spec import MODES, KernelSpec
-from .harness.cell import NO_VARIANT, Cell, CellWorker, CheckOnly, execute_cell
+from .harness.cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CellWorker, CheckOnly, execute_cell
 from .record import STATUSES, Row
 from .selection import Target, select
 
@@ -96,7 +96,8 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
            variants: str | Iterable[str] | None = None, dtypes: str | Iterable[str] = ("float32",),
            seeds: Iterable[int] = (0, 1, 2), sizes: str | list[dict[str, int]] = "verify",
            include_compiled: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S,
-           progress: Callable[[VerifyResult], None] | None = None, boundscheck: bool = False) -> VerifyResults:
+           progress: Callable[[VerifyResult], None] | None = None, boundscheck: bool = False,
+           build_timeout_s: float = BUILD_TIMEOUT_S) -> VerifyResults:
     """Verify variants on backends; returns one row per (kernel, variant, backend, dtype).
 
     ``backends`` defaults to every available backend; naming an unavailable one
@@ -128,7 +129,8 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
             for dtype in sel.dtypes:
                 for target in sel.targets(spec, dtype):
                     with numba_boundscheck(boundscheck):
-                        result = _verify_target(target, size_lists[spec.name], seed_list, worker, timeout_s)
+                        result = _verify_target(target, size_lists[spec.name], seed_list, worker, timeout_s,
+                                                build_timeout_s)
                     if boundscheck and target.backend.runtime == "numba":
                         result.message = "; ".join(filter(None, [result.message, BOUNDSCHECK_NOTE]))
                     _emit(results, progress, result)
@@ -153,7 +155,7 @@ def _size_list(spec: KernelSpec, sizes: str | list[dict[str, int]]) -> list[dict
 
 
 def _verify_target(t: Target, sizes: list[dict[str, int]], seeds: tuple[int, ...], worker: CellWorker,
-                   timeout_s: float) -> VerifyResult:
+                   timeout_s: float, build_timeout_s: float = BUILD_TIMEOUT_S) -> VerifyResult:
     """One cell per size through the harness, folded into one result; stops at the first cell not ok."""
     name, mode = (t.variant.name, t.variant.mode) if t.variant else (NO_VARIANT, "eager")
     result = VerifyResult(t.spec.name, name, t.backend.name, t.dtype, "ok", tolerance=t.spec.tolerance(t.dtype))
@@ -161,7 +163,8 @@ def _verify_target(t: Target, sizes: list[dict[str, int]], seeds: tuple[int, ...
     worst = -1.0
     for params in sizes if t.unsupported is None else sizes[:1]:
         cell = Cell.make(t.spec.name, name, t.backend.name, t.dtype, params, mode, "hot", t.unsupported)
-        row = Row.from_mapping(execute_cell(cell, CheckOnly(seeds), worker, timeout_s=timeout_s))
+        row = Row.from_mapping(execute_cell(cell, CheckOnly(seeds), worker, timeout_s=timeout_s,
+                                            build_timeout_s=build_timeout_s))
         checked = seeds.index(row.seed) + (row.status in ("ok", "incorrect")) if row.seed in seeds else 0
         result.trials += len(seeds) if row.status == "ok" else checked
         if row.status != "ok" or (row.max_error is not None and row.max_error > worst):

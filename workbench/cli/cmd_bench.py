@@ -41,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="measure every cell once per round, in an order shuffled per round, and judge by the "
                         "rounds' medians (default: the suite's, else 3; 1 = one stream of samples per cell)")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-time limit per cell and round")
+    p.add_argument("--build-timeout", type=float, metavar="SECONDS",
+                   help="limit on building each cell (inputs, reference, JIT compilation), apart from --timeout "
+                        "(default 600)")
     p.add_argument("--store", metavar="PATH", help="results store (default $WORKBENCH_STORE or "
                                                    "./workbench-results.sqlite)")
     p.add_argument("--resume", nargs="?", const="latest", metavar="RUN_ID",
@@ -95,6 +98,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
         "modes": tuple(args.modes) if args.modes else None,
         "cache": tuple(args.cache) if args.cache and len(args.cache) > 1 else (args.cache[0] if args.cache else None),
         "budget_s": args.budget, "timeout_s": args.timeout, "rounds": args.rounds,
+        "build_timeout_s": args.build_timeout,
     }
     shape_axes = {"batch_sizes": args.batch_sizes, "seq_lengths": args.seq_lengths,
                   "hidden_sizes": args.hidden_sizes}

@@ -30,6 +30,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="wall-time limit per cell (one size, every seed; default 120): a variant that never "
                         "returns is reported as timeout")
+    p.add_argument("--build-timeout", type=float, default=None, metavar="SECONDS",
+                   help="limit on building each cell (inputs, reference, JIT compilation), apart from --timeout "
+                        "(default 600)")
     p.add_argument("--boundscheck", action="store_true",
                    help="build numba variants with bounds checks (NUMBA_BOUNDSCHECK=1, without the disk cache): "
                         "an out-of-bounds index becomes an error row")
@@ -38,18 +41,21 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..harness.cell import BUILD_TIMEOUT_S
     from ..verification import DEFAULT_TIMEOUT_S, verify
 
     if args.seeds < 1:
         raise ValueError("--seeds must be at least 1")
-    if args.timeout is not None and args.timeout <= 0:
-        raise ValueError("--timeout must be positive")
+    for flag, value in (("--timeout", args.timeout), ("--build-timeout", args.build_timeout)):
+        if value is not None and value <= 0:
+            raise ValueError(f"{flag} must be positive, got {value:g}")
     progress = None if args.json else _progress
     with stdout_to_stderr():  # runtimes that print while probing/compiling must not corrupt the output
         results = verify(backends=args.backend, kernels=args.kernel, variants=args.variant,
                          dtypes=args.dtype or ("float32",), seeds=range(args.seeds), sizes=args.sizes,
                          include_compiled=args.include_compiled, progress=progress,
-                         timeout_s=args.timeout or DEFAULT_TIMEOUT_S, boundscheck=args.boundscheck)
+                         timeout_s=args.timeout or DEFAULT_TIMEOUT_S, boundscheck=args.boundscheck,
+                         build_timeout_s=args.build_timeout or BUILD_TIMEOUT_S)
     from ..catalog.loader import load_errors
 
     if args.json:

@@ -50,8 +50,15 @@ NO_VARIANT = "-"
 ROTATION_MEMORY_SHARE = 0.25
 
 
+#: Limit on building a cell (inputs, reference, the variant's build: JIT compilation, torch.compile), apart
+#: from the run limit: a compile must not eat the run's time, nor be abandoned mid-way by a short run limit
+#: (measured: with --timeout 1, 195 µs numba cells timed out while compiling and the abandoned compile
+#: made the next cell time out too).
+BUILD_TIMEOUT_S = 600.0
+
+
 class CellTimeout(Exception):
-    """The cell ran past its deadline."""
+    """The cell ran past its deadline (the message says which limit)."""
 
 
 @dataclass(frozen=True)
@@ -261,11 +268,34 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _deadline_check(deadline: float, cancel: threading.Event | None, what: str) -> None:
+@dataclass
+class Limits:
+    """A cell's two time limits: building it, then running it (the run's clock starts after the build)."""
+
+    build_deadline: float
+    build_s: float
+    run_s: float
+    run_deadline: float = math.inf
+
+    @classmethod
+    def starting_now(cls, build_s: float, run_s: float) -> Limits:
+        return cls(build_deadline=time.perf_counter() + build_s, build_s=build_s, run_s=run_s)
+
+    def hard_deadline(self, grace_s: float) -> float:
+        """When the waiting side gives up: the build deadline until the run starts, then the run's."""
+        return (self.run_deadline if self.run_deadline < math.inf else self.build_deadline) + grace_s
+
+    def start_run(self) -> float:
+        self.run_deadline = time.perf_counter() + self.run_s
+        return self.run_deadline
+
+
+def _deadline_check(deadline: float, cancel: threading.Event | None, what: str, limit_s: float | None = None
+                    ) -> None:
     if cancel is not None and cancel.is_set():
         raise Cancelled("cancelled")
     if time.perf_counter() > deadline:
-        raise CellTimeout(f"timed out {what}")
+        raise CellTimeout(f"timed out {what}" + (f" (limit {limit_s:g} s)" if limit_s is not None else ""))
 
 
 def base_row(cell: Cell) -> dict[str, Any]:
@@ -301,8 +331,8 @@ class CheckOnly:
 
 def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, timeout_s: float = math.inf,
              cancel: threading.Event | None = None, inputs: InputCache | None = None,
-             peaks: Peaks | None = None, later_round: bool = False, check_after: bool = True
-             ) -> dict[str, Any]:
+             peaks: Peaks | None = None, later_round: bool = False, check_after: bool = True,
+             build_timeout_s: float = BUILD_TIMEOUT_S, limits: Limits | None = None) -> dict[str, Any]:
     """Measure (or with :class:`CheckOnly`, only verify) one cell in the calling thread; returns its row
     (without run_id / env_id).
 
@@ -311,23 +341,27 @@ def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, tim
     check before timing and peak memory are left to the first round
     (:func:`workbench.harness.rounds.merge_rounds` keeps them). A sweep checks after timing in the first
     and the last round of a cell.
+
+    Building the case has its own limit, ``build_timeout_s``; ``timeout_s`` starts when the build is done.
+    ``limits`` (from :func:`execute_cell`) shares those deadlines with the caller waiting on the worker.
     """
     t_start = time.perf_counter()
-    deadline = t_start + timeout_s
+    if limits is None:
+        limits = Limits.starting_now(build_timeout_s, timeout_s)
     if isinstance(config, CheckOnly):
         seed = config.seeds[0]
     row = base_row(cell)
     row["seed"] = seed
     notes: list[str] = []
     try:
-        _measure(cell, config, row, notes, seed=seed, deadline=deadline, cancel=cancel, inputs=inputs,
+        _measure(cell, config, row, notes, seed=seed, limits=limits, cancel=cancel, inputs=inputs,
                  peaks=peaks, later_round=later_round, check_after=check_after)
     except Cancelled:
         raise
     except Unsupported as exc:
         row.update(status="unsupported", message=str(exc))
     except CellTimeout as exc:
-        row.update(status="timeout", message=f"{exc} (limit {timeout_s:g} s)")
+        row.update(status="timeout", message=str(exc))
     except BaseException as exc:  # noqa: BLE001 - a variant's failure is a row, whatever it raised
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -343,7 +377,7 @@ def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, tim
 
 
 def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], notes: list[str], *, seed: int,
-             deadline: float, cancel: threading.Event | None, inputs: InputCache | None,
+             limits: Limits, cancel: threading.Event | None, inputs: InputCache | None,
              peaks: Peaks | None, later_round: bool = False, check_after: bool = True) -> None:
     spec = catalog.get_kernel(cell.kernel)
     backend: Backend = backend_registry.get(cell.backend)
@@ -363,9 +397,11 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     case = (Case(spec, variant, backend, params, cell.dtype, seed=seed) if inputs is None
             else SharedInputCase(spec, variant, backend, params, cell.dtype, seed, inputs))
     row["setup_s"] = time.perf_counter() - t
-    _deadline_check(deadline, cancel, "while building the variant and its inputs")
+    _deadline_check(limits.build_deadline, cancel,
+                    f"while building the variant and its inputs (build limit {limits.build_s:g} s)")
+    deadline, limit_s = limits.start_run(), limits.run_s
     if isinstance(config, CheckOnly):
-        _check_only(case, config.seeds, row, deadline, cancel)
+        _check_only(case, config.seeds, row, deadline, cancel, limit_s)
         return
 
     timer = backend.timer()
@@ -373,14 +409,14 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     row["timer_overhead_s"] = timer_overhead(backend)
     if not later_round:
         row["first_call_s"] = timer.measure(case.run).device_s
-        _deadline_check(deadline, cancel, "in the first call")
+        _deadline_check(deadline, cancel, "in the first call", limit_s)
 
         check = case.run_and_check()
         row.update(max_error=check.max_error, tolerance=check.tolerance)
         if not check.passed:
             row.update(status="incorrect", message=f"verification failed (not timed): {check.message}")
             return
-        _deadline_check(deadline, cancel, "during verification")
+        _deadline_check(deadline, cancel, "during verification", limit_s)
 
     n_inputs, note = _rotation_count(case, config.n_inputs)
     if note:
@@ -393,7 +429,7 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     out = case.outputs
     calls = [(lambda inp=inp: case.call(inp, out)) for inp, _ in sets]
     row["n_inputs"] = len(sets)
-    _deadline_check(deadline, cancel, "while preparing rotation inputs")
+    _deadline_check(deadline, cancel, "while preparing rotation inputs", limit_s)
 
     flush = backend.flush_cache if config.cache == "cold" else None
     meter = ConditionsMeter(gpu_monitor(backend))
@@ -412,7 +448,7 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     row.update(rates(flops, nbytes, st.median, cell.dtype, peaks, published_peak(row["device"], cell.dtype),
                      spec.bound))
     if timing.stopped_by == "deadline" and st.n < config.min_samples:
-        raise CellTimeout(f"timed out after {st.n} of {config.min_samples} samples")
+        raise CellTimeout(f"timed out after {st.n} of {config.min_samples} samples (limit {limits.run_s:g} s)")
 
     if later_round and not check_after:
         row["status"] = "ok"
@@ -440,7 +476,7 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
 
 
 def _check_only(case: Case, seeds: tuple[int, ...], row: dict[str, Any], deadline: float,
-                cancel: threading.Event | None) -> None:
+                cancel: threading.Event | None, limit_s: float | None = None) -> None:
     worst, worst_seed = -1.0, seeds[0]
     for i, s in enumerate(seeds):
         if i:
@@ -454,7 +490,7 @@ def _check_only(case: Case, seeds: tuple[int, ...], row: dict[str, Any], deadlin
         if res.max_error > worst:
             worst, worst_seed = res.max_error, s
             row.update(max_error=res.max_error, tolerance=res.tolerance)
-        _deadline_check(deadline, cancel, "during verification")
+        _deadline_check(deadline, cancel, "during verification", limit_s)
     row.update(status="ok", seed=worst_seed)
 
 
@@ -494,27 +530,33 @@ def prepare_backend(name: str) -> str | None:
 
 def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorker, *, timeout_s: float,
                  seed: int = 0, inputs: InputCache | None = None, peaks: Peaks | None = None,
-                 later_round: bool = False, check_after: bool = True) -> dict[str, Any]:
+                 later_round: bool = False, check_after: bool = True,
+                 build_timeout_s: float = BUILD_TIMEOUT_S) -> dict[str, Any]:
     """``run_cell`` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.
 
     The cell's own deadline (checked between calls) fires first; the hard limit
     adds a little grace so that a cell which stops by itself keeps its partial
-    samples. After an out-of-memory cell the backend frees its caches here, before
-    the next cell starts.
+    samples. The build (inputs, reference, compilation) has its own limit,
+    ``build_timeout_s``, and the run limit starts after it. After an out-of-memory
+    cell the backend frees its caches here, before the next cell starts.
     """
     t0 = time.perf_counter()
+    limits = Limits.starting_now(build_timeout_s, timeout_s)
+    grace = min(2.0, 0.1 * timeout_s + 0.2)
 
     def job(cancel: threading.Event) -> dict[str, Any]:
         return run_cell(cell, config, seed=seed, timeout_s=timeout_s, cancel=cancel, inputs=inputs, peaks=peaks,
-                        later_round=later_round, check_after=check_after)
+                        later_round=later_round, check_after=check_after, limits=limits)
 
     try:
-        row = worker.run(job, timeout_s + min(2.0, 0.1 * timeout_s + 0.2))
+        row = worker.run(job, timeout_s + grace, deadline=lambda: limits.hard_deadline(grace))
     except WorkerTimeout:
         row = base_row(cell)
         row.update(status="timeout", seed=seed, finished_at=now_iso(), wall_s=time.perf_counter() - t0,
-                   message=f"no result within the {timeout_s:g} s limit: a call never returned; "
-                           "its worker thread was abandoned")
+                   message=(f"no result within the {timeout_s:g} s limit: a call never returned; "
+                            if limits.run_deadline < math.inf else
+                            f"the build did not finish within the {build_timeout_s:g} s build limit; ")
+                           + "its worker thread was abandoned")
     if row["status"] == "oom":
         try:
             backend_registry.get(cell.backend).free_memory()
