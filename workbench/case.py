@@ -19,7 +19,7 @@ import numpy as np
 
 from .backends.base import Backend
 from .catalog.spec import BuildContext, KernelCall, KernelSpec, Unsupported, Variant
-from .dtypes import check_dtype, host_dtype, round_to
+from .dtypes import check_dtype, host_dtype
 
 POISON = float("nan")
 
@@ -44,9 +44,8 @@ class CheckResult:
 
 
 def make_host_inputs(spec: KernelSpec, params: dict[str, int], dtype: str, seed: int) -> dict[str, np.ndarray]:
-    """Seeded inputs, rounded to ``dtype`` (held in its host dtype)."""
-    raw = spec.make_inputs(params, np.random.default_rng(seed))
-    return {k: round_to(v, dtype) for k, v in raw.items()}
+    """Seeded inputs, rounded to ``dtype`` (held in its host dtype): :meth:`KernelSpec.host_inputs`."""
+    return spec.host_inputs(params, dtype, seed)
 
 
 def reference_outputs(spec: KernelSpec, host_inputs: dict[str, np.ndarray], params: dict[str, int]
@@ -57,11 +56,6 @@ def reference_outputs(spec: KernelSpec, host_inputs: dict[str, np.ndarray], para
 
 def output_dtype(spec: KernelSpec, name: str, dtype: str) -> str:
     return spec.output_dtypes.get(name, dtype)
-
-
-def to_device(backend: Backend, a: np.ndarray, dtype: str) -> Any:
-    x = backend.from_numpy(np.ascontiguousarray(a))
-    return backend.cast(x, dtype) if dtype == "bfloat16" else x
 
 
 def poisoned(backend: Backend, shape: tuple[int, ...], dtype: str) -> Any:
@@ -195,7 +189,7 @@ class Case:
 
     def device_inputs(self, host: dict[str, np.ndarray]) -> dict[str, Any]:
         """Host input arrays copied to the backend (cast to bfloat16 there when needed)."""
-        return {k: to_device(self.backend, v, self.dtype) for k, v in host.items()}
+        return {k: self.backend.to_device(v, self.dtype) for k, v in host.items()}
 
 
 def normalize_outputs(result: Any, outputs: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from . import verdicts
+
 #: ``ceiling_source`` values.
 MEASURED = "measured (workbench peaks)"
 AUTO_PROBE = "measured (automatic probe)"
@@ -68,9 +70,6 @@ def ceiling_suspect(src: str | None, what: str) -> str:
             "`workbench peaks` on an idle machine")
 
 
-#: A cell whose relative spread is above this counts as noisy where the row has no ``noisy`` flag (old rows).
-NOISE_THRESHOLD = 0.10
-
 
 def _num(v: Any) -> float | None:
     try:
@@ -81,12 +80,13 @@ def _num(v: Any) -> float | None:
 
 
 def is_noisy(row: Mapping[str, Any]) -> bool:
-    """The row's noise flag; rows stored before it existed: relative spread above :data:`NOISE_THRESHOLD`."""
+    """The row's noise flag; rows stored before it existed: relative spread above the flag's threshold
+    (:data:`workbench.verdicts.NOISY_SPREAD`)."""
     flag = row.get("noisy")
     if flag is not None and not (isinstance(flag, float) and math.isnan(flag)):
         return bool(flag)
     spread = _num(row.get("rel_spread"))
-    return spread is not None and spread > NOISE_THRESHOLD
+    return verdicts.is_noisy(spread)
 
 
 def noise_text(row: Mapping[str, Any]) -> str:
@@ -97,7 +97,8 @@ def noise_text(row: Mapping[str, Any]) -> str:
     if isinstance(note, str) and note.strip():
         return note.strip()
     spread = _num(row.get("noise")) or _num(row.get("rel_spread"))
-    return f"spread {spread:.0%} (IQR / median) above {NOISE_THRESHOLD:.0%}" if spread is not None else "noisy"
+    return (f"spread {spread:.0%} (IQR / median) above {verdicts.NOISY_SPREAD:.0%}" if spread is not None
+            else "noisy")
 
 
 def is_compute_bound(row: Mapping[str, Any]) -> bool:

@@ -237,6 +237,12 @@ class Backend(ABC):
         """Convert a device array to ``dtype`` (bfloat16 goes through here)."""
         raise NotImplementedError(f"{self.name} cannot cast to {dtype}")
 
+    def to_device(self, a: np.ndarray, dtype: str) -> Any:
+        """A host array of run dtype ``dtype`` on the device: bfloat16 is held as float32 on the host and
+        cast on the device."""
+        x = self.from_numpy(np.ascontiguousarray(a))
+        return self.cast(x, dtype) if dtype == "bfloat16" else x
+
     # -- execution -------------------------------------------------------
     @abstractmethod
     def synchronize(self) -> None: ...
