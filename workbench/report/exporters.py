@@ -15,6 +15,7 @@ import datetime as _dt
 import io
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -327,10 +328,42 @@ def _text(v: Any) -> str:
 
 # -- figures ----------------------------------------------------------------------------------
 
-def figure_data_uri(fig: Any, dpi: int = 80) -> str:
+def figure_data_uri(fig: Any, dpi: int = 160) -> str:
+    """A PNG data URI at twice screen resolution (for places that need an image file, not markup)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def figure_svg(fig: Any, salt: str) -> str:
+    """The figure as inline SVG markup: sharp at any zoom, text that stays text, and no base64 overhead.
+
+    ``salt`` keeps the ids of this figure's clip paths and markers apart from every other figure's on the
+    page (and the same from one run of the report to the next)."""
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    return compact_svg(buf.getvalue())
+
+
+_SVG_NUMBER = re.compile(r"(\d+\.\d\d)\d+")
+_SVG_GID = re.compile(r' id="[A-Za-z.]+(?:_[A-Za-z]+)*_\d+"')
+_SVG_FONTS = re.compile(r"font-family: [^;\"]+")
+
+
+def compact_svg(text: str) -> str:
+    """matplotlib's SVG without what a page does not need: the XML header and metadata, coordinates past
+    1/100 pt, the figure-local ids (``axes_1``: they would repeat on every figure of the page),
+    indentation, and the dozen fallback font names on every label (about 25% less)."""
+    text = text[text.index("<svg"):]
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+    text = _SVG_NUMBER.sub(r"\1", text)
+    text = _SVG_GID.sub("", text)
+    text = _SVG_FONTS.sub("font-family: 'DejaVu Sans', Verdana, sans-serif", text)
+    text = re.sub(r"\s*\n\s*", " ", text)
+    return re.sub(r">\s+<", "><", text)
 
 
 #: Above this many FLOPs per byte a kernel counts as compute-bound, for rows that do not say (``bound``).
@@ -347,30 +380,50 @@ def _throughput_metric(k: pd.DataFrame) -> str:
     return "gflops" if inten and inten > COMPUTE_BOUND_INTENSITY else "gbps"
 
 
-def kernel_figures(data: ReportData, baseline: Any = None) -> list[dict[str, Any]]:
-    """Per kernel: title and (caption, PNG data URI) for time, throughput, speed-up, roofline, memory."""
+def _intensity_varies(ok: pd.DataFrame) -> bool:
+    v = pd.to_numeric(ok.get("intensity", pd.Series(dtype=float)), errors="coerce").dropna()
+    return len(v) > 1 and v.max() / v.min() > 1.2 if len(v) and v.min() > 0 else False
+
+
+def kernel_figures(data: ReportData, baseline: Any = None, styles: Any = None,
+                   run_names: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Per kernel: its compact table and only the figures that carry something.
+
+    Always the time / % of ceiling figure; a roofline only where it has points and a roof and the
+    kernel's arithmetic intensity changes with size (with one intensity the points stack on one
+    vertical, and the % of ceiling panel already says how far below the roof they are); a memory
+    figure only where the series' memories differ (:func:`workbench.report.plots.memories_differ`).
+    """
     from . import plots
+    from .findings import parse_reference, pick_reference
+    from .tables import pivot
 
     out = []
     df = data.df
-    for kernel in dict.fromkeys(df["kernel"]) if "kernel" in df else []:
+    styles = styles if styles is not None else plots.styles_for(df)
+    variant, backend = parse_reference(baseline)
+    for i, kernel in enumerate(dict.fromkeys(df["kernel"]) if "kernel" in df else []):
         k = df[df["kernel"] == kernel]
         ok = k[k["status"] == "ok"]
         figs = []
+        ref = pick_reference(ok, variant, backend)
         if len(ok):
-            metric = _throughput_metric(ok)
-            makers = [("time per call vs size", lambda ok=ok: plots.plot_metric(ok, "median_s")),
-                      (f"{plots.METRIC_LABELS[metric]} vs size", lambda ok=ok, m=metric: plots.plot_metric(ok, m)),
-                      ("speed-up vs baseline", lambda ok=ok: plots.plot_speedup(ok, baseline=baseline)),
-                      ("roofline", lambda ok=ok, k=kernel: plots.plot_roofline(
-                          ok, data.peaks, environments=data.environments, title=f"{k}: roofline")),
-                      ("peak memory vs size", lambda ok=ok: plots.plot_memory(ok))]
-            if ok["peak_mem_bytes"].isna().all() if "peak_mem_bytes" in ok else True:
-                makers.pop()
-            for caption, make in makers:
-                figs.append({"caption": caption, "src": figure_data_uri(make())})
-        speedups = _records(speedup_table(ok, baseline)) if len(ok) else []
-        out.append({"kernel": kernel, "figures": figs, "n_ok": len(ok), "n_rows": len(k), "speedups": speedups,
+            figs.append({"caption": "time per call and share of the ceiling against size",
+                         "svg": figure_svg(plots.plot_kernel(k, str(kernel), styles=styles, run_names=run_names),
+                                           f"k{i}t")})
+            if _intensity_varies(ok) and plots.has_roof(ok, data.peaks):
+                fig = plots.plot_roofline(ok, data.peaks, environments=data.environments, styles=styles,
+                                          run_names=run_names, title=f"{kernel}: roofline")
+                figs.append({"caption": "roofline: arithmetic intensity grows with size", "svg": figure_svg(
+                    fig, f"k{i}r")})
+            if plots.memories_differ(ok):
+                fig = plots.plot_memory(ok, styles=styles, run_names=run_names)
+                figs.append({"caption": "peak memory of one call (each backend's own method)",
+                             "svg": figure_svg(fig, f"k{i}m")})
+        speedups = _records(speedup_table(ok, {"variant": ref[0], "backend": ref[1]} if ref else baseline)
+                            ) if len(ok) else []
+        out.append({"kernel": kernel, "anchor": f"kernel-{i + 1}", "figures": figs, "n_ok": len(ok),
+                    "n_rows": len(k), "speedups": speedups, "pivot": pivot(k, ref, run_names),
                     "verdicts": verdict_counts(s["verdict"] for s in speedups)})
     return out
 
@@ -423,24 +476,40 @@ def _pairs(item: dict[str, Any], prefix: str = "") -> str:
 
 def render_html(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *, title: str | None = None,
                 baseline: Any = None) -> str:
+    """The report: key findings first (against one reference, ``baseline``: default numpy's library
+    variant), a table of contents, then per kernel a compact table and the figures that say something."""
     import jinja2
 
     from ..version import __version__
+    from . import plots
+    from .env_summary import environment_line, run_names
+    from .findings import key_findings
 
     data = gather(store_or_df, run_ids)
     env = jinja2.Environment(loader=jinja2.PackageLoader("workbench.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     tmpl = env.get_template("report.html.j2")
     df = data.df
+    names = run_names(data.runs, data.run_ids, data.environments)
+    styles = plots.styles_for(df)
     notes = row_notes(df, data.environments)
     results = _records(summary_table(df, data.environments))
     for rec, (_, n) in zip(results, notes.iterrows(), strict=True):
         rec.update(_noisy=bool(n["noisy"]), _noise_note=n["noise_note"], _peak_note=n["peak_note"])
+    runs = _records(runs_table(data))
+    for r in runs:
+        r["name"] = names.get(r["run"], r["name"])
+    findings = key_findings(df, baseline, runs=data.runs, environments=data.environments, run_names=names)
+    multi = len(data.run_ids) > 1 or len(data.environments) > 1
+    kernels = kernel_figures(data, baseline, styles, names)
     return tmpl.render(
-        title=title or "Kernel Workbench report: " + ", ".join(data.run_ids or ["(no runs)"]),
+        title=title or "Kernel Workbench report: " + (", ".join(names.get(r, r) for r in data.run_ids)
+                                                      or "(no runs)"),
         generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
-        runs=_records(runs_table(data)),
+        runs=runs,
+        multi=multi,
+        findings=findings,
         counts=status_counts(df),
         n_rows=len(df),
         results=results,
@@ -448,7 +517,9 @@ def render_html(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *,
         noise_line=noise_summary(df, notes),
         peak_lines=peak_summary(df, notes),
         failures=_records(failures_table(df)),
-        kernels=kernel_figures(data, baseline),
+        kernels=kernels,
+        n_figures=sum(len(k["figures"]) for k in kernels),
+        env_lines=[{"env_id": e, "line": environment_line(rec)} for e, rec in data.environments.items()],
         environments=environment_sections(data.environments),
         peaks=_records(data.peaks) if len(data.peaks) else [],
     )

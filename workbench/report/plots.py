@@ -3,9 +3,16 @@
 Every function takes rows shaped like ``docs/measurement-record.md`` and returns
 a :class:`matplotlib.figure.Figure` built without pyplot, so nothing is shown,
 no global figure list grows while a report renders dozens of plots, and it
-works headless and from the dashboard's worker thread (PNG output goes through
-Agg). Rows whose status is not ``ok`` never become points; they are listed
-under the axes so a missing line is never a silent one.
+works headless and from the dashboard's worker thread. Rows whose status is not
+``ok`` never become points; they are listed under the axes so a missing line is
+never a silent one.
+
+How they read: the x axis is one real size parameter, named (``cols``, one line
+per ``rows``; ``m = n = k`` for square gemm), with ticks at the measured sizes
+(``2¹⁶`` where sizes are powers of two); times carry their own unit (ns, µs,
+ms); legends sit beside the axes; and a series keeps one colour and marker
+(:func:`series_style`, :func:`style_map`) in every figure given the same
+``styles``. Runs are named by ``run_names`` (run id -> name), never by id.
 """
 
 from __future__ import annotations
@@ -17,7 +24,15 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
+
+from .sizes import XAxis, choose_x_axis, is_power_of_two, params_frame, tick_text
+from .styles import LINESTYLES, SeriesStyle, series_key, series_style, style_map, styles_for
+from .units import fmt_tick_time
+
+__all__ = ["SeriesStyle", "memories_differ", "plot_kernel", "plot_memory", "plot_metric", "plot_roofline",
+           "plot_speedup", "plot_throughput", "plot_time", "series_key", "series_style", "style_map",
+           "styles_for"]
 
 #: Metric names (and friendly aliases) -> contract column or derived quantity.
 METRIC_ALIASES: dict[str, str] = {
@@ -30,15 +45,19 @@ METRIC_ALIASES: dict[str, str] = {
     "memory": "peak_mem_bytes", "peak_mem_bytes": "peak_mem_bytes",
 }
 METRIC_LABELS: dict[str, str] = {
-    "median_s": "time per call (s, median)", "gbps": "GB/s", "gflops": "GFLOP/s",
-    "pct_peak_bw": "% of measured peak bandwidth", "pct_peak_flops": "% of measured peak FLOP/s",
+    "median_s": "time per call (median)", "gbps": "GB/s", "gflops": "GFLOP/s",
+    "pct_peak_bw": "% of the GB/s ceiling", "pct_peak_flops": "% of the GFLOP/s ceiling",
     "pct_published": "% of published peak", "speedup": "speed-up vs baseline (x)",
     "peak_mem_bytes": "peak memory",
 }
 #: Metrics that are (something) / median time: their quartile band is value * median / q3 .. / q1.
 INVERSE_TIME = {"gbps", "gflops", "pct_peak_bw", "pct_peak_flops", "pct_published"}
 MAX_LISTED = 8
+MAX_TICKS = 8
 ROOF_COLORS = ("#222", "#7a1f5c", "#1f5c7a", "#5c7a1f")
+LEGEND_FONT = 7.5
+#: Memory plots are drawn only where series differ by more than this factor at some size.
+MEMORY_DIFFERS = 1.25
 
 
 def resolve_metric(metric: str) -> str:
@@ -50,7 +69,7 @@ def resolve_metric(metric: str) -> str:
 
 # -- helpers ----------------------------------------------------------------------------------
 
-def new_figure(n_axes: int = 1, width: float = 6.4, height: float = 4.0) -> tuple[Figure, list[Axes]]:
+def new_figure(n_axes: int = 1, width: float = 5.6, height: float = 3.4) -> tuple[Figure, list[Axes]]:
     cols = 1 if n_axes == 1 else 2
     rows = (n_axes + cols - 1) // cols
     fig = Figure(figsize=(width * cols, height * rows))  # fixed margins (see finish): layout engines cost 2-3x
@@ -67,41 +86,34 @@ def split_ok(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def series_columns(df: pd.DataFrame) -> list[str]:
-    """Columns that tell lines apart: variant and backend, plus whatever else varies here."""
+    """Columns that tell lines apart: variant and backend, plus dtype, cache or run where one series
+    has several (the device is the backend's, so naming it on every line only repeats it)."""
     cols = ["variant", "backend"]
-    for extra in ("dtype", "cache", "run_id", "device"):
-        if extra in df and df[extra].nunique(dropna=False) > 1:
+    for extra in ("dtype", "cache", "run_id"):
+        if extra in df and len(df) and df.groupby(["variant", "backend"])[extra].nunique(dropna=False).max() > 1:
             cols.append(extra)
     return cols
 
 
-def series_label(key: Any, cols: list[str]) -> str:
+def series_label(key: Any, cols: list[str], run_names: Mapping[str, str] | None = None) -> str:
     key = key if isinstance(key, tuple) else (key,)
-    d = dict(zip(cols, key, strict=True))
-    label = f"{d.get('variant')} @ {d.get('backend')}"
-    extras = [str(d[c]) for c in cols[2:]]
-    return label + (f" ({', '.join(extras)})" if extras else "")
+    d = dict(zip(cols, key, strict=False))
+    extras = [str((run_names or {}).get(str(d[c]), d[c])) if c == "run_id" else str(d[c]) for c in cols[2:]]
+    return series_key(d.get("variant"), d.get("backend")) + (f" ({', '.join(extras)})" if extras else "")
 
 
-def _sorted_numeric(g: pd.DataFrame, col: str) -> pd.DataFrame:
-    g = g.copy()
-    g[col] = pd.to_numeric(g[col], errors="coerce")
-    return g.sort_values("size")
+def _line_style(key: Any, cols: list[str], styles: Mapping[str, SeriesStyle] | None,
+                run_order: list[str]) -> tuple[SeriesStyle, str]:
+    """The series' colour/marker, and a line style that tells its runs apart."""
+    d = dict(zip(cols, key if isinstance(key, tuple) else (key,), strict=False))
+    style = series_style(series_key(d.get("variant"), d.get("backend")), styles)
+    run = str(d.get("run_id", ""))
+    ls = LINESTYLES[run_order.index(run) % len(LINESTYLES)] if run in run_order else "-"
+    return style, ls
 
 
-def _log_if_wide(ax: Axes, x: Iterable[float], y: Iterable[float] | None = None) -> None:
-    """Log axes where values span a wide range (sizes are usually swept geometrically: x from 4x on)."""
-    for values, setter, ratio in ((x, ax.set_xscale, 4), (y, ax.set_yscale, 20)):
-        if values is None:
-            continue
-        v = np.asarray([f for f in values if f is not None and np.isfinite(f) and f > 0], float)
-        if len(v) and v.max() / v.min() > ratio:
-            setter("log")
-            if v.max() / v.min() < 300:  # under ~2.5 decades: label 1-2-5 steps, not every minor tick
-                axis = ax.xaxis if setter == ax.set_xscale else ax.yaxis
-                axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-                axis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
-                axis.set_minor_formatter(NullFormatter())
+def _run_order(df: pd.DataFrame) -> list[str]:
+    return [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df and len(df) else []
 
 
 def _short_method(method: str) -> str:
@@ -122,11 +134,32 @@ def _bytes_unit(values: pd.Series) -> tuple[str, float]:
     return unit, scale
 
 
-def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str] | None = None) -> Figure:
-    """List the rows left out of the figure (status and reason) under the axes, and set the margins.
+def _legend_width(labels: list[str]) -> float:
+    """Inches a legend of these labels takes beside the axes (7.5 pt text: ~0.058 in per character)."""
+    return 0.0 if not labels else min(4.2, 0.55 + 0.058 * max(len(s) for s in labels))
+
+
+def _figure_legend(fig: Figure, axes: list[Axes]) -> float:
+    """One legend for the whole figure, right of the axes (never over the data); returns its width."""
+    handles, labels = [], []
+    for a in axes:
+        for h, lab in zip(*a.get_legend_handles_labels(), strict=True):
+            if lab not in labels and not lab.startswith("_"):
+                handles.append(h)
+                labels.append(lab)
+    if not labels:
+        return 0.0
+    fig.legend(handles, labels, loc="upper right", fontsize=LEGEND_FONT, frameon=False, borderaxespad=0.4)
+    return _legend_width(labels)
+
+
+def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str] | None = None,
+           legend: bool = True) -> Figure:
+    """List the rows left out of the figure (status and reason) under the axes, put the legend beside the
+    axes, and set the margins.
 
     ``notes`` (e.g. why points sit above a roofline) go under the axes first, in dark orange.
-    ``layout`` False leaves the size and margins of a figure the caller made (``ax=`` given) alone.
+    ``layout`` False leaves the size, margins and legend of a figure the caller made (``ax=`` given) alone.
     """
     lines = [f"{r.get('kernel')}: {r.get('variant')} @ {r.get('backend')} {r.get('size_label') or ''} "
              f"— {r.get('status')}: {str(r.get('message') or '')[:70]}" for _, r in bad.head(MAX_LISTED).iterrows()]
@@ -134,7 +167,7 @@ def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str]
         lines.append(f"... and {len(bad) - MAX_LISTED} more")
     notes = list(notes or [])
     w, h = fig.get_size_inches()
-    line_h = 0.13
+    line_h = 0.14
     bad_h = line_h * (len(lines) + 1) if lines else 0.0
     notes_h = line_h * (len(notes) + 0.5) if notes else 0.0
     note_h = bad_h + notes_h
@@ -143,18 +176,25 @@ def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str]
             fig.text(0.01, 0.01, "not plotted: " + "\n".join(lines), fontsize=7, color="#a33", va="bottom")
         if notes:
             fig.text(0.01, 0.01 + bad_h / h, "\n".join(notes), fontsize=7, color="#8a4b00", va="bottom")
+        for a in fig.axes:
+            if a.get_legend_handles_labels()[0]:
+                a.legend(fontsize=LEGEND_FONT)
         return fig
-    if note_h:
-        fig.set_size_inches(w, h + note_h)
-        h += note_h
+    axes = list(fig.axes)
+    legend_w = _figure_legend(fig, axes) if legend else 0.0
+    fig.set_size_inches(w + legend_w, h + note_h)
+    w, h = w + legend_w, h + note_h
     if lines:
         fig.supxlabel("not plotted: " + "\n".join(lines), fontsize=7, color="#a33", ha="left", x=0.01, y=0.01,
                       va="bottom")
     if notes:
         fig.text(0.01, 0.01 + bad_h / h, "\n".join(notes), fontsize=7, color="#8a4b00", ha="left", va="bottom")
-    # margins in inches, so panels keep their size whatever the note adds
-    fig.subplots_adjust(left=0.85 / w, right=1 - 0.15 / w,
-                        top=1 - 0.35 / h, bottom=(0.55 + note_h) / h, wspace=0.25, hspace=0.45)
+    has_ticks2 = any("\n" in t.get_text() for a in axes for t in a.get_xticklabels())
+    top = 0.62 if fig._suptitle is not None else 0.35  # noqa: SLF001 — matplotlib keeps no public accessor
+    # margins in inches, so panels keep their size whatever the notes and legend add
+    fig.subplots_adjust(left=0.8 / w, right=1 - (0.15 + legend_w) / w, top=1 - top / h,
+                        bottom=(0.55 + (0.15 if has_ticks2 else 0) + note_h) / h, wspace=0.3 if len(axes) > 1
+                        else 0.2, hspace=0.5)
     return fig
 
 
@@ -184,10 +224,79 @@ def _for_kernel(df: pd.DataFrame, kernel: str) -> pd.DataFrame:
     return df[df["kernel"] == kernel] if kernel and "kernel" in df else df
 
 
+# -- the size axis ----------------------------------------------------------------------------
+
+def with_x(df: pd.DataFrame) -> tuple[pd.DataFrame, XAxis]:
+    """``df`` with columns ``_x`` (the axis parameter) and ``_group`` ("rows=256" for a parameter that
+    splits lines; "" otherwise), and the axis chosen for it."""
+    params = params_frame(df)
+    axis = choose_x_axis(params)
+    out = df.copy()
+    out["_x"] = pd.to_numeric(params[axis.name], errors="coerce") if axis.name in params else np.nan
+    out["_group"] = [" ".join(f"{c}={params.at[i, c]}" for c in axis.group_by) for i in df.index]
+    companions = {}
+    for c in axis.companions:
+        companions[c] = dict(zip(out["_x"], params[c], strict=True))
+    out.attrs["companions"] = companions
+    return out, axis
+
+
+def set_size_axis(ax: Axes, xs: Iterable[float], axis: XAxis, companions: Mapping[str, Mapping] | None = None
+                  ) -> None:
+    """Ticks at the measured sizes, named, never offset: log₂ spacing for powers of two, log for other wide
+    ranges; parameters moving in lockstep (``rows`` beside ``cols``) under each tick."""
+    v = sorted({float(x) for x in xs if x is not None and np.isfinite(x) and x > 0})
+    ax.set_xlabel(axis.label + (" (" + ", ".join(f"{c} below" for c in (companions or {})) + ")"
+                                if companions else ""))
+    if not v:
+        return
+    pow2 = is_power_of_two(v)
+    if len(v) > 1 and v[-1] / v[0] >= 4:
+        ax.set_xscale("log", base=2 if pow2 else 10)
+    ticks = v if len(v) <= MAX_TICKS else v[:: int(np.ceil(len(v) / MAX_TICKS))]
+    labels = []
+    for t in ticks:
+        text = tick_text(t, pow2)
+        for c, m in (companions or {}).items():
+            if t in m:
+                text += f"\n{c}={m[t]}"
+        labels.append(text)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, pos, d=dict(zip(ticks, labels, strict=True)):
+                                               d.get(x, "")))
+    ax.xaxis.set_minor_locator(NullLocator())
+    if len(v) == 1:
+        ax.set_xlim(v[0] / 2, v[0] * 2) if ax.get_xscale() == "log" else ax.set_xlim(v[0] * 0.5, v[0] * 1.5)
+
+
+def set_time_axis(ax: Axes, y: Iterable[float]) -> None:
+    """Times in seconds, labelled each in its own unit ("20 µs", "1 ms"); log where they span > 20x."""
+    v = np.asarray([f for f in y if f is not None and np.isfinite(f) and f > 0], float)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda s, pos: fmt_tick_time(s)))
+    if len(v) and v.max() / v.min() > 20:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if v.max() / v.min() < 1000 else (1.0,)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda s, pos: fmt_tick_time(s)))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.yaxis.set_major_locator(MaxNLocator(6))
+        ax.set_ylim(bottom=0)
+
+
+def set_plain_axis(ax: Axes, y: Iterable[float], log_ratio: float | None = 20) -> None:
+    """Plain numbers ("120", "0.5"), no "1e6" offset; log where the values span more than ``log_ratio``."""
+    v = np.asarray([f for f in y if f is not None and np.isfinite(f) and f > 0], float)
+    if log_ratio and len(v) and v.max() / v.min() > log_ratio:
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda s, pos: f"{s:,.4g}"))
+
+
 # -- line plots against size ------------------------------------------------------------------
 
 def plot_metric(df: pd.DataFrame, metric: str = "median_s", *, baseline: Any = None, ax: Axes | None = None,
-                title: str | None = None, bands: bool = True) -> Figure:
+                title: str | None = None, bands: bool = True, styles: Mapping[str, SeriesStyle] | None = None,
+                run_names: Mapping[str, str] | None = None) -> Figure:
     """One line per variant/backend of ``metric`` against size, one panel per kernel.
 
     ``metric`` is a column (``median_s``, ``gbps``, ``gflops``, ``pct_peak_bw`` ...)
@@ -195,43 +304,59 @@ def plot_metric(df: pd.DataFrame, metric: str = "median_s", *, baseline: Any = N
     against ``baseline`` with confidence intervals instead.
     """
     metric = resolve_metric(metric)
+    styles = styles if styles is not None else styles_for(df)
     if metric == "speedup":
-        return plot_speedup(df, baseline=baseline, ax=ax, title=title)
+        return plot_speedup(df, baseline=baseline, ax=ax, title=title, styles=styles, run_names=run_names)
     if metric == "peak_mem_bytes":
-        return plot_memory(df, ax=ax, title=title)
+        return plot_memory(df, ax=ax, title=title, styles=styles, run_names=run_names)
     ok, bad = split_ok(df)
     kernels = _kernels(ok if len(ok) else df)
     fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(len(kernels))
     for a, kernel in zip(axes, kernels, strict=False):
-        _draw_metric(a, _for_kernel(ok, kernel), metric, bands)
+        draw_metric(a, _for_kernel(ok, kernel), metric, bands, styles, run_names)
         a.set_title(title or (f"{kernel}: {METRIC_LABELS[metric]}" if kernel else METRIC_LABELS[metric]))
     return finish(fig, bad, layout=ax is None)
 
 
-def _draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool) -> None:
-    ax.set_xlabel("size (product of the size parameters)")
-    ax.set_ylabel(METRIC_LABELS[metric])
-    if ok.empty or metric not in ok or ok[metric].isna().all():
-        ax.text(0.5, 0.5, f"no {metric} values", ha="center", va="center", transform=ax.transAxes)
+def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
+                styles: Mapping[str, SeriesStyle] | None = None, run_names: Mapping[str, str] | None = None) -> None:
+    """``metric`` of one kernel's ok rows on ``ax``: a line per series (and per splitting parameter)."""
+    ax.set_ylabel("time" if metric == "median_s" else METRIC_LABELS[metric])
+    if ok.empty or metric not in ok or pd.to_numeric(ok[metric], errors="coerce").isna().all():
+        ax.set_xlabel("size")
+        ax.text(0.5, 0.5, f"no {METRIC_LABELS[metric]} values", ha="center", va="center", transform=ax.transAxes)
         return
-    cols = series_columns(ok)
+    data, axis = with_x(ok)
+    data[metric] = pd.to_numeric(data[metric], errors="coerce")
+    cols = series_columns(data)
+    runs = _run_order(data)
+    groups = list(dict.fromkeys(data["_group"]))
     n_noisy = 0
-    for key, g in ok.groupby(cols, sort=True, dropna=False):
-        g = _sorted_numeric(g, metric).dropna(subset=[metric])
+    for key, g in data.groupby([*cols, "_group"], sort=True, dropna=False):
+        g = g.dropna(subset=[metric]).sort_values("_x")
         if g.empty:
             continue
-        (line,) = ax.plot(g["size"], g[metric], marker="o", ms=3, label=series_label(key, cols))
+        style, ls = _line_style(key[:-1], cols, styles, runs)
+        if len(groups) > 1 and len(runs) <= 1:
+            ls = LINESTYLES[groups.index(key[-1]) % len(LINESTYLES)]
+        label = series_label(key[:-1], cols, run_names) + (f", {key[-1]}" if key[-1] else "")
+        ax.plot(g["_x"], g[metric], marker=style.marker, ms=4, color=style.color, ls=ls, label=label)
         band = quartile_band(g, metric) if bands else None
         if band is not None:
-            ax.fill_between(g["size"], band[0], band[1], color=line.get_color(), alpha=0.2, linewidth=0)
+            ax.fill_between(g["_x"], band[0], band[1], color=style.color, alpha=0.15, linewidth=0)
         noisy = noisy_mask(g)
         if noisy.any():
-            _mark_noisy(ax, g["size"][noisy], g[metric][noisy], line.get_color())
+            _mark_noisy(ax, g["_x"][noisy], g[metric][noisy], style.color)
             n_noisy += int(noisy.sum())
     _noisy_legend(ax, n_noisy)
-    _log_if_wide(ax, ok["size"], ok[metric] if not metric.startswith("pct") else None)
+    set_size_axis(ax, data["_x"], axis, data.attrs.get("companions"))
+    if metric == "median_s":
+        set_time_axis(ax, data[metric])
+    else:
+        set_plain_axis(ax, data[metric], None if metric.startswith("pct") else 20)
+        if not metric.startswith("pct") or ax.get_yscale() == "linear":
+            ax.set_ylim(bottom=0) if ax.get_yscale() == "linear" else None
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
 
 
 def quartile_band(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -260,22 +385,52 @@ def plot_throughput(df: pd.DataFrame, metric: str = "gbps", **kw: Any) -> Figure
     return plot_metric(df, metric, **kw)
 
 
+def efficiency_metric(ok: pd.DataFrame) -> str:
+    """What says how well a kernel uses the machine: % of its bounding ceiling where rows carry one,
+    else GB/s (memory-bound) or GFLOP/s (compute-bound)."""
+    compute = "bound" in ok and (ok["bound"].dropna() == "compute-bound").any()
+    pct = "pct_peak_flops" if compute else "pct_peak_bw"
+    if pct in ok and pd.to_numeric(ok[pct], errors="coerce").notna().any():
+        return pct
+    return "gflops" if compute else "gbps"
+
+
+def plot_kernel(df: pd.DataFrame, kernel: str | None = None, *, styles: Mapping[str, SeriesStyle] | None = None,
+                run_names: Mapping[str, str] | None = None) -> Figure:
+    """One kernel at a glance: time per call beside its efficiency (% of ceiling, or throughput), one
+    legend for both; the title names the kernel."""
+    kernel = kernel or _kernels(df)[0]
+    k = _for_kernel(df, kernel)
+    ok, bad = split_ok(k)
+    styles = styles if styles is not None else styles_for(df)
+    fig, axes = new_figure(2, width=4.3, height=3.0)
+    draw_metric(axes[0], ok, "median_s", True, styles, run_names)
+    axes[0].set_title("time per call (median, q1–q3 band)", fontsize=10)
+    metric = efficiency_metric(ok) if len(ok) else "gbps"
+    draw_metric(axes[1], ok, metric, False, styles, run_names)
+    axes[1].set_title(METRIC_LABELS[metric] + (" (higher is better)" if metric in INVERSE_TIME else ""),
+                      fontsize=10)
+    fig.suptitle(str(kernel), fontsize=12, fontweight="bold", x=0.01, ha="left")
+    return finish(fig, bad)
+
+
 # -- speed-up ---------------------------------------------------------------------------------
 
 def parse_baseline(baseline: Any) -> tuple[str | None, str | None]:
-    """(variant, backend) from None, "variant", "variant @ backend" or {"variant": .., "backend": ..}."""
+    """(variant, backend) from None, "variant", "variant @ backend" / "variant@backend" or a mapping."""
     if baseline is None:
         return None, None
     if isinstance(baseline, Mapping):
         return baseline.get("variant") or None, baseline.get("backend") or None
     if isinstance(baseline, (tuple, list)):
         return (baseline[0] or None), (baseline[1] if len(baseline) > 1 else None) or None
-    variant, _, backend = str(baseline).partition(" @ ")
+    variant, _, backend = str(baseline).partition("@")
     return variant.strip() or None, backend.strip() or None
 
 
 def plot_speedup(df: pd.DataFrame, baseline: Any = None, *, ax: Axes | None = None, title: str | None = None,
-                 table: pd.DataFrame | None = None) -> Figure:
+                 table: pd.DataFrame | None = None, styles: Mapping[str, SeriesStyle] | None = None,
+                 run_names: Mapping[str, str] | None = None) -> Figure:
     """Speed-up of each variant over a baseline against size; error bars are 95% intervals from the rounds.
 
     ``baseline`` defaults to each kernel's library variant (see
@@ -285,6 +440,7 @@ def plot_speedup(df: pd.DataFrame, baseline: Any = None, *, ax: Axes | None = No
     from ..stats_compare import speedup_vs_baseline
 
     ok, bad = split_ok(df)
+    styles = styles if styles is not None else styles_for(df)
     if table is None:
         variant, backend = parse_baseline(baseline)
         table = speedup_vs_baseline(ok, baseline_variant=variant, baseline_backend=backend) if len(ok) else None
@@ -292,36 +448,42 @@ def plot_speedup(df: pd.DataFrame, baseline: Any = None, *, ax: Axes | None = No
     fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(len(kernels))
     for a, kernel in zip(axes, kernels, strict=False):
         t = table if table is None else _for_kernel(table, kernel)
-        _draw_speedup(a, t)
+        _draw_speedup(a, t, styles, run_names)
         a.set_title(title or (f"{kernel}: speed-up" if kernel else "speed-up"))
     return finish(fig, bad, layout=ax is None)
 
 
-def _draw_speedup(ax: Axes, t: pd.DataFrame | None) -> None:
-    ax.set_xlabel("size (product of the size parameters)")
+def _draw_speedup(ax: Axes, t: pd.DataFrame | None, styles: Mapping[str, SeriesStyle] | None = None,
+                  run_names: Mapping[str, str] | None = None) -> None:
     ax.set_ylabel(METRIC_LABELS["speedup"])
     ax.axhline(1.0, color="#555", lw=1, ls="--")
     if t is None or t.empty or t["speedup"].isna().all():
+        ax.set_xlabel("size")
         ax.text(0.5, 0.5, "no baseline to compare with", ha="center", va="center", transform=ax.transAxes)
         return
     t = t[~((t["variant"] == t["baseline_variant"]) & (t["backend"] == t["baseline_backend"]))]
     t = t.dropna(subset=["speedup"])
-    cols = series_columns(t)
-    for key, g in t.groupby(cols, sort=True, dropna=False):
-        g = g.sort_values("size")
+    data, axis = with_x(t)
+    cols = series_columns(data)
+    runs = _run_order(data)
+    for key, g in data.groupby([*cols, "_group"], sort=True, dropna=False):
+        g = g.sort_values("_x")
+        style, ls = _line_style(key[:-1], cols, styles, runs)
         s = g["speedup"].to_numpy(float)
         lo = np.nan_to_num(s - g["ci_low"].to_numpy(float), nan=0.0).clip(min=0)
         hi = np.nan_to_num(g["ci_high"].to_numpy(float) - s, nan=0.0).clip(min=0)
-        base = f"{g['baseline_variant'].iloc[0]} @ {g['baseline_backend'].iloc[0]}"
-        ax.errorbar(g["size"], s, yerr=[lo, hi], marker="o", ms=3, capsize=3,
-                    label=f"{series_label(key, cols)} vs {base}")
-    _log_if_wide(ax, t["size"], None)
+        base = series_key(g["baseline_variant"].iloc[0], g["baseline_backend"].iloc[0])
+        label = series_label(key[:-1], cols, run_names) + (f", {key[-1]}" if key[-1] else "")
+        ax.errorbar(g["_x"], s, yerr=[lo, hi], marker=style.marker, ms=4, capsize=3, color=style.color, ls=ls,
+                    label=f"{label} vs {base}")
+    set_size_axis(ax, data["_x"], axis, data.attrs.get("companions"))
     ratios = np.append(t["speedup"].to_numpy(float), 1.0)
     if ratios.min() > 0 and ratios.max() / ratios.min() > 4:  # ratios read best on a log scale
         ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda s, pos: f"{s:.3g}×"))
     ax.grid(True, alpha=0.3)
-    if len(t):
-        ax.legend(fontsize=7)
+
 
 
 # -- roofline ---------------------------------------------------------------------------------
@@ -416,7 +578,8 @@ def _wrap(text: str, width: int = 120) -> list[str]:
 
 def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Axes | None = None,
                   title: str | None = None, published: bool = True,
-                  environments: Mapping[str, Any] | None = None) -> Figure:
+                  environments: Mapping[str, Any] | None = None, styles: Mapping[str, SeriesStyle] | None = None,
+                  run_names: Mapping[str, str] | None = None) -> Figure:
     """Points at (FLOP/byte, GFLOP/s) under each backend's bandwidth slope and compute roof.
 
     The roof of a backend is, in order: its ceilings in ``peaks`` (the store's
@@ -431,7 +594,8 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
     from ..datasets import published_peak
 
     ok, bad = split_ok(df)
-    fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(1, width=9.6)
+    styles = styles if styles is not None else styles_for(df)
+    fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(1, width=5.6, height=3.6)
     a = axes[0]
     a.set_xscale("log")
     a.set_yscale("log")
@@ -475,13 +639,16 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
                 _draw_roof(a, x, bw, fl, f"{device} {dtype} datasheet", ":", "#999")
     notes: list[str] = []
     if len(ok):
-        cols = [c for c in series_columns(ok) if c != "device"]  # the backend names the device here
+        cols = series_columns(ok)
+        runs = _run_order(ok)
         n_noisy = 0
         for key, g in ok.groupby(cols, sort=True, dropna=False):
-            pts = a.scatter(g["intensity"], g["gflops"], s=18, label=series_label(key, cols), zorder=3)
+            style, _ = _line_style(key, cols, styles, runs)
+            a.scatter(g["intensity"], g["gflops"], s=22, marker=style.marker, color=style.color,
+                      label=series_label(key, cols, run_names), zorder=3)
             noisy = noisy_mask(g)
             if noisy.any():
-                _mark_noisy(a, g["intensity"][noisy], g["gflops"][noisy], pts.get_facecolor()[0], size=6)
+                _mark_noisy(a, g["intensity"][noisy], g["gflops"][noisy], style.color, size=6)
                 n_noisy += int(noisy.sum())
         _noisy_legend(a, n_noisy)
         above: dict[str, list[str]] = {}
@@ -514,16 +681,32 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
                    "points drawn without a roof; `workbench peaks` measures one", ha="left", va="top", fontsize=7,
                    transform=a.transAxes, color="#777")
     a.grid(True, alpha=0.3)
-    if a.get_legend_handles_labels()[0]:
-        if ax is None:  # beside the axes: the points and roofs stay visible
-            a.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
-        else:
-            a.legend(fontsize=7)
-    fig = finish(fig, bad, layout=ax is None, notes=notes[:MAX_LISTED * 2])
-    if ax is None:
-        w = fig.get_size_inches()[0]
-        fig.subplots_adjust(right=1 - 3.2 / w)
-    return fig
+    a.xaxis.set_major_formatter(FuncFormatter(lambda v, pos: f"{v:g}"))
+    a.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: f"{v:g}"))
+    return finish(fig, bad, layout=ax is None, notes=notes[:MAX_LISTED * 2])
+
+
+def has_roof(df: pd.DataFrame, peaks: pd.DataFrame | None = None, published: bool = True) -> bool:
+    """Whether a roofline of these rows would have points and at least one roof (measured, probed, the
+    rows' own ceilings, or a datasheet figure): a roofline without either says nothing."""
+    from ..datasets import published_peak
+
+    ok, _ = split_ok(df)
+    if ok.empty or not {"intensity", "gflops"} <= set(ok.columns):
+        return False
+    inten, gfl = (pd.to_numeric(ok[c], errors="coerce") for c in ("intensity", "gflops"))
+    ok = ok[(inten > 0) & (gfl > 0)]
+    if ok.empty:
+        return False
+    table = normalize_peaks(peaks)
+    dtypes = set(ok["dtype"]) if "dtype" in ok else set()
+    env_ids = set(ok["env_id"].dropna()) if "env_id" in ok else None
+    for backend, rows in ok.groupby("backend"):
+        if any(roof_for(table, str(backend), dtypes, env_ids)) or any(_row_ceilings(rows)[:2]):
+            return True
+    if published and "device" in ok:
+        return any(any(published_peak(str(dev), str(dt))) for (dev, dt), _ in ok.groupby(["device", "dtype"]))
+    return False
 
 
 def _draw_roof(ax: Axes, x: np.ndarray, bw: float | None, flops: float | None, label: str, ls: str,
@@ -543,29 +726,52 @@ def _draw_roof(ax: Axes, x: np.ndarray, bw: float | None, flops: float | None, l
 
 # -- memory -----------------------------------------------------------------------------------
 
-def plot_memory(df: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Figure:
+def memories_differ(df: pd.DataFrame, factor: float = MEMORY_DIFFERS) -> bool:
+    """Whether a memory plot would show anything: at some size (of some run) the series' peak memories
+    differ by more than ``factor``. Otherwise the lines lie on top of each other and say nothing."""
+    ok, _ = split_ok(df)
+    if ok.empty or "peak_mem_bytes" not in ok:
+        return False
+    mem = pd.to_numeric(ok["peak_mem_bytes"], errors="coerce")
+    ok = ok.assign(_mem=mem)[mem > 0]
+    keys = [c for c in ("run_id", "kernel", "dtype", "params", "size") if c in ok]
+    if ok.empty or not keys:
+        return False
+    spread = ok.groupby(keys, dropna=False)["_mem"].agg(lambda m: m.max() / m.min() if len(m) > 1 else 1.0)
+    return bool((spread > factor).any())
+
+
+def plot_memory(df: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None,
+                styles: Mapping[str, SeriesStyle] | None = None, run_names: Mapping[str, str] | None = None
+                ) -> Figure:
     """Peak memory of one untimed call against size, per variant/backend, by the backend's method."""
     ok, bad = split_ok(df)
+    styles = styles if styles is not None else styles_for(df)
     kernels = _kernels(ok if len(ok) else df)
     fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(len(kernels))
     for a, kernel in zip(axes, kernels, strict=False):
         k = _for_kernel(ok, kernel)
         k = k.dropna(subset=["peak_mem_bytes"]) if "peak_mem_bytes" in k else k.iloc[0:0]
-        a.set_xlabel("size (product of the size parameters)")
         a.set_ylabel(METRIC_LABELS["peak_mem_bytes"])
         a.set_title(title or (f"{kernel}: peak memory" if kernel else "peak memory"))
         if k.empty:
+            a.set_xlabel("size")
             a.text(0.5, 0.5, "no memory measurements", ha="center", va="center", transform=a.transAxes)
             continue
-        unit, scale = _bytes_unit(k["peak_mem_bytes"])
+        data, axis = with_x(k)
+        data["peak_mem_bytes"] = pd.to_numeric(data["peak_mem_bytes"], errors="coerce")
+        unit, scale = _bytes_unit(data["peak_mem_bytes"])
         a.set_ylabel(f"{METRIC_LABELS['peak_mem_bytes']} ({unit})")
-        cols = series_columns(k)
-        for key, g in k.groupby(cols, sort=True, dropna=False):
-            g = _sorted_numeric(g, "peak_mem_bytes")
+        cols = series_columns(data)
+        runs = _run_order(data)
+        for key, g in data.groupby([*cols, "_group"], sort=True, dropna=False):
+            g = g.sort_values("_x")
+            style, ls = _line_style(key[:-1], cols, styles, runs)
             methods = sorted({_short_method(str(m)) for m in g.get("mem_method", pd.Series(dtype=str)).dropna() if m})
-            a.plot(g["size"], g["peak_mem_bytes"] / scale, marker="s", ms=3,
-                   label=series_label(key, cols) + (f" [{', '.join(methods)}]" if methods else ""))
-        _log_if_wide(a, k["size"], pd.to_numeric(k["peak_mem_bytes"], errors="coerce"))
+            label = series_label(key[:-1], cols, run_names) + (f", {key[-1]}" if key[-1] else "")
+            a.plot(g["_x"], g["peak_mem_bytes"] / scale, marker=style.marker, ms=4, color=style.color, ls=ls,
+                   label=label + (f" [{', '.join(methods)}]" if methods else ""))
+        set_size_axis(a, data["_x"], axis, data.attrs.get("companions"))
+        set_plain_axis(a, data["peak_mem_bytes"] / scale)
         a.grid(True, alpha=0.3)
-        a.legend(fontsize=7)
     return finish(fig, bad, layout=ax is None)

@@ -1,0 +1,125 @@
+"""What a reader must know before trusting a number: noise, failed cells, CPU stand-ins, unfinished runs.
+
+Kept apart from the findings so the same words appear in the report, the Markdown export and (later)
+the dashboard. Status strings are compared as text, so statuses added to the record later (such as
+``crashed``: a kernel that killed its worker process) are counted without importing anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+#: Failed statuses that mean "not measured", in the order a reader cares about them.
+FAILED_STATUSES = ("crashed", "timeout", "error", "oom", "incorrect")
+#: The caveat attached to a row run on a CPU stand-in for a GPU runtime.
+POCL_NOTE = "OpenCL on PoCL (a CPU): a correctness result, not GPU speed"
+TRITON_NOTE = "Triton interpreter (a CPU): a correctness result, not GPU speed"
+
+
+def _text(v: Any) -> str:
+    return "" if v is None or (isinstance(v, float) and v != v) else str(v)
+
+
+def _env_backend(environments: Mapping[str, Any] | None, row: Mapping[str, Any]) -> dict[str, Any]:
+    env = (environments or {}).get(_text(row.get("env_id"))) or {}
+    for b in env.get("backends") or []:
+        if isinstance(b, dict) and b.get("name") == row.get("backend"):
+            return b
+    return {}
+
+
+def is_pocl(row: Mapping[str, Any], environments: Mapping[str, Any] | None = None) -> bool:
+    """An OpenCL row whose device is PoCL's CPU device (from the environment record where there is one,
+    else from PoCL's device names: ``pthread-…``, ``cpu-…``)."""
+    backend = _text(row.get("backend")).lower()
+    if "opencl" not in backend and _text(row.get("runtime")).lower() != "opencl":
+        return False
+    rec = _env_backend(environments, row)
+    if rec:
+        dev = rec.get("device") or {}
+        words = " ".join(str(x) for x in (dev.get("extra", {}).get("platform"), (dev.get("versions") or {}).get(
+            "platform"), dev.get("name")) if x).lower()
+        if "pocl" in words or "portable computing language" in words:
+            return True
+    device = _text(row.get("device")).lower()
+    return "pocl" in device or device.startswith(("pthread", "cpu-", "basic"))
+
+
+def is_triton_interpreter(row: Mapping[str, Any]) -> bool:
+    """A Triton row run by the interpreter on a CPU (``TRITON_INTERPRET``), not compiled for a GPU."""
+    words = " ".join(_text(row.get(c)) for c in ("backend", "runtime", "variant")).lower()
+    if "triton" not in words:
+        return False
+    where = " ".join(_text(row.get(c)) for c in ("backend", "device", "message", "timer_kind")).lower()
+    return "interpret" in where or "cpu" in where
+
+
+def caveat(text: str, detail: str = "") -> dict[str, str]:
+    """A caveat as shown (a few words) and its detail (the tooltip, and the Markdown text)."""
+    return {"text": text, "detail": detail or text}
+
+
+def row_caveats(row: Mapping[str, Any], environments: Mapping[str, Any] | None = None,
+                who: str = "") -> list[dict[str, str]]:
+    """Caveats of one measured cell: noise, and CPU stand-ins (``who``: "reference " for the reference's)."""
+    from ..ceilings import is_noisy, noise_text
+
+    out = []
+    if row.get("status") == "ok" and is_noisy(row):
+        out.append(caveat(f"~ {who}noisy", f"{who}noisy: {noise_text(row)}"))
+    if is_pocl(row, environments):
+        out.append(caveat(f"{who}PoCL: correctness, not GPU speed", POCL_NOTE))
+    if is_triton_interpreter(row):
+        out.append(caveat(f"{who}Triton interpreter: correctness, not GPU speed", TRITON_NOTE))
+    return out
+
+
+def failed_cells(rows: pd.DataFrame) -> list[str]:
+    """"numba-tiled @ numba: timeout", one per failed cell (unsupported pairs are not failures)."""
+    if rows.empty or "status" not in rows:
+        return []
+    bad = rows[rows["status"].isin(FAILED_STATUSES)]
+    out = []
+    for _, r in bad.iterrows():
+        msg = _text(r.get("message"))
+        out.append(f"{r.get('variant')} @ {r.get('backend')}: {r.get('status')}"
+                   + (f" ({msg[:60]})" if msg and r.get("status") in ("crashed", "oom") else ""))
+    return out
+
+
+def report_caveats(df: pd.DataFrame, runs: pd.DataFrame | None = None,
+                   environments: Mapping[str, Any] | None = None,
+                   run_names: Mapping[str, str] | None = None) -> list[str]:
+    """Whole-report caveats, most serious first: unfinished runs, failed cells, stand-in devices, noise."""
+    out = []
+    if runs is not None and len(runs) and "status" in runs:
+        for _, r in runs.iterrows():
+            status = _text(r.get("status"))
+            if status and status != "finished":
+                name = (run_names or {}).get(_text(r.get("run_id")), _text(r.get("run_id")))
+                what = "was cancelled or interrupted" if status == "interrupted" else f"has status '{status}'"
+                out.append(f"Run {name} {what}: it is incomplete, and cells it never reached are missing "
+                           "from every table below.")
+    if "status" in df and len(df):
+        counts = df["status"].value_counts()
+        failed = [f"{int(counts[s])} {s}" for s in FAILED_STATUSES if s in counts]
+        if failed:
+            out.append("Cells that did not give a time: " + ", ".join(failed) + " (see “Cells that did not "
+                       "pass”); a kernel's fastest variant may be among them.")
+        ok = df[df["status"] == "ok"]
+        pocl = sorted({str(r["backend"]) for _, r in ok.iterrows() if is_pocl(r, environments)})
+        if pocl:
+            out.append(f"{', '.join(pocl)}: {POCL_NOTE}.")
+        triton = sorted({str(r["backend"]) for _, r in ok.iterrows() if is_triton_interpreter(r)})
+        if triton:
+            out.append(f"{', '.join(triton)}: {TRITON_NOTE}.")
+        from ..ceilings import is_noisy
+
+        n_noisy = sum(bool(is_noisy(r)) for _, r in ok.iterrows())
+        if n_noisy:
+            out.append(f"{n_noisy} of {len(ok)} measured cells are noisy (marked ~): their times may not repeat, "
+                       "and a verdict of “same” or “ambiguous” is often why.")
+    return out

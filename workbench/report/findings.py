@@ -1,0 +1,189 @@
+"""Key findings: per kernel and size class, who is fastest and by how much over one reference.
+
+One reference for the whole report (default: numpy's library variant) so every speed-up answers the
+same question; mixing baselines (torch against torch, the rest against numpy) hides torch vs numpy.
+Speed-ups, intervals and verdicts come from :func:`workbench.stats_compare.speedup_vs_baseline` (and so
+from :mod:`workbench.verdicts`); nothing here is a new statistic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .caveats import caveat, failed_cells, report_caveats, row_caveats
+from .styles import series_key
+from .units import fmt_time_auto
+
+#: The reference backend when none is chosen: its library variant is what a user reaches for first.
+DEFAULT_REFERENCE_BACKEND = "numpy"
+CLASS_NAMES = {1: [""], 2: ["small", "large"], 3: ["small", "medium", "large"]}
+
+
+@dataclass
+class Finding:
+    kernel: str
+    size_class: str
+    size: str
+    run: str
+    fastest: str
+    time: str
+    reference: str
+    speedup: float | None
+    ci: tuple[float, float] | None
+    verdict: str
+    pct: float | None
+    ceiling: str
+    caveats: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def speedup_text(self) -> str:
+        if self.speedup is None:
+            return ""
+        return f"{self.speedup:.3g}×"
+
+    @property
+    def ci_text(self) -> str:
+        return f"{self.ci[0]:.3g}–{self.ci[1]:.3g}×" if self.ci else ""
+
+    @property
+    def pct_text(self) -> str:
+        return f"{self.pct:.0f}%" if self.pct is not None else ""
+
+
+@dataclass
+class KeyFindings:
+    reference: str
+    findings: list[Finding]
+    caveats: list[str]
+
+
+def parse_reference(reference: Any) -> tuple[str | None, str | None]:
+    """(variant, backend) of the chosen reference; the default is the library variant on numpy."""
+    from .plots import parse_baseline
+
+    variant, backend = parse_baseline(reference)
+    if variant is None and backend is None:
+        backend = DEFAULT_REFERENCE_BACKEND
+    return variant, backend
+
+
+def reference_text(reference: Any) -> str:
+    variant, backend = parse_reference(reference)
+    if variant and backend:
+        return series_key(variant, backend)
+    if variant:
+        return f"{variant} (on numpy where it ran there)"
+    return f"{backend}'s library variant"
+
+
+def pick_reference(ok: pd.DataFrame, variant: str | None, backend: str | None) -> tuple[str, str] | None:
+    """The (variant, backend) that stands for the reference among one kernel's ok rows, or None."""
+    from ..stats_compare import library_variants
+
+    if ok.empty:
+        return None
+    rows = ok
+    if variant is not None:
+        rows = rows[rows["variant"] == variant]
+        if backend is None and (rows["backend"] == DEFAULT_REFERENCE_BACKEND).any():
+            backend = DEFAULT_REFERENCE_BACKEND
+    if backend is not None:
+        rows = rows[rows["backend"] == backend]
+    if variant is None and not rows.empty:
+        libs = library_variants(ok, str(ok["kernel"].iloc[0]))
+        lib_rows = rows[rows["variant"].isin(libs)]
+        rows = lib_rows if not lib_rows.empty else rows.iloc[0:0]
+    if rows.empty:
+        return None
+    r = rows.sort_values(["variant", "backend"]).iloc[0]
+    return str(r["variant"]), str(r["backend"])
+
+
+def size_classes(rows: pd.DataFrame) -> list[tuple[str, str]]:
+    """(class name, params) per size class of one kernel: every size up to three, else the smallest, the
+    middle and the largest (a finding is about one measured size, never a blend of several)."""
+    if rows.empty or "params" not in rows:
+        return []
+    sizes = (rows.assign(_size=pd.to_numeric(rows["size"], errors="coerce"))
+             .drop_duplicates("params").sort_values(["_size", "params"]))
+    params = list(sizes["params"])
+    if len(params) > 3:
+        params = [params[0], params[len(params) // 2], params[-1]]
+    names = CLASS_NAMES[len(params)] if params else []
+    return list(zip(names, params, strict=True))
+
+
+def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame | None = None,
+                 environments: Mapping[str, Any] | None = None,
+                 run_names: Mapping[str, str] | None = None) -> KeyFindings:
+    """Per kernel, size class (and run, when there are several): the fastest variant@backend, its speed-up
+    over the reference with interval and verdict, its % of ceiling, and the caveats that apply."""
+    from ..stats_compare import speedup_vs_baseline
+    from .exporters import row_notes
+
+    variant, backend = parse_reference(reference)
+    out: list[Finding] = []
+    if df.empty or "kernel" not in df:
+        return KeyFindings(reference_text(reference), out, report_caveats(df, runs, environments, run_names))
+    run_ids = [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else [""]
+    for kernel in dict.fromkeys(df["kernel"]):
+        k_all = df[df["kernel"] == kernel]
+        for run_id in run_ids:
+            k = k_all[k_all["run_id"] == run_id] if run_id else k_all
+            ok = k[k["status"] == "ok"]
+            ref = pick_reference(ok, variant, backend)
+            table = (speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1])
+                     if ref is not None else None)
+            run = (run_names or {}).get(run_id, run_id) if len(run_ids) > 1 else ""
+            for cls, params in size_classes(k):
+                cell = ok[ok["params"] == params]
+                everything = k[k["params"] == params]
+                label = _text(everything["size_label"].iloc[0]) if "size_label" in everything else params
+                failed = failed_cells(everything)
+                if cell.empty:
+                    out.append(Finding(str(kernel), cls, label, run, "", "", "", None, None, "nothing measured",
+                                       None, "", [caveat(f"did not run: {f}") for f in failed]))
+                    continue
+                best = cell.loc[pd.to_numeric(cell["median_s"], errors="coerce").idxmin()]
+                notes = row_notes(best.to_frame().T, dict(environments or {})).iloc[0]
+                pct = notes["pct"] if notes["pct"] is not None and not pd.isna(notes["pct"]) else None
+                caveats = row_caveats(best, environments) + [caveat(f"did not run: {f}") for f in failed]
+                if notes["peak_note"]:
+                    cache = "cache" in str(notes["peak_note"])
+                    caveats.append(caveat("⚠ above its ceiling" + (" (in cache)" if cache else ""),
+                                          str(notes["peak_note"])))
+                speedup, ci, verdict, ref_key = None, None, "no reference", ""
+                if ref is not None:
+                    ref_key = series_key(*ref)
+                    match = table[(table["variant"] == best["variant"]) & (table["backend"] == best["backend"])
+                                  & (table["params"] == params)] if table is not None else pd.DataFrame()
+                    if len(match):
+                        m = match.iloc[0]
+                        verdict = str(m["verdict"])
+                        if verdict == "baseline":
+                            verdict = "reference"
+                        elif pd.notna(m["speedup"]):
+                            speedup = float(m["speedup"])
+                            ci = (float(m["ci_low"]), float(m["ci_high"])) if pd.notna(m["ci_low"]) else None
+                        ref_rows = cell[(cell["variant"] == ref[0]) & (cell["backend"] == ref[1])]
+                        if len(ref_rows) and verdict != "reference":
+                            caveats += [c for c in row_caveats(ref_rows.iloc[0], environments, "reference ")
+                                        if "noisy" in c["text"]]
+                    else:
+                        verdict = "reference did not run at this size"
+                else:
+                    verdict = "reference did not run this kernel"
+                out.append(Finding(str(kernel), cls, label, run, series_key(best["variant"], best["backend"]),
+                                   fmt_time_auto(best["median_s"]), ref_key, speedup, ci, verdict, pct,
+                                   _text(notes["ceiling"]), caveats))
+    used = sorted({f.reference for f in out if f.reference})
+    text = reference_text(reference) + (f" ({', '.join(used)})" if used and variant is None else "")
+    return KeyFindings(text, out, report_caveats(df, runs, environments, run_names))
+
+
+def _text(v: Any) -> str:
+    return "" if v is None or (isinstance(v, float) and v != v) else str(v)

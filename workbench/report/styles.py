@@ -1,0 +1,66 @@
+"""One colour and one marker per variant@backend, the same in every figure that shows it.
+
+A series that changes colour between two figures makes a reader match legends instead of reading
+lines. The colour comes from the series' place among all series of the report (sorted, so the same
+set always gives the same colours and no two collide below :data:`PALETTE`'s length); the marker comes
+from the backend's runtime, so numpy is always a circle and OpenCL a diamond. The dashboard can call
+:func:`style_map` with its measured series and get the report's look.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+#: tab10, then the darker/lighter tab20 partners: 20 colours distinct enough side by side.
+PALETTE: tuple[str, ...] = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5")
+#: Marker per runtime family (the backend name up to its first '-').
+BACKEND_MARKERS: dict[str, str] = {"numpy": "o", "numba": "s", "torch": "^", "opencl": "D", "cupy": "v",
+                                   "triton": "P", "vulkan": "X", "wgpu": "X"}
+OTHER_MARKERS: tuple[str, ...] = ("*", "h", "<", ">", "p", "8")
+#: Line styles that tell runs (or a second size parameter) apart while the colour stays the series'.
+LINESTYLES: tuple[str, ...] = ("-", "--", ":", "-.")
+
+
+@dataclass(frozen=True)
+class SeriesStyle:
+    color: str
+    marker: str
+
+
+def series_key(variant: object, backend: object) -> str:
+    """``"variant @ backend"``: the name a series has in every legend, table and style map."""
+    return f"{variant} @ {backend}"
+
+
+def _marker(key: str) -> str:
+    backend = key.partition(" @ ")[2]
+    family = backend.split("-")[0].lower()
+    return BACKEND_MARKERS.get(family) or OTHER_MARKERS[zlib.crc32(family.encode()) % len(OTHER_MARKERS)]
+
+
+def style_map(keys: Iterable[str]) -> dict[str, SeriesStyle]:
+    """A style per series key: colours by sorted position (no two alike up to 20 series), markers by runtime."""
+    uniq = sorted({str(k) for k in keys})
+    return {k: SeriesStyle(PALETTE[i % len(PALETTE)], _marker(k)) for i, k in enumerate(uniq)}
+
+
+def series_style(key: str, styles: Mapping[str, SeriesStyle] | None = None) -> SeriesStyle:
+    """The style of one series: from ``styles`` when it has the key, else from a hash of the key
+    (stable across processes, but two series may then share a colour: pass a :func:`style_map`)."""
+    if styles and key in styles:
+        return styles[key]
+    return SeriesStyle(PALETTE[zlib.crc32(key.encode()) % len(PALETTE)], _marker(key))
+
+
+def styles_for(df: pd.DataFrame) -> dict[str, SeriesStyle]:
+    """:func:`style_map` over every variant@backend in ``df`` (failed rows included, so a series keeps its
+    colour whether or not a filter dropped another's rows)."""
+    if df is None or not len(df) or not {"variant", "backend"} <= set(df.columns):
+        return {}
+    return style_map(series_key(v, b) for v, b in zip(df["variant"], df["backend"], strict=True))

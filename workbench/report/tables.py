@@ -1,0 +1,89 @@
+"""Compact per-kernel tables: sizes down, variant@backend across, one time unit, best in bold.
+
+In the spirit of torch.utils.benchmark's ``Compare``: a reader scans one row to see who wins at a size
+and one column to see how a variant scales, without 230 lines of repeated kernel names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .styles import series_key
+from .units import fmt_in_unit, pick_time_unit
+
+NOISY_MARK = "~"
+
+
+def _columns(k: pd.DataFrame, reference: tuple[str, str] | None) -> list[str]:
+    """Series in order: the reference first, then by median time over the sizes (fastest first)."""
+    ok = k[k["status"] == "ok"]
+    keys = [series_key(v, b) for v, b in dict.fromkeys(zip(k["variant"], k["backend"], strict=True))]
+    speed = {}
+    for key in keys:
+        v, _, b = key.partition(" @ ")
+        t = pd.to_numeric(ok[(ok["variant"] == v) & (ok["backend"] == b)]["median_s"], errors="coerce")
+        speed[key] = float(np.exp(np.log(t).mean())) if t.notna().any() else np.inf
+    ref = series_key(*reference) if reference else None
+    return sorted(keys, key=lambda c: (c != ref, speed[c], c))
+
+
+def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
+          run_names: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """One kernel's rows as {unit, columns, index_names, rows}; each row has ``index`` (run, dtype, size as
+    they vary) and ``cells`` (text, best, noisy, status, title). Unsupported pairs get no column."""
+    k = k[k["status"] != "unsupported"] if "status" in k else k
+    if k.empty:
+        return {"unit": "", "columns": [], "index_names": [], "rows": []}
+    unit, scale = pick_time_unit(k.loc[k["status"] == "ok", "median_s"])
+    columns = _columns(k, reference)
+    index_cols = [c for c in ("run_id", "dtype", "cache") if c in k and k[c].nunique(dropna=False) > 1]
+    k = k.assign(_size=pd.to_numeric(k["size"], errors="coerce"))
+    rows = []
+    for key, g in k.groupby([*index_cols, "_size", "params"], sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        index = [str((run_names or {}).get(str(v), v)) if c == "run_id" else str(v)
+                 for c, v in zip(index_cols, key, strict=False)]
+        index.append(str(g["size_label"].iloc[0]) if "size_label" in g else str(key[-1]))
+        times = {}
+        by_key: dict[str, pd.Series] = {}
+        for _, r in g.iterrows():
+            ck = series_key(r["variant"], r["backend"])
+            by_key[ck] = r
+            if r["status"] == "ok":
+                times[ck] = float(r["median_s"])
+        best = min(times, key=times.get) if times else None
+        cells = []
+        for c in columns:
+            r = by_key.get(c)
+            if r is None:
+                cells.append({"text": "", "best": False, "noisy": False, "status": "", "title": "not run"})
+            elif r["status"] != "ok":
+                cells.append({"text": str(r["status"]), "best": False, "noisy": False, "status": str(r["status"]),
+                              "title": str(r.get("message") or "")[:200]})
+            else:
+                from ..ceilings import is_noisy
+
+                noisy = bool(is_noisy(r))
+                cells.append({"text": fmt_in_unit(r["median_s"], scale), "best": c == best, "noisy": noisy,
+                              "status": "ok", "title": str(r.get("noise_note") or "") if noisy else ""})
+        rows.append({"index": index, "cells": cells})
+    names = [{"run_id": "run", "dtype": "dtype", "cache": "cache"}[c] for c in index_cols] + ["size"]
+    return {"unit": unit, "columns": columns, "index_names": names, "rows": rows}
+
+
+def pivot_markdown(p: dict[str, Any]) -> str:
+    """The pivot as a pipe table: best in bold, noisy cells marked ~ (as nvbench's Markdown tables)."""
+    if not p["rows"]:
+        return "_nothing measured_\n"
+    head = [*p["index_names"], *p["columns"]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * len(p["index_names"]) +
+                                                         ["---:"] * len(p["columns"])) + "|"]
+    for r in p["rows"]:
+        cells = [(NOISY_MARK if c["noisy"] else "") + (f"**{c['text']}**" if c["best"] else c["text"])
+                 for c in r["cells"]]
+        lines.append("| " + " | ".join([*r["index"], *cells]) + " |")
+    return "\n".join(lines) + f"\n\nTimes in {p['unit']} (median per call); best per row in bold; ~ noisy.\n"
