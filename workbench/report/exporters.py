@@ -290,6 +290,20 @@ def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def reference_speedups(ok: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
+    """:func:`speedup_table` with every kernel against the one reference of the report (see
+    :func:`workbench.report.findings.pick_reference`), never a per-backend mix."""
+    from .findings import parse_reference, pick_reference
+
+    variant, backend = parse_reference(baseline)
+    tables = []
+    for kernel in dict.fromkeys(ok["kernel"]):
+        k = ok[ok["kernel"] == kernel]
+        ref = pick_reference(k, variant, backend)
+        tables.append(speedup_table(k, {"variant": ref[0], "backend": ref[1]} if ref else baseline))
+    return pd.concat(tables, ignore_index=True) if tables else speedup_table(ok, baseline)
+
+
 def runs_table(data: ReportData) -> pd.DataFrame:
     df, runs = data.df, data.runs
     out = []
@@ -542,21 +556,44 @@ def md_table(df: pd.DataFrame) -> str:
 
 def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *, title: str | None = None,
                     baseline: Any = None) -> str:
+    """The report as Markdown: key findings first, then per-kernel pivot tables, then the full rows."""
+    from .env_summary import environment_line, run_names
+    from .findings import key_findings, parse_reference, pick_reference
+    from .tables import pivot, pivot_markdown
+
     data = gather(store_or_df, run_ids)
     df = data.df
+    names = run_names(data.runs, data.run_ids, data.environments)
     notes = row_notes(df, data.environments)
     extra = [line for line in [noise_summary(df, notes), *peak_summary(df, notes)] if line]
+    kf = key_findings(df, baseline, runs=data.runs, environments=data.environments, run_names=names)
+    multi = len(data.run_ids) > 1 or len(data.environments) > 1
+    ftable = pd.DataFrame([{"kernel": f.kernel, **({"run": f.run} if multi else {}),
+                            "size": f"{f.size_class}: {f.size}" if f.size_class else f.size,
+                            "fastest": f.fastest, "time": f.time, "speed-up": f.speedup_text,
+                            "95% interval": f.ci_text, "verdict": f.verdict, "% of ceiling": f.pct_text,
+                            "caveats": "; ".join(c["detail"] for c in f.caveats)} for f in kf.findings])
+    variant, backend = parse_reference(baseline)
+    pivots = []
+    for kernel in dict.fromkeys(df["kernel"]) if "kernel" in df else []:
+        k = df[df["kernel"] == kernel]
+        ref = pick_reference(k[k["status"] == "ok"], variant, backend)
+        pivots += [f"\n### {kernel}\n", pivot_markdown(pivot(k, ref, names))]
     parts = [f"# {title or 'Kernel Workbench report'}\n",
+             *[f"{e['line']}\n" for e in ({"line": environment_line(r)} for r in data.environments.values())],
+             "## Key findings\n", f"Speed-ups over one reference for the whole report: {kf.reference}.\n",
+             *[f"- {c}" for c in kf.caveats], "", md_table(ftable),
              "## Summary\n", md_table(runs_table(data)),
              "\nCells by status: " + (", ".join(f"{k} {v}" for k, v in status_counts(df).items()) or "none") + "\n",
              *[f"\n{line}\n" for line in extra],
+             "\n## Per kernel\n", *pivots,
              "\n## Results\n", md_table(summary_table(df, data.environments)),
              "\n## Cells that did not pass\n", md_table(failures_table(df).drop(columns=["traceback"]))]
     ok = df[df["status"] == "ok"] if "status" in df else df
     if len(ok):
-        sp = speedup_table(ok, baseline)
+        sp = reference_speedups(ok, baseline)
         counts = verdict_counts(sp["verdict"])
-        parts += ["\n## Speed-up vs baseline\n", md_table(sp)]
+        parts += ["\n## Speed-up vs the reference\n", md_table(sp)]
         if counts:
             parts.append("\nVerdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items()) + "\n")
     if len(data.peaks):

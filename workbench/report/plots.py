@@ -136,7 +136,7 @@ def _bytes_unit(values: pd.Series) -> tuple[str, float]:
 
 def _legend_width(labels: list[str]) -> float:
     """Inches a legend of these labels takes beside the axes (7.5 pt text: ~0.058 in per character)."""
-    return 0.0 if not labels else min(4.2, 0.55 + 0.058 * max(len(s) for s in labels))
+    return 0.0 if not labels else min(4.2, 0.45 + 0.052 * max(len(s) for s in labels))
 
 
 def _figure_legend(fig: Figure, axes: list[Axes]) -> float:

@@ -117,3 +117,41 @@ def synthetic_peaks(backend: str = "numpy", gbps: float = 20.0, gflops: float = 
     """Measured ceilings as the store's peaks table might hold them."""
     return pd.DataFrame([{"backend": backend, "device": "Demo CPU", "dtype": "float32", "gbps": gbps,
                           "gflops": gflops, "env_id": "env-demo"}])
+
+
+#: (variant, backend, runtime, device, ns per unit) of a quick-suite-like kernel: the first is the library call.
+_SUITE_VARIANTS = [("numpy", "numpy", "numpy", "Demo CPU", 0.1), ("numba", "numba", "numba", "Demo CPU", 0.05),
+                   ("portable", "opencl-0", "opencl", "pthread-demo-Demo CPU", 0.8),
+                   ("torch", "torch-cpu", "torch", "Demo CPU", 0.07), ("torch-out", "torch-cpu", "torch", "Demo CPU",
+                                                                        0.06)]
+
+
+def suite_results(run_id: str = "run-suite", n_kernels: int = 15, seed: int = 0, env_id: str = "env-demo"
+                  ) -> pd.DataFrame:
+    """Rows shaped like the quick suite's (15 kernels, five variant@backends, two or three sizes, gemm-like
+    kernels whose intensity grows with size, and memories that differ on some kernels): for checking the
+    report's size and figure budget without running anything."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_kernels):
+        kernel = f"kernel{i:02d}"
+        if i % 5 == 0:  # gemm-like: m = n = k, compute-bound
+            sizes, bound = [{"m": s, "n": s, "k": s} for s in (128, 256, 384)], "compute-bound"
+        elif i % 2:  # row-wise: rows and cols grow together
+            sizes, bound = [{"rows": r, "cols": 4 * r} for r in (256, 512)], "memory-bound"
+        else:
+            sizes, bound = [{"n": 2**k} for k in (16, 18, 20)], "memory-bound"
+        for j, (vname, backend, runtime, device, ns) in enumerate(_SUITE_VARIANTS):
+            for p in sizes:
+                if bound == "compute-bound":
+                    flops = 2.0 * p["m"] * p["n"] * p["k"]
+                    nbytes = 4.0 * (p["m"] * p["k"] + p["k"] * p["n"] + p["m"] * p["n"])
+                else:
+                    n = int(np.prod(list(p.values())))
+                    flops, nbytes = 4.0 * n, 12.0 * n
+                base = (max(flops / 50, nbytes) * ns * 1e-9 + 5e-6) * rng.uniform(0.7, 1.4)
+                samples = base * rng.lognormal(0.0, 0.08, 15)
+                mem = int(nbytes * (3.0 if (i % 3 == 0 and vname == "numpy") else 1.1))
+                rows.append(_row(run_id, kernel, vname, backend, runtime, device, "float32", p, "eager", "hot", "ok",
+                                 samples, flops, nbytes, env_id, p_mem=mem, library=j == 0, bound=bound))
+    return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
