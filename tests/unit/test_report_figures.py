@@ -1,0 +1,152 @@
+"""Figures and tables that read: budgets, one unit per table, named size axes, legends outside the data,
+one style per variant@backend across a report, and no roofline without points and a roof."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from workbench.report import plots, write_report
+from workbench.report.exporters import ReportData, kernel_figures
+from workbench.report.sample_data import suite_results, synthetic_results
+from workbench.report.sizes import choose_x_axis, params_frame
+from workbench.report.tables import pivot
+from workbench.report.units import fmt_in_unit, fmt_tick_time, pick_time_unit
+
+#: The issue's targets for the quick-suite report.
+MAX_BYTES, MAX_FIGURES = 1_000_000, 40
+
+
+@pytest.fixture(scope="module")
+def suite_html(tmp_path_factory):
+    return write_report(suite_results(), None, tmp_path_factory.mktemp("s") / "suite.html").read_text("utf-8")
+
+
+def test_suite_report_meets_size_and_figure_targets(suite_html):
+    size = len(suite_html.encode("utf-8"))
+    n_figures = suite_html.count("<svg")
+    assert size <= MAX_BYTES, f"{size} bytes"
+    assert 15 <= n_figures <= MAX_FIGURES  # every kernel has its figure, and only the informative extras
+    assert "data:image/png" not in suite_html  # vector figures
+    assert suite_html.count("<table class=\"pivot\">") == 15
+    assert "max-height: 520px" not in suite_html  # the 230-row scroll box is gone: all rows are folded
+    assert re.search(r"<details><summary>\d+ rows, one per cell</summary>", suite_html)
+
+
+def test_time_units(suite_html):
+    assert pick_time_unit([2e-6, 5e-4, np.nan, None, -1]) == ("µs", 1e-6)
+    assert pick_time_unit([3e-9, 1e-3]) == ("ns", 1e-9)
+    assert pick_time_unit([0.25, 2.0]) == ("ms", 1e-3)
+    assert pick_time_unit([1.5]) == ("s", 1.0) and pick_time_unit([]) == ("s", 1.0)
+    assert fmt_in_unit(5e-4, 1e-6) == "500" and fmt_in_unit(2.345e-6, 1e-6) == "2.35"
+    assert fmt_in_unit(1.2345e-2, 1e-6) == "12,345" and fmt_in_unit(float("nan"), 1e-6) == ""
+    assert fmt_tick_time(2e-5) == "20 µs" and fmt_tick_time(1e-3) == "1 ms" and fmt_tick_time(1.5e-3) == "1.5 ms"
+    df = synthetic_results()
+    p = pivot(df[df["kernel"] == "saxpy"], ("numpy", "numpy"))
+    assert p["unit"] == "µs" and p["columns"][0] == "numpy @ numpy"  # the reference first
+    assert "torch_eager @ torch-cuda" not in p["columns"]  # an unsupported pair is never a column
+    for row in p["rows"]:
+        best = [c for c in row["cells"] if c["best"]]
+        assert len(best) == 1
+        times = [float(c["text"].replace(",", "")) for c in row["cells"] if c["status"] == "ok"]
+        assert float(best[0]["text"].replace(",", "")) == min(times)
+    broken = [c for r in p["rows"] for c in r["cells"] if c["status"] == "incorrect"]
+    assert broken and broken[0]["text"] == "incorrect"
+
+
+def test_noise_is_marked_in_pivots():
+    df = synthetic_results()
+    p = pivot(df[df["kernel"] == "gemm"], ("numpy", "numpy"))
+    noisy = [c for r in p["rows"] for c in r["cells"] if c["noisy"]]
+    assert len(noisy) == int(df[(df["kernel"] == "gemm") & (df["status"] == "ok")]["noisy"].sum()) >= 1
+
+
+def test_x_axis_is_a_named_parameter():
+    gemm = pd.DataFrame({"params": ['{"m": 64, "n": 64, "k": 64}', '{"m": 128, "n": 128, "k": 128}']})
+    assert choose_x_axis(params_frame(gemm)).label == "m = n = k"
+    rows = pd.DataFrame({"params": ['{"rows": 256, "cols": 1024}', '{"rows": 512, "cols": 2048}']})
+    axis = choose_x_axis(params_frame(rows))
+    assert axis.name == "cols" and axis.companions == ["rows"] and not axis.group_by
+    grid = pd.DataFrame({"params": [f'{{"rows": {r}, "cols": {c}}}' for r in (1, 2) for c in (4, 8, 16)]})
+    axis = choose_x_axis(params_frame(grid))
+    assert axis.name == "cols" and axis.group_by == ["rows"]  # one line per rows value
+
+
+def test_ticks_are_powers_of_two_without_offset():
+    df = synthetic_results()
+    fig = plots.plot_kernel(df, "saxpy")
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "n"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["2¹²", "2¹⁶", "2²⁰", "2²²"]
+    assert ax.xaxis.get_offset_text().get_text() == "" and ax.yaxis.get_offset_text().get_text() == ""
+    assert all(re.fullmatch(r"[\d.]+ (ns|µs|ms|s)", t.get_text()) for t in ax.get_yticklabels() if t.get_text())
+    assert fig.texts[0].get_text() == "saxpy" or fig._suptitle.get_text() == "saxpy"  # the title names the kernel
+    gemm = plots.plot_kernel(df, "gemm").axes[0]
+    assert gemm.get_xlabel() == "m = n = k"
+
+
+def test_legend_sits_outside_the_data():
+    df = synthetic_results()
+    for fig in (plots.plot_kernel(df, "saxpy"), plots.plot_metric(df, "time"), plots.plot_memory(df)):
+        FigureCanvasAgg(fig).draw()
+        renderer = fig.canvas.get_renderer()
+        assert len(fig.legends) == 1
+        box = fig.legends[0].get_window_extent(renderer)
+        for ax in fig.axes:
+            assert box.x0 >= ax.get_window_extent(renderer).x1 - 1  # right of every panel
+
+
+def test_one_style_per_series_across_every_figure():
+    df = pd.concat([synthetic_results("r1"), suite_results("r1", n_kernels=3)], ignore_index=True)
+    styles = plots.styles_for(df)
+    assert len({s.color for s in styles.values()}) == len(styles)  # no two series share a colour
+    assert plots.style_map(reversed(list(styles))) == styles  # order-independent
+    assert styles["numpy @ numpy"].marker == "o" and styles["portable @ opencl-0"].marker == "D"
+    seen: dict[str, set] = {}
+    figs = [plots.plot_kernel(df, k, styles=styles) for k in ("saxpy", "kernel00", "kernel01")]
+    figs += [plots.plot_memory(df[df["kernel"] == "kernel00"], styles=styles),
+             plots.plot_roofline(df[df["kernel"] == "kernel00"], styles=styles),
+             plots.plot_metric(df, "time")]  # no styles given: the frame's own map, the same one
+    for fig in figs:
+        for ax in fig.axes:
+            for line in ax.lines:
+                label = line.get_label()
+                if " @ " in label:
+                    seen.setdefault(label.split(" [")[0].split(",")[0], set()).add(line.get_color())
+            for coll in ax.collections:
+                label = str(coll.get_label())
+                if " @ " in label and not label.startswith("above"):
+                    seen.setdefault(label, set()).add(tuple(np.round(coll.get_facecolor()[0][:3], 3)))
+    assert seen
+    from matplotlib.colors import to_rgb
+
+    for label, colours in seen.items():
+        rgb = {tuple(np.round(to_rgb(c), 3)) for c in colours}
+        assert rgb == {tuple(np.round(to_rgb(styles[label].color), 3))}, label
+    assert plots.series_style("x @ numba") == plots.series_style("x @ numba")  # stable without a map
+
+
+def test_no_empty_roofline():
+    df = synthetic_results()
+    no_ceilings = df.drop(columns=["ceiling_gbps", "ceiling_gflops", "ceiling_source"])
+    assert plots.has_roof(df[df["kernel"] == "gemm"])
+    assert not plots.has_roof(no_ceilings[no_ceilings["kernel"] == "gemm"])
+    assert not plots.has_roof(df[df["status"] != "ok"])  # no points
+    with_roof = kernel_figures(ReportData(df, run_ids=["run-demo"]))
+    assert [len(k["figures"]) for k in with_roof] == [1, 2]  # gemm's intensity grows: it has a roofline
+    without = kernel_figures(ReportData(no_ceilings, run_ids=["run-demo"]))
+    assert [len(k["figures"]) for k in without] == [1, 1]
+    assert all("roofline" not in f["caption"] for k in without for f in k["figures"])
+
+
+def test_memory_plot_only_where_memories_differ():
+    df = synthetic_results()
+    assert not plots.memories_differ(df)  # both variants report the same footprint
+    d = df.copy()
+    d.loc[d["variant"] == "numpy", "peak_mem_bytes"] *= 3
+    assert plots.memories_differ(d)
+    figs = kernel_figures(ReportData(d, run_ids=["run-demo"]))
+    assert any("memory" in f["caption"] for k in figs for f in k["figures"])
