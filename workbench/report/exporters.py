@@ -559,7 +559,7 @@ def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None
     """The report as Markdown: key findings first, then per-kernel pivot tables, then the full rows."""
     from .env_summary import environment_line, run_names
     from .findings import key_findings, parse_reference, pick_reference
-    from .tables import pivot, pivot_markdown
+    from .tables import md_escape, pivot, pivot_markdown
 
     data = gather(store_or_df, run_ids)
     df = data.df
@@ -578,11 +578,11 @@ def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None
     for kernel in dict.fromkeys(df["kernel"]) if "kernel" in df else []:
         k = df[df["kernel"] == kernel]
         ref = pick_reference(k[k["status"] == "ok"], variant, backend)
-        pivots += [f"\n### {kernel}\n", pivot_markdown(pivot(k, ref, names))]
+        pivots += [f"\n### {md_escape(kernel)}\n", pivot_markdown(pivot(k, ref, names))]
     parts = [f"# {title or 'Kernel Workbench report'}\n",
              *[f"{e['line']}\n" for e in ({"line": environment_line(r)} for r in data.environments.values())],
-             "## Key findings\n", f"Speed-ups over one reference for the whole report: {kf.reference}.\n",
-             *[f"- {c}" for c in kf.caveats], "", md_table(ftable),
+             "## Key findings\n", f"Speed-ups over one reference for the whole report: {md_escape(kf.reference)}.\n",
+             *[f"- {md_escape(c)}" for c in kf.caveats], "", md_table(ftable),
              "## Summary\n", md_table(runs_table(data)),
              "\nCells by status: " + (", ".join(f"{k} {v}" for k, v in status_counts(df).items()) or "none") + "\n",
              *[f"\n{line}\n" for line in extra],

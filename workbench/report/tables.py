@@ -75,15 +75,21 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
     return {"unit": unit, "columns": columns, "index_names": names, "rows": rows}
 
 
+def md_escape(v: Any) -> str:
+    """Text safe in a Markdown table cell or heading: pipes, newlines and angle brackets escaped."""
+    s = str(v).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    return s.replace("<", "&lt;").replace(">", "&gt;")
+
+
 def pivot_markdown(p: dict[str, Any]) -> str:
     """The pivot as a pipe table: best in bold, noisy cells marked ~ (as nvbench's Markdown tables)."""
     if not p["rows"]:
         return "_nothing measured_\n"
-    head = [*p["index_names"], *p["columns"]]
+    head = [md_escape(c) for c in (*p["index_names"], *p["columns"])]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * len(p["index_names"]) +
                                                          ["---:"] * len(p["columns"])) + "|"]
     for r in p["rows"]:
-        cells = [(NOISY_MARK if c["noisy"] else "") + (f"**{c['text']}**" if c["best"] else c["text"])
+        cells = [(NOISY_MARK if c["noisy"] else "") + (f"**{c['text']}**" if c["best"] else md_escape(c["text"]))
                  for c in r["cells"]]
-        lines.append("| " + " | ".join([*r["index"], *cells]) + " |")
+        lines.append("| " + " | ".join([*(md_escape(i) for i in r["index"]), *cells]) + " |")
     return "\n".join(lines) + f"\n\nTimes in {p['unit']} (median per call); best per row in bold; ~ noisy.\n"
