@@ -1,0 +1,64 @@
+"""The HTML report in headless Chromium at 1280 px: conclusions on the first screen, nothing wider than
+the window, every figure drawn. Screenshots land in the test's folder and in test-output/ (git-ignored)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from browser_helpers import CHROMIUM, chromium_page, save_screenshot
+
+from workbench.report import write_report
+from workbench.report.sample_data import suite_results, synthetic_environment
+
+pytestmark = [pytest.mark.browser]
+
+try:
+    import playwright.sync_api  # noqa: F401
+    _skip = None if CHROMIUM.exists() else f"{CHROMIUM} is absent"
+except ImportError:
+    _skip = "playwright is not installed"
+if _skip:
+    pytest.skip(f"the report browser test needs Chromium and playwright: {_skip}", allow_module_level=True)
+
+WIDTH, HEIGHT = 1280, 800
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    from workbench.store import Store
+
+    tmp = tmp_path_factory.mktemp("report")
+    store = Store(tmp / "s.sqlite")
+    rid = store.new_run(name="quick-like", env_id="env-demo")
+    store.add_environment("env-demo", synthetic_environment())
+    for row in suite_results(rid).to_dict("records"):
+        store.record(row)
+    store.set_run_status(rid, "finished", wall_s=40.0)
+    return write_report(store, [rid], tmp / "quick-like.html")
+
+
+def test_report_reads_at_1280(report, tmp_path):
+    with chromium_page(tmp_path, width=WIDTH, height=HEIGHT) as page:
+        page.goto(report.as_uri())
+        heading = page.locator("h2#key-findings")
+        box = heading.bounding_box()
+        assert box and box["y"] < HEIGHT / 2, f"Key findings should open the first screen: {box}"
+        first_rows = page.locator("table.findings tr").count()
+        assert first_rows > 15  # a row per kernel and size class
+        page.screenshot(path=str(tmp_path / "report-first-screen.png"))
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= WIDTH, f"the page is {width} px wide at a {WIDTH} px window"
+        figures = page.locator("figure svg")
+        n = figures.count()
+        assert 15 <= n <= 40
+        for i in range(n):
+            b = figures.nth(i).bounding_box()
+            assert b and 300 < b["width"] <= WIDTH and b["height"] > 100, (i, b)
+        assert page.locator("nav#contents a").count() >= 20  # sections and one link per kernel
+        page.locator("nav#contents a", has_text="kernel05").click()
+        save_screenshot(page, tmp_path, "report-1280.png")
+    out = Path(__file__).resolve().parents[2] / "test-output"
+    out.mkdir(exist_ok=True)
+    shutil.copy(tmp_path / "report-first-screen.png", out / "report-first-screen.png")
