@@ -480,6 +480,8 @@ def _draw_speedup(ax: Axes, t: pd.DataFrame | None, styles: Mapping[str, SeriesS
     ratios = np.append(t["speedup"].to_numpy(float), 1.0)
     if ratios.min() > 0 and ratios.max() / ratios.min() > 4:  # ratios read best on a log scale
         ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if ratios.max() / ratios.min() < 300
+                                              else (1.0,)))
         ax.yaxis.set_minor_formatter(NullFormatter())
     ax.yaxis.set_major_formatter(FuncFormatter(lambda s, pos: f"{s:.3g}×"))
     ax.grid(True, alpha=0.3)

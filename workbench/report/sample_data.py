@@ -149,7 +149,7 @@ def suite_results(run_id: str = "run-suite", n_kernels: int = 15, seed: int = 0,
                 else:
                     n = int(np.prod(list(p.values())))
                     flops, nbytes = 4.0 * n, 12.0 * n
-                base = (max(flops / 50, nbytes) * ns * 1e-9 + 5e-6) * rng.uniform(0.7, 1.4)
+                base = (max(flops / 4, 2 * nbytes) * ns * 1e-9 + 5e-6) * rng.uniform(0.7, 1.4)
                 samples = base * rng.lognormal(0.0, 0.08, 15)
                 mem = int(nbytes * (3.0 if (i % 3 == 0 and vname == "numpy") else 1.1))
                 rows.append(_row(run_id, kernel, vname, backend, runtime, device, "float32", p, "eager", "hot", "ok",
