@@ -154,7 +154,9 @@ def benchmark(kernel: str | None = None, variants: str | Iterable[str] | None = 
     measures every cell once per round, in an order shuffled per round (default
     :data:`workbench.sweep.DEFAULT_ROUNDS`), and keeps each round's median; other
     :class:`~workbench.sweep.SweepSpec` fields (``timeout_s``, ``min_samples``,
-    ``seed`` ...) pass through ``spec_kw``.
+    ``seed`` ...) pass through ``spec_kw``, among them ``isolation`` and ``memory_cap``: by default cells
+    run in worker processes, so a kernel that crashes ends as a ``crashed`` row and never kills the
+    notebook's kernel; ``isolation="in-process"`` runs them here, for debugging.
     Every row is stored as it finishes (``store``: a Store, a path, or the
     default store), so an interrupted call loses nothing.
     """

@@ -58,7 +58,27 @@ def _busy_seconds(t: Any) -> float:
 
 def _own_seconds(p: psutil.Process) -> float:
     c = p.cpu_times()
-    return c.user + c.system + getattr(c, "children_user", 0.0) + getattr(c, "children_system", 0.0)
+    own = c.user + c.system + getattr(c, "children_user", 0.0) + getattr(c, "children_system", 0.0)
+    for q in _related:
+        try:
+            r = q.cpu_times()
+            own += r.user + r.system
+        except psutil.Error:  # the parent is gone: this worker ends at its next message
+            pass
+    return own
+
+
+#: Processes whose CPU time counts as the measurement's own (a worker process counts its parent's).
+_related: list[psutil.Process] = []
+
+
+def count_as_own(pid: int) -> None:
+    """Count process ``pid``'s CPU time as this process's own: the sweep's parent process stores rows and
+    draws progress between a worker's cells, which is not competition from other programs."""
+    try:
+        _related.append(psutil.Process(pid))
+    except psutil.Error:
+        pass
 
 
 #: Shortest window the CPU shares are computed over. The kernel's CPU counters tick every 10 ms, so a
@@ -92,6 +112,11 @@ def _snapshot(proc: psutil.Process) -> _Snapshot | None:
     while len(_history) > 2 and _history[1].t <= cutoff:
         del _history[0]
     return snap
+
+
+def take_reading() -> None:
+    """Record a CPU reading now, so that the first short cell of a new process has a window to judge by."""
+    _snapshot(psutil.Process())
 
 
 class ConditionsMeter:

@@ -41,7 +41,8 @@ from .backends import registry as backend_registry
 from .backends.base import Backend
 from .catalog import registry as catalog
 from .catalog.spec import Variant
-from .harness.cell import Cell, CellWorker, execute_cell, prepare_backend
+from .harness.cell import Cell, CellWorker
+from .harness.isolation import CellExecutor, as_executor
 from .harness.throughput import AUTO_METHOD_PREFIX, BANDWIDTH, FLOPS, Ceilings, source_of_method
 from .harness.timer import TimingConfig
 from .store import Store, current_environment, open_store
@@ -99,17 +100,18 @@ def _gemm_cell(backend: Backend, v: Variant, dtype: str, n: int) -> Cell:
     return Cell.make("gemm", v.name, backend.name, dtype, {"m": n, "n": n, "k": n}, v.mode)
 
 
-def measure_backend(backend: Backend, worker: CellWorker) -> list[Peak]:
+def measure_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[Peak]:
     out: list[Peak] = []
-    prepare_backend(backend.name)
+    worker = as_executor(worker)
+    worker.prepare(backend.name)
     n = _stream_elements(backend)
     best: dict[str, Any] | None = None
     tried = []
     for v in _candidates("saxpy", backend):
         if v.mode == "compiled" or v.unsupported_reason(backend, "float32"):
             continue
-        row = execute_cell(Cell.make("saxpy", v.name, backend.name, "float32", {"n": n}, v.mode), PROBE_CONFIG,
-                           worker, timeout_s=PROBE_TIMEOUT_S)
+        row = worker.execute(Cell.make("saxpy", v.name, backend.name, "float32", {"n": n}, v.mode), PROBE_CONFIG,
+                             timeout_s=PROBE_TIMEOUT_S)
         tried.append(f"{v.name}: {row['status']}")
         if row["status"] == "ok" and (best is None or row["min_s"] < best["min_s"]):
             best = row
@@ -133,11 +135,10 @@ def measure_backend(backend: Backend, worker: CellWorker) -> list[Peak]:
         row = None
         size = _largest_gemm(backend)
         if not v.library:
-            row = execute_cell(_gemm_cell(backend, v, dtype, GEMM_PILOT), PILOT_CONFIG, worker,
-                               timeout_s=PROBE_TIMEOUT_S)
+            row = worker.execute(_gemm_cell(backend, v, dtype, GEMM_PILOT), PILOT_CONFIG, timeout_s=PROBE_TIMEOUT_S)
             size = _gemm_size(backend, row["flops"] / row["min_s"] / 1e9) if row["status"] == "ok" else 0
         if size:
-            row = execute_cell(_gemm_cell(backend, v, dtype, size), PROBE_CONFIG, worker, timeout_s=PROBE_TIMEOUT_S)
+            row = worker.execute(_gemm_cell(backend, v, dtype, size), PROBE_CONFIG, timeout_s=PROBE_TIMEOUT_S)
         label = f"gemm/{v.name} {row['size_label']} {dtype}"
         if row["status"] == "ok":
             out.append(Peak(backend.name, FLOPS, dtype, row["flops"] / row["min_s"] / 1e9, "GFLOP/s",
@@ -162,7 +163,7 @@ def measure_peaks(backends: Iterable[str] | None = None, store: Store | str | No
     st = open_store(store)
     env_id, env = current_environment()
     st.add_environment(env_id, env)
-    worker = CellWorker("workbench-peaks")
+    worker = as_executor(None, "workbench-peaks")
     found: list[Peak] = []
     try:
         for b in resolved:
@@ -240,10 +241,11 @@ def _busy(rows: list[dict[str, Any]]) -> str:
     return f"load average {load:.1f} on {cpus} CPUs" if not shares and load > cpus else ""
 
 
-def probe_backend(backend: Backend, worker: CellWorker) -> list[Peak]:
+def probe_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[Peak]:
     """The short automatic probe: one saxpy at ~2× the last-level cache, one GEMM per dtype: a 256³ pilot,
     then (when the pilot is fast enough) a size taking ~``AUTO_GEMM_CALL_S`` a call; the best rate counts.
     A few seconds per backend; a slow hand-written GEMM (PoCL, a naive loop) stays at the pilot size."""
+    worker = as_executor(worker)
     out: list[Peak] = []
     rows: list[dict[str, Any]] = []
     llc = _llc(backend) or 32 * 2**20
@@ -252,8 +254,8 @@ def probe_backend(backend: Backend, worker: CellWorker) -> list[Peak]:
              if v.mode != "compiled" and not v.unsupported_reason(backend, "float32")]
     if saxpy:
         v = saxpy[0]
-        row = execute_cell(Cell.make("saxpy", v.name, backend.name, "float32", {"n": n}, v.mode), AUTO_CONFIG,
-                           worker, timeout_s=AUTO_TIMEOUT_S)
+        row = worker.execute(Cell.make("saxpy", v.name, backend.name, "float32", {"n": n}, v.mode), AUTO_CONFIG,
+                             timeout_s=AUTO_TIMEOUT_S)
         rows.append(row)
         if row["status"] == "ok":
             out.append(Peak(backend.name, BANDWIDTH, "float32", row["bytes"] / row["min_s"] / 1e9, "GB/s",
@@ -270,8 +272,8 @@ def probe_backend(backend: Backend, worker: CellWorker) -> list[Peak]:
         row, v = None, usable[0]
         # a library GEMM is the ceiling; without one, the faster of the first two hand-written ones
         for cand in usable[:1] if usable[0].library else usable[:2]:
-            r = execute_cell(_gemm_cell(backend, cand, dtype, GEMM_PILOT), AUTO_PILOT_CONFIG, worker,
-                             timeout_s=AUTO_TIMEOUT_S)
+            r = worker.execute(_gemm_cell(backend, cand, dtype, GEMM_PILOT), AUTO_PILOT_CONFIG,
+                               timeout_s=AUTO_TIMEOUT_S)
             rows.append(r)
             if r["status"] != "ok":
                 log.info("automatic GEMM probe on %s %s/%s: %s %s", backend.name, cand.name, dtype, r["status"],
@@ -284,7 +286,7 @@ def probe_backend(backend: Backend, worker: CellWorker) -> list[Peak]:
         size = (AUTO_GEMM_CALL_S * rate * 1e9 / 2) ** (1 / 3) // GEMM_PILOT * GEMM_PILOT
         size = int(min(AUTO_GEMM_MAX[kind], size))
         if size > GEMM_PILOT:
-            big = execute_cell(_gemm_cell(backend, v, dtype, size), AUTO_CONFIG, worker, timeout_s=AUTO_TIMEOUT_S)
+            big = worker.execute(_gemm_cell(backend, v, dtype, size), AUTO_CONFIG, timeout_s=AUTO_TIMEOUT_S)
             rows.append(big)
             if big["status"] == "ok" and big["flops"] / big["min_s"] > row["flops"] / row["min_s"]:
                 row = big
@@ -344,7 +346,7 @@ def _remember_probe(env_id: str, key: str, peaks: list[Peak]) -> None:
         log.info("could not keep the probed ceilings in %s: %s", path, exc)
 
 
-def ensure_ceilings(store: Store, env_id: str, backend: str, worker: CellWorker | None = None,
+def ensure_ceilings(store: Store, env_id: str, backend: str, worker: CellExecutor | CellWorker | None = None,
                     *, probe: bool | None = None) -> Ceilings:
     """The ceilings a sweep compares ``backend``'s rows with, probing them the first time.
 
@@ -372,7 +374,7 @@ def ensure_ceilings(store: Store, env_id: str, backend: str, worker: CellWorker 
         if peaks is None:
             t0 = time.perf_counter()
             own = worker is None
-            w = worker or CellWorker("workbench-auto-peaks")
+            w = as_executor(worker, "workbench-auto-peaks")
             try:
                 peaks = probe_backend(b, w)
             finally:

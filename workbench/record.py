@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: Every way a cell can end. ``ok`` means verified (and, when measured, timed).
-STATUSES = ("ok", "incorrect", "unsupported", "oom", "error", "timeout")
+#: Every way a cell can end. ``ok`` means verified (and, when measured, timed); ``crashed``: the kernel
+#: killed the process running it (a signal, an abort, an exit), or the run died while the cell was in flight.
+STATUSES = ("ok", "incorrect", "unsupported", "oom", "error", "timeout", "crashed")
 #: What ``bound`` may say.
 BOUNDS = ("memory-bound", "compute-bound")
 #: Columns stored as JSON text.

@@ -43,6 +43,9 @@ RUN_STATUSES = ("running", "finished", "interrupted")
 RUN_COLUMNS: dict[str, str] = {
     "run_id": "TEXT PRIMARY KEY", "created_at": "TEXT", "finished_at": "TEXT", "name": "TEXT", "suite": "TEXT",
     "argv": "TEXT", "env_id": "TEXT", "status": "TEXT", "git_commit": "TEXT", "spec": "TEXT", "wall_s": "REAL",
+    # JSON {cell_key, label, started_at} of the cell running now, written before it runs: a run that died
+    # in it (a crash without process isolation, a kill) shows which cell to blame on --resume.
+    "in_flight": "TEXT",
 }
 PEAK_COLUMNS: dict[str, str] = {
     "env_id": "TEXT", "backend": "TEXT", "metric": "TEXT", "dtype": "TEXT", "value": "REAL", "unit": "TEXT",
@@ -222,6 +225,22 @@ class Store:
             c.execute("UPDATE runs SET status = ?, finished_at = ?, wall_s = COALESCE(?, wall_s) WHERE run_id = ?",
                       (status, None if status == "running" else now_iso(), wall_s, run_id))
 
+    def set_in_flight(self, run_id: str, marker: Mapping[str, Any] | None) -> None:
+        """Record the cell about to run (``marker``: cell_key, label, started_at), or clear it (None)."""
+        with self._write() as c:
+            c.execute("UPDATE runs SET in_flight = ? WHERE run_id = ?",
+                      (json.dumps(dict(marker)) if marker is not None else None, run_id))
+
+    def in_flight(self, run_id: str) -> dict[str, Any] | None:
+        """The cell a run had in flight when it last stopped without finishing it, or None."""
+        rows = self._query("SELECT in_flight FROM runs WHERE run_id = ?", (run_id,))
+        text = rows[0]["in_flight"] if rows else None
+        try:
+            marker = json.loads(text) if text else None
+        except ValueError:
+            return None
+        return marker if isinstance(marker, dict) and marker.get("cell_key") else None
+
     def run(self, run_id: str) -> dict[str, Any]:
         """One run's record (``spec`` and ``argv`` decoded from JSON); unknown ids raise ValueError."""
         rows = self._query("SELECT * FROM runs WHERE run_id = ?", (run_id,))
@@ -281,6 +300,9 @@ class Store:
         with self._write() as c:
             c.execute(self._insert_sql("INSERT") + f" ON CONFLICT(run_id, cell_key) DO UPDATE SET {update}",
                       self._row_values(row))
+            # the cell in flight is done (same transaction: a crash between the two cannot blame it)
+            c.execute("UPDATE runs SET in_flight = NULL WHERE run_id = ? AND in_flight IS NOT NULL",
+                      (row["run_id"],))
 
     def cell_keys(self, run_id: str) -> set[str]:
         return {r["cell_key"] for r in self._query("SELECT cell_key FROM results WHERE run_id = ?", (run_id,))}

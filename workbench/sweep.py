@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .catalog.spec import KernelSpec
-from .harness.cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CellWorker, InputCache, execute_cell, prepare_backend
+from .harness.cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, base_row, now_iso
+from .harness.isolation import check_isolation, make_executor
 from .harness.rounds import is_final, merge_rounds, round_config, round_order, rounds_done
-from .harness.timer import CACHE_MODES, TimingConfig
+from .harness.timer import CACHE_MODES, Cancelled, TimingConfig
 from .selection import DEFAULT_MODES, select
 from .store import Store, current_environment, open_store
 
@@ -74,6 +75,11 @@ class SweepSpec:
     #: Measure every cell once per round (budget shared out between rounds); rounds after the first
     #: visit the cells in an order shuffled per round.
     rounds: int = DEFAULT_ROUNDS
+    #: Where cells run: "process" (a worker process per backend: crashes, hangs and runaway memory end the
+    #: cell, not the sweep) or "in-process" (for debugging); None: ``$WORKBENCH_ISOLATION`` or "process".
+    isolation: str | None = None
+    #: Memory a cell may add to its worker ("8G", "40%", "none"; None: half the host's memory).
+    memory_cap: str | int | None = None
 
     # -- serialisation ------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -97,6 +103,14 @@ class SweepSpec:
         return TimingConfig(warmup_s=self.warmup_s, target_spread=self.target_spread,
                             min_samples=self.min_samples, max_samples=self.max_samples, budget_s=self.budget_s,
                             cache=cache, n_inputs=self.n_inputs)
+
+    def check(self) -> None:
+        """Refuse a spec whose run options are invalid, before any run is created."""
+        self.n_rounds()
+        check_isolation(self.isolation)
+        from .harness.memory_cap import parse_memory_cap
+
+        parse_memory_cap(self.memory_cap)
 
     def n_rounds(self) -> int:
         if int(self.rounds) < 1:
@@ -193,16 +207,22 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
               resume_run_id: str | None = None,
               on_cell: Callable[[dict[str, Any], int, int], None] | None = None,
               should_stop: Callable[[], bool] | None = None, progress: bool = True,
-              argv: Sequence[str] | None = None) -> SweepOutcome:
+              argv: Sequence[str] | None = None, retry_crashed: bool = False, isolation: str | None = None,
+              memory_cap: str | int | None = None) -> SweepOutcome:
     """Measure every cell of ``spec`` once per round (or, with ``resume_run_id``, the rounds and cells
     that run is missing).
 
-    A cell's row is committed to the store after each of its rounds. Ctrl-C, or ``should_stop()``
-    returning True between cells, ends the sweep early with ``interrupted=True``; stored rows are kept
-    and the run can be resumed. ``spec`` may be None when resuming: the run's stored spec is used.
-    ``on_cell(row, index, total)`` is called after every cell of every round with the cell's row so
-    far; ``total`` is the number of cells and ``index + 1`` the progress in cells (visits done × cells /
-    visits in all, rounded up), so a progress bar fills once whatever the rounds.
+    A cell's row is committed to the store after each of its rounds; the cell about to run is recorded on
+    the run first (``in_flight``), so a resume after the run died in a cell records that cell ``crashed``
+    and does not run it again unless ``retry_crashed`` (which also re-runs cells stored ``crashed``).
+    Cells run where ``spec.isolation`` says (:mod:`workbench.harness.isolation`). Ctrl-C, or
+    ``should_stop()`` returning True (polled between cells, and while a cell runs in a worker process),
+    ends the sweep early with ``interrupted=True``; stored rows are kept and the run can be resumed.
+    ``spec`` may be None when resuming: the run's stored spec is used; ``isolation`` and ``memory_cap``,
+    when given, replace the spec's (they say how to run, not what to measure). ``on_cell(row, index, total)`` is
+    called after every cell of every round with the cell's row so far; ``total`` is the number of cells
+    and ``index + 1`` the progress in cells (visits done × cells / visits in all, rounded up), so a
+    progress bar fills once whatever the rounds.
     """
     t0 = time.perf_counter()
     st = open_store(store)
@@ -218,6 +238,10 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
         previous_wall = float(run.get("wall_s") or 0.0)
     if spec is None:
         raise ValueError("run_sweep needs a SweepSpec (or resume_run_id of a stored run)")
+    if isolation is not None or memory_cap is not None:
+        spec = dataclasses.replace(spec, isolation=isolation or spec.isolation,
+                                   memory_cap=memory_cap if memory_cap is not None else spec.memory_cap)
+    spec.check()
     rounds = spec.n_rounds()
     all_cells = spec.cells()  # bad names raise here, before a run is created
     if not all_cells:
@@ -227,6 +251,9 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     if resume_run_id is not None:
         run_id = resume_run_id
         st.set_run_status(run_id, "running")
+        _blame_in_flight(st, run_id, all_cells, stored, env_id)
+        if retry_crashed:
+            stored = {k: r for k, r in stored.items() if r.get("status") != "crashed"}
     else:
         run_id = st.new_run(name=name, suite=spec.suite, argv=list(argv if argv is not None else sys.argv),
                             env_id=env_id, spec=spec.to_dict())
@@ -243,8 +270,7 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     configs = {(c, later): round_config(spec.timing_config(c), rounds, later)
                for c in spec.caches() for later in (False, True)}
     peaks: dict[str, dict[tuple[str, str], float]] = {}
-    inputs = InputCache()
-    worker = CellWorker()
+    executor = make_executor(spec.isolation, memory_cap=spec.memory_cap)
     bar = _progress_bar(total, done, progress)
     try:
         for r in range(rounds):
@@ -258,15 +284,18 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                 if bar is not None:
                     bar.set_description_str(_label(cell, r, rounds), refresh=True)
                 if cell.backend not in peaks:
-                    prepare_backend(cell.backend)
+                    executor.prepare(cell.backend)
                     from .peaks import ensure_ceilings  # measured once per environment (automatic probe)
-                    peaks[cell.backend] = ensure_ceilings(st, env_id, cell.backend, worker)
+                    peaks[cell.backend] = ensure_ceilings(st, env_id, cell.backend, executor)
                 prev = state.get(cell.key)
                 n_prev = rounds_done(prev)
-                new = execute_cell(cell, configs[cell.cache, n_prev > 0], worker, timeout_s=spec.timeout_s,
-                                   build_timeout_s=spec.build_timeout_s,
-                                   seed=spec.seed, inputs=inputs, peaks=peaks[cell.backend], later_round=n_prev > 0,
-                                   check_after=n_prev + 1 >= rounds)  # checked in the first and last round
+                st.set_in_flight(run_id, {"cell_key": cell.key, "label": cell.label, "round": n_prev + 1,
+                                          "started_at": now_iso()})
+                new = executor.execute(cell, configs[cell.cache, n_prev > 0], timeout_s=spec.timeout_s,
+                                       build_timeout_s=spec.build_timeout_s, seed=spec.seed,
+                                       peaks=peaks[cell.backend], later_round=n_prev > 0,
+                                       check_after=n_prev + 1 >= rounds,  # checked in the first and last round
+                                       should_stop=should_stop)
                 new.update(run_id=run_id, env_id=env_id)
                 row = merge_rounds(prev, new)
                 st.record(row)
@@ -284,10 +313,11 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                         log.exception("on_cell callback failed for %s", cell.label)
             if outcome.interrupted:
                 break
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Cancelled):
         outcome.interrupted = True
+        st.set_in_flight(run_id, None)  # stopped on purpose: the cell is not to blame
     finally:
-        worker.close()
+        executor.close()
         if bar is not None:
             bar.close()
         outcome.rows = [state[c.key] for c in all_cells if c.key in touched]
@@ -295,6 +325,27 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
         st.set_run_status(run_id, "interrupted" if outcome.interrupted else "finished",
                           wall_s=previous_wall + outcome.wall_s)
     return outcome
+
+
+def _blame_in_flight(st: Store, run_id: str, cells: list[Cell], stored: dict[str, dict[str, Any]],
+                     env_id: str) -> None:
+    """The cell a run was running when it died (recorded before it ran, never finished) becomes ``crashed``:
+    without this, ``--resume`` would run it again and die the same way."""
+    marker = st.in_flight(run_id)
+    if marker is None:
+        return
+    cell = next((c for c in cells if c.key == marker["cell_key"]), None)
+    st.set_in_flight(run_id, None)
+    if cell is None or is_final(stored.get(cell.key)):
+        return
+    new = base_row(cell)
+    new.update(run_id=run_id, env_id=env_id, status="crashed", finished_at=now_iso(), message=(
+        f"the run stopped while this cell was running (round {marker.get('round', '?')}, started "
+        f"{marker.get('started_at', '?')}): the process died in it (a crash, a kill, or the system running out "
+        "of memory); `--resume --retry-crashed` runs it again"))
+    row = merge_rounds(stored.get(cell.key), new)
+    st.record(row)
+    stored[cell.key] = row
 
 
 def _label(cell: Cell, r: int, rounds: int) -> str:

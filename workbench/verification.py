@@ -27,12 +27,13 @@ from typing import Any
 
 from .catalog.authoring import boundscheck as numba_boundscheck
 from .catalog.spec import MODES, KernelSpec
-from .harness.cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CellWorker, CheckOnly, execute_cell
+from .harness.cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CheckOnly
+from .harness.isolation import CellExecutor, make_executor
 from .record import STATUSES, Row
 from .selection import Target, select
 
 #: Statuses that make verification fail (``unsupported`` says why something could not run; it is not a pass).
-FAILED = ("incorrect", "oom", "error", "timeout")
+FAILED = ("incorrect", "oom", "error", "timeout", "crashed")
 #: In the message of every numba row of ``verify(boundscheck=True)``.
 BOUNDSCHECK_NOTE = "numba boundscheck on"
 #: Per cell (one size, every seed, building included: a torch.compile compiles once per shape).
@@ -97,7 +98,8 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
            seeds: Iterable[int] = (0, 1, 2), sizes: str | list[dict[str, int]] = "verify",
            include_compiled: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S,
            progress: Callable[[VerifyResult], None] | None = None, boundscheck: bool = False,
-           build_timeout_s: float = BUILD_TIMEOUT_S) -> VerifyResults:
+           build_timeout_s: float = BUILD_TIMEOUT_S, isolation: str | None = None,
+           memory_cap: str | int | None = None) -> VerifyResults:
     """Verify variants on backends; returns one row per (kernel, variant, backend, dtype).
 
     ``backends`` defaults to every available backend; naming an unavailable one
@@ -109,7 +111,11 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
     disk cache) for this call, so an out-of-bounds index fails as an IndexError (``error``); their rows
     say "numba boundscheck on". A numba dispatcher keeps the code of its first compile, so variants that
     cache their own dispatchers (rather than build through ``KernelFolder.numba``) are checked only when
-    this is the process's first build of them, as with ``workbench verify --boundscheck``.
+    this is the process's first build of them, as with ``workbench verify --boundscheck``. With process
+    isolation (the default) the numba worker is a fresh process started with bounds checks, so every numba
+    variant is checked.
+    ``isolation`` and ``memory_cap``: where cells run and how much memory one may add
+    (:mod:`workbench.harness.isolation`); a variant that crashes its worker is ``crashed``, the others go on.
     """
     seed_list = tuple(seeds)
     if not seed_list:
@@ -119,7 +125,7 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
     size_lists = {spec.name: _size_list(spec, sizes) for spec in sel.specs}  # bad size-list names fail first
     results = VerifyResults(skipped=[Skipped(spec.name, v.name, "compiled variant (use include_compiled)")
                                      for spec, v in sel.excluded])
-    worker = CellWorker("workbench-verify")
+    worker = make_executor(isolation, memory_cap=memory_cap, boundscheck=boundscheck, name="workbench-verify")
     try:
         for spec in sel.specs:
             for v, reason in sel.stranded(spec):
@@ -128,7 +134,7 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
                                                           "unsupported", message=reason))
             for dtype in sel.dtypes:
                 for target in sel.targets(spec, dtype):
-                    with numba_boundscheck(boundscheck):
+                    with numba_boundscheck(boundscheck and worker.isolation == "in-process"):
                         result = _verify_target(target, size_lists[spec.name], seed_list, worker, timeout_s,
                                                 build_timeout_s)
                     if boundscheck and target.backend.runtime == "numba":
@@ -154,7 +160,7 @@ def _size_list(spec: KernelSpec, sizes: str | list[dict[str, int]]) -> list[dict
     return list(sizes)
 
 
-def _verify_target(t: Target, sizes: list[dict[str, int]], seeds: tuple[int, ...], worker: CellWorker,
+def _verify_target(t: Target, sizes: list[dict[str, int]], seeds: tuple[int, ...], worker: CellExecutor,
                    timeout_s: float, build_timeout_s: float = BUILD_TIMEOUT_S) -> VerifyResult:
     """One cell per size through the harness, folded into one result; stops at the first cell not ok."""
     name, mode = (t.variant.name, t.variant.mode) if t.variant else (NO_VARIANT, "eager")
@@ -163,8 +169,8 @@ def _verify_target(t: Target, sizes: list[dict[str, int]], seeds: tuple[int, ...
     worst = -1.0
     for params in sizes if t.unsupported is None else sizes[:1]:
         cell = Cell.make(t.spec.name, name, t.backend.name, t.dtype, params, mode, "hot", t.unsupported)
-        row = Row.from_mapping(execute_cell(cell, CheckOnly(seeds), worker, timeout_s=timeout_s,
-                                            build_timeout_s=build_timeout_s))
+        row = Row.from_mapping(worker.execute(cell, CheckOnly(seeds), timeout_s=timeout_s,
+                                              build_timeout_s=build_timeout_s))
         checked = seeds.index(row.seed) + (row.status in ("ok", "incorrect")) if row.seed in seeds else 0
         result.trials += len(seeds) if row.status == "ok" else checked
         if row.status != "ok" or (row.max_error is not None and row.max_error > worst):

@@ -37,7 +37,7 @@ def test_documented_columns_are_the_record_columns():
 def test_row_is_typed_and_round_trips():
     row = Row.from_mapping({**empty_row(), "kernel": "saxpy", "library": True, "not_a_column": 1})
     assert row.kernel == "saxpy" and row.library is True and list(row.to_dict()) == list(RESULT_COLUMNS)
-    assert STATUSES == ("ok", "incorrect", "unsupported", "oom", "error", "timeout")
+    assert STATUSES == ("ok", "incorrect", "unsupported", "oom", "error", "timeout", "crashed")
 
 
 def test_harness_record_is_a_deprecated_re_export():

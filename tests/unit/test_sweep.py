@@ -265,7 +265,9 @@ def test_a_cell_failing_in_a_later_round_ends_with_that_status(test_kernel, tmp_
         return lambda inp, out: np.multiply(inp["x"], factor, out=out["out"])
 
     catalog.register_variant(Variant(KERNEL, "flaky", ("numpy",), flaky))
-    spec = SweepSpec(kernels=[KERNEL], variants=["flaky"], backends=["numpy"], sizes=[(100,)], rounds=3, **FAST)
+    # in-process: the build counter is this process's (a worker would count its own copy)
+    spec = SweepSpec(kernels=[KERNEL], variants=["flaky"], backends=["numpy"], sizes=[(100,)], rounds=3,
+                     isolation="in-process", **FAST)
     row = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False).rows[0]
     # checked after timing in the first and the last round: the last round finds it wrong
     assert row["status"] == "incorrect" and "after timing" in row["message"]

@@ -9,6 +9,7 @@ from .registry import (
                        kernels,
                        register_kernel,
                        register_variant,
+                       unload_catalog,
                        unregister_kernel,
                        unregister_variant,
                        variant,
@@ -18,4 +19,4 @@ from .spec import BuildContext, KernelSpec, Unsupported, Variant
 
 __all__ = ["BuildContext", "KernelFolder", "KernelSpec", "Unsupported", "Variant", "builtin_catalog_path", "get_kernel",
            "get_variant", "kernel_here", "kernels", "load_catalog", "register_kernel", "register_variant", "sizes",
-           "unregister_kernel", "unregister_variant", "variant", "variants"]
+           "unload_catalog", "unregister_kernel", "unregister_variant", "variant", "variants"]

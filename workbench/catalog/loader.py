@@ -17,7 +17,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 ENV_CATALOG = "WORKBENCH_CATALOG"
-_loaded: set[Path] = set()
+_loaded: dict[Path, None] = {}  # an ordered set: worker processes load the same folders in the same order
 _default_done = False
 _current: Path | None = None
 
@@ -48,7 +48,7 @@ def load_catalog(path: str | os.PathLike) -> list[str]:
         if folder in _loaded:
             continue
         _load_folder(folder)
-        _loaded.add(folder)
+        _loaded[folder] = None
         loaded.append(folder.name)
     return loaded
 
@@ -86,6 +86,24 @@ def _load_files(folder: Path) -> None:
             continue
         if f.name == "spec.py" and getattr(mod, "SPEC", None) is not None:
             mod.SPEC.path = str(folder)
+
+
+def folders_under(path: str | os.PathLike) -> list[Path]:
+    """The loaded kernel folders that are ``path`` or lie under it."""
+    root = Path(path).resolve()
+    return [f for f in _loaded if f == root or root in f.parents]
+
+
+def forget_folder(folder: Path) -> None:
+    """Forget that ``folder`` was loaded (and its modules), so that :func:`load_catalog` loads it afresh."""
+    _loaded.pop(folder, None)
+    for name in [m for m in sys.modules if m.startswith(f"workbench_catalog.{folder.name}.")]:
+        del sys.modules[name]
+
+
+def loaded_folders() -> list[str]:
+    """Every catalog folder loaded in this process, in load order."""
+    return [str(p) for p in _loaded]
 
 
 def ensure_default_catalog() -> None:

@@ -9,6 +9,7 @@ command, so argparse lists every choice.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib
 import pkgutil
 import sys
@@ -38,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if not faulthandler.is_enabled():  # a kernel crashing in-process prints the Python frame it died in
+        faulthandler.enable()
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

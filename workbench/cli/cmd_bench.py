@@ -13,6 +13,7 @@ from ..harness.timer import CACHE_MODES
 from ..suites import suite_names, suite_spec
 from ..sweep import SweepSpec, run_sweep
 from ..verdicts import NOISY_SPREAD
+from . import isolation_args
 
 SUMMARY_COLUMNS = ("kernel", "variant", "backend", "dtype", "size", "status", "median", "GB/s", "GFLOP/s")
 
@@ -51,7 +52,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", metavar="OUT", help="also write the run as JSON")
     p.add_argument("--report", metavar="OUT", help="also write a report (.html, .md, .json or .csv)")
     p.add_argument("--name", help="a name for the run")
+    p.add_argument("--retry-crashed", action="store_true",
+                   help="with --resume: run again the cells that crashed (by default a crashed cell stays "
+                        "crashed, so that resuming does not crash the same way)")
     p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown on a terminal only)")
+    isolation_args.add(p)
     p.set_defaults(func=run)
 
 
@@ -98,7 +103,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
         "modes": tuple(args.modes) if args.modes else None,
         "cache": tuple(args.cache) if args.cache and len(args.cache) > 1 else (args.cache[0] if args.cache else None),
         "budget_s": args.budget, "timeout_s": args.timeout, "rounds": args.rounds,
-        "build_timeout_s": args.build_timeout,
+        "build_timeout_s": args.build_timeout, "isolation": args.isolation, "memory_cap": args.memory_cap,
     }
     shape_axes = {"batch_sizes": args.batch_sizes, "seq_lengths": args.seq_lengths,
                   "hidden_sizes": args.hidden_sizes}
@@ -112,6 +117,9 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
 def run(args: argparse.Namespace) -> int:
     from ..store import Store
 
+    run_options = isolation_args.options(args)
+    if args.retry_crashed and not args.resume:
+        raise ValueError("--retry-crashed goes with --resume (it re-runs the crashed cells of a stored run)")
     store = Store(args.store)
     resume = None
     spec: SweepSpec | None = None
@@ -132,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
         spec = spec_from_args(args)
     progress = not args.quiet and sys.stderr.isatty()  # a redirected log gets no carriage-return noise
     outcome = run_sweep(spec, store=store, name=args.name, resume_run_id=resume, progress=progress,
-                        argv=["workbench", *sys.argv[1:]] if sys.argv else None)
+                        argv=["workbench", *sys.argv[1:]] if sys.argv else None,
+                        retry_crashed=args.retry_crashed, **run_options)
     rows = store.rows([outcome.run_id])
     print(format_summary(rows))
     counts = Counter(r["status"] for r in rows)

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from ..backends.base import KNOWN_DTYPES
+from . import isolation_args
 from .output import stdout_to_stderr
 
 
@@ -17,7 +18,8 @@ def register(subparsers: Any) -> None:
         description="Run each kernel variant on each available backend at the spec's small, odd "
                     "'verify' sizes with several seeds, and compare with the float64 reference. "
                     "Compiled (torch.compile) variants are skipped unless --include-compiled. "
-                    "Statuses are the benchmark's: ok / incorrect / unsupported / oom / error / timeout; "
+                    "Statuses are the benchmark's: ok / incorrect / unsupported / oom / error / timeout / "
+                    "crashed; "
                     "naming an unavailable backend is an error (exit 2) and verifies nothing.")
     p.add_argument("--backend", action="append", metavar="B", help="backend name (repeatable; default: all available)")
     p.add_argument("--kernel", action="append", metavar="K", help="kernel name (repeatable; default: all)")
@@ -37,6 +39,7 @@ def register(subparsers: Any) -> None:
                    help="build numba variants with bounds checks (NUMBA_BOUNDSCHECK=1, without the disk cache): "
                         "an out-of-bounds index becomes an error row")
     p.add_argument("--json", action="store_true", help="print only JSON on stdout")
+    isolation_args.add(p)
     p.set_defaults(func=run)
 
 
@@ -49,13 +52,14 @@ def run(args: argparse.Namespace) -> int:
     for flag, value in (("--timeout", args.timeout), ("--build-timeout", args.build_timeout)):
         if value is not None and value <= 0:
             raise ValueError(f"{flag} must be positive, got {value:g}")
+    run_options = isolation_args.options(args)
     progress = None if args.json else _progress
     with stdout_to_stderr():  # runtimes that print while probing/compiling must not corrupt the output
         results = verify(backends=args.backend, kernels=args.kernel, variants=args.variant,
                          dtypes=args.dtype or ("float32",), seeds=range(args.seeds), sizes=args.sizes,
                          include_compiled=args.include_compiled, progress=progress,
                          timeout_s=args.timeout or DEFAULT_TIMEOUT_S, boundscheck=args.boundscheck,
-                         build_timeout_s=args.build_timeout or BUILD_TIMEOUT_S)
+                         build_timeout_s=args.build_timeout or BUILD_TIMEOUT_S, **run_options)
     from ..catalog.loader import load_errors
 
     if args.json:

@@ -19,7 +19,7 @@ import threading
 import time
 import traceback as tb
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -276,10 +276,12 @@ class Limits:
     build_s: float
     run_s: float
     run_deadline: float = math.inf
+    #: Called when the run starts (a worker process tells its parent, whose clock moves to the run limit).
+    on_run: Callable[[], None] | None = None
 
     @classmethod
-    def starting_now(cls, build_s: float, run_s: float) -> Limits:
-        return cls(build_deadline=time.perf_counter() + build_s, build_s=build_s, run_s=run_s)
+    def starting_now(cls, build_s: float, run_s: float, on_run: Callable[[], None] | None = None) -> Limits:
+        return cls(build_deadline=time.perf_counter() + build_s, build_s=build_s, run_s=run_s, on_run=on_run)
 
     def hard_deadline(self, grace_s: float) -> float:
         """When the waiting side gives up: the build deadline until the run starts, then the run's."""
@@ -287,6 +289,8 @@ class Limits:
 
     def start_run(self) -> float:
         self.run_deadline = time.perf_counter() + self.run_s
+        if self.on_run is not None:
+            self.on_run()
         return self.run_deadline
 
 
@@ -528,6 +532,14 @@ def prepare_backend(name: str) -> str | None:
     return None
 
 
+def after_oom(row: dict[str, Any], backend: str) -> None:
+    """After an out-of-memory cell the backend frees its caches (a device memory pool), before the next."""
+    try:
+        backend_registry.get(backend).free_memory()
+    except Exception as exc:  # noqa: BLE001 - freeing is best effort
+        row["message"] = f"{row.get('message') or ''}; free_memory failed: {exc}"
+
+
 def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorker, *, timeout_s: float,
                  seed: int = 0, inputs: InputCache | None = None, peaks: Peaks | None = None,
                  later_round: bool = False, check_after: bool = True,
@@ -558,10 +570,7 @@ def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorke
                             f"the build did not finish within the {build_timeout_s:g} s build limit; ")
                            + "its worker thread was abandoned")
     if row["status"] == "oom":
-        try:
-            backend_registry.get(cell.backend).free_memory()
-        except Exception as exc:  # noqa: BLE001 - freeing is best effort
-            row["message"] += f"; free_memory failed: {exc}"
+        after_oom(row, cell.backend)
     busy = worker.still_running_abandoned()
     if busy:
         note = f"{busy} abandoned timed-out cell(s) still running: this timing may be disturbed"

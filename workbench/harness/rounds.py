@@ -38,7 +38,7 @@ BUSY_CPU_SHARE = 0.25
 #: Fields that scale with 1 / median (throughput and % of peak): rescaled when the headline median moves.
 RATE_FIELDS = ("gflops", "gbps", "pct_peak_bw", "pct_peak_flops", "pct_published")
 #: Ways a row can end early: such a cell is not measured again in later rounds.
-FINAL_STATUSES = ("incorrect", "unsupported", "oom", "error", "timeout")
+FINAL_STATUSES = ("incorrect", "unsupported", "oom", "error", "timeout", "crashed")
 #: Which stop reason a merged row reports (the most telling one across its rounds).
 _STOP_RANK = {"deadline": 0, "max_samples": 1, "budget": 2, "spread": 3}
 

@@ -237,4 +237,14 @@ def portable_here(op: KernelFolder, launches: Iterable[Launch], *, name: str = "
 
 def programs() -> list[PortableProgram]:
     """Every portable program registered so far (load the catalog first)."""
-    return list(_registry.values())
+    return [p for p in _registry.values() if _still_registered(p)]
+
+
+def _still_registered(p: PortableProgram) -> bool:
+    """A program whose variant was unregistered (an unloaded catalog folder) is no longer in the catalog."""
+    from ..catalog import registry
+
+    try:
+        return p.variant in registry.variants(p.kernel)
+    except ValueError:
+        return False

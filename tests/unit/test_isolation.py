@@ -1,0 +1,281 @@
+"""Process isolation: a kernel that crashes, aborts, exits, hangs or grows memory ends in its own row, and
+the run, the notebook and the honest variants beside it go on.
+
+The bad variants live in a catalog folder (tests/bad_catalog/wb_bad), loaded the way a user's catalog is;
+this file uses its numpy variants (core dependencies only); tests/backends/test_isolation_backends.py its
+numba and OpenCL ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.catalog import load_catalog, register_variant, unload_catalog
+from workbench.catalog.spec import Variant
+from workbench.harness.isolation import check_isolation, make_executor
+from workbench.harness.memory_cap import parse_memory_cap
+from workbench.harness.process_worker import signal_text, summarize_output
+from workbench.store import Store
+from workbench.sweep import SweepSpec, run_sweep
+from workbench.verification import verify
+
+BAD_CATALOG = Path(__file__).resolve().parents[1] / "bad_catalog"
+K = "wb_bad"
+FAST = {"budget_s": 0.05, "warmup_s": 0.01, "min_samples": 3, "max_samples": 20, "rounds": 1}
+
+#: numpy variant -> (status, words its message must contain)
+EXPECTED = {
+    "good": ("ok", ""),
+    "segfault": ("crashed", "signal SIGSEGV"),
+    "abort": ("crashed", "signal SIGABRT"),
+    "exit": ("crashed", "exit code 3"),
+    "hang": ("timeout", "worker process was killed"),
+    "sleep-hang": ("timeout", "worker process was killed"),
+    "runaway": ("oom", "Unable to allocate"),
+    "replay": ("incorrect", "max error"),
+    "mutates-input": ("incorrect", "modified its input `a`"),
+}
+
+
+@pytest.fixture(scope="module")
+def bad_catalog():
+    load_catalog(BAD_CATALOG)
+    yield K
+    unload_catalog(BAD_CATALOG)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ, WORKBENCH_CATALOG=str(BAD_CATALOG), WORKBENCH_AUTO_PEAKS="0", **extra)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                     env.get("PYTHONPATH")]))
+    return env
+
+
+def test_verify_ends_every_bad_numpy_kernel_in_its_own_row(bad_catalog):
+    results = verify(backends="numpy", kernels=K, variants=list(EXPECTED), seeds=(0, 1), timeout_s=3,
+                     build_timeout_s=60, memory_cap="1G")
+    got = {r.variant: r for r in results}
+    assert set(got) == set(EXPECTED)
+    for name, (status, words) in EXPECTED.items():
+        assert got[name].status == status, (name, got[name].message)
+        assert words in got[name].message, (name, got[name].message)
+    assert "memory cap" in got["runaway"].message or "--memory-cap" in got["runaway"].message
+    # the fault handler's report names the kernel's own frame
+    assert "numpy_variants.py" in got["abort"].message
+
+
+def test_bench_survives_bad_kernels_and_keeps_honest_ones_ok(bad_catalog, tmp_path):
+    variants = ["good", "segfault", "abort", "hang", "runaway", "replay"]
+    spec = SweepSpec(kernels=[K], variants=variants, backends=["numpy"], timeout_s=3, build_timeout_s=60,
+                     memory_cap="1G", **FAST)
+    out = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False)
+    rows = {r["variant"]: r for r in out.rows}
+    assert not out.interrupted
+    for name in variants:
+        status, words = EXPECTED[name]
+        assert rows[name]["status"] == status and words in (rows[name]["message"] or ""), rows[name]
+    assert rows["good"]["median_s"] > 0
+    assert "rotated input set" in rows["replay"]["message"]  # caught after timing, not only by verify
+    run = Store(tmp_path / "s.sqlite").run(out.run_id)
+    assert run["status"] == "finished" and run["in_flight"] is None
+
+
+def test_in_process_is_available_and_runs_here(bad_catalog, tmp_path):
+    pids: dict[str, int] = {}
+
+    def build(ctx):
+        def run(i, o):
+            np.add(i["a"], i["b"], out=o["out"])
+            pids.setdefault("pid", os.getpid())
+        return run
+
+    register_variant(Variant(K, "pid-probe", ("numpy",), build))
+    try:
+        spec = SweepSpec(kernels=[K], variants=["pid-probe"], backends=["numpy"], isolation="in-process", **FAST)
+        row = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False).rows[0]
+        assert row["status"] == "ok" and pids["pid"] == os.getpid()
+    finally:
+        from workbench.catalog import unregister_variant
+
+        unregister_variant(K, "pid-probe")
+
+
+def test_an_inline_variant_travels_by_value_and_runs_in_a_worker(bad_catalog, tmp_path):
+    marker = tmp_path / "pid.txt"
+
+    def build(ctx):
+        def run(i, o):
+            np.add(i["a"], i["b"], out=o["out"])
+            marker.write_text(f"{os.getpid()} {os.environ.get('WORKBENCH_IN_WORKER')}")
+        return run
+
+    register_variant(Variant(K, "inline", ("numpy",), build))
+    try:
+        spec = SweepSpec(kernels=[K], variants=["inline"], backends=["numpy"], **FAST)
+        row = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False).rows[0]
+        pid, flag = marker.read_text().split()
+        assert row["status"] == "ok" and int(pid) != os.getpid() and flag == "1"
+    finally:
+        from workbench.catalog import unregister_variant
+
+        unregister_variant(K, "inline")
+
+
+def test_an_inline_variant_that_cannot_travel_runs_in_process_and_says_so(bad_catalog, tmp_path):
+    lock = threading.Lock()  # locks cannot be pickled
+
+    def build(ctx):
+        def run(i, o):
+            with lock:
+                np.add(i["a"], i["b"], out=o["out"])
+        return run
+
+    register_variant(Variant(K, "locked", ("numpy",), build))
+    try:
+        spec = SweepSpec(kernels=[K], variants=["locked"], backends=["numpy"], **FAST)
+        row = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False).rows[0]
+        assert row["status"] == "ok" and "ran in-process, without crash isolation" in row["message"]
+        assert "cannot be sent to a worker process" in row["message"]
+    finally:
+        from workbench.catalog import unregister_variant
+
+        unregister_variant(K, "locked")
+
+
+def test_a_notebook_script_survives_its_own_segfaulting_kernel(tmp_path):
+    """A kernel defined in ``__main__`` (as in a notebook) travels by value; its crash is a row."""
+    script = tmp_path / "nb.py"
+    script.write_text(textwrap.dedent(f"""
+        import ctypes, dataclasses
+        import numpy as np
+        import workbench
+        from workbench.catalog import get_kernel, register_kernel, variant
+        register_kernel(dataclasses.replace(get_kernel("vector_add"), name="nb_add"))
+
+        @variant("nb_add", "good", "numpy")
+        def good(ctx):
+            return lambda i, o: np.add(i["a"], i["b"], out=o["out"])
+
+        @variant("nb_add", "segv", "numpy")
+        def segv(ctx):
+            def run(i, o):
+                ctypes.string_at(0)
+            return run
+
+        res = workbench.benchmark("nb_add", sizes=[1000], budget_s=0.05, rounds=1, progress=False,
+                                  store={str(tmp_path / 'nb.sqlite')!r})
+        print("ROWS", dict(zip(res.df["variant"], res.df["status"])))
+        print("ALIVE")
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=_env(),
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ALIVE" in done.stdout and "'segv': 'crashed'" in done.stdout and "'good': 'ok'" in done.stdout
+    assert "[worker numpy]" in done.stderr  # the worker's fault report reaches the user, marked
+
+
+def _bench(store: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "workbench", "bench", "--store", str(store), *args],
+                          capture_output=True, text=True, timeout=300, env=_env(**env))
+
+
+def test_resume_after_a_crash_that_killed_the_run_blames_the_cell_in_flight(tmp_path):
+    store = tmp_path / "s.sqlite"
+    first = _bench(store, "--kernels", K, "--variants", "good", "segfault", "replay", "--backends", "numpy",
+                   "--budget", "0.05", "--rounds", "1", "--in-process")
+    assert first.returncode == -11 or first.returncode == 139, (first.returncode, first.stderr[-1500:])
+    st = Store(store)
+    run_id = st.latest_run_id(unfinished=True)
+    assert run_id is not None and st.run(run_id)["status"] == "running"
+    assert "wb_bad/segfault on numpy" in st.in_flight(run_id)["label"]
+    assert "Fatal Python error: Segmentation fault" in first.stderr  # the CLI's fault handler names the frame
+
+    resumed = _bench(store, "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-1500:]
+    rows = {r["variant"]: r for r in st.rows([run_id])}
+    assert rows["segfault"]["status"] == "crashed" and "the run stopped while this cell was running" in \
+        rows["segfault"]["message"]
+    assert rows["good"]["status"] == "ok" and rows["replay"]["status"] == "incorrect"
+    assert st.run(run_id)["status"] == "finished"
+
+    # the stored spec says in-process; this retry runs the crashed cell in a worker instead
+    again = _bench(store, "--resume", run_id, "--retry-crashed", "--isolation", "process")
+    assert again.returncode == 0, again.stderr[-1500:]
+    seg = {r["variant"]: r for r in st.rows([run_id])}["segfault"]
+    assert seg["status"] == "crashed" and "signal SIGSEGV" in seg["message"]  # re-run, in a worker this time
+
+
+def test_should_stop_ends_a_hung_cell_at_once(bad_catalog, tmp_path):
+    t0 = time.perf_counter()
+    stop_at = t0 + 2.0
+    spec = SweepSpec(kernels=[K], variants=["hang", "good"], backends=["numpy"], timeout_s=120, **FAST)
+    out = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False,
+                    should_stop=lambda: time.perf_counter() > stop_at)
+    assert out.interrupted and time.perf_counter() - t0 < 30
+    st = Store(tmp_path / "s.sqlite")
+    assert st.run(out.run_id)["status"] == "interrupted" and st.in_flight(out.run_id) is None
+
+
+def test_a_crashed_worker_is_replaced_for_the_next_cell(bad_catalog):
+    from workbench.harness.cell import Cell, CheckOnly
+
+    ex = make_executor("process", memory_cap="1G")
+    try:
+        rows = [ex.execute(Cell.make(K, v, "numpy", "float32", {"n": 999}), CheckOnly((0,)), timeout_s=5,
+                           build_timeout_s=60) for v in ("segfault", "good", "abort", "good")]
+    finally:
+        ex.close()
+    assert [r["status"] for r in rows] == ["crashed", "ok", "crashed", "ok"]
+    assert len(ex.starts) == 3  # the first worker, and one after each crash
+
+
+@pytest.mark.parametrize("text, expected", [("1G", 2**30), ("512M", 512 * 2**20), ("2.5GiB", int(2.5 * 2**30)),
+                                            ("none", None), ("off", None), (1000, 1000)])
+def test_memory_caps_parse(text, expected):
+    assert parse_memory_cap(text) == expected
+
+
+def test_memory_cap_default_and_share_follow_host_memory():
+    from workbench.harness.memory_cap import host_total_bytes
+
+    assert parse_memory_cap(None) == int(0.5 * host_total_bytes())
+    assert parse_memory_cap("25%") == int(0.25 * host_total_bytes())
+
+
+@pytest.mark.parametrize("bad", ["abc", "-1G", "0", "1X", True, float("nan"), 0])
+def test_bad_memory_caps_are_refused_with_the_forms_accepted(bad):
+    with pytest.raises(ValueError, match="memory cap"):
+        parse_memory_cap(bad)
+
+
+def test_bad_isolation_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match="valid: process, in-process"):
+        check_isolation("thread")
+
+
+def test_cli_refuses_a_bad_memory_cap_before_creating_a_run(tmp_path):
+    done = _bench(tmp_path / "s.sqlite", "--kernels", "vector_add", "--memory-cap", "lots")
+    assert done.returncode == 2 and "memory cap 'lots' is not understood" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "s.sqlite").exists() or not Store(tmp_path / "s.sqlite").latest_run_id()
+
+
+def test_signal_and_fault_reports_read_as_words():
+    assert signal_text(-11) == "signal SIGSEGV (Segmentation fault)" and signal_text(3) == "exit code 3"
+    report = ("double free or corruption (out)\nFatal Python error: Aborted\n\nCurrent thread 0x1 (most recent call "
+              'first):\n  File "/usr/lib/python3.11/ctypes/__init__.py", line 519 in string_at\n'
+              '  File "/home/u/k/numba_variants.py", line 12 in run\n')
+    text = summarize_output(report)
+    assert text.startswith("double free or corruption (out) | Fatal Python error: Aborted at /usr/lib/python3.11")
+    assert "called from /home/u/k/numba_variants.py:12 in run" in text
+    assert json.dumps(text)  # one line, storable

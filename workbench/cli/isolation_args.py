@@ -1,0 +1,33 @@
+"""The options ``bench`` and ``verify`` share about where cells run (:mod:`workbench.harness.isolation`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..harness.isolation import ISOLATIONS
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("isolation", "where cells run; by default each backend's cells run in a worker "
+                                          "process of their own, so a kernel that crashes, hangs or grows "
+                                          "memory ends as a crashed / timeout / oom row and the run goes on")
+    g.add_argument("--isolation", choices=ISOLATIONS, default=None,
+                   help="process (default; $WORKBENCH_ISOLATION overrides it) or in-process")
+    g.add_argument("--in-process", dest="isolation", action="store_const", const="in-process",
+                   help="run cells in this process, for debugging (a debugger and prints reach the kernel; "
+                        "a crashing kernel takes the whole run down, a hung call can only be abandoned)")
+    g.add_argument("--memory-cap", metavar="SIZE", default=None,
+                   help="memory one cell may add to its worker process, e.g. 8G, 512M, 40%% (of host memory) "
+                        "or none; past it the cell ends as oom (default: half the host's memory)")
+
+
+def options(args: argparse.Namespace) -> dict[str, Any]:
+    """``isolation`` and ``memory_cap`` as given (None where not), checked so that a bad value is refused
+    before anything runs."""
+    from ..harness.isolation import check_isolation
+    from ..harness.memory_cap import parse_memory_cap
+
+    check_isolation(args.isolation)
+    parse_memory_cap(args.memory_cap)
+    return {"isolation": args.isolation, "memory_cap": args.memory_cap}

@@ -1,0 +1,391 @@
+"""Worker processes, one per backend, kept warm: a kernel that crashes, hangs or runs away takes only its worker.
+
+The parent sends a cell and waits on the socket, watching three things: the worker's exit (a signal, an
+abort, an exit code: the cell becomes ``crashed``), the cell's deadline (the build limit until the worker
+says the run started, then the run limit: past it the worker is killed and the cell is ``timeout``), and
+the worker's resident memory (past the cell's cap it is killed and the cell is ``oom``). A dead worker is
+replaced at the next cell of its backend.
+
+Why a fresh interpreter (``python -m workbench.harness.worker_main``) rather than ``fork``: after torch,
+numba or OpenBLAS start their thread pools, or CUDA its context, a forked child can deadlock or fail, and
+a notebook has usually started all of them. Why not ``multiprocessing``'s spawn: it re-runs the parent's
+``__main__`` (a script without a ``__main__`` guard would start its sweep again in every worker). Kernels
+from catalog folders are loaded again by the worker; inline ones travel by value
+(:mod:`workbench.catalog.shipping`).
+
+The worker's output goes to a file; the parent copies it to its own stderr after each cell (so warnings
+still reach the terminal or notebook), and quotes its end when the worker dies.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from ..catalog.shipping import CannotShip, Shipment, Shipper
+from .cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CheckOnly, base_row, now_iso
+from .memory_cap import describe
+from .throughput import Peaks
+from .timer import Cancelled, TimingConfig
+
+log = logging.getLogger(__name__)
+
+#: How long a new worker may take to import the workbench and report ready.
+STARTUP_TIMEOUT_S = 120.0
+#: How often the parent looks at the worker's exit and memory while it waits (messages wake it at once).
+POLL_S = 0.02
+#: Extra time past a limit before the worker is killed, so a cell that stops by itself keeps its samples.
+MAX_GRACE_S = 2.0
+#: Set in a worker's environment: kernels and tests can tell they run in one.
+ENV_IN_WORKER = "WORKBENCH_IN_WORKER"
+#: Input cache of each worker (a sweep has one worker per backend).
+WORKER_INPUT_CACHE_BYTES = 1 << 29
+
+
+class WorkerStartError(Exception):
+    """A worker process did not start (its output says why)."""
+
+
+@dataclass
+class Outcome:
+    """How waiting for a cell ended: a row, or what happened to the worker instead."""
+
+    row: dict[str, Any] | None = None
+    #: "crashed", "timeout" or "oom" when the worker died or was killed in the cell.
+    failure: str | None = None
+    #: "build" or "run": where the cell was when it failed.
+    phase: str = "build"
+    message: str = ""
+
+
+def signal_text(returncode: int) -> str:
+    """``returncode`` of a dead process in words: "signal SIGSEGV (Segmentation fault)" or "exit code 3"."""
+    if returncode < 0:
+        try:
+            sig = signal.Signals(-returncode)
+            desc = signal.strsignal(sig) or ""
+            return f"signal {sig.name}" + (f" ({desc})" if desc else "")
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+def summarize_output(text: str) -> str:
+    """A dead worker's output in one line: what it printed last before Python's fault handler, and the
+    innermost Python frame the handler names ("Fatal Python error: Segmentation fault at k.py:12 in run");
+    without a fault report, its last lines."""
+    fatal = re.search(r"Fatal Python error: ([^\n]+)", text)
+    if fatal is None:
+        return " | ".join(ln.strip() for ln in text.strip().splitlines()[-8:] if ln.strip())
+    before = [ln.strip() for ln in text[:fatal.start()].splitlines() if ln.strip()][-3:]
+    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', text[fatal.end():].split("\n\n\n")[0])
+    where = ""
+    if frames:
+        where = " at {}:{} in {}".format(*frames[0])
+        # the kernel author's own frame, when the fault struck inside a library it called
+        own = next((f for f in frames if not re.search(r"[/\\](lib[/\\]python3|site-packages|workbench[/\\])", f[0])),
+                   None)
+        if own is not None and own != frames[0]:
+            where += " called from {}:{} in {}".format(*own)
+    return " | ".join([*before, f"Fatal Python error: {fatal[1].strip()}{where}"])
+
+
+class WorkerProcess:
+    """One warm worker process and the socket to it."""
+
+    def __init__(self, backend: str, *, memory_cap: int | None, boundscheck: bool = False) -> None:
+        self.backend = backend
+        self.memory_cap = memory_cap
+        self.boundscheck = boundscheck
+        self.proc: subprocess.Popen | None = None
+        self.conn: Connection | None = None
+        self._out: Any = None
+        self._out_pos = 0
+        self._job = 0
+        self._ps: Any = None
+        self.started_s = 0.0
+
+    # -- life --------------------------------------------------------------------------------------------------
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> None:
+        import psutil
+
+        t0 = time.perf_counter()
+        parent, child = socket.socketpair()
+        self._out = tempfile.TemporaryFile(prefix="workbench-worker-")
+        self._out_pos = 0
+        env = dict(os.environ)
+        pkg_root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [pkg_root, env.get("PYTHONPATH")]))
+        env[ENV_IN_WORKER] = "1"
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "workbench.harness.worker_main", str(child.fileno())],
+                pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._out,
+                env=env, cwd=os.getcwd())
+        finally:
+            child.close()
+        self.conn = Connection(parent.detach())
+        self._ps = psutil.Process(self.proc.pid)
+        self.conn.send({"backend": self.backend, "memory_cap": self.memory_cap, "boundscheck": self.boundscheck,
+                        "parent_pid": os.getpid(), "sys_path": [p for p in sys.path if p],
+                        "input_cache_bytes": WORKER_INPUT_CACHE_BYTES})
+        deadline = time.perf_counter() + STARTUP_TIMEOUT_S
+        while not self.conn.poll(POLL_S):
+            if self.proc.poll() is not None or time.perf_counter() > deadline:
+                code = self.proc.poll()
+                self.kill()
+                why = f"did not start within {STARTUP_TIMEOUT_S:g} s" if code is None else signal_text(code)
+                raise WorkerStartError(f"the worker process for {self.backend} {why}: {self.output_tail()}")
+        try:
+            self.conn.recv()  # ("ready", pid)
+        except (EOFError, OSError) as exc:
+            self.kill()
+            raise WorkerStartError(f"the worker process for {self.backend} died at start: "
+                                   f"{self.output_tail()}") from exc
+        self.started_s = time.perf_counter() - t0
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                log.warning("worker process %s did not exit after SIGKILL", self.proc.pid)
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def stop(self) -> None:
+        """Ask the worker to exit; kill it if it does not within a few seconds."""
+        if self.alive and self.conn is not None:
+            try:
+                self.conn.send(("stop",))
+                self.proc.wait(5)  # type: ignore[union-attr]
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+        self.forward_output()
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+    # -- output ------------------------------------------------------------------------------------------------
+    def _new_output(self) -> str:
+        if self._out is None:
+            return ""
+        self._out.seek(self._out_pos)
+        data = self._out.read()
+        self._out_pos += len(data)
+        return data.decode("utf-8", "replace")
+
+    def _echo(self, text: str) -> None:
+        if text:
+            prefix = f"[worker {self.backend}] "
+            sys.stderr.write("".join(prefix + line for line in text.splitlines(keepends=True)))
+            if not text.endswith("\n"):
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+    def forward_output(self) -> None:
+        """Copy what the worker printed since last time to this process's stderr, each line marked."""
+        self._echo(self._new_output())
+
+    def output_tail(self, chars: int = 600) -> str:
+        """The end of the worker's output (printed here too), for the message of a cell that killed it."""
+        text = self._new_output()
+        self._echo(text)
+        tail = summarize_output(text)[-chars:]
+        return f"its last output: {tail}" if tail else "it printed nothing"
+
+    # -- one request -------------------------------------------------------------------------------------------
+    def prepare(self, backend: str) -> str | None:
+        assert self.conn is not None
+        self.conn.send(("prepare", backend))
+        while not self.conn.poll(POLL_S):
+            if not self.alive:
+                return f"the worker process died while preparing {backend}: {self.output_tail()}"
+        try:
+            return self.conn.recv()[1]
+        except (EOFError, OSError):
+            return f"the worker process died while preparing {backend}: {self.output_tail()}"
+
+    def rss(self) -> int | None:
+        try:
+            return int(self._ps.memory_info().rss)
+        except Exception:  # noqa: BLE001 - a dead or unreadable process: the exit check handles it
+            return None
+
+    def run(self, job: dict[str, Any], *, build_timeout_s: float, timeout_s: float,
+            should_stop: Callable[[], bool] | None = None) -> Outcome:
+        """Send one cell and wait for its row, or for the worker's death, a deadline or the memory cap."""
+        assert self.conn is not None and self.proc is not None
+        self._job += 1
+        job_id = self._job
+        grace = min(MAX_GRACE_S, 0.1 * timeout_s + 0.2)
+        base_rss = self.rss() or 0
+        self.conn.send(("cell", job_id, job))
+        phase, deadline = "build", time.perf_counter() + build_timeout_s + grace
+        peak = base_rss
+        try:
+            while True:
+                if self.conn.poll(POLL_S):
+                    try:
+                        msg = self.conn.recv()
+                    except (EOFError, OSError):
+                        return self._died(phase)
+                    if msg[0] == "run" and msg[1] == job_id:
+                        phase, deadline = "run", time.perf_counter() + timeout_s + grace
+                    elif msg[0] == "row" and msg[1] == job_id:
+                        self.forward_output()
+                        return Outcome(row=msg[2], phase=phase)
+                    continue
+                if self.proc.poll() is not None:
+                    return self._died(phase)
+                if time.perf_counter() > deadline:
+                    self.kill()
+                    return Outcome(failure="timeout", phase=phase)
+                if self.memory_cap is not None:
+                    rss = self.rss()
+                    if rss is not None:
+                        peak = max(peak, rss)
+                        if rss - base_rss > self.memory_cap:
+                            self.kill()
+                            return Outcome(failure="oom", phase=phase, message=(
+                                f"the worker process grew to {rss / 2**30:.2f} GiB resident, "
+                                f"{(rss - base_rss) / 2**30:.2f} GiB more than at the cell's start, past the "
+                                f"{describe(self.memory_cap)} (--memory-cap); it was killed"))
+                if should_stop is not None and should_stop():
+                    self.kill()
+                    raise Cancelled("cancelled while a cell was running; its worker process was stopped")
+        except KeyboardInterrupt:
+            self.kill()
+            raise
+
+    def _died(self, phase: str) -> Outcome:
+        assert self.proc is not None
+        try:
+            code = self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode if self.proc.returncode is not None else -signal.SIGKILL
+        hint = " (often the system's out-of-memory killer)" if code == -signal.SIGKILL else ""
+        tail = self.output_tail()
+        self.kill()
+        return Outcome(failure="crashed", phase=phase,
+                       message=f"the worker process died from {signal_text(code)}{hint}; {tail}")
+
+
+class ProcessExecutor:
+    """Cells in worker processes, one per backend, started on first use and restarted after a death."""
+
+    isolation = "process"
+
+    def __init__(self, *, memory_cap: int | None, boundscheck: bool = False,
+                 fallback: Callable[[], Any] | None = None) -> None:
+        self.memory_cap = memory_cap
+        self.boundscheck = boundscheck
+        self._workers: dict[str, WorkerProcess] = {}
+        self._shipper = Shipper()
+        #: Makes the in-process executor for cells whose inline kernel cannot travel.
+        self._make_fallback = fallback
+        self._fallback: Any = None
+        #: Worker starts (first and after deaths) and their seconds, for the cost of isolation.
+        self.starts: list[tuple[str, float]] = []
+
+    def _worker(self, backend: str) -> WorkerProcess:
+        w = self._workers.get(backend)
+        if w is None or not w.alive:
+            if w is not None:
+                w.stop()
+            w = WorkerProcess(backend, memory_cap=self.memory_cap, boundscheck=self.boundscheck)
+            self._workers[backend] = w
+            w.start()
+            self.starts.append((backend, w.started_s))
+        return w
+
+    def prepare(self, backend: str) -> str | None:
+        try:
+            return self._worker(backend).prepare(backend)
+        except WorkerStartError as exc:
+            return str(exc)
+
+    def execute(self, cell: Cell, config: TimingConfig | CheckOnly, *, timeout_s: float,
+                build_timeout_s: float = BUILD_TIMEOUT_S, seed: int = 0, peaks: Peaks | None = None,
+                later_round: bool = False, check_after: bool = True,
+                should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        try:
+            shipment = self._shipper.shipment(cell.kernel, None if cell.variant == NO_VARIANT else cell.variant)
+        except CannotShip as exc:
+            return self._in_process(cell, config, str(exc), timeout_s=timeout_s, build_timeout_s=build_timeout_s,
+                                    seed=seed, peaks=peaks, later_round=later_round, check_after=check_after)
+        except ValueError:
+            shipment = Shipment()  # an unknown kernel or variant: the worker's row says so
+        job = {"cell": cell, "config": config, "seed": seed, "timeout_s": timeout_s,
+               "build_timeout_s": build_timeout_s, "peaks": peaks, "later_round": later_round,
+               "check_after": check_after, "shipment": shipment}
+        try:
+            worker = self._worker(cell.backend)
+        except WorkerStartError as exc:
+            return self._failed(cell, seed, t0, "error", str(exc))
+        out = worker.run(job, build_timeout_s=build_timeout_s, timeout_s=timeout_s, should_stop=should_stop)
+        if out.row is not None:
+            return out.row
+        what = f"{cell.kernel}/{cell.variant} on {cell.backend}"
+        if out.failure == "crashed":
+            where = "while building it" if out.phase == "build" else "while running it"
+            return self._failed(cell, seed, t0, "crashed",
+                                f"{what} crashed its worker process {where}: {out.message}; the worker was restarted")
+        if out.failure == "timeout":
+            msg = (f"no result within the {timeout_s:g} s limit: a call never returned"
+                   if out.phase == "run" else f"the build did not finish within the {build_timeout_s:g} s build limit")
+            return self._failed(cell, seed, t0, "timeout", f"{msg}; its worker process was killed and restarted")
+        return self._failed(cell, seed, t0, "oom", f"{what}: {out.message}")
+
+    def _failed(self, cell: Cell, seed: int, t0: float, status: str, message: str) -> dict[str, Any]:
+        row = base_row(cell)
+        row.update(status=status, seed=seed, message=message, finished_at=now_iso(), wall_s=time.perf_counter() - t0)
+        return row
+
+    def _in_process(self, cell: Cell, config: TimingConfig | CheckOnly, why: str, **kw: Any) -> dict[str, Any]:
+        """A cell whose inline kernel cannot travel runs here, on a thread, and its row says so."""
+        if self._make_fallback is None:
+            return self._failed(cell, kw["seed"], time.perf_counter(), "error",
+                                f"{why}; define it in a module or a catalog folder, or run in-process")
+        if self._fallback is None:
+            self._fallback = self._make_fallback()
+        row = self._fallback.execute(cell, config, **kw)
+        note = f"ran in-process, without crash isolation: {why}"
+        row["message"] = f"{row['message']}; {note}" if row.get("message") else note
+        return row
+
+    def close(self) -> None:
+        for w in self._workers.values():
+            w.stop()
+        self._workers.clear()
+        if self._fallback is not None:
+            self._fallback.close()
+            self._fallback = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
