@@ -354,6 +354,8 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
         set_time_axis(ax, data[metric])
     else:
         set_plain_axis(ax, data[metric], None if metric.startswith("pct") else 20)
+        if metric.startswith("pct") and data[metric].max() > 60:  # the ceiling itself, so "above it" shows
+            ax.axhline(100.0, color="#777", lw=1, ls=":", zorder=1)
         if not metric.startswith("pct") or ax.get_yscale() == "linear":
             ax.set_ylim(bottom=0) if ax.get_yscale() == "linear" else None
     ax.grid(True, alpha=0.3)
