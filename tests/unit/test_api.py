@@ -80,7 +80,7 @@ def test_results_from_rows_without_store(tmp_path):
     r = Results(synthetic_results("r1"))
     assert r.run_id == "r1" and r.store is None
     text = r.to_html(tmp_path / "x.html").read_text()
-    assert "data:image/png" in text
+    assert "<svg" in text
     assert r.failures()["status"].tolist() == ["incorrect", "unsupported"]
     with pytest.raises(ValueError, match="nope"):
         Results.from_store(Store(tmp_path / "s.sqlite"), ["nope"])

@@ -2,7 +2,8 @@
 
 Writes just outside an output (into its guard zone: no crash), a replayed answer, a mutated input and a
 MemoryError, on a private copy of the vector_add spec, with the honest variant beside them staying ok.
-Writes far out of bounds, aborts, segfaults and hangs need process isolation and are not tested here.
+Writes far out of bounds, aborts, segfaults, hangs and runaway memory: tests/unit/test_isolation.py and
+tests/backends/test_isolation_backends.py.
 """
 
 from __future__ import annotations

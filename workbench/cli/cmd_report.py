@@ -22,7 +22,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", default=None, metavar="FILE",
                    help="file to write (default: reports/<run>.<format>)")
     p.add_argument("--baseline", default=None, metavar="VARIANT[@BACKEND]",
-                   help="speed-up baseline (default: each kernel's library variant)")
+                   help="one reference for the whole report's speed-ups (default: numpy's library variant); "
+                        "VARIANT@BACKEND or @BACKEND")
     p.set_defaults(func=run)
 
 

@@ -1,9 +1,9 @@
-"""Run cells on a worker thread so that a hung kernel cannot hang the sweep.
+"""Run cells on a worker thread of this process: the ``in-process`` isolation, for debugging.
 
-Why a thread and not a subprocess per cell: a subprocess would have to
-re-import torch/cupy, re-create device contexts, re-JIT every variant and could
-not see kernels registered inline in a notebook — seconds per cell, and CUDA
-contexts do not survive ``fork``. A thread shares all of that. The timing loop
+By default cells run in worker processes (:mod:`workbench.harness.process_worker`);
+this thread worker serves ``--in-process`` runs, where a debugger and prints reach
+the kernel and nothing has to be pickled. A thread shares the interpreter,
+device contexts and JIT caches, so it cannot survive a crash. The timing loop
 checks the cell's deadline between calls; a call that never returns is
 abandoned: its thread is left to finish on its own (it is a daemon and is told
 to stop at its next check), the cell is recorded as ``timeout`` and the next

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .row_notes import _SHORT_SOURCE, _f, _text, fmt_num, row_notes  # noqa: F401 - re-exported
+
 FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".json": "json", ".csv": "csv"}
 
 # -- gathering ---------------------------------------------------------------------------------
@@ -130,56 +132,11 @@ def fmt_bytes(b: float | None) -> str:
     return ""
 
 
-def fmt_num(x: Any, digits: int = 3) -> str:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return ""
-    return "" if not math.isfinite(x) else f"{x:.{digits}g}"
-
-
-def _f(row: Any, col: str) -> float | None:
-    v = row.get(col) if hasattr(row, "get") else None
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 #: The summary table's columns (what the CLI prints and reports show).
 SUMMARY_COLUMNS = ["kernel", "variant", "backend", "dtype", "size", "status", "median ± IQR", "GB/s", "GFLOP/s",
                    "% peak", "ceiling", "peak memory", "max error", "timer", "notes"]
 #: Markers: a noisy cell (before its time) and a % of peak above 100 (after it, explained in the notes).
 NOISY_MARK, PEAK_MARK = "~", "⚠"
-_SHORT_SOURCE = {"measured (workbench peaks)": "peaks", "measured (automatic probe)": "probe",
-                 "published": "published"}
-
-
-def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
-    """Per row: ``noisy``, ``noise_note``, ``peak_note`` (old rows: worked out here), ``pct`` (the % of peak
-    that matters for the row) and ``ceiling`` (the ceiling it was compared with, in words)."""
-    from ..ceilings import headline_pct, is_compute_bound, is_noisy, llc_of, noise_text, row_peak_note
-
-    out = []
-    for _, r in df.iterrows():
-        ok = r.get("status") == "ok"
-        noisy = ok and is_noisy(r)
-        pct = headline_pct(r) if ok else None
-        compute = is_compute_bound(r)
-        value, unit = (_f(r, "ceiling_gflops"), "GFLOP/s") if compute else (_f(r, "ceiling_gbps"), "GB/s")
-        if value is None:
-            value, unit = (_f(r, "ceiling_gbps"), "GB/s") if compute else (_f(r, "ceiling_gflops"), "GFLOP/s")
-        src = _text(r.get("ceiling_source"))
-        short = _SHORT_SOURCE.get(src, src)
-        ceiling = f"{fmt_num(value)} {unit} ({short})" if ok and value is not None else ""
-        out.append({"noisy": bool(noisy), "noise_note": noise_text(r) if noisy else "",
-                    "peak_note": row_peak_note(r, llc_of(environments, r)) if ok else "", "pct": pct,
-                    "ceiling": ceiling, "ceiling_source": src if ok and value is not None else ""})
-    return pd.DataFrame(out, columns=["noisy", "noise_note", "peak_note", "pct", "ceiling", "ceiling_source"],
-                        index=df.index)
-
-
 def summary_table(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
     """The compact, human-formatted table (one line per cell) that the CLI prints and reports show.
 
@@ -332,12 +289,6 @@ def _host(data: ReportData, run: dict[str, Any], rows: pd.DataFrame) -> str:
         if isinstance(host, dict):
             hosts.append(" ".join(str(host[k]) for k in ("hostname", "cpu_model") if host.get(k)))
     return ", ".join(h for h in hosts if h)
-
-
-def _text(v: Any) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    return str(v)
 
 
 # -- figures ----------------------------------------------------------------------------------

@@ -123,7 +123,7 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
     """Per kernel, size class (and run, when there are several): the fastest variant@backend, its speed-up
     over the reference with interval and verdict, its % of ceiling, and the caveats that apply."""
     from ..stats_compare import speedup_vs_baseline
-    from .exporters import row_notes
+    from .row_notes import row_notes
 
     variant, backend = parse_reference(reference)
     out: list[Finding] = []

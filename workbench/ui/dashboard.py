@@ -179,7 +179,8 @@ class Dashboard:
         """Stop after the current cell; finished rows stay."""
         self.controller.cancel()
         self.cancel_button.disabled = True
-        self.status.show("cancelling after the current cell…", "warn")
+        self.status.show("cancelling: stopping the running cell (its worker process is stopped at once; "
+                         "in-process, at its next call)…", "warn")
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the running sweep has finished (for scripts and tests)."""
