@@ -295,7 +295,7 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                                        build_timeout_s=spec.build_timeout_s, seed=spec.seed,
                                        peaks=peaks[cell.backend], later_round=n_prev > 0,
                                        check_after=n_prev + 1 >= rounds,  # checked in the first and last round
-                                       should_stop=should_stop)
+                                       should_stop=_watching(bar, should_stop))
                 new.update(run_id=run_id, env_id=env_id)
                 row = merge_rounds(prev, new)
                 st.record(row)
@@ -346,6 +346,28 @@ def _blame_in_flight(st: Store, run_id: str, cells: list[Cell], stored: dict[str
     row = merge_rounds(stored.get(cell.key), new)
     st.record(row)
     stored[cell.key] = row
+
+
+#: How often the progress bar's "running N s" of the cell in flight is refreshed.
+ELAPSED_REFRESH_S = 0.5
+
+
+def _watching(bar: Any, should_stop: Callable[[], bool] | None) -> Callable[[], bool] | None:
+    """``should_stop`` as the executor polls it while a cell runs, also showing the cell's elapsed time on the
+    progress bar (whose description names the cell), so a long or hung cell is visibly running."""
+    if bar is None:
+        return should_stop
+    t0 = last = time.perf_counter()
+
+    def poll() -> bool:
+        nonlocal last
+        now = time.perf_counter()
+        if now - last >= ELAPSED_REFRESH_S:
+            last = now
+            bar.set_postfix_str(f"running {now - t0:.1f} s", refresh=True)
+        return should_stop is not None and should_stop()
+
+    return poll
 
 
 def _label(cell: Cell, r: int, rounds: int) -> str:
