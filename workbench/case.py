@@ -25,10 +25,9 @@ POISON = float("nan")
 
 #: Guard elements before and after every output (64 float32 = four 64-byte cache lines each side).
 GUARD = 64
-#: Runtimes where a slice of a larger buffer reaches the kernel as a real view (pointer + offset). OpenCL
-#: is not among them: the portable runtime passes ``Array.data``, which pyopencl refuses for an array with
-#: an offset, so OpenCL outputs get no guard zones.
-GUARDED_RUNTIMES = ("numpy", "numba", "torch", "cupy")
+#: Runtimes whose outputs sit between guard zones: a window of a larger buffer reaches the kernel as its
+#: output (:meth:`Backend.window`: a view; on OpenCL a sub-buffer, since kernels take ``Array.data``).
+GUARDED_RUNTIMES = ("numpy", "numba", "torch", "cupy", "opencl")
 
 
 @dataclass
@@ -66,11 +65,13 @@ def poisoned(backend: Backend, shape: tuple[int, ...], dtype: str) -> Any:
 
 
 def guarded(backend: Backend, shape: tuple[int, ...], dtype: str) -> tuple[Any, Any]:
-    """A poisoned buffer with :data:`GUARD` extra elements on each side, and the contiguous view of its
-    middle that the kernel gets as its output: ``(buffer, view)``."""
+    """A poisoned buffer with :data:`GUARD` extra elements on each side, and the window of its middle that
+    the kernel gets as its output: ``(buffer, window)``; ``(None, plain poisoned array)`` where the backend
+    cannot make such a window."""
     n = math.prod(shape)
     buf = poisoned(backend, (n + 2 * GUARD,), dtype)
-    return buf, buf[GUARD:GUARD + n].reshape(shape)
+    view = backend.window(buf, GUARD, tuple(shape))
+    return (buf, view) if view is not None else (None, poisoned(backend, shape, dtype))
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -126,7 +127,8 @@ class Case:
         for k, s in self.out_shapes.items():
             buf, view = guarded(self.backend, s, output_dtype(self.spec, k, self.dtype))
             self.outputs[k] = view
-            self._guards[k] = (buf, _bits(self._host(buf)).copy())  # to_numpy may share memory
+            if buf is not None:
+                self._guards[k] = (buf, _bits(self._host(buf)).copy())  # to_numpy may share memory
 
     def _host(self, x: Any) -> np.ndarray:
         return np.asarray(self.backend.to_numpy(x))

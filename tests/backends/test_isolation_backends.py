@@ -26,6 +26,7 @@ NUMBA = {
 OPENCL = {
     "portable-good": ("ok", ""),
     "portable-read-far": ("crashed", "signal SIGSEGV"),
+    "portable-one-past": ("incorrect", "wrote 1 element past the end of `out`"),
 }
 
 

@@ -233,6 +233,15 @@ class Backend(ABC):
         host = np.full(shape, value, dtype=np.float32 if dtype == "bfloat16" else dtype)
         return self.from_numpy(host) if dtype != "bfloat16" else self.cast(self.from_numpy(host), dtype)
 
+    def window(self, buf: Any, start: int, shape: tuple[int, ...]) -> Any | None:
+        """The elements ``start .. start + prod(shape)`` of 1-D device array ``buf`` as an array of ``shape``
+        that a kernel can take as its own output (writes past its ends land in ``buf``), or None where the
+        runtime has no such view (the output then gets no guard zones)."""
+        n = 1
+        for d in shape:
+            n *= int(d)
+        return buf[start:start + n].reshape(shape)
+
     def cast(self, x: Any, dtype: str) -> Any:
         """Convert a device array to ``dtype`` (bfloat16 goes through here)."""
         raise NotImplementedError(f"{self.name} cannot cast to {dtype}")

@@ -197,6 +197,22 @@ class OpenCLBackend(Backend):
         cla = importlib.import_module("pyopencl.array")
         return self.meter.add(cla.empty(self.queue, tuple(shape), np.dtype(dtype)))
 
+    def window(self, buf: Any, start: int, shape: tuple[int, ...]) -> Any | None:
+        """A sub-buffer of ``buf`` (``Buffer.get_sub_region``): kernels take ``Array.data``, which pyopencl
+        refuses for a sliced array, but a sub-buffer is a buffer of its own that shares ``buf``'s memory, so a
+        write past its end lands in ``buf``'s guard zone. None when ``start`` is not aligned as the device
+        requires (``MEM_BASE_ADDR_ALIGN``)."""
+        self.require()
+        cla = importlib.import_module("pyopencl.array")
+        itemsize = buf.dtype.itemsize
+        origin = buf.offset + start * itemsize
+        align = max(1, int(self.device.mem_base_addr_align) // 8)
+        if origin % align:
+            return None
+        n = int(np.prod(shape))
+        sub = buf.base_data.get_sub_region(origin, n * itemsize)
+        return cla.Array(self.queue, tuple(shape), buf.dtype, data=sub)
+
     def cast(self, x: Any, dtype: str) -> Any:
         """Through the host: pyopencl's ``astype`` would build a kernel for each pair of dtypes."""
         if dtype == "bfloat16":

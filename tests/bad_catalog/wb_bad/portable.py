@@ -5,3 +5,4 @@ from workbench.portable import grid_stride, portable_here
 op = kernel_here(__file__)
 portable_here(op, [grid_stride("wb_good", ("a", "b", "out", "n"))], name="portable-good")
 portable_here(op, [grid_stride("wb_read_far", ("a", "b", "out", "n"))], name="portable-read-far")
+portable_here(op, [grid_stride("wb_one_past", ("a", "b", "out", "n"))], name="portable-one-past")
