@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
 import time
 
 import pytest
 
 pytest.importorskip("ipywidgets")
+
+import pandas as pd  # noqa: E402
 
 from workbench.backends.registry import all_backends  # noqa: E402
 from workbench.catalog import registry as catalog  # noqa: E402
@@ -46,6 +50,46 @@ def broken_variant():
 
     yield "wb-test-broken"
     catalog.unregister_variant("saxpy", "wb-test-broken")
+
+
+@pytest.fixture
+def sleeping_variant():
+    """A saxpy variant on numpy whose every call sleeps 30 s (a hung kernel, as far as Cancel goes)."""
+
+    @variant("saxpy", "wb-test-sleeps", "numpy", description="sleeps 30 s per call")
+    def build(ctx):
+        def run(inp, out):
+            time.sleep(30)
+        return run
+
+    yield "wb-test-sleeps"
+    catalog.unregister_variant("saxpy", "wb-test-sleeps")
+
+
+@pytest.fixture
+def compiled_variant():
+    """A saxpy variant on numpy in the "compiled" mode, removed again afterwards."""
+
+    @variant("saxpy", "wb-test-compiled", "numpy", mode="compiled", description="stands in for torch.compile")
+    def build(ctx):
+        def run(inp, out):
+            out["out"][...] = inp["x"] * 2.0 + inp["y"]
+        return run
+
+    yield "wb-test-compiled"
+    catalog.unregister_variant("saxpy", "wb-test-compiled")
+
+
+def only(d: Dashboard, *names: str) -> None:
+    for name, cb in d.kernels.checkboxes.items():
+        cb.value = name in names
+
+
+def wait_for(predicate, timeout: float = RUN_TIMEOUT_S, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
 
 
 def test_backend_picker_lists_every_backend_and_disables_unavailable(tmp_path):
@@ -150,7 +194,7 @@ def test_failing_variant_is_a_status_not_a_crash(tmp_path, broken_variant):
 def test_display_errors_go_to_the_status_area(tmp_path, monkeypatch):
     d = small_dashboard(tmp_path, steps=1)
 
-    def broken_plot(df):
+    def broken_plot(df, *args):
         raise RuntimeError("plotting exploded")
 
     monkeypatch.setattr(d.plot, "update", broken_plot)
@@ -175,22 +219,29 @@ def test_export_before_any_run_reports_instead_of_raising(tmp_path):
     assert not (tmp_path / "reports").exists()
 
 
-def test_mismatched_pairs_are_kept_in_the_store_but_not_shown(tmp_path):
+def test_pairs_that_cannot_run_are_never_counted_shown_or_exported(tmp_path):
     if not all_backends()["numba"].probe().available:
         pytest.skip("numba is not available here")
     d = small_dashboard(tmp_path, steps=1)
     d.backends.checkboxes["numba"].value = True
-    for name, cb in d.kernels.checkboxes.items():
-        cb.value = name in ("numpy", "numba")
+    only(d, "numpy", "numba")
     d.run_button.click()
     finish(d)
+    stored = Store(tmp_path / "results.sqlite").results([d.run_id])
+    assert "unsupported" in set(stored["status"])  # the sweep keeps numba@numpy and numpy@numba ...
     pairs = set(zip(d.df["variant"], d.df["backend"], strict=True))
-    assert {("numpy", "numpy"), ("numba", "numba")} <= pairs
-    shown = d.visible(d.df)
-    assert set(zip(shown["variant"], shown["backend"], strict=True)) == {("numpy", "numpy"), ("numba", "numba")}
-    assert d.table.widget.value.count("<tr") == len(shown) + 1
-    if len(shown) < len(d.df):
-        assert "cannot meet not shown" in d.status.widget.value
+    assert pairs == {("numpy", "numpy"), ("numba", "numba")}  # ... the dashboard neither lists ...
+    assert d.progress.max == 2 and d.progress.value == 2 and d.progress_label.value.startswith("2/2")  # ... counts
+    assert d.table.widget.value.count("<tr") == 3
+    assert "unsupported" not in d.status.widget.value
+    d.exports.buttons["csv"].click()
+    exported = pd.read_csv(d.exports.last_path)
+    assert len(exported) == 2 and set(exported["status"]) == {"ok"}  # ... nor exports them
+    d.exports.buttons["json"].click()
+    payload = json.loads(d.exports.last_path.read_text())
+    assert {r["status"] for r in payload["results"]} == {"ok"}
+    d.exports.buttons["md"].click()
+    assert "unsupported" not in d.exports.last_path.read_text()
 
 
 def test_modes_filter_the_named_variants(tmp_path):
@@ -216,3 +267,161 @@ def test_results_table_marks_noisy_cells_and_peaks_above_100():
     assert 'title="250% of the measured (automatic probe) bandwidth ceiling: working set 48 KiB fits in the 32 MiB' \
         in html and "250 ⚠" not in html and "⚠</span>" in html
     assert "<script" not in html
+
+
+def test_results_plot_and_exports_follow_the_run_and_clear_on_a_kernel_change(tmp_path):
+    d = small_dashboard(tmp_path, steps=1)
+    d.run_button.click()
+    d.kernels.kernel.value = "softmax"  # while the saxpy run goes: it stays shown, and exports say saxpy
+    assert d.run_kernel == "saxpy"
+    finish(d)
+    assert "saxpy" in d.shown.value and set(d.df["kernel"]) == {"saxpy"}
+    d.exports.buttons["html"].click()
+    assert d.exports.last_path.name.startswith("saxpy-")
+    d.exports.buttons["csv"].click()
+    assert set(pd.read_csv(d.exports.last_path)["kernel"]) == {"saxpy"}
+    d.kernels.kernel.value = "gemm"  # now idle: the saxpy results go
+    assert d.df.empty and d.run_id is None and d.run_kernel is None and d.shown.value == ""
+    assert all(b.disabled for b in d.exports.buttons.values()) and d.exports.written.value == ""
+    assert "no results yet" in d.table.widget.value and "image/png" not in d.plot.output.outputs[0]["data"]
+    assert d.progress.value == 0 and d.progress_label.value == ""
+    assert d.plot.baseline.options == () and d.plot.baseline.disabled
+    d.exports.buttons["html"].click()  # a stale front end: a message, never gemm's name on saxpy's rows
+    assert "nothing to export yet" in d.status.widget.value
+    assert not list((tmp_path / "reports").glob("gemm-*"))
+
+
+def test_running_cell_and_elapsed_time_are_shown_and_cancel_stops_it_at_once(tmp_path, sleeping_variant):
+    d = small_dashboard(tmp_path, steps=1)
+    assert d.isolation == "process"
+    only(d, "numpy", sleeping_variant)
+    d.run_button.click()
+    wait_for(lambda: sleeping_variant in d.running_label.value, what="the sleeping cell to show")
+    wait_for(lambda: re.search(r"— [1-9][0-9]*\.[0-9] s", d.running_label.value), 20, "its elapsed time to grow")
+    assert "running saxpy/wb-test-sleeps on numpy" in d.running_label.value
+    t0 = time.monotonic()
+    d.cancel_button.click()
+    assert "stopping the running cell" in d.status.widget.value
+    finish(d)
+    assert time.monotonic() - t0 < 15, "cancel waited for the 30 s call"
+    assert d.controller.outcome.interrupted and d.run_status == "interrupted"
+    assert "cancelled" in d.status.widget.value and d.running_label.value == ""
+    assert Store(tmp_path / "results.sqlite").run(d.run_id)["status"] == "interrupted"
+    assert "cancelled" in d.shown.value
+    # the export says so, and carries the baseline chosen here
+    assert d.plot.baseline.options == ("numpy @ numpy",)
+    d.exports.buttons["csv"].click()
+    assert d.exports.last_path.name.endswith("-interrupted.csv")
+    assert set(pd.read_csv(d.exports.last_path)["run_status"]) == {"interrupted"}
+    d.exports.buttons["json"].click()
+    assert [r["status"] for r in json.loads(d.exports.last_path.read_text())["runs"]] == ["interrupted"]
+    d.exports.buttons["html"].click()
+    assert "cancelled or interrupted" in d.exports.last_path.read_text()
+
+
+def test_in_process_cancel_says_it_waits_for_the_call(tmp_path):
+    d = small_dashboard(tmp_path, steps=12, isolation="in-process")
+    d.run_button.click()
+    wait_for(lambda: d.rows or not d.controller.running, what="a first cell")
+    d.cancel_button.click()
+    if d.controller.running or d.controller.outcome.interrupted:
+        assert "waiting for the running call to return" in d.status.widget.value
+    finish(d)
+    assert "cancelled" in d.status.widget.value
+
+
+def test_exports_carry_the_baseline_chosen_here(tmp_path):
+    if not all_backends()["numba"].probe().available:
+        pytest.skip("numba is not available here")
+    d = small_dashboard(tmp_path, steps=1)
+    assert d.plot.baseline.options == () and d.plot.baseline.disabled  # nothing measured yet
+    d.backends.checkboxes["numba"].value = True
+    only(d, "numpy", "numba")
+    d.run_button.click()
+    finish(d)
+    assert set(d.plot.baseline.options) == {"numpy @ numpy", "numba @ numba"}  # measured series only
+    assert d.plot.baseline.value == "numpy @ numpy"  # the library variant by default
+    d.plot.baseline.value = "numba @ numba"
+    d.exports.buttons["md"].click()
+    assert "Speed-ups over one reference for the whole report: numba @ numba" in d.exports.last_path.read_text()
+    d.plot.baseline.value = "numpy @ numpy"
+    d.exports.buttons["md"].click()
+    assert "Speed-ups over one reference for the whole report: numpy @ numpy" in d.exports.last_path.read_text()
+
+
+def test_baselines_and_metrics_offer_only_what_was_measured(tmp_path, broken_variant):
+    d = small_dashboard(tmp_path, steps=1)
+    only(d, "numpy", broken_variant)
+    d.run_button.click()
+    finish(d)
+    assert d.plot.baseline.options == ("numpy @ numpy",)  # the broken variant never measured
+    metrics = [m for _, m in d.plot.metric.options]
+    assert "speedup" not in metrics  # one measured series: nothing to compare
+    assert "median_s" in metrics and "gbps" in metrics
+
+
+def test_pct_peak_uses_the_column_each_kernel_has():
+    from workbench.report.sample_data import synthetic_results
+    from workbench.ui.views import PlotView, pct_peak_column
+
+    df = synthetic_results()
+    ok = df[df["status"] == "ok"]
+    gemm = ok[ok["kernel"] == "gemm"] if "gemm" in set(ok["kernel"]) else ok.assign(bound="compute-bound")
+    mem = ok[ok["bound"] != "compute-bound"]
+    assert pct_peak_column(mem.assign(pct_peak_bw=50.0, pct_peak_flops=None)) == "pct_peak_bw"
+    assert pct_peak_column(gemm.assign(pct_peak_bw=None, pct_peak_flops=40.0)) == "pct_peak_flops"
+    assert pct_peak_column(mem.assign(pct_peak_bw=None, pct_peak_flops=None)) is None
+    view = PlotView()
+    view.update(gemm.assign(pct_peak_bw=None, pct_peak_flops=40.0))
+    assert "pct_peak" in [m for _, m in view.metric.options]
+    view.metric.value = "pct_peak"
+    assert "image/png" in view.output.outputs[0]["data"]
+    view.update(mem.assign(pct_peak_bw=None, pct_peak_flops=None))  # no value: the option goes
+    assert "pct_peak" not in [m for _, m in view.metric.options] and view.metric.value == "median_s"
+
+
+def test_plots_use_the_report_styles_and_hi_dpi_images():
+    import base64
+    import struct
+
+    from workbench.report.plots import series_key, styles_for
+    from workbench.report.sample_data import synthetic_results
+    from workbench.ui.views import PlotView
+
+    df = synthetic_results()
+    df = df[df["kernel"] == df["kernel"].iloc[0]]
+    styles = styles_for(df)
+    view = PlotView()
+    view.update(df, styles, {})
+    fig = view.figure(df)
+    colors = {line.get_label(): line.get_color() for line in fig.axes[0].get_lines()}
+    for (v, b), _ in df[df["status"] == "ok"].groupby(["variant", "backend"]):
+        key = series_key(v, b)
+        assert colors.get(key) == styles[key].color, (key, colors)
+    out = view.output.outputs[0]
+    png = base64.b64decode(out["data"]["image/png"])
+    width_px = struct.unpack(">I", png[16:20])[0]
+    assert width_px >= 2 * out["metadata"]["image/png"]["width"] - 2  # drawn at 2x the size it is shown
+
+
+def test_default_sizes_come_from_the_quick_list(tmp_path):
+    d = Dashboard(store=str(tmp_path / "r.sqlite"), backends=["numpy"], kernel="softmax")
+    spec = catalog.get_kernel("softmax")
+    assert d.sizes.suite.value == "quick" and d.sizes.sizes() == [dict(p) for p in spec.sizes["quick"]]
+    quick = spec.sizes["quick"]
+    assert d.sizes.axis_min["rows"].value == min(p["rows"] for p in quick) > 1
+    assert d.sizes.axis_max["cols"].value == max(p["cols"] for p in quick)
+
+
+def test_the_mode_box_alone_decides_whether_compiled_variants_run(tmp_path, compiled_variant):
+    d = small_dashboard(tmp_path, steps=1)
+    assert not d.options.modes["compiled"].value
+    cb = d.kernels.checkboxes[compiled_variant]
+    assert cb.disabled and not cb.value and compiled_variant not in d.kernels.selected_variants
+    assert compiled_variant not in d.sweep_spec().variants
+    d.options.modes["compiled"].value = True
+    cb = d.kernels.checkboxes[compiled_variant]
+    assert not cb.disabled and cb.value and compiled_variant in d.sweep_spec().variants
+    d.options.modes["compiled"].value = False
+    assert d.kernels.checkboxes[compiled_variant].disabled
+    assert compiled_variant not in d.sweep_spec().variants

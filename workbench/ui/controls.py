@@ -44,13 +44,13 @@ class BackendPicker:
             note = _device_name(backend) if probe.available else f"unavailable: {probe.reason}"
             cb = w.Checkbox(value=probe.available and name in default, description=name,
                             disabled=not probe.available, indent=False, tooltip=note,
-                            layout=w.Layout(width="150px"))
+                            layout=w.Layout(width="130px"))
             cb.add_class(f"wb-backend-{css_name(name)}").add_class("wb-backend")
             cb.add_class("wb-available" if probe.available else "wb-unavailable")
             # One line, cut with an ellipsis; the whole reason is in the hover title and the tooltip.
             reason = w.HTML(f'<span title="{html.escape(note, quote=True)}" style="color:'
                             f'{"#555" if probe.available else "#999"};font-size:12px;white-space:nowrap;'
-                            f'overflow:hidden;text-overflow:ellipsis;display:inline-block;max-width:250px">'
+                            f'overflow:hidden;text-overflow:ellipsis;display:inline-block;max-width:210px">'
                             f"{html.escape(note)}</span>").add_class("wb-backend-reason")
             self.checkboxes[name] = cb
             rows.append(w.HBox([cb, reason]))
@@ -115,36 +115,54 @@ class KernelPicker:
         self._listeners: list[Callable[[Any], None]] = []
         self.widget = w.VBox([self.kernel, self.about, _label("Variants"), self.box])
 
-    def refresh(self, runtimes: set[str]) -> None:
-        """Show the variants of the current kernel that run on one of ``runtimes``."""
+    def refresh(self, runtimes: set[str], modes: Iterable[str] | None = None) -> None:
+        """Show the variants of the current kernel that run on one of ``runtimes``.
+
+        ``modes`` (the mode boxes) decide which variants can run: a variant of an unticked mode (a
+        torch.compile variant while "compiled" is off) is shown unticked and disabled, so the mode box is
+        the one control deciding whether it runs; ticking the mode enables and ticks it again.
+        """
         name = self.kernel.value
         spec = self.specs.get(name)
+        modes = set(MODES if modes is None else modes)
         self.about.value = (f'<span style="font-size:12px;color:#555">{html.escape(spec.description)} '
                             f"({html.escape(spec.bound)})</span>" if spec else "")
         # Same kernel: keep the user's ticks and tick variants that just appeared; new kernel: tick all.
         same_kernel = name == getattr(self, "_shown_kernel", None)
-        previous = {n: cb.value for n, cb in self.checkboxes.items()} if same_kernel else {}
+        previous = {n: (cb.value, cb.disabled) for n, cb in self.checkboxes.items()} if same_kernel else {}
         self._shown_kernel = name
         vs = self.variants_of(name) if name else {}
         shown = {n: v for n, v in sorted(vs.items()) if set(v.runtimes) & runtimes}
         self.checkboxes = {}
         rows = []
         for vname, v in shown.items():
+            off = v.mode not in modes
+            was_ticked, was_disabled = previous.get(vname, (True, True))
             tags = ", ".join([v.mode, *(["library"] if v.library else []), "/".join(v.runtimes)])
-            cb = w.Checkbox(value=previous.get(vname, True), description=vname, indent=False,
-                            tooltip=v.description or vname, layout=w.Layout(width="170px"))
+            if off:
+                tags += f" (tick mode {v.mode!r} to run it)"
+            cb = w.Checkbox(value=not off and (was_ticked or was_disabled), description=vname, indent=False,
+                            disabled=off, tooltip=v.description or vname, layout=w.Layout(width="150px"))
             cb.add_class(f"wb-variant-{css_name(vname)}").add_class("wb-variant")
+            cb.add_class(f"wb-mode-{v.mode}-variant")
             for fn in self._listeners:
                 cb.observe(fn, names="value")
             self.checkboxes[vname] = cb
-            rows.append(w.HBox([cb, w.HTML(f'<span style="font-size:12px;color:#555">{html.escape(tags)}</span>')]))
+            color = "#999" if off else "#555"
+            rows.append(w.HBox([cb, w.HTML(f'<span style="font-size:12px;color:{color}">{html.escape(tags)}'
+                                           "</span>")]))
         if not rows:
             rows = [w.HTML('<i style="color:#999">no variant of this kernel runs on the selected backends</i>')]
         self.box.children = rows
 
     @property
     def selected_variants(self) -> list[str]:
-        return [n for n, cb in self.checkboxes.items() if cb.value]
+        return [n for n, cb in self.checkboxes.items() if cb.value and not cb.disabled]
+
+    @property
+    def runnable_variants(self) -> list[str]:
+        """Variants shown and enabled (their mode is ticked), ticked or not."""
+        return [n for n, cb in self.checkboxes.items() if not cb.disabled]
 
     def observe_variants(self, fn: Callable[[Any], None]) -> None:
         self._listeners.append(fn)
@@ -175,12 +193,16 @@ class SizeControls:
     def set_kernel(self, spec: KernelSpec | None) -> None:
         self.spec = spec
         lists = list(spec.sizes) if spec else []
-        preferred = next((s for s in ("quick", "verify") if s in lists), lists[0] if lists else None)
+        # The quick list: sizes worth measuring. "verify" holds correctness edge cases (rows=1 cols=1).
+        preferred = "quick" if "quick" in lists else next((s for s in lists if s != "verify"),
+                                                          lists[0] if lists else None)
         self.suite.options = lists
         self.suite.value = preferred
         self.axis_min, self.axis_max, rows = {}, {}, []
+        # The range starts on the quick list's span (the verify list holds edge cases such as rows=1 cols=1).
+        default_list = spec.sizes.get("quick") or spec.sizes.get(preferred or "", []) if spec else []
         for axis in spec.axes if spec else ():
-            values = [p[axis] for lst in spec.sizes.values() for p in lst if axis in p] or [1024]
+            values = [p[axis] for p in default_list if axis in p] or [1024]
             lo = w.BoundedIntText(value=min(values), min=1, max=2**40, description=f"{axis} min",
                                   layout=w.Layout(width="200px")).add_class(f"wb-size-min-{css_name(axis)}")
             hi = w.BoundedIntText(value=max(values), min=1, max=2**40, description="max",

@@ -8,7 +8,9 @@ a failed cell becomes a row whose status says what went wrong.
 
 from __future__ import annotations
 
+import html
 import threading
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +20,32 @@ import pandas as pd
 from .controls import BackendPicker, KernelPicker, RunOptions, SizeControls
 from .run_controller import RunController
 from .status import StatusArea
-from .views import ExportPanel, MemoryView, PlotView, TableView
+from .views import ExportPanel, MemoryView, PlotView, TableView, measured_series
 
 
 class Dashboard:
-    """Pick backends, a kernel, its variants and sizes; run, watch, compare, export."""
+    """Pick backends, a kernel, its variants and sizes; run, watch, compare, export.
+
+    What the right-hand side shows — progress, plot, table, memory, exports —
+    always belongs to one run, named in the line above the plot: the run in
+    progress, or the last one. Changing the kernel clears it (a run still in
+    progress stays shown until it ends). Cells that cannot run (a variant on a
+    backend of another runtime, a dtype the backend lacks) are stored by the
+    sweep as ``unsupported`` but never counted, shown or exported here.
+    """
 
     def __init__(self, store: Any = None, kernel: str | None = "saxpy", backends: list[str] | None = None,
-                 export_dir: str = "reports") -> None:
+                 export_dir: str = "reports", isolation: str | None = None) -> None:
         from ..backends.registry import all_backends
         from ..catalog import kernels, variants
+        from ..harness.isolation import check_isolation
 
         self.store = store
-        self.run_id: str | None = None
-        self.rows: list[dict] = []
+        #: Where cells run: "process" (default: a worker per backend; Cancel stops the running cell at once)
+        #: or "in-process" (Cancel waits for the running call to return).
+        self.isolation = check_isolation(isolation)
         self._lock = threading.Lock()
+        self._clear_run_state()
         self.status = StatusArea()
         guard = self.status.guard
 
@@ -46,8 +59,12 @@ class Dashboard:
         self.cancel_button = w.Button(description="Cancel", button_style="warning", icon="stop",
                                       disabled=True).add_class("wb-cancel")
         self.progress = w.IntProgress(value=0, min=0, max=1, description="Progress",
-                                      layout=w.Layout(width="300px")).add_class("wb-progress")
+                                      layout=w.Layout(width="260px")).add_class("wb-progress")
         self.progress_label = w.HTML().add_class("wb-progress-label")
+        #: The cell running now and for how long (read from the store's in-flight marker while a run goes).
+        self.running_label = w.HTML().add_class("wb-running")
+        #: Which run the plot, table and exports show.
+        self.shown = w.HTML().add_class("wb-shown")
 
         self.plot = PlotView()
         self.table = TableView()
@@ -55,10 +72,13 @@ class Dashboard:
         self.exports = ExportPanel(self._export_to, folder=export_dir)
         self.controller = RunController(on_row=guard("updating the views", self._on_row),
                                         on_done=guard("finishing the run", self._on_done))
+        self._ticker: threading.Thread | None = None
+        self._ticker_stop = threading.Event()
 
         self.backends.observe(guard("changing backends", lambda _: self._backends_changed()))
         self.kernels.kernel.observe(guard("changing kernel", lambda _: self._kernel_changed()), names="value")
-        self.kernels.observe_variants(guard("changing variants", lambda _: self._update_baselines()))
+        for cb in self.options.modes.values():
+            cb.observe(guard("changing modes", lambda _: self._modes_changed()), names="value")
         self.plot.metric.observe(guard("drawing the plot", lambda _: self.plot.redraw()), names="value")
         self.plot.baseline.observe(guard("drawing the plot", lambda _: self._redraw_speedup()), names="value")
         self.run_button.on_click(guard("starting the run", lambda _: self.run()))
@@ -70,20 +90,35 @@ class Dashboard:
         self._kernel_changed()
         self.widget = self._layout()
 
+    def _clear_run_state(self) -> None:
+        self.run_id: str | None = None
+        self.run_kernel: str | None = None  # the kernel of the run shown (not the dropdown's)
+        self.run_name: str | None = None
+        self.run_status: str | None = None  # running / finished / interrupted
+        self.rows: list[dict] = []
+        self._by_key: dict[str, dict] = {}
+        self._real_cells = 0
+        self._rounds = 1
+
     # -- layout ----------------------------------------------------------
     def _layout(self) -> w.Widget:
         title = w.HTML("<h3 style='margin:4px 0'>Kernel Workbench</h3>")
+        # Fixed width, never shrinking when a wide table arrives; when the two columns do not fit side by
+        # side (a narrow notebook, the file browser open at 1280 px) the results wrap below the controls
+        # instead of pushing the controls out of the output area.
         left = w.VBox([self.backends.widget, self.kernels.widget, self.sizes.widget, self.options.widget],
-                      layout=w.Layout(flex="0 0 420px", width="420px", padding="0 12px 0 0")
-                      ).add_class("wb-controls")  # never shrinks when a wide table arrives
+                      layout=w.Layout(flex="0 0 370px", width="370px", padding="0 12px 0 0", overflow="hidden")
+                      ).add_class("wb-controls")
         actions = w.HBox([self.run_button, self.cancel_button, self.progress, self.progress_label],
                          layout=w.Layout(flex_flow="row wrap", align_items="center"))
-        right = w.VBox([actions, self.status.widget, self.plot.widget,
+        right = w.VBox([actions, self.running_label, self.status.widget, self.shown, self.plot.widget,
                         w.HTML("<b>Peak memory</b>"), self.memory.widget,
                         w.HTML("<b>Results</b>"), self.table.widget, self.exports.widget],
-                       layout=w.Layout(flex="1 1 0", min_width="480px", overflow="auto")
+                       layout=w.Layout(flex="1 1 460px", min_width="0", max_width="100%", overflow="auto")
                        ).add_class("wb-results-pane")
-        return w.VBox([title, w.HBox([left, right])]).add_class("wb-dashboard")
+        body = w.HBox([left, right], layout=w.Layout(flex_flow="row wrap", align_items="flex-start",
+                                                      width="100%"))
+        return w.VBox([title, body], layout=w.Layout(width="100%", overflow="hidden")).add_class("wb-dashboard")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
@@ -91,32 +126,39 @@ class Dashboard:
     # -- reacting to the controls -----------------------------------------
     def _backends_changed(self) -> None:
         self.options.set_dtypes(self.backends.dtypes())
-        self.kernels.refresh(self.backends.runtimes())
-        self._update_baselines()
+        self.kernels.refresh(self.backends.runtimes(), self.options.selected_modes)
+
+    def _modes_changed(self) -> None:
+        self.kernels.refresh(self.backends.runtimes(), self.options.selected_modes)
 
     def _kernel_changed(self) -> None:
-        self.kernels.refresh(self.backends.runtimes())
+        self.kernels.refresh(self.backends.runtimes(), self.options.selected_modes)
         self.sizes.set_kernel(self.kernels.specs.get(self.kernels.kernel.value))
-        self._update_baselines()
+        new = self.kernels.kernel.value
+        if self.controller.running:
+            if new != self.run_kernel:
+                self.status.show(f"the {self.run_kernel} run goes on and stays shown; {new} is for the next run",
+                                 "info")
+            return
+        if self.run_kernel is not None and new != self.run_kernel:
+            old = self.run_kernel
+            self.clear_results()
+            self.status.show(f"kernel changed to {new}: the {old} results were cleared (they stay in the store)")
+        elif self.run_kernel is None:
+            self.clear_results()
 
-    def _candidate_pairs(self) -> list[tuple[str, str]]:
-        """(variant, backend) pairs the current selection will run."""
-        name = self.kernels.kernel.value
-        vs = self.kernels.variants_of(name) if name else {}
-        pairs = []
-        for v in self.kernels.selected_variants:
-            for b in self.backends.selected:
-                if self.backends.backends[b].runtime in vs[v].runtimes:
-                    pairs.append((v, b))
-        return pairs
-
-    def _update_baselines(self) -> None:
-        name = self.kernels.kernel.value
-        vs = self.kernels.variants_of(name) if name else {}
-        pairs = self._candidate_pairs()
-        keys = [f"{v} @ {b}" for v, b in pairs]
-        library = next((f"{v} @ {b}" for v, b in pairs if vs[v].library), None)
-        self.plot.set_baselines(keys, preferred=library)
+    def clear_results(self) -> None:
+        """Forget the shown run: plot, memory, table, exports and progress go blank."""
+        with self._lock:
+            self._clear_run_state()
+        self.plot.clear()
+        self.memory.clear()
+        self.table.clear()
+        self.exports.clear()
+        self.progress.value, self.progress.max = 0, 1
+        self.progress_label.value = ""
+        self.running_label.value = ""
+        self.shown.value = ""
 
     def _redraw_speedup(self) -> None:
         if self.plot.metric.value == "speedup":
@@ -130,25 +172,25 @@ class Dashboard:
         problems = []
         if not self.backends.selected:
             problems.append("select at least one available backend")
-        if not self.kernels.selected_variants:
-            problems.append("select at least one variant")
         if not self.options.selected_modes:
             problems.append("select at least one mode")
+        elif self.kernels.checkboxes and not self.kernels.runnable_variants:
+            problems.append("none of the selected variants has a selected mode: none of this kernel's variants "
+                            f"is {' or '.join(self.options.selected_modes)}")
+        elif not self.kernels.selected_variants:
+            problems.append("select at least one variant")
         sizes = self.sizes.sizes()
         if not sizes:
             problems.append("choose at least one size")
-        # The sweep runs named variants whatever their mode, so the mode boxes filter the names here.
-        vs = self.kernels.variants_of(self.kernels.kernel.value) if self.kernels.kernel.value else {}
-        chosen = [v for v in self.kernels.selected_variants if vs[v].mode in self.options.selected_modes]
-        if self.kernels.selected_variants and self.options.selected_modes and not chosen:
-            problems.append("none of the selected variants has a selected mode")
         if problems:
             raise ValueError("; ".join(problems))
         budget = float(self.options.budget.value)
-        return SweepSpec(kernels=[self.kernels.kernel.value], variants=chosen,
+        # The variant boxes of unticked modes are disabled and unticked: the mode boxes decide what runs.
+        return SweepSpec(kernels=[self.kernels.kernel.value], variants=self.kernels.selected_variants,
                          backends=self.backends.selected, dtypes=(self.options.dtype.value,), sizes=sizes,
                          modes=self.options.selected_modes, cache=self.options.cache.value, budget_s=budget,
-                         timeout_s=max(120.0, 20 * budget))  # room for a first-call compile
+                         timeout_s=max(120.0, 20 * budget),  # room for a first-call compile
+                         isolation=self.isolation)
 
     def run(self) -> None:
         """Start a sweep of the current selection in the background."""
@@ -157,122 +199,261 @@ class Dashboard:
             return
         try:
             spec = self.sweep_spec()
+            cells = spec.cells()
         except ValueError as exc:
             self.status.show(str(exc), "warn")
             return
+        real = [c for c in cells if not c.unsupported]
+        if not real:
+            self.status.show("none of the selected variant/backend pairs can run: "
+                             + "; ".join(sorted({c.unsupported for c in cells if c.unsupported}))[:300], "warn")
+            return
+        kernel = self.kernels.kernel.value
+        self.clear_results()
         with self._lock:
-            self.rows = []
-        self.run_id = None
-        self.exports.enable(False)
+            self.run_kernel, self.run_status = kernel, "running"
+            self.run_name = f"dashboard {kernel}"
+            self._real_cells, self._rounds = len(real), spec.n_rounds()
         self.run_button.disabled, self.cancel_button.disabled = True, False
-        self.progress.value, self.progress.max = 0, 1
-        self.progress_label.value = "starting…"
+        self.progress.value, self.progress.max = 0, len(real)
+        self.progress_label.value = f"0/{len(real)} cells"
+        self.running_label.value = _running_html("starting: worker process and ceilings…"
+                                                 if self.isolation == "process" else "starting…")
         self.status.last_error = None
-        self.plot.output.outputs = ()
-        self.memory.output.outputs = ({"output_type": "display_data", "metadata": {},
-                                       "data": {"text/plain": "drawn when the run finishes"}},)
-        self._update_baselines()
-        self.status.show(f"running {self.kernels.kernel.value} on {', '.join(self.backends.selected)}")
-        self.controller.start(spec, store=self.store, name=f"dashboard {self.kernels.kernel.value}")
+        self.plot.clear("drawn after the first cell")
+        self.memory.clear("drawn when the run finishes")
+        self._show_run()
+        self.status.show(f"running {kernel} on {', '.join(self.backends.selected)}: {len(real)} cells × "
+                         f"{spec.n_rounds()} rounds")
+        self.controller.start(spec, store=self.store, name=self.run_name)
+        self.store = self.controller.store
+        self._start_ticker()
 
     def cancel(self) -> None:
-        """Stop after the current cell; finished rows stay."""
+        """Stop the running cell (in a worker process: at once; in-process: when its call returns); finished
+        rows stay and the run is stored as interrupted."""
+        if not self.controller.running:
+            return
         self.controller.cancel()
         self.cancel_button.disabled = True
-        self.status.show("cancelling: stopping the running cell (its worker process is stopped at once; "
-                         "in-process, at its next call)…", "warn")
+        if self.isolation == "process":
+            self.status.show("cancelling: stopping the running cell (its worker process is stopped at once); "
+                             "finished cells are kept", "warn")
+        else:
+            self.status.show("cancelling: waiting for the running call to return (cells run in-process here, "
+                             "so a call cannot be interrupted); finished cells are kept", "warn")
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the running sweep has finished (for scripts and tests)."""
-        return self.controller.join(timeout)
+        done = self.controller.join(timeout)
+        if done and self._ticker is not None:
+            self._ticker_stop.set()
+            self._ticker.join(5)
+        return done
 
+    # -- the running cell ---------------------------------------------------
+    def _start_ticker(self) -> None:
+        self._ticker_stop = threading.Event()
+        self._ticker = threading.Thread(target=self._tick_loop, args=(self._ticker_stop,),
+                                        name="workbench-dashboard-ticker", daemon=True)
+        self._ticker.start()
+
+    def _tick_loop(self, stop: threading.Event) -> None:
+        while not stop.wait(0.5):
+            if not self.controller.running:
+                break
+            self.status.guard("showing the running cell", self.update_running)()
+
+    def update_running(self) -> None:
+        """Name the cell running now and its elapsed time (from the store's in-flight marker)."""
+        if not self.controller.running:
+            return
+        marker = self.controller.in_flight()
+        if marker is None:
+            return  # between cells, or preparing a backend: the last text stays
+        elapsed = _elapsed_s(marker.get("started_at"))
+        round_text = f", round {marker.get('round')}/{self._rounds}" if self._rounds > 1 else ""
+        if self.controller.cancel_requested:
+            verb = "stopping" if self.isolation == "process" else "waiting for the call to return:"
+        else:
+            verb = "running"
+        text = f"{verb} {marker.get('label', marker.get('cell_key'))}{round_text}"
+        if elapsed is not None:
+            text += f" — {elapsed:.1f} s"
+        self.running_label.value = _running_html(text)
+
+    # -- rows ---------------------------------------------------------------
     @property
     def df(self) -> pd.DataFrame:
-        """Every row of the current run so far, as stored."""
+        """Every row of the shown run so far, as stored (one per cell: its latest round)."""
         with self._lock:
             return pd.DataFrame(self.rows)
 
     def visible(self, df: pd.DataFrame) -> pd.DataFrame:
-        """``df`` without the variant/backend pairs that cannot meet (a numba variant on numpy ...).
-
-        The sweep tries named variants on every selected backend and records the
-        mismatches as unsupported; they stay in the store and the exports, but
-        the dashboard's plot and table show only what the user could have meant.
-        """
+        """``df`` without the cells that cannot run (status ``unsupported``: a numba variant on numpy, a dtype
+        the backend lacks ...). The sweep stores them so a report can say why; the dashboard never counts,
+        shows or exports them."""
         if df.empty or "status" not in df:
             return df
-        vs = self.kernels.variants_of(self.kernels.kernel.value) if self.kernels.kernel.value else {}
-        known = self.backends.backends
+        return df[df["status"] != "unsupported"].reset_index(drop=True)
 
-        def meets(row: Any) -> bool:
-            v, b = vs.get(row["variant"]), known.get(row["backend"])
-            return row["status"] != "unsupported" or v is None or b is None or b.runtime in v.runtimes
+    def _progress(self) -> int:
+        """Cells done, counting each real cell's rounds (a failed cell is done after its first)."""
+        from ..harness.rounds import is_final, rounds_done
 
-        return df[df.apply(meets, axis=1)].reset_index(drop=True)
+        visits = sum(self._rounds if is_final(r) else min(rounds_done(r), self._rounds)
+                     for r in self._by_key.values() if r.get("status") != "unsupported")
+        return min(-(-visits // self._rounds), self._real_cells) if self._rounds else 0
 
     def _on_row(self, row: dict, index: int, total: int) -> None:
+        if row.get("status") == "unsupported":
+            return  # stored by the sweep; not a cell of this run as far as the dashboard goes
         with self._lock:
-            self.rows.append(dict(row))
+            key = row.get("cell_key") or f"#{len(self._by_key)}"
+            self._by_key[key] = dict(row)
+            self.rows = list(self._by_key.values())
             if row.get("run_id"):
                 self.run_id = row["run_id"]
-        self.progress.max = max(total, 1)
-        self.progress.value = min(index + 1, self.progress.max)
-        self.progress_label.value = (f"{index + 1}/{total}: {row.get('variant')} @ {row.get('backend')} "
-                                     f"{row.get('size_label', '')} — {row.get('status')}")
+            done = self._progress()
+        self.progress.max = max(self._real_cells, 1)
+        self.progress.value = min(done, self.progress.max)
+        rounds = f" (round {row.get('rounds')}/{self._rounds})" if self._rounds > 1 and row.get("rounds") else ""
+        self.progress_label.value = html.escape(
+            f"{done}/{self._real_cells} cells · last: {row.get('variant')} @ {row.get('backend')} "
+            f"{row.get('size_label', '')} — {row.get('status')}{rounds}")
+        self._show_run()
         self._refresh_views(memory=False)
 
     def _on_done(self, outcome: Any, error: BaseException | None) -> None:
         try:
+            self._ticker_stop.set()
             if outcome is not None:
-                self.run_id = outcome.run_id
                 self.store = outcome.store
-                if outcome.rows is not None and len(outcome.rows):
-                    with self._lock:
-                        self.rows = [dict(r) for r in _records(outcome.rows)]
+                with self._lock:
+                    self.run_id = outcome.run_id
+                    self.run_status = "interrupted" if outcome.interrupted else "finished"
+                    for r in _records(outcome.rows or []):
+                        if r.get("status") != "unsupported":
+                            self._by_key[r.get("cell_key") or f"#{len(self._by_key)}"] = dict(r)
+                    self.rows = list(self._by_key.values())
+                    done = self._progress()
+                self.progress.max = max(self._real_cells, 1)
+                self.progress.value = min(done, self.progress.max)
+                self.progress_label.value = html.escape(f"{done}/{self._real_cells} cells")
+            elif self.controller.run_id is not None:
+                self.run_id = self.controller.run_id
+                self.run_status = "interrupted"
+            self.running_label.value = ""
             df = self.df
+            self._show_run()
             if len(df):
                 self._refresh_views()
             if error is not None:
                 self.status.error("the run stopped with an error", error)
             else:
-                shown = self.visible(df)
-                counts = shown["status"].value_counts().to_dict() if "status" in shown else {}
+                counts = df["status"].value_counts().to_dict() if "status" in df else {}
                 summary = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no cells"
-                if len(shown) < len(df):
-                    summary += f" ({len(df) - len(shown)} variant/backend pairs that cannot meet not shown)"
-                verb = "cancelled" if outcome is not None and outcome.interrupted else "finished"
+                cancelled = outcome is not None and outcome.interrupted
+                verb = "cancelled" if cancelled else "finished"
+                if cancelled:
+                    summary += f" of {self._real_cells} cells; the run is stored as interrupted"
                 wall = f" in {outcome.wall_s:.1f} s" if outcome is not None and outcome.wall_s else ""
                 problem = f"; display problem: {self.status.last_error}" if self.status.last_error else ""
                 self.status.show(f"{verb}: {summary}{wall} (run {self.run_id}){problem}",
-                                 "warn" if verb == "cancelled" or problem or set(counts) - {"ok"} else "ok")
+                                 "warn" if cancelled or problem or set(counts) - {"ok"} else "ok")
             self.exports.enable(self.run_id is not None and self.store is not None and len(df) > 0)
         finally:
             self.run_button.disabled, self.cancel_button.disabled = False, True
 
+    def _show_run(self) -> None:
+        if self.run_kernel is None:
+            self.shown.value = ""
+            return
+        state = {"running": "in progress", "finished": "finished",
+                 "interrupted": "cancelled (stored as interrupted)"}.get(self.run_status or "", "")
+        rid = f" · run {self.run_id}" if self.run_id else ""
+        self.shown.value = (f'<span style="font-size:12px;color:#555">Showing <b>{html.escape(self.run_kernel)}'
+                            f"</b> · {html.escape(self.run_name or '')}{html.escape(rid)} · {html.escape(state)}"
+                            "</span>")
+
+    def _run_names(self) -> dict[str, str]:
+        return {self.run_id: self.run_name} if self.run_id and self.run_name else {}
+
+    def _preferred_baseline(self, series: list[str]) -> str | None:
+        """The kernel's library variant where measured (numpy's first), else the first measured series."""
+        vs = self.kernels.variants_of(self.run_kernel) if self.run_kernel else {}
+        library = [k for k in series if getattr(vs.get(k.partition(" @ ")[0]), "library", False)]
+        on_numpy = [k for k in series if k.endswith("@ numpy")]
+        library.sort(key=lambda k: not k.endswith("@ numpy"))
+        return (library or on_numpy or series or [None])[0]
+
     def _refresh_views(self, memory: bool = True) -> None:
-        """Redraw from the rows so far.
+        """Redraw from the rows so far, in the report's colours (one per variant@backend).
 
         This runs on the sweep's thread between cells, never during one, so
         drawing cannot steal a core from a measurement; the memory plot waits
         for the end of the run to keep that pause short.
         """
+        from ..report.plots import styles_for
+
         df = self.visible(self.df)
+        styles, names = styles_for(df), self._run_names()
+        series = measured_series(df)
+        self.plot.set_baselines(series, preferred=self._preferred_baseline(series))
         guard = self.status.guard
         guard("drawing the results table", self.table.update)(df)
-        guard("drawing the plot", self.plot.update)(df)
+        guard("drawing the plot", self.plot.update)(df, styles, names)
         if memory:
-            guard("drawing the memory plot", self.memory.update)(df)
+            guard("drawing the memory plot", self.memory.update)(df, styles, names)
 
     # -- exporting --------------------------------------------------------
+    def export_data(self) -> Any:
+        """The shown run as :class:`workbench.report.exporters.ReportData`, its cells that cannot run left out."""
+        from ..report.exporters import gather
+
+        data = gather(self.store, [self.run_id])
+        data.df = self.visible(data.df)
+        return data
+
     def _export_to(self, fmt: str, folder: Path) -> Path:
-        if self.store is None or self.run_id is None:
+        if self.store is None or self.run_id is None or self.run_kernel is None:
             raise RuntimeError("nothing to export yet: run a sweep first")
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{self.kernels.kernel.value}-{self.run_id}.{fmt}"
+        if self.controller.running:
+            raise RuntimeError("the run is still going: export when it has finished (or cancel it)")
         from ..report import write_report
 
-        written = write_report(self.store, [self.run_id], path, format=fmt)
+        data = self.export_data()
+        status = self.run_status or "finished"
+        if data.runs is not None and len(data.runs) and "status" in data.runs:
+            status = str(data.runs["status"].iloc[0])
+        suffix = "-interrupted" if status == "interrupted" else ""
+        folder.mkdir(parents=True, exist_ok=True)
+        # Named after the run's kernel, never the dropdown's (which may have moved on).
+        path = folder / f"{self.run_kernel}-{self.run_id}{suffix}.{fmt}"
+        kw: dict[str, Any] = {}
+        if fmt in ("html", "md"):
+            kw["baseline"] = self.plot.baseline.value or None  # the reference chosen here
+        elif fmt == "csv":  # a bare table: each row says which run it is from and how that run ended
+            df = data.df.copy()
+            df.insert(0, "run_status", status)
+            df.insert(0, "run_name", self.run_name)
+            data.df = df
+        written = write_report(data, None, path, format=fmt, **kw)
         return Path(written) if isinstance(written, (str, Path)) else path
+
+
+def _running_html(text: str) -> str:
+    return f'<span style="font-size:12px;color:#0b5cad">⏱ {html.escape(text)}</span>'
+
+
+def _elapsed_s(started_at: Any) -> float | None:
+    if not started_at:
+        return None
+    try:
+        t = datetime.fromisoformat(str(started_at).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max(0.0, (datetime.now(timezone.utc) - t).total_seconds())
 
 
 def _default_backends() -> list[str]:

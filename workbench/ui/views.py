@@ -19,19 +19,30 @@ from typing import Any
 import ipywidgets as w
 import pandas as pd
 
-#: Toggle label -> metric name understood by :func:`workbench.report.plots.plot_metric`.
+#: Toggle label -> metric name understood by :func:`workbench.report.plots.plot_metric`; "pct_peak" is the
+#: % of each kernel's own ceiling: pct_peak_flops for compute-bound rows, pct_peak_bw for the others.
 METRICS: list[tuple[str, str]] = [("time", "median_s"), ("GB/s", "gbps"), ("GFLOP/s", "gflops"),
-                                  ("% peak", "pct_peak_bw"), ("speed-up", "speedup")]
+                                  ("% peak", "pct_peak"), ("speed-up", "speedup")]
+METRIC_TIPS: dict[str, str] = {
+    "median_s": "median time per call", "gbps": "bytes moved / time", "gflops": "floating-point operations / time",
+    "pct_peak": "% of the kernel's ceiling (bandwidth for memory-bound kernels, FLOP/s for compute-bound ones): "
+                "measured (workbench peaks or the automatic probe), else published",
+    "speedup": "speed-up vs the baseline"}
 
 EXPORT_FORMATS: list[tuple[str, str, str]] = [("HTML", "html", "html"), ("Markdown", "md", "md"),
                                               ("CSV", "csv", "csv"), ("JSON", "json", "json")]
 
+#: Figures are rendered at this many pixels per inch and shown at :data:`DISPLAY_PPI`: sharp at 2x.
+RENDER_DPI = 200
+DISPLAY_PPI = 100
+
 
 def figure_output(fig: Any) -> dict[str, Any]:
-    """A display_data output holding ``fig`` (a pyplot-free Figure) as PNG."""
+    """A display_data output holding ``fig`` (a pyplot-free Figure) as a hi-DPI PNG shown at half its pixels."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    return {"output_type": "display_data", "metadata": {},
+    fig.savefig(buf, format="png", dpi=RENDER_DPI)
+    width = int(round(fig.get_figwidth() * DISPLAY_PPI))
+    return {"output_type": "display_data", "metadata": {"image/png": {"width": width}},
             "data": {"image/png": base64.b64encode(buf.getvalue()).decode("ascii"),
                      "text/plain": "<Figure>"}}
 
@@ -40,45 +51,138 @@ def text_output(text: str) -> dict[str, Any]:
     return {"output_type": "display_data", "metadata": {}, "data": {"text/plain": text}}
 
 
+def _has_values(df: pd.DataFrame, column: str) -> bool:
+    return column in df and pd.to_numeric(df[column], errors="coerce").notna().any()
+
+
+def pct_peak_column(ok: pd.DataFrame) -> str | None:
+    """The % of ceiling column these rows carry: pct_peak_flops where the rows are compute-bound,
+    pct_peak_bw otherwise (the majority of rows decides when a table mixes both); None when neither
+    has a value."""
+    if ok is None or not len(ok):
+        return None
+    compute = ok["bound"].eq("compute-bound") if "bound" in ok else pd.Series(False, index=ok.index)
+    wanted = "pct_peak_flops" if compute.sum() * 2 > len(ok) else "pct_peak_bw"
+    other = "pct_peak_bw" if wanted == "pct_peak_flops" else "pct_peak_flops"
+    for column in (wanted, other):
+        if _has_values(ok, column):
+            return column
+    return None
+
+
+def measured_series(df: pd.DataFrame) -> list[str]:
+    """``variant @ backend`` of every series with at least one ok row, in the order first measured."""
+    if df is None or not len(df) or "status" not in df:
+        return []
+    ok = df[df["status"] == "ok"]
+    from ..report.plots import series_key
+
+    return list(dict.fromkeys(series_key(v, b) for v, b in zip(ok["variant"], ok["backend"], strict=True)))
+
+
 class PlotView:
-    """The metric toggle, the baseline for speed-ups, and the plot."""
+    """The metric toggle, the baseline for speed-ups (and exports), and the plot.
+
+    The toggle offers only what the rows can show: GB/s, GFLOP/s and % peak appear once some row has the
+    value, speed-up once two series were measured; the baseline list holds measured series only.
+    """
 
     def __init__(self) -> None:
-        self.metric = w.ToggleButtons(options=METRICS, value="median_s", tooltips=[
-            "median time per call", "bytes moved / time", "floating-point operations / time",
-            "% of the bandwidth ceiling: measured (workbench peaks or the automatic probe), "
-            "else published", "speed-up vs the baseline"],
-            style={"button_width": "auto"}).add_class("wb-metric")
-        self.baseline = w.Dropdown(options=[], description="Baseline",
-                                   layout=w.Layout(width="280px")).add_class("wb-baseline")
+        self.metric = w.ToggleButtons(options=METRICS, value="median_s", tooltips=[METRIC_TIPS[m] for _, m in METRICS],
+                                      style={"button_width": "auto"}).add_class("wb-metric")
+        self.baseline = w.Dropdown(options=[], description="Baseline", disabled=True,
+                                   tooltip="the reference for speed-ups, here and in the exported reports",
+                                   layout=w.Layout(width="300px")).add_class("wb-baseline")
         self.output = w.Output(layout=w.Layout(min_height="200px")).add_class("wb-plot")
-        self.widget = w.VBox([w.HBox([self.metric, self.baseline]), self.output])
+        self.widget = w.VBox([w.HBox([self.metric, self.baseline], layout=w.Layout(flex_flow="row wrap")),
+                              self.output])
         self.df: pd.DataFrame | None = None
+        self.styles: dict[str, Any] | None = None
+        self.run_names: dict[str, str] | None = None
+        self._quiet = False  # set while the options change, so the toggle's own events draw nothing
+        self._chosen: str | None = None  # the baseline the user picked (None: the preferred one)
+        self.baseline.observe(self._picked, names="value")
+
+    def _picked(self, change: Any) -> None:
+        if not self._quiet:
+            self._chosen = change["new"]
 
     def set_baselines(self, options: list[str], preferred: str | None = None) -> None:
-        current = self.baseline.value
-        self.baseline.options = options
-        if current in options:
-            self.baseline.value = current
-        elif options:
-            self.baseline.value = preferred if preferred in options else options[0]
+        """Offer ``options`` (measured series); keep the user's pick while it is offered, else ``preferred``."""
+        current = self._chosen
+        self._quiet = True
+        try:
+            self.baseline.options = options
+            if current in options:
+                self.baseline.value = current
+            elif options:
+                self.baseline.value = preferred if preferred in options else options[0]
+            else:
+                self.baseline.value = None
+        finally:
+            self._quiet = False
+        self.baseline.disabled = not options
 
-    def update(self, df: pd.DataFrame) -> None:
-        self.df = df
+    def available_metrics(self, df: pd.DataFrame) -> list[tuple[str, str]]:
+        """The toggle's options that ``df`` can draw (every one before the first row)."""
+        if df is None or df.empty or "status" not in df:
+            return list(METRICS)
+        ok = df[df["status"] == "ok"]
+        out = []
+        for label, metric in METRICS:
+            if metric in ("gbps", "gflops") and not _has_values(ok, metric):
+                continue
+            if metric == "pct_peak" and pct_peak_column(ok) is None:
+                continue
+            if metric == "speedup" and len(measured_series(df)) < 2:
+                continue
+            out.append((label, metric))
+        return out
+
+    def _set_metrics(self, df: pd.DataFrame) -> None:
+        options = self.available_metrics(df)
+        if tuple(options) == tuple(self.metric.options):
+            return
+        current = self.metric.value
+        self._quiet = True
+        try:
+            self.metric.options = options
+            self.metric.tooltips = [METRIC_TIPS[m] for _, m in options]
+            values = [m for _, m in options]
+            self.metric.value = current if current in values else values[0]
+        finally:
+            self._quiet = False
+
+    def clear(self, text: str = "no finished cell yet") -> None:
+        self.df = None
+        self.output.outputs = (text_output(text),)
+        self._set_metrics(pd.DataFrame())
+        self.set_baselines([])
+
+    def update(self, df: pd.DataFrame, styles: dict[str, Any] | None = None,
+               run_names: dict[str, str] | None = None) -> None:
+        self.df, self.styles, self.run_names = df, styles, run_names
+        self._set_metrics(df)
         if df.empty:
             self.output.outputs = (text_output("no finished cell yet"),)
             return
+        self.output.outputs = (figure_output(self.figure(df)),)
+
+    def figure(self, df: pd.DataFrame) -> Any:
+        from ..report.plots import plot_metric, split_ok
+
         metric = self.metric.value
         baseline = self.baseline.value if metric == "speedup" else None
+        if metric == "pct_peak":
+            metric = pct_peak_column(split_ok(df)[0]) or "median_s"
         # Failed cells go in too: the plot lists them under the axes instead of dropping them silently.
-        from ..report.plots import plot_metric
-
-        fig = plot_metric(df, metric, baseline=baseline)
-        self.output.outputs = (figure_output(fig),)
+        return plot_metric(df, metric, baseline=baseline, styles=self.styles, run_names=self.run_names)
 
     def redraw(self) -> None:
+        if self._quiet:
+            return
         if self.df is not None:
-            self.update(self.df)
+            self.update(self.df, self.styles, self.run_names)
 
 
 _TABLE_STYLE = ("<style>.wb-results td, .wb-results th {white-space: nowrap; padding: 2px 8px}"
@@ -132,21 +236,28 @@ class TableView:
     def update(self, df: pd.DataFrame) -> None:
         self.widget.value = results_html(df)
 
+    def clear(self, text: str = "no results yet") -> None:
+        self.widget.value = f'<i style="color:#999">{html.escape(text)}</i>'
+
 
 class MemoryView:
-    """Peak memory per cell, by the backend's own method."""
+    """Peak memory per cell, by the backend's own method, in the same colours as the plot."""
 
     def __init__(self) -> None:
         self.output = w.Output(layout=w.Layout(min_height="120px")).add_class("wb-memory")
         self.widget = self.output
 
-    def update(self, df: pd.DataFrame) -> None:
+    def clear(self, text: str = "no finished cell yet") -> None:
+        self.output.outputs = (text_output(text),)
+
+    def update(self, df: pd.DataFrame, styles: dict[str, Any] | None = None,
+               run_names: dict[str, str] | None = None) -> None:
         if df.empty:
-            self.output.outputs = (text_output("no finished cell yet"),)
+            self.clear()
             return
         from ..report.plots import plot_memory
 
-        self.output.outputs = (figure_output(plot_memory(df)),)
+        self.output.outputs = (figure_output(plot_memory(df, styles=styles, run_names=run_names)),)
 
 
 class ExportPanel:
@@ -168,6 +279,12 @@ class ExportPanel:
     def enable(self, on: bool) -> None:
         for b in self.buttons.values():
             b.disabled = not on
+
+    def clear(self) -> None:
+        """No run to export: buttons off, the last path forgotten."""
+        self.enable(False)
+        self.written.value = ""
+        self.last_path = None
 
     def export(self, fmt: str) -> Path:
         path = self._write(fmt, Path(self.folder.value or "reports").expanduser())
