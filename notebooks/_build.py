@@ -41,6 +41,67 @@ from workbench.backends.registry import all_backends
 pd.set_option("display.max_colwidth", 80)
 """
 
+#: Shared by the tutorials that compare two variants: the package's verdict decides the wording, and
+#: ``check_claim`` asserts that the sentence printed says what the verdict and its numbers say.
+VERDICT_HELPERS = '''
+import math
+
+from workbench.ceilings import fmt_bytes
+from workbench.stats_compare import judge_pair, speedup_vs_baseline
+
+
+def pair_verdicts(df, base, other, backend):
+    """``other`` against ``base`` on one backend, per size: the package's paired verdict
+    (speedup = time(base) / time(other), so above 1 means ``other`` is faster)."""
+    rows = df[(df["status"] == "ok") & (df["backend"] == backend) & df["variant"].isin([base, other])]
+    table = speedup_vs_baseline(rows, baseline_variant=base, baseline_backend=backend)
+    return table[table["variant"] == other]
+
+
+def verdict_sentence(v, base, other):
+    """The comparison in words, chosen by the verdict (same / faster / slower / ambiguous)."""
+    s, floor = v["speedup"], v["floor"]
+    if v["verdict"] == "faster":
+        return f"{other} ran {s:.2f}× faster than {base}"
+    if v["verdict"] == "slower":
+        return f"{base} was faster: {other} took {1 / s:.2f}× its time"
+    if v["verdict"] == "same":
+        return f"{other} and {base} ran the same within the noise ({s:.2f}× measured, floor ±{floor:.0%})"
+    if v["verdict"] == "ambiguous":
+        return (f"no call between {other} and {base}: {s:.2f}× is beyond the ±{floor:.0%} floor, but its "
+                f"interval {v['ci_low']:.2f}-{v['ci_high']:.2f}× does not settle the direction")
+    return f"no call between {other} and {base}: {v['verdict']}"
+
+
+def check_claim(v, sentence):
+    """The sentence says what the verdict says, and the verdict agrees with the numbers it rests on."""
+    verdict, s = v["verdict"], v["speedup"]
+    assert ("× faster than" in sentence) == (verdict == "faster"), (sentence, verdict)
+    assert ("was faster" in sentence) == (verdict == "slower"), (sentence, verdict)
+    assert ("the same within the noise" in sentence) == (verdict == "same"), (sentence, verdict)
+    if verdict == "faster":
+        assert s > 1 and v["ci_low"] > 1, (sentence, dict(v))
+    if verdict == "slower":
+        assert s < 1 and v["ci_high"] < 1, (sentence, dict(v))
+    if verdict == "same":
+        assert abs(math.log(s)) <= math.log1p(v["floor"]) + 1e-9, (sentence, dict(v))
+    if verdict == "ambiguous":
+        assert abs(math.log(s)) > math.log1p(v["floor"]) and v["ci_low"] <= 1 <= v["ci_high"], (sentence, dict(v))
+
+
+def llc_bytes(backend):
+    """The last-level cache of the backend's device (None where the device does not say)."""
+    return workbench.device_info(backend).get("last_level_cache_bytes")
+
+
+def cache_text(nbytes, llc):
+    """Whether a working set fits in the last-level cache, in words."""
+    if not llc:
+        return f"working set {fmt_bytes(nbytes)} (last-level cache size unknown)"
+    verb = "fits in" if nbytes <= llc else "exceeds"
+    return f"working set {fmt_bytes(nbytes)} {verb} the {fmt_bytes(llc)} last-level cache"
+'''
+
 NOTEBOOKS: dict[str, list[dict]] = {}
 
 NOTEBOOKS["dashboard"] = [
@@ -377,13 +438,17 @@ NOTEBOOKS["04_gemm_naive_tiled_library"] = [
 
 `out = a @ b` with `a: m×k`, `b: k×n` does `2mnk` FLOPs on `(mk + kn + mn)` elements: its arithmetic
 intensity (FLOPs per byte) grows with size, so unlike saxpy it *can* be compute-bound — if the kernel
-reuses data. A naive kernel reloads a row of `a` and a column of `b` for every output element and stays
-memory-bound; a tiled kernel loads blocks into shared/local memory once and reuses them `TILE` times; the
-library (BLAS, cuBLAS) adds register blocking, vector instructions and threads.
+reuses data. A naive kernel reloads a row of `a` and a column of `b` for every output element; a tiled
+kernel loads blocks into shared/local memory once and reuses them `TILE` times; the library (BLAS,
+cuBLAS) adds register blocking, vector instructions and threads. Whether tiling pays *here* is measured
+below, per backend.
 
-The **roofline** shows this at a glance: each point sits under `min(peak FLOP/s, intensity × peak GB/s)`,
-where the peaks are this machine's *ceilings* — unless its data comes from a cache faster than the memory
-the bandwidth ceiling was measured on. The plot says so for every point above its roof.
+The **roofline** puts each cell at (intensity, GFLOP/s) under `min(peak FLOP/s, intensity × peak GB/s)`,
+where the peaks are this machine's measured *ceilings*. That roof bounds a kernel whose data streams from
+the memory the bandwidth ceiling was measured on. A point can sit above it: when its working set lives in
+a cache faster than that memory, or when the ceiling itself was measured low (a short probe, a busy
+machine). The cells after the plot count the points above their ceiling and say which reason applies to
+each.
 """),
     params("""
 SMALL = False
@@ -391,7 +456,7 @@ BUDGET_S = 0.5
 MEASURE_PEAKS = True   # the longer `workbench peaks` measurement (about a minute per backend); CI skips it
 STORE = "workbench-results.sqlite"
 """),
-    code(SETUP),
+    code(SETUP + VERDICT_HELPERS),
     code("""
 print(workbench.get_kernel("gemm").description)
 pd.DataFrame([{"variant": n, "mode": v.mode, "runtimes": ", ".join(v.runtimes), "library": v.library,
@@ -424,38 +489,126 @@ res
 res.plot(metric="gflops")
 """, "figure"),
     md("""
-Where a variant is missing above, the table says why (e.g. no device to compile for). On PoCL the
-portable kernels' *relative* order (tiled above naive) is meaningful; their absolute speed is not a GPU's.
-Hollow markers are noisy cells: their time varied more than the noise threshold, or the machine was busy.
+Where a variant is missing above, the table says why (e.g. no device to compile for). Hollow markers
+are noisy cells: their time varied more than the noise threshold, or the machine was busy.
+
+### Did tiling pay?
+
+Per backend that ran both, the tiled kernel against the naive one, judged by the package's paired
+verdict; the explanation printed is the one that fits the verdict and the working set's size against
+the device's last-level cache.
+"""),
+    code("""
+ok = res.df[res.df["status"] == "ok"]
+tiling = []
+for backend, g in ok.groupby("backend", sort=True):
+    names = set(g["variant"])
+    for naive in sorted(n for n in names if n.endswith("-naive")):
+        tiled = naive.replace("-naive", "-tiled")
+        if tiled not in names:
+            continue
+        for _, v in pair_verdicts(ok, naive, tiled, backend).iterrows():
+            sentence = verdict_sentence(v, naive, tiled)
+            check_claim(v, sentence)
+            nbytes = float(g.loc[g["size_label"] == v["size_label"], "bytes"].iloc[0])
+            llc = llc_bytes(backend)
+            where = cache_text(nbytes, llc)
+            if v["verdict"] == "faster":
+                why = f"tiling pays: each block it loads is reused for a whole tile of outputs ({where})."
+            elif v["verdict"] == "slower":
+                why = (f"the {where}, so the naive kernel's reloads are cache hits and the tiled kernel's staging "
+                       "(copies into local memory, barriers) costs more than the reuse saves." if llc and nbytes <= llc
+                       else f"the tiled kernel's staging costs more than its reuse saves ({where}).")
+            else:
+                why = f"no difference that the noise lets us call ({where})."
+            assert ("tiling pays" in why) == (v["verdict"] == "faster"), why
+            tiling.append(f"{backend}, {v['size_label']}: {sentence}; {why}")
+print(chr(10).join(tiling) or "no backend ran both a naive and a tiled kernel here")
+if any(all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("kind") == "cpu" for b in ok["backend"]):
+    print("(opencl on a CPU is PoCL: the portable kernels' order there checks them, it does not predict a GPU)")
+"""),
+    md("### The fastest cell per size"),
+    code("""
+fastest = ok.loc[ok.groupby("size_label", sort=False)["median_s"].idxmin()]
+for _, r in fastest.iterrows():
+    others = ok[(ok["size_label"] == r["size_label"]) & (ok.index != r.name)]
+    runner = others.loc[others["median_s"].idxmin()] if len(others) else None
+    if runner is None:
+        print(f"{r['size_label']}: only {r['variant']} @ {r['backend']} ran")
+        continue
+    v = judge_pair(runner, r)   # the runner-up as baseline: "faster" only if the gap beats the noise
+    sentence = verdict_sentence(v, f"{runner['variant']} @ {runner['backend']}", f"{r['variant']} @ {r['backend']}")
+    check_claim(v, sentence)
+    print(f"{r['size_label']}: lowest median time {r['variant']} @ {r['backend']} "
+          f"({r['gflops']:.3g} GFLOP/s); against the runner-up, {sentence}")
+"""),
+    md("""
+## The roofline
 """),
     code("""
 res.plot(kind="roofline")
 """, "figure"),
     md("""
-Points above their roof are ringed, and the text under the plot says why. At these sizes a GEMM's
-operands (`(mk + kn + mn)` elements: 48 KiB at 64³ in float32, 3 MiB at 512³) fit in the last-level cache,
-so the kernel is fed faster than the DRAM bandwidth the slope was measured with: the slope bounds data
-that streams from memory, not data that stays in cache. A point above the flat GFLOP/s roof points at the
-ceiling instead (a short automatic probe, or one measured while the machine was busy). The rows say the
-same in `peak_note`:
+Points above their roof are ringed, and the text under the plot says why. The cell below works the same
+out from the rows: a point is above its ceiling when its `pct_peak_bw` or `pct_peak_flops` (against the
+ceiling its row names) exceeds 100, and the reason depends on whether its working set fits in the
+device's last-level cache.
 """),
     code("""
-ok = res.df[res.df["status"] == "ok"]
-cols = ["variant", "backend", "size_label", "gflops", "pct_peak_flops", "pct_peak_bw", "ceiling_source", "peak_note"]
-ok.loc[ok["peak_note"].fillna("") != "", cols] if (ok["peak_note"].fillna("") != "").any() else "no % of peak above 100"
+from workbench.ceilings import row_peak_note
+
+for size, g in ok.groupby("size_label", sort=False):
+    print(f"{size}: {cache_text(float(g['bytes'].iloc[0]), llc_bytes(g['backend'].iloc[0]))}")
+
+rows = []
+for _, r in ok.iterrows():
+    llc = llc_bytes(r["backend"])
+    bw, fl = r["pct_peak_bw"], r["pct_peak_flops"]
+    above_bw, above_fl = bool(pd.notna(bw) and bw > 100), bool(pd.notna(fl) and fl > 100)
+    rows.append({"variant": r["variant"], "backend": r["backend"], "size_label": r["size_label"],
+                 "pct_peak_bw": bw, "pct_peak_flops": fl, "above": above_bw or above_fl,
+                 "cache_resident": above_bw and bool(llc) and r["bytes"] <= llc,
+                 "why": row_peak_note(r.to_dict(), llc)})   # worked out from the row's current percentages
+roof = pd.DataFrame(rows)
+above = roof[roof["above"]]
+n, m = len(above), len(roof)
+if n == 0:
+    print(f"Every one of the {m} points sits under its roof: at most {roof['pct_peak_bw'].max():.0f}% of its "
+          f"bandwidth ceiling and {roof['pct_peak_flops'].max():.0f}% of its GFLOP/s ceiling.")
+else:
+    cached = int(above["cache_resident"].sum())
+    parts = []
+    if cached:
+        parts.append(f"{cached} run above the DRAM bandwidth slope because their working set is cache-resident "
+                     "(the slope bounds data that streams from memory, not data that stays in cache)")
+    if n - cached:
+        parts.append(f"{n - cached} point to the ceiling itself: it was measured low (see each reason)")
+    print(f"{n} of {m} points sit above their ceiling: " + "; ".join(parts) + ".")
+    for _, r in above.iterrows():
+        print(f"  {r['variant']} @ {r['backend']} {r['size_label']}: {r['why']}")
+# what was said matches the rows: the points called above are exactly those over 100%, each with its reason
+assert (n == 0) == (roof[["pct_peak_bw", "pct_peak_flops"]].max(axis=1, skipna=True).fillna(0) <= 100).all()
+assert all(above["why"] != ""), "every point above its ceiling has a reason"
+assert all(("fits in" in w) == c for w, c in zip(above["why"], above["cache_resident"]) if "bandwidth" in w)
+roof
 """),
 ]
 
 NOTEBOOKS["05_memory_bound_fusion"] = [
     md("""
-# Memory-bound fusion: bytes moved decide time
+# Memory-bound fusion: do the bytes moved decide the time?
 
 `bias_gelu` (`gelu(x + bias)`) and `rmsnorm_residual` (`h = x + residual; out = rmsnorm(h) * w`) do a
-handful of FLOPs per element: far below what the processor could do while the data streams in. So their
-time is (bytes moved) / (bandwidth). Written *eagerly* as separate array operations, every intermediate
-is written to memory and read back; a *fused* kernel reads each input once and writes each output once; a
-*compiler* (`torch.compile`) can fuse for you. The spec counts only the compulsory bytes, so an unfused
-variant shows a lower "GB/s": it is moving more bytes than the spec credits it for.
+handful of FLOPs per element, far below what the processor could do while the data streams in. If their
+time is (bytes moved) / (bandwidth), fusion should pay: written *eagerly* as separate array operations,
+every intermediate is written to memory and read back; a *fused* kernel reads each input once and writes
+each output once; a *compiler* (`torch.compile`) can fuse for you.
+
+That is the hypothesis. Whether it holds on this machine, at these sizes, is measured below: every
+backend that has both an unfused and a fused (or compiled) variant gets a verdict from the rounds
+(faster, slower, or the same within the noise), and the text under each table is chosen from that
+verdict, with the explanation that fits what was measured. The spec counts only the compulsory bytes, so
+the GB/s column is the same bytes divided by each variant's time: a slower variant shows a lower GB/s.
 """),
     params("""
 SMALL = False
@@ -463,10 +616,76 @@ BUDGET_S = 0.5
 MODES = ["eager", "fused", "compiled"]   # "compiled" variants compile on their first call
 STORE = "workbench-results.sqlite"
 """),
-    code(SETUP),
+    code(SETUP + VERDICT_HELPERS),
     code("""
 for k in ["bias_gelu", "rmsnorm_residual"]:
     print(k, "->", {n: v.mode for n, v in workbench.variants(k).items()})
+"""),
+    md("""
+## What fusion did, per backend
+
+`fusion_findings` pairs, on each backend, every fused or compiled variant with the unfused (eager) one
+and asks the package for a verdict (`speedup_vs_baseline`: paired round by round, so drift common to
+both cancels; "same" when the difference is within the noise floor). It returns the sentences it prints
+and asserts that each says what its verdict and numbers say.
+"""),
+    code("""
+def fusion_why(v, backend, variant, nbytes):
+    \"\"\"The explanation that fits the verdict, from what is known about the device and the working set.\"\"\"
+    llc = llc_bytes(backend)
+    in_cache = bool(llc) and nbytes <= llc
+    where = cache_text(nbytes, llc)
+    b = all_backends()[backend]
+    pocl = b.runtime == "opencl" and workbench.device_info(backend).get("kind") == "cpu"
+    caveat = (" PoCL runs the OpenCL kernels on this CPU's cores: it checks that they are correct, and its "
+              "timings say nothing about a GPU." if pocl else "")
+    if v["verdict"] == "faster":
+        return ("Consistent with bytes deciding time: the unfused variant writes its intermediate and reads it "
+                f"back, the fused one does not ({where})." + caveat)
+    if v["verdict"] == "same":
+        if v["floor"] > 0.5:
+            return (f"The rounds varied too much to call a difference (noise floor ±{v['floor']:.0%}: a busy "
+                    f"machine or a short budget); the {where}." + caveat)
+        if in_cache:
+            return (f"Fusion saved nothing measurable here: the {where}, so the intermediate's round trip "
+                    "stays in cache and costs little; sizes that stream from DRAM are where the saved bytes can show."
+                    + caveat)
+        return f"The traffic fusion saves did not show above the noise ({where})." + caveat
+    if v["verdict"] == "slower":
+        how = workbench.variants(v["kernel"])[variant].description.split(chr(10))[0]
+        reason = (f"the {where}, so the bytes fusion saves are cheap, and the fused kernel's other costs weigh "
+                  "more" if in_cache else f"the fused kernel's other costs outweigh the traffic it saves ({where})")
+        return f"Here unfused was faster: {reason}. The fused variant: {how!r}." + caveat
+    return (f"The rounds do not settle which is faster ({where}); more budget (BUDGET_S) or an idle machine "
+            "would." + caveat)
+
+
+def fusion_findings(res):
+    ok = res.df[res.df["status"] == "ok"]
+    lines, checked = [], 0
+    for backend, g in ok.groupby("backend", sort=True):
+        eager = sorted(set(g.loc[g["mode"] == "eager", "variant"]))
+        fused = sorted(set(g.loc[g["mode"].isin(["fused", "compiled"]), "variant"]))
+        if not eager or not fused:
+            lines.append(f"{backend}: only {', '.join(sorted(set(g['variant'])))} ran here: no fused/unfused pair")
+            continue
+        for f in fused:
+            for _, v in pair_verdicts(ok, eager[0], f, backend).iterrows():
+                sentence = verdict_sentence(v, eager[0], f)
+                check_claim(v, sentence)
+                nbytes = float(g.loc[g["size_label"] == v["size_label"], "bytes"].iloc[0])
+                why = fusion_why(v, backend, f, nbytes)
+                # the explanation's branch matches the verdict and the cache fact it cites
+                assert ("Consistent with bytes" in why) == (v["verdict"] == "faster"), why
+                assert ("unfused was faster" in why) == (v["verdict"] == "slower"), why
+                llc = llc_bytes(backend)
+                assert ("fits in" in why) == bool(llc and nbytes <= llc), why
+                lines.append(f"{backend}, {v['size_label']}: on this machine {sentence}. {why}")
+                checked += 1
+    pairs = ok.groupby("backend")["mode"].agg(lambda m: "eager" in set(m) and bool({"fused", "compiled"} & set(m)))
+    assert checked >= int(pairs.sum()), "every backend with a fused/unfused pair gets a verdict"
+    print(chr(10).join(lines))
+    return lines
 """),
     md("## bias + GELU"),
     code("""
@@ -478,26 +697,31 @@ gelu
     code("""
 gelu.plot(metric="time")
 """, "figure"),
+    code("""
+gelu_findings = fusion_findings(gelu)
+"""),
     md("""
-If bytes decide time, the unfused variant's extra time is its extra traffic: dividing its time by the
-fused time of the same backend estimates how many times more data it moves.
+Where fusion was faster and the working set streams from DRAM, the time ratio estimates how many more
+bytes the unfused variant moved; where the data sits in cache, or the verdict is "same", it does not.
+The table keeps every variant's time against the unfused variant of its own backend:
 """),
     code("""
-def traffic_ratio(res):
+def time_vs_unfused(res):
     ok = res.df[res.df["status"] == "ok"]
-    fused = ok[ok["mode"] == "fused"].set_index(["backend", "size_label"])["median_s"]
-    out = ok[["variant", "backend", "mode", "size_label", "median_s", "gbps"]].copy()
-    out["time vs fused (same backend)"] = [
-        row.median_s / fused.get((row.backend, row.size_label), float("nan")) for row in out.itertuples()]
+    out = ok[["variant", "backend", "mode", "size_label", "median_s", "gbps", "noisy"]].copy()
+    unfused = ok[ok["mode"] == "eager"].groupby(["backend", "size_label"])["median_s"].min()
+    out["time / unfused (same backend)"] = [
+        row.median_s / unfused.get((row.backend, row.size_label), float("nan")) for row in out.itertuples()]
     return out
 
-traffic_ratio(gelu)
+time_vs_unfused(gelu)
 """),
     md("## RMSNorm with the residual add"),
     code("""
 norm = workbench.benchmark(kernel="rmsnorm_residual", sizes=sizes, mode=MODES, budget_s=BUDGET_S, store=STORE,
                            progress=False)
-traffic_ratio(norm)
+norm_findings = fusion_findings(norm)
+time_vs_unfused(norm)
 """),
     code("""
 norm.plot(metric="gbps")
@@ -519,9 +743,21 @@ BUDGET_S = 0.5
 DTYPES = ["float32", "float16"]
 STORE = "workbench-results.sqlite"
 """),
-    code(SETUP + """from workbench.api import Results
+    code(SETUP + VERDICT_HELPERS + """
+import json
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import FuncFormatter, NullFormatter
+from workbench.api import Results
 from workbench.datasets import llm_shapes            # the table of model shapes
+from workbench.report.styles import series_key, styles_for
+from workbench.report.units import fmt_tick_time
+from workbench.stats_compare import row_times
+from workbench.store import open_store
 from workbench.suites import llm_shapes as layer_cases  # model shape x batch x seq, ready for a sweep
+from workbench.sweep import SweepSpec, run_sweep
+from workbench.verdicts import typical_noise
 """),
     code("""
 llm_shapes()[["model", "family", "hidden", "intermediate", "heads", "kv_heads", "layers"]]
@@ -532,26 +768,141 @@ if SMALL:
 else:
     cases = layer_cases(models=["gpt2", "llama-3-8b"], batch_sizes=[1, 4], seq_lengths=[128, 512])
 spec = workbench.get_kernel("rmsnorm")
+
+
+def size_key(params):
+    \"\"\"A measured size as a hashable key (rows store their parameters as JSON).\"\"\"
+    params = params if isinstance(params, dict) else json.loads(params)
+    return tuple(sorted((k, int(v)) for k, v in params.items()))
+
+
+# Each model's shapes in order, labelled batch·seq; two cases that map onto one size share its label.
+shape_labels = {}   # model -> {size key: "b1·s512 = b4·s128"}
+for c in cases:
+    key = size_key(spec.validate_params(spec.llm_params(c)))
+    shape_labels.setdefault(c["model"], {}).setdefault(key, []).append(f"b{c['batch']}·s{c['seq']}")
+shape_labels = {m: {k: " = ".join(v) for k, v in sorted(d.items(), key=lambda kv: dict(kv[0])["rows"])}
+                for m, d in shape_labels.items()}
 pd.DataFrame([{**{k: c[k] for k in ("model", "batch", "seq", "hidden")}, **spec.llm_params(c)} for c in cases])
 """),
     md("""
 ## RMSNorm at those shapes, in each dtype
 
-Half precision halves the bytes, so a memory-bound kernel should run up to twice as fast — if the backend
-computes in half precision efficiently. A variant that does not implement a dtype is recorded as
-`unsupported` with the reason, not silently dropped.
+Half precision halves the bytes a kernel moves. Whether that makes it faster depends on the backend
+computing in half precision efficiently, which is measured here rather than assumed. Both dtypes run in
+one sweep: every round measures each cell of both in a shuffled order, so a variant's float16 and
+float32 rows are compared round by round and the machine's drift cancels. A variant that does not
+implement a dtype is recorded as `unsupported` with the reason, not silently dropped.
 """),
     code("""
-runs = [workbench.benchmark(kernel="rmsnorm", llm_shapes=cases, dtype=d, budget_s=BUDGET_S, store=STORE,
-                            progress=False) for d in DTYPES]
-both = Results(pd.concat([r.df for r in runs], ignore_index=True), store=runs[0].store)
+outcome = run_sweep(SweepSpec(kernels=["rmsnorm"], dtypes=DTYPES, llm_shapes=cases, budget_s=BUDGET_S),
+                    store=open_store(STORE), name="rmsnorm at LLM shapes", progress=False)
+both = Results(outcome.results(), [outcome.run_id], outcome.store)
 both
 """),
+    md("""
+One panel per model (their widths differ), the model's shapes in order along x, one colour per
+variant@backend (the report's colours), solid for float32 and dashed for float16:
+"""),
     code("""
-both.plot(metric="gbps")
+ok = both.df[both.df["status"] == "ok"].copy()
+ok["key"] = [size_key(p) for p in ok["params"]]
+styles = styles_for(both.df)
+models = list(shape_labels)
+fig, axes = plt.subplots(1, len(models), figsize=(4.6 * len(models) + 2.4, 3.6), squeeze=False)
+for ax, model in zip(axes[0], models):
+    order = list(shape_labels[model])
+    sub = ok[ok["key"].isin(order)]
+    for (variant, backend, dtype), g in sub.groupby(["variant", "backend", "dtype"], sort=True):
+        g = g.assign(x=[order.index(k) for k in g["key"]]).sort_values("x")
+        style = styles[series_key(variant, backend)]
+        ax.plot(g["x"], g["median_s"], marker=style.marker, color=style.color, ms=4,
+                ls="-" if dtype == "float32" else "--", label=f"{variant} @ {backend}, {dtype}")
+    ax.set_xticks(range(len(order)), [shape_labels[model][k] for k in order])
+    ax.set_xlim(-0.5, len(order) - 0.5)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: fmt_tick_time(v)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    hidden = dict(order[0])["cols"]
+    ax.set_title(f"rmsnorm at {model} shapes (hidden {hidden})")
+    ax.set_xlabel("batch·seq")
+    ax.set_ylabel("time per call")
+    ax.grid(True, alpha=0.3)
+axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
+fig.tight_layout()
+plt.show()
 """, "figure"),
+    md("""
+## What float16 did, per backend
+
+Every variant@backend that ran both dtypes: float16 against float32 at each shape, judged by the
+package's paired verdict (speed-up = time(float32) / time(float16)). The explanation printed for each
+backend is the one that fits its verdicts; the cell asserts that every sentence says what its numbers say.
+"""),
     code("""
-ok = both.df[both.df["status"] == "ok"]
+pairs = []   # (variant, backend, label, float32 row, float16 row)
+for (variant, backend, key), g in ok.groupby(["variant", "backend", "key"], sort=True):
+    d = g.set_index("dtype")
+    if {"float32", "float16"} <= set(d.index):
+        label = "; ".join(f"{m} {labels[key]}" for m, labels in shape_labels.items() if key in labels)
+        pairs.append((variant, backend, label, d.loc["float32"], d.loc["float16"]))
+diffs = []
+for *_, a, b in pairs:
+    (ta, ra), (tb, rb) = row_times(a), row_times(b)
+    if ra and rb and len(ta) == len(tb):
+        diffs.append(np.log(ta) - np.log(tb))
+typical = typical_noise(diffs)   # the run's typical paired spread, as speedup_vs_baseline uses
+
+verdicts = []
+for variant, backend, label, a, b in pairs:
+    v = judge_pair(a, b, typical)
+    sentence = verdict_sentence(v, "float32", "float16")
+    check_claim(v, sentence)
+    verdicts.append({"variant": variant, "backend": backend, "shape": label, "speedup": v["speedup"],
+                     "floor": v["floor"], "verdict": v["verdict"], "sentence": sentence})
+    print(f"{variant} @ {backend}, {label}: {sentence}")
+table = pd.DataFrame(verdicts)
+"""),
+    code("""
+def fp16_why(backend, counts, speedups):
+    \"\"\"The explanation that fits a backend's verdicts.\"\"\"
+    runtime = all_backends()[backend].runtime
+    if counts.get("slower", 0) and not counts.get("faster", 0):
+        if runtime == "numpy":
+            return ("numpy has no float16 arithmetic of its own: it converts every element to float32 and back "
+                    "in software, which costs far more than halving the bytes saves.")
+        return "computing in float16 cost this backend more than halving the bytes saved."
+    if counts.get("faster", 0) and not counts.get("slower", 0):
+        top = max(speedups)
+        return ("consistent with float16 moving half the bytes" + (
+            f"; the best gain ({top:.2f}×) is more than the 2× that halving the bytes alone explains"
+            if top > 2 else "") + ".")
+    if counts.get("faster", 0) and counts.get("slower", 0):
+        return "float16 paid at some shapes and not at others: no single reading holds here."
+    return "halving the bytes made no difference the noise lets us call at these shapes."
+
+
+summary = []
+for backend, g in table.groupby("backend", sort=True) if len(table) else []:
+    counts = g["verdict"].value_counts().to_dict()
+    speedups = g["speedup"].tolist()
+    what = ", ".join(f"{k} at {n} of {len(g)}" for k, n in counts.items())
+    span = (f"float16 took {1 / max(speedups):.2g}-{1 / min(speedups):.2g}× the float32 time"
+            if len(g) > 1 else f"float16 took {1 / speedups[0]:.2g}× the float32 time")
+    why = fp16_why(backend, counts, speedups)
+    # what the sentence says follows the verdicts it counts
+    assert sum(counts.values()) == len(g)
+    assert ("no float16 arithmetic" in why) == (all_backends()[backend].runtime == "numpy"
+                                                and counts.get("slower", 0) > 0 and not counts.get("faster", 0))
+    assert ("half the bytes" in why) == (counts.get("faster", 0) > 0 and not counts.get("slower", 0)), why
+    summary.append(f"{backend}: float16 vs float32 {what} shapes ({span}): {why}")
+print(chr(10).join(summary) or "no variant ran both dtypes here")
+
+bad = both.df[(both.df["status"] != "ok") & (both.df["dtype"] == "float16")]
+for (variant, backend), g in bad.groupby(["variant", "backend"]):
+    print(f"{variant} @ {backend}: float16 {g['status'].iloc[0]}: {str(g['message'].iloc[0]).splitlines()[0]}")
+"""),
+    code("""
 ok.pivot_table(index=["variant", "backend", "size_label"], columns="dtype", values="median_s")
 """),
 ]
