@@ -75,17 +75,22 @@ def drive_dashboard(page, scope: str, export_dir: Path) -> None:
     root.locator(".wb-plot img").first.scroll_into_view_if_needed()
 
 
+def open_in_jupyterlab(page, server, token) -> str:
+    """Open the staged dashboard notebook, run all cells; the CSS scope of the notebook panel."""
+    page.goto(f"{server.url}/lab/tree/dashboard.ipynb?token={token}&reset")
+    # The toolbar's indicator says idle while the kernel is still starting; the status bar does not.
+    page.wait_for_function(
+        "() => /Python 3 \\(ipykernel\\)\\s*\\|\\s*Idle/.test("
+        "(document.querySelector('#jp-main-statusbar') || {}).innerText || '')", timeout=120_000)
+    page.locator("li.lm-MenuBar-item", has_text="Run").first.click()
+    page.locator("li.lm-Menu-item[data-command='runmenu:run-all']").click()
+    return ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
+
 def test_dashboard_in_jupyterlab(tmp_path):
     stage_notebook("dashboard.ipynb", tmp_path / "root")
     with jupyterlab(tmp_path) as (server, token), chromium_page(tmp_path) as page:
-        page.goto(f"{server.url}/lab/tree/dashboard.ipynb?token={token}&reset")
-        # The toolbar's indicator says idle while the kernel is still starting; the status bar does not.
-        page.wait_for_function(
-            "() => /Python 3 \\(ipykernel\\)\\s*\\|\\s*Idle/.test("
-            "(document.querySelector('#jp-main-statusbar') || {}).innerText || '')", timeout=120_000)
-        page.locator("li.lm-MenuBar-item", has_text="Run").first.click()
-        page.locator("li.lm-Menu-item[data-command='runmenu:run-all']").click()
-        scope = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+        scope = open_in_jupyterlab(page, server, token)
         t0 = time.monotonic()
         drive_dashboard(page, scope, tmp_path / "exports")
         print(f"JupyterLab: dashboard driven in {time.monotonic() - t0:.1f} s")
@@ -101,3 +106,53 @@ def test_dashboard_in_voila(tmp_path):
         print(f"Voila: dashboard driven in {time.monotonic() - t0:.1f} s")
         assert "Dashboard(store=" not in page.locator("body").inner_text()  # Voila shows outputs, not code
         save_screenshot(page, tmp_path, "dashboard-voila.png")
+
+
+def test_dashboard_at_1280x800_with_the_file_browser_open(tmp_path):
+    """A laptop screen with JupyterLab's file browser open: the controls stay right of the cell prompt and
+    inside the window, and nothing is cut off on the right (the results wrap below when both do not fit)."""
+    stage_notebook("dashboard.ipynb", tmp_path / "root")
+    with jupyterlab(tmp_path) as (server, token), chromium_page(tmp_path, width=1280, height=800) as page:
+        scope = open_in_jupyterlab(page, server, token)
+        browser = page.locator(".jp-FileBrowser").first
+        if not browser.is_visible():
+            page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab[data-id='filebrowser']").first.click()
+        browser.wait_for(state="visible")
+        sidebar = browser.bounding_box()
+        assert sidebar and sidebar["width"] >= 200, f"the file browser is not open: {sidebar}"
+
+        root = page.locator(f"{scope} .wb-dashboard").first
+        root.wait_for(state="visible", timeout=RUN_TIMEOUT_MS)
+        root.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        save_screenshot(page, tmp_path, "dashboard-1280x800-sidebar.png")
+        cell = page.locator(f"{scope} .jp-Cell", has=page.locator(".wb-dashboard")).first
+        controls = root.locator(".wb-controls").bounding_box()
+        prompt = cell.locator(".jp-InputArea-prompt").first.bounding_box()
+        area = cell.locator(".jp-OutputArea-output", has=page.locator(".wb-dashboard")).first.bounding_box()
+        assert controls and prompt and area, (controls, prompt, area)
+        assert controls["x"] >= prompt["x"] + prompt["width"] - 1, (
+            f"the controls column slides under the cell prompt: controls {controls}, prompt {prompt}")
+        assert controls["x"] >= sidebar["x"] + sidebar["width"], f"controls under the sidebar: {controls}"
+        assert controls["width"] >= 300, f"the controls column collapsed: {controls}"
+        for css in (".wb-controls", ".wb-results-pane", ".wb-run", ".wb-metric", ".wb-export-html"):
+            box = root.locator(css).first.bounding_box()
+            assert box, css
+            assert box["x"] >= area["x"] - 1 and box["x"] + box["width"] <= area["x"] + area["width"] + 1, (
+                f"{css} overflows the output area: {box}, area {area}")
+            assert box["x"] + box["width"] <= 1280, f"{css} runs off the window: {box}"
+
+        drive_dashboard(page, scope, tmp_path / "exports")
+        root.locator(".wb-results-pane").first.scroll_into_view_if_needed()
+        for css in (".wb-plot img", ".wb-table table"):
+            box = root.locator(css).first.bounding_box()
+            assert box and box["x"] >= area["x"] - 1, f"{css} slides left of the output area: {box}"
+        page.wait_for_timeout(300)
+        save_screenshot(page, tmp_path, "dashboard-1280x800-sidebar-run.png")
+        exports = root.locator(".wb-export-path").first
+        exports.scroll_into_view_if_needed()
+        for css in (".wb-table table", ".wb-export-dir", ".wb-export-html", ".wb-export-json"):
+            box = root.locator(css).first.bounding_box()
+            assert box and box["x"] >= area["x"] - 1 and box["x"] + box["width"] <= 1280, f"{css}: {box}"
+        page.wait_for_timeout(300)
+        save_screenshot(page, tmp_path, "dashboard-1280x800-sidebar-exports.png")

@@ -204,9 +204,10 @@ class SizeControls:
         for axis in spec.axes if spec else ():
             values = [p[axis] for p in default_list if axis in p] or [1024]
             lo = w.BoundedIntText(value=min(values), min=1, max=2**40, description=f"{axis} min",
-                                  layout=w.Layout(width="200px")).add_class(f"wb-size-min-{css_name(axis)}")
+                                  layout=w.Layout(width="190px")).add_class(f"wb-size-min-{css_name(axis)}")
             hi = w.BoundedIntText(value=max(values), min=1, max=2**40, description="max",
-                                  layout=w.Layout(width="170px")).add_class(f"wb-size-max-{css_name(axis)}")
+                                  layout=w.Layout(width="160px"),
+                                  style={"description_width": "40px"}).add_class(f"wb-size-max-{css_name(axis)}")
             lo.observe(lambda _: self._update(), names="value")
             hi.observe(lambda _: self._update(), names="value")
             self.axis_min[axis], self.axis_max[axis] = lo, hi

@@ -266,15 +266,17 @@ class ExportPanel:
     def __init__(self, write: Callable[[str, Path], Path], folder: str = "reports") -> None:
         self._write = write
         self.folder = w.Text(value=folder, description="Folder",
-                             layout=w.Layout(width="360px")).add_class("wb-export-dir")
+                             layout=w.Layout(width="320px", max_width="100%")).add_class("wb-export-dir")
         self.buttons: dict[str, w.Button] = {}
         for label, fmt, css in EXPORT_FORMATS:
             b = w.Button(description=label, icon="download", disabled=True, tooltip=f"write the run as {label}",
-                         layout=w.Layout(width="120px")).add_class(f"wb-export-{css}")
+                         layout=w.Layout(width="112px")).add_class(f"wb-export-{css}")
             self.buttons[fmt] = b
         self.written = w.HTML().add_class("wb-export-path")
         self.last_path: Path | None = None
-        self.widget = w.VBox([w.HBox([self.folder, *self.buttons.values()]), self.written])
+        # The folder on one line, the buttons beside it where they fit and below it where they do not.
+        self.widget = w.VBox([w.HBox([self.folder, *self.buttons.values()], layout=w.Layout(flex_flow="row wrap")),
+                              self.written])
 
     def enable(self, on: bool) -> None:
         for b in self.buttons.values():
