@@ -748,7 +748,7 @@ import json
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from workbench.api import Results
 from workbench.datasets import llm_shapes            # the table of model shapes
 from workbench.report.styles import series_key, styles_for
@@ -821,6 +821,7 @@ for ax, model in zip(axes[0], models):
     ax.set_xticks(range(len(order)), [shape_labels[model][k] for k in order])
     ax.set_xlim(-0.5, len(order) - 0.5)
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: fmt_tick_time(v)))
     ax.yaxis.set_minor_formatter(NullFormatter())
     hidden = dict(order[0])["cols"]
@@ -865,25 +866,25 @@ table = pd.DataFrame(verdicts)
 """),
     code("""
 def fp16_why(backend, counts, speedups):
-    \"\"\"The explanation that fits a backend's verdicts.\"\"\"
-    runtime = all_backends()[backend].runtime
-    if counts.get("slower", 0) and not counts.get("faster", 0):
-        if runtime == "numpy":
+    \"\"\"The explanation that fits a series' verdicts (one reading only where every shape agrees).\"\"\"
+    n = sum(counts.values())
+    if counts.get("slower", 0) == n:
+        if all_backends()[backend].runtime == "numpy":
             return ("numpy has no float16 arithmetic of its own: it converts every element to float32 and back "
                     "in software, which costs far more than halving the bytes saves.")
         return "computing in float16 cost this backend more than halving the bytes saved."
-    if counts.get("faster", 0) and not counts.get("slower", 0):
+    if counts.get("faster", 0) == n:
         top = max(speedups)
         return ("consistent with float16 moving half the bytes" + (
             f"; the best gain ({top:.2f}×) is more than the 2× that halving the bytes alone explains"
             if top > 2 else "") + ".")
-    if counts.get("faster", 0) and counts.get("slower", 0):
-        return "float16 paid at some shapes and not at others: no single reading holds here."
-    return "halving the bytes made no difference the noise lets us call at these shapes."
+    if counts.get("same", 0) == n:
+        return "halving the bytes made no difference the noise lets us call at these shapes."
+    return "the shapes disagree (see the verdict per shape above): no single reading holds here."
 
 
 summary = []
-for backend, g in table.groupby("backend", sort=True) if len(table) else []:
+for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if len(table) else []:
     counts = g["verdict"].value_counts().to_dict()
     speedups = g["speedup"].tolist()
     what = ", ".join(f"{k} at {n} of {len(g)}" for k, n in counts.items())
@@ -893,9 +894,10 @@ for backend, g in table.groupby("backend", sort=True) if len(table) else []:
     # what the sentence says follows the verdicts it counts
     assert sum(counts.values()) == len(g)
     assert ("no float16 arithmetic" in why) == (all_backends()[backend].runtime == "numpy"
-                                                and counts.get("slower", 0) > 0 and not counts.get("faster", 0))
-    assert ("half the bytes" in why) == (counts.get("faster", 0) > 0 and not counts.get("slower", 0)), why
-    summary.append(f"{backend}: float16 vs float32 {what} shapes ({span}): {why}")
+                                                and counts.get("slower", 0) == len(g)), why
+    assert ("half the bytes" in why) == (counts.get("faster", 0) == len(g)), why
+    assert ("disagree" in why) == (max(counts.values()) < len(g)), why
+    summary.append(f"{variant} @ {backend}: float16 against float32 was {what} shapes ({span}): {why}")
 print(chr(10).join(summary) or "no variant ran both dtypes here")
 
 bad = both.df[(both.df["status"] != "ok") & (both.df["dtype"] == "float16")]
@@ -942,15 +944,17 @@ confident call the noise does not support.
 sizes = [2**14, 2**18] if SMALL else [2**16, 2**20, 2**23]
 here = [b for b in ("numpy", "numba") if b in workbench.available_backends()]
 threads = numba.get_num_threads()
+# isolation="in-process": numba.set_num_threads acts on this process only, and by default cells run in
+# worker processes that would never see it; both runs are measured the same way, so they stay comparable.
 run_a = workbench.benchmark(kernel="saxpy", backends=here, sizes=sizes, budget_s=BUDGET_S, store=STORE,
-                            progress=False, name=f"numba {threads} threads")
+                            progress=False, name=f"numba {threads} threads", isolation="in-process")
 numba.set_num_threads(1)
 try:
     run_b = workbench.benchmark(kernel="saxpy", backends=here, sizes=sizes, budget_s=BUDGET_S, store=STORE,
-                                progress=False, name="numba 1 thread")
+                                progress=False, name="numba 1 thread", isolation="in-process")
 finally:
     numba.set_num_threads(threads)
-print(run_a.run_id, run_b.run_id)
+print(run_a.run_id, run_b.run_id, f"(numba threads: {threads} in run A, 1 in run B)")
 """),
     code("""
 store = Store(STORE)
@@ -972,6 +976,38 @@ only when the difference exceeds the noise floor (`floor`, from the noise measur
 and its interval excludes no change; a difference within the floor is "same", and one beyond it whose
 interval does not settle the direction is "ambiguous". `noisy` marks cells measured while their time
 varied a lot or the machine was busy.
+"""),
+    code("""
+# The rules just stated, checked on this table: every verdict follows from its speed-up, interval and floor.
+import math
+
+def rule(r):
+    effect, floor = math.log(r["speedup"]), math.log1p(r["floor"])
+    if abs(effect) <= floor + 1e-9:
+        return "same"
+    if effect > 0 and r["ci_low"] > 1:
+        return "faster"
+    if effect < 0 and r["ci_high"] < 1:
+        return "slower"
+    return "ambiguous"
+
+judged = cmp[cmp["verdict"].isin(["same", "faster", "slower", "ambiguous"])]
+assert all(rule(r) == r["verdict"] for _, r in judged.iterrows()), judged
+
+# The expectations above against what was measured (B = numba on one thread; "slower" = B slower).
+expected = {"numpy": {"same"}, "numba": {"slower", "same", "ambiguous"} if threads > 1 else {"same"}}
+for variant, g in cmp.groupby("variant"):
+    got = g["verdict"].value_counts().to_dict()
+    held = set(got) <= expected.get(variant, set(got))
+    reading = ", ".join(f"{v} at {n} of {len(g)} sizes" for v, n in got.items())
+    print(f"{variant}: run B against run A: {reading}; " + ("as the text above expects" if held else
+          "not what the text above expects; the floors printed above say how much noise the machine added"))
+    if set(got) == {"same"} and g["floor"].max() > 0.5:
+        print(f"  the floor reached ±{g['floor'].max():.0%}: the rounds varied too much to see a difference smaller "
+              "than that, so 'same' here means 'no difference this noisy machine can show'")
+    if variant == "numba" and "slower" in got:
+        sizes_slower = ", ".join(g.loc[g["verdict"] == "slower", "size_label"])
+        print(f"  one thread was slower beyond the noise at {sizes_slower}: the second core paid off there")
 """),
     code("""
 Results(df, [run_a.run_id, run_b.run_id], store).plot(metric="time")
