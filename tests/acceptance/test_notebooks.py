@@ -10,6 +10,7 @@ land there; executed notebooks are kept in the test's folder and copied to
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import shutil
 import time
@@ -84,6 +85,44 @@ def test_notebooks_are_committed_without_outputs():
         for cell in nb.cells:
             if cell.cell_type == "code":
                 assert not cell.outputs and cell.execution_count is None, f"{path.name}: stored outputs"
+
+
+def test_notebooks_match_their_build_script(tmp_path: Path, monkeypatch):
+    """The committed notebooks are what ``notebooks/_build.py`` writes: an edit to one without the other
+    would test (and ship) a tutorial nobody can regenerate."""
+    spec = importlib.util.spec_from_file_location("notebooks_build", REPO / "notebooks" / "_build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    monkeypatch.setattr(build, "HERE", tmp_path)
+    for fresh in build.build():
+        committed = REPO / "notebooks" / fresh.name
+        assert committed.exists(), f"{fresh.name} is built but not committed"
+        assert fresh.read_text() == committed.read_text(), \
+            f"{fresh.name} differs from what notebooks/_build.py writes: run `python notebooks/_build.py`"
+
+
+#: Tutorials whose text draws conclusions from their own measurements, and must assert them.
+CLAIMING = ("04_", "05_", "06_", "07_")
+
+
+def code_of(cell) -> str:
+    """A code cell's Python, IPython magics dropped."""
+    return "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name.startswith(CLAIMING)],
+                         ids=[p.stem for p in NOTEBOOKS if p.name.startswith(CLAIMING)])
+def test_tutorial_asserts_its_claims(path: Path):
+    """A tutorial that phrases its conclusions from the measurement asserts them, so that a sentence and the
+    numbers it rests on cannot part without the notebook test failing; and it states no fixed outcome the
+    measurement could contradict."""
+    nb = nbformat.read(path, as_version=4)
+    asserts = [node for c in nb.cells if c.cell_type == "code"
+               for node in ast.walk(ast.parse(code_of(c))) if isinstance(node, ast.Assert)]
+    assert asserts, f"{path.name}: no assert on what it claims"
+    text = " ".join(c.source for c in nb.cells).lower()
+    for claim in ("should run up to twice as fast", "each point sits under", "fused beats unfused"):
+        assert claim not in text, f"{path.name}: fixed claim {claim!r}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
