@@ -178,12 +178,21 @@ res
 ## One plot
 
 Bandwidth against size; the shaded band is the interquartile range of the samples. Small arrays fit in
-cache (and pay a fixed launch cost), large ones stream from DRAM. A portable kernel on `opencl-0` runs on
-the CPU through PoCL here: that checks it is *correct*, it says nothing about GPU speed.
+cache (and pay a fixed launch cost), large ones stream from DRAM. An OpenCL backend may be a GPU or, through
+PoCL, this machine's CPU; the cell after the plot says which each one is here.
 """),
     code("""
 res.plot(metric="gbps")
 """, "figure"),
+    code("""
+for name in res.df["backend"].unique():
+    b, info = all_backends()[name], workbench.device_info(name)
+    if b.runtime == "opencl":
+        on_cpu = info.get("kind") == "cpu"
+        print(f"{name} runs on {info['name']} ({info.get('kind')}): " + (
+            "OpenCL on the CPU (PoCL), which checks that a portable kernel is correct and says nothing about "
+            "GPU speed" if on_cpu else "a real OpenCL device, so its speed is that device's"))
+"""),
     md("Speed-ups against the library call, with 95% intervals from the rounds and a verdict "
        "(same / faster / slower / ambiguous):"),
     code("""
@@ -297,8 +306,8 @@ NOTEBOOKS["03_write_your_own_kernel"] = [
 A kernel is a *spec* (inputs, a float64 reference, FLOPs and bytes per call, sizes) plus any number of
 *variants*. Here we define `axpby` (`out = 2 x - 0.5 y`) inline, give it a numpy library variant, a
 numba variant and a portable device kernel, check all of them against the reference, and benchmark them.
-The portable kernel is the same CUDA-C source that CuPy would compile for an NVIDIA or AMD GPU; here it
-runs through OpenCL on the CPU (PoCL), which proves it correct on a machine without a GPU.
+The portable kernel is the same CUDA-C source that CuPy would compile for an NVIDIA or AMD GPU; on a
+machine without a GPU it runs through OpenCL on the CPU (PoCL), which proves it correct there.
 """),
     params("""
 SMALL = False
