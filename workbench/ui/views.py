@@ -190,7 +190,7 @@ _TABLE_STYLE = ("<style>.wb-results td, .wb-results th {white-space: nowrap; pad
                 ".wb-results tr.wb-noisy td {background: #fbf7ea}"
                 ".wb-results .wb-mark-noisy {color: #8a6d00; font-weight: 700}"
                 ".wb-results .wb-mark-peak {color: #b35900; font-weight: 700}"
-                ".wb-results td.wb-notes {white-space: normal; min-width: 260px; color: #555; font-size: 11px}"
+                ".wb-results td.wb-notes {white-space: normal; min-width: 460px; color: #555; font-size: 11px}"
                 ".wb-flags {font-size: 12px; margin: 2px 0}</style>")
 
 
