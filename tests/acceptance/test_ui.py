@@ -67,6 +67,20 @@ def sleeping_variant():
 
 
 @pytest.fixture
+def napping_variant():
+    """A saxpy variant on numpy whose every call sleeps 2 s, removed again afterwards."""
+
+    @variant("saxpy", "wb-test-naps", "numpy", description="sleeps 2 s per call")
+    def build(ctx):
+        def run(inp, out):
+            time.sleep(2)
+        return run
+
+    yield "wb-test-naps"
+    catalog.unregister_variant("saxpy", "wb-test-naps")
+
+
+@pytest.fixture
 def compiled_variant():
     """A saxpy variant on numpy in the "compiled" mode, removed again afterwards."""
 
@@ -319,15 +333,17 @@ def test_running_cell_and_elapsed_time_are_shown_and_cancel_stops_it_at_once(tmp
     assert "cancelled or interrupted" in d.exports.last_path.read_text()
 
 
-def test_in_process_cancel_says_it_waits_for_the_call(tmp_path):
-    d = small_dashboard(tmp_path, steps=12, isolation="in-process")
+def test_in_process_cancel_says_it_waits_for_the_call(tmp_path, napping_variant):
+    d = small_dashboard(tmp_path, steps=3, isolation="in-process")
+    only(d, napping_variant)
     d.run_button.click()
-    wait_for(lambda: d.rows or not d.controller.running, what="a first cell")
+    wait_for(lambda: napping_variant in d.running_label.value, what="the napping cell to show")
     d.cancel_button.click()
-    if d.controller.running or d.controller.outcome.interrupted:
-        assert "waiting for the running call to return" in d.status.widget.value
+    assert "waiting for the running call to return" in d.status.widget.value
+    wait_for(lambda: "waiting for the call to return" in d.running_label.value or not d.controller.running, 10,
+             "the running line to say it waits")
     finish(d)
-    assert "cancelled" in d.status.widget.value
+    assert d.controller.outcome.interrupted and "cancelled" in d.status.widget.value
 
 
 def test_exports_carry_the_baseline_chosen_here(tmp_path):

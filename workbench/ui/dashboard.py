@@ -280,7 +280,8 @@ class Dashboard:
         text = f"{verb} {marker.get('label', marker.get('cell_key'))}{round_text}"
         if elapsed is not None:
             text += f" — {elapsed:.1f} s"
-        self.running_label.value = _running_html(text)
+        if self.controller.running and not self._ticker_stop.is_set():  # the run may have ended meanwhile
+            self.running_label.value = _running_html(text)
 
     # -- rows ---------------------------------------------------------------
     @property
