@@ -664,7 +664,7 @@ def fusion_why(v, backend, variant, nbytes):
         how = workbench.variants(v["kernel"])[variant].description.split(chr(10))[0]
         reason = (f"the {where}, so the bytes fusion saves are cheap, and the fused kernel's other costs weigh "
                   "more" if in_cache else f"the fused kernel's other costs outweigh the traffic it saves ({where})")
-        return f"Here unfused was faster: {reason}. The fused variant: {how!r}." + caveat
+        return f"Likely why: {reason}. (The fused variant: {how.rstrip('.')}.)" + caveat
     return (f"The rounds do not settle which is faster ({where}); more budget (BUDGET_S) or an idle machine "
             "would." + caveat)
 
@@ -686,7 +686,7 @@ def fusion_findings(res):
                 why = fusion_why(v, backend, f, nbytes)
                 # the explanation's branch matches the verdict and the cache fact it cites
                 assert ("Consistent with bytes" in why) == (v["verdict"] == "faster"), why
-                assert ("unfused was faster" in why) == (v["verdict"] == "slower"), why
+                assert ("Likely why" in why) == (v["verdict"] == "slower"), why
                 llc = llc_bytes(backend)
                 assert ("fits in" in why) == bool(llc and nbytes <= llc), why
                 lines.append(f"{backend}, {v['size_label']}: on this machine {sentence}. {why}")
