@@ -650,8 +650,8 @@ def fusion_why(v, backend, variant, nbytes):
               "timings say nothing about a GPU." if pocl else "")
     if v["verdict"] == "faster":
         if in_cache:
-            return ("The unfused variant makes an extra pass, writing its intermediate and reading it back; with "
-                    f"the {where}, that pass costs cache bandwidth and a second loop rather than DRAM traffic."
+            return ("The unfused variant makes an extra pass, writing its intermediate and reading it back; the "
+                    f"{where}, so that pass costs cache bandwidth and a second loop rather than DRAM traffic."
                     + caveat)
         return ("Consistent with bytes deciding time: the unfused variant makes an extra pass, writing its "
                 f"intermediate to memory and reading it back ({where})." + caveat)
