@@ -110,7 +110,8 @@ NOTEBOOKS["dashboard"] = [
 
 Pick backends (unavailable ones are greyed out, with the reason beside them), a kernel, its variants,
 sizes, dtype, modes and cache state, then press **Run**. The sweep runs in the background: the plot and
-the table update after every cell, **Cancel** stops after the current cell and keeps every finished row,
+the table update after every cell, the line under the progress bar names the running cell and its elapsed
+time, **Cancel** stops the running cell at once (its worker process is ended) and keeps every finished row,
 and the export buttons write the run as HTML, Markdown, CSV or JSON under the folder you choose.
 
 Results are also stored in `workbench-results.sqlite` beside this notebook, so nothing is lost if the

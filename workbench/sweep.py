@@ -213,8 +213,9 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     that run is missing).
 
     A cell's row is committed to the store after each of its rounds; the cell about to run is recorded on
-    the run first (``in_flight``), so a resume after the run died in a cell records that cell ``crashed``
-    and does not run it again unless ``retry_crashed`` (which also re-runs cells stored ``crashed``).
+    the run first (``in_flight``), so a resume after the run died in a cell it ran in-process records that
+    cell ``crashed`` and does not run it again unless ``retry_crashed`` (which also re-runs cells stored
+    ``crashed``).
     Cells run where ``spec.isolation`` says (:mod:`workbench.harness.isolation`). Ctrl-C, or
     ``should_stop()`` returning True (polled between cells, and while a cell runs in a worker process),
     ends the sweep early with ``interrupted=True``; stored rows are kept and the run can be resumed.
@@ -290,7 +291,7 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                 prev = state.get(cell.key)
                 n_prev = rounds_done(prev)
                 st.set_in_flight(run_id, {"cell_key": cell.key, "label": cell.label, "round": n_prev + 1,
-                                          "started_at": now_iso()})
+                                          "started_at": now_iso(), "isolation": executor.isolation})
                 new = executor.execute(cell, configs[cell.cache, n_prev > 0], timeout_s=spec.timeout_s,
                                        build_timeout_s=spec.build_timeout_s, seed=spec.seed,
                                        peaks=peaks[cell.backend], later_round=n_prev > 0,
@@ -329,14 +330,16 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
 
 def _blame_in_flight(st: Store, run_id: str, cells: list[Cell], stored: dict[str, dict[str, Any]],
                      env_id: str) -> None:
-    """The cell a run was running when it died (recorded before it ran, never finished) becomes ``crashed``:
-    without this, ``--resume`` would run it again and die the same way."""
+    """The cell a run was running in-process when it died (recorded before it ran, never finished) becomes
+    ``crashed``: without this, ``--resume`` would run it again and die the same way. A cell that ran in a
+    worker process is not to blame (its own crash would have been a row): the run was killed, and the
+    resume simply runs it again."""
     marker = st.in_flight(run_id)
     if marker is None:
         return
     cell = next((c for c in cells if c.key == marker["cell_key"]), None)
     st.set_in_flight(run_id, None)
-    if cell is None or is_final(stored.get(cell.key)):
+    if cell is None or is_final(stored.get(cell.key)) or marker.get("isolation") == "process":
         return
     new = base_row(cell)
     new.update(run_id=run_id, env_id=env_id, status="crashed", finished_at=now_iso(), message=(

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .. import verdicts
+from ..ceilings import refresh_peak_note
 from ..record import finite_or_none
 from .stats import relative_spread_of, summarize
 from .timer import TimingConfig
@@ -220,5 +221,6 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
             if src.get(k) is not None and src.get("median_s") and median > 0:
                 out[k] = src[k] * src["median_s"] / median
                 break
+    refresh_peak_note(out)  # the note of a % above 100 follows the rescaled percentages
     out.update(noise_fields(out))
     return out
