@@ -38,7 +38,7 @@ class Dashboard:
                  export_dir: str = "reports", isolation: str | None = None) -> None:
         from ..backends.registry import all_backends
         from ..catalog import kernels, variants
-        from ..harness.isolation import check_isolation
+        from ..sweep import check_isolation
 
         self.store = store
         #: Where cells run: "process" (default: a worker per backend; Cancel stops the running cell at once)
@@ -300,7 +300,7 @@ class Dashboard:
 
     def _progress(self) -> int:
         """Cells done, counting each real cell's rounds (a failed cell is done after its first)."""
-        from ..harness.rounds import is_final, rounds_done
+        from ..sweep import is_final, rounds_done
 
         visits = sum(self._rounds if is_final(r) else min(rounds_done(r), self._rounds)
                      for r in self._by_key.values() if r.get("status") != "unsupported")
