@@ -61,10 +61,15 @@ def _own_seconds(p: psutil.Process) -> float:
     own = c.user + c.system + getattr(c, "children_user", 0.0) + getattr(c, "children_system", 0.0)
     for q in _related:
         try:
-            r = q.cpu_times()
-            own += r.user + r.system
+            family = [q, *(c for c in q.children() if c.pid != p.pid)]  # the parent and the other workers
         except psutil.Error:  # the parent is gone: this worker ends at its next message
-            pass
+            continue
+        for member in family:
+            try:
+                r = member.cpu_times()
+                own += r.user + r.system
+            except psutil.Error:  # a worker that just exited
+                pass
     return own
 
 
@@ -73,8 +78,9 @@ _related: list[psutil.Process] = []
 
 
 def count_as_own(pid: int) -> None:
-    """Count process ``pid``'s CPU time as this process's own: the sweep's parent process stores rows and
-    draws progress between a worker's cells, which is not competition from other programs."""
+    """Count the CPU time of process ``pid`` and of its other children as this process's own: a worker's
+    parent stores rows and draws progress, and the workers of other backends run the cells before this
+    one; neither is competition from other programs. (A cell's CPU window may reach a second back.)"""
     try:
         _related.append(psutil.Process(pid))
     except psutil.Error:

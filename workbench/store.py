@@ -18,9 +18,11 @@ import math
 import os
 import platform
 import secrets
+import socket
 import sqlite3
 import subprocess
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -46,6 +48,9 @@ RUN_COLUMNS: dict[str, str] = {
     # JSON {cell_key, label, started_at} of the cell running now, written before it runs: a run that died
     # in it (a crash without process isolation, a kill) shows which cell to blame on --resume.
     "in_flight": "TEXT",
+    # The process writing the run (host, pid) and when it last stored a row: a live owner's run is never
+    # resumed by another process.
+    "owner_host": "TEXT", "owner_pid": "INTEGER", "heartbeat_at": "TEXT",
 }
 PEAK_COLUMNS: dict[str, str] = {
     "env_id": "TEXT", "backend": "TEXT", "metric": "TEXT", "dtype": "TEXT", "value": "REAL", "unit": "TEXT",
@@ -134,24 +139,96 @@ def _finite(v: Any) -> Any:
     return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
-class Store:
-    """A results store at ``path`` (created when missing). Safe to share between threads and processes."""
+def describe_sqlite_error(path: Path, exc: BaseException) -> str:
+    """What an SQLite error on opening or writing ``path`` means for the user, in one or two lines."""
+    text = str(exc)
+    low = text.lower()
+    if "file is not a database" in low or "malformed" in low or "not a database" in low:
+        return (f"{path} is not a workbench results store, or it is damaged ({text}); `workbench store check "
+                f"--store {path}` says more, or give another --store")
+    if "disk is full" in low or "database or disk is full" in low:
+        return (f"cannot write to store {path}: the disk is full; free some space (rows stored so far are kept) "
+                "and resume with `workbench bench --resume`")
+    if "readonly" in low or "read-only" in low or "attempt to write" in low:
+        return (f"cannot write to store {path}: it is read-only ({text}); give a writable --store, or only read "
+                "it (`workbench runs`, `report`, `export` open it read-only)")
+    if "unable to open" in low:
+        return f"cannot open store {path} ({text}): check that its folder exists and is readable"
+    return f"store {path}: {text}"
 
-    def __init__(self, path: str | os.PathLike | None = None, timeout_s: float = 60.0):
+
+class StoreError(ValueError):
+    """A store that cannot be opened or written: the message names the file, what is wrong and what to do."""
+
+
+class Store:
+    """A results store at ``path`` (created when missing). Safe to share between threads and processes.
+
+    ``read_only``: for commands that only read (``runs``, ``report``, ``export``, ``compare``): the file
+    must exist, is opened without writing anything (an immutable file or a read-only mount still lists),
+    and an older store is read as it is, without adding columns.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, timeout_s: float = 60.0, read_only: bool = False):
+        if path is not None and not str(path).strip():
+            raise StoreError("the store path is empty; give a file such as results.sqlite (or leave --store out "
+                             f"for {default_store_path()})")
         self.path = Path(path) if path is not None else default_store_path()
-        if self.path.parent and not self.path.parent.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        if self.path.is_dir():
+            raise StoreError(f"store path {self.path} is a folder; give a file in it, e.g. "
+                             f"{self.path / DEFAULT_STORE_NAME}")
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None,
-                                     check_same_thread=False)
-        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across process crashes
+        try:
+            if read_only:
+                self._conn = self._connect_read_only(timeout_s)
+                self._require_tables()
+            else:
+                self._conn = self._connect_read_write(timeout_s)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(describe_sqlite_error(self.path, exc)) from None
+
+    def _connect_read_only(self, timeout_s: float) -> sqlite3.Connection:
+        if not self.path.exists():
+            raise FileNotFoundError(f"no results store at {self.path} (run `workbench bench` first, or pass "
+                                    "--store)")
+        uri = self.path.resolve().as_uri()
+        try:
+            conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=timeout_s, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            # a WAL store in a folder we cannot write (no -shm file can be made): read it as immutable
+            conn = sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=timeout_s, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+
+    def _connect_read_write(self, timeout_s: float) -> sqlite3.Connection:
+        if not self.path.parent.exists():
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the folder of store {self.path}: {exc.strerror or exc}") from None
+        conn = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None, check_same_thread=False)
+        self._conn = conn
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across process crashes
         with self._write() as c:
             for stmt in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
                 c.execute(stmt)
             self._add_missing_columns(c)
             c.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(EXPORT_VERSION),))
+        return conn
+
+    def _require_tables(self) -> None:
+        names = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = {"runs", "results"} - names
+        if missing:
+            raise StoreError(f"{self.path} is an SQLite file but not a workbench results store (no "
+                             f"{', '.join(sorted(missing))} table)")
 
     # -- plumbing ----------------------------------------------------------
     class _Tx:
@@ -194,7 +271,19 @@ class Store:
             if name not in have:
                 c.execute(f"ALTER TABLE runs ADD COLUMN {name} {typ.replace(' PRIMARY KEY', '')}")
 
+    def checkpoint(self) -> None:
+        """Move the write-ahead log into the main file, so that the ``.sqlite`` file alone holds every row
+        (copying it without its ``-wal`` file then loses nothing). Best effort: a busy reader may delay it."""
+        if self.read_only:
+            return
+        try:
+            with self._lock:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.DatabaseError as exc:
+            log.info("checkpoint of %s failed: %s", self.path, exc)
+
     def close(self) -> None:
+        self.checkpoint()
         with self._lock:
             self._conn.close()
 
@@ -233,7 +322,10 @@ class Store:
 
     def in_flight(self, run_id: str) -> dict[str, Any] | None:
         """The cell a run had in flight when it last stopped without finishing it, or None."""
-        rows = self._query("SELECT in_flight FROM runs WHERE run_id = ?", (run_id,))
+        try:
+            rows = self._query("SELECT in_flight FROM runs WHERE run_id = ?", (run_id,))
+        except sqlite3.OperationalError:  # an older store opened read-only has no such column
+            return None
         text = rows[0]["in_flight"] if rows else None
         try:
             marker = json.loads(text) if text else None
@@ -253,9 +345,50 @@ class Store:
         return rec
 
     def latest_run_id(self, unfinished: bool = False) -> str | None:
+        """The newest run (by creation time, then id): what "latest" means for every command. ``unfinished``:
+        the newest run not finished and not being written by a live process (what ``--resume`` picks)."""
         where = "WHERE status != 'finished'" if unfinished else ""
-        rows = self._query(f"SELECT run_id FROM runs {where} ORDER BY created_at DESC, run_id DESC LIMIT 1")
-        return rows[0]["run_id"] if rows else None
+        rows = self._query(f"SELECT run_id FROM runs {where} ORDER BY created_at DESC, run_id DESC")
+        for r in rows:
+            if not unfinished or self.live_owner(r["run_id"]) is None:
+                return r["run_id"]
+        return None
+
+    # -- ownership ---------------------------------------------------------
+    def claim_run(self, run_id: str) -> None:
+        """Mark ``run_id`` as written by this process (host, pid, heartbeat now). Raises StoreError when
+        another live process owns it."""
+        owner = self.live_owner(run_id)
+        if owner is not None:
+            raise StoreError(f"run {run_id} is being written by {owner}; wait for it to finish, or stop that "
+                             "process, before resuming it")
+        with self._write() as c:
+            c.execute("UPDATE runs SET owner_host = ?, owner_pid = ?, heartbeat_at = ? WHERE run_id = ?",
+                      (socket.gethostname(), os.getpid(), now_iso(), run_id))
+
+    def release_run(self, run_id: str) -> None:
+        with self._write() as c:
+            c.execute("UPDATE runs SET owner_pid = NULL WHERE run_id = ? AND owner_host = ? AND owner_pid = ?",
+                      (run_id, socket.gethostname(), os.getpid()))
+
+    def live_owner(self, run_id: str) -> str | None:
+        """"process PID on HOST (last row at ...)" when another live process is writing ``run_id``, else None.
+        On this host the pid is checked; a run owned on another host counts as live while its heartbeat is
+        younger than :data:`HEARTBEAT_STALE_S`."""
+        try:
+            rows = self._query("SELECT status, owner_host, owner_pid, heartbeat_at FROM runs WHERE run_id = ?",
+                               (run_id,))
+        except sqlite3.OperationalError:  # an older store (read-only): no owners recorded
+            return None
+        if not rows or rows[0]["status"] != "running" or not rows[0]["owner_pid"]:
+            return None
+        host, pid, beat = rows[0]["owner_host"], int(rows[0]["owner_pid"]), rows[0]["heartbeat_at"]
+        if host == socket.gethostname():
+            if pid == os.getpid() or not _pid_alive(pid) or _started_after(pid, beat):
+                return None
+        elif _age_s(beat) > HEARTBEAT_STALE_S:
+            return None
+        return f"process {pid} on {host} (last row stored at {beat})"
 
     def runs(self) -> pd.DataFrame:
         """Every run, oldest first, with its row count and how many rows are ok."""
@@ -268,6 +401,60 @@ class Store:
         import pandas as pd
 
         return pd.DataFrame(rows, columns=cols)
+
+    def drop_run(self, run_id: str) -> dict[str, int]:
+        """Remove a run and its rows (environments and peaks stay: other runs may share them). Refuses a
+        run a live process is writing."""
+        self.run(run_id)  # unknown ids raise, naming the valid ones
+        owner = self.live_owner(run_id)
+        if owner is not None:
+            raise StoreError(f"run {run_id} is being written by {owner}; stop that process first")
+        with self._write() as c:
+            rows = c.execute("DELETE FROM results WHERE run_id = ?", (run_id,)).rowcount
+            c.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+        self.checkpoint()
+        return {"runs": 1, "results": rows}
+
+    def check(self) -> list[str]:
+        """Problems found in the store, each in words with what to do ([] when healthy): SQLite's integrity
+        check, rows of unknown runs, runs marked running that no live process writes, unreadable JSON, and
+        a write-ahead log not yet moved into the main file."""
+        problems: list[str] = []
+        for (msg,) in self._conn.execute("PRAGMA integrity_check").fetchall():
+            if msg != "ok":
+                problems.append(f"SQLite integrity check: {msg} (copy out what `workbench export` can read, "
+                                "then start a new store)")
+        orphans = self._query("SELECT run_id, COUNT(*) AS n FROM results WHERE run_id NOT IN "
+                              "(SELECT run_id FROM runs) GROUP BY run_id")
+        for o in orphans:
+            problems.append(f"{o['n']} rows belong to run {o['run_id']!r}, which is not in the runs table")
+        for r in self._query("SELECT run_id, status, spec FROM runs"):
+            if r["status"] not in RUN_STATUSES:
+                problems.append(f"run {r['run_id']} has an unknown status {r['status']!r}")
+            if r["status"] == "running" and self.live_owner(r["run_id"]) is None:
+                problems.append(f"run {r['run_id']} is marked running but no live process writes it (killed?): "
+                                f"finish it with `workbench bench --resume {r['run_id']}` or remove it with "
+                                f"`workbench store drop {r['run_id']}`")
+            try:
+                json.loads(r["spec"]) if r.get("spec") else None
+            except ValueError:
+                problems.append(f"run {r['run_id']} has an unreadable spec (it cannot be resumed)")
+        bad = 0
+        for row in self._query("SELECT params, samples_s FROM results"):
+            for k in ("params", "samples_s"):
+                try:
+                    json.loads(row[k]) if row.get(k) else None
+                except ValueError:
+                    bad += 1
+        if bad:
+            problems.append(f"{bad} result fields hold unreadable JSON")
+        wal = Path(f"{self.path}-wal")
+        if wal.exists() and wal.stat().st_size > 0 and not self.read_only:
+            self.checkpoint()
+            if wal.stat().st_size > 0:
+                problems.append(f"{wal} still holds {wal.stat().st_size} bytes not in {self.path.name} (a reader "
+                                "may be open): copy both files together")
+        return problems
 
     # -- environments ------------------------------------------------------
     def add_environment(self, env_id: str, record: Mapping[str, Any]) -> None:
@@ -290,9 +477,10 @@ class Store:
         cols = [*RESULT_COLUMNS, "extra"]
         return f"{verb} INTO results ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
 
-    def record(self, row: Mapping[str, Any]) -> None:
+    def record(self, row: Mapping[str, Any], run_wall_s: float | None = None) -> None:
         """Store one cell's row and commit. A second row for the same (run_id, cell_key) updates it in
-        place (a sweep with rounds stores a cell after every round); rows keep their first position."""
+        place (a sweep with rounds stores a cell after every round); rows keep their first position.
+        ``run_wall_s``: the run's wall time so far, kept on the run in the same transaction."""
         if not row.get("run_id") or not row.get("cell_key"):
             raise ValueError("a result row needs run_id and cell_key")
         cols = [*RESULT_COLUMNS, "extra"]
@@ -300,9 +488,10 @@ class Store:
         with self._write() as c:
             c.execute(self._insert_sql("INSERT") + f" ON CONFLICT(run_id, cell_key) DO UPDATE SET {update}",
                       self._row_values(row))
-            # the cell in flight is done (same transaction: a crash between the two cannot blame it)
-            c.execute("UPDATE runs SET in_flight = NULL WHERE run_id = ? AND in_flight IS NOT NULL",
-                      (row["run_id"],))
+            # the cell in flight is done (same transaction: a crash between the two cannot blame it); the
+            # heartbeat and wall time move on, so a killed run keeps the wall time it had
+            c.execute("UPDATE runs SET in_flight = NULL, heartbeat_at = ?, wall_s = COALESCE(?, wall_s) "
+                      "WHERE run_id = ?", (now_iso(), run_wall_s, row["run_id"]))
 
     def cell_keys(self, run_id: str) -> set[str]:
         return {r["cell_key"] for r in self._query("SELECT cell_key FROM results WHERE run_id = ?", (run_id,))}
@@ -401,12 +590,10 @@ class Store:
 
         Returns how many runs, environments, results and peaks were new.
         """
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
-            raise ValueError(f"{path} is not a workbench results export (format {EXPORT_FORMAT!r})")
-        if not isinstance(doc.get("version"), int) or doc["version"] > EXPORT_VERSION:
-            raise ValueError(f"{path}: export version {doc.get('version')!r} is newer than this workbench "
-                             f"understands ({EXPORT_VERSION})")
+        from .import_schema import load_export
+
+        # validated in full (types, sizes, depth, identifiers) before anything is written
+        doc = load_export(path, export_format=EXPORT_FORMAT, export_version=EXPORT_VERSION)
         added = {"runs": 0, "environments": 0, "results": 0, "peaks": 0}
         with self._write() as c:
             for r in _records(doc, "runs"):
@@ -439,15 +626,54 @@ def _records(doc: Mapping[str, Any], key: str) -> Iterator[dict[str, Any]]:
     return (x for x in items if isinstance(x, dict))
 
 
-def open_store(store: Store | str | os.PathLike | None, must_exist: bool = False) -> Store:
+def open_store(store: Store | str | os.PathLike | None, must_exist: bool = False,
+               read_only: bool | None = None) -> Store:
     """A Store from a Store, a path, or None (``$WORKBENCH_STORE`` or ./workbench-results.sqlite).
 
     ``must_exist`` is for readers: a mistyped path raises FileNotFoundError instead
-    of creating an empty store.
+    of creating an empty store, and the store is opened read-only (unless ``read_only`` says otherwise).
     """
     if isinstance(store, Store):
         return store
+    if store is not None and not str(store).strip():
+        raise StoreError("the store path is empty; give a file such as results.sqlite")
     path = Path(store) if store is not None else default_store_path()
     if must_exist and not path.exists():
         raise FileNotFoundError(f"no results store at {path} (run `workbench bench` first, or pass --store)")
-    return Store(path)
+    return Store(path, read_only=must_exist if read_only is None else read_only)
+
+
+#: A run owned by a process on another host counts as abandoned when its last row is older than this.
+HEARTBEAT_STALE_S = 15 * 60.0
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _started_after(pid: int, stamp: str | None) -> bool:
+    """Process ``pid`` started after ``stamp`` (so it is a new process that reused a dead owner's pid)."""
+    try:
+        import psutil
+
+        return psutil.Process(pid).create_time() > time.time() - _age_s(stamp) + 1.0
+    except Exception:  # noqa: BLE001 - unknown: assume it is the owner
+        return False
+
+
+def _age_s(stamp: str | None) -> float:
+    if not stamp:
+        return math.inf
+    try:
+        t = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return math.inf
+    return (datetime.now(timezone.utc) - t).total_seconds()

@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -108,9 +109,11 @@ class InputCache:
     handed to a kernel (devices get copies), so sharing them is safe.
     """
 
-    def __init__(self, max_bytes: int = INPUT_CACHE_BYTES) -> None:
+    def __init__(self, max_bytes: int = INPUT_CACHE_BYTES, shared: SharedArrays | None = None) -> None:
         self._lock = threading.RLock()
         self.max_bytes = max_bytes
+        #: Arrays other processes of the same sweep made already (worker processes of other backends).
+        self.shared = shared
         self._group: tuple[Any, ...] | None = None
         self._inputs: dict[int, dict[str, np.ndarray]] = {}
         self._refs: dict[int, dict[str, np.ndarray]] = {}
@@ -142,7 +145,8 @@ class InputCache:
         with self._lock:
             self._enter(spec, params, dtype)
             if seed not in self._inputs:
-                self._inputs[seed] = make_host_inputs(spec, params, dtype, seed)
+                self._inputs[seed] = self._made("inputs", spec, params, dtype, seed,
+                                                lambda: make_host_inputs(spec, params, dtype, seed))
                 self._evict()
             return self._inputs[seed]
 
@@ -150,9 +154,71 @@ class InputCache:
         with self._lock:
             host = self.host_inputs(spec, params, dtype, seed)
             if seed not in self._refs:
-                self._refs[seed] = reference_outputs(spec, host, params)
+                self._refs[seed] = self._made("reference", spec, params, dtype, seed,
+                                              lambda: reference_outputs(spec, host, params))
                 self._evict()
             return self._refs[seed]
+
+    def _made(self, kind: str, spec: KernelSpec, params: dict[str, int], dtype: str, seed: int,
+              make: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        """``make()``, or the same arrays from :attr:`shared` when another process of the sweep made them."""
+        if self.shared is None:
+            return make()
+        key = (kind, spec.name, canonical_params(params), dtype, seed)
+        found = self.shared.get(key)
+        if found is None:
+            found = make()
+            self.shared.put(key, found)
+        return found
+
+
+class SharedArrays:
+    """Named arrays in a folder that every worker process of one sweep sees (``/dev/shm`` where it exists):
+    the seeded inputs and float64 references of a group are made once, not once per backend's worker.
+
+    Each entry is a folder of ``.npy`` files, written under a temporary name and renamed into place, so a
+    reader sees it whole or not at all; readers map the files copy-on-write (never writing the shared
+    pages). Writing stops once the folder holds ``max_bytes``: later entries are made per process.
+    """
+
+    def __init__(self, root: str | Path, max_bytes: int = 1 << 30) -> None:
+        self.root = Path(root)
+        self.max_bytes = max_bytes
+
+    def _dir(self, key: tuple[Any, ...]) -> Path:
+        import hashlib
+
+        return self.root / hashlib.sha1(repr(key).encode()).hexdigest()[:24]
+
+    def get(self, key: tuple[Any, ...]) -> dict[str, np.ndarray] | None:
+        d = self._dir(key)
+        if not d.is_dir():
+            return None
+        try:
+            return {f.stem: np.load(f, mmap_mode="c") for f in sorted(d.glob("*.npy"))}
+        except (OSError, ValueError) as exc:
+            log.debug("shared arrays %s unreadable: %s", d, exc)
+            return None
+
+    def put(self, key: tuple[Any, ...], arrays: dict[str, np.ndarray]) -> None:
+        import os
+        import shutil
+        import tempfile
+
+        nbytes = sum(int(getattr(a, "nbytes", 0)) for a in arrays.values())
+        try:
+            used = sum(f.stat().st_size for f in self.root.glob("*/*.npy"))
+            if used + nbytes > self.max_bytes or any(a.dtype == object for a in arrays.values()):
+                return
+            tmp = Path(tempfile.mkdtemp(dir=self.root, prefix=".tmp-"))
+            for name, a in arrays.items():
+                np.save(tmp / f"{name}.npy", np.ascontiguousarray(a), allow_pickle=False)
+            try:
+                os.rename(tmp, self._dir(key))
+            except OSError:  # another process put it first
+                shutil.rmtree(tmp, ignore_errors=True)
+        except (OSError, ValueError) as exc:  # a full /dev/shm: each process makes its own
+            log.debug("cannot share arrays in %s: %s", self.root, exc)
 
 
 class SharedInputCase(Case):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -52,6 +53,12 @@ MAX_GRACE_S = 2.0
 ENV_IN_WORKER = "WORKBENCH_IN_WORKER"
 #: Input cache of each worker (a sweep has one worker per backend).
 WORKER_INPUT_CACHE_BYTES = 1 << 29
+
+
+def _shared_memory_dir() -> str | None:
+    """``/dev/shm`` (memory-backed: sharing costs no disk writes) where it exists and is writable."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
 class WorkerStartError(Exception):
@@ -105,10 +112,12 @@ def summarize_output(text: str) -> str:
 class WorkerProcess:
     """One warm worker process and the socket to it."""
 
-    def __init__(self, backend: str, *, memory_cap: int | None, boundscheck: bool = False) -> None:
+    def __init__(self, backend: str, *, memory_cap: int | None, boundscheck: bool = False,
+                 shared_dir: str | None = None) -> None:
         self.backend = backend
         self.memory_cap = memory_cap
         self.boundscheck = boundscheck
+        self.shared_dir = shared_dir
         self.proc: subprocess.Popen | None = None
         self.conn: Connection | None = None
         self._out: Any = None
@@ -123,9 +132,14 @@ class WorkerProcess:
         return self.proc is not None and self.proc.poll() is None
 
     def start(self) -> None:
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Start the interpreter (it imports the workbench while the caller goes on: see :meth:`wait_ready`)."""
         import psutil
 
-        t0 = time.perf_counter()
+        self._t0 = time.perf_counter()
         parent, child = socket.socketpair()
         self._out = tempfile.TemporaryFile(prefix="workbench-worker-")
         self._out_pos = 0
@@ -145,7 +159,10 @@ class WorkerProcess:
         self._ps = psutil.Process(self.proc.pid)
         self.conn.send({"backend": self.backend, "memory_cap": self.memory_cap, "boundscheck": self.boundscheck,
                         "parent_pid": os.getpid(), "sys_path": [p for p in sys.path if p],
-                        "input_cache_bytes": WORKER_INPUT_CACHE_BYTES})
+                        "input_cache_bytes": WORKER_INPUT_CACHE_BYTES, "shared_dir": self.shared_dir})
+
+    def wait_ready(self) -> None:
+        assert self.conn is not None and self.proc is not None
         deadline = time.perf_counter() + STARTUP_TIMEOUT_S
         while not self.conn.poll(POLL_S):
             if self.proc.poll() is not None or time.perf_counter() > deadline:
@@ -159,7 +176,7 @@ class WorkerProcess:
             self.kill()
             raise WorkerStartError(f"the worker process for {self.backend} died at start: "
                                    f"{self.output_tail()}") from exc
-        self.started_s = time.perf_counter() - t0
+        self.started_s = time.perf_counter() - self._t0
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -216,8 +233,15 @@ class WorkerProcess:
 
     # -- one request -------------------------------------------------------------------------------------------
     def prepare(self, backend: str) -> str | None:
+        self.send_prepare(backend)
+        return self.wait_prepared(backend)
+
+    def send_prepare(self, backend: str) -> None:
         assert self.conn is not None
         self.conn.send(("prepare", backend))
+
+    def wait_prepared(self, backend: str) -> str | None:
+        assert self.conn is not None
         while not self.conn.poll(POLL_S):
             if not self.alive:
                 return f"the worker process died while preparing {backend}: {self.output_tail()}"
@@ -302,35 +326,76 @@ class ProcessExecutor:
         self.memory_cap = memory_cap
         self.boundscheck = boundscheck
         self._workers: dict[str, WorkerProcess] = {}
+        self._prepared: dict[str, str | None] = {}
         self._shipper = Shipper()
+        #: Inputs and references every worker of this executor shares (made once per group, not per backend).
+        self.shared_dir = tempfile.mkdtemp(prefix="workbench-inputs-", dir=_shared_memory_dir())
         #: Makes the in-process executor for cells whose inline kernel cannot travel.
         self._make_fallback = fallback
         self._fallback: Any = None
         #: Worker starts (first and after deaths) and their seconds, for the cost of isolation.
         self.starts: list[tuple[str, float]] = []
 
+    def _new_worker(self, backend: str) -> WorkerProcess:
+        old = self._workers.get(backend)
+        if old is not None:
+            old.stop()
+        w = WorkerProcess(backend, memory_cap=self.memory_cap, boundscheck=self.boundscheck,
+                          shared_dir=self.shared_dir)
+        self._workers[backend] = w
+        return w
+
     def _worker(self, backend: str) -> WorkerProcess:
         w = self._workers.get(backend)
         if w is None or not w.alive:
-            if w is not None:
-                w.stop()
-            w = WorkerProcess(backend, memory_cap=self.memory_cap, boundscheck=self.boundscheck)
-            self._workers[backend] = w
+            w = self._new_worker(backend)
             w.start()
             self.starts.append((backend, w.started_s))
         return w
 
+    def warm(self, backends: list[str]) -> None:
+        """Start the workers of ``backends`` side by side and prepare each (imports, device query, timer
+        calibration), so that their start-up overlaps instead of adding up before their first cells."""
+        fresh = []
+        for b in backends:
+            w = self._workers.get(b)
+            if w is None or not w.alive:
+                w = self._new_worker(b)
+                try:
+                    w.launch()
+                except OSError as exc:
+                    self._prepared[b] = f"the worker process for {b} did not start: {exc}"
+                    continue
+                fresh.append(w)
+        for w in fresh:
+            try:
+                w.wait_ready()
+                self.starts.append((w.backend, w.started_s))
+                w.send_prepare(w.backend)
+            except (WorkerStartError, OSError) as exc:
+                self._prepared[w.backend] = str(exc)
+        for w in fresh:
+            if w.backend not in self._prepared and w.alive:
+                self._prepared[w.backend] = w.wait_prepared(w.backend)
+
     def prepare(self, backend: str) -> str | None:
+        if backend in self._prepared and self._workers.get(backend) is not None and self._workers[backend].alive:
+            return self._prepared[backend]
         try:
-            return self._worker(backend).prepare(backend)
+            self._prepared[backend] = self._worker(backend).prepare(backend)
         except WorkerStartError as exc:
-            return str(exc)
+            self._prepared[backend] = str(exc)
+        return self._prepared[backend]
 
     def execute(self, cell: Cell, config: TimingConfig | CheckOnly, *, timeout_s: float,
                 build_timeout_s: float = BUILD_TIMEOUT_S, seed: int = 0, peaks: Peaks | None = None,
                 later_round: bool = False, check_after: bool = True,
                 should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
+        if cell.unsupported:  # known before running: no kernel code runs, so no worker is needed
+            from .cell import run_cell
+
+            return run_cell(cell, config, seed=seed, timeout_s=timeout_s, build_timeout_s=build_timeout_s)
         try:
             shipment = self._shipper.shipment(cell.kernel, None if cell.variant == NO_VARIANT else cell.variant)
         except CannotShip as exc:
@@ -380,6 +445,7 @@ class ProcessExecutor:
         for w in self._workers.values():
             w.stop()
         self._workers.clear()
+        shutil.rmtree(self.shared_dir, ignore_errors=True)
         if self._fallback is not None:
             self._fallback.close()
             self._fallback = None

@@ -38,11 +38,12 @@ def _die_with_parent() -> None:
 
 class WorkerState:
     def __init__(self, init: dict[str, Any]) -> None:
-        from .cell import InputCache
+        from .cell import InputCache, SharedArrays
 
         self.backend: str = init["backend"]
         self.memory_cap: int | None = init["memory_cap"]
-        self.inputs = InputCache(init.get("input_cache_bytes") or (1 << 29))
+        shared = SharedArrays(init["shared_dir"]) if init.get("shared_dir") else None
+        self.inputs = InputCache(init.get("input_cache_bytes") or (1 << 29), shared=shared)
         self.installed: dict[tuple[str, str | None], str] = {}
         self._cpu_backend: bool | None = None
 
@@ -88,7 +89,7 @@ def run_job(conn: Connection, job_id: int, job: dict[str, Any], state: WorkerSta
         row["message"] += (f"; the cell may add at most {state.memory_cap / 2**30:.3g} GiB to its worker's address "
                            "space (--memory-cap)")
     if row["status"] == "oom":
-        state.inputs = type(state.inputs)(state.inputs.max_bytes)  # drop cached inputs: start the next cell lean
+        state.inputs = type(state.inputs)(state.inputs.max_bytes, shared=state.inputs.shared)  # start lean
         gc.collect()
         after_oom(row, cell.backend)
     return row
