@@ -15,9 +15,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store import Store
+    from ..store import open_store
 
-    store = Store(args.store)
+    store = open_store(args.store, must_exist=True)  # read-only: exporting never creates or changes a store
     ids = [store.latest_run_id() if r == "latest" else r for r in args.run_ids] or None
     if ids is not None and None in ids:
         raise ValueError(f"no runs in {store.path}, so there is no 'latest' run")

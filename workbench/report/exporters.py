@@ -55,7 +55,9 @@ def resolve_run_ids(store_or_df: Any, run_ids: str | Iterable[str] | None) -> li
         if r == "latest":
             if not known:
                 raise ValueError("no runs recorded yet, so there is no 'latest' run")
-            r = known[-1]
+            # one meaning of "latest" for report, export and bench: Store.latest_run_id
+            latest = getattr(store_or_df, "latest_run_id", None)
+            r = latest() if callable(latest) else known[-1]
         elif r not in known:
             raise ValueError(f"unknown run id {r!r}; valid run ids: {', '.join(known) or '(none)'} (or 'latest')")
         out.append(r)
@@ -491,13 +493,14 @@ def render_html(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *,
 
 
 def md_table(df: pd.DataFrame) -> str:
-    """A GitHub-style pipe table; pipes, newlines and angle brackets in cells are escaped."""
+    """A GitHub-style pipe table; every header and cell escaped (:func:`workbench.report.tables.md_escape`)."""
     if df.empty:
         return "_none_\n"
 
+    from .tables import md_escape
+
     def cell(v: Any) -> str:
-        s = _text(v).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
-        return s.replace("<", "&lt;").replace(">", "&gt;")
+        return md_escape(_text(v))
 
     head = "| " + " | ".join(cell(c) for c in df.columns) + " |"
     sep = "|" + "|".join("---" for _ in df.columns) + "|"
@@ -530,13 +533,14 @@ def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None
         k = df[df["kernel"] == kernel]
         ref = pick_reference(k[k["status"] == "ok"], variant, backend)
         pivots += [f"\n### {md_escape(kernel)}\n", pivot_markdown(pivot(k, ref, names))]
-    parts = [f"# {title or 'Kernel Workbench report'}\n",
-             *[f"{e['line']}\n" for e in ({"line": environment_line(r)} for r in data.environments.values())],
+    parts = [f"# {md_escape(title or 'Kernel Workbench report')}\n",
+             *[f"{md_escape(environment_line(r))}\n" for r in data.environments.values()],
              "## Key findings\n", f"Speed-ups over one reference for the whole report: {md_escape(kf.reference)}.\n",
              *[f"- {md_escape(c)}" for c in kf.caveats], "", md_table(ftable),
              "## Summary\n", md_table(runs_table(data)),
-             "\nCells by status: " + (", ".join(f"{k} {v}" for k, v in status_counts(df).items()) or "none") + "\n",
-             *[f"\n{line}\n" for line in extra],
+             "\nCells by status: " + (", ".join(f"{md_escape(k)} {md_escape(v)}" for k, v in status_counts(df).items())
+                                      or "none") + "\n",
+             *[f"\n{md_escape(line)}\n" for line in extra],
              "\n## Per kernel\n", *pivots,
              "\n## Results\n", md_table(summary_table(df, data.environments)),
              "\n## Cells that did not pass\n", md_table(failures_table(df).drop(columns=["traceback"]))]
@@ -546,11 +550,11 @@ def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None
         counts = verdict_counts(sp["verdict"])
         parts += ["\n## Speed-up vs the reference\n", md_table(sp)]
         if counts:
-            parts.append("\nVerdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items()) + "\n")
+            parts.append("\nVerdicts: " + ", ".join(f"{md_escape(k)} {md_escape(v)}" for k, v in counts.items()) + "\n")
     if len(data.peaks):
         parts += ["\n## Measured peaks\n", md_table(data.peaks)]
     for env in environment_sections(data.environments):
-        parts += [f"\n## Environment {env['env_id']}\n",
+        parts += [f"\n## Environment {md_escape(env['env_id'])}\n",
                   md_table(pd.DataFrame(env["rows"], columns=["section", "key", "value"]))]
     return "\n".join(parts)
 
@@ -586,9 +590,9 @@ def write_report(store_or_df: Any, run_ids: str | Iterable[str] | None, path: st
     path = Path(path)
     fmt = (format or FORMATS.get(path.suffix.lower(), "")).lower().lstrip(".")
     fmt = {"markdown": "md", "htm": "html"}.get(fmt, fmt)
-    if fmt not in ("html", "md", "json", "csv"):
-        raise ValueError(f"cannot tell the report format of {str(path)!r}; use a .html, .md, .json or .csv "
-                         f"file or pass format=")
+    if fmt not in REPORT_FORMATS:
+        raise ValueError(f"cannot tell the report format of {str(path)!r}: supported formats are "
+                         f"{', '.join(REPORT_FORMATS)}; use a .html, .md, .json or .csv file or pass format=")
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "json" and not isinstance(store_or_df, (pd.DataFrame, ReportData)) and hasattr(store_or_df, "export"):
         ids = resolve_run_ids(store_or_df, run_ids) or known_run_ids(store_or_df)
@@ -601,6 +605,86 @@ def write_report(store_or_df: Any, run_ids: str | Iterable[str] | None, path: st
     elif fmt == "json":
         text = json.dumps(export_payload(gather(store_or_df, run_ids)), indent=1, default=str)
     else:
-        text = gather(store_or_df, run_ids).df.to_csv(index=False)
-    path.write_text(text, encoding="utf-8")
+        text = csv_text(gather(store_or_df, run_ids).df)
+    path.write_text(text, encoding="utf-8", newline="")
     return path
+
+
+#: A cell starting with one of these is a formula to a spreadsheet (CSV injection); it gets a leading quote.
+CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(v: Any) -> Any:
+    """A text value a spreadsheet shows as text: a formula prefix is neutralised with a leading ``'``."""
+    return "'" + v if isinstance(v, str) and v.startswith(CSV_FORMULA_PREFIXES) else v
+
+
+def csv_text(df: pd.DataFrame) -> str:
+    """Rows as CSV that is safe to open in a spreadsheet: text cells that start like a formula get a leading
+    quote, and every cell holding a CR or LF is quoted (RFC 4180 line ends, so a bare CR never splits a row)."""
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = out[col].map(csv_cell)
+    out.columns = [csv_cell(str(c)) for c in out.columns]
+    return out.to_csv(index=False, lineterminator="\r\n")
+
+
+def safe_file_stem(text: Any, limit: int = 100) -> str:
+    """``text`` (a run id, a kernel name: data, maybe imported) as one file-name component: letters,
+    digits, ``_ . -`` only, no leading dot or dash, at most ``limit`` characters; never a path."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text)).strip("._-")[:limit]
+    return stem or "run"
+
+
+REPORT_FORMATS = ("html", "md", "json", "csv")
+
+
+def report_format(path: str | Path | None, format: str | None = None, flag: str = "path") -> str:  # noqa: A002
+    """The format to write ``path`` in: ``format`` when given, else the extension's, else html (no
+    extension). An extension that is no report format (``r.pdf``), an unknown ``format``, or a format the
+    extension contradicts, is a ValueError naming the supported formats."""
+    suffixes = ", ".join(FORMATS)
+    fmt = None
+    if format is not None:
+        fmt = {"markdown": "md", "htm": "html"}.get(str(format).lower().lstrip("."), str(format).lower().lstrip("."))
+        if fmt not in REPORT_FORMATS:
+            raise ValueError(f"unknown report format {format!r}; supported formats: {', '.join(REPORT_FORMATS)}")
+    if path is not None and str(path).strip():
+        suffix = Path(path).suffix.lower()
+        by_suffix = FORMATS.get(suffix)
+        if suffix and by_suffix is None:
+            raise ValueError(f"{flag} {str(path)!r}: {suffix!r} is not a report format; supported formats: "
+                             f"{', '.join(REPORT_FORMATS)} (a file ending in {suffixes})")
+        if fmt and by_suffix and by_suffix != fmt:
+            raise ValueError(f"{flag} {str(path)!r} ends in {suffix!r} but the format asked for is {fmt!r}; "
+                             "make them agree")
+        fmt = fmt or by_suffix
+    elif path is not None:
+        raise ValueError(f"{flag} needs a file name, got an empty one")
+    return fmt or "html"
+
+
+def check_baseline(df: pd.DataFrame, baseline: Any, flag: str = "baseline", given: Any = None) -> None:
+    """A baseline (``VARIANT``, ``VARIANT @ BACKEND`` or ``@BACKEND``) that names no measured series is a
+    ValueError listing the valid series (an unknown one would silently give "no baseline")."""
+    from .plots import parse_baseline
+    from .styles import series_key
+
+    variant, backend = parse_baseline(baseline)
+    if variant is None and backend is None:
+        return
+    baseline = baseline if given is None else given  # as the user wrote it, in messages
+    rows = df[df["status"] == "ok"] if "status" in df and (df["status"] == "ok").any() else df
+    if rows.empty or "variant" not in rows or "backend" not in rows:
+        raise ValueError(f"{flag} {baseline!r}: there are no measured cells to compare against")
+    match = pd.Series(True, index=rows.index)
+    if variant is not None:
+        match &= rows["variant"].astype(str) == variant
+    if backend is not None:
+        match &= rows["backend"].astype(str) == backend
+    if not match.any():
+        series = list(dict.fromkeys(series_key(v, b) for v, b in zip(rows["variant"], rows["backend"], strict=True)))
+        shown = ", ".join(series[:40]) + (f", ... ({len(series)} in all)" if len(series) > 40 else "")
+        raise ValueError(f"{flag} {baseline!r} names no measured series; valid: {shown} (give VARIANT, "
+                         "VARIANT@BACKEND or @BACKEND)")

@@ -1,0 +1,42 @@
+"""``workbench store``: look after a results store — ``check`` what is wrong with it, ``drop`` a bad run."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+STORE_HELP = "results store (default $WORKBENCH_STORE or ./workbench-results.sqlite)"
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("store", help="check a results store, or drop a run from it",
+                       description="Maintenance of a results store. `check` runs SQLite's integrity check and "
+                                   "looks for rows of unknown runs, runs marked running that no process writes, "
+                                   "unreadable JSON and a write-ahead log not yet in the main file, and says what "
+                                   "to do about each (exit 1 when it finds something). `drop RUN` removes one "
+                                   "run and its rows.")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    check = actions.add_parser("check", help="say what is wrong with the store (exit 1 if anything)")
+    check.add_argument("--store", metavar="PATH", help=STORE_HELP)
+    drop = actions.add_parser("drop", help="remove a run and its rows")
+    drop.add_argument("run_id", metavar="RUN", help="the run to remove (see `workbench runs`)")
+    drop.add_argument("--store", metavar="PATH", help=STORE_HELP)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..store import open_store
+
+    if args.action == "check":
+        store = open_store(args.store, must_exist=True, read_only=False)
+        problems = store.check()
+        runs = store.runs()
+        print(f"{store.path}: {len(runs)} runs, {int(runs['n_results'].fillna(0).sum()) if len(runs) else 0} rows")
+        for p in problems:
+            print(f"  problem: {p}")
+        print("no problems found" if not problems else f"{len(problems)} problem(s) found")
+        return 1 if problems else 0
+    store = open_store(args.store, must_exist=True, read_only=False)
+    removed = store.drop_run(args.run_id)
+    print(f"dropped run {args.run_id} and its {removed['results']} rows from {store.path}")
+    return 0
