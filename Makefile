@@ -7,7 +7,9 @@ PIP := $(PY) -m pip
 TORCH_SPEC ?= torch==2.13.0
 RUNTIME_EXTRAS := numba,opencl,cuda,compile
 LAB_PORT ?= 8888
-LAB_TOKEN ?= $(shell $(PYTHON) -c "import secrets; print(secrets.token_hex(16))")
+# Empty: `make lab` draws one token in its recipe's shell, so the URL printed and the server agree (a
+# `$(shell ...)` here is recursively expanded: each use would draw a new token).
+LAB_TOKEN ?=
 
 CORE_VENV ?= .venv-core
 
@@ -58,9 +60,11 @@ test-core: $(CORE_VENV)/.installed
 	$(CORE_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/unit
 
 lab: $(VENV)/.installed-demo
-	@echo "JupyterLab: http://127.0.0.1:$(LAB_PORT)/lab?token=$(LAB_TOKEN)"
-	$(VENV)/bin/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) \
-		--IdentityProvider.token=$(LAB_TOKEN) --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+	@token='$(LAB_TOKEN)'; \
+	if [ -z "$$token" ]; then token=$$($(PY) -c "import secrets; print(secrets.token_hex(16))") || exit 1; fi; \
+	echo "JupyterLab: http://127.0.0.1:$(LAB_PORT)/lab?token=$$token"; \
+	exec $(VENV)/bin/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) \
+		--IdentityProvider.token="$$token" --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 info: $(VENV)/.installed-demo
 	$(VENV)/bin/workbench info

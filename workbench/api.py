@@ -8,6 +8,7 @@ tables, plots and exports that read them.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from collections.abc import Iterable, Sequence
@@ -167,12 +168,18 @@ def benchmark(kernel: str | None = None, variants: str | Iterable[str] | None = 
         from .catalog import kernels
 
         raise ValueError(f"benchmark() needs kernel=...; valid kernels: {', '.join(sorted(kernels()))}")
-    if isinstance(sizes, (int, dict)):
+    if isinstance(sizes, (int, dict)) and not isinstance(sizes, bool):
         sizes = [sizes]
+    unknown = sorted(set(spec_kw) - {f.name for f in dataclasses.fields(SweepSpec)})
+    if unknown:
+        raise ValueError(f"benchmark() got unknown option(s) {', '.join(unknown)}; valid: "
+                         f"{', '.join(f.name for f in dataclasses.fields(SweepSpec))}")
     fields: dict[str, Any] = {"kernels": [kernel], "variants": _as_list(variants), "backends": _as_list(backends),
                               "dtypes": [dtype], "sizes": sizes, "modes": _as_list(mode),
                               "cache": cache, "budget_s": budget_s, "rounds": rounds, **spec_kw}
     spec = SweepSpec(**{k: v for k, v in fields.items() if v is not None})
+    spec.check()  # types and ranges (budget_s="fast", nan, sizes=[1.5]) fail here, before a store is opened
+    spec.cells()  # so do unknown names and sizes that fit no kernel
     outcome = run_sweep(spec, store=open_store(store), name=name or f"benchmark {kernel}", progress=progress)
     return Results(outcome.results(), [outcome.run_id], outcome.store, interrupted=outcome.interrupted,
                    wall_s=outcome.wall_s)

@@ -104,18 +104,116 @@ class SweepSpec:
                             min_samples=self.min_samples, max_samples=self.max_samples, budget_s=self.budget_s,
                             cache=cache, n_inputs=self.n_inputs)
 
-    def check(self) -> None:
-        """Refuse a spec whose run options are invalid, before any run is created."""
-        self.n_rounds()
+    #: Numeric options: (integer?, low, low allowed?, high, what it is). Checked by :meth:`check` for type,
+    #: finiteness and range before a run is created, so a NaN never reaches a stored spec.
+    LIMITS = {
+        "budget_s": (False, 0.0, False, 86400.0, "seconds of timing per cell"),
+        "timeout_s": (False, 0.0, False, 604800.0, "seconds per cell and round"),
+        "build_timeout_s": (False, 0.0, False, 604800.0, "seconds to build a cell"),
+        "warmup_s": (False, 0.0, True, 3600.0, "seconds of warm-up"),
+        "target_spread": (False, 0.0, False, 1.0, "a relative spread (0.02 = 2%)"),
+        "min_samples": (True, 1, True, 1_000_000, "samples"),
+        "max_samples": (True, 1, True, 10_000_000, "samples"),
+        "n_inputs": (True, 1, True, 64, "input sets"),
+        "rounds": (True, 1, True, 1000, "rounds"),
+        "seed": (True, 0, True, 2**63 - 1, "a seed"),
+    }
+    #: The ``workbench bench`` option of each field, for messages.
+    FLAGS = {"budget_s": "--budget", "timeout_s": "--timeout", "build_timeout_s": "--build-timeout",
+             "rounds": "--rounds", "sizes": "--sizes"}
+    #: Largest value of one size axis, and of the product of a size's axes (elements).
+    MAX_AXIS = 2**31 - 1
+    MAX_ELEMENTS = 2**40
+
+    @classmethod
+    def check_option(cls, name: str, value: Any, flag: str | None = None) -> int | float:
+        """``value`` of numeric option ``name`` if it is a finite number of the right kind and in range;
+        otherwise a ValueError naming the option, the value and the valid range."""
+        import math
+        import numbers
+
+        integer, low, low_ok, high, what = cls.LIMITS[name]
+        label = flag or name
+        valid = (f"{'an integer' if integer else 'a number'} {'>=' if low_ok else '>'} {low:g} and <= {high:g} "
+                 f"({what})")
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral if integer else numbers.Real):
+            raise ValueError(f"{label} must be {valid}, got {value!r}")
+        x = int(value) if integer else float(value)
+        if not math.isfinite(x) or x < low or (x == low and not low_ok) or x > high:
+            raise ValueError(f"{label} {x:g} is out of range: it must be {valid}")
+        return x
+
+    def check(self, flags: Mapping[str, str] | None = None) -> None:
+        """Refuse a spec whose run options are invalid (wrong type, NaN or infinite, out of range, unknown
+        sizes, isolation or memory cap), before any run is created. ``flags`` names options in messages
+        (``{"budget_s": "--budget"}``)."""
+        flags = flags or {}
+        for name in self.LIMITS:
+            self.check_option(name, getattr(self, name), flags.get(name))
+        if self.max_samples < self.min_samples:
+            raise ValueError(f"max_samples ({self.max_samples}) must be at least min_samples ({self.min_samples})")
         check_isolation(self.isolation)
         from .harness.memory_cap import parse_memory_cap
 
         parse_memory_cap(self.memory_cap)
+        self.caches()
+        self.size_entries(flags.get("sizes"))
 
     def n_rounds(self) -> int:
-        if int(self.rounds) < 1:
-            raise ValueError(f"rounds must be at least 1, got {self.rounds}")
-        return int(self.rounds)
+        return int(self.check_option("rounds", self.rounds))
+
+    def size_entries(self, flag: str | None = None) -> list[dict[str, int] | tuple[int, ...]] | str | None:
+        """``sizes`` checked: None, a size-list name, or entries each an int, a tuple of ints (axes in a
+        kernel's order) or a dict {axis: int}, every value a positive integer in range. Anything else
+        (1.5, True, "abc" among numbers, -1, 2**62) is a ValueError naming it."""
+        import numbers
+
+        label = flag or "sizes"
+        sizes = self.sizes
+        if sizes is None:
+            return None
+        if isinstance(sizes, str):
+            if not sizes.strip():
+                raise ValueError(f"{label}: an empty size-list name; use quick, full or verify, or explicit sizes")
+            return sizes
+        if isinstance(sizes, Mapping) or isinstance(sizes, numbers.Integral) and not isinstance(sizes, bool):
+            sizes = [sizes]
+        if not isinstance(sizes, (list, tuple)):
+            raise ValueError(f"{label} must be a size-list name or a list of sizes, got {sizes!r}")
+        if not sizes:
+            raise ValueError(f"{label} is empty; give at least one size, or None for each kernel's quick sizes")
+        hint = ("give positive integers: an int for one-axis kernels (4096), a tuple in the kernel's axis "
+                "order ((4096, 1024)) or a dict ({'rows': 4096, 'cols': 1024})")
+
+        def axis(v: Any, entry: Any) -> int:
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise ValueError(f"{label}: size {entry!r} is not understood ({v!r} is not an integer); {hint}")
+            if not 1 <= int(v) <= self.MAX_AXIS:
+                raise ValueError(f"{label}: size {entry!r} is out of range: each axis must be 1 to "
+                                 f"{self.MAX_AXIS}")
+            return int(v)
+
+        out: list[dict[str, int] | tuple[int, ...]] = []
+        for s in sizes:
+            if isinstance(s, Mapping):
+                if not s or not all(isinstance(k, str) for k in s):
+                    raise ValueError(f"{label}: size {s!r} is not understood; {hint}")
+                entry: dict[str, int] | tuple[int, ...] = {k: axis(v, s) for k, v in s.items()}
+                values = list(entry.values())
+            elif isinstance(s, (list, tuple)) and s:
+                entry = tuple(axis(v, s) for v in s)
+                values = list(entry)
+            else:
+                entry = (axis(s, s),)
+                values = list(entry)
+            product = 1
+            for v in values:
+                product *= v
+            if product > self.MAX_ELEMENTS:
+                raise ValueError(f"{label}: size {s!r} has {product:,} elements, more than the limit of "
+                                 f"{self.MAX_ELEMENTS:,} (2**40)")
+            out.append(entry)
+        return out
 
     # -- cells --------------------------------------------------------------
     def caches(self) -> list[str]:
@@ -135,6 +233,7 @@ class SweepSpec:
         """
         sel = select(self.kernels, self.variants, self.backends, self.dtypes, self.modes)
         caches = self.caches()
+        self._check_sizes_fit(sel.specs)
         cells: list[Cell] = []
         for spec in sel.specs:
             sizes = self._sizes_for(spec)
@@ -148,6 +247,26 @@ class SweepSpec:
                         cells += [Cell.make(spec.name, name, t.backend.name, dtype, params, mode, c, t.unsupported)
                                   for c in caches]
         return cells
+
+    def _check_sizes_fit(self, specs: Sequence[KernelSpec]) -> None:
+        """A size-list name some selected kernel has; every explicit size fits some selected kernel."""
+        entries = self.size_entries()
+        if entries is None or self.llm_shapes is not None or not specs:
+            return
+        axes = "; ".join(f"{s.name} takes {' x '.join(s.axes)}" for s in specs[:6]) + ("; ..." if len(specs) > 6
+                                                                                    else "")
+        if isinstance(entries, str):
+            names = list(dict.fromkeys(n for s in specs for n in s.sizes))
+            if entries not in names:
+                raise ValueError(f"unknown size list {entries!r}; valid size lists: {', '.join(names)}, or explicit "
+                                 f"sizes ({axes})")
+            return
+        for entry in entries:
+            if not any(_fits(s, entry) for s in specs):
+                text = (" ".join(f"{k}={v}" for k, v in entry.items()) if isinstance(entry, dict)
+                        else "x".join(str(v) for v in entry))
+                raise ValueError(f"size {text!r} fits none of the kernels selected: {axes} (give one value per "
+                                 "axis, in that order, e.g. 4096x1024, or name the axes, e.g. rows=4096:cols=1024)")
 
     def _sizes_for(self, spec: KernelSpec) -> list[dict[str, int]]:
         if self.llm_shapes is not None:
@@ -166,19 +285,22 @@ class SweepSpec:
         return _match_sizes(spec, self.sizes, explicit_kernel=self.kernels is not None)
 
 
+def _fits(spec: KernelSpec, entry: Mapping[str, int] | Sequence[int]) -> bool:
+    return set(entry) == set(spec.axes) if isinstance(entry, Mapping) else len(entry) == len(spec.axes)
+
+
 def _match_sizes(spec: KernelSpec, sizes: Sequence[SizeEntry], explicit_kernel: bool) -> list[dict[str, int]]:
-    """Sizes that fit ``spec``: dicts with exactly its axes, or tuples of its arity (axes in spec order)."""
+    """Sizes that fit ``spec``: dicts with exactly its axes, or tuples of its arity (axes in spec order).
+    Entries are checked first (:meth:`SweepSpec.size_entries`): 1.5, True or -1 never become a size."""
     out: list[dict[str, int]] = []
-    for s in sizes:
+    checked = SweepSpec(sizes=list(sizes)).size_entries()
+    for s in checked if isinstance(checked, list) else []:
+        if not _fits(spec, s):
+            continue
         if isinstance(s, Mapping):
-            if set(s) != set(spec.axes):
-                continue
             p = spec.validate_params(s)
         else:
-            vals = [int(x) for x in (s if isinstance(s, (list, tuple)) else [s])]
-            if len(vals) != len(spec.axes):
-                continue
-            p = spec.validate_params(dict(zip(spec.axes, vals, strict=True)))
+            p = spec.validate_params(dict(zip(spec.axes, s, strict=True)))
         if p not in out:
             out.append(p)
     if not out and explicit_kernel:

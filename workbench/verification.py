@@ -19,9 +19,11 @@ the returned list (``results.skipped``) so callers can say so.
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -117,9 +119,9 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
     ``isolation`` and ``memory_cap``: where cells run and how much memory one may add
     (:mod:`workbench.harness.isolation`); a variant that crashes its worker is ``crashed``, the others go on.
     """
-    seed_list = tuple(seeds)
-    if not seed_list:
-        raise ValueError("verify needs at least one seed")
+    seed_list = _check_seeds(seeds)
+    timeout_s = _check_seconds("timeout_s", timeout_s)
+    build_timeout_s = _check_seconds("build_timeout_s", build_timeout_s)
     sel = select(_as_list(kernels), _as_list(variants), _as_list(backends), _as_list(dtypes) or [],
                  MODES if include_compiled else None)
     size_lists = {spec.name: _size_list(spec, sizes) for spec in sel.specs}  # bad size-list names fail first
@@ -145,6 +147,39 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
     return results
 
 
+#: Most seeds one call may ask for (each is a full check of every size), and the longest time limit.
+MAX_SEEDS = 1000
+MAX_SECONDS = 604800.0
+
+
+def _check_seeds(seeds: Any) -> tuple[int, ...]:
+    """``seeds`` as a tuple of non-negative integers; an empty list (which would pass after 0 checks), a
+    string, a float or a bool is a ValueError naming it."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        raise ValueError(f"seeds must be a list of non-negative integers such as [0, 1, 2], got {seeds!r}")
+    seed_list = tuple(seeds)
+    if not seed_list:
+        raise ValueError("seeds is empty: verify needs at least one seed (e.g. seeds=[0, 1, 2]); with none, "
+                         "nothing would be checked")
+    if len(seed_list) > MAX_SEEDS:
+        raise ValueError(f"{len(seed_list)} seeds is more than the limit of {MAX_SEEDS}")
+    for s in seed_list:
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral) or not 0 <= int(s) < 2**63:
+            raise ValueError(f"seed {s!r} is not a non-negative integer; give seeds such as [0, 1, 2]")
+    return tuple(int(s) for s in seed_list)
+
+
+def _check_seconds(name: str, value: Any) -> float:
+    """A time limit: a finite number of seconds > 0 (NaN would switch the limit off)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number of seconds > 0, got {value!r}")
+    x = float(value)
+    if not (math.isfinite(x) and 0 < x <= MAX_SECONDS):
+        raise ValueError(f"{name} {x:g} is out of range: it must be a finite number of seconds > 0 and <= "
+                         f"{MAX_SECONDS:g}")
+    return x
+
+
 def _emit(results: VerifyResults, progress: Callable[[VerifyResult], None] | None, row: VerifyResult) -> None:
     results.append(row)
     if progress is not None:
@@ -157,7 +192,19 @@ def _size_list(spec: KernelSpec, sizes: str | list[dict[str, int]]) -> list[dict
             raise ValueError(f"kernel {spec.name!r} has no size list {sizes!r}; "
                              f"valid: {', '.join(spec.sizes)}")
         return list(spec.sizes[sizes])
-    return list(sizes)
+    if isinstance(sizes, Mapping):
+        sizes = [sizes]
+    if not isinstance(sizes, (list, tuple)) or not sizes:
+        raise ValueError(f"sizes must be a size-list name ({', '.join(spec.sizes)}) or a non-empty list of "
+                         f"dicts such as {{{', '.join(repr(a) + ': 64' for a in spec.axes)}}}, got {sizes!r}")
+    out = []
+    for p in sizes:
+        if not isinstance(p, Mapping) or any(isinstance(v, bool) or not isinstance(v, numbers.Integral)
+                                             for v in p.values()):
+            raise ValueError(f"size {p!r} is not understood: kernel {spec.name!r} takes a dict of positive "
+                             f"integers with axes {', '.join(spec.axes)}")
+        out.append(spec.validate_params(p))
+    return out
 
 
 def _verify_target(t: Target, sizes: list[dict[str, int]], seeds: tuple[int, ...], worker: CellExecutor,

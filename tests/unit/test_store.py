@@ -155,15 +155,22 @@ def test_loading_hostile_values_executes_nothing(tmp_path):
     payload = pickle.dumps(_Boom(str(canary)))
     code = f"__import__('pathlib').Path({str(canary)!r}).touch()"
     doc = {"format": EXPORT_FORMAT, "version": 1,
-           "runs": [{"run_id": "evil", "name": code, "argv": [code], "spec": {"kernels": code}}],
+           "runs": [{"run_id": "evil", "name": code, "argv": [code], "spec": {"kernels": [code]}}],
            "environments": [{"env_id": "e", "record": {"host": code, "pickle": payload.hex()}}],
-           "results": [_row("evil", "k1", message=code, params=code, samples_s=payload.decode("latin-1"),
-                            extra_field={"__reduce__": code}, median_s="{{7*7}}")],
+           "results": [_row("evil", "k1", message=code, traceback=payload.decode("latin-1"),
+                            extra_field={"__reduce__": code}, noise_note="{{7*7}}")],
            "peaks": [{"env_id": "e", "backend": code, "metric": "m", "dtype": "float32", "value": 1.0}]}
     f = tmp_path / "evil.json"
     f.write_text(json.dumps(doc))
     st = Store(tmp_path / "s.sqlite")
     st.import_file(f)
+    # values of the wrong type (code where a number or a JSON list belongs) are refused before any write
+    for field, value in (("median_s", "{{7*7}}"), ("params", code), ("samples_s", payload.decode("latin-1"))):
+        bad = tmp_path / f"bad-{field}.json"
+        bad.write_text(json.dumps({**doc, "results": [_row("evil", "k9", **{field: value})]}))
+        with pytest.raises(ValueError, match=f"results\\[0\\].{field}"):
+            st.import_file(bad)
+    assert "k9" not in st.cell_keys("evil")
     # and a pickle smuggled straight into the SQLite file, as bytes in a text column
     st.record(_row("evil", "k2"))
     with sqlite3.connect(tmp_path / "s.sqlite") as raw:

@@ -133,10 +133,24 @@ def get(name: str) -> Backend:
     return found
 
 
+def override_name() -> str | None:
+    """``$WORKBENCH_BACKEND`` checked: None when unset or ``auto``; a name that is no backend is a ValueError
+    listing the valid ones (it is never silently ignored)."""
+    override = os.environ.get(ENV_OVERRIDE, "").strip()
+    if not override or override == "auto":
+        return None
+    try:
+        get(override)
+    except ValueError:
+        raise ValueError(f"{ENV_OVERRIDE}={override!r} names no backend; valid: auto, "
+                         f"{', '.join(sorted(all_backends()))} (or unset it for the automatic choice)") from None
+    return override
+
+
 def auto_backend() -> Backend:
     """The best available backend by priority, honouring ``WORKBENCH_BACKEND``."""
-    override = os.environ.get(ENV_OVERRIDE, "").strip()
-    if override and override != "auto":
+    override = override_name()
+    if override:
         b = get(override)
         b.require()
         return b

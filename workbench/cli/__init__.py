@@ -11,8 +11,11 @@ from __future__ import annotations
 import argparse
 import faulthandler
 import importlib
+import os
 import pkgutil
 import sys
+import traceback
+from typing import NoReturn
 
 
 def command_modules() -> list[str]:
@@ -20,10 +23,21 @@ def command_modules() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("cmd_"))
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors in two lines (the problem, then where the options are) instead of the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\nrun `{self.prog} --help` for the options\n")
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser, with only ``argv``'s command registered when it names one."""
-    parser = argparse.ArgumentParser(prog="workbench",
-                                     description="Compare compute kernels across hardware backends.")
+    parser = _Parser(prog="workbench", description="Compare compute kernels across hardware backends.",
+                     epilog="Exit codes: 0 ok; 1 cells failed (bench --strict), verification failed or a gate "
+                            "failed; 2 a usage or input error; 130 interrupted. --debug shows the traceback "
+                            "of an error.")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an error, show the Python traceback too (also $WORKBENCH_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = command_modules()
     wanted = "cmd_" + argv[0].replace("-", "_") if argv else None
@@ -32,23 +46,52 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: Exit status of a usage or input error (argparse's own), and of an interrupted command.
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns its exit status (never raises for bad input: a message on stderr instead,
+    with the traceback only under ``--debug``)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv or os.environ.get("WORKBENCH_DEBUG", "") not in ("", "0")
+    argv = [a for a in argv if a != "--debug"]  # accepted anywhere on the line
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2), already printed
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return EXIT_USAGE
     if not faulthandler.is_enabled():  # a kernel crashing in-process prints the Python frame it died in
         faulthandler.enable()
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
-    except (ValueError, FileNotFoundError) as exc:  # bad input: a clear message, not a traceback
-        print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_INTERRUPTED
+    except (ValueError, LookupError, OSError, RecursionError) as exc:  # bad input: a clear message
+        if debug:
+            traceback.print_exc()
+        print(f"workbench {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - a bug: still no traceback unless asked for
+        if debug:
+            traceback.print_exc()
+        print(f"workbench {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)}\n"
+              "run again with --debug for the traceback, and please report it", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    """The exception's message (a KeyError's without its quotes), at most a few hundred characters."""
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    text = text.strip() or type(exc).__name__
+    return text if len(text) <= 2000 else text[:2000] + "…"
 
 
 if __name__ == "__main__":

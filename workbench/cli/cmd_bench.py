@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..harness.timer import CACHE_MODES
@@ -56,22 +58,58 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --resume: run again the cells that crashed (by default a crashed cell stays "
                         "crashed, so that resuming does not crash the same way)")
     p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown on a terminal only)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when a cell did not pass (incorrect, error, timeout, crashed, oom); unsupported "
+                        "cells do not count")
     isolation_args.add(p)
     p.set_defaults(func=run)
 
 
-def parse_sizes(tokens: Iterable[str]) -> str | list[tuple[int, ...]]:
-    """``["4096,1000003", "37x1000"]`` -> ``[(4096,), (1000003,), (37, 1000)]``; a lone name stays a name."""
+SIZE_HELP = ("give positive integers: 4096 for one-axis kernels, 4096x1024 for multi-axis ones (axes in the "
+             "kernel's order), AXIS=N such as n=4096 or rows=4096:cols=1024, or one size-list name (quick, full, "
+             "verify)")
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+_COUNT = re.compile(r"[0-9]+")
+
+
+def parse_sizes(tokens: Iterable[str], axes_hint: str = "") -> str | list[tuple[int, ...] | dict[str, int]]:
+    """``["4096,1000003", "37x1000", "n=5"]`` -> ``[(4096,), (1000003,), (37, 1000), {"n": 5}]``; a lone
+    name stays a name. A token that is none of these (-1, 1.5, 4096x, n=) is a ValueError naming it."""
     parts = [t.strip() for tok in tokens for t in tok.split(",") if t.strip()]
-    if len(parts) == 1 and not parts[0].replace("x", "").isdigit():
+    if not parts:
+        raise ValueError(f"--sizes needs at least one size; {SIZE_HELP}")
+    if len(parts) == 1 and _NAME.fullmatch(parts[0]) and not _COUNT.fullmatch(parts[0].replace("x", "")):
         return parts[0]
-    out = []
+    out: list[tuple[int, ...] | dict[str, int]] = []
     for part in parts:
         try:
-            out.append(tuple(int(x) for x in part.lower().split("x")))
+            if "=" in part:
+                pairs = [kv.partition("=") for kv in part.split(":")]
+                if not all(_NAME.fullmatch(k.strip()) and _COUNT.fullmatch(v.strip()) for k, _, v in pairs):
+                    raise ValueError
+                out.append({k.strip(): int(v) for k, _, v in pairs})
+            else:
+                items = part.lower().split("x")
+                if not all(_COUNT.fullmatch(x) for x in items):
+                    raise ValueError
+                out.append(tuple(int(x) for x in items))
         except ValueError:
-            raise ValueError(f"bad size {part!r}: use integers like 4096 or 4096x1024") from None
+            raise ValueError(f"--sizes: {part!r} is not a size; {SIZE_HELP}{axes_hint}") from None
     return out
+
+
+def _axes_hint(kernels: list[str] | None) -> str:
+    """`` (softmax takes rows x cols)`` for the kernels named, for messages about sizes."""
+    if not kernels:
+        return ""
+    try:
+        from ..catalog import kernels as catalog
+
+        known = catalog()
+    except Exception:  # noqa: BLE001 - only a hint
+        return ""
+    found = [f"{k} takes {' x '.join(known[k].axes)}" for k in kernels if k in known]
+    return f" ({'; '.join(found)})" if found else ""
 
 
 def split_list(tokens: Iterable[str] | None) -> list[str] | None:
@@ -85,10 +123,11 @@ def int_list(tokens: Iterable[str] | None, flag: str) -> list[int] | None:
     items = split_list(tokens)
     if items is None:
         return None
-    try:
-        return [int(t) for t in items]
-    except ValueError:
-        raise ValueError(f"{flag} takes integers, got {' '.join(tokens)!r}") from None
+    for t in items:
+        if not _COUNT.fullmatch(t) or not 1 <= int(t) <= SweepSpec.MAX_AXIS:
+            raise ValueError(f"{flag}: {t!r} is not a valid size; give positive integers (1 to "
+                             f"{SweepSpec.MAX_AXIS}), e.g. {flag} 1,8")
+    return [int(t) for t in items]
 
 
 def spec_from_args(args: argparse.Namespace) -> SweepSpec:
@@ -99,7 +138,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     axes: dict[str, Any] = {
         "kernels": args.kernels, "variants": args.variants, "backends": args.backends,
         "dtypes": tuple(args.dtypes) if args.dtypes else None,
-        "sizes": parse_sizes(args.sizes) if args.sizes else None,
+        "sizes": parse_sizes(args.sizes, _axes_hint(args.kernels)) if args.sizes is not None else None,
         "modes": tuple(args.modes) if args.modes else None,
         "cache": tuple(args.cache) if args.cache and len(args.cache) > 1 else (args.cache[0] if args.cache else None),
         "budget_s": args.budget, "timeout_s": args.timeout, "rounds": args.rounds,
@@ -107,11 +146,17 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     }
     shape_axes = {"batch_sizes": args.batch_sizes, "seq_lengths": args.seq_lengths,
                   "hidden_sizes": args.hidden_sizes}
+    for name in ("budget_s", "timeout_s", "build_timeout_s", "rounds"):  # named as the options, before anything
+        if axes[name] is not None:
+            SweepSpec.check_option(name, axes[name], SweepSpec.FLAGS[name])
     if args.suite:
-        return suite_spec(args.suite, **axes, **shape_axes)
-    if any(v is not None for v in shape_axes.values()):
-        return suite_spec("llm", **axes, **shape_axes)
-    return SweepSpec(**{k: v for k, v in axes.items() if v is not None})
+        spec = suite_spec(args.suite, **axes, **shape_axes)
+    elif any(v is not None for v in shape_axes.values()):
+        spec = suite_spec("llm", **axes, **shape_axes)
+    else:
+        spec = SweepSpec(**{k: v for k, v in axes.items() if v is not None})
+    spec.check(SweepSpec.FLAGS)
+    return spec
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,9 +165,13 @@ def run(args: argparse.Namespace) -> int:
     run_options = isolation_args.options(args)
     if args.retry_crashed and not args.resume:
         raise ValueError("--retry-crashed goes with --resume (it re-runs the crashed cells of a stored run)")
-    store = Store(args.store)
     resume = None
     spec: SweepSpec | None = None
+    if not args.resume:  # the whole request is checked before the store is opened or a run created
+        spec = spec_from_args(args)
+        spec.cells()  # unknown names, and sizes that fit no kernel, fail here
+    outputs = check_outputs(args.json, args.report)  # a bad path or format fails now, not after the sweep
+    store = Store(args.store)
     if args.resume:
         resume = store.latest_run_id(unfinished=True) if args.resume == "latest" else args.resume
         if resume is None:
@@ -136,14 +185,15 @@ def run(args: argparse.Namespace) -> int:
                              "budget", "timeout", "rounds") if getattr(args, a) is not None]
         if given:
             print(f"note: --resume uses the run's stored sweep; ignoring --{', --'.join(given)}", file=sys.stderr)
-    else:
-        spec = spec_from_args(args)
     progress = not args.quiet and sys.stderr.isatty()  # a redirected log gets no carriage-return noise
     outcome = run_sweep(spec, store=store, name=args.name, resume_run_id=resume, progress=progress,
                         argv=["workbench", *sys.argv[1:]] if sys.argv else None,
                         retry_crashed=args.retry_crashed, **run_options)
     rows = store.rows([outcome.run_id])
     print(format_summary(rows))
+    reasons = format_reasons(rows)
+    if reasons:
+        print(reasons)
     counts = Counter(r["status"] for r in rows)
     tail = f" — interrupted: resume with --resume {outcome.run_id}" if outcome.interrupted else ""
     noisy = sum(1 for r in rows if r.get("noisy"))
@@ -153,11 +203,83 @@ def run(args: argparse.Namespace) -> int:
     if noisy:
         print(f"{noisy} noisy cell(s), marked ~ (spread above {100 * NOISY_SPREAD:.0f}% or the machine was busy): "
               "their timings may not repeat; see noise_note in the rows", file=sys.stderr)
-    rc = 130 if outcome.interrupted else 0
-    for path, fmt in ((args.json, "json"), (args.report, None)):
-        if path and write_output(store, outcome.run_id, path, fmt) != 0:
+    failed = sum(v for k, v in counts.items() if k not in PASSING)
+    rc = 130 if outcome.interrupted else (1 if args.strict and failed else 0)
+    if args.strict and failed:
+        what = ", ".join(f"{v} {k}" for k, v in counts.items() if k not in PASSING)
+        print(f"--strict: {failed} cell(s) did not pass ({what}); exit 1", file=sys.stderr)
+    for path, fmt in outputs:
+        if write_output(store, outcome.run_id, path, fmt) != 0:
             rc = rc or 1
     return rc
+
+
+#: Statuses that do not fail ``--strict``: ``unsupported`` says a pair cannot run here, which is not a failure.
+PASSING = ("ok", "unsupported")
+#: Longest reason printed per cell (the full message and traceback are in the store and the reports).
+REASON_CHARS = 300
+
+
+def check_outputs(json_path: str | None, report_path: str | None) -> list[tuple[str, str | None]]:
+    """(path, format) of the outputs asked for, each checked before anything runs: a known format (by
+    extension), and a place that can be written (not a directory, parent creatable and writable)."""
+    from ..report.exporters import FORMATS as BY_SUFFIX
+
+    out: list[tuple[str, str | None]] = []
+    for flag, path, allowed in (("--json", json_path, ("json",)), ("--report", report_path, None)):
+        if path is None:
+            continue
+        if not path.strip():
+            raise ValueError(f"{flag} needs a file name, got an empty one")
+        p = Path(path)
+        fmt = BY_SUFFIX.get(p.suffix.lower())
+        valid = allowed or tuple(dict.fromkeys(BY_SUFFIX.values()))
+        if fmt is None or fmt not in valid:
+            raise ValueError(f"{flag} {path!r}: unsupported format {p.suffix or '(no extension)'!r}; use a file "
+                             f"ending in {', '.join('.' + f for f in valid)}")
+        check_writable(flag, p)
+        out.append((path, "json" if flag == "--json" else None))
+    return out
+
+
+def check_writable(flag: str, p: Path) -> None:
+    """``p`` can be written: not a directory, and its nearest existing ancestor a writable directory."""
+    import os
+
+    if p.is_dir():
+        raise ValueError(f"{flag} {str(p)!r} is a directory; give a file name")
+    parent = p.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ValueError(f"{flag} {str(p)!r}: {str(parent)!r} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {str(p)!r}: cannot write in {str(parent)!r} (permission denied); choose "
+                         "another place")
+
+
+def format_reasons(rows: Iterable[Mapping[str, Any]], limit: int = 50) -> str:
+    """Why cells did not pass: one line per incorrect / error / timeout / crashed / oom cell with its
+    message; unsupported cells grouped by reason."""
+    rows = list(rows)
+    bad = [r for r in rows if r.get("status") not in PASSING]
+    lines = []
+    if bad:
+        lines += ["", "Cells that did not pass:"]
+        for r in bad[:limit]:
+            message = " ".join(str(r.get("message") or "(no message)").split())
+            if len(message) > REASON_CHARS:
+                message = message[:REASON_CHARS] + "…"
+            lines.append(f"  {r.get('kernel')}/{r.get('variant')} on {r.get('backend')} ({r.get('dtype')}, "
+                         f"{r.get('size_label') or r.get('size')}) {r.get('status')}: {message}")
+        if len(bad) > limit:
+            lines.append(f"  ... and {len(bad) - limit} more (see the report or `workbench report`)")
+    unsupported = Counter(" ".join(str(r.get("message") or "(no reason given)").split())[:REASON_CHARS]
+                          for r in rows if r.get("status") == "unsupported")
+    if unsupported:
+        lines += ["", "Unsupported (not a failure):"]
+        lines += [f"  {n} cell(s): {reason}" for reason, n in unsupported.most_common(10)]
+    return "\n".join(lines)
 
 
 def write_output(store: Any, run_id: str, path: str, fmt: str | None) -> int:

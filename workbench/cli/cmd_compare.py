@@ -62,7 +62,7 @@ def gate_failures(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report.exporters import resolve_run_ids
+    from ..report.exporters import check_baseline, resolve_run_ids
     from ..report.plots import parse_baseline
     from ..stats_compare import compare_runs, speedup_vs_baseline
     from ..store import open_store
@@ -80,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         title = f"speed-up of {ids[1]} over {ids[0]} (> 1: {ids[1]} is faster)"
         notes.append(f"run-to-run noise across the cells: {100 * table.attrs['run_noise']:.1f}%")
     else:
+        if args.baseline:
+            check_baseline(df, _baseline(args.baseline), flag="--baseline", given=args.baseline)
         variant, backend = parse_baseline(_baseline(args.baseline))
         table = speedup_vs_baseline(df, baseline_variant=variant, baseline_backend=backend)
         table = table[table["verdict"] != "baseline"]

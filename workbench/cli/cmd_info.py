@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from .output import stdout_to_stderr
@@ -23,11 +24,20 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..backends.registry import ENV_OVERRIDE, override_name
     from ..environment import collect_environment
 
     with stdout_to_stderr():  # runtimes that print while probing must not corrupt the table or the JSON
+        override = override_name()  # $WORKBENCH_BACKEND naming no backend is an error, not ignored
         env = collect_environment(probe_all=True)  # listing every backend is this command's job
     print(json.dumps(env, indent=2) if args.json else format_environment(env))
+    if override:
+        found = [b for b in env.get("backends") or [] if isinstance(b, dict) and b.get("name") == override]
+        if found and not found[0].get("available"):
+            print(f"note: {ENV_OVERRIDE}={override} selects a backend that is not available here: "
+                  f"{found[0].get('reason') or 'unavailable'}", file=sys.stderr)
+        elif not args.json:
+            print(f"\n{ENV_OVERRIDE}={override}: the default backend of this process")
     return 0
 
 

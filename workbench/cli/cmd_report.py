@@ -20,7 +20,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="report format (default: from --out's extension, else html)")
     p.add_argument("--out", default=None, metavar="FILE",
-                   help="file to write (default: reports/<run>.<format>)")
+                   help="file to write, ending in .html, .md, .json or .csv (default: reports/<run>.<format>, "
+                        "the run id made safe as a file name)")
     p.add_argument("--baseline", default=None, metavar="VARIANT[@BACKEND]",
                    help="one reference for the whole report's speed-ups (default: numpy's library variant); "
                         "VARIANT@BACKEND or @BACKEND")
@@ -28,15 +29,20 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report.exporters import FORMATS as BY_SUFFIX
-    from ..report.exporters import resolve_run_ids, write_report
+    from ..report.exporters import check_baseline, report_format, resolve_run_ids, safe_file_stem, write_report
     from ..store import open_store
 
+    fmt = report_format(args.out, args.format, flag="--out")  # before the store is even opened
     store = open_store(args.store, must_exist=True)
     ids = resolve_run_ids(store, args.runs)
-    fmt = args.format or (BY_SUFFIX.get(Path(args.out).suffix.lower()) if args.out else None) or "html"
-    out = Path(args.out) if args.out else Path("reports") / f"{ids[0] if len(ids) == 1 else 'runs'}.{fmt}"
-    kw = {"baseline": _baseline(args.baseline)} if args.baseline and fmt in ("html", "md") else {}
+    # a run id comes from data (an import): it names the default file only as a sanitised stem, never a path
+    stem = safe_file_stem(ids[0]) if len(ids) == 1 else "runs"
+    out = Path(args.out) if args.out else Path("reports") / f"{stem}.{fmt}"
+    kw = {}
+    if args.baseline:
+        check_baseline(store.results(run_ids=ids), _baseline(args.baseline), flag="--baseline", given=args.baseline)
+        if fmt in ("html", "md"):
+            kw["baseline"] = _baseline(args.baseline)
     path = write_report(store, ids, out, format=fmt, **kw)
     print(f"wrote {path} ({fmt}, runs: {', '.join(ids)})")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
@@ -45,13 +46,14 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..harness.cell import BUILD_TIMEOUT_S
-    from ..verification import DEFAULT_TIMEOUT_S, verify
+    from ..verification import DEFAULT_TIMEOUT_S, MAX_SECONDS, MAX_SEEDS, verify
 
-    if args.seeds < 1:
-        raise ValueError("--seeds must be at least 1")
+    if not 1 <= args.seeds <= MAX_SEEDS:
+        raise ValueError(f"--seeds {args.seeds} is out of range: give 1 to {MAX_SEEDS} (seeds 0..N-1 per size)")
     for flag, value in (("--timeout", args.timeout), ("--build-timeout", args.build_timeout)):
-        if value is not None and value <= 0:
-            raise ValueError(f"{flag} must be positive, got {value:g}")
+        if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+            raise ValueError(f"{flag} {value:g} is out of range: give a finite number of seconds > 0 and <= "
+                             f"{MAX_SECONDS:g}")
     run_options = isolation_args.options(args)
     progress = None if args.json else _progress
     with stdout_to_stderr():  # runtimes that print while probing/compiling must not corrupt the output

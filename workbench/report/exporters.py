@@ -624,7 +624,7 @@ def csv_text(df: pd.DataFrame) -> str:
     quote, and every cell holding a CR or LF is quoted (RFC 4180 line ends, so a bare CR never splits a row)."""
     out = df.copy()
     for col in out.columns:
-        if out[col].dtype == object:
+        if not pd.api.types.is_numeric_dtype(out[col]):  # object or string columns
             out[col] = out[col].map(csv_cell)
     out.columns = [csv_cell(str(c)) for c in out.columns]
     return out.to_csv(index=False, lineterminator="\r\n")
@@ -642,8 +642,8 @@ REPORT_FORMATS = ("html", "md", "json", "csv")
 
 def report_format(path: str | Path | None, format: str | None = None, flag: str = "path") -> str:  # noqa: A002
     """The format to write ``path`` in: ``format`` when given, else the extension's, else html (no
-    extension). An extension that is no report format (``r.pdf``), an unknown ``format``, or a format the
-    extension contradicts, is a ValueError naming the supported formats."""
+    extension). An extension that is no report format (``r.pdf``) without ``format``, an unknown ``format``,
+    or a format that a report extension contradicts (``r.csv`` as md), is a ValueError naming the formats."""
     suffixes = ", ".join(FORMATS)
     fmt = None
     if format is not None:
@@ -653,7 +653,7 @@ def report_format(path: str | Path | None, format: str | None = None, flag: str 
     if path is not None and str(path).strip():
         suffix = Path(path).suffix.lower()
         by_suffix = FORMATS.get(suffix)
-        if suffix and by_suffix is None:
+        if suffix and by_suffix is None and fmt is None:  # with a format given, any extension goes (r.txt)
             raise ValueError(f"{flag} {str(path)!r}: {suffix!r} is not a report format; supported formats: "
                              f"{', '.join(REPORT_FORMATS)} (a file ending in {suffixes})")
         if fmt and by_suffix and by_suffix != fmt:

@@ -6,6 +6,7 @@ and one column to see how a variant scales, without 230 lines of repeated kernel
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -75,10 +76,14 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
     return {"unit": unit, "columns": columns, "index_names": names, "rows": rows}
 
 
+_MD_BACKSLASHED = re.compile(r"([\\`|\[\]])")
+
+
 def md_escape(v: Any) -> str:
-    """Text safe in a Markdown table cell or heading: pipes, newlines and angle brackets escaped."""
-    s = str(v).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
-    return s.replace("<", "&lt;").replace(">", "&gt;")
+    """Text safe anywhere in Markdown (a table cell, a heading, a list item): backslashes, backticks, pipes
+    and brackets backslash-escaped, ``& < >`` as entities (no HTML gets through), line breaks as spaces."""
+    s = _MD_BACKSLASHED.sub(r"\\\1", str(v)).replace("\r", " ").replace("\n", " ")
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def pivot_markdown(p: dict[str, Any]) -> str:
@@ -89,7 +94,8 @@ def pivot_markdown(p: dict[str, Any]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * len(p["index_names"]) +
                                                          ["---:"] * len(p["columns"])) + "|"]
     for r in p["rows"]:
-        cells = [(NOISY_MARK if c["noisy"] else "") + (f"**{c['text']}**" if c["best"] else md_escape(c["text"]))
+        cells = [(NOISY_MARK if c["noisy"] else "") + (f"**{md_escape(c['text'])}**" if c["best"]
+                                                        else md_escape(c["text"]))
                  for c in r["cells"]]
         lines.append("| " + " | ".join([*(md_escape(i) for i in r["index"]), *cells]) + " |")
-    return "\n".join(lines) + f"\n\nTimes in {p['unit']} (median per call); best per row in bold; ~ noisy.\n"
+    return "\n".join(lines) + f"\n\nTimes in {md_escape(p['unit'])} (median per call); best per row in bold; ~ noisy.\n"

@@ -199,6 +199,7 @@ class Dashboard:
             return
         try:
             spec = self.sweep_spec()
+            spec.check()  # budget, sizes ...: a message here, never an orphan run
             cells = spec.cells()
         except ValueError as exc:
             self.status.show(str(exc), "warn")
@@ -430,10 +431,16 @@ class Dashboard:
         suffix = "-interrupted" if status == "interrupted" else ""
         folder.mkdir(parents=True, exist_ok=True)
         # Named after the run's kernel, never the dropdown's (which may have moved on).
-        path = folder / f"{self.run_kernel}-{self.run_id}{suffix}.{fmt}"
+        from ..report.exporters import safe_file_stem  # names from data become a file name, never a path
+
+        path = folder / f"{safe_file_stem(f'{self.run_kernel}-{self.run_id}{suffix}')}.{fmt}"
         kw: dict[str, Any] = {}
         if fmt in ("html", "md"):
             kw["baseline"] = self.plot.baseline.value or None  # the reference chosen here
+            if kw["baseline"]:
+                from ..report.exporters import check_baseline
+
+                check_baseline(data.df, kw["baseline"])  # one that names no series is an error, listing them
         elif fmt == "csv":  # a bare table: each row says which run it is from and how that run ended
             df = data.df.copy()
             df.insert(0, "run_status", status)

@@ -1,0 +1,407 @@
+"""What ``workbench import`` accepts: the export schema, and :func:`load_export`, which reads a file against it.
+
+An export comes from another machine, so nothing in it is trusted. The file is
+read as bytes (size limited), decoded as UTF-8, its nesting depth checked
+*before* the JSON parser recurses into it, parsed with NaN/Infinity refused,
+and validated with :mod:`jsonschema`: every field of the store's tables has a
+type, identifiers (run, environment, cell ids) are short and cannot become a
+path, strings and lists have size limits. A problem is one ValueError naming
+the file and the field path (``results[3].wall_s``), never a traceback, and
+nothing is written to a store before the whole document passed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from .record import JSON_COLUMNS, RESULT_COLUMNS
+
+#: What the store writes (``workbench.store.EXPORT_FORMAT`` / ``EXPORT_VERSION``, passed in by the store).
+EXPORT_FORMAT = "workbench-results"
+EXPORT_VERSION = 1
+
+MAX_FILE_BYTES = 1 << 30
+#: Objects and lists inside one another (an export needs about 8; an environment record a few more).
+MAX_DEPTH = 32
+#: Run, environment and cell ids: identifiers, never paths.
+MAX_ID_CHARS = 128
+ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.:+-]*$"
+#: Names, statuses, dates, dtypes ...; messages and tracebacks; JSON text columns (samples of a cell).
+MAX_TEXT_CHARS = 4096
+MAX_LONG_TEXT_CHARS = 1 << 20
+MAX_JSON_TEXT_CHARS = 4 << 20
+MAX_ITEMS = 1_000_000
+MAX_KEYS = 10_000
+INT64 = (-(1 << 63), (1 << 63) - 1)
+
+#: Result columns holding free text that may be long.
+LONG_TEXT_COLUMNS = ("message", "traceback", "noise_note", "peak_note")
+
+
+class _Refused(ValueError):
+    """A value refused while parsing (NaN, Infinity, a number out of range); the message says which."""
+
+
+# -- schema -----------------------------------------------------------------------------------------
+
+def _value_schema() -> dict[str, Any]:
+    """Any JSON value, with strings, lists and objects size-limited (depth is checked before parsing)."""
+    return {"anyOf": [
+        {"type": "string", "maxLength": MAX_LONG_TEXT_CHARS},
+        {"type": ["number", "boolean", "null"], "x-int64": True},
+        {"type": "array", "maxItems": MAX_ITEMS, "items": {"$ref": "#/$defs/value"}},
+        {"type": "object", "maxProperties": MAX_KEYS, "propertyNames": {"maxLength": MAX_TEXT_CHARS},
+         "additionalProperties": {"$ref": "#/$defs/value"}},
+    ]}
+
+
+def _text(n: int = MAX_TEXT_CHARS) -> dict[str, Any]:
+    return {"type": ["string", "null"], "maxLength": n}
+
+
+_ID = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS, "pattern": ID_PATTERN}
+_NUMBER = {"type": ["number", "null"], "x-int64": True}
+_NAMES = {"type": ["array", "null"], "maxItems": MAX_KEYS, "items": {"type": "string", "maxLength": MAX_TEXT_CHARS}}
+_NAME_OR_NAMES = {"type": ["string", "array", "null"], "maxLength": MAX_TEXT_CHARS, "maxItems": MAX_KEYS,
+                  "items": {"type": "string", "maxLength": MAX_TEXT_CHARS}}
+_SIZE = {"type": "integer", "minimum": 1, "x-int64": True}
+_SIZE_ENTRY = {"anyOf": [
+    _SIZE,
+    {"type": "array", "maxItems": 16, "items": _SIZE},
+    {"type": "object", "maxProperties": 16, "additionalProperties": _SIZE},
+]}
+
+#: The stored sweep a run was started with (``SweepSpec.to_dict``), which ``--resume`` rebuilds.
+SPEC_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "maxProperties": MAX_KEYS,
+    "properties": {
+        "kernels": _NAMES, "variants": _NAMES, "backends": _NAMES, "dtypes": _NAMES, "modes": _NAMES,
+        "cache": _NAME_OR_NAMES,
+        "sizes": {"anyOf": [{"type": ["string", "null"], "maxLength": MAX_TEXT_CHARS},
+                            {"type": "array", "maxItems": MAX_KEYS, "items": _SIZE_ENTRY}]},
+        "budget_s": {"type": "number", "exclusiveMinimum": 0, "x-int64": True},
+        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "x-int64": True},
+        "build_timeout_s": {"type": "number", "exclusiveMinimum": 0, "x-int64": True},
+        "warmup_s": {"type": "number", "minimum": 0, "x-int64": True},
+        "target_spread": {"type": "number", "exclusiveMinimum": 0, "x-int64": True},
+        "min_samples": {"type": "integer", "minimum": 1, "x-int64": True},
+        "max_samples": {"type": "integer", "minimum": 1, "x-int64": True},
+        "n_inputs": {"type": "integer", "minimum": 1, "x-int64": True},
+        "rounds": {"type": "integer", "minimum": 1, "x-int64": True},
+        "seed": {"type": "integer", "x-int64": True},
+        "suite": _text(), "isolation": _text(),
+        "memory_cap": {"type": ["string", "integer", "null"], "maxLength": MAX_TEXT_CHARS, "x-int64": True},
+        "llm_shapes": {"type": ["array", "null"], "maxItems": MAX_KEYS,
+                       "items": {"type": "object", "maxProperties": 64,
+                                 "additionalProperties": {"$ref": "#/$defs/value"}}},
+    },
+    "additionalProperties": {"$ref": "#/$defs/value"},
+}
+
+_RUN_FIELDS: dict[str, Any] = {
+    "run_id": _ID,
+    "created_at": _text(64), "finished_at": _text(64), "name": _text(), "suite": _text(), "status": _text(64),
+    "env_id": {"anyOf": [_ID, {"type": "null"}]},
+    "git_commit": _text(256),
+    "wall_s": {"type": ["number", "null"], "minimum": 0, "x-int64": True},
+    # JSON text in a DataFrame-based export, decoded in the store's own: both are accepted, and checked
+    "argv": {"anyOf": [_NAMES, {"type": "string", "maxLength": MAX_JSON_TEXT_CHARS}]},
+    "spec": {"anyOf": [{"$ref": "#/$defs/spec"}, {"type": "null"},
+                       {"type": "string", "maxLength": MAX_JSON_TEXT_CHARS}]},
+    "in_flight": {"anyOf": [{"type": ["object", "null"], "maxProperties": 64,
+                             "additionalProperties": {"$ref": "#/$defs/value"}},
+                            {"type": "string", "maxLength": MAX_TEXT_CHARS}]},
+}
+
+
+def _result_field(name: str, sql_type: str) -> dict[str, Any]:
+    if name in ("run_id", "cell_key"):
+        return _ID
+    if name == "env_id":
+        return {"anyOf": [_ID, {"type": "null"}]}
+    if name in JSON_COLUMNS:
+        return {"type": ["string", "array", "object", "null"], "maxLength": MAX_JSON_TEXT_CHARS,
+                "maxItems": MAX_ITEMS, "maxProperties": 64,
+                "items": {"type": ["number", "null"], "x-int64": True},
+                "additionalProperties": {"type": "integer", "x-int64": True}}
+    if sql_type == "TEXT":
+        return _text(MAX_LONG_TEXT_CHARS if name in LONG_TEXT_COLUMNS else MAX_TEXT_CHARS)
+    if sql_type == "INTEGER":  # counts and flags; a float column written by pandas may say 5.0
+        return {"type": ["number", "boolean", "null"], "x-int64": True}
+    return _NUMBER
+
+
+RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["run_id", "cell_key"],
+    "maxProperties": MAX_KEYS,
+    "properties": {k: _result_field(k, t) for k, t in RESULT_COLUMNS.items()},
+    "additionalProperties": {"$ref": "#/$defs/value"},
+}
+
+ENVIRONMENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["env_id", "record"],
+    "properties": {"env_id": _ID, "record": {"type": "object", "maxProperties": MAX_KEYS,
+                                             "additionalProperties": {"$ref": "#/$defs/value"}}},
+    "additionalProperties": {"$ref": "#/$defs/value"},
+}
+
+PEAK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["env_id", "backend", "metric", "value"],
+    "properties": {
+        "env_id": _ID, "backend": {"type": "string", "minLength": 1, "maxLength": 256},
+        "metric": {"type": "string", "minLength": 1, "maxLength": 256}, "dtype": _text(64),
+        "value": {"type": "number", "x-int64": True}, "unit": _text(64), "method": _text(),
+        "measured_at": _text(64),
+        "details": {"anyOf": [{"type": "string", "maxLength": MAX_LONG_TEXT_CHARS},
+                              {"type": ["object", "null"], "maxProperties": MAX_KEYS,
+                               "additionalProperties": {"$ref": "#/$defs/value"}}]},
+    },
+    "additionalProperties": {"$ref": "#/$defs/value"},
+}
+
+EXPORT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["format", "version"],
+    "properties": {
+        "format": {"type": "string", "maxLength": 64},
+        "version": {"type": "integer", "minimum": 1, "x-int64": True},
+        "exported_at": _text(64),
+        "runs": {"type": ["array", "null"], "maxItems": MAX_ITEMS, "items": {
+            "type": "object", "required": ["run_id"], "maxProperties": MAX_KEYS, "properties": _RUN_FIELDS,
+            "additionalProperties": {"$ref": "#/$defs/value"}}},
+        "environments": {"type": ["array", "null"], "maxItems": MAX_ITEMS, "items": ENVIRONMENT_SCHEMA},
+        "results": {"type": ["array", "null"], "maxItems": MAX_ITEMS, "items": RESULT_SCHEMA},
+        "peaks": {"type": ["array", "null"], "maxItems": MAX_ITEMS, "items": PEAK_SCHEMA},
+    },
+    "additionalProperties": {"$ref": "#/$defs/value"},
+    "$defs": {"value": _value_schema(), "spec": SPEC_SCHEMA},
+}
+
+
+def _int64(validator: Any, wanted: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """``x-int64``: an integer must fit the store's 64-bit integers (SQLite's)."""
+    from jsonschema.exceptions import ValidationError
+
+    if wanted and isinstance(instance, int) and not isinstance(instance, bool) and \
+            not INT64[0] <= instance <= INT64[1]:
+        yield ValidationError(f"integer {_short(instance)} is out of range (at most 2**63-1 in magnitude)")
+
+
+_validator: Any = None
+
+
+def _export_validator() -> Any:
+    global _validator
+    if _validator is None:
+        from jsonschema import Draft202012Validator, validators
+
+        cls = validators.extend(Draft202012Validator, {"x-int64": _int64})
+        cls.check_schema(EXPORT_SCHEMA)
+        _validator = cls(EXPORT_SCHEMA)
+    return _validator
+
+
+# -- reading --------------------------------------------------------------------------------------
+
+def _short(v: Any, n: int = 60) -> str:
+    if isinstance(v, str):
+        text = repr(v[:n]) + (f"… ({len(v):,} characters)" if len(v) > n else "")
+    elif isinstance(v, (dict, list)):
+        text = f"{'an object' if isinstance(v, dict) else 'a list'} of {len(v):,} item(s)"
+    elif isinstance(v, int) and not isinstance(v, bool) and abs(v) > 1 << 64:
+        text = f"{v:.3g}" if abs(v) < 1e300 else f"an integer of {len(str(abs(v)))} digits"
+    else:
+        text = repr(v)
+    return text if len(text) <= n + 40 else text[:n] + "…"
+
+
+_TYPE_NAMES = {"integer": "an integer", "number": "a number", "string": "a string", "object": "an object",
+               "array": "a list", "boolean": "true or false", "null": "null"}
+
+
+def _explain(err: Any) -> str:
+    """One short line for a jsonschema error (its own message repeats the whole value, which may be huge)."""
+    v, want, inst = err.validator, err.validator_value, err.instance
+    if v == "type":
+        wants = [want] if isinstance(want, str) else list(want)
+        return f"{_short(inst)} is not {' or '.join(_TYPE_NAMES.get(t, t) for t in wants)}"
+    if v == "maxLength":
+        return f"a string of {len(inst):,} characters is longer than the limit of {want:,}"
+    if v == "minLength":
+        return "must not be empty"
+    if v in ("maxItems", "maxProperties"):
+        return f"{len(inst):,} items is more than the limit of {want:,}"
+    if v == "pattern":
+        return (f"{_short(inst)} is not an identifier (letters, digits and _ . : + -, not starting with "
+                f"a dot or a dash; never a path)")
+    if v in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        op = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[v]
+        return f"{_short(inst)} is out of range (must be {op} {want})"
+    if v == "required":
+        return err.message[:200]
+    if v in ("anyOf", "oneOf") and err.context:
+        deepest = max(err.context, key=lambda e: len(e.relative_path))
+        if deepest.relative_path:
+            return _explain(deepest)
+        types = sorted({t for e in err.context if e.validator == "type"
+                        for t in ([e.validator_value] if isinstance(e.validator_value, str) else e.validator_value)})
+        if types:
+            return f"{_short(inst)} is not {' or '.join(_TYPE_NAMES.get(t, t) for t in types)}"
+    return err.message[:200]
+
+
+def _field_path(parts: Any) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (("." if out else "") + str(p)[:60])
+    return out or "(the document)"
+
+
+def _check_depth(text: str, where: str, limit: int = MAX_DEPTH) -> None:
+    """Refuse nesting deeper than ``limit`` without recursing: escapes, then strings, then everything but
+    brackets are removed (regular expressions, linear), and innermost pairs are peeled off level by level."""
+    t = re.sub(r"\\.", "", text, flags=re.S)
+    t = re.sub(r'"[^"]*"', "", t)
+    t = re.sub(r"[^\[\]{}]+", "", t)
+    pair = re.compile(r"\[\]|\{\}")
+    for _ in range(limit):
+        if not t:
+            return
+        shorter = pair.sub("", t)
+        if len(shorter) == len(t):
+            return  # unbalanced: the parser says where
+        t = shorter
+    if t and len(pair.sub("", t)) < len(t):
+        raise ValueError(f"{where}: JSON nested more than {limit} levels deep; an export is never that deep "
+                         "(is this a workbench export?)")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a number JSON allows (values must be finite)")
+
+
+def _finite_float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):
+        raise _Refused(f"the number {text[:40]} is out of range")
+    return x
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > 40:
+        raise _Refused(f"an integer of {len(text)} digits is out of range")
+    return int(text)
+
+
+def parse_json(text: str, where: str) -> Any:
+    """JSON text -> value, depth checked first; NaN, Infinity and absurd numbers refused."""
+    _check_depth(text, where)
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int)
+    except _Refused as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise ValueError(f"{where}: JSON nested too deeply") from None
+
+
+def read_text(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> str:
+    """A file's UTF-8 text; a missing, unreadable, oversized or non-UTF-8 file is an error naming it."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such file")
+    if p.is_dir():
+        raise ValueError(f"{p} is a directory; give the JSON file `workbench export` or `report --format json` "
+                         "wrote")
+    try:
+        size = p.stat().st_size
+        if size > limit:
+            raise ValueError(f"{p}: {size:,} bytes is larger than an export may be ({limit:,} bytes)")
+        data = p.read_bytes()
+    except PermissionError:
+        raise ValueError(f"{p}: permission denied (cannot read it)") from None
+    except OSError as exc:
+        raise ValueError(f"{p}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{p}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); a workbench "
+                         "export is UTF-8 JSON") from None
+
+
+def validate_export(doc: Any, where: str, export_format: str = EXPORT_FORMAT,
+                    export_version: int = EXPORT_VERSION) -> dict[str, Any]:
+    """Check a parsed export against :data:`EXPORT_SCHEMA`; JSON text fields (``spec``, ``argv``,
+    ``in_flight``, ``params``, ``samples_s`` ...) are parsed and checked too, and come back decoded."""
+    from jsonschema.exceptions import best_match
+
+    if not isinstance(doc, dict) or doc.get("format") != export_format:
+        got = f"format {_short(doc.get('format'))}" if isinstance(doc, dict) else _short(doc)
+        raise ValueError(f"{where} is not a workbench results export (format {export_format!r}; got {got}); "
+                         "write one with `workbench export` or `workbench report --format json`")
+    version = doc.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > export_version:
+        raise ValueError(f"{where}: export version {version} is newer than this workbench understands "
+                         f"({export_version}); upgrade the workbench to import it")
+    err = best_match(_export_validator().iter_errors(doc))
+    if err is not None:
+        raise ValueError(f"{where}: {_field_path(err.absolute_path)}: {_explain(err)}")
+    for i, run in enumerate(doc.get("runs") or []):
+        for key in ("spec", "argv", "in_flight"):
+            if isinstance(run.get(key), str):
+                run[key] = _decoded(run[key], f"runs[{i}].{key}", where, key)
+    for i, row in enumerate(doc.get("results") or []):
+        for key in JSON_COLUMNS:
+            if isinstance(row.get(key), str):
+                _decoded(row[key], f"results[{i}].{key}", where, key)  # checked; stored as the text it is
+    return doc
+
+
+#: What each JSON text field must decode to (checked with the same validator).
+_DECODED: dict[str, dict[str, Any]] = {
+    "spec": {"anyOf": [{"$ref": "#/$defs/spec"}, {"type": "null"}]},
+    "argv": _NAMES,
+    "in_flight": {"type": ["object", "null"], "maxProperties": 64, "additionalProperties": {"$ref": "#/$defs/value"}},
+    "params": {"type": ["object", "null"], "maxProperties": 64, "additionalProperties": _SIZE},
+}
+_SAMPLES = {"type": ["array", "null"], "maxItems": MAX_ITEMS, "items": {"type": ["number", "null"], "x-int64": True}}
+
+
+def _decoded(text: str, field: str, where: str, key: str) -> Any:
+    from jsonschema.exceptions import best_match
+
+    if key == "in_flight" and not text.strip():
+        return None
+    value = parse_json(text, f"{where}: {field} (JSON text)")
+    schema = {**_DECODED.get(key, _SAMPLES), "$defs": EXPORT_SCHEMA["$defs"]}
+    err = best_match(type(_export_validator())(schema).iter_errors(value))
+    if err is not None:
+        inner = _field_path(err.absolute_path)
+        raise ValueError(f"{where}: {field}{'' if inner == '(the document)' else ' ' + inner}: {_explain(err)}")
+    return value
+
+
+def load_export(path: str | os.PathLike, export_format: str = EXPORT_FORMAT,
+                export_version: int = EXPORT_VERSION) -> dict[str, Any]:
+    """Read and validate an export file; every problem is a ValueError (FileNotFoundError when it is
+    missing) whose message names the file and, for a bad field, its path in the document."""
+    where = str(path)
+    doc = parse_json(read_text(path), where)
+    return validate_export(doc, where, export_format, export_version)
+
+
+def records(doc: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    """A validated document's list ``key`` (missing or null: empty)."""
+    return list(doc.get(key) or [])
