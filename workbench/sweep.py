@@ -253,8 +253,8 @@ class SweepSpec:
         entries = self.size_entries()
         if entries is None or self.llm_shapes is not None or not specs:
             return
-        axes = "; ".join(f"{s.name} takes {' x '.join(s.axes)}" for s in specs[:6]) + ("; ..." if len(specs) > 6
-                                                                                    else "")
+        axes = "; ".join(f"{s.name} takes {len(s.axes)} size(s): {' x '.join(s.axes)}" for s in specs[:6]) + (
+            "; ..." if len(specs) > 6 else "")
         if isinstance(entries, str):
             names = list(dict.fromkeys(n for s in specs for n in s.sizes))
             if entries not in names:

@@ -279,7 +279,7 @@ def test_old_specs_without_rounds_resume_with_one_round():
     assert SweepSpec.from_dict({"kernels": ["saxpy"]}).rounds == 1
     assert SweepSpec.from_dict({"kernels": ["saxpy"], "rounds": 5}).rounds == 5
     assert suite_spec("quick").rounds >= 1 and suite_spec("quick", rounds=2).rounds == 2
-    with pytest.raises(ValueError, match="rounds must be at least 1"):
+    with pytest.raises(ValueError, match="rounds 0 is out of range: it must be an integer >= 1"):
         SweepSpec(rounds=0).n_rounds()
 
 

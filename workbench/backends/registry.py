@@ -142,7 +142,7 @@ def override_name() -> str | None:
     try:
         get(override)
     except ValueError:
-        raise ValueError(f"{ENV_OVERRIDE}={override!r} names no backend; valid: auto, "
+        raise ValueError(f"{ENV_OVERRIDE}={override!r} names no backend; valid backends: auto, "
                          f"{', '.join(sorted(all_backends()))} (or unset it for the automatic choice)") from None
     return override
 
