@@ -212,6 +212,67 @@ def _export_validator() -> Any:
     return _validator
 
 
+_row_validator_cache: Any = None
+
+
+def _row_validator() -> Any:
+    """A validator of one result row (:data:`RESULT_SCHEMA`), for rows the fast check does not vouch for."""
+    global _row_validator_cache
+    if _row_validator_cache is None:
+        _row_validator_cache = type(_export_validator())({**RESULT_SCHEMA, "$defs": EXPORT_SCHEMA["$defs"]})
+    return _row_validator_cache
+
+
+_ID_RE = re.compile(ID_PATTERN)
+
+
+def _plain_number(v: Any) -> bool:
+    return v is None or isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)
+                                                 and INT64[0] <= v <= INT64[1])
+
+
+def _plain_check(name: str, sql_type: str) -> Any:
+    """A predicate that is True only for values :data:`RESULT_SCHEMA` accepts for column ``name`` (it may
+    say False for some valid ones: those rows go through jsonschema)."""
+    if name in ("run_id", "cell_key", "env_id"):
+        nullable = name == "env_id"
+        return lambda v: (v is None and nullable) or (isinstance(v, str) and 0 < len(v) <= MAX_ID_CHARS
+                                                      and _ID_RE.match(v) is not None)
+    if name in JSON_COLUMNS:
+        return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_JSON_TEXT_CHARS)
+    if sql_type == "TEXT":
+        n = MAX_LONG_TEXT_CHARS if name in LONG_TEXT_COLUMNS else MAX_TEXT_CHARS
+        return lambda v: v is None or (isinstance(v, str) and len(v) <= n)
+    if sql_type == "INTEGER":
+        return lambda v: isinstance(v, bool) or _plain_number(v)
+    return _plain_number
+
+
+_PLAIN = {k: _plain_check(k, t) for k, t in RESULT_COLUMNS.items()}
+
+
+def _plain_json_column(key: str, value: Any) -> bool:
+    """The fast path of a decoded JSON column: params {axis: size}, samples a list of numbers."""
+    if value is None:
+        return True
+    if key == "params":
+        return isinstance(value, dict) and len(value) <= 64 and all(
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= INT64[1] for v in value.values())
+    return isinstance(value, list) and len(value) <= MAX_ITEMS and all(_plain_number(v) for v in value)
+
+
+def _plain_row(row: Any) -> bool:
+    """True when ``row`` is an object of known columns, each of a type the schema accepts (the fast path)."""
+    if not isinstance(row, dict) or "run_id" not in row or "cell_key" not in row:
+        return False
+    plain = _PLAIN
+    for k, v in row.items():
+        check = plain.get(k)
+        if check is None or not check(v):
+            return False
+    return True
+
+
 # -- reading --------------------------------------------------------------------------------------
 
 def _short(v: Any, n: int = 60) -> str:
@@ -355,7 +416,20 @@ def validate_export(doc: Any, where: str, export_format: str = EXPORT_FORMAT,
     if isinstance(version, int) and not isinstance(version, bool) and version > export_version:
         raise ValueError(f"{where}: export version {version} is newer than this workbench understands "
                          f"({export_version}); upgrade the workbench to import it")
-    err = best_match(_export_validator().iter_errors(doc))
+    results = doc.get("results")
+    if isinstance(results, list) and len(results) <= MAX_ITEMS:  # rows one by one: the common ones fast
+        head = _export_validator().iter_errors({**doc, "results": []})
+        err = best_match(head)
+        if err is None:
+            rows = _row_validator()
+            for i, row in enumerate(results):
+                if not _plain_row(row):
+                    err = best_match(rows.iter_errors(row))
+                    if err is not None:
+                        raise ValueError(f"{where}: {_field_path(['results', i, *err.absolute_path])}: "
+                                         f"{_explain(err)}")
+    else:
+        err = best_match(_export_validator().iter_errors(doc))
     if err is not None:
         raise ValueError(f"{where}: {_field_path(err.absolute_path)}: {_explain(err)}")
     for i, run in enumerate(doc.get("runs") or []):
@@ -385,6 +459,8 @@ def _decoded(text: str, field: str, where: str, key: str) -> Any:
     if key == "in_flight" and not text.strip():
         return None
     value = parse_json(text, f"{where}: {field} (JSON text)")
+    if key in JSON_COLUMNS and _plain_json_column(key, value):
+        return value
     schema = {**_DECODED.get(key, _SAMPLES), "$defs": EXPORT_SCHEMA["$defs"]}
     err = best_match(type(_export_validator())(schema).iter_errors(value))
     if err is not None:

@@ -94,7 +94,7 @@ def parse_sizes(tokens: Iterable[str], axes_hint: str = "") -> str | list[tuple[
                     raise ValueError
                 out.append(tuple(int(x) for x in items))
         except ValueError:
-            raise ValueError(f"--sizes: {part!r} is not a size; {SIZE_HELP}{axes_hint}") from None
+            raise ValueError(f"bad size {part!r} in --sizes: not understood; {SIZE_HELP}{axes_hint}") from None
     return out
 
 
