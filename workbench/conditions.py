@@ -61,7 +61,7 @@ def _own_seconds(p: psutil.Process) -> float:
     own = c.user + c.system + getattr(c, "children_user", 0.0) + getattr(c, "children_system", 0.0)
     for q in _related:
         try:
-            family = [q, *(c for c in q.children() if c.pid != p.pid)]  # the parent and the other workers
+            family = [q, *(c for c in _children(q) if c.pid != p.pid)]  # the parent and the other workers
         except psutil.Error:  # the parent is gone: this worker ends at its next message
             continue
         for member in family:
@@ -75,6 +75,18 @@ def _own_seconds(p: psutil.Process) -> float:
 
 #: Processes whose CPU time counts as the measurement's own (a worker process counts its parent's).
 _related: list[psutil.Process] = []
+#: Children of each related process, listed again at most this often (a listing scans /proc: ~1 ms).
+CHILDREN_REFRESH_S = 5.0
+_children_seen: dict[int, tuple[float, list[psutil.Process]]] = {}
+
+
+def _children(q: psutil.Process) -> list[psutil.Process]:
+    seen = _children_seen.get(q.pid)
+    now = time.perf_counter()
+    if seen is None or now - seen[0] > CHILDREN_REFRESH_S:
+        seen = (now, q.children())
+        _children_seen[q.pid] = seen
+    return seen[1]
 
 
 def count_as_own(pid: int) -> None:

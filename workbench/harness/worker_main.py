@@ -130,10 +130,20 @@ def main(argv: list[str]) -> int:
     _die_with_parent()
     faulthandler.enable()  # a crash prints the Python frame it happened in; the parent quotes it
     conn = Connection(int(argv[1]))
+    profile_dir = os.environ.get("WORKBENCH_WORKER_PROFILE")  # a folder: each worker writes its cProfile there
+    profiler = None
+    if profile_dir:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     try:
         serve(conn)
     finally:
         conn.close()
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(os.path.join(profile_dir, f"worker-{os.getpid()}.prof"))
     return 0
 
 
