@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,7 +30,7 @@ from .harness.isolation import check_isolation, make_executor
 from .harness.rounds import is_final, merge_rounds, round_config, round_order, rounds_done
 from .harness.timer import CACHE_MODES, Cancelled, TimingConfig
 from .selection import DEFAULT_MODES, select
-from .store import Store, current_environment, open_store
+from .store import Store, StoreError, current_environment, describe_sqlite_error, open_store
 
 if TYPE_CHECKING:  # pandas costs ~0.25 s and 45 MB a process; loaded only to return a table
     import pandas as pd
@@ -373,13 +374,19 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     st.add_environment(env_id, env)
     if resume_run_id is not None:
         run_id = resume_run_id
-        st.set_run_status(run_id, "running")
-        _blame_in_flight(st, run_id, all_cells, stored, env_id)
+        st.claim_run(run_id)  # refuses a run that another live process is writing
         if retry_crashed:
             stored = {k: r for k, r in stored.items() if r.get("status") != "crashed"}
+        if run["status"] == "finished" and not _missing(all_cells, stored, rounds) and st.in_flight(run_id) is None:
+            st.release_run(run_id)  # nothing to do: the finished run keeps its status and wall time
+            return SweepOutcome(run_id=run_id, store=st, wall_s=0.0)
+        st.set_run_status(run_id, "running")
+        _blame_in_flight(st, run_id, all_cells, stored, env_id)
+        st.checkpoint()
     else:
         run_id = st.new_run(name=name, suite=spec.suite, argv=list(argv if argv is not None else sys.argv),
                             env_id=env_id, spec=spec.to_dict())
+        st.claim_run(run_id)
     state = {c.key: stored[c.key] for c in all_cells if c.key in stored}  # each cell's row so far
 
     def remaining(cell: Cell) -> int:
@@ -387,6 +394,7 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
         return 0 if is_final(row) else max(0, rounds - rounds_done(row))
 
     outcome = SweepOutcome(run_id=run_id, store=st)
+    store_error: Exception | None = None
     total = len(all_cells) * rounds
     done = total - sum(remaining(c) for c in all_cells)
     touched: set[str] = set()
@@ -396,6 +404,9 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     executor = make_executor(spec.isolation, memory_cap=spec.memory_cap)
     bar = _progress_bar(total, done, progress)
     try:
+        warm = getattr(executor, "warm", None)
+        if warm is not None:  # worker processes start side by side, not one per backend in turn
+            warm(sorted({c.backend for c in all_cells if remaining(c) > 0 and not c.unsupported}))
         for r in range(rounds):
             due = [c for c in all_cells if remaining(c) > 0 and rounds_done(state.get(c.key)) <= r]
             if r > 0:
@@ -421,7 +432,12 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                                        should_stop=_watching(bar, should_stop))
                 new.update(run_id=run_id, env_id=env_id)
                 row = merge_rounds(prev, new)
-                st.record(row)
+                try:
+                    st.record(row, run_wall_s=previous_wall + time.perf_counter() - t0)
+                except sqlite3.DatabaseError as exc:  # a full disk, a store made read-only: stop, keep the rest
+                    store_error = StoreError(describe_sqlite_error(st.path, exc))
+                    outcome.interrupted = True
+                    break
                 state[cell.key] = row
                 touched.add(cell.key)
                 step = 1 + (max(0, rounds - rounds_done(row)) if is_final(row) else 0)
@@ -438,16 +454,36 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                 break
     except (KeyboardInterrupt, Cancelled):
         outcome.interrupted = True
-        st.set_in_flight(run_id, None)  # stopped on purpose: the cell is not to blame
+        _quietly(st.set_in_flight, run_id, None)  # stopped on purpose: the cell is not to blame
     finally:
         executor.close()
         if bar is not None:
             bar.close()
         outcome.rows = [state[c.key] for c in all_cells if c.key in touched]
         outcome.wall_s = time.perf_counter() - t0
-        st.set_run_status(run_id, "interrupted" if outcome.interrupted else "finished",
-                          wall_s=previous_wall + outcome.wall_s)
+        # the run's status follows its cells: finished only when every cell has all its rounds
+        complete = not outcome.interrupted and not _missing(all_cells, state, rounds)
+        _quietly(st.set_run_status, run_id, "finished" if complete else "interrupted",
+                 wall_s=previous_wall + outcome.wall_s)
+        _quietly(st.release_run, run_id)
+        st.checkpoint()  # the .sqlite file alone now holds every row
+    if store_error is not None:
+        done = sum(1 for c in all_cells if c.key in state)
+        raise StoreError(f"{store_error}; {done} of {len(all_cells)} cells of run {run_id} are stored") from None
     return outcome
+
+
+def _missing(cells: list[Cell], rows: Mapping[str, Mapping[str, Any]], rounds: int) -> int:
+    """Cells without a row, or with fewer rounds than the sweep asks for and not ended early."""
+    return sum(1 for c in cells if not is_final(rows.get(c.key)) and rounds_done(rows.get(c.key)) < rounds)
+
+
+def _quietly(fn: Callable[..., Any], *args: Any, **kw: Any) -> None:
+    """A store update on the way out that must not hide the error that ended the sweep (a full disk)."""
+    try:
+        fn(*args, **kw)
+    except sqlite3.DatabaseError as exc:
+        log.warning("could not update the run on the way out: %s", exc)
 
 
 def _blame_in_flight(st: Store, run_id: str, cells: list[Cell], stored: dict[str, dict[str, Any]],
