@@ -26,7 +26,7 @@ from .record import JSON_COLUMNS, RESULT_COLUMNS
 EXPORT_FORMAT = "workbench-results"
 EXPORT_VERSION = 1
 
-MAX_FILE_BYTES = 1 << 30
+MAX_FILE_BYTES = 512 << 20
 #: Objects and lists inside one another (an export needs about 8; an environment record a few more).
 MAX_DEPTH = 32
 #: Run, environment and cell ids: identifiers, never paths.
@@ -436,7 +436,11 @@ def validate_export(doc: Any, where: str, export_format: str = EXPORT_FORMAT,
         for key in ("spec", "argv", "in_flight"):
             if isinstance(run.get(key), str):
                 run[key] = _decoded(run[key], f"runs[{i}].{key}", where, key)
+    run_ids = {r["run_id"] for r in doc.get("runs") or []}
     for i, row in enumerate(doc.get("results") or []):
+        if row["run_id"] not in run_ids:
+            raise ValueError(f"{where}: results[{i}].run_id: {_short(row['run_id'])} names no run of the file "
+                             "(its runs list); an export carries the runs of its rows")
         for key in JSON_COLUMNS:
             if isinstance(row.get(key), str):
                 _decoded(row[key], f"results[{i}].{key}", where, key)  # checked; stored as the text it is
