@@ -585,15 +585,17 @@ class Store:
         path.write_text(json.dumps(doc, allow_nan=False, default=str), encoding="utf-8")
         return path
 
-    def import_file(self, path: str | os.PathLike) -> dict[str, int]:
+    def import_file(self, path: str | os.PathLike, validated: Mapping[str, Any] | None = None) -> dict[str, int]:
         """Merge another store's export. Existing records win, so importing twice adds nothing.
 
-        Returns how many runs, environments, results and peaks were new.
+        Returns how many runs, environments, results and peaks were new. ``validated``: the document
+        :func:`workbench.import_schema.load_export` already returned for ``path`` (not read again).
         """
         from .import_schema import load_export
 
         # validated in full (types, sizes, depth, identifiers) before anything is written
-        doc = load_export(path, export_format=EXPORT_FORMAT, export_version=EXPORT_VERSION)
+        doc = validated if validated is not None else load_export(path, export_format=EXPORT_FORMAT,
+                                                                  export_version=EXPORT_VERSION)
         added = {"runs": 0, "environments": 0, "results": 0, "peaks": 0}
         with self._write() as c:
             for r in _records(doc, "runs"):

@@ -247,6 +247,14 @@ def test_import_missing_file_and_directory(store, tmp_path, capsys):
     assert snapshot(store) == before
 
 
+def test_a_bad_import_creates_no_store(store, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "workbench-results", "version": "1"}')
+    assert main(["import", str(bad), "--store", str(tmp_path / "new.sqlite")]) == 2
+    assert "version: '1' is not an integer" in capsys.readouterr().err
+    assert not (tmp_path / "new.sqlite").exists()
+
+
 def test_valid_export_still_imports(store, tmp_path):
     _export(store, tmp_path)
     fresh = Store(tmp_path / "fresh.sqlite")

@@ -16,9 +16,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store import Store
+    from ..import_schema import load_export
+    from ..store import EXPORT_FORMAT, EXPORT_VERSION, Store
 
+    # the file is read and validated before the store is opened: a bad file creates or changes nothing
+    doc = load_export(args.file, export_format=EXPORT_FORMAT, export_version=EXPORT_VERSION)
     store = Store(args.store)
-    added = store.import_file(args.file)
+    added = store.import_file(args.file, validated=doc)
     print(f"imported {args.file} into {store.path}: " + ", ".join(f"{v} new {k}" for k, v in added.items()))
     return 0
