@@ -82,6 +82,10 @@ class SweepSpec:
     #: Memory a cell may add to its worker ("8G", "40%", "none"; None: half the host's memory).
     memory_cap: str | int | None = None
 
+    def __post_init__(self) -> None:
+        if hasattr(self.sizes, "tolist"):  # a NumPy array of sizes: plain lists, as a stored spec needs
+            self.sizes = self.sizes.tolist()
+
     # -- serialisation ------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         def plain(v: Any) -> Any:
@@ -177,6 +181,8 @@ class SweepSpec:
             if not sizes.strip():
                 raise ValueError(f"{label}: an empty size-list name; use quick, full or verify, or explicit sizes")
             return sizes
+        if hasattr(sizes, "tolist"):  # a NumPy array (of ints, or of rows of ints)
+            sizes = sizes.tolist()
         if isinstance(sizes, Mapping) or isinstance(sizes, numbers.Integral) and not isinstance(sizes, bool):
             sizes = [sizes]
         if not isinstance(sizes, (list, tuple)):
@@ -294,7 +300,7 @@ def _match_sizes(spec: KernelSpec, sizes: Sequence[SizeEntry], explicit_kernel: 
     """Sizes that fit ``spec``: dicts with exactly its axes, or tuples of its arity (axes in spec order).
     Entries are checked first (:meth:`SweepSpec.size_entries`): 1.5, True or -1 never become a size."""
     out: list[dict[str, int]] = []
-    checked = SweepSpec(sizes=list(sizes)).size_entries()
+    checked = SweepSpec(sizes=sizes).size_entries()
     for s in checked if isinstance(checked, list) else []:
         if not _fits(spec, s):
             continue
