@@ -87,6 +87,20 @@ def temp_kernels() -> Iterator[Callable]:
         unregister_kernel(name)
 
 
+#: Deliberately bad kernels (crash, abort, hang, runaway memory, out-of-bounds writes), as a user catalog.
+BAD_CATALOG = Path(__file__).resolve().parent / "bad_catalog"
+
+
+@pytest.fixture(scope="module")
+def bad_catalog() -> Iterator[str]:
+    """The ``wb_bad`` kernel of :data:`BAD_CATALOG`, loaded for a test module and unloaded after it."""
+    from workbench.catalog import load_catalog, unload_catalog
+
+    load_catalog(BAD_CATALOG)
+    yield "wb_bad"
+    unload_catalog(BAD_CATALOG)
+
+
 def require_backend(name: str):
     """The backend ``name`` if it is available here; otherwise skip, quoting the probe's reason."""
     from workbench.backends import registry

@@ -4,16 +4,11 @@ its own row, in verify and in bench, and the honest variants beside them stay ok
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from conftest import require_backend
 
-from workbench.catalog import load_catalog, unload_catalog
 from workbench.sweep import SweepSpec, run_sweep
 from workbench.verification import verify
 
-BAD_CATALOG = Path(__file__).resolve().parents[1] / "bad_catalog"
 K = "wb_bad"
 FAST = {"budget_s": 0.05, "warmup_s": 0.01, "min_samples": 3, "max_samples": 20, "rounds": 1}
 
@@ -29,12 +24,6 @@ OPENCL = {
     "portable-one-past": ("incorrect", "wrote 1 element past the end of `out`"),
 }
 
-
-@pytest.fixture(scope="module")
-def bad_catalog():
-    load_catalog(BAD_CATALOG)
-    yield K
-    unload_catalog(BAD_CATALOG)
 
 
 def _opencl_cpu_backend() -> str:

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import BAD_CATALOG
 
-from workbench.catalog import load_catalog, register_variant, unload_catalog
+from workbench.catalog import register_variant
 from workbench.catalog.spec import Variant
 from workbench.harness.isolation import check_isolation, make_executor
 from workbench.harness.memory_cap import parse_memory_cap
@@ -29,7 +30,6 @@ from workbench.store import Store
 from workbench.sweep import SweepSpec, run_sweep
 from workbench.verification import verify
 
-BAD_CATALOG = Path(__file__).resolve().parents[1] / "bad_catalog"
 K = "wb_bad"
 FAST = {"budget_s": 0.05, "warmup_s": 0.01, "min_samples": 3, "max_samples": 20, "rounds": 1}
 
@@ -46,12 +46,6 @@ EXPECTED = {
     "mutates-input": ("incorrect", "modified its input `a`"),
 }
 
-
-@pytest.fixture(scope="module")
-def bad_catalog():
-    load_catalog(BAD_CATALOG)
-    yield K
-    unload_catalog(BAD_CATALOG)
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -1,13 +1,10 @@
-"""wb_bad: out = a + b, the kernel the deliberately bad variants of the isolation tests hang on."""
-from workbench.catalog import kernel_here
+"""wb_bad: vector_add's spec under another name, the kernel the deliberately bad variants of the isolation
+tests hang on (small verify and quick sizes, odd on purpose)."""
+import dataclasses
+
+from workbench.catalog import get_kernel, kernel_here
 
 SPEC = kernel_here(__file__).register(
-    description="out = a + b (test kernel for bad variants)",
-    axes=("n",),
-    make_inputs=lambda p, rng: {"a": rng.standard_normal(p["n"]), "b": rng.standard_normal(p["n"])},
-    reference=lambda inp, p: {"out": inp["a"] + inp["b"]},
-    output_shapes=lambda p: {"out": (p["n"],)},
-    flops=lambda p: p["n"],
-    bytes_moved=lambda p, itemsize: 3 * p["n"] * itemsize,
-    sizes={"verify": [{"n": 1001}], "quick": [{"n": 4099}]},
-)
+    lambda name: dataclasses.replace(get_kernel("vector_add"), name=name, llm_params=None,
+                                     description="out = a + b (test kernel for bad variants)",
+                                     sizes={"verify": [{"n": 1001}], "quick": [{"n": 4099}]}))
