@@ -61,9 +61,11 @@ class Results:
     def speedup(self, baseline: Any = None) -> pd.DataFrame:
         """Speed-up of every ok cell against ``baseline`` ("variant", "variant @ backend", or a dict;
         default: the kernel's library variant), with its interval from the rounds, noise floor and verdict."""
+        from .report.exporters import check_baseline
         from .report.plots import parse_baseline
         from .stats_compare import speedup_vs_baseline
 
+        check_baseline(self.df, baseline)  # an unknown one is an error listing the measured series
         variant, backend = parse_baseline(baseline)
         return speedup_vs_baseline(self.df, baseline_variant=variant, baseline_backend=backend)
 
@@ -80,6 +82,10 @@ class Results:
 
         if kind == "line":
             return plots.plot_metric(self.df, metric, baseline=baseline, **kw)
+        if baseline is not None:
+            from .report.exporters import check_baseline
+
+            check_baseline(self.df, baseline)
         if kind == "speedup":
             return plots.plot_speedup(self.df, baseline=baseline, **kw)
         if kind == "roofline":

@@ -316,7 +316,21 @@ PY_CASES = [
     ("py-verify-timeout-nan", 8, _verify(timeout_s=math.nan), ValueError, "nan"),
     ("py-verify-sizes-bool", 8, _verify(sizes=[{"n": True}]), ValueError, "True"),
     ("py-verify-size-list", 8, _verify(sizes="huge"), ValueError, "'huge'"),
+    ("py-speedup-baseline", 8, lambda path: _results(path).speedup(baseline="nope @ numpy"), ValueError,
+     "'nope @ numpy'"),
+    ("py-plot-baseline", 8, lambda path: _results(path).plot(kind="speedup", baseline="@cupy"), ValueError,
+     "numpy @ numpy"),
+    ("py-write-baseline", 8, lambda path: _results(path).write(Path(path).parent / "r.md", baseline="nope"),
+     ValueError, "'nope'"),
+    ("py-write-pdf", 8, lambda path: _results(path).write(Path(path).parent / "r.pdf"), ValueError, "pdf"),
+    ("py-plot-kind", 8, lambda path: _results(path).plot(kind="pie"), ValueError, "'pie'"),
 ]
+
+
+def _results(path):
+    from workbench.api import Results
+
+    return Results.from_store(str(path), "latest")
 
 
 @pytest.mark.parametrize("case", PY_CASES, ids=[c[0] for c in PY_CASES])

@@ -453,6 +453,7 @@ def render_html(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *,
     from .findings import key_findings
 
     data = gather(store_or_df, run_ids)
+    check_baseline(data.df, baseline)  # one that names no series is an error listing them, not "no baseline"
     env = jinja2.Environment(loader=jinja2.PackageLoader("workbench.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     tmpl = env.get_template("report.html.j2")
@@ -516,6 +517,7 @@ def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None
     from .tables import md_escape, pivot, pivot_markdown
 
     data = gather(store_or_df, run_ids)
+    check_baseline(data.df, baseline)  # one that names no series is an error listing them, not "no baseline"
     df = data.df
     names = run_names(data.runs, data.run_ids, data.environments)
     notes = row_notes(df, data.environments)
