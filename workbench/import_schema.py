@@ -61,8 +61,18 @@ def _value_schema() -> dict[str, Any]:
     ]}
 
 
+#: Short text (names, statuses, dates, dtypes ...) has no control characters but tab and line breaks: an
+#: escape sequence in a run name would reach the terminal of whoever lists the runs.
+PRINTABLE_PATTERN = "^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*$"
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def _text(n: int = MAX_TEXT_CHARS) -> dict[str, Any]:
-    return {"type": ["string", "null"], "maxLength": n}
+    """Short text: a string or null, at most ``n`` characters, printable; long text (messages,
+    tracebacks, which may hold a compiler's colour codes) is only size-limited."""
+    if n >= MAX_LONG_TEXT_CHARS:
+        return {"type": ["string", "null"], "maxLength": n}
+    return {"type": ["string", "null"], "maxLength": n, "pattern": PRINTABLE_PATTERN}
 
 
 _ID = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS, "pattern": ID_PATTERN}
@@ -158,8 +168,10 @@ PEAK_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["env_id", "backend", "metric", "value"],
     "properties": {
-        "env_id": _ID, "backend": {"type": "string", "minLength": 1, "maxLength": 256},
-        "metric": {"type": "string", "minLength": 1, "maxLength": 256}, "dtype": _text(64),
+        "env_id": _ID,
+        "backend": {"type": "string", "minLength": 1, "maxLength": 256, "pattern": PRINTABLE_PATTERN},
+        "metric": {"type": "string", "minLength": 1, "maxLength": 256, "pattern": PRINTABLE_PATTERN},
+        "dtype": _text(64),
         "value": {"type": "number", "x-int64": True}, "unit": _text(64), "method": _text(),
         "measured_at": _text(64),
         "details": {"anyOf": [{"type": "string", "maxLength": MAX_LONG_TEXT_CHARS},
@@ -240,9 +252,11 @@ def _plain_check(name: str, sql_type: str) -> Any:
                                                       and _ID_RE.match(v) is not None)
     if name in JSON_COLUMNS:
         return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_JSON_TEXT_CHARS)
+    if sql_type == "TEXT" and name in LONG_TEXT_COLUMNS:
+        return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_LONG_TEXT_CHARS)
     if sql_type == "TEXT":
-        n = MAX_LONG_TEXT_CHARS if name in LONG_TEXT_COLUMNS else MAX_TEXT_CHARS
-        return lambda v: v is None or (isinstance(v, str) and len(v) <= n)
+        return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_TEXT_CHARS
+                                       and _CONTROL.search(v) is None)
     if sql_type == "INTEGER":
         return lambda v: isinstance(v, bool) or _plain_number(v)
     return _plain_number
@@ -303,6 +317,10 @@ def _explain(err: Any) -> str:
         return "must not be empty"
     if v in ("maxItems", "maxProperties"):
         return f"{len(inst):,} items is more than the limit of {want:,}"
+    if v == "pattern" and want == PRINTABLE_PATTERN:
+        bad = _CONTROL.search(inst)
+        return (f"{_short(inst)} holds a control character ({bad.group()!r} at {bad.start()}); names and "
+                "other short text must be printable") if bad else err.message[:200]
     if v == "pattern":
         return (f"{_short(inst)} is not an identifier (letters, digits and _ . : + -, not starting with "
                 f"a dot or a dash; never a path)")

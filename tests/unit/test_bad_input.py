@@ -215,6 +215,8 @@ IMPORT_CASES = [
     ("peak-value-string", _doc(_set("peaks.0.value", "fast")), "peaks[0].value"),
     ("argv-number", _doc(_set("runs.0.argv", 7)), "runs[0].argv"),
     ("status-huge-list", _doc(_set("results.0.status", ["ok"])), "results[0].status"),
+    ("escape-in-name", _doc(_set("runs.0.name", "\x1b[2Jgotcha")), "runs[0].name: '\\x1b[2Jgotcha' holds a control"),
+    ("escape-in-variant", _doc(_set("results.0.variant", "v\x1b]0;x\x07")), "results[0].variant"),
     ("orphan-row", _doc(_set("results.2.run_id", "no-such-run")), "results[2].run_id: 'no-such-run' names no run"),
     ("in-flight-not-json", _doc(_set("runs.0.in_flight", "{oops")), "runs[0].in_flight"),
     ("samples-not-numbers", _doc(_set("results.0.samples_s", '["a", "b"]')), "results[0].samples_s"),
