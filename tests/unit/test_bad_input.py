@@ -435,6 +435,13 @@ def test_markdown_escapes_every_value(tmp_path):
     for bad in ("<script>", "<img", "<b>", "env|id"):
         assert bad not in md
     assert "&lt;img src=x onerror=alert(1)&gt;" in md  # the status count, escaped
+    try:  # rendered by a Markdown renderer that lets raw HTML through, nothing becomes a tag
+        import mistune
+    except ImportError:
+        return
+    html = mistune.html(md)
+    for tag in ("<script", "<img", "<b>"):
+        assert tag not in html
 
 
 def test_html_escapes_every_value(tmp_path):
