@@ -85,6 +85,9 @@ class SweepSpec:
     def __post_init__(self) -> None:
         if hasattr(self.sizes, "tolist"):  # a NumPy array of sizes: plain lists, as a stored spec needs
             self.sizes = self.sizes.tolist()
+        for name in ("kernels", "variants", "backends", "dtypes", "modes"):  # one name, not its letters
+            if isinstance(getattr(self, name), str):
+                setattr(self, name, [getattr(self, name)])
 
     # -- serialisation ------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -347,6 +347,13 @@ def test_python_bad_input(case, store):
     assert snapshot(store) == before
 
 
+def test_one_name_where_a_list_is_expected_is_that_name():
+    from workbench.sweep import SweepSpec
+
+    spec = SweepSpec(kernels="saxpy", backends="numpy", dtypes="float32", modes="eager", sizes=[1024])
+    assert {c.kernel for c in spec.cells()} == {"saxpy"} and spec.dtypes == ["float32"]
+
+
 def test_results_write_unknown_format(store, tmp_path):
     from workbench.api import Results
 
