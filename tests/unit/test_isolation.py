@@ -41,7 +41,7 @@ EXPECTED = {
     "exit": ("crashed", "exit code 3"),
     "hang": ("timeout", "worker process was killed"),
     "sleep-hang": ("timeout", "worker process was killed"),
-    "runaway": ("oom", "Unable to allocate"),
+    "runaway": ("oom", ""),  # MemoryError at the address-space limit, or the watchdog: both name the cap
     "replay": ("incorrect", "max error"),
     "mutates-input": ("incorrect", "modified its input `a`"),
 }
@@ -63,7 +63,7 @@ def test_verify_ends_every_bad_numpy_kernel_in_its_own_row(bad_catalog):
     for name, (status, words) in EXPECTED.items():
         assert got[name].status == status, (name, got[name].message)
         assert words in got[name].message, (name, got[name].message)
-    assert "memory cap" in got["runaway"].message or "--memory-cap" in got["runaway"].message
+    assert "--memory-cap" in got["runaway"].message, got["runaway"].message
     # the fault handler's report names the kernel's own frame
     assert "numpy_variants.py" in got["abort"].message
 

@@ -49,6 +49,9 @@ STARTUP_TIMEOUT_S = 120.0
 POLL_S = 0.02
 #: Extra time past a limit before the worker is killed, so a cell that stops by itself keeps its samples.
 MAX_GRACE_S = 2.0
+#: The resident-memory watchdog fires at this multiple of the cap, so that on CPU backends the worker's own
+#: address-space limit (a clean MemoryError, the worker lives on) normally acts first.
+WATCHDOG_SLACK = 1.125
 #: Set in a worker's environment: kernels and tests can tell they run in one.
 ENV_IN_WORKER = "WORKBENCH_IN_WORKER"
 #: Input cache of each worker (a sweep has one worker per backend).
@@ -289,7 +292,7 @@ class WorkerProcess:
                     rss = self.rss()
                     if rss is not None:
                         peak = max(peak, rss)
-                        if rss - base_rss > self.memory_cap:
+                        if rss - base_rss > self.memory_cap * WATCHDOG_SLACK:
                             self.kill()
                             return Outcome(failure="oom", phase=phase, message=(
                                 f"the worker process grew to {rss / 2**30:.2f} GiB resident, "
@@ -327,6 +330,8 @@ class ProcessExecutor:
         self.boundscheck = boundscheck
         self._workers: dict[str, WorkerProcess] = {}
         self._prepared: dict[str, str | None] = {}
+        #: Backends whose worker was sent "prepare" by :meth:`warm` and has not been heard back from yet.
+        self._pending: set[str] = set()
         self._shipper = Shipper()
         #: Inputs and references every worker of this executor shares (made once per group, not per backend).
         self.shared_dir = tempfile.mkdtemp(prefix="workbench-inputs-", dir=_shared_memory_dir())
@@ -354,8 +359,9 @@ class ProcessExecutor:
         return w
 
     def warm(self, backends: list[str]) -> None:
-        """Start the workers of ``backends`` side by side and prepare each (imports, device query, timer
-        calibration), so that their start-up overlaps instead of adding up before their first cells."""
+        """Start the workers of ``backends`` side by side and have each prepare (imports, device query,
+        timer calibration) without waiting for it: a worker's start-up overlaps the others' and the first
+        cells of backends already prepared; :meth:`prepare` (before a backend's first cell) collects it."""
         fresh = []
         for b in backends:
             w = self._workers.get(b)
@@ -372,13 +378,20 @@ class ProcessExecutor:
                 w.wait_ready()
                 self.starts.append((w.backend, w.started_s))
                 w.send_prepare(w.backend)
+                self._pending.add(w.backend)
             except (WorkerStartError, OSError) as exc:
                 self._prepared[w.backend] = str(exc)
-        for w in fresh:
-            if w.backend not in self._prepared and w.alive:
-                self._prepared[w.backend] = w.wait_prepared(w.backend)
+
+    def _collect(self, backend: str) -> None:
+        """Wait for the answer of a prepare that :meth:`warm` sent (before anything else is sent)."""
+        if backend in self._pending:
+            self._pending.discard(backend)
+            w = self._workers.get(backend)
+            if w is not None and w.alive:
+                self._prepared[backend] = w.wait_prepared(backend)
 
     def prepare(self, backend: str) -> str | None:
+        self._collect(backend)
         if backend in self._prepared and self._workers.get(backend) is not None and self._workers[backend].alive:
             return self._prepared[backend]
         try:
@@ -406,6 +419,7 @@ class ProcessExecutor:
         job = {"cell": cell, "config": config, "seed": seed, "timeout_s": timeout_s,
                "build_timeout_s": build_timeout_s, "peaks": peaks, "later_round": later_round,
                "check_after": check_after, "shipment": shipment}
+        self._collect(cell.backend)
         try:
             worker = self._worker(cell.backend)
         except WorkerStartError as exc:
