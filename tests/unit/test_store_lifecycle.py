@@ -85,7 +85,7 @@ def test_an_sqlite_file_without_our_tables_is_not_a_store(tmp_path):
 # -- readers never create or change ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv", [["runs"], ["export", "-o", "OUT"], ["report", "--out", "OUT.html"],
-                                  ["store", "check"]])
+                                  ["store", "check"], ["bench", "--resume"]])
 def test_readers_never_create_a_store_for_a_mistyped_path(tmp_path, capsys, argv):
     missing = tmp_path / "typo.sqlite"
     argv = [a.replace("OUT", str(tmp_path / "out")) for a in argv]

@@ -171,6 +171,10 @@ def run(args: argparse.Namespace) -> int:
         spec = spec_from_args(args)
         spec.cells()  # unknown names, and sizes that fit no kernel, fail here
     outputs = check_outputs(args.json, args.report)  # a bad path or format fails now, not after the sweep
+    if args.resume:  # resuming needs a store that exists: a mistyped path must not create an empty one
+        from ..store import open_store
+
+        open_store(args.store, must_exist=True).close()
     store = Store(args.store)
     if args.resume:
         resume = store.latest_run_id(unfinished=True) if args.resume == "latest" else args.resume
