@@ -28,6 +28,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "workbench.backends.torch_backend": ("torch", "torch-"),
     "workbench.backends.cupy_backend": ("cupy",),
     "workbench.backends.opencl_backend": ("opencl", "opencl-"),
+    "workbench.backends.vulkan_backend": ("vulkan", "wgpu"),
 }
 
 ENTRY_POINT_GROUP = "workbench.backends"

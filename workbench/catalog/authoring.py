@@ -12,7 +12,8 @@ variant shapes that every operation repeats:
 - ``op.numba_map(scalar)``: the same for an elementwise loop, from its per-element function;
 - ``op.numpy(call, description)``: a numpy variant that is just ``run(inputs, outputs)``;
 - ``op.torch_trio(...)``: the library call, its ``out=`` form and ``torch.compile`` in one call;
-- ``op.cupy(description)``: the CuPy variant from a ``make_run(xp, special)`` function.
+- ``op.cupy(description)``: the CuPy variant from a ``make_run(xp, special)`` function;
+- ``op.wgsl(name, source, bindings, groups)``: a WGSL compute shader on the ``wgpu`` runtime.
 
 Variants registered here leave ``dtypes`` as None (every dtype the backend
 supports) unless the author passes a real restriction. Nothing here imports a
@@ -225,6 +226,24 @@ class KernelFolder:
             return make_run
 
         return deco
+
+    # --- wgpu (WGSL) -------------------------------------------------------------------------------------------
+
+    def wgsl(self, name: str, source: str, bindings: Iterable[str], groups: Callable[[dict, int], tuple],
+             uniforms: Callable[[dict], Any] | None = None, *, description: str,
+             dtypes: Iterable[str] | None = ("float32",)) -> None:
+        """A WGSL compute shader (``source``, a file in the folder) on the ``wgpu`` runtime: binding ``i``
+        is spec array ``bindings[i]``, then a uniform buffer of ``uniforms(params)`` (``(format, value)``
+        pairs); dispatched over ``groups(params, max_groups_per_dim)``. See ``vulkan_backend.wgsl_call``."""
+        path, names = self.path(source), tuple(bindings)
+
+        def build(ctx: BuildContext) -> KernelCall:
+            from ..backends.vulkan_backend import wgsl_call
+
+            return wgsl_call(ctx, self.spec, path, names, groups, uniforms)
+
+        build.__module__ = getattr(groups, "__module__", __name__)
+        self.variant(name, "wgpu", dtypes=dtypes, description=description, source=str(path))(build)
 
 
 def kernel_here(file: str | None = None) -> KernelFolder:
