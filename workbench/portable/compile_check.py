@@ -1,4 +1,7 @@
-"""Rung 4: compile every portable source for real NVIDIA targets, without a GPU, and report resources.
+"""Rung 4: compile every portable source for real NVIDIA and AMD targets, without a GPU, and report resources.
+
+AMD (``gfx*``) targets are compiled as HIP by :mod:`workbench.portable.hip_check`
+into the same rows; what follows describes the NVIDIA (``sm_*``) path.
 
 For each registered portable program (and any ``.cu`` in the catalog that no
 variant registers) and each architecture, the CUDA rendering that CuPy would
@@ -89,6 +92,16 @@ class KernelRow:
     ptx_shared: bool | None = None
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: AMD only (hipcc remarks): scalar and accumulation registers, spill counts (registers, not bytes),
+    #: occupancy in waves per SIMD. On AMD rows ``registers`` is VGPRs, ``smem_bytes`` LDS per block and
+    #: ``stack_bytes`` scratch per lane.
+    sgprs: int | None = None
+    agprs: int | None = None
+    sgpr_spills: int | None = None
+    vgpr_spills: int | None = None
+    occupancy: int | None = None
+    #: Why this target or compiler could not be checked here (not a failure of the source).
+    skipped: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -333,32 +346,81 @@ def check_unit(unit: Unit, arch: str, dtype: str, compiler: Compiler, *, prelude
     return rows
 
 
-def run_check(units: list[Unit], archs: Iterable[str], compiler: Compiler, *, dtypes: Iterable[str] = ("float32",),
-              jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT_S, relative_to: Path | None = None
-              ) -> list[KernelRow]:
-    """Compile every (unit, arch, dtype) in parallel (one subprocess each); rows in a stable order."""
-    tasks = [(u, a, d) for u in units for d in dtypes for a in archs]
+def is_amd(arch: str) -> bool:
+    return arch.startswith("gfx")
+
+
+_NO_HIPCC = object()
+
+
+def run_check(units: list[Unit], archs: Iterable[str], compiler: Compiler | None, *,
+              dtypes: Iterable[str] = ("float32",), jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT_S,
+              relative_to: Path | None = None, hip: Any = _NO_HIPCC) -> list[KernelRow]:
+    """Compile every (unit, arch, dtype) in parallel (one subprocess each); rows in a stable order.
+
+    ``sm_*`` targets go to ``compiler`` (nvcc/NVRTC), ``gfx*`` targets to hipcc (``hip``: a
+    :class:`~workbench.portable.hip_check.HipCompiler`, None for "absent", found on the PATH when not
+    given). A missing compiler or a target it cannot build gives one skipped row per target with the reason.
+    """
+    from . import hip_check
+
+    archs, dtypes = list(archs), list(dtypes)
+    if hip is _NO_HIPCC:
+        hip = hip_check.find_hipcc() if any(is_amd(a) for a in archs) else None
+    skipped: dict[str, KernelRow] = {}
+    for a in archs:
+        if not is_amd(a) and compiler is None:
+            skipped[a] = KernelRow(file="(all portable sources)", kernel=None, arch=a, dtype="-", variants=[],
+                                   defines={}, tool="-", skipped="neither nvcc nor NVRTC is available")
+        elif is_amd(a) and hip is None:
+            skipped[a] = hip_check.skipped_row(a, f"hipcc not found ({hip_check.HIP_INSTALL_HINT})")
+    amd_live = [a for a in archs if is_amd(a) and a not in skipped]
+    if amd_live:
+        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
+            reasons = dict(zip(amd_live, pool.map(lambda a: hip_check.probe_arch(hip, a, timeout), amd_live),
+                               strict=True))
+        skipped.update({a: hip_check.skipped_row(a, r) for a, r in reasons.items() if r})
+
+    def one(task):
+        u, a, d = task
+        if is_amd(a):
+            return hip_check.check_unit(u, a, d, hip, timeout=timeout, relative_to=relative_to)
+        return check_unit(u, a, d, compiler, timeout=timeout, relative_to=relative_to)
+
+    tasks = [(u, a, d) for u in units for d in dtypes for a in archs if a not in skipped]
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
-        results = list(pool.map(lambda t: check_unit(t[0], t[1], t[2], compiler, timeout=timeout,
-                                                     relative_to=relative_to), tasks))
-    return [row for rows in results for row in rows]
+        results = list(pool.map(one, tasks))
+    return [skipped[a] for a in archs if a in skipped] + [row for rows in results for row in rows]
 
 
 # -- output ------------------------------------------------------------------------------------------
 
-_COLUMNS = (("file", 44), ("kernel", 22), ("arch", 5), ("dtype", 7), ("regs", 4), ("spill st/ld", 11),
-            ("smem", 5), ("stack", 5), ("shared", 6), ("status", 0))
+#: regs: registers per thread (NVIDIA) / VGPRs (AMD); spills: bytes stored/loaded (NVIDIA) / SGPRs/VGPRs
+#: spilled (AMD); smem: static shared memory / LDS bytes per block; stack: stack frame / scratch bytes per
+#: thread (lane); sgpr, agpr, occ (waves per SIMD): AMD only.
+_COLUMNS = (("file", 44), ("kernel", 22), ("arch", 7), ("dtype", 7), ("tool", 5), ("regs", 4), ("sgpr", 4),
+            ("agpr", 4), ("spills", 11), ("smem", 5), ("stack", 5), ("occ", 3), ("shared", 6), ("status", 0))
 
 
 def _cells(row: KernelRow) -> list[str]:
     def num(v):
         return "-" if v is None else str(v)
 
-    shared = ("yes" if row.ptx_shared else "NO") if row.declares_shared else "-"
-    spill = "-" if row.spill_stores is None else f"{row.spill_stores}/{row.spill_loads}"
-    status = "ok" if row.ok else "FAIL: " + "; ".join(row.problems)
-    return [row.file, row.kernel or "(compile)", row.arch, row.dtype, num(row.registers), spill,
-            num(row.smem_bytes), num(row.stack_bytes), shared, status]
+    if row.declares_shared:
+        shared = "yes" if (row.ptx_shared or (row.ptx_shared is None and row.smem_bytes)) else "NO"
+    else:
+        shared = "-"
+    if row.sgpr_spills is not None or row.vgpr_spills is not None:
+        spill = f"{num(row.sgpr_spills)}s/{num(row.vgpr_spills)}v"
+    else:
+        spill = "-" if row.spill_stores is None else f"{row.spill_stores}/{row.spill_loads}"
+    if row.skipped:
+        status = "SKIP: " + row.skipped
+    else:
+        status = "ok" if row.ok else "FAIL: " + "; ".join(row.problems)
+    kernel = row.kernel or ("-" if row.skipped else "(compile)")
+    return [row.file, kernel, row.arch, row.dtype, row.tool, num(row.registers), num(row.sgprs), num(row.agprs),
+            spill, num(row.smem_bytes), num(row.stack_bytes), num(row.occupancy), shared, status]
 
 
 def format_table(rows: list[KernelRow]) -> str:
@@ -368,12 +430,15 @@ def format_table(rows: list[KernelRow]) -> str:
     return "\n".join(lines)
 
 
-def to_json(rows: list[KernelRow], compiler: Compiler | None, archs: list[str]) -> str:
-    return json.dumps({"compiler": compiler.describe() if compiler else None, "archs": archs,
+def to_json(rows: list[KernelRow], compiler: Compiler | None, archs: list[str], hip: Any = None) -> str:
+    return json.dumps({"compiler": compiler.describe() if compiler else None,
+                       "hip_compiler": hip.describe() if hip else None, "archs": archs,
                        "rows": [r.to_dict() for r in rows]}, indent=2)
 
 
 def summary(rows: list[KernelRow]) -> Mapping[str, int]:
+    spills = ("spill_stores", "spill_loads", "sgpr_spills", "vgpr_spills")
     return {"rows": len(rows), "failed": sum(not r.ok for r in rows),
-            "spilling": sum(bool((r.spill_stores or 0) + (r.spill_loads or 0)) for r in rows),
-            "compile_errors": sum(r.kernel is None for r in rows)}
+            "spilling": sum(bool(sum(getattr(r, f) or 0 for f in spills)) for r in rows),
+            "compile_errors": sum(r.kernel is None and not r.skipped for r in rows),
+            "skipped": sum(bool(r.skipped) for r in rows)}

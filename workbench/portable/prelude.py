@@ -42,7 +42,9 @@ CUDA style). ``i64`` is a 64-bit signed integer (``long long`` / ``long``).
 
 Warp-level macros (``FULL_MASK``, ``SHFL_XOR``) exist only on CUDA and HIP and
 only when ``WARP_SIZE`` is defined at build time from the device; the mask type
-is 32-bit on CUDA and 64-bit on HIP.
+is 32-bit on CUDA and 64-bit on HIP (wavefronts are 64 lanes on gfx9/CDNA, 32 on
+gfx10+ by default). On HIP a ``WARP_SIZE`` that differs from the compiler's
+``__AMDGCN_WAVEFRONT_SIZE`` is a build error, not a silently wrong reduction.
 """
 
 from __future__ import annotations
@@ -126,6 +128,9 @@ typedef unsigned int lane_mask_t;
 
 _HIP_WARP = """\
 #ifdef WARP_SIZE
+#if defined(__AMDGCN_WAVEFRONT_SIZE) && WARP_SIZE != __AMDGCN_WAVEFRONT_SIZE
+#error "WARP_SIZE differs from this target's wavefront size (__AMDGCN_WAVEFRONT_SIZE)"
+#endif
 typedef unsigned long long lane_mask_t;
 #define FULL_MASK (~(lane_mask_t)0 >> (8 * (int)sizeof(lane_mask_t) - (WARP_SIZE)))
 #define SHFL_XOR(v, lane) __shfl_xor((v), (lane), WARP_SIZE)
