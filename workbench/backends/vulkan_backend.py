@@ -200,7 +200,8 @@ class VulkanBackend(Backend):
         self.require()
         lim = self.device.limits
         info = dict(self.adapter.info)
-        warp = next((v for k, v in info.items() if "group_max" in k and k.endswith("_size")), None)
+        sizes = {v for k, v in info.items() if "group_m" in k and k.endswith("_size")}
+        warp = sizes.pop() if len(sizes) == 1 else None  # a range (lavapipe: 4..128) names no one width
         return Capabilities(dtypes=("float32",), warp_size=int(warp) if warp else None,
                             shared_memory_per_block=lim.get("max-compute-workgroup-storage-size"),
                             max_threads_per_block=lim.get("max-compute-invocations-per-workgroup"),
