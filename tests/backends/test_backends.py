@@ -85,7 +85,8 @@ def _median_device_time(backend: Backend, n: int, repeats: int = 5) -> float:
 
 def test_timer(backend: Backend):
     timer = backend.timer()
-    assert timer.kind in {"sync+perf_counter", "torch-event", "cuda-event", "hip-event", "opencl-profiling"}
+    assert timer.kind in {"sync+perf_counter", "torch-event", "cuda-event", "hip-event", "opencl-profiling",
+                          "wgpu-timestamp"}
     if backend.runtime == "opencl":
         assert timer.kind == "opencl-profiling"  # PoCL gives profiling info on markers
     sample = timer.measure(lambda: backend.synchronize())

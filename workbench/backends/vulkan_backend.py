@@ -191,8 +191,16 @@ class VulkanBackend(Backend):
                  "subgroup_max_size": next((v for k, v in subgroups.items() if "max" in k), None),
                  "features": sorted(str(f) for f in a.features),
                  "timer": self.timer().kind}
+        # wgpu reports no memory size: a CPU adapter uses host memory; for a GPU the largest buffer it
+        # allows is the lower bound we know (extra["total_memory_source"] says which).
+        if kind == "cpu":
+            import psutil
+
+            total, extra["total_memory_source"] = int(psutil.virtual_memory().total), "host memory"
+        else:
+            total, extra["total_memory_source"] = limits.get("max-buffer-size"), "max buffer size (a lower bound)"
         return DeviceInfo(name=str(info.get("device") or info.get("description") or "wgpu adapter"),
-                          vendor=str(info.get("vendor") or "unknown"), kind=kind,
+                          vendor=str(info.get("vendor") or "unknown"), kind=kind, total_memory_bytes=total,
                           versions={"wgpu": wgpu.__version__, "driver": str(info.get("description", ""))},
                           extra=extra)
 
