@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"compile-check: {' + '.join(tools) or 'no compiler'}; archs {', '.join(archs)}; "
               f"dtype {', '.join(dtypes)}; {len(units)} compilation units")
         print(format_table(rows))
-        print(f"{s['rows']} kernel rows, {s['failed']} failed ({s['compile_errors']} compile errors, "
+        print(f"{s['rows'] - s['skipped']} kernel rows, {s['failed']} failed ({s['compile_errors']} compile errors, "
               f"{s['spilling']} spilling), {s['skipped']} targets skipped")
         for r in rows:
             if r.skipped:
