@@ -138,3 +138,14 @@ def test_markdown_has_findings_and_pivots(df, tmp_path):
     md = write_report(df, None, tmp_path / "r.md").read_text(encoding="utf-8")
     assert md.index("## Key findings") < md.index("## Summary") < md.index("## Per kernel") < md.index("## Results")
     assert "| numba_parallel @ numba |" in md and "Times in µs" in md and "**" in md
+
+
+def test_lavapipe_rows_are_marked_correctness_results():
+    from workbench.report.caveats import LAVAPIPE_NOTE, is_lavapipe, row_caveats
+
+    row = {"backend": "vulkan", "runtime": "wgpu", "device": "llvmpipe (LLVM 15.0.6, 256 bits)", "status": "ok"}
+    assert is_lavapipe(row) and not is_lavapipe({**row, "device": "NVIDIA H100"})
+    assert not is_lavapipe({"backend": "numpy", "device": "llvmpipe"})
+    envs = {"e": {"backends": [{"name": "vulkan", "device": {"name": "x", "extra": {"lavapipe": True}}}]}}
+    assert is_lavapipe({**row, "device": "x", "env_id": "e"}, envs)
+    assert any(c.get("detail") == LAVAPIPE_NOTE or LAVAPIPE_NOTE in str(c) for c in row_caveats(row))

@@ -34,10 +34,20 @@ import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .check_rows import (  # noqa: F401 - shared with hip_check; re-exported for callers
+    DEFAULT_TIMEOUT_S,
+    Diagnostic,
+    KernelRow,
+    Unit,
+    _display,
+    _function_bodies,
+    kernels_declaring_shared,
+    ptx_uses_shared,
+)
 from .program import DEFAULT_BLOCK, PortableProgram
 from .source import render
 
@@ -46,7 +56,6 @@ DEFAULT_ARCHS = ("sm_80", "sm_90")
 NVIDIA_WARP_SIZE = 32
 #: Same options the CuPy builder gives NVRTC.
 CUDA_STD = "-std=c++17"
-DEFAULT_TIMEOUT_S = 180.0
 
 _DIAG = re.compile(r'^"?(?P<file>[^"\n]+?)"?\((?P<line>\d+)\): (?P<sev>catastrophic error|error|warning)'
                    r"(?: #[\w-]+)?: (?P<msg>.*)$")
@@ -55,73 +64,7 @@ _ENTRY = re.compile(r"Compiling entry function '(?P<name>[^']+)' for '(?P<arch>[
 _PROPS = re.compile(r"Function properties for (?P<name>\S+)")
 _FRAME = re.compile(r"(?P<stack>\d+) bytes stack frame, (?P<st>\d+) bytes spill stores, (?P<ld>\d+) bytes spill loads")
 _USED = re.compile(r"Used (?P<regs>\d+) registers(?:.*?(?P<smem>\d+) bytes smem)?")
-_KERNEL_DEF = re.compile(r"\bKERNEL\s+void\s+(?P<name>[A-Za-z_]\w*)\s*\(")
-_SHARED_DECL = re.compile(r"\bSHARED\s+\w")  # SHARED_PTR has no space after SHARED
-_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
-
-@dataclass
-class Diagnostic:
-    file: str | None
-    line: int | None
-    severity: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}: " if self.file and self.line else (f"{self.file}: " if self.file else "")
-        return f"{where}{self.severity}: {self.message}"
-
-
-@dataclass
-class KernelRow:
-    """One (file, kernel, arch) line of the report."""
-
-    file: str
-    kernel: str | None
-    arch: str
-    dtype: str
-    variants: list[str]
-    defines: dict[str, Any]
-    tool: str
-    registers: int | None = None
-    spill_stores: int | None = None
-    spill_loads: int | None = None
-    smem_bytes: int | None = None
-    stack_bytes: int | None = None
-    declares_shared: bool = False
-    ptx_shared: bool | None = None
-    problems: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    #: AMD only (hipcc remarks): scalar and accumulation registers, spill counts (registers, not bytes),
-    #: occupancy in waves per SIMD. On AMD rows ``registers`` is VGPRs, ``smem_bytes`` LDS per block and
-    #: ``stack_bytes`` scratch per lane.
-    sgprs: int | None = None
-    agprs: int | None = None
-    sgpr_spills: int | None = None
-    vgpr_spills: int | None = None
-    occupancy: int | None = None
-    #: Why this target or compiler could not be checked here (not a failure of the source).
-    skipped: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "ok": self.ok}
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One compile: a source with its build-time defines, for the variants that share them."""
-
-    source: Path
-    defines: tuple[tuple[str, Any], ...]
-    variants: tuple[str, ...]
-    registered: bool = True
-
-
-# -- what to compile -------------------------------------------------------------------------------
 
 def units_from_catalog(kernel: str | None = None, catalog_dirs: Iterable[Path] | None = None) -> list[Unit]:
     """Every CUDA-targeted portable program (deduplicated by source and defines), plus unregistered ``.cu`` files."""
@@ -259,46 +202,6 @@ def parse_ptxas(log: str) -> dict[str, dict[str, int]]:
             stats[current].update(registers=int(m.group("regs")), smem=int(m.group("smem") or 0))
     return stats
 
-
-def _function_bodies(text: str, header: re.Pattern) -> dict[str, str]:
-    """Name -> body text for each brace-delimited definition whose header matches ``header``."""
-    bodies = {}
-    for m in header.finditer(text):
-        start = text.find("{", m.end())
-        if start < 0:
-            continue
-        depth, i = 0, start
-        while i < len(text):
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            if depth == 0:
-                break
-            i += 1
-        bodies[m.group("name")] = text[start:i + 1]
-    return bodies
-
-
-def kernels_declaring_shared(source_text: str) -> dict[str, bool]:
-    """For each ``KERNEL`` in a rendered source: does its body declare a ``SHARED`` array?"""
-    code = _COMMENTS.sub(" ", source_text)
-    return {name: bool(_SHARED_DECL.search(body)) for name, body in _function_bodies(code, _KERNEL_DEF).items()}
-
-
-def ptx_uses_shared(ptx: str) -> dict[str, bool]:
-    """For each ``.entry`` in PTX: does its body touch the ``.shared`` state space?"""
-    header = re.compile(r"\.entry\s+(?P<name>[A-Za-z_$][\w$]*)\s*\(")
-    return {name: ".shared" in body for name, body in _function_bodies(ptx, header).items()}
-
-
-def _display(path: str, relative_to: Path | None) -> str:
-    if path.startswith("<"):
-        return path
-    try:
-        return str(Path(path).resolve().relative_to((relative_to or Path.cwd()).resolve()))
-    except ValueError:
-        return path
-
-
-# -- the check ------------------------------------------------------------------------------------
 
 def check_unit(unit: Unit, arch: str, dtype: str, compiler: Compiler, *, prelude_override: str | None = None,
                timeout: float = DEFAULT_TIMEOUT_S, relative_to: Path | None = None) -> list[KernelRow]:

@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .compile_check import DEFAULT_TIMEOUT_S, Diagnostic, KernelRow, Unit, _display, kernels_declaring_shared
+from .check_rows import DEFAULT_TIMEOUT_S, Diagnostic, KernelRow, Unit, _display, kernels_declaring_shared
 from .source import render
 
 HIP_INSTALL_HINT = "apt-get install --no-install-recommends hipcc libamdhip64-dev rocm-device-libs"

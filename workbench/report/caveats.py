@@ -17,6 +17,7 @@ FAILED_STATUSES = ("crashed", "timeout", "error", "oom", "incorrect")
 #: The caveat attached to a row run on a CPU stand-in for a GPU runtime.
 POCL_NOTE = "OpenCL on PoCL (a CPU): a correctness result, not GPU speed"
 TRITON_NOTE = "Triton interpreter (a CPU): a correctness result, not GPU speed"
+LAVAPIPE_NOTE = "Vulkan on lavapipe (a CPU): a correctness result, not GPU speed"
 
 
 def _text(v: Any) -> str:
@@ -48,6 +49,18 @@ def is_pocl(row: Mapping[str, Any], environments: Mapping[str, Any] | None = Non
     return "pocl" in device or device.startswith(("pthread", "cpu-", "basic"))
 
 
+def is_lavapipe(row: Mapping[str, Any], environments: Mapping[str, Any] | None = None) -> bool:
+    """A Vulkan (wgpu) row on mesa's lavapipe, the CPU Vulkan device (from the environment record where there
+    is one, else from the device name: ``llvmpipe (LLVM …)``)."""
+    words = " ".join(_text(row.get(c)) for c in ("backend", "runtime")).lower()
+    if "vulkan" not in words and "wgpu" not in words:
+        return False
+    dev = _env_backend(environments, row).get("device") or {}
+    if (dev.get("extra") or {}).get("lavapipe"):
+        return True
+    return any(w in _text(row.get("device")).lower() for w in ("llvmpipe", "lavapipe"))
+
+
 def is_triton_interpreter(row: Mapping[str, Any]) -> bool:
     """A Triton row run by the interpreter on a CPU (``TRITON_INTERPRET``), not compiled for a GPU."""
     words = " ".join(_text(row.get(c)) for c in ("backend", "runtime", "variant")).lower()
@@ -72,6 +85,8 @@ def row_caveats(row: Mapping[str, Any], environments: Mapping[str, Any] | None =
         out.append(caveat(f"~ {who}noisy", f"{who}noisy: {noise_text(row)}"))
     if is_pocl(row, environments):
         out.append(caveat(f"{who}PoCL: correctness, not GPU speed", POCL_NOTE))
+    if is_lavapipe(row, environments):
+        out.append(caveat(f"{who}lavapipe: correctness, not GPU speed", LAVAPIPE_NOTE))
     if is_triton_interpreter(row):
         out.append(caveat(f"{who}Triton interpreter: correctness, not GPU speed", TRITON_NOTE))
     return out
@@ -113,6 +128,9 @@ def report_caveats(df: pd.DataFrame, runs: pd.DataFrame | None = None,
         pocl = sorted({str(r["backend"]) for _, r in ok.iterrows() if is_pocl(r, environments)})
         if pocl:
             out.append(f"{', '.join(pocl)}: {POCL_NOTE}.")
+        lavapipe = sorted({str(r["backend"]) for _, r in ok.iterrows() if is_lavapipe(r, environments)})
+        if lavapipe:
+            out.append(f"{', '.join(lavapipe)}: {LAVAPIPE_NOTE}.")
         triton = sorted({str(r["backend"]) for _, r in ok.iterrows() if is_triton_interpreter(r)})
         if triton:
             out.append(f"{', '.join(triton)}: {TRITON_NOTE}.")
