@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -170,6 +170,9 @@ class Backend(ABC):
     runtime: str
     #: Key into :data:`PRIORITY` for automatic selection.
     device_class: str = "cpu"
+    #: Environment variables this backend's worker process starts with (read before any runtime import,
+    #: e.g. ``TRITON_INTERPRET=1`` for Triton's interpreter), on top of the parent's environment.
+    worker_env: Mapping[str, str] = {}
     #: How this backend measures memory (:mod:`workbench.backends.memory`), chosen once. Adapters set it,
     #: or override :meth:`memory` and :meth:`reset_peak_memory`.
     meter: MemoryMeter

@@ -58,6 +58,16 @@ ENV_IN_WORKER = "WORKBENCH_IN_WORKER"
 WORKER_INPUT_CACHE_BYTES = 1 << 29
 
 
+def _backend_env(name: str) -> dict[str, str]:
+    """The environment a backend asks its worker to start with (:attr:`Backend.worker_env`)."""
+    try:
+        from ..backends import registry
+
+        return {str(k): str(v) for k, v in dict(getattr(registry.get(name), "worker_env", {}) or {}).items()}
+    except Exception:  # noqa: BLE001 - an unknown backend's cells say so themselves
+        return {}
+
+
 def _shared_memory_dir() -> str | None:
     """``/dev/shm`` (memory-backed: sharing costs no disk writes) where it exists and is writable."""
     shm = Path("/dev/shm")
@@ -150,6 +160,7 @@ class WorkerProcess:
         pkg_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [pkg_root, env.get("PYTHONPATH")]))
         env[ENV_IN_WORKER] = "1"
+        env.update(_backend_env(self.backend))
         env.setdefault("PYTHONUNBUFFERED", "1")
         try:
             self.proc = subprocess.Popen(
