@@ -1,0 +1,38 @@
+"""relu as a Triton kernel (runtime ``triton``: the interpreter on CPU tensors here); float32.
+
+triton is imported inside the builder only, so the catalog loads without it.
+"""
+import functools
+
+from workbench.catalog import kernel_here
+
+BLOCK = 1024
+
+
+@functools.cache
+def _kernel():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+    return relu_kernel
+
+
+@kernel_here(__file__).variant("triton", "triton", dtypes=("float32",),
+                               description=f"one program per {BLOCK} elements, masked tail; float32")
+def build(ctx):
+    import triton
+
+    kernel = _kernel()
+
+    def run(inp, out):
+        x = inp["x"]
+        n = x.numel()
+        kernel[(triton.cdiv(n, BLOCK),)](x, out["out"], n, BLOCK=BLOCK)
+    return run

@@ -1,0 +1,40 @@
+"""softmax as a Triton kernel (runtime ``triton``: the interpreter on CPU tensors here); float32.
+
+One program per row; the row is one block of ``next_power_of_2(cols)`` lanes, the lanes past ``cols``
+masked (loaded as -inf, so they add exp(-inf) = 0 to the sum). triton is imported inside the builder only.
+"""
+import functools
+
+from workbench.catalog import kernel_here
+
+
+@functools.cache
+def _kernel():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def softmax_kernel(x_ptr, out_ptr, cols, x_stride, out_stride, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        mask = offs < cols
+        x = tl.load(x_ptr + row * x_stride + offs, mask=mask, other=-float("inf"))
+        e = tl.exp(x - tl.max(x, axis=0))
+        e = tl.where(mask, e, 0.0)
+        tl.store(out_ptr + row * out_stride + offs, e / tl.sum(e, axis=0), mask=mask)
+
+    return softmax_kernel
+
+
+@kernel_here(__file__).variant("triton", "triton", dtypes=("float32",),
+                               description="one program per row, the row in one masked power-of-two block; float32")
+def build(ctx):
+    import triton
+
+    kernel, rows, cols = _kernel(), ctx.params["rows"], ctx.params["cols"]
+    block = triton.next_power_of_2(cols)
+
+    def run(inp, out):
+        x, o = inp["x"], out["out"]
+        kernel[(rows,)](x, o, cols, x.stride(0), o.stride(0), BLOCK=block)
+    return run

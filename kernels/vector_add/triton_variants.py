@@ -1,0 +1,38 @@
+"""vector_add as a Triton kernel (runtime ``triton``: the interpreter on CPU tensors here); float32.
+
+triton is imported inside the builder only, so the catalog loads without it.
+"""
+import functools
+
+from workbench.catalog import kernel_here
+
+BLOCK = 1024
+
+
+@functools.cache
+def _kernel():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def vector_add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        a = tl.load(a_ptr + offs, mask=mask)
+        b = tl.load(b_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, a + b, mask=mask)
+
+    return vector_add_kernel
+
+
+@kernel_here(__file__).variant("triton", "triton", dtypes=("float32",),
+                               description=f"one program per {BLOCK} elements, masked tail; float32")
+def build(ctx):
+    import triton
+
+    kernel, n = _kernel(), ctx.params["n"]
+    grid = (triton.cdiv(n, BLOCK),)
+
+    def run(inp, out):
+        kernel[grid](inp["a"], inp["b"], out["out"], n, BLOCK=BLOCK)
+    return run

@@ -1,0 +1,92 @@
+"""Triton through its interpreter on CPU torch tensors: ``triton-interp`` (runtime ``triton``).
+
+With ``TRITON_INTERPRET=1`` Triton runs ``@triton.jit`` kernels in Python
+(numpy underneath) on CPU tensors: no GPU, no compiler. Its rows are
+correctness results, never speed: the device is named "Triton interpreter on
+CPU" so reports mark them like PoCL or lavapipe rows.
+
+``TRITON_INTERPRET`` is read when triton is first imported, so it must be set
+before any triton import in the process. Cells run in worker processes by
+default, and the parent starts this backend's worker with :attr:`worker_env`
+(an unmasked out-of-bounds access in an interpreted kernel can kill the
+process: in a worker it becomes a ``crashed`` row, not a dead session). In
+process (``isolation="in-process"``), the probe sets the variable before it
+would import triton; if triton was already imported without it, the probe says so.
+
+The probe finds triton without importing it: importing triton's LLVM into a
+process that has already opened a lavapipe (Mesa, LLVM) Vulkan adapter
+segfaults (triton 3.9, wgpu 0.32, seen 2026-11-22), and ``workbench info``
+probes every backend in one process. triton is imported when a variant is
+built, in this backend's own worker; in process, after a Vulkan probe, that
+import can crash the session.
+
+Arrays, timing and memory are torch-cpu's (:class:`TorchBackend` on ``cpu``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+from .base import Backend, DeviceInfo, Probe
+from .torch_backend import TORCH_HINT, TorchBackend
+
+TRITON_HINT = "pip install 'kernel-workbench[triton]' (triton>=3.0; torch CPU build is enough)"
+INTERPRET_ENV = {"TRITON_INTERPRET": "1"}
+
+
+class TritonInterpreterBackend(TorchBackend):
+    """Triton kernels interpreted on the CPU, on CPU torch tensors."""
+
+    runtime = "triton"
+    worker_env = INTERPRET_ENV
+
+    def __init__(self) -> None:
+        super().__init__("cpu")
+        self.name = "triton-interp"
+
+    @property
+    def priority(self) -> int:  # type: ignore[override]
+        return 1000  # a correctness tool: never the automatic choice
+
+    def _probe_uncached(self) -> Probe:
+        if "triton" not in sys.modules:
+            # Must come before any triton import: triton reads it when first imported.
+            os.environ["TRITON_INTERPRET"] = "1"
+        elif os.environ.get("TRITON_INTERPRET") != "1":
+            return Probe.missing("triton was imported before TRITON_INTERPRET=1 was set; run in a worker "
+                                 "process (the default isolation) or set TRITON_INTERPRET=1 first")
+        try:
+            importlib.import_module("torch")
+        except ImportError:
+            return Probe.missing(f"torch is not installed (Triton's interpreter runs on CPU torch tensors): "
+                                 f"{TORCH_HINT}")
+        except Exception as exc:  # noqa: BLE001 - a broken install is listed with its reason
+            return Probe.missing(f"torch failed to import ({type(exc).__name__}: {exc}); {TORCH_HINT}")
+        try:
+            found = importlib.util.find_spec("triton") is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return Probe.missing(f"triton is not installed: {TRITON_HINT}")
+        return super()._probe_uncached()
+
+    def device_info(self) -> DeviceInfo:
+        info = super().device_info()
+        try:
+            triton_version = version("triton")
+        except PackageNotFoundError:
+            triton_version = "unknown"
+        versions = {**info.versions, "triton": triton_version}
+        extra = {**info.extra, "triton_interpret": os.environ.get("TRITON_INTERPRET"), "cpu": info.name}
+        return DeviceInfo(name="Triton interpreter on CPU", vendor=info.vendor, kind="cpu",
+                          total_memory_bytes=info.total_memory_bytes, compute_units=info.compute_units,
+                          clock_mhz=info.clock_mhz, last_level_cache_bytes=info.last_level_cache_bytes,
+                          versions=versions, extra=extra)
+
+
+def discover() -> list[Backend]:
+    return [TritonInterpreterBackend()]
