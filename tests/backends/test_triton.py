@@ -1,0 +1,83 @@
+"""The triton-interp backend: Triton's interpreter on CPU torch tensors, in its own worker process.
+
+Probe reason without triton, the worker environment (TRITON_INTERPRET=1), every Triton variant verified
+at the spec's odd sizes, and rows marked as interpreter (correctness) results. Without triton or torch the
+tests that need them skip with the probe's reason.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from workbench.backends import registry, triton_backend
+from workbench.catalog import kernels, variants
+from workbench.report.caveats import is_triton_interpreter
+from workbench.verification import verify
+
+TRITON_KERNELS = ("vector_add", "saxpy", "relu", "softmax", "rmsnorm", "gemm")
+
+
+@pytest.fixture(scope="module")
+def tb():
+    b = registry.get("triton-interp")
+    if not b.probe().available:
+        pytest.skip(f"triton-interp unavailable: {b.probe().reason}")
+    return b
+
+
+def test_probe_reason_without_triton(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "triton" else real(name, *a))
+    p = triton_backend.TritonInterpreterBackend().probe()
+    assert not p.available and "triton is not installed" in p.reason and "kernel-workbench[triton]" in p.reason
+
+
+def test_registered_with_runtime_and_worker_env():
+    b = registry.get("triton-interp")
+    assert isinstance(b, triton_backend.TritonInterpreterBackend)
+    assert registry.get("triton") is b or not b.probe().available
+    assert b.runtime == "triton" and b.name == "triton-interp"
+    assert dict(b.worker_env) == {"TRITON_INTERPRET": "1"}
+    from workbench.harness.process_worker import _backend_env
+
+    assert _backend_env("triton-interp").get("TRITON_INTERPRET") == "1"
+
+
+def test_never_the_automatic_choice():
+    b = registry.get("triton-interp")
+    assert b.priority > registry.get("numpy").priority
+
+
+def test_every_listed_kernel_has_a_float32_triton_variant():
+    for k in TRITON_KERNELS:
+        v = variants(k)["triton"]
+        assert v.runtimes == ("triton",) and v.dtypes == ("float32",)
+
+
+def test_device_named_as_interpreter(tb):
+    info = tb.device_info()
+    assert info.name == "Triton interpreter on CPU" and info.versions.get("triton")
+    row = {"backend": tb.name, "runtime": tb.runtime, "variant": "triton", "device": info.name}
+    assert is_triton_interpreter(row)
+
+
+def test_variants_verify_at_odd_sizes_in_worker(tb):
+    """One verify call (worker processes, the default isolation: the worker gets TRITON_INTERPRET=1)."""
+    seeds = (0, 1)
+    rows = verify(backends="triton-interp", kernels=list(TRITON_KERNELS), variants="triton", seeds=seeds)
+    assert sorted(r.kernel for r in rows) == sorted(TRITON_KERNELS)
+    for r in rows:
+        assert r.status == "ok", f"{r.kernel}: {r.status}: {r.message} (params {r.params}, seed {r.seed})"
+        assert r.trials == len(seeds) * len(kernels()[r.kernel].sizes["verify"])
+
+
+def test_bench_row_reads_as_interpreter_result(tb):
+    from workbench.api import benchmark
+
+    res = benchmark("vector_add", variants="triton", backends="triton-interp", sizes=[4099], budget_s=0.2,
+                    rounds=1, progress=False)
+    rows = res.df.to_dict("records")
+    assert rows and all(r["status"] == "ok" for r in rows), rows
+    assert all(r["device"] == "Triton interpreter on CPU" and is_triton_interpreter(r) for r in rows)
