@@ -81,3 +81,48 @@ def test_bench_row_reads_as_interpreter_result(tb):
     rows = res.df.to_dict("records")
     assert rows and all(r["status"] == "ok" for r in rows), rows
     assert all(r["device"] == "Triton interpreter on CPU" and is_triton_interpreter(r) for r in rows)
+
+
+COMPILE_SCRIPT = '''
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from kmod import add
+from workbench.portable.triton_check import compile_triton
+sig = {"a": "*fp32", "b": "*fp32", "o": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+print(json.dumps([compile_triton(add, sig, {"BLOCK": 1024}, t).to_dict() for t in sys.argv[2:]]))
+'''
+
+KERNEL_SOURCE = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add(a, b, o, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(o + offs, tl.load(a + offs, mask=m) + tl.load(b + offs, mask=m), mask=m)
+'''
+
+
+def test_compile_check_without_gpu(tmp_path):
+    """Compiled, not interpreted: a fresh process without TRITON_INTERPRET (the probe may have set it here)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("triton") is None:
+        pytest.skip("triton is not installed")
+    (tmp_path / "kmod.py").write_text(KERNEL_SOURCE)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-c", COMPILE_SCRIPT, str(tmp_path), "sm_80", "sm_90", "gfx90a", "sm_1"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = {r["target"]: r for r in json.loads(out.stdout.strip().splitlines()[-1])}
+    for t in ("sm_80", "sm_90", "gfx90a"):
+        r = rows[t]
+        assert r["status"] == "ok", r
+        assert r["n_regs"] and r["n_regs"] > 0 and r["n_spills"] == 0 and r["shared"] == 0
+    assert rows["gfx90a"]["sgprs"] > 0
+    assert rows["sm_1"]["status"] == "error" and rows["sm_1"]["message"]
