@@ -85,6 +85,9 @@ def test_bad_names_exit_2_with_the_valid_choices(tmp_path, capsys):
     assert "valid backends" in capsys.readouterr().err
     assert main(["bench", "--kernels", "saxpy", "--sizes", "3x3", "--store", store]) == 2
     assert "takes 1 size" in capsys.readouterr().err
+    assert main(["bench", "--resume", "no-such-run", "--store", store]) == 2  # a mistyped store is not created
+    assert "no results store at" in capsys.readouterr().err and not Path(store).exists()
+    Store(store).close()
     assert main(["bench", "--resume", "no-such-run", "--store", store]) == 2
     assert "unknown run id" in capsys.readouterr().err
     assert Store(store).runs().empty  # nothing half-started
