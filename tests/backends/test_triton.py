@@ -83,6 +83,15 @@ def test_bench_row_reads_as_interpreter_result(tb):
     assert all(r["device"] == "Triton interpreter on CPU" and is_triton_interpreter(r) for r in rows)
 
 
+def test_the_autotune_config_chosen_is_recorded_in_the_row(tb):
+    from workbench.api import benchmark
+
+    res = benchmark("gemm", variants="triton", backends="triton-interp", sizes=[(64, 48, 40)], budget_s=0.1,
+                    rounds=1, progress=False)
+    (row,) = res.df.to_dict("records")
+    assert row["status"] == "ok" and "autotune chose BLOCK_M=" in row["message"], row["message"]
+
+
 COMPILE_SCRIPT = '''
 import json, sys
 sys.path.insert(0, sys.argv[1])

@@ -378,3 +378,22 @@ def test_identical_rotated_inputs_are_noted(harness_kernel):
         catalog.unregister_kernel(fixed.name)
     assert row["status"] == "ok"
     assert "rotated input sets 0 and 1, 0 and 2, 1 and 2 are identical" in row["message"]
+
+
+def test_an_autotuned_variant_s_chosen_config_is_read_in_words():
+    from workbench.harness.cell import tuned_config
+
+    class Config:  # shaped like triton.Config
+        def all_kwargs(self):
+            return {"BLOCK_M": 64, "num_warps": 4, "maxnreg": None}
+
+    def call(i, o):
+        pass
+
+    assert tuned_config(call) is None
+    call.best_config = None
+    assert tuned_config(call) is None
+    call.best_config = Config()
+    assert tuned_config(call) == "BLOCK_M=64, num_warps=4"
+    call.best_config = lambda: "tile 32"
+    assert tuned_config(call) == "tile 32"

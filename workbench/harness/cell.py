@@ -520,6 +520,9 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     if timing.stopped_by == "deadline" and st.n < config.min_samples:
         raise CellTimeout(f"timed out after {st.n} of {config.min_samples} samples (limit {limits.run_s:g} s)")
 
+    chosen = tuned_config(case.call)
+    if chosen:
+        notes.append(f"autotune chose {chosen}")
     if later_round and not check_after:
         row["status"] = "ok"
         return
@@ -543,6 +546,20 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     if timing.stopped_by != "spread":
         notes.append(f"spread {st.rel_spread:.3f} above target {config.target_spread:g} "
                      f"(stopped by {timing.stopped_by})")
+
+
+def tuned_config(call: Any) -> str | None:
+    """The configuration an autotuned variant settled on, in words: a built call may expose it as
+    ``best_config`` (a value or a callable, None until chosen), as Triton's ``triton.autotune`` does."""
+    chosen = getattr(call, "best_config", None)
+    if callable(chosen):
+        chosen = chosen()
+    if chosen is None:
+        return None
+    kwargs = getattr(chosen, "all_kwargs", None)  # a triton.Config: its block sizes, warps and stages
+    if callable(kwargs):
+        chosen = ", ".join(f"{k}={v}" for k, v in kwargs().items() if v is not None)
+    return str(chosen)
 
 
 def _check_only(case: Case, seeds: tuple[int, ...], row: dict[str, Any], deadline: float,
