@@ -20,6 +20,7 @@ The device is created on first use in the process that uses it, so a bench worke
 from __future__ import annotations
 
 import importlib
+import os
 import struct
 import time
 from collections.abc import Callable, Sequence
@@ -355,7 +356,18 @@ def wgsl_call(ctx: BuildContext, spec: KernelSpec, source: Path | str, bindings:
 
 
 def _wgpu() -> Any:
+    _quiet_xdg_runtime_dir()
     return importlib.import_module("wgpu")
+
+
+def _quiet_xdg_runtime_dir() -> None:
+    """Mesa's Vulkan loader prints "error: XDG_RUNTIME_DIR is invalid or not set" on every adapter query
+    when the variable is missing (containers, CI): point it at a private temporary folder first."""
+    if os.environ.get("XDG_RUNTIME_DIR") and os.path.isdir(os.environ["XDG_RUNTIME_DIR"]):
+        return
+    import tempfile
+
+    os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="workbench-xdg-")
 
 
 def discover() -> list[Backend]:
