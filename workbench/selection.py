@@ -87,8 +87,10 @@ class Selection:
 
 def select(kernels: Sequence[str] | None = None, variants: Sequence[str] | None = None,
            backends: Sequence[str] | None = None, dtypes: Iterable[str] = ("float32",),
-           modes: Sequence[str] | None = None) -> Selection:
-    """Resolve a request; raises ValueError (or :class:`BackendUnavailable`) before anything runs."""
+           modes: Sequence[str] | None = None, timing: bool = False) -> Selection:
+    """Resolve a request; raises ValueError (or :class:`BackendUnavailable`) before anything runs.
+    ``timing``: the request measures time (``bench``), so backends that only stand in for a device
+    (:attr:`Backend.timed_only_when_named`, e.g. Triton's interpreter) join only when named."""
     dtype_list = [check_dtype(d) for d in dtypes]
     mode_list = list(modes) if modes is not None else list(DEFAULT_MODES)
     for m in mode_list:
@@ -96,7 +98,7 @@ def select(kernels: Sequence[str] | None = None, variants: Sequence[str] | None 
             raise ValueError(f"unknown mode {m!r}; valid modes: {', '.join(MODES)}")
     names = list(kernels) if kernels is not None else sorted(catalog.kernels())
     specs = [catalog.get_kernel(n) for n in names]
-    sel = Selection(specs, select_backends(backends), dtype_list, {}, backends_named=backends is not None,
+    sel = Selection(specs, select_backends(backends, timing), dtype_list, {}, backends_named=backends is not None,
                     variants_named=variants is not None)
     for spec in specs:
         vs = catalog.variants(spec.name)
@@ -114,10 +116,12 @@ def select(kernels: Sequence[str] | None = None, variants: Sequence[str] | None 
     return sel
 
 
-def select_backends(names: Sequence[str] | None) -> list[Backend]:
-    """Every available backend, or the named ones, each of which must be available here."""
+def select_backends(names: Sequence[str] | None, timing: bool = False) -> list[Backend]:
+    """Every available backend (for timing, less those timed only when named), or the named ones, each of
+    which must be available here."""
     if names is None:
-        return [backend_registry.get(n) for n in backend_registry.available_backends()]
+        found = [backend_registry.get(n) for n in backend_registry.available_backends()]
+        return [b for b in found if not (timing and getattr(b, "timed_only_when_named", False))]
     out: list[Backend] = []
     for name in names:
         b = backend_registry.get(name)

@@ -241,7 +241,7 @@ class SweepSpec:
         why — but only for the backends selected, never for every backend known. A
         placeholder for a named backend without variants appears once, not per size.
         """
-        sel = select(self.kernels, self.variants, self.backends, self.dtypes, self.modes)
+        sel = select(self.kernels, self.variants, self.backends, self.dtypes, self.modes, timing=True)
         caches = self.caches()
         self._check_sizes_fit(sel.specs)
         cells: list[Cell] = []

@@ -135,3 +135,15 @@ def test_compile_check_without_gpu(tmp_path):
         assert r["n_regs"] and r["n_regs"] > 0 and r["n_spills"] == 0 and r["shared"] == 0
     assert rows["gfx90a"]["sgprs"] > 0
     assert rows["sm_1"]["status"] == "error" and rows["sm_1"]["message"]
+
+
+def test_sweeps_time_the_interpreter_only_when_named():
+    from workbench.sweep import SweepSpec
+
+    backends = {c.backend for c in SweepSpec(kernels=["vector_add"]).cells()}
+    assert "triton-interp" not in backends  # the quick suite and make demo leave it out
+    named = {c.backend for c in SweepSpec(kernels=["vector_add"], backends=["triton-interp"]).cells()}
+    assert named == {"triton-interp"}
+    from workbench.selection import select
+
+    assert "triton-interp" in {b.name for b in select(["vector_add"]).backends}  # verify still checks it

@@ -170,6 +170,9 @@ class Backend(ABC):
     runtime: str
     #: Key into :data:`PRIORITY` for automatic selection.
     device_class: str = "cpu"
+    #: A stand-in whose times mean nothing and cost much (Triton's interpreter): sweeps that name no backends
+    #: leave it out (``verify`` still checks it); name it (``--backends``) to time it anyway.
+    timed_only_when_named: bool = False
     #: Environment variables this backend's worker process starts with (read before any runtime import,
     #: e.g. ``TRITON_INTERPRET=1`` for Triton's interpreter), on top of the parent's environment.
     worker_env: Mapping[str, str] = {}

@@ -43,6 +43,9 @@ class TritonInterpreterBackend(TorchBackend):
 
     runtime = "triton"
     worker_env = INTERPRET_ENV
+    #: Interpreted kernels take seconds per call and say nothing about speed: a sweep over "every backend"
+    #: (the quick suite, `make demo`) would spend minutes here, so it is timed only when named.
+    timed_only_when_named = True
 
     def __init__(self) -> None:
         super().__init__("cpu")
