@@ -273,3 +273,27 @@ def test_signal_and_fault_reports_read_as_words():
     assert text.startswith("double free or corruption (out) | Fatal Python error: Aborted at /usr/lib/python3.11")
     assert "called from /home/u/k/numba_variants.py:12 in run" in text
     assert json.dumps(text)  # one line, storable
+
+
+def test_shared_input_folders_of_dead_sweeps_are_removed(tmp_path):
+    from workbench.harness.process_worker import SHARED_PREFIX, remove_orphaned_input_dirs
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    orphan = tmp_path / f"{SHARED_PREFIX}{dead.pid}-abc"
+    mine = tmp_path / f"{SHARED_PREFIX}{os.getpid()}-def"
+    old_style = tmp_path / f"{SHARED_PREFIX}xyz"
+    for d in (orphan, mine, old_style):
+        d.mkdir()
+    assert remove_orphaned_input_dirs(str(tmp_path)) == [str(orphan)]
+    assert not orphan.exists() and mine.exists() and old_style.exists()
+
+
+def test_a_sweep_leaves_no_shared_input_folder_behind(bad_catalog, tmp_path):
+    from workbench.harness.process_worker import SHARED_PREFIX
+
+    ex = make_executor("process")
+    folder = Path(ex.shared_dir)
+    assert folder.name.startswith(f"{SHARED_PREFIX}{os.getpid()}-")
+    ex.close()
+    assert not folder.exists()

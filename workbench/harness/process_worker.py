@@ -68,6 +68,31 @@ def _backend_env(name: str) -> dict[str, str]:
         return {}
 
 
+#: Name prefix of the shared input folders, followed by the owning process's pid.
+SHARED_PREFIX = "workbench-inputs-"
+
+
+def remove_orphaned_input_dirs(root: str | None) -> list[str]:
+    """Remove shared input folders whose owning process is gone (a sweep killed with SIGKILL cannot clean
+    up, and ``/dev/shm`` is memory). Returns the folders removed."""
+    base = Path(root or tempfile.gettempdir())
+    removed = []
+    for d in base.glob(f"{SHARED_PREFIX}*"):
+        pid_text = d.name[len(SHARED_PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit():
+            continue  # an older folder without a pid: leave it (it may belong to a live sweep)
+        try:
+            os.kill(int(pid_text), 0)
+            continue  # the owner lives
+        except ProcessLookupError:
+            pass
+        except OSError:  # PermissionError: alive, another user's
+            continue
+        shutil.rmtree(d, ignore_errors=True)
+        removed.append(str(d))
+    return removed
+
+
 def _shared_memory_dir() -> str | None:
     """``/dev/shm`` (memory-backed: sharing costs no disk writes) where it exists and is writable."""
     shm = Path("/dev/shm")
@@ -345,7 +370,9 @@ class ProcessExecutor:
         self._pending: set[str] = set()
         self._shipper = Shipper()
         #: Inputs and references every worker of this executor shares (made once per group, not per backend).
-        self.shared_dir = tempfile.mkdtemp(prefix="workbench-inputs-", dir=_shared_memory_dir())
+        root = _shared_memory_dir()
+        remove_orphaned_input_dirs(root)
+        self.shared_dir = tempfile.mkdtemp(prefix=f"{SHARED_PREFIX}{os.getpid()}-", dir=root)
         #: Makes the in-process executor for cells whose inline kernel cannot travel.
         self._make_fallback = fallback
         self._fallback: Any = None
