@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .processes import pid_alive
 from .record import RESULT_COLUMNS
 
 if TYPE_CHECKING:  # pandas costs ~0.25 s and 45 MB a process; loaded only to return a table
@@ -384,7 +385,7 @@ class Store:
             return None
         host, pid, beat = rows[0]["owner_host"], int(rows[0]["owner_pid"]), rows[0]["heartbeat_at"]
         if host == socket.gethostname():
-            if pid == os.getpid() or not _pid_alive(pid) or _started_after(pid, beat):
+            if pid == os.getpid() or not pid_alive(pid) or _started_after(pid, beat):
                 return None
         elif _age_s(beat) > HEARTBEAT_STALE_S:
             return None
@@ -647,18 +648,6 @@ def open_store(store: Store | str | os.PathLike | None, must_exist: bool = False
 
 #: A run owned by a process on another host counts as abandoned when its last row is older than this.
 HEARTBEAT_STALE_S = 15 * 60.0
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
 
 
 def _started_after(pid: int, stamp: str | None) -> bool:

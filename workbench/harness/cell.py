@@ -377,6 +377,15 @@ def base_row(cell: Cell) -> dict[str, Any]:
     return row
 
 
+def failed_row(cell: Cell, status: str, message: str, *, seed: int, started: float, **fields: Any) -> dict[str, Any]:
+    """The row of a cell that ended without running to completion (its worker died or timed out, its kernel
+    could not be rebuilt): identity, status and message, and the wall time since ``started``."""
+    row = base_row(cell)
+    row.update(status=status, seed=seed, message=message, finished_at=now_iso(),
+               wall_s=time.perf_counter() - started, **fields)
+    return row
+
+
 def _catalog_facts(cell: Cell) -> dict[str, Any]:
     """What analysis needs from the catalog (library baseline? memory- or compute-bound?), written into
     the row so that stored rows are judged by themselves, on any machine."""
@@ -646,12 +655,10 @@ def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorke
     try:
         row = worker.run(job, timeout_s + grace, deadline=lambda: limits.hard_deadline(grace))
     except WorkerTimeout:
-        row = base_row(cell)
-        row.update(status="timeout", seed=seed, finished_at=now_iso(), wall_s=time.perf_counter() - t0,
-                   message=(f"no result within the {timeout_s:g} s limit: a call never returned; "
-                            if limits.run_deadline < math.inf else
-                            f"the build did not finish within the {build_timeout_s:g} s build limit; ")
-                           + "its worker thread was abandoned")
+        row = failed_row(cell, "timeout", (f"no result within the {timeout_s:g} s limit: a call never returned; "
+                                           if limits.run_deadline < math.inf else
+                                           f"the build did not finish within the {build_timeout_s:g} s build limit; ")
+                         + "its worker thread was abandoned", seed=seed, started=t0)
     if row["status"] == "oom":
         after_oom(row, cell.backend)
     busy = worker.still_running_abandoned()

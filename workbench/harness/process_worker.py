@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog.shipping import CannotShip, Shipment, Shipper
-from .cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CheckOnly, base_row, now_iso
+from ..processes import pid_alive
+from .cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CheckOnly, failed_row
 from .memory_cap import describe
 from .throughput import Peaks
 from .timer import Cancelled, TimingConfig
@@ -79,15 +80,8 @@ def remove_orphaned_input_dirs(root: str | None) -> list[str]:
     removed = []
     for d in base.glob(f"{SHARED_PREFIX}*"):
         pid_text = d.name[len(SHARED_PREFIX):].split("-", 1)[0]
-        if not pid_text.isdigit():
-            continue  # an older folder without a pid: leave it (it may belong to a live sweep)
-        try:
-            os.kill(int(pid_text), 0)
-            continue  # the owner lives
-        except ProcessLookupError:
-            pass
-        except OSError:  # PermissionError: alive, another user's
-            continue
+        if not pid_text.isdigit() or pid_alive(int(pid_text)):
+            continue  # the owner lives (or an older folder without a pid, which may belong to a live sweep)
         shutil.rmtree(d, ignore_errors=True)
         removed.append(str(d))
     return removed
@@ -477,9 +471,7 @@ class ProcessExecutor:
         return self._failed(cell, seed, t0, "oom", f"{what}: {out.message}")
 
     def _failed(self, cell: Cell, seed: int, t0: float, status: str, message: str) -> dict[str, Any]:
-        row = base_row(cell)
-        row.update(status=status, seed=seed, message=message, finished_at=now_iso(), wall_s=time.perf_counter() - t0)
-        return row
+        return failed_row(cell, status, message, seed=seed, started=t0)
 
     def _in_process(self, cell: Cell, config: TimingConfig | CheckOnly, why: str, **kw: Any) -> dict[str, Any]:
         """A cell whose inline kernel cannot travel runs here, on a thread, and its row says so."""

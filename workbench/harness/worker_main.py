@@ -63,7 +63,7 @@ def run_job(conn: Connection, job_id: int, job: dict[str, Any], state: WorkerSta
     """One cell, as :func:`workbench.harness.cell.run_cell` runs it in-process, plus what isolation adds:
     the cell's catalog entries installed, the run start reported, the address space capped."""
     from ..catalog.shipping import install
-    from .cell import Limits, after_oom, base_row, now_iso, run_cell
+    from .cell import Limits, after_oom, failed_row, run_cell
     from .memory_cap import limit_address_space
 
     cell = job["cell"]
@@ -71,11 +71,9 @@ def run_job(conn: Connection, job_id: int, job: dict[str, Any], state: WorkerSta
     try:
         install(job["shipment"], state.installed)
     except Exception as exc:  # noqa: BLE001 - the cell's row says why its kernel could not be rebuilt
-        row = base_row(cell)
-        row.update(status="error", seed=job["seed"], finished_at=now_iso(), wall_s=time.perf_counter() - t0,
-                   message=f"could not rebuild the kernel in the worker process: {type(exc).__name__}: {exc}",
-                   traceback=traceback.format_exc())
-        return row
+        return failed_row(cell, "error",
+                          f"could not rebuild the kernel in the worker process: {type(exc).__name__}: {exc}",
+                          seed=job["seed"], started=t0, traceback=traceback.format_exc())
     limits = Limits.starting_now(job["build_timeout_s"], job["timeout_s"], on_run=lambda: conn.send(("run", job_id)))
     capped = state.memory_cap is not None and state.cpu_backend() and limit_address_space(state.memory_cap)
     try:
