@@ -1057,9 +1057,26 @@ for fmt in ("html", "md", "csv", "json"):
 ]
 
 
+def _extra_notebooks() -> dict[str, list[dict]]:
+    """Notebooks defined in their own ``notebooks/_nb_<stem>.py`` (each exports ``CELLS``, built with
+    :func:`md`, :func:`code` and :func:`params` from this module), so that a new tutorial is one new file."""
+    import importlib.util
+    import sys
+
+    sys.modules.setdefault("_build", sys.modules[__name__])
+    found = {}
+    for f in sorted(HERE.glob("_nb_*.py")):
+        spec = importlib.util.spec_from_file_location(f.stem, f)
+        assert spec and spec.loader
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        found[f.stem[len("_nb_"):]] = mod.CELLS
+    return found
+
+
 def build() -> list[Path]:
     written = []
-    for stem, cells in NOTEBOOKS.items():
+    for stem, cells in {**NOTEBOOKS, **_extra_notebooks()}.items():
         nb = new_notebook(cells=cells)
         for i, cell in enumerate(nb.cells):
             cell.id = f"{stem.replace('_', '-')}-{i:02d}"

@@ -6,6 +6,7 @@ masked (loaded as -inf, so they add exp(-inf) = 0 to the sum). triton is importe
 import functools
 
 from workbench.catalog import kernel_here
+from workbench.portable.triton_check import TritonCompile
 
 
 @functools.cache
@@ -38,3 +39,9 @@ def build(ctx):
         x, o = inp["x"], out["out"]
         kernel[(rows,)](x, o, cols, x.stride(0), o.stride(0), BLOCK=block)
     return run
+
+
+#: ``workbench compile-check`` compiles the kernel for GPUs at a 4096-column row (one 4096-lane block).
+COMPILE = (TritonCompile(_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "cols": "i32", "x_stride": "i32",
+                                   "out_stride": "i32", "BLOCK": "constexpr"}, {"BLOCK": 4096}, num_warps=8,
+                         label="BLOCK=4096"),)

@@ -16,10 +16,32 @@ import os
 import re
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 TARGETS = ("sm_80", "sm_90", "gfx90a", "gfx942")
+
+
+@dataclass(frozen=True)
+class TritonCompile:
+    """One GPU compile of a catalog Triton kernel, declared beside its variant in ``triton_variants.py``::
+
+        COMPILE = (TritonCompile(_kernel, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+                                 {"BLOCK": 1024}),)
+
+    ``kernel`` is the variant's factory (it imports triton lazily and returns the ``@triton.jit``
+    function; an autotuned kernel's factory returns ``.fn``, with one entry per config). The signature
+    names every argument's Triton type (``*fp32``, ``i32``, ``fp32``, ``constexpr``), and ``constexprs``
+    gives the compile-time values the variant launches with at a representative size.
+    """
+
+    kernel: Callable[[], Any]
+    signature: Mapping[str, str]
+    constexprs: Mapping[str, Any] = field(default_factory=dict)
+    num_warps: int = 4
+    #: What distinguishes this entry from the kernel's others (e.g. an autotune config), shown in the table.
+    label: str = ""
 
 
 @dataclass
