@@ -254,9 +254,9 @@ class Backend(ABC):
 
     def to_device(self, a: np.ndarray, dtype: str) -> Any:
         """A host array of run dtype ``dtype`` on the device: bfloat16 is held as float32 on the host and
-        cast on the device."""
+        cast on the device. Integer inputs (``KernelSpec.input_dtypes``) keep their dtype."""
         x = self.from_numpy(np.ascontiguousarray(a))
-        return self.cast(x, dtype) if dtype == "bfloat16" else x
+        return self.cast(x, dtype) if dtype == "bfloat16" and np.asarray(a).dtype.kind == "f" else x
 
     # -- execution -------------------------------------------------------
     @abstractmethod

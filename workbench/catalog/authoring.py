@@ -328,7 +328,7 @@ def warmup_arrays(spec: KernelSpec, dtype: str) -> dict[str, np.ndarray]:
 
     t = numpy_dtype(dtype)
     p1 = {a: 1 for a in spec.axes}
-    arrays = {k: np.ascontiguousarray(np.asarray(v).astype(t))
+    arrays = {k: np.ascontiguousarray(np.asarray(v).astype(spec.input_dtypes.get(k, t)))
               for k, v in spec.make_inputs(p1, np.random.default_rng(0)).items()}
     for k, shape in spec.output_shapes(p1).items():
         arrays[k] = np.zeros(shape, spec.output_dtypes.get(k, t))

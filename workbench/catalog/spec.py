@@ -55,6 +55,8 @@ class KernelSpec:
     tolerances: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     #: Output dtypes when not the compute dtype (e.g. argmax -> "int64").
     output_dtypes: dict[str, str] = field(default_factory=dict)
+    #: Inputs held in their own dtype whatever the run dtype (e.g. embedding ids "int64", int8 weights "int8").
+    input_dtypes: dict[str, str] = field(default_factory=dict)
     #: Map an LLM shape (batch, seq, hidden, intermediate) to this spec's params, or None.
     llm_params: Callable[[Mapping[str, int]], dict[str, int] | None] | None = None
     #: "memory-bound" or "compute-bound" (for plots and tutorials).
@@ -72,7 +74,8 @@ class KernelSpec:
         from ..dtypes import round_to
 
         raw = self.make_inputs(params, np.random.default_rng(seed))
-        return {k: round_to(v, dtype) for k, v in raw.items()}
+        return {k: np.asarray(v).astype(self.input_dtypes[k]) if k in self.input_dtypes else round_to(v, dtype)
+                for k, v in raw.items()}
 
     def example_inputs(self, backend: Backend, params: Params, dtype: str, seed: int = 0) -> dict[str, Any]:
         """:meth:`host_inputs` on ``backend``'s device (cast there for bfloat16), e.g. to compile a variant.
