@@ -42,6 +42,20 @@ def memory_info(backend: str | None = None) -> dict[str, Any]:
     return b.memory().to_dict()
 
 
+def execution_stats() -> dict[str, Any]:
+    """Statistics of the shape-keyed execution cache of block variants (this process's)."""
+    from .execution import execution_stats as stats
+
+    return stats()
+
+
+def clear_cache() -> None:
+    """Empty the shape-keyed execution cache of block variants and zero its statistics."""
+    from .execution import clear_cache as clear
+
+    clear()
+
+
 def __getattr__(name: str) -> Any:
     # Heavier entry points (harness, sweeps, UI) load on first use.
     if name == "benchmark":
@@ -59,6 +73,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
 
 
-__all__ = ["KernelSpec", "available_backends", "benchmark", "compare", "device_info", "get_backend", "get_kernel",
+__all__ = ["KernelSpec", "available_backends", "benchmark", "clear_cache", "compare", "device_info",
+           "execution_stats", "get_backend", "get_kernel",
            "kernels", "load_catalog", "memory_info", "register_kernel", "set_backend", "variant",
            "variants", "verify"]

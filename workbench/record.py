@@ -106,6 +106,8 @@ class Row:
     ceiling_gflops: float | None = None
     ceiling_source: str | None = None
     peak_note: str | None = None
+    # -- execution cache of multi-kernel blocks (graph / fused modes) -----------------------------------
+    exec_cache: str | None = None
 
     @classmethod
     def from_mapping(cls, row: Mapping[str, Any]) -> Row:

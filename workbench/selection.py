@@ -26,7 +26,7 @@ from .catalog.spec import MODES, KernelSpec, Variant
 from .dtypes import check_dtype
 
 #: Modes run when none are named: ``compiled`` variants (torch.compile, ~30 s per shape) only on request.
-DEFAULT_MODES = ("eager", "fused")
+DEFAULT_MODES = ("eager", "fused", "graph")
 
 
 class BackendUnavailable(ValueError):

@@ -21,11 +21,11 @@ from .sweep import SweepSpec
 log = logging.getLogger(__name__)
 
 SUITES: dict[str, dict[str, Any]] = {
-    "quick": dict(sizes="quick", modes=("eager", "fused"), warmup_s=0.01, budget_s=0.04, target_spread=0.05,
+    "quick": dict(sizes="quick", modes=("eager", "fused", "graph"), warmup_s=0.01, budget_s=0.04, target_spread=0.05,
                   min_samples=5, max_samples=200, n_inputs=2, timeout_s=60.0, rounds=3),
-    "llm": dict(modes=("eager", "fused"), warmup_s=0.05, budget_s=0.3, target_spread=0.03, min_samples=5,
+    "llm": dict(modes=("eager", "fused", "graph"), warmup_s=0.05, budget_s=0.3, target_spread=0.03, min_samples=5,
                 timeout_s=120.0, rounds=3),
-    "full": dict(sizes="full", modes=("eager", "fused", "compiled"), warmup_s=0.1, budget_s=1.0,
+    "full": dict(sizes="full", modes=("eager", "fused", "graph", "compiled"), warmup_s=0.1, budget_s=1.0,
                  target_spread=0.02, min_samples=10, max_samples=2000, timeout_s=300.0, rounds=5),
 }
 

@@ -29,7 +29,8 @@ DEFAULT_TOLERANCES: dict[str, float] = {
     "bfloat16": 4e-2,
 }
 
-MODES = ("eager", "fused", "compiled")
+#: ``graph``: a multi-kernel block recorded once per shape and replayed (see ``workbench.execution``).
+MODES = ("eager", "fused", "compiled", "graph")
 
 
 @dataclass

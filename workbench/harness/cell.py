@@ -34,6 +34,7 @@ from ..catalog import registry as catalog
 from ..catalog.spec import KernelSpec, Unsupported
 from ..conditions import ConditionsMeter, GpuMonitor, probe_gpu_monitor
 from ..dtypes import itemsize
+from ..execution import row_stats
 from ..record import canonical_params, cell_key, empty_row, finite_or_none, size_label, size_of
 from .memory import peak_memory
 from .rounds import finish_single_round
@@ -448,6 +449,7 @@ def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, tim
             row.update(status="oom", message=f"{type(exc).__name__}: {exc}")
         else:
             row.update(status="error", message=f"{type(exc).__name__}: {exc}", traceback=tb.format_exc())
+    notes += _execution_cache_facts(cell, row)
     if notes:
         row["message"] = "; ".join(filter(None, [row["message"], *notes]))
     row["finished_at"] = now_iso()
@@ -555,6 +557,16 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     if timing.stopped_by != "spread":
         notes.append(f"spread {st.rel_spread:.3f} above target {config.target_spread:g} "
                      f"(stopped by {timing.stopped_by})")
+
+
+def _execution_cache_facts(cell: Cell, row: dict[str, Any]) -> list[str]:
+    """A block variant's execution-cache statistics (``exec_cache``, JSON) and, when its fused recording fell
+    back to eager, a note saying so; nothing for variants that record nothing."""
+    stats = row_stats(cell.kernel, cell.variant, cell.backend, cell.params_dict, cell.dtype)
+    if stats is None:
+        return []
+    row["exec_cache"] = json.dumps(stats, separators=(",", ":"))
+    return [f"fused recording fell back to eager: {stats['fallback']}"] if stats["fallback"] else []
 
 
 def tuned_config(call: Any) -> str | None:
