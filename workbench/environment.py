@@ -70,6 +70,8 @@ def collect_environment(include_backends: bool = True, probe_all: bool = False) 
     }
     if include_backends:
         env["backends"] = _safe(lambda: backend_records(probe_all))
+    if probe_all:  # compilers for compile-check (rung 4): a few subprocesses, so only when listing everything
+        env["toolchains"] = _safe(_toolchain_records)
     # after the backends: threadpoolctl only sees the libraries loaded so far (torch brings MKL/OpenMP)
     env["threadpools"] = _safe(threadpool_records)
     env["threads"] = _safe(thread_settings)
@@ -164,6 +166,12 @@ def runtime_versions(packages: Any) -> dict[str, str]:
         found = [v if name == dist else f"{v} ({name})" for name, v in packages.items() if fnmatch(name, dist)]
         out[runtime] = ", ".join(found) or NOT_INSTALLED
     return out
+
+
+def _toolchain_records() -> list[dict[str, Any]]:
+    from .portable.toolchains import toolchain_records
+
+    return toolchain_records()
 
 
 def nvcc_info() -> dict[str, str] | None:

@@ -131,7 +131,7 @@ def test_ptxas_parser_sees_spills():
 
 
 def test_cli_json_and_exit_code(compiler, capsys):
-    assert main(["compile-check", "--arch", "sm_80", "--kernel", "saxpy", "--json"]) == 0
+    assert main(["compile-check", "--source", "portable", "--arch", "sm_80", "--kernel", "saxpy", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["archs"] == ["sm_80"]
     (row,) = data["rows"]
@@ -140,6 +140,6 @@ def test_cli_json_and_exit_code(compiler, capsys):
 
 def test_cli_without_a_compiler(monkeypatch, capsys):
     monkeypatch.setattr(cc, "find_compiler", lambda prefer=None: None)
-    assert main(["compile-check"]) == 0
+    assert main(["compile-check", "--source", "portable"]) == 0
     assert "neither nvcc nor NVRTC" in capsys.readouterr().err
-    assert main(["compile-check", "--strict"]) == 1
+    assert main(["compile-check", "--source", "portable", "--strict"]) == 1

@@ -122,7 +122,7 @@ def test_cli_table_and_json(hip, capsys):
     assert main(["compile-check", "--arch", f"{ARCH},gfx942", "--kernel", "saxpy"]) == 0
     out = capsys.readouterr().out
     assert "saxpy" in out and ARCH in out and "hipcc" in out
-    assert main(["compile-check", "--arch", ARCH, "--kernel", "saxpy", "--json"]) == 0
+    assert main(["compile-check", "--source", "portable", "--arch", ARCH, "--kernel", "saxpy", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["archs"] == [ARCH] and data["hip_compiler"].startswith("hipcc ")
     (row,) = data["rows"]

@@ -1,7 +1,10 @@
-"""``workbench compile-check``: compile every portable device source for NVIDIA and AMD targets (rung 4), no GPU needed.
+"""``workbench compile-check``: compile every portable device source and every Triton kernel of the catalog for
+NVIDIA and AMD targets (rung 4), no GPU needed.
 
-sm_* targets compile with nvcc (else NVRTC); gfx* targets compile the same sources as HIP with hipcc
-(HIP_PLATFORM=amd). One table: regs = registers per thread (NVIDIA) / VGPRs (AMD); spills = bytes stored/loaded
+Portable C: sm_* targets compile with nvcc (else NVRTC); gfx* targets compile the same sources as HIP with hipcc
+(HIP_PLATFORM=amd). Triton: each ``COMPILE`` entry of a ``triton_variants.py`` goes through triton.compile for
+sm_* and gfx* targets (registers and spills from ptxas -v / the AMDHSA metadata). The tool column names the
+compiler. One table: regs = registers per thread (NVIDIA) / VGPRs (AMD); spills = bytes stored/loaded
 (NVIDIA) / SGPRs+VGPRs spilled (AMD, "Ns/Mv"); smem = shared memory / LDS bytes per block; stack = stack frame /
 scratch bytes per thread; sgpr, agpr and occ (waves per SIMD) are AMD only.
 """
@@ -11,6 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+SOURCES = ("all", "portable", "triton")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dtype", default="float32",
                    help="comma-separated dtypes to render the sources in (float32, float16, float64)")
     p.add_argument("--kernel", help="only this catalog kernel (e.g. softmax)")
-    p.add_argument("--compiler", choices=("nvcc", "nvrtc"), help="force a compiler (default: nvcc, else NVRTC)")
+    p.add_argument("--compiler", choices=("nvcc", "nvrtc"),
+                   help="force the portable sources' NVIDIA compiler (default: nvcc, else NVRTC)")
+    p.add_argument("--source", choices=SOURCES, default="all",
+                   help="what to compile: portable C sources (.cu), Triton kernels, or all (default)")
     p.add_argument("--json", action="store_true", help="print JSON rows per (file, kernel, arch)")
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 1) when a requested target could not be checked (no nvcc/NVRTC, no hipcc, or "
@@ -35,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..catalog import get_kernel
-    from ..portable import DTYPES, hip_check
+    from ..catalog.loader import loaded_folders
+    from ..portable import DTYPES, hip_check, triton_catalog
     from ..portable.compile_check import (
         find_compiler,
         format_table,
@@ -58,32 +67,40 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--dtype: portable kernels implement {', '.join(DTYPES)}; got {args.dtype}")
     if args.kernel:
         get_kernel(args.kernel)  # unknown names list the valid ones
-    nvidia = [a for a in archs if not is_amd(a)]
+    portable = args.source in ("all", "portable")
+    nvidia = [a for a in archs if not is_amd(a)] if portable else []
     compiler = find_compiler(args.compiler) if nvidia else None
     if nvidia and compiler is None:
-        msg = "compile-check: neither nvcc nor NVRTC is available (install the CUDA toolkit, or " \
-              "pip install 'nvidia-cuda-nvrtc==13.0.*' cupy-cuda13x); " \
-              + ("nothing was compiled" if len(nvidia) == len(archs) else f"skipping {', '.join(nvidia)}")
-        print(msg, file=sys.stderr)
-        if len(nvidia) == len(archs):
-            return 1 if args.strict else 0
-    hip = hip_check.find_hipcc() if len(nvidia) < len(archs) else None
-    units = units_from_catalog(args.kernel)
+        print("compile-check: neither nvcc nor NVRTC is available for the portable sources (install the CUDA "
+              "toolkit, or pip install 'nvidia-cuda-nvrtc==13.0.*' cupy-cuda13x); skipping them for "
+              f"{', '.join(nvidia)}", file=sys.stderr)
+    hip = hip_check.find_hipcc() if portable and len(nvidia) < len(archs) else None
+    units = units_from_catalog(args.kernel) if portable else []
     rows = run_check(units, archs, compiler, dtypes=dtypes, jobs=args.jobs, timeout=args.timeout,
-                     relative_to=Path.cwd(), hip=hip)
+                     relative_to=Path.cwd(), hip=hip) if portable else []
+    triton = None
+    if args.source in ("all", "triton"):
+        triton = triton_catalog.triton_version()
+        if "float32" in dtypes:  # the catalog's Triton kernels are float32
+            rows += triton_catalog.check_catalog(archs, loaded_folders(), args.kernel, jobs=args.jobs,
+                                                 timeout=args.timeout, relative_to=Path.cwd())
     s = summary(rows)
     if args.json:
-        print(to_json(rows, compiler, archs, hip))
+        print(to_json(rows, compiler, archs, hip, triton=triton))
     else:
-        tools = [t.describe() for t in (compiler, hip) if t]
+        tools = [t.describe() for t in (compiler, hip) if t] + ([f"triton {triton}"] if triton else [])
         print(f"compile-check: {' + '.join(tools) or 'no compiler'}; archs {', '.join(archs)}; "
-              f"dtype {', '.join(dtypes)}; {len(units)} compilation units")
+              f"dtype {', '.join(dtypes)}; {len(units)} portable compilation units"
+              + (f", {len(triton_catalog.folders_with_triton(loaded_folders(), args.kernel))} Triton kernel files"
+                 if triton else ""))
         print(format_table(rows))
         print(f"{s['rows'] - s['skipped']} kernel rows, {s['failed']} failed ({s['compile_errors']} compile errors, "
               f"{s['spilling']} spilling), {s['skipped']} targets skipped")
         for r in rows:
             if r.skipped:
-                print(f"  skipped {r.arch}: {r.skipped}", file=sys.stderr)
+                print(f"  skipped {r.arch} ({r.tool}): {r.skipped}", file=sys.stderr)
     if s["failed"]:
         return 1
+    if not rows or s["skipped"] == s["rows"]:
+        return 1 if args.strict else 0
     return 1 if args.strict and s["skipped"] else 0

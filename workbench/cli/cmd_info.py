@@ -18,7 +18,8 @@ KEY_VERSIONS = {"numpy": ("numpy",), "numba": ("numba", "llvmlite", "threading_l
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("info", help="list backends (available or why not) and describe this machine",
                               description="List every backend with its device, or the reason it is "
-                                          "unavailable, then the host: CPU, memory, BLAS and thread settings.")
+                                          "unavailable; the compilers compile-check can use; then the host: "
+                                          "CPU, memory, BLAS and thread settings.")
     p.add_argument("--json", action="store_true", help="print the full environment record as JSON")
     p.set_defaults(func=run)
 
@@ -42,7 +43,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def format_environment(env: dict[str, Any]) -> str:
-    return "\n".join(_backend_lines(env.get("backends")) + [""] + _host_lines(env))
+    compilers = _toolchain_lines(env["toolchains"]) + [""] if "toolchains" in env else []
+    return "\n".join(_backend_lines(env.get("backends")) + [""] + compilers + _host_lines(env))
+
+
+def _toolchain_lines(toolchains: Any) -> list[str]:
+    title = "Compilers (workbench compile-check: rung 4, no GPU needed)"
+    if not isinstance(toolchains, list):
+        return [title, f"  could not be listed: {toolchains}"]
+    rows = [("compiler", "available", "version", "targets", "reason / path")]
+    rows += [(t.get("name", "?"), "yes" if t.get("available") else "no", t.get("version") or "-",
+              t.get("targets") or "-", t.get("reason") or t.get("path") or "") for t in toolchains]
+    return [title] + _table(rows)
 
 
 def _backend_lines(backends: Any) -> list[str]:

@@ -301,7 +301,7 @@ def run_check(units: list[Unit], archs: Iterable[str], compiler: Compiler | None
 #: regs: registers per thread (NVIDIA) / VGPRs (AMD); spills: bytes stored/loaded (NVIDIA) / SGPRs/VGPRs
 #: spilled (AMD); smem: static shared memory / LDS bytes per block; stack: stack frame / scratch bytes per
 #: thread (lane); sgpr, agpr, occ (waves per SIMD): AMD only.
-_COLUMNS = (("file", 44), ("kernel", 22), ("arch", 7), ("dtype", 7), ("tool", 5), ("regs", 4), ("sgpr", 4),
+_COLUMNS = (("file", 44), ("kernel", 28), ("arch", 7), ("dtype", 7), ("tool", 6), ("regs", 4), ("sgpr", 4),
             ("agpr", 4), ("spills", 11), ("smem", 5), ("stack", 5), ("occ", 3), ("shared", 6), ("status", 0))
 
 
@@ -333,9 +333,11 @@ def format_table(rows: list[KernelRow]) -> str:
     return "\n".join(lines)
 
 
-def to_json(rows: list[KernelRow], compiler: Compiler | None, archs: list[str], hip: Any = None) -> str:
+def to_json(rows: list[KernelRow], compiler: Compiler | None, archs: list[str], hip: Any = None,
+            triton: str | None = None) -> str:
     return json.dumps({"compiler": compiler.describe() if compiler else None,
-                       "hip_compiler": hip.describe() if hip else None, "archs": archs,
+                       "hip_compiler": hip.describe() if hip else None,
+                       "triton": f"triton {triton}" if triton else None, "archs": archs,
                        "rows": [r.to_dict() for r in rows]}, indent=2)
 
 

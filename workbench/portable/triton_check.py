@@ -49,12 +49,17 @@ class TritonCompileRow:
     kernel: str
     target: str
     status: str  # ok | error
-    n_regs: int | None = None
+    n_regs: int | None = None  # registers per thread (NVIDIA) / VGPRs (AMD)
     n_spills: int | None = None  # bytes of spill stores (NVIDIA) / spilled VGPRs + SGPRs (AMD)
     shared: int | None = None  # bytes of shared memory (LDS on AMD)
     sgprs: int | None = None  # AMD only
     compiler: str = "triton"
     message: str = ""
+    spill_loads: int | None = None  # NVIDIA: bytes of spill loads
+    stack: int | None = None  # stack frame (NVIDIA) / scratch (AMD) bytes per thread
+    agprs: int | None = None  # AMD only (CDNA accumulation registers)
+    sgpr_spills: int | None = None  # AMD only
+    vgpr_spills: int | None = None  # AMD only
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,8 +84,8 @@ def _ptxas_candidates() -> list[str]:
     return [p for p in (os.path.join(bin_dir, n) for n in ("ptxas", "ptxas-blackwell")) if os.path.exists(p)]
 
 
-def _nvidia_usage(ptx: str) -> tuple[int | None, int | None]:
-    """(registers, spill-store bytes) from ``ptxas -v`` on the kernel's PTX."""
+def _nvidia_usage(ptx: str) -> dict[str, int | None]:
+    """Registers, spill-store and spill-load bytes and stack frame from ``ptxas -v`` on the kernel's PTX."""
     arch = re.search(r"^\.target\s+(sm_\w+)", ptx, re.M)
     text, failures = "", []
     with tempfile.TemporaryDirectory() as d:
@@ -96,20 +101,24 @@ def _nvidia_usage(ptx: str) -> tuple[int | None, int | None]:
             failures.append(f"{os.path.basename(ptxas)}: {(out.stdout + out.stderr).strip()[-300:]}")
         else:
             raise RuntimeError("ptxas failed: " + " | ".join(failures or ["no ptxas bundled with triton"]))
-    regs = re.search(r"Used (\d+) registers", text)
-    spills = re.search(r"(\d+) bytes spill stores", text)
-    return (int(regs.group(1)) if regs else None, int(spills.group(1)) if spills else None)
+    def number(pattern: str) -> int | None:
+        m = re.search(pattern, text)
+        return int(m.group(1)) if m else None
+
+    return {"n_regs": number(r"Used (\d+) registers"), "n_spills": number(r"(\d+) bytes spill stores"),
+            "spill_loads": number(r"(\d+) bytes spill loads"), "stack": number(r"(\d+) bytes stack frame")}
 
 
-def _amd_usage(amdgcn: str) -> tuple[int | None, int | None, int | None]:
-    """(VGPRs, SGPRs, spilled VGPRs + SGPRs) from the AMDHSA metadata in the amdgcn text."""
+def _amd_usage(amdgcn: str) -> dict[str, int | None]:
+    """VGPRs, SGPRs, AGPRs, spilled VGPRs/SGPRs and scratch from the AMDHSA metadata in the amdgcn text."""
     def field(name: str) -> int | None:
         m = re.search(rf"\.{name}:\s+(\d+)", amdgcn)
         return int(m.group(1)) if m else None
 
     vs, ss = field("vgpr_spill_count"), field("sgpr_spill_count")
-    spills = None if vs is None and ss is None else (vs or 0) + (ss or 0)
-    return field("vgpr_count"), field("sgpr_count"), spills
+    return {"n_regs": field("vgpr_count"), "sgprs": field("sgpr_count"), "agprs": field("agpr_count"),
+            "vgpr_spills": vs, "sgpr_spills": ss, "stack": field("private_segment_fixed_size"),
+            "n_spills": None if vs is None and ss is None else (vs or 0) + (ss or 0)}
 
 
 def compile_triton(fn: Any, signature: dict[str, str], constexprs: dict[str, Any], target: str,
@@ -125,10 +134,10 @@ def compile_triton(fn: Any, signature: dict[str, str], constexprs: dict[str, Any
                                   target=gpu_target(target), options={"num_warps": num_warps})
         md = compiled.metadata
         row = TritonCompileRow(kernel=name, target=target, status="ok", shared=int(md.shared))
-        if "ptx" in compiled.asm:
-            row.n_regs, row.n_spills = _nvidia_usage(compiled.asm["ptx"])
-        elif "amdgcn" in compiled.asm:
-            row.n_regs, row.sgprs, row.n_spills = _amd_usage(compiled.asm["amdgcn"])
+        usage = (_nvidia_usage(compiled.asm["ptx"]) if "ptx" in compiled.asm
+                 else _amd_usage(compiled.asm["amdgcn"]) if "amdgcn" in compiled.asm else {})
+        for key, value in usage.items():
+            setattr(row, key, value)
         return row
     except Exception as exc:  # noqa: BLE001 - a failed compile is a row, not a crash of the whole check
         return TritonCompileRow(kernel=name, target=target, status="error", message=f"{type(exc).__name__}: {exc}")
