@@ -6,8 +6,14 @@ and add nothing to the sum of squares). triton is imported inside the builder on
 import functools
 
 from workbench.catalog import kernel_here
+from workbench.portable.triton_check import TritonCompile
 
 from .spec import EPS
+
+
+def num_warps(block: int) -> int:
+    """4 warps up to 2048 lanes, then one warp per 512 lanes, at most 16: at most 16 floats a thread up to 8192."""
+    return min(16, max(4, block // 512))
 
 
 @functools.cache
@@ -38,5 +44,12 @@ def build(ctx):
 
     def run(inp, out):
         x, o = inp["x"], out["out"]
-        kernel[(rows,)](x, inp["weight"], o, cols, x.stride(0), o.stride(0), EPS, BLOCK=block)
+        kernel[(rows,)](x, inp["weight"], o, cols, x.stride(0), o.stride(0), EPS, BLOCK=block,
+                        num_warps=num_warps(block))
     return run
+
+
+#: ``workbench compile-check`` compiles the kernel at a 4096-column row (one 4096-lane block, 8 warps).
+COMPILE = (TritonCompile(_kernel, {"x_ptr": "*fp32", "w_ptr": "*fp32", "out_ptr": "*fp32", "cols": "i32",
+                                   "x_stride": "i32", "out_stride": "i32", "eps": "fp32", "BLOCK": "constexpr"},
+                         {"BLOCK": 4096}, num_warps=num_warps(4096), label="BLOCK=4096"),)

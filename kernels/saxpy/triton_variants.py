@@ -5,6 +5,7 @@ triton is imported inside the builder only, so the catalog loads without it.
 import functools
 
 from workbench.catalog import kernel_here
+from workbench.portable.triton_check import TritonCompile
 
 from .spec import ALPHA
 
@@ -38,3 +39,9 @@ def build(ctx):
     def run(inp, out):
         kernel[grid](inp["x"], inp["y"], out["out"], ALPHA, n, BLOCK=BLOCK)
     return run
+
+
+#: ``workbench compile-check`` compiles the kernel as the variant launches it: 1024-element blocks, 4 warps.
+COMPILE = (TritonCompile(_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "alpha": "fp32",
+                                   "n": "i32", "BLOCK": "constexpr"},
+                         {"BLOCK": BLOCK}, label=f"BLOCK={BLOCK}"),)

@@ -5,6 +5,7 @@ triton is imported inside the builder only, so the catalog loads without it.
 import functools
 
 from workbench.catalog import kernel_here
+from workbench.portable.triton_check import TritonCompile
 
 BLOCK = 1024
 
@@ -36,3 +37,9 @@ def build(ctx):
     def run(inp, out):
         kernel[grid](inp["a"], inp["b"], out["out"], n, BLOCK=BLOCK)
     return run
+
+
+#: ``workbench compile-check`` compiles the kernel as the variant launches it: 1024-element blocks, 4 warps.
+COMPILE = (TritonCompile(_kernel, {"a_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                   "BLOCK": "constexpr"},
+                         {"BLOCK": BLOCK}, label=f"BLOCK={BLOCK}"),)
