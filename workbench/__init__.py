@@ -70,10 +70,14 @@ def __getattr__(name: str) -> Any:
         from .verification import verify
 
         return verify
+    if name in ("timeit", "quick"):  # ad-hoc comparisons of any callables (workbench/adhoc)
+        from . import adhoc
+
+        return getattr(adhoc, name)
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
 
 
 __all__ = ["KernelSpec", "available_backends", "benchmark", "clear_cache", "compare", "device_info",
            "execution_stats", "get_backend", "get_kernel",
-           "kernels", "load_catalog", "memory_info", "register_kernel", "set_backend", "variant",
-           "variants", "verify"]
+           "kernels", "load_catalog", "memory_info", "quick", "register_kernel", "set_backend", "timeit",
+           "variant", "variants", "verify"]

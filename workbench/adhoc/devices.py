@@ -1,0 +1,80 @@
+"""Which backend's synchronisation and timer an ad-hoc call needs, read from its arguments.
+
+A GPU call returns before the device finishes, so timing it needs the runtime's synchronise (or its
+events). The arguments say which runtime that is: torch tensors (their ``device.type``), CuPy arrays,
+PyOpenCL arrays or buffers (their device). Types are recognised by module and class name, so nothing
+here imports torch, cupy or pyopencl.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: torch ``device.type`` -> workbench backend name.
+TORCH_DEVICES = {"cpu": "torch-cpu", "cuda": "torch-cuda", "mps": "torch-mps", "xpu": "torch-xpu"}
+#: How deep nested lists, tuples and dicts of arguments are searched for arrays.
+MAX_DEPTH = 3
+
+
+def _module(x: Any) -> str:
+    return (type(x).__module__ or "").split(".")[0]
+
+
+def array_backend(x: Any) -> str | None:
+    """The backend an array object belongs to (None for host data: numpy arrays, scalars, anything else)."""
+    mod, cls = _module(x), type(x).__name__
+    if mod == "torch" and hasattr(x, "device"):
+        kind = getattr(x.device, "type", str(x.device))
+        return TORCH_DEVICES.get(kind, f"torch-{kind}")
+    if mod == "cupy" and cls == "ndarray":
+        return "cupy"
+    if mod == "pyopencl" and cls in ("Array", "Buffer"):
+        return opencl_backend_of(x)
+    return None
+
+
+def opencl_backend_of(x: Any) -> str:
+    """The ``opencl-N`` backend whose device holds ``x`` (an Array's queue device, or its context's)."""
+    from ..backends import registry
+
+    queue = getattr(x, "queue", None)
+    device = getattr(queue, "device", None) if queue is not None else None
+    if device is None:
+        devices = getattr(getattr(x, "context", None), "devices", None) or []
+        device = devices[0] if devices else None
+    for b in registry.all_backends().values():
+        if b.runtime == "opencl" and device is not None and getattr(b, "device", None) == device:
+            return b.name
+    return "opencl"
+
+
+def _walk(values: Iterable[Any], depth: int) -> Iterable[Any]:
+    for v in values:
+        yield v
+        if depth < MAX_DEPTH:
+            if isinstance(v, (list, tuple)):
+                yield from _walk(v, depth + 1)
+            elif isinstance(v, Mapping):
+                yield from _walk(v.values(), depth + 1)
+
+
+def backend_for(args: Iterable[Any], kwargs: Mapping[str, Any] | None = None, backend: str | None = None) -> str:
+    """The backend to synchronise and time with: ``backend`` when given, else the one every device array
+    among the arguments belongs to, else ``numpy`` (host code: a wall clock, no synchronisation).
+
+    Arrays of two devices in one call are an error: it is unclear which one to wait for.
+    """
+    if backend is not None:
+        from ..backends import registry
+
+        return registry.get(backend).name  # an unknown name is a ValueError listing the valid ones
+    found: dict[str, None] = {}
+    for v in _walk([*args, *(kwargs or {}).values()], 0):
+        name = array_backend(v)
+        if name is not None:
+            found[name] = None
+    if len(found) > 1:
+        raise ValueError(f"the arguments live on several devices ({', '.join(found)}); pass backend=... to say "
+                         "which one to synchronise")
+    return next(iter(found), "numpy")

@@ -1,0 +1,149 @@
+"""``workbench.timeit``: one callable timed with the workbench's own loop, in rounds, in this process.
+
+The same pieces as a sweep's cell — the backend's timer (device events where the runtime has them,
+otherwise synchronise + wall clock), the adaptive loop of :func:`~workbench.harness.timer.time_calls`,
+rounds merged by :func:`~workbench.harness.rounds.merge_rounds` and their noise flag — without a
+kernel spec, a store or a worker process: a notebook gets an answer in tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .devices import backend_for
+
+#: Timing defaults of :func:`timeit`, chosen so an answer comes about as fast as torch.utils.benchmark's
+#: ``adaptive_autorange`` (see tests/perf/peers.py): a short warm-up after the first call, three rounds
+#: sharing a budget, each round stopping once its spread is small.
+WARMUP_S = 0.01
+BUDGET_S = 0.1
+ROUNDS = 3
+TARGET_SPREAD = 0.05
+MIN_SAMPLES = 5
+
+_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+
+
+def fmt_seconds(s: float | None) -> str:
+    """``s`` with an automatic unit (ns, µs, ms or s) and three significant digits."""
+    if s is None or not math.isfinite(s):
+        return "n/a"
+    for scale, unit in _UNITS:
+        if abs(s) >= scale or unit == "ns":
+            return f"{s / scale:.3g} {unit}"
+    raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The timing of one callable: per-call samples pooled over rounds, and what they say.
+
+    ``median_s`` is the median of the round medians (robust to one drifted round); quartiles are those of
+    all samples. ``noisy`` is the workbench's noise flag (:func:`workbench.harness.rounds.noise_fields`):
+    the round medians spread by more than 10%, or other processes took a large share of the CPU.
+    """
+
+    label: str
+    median_s: float
+    q1_s: float
+    q3_s: float
+    samples_s: tuple[float, ...]
+    round_medians_s: tuple[float, ...]
+    timer_kind: str
+    backend: str
+    calls_per_sample: int
+    noise: float | None
+    noisy: bool
+    noise_note: str | None
+    #: Wall time from the call of :func:`timeit` to the result (first call, warm-up and rounds).
+    wall_s: float
+    first_call_s: float
+
+    @property
+    def iqr_s(self) -> float:
+        return self.q3_s - self.q1_s
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.samples_s)
+
+    @property
+    def rounds(self) -> int:
+        return len(self.round_medians_s)
+
+    def __str__(self) -> str:
+        flag = f" ~noisy ({self.noise_note})" if self.noisy else ""
+        return (f"{self.label}: {fmt_seconds(self.median_s)} median (IQR {fmt_seconds(self.q1_s)} – "
+                f"{fmt_seconds(self.q3_s)}){flag}; {self.rounds} rounds, {self.n_samples} samples of "
+                f"{self.calls_per_sample} call{'s' * (self.calls_per_sample != 1)}, timer {self.timer_kind} "
+                f"on {self.backend}")
+
+    def __repr__(self) -> str:
+        return f"<Measurement {self}>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"
+
+
+def _label(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budget_s: float = BUDGET_S,
+           rounds: int = ROUNDS, warmup_s: float = WARMUP_S, target_spread: float = TARGET_SPREAD,
+           **kw: Any) -> Measurement:
+    """Time ``fn(*args, **kw)`` with the workbench harness; returns a :class:`Measurement`.
+
+    The backend (whose synchronise and timer are used) comes from the arguments — torch tensors by their
+    device, CuPy arrays, PyOpenCL arrays and buffers — or from ``backend=`` (any backend name:
+    ``"torch-cuda"``, ``"cupy"``, ...); host arguments mean ``numpy``: a wall clock, no synchronisation.
+    ``budget_s`` is shared out between ``rounds`` (each round warms up briefly, then samples until its
+    relative spread is at most ``target_spread`` or its share is spent). Every other keyword goes to
+    ``fn``. An exception of ``fn`` propagates; for isolation from crashes and hangs use
+    :func:`workbench.quick`.
+    """
+    from ..backends import registry
+    from ..harness.rounds import merge_rounds, round_config
+    from ..harness.stats import summarize
+    from ..harness.timer import TimingConfig, time_calls
+    from ..sweep import SweepSpec
+
+    t0 = time.perf_counter()
+    if not callable(fn):
+        raise TypeError(f"timeit() needs a callable first, got {type(fn).__name__}: {fn!r}")
+    for opt, value in (("budget_s", budget_s), ("rounds", rounds), ("warmup_s", warmup_s),
+                       ("target_spread", target_spread)):
+        SweepSpec.check_option(opt, value)  # a NaN, a string or 0 rounds is a clear ValueError
+    be = registry.get(backend_for(args, kw, backend))
+    be.require()
+    timer = be.timer()
+
+    def call() -> Any:
+        return fn(*args, **kw)
+
+    first = timer.measure(call).device_s  # lazy initialisation and compilation: never a sample
+    config = TimingConfig(warmup_s=warmup_s, target_spread=target_spread, min_samples=MIN_SAMPLES,
+                          budget_s=budget_s)
+    row: dict[str, Any] | None = None
+    for r in range(int(rounds)):
+        cfg = round_config(config, int(rounds), later=r > 0)
+        timing = time_calls(timer, [call], cfg)
+        st = summarize(timing.samples_s)
+        row = merge_rounds(row, {"status": "ok", "samples_s": json.dumps(timing.samples_s),
+                                 "host_samples_s": json.dumps(timing.host_samples_s), "median_s": st.median,
+                                 "calls_per_sample": timing.calls_per_sample, "stopped_by": timing.stopped_by})
+    assert row is not None
+    samples = tuple(json.loads(row["samples_s"]))
+    st = summarize(samples)
+    return Measurement(label=_label(fn), median_s=float(row["median_s"]), q1_s=st.q1, q3_s=st.q3,
+                       samples_s=samples, round_medians_s=tuple(json.loads(row["round_medians_s"])),
+                       timer_kind=timer.kind, backend=be.name, calls_per_sample=int(row["calls_per_sample"]),
+                       noise=row.get("noise"), noisy=bool(row.get("noisy")), noise_note=row.get("noise_note"),
+                       wall_s=time.perf_counter() - t0, first_call_s=first)
