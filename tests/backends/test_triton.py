@@ -1,8 +1,9 @@
 """The triton-interp backend: Triton's interpreter on CPU torch tensors, in its own worker process.
 
 Probe reason without triton, the worker environment (TRITON_INTERPRET=1), every Triton variant verified
-at the spec's odd sizes, and rows marked as interpreter (correctness) results. Without triton or torch the
-tests that need them skip with the probe's reason.
+at the spec's odd sizes, argmax's first-index tie rule, rows marked as interpreter (correctness) results,
+and every ``COMPILE`` entry of every ``triton_variants.py`` compiled for sm_80, sm_90, gfx90a and gfx942
+with no spills. Without triton or torch the tests that need them skip with the probe's reason.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from workbench.catalog import kernels, variants
 from workbench.report.caveats import is_triton_interpreter
 from workbench.verification import verify
 
-TRITON_KERNELS = ("vector_add", "saxpy", "relu", "softmax", "rmsnorm", "gemm")
+TRITON_KERNELS = ("vector_add", "saxpy", "relu", "gelu_erf", "gelu_tanh", "silu", "bias_gelu", "softmax",
+                  "layernorm", "rmsnorm", "rmsnorm_residual", "sum", "argmax", "transpose", "gemm")
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +56,8 @@ def test_every_listed_kernel_has_a_float32_triton_variant():
     for k in TRITON_KERNELS:
         v = variants(k)["triton"]
         assert v.runtimes == ("triton",) and v.dtypes == ("float32",)
+    catalog = {k for k in kernels() if any("triton" in v.runtimes for v in variants(k).values())}
+    assert catalog == set(TRITON_KERNELS)  # a new Triton variant is verified and compiled below too
 
 
 def test_device_named_as_interpreter(tb):
@@ -71,6 +75,34 @@ def test_variants_verify_at_odd_sizes_in_worker(tb):
     for r in rows:
         assert r.status == "ok", f"{r.kernel}: {r.status}: {r.message} (params {r.params}, seed {r.seed})"
         assert r.trials == len(seeds) * len(kernels()[r.kernel].sizes["verify"])
+
+
+ARGMAX_TIES = '''
+import numpy as np, torch
+from workbench.catalog import variants
+from workbench.catalog.spec import BuildContext
+rows, cols = 37, 2500  # more columns than one 1024-lane chunk: ties across chunks and across lanes
+run = variants("argmax")["triton"].build(BuildContext(backend=None, params={"rows": rows, "cols": cols},
+                                                       dtype="float32"))
+x = torch.randint(0, 3, (rows, cols), generator=torch.Generator().manual_seed(0)).float()
+x[5] = 7.0  # a constant row: index 0
+x[6, -1] = 9.0  # the maximum in the masked tail chunk
+out = torch.full((rows,), -1, dtype=torch.int64)
+run({"x": x}, {"out": out})
+print(out.tolist() == np.argmax(x.numpy(), axis=1).tolist(), out[:8].tolist())
+'''
+
+
+def test_argmax_picks_the_first_maximum_like_numpy(tb):
+    """The spec accepts any maximal index; the Triton variant promises numpy's first one (rows of 0/1/2 tie a lot)."""
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", ARGMAX_TIES], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("True"), out.stdout
 
 
 def test_bench_row_reads_as_interpreter_result(tb):
@@ -135,6 +167,55 @@ def test_compile_check_without_gpu(tmp_path):
         assert r["n_regs"] and r["n_regs"] > 0 and r["n_spills"] == 0 and r["shared"] == 0
     assert rows["gfx90a"]["sgprs"] > 0
     assert rows["sm_1"]["status"] == "error" and rows["sm_1"]["message"]
+
+
+CATALOG_COMPILE_SCRIPT = '''
+import json, sys
+from workbench.catalog.loader import ensure_default_catalog
+from workbench.portable.triton_check import TARGETS, compile_triton
+ensure_default_catalog()
+rows = []
+for name, mod in sorted(sys.modules.items()):
+    if name.startswith("workbench_catalog.") and name.endswith(".triton_variants"):
+        kernel = name.split(".")[1]
+        entries = getattr(mod, "COMPILE", ())
+        rows += [{"kernel": kernel, "label": None}] if not entries else []
+        for c in entries:
+            for t in TARGETS:
+                r = compile_triton(c.kernel(), dict(c.signature), dict(c.constexprs), t, c.num_warps)
+                rows.append({**r.to_dict(), "kernel": kernel, "label": c.label})
+print(json.dumps(rows))
+'''
+
+
+def test_every_catalog_triton_kernel_compiles_for_gpus_without_spills():
+    """Each ``COMPILE`` entry, as compile-check runs it, for sm_80, sm_90, gfx90a and gfx942: status ok,
+    registers counted, 0 spills. One process without TRITON_INTERPRET (72 compiles: 15-25 s with an empty
+    Triton cache, a few seconds with a warm one)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("triton") is None:
+        pytest.skip("triton is not installed")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-c", CATALOG_COMPILE_SCRIPT], capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not [r["kernel"] for r in rows if r["label"] is None], "triton_variants.py without COMPILE"
+    assert {r["kernel"] for r in rows} == set(TRITON_KERNELS)
+    assert {r["target"] for r in rows} == {"sm_80", "sm_90", "gfx90a", "gfx942"}
+    for r in rows:
+        where = f"{r['kernel']} {r['label']} on {r['target']}"
+        assert r["status"] == "ok", f"{where}: {r['message']}"
+        assert r["n_regs"] and r["n_regs"] > 0 and r["n_spills"] == 0, f"{where}: {r}"
+        assert r["shared"] is not None and (r["sgprs"] > 0 if r["target"].startswith("gfx") else True), where
+    labels = {r["label"] for r in rows if r["kernel"] == "gemm"}
+    from workbench_catalog.gemm.triton_variants import CONFIGS  # loaded with the catalog (variants() above)
+
+    assert labels == {f"{bm}x{bn}x{bk}/{w}w" for bm, bn, bk, w in CONFIGS}  # one entry per autotune config
 
 
 def test_sweeps_time_the_interpreter_only_when_named():
