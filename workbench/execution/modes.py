@@ -73,11 +73,11 @@ def cached_build(op: KernelFolder, name: str, mode: str, record: Callable[[Build
     return build
 
 
-def register_cached(op: KernelFolder, name: str, runtime: str, mode: str, record: Callable[[BuildContext], Runner],
-                    eager: Callable[[BuildContext], Runner] | None = None, description: str = "",
-                    dtypes: tuple[str, ...] | None = None) -> None:
-    """Register :func:`cached_build` as variant ``name`` of ``op`` on ``runtime``."""
-    op.variant(name, runtime, mode=mode, dtypes=dtypes,
+def register_cached(op: KernelFolder, name: str, runtimes: str | tuple[str, ...], mode: str,
+                    record: Callable[[BuildContext], Runner], eager: Callable[[BuildContext], Runner] | None = None,
+                    description: str = "", dtypes: tuple[str, ...] | None = None, source: str | None = None) -> None:
+    """Register :func:`cached_build` as variant ``name`` of ``op`` on ``runtimes``."""
+    op.variant(name, runtimes, mode=mode, dtypes=dtypes, source=source,
                description=description or (record.__doc__ or "").strip())(cached_build(op, name, mode, record, eager))
 
 

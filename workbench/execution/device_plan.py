@@ -1,0 +1,134 @@
+"""A block's portable kernels on a device runtime (OpenCL, CuPy), run eagerly or as a recorded plan.
+
+The same compiled kernels and the same launches serve both modes, so the
+difference measured is the launching alone:
+
+- eager: intermediates come from the allocator on every call and the host
+  waits for each kernel before launching the next (a framework that hands each
+  op's result back before the next op);
+- graph on OpenCL: a pre-planned launch list — buffers allocated once per
+  shape, every launch enqueued back to back on the in-order queue with no host
+  synchronisation between kernels, one ``finish`` at the end;
+- graph on CuPy (CUDA/HIP): the launches captured once into a CUDA/HIP graph
+  on a capturing stream and replayed with ``Graph.launch`` on the current
+  stream. Capture needs a GPU; on machines without one this code is only
+  imported and unit-checked, never run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .replay import ReplayTable
+
+if TYPE_CHECKING:
+    from ..catalog.spec import BuildContext
+
+#: An argument of a launch: the name of an input, output or buffer, or an int size (passed as int32).
+Arg = str | int
+
+
+@dataclass(frozen=True)
+class Step:
+    """One kernel launch: entry point, grid in blocks, block in threads (CUDA's convention), arguments."""
+
+    entry: str
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    args: tuple[Arg, ...]
+
+
+@dataclass
+class DevicePlan:
+    """The compiled launches of a block at one shape, and the shapes of its intermediate buffers."""
+
+    ctx: BuildContext
+    steps: list[Step]
+    buffers: dict[str, tuple[int, ...]]
+    launch: Callable[[str, tuple[int, ...], tuple[int, ...], Sequence[Any]], None]
+
+    def allocate(self) -> dict[str, Any]:
+        return {n: self.ctx.backend.empty(s, self.ctx.dtype) for n, s in self.buffers.items()}
+
+    def bind(self, arrays: Mapping[str, Any]) -> list[tuple[Step, list[Any]]]:
+        """Each step with its arguments resolved against ``arrays`` (inputs, outputs, buffers)."""
+        return [(s, [arrays[a] if isinstance(a, str) else np.int32(a) for a in s.args]) for s in self.steps]
+
+
+def compile_plan(ctx: BuildContext, source: str | Path, steps: list[Step], buffers: dict[str, tuple[int, ...]],
+                 defines: Mapping[str, Any]) -> DevicePlan:
+    """Render and build ``source`` for the backend (cached per text and device); raises Unsupported where the
+    backend cannot compile device code or run the dtype."""
+    from ..catalog.spec import Unsupported
+    from ..portable.prelude import DTYPES
+    from ..portable.runtimes import launcher, target_of
+    from ..portable.source import render
+
+    backend, dtype = ctx.backend, ctx.dtype
+    if dtype not in DTYPES:
+        raise Unsupported(f"portable kernels implement {', '.join(DTYPES)}, not {dtype}")
+    if not backend.capabilities().compiles_device_code:
+        raise Unsupported(f"backend {backend.name} cannot compile device code here")
+    target = target_of(backend)
+    if target == "opencl" and dtype == "float64" and not backend.device.double_fp_config:
+        raise Unsupported(f"OpenCL device {backend.device.name} has no cl_khr_fp64")
+    entries = tuple(dict.fromkeys(s.entry for s in steps))
+    max_block = max(int(np.prod(s.block)) for s in steps)
+    launch = launcher(backend, render(source, target, dtype, defines), entries, max_block)
+    return DevicePlan(ctx, steps, buffers, launch)
+
+
+def eager_runner(plan: DevicePlan) -> Callable[[dict[str, Any], dict[str, Any]], None]:
+    """Kernel by kernel: fresh intermediates per call, the host waits after every launch."""
+    backend = plan.ctx.backend
+
+    def run(inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
+        for step, args in plan.bind({**inputs, **outputs, **plan.allocate()}):
+            plan.launch(step.entry, step.grid, step.block, args)
+            backend.synchronize()
+
+    return run
+
+
+def graph_runner(plan: DevicePlan) -> Callable[[dict[str, Any], dict[str, Any]], None]:
+    """The recorded form for the backend's runtime: a launch list on OpenCL, a captured graph on CuPy."""
+    if plan.ctx.backend.runtime == "cupy":
+        return _cupy_graph(plan)
+    return _launch_list(plan)
+
+
+def _launch_list(plan: DevicePlan) -> Callable[[dict[str, Any], dict[str, Any]], None]:
+    buffers, backend = plan.allocate(), plan.ctx.backend
+    launch = plan.launch
+
+    def run(inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
+        for step, args in plan.bind({**inputs, **outputs, **buffers}):
+            launch(step.entry, step.grid, step.block, args)
+        backend.synchronize()  # the one host synchronisation of the block
+
+    return run
+
+
+def _cupy_graph(plan: DevicePlan) -> Callable[[dict[str, Any], dict[str, Any]], None]:  # pragma: no cover - GPU
+    import cupy
+
+    buffers = plan.allocate()
+    stream = cupy.cuda.Stream(non_blocking=True)
+
+    def capture(inputs: dict[str, Any], outputs: dict[str, Any]) -> Callable[[], None]:
+        bound = plan.bind({**inputs, **outputs, **buffers})
+        with stream:
+            stream.begin_capture()
+            try:
+                for step, args in bound:
+                    plan.launch(step.entry, step.grid, step.block, args)
+            finally:
+                graph = stream.end_capture()
+        return lambda: graph.launch(cupy.cuda.get_current_stream())
+
+    return ReplayTable(capture, lambda a: a.data.ptr)
