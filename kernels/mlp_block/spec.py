@@ -74,8 +74,9 @@ SPEC = kernel_here(__file__).register(
         # decode steps (one token) of small widths, where launch overhead shows, up to Qwen2.5-0.5B's
         "quick": [{"tokens": 1, "hidden": 128, "intermediate": 352}, {"tokens": 1, "hidden": 256, "intermediate": 704},
                   {"tokens": 1, "hidden": 896, "intermediate": 4864}],
-        "full": [{"tokens": 1, "hidden": 256, "intermediate": 704}, {"tokens": 1, "hidden": 896, "intermediate": 4864},
-                 {"tokens": 8, "hidden": 896, "intermediate": 4864}, {"tokens": 1, "hidden": 2048, "intermediate": 8192},
+        "full": [{"tokens": 1, "hidden": 256, "intermediate": 704},
+                 {"tokens": 1, "hidden": 896, "intermediate": 4864}, {"tokens": 8, "hidden": 896, "intermediate": 4864},
+                 {"tokens": 1, "hidden": 2048, "intermediate": 8192},
                  {"tokens": 128, "hidden": 896, "intermediate": 4864}],
     },
     tolerances={**DEFAULT_TOLERANCES, "float32": 2e-5, "float16": 1e-2, "bfloat16": 6e-2},

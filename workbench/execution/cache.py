@@ -106,7 +106,8 @@ class ExecutionCache:
     def _record(self, key: CacheKey, mode: str, record: Callable[[], Runner],
                 eager: Callable[[], Runner] | None) -> Entry:
         if mode not in RECORDED_MODES:
-            raise ValueError(f"execution cache: mode {mode!r} is not recorded; valid modes: {', '.join(RECORDED_MODES)}")
+            raise ValueError(f"execution cache: mode {mode!r} is not recorded; "
+                             f"valid modes: {', '.join(RECORDED_MODES)}")
         with self._lock:
             found = self._entries.get(key)
             if found is not None:  # another thread recorded it meanwhile
