@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import workbench
-from workbench.adhoc import quick, timeit
+from workbench.adhoc import quick
 from workbench.adhoc.timing import fmt_seconds
 from workbench.catalog import registry
 from workbench.store import open_store
