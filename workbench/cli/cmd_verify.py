@@ -22,11 +22,15 @@ def register(subparsers: Any) -> None:
                     "Statuses are the benchmark's: ok / incorrect / unsupported / oom / error / timeout / "
                     "crashed; "
                     "naming an unavailable backend is an error (exit 2) and verifies nothing.")
-    p.add_argument("--backend", action="append", metavar="B", help="backend name (repeatable; default: all available)")
-    p.add_argument("--kernel", action="append", metavar="K", help="kernel name (repeatable; default: all)")
-    p.add_argument("--variant", action="append", metavar="V", help="variant name (repeatable; default: all)")
-    p.add_argument("--dtype", action="append", metavar="D",
-                   help=f"dtype (repeatable; default float32; one of {', '.join(KNOWN_DTYPES)})")
+    # Singular (repeatable, as before) or plural like bench's; either takes several names, space- or comma-separated.
+    p.add_argument("--backend", "--backends", dest="backend", action="extend", nargs="+", metavar="B",
+                   help="backend names (repeatable, comma- or space-separated; default: all available)")
+    p.add_argument("--kernel", "--kernels", dest="kernel", action="extend", nargs="+", metavar="K",
+                   help="kernel names (default: all)")
+    p.add_argument("--variant", "--variants", dest="variant", action="extend", nargs="+", metavar="V",
+                   help="variant names (default: all)")
+    p.add_argument("--dtype", "--dtypes", dest="dtype", action="extend", nargs="+", metavar="D",
+                   help=f"dtypes (default float32; of {', '.join(KNOWN_DTYPES)})")
     p.add_argument("--sizes", default="verify", help="size list from the specs (default: verify)")
     p.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 0..N-1 per size (default 3)")
     p.add_argument("--include-compiled", action="store_true", help="also verify torch.compile variants (slow)")
@@ -44,6 +48,13 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _names(values: list[str] | None) -> list[str] | None:
+    """``["a,b", "c"]`` -> ``["a", "b", "c"]``; None (the option was not given) stays None."""
+    if values is None:
+        return None
+    return [n.strip() for v in values for n in v.split(",") if n.strip()]
+
+
 def run(args: argparse.Namespace) -> int:
     from ..harness.cell import BUILD_TIMEOUT_S
     from ..verification import DEFAULT_TIMEOUT_S, MAX_SECONDS, MAX_SEEDS, verify
@@ -57,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
     run_options = isolation_args.options(args)
     progress = None if args.json else _progress
     with stdout_to_stderr():  # runtimes that print while probing/compiling must not corrupt the output
-        results = verify(backends=args.backend, kernels=args.kernel, variants=args.variant,
-                         dtypes=args.dtype or ("float32",), seeds=range(args.seeds), sizes=args.sizes,
+        results = verify(backends=_names(args.backend), kernels=_names(args.kernel), variants=_names(args.variant),
+                         dtypes=_names(args.dtype) or ("float32",), seeds=range(args.seeds), sizes=args.sizes,
                          include_compiled=args.include_compiled, progress=progress,
                          timeout_s=args.timeout or DEFAULT_TIMEOUT_S, boundscheck=args.boundscheck,
                          build_timeout_s=args.build_timeout or BUILD_TIMEOUT_S, **run_options)
