@@ -51,12 +51,12 @@ def attention_reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: boo
     b, h, sq, d = q.shape
     kvh, sk = k.shape[1], k.shape[2]
     qg = q.astype(np.float64).reshape(b, kvh, h // kvh, sq, d)
-    s = np.einsum("bkgid,bkjd->bkgij", qg, k.astype(np.float64)) / math.sqrt(d)
+    s = np.matmul(qg, k.astype(np.float64)[:, :, None].swapaxes(-1, -2)) / math.sqrt(d)
     if causal:
         s = np.where(np.tril(np.ones((sq, sk), dtype=bool)), s, -np.inf)
     s = np.exp(s - s.max(axis=-1, keepdims=True))
     s /= s.sum(axis=-1, keepdims=True)
-    return np.einsum("bkgij,bkjd->bkgid", s, v.astype(np.float64)).reshape(b, h, sq, d)
+    return np.matmul(s, v.astype(np.float64)[:, :, None]).reshape(b, h, sq, d)
 
 
 def make_qkv(p: Mapping[str, int], q_tokens: int, kv_tokens: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
