@@ -11,11 +11,11 @@ step nvidia-smi nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.m
 step versions python3 -c "import sys,torch,cupy,triton,numpy;print(sys.version.split()[0],'torch',torch.__version__,'cupy',cupy.__version__,'triton',triton.__version__,'numpy',numpy.__version__)"
 step info $WB info
 $WB info --json > "$OUT/info.json" 2>/dev/null
-step verify bash -c "$WB verify --backend cupy --backend torch-cuda --dtype float32 --dtype float16 --dtype bfloat16 --dtype float64 2>&1 | tee $OUT/verify.txt"
+step verify bash -c "$WB verify --backend cupy --backend torch-cuda --backend triton-cuda --dtype float32 --dtype float16 --dtype bfloat16 --dtype float64 2>&1 | tee $OUT/verify.txt"
 step peaks $WB peaks --backend cupy torch-cuda --store "$OUT/gpu.sqlite"
-T=300 step quick-A $WB bench --suite quick --backends cupy torch-cuda --store "$OUT/gpu.sqlite" --name h100-quick-A \
+T=300 step quick-A $WB bench --suite quick --backends cupy torch-cuda triton-cuda --store "$OUT/gpu.sqlite" --name h100-quick-A \
     --report "$OUT/quick.html" --json "$OUT/quick.json" --quiet
-T=300 step quick-B $WB bench --suite quick --backends cupy torch-cuda --store "$OUT/gpu.sqlite" --name h100-quick-B --quiet
+T=300 step quick-B $WB bench --suite quick --backends cupy torch-cuda triton-cuda --store "$OUT/gpu.sqlite" --name h100-quick-B --quiet
 step runs $WB runs --store "$OUT/gpu.sqlite"
 ids=$(python3 -c "import sqlite3;print(*[r[0] for r in sqlite3.connect('$OUT/gpu.sqlite').execute('select run_id from runs where name like \'h100-quick-%\' order by rowid')])")
 step compare-AA bash -c "$WB compare $ids --store $OUT/gpu.sqlite > $OUT/compare_aa.txt; tail -60 $OUT/compare_aa.txt"

@@ -29,7 +29,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "workbench.backends.cupy_backend": ("cupy",),
     "workbench.backends.opencl_backend": ("opencl", "opencl-"),
     "workbench.backends.vulkan_backend": ("vulkan", "wgpu"),
-    "workbench.backends.triton_backend": ("triton-interp", "triton"),
+    "workbench.backends.triton_backend": ("triton", "triton-"),
 }
 
 ENTRY_POINT_GROUP = "workbench.backends"

@@ -1,4 +1,10 @@
-"""Triton through its interpreter on CPU torch tensors: ``triton-interp`` (runtime ``triton``).
+"""Triton kernels (runtime ``triton``): compiled on torch's GPU tensors (``triton-cuda`` for CUDA and ROCm,
+``triton-xpu``), and through the interpreter on CPU torch tensors (``triton-interp``).
+
+On a GPU, the same ``@triton.jit`` variants are compiled by Triton for the device and launched on
+``torch.cuda`` / ``torch.xpu`` tensors; arrays, timing (device events) and memory are torch's for that
+device, and the backend ranks like torch on it. Its worker starts with ``TRITON_INTERPRET=0``, so a parent
+that has set the interpreter up for ``triton-interp`` does not turn the GPU kernels into interpreted ones.
 
 With ``TRITON_INTERPRET=1`` Triton runs ``@triton.jit`` kernels in Python
 (numpy underneath) on CPU tensors: no GPU, no compiler. Its rows are
@@ -91,5 +97,46 @@ class TritonInterpreterBackend(TorchBackend):
                           versions=versions, extra=extra)
 
 
+class TritonGpuBackend(TorchBackend):
+    """Triton kernels compiled for torch's ``cuda`` (NVIDIA, or AMD under ROCm) or ``xpu`` device."""
+
+    runtime = "triton"
+    worker_env = {"TRITON_INTERPRET": "0"}
+
+    def __init__(self, device_type: str) -> None:
+        super().__init__(device_type)
+        self.name = f"triton-{device_type}"
+
+    @property
+    def priority(self) -> int:  # type: ignore[override]
+        return super().priority + 1  # right after torch on the same device: the automatic choice stays torch
+
+    def _probe_uncached(self) -> Probe:
+        try:
+            found = importlib.util.find_spec("triton") is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return Probe.missing(f"triton is not installed: {TRITON_HINT}")
+        if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") == "1":
+            return Probe.missing("triton was imported in interpreter mode (TRITON_INTERPRET=1) in this process; "
+                                 "run in worker processes (the default isolation)")
+        probe = super()._probe_uncached()
+        if not probe.available:
+            return Probe.missing(f"no torch {self.device_type} device for Triton: {probe.reason}")
+        return probe
+
+    def device_info(self) -> DeviceInfo:
+        info = super().device_info()
+        try:
+            triton_version = version("triton")
+        except PackageNotFoundError:
+            triton_version = "unknown"
+        return DeviceInfo(name=info.name, vendor=info.vendor, kind=info.kind,
+                          total_memory_bytes=info.total_memory_bytes, compute_units=info.compute_units,
+                          clock_mhz=info.clock_mhz, last_level_cache_bytes=info.last_level_cache_bytes,
+                          versions={**info.versions, "triton": triton_version}, extra=info.extra)
+
+
 def discover() -> list[Backend]:
-    return [TritonInterpreterBackend()]
+    return [TritonInterpreterBackend(), TritonGpuBackend("cuda"), TritonGpuBackend("xpu")]
