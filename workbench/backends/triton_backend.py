@@ -35,6 +35,7 @@ import importlib
 import importlib.util
 import os
 import sys
+from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 
 from .base import Backend, DeviceInfo, Probe
@@ -42,6 +43,23 @@ from .torch_backend import TORCH_HINT, TorchBackend
 
 TRITON_HINT = "pip install 'kernel-workbench[triton]' (triton>=3.0; torch CPU build is enough)"
 INTERPRET_ENV = {"TRITON_INTERPRET": "1"}
+
+
+def _triton_found() -> bool:
+    """Is triton installed? Found without importing it (see the module docstring)."""
+    try:
+        return importlib.util.find_spec("triton") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _with_triton(info: DeviceInfo, **changes: object) -> DeviceInfo:
+    """``info`` with triton's version among its versions, and ``changes`` applied."""
+    try:
+        triton_version = version("triton")
+    except PackageNotFoundError:
+        triton_version = "unknown"
+    return replace(info, versions={**info.versions, "triton": triton_version}, **changes)
 
 
 class TritonInterpreterBackend(TorchBackend):
@@ -75,26 +93,15 @@ class TritonInterpreterBackend(TorchBackend):
                                  f"{TORCH_HINT}")
         except Exception as exc:  # noqa: BLE001 - a broken install is listed with its reason
             return Probe.missing(f"torch failed to import ({type(exc).__name__}: {exc}); {TORCH_HINT}")
-        try:
-            found = importlib.util.find_spec("triton") is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
+        if not _triton_found():
             return Probe.missing(f"triton is not installed: {TRITON_HINT}")
         return super()._probe_uncached()
 
     def device_info(self) -> DeviceInfo:
         info = super().device_info()
-        try:
-            triton_version = version("triton")
-        except PackageNotFoundError:
-            triton_version = "unknown"
-        versions = {**info.versions, "triton": triton_version}
-        extra = {**info.extra, "triton_interpret": os.environ.get("TRITON_INTERPRET"), "cpu": info.name}
-        return DeviceInfo(name="Triton interpreter on CPU", vendor=info.vendor, kind="cpu",
-                          total_memory_bytes=info.total_memory_bytes, compute_units=info.compute_units,
-                          clock_mhz=info.clock_mhz, last_level_cache_bytes=info.last_level_cache_bytes,
-                          versions=versions, extra=extra)
+        return _with_triton(info, name="Triton interpreter on CPU", kind="cpu",
+                            extra={**info.extra, "triton_interpret": os.environ.get("TRITON_INTERPRET"),
+                                   "cpu": info.name})
 
 
 class TritonGpuBackend(TorchBackend):
@@ -112,11 +119,7 @@ class TritonGpuBackend(TorchBackend):
         return super().priority + 1  # right after torch on the same device: the automatic choice stays torch
 
     def _probe_uncached(self) -> Probe:
-        try:
-            found = importlib.util.find_spec("triton") is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
+        if not _triton_found():
             return Probe.missing(f"triton is not installed: {TRITON_HINT}")
         if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") == "1":
             return Probe.missing("triton was imported in interpreter mode (TRITON_INTERPRET=1) in this process; "
@@ -127,15 +130,7 @@ class TritonGpuBackend(TorchBackend):
         return probe
 
     def device_info(self) -> DeviceInfo:
-        info = super().device_info()
-        try:
-            triton_version = version("triton")
-        except PackageNotFoundError:
-            triton_version = "unknown"
-        return DeviceInfo(name=info.name, vendor=info.vendor, kind=info.kind,
-                          total_memory_bytes=info.total_memory_bytes, compute_units=info.compute_units,
-                          clock_mhz=info.clock_mhz, last_level_cache_bytes=info.last_level_cache_bytes,
-                          versions={**info.versions, "triton": triton_version}, extra=info.extra)
+        return _with_triton(super().device_info())
 
 
 def discover() -> list[Backend]:
