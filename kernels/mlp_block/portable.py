@@ -24,6 +24,10 @@ def elementwise(entry: str, n: int, *args) -> Step:
 
 
 def gemm(a: str, b: str, out: str, m: int, n: int, k: int) -> Step:
+    """The catalog's tiled GEMM; below TILE rows (decode) its naive kernel in 256x1 blocks instead — one
+    work-item per output column reading the weight rows coalesced, where 16x16 tiles would idle 15 rows."""
+    if m < TILE:
+        return Step("gemm_naive", (cdiv(n, DEFAULT_BLOCK), m), (DEFAULT_BLOCK, 1), (a, b, out, m, n, k))
     return Step("gemm_tiled", (cdiv(n, TILE), cdiv(m, TILE)), (TILE, TILE), (a, b, out, m, n, k))
 
 
@@ -40,7 +44,8 @@ def plan(ctx):
 
 @op.variant("portable-eager", RUNTIMES, source=str(op.path("mlp_block.cu")))
 def portable_eager(ctx):
-    """Six launches (rmsnorm, gate, up, SwiGLU, down, residual add), fresh intermediates, a host wait after each."""
+    """Six launches (rmsnorm, gate, up, SwiGLU, down, residual add), fresh intermediates, a host wait after
+    each."""
     return eager_runner(plan(ctx))
 
 

@@ -70,7 +70,7 @@ SPEC = kernel_here(__file__).register(
     bytes_moved=bytes_moved,
     sizes={
         "verify": [{"tokens": 1, "hidden": 17, "intermediate": 40}, {"tokens": 3, "hidden": 33, "intermediate": 70},
-                   {"tokens": 5, "hidden": 64, "intermediate": 131}],
+                   {"tokens": 5, "hidden": 64, "intermediate": 131}, {"tokens": 17, "hidden": 48, "intermediate": 75}],
         # decode steps (one token) of small widths, where launch overhead shows, up to Qwen2.5-0.5B's
         "quick": [{"tokens": 1, "hidden": 128, "intermediate": 352}, {"tokens": 1, "hidden": 256, "intermediate": 704},
                   {"tokens": 1, "hidden": 896, "intermediate": 4864}],

@@ -60,6 +60,7 @@ class Entry:
     requested: str
     mode: str
     runner: Runner
+    #: Seconds from the miss to the end of the first run: capture / plan / compile and the JIT's first call.
     record_s: float
     hits: int = 0
     fallback: str | None = None
@@ -97,14 +98,19 @@ class ExecutionCache:
         """
         entry = self._entries.get(key)
         if entry is None:
-            entry = self._record(key, mode, record, eager)
-        else:
-            entry.hits += 1
-            self.hits += 1
+            t = time.perf_counter()
+            entry, fresh = self._record(key, mode, record, eager)
+            if not fresh:
+                return entry.runner(inputs, outputs)
+            result = entry.runner(inputs, outputs)  # the first run completes the recording (JIT compiles, captures)
+            entry.record_s = time.perf_counter() - t
+            return result
+        entry.hits += 1
+        self.hits += 1
         return entry.runner(inputs, outputs)
 
     def _record(self, key: CacheKey, mode: str, record: Callable[[], Runner],
-                eager: Callable[[], Runner] | None) -> Entry:
+                eager: Callable[[], Runner] | None) -> tuple[Entry, bool]:
         if mode not in RECORDED_MODES:
             raise ValueError(f"execution cache: mode {mode!r} is not recorded; "
                              f"valid modes: {', '.join(RECORDED_MODES)}")
@@ -113,11 +119,10 @@ class ExecutionCache:
             if found is not None:  # another thread recorded it meanwhile
                 found.hits += 1
                 self.hits += 1
-                return found
+                return found, False
             self.misses += 1
             if mode == "fused":
                 self.fusion_attempts += 1
-            t = time.perf_counter()
             try:
                 runner, actual, reason = record(), mode, None
             except Exception as exc:  # noqa: BLE001 - a failed fusion is a statistic when eager can stand in
@@ -129,12 +134,12 @@ class ExecutionCache:
                 self.recordings += 1
                 if mode == "fused":
                     self.fusion_successes += 1
-            entry = Entry(key, mode, actual, runner, time.perf_counter() - t, fallback=reason)
+            entry = Entry(key, mode, actual, runner, 0.0, fallback=reason)
             self._entries[key] = entry
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
                 self.evictions += 1
-            return entry
+            return entry, True
 
     def entry(self, key: CacheKey) -> Entry | None:
         return self._entries.get(key)
