@@ -93,7 +93,7 @@ class Measurement:
 
 
 def _label(fn: Callable[..., Any]) -> str:
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    return getattr(fn, "__name__", None) or type(fn).__name__
 
 
 def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budget_s: float = BUDGET_S,

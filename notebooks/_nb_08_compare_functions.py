@@ -1,0 +1,116 @@
+"""Tutorial: compare functions already in a notebook — workbench.timeit and workbench.quick, no spec needed."""
+
+from _build import SETUP, VERDICT_HELPERS, code, md, params
+
+CELLS = [
+    md("""
+# Compare functions without writing a spec
+
+Exploration often starts with two or three functions already in a notebook: *is my version faster than
+`torch.softmax` here?* The catalog's kernel specs (tutorial 03) are where a kernel goes to be trusted;
+before that, two calls do:
+
+- `workbench.timeit(fn, *args)` times one callable: median, quartiles, a noise flag, the samples and the
+  timer used, synchronising with the device the arguments live on (torch or CuPy arrays on a GPU, OpenCL
+  buffers) or with `backend=`;
+- `workbench.quick({...}, setup=..., sizes=...)` compares several callables over sizes, the way perfplot
+  does, on the workbench's harness: interleaved rounds, each callable in a worker process (a crash or a
+  hang is a row, not a dead notebook), every output checked against the first callable's, and the same
+  `Results` as `workbench.benchmark()` — tables, verdicts, plots, reports and the store.
+"""),
+    params("""
+SMALL = False
+BUDGET_S = 0.3
+"""),
+    code(SETUP + VERDICT_HELPERS + """
+import numpy as np
+import torch
+
+SIZES = [64, 257] if SMALL else [2**k for k in range(6, 14)]  # rows of 1024 float32
+"""),
+    md("## One callable\n\nThe measurement prints itself with a unit chosen for it; its fields are there "
+       "for code (`median_s`, `q1_s`, `q3_s`, `samples_s`, `noisy`, `timer_kind`)."),
+    code("""
+x = torch.rand(4096, 1024)
+m = workbench.timeit(torch.softmax, x, dim=1)
+m
+"""),
+    code("""
+print(f"{m.n_samples} samples in {m.rounds} rounds, {m.calls_per_sample} call(s) per sample; "
+      f"answer in {m.wall_s:.2f} s")
+assert m.q1_s <= m.median_s <= m.q3_s and m.backend == "torch-cpu"
+"""),
+    md("""
+## Three softmaxes, under ten lines
+
+`setup(n)` makes the arguments for size `n` (here an `n x 1024` float32 matrix); it is called again for
+every input set, so no callable can replay a cached answer. `bytes` (a function of `n`) turns times into
+GB/s: a softmax reads its input once and writes its output once.
+"""),
+    code("""
+res = workbench.quick(
+    {"numpy": lambda x: (e := np.exp(x - x.max(1, keepdims=True))) / e.sum(1, keepdims=True),
+     "torch": lambda x: torch.softmax(torch.from_numpy(x), dim=1),
+     "numpy-naive": lambda x: np.exp(x) / np.exp(x).sum(1, keepdims=True)},
+    setup=lambda n: np.random.rand(n, 1024).astype(np.float32), sizes=SIZES,
+    bytes=lambda n: 2 * 4 * 1024 * n, name="softmax three ways", budget_s=BUDGET_S)
+res
+"""),
+    code("""
+res.summary()[["variant", "size", "status", "median ± IQR", "GB/s", "max error", "notes"]]
+"""),
+    md("""
+Every output was compared with the first callable's (`numpy`) within a float32 tolerance, before timing
+and again after it on every rotated input set. The verdicts below are the package's: "faster" only where
+the difference beats the noise measured across rounds.
+"""),
+    code("""
+for other in ("torch", "numpy-naive"):
+    for _, v in pair_verdicts(res.df, "numpy", other, "numpy").iterrows():
+        sentence = verdict_sentence(v, "numpy", other)
+        check_claim(v, sentence)
+        print(f"{v['size_label']:>8}: {sentence}")
+"""),
+    code("""
+res.plot("gbps")
+""", "figure"),
+    md("""
+## A wrong answer is a row, not a number
+
+`numpy-naive` skips the subtraction of the row maximum. On inputs in [0, 1) nobody can tell; with logits
+of a few hundred, `exp` overflows float32 and the check catches it: the row is `incorrect` and is not
+timed (the time of a wrong answer is not a result).
+"""),
+    code("""
+big = workbench.quick(
+    {"numpy": lambda x: (e := np.exp(x - x.max(1, keepdims=True))) / e.sum(1, keepdims=True),
+     "numpy-naive": lambda x: np.exp(x) / np.exp(x).sum(1, keepdims=True)},
+    setup=lambda n: (300 * np.random.rand(n, 1024)).astype(np.float32), sizes=SIZES[:1],
+    name="softmax large logits", budget_s=BUDGET_S)
+statuses = dict(zip(big.df["variant"], big.df["status"]))
+print(statuses)
+print(big.failures()[["variant", "status", "reason"]].to_string(index=False))
+assert statuses == {"numpy": "ok", "numpy-naive": "incorrect"}
+"""),
+    md("""
+## From an experiment to a catalog kernel
+
+When a comparison is worth keeping, `promote()` writes it as a catalog folder — `spec.py` and a variants
+file — that `workbench.load_catalog(path)` loads. What an ad-hoc comparison cannot know is marked `TODO`:
+the float64 reference (until it is written, `workbench verify` reports every variant as an error saying
+so) and the tolerances.
+"""),
+    code("""
+import tempfile
+
+folder = res.promote(tempfile.mkdtemp())
+print(folder)
+print((folder / "spec.py").read_text()[:900])
+"""),
+    code("""
+workbench.load_catalog(folder)
+checked = workbench.verify(kernels=folder.name, backends="numpy")
+print({r.variant: r.status for r in checked})
+assert {r.status for r in checked} == {"error"} and "no float64 reference yet" in checked[0].message
+"""),
+]
