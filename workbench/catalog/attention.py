@@ -192,3 +192,17 @@ def naive_numpy(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> np
     np.exp(s, out=s)
     s /= s.sum(axis=-1, keepdims=True)
     return np.matmul(s, v.astype(work, copy=False)[:, :, None]).reshape(b, h, sq, d)
+
+
+# --- portable kernels (both kernels) ------------------------------------------------------------------------------
+
+
+def check_head_dim(dmax: int) -> Callable[[Mapping[str, int]], int]:
+    """A ``derived`` size for portable kernels that stage head_dim-wide rows in fixed arrays: ``dmax``,
+    or Unsupported (at build time, with the reason) when head_dim exceeds it."""
+    def check(sizes: Mapping[str, int]) -> int:
+        if sizes["head_dim"] > dmax:
+            raise Unsupported(f"this kernel stages head_dim-wide rows in arrays of {dmax}; head_dim "
+                              f"{sizes['head_dim']} is larger")
+        return dmax
+    return check
