@@ -115,3 +115,10 @@ def test_triton_absent_gives_skipped_rows_naming_the_install(monkeypatch):
                                                    ("sm_80", False)])
 def test_which_targets_triton_cannot_compile(arch, unsupported):
     assert bool(triton_catalog.unsupported_reason(arch)) is unsupported
+
+
+def test_without_a_kernel_every_catalog_triton_file_is_compiled(capsys):
+    code, out = _run_json(capsys, "--source", "triton", "--arch", "sm_90")
+    assert code == 0
+    files = {r["file"].split("/")[-2] for r in out["rows"] if r["tool"] == "triton" and r["ok"]}
+    assert {"softmax", "gemm", "vector_add", "layernorm"} <= files

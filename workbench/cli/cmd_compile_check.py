@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..catalog import get_kernel
-    from ..catalog.loader import loaded_folders
+    from ..catalog.loader import ensure_default_catalog, loaded_folders
     from ..portable import DTYPES, hip_check, triton_catalog
     from ..portable.compile_check import (
         find_compiler,
@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     triton = None
     if args.source in ("all", "triton"):
         triton = triton_catalog.triton_version()
+        ensure_default_catalog()  # the Triton kernels are found among the loaded catalog folders
         if "float32" in dtypes:  # the catalog's Triton kernels are float32
             rows += triton_catalog.check_catalog(archs, loaded_folders(), args.kernel, jobs=args.jobs,
                                                  timeout=args.timeout, relative_to=Path.cwd())
