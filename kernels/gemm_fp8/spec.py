@@ -5,7 +5,10 @@ upcast for the product (as FP8 checkpoints of Llama-3 / Qwen are served on GPUs 
 See ``workbench.catalog.quantized``.
 
 The bytes travel as uint8 (``input_dtypes``; numpy has no float8): torch reinterprets them with
-``w.view(torch.float8_e4m3fn)``, free. The reference decodes the same bytes in float64 with the formula
+``w.view(torch.float8_e4m3fn)``, free, and upcasts (the library form); where torch cannot convert
+float8_e4m3fn on a device the torch variants are unsupported with torch's reason (torch 2.13 CPU converts:
+measured). numpy and numba have no float8 type: their variants decode the bytes through a 256-entry table
+(software upcast). The reference decodes the same bytes in float64 with the formula
 below, so the quantisation itself (3 mantissa bits) is not counted as error.
 
 FLOPs 2mnk + mn; bytes: x, scale, out in the run dtype, weights one byte each (memory-bound at decode).
@@ -34,6 +37,11 @@ def decode_e4m3(codes: np.ndarray) -> np.ndarray:
 
 #: The 127 non-negative finite values, ascending with their code (0x00 .. 0x7e).
 _POSITIVE = decode_e4m3(np.arange(0x7F, dtype=np.uint8))
+
+
+#: All 256 byte values decoded (NaN for 0x7f/0xff, which quantize_fp8 never produces): the lookup table of
+#: the software decoders (numpy-table, numba-table).
+DECODE_TABLE = decode_e4m3(np.arange(256, dtype=np.uint8))
 
 
 def encode_e4m3(v: np.ndarray) -> np.ndarray:
