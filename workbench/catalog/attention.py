@@ -173,25 +173,25 @@ def register_torch_variants(kernel: str, prepare: Prepare, causal: bool, finish:
                         "mask, softmax, @ v")(naive_build)
 
 
-# --- numpy (both kernels) -----------------------------------------------------------------------------------------
+# --- numpy and cupy (both kernels) -----------------------------------------------------------------------------------------
 
 
-def naive_numpy(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> np.ndarray:
-    """The naive composition a numpy user writes: scores materialised ``[b, kv_heads, group, sq, sk]``
-    (KV heads broadcast, not copied), masked, softmaxed, times v. float16 is computed in float32
-    (numpy's float16 matmul accumulates in float16)."""
-    work = np.dtype(np.float32) if q.dtype == np.float16 else q.dtype
+def naive(xp: Any, q: Any, k: Any, v: Any, causal: bool) -> Any:
+    """The naive composition an array user writes (numpy, or cupy as ``xp``): scores materialised
+    ``[b, kv_heads, group, sq, sk]`` (KV heads broadcast, not copied), masked, softmaxed, times v.
+    float16 is computed in float32 (numpy's float16 matmul accumulates in float16)."""
+    work = xp.float32 if q.dtype == xp.float16 else q.dtype
     b, h, sq, d = q.shape
     kvh, sk = k.shape[1], k.shape[2]
     qg = q.astype(work, copy=False).reshape(b, kvh, h // kvh, sq, d)
-    s = np.matmul(qg, k.astype(work, copy=False)[:, :, None].swapaxes(-1, -2))
+    s = xp.matmul(qg, k.astype(work, copy=False)[:, :, None].swapaxes(-1, -2))
     s *= 1.0 / math.sqrt(d)
     if causal:
-        s[..., ~np.tril(np.ones((sq, sk), dtype=bool))] = -np.inf
+        s[..., ~xp.tril(xp.ones((sq, sk), dtype=bool))] = -xp.inf
     s -= s.max(axis=-1, keepdims=True)
-    np.exp(s, out=s)
+    xp.exp(s, out=s)
     s /= s.sum(axis=-1, keepdims=True)
-    return np.matmul(s, v.astype(work, copy=False)[:, :, None]).reshape(b, h, sq, d)
+    return xp.matmul(s, v.astype(work, copy=False)[:, :, None]).reshape(b, h, sq, d)
 
 
 # --- portable kernels (both kernels) ------------------------------------------------------------------------------
