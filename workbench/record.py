@@ -108,6 +108,8 @@ class Row:
     peak_note: str | None = None
     # -- execution cache of multi-kernel blocks (graph / fused modes) -----------------------------------
     exec_cache: str | None = None
+    # -- the configuration an autotuned variant chose (Triton's autotune; `workbench tune` later) ----------
+    tuned_config: str | None = None
 
     @classmethod
     def from_mapping(cls, row: Mapping[str, Any]) -> Row:

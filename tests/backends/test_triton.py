@@ -228,3 +228,16 @@ def test_sweeps_time_the_interpreter_only_when_named():
     from workbench.selection import select
 
     assert "triton-interp" in {b.name for b in select(["vector_add"]).backends}  # verify still checks it
+
+
+def test_the_autotune_choice_is_recorded_in_its_own_field(tb, tmp_path):
+    """gemm's ``triton.autotune`` choice reaches the stored row as ``tuned_config`` (and its message)."""
+    import workbench
+
+    res = workbench.benchmark("gemm", variants="triton", backends="triton-interp",
+                              sizes=[{"m": 40, "n": 24, "k": 16}], budget_s=0.05, rounds=1, min_samples=2,
+                              store=tmp_path / "t.sqlite", progress=False)
+    (row,) = res.df.to_dict("records")
+    assert row["status"] == "ok", row["message"]
+    assert row["tuned_config"].startswith("BLOCK_M=") and "num_warps=" in row["tuned_config"]
+    assert f"autotune chose {row['tuned_config']}" in row["message"]

@@ -533,6 +533,7 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
 
     chosen = tuned_config(case.call)
     if chosen:
+        row["tuned_config"] = chosen
         notes.append(f"autotune chose {chosen}")
     if later_round and not check_after:
         row["status"] = "ok"
