@@ -27,7 +27,8 @@ from workbench.selection import BackendUnavailable
 from workbench.verification import verify
 
 OPS = ("saxpy", "vector_add", "relu", "gelu_tanh", "gelu_erf", "silu", "bias_gelu", "softmax", "layernorm",
-       "rmsnorm", "rmsnorm_residual", "sum", "argmax", "transpose", "gemm")
+       "rmsnorm", "rmsnorm_residual", "sum", "argmax", "transpose", "gemm",
+       "swiglu", "geglu", "embedding", "gemm_int8", "gemm_fp8", "rope", "rope_interleaved")
 #: The cupy composition is eager; where a fused form exists elsewhere it is named "-unfused".
 NAME = {op: "cupy" for op in OPS} | {"bias_gelu": "cupy-unfused", "rmsnorm_residual": "cupy-unfused"}
 DTYPES = ("float16", "float32", "float64")
@@ -51,7 +52,7 @@ def _module(op):
 
 def _numpy_run(op):
     special = None
-    if op == "gelu_erf":
+    if op in ("gelu_erf", "geglu"):
         special = pytest.importorskip("scipy.special")
     return _module(op).make_run(np, special)
 

@@ -87,3 +87,15 @@ def torch_interleaved(q: Any, k: Any, cos: Any, sin: Any) -> tuple[Any, Any]:
         return torch.view_as_real(xc * freqs_cis).flatten(-2).to(x.dtype)
 
     return apply(q), apply(k)
+
+
+def register_portable(op: KernelFolder, entry: str) -> None:
+    """The portable variant of ``op``: ``entry`` (a ``.cu`` in its folder over ``wb_rope.h``), one thread
+    per (token, head, pair) in a grid-stride loop."""
+    from ..portable import grid_stride, portable_here
+
+    args = ("q", "k", "cos", "sin", "q_out", "k_out", "heads", "kv_heads", "pairs", "n")
+    portable_here(op, [grid_stride(entry, args)],
+                  derived={"pairs": lambda s: s["head_dim"] // 2,
+                           "n": lambda s: s["tokens"] * (s["heads"] + s["kv_heads"]) * (s["head_dim"] // 2)},
+                  description="one thread per pair (grid-stride, BLOCK=256); a pair's cos/sin read per thread")
