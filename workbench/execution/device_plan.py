@@ -51,9 +51,12 @@ class DevicePlan:
     steps: list[Step]
     buffers: dict[str, tuple[int, ...]]
     launch: Callable[[str, tuple[int, ...], tuple[int, ...], Sequence[Any]], None]
+    #: Device arrays made once per plan and read by every call (e.g. RoPE tables, as engines cache them).
+    constants: dict[str, Any]
 
     def allocate(self) -> dict[str, Any]:
-        return {n: self.ctx.backend.empty(s, self.ctx.dtype) for n, s in self.buffers.items()}
+        """The intermediate buffers, and the constants."""
+        return {**{n: self.ctx.backend.empty(s, self.ctx.dtype) for n, s in self.buffers.items()}, **self.constants}
 
     def bind(self, arrays: Mapping[str, Any]) -> list[tuple[Step, list[Any]]]:
         """Each step with its arguments resolved against ``arrays`` (inputs, outputs, buffers)."""
@@ -61,10 +64,12 @@ class DevicePlan:
 
 
 def compile_plan(ctx: BuildContext, source: str | Path, steps: list[Step], buffers: dict[str, tuple[int, ...]],
-                 defines: Mapping[str, Any]) -> DevicePlan:
-    """Render and build ``source`` for the backend (cached per text and device); raises Unsupported where the
-    backend cannot compile device code or run the dtype."""
+                 defines: Mapping[str, Any], constants: Mapping[str, np.ndarray] | None = None) -> DevicePlan:
+    """Render and build ``source`` for the backend (cached per text and device) and upload ``constants``
+    (float64 host arrays, rounded to the run dtype); raises Unsupported where the backend cannot compile
+    device code or run the dtype."""
     from ..catalog.spec import Unsupported
+    from ..dtypes import round_to
     from ..portable.prelude import DTYPES
     from ..portable.runtimes import launcher, target_of
     from ..portable.source import render
@@ -80,7 +85,8 @@ def compile_plan(ctx: BuildContext, source: str | Path, steps: list[Step], buffe
     entries = tuple(dict.fromkeys(s.entry for s in steps))
     max_block = max(int(np.prod(s.block)) for s in steps)
     launch = launcher(backend, render(source, target, dtype, defines), entries, max_block)
-    return DevicePlan(ctx, steps, buffers, launch)
+    consts = {n: backend.to_device(round_to(a, dtype), dtype) for n, a in (constants or {}).items()}
+    return DevicePlan(ctx, steps, buffers, launch, consts)
 
 
 def eager_runner(plan: DevicePlan) -> Callable[[dict[str, Any], dict[str, Any]], None]:
