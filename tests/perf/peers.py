@@ -7,6 +7,8 @@ machine at start) the same run measures each with
 - ``torch.utils.benchmark.Timer(...).adaptive_autorange()`` (its defaults: threshold 0.1, min 0.01 s),
 - the standard library's ``timeit``: ``autorange()`` for the number of calls, then ``repeat(5, number)``,
   the median of the five per-call times,
+- ``timeit`` again in blocks of ~100 µs (median of 200): on a busy machine the time of the callable itself,
+  which blocks of milliseconds (torch) or 0.2 s (autorange) no longer show (see the end of this note),
 
 ``--repeats`` times, the three tools in a shuffled order per repeat so drift of the machine falls on all of
 them alike. Printed per callable: each tool's median (median over repeats), the workbench's difference
@@ -76,7 +78,20 @@ def with_timeit(fn: Callable[[], Any]) -> tuple[float, float, bool]:
     return statistics.median(r / number for r in runs), time.perf_counter() - t0, False
 
 
-TOOLS = {"workbench.timeit": with_workbench, "torch adaptive_autorange": with_torch, "stdlib timeit": with_timeit}
+def with_short_blocks(fn: Callable[[], Any]) -> tuple[float, float, bool]:
+    """stdlib timeit in blocks of about 100 µs (200 of them), the median block: a block that short is
+    rarely preempted, so on a busy machine this is the callable's own time rather than its share of a
+    contended CPU (the tools above time blocks of milliseconds to a second)."""
+    t0 = time.perf_counter()
+    timer = std_timeit.Timer(fn)
+    per = min(timer.repeat(repeat=5, number=1))
+    number = max(1, int(100e-6 / max(per, 1e-9)))
+    runs = timer.repeat(repeat=200, number=number)
+    return statistics.median(r / number for r in runs), time.perf_counter() - t0, False
+
+
+TOOLS = {"workbench.timeit": with_workbench, "torch adaptive_autorange": with_torch, "stdlib timeit": with_timeit,
+         "timeit, 100 µs blocks": with_short_blocks}
 
 
 def fmt(s: float) -> str:
@@ -99,6 +114,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     report: dict[str, Any] = {"load_avg_start": os.getloadavg(), "cpus": os.cpu_count()}
     print(f"load average {report['load_avg_start'][0]:.2f} on {report['cpus']} CPUs at the start")
+    cpu0, wall0 = time.process_time(), time.perf_counter()
     for label, target in TARGETS.items():
         fn, what = make_callable(target)
         got: dict[str, list[tuple[float, float, bool]]] = {t: [] for t in TOOLS}
@@ -113,6 +129,7 @@ def main() -> None:
         report[label] = {"callable": what, "median_s": med, "time_to_result_s": wall,
                          "diff_vs_torch_pct": 100 * (wb / med["torch adaptive_autorange"] - 1),
                          "diff_vs_timeit_pct": 100 * (wb / med["stdlib timeit"] - 1),
+                         "diff_vs_short_blocks_pct": 100 * (wb / med["timeit, 100 µs blocks"] - 1),
                          "ttr_ratio_vs_torch": wall["workbench.timeit"] / wall["torch adaptive_autorange"],
                          "workbench_noisy": sum(n for _, _, n in got["workbench.timeit"]),
                          "per_repeat_s": {t: [m for m, _, _ in v] for t, v in got.items()}}
@@ -122,10 +139,13 @@ def main() -> None:
         for t in TOOLS:
             print(f"  {t:26s} {fmt(med[t]):>10s} {fmt(wall[t]):>15s}")
         print(f"  workbench vs torch: {r['diff_vs_torch_pct']:+.1f}%   vs timeit: {r['diff_vs_timeit_pct']:+.1f}%   "
+              f"vs 100 µs blocks: {r['diff_vs_short_blocks_pct']:+.1f}%   "
               f"time to result {r['ttr_ratio_vs_torch']:.2f}x torch's   "
               f"(workbench flagged noisy in {r['workbench_noisy']} of {args.repeats})")
     report["load_avg_end"] = os.getloadavg()
-    print(f"\nload average {report['load_avg_end'][0]:.2f} at the end")
+    report["cpu_share"] = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
+    print(f"\nload average {report['load_avg_end'][0]:.2f} at the end; this process got "
+          f"{100 * report['cpu_share']:.0f}% of a CPU while it ran (CPU time / wall time)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)

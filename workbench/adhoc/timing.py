@@ -8,6 +8,7 @@ kernel spec, a store or a worker process: a notebook gets an answer in tens of m
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -125,9 +126,8 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
     be.require()
     timer = be.timer()
 
-    def call() -> Any:
-        return fn(*args, **kw)
-
+    # partial (C) rather than a Python closure: no extra frame in the timed loop (~60 ns a call).
+    call = functools.partial(fn, *args, **kw) if args or kw else fn
     first = timer.measure(call).device_s  # lazy initialisation and compilation: never a sample
     config = TimingConfig(warmup_s=warmup_s, target_spread=target_spread, min_samples=MIN_SAMPLES,
                           budget_s=budget_s)
