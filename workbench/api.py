@@ -153,7 +153,7 @@ def benchmark(kernel: str | None = None, variants: str | Iterable[str] | None = 
     """Benchmark the variants of one kernel across backends and sizes; returns :class:`Results`.
 
     ``variants`` and ``backends`` default to everything that applies, ``mode``
-    to the sweep's default (eager and fused; ask for ``mode="compiled"`` or a
+    to the sweep's default (eager, fused and graph; ask for ``mode="compiled"`` or a
     list to include ``torch.compile``-style variants, whose first call compiles);
     named ``variants`` run whatever their mode. ``sizes`` to the kernel's "quick" list
     (or a size-list name, ints for one-axis kernels, tuples in axis order, or

@@ -1,7 +1,8 @@
 """Named suites: ready-made sweeps.
 
 - ``quick``: every kernel at its "quick" sizes on every available backend,
-  eager and fused forms (no ``torch.compile``); tuned to finish in about a
+  eager, fused and graph forms (no ``torch.compile``, except as the decoder blocks' fused torch form);
+  tuned to finish in about a
   minute on a 2-core laptop-class machine, so budgets are small.
 - ``llm``: the kernels of a transformer layer at the shapes of real models
   (``datasets/llm_shapes.csv``) × batch sizes × sequence lengths.

@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seq-lengths", nargs="+", metavar="N", help="LLM shapes: sequence lengths")
     p.add_argument("--hidden-sizes", nargs="+", metavar="N", help="LLM shapes: hidden sizes")
     p.add_argument("--mode", "--modes", dest="modes", nargs="+", metavar="M",
-                   help="variant modes: eager fused compiled (default eager fused)")
+                   help="variant modes: eager fused graph compiled (default eager fused graph)")
     p.add_argument("--cache", nargs="+", metavar="C",
                    help=f"{' and/or '.join(CACHE_MODES)} (hot: back to back; cold: LLC flushed before each sample)")
     p.add_argument("--budget", type=float, metavar="SECONDS", help="timing budget per cell (all rounds together)")
