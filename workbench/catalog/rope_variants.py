@@ -99,3 +99,64 @@ def register_portable(op: KernelFolder, entry: str) -> None:
                   derived={"pairs": lambda s: s["head_dim"] // 2,
                            "n": lambda s: s["tokens"] * (s["heads"] + s["kv_heads"]) * (s["head_dim"] // 2)},
                   description="one thread per pair (grid-stride, BLOCK=256); a pair's cos/sin read per thread")
+
+
+@functools.cache
+def triton_kernel() -> Any:
+    """The Triton RoPE kernel both layouts launch: one program per (token, head) row of q or of k, its
+    pairs in one masked power-of-two block; ``INTERLEAVED`` (constexpr) picks the pairing."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def rope_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, nheads, pairs, INTERLEAVED: tl.constexpr,
+                    BLOCK: tl.constexpr):
+        t = tl.program_id(0)
+        h = tl.program_id(1)
+        i = tl.arange(0, BLOCK)
+        mask = i < pairs
+        c = tl.load(cos_ptr + t * pairs + i, mask=mask, other=0.0)
+        s = tl.load(sin_ptr + t * pairs + i, mask=mask, other=0.0)
+        base = (t * nheads + h) * 2 * pairs
+        if INTERLEAVED:
+            a_at = base + 2 * i
+            b_at = a_at + 1
+        else:
+            a_at = base + i
+            b_at = a_at + pairs
+        a = tl.load(x_ptr + a_at, mask=mask, other=0.0)
+        b = tl.load(x_ptr + b_at, mask=mask, other=0.0)
+        tl.store(out_ptr + a_at, a * c - b * s, mask=mask)
+        tl.store(out_ptr + b_at, b * c + a * s, mask=mask)
+
+    return rope_kernel
+
+
+def register_triton(op: KernelFolder, layout: str) -> None:
+    """The Triton variant of ``op`` (float32): two launches, q's (tokens x heads) and k's (tokens x kv_heads)."""
+    interleaved = layout == "interleaved"
+
+    @op.variant("triton", "triton", dtypes=("float32",),
+                description="one program per (token, head) row, its pairs in one masked block; q then k; float32")
+    def build(ctx: BuildContext) -> KernelCall:
+        import triton
+
+        p = ctx.params
+        kernel, pairs = triton_kernel(), p["head_dim"] // 2
+        block = triton.next_power_of_2(max(pairs, 1))
+
+        def run(inp: dict[str, Any], out: dict[str, Any]) -> None:
+            for x, o, heads in (("q", "q_out", p["heads"]), ("k", "k_out", p["kv_heads"])):
+                kernel[(p["tokens"], heads)](inp[x], inp["cos"], inp["sin"], out[o], heads, pairs,
+                                             INTERLEAVED=interleaved, BLOCK=block)
+        return run
+
+
+def triton_compiles(layout: str) -> tuple[Any, ...]:
+    """``COMPILE`` for ``workbench compile-check``: a 128-wide head (64 pairs, one 64-lane block), 4 warps."""
+    from ..portable.triton_check import TritonCompile
+
+    signature = {"x_ptr": "*fp32", "cos_ptr": "*fp32", "sin_ptr": "*fp32", "out_ptr": "*fp32", "nheads": "i32",
+                 "pairs": "i32", "INTERLEAVED": "constexpr", "BLOCK": "constexpr"}
+    return (TritonCompile(triton_kernel, signature, {"INTERLEAVED": layout == "interleaved", "BLOCK": 64},
+                          label="head_dim=128"),)
