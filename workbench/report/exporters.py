@@ -163,7 +163,8 @@ def summary_table(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | No
             "peak memory": fmt_bytes(_f(r, "peak_mem_bytes")), "max error": fmt_num(r.get("max_error"), 2),
             "timer": r.get("timer_kind") or "",
             "notes": "; ".join(x for x in (f"{NOISY_MARK} noisy: {n['noise_note']}" if n["noisy"] else "",
-                                           f"{PEAK_MARK} {n['peak_note']}" if n["peak_note"] else "") if x),
+                                           f"{PEAK_MARK} {n['peak_note']}" if n["peak_note"] else "",
+                                           n["exec_cache"]) if x),
         })
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
