@@ -218,6 +218,8 @@ def test_quick_checks_against_reference_when_given(adhoc):
 def test_quick_without_check_times_whatever_comes_back(adhoc):
     res = adhoc({"np": softmax, "wrong": lambda x: x * 2}, setup=rows_of, sizes=[5], check=False)
     assert set(res.df["status"]) == {"ok"}
+    assert not np.isfinite(res.df["max_error"].astype(float)).any()  # nothing was compared: no error figure
+    assert set(res.summary()["max error"]) == {""}
 
 
 def test_tolerance_decides_what_counts_as_the_same_answer(adhoc):
@@ -302,14 +304,17 @@ def test_crashing_and_hanging_callables_end_in_their_own_rows(tmp_path):
 
     try:
         res = quick({"double": double, "segfault": segfault, "hang": hang}, setup=lambda n: np.random.rand(n),
-                    sizes=[16], timeout_s=2, store=tmp_path / "s.sqlite", name="adhoc-isolation",
+                    sizes=[16, 32], timeout_s=2, store=tmp_path / "s.sqlite", name="adhoc-isolation",
                     **{**FAST, "rounds": 1})
     finally:
         registry.unregister_kernel("adhoc-isolation")
     got = rows(res)
-    assert got["double", 16]["status"] == "ok"
+    assert got["double", 16]["status"] == got["double", 32]["status"] == "ok"
     assert got["segfault", 16]["status"] == "crashed"
     assert got["hang", 16]["status"] == "timeout"
+    for label, status in (("segfault", "crashed"), ("hang", "timeout")):  # not tried again at larger sizes
+        assert got[label, 32]["status"] == "unsupported"
+        assert f"ended as {status} at n=16, so larger sizes are skipped" in got[label, 32]["message"]
 
 
 # -- promote ------------------------------------------------------------------------------------------------------

@@ -11,14 +11,19 @@ row stored under ``name``, and the same :class:`~workbench.api.Results`.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 import numbers
+import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..api import Results
-from ..catalog.spec import BuildContext, KernelCall, KernelSpec, Variant
+from ..catalog.spec import BuildContext, KernelCall, KernelSpec, Unsupported, Variant
 from .check import AdhocCompare, AdhocReference, tolerances
 from .devices import backend_for
 from .inputs import AdhocSetup, Layout, layout_of, outputs_of, run_dtype
@@ -44,14 +49,51 @@ class PerSize:
         return math.nan if self.fn is None else float(self.fn(int(params["n"])))
 
 
+#: Statuses after which a callable is not tried at larger sizes: each costs a timeout or a worker's restart,
+#: and perfplot-style size lists are long (a hung callable would otherwise wait out the limit at every size).
+GIVE_UP_STATUSES = ("timeout", "crashed", "oom")
+
+
+@dataclass
+class GiveUp:
+    """Which callables ended as :data:`GIVE_UP_STATUSES`, and at what size: one file per callable in a folder
+    both the notebook's process (which sees the rows) and the worker processes (which build the cells) read."""
+
+    folder: str
+
+    def _path(self, label: str) -> Path:
+        return Path(self.folder) / hashlib.sha1(label.encode()).hexdigest()[:16]
+
+    def record(self, row: Mapping[str, Any], index: int = 0, total: int = 0) -> None:
+        """``run_sweep``'s ``on_cell``: remember the smallest size at which a callable gave up."""
+        if row.get("status") not in GIVE_UP_STATUSES:
+            return
+        n, path = int(json.loads(row["params"])["n"]), self._path(str(row["variant"]))
+        if not path.exists() or n < json.loads(path.read_text())["n"]:
+            path.write_text(json.dumps({"n": n, "status": row["status"]}))
+
+    def check(self, label: str, n: int) -> None:
+        """Unsupported (not run) when ``label`` gave up at a smaller size."""
+        path = self._path(label)
+        if path.exists():
+            seen = json.loads(path.read_text())
+            if n > seen["n"]:
+                raise Unsupported(f"not run: this callable ended as {seen['status']} at n={seen['n']}, so larger "
+                                  "sizes are skipped")
+
+
 @dataclass
 class AdhocVariant:
     """A variant's builder: ``fn`` called on the arguments of the input set it is given."""
 
     fn: Callable[..., Any]
     setup: AdhocSetup
+    label: str = ""
+    give_up: GiveUp | None = None
 
     def __call__(self, ctx: BuildContext) -> KernelCall:
+        if self.give_up is not None:
+            self.give_up.check(self.label, int(ctx.params["n"]))
         layout: Layout = self.setup.layouts[int(ctx.params["n"])]
         fn = self.fn
         bound: dict[int, tuple[Any, tuple[Any, ...], dict[str, Any]]] = {}
@@ -79,6 +121,8 @@ class Comparison:
     flops: Callable[[int], float] | None
     bytes: Callable[[int], float] | None
     tolerances: dict[str, float] = field(default_factory=dict)
+    #: Where the run notes callables that gave up (None: every callable runs at every size).
+    give_up: GiveUp | None = None
 
 
 class QuickResults(Results):
@@ -200,7 +244,8 @@ def register(comparison: Comparison) -> KernelSpec:
     registry.register_kernel(spec)
     for i, (label, fn) in enumerate(comparison.callables.items()):
         registry.register_variant(Variant(kernel=comparison.name, name=label, runtimes=(setup.runtime,),
-                                          build=AdhocVariant(fn, setup), library=i == 0,
+                                          build=AdhocVariant(fn, setup, label, comparison.give_up),
+                                          library=i == 0,
                                           description=f"workbench.quick callable {label!r}"))
     return spec
 
@@ -238,10 +283,16 @@ def quick(callables: Any, setup: Callable[..., Any], sizes: Any, *, check: bool 
         sizes=_sizes(sizes), check=bool(check), reference=reference or next(iter(fns.values())),
         reference_label="reference" if reference is not None else next(iter(fns)),
         flops=_per_size(flops, "flops"), bytes=_per_size(bytes, "bytes"), tolerances=tolerances(tolerance))
-    register(comparison)
     spec = SweepSpec(kernels=[comparison.name], variants=list(fns), backends=[comparison.setup.backend],
                      dtypes=[comparison.setup.dtype], sizes=comparison.sizes, modes=("eager",), **sweep_kw)
-    spec.check()
-    outcome = run_sweep(spec, store=open_store(store), name=comparison.name, progress=progress)
+    folder = tempfile.mkdtemp(prefix="wb-quick-")
+    try:
+        comparison.give_up = GiveUp(folder)
+        register(comparison)
+        spec.check()
+        outcome = run_sweep(spec, store=open_store(store), name=comparison.name, progress=progress,
+                            on_cell=comparison.give_up.record)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return QuickResults(outcome.results(), [outcome.run_id], outcome.store, interrupted=outcome.interrupted,
                         wall_s=outcome.wall_s, comparison=comparison)
