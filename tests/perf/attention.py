@@ -125,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"peak memory, MiB (inputs + outputs + extra during one call), batch 1, {args.mem_heads} heads, "
           f"{kv} KV heads, head_dim {args.head_dim}, {DTYPE}")
     extra: dict[str, list[int | None]] = {v: [] for v in MEMORY}
+    peaks: dict[str, list[int | None]] = {v: [] for v in MEMORY}
     print("  " + "seq".rjust(6) + "".join(f"{v:>18s}" for v in MEMORY) + "   inputs+outputs")
     for s in seqs:
         pm = {**p, "heads": args.mem_heads, "kv_heads": kv, "seq": s}
@@ -135,17 +136,20 @@ def main(argv: list[str] | None = None) -> int:
             if case is None:
                 line += f"{'-':>18s}"
                 extra[v].append(None)
+                peaks[v].append(None)
                 continue
             res = resident_bytes(case)
             peak, method = peak_memory(case.backend, case.run, res)
             extra[v].append(None if peak is None else peak - res)
+            peaks[v].append(peak)
             line += f"{mib(peak):>18s}"
             del case
         print(line + f"{mib(res):>17s}")
-    print("  extra memory (peak - inputs - outputs), growth per doubling of seq:")
-    for v, xs in extra.items():
-        growth = [f"{b / a:.1f}x" if a and b else "-" for a, b in zip(xs, xs[1:], strict=False)]
-        print(f"    {v:18s} " + "  ".join(mib(x) for x in xs) + " MiB;  growth " + " ".join(growth))
+    print("  growth of the peak from one seq to the next (x2 per doubling: O(seq); x4: O(seq^2)), and the extra "
+          "memory (peak - inputs - outputs) in MiB:")
+    for v in MEMORY:
+        growth = [f"{b / a:.1f}x" if a and b else "-" for a, b in zip(peaks[v], peaks[v][1:], strict=False)]
+        print(f"    {v:18s} peak growth {' '.join(growth):20s} extra " + "  ".join(mib(x) for x in extra[v]))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
