@@ -47,7 +47,7 @@ def _kernel():
     return attention_decode_kernel
 
 
-@kernel_here(__file__).variant("triton-flash", "triton", dtypes=("float32",),
+@kernel_here(__file__).variant("triton", "triton", dtypes=("float32",),
                                description=f"one program per (batch, head), {BLOCK_N}-key tiles, online softmax; "
                                            "float32")
 def build(ctx):

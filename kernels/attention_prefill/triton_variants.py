@@ -59,7 +59,7 @@ def block_d(head_dim: int) -> int:
     return max(16, 1 << (head_dim - 1).bit_length())
 
 
-@kernel_here(__file__).variant("triton-flash", "triton", dtypes=("float32",),
+@kernel_here(__file__).variant("triton", "triton", dtypes=("float32",),
                                description=f"flash tiles of {BLOCK_M} queries x {BLOCK_N} keys, tl.dot (ieee), "
                                            "online softmax, causal tiles only; float32")
 def build(ctx):

@@ -18,7 +18,8 @@ from workbench.report.caveats import is_triton_interpreter
 from workbench.verification import verify
 
 TRITON_KERNELS = ("vector_add", "saxpy", "relu", "gelu_erf", "gelu_tanh", "silu", "bias_gelu", "softmax",
-                  "layernorm", "rmsnorm", "rmsnorm_residual", "sum", "argmax", "transpose", "gemm")
+                  "layernorm", "rmsnorm", "rmsnorm_residual", "sum", "argmax", "transpose", "gemm",
+                  "attention_prefill", "attention_decode")
 
 
 @pytest.fixture(scope="module")
