@@ -100,10 +100,13 @@ def compare(kernel: str, params: dict, rounds: int) -> None:
         for _ in range(rounds):
             for name, case in cases.items():
                 figures[name].append(time_round(case, backend, sizes[name]))
-        eager = next((statistics.median(f) for n, f in figures.items() if variants(kernel)[n].mode == "eager"), None)
+        eager_rounds = next((f for n, f in figures.items() if variants(kernel)[n].mode == "eager"), None)
+        eager = statistics.median(eager_rounds) if eager_rounds else None
         for name, f in figures.items():
             med = statistics.median(f)
             vs_eager = f"  {eager / med:5.2f}x eager" if eager else ""
+            if eager_rounds and f is not eager_rounds and max(f) < min(eager_rounds):
+                vs_eager += "  (every round faster than every eager round)"
             print(f"  {backend_name:10s} {name:16s} {variants(kernel)[name].mode:6s} {med * 1e6:10.1f} us/call "
                   f"(rounds {min(f) * 1e6:.1f}-{max(f) * 1e6:.1f}){vs_eager}")
         del cases
