@@ -50,11 +50,13 @@ def _halves(rt, v, k):
     return [d for d in possible if d in declared]
 
 
-NUMBA_FLOAT64 = {"gelu_tanh", "gelu_erf", "silu", "softmax", "bias_gelu", "sum", "gemm"}
+NUMBA_FLOAT64 = {"gelu_tanh", "gelu_erf", "silu", "softmax", "bias_gelu", "sum", "gemm", "geglu"}
 
 
 def _float64(rt, v, k):
     if rt == "numba" and k not in NUMBA_FLOAT64:
+        return []
+    if v.dtypes is not None and "float64" not in v.dtypes:  # a declared restriction (e.g. an op without float64)
         return []
     return ["float64"]
 
@@ -64,9 +66,16 @@ def _float64(rt, v, k):
 DEVICE_ONLY = {"torch-sdpa-efficient", "torch-sdpa-cudnn", "torch-sdpa-overrideable"}
 
 
+#: Cells a variant reports unsupported at the verify sizes for a measured reason: asserted as such.
+KNOWN_UNSUPPORTED = {("gemm_int8", "torch", "bfloat16"): "needs k a multiple of 16"}  # torch 2.13 CPU kernel
+
+
 def _assert_passes(kernel, name, runtime, dtype, seeds=SEEDS):
     backend = _backend_or_skip(runtime)
     (row,) = verify(backends=backend, kernels=kernel, variants=name, dtypes=dtype, seeds=seeds)
+    if (kernel, name, dtype) in KNOWN_UNSUPPORTED and backend == "torch-cpu":
+        assert row.status == "unsupported" and KNOWN_UNSUPPORTED[kernel, name, dtype] in row.message, row.message
+        return
     if row.status == "unsupported" and name in DEVICE_ONLY:
         pytest.skip(f"{name} on {backend}: {row.message}")
     assert row.status == "ok", f"{row.status}: {row.message} (params {row.params}, seed {row.seed})"
