@@ -19,7 +19,7 @@ from workbench.verification import verify
 
 TRITON_KERNELS = ("vector_add", "saxpy", "relu", "gelu_erf", "gelu_tanh", "silu", "bias_gelu", "softmax",
                   "layernorm", "rmsnorm", "rmsnorm_residual", "sum", "argmax", "transpose", "gemm",
-                  "attention_prefill", "attention_decode")
+                  "attention_prefill", "attention_decode", "swiglu", "geglu", "rope", "rope_interleaved")
 
 
 @pytest.fixture(scope="module")
