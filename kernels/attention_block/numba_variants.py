@@ -28,14 +28,16 @@ op = kernel_here(__file__)
 def kernels(dtype: str):
     """The block's own numba kernels for ``dtype``, beside mlp_block's rmsnorm / GEMM / residual add."""
     from numba import njit, prange
-    from workbench_catalog.mlp_block.numba_variants import COLS, EPS
+    from workbench_catalog.mlp_block.numba_variants import COLS
     from workbench_catalog.mlp_block.numba_variants import kernels as mlp_kernels
 
     from workbench.catalog.authoring import disk_cached
     from workbench.catalog.numba_math import exp_for, numpy_dtype
 
     t = numpy_dtype(dtype)
-    zero, one, eps, exp = t(0.0), t(1.0), t(EPS), exp_for(dtype)
+    zero, one, exp = t(0.0), t(1.0), exp_for(dtype)
+    shared = mlp_kernels(dtype)
+    rmsnorm = shared["rmsnorm"]
 
     @njit(parallel=True, fastmath=True)
     def rope_heads(src, cos, sin, dst):  # src [b*s, n*d] -> dst [b, n, s, d], rotate-half
@@ -97,13 +99,7 @@ def kernels(dtype: str):
     @njit(parallel=True, fastmath=True)
     def norm_qkv_rope(x, weight, wq, wk, wv, cos, sin, xn, q, k, v, qr, k_new, v_new):
         m, h = x.shape
-        for r in prange(m):  # prologue: the normalised rows, once
-            acc = zero
-            for p in range(h):
-                acc += x[r, p] * x[r, p]
-            rstd = one / np.sqrt(acc / t(h) + eps)
-            for p in range(h):
-                xn[r, p] = x[r, p] * rstd * weight[p]
+        rmsnorm(x, weight, xn)  # prologue: the normalised rows, once
         nq, nk = (wq.shape[1] + COLS - 1) // COLS, (wk.shape[1] + COLS - 1) // COLS
         for task in prange(nq + 2 * nk):  # the three projections as one set of column tasks
             if task < nq:
@@ -128,7 +124,7 @@ def kernels(dtype: str):
 
     ks = {"rope_heads": rope_heads, "split_heads": split_heads, "attention": attention,
           "norm_qkv_rope": norm_qkv_rope}
-    return {**mlp_kernels(dtype), **{n: disk_cached(k, salt=f"{dtype}-attn-{n}") for n, k in ks.items()}}
+    return {**shared, **{n: disk_cached(k, salt=f"{dtype}-attn-{n}") for n, k in ks.items()}}
 
 
 def _buffers(ctx):

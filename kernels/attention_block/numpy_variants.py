@@ -12,7 +12,7 @@ import numpy as np
 from workbench.catalog import Unsupported, kernel_here
 from workbench.execution import register_cached
 
-from .spec import EPS, forward, rope_tables
+from .spec import forward, rope_tables
 
 op = kernel_here(__file__)
 
@@ -29,6 +29,8 @@ def numpy_eager(ctx):
 
 def record_plan(ctx):
     """The same steps over buffers allocated once per shape (np.matmul / ufuncs with out=)."""
+    from workbench_catalog.mlp_block.numpy_variants import rmsnorm_into
+
     p, dt = ctx.params, np.dtype(ctx.dtype)
     b, s, past, nh, nkv, d = p["batch"], p["seq"], p["past"], p["heads"], p["kv_heads"], p["head_dim"]
     h, half, length, group = p["hidden"], d // 2, p["past"] + p["seq"], nh // nkv
@@ -53,13 +55,9 @@ def record_plan(ctx):
         np.add(dst[..., half:], tmp, out=dst[..., half:])
 
     def run(inp, out):
-        x, ss, xn = inp["x"], buf["ss"], buf["xn"]
-        np.multiply(x, x, out=xn)
-        np.mean(xn, axis=-1, keepdims=True, out=ss)
-        np.add(ss, EPS, out=ss)
-        np.sqrt(ss, out=ss)
-        np.divide(x, ss, out=xn)
-        np.multiply(xn, inp["norm_weight"], out=xn)
+        x = inp["x"]
+        rmsnorm_into(x, inp["norm_weight"], buf["ss"], buf["xn"])
+        xn = buf["xn"]
         for w, name in (("wq", "q"), ("wk", "k"), ("wv", "v")):
             np.matmul(xn, inp[w], out=buf[name])
         rotate(buf["q"], buf["qr"], nh)

@@ -75,6 +75,7 @@ def out_plan(ctx):
     """The same steps over buffers allocated once per shape (out= and in-place ops; GQA by reshaping the
     queries, explicit masked softmax)."""
     import torch
+    from workbench_catalog.mlp_block.torch_variants import rmsnorm_into
 
     p = ctx.params
     b, s, past, nh, nkv, d = p["batch"], p["seq"], p["past"], p["heads"], p["kv_heads"], p["head_dim"]
@@ -101,10 +102,7 @@ def out_plan(ctx):
 
     def run(inp, out):
         x = inp["x"]
-        torch.mul(x, x, out=xn)
-        torch.mean(xn, -1, keepdim=True, out=ss)
-        ss.add_(EPS).rsqrt_()
-        torch.mul(x, ss, out=xn).mul_(inp["norm_weight"])
+        rmsnorm_into(torch, x, inp["norm_weight"], ss, xn)
         for w, dst in (("wq", q), ("wk", k), ("wv", v)):
             torch.matmul(xn, inp[w], out=dst)
         rotate(q, qr, nh)
@@ -126,14 +124,9 @@ def out_plan(ctx):
 
 def record_graph(ctx):
     """CUDA/HIP: a CUDAGraph of the out= plan per shape and input addresses; CPU and others: the out= plan."""
-    import torch
+    from workbench.execution.torch_graph import graph_or_plan
 
-    plan = out_plan(ctx)
-    if torch.device(ctx.backend.device).type != "cuda":
-        return plan
-    from workbench_catalog.mlp_block.torch_variants import cuda_graph  # pragma: no cover - needs a GPU
-
-    return cuda_graph(plan)  # pragma: no cover - needs a GPU
+    return graph_or_plan(ctx, out_plan(ctx))
 
 
 def record_compiled(ctx):

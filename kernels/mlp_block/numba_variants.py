@@ -81,15 +81,10 @@ def kernels(dtype: str):
 
     @njit(parallel=True, fastmath=True)
     def gate_up_swiglu(x, weight, w_gate, w_up, xn, up, act):  # act = silu(rmsnorm(x) @ w_gate) * (... @ w_up)
-        m, k = x.shape
+        m = x.shape[0]
         n = w_gate.shape[1]
-        for r in prange(m):  # prologue: the normalised rows, once
-            s = zero
-            for p in range(k):
-                s += x[r, p] * x[r, p]
-            rstd = one / np.sqrt(s / t(k) + eps)
-            for p in range(k):
-                xn[r, p] = x[r, p] * rstd * weight[p]
+        rmsnorm(x, weight, xn)  # prologue: the normalised rows, once
+        k = x.shape[1]
         for jb in prange((n + COLS - 1) // COLS):
             j0 = jb * COLS
             j1 = min(j0 + COLS, n)

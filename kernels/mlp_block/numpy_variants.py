@@ -26,6 +26,16 @@ op.numpy(eager, "Step by step as numpy code is written: rmsnorm, x@w_gate, x@w_u
                 "each step allocates its result.", name="numpy-eager")
 
 
+def rmsnorm_into(x, weight, ss, xn) -> None:
+    """xn = rmsnorm(x) * weight through the buffers ss [..., 1] and xn (no allocation)."""
+    np.multiply(x, x, out=xn)
+    np.mean(xn, axis=-1, keepdims=True, out=ss)
+    np.add(ss, EPS, out=ss)
+    np.sqrt(ss, out=ss)
+    np.divide(x, ss, out=xn)
+    np.multiply(xn, weight, out=xn)
+
+
 def record_plan(ctx):
     """The same steps over buffers allocated once per shape (np.matmul / ufuncs with out=)."""
     t, h, i = ctx.params["tokens"], ctx.params["hidden"], ctx.params["intermediate"]
@@ -34,12 +44,7 @@ def record_plan(ctx):
 
     def run(inp, out):
         x = inp["x"]
-        np.multiply(x, x, out=xn)
-        np.mean(xn, axis=-1, keepdims=True, out=ss)
-        np.add(ss, EPS, out=ss)
-        np.sqrt(ss, out=ss)
-        np.divide(x, ss, out=xn)
-        np.multiply(xn, inp["norm_weight"], out=xn)
+        rmsnorm_into(x, inp["norm_weight"], ss, xn)
         np.matmul(xn, inp["w_gate"], out=g)
         np.matmul(xn, inp["w_up"], out=u)
         np.multiply(u, g, out=u)  # SwiGLU in place: u * g / (1 + exp(-g))

@@ -38,6 +38,14 @@ def torch_eager(ctx):
     return run
 
 
+def rmsnorm_into(torch, x, weight, ss, xn) -> None:
+    """xn = rmsnorm(x) * weight through the buffers ss [..., 1] and xn (no allocation)."""
+    torch.mul(x, x, out=xn)
+    torch.mean(xn, -1, keepdim=True, out=ss)
+    ss.add_(EPS).rsqrt_()
+    torch.mul(x, ss, out=xn).mul_(weight)
+
+
 def out_plan(ctx):
     """The same ops writing into buffers allocated once per shape (out= and in-place forms)."""
     import torch
@@ -47,10 +55,7 @@ def out_plan(ctx):
 
     def run(inp, out):
         x = inp["x"]
-        torch.mul(x, x, out=xn)
-        torch.mean(xn, -1, keepdim=True, out=ss)
-        ss.add_(EPS).rsqrt_()
-        torch.mul(x, ss, out=xn).mul_(inp["norm_weight"])
+        rmsnorm_into(torch, x, inp["norm_weight"], ss, xn)
         torch.mm(xn, inp["w_gate"], out=g)
         torch.mm(xn, inp["w_up"], out=u)
         torch.nn.functional.silu(g, inplace=True)
@@ -62,33 +67,9 @@ def out_plan(ctx):
 
 def record_graph(ctx):
     """CUDA/HIP: a CUDAGraph of the out= plan per shape and input addresses; CPU and others: the out= plan."""
-    import torch
+    from workbench.execution.torch_graph import graph_or_plan
 
-    plan = out_plan(ctx)
-    if torch.device(ctx.backend.device).type != "cuda":
-        return plan
-    return cuda_graph(plan)  # pragma: no cover - needs a GPU
-
-
-def cuda_graph(plan):  # pragma: no cover - needs a GPU
-    """Capture ``plan`` with torch.cuda.graph on the caller's tensors (after a warm-up on a side stream, as
-    torch's documentation requires), replay it on later calls with the same addresses."""
-    import torch
-
-    from workbench.execution.replay import ReplayTable
-
-    def capture(inp, out):
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            plan(inp, out)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            plan(inp, out)
-        return graph.replay
-
-    return ReplayTable(capture, lambda a: a.data_ptr())
+    return graph_or_plan(ctx, out_plan(ctx))
 
 
 def record_compiled(ctx):
