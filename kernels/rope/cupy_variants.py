@@ -1,21 +1,16 @@
 """rope with CuPy on an NVIDIA/AMD GPU, and the same code with numpy (the numpy variant): the reference's
-pair expression (``workbench.catalog.rope.rotate``) in the run dtype."""
+pair expression (``workbench.catalog.rope.rotate``) in the run dtype, half pairs."""
 import numpy as np
 
 from workbench.catalog import kernel_here
-from workbench.catalog.rope import rotate
+from workbench.catalog.rope import rotate_qk
 
-LAYOUT = "half"
 op = kernel_here(__file__)
 
 
 @op.cupy("a * cos - b * sin, b * cos + a * sin on cupy slices into the outputs: eager, one launch per term.")
 def make_run(xp, special=None):
-    def run(inp, out):
-        rotate(xp, inp["q"], inp["cos"], inp["sin"], LAYOUT, out["q_out"])
-        rotate(xp, inp["k"], inp["cos"], inp["sin"], LAYOUT, out["k_out"])
-    return run
+    return lambda inp, out: rotate_qk(xp, inp, out, "half")
 
 
-op.numpy(make_run(np), "a * cos - b * sin, b * cos + a * sin on the half pairs: numpy slices into the "
-         "outputs, a temporary per term.")
+op.numpy(make_run(np), "a * cos - b * sin, b * cos + a * sin on numpy slices into the outputs, a temporary per term.")

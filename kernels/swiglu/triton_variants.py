@@ -1,14 +1,13 @@
 """swiglu as a Triton kernel (runtime ``triton``: the interpreter on CPU tensors here); float32.
 
 out = gate / (1 + exp(-gate)) * up, the spec's formula (exp overflows to inf for gate << 0: -0 * up, no
-NaN). One program per ``BLOCK`` elements, masked tail. triton is imported inside the builder only.
+NaN). One program per 1024 elements, masked tail (``workbench.catalog.glu.register_triton``); triton is
+imported inside the builder only.
 """
 import functools
 
 from workbench.catalog import kernel_here
-from workbench.portable.triton_check import TritonCompile
-
-BLOCK = 1024
+from workbench.catalog.glu import register_triton
 
 
 @functools.cache
@@ -21,25 +20,9 @@ def _kernel():
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         mask = offs < n
         g = tl.load(gate_ptr + offs, mask=mask)
-        u = tl.load(up_ptr + offs, mask=mask)
-        tl.store(out_ptr + offs, g / (1.0 + tl.exp(-g)) * u, mask=mask)
+        tl.store(out_ptr + offs, g / (1.0 + tl.exp(-g)) * tl.load(up_ptr + offs, mask=mask), mask=mask)
 
     return swiglu_kernel
 
 
-@kernel_here(__file__).variant("triton", "triton", dtypes=("float32",),
-                               description=f"one program per {BLOCK} elements, masked tail; float32")
-def build(ctx):
-    import triton
-
-    kernel, n = _kernel(), ctx.params["n"]
-    grid = (triton.cdiv(n, BLOCK),)
-
-    def run(inp, out):
-        kernel[grid](inp["gate"], inp["up"], out["out"], n, BLOCK=BLOCK)
-    return run
-
-
-#: ``workbench compile-check`` compiles the kernel as the variant launches it: 1024-element blocks, 4 warps.
-COMPILE = (TritonCompile(_kernel, {"gate_ptr": "*fp32", "up_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
-                                   "BLOCK": "constexpr"}, {"BLOCK": BLOCK}, label=f"BLOCK={BLOCK}"),)
+COMPILE = register_triton(kernel_here(__file__), _kernel)

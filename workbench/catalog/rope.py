@@ -118,3 +118,9 @@ def rope_spec(name: str, description: str, layout: str, theta: float = THETA, **
         bytes_moved=lambda p, itemsize: (2 * elements(p) + p["tokens"] * (p["head_dim"] // 2) * 2) * itemsize,
         sizes={k: [dict(s) for s in v] for k, v in SIZES.items()}, llm_params=rope_llm_params)
     return KernelSpec(**{**fields, **extra})
+
+
+def rotate_qk(xp: Any, inp: Mapping[str, Any], out: Mapping[str, Any], layout: str) -> None:
+    """:func:`rotate` of q into ``q_out`` and of k into ``k_out`` (the numpy / cupy variants' whole run)."""
+    for x, o in (("q", "q_out"), ("k", "k_out")):
+        rotate(xp, inp[x], inp["cos"], inp["sin"], layout, out[o])
