@@ -115,10 +115,11 @@ def compare(kernel: str, params: dict, rounds: int) -> None:
 def jit_freeze_context(params: dict, rounds: int) -> None:
     """torch.jit.trace + freeze of the MLP block on the CPU, beside the eager form and the out= plan."""
     import torch
-    from workbench_catalog.mlp_block.torch_variants import ARGS, block
+
+    spec = get_kernel("mlp_block")  # loads the catalog first, so that its modules import
+    from workbench_catalog.mlp_block.torch_variants import ARGS, block  # noqa: I001
 
     backend = all_backends()["torch-cpu"]
-    spec = get_kernel("mlp_block")
     inp = spec.example_inputs(backend, params, DTYPE)
     args = tuple(inp[n] for n in ARGS)
     with torch.no_grad():
