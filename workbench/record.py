@@ -110,6 +110,8 @@ class Row:
     exec_cache: str | None = None
     # -- the configuration an autotuned variant chose (Triton's autotune; `workbench tune` later) ----------
     tuned_config: str | None = None
+    # -- which LLM model shapes a cell's size came from (llm suite) ---------------------------------------
+    llm_shape: str | None = None
 
     @classmethod
     def from_mapping(cls, row: Mapping[str, Any]) -> Row:

@@ -5,7 +5,8 @@
   tuned to finish in about a
   minute on a 2-core laptop-class machine, so budgets are small.
 - ``llm``: the kernels of a transformer layer at the shapes of real models
-  (``datasets/llm_shapes.csv``) × batch sizes × sequence lengths.
+  (``datasets/llm_shapes.csv``) × batch sizes × sequence lengths × KV-cache lengths (the decode
+  attention and the attention block read ``kv_len``; the other kernels get each size once).
 - ``full``: every kernel at its "full" (large) sizes, compiled forms included,
   with budgets large enough for tight quartiles.
 """
@@ -37,7 +38,9 @@ BUILTIN_LLM_SHAPES: tuple[dict[str, Any], ...] = (
     {"model": "llama-3.2-1b", "hidden": 2048, "intermediate": 8192, "heads": 32, "kv_heads": 8, "vocab": 128256},
     {"model": "llama-3-8b", "hidden": 4096, "intermediate": 14336, "heads": 32, "kv_heads": 8, "vocab": 128256},
 )
-BUILTIN_LLM_AXES = {"batch_sizes": [1, 8], "seq_lens": [128, 512]}
+BUILTIN_LLM_AXES = {"batch_sizes": [1, 8], "seq_lens": [128, 512], "kv_lens": [512, 4096]}
+#: The axes suite_spec() expands into ``llm_shapes``.
+SHAPE_AXES = ("batch_sizes", "seq_lengths", "kv_lengths", "hidden_sizes", "models")
 
 
 def suite_names() -> list[str]:
@@ -47,13 +50,13 @@ def suite_names() -> list[str]:
 def suite_spec(name: str, **overrides: Any) -> SweepSpec:
     """The SweepSpec of suite ``name``; ``overrides`` (SweepSpec fields, None = keep) replace its defaults.
 
-    For ``llm``, ``batch_sizes``, ``seq_lengths``, ``hidden_sizes`` and ``models``
+    For ``llm``, ``batch_sizes``, ``seq_lengths``, ``kv_lengths``, ``hidden_sizes`` and ``models``
     choose the shapes; they are expanded here so the stored spec is exactly
     what ran.
     """
     if name not in SUITES:
         raise ValueError(f"unknown suite {name!r}; valid suites: {', '.join(SUITES)}")
-    shape_kw = {k: overrides.pop(k, None) for k in ("batch_sizes", "seq_lengths", "hidden_sizes", "models")}
+    shape_kw = {k: overrides.pop(k, None) for k in SHAPE_AXES}
     fields = {**SUITES[name], **{k: v for k, v in overrides.items() if v is not None}, "suite": name}
     if name == "llm" and fields.get("llm_shapes") is None:
         fields["llm_shapes"] = llm_shapes(**shape_kw)
@@ -63,9 +66,9 @@ def suite_spec(name: str, **overrides: Any) -> SweepSpec:
 
 
 def llm_shapes(batch_sizes: Iterable[int] | None = None, seq_lengths: Iterable[int] | None = None,
-               hidden_sizes: Iterable[int] | None = None, models: Iterable[str] | None = None
-               ) -> list[dict[str, Any]]:
-    """(model shape × batch × seq) dicts for ``KernelSpec.llm_params``.
+               hidden_sizes: Iterable[int] | None = None, models: Iterable[str] | None = None,
+               kv_lengths: Iterable[int] | None = None) -> list[dict[str, Any]]:
+    """(model shape × batch × seq × kv_len) dicts for ``KernelSpec.llm_params``.
 
     Model shapes come from ``workbench.datasets`` (``llm_shapes.csv``) or, where
     that is missing, a small built-in list. ``hidden_sizes`` keeps the models of
@@ -75,6 +78,7 @@ def llm_shapes(batch_sizes: Iterable[int] | None = None, seq_lengths: Iterable[i
     shapes, axes = _model_shapes(models, all_models=hidden_sizes is not None)
     batches = list(batch_sizes or axes["batch_sizes"])
     seqs = list(seq_lengths or axes["seq_lens"])
+    kvs = list(kv_lengths or axes.get("kv_lens") or [None])
     if hidden_sizes is not None:
         wanted = [int(h) for h in hidden_sizes]
         kept = [s for s in shapes if int(s["hidden"]) in wanted]
@@ -82,7 +86,14 @@ def llm_shapes(batch_sizes: Iterable[int] | None = None, seq_lengths: Iterable[i
         kept += [{"model": f"hidden{h}", "hidden": h, "intermediate": 4 * h, "heads": max(1, h // 128),
                   "kv_heads": max(1, h // 128)} for h in wanted if h not in have]
         shapes = kept
-    return [{**s, "batch": int(b), "seq": int(q)} for s, b, q in product(shapes, batches, seqs)]
+    return [{**s, "batch": int(b), "seq": int(q), **({"kv_len": int(kv)} if kv is not None else {})}
+            for s, b, q, kv in product(shapes, batches, seqs, kvs)]
+
+
+def shape_label(shape: Mapping[str, Any]) -> str:
+    """``llama-3-8b b1 s2048 kv4096``: which model shape (and batch, sequence, KV length) a size came from."""
+    return " ".join([str(shape.get("model", "?")), f"b{shape.get('batch', '?')}", f"s{shape.get('seq', '?')}"]
+                    + ([f"kv{shape['kv_len']}"] if shape.get("kv_len") is not None else []))
 
 
 def _model_shapes(models: Iterable[str] | None, all_models: bool) -> tuple[list[dict[str, Any]], Mapping]:

@@ -278,6 +278,29 @@ class SweepSpec:
                 raise ValueError(f"size {text!r} fits none of the kernels selected: {axes} (give one value per "
                                  "axis, in that order, e.g. 4096x1024, or name the axes, e.g. rows=4096:cols=1024)")
 
+    def llm_labels(self) -> dict[tuple[str, tuple[tuple[str, int], ...]], str]:
+        """(kernel, params) -> the LLM shapes that size came from (``llama-3-8b b1 s2048 kv4096, ...``), for the
+        rows of an LLM sweep; empty for other sweeps. Shapes that map to the same size share it."""
+        if self.llm_shapes is None:
+            return {}
+        from .suites import shape_label
+
+        sel = select(self.kernels, self.variants, self.backends, self.dtypes, self.modes, timing=True)
+        found: dict[tuple[str, tuple[tuple[str, int], ...]], list[str]] = {}
+        for spec in sel.specs:
+            for shape in self.llm_shapes:
+                p = spec.llm_params(shape) if spec.llm_params else None
+                if p is None:
+                    continue
+                if "kv_len" in shape:  # name the KV length only where this kernel's size depends on it
+                    rest = {k: v for k, v in shape.items() if k != "kv_len"}
+                    shape = shape if spec.llm_params(rest) != p else rest
+                key = (spec.name, tuple((k, int(v)) for k, v in spec.validate_params(p).items()))
+                labels = found.setdefault(key, [])
+                if shape_label(shape) not in labels:
+                    labels.append(shape_label(shape))
+        return {k: _joined(v) for k, v in found.items()}
+
     def _sizes_for(self, spec: KernelSpec) -> list[dict[str, int]]:
         if self.llm_shapes is not None:
             found: list[dict[str, int]] = []
@@ -293,6 +316,11 @@ class SweepSpec:
             lists = spec.sizes.get(name) or spec.sizes.get("quick") or []
             return [spec.validate_params(p) for p in lists]
         return _match_sizes(spec, self.sizes, explicit_kernel=self.kernels is not None)
+
+
+def _joined(labels: list[str], most: int = 4) -> str:
+    """The first ``most`` labels, and how many more."""
+    return ", ".join(labels[:most]) + (f" (+{len(labels) - most} more)" if len(labels) > most else "")
 
 
 def _fits(spec: KernelSpec, entry: Mapping[str, int] | Sequence[int]) -> bool:
@@ -410,6 +438,7 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     configs = {(c, later): round_config(spec.timing_config(c), rounds, later)
                for c in spec.caches() for later in (False, True)}
     peaks: dict[str, dict[tuple[str, str], float]] = {}
+    shape_labels = spec.llm_labels()
     executor = make_executor(spec.isolation, memory_cap=spec.memory_cap)
     bar = _progress_bar(total, done, progress)
     try:
@@ -439,7 +468,7 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                                        peaks=peaks[cell.backend], later_round=n_prev > 0,
                                        check_after=n_prev + 1 >= rounds,  # checked in the first and last round
                                        should_stop=_watching(bar, should_stop))
-                new.update(run_id=run_id, env_id=env_id)
+                new.update(run_id=run_id, env_id=env_id, llm_shape=shape_labels.get((cell.kernel, cell.params)))
                 row = merge_rounds(prev, new)
                 try:
                     st.record(row, run_wall_s=previous_wall + time.perf_counter() - t0)

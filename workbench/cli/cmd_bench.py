@@ -35,6 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-sizes", nargs="+", metavar="N", help="LLM shapes: batch sizes")
     p.add_argument("--seq-lengths", nargs="+", metavar="N", help="LLM shapes: sequence lengths")
     p.add_argument("--hidden-sizes", nargs="+", metavar="N", help="LLM shapes: hidden sizes")
+    p.add_argument("--kv-lengths", nargs="+", metavar="N",
+                   help="LLM shapes: KV-cache lengths (read by the decode attention and the attention block)")
+    p.add_argument("--models", nargs="+", metavar="MODEL",
+                   help="LLM shapes: models from datasets/llm_shapes.csv (default: the llm suite's list)")
     p.add_argument("--mode", "--modes", dest="modes", nargs="+", metavar="M",
                    help="variant modes: eager fused graph compiled (default eager fused graph)")
     p.add_argument("--cache", nargs="+", metavar="C",
@@ -133,8 +137,9 @@ def int_list(tokens: Iterable[str] | None, flag: str) -> list[int] | None:
 def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     for name in ("kernels", "variants", "backends", "dtypes", "modes", "cache"):
         setattr(args, name, split_list(getattr(args, name)))
-    for name in ("batch_sizes", "seq_lengths", "hidden_sizes"):
+    for name in ("batch_sizes", "seq_lengths", "kv_lengths", "hidden_sizes"):
         setattr(args, name, int_list(getattr(args, name), "--" + name.replace("_", "-")))
+    args.models = split_list(args.models)
     axes: dict[str, Any] = {
         "kernels": args.kernels, "variants": args.variants, "backends": args.backends,
         "dtypes": tuple(args.dtypes) if args.dtypes else None,
@@ -144,8 +149,8 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
         "budget_s": args.budget, "timeout_s": args.timeout, "rounds": args.rounds,
         "build_timeout_s": args.build_timeout, "isolation": args.isolation, "memory_cap": args.memory_cap,
     }
-    shape_axes = {"batch_sizes": args.batch_sizes, "seq_lengths": args.seq_lengths,
-                  "hidden_sizes": args.hidden_sizes}
+    shape_axes = {"batch_sizes": args.batch_sizes, "seq_lengths": args.seq_lengths, "kv_lengths": args.kv_lengths,
+                  "hidden_sizes": args.hidden_sizes, "models": args.models}
     for name in ("budget_s", "timeout_s", "build_timeout_s", "rounds"):  # named as the options, before anything
         if axes[name] is not None:
             SweepSpec.check_option(name, axes[name], SweepSpec.FLAGS[name])

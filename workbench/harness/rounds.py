@@ -190,7 +190,8 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
         return finish_single_round(dict(new))
     out = dict(prev)
     out.update({k: new[k] for k in ("finished_at", "timer_kind", "timer_overhead_s", "runtime", "device",
-                                    "env_id", "run_id", "exec_cache", "tuned_config") if new.get(k) is not None})
+                                    "env_id", "run_id", "exec_cache", "tuned_config", "llm_shape")
+                if new.get(k) is not None})
     out["wall_s"] = _sum(prev.get("wall_s"), new.get("wall_s"))
     out["warmup_calls"] = _sum(prev.get("warmup_calls"), new.get("warmup_calls"))
     out["max_error"] = _worst(prev.get("max_error"), new.get("max_error"), max)
