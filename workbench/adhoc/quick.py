@@ -278,18 +278,20 @@ def quick(callables: Any, setup: Callable[..., Any], sizes: Any, *, check: bool 
     if unknown:
         raise ValueError(f"quick() got unknown option(s) {', '.join(unknown)}; valid: check, reference, flops, "
                          f"bytes, name, backend, tolerance, store, progress, {', '.join(allowed)}")
+    n_list, tols = _sizes(sizes), tolerances(tolerance)
+    flops_fn, bytes_fn, label = _per_size(flops, "flops"), _per_size(bytes, "bytes"), _check_name(name or DEFAULT_NAME)
+    SweepSpec(sizes=n_list, **sweep_kw).check()  # bad options fail here, before setup runs or anything registers
     comparison = Comparison(
-        name=_check_name(name or DEFAULT_NAME), callables=fns, setup=_setup_of(setup, _sizes(sizes), backend),
-        sizes=_sizes(sizes), check=bool(check), reference=reference or next(iter(fns.values())),
+        name=label, callables=fns, setup=_setup_of(setup, n_list, backend), sizes=n_list, check=bool(check),
+        reference=reference or next(iter(fns.values())),
         reference_label="reference" if reference is not None else next(iter(fns)),
-        flops=_per_size(flops, "flops"), bytes=_per_size(bytes, "bytes"), tolerances=tolerances(tolerance))
+        flops=flops_fn, bytes=bytes_fn, tolerances=tols)
     spec = SweepSpec(kernels=[comparison.name], variants=list(fns), backends=[comparison.setup.backend],
                      dtypes=[comparison.setup.dtype], sizes=comparison.sizes, modes=("eager",), **sweep_kw)
     folder = tempfile.mkdtemp(prefix="wb-quick-")
     try:
         comparison.give_up = GiveUp(folder)
         register(comparison)
-        spec.check()
         outcome = run_sweep(spec, store=open_store(store), name=comparison.name, progress=progress,
                             on_cell=comparison.give_up.record)
     finally:
