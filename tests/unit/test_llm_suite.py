@@ -50,3 +50,17 @@ def test_other_sweeps_have_no_labels():
 def test_unknown_model_names_the_known_ones():
     with pytest.raises(ValueError, match="unknown model.*llama-3-8b"):
         llm_shapes(models=["llama-9"])
+
+
+def test_report_tables_show_the_model_shape_beside_the_size():
+    import pandas as pd
+
+    from workbench.report.tables import pivot
+
+    rows = pd.DataFrame([{"kernel": "mlp_block", "variant": "numpy-eager", "backend": "numpy", "status": "ok",
+                          "median_s": 1e-3, "size": 100, "params": '{"tokens":1}', "size_label": "tokens=1",
+                          "llm_shape": "llama-3-8b b1 s1"},
+                         {"kernel": "relu", "variant": "numpy", "backend": "numpy", "status": "ok", "median_s": 1e-3,
+                          "size": 200, "params": '{"n":2}', "size_label": "n=2", "llm_shape": None}])
+    index = [r["index"][-1] for r in pivot(rows)["rows"]]
+    assert index == ["tokens=1 (llama-3-8b b1 s1)", "n=2"]

@@ -48,7 +48,9 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
         key = key if isinstance(key, tuple) else (key,)
         index = [str((run_names or {}).get(str(v), v)) if c == "run_id" else str(v)
                  for c, v in zip(index_cols, key, strict=False)]
-        index.append(str(g["size_label"].iloc[0]) if "size_label" in g else str(key[-1]))
+        size = str(g["size_label"].iloc[0]) if "size_label" in g else str(key[-1])
+        shapes = g["llm_shape"].dropna() if "llm_shape" in g else ()
+        index.append(f"{size} ({shapes.iloc[0]})" if len(shapes) else size)  # the LLM model shape it came from
         times = {}
         by_key: dict[str, pd.Series] = {}
         for _, r in g.iterrows():
