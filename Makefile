@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 # A CPU build of torch; an unpinned torch pulls a multi-GB CUDA build.
 TORCH_SPEC ?= torch==2.13.0
-RUNTIME_EXTRAS := numba,opencl,cuda,compile,vulkan,triton
+RUNTIME_EXTRAS := numba,opencl,cuda,compile,vulkan,triton,tune,cluster
 LAB_PORT ?= 8888
 # Empty: `make lab` draws one token in its recipe's shell, so the URL printed and the server agree (a
 # `$(shell ...)` here is recursively expanded: each use would draw a new token).
