@@ -1065,7 +1065,7 @@ def _extra_notebooks() -> dict[str, list[dict]]:
 
     sys.modules.setdefault("_build", sys.modules[__name__])
     found = {}
-    for f in sorted(HERE.glob("_nb_*.py")):
+    for f in sorted(Path(__file__).resolve().parent.glob("_nb_*.py")):  # HERE is where notebooks are written
         spec = importlib.util.spec_from_file_location(f.stem, f)
         assert spec and spec.loader
         mod = importlib.util.module_from_spec(spec)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from itertools import product
 from typing import Any
 
-from .sweep import SweepSpec
+from .sweep import SweepSpec, shape_label  # noqa: F401  (shape_label: re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -89,11 +89,6 @@ def llm_shapes(batch_sizes: Iterable[int] | None = None, seq_lengths: Iterable[i
     return [{**s, "batch": int(b), "seq": int(q), **({"kv_len": int(kv)} if kv is not None else {})}
             for s, b, q, kv in product(shapes, batches, seqs, kvs)]
 
-
-def shape_label(shape: Mapping[str, Any]) -> str:
-    """``llama-3-8b b1 s2048 kv4096``: which model shape (and batch, sequence, KV length) a size came from."""
-    return " ".join([str(shape.get("model", "?")), f"b{shape.get('batch', '?')}", f"s{shape.get('seq', '?')}"]
-                    + ([f"kv{shape['kv_len']}"] if shape.get("kv_len") is not None else []))
 
 
 def _model_shapes(models: Iterable[str] | None, all_models: bool) -> tuple[list[dict[str, Any]], Mapping]:

@@ -283,8 +283,6 @@ class SweepSpec:
         rows of an LLM sweep; empty for other sweeps. Shapes that map to the same size share it."""
         if self.llm_shapes is None:
             return {}
-        from .suites import shape_label
-
         sel = select(self.kernels, self.variants, self.backends, self.dtypes, self.modes, timing=True)
         found: dict[tuple[str, tuple[tuple[str, int], ...]], list[str]] = {}
         for spec in sel.specs:
@@ -316,6 +314,12 @@ class SweepSpec:
             lists = spec.sizes.get(name) or spec.sizes.get("quick") or []
             return [spec.validate_params(p) for p in lists]
         return _match_sizes(spec, self.sizes, explicit_kernel=self.kernels is not None)
+
+
+def shape_label(shape: Mapping[str, Any]) -> str:
+    """``llama-3-8b b1 s2048 kv4096``: which model shape (and batch, sequence, KV length) a size came from."""
+    return " ".join([str(shape.get("model", "?")), f"b{shape.get('batch', '?')}", f"s{shape.get('seq', '?')}"]
+                    + ([f"kv{shape['kv_len']}"] if shape.get("kv_len") is not None else []))
 
 
 def _joined(labels: list[str], most: int = 4) -> str:
