@@ -7,7 +7,7 @@
 - ``torch-graph``: on CUDA a ``torch.cuda.CUDAGraph`` of the out= plan per
   shape (and input addresses); on the CPU the out= plan itself — buffers
   allocated once per shape, every op writing into one.
-- ``torch-compile`` (mode fused): torch.compile (inductor) of the eager forward.
+- ``torch-fused``: torch.compile (inductor) of the eager forward.
 """
 import math
 
@@ -142,4 +142,4 @@ def record_compiled(ctx):
 
 
 register_cached(op, "torch-graph", "torch", "graph", record_graph)
-register_cached(op, "torch-compile", "torch", "fused", record_compiled, eager=lambda ctx: torch_eager(ctx))
+register_cached(op, "torch-fused", "torch", "fused", record_compiled, eager=lambda ctx: torch_eager(ctx))

@@ -8,7 +8,7 @@
   replayed; elsewhere (CPU) the preallocated ``out=`` plan — every op writes
   into a buffer allocated once per shape. On the CPU torch.jit.trace + freeze
   was the other candidate; ``tests/perf/blocks.py`` measures it beside the plan.
-- ``torch-compile`` (mode fused): torch.compile (inductor) of the block, once per shape; a compile
+- ``torch-fused``: torch.compile (inductor) of the block, once per shape; a compile
   that fails falls back to eager and is counted in the cache's statistics.
 """
 from workbench.catalog import kernel_here
@@ -20,7 +20,7 @@ op = kernel_here(__file__)
 
 
 def block(x, norm_weight, w_gate, w_up, w_down):
-    """The forward pass; torch-eager runs it as is and torch-compile compiles it."""
+    """The forward pass; torch-eager runs it as is and torch-fused compiles it."""
     import torch.nn.functional as F
 
     xn = F.rms_norm(x, x.shape[-1:], norm_weight, EPS)
@@ -81,4 +81,4 @@ def record_compiled(ctx):
 
 
 register_cached(op, "torch-graph", "torch", "graph", record_graph)
-register_cached(op, "torch-compile", "torch", "fused", record_compiled, eager=lambda ctx: torch_eager(ctx))
+register_cached(op, "torch-fused", "torch", "fused", record_compiled, eager=lambda ctx: torch_eager(ctx))

@@ -34,7 +34,7 @@ def fresh_cache():
 @pytest.mark.parametrize("kernel", BLOCKS)
 def test_every_mode_verifies_or_says_why_not(kernel, backend):
     b = require_backend(backend)
-    names = [v.name for v in variants(kernel).values() if b.runtime in v.runtimes and v.name != "torch-compile"]
+    names = [v.name for v in variants(kernel).values() if b.runtime in v.runtimes and v.name != "torch-fused"]
     rows = verify(backends=backend, kernels=kernel, variants=names, seeds=(0, 1), isolation="in-process")
     modes = {variants(kernel)[r.variant].mode: r for r in rows}
     assert set(modes) == {"eager", "graph", "fused"} - ({"fused"} if backend == "torch-cpu" else set())
@@ -79,10 +79,10 @@ def test_numba_fused_runs_fused(kernel):
 
 
 @pytest.mark.slow
-def test_torch_compile_is_the_fused_torch_form():
+def test_torch_fused_is_torch_compile():
     require_backend("torch-cpu")
     size = [get_kernel("mlp_block").sizes["verify"][0]]
-    rows = verify(backends="torch-cpu", kernels="mlp_block", variants=["torch-compile"], sizes=size, seeds=(0,),
+    rows = verify(backends="torch-cpu", kernels="mlp_block", variants=["torch-fused"], sizes=size, seeds=(0,),
                   isolation="in-process")
     assert rows[0].status == "ok", rows[0].message
     (entry,) = execution_stats()["entries"]
