@@ -118,20 +118,35 @@ def select(kernels: Sequence[str] | None = None, variants: Sequence[str] | None 
 
 def select_backends(names: Sequence[str] | None, timing: bool = False) -> list[Backend]:
     """Every available backend (for timing, less those timed only when named), or the named ones, each of
-    which must be available here."""
+    which must be available here. A pattern (``torch-cuda:*``, ``opencl-*``) names the available backends it
+    matches, every device of a runtime counted; it must match at least one."""
     if names is None:
         found = [backend_registry.get(n) for n in backend_registry.available_backends()]
         return [b for b in found if not (timing and getattr(b, "timed_only_when_named", False))]
     out: list[Backend] = []
     for name in names:
-        b = backend_registry.get(name)
-        probe = b.probe()
-        if not probe.available:
-            raise BackendUnavailable(f"backend {b.name!r} is unavailable here: {probe.reason}; available backends: "
-                                     f"{', '.join(backend_registry.available_backends()) or '(none)'}")
-        if b not in out:
-            out.append(b)
+        for b in _named_backends(name):
+            if b not in out:
+                out.append(b)
     return out
+
+
+def _named_backends(name: str) -> list[Backend]:
+    """The backend ``name`` names, or the available backends the pattern ``name`` matches; a ValueError
+    (:class:`BackendUnavailable` where it names only unavailable ones) otherwise."""
+    if backend_registry.is_pattern(name):
+        matched = backend_registry.matching(name)
+        if not matched:
+            raise ValueError(f"backend pattern {name!r} matches no backend; valid backends: "
+                             f"{', '.join(sorted(backend_registry.all_backends()))}")
+    else:
+        matched = [backend_registry.get(name)]
+    usable = [b for b in matched if b.probe().available]
+    if not usable:  # one line per backend it names (a machine without the device lists one, not N)
+        why = "; ".join(f"backend {b.name!r} is unavailable here: {b.probe().reason}" for b in matched)
+        raise BackendUnavailable(f"{why}; available backends: "
+                                 f"{', '.join(backend_registry.available_backends()) or '(none)'}")
+    return usable
 
 
 def _no_backend_reason(runtimes: tuple[str, ...]) -> str:

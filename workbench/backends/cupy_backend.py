@@ -24,19 +24,29 @@ import numpy as np
 
 from .base import Backend, Capabilities, DeviceInfo, EventTimer, Probe, Timer
 from .memory import SampledPeakMemory
+from .registry import device_backend_name
 
 INSTALL_HINT = "pip install cupy-cuda13x (CUDA 13 driver) or cupy-cuda12x"
+#: The device this process last made current through a backend (CUDA starts every process on device 0).
+_current_device = [0]
 MEMORY_METHOD = "cupy default memory pool used_bytes (peak sampled after allocations, timed calls and reads)"
 
 
 class CupyBackend(Backend):
-    name = "cupy"
     runtime = "cupy"
 
     def __init__(self, device_id: int = 0):
         #: CUDA/HIP ordinal of the device this backend runs on.
-        self.device_id = device_id
-        self.meter = SampledPeakMemory(lambda: self._cupy().get_default_memory_pool().used_bytes(), MEMORY_METHOD)
+        self.device_id = self.device_index = device_id
+        #: ``cupy`` is device 0 (as it always was; ``cupy:0`` is an alias), ``cupy:1`` device 1 ...
+        self.name = device_backend_name("cupy", device_id)
+        self.meter = SampledPeakMemory(self._pool_used_bytes, MEMORY_METHOD)
+
+    def _pool_used_bytes(self) -> int:
+        """This device's share of CuPy's default pool (the pool answers for the current device)."""
+        cp = self._cupy()
+        with cp.cuda.Device(self.device_id):
+            return int(cp.get_default_memory_pool().used_bytes())
 
     @property
     def device_class(self) -> str:  # type: ignore[override]
@@ -68,8 +78,14 @@ class CupyBackend(Backend):
             return Probe.missing(f"no CUDA device/driver: {type(exc).__name__}: {exc} (cupy {cp.__version__})")
 
     def _cupy(self) -> Any:
+        """cupy, with this backend's device made current: CuPy launches kernels (library calls and portable
+        kernels alike) on the current device, whatever device their arrays are on."""
         self.require()
-        return sys.modules["cupy"]
+        cp = sys.modules["cupy"]
+        if _current_device[0] != self.device_id:  # the process starts on device 0
+            cp.cuda.runtime.setDevice(self.device_id)
+            _current_device[0] = self.device_id
+        return cp
 
     def _props(self) -> dict[str, Any]:
         return self._cupy().cuda.runtime.getDeviceProperties(self.device_id)
@@ -141,7 +157,7 @@ class CupyBackend(Backend):
     def free_memory(self) -> None:
         gc.collect()
         if self.available:
-            cp = sys.modules["cupy"]
+            cp = self._cupy()
             cp.get_default_memory_pool().free_all_blocks()
             cp.get_default_pinned_memory_pool().free_all_blocks()
 
@@ -157,5 +173,16 @@ def _cuda_version(v: int, hip: bool) -> str:
 
 
 def discover() -> list[Backend]:
-    """One backend for device 0; counting devices would need the driver at import time."""
+    """Device 0 only, without importing cupy: counting devices needs the driver (:func:`discover_devices`)."""
     return [CupyBackend()]
+
+
+def discover_devices(base: list[Backend]) -> list[Backend]:
+    """Devices 1.. where device 0 is available: none (not N unavailable ones) on a machine without a GPU."""
+    if not base or not base[0].probe().available:
+        return []
+    try:
+        count = int(sys.modules["cupy"].cuda.runtime.getDeviceCount())
+    except Exception:  # noqa: BLE001 - the driver answered for device 0; if counting fails, device 0 is all we know
+        return []
+    return [CupyBackend(i) for i in range(1, count)]

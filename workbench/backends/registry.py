@@ -6,13 +6,23 @@ is listed): ``bench --backends numpy`` must not import pyopencl or torch to
 find numpy. Third-party adapters register through the ``workbench.backends``
 entry-point group (each entry point is a zero-argument callable returning a
 list of :class:`Backend`); they are loaded when a name is not a built-in's.
+
+Every device is its own backend: ``torch-cuda`` (device 0, the name it always
+had), ``torch-cuda:1``, ``cupy:1``, ``triton-cuda:1``, ``opencl-0``,
+``opencl-1`` ... ``NAME:0`` is an alias of ``NAME``. A module lists device 0
+without importing its runtime (``discover``); its other devices are counted
+(``discover_devices``, importing the runtime) only when a name asks for them
+(``torch-cuda:1``, a pattern such as ``torch-cuda:*``) or everything is
+listed, and only where device 0 is available.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import logging
 import os
+import re
 from collections.abc import Iterable
 from importlib.metadata import entry_points
 
@@ -26,7 +36,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "workbench.backends.numpy_backend": ("numpy",),
     "workbench.backends.numba_backend": ("numba",),
     "workbench.backends.torch_backend": ("torch", "torch-"),
-    "workbench.backends.cupy_backend": ("cupy",),
+    "workbench.backends.cupy_backend": ("cupy", "cupy:"),
     "workbench.backends.opencl_backend": ("opencl", "opencl-"),
     "workbench.backends.vulkan_backend": ("vulkan", "wgpu"),
     "workbench.backends.triton_backend": ("triton", "triton-"),
@@ -37,6 +47,22 @@ ENV_OVERRIDE = "WORKBENCH_BACKEND"
 
 _cache: dict[str, Backend] | None = None  # every backend, once all_backends() has run
 _modules: dict[str, list[Backend]] = {}  # built-in module -> its backends, discovered on first need
+_enumerated: set[str] = set()  # built-in modules whose devices 1.. have been counted
+#: A device ordinal at the end of a backend name: ``torch-cuda:1``.
+_ORDINAL = re.compile(r":([0-9]+)$")
+#: Characters that make a backend name a pattern (``torch-cuda:*``, ``opencl-[01]``).
+GLOB_CHARS = "*?["
+
+
+def device_backend_name(base: str, index: int) -> str:
+    """The backend name of device ``index``: ``base`` for device 0 (``torch-cuda``), ``base:N`` otherwise."""
+    return base if index == 0 else f"{base}:{index}"
+
+
+def canonical_name(name: str) -> str:
+    """``torch-cuda:0`` -> ``torch-cuda``: device 0 keeps the runtime's plain name."""
+    m = _ORDINAL.search(name)
+    return name[:m.start()] if m and int(m.group(1)) == 0 else name
 _current: Backend | None = None
 
 
@@ -45,6 +71,26 @@ def _module_backends(modname: str) -> list[Backend]:
     if modname not in _modules:
         _modules[modname] = _discover_module(modname)
     return _modules[modname]
+
+
+def _module_devices(modname: str) -> list[Backend]:
+    """One built-in module's backends with every device counted (:func:`_count_devices`)."""
+    backends = _module_backends(modname)
+    if modname not in _enumerated:
+        _enumerated.add(modname)
+        backends += _count_devices(modname, list(backends))
+    return backends
+
+
+def _count_devices(modname: str, base: list[Backend]) -> list[Backend]:
+    """The backends of devices 1.. that ``modname.discover_devices(base)`` finds (none where it has no such
+    function); never raises."""
+    try:
+        more = getattr(importlib.import_module(modname), "discover_devices", None)
+        return list(more(base)) if more is not None else []
+    except Exception as exc:  # noqa: BLE001 - device 0 stays listed
+        log.warning("backend module %s failed to count its devices: %s", modname, exc)
+        return []
 
 
 def _discover_module(modname: str) -> list[Backend]:
@@ -72,9 +118,10 @@ def all_backends(refresh: bool = False) -> dict[str, Backend]:
     if _cache is None or refresh:
         if refresh:
             _modules.clear()
+            _enumerated.clear()
         found: dict[str, Backend] = {}
         for modname in BUILTIN_MODULES:
-            for b in _module_backends(modname):
+            for b in _module_devices(modname):
                 found[b.name] = b
         for b in _discover_entry_points():
             found.setdefault(b.name, b)
@@ -111,19 +158,45 @@ def _best_of_runtime(backends: Iterable[Backend], runtime: str) -> Backend | Non
                 None)
 
 
+def _provides(names: tuple[str, ...], name: str) -> bool:
+    """Whether a module providing ``names`` (names, and prefixes ending in ``-`` or ``:``) may have ``name``."""
+    return any(name == n or (n.endswith(("-", ":")) and name.startswith(n)) for n in names)
+
+
 def _builtin_lookup(name: str) -> Backend | None:
-    """``name`` among the built-in modules that provide it, importing only those."""
+    """``name`` among the built-in modules that provide it, importing only those; a device ordinal
+    (``torch-cuda:1``) counts that module's devices."""
     for modname, names in BUILTIN_MODULES.items():
-        if any(name == n or (n.endswith("-") and name.startswith(n)) for n in names):
-            backends = _module_backends(modname)
+        if _provides(names, name):
+            backends = _module_devices(modname) if _ORDINAL.search(name) else _module_backends(modname)
             found = next((b for b in backends if b.name == name), None) or _best_of_runtime(backends, name)
             if found is not None:
                 return found
     return None
 
 
+def is_pattern(name: str) -> bool:
+    return any(c in name for c in GLOB_CHARS)
+
+
+def matching(pattern: str) -> list[Backend]:
+    """Every known backend (each device counted) whose name, or ``NAME:0`` alias for a device 0, matches the
+    shell-style ``pattern`` (``torch-cuda:*``, ``opencl-*``, ``cupy:[12]``), in device order. Only the built-in
+    modules that may hold a match are imported."""
+    literal = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
+    if _cache is not None or not literal:
+        candidates = list(all_backends().values())
+    else:
+        candidates = [b for modname, names in BUILTIN_MODULES.items()
+                      if any(n.startswith(literal) or literal.startswith(n) for n in names)
+                      for b in _module_devices(modname)]
+    return [b for b in candidates if fnmatch.fnmatchcase(b.name, pattern)
+            or (getattr(b, "device_index", None) == 0 and fnmatch.fnmatchcase(f"{b.name}:0", pattern))]
+
+
 def get(name: str) -> Backend:
     """Look a backend up by name; unknown names list the valid ones."""
+    name = canonical_name(name)
     if _cache is None:
         found = _builtin_lookup(name)
         if found is not None:

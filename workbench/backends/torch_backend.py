@@ -1,7 +1,12 @@
 """PyTorch on each device type it can drive: cpu, cuda (or ROCm), mps, xpu and plugin devices.
 
-One backend per device type, on device index 0 (``torch-cuda`` runs on
-``cuda:0``). What differs between device types lives in
+One backend per device: ``torch-cuda`` runs on ``cuda:0`` (the name it has
+always had, so stored rows stay comparable; ``torch-cuda:0`` is an alias) and
+``torch-cuda:1``, ``torch-cuda:2`` ... on the others, likewise for xpu and
+plugin devices. Discovery lists device 0 of each type without importing
+torch; the other devices are counted by :func:`discover_devices` only where
+device 0 probes available (so a machine without the device lists one
+unavailable backend, not N). What differs between device types lives in
 :mod:`workbench.backends.torch_devices`, one class per type, chosen at
 construction; the pieces that need torch itself (synchronize, memory meter)
 are made once, on first use after the probe imported torch.
@@ -26,6 +31,7 @@ import numpy as np
 
 from .base import KNOWN_DTYPES, Backend, Capabilities, DeviceInfo, Probe, Timer
 from .memory import MemoryMeter
+from .registry import device_backend_name
 from .torch_devices import BUILTIN_DEVICES, DEVICE_ERRORS, or_none, torch_device
 
 TORCH_HINT = "pip install torch==2.13.0 (CPU) or see pytorch.org"
@@ -36,12 +42,15 @@ PLUGIN_PACKAGES = {"npu": "torch_npu", "mlu": "torch_mlu", "musa": "torch_musa",
 class TorchBackend(Backend):
     runtime = "torch"
 
-    def __init__(self, device_type: str, plugin_package: str | None = None):
+    def __init__(self, device_type: str, plugin_package: str | None = None, index: int = 0):
         self.device_type = device_type
-        self.name = f"torch-{device_type}"
+        self.plugin_package = plugin_package
+        #: The device's ordinal within its type; ``torch-cuda`` is device 0, ``torch-cuda:1`` device 1.
+        self.device_index = index
+        self.name = device_backend_name(f"torch-{device_type}", index)
         #: The ``torch.device`` string tensors of this backend live on.
-        self.device = "cpu" if device_type == "cpu" else f"{device_type}:0"
-        self._kind = torch_device(device_type, plugin_package)
+        self.device = "cpu" if device_type == "cpu" else f"{device_type}:{index}"
+        self._kind = torch_device(device_type, plugin_package, index)
         self._dtypes: tuple[str, ...] | None = None
 
     @property
@@ -72,6 +81,12 @@ class TorchBackend(Backend):
         self.require()
         return sys.modules["torch"]
 
+    def _torch_here(self) -> Any:
+        """torch, with this backend's device made current (before arrays are made or timed on it)."""
+        torch = self._torch()
+        self._kind.activate(torch)
+        return torch
+
     def device_info(self) -> DeviceInfo:
         return self._kind.info(self._torch())
 
@@ -90,7 +105,7 @@ class TorchBackend(Backend):
         return dt
 
     def from_numpy(self, a: np.ndarray) -> Any:
-        torch = self._torch()
+        torch = self._torch_here()
         host = np.ascontiguousarray(a)
         if not host.flags.writeable:
             host = host.copy()
@@ -104,10 +119,10 @@ class TorchBackend(Backend):
         return t.numpy()
 
     def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
-        return self._torch().empty(tuple(shape), dtype=self._dtype(dtype), device=self.device)
+        return self._torch_here().empty(tuple(shape), dtype=self._dtype(dtype), device=self.device)
 
     def full(self, shape: tuple[int, ...], dtype: str, value: float) -> Any:
-        return self._torch().full(tuple(shape), value, dtype=self._dtype(dtype), device=self.device)
+        return self._torch_here().full(tuple(shape), value, dtype=self._dtype(dtype), device=self.device)
 
     def cast(self, x: Any, dtype: str) -> Any:
         return x.to(self._dtype(dtype))
@@ -121,7 +136,7 @@ class TorchBackend(Backend):
         self._synchronize()
 
     def timer(self) -> Timer:
-        return self._kind.timer(self._torch(), self.device, self.synchronize, self.meter)
+        return self._kind.timer(self._torch_here(), self.device, self.synchronize, self.meter)
 
     # -- memory ----------------------------------------------------------
     @cached_property
@@ -174,3 +189,19 @@ def discover() -> list[Backend]:
         plugins = {}
     backends += [TorchBackend(t, pkg) for t, pkg in plugins.items() if t not in BUILTIN_DEVICES]
     return backends
+
+
+def discover_devices(base: list[Backend]) -> list[Backend]:
+    """Devices 1.. of every device type whose device 0 is available (this imports torch)."""
+    return [TorchBackend(b.device_type, b.plugin_package, i)  # type: ignore[attr-defined]
+            for b in base for i in range(1, count_devices(b))]
+
+
+def count_devices(b: Backend) -> int:
+    """How many devices ``b``'s type has here: 0 when device 0 is unavailable, never an exception."""
+    if not isinstance(b, TorchBackend) or b.device_index != 0 or not b.probe().available:
+        return 0
+    try:
+        return max(1, b._kind.device_count(sys.modules["torch"]))
+    except Exception:  # noqa: BLE001 - a plugin without device_count: its device 0 is all we know
+        return 1

@@ -34,9 +34,11 @@ class TorchDevice:
 
     device_class = "plugin"
 
-    def __init__(self, device_type: str, plugin_package: str | None = None):
+    def __init__(self, device_type: str, plugin_package: str | None = None, index: int = 0):
         self.type = device_type
         self.plugin_package = plugin_package
+        #: The device's ordinal within its type (``cuda:1`` is index 1): every query names it.
+        self.index = index
 
     def why_unavailable(self, torch: Any) -> str | None:
         mod = self._plugin_module(torch)
@@ -59,8 +61,9 @@ class TorchDevice:
         mod = self.module(torch)
         versions = {"torch": torch.__version__,
                     self.plugin_package or self.type: _dist_version(self.plugin_package or "")}
-        props = or_none(lambda: mod.get_device_properties(0))
-        return DeviceInfo(name=str(or_none(lambda: mod.get_device_name(0)) or self.type), kind="accelerator",
+        props = or_none(lambda: mod.get_device_properties(self.index))
+        name = or_none(lambda: mod.get_device_name(self.index)) or self.type
+        return DeviceInfo(name=str(name), kind="accelerator",
                           total_memory_bytes=getattr(props, "total_memory", None), versions=versions)
 
     def refine(self, caps: Capabilities, torch: Any) -> Capabilities:
@@ -69,7 +72,12 @@ class TorchDevice:
         return caps
 
     def synchronizer(self, torch: Any) -> Callable[[], None]:
-        return self.module(torch).synchronize
+        sync = self.module(torch).synchronize
+        return sync if self.index == 0 else lambda: sync(self.index)  # device 0: the call as it always was
+
+    def device_count(self, torch: Any) -> int:
+        """How many devices of this type torch sees (the probe has imported torch and found device 0)."""
+        return int(self.module(torch).device_count())
 
     def timer(self, torch: Any, device: str, synchronize: Callable[[], None], meter: MemoryMeter) -> Timer:
         """Events on the current stream (``torch.Event``; before torch 2.4 only CUDA had timing events)."""
@@ -84,7 +92,8 @@ class TorchDevice:
 
     def meter(self, torch: Any) -> MemoryMeter:
         """torch.accelerator's counters when it serves this device, else the device module's allocator."""
-        return _accelerator_meter(torch, self.type) or _allocator_meter(self.module(torch), f"torch.{self.type}")
+        return (_accelerator_meter(torch, self.type, self.index)
+                or _allocator_meter(self.module(torch), f"torch.{self.type}", self.index))
 
     def place(self, tensor: Any, device: str) -> Any:
         """A tensor made by ``torch.from_numpy`` (sharing the numpy buffer), moved to be this device's own."""
@@ -92,6 +101,13 @@ class TorchDevice:
 
     def release_cache(self, torch: Any) -> None:
         self.module(torch).empty_cache()
+
+    def activate(self, torch: Any) -> None:
+        """Make this device current: kernels that launch on the current device (Triton's, a plugin's) must
+        run where this backend's tensors are."""
+        set_device = getattr(self.module(torch), "set_device", None)
+        if set_device is not None:
+            set_device(self.index)
 
 
 class CpuDevice(TorchDevice):
@@ -115,6 +131,9 @@ class CpuDevice(TorchDevice):
     def synchronizer(self, torch: Any) -> Callable[[], None]:
         return _nothing  # CPU ops run to completion before returning
 
+    def device_count(self, torch: Any) -> int:
+        return 1  # torch's CPU device is the whole host
+
     def timer(self, torch: Any, device: str, synchronize: Callable[[], None], meter: MemoryMeter) -> Timer:
         return SyncWallTimer(synchronize)
 
@@ -125,6 +144,9 @@ class CpuDevice(TorchDevice):
         return tensor.clone()  # from_numpy shares the numpy buffer: clone so the backend owns its copy
 
     def release_cache(self, torch: Any) -> None:
+        pass
+
+    def activate(self, torch: Any) -> None:
         pass
 
 
@@ -144,7 +166,7 @@ class CudaDevice(TorchDevice):
         return f"no CUDA device: torch {torch.__version__} found no GPU or no working driver"
 
     def info(self, torch: Any) -> DeviceInfo:
-        props = torch.cuda.get_device_properties(0)
+        props = torch.cuda.get_device_properties(self.index)
         hip = getattr(torch.version, "hip", None)
         versions = {"torch": torch.__version__, "hip" if hip else "cuda": str(hip or torch.version.cuda)}
         if torch.backends.cudnn.is_available():
@@ -155,7 +177,7 @@ class CudaDevice(TorchDevice):
 
     def refine(self, caps: Capabilities, torch: Any) -> Capabilities:
         caps.device_events = True
-        props = torch.cuda.get_device_properties(0)
+        props = torch.cuda.get_device_properties(self.index)
         if props.major < 8 and not torch.version.hip:  # pre-Ampere: torch emulates bf16, slowly
             caps.dtypes = tuple(d for d in caps.dtypes if d != "bfloat16")
         caps.warp_size = getattr(props, "warp_size", 64 if torch.version.hip else 32)
@@ -164,7 +186,7 @@ class CudaDevice(TorchDevice):
         return caps
 
     def meter(self, torch: Any) -> MemoryMeter:
-        return _allocator_meter(torch.cuda, "torch.cuda")
+        return _allocator_meter(torch.cuda, "torch.cuda", self.index)
 
 
 class XpuDevice(TorchDevice):
@@ -180,20 +202,20 @@ class XpuDevice(TorchDevice):
         return f"no XPU device: torch {torch.__version__} found no Intel GPU or no working driver"
 
     def info(self, torch: Any) -> DeviceInfo:
-        props = torch.xpu.get_device_properties(0)
+        props = torch.xpu.get_device_properties(self.index)
         versions = {"torch": torch.__version__, "driver": str(getattr(props, "driver_version", "unknown"))}
         return _gpu_info(props, "Intel", versions, {"sub_group_sizes": list(getattr(props, "sub_group_sizes", []))})
 
     def refine(self, caps: Capabilities, torch: Any) -> Capabilities:
         caps.device_events = True
-        props = torch.xpu.get_device_properties(0)
+        props = torch.xpu.get_device_properties(self.index)
         sizes = list(getattr(props, "sub_group_sizes", []))
         caps.warp_size = max(sizes) if sizes else None
         caps.max_threads_per_block = getattr(props, "max_work_group_size", None)
         return caps
 
     def meter(self, torch: Any) -> MemoryMeter:
-        return _allocator_meter(torch.xpu, "torch.xpu")
+        return _allocator_meter(torch.xpu, "torch.xpu", self.index)
 
 
 class MpsDevice(TorchDevice):
@@ -213,11 +235,17 @@ class MpsDevice(TorchDevice):
                           total_memory_bytes=or_none(lambda: torch.mps.recommended_max_memory()),
                           versions={"torch": torch.__version__, "macos": platform.mac_ver()[0]})
 
+    def device_count(self, torch: Any) -> int:
+        return 1  # a Mac has one GPU
+
+    def activate(self, torch: Any) -> None:
+        pass
+
     def meter(self, torch: Any) -> MemoryMeter:
         sampled = SampledPeakMemory(torch.mps.current_allocated_memory,
                                     "torch.mps.current_allocated_memory (no peak counter: peak sampled after "
                                     "timed calls and reads)")
-        accelerator = _accelerator_meter(torch, "mps")
+        accelerator = _accelerator_meter(torch, "mps", self.index)
         # MPS stats through torch.accelerator were broken in older torch: the sampled counter stands in
         return FallbackMemory(accelerator, sampled, DEVICE_ERRORS) if accelerator else sampled
 
@@ -227,8 +255,8 @@ BUILTIN_DEVICES: dict[str, type[TorchDevice]] = {"cpu": CpuDevice, "cuda": CudaD
                                                  "xpu": XpuDevice}
 
 
-def torch_device(device_type: str, plugin_package: str | None = None) -> TorchDevice:
-    return BUILTIN_DEVICES.get(device_type, TorchDevice)(device_type, plugin_package)
+def torch_device(device_type: str, plugin_package: str | None = None, index: int = 0) -> TorchDevice:
+    return BUILTIN_DEVICES.get(device_type, TorchDevice)(device_type, plugin_package, index)
 
 
 def _gpu_info(props: Any, vendor: str, versions: dict[str, str], extra: dict[str, Any]) -> DeviceInfo:
@@ -241,20 +269,20 @@ def _gpu_info(props: Any, vendor: str, versions: dict[str, str], extra: dict[str
                       versions=versions, extra=extra)
 
 
-def _allocator_meter(mod: Any, name: str) -> AllocatorMemory:
-    return AllocatorMemory(lambda: mod.memory_allocated(0), lambda: mod.max_memory_allocated(0),
-                           lambda: mod.reset_peak_memory_stats(0),
+def _allocator_meter(mod: Any, name: str, index: int) -> AllocatorMemory:
+    return AllocatorMemory(lambda: mod.memory_allocated(index), lambda: mod.max_memory_allocated(index),
+                           lambda: mod.reset_peak_memory_stats(index),
                            f"{name} allocator (memory_allocated / max_memory_allocated)")
 
 
-def _accelerator_meter(torch: Any, device_type: str) -> AllocatorMemory | None:
+def _accelerator_meter(torch: Any, device_type: str, index: int) -> AllocatorMemory | None:
     """torch.accelerator's allocator counters, where the current accelerator is this device type."""
     acc = or_none(lambda: torch.accelerator.current_accelerator())
     if acc is None or acc.type != device_type or not hasattr(torch.accelerator, "memory_allocated"):
         return None
-    return AllocatorMemory(lambda: torch.accelerator.memory_allocated(0),
-                           lambda: torch.accelerator.max_memory_allocated(0),
-                           lambda: or_none(lambda: torch.accelerator.reset_peak_memory_stats(0)),
+    return AllocatorMemory(lambda: torch.accelerator.memory_allocated(index),
+                           lambda: torch.accelerator.max_memory_allocated(index),
+                           lambda: or_none(lambda: torch.accelerator.reset_peak_memory_stats(index)),
                            "torch.accelerator allocator (memory_allocated / max_memory_allocated)")
 
 

@@ -1,6 +1,7 @@
 """Triton kernels (runtime ``triton``): compiled on torch's GPU tensors (``triton-cuda`` for CUDA and ROCm,
 ``triton-xpu``), and through the interpreter on CPU torch tensors (``triton-interp``).
 
+Each GPU is its own backend, named as torch's are: ``triton-cuda`` (device 0), ``triton-cuda:1`` ...
 On a GPU, the same ``@triton.jit`` variants are compiled by Triton for the device and launched on
 ``torch.cuda`` / ``torch.xpu`` tensors; arrays, timing (device events) and memory are torch's for that
 device, and the backend ranks like torch on it. Its worker starts with ``TRITON_INTERPRET=0``, so a parent
@@ -39,7 +40,8 @@ from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 
 from .base import Backend, DeviceInfo, Probe
-from .torch_backend import TORCH_HINT, TorchBackend
+from .registry import device_backend_name
+from .torch_backend import TORCH_HINT, TorchBackend, count_devices
 
 TRITON_HINT = "pip install 'kernel-workbench[triton]' (triton>=3.0; torch CPU build is enough)"
 INTERPRET_ENV = {"TRITON_INTERPRET": "1"}
@@ -110,9 +112,9 @@ class TritonGpuBackend(TorchBackend):
     runtime = "triton"
     worker_env = {"TRITON_INTERPRET": "0"}
 
-    def __init__(self, device_type: str) -> None:
-        super().__init__(device_type)
-        self.name = f"triton-{device_type}"
+    def __init__(self, device_type: str, index: int = 0) -> None:
+        super().__init__(device_type, None, index)
+        self.name = device_backend_name(f"triton-{device_type}", index)  # triton-cuda, triton-cuda:1 ...
 
     @property
     def priority(self) -> int:  # type: ignore[override]
@@ -135,3 +137,9 @@ class TritonGpuBackend(TorchBackend):
 
 def discover() -> list[Backend]:
     return [TritonInterpreterBackend(), TritonGpuBackend("cuda"), TritonGpuBackend("xpu")]
+
+
+def discover_devices(base: list[Backend]) -> list[Backend]:
+    """Devices 1.. of each GPU type whose device 0 is available, as for torch (``triton-cuda:1`` ...)."""
+    return [TritonGpuBackend(b.device_type, i) for b in base if isinstance(b, TritonGpuBackend)
+            for i in range(1, count_devices(b))]
