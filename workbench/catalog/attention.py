@@ -173,7 +173,7 @@ def register_torch_variants(kernel: str, prepare: Prepare, causal: bool, finish:
                         "mask, softmax, @ v")(naive_build)
 
 
-# --- numpy and cupy (both kernels) -----------------------------------------------------------------------------------------
+# --- numpy and cupy (both kernels) ------------------------------------------------------------------------------
 
 
 def naive(xp: Any, q: Any, k: Any, v: Any, causal: bool) -> Any:
