@@ -20,7 +20,7 @@ import logging
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -372,7 +372,7 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
               on_cell: Callable[[dict[str, Any], int, int], None] | None = None,
               should_stop: Callable[[], bool] | None = None, progress: bool = True,
               argv: Sequence[str] | None = None, retry_crashed: bool = False, isolation: str | None = None,
-              memory_cap: str | int | None = None) -> SweepOutcome:
+              memory_cap: str | int | None = None, cluster: Any = None) -> SweepOutcome:
     """Measure every cell of ``spec`` once per round (or, with ``resume_run_id``, the rounds and cells
     that run is missing).
 
@@ -388,6 +388,9 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     called after every cell of every round with the cell's row so far; ``total`` is the number of cells
     and ``index + 1`` the progress in cells (visits done × cells / visits in all, rounded up), so a
     progress bar fills once whatever the rounds.
+    ``cluster`` (``local:N``, a Dask scheduler address, or a :class:`workbench.cluster.ClusterExecutor`
+    the caller closes): each round's cells run on Dask workers at once, and their rows are committed
+    here as they come back (:mod:`workbench.cluster`).
     """
     t0 = time.perf_counter()
     st = open_store(store)
@@ -443,8 +446,42 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                for c in spec.caches() for later in (False, True)}
     peaks: dict[str, dict[tuple[str, str], float]] = {}
     shape_labels = spec.llm_labels()
-    executor = make_executor(spec.isolation, memory_cap=spec.memory_cap)
+    own_executor = not hasattr(cluster, "run_cells")
+    if cluster is None:
+        executor = make_executor(spec.isolation, memory_cap=spec.memory_cap)
+    elif own_executor:  # cells run on Dask workers (workbench.cluster); the store stays here
+        from .cluster import ClusterExecutor
+
+        executor = ClusterExecutor(str(cluster), isolation=spec.isolation, memory_cap=spec.memory_cap)
+    else:
+        executor = cluster  # a ClusterExecutor the caller made (and closes)
     bar = _progress_bar(total, done, progress)
+
+    def job(cell: Cell) -> dict[str, Any]:
+        """How to run ``cell`` this round (the arguments of ``executor.execute`` but peaks)."""
+        n_prev = rounds_done(state.get(cell.key))
+        return {"config": configs[cell.cache, n_prev > 0], "timeout_s": spec.timeout_s,
+                "build_timeout_s": spec.build_timeout_s, "seed": spec.seed, "later_round": n_prev > 0,
+                "check_after": n_prev + 1 >= rounds}  # checked in the first and last round
+
+    def run_here(due: list[Cell], r: int) -> Iterator[tuple[Cell, dict[str, Any]]]:
+        """The round's cells one by one, in this process's executor."""
+        for cell in due:
+            if should_stop is not None and should_stop():
+                outcome.interrupted = True
+                return
+            if bar is not None:
+                bar.set_description_str(_label(cell, r, rounds), refresh=True)
+            if cell.backend not in peaks:
+                executor.prepare(cell.backend)
+                from .peaks import ensure_ceilings  # measured once per environment (automatic probe)
+                peaks[cell.backend] = ensure_ceilings(st, env_id, cell.backend, executor)
+            st.set_in_flight(run_id, {"cell_key": cell.key, "label": cell.label,
+                                      "round": rounds_done(state.get(cell.key)) + 1,
+                                      "started_at": now_iso(), "isolation": executor.isolation})
+            yield cell, executor.execute(cell, peaks=peaks[cell.backend], should_stop=_watching(bar, should_stop),
+                                         **job(cell))
+
     try:
         warm = getattr(executor, "warm", None)
         if warm is not None:  # worker processes start side by side, not one per backend in turn
@@ -453,27 +490,19 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
             due = [c for c in all_cells if remaining(c) > 0 and rounds_done(state.get(c.key)) <= r]
             if r > 0:
                 due = round_order(due, lambda c: (c.kernel, c.dtype, c.params), spec.seed, r)
-            for cell in due:
-                if should_stop is not None and should_stop():
-                    outcome.interrupted = True
-                    break
+            if cluster is None:
+                results = run_here(due, r)
+            else:  # the whole round at once, rows as workers finish them
                 if bar is not None:
-                    bar.set_description_str(_label(cell, r, rounds), refresh=True)
-                if cell.backend not in peaks:
-                    executor.prepare(cell.backend)
-                    from .peaks import ensure_ceilings  # measured once per environment (automatic probe)
-                    peaks[cell.backend] = ensure_ceilings(st, env_id, cell.backend, executor)
+                    bar.set_description_str(f"round {r + 1}/{rounds} on {executor.address}", refresh=True)
+                results = executor.run_cells(due, job, st.add_environment)
+            for cell, new in results:
                 prev = state.get(cell.key)
-                n_prev = rounds_done(prev)
-                st.set_in_flight(run_id, {"cell_key": cell.key, "label": cell.label, "round": n_prev + 1,
-                                          "started_at": now_iso(), "isolation": executor.isolation})
-                new = executor.execute(cell, configs[cell.cache, n_prev > 0], timeout_s=spec.timeout_s,
-                                       build_timeout_s=spec.build_timeout_s, seed=spec.seed,
-                                       peaks=peaks[cell.backend], later_round=n_prev > 0,
-                                       check_after=n_prev + 1 >= rounds,  # checked in the first and last round
-                                       should_stop=_watching(bar, should_stop))
-                new.update(run_id=run_id, env_id=env_id, llm_shape=shape_labels.get((cell.kernel, cell.params)))
+                new.update(run_id=run_id, env_id=new.get("env_id") or env_id,  # a worker's row: its machine's
+                           llm_shape=shape_labels.get((cell.kernel, cell.params)))
                 row = merge_rounds(prev, new)
+                if cluster is not None:
+                    row = executor.finish_row(row)
                 try:
                     st.record(row, run_wall_s=previous_wall + time.perf_counter() - t0)
                 except sqlite3.DatabaseError as exc:  # a full disk, a store made read-only: stop, keep the rest
@@ -492,13 +521,18 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                         on_cell(row, -(-done * len(all_cells) // total) - 1, len(all_cells))
                     except Exception:  # noqa: BLE001 - a display problem must not stop the measurements
                         log.exception("on_cell callback failed for %s", cell.label)
+                if cluster is not None and should_stop is not None and should_stop():  # polled as rows come
+                    outcome.interrupted = True
+                    break
+            results.close()  # a round left early: the cluster's cells not yet run are cancelled
             if outcome.interrupted:
                 break
     except (KeyboardInterrupt, Cancelled):
         outcome.interrupted = True
         _quietly(st.set_in_flight, run_id, None)  # stopped on purpose: the cell is not to blame
     finally:
-        executor.close()
+        if own_executor:
+            executor.close()
         if bar is not None:
             bar.close()
         outcome.rows = [state[c.key] for c in all_cells if c.key in touched]

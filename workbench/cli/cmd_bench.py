@@ -65,6 +65,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a cell did not pass (incorrect, error, timeout, crashed, oom); unsupported "
                         "cells do not count")
+    p.add_argument("--cluster", metavar="local:N|tcp://HOST:8786",
+                   help="run the cells on Dask distributed workers and store their rows here as they finish: "
+                        "local:N starts N worker processes on this machine; an address joins a running "
+                        "scheduler (start one `dask worker --resources GPU=1` per device, and one with CPU=1 per "
+                        "host for CPU backends); works with --resume")
     isolation_args.add(p)
     p.set_defaults(func=run)
 
@@ -170,6 +175,10 @@ def run(args: argparse.Namespace) -> int:
     run_options = isolation_args.options(args)
     if args.retry_crashed and not args.resume:
         raise ValueError("--retry-crashed goes with --resume (it re-runs the crashed cells of a stored run)")
+    if args.cluster is not None:
+        from ..cluster import parse_cluster
+
+        parse_cluster(args.cluster)  # a malformed --cluster fails before anything runs
     resume = None
     spec: SweepSpec | None = None
     if not args.resume:  # the whole request is checked before the store is opened or a run created
@@ -197,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     progress = not args.quiet and sys.stderr.isatty()  # a redirected log gets no carriage-return noise
     outcome = run_sweep(spec, store=store, name=args.name, resume_run_id=resume, progress=progress,
                         argv=["workbench", *sys.argv[1:]] if sys.argv else None,
-                        retry_crashed=args.retry_crashed, **run_options)
+                        retry_crashed=args.retry_crashed, cluster=args.cluster, **run_options)
     rows = store.rows([outcome.run_id])
     print(format_summary(rows))
     reasons = format_reasons(rows)

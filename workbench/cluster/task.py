@@ -1,0 +1,102 @@
+"""What a Dask worker does with a cell: run it as a local sweep would, and say where it ran.
+
+Each worker process keeps, per (isolation, memory cap), one cell executor (a warm worker process per
+backend, as in a local sweep), the ceilings of each backend it has run (measured against a store of its
+own: the client's store stays on the client) and its environment record. A lock makes the worker run one
+cell at a time, however many threads it has: cells side by side on one device would time each other.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..harness.cell import Cell, CheckOnly
+from ..harness.isolation import CellExecutor, make_executor
+from ..harness.throughput import Peaks
+from ..harness.timer import TimingConfig
+
+_lock = threading.Lock()
+
+
+@dataclass
+class _WorkerState:
+    executor: CellExecutor
+    store: Any
+    peaks: dict[str, Peaks] = field(default_factory=dict)
+    #: The environment record as last sent to the client, and the backends it describes.
+    env_id: str = ""
+    env: dict[str, Any] = field(default_factory=dict)
+    backends_seen: set[str] = field(default_factory=set)
+
+
+_states: dict[tuple[str | None, str | int | None], _WorkerState] = {}
+
+
+def _state(isolation: str | None, memory_cap: str | int | None) -> _WorkerState:
+    key = (isolation, memory_cap)
+    if key not in _states:
+        from ..store import Store
+
+        path = os.path.join(tempfile.gettempdir(), f"workbench-cluster-worker-{os.getpid()}.sqlite")
+        _states[key] = _WorkerState(make_executor(isolation, memory_cap=memory_cap, name="workbench-dask"),
+                                    Store(path))
+    return _states[key]
+
+
+def run_cell(cell: Cell, job: dict[str, Any], isolation: str | None, memory_cap: str | int | None,
+             worker_address: str | None = None) -> dict[str, Any]:
+    """Run ``cell`` here (``job``: :meth:`CellExecutor.execute`'s arguments but ``peaks``); returns the row,
+    this machine's environment id, its record (when it describes a backend the client has not been sent),
+    the host name and the Dask worker's address."""
+    from ..peaks import ensure_ceilings
+    from ..store import current_environment
+
+    address = worker_address or _worker_address()
+    with _lock:
+        st = _state(isolation, memory_cap)
+        new_backend = cell.backend not in st.backends_seen
+        if new_backend and not cell.unsupported:
+            _probe(cell.backend)  # before the environment is collected: its record lists the probed backends
+        if new_backend or not st.env_id:
+            st.env_id, st.env = current_environment()
+            st.store.add_environment(st.env_id, st.env)
+            st.backends_seen.add(cell.backend)
+        if cell.backend not in st.peaks and not cell.unsupported:
+            st.executor.prepare(cell.backend)
+            st.peaks[cell.backend] = ensure_ceilings(st.store, st.env_id, cell.backend, st.executor)
+        config: TimingConfig | CheckOnly = job.pop("config")
+        row = st.executor.execute(cell, config, peaks=st.peaks.get(cell.backend), **job)
+    row.update(machine=socket.gethostname(), worker=address)
+    return {"row": row, "env_id": st.env_id, "env": st.env if new_backend else None, "address": address}
+
+
+def close_states() -> None:
+    """Stop every executor's worker processes (run on each Dask worker when the client is done)."""
+    with _lock:
+        for st in _states.values():
+            st.executor.close()
+            st.store.close()
+        _states.clear()
+
+
+def _probe(backend: str) -> None:
+    from ..backends import registry
+
+    try:
+        registry.get(backend).probe()
+    except ValueError:
+        pass  # a backend this machine does not know: the cell's row says so
+
+
+def _worker_address() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return f"pid {os.getpid()} on {socket.gethostname()}"
