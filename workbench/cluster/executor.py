@@ -183,7 +183,7 @@ class ClusterExecutor:
         n = row.get("cluster_workers_on_host") or 1
         if n <= 1 or row.get("status") != "ok":
             return row
-        note = (f"measured on a host shared with {n - 1} other Dask worker(s) (their cells ran side by side); "
+        note = (f"measured on a host shared with {n - 1} other Dask worker(s) (their cells ran side by side), "
                 "for CPU timings run one worker per host")
         notes = [x for x in str(row.get("noise_note") or "").split("; ")
                  if x and not x.startswith("measured on a host")]

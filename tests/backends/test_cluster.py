@@ -1,0 +1,109 @@
+"""A sweep on a Dask LocalCluster of 2 worker processes: every cell stored once, a killed worker's cells
+completed, resume. Tiny numpy kernels and budgets; nothing here asserts a time."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("distributed", reason="the cluster extra (dask[distributed]) is not installed")
+
+from workbench.cluster import ClusterExecutor  # noqa: E402
+from workbench.harness.cell import Cell  # noqa: E402
+from workbench.store import Store  # noqa: E402
+from workbench.sweep import SweepSpec, run_sweep  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterExecutor]:
+    """One LocalCluster for the module (starting one costs seconds); its workers inherit this environment."""
+    saved = os.environ.get("WORKBENCH_AUTO_PEAKS")
+    os.environ["WORKBENCH_AUTO_PEAKS"] = "0"  # no ceilings probe in each worker: the test is about rows
+    ex = ClusterExecutor("local:2")
+    try:
+        yield ex
+    finally:
+        ex.close()
+        if saved is None:
+            os.environ.pop("WORKBENCH_AUTO_PEAKS", None)
+        else:
+            os.environ["WORKBENCH_AUTO_PEAKS"] = saved
+
+
+def small_spec(rounds: int = 1) -> SweepSpec:
+    return SweepSpec(kernels=["vector_add", "saxpy"], backends=["numpy"], sizes=[1000, 333, 4097],
+                     budget_s=0.02, warmup_s=0.0, min_samples=3, rounds=rounds, timeout_s=120.0)
+
+
+def stored_once(store: Store, run_id: str, spec: SweepSpec) -> list[dict]:
+    """The run's rows, checked: one per cell of the spec, no cell twice."""
+    rows = store.rows([run_id])
+    keys = Counter(r["cell_key"] for r in rows)
+    assert max(keys.values()) == 1, [k for k, n in keys.items() if n > 1]
+    assert set(keys) == {c.key for c in spec.cells()}
+    return rows
+
+
+def test_every_cell_is_stored_once_with_its_worker_machine(cluster, tmp_path):
+    spec = small_spec(rounds=2)
+    store = Store(tmp_path / "s.sqlite")
+    out = run_sweep(spec, store=store, cluster=cluster, progress=False)
+    assert not out.interrupted and store.run(out.run_id)["status"] == "finished"
+    rows = stored_once(store, out.run_id, spec)
+    assert all(r["status"] == "ok" and r["rounds"] == 2 for r in rows), [(r["status"], r.get("message")) for r in rows]
+    for r in rows:
+        assert r["machine"] and r["worker"].startswith("tcp://")
+        env = store.environment(r["env_id"])  # each worker machine's record is in the store
+        assert env["host"]["hostname"] == r["machine"]
+        # two workers on one host: said in the row, and a CPU timing taken beside another worker is noisy
+        assert r["cluster_workers_on_host"] == 2 and r["noisy"]
+        assert "shared with 1 other Dask worker" in r["noise_note"]
+
+
+def test_a_killed_workers_cells_are_completed(cluster, tmp_path):
+    spec = small_spec()
+    store = Store(tmp_path / "s.sqlite")
+    pids = cluster.client.run(os.getpid)
+    killed: dict[str, int] = {}
+
+    def kill_one(row: dict, index: int, total: int) -> None:
+        if not killed:  # after the first row: the other cells are queued or running on the workers
+            victim = next(a for a in sorted(pids) if a != row["worker"])
+            os.kill(pids[victim], signal.SIGKILL)
+            killed.update(pid=pids[victim], left=total - index - 1)
+
+    out = run_sweep(spec, store=store, cluster=cluster, progress=False, on_cell=kill_one)
+    assert killed and killed["left"] > 0
+    assert not out.interrupted
+    rows = stored_once(store, out.run_id, spec)
+    assert all(r["status"] == "ok" for r in rows), [(r["status"], r.get("message")) for r in rows]
+    cluster.client.wait_for_workers(2, timeout=120)  # the nanny restarts the worker for the next test
+    assert killed["pid"] not in cluster.client.run(os.getpid).values()
+
+
+def test_resume_runs_the_missing_cells_on_the_cluster(cluster, tmp_path):
+    spec = small_spec()
+    store = Store(tmp_path / "s.sqlite")
+    seen: list[str] = []
+    first = run_sweep(spec, store=store, cluster=cluster, progress=False,
+                      on_cell=lambda row, i, n: seen.append(row["cell_key"]), should_stop=lambda: len(seen) >= 2)
+    assert first.interrupted and store.run(first.run_id)["status"] == "interrupted"
+    partial = store.rows([first.run_id])
+    assert 2 <= len(partial) < len(spec.cells())
+    again = run_sweep(None, store=store, resume_run_id=first.run_id, cluster=cluster, progress=False)
+    assert again.run_id == first.run_id and store.run(first.run_id)["status"] == "finished"
+    rows = stored_once(store, first.run_id, spec)
+    assert all(r["status"] == "ok" for r in rows)
+    assert {r["cell_key"] for r in again.rows} == {c.key for c in spec.cells()} - {r["cell_key"] for r in partial}
+
+
+def test_cells_no_worker_can_take_are_refused(cluster):
+    gpu_cell = Cell.make("vector_add", "torch", "torch-cuda", "float32", {"n": 8}, "eager", "hot", None)
+    with pytest.raises(ValueError, match=r"offers GPU=1 \(for torch-cuda\).*--resources GPU=1"):
+        cluster.check_resources([gpu_cell])

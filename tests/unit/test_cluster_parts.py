@@ -1,0 +1,44 @@
+"""The pieces of ``--cluster`` that need no cluster: parsing the flag, the resources a cell asks for, the
+shared-host note a row gets."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.cluster import ClusterExecutor, parse_cluster, resources_for
+
+
+@pytest.mark.parametrize("text, parsed", [("local:2", ("local", 2)), (" local:1 ", ("local", 1)),
+                                          ("tcp://gpu-node-1:8786", ("address", "tcp://gpu-node-1:8786")),
+                                          ("tls://10.0.0.5:8786", ("address", "tls://10.0.0.5:8786"))])
+def test_cluster_forms(text, parsed):
+    assert parse_cluster(text) == parsed
+
+
+@pytest.mark.parametrize("bad", ["local", "local:0", "local:x", "gpu-node-1:8786", "http://host:8786", ""])
+def test_a_bad_cluster_names_the_valid_forms(bad):
+    with pytest.raises(ValueError, match=r"--cluster .*(local:N|1 to 256)"):
+        parse_cluster(bad)
+
+
+def test_cpu_backends_ask_for_cpu_and_devices_for_gpu(fresh_registry):
+    assert resources_for("numpy") == {"CPU": 1}
+    assert resources_for("torch-cpu") == {"CPU": 1}
+    assert resources_for("torch-cuda") == {"GPU": 1}  # whether or not this machine has one
+    assert resources_for("no-such-backend") == {"CPU": 1}  # its cell only reports that it is unknown
+
+
+def finish(row: dict) -> dict:
+    return ClusterExecutor.finish_row(object.__new__(ClusterExecutor), dict(row))
+
+
+def test_a_shared_host_is_said_in_the_row():
+    cpu = finish({"status": "ok", "backend": "numpy", "cluster_workers_on_host": 3, "noisy": False,
+                  "noise_note": "spread 12% across 3 rounds"})
+    assert cpu["noisy"] and cpu["noise_note"].startswith("spread 12% across 3 rounds; measured on a host shared "
+                                                         "with 2 other Dask worker(s)")
+    assert finish(cpu)["noise_note"] == cpu["noise_note"]  # a later round does not repeat the note
+    gpu = finish({"status": "ok", "backend": "torch-cuda", "cluster_workers_on_host": 2, "noisy": False})
+    assert not gpu["noisy"] and "shared with 1 other" in gpu["noise_note"]  # device time: noted, not flagged
+    alone = {"status": "ok", "backend": "numpy", "cluster_workers_on_host": 1, "noisy": False}
+    assert finish(alone) == alone
