@@ -42,3 +42,21 @@ def test_a_shared_host_is_said_in_the_row():
     assert not gpu["noisy"] and "shared with 1 other" in gpu["noise_note"]  # device time: noted, not flagged
     alone = {"status": "ok", "backend": "numpy", "cluster_workers_on_host": 1, "noisy": False}
     assert finish(alone) == alone
+
+
+def test_reports_group_rows_by_machine():
+    import pandas as pd
+
+    from workbench.report.env_summary import machines_table
+
+    envs = {"e1": {"host": {"hostname": "node-a"}}, "e2": {"host": {"hostname": "node-b"}}}
+    local = pd.DataFrame({"env_id": ["e1", "e1"], "backend": ["numpy", "numba"]})
+    assert machines_table(local, envs).empty  # one machine: the environment line says it all
+    cluster = pd.DataFrame({"env_id": ["e1", "e1", "e1", "e2"], "backend": ["numpy", "torch-cuda", "numpy", "cupy"],
+                            "machine": ["node-a", "node-a", "node-c", None],
+                            "worker": ["tcp://a:1", "tcp://a:2", "tcp://c:1", None]})
+    table = machines_table(cluster, envs)  # node-c shares node-a's environment id (identical machines)
+    assert table.to_dict("records") == [
+        {"machine": "node-a", "environment": "e1", "workers": 2, "backends": "numpy, torch-cuda", "cells": 2},
+        {"machine": "node-b", "environment": "e2", "workers": 0, "backends": "cupy", "cells": 1},
+        {"machine": "node-c", "environment": "e1", "workers": 1, "backends": "numpy", "cells": 1}]

@@ -81,3 +81,28 @@ def run_names(runs: pd.DataFrame | None, run_ids: list[str],
             started = str((recs.get(rid) or {}).get("created_at") or "")[:16].replace("T", " ")
             names[rid] = f"{name}, {started}" if started else f"{name} ({rid})"
     return names
+
+
+def machines_table(df: pd.DataFrame, environments: Mapping[str, Mapping[str, Any]] | None = None) -> pd.DataFrame:
+    """Rows grouped by the machine that measured them: one line per machine, with its environment, the
+    Dask workers it had (a sweep on a cluster) and its backends and cells. Empty when every row comes from
+    one machine: the environment line already says which."""
+    if df.empty or "env_id" not in df:
+        return pd.DataFrame()
+    envs = environments or {}
+
+    def host(env_id: Any) -> str:
+        return str(((envs.get(str(env_id)) or {}).get("host") or {}).get("hostname") or "")
+
+    machine = df["machine"] if "machine" in df else pd.Series([None] * len(df), index=df.index)
+    frame = pd.DataFrame({"machine": [m if isinstance(m, str) and m else host(e) or "unknown"
+                                      for m, e in zip(machine, df["env_id"], strict=True)],
+                          "environment": df["env_id"].astype(str),
+                          "worker": df["worker"] if "worker" in df else None,
+                          "backend": df["backend"].astype(str)})
+    if frame["machine"].nunique() < 2 and frame["worker"].isna().all():
+        return pd.DataFrame()
+    rows = [{"machine": m, "environment": ", ".join(dict.fromkeys(g["environment"])),
+             "workers": int(g["worker"].dropna().nunique()), "backends": ", ".join(sorted(set(g["backend"]))),
+             "cells": len(g)} for m, g in frame.groupby("machine", sort=True)]
+    return pd.DataFrame(rows)

@@ -450,7 +450,7 @@ def render_html(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *,
 
     from ..version import __version__
     from . import plots
-    from .env_summary import environment_line, run_names
+    from .env_summary import environment_line, machines_table, run_names
     from .findings import key_findings
 
     data = gather(store_or_df, run_ids)
@@ -490,6 +490,7 @@ def render_html(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *,
         n_figures=sum(len(k["figures"]) for k in kernels),
         env_lines=[{"env_id": e, "line": environment_line(rec)} for e, rec in data.environments.items()],
         environments=environment_sections(data.environments),
+        machines=_records(machines_table(df, data.environments)),
         peaks=_records(data.peaks) if len(data.peaks) else [],
     )
 
@@ -513,7 +514,7 @@ def md_table(df: pd.DataFrame) -> str:
 def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *, title: str | None = None,
                     baseline: Any = None) -> str:
     """The report as Markdown: key findings first, then per-kernel pivot tables, then the full rows."""
-    from .env_summary import environment_line, run_names
+    from .env_summary import environment_line, machines_table, run_names
     from .findings import key_findings, parse_reference, pick_reference
     from .tables import md_escape, pivot, pivot_markdown
 
@@ -556,6 +557,9 @@ def render_markdown(store_or_df: Any, run_ids: str | Iterable[str] | None = None
             parts.append("\nVerdicts: " + ", ".join(f"{md_escape(k)} {md_escape(v)}" for k, v in counts.items()) + "\n")
     if len(data.peaks):
         parts += ["\n## Measured peaks\n", md_table(data.peaks)]
+    machines = machines_table(df, data.environments)
+    if len(machines):  # rows from several machines, or from Dask workers: which machine measured what
+        parts += ["\n## Machines\n", md_table(machines)]
     for env in environment_sections(data.environments):
         parts += [f"\n## Environment {md_escape(env['env_id'])}\n",
                   md_table(pd.DataFrame(env["rows"], columns=["section", "key", "value"]))]
