@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import re
 import time
 import uuid
@@ -80,11 +81,15 @@ class ClusterExecutor:
         self._token = uuid.uuid4().hex[:8]
         try:
             if kind == "local":
+                # Dask's INFO lines (scheduler, nannies, workers starting and stopping) would bury the sweep's
+                # own output; the worker processes read the level from the environment they start with.
+                os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
+                logging.getLogger("distributed").setLevel(logging.ERROR)
                 # One thread per worker: a worker measures one cell at a time. Each has ``CPU=1``: they share
                 # this host, which their CPU rows say (:meth:`finish_row`).
                 self._local = LocalCluster(n_workers=int(value), threads_per_worker=1, processes=True,
                                            resources={CPU: 1}, dashboard_address=None,
-                                           silence_logs=logging.CRITICAL)
+                                           scheduler_kwargs={"dashboard": False}, silence_logs=logging.ERROR)
                 self.client = Client(self._local, timeout=CONNECT_TIMEOUT_S)
                 self.client.wait_for_workers(int(value), timeout=CONNECT_TIMEOUT_S)
             else:
