@@ -38,12 +38,21 @@ def check_heads(p) -> None:
         raise ValueError(f"attention_block: head_dim must be even for rotate-half RoPE, got {p['head_dim']}")
 
 
-def rope_tables(p, dtype="float64"):
-    """cos and sin [seq, head_dim/2] at positions past .. past+seq-1, computed in float64."""
+def rope_tables(p, dtype="float64", xp=np):
+    """cos and sin [seq, head_dim/2] at positions past .. past+seq-1, computed in float64 (with array module
+    ``xp``) and rounded to ``dtype``."""
     half = p["head_dim"] // 2
-    inv = THETA ** (-np.arange(half, dtype=np.float64) * 2.0 / p["head_dim"])
-    ang = (p["past"] + np.arange(p["seq"], dtype=np.float64))[:, None] * inv[None, :]
-    return np.cos(ang).astype(dtype), np.sin(ang).astype(dtype)
+    inv = THETA ** (-xp.arange(half, dtype=xp.float64) * 2.0 / p["head_dim"])
+    ang = (p["past"] + xp.arange(p["seq"], dtype=xp.float64))[:, None] * inv[None, :]
+    return xp.cos(ang).astype(dtype), xp.sin(ang).astype(dtype)
+
+
+def params_of(inp):
+    """The sizes of a set of inputs (for runs that are handed only arrays)."""
+    b, s, h = inp["x"].shape
+    _, nkv, past, d = inp["k_cache"].shape
+    return {"batch": b, "seq": s, "past": past, "hidden": h, "heads": inp["wq"].shape[1] // d, "kv_heads": nkv,
+            "head_dim": d}
 
 
 def make_inputs(p, rng: np.random.Generator):
@@ -61,11 +70,11 @@ def make_inputs(p, rng: np.random.Generator):
             "v_cache": rng.standard_normal(cache)}
 
 
-def rope(t, cos, sin):
+def rope(t, cos, sin, xp=np):
     """Rotate-half RoPE on the last axis of t [..., seq, head_dim]."""
     half = t.shape[-1] // 2
     t1, t2 = t[..., :half], t[..., half:]
-    return np.concatenate([t1 * cos - t2 * sin, t2 * cos + t1 * sin], axis=-1)
+    return xp.concatenate([t1 * cos - t2 * sin, t2 * cos + t1 * sin], axis=-1)
 
 
 def heads_first(t, b, s, n, d):
@@ -73,20 +82,21 @@ def heads_first(t, b, s, n, d):
     return t.reshape(b, s, n, d).transpose(0, 2, 1, 3)
 
 
-def forward(inp, p, cos, sin):
-    """The block in the dtype of its inputs and of ``cos``/``sin`` (numpy): the reference in float64, and
-    numpy's eager variant in the run dtype. Returns out, k_new, v_new."""
+def forward(inp, p, cos, sin, xp=np):
+    """The block in the dtype of its inputs and of ``cos``/``sin``, with array module ``xp``: the reference in
+    float64, numpy's and CuPy's eager variants in the run dtype. Returns out, k_new, v_new."""
     b, s, past, nh, nkv, d = p["batch"], p["seq"], p["past"], p["heads"], p["kv_heads"], p["head_dim"]
     x = inp["x"]
-    xn = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + EPS) * inp["norm_weight"]
-    q = rope(heads_first(xn @ inp["wq"], b, s, nh, d), cos, sin)
-    k = rope(heads_first(xn @ inp["wk"], b, s, nkv, d), cos, sin)
+    xn = x / xp.sqrt((x * x).mean(axis=-1, keepdims=True) + EPS) * inp["norm_weight"]
+    q = rope(heads_first(xn @ inp["wq"], b, s, nh, d), cos, sin, xp)
+    k = rope(heads_first(xn @ inp["wk"], b, s, nkv, d), cos, sin, xp)
     v = heads_first(xn @ inp["wv"], b, s, nkv, d)
-    keys = np.repeat(np.concatenate([inp["k_cache"], k], axis=2), nh // nkv, axis=1)
-    values = np.repeat(np.concatenate([inp["v_cache"], v], axis=2), nh // nkv, axis=1)
+    keys = xp.repeat(xp.concatenate([inp["k_cache"], k], axis=2), nh // nkv, axis=1)
+    values = xp.repeat(xp.concatenate([inp["v_cache"], v], axis=2), nh // nkv, axis=1)
     scores = q @ keys.transpose(0, 1, 3, 2) / math.sqrt(d)
-    scores[..., np.arange(past + s)[None, :] > past + np.arange(s)[:, None]] = -np.inf
-    w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    blocked = xp.arange(past + s)[None, :] > past + xp.arange(s)[:, None]
+    scores = xp.where(blocked, -xp.inf, scores).astype(scores.dtype)
+    w = xp.exp(scores - scores.max(axis=-1, keepdims=True))
     o = (w / w.sum(axis=-1, keepdims=True)) @ values
     attn = o.transpose(0, 2, 1, 3).reshape(b, s, nh * d)
     return x + attn @ inp["wo"], k, v

@@ -33,14 +33,17 @@ def make_inputs(p, rng: np.random.Generator):
             "w_down": rng.standard_normal((i, h)) / np.sqrt(i)}
 
 
-def rmsnorm(x, weight):
-    return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + EPS) * weight
+def forward(inp, xp=np):
+    """The block in its inputs' dtype with array module ``xp``: the float64 reference (numpy), numpy's eager
+    variant and CuPy's (cupy)."""
+    x = inp["x"]
+    xn = x / xp.sqrt((x * x).mean(axis=-1, keepdims=True) + EPS) * inp["norm_weight"]
+    g, u = xn @ inp["w_gate"], xn @ inp["w_up"]
+    return x + (g / (1 + xp.exp(-g)) * u) @ inp["w_down"]
 
 
 def reference(inp, p):
-    xn = rmsnorm(inp["x"], inp["norm_weight"])
-    g, u = xn @ inp["w_gate"], xn @ inp["w_up"]
-    return {"out": inp["x"] + (g / (1.0 + np.exp(-g)) * u) @ inp["w_down"]}
+    return {"out": forward(inp)}
 
 
 def flops(p):

@@ -29,7 +29,7 @@ from workbench.verification import verify
 OPS = ("saxpy", "vector_add", "relu", "gelu_tanh", "gelu_erf", "silu", "bias_gelu", "softmax", "layernorm",
        "rmsnorm", "rmsnorm_residual", "sum", "argmax", "transpose", "gemm",
        "swiglu", "geglu", "embedding", "gemm_int8", "gemm_fp8", "rope", "rope_interleaved",
-       "attention_prefill", "attention_decode")
+       "attention_prefill", "attention_decode", "mlp_block", "attention_block")
 #: The cupy composition is eager; where a fused form exists elsewhere it is named "-unfused", and attention's
 #: (scores materialised, as against the flash kernels) "-naive".
 NAME = {op: "cupy" for op in OPS} | {"bias_gelu": "cupy-unfused", "rmsnorm_residual": "cupy-unfused",
