@@ -122,3 +122,11 @@ def test_without_a_kernel_every_catalog_triton_file_is_compiled(capsys):
     assert code == 0
     files = {r["file"].split("/")[-2] for r in out["rows"] if r["tool"] == "triton" and r["ok"]}
     assert {"softmax", "gemm", "vector_add", "layernorm"} <= files
+
+
+def test_several_kernels_are_checked_together(capsys):
+    code, out = _run_json(capsys, "--kernel", "softmax,relu", "--kernels", "saxpy", "--arch", "sm_90")
+    assert code == 0
+    kernels = {r["file"].split("/")[-2] for r in out["rows"]}
+    assert kernels == {"softmax", "relu", "saxpy"}
+    assert {r["tool"] for r in out["rows"]} >= {"triton"}

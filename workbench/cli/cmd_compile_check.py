@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "sm_80,sm_90,gfx90a,gfx908,gfx1030 (default: sm_80,sm_90)")
     p.add_argument("--dtype", default="float32",
                    help="comma-separated dtypes to render the sources in (float32, float16, float64)")
-    p.add_argument("--kernel", help="only this catalog kernel (e.g. softmax)")
+    p.add_argument("--kernel", "--kernels", dest="kernel", action="extend", nargs="+", metavar="K",
+                   help="only these catalog kernels (e.g. softmax rmsnorm, or softmax,rmsnorm)")
     p.add_argument("--compiler", choices=("nvcc", "nvrtc"),
                    help="force the portable sources' NVIDIA compiler (default: nvcc, else NVRTC)")
     p.add_argument("--source", choices=SOURCES, default="all",
@@ -65,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
     dtypes = [d.strip() for d in args.dtype.split(",") if d.strip()]
     if any(d not in DTYPES for d in dtypes):
         raise ValueError(f"--dtype: portable kernels implement {', '.join(DTYPES)}; got {args.dtype}")
-    if args.kernel:
-        get_kernel(args.kernel)  # unknown names list the valid ones
+    kernels = [k.strip() for v in args.kernel or [] for k in v.split(",") if k.strip()] or None
+    for k in kernels or []:
+        get_kernel(k)  # unknown names list the valid ones
     portable = args.source in ("all", "portable")
     nvidia = [a for a in archs if not is_amd(a)] if portable else []
     compiler = find_compiler(args.compiler) if nvidia else None
@@ -75,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
               "toolkit, or pip install 'nvidia-cuda-nvrtc==13.0.*' cupy-cuda13x); skipping them for "
               f"{', '.join(nvidia)}", file=sys.stderr)
     hip = hip_check.find_hipcc() if portable and len(nvidia) < len(archs) else None
-    units = units_from_catalog(args.kernel) if portable else []
+    units = sorted({u for k in (kernels or [None]) for u in units_from_catalog(k)},
+                   key=lambda u: (str(u.source), u.defines)) if portable else []
     rows = run_check(units, archs, compiler, dtypes=dtypes, jobs=args.jobs, timeout=args.timeout,
                      relative_to=Path.cwd(), hip=hip) if portable else []
     triton = None
@@ -83,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         triton = triton_catalog.triton_version()
         ensure_default_catalog()  # the Triton kernels are found among the loaded catalog folders
         if "float32" in dtypes:  # the catalog's Triton kernels are float32
-            rows += triton_catalog.check_catalog(archs, loaded_folders(), args.kernel, jobs=args.jobs,
+            rows += triton_catalog.check_catalog(archs, loaded_folders(), kernels, jobs=args.jobs,
                                                  timeout=args.timeout, relative_to=Path.cwd())
     s = summary(rows)
     if args.json:
@@ -92,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         tools = [t.describe() for t in (compiler, hip) if t] + ([f"triton {triton}"] if triton else [])
         print(f"compile-check: {' + '.join(tools) or 'no compiler'}; archs {', '.join(archs)}; "
               f"dtype {', '.join(dtypes)}; {len(units)} portable compilation units"
-              + (f", {len(triton_catalog.folders_with_triton(loaded_folders(), args.kernel))} Triton kernel files"
+              + (f", {len(triton_catalog.folders_with_triton(loaded_folders(), kernels))} Triton kernel files"
                  if triton else ""))
         print(format_table(rows))
         print(f"{s['rows'] - s['skipped']} kernel rows, {s['failed']} failed ({s['compile_errors']} compile errors, "

@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -55,13 +56,15 @@ def unsupported_reason(arch: str) -> str | None:
     return None
 
 
-def folders_with_triton(folders: list[str], kernel: str | None = None) -> list[Path]:
-    """Loaded catalog folders that hold Triton variants (``kernel``: only the folder of that name)."""
+def folders_with_triton(folders: list[str], kernels: str | Iterable[str] | None = None) -> list[Path]:
+    """Loaded catalog folders that hold Triton variants (``kernels``: only the folders of those names)."""
+    wanted = {kernels} if isinstance(kernels, str) else set(kernels) if kernels is not None else None
     return [Path(f) for f in folders
-            if (Path(f) / VARIANTS_FILE).is_file() and (kernel is None or Path(f).name == kernel)]
+            if (Path(f) / VARIANTS_FILE).is_file() and (wanted is None or Path(f).name in wanted)]
 
 
-def check_catalog(archs: list[str], folders: list[str], kernel: str | None = None, jobs: int | None = None,
+def check_catalog(archs: list[str], folders: list[str], kernel: str | Iterable[str] | None = None,
+                  jobs: int | None = None,
                   timeout: float = 180.0, relative_to: Path | None = None) -> list[KernelRow]:
     """Compile every ``COMPILE`` entry of the Triton variants in ``folders`` for each arch in ``archs``."""
     found = triton_version()
