@@ -143,8 +143,9 @@ class ClusterExecutor:
         batch = next(self._batch)
         futures = {}
         t0 = time.perf_counter()
+        jobs = {cell.key: job(cell) for cell in cells}
         for i, cell in enumerate(cells):
-            fut = self.client.submit(run_cell, cell, job(cell), self.isolation_in_worker, self.memory_cap,
+            fut = self.client.submit(run_cell, cell, jobs[cell.key], self.isolation_in_worker, self.memory_cap,
                                      key=f"workbench-{self._token}-{batch}-{i}", pure=False,
                                      resources=resources_for(cell.backend), priority=len(cells) - i)
             futures[fut] = cell
@@ -161,8 +162,8 @@ class ClusterExecutor:
                 try:
                     result = fut.result()
                 except Exception as exc:  # noqa: BLE001 - KilledWorker, a worker's own error: the cell's row says it
-                    yield cell, failed_row(cell, "crashed", f"the Dask workers running this cell were lost or "
-                                           f"failed: {type(exc).__name__}: {exc}", seed=0, started=t0)
+                    why = f"the Dask workers running this cell were lost or failed: {type(exc).__name__}: {exc}"
+                    yield cell, failed_row(cell, "crashed", why, seed=jobs[cell.key]["seed"], started=t0)
                     continue
                 env_id = str(result["env_id"])
                 if env_id not in envs and result.get("env") is not None:

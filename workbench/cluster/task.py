@@ -8,11 +8,13 @@ cell at a time, however many threads it has: cells side by side on one device wo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import tempfile
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..harness.cell import Cell, CheckOnly
@@ -21,6 +23,8 @@ from ..harness.throughput import Peaks
 from ..harness.timer import TimingConfig
 
 _lock = threading.Lock()
+#: A client asked to close the cell processes while a cell ran: close them when it ends.
+_close_requested = False
 
 
 @dataclass
@@ -34,6 +38,8 @@ class _WorkerState:
     backends_seen: set[str] = field(default_factory=set)
 
 
+#: The name of a worker's own store (its ceilings), followed by the worker process's pid.
+STORE_PREFIX = "workbench-cluster-worker-"
 _states: dict[tuple[str | None, str | int | None], _WorkerState] = {}
 
 
@@ -42,7 +48,8 @@ def _state(isolation: str | None, memory_cap: str | int | None) -> _WorkerState:
     if key not in _states:
         from ..store import Store
 
-        path = os.path.join(tempfile.gettempdir(), f"workbench-cluster-worker-{os.getpid()}.sqlite")
+        _remove_orphaned_stores()
+        path = os.path.join(tempfile.gettempdir(), f"{STORE_PREFIX}{os.getpid()}.sqlite")
         _states[key] = _WorkerState(make_executor(isolation, memory_cap=memory_cap, name="workbench-dask"),
                                     Store(path))
     return _states[key]
@@ -71,17 +78,46 @@ def run_cell(cell: Cell, job: dict[str, Any], isolation: str | None, memory_cap:
             st.peaks[cell.backend] = ensure_ceilings(st.store, st.env_id, cell.backend, st.executor)
         config: TimingConfig | CheckOnly = job.pop("config")
         row = st.executor.execute(cell, config, peaks=st.peaks.get(cell.backend), **job)
+        if _close_requested:
+            _close_now()
     row.update(machine=socket.gethostname(), worker=address)
     return {"row": row, "env_id": st.env_id, "env": st.env if new_backend else None, "address": address}
 
 
 def close_states() -> None:
-    """Stop every executor's worker processes (run on each Dask worker when the client is done)."""
-    with _lock:
-        for st in _states.values():
-            st.executor.close()
-            st.store.close()
-        _states.clear()
+    """Stop every executor's worker processes (run on each Dask worker when the client is done). Runs on the
+    Dask worker's event loop, so it never waits for a cell: a busy worker closes them after its cell."""
+    global _close_requested
+    if not _lock.acquire(blocking=False):
+        _close_requested = True
+        return
+    try:
+        _close_now()
+    finally:
+        _lock.release()
+
+
+def _close_now() -> None:
+    global _close_requested
+    _close_requested = False
+    for st in _states.values():
+        st.executor.close()
+        st.store.close()
+        for suffix in ("", "-wal", "-shm"):  # the worker's own store only held its ceilings
+            with contextlib.suppress(OSError):
+                os.remove(f"{st.store.path}{suffix}")
+    _states.clear()
+
+
+def _remove_orphaned_stores() -> None:
+    """Stores left by worker processes that were killed (a lost worker cannot clean up)."""
+    from ..processes import pid_alive
+
+    for path in Path(tempfile.gettempdir()).glob(f"{STORE_PREFIX}*.sqlite*"):
+        pid = path.name[len(STORE_PREFIX):].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def _probe(backend: str) -> None:
