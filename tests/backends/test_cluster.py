@@ -107,3 +107,21 @@ def test_cells_no_worker_can_take_are_refused(cluster):
     gpu_cell = Cell.make("vector_add", "torch", "torch-cuda", "float32", {"n": 8}, "eager", "hot", None)
     with pytest.raises(ValueError, match=r"offers GPU=1 \(for torch-cuda\).*--resources GPU=1"):
         cluster.check_resources([gpu_cell])
+
+
+def test_bench_cli_runs_and_resumes_on_a_local_cluster(run_python, tmp_path):
+    store = tmp_path / "cli.sqlite"
+    args = ["-m", "workbench", "bench", "--kernels", "vector_add", "--backends", "numpy", "--sizes", "1000", "333",
+            "--budget", "0.02", "--rounds", "1", "--store", str(store), "--quiet"]
+    env = {"WORKBENCH_AUTO_PEAKS": "0"}
+    res = run_python(*args, "--cluster", "local:2", timeout=300, env=env)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "INFO distributed" not in res.stderr  # Dask's own chatter stays out of the sweep's output
+    rows = Store(store).rows()
+    assert len(rows) == 2 and all(r["status"] == "ok" and r["worker"] for r in rows)
+    again = run_python(*args[:3], "--resume", rows[0]["run_id"], "--store", str(store), "--cluster", "local:1",
+                       timeout=300, env=env)
+    assert again.returncode == 0 and "resuming run" in again.stderr, again.stderr[-2000:]
+    assert len(Store(store).rows()) == 2  # a finished run: nothing ran twice
+    bad = run_python(*args, "--cluster", "local", env=env)
+    assert bad.returncode == 2 and "--cluster 'local' is not understood" in bad.stderr
