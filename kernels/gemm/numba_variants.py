@@ -10,14 +10,26 @@
   packed tile feeds MR fused multiply-adds. The inner loop vectorizes over NB.
   This is the BLIS/GotoBLAS structure without the register-blocked assembly
   micro-kernel, so it reaches a fraction of BLAS, not parity.
+
+The tile sizes NB, KC and MC are tunable (``workbench tune --kernel gemm
+--variant numba-tiled``): the defaults were picked by hand on one 2-core Zen 5
+(AVX-512); the best ones depend on the vector width and the cache sizes of the
+CPU it runs on.
 """
 
-from workbench.catalog import kernel_here
+import functools
 
-MR = 4  # rows of C per micro-tile (each packed b value is reused MR times)
-NB = 256  # columns per packed b tile (the vectorized inner loop); tuned on a 2-core Zen 5
-KC = 256  # k-panel depth: the MR x NB accumulator stays in L1, a KC x NB b tile (256 KiB) in L2
-MC = 64  # rows of a per parallel task
+from workbench.catalog import Tunable, kernel_here
+from workbench.catalog.authoring import per_config
+
+MR = 4  # rows of C per micro-tile (each packed b value is reused MR times); the micro-kernel unrolls 4 rows
+TUNABLES = (
+    Tunable("NB", (64, 128, 256, 512), 256, "columns per packed b tile: the vectorized inner loop"),
+    Tunable("KC", (64, 128, 256, 512), 256, "k-panel depth: rows of a packed b tile"),
+    Tunable("MC", (16, 32, 64, 128), 64, "rows of a per parallel task"),
+)
+#: A packed KC x NB b tile of at most 128 Ki elements (512 KiB in float32) stays in a core's share of L2.
+RESTRICTIONS = ("KC * NB <= 131072",)
 op = kernel_here(__file__)
 
 
@@ -41,15 +53,18 @@ def naive_kernel(t):
     return naive
 
 
-@op.numba("numba-tiled")
-def tiled_kernel(t):
+@op.numba("numba-tiled", tunables=TUNABLES, restrictions=RESTRICTIONS)
+def tiled_kernel(t, config):
     """Packed b panels, MR x NB accumulator tiles in L1, row blocks over the cores."""
     import numpy as np
     from numba import njit, prange
 
     zero = t(0.0)
+    NB, KC, MC = config["NB"], config["KC"], config["MC"]  # closure constants: numba specializes on them
+    named = functools.partial(per_config, config=config)
 
     @njit(fastmath=True)
+    @named
     def pack(b, k0, kc, bp):
         """b[k0:k0+kc, :] -> bp[jb, p, :] (NB-wide column tiles, zero padded)."""
         n = b.shape[1]
@@ -63,6 +78,7 @@ def tiled_kernel(t):
                     bp[jb, p, j] = zero
 
     @njit(fastmath=True)
+    @named
     def row_block(a, bp, out, i0, i1, k0, kc, acc):
         """out[i0:i1, :] += a[i0:i1, k0:k0+kc] @ (packed panel)."""
         n = out.shape[1]
@@ -100,6 +116,7 @@ def tiled_kernel(t):
                 i += 1
 
     @njit(parallel=True, fastmath=True)
+    @named
     def tiled(a, b, out):
         m, k = a.shape
         n = b.shape[1]

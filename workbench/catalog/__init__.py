@@ -15,8 +15,8 @@ from .registry import (
                        variant,
                        variants,
 )
-from .spec import BuildContext, KernelSpec, Unsupported, Variant
+from .spec import BuildContext, KernelSpec, Tunable, Unsupported, Variant
 
-__all__ = ["BuildContext", "KernelFolder", "KernelSpec", "Unsupported", "Variant", "builtin_catalog_path", "get_kernel",
-           "get_variant", "kernel_here", "kernels", "load_catalog", "register_kernel", "register_variant", "sizes",
-           "unload_catalog", "unregister_kernel", "unregister_variant", "variant", "variants"]
+__all__ = ["BuildContext", "KernelFolder", "KernelSpec", "Tunable", "Unsupported", "Variant", "builtin_catalog_path",
+           "get_kernel", "get_variant", "kernel_here", "kernels", "load_catalog", "register_kernel", "register_variant",
+           "sizes", "unload_catalog", "unregister_kernel", "unregister_variant", "variant", "variants"]

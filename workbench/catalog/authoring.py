@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .registry import get_kernel, register_kernel, variant
-from .spec import BuildContext, KernelCall, KernelSpec
+from .spec import BuildContext, KernelCall, KernelSpec, Tunable
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,8 @@ class KernelFolder:
     # --- numba -------------------------------------------------------------------------------------------------
 
     def numba(self, name: str = "numba", *, description: str = "", mode: str = "eager",
-              dtypes: Iterable[str] | None = None) -> Callable[[Callable[[str], Any]], Callable[[str], Any]]:
+              dtypes: Iterable[str] | None = None, tunables: Iterable[Tunable] = (),
+              restrictions: Iterable[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorate a kernel factory ``(t) -> @njit function`` to register it as a numba variant.
 
         ``t`` is the numpy scalar type of the run dtype (``np.float32`` or
@@ -85,27 +86,39 @@ class KernelFolder:
         disk where numba can (``cache=True``: a second process loads instead of
         compiling), and the build compiles it on one-element arrays, never inside
         a timed call. ``description`` defaults to the factory's docstring.
+
+        With ``tunables`` (and ``restrictions`` between them) the factory is
+        ``(t, config) -> kernel``, ``config`` a dict of the tunables' values,
+        and the returned factory is ``(dtype, config=()) -> kernel`` (``config``
+        as sorted ``(name, value)`` pairs; defaults where empty). The values are
+        closure constants of the kernel, so numba's disk cache keys on them.
         """
-        def deco(factory: Callable[[str], Any]) -> Callable[[str], Any]:
-            @functools.cache
-            def kernel_for(dtype: str) -> Any:
+        tunables, restrictions = tuple(tunables), tuple(restrictions)
+
+        def deco(factory: Callable[..., Any]) -> Callable[..., Any]:
+            def make(dtype: str, config: tuple[tuple[str, Any], ...]) -> Any:
                 from .numba_math import numpy_dtype
 
-                return disk_cached(factory(numpy_dtype(dtype)), salt=dtype)
+                t = numpy_dtype(dtype)
+                if not tunables:
+                    return factory(t)
+                return factory(t, {**{tu.name: tu.default for tu in tunables}, **dict(config)})
 
             @functools.cache
-            def checked_kernel_for(dtype: str) -> Any:  # boundscheck builds: own dispatchers, no disk cache
-                from .numba_math import numpy_dtype
+            def kernel_for(dtype: str, config: tuple[tuple[str, Any], ...] = ()) -> Any:
+                return disk_cached(make(dtype, config), salt=dtype + repr(config))
 
-                return factory(numpy_dtype(dtype))
+            @functools.cache
+            def checked_kernel_for(dtype: str, config: tuple[tuple[str, Any], ...] = ()) -> Any:
+                return make(dtype, config)  # boundscheck builds: own dispatchers, no disk cache
 
             def build(ctx: BuildContext) -> KernelCall:
                 pick = checked_kernel_for if numba_boundscheck() else kernel_for
-                return numba_call(self.spec, pick(ctx.dtype), ctx.dtype)
+                return numba_call(self.spec, pick(ctx.dtype, tuple(sorted(ctx.config.items()))), ctx.dtype)
 
             functools.update_wrapper(kernel_for, factory)
             build.__module__, build.__qualname__ = factory.__module__, f"{factory.__qualname__}.build"
-            self.variant(name, "numba", mode=mode, dtypes=dtypes,
+            self.variant(name, "numba", mode=mode, dtypes=dtypes, tunables=tunables, restrictions=restrictions,
                          description=description or inspect.getdoc(factory) or "")(build)
             return kernel_for
 
@@ -320,6 +333,18 @@ def disk_cached(kernel: Any, salt: str = "") -> Any:
         except RuntimeError as exc:  # numba: "cannot cache function ...: no locator available"
             log.info("numba kernel %s is not cached on disk: %s", getattr(kernel, "__qualname__", kernel), exc)
     return kernel
+
+
+def per_config(fn: F, config: dict[str, Any]) -> F:
+    """``fn`` renamed after ``config`` (``row_block`` -> ``row_block__NB128_KC256``), before ``@njit``.
+
+    numba names compiled code after the function's qualified name and a per-process counter, and its disk
+    cache keeps that name: two configurations of one closure, compiled in two processes, can come back
+    from the cache under the same symbol, and one process loading both then links one configuration's
+    helper into the other's kernel (measured: wrong results, then a heap corruption). One name per
+    configuration keeps them apart, in memory and on disk."""
+    fn.__qualname__ = f"{fn.__qualname__}__{'_'.join(f'{k}{v}' for k, v in config.items())}"
+    return fn
 
 
 def warmup_arrays(spec: KernelSpec, dtype: str) -> dict[str, np.ndarray]:

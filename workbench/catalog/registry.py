@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from .loader import current_folder, folders_under, forget_folder
-from .spec import MODES, BuildContext, KernelCall, KernelSpec, Variant
+from .spec import MODES, BuildContext, KernelCall, KernelSpec, Tunable, Variant, format_config
 
 _kernels: dict[str, KernelSpec] = {}
 _variants: dict[str, dict[str, Variant]] = {}
@@ -40,6 +43,10 @@ def unregister_variant(kernel: str, name: str) -> None:
 def register_variant(v: Variant) -> Variant:
     if v.mode not in MODES:
         raise ValueError(f"variant {v.name!r}: mode {v.mode!r} is not one of {MODES}")
+    if v.tunables and not hasattr(v.build, "author_build"):
+        v.default_config()  # a restriction the defaults break is the author's error, said now
+        v.check_config({})
+        v = dataclasses.replace(v, build=_configuring(v, v.build))
     _variants.setdefault(v.kernel, {})[v.name] = v
     folder = current_folder()
     _origins[v.kernel, v.name] = str(folder) if folder is not None else None
@@ -68,6 +75,55 @@ def unload_catalog(path: str) -> list[str]:
     return removed
 
 
+def _configuring(v: Variant, author_build: Callable[[BuildContext], KernelCall]) -> Callable:
+    """The build of a tunable variant: fills ``ctx.config`` (given > tuned for this device, dtype and shape
+    class > defaults; :func:`workbench.tuning.resolve.resolve_config`) and labels the call with the
+    configuration it was built with (``best_config``, which the harness records as ``tuned_config``)."""
+    def build(ctx: BuildContext) -> KernelCall:
+        from ..tuning.resolve import labelled, resolve_config
+
+        config, label = resolve_config(v, ctx)
+        return labelled(author_build(dataclasses.replace(ctx, config=config)), label)
+
+    build.author_build = author_build  # type: ignore[attr-defined]
+    build.__module__, build.__doc__ = author_build.__module__, author_build.__doc__
+    return build
+
+
+#: ``numba-tiled[NB=128,KC=256]``: a tunable variant with a configuration.
+_CONFIGURED = re.compile(r"^(?P<base>[^\[\]]+)\[(?P<config>[^\[\]]*)\]$")
+
+
+def configured_name(name: str, config: Mapping[str, Any]) -> str:
+    return f"{name}[{format_config(config)}]"
+
+
+def configured(kernel: str, name: str, config: Mapping[str, Any]) -> Variant:
+    """Variant ``name`` of ``kernel`` fixed to ``config`` (completed with defaults), registered as
+    ``name[K=V,...]`` beside it so that sweeps, workers and rows address it by that name: the tuner measures
+    each configuration this way, and a notebook puts a tuned and a default configuration in one run."""
+    base = get_variant(kernel, name)
+    if not base.tunables:
+        raise ValueError(f"variant {name!r} of kernel {kernel!r} has no tunable parameters")
+    full = base.check_config(dict(config))
+    cname = configured_name(name, full)
+    if cname in _variants.get(kernel, {}):
+        return _variants[kernel][cname]
+    author_build = base.build.author_build  # type: ignore[attr-defined]
+
+    def build(ctx: BuildContext) -> KernelCall:
+        from ..tuning.resolve import labelled
+
+        return labelled(author_build(dataclasses.replace(ctx, config=dict(full))), format_config(full))
+
+    build.author_build = author_build  # type: ignore[attr-defined]
+    v = dataclasses.replace(base, name=cname, build=build, tunables=(), restrictions=(), library=False,
+                            description=f"{base.description} [{format_config(full)}]")
+    _variants[kernel][cname] = v
+    _origins[kernel, cname] = _origins.get((kernel, name))  # a worker loads the base's folder, then resolves it
+    return v
+
+
 def origin(kernel: str, variant_name: str | None = None) -> str | None:
     """The catalog folder a kernel (``variant_name`` None) or one of its variants was registered from, or
     None when it was registered inline."""
@@ -76,15 +132,18 @@ def origin(kernel: str, variant_name: str | None = None) -> str | None:
 
 def variant(kernel: str, name: str, runtimes: Iterable[str] | str, *, mode: str = "eager",
             dtypes: Iterable[str] | None = None, description: str = "", library: bool = False,
-            source: str | None = None) -> Callable[[Callable[[BuildContext], KernelCall]], Callable]:
-    """Decorator registering a builder ``(ctx) -> callable(inputs, outputs)`` as a variant."""
+            source: str | None = None, tunables: Iterable[Tunable] = (), restrictions: Iterable[str] = ()
+            ) -> Callable[[Callable[[BuildContext], KernelCall]], Callable]:
+    """Decorator registering a builder ``(ctx) -> callable(inputs, outputs)`` as a variant. ``tunables`` and
+    ``restrictions`` declare its tunable parameters; the builder reads their values in ``ctx.config``."""
     rts = (runtimes,) if isinstance(runtimes, str) else tuple(runtimes)
 
     def deco(build: Callable[[BuildContext], KernelCall]) -> Callable[[BuildContext], KernelCall]:
         register_variant(Variant(kernel=kernel, name=name, runtimes=rts, build=build, mode=mode,
                                  dtypes=tuple(dtypes) if dtypes else None,
                                  description=description or (build.__doc__ or "").strip(),
-                                 library=library, source=source))
+                                 library=library, source=source, tunables=tuple(tunables),
+                                 restrictions=tuple(restrictions)))
         return build
 
     return deco
@@ -115,6 +174,25 @@ def variants(kernel: str) -> dict[str, Variant]:
 
 def get_variant(kernel: str, name: str) -> Variant:
     vs = variants(kernel)
+    found = _CONFIGURED.match(name)
+    if name not in vs and found and found["base"] in vs:  # e.g. in a worker process: made on first use
+        return configured(kernel, found["base"], _parse_config(found["config"], vs[found["base"]]))
     if name not in vs:
         raise ValueError(f"kernel {kernel!r} has no variant {name!r}; valid variants: {', '.join(sorted(vs))}")
     return vs[name]
+
+
+def _parse_config(text: str, base: Variant) -> dict[str, Any]:
+    """``NB=128,KC=256`` -> ``{"NB": 128, "KC": 256}``, each value as typed in the tunable's choices."""
+    choices = {t.name: {str(v): v for v in t.values} for t in base.tunables}
+    out: dict[str, Any] = {}
+    for item in filter(None, text.split(",")):
+        key, _, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if key not in choices:
+            raise ValueError(f"variant {base.name!r} has no tunable {key!r}; valid tunables: {', '.join(choices)}")
+        if value not in choices[key]:
+            raise ValueError(f"variant {base.name!r}: {key}={value!r} is not a valid choice; valid {key}: "
+                             f"{', '.join(choices[key])}")
+        out[key] = choices[key][value]
+    return out

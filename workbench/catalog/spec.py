@@ -104,10 +104,39 @@ class BuildContext:
     backend: Backend
     params: dict[str, int]
     dtype: str
+    #: The values of the variant's tunable parameters for this build (``Variant.tunables``), every one filled
+    #: in: the configuration given, else the tuned one for this device, dtype and shape class, else defaults.
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Tunable:
+    """One tunable parameter of a variant (a tile size, an unroll factor, a block size): the values worth
+    trying on any machine and the hand-picked default, which must be one of them."""
+
+    name: str
+    values: tuple[Any, ...]
+    default: Any
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.values or self.default not in self.values:
+            raise ValueError(f"tunable {self.name!r}: default {self.default!r} is not one of {self.values}")
 
 
 #: (inputs, outputs) -> outputs dict / single array / None (meaning: wrote into ``outputs``).
 KernelCall = Callable[[dict[str, Any], dict[str, Any]], Any]
+
+
+def format_config(config: Mapping[str, Any]) -> str:
+    """``NB=128,KC=256``: a configuration in the form variant names and rows use."""
+    return ",".join(f"{k}={v}" for k, v in config.items())
+
+
+def _holds(restriction: str, config: Mapping[str, Any]) -> bool:
+    """A restriction evaluated over the configuration's names only (no builtins): catalog code, like the
+    builders themselves."""
+    return bool(eval(restriction, {"__builtins__": {}}, dict(config)))  # noqa: S307
 
 
 class Unsupported(Exception):
@@ -131,6 +160,39 @@ class Variant:
     library: bool = False
     #: Path of the device source, for portable kernels (compile-check walks these).
     source: str | None = None
+    #: Tunable parameters (Kernel Tuner's ``tune_params``); the build reads the chosen values in ``ctx.config``.
+    tunables: tuple[Tunable, ...] = ()
+    #: Constraints between tunables, Python expressions over their names (Kernel Tuner's ``restrictions``),
+    #: e.g. ``"NB * KC <= 131072"``: a configuration breaking one is never built.
+    restrictions: tuple[str, ...] = ()
+
+    def default_config(self) -> dict[str, Any]:
+        return {t.name: t.default for t in self.tunables}
+
+    def check_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """``config`` completed with defaults; a ValueError naming the bad key and the valid choices."""
+        known = {t.name: t for t in self.tunables}
+        for key, value in config.items():
+            if key not in known:
+                raise ValueError(f"variant {self.name!r} has no tunable {key!r}; valid tunables: "
+                                 f"{', '.join(known) or '(none)'}")
+            if value not in known[key].values:
+                raise ValueError(f"variant {self.name!r}: {key}={value!r} is not a valid choice; valid {key}: "
+                                 f"{', '.join(map(str, known[key].values))}")
+        full = {**self.default_config(), **config}
+        broken = [r for r in self.restrictions if not _holds(r, full)]
+        if broken:
+            raise ValueError(f"variant {self.name!r}: configuration {format_config(full)} breaks the "
+                             f"restriction{'s' * (len(broken) > 1)} {'; '.join(broken)}")
+        return full
+
+    def space(self) -> list[dict[str, Any]]:
+        """Every configuration the tunables span that keeps the restrictions, defaults' order first."""
+        import itertools
+
+        names = [t.name for t in self.tunables]
+        combos = (dict(zip(names, vals, strict=True)) for vals in itertools.product(*(t.values for t in self.tunables)))
+        return [c for c in combos if all(_holds(r, c) for r in self.restrictions)]
 
     def unsupported_reason(self, backend: Backend, dtype: str) -> str | None:
         """None when this variant can run on ``backend`` in ``dtype``; otherwise why not."""

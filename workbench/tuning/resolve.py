@@ -1,0 +1,126 @@
+"""Which configuration a tunable variant is built with, and the keys tuned configurations are kept under.
+
+A tuning holds for one device (:func:`device_fingerprint`: the backend, the device's name and, on CPUs, its
+vector ISA and core count: a tile size tuned on an AVX-512 machine is not the one for an AVX2 one), one
+dtype and one shape class (:func:`shape_class`: the work rounded to a power of two, so a tuning at 1024^3
+serves sizes of about that work and not 64^3).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import os
+import platform
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..catalog.spec import BuildContext, KernelCall, KernelSpec, Variant, format_config
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
+
+log = logging.getLogger(__name__)
+
+#: ``WORKBENCH_TUNED=0`` (``workbench bench --no-tuned``): builds ignore tuned configurations.
+ENV_TUNED = "WORKBENCH_TUNED"
+
+
+def tuned_enabled() -> bool:
+    return os.environ.get(ENV_TUNED, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+@functools.cache
+def cpu_isa() -> str:
+    """The widest x86 vector extension of this CPU (avx512 / avx2 / avx / sse), else the machine name."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    for flag, isa in (("avx512f", "avx512"), ("avx2", "avx2"), ("avx", "avx"), ("sse2", "sse")):
+        if flag in flags:
+            return isa
+    return platform.machine() or "unknown"
+
+
+def device_fingerprint(backend: Backend) -> str:
+    """``numba|AMD EPYC|avx2|2 cores``: the backend and what of its device decides the best configuration."""
+    from ..harness.cell import device_info
+
+    info = device_info(backend)
+    parts = [backend.name, info.name]
+    if info.kind == "cpu":
+        parts += [cpu_isa(), f"{info.compute_units} cores"]
+    return "|".join(str(p) for p in parts)
+
+
+def shape_class(spec: KernelSpec, params: Mapping[str, int], dtype: str) -> str:
+    """``work 2^25``: log2 of the FLOPs (bytes for a kernel doing none), rounded."""
+    from ..dtypes import itemsize
+
+    flops = float(spec.flops(params))
+    work = flops if flops > 0 else float(spec.bytes_moved(params, itemsize(dtype)))
+    return f"work 2^{round(math.log2(max(work, 1.0)))}"
+
+
+def lookup(variant: Variant, backend: Backend, dtype: str, params: Mapping[str, int],
+           config: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The tuned entry for this variant, device, dtype and shape class in ``config`` (default: the
+    configuration file), or None."""
+    from .. import config as config_file
+    from ..catalog.registry import get_kernel
+
+    cfg = config_file.read() if config is None else config
+    key = (variant.kernel, variant.name, device_fingerprint(backend), dtype,
+           shape_class(get_kernel(variant.kernel), params, dtype))
+    for entry in config_file.tuned_entries(cfg):
+        if (entry["kernel"], entry["variant"], entry["device"], entry["dtype"], entry["shape_class"]) == key:
+            return entry
+    return None
+
+
+def resolve_config(variant: Variant, ctx: BuildContext) -> tuple[dict[str, Any], str | None]:
+    """(configuration, label): the one given in ``ctx.config``; else the tuned one for this device, dtype
+    and shape class (unless :func:`tuned_enabled` is off); else the variant's defaults (label None)."""
+    if ctx.config:
+        full = variant.check_config(ctx.config)
+        return full, format_config(full)
+    if tuned_enabled():
+        try:
+            entry = lookup(variant, ctx.backend, ctx.dtype, ctx.params)
+        except ValueError as exc:  # a broken configuration file: say so in the log, build the defaults
+            log.warning("tuned configurations not used: %s", exc)
+            entry = None
+        if entry is not None:
+            try:
+                full = variant.check_config(entry["config"])
+            except ValueError as exc:  # the variant changed since the tuning
+                log.warning("tuned configuration of %s/%s ignored: %s", variant.kernel, variant.name, exc)
+            else:
+                return full, (f"{format_config(full)} (tuned for {entry['shape_class']}"
+                              + (f" by run {entry['run_id']}" if entry.get("run_id") else "") + ")")
+    return variant.default_config(), None
+
+
+class _Labelled:
+    """A kernel call carrying the configuration it was built with (functions and partials take an attribute;
+    other callables are wrapped in this)."""
+
+    def __init__(self, call: KernelCall, label: str | None) -> None:
+        self._call, self.best_config = call, label
+
+    def __call__(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> Any:
+        return self._call(inputs, outputs)
+
+
+def labelled(call: KernelCall, label: str | None) -> KernelCall:
+    """``call`` with ``best_config = label`` (what the harness records as the row's ``tuned_config``)."""
+    if label is None:
+        return call
+    try:
+        call.best_config = label  # type: ignore[attr-defined]
+        return call
+    except (AttributeError, TypeError):
+        return _Labelled(call, label)

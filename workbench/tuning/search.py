@@ -1,0 +1,223 @@
+"""The search: optuna proposes configurations, the harness verifies and times each, the store keeps every row.
+
+Each configuration is measured as the variant ``name[K=V,...]`` (:func:`workbench.catalog.registry.configured`)
+through :func:`workbench.harness.run_cell`, in this process: first checked against the float64 reference on
+the spec's odd ``verify`` sizes (two seeds), then, at the tuning size, checked again, timed and checked
+after timing. A configuration that fails any check is stored with its status and never chosen. The
+hand-picked default is measured first, so the result can always say how the best compares with it.
+
+Strategies map to optuna samplers: ``grid`` (GridSampler: every configuration, in order), ``random``
+(RandomSampler) and ``bayes`` (TPESampler). Configurations breaking a restriction are not measured; each
+configuration is measured once (a sampler proposing it again gets the stored time).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..catalog import registry
+from ..catalog.spec import format_config
+from ..harness.cell import Cell, CheckOnly, run_cell
+from ..harness.timer import TimingConfig
+from .resolve import device_fingerprint, shape_class
+
+STRATEGIES = ("grid", "random", "bayes")
+
+
+@dataclass
+class Trial:
+    number: int
+    config: dict[str, Any]
+    status: str
+    median_s: float | None
+    message: str = ""
+    best_so_far_s: float | None = None
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class TuneResult:
+    kernel: str
+    variant: str
+    backend: str
+    dtype: str
+    params: dict[str, int]
+    strategy: str
+    device: str
+    shape_class: str
+    run_id: str
+    trials: list[Trial] = field(default_factory=list)
+    best: Trial | None = None
+    default: Trial | None = None
+    space_size: int = 0
+    saved_to: str | None = None
+
+    @property
+    def speedup(self) -> float | None:
+        """Default time / best time, both from this search (one timing each: a hint, not a verdict)."""
+        if self.best and self.default and self.best.median_s and self.default.median_s:
+            return self.default.median_s / self.best.median_s
+        return None
+
+    def entry(self) -> dict[str, Any]:
+        """The configuration-file entry of the best configuration."""
+        from ..store import now_iso
+        from ..sweep import shape_label
+
+        assert self.best is not None
+        return {"kernel": self.kernel, "variant": self.variant, "device": self.device, "dtype": self.dtype,
+                "shape_class": self.shape_class, "config": dict(self.best.config), "median_s": self.best.median_s,
+                "default_median_s": self.default.median_s if self.default else None,
+                "size": shape_label(self.params), "run_id": self.run_id, "tuned_at": now_iso(),
+                "strategy": self.strategy, "trials": len(self.trials)}
+
+
+def sampler_for(strategy: str, variant: Any, seed: int) -> Any:
+    import optuna
+
+    if strategy == "grid":
+        return optuna.samplers.GridSampler({t.name: list(t.values) for t in variant.tunables}, seed=seed)
+    if strategy == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if strategy == "bayes":
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=5)
+    raise ValueError(f"unknown strategy {strategy!r}; valid strategies: {', '.join(STRATEGIES)}")
+
+
+def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", params: Mapping[str, int] | None = None,
+         strategy: str = "bayes", budget_s: float = 60.0, max_trials: int | None = None, store: Any = None,
+         timing: TimingConfig | None = None, seed: int = 0, save: bool = True, config_path: str | None = None,
+         progress: bool = True, on_trial: Callable[[Trial], None] | None = None) -> TuneResult:
+    """Search ``variant``'s tunables on ``backend`` for ``dtype`` at ``params`` (default: the largest
+    ``quick`` size) within ``budget_s`` seconds (a trial started in time finishes). Every measured
+    configuration's row goes into ``store`` under one run; with ``save`` the best correct configuration
+    is written to the configuration file for this device, dtype and shape class."""
+    import optuna
+
+    from .. import config as config_file
+    from ..backends import registry as backend_registry
+    from ..store import current_environment, open_store
+
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; valid strategies: {', '.join(STRATEGIES)}")
+    if not budget_s > 0:
+        raise ValueError(f"--budget must be a positive number of seconds, got {budget_s!r}")
+    spec = registry.get_kernel(kernel)
+    base = registry.get_variant(kernel, variant)
+    if not base.tunables:
+        tunable = [n for n, v in registry.variants(kernel).items() if v.tunables]
+        raise ValueError(f"variant {variant!r} of kernel {kernel!r} declares no tunable parameters; tunable "
+                         f"variants of {kernel}: {', '.join(tunable) or '(none)'}")
+    b = backend_registry.get(backend)
+    reason = base.unsupported_reason(b, dtype)
+    if reason:
+        raise ValueError(f"cannot tune here: {reason}")
+    b.require()
+    params = spec.validate_params(params if params is not None else max(
+        spec.sizes.get("quick") or spec.sizes["verify"], key=lambda p: spec.flops(p)))
+    verify_sizes = [spec.validate_params(p) for p in spec.sizes.get("verify", [])][-2:]
+    space = base.space()
+    timing = timing or TimingConfig(budget_s=0.3, min_samples=5, warmup_s=0.05)
+
+    st = open_store(store)
+    env_id, env = current_environment()
+    st.add_environment(env_id, env)
+    run_id = st.new_run(name=f"tune {kernel}/{variant} on {backend} ({strategy})", suite="tune",
+                        argv=list(sys.argv), env_id=env_id)
+    result = TuneResult(kernel, variant, b.name, dtype, dict(params), strategy, device_fingerprint(b),
+                        shape_class(spec, params, dtype), run_id, space_size=len(space))
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="minimize", sampler=sampler_for(strategy, base, seed))
+    study.enqueue_trial(base.default_config())
+    measured: dict[str, Trial] = {}
+    started = time.perf_counter()
+    bar = _bar(len(space), progress)
+    try:
+        while time.perf_counter() - started < budget_s and len(measured) < len(space):
+            if max_trials is not None and len(result.trials) >= max_trials:
+                break
+            ot = study.ask({t.name: optuna.distributions.CategoricalDistribution(list(t.values))
+                            for t in base.tunables})
+            config = {t.name: ot.params[t.name] for t in base.tunables}
+            try:
+                full = base.check_config(config)
+            except ValueError:  # breaks a restriction: never built, not counted
+                study.tell(ot, state=optuna.trial.TrialState.PRUNED)
+                continue
+            key = format_config(full)
+            if key in measured:  # proposed again: the stored answer, no second measurement
+                _tell(study, ot, measured[key])
+                continue
+            trial = _measure(st, run_id, env_id, kernel, variant, b.name, dtype, params, verify_sizes, full,
+                             timing, seed, len(result.trials))
+            trial.elapsed_s = time.perf_counter() - started
+            measured[key] = trial
+            result.trials.append(trial)
+            if trial.status == "ok" and (result.best is None or trial.median_s < result.best.median_s):
+                result.best = trial
+            if full == base.default_config():
+                result.default = trial
+            trial.best_so_far_s = result.best.median_s if result.best else None
+            _tell(study, ot, trial)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix_str(_postfix(result))
+            if on_trial is not None:
+                on_trial(trial)
+    finally:
+        if bar is not None:
+            bar.close()
+        st.set_run_status(run_id, "finished", wall_s=time.perf_counter() - started)
+    if save and result.best is not None:
+        path = config_path or config_file.config_path()
+        config_file.write(config_file.with_tuned(config_file.read(path), result.entry()), path)
+        result.saved_to = str(path)
+    return result
+
+
+def _measure(st: Any, run_id: str, env_id: str, kernel: str, variant: str, backend: str, dtype: str,
+             params: dict[str, int], verify_sizes: list[dict[str, int]], config: dict[str, Any],
+             timing: TimingConfig, seed: int, number: int) -> Trial:
+    """Verify ``config`` on the odd sizes, then check and time it at ``params``; store the row that decides."""
+    name = registry.configured(kernel, variant, config).name
+    row: dict[str, Any] = {}
+    for p in verify_sizes:
+        row = run_cell(Cell.make(kernel, name, backend, dtype, p), CheckOnly((seed, seed + 1)))
+        if row["status"] != "ok":
+            break
+    else:
+        row = run_cell(Cell.make(kernel, name, backend, dtype, params), timing, seed=seed)
+    row.update(run_id=run_id, env_id=env_id, tuned_config=format_config(config))
+    st.record(row)
+    timed = row["status"] == "ok" and row.get("median_s") is not None and math.isfinite(row["median_s"])
+    status = row["status"] if timed or row["status"] != "ok" else "error"
+    return Trial(number, dict(config), status, row["median_s"] if timed else None, row.get("message") or "")
+
+
+def _tell(study: Any, ot: Any, trial: Trial) -> None:
+    import optuna
+
+    if trial.status == "ok":
+        study.tell(ot, trial.median_s)
+    else:
+        study.tell(ot, state=optuna.trial.TrialState.FAIL)
+
+
+def _bar(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="config", dynamic_ncols=True, leave=True)
+
+
+def _postfix(result: TuneResult) -> str:
+    if result.best is None:
+        return "no correct configuration yet"
+    return f"best {result.best.median_s * 1e3:.3f} ms [{format_config(result.best.config)}]"
+
