@@ -100,6 +100,7 @@ def test_resume_runs_the_missing_cells_on_the_cluster(cluster, tmp_path):
     assert again.run_id == first.run_id and store.run(first.run_id)["status"] == "finished"
     rows = stored_once(store, first.run_id, spec)
     assert all(r["status"] == "ok" for r in rows)
+    assert all(store.environment(r["env_id"])["host"]["hostname"] for r in rows)  # a new store gets the records
     assert {r["cell_key"] for r in again.rows} == {c.key for c in spec.cells()} - {r["cell_key"] for r in partial}
 
 

@@ -58,8 +58,8 @@ def _state(isolation: str | None, memory_cap: str | int | None) -> _WorkerState:
 def run_cell(cell: Cell, job: dict[str, Any], isolation: str | None, memory_cap: str | int | None,
              worker_address: str | None = None) -> dict[str, Any]:
     """Run ``cell`` here (``job``: :meth:`CellExecutor.execute`'s arguments but ``peaks``); returns the row,
-    this machine's environment id, its record (when it describes a backend the client has not been sent),
-    the host name and the Dask worker's address."""
+    this machine's environment id and record (every time: each client store needs it once) and the Dask
+    worker's address."""
     from ..peaks import ensure_ceilings
     from ..store import current_environment
 
@@ -81,7 +81,7 @@ def run_cell(cell: Cell, job: dict[str, Any], isolation: str | None, memory_cap:
         if _close_requested:
             _close_now()
     row.update(machine=socket.gethostname(), worker=address)
-    return {"row": row, "env_id": st.env_id, "env": st.env if new_backend else None, "address": address}
+    return {"row": row, "env_id": st.env_id, "env": st.env, "address": address}
 
 
 def close_states() -> None:
