@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import sys
 from collections import Counter
@@ -65,6 +66,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a cell did not pass (incorrect, error, timeout, crashed, oom); unsupported "
                         "cells do not count")
+    p.add_argument("--no-tuned", action="store_true",
+                   help="build tunable variants with their default configuration, not the one `workbench tune` "
+                        "kept for this device, dtype and shape class (rows record the one used in tuned_config)")
     p.add_argument("--cluster", metavar="local:N|tcp://HOST:8786",
                    help="run the cells on Dask distributed workers and store their rows here as they finish: "
                         "local:N starts N worker processes on this machine; an address joins a running "
@@ -173,6 +177,10 @@ def run(args: argparse.Namespace) -> int:
     from ..store import Store
 
     run_options = isolation_args.options(args)
+    if args.no_tuned:  # read by every build, here and in the worker processes started after this
+        from ..tuning.resolve import ENV_TUNED
+
+        os.environ[ENV_TUNED] = "0"
     if args.retry_crashed and not args.resume:
         raise ValueError("--retry-crashed goes with --resume (it re-runs the crashed cells of a stored run)")
     if args.cluster is not None:
