@@ -414,6 +414,10 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     all_cells = spec.cells()  # bad names raise here, before a run is created
     if not all_cells:
         raise ValueError("the sweep has no cells: no kernel, size, variant and backend combination matched")
+    executor: Any = None
+    own_executor = not hasattr(cluster, "run_cells")
+    if cluster is not None:  # before a run is created: an unreachable scheduler or cells no worker takes fail here
+        executor = _cluster_executor(cluster, spec, all_cells)
     env_id, env = current_environment()
     st.add_environment(env_id, env)
     if resume_run_id is not None:
@@ -423,6 +427,8 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
             stored = {k: r for k, r in stored.items() if r.get("status") != "crashed"}
         if run["status"] == "finished" and not _missing(all_cells, stored, rounds) and st.in_flight(run_id) is None:
             st.release_run(run_id)  # nothing to do: the finished run keeps its status and wall time
+            if executor is not None and own_executor:
+                executor.close()
             return SweepOutcome(run_id=run_id, store=st, wall_s=0.0)
         st.set_run_status(run_id, "running")
         _blame_in_flight(st, run_id, all_cells, stored, env_id)
@@ -446,15 +452,8 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                for c in spec.caches() for later in (False, True)}
     peaks: dict[str, dict[tuple[str, str], float]] = {}
     shape_labels = spec.llm_labels()
-    own_executor = not hasattr(cluster, "run_cells")
-    if cluster is None:
+    if executor is None:
         executor = make_executor(spec.isolation, memory_cap=spec.memory_cap)
-    elif own_executor:  # cells run on Dask workers (workbench.cluster); the store stays here
-        from .cluster import ClusterExecutor
-
-        executor = ClusterExecutor(str(cluster), isolation=spec.isolation, memory_cap=spec.memory_cap)
-    else:
-        executor = cluster  # a ClusterExecutor the caller made (and closes)
     bar = _progress_bar(total, done, progress)
 
     def job(cell: Cell) -> dict[str, Any]:
@@ -547,6 +546,22 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
         done = sum(1 for c in all_cells if c.key in state)
         raise StoreError(f"{store_error}; {done} of {len(all_cells)} cells of run {run_id} are stored") from None
     return outcome
+
+
+def _cluster_executor(cluster: Any, spec: SweepSpec, cells: list[Cell]) -> Any:
+    """``cluster`` (``local:N``, an address, or a :class:`workbench.cluster.ClusterExecutor` the caller owns),
+    checked to offer the resources ``cells`` need (:mod:`workbench.cluster`)."""
+    from .cluster import ClusterExecutor
+
+    executor = cluster if hasattr(cluster, "run_cells") else ClusterExecutor(
+        str(cluster), isolation=spec.isolation, memory_cap=spec.memory_cap)
+    try:
+        executor.check_resources(cells)
+    except BaseException:
+        if executor is not cluster:
+            executor.close()
+        raise
+    return executor
 
 
 def _missing(cells: list[Cell], rows: Mapping[str, Mapping[str, Any]], rounds: int) -> int:

@@ -60,3 +60,23 @@ def test_reports_group_rows_by_machine():
         {"machine": "node-a", "environment": "e1", "workers": 2, "backends": "numpy, torch-cuda", "cells": 2},
         {"machine": "node-b", "environment": "e2", "workers": 0, "backends": "cupy", "cells": 1},
         {"machine": "node-c", "environment": "e1", "workers": 1, "backends": "numpy", "cells": 1}]
+
+
+def test_a_worker_without_the_named_device_says_how_to_name_it(tmp_path, monkeypatch):
+    """What a Dask worker does with a cell for a device it does not have (run here, without Dask)."""
+    from workbench.cluster import task
+    from workbench.harness.cell import Cell
+    from workbench.harness.timer import TimingConfig
+
+    monkeypatch.setattr(task.tempfile, "gettempdir", lambda: str(tmp_path))
+    cell = Cell.make("vector_add", "torch", "torch-cuda:3", "float32", {"n": 8})
+    try:
+        out = task.run_cell(cell, {"config": TimingConfig(), "timeout_s": 30.0, "seed": 7}, "in-process", None,
+                            worker_address="tcp://node-a:1")
+    finally:
+        task.close_states()
+    row = out["row"]
+    assert row["status"] == "error" and row["seed"] == 7 and row["worker"] == "tcp://node-a:1"
+    assert "has no backend 'torch-cuda:3'" in row["message"] and "name 'torch-cuda'" in row["message"]
+    assert out["env"]["environment_id"] == out["env_id"]
+    assert not list(tmp_path.glob("workbench-cluster-worker-*"))  # the worker's own store is removed on close

@@ -13,11 +13,12 @@ import os
 import socket
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..harness.cell import Cell, CheckOnly
+from ..harness.cell import Cell, CheckOnly, failed_row
 from ..harness.isolation import CellExecutor, make_executor
 from ..harness.throughput import Peaks
 from ..harness.timer import TimingConfig
@@ -67,17 +68,19 @@ def run_cell(cell: Cell, job: dict[str, Any], isolation: str | None, memory_cap:
     with _lock:
         st = _state(isolation, memory_cap)
         new_backend = cell.backend not in st.backends_seen
-        if new_backend and not cell.unsupported:
-            _probe(cell.backend)  # before the environment is collected: its record lists the probed backends
-        if new_backend or not st.env_id:
+        unknown = _probe(cell.backend, address) if new_backend and not cell.unsupported else None
+        if new_backend or not st.env_id:  # after the probe: the record lists the probed backends
             st.env_id, st.env = current_environment()
             st.store.add_environment(st.env_id, st.env)
             st.backends_seen.add(cell.backend)
-        if cell.backend not in st.peaks and not cell.unsupported:
-            st.executor.prepare(cell.backend)
-            st.peaks[cell.backend] = ensure_ceilings(st.store, st.env_id, cell.backend, st.executor)
         config: TimingConfig | CheckOnly = job.pop("config")
-        row = st.executor.execute(cell, config, peaks=st.peaks.get(cell.backend), **job)
+        if unknown:
+            row = failed_row(cell, "error", unknown, seed=job.get("seed", 0), started=time.perf_counter())
+        else:
+            if cell.backend not in st.peaks and not cell.unsupported:
+                st.executor.prepare(cell.backend)
+                st.peaks[cell.backend] = ensure_ceilings(st.store, st.env_id, cell.backend, st.executor)
+            row = st.executor.execute(cell, config, peaks=st.peaks.get(cell.backend), **job)
         if _close_requested:
             _close_now()
     row.update(machine=socket.gethostname(), worker=address)
@@ -120,13 +123,19 @@ def _remove_orphaned_stores() -> None:
                 path.unlink()
 
 
-def _probe(backend: str) -> None:
+def _probe(backend: str, address: str) -> str | None:
+    """Probe ``backend`` here; None, or why this worker has no such backend (its cell's row says it)."""
     from ..backends import registry
 
     try:
         registry.get(backend).probe()
-    except ValueError:
-        pass  # a backend this machine does not know: the cell's row says so
+        return None
+    except ValueError as exc:
+        hint = ""
+        if ":" in backend:  # torch-cuda:1 on a worker that sees one device (CUDA_VISIBLE_DEVICES=1): its device 0
+            hint = (f" A worker started for one device (CUDA_VISIBLE_DEVICES) sees it as device 0: on such a fleet "
+                    f"name {backend.rsplit(':', 1)[0]!r} and the cells spread over every GPU worker.")
+        return f"Dask worker {address} on {socket.gethostname()} has no backend {backend!r}: {exc}.{hint}"
 
 
 def _worker_address() -> str:
