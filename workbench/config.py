@@ -78,8 +78,8 @@ def validate(config: Any, where: str = "config") -> dict[str, Any]:
         if e.validator == "additionalProperties":
             extra = sorted(set(e.instance) - set(e.schema.get("properties", {})))
             valid = ", ".join(e.schema.get("properties", {}))
-            prefix = f"{key}." if e.absolute_path else ""
-            raise ValueError(f"{where}: unknown key {prefix}{extra[0]!r}; valid keys: {valid}")
+            name = f"{key}.{extra[0]}" if e.absolute_path else extra[0]
+            raise ValueError(f"{where}: unknown key {name!r}; valid keys: {valid}")
         raise ValueError(f"{where}: key {key!r}: {e.message}")
     backend = config.get("default_backend")
     if backend is not None:

@@ -68,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     if not faulthandler.is_enabled():  # a kernel crashing in-process prints the Python frame it died in
         faulthandler.enable()
     try:
+        if args.command != "config":  # `config` must be able to show and repair a broken file
+            from .. import config
+
+            config.apply_to_environment(config.read())
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -66,14 +66,14 @@ class TuneResult:
 
     def entry(self) -> dict[str, Any]:
         """The configuration-file entry of the best configuration."""
+        from ..record import size_label
         from ..store import now_iso
-        from ..sweep import shape_label
 
         assert self.best is not None
         return {"kernel": self.kernel, "variant": self.variant, "device": self.device, "dtype": self.dtype,
                 "shape_class": self.shape_class, "config": dict(self.best.config), "median_s": self.best.median_s,
                 "default_median_s": self.default.median_s if self.default else None,
-                "size": shape_label(self.params), "run_id": self.run_id, "tuned_at": now_iso(),
+                "size": size_label(self.params), "run_id": self.run_id, "tuned_at": now_iso(),
                 "strategy": self.strategy, "trials": len(self.trials)}
 
 

@@ -1,0 +1,60 @@
+"""``workbench config show|set|save|load``: the configuration file ($WORKBENCH_CONFIG)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from .. import config as cfg
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("config", help="show or change the configuration file ($WORKBENCH_CONFIG)",
+                       description="The configuration file holds the default backend, thread counts, the store "
+                                   "path and tuned configurations. It is $WORKBENCH_CONFIG, else "
+                                   "$XDG_CONFIG_HOME/workbench/config.json. Its settings are defaults: an "
+                                   "environment variable set by hand wins.")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    show = actions.add_parser("show", help="print the configuration in force")
+    show.add_argument("--json", action="store_true", help="the file's JSON")
+    st = actions.add_parser("set", help=f"set one key: {', '.join(cfg.SETTABLE)}")
+    st.add_argument("key", metavar="KEY", help=", ".join(cfg.SETTABLE))
+    st.add_argument("value", metavar="VALUE")
+    save = actions.add_parser("save", help="write the configuration in force to PATH")
+    save.add_argument("path", metavar="PATH")
+    load = actions.add_parser("load", help="check PATH and make it the configuration in force")
+    load.add_argument("path", metavar="PATH")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = cfg.config_path()
+    if args.action == "show":
+        current = cfg.read(path)
+        print(json.dumps(current, indent=2) if args.json else describe(current, str(path), path.exists()))
+    elif args.action == "set":
+        written = cfg.write(cfg.set_value(cfg.read(path), args.key, args.value), path)
+        print(f"{args.key} = {args.value} in {written}")
+    elif args.action == "save":
+        print(f"saved the configuration of {path} to {cfg.write(cfg.read(path), args.path)}")
+    else:
+        if not __import__("pathlib").Path(args.path).is_file():
+            raise ValueError(f"config load: {args.path}: no such file")
+        print(f"loaded {args.path} into {cfg.write(cfg.read(args.path), path)}")
+    return 0
+
+
+def describe(config: dict[str, Any], path: str, exists: bool) -> str:
+    lines = [f"configuration file: {path}" + ("" if exists else " (absent: every setting at its default)")]
+    lines.append(f"default_backend: {config.get('default_backend', '(automatic choice)')}")
+    lines.append(f"store: {config.get('store', '(default: $WORKBENCH_STORE or ./workbench-results.sqlite)')}")
+    threads = config.get("threads") or {}
+    lines.append("threads: " + (", ".join(f"{k}={v}" for k, v in threads.items()) or "(runtime defaults)"))
+    tuned = cfg.tuned_entries(config)
+    lines.append(f"tuned configurations: {len(tuned)}")
+    for e in tuned:
+        conf = ",".join(f"{k}={v}" for k, v in e["config"].items())
+        took = f" {e['median_s'] * 1e3:.3f} ms" if e.get("median_s") else ""
+        lines.append(f"  {e['kernel']}/{e['variant']} {e['dtype']} {e['shape_class']} on {e['device']}: {conf}{took}")
+    return "\n".join(lines)

@@ -1,0 +1,96 @@
+"""``workbench tune``: search a variant's tunable parameters, verify and time each configuration, keep the best."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..tuning.search import STRATEGIES
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tune", help="search a variant's tunable parameters and keep the best configuration",
+                       description="Measure configurations of a variant's tunable parameters (each verified "
+                                   "against the float64 reference before it is timed), store every "
+                                   "configuration's row under one run, and write the fastest correct one to the "
+                                   "configuration file for this device, dtype and shape class; `workbench bench` "
+                                   "then builds the variant with it.")
+    p.add_argument("--kernel", required=True, help="kernel, e.g. gemm")
+    p.add_argument("--variant", required=True, help="a variant declaring tunables, e.g. numba-tiled")
+    p.add_argument("--backend", required=True, help="backend, e.g. numba")
+    p.add_argument("--strategy", choices=STRATEGIES, default="bayes",
+                   help="grid: every configuration in order; random; bayes: optuna's TPE (default)")
+    p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
+                   help="wall time for the search (default 60; a configuration started in time finishes)")
+    p.add_argument("--trials", type=int, metavar="N", help="at most N configurations")
+    p.add_argument("--dtype", default="float32", help="dtype (default float32)")
+    p.add_argument("--size", metavar="S", help="the size tuned for, e.g. 512x512x512 (default: the largest quick "
+                                               "size); the result holds for its shape class")
+    p.add_argument("--store", metavar="PATH", help="results store (default $WORKBENCH_STORE or "
+                                                   "./workbench-results.sqlite)")
+    p.add_argument("--config", metavar="PATH", help="configuration file written (default $WORKBENCH_CONFIG)")
+    p.add_argument("--no-save", action="store_true", help="measure and report, write no configuration")
+    p.add_argument("--seed", type=int, default=0, help="sampler and input seed (default 0)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def parse_size(text: str | None, kernel: str) -> dict[str, int] | None:
+    """``512x512x512`` / ``m=512:n=512:k=512`` -> params of ``kernel``; a ValueError naming what is wrong."""
+    if text is None:
+        return None
+    from ..catalog import get_kernel
+    from .cmd_bench import SIZE_HELP, parse_sizes
+
+    spec = get_kernel(kernel)
+    parsed = parse_sizes([text], f" ({kernel} takes {' x '.join(spec.axes)})")
+    if isinstance(parsed, str):
+        if parsed not in spec.sizes:
+            raise ValueError(f"--size {text!r}: {kernel} has no size list {parsed!r}; {SIZE_HELP}")
+        raise ValueError(f"--size takes one size, not the list {parsed!r}; {SIZE_HELP}")
+    if len(parsed) != 1:
+        raise ValueError(f"--size takes one size, got {len(parsed)}")
+    entry = parsed[0]
+    if isinstance(entry, tuple):
+        if len(entry) != len(spec.axes):
+            raise ValueError(f"--size {text!r}: {kernel} takes {' x '.join(spec.axes)}")
+        entry = dict(zip(spec.axes, entry, strict=True))
+    return spec.validate_params(entry)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..dtypes import check_dtype
+    from ..tuning import tune
+
+    check_dtype(args.dtype)
+    if args.trials is not None and args.trials < 1:
+        raise ValueError(f"--trials must be at least 1, got {args.trials}")
+    result = tune(args.kernel, args.variant, args.backend, dtype=args.dtype, params=parse_size(args.size, args.kernel),
+                  strategy=args.strategy, budget_s=args.budget, max_trials=args.trials, store=args.store,
+                  seed=args.seed, save=not args.no_save, config_path=args.config,
+                  progress=not args.quiet and sys.stderr.isatty())
+    print(summary(result))
+    return 0 if result.best is not None else 1
+
+
+def summary(result: Any) -> str:
+    from ..catalog.spec import format_config
+    from ..record import size_label
+
+    lines = [f"tuned {result.kernel}/{result.variant} on {result.backend} {result.dtype} {size_label(result.params)} "
+             f"({result.shape_class}; device {result.device}): {len(result.trials)} of {result.space_size} "
+             f"configurations measured ({result.strategy}), run {result.run_id}"]
+    bad = [t for t in result.trials if t.status != "ok"]
+    for t in bad:
+        lines.append(f"  {t.status}: {format_config(t.config)}: {t.message}")
+    if result.best is None:
+        lines.append("no configuration passed verification: nothing kept")
+        return "\n".join(lines)
+    lines.append(f"best    {format_config(result.best.config)}: {result.best.median_s * 1e3:.3f} ms")
+    if result.default is not None and result.default.median_s:
+        lines.append(f"default {format_config(result.default.config)}: {result.default.median_s * 1e3:.3f} ms "
+                     f"({result.speedup:.2f}x from one timing each; compare in one interleaved run with "
+                     f"`workbench bench --rounds 5` before believing it)")
+    lines.append(f"kept in {result.saved_to}" if result.saved_to else "not saved (--no-save)")
+    return "\n".join(lines)
