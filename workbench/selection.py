@@ -117,12 +117,13 @@ def select(kernels: Sequence[str] | None = None, variants: Sequence[str] | None 
 
 
 def select_backends(names: Sequence[str] | None, timing: bool = False) -> list[Backend]:
-    """Every available backend (for timing, less those timed only when named), or the named ones, each of
-    which must be available here. A pattern (``torch-cuda:*``, ``opencl-*``) names the available backends it
-    matches, every device of a runtime counted; it must match at least one."""
-    if names is None:
+    """Every available backend (for timing, less those timed only when named; devices 1.. only when named),
+    or the named ones, each of which must be available here. A pattern (``torch-cuda:*``, ``opencl-*``)
+    names the available backends it matches, every device of a runtime counted; it must match at least one."""
+    if names is None:  # device 0 of each runtime: a machine with 8 GPUs does not run every sweep 8 times
         found = [backend_registry.get(n) for n in backend_registry.available_backends()]
-        return [b for b in found if not (timing and getattr(b, "timed_only_when_named", False))]
+        return [b for b in found if not (timing and getattr(b, "timed_only_when_named", False))
+                and not getattr(b, "device_index", 0)]
     out: list[Backend] = []
     for name in names:
         for b in _named_backends(name):

@@ -49,6 +49,8 @@ def test_each_cuda_device_is_a_backend(registry, fake_cuda):
     assert {"torch-cuda:1", "torch-cuda:2"} <= set(registry.all_backends())
     assert [b.name for b in select_backends(["torch-cuda:*"])] == names
     assert [b.name for b in select_backends(["torch-cuda:[12]", "torch-cuda:1"])] == ["torch-cuda:1", "torch-cuda:2"]
+    unnamed = [b.name for b in select_backends(None)]  # naming none: device 0 of each runtime, not every GPU
+    assert "torch-cuda" in unnamed and "torch-cuda:1" not in unnamed
 
 
 def test_a_device_is_looked_up_by_name_without_listing_everything(registry, fake_cuda):
