@@ -90,12 +90,17 @@ def test_each_device_asks_about_itself(registry, fake_cuda, monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_properties", record("props", props))
     monkeypatch.setattr(torch.cuda, "memory_allocated", record("allocated", 1))
     monkeypatch.setattr(torch.cuda, "max_memory_allocated", record("peak", 2))
+    monkeypatch.setattr(torch.cuda, "synchronize", record("sync", None))
+    monkeypatch.setattr(torch.cuda, "set_device", record("current", None))
     monkeypatch.setattr(torch.version, "cuda", "13.0")
     b = registry.get("torch-cuda:1")
     info = b.device_info()
     assert info.total_memory_bytes == 80 << 30 and info.name == "Fake GPU"
     b.meter.stats()
-    assert asked and {i for _, i in asked} == {1}, asked
+    b.synchronize()
+    b._kind.activate(torch)  # before arrays are made or timed: Triton launches on the current device
+    assert {w for w, _ in asked} == {"props", "allocated", "peak", "sync", "current"}
+    assert {i for _, i in asked} == {1}, asked
 
 
 def test_each_cupy_device_is_a_backend(registry, monkeypatch):
