@@ -7,7 +7,7 @@ after timing. A configuration that fails any check is stored with its status and
 hand-picked default is measured first, so the result can always say how the best compares with it.
 
 Strategies map to optuna samplers: ``grid`` (GridSampler: every configuration, in order), ``random``
-(RandomSampler) and ``bayes`` (TPESampler). Configurations breaking a restriction are not measured; each
+(RandomSampler) and ``bayes`` (TPESampler). Configurations breaking a restriction are pruned, never built; each
 configuration is measured once (a sampler proposing it again gets the stored time).
 """
 
@@ -131,28 +131,22 @@ def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", par
                         argv=list(sys.argv), env_id=env_id)
     result = TuneResult(kernel, variant, b.name, dtype, dict(params), strategy, device_fingerprint(b),
                         shape_class(spec, params, dtype), run_id, space_size=len(space))
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
     study = optuna.create_study(direction="minimize", sampler=sampler_for(strategy, base, seed))
     study.enqueue_trial(base.default_config())
     measured: dict[str, Trial] = {}
     started = time.perf_counter()
     bar = _bar(len(space), progress)
-    try:
-        while time.perf_counter() - started < budget_s and len(measured) < len(space):
-            if max_trials is not None and len(result.trials) >= max_trials:
-                break
-            ot = study.ask({t.name: optuna.distributions.CategoricalDistribution(list(t.values))
-                            for t in base.tunables})
-            config = {t.name: ot.params[t.name] for t in base.tunables}
-            try:
-                full = base.check_config(config)
-            except ValueError:  # breaks a restriction: never built, not counted
-                study.tell(ot, state=optuna.trial.TrialState.PRUNED)
-                continue
-            key = format_config(full)
-            if key in measured:  # proposed again: the stored answer, no second measurement
-                _tell(study, ot, measured[key])
-                continue
+
+    def objective(ot: Any) -> float:
+        config = {t.name: ot.suggest_categorical(t.name, list(t.values)) for t in base.tunables}
+        try:
+            full = base.check_config(config)
+        except ValueError:  # breaks a restriction: never built, not counted
+            raise optuna.TrialPruned() from None
+        key = format_config(full)
+        trial = measured.get(key)  # proposed again: the stored answer, no second measurement
+        if trial is None:
             trial = _measure(st, run_id, env_id, kernel, variant, b.name, dtype, params, verify_sizes, full,
                              timing, seed, len(result.trials))
             trial.elapsed_s = time.perf_counter() - started
@@ -163,12 +157,19 @@ def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", par
             if full == base.default_config():
                 result.default = trial
             trial.best_so_far_s = result.best.median_s if result.best else None
-            _tell(study, ot, trial)
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix_str(_postfix(result))
             if on_trial is not None:
                 on_trial(trial)
+        if len(measured) == len(space) or (max_trials is not None and len(result.trials) >= max_trials):
+            ot.study.stop()
+        if trial.status != "ok":
+            raise _Failed(f"{key}: {trial.status}")
+        return trial.median_s
+
+    try:
+        study.optimize(objective, timeout=budget_s, catch=(_Failed,))
     finally:
         if bar is not None:
             bar.close()
@@ -199,13 +200,8 @@ def _measure(st: Any, run_id: str, env_id: str, kernel: str, variant: str, backe
     return Trial(number, dict(config), status, row["median_s"] if timed else None, row.get("message") or "")
 
 
-def _tell(study: Any, ot: Any, trial: Trial) -> None:
-    import optuna
-
-    if trial.status == "ok":
-        study.tell(ot, trial.median_s)
-    else:
-        study.tell(ot, state=optuna.trial.TrialState.FAIL)
+class _Failed(Exception):
+    """A configuration that did not pass (incorrect, error...): a failed optuna trial, never the best."""
 
 
 def _bar(total: int, enabled: bool) -> Any:

@@ -1,0 +1,193 @@
+"""Tunable parameters, the tuner and the tuned configuration used by later builds (issue 15).
+
+A numpy variant of a copy of gemm stands in for a tunable kernel: it multiplies in k-blocks of BLOCK, and
+BLOCK=3 drops the last partial block (a wrong configuration that must be recorded as such, never chosen).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from workbench.catalog import Tunable, get_variant, registry, variant
+from workbench.harness import Cell, CheckOnly, run_cell
+from workbench.tuning import device_fingerprint, shape_class
+
+KERNEL = "gemm_tuning_test"
+
+
+def _blocked(ctx):
+    block = ctx.config["BLOCK"]
+    assert set(ctx.config) == {"BLOCK", "ORDER"}
+
+    def run(inp, out):
+        a, b = inp["a"], inp["b"]
+        k = a.shape[1]
+        stop = k if block != 3 else k - k % block  # BLOCK=3 forgets the last partial k-block
+        acc = np.zeros(out["out"].shape, dtype=out["out"].dtype)
+        for k0 in range(0, stop, block):
+            acc += a[:, k0:k0 + block] @ b[k0:k0 + block, :]
+        out["out"][...] = acc
+    return run
+
+
+@pytest.fixture
+def tunable(temp_kernels):
+    temp_kernels(KERNEL, like="gemm")
+    variant(KERNEL, "blocked", "numpy", description="k-blocked numpy matmul",
+            tunables=(Tunable("BLOCK", (3, 8, 16, 32), 16), Tunable("ORDER", ("ij", "ji"), "ij")),
+            restrictions=("BLOCK != 32 or ORDER == 'ij'",))(_blocked)
+    return get_variant(KERNEL, "blocked")
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CONFIG", str(tmp_path / "config.json"))
+    monkeypatch.delenv("WORKBENCH_TUNED", raising=False)
+    return tmp_path
+
+
+def test_space_keeps_restrictions_and_defaults(tunable):
+    space = tunable.space()
+    assert len(space) == 4 * 2 - 1 and {"BLOCK": 32, "ORDER": "ji"} not in space
+    assert tunable.default_config() == {"BLOCK": 16, "ORDER": "ij"}
+
+
+@pytest.mark.parametrize(("config", "words"), [
+    ({"BLOCK": 5}, ["BLOCK=5", "valid BLOCK: 3, 8, 16, 32"]),
+    ({"TILE": 8}, ["no tunable 'TILE'", "valid tunables: BLOCK, ORDER"]),
+    ({"BLOCK": 32, "ORDER": "ji"}, ["breaks the restriction", "BLOCK != 32"]),
+])
+def test_bad_configuration_names_the_key_and_choices(tunable, config, words):
+    with pytest.raises(ValueError) as err:
+        tunable.check_config(config)
+    assert all(w in str(err.value) for w in words), str(err.value)
+
+
+def test_defaults_breaking_a_restriction_are_refused(temp_kernels):
+    temp_kernels(KERNEL, like="gemm")
+    with pytest.raises(ValueError, match="breaks the restriction"):
+        variant(KERNEL, "bad", "numpy", tunables=(Tunable("B", (1, 2), 1),), restrictions=("B > 1",))(_blocked)
+
+
+def test_tunable_default_must_be_a_value():
+    with pytest.raises(ValueError, match="not one of"):
+        Tunable("B", (1, 2), 4)
+
+
+def test_configured_variants_by_name(tunable):
+    v = registry.configured(KERNEL, "blocked", {"BLOCK": 8})
+    assert v.name == "blocked[BLOCK=8,ORDER=ij]" and not v.tunables
+    assert get_variant(KERNEL, "blocked[ORDER=ji,BLOCK=3]").name == "blocked[BLOCK=3,ORDER=ji]"
+    with pytest.raises(ValueError, match="valid BLOCK: 3, 8, 16, 32"):
+        get_variant(KERNEL, "blocked[BLOCK=7]")
+
+
+def test_configured_variant_is_verified(tunable, isolated):
+    p = {"m": 9, "n": 7, "k": 11}
+    good = run_cell(Cell.make(KERNEL, "blocked[BLOCK=8]", "numpy", "float32", p), CheckOnly((0,)))
+    bad = run_cell(Cell.make(KERNEL, "blocked[BLOCK=3]", "numpy", "float32", p), CheckOnly((0,)))
+    assert good["status"] == "ok" and bad["status"] == "incorrect"
+
+
+def test_shape_class_and_fingerprint():
+    from workbench.backends import registry as backends
+    from workbench.catalog import get_kernel
+
+    spec = get_kernel("gemm")
+    assert shape_class(spec, {"m": 256, "n": 256, "k": 256}, "float32") == "work 2^25"
+    assert shape_class(spec, {"m": 250, "n": 260, "k": 256}, "float32") == "work 2^25"
+    assert shape_class(spec, {"m": 1024, "n": 1024, "k": 1024}, "float32") == "work 2^31"
+    fp = device_fingerprint(backends.get("numpy"))
+    assert fp.startswith("numpy|") and "cores" in fp  # a CPU: its vector ISA and core count are in the key
+
+
+def _tune(**kw):
+    from workbench.tuning import tune
+
+    return tune(KERNEL, "blocked", "numpy", params={"m": 40, "n": 30, "k": 50}, progress=False, **kw)
+
+
+def test_grid_tuning_verifies_stores_and_keeps_the_best(tunable, isolated):
+    pytest.importorskip("optuna")
+    from workbench import config
+    from workbench.harness.timer import TimingConfig
+
+    store = isolated / "s.sqlite"
+    seen = []
+    result = _tune(strategy="grid", budget_s=60, store=str(store), on_trial=seen.append,
+                   timing=TimingConfig(budget_s=0.02, min_samples=3, warmup_s=0.0))
+    assert len(result.trials) == len(tunable.space()) == len(seen)
+    assert result.trials[0].config == tunable.default_config()  # the hand-picked one is measured first
+    wrong = [t for t in result.trials if t.config["BLOCK"] == 3]
+    assert wrong and all(t.status == "incorrect" and t.median_s is None for t in wrong)
+    assert result.best is not None and result.best.config["BLOCK"] != 3
+    assert result.best.median_s == min(t.median_s for t in result.trials if t.status == "ok")
+    best_so_far = [t.best_so_far_s for t in result.trials if t.best_so_far_s is not None]
+    assert best_so_far == sorted(best_so_far, reverse=True)
+    rows = sqlite3.connect(store).execute(
+        "SELECT variant, status, tuned_config FROM results WHERE run_id = ?", (result.run_id,)).fetchall()
+    assert len(rows) == len(result.trials)
+    assert all(tc and v == f"blocked[{tc}]" for v, _, tc in rows)
+    assert sum(s == "incorrect" for _, s, _ in rows) == len(wrong)
+    (entry,) = config.read()["tuned"]
+    assert entry["config"] == result.best.config and entry["shape_class"] == result.shape_class
+    assert entry["device"] == result.device and entry["dtype"] == "float32" and entry["run_id"] == result.run_id
+
+
+def test_builds_use_the_tuned_configuration_unless_disabled(tunable, isolated, monkeypatch):
+    pytest.importorskip("optuna")
+    result = _tune(strategy="random", budget_s=30, max_trials=3, store=str(isolated / "s.sqlite"))
+    assert result.best is not None
+    cell = Cell.make(KERNEL, "blocked", "numpy", "float32", {"m": 41, "n": 30, "k": 50})  # same shape class
+    from workbench.harness.timer import TimingConfig
+
+    timing = TimingConfig(budget_s=0.02, min_samples=3, warmup_s=0.0)
+    row = run_cell(cell, timing)
+    label = ",".join(f"{k}={v}" for k, v in result.best.config.items())
+    assert row["status"] == "ok" and row["tuned_config"].startswith(f"{label} (tuned for {result.shape_class}")
+    assert result.run_id in row["message"]
+    other = run_cell(Cell.make(KERNEL, "blocked", "numpy", "float32", {"m": 400, "n": 300, "k": 500}), timing)
+    assert other["tuned_config"] is None  # another shape class: the defaults
+    monkeypatch.setenv("WORKBENCH_TUNED", "0")
+    assert run_cell(cell, timing)["tuned_config"] is None
+
+
+def test_bayes_strategy_runs(tunable, isolated):
+    pytest.importorskip("optuna")
+    result = _tune(strategy="bayes", budget_s=30, max_trials=4, store=str(isolated / "s.sqlite"), save=False)
+    assert len(result.trials) == 4 and result.saved_to is None
+    assert len({tuple(t.config.items()) for t in result.trials}) == 4  # no configuration measured twice
+
+
+def test_numba_tiled_gemm_declares_its_tiles():
+    v = get_variant("gemm", "numba-tiled")
+    assert {t.name for t in v.tunables} == {"NB", "KC", "MC"}
+    assert {"NB": 512, "KC": 512, "MC": 64} not in v.space() and v.default_config() in v.space()
+    assert {t.name for t in get_variant("gemm", "portable-tiled").tunables} == {"TILE"}
+
+
+def test_numba_tiled_gemm_other_tiles_verify():
+    pytest.importorskip("numba")
+    row = run_cell(Cell.make("gemm", "numba-tiled[NB=64,KC=64,MC=16]", "numba", "float32",
+                             {"m": 100, "n": 70, "k": 130}), CheckOnly((0, 1)))
+    assert row["status"] == "ok", row["message"]
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--variant", "numpy"], ["declares no tunable parameters", "tunable variants of gemm: numba-tiled"]),
+    (["--variant", "numba-tiled", "--strategy", "annealing"], ["invalid choice", "grid"]),
+    (["--variant", "numba-tiled", "--budget", "0"], ["--budget must be a positive number"]),
+    (["--variant", "numba-tiled", "--size", "3x3"], ["gemm takes m x n x k"]),
+    (["--variant", "numba-tiled", "--trials", "0"], ["--trials must be at least 1"]),
+    (["--variant", "nope"], ["no variant 'nope'", "valid variants"]),
+])
+def test_tune_cli_bad_input(argv, words, isolated, capsys):
+    from workbench.cli import main
+
+    backend = "numpy" if "numpy" in argv else "numba"
+    rc = main(["tune", "--kernel", "gemm", "--backend", backend, "--store", str(isolated / "s.sqlite"), *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and all(w in err for w in words), err
