@@ -106,7 +106,8 @@ def test_resume_runs_the_missing_cells_on_the_cluster(cluster, tmp_path):
 
 def test_cells_no_worker_can_take_are_refused(cluster):
     gpu_cell = Cell.make("vector_add", "torch", "torch-cuda", "float32", {"n": 8}, "eager", "hot", None)
-    with pytest.raises(ValueError, match=r"offers GPU=1 \(for torch-cuda\).*--resources GPU=1"):
+    with pytest.raises(ValueError, match=r"offers GPU=1 \(for torch-cuda\).*local cluster offers CPU=1 only.*"
+                                         r"--resources GPU=1"):
         cluster.check_resources([gpu_cell])
 
 

@@ -102,7 +102,11 @@ class ClusterExecutor:
     # -- what the cluster offers ----------------------------------------
     def workers(self) -> dict[str, dict[str, Any]]:
         """The scheduler's workers by address (host, resources ...)."""
-        return dict(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+        try:
+            info = self.client.scheduler_info(n_workers=-1)  # every worker (newer Dask lists only a few by default)
+        except TypeError:  # Dask before 2025 lists them all and has no n_workers
+            info = self.client.scheduler_info()
+        return dict(info.get("workers", {}))
 
     def _refresh_hosts(self) -> dict[str, dict[str, Any]]:
         workers = self.workers()
@@ -121,9 +125,11 @@ class ClusterExecutor:
         missing = {r: sorted(set(b)) for r, b in needed.items() if r not in offered}
         if missing:
             what = "; ".join(f"{r}=1 (for {', '.join(b)})" for r, b in missing.items())
+            how = (f"start one with `dask worker {self.address} --nthreads 1 --resources {next(iter(missing))}=1`"
+                   if self._local is None else "a local cluster offers CPU=1 only: for devices, start a scheduler "
+                   "and one `dask worker --resources GPU=1` per device, then give --cluster tcp://HOST:8786")
             raise ValueError(f"no worker of the Dask cluster {self.address!r} ({len(workers)} worker(s), resources "
-                             f"{sorted(offered) or 'none'}) offers {what}; start one with `dask worker "
-                             f"{self.address} --nthreads 1 --resources {next(iter(missing))}=1`")
+                             f"{sorted(offered) or 'none'}) offers {what}; {how}")
 
     # -- running cells --------------------------------------------------
     def run_cells(self, cells: list[Cell], job: Callable[[Cell], dict[str, Any]],
