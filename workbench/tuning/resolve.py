@@ -47,9 +47,7 @@ def cpu_isa() -> str:
 
 def device_fingerprint(backend: Backend) -> str:
     """``numba|AMD EPYC|avx2|2 cores``: the backend and what of its device decides the best configuration."""
-    from ..harness.cell import device_info
-
-    info = device_info(backend)
+    info = backend.device_info()
     parts = [backend.name, info.name]
     if info.kind == "cpu":
         parts += [cpu_isa(), f"{info.compute_units} cores"]
