@@ -82,7 +82,7 @@ def _configuring(v: Variant, author_build: Callable[[BuildContext], KernelCall])
     def build(ctx: BuildContext) -> KernelCall:
         from ..tuning.resolve import labelled, resolve_config
 
-        config, label = resolve_config(v, ctx)
+        config, label = resolve_config(v, get_kernel(v.kernel), ctx)
         return labelled(author_build(dataclasses.replace(ctx, config=config)), label)
 
     build.author_build = author_build  # type: ignore[attr-defined]

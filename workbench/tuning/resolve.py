@@ -63,23 +63,21 @@ def shape_class(spec: KernelSpec, params: Mapping[str, int], dtype: str) -> str:
     return f"work 2^{round(math.log2(max(work, 1.0)))}"
 
 
-def lookup(variant: Variant, backend: Backend, dtype: str, params: Mapping[str, int],
+def lookup(variant: Variant, spec: KernelSpec, backend: Backend, dtype: str, params: Mapping[str, int],
            config: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """The tuned entry for this variant, device, dtype and shape class in ``config`` (default: the
-    configuration file), or None."""
+    """The tuned entry for this variant (of kernel ``spec``), device, dtype and shape class in ``config``
+    (default: the configuration file), or None."""
     from .. import config as config_file
-    from ..catalog.registry import get_kernel
 
     cfg = config_file.read() if config is None else config
-    key = (variant.kernel, variant.name, device_fingerprint(backend), dtype,
-           shape_class(get_kernel(variant.kernel), params, dtype))
+    key = (variant.kernel, variant.name, device_fingerprint(backend), dtype, shape_class(spec, params, dtype))
     for entry in config_file.tuned_entries(cfg):
         if (entry["kernel"], entry["variant"], entry["device"], entry["dtype"], entry["shape_class"]) == key:
             return entry
     return None
 
 
-def resolve_config(variant: Variant, ctx: BuildContext) -> tuple[dict[str, Any], str | None]:
+def resolve_config(variant: Variant, spec: KernelSpec, ctx: BuildContext) -> tuple[dict[str, Any], str | None]:
     """(configuration, label): the one given in ``ctx.config``; else the tuned one for this device, dtype
     and shape class (unless :func:`tuned_enabled` is off); else the variant's defaults (label None)."""
     if ctx.config:
@@ -87,7 +85,7 @@ def resolve_config(variant: Variant, ctx: BuildContext) -> tuple[dict[str, Any],
         return full, format_config(full)
     if tuned_enabled():
         try:
-            entry = lookup(variant, ctx.backend, ctx.dtype, ctx.params)
+            entry = lookup(variant, spec, ctx.backend, ctx.dtype, ctx.params)
         except ValueError as exc:  # a broken configuration file: say so in the log, build the defaults
             log.warning("tuned configurations not used: %s", exc)
             entry = None
