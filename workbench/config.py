@@ -54,6 +54,7 @@ SCHEMA: dict[str, Any] = {
                 "default_median_s": {"type": ["number", "null"], "minimum": 0},
                 "size": {"type": "string"}, "run_id": {"type": "string"}, "tuned_at": {"type": "string"},
                 "strategy": {"type": "string"}, "trials": {"type": "integer", "minimum": 0},
+                "verdict": {"type": "string"},
             }}},
     },
 }

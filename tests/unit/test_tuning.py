@@ -117,7 +117,7 @@ def test_grid_tuning_verifies_stores_and_keeps_the_best(tunable, isolated):
 
     store = isolated / "s.sqlite"
     seen = []
-    result = _tune(strategy="grid", budget_s=60, store=str(store), on_trial=seen.append,
+    result = _tune(strategy="grid", budget_s=60, store=str(store), on_trial=seen.append, confirm=0,
                    timing=TimingConfig(budget_s=0.02, min_samples=3, warmup_s=0.0))
     assert len(result.trials) == len(tunable.space()) == len(seen)
     assert result.trials[0].config == tunable.default_config()  # the hand-picked one is measured first
@@ -139,14 +139,14 @@ def test_grid_tuning_verifies_stores_and_keeps_the_best(tunable, isolated):
 
 def test_builds_use_the_tuned_configuration_unless_disabled(tunable, isolated, monkeypatch):
     pytest.importorskip("optuna")
-    result = _tune(strategy="random", budget_s=30, max_trials=3, store=str(isolated / "s.sqlite"))
-    assert result.best is not None
+    result = _tune(strategy="random", budget_s=30, max_trials=3, store=str(isolated / "s.sqlite"), confirm=0)
+    assert result.kept is result.best is not None
     cell = Cell.make(KERNEL, "blocked", "numpy", "float32", {"m": 41, "n": 30, "k": 50})  # same shape class
     from workbench.harness.timer import TimingConfig
 
     timing = TimingConfig(budget_s=0.02, min_samples=3, warmup_s=0.0)
     row = run_cell(cell, timing)
-    label = ",".join(f"{k}={v}" for k, v in result.best.config.items())
+    label = ",".join(f"{k}={v}" for k, v in result.kept.config.items())
     assert row["status"] == "ok" and row["tuned_config"].startswith(f"{label} (tuned for {result.shape_class}")
     assert result.run_id in row["message"]
     other = run_cell(Cell.make(KERNEL, "blocked", "numpy", "float32", {"m": 400, "n": 300, "k": 500}), timing)
@@ -155,9 +155,30 @@ def test_builds_use_the_tuned_configuration_unless_disabled(tunable, isolated, m
     assert run_cell(cell, timing)["tuned_config"] is None
 
 
+def test_confirmation_keeps_a_candidate_only_when_faster(tunable, isolated):
+    pytest.importorskip("optuna")
+    from workbench import config
+    from workbench.harness.timer import TimingConfig
+
+    store = isolated / "s.sqlite"
+    result = _tune(strategy="grid", budget_s=60, store=str(store), confirm=2, confirm_rounds=3,
+                   timing=TimingConfig(budget_s=0.02, min_samples=3, warmup_s=0.0))
+    assert result.confirm_run_id and result.verdict is not None and len(result.confirmed_s) == 3
+    rows = sqlite3.connect(store).execute("SELECT variant, status, rounds FROM results WHERE run_id = ?",
+                                          (result.confirm_run_id,)).fetchall()
+    assert len(rows) == 3 and all(s == "ok" and r == 3 for _, s, r in rows)  # default + 2 candidates, 3 rounds
+    if result.verdict["verdict"] == "faster":
+        assert result.kept.config == result.verdict["against"] != result.default.config
+    else:
+        assert result.kept.config == result.default.config
+    (entry,) = config.read()["tuned"]
+    assert entry["config"] == result.kept.config and entry["verdict"] == result.verdict["verdict"]
+
+
 def test_bayes_strategy_runs(tunable, isolated):
     pytest.importorskip("optuna")
-    result = _tune(strategy="bayes", budget_s=30, max_trials=4, store=str(isolated / "s.sqlite"), save=False)
+    result = _tune(strategy="bayes", budget_s=30, max_trials=4, store=str(isolated / "s.sqlite"), save=False,
+                   confirm=0)
     assert len(result.trials) == 4 and result.saved_to is None
     assert len({tuple(t.config.items()) for t in result.trials}) == 4  # no configuration measured twice
 
@@ -182,6 +203,7 @@ def test_numba_tiled_gemm_other_tiles_verify():
     (["--variant", "numba-tiled", "--budget", "0"], ["--budget must be a positive number"]),
     (["--variant", "numba-tiled", "--size", "3x3"], ["gemm takes m x n x k"]),
     (["--variant", "numba-tiled", "--trials", "0"], ["--trials must be at least 1"]),
+    (["--variant", "numba-tiled", "--confirm-rounds", "2"], ["--confirm-rounds at least 3"]),
     (["--variant", "nope"], ["no variant 'nope'", "valid variants"]),
 ])
 def test_tune_cli_bad_input(argv, words, isolated, capsys):

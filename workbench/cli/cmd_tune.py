@@ -31,6 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                    "./workbench-results.sqlite)")
     p.add_argument("--config", metavar="PATH", help="configuration file written (default $WORKBENCH_CONFIG)")
     p.add_argument("--no-save", action="store_true", help="measure and report, write no configuration")
+    p.add_argument("--confirm", type=int, default=3, metavar="N",
+                   help="then measure the N fastest with the default in one run of interleaved rounds and keep a "
+                        "candidate only where the paired verdict calls it faster (default 3; 0: keep the search's "
+                        "best as timed once)")
+    p.add_argument("--confirm-rounds", type=int, default=5, metavar="R", help="rounds of the confirmation (default 5)")
     p.add_argument("--seed", type=int, default=0, help="sampler and input seed (default 0)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -66,9 +71,13 @@ def run(args: argparse.Namespace) -> int:
     check_dtype(args.dtype)
     if args.trials is not None and args.trials < 1:
         raise ValueError(f"--trials must be at least 1, got {args.trials}")
+    if args.confirm < 0 or args.confirm_rounds < 3:
+        raise ValueError(f"--confirm must be 0 or more and --confirm-rounds at least 3 (a paired verdict needs "
+                         f"3 rounds); got {args.confirm} and {args.confirm_rounds}")
     result = tune(args.kernel, args.variant, args.backend, dtype=args.dtype, params=parse_size(args.size, args.kernel),
                   strategy=args.strategy, budget_s=args.budget, max_trials=args.trials, store=args.store,
-                  seed=args.seed, save=not args.no_save, config_path=args.config,
+                  seed=args.seed, save=not args.no_save, config_path=args.config, confirm=args.confirm,
+                  confirm_rounds=args.confirm_rounds,
                   progress=not args.quiet and sys.stderr.isatty())
     print(summary(result))
     return 0 if result.best is not None else 1
@@ -87,10 +96,19 @@ def summary(result: Any) -> str:
     if result.best is None:
         lines.append("no configuration passed verification: nothing kept")
         return "\n".join(lines)
-    lines.append(f"best    {format_config(result.best.config)}: {result.best.median_s * 1e3:.3f} ms")
+    best = result.best
+    lines.append(f"search's best  {format_config(best.config)}: {best.median_s * 1e3:.3f} ms (timed once)")
     if result.default is not None and result.default.median_s:
-        lines.append(f"default {format_config(result.default.config)}: {result.default.median_s * 1e3:.3f} ms "
-                     f"({result.speedup:.2f}x from one timing each; compare in one interleaved run with "
-                     f"`workbench bench --rounds 5` before believing it)")
+        lines.append(f"hand-picked    {format_config(result.default.config)}: {result.default.median_s * 1e3:.3f} ms "
+                     f"(timed once)")
+    v = result.verdict
+    if v:
+        lines.append(f"confirmation (run {result.confirm_run_id}): {format_config(v['against'])} vs hand-picked "
+                     f"{v['speedup']:.2f}x [{v['ci_low']:.2f}, {v['ci_high']:.2f}], floor ±{v['floor']:.0%}: "
+                     f"{v['verdict']}")
+    kept = result.kept
+    lines.append(f"kept           {format_config(kept.config)}"
+                 + (" (the hand-picked one: no candidate was faster beyond the noise)"
+                    if v and result.default is not None and kept.config == result.default.config else ""))
     lines.append(f"kept in {result.saved_to}" if result.saved_to else "not saved (--no-save)")
     return "\n".join(lines)
