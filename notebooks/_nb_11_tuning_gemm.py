@@ -97,7 +97,7 @@ by the package's paired verdict.
     code("""
 hand = registry.configured("gemm", "numba-tiled", tiled.default_config()).name
 best = registry.configured("gemm", "numba-tiled", result.best.config).name
-print("hand-picked:", hand, "| tuned:", best)
+print("hand-picked:", hand, "| the search's best:", best)
 if best == hand:
     print("the search found nothing faster than the hand-picked tiles on this machine")
 else:
@@ -106,7 +106,7 @@ else:
                               name="tuned vs hand-picked gemm tiles")
     assert set(res.df["status"]) == {"ok"}
     for _, v in pair_verdicts(res.df, hand, best, "numba").iterrows():
-        sentence = verdict_sentence(v, "hand-picked", "tuned")
+        sentence = verdict_sentence(v, "hand-picked", "the search's best")
         check_claim(v, sentence)
         print(f"{v['size_label']}: {sentence}")
 """),
@@ -114,7 +114,7 @@ else:
 if best != hand:
     rows = res.df.set_index("variant").loc[[hand, best]]
     fig, ax = plt.subplots(figsize=(6, 2.5))
-    ax.barh(["hand-picked", "tuned"], rows["median_s"] * 1e3,
+    ax.barh(["hand-picked", "search's best"], rows["median_s"] * 1e3,
             xerr=[(rows["median_s"] - rows["q1_s"]) * 1e3, (rows["q3_s"] - rows["median_s"]) * 1e3], color=["C3", "C0"])
     ax.set(xlabel="ms per call (median, quartiles)", title="one run, interleaved rounds")
     plt.show()

@@ -6,9 +6,11 @@
    seconds (every configuration verified against the float64 reference on odd sizes and at the size, then
    timed once); rows go to a temporary store, the best to a temporary configuration file (the user's
    configuration is not touched).
-2. The best and the hand-picked configuration (``numba-tiled[NB=256,KC=256,MC=64]``) are then measured
-   side by side in one benchmark run of ``--rounds`` interleaved rounds (shuffled order per round, worker
-   processes), and judged by the package's paired verdict (faster / slower / same / ambiguous).
+   The tuner then confirms its fastest candidates against the default in interleaved rounds and keeps one
+   only when the paired verdict calls it faster.
+2. The kept (else the search's best) and the hand-picked configuration (``numba-tiled[NB=256,KC=256,MC=64]``)
+   are then measured side by side in one benchmark run of ``--rounds`` interleaved rounds (shuffled order per
+   round, worker processes), and judged by the package's paired verdict (faster / slower / same / ambiguous).
 
 Prints the search (configurations measured, best so far) and the comparison: medians, GFLOP/s, speed-up
 with its interval and the verdict.
@@ -54,8 +56,16 @@ def main() -> int:
     if result.best is None:
         print("no configuration passed verification")
         return 1
-    hand = registry.configured("gemm", "numba-tiled", get_variant("gemm", "numba-tiled").default_config()).name
-    tuned = registry.configured("gemm", "numba-tiled", result.best.config).name
+    v = result.verdict
+    if v:
+        print(f"tuner's confirmation (run {result.confirm_run_id}): {format_config(v['against'])} vs hand-picked "
+              f"{v['speedup']:.2f}x [{v['ci_low']:.2f}, {v['ci_high']:.2f}], verdict {v['verdict']}; kept "
+              f"{format_config(result.kept.config)}")
+    default = get_variant("gemm", "numba-tiled").default_config()
+    hand = registry.configured("gemm", "numba-tiled", default).name
+    # the kept configuration; where the tuner kept the hand-picked one, the search's best (what it rejected)
+    tuned = registry.configured("gemm", "numba-tiled",
+                                result.kept.config if result.kept.config != default else result.best.config).name
     if hand == tuned:
         print(f"the hand-picked tiles were the best found ({hand}): nothing to compare")
         return 0
