@@ -105,3 +105,24 @@ def test_cli_bad_input(cfg_path, capsys, argv, content, words):
     rc = main(argv)
     err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err and all(w in err for w in words), err
+
+
+def test_optimize_measures_threads_and_writes_only_with_apply(cfg_path, tmp_path, capsys):
+    pytest.importorskip("threadpoolctl")
+    argv = ["optimize", "--backend", "numpy", "--budget", "1", "--store", str(tmp_path / "s.sqlite")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "threads.blas:" in out and "nothing written" in out and not cfg_path.exists()
+    assert main([*argv, "--apply"]) == 0
+    written = config.read()
+    assert written["default_backend"] == "numpy" and written["threads"]["blas"] >= 1
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["optimize", "--backend", "nope"], ["unknown backend 'nope'", "valid backends"]),
+    (["optimize", "--backend", "numpy", "--budget", "0"], ["--budget must be a positive number"]),
+])
+def test_optimize_bad_input(cfg_path, capsys, argv, words):
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and all(w in err for w in words), err
