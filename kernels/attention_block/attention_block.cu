@@ -35,21 +35,31 @@ KERNEL void rope_heads(const GLOBAL real* RESTRICT src, const GLOBAL real* RESTR
     }
 }
 
-/* One work-item per (batch, query head, query): q [b, nh, s, d] against the cache [b, nkv, past, d] and the
- * new keys [b, nkv, s, d] up to its own position; writes out[b*s, nh*d]. Online softmax: one pass over keys. */
+/* One block of BLOCK threads per (batch, query head, query): q [b, nh, s, d] against the cache [b, nkv, past, d]
+ * and the new keys [b, nkv, s, d] up to its own position; writes out[b*s, nh*d]. Online softmax, one pass
+ * over keys. Thread t owns output elements t, t + BLOCK, ...: each key's score is a block-wide sum of the
+ * threads' partial dot products, so no thread holds a whole query or output row in registers (a work-item
+ * per row kept 2 x HEAD_DIM values and spilled on AMD, and in float64 everywhere). */
+#define ATT_PER_THREAD ((HEAD_DIM + BLOCK - 1) / BLOCK)
 KERNEL void attention_rows(const GLOBAL real* RESTRICT q, const GLOBAL real* RESTRICT k_cache,
                            const GLOBAL real* RESTRICT v_cache, const GLOBAL real* RESTRICT k_new,
                            const GLOBAL real* RESTRICT v_new, GLOBAL real* RESTRICT out,
                            int batch, int nh, int nkv, int seq, int past)
 {
-    const int task = BLOCK_X * BLOCK_DIM_X + THREAD_X;
+    SHARED acc_t scratch[BLOCK];
+    const int task = BLOCK_X;  /* uniform per block: every thread reaches every barrier */
     if (task >= batch * nh * seq) return;
+    const int t = THREAD_X;
     const int i = task % seq, hh = (task / seq) % nh, bi = task / (seq * nh);
     const int kv = hh / (nh / nkv);
     const acc_t scale = RSQRT((acc_t)HEAD_DIM);
-    acc_t qv[HEAD_DIM], acc[HEAD_DIM];
-    const size_t q_off = ((size_t)(bi * nh + hh) * seq + i) * HEAD_DIM;
-    for (int e = 0; e < HEAD_DIM; ++e) qv[e] = LOAD(q, q_off + e) * scale;
+    const GLOBAL real* qr = q + ((size_t)(bi * nh + hh) * seq + i) * HEAD_DIM;
+    acc_t qv[ATT_PER_THREAD], acc[ATT_PER_THREAD];
+    for (int r = 0; r < ATT_PER_THREAD; ++r) {
+        const int e = t + r * BLOCK;
+        qv[r] = e < HEAD_DIM ? LOAD(qr, e) * scale : LIT(0.0);
+        acc[r] = LIT(0.0);
+    }
     acc_t m = LIT(0.0), total = LIT(0.0);
     for (int j = 0; j <= past + i; ++j) {
         const int cached = j < past;
@@ -57,24 +67,26 @@ KERNEL void attention_rows(const GLOBAL real* RESTRICT q, const GLOBAL real* RES
         const GLOBAL real* vr = cached ? v_cache : v_new;
         const size_t off = cached ? ((size_t)(bi * nkv + kv) * past + j) * HEAD_DIM
                                   : ((size_t)(bi * nkv + kv) * seq + (j - past)) * HEAD_DIM;
-        acc_t sc = LIT(0.0);
-        for (int e = 0; e < HEAD_DIM; ++e) sc += qv[e] * LOAD(kr, off + e);
-        if (j == 0) {  /* the first key sets the running maximum: no exp of -infinity anywhere */
-            m = sc;
-            total = LIT(1.0);
-            for (int e = 0; e < HEAD_DIM; ++e) acc[e] = LOAD(vr, off + e);
-            continue;
+        acc_t part = LIT(0.0);
+        for (int r = 0; r < ATT_PER_THREAD; ++r) {
+            const int e = t + r * BLOCK;
+            if (e < HEAD_DIM) part += qv[r] * LOAD(kr, off + e);
         }
-        if (sc > m) {
-            const acc_t corr = EXP(m - sc);
-            total *= corr;
-            for (int e = 0; e < HEAD_DIM; ++e) acc[e] *= corr;
-            m = sc;
+        const acc_t sc = block_sum(scratch, part);
+        /* the first key sets the running maximum: no exp of -infinity anywhere */
+        const acc_t m_new = j == 0 ? sc : FMAX(m, sc);
+        const acc_t corr = j == 0 ? LIT(0.0) : EXP(m - m_new);
+        const acc_t w = EXP(sc - m_new);
+        total = total * corr + w;
+        for (int r = 0; r < ATT_PER_THREAD; ++r) {
+            const int e = t + r * BLOCK;
+            if (e < HEAD_DIM) acc[r] = acc[r] * corr + w * LOAD(vr, off + e);
         }
-        const acc_t w = EXP(sc - m);
-        total += w;
-        for (int e = 0; e < HEAD_DIM; ++e) acc[e] += w * LOAD(vr, off + e);
+        m = m_new;
     }
     const size_t o_off = (size_t)(bi * seq + i) * nh * HEAD_DIM + (size_t)hh * HEAD_DIM;
-    for (int e = 0; e < HEAD_DIM; ++e) STORE(out, o_off + e, acc[e] / total);
+    for (int r = 0; r < ATT_PER_THREAD; ++r) {
+        const int e = t + r * BLOCK;
+        if (e < HEAD_DIM) STORE(out, o_off + e, acc[r] / total);
+    }
 }

@@ -24,7 +24,7 @@ def plan(ctx):
     b, s, past, h, nh, nkv, d = (p[a] for a in ("batch", "seq", "past", "hidden", "heads", "kv_heads", "head_dim"))
     t, qd, kvd = b * s, nh * d, nkv * d
     if d > 256:
-        raise Unsupported(f"head_dim {d} is above the 256 the attention kernel keeps per work-item")
+        raise Unsupported(f"head_dim {d} is above the 256 the attention kernel is built for")
 
     def heads(src, dst, n, rotate):
         return Step("rope_heads", (min(cdiv(b * n * s * d // 2, DEFAULT_BLOCK), 65536),), (DEFAULT_BLOCK,),
@@ -33,7 +33,7 @@ def plan(ctx):
     steps = [Step("rmsnorm_rows", (t,), (DEFAULT_BLOCK,), ("x", "norm_weight", "xn", t, h)),
              gemm("xn", "wq", "q", t, qd, h), gemm("xn", "wk", "k", t, kvd, h), gemm("xn", "wv", "v", t, kvd, h),
              heads("q", "qr", nh, 1), heads("k", "k_new", nkv, 1), heads("v", "v_new", nkv, 0),
-             Step("attention_rows", (cdiv(b * nh * s, 64),), (64,),
+             Step("attention_rows", (b * nh * s,), (DEFAULT_BLOCK,),
                   ("qr", "k_cache", "v_cache", "k_new", "v_new", "attn", b, nh, nkv, s, past)),
              gemm("attn", "wo", "proj", t, h, qd),
              elementwise("residual_add", t * h, "x", "proj", "out")]
