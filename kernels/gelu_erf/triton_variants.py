@@ -8,11 +8,9 @@ program per ``BLOCK`` elements, masked tail. triton is imported inside the build
 import functools
 
 from workbench.catalog import kernel_here
-from workbench.portable.triton_check import TritonCompile
+from workbench.catalog.triton_support import register_triton_map
 
 from .spec import INV_SQRT2
-
-BLOCK = 1024
 
 
 @functools.cache
@@ -30,20 +28,5 @@ def _kernel():
     return gelu_erf_kernel
 
 
-@kernel_here(__file__).variant("triton", "triton", dtypes=("float32",),
-                               description=f"one program per {BLOCK} elements, masked tail, tl.math.erf; float32")
-def build(ctx):
-    import triton
-
-    kernel, n = _kernel(), ctx.params["n"]
-    grid = (triton.cdiv(n, BLOCK),)
-
-    def run(inp, out):
-        kernel[grid](inp["x"], out["out"], n, INV_SQRT2=INV_SQRT2, BLOCK=BLOCK)
-    return run
-
-
 #: ``workbench compile-check`` compiles the kernel as the variant launches it: 1024-element blocks, 4 warps.
-COMPILE = (TritonCompile(_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "INV_SQRT2": "constexpr",
-                                   "BLOCK": "constexpr"}, {"INV_SQRT2": INV_SQRT2, "BLOCK": BLOCK},
-                         label=f"BLOCK={BLOCK}"),)
+COMPILE = register_triton_map(kernel_here(__file__), _kernel, ("x", "out"), constexprs={"INV_SQRT2": INV_SQRT2})

@@ -10,11 +10,9 @@ elements, masked tail. triton is imported inside the builder only.
 import functools
 
 from workbench.catalog import kernel_here
-from workbench.portable.triton_check import TritonCompile
+from workbench.catalog.triton_support import register_triton_map
 
 from .spec import COEF, SQRT_2_OVER_PI
-
-BLOCK = 1024
 
 
 @functools.cache
@@ -33,21 +31,8 @@ def _kernel():
     return gelu_tanh_kernel
 
 
-@kernel_here(__file__).variant("triton", "triton", dtypes=("float32",),
-                               description=f"one program per {BLOCK} elements, masked tail, "
-                                           "0.5(1 + tanh u) as 1/(1 + exp(-2u)); float32")
-def build(ctx):
-    import triton
-
-    kernel, n = _kernel(), ctx.params["n"]
-    grid = (triton.cdiv(n, BLOCK),)
-
-    def run(inp, out):
-        kernel[grid](inp["x"], out["out"], n, S2PI=SQRT_2_OVER_PI, COEF=COEF, BLOCK=BLOCK)
-    return run
-
-
 #: ``workbench compile-check`` compiles the kernel as the variant launches it: 1024-element blocks, 4 warps.
-COMPILE = (TritonCompile(_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "S2PI": "constexpr",
-                                   "COEF": "constexpr", "BLOCK": "constexpr"},
-                         {"S2PI": SQRT_2_OVER_PI, "COEF": COEF, "BLOCK": BLOCK}, label=f"BLOCK={BLOCK}"),)
+COMPILE = register_triton_map(kernel_here(__file__), _kernel,
+                              ("x", "out"),
+                              constexprs={"S2PI": SQRT_2_OVER_PI, "COEF": COEF},
+                              description=", 0.5(1 + tanh u) as 1/(1 + exp(-2u))")

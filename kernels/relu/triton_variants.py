@@ -5,9 +5,7 @@ triton is imported inside the builder only, so the catalog loads without it.
 import functools
 
 from workbench.catalog import kernel_here
-from workbench.portable.triton_check import TritonCompile
-
-BLOCK = 1024
+from workbench.catalog.triton_support import register_triton_map
 
 
 @functools.cache
@@ -25,20 +23,5 @@ def _kernel():
     return relu_kernel
 
 
-@kernel_here(__file__).variant("triton", "triton", dtypes=("float32",),
-                               description=f"one program per {BLOCK} elements, masked tail; float32")
-def build(ctx):
-    import triton
-
-    kernel = _kernel()
-
-    def run(inp, out):
-        x = inp["x"]
-        n = x.numel()
-        kernel[(triton.cdiv(n, BLOCK),)](x, out["out"], n, BLOCK=BLOCK)
-    return run
-
-
 #: ``workbench compile-check`` compiles the kernel as the variant launches it: 1024-element blocks, 4 warps.
-COMPILE = (TritonCompile(_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
-                         {"BLOCK": BLOCK}, label=f"BLOCK={BLOCK}"),)
+COMPILE = register_triton_map(kernel_here(__file__), _kernel, ("x", "out"))

@@ -5,11 +5,9 @@ triton is imported inside the builder only, so the catalog loads without it.
 import functools
 
 from workbench.catalog import kernel_here
-from workbench.portable.triton_check import TritonCompile
+from workbench.catalog.triton_support import register_triton_map
 
 from .spec import ALPHA
-
-BLOCK = 1024
 
 
 @functools.cache
@@ -28,20 +26,5 @@ def _kernel():
     return saxpy_kernel
 
 
-@kernel_here(__file__).variant("triton", "triton", dtypes=("float32",),
-                               description=f"one program per {BLOCK} elements, masked tail; float32")
-def build(ctx):
-    import triton
-
-    kernel, n = _kernel(), ctx.params["n"]
-    grid = (triton.cdiv(n, BLOCK),)
-
-    def run(inp, out):
-        kernel[grid](inp["x"], inp["y"], out["out"], ALPHA, n, BLOCK=BLOCK)
-    return run
-
-
 #: ``workbench compile-check`` compiles the kernel as the variant launches it: 1024-element blocks, 4 warps.
-COMPILE = (TritonCompile(_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "alpha": "fp32",
-                                   "n": "i32", "BLOCK": "constexpr"},
-                         {"BLOCK": BLOCK}, label=f"BLOCK={BLOCK}"),)
+COMPILE = register_triton_map(kernel_here(__file__), _kernel, ("x", "y", "out"), scalars={"alpha": ALPHA})

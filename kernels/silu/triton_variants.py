@@ -6,9 +6,7 @@ One program per ``BLOCK`` elements, masked tail. triton is imported inside the b
 import functools
 
 from workbench.catalog import kernel_here
-from workbench.portable.triton_check import TritonCompile
-
-BLOCK = 1024
+from workbench.catalog.triton_support import register_triton_map
 
 
 @functools.cache
@@ -26,19 +24,5 @@ def _kernel():
     return silu_kernel
 
 
-@kernel_here(__file__).variant("triton", "triton", dtypes=("float32",),
-                               description=f"one program per {BLOCK} elements, masked tail; float32")
-def build(ctx):
-    import triton
-
-    kernel, n = _kernel(), ctx.params["n"]
-    grid = (triton.cdiv(n, BLOCK),)
-
-    def run(inp, out):
-        kernel[grid](inp["x"], out["out"], n, BLOCK=BLOCK)
-    return run
-
-
 #: ``workbench compile-check`` compiles the kernel as the variant launches it: 1024-element blocks, 4 warps.
-COMPILE = (TritonCompile(_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
-                         {"BLOCK": BLOCK}, label=f"BLOCK={BLOCK}"),)
+COMPILE = register_triton_map(kernel_here(__file__), _kernel, ("x", "out"))

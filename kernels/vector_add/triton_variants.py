@@ -5,9 +5,7 @@ triton is imported inside the builder only, so the catalog loads without it.
 import functools
 
 from workbench.catalog import kernel_here
-from workbench.portable.triton_check import TritonCompile
-
-BLOCK = 1024
+from workbench.catalog.triton_support import register_triton_map
 
 
 @functools.cache
@@ -26,20 +24,5 @@ def _kernel():
     return vector_add_kernel
 
 
-@kernel_here(__file__).variant("triton", "triton", dtypes=("float32",),
-                               description=f"one program per {BLOCK} elements, masked tail; float32")
-def build(ctx):
-    import triton
-
-    kernel, n = _kernel(), ctx.params["n"]
-    grid = (triton.cdiv(n, BLOCK),)
-
-    def run(inp, out):
-        kernel[grid](inp["a"], inp["b"], out["out"], n, BLOCK=BLOCK)
-    return run
-
-
 #: ``workbench compile-check`` compiles the kernel as the variant launches it: 1024-element blocks, 4 warps.
-COMPILE = (TritonCompile(_kernel, {"a_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
-                                   "BLOCK": "constexpr"},
-                         {"BLOCK": BLOCK}, label=f"BLOCK={BLOCK}"),)
+COMPILE = register_triton_map(kernel_here(__file__), _kernel, ("a", "b", "out"))

@@ -62,19 +62,6 @@ def register_triton(op: Any, kernel: Callable[[], Any], block: int = 1024) -> tu
     """The float32 Triton variant of a GLU folder ``op`` from ``kernel()`` (a cached factory of a
     ``@triton.jit (gate_ptr, up_ptr, out_ptr, n, BLOCK)`` function): one program per ``block`` elements;
     returns its ``COMPILE`` declaration for ``workbench compile-check``."""
-    from ..portable.triton_check import TritonCompile
+    from .triton_support import register_triton_map
 
-    @op.variant("triton", "triton", dtypes=("float32",),
-                description=f"one program per {block} elements, masked tail; float32")
-    def build(ctx: Any) -> Any:
-        import triton
-
-        n = ctx.params["n"]
-        grid = (triton.cdiv(n, block),)
-
-        def run(inp: dict[str, Any], out: dict[str, Any]) -> None:
-            kernel()[grid](inp["gate"], inp["up"], out["out"], n, BLOCK=block)
-        return run
-
-    signature = {"gate_ptr": "*fp32", "up_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
-    return (TritonCompile(kernel, signature, {"BLOCK": block}, label=f"BLOCK={block}"),)
+    return register_triton_map(op, kernel, ("gate", "up", "out"), block=block)
