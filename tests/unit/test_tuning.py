@@ -213,3 +213,18 @@ def test_tune_cli_bad_input(argv, words, isolated, capsys):
     rc = main(["tune", "--kernel", "gemm", "--backend", backend, "--store", str(isolated / "s.sqlite"), *argv])
     err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err and all(w in err for w in words), err
+
+
+def test_tune_without_optuna_names_the_extra(isolated, capsys, monkeypatch):
+    """The core install has no optuna: tuning says which extra installs it, and stores nothing."""
+    import sys
+
+    pytest.importorskip("numba")
+    from workbench.cli import main
+
+    monkeypatch.setitem(sys.modules, "optuna", None)  # `import optuna` raises ImportError
+    rc = main(["tune", "--kernel", "gemm", "--variant", "numba-tiled", "--backend", "numba",
+               "--store", str(isolated / "s.sqlite")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and "kernel-workbench[tune]" in err, err
+    assert not (isolated / "s.sqlite").exists()

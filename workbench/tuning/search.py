@@ -91,8 +91,18 @@ class TuneResult:
                 "strategy": self.strategy, "trials": len(self.trials)}
 
 
+def import_optuna() -> Any:
+    """optuna, or a clear error naming the extra that installs it (LookupError: the CLI's exit 2, no traceback)."""
+    try:
+        import optuna
+    except ImportError as exc:
+        raise LookupError("tuning needs optuna, which is not installed: pip install 'kernel-workbench[tune]' "
+                          "(or pip install optuna)") from exc
+    return optuna
+
+
 def sampler_for(strategy: str, variant: Any, seed: int) -> Any:
-    import optuna
+    optuna = import_optuna()
 
     if strategy == "grid":
         return optuna.samplers.GridSampler({t.name: list(t.values) for t in variant.tunables}, seed=seed)
@@ -118,8 +128,6 @@ def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", par
     interleaved rounds, and a candidate is kept only where the paired verdict calls it faster than the
     default; otherwise the default is kept. With ``save`` the kept configuration is written to the
     configuration file for this device, dtype and shape class."""
-    import optuna
-
     from .. import config as config_file
     from ..backends import registry as backend_registry
     from ..store import current_environment, open_store
@@ -139,6 +147,7 @@ def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", par
     if reason:
         raise ValueError(f"cannot tune here: {reason}")
     b.require()
+    optuna = import_optuna()  # after the arguments are checked: a bad one is reported with or without optuna
     params = spec.validate_params(params if params is not None else max(
         spec.sizes.get("quick") or spec.sizes["verify"], key=lambda p: spec.flops(p)))
     verify_sizes = [spec.validate_params(p) for p in spec.sizes.get("verify", [])][-2:]
