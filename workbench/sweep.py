@@ -529,6 +529,9 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     except (KeyboardInterrupt, Cancelled):
         outcome.interrupted = True
         _quietly(st.set_in_flight, run_id, None)  # stopped on purpose: the cell is not to blame
+    except sqlite3.DatabaseError as exc:  # any other write (the in-flight marker, ceilings) hit a full disk
+        store_error = StoreError(describe_sqlite_error(st.path, exc))
+        outcome.interrupted = True
     finally:
         if own_executor:
             executor.close()
