@@ -28,12 +28,56 @@ def test_workers_start_out_of_interpreter_mode():
     assert triton_backend.TritonInterpreterBackend().worker_env == {"TRITON_INTERPRET": "1"}
 
 
-def test_a_process_that_imported_triton_interpreted_refuses_gpu_triton(monkeypatch):
-    monkeypatch.setitem(sys.modules, "triton", object())
+def test_a_process_running_triton_interpreted_refuses_gpu_triton_in_process(monkeypatch):
+    """Triton fixes interpreted or compiled at import: in a process running the interpreter, GPU Triton cells
+    are refused with the reason (worker processes, the default, never mix them)."""
+    b = triton_backend.TritonGpuBackend("cuda")
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    monkeypatch.setattr(triton_backend.importlib.util, "find_spec", lambda name: object())
-    probe = triton_backend.TritonGpuBackend("cuda")._probe_uncached()
-    assert not probe.available and "interpreter mode" in probe.reason
+    assert "worker process" in b.in_process_problem()
+    monkeypatch.delenv("TRITON_INTERPRET")
+    monkeypatch.setattr(triton_backend, "imported_interpreted", lambda: None)
+    assert b.in_process_problem() is None
+
+
+def test_a_process_with_compiled_triton_refuses_the_interpreter_in_process(monkeypatch):
+    b = triton_backend.TritonInterpreterBackend()
+    monkeypatch.setattr(triton_backend, "imported_interpreted", lambda: False)
+    assert "compiled mode" in b.in_process_problem()
+    monkeypatch.setattr(triton_backend, "imported_interpreted", lambda: True)
+    assert b.in_process_problem() is None
+
+
+def test_in_process_cells_get_the_backend_environment_for_their_duration(monkeypatch):
+    import os
+
+    from workbench.harness.isolation import backend_environment
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    with backend_environment("triton-interp"):
+        assert os.environ["TRITON_INTERPRET"] == "1"
+    assert "TRITON_INTERPRET" not in os.environ
+
+
+def test_vulkan_and_torch_compile_share_a_process():
+    """Importing triton after a lavapipe adapter is open segfaults; the Vulkan backend loads triton first, so
+    a process that used Vulkan can still torch.compile (which imports triton). Run in a fresh process."""
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("torch")
+    pytest.importorskip("wgpu")
+    code = ("from workbench.backends import registry\n"
+            "b = registry.get('vulkan')\n"
+            "import sys\n"
+            "if not b.probe().available: print('no adapter'); sys.exit(0)\n"
+            "b.device\n"
+            "import torch\n"
+            "print(torch.compile(lambda x: x * 2)(torch.ones(3)).tolist())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert "[2.0, 2.0, 2.0]" in done.stdout or "no adapter" in done.stdout
 
 
 def test_ranks_right_after_torch_on_the_same_device():

@@ -209,6 +209,11 @@ class Backend(ABC):
     def available(self) -> bool:
         return self.probe().available
 
+    def in_process_problem(self) -> str | None:
+        """Why this backend's cells cannot run in this process right now (a runtime already set up another
+        way here), or None. Worker processes start fresh with :attr:`worker_env` and never have one."""
+        return None
+
     def require(self) -> None:
         p = self.probe()
         if not p.available:

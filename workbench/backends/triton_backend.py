@@ -12,20 +12,18 @@ With ``TRITON_INTERPRET=1`` Triton runs ``@triton.jit`` kernels in Python
 correctness results, never speed: the device is named "Triton interpreter on
 CPU" so reports mark them like PoCL or lavapipe rows.
 
-``TRITON_INTERPRET`` is read when triton is first imported, so it must be set
-before any triton import in the process. Cells run in worker processes by
-default, and the parent starts this backend's worker with :attr:`worker_env`
-(an unmasked out-of-bounds access in an interpreted kernel can kill the
-process: in a worker it becomes a ``crashed`` row, not a dead session). In
-process (``isolation="in-process"``), the probe sets the variable before it
-would import triton; if triton was already imported without it, the probe says so.
+Triton fixes interpreted or compiled when it is first imported (its standard library, ``tl.sum``,
+``tl.max`` ..., is jitted then), so one process runs one or the other. Cells run in worker processes by
+default, each backend's worker starting with its :attr:`worker_env` (an unmasked out-of-bounds access in an
+interpreted kernel can kill the process: in a worker it becomes a ``crashed`` row, not a dead session). In
+process (``isolation="in-process"``), a cell runs with its backend's ``worker_env`` set for its duration, and
+a backend whose mode this process's triton already excludes gives an ``unsupported`` row saying so
+(:meth:`in_process_problem`).
 
-The probe finds triton without importing it: importing triton's LLVM into a
-process that has already opened a lavapipe (Mesa, LLVM) Vulkan adapter
-segfaults (triton 3.9, wgpu 0.32, seen 2026-11-22), and ``workbench info``
-probes every backend in one process. triton is imported when a variant is
-built, in this backend's own worker; in process, after a Vulkan probe, that
-import can crash the session.
+The probes find triton without importing it. Importing triton's LLVM into a process that has already opened
+a lavapipe (Mesa, LLVM) Vulkan adapter segfaults (triton 3.9, wgpu 0.32, seen 2026-11-22), and
+``torch.compile`` imports triton whenever it is installed; so the Vulkan backend imports triton before it
+opens an adapter (``vulkan_backend._load_triton_first``), and the other order works.
 
 Arrays, timing and memory are torch-cpu's (:class:`TorchBackend` on ``cpu``).
 """
@@ -55,6 +53,16 @@ def _triton_found() -> bool:
         return False
 
 
+def imported_interpreted() -> bool | None:
+    """Was this process's triton imported in interpreter mode? None when triton is not imported. Triton
+    decides at import time for its standard library (``tl.sum``, ``tl.max`` ... are jitted then), so one
+    process runs either interpreted or compiled Triton kernels, never both."""
+    lang = sys.modules.get("triton.language")
+    if lang is None:
+        return None
+    return type(getattr(getattr(lang, "standard", None), "sum", None)).__name__ == "InterpretedFunction"
+
+
 def _with_triton(info: DeviceInfo, **changes: object) -> DeviceInfo:
     """``info`` with triton's version among its versions, and ``changes`` applied."""
     try:
@@ -82,12 +90,6 @@ class TritonInterpreterBackend(TorchBackend):
         return 1000  # a correctness tool: never the automatic choice
 
     def _probe_uncached(self) -> Probe:
-        if "triton" not in sys.modules:
-            # Must come before any triton import: triton reads it when first imported.
-            os.environ["TRITON_INTERPRET"] = "1"
-        elif os.environ.get("TRITON_INTERPRET") != "1":
-            return Probe.missing("triton was imported before TRITON_INTERPRET=1 was set; run in a worker "
-                                 "process (the default isolation) or set TRITON_INTERPRET=1 first")
         try:
             importlib.import_module("torch")
         except ImportError:
@@ -98,6 +100,13 @@ class TritonInterpreterBackend(TorchBackend):
         if not _triton_found():
             return Probe.missing(f"triton is not installed: {TRITON_HINT}")
         return super()._probe_uncached()
+
+    def in_process_problem(self) -> str | None:
+        if imported_interpreted() is False:
+            return ("triton was imported in this process in compiled mode (by torch.compile, a GPU Triton backend, "
+                    "or the Vulkan backend, which loads it first), and Triton fixes the mode at import: run "
+                    "triton-interp in a worker process (the default isolation)")
+        return None
 
     def device_info(self) -> DeviceInfo:
         info = super().device_info()
@@ -123,13 +132,16 @@ class TritonGpuBackend(TorchBackend):
     def _probe_uncached(self) -> Probe:
         if not _triton_found():
             return Probe.missing(f"triton is not installed: {TRITON_HINT}")
-        if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") == "1":
-            return Probe.missing("triton was imported in interpreter mode (TRITON_INTERPRET=1) in this process; "
-                                 "run in worker processes (the default isolation)")
         probe = super()._probe_uncached()
         if not probe.available:
             return Probe.missing(f"no torch {self.device_type} device for Triton: {probe.reason}")
         return probe
+
+    def in_process_problem(self) -> str | None:
+        if imported_interpreted() or os.environ.get("TRITON_INTERPRET") == "1":
+            return ("Triton runs interpreted in this process (TRITON_INTERPRET=1, e.g. after triton-interp ran "
+                    f"here): run {self.name} in a worker process (the default isolation)")
+        return None
 
     def device_info(self) -> DeviceInfo:
         return _with_triton(super().device_info())

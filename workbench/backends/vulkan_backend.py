@@ -133,7 +133,9 @@ class VulkanBackend(Backend):
     def adapter(self) -> Any:
         """The ``GPUAdapter`` (a hardware GPU preferred), requested on first use; None when there is none."""
         if self._adapter is None:
-            self._adapter = _wgpu().gpu.request_adapter_sync(power_preference="high-performance")
+            wgpu = _wgpu()
+            _load_triton_first()
+            self._adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
         return self._adapter
 
     @property
@@ -353,6 +355,27 @@ def wgsl_call(ctx: BuildContext, spec: KernelSpec, source: Path | str, bindings:
             raise Unsupported(f"an input exceeds this adapter's storage binding limit ({limit} bytes)")
         b.dispatch(pipe, [(out if is_out else inp)[n] for is_out, n in picks] + extra, grid)
     return run
+
+
+def _load_triton_first() -> None:
+    """Import triton (where installed) before an adapter loads lavapipe's LLVM into this process.
+
+    Importing triton's LLVM *after* a lavapipe (Mesa, LLVM) adapter is open segfaults the process (triton 3.9,
+    wgpu 0.32, Mesa 22.3; seen 2026-11-22), and triton is imported behind the user's back: ``torch.compile``
+    imports it whenever it is installed. The other order works. So a process that opens an adapter takes
+    triton first: a notebook that lists its backends and later calls ``torch.compile`` keeps its kernel. Triton
+    reads ``TRITON_INTERPRET`` when a kernel is defined, not when it is imported, so the interpreter backend
+    still works in this process."""
+    import importlib.util
+    import sys
+
+    if "triton" in sys.modules:
+        return
+    try:
+        if importlib.util.find_spec("triton") is not None:
+            importlib.import_module("triton")
+    except Exception:  # noqa: BLE001 - a broken triton must not hide the Vulkan adapter; it fails where used
+        pass
 
 
 def _wgpu() -> Any:

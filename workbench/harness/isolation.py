@@ -13,11 +13,13 @@ process with it, and a hung call can only be abandoned.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-from .cell import BUILD_TIMEOUT_S, Cell, CheckOnly, InputCache, execute_cell, prepare_backend
+from .cell import BUILD_TIMEOUT_S, Cell, CheckOnly, InputCache, execute_cell, failed_row, prepare_backend
 from .throughput import Peaks
 from .timer import TimingConfig
 from .worker import CellWorker
@@ -76,12 +78,48 @@ class InProcessExecutor:
                 build_timeout_s: float = BUILD_TIMEOUT_S, seed: int = 0, peaks: Peaks | None = None,
                 later_round: bool = False, check_after: bool = True,
                 should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
-        return execute_cell(cell, config, self.worker, timeout_s=timeout_s, build_timeout_s=build_timeout_s,
-                            seed=seed, inputs=self.inputs, peaks=peaks, later_round=later_round,
-                            check_after=check_after)
+        problem = in_process_problem(cell.backend)
+        if problem:
+            return failed_row(cell, "unsupported", problem, seed=seed, started=time.perf_counter())
+        with backend_environment(cell.backend):
+            return execute_cell(cell, config, self.worker, timeout_s=timeout_s, build_timeout_s=build_timeout_s,
+                                seed=seed, inputs=self.inputs, peaks=peaks, later_round=later_round,
+                                check_after=check_after)
 
     def close(self) -> None:
         self.worker.close()
+
+
+def in_process_problem(backend: str) -> str | None:
+    """Why ``backend``'s cells cannot run in this process (``Backend.in_process_problem``), or None."""
+    from ..backends.registry import get
+
+    try:
+        return get(backend).in_process_problem()
+    except Exception:  # noqa: BLE001 - an unknown backend's cell fails in execute_cell with the reason
+        return None
+
+
+@contextlib.contextmanager
+def backend_environment(backend: str) -> Iterator[None]:
+    """The backend's ``worker_env`` (e.g. ``TRITON_INTERPRET=1`` for Triton's interpreter) set in this process
+    while one of its cells runs here, as its worker process would start with it; restored afterwards."""
+    from ..backends.registry import get
+
+    try:
+        env = dict(get(backend).worker_env)
+    except Exception:  # noqa: BLE001 - an unknown backend's cell fails in execute_cell with the reason
+        env = {}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def make_executor(isolation: str | None = None, *, memory_cap: str | int | None = None, boundscheck: bool = False,
