@@ -62,7 +62,6 @@ def test_vulkan_and_torch_compile_share_a_process():
     """Importing triton after a lavapipe adapter is open segfaults; the Vulkan backend loads triton first, so
     a process that used Vulkan can still torch.compile (which imports triton). Run in a fresh process."""
     import subprocess
-    import sys
 
     import pytest
 
