@@ -8,7 +8,7 @@ fused portable form: fused is unsupported here, with that reason.
 from workbench.catalog import Unsupported, kernel_here
 from workbench.execution import register_cached
 from workbench.execution.device_plan import Step, compile_plan, eager_runner, graph_runner
-from workbench.portable import DEFAULT_BLOCK, cdiv
+from workbench.portable import DEFAULT_BLOCK, DTYPES, cdiv
 
 from .spec import EPS, rope_tables
 
@@ -44,7 +44,7 @@ def plan(ctx):
                         constants={"cos": cos, "sin": sin})
 
 
-@op.variant("portable-eager", RUNTIMES, source=str(SOURCE))
+@op.variant("portable-eager", RUNTIMES, source=str(SOURCE), dtypes=DTYPES)
 def portable_eager(ctx):
     """Ten launches (rmsnorm, q/k/v GEMMs, RoPE q/k, v split, attention, o GEMM, residual add), fresh
     intermediates, a host wait after each."""
@@ -56,7 +56,7 @@ def record_graph(ctx):
     return graph_runner(plan(ctx))
 
 
-register_cached(op, "portable-graph", RUNTIMES, "graph", record_graph, source=str(SOURCE))
+register_cached(op, "portable-graph", RUNTIMES, "graph", record_graph, source=str(SOURCE), dtypes=DTYPES)
 
 
 @op.variant("portable-fused", RUNTIMES, mode="fused")

@@ -8,7 +8,7 @@ fused is unsupported here, with that reason.
 from workbench.catalog import Unsupported, kernel_here
 from workbench.execution import register_cached
 from workbench.execution.device_plan import Step, compile_plan, eager_runner, graph_runner
-from workbench.portable import DEFAULT_BLOCK, cdiv
+from workbench.portable import DEFAULT_BLOCK, DTYPES, cdiv
 
 from .spec import EPS
 
@@ -42,7 +42,7 @@ def plan(ctx):
     return compile_plan(ctx, op.path("mlp_block.cu"), steps, buffers, DEFINES)
 
 
-@op.variant("portable-eager", RUNTIMES, source=str(op.path("mlp_block.cu")))
+@op.variant("portable-eager", RUNTIMES, source=str(op.path("mlp_block.cu")), dtypes=DTYPES)
 def portable_eager(ctx):
     """Six launches (rmsnorm, gate, up, SwiGLU, down, residual add), fresh intermediates, a host wait after
     each."""
@@ -54,7 +54,8 @@ def record_graph(ctx):
     return graph_runner(plan(ctx))
 
 
-register_cached(op, "portable-graph", RUNTIMES, "graph", record_graph, source=str(op.path("mlp_block.cu")))
+register_cached(op, "portable-graph", RUNTIMES, "graph", record_graph, source=str(op.path("mlp_block.cu")),
+                dtypes=DTYPES)
 
 
 @op.variant("portable-fused", RUNTIMES, mode="fused")
