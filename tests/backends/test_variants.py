@@ -74,7 +74,9 @@ UNSUPPORTED_MODES = {("mlp_block", "numpy-fused"), ("attention_block", "numpy-fu
 
 def _assert_passes(kernel, name, runtime, dtype, seeds=SEEDS):
     backend = _backend_or_skip(runtime)
-    (row,) = verify(backends=backend, kernels=kernel, variants=name, dtypes=dtype, seeds=seeds)
+    # in-process: this checks each variant's answers (isolation has its own tests); a worker process per case
+    # would start a fresh interpreter, torch and numba included, hundreds of times
+    (row,) = verify(backends=backend, kernels=kernel, variants=name, dtypes=dtype, seeds=seeds, isolation="in-process")
     if (kernel, name, dtype) in KNOWN_UNSUPPORTED and backend == "torch-cpu":
         assert row.status == "unsupported" and KNOWN_UNSUPPORTED[kernel, name, dtype] in row.message, row.message
         return
