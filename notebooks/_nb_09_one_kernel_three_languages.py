@@ -1,6 +1,6 @@
 """Tutorial: the same row softmax in portable C, Triton and WGSL, verified here and compiled for NVIDIA and AMD."""
 
-from _build import SETUP, code, md, params
+from _cells import code, md, params
 
 CELLS = [
     md("""
@@ -24,15 +24,23 @@ Without a GPU each still reaches two rungs of the verification ladder (see `DESI
 SMALL = False
 ARCHS = ["sm_80", "sm_90", "gfx90a", "gfx942"]
 """),
-    code(SETUP + """
+    code("""
+%matplotlib inline
+import pandas as pd
+import workbench
+from workbench.backends.registry import all_backends
+
+pd.set_option("display.max_colwidth", 80)
+
 from workbench.catalog.loader import builtin_catalog_path
 
 folder = builtin_catalog_path() / "softmax"
 """),
-    md("## The three sources\n\nThe reduction structure is the same in all three; what differs is who spells "
-       "out the threads. The portable C and WGSL kernels give each row a block (workgroup) of threads and "
-       "reduce in shared (workgroup) memory; Triton's program holds the whole row as one block of lanes and "
-       "lets the compiler lay it out."),
+    md("""
+## The three sources
+
+The reduction structure is the same in all three; what differs is who spells out the threads. The portable C and WGSL kernels give each row a block (workgroup) of threads and reduce in shared (workgroup) memory; Triton's program holds the whole row as one block of lanes and lets the compiler lay it out.
+"""),
     code("""
 cu = (folder / "softmax.cu").read_text()
 print(cu[cu.index("KERNEL"):])

@@ -10,9 +10,10 @@ land there; executed notebooks are kept in the test's folder and copied to
 from __future__ import annotations
 
 import ast
-import importlib.util
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -87,19 +88,20 @@ def test_notebooks_are_committed_without_outputs():
                 assert not cell.outputs and cell.execution_count is None, f"{path.name}: stored outputs"
 
 
-def test_notebooks_match_their_build_script(tmp_path: Path, monkeypatch):
-    """The committed notebooks are what ``notebooks/_build.py`` writes: an edit to one without the other
-    would test (and ship) a tutorial nobody can regenerate."""
-    spec = importlib.util.spec_from_file_location("notebooks_build", REPO / "notebooks" / "_build.py")
-    build = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(__import__("sys").modules, spec.name, build)  # _build.py finds itself there (_nb_*.py)
-    spec.loader.exec_module(build)
-    monkeypatch.setattr(build, "HERE", tmp_path)
-    for fresh in build.build():
+def test_notebooks_match_their_build_script(tmp_path: Path):
+    """The committed notebooks are what ``notebooks/_build.py`` writes from ``notebooks/_nb_*.py``: an edit to
+    one without the other would test (and ship) a tutorial nobody can regenerate."""
+    built = subprocess.run([sys.executable, str(REPO / "notebooks" / "_build.py"), "--out", str(tmp_path)],
+                           capture_output=True, text=True, check=True)
+    fresh_paths = sorted(tmp_path.glob("*.ipynb"))
+    assert len(fresh_paths) == len(built.stdout.split()), built.stdout
+    for fresh in fresh_paths:
         committed = REPO / "notebooks" / fresh.name
         assert committed.exists(), f"{fresh.name} is built but not committed"
         assert fresh.read_text() == committed.read_text(), \
             f"{fresh.name} differs from what notebooks/_build.py writes: run `python notebooks/_build.py`"
+    sources = {p.stem.removeprefix("_nb_") for p in (REPO / "notebooks").glob("_nb_*.py")}
+    assert sources == {p.stem for p in NOTEBOOKS}, "every notebook has exactly one _nb_<stem>.py source"
 
 
 #: Tutorials whose text draws conclusions from their own measurements, and must assert them.

@@ -1,0 +1,93 @@
+"""Tutorial: Quickstart: what this machine has, one comparison, one plot, one export."""
+
+from _cells import code, md, params
+
+CELLS = [
+    md("""
+# Quickstart: what this machine has, one comparison, one plot, one export
+
+The workbench compares implementations (*variants*) of one operation (*kernel*) across runtimes
+(*backends*). Every measurement is checked against a float64 reference first, timed until its spread is
+small or its budget runs out, and stored as one tidy row.
+"""),
+    params("""
+SMALL = False      # True: tiny sizes, to check that the notebook runs
+BUDGET_S = 0.5     # timing budget per measured cell, in seconds
+REPORT_DIR = "reports"
+STORE = "workbench-results.sqlite"
+"""),
+    code("""
+%matplotlib inline
+import pandas as pd
+import workbench
+from workbench.backends.registry import all_backends
+
+pd.set_option("display.max_colwidth", 80)
+"""),
+    md("""
+## What this machine has
+
+Every backend the workbench knows, available or not. An unavailable one says why and how to fix it;
+nothing here imports a GPU runtime unless its adapter is probed.
+"""),
+    code("""
+rows = []
+for name, b in all_backends().items():
+    probe = b.probe()
+    rows.append({"backend": name, "runtime": b.runtime, "available": probe.available,
+                 "device or reason": b.device_info().name if probe.available else probe.reason})
+pd.DataFrame(rows).sort_values(["available", "backend"], ascending=[False, True])
+"""),
+    code("""
+print("picked automatically:", workbench.get_backend().name)
+print("available, best first:", workbench.available_backends())
+"""),
+    md("""
+## One comparison
+
+`saxpy` (`out = 1.7 x + y`) reads two arrays and writes one: 12 bytes per element in float32 for 2 FLOPs.
+No processor can feed its arithmetic units from memory at that ratio, so the time is set by bandwidth and
+**GB/s** is the number to look at. `benchmark` runs every variant of the kernel on every available backend.
+"""),
+    code("""
+sizes = [2**12, 2**16] if SMALL else [2**16, 2**20, 2**23]
+res = workbench.benchmark(kernel="saxpy", sizes=sizes, budget_s=BUDGET_S, store=STORE, progress=False)
+res
+"""),
+    md("""
+## One plot
+
+Bandwidth against size; the shaded band is the interquartile range of the samples. Small arrays fit in
+cache (and pay a fixed launch cost), large ones stream from DRAM. An OpenCL backend may be a GPU or, through
+PoCL, this machine's CPU; the cell after the plot says which each one is here.
+"""),
+    code("""
+res.plot(metric="gbps")
+""", "figure"),
+    code("""
+for name in res.df["backend"].unique():
+    b, info = all_backends()[name], workbench.device_info(name)
+    if b.runtime == "opencl":
+        on_cpu = info.get("kind") == "cpu"
+        print(f"{name} runs on {info['name']} ({info.get('kind')}): " + (
+            "OpenCL on the CPU (PoCL), which checks that a portable kernel is correct and says nothing about "
+            "GPU speed" if on_cpu else "a real OpenCL device, so its speed is that device's"))
+"""),
+    md("""
+Speed-ups against the library call, with 95% intervals from the rounds and a verdict (same / faster / slower / ambiguous):
+"""),
+    code("""
+res.speedup()[["variant", "backend", "size_label", "speedup", "ci_low", "ci_high", "verdict"]]
+"""),
+    md("""
+## One export
+
+A single self-contained HTML file (figures embedded, nothing fetched) that a colleague can open anywhere.
+`res.to_markdown`, `res.to_csv` and `res.to_json` write the other formats; the JSON export can be
+imported into another machine's store (see `07_reports`).
+"""),
+    code("""
+path = res.to_html(f"{REPORT_DIR}/quickstart.html")
+print("wrote", path)
+"""),
+]

@@ -1,0 +1,105 @@
+"""Tutorial: Backends and devices."""
+
+from _cells import code, md, params
+
+CELLS = [
+    md("""
+# Backends and devices
+
+A backend is one runtime on one device. Each adapter answers the same questions: is it available (and if
+not, why), what device is it, what can it do, how much memory does it use, how does it time a kernel.
+This notebook asks every backend those questions.
+"""),
+    params("""
+SMALL = False
+"""),
+    code("""
+%matplotlib inline
+import pandas as pd
+import workbench
+from workbench.backends.registry import all_backends
+
+pd.set_option("display.max_colwidth", 80)
+import os, subprocess, sys
+"""),
+    md("""
+## Availability and the reason when not
+"""),
+    code("""
+backends = all_backends()
+pd.DataFrame([{"backend": n, "runtime": b.runtime, "device class": b.device_class, "priority": b.priority,
+               "available": b.probe().available, "reason": b.probe().reason}
+              for n, b in sorted(backends.items(), key=lambda kv: (kv[1].priority, kv[0]))])
+"""),
+    md("""
+## Device information and capabilities
+"""),
+    code("""
+available = workbench.available_backends()
+info = {n: workbench.device_info(n) for n in available}
+pd.DataFrame({n: {k: v for k, v in d.items() if k not in ("versions", "extra")} for n, d in info.items()})
+"""),
+    code("""
+pd.DataFrame({n: backends[n].capabilities().to_dict() for n in available})
+"""),
+    md("""
+Runtime and library versions recorded with every result (they decide speed as much as the hardware):
+"""),
+    code("""
+for n, d in info.items():
+    print(f"{n:10s}", ", ".join(f"{k} {v}" for k, v in d["versions"].items()))
+"""),
+    md("""
+## Timers
+
+Where a runtime has device events (CUDA, OpenCL profiling) the harness uses them; otherwise it
+synchronizes and reads the wall clock. The kind is stored in every row (`timer_kind`).
+"""),
+    code("""
+{n: backends[n].timer().kind for n in available}
+"""),
+    md("""
+## Memory
+
+Each backend measures memory its own way (the allocator's counters on a GPU, tracemalloc for numpy,
+the process high-water mark for numba) and says which: compare numbers only when the method matches.
+"""),
+    code("""
+import numpy as np
+
+b = backends["numpy"]
+b.reset_peak_memory()
+before = workbench.memory_info("numpy")
+x = b.from_numpy(np.ones(2**20 if SMALL else 2**24, dtype=np.float32))
+after = workbench.memory_info("numpy")
+del x
+pd.DataFrame({"before": before, "after allocating": after})
+"""),
+    md("""
+## Automatic choice and the `WORKBENCH_BACKEND` override
+
+Without instructions the workbench picks the best available backend by priority
+(CUDA/ROCm > XPU > MPS > vendor plugins > OpenCL GPU > CPU). The environment variable
+`WORKBENCH_BACKEND` overrides the choice; `workbench.set_backend(name)` does the same in code.
+"""),
+    code("""
+print("automatic:", workbench.get_backend().name)
+print("priority order:", available)
+"""),
+    code("""
+def backend_in_fresh_process(value):
+    env = {**os.environ, "WORKBENCH_BACKEND": value}
+    out = subprocess.run([sys.executable, "-c", "import workbench; print(workbench.get_backend().name)"],
+                         env=env, capture_output=True, text=True)
+    return out.stdout.strip() or out.stderr.strip().splitlines()[-1]
+
+for value in ["auto", "numpy", available[-1], "torch-cuda"]:
+    print(f"WORKBENCH_BACKEND={value:12s} -> {backend_in_fresh_process(value)}")
+"""),
+    code("""
+workbench.set_backend("numpy")
+print("now:", workbench.get_backend().name)
+workbench.set_backend("auto")
+print("back to:", workbench.get_backend().name)
+"""),
+]

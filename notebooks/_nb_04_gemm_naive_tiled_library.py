@@ -1,0 +1,233 @@
+"""Tutorial: GEMM: naive, tiled, library."""
+
+from _cells import code, md, params
+
+CELLS = [
+    md("""
+# GEMM: naive, tiled, library
+
+`out = a @ b` with `a: m×k`, `b: k×n` does `2mnk` FLOPs on `(mk + kn + mn)` elements: its arithmetic
+intensity (FLOPs per byte) grows with size, so unlike saxpy it *can* be compute-bound — if the kernel
+reuses data. A naive kernel reloads a row of `a` and a column of `b` for every output element; a tiled
+kernel loads blocks into shared/local memory once and reuses them `TILE` times; the library (BLAS,
+cuBLAS) adds register blocking, vector instructions and threads. Whether tiling pays *here* is measured
+below, per backend.
+
+The **roofline** puts each cell at (intensity, GFLOP/s) under `min(peak FLOP/s, intensity × peak GB/s)`,
+where the peaks are this machine's measured *ceilings*. That roof bounds a kernel whose data streams from
+the memory the bandwidth ceiling was measured on. A point can sit above it: when its working set lives in
+a cache faster than that memory, or when the ceiling itself was measured low (a short probe, a busy
+machine). The cells after the plot count the points above their ceiling and say which reason applies to
+each.
+"""),
+    params("""
+SMALL = False
+BUDGET_S = 0.5
+MEASURE_PEAKS = True   # the longer `workbench peaks` measurement (about a minute per backend); CI skips it
+STORE = "workbench-results.sqlite"
+"""),
+    code('''
+%matplotlib inline
+import pandas as pd
+import workbench
+from workbench.backends.registry import all_backends
+
+pd.set_option("display.max_colwidth", 80)
+
+import math
+
+from workbench.ceilings import fmt_bytes
+from workbench.stats_compare import judge_pair, speedup_vs_baseline
+
+
+def pair_verdicts(df, base, other, backend):
+    """``other`` against ``base`` on one backend, per size: the package's paired verdict
+    (speedup = time(base) / time(other), so above 1 means ``other`` is faster)."""
+    rows = df[(df["status"] == "ok") & (df["backend"] == backend) & df["variant"].isin([base, other])]
+    table = speedup_vs_baseline(rows, baseline_variant=base, baseline_backend=backend)
+    return table[table["variant"] == other]
+
+
+def verdict_sentence(v, base, other):
+    """The comparison in words, chosen by the verdict (same / faster / slower / ambiguous)."""
+    s, floor = v["speedup"], v["floor"]
+    if v["verdict"] == "faster":
+        return f"{other} ran {s:.2f}× faster than {base}"
+    if v["verdict"] == "slower":
+        return f"{base} was faster: {other} took {1 / s:.2f}× its time"
+    if v["verdict"] == "same":
+        return f"{other} and {base} ran the same within the noise ({s:.2f}× measured, floor ±{floor:.0%})"
+    if v["verdict"] == "ambiguous":
+        return (f"no call between {other} and {base}: {s:.2f}× is beyond the ±{floor:.0%} floor, but its "
+                f"interval {v['ci_low']:.2f}-{v['ci_high']:.2f}× does not settle the direction")
+    return f"no call between {other} and {base}: {v['verdict']}"
+
+
+def check_claim(v, sentence):
+    """The sentence says what the verdict says, and the verdict agrees with the numbers it rests on."""
+    verdict, s = v["verdict"], v["speedup"]
+    assert ("× faster than" in sentence) == (verdict == "faster"), (sentence, verdict)
+    assert ("was faster" in sentence) == (verdict == "slower"), (sentence, verdict)
+    assert ("the same within the noise" in sentence) == (verdict == "same"), (sentence, verdict)
+    if verdict == "faster":
+        assert s > 1 and v["ci_low"] > 1, (sentence, dict(v))
+    if verdict == "slower":
+        assert s < 1 and v["ci_high"] < 1, (sentence, dict(v))
+    if verdict == "same":
+        assert abs(math.log(s)) <= math.log1p(v["floor"]) + 1e-9, (sentence, dict(v))
+    if verdict == "ambiguous":
+        assert abs(math.log(s)) > math.log1p(v["floor"]) and v["ci_low"] <= 1 <= v["ci_high"], (sentence, dict(v))
+
+
+def llc_bytes(backend):
+    """The last-level cache of the backend's device (None where the device does not say)."""
+    return workbench.device_info(backend).get("last_level_cache_bytes")
+
+
+def cache_text(nbytes, llc):
+    """Whether a working set fits in the last-level cache, in words."""
+    if not llc:
+        return f"working set {fmt_bytes(nbytes)} (last-level cache size unknown)"
+    verb = "fits in" if nbytes <= llc else "exceeds"
+    return f"working set {fmt_bytes(nbytes)} {verb} the {fmt_bytes(llc)} last-level cache"
+'''),
+    code("""
+print(workbench.get_kernel("gemm").description)
+pd.DataFrame([{"variant": n, "mode": v.mode, "runtimes": ", ".join(v.runtimes), "library": v.library,
+               "description": v.description} for n, v in workbench.variants("gemm").items()])
+"""),
+    md("""
+## The ceilings
+
+The first benchmark on a backend in this environment measures its ceilings automatically: a short
+STREAM-like triad and a GEMM, a few seconds per backend, stored with the method "automatic probe" and
+reused afterwards. `workbench peaks` (or `measure_peaks`) measures longer and better, and wins over the
+probe. Every row names the ceiling its "% of peak" used (`ceiling_gbps`, `ceiling_gflops`,
+`ceiling_source`: measured by `workbench peaks`, by the automatic probe, or the published figure).
+"""),
+    code("""
+if MEASURE_PEAKS:
+    from workbench.peaks import measure_peaks
+    for p in measure_peaks(["numpy"], store=STORE):
+        print(p.backend, p.metric, p.dtype, p.value, p.unit, "-", p.method)
+else:
+    print("skipped: the benchmark below measures the ceilings with its short automatic probe")
+"""),
+    md("""
+## Naive vs tiled vs library
+"""),
+    code("""
+sizes = [(32, 32, 32), (64, 64, 64)] if SMALL else [(128, 128, 128), (256, 256, 256), (512, 512, 512)]
+res = workbench.benchmark(kernel="gemm", sizes=sizes, budget_s=BUDGET_S, store=STORE, progress=False)
+res
+"""),
+    code("""
+res.plot(metric="gflops")
+""", "figure"),
+    md("""
+Where a variant is missing above, the table says why (e.g. no device to compile for). Hollow markers
+are noisy cells: their time varied more than the noise threshold, or the machine was busy.
+
+### Did tiling pay?
+
+Per backend that ran both, the tiled kernel against the naive one, judged by the package's paired
+verdict; the explanation printed is the one that fits the verdict and the working set's size against
+the device's last-level cache.
+"""),
+    code("""
+ok = res.df[res.df["status"] == "ok"]
+tiling = []
+for backend, g in ok.groupby("backend", sort=True):
+    names = set(g["variant"])
+    for naive in sorted(n for n in names if n.endswith("-naive")):
+        tiled = naive.replace("-naive", "-tiled")
+        if tiled not in names:
+            continue
+        for _, v in pair_verdicts(ok, naive, tiled, backend).iterrows():
+            sentence = verdict_sentence(v, naive, tiled)
+            check_claim(v, sentence)
+            nbytes = float(g.loc[g["size_label"] == v["size_label"], "bytes"].iloc[0])
+            llc = llc_bytes(backend)
+            where = cache_text(nbytes, llc)
+            if v["verdict"] == "faster":
+                why = f"tiling pays: each block it loads is reused for a whole tile of outputs ({where})."
+            elif v["verdict"] == "slower":
+                why = (f"the {where}, so the naive kernel's reloads are cache hits and the tiled kernel's staging "
+                       "(copies into local memory, barriers) costs more than the reuse saves." if llc and nbytes <= llc
+                       else f"the tiled kernel's staging costs more than its reuse saves ({where}).")
+            else:
+                why = f"no difference that the noise lets us call ({where})."
+            assert ("tiling pays" in why) == (v["verdict"] == "faster"), why
+            tiling.append(f"{backend}, {v['size_label']}: {sentence}; {why}")
+print(chr(10).join(tiling) or "no backend ran both a naive and a tiled kernel here")
+if any(all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("kind") == "cpu" for b in ok["backend"]):
+    print("(opencl on a CPU is PoCL: the portable kernels' order there checks them, it does not predict a GPU)")
+"""),
+    md("""
+### The fastest cell per size
+"""),
+    code("""
+fastest = ok.loc[ok.groupby("size_label", sort=False)["median_s"].idxmin()]
+for _, r in fastest.iterrows():
+    others = ok[(ok["size_label"] == r["size_label"]) & (ok.index != r.name)]
+    runner = others.loc[others["median_s"].idxmin()] if len(others) else None
+    if runner is None:
+        print(f"{r['size_label']}: only {r['variant']} @ {r['backend']} ran")
+        continue
+    v = judge_pair(runner, r)   # the runner-up as baseline: "faster" only if the gap beats the noise
+    sentence = verdict_sentence(v, f"{runner['variant']} @ {runner['backend']}", f"{r['variant']} @ {r['backend']}")
+    check_claim(v, sentence)
+    print(f"{r['size_label']}: lowest median time {r['variant']} @ {r['backend']} "
+          f"({r['gflops']:.3g} GFLOP/s); against the runner-up, {sentence}")
+"""),
+    md("""
+## The roofline
+"""),
+    code("""
+res.plot(kind="roofline")
+""", "figure"),
+    md("""
+Points above their roof are ringed, and the text under the plot says why. The cell below works the same
+out from the rows: a point is above its ceiling when its `pct_peak_bw` or `pct_peak_flops` (against the
+ceiling its row names) exceeds 100, and the reason depends on whether its working set fits in the
+device's last-level cache.
+"""),
+    code("""
+from workbench.ceilings import row_peak_note
+
+for size, g in ok.groupby("size_label", sort=False):
+    print(f"{size}: {cache_text(float(g['bytes'].iloc[0]), llc_bytes(g['backend'].iloc[0]))}")
+
+rows = []
+for _, r in ok.iterrows():
+    llc = llc_bytes(r["backend"])
+    bw, fl = r["pct_peak_bw"], r["pct_peak_flops"]
+    above_bw, above_fl = bool(pd.notna(bw) and bw > 100), bool(pd.notna(fl) and fl > 100)
+    rows.append({"variant": r["variant"], "backend": r["backend"], "size_label": r["size_label"],
+                 "pct_peak_bw": bw, "pct_peak_flops": fl, "above": above_bw or above_fl,
+                 "cache_resident": above_bw and bool(llc) and r["bytes"] <= llc,
+                 "why": row_peak_note(r.to_dict(), llc)})   # worked out from the row's current percentages
+roof = pd.DataFrame(rows)
+above = roof[roof["above"]]
+n, m = len(above), len(roof)
+if n == 0:
+    print(f"Every one of the {m} points sits under its roof: at most {roof['pct_peak_bw'].max():.0f}% of its "
+          f"bandwidth ceiling and {roof['pct_peak_flops'].max():.0f}% of its GFLOP/s ceiling.")
+else:
+    cached = int(above["cache_resident"].sum())
+    parts = []
+    if cached:
+        parts.append(f"{cached} run above the DRAM bandwidth slope because their working set is cache-resident "
+                     "(the slope bounds data that streams from memory, not data that stays in cache)")
+    if n - cached:
+        parts.append(f"{n - cached} point to the ceiling itself: it was measured low (see each reason)")
+    print(f"{n} of {m} points sit above their ceiling: " + "; ".join(parts) + ".")
+    for _, r in above.iterrows():
+        print(f"  {r['variant']} @ {r['backend']} {r['size_label']}: {r['why']}")
+# what was said matches the rows: the points called above are exactly those over 100%, each with its reason
+assert (n == 0) == (roof[["pct_peak_bw", "pct_peak_flops"]].max(axis=1, skipna=True).fillna(0) <= 100).all()
+assert all(above["why"] != ""), "every point above its ceiling has a reason"
+assert all(("fits in" in w) == c for w, c in zip(above["why"], above["cache_resident"]) if "bandwidth" in w)
+roof
+"""),
+]

@@ -1,0 +1,209 @@
+"""Tutorial: Memory-bound fusion: do the bytes moved decide the time?."""
+
+from _cells import code, md, params
+
+CELLS = [
+    md("""
+# Memory-bound fusion: do the bytes moved decide the time?
+
+`bias_gelu` (`gelu(x + bias)`) and `rmsnorm_residual` (`h = x + residual; out = rmsnorm(h) * w`) do a
+handful of FLOPs per element, far below what the processor could do while the data streams in. If their
+time is (bytes moved) / (bandwidth), fusion should pay: written *eagerly* as separate array operations,
+every intermediate is written to memory and read back; a *fused* kernel reads each input once and writes
+each output once; a *compiler* (`torch.compile`) can fuse for you.
+
+That is the hypothesis. Whether it holds on this machine, at these sizes, is measured below: every
+backend that has both an unfused and a fused (or compiled) variant gets a verdict from the rounds
+(faster, slower, or the same within the noise), and the text under each table is chosen from that
+verdict, with the explanation that fits what was measured. The spec counts only the compulsory bytes, so
+the GB/s column is the same bytes divided by each variant's time: a slower variant shows a lower GB/s.
+"""),
+    params("""
+SMALL = False
+BUDGET_S = 0.5
+MODES = ["eager", "fused", "compiled"]   # "compiled" variants compile on their first call
+STORE = "workbench-results.sqlite"
+"""),
+    code('''
+%matplotlib inline
+import pandas as pd
+import workbench
+from workbench.backends.registry import all_backends
+
+pd.set_option("display.max_colwidth", 80)
+
+import math
+
+from workbench.ceilings import fmt_bytes
+from workbench.stats_compare import judge_pair, speedup_vs_baseline
+
+
+def pair_verdicts(df, base, other, backend):
+    """``other`` against ``base`` on one backend, per size: the package's paired verdict
+    (speedup = time(base) / time(other), so above 1 means ``other`` is faster)."""
+    rows = df[(df["status"] == "ok") & (df["backend"] == backend) & df["variant"].isin([base, other])]
+    table = speedup_vs_baseline(rows, baseline_variant=base, baseline_backend=backend)
+    return table[table["variant"] == other]
+
+
+def verdict_sentence(v, base, other):
+    """The comparison in words, chosen by the verdict (same / faster / slower / ambiguous)."""
+    s, floor = v["speedup"], v["floor"]
+    if v["verdict"] == "faster":
+        return f"{other} ran {s:.2f}× faster than {base}"
+    if v["verdict"] == "slower":
+        return f"{base} was faster: {other} took {1 / s:.2f}× its time"
+    if v["verdict"] == "same":
+        return f"{other} and {base} ran the same within the noise ({s:.2f}× measured, floor ±{floor:.0%})"
+    if v["verdict"] == "ambiguous":
+        return (f"no call between {other} and {base}: {s:.2f}× is beyond the ±{floor:.0%} floor, but its "
+                f"interval {v['ci_low']:.2f}-{v['ci_high']:.2f}× does not settle the direction")
+    return f"no call between {other} and {base}: {v['verdict']}"
+
+
+def check_claim(v, sentence):
+    """The sentence says what the verdict says, and the verdict agrees with the numbers it rests on."""
+    verdict, s = v["verdict"], v["speedup"]
+    assert ("× faster than" in sentence) == (verdict == "faster"), (sentence, verdict)
+    assert ("was faster" in sentence) == (verdict == "slower"), (sentence, verdict)
+    assert ("the same within the noise" in sentence) == (verdict == "same"), (sentence, verdict)
+    if verdict == "faster":
+        assert s > 1 and v["ci_low"] > 1, (sentence, dict(v))
+    if verdict == "slower":
+        assert s < 1 and v["ci_high"] < 1, (sentence, dict(v))
+    if verdict == "same":
+        assert abs(math.log(s)) <= math.log1p(v["floor"]) + 1e-9, (sentence, dict(v))
+    if verdict == "ambiguous":
+        assert abs(math.log(s)) > math.log1p(v["floor"]) and v["ci_low"] <= 1 <= v["ci_high"], (sentence, dict(v))
+
+
+def llc_bytes(backend):
+    """The last-level cache of the backend's device (None where the device does not say)."""
+    return workbench.device_info(backend).get("last_level_cache_bytes")
+
+
+def cache_text(nbytes, llc):
+    """Whether a working set fits in the last-level cache, in words."""
+    if not llc:
+        return f"working set {fmt_bytes(nbytes)} (last-level cache size unknown)"
+    verb = "fits in" if nbytes <= llc else "exceeds"
+    return f"working set {fmt_bytes(nbytes)} {verb} the {fmt_bytes(llc)} last-level cache"
+'''),
+    code("""
+for k in ["bias_gelu", "rmsnorm_residual"]:
+    print(k, "->", {n: v.mode for n, v in workbench.variants(k).items()})
+"""),
+    md("""
+## What fusion did, per backend
+
+`fusion_findings` pairs, on each backend, every fused or compiled variant with the unfused (eager) one
+and asks the package for a verdict (`speedup_vs_baseline`: paired round by round, so drift common to
+both cancels; "same" when the difference is within the noise floor). It returns the sentences it prints
+and asserts that each says what its verdict and numbers say.
+"""),
+    code('''
+def fusion_why(v, backend, variant, nbytes):
+    """The explanation that fits the verdict, from what is known about the device and the working set."""
+    llc = llc_bytes(backend)
+    in_cache = bool(llc) and nbytes <= llc
+    where = cache_text(nbytes, llc)
+    b = all_backends()[backend]
+    pocl = b.runtime == "opencl" and workbench.device_info(backend).get("kind") == "cpu"
+    caveat = (" PoCL runs the OpenCL kernels on this CPU's cores: it checks that they are correct, and its "
+              "timings say nothing about a GPU." if pocl else "")
+    if v["verdict"] == "faster":
+        if in_cache:
+            return ("The unfused variant makes an extra pass, writing its intermediate and reading it back; the "
+                    f"{where}, so that pass costs cache bandwidth and a second loop rather than DRAM traffic."
+                    + caveat)
+        return ("Consistent with bytes deciding time: the unfused variant makes an extra pass, writing its "
+                f"intermediate to memory and reading it back ({where})." + caveat)
+    if v["verdict"] == "same":
+        if v["floor"] > 0.5:
+            return (f"The rounds varied too much to call a difference (noise floor ±{v['floor']:.0%}: a busy "
+                    f"machine or a short budget); the {where}." + caveat)
+        if in_cache:
+            return (f"Fusion saved nothing measurable here: the {where}, so the intermediate's round trip "
+                    "stays in cache and costs little; sizes that stream from DRAM are where the saved bytes can show."
+                    + caveat)
+        return f"The traffic fusion saves did not show above the noise ({where})." + caveat
+    if v["verdict"] == "slower":
+        how = workbench.variants(v["kernel"])[variant].description.split(chr(10))[0]
+        reason = (f"the {where}, so the bytes fusion saves are cheap, and the fused kernel's other costs weigh "
+                  "more" if in_cache else f"the fused kernel's other costs outweigh the traffic it saves ({where})")
+        return f"Likely why: {reason}. (The fused variant: {how.rstrip('.')}.)" + caveat
+    return (f"The rounds do not settle which is faster ({where}); more budget (BUDGET_S) or an idle machine "
+            "would." + caveat)
+
+
+def fusion_findings(res):
+    ok = res.df[res.df["status"] == "ok"]
+    lines, checked = [], 0
+    for backend, g in ok.groupby("backend", sort=True):
+        eager = sorted(set(g.loc[g["mode"] == "eager", "variant"]))
+        fused = sorted(set(g.loc[g["mode"].isin(["fused", "compiled"]), "variant"]))
+        if not eager or not fused:
+            lines.append(f"{backend}: only {', '.join(sorted(set(g['variant'])))} ran here: no fused/unfused pair")
+            continue
+        for f in fused:
+            for _, v in pair_verdicts(ok, eager[0], f, backend).iterrows():
+                sentence = verdict_sentence(v, eager[0], f)
+                check_claim(v, sentence)
+                nbytes = float(g.loc[g["size_label"] == v["size_label"], "bytes"].iloc[0])
+                why = fusion_why(v, backend, f, nbytes)
+                # the explanation's branch matches the verdict and the cache fact it cites
+                assert ("makes an extra pass" in why) == (v["verdict"] == "faster"), why
+                assert ("Likely why" in why) == (v["verdict"] == "slower"), why
+                llc = llc_bytes(backend)
+                assert ("fits in" in why) == bool(llc and nbytes <= llc), why
+                lines.append(f"{backend}, {v['size_label']}: on this machine {sentence}. {why}")
+                checked += 1
+    pairs = ok.groupby("backend")["mode"].agg(lambda m: "eager" in set(m) and bool({"fused", "compiled"} & set(m)))
+    assert checked >= int(pairs.sum()), "every backend with a fused/unfused pair gets a verdict"
+    print(chr(10).join(lines))
+    return lines
+'''),
+    md("""
+## bias + GELU
+"""),
+    code("""
+sizes = [(64, 1024)] if SMALL else [(1024, 1024), (2048, 4096)]
+gelu = workbench.benchmark(kernel="bias_gelu", sizes=sizes, mode=MODES, budget_s=BUDGET_S, store=STORE,
+                           progress=False)
+gelu
+"""),
+    code("""
+gelu.plot(metric="time")
+""", "figure"),
+    code("""
+gelu_findings = fusion_findings(gelu)
+"""),
+    md("""
+Where fusion was faster and the working set streams from DRAM, the time ratio estimates how many more
+bytes the unfused variant moved; where the data sits in cache, or the verdict is "same", it does not.
+The table keeps every variant's time against the unfused variant of its own backend:
+"""),
+    code("""
+def time_vs_unfused(res):
+    ok = res.df[res.df["status"] == "ok"]
+    out = ok[["variant", "backend", "mode", "size_label", "median_s", "gbps", "noisy"]].copy()
+    unfused = ok[ok["mode"] == "eager"].groupby(["backend", "size_label"])["median_s"].min()
+    out["time / unfused (same backend)"] = [
+        row.median_s / unfused.get((row.backend, row.size_label), float("nan")) for row in out.itertuples()]
+    return out
+
+time_vs_unfused(gelu)
+"""),
+    md("""
+## RMSNorm with the residual add
+"""),
+    code("""
+norm = workbench.benchmark(kernel="rmsnorm_residual", sizes=sizes, mode=MODES, budget_s=BUDGET_S, store=STORE,
+                           progress=False)
+norm_findings = fusion_findings(norm)
+time_vs_unfused(norm)
+"""),
+    code("""
+norm.plot(metric="gbps")
+""", "figure"),
+]

@@ -1,0 +1,248 @@
+"""Tutorial: LLM shapes."""
+
+from _cells import code, md, params
+
+CELLS = [
+    md("""
+# LLM shapes
+
+Benchmarks at powers of two can miss the sizes that matter. `workbench.datasets` ships the layer shapes
+of common transformer models (from their published configs); each kernel spec maps
+(batch, seq, hidden, intermediate, ...) to its own sizes — RMSNorm runs on `batch·seq` rows of `hidden`
+columns, the MLP's GELU on `batch·seq × intermediate`. Here we sweep them in two dtypes.
+"""),
+    params("""
+SMALL = False
+BUDGET_S = 0.5
+DTYPES = ["float32", "float16"]
+STORE = "workbench-results.sqlite"
+"""),
+    code('''
+%matplotlib inline
+import pandas as pd
+import workbench
+from workbench.backends.registry import all_backends
+
+pd.set_option("display.max_colwidth", 80)
+
+import math
+
+from workbench.ceilings import fmt_bytes
+from workbench.stats_compare import judge_pair, speedup_vs_baseline
+
+
+def pair_verdicts(df, base, other, backend):
+    """``other`` against ``base`` on one backend, per size: the package's paired verdict
+    (speedup = time(base) / time(other), so above 1 means ``other`` is faster)."""
+    rows = df[(df["status"] == "ok") & (df["backend"] == backend) & df["variant"].isin([base, other])]
+    table = speedup_vs_baseline(rows, baseline_variant=base, baseline_backend=backend)
+    return table[table["variant"] == other]
+
+
+def verdict_sentence(v, base, other):
+    """The comparison in words, chosen by the verdict (same / faster / slower / ambiguous)."""
+    s, floor = v["speedup"], v["floor"]
+    if v["verdict"] == "faster":
+        return f"{other} ran {s:.2f}× faster than {base}"
+    if v["verdict"] == "slower":
+        return f"{base} was faster: {other} took {1 / s:.2f}× its time"
+    if v["verdict"] == "same":
+        return f"{other} and {base} ran the same within the noise ({s:.2f}× measured, floor ±{floor:.0%})"
+    if v["verdict"] == "ambiguous":
+        return (f"no call between {other} and {base}: {s:.2f}× is beyond the ±{floor:.0%} floor, but its "
+                f"interval {v['ci_low']:.2f}-{v['ci_high']:.2f}× does not settle the direction")
+    return f"no call between {other} and {base}: {v['verdict']}"
+
+
+def check_claim(v, sentence):
+    """The sentence says what the verdict says, and the verdict agrees with the numbers it rests on."""
+    verdict, s = v["verdict"], v["speedup"]
+    assert ("× faster than" in sentence) == (verdict == "faster"), (sentence, verdict)
+    assert ("was faster" in sentence) == (verdict == "slower"), (sentence, verdict)
+    assert ("the same within the noise" in sentence) == (verdict == "same"), (sentence, verdict)
+    if verdict == "faster":
+        assert s > 1 and v["ci_low"] > 1, (sentence, dict(v))
+    if verdict == "slower":
+        assert s < 1 and v["ci_high"] < 1, (sentence, dict(v))
+    if verdict == "same":
+        assert abs(math.log(s)) <= math.log1p(v["floor"]) + 1e-9, (sentence, dict(v))
+    if verdict == "ambiguous":
+        assert abs(math.log(s)) > math.log1p(v["floor"]) and v["ci_low"] <= 1 <= v["ci_high"], (sentence, dict(v))
+
+
+def llc_bytes(backend):
+    """The last-level cache of the backend's device (None where the device does not say)."""
+    return workbench.device_info(backend).get("last_level_cache_bytes")
+
+
+def cache_text(nbytes, llc):
+    """Whether a working set fits in the last-level cache, in words."""
+    if not llc:
+        return f"working set {fmt_bytes(nbytes)} (last-level cache size unknown)"
+    verb = "fits in" if nbytes <= llc else "exceeds"
+    return f"working set {fmt_bytes(nbytes)} {verb} the {fmt_bytes(llc)} last-level cache"
+
+import json
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from workbench.api import Results
+from workbench.datasets import llm_shapes            # the table of model shapes
+from workbench.report.styles import series_key, styles_for
+from workbench.report.units import fmt_tick_time
+from workbench.stats_compare import row_times
+from workbench.store import open_store
+from workbench.suites import llm_shapes as layer_cases  # model shape x batch x seq, ready for a sweep
+from workbench.sweep import SweepSpec, run_sweep
+from workbench.verdicts import typical_noise
+'''),
+    code("""
+llm_shapes()[["model", "family", "hidden", "intermediate", "heads", "kv_heads", "layers"]]
+"""),
+    code('''
+if SMALL:
+    cases = layer_cases(models=["gpt2"], batch_sizes=[1], seq_lengths=[16, 64])
+else:
+    cases = layer_cases(models=["gpt2", "llama-3-8b"], batch_sizes=[1, 4], seq_lengths=[128, 512])
+spec = workbench.get_kernel("rmsnorm")
+
+
+def size_key(params):
+    """A measured size as a hashable key (rows store their parameters as JSON)."""
+    params = params if isinstance(params, dict) else json.loads(params)
+    return tuple(sorted((k, int(v)) for k, v in params.items()))
+
+
+# Each model's shapes in order, labelled batch·seq; two cases that map onto one size share its label.
+shape_labels = {}   # model -> {size key: "b1·s512 = b4·s128"}
+for c in cases:
+    key = size_key(spec.validate_params(spec.llm_params(c)))
+    shape_labels.setdefault(c["model"], {}).setdefault(key, []).append(f"b{c['batch']}·s{c['seq']}")
+shape_labels = {m: {k: " = ".join(v) for k, v in sorted(d.items(), key=lambda kv: dict(kv[0])["rows"])}
+                for m, d in shape_labels.items()}
+pd.DataFrame([{**{k: c[k] for k in ("model", "batch", "seq", "hidden")}, **spec.llm_params(c)} for c in cases])
+'''),
+    md("""
+## RMSNorm at those shapes, in each dtype
+
+Half precision halves the bytes a kernel moves. Whether that makes it faster depends on the backend
+computing in half precision efficiently, which is measured here rather than assumed. Both dtypes run in
+one sweep: every round measures each cell of both in a shuffled order, so a variant's float16 and
+float32 rows are compared round by round and the machine's drift cancels. A variant that does not
+implement a dtype is recorded as `unsupported` with the reason, not silently dropped.
+"""),
+    code("""
+outcome = run_sweep(SweepSpec(kernels=["rmsnorm"], dtypes=DTYPES, llm_shapes=cases, budget_s=BUDGET_S),
+                    store=open_store(STORE), name="rmsnorm at LLM shapes", progress=False)
+both = Results(outcome.results(), [outcome.run_id], outcome.store)
+both
+"""),
+    md("""
+One panel per model (their widths differ), the model's shapes in order along x, one colour per
+variant@backend (the report's colours), solid for float32 and dashed for float16:
+"""),
+    code("""
+ok = both.df[both.df["status"] == "ok"].copy()
+ok["key"] = [size_key(p) for p in ok["params"]]
+styles = styles_for(both.df)
+models = list(shape_labels)
+fig, axes = plt.subplots(1, len(models), figsize=(4.6 * len(models) + 2.4, 3.6), squeeze=False)
+for ax, model in zip(axes[0], models):
+    order = list(shape_labels[model])
+    sub = ok[ok["key"].isin(order)]
+    for (variant, backend, dtype), g in sub.groupby(["variant", "backend", "dtype"], sort=True):
+        g = g.assign(x=[order.index(k) for k in g["key"]]).sort_values("x")
+        style = styles[series_key(variant, backend)]
+        ax.plot(g["x"], g["median_s"], marker=style.marker, color=style.color, ms=4,
+                ls="-" if dtype == "float32" else "--", label=f"{variant} @ {backend}, {dtype}")
+    ax.set_xticks(range(len(order)), [shape_labels[model][k] for k in order])
+    ax.set_xlim(-0.5, len(order) - 0.5)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: fmt_tick_time(v)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    hidden = dict(order[0])["cols"]
+    ax.set_title(f"rmsnorm at {model} shapes (hidden {hidden})")
+    ax.set_xlabel("batch·seq")
+    ax.set_ylabel("time per call")
+    ax.grid(True, alpha=0.3)
+axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
+fig.tight_layout()
+plt.show()
+""", "figure"),
+    md("""
+## What float16 did, per backend
+
+Every variant@backend that ran both dtypes: float16 against float32 at each shape, judged by the
+package's paired verdict (speed-up = time(float32) / time(float16)). The explanation printed for each
+backend is the one that fits its verdicts; the cell asserts that every sentence says what its numbers say.
+"""),
+    code("""
+pairs = []   # (variant, backend, label, float32 row, float16 row)
+for (variant, backend, key), g in ok.groupby(["variant", "backend", "key"], sort=True):
+    d = g.set_index("dtype")
+    if {"float32", "float16"} <= set(d.index):
+        label = "; ".join(f"{m} {labels[key]}" for m, labels in shape_labels.items() if key in labels)
+        pairs.append((variant, backend, label, d.loc["float32"], d.loc["float16"]))
+diffs = []
+for *_, a, b in pairs:
+    (ta, ra), (tb, rb) = row_times(a), row_times(b)
+    if ra and rb and len(ta) == len(tb):
+        diffs.append(np.log(ta) - np.log(tb))
+typical = typical_noise(diffs)   # the run's typical paired spread, as speedup_vs_baseline uses
+
+verdicts = []
+for variant, backend, label, a, b in pairs:
+    v = judge_pair(a, b, typical)
+    sentence = verdict_sentence(v, "float32", "float16")
+    check_claim(v, sentence)
+    verdicts.append({"variant": variant, "backend": backend, "shape": label, "speedup": v["speedup"],
+                     "floor": v["floor"], "verdict": v["verdict"], "sentence": sentence})
+    print(f"{variant} @ {backend}, {label}: {sentence}")
+table = pd.DataFrame(verdicts)
+"""),
+    code('''
+def fp16_why(backend, counts, speedups):
+    """The explanation that fits a series' verdicts (one reading only where every shape agrees)."""
+    n = sum(counts.values())
+    if counts.get("slower", 0) == n:
+        if all_backends()[backend].runtime == "numpy":
+            return ("numpy has no float16 arithmetic of its own: it converts every element to float32 and back "
+                    "in software, which costs far more than halving the bytes saves.")
+        return "computing in float16 cost this backend more than halving the bytes saved."
+    if counts.get("faster", 0) == n:
+        top = max(speedups)
+        return ("consistent with float16 moving half the bytes" + (
+            f"; the best gain ({top:.2f}×) is more than the 2× that halving the bytes alone explains"
+            if top > 2 else "") + ".")
+    if counts.get("same", 0) == n:
+        return "halving the bytes made no difference the noise lets us call at these shapes."
+    return "the shapes disagree (see the verdict per shape above): no single reading holds here."
+
+
+summary = []
+for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if len(table) else []:
+    counts = g["verdict"].value_counts().to_dict()
+    speedups = g["speedup"].tolist()
+    what = ", ".join(f"{k} at {n} of {len(g)}" for k, n in counts.items())
+    span = (f"float16 took {1 / max(speedups):.2g}-{1 / min(speedups):.2g}× the float32 time"
+            if len(g) > 1 else f"float16 took {1 / speedups[0]:.2g}× the float32 time")
+    why = fp16_why(backend, counts, speedups)
+    # what the sentence says follows the verdicts it counts
+    assert sum(counts.values()) == len(g)
+    assert ("no float16 arithmetic" in why) == (all_backends()[backend].runtime == "numpy"
+                                                and counts.get("slower", 0) == len(g)), why
+    assert ("half the bytes" in why) == (counts.get("faster", 0) == len(g)), why
+    assert ("disagree" in why) == (max(counts.values()) < len(g)), why
+    summary.append(f"{variant} @ {backend}: float16 against float32 was {what} shapes ({span}): {why}")
+print(chr(10).join(summary) or "no variant ran both dtypes here")
+
+bad = both.df[(both.df["status"] != "ok") & (both.df["dtype"] == "float16")]
+for (variant, backend), g in bad.groupby(["variant", "backend"]):
+    print(f"{variant} @ {backend}: float16 {g['status'].iloc[0]}: {str(g['message'].iloc[0]).splitlines()[0]}")
+'''),
+    code("""
+ok.pivot_table(index=["variant", "backend", "size_label"], columns="dtype", values="median_s")
+"""),
+]
