@@ -1,0 +1,62 @@
+"""How long each tutorial takes to execute as shipped (no parameter injected), one notebook at a time.
+
+Target (issue 25): every tutorial executes in at most 2 minutes on the 2-core machine, without a switch.
+Prints one line per notebook: wall seconds, the 1-minute load average before and after, and whether any
+cell raised. The load average is printed beside each figure because the machine is shared: a figure
+measured with a busy core is not comparable with one measured idle.
+
+    .venv/bin/python tests/perf/notebook_times.py [notebooks/04_*.ipynb ...]   # default: every tutorial
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbclient
+import nbformat
+
+REPO = Path(__file__).resolve().parents[2]
+TARGET_S = 120.0
+
+
+def execute(path: Path, timeout_s: int) -> tuple[float, list[str]]:
+    """Wall seconds to execute ``path`` in a fresh folder, and the errors its cells raised."""
+    nb = nbformat.read(path, as_version=4)
+    with tempfile.TemporaryDirectory(prefix=f"nbtime-{path.stem}-") as work:
+        client = nbclient.NotebookClient(nb, timeout=timeout_s, kernel_name="python3", allow_errors=True,
+                                         resources={"metadata": {"path": work}})
+        env = {**os.environ, "WORKBENCH_STORE": str(Path(work) / "workbench-results.sqlite"),
+               "MPLBACKEND": "module://matplotlib_inline.backend_inline", "MPLCONFIGDIR": str(Path(work) / "mpl")}
+        t0 = time.monotonic()
+        client.execute(env=env)
+        seconds = time.monotonic() - t0
+    errors = [f"cell {i}: {o.ename}: {o.evalue}" for i, c in enumerate(nb.cells) if c.cell_type == "code"
+              for o in c.outputs if o.output_type == "error"]
+    return seconds, errors
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/[0-9]*.ipynb")
+    parser.add_argument("--cell-timeout", type=int, default=1200, help="seconds one cell may take")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
+    print(f"{'notebook':40s} {'seconds':>8s} {'load before':>11s} {'load after':>10s}  verdict", flush=True)
+    over = 0
+    for path in paths:
+        load0 = os.getloadavg()[0]
+        seconds, errors = execute(path, args.cell_timeout)
+        load1 = os.getloadavg()[0]
+        verdict = "errors: " + "; ".join(errors) if errors else ("ok" if seconds <= TARGET_S else "over 2 min")
+        over += seconds > TARGET_S or bool(errors)
+        print(f"{path.name:40s} {seconds:8.1f} {load0:11.2f} {load1:10.2f}  {verdict}", flush=True)
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
