@@ -1,0 +1,123 @@
+"""workbench.claims: a verdict's sentence says what the verdict says, and the claim check catches a sentence
+or a verdict that does not follow from the measurement."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench import claims
+from workbench import verdicts as vd
+from workbench.claims import ClaimMismatch, cache_text, check_claim, check_verdict, pair_verdicts, verdict_sentence
+
+
+def verdict(name, speedup, ci_low, ci_high, floor):
+    return {"verdict": name, "speedup": speedup, "ci_low": ci_low, "ci_high": ci_high, "floor": floor}
+
+
+FASTER = verdict("faster", 2.0, 1.8, 2.2, 0.05)
+SLOWER = verdict("slower", 0.5, 0.45, 0.55, 0.05)
+SAME = verdict("same", 1.02, 0.97, 1.06, 0.08)
+WIDE_SAME = verdict("same", 0.12, 0.01, 9.0, 7.51)        # issue 26: "the same within the noise (floor ±751%)"
+INCONCLUSIVE = verdict("inconclusive", 1.3, 0.9, 1.9, 0.45)
+AMBIGUOUS = verdict("ambiguous", 1.4, 0.95, 2.1, 0.2)
+TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float("nan"))
+
+
+@pytest.mark.parametrize("v, expected", [
+    (FASTER, "fused ran 2.00× faster than eager"),
+    (SLOWER, "eager was faster: fused took 2.00× its time"),
+    (SAME, "fused and eager ran the same within the noise (1.02× measured, floor ±8%)"),
+    (WIDE_SAME, "could not tell fused from eager: ±751% noise, 0.12× measured; "
+                "more rounds or a quieter machine would settle it"),
+    (INCONCLUSIVE, "could not tell fused from eager: ±45% noise, 1.30× measured; "
+                   "more rounds or a quieter machine would settle it"),
+    (AMBIGUOUS, "could not tell fused from eager: 1.40× measured, but its interval 0.95-2.10× includes no change; "
+                "more rounds or a quieter machine would settle it"),
+    (TOO_FEW, "no call between fused and eager: insufficient samples"),
+])
+def test_the_sentence_is_chosen_by_the_verdict_and_passes_its_check(v, expected):
+    sentence = verdict_sentence(v, "eager", "fused")
+    assert sentence == expected
+    check_claim(v, sentence)
+
+
+def test_a_sentence_that_says_more_than_its_verdict_fails():
+    with pytest.raises(ClaimMismatch, match="reads 'same'"):
+        check_claim(SAME, verdict_sentence(FASTER, "eager", "fused"))
+    with pytest.raises(ClaimMismatch, match="reads 'inconclusive'"):
+        check_claim(WIDE_SAME, "fused and eager ran the same within the noise")
+    with pytest.raises(ClaimMismatch):
+        check_claim(FASTER, "fused ran 2.00× faster than eager, and was faster: too")
+
+
+def test_a_verdict_that_does_not_follow_from_its_numbers_fails():
+    with pytest.raises(ClaimMismatch, match="does not follow"):
+        check_verdict(verdict("faster", 2.0, 0.9, 2.5, 0.05))     # the interval includes no change
+    with pytest.raises(ClaimMismatch, match="does not follow"):
+        check_verdict(verdict("slower", 1.5, 1.2, 1.8, 0.05))     # the speed-up says faster
+    with pytest.raises(ClaimMismatch, match="does not follow"):
+        check_verdict(verdict("same", 1.5, 1.4, 1.6, 0.05))       # a 50% gap is beyond a 5% floor
+    with pytest.raises(ClaimMismatch, match="does not follow"):
+        check_verdict(verdict("inconclusive", 3.0, 2.5, 3.5, 0.2))  # settled beyond the floor: faster
+    with pytest.raises(ClaimMismatch, match="without its numbers"):
+        check_verdict(verdict("faster", 2.0, float("nan"), 2.5, 0.05))
+    check_verdict(TOO_FEW)  # no call: nothing to contradict
+
+
+def test_a_sentence_of_your_own_is_checked_against_your_phrases():
+    check_claim(FASTER, "tiling pays: blocks are reused", {"faster": "tiling pays"})
+    check_claim(SAME, "no difference the noise lets us call", {"faster": "tiling pays"})
+    with pytest.raises(ClaimMismatch, match="tiling pays"):
+        check_claim(SLOWER, "tiling pays anyway", {"faster": "tiling pays"})
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_every_verdict_the_package_gives_reads_as_a_sentence_that_passes_its_check(seed):
+    """Sentence and check agree with workbench.verdicts on real paired and unpaired verdicts, quiet or noisy."""
+    rng = np.random.default_rng(seed)
+    rounds = int(rng.integers(3, 9))
+    gap = float(rng.choice([1.0, 1.1, 1.5, 3.0, 0.4]))
+    noise = float(rng.choice([0.01, 0.1, 0.6]))
+    a = 1e-3 * np.exp(rng.normal(0, noise, rounds))
+    b = a / gap * np.exp(rng.normal(0, noise, rounds))
+    for v in (vd.paired_verdict(a, b), vd.unpaired_verdict(a, b, run_noise=noise)):
+        check_claim(v.to_dict(), verdict_sentence(v.to_dict(), "A", "B"))
+
+
+def rows(times_by_variant, rounds=7, seed=0):
+    """Store-shaped ok rows of one run on numpy: variant -> median time per size."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for variant, times in times_by_variant.items():
+        for n, t in times.items():
+            medians = t * np.exp(rng.normal(0, 0.01, rounds))
+            out.append({"run_id": "r", "kernel": "k", "variant": variant, "backend": "numpy", "dtype": "float32",
+                        "params": json.dumps({"n": n}), "size": n, "size_label": f"n={n}", "mode": "eager",
+                        "cache": "warm", "library": variant == "base", "status": "ok", "noisy": False,
+                        "median_s": float(np.median(medians)), "round_medians_s": json.dumps(medians.tolist()),
+                        "samples_s": json.dumps(medians.tolist())})
+    return pd.DataFrame(out)
+
+
+def test_pair_verdicts_judges_other_against_base_per_size():
+    df = rows({"base": {1: 1e-3, 2: 2e-3}, "fast": {1: 0.5e-3, 2: 2e-3}, "unrelated": {1: 9e-3, 2: 9e-3}})
+    table = pair_verdicts(df, "base", "fast", "numpy")
+    assert list(table["variant"]) == ["fast", "fast"] and set(table["baseline_variant"]) == {"base"}
+    by_size = dict(zip(table["size_label"], table["verdict"], strict=True))
+    assert by_size == {"n=1": "faster", "n=2": "same"}
+    assert table.set_index("size_label").loc["n=1", "speedup"] == pytest.approx(2.0, rel=0.05)
+    assert pair_verdicts(df, "base", "fast", "torch-cpu").empty
+
+
+def test_cache_text_says_whether_the_working_set_fits():
+    assert cache_text(2 * 2**20, 32 * 2**20) == "working set 2 MiB fits in the 32 MiB last-level cache"
+    assert "exceeds the" in cache_text(64 * 2**20, 32 * 2**20)
+    assert "last-level cache size unknown" in cache_text(1024, None)
+
+
+def test_same_needs_a_small_floor():
+    assert claims.reading(SAME) == "same"
+    assert claims.reading(verdict("same", 1.0, 0.9, 1.1, claims.SAME_MAX_FLOOR + 0.01)) == "inconclusive"
+    assert claims.fmt_floor(803418.0) == "±80,341,800%"

@@ -1,0 +1,150 @@
+"""Sentences that cannot outrun their measurement: a verdict in words, and a check that a claim follows it.
+
+A tutorial or a report that writes its conclusion before the run ("fused beats unfused") contradicts its own
+output the day the machine is busy. Here the words are chosen by the verdict (:mod:`workbench.verdicts`), and
+:func:`check_claim` fails when a sentence says something its verdict does not, or when the verdict does not
+follow from the numbers it rests on (speed-up, interval, floor) — so prose and measurement cannot part silently.
+
+The verdict is read as the text may state it (:func:`reading`): "faster", "slower", "same" (only within a
+small floor: a "same" at ±300% means the noise hid any difference, and is said as "inconclusive"),
+"inconclusive" (the noise or the interval does not settle it), or "no call" (too few samples, no baseline,
+a failed cell).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import pandas as pd
+
+from . import device_info
+from .ceilings import fmt_bytes
+from .stats_compare import speedup_vs_baseline
+
+Reading = Literal["faster", "slower", "same", "inconclusive", "no call"]
+
+#: The widest floor (relative) at which "same" is said as "same": beyond it a difference of that size could
+#: hide in the noise, so "same" would claim more than was measured (issue 22: "same" needs a floor ≤ 10%).
+SAME_MAX_FLOOR = 0.10
+
+#: The phrase :func:`verdict_sentence` uses for each reading; :func:`check_claim` looks for these.
+PHRASES: dict[str, str] = {
+    "faster": "× faster than",
+    "slower": "was faster:",
+    "same": "the same within the noise",
+    "inconclusive": "could not tell",
+    "no call": "no call between",
+}
+
+#: What would settle an inconclusive comparison, said with it.
+SETTLE = "more rounds or a quieter machine would settle it"
+
+
+class ClaimMismatch(AssertionError):
+    """A sentence says something its verdict does not, or a verdict disagrees with its own numbers."""
+
+
+def _num(v: Mapping[str, Any], key: str) -> float:
+    value = v.get(key)
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def fmt_floor(floor: float) -> str:
+    """A noise floor as "±12%" (thousands grouped: a floor of ±80,341,800% has been seen under load)."""
+    return f"±{floor:,.0%}" if math.isfinite(floor) else "±?"
+
+
+def reading(v: Mapping[str, Any]) -> Reading:
+    """What a verdict lets a sentence say: ``v`` is a row of a speed-up table or a verdict's dict (keys
+    ``verdict``, ``speedup``, ``ci_low``, ``ci_high``, ``floor``)."""
+    verdict = str(v.get("verdict"))
+    if verdict in ("faster", "slower"):
+        return verdict  # type: ignore[return-value]
+    if verdict == "same":
+        floor = _num(v, "floor")
+        return "same" if math.isfinite(floor) and floor <= SAME_MAX_FLOOR else "inconclusive"
+    if verdict in ("inconclusive", "ambiguous"):
+        return "inconclusive"
+    return "no call"
+
+
+def verdict_sentence(v: Mapping[str, Any], base: str, other: str) -> str:
+    """``other`` against ``base`` in words, chosen by the verdict (speed-up = time(base) / time(other))."""
+    s, floor = _num(v, "speedup"), _num(v, "floor")
+    said = reading(v)
+    if said == "faster":
+        return f"{other} ran {s:.2f}× faster than {base}"
+    if said == "slower":
+        return f"{base} was faster: {other} took {1 / s:.2f}× its time"
+    if said == "same":
+        return f"{other} and {base} ran the same within the noise ({s:.2f}× measured, floor {fmt_floor(floor)})"
+    if said == "inconclusive":
+        lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
+        if math.isfinite(floor) and abs(math.log(s)) > math.log1p(floor):
+            why = f"{s:.2f}× measured, but its interval {lo:.2f}-{hi:.2f}× includes no change"
+        else:
+            why = f"{fmt_floor(floor)} noise, {s:.2f}× measured"
+        return f"could not tell {other} from {base}: {why}; {SETTLE}"
+    return f"no call between {other} and {base}: {v.get('verdict')}"
+
+
+def check_verdict(v: Mapping[str, Any]) -> None:
+    """Raise :class:`ClaimMismatch` unless the verdict follows from its speed-up, interval and floor."""
+    said = reading(v)
+    s, lo, hi, floor = (_num(v, k) for k in ("speedup", "ci_low", "ci_high", "floor"))
+    if said == "no call":
+        return
+    numbers = {"verdict": v.get("verdict"), "speedup": s, "ci_low": lo, "ci_high": hi, "floor": floor}
+    if not all(math.isfinite(x) for x in (s, lo, hi, floor)) or s <= 0:
+        raise ClaimMismatch(f"a {said!r} verdict without its numbers: {numbers}")
+    beyond = abs(math.log(s)) > math.log1p(floor) + 1e-9
+    held = {"faster": beyond and s > 1 and lo > 1,
+            "slower": beyond and s < 1 and hi < 1,
+            "same": not beyond and floor <= SAME_MAX_FLOOR,
+            "inconclusive": not (beyond and (lo > 1 or hi < 1))}[said]
+    if not held:
+        raise ClaimMismatch(f"the verdict does not follow from its numbers: {numbers}")
+
+
+def check_claim(v: Mapping[str, Any], sentence: str, phrases: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`ClaimMismatch` unless ``sentence`` says what the verdict says and the verdict follows from
+    its numbers (:func:`check_verdict`).
+
+    ``phrases`` maps a reading ("faster", "slower", "same", "inconclusive", "no call") to a phrase that the
+    sentence contains exactly when the verdict reads so: by default the wording of :func:`verdict_sentence`;
+    pass your own for a sentence of your own, e.g. ``{"faster": "tiling pays"}``.
+    """
+    check_verdict(v)
+    said = reading(v)
+    for meaning, phrase in (PHRASES if phrases is None else phrases).items():
+        if (phrase in sentence) != (meaning == said):
+            says = "says" if phrase in sentence else "does not say"
+            raise ClaimMismatch(f"{sentence!r} {says} {phrase!r}, but the verdict reads {said!r} "
+                                f"({v.get('verdict')}, speed-up {_num(v, 'speedup'):.3g}, "
+                                f"floor {fmt_floor(_num(v, 'floor'))})")
+
+
+def pair_verdicts(df: pd.DataFrame, base: str, other: str, backend: str) -> pd.DataFrame:
+    """Variant ``other`` against variant ``base`` on one backend, one row per size, with the package's paired
+    verdict (:func:`workbench.stats_compare.speedup_vs_baseline`; speed-up above 1: ``other`` is faster)."""
+    rows = df[(df["status"] == "ok") & (df["backend"] == backend) & df["variant"].isin([base, other])]
+    table = speedup_vs_baseline(rows, baseline_variant=base, baseline_backend=backend)
+    return table[table["variant"] == other]
+
+
+def last_level_cache_bytes(backend: str) -> int | None:
+    """The last-level cache of a backend's device, in bytes (None where the device does not say)."""
+    return device_info(backend).get("last_level_cache_bytes")
+
+
+def cache_text(nbytes: float, llc: float | None) -> str:
+    """Whether a working set fits in the last-level cache, in words ("fits in" / "exceeds")."""
+    if not llc:
+        return f"working set {fmt_bytes(nbytes)} (last-level cache size unknown)"
+    verb = "fits in" if nbytes <= llc else "exceeds"
+    return f"working set {fmt_bytes(nbytes)} {verb} the {fmt_bytes(llc)} last-level cache"
