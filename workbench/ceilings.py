@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import verdicts
+from .verdicts import is_noisy  # one noise flag, of a row or a spread; report/ reads it from here
 
 #: ``ceiling_source`` values.
 MEASURED = "measured (workbench peaks)"
@@ -77,16 +78,6 @@ def _num(v: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return v if math.isfinite(v) else None
-
-
-def is_noisy(row: Mapping[str, Any]) -> bool:
-    """The row's noise flag; rows stored before it existed: relative spread above the flag's threshold
-    (:data:`workbench.verdicts.NOISY_SPREAD`)."""
-    flag = row.get("noisy")
-    if flag is not None and not (isinstance(flag, float) and math.isnan(flag)):
-        return bool(flag)
-    spread = _num(row.get("rel_spread"))
-    return verdicts.is_noisy(spread)
 
 
 def noise_text(row: Mapping[str, Any]) -> str:

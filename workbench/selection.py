@@ -20,17 +20,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .backends import registry as backend_registry
-from .backends.base import Backend
+from .backends.base import Backend, BackendUnavailable
 from .catalog import registry as catalog
 from .catalog.spec import MODES, KernelSpec, Variant
 from .dtypes import check_dtype
 
 #: Modes run when none are named: ``compiled`` variants (torch.compile, ~30 s per shape) only on request.
 DEFAULT_MODES = ("eager", "fused", "graph")
-
-
-class BackendUnavailable(ValueError):
-    """A backend named in the request cannot run here; nothing was run."""
 
 
 @dataclass(frozen=True)

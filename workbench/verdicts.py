@@ -1,4 +1,4 @@
-"""Calibrated verdicts: "faster" or "slower" only when a difference exceeds the noise across rounds and runs.
+"""Verdicts that say what the evidence shows: faster, slower, same (within a small floor) or inconclusive.
 
 Samples inside one stream are not independent draws: the machine drifts (load, clocks, other processes),
 so two streams taken at different moments differ by far more than their within-stream spread suggests
@@ -6,25 +6,26 @@ so two streams taken at different moments differ by far more than their within-s
 on one stream's samples (bootstrap over samples, Mann–Whitney) therefore calls identical code faster or
 slower with p-values like 1e-150.
 
-The unit of evidence here is the *round*: a sweep measures every cell once per round, in an order
-shuffled per round (as asv does), so drift hits every contender alike, and a cell's per-round medians
-vary as much as the machine does. Everything is on log times:
+The unit of evidence here is the *round*: a sweep measures every cell once per round, the contenders of
+a cell (one kernel, size and dtype) back to back in an order shuffled per round, so drift hits them alike.
+Everything is on log times:
 
-- **paired** (a variant against its baseline in the same run, round by round): ``d_i = log(a_i / b_i)``;
-  the effect is ``median(d)``, its interval the distribution-free order-statistic interval of that
-  median, and the noise the spread of ``d`` across rounds — drift common to both cancels. With fewer
-  than :data:`ROBUST_FROM` rounds a pair's own spread is unreliable and the run's typical paired
-  spread (:func:`typical_noise`) is the noise.
+- **paired** (a variant against its baseline in the same run, round by round): ``d_i = log(a_i / b_i)``,
+  in which drift common to both cancels. The effect is ``median(d)``; the pair's noise is its own robust
+  spread of ``d``, moderated (empirical Bayes, as limma's moderated t) by the typical paired spread of
+  its kernel in the run (:func:`typical_noise`), which counts as :data:`PRIOR_DF` rounds of evidence. A
+  disturbed pair therefore widens only its own interval; a quiet pair is not blunted by a noisy one.
+  The interval is a t interval on those degrees of freedom.
 - **unpaired** (the same cell in two runs): the effect is ``median(log a) - median(log b)``; the noise
   adds both runs' round spreads (:func:`round_sigma`) to the run-to-run spread seen across all cells of
   the comparison (:func:`run_to_run_noise`), which a single cell cannot see.
 
-``floor = max(min_effect, k × noise)``. "same": the effect lies within the floor. "faster" / "slower":
-it exceeds the floor and its interval excludes no change. "ambiguous": it exceeds the floor but the
-interval does not settle the direction. With fewer rounds than ``min_rounds`` the verdict rests on one
-stream per side, whose run-to-run noise is unknown: the floor is then :data:`STREAM_NOISE`-based, so
-only gaps far beyond anything drift produces are called (this is how rows stored before rounds existed
-are judged). ``docs/statistics.md`` explains the rules and how the constants were measured.
+The decision (:func:`decide`) reads the interval, whose coverage is stated with it (:attr:`Verdict.coverage`):
+"faster" / "slower" when it excludes no change and the effect exceeds :data:`MIN_EFFECT`; "same" only when
+the whole interval lies within ±:data:`SAME_WITHIN` (a floor that is itself small); otherwise
+"inconclusive", with the half-width of the interval (the smallest effect the comparison could have seen)
+and what would settle it (:attr:`Verdict.settle`). ``docs/statistics.md`` explains the rules and the
+figures measured with ``tests/perf/power.py``.
 """
 
 from __future__ import annotations
@@ -37,19 +38,24 @@ from typing import Any
 
 import numpy as np
 
-VERDICTS = ("faster", "slower", "same", "ambiguous", "insufficient samples")
+VERDICTS = ("faster", "slower", "same", "inconclusive", "insufficient samples")
 
-#: Relative differences below this are "same" whatever the noise (5%, also the CI gate's default).
+#: Differences below this are never called faster or slower (5%, also the CI gate's default).
 MIN_EFFECT = 0.05
-#: How many noise spreads (log sigma) a difference must exceed (measured: docs/statistics.md).
-K_NOISE = 3.0
+#: "same" only when the whole interval lies within ±this: a wider interval cannot say "same".
+SAME_WITHIN = 0.10
 #: Rounds needed for a round-based verdict; fewer fall back to one stream per side.
 MIN_ROUNDS = 3
 #: Run-to-run noise (log sigma) assumed for a single stream, whose drift cannot be seen from inside it.
 STREAM_NOISE = 0.15
+#: The coverage every interval is made to have (t or normal quantiles on the noise it rests on).
 CONFIDENCE = 0.95
 #: A cell is flagged noisy when its spread across rounds (or within its stream) exceeds this.
 NOISY_SPREAD = 0.10
+#: Weight, in rounds (degrees of freedom), of the kernel's typical paired spread in a pair's noise.
+PRIOR_DF = 4.0
+#: The standard error of a median of n values is about this many times that of their mean (normal data).
+MEDIAN_EFFICIENCY = 1.2533
 
 
 @dataclass(frozen=True)
@@ -57,20 +63,44 @@ class Verdict:
     """``speedup`` = time(A) / time(B): above 1 means B (the variant, or the newer run) is faster."""
 
     speedup: float
+    #: The interval of the speed-up, with probability ``coverage`` of holding the true one.
     ci_low: float
     ci_high: float
-    #: Relative difference (e.g. 0.12 = 12%) within which the two are called "same".
+    #: The smallest relative difference this comparison could have seen (e.g. 0.12 = 12%): the interval's
+    #: half-width, at least MIN_EFFECT; for "same", the bound the whole interval lies within.
     floor: float
-    #: The noise the floor came from (robust sigma of log times).
+    #: The noise the interval came from (log sigma of one round's difference, or of one stream).
     noise: float
     verdict: str
     n_a: int
     n_b: int
     #: "paired rounds", "rounds" or "one stream" (fewer than MIN_ROUNDS rounds).
     basis: str
+    #: The interval's coverage (0.95: a 95% interval).
+    coverage: float = CONFIDENCE
+    #: For "inconclusive" and "insufficient samples": what would settle it; else None.
+    settle: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The verdict in words with its floor: "same (within ±4%)", "inconclusive (±38%)", "faster"."""
+        return verdict_label(self.verdict, self.floor)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def verdict_label(verdict: str, floor: float) -> str:
+    """"same (within ±X%)" / "inconclusive (±X%)" with the floor; other verdicts as they are."""
+    if verdict in ("same", "inconclusive") and floor is not None and math.isfinite(floor):
+        return f"same (within ±{pct(floor)})" if verdict == "same" else f"inconclusive (±{pct(floor)})"
+    return verdict
+
+
+def pct(x: float) -> str:
+    """A relative difference as a percentage with sensible digits: 4.2%, 38%, 1,155%."""
+    v = 100 * x
+    return f"{v:.1f}%" if v < 10 else f"{v:,.0f}%"
 
 
 def clean(values: Iterable[float] | None) -> np.ndarray:
@@ -241,6 +271,16 @@ def rel_spread(values: Iterable[float]) -> float:
     return round_sigma(np.log(x)) if len(x) >= 2 else float("nan")
 
 
-def is_noisy(spread: float | None, threshold: float = NOISY_SPREAD) -> bool:
-    """The noise flag: the cell's spread is above ``threshold`` (an unreadable spread is not flagged)."""
-    return spread is not None and math.isfinite(spread) and spread > threshold
+def is_noisy(noise: Mapping[str, Any] | float | None, threshold: float = NOISY_SPREAD) -> bool:
+    """The noise flag. Of a spread: above ``threshold`` (an unreadable spread is not flagged). Of a stored
+    row: its ``noisy`` column, or for rows stored before that column existed, its ``rel_spread``."""
+    if isinstance(noise, Mapping):
+        flag = noise.get("noisy")
+        if flag is not None and not (isinstance(flag, float) and math.isnan(flag)):
+            return bool(flag)
+        noise = noise.get("rel_spread")
+    try:
+        spread = float(noise)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(spread) and spread > threshold

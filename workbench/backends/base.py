@@ -36,8 +36,12 @@ PRIORITY: dict[str, int] = {
 }
 
 
-class BackendUnavailable(RuntimeError):
-    """Raised when a backend that probed unavailable is asked to do work."""
+class BackendUnavailable(RuntimeError, ValueError):
+    """A backend that cannot run here was asked for: named in a request (nothing was run) or asked to do work.
+
+    One class for both places it is raised: a RuntimeError where a backend is used, a ValueError where a
+    request names it, so callers catching either (selection's bad input, a backend's failed ``require``)
+    still catch it."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ import traceback as tb
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from ..conditions import ConditionsMeter, GpuMonitor, probe_gpu_monitor
 from ..dtypes import itemsize
 from ..execution import row_stats
 from ..record import canonical_params, cell_key, empty_row, finite_or_none, size_label, size_of
+from ..timestamps import now_iso
 from .memory import peak_memory
 from .rounds import finish_single_round
 from .stats import summarize
@@ -329,10 +329,6 @@ def is_oom(exc: BaseException) -> bool:
         return False
     text = f"{type(exc).__name__}: {exc}".lower()
     return any(t in text for t in OOM_TEXTS)
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass
