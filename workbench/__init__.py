@@ -62,10 +62,6 @@ def __getattr__(name: str) -> Any:
         from .api import benchmark
 
         return benchmark
-    if name == "compare":  # deprecated alias of benchmark; calling it warns
-        from .api import compare
-
-        return compare
     if name == "verify":
         from .verification import verify
 
@@ -77,7 +73,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
 
 
-__all__ = ["KernelSpec", "available_backends", "benchmark", "clear_cache", "compare", "device_info",
+__all__ = ["KernelSpec", "available_backends", "benchmark", "clear_cache", "device_info",
            "execution_stats", "get_backend", "get_kernel",
            "kernels", "load_catalog", "memory_info", "quick", "register_kernel", "set_backend", "timeit",
            "variant", "variants", "verify"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -189,10 +188,3 @@ def benchmark(kernel: str | None = None, variants: str | Iterable[str] | None = 
     outcome = run_sweep(spec, store=open_store(store), name=name or f"benchmark {kernel}", progress=progress)
     return Results(outcome.results(), [outcome.run_id], outcome.store, interrupted=outcome.interrupted,
                    wall_s=outcome.wall_s)
-
-
-def compare(*args: Any, **kw: Any) -> Results:
-    """Deprecated name of :func:`benchmark` (it runs a benchmark; ``workbench compare A B`` compares stored runs)."""
-    warnings.warn("workbench.compare() is deprecated: it runs a benchmark, use workbench.benchmark()",
-                  DeprecationWarning, stacklevel=2)
-    return benchmark(*args, **kw)

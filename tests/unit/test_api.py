@@ -67,15 +67,6 @@ def test_benchmark_needs_a_kernel():
         workbench.benchmark()
 
 
-def test_compare_is_a_deprecated_alias_of_benchmark(tmp_path):
-    with pytest.warns(DeprecationWarning, match="workbench.benchmark"):
-        res = workbench.compare(kernel="saxpy", variants=["numpy"], backends=["numpy"], sizes=[4099],
-                                budget_s=0.01, store=str(tmp_path / "s.sqlite"), progress=False)
-    assert isinstance(res, Results) and list(res.df["status"]) == ["ok"]
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="saxpy"):
-        workbench.compare()
-
-
 def test_results_from_rows_without_store(tmp_path):
     r = Results(synthetic_results("r1"))
     assert r.run_id == "r1" and r.store is None

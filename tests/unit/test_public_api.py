@@ -20,20 +20,18 @@ def test_verify_and_benchmark_stay_functions_after_their_modules_load():
     import workbench.api  # noqa: F401
     import workbench.verification  # noqa: F401
 
-    assert callable(workbench.verify) and callable(workbench.benchmark) and callable(workbench.compare)
+    assert callable(workbench.verify) and callable(workbench.benchmark)
     assert callable(workbench.verify)  # a second access too (a submodule named `verify` used to shadow it)
 
 
-def test_renamed_modules_remain_as_deprecated_re_exports():
+
+def test_the_removed_shims_are_gone():
+    """runner.py, harness/record.py and the workbench.compare alias were removed (README, Changelog)."""
     import importlib
-    import sys
-    import warnings
 
-    import workbench.case
+    import pytest
 
-    sys.modules.pop("workbench.runner", None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        runner = importlib.import_module("workbench.runner")
-    assert runner.Case is workbench.case.Case and runner.check is workbench.case.check
-    assert any(issubclass(w.category, DeprecationWarning) for w in caught)
+    assert not hasattr(workbench, "compare") and "compare" not in workbench.__all__
+    for name in ("workbench.runner", "workbench.harness.record"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(name)
