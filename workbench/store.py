@@ -17,6 +17,7 @@ import logging
 import math
 import os
 import platform
+import re
 import secrets
 import socket
 import sqlite3
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from .processes import pid_alive
 from .record import RESULT_COLUMNS
+from .timestamps import now_iso
 
 if TYPE_CHECKING:  # pandas costs ~0.25 s and 45 MB a process; loaded only to return a table
     import pandas as pd
@@ -73,10 +75,6 @@ CREATE TABLE IF NOT EXISTS peaks ({", ".join(f"{k} {t}" for k, t in PEAK_COLUMNS
 def default_store_path() -> Path:
     """``$WORKBENCH_STORE`` or ``./workbench-results.sqlite``."""
     return Path(os.environ.get(ENV_STORE) or DEFAULT_STORE_NAME)
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def new_run_id() -> str:
@@ -156,6 +154,25 @@ def describe_sqlite_error(path: Path, exc: BaseException) -> str:
     if "unable to open" in low:
         return f"cannot open store {path} ({text}): check that its folder exists and is readable"
     return f"store {path}: {text}"
+
+
+#: Longest run name: it is shown in tables and report titles, and an export of the run must import again.
+MAX_RUN_NAME_CHARS = 256
+_CONTROL_CHARS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def check_run_name(name: str | None, flag: str = "name") -> None:
+    """A run name is printable text of at most :data:`MAX_RUN_NAME_CHARS` characters: an escape sequence
+    would reach the terminal of whoever lists the runs, and `workbench import` refuses both."""
+    if name is None:
+        return
+    if len(name) > MAX_RUN_NAME_CHARS:
+        raise ValueError(f"{flag}: a name of {len(name):,} characters is longer than the limit of "
+                         f"{MAX_RUN_NAME_CHARS}")
+    bad = _CONTROL_CHARS.search(name)
+    if bad:
+        raise ValueError(f"{flag} {name[:60]!r} holds a control character ({bad.group()!r} at {bad.start()}); "
+                         "a run name must be printable text")
 
 
 class StoreError(ValueError):
@@ -300,6 +317,7 @@ class Store:
     # -- runs --------------------------------------------------------------
     def new_run(self, *, name: str | None = None, suite: str | None = None, argv: list[str] | None = None,
                 env_id: str | None = None, spec: Mapping[str, Any] | None = None) -> str:
+        check_run_name(name)
         run_id = new_run_id()
         with self._write() as c:
             c.execute("INSERT INTO runs (run_id, created_at, name, suite, argv, env_id, status, git_commit, spec) "
@@ -554,7 +572,12 @@ class Store:
 
     # -- export / import ---------------------------------------------------
     def export(self, run_ids: Iterable[str] | str | None, path: str | os.PathLike) -> Path:
-        """Write runs (None: all), their environments and peaks as one JSON document."""
+        """Write runs (None: all), their environments and peaks as one JSON document, atomically; a path that
+        is this store or any other results store is refused before anything is read or written
+        (:mod:`workbench.output_guard`)."""
+        from .output_guard import check_output_path, write_output
+
+        check_output_path(path, flag="export", stores=(self.path, default_store_path()), export=True)
         ids = [run_ids] if isinstance(run_ids, str) else (list(run_ids) if run_ids is not None else None)
         runs = self._query("SELECT * FROM runs ORDER BY created_at")
         if ids is not None:
@@ -581,10 +604,8 @@ class Store:
                 r[k] = json.loads(r[k]) if r.get(k) else None
         doc = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "exported_at": now_iso(),
                "runs": runs, "environments": envs, "results": results, "peaks": peaks}
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(doc, allow_nan=False, default=str), encoding="utf-8")
-        return path
+        return write_output(path, json.dumps(doc, allow_nan=False, default=str), flag="export",
+                            stores=(self.path, default_store_path()), export=True)
 
     def import_file(self, path: str | os.PathLike, validated: Mapping[str, Any] | None = None) -> dict[str, int]:
         """Merge another store's export. Existing records win, so importing twice adds nothing.

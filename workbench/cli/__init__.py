@@ -46,9 +46,23 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-#: Exit status of a usage or input error (argparse's own), and of an interrupted command.
+#: Exit status of a usage or input error (argparse's own), of an interrupted command, and of one whose
+#: output pipe closed (128 + SIGPIPE, as a shell tool killed by it).
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+#: Commands that only read or write stores and files: they never load the kernel catalog.
+STORE_ONLY_COMMANDS = ("config", "runs", "export", "import", "store", "report")
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush does not fail on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,10 +86,19 @@ def main(argv: list[str] | None = None) -> int:
             from .. import config
 
             config.apply_to_environment(config.read())
-        return int(args.func(args) or 0)
+        if args.command not in STORE_ONLY_COMMANDS:  # a catalog folder that is not there fails now, not per cell
+            from .checks import check_catalog_env
+
+            check_catalog_env()
+        rc = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below, not at interpreter exit
+        return rc
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `workbench runs | head`: the reader left; nothing to say, and nothing more to print
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except (ValueError, LookupError, OSError, RecursionError) as exc:  # bad input: a clear message
         if debug:
             traceback.print_exc()

@@ -16,7 +16,7 @@ from ..harness.timer import CACHE_MODES
 from ..suites import suite_names, suite_spec
 from ..sweep import SweepSpec, run_sweep
 from ..verdicts import NOISY_SPREAD
-from . import isolation_args
+from . import checks, isolation_args
 
 SUMMARY_COLUMNS = ("kernel", "variant", "backend", "dtype", "size", "status", "median", "GB/s", "GFLOP/s")
 
@@ -193,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
         spec = spec_from_args(args)
         spec.cells()  # unknown names, and sizes that fit no kernel, fail here
     outputs = check_outputs(args.json, args.report)  # a bad path or format fails now, not after the sweep
+    checks.check_bench(args, outputs)  # outputs never a store, environment, memory cap, name, cluster (issue 24)
     if args.resume:  # resuming needs a store that exists: a mistyped path must not create an empty one
         from ..store import open_store
 

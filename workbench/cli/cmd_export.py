@@ -3,20 +3,40 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+#: Extensions an export may have: it is always the store's JSON format (`report` writes CSV, HTML, Markdown).
+EXPORT_SUFFIXES = (".json", "")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="export runs (with environments and peaks) as JSON for another store")
     p.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="runs to export (default: all; 'latest' allowed)")
-    p.add_argument("-o", "--out", required=True, metavar="FILE", help="output JSON file")
+    p.add_argument("-o", "--out", required=True, metavar="FILE",
+                   help="output JSON file (.json); never a results store. For CSV, HTML or Markdown use "
+                        "`workbench report --out FILE.csv`")
     p.add_argument("--store", metavar="PATH", help="results store (default $WORKBENCH_STORE or "
                                                    "./workbench-results.sqlite)")
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..store import open_store
+def check_export_path(out: str) -> None:
+    """An export is JSON: a file named for another format (``e.csv``) is refused, naming the choices."""
+    if not out.strip():
+        raise ValueError("export -o needs a file name, got an empty one")
+    suffix = Path(out).suffix.lower()
+    if suffix not in EXPORT_SUFFIXES:
+        raise ValueError(f"export -o {out!r}: an export is JSON, not {suffix!r}; give a file ending in .json "
+                         "(for csv, html or md use `workbench report --out FILE.csv`)")
 
+
+def run(args: argparse.Namespace) -> int:
+    from ..output_guard import check_output_path
+    from ..store import default_store_path, open_store
+
+    if args.out.strip():  # a store named as the output is the worse mistake: said first
+        check_output_path(args.out, flag="export -o", stores=(args.store, default_store_path()), export=True)
+    check_export_path(args.out)
     store = open_store(args.store, must_exist=True)  # read-only: exporting never creates or changes a store
     ids = [store.latest_run_id() if r == "latest" else r for r in args.run_ids] or None
     if ids is not None and None in ids:

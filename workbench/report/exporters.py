@@ -600,7 +600,13 @@ def write_report(store_or_df: Any, run_ids: str | Iterable[str] | None, path: st
     if fmt not in REPORT_FORMATS:
         raise ValueError(f"cannot tell the report format of {str(path)!r}: supported formats are "
                          f"{', '.join(REPORT_FORMATS)}; use a .html, .md, .json or .csv file or pass format=")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from ..output_guard import check_output_path, write_output
+    from ..store import default_store_path
+
+    # never over a results store (this one or any other), before any work; written atomically below
+    guard = {"flag": "report", "stores": (getattr(store_or_df, "path", None), default_store_path()),
+             "export": fmt == "json"}
+    check_output_path(path, **guard)
     if fmt == "json" and not isinstance(store_or_df, (pd.DataFrame, ReportData)) and hasattr(store_or_df, "export"):
         ids = resolve_run_ids(store_or_df, run_ids) or known_run_ids(store_or_df)
         store_or_df.export(ids, path)
@@ -613,7 +619,7 @@ def write_report(store_or_df: Any, run_ids: str | Iterable[str] | None, path: st
         text = json.dumps(export_payload(gather(store_or_df, run_ids)), indent=1, default=str)
     else:
         text = csv_text(gather(store_or_df, run_ids).df)
-    path.write_text(text, encoding="utf-8", newline="")
+    write_output(path, text, **guard)
     return path
 
 

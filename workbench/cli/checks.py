@@ -1,0 +1,163 @@
+"""Checks a command makes on its arguments and environment before it does any work.
+
+Why here: a value that is only used late (a report path written after an hour's sweep, a catalog folder a
+worker process loads, a scheduler the client waits 60 s for) must fail at once, with one line naming the
+value and the valid choices. The commands call these first; each raises ValueError (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import socket
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+#: The smallest memory cap that makes sense for a cell (a bare "0.5" is half a byte, not half the memory).
+MIN_MEMORY_CAP = 16 << 20
+#: How long `--cluster ADDRESS` may take to accept a TCP connection before the run is refused.
+CONNECT_PROBE_S = 5.0
+
+
+def check_catalog_env() -> None:
+    """Every folder in ``$WORKBENCH_CATALOG`` exists and is a folder (a worker would otherwise fail to load
+    it in every cell, and the run would store them all as crashed)."""
+    from ..catalog.loader import ENV_CATALOG
+
+    for entry in os.environ.get(ENV_CATALOG, "").split(os.pathsep):
+        if not entry.strip():
+            continue
+        p = Path(entry).expanduser()
+        if not p.exists():
+            raise ValueError(f"{ENV_CATALOG}={entry!r}: no such folder; give folders of kernel folders "
+                             f"(each with a spec.py), separated by {os.pathsep!r}, or unset it")
+        if not p.is_dir():
+            raise ValueError(f"{ENV_CATALOG}={entry!r} is a file, not a folder; give folders of kernel "
+                             f"folders (each with a spec.py), separated by {os.pathsep!r}")
+
+
+def check_backend_env() -> None:
+    """``$WORKBENCH_BACKEND`` names a backend (or auto): a misspelt one is refused, never ignored."""
+    from ..backends.registry import override_name
+
+    override_name()
+
+
+def check_memory_cap(value: str | None) -> None:
+    """A cap the cell can live with: at least 16 MiB, at most 100% of host memory ("0.5" is refused: a
+    bare number is bytes)."""
+    if value is None:
+        return
+    from ..harness.memory_cap import host_total_bytes, parse_memory_cap
+
+    cap = parse_memory_cap(value)
+    text = str(value).strip()
+    if text.endswith("%") and float(text[:-1]) > 100:
+        raise ValueError(f"--memory-cap {value!r}: a share of host memory is at most 100%; give e.g. 40%, a "
+                         "size like 8G, or none")
+    if cap is not None and cap < MIN_MEMORY_CAP:
+        raise ValueError(f"--memory-cap {value!r} is {cap} bytes (a number without a unit is bytes); give a size "
+                         f"of at least 16M such as 512M or 8G, a share like 40%, or none (host memory: "
+                         f"{host_total_bytes() / 2**30:.1f} GiB)")
+
+
+def check_cluster_address(value: str | None, timeout_s: float = CONNECT_PROBE_S) -> None:
+    """A scheduler address with a valid port that accepts a TCP connection now (Dask's client would wait
+    60 s and then fail). ``local:N`` needs no probe."""
+    if value is None:
+        return
+    from ..cluster import parse_cluster
+
+    kind, address = parse_cluster(value)
+    if kind != "address":
+        return
+    parts = urlsplit(str(address))
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"--cluster {value!r}: the port must be 1 to 65535 (a Dask scheduler listens on 8786 "
+                         "by default)") from None
+    if parts.scheme not in ("tcp", "tls") or not parts.hostname:
+        return  # ucx/ws transports: left to Dask
+    port = port or 8786
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ValueError(f"--cluster {value!r}: no Dask scheduler answers at {parts.hostname}:{port} ({reason}); "
+                         "start one with `dask scheduler`, or use local:N") from None
+
+
+def check_writable_file(flag: str, path: str) -> None:
+    """``path`` can be created: a file is made and removed in its folder (or the nearest existing ancestor),
+    so /proc, a read-only mount or a missing permission fails now, naming the real folder."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ValueError(f"{flag} {path!r}: {str(parent)!r} is not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".workbench-probe-", dir=parent)
+    except OSError as exc:
+        raise ValueError(f"{flag} {path!r}: cannot create a file in {str(parent.resolve())!r} "
+                         f"({exc.strerror or exc}); choose another place") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+
+
+def check_outputs(paths: Iterable[tuple[str, str | None]], store: str | None) -> None:
+    """Output files of a run: none may be a results store (:mod:`workbench.output_guard`), each must be
+    creatable, and no two may be the same file."""
+    from ..output_guard import check_output_path
+    from ..store import default_store_path
+
+    seen: dict[str, str] = {}
+    for path, fmt in paths:
+        flag = "--json" if fmt == "json" else "--report"
+        export = fmt == "json" or Path(path).suffix.lower() == ".json"  # a JSON report is the store's export
+        check_output_path(path, flag=flag, stores=(store, default_store_path()), export=export)
+        check_writable_file(flag, path)
+        real = os.path.realpath(path)
+        if real in seen:
+            raise ValueError(f"{flag} {path!r} is the same file as {seen[real]}; give two different files")
+        seen[real] = flag
+
+
+def check_bench(args: argparse.Namespace, outputs: Iterable[tuple[str, str | None]]) -> None:
+    """Everything ``bench`` can check before its store is opened or a run created."""
+    from ..store import check_run_name
+
+    check_catalog_env()
+    check_backend_env()
+    check_memory_cap(getattr(args, "memory_cap", None))
+    check_outputs(outputs, getattr(args, "store", None))
+    if getattr(args, "name", None) is not None:
+        check_run_name(args.name, flag="--name")
+    check_cluster_address(getattr(args, "cluster", None))
+
+
+_ARCH = re.compile(r"(sm_[0-9]{2,3}[a-z]?|compute_[0-9]{2,3}[a-z]?|gfx[0-9]{3,4}[a-z]?|gfx[0-9]{1,2}-[0-9a-z-]+)")
+
+
+def check_arch_names(values: Iterable[str], known: Iterable[str] = ()) -> list[str]:
+    """``--arch`` values: NVIDIA ``sm_NN`` / ``compute_NN`` or AMD ``gfxNNN``; an empty or other name is
+    refused with the known ones."""
+    out = []
+    known = list(known)
+    for v in values:
+        name = v.strip()
+        if not name or not _ARCH.fullmatch(name):
+            shown = ", ".join(known) if known else "sm_80, sm_90, gfx90a, gfx1030"
+            raise ValueError(f"--arch {v!r} is not a GPU architecture; give names like {shown} (NVIDIA sm_NN, "
+                             "AMD gfxNNN)")
+        out.append(name)
+    if not out:
+        raise ValueError("--arch needs at least one architecture, e.g. sm_80 or gfx90a")
+    return out

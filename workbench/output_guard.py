@@ -1,0 +1,139 @@
+"""Every file the workbench writes (exports, reports, ``bench --json/--report``, ``config save``) goes
+through here: it never replaces a results store, and it is written atomically.
+
+Why by content and not only by name: ``export -o workbench-results.sqlite`` or ``report --out st.json
+--store st.json`` once replaced a store with a JSON document. A path is refused when, after resolving
+symlinks, it is
+
+* the store in use, or one of its ``-wal`` / ``-shm`` / ``-journal`` files (same real path or same inode);
+* any SQLite database (the first 16 bytes are SQLite's header): every workbench store is one, a damaged
+  store may no longer show its tables, and no report or export is ever meant to replace a database;
+* the ``-wal`` / ``-shm`` / ``-journal`` file of such a database;
+* a workbench JSON export (``"format": "workbench-results"`` near its start), unless what is written is
+  itself an export (re-exporting to the same file is an ordinary refresh; a CSV over a backup is not).
+
+The check runs before any work (``bench`` checks its outputs before the sweep) and again just before the
+write. Writing goes to a temporary file in the same folder, flushed to disk and renamed over the target, so
+a failed or interrupted write leaves any existing file as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
+#: How far into a file the export marker is looked for (the store writes it first).
+EXPORT_PROBE_BYTES = 4096
+EXPORT_MARKERS = (b'"format": "workbench-results"', b'"format":"workbench-results"')
+
+
+def _head(path: Path, n: int) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(n)
+    except OSError:
+        return b""
+
+
+def is_sqlite_file(path: str | os.PathLike) -> bool:
+    """``path`` is a regular file starting with SQLite's header (a store, healthy or damaged)."""
+    p = Path(path)
+    return p.is_file() and _head(p, len(SQLITE_HEADER)) == SQLITE_HEADER
+
+
+def is_workbench_export(path: str | os.PathLike) -> bool:
+    """``path`` is a JSON document in the store's export format (``workbench export`` wrote it)."""
+    p = Path(path)
+    if not p.is_file():
+        return False
+    head = _head(p, EXPORT_PROBE_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"{") and any(m in head for m in EXPORT_MARKERS)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output_path(path: str | os.PathLike, *, flag: str = "output",
+                      stores: Iterable[str | os.PathLike | None] = (), export: bool = False) -> Path:
+    """``path`` checked as a file to write: a ValueError naming it when it is empty, a folder, or would
+    replace a results store (see the module's docstring). ``stores``: the store(s) in use (a store not yet
+    created, or a 0-byte one, is only recognised this way). ``export``: what will be written is a workbench
+    JSON export (it may then replace an earlier export). Returns the path."""
+    text = os.fspath(path)
+    if not str(text).strip():
+        raise ValueError(f"{flag} needs a file name, got an empty one")
+    p = Path(text)
+    if p.is_dir():
+        raise ValueError(f"{flag} {text!r} is a directory; give a file name")
+    real = Path(os.path.realpath(p))
+    for store in stores:
+        if store is None or not str(store).strip():
+            continue
+        s = Path(store)
+        for suffix in ("", *SIDE_SUFFIXES):
+            if _same_file(real, Path(f"{s}{suffix}")):
+                what = "the results store in use" if not suffix else f"the {suffix[1:]} file of the results store"
+                raise ValueError(f"{flag} {text!r} is {what} ({s}); writing it would destroy the stored runs: "
+                                 "choose another file")
+    if is_sqlite_file(real):
+        raise ValueError(f"{flag} {text!r} is an SQLite database (a workbench results store, or another "
+                         "database); writing it would destroy it: choose another file")
+    for suffix in SIDE_SUFFIXES:
+        if real.name.endswith(suffix) and is_sqlite_file(real.with_name(real.name[: -len(suffix)])):
+            raise ValueError(f"{flag} {text!r} is the {suffix[1:]} file of the database "
+                             f"{real.name[: -len(suffix)]}; writing it would damage that store: choose another file")
+    if not export and is_workbench_export(real):
+        raise ValueError(f"{flag} {text!r} holds a workbench results export (runs that may exist nowhere "
+                         "else); only another export may replace it: choose another file")
+    return p
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder renamed over it: a reader
+    sees the old file or the new one, and a failed write (full disk, kill) leaves the old one whole.
+    A symlink is written through (its target is replaced). New files get the usual umask permissions;
+    a replaced file keeps its mode."""
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return Path(path)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> Path:
+    """:func:`atomic_write_bytes` of ``text`` encoded (no newline translation)."""
+    return atomic_write_bytes(path, text.encode(encoding))
+
+
+def write_output(path: str | os.PathLike, text: str, *, flag: str = "output",
+                 stores: Iterable[str | os.PathLike | None] = (), export: bool = False) -> Path:
+    """:func:`check_output_path` then :func:`atomic_write_text`: the one way a command writes a file."""
+    check_output_path(path, flag=flag, stores=stores, export=export)
+    return atomic_write_text(path, text)
