@@ -1,7 +1,8 @@
-"""One time unit per table or axis (ns, µs, ms, s), as torch.utils.benchmark's Compare does.
+"""Formatting of times, sizes and rates: one home for every number a report, table or CLI line prints.
 
-A column of times mixing "16.1 µs" and "1.71 ms" makes a reader compare digits and units at once;
-one unit per table lets the digits alone carry the comparison.
+One time unit per table or axis (ns, µs, ms, s), as torch.utils.benchmark's Compare does: a column of
+times mixing "16.1 µs" and "1.71 ms" makes a reader compare digits and units at once; one unit per
+table lets the digits alone carry the comparison.
 """
 
 from __future__ import annotations
@@ -65,3 +66,57 @@ def fmt_tick_time(seconds: object) -> str:
         return ""
     unit, scale = time_unit_for(v[0] * (1 + 1e-9))
     return f"{v[0] / scale:.3g} {unit}"
+
+
+def fmt_seconds(seconds: object, missing: str = "n/a") -> str:
+    """One time with an automatic unit and three significant digits ("4.56 µs"); ``missing`` for no time."""
+    v = _finite([seconds])
+    if not v:
+        return missing
+    s = v[0]
+    for unit, scale in TIME_UNITS:
+        if abs(s) >= scale or unit == "ns":
+            return f"{s / scale:.3g} {unit}"
+    return missing  # unreachable: ns takes everything smaller
+
+
+def fmt_bytes(nbytes: object, missing: str = "") -> str:
+    """A size in binary units ("3.1 MiB", "512 B"); ``missing`` for no size."""
+    v = _finite([nbytes])
+    if not v:
+        return missing
+    b = v[0]
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(b) < 1024 or unit == "TiB":
+            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.3g} {unit}"
+        b /= 1024
+    return missing  # unreachable: TiB takes everything larger
+
+
+def parse_bytes(text: str) -> float | None:
+    """The inverse of :func:`fmt_bytes` ("3.1 MiB" -> 3250585.6); None when it is not such a text."""
+    number, _, unit = text.strip().partition(" ")
+    scale = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}.get(unit)
+    try:
+        return float(number) * scale if scale else None
+    except ValueError:
+        return None
+
+
+def fmt_rate(value: object, unit: str, missing: str = "none") -> str:
+    """A rate with its unit and three significant digits ("21.4 GB/s"); ``missing`` (never "None GB/s")
+    for no value."""
+    v = _finite([value])
+    return f"{v[0]:.3g} {unit}" if v else missing
+
+
+def _finite(values: Iterable[object]) -> list[float]:
+    out = []
+    for v in values:
+        try:
+            f = float(v)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(f):
+            out.append(f)
+    return out

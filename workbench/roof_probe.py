@@ -1,0 +1,266 @@
+"""Measure the CPU's roofs in a few seconds: one set for every runtime that runs on the CPU.
+
+- bandwidth: a STREAM triad (``a = b + s*c``, 12 bytes per float32 element as STREAM counts them) with
+  the best runtime available — numba (a compiled loop, one chunk per thread, repeated inside one call so
+  a call's overhead is negligible even at L1 sizes), else numpy (two passes, counted as the 20 bytes per
+  element they really move). Working sets come from the cache sizes the OS reports (Linux sysfs, else
+  py-cpuinfo): half of L1d and half of L2 per thread, a quarter of the last-level cache, twice the
+  last-level cache for DRAM. A cache size nobody reports leaves that level's roof missing, with the reason;
+  no size is assumed. numpy's per-call overhead dominates at cache sizes, so without numba only DRAM is
+  measured.
+- peak FLOP/s per dtype: BLAS GEMM (``numpy.matmul``) sized from a pilot so one call takes ~30 ms.
+
+Each figure is the best of several repeats. A figure whose repeats spread widely, or that lies far below
+another roof of the same device that it should exceed (a cache level below DRAM, float32 GEMM below
+float64), is measured again; still wrong, it is refused: the roof is missing and says why.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .roofs import AUTO_METHOD_PREFIX, AUTO_PROBE, CACHE_LEVELS, Roof, RoofKind, RoofSet
+
+#: Repeats per figure; the best counts (STREAM's rule), the median judges stability.
+REPEATS = 7
+#: Repeats spreading more than this (median / best - 1) are unstable: measured again, then refused.
+UNSTABLE_SPREAD = 0.5
+#: A cache level below this share of DRAM bandwidth (or float32 GEMM below this share of float64) is far
+#: below a roof it must exceed: measured again, then refused.
+FAR_BELOW = 0.5
+#: Seconds one timed triad or GEMM call should take.
+CALL_S = 0.02
+GEMM_PILOT = 256
+GEMM_MAX = 2048
+GEMM_DTYPES = ("float32", "float64")
+#: DRAM triad working set, in last-level caches, and its cap in bytes (a 260 MiB "LLC" of a VM slice would
+#: otherwise ask for gigabytes).
+DRAM_LLC_FACTOR = 2
+DRAM_MAX_BYTES = 1 << 30
+DRAM_MIN_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class CacheSizes:
+    """Per-core L1d and L2, the shared last-level cache, and where the sizes came from."""
+
+    l1d: int | None
+    l2: int | None
+    llc: int | None
+    source: str
+
+
+def _size(text: str) -> int | None:
+    text = text.strip()
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
+    digits = text[:-1] if text[-1:] in "KMG" else text
+    return int(digits) * scale if digits.isdigit() else None
+
+
+def cache_sizes(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> CacheSizes:
+    """The CPU's cache sizes as the OS reports them (sysfs on Linux, else py-cpuinfo); None for a level
+    nobody reports."""
+    levels: dict[int, int] = {}
+    for index in sorted(root.glob("index*")):
+        try:
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            level, size = int((index / "level").read_text()), _size((index / "size").read_text())
+        except (OSError, ValueError):
+            continue
+        if size:
+            levels[level] = size
+    if levels:
+        top = max(levels)
+        return CacheSizes(levels.get(1), levels.get(2) if top > 2 else None, levels[top] if top > 1 else None,
+                          "sysfs")
+    try:
+        from .backends.cpu_common import cpuinfo_dict
+
+        info = cpuinfo_dict()
+    except Exception:  # noqa: BLE001 - no cache sizes: the cache roofs say so
+        return CacheSizes(None, None, None, "not reported")
+    get = lambda k: _size(str(info.get(k) or "").replace(" KiB", "K").replace(" MiB", "M"))  # noqa: E731
+    return CacheSizes(get("l1_data_cache_size"), get("l2_cache_size"), get("l3_cache_size"), "py-cpuinfo")
+
+
+# -- timing ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Figure:
+    """Best and median rate of a probe's repeats."""
+
+    best: float
+    median: float
+
+    @property
+    def spread(self) -> float:
+        return self.best / self.median - 1 if self.median > 0 else math.inf
+
+
+def _repeat(call: Callable[[], None], work: float, clock: Callable[[], float] = time.perf_counter) -> Figure:
+    """Rate (work per second) of ``call``, best and median of :data:`REPEATS` after one warm-up."""
+    call()
+    rates = []
+    for _ in range(REPEATS):
+        t0 = clock()
+        call()
+        rates.append(work / max(clock() - t0, 1e-9))
+    return Figure(max(rates), float(np.median(rates)))
+
+
+def _triad_kernels() -> tuple[Callable[..., None], Callable[..., None]] | None:
+    """(one thread, one chunk per thread) numba triads, or None without numba."""
+    try:
+        import numba
+    except ImportError:
+        return None
+
+    @numba.njit(cache=True, fastmath=True)
+    def serial(a, b, c, s, reps):  # pragma: no cover - compiled
+        for r in range(reps):
+            sr = s + r  # a new scalar each pass: no pass can be skipped
+            for i in range(a.size):
+                a[i] = b[i] + sr * c[i]
+
+    @numba.njit(parallel=True, cache=True, fastmath=True)
+    def parallel(a, b, c, s, reps, chunks):  # pragma: no cover - compiled
+        n = a.size
+        step = n // chunks
+        for t in numba.prange(chunks):
+            lo = t * step
+            hi = n if t == chunks - 1 else lo + step
+            for r in range(reps):
+                sr = s + r
+                for i in range(lo, hi):
+                    a[i] = b[i] + sr * c[i]
+
+    return serial, parallel
+
+
+def cores() -> int:
+    """Cores this process may run on (a private cache's bandwidth scales with them)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _reps(call: Callable[[int], None], n: int) -> int:
+    """Passes per call so that one call takes about :data:`CALL_S`."""
+    call(1)
+    t0 = time.perf_counter()
+    call(1)
+    return max(1, int(CALL_S / max(time.perf_counter() - t0, 1e-7)))
+
+
+def triad_rate(nbytes: int, kernels: tuple[Callable[..., None], Callable[..., None]] | None, *,
+               per_core: bool) -> tuple[Figure, str]:
+    """GB/s of a STREAM triad over ``nbytes`` (three float32 arrays).
+
+    ``per_core``: one thread timed by its own CPU time (a neighbour's time slices do not count against it)
+    times the cores, for a level each core has privately (L1, L2); otherwise the better of that one thread
+    and one chunk per core timed by the wall clock, for what the cores share (LLC, DRAM)."""
+    s = np.float32(3.0)
+    if kernels is None:
+        n = max(256, nbytes // 12)
+        a, b, c = (np.full(n, v, dtype=np.float32) for v in (0.0, 1.0, 2.0))
+
+        def numpy_triad() -> None:
+            np.multiply(c, s, out=a)
+            np.add(a, b, out=a)
+
+        return (_repeat(numpy_triad, 20.0 * n / 1e9),
+                f"STREAM triad (numpy, two passes: 20 B/element), {n} float32 x3")
+    serial, parallel = kernels
+    k = cores()
+    n = max(256, (nbytes // k if per_core else nbytes) // 12)
+    a, b, c = (np.full(n, v, dtype=np.float32) for v in (0.0, 1.0, 2.0))
+    reps = _reps(lambda r: serial(a, b, c, s, r), n)
+    one = _repeat(lambda: serial(a, b, c, s, reps), 12.0 * n * reps / 1e9, time.thread_time)
+    if per_core:
+        return (Figure(one.best * k, one.median * k),
+                f"STREAM triad (numba, one thread by its CPU time, x{k} cores), {n} float32 x3, {reps} passes")
+    reps = _reps(lambda r: parallel(a, b, c, s, r, k), n)
+    many = _repeat(lambda: parallel(a, b, c, s, reps, k), 12.0 * n * reps / 1e9)
+    if many.best >= one.best:
+        return many, f"STREAM triad (numba, {k} threads), {n} float32 x3, {reps} passes"
+    return one, f"STREAM triad (numba, one thread by its CPU time), {n} float32 x3"
+
+
+def gemm_rate(dtype: str) -> tuple[Figure, str]:
+    """GFLOP/s of BLAS GEMM (numpy.matmul) at a size whose call takes about :data:`CALL_S`."""
+    def at(n: int) -> tuple[Figure, int]:
+        x = np.random.default_rng(0).standard_normal((n, n)).astype(dtype)
+        out = np.empty_like(x)
+        return _repeat(lambda: np.matmul(x, x, out=out), 2.0 * n**3 / 1e9), n
+
+    pilot, n = at(GEMM_PILOT)
+    size = int(min(GEMM_MAX, max(GEMM_PILOT, (CALL_S * pilot.best * 1e9 / 2) ** (1 / 3) // 128 * 128)))
+    if size > GEMM_PILOT:
+        fig, n = at(size)
+        pilot = fig if fig.best >= pilot.best else pilot
+    return pilot, f"BLAS GEMM (numpy.matmul) {n}x{n}x{n} {dtype}"
+
+
+# -- the probe ------------------------------------------------------------------------------------
+
+def _measured(device: str, kind: RoofKind, measure: Callable[[], tuple[Figure, str]], *, dtype: str | None = None,
+              working_set: float | None = None, floor: float | None = None) -> Roof:
+    """One roof: measured, measured again when unstable or below ``floor``, refused when still so."""
+    problem = ""
+    for attempt in range(2):
+        fig, method = measure()
+        if fig.spread > UNSTABLE_SPREAD:
+            problem = (f"unstable across {REPEATS} repeats (best {fig.best:.3g}, median {fig.median:.3g} "
+                       f"{kind.unit}) twice: machine busy?")
+        elif floor is not None and fig.best < floor * FAR_BELOW:
+            problem = f"{fig.best:.3g} {kind.unit} is far below {floor:.3g} {kind.unit}, which it must exceed, twice"
+        else:
+            note = " (measured twice)" if attempt else ""
+            return Roof(device, kind, fig.best, AUTO_PROBE,
+                        f"{AUTO_METHOD_PREFIX}: {method}, best of {REPEATS}{note}", dtype, working_set)
+    return Roof(device, kind, None, AUTO_PROBE, f"{AUTO_METHOD_PREFIX}: {method}", dtype, working_set,
+                missing=f"probe refused: {problem}")
+
+
+def probe_cpu(device: str, caches: CacheSizes | None = None) -> RoofSet:
+    """The CPU's roofs: DRAM and cache-level bandwidth, peak FLOP/s per dtype. A few seconds."""
+    caches = caches or cache_sizes()
+    triad = _triad_kernels()
+    k = cores()
+    roofs: list[Roof] = []
+    dram_bytes = max(DRAM_MIN_BYTES, min(DRAM_MAX_BYTES, DRAM_LLC_FACTOR * (caches.llc or 0)))
+    dram = _measured(device, RoofKind.DRAM, lambda: triad_rate(dram_bytes, triad, per_core=False))
+    roofs.append(dram)
+    # (size, working set probed, working set the level holds, name): half of each core's L1d / L2 per core,
+    # a quarter of the shared last-level cache
+    per_level = {kind: (size, size * k / 2 if size else 0, size * k if size else None, name)
+                 for kind, size, name in ((RoofKind.L1, caches.l1d, "L1d"), (RoofKind.L2, caches.l2, "L2"))}
+    per_level[RoofKind.LLC] = (caches.llc, (caches.llc or 0) / 4, caches.llc, "last-level cache")
+    floor = dram.value
+    for kind in reversed(CACHE_LEVELS):  # LLC, L2, L1: each must beat the level outside it
+        size, probed, holds, name = per_level[kind]
+        if triad is None:
+            roofs.append(Roof(device, kind, None, AUTO_PROBE, working_set_bytes=holds,
+                              missing="needs numba: numpy's per-call overhead hides cache bandwidth"))
+            continue
+        if not size:
+            roofs.append(Roof(device, kind, None, AUTO_PROBE, missing=f"the {name} size is not reported "
+                                                                        f"({caches.source})"))
+            continue
+        roof = _measured(device, kind, lambda ws=int(probed), private=kind is not RoofKind.LLC: triad_rate(
+            ws, triad, per_core=private), working_set=holds, floor=floor)
+        roofs.append(roof)
+        floor = roof.value or floor
+    fl64 = None
+    for dtype in reversed(GEMM_DTYPES):  # float64 first: float32 must not be far below it
+        roof = _measured(device, RoofKind.FLOPS, lambda dtype=dtype: gemm_rate(dtype), dtype=dtype,
+                         floor=fl64 if dtype == "float32" else None)
+        roofs.append(roof)
+        fl64 = roof.value if dtype == "float64" else fl64
+    return RoofSet(device, roofs)
