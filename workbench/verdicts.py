@@ -31,7 +31,7 @@ figures measured with ``tests/perf/power.py``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Any
@@ -161,61 +161,130 @@ def median_interval(x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[floa
     return float(s[k - 1]), float(s[n - k])
 
 
-def _decide(effect: float, lo: float, hi: float, floor_log: float) -> str:
-    if abs(effect) <= floor_log:
-        return "same"
-    if effect > 0 and lo > 0:
-        return "faster"
-    if effect < 0 and hi < 0:
-        return "slower"
-    return "ambiguous"
+def median_interval_coverage(n: int, confidence: float = CONFIDENCE) -> float:
+    """The real coverage of :func:`median_interval` over ``n`` values (0.75 for 3: min..max)."""
+    if n < 1:
+        return float("nan")
+
+    def below(j: int) -> float:
+        return sum(math.comb(n, i) for i in range(j + 1)) / 2 ** n
+
+    k = 1
+    while k + 1 <= (n + 1) // 2 and 1 - 2 * below(k) >= confidence:
+        k += 1
+    return 1 - 2 * below(k - 1)
 
 
-def _verdict(effect: float, lo: float, hi: float, noise: float, min_effect: float, k: float, n_a: int,
-             n_b: int, basis: str) -> Verdict:
-    floor_log = max(math.log1p(min_effect), k * noise)
-    return Verdict(math.exp(effect), math.exp(lo), math.exp(hi), math.expm1(floor_log), noise,
-                   _decide(effect, lo, hi, floor_log), n_a, n_b, basis)
+def _quantile(coverage: float, df: float | None) -> float:
+    """Two-sided critical value of a ``coverage`` interval: Student's t on ``df``, normal for None."""
+    if df is None:
+        return NormalDist().inv_cdf(0.5 + coverage / 2)
+    from scipy.stats import t
+
+    return float(t.ppf(0.5 + coverage / 2, df))
 
 
-def _insufficient(a: np.ndarray, b: np.ndarray, basis: str) -> Verdict:
+def decide(effect: float, lo: float, hi: float, min_effect: float = MIN_EFFECT,
+           same_within: float = SAME_WITHIN) -> tuple[str, float]:
+    """(verdict, floor) from a log effect and its interval [lo, hi].
+
+    faster / slower: the interval excludes no change and the effect exceeds ``min_effect``; same: the whole
+    interval lies within ±``same_within`` (floor: the bound it lies within); else inconclusive (floor:
+    the interval's half-width, the smallest effect this comparison could have seen).
+    """
+    margin = math.log1p(min_effect)
+    half = max(effect - lo, hi - effect, margin)
+    if lo > 0 and effect > margin:
+        return "faster", math.expm1(half)
+    if hi < 0 and effect < -margin:
+        return "slower", math.expm1(half)
+    bound = max(-lo, hi, margin)
+    if bound <= math.log1p(same_within):
+        return "same", math.expm1(bound)
+    return "inconclusive", math.expm1(half)
+
+
+def settle_advice(effect: float, noise: float, n: int, basis: str, coverage: float = CONFIDENCE,
+                  run_noise: float = 0.0, min_effect: float = MIN_EFFECT) -> str:
+    """What would settle an inconclusive comparison: how many rounds the noise seen needs to show the
+    effect measured (or a 5% one), and a quieter machine when even that is out of reach."""
+    if basis == "one stream":
+        return "measure both in rounds (--rounds 3 or more) so their drift can be seen"
+    target = max(abs(effect), math.log1p(min_effect))
+    z = _quantile(coverage, None)
+    per_round = noise if basis == "paired rounds" else math.sqrt(max(noise ** 2 - run_noise ** 2, 0.0))
+    reachable = run_noise * z < target  # the run-to-run part does not shrink with rounds
+    need = math.ceil((MEDIAN_EFFICIENCY * z * per_round / math.sqrt(max(target ** 2 - (run_noise * z) ** 2,
+                                                                         1e-12))) ** 2) if reachable else 0
+    advice = []
+    if reachable and need <= 50:
+        advice.append(f"more rounds: about {max(need, n + 1)} (--rounds {max(need, n + 1)}, --budget raised "
+                      "in proportion so each round keeps its samples)")
+    if basis != "paired rounds":
+        advice.append("several runs of each side (the run-to-run drift does not shrink with rounds)")
+    if noise > NOISY_SPREAD or not advice:
+        advice.append(f"a quieter machine (each round varied by ±{pct(math.expm1(noise))})")
+    return "; or ".join(advice)
+
+
+def _verdict(effect: float, lo: float, hi: float, noise: float, n_a: int, n_b: int, basis: str,
+             coverage: float, min_effect: float, run_noise: float = 0.0) -> Verdict:
+    verdict, floor = decide(effect, lo, hi, min_effect)
+    settle = settle_advice(effect, noise, min(n_a, n_b), basis, coverage, run_noise, min_effect) \
+        if verdict == "inconclusive" else None
+    return Verdict(math.exp(effect), math.exp(lo), math.exp(hi), floor, noise, verdict, n_a, n_b, basis,
+                   coverage, settle)
+
+
+def _insufficient(a: np.ndarray, b: np.ndarray, basis: str, min_rounds: int) -> Verdict:
     ratio = float(np.median(a) / np.median(b)) if len(a) and len(b) else float("nan")
     nan = float("nan")
-    return Verdict(ratio, nan, nan, nan, nan, "insufficient samples", len(a), len(b), basis)
+    settle = (f"at least {min_rounds} rounds of both, measured in the same sweep" if len(a) and len(b)
+              else "times on both sides")
+    return Verdict(ratio, nan, nan, nan, nan, "insufficient samples", len(a), len(b), basis, nan, settle)
+
+
+def paired_noise(d: np.ndarray, typical: float | None) -> tuple[float, float | None]:
+    """(noise, degrees of freedom) of one pair's per-round log differences ``d``.
+
+    The pair's own spread is robust (1.4826 × MAD: one disturbed round of three does not make it huge,
+    and the median effect ignores that round too). ``typical`` (the typical spread of its kernel's pairs
+    in the run) moderates it as :data:`PRIOR_DF` rounds of evidence — two rounds that agree by chance
+    cannot make the noise ~0, and a pair with its own wide spread keeps it. Without ``typical`` the
+    pair's standard deviation alone, on n - 1 degrees of freedom.
+    """
+    n = len(d)
+    if typical is None or not math.isfinite(typical):
+        return round_sigma(d), n - 1
+    own = robust_sigma(d)
+    var = (PRIOR_DF * typical ** 2 + (n - 1) * own ** 2) / (PRIOR_DF + n - 1)
+    return math.sqrt(var), PRIOR_DF + n - 1
 
 
 def paired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, min_effect: float = MIN_EFFECT,
-                   k: float = K_NOISE, typical: float | None = None, min_rounds: int = MIN_ROUNDS,
+                   typical: float | None = None, min_rounds: int = MIN_ROUNDS,
                    confidence: float = CONFIDENCE) -> Verdict:
     """A (baseline) against B (variant) measured in the same rounds; ``rounds_*[i]`` is round i's median.
 
-    The noise is the spread of the per-round log differences. ``typical`` (log sigma) is that spread
-    for a typical pair of the same run (:func:`typical_noise`). From :data:`ROBUST_FROM` rounds on it
-    is a floor under the pair's own robust spread (a spread of a handful of rounds can come out small
-    by chance). With fewer rounds the pair's own spread cannot be estimated — one disturbed round makes
-    it huge (standard deviation) or two agreeing rounds make it ~0 (MAD) — and the typical spread is
-    the noise; without one, the pair's standard deviation is used.
+    ``d_i = log(a_i / b_i)``: drift common to both cancels. Effect: median of ``d``; noise: the pair's own
+    spread moderated by ``typical`` (:func:`paired_noise`); interval: effect ± t × 1.25 × noise / √n.
     """
     a, b = np.asarray(list(rounds_a), float), np.asarray(list(rounds_b), float)
     ok = np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
     a, b = a[ok], b[ok]
     if len(a) < min_rounds:
-        return _insufficient(a, b, "paired rounds")
+        return _insufficient(a, b, "paired rounds", min_rounds)
     d = np.log(a) - np.log(b)
     effect = float(np.median(d))
-    lo, hi = median_interval(d, confidence)
-    if typical is None:
-        noise = round_sigma(d)
-    elif len(d) < ROBUST_FROM:
-        noise = typical
-    else:
-        noise = max(robust_sigma(d), typical)
-    return _verdict(effect, lo, hi, noise, min_effect, k, len(a), len(b), "paired rounds")
+    noise, df = paired_noise(d, typical)
+    half = _quantile(confidence, df) * MEDIAN_EFFICIENCY * noise / math.sqrt(len(d))
+    return _verdict(effect, effect - half, effect + half, noise, len(a), len(b), "paired rounds", confidence,
+                    min_effect)
 
 
 def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, run_noise: float = 0.0,
-                     min_effect: float = MIN_EFFECT, k: float = K_NOISE, noise_floor: float = 0.0,
-                     min_rounds: int = MIN_ROUNDS, confidence: float = CONFIDENCE, rounds: bool = True) -> Verdict:
+                     min_effect: float = MIN_EFFECT, noise_floor: float = 0.0, min_rounds: int = MIN_ROUNDS,
+                     confidence: float = CONFIDENCE, rounds: bool = True) -> Verdict:
     """The same cell in two runs (A earlier, B later): per-round medians of each.
 
     ``run_noise`` (log sigma) is the run-to-run spread measured across the cells of the two runs
@@ -225,7 +294,7 @@ def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, ru
     """
     a, b = clean(rounds_a), clean(rounds_b)
     if len(a) == 0 or len(b) == 0:
-        return _insufficient(a, b, "rounds" if rounds else "one stream")
+        return _insufficient(a, b, "rounds" if rounds else "one stream", min_rounds)
     la, lb = np.log(a), np.log(b)
     effect = float(np.median(la) - np.median(lb))
     if not rounds or len(a) < min_rounds or len(b) < min_rounds:
@@ -234,13 +303,13 @@ def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, ru
         se = noise
     else:
         sa, sb = max(round_sigma(la), noise_floor), max(round_sigma(lb), noise_floor)
-        # the median of n values is ~1.25× noisier than their mean
-        se = 1.2533 * math.sqrt(sa ** 2 / len(a) + sb ** 2 / len(b))
+        se = MEDIAN_EFFICIENCY * math.sqrt(sa ** 2 / len(a) + sb ** 2 / len(b))
         noise = math.hypot(math.hypot(sa, sb), run_noise)
         se = math.hypot(se, run_noise)
         basis = "rounds"
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    return _verdict(effect, effect - z * se, effect + z * se, noise, min_effect, k, len(a), len(b), basis)
+    half = _quantile(confidence, None) * se
+    return _verdict(effect, effect - half, effect + half, noise, len(a), len(b), basis, confidence, min_effect,
+                    run_noise)
 
 
 def run_to_run_noise(log_ratios: Iterable[float]) -> float:
