@@ -19,8 +19,9 @@ import pandas as pd
 import workbench
 from workbench.backends.registry import all_backends
 
-pd.set_option("display.max_colwidth", 80)
 import os, subprocess, sys
+
+pd.set_option("display.max_colwidth", 80)
 """),
     md("""
 ## Availability and the reason when not

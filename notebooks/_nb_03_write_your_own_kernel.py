@@ -23,11 +23,11 @@ import pandas as pd
 import workbench
 from workbench.backends.registry import all_backends
 
-pd.set_option("display.max_colwidth", 80)
-
 import numba
 import numpy as np
 from workbench.catalog import KernelSpec, register_kernel, variant
+
+pd.set_option("display.max_colwidth", 80)
 """),
     md("""
 ## The spec: what the kernel computes, how much it moves

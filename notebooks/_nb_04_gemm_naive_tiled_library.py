@@ -26,71 +26,16 @@ BUDGET_S = 0.5
 MEASURE_PEAKS = True   # the longer `workbench peaks` measurement (about a minute per backend); CI skips it
 STORE = "workbench-results.sqlite"
 """),
-    code('''
+    code("""
 %matplotlib inline
 import pandas as pd
 import workbench
 from workbench.backends.registry import all_backends
+from workbench.claims import cache_text, check_claim, last_level_cache_bytes, pair_verdicts, verdict_sentence
+from workbench.stats_compare import judge_pair
 
 pd.set_option("display.max_colwidth", 80)
-
-import math
-
-from workbench.ceilings import fmt_bytes
-from workbench.stats_compare import judge_pair, speedup_vs_baseline
-
-
-def pair_verdicts(df, base, other, backend):
-    """``other`` against ``base`` on one backend, per size: the package's paired verdict
-    (speedup = time(base) / time(other), so above 1 means ``other`` is faster)."""
-    rows = df[(df["status"] == "ok") & (df["backend"] == backend) & df["variant"].isin([base, other])]
-    table = speedup_vs_baseline(rows, baseline_variant=base, baseline_backend=backend)
-    return table[table["variant"] == other]
-
-
-def verdict_sentence(v, base, other):
-    """The comparison in words, chosen by the verdict (same / faster / slower / ambiguous)."""
-    s, floor = v["speedup"], v["floor"]
-    if v["verdict"] == "faster":
-        return f"{other} ran {s:.2f}× faster than {base}"
-    if v["verdict"] == "slower":
-        return f"{base} was faster: {other} took {1 / s:.2f}× its time"
-    if v["verdict"] == "same":
-        return f"{other} and {base} ran the same within the noise ({s:.2f}× measured, floor ±{floor:.0%})"
-    if v["verdict"] == "ambiguous":
-        return (f"no call between {other} and {base}: {s:.2f}× is beyond the ±{floor:.0%} floor, but its "
-                f"interval {v['ci_low']:.2f}-{v['ci_high']:.2f}× does not settle the direction")
-    return f"no call between {other} and {base}: {v['verdict']}"
-
-
-def check_claim(v, sentence):
-    """The sentence says what the verdict says, and the verdict agrees with the numbers it rests on."""
-    verdict, s = v["verdict"], v["speedup"]
-    assert ("× faster than" in sentence) == (verdict == "faster"), (sentence, verdict)
-    assert ("was faster" in sentence) == (verdict == "slower"), (sentence, verdict)
-    assert ("the same within the noise" in sentence) == (verdict == "same"), (sentence, verdict)
-    if verdict == "faster":
-        assert s > 1 and v["ci_low"] > 1, (sentence, dict(v))
-    if verdict == "slower":
-        assert s < 1 and v["ci_high"] < 1, (sentence, dict(v))
-    if verdict == "same":
-        assert abs(math.log(s)) <= math.log1p(v["floor"]) + 1e-9, (sentence, dict(v))
-    if verdict == "ambiguous":
-        assert abs(math.log(s)) > math.log1p(v["floor"]) and v["ci_low"] <= 1 <= v["ci_high"], (sentence, dict(v))
-
-
-def llc_bytes(backend):
-    """The last-level cache of the backend's device (None where the device does not say)."""
-    return workbench.device_info(backend).get("last_level_cache_bytes")
-
-
-def cache_text(nbytes, llc):
-    """Whether a working set fits in the last-level cache, in words."""
-    if not llc:
-        return f"working set {fmt_bytes(nbytes)} (last-level cache size unknown)"
-    verb = "fits in" if nbytes <= llc else "exceeds"
-    return f"working set {fmt_bytes(nbytes)} {verb} the {fmt_bytes(llc)} last-level cache"
-'''),
+"""),
     code("""
 print(workbench.get_kernel("gemm").description)
 pd.DataFrame([{"variant": n, "mode": v.mode, "runtimes": ", ".join(v.runtimes), "library": v.library,
@@ -147,7 +92,7 @@ for backend, g in ok.groupby("backend", sort=True):
             sentence = verdict_sentence(v, naive, tiled)
             check_claim(v, sentence)
             nbytes = float(g.loc[g["size_label"] == v["size_label"], "bytes"].iloc[0])
-            llc = llc_bytes(backend)
+            llc = last_level_cache_bytes(backend)
             where = cache_text(nbytes, llc)
             if v["verdict"] == "faster":
                 why = f"tiling pays: each block it loads is reused for a whole tile of outputs ({where})."
@@ -196,11 +141,11 @@ device's last-level cache.
 from workbench.ceilings import row_peak_note
 
 for size, g in ok.groupby("size_label", sort=False):
-    print(f"{size}: {cache_text(float(g['bytes'].iloc[0]), llc_bytes(g['backend'].iloc[0]))}")
+    print(f"{size}: {cache_text(float(g['bytes'].iloc[0]), last_level_cache_bytes(g['backend'].iloc[0]))}")
 
 rows = []
 for _, r in ok.iterrows():
-    llc = llc_bytes(r["backend"])
+    llc = last_level_cache_bytes(r["backend"])
     bw, fl = r["pct_peak_bw"], r["pct_peak_flops"]
     above_bw, above_fl = bool(pd.notna(bw) and bw > 100), bool(pd.notna(fl) and fl > 100)
     rows.append({"variant": r["variant"], "backend": r["backend"], "size_label": r["size_label"],

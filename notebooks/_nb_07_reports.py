@@ -23,12 +23,12 @@ import pandas as pd
 import workbench
 from workbench.backends.registry import all_backends
 
-pd.set_option("display.max_colwidth", 80)
-
 import numba
 from workbench.api import Results
 from workbench.stats_compare import compare_runs
 from workbench.store import Store
+
+pd.set_option("display.max_colwidth", 80)
 """),
     md("""
 ## Two runs that differ in one thing

@@ -30,9 +30,9 @@ import pandas as pd
 import workbench
 from workbench.backends.registry import all_backends
 
-pd.set_option("display.max_colwidth", 80)
-
 from workbench.catalog.loader import builtin_catalog_path
+
+pd.set_option("display.max_colwidth", 80)
 
 folder = builtin_catalog_path() / "softmax"
 """),

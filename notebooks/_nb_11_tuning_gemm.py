@@ -26,70 +26,12 @@ SMALL = False
 BUDGET_S = 0.3        # timing budget per cell of the comparison
 TUNE_BUDGET_S = 120   # wall time of the search
 """),
-    code('''
+    code("""
 %matplotlib inline
 import pandas as pd
 import workbench
 from workbench.backends.registry import all_backends
-
-pd.set_option("display.max_colwidth", 80)
-
-import math
-
-from workbench.ceilings import fmt_bytes
-from workbench.stats_compare import judge_pair, speedup_vs_baseline
-
-
-def pair_verdicts(df, base, other, backend):
-    """``other`` against ``base`` on one backend, per size: the package's paired verdict
-    (speedup = time(base) / time(other), so above 1 means ``other`` is faster)."""
-    rows = df[(df["status"] == "ok") & (df["backend"] == backend) & df["variant"].isin([base, other])]
-    table = speedup_vs_baseline(rows, baseline_variant=base, baseline_backend=backend)
-    return table[table["variant"] == other]
-
-
-def verdict_sentence(v, base, other):
-    """The comparison in words, chosen by the verdict (same / faster / slower / ambiguous)."""
-    s, floor = v["speedup"], v["floor"]
-    if v["verdict"] == "faster":
-        return f"{other} ran {s:.2f}× faster than {base}"
-    if v["verdict"] == "slower":
-        return f"{base} was faster: {other} took {1 / s:.2f}× its time"
-    if v["verdict"] == "same":
-        return f"{other} and {base} ran the same within the noise ({s:.2f}× measured, floor ±{floor:.0%})"
-    if v["verdict"] == "ambiguous":
-        return (f"no call between {other} and {base}: {s:.2f}× is beyond the ±{floor:.0%} floor, but its "
-                f"interval {v['ci_low']:.2f}-{v['ci_high']:.2f}× does not settle the direction")
-    return f"no call between {other} and {base}: {v['verdict']}"
-
-
-def check_claim(v, sentence):
-    """The sentence says what the verdict says, and the verdict agrees with the numbers it rests on."""
-    verdict, s = v["verdict"], v["speedup"]
-    assert ("× faster than" in sentence) == (verdict == "faster"), (sentence, verdict)
-    assert ("was faster" in sentence) == (verdict == "slower"), (sentence, verdict)
-    assert ("the same within the noise" in sentence) == (verdict == "same"), (sentence, verdict)
-    if verdict == "faster":
-        assert s > 1 and v["ci_low"] > 1, (sentence, dict(v))
-    if verdict == "slower":
-        assert s < 1 and v["ci_high"] < 1, (sentence, dict(v))
-    if verdict == "same":
-        assert abs(math.log(s)) <= math.log1p(v["floor"]) + 1e-9, (sentence, dict(v))
-    if verdict == "ambiguous":
-        assert abs(math.log(s)) > math.log1p(v["floor"]) and v["ci_low"] <= 1 <= v["ci_high"], (sentence, dict(v))
-
-
-def llc_bytes(backend):
-    """The last-level cache of the backend's device (None where the device does not say)."""
-    return workbench.device_info(backend).get("last_level_cache_bytes")
-
-
-def cache_text(nbytes, llc):
-    """Whether a working set fits in the last-level cache, in words."""
-    if not llc:
-        return f"working set {fmt_bytes(nbytes)} (last-level cache size unknown)"
-    verb = "fits in" if nbytes <= llc else "exceeds"
-    return f"working set {fmt_bytes(nbytes)} {verb} the {fmt_bytes(llc)} last-level cache"
+from workbench.claims import check_claim, pair_verdicts, verdict_sentence
 
 import os
 import tempfile
@@ -102,9 +44,11 @@ from workbench.catalog import get_variant, registry
 from workbench.catalog.spec import format_config
 from workbench.tuning import tune
 
+pd.set_option("display.max_colwidth", 80)
+
 N = 128 if SMALL else 1024
 SIZE = {"m": N, "n": N, "k": N}
-'''),
+"""),
     md("""
 ## What the variant declares
 """),
