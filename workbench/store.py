@@ -4,6 +4,15 @@ Why SQLite: one file that can be copied, inspected with any SQLite tool and
 written by several processes at once (WAL mode, a busy timeout, and every write
 in a short ``BEGIN IMMEDIATE`` transaction). A sweep commits each row as soon as
 its cell finishes, so a crash or SIGKILL loses at most the cell that was running.
+Committed rows sit in the ``-wal`` file until a checkpoint moves them into the
+main file: the store checkpoints after creating or finishing a run and every
+few rows or seconds (:data:`CHECKPOINT_EVERY_ROWS`, :data:`CHECKPOINT_EVERY_S`),
+so a ``-wal`` lost after a kill costs at most those rows, and ``store check``
+names the run that is short of cells.
+
+A store whose pages are damaged is refused by every writer (``bench``,
+``import``): one message says to run ``workbench store check`` and to restore
+from an export; nothing is written into it.
 
 Everything stored is plain text, numbers or JSON text. Reading a store — or
 importing another machine's export — only ever parses JSON; nothing is
@@ -44,6 +53,9 @@ DEFAULT_STORE_NAME = "workbench-results.sqlite"
 EXPORT_FORMAT = "workbench-results"
 EXPORT_VERSION = 1
 RUN_STATUSES = ("running", "finished", "interrupted")
+#: A checkpoint (rows from the -wal into the main file) after this many rows or seconds of rows.
+CHECKPOINT_EVERY_ROWS = 8
+CHECKPOINT_EVERY_S = 5.0
 
 RUN_COLUMNS: dict[str, str] = {
     "run_id": "TEXT PRIMARY KEY", "created_at": "TEXT", "finished_at": "TEXT", "name": "TEXT", "suite": "TEXT",
@@ -143,8 +155,7 @@ def describe_sqlite_error(path: Path, exc: BaseException) -> str:
     text = str(exc)
     low = text.lower()
     if "file is not a database" in low or "malformed" in low or "not a database" in low:
-        return (f"{path} is not a workbench results store, or it is damaged ({text}); `workbench store check "
-                f"--store {path}` says more, or give another --store")
+        return damaged_store_message(path, text)
     if "disk is full" in low or "database or disk is full" in low:
         return (f"cannot write to store {path}: the disk is full; free some space (rows stored so far are kept) "
                 "and resume with `workbench bench --resume`")
@@ -175,6 +186,13 @@ def check_run_name(name: str | None, flag: str = "name") -> None:
                          "a run name must be printable text")
 
 
+def damaged_store_message(path: str | os.PathLike, detail: str) -> str:
+    """The one message every command gives for a store it cannot read: what is wrong and what to do."""
+    return (f"results store {path} is damaged or not a workbench results store ({detail}); nothing was written "
+            f"to it. Run `workbench store check --store {path}` to see what is wrong, then restore it from an export "
+            "(`workbench import FILE.json --store NEW.sqlite`) or give another --store")
+
+
 class StoreError(ValueError):
     """A store that cannot be opened or written: the message names the file, what is wrong and what to do."""
 
@@ -187,7 +205,8 @@ class Store:
     and an older store is read as it is, without adding columns.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, timeout_s: float = 60.0, read_only: bool = False):
+    def __init__(self, path: str | os.PathLike | None = None, timeout_s: float = 60.0, read_only: bool = False,
+                 verify: bool = True):
         if path is not None and not str(path).strip():
             raise StoreError("the store path is empty; give a file such as results.sqlite (or leave --store out "
                              f"for {default_store_path()})")
@@ -197,19 +216,39 @@ class Store:
             raise StoreError(f"store path {self.path} is a folder; give a file in it, e.g. "
                              f"{self.path / DEFAULT_STORE_NAME}")
         self._lock = threading.RLock()
+        self._rows_since_checkpoint, self._checkpointed_at = 0, time.monotonic()
         try:
             if read_only:
                 self._conn = self._connect_read_only(timeout_s)
                 self._require_tables()
             else:
+                if verify:  # a damaged store is never written into (checked before the schema is touched)
+                    self._require_healthy(timeout_s)
                 self._conn = self._connect_read_write(timeout_s)
         except sqlite3.DatabaseError as exc:
             raise StoreError(describe_sqlite_error(self.path, exc)) from None
+
+    def _require_healthy(self, timeout_s: float) -> None:
+        """SQLite's quick check of an existing store, read-only: a damaged one raises StoreError."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        conn = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None, check_same_thread=False)
+        try:
+            problems = [m for (m,) in conn.execute("PRAGMA quick_check(5)").fetchall() if m != "ok"]
+        finally:
+            conn.close()
+        if problems:
+            lines = [ln for m in problems for ln in m.splitlines() if ln.strip() and not ln.startswith("***")]
+            raise StoreError(damaged_store_message(self.path, "; ".join(lines[:2]) or "damaged pages"))
 
     def _connect_read_only(self, timeout_s: float) -> sqlite3.Connection:
         if not self.path.exists():
             raise FileNotFoundError(f"no results store at {self.path} (run `workbench bench` first, or pass "
                                     "--store)")
+        if self._empty_file():  # a kill early in a first run leaves 0 bytes: a new store, with no runs yet
+            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            conn.executescript(_SCHEMA)
+            return conn
         uri = self.path.resolve().as_uri()
         try:
             conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=timeout_s, isolation_level=None,
@@ -240,6 +279,11 @@ class Store:
             self._add_missing_columns(c)
             c.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(EXPORT_VERSION),))
         return conn
+
+    def _empty_file(self) -> bool:
+        """0 bytes and no write-ahead log with content: nothing was ever committed here."""
+        wal = Path(f"{self.path}-wal")
+        return self.path.stat().st_size == 0 and not (wal.exists() and wal.stat().st_size > 0)
 
     def _require_tables(self) -> None:
         names = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -300,6 +344,22 @@ class Store:
         except sqlite3.DatabaseError as exc:
             log.info("checkpoint of %s failed: %s", self.path, exc)
 
+    def _checkpoint_soon(self, rows: int = 1) -> None:
+        """After ``rows`` more committed rows: a passive checkpoint (it never waits for readers) once
+        :data:`CHECKPOINT_EVERY_ROWS` rows or :data:`CHECKPOINT_EVERY_S` seconds have gathered, so a lost
+        ``-wal`` file costs at most those rows; ``rows=0`` checkpoints now (a run created or finished)."""
+        self._rows_since_checkpoint += rows
+        due = (rows == 0 or self._rows_since_checkpoint >= CHECKPOINT_EVERY_ROWS
+               or time.monotonic() - self._checkpointed_at >= CHECKPOINT_EVERY_S)
+        if not due or self.read_only:
+            return
+        try:
+            with self._lock:
+                self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.DatabaseError as exc:
+            log.info("checkpoint of %s failed: %s", self.path, exc)
+        self._rows_since_checkpoint, self._checkpointed_at = 0, time.monotonic()
+
     def close(self) -> None:
         self.checkpoint()
         with self._lock:
@@ -324,6 +384,7 @@ class Store:
                       "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
                       (run_id, now_iso(), name, suite, json.dumps(argv or []), env_id, git_commit(),
                        json.dumps(spec) if spec is not None else None))
+        self._checkpoint_soon(0)  # the run itself survives a lost -wal, so it can be checked and resumed
         return run_id
 
     def set_run_status(self, run_id: str, status: str, wall_s: float | None = None) -> None:
@@ -332,6 +393,7 @@ class Store:
         with self._write() as c:
             c.execute("UPDATE runs SET status = ?, finished_at = ?, wall_s = COALESCE(?, wall_s) WHERE run_id = ?",
                       (status, None if status == "running" else now_iso(), wall_s, run_id))
+        self._checkpoint_soon(0)
 
     def set_in_flight(self, run_id: str, marker: Mapping[str, Any] | None) -> None:
         """Record the cell about to run (``marker``: cell_key, label, started_at), or clear it (None)."""
@@ -439,10 +501,24 @@ class Store:
         check, rows of unknown runs, runs marked running that no live process writes, unreadable JSON, and
         a write-ahead log not yet moved into the main file."""
         problems: list[str] = []
-        for (msg,) in self._conn.execute("PRAGMA integrity_check").fetchall():
+        for (msg,) in self._conn.execute("PRAGMA integrity_check(20)").fetchall():
+            lines = [ln for ln in msg.splitlines() if ln.strip() and not ln.startswith("***")]
             if msg != "ok":
-                problems.append(f"SQLite integrity check: {msg} (copy out what `workbench export` can read, "
-                                "then start a new store)")
+                problems.append(f"SQLite integrity check: {'; '.join(lines[:5])}"
+                                + (f" (and {len(lines) - 5} more)" if len(lines) > 5 else ""))
+        if problems:
+            problems.append("the store is damaged: nothing will be written to it; copy out what `workbench export` "
+                            "can read (or restore an earlier export with `workbench import FILE.json --store "
+                            "NEW.sqlite`) and use the new store")
+            try:
+                problems += self._content_problems()
+            except sqlite3.DatabaseError as exc:
+                problems.append(f"reading the runs and rows failed ({exc})")
+            return problems
+        return problems + self._content_problems()
+
+    def _content_problems(self) -> list[str]:
+        problems: list[str] = []
         orphans = self._query("SELECT run_id, COUNT(*) AS n FROM results WHERE run_id NOT IN "
                               "(SELECT run_id FROM runs) GROUP BY run_id")
         for o in orphans:
@@ -451,9 +527,9 @@ class Store:
             if r["status"] not in RUN_STATUSES:
                 problems.append(f"run {r['run_id']} has an unknown status {r['status']!r}")
             if r["status"] == "running" and self.live_owner(r["run_id"]) is None:
-                problems.append(f"run {r['run_id']} is marked running but no live process writes it (killed?): "
-                                f"finish it with `workbench bench --resume {r['run_id']}` or remove it with "
-                                f"`workbench store drop {r['run_id']}`")
+                problems.append(f"run {r['run_id']} is marked running but no live process writes it (killed?)"
+                                f"{self._shortfall(r)}: finish it with `workbench bench --resume {r['run_id']}` "
+                                f"or remove it with `workbench store drop {r['run_id']}`")
             try:
                 json.loads(r["spec"]) if r.get("spec") else None
             except ValueError:
@@ -474,6 +550,25 @@ class Store:
                 problems.append(f"{wal} still holds {wal.stat().st_size} bytes not in {self.path.name} (a reader "
                                 "may be open): copy both files together")
         return problems
+
+    def _shortfall(self, run: Mapping[str, Any]) -> str:
+        """", and it has 11 of its 24 cells (3 with fewer rounds than 3)": what an interrupted run lacks, from
+        its stored sweep (the rows a kill, or a -wal file lost after it, took away); "" when unknown."""
+        rows = self._query("SELECT rounds, status FROM results WHERE run_id = ?", (run["run_id"],))
+        try:
+            from .sweep import SweepSpec
+
+            spec = SweepSpec.from_dict(json.loads(run["spec"]))
+            planned, rounds = len(spec.cells()), int(spec.rounds or 1)
+        except Exception as exc:  # noqa: BLE001 - a spec this workbench cannot rebuild: say what is stored
+            log.info("cannot rebuild the sweep of run %s: %s", run["run_id"], exc)
+            return f", and it has {len(rows)} rows"
+        short = sum(1 for r in rows if r["status"] == "ok" and (r["rounds"] or 1) < rounds)
+        text = f", and it has {len(rows)} of its {planned} cells"
+        if short:
+            text += f" ({short} with fewer rounds than {rounds})"
+        return text + (" — rows are missing (not yet measured, or lost with a deleted -wal file)"
+                       if len(rows) < planned or short else "")
 
     # -- environments ------------------------------------------------------
     def add_environment(self, env_id: str, record: Mapping[str, Any]) -> None:
@@ -511,6 +606,7 @@ class Store:
             # heartbeat and wall time move on, so a killed run keeps the wall time it had
             c.execute("UPDATE runs SET in_flight = NULL, heartbeat_at = ?, wall_s = COALESCE(?, wall_s) "
                       "WHERE run_id = ?", (now_iso(), run_wall_s, row["run_id"]))
+        self._checkpoint_soon()
 
     def cell_keys(self, run_id: str) -> set[str]:
         return {r["cell_key"] for r in self._query("SELECT cell_key FROM results WHERE run_id = ?", (run_id,))}
@@ -651,7 +747,7 @@ def _records(doc: Mapping[str, Any], key: str) -> Iterator[dict[str, Any]]:
 
 
 def open_store(store: Store | str | os.PathLike | None, must_exist: bool = False,
-               read_only: bool | None = None) -> Store:
+               read_only: bool | None = None, verify: bool = True) -> Store:
     """A Store from a Store, a path, or None (``$WORKBENCH_STORE`` or ./workbench-results.sqlite).
 
     ``must_exist`` is for readers: a mistyped path raises FileNotFoundError instead
@@ -664,7 +760,7 @@ def open_store(store: Store | str | os.PathLike | None, must_exist: bool = False
     path = Path(store) if store is not None else default_store_path()
     if must_exist and not path.exists():
         raise FileNotFoundError(f"no results store at {path} (run `workbench bench` first, or pass --store)")
-    return Store(path, read_only=must_exist if read_only is None else read_only)
+    return Store(path, read_only=must_exist if read_only is None else read_only, verify=verify)
 
 
 #: A run owned by a process on another host counts as abandoned when its last row is older than this.

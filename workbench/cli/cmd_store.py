@@ -25,13 +25,23 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store import open_store
+    import sqlite3
+
+    from ..store import StoreError, open_store
 
     if args.action == "check":
-        store = open_store(args.store, must_exist=True, read_only=False)
+        # a damaged store must still be examined: no health check on opening, and read-only if need be
+        try:
+            store = open_store(args.store, must_exist=True, read_only=False, verify=False)
+        except (StoreError, sqlite3.DatabaseError):
+            store = open_store(args.store, must_exist=True, read_only=True)
         problems = store.check()
-        runs = store.runs()
-        print(f"{store.path}: {len(runs)} runs, {int(runs['n_results'].fillna(0).sum()) if len(runs) else 0} rows")
+        try:
+            runs = store.runs()
+            print(f"{store.path}: {len(runs)} runs, "
+                  f"{int(runs['n_results'].fillna(0).sum()) if len(runs) else 0} rows")
+        except sqlite3.DatabaseError as exc:
+            print(f"{store.path}: the runs cannot be listed ({exc})")
         for p in problems:
             print(f"  problem: {p}")
         print("no problems found" if not problems else f"{len(problems)} problem(s) found")
