@@ -16,6 +16,7 @@ default_omp_wait_policy()  # before any runtime loads: see workbench/threads.py
 
 from .backends.registry import available_backends, get_backend, set_backend  # noqa: E402
 from .catalog import KernelSpec, get_kernel, kernels, load_catalog, register_kernel, variant, variants  # noqa: E402
+from .tuning import resolve as _tuning_resolve  # noqa: E402, F401  (installs tuned configurations in the catalog)
 from .version import __version__  # noqa: E402, F401
 
 logging.basicConfig(level=os.environ.get("WORKBENCH_LOG_LEVEL", "WARNING").upper(),

@@ -4,22 +4,22 @@ The shared core of verification and the benchmark harness.
 
 A :class:`Case` owns seeded inputs rounded to the run dtype, the float64
 reference computed from exactly those rounded inputs, device copies of the
-inputs, poisoned output buffers, and the built kernel call. ``check`` compares
-a result against the reference with the rules every variant must pass.
+inputs, poisoned output buffers, and the built kernel call. ``check`` (from
+:mod:`workbench.catalog.check`, the spec's own rules) compares a result against the reference.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .backends.base import Backend
+from .catalog.check import CheckResult, check, output_dtype
 from .catalog.spec import BuildContext, KernelCall, KernelSpec, Unsupported, Variant
-from .dtypes import check_dtype, host_dtype
+from .dtypes import check_dtype
 
 POISON = float("nan")
 
@@ -28,18 +28,6 @@ GUARD = 64
 #: Runtimes whose outputs sit between guard zones: a window of a larger buffer reaches the kernel as its
 #: output (:meth:`Backend.window`: a view; on OpenCL a sub-buffer, since kernels take ``Array.data``).
 GUARDED_RUNTIMES = ("numpy", "numba", "torch", "cupy", "opencl")
-
-
-@dataclass
-class CheckResult:
-    passed: bool
-    max_error: float  # max |out - ref| / max |ref| over outputs (inf on NaN / shape mismatch)
-    tolerance: float
-    message: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "max_error": self.max_error, "tolerance": self.tolerance,
-                "message": self.message}
 
 
 def make_host_inputs(spec: KernelSpec, params: dict[str, int], dtype: str, seed: int) -> dict[str, np.ndarray]:
@@ -51,10 +39,6 @@ def reference_outputs(spec: KernelSpec, host_inputs: dict[str, np.ndarray], para
                       ) -> dict[str, np.ndarray]:
     ref = spec.reference({k: v.astype(np.float64) for k, v in host_inputs.items()}, params)
     return {k: np.asarray(v) for k, v in ref.items()}
-
-
-def output_dtype(spec: KernelSpec, name: str, dtype: str) -> str:
-    return spec.output_dtypes.get(name, dtype)
 
 
 def poisoned(backend: Backend, shape: tuple[int, ...], dtype: str) -> Any:
@@ -204,44 +188,3 @@ def normalize_outputs(result: Any, outputs: dict[str, Any]) -> dict[str, Any]:
     if len(outputs) != 1:
         raise TypeError(f"variant returned one array but the kernel has outputs {list(outputs)}")
     return {next(iter(outputs)): result}
-
-
-def check(spec: KernelSpec, outputs: dict[str, np.ndarray], reference: dict[str, np.ndarray], dtype: str,
-          inputs: dict[str, np.ndarray] | None = None, params: dict[str, int] | None = None) -> CheckResult:
-    """Compare outputs with the float64 reference.
-
-    Error is max |out - ref| normalised by the reference's magnitude, so it
-    means the same for tiny and huge values. NaN/Inf, wrong shapes, wrong
-    dtypes (a float32 run that returns float64 computed something else),
-    missing outputs and constant outputs where the reference varies all fail.
-    """
-    tol = spec.tolerance(dtype)
-    if spec.compare is not None:
-        err, msg = spec.compare(outputs, reference, inputs, params, dtype)
-        return CheckResult(bool(err <= tol), float(err), tol, msg)
-    worst, messages = 0.0, []
-    for name, ref in reference.items():
-        if name not in outputs:
-            return CheckResult(False, float("inf"), tol, f"output {name!r} missing")
-        out = np.asarray(outputs[name])
-        if out.shape != ref.shape:
-            return CheckResult(False, float("inf"), tol, f"{name}: shape {out.shape}, expected {ref.shape}")
-        expected = host_dtype(output_dtype(spec, name, dtype))
-        if out.dtype != expected:
-            return CheckResult(False, float("inf"), tol,
-                               f"{name}: dtype {out.dtype}, expected {expected} for a {dtype} run")
-        out64 = out.astype(np.float64)
-        if not np.all(np.isfinite(out64)):
-            bad = int(np.size(out64) - np.count_nonzero(np.isfinite(out64)))
-            return CheckResult(False, float("inf"), tol, f"{name}: {bad} non-finite values (NaN/Inf)")
-        if ref.size > 1 and np.ptp(ref) > 0 and np.ptp(out64) == 0:
-            return CheckResult(False, float("inf"), tol,
-                               f"{name}: constant output {out64.flat[0]!r} where the reference varies")
-        scale = float(np.max(np.abs(ref))) if ref.size else 0.0
-        if scale == 0.0:
-            scale = 1.0
-        err = float(np.max(np.abs(out64 - ref)) / scale) if ref.size else 0.0
-        if err > tol:
-            messages.append(f"{name}: max error {err:.3g} > tolerance {tol:.3g}")
-        worst = max(worst, err)
-    return CheckResult(worst <= tol and not messages, worst, tol, "; ".join(messages))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .backends.base import KNOWN_DTYPES
+#: Every dtype name the workbench knows; backends' capabilities pick from these.
+KNOWN_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64")
 
 
 def check_dtype(dtype: str) -> str:

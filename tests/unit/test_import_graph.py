@@ -1,4 +1,7 @@
-"""The import graph of the workbench package: no cycles, and the record at the bottom.
+"""The import graph of the workbench package: no cycles, and layers that hold.
+
+:data:`LAYERS` is the one statement of the package's layer order, bottom first: a module may import its
+own layer and the layers below it, never one above (a lazy import inside a function counts too).
 
 Every ``import`` statement counts, function-level ones included (a lazy import
 is still a dependency); imports under ``if TYPE_CHECKING:`` do not run and do
@@ -13,6 +16,50 @@ import json
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "workbench"
+
+
+#: The layers of the package, bottom first; each names top-level modules or packages of ``workbench``
+#: (``"workbench"`` is the package's own ``__init__``). Every module belongs to exactly one layer.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundation: records, names, plain data", ("version", "threads", "processes", "timestamps", "status", "record",
+                                                "import_schema", "dtypes", "conditions", "datasets",
+                                                "output_guard")),
+    ("statistics and roofs", ("verdicts", "stats_compare", "ceilings", "roofs")),
+    ("catalog: what a kernel is, its variants, loading by path", ("catalog",)),
+    ("backends: one adapter per runtime", ("backends", "config")),
+    ("device code: portable sources, execution plans, the case and its check", ("portable", "execution", "case",
+                                                                                "environment")),
+    ("authoring: a helper per runtime, variant families", ("authoring",)),
+    ("the results store", ("store",)),
+    ("harness: one cell measured or checked", ("harness", "selection")),
+    ("runs: sweeps, verification, tuning, peaks, clusters", ("peaks", "roof_probe", "cluster", "sweep",
+                                                             "verification", "suites", "tuning")),
+    ("report", ("report",)),
+    ("entry points: Python API, dashboard, command line", ("api", "adhoc", "claims", "ui", "cli", "__main__",
+                                                           "workbench")),
+)
+
+#: Upward imports that need a design change in a module another change owns, each with its reason; remove an
+#: entry when its import goes. ``(importer, imported)`` module names.
+TEMPORARY_EXCEPTIONS: dict[tuple[str, str], str] = {}
+
+
+def unit(module: str) -> str:
+    """``workbench.catalog.spec`` -> ``catalog``; the package itself -> ``workbench``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer_of() -> dict[str, int]:
+    """Top-level unit -> its layer's index (0 at the bottom)."""
+    return {u: i for i, (_, units) in enumerate(LAYERS) for u in units}
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """``(importer, imported)`` pairs where the imported module sits in a higher layer."""
+    level = layer_of()
+    return sorted((m, d) for m, deps in graph.items() for d in deps
+                  if unit(d) in level and unit(m) in level and level[unit(d)] > level[unit(m)])
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -133,6 +180,31 @@ def test_no_import_cycles_between_workbench_modules():
     found = cycles(graph)
     detail = [{m: sorted(graph[m] & set(c)) for m in c} for c in found]
     assert not found, json.dumps(detail, indent=1)
+
+
+def test_every_module_has_a_layer():
+    level = layer_of()
+    assert len(level) == sum(len(units) for _, units in LAYERS), "a unit is named in two layers"
+    unplaced = sorted({unit(m) for m in import_graph()} - set(level))
+    assert not unplaced, f"place these in LAYERS (tests/unit/test_import_graph.py): {unplaced}"
+
+
+def test_the_layer_checker_finds_an_upward_import():
+    assert upward_imports({"workbench.catalog.registry": {"workbench.tuning.resolve", "workbench.dtypes"},
+                           "workbench.tuning.resolve": {"workbench.catalog.spec"}}) == [
+        ("workbench.catalog.registry", "workbench.tuning.resolve")]
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    found = [pair for pair in upward_imports(import_graph()) if pair not in TEMPORARY_EXCEPTIONS]
+    level = layer_of()
+    detail = [f"{m} ({LAYERS[level[unit(m)]][0]}) imports {d} ({LAYERS[level[unit(d)]][0]})" for m, d in found]
+    assert not found, "\n".join(detail)
+
+
+def test_temporary_exceptions_are_still_needed():
+    stale = set(TEMPORARY_EXCEPTIONS) - set(upward_imports(import_graph()))
+    assert not stale, f"remove from TEMPORARY_EXCEPTIONS: {sorted(stale)}"
 
 
 def test_the_record_is_the_bottom_layer():

@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from ..dtypes import KNOWN_DTYPES  # noqa: F401  (capabilities pick from these; adapters import it here)
+
 if TYPE_CHECKING:
     from .memory import MemoryMeter
-
-#: Every dtype name the workbench knows; capabilities pick from these.
-KNOWN_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64")
 
 #: Automatic-choice priority per device class (lower is preferred).
 PRIORITY: dict[str, int] = {

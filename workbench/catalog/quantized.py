@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .check import check
 from .spec import Arrays, KernelSpec, Params
 
 #: Verify sizes: decode (m = 1), odd m/n/k, and a k long enough for accumulation error to show.
@@ -75,8 +76,6 @@ def weight_only_gemm_spec(name: str, description: str, *, weight_dtype: str,
 
     def compare(outputs: dict[str, Any], reference: dict[str, np.ndarray], inputs: dict[str, np.ndarray] | None,
                 params: Params | None, dtype: str) -> tuple[float, str]:
-        from ..case import check
-
         basic = check(replace(spec, compare=None, tolerances=dict.fromkeys(spec.tolerances, np.inf)), outputs,
                       reference, dtype)
         if not basic.passed:  # shape, dtype, NaN/Inf or constant output

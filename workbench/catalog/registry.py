@@ -75,14 +75,58 @@ def unload_catalog(path: str) -> list[str]:
     return removed
 
 
-def _configuring(v: Variant, author_build: Callable[[BuildContext], KernelCall]) -> Callable:
-    """The build of a tunable variant: fills ``ctx.config`` (given > tuned for this device, dtype and shape
-    class > defaults; :func:`workbench.tuning.resolve.resolve_config`) and labels the call with the
-    configuration it was built with (``best_config``, which the harness records as ``tuned_config``)."""
-    def build(ctx: BuildContext) -> KernelCall:
-        from ..tuning.resolve import labelled, resolve_config
+#: How a tunable variant's build finds its configuration: ``(variant, spec, ctx) -> (config, label)``.
+ConfigResolver = Callable[[Variant, KernelSpec, BuildContext], tuple[dict[str, Any], str | None]]
 
-        config, label = resolve_config(v, get_kernel(v.kernel), ctx)
+
+def given_or_default(v: Variant, spec: KernelSpec, ctx: BuildContext) -> tuple[dict[str, Any], str | None]:
+    """The configuration given in ``ctx.config`` (completed with defaults; labelled), else the defaults (label
+    None): all the catalog itself knows. :mod:`workbench.tuning.resolve` adds the tuned configurations."""
+    if ctx.config:
+        full = v.check_config(ctx.config)
+        return full, format_config(full)
+    return v.default_config(), None
+
+
+_resolver: ConfigResolver = given_or_default
+
+
+def set_config_resolver(resolver: ConfigResolver) -> None:
+    """Install how tunable builds find their configuration. The tuner registers its resolver (given > tuned
+    for this device, dtype and shape class > defaults) when ``workbench`` is imported, so the catalog, the
+    bottom layer, never imports the tuner."""
+    global _resolver
+    _resolver = resolver
+
+
+class _Labelled:
+    """A kernel call carrying the configuration it was built with (functions and partials take an attribute;
+    other callables are wrapped in this)."""
+
+    def __init__(self, call: KernelCall, label: str | None) -> None:
+        self._call, self.best_config = call, label
+
+    def __call__(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> Any:
+        return self._call(inputs, outputs)
+
+
+def labelled(call: KernelCall, label: str | None) -> KernelCall:
+    """``call`` with ``best_config = label`` (what the harness records as the row's ``tuned_config``)."""
+    if label is None:
+        return call
+    try:
+        call.best_config = label  # type: ignore[attr-defined]
+        return call
+    except (AttributeError, TypeError):
+        return _Labelled(call, label)
+
+
+def _configuring(v: Variant, author_build: Callable[[BuildContext], KernelCall]) -> Callable:
+    """The build of a tunable variant: fills ``ctx.config`` through the installed resolver
+    (:func:`set_config_resolver`) and labels the call with the configuration it was built with
+    (``best_config``, which the harness records as ``tuned_config``)."""
+    def build(ctx: BuildContext) -> KernelCall:
+        config, label = _resolver(v, get_kernel(v.kernel), ctx)
         return labelled(author_build(dataclasses.replace(ctx, config=config)), label)
 
     build.author_build = author_build  # type: ignore[attr-defined]
@@ -112,8 +156,6 @@ def configured(kernel: str, name: str, config: Mapping[str, Any]) -> Variant:
     author_build = base.build.author_build  # type: ignore[attr-defined]
 
     def build(ctx: BuildContext) -> KernelCall:
-        from ..tuning.resolve import labelled
-
         return labelled(author_build(dataclasses.replace(ctx, config=dict(full))), format_config(full))
 
     build.author_build = author_build  # type: ignore[attr-defined]

@@ -4,6 +4,9 @@ A tuning holds for one device (:func:`device_fingerprint`: the backend, the devi
 vector ISA and core count: a tile size tuned on an AVX-512 machine is not the one for an AVX2 one), one
 dtype and one shape class (:func:`shape_class`: the work rounded to a power of two, so a tuning at 1024^3
 serves sizes of about that work and not 64^3).
+
+Importing this module installs :func:`resolve_config` as the catalog's configuration resolver
+(:func:`workbench.catalog.registry.set_config_resolver`); ``import workbench`` does so.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ import platform
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..catalog.spec import BuildContext, KernelCall, KernelSpec, Variant, format_config
+from .. import config as config_file
+from ..catalog.registry import given_or_default, set_config_resolver
+from ..catalog.spec import BuildContext, KernelSpec, Variant, format_config
+from ..dtypes import itemsize
 
 if TYPE_CHECKING:
     from ..backends.base import Backend
@@ -56,8 +62,6 @@ def device_fingerprint(backend: Backend) -> str:
 
 def shape_class(spec: KernelSpec, params: Mapping[str, int], dtype: str) -> str:
     """``work 2^25``: log2 of the FLOPs (bytes for a kernel doing none), rounded."""
-    from ..dtypes import itemsize
-
     flops = float(spec.flops(params))
     work = flops if flops > 0 else float(spec.bytes_moved(params, itemsize(dtype)))
     return f"work 2^{round(math.log2(max(work, 1.0)))}"
@@ -67,8 +71,6 @@ def lookup(variant: Variant, spec: KernelSpec, backend: Backend, dtype: str, par
            config: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The tuned entry for this variant (of kernel ``spec``), device, dtype and shape class in ``config``
     (default: the configuration file), or None."""
-    from .. import config as config_file
-
     cfg = config_file.read() if config is None else config
     key = (variant.kernel, variant.name, device_fingerprint(backend), dtype, shape_class(spec, params, dtype))
     for entry in config_file.tuned_entries(cfg):
@@ -81,8 +83,7 @@ def resolve_config(variant: Variant, spec: KernelSpec, ctx: BuildContext) -> tup
     """(configuration, label): the one given in ``ctx.config``; else the tuned one for this device, dtype
     and shape class (unless :func:`tuned_enabled` is off); else the variant's defaults (label None)."""
     if ctx.config:
-        full = variant.check_config(ctx.config)
-        return full, format_config(full)
+        return given_or_default(variant, spec, ctx)
     if tuned_enabled():
         try:
             entry = lookup(variant, spec, ctx.backend, ctx.dtype, ctx.params)
@@ -100,23 +101,4 @@ def resolve_config(variant: Variant, spec: KernelSpec, ctx: BuildContext) -> tup
     return variant.default_config(), None
 
 
-class _Labelled:
-    """A kernel call carrying the configuration it was built with (functions and partials take an attribute;
-    other callables are wrapped in this)."""
-
-    def __init__(self, call: KernelCall, label: str | None) -> None:
-        self._call, self.best_config = call, label
-
-    def __call__(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> Any:
-        return self._call(inputs, outputs)
-
-
-def labelled(call: KernelCall, label: str | None) -> KernelCall:
-    """``call`` with ``best_config = label`` (what the harness records as the row's ``tuned_config``)."""
-    if label is None:
-        return call
-    try:
-        call.best_config = label  # type: ignore[attr-defined]
-        return call
-    except (AttributeError, TypeError):
-        return _Labelled(call, label)
+set_config_resolver(resolve_config)

@@ -1,0 +1,73 @@
+"""The correctness check every output of a kernel must pass, against its float64 reference.
+
+Part of the catalog because it is a property of the spec (its tolerances, its output dtypes, its own
+``compare`` where the default rules do not fit): a spec's custom ``compare`` reuses the basic rules
+(shape, dtype, NaN/Inf, constant output) from here without reaching up to the harness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import host_dtype
+from .spec import KernelSpec
+
+
+@dataclass
+class CheckResult:
+    passed: bool
+    max_error: float  # max |out - ref| / max |ref| over outputs (inf on NaN / shape mismatch)
+    tolerance: float
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "max_error": self.max_error, "tolerance": self.tolerance,
+                "message": self.message}
+
+
+def output_dtype(spec: KernelSpec, name: str, dtype: str) -> str:
+    return spec.output_dtypes.get(name, dtype)
+
+
+def check(spec: KernelSpec, outputs: dict[str, np.ndarray], reference: dict[str, np.ndarray], dtype: str,
+          inputs: dict[str, np.ndarray] | None = None, params: dict[str, int] | None = None) -> CheckResult:
+    """Compare outputs with the float64 reference.
+
+    Error is max |out - ref| normalised by the reference's magnitude, so it
+    means the same for tiny and huge values. NaN/Inf, wrong shapes, wrong
+    dtypes (a float32 run that returns float64 computed something else),
+    missing outputs and constant outputs where the reference varies all fail.
+    """
+    tol = spec.tolerance(dtype)
+    if spec.compare is not None:
+        err, msg = spec.compare(outputs, reference, inputs, params, dtype)
+        return CheckResult(bool(err <= tol), float(err), tol, msg)
+    worst, messages = 0.0, []
+    for name, ref in reference.items():
+        if name not in outputs:
+            return CheckResult(False, float("inf"), tol, f"output {name!r} missing")
+        out = np.asarray(outputs[name])
+        if out.shape != ref.shape:
+            return CheckResult(False, float("inf"), tol, f"{name}: shape {out.shape}, expected {ref.shape}")
+        expected = host_dtype(output_dtype(spec, name, dtype))
+        if out.dtype != expected:
+            return CheckResult(False, float("inf"), tol,
+                               f"{name}: dtype {out.dtype}, expected {expected} for a {dtype} run")
+        out64 = out.astype(np.float64)
+        if not np.all(np.isfinite(out64)):
+            bad = int(np.size(out64) - np.count_nonzero(np.isfinite(out64)))
+            return CheckResult(False, float("inf"), tol, f"{name}: {bad} non-finite values (NaN/Inf)")
+        if ref.size > 1 and np.ptp(ref) > 0 and np.ptp(out64) == 0:
+            return CheckResult(False, float("inf"), tol,
+                               f"{name}: constant output {out64.flat[0]!r} where the reference varies")
+        scale = float(np.max(np.abs(ref))) if ref.size else 0.0
+        if scale == 0.0:
+            scale = 1.0
+        err = float(np.max(np.abs(out64 - ref)) / scale) if ref.size else 0.0
+        if err > tol:
+            messages.append(f"{name}: max error {err:.3g} > tolerance {tol:.3g}")
+        worst = max(worst, err)
+    return CheckResult(worst <= tol and not messages, worst, tol, "; ".join(messages))
