@@ -17,8 +17,22 @@ _variants: dict[str, dict[str, Variant]] = {}
 _origins: dict[tuple[str, str | None], str | None] = {}
 
 
+def _refuse_takeover(key: tuple[str, str | None], what: str) -> None:
+    """A catalog folder may not replace a kernel or variant another folder registered (a user catalog taking
+    a built-in name would change results silently, and differently in worker and in-process modes); inline
+    registration (notebooks, tests) still replaces."""
+    folder = current_folder()
+    if folder is None or key not in _origins:
+        return
+    owner = _origins[key]
+    if owner is not None and owner != str(folder):
+        raise ValueError(f"catalog folder {folder} registers {what}, which {owner} already defines; give it "
+                         "another name (a catalog folder cannot replace another's kernels or variants)")
+
+
 def register_kernel(spec: KernelSpec) -> KernelSpec:
     """Add (or replace) a kernel spec; notebooks call this to define kernels inline."""
+    _refuse_takeover((spec.name, None), f"kernel {spec.name!r}")
     _kernels[spec.name] = spec
     _variants.setdefault(spec.name, {})
     folder = current_folder()
@@ -47,6 +61,7 @@ def register_variant(v: Variant) -> Variant:
         v.default_config()  # a restriction the defaults break is the author's error, said now
         v.check_config({})
         v = dataclasses.replace(v, build=_configuring(v, v.build))
+    _refuse_takeover((v.kernel, v.name), f"variant {v.kernel}/{v.name}")
     _variants.setdefault(v.kernel, {})[v.name] = v
     folder = current_folder()
     _origins[v.kernel, v.name] = str(folder) if folder is not None else None
