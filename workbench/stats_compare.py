@@ -11,7 +11,8 @@ Every verdict comes from :mod:`workbench.verdicts` (``docs/statistics.md`` expla
 
 Rows with fewer rounds (one stream of samples, e.g. stored before rounds existed) are judged on their
 samples with the conservative one-stream floor. Speed-up is always time(A) / time(B): above 1 means B
-(the variant, or the later run) is faster. Verdicts: faster, slower, same, ambiguous, insufficient samples.
+(the variant, or the later run) is faster. Verdicts: faster, slower, same (the whole interval within ±10%),
+inconclusive (with the smallest effect it could have seen, and what would settle it), insufficient samples.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ CELL_COLUMNS = ("kernel", "variant", "backend", "dtype", "params", "mode", "cach
 VERDICTS = vd.VERDICTS
 
 #: What every speed-up table carries per cell (see :class:`workbench.verdicts.Verdict`), plus the
-#: times compared (median of each side's values) and whether either row was flagged noisy.
-RESULT_COLUMNS = ["speedup", "ci_low", "ci_high", "floor", "noise", "verdict", "basis", "n_a", "n_b",
-                  "median_a", "median_b", "noisy"]
+#: times compared (median of each side's values) and whether either row was flagged noisy. ``coverage`` is
+#: the interval's (0.95); ``settle`` says what would settle an inconclusive verdict.
+RESULT_COLUMNS = ["speedup", "ci_low", "ci_high", "coverage", "floor", "noise", "verdict", "settle", "basis",
+                  "n_a", "n_b", "median_a", "median_b", "noisy"]
 
 
 def parse_samples(value: Any) -> np.ndarray:
@@ -71,7 +73,8 @@ def _result(v: vd.Verdict, a: np.ndarray, b: np.ndarray, row_a: Any, row_b: Any)
 
 def _not_comparable(status_a: Any, status_b: Any) -> dict[str, Any]:
     rec: dict[str, Any] = {c: float("nan") for c in RESULT_COLUMNS}
-    rec.update(n_a=0, n_b=0, basis=None, noisy=False, verdict=f"not comparable ({status_a} / {status_b})")
+    rec.update(n_a=0, n_b=0, basis=None, noisy=False, settle=None,
+               verdict=f"not comparable ({status_a} / {status_b})")
     return rec
 
 
@@ -159,8 +162,8 @@ def _paired_rounds(base: Any, row: Any) -> tuple[np.ndarray, np.ndarray, bool]:
 def judge_pair(base: pd.Series | dict[str, Any], row: pd.Series | dict[str, Any], typical: float | None = None,
                **kw: Any) -> dict[str, Any]:
     """A row against its baseline row of the same run: paired round by round when both have the same
-    number (≥ MIN_ROUNDS) of round medians (``typical``: the run's typical paired spread, see
-    :func:`workbench.verdicts.paired_verdict`); else unpaired (round medians, or one stream's samples)."""
+    number (≥ MIN_ROUNDS) of round medians (``typical``: the typical paired spread of its kernel in the run,
+    see :func:`workbench.verdicts.paired_noise`); else unpaired (round medians, or one stream's samples)."""
     a, b, paired = _paired_rounds(base, row)
     if paired:
         v = vd.paired_verdict(a, b, typical=typical, **kw)
@@ -177,8 +180,9 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
     only a backend, the same variant on that backend; with neither, the kernel's
     library variant as its rows say (see :func:`library_variants`). Among several candidate
     baseline rows the one on the row's own backend wins, so numpy variants compare with the numpy library call and
-    torch ones with torch. Each pair is judged by :func:`judge_pair`, knowing the typical spread of the
-    run's paired differences (:func:`workbench.verdicts.typical_noise`); ``kw`` goes to the verdict.
+    torch ones with torch. Each pair is judged by :func:`judge_pair` on its own rounds, its noise moderated
+    by the typical spread of its kernel's paired differences in the run (:func:`typical_spreads`), so a
+    disturbed cell of another kernel does not widen its interval; ``kw`` goes to the verdict.
     Rows without a baseline get NaN and verdict "no baseline"; the baseline row itself "baseline".
     """
     cols = ["run_id", "kernel", "variant", "backend", "dtype", "params", "size", "size_label", "mode", "cache",
@@ -194,14 +198,7 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
         kernel = g["kernel"].iloc[0]
         pairs += [(row, _pick_baseline(g, row, baseline_variant, baseline_backend, libs[kernel]))
                   for _, row in g.iterrows()]
-    # the typical round-to-round spread of the run's paired differences (per run and machine)
-    diffs: dict[tuple, list[np.ndarray]] = {}
-    for row, base in pairs:
-        if base is not None and base.name != row.name:
-            a, b, paired = _paired_rounds(base, row)
-            if paired:
-                diffs.setdefault(tuple(row.get(c) for c in machine), []).append(np.log(a) - np.log(b))
-    typical = {m: vd.typical_noise(d) for m, d in diffs.items()}
+    typical = typical_spreads(pairs, machine)
     out = []
     for row, base in pairs:
         rec = {c: row.get(c) for c in cols[:10]}
@@ -209,13 +206,41 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
             rec.update({c: float("nan") for c in RESULT_COLUMNS}, verdict="no baseline", basis=None,
                        noisy=False, baseline_variant=None, baseline_backend=None)
         else:
-            rec.update(judge_pair(base, row, typical.get(tuple(row.get(c) for c in machine)), **kw),
+            rec.update(judge_pair(base, row, typical(row), **kw),
                        baseline_variant=base["variant"],
                        baseline_backend=base["backend"])
             if base.name == row.name:
                 rec["verdict"] = "baseline"
         out.append(rec)
     return pd.DataFrame(out, columns=cols)
+
+
+#: A kernel needs this many paired comparisons in a run for their typical spread to stand for its own (a
+#: median of 5 stays put when 2 are disturbed); with fewer, the typical spread of the run's pairs does.
+MIN_KERNEL_PAIRS = 5
+
+
+def typical_spreads(pairs: list[tuple[pd.Series, pd.Series | None]], machine: list[str]) -> Any:
+    """A function row -> the typical spread of the paired differences of its kernel in its run (and machine):
+    the median over those pairs (:func:`workbench.verdicts.prior_noise`), or over all pairs of the run
+    when the kernel has fewer than :data:`MIN_KERNEL_PAIRS`; None when the run has no paired rows."""
+    by_kernel: dict[tuple, list[np.ndarray]] = {}
+    by_run: dict[tuple, list[np.ndarray]] = {}
+    for row, base in pairs:
+        if base is not None and base.name != row.name:
+            a, b, paired = _paired_rounds(base, row)
+            if paired:
+                run = tuple(row.get(c) for c in machine)
+                by_run.setdefault(run, []).append(np.log(a) - np.log(b))
+                by_kernel.setdefault(run + (row.get("kernel"),), []).append(np.log(a) - np.log(b))
+
+    def typical(row: pd.Series) -> float | None:
+        run = tuple(row.get(c) for c in machine)
+        own = by_kernel.get(run + (row.get("kernel"),), [])
+        diffs = own if len(own) >= MIN_KERNEL_PAIRS else by_run.get(run)
+        return vd.prior_noise(diffs) if diffs else None
+
+    return typical
 
 
 def _pick_baseline(g: pd.DataFrame, row: pd.Series, variant: str | None, backend: str | None,

@@ -198,7 +198,7 @@ def test_quick_gives_every_callable_a_row_with_its_status(adhoc, tmp_path):
     assert set(res.summary()["variant"]) == {"np", "unstable", "wrong", "raises", "shape"}
     sp = res.speedup()
     assert set(sp["baseline_variant"]) == {"np"} and set(sp["verdict"]) <= {
-        "baseline", "faster", "slower", "same", "ambiguous", "insufficient samples"}
+        "baseline", "faster", "slower", "same", "inconclusive", "insufficient samples"}
     assert res.to_markdown(tmp_path / "r.md").read_text().count("unstable") >= 1
     store = open_store(tmp_path / "s.sqlite", must_exist=True)
     assert store.run(res.run_id)["name"] == "adhoc-statuses"

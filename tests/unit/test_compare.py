@@ -61,7 +61,9 @@ def test_aa_between_runs_with_run_level_offsets_is_same():
     t = sc.compare_runs(pd.concat([a, b]), "A", "B")
     assert len(t) == 84 and set(t["basis"]) == {"rounds"}
     assert called(t) <= 0.05 * len(t), t["verdict"].value_counts()
-    assert (t["verdict"] == "same").mean() >= 0.9
+    # ±15% run to run: no cell can be called "same" within 10%; they are inconclusive, saying so
+    assert (t["verdict"] == "inconclusive").mean() >= 0.9 and "same" not in set(t["verdict"])
+    assert (t.loc[t["verdict"] == "inconclusive", "floor"] > vd.SAME_WITHIN).all()
     assert 0.08 < t.attrs["run_noise"] < 0.3  # the ±15% cell offsets, seen across cells
     assert (t["ci_low"] <= t["speedup"]).all() and (t["speedup"] <= t["ci_high"]).all()
 
@@ -82,7 +84,7 @@ def test_old_rows_without_rounds_need_a_gap_far_beyond_drift():
     """One stream per side (rows stored before rounds): 2x is called, the ±15% offsets are not."""
     aa = sc.compare_runs(pd.concat([synthetic_results("r1", seed=1), synthetic_results("r3", seed=3)]), "r1", "r3")
     ok = aa[aa["status_a"] == "ok"]
-    assert set(ok["basis"]) == {"one stream"} and set(ok["verdict"]) == {"same"}
+    assert set(ok["basis"]) == {"one stream"} and set(ok["verdict"]) == {"inconclusive"}
     df = pd.concat([synthetic_results("r1", seed=1), synthetic_results("r2", seed=2, slowdown=0.5)])
     t = sc.compare_runs(df, "r1", "r2")
     ok = t[(t["status_a"] == "ok") & (t["status_b"] == "ok")]
@@ -98,7 +100,8 @@ def test_a_run_with_rounds_against_an_old_run_is_judged_as_one_stream():
     b = with_rounds(synthetic_results("new", seed=2), seed=5, cell_sigma=0.0)
     t = sc.compare_runs(pd.concat([a, b]), "old", "new")
     ok = t[t["status_a"] == "ok"]
-    assert set(ok["basis"]) == {"one stream"} and set(ok["verdict"]) == {"same"}
+    assert set(ok["basis"]) == {"one stream"} and set(ok["verdict"]) == {"inconclusive"}
+    assert ok["settle"].str.contains("--rounds").all()
 
 
 def test_noisy_rows_are_marked_in_the_table():
@@ -126,7 +129,7 @@ def test_compare_runs_with_several_machines_in_a_run():
     ok = t[t["status_a"] == "ok"]
     assert ok["speedup"].between(0.8, 1.25).all()  # box-1 never meets box-2's 3x slower rows
     assert (ok["device_a"] == ok["device_b"]).all() and (ok["env_a"] == ok["env_b"]).all()
-    assert set(ok["verdict"]) == {"same"}
+    assert set(ok["verdict"]) == {"inconclusive"}  # one stream each: never "same" within 10%
 
 
 # -- within a run ------------------------------------------------------------------------------
@@ -182,7 +185,7 @@ def test_speedup_vs_baseline_on_one_stream_rows():
     assert set(t["baseline_variant"]) == {"numpy"} and set(t["basis"].dropna()) == {"one stream"}
     saxpy = t[(t["kernel"] == "saxpy") & (t["variant"] == "numba_parallel")]
     assert len(saxpy) == 4 and saxpy["speedup"].between(1.2, 1.9).all()
-    assert set(saxpy["verdict"]) <= {"same", "faster"}  # 1.2-1.7x from one stream each: not far enough
+    assert set(saxpy["verdict"]) <= {"inconclusive", "faster"}  # 1.2-1.7x from one stream each: not far enough
     gemm = t[(t["kernel"] == "gemm") & (t["variant"] == "naive")]
     assert set(gemm["verdict"]) == {"slower"}  # ~25x: far beyond any drift
     assert set(t.loc[t["variant"] == "numpy", "verdict"]) == {"baseline"}
@@ -203,7 +206,7 @@ def test_rows_with_different_round_counts_are_not_paired():
 
 
 def test_verdict_names_are_listed():
-    assert set(sc.VERDICTS) == {"faster", "slower", "same", "ambiguous", "insufficient samples"}
+    assert set(sc.VERDICTS) == {"faster", "slower", "same", "inconclusive", "insufficient samples"}
     assert sc.parse_samples("[1e-3, null, -1, 2e-3]").tolist() == [1e-3, 2e-3]
     assert sc.parse_samples(float("nan")).size == 0
 
