@@ -115,11 +115,15 @@ def write(config: Mapping[str, Any], path: str | os.PathLike | None = None) -> P
     data = {"format": CONFIG_FORMAT, "version": CONFIG_VERSION, **{k: v for k, v in config.items()
                                                                     if k not in ("format", "version")}}
     validate(data, str(p))
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(p)
-    return p
+    from .output_guard import check_output_path, write_output
+    from .store import default_store_path
+
+    stores = (default_store_path(), config.get("store"))
+    check_output_path(p, flag="config file", stores=stores)  # never over a results store
+    try:
+        return write_output(p, json.dumps(data, indent=2) + "\n", flag="config file", stores=stores)
+    except OSError as exc:  # named by the file asked for, not by the temporary file beside it
+        raise ValueError(f"cannot write the configuration to {p}: {exc.strerror or exc}") from None
 
 
 def set_value(config: dict[str, Any], key: str, value: str) -> dict[str, Any]:

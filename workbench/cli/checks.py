@@ -131,32 +131,32 @@ def check_outputs(paths: Iterable[tuple[str, str | None]], store: str | None) ->
 
 
 def check_bench(args: argparse.Namespace, outputs: Iterable[tuple[str, str | None]]) -> None:
-    """Everything ``bench`` can check before its store is opened or a run created."""
+    """Everything ``bench`` can check before its store is opened or a run created (its memory cap is checked
+    with the isolation options, :func:`workbench.cli.isolation_args.options`)."""
     from ..store import check_run_name
 
     check_catalog_env()
     check_backend_env()
-    check_memory_cap(getattr(args, "memory_cap", None))
     check_outputs(outputs, getattr(args, "store", None))
     if getattr(args, "name", None) is not None:
         check_run_name(args.name, flag="--name")
     check_cluster_address(getattr(args, "cluster", None))
 
 
-_ARCH = re.compile(r"(sm_[0-9]{2,3}[a-z]?|compute_[0-9]{2,3}[a-z]?|gfx[0-9]{3,4}[a-z]?|gfx[0-9]{1,2}-[0-9a-z-]+)")
+_ARCH = re.compile(r"(sm_[0-9]{2,3}[af]?|compute_[0-9]{2,3}[af]?|gfx[0-9]{2,4}[a-z]?|gfx[0-9]{1,2}(-[0-9])?-generic)")
 
 
-def check_arch_names(values: Iterable[str], known: Iterable[str] = ()) -> list[str]:
-    """``--arch`` values: NVIDIA ``sm_NN`` / ``compute_NN`` or AMD ``gfxNNN``; an empty or other name is
-    refused with the known ones."""
+def check_arch_names(values: Iterable[str]) -> list[str]:
+    """``--arch`` values: NVIDIA ``sm_NN`` / ``compute_NN`` or AMD ``gfxNNN``; a name of another form is
+    refused (before any compiler runs), and so is a list with no name at all."""
     out = []
-    known = list(known)
     for v in values:
         name = v.strip()
-        if not name or not _ARCH.fullmatch(name):
-            shown = ", ".join(known) if known else "sm_80, sm_90, gfx90a, gfx1030"
-            raise ValueError(f"--arch {v!r} is not a GPU architecture; give names like {shown} (NVIDIA sm_NN, "
-                             "AMD gfxNNN)")
+        if not _ARCH.fullmatch(name):
+            if not name:
+                continue  # "sm_80," — an empty list as a whole is refused below
+            raise ValueError(f"--arch {v!r} is not a GPU architecture; give names like sm_80, sm_90, gfx90a, "
+                             "gfx1030 (NVIDIA sm_NN, AMD gfxNNN)")
         out.append(name)
     if not out:
         raise ValueError("--arch needs at least one architecture, e.g. sm_80 or gfx90a")

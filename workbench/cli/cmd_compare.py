@@ -35,7 +35,8 @@ def register(subparsers: Any) -> None:
                         "--threshold; the failing cells are printed")
     p.add_argument("--threshold", default=DEFAULT_THRESHOLD, metavar="T",
                    help="with --fail-on: the slow-down a cell may show before it fails the gate, as '5%%' or "
-                        f"'0.05' (default {DEFAULT_THRESHOLD}); differences within the noise floor never fail")
+                        f"'0.05' (default {DEFAULT_THRESHOLD.replace('%', '%%')}); differences within the noise "
+                        "floor never fail")
     p.set_defaults(func=run)
 
 
@@ -68,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     from ..store import open_store
     from .cmd_report import _baseline
 
-    threshold = parse_threshold(args.threshold) if args.fail_on else None
+    threshold = parse_threshold(args.threshold)  # checked even without --fail-on: a bad value is never ignored
+    threshold = threshold if args.fail_on else None
     store = open_store(args.store, must_exist=True)
     ids = resolve_run_ids(store, [args.run_a] + ([args.run_b] if args.run_b else []))
     df = store.results(run_ids=ids)

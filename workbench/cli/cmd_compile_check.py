@@ -55,11 +55,9 @@ def run(args: argparse.Namespace) -> int:
         to_json,
         units_from_catalog,
     )
+    from .checks import check_arch_names
 
-    archs = [a.strip() for a in args.arch.split(",") if a.strip()]
-    bad = [a for a in archs if not (a.startswith("sm_") or a.startswith("gfx"))]
-    if bad:
-        raise ValueError(f"--arch takes real targets like sm_80 or gfx90a, not {', '.join(bad)}")
+    archs = check_arch_names(args.arch.split(","))  # sm_xx, '' and other non-targets fail before compiling
     for a in archs:
         if is_amd(a):
             hip_check.wave_size(a)  # rejects malformed gfx names

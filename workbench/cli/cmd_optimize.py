@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from typing import Any
+
+#: The longest tuning budget accepted (a day): `inf` or a typo such as 1e9 would run for ever.
+MAX_BUDGET_S = 86400.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,8 +36,9 @@ def run(args: argparse.Namespace) -> int:
     from ..tuning.threads import THREADED_RUNTIMES, measure_threads
 
     check_dtype(args.dtype)
-    if not args.budget > 0:
-        raise ValueError(f"--budget must be a positive number of seconds, got {args.budget!r}")
+    if not (math.isfinite(args.budget) and 0 < args.budget <= MAX_BUDGET_S):
+        raise ValueError(f"--budget {args.budget!r}: give a positive number of seconds, at most {MAX_BUDGET_S:.0f} "
+                         "(one day)")
     backend = backend_registry.get(args.backend)
     backend.require()
     config: dict[str, Any] = cfg.read()

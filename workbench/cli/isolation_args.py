@@ -27,7 +27,9 @@ def options(args: argparse.Namespace) -> dict[str, Any]:
     before anything runs."""
     from ..harness.isolation import check_isolation
     from ..harness.memory_cap import parse_memory_cap
+    from .checks import check_memory_cap
 
     check_isolation(args.isolation)
     parse_memory_cap(args.memory_cap)
+    check_memory_cap(args.memory_cap)  # "0.5" (half a byte) and "200%" are refused, not obeyed
     return {"isolation": args.isolation, "memory_cap": args.memory_cap}
