@@ -1,8 +1,11 @@
-"""Where a "% of peak" came from, and why a value above 100% is not silently wrong.
+"""What a row's "% of peak" means in words: which roof it was scored against, and why a value above a roof
+is or is not explained.
 
-Shared by the harness (which writes ``ceiling_source`` and ``peak_note`` into
-rows) and the readers (reports, plots, the dashboard), which explain rows stored
-before those columns existed; it imports nothing from the package.
+Shared by the harness (which writes ``ceiling_source`` and ``peak_note`` into rows) and the readers
+(reports, plots, the dashboard), which explain rows stored before those columns existed. A rate above the
+DRAM roof is explained only by a *measured* cache-level roof of a level that holds the working set; a rate
+above the device's top roof (:func:`workbench.roofs.above_top_roof`) is implausible and is never explained
+away.
 """
 
 from __future__ import annotations
@@ -13,48 +16,51 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import verdicts
+from .report.units import fmt_bytes, parse_bytes
+from .roofs import AUTO_METHOD_PREFIX, AUTO_PROBE, MEASURED, PUBLISHED, RoofKind, RoofSet, above_top_roof
 from .verdicts import is_noisy  # one noise flag, of a row or a spread; report/ reads it from here
 
-#: ``ceiling_source`` values.
-MEASURED = "measured (workbench peaks)"
-AUTO_PROBE = "measured (automatic probe)"
-PUBLISHED = "published"
-#: How an automatic probe's method text starts in the peaks table.
-AUTO_METHOD_PREFIX = "automatic probe"
+__all__ = ["AUTO_METHOD_PREFIX", "AUTO_PROBE", "MEASURED", "PUBLISHED", "ceiling_suspect", "headline_pct",
+           "is_compute_bound", "is_noisy", "llc_in_note", "llc_of", "noise_text", "peak_note", "refresh_peak_note",
+           "row_peak_note"]
 
 
-def source_of_method(method: str | None) -> str:
-    """``ceiling_source`` for a stored peak's method text."""
-    return AUTO_PROBE if str(method or "").startswith(AUTO_METHOD_PREFIX) else MEASURED
-
-
-def fmt_bytes(b: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if b < 1024 or unit == "GiB":
-            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.3g} {unit}"
-        b /= 1024
-    return f"{b:.3g} GiB"
+def _above_dram(pct_bw: float, nbytes: float | None, llc_bytes: float | None, bw_src: str | None,
+                roofs: RoofSet | None) -> str:
+    """Why a rate is above the DRAM bandwidth roof: the measured roof of the cache level holding the working
+    set, or, with no cache roof measured, nothing that explains it."""
+    dram = roofs.value(RoofKind.DRAM) if roofs is not None else None
+    level = roofs.cache_level_for(nbytes) if roofs is not None else None
+    if dram and level is not None and level.known:
+        gbps = pct_bw / 100.0 * dram
+        where = f"its {fmt_bytes(nbytes)} working set fits in the {level.kind.short} cache"
+        if gbps <= level.value:  # type: ignore[operator]
+            return f"{where}, and stays under that level's measured ceiling ({level.value:.3g} GB/s)"
+        return (f"{where}, but runs above that level's measured ceiling ({level.value:.3g} GB/s) too: "
+                f"{ceiling_suspect(level.source, 'bandwidth')}")
+    if nbytes and llc_bytes:
+        fits = "fits in" if nbytes <= llc_bytes else "exceeds"
+        return (f"working set {fmt_bytes(nbytes)} {fits} the {fmt_bytes(llc_bytes)} last-level cache, but no "
+                "cache bandwidth ceiling was measured, so that explains nothing; "
+                f"{ceiling_suspect(bw_src, 'bandwidth')}")
+    return ceiling_suspect(bw_src, "bandwidth")
 
 
 def peak_note(pct_bw: float | None, pct_flops: float | None, nbytes: float | None, llc_bytes: float | None,
-              bw_src: str | None = None, fl_src: str | None = None) -> str | None:
-    """Why a percentage of peak is above 100, in words; None when none is.
+              bw_src: str | None = None, fl_src: str | None = None, *, roofs: RoofSet | None = None,
+              row: Mapping[str, Any] | None = None) -> str | None:
+    """Why a percentage of peak is above 100, in words; None when none is and nothing is implausible.
 
-    A working set (the call's inputs and outputs) that fits in the last-level
-    cache is served from the cache, so the DRAM bandwidth ceiling does not bound
-    it; otherwise the ceiling itself is the suspect: a short automatic probe, one
-    measured while the machine was busy, or a published figure for another clock.
-    """
+    A result above the device's top roof (``roofs`` and the row's rates: :func:`above_top_roof`) comes
+    first, marked implausible; then each roof the row exceeds, with the measured cache-level roof that
+    explains it, or the roof itself as the suspect (a short probe, a busy machine, a datasheet figure)."""
     parts = []
+    implausible = above_top_roof(row, roofs) if row is not None else None
+    if implausible:
+        parts.append(implausible)
     if pct_bw is not None and pct_bw > 100.0:
-        head = f"{pct_bw:.0f}% of the {bw_src or 'measured'} bandwidth ceiling"
-        if nbytes and llc_bytes and nbytes <= llc_bytes:
-            parts.append(f"{head}: working set {fmt_bytes(nbytes)} fits in the {fmt_bytes(llc_bytes)} last-level "
-                         "cache, so it runs above the DRAM ceiling")
-        else:
-            where = (f"working set {fmt_bytes(nbytes)} exceeds the {fmt_bytes(llc_bytes)} last-level cache; "
-                     if nbytes and llc_bytes else "")
-            parts.append(f"{head}: {where}{ceiling_suspect(bw_src, 'bandwidth')}")
+        parts.append(f"{pct_bw:.0f}% of the {bw_src or 'measured'} bandwidth ceiling (DRAM): "
+                     f"{_above_dram(pct_bw, nbytes, llc_bytes, bw_src, roofs)}")
     if pct_flops is not None and pct_flops > 100.0:
         parts.append(f"{pct_flops:.0f}% of the {fl_src or 'measured'} GFLOP/s ceiling: "
                      f"{ceiling_suspect(fl_src, 'GEMM')}")
@@ -62,6 +68,7 @@ def peak_note(pct_bw: float | None, pct_flops: float | None, nbytes: float | Non
 
 
 def ceiling_suspect(src: str | None, what: str) -> str:
+    """Why a roof may be too low, by where it came from."""
     if src == PUBLISHED:
         return "the published figure is for another clock or configuration than this device ran at"
     if src == AUTO_PROBE:
@@ -69,7 +76,6 @@ def ceiling_suspect(src: str | None, what: str) -> str:
                 "machine was busy; `workbench peaks` measures a better ceiling")
     return (f"the ceiling was measured with a slower {what} kernel or while the machine was busy; re-run "
             "`workbench peaks` on an idle machine")
-
 
 
 def _num(v: Any) -> float | None:
@@ -101,24 +107,12 @@ def is_compute_bound(row: Mapping[str, Any]) -> bool:
 
 
 def headline_pct(row: Mapping[str, Any]) -> float | None:
-    """The % of peak that matters for the row: of the FLOP ceiling for compute-bound kernels, of the
-    bandwidth ceiling for memory-bound ones (the other where only that one is known)."""
-    bw, fl = _num(row.get("pct_peak_bw")), _num(row.get("pct_peak_flops"))
-    first, second = (fl, bw) if is_compute_bound(row) else (bw, fl)
-    return first if first is not None else second
+    """The % of peak that matters for the row: of the peak FLOP/s roof for compute-bound kernels, of the
+    bandwidth roof for memory-bound ones; None when that roof is missing (never the other roof instead)."""
+    return _num(row.get("pct_peak_flops" if is_compute_bound(row) else "pct_peak_bw"))
 
 
 _LLC_IN_NOTE = re.compile(r"(?:fits in|exceeds) the ([\d.]+ [KMGT]?i?B) last-level cache")
-
-
-def parse_bytes(text: str) -> float | None:
-    """The inverse of :func:`fmt_bytes` ("3.1 MiB" -> 3250585.6); None when it is not such a text."""
-    number, _, unit = text.strip().partition(" ")
-    scale = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}.get(unit)
-    try:
-        return float(number) * scale if scale else None
-    except ValueError:
-        return None
 
 
 def llc_in_note(note: Any) -> float | None:
@@ -127,21 +121,23 @@ def llc_in_note(note: Any) -> float | None:
     return parse_bytes(m.group(1)) if m else None
 
 
-def row_peak_note(row: Mapping[str, Any], llc_bytes: float | None = None) -> str:
-    """The explanation of the row's % of peak above 100 ("" when none is), worked out from the row's
-    current percentages, so it agrees with them even after rounds rescaled them; the cache size comes
-    from ``llc_bytes`` or the note stored with the row. Rows without percentages keep their stored note."""
+def row_peak_note(row: Mapping[str, Any], llc_bytes: float | None = None, roofs: RoofSet | None = None) -> str:
+    """The explanation of the row's % of peak above 100, and its implausibility ("" when neither applies),
+    worked out from the row's current rates, so it agrees with them even after rounds rescaled them; the
+    cache size comes from ``llc_bytes`` or the note stored with the row, the roofs from ``roofs``. Rows
+    without percentages keep their stored note."""
     note = row.get("peak_note")
     stored = note.strip() if isinstance(note, str) else ""
     pct_bw, pct_fl = _num(row.get("pct_peak_bw")), _num(row.get("pct_peak_flops"))
     if pct_bw is None and pct_fl is None:
-        return stored
+        implausible = above_top_roof(row, roofs)
+        return "; ".join(x for x in (implausible, stored) if x)
     src = row.get("ceiling_source") if isinstance(row.get("ceiling_source"), str) else None
     bw_src = fl_src = src
     if src and " for GB/s, " in src:
         bw_src, fl_src = src.replace(" for GFLOP/s", "").split(" for GB/s, ")
     llc = llc_bytes if llc_bytes is not None else llc_in_note(stored)
-    return peak_note(pct_bw, pct_fl, _num(row.get("bytes")), llc, bw_src, fl_src) or ""
+    return peak_note(pct_bw, pct_fl, _num(row.get("bytes")), llc, bw_src, fl_src, roofs=roofs, row=row) or ""
 
 
 def refresh_peak_note(row: dict[str, Any]) -> dict[str, Any]:

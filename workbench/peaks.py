@@ -1,4 +1,9 @@
-"""This machine's ceilings per backend: streaming bandwidth and large-GEMM FLOP rate.
+"""This machine's roofs, one set per physical device, stored per (environment, backend).
+
+Every runtime on the host CPU (numpy, numba, torch-cpu, OpenCL on PoCL, Vulkan on lavapipe, the Triton
+interpreter) shares the CPU's roofs, measured once by :func:`workbench.roof_probe.probe_cpu` (STREAM triad
+at DRAM and cache-level working sets, BLAS GEMM per dtype) and copied to each of those backends' rows of
+the peaks table, with the device named in ``details``. A GPU's roofs are measured by its own runtime:
 
 Both are measured with the catalog's own variants through the ordinary harness
 (verified, timed, the same timer), so "% of peak" compares like with like:
@@ -43,8 +48,10 @@ from .catalog import registry as catalog
 from .catalog.spec import Variant
 from .harness.cell import Cell, CellWorker
 from .harness.isolation import CellExecutor, as_executor
-from .harness.throughput import AUTO_METHOD_PREFIX, BANDWIDTH, FLOPS, Ceilings, source_of_method
+from .harness.throughput import BANDWIDTH, FLOPS, Ceilings
 from .harness.timer import TimingConfig
+from .roof_probe import probe_cpu
+from .roofs import AUTO_METHOD_PREFIX, RoofSet, roof_set_from_table, source_of_method
 from .store import Store, current_environment, open_store
 
 log = logging.getLogger(__name__)
@@ -100,7 +107,32 @@ def _gemm_cell(backend: Backend, v: Variant, dtype: str, n: int) -> Cell:
     return Cell.make("gemm", v.name, backend.name, dtype, {"m": n, "n": n, "k": n}, v.mode)
 
 
+def physical_device(backend: Backend) -> tuple[str, bool]:
+    """(the physical device ``backend`` runs on, whether it is the host CPU): every CPU runtime names the
+    same CPU, so they share one roof set."""
+    info = backend.device_info()
+    if info.kind == "cpu":
+        from .backends.cpu_common import cpu_device_info
+
+        return f"CPU {cpu_device_info().name}", True
+    return str(info.name), False
+
+
+def peaks_of(roofs: RoofSet, backend: str) -> list[Peak]:
+    """A device's roofs as ``backend``'s rows of the peaks table (a missing roof: value None, its reason)."""
+    out = []
+    for r in roofs.roofs:
+        details = {"device": roofs.device, "working_set_bytes": r.working_set_bytes,
+                   **({"missing": r.missing} if r.missing else {})}
+        out.append(Peak(backend, r.kind.metric, r.dtype or "float32", r.value if r.known else None, r.unit,
+                        r.method if r.known else f"{r.method or r.kind.value}: {r.missing}", details))
+    return out
+
+
 def measure_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[Peak]:
+    device, cpu = physical_device(backend)
+    if cpu:
+        return peaks_of(_cpu_roofs(device), backend.name)
     out: list[Peak] = []
     worker = as_executor(worker)
     worker.prepare(backend.name)
@@ -196,6 +228,14 @@ AUTO_GEMM_MAX = {"cpu": 1024, "gpu": 4096}
 AUTO_TIMEOUT_S = 20.0
 
 _probed: dict[tuple[str, str], list[Peak]] = {}
+_cpu_probed: dict[str, RoofSet] = {}
+
+
+def _cpu_roofs(device: str) -> RoofSet:
+    """The CPU's roofs, measured once per process (every CPU backend asks for the same ones)."""
+    if device not in _cpu_probed:
+        _cpu_probed[device] = probe_cpu(device)
+    return _cpu_probed[device]
 
 
 def auto_peaks_enabled() -> bool:
@@ -209,15 +249,18 @@ def _llc(backend: Backend) -> int | None:
         return None
 
 
-def _device_name(backend: Backend) -> str:
+def _probe_key(backend: Backend) -> str:
+    """What a probe is kept under: the physical device (one for every CPU runtime), else the backend on it."""
     try:
-        return str(backend.device_info().name)
+        device, cpu = physical_device(backend)
     except Exception:  # noqa: BLE001 - the name only keys the cache
-        return "?"
+        return f"{backend.name} on ?"
+    return device if cpu else f"{backend.name} on {device}"
 
 
 def stored_ceilings(store: Store, env_id: str, backend: str, llc_bytes: int | None = None) -> Ceilings:
-    """The store's ceilings of ``backend`` in ``env_id``, with their sources."""
+    """The store's roofs of ``backend`` in ``env_id``, with their sources; ``roof_set`` holds them typed
+    (cache levels with their working sets included) for the notes on rows above a roof."""
     p = store.peaks(env_id, backend)
     values, sources = {}, {}
     for r in p.to_dict("records") if len(p) else []:
@@ -226,7 +269,9 @@ def stored_ceilings(store: Store, env_id: str, backend: str, llc_bytes: int | No
         key = (str(r["metric"]), str(r["dtype"]))
         values[key] = float(r["value"])
         sources[key] = source_of_method(r.get("method"))
-    return Ceilings(values, sources, llc_bytes)
+    found = Ceilings(values, sources, llc_bytes)
+    found.roof_set = roof_set_from_table(p, backend) if len(p) else None  # type: ignore[attr-defined]
+    return found
 
 
 def _busy(rows: list[dict[str, Any]]) -> str:
@@ -242,9 +287,13 @@ def _busy(rows: list[dict[str, Any]]) -> str:
 
 
 def probe_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[Peak]:
-    """The short automatic probe: one saxpy at ~2× the last-level cache, one GEMM per dtype: a 256³ pilot,
-    then (when the pilot is fast enough) a size taking ~``AUTO_GEMM_CALL_S`` a call; the best rate counts.
-    A few seconds per backend; a slow hand-written GEMM (PoCL, a naive loop) stays at the pilot size."""
+    """The short automatic probe of the device ``backend`` runs on. The host CPU: its one roof set
+    (:func:`workbench.roof_probe.probe_cpu`, a few seconds, whatever runtime asks). Another device: through
+    the harness, one saxpy at ~2× the last-level cache and one GEMM per dtype (a 256³ pilot, then, when the
+    pilot is fast enough, a size taking ~``AUTO_GEMM_CALL_S`` a call; the best rate counts)."""
+    device, cpu = physical_device(backend)
+    if cpu:
+        return peaks_of(_cpu_roofs(device), backend.name)
     worker = as_executor(worker)
     out: list[Peak] = []
     rows: list[dict[str, Any]] = []
@@ -368,7 +417,7 @@ def ensure_ceilings(store: Store, env_id: str, backend: str, worker: CellExecuto
     found = stored_ceilings(store, env_id, backend, llc)
     if found or not available or not (auto_peaks_enabled() if probe is None else probe):
         return found
-    key = f"{backend} on {_device_name(b)}"
+    key = _probe_key(b)
     try:
         peaks = _cached_probe(env_id, key)
         if peaks is None:
@@ -385,9 +434,11 @@ def ensure_ceilings(store: Store, env_id: str, backend: str, worker: CellExecuto
                 _remember_probe(env_id, key, peaks)
             elif peaks:
                 _probed[(env_id, key)] = peaks  # this process only: a quieter run may probe better
-        for p in peaks:
+        for p in peaks:  # a copy for this backend: the probe may have run for another runtime on the device
             if p.value is not None:
-                store.set_peak(env_id, p.backend, p.metric, p.dtype, p.value, p.unit, p.method, p.details)
+                store.set_peak(env_id, backend, p.metric, p.dtype, p.value, p.unit, p.method, p.details)
+            else:
+                log.warning("no %s roof for %s: %s", p.metric, backend, p.method)
     except Exception:  # noqa: BLE001 - a failed probe must not stop the sweep: no ceiling is better than none
         log.exception("automatic ceilings of %s failed", backend)
     return stored_ceilings(store, env_id, backend, llc)

@@ -18,8 +18,9 @@ from functools import lru_cache
 from typing import Any
 
 from ..catalog.spec import KernelSpec
-from ..ceilings import AUTO_METHOD_PREFIX, AUTO_PROBE, MEASURED, PUBLISHED, peak_note, source_of_method
+from ..ceilings import peak_note
 from ..dtypes import itemsize
+from ..roofs import AUTO_METHOD_PREFIX, AUTO_PROBE, MEASURED, PUBLISHED, source_of_method
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,8 @@ def rates(flops: float, nbytes: float, seconds: float | None, dtype: str, peaks:
     out["pct_peak_flops"] = 100.0 * gflops / fl if fl and flops else None
     if llc_bytes is None:
         llc_bytes = getattr(peaks, "llc_bytes", None)
-    out["peak_note"] = peak_note(out["pct_peak_bw"], out["pct_peak_flops"], nbytes, llc_bytes, bw_src, fl_src)
+    out["peak_note"] = peak_note(out["pct_peak_bw"], out["pct_peak_flops"], nbytes, llc_bytes, bw_src, fl_src,
+                                 roofs=getattr(peaks, "roof_set", None), row={**out, "dtype": dtype})
     if published:
         if bound == "compute-bound" and published.get(FLOPS):
             out["pct_published"] = 100.0 * gflops / published[FLOPS]

@@ -18,6 +18,7 @@ ms); legends sit beside the axes; and a series keeps one colour and marker
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,9 +27,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 
+from ..ceilings import ceiling_suspect
+from ..roofs import AUTO_PROBE, MEASURED, PUBLISHED, RoofKey, RoofKind, RoofSet, above_top_roof, resolve_roofs
 from .sizes import XAxis, choose_x_axis, is_power_of_two, params_frame, tick_text
 from .styles import LINESTYLES, SeriesStyle, series_key, series_style, style_map, styles_for
-from .units import fmt_tick_time
+from .units import fmt_bytes, fmt_tick_time
 
 __all__ = ["SeriesStyle", "memories_differ", "plot_kernel", "plot_memory", "plot_metric", "plot_roofline",
            "plot_speedup", "plot_throughput", "plot_time", "series_key", "series_style", "style_map",
@@ -492,85 +495,70 @@ def _draw_speedup(ax: Axes, t: pd.DataFrame | None, styles: Mapping[str, SeriesS
 
 # -- roofline ---------------------------------------------------------------------------------
 
-def normalize_peaks(peaks: pd.DataFrame | None) -> pd.DataFrame:
-    """Measured ceilings as wide columns env_id, backend, dtype, gbps, gflops.
+@dataclass(frozen=True)
+class DrawnRoof:
+    """One roof line of a roofline: the backends whose rows it bounds and their roof set."""
 
-    Accepts the store's long table (``metric`` = ``bandwidth_gbps`` / ``gflops``,
-    ``value``) or an already wide one.
-    """
-    cols = ["env_id", "backend", "dtype", "gbps", "gflops"]
-    if peaks is None or len(peaks) == 0:
-        return pd.DataFrame(columns=cols)
-    p = peaks.copy()
-    if "metric" in p and "value" in p:  # the store's long form
-        idx = [c for c in ("env_id", "backend", "dtype") if c in p]
-        p = p.pivot_table(index=idx, columns="metric", values="value", aggfunc="max").reset_index()
-        p.columns.name = None
-    renames = {"bandwidth_gbps": "gbps", "bw_gbps": "gbps", "mem_bw_gbps": "gbps", "peak_gbps": "gbps",
-               "compute_gflops": "gflops", "peak_gflops": "gflops"}
-    p = p.rename(columns={k: v for k, v in renames.items() if k in p and v not in p})
-    for c in cols:
-        if c not in p:
-            p[c] = np.nan
-    return p[cols]
+    label: str
+    bandwidth: float | None
+    flops: float | None
+    source: str
+    published: bool
 
 
-def roof_for(table: pd.DataFrame, backend: str, dtypes: set[str], env_ids: set[str] | None = None
-             ) -> tuple[float | None, float | None]:
-    """(GB/s, GFLOP/s) ceilings of one backend: best bandwidth probed in any dtype, compute in the rows' dtypes."""
-    rows = table[table["backend"] == backend]
-    if env_ids and rows["env_id"].notna().any():
-        rows = rows[rows["env_id"].isin(env_ids)]
-    if rows.empty:
-        return None, None
-    bw = pd.to_numeric(rows["gbps"], errors="coerce").max()
-    fl_rows = rows[rows["dtype"].isin(dtypes) | rows["dtype"].isna()] if dtypes else rows
-    fl = pd.to_numeric(fl_rows["gflops"], errors="coerce").max()
-    return (float(bw) if pd.notna(bw) else None), (float(fl) if pd.notna(fl) else None)
+def _short_source(src: str) -> str:
+    return {MEASURED: "measured", AUTO_PROBE: "probed", PUBLISHED: "published", "": "measured"}.get(src, src)
 
 
-def _roof_sources(peaks: pd.DataFrame | None, backend: str, env_ids: set[str] | None) -> str:
-    """"measured" or "probed" (every stored ceiling of the backend came from the automatic probe)."""
-    from ..ceilings import AUTO_PROBE, source_of_method
-
-    if peaks is None or not len(peaks) or "method" not in peaks or "backend" not in peaks:
-        return "measured"
-    rows = peaks[peaks["backend"] == backend]
-    if env_ids and "env_id" in rows:
-        rows = rows[rows["env_id"].isin(env_ids)] if rows["env_id"].isin(env_ids).any() else rows
-    methods = [source_of_method(m) for m in rows["method"]]
-    return "probed" if methods and all(m == AUTO_PROBE for m in methods) else "measured"
-
-
-def _row_ceilings(rows: pd.DataFrame) -> tuple[float | None, float | None, str]:
-    """Ceilings the rows themselves were compared with (``ceiling_gbps`` / ``ceiling_gflops``)."""
-    def top(col: str) -> float | None:
-        if col not in rows:
-            return None
-        v = pd.to_numeric(rows[col], errors="coerce").max()
-        return float(v) if pd.notna(v) and v > 0 else None
-
-    srcs = [s for s in rows.get("ceiling_source", pd.Series(dtype=object)).dropna() if s]
-    return top("ceiling_gbps"), top("ceiling_gflops"), (str(srcs[0]) if srcs else "row ceilings")
+def roof_lines(roofs: Mapping[RoofKey, RoofSet], dtype: str | None) -> dict[RoofKey, DrawnRoof]:
+    """The roof line each (environment, backend) is drawn under: DRAM bandwidth and the peak FLOP/s of
+    ``dtype``; backends sharing one device and identical roofs share one line (every CPU runtime)."""
+    groups: dict[tuple[Any, ...], list[RoofKey]] = {}
+    for key, rs in roofs.items():
+        bw, fl = rs.get(RoofKind.DRAM), rs.get(RoofKind.FLOPS, dtype)
+        bw = bw if bw is not None and bw.known else None
+        fl = fl if fl is not None and fl.known else None
+        if bw is None and fl is None:
+            continue
+        src = _short_source((bw or fl).source)  # type: ignore[union-attr]
+        ident = (rs.device, bw.value if bw else None, fl.value if fl else None, src)
+        groups.setdefault(ident, []).append(key)
+    out = {}
+    for (device, bw, fl, src), keys in groups.items():
+        backends = list(dict.fromkeys(k[1] for k in keys))
+        who = backends[0] if len(backends) == 1 else f"{device} ({len(backends)} runtimes)"
+        line = DrawnRoof(f"{who} roof ({src})", bw, fl, src, src == "published")
+        out.update({k: line for k in keys})
+    return out
 
 
-def _above_reason(r: Any, bw: float | None, fl: float | None, src: str, llc: float | None) -> str:
-    """Why a point sits above its roof, in a few words (points with the same reason are counted together)."""
-    from ..ceilings import AUTO_PROBE, MEASURED, PUBLISHED, ceiling_suspect, fmt_bytes, llc_in_note
-
-    kind = {"measured": MEASURED, "probed": AUTO_PROBE, "published": PUBLISHED}.get(src, src)
-    reasons = []
+def _above_reason(r: Any, line: DrawnRoof, roofs: RoofSet | None, llc: float | None) -> str:
+    """Why a point sits above its roof, in a few words (points with the same reason are counted together):
+    implausible above the device's top roof; else the measured cache level holding its working set, or no
+    explanation at all where no cache ceiling was measured."""
+    implausible = above_top_roof(r, roofs)
+    if implausible:
+        return implausible.partition(":")[0] + " (above the device's top roof: L1 bandwidth or peak FLOP/s)"
+    kind = {"probed": AUTO_PROBE, "published": PUBLISHED}.get(line.source, MEASURED)
     gbps, gflops, nbytes = (float(r.get(c) or 0) for c in ("gbps", "gflops", "bytes"))
-    if llc is None:  # no environment record here: the row's own note may name the cache
-        llc = llc_in_note(r.get("peak_note"))
-    if bw and gbps > bw:
-        if nbytes and llc and nbytes <= llc:
-            reasons.append(f"working set ≤ {fmt_bytes(llc)} fits in the last-level cache, so it beats the DRAM "
-                           f"slope ({src} {bw:.3g} GB/s)")
+    reasons = []
+    if line.bandwidth and gbps > line.bandwidth:
+        level = roofs.cache_level_for(nbytes) if roofs is not None else None
+        if level is not None and level.known:
+            within = "within" if gbps <= level.value else "above"  # type: ignore[operator]
+            reasons.append(f"working set fits in the {level.kind.short} cache, {within} its measured "
+                           f"{level.value:.3g} GB/s ceiling")
+        elif nbytes and llc:
+            fits = f"≤ {fmt_bytes(llc)} fits in the last-level cache" if nbytes <= llc else \
+                f"exceeds the {fmt_bytes(llc)} last-level cache"
+            reasons.append(f"working set {fits}, but no cache bandwidth was measured, so nothing explains the "
+                           f"{line.source} {line.bandwidth:.3g} GB/s slope being passed: "
+                           f"{ceiling_suspect(kind, 'bandwidth')}")
         else:
-            reasons.append(f"above the {src} {bw:.3g} GB/s slope: {ceiling_suspect(kind, 'bandwidth')}")
-    if fl and gflops > fl:
-        reasons.append(f"above the {src} {fl:.3g} GFLOP/s roof: {ceiling_suspect(kind, 'GEMM')}")
+            reasons.append(f"above the {line.source} {line.bandwidth:.3g} GB/s slope: "
+                           f"{ceiling_suspect(kind, 'bandwidth')}")
+    if line.flops and gflops > line.flops:
+        reasons.append(f"above the {line.source} {line.flops:.3g} GFLOP/s roof: {ceiling_suspect(kind, 'GEMM')}")
     return "; ".join(reasons) or "above the roof"
 
 
@@ -580,137 +568,116 @@ def _wrap(text: str, width: int = 120) -> list[str]:
     return textwrap.wrap(text, width, subsequent_indent="    ") or [text]
 
 
+def _roofline_points(ok: pd.DataFrame) -> pd.DataFrame:
+    if ok.empty or not {"intensity", "gflops"} <= set(ok.columns):
+        return ok.iloc[0:0]
+    inten, gfl = (pd.to_numeric(ok[c], errors="coerce") for c in ("intensity", "gflops"))
+    return ok[(inten > 0) & (gfl > 0)]
+
+
 def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Axes | None = None,
                   title: str | None = None, published: bool = True,
                   environments: Mapping[str, Any] | None = None, styles: Mapping[str, SeriesStyle] | None = None,
                   run_names: Mapping[str, str] | None = None) -> Figure:
-    """Points at (FLOP/byte, GFLOP/s) under each backend's bandwidth slope and compute roof.
+    """Points at (FLOP/byte, GFLOP/s) under their device's DRAM bandwidth slope and compute roof.
 
-    The roof of a backend is, in order: its ceilings in ``peaks`` (the store's
-    table: ``workbench peaks`` or the automatic probe), the ceilings its rows
-    name (``ceiling_gbps`` / ``ceiling_gflops``), the published figure for its
-    device (``datasets/published_peaks.csv``). Points above their roof are
-    ringed and the reason is written under the axes (most often a working set
-    that fits in the last-level cache, from ``environments``); noisy cells are
-    hollow. With no ceiling at all the points are still drawn, and a note says so.
+    The roofs are :func:`workbench.roofs.resolve_roofs`'s (stored probe, the rows' own, published); every
+    runtime on one device with the same roofs shares one line. Points above their roof are ringed and the
+    reason is written under the axes: implausible above the device's top roof, else the measured cache level
+    holding the working set, or no explanation where no cache ceiling was measured; noisy cells are hollow.
+    With no roof at all the points are still drawn, and a note says so.
     """
     from ..ceilings import llc_of
-    from ..datasets import published_peak
 
     ok, bad = split_ok(df)
     styles = styles if styles is not None else styles_for(df)
+    ok = _roofline_points(ok)
+    roofs = resolve_roofs(ok, peaks, published=published)
+    dtypes = list(dict.fromkeys(ok["dtype"].astype(str))) if len(ok) and "dtype" in ok else [None]
+    lines = {(key, dt): line for dt in dtypes for key, line in roof_lines(roofs, dt).items()}
     fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(1, width=5.6, height=3.6)
     a = axes[0]
+    xs = ok["intensity"].to_numpy(float) if len(ok) else np.array([0.1, 10.0])
+    # at least two decades either way, so the ridge point and a narrow cloud of points both show
+    x = np.logspace(np.log10(max(xs.min() / 10, 1e-4)), np.log10(xs.max() * 10), 100)
+    _draw_roofline_axes(a, title)
+    for i, (line, dt) in enumerate(dict.fromkeys((ln, dt) for (_, dt), ln in lines.items())):
+        label = line.label if len(dtypes) < 2 else f"{line.label} {dt}"
+        _draw_roof(a, x, line.bandwidth, line.flops, label, ":" if line.published else "-",
+                   ROOF_COLORS[i % len(ROOF_COLORS)])
+    notes: list[str] = []
+    if len(ok):
+        _draw_points(a, ok, styles, run_names)
+        above: dict[str, list[str]] = {}
+        ring_x, ring_y = [], []
+        for _, r in ok.iterrows():
+            key = (str(r.get("env_id") or "") if pd.notna(r.get("env_id")) else "", str(r["backend"]))
+            line = lines.get((key, str(r.get("dtype"))) if "dtype" in ok else (key, None))
+            if line is None:
+                continue
+            inten, gflops = float(r["intensity"]), float(r["gflops"])
+            roof = min(line.bandwidth * inten if line.bandwidth else np.inf, line.flops or np.inf)
+            if np.isfinite(roof) and gflops > roof * 1.001:
+                ring_x.append(inten)
+                ring_y.append(gflops)
+                reason = _above_reason(r, line, roofs.get(key), llc_of(dict(environments or {}), r))
+                above.setdefault(reason, []).append(f"{r.get('variant')} @ {r.get('backend')} "
+                                                    f"{r.get('size_label') or ''}".strip())
+        if ring_x:
+            a.scatter(ring_x, ring_y, s=90, facecolors="none", edgecolors="#d95f02", linewidths=1.4, zorder=5,
+                      label=f"above its roof ({len(ring_x)}): see below")
+            for reason, who in above.items():
+                example = ", ".join(who[:2]) + (f" and {len(who) - 2} more" if len(who) > 2 else "")
+                notes += _wrap(f"above the roof, {len(who)} point{'s' if len(who) > 1 else ''} ({example}): {reason}")
+        tops = [ln.get_ydata().max() for ln in a.lines if len(ln.get_ydata())] + [ok["gflops"].max()]
+        hi = max(tops) * 3
+        a.set_ylim(min(ok["gflops"].min() / 10, hi / 1000), hi)
+        a.set_xlim(x[0], x[-1])
+        if not lines:
+            a.text(0.02, 0.98, "no ceiling known (nothing measured, probed or published for these devices):\n"
+                   "points drawn without a roof; `workbench peaks` measures one", ha="left", va="top", fontsize=7,
+                   transform=a.transAxes, color="#777")
+    else:
+        a.text(0.5, 0.5, "no ok rows with intensity and GFLOP/s", ha="center", va="center", transform=a.transAxes)
+    return finish(fig, bad, layout=ax is None, notes=notes[:MAX_LISTED * 2])
+
+
+def _draw_roofline_axes(a: Axes, title: str | None) -> None:
     a.set_xscale("log")
     a.set_yscale("log")
     a.set_xlabel("arithmetic intensity (FLOP/byte)")
     a.set_ylabel("GFLOP/s")
     a.set_title(title or "roofline")
-    ok = ok.dropna(subset=["intensity", "gflops"]) if len(ok) else ok
-    ok = ok[(pd.to_numeric(ok["intensity"]) > 0) & (pd.to_numeric(ok["gflops"]) > 0)] if len(ok) else ok
-    xs = ok["intensity"].to_numpy(float) if len(ok) else np.array([0.1, 10.0])
-    # at least two decades either way, so the ridge point and a narrow cloud of points both show
-    x = np.logspace(np.log10(max(xs.min() / 10, 1e-4)), np.log10(xs.max() * 10), 100)
-    table = normalize_peaks(peaks)
-    dtypes = set(ok["dtype"]) if len(ok) and "dtype" in ok else set()
-    env_ids = set(ok["env_id"].dropna()) if len(ok) and "env_id" in ok else None
-    roofs: dict[str, tuple[float | None, float | None, str]] = {}
-    drawn_published: set[tuple[str, str]] = set()
-    for i, backend in enumerate(list(dict.fromkeys(ok["backend"])) if len(ok) else []):
-        rows = ok[ok["backend"] == backend]
-        bw, fl = roof_for(table, backend, dtypes, env_ids)
-        src = _roof_sources(peaks, backend, env_ids) if (bw or fl) else ""
-        if not (bw or fl):
-            bw, fl, src = _row_ceilings(rows)
-            src = {"measured (workbench peaks)": "measured", "measured (automatic probe)": "probed"}.get(src, src)
-        if not (bw or fl) and published and "device" in rows:
-            for (device, dtype), _ in rows.groupby(["device", "dtype"]):
-                pfl, pbw = published_peak(str(device), str(dtype))
-                if pfl or pbw:
-                    bw, fl, src = pbw, pfl, "published"
-                    drawn_published.add((str(device), str(dtype)))
-                    break
-        if bw or fl:
-            roofs[backend] = (bw, fl, src)
-            _draw_roof(a, x, bw, fl, f"{backend} roof ({src})", ":" if src == "published" else "-",
-                       ROOF_COLORS[i % len(ROOF_COLORS)])
-    if published and len(ok) and "device" in ok:
-        for (device, dtype), _ in ok.groupby(["device", "dtype"]):
-            if (str(device), str(dtype)) in drawn_published:
-                continue
-            fl, bw = published_peak(str(device), str(dtype))
-            if fl or bw:
-                _draw_roof(a, x, bw, fl, f"{device} {dtype} datasheet", ":", "#999")
-    notes: list[str] = []
-    if len(ok):
-        cols = series_columns(ok)
-        runs = _run_order(ok)
-        n_noisy = 0
-        for key, g in ok.groupby(cols, sort=True, dropna=False):
-            style, _ = _line_style(key, cols, styles, runs)
-            a.scatter(g["intensity"], g["gflops"], s=22, marker=style.marker, color=style.color,
-                      label=series_label(key, cols, run_names), zorder=3)
-            noisy = noisy_mask(g)
-            if noisy.any():
-                _mark_noisy(a, g["intensity"][noisy], g["gflops"][noisy], style.color, size=6)
-                n_noisy += int(noisy.sum())
-        _noisy_legend(a, n_noisy)
-        above: dict[str, list[str]] = {}
-        ax_x, ax_y = [], []
-        for _, r in ok.iterrows():
-            bw, fl, src = roofs.get(r["backend"], (None, None, ""))
-            inten, gflops = float(r["intensity"]), float(r["gflops"])
-            roof = min(bw * inten if bw else np.inf, fl if fl else np.inf)
-            if np.isfinite(roof) and gflops > roof * 1.001:
-                ax_x.append(inten)
-                ax_y.append(gflops)
-                reason = _above_reason(r, bw, fl, src, llc_of(dict(environments or {}), r))
-                above.setdefault(reason, []).append(f"{r.get('variant')} @ {r.get('backend')} "
-                                                    f"{r.get('size_label') or ''}".strip())
-        if ax_x:
-            a.scatter(ax_x, ax_y, s=90, facecolors="none", edgecolors="#d95f02", linewidths=1.4, zorder=5,
-                      label=f"above its roof ({len(ax_x)}): see below")
-            for reason, who in above.items():
-                example = ", ".join(who[:2]) + (f" and {len(who) - 2} more" if len(who) > 2 else "")
-                notes += _wrap(f"above the roof, {len(who)} point{'s' if len(who) > 1 else ''} ({example}): {reason}")
-    else:
-        a.text(0.5, 0.5, "no ok rows with intensity and GFLOP/s", ha="center", va="center", transform=a.transAxes)
-    if len(ok):
-        tops = [ln.get_ydata().max() for ln in a.lines if len(ln.get_ydata())] + [ok["gflops"].max()]
-        hi = max(tops) * 3
-        a.set_ylim(min(ok["gflops"].min() / 10, hi / 1000), hi)
-        a.set_xlim(x[0], x[-1])
-        if not roofs:
-            a.text(0.02, 0.98, "no ceiling known (nothing measured, probed or published for these devices):\n"
-                   "points drawn without a roof; `workbench peaks` measures one", ha="left", va="top", fontsize=7,
-                   transform=a.transAxes, color="#777")
     a.grid(True, alpha=0.3)
     a.xaxis.set_major_formatter(FuncFormatter(lambda v, pos: f"{v:g}"))
     a.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: f"{v:g}"))
-    return finish(fig, bad, layout=ax is None, notes=notes[:MAX_LISTED * 2])
+
+
+def _draw_points(a: Axes, ok: pd.DataFrame, styles: Mapping[str, SeriesStyle],
+                 run_names: Mapping[str, str] | None) -> None:
+    cols = series_columns(ok)
+    runs = _run_order(ok)
+    n_noisy = 0
+    for key, g in ok.groupby(cols, sort=True, dropna=False):
+        style, _ = _line_style(key, cols, styles, runs)
+        a.scatter(g["intensity"], g["gflops"], s=22, marker=style.marker, color=style.color,
+                  label=series_label(key, cols, run_names), zorder=3)
+        noisy = noisy_mask(g)
+        if noisy.any():
+            _mark_noisy(a, g["intensity"][noisy], g["gflops"][noisy], style.color, size=6)
+            n_noisy += int(noisy.sum())
+    _noisy_legend(a, n_noisy)
 
 
 def has_roof(df: pd.DataFrame, peaks: pd.DataFrame | None = None, published: bool = True) -> bool:
-    """Whether a roofline of these rows would have points and at least one roof (measured, probed, the
-    rows' own ceilings, or a datasheet figure): a roofline without either says nothing."""
-    from ..datasets import published_peak
-
-    ok, _ = split_ok(df)
-    if ok.empty or not {"intensity", "gflops"} <= set(ok.columns):
-        return False
-    inten, gfl = (pd.to_numeric(ok[c], errors="coerce") for c in ("intensity", "gflops"))
-    ok = ok[(inten > 0) & (gfl > 0)]
+    """Whether a roofline of these rows would have points and at least one roof line: without either it
+    says nothing."""
+    ok = _roofline_points(split_ok(df)[0])
     if ok.empty:
         return False
-    table = normalize_peaks(peaks)
-    dtypes = set(ok["dtype"]) if "dtype" in ok else set()
-    env_ids = set(ok["env_id"].dropna()) if "env_id" in ok else None
-    for backend, rows in ok.groupby("backend"):
-        if any(roof_for(table, str(backend), dtypes, env_ids)) or any(_row_ceilings(rows)[:2]):
-            return True
-    if published and "device" in ok:
-        return any(any(published_peak(str(dev), str(dt))) for (dev, dt), _ in ok.groupby(["device", "dtype"]))
-    return False
+    roofs = resolve_roofs(ok, peaks, published=published)
+    dtypes = list(dict.fromkeys(ok["dtype"].astype(str))) if "dtype" in ok else [None]
+    return any(roof_lines(roofs, dt) for dt in dtypes)
 
 
 def _draw_roof(ax: Axes, x: np.ndarray, bw: float | None, flops: float | None, label: str, ls: str,
