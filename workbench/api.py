@@ -37,7 +37,7 @@ class Results:
     @classmethod
     def from_store(cls, store: Any, run_ids: str | Iterable[str] | None = None) -> Results:
         """Rows of ``run_ids`` (a list, one id, ``"latest"``, or None for every run) from a store or its path."""
-        from .report.exporters import resolve_run_ids
+        from .report.data import resolve_run_ids
         from .store import open_store
 
         store = open_store(store, must_exist=True)
@@ -53,14 +53,14 @@ class Results:
     # -- tables -------------------------------------------------------------
     def summary(self) -> pd.DataFrame:
         """One formatted line per cell: status, median ± IQR, GB/s, GFLOP/s, % of peak, memory, error."""
-        from .report.exporters import summary_table
+        from .report.summary import summary_table
 
         return summary_table(self.df)
 
     def speedup(self, baseline: Any = None) -> pd.DataFrame:
         """Speed-up of every ok cell against ``baseline`` ("variant", "variant @ backend", or a dict;
         default: the kernel's library variant), with its interval from the rounds, noise floor and verdict."""
-        from .report.exporters import check_baseline
+        from .report.data import check_baseline
         from .report.plots import parse_baseline
         from .stats_compare import speedup_vs_baseline
 
@@ -70,7 +70,7 @@ class Results:
 
     def failures(self) -> pd.DataFrame:
         """Cells that did not pass, with their status and reason."""
-        from .report.exporters import failures_table
+        from .report.summary import failures_table
 
         return failures_table(self.df)
 
@@ -82,7 +82,7 @@ class Results:
         if kind == "line":
             return plots.plot_metric(self.df, metric, baseline=baseline, **kw)
         if baseline is not None:
-            from .report.exporters import check_baseline
+            from .report.data import check_baseline
 
             check_baseline(self.df, baseline)
         if kind == "speedup":
@@ -94,7 +94,7 @@ class Results:
         raise ValueError(f"unknown plot kind {kind!r}; valid kinds: line, speedup, roofline, memory")
 
     def _peaks(self) -> pd.DataFrame | None:
-        from .report.exporters import store_peaks
+        from .report.data import store_peaks
 
         return store_peaks(self.store) if self.store is not None else None
 

@@ -9,7 +9,8 @@ import pytest
 
 from workbench.record import RESULT_COLUMNS
 from workbench.report import summary_table, write_report
-from workbench.report.exporters import md_table, resolve_run_ids
+from workbench.report.data import resolve_run_ids
+from workbench.report.render import md_table
 from workbench.report.sample_data import synthetic_results
 from workbench.store import EXPORT_FORMAT
 
@@ -172,7 +173,7 @@ def test_html_marks_noise_and_peaks_where_users_look(df, tmp_path):
 
 
 def test_verdict_counts_order_and_same():
-    from workbench.report.exporters import verdict_counts
+    from workbench.report.summary import verdict_counts
 
     assert verdict_counts(["same", "slower", "baseline", "faster", "same", "ambiguous"]) == {
         "faster": 1, "same": 2, "slower": 1, "ambiguous": 1}

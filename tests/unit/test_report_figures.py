@@ -9,7 +9,8 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from workbench.report import plots, write_report
-from workbench.report.exporters import ReportData, kernel_figures
+from workbench.report.data import ReportData
+from workbench.report.model import kernel_sections as kernel_figures
 from workbench.report.sample_data import suite_results, synthetic_results
 from workbench.report.sizes import choose_x_axis, params_frame
 from workbench.report.tables import pivot

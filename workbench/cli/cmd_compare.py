@@ -63,7 +63,7 @@ def gate_failures(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report.exporters import check_baseline, resolve_run_ids
+    from ..report.data import check_baseline, resolve_run_ids
     from ..report.plots import parse_baseline
     from ..stats_compare import compare_runs, speedup_vs_baseline
     from ..store import open_store

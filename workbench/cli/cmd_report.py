@@ -29,7 +29,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report.exporters import check_baseline, report_format, resolve_run_ids, safe_file_stem, write_report
+    from ..report.data import check_baseline, resolve_run_ids
+    from ..report.exporters import report_format, safe_file_stem, write_report
     from ..store import open_store
 
     fmt = report_format(args.out, args.format, flag="--out")  # before the store is even opened

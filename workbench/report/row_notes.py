@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
+
+from ..roofs import SHORT_SOURCE, RoofKey, RoofSet, resolve_roofs, roofs_of_row
 
 
 def fmt_num(x: Any, digits: int = 3) -> str:
@@ -16,7 +19,8 @@ def fmt_num(x: Any, digits: int = 3) -> str:
     return "" if not math.isfinite(x) else f"{x:.{digits}g}"
 
 
-def _f(row: Any, col: str) -> float | None:
+def value_of(row: Any, col: str) -> float | None:
+    """A row's column as a finite float; None for a missing or non-numeric one."""
     v = row.get(col) if hasattr(row, "get") else None
     try:
         v = float(v)
@@ -25,7 +29,8 @@ def _f(row: Any, col: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _text(v: Any) -> str:
+def text_of(v: Any) -> str:
+    """A value as text; "" for None and NaN."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
     return str(v)
@@ -35,7 +40,7 @@ def exec_cache_text(value: Any) -> str:
     """A block variant's execution-cache statistics (the row's ``exec_cache`` JSON) in words; "" for none."""
     import json
 
-    text = _text(value)
+    text = text_of(value)
     try:
         s = json.loads(text) if text else None
     except ValueError:
@@ -51,31 +56,35 @@ def exec_cache_text(value: Any) -> str:
             f"{s.get('fallbacks')} fallbacks")
 
 
-_SHORT_SOURCE = {"measured (workbench peaks)": "peaks", "measured (automatic probe)": "probe",
-                 "published": "published"}
 
 
-def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
-    """Per row: ``noisy``, ``noise_note``, ``peak_note`` (old rows: worked out here), ``pct`` (the % of peak
-    that matters for the row), ``ceiling`` (the ceiling it was compared with, in words) and ``exec_cache``
-    (a block variant's execution-cache statistics, in words)."""
+def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None,
+              roofs: Mapping[RoofKey, RoofSet] | None = None) -> pd.DataFrame:
+    """Per row: ``noisy``, ``noise_note``, ``peak_note`` (worked out from the row's rates and its device's
+    roofs, ``roofs``: default :func:`workbench.roofs.resolve_roofs` of the rows themselves), ``pct`` (the % of
+    the ceiling that bounds the row: bandwidth for memory-bound kernels, never the other instead),
+    ``ceiling`` (that ceiling in words, or which one is missing) and ``exec_cache`` (a block variant's
+    execution-cache statistics, in words)."""
     from ..ceilings import headline_pct, is_compute_bound, is_noisy, llc_of, noise_text, row_peak_note
 
+    roofs = resolve_roofs(df) if roofs is None else roofs
     out = []
     for _, r in df.iterrows():
         ok = r.get("status") == "ok"
         noisy = ok and is_noisy(r)
-        pct = headline_pct(r) if ok else None
         compute = is_compute_bound(r)
-        value, unit = (_f(r, "ceiling_gflops"), "GFLOP/s") if compute else (_f(r, "ceiling_gbps"), "GB/s")
-        if value is None:
-            value, unit = (_f(r, "ceiling_gbps"), "GB/s") if compute else (_f(r, "ceiling_gflops"), "GFLOP/s")
-        src = _text(r.get("ceiling_source"))
-        short = _SHORT_SOURCE.get(src, src)
-        ceiling = f"{fmt_num(value)} {unit} ({short})" if ok and value is not None else ""
+        value, unit = (value_of(r, "ceiling_gflops"), "GFLOP/s") if compute else (value_of(r, "ceiling_gbps"), "GB/s")
+        src = text_of(r.get("ceiling_source"))
+        if not ok:
+            ceiling = ""
+        elif value is None:
+            ceiling = f"none: no {unit} ceiling measured"
+        else:
+            ceiling = f"{fmt_num(value)} {unit} ({SHORT_SOURCE.get(src, src)})"
         out.append({"noisy": bool(noisy), "noise_note": noise_text(r) if noisy else "",
-                    "peak_note": row_peak_note(r, llc_of(environments, r)) if ok else "", "pct": pct,
-                    "ceiling": ceiling, "ceiling_source": src if ok and value is not None else "",
+                    "peak_note": row_peak_note(r, llc_of(environments, r), roofs_of_row(roofs, r)) if ok else "",
+                    "pct": headline_pct(r) if ok else None, "ceiling": ceiling,
+                    "ceiling_source": src if ok and value is not None else "",
                     "exec_cache": exec_cache_text(r.get("exec_cache"))})
     return pd.DataFrame(out, columns=["noisy", "noise_note", "peak_note", "pct", "ceiling", "ceiling_source",
                                       "exec_cache"], index=df.index)

@@ -410,8 +410,8 @@ class Dashboard:
 
     # -- exporting --------------------------------------------------------
     def export_data(self) -> Any:
-        """The shown run as :class:`workbench.report.exporters.ReportData`, its cells that cannot run left out."""
-        from ..report.exporters import gather
+        """The shown run as :class:`workbench.report.data.ReportData`, its cells that cannot run left out."""
+        from ..report.data import gather
 
         data = gather(self.store, [self.run_id])
         data.df = self.visible(data.df)
@@ -438,7 +438,7 @@ class Dashboard:
         if fmt in ("html", "md"):
             kw["baseline"] = self.plot.baseline.value or None  # the reference chosen here
             if kw["baseline"]:
-                from ..report.exporters import check_baseline
+                from ..report.data import check_baseline
 
                 check_baseline(data.df, kw["baseline"])  # one that names no series is an error, listing them
         elif fmt == "csv":  # a bare table: each row says which run it is from and how that run ended

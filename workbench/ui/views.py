@@ -197,10 +197,11 @@ _TABLE_STYLE = ("<style>.wb-results td, .wb-results th {white-space: nowrap; pad
 def results_html(df: pd.DataFrame) -> str:
     """The summary table as HTML: noisy rows tinted with a ``~`` badge, a % of peak above 100 with ``⚠``,
     each explained in a tooltip and in the notes column; a line under it counts the noisy cells."""
-    from ..report.exporters import NOISY_MARK, PEAK_MARK, SUMMARY_COLUMNS, noise_summary, row_notes, summary_table
+    from ..report.row_notes import row_notes
+    from ..report.summary import NOISY_MARK, PEAK_MARK, SUMMARY_COLUMNS, noise_summary, summary_table
 
     notes = row_notes(df)
-    table = summary_table(df)
+    table = summary_table(df, notes=notes)
     esc = html.escape
     head = "".join(f"<th>{esc(c)}</th>" for c in SUMMARY_COLUMNS)
     body = []

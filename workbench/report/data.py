@@ -1,0 +1,118 @@
+"""What a report is made from: the rows of some runs and, from a store, their run and environment records
+and the measured peaks; and the checks on what a user asked for (run ids, the baseline)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .plots import parse_baseline
+from .styles import series_key
+
+
+@dataclass
+class ReportData:
+    """Everything a report shows: rows, run records, environment records and measured peaks."""
+
+    df: pd.DataFrame
+    runs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    peaks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    run_ids: list[str] = field(default_factory=list)
+
+
+def resolve_run_ids(store_or_df: Any, run_ids: str | Iterable[str] | None) -> list[str] | None:
+    """Run ids as given, with ``latest`` replaced; unknown ids raise ValueError naming the valid ones."""
+    if run_ids is None:
+        return None
+    wanted = [run_ids] if isinstance(run_ids, str) else list(run_ids)
+    if not wanted:
+        return None
+    known = known_run_ids(store_or_df)
+    out = []
+    for r in wanted:
+        if r == "latest":
+            if not known:
+                raise ValueError("no runs recorded yet, so there is no 'latest' run")
+            # one meaning of "latest" for report, export and bench: Store.latest_run_id
+            latest = getattr(store_or_df, "latest_run_id", None)
+            r = latest() if callable(latest) else known[-1]
+        elif r not in known:
+            raise ValueError(f"unknown run id {r!r}; valid run ids: {', '.join(known) or '(none)'} (or 'latest')")
+        out.append(r)
+    return list(dict.fromkeys(out))
+
+
+def known_run_ids(store_or_df: Any) -> list[str]:
+    """Run ids, oldest first."""
+    if isinstance(store_or_df, pd.DataFrame):
+        return [str(r) for r in dict.fromkeys(store_or_df["run_id"])] if "run_id" in store_or_df else []
+    runs = store_or_df.runs()
+    if runs is None or len(runs) == 0:
+        return []
+    for col in ("started_at", "created_at"):
+        if col in runs:
+            runs = runs.sort_values(col, kind="stable")
+            break
+    return [str(r) for r in runs["run_id"]]
+
+
+def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None) -> ReportData:
+    ids = resolve_run_ids(store_or_df, run_ids)
+    if isinstance(store_or_df, ReportData):
+        return store_or_df
+    if isinstance(store_or_df, pd.DataFrame):
+        df = store_or_df if ids is None else store_or_df[store_or_df["run_id"].isin(ids)]
+        return ReportData(df.reset_index(drop=True), run_ids=ids or known_run_ids(df))
+    store = store_or_df
+    df = store.results(run_ids=ids)
+    if ids is None:
+        ids = [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else []
+    runs = store.runs()
+    if runs is not None and len(runs) and "run_id" in runs:
+        runs = runs[runs["run_id"].isin(ids)].reset_index(drop=True)
+    envs = {}
+    for env_id in (dict.fromkeys(df["env_id"].dropna()) if "env_id" in df else []):
+        try:
+            envs[str(env_id)] = store.environment(env_id)
+        except (KeyError, ValueError, LookupError):
+            envs[str(env_id)] = {"env_id": env_id, "note": "environment record missing from the store"}
+    return ReportData(df, runs if runs is not None else pd.DataFrame(), envs, store_peaks(store), ids)
+
+
+def store_peaks(store: Any) -> pd.DataFrame:
+    """The store's measured-peaks table (empty when it has none)."""
+    peaks = getattr(store, "peaks", None)
+    if peaks is None:
+        return pd.DataFrame()
+    try:
+        p = peaks() if callable(peaks) else peaks
+    except Exception:  # noqa: BLE001 — a report without ceilings is still a report
+        return pd.DataFrame()
+    return p if isinstance(p, pd.DataFrame) else pd.DataFrame(p)
+
+
+
+def check_baseline(df: pd.DataFrame, baseline: Any, flag: str = "baseline", given: Any = None) -> None:
+    """A baseline (``VARIANT``, ``VARIANT @ BACKEND`` or ``@BACKEND``) that names no measured series is a
+    ValueError listing the valid series (an unknown one would silently give "no baseline")."""
+    variant, backend = parse_baseline(baseline)
+    if variant is None and backend is None:
+        return
+    baseline = baseline if given is None else given  # as the user wrote it, in messages
+    rows = df[df["status"] == "ok"] if "status" in df and (df["status"] == "ok").any() else df
+    if rows.empty or "variant" not in rows or "backend" not in rows:
+        raise ValueError(f"{flag} {baseline!r}: there are no measured cells to compare against")
+    match = pd.Series(True, index=rows.index)
+    if variant is not None:
+        match &= rows["variant"].astype(str) == variant
+    if backend is not None:
+        match &= rows["backend"].astype(str) == backend
+    if not match.any():
+        series = list(dict.fromkeys(series_key(v, b) for v, b in zip(rows["variant"], rows["backend"], strict=True)))
+        shown = ", ".join(series[:40]) + (f", ... ({len(series)} in all)" if len(series) > 40 else "")
+        raise ValueError(f"{flag} {baseline!r} names no measured series; valid: {shown} (give VARIANT, "
+                         "VARIANT@BACKEND or @BACKEND)")

@@ -1,0 +1,300 @@
+"""The report as data: built once from the rows, then rendered as HTML or Markdown.
+
+:func:`build_report` decides everything a reader sees — which sections exist and in what order, the key
+findings, every table's text, the figures, the roofs behind "% of peak" — so
+:mod:`workbench.report.render` only turns the tree into markup and the two formats cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import io
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..roofs import RoofKey, RoofSet, resolve_roofs
+from .data import ReportData, check_baseline, gather
+from .findings import KeyFindings, key_findings, parse_reference, pick_reference
+from .row_notes import row_notes, text_of
+from .summary import (
+    failures_table,
+    noise_summary,
+    peak_summary,
+    runs_table,
+    speedup_table,
+    status_counts,
+    summary_table,
+    verdict_counts,
+)
+from .tables import pivot
+
+
+class _ByName:
+    """Fields readable as ``x["name"]`` too: the template and older callers index them like the dicts
+    they replace."""
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return getattr(self, name)
+        except AttributeError:
+            raise KeyError(name) from None
+
+
+@dataclass(frozen=True)
+class Section(_ByName):
+    """One section of the report, in reading order: its anchor and its heading."""
+
+    id: str
+    title: str
+
+
+@dataclass(frozen=True)
+class ReportFigure(_ByName):
+    caption: str
+    svg: str
+
+
+@dataclass
+class KernelSection(_ByName):
+    """One kernel: its compact table, the figures that carry something, its speed-ups over the reference."""
+
+    kernel: str
+    anchor: str
+    n_ok: int
+    n_rows: int
+    pivot: dict[str, Any]
+    speedups: list[dict[str, str]]
+    verdicts: dict[str, int]
+    figures: list[ReportFigure] = field(default_factory=list)
+
+
+@dataclass
+class ResultRow(_ByName):
+    """One line of the all-rows table and the flags shown beside it."""
+
+    cells: dict[str, str]
+    noisy: bool
+    noise_note: str
+    peak_note: str
+
+
+@dataclass
+class Report(_ByName):
+    """Everything a report shows, in the order it shows it (``sections``)."""
+
+    title: str
+    generated: str
+    version: str
+    sections: list[Section]
+    findings: KeyFindings
+    multi: bool
+    env_lines: list[dict[str, str]]
+    runs: pd.DataFrame
+    counts: dict[str, int]
+    n_rows: int
+    flag_lines: list[str]
+    noise_line: str
+    peak_lines: list[str]
+    kernels: list[KernelSection]
+    failures: pd.DataFrame
+    results: list[ResultRow]
+    result_columns: list[str]
+    results_table: pd.DataFrame
+    peaks: pd.DataFrame
+    machines: pd.DataFrame
+    environments: list[dict[str, Any]]
+    roofs: dict[RoofKey, RoofSet]
+
+    @property
+    def n_figures(self) -> int:
+        return sum(len(k.figures) for k in self.kernels)
+
+    @property
+    def speedups(self) -> pd.DataFrame:
+        """Every kernel's speed-ups over the reference, one table."""
+        frames = [pd.DataFrame(k.speedups) for k in self.kernels if k.speedups]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *, title: str | None = None,
+                 baseline: Any = None, figures: bool = True) -> Report:
+    """The report of ``run_ids`` (None: all; ``latest``): key findings against one reference (``baseline``,
+    default numpy's library variant), then per kernel a compact table, its figures (``figures``) and its
+    speed-ups; a baseline that names no measured series is a ValueError listing them."""
+    from ..version import __version__
+    from .env_summary import environment_line, machines_table, run_names
+
+    data = gather(store_or_df, run_ids)
+    check_baseline(data.df, baseline)
+    df = data.df
+    names = run_names(data.runs, data.run_ids, data.environments)
+    roofs = resolve_roofs(df[df["status"] == "ok"] if "status" in df else df, data.peaks)
+    notes = row_notes(df, data.environments, roofs)
+    table = summary_table(df, data.environments, notes)
+    results = [ResultRow({k: text_of(v) for k, v in rec.items()}, bool(n["noisy"]), n["noise_note"], n["peak_note"])
+               for rec, (_, n) in zip(table.to_dict("records"), notes.iterrows(), strict=True)]
+    runs = runs_table(data)
+    runs["name"] = [names.get(r, n) for r, n in zip(runs["run"], runs["name"], strict=True)]
+    kernels = kernel_sections(data, baseline, run_names=names, figures=figures)
+    noise_line, peak_lines = noise_summary(df, notes), peak_summary(df, notes)
+    return Report(
+        title=title or "Kernel Workbench report: " + (", ".join(names.get(r, r) for r in data.run_ids)
+                                                      or "(no runs)"),
+        generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), version=__version__,
+        sections=_sections(data, kernels),
+        findings=key_findings(df, baseline, runs=data.runs, environments=data.environments, run_names=names),
+        multi=len(data.run_ids) > 1 or len(data.environments) > 1,
+        env_lines=[{"env_id": e, "line": environment_line(rec)} for e, rec in data.environments.items()],
+        runs=runs, counts=status_counts(df), n_rows=len(df),
+        flag_lines=[line for line in [noise_line, *peak_lines] if line], noise_line=noise_line,
+        peak_lines=peak_lines, kernels=kernels, failures=failures_table(df), results=results,
+        result_columns=list(table.columns), results_table=table, peaks=data.peaks,
+        machines=machines_table(df, data.environments), environments=environment_sections(data.environments),
+        roofs=roofs)
+
+
+def _sections(data: ReportData, kernels: list[KernelSection]) -> list[Section]:
+    """The sections this report has, in reading order (measured peaks only where some were measured)."""
+    out = [Section("key-findings", "Key findings"), Section("contents", "Contents"), Section("summary", "Runs"),
+           Section("plots", "Kernels"), Section("failures", "Cells that did not pass")]
+    if len(data.peaks):
+        out.append(Section("peaks", "Measured peaks"))
+    return [*out, Section("results", "All rows"), Section("environment", "Environment")]
+
+
+def figure_data_uri(fig: Any, dpi: int = 160) -> str:
+    """A PNG data URI at twice screen resolution (for places that need an image file, not markup)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def figure_svg(fig: Any, salt: str) -> str:
+    """The figure as inline SVG markup: sharp at any zoom, text that stays text, and no base64 overhead.
+
+    ``salt`` keeps the ids of this figure's clip paths and markers apart from every other figure's on the
+    page (and the same from one run of the report to the next)."""
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    return compact_svg(buf.getvalue())
+
+
+_SVG_NUMBER = re.compile(r"(\d+\.\d\d)\d+")
+_SVG_GID = re.compile(r' id="[A-Za-z.]+(?:_[A-Za-z]+)*_\d+"')
+_SVG_FONTS = re.compile(r"font-family: [^;\"]+")
+
+
+def compact_svg(text: str) -> str:
+    """matplotlib's SVG without what a page does not need: the XML header and metadata, coordinates past
+    1/100 pt, the figure-local ids (``axes_1``: they would repeat on every figure of the page),
+    indentation, and the dozen fallback font names on every label (about 25% less)."""
+    text = text[text.index("<svg"):]
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+    text = _SVG_NUMBER.sub(r"\1", text)
+    text = _SVG_GID.sub("", text)
+    text = _SVG_FONTS.sub("font-family: 'DejaVu Sans', Verdana, sans-serif", text)
+    text = re.sub(r"\s*\n\s*", " ", text)
+    return re.sub(r">\s+<", "><", text)
+
+
+def _intensity_varies(ok: pd.DataFrame) -> bool:
+    v = pd.to_numeric(ok.get("intensity", pd.Series(dtype=float)), errors="coerce").dropna()
+    return len(v) > 1 and v.max() / v.min() > 1.2 if len(v) and v.min() > 0 else False
+
+
+def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
+                    run_names: dict[str, str] | None = None, figures: bool = True) -> list[KernelSection]:
+    """Per kernel: its compact table and only the figures that carry something.
+
+    Always the time / % of ceiling figure; a roofline only where it has points and a roof and the
+    kernel's arithmetic intensity changes with size (with one intensity the points stack on one
+    vertical, and the % of ceiling panel already says how far below the roof they are); a memory
+    figure only where the series' memories differ (:func:`workbench.report.plots.memories_differ`).
+    """
+    from . import plots
+
+    out = []
+    df = data.df
+    styles = styles if styles is not None else plots.styles_for(df)
+    variant, backend = parse_reference(baseline)
+    for i, kernel in enumerate(dict.fromkeys(df["kernel"]) if "kernel" in df else []):
+        k = df[df["kernel"] == kernel]
+        ok = k[k["status"] == "ok"]
+        ref = pick_reference(ok, variant, backend)
+        figs = _kernel_figures(data, ok, k, str(kernel), i, styles, run_names) if figures and len(ok) else []
+        speedups = _records(speedup_table(ok, {"variant": ref[0], "backend": ref[1]} if ref else baseline)
+                            ) if len(ok) else []
+        out.append(KernelSection(str(kernel), f"kernel-{i + 1}", len(ok), len(k), pivot(k, ref, run_names),
+                                 speedups, verdict_counts(s["verdict"] for s in speedups), figs))
+    return out
+
+
+def _kernel_figures(data: ReportData, ok: pd.DataFrame, k: pd.DataFrame, kernel: str, i: int, styles: Any,
+                    run_names: dict[str, str] | None) -> list[ReportFigure]:
+    from . import plots
+
+    figs = [ReportFigure("time per call and share of the ceiling against size",
+                         figure_svg(plots.plot_kernel(k, kernel, styles=styles, run_names=run_names), f"k{i}t"))]
+    if _intensity_varies(ok) and plots.has_roof(ok, data.peaks):
+        fig = plots.plot_roofline(ok, data.peaks, environments=data.environments, styles=styles,
+                                  run_names=run_names, title=f"{kernel}: roofline")
+        figs.append(ReportFigure("roofline: arithmetic intensity grows with size", figure_svg(fig, f"k{i}r")))
+    if plots.memories_differ(ok):
+        fig = plots.plot_memory(ok, styles=styles, run_names=run_names)
+        figs.append(ReportFigure("peak memory of one call (each backend's own method)", figure_svg(fig, f"k{i}m")))
+    return figs
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, str]]:
+    return [{k: text_of(v) for k, v in r.items()} for r in df.to_dict("records")]
+
+
+def environment_sections(envs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each environment record flattened to (section, key, value) text rows.
+
+    Dicts give one row per key; lists of records (backends, thread pools) one
+    row per item, named by its ``name`` and summarised as ``key=value`` pairs.
+    """
+    out = []
+    for env_id, rec in envs.items():
+        rows: list[tuple[str, str, str]] = []
+        for section, value in (rec or {}).items():
+            if isinstance(value, dict):
+                rows += [(str(section), str(k), _scalar_text(v)) for k, v in value.items()]
+            elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
+                for i, item in enumerate(value):
+                    name = item.get("name") or item.get("user_api") or item.get("filepath") or str(i)
+                    rows.append((str(section), str(name), _pairs(item)))
+            else:
+                rows.append((str(section), "", _scalar_text(value)))
+        out.append({"env_id": env_id, "rows": rows})
+    return out
+
+
+def _scalar_text(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v, default=str)
+
+
+def _pairs(item: dict[str, Any], prefix: str = "") -> str:
+    parts = []
+    for k, v in item.items():
+        if k == "name" and not prefix or v is None or v == "" or v == {} or v == []:
+            continue
+        if isinstance(v, dict):
+            inner = _pairs(v, f"{prefix}{k}.")
+            if inner:
+                parts.append(inner)
+        else:
+            parts.append(f"{prefix}{k}={v if isinstance(v, str) else json.dumps(v, default=str)}")
+    return "; ".join(parts)
+
+

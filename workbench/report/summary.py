@@ -1,0 +1,182 @@
+"""The report's tables as text: one line per cell, runs, failures, speed-ups over the reference, and the
+lines that count noisy cells and cells above a ceiling. Built once by :mod:`workbench.report.model`; the
+CLI prints :func:`summary_table` too."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .row_notes import fmt_num, row_notes, text_of, value_of
+from .units import fmt_bytes, fmt_seconds
+
+if TYPE_CHECKING:
+    from .exporters import ReportData
+
+#: The summary table's columns (what the CLI prints and reports show).
+SUMMARY_COLUMNS = ["kernel", "variant", "backend", "dtype", "size", "status", "median ± IQR", "GB/s", "GFLOP/s",
+                   "% peak", "ceiling", "peak memory", "max error", "timer", "notes"]
+#: Markers: a noisy cell (before its time) and a % of peak above 100 (after it, explained in the notes).
+NOISY_MARK, PEAK_MARK = "~", "⚠"
+def summary_table(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None,
+                  notes: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The compact, human-formatted table (one line per cell) that the CLI prints and reports show.
+
+    "% peak" is the share of the ceiling that bounds the kernel (GFLOP/s for compute-bound kernels, GB/s
+    for memory-bound ones), "ceiling" names it and where it came from; a noisy cell's time starts with
+    ``~`` and a % of peak above 100 ends with ``⚠``, both explained under "notes".
+    """
+    notes = row_notes(df, environments) if notes is None else notes
+    rows = []
+    for (_, r), (_, n) in zip(df.iterrows(), notes.iterrows(), strict=True):
+        med, iqr = value_of(r, "median_s"), value_of(r, "iqr_s")
+        time_text = (f"{fmt_seconds(med, '')} ± {fmt_seconds(iqr, '')}" if med is not None and iqr is not None
+                     else fmt_seconds(med, ""))
+        pct = n["pct"] if n["pct"] is not None and not pd.isna(n["pct"]) else None
+        rows.append({
+            "kernel": r.get("kernel"), "variant": r.get("variant"), "backend": r.get("backend"),
+            "dtype": r.get("dtype"), "size": r.get("size_label") or r.get("size"), "status": r.get("status"),
+            "median ± IQR": f"{NOISY_MARK} {time_text}" if n["noisy"] and time_text else time_text,
+            "GB/s": fmt_num(r.get("gbps")), "GFLOP/s": fmt_num(r.get("gflops")),
+            "% peak": (fmt_num(pct) + (f" {PEAK_MARK}" if n["peak_note"] else "")) if pct is not None else "",
+            "ceiling": n["ceiling"],
+            "peak memory": fmt_bytes(value_of(r, "peak_mem_bytes")), "max error": fmt_num(r.get("max_error"), 2),
+            "timer": r.get("timer_kind") or "",
+            "notes": "; ".join(x for x in (f"{NOISY_MARK} noisy: {n['noise_note']}" if n["noisy"] else "",
+                                           f"{PEAK_MARK} {n['peak_note']}" if n["peak_note"] else "",
+                                           n["exec_cache"]) if x),
+        })
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def noise_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None, listed: int = 5) -> str:
+    """"3 of 40 cells were noisy: ..." (empty when no ok cell was)."""
+    notes = row_notes(df) if notes is None else notes
+    ok = df["status"] == "ok" if "status" in df else pd.Series(False, index=df.index)
+    noisy = df[notes["noisy"].astype(bool) & ok]
+    if noisy.empty:
+        return ""
+    names = [f"{r.get('kernel')}/{r.get('variant')} @ {r.get('backend')} {r.get('size_label') or ''}".strip()
+             + (f" ({notes.loc[i, 'noise_note']})" if notes.loc[i, "noise_note"] else "")
+             for i, r in noisy.head(listed).iterrows()]
+    more = f", and {len(noisy) - listed} more" if len(noisy) > listed else ""
+    return (f"{len(noisy)} of {int(ok.sum())} measured cells were noisy (marked {NOISY_MARK}; hollow markers in "
+            f"the plots): " + "; ".join(names) + more)
+
+
+def peak_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None) -> list[str]:
+    """Lines on the ceilings behind "% peak": where they came from, and how many rows went above 100%."""
+    notes = row_notes(df) if notes is None else notes
+    ok = (df["status"] == "ok") if "status" in df else pd.Series(False, index=df.index)
+    n_ok = int(ok.sum())
+    if not n_ok:
+        return []
+    sources = notes.loc[ok, "ceiling_source"].replace("", "no ceiling known").value_counts()
+    lines = ["Ceilings behind % of peak: " + ", ".join(f"{k} for {v} of {n_ok} cells" for k, v in sources.items())]
+    above = notes.loc[ok & (notes["peak_note"] != "")]
+    if len(above):
+        lines.append(f"{len(above)} cells are above 100% of a ceiling (marked {PEAK_MARK}); each note says why, "
+                     "most often a working set that fits in the last-level cache.")
+    return lines
+
+
+def verdict_counts(verdicts: Iterable[Any]) -> dict[str, int]:
+    """How many speed-ups got each verdict (faster / same / slower / ambiguous ...), in that order."""
+    order = ["faster", "same", "slower", "ambiguous"]
+    counts: dict[str, int] = {}
+    for v in verdicts:
+        v = text_of(v)
+        if v and v != "baseline":
+            counts[v] = counts.get(v, 0) + 1
+    return {k: counts[k] for k in sorted(counts, key=lambda k: (order.index(k) if k in order else 99, k))}
+
+
+def status_counts(df: pd.DataFrame) -> dict[str, int]:
+    if "status" not in df or df.empty:
+        return {}
+    return {str(k): int(v) for k, v in df["status"].value_counts().items()}
+
+
+def failures_table(df: pd.DataFrame) -> pd.DataFrame:
+    cols = ["kernel", "variant", "backend", "dtype", "size", "status", "reason", "traceback"]
+    bad = df[df["status"] != "ok"] if "status" in df else df.iloc[0:0]
+    rows = [{"kernel": r.get("kernel"), "variant": r.get("variant"), "backend": r.get("backend"),
+             "dtype": r.get("dtype"), "size": r.get("size_label") or r.get("size"), "status": r.get("status"),
+             "reason": text_of(r.get("message")), "traceback": text_of(r.get("traceback"))}
+            for _, r in bad.iterrows()]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
+    """Formatted speed-ups against the baseline (default: each kernel's library variant)."""
+    from ..stats_compare import speedup_vs_baseline
+    from .plots import parse_baseline
+
+    variant, backend = parse_baseline(baseline)
+    t = speedup_vs_baseline(df, baseline_variant=variant, baseline_backend=backend)
+    t = t[t["verdict"] != "baseline"]
+    out = pd.DataFrame({
+        "kernel": t["kernel"], "variant": t["variant"], "backend": t["backend"], "dtype": t["dtype"],
+        "size": t["size_label"],
+        "baseline": t["baseline_variant"].fillna("") + " @ " + t["baseline_backend"].fillna(""),
+        "speed-up": [fmt_num(x) for x in t["speedup"]],
+        "95% CI": [f"{fmt_num(lo)} – {fmt_num(hi)}" if np.isfinite(lo) else ""
+                   for lo, hi in zip(t["ci_low"], t["ci_high"], strict=True)],
+    })
+    if "floor" in t:  # the noise floor a difference must clear to be called faster or slower
+        out["noise floor"] = [f"±{float(f):.0%}" if f is not None and np.isfinite(float(f)) else ""
+                              for f in pd.to_numeric(t["floor"], errors="coerce")]
+    out["verdict"] = t["verdict"]
+    return out.reset_index(drop=True)
+
+
+def reference_speedups(ok: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
+    """:func:`speedup_table` with every kernel against the one reference of the report (see
+    :func:`workbench.report.findings.pick_reference`), never a per-backend mix."""
+    from .findings import parse_reference, pick_reference
+
+    variant, backend = parse_reference(baseline)
+    tables = []
+    for kernel in dict.fromkeys(ok["kernel"]):
+        k = ok[ok["kernel"] == kernel]
+        ref = pick_reference(k, variant, backend)
+        tables.append(speedup_table(k, {"variant": ref[0], "backend": ref[1]} if ref else baseline))
+    return pd.concat(tables, ignore_index=True) if tables else speedup_table(ok, baseline)
+
+
+def runs_table(data: ReportData) -> pd.DataFrame:
+    """One line per run: name, start, host, devices, wall time, cells and their statuses."""
+    df, runs = data.df, data.runs
+    out = []
+    for rid in data.run_ids or list(dict.fromkeys(df.get("run_id", []))):
+        rows = df[df["run_id"] == rid] if "run_id" in df else df
+        rec = runs[runs["run_id"] == rid].iloc[0].to_dict() if len(runs) and "run_id" in runs and \
+            (runs["run_id"] == rid).any() else {}
+        wall = rec.get("wall_s")
+        if wall is None or (isinstance(wall, float) and math.isnan(wall)):
+            wall = pd.to_numeric(rows.get("wall_s", pd.Series(dtype=float)), errors="coerce").sum()
+        devices = ", ".join(str(d) for d in dict.fromkeys(rows.get("device", pd.Series(dtype=str)).dropna()))
+        started = rec.get("created_at") or (rows["started_at"].dropna().min() if "started_at" in rows and len(rows)
+                                            else "")
+        out.append({"run": rid, "name": text_of(rec.get("name") or rec.get("suite") or ""), "started": text_of(started),
+                    "host": _host(data, rec, rows), "devices": devices, "wall time":
+                    fmt_seconds(float(wall or 0), ""),
+                    "cells": len(rows),
+                    "status": ", ".join(f"{k}: {v}" for k, v in status_counts(rows).items())})
+    return pd.DataFrame(out, columns=["run", "name", "started", "host", "devices", "wall time", "cells", "status"])
+
+
+def _host(data: ReportData, run: dict[str, Any], rows: pd.DataFrame) -> str:
+    env_ids = [run.get("env_id")] + (list(dict.fromkeys(rows["env_id"].dropna())) if "env_id" in rows else [])
+    hosts = []
+    for e in dict.fromkeys(x for x in env_ids if x):
+        host = (data.environments.get(str(e)) or {}).get("host")
+        if isinstance(host, dict):
+            hosts.append(" ".join(str(host[k]) for k in ("hostname", "cpu_model") if host.get(k)))
+    return ", ".join(h for h in hosts if h)
+
+
