@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .catalog.authoring import boundscheck as numba_boundscheck
+from .authoring.numba_support import boundscheck as numba_boundscheck
 from .catalog.spec import MODES, KernelSpec
 from .harness.cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CheckOnly
 from .harness.isolation import CellExecutor, make_executor

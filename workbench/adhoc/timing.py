@@ -111,6 +111,7 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
     :func:`workbench.quick`.
     """
     from ..backends import registry
+    from ..harness.audit import NoAudit
     from ..harness.rounds import merge_rounds, round_config
     from ..harness.stats import summarize
     from ..harness.timer import TimingConfig, time_calls
@@ -134,7 +135,8 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
     row: dict[str, Any] | None = None
     for r in range(int(rounds)):
         cfg = round_config(config, int(rounds), later=r > 0)
-        timing = time_calls(timer, [call], cfg)
+        timing = time_calls(timer, [call], cfg, audit=NoAudit("workbench.timeit: a callable without a spec or "
+                                                              "a reference, not a catalog variant"))
         st = summarize(timing.samples_s)
         row = merge_rounds(row, {"status": "ok", "samples_s": json.dumps(timing.samples_s),
                                  "host_samples_s": json.dumps(timing.host_samples_s), "median_s": st.median,

@@ -5,6 +5,10 @@ Modelled on triton's ``do_bench`` and ``torch.utils.benchmark``'s
 one by one, then take samples until the relative spread (IQR / median) is
 below a target or the budget is spent. Timing itself goes through
 ``backend.timer()`` so device events are used where the runtime has them.
+
+Every loop is audited (:mod:`workbench.harness.audit`): random samples are checked against the reference of
+inputs changed just before them, so a kernel cannot tell a timed call from a checked one; the harness's own
+clock watches the timer, and a replaced timer, statistic or check function fails the cell.
 """
 
 from __future__ import annotations
@@ -17,7 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends.base import Backend, Timer
+from ..case import Case
+from .audit import GUARD, Auditor, NoAudit, check_timer
 from .stats import relative_spread
+
+#: The harness's clock, bound at import (a kernel replacing ``time.perf_counter`` does not reach it).
+_clock = time.perf_counter
 
 CACHE_MODES = ("hot", "cold")
 
@@ -64,6 +73,10 @@ class Timing:
     warmup_calls: int = 0
     #: "spread", "budget", "max_samples" or "deadline"
     stopped_by: str = ""
+    #: Audited timed calls, input changes between samples, and the seconds both took (outside timed regions).
+    audits: int = 0
+    input_changes: int = 0
+    audit_s: float = 0.0
 
 
 def _noop() -> None:
@@ -117,20 +130,56 @@ def _batches(calls: Sequence[Callable[[], Any]], k: int) -> list[Callable[[], No
 
 
 def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig, *,
-               flush: Callable[[], None] | None = None, deadline: float = math.inf,
+               audit: Auditor | NoAudit, flush: Callable[[], None] | None = None, deadline: float = math.inf,
                cancel: threading.Event | None = None) -> Timing:
-    """Time ``calls`` (one per input set, used in rotation) adaptively.
+    """Time ``calls`` (one per input set, used in rotation) adaptively, under ``audit``.
 
     ``flush`` runs before every sample when ``config.cache == "cold"``, outside
     the timed region. Cold samples are single calls: the second call of a batch
     would find the cache warm again. ``deadline`` (a ``time.perf_counter``
     value) ends the loop early even below ``min_samples``; the caller decides
-    what that means.
+    what that means. ``audit`` (required: no loop times a variant unaudited) may change inputs before a
+    sample and check its output after; a wrong output, a timer that disagrees with the harness's clock or a
+    replaced harness function raises :class:`~workbench.harness.audit.AuditFailed`.
     """
     if not calls:
         raise ValueError("time_calls needs at least one call")
+    GUARD.check()
+    try:
+        out = _loop(timer, calls, config, audit, flush, deadline, cancel)
+    finally:
+        audit.restore()
+    GUARD.check()
+    out.audits, out.input_changes, out.audit_s = audit.audits, audit.changes, audit.seconds
+    return out
+
+
+class _Watch:
+    """The timer's reported totals beside the harness's own clock around the same samples."""
+
+    def __init__(self, timer: Timer) -> None:
+        self.timer, self.kind = timer, timer.kind
+        self.reported = self.clock = 0.0
+        self.n = 0
+
+    def measure(self, fn: Callable[[], Any]) -> Any:
+        t0 = _clock()
+        s = self.timer.measure(fn)
+        self.clock += _clock() - t0
+        self.reported += s.device_s
+        self.n += 1
+        return s
+
+    def check(self) -> None:
+        check_timer(self.kind, self.reported, self.clock, self.n)
+
+
+def _loop(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig, audit: Auditor | NoAudit,
+          flush: Callable[[], None] | None, deadline: float, cancel: threading.Event | None) -> Timing:
     cold = config.cache == "cold"
     out = Timing()
+    m = len(calls)
+    watch = _Watch(timer)
 
     # Warm-up by time, at least one call: absorbs lazy initialisation and caches
     # of the runtime, and tells us how long one call takes.
@@ -140,7 +189,10 @@ def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingC
         _check(cancel)
         if cold and flush is not None:
             flush()
-        warm.append(timer.measure(calls[len(warm) % len(calls)]).device_s)
+        i = len(warm) % m
+        fn = audit.arm(i, 1, False, calls) or calls[i]
+        warm.append(watch.measure(fn).device_s)
+        audit.check()
         now = time.perf_counter()
         if now - start >= config.warmup_s or now >= deadline:
             break
@@ -158,7 +210,10 @@ def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingC
         _check(cancel)
         if cold and flush is not None:
             flush()
-        s = timer.measure(batches[j % len(batches)])
+        r = j % len(batches)
+        fn = audit.arm(r, k, True, calls) or batches[r]
+        s = watch.measure(fn)
+        audit.check()
         j += 1
         out.samples_s.append(s.device_s / k)
         out.host_samples_s.append(s.host_s / k)
@@ -176,4 +231,24 @@ def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingC
         if now >= deadline:
             out.stopped_by = "deadline"
             break
+    watch.check()
     return out
+
+
+#: The loop ``verify`` runs after its checks: calls that look like timed ones (the same output buffer, holding
+#: the previous answer; inputs in rotation), every sample audited (a check costs nothing here). Its samples
+#: are not kept.
+EXERCISE = TimingConfig(warmup_s=0.0, min_samples=4, max_samples=4, budget_s=0.0, min_sample_s=0.0)
+
+
+def exercise(timer: Timer, case: Case, sets: Sequence[tuple[dict[str, Any], dict[str, Any]]], *,
+             deadline: float = math.inf, cancel: threading.Event | None = None) -> Timing:
+    """:data:`EXERCISE` on ``case`` over ``sets`` (device inputs, host inputs) under an
+    :class:`~workbench.harness.audit.Auditor`: a check-only run still sees calls it cannot tell from timed ones."""
+    out = case.outputs
+    calls = [(lambda inp=inp: case.call(inp, out)) for inp, _ in sets]
+    audit = Auditor(case, sets, out, min_samples=EXERCISE.min_samples, probability=1.0)
+    return time_calls(timer, calls, EXERCISE, audit=audit, deadline=deadline, cancel=cancel)
+
+
+GUARD.snapshot()  # time_calls and this module's helpers, now that they exist
