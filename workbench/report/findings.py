@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..roofs import RoofKey, RoofSet
 from .caveats import caveat, failed_cells, report_caveats, row_caveats
 from .styles import series_key
 from .units import fmt_time_auto
@@ -119,9 +120,11 @@ def size_classes(rows: pd.DataFrame) -> list[tuple[str, str]]:
 
 def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame | None = None,
                  environments: Mapping[str, Any] | None = None,
-                 run_names: Mapping[str, str] | None = None) -> KeyFindings:
+                 run_names: Mapping[str, str] | None = None,
+                 roofs: Mapping[RoofKey, RoofSet] | None = None) -> KeyFindings:
     """Per kernel, size class (and run, when there are several): the fastest variant@backend, its speed-up
-    over the reference with interval and verdict, its % of ceiling, and the caveats that apply."""
+    over the reference with interval and verdict, its % of ceiling (of ``roofs``, default the rows' own),
+    and the caveats that apply — a reference whose time is off its own other evidence among them."""
     from ..stats_compare import speedup_vs_baseline
     from .row_notes import row_notes
 
@@ -149,13 +152,15 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                                        None, "", [caveat(f"did not run: {f}") for f in failed]))
                     continue
                 best = cell.loc[pd.to_numeric(cell["median_s"], errors="coerce").idxmin()]
-                notes = row_notes(best.to_frame().T, dict(environments or {})).iloc[0]
+                notes = row_notes(best.to_frame().T, dict(environments or {}), roofs).iloc[0]
                 pct = notes["pct"] if notes["pct"] is not None and not pd.isna(notes["pct"]) else None
                 caveats = row_caveats(best, environments) + [caveat(f"did not run: {f}") for f in failed]
                 if notes["peak_note"]:
-                    cache = "cache" in str(notes["peak_note"])
-                    caveats.append(caveat("⚠ above its ceiling" + (" (in cache)" if cache else ""),
-                                          str(notes["peak_note"])))
+                    note = str(notes["peak_note"])
+                    label = ("⚠ implausible" if note.startswith("implausible") else
+                             "⚠ above its ceiling" + (" (within a measured cache ceiling)"
+                                                      if "stays under that level's measured" in note else ""))
+                    caveats.append(caveat(label, note))
                 speedup, ci, verdict, ref_key = None, None, "no reference", ""
                 if ref is not None:
                     ref_key = series_key(*ref)
@@ -173,6 +178,9 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                         if len(ref_rows) and verdict != "reference":
                             caveats += [c for c in row_caveats(ref_rows.iloc[0], environments, "reference ")
                                         if "noisy" in c["text"]]
+                            off = reference_anomaly(df, ref_rows.iloc[0])
+                            if off:
+                                caveats.append(caveat("⚠ reference time off", off))
                     else:
                         verdict = "reference did not run at this size"
                 else:
@@ -183,6 +191,63 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
     used = sorted({f.reference for f in out if f.reference})
     text = reference_text(reference) + (f" ({', '.join(used)})" if used and variant is None else "")
     return KeyFindings(text, out, report_caveats(df, runs, environments, run_names))
+
+
+#: A reference time this many times off its own other evidence is flagged where its speed-ups are shown.
+REFERENCE_OFF = 3.0
+
+
+def _median(row: Mapping[str, Any]) -> float | None:
+    try:
+        v = float(row.get("median_s"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return v if v > 0 and v == v else None
+
+
+def reference_anomaly(df: pd.DataFrame, ref: Mapping[str, Any]) -> str | None:
+    """Why the reference's time in ``ref`` is off its own other evidence, or None: its rounds' medians
+    differ more than :data:`REFERENCE_OFF` times; a smaller size of it took that much longer than a larger
+    one (or a larger one that much less); another run on the same machine timed the same cell that far
+    apart. Every speed-up over it inherits the error."""
+    import json
+
+    t = _median(ref)
+    if t is None:
+        return None
+    try:
+        rounds = [float(x) for x in json.loads(ref.get("round_medians_s") or "[]") if float(x) > 0]
+    except (TypeError, ValueError):
+        rounds = []
+    if len(rounds) > 1 and max(rounds) / min(rounds) > REFERENCE_OFF:
+        return (f"the reference's rounds disagree: medians from {fmt_time_auto(min(rounds))} to "
+                f"{fmt_time_auto(max(rounds))}; speed-ups over it are unreliable")
+    same = (df["kernel"] == ref.get("kernel")) & (df["variant"] == ref.get("variant")) & \
+        (df["backend"] == ref.get("backend")) & (df["dtype"] == ref.get("dtype")) & (df["status"] == "ok")
+    mine = df[same]
+    if "run_id" in mine and "env_id" in mine:
+        again = mine[(mine["params"] == ref.get("params")) & (mine["env_id"] == ref.get("env_id"))
+                     & (mine["run_id"] != ref.get("run_id"))]
+        for _, other in again.iterrows():
+            o = _median(other)
+            if o and max(o, t) / min(o, t) > REFERENCE_OFF:
+                return (f"the reference took {fmt_time_auto(t)} here and {fmt_time_auto(o)} in run "
+                        f"{other.get('run_id')} on the same machine; speed-ups over it are unreliable")
+    if "run_id" in mine:
+        mine = mine[mine["run_id"] == ref.get("run_id")]
+    work = pd.to_numeric(mine.get("flops"), errors="coerce").fillna(0) + pd.to_numeric(
+        mine.get("bytes"), errors="coerce").fillna(0)
+    w = float(pd.to_numeric(pd.Series([ref.get("flops")]), errors="coerce").fillna(0).iloc[0]) + float(
+        pd.to_numeric(pd.Series([ref.get("bytes")]), errors="coerce").fillna(0).iloc[0])
+    for (_, other), ow in zip(mine.iterrows(), work, strict=True):
+        o = _median(other)
+        if not o or not w or not ow:
+            continue
+        if (ow > w and t > REFERENCE_OFF * o) or (ow < w and o > REFERENCE_OFF * t):
+            return (f"the reference took {fmt_time_auto(t)} at {ref.get('size_label')} but {fmt_time_auto(o)} at "
+                    f"the {'larger' if ow > w else 'smaller'} {other.get('size_label')}: its time here is off its "
+                    "own other sizes, so speed-ups over it are unreliable")
+    return None
 
 
 def _text(v: Any) -> str:

@@ -1,0 +1,40 @@
+"""A reference whose time is off its own other evidence is flagged where its speed-ups are shown."""
+
+from __future__ import annotations
+
+import json
+
+from workbench.report.findings import key_findings, reference_anomaly
+from workbench.report.sample_data import synthetic_results
+
+
+def _gemm_ref(df, size):
+    return (df["kernel"] == "gemm") & (df["variant"] == "numpy") & (df["size_label"] == size)
+
+
+def test_a_sane_reference_is_not_flagged():
+    df = synthetic_results()
+    for _, r in df[(df["kernel"] == "gemm") & (df["variant"] == "numpy")].iterrows():
+        assert reference_anomaly(df, r) is None
+
+
+def test_a_smaller_size_slower_than_a_larger_one_is_flagged_in_the_findings():
+    df = synthetic_results()
+    big = float(df.loc[_gemm_ref(df, "m=256 n=256 k=256"), "median_s"].iloc[0])
+    df.loc[_gemm_ref(df, "m=128 n=128 k=128"), "median_s"] = 20 * big  # 10,461 µs at 128³ beside 45 µs
+    why = reference_anomaly(df, df[_gemm_ref(df, "m=128 n=128 k=128")].iloc[0])
+    assert why and "off its own other sizes" in why and "m=256 n=256 k=256" in why
+    kf = key_findings(df)
+    flagged = [f for f in kf.findings if f.kernel == "gemm" and f.size == "m=128 n=128 k=128"]
+    assert flagged and any(c["text"] == "⚠ reference time off" for c in flagged[0].caveats)
+
+
+def test_rounds_that_disagree_and_another_run_on_the_same_machine_are_flagged():
+    df = synthetic_results()
+    row = df[_gemm_ref(df, "m=64 n=64 k=64")].iloc[0].copy()
+    row["round_medians_s"] = json.dumps([1e-5, 1e-3])
+    assert "rounds disagree" in reference_anomaly(df, row)
+    other = synthetic_results(run_id="run-2", slowdown=10.0)
+    both = synthetic_results().__class__(list(df.to_dict("records")) + list(other.to_dict("records")))
+    ref = both[_gemm_ref(both, "m=64 n=64 k=64") & (both["run_id"] == "run-demo")].iloc[0]
+    assert "in run run-2 on the same machine" in reference_anomaly(both, ref)
