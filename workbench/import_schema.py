@@ -42,6 +42,14 @@ INT64 = (-(1 << 63), (1 << 63) - 1)
 
 #: Result columns holding free text that may be long.
 LONG_TEXT_COLUMNS = ("message", "traceback", "noise_note", "peak_note")
+#: Result columns every row must have, as non-empty text: a report groups and labels rows by them.
+REQUIRED_TEXT_COLUMNS = ("kernel", "variant", "backend", "dtype", "status")
+#: Result columns that count or measure something, so can never be negative.
+NON_NEGATIVE_COLUMNS = ("size", "n_samples", "median_s", "mean_s", "min_s", "q1_s", "q3_s", "iqr_s",
+                        "host_median_s", "flops", "bytes", "gflops", "gbps", "peak_mem_bytes", "wall_s", "setup_s",
+                        "first_call_s", "warmup_calls", "calls_per_sample", "n_inputs", "rounds")
+#: Run statuses an export may carry (``running`` is imported as ``interrupted``: no process here writes it).
+RUN_STATUSES = ("running", "finished", "interrupted")
 
 
 class _Refused(ValueError):
@@ -117,7 +125,8 @@ SPEC_SCHEMA: dict[str, Any] = {
 
 _RUN_FIELDS: dict[str, Any] = {
     "run_id": _ID,
-    "created_at": _text(64), "finished_at": _text(64), "name": _text(), "suite": _text(), "status": _text(64),
+    "created_at": _text(64), "finished_at": _text(64), "name": _text(), "suite": _text(),
+    "status": {"enum": [*RUN_STATUSES, None]},
     "env_id": {"anyOf": [_ID, {"type": "null"}]},
     "git_commit": _text(256),
     "wall_s": {"type": ["number", "null"], "minimum": 0, "x-int64": True},
@@ -136,6 +145,10 @@ def _result_field(name: str, sql_type: str) -> dict[str, Any]:
         return _ID
     if name == "env_id":
         return {"anyOf": [_ID, {"type": "null"}]}
+    if name in REQUIRED_TEXT_COLUMNS:
+        return {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS, "pattern": PRINTABLE_PATTERN}
+    if name in NON_NEGATIVE_COLUMNS:
+        return {"type": ["number", "null"], "minimum": 0, "x-int64": True}
     if name in JSON_COLUMNS:
         return {"type": ["string", "array", "object", "null"], "maxLength": MAX_JSON_TEXT_CHARS,
                 "maxItems": MAX_ITEMS, "maxProperties": 64,
@@ -150,7 +163,7 @@ def _result_field(name: str, sql_type: str) -> dict[str, Any]:
 
 RESULT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["run_id", "cell_key"],
+    "required": ["run_id", "cell_key", *REQUIRED_TEXT_COLUMNS],
     "maxProperties": MAX_KEYS,
     "properties": {k: _result_field(k, t) for k, t in RESULT_COLUMNS.items()},
     "additionalProperties": {"$ref": "#/$defs/value"},
@@ -252,6 +265,10 @@ def _plain_check(name: str, sql_type: str) -> Any:
                                                       and _ID_RE.match(v) is not None)
     if name in JSON_COLUMNS:
         return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_JSON_TEXT_CHARS)
+    if name in REQUIRED_TEXT_COLUMNS:
+        return lambda v: isinstance(v, str) and 0 < len(v) <= MAX_TEXT_CHARS and _CONTROL.search(v) is None
+    if name in NON_NEGATIVE_COLUMNS:
+        return lambda v: v is None or (_plain_number(v) and v >= 0)
     if sql_type == "TEXT" and name in LONG_TEXT_COLUMNS:
         return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_LONG_TEXT_CHARS)
     if sql_type == "TEXT":
@@ -263,6 +280,7 @@ def _plain_check(name: str, sql_type: str) -> Any:
 
 
 _PLAIN = {k: _plain_check(k, t) for k, t in RESULT_COLUMNS.items()}
+_REQUIRED_KEYS = ("run_id", "cell_key", *REQUIRED_TEXT_COLUMNS)
 
 
 def _plain_json_column(key: str, value: Any) -> bool:
@@ -277,7 +295,7 @@ def _plain_json_column(key: str, value: Any) -> bool:
 
 def _plain_row(row: Any) -> bool:
     """True when ``row`` is an object of known columns, each of a type the schema accepts (the fast path)."""
-    if not isinstance(row, dict) or "run_id" not in row or "cell_key" not in row:
+    if not isinstance(row, dict) or not all(k in row for k in _REQUIRED_KEYS):
         return False
     plain = _PLAIN
     for k, v in row.items():
@@ -462,7 +480,46 @@ def validate_export(doc: Any, where: str, export_format: str = EXPORT_FORMAT,
         for key in JSON_COLUMNS:
             if isinstance(row.get(key), str):
                 _decoded(row[key], f"results[{i}].{key}", where, key)  # checked; stored as the text it is
+    for i, peak in enumerate(doc.get("peaks") or []):
+        if isinstance(peak.get("details"), str):
+            details = parse_json(peak["details"], f"{where}: peaks[{i}].details (JSON text)")
+            if not isinstance(details, dict):
+                raise ValueError(f"{where}: peaks[{i}].details: {_short(details)} is not an object")
+            peak["details"] = details
+    check_meaning(doc, where)
     return doc
+
+
+def _differences(a: Mapping[str, Any], b: Mapping[str, Any], keys: Any = None) -> list[str]:
+    """The keys whose values differ between ``a`` and ``b`` (a missing key reads as null)."""
+    keys = sorted(set(a) | set(b)) if keys is None else keys
+    return [k for k in keys if a.get(k) != b.get(k)]
+
+
+def check_meaning(doc: Mapping[str, Any], where: str) -> None:
+    """What the schema cannot say about one file: a run id listed twice with different content, and a
+    cell (run, cell_key) listed twice with different values, are contradictions (which one is true?), refused
+    naming both places; exact repeats are harmless and imported once."""
+    seen_runs: dict[str, int] = {}
+    runs = doc.get("runs") or []
+    for i, run in enumerate(runs):
+        first = seen_runs.setdefault(run["run_id"], i)
+        if first != i:
+            diff = _differences(runs[first], run)
+            if diff:
+                raise ValueError(f"{where}: runs[{i}]: run {run['run_id']!r} is listed again (first at "
+                                 f"runs[{first}]) with a different {diff[0]}; a run id names one run: fix the file")
+    seen_cells: dict[tuple[str, str], int] = {}
+    results = doc.get("results") or []
+    for i, row in enumerate(results):
+        first = seen_cells.setdefault((row["run_id"], row["cell_key"]), i)
+        if first != i:
+            diff = _differences(results[first], row)
+            if diff:
+                raise ValueError(f"{where}: results[{i}]: cell {row['cell_key']!r} of run {row['run_id']!r} is "
+                                 f"listed again (first at results[{first}]) with a different {diff[0]} "
+                                 f"({_short(results[first].get(diff[0]))} then {_short(row.get(diff[0]))}); "
+                                 "a cell has one result: fix the file")
 
 
 #: What each JSON text field must decode to (checked with the same validator).

@@ -706,37 +706,115 @@ class Store:
     def import_file(self, path: str | os.PathLike, validated: Mapping[str, Any] | None = None) -> dict[str, int]:
         """Merge another store's export. Existing records win, so importing twice adds nothing.
 
+        Checked by meaning as well as by schema (:func:`workbench.import_schema.validate_export` for the file
+        alone), against this store, before anything is written (one transaction: all or nothing):
+
+        - a run id this store has with a different identity (created_at, name, suite, env_id, git_commit,
+          spec, argv) is another run under the same id: refused;
+        - a cell this store has (same run and cell_key) with a different median_s or status: refused;
+        - a run marked ``running`` is imported as ``interrupted``, without its owner: no process here writes
+          it, and ``bench --resume`` can finish it;
+        - an env_id that neither the file nor this store describes gets a record saying so
+          (``{"described": false, ...}``), so reports show an undescribed machine rather than nothing.
+
         Returns how many runs, environments, results and peaks were new. ``validated``: the document
         :func:`workbench.import_schema.load_export` already returned for ``path`` (not read again).
         """
         from .import_schema import load_export
 
-        # validated in full (types, sizes, depth, identifiers) before anything is written
+        # validated in full (types, sizes, depth, identifiers, contradictions) before anything is written
         doc = validated if validated is not None else load_export(path, export_format=EXPORT_FORMAT,
                                                                   export_version=EXPORT_VERSION)
+        where = str(path)
+        runs = [dict(r) for r in _records(doc, "runs") if r.get("run_id")]
+        for r in runs:
+            if r.get("status") == "running":
+                r.update(status="interrupted", owner_pid=None, owner_host=None)
+        envs = {str(e["env_id"]): e["record"] for e in _records(doc, "environments")
+                if e.get("env_id") and isinstance(e.get("record"), dict)}
+        results = [row for row in _records(doc, "results") if row.get("run_id") and row.get("cell_key")]
         added = {"runs": 0, "environments": 0, "results": 0, "peaks": 0}
         with self._write() as c:
-            for r in _records(doc, "runs"):
-                if r.get("run_id"):
-                    cur = c.execute(f"INSERT OR IGNORE INTO runs ({', '.join(RUN_COLUMNS)}) "
-                                    f"VALUES ({', '.join('?' * len(RUN_COLUMNS))})",
-                                    [_jsonable(r.get(k)) for k in RUN_COLUMNS])
-                    added["runs"] += cur.rowcount
-            for e in _records(doc, "environments"):
-                if e.get("env_id") and isinstance(e.get("record"), dict):
-                    cur = c.execute("INSERT OR IGNORE INTO environments VALUES (?, ?, ?)",
-                                    (str(e["env_id"]), json.dumps(e["record"]), now_iso()))
-                    added["environments"] += cur.rowcount
-            for row in _records(doc, "results"):
-                if row.get("run_id") and row.get("cell_key"):
-                    cur = c.execute(self._insert_sql("INSERT OR IGNORE"), self._row_values(row))
-                    added["results"] += cur.rowcount
-            for p in _records(doc, "peaks"):
-                if all(p.get(k) for k in ("env_id", "backend", "metric")) and isinstance(p.get("value"), (int, float)):
-                    cur = c.execute("INSERT OR IGNORE INTO peaks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                    [_jsonable(p.get(k)) for k in PEAK_COLUMNS])
-                    added["peaks"] += cur.rowcount
+            existing = self._conflicting_runs(c, runs, where)
+            if existing:
+                self._check_cells_agree(c, existing, results, where)
+            known_envs = {r[0] for r in c.execute("SELECT env_id FROM environments")} | set(envs)
+            for env_id in sorted({r["env_id"] for r in [*runs, *results] if r.get("env_id")} - known_envs):
+                envs[env_id] = {"environment_id": env_id, "described": False,
+                                "note": f"imported from {Path(where).name} without a record of this environment"}
+            before = c.total_changes
+            c.executemany(f"INSERT OR IGNORE INTO runs ({', '.join(RUN_COLUMNS)}) "
+                          f"VALUES ({', '.join('?' * len(RUN_COLUMNS))})",
+                          ([_jsonable(r.get(k)) for k in RUN_COLUMNS] for r in runs))
+            added["runs"] = c.total_changes - before
+            before = c.total_changes
+            stamp = now_iso()
+            c.executemany("INSERT OR IGNORE INTO environments VALUES (?, ?, ?)",
+                          ((k, json.dumps(v), stamp) for k, v in envs.items()))
+            added["environments"] = c.total_changes - before
+            before = c.total_changes
+            c.executemany(self._insert_sql("INSERT OR IGNORE"), (self._row_values(row) for row in results))
+            added["results"] = c.total_changes - before
+            before = c.total_changes
+            c.executemany("INSERT OR IGNORE INTO peaks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                          ([_jsonable(p.get(k)) for k in PEAK_COLUMNS] for p in _records(doc, "peaks")
+                           if all(p.get(k) for k in ("env_id", "backend", "metric"))
+                           and isinstance(p.get("value"), (int, float))))
+            added["peaks"] = c.total_changes - before
+        self._checkpoint_soon(0)
         return added
+
+    #: What makes a run that run: an import may not give these another value under the same run id.
+    RUN_IDENTITY = ("created_at", "name", "suite", "env_id", "git_commit", "spec", "argv")
+    #: What an imported cell may not contradict in a cell this store already has.
+    CELL_IDENTITY = ("status", "median_s")
+
+    def _conflicting_runs(self, c: sqlite3.Connection, runs: list[dict[str, Any]], where: str) -> set[str]:
+        """The file's run ids this store already has, each checked to be the same run (else ValueError)."""
+        ids = [r["run_id"] for r in runs]
+        have: dict[str, dict[str, Any]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            cur = c.execute(f"SELECT {', '.join(('run_id', *self.RUN_IDENTITY))} FROM runs "
+                            f"WHERE run_id IN ({', '.join('?' * len(chunk))})", chunk)
+            for rec in cur.fetchall():
+                have[rec[0]] = dict(zip(self.RUN_IDENTITY, rec[1:], strict=True))
+        for r in runs:
+            old = have.get(r["run_id"])
+            if old is None:
+                continue
+            for k in ("spec", "argv"):
+                old[k] = json.loads(old[k]) if old.get(k) else None
+            for k in self.RUN_IDENTITY:
+                mine, theirs = old.get(k), r.get(k)
+                if k == "argv":
+                    mine, theirs = mine or None, theirs or None  # [] and null both say "not recorded"
+                if mine != theirs:
+                    raise ValueError(f"{where}: run {r['run_id']!r} is already in {self.path} with a different {k} "
+                                     f"({str(mine)[:60]!r} here, {str(theirs)[:60]!r} in the file): it is another "
+                                     "run under the same id; nothing was imported")
+        return set(have)
+
+    def _check_cells_agree(self, c: sqlite3.Connection, run_ids: set[str], results: list[dict[str, Any]],
+                           where: str) -> None:
+        """Rows of runs this store already has must not contradict its cells (else ValueError)."""
+        by_run: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        for i, row in enumerate(results):
+            if row["run_id"] in run_ids:
+                by_run.setdefault(row["run_id"], []).append((i, row))
+        for run_id, rows in by_run.items():
+            stored = {k: v for k, *v in c.execute(
+                f"SELECT cell_key, {', '.join(self.CELL_IDENTITY)} FROM results WHERE run_id = ?", (run_id,))}
+            for i, row in rows:
+                old = stored.get(row["cell_key"])
+                if old is None:
+                    continue
+                for k, mine in zip(self.CELL_IDENTITY, old, strict=True):
+                    theirs = row.get(k)
+                    if mine != theirs and not (mine is None and theirs is None):
+                        raise ValueError(f"{where}: results[{i}]: cell {row['cell_key']!r} of run {run_id!r} is "
+                                         f"already in {self.path} with {k} {mine!r}, the file says {theirs!r}: "
+                                         "a cell has one result; nothing was imported")
 
 
 def _records(doc: Mapping[str, Any], key: str) -> Iterator[dict[str, Any]]:
