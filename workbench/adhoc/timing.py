@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..report.units import fmt_seconds
 from .devices import backend_for
 
 #: Timing defaults of :func:`timeit`, chosen so an answer comes about as fast as torch.utils.benchmark's
@@ -26,19 +26,6 @@ BUDGET_S = 0.1
 ROUNDS = 3
 TARGET_SPREAD = 0.05
 MIN_SAMPLES = 5
-
-_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
-
-
-def fmt_seconds(s: float | None) -> str:
-    """``s`` with an automatic unit (ns, µs, ms or s) and three significant digits."""
-    if s is None or not math.isfinite(s):
-        return "n/a"
-    for scale, unit in _UNITS:
-        if abs(s) >= scale or unit == "ns":
-            return f"{s / scale:.3g} {unit}"
-    raise AssertionError("unreachable")
-
 
 @dataclass(frozen=True)
 class Measurement:
