@@ -14,6 +14,7 @@ from .threads import default_omp_wait_policy
 
 default_omp_wait_policy()  # before any runtime loads: see workbench/threads.py
 
+from . import authoring as _authoring  # noqa: E402, F401  (registers the runtimes' op.numba, op.torch, ... helpers)
 from .backends.registry import available_backends, get_backend, set_backend  # noqa: E402
 from .catalog import KernelSpec, get_kernel, kernels, load_catalog, register_kernel, variant, variants  # noqa: E402
 from .tuning import resolve as _tuning_resolve  # noqa: E402, F401  (installs tuned configurations in the catalog)

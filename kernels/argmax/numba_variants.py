@@ -7,7 +7,7 @@ def argmax_kernel(t):
     """Rows over the cores; per row a SIMD max (llvm.maxnum), then a scalar scan for its first index."""
     from numba import njit, prange
 
-    from workbench.catalog.numba_math import fmax
+    from workbench.authoring.numba_math import fmax
 
     @njit(parallel=True, fastmath=True)
     def argmax(x, out):

@@ -31,8 +31,8 @@ def kernels(dtype: str):
     from workbench_catalog.mlp_block.numba_variants import COLS
     from workbench_catalog.mlp_block.numba_variants import kernels as mlp_kernels
 
-    from workbench.catalog.authoring import disk_cached
-    from workbench.catalog.numba_math import exp_for, numpy_dtype
+    from workbench.authoring.numba_math import exp_for, numpy_dtype
+    from workbench.authoring.numba_support import disk_cached
 
     t = numpy_dtype(dtype)
     zero, one, exp = t(0.0), t(1.0), exp_for(dtype)

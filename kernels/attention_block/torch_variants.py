@@ -131,7 +131,7 @@ def record_graph(ctx):
 
 def record_compiled(ctx):
     """torch.compile (inductor) of the eager forward for this shape (fullgraph, static shapes)."""
-    from workbench.catalog.torch_support import compile_for
+    from workbench.authoring.torch_support import compile_for
 
     compiled = compile_for(ctx, op.name, make_forward(ctx), ARGS)
 

@@ -19,7 +19,7 @@ def flash_decode_kernel(t):
     import numpy as np
     from numba import njit, prange
 
-    from workbench.catalog.numba_math import exp_for, fmax
+    from workbench.authoring.numba_math import exp_for, fmax
 
     exp, zero, one, lowest = exp_for(t.__name__), t(0.0), t(1.0), t(-3.0e38)
 

@@ -8,8 +8,8 @@ from functools import cache
 
 import numpy as np
 
+from workbench.authoring.numba_support import warmup_arrays
 from workbench.catalog import kernel_here
-from workbench.catalog.authoring import warmup_arrays
 
 from .spec import COEF, SQRT_2_OVER_PI
 
@@ -17,7 +17,7 @@ op = kernel_here(__file__)
 
 
 def _gelu_constants(t):
-    from workbench.catalog.numba_math import exp_for
+    from workbench.authoring.numba_math import exp_for
 
     return exp_for(t.__name__), t(1.0), t(-2.0 * SQRT_2_OVER_PI), t(COEF)
 
@@ -27,7 +27,7 @@ def fused_kernel(t):
     """One pass: read x, add the bias, gelu, write out."""
     from numba import njit, prange
 
-    from workbench.catalog.numba_math import ELEMENTWISE_FASTMATH
+    from workbench.authoring.numba_math import ELEMENTWISE_FASTMATH
 
     exp, one, c, k3 = _gelu_constants(t)
 
@@ -45,8 +45,8 @@ def fused_kernel(t):
 def _make_unfused(dtype: str):
     from numba import njit, prange
 
-    from workbench.catalog.authoring import disk_cached
-    from workbench.catalog.numba_math import ELEMENTWISE_FASTMATH, numpy_dtype
+    from workbench.authoring.numba_math import ELEMENTWISE_FASTMATH, numpy_dtype
+    from workbench.authoring.numba_support import disk_cached
 
     exp, one, c, k3 = _gelu_constants(numpy_dtype(dtype))
 

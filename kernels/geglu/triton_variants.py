@@ -2,12 +2,12 @@
 
 out = 0.5 gate (1 + erf(gate / sqrt 2)) * up with ``tl.math.erf`` (libdevice erff on NVIDIA, OCML on AMD,
 math.erf under the interpreter). One program per 1024 elements, masked tail
-(``workbench.catalog.glu.register_triton``); triton is imported inside the builder only.
+(``workbench.authoring.triton_support.register_triton_map``); triton is imported inside the builder only.
 """
 import functools
 
+from workbench.authoring.triton_support import register_triton_map
 from workbench.catalog import kernel_here
-from workbench.catalog.glu import register_triton
 
 
 @functools.cache
@@ -26,4 +26,4 @@ def _kernel():
     return geglu_kernel
 
 
-COMPILE = register_triton(kernel_here(__file__), _kernel)
+COMPILE = register_triton_map(kernel_here(__file__), _kernel, ("gate", "up", "out"))

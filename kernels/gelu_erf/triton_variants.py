@@ -7,8 +7,8 @@ program per ``BLOCK`` elements, masked tail. triton is imported inside the build
 """
 import functools
 
+from workbench.authoring.triton_support import register_triton_map
 from workbench.catalog import kernel_here
-from workbench.catalog.triton_support import register_triton_map
 
 from .spec import INV_SQRT2
 

@@ -9,8 +9,8 @@ elements, masked tail. triton is imported inside the builder only.
 """
 import functools
 
+from workbench.authoring.triton_support import register_triton_map
 from workbench.catalog import kernel_here
-from workbench.catalog.triton_support import register_triton_map
 
 from .spec import COEF, SQRT_2_OVER_PI
 

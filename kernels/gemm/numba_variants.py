@@ -19,8 +19,8 @@ CPU it runs on.
 
 import functools
 
+from workbench.authoring.numba_support import per_config
 from workbench.catalog import Tunable, kernel_here
-from workbench.catalog.authoring import per_config
 
 MR = 4  # rows of C per micro-tile (each packed b value is reused MR times); the micro-kernel unrolls 4 rows
 TUNABLES = (

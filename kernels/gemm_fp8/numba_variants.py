@@ -4,8 +4,8 @@ import functools
 
 import numpy as np
 
+from workbench.authoring.numba_support import disk_cached
 from workbench.catalog import kernel_here
-from workbench.catalog.authoring import disk_cached
 
 from .spec import DECODE_TABLE
 

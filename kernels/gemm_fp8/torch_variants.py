@@ -48,7 +48,7 @@ def build_upcast(ctx):
 @op.variant("torch-compile", "torch", mode="compiled",
             description="torch.compile of the upcast form (inductor may fuse the upcast into the GEMM's load)")
 def build_compiled(ctx):
-    from workbench.catalog.torch_support import compile_for
+    from workbench.authoring.torch_support import compile_for
 
     _checked(ctx)
     compiled = compile_for(ctx, op.name, _upcast_linear, ("x", "w", "scale"))

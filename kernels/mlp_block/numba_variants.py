@@ -28,8 +28,8 @@ def kernels(dtype: str):
     """The block's numba kernels for ``dtype`` (compiled on first use, cached on disk where numba can)."""
     from numba import njit, prange
 
-    from workbench.catalog.authoring import disk_cached
-    from workbench.catalog.numba_math import exp_for, numpy_dtype
+    from workbench.authoring.numba_math import exp_for, numpy_dtype
+    from workbench.authoring.numba_support import disk_cached
 
     t = numpy_dtype(dtype)
     zero, one, eps, exp = t(0.0), t(1.0), t(EPS), exp_for(dtype)

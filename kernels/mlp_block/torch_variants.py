@@ -74,7 +74,7 @@ def record_graph(ctx):
 
 def record_compiled(ctx):
     """torch.compile (inductor) of the block for this shape (fullgraph, static shapes)."""
-    from workbench.catalog.torch_support import compile_for
+    from workbench.authoring.torch_support import compile_for
 
     compiled = compile_for(ctx, op.name, block, ARGS)
     return lambda inp, out: compiled(*(inp[n] for n in ARGS))

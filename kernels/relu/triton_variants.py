@@ -4,8 +4,8 @@ triton is imported inside the builder only, so the catalog loads without it.
 """
 import functools
 
+from workbench.authoring.triton_support import register_triton_map
 from workbench.catalog import kernel_here
-from workbench.catalog.triton_support import register_triton_map
 
 
 @functools.cache

@@ -1,7 +1,7 @@
 """rope with torch on any torch device: Hugging Face's apply_rotary_pos_emb (rotate_half), and its
 torch.compile."""
+from workbench.authoring.rope_variants import torch_half
 from workbench.catalog import kernel_here
-from workbench.catalog.rope_variants import torch_half
 
 kernel_here(__file__).torch_trio(
     lambda torch, i, o: torch_half(i["q"], i["k"], i["cos"], i["sin"]),

@@ -1,7 +1,7 @@
 """rope_interleaved with torch on any torch device: Meta's LLaMA reference (pairs as complex numbers times
 freqs_cis), and its torch.compile."""
+from workbench.authoring.rope_variants import torch_interleaved
 from workbench.catalog import kernel_here
-from workbench.catalog.rope_variants import torch_interleaved
 
 kernel_here(__file__).torch_trio(
     lambda torch, i, o: torch_interleaved(i["q"], i["k"], i["cos"], i["sin"]),

@@ -5,8 +5,8 @@ One program per ``BLOCK`` elements, masked tail. triton is imported inside the b
 """
 import functools
 
+from workbench.authoring.triton_support import register_triton_map
 from workbench.catalog import kernel_here
-from workbench.catalog.triton_support import register_triton_map
 
 
 @functools.cache

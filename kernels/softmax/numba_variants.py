@@ -14,7 +14,7 @@ def softmax_kernel(t):
     """Rows over the cores; per row: SIMD max, polynomial exp + sum (prefetching the next row), scale."""
     from numba import njit, prange
 
-    from workbench.catalog.numba_math import PREFETCH_BLOCK, exp_for, fmax, line_elements, prefetch_block
+    from workbench.authoring.numba_math import PREFETCH_BLOCK, exp_for, fmax, line_elements, prefetch_block
 
     exp, zero, one = exp_for(t.__name__), t(0.0), t(1.0)
     block, line = PREFETCH_BLOCK, line_elements(t.__name__)

@@ -1,13 +1,13 @@
 """swiglu as a Triton kernel (runtime ``triton``: the interpreter on CPU tensors here); float32.
 
 out = gate / (1 + exp(-gate)) * up, the spec's formula (exp overflows to inf for gate << 0: -0 * up, no
-NaN). One program per 1024 elements, masked tail (``workbench.catalog.glu.register_triton``); triton is
+NaN). One program per 1024 elements, masked tail (``workbench.authoring.triton_support.register_triton_map``); triton is
 imported inside the builder only.
 """
 import functools
 
+from workbench.authoring.triton_support import register_triton_map
 from workbench.catalog import kernel_here
-from workbench.catalog.glu import register_triton
 
 
 @functools.cache
@@ -25,4 +25,4 @@ def _kernel():
     return swiglu_kernel
 
 
-COMPILE = register_triton(kernel_here(__file__), _kernel)
+COMPILE = register_triton_map(kernel_here(__file__), _kernel, ("gate", "up", "out"))

@@ -9,7 +9,7 @@ import pytest
 
 numba = pytest.importorskip("numba")
 
-from workbench.catalog import numba_math as nm  # noqa: E402
+from workbench.authoring import numba_math as nm  # noqa: E402
 
 ELEMENTWISE = nm.ELEMENTWISE_FASTMATH
 

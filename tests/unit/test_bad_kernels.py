@@ -88,7 +88,7 @@ def bad_kernels(temp_kernels):
         variant(K, name, "numpy")(lambda ctx, make=make: make())
 
     def numba_build(ctx):
-        from workbench.catalog.authoring import numba_boundscheck
+        from workbench.authoring.numba_support import numba_boundscheck
 
         kern = _numba_past_end(numba_boundscheck())
         return lambda i, o: kern(i["a"], i["b"], o["out"])

@@ -57,11 +57,3 @@ def glu_spec(name: str, description: str, act: Callable[[np.ndarray], np.ndarray
         bytes_moved=lambda p, itemsize: 3 * p["n"] * itemsize,
         sizes=copy(ELEMENTS), llm_params=gated_llm_params, **extra)
 
-
-def register_triton(op: Any, kernel: Callable[[], Any], block: int = 1024) -> tuple[Any, ...]:
-    """The float32 Triton variant of a GLU folder ``op`` from ``kernel()`` (a cached factory of a
-    ``@triton.jit (gate_ptr, up_ptr, out_ptr, n, BLOCK)`` function): one program per ``block`` elements;
-    returns its ``COMPILE`` declaration for ``workbench compile-check``."""
-    from .triton_support import register_triton_map
-
-    return register_triton_map(op, kernel, ("gate", "up", "out"), block=block)

@@ -1,5 +1,6 @@
 """Variant builders both RoPE layouts share (``kernels/rope``, ``kernels/rope_interleaved``): a numba row
-kernel and the torch forms. The layout is a closure constant, so each layout compiles to its own loop."""
+kernel, the torch forms, the portable and the Triton kernels. The layout is a closure constant, so each
+layout compiles to its own loop."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from .authoring import KernelFolder, disk_cached
-from .spec import BuildContext, KernelCall
+from ..catalog.authoring import KernelFolder
+from ..catalog.spec import BuildContext, KernelCall
+from ..portable import grid_stride, portable_here
+from ..portable.triton_check import TritonCompile
+from .numba_support import disk_cached
 
 #: One token, one head of each kind, one pair: the smallest valid RoPE inputs (head_dim must be even).
 WARMUP = {"tokens": 1, "heads": 1, "kv_heads": 1, "head_dim": 2}
@@ -92,8 +96,6 @@ def torch_interleaved(q: Any, k: Any, cos: Any, sin: Any) -> tuple[Any, Any]:
 def register_portable(op: KernelFolder, entry: str) -> None:
     """The portable variant of ``op``: ``entry`` (a ``.cu`` in its folder over ``wb_rope.h``), one thread
     per (token, head, pair) in a grid-stride loop."""
-    from ..portable import grid_stride, portable_here
-
     args = ("q", "k", "cos", "sin", "q_out", "k_out", "heads", "kv_heads", "pairs", "n")
     portable_here(op, [grid_stride(entry, args)],
                   derived={"pairs": lambda s: s["head_dim"] // 2,
@@ -154,8 +156,6 @@ def register_triton(op: KernelFolder, layout: str) -> None:
 
 def triton_compiles(layout: str) -> tuple[Any, ...]:
     """``COMPILE`` for ``workbench compile-check``: a 128-wide head (64 pairs, one 64-lane block), 4 warps."""
-    from ..portable.triton_check import TritonCompile
-
     signature = {"x_ptr": "*fp32", "cos_ptr": "*fp32", "sin_ptr": "*fp32", "out_ptr": "*fp32", "nheads": "i32",
                  "pairs": "i32", "INTERLEAVED": "constexpr", "BLOCK": "constexpr"}
     return (TritonCompile(triton_kernel, signature, {"INTERLEAVED": layout == "interleaved", "BLOCK": 64},
