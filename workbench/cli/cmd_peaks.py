@@ -1,4 +1,4 @@
-"""``workbench peaks``: measure this machine's bandwidth and GEMM ceilings per backend and store them."""
+"""``workbench peaks``: measure this machine's roofs (one set per physical device) and store them per backend."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("peaks", help="measure this machine's bandwidth and FLOP ceilings per backend",
-                       description="STREAM-style saxpy over arrays 4x the last-level cache and a large library "
-                                   "GEMM per backend; stored so results can say '% of measured peak'. A sweep "
-                                   "measures a short automatic probe of the same the first time it uses a backend "
-                                   "in an environment; this longer measurement replaces it.")
+    p = sub.add_parser("peaks", help="measure this machine's bandwidth and FLOP ceilings, one set per device",
+                       description="One set of ceilings per physical device, shared by every runtime on it: the "
+                                   "CPU's (numpy, numba, torch-cpu, OpenCL on PoCL, Vulkan on lavapipe, the Triton "
+                                   "interpreter) from a STREAM triad at DRAM, last-level, L2 and L1 working sets "
+                                   "and BLAS GEMM per dtype; a GPU's from its own saxpy and library GEMM. Stored so "
+                                   "results can say '%% of measured peak'; a ceiling that could not be measured "
+                                   "says why. A sweep measures the same automatically the first time it uses a "
+                                   "device in an environment; this measurement replaces it.")
     p.add_argument("--backend", "--backends", dest="backends", nargs="+", metavar="B",
                    help="backends (default: every available one)")
     p.add_argument("--store", metavar="PATH", help="results store (default $WORKBENCH_STORE or "
@@ -20,13 +23,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..peaks import measure_peaks
+    from ..report.units import fmt_rate
     from ..store import Store
 
     store = Store(args.store)
     peaks = measure_peaks(args.backends, store)
     rows = [("backend", "metric", "dtype", "value", "method")]
     for p in peaks:
-        value = f"{p.value:.4g} {p.unit}" if p.value is not None else "-"
+        value = fmt_rate(p.value, p.unit)
         rows.append((p.backend, p.metric, p.dtype, value, p.method))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for i, r in enumerate(rows):
