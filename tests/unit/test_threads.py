@@ -42,3 +42,33 @@ def test_environment_record_shows_the_policy():
     from workbench.environment import THREAD_ENV_VARS
 
     assert "OMP_WAIT_POLICY" in THREAD_ENV_VARS
+
+
+def test_thread_counts_name_each_loaded_runtime_and_the_policy():
+    from workbench import threads
+
+    counts = threads.thread_counts()
+    assert any(k.startswith("blas:") for k in counts) and all(int(v) >= 1 for v in counts.values())
+    text = threads.describe({"torch": 2, "blas:openblas": 1})
+    assert text.startswith("torch 2, blas:openblas 1; OMP_WAIT_POLICY ")
+
+
+TIMEIT = """
+import json
+{pre}
+import workbench
+m = workbench.timeit(sum, [1, 2, 3], budget_s=0.01, rounds=1)
+print(json.dumps(m.threads)); print(str(m))
+"""
+
+
+def test_timeit_reports_threads_and_an_unapplied_policy():
+    pytest.importorskip("torch")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    run = lambda pre: subprocess.run([sys.executable, "-c", TIMEIT.format(pre=pre)], env=env,  # noqa: E731
+                                     capture_output=True, text=True, check=True).stdout.splitlines()
+    late, text = run("import torch")
+    assert "torch " in json.loads(late) and "not applied: torch imported before workbench" in json.loads(late)
+    assert "threads: torch " in text
+    first, _ = run("")
+    assert "PASSIVE (set by workbench)" in json.loads(first)

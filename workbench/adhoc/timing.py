@@ -51,6 +51,10 @@ class Measurement:
     #: Wall time from the call of :func:`timeit` to the result (first call, warm-up and rounds).
     wall_s: float
     first_call_s: float
+    #: Threads each loaded runtime used (torch intra-op, numba, BLAS and OpenMP pools) and the OpenMP wait
+    #: policy, in words (:func:`workbench.threads.describe`): says when the policy could not be applied
+    #: because a runtime was imported before workbench.
+    threads: str = ""
 
     @property
     def iqr_s(self) -> float:
@@ -69,7 +73,7 @@ class Measurement:
         return (f"{self.label}: {fmt_seconds(self.median_s)} median (IQR {fmt_seconds(self.q1_s)} – "
                 f"{fmt_seconds(self.q3_s)}){flag}; {self.rounds} rounds, {self.n_samples} samples of "
                 f"{self.calls_per_sample} call{'s' * (self.calls_per_sample != 1)}, timer {self.timer_kind} "
-                f"on {self.backend}")
+                f"on {self.backend}; threads: {self.threads}")
 
     def __repr__(self) -> str:
         return f"<Measurement {self}>"
@@ -103,6 +107,7 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
     from ..harness.stats import summarize
     from ..harness.timer import TimingConfig, time_calls
     from ..sweep import SweepSpec
+    from ..threads import describe
 
     t0 = time.perf_counter()
     if not callable(fn):
@@ -135,4 +140,4 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
                        samples_s=samples, round_medians_s=tuple(json.loads(row["round_medians_s"])),
                        timer_kind=timer.kind, backend=be.name, calls_per_sample=int(row["calls_per_sample"]),
                        noise=row.get("noise"), noisy=bool(row.get("noisy")), noise_note=row.get("noise_note"),
-                       wall_s=time.perf_counter() - t0, first_call_s=first)
+                       wall_s=time.perf_counter() - t0, first_call_s=first, threads=describe())
