@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..catalog.spec import Unsupported
 from .base import Backend, BackendUnavailable, Capabilities, DeviceInfo, Probe, Sample, SyncWallTimer, Timer
 from .opencl_backend import BufferAccountMemory
 
@@ -326,8 +327,6 @@ def wgsl_call(ctx: BuildContext, spec: KernelSpec, source: Path | str, bindings:
               entry: str = "main") -> KernelCall:
     """``run(inputs, outputs)`` dispatching WGSL ``source`` with ``bindings`` (spec array names, in binding
     order; a uniform buffer from ``uniforms(params)`` follows them) over ``groups(params, max_groups)``."""
-    from ..catalog.spec import Unsupported
-
     b = ctx.backend
     if not isinstance(b, VulkanBackend):
         raise Unsupported(f"WGSL kernels run on the vulkan backend, not {b.name}")

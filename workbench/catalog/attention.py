@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .registry import variant
+from .registry import get_kernel, variant
 from .spec import BuildContext, KernelCall, KernelSpec, Unsupported
 
 #: SDPA backends, by the variant-name suffix: ``torch-sdpa-<suffix>`` forces ``SDPBackend.<NAME>``.
@@ -118,8 +118,6 @@ def register_torch_variants(kernel: str, prepare: Prepare, causal: bool, finish:
     def sdpa_builder(backend_name: str | None) -> Callable[[BuildContext], KernelCall]:
         def build(ctx: BuildContext) -> KernelCall:
             import torch
-
-            from .registry import get_kernel
 
             p = ctx.params
             call = _sdpa_call(torch, causal, p["kv_heads"] < p["heads"])

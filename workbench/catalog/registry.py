@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .loader import current_folder, folders_under, forget_folder
+from .loader import current_folder, ensure_default_catalog, folders_under, forget_folder
 from .spec import MODES, BuildContext, KernelCall, KernelSpec, Tunable, Variant, format_config
 
 _kernels: dict[str, KernelSpec] = {}
@@ -207,8 +207,6 @@ def variant(kernel: str, name: str, runtimes: Iterable[str] | str, *, mode: str 
 
 
 def _ensure_loaded() -> None:
-    from .loader import ensure_default_catalog
-
     ensure_default_catalog()
 
 

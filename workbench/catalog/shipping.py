@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import registry
+from .loader import load_catalog
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,6 @@ def install(shipment: Shipment, installed: dict[tuple[str, str | None], str]) ->
     maps (kernel, variant) to the digest in place, and is updated)."""
     import pickle
 
-    from .loader import load_catalog
 
     for folder in shipment.folders:
         try:

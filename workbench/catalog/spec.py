@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..dtypes import round_to
+
 if TYPE_CHECKING:
     from ..backends.base import Backend
 
@@ -72,8 +74,6 @@ class KernelSpec:
 
     def host_inputs(self, params: Params, dtype: str, seed: int = 0) -> Arrays:
         """Seeded inputs of ``params``, rounded to ``dtype`` and held in its host dtype (the values every run sees)."""
-        from ..dtypes import round_to
-
         raw = self.make_inputs(params, np.random.default_rng(seed))
         return {k: np.asarray(v).astype(self.input_dtypes[k]) if k in self.input_dtypes else round_to(v, dtype)
                 for k, v in raw.items()}

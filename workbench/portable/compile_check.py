@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..catalog.loader import builtin_catalog_path, ensure_default_catalog
+from . import hip_check
 from .check_rows import (  # noqa: F401 - shared with hip_check; re-exported for callers
     DEFAULT_TIMEOUT_S,
     Diagnostic,
@@ -48,7 +50,8 @@ from .check_rows import (  # noqa: F401 - shared with hip_check; re-exported for
     kernels_declaring_shared,
     ptx_uses_shared,
 )
-from .program import DEFAULT_BLOCK, PortableProgram
+from .prelude import prelude
+from .program import DEFAULT_BLOCK, PortableProgram, programs
 from .source import render
 
 DEFAULT_ARCHS = ("sm_80", "sm_90")
@@ -68,9 +71,6 @@ _USED = re.compile(r"Used (?P<regs>\d+) registers(?:.*?(?P<smem>\d+) bytes smem)
 
 def units_from_catalog(kernel: str | None = None, catalog_dirs: Iterable[Path] | None = None) -> list[Unit]:
     """Every CUDA-targeted portable program (deduplicated by source and defines), plus unregistered ``.cu`` files."""
-    from ..catalog.loader import builtin_catalog_path, ensure_default_catalog
-    from .program import programs
-
     ensure_default_catalog()
     return units_from(programs(), kernel, list(catalog_dirs or [builtin_catalog_path()]))
 
@@ -212,8 +212,6 @@ def check_unit(unit: Unit, arch: str, dtype: str, compiler: Compiler, *, prelude
     defines = dict(unit.defines)
     text = render(unit.source, "cuda", dtype, defines)
     if prelude_override is not None:
-        from .prelude import prelude
-
         text = text.replace(prelude("cuda", dtype), prelude_override, 1)
     file = _display(str(unit.source), relative_to)
     base = dict(file=file, arch=arch, dtype=dtype, variants=list(unit.variants), defines=defines, tool=compiler.kind)
@@ -265,8 +263,6 @@ def run_check(units: list[Unit], archs: Iterable[str], compiler: Compiler | None
     :class:`~workbench.portable.hip_check.HipCompiler`, None for "absent", found on the PATH when not
     given). A missing compiler or a target it cannot build gives one skipped row per target with the reason.
     """
-    from . import hip_check
-
     archs, dtypes = list(archs), list(dtypes)
     if hip is _NO_HIPCC:
         hip = hip_check.find_hipcc() if any(is_amd(a) for a in archs) else None

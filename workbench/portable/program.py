@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..catalog import BuildContext, Unsupported, variant
+from ..catalog import BuildContext, Unsupported, registry, variant
 from .prelude import DTYPES
 from .runtimes import launcher, target_of
 from .source import expand_includes, kernel_names, render
@@ -242,8 +242,6 @@ def programs() -> list[PortableProgram]:
 
 def _still_registered(p: PortableProgram) -> bool:
     """A program whose variant was unregistered (an unloaded catalog folder) is no longer in the catalog."""
-    from ..catalog import registry
-
     try:
         return p.variant in registry.variants(p.kernel)
     except ValueError:

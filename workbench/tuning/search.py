@@ -20,10 +20,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import config as config_file
+from ..backends import registry as backend_registry
+from ..backends.base import Backend
 from ..catalog import registry
-from ..catalog.spec import format_config
+from ..catalog.spec import KernelSpec, Variant, format_config
 from ..harness.cell import Cell, CheckOnly, run_cell
 from ..harness.timer import TimingConfig
+from ..record import size_label
+from ..stats_compare import speedup_vs_baseline
+from ..store import current_environment, open_store
+from ..sweep import SweepSpec, run_sweep
+from ..timestamps import now_iso
 from .resolve import device_fingerprint, shape_class
 
 STRATEGIES = ("grid", "random", "bayes")
@@ -77,9 +85,6 @@ class TuneResult:
 
     def entry(self) -> dict[str, Any]:
         """The configuration-file entry of the best configuration."""
-        from ..record import size_label
-        from ..store import now_iso
-
         kept = self.kept
         assert kept is not None
         return {"kernel": self.kernel, "variant": self.variant, "device": self.device, "dtype": self.dtype,
@@ -128,25 +133,7 @@ def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", par
     interleaved rounds, and a candidate is kept only where the paired verdict calls it faster than the
     default; otherwise the default is kept. With ``save`` the kept configuration is written to the
     configuration file for this device, dtype and shape class."""
-    from .. import config as config_file
-    from ..backends import registry as backend_registry
-    from ..store import current_environment, open_store
-
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; valid strategies: {', '.join(STRATEGIES)}")
-    if not budget_s > 0:
-        raise ValueError(f"--budget must be a positive number of seconds, got {budget_s!r}")
-    spec = registry.get_kernel(kernel)
-    base = registry.get_variant(kernel, variant)
-    if not base.tunables:
-        tunable = [n for n, v in registry.variants(kernel).items() if v.tunables]
-        raise ValueError(f"variant {variant!r} of kernel {kernel!r} declares no tunable parameters; tunable "
-                         f"variants of {kernel}: {', '.join(tunable) or '(none)'}")
-    b = backend_registry.get(backend)
-    reason = base.unsupported_reason(b, dtype)
-    if reason:
-        raise ValueError(f"cannot tune here: {reason}")
-    b.require()
+    spec, base, b = _target(kernel, variant, backend, dtype, strategy, budget_s)
     optuna = import_optuna()  # after the arguments are checked: a bad one is reported with or without optuna
     params = spec.validate_params(params if params is not None else max(
         spec.sizes.get("quick") or spec.sizes["verify"], key=lambda p: spec.flops(p)))
@@ -164,46 +151,18 @@ def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", par
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     study = optuna.create_study(direction="minimize", sampler=sampler_for(strategy, base, seed))
     study.enqueue_trial(base.default_config())
-    measured: dict[str, Trial] = {}
-    started = time.perf_counter()
-    bar = _bar(len(space), progress)
 
-    def objective(ot: Any) -> float:
-        config = {t.name: ot.suggest_categorical(t.name, list(t.values)) for t in base.tunables}
-        try:
-            full = base.check_config(config)
-        except ValueError:  # breaks a restriction: never built, not counted
-            raise optuna.TrialPruned() from None
-        key = format_config(full)
-        trial = measured.get(key)  # proposed again: the stored answer, no second measurement
-        if trial is None:
-            trial = _measure(st, run_id, env_id, kernel, variant, b.name, dtype, params, verify_sizes, full,
-                             timing, seed, len(result.trials))
-            trial.elapsed_s = time.perf_counter() - started
-            measured[key] = trial
-            result.trials.append(trial)
-            if trial.status == "ok" and (result.best is None or trial.median_s < result.best.median_s):
-                result.best = trial
-            if full == base.default_config():
-                result.default = trial
-            trial.best_so_far_s = result.best.median_s if result.best else None
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix_str(_postfix(result))
-            if on_trial is not None:
-                on_trial(trial)
-        if len(measured) == len(space) or (max_trials is not None and len(result.trials) >= max_trials):
-            ot.study.stop()
-        if trial.status != "ok":
-            raise _Failed(f"{key}: {trial.status}")
-        return trial.median_s
+    def measure(config: dict[str, Any], number: int) -> Trial:
+        return _measure(st, run_id, env_id, kernel, variant, b.name, dtype, params, verify_sizes, config, timing,
+                        seed, number)
 
+    search = _Search(result, base, measure, len(space), max_trials, _bar(len(space), progress), on_trial)
     try:
-        study.optimize(objective, timeout=budget_s, catch=(_Failed,))
+        study.optimize(search, timeout=budget_s, catch=(_Failed,))
     finally:
-        if bar is not None:
-            bar.close()
-        st.set_run_status(run_id, "finished", wall_s=time.perf_counter() - started)
+        if search.bar is not None:
+            search.bar.close()
+        st.set_run_status(run_id, "finished", wall_s=time.perf_counter() - search.started)
     if confirm > 0 and result.best is not None:
         _confirm(result, st, base.default_config(), confirm, confirm_rounds, timing)
     if save and result.kept is not None:
@@ -211,6 +170,78 @@ def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", par
         config_file.write(config_file.with_tuned(config_file.read(path), result.entry()), path)
         result.saved_to = str(path)
     return result
+
+
+def _target(kernel: str, variant: str, backend: str, dtype: str, strategy: str,
+            budget_s: float) -> tuple[KernelSpec, Variant, Backend]:
+    """The spec, tunable variant and available backend a search runs on; a ValueError naming the bad
+    argument and the valid choices otherwise (checked before optuna is needed)."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; valid strategies: {', '.join(STRATEGIES)}")
+    if not budget_s > 0:
+        raise ValueError(f"--budget must be a positive number of seconds, got {budget_s!r}")
+    spec = registry.get_kernel(kernel)
+    base = registry.get_variant(kernel, variant)
+    if not base.tunables:
+        tunable = [n for n, v in registry.variants(kernel).items() if v.tunables]
+        raise ValueError(f"variant {variant!r} of kernel {kernel!r} declares no tunable parameters; tunable "
+                         f"variants of {kernel}: {', '.join(tunable) or '(none)'}")
+    b = backend_registry.get(backend)
+    reason = base.unsupported_reason(b, dtype)
+    if reason:
+        raise ValueError(f"cannot tune here: {reason}")
+    b.require()
+    return spec, base, b
+
+
+@dataclass
+class _Search:
+    """The optuna objective: each configuration measured once (a sampler proposing it again gets the stored
+    time), the result's best and default kept up to date, the search stopped when the space is exhausted."""
+
+    result: TuneResult
+    base: Variant
+    measure: Callable[[dict[str, Any], int], Trial]
+    space_size: int
+    max_trials: int | None
+    bar: Any
+    on_trial: Callable[[Trial], None] | None
+    started: float = field(default_factory=time.perf_counter)
+    measured: dict[str, Trial] = field(default_factory=dict)
+
+    def __call__(self, ot: Any) -> float:
+        config = {t.name: ot.suggest_categorical(t.name, list(t.values)) for t in self.base.tunables}
+        try:
+            full = self.base.check_config(config)
+        except ValueError:  # breaks a restriction: never built, not counted
+            raise import_optuna().TrialPruned() from None
+        key = format_config(full)
+        trial = self.measured.get(key)  # proposed again: the stored answer, no second measurement
+        if trial is None:
+            trial = self.measured[key] = self._new_trial(full)
+        if len(self.measured) == self.space_size or (
+                self.max_trials is not None and len(self.result.trials) >= self.max_trials):
+            ot.study.stop()
+        if trial.status != "ok":
+            raise _Failed(f"{key}: {trial.status}")
+        return trial.median_s
+
+    def _new_trial(self, full: dict[str, Any]) -> Trial:
+        result = self.result
+        trial = self.measure(full, len(result.trials))
+        trial.elapsed_s = time.perf_counter() - self.started
+        result.trials.append(trial)
+        if trial.status == "ok" and (result.best is None or trial.median_s < result.best.median_s):
+            result.best = trial
+        if full == self.base.default_config():
+            result.default = trial
+        trial.best_so_far_s = result.best.median_s if result.best else None
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix_str(_postfix(result))
+        if self.on_trial is not None:
+            self.on_trial(trial)
+        return trial
 
 
 def _measure(st: Any, run_id: str, env_id: str, kernel: str, variant: str, backend: str, dtype: str,
@@ -236,9 +267,6 @@ def _confirm(result: TuneResult, st: Any, default: dict[str, Any], top: int, rou
              timing: TimingConfig) -> None:
     """Measure the ``top`` fastest configurations with the default in one run of interleaved ``rounds``, in
     this process; keep the fastest that the paired verdict calls faster than the default, else the default."""
-    from ..stats_compare import speedup_vs_baseline
-    from ..sweep import SweepSpec, run_sweep
-
     ok = sorted((t for t in result.trials if t.status == "ok"), key=lambda t: t.median_s)
     candidates = [t for t in ok if t.config != default][:top]
     if result.default is None or result.default.status != "ok" or not candidates:
