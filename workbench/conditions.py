@@ -39,6 +39,8 @@ class Conditions:
     gpu_temp_c: float | None = None
     #: Active throttle reasons as words (e.g. "thermal, power cap"), "" when none, None when unknown.
     gpu_throttle: str | None = None
+    #: Threads each loaded runtime used and the OpenMP wait policy, in words (:func:`workbench.threads.describe`).
+    threads: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -163,7 +165,9 @@ class ConditionsMeter:
         return first if first is not None and end.t - first.t >= MIN_USABLE_S else None
 
     def stop(self) -> Conditions:
-        c = Conditions()
+        from .threads import describe
+
+        c = Conditions(threads=describe())
         try:
             c.load_avg_1m = os.getloadavg()[0]
         except (OSError, AttributeError):

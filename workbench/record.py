@@ -101,6 +101,7 @@ class Row:
     gpu_clock_mhz: float | None = None
     gpu_temp_c: float | None = None
     gpu_throttle: str | None = None
+    threads: str | None = None
     # -- ceilings behind the % of peak ------------------------------------------------------------------
     ceiling_gbps: float | None = None
     ceiling_gflops: float | None = None

@@ -72,3 +72,16 @@ def test_timeit_reports_threads_and_an_unapplied_policy():
     assert "threads: torch " in text
     first, _ = run("")
     assert "PASSIVE (set by workbench)" in json.loads(first)
+
+
+def test_rows_record_threads_and_rounds_keep_every_setting_seen():
+    from workbench.conditions import ConditionsMeter
+    from workbench.harness.rounds import merge_conditions
+    from workbench.record import RESULT_COLUMNS
+
+    meter = ConditionsMeter()
+    meter.start()
+    assert "OMP_WAIT_POLICY" in meter.stop().threads and "threads" in RESULT_COLUMNS
+    assert merge_conditions({"threads": "torch 2; P"}, {"threads": "torch 2; P"})["threads"] == "torch 2; P"
+    assert merge_conditions({"threads": "torch 2; P"}, {"threads": "torch 1; P"})["threads"] == \
+        "torch 2; P | torch 1; P"

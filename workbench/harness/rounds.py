@@ -133,9 +133,15 @@ def _throttle(a: str | None, b: str | None) -> str | None:
     return ", ".join(dict.fromkeys(words))
 
 
+def _joined(a: str | None, b: str | None) -> str | None:
+    """Thread settings of two rounds: one text when they agree, both joined by " | " when not."""
+    parts = [p for s in (a, b) if s for p in s.split(" | ")]
+    return " | ".join(dict.fromkeys(parts)) or None
+
+
 def merge_conditions(prev: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
     """The worst conditions of two rounds: max load, CPU share and temperature, summed CPU seconds,
-    the lowest clocks, every throttle reason seen."""
+    the lowest clocks, every throttle reason seen, every thread setting seen."""
     return {"load_avg_1m": _worst(prev.get("load_avg_1m"), new.get("load_avg_1m"), max),
             "other_cpu_share": _worst(prev.get("other_cpu_share"), new.get("other_cpu_share"), max),
             "other_cpu_s": _sum(prev.get("other_cpu_s"), new.get("other_cpu_s")),
@@ -143,7 +149,8 @@ def merge_conditions(prev: Mapping[str, Any], new: Mapping[str, Any]) -> dict[st
             "cpu_freq_mhz": _worst(prev.get("cpu_freq_mhz"), new.get("cpu_freq_mhz"), min),
             "gpu_clock_mhz": _worst(prev.get("gpu_clock_mhz"), new.get("gpu_clock_mhz"), min),
             "gpu_temp_c": _worst(prev.get("gpu_temp_c"), new.get("gpu_temp_c"), max),
-            "gpu_throttle": _throttle(prev.get("gpu_throttle"), new.get("gpu_throttle"))}
+            "gpu_throttle": _throttle(prev.get("gpu_throttle"), new.get("gpu_throttle")),
+            "threads": _joined(prev.get("threads"), new.get("threads"))}
 
 
 def noise_fields(row: Mapping[str, Any]) -> dict[str, Any]:
