@@ -39,6 +39,19 @@ class Finding:
     pct: float | None
     ceiling: str
     caveats: list[dict[str, str]] = field(default_factory=list)
+    #: The smallest relative difference the verdict could call (its floor), and what would settle an
+    #: inconclusive one: shown beside every verdict.
+    floor: float | None = None
+    settle: str = ""
+
+    @property
+    def floor_text(self) -> str:
+        return f"±{self.floor:.0%}" if self.floor is not None and self.floor == self.floor else ""
+
+    @property
+    def verdict_text(self) -> str:
+        """The verdict with its floor beside it ("faster (floor ±5%)")."""
+        return f"{self.verdict} (floor {self.floor_text})" if self.floor_text else self.verdict
 
     @property
     def speedup_text(self) -> str:
@@ -161,7 +174,7 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                              "⚠ above its ceiling" + (" (within a measured cache ceiling)"
                                                       if "stays under that level's measured" in note else ""))
                     caveats.append(caveat(label, note))
-                speedup, ci, verdict, ref_key = None, None, "no reference", ""
+                speedup, ci, verdict, ref_key, floor, settle = None, None, "no reference", "", None, ""
                 if ref is not None:
                     ref_key = series_key(*ref)
                     match = table[(table["variant"] == best["variant"]) & (table["backend"] == best["backend"])
@@ -169,6 +182,8 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                     if len(match):
                         m = match.iloc[0]
                         verdict = str(m["verdict"])
+                        floor = float(m["floor"]) if pd.notna(m.get("floor")) else None
+                        settle = _text(m.get("settle"))
                         if verdict == "baseline":
                             verdict = "reference"
                         elif pd.notna(m["speedup"]):
@@ -187,7 +202,7 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                     verdict = "reference did not run this kernel"
                 out.append(Finding(str(kernel), cls, label, run, series_key(best["variant"], best["backend"]),
                                    fmt_time_auto(best["median_s"]), ref_key, speedup, ci, verdict, pct,
-                                   _text(notes["ceiling"]), caveats))
+                                   _text(notes["ceiling"]), caveats, floor if speedup is not None else None, settle))
     used = sorted({f.reference for f in out if f.reference})
     text = reference_text(reference) + (f" ({', '.join(used)})" if used and variant is None else "")
     return KeyFindings(text, out, report_caveats(df, runs, environments, run_names))

@@ -103,6 +103,7 @@ class Report(_ByName):
     peak_lines: list[str]
     kernels: list[KernelSection]
     failures: pd.DataFrame
+    unsupported: pd.DataFrame
     results: list[ResultRow]
     result_columns: list[str]
     results_table: pd.DataFrame
@@ -154,7 +155,8 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
         env_lines=[{"env_id": e, "line": environment_line(rec)} for e, rec in data.environments.items()],
         runs=runs, counts=status_counts(df), n_rows=len(df),
         flag_lines=[line for line in [noise_line, *peak_lines] if line], noise_line=noise_line,
-        peak_lines=peak_lines, kernels=kernels, failures=failures_table(df), results=results,
+        peak_lines=peak_lines, kernels=kernels, failures=failures_table(df),
+        unsupported=failures_table(df, unsupported=True), results=results,
         result_columns=list(table.columns), results_table=table, peaks=data.peaks,
         machines=machines_table(df, data.environments), environments=environment_sections(data.environments),
         roofs=roofs)

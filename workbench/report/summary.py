@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..status import Status
 from .row_notes import fmt_num, row_notes, text_of, value_of
 from .units import fmt_bytes, fmt_seconds
 
@@ -101,9 +102,17 @@ def status_counts(df: pd.DataFrame) -> dict[str, int]:
     return {str(k): int(v) for k, v in df["status"].value_counts().items()}
 
 
-def failures_table(df: pd.DataFrame) -> pd.DataFrame:
+def failures_table(df: pd.DataFrame, unsupported: bool = False) -> pd.DataFrame:
+    """Cells that ran and did not pass (incorrect, error, timeout, crashed, oom, implausible) with their
+    reason; unsupported cells are not failures (the variant does not apply): ``unsupported`` lists those
+    instead."""
     cols = ["kernel", "variant", "backend", "dtype", "size", "status", "reason", "traceback"]
-    bad = df[df["status"] != "ok"] if "status" in df else df.iloc[0:0]
+    if "status" not in df:
+        bad = df.iloc[0:0]
+    elif unsupported:
+        bad = df[df["status"] == Status.UNSUPPORTED]
+    else:
+        bad = df[~df["status"].isin([Status.OK, Status.UNSUPPORTED])]
     rows = [{"kernel": r.get("kernel"), "variant": r.get("variant"), "backend": r.get("backend"),
              "dtype": r.get("dtype"), "size": r.get("size_label") or r.get("size"), "status": r.get("status"),
              "reason": text_of(r.get("message")), "traceback": text_of(r.get("traceback"))}
