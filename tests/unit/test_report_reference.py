@@ -38,3 +38,12 @@ def test_rounds_that_disagree_and_another_run_on_the_same_machine_are_flagged():
     both = synthetic_results().__class__(list(df.to_dict("records")) + list(other.to_dict("records")))
     ref = both[_gemm_ref(both, "m=64 n=64 k=64") & (both["run_id"] == "run-demo")].iloc[0]
     assert "in run run-2 on the same machine" in reference_anomaly(both, ref)
+
+
+def test_a_row_above_its_ceiling_keeps_its_size_label_and_says_which_ceiling():
+    df = synthetic_results()
+    hot = (df["kernel"] == "saxpy") & (df["size_label"] == "n=4096")  # whichever is fastest
+    df.loc[hot, "pct_peak_bw"] = 400.0
+    found = [f for f in key_findings(df).findings if f.kernel == "saxpy" and f.size_class == "small"]
+    assert found and found[0].size == "n=4096"
+    assert any(c["text"].startswith("⚠ above its ceiling") for c in found[0].caveats)

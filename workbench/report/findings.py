@@ -170,10 +170,10 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                 caveats = row_caveats(best, environments) + [caveat(f"did not run: {f}") for f in failed]
                 if notes["peak_note"]:
                     note = str(notes["peak_note"])
-                    label = ("⚠ implausible" if note.startswith("implausible") else
-                             "⚠ above its ceiling" + (" (within a measured cache ceiling)"
-                                                      if "stays under that level's measured" in note else ""))
-                    caveats.append(caveat(label, note))
+                    mark = ("⚠ implausible" if note.startswith("implausible") else
+                            "⚠ above its ceiling" + (" (within a measured cache ceiling)"
+                                                     if "stays under that level's measured" in note else ""))
+                    caveats.append(caveat(mark, note))
                 speedup, ci, verdict, ref_key, floor, settle = None, None, "no reference", "", None, ""
                 if ref is not None:
                     ref_key = series_key(*ref)
