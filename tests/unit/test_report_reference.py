@@ -47,3 +47,16 @@ def test_a_row_above_its_ceiling_keeps_its_size_label_and_says_which_ceiling():
     found = [f for f in key_findings(df).findings if f.kernel == "saxpy" and f.size_class == "small"]
     assert found and found[0].size == "n=4096"
     assert any(c["text"].startswith("⚠ above its ceiling") for c in found[0].caveats)
+
+
+def test_the_ceiling_summary_explains_nothing_away():
+    from workbench.report.summary import peak_summary
+
+    df = synthetic_results()
+    ok = df["status"] == "ok"
+    df.loc[ok & (df["kernel"] == "saxpy"), "pct_peak_bw"] = 300.0
+    df.loc[ok & (df["kernel"] == "gemm") & (df["variant"] == "naive"), "status"] = "implausible"
+    text = " ".join(peak_summary(df))
+    assert "cells are above 100% of a ceiling" in text and "no measured explanation" in text
+    assert "3 cells are implausible" in text
+    assert "most often a working set that fits" not in text

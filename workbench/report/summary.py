@@ -78,10 +78,19 @@ def peak_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None) -> list[st
         return []
     sources = notes.loc[ok, "ceiling_source"].replace("", "no ceiling known").value_counts()
     lines = ["Ceilings behind % of peak: " + ", ".join(f"{k} for {v} of {n_ok} cells" for k, v in sources.items())]
-    above = notes.loc[ok & (notes["peak_note"] != "")]
-    if len(above):
-        lines.append(f"{len(above)} cells are above 100% of a ceiling (marked {PEAK_MARK}); each note says why, "
-                     "most often a working set that fits in the last-level cache.")
+    flagged = ok & (notes["peak_note"] != "")
+    implausible = flagged & notes["peak_note"].str.startswith("implausible")
+    n_implausible = int(implausible.sum() + (df["status"] == Status.IMPLAUSIBLE).sum())
+    if n_implausible:
+        lines.append(f"{n_implausible} cells are implausible: faster than the device's top roof (L1 "
+                     "bandwidth or peak FLOP/s) allows, which no cache explains; their timing, work count or "
+                     "result is wrong.")
+    above = flagged & ~implausible
+    if int(above.sum()):
+        within = int((above & notes["peak_note"].str.contains("stays under that level's measured")).sum())
+        lines.append(f"{int(above.sum())} cells are above 100% of a ceiling (marked {PEAK_MARK}); each note says "
+                     f"why: {within} of them stay under the measured ceiling of the cache level that holds their "
+                     "working set, the rest have no measured explanation (the ceiling or the timing is suspect).")
     return lines
 
 
