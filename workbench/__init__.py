@@ -15,6 +15,8 @@ from .threads import default_omp_wait_policy
 default_omp_wait_policy()  # before any runtime loads: see workbench/threads.py
 
 from . import authoring as _authoring  # noqa: E402, F401  (registers the runtimes' op.numba, op.torch, ... helpers)
+from . import execution as _execution  # noqa: E402
+from .backends import registry as _backends  # noqa: E402
 from .backends.registry import available_backends, get_backend, set_backend  # noqa: E402
 from .catalog import KernelSpec, get_kernel, kernels, load_catalog, register_kernel, variant, variants  # noqa: E402
 from .tuning import resolve as _tuning_resolve  # noqa: E402, F401  (installs tuned configurations in the catalog)
@@ -25,9 +27,7 @@ logging.basicConfig(level=os.environ.get("WORKBENCH_LOG_LEVEL", "WARNING").upper
 
 
 def _backend(name: str | None):
-    from .backends.registry import get
-
-    return get_backend() if name is None else get(name)
+    return get_backend() if name is None else _backends.get(name)
 
 
 def device_info(backend: str | None = None) -> dict[str, Any]:
@@ -46,16 +46,12 @@ def memory_info(backend: str | None = None) -> dict[str, Any]:
 
 def execution_stats() -> dict[str, Any]:
     """Statistics of the shape-keyed execution cache of block variants (this process's)."""
-    from .execution import execution_stats as stats
-
-    return stats()
+    return _execution.execution_stats()
 
 
 def clear_cache() -> None:
     """Empty the shape-keyed execution cache of block variants and zero its statistics."""
-    from .execution import clear_cache as clear
-
-    clear()
+    _execution.clear_cache()
 
 
 def __getattr__(name: str) -> Any:

@@ -4,6 +4,9 @@
 with :func:`workbench.sweep.run_sweep` (which stores every row as it
 finishes) and wraps what came out in :class:`Results`: the tidy rows plus the
 tables, plots and exports that read them.
+
+The report's data, plot and export modules load matplotlib (about a second): they load when a plot, a
+baseline check or an export is asked for, not when the results are made.
 """
 
 from __future__ import annotations
@@ -15,6 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from .catalog import kernels
+from .report.summary import failures_table, summary_table
+from .stats_compare import speedup_vs_baseline
+from .store import open_store
+from .sweep import SweepSpec, run_sweep
 
 
 class Results:
@@ -38,7 +47,6 @@ class Results:
     def from_store(cls, store: Any, run_ids: str | Iterable[str] | None = None) -> Results:
         """Rows of ``run_ids`` (a list, one id, ``"latest"``, or None for every run) from a store or its path."""
         from .report.data import resolve_run_ids
-        from .store import open_store
 
         store = open_store(store, must_exist=True)
         ids = resolve_run_ids(store, run_ids)
@@ -53,8 +61,6 @@ class Results:
     # -- tables -------------------------------------------------------------
     def summary(self) -> pd.DataFrame:
         """One formatted line per cell: status, median ± IQR, GB/s, GFLOP/s, % of peak, memory, error."""
-        from .report.summary import summary_table
-
         return summary_table(self.df)
 
     def speedup(self, baseline: Any = None) -> pd.DataFrame:
@@ -62,7 +68,6 @@ class Results:
         default: the kernel's library variant), with its interval from the rounds, noise floor and verdict."""
         from .report.data import check_baseline
         from .report.plots import parse_baseline
-        from .stats_compare import speedup_vs_baseline
 
         check_baseline(self.df, baseline)  # an unknown one is an error listing the measured series
         variant, backend = parse_baseline(baseline)
@@ -70,8 +75,6 @@ class Results:
 
     def failures(self) -> pd.DataFrame:
         """Cells that did not pass, with their status and reason."""
-        from .report.summary import failures_table
-
         return failures_table(self.df)
 
     # -- plots --------------------------------------------------------------
@@ -166,12 +169,7 @@ def benchmark(kernel: str | None = None, variants: str | Iterable[str] | None = 
     Every row is stored as it finishes (``store``: a Store, a path, or the
     default store), so an interrupted call loses nothing.
     """
-    from .store import open_store
-    from .sweep import SweepSpec, run_sweep
-
     if not kernel:
-        from .catalog import kernels
-
         raise ValueError(f"benchmark() needs kernel=...; valid kernels: {', '.join(sorted(kernels()))}")
     if isinstance(sizes, (int, dict)) and not isinstance(sizes, bool):
         sizes = [sizes]
