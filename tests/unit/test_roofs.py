@@ -156,3 +156,19 @@ def test_every_cpu_runtime_shares_one_probe_and_one_roof_set(tmp_path, monkeypat
     stored = store.peaks("env")
     assert set(stored["backend"]) == {"numpy", "numba"}
     assert (stored.groupby("metric")["value"].nunique() == 1).all()  # the same roofs, copied
+
+
+def test_the_roofline_draws_one_roof_per_device_with_its_measured_cache_slopes():
+    from workbench.report import plots
+    from workbench.report.sample_data import synthetic_results
+
+    df = synthetic_results()
+    df = df[df["kernel"] == "gemm"]
+    table = pd.DataFrame([
+        {"env_id": "env-demo", "backend": b, "metric": m, "dtype": "float32", "value": v,
+         "method": "automatic probe: x", "details": '{"device": "CPU Demo"}'}
+        for b in ("numpy", "numba")
+        for m, v in (("bandwidth_gbps", 20.0), ("l1_bandwidth_gbps", 200.0), ("gflops", 100.0))])
+    ax = plots.plot_roofline(df, table).axes[0]
+    labels = [ln.get_label() for ln in ax.lines]
+    assert labels == ["CPU Demo (2 runtimes) roof (probed)", "L1 200 GB/s"]

@@ -28,7 +28,17 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 
 from ..ceilings import ceiling_suspect
-from ..roofs import AUTO_PROBE, MEASURED, PUBLISHED, RoofKey, RoofKind, RoofSet, above_top_roof, resolve_roofs
+from ..roofs import (
+    AUTO_PROBE,
+    CACHE_LEVELS,
+    MEASURED,
+    PUBLISHED,
+    RoofKey,
+    RoofKind,
+    RoofSet,
+    above_top_roof,
+    resolve_roofs,
+)
 from .sizes import XAxis, choose_x_axis, is_power_of_two, params_frame, tick_text
 from .styles import LINESTYLES, SeriesStyle, series_key, series_style, style_map, styles_for
 from .units import fmt_bytes, fmt_tick_time
@@ -504,6 +514,9 @@ class DrawnRoof:
     flops: float | None
     source: str
     published: bool
+    #: Measured cache-level bandwidths, innermost first: (level, GB/s), drawn as the cache-aware roofline's
+    #: thinner slopes above the DRAM one.
+    caches: tuple[tuple[str, float], ...] = ()
 
 
 def _short_source(src: str) -> str:
@@ -521,13 +534,14 @@ def roof_lines(roofs: Mapping[RoofKey, RoofSet], dtype: str | None) -> dict[Roof
         if bw is None and fl is None:
             continue
         src = _short_source((bw or fl).source)  # type: ignore[union-attr]
-        ident = (rs.device, bw.value if bw else None, fl.value if fl else None, src)
+        caches = tuple((k.short, rs.value(k)) for k in CACHE_LEVELS if rs.value(k))
+        ident = (rs.device, bw.value if bw else None, fl.value if fl else None, src, caches)
         groups.setdefault(ident, []).append(key)
     out = {}
-    for (device, bw, fl, src), keys in groups.items():
+    for (device, bw, fl, src, caches), keys in groups.items():
         backends = list(dict.fromkeys(k[1] for k in keys))
         who = backends[0] if len(backends) == 1 else f"{device} ({len(backends)} runtimes)"
-        line = DrawnRoof(f"{who} roof ({src})", bw, fl, src, src == "published")
+        line = DrawnRoof(f"{who} roof ({src})", bw, fl, src, src == "published", caches)  # type: ignore[arg-type]
         out.update({k: line for k in keys})
     return out
 
@@ -603,8 +617,10 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
     _draw_roofline_axes(a, title)
     for i, (line, dt) in enumerate(dict.fromkeys((ln, dt) for (_, dt), ln in lines.items())):
         label = line.label if len(dtypes) < 2 else f"{line.label} {dt}"
-        _draw_roof(a, x, line.bandwidth, line.flops, label, ":" if line.published else "-",
-                   ROOF_COLORS[i % len(ROOF_COLORS)])
+        color = ROOF_COLORS[i % len(ROOF_COLORS)]
+        _draw_roof(a, x, line.bandwidth, line.flops, label, ":" if line.published else "-", color)
+        for level, gbps in line.caches:
+            _draw_roof(a, x, gbps, line.flops, f"{level} {gbps:.3g} GB/s", "--", color, lw=0.8)
     notes: list[str] = []
     if len(ok):
         _draw_points(a, ok, styles, run_names)
@@ -681,7 +697,7 @@ def has_roof(df: pd.DataFrame, peaks: pd.DataFrame | None = None, published: boo
 
 
 def _draw_roof(ax: Axes, x: np.ndarray, bw: float | None, flops: float | None, label: str, ls: str,
-               color: str) -> None:
+               color: str, lw: float = 1.5) -> None:
     bw = bw if bw is not None and np.isfinite(bw) and bw > 0 else None
     flops = flops if flops is not None and np.isfinite(flops) and flops > 0 else None
     if bw and flops:
@@ -692,7 +708,7 @@ def _draw_roof(ax: Axes, x: np.ndarray, bw: float | None, flops: float | None, l
         y = np.full_like(x, flops)
     else:
         return
-    ax.plot(x, y, ls=ls, lw=1.5, color=color, label=label)
+    ax.plot(x, y, ls=ls, lw=lw, color=color, label=label)
 
 
 # -- memory -----------------------------------------------------------------------------------
