@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "workbench"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation: records, names, units, plain data", ("version", "threads", "processes", "timestamps", "status",
                                                        "record", "import_schema", "dtypes", "conditions",
-                                                       "datasets", "output_guard", "report.units")),
+                                                       "datasets", "output_guard", "progress", "report.units")),
     ("statistics and roofs", ("verdicts", "stats_compare", "ceilings", "roofs")),
     ("catalog: what a kernel is, its variants, loading by path", ("catalog",)),
     ("backends: one adapter per runtime", ("backends",)),
