@@ -215,10 +215,13 @@ def decide(effect: float, lo: float, hi: float, min_effect: float = MIN_EFFECT,
 def settle_advice(effect: float, noise: float, n: int, basis: str, coverage: float = CONFIDENCE,
                   run_noise: float = 0.0, min_effect: float = MIN_EFFECT) -> str:
     """What would settle an inconclusive comparison: how many rounds the noise seen needs to show the
-    effect measured (or a 5% one), and a quieter machine when even that is out of reach."""
+    effect measured (its direction, or "same" within SAME_WITHIN), and a quieter machine when even that is
+    out of reach."""
     if basis == "one stream":
         return "measure both in rounds (--rounds 3 or more) so their drift can be seen"
-    target = max(abs(effect), math.log1p(min_effect))
+    # the half-width that would settle it: below the effect (a direction) or within SAME_WITHIN of it (same)
+    target = max(abs(effect) if abs(effect) > math.log1p(min_effect) else 0.0,
+                 math.log1p(SAME_WITHIN) - abs(effect), math.log1p(min_effect) / 2)
     z = _quantile(coverage, None)
     per_round = noise if basis == "paired rounds" else math.sqrt(max(noise ** 2 - run_noise ** 2, 0.0))
     reachable = run_noise * z < target  # the run-to-run part does not shrink with rounds

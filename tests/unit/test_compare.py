@@ -284,3 +284,12 @@ def test_threshold_parsing():
     assert parse_threshold("0") == 0 and parse_threshold("12.5 %") == pytest.approx(0.125)
     with pytest.raises(ValueError, match="'x'"):
         parse_threshold("x")
+
+
+def test_compare_table_labels_coverage_floors_and_what_would_settle(tmp_path, capsys):
+    store, ids = stored(tmp_path, synthetic_results("A", seed=1), synthetic_results("B", seed=3))
+    assert main_compare(store, ids) == 0
+    out = capsys.readouterr().out
+    assert "99% interval" in out and "95% interval" not in out and "could see" in out
+    assert "inconclusive (±" in out and "same within" not in out
+    assert "inconclusive cell(s) would be settled by measure both in rounds (--rounds 3 or more)" in out

@@ -10,6 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..verdicts import pct, verdict_label
+
 #: The gate's default threshold: a sure "slower" must also be more than this much slower to fail it.
 DEFAULT_THRESHOLD = "5%"
 
@@ -17,8 +19,10 @@ DEFAULT_THRESHOLD = "5%"
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("compare", help="speed-ups between two runs (or against a baseline) with verdicts",
                               description="Speed-up of RUN_B over RUN_A for every cell both ran (same kernel, "
-                                          "variant, backend, dtype, size, mode, cache), its 95%% interval and a "
-                                          "verdict: same (within the noise floor), faster, slower, ambiguous or "
+                                          "variant, backend, dtype, size, mode, cache), its interval (labelled "
+                                          "with its coverage) and a verdict: faster, slower, same (the whole "
+                                          "interval within ±10%%), inconclusive (±the smallest effect the "
+                                          "comparison could have seen; a note says what would settle it) or "
                                           "insufficient samples, judged on the rounds' medians against the "
                                           "noise across rounds and runs (docs/statistics.md). With one RUN and "
                                           "--baseline, compares each variant of that run against the baseline "
@@ -98,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(table))
         counts = table["verdict"].value_counts()
         notes.insert(0, f"{len(table)} cells: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+        notes += settle_notes(table)
         if _noisy(table).any():
             notes.append("~: a cell flagged noisy in either row (see the rows' noise_note); its verdict already "
                          "allows for the noise measured")
@@ -117,9 +122,29 @@ def _gate(failed: pd.DataFrame, threshold: float) -> int:
     print(f"gate FAILED: {len(failed)} cell(s) surely slower by more than {limit}:", file=sys.stderr)
     for _, r in failed.iterrows():
         print(f"  {r['kernel']} {r['variant']} @ {r['backend']} {r['dtype']} {r['size']}: "
-              f"{r['speedup']:.3g}x (95% interval {r['ci_low']:.3g}-{r['ci_high']:.3g}x, "
-              f"same within ±{100 * r['floor']:.0f}%)", file=sys.stderr)
+              f"{r['speedup']:.3g}x ({coverage_text(r.get('coverage'))} interval {r['ci_low']:.3g}-"
+              f"{r['ci_high']:.3g}x, could see ±{pct(r['floor'])})", file=sys.stderr)
     return 1
+
+
+def coverage_text(coverage: Any) -> str:
+    """'99%' for an interval's coverage ('' when unknown)."""
+    try:
+        c = float(coverage)
+    except (TypeError, ValueError):
+        return ""
+    return f"{100 * c:g}%" if math.isfinite(c) else ""
+
+
+def settle_notes(table: pd.DataFrame) -> list[str]:
+    """One line per distinct advice of the inconclusive cells: how many, and what would settle them."""
+    if "settle" not in table:
+        return []
+    rows = table[table["verdict"] == "inconclusive"]
+    counts = rows["settle"].dropna().value_counts()
+    lines = [f"{n} inconclusive cell(s) would be settled by {advice}" for advice, n in counts.items()]
+    return lines[:3] + ([f"... and {len(lines) - 3} more kinds of advice (see the 'settle' column of --json)"]
+                        if len(lines) > 3 else [])
 
 
 def format_table(table: pd.DataFrame) -> str:
@@ -130,11 +155,15 @@ def format_table(table: pd.DataFrame) -> str:
     if {"device_a", "device_b"} <= set(table) and (table["device_a"] != table["device_b"]).any() or "env_id" in table:
         cols[5:5] = ["device_a", "device_b"]  # machines differ: say which is which
     t = table[cols].copy()
-    t["ci"] = [f"[{lo:.3g}, {hi:.3g}]" if math.isfinite(lo) else ""
-               for lo, hi in zip(t.pop("ci_low"), t.pop("ci_high"), strict=True)]
+    covered = {coverage_text(c) for c in table.get("coverage", pd.Series(dtype=float))} - {""}
+    ci = f"{covered.pop()} interval" if len(covered) == 1 else "interval"  # its real coverage, when one
+    t[ci] = [f"[{lo:.3g}, {hi:.3g}]" if math.isfinite(lo) else ""
+             for lo, hi in zip(t.pop("ci_low"), t.pop("ci_high"), strict=True)]
     t["speedup"] = [f"{x:.3g}x" if math.isfinite(x) else "" for x in t["speedup"]]
-    t["same within"] = [f"±{100 * f:.0f}%" if math.isfinite(f) else "" for f in t.pop("floor")]
-    tail = ["ci", "same within", "verdict"]
+    floors = t.pop("floor")
+    t["could see"] = [f"±{pct(f)}" if math.isfinite(f) else "" for f in floors]
+    t["verdict"] = [verdict_label(v, f) for v, f in zip(t["verdict"], floors, strict=True)]
+    tail = [ci, "could see", "verdict"]
     if _noisy(table).any():
         t["noisy"] = ["~" if x else "" for x in _noisy(table)]
         tail.insert(2, "noisy")
