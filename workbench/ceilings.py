@@ -88,7 +88,7 @@ def _num(v: Any) -> float | None:
 
 def noise_text(row: Mapping[str, Any]) -> str:
     """Why a noisy row is flagged, in words ("" for a row that is not)."""
-    if not is_noisy(row):
+    if not is_noisy(dict(row)):
         return ""
     note = row.get("noise_note")
     if isinstance(note, str) and note.strip():

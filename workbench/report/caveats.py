@@ -81,7 +81,7 @@ def row_caveats(row: Mapping[str, Any], environments: Mapping[str, Any] | None =
     from ..ceilings import is_noisy, noise_text
 
     out = []
-    if row.get("status") == "ok" and is_noisy(row):
+    if row.get("status") == "ok" and is_noisy(dict(row)):
         out.append(caveat(f"~ {who}noisy", f"{who}noisy: {noise_text(row)}"))
     if is_pocl(row, environments):
         out.append(caveat(f"{who}PoCL: correctness, not GPU speed", POCL_NOTE))
@@ -136,7 +136,7 @@ def report_caveats(df: pd.DataFrame, runs: pd.DataFrame | None = None,
             out.append(f"{', '.join(triton)}: {TRITON_NOTE}.")
         from ..ceilings import is_noisy
 
-        n_noisy = sum(bool(is_noisy(r)) for _, r in ok.iterrows())
+        n_noisy = sum(bool(is_noisy(dict(r))) for _, r in ok.iterrows())
         if n_noisy:
             out.append(f"{n_noisy} of {len(ok)} measured cells are noisy (marked ~): their times may not repeat, "
                        "and a verdict of “same” or “ambiguous” is often why.")

@@ -215,7 +215,7 @@ def noisy_mask(df: pd.DataFrame) -> np.ndarray:
     """Which rows are noisy: their ``noisy`` flag, or (rows stored before it) relative spread above 10%."""
     from ..ceilings import is_noisy
 
-    return np.array([is_noisy(r) for _, r in df.iterrows()], dtype=bool) if len(df) else np.zeros(0, bool)
+    return np.array([is_noisy(dict(r)) for _, r in df.iterrows()], dtype=bool) if len(df) else np.zeros(0, bool)
 
 
 def _mark_noisy(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0) -> None:

@@ -71,7 +71,7 @@ def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None =
     out = []
     for _, r in df.iterrows():
         ok = r.get("status") == "ok"
-        noisy = ok and is_noisy(r)
+        noisy = ok and is_noisy(dict(r))
         compute = is_compute_bound(r)
         value, unit = (value_of(r, "ceiling_gflops"), "GFLOP/s") if compute else (value_of(r, "ceiling_gbps"), "GB/s")
         src = text_of(r.get("ceiling_source"))

@@ -70,7 +70,7 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
             else:
                 from ..ceilings import is_noisy
 
-                noisy = bool(is_noisy(r))
+                noisy = bool(is_noisy(dict(r)))
                 cells.append({"text": fmt_in_unit(r["median_s"], scale), "best": c == best, "noisy": noisy,
                               "status": "ok", "title": str(r.get("noise_note") or "") if noisy else ""})
         rows.append({"index": index, "cells": cells})
