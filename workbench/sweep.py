@@ -81,6 +81,10 @@ class SweepSpec:
     isolation: str | None = None
     #: Memory a cell may add to its worker ("8G", "40%", "none"; None: half the host's memory).
     memory_cap: str | int | None = None
+    #: Sub-sweeps whose cells together are this sweep's, for a suite that picks variants and sizes per kernel
+    #: (``quick``): each maps axis fields (kernels, variants, backends, sizes, llm_shapes, modes) to values
+    #: that replace this spec's. None: the axes above.
+    parts: Sequence[Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if hasattr(self.sizes, "tolist"):  # a NumPy array of sizes: plain lists, as a stored spec needs
@@ -241,6 +245,8 @@ class SweepSpec:
         why — but only for the backends selected, never for every backend known. A
         placeholder for a named backend without variants appears once, not per size.
         """
+        if self.parts is not None:
+            return list({c.key: c for part in self.part_specs() for c in part.cells()}.values())
         sel = select(self.kernels, self.variants, self.backends, self.dtypes, self.modes, timing=True)
         caches = self.caches()
         self._check_sizes_fit(sel.specs)
@@ -257,6 +263,10 @@ class SweepSpec:
                         cells += [Cell.make(spec.name, name, t.backend.name, dtype, params, mode, c, t.unsupported)
                                   for c in caches]
         return cells
+
+    def part_specs(self) -> list[SweepSpec]:
+        """One spec per entry of ``parts``: this spec with the part's axes."""
+        return [dataclasses.replace(self, parts=None, **part) for part in self.parts or ()]
 
     def _check_sizes_fit(self, specs: Sequence[KernelSpec]) -> None:
         """A size-list name some selected kernel has; every explicit size fits some selected kernel."""
@@ -281,6 +291,8 @@ class SweepSpec:
     def llm_labels(self) -> dict[tuple[str, tuple[tuple[str, int], ...]], str]:
         """(kernel, params) -> the LLM shapes that size came from (``llama-3-8b b1 s2048 kv4096, ...``), for the
         rows of an LLM sweep; empty for other sweeps. Shapes that map to the same size share it."""
+        if self.parts is not None:
+            return {k: v for part in self.part_specs() for k, v in part.llm_labels().items()}
         if self.llm_shapes is None:
             return {}
         sel = select(self.kernels, self.variants, self.backends, self.dtypes, self.modes, timing=True)
@@ -470,6 +482,7 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                 outcome.interrupted = True
                 return
             if bar is not None:
+                bar.set_group(cell.kernel if rounds == 1 else f"round {r + 1}/{rounds}: {cell.kernel}")
                 bar.set_description_str(_label(cell, r, rounds), refresh=True)
             if cell.backend not in peaks:
                 executor.prepare(cell.backend)
@@ -630,11 +643,10 @@ def _label(cell: Cell, r: int, rounds: int) -> str:
 
 
 def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
+    """tqdm's bar on a terminal; on a log, a line per finished group or every 10 s (:mod:`workbench.progress`)."""
+    from .progress import make_progress
 
-    return tqdm(total=total, initial=initial, unit="cell", dynamic_ncols=True, leave=True)
+    return make_progress(total, initial, enabled)
 
 
 def _postfix(row: Mapping[str, Any]) -> str:

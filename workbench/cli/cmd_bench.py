@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Measure kernels (a named suite, or a sweep of the axes given) and store "
                                    "one row per cell in the results store.")
     p.add_argument("--suite", choices=suite_names(), help="a named suite (axes given below override it)")
+    p.add_argument("--list-suites", action="store_true",
+                   help="list the suites with their cells on this machine and an estimated time, then exit")
     p.add_argument("--kernels", nargs="+", metavar="K", help="kernels (default: all)")
     p.add_argument("--variants", nargs="+", metavar="V", help="variants (default: all of the chosen modes)")
     p.add_argument("--backends", nargs="+", metavar="B", help="backends (default: every available one)")
@@ -62,7 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--retry-crashed", action="store_true",
                    help="with --resume: run again the cells that crashed (by default a crashed cell stays "
                         "crashed, so that resuming does not crash the same way)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown on a terminal only)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress (a bar on a terminal; in a log, a line per group of cells or every 10 s)")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a cell did not pass (incorrect, error, timeout, crashed, oom); unsupported "
                         "cells do not count")
@@ -174,6 +177,11 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.list_suites:
+        from ..suites import describe_suites, format_suites
+
+        print(format_suites(describe_suites()))
+        return 0
     from ..store import Store
 
     run_options = isolation_args.options(args)
@@ -212,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
                              "budget", "timeout", "rounds") if getattr(args, a) is not None]
         if given:
             print(f"note: --resume uses the run's stored sweep; ignoring --{', --'.join(given)}", file=sys.stderr)
-    progress = not args.quiet and sys.stderr.isatty()  # a redirected log gets no carriage-return noise
+    progress = not args.quiet  # a bar on a terminal; a redirected log gets a line per group or every 10 s
     outcome = run_sweep(spec, store=store, name=args.name, resume_run_id=resume, progress=progress,
                         argv=["workbench", *sys.argv[1:]] if sys.argv else None,
                         retry_crashed=args.retry_crashed, cluster=args.cluster, **run_options)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from typing import Any
 
 from .output import stdout_to_stderr
@@ -15,12 +16,22 @@ KEY_VERSIONS = {"numpy": ("numpy",), "numba": ("numba", "llvmlite", "threading_l
                 "opencl": ("pyopencl", "driver", "opencl_c")}
 
 
+#: Widest line of the listing (a terminal of 100 columns shows it unwrapped).
+WIDTH = 100
+#: How long a cached probe of the backends and compilers is trusted when nothing it depends on changed.
+CACHE_TTL_S = 24 * 3600.0
+
+
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("info", help="list backends (available or why not) and describe this machine",
                               description="List every backend with its device, or the reason it is "
                                           "unavailable; the compilers compile-check can use; then the host: "
-                                          "CPU, memory, BLAS and thread settings.")
+                                          "CPU, memory, BLAS and thread settings. Probing every runtime "
+                                          "imports each (seconds): the listing is cached until a package, "
+                                          "driver file, device node or relevant variable changes, or a day "
+                                          "passes.")
     p.add_argument("--json", action="store_true", help="print the full environment record as JSON")
+    p.add_argument("--refresh", action="store_true", help="probe every backend again (ignore the cache)")
     p.set_defaults(func=run)
 
 
@@ -30,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
     with stdout_to_stderr():  # runtimes that print while probing must not corrupt the table or the JSON
         override = override_name()  # $WORKBENCH_BACKEND naming no backend is an error, not ignored
-        env = collect_environment(probe_all=True)  # listing every backend is this command's job
+        env = collect_environment(include_backends=False)
+        env.update(probed_backends(env.get("packages"), refresh=args.refresh))
     print(json.dumps(env, indent=2) if args.json else format_environment(env))
     if override:
         found = [b for b in env.get("backends") or [] if isinstance(b, dict) and b.get("name") == override]
@@ -42,48 +54,126 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def probed_backends(packages: Any, refresh: bool = False) -> dict[str, Any]:
+    """``backends`` and ``toolchains`` of the environment record, and ``probed_at``: from the cache when its
+    fingerprint (:func:`probe_fingerprint`) matches and it is younger than :data:`CACHE_TTL_S`, else probed
+    now (every runtime imported: 4-5 s of a 4.7 s ``info``, mostly torch, and wgpu parsing its C header)."""
+    import time
+
+    key = probe_fingerprint(packages)
+    path = _cache_path()
+    if not refresh:
+        try:
+            doc = json.loads(path.read_text())
+            if doc.get("key") == key and time.time() - float(doc.get("time", 0)) < CACHE_TTL_S:
+                return {k: doc[k] for k in ("backends", "toolchains", "probed_at")}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass  # no cache, or an unreadable one: probe
+    from ..environment import backend_records
+    from ..portable.toolchains import toolchain_records
+
+    found: dict[str, Any] = {"backends": _guarded(lambda: backend_records(probe_all=True)),
+                             "toolchains": _guarded(toolchain_records),
+                             "probed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    found = json.loads(json.dumps(found, default=str))
+    if isinstance(found["backends"], list):  # a listing that failed as a whole is not kept
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"key": key, "time": time.time(), **found}))
+            tmp.replace(path)
+        except OSError:
+            pass  # a read-only home: no cache, the listing is still right
+    return found
+
+
+def probe_fingerprint(packages: Any) -> str:
+    """What a probe's answer depends on, hashed: package versions, the variables runtimes read, device nodes,
+    OpenCL/Vulkan driver files, compilers on the PATH, and the workbench's backend code."""
+    import hashlib
+    import os
+    import platform
+    import shutil
+    from pathlib import Path
+
+    prefixes = ("CUDA", "HIP", "ROC", "HSA", "OCL", "POCL", "PYOPENCL", "WGPU", "VK_", "TRITON", "WORKBENCH", "TORCH",
+                "PYTORCH", "NUMBA", "MESA", "LD_LIBRARY_PATH", "PATH", "XDG_RUNTIME_DIR")
+    files: list[str] = []
+    for pattern in ("/dev/nvidia*", "/dev/kfd", "/dev/dri/*", "/etc/OpenCL/vendors/*", "/usr/share/vulkan/icd.d/*",
+                    "/etc/vulkan/icd.d/*", str(Path(__file__).resolve().parents[1] / "backends" / "*.py")):
+        for f in sorted(Path("/").glob(pattern.lstrip("/"))):
+            try:
+                files.append(f"{f}:{f.stat().st_mtime_ns}")
+            except OSError:
+                files.append(str(f))
+    doc = {"packages": packages, "python": sys.executable, "host": platform.node(), "files": files,
+           "env": sorted((k, v) for k, v in os.environ.items() if k.startswith(prefixes)),
+           "tools": [shutil.which(t) for t in ("nvcc", "hipcc", "ptxas")]}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _cache_path() -> Any:
+    import os
+    from pathlib import Path
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "workbench" / "info-probes.json"
+
+
+def _guarded(fn: Any) -> Any:
+    """``fn()``, or what went wrong (the listing says it, instead of failing)."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - one failed part must not hide the others
+        return f"{type(exc).__name__}: {exc}"
+
+
 def format_environment(env: dict[str, Any]) -> str:
     compilers = _toolchain_lines(env["toolchains"]) + [""] if "toolchains" in env else []
-    return "\n".join(_backend_lines(env.get("backends")) + [""] + compilers + _host_lines(env))
+    when = f"probed {env['probed_at']}; `workbench info --refresh` probes again" if env.get("probed_at") else ""
+    return "\n".join(_backend_lines(env.get("backends"), when) + [""] + compilers + _host_lines(env))
 
 
 def _toolchain_lines(toolchains: Any) -> list[str]:
     title = "Compilers (workbench compile-check: rung 4, no GPU needed)"
     if not isinstance(toolchains, list):
         return [title, f"  could not be listed: {toolchains}"]
-    rows = [("compiler", "available", "version", "targets", "reason / path")]
+    rows = [("compiler", "available", "version", "targets / reason, path")]
     rows += [(t.get("name", "?"), "yes" if t.get("available") else "no", t.get("version") or "-",
-              t.get("targets") or "-", t.get("reason") or t.get("path") or "") for t in toolchains]
+              "; ".join(filter(None, [t.get("targets"), t.get("reason") or t.get("path")])) or "-")
+             for t in toolchains]
     return [title] + _table(rows)
 
 
-def _backend_lines(backends: Any) -> list[str]:
+def _backend_lines(backends: Any, when: str = "") -> list[str]:
     if not isinstance(backends, list):
         return ["Backends", f"  could not be listed: {backends}"]
-    rows = [("backend", "available", "device", "memory", "versions", "reason / note")]
+    rows = [("backend", "available", "device, memory; versions / reason")]
     for b in backends:
         dev = b.get("device") if isinstance(b.get("device"), dict) else {}
-        device = f"{dev.get('name', '-')} ({dev.get('kind', '?')})" if dev else "-"
-        versions = dev.get("versions") or {}
-        keys = KEY_VERSIONS.get(b.get("runtime"), tuple(versions)[:3])
-        rows.append((b.get("name", "?"), "yes" if b.get("available") else "no", device,
-                     _bytes(dev.get("total_memory_bytes")),
-                     ", ".join(f"{k} {versions[k]}" for k in keys if versions.get(k)) or "-",
-                     b.get("reason") or ""))
-    return ["Backends"] + _table(rows)
+        if b.get("available"):
+            versions = dev.get("versions") or {}
+            keys = KEY_VERSIONS.get(b.get("runtime"), tuple(versions)[:3])
+            what = (f"{dev.get('name', '-')} ({dev.get('kind', '?')}), {_bytes(dev.get('total_memory_bytes'))}; "
+                    + (", ".join(f"{k} {versions[k]}" for k in keys if versions.get(k)) or "-"))
+            what += f"; {b['reason']}" if b.get("reason") else ""
+        else:
+            what = b.get("reason") or "unavailable"
+        rows.append((b.get("name", "?"), "yes" if b.get("available") else "no", what))
+    return ["Backends"] + _table(rows) + ([f"  ({when})"] if when else [])
 
 
 def _host_lines(env: dict[str, Any]) -> list[str]:
     host = env.get("host") if isinstance(env.get("host"), dict) else {}
     git = env.get("git") if isinstance(env.get("git"), dict) else {}
     nvcc = env.get("nvcc") if isinstance(env.get("nvcc"), dict) else {}
-    lines = ["Host",
-             f"  CPU           {host.get('cpu_model', '?')} ({host.get('cpu_vendor', '?')}), "
-             f"{host.get('physical_cores', '?')} physical / {host.get('logical_cores', '?')} logical cores, "
-             f"last-level cache {_bytes(host.get('last_level_cache_bytes'))}",
-             f"  SIMD          {' '.join(host.get('simd') or []) or '-'}",
+    cpu = (f"{host.get('cpu_model', '?')} ({host.get('cpu_vendor', '?')}), {host.get('physical_cores', '?')} "
+           f"physical / {host.get('logical_cores', '?')} logical cores, last-level cache "
+           f"{_bytes(host.get('last_level_cache_bytes'))}")
+    lines = ["Host", *_wrapped("CPU", cpu),
+             *_wrapped("SIMD", " ".join(host.get("simd") or []) or "-"),
              f"  RAM           {_bytes(host.get('ram_bytes'))}",
-             f"  OS            {host.get('os', '?')}",
+             *_wrapped("OS", str(host.get("os", "?"))),
              f"  Python        {host.get('python', '?')}",
              f"  nvcc          {nvcc.get('version', 'not on PATH')}",
              f"  git           {git.get('commit', '-')[:12]}{' (uncommitted changes)' if git.get('dirty') else ''}",
@@ -100,15 +190,29 @@ def _host_lines(env: dict[str, Any]) -> list[str]:
     lines += ["", "Thread settings"]
     lines += [f"  {k:<26}{'unset' if v is None else v}" for k, v in threads.items()]
     packages = env.get("packages") if isinstance(env.get("packages"), dict) else {}
-    lines += ["", "Packages", "  " + ", ".join(f"{k} {v}" for k, v in packages.items())]
+    lines += ["", "Packages", *textwrap.wrap(", ".join(f"{k} {v}" for k, v in packages.items()), WIDTH,
+                                             initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)]
     return lines
 
 
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
-    """Left-aligned columns; the last column is not padded so long reasons stay readable."""
+def _table(rows: list[tuple[str, ...]], width: int = WIDTH) -> list[str]:
+    """Left-aligned columns; the last one wrapped to ``width`` (its continuation lines indented under it)."""
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]) - 1)]
-    return ["  " + "  ".join(str(c).ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + str(r[-1])
-            for r in rows]
+    indent = 2 + sum(w + 2 for w in widths)
+    out = []
+    for r in rows:
+        head = "  " + "".join(str(c).ljust(w + 2) for c, w in zip(r[:-1], widths, strict=True))
+        body = textwrap.wrap(str(r[-1]), max(30, width - indent), break_on_hyphens=False,
+                             break_long_words=False) or [""]  # a path stays whole
+        out += [(head + body[0]).rstrip()] + [" " * indent + line for line in body[1:]]
+    return out
+
+
+def _wrapped(label: str, text: str, width: int = WIDTH) -> list[str]:
+    """``  label  text`` wrapped to ``width``, continuation lines under the text."""
+    head = f"  {label:<14}"
+    lines = textwrap.wrap(text, width - len(head), break_on_hyphens=False) or [""]
+    return [head + lines[0]] + [" " * len(head) + line for line in lines[1:]]
 
 
 def _bytes(n: Any) -> str:

@@ -43,6 +43,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--boundscheck", action="store_true",
                    help="build numba variants with bounds checks (NUMBA_BOUNDSCHECK=1, without the disk cache): "
                         "an out-of-bounds index becomes an error row")
+    p.add_argument("--details", action="store_true",
+                   help="also list every cell (status, worst error against the tolerance, size, seconds)")
     p.add_argument("--json", action="store_true", help="print only JSON on stdout")
     isolation_args.add(p)
     p.set_defaults(func=run)
@@ -66,13 +68,15 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"{flag} {value:g} is out of range: give a finite number of seconds > 0 and <= "
                              f"{MAX_SECONDS:g}")
     run_options = isolation_args.options(args)
-    progress = None if args.json else _progress
+    progress = None if args.json else _Progress()
     with stdout_to_stderr():  # runtimes that print while probing/compiling must not corrupt the output
         results = verify(backends=_names(args.backend), kernels=_names(args.kernel), variants=_names(args.variant),
                          dtypes=_names(args.dtype) or ("float32",), seeds=range(args.seeds), sizes=args.sizes,
                          include_compiled=args.include_compiled, progress=progress,
                          timeout_s=args.timeout or DEFAULT_TIMEOUT_S, boundscheck=args.boundscheck,
                          build_timeout_s=args.build_timeout or BUILD_TIMEOUT_S, **run_options)
+    if progress is not None:
+        progress.close()
     from ..catalog.loader import load_errors
 
     if args.json:
@@ -81,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
                           "skipped": [vars(s) for s in results.skipped],
                           "catalog_load_errors": load_errors}, indent=2, default=str))
     else:
-        print(format_results(results))
+        print(format_results(results, details=args.details))
         if args.boundscheck:
             print("numba boundscheck on: numba variants were built with bounds checks, without the disk cache")
         for where, err in load_errors.items():
@@ -89,37 +93,130 @@ def run(args: argparse.Namespace) -> int:
     return 0 if results.ok and not load_errors else 1
 
 
-def _progress(row: Any) -> None:
-    print(f"  {row.status:<11} {row.kernel}/{row.variant} on {row.backend} ({row.dtype})", file=sys.stderr)
+class _Progress:
+    """Verify's progress on stderr: one line rewritten in place on a terminal; in a log, a line every
+    :data:`workbench.progress.LOG_EVERY_S` seconds. The cells themselves are printed once, in the summary."""
+
+    def __init__(self, stream: Any = None) -> None:
+        import time
+
+        from ..progress import LOG_EVERY_S
+
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.clock, self.every_s = time.monotonic, LOG_EVERY_S
+        self.t0 = self.last = self.clock()
+        self.done = self.failed = 0
+
+    def __call__(self, row: Any) -> None:
+        from ..verification import FAILED
+
+        self.done += 1
+        self.failed += row.status in FAILED
+        text = (f"verify: {self.done} cells checked, {self.failed} failed; last {row.kernel}/{row.variant} on "
+                f"{row.backend} ({row.dtype}): {row.status}")
+        if self.tty:
+            print(f"\r\033[K{text[:_terminal_width() - 1]}", end="", file=self.stream, flush=True)
+        elif self.clock() - self.last >= self.every_s:
+            self.last = self.clock()
+            print(text, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.tty and self.done:
+            print("\r\033[K", end="", file=self.stream, flush=True)
 
 
-def format_results(results: Any) -> str:
+def _terminal_width() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+#: Where a row's message says its runtime has no backend here: such rows are grouped per runtime.
+NO_BACKEND = "no available backend runs "
+
+
+def format_results(results: Any, details: bool = False) -> str:
+    """The summary: a kernel × backend table of cells passed, what failed (each), what could not run
+    (grouped: one line per unavailable runtime, one per reason), skipped compiled variants by count, and
+    the verdict. ``details``: also every cell's row."""
     from ..verification import FAILED
 
-    rows = [("kernel", "variant", "backend", "dtype", "status", "error / tol", "worst size", "s")]
-    for r in results:
-        err = "-" if r.max_error is None else f"{r.max_error:.2g} / {r.tolerance:.2g}"
-        size = "x".join(str(v) for v in r.params.values()) if r.params else "-"
-        rows.append((r.kernel, r.variant, r.backend, r.dtype, r.status, err, size, f"{r.seconds:.1f}"))
-    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines = _table(results) + [""]
+    if details:
+        lines += _cell_rows(results) + [""]
     counts = results.counts()
-    lines += ["", "  ".join(f"{k}: {v}" for k, v in counts.items())]
+    lines.append("  ".join(f"{k}: {v}" for k, v in counts.items()))
     bad = [r for r in results if r.status in FAILED]
     if bad:
         lines += ["", "Failures"]
         lines += [f"  {r.kernel}/{r.variant} on {r.backend} ({r.dtype}) {r.status}"
                   f"{' at ' + str(r.params) if r.params else ''}{' seed ' + str(r.seed) if r.seed is not None else ''}"
                   f": {r.message}" for r in bad]
-    unsupported = [r for r in results if r.status == "unsupported"]
-    if unsupported:
-        lines += ["", "Unsupported"]
-        lines += [f"  {r.kernel}/{r.variant} on {r.backend} ({r.dtype}): {r.message}" for r in unsupported]
+    lines += _unsupported_lines([r for r in results if r.status == "unsupported"])
     if results.skipped:
-        names = ", ".join(f"{s.kernel}/{s.variant}" for s in results.skipped)
-        lines += ["", f"Skipped {len(results.skipped)} compiled variants (use --include-compiled): {names}"]
+        kernels = len({s.kernel for s in results.skipped})
+        lines += ["", f"Skipped {len(results.skipped)} compiled (torch.compile) variants of {kernels} kernels, about "
+                      "30 s each to compile: --include-compiled verifies them"]
     lines += ["", f"verification {'FAILED' if bad else 'passed'}: {counts['ok']} ok, {len(bad)} failed "
                   f"({' / '.join(FAILED)}), {counts['unsupported']} unsupported (not a pass)"]
     return "\n".join(lines)
 
 
+def _table(results: Any) -> list[str]:
+    """Kernel rows × backend columns: ``ok`` (every cell passed), ``n/m`` (n of m passed), ``-`` (none)."""
+    backends = list(dict.fromkeys(r.backend for r in results if not r.message.startswith(NO_BACKEND)))
+    kernels = list(dict.fromkeys(r.kernel for r in results))
+    cells: dict[tuple[str, str], list[Any]] = {}
+    for r in results:
+        cells.setdefault((r.kernel, r.backend), []).append(r)
+
+    def mark(kernel: str, backend: str) -> str:
+        rows = cells.get((kernel, backend), [])
+        ok = sum(r.status == "ok" for r in rows)
+        return "-" if not rows else "ok" if ok == len(rows) else f"{ok}/{len(rows)}"
+
+    rows = [("kernel", *backends)] + [(k, *(mark(k, b) for b in backends)) for k in kernels]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    return ["Cells that passed per kernel and backend (ok: all; n/m: n of m; -: no variant)"] + out
+
+
+def _cell_rows(results: Any) -> list[str]:
+    """Every cell: status, worst error against the tolerance, the size it was worst at, seconds."""
+    rows = [("kernel", "variant", "backend", "dtype", "status", "error / tol", "worst size", "seconds")]
+    for r in results:
+        err = "-" if r.max_error is None else f"{r.max_error:.2g} / {r.tolerance:.2g}"
+        size = "x".join(str(v) for v in r.params.values()) if r.params else "-"
+        rows.append((r.kernel, r.variant, r.backend, r.dtype, r.status, err, size, f"{r.seconds:.1f}"))
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
+def _unsupported_lines(rows: list[Any]) -> list[str]:
+    """Unavailable runtimes one line each (their reason once, and how many variants wait for them); other
+    unsupported cells one line per reason, naming the first few."""
+    if not rows:
+        return []
+    missing: dict[str, list[Any]] = {}
+    reasons: dict[str, list[Any]] = {}
+    for r in rows:
+        if r.message.startswith(NO_BACKEND):
+            missing.setdefault(r.message, []).append(r)
+        else:
+            reasons.setdefault(" ".join(r.message.split()), []).append(r)
+    lines: list[str] = []
+    if missing:
+        lines += ["", "Unavailable here (their variants were not verified)"]
+        for message, group in missing.items():
+            runtime, _, why = message[len(NO_BACKEND):].partition(" (")  # "cupy (cupy: no CUDA device...)"
+            why = why[:-1] if why.endswith(")") else why or message
+            kernels = len({r.kernel for r in group})
+            lines.append(f"  {runtime}: {len(group)} variant(s) of {kernels} kernel(s) wait for it; {why}")
+    if reasons:
+        lines += ["", "Unsupported (not a pass)"]
+        for reason, group in reasons.items():
+            names = ", ".join(f"{r.kernel}/{r.variant} on {r.backend}" for r in group[:3])
+            more = f" and {len(group) - 3} more" if len(group) > 3 else ""
+            lines.append(f"  {len(group)} cell(s): {reason} ({names}{more})")
+    return lines

@@ -1,0 +1,141 @@
+"""The named suites: quick answers one question per kernel family at a cache and a DRAM size, the others stay
+available, and ``workbench bench --list-suites`` lists them with cell counts and estimated times."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import pytest
+
+from workbench import suites
+from workbench.catalog import registry as catalog
+from workbench.suites import (
+    QUICK_FAMILIES,
+    QUICK_LLM_KERNELS,
+    describe_suites,
+    family_sizes,
+    format_suites,
+    quick_variants,
+    suite_names,
+    suite_spec,
+    working_sets,
+)
+from workbench.sweep import SweepSpec
+
+FAMILY_KERNELS = [k for _, k, _ in QUICK_FAMILIES]
+
+
+@pytest.fixture(scope="module")
+def quick_cells():
+    return suite_spec("quick", backends=["numpy"]).cells()
+
+
+def test_every_suite_is_listed():
+    assert {"quick", "standard", "llm", "full"} <= set(suite_names())
+    # standard is the previous quick suite: every kernel at its quick sizes, every variant of the default modes
+    std = suite_spec("standard", kernels=["gemm"], backends=["numpy"]).cells()
+    assert {c.params for c in std} == {tuple(catalog.get_kernel("gemm").validate_params(p).items())
+                                       for p in catalog.get_kernel("gemm").sizes["quick"]}
+
+
+def test_quick_family_kernels_run_at_a_cache_and_a_dram_size(quick_cells):
+    cache_ws, dram_ws = working_sets()
+    assert dram_ws >= 8 * cache_ws
+    by_kernel = defaultdict(set)
+    for c in quick_cells:
+        by_kernel[c.kernel].add(c.params)
+    for kernel in FAMILY_KERNELS:
+        spec = catalog.get_kernel(kernel)
+        sizes = sorted(by_kernel[kernel], key=lambda p: spec.bytes_moved(dict(p), 4))
+        assert len(sizes) == 2, (kernel, sizes)
+        small, large = (spec.bytes_moved(dict(p), 4) for p in sizes)
+        assert small <= cache_ws < large, (kernel, small, large)
+        assert large <= dram_ws and (large > dram_ws / 2 or spec.flops(dict(sizes[1])) > suites.MAX_CALL_FLOPS / 8)
+
+
+def test_llm_operators_run_at_one_model_shape(quick_cells):
+    for kernel in QUICK_LLM_KERNELS:
+        assert len({c.params for c in quick_cells if c.kernel == kernel}) == 1, kernel
+    labels = suite_spec("quick", backends=["numpy"]).llm_labels()
+    assert {k for k, _ in labels} == set(QUICK_LLM_KERNELS)
+    assert {v for v in labels.values()} == {"qwen2.5-0.5b b1 s64 kv512"} | {"qwen2.5-0.5b b1 s64"}
+
+
+def test_the_reference_and_the_fastest_of_each_runtime():
+    from workbench.backends import registry
+
+    numpy = registry.get("numpy")
+    assert [v.name for v in quick_variants("softmax", numpy)] == ["numpy"]  # the library call is the reference
+    assert [v.name for v in quick_variants("bias_gelu", numpy)] == ["numpy-unfused"]
+    # a block's reference, and numpy's fastest form of it beside it
+    assert [v.name for v in quick_variants("mlp_block", numpy)] == ["numpy-eager", "numpy-graph"]
+
+    class Runtime:  # the variant pick needs only a runtime name (no runtime imported)
+        def __init__(self, runtime):
+            self.runtime = runtime
+
+    numba = Runtime("numba")
+    assert [v.name for v in quick_variants("gemm", numba)] == ["numba-tiled"]  # not the naive teaching form
+    assert [v.name for v in quick_variants("bias_gelu", numba)] == ["numba-fused"]
+    assert [v.name for v in quick_variants("attention_decode", numba)] == ["numba-flash"]
+    torch = Runtime("torch")
+    assert [v.name for v in quick_variants("attention_prefill", torch)] == ["torch-sdpa"]
+    assert [v.name for v in quick_variants("gemm", torch)] == ["torch"]  # never torch.compile
+    assert [v.name for v in quick_variants("mlp_block", torch)] == ["torch-graph"]
+
+
+def test_overrides_narrow_or_replace_the_plan():
+    narrowed = suite_spec("quick", kernels=["softmax", "relu"], backends=["numpy"]).cells()
+    assert {c.kernel for c in narrowed} == {"softmax", "relu"}
+    assert len({c.params for c in narrowed if c.kernel == "softmax"}) == 2
+    relu = catalog.get_kernel("relu")  # not in the plan: its quick sizes, every variant
+    assert {c.params for c in narrowed if c.kernel == "relu"} == {
+        tuple(relu.validate_params(p).items()) for p in relu.sizes["quick"]}
+    explicit = suite_spec("quick", kernels=["softmax"], backends=["numpy"], sizes=[(8, 8)])
+    assert explicit.parts is None and {c.params for c in explicit.cells()} == {(("rows", 8), ("cols", 8))}
+    assert explicit.budget_s == suite_spec("quick").budget_s  # the suite's timing stays
+
+
+def test_quick_spec_round_trips_through_json():
+    spec = suite_spec("quick", backends=["numpy"])
+    back = SweepSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
+    assert [c.key for c in back.cells()] == [c.key for c in spec.cells()]
+    assert back.llm_labels() == spec.llm_labels()
+
+
+def test_family_sizes_follow_the_working_sets():
+    spec = catalog.get_kernel("saxpy")
+    small, large = family_sizes(spec, 2**20, 2**26)
+    assert spec.bytes_moved(small, 4) <= 2**20 < spec.bytes_moved(large, 4) <= 2**26
+    assert spec.bytes_moved(large, 4) > 2**25  # near the target, not far below it
+    gemm = catalog.get_kernel("gemm")
+    for p in family_sizes(gemm, 2**20, 2**30):
+        assert gemm.flops(p) <= suites.MAX_CALL_FLOPS and p["m"] == p["n"] == p["k"]
+
+
+def test_working_sets_come_from_the_caches(monkeypatch):
+    monkeypatch.setattr(suites, "cache_sizes", lambda: (512 * 2**10, 8 * 2**20))
+    assert working_sets() == (256 * 2**10, 16 * 2**20)  # half the per-core cache; twice the LLC
+    monkeypatch.setattr(suites, "cache_sizes", lambda: (2 * 2**20, 260 * 2**20))
+    assert working_sets() == (2**20, suites.MAX_DRAM_WORKING_SET)
+    assert "capped" in suites.quick_sizes_note()
+
+
+def test_list_suites_prints_counts_and_estimates():
+    rows = describe_suites(["quick", "standard"])
+    assert [r["suite"] for r in rows] == ["quick", "standard"]
+    assert 0 < rows[0]["cells"] < rows[1]["cells"] and 0 < rows[0]["estimate_s"] < rows[1]["estimate_s"]
+    text = format_suites(rows)
+    assert "quick" in text and str(rows[0]["cells"]) in text and "min" in text or " s " in text
+    assert "per-core cache" in text
+
+
+def test_bench_list_suites_flag(capsys, monkeypatch):
+    from workbench.cli import main
+
+    monkeypatch.setattr(suites, "describe_suites", lambda names=None: [
+        {"suite": "quick", "about": "x", "cells": 7, "runnable": 7, "estimate_s": 12.0}])
+    assert main(["bench", "--list-suites"]) == 0
+    out = capsys.readouterr().out
+    assert "quick" in out and " 7 " in out and "~12 s" in out
