@@ -12,7 +12,8 @@ does), and is importable as a function taking ``op`` first:
 - :mod:`.cupy_support`: ``op.cupy``, from a ``make_run(xp, special)`` function;
 - :mod:`.wgsl_support`: ``op.wgsl``, a WGSL shader on the ``wgpu`` runtime;
 - :mod:`.triton_support`: ``register_triton_map(op, ...)``, a one-axis elementwise Triton kernel;
-- :mod:`.rope_variants`: the variants both RoPE layouts share.
+- :mod:`.rope_variants` and :mod:`.attention_variants`: the variants both RoPE layouts, and both attention
+  kernels, share.
 
 No module here imports its runtime (numba, torch, cupy, wgpu, triton) until a variant is built.
 """
