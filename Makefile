@@ -40,7 +40,14 @@ demo: system-deps $(VENV)/.installed-demo
 	$(VENV)/bin/workbench verify
 	$(VENV)/bin/workbench bench --suite quick --store reports/results.sqlite \
 		--report reports/quick.html --json reports/quick.json
-	@echo "report: reports/quick.html (open it in a browser); results store: reports/results.sqlite"
+	@echo ""
+	@echo "Report: reports/quick.html (open it in a browser). Every row: reports/results.sqlite."
+	@echo "Next steps:"
+	@echo "  make lab       JupyterLab with the tutorials; start with notebooks/01_quickstart.ipynb, then"
+	@echo "                 04_gemm_naive_tiled_library.ipynb and 05_memory_bound_fusion.ipynb"
+	@echo "  make demo      a second time, then compare the runs (ids: $(VENV)/bin/workbench runs --store reports/results.sqlite):"
+	@echo "                 $(VENV)/bin/workbench compare RUN_A RUN_B --store reports/results.sqlite"
+	@echo "  $(VENV)/bin/workbench bench --list-suites    the larger suites: standard, llm, full"
 
 # Every tier: lint, the unit tier in a venv with only the core dependencies, then all tiers with every extra.
 test: system-deps-test $(VENV)/.installed-test lint test-core
