@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..status import Status
+from ..verdicts import pct
 from .row_notes import fmt_num, row_notes, text_of, value_of
 from .units import fmt_bytes, fmt_seconds
 
@@ -96,7 +97,7 @@ def peak_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None) -> list[st
 
 def verdict_counts(verdicts: Iterable[Any]) -> dict[str, int]:
     """How many speed-ups got each verdict (faster / same / slower / ambiguous ...), in that order."""
-    order = ["faster", "same", "slower", "ambiguous"]
+    order = ["faster", "same", "slower", "inconclusive", "ambiguous"]
     counts: dict[str, int] = {}
     for v in verdicts:
         v = text_of(v)
@@ -111,15 +112,21 @@ def status_counts(df: pd.DataFrame) -> dict[str, int]:
     return {str(k): int(v) for k, v in df["status"].value_counts().items()}
 
 
-def failures_table(df: pd.DataFrame, unsupported: bool = False) -> pd.DataFrame:
-    """Cells that ran and did not pass (incorrect, error, timeout, crashed, oom, implausible) with their
-    reason; unsupported cells are not failures (the variant does not apply): ``unsupported`` lists those
-    instead."""
+#: Which cells :func:`failures_table` lists.
+FAILED_CELLS, UNSUPPORTED_CELLS, NOT_OK_CELLS = "failed", "unsupported", "not ok"
+
+
+def failures_table(df: pd.DataFrame, which: str = FAILED_CELLS) -> pd.DataFrame:
+    """Cells with their status and reason: by default those that ran and did not pass (incorrect, error,
+    timeout, crashed, oom, implausible); unsupported cells are not failures (the variant does not apply),
+    listed with ``which="unsupported"``; ``which="not ok"`` lists both."""
     cols = ["kernel", "variant", "backend", "dtype", "size", "status", "reason", "traceback"]
     if "status" not in df:
         bad = df.iloc[0:0]
-    elif unsupported:
+    elif which == UNSUPPORTED_CELLS:
         bad = df[df["status"] == Status.UNSUPPORTED]
+    elif which == NOT_OK_CELLS:
+        bad = df[df["status"] != Status.OK]
     else:
         bad = df[~df["status"].isin([Status.OK, Status.UNSUPPORTED])]
     rows = [{"kernel": r.get("kernel"), "variant": r.get("variant"), "backend": r.get("backend"),
@@ -127,6 +134,13 @@ def failures_table(df: pd.DataFrame, unsupported: bool = False) -> pd.DataFrame:
              "reason": text_of(r.get("message")), "traceback": text_of(r.get("traceback"))}
             for _, r in bad.iterrows()]
     return pd.DataFrame(rows, columns=cols)
+
+
+def interval_label(coverage: Any) -> str:
+    """"99% interval" when every interval of a table has that coverage, else "interval"."""
+    values = {round(100 * float(c), 1) for c in pd.to_numeric(pd.Series(coverage, dtype=float), errors="coerce")
+              if np.isfinite(c)} if coverage is not None else set()
+    return f"{values.pop():g}% interval" if len(values) == 1 else "interval"
 
 
 def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
@@ -142,12 +156,11 @@ def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
         "size": t["size_label"],
         "baseline": t["baseline_variant"].fillna("") + " @ " + t["baseline_backend"].fillna(""),
         "speed-up": [fmt_num(x) for x in t["speedup"]],
-        "95% CI": [f"{fmt_num(lo)} – {fmt_num(hi)}" if np.isfinite(lo) else ""
-                   for lo, hi in zip(t["ci_low"], t["ci_high"], strict=True)],
+        interval_label(t.get("coverage")): [f"{fmt_num(lo)} – {fmt_num(hi)}" if np.isfinite(lo) else ""
+                                            for lo, hi in zip(t["ci_low"], t["ci_high"], strict=True)],
     })
-    if "floor" in t:  # the noise floor a difference must clear to be called faster or slower
-        out["noise floor"] = [f"±{float(f):.0%}" if f is not None and np.isfinite(float(f)) else ""
-                              for f in pd.to_numeric(t["floor"], errors="coerce")]
+    # the smallest effect each comparison could have seen (for "same": the bound its interval lies within)
+    out["could see"] = [f"±{pct(f)}" if np.isfinite(f) else "" for f in pd.to_numeric(t["floor"], errors="coerce")]
     out["verdict"] = t["verdict"]
     return out.reset_index(drop=True)
 
