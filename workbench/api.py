@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from .catalog import kernels
-from .report.summary import failures_table, summary_table
+from .report.summary import NOT_OK_CELLS, failures_table, summary_table
 from .stats_compare import speedup_vs_baseline
 from .store import open_store
 from .sweep import SweepSpec, run_sweep
@@ -74,8 +74,8 @@ class Results:
         return speedup_vs_baseline(self.df, baseline_variant=variant, baseline_backend=backend)
 
     def failures(self) -> pd.DataFrame:
-        """Cells that did not pass, with their status and reason."""
-        return failures_table(self.df)
+        """Cells that did not pass, with their status and reason (unsupported ones included)."""
+        return failures_table(self.df, NOT_OK_CELLS)
 
     # -- plots --------------------------------------------------------------
     def plot(self, metric: str = "median_s", kind: str = "line", baseline: Any = None, **kw: Any) -> Any:

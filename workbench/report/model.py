@@ -23,6 +23,7 @@ from .data import ReportData, check_baseline, gather
 from .findings import KeyFindings, key_findings, parse_reference, pick_reference
 from .row_notes import row_notes, text_of
 from .summary import (
+    UNSUPPORTED_CELLS,
     failures_table,
     noise_summary,
     peak_summary,
@@ -156,7 +157,7 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
         runs=runs, counts=status_counts(df), n_rows=len(df),
         flag_lines=[line for line in [noise_line, *peak_lines] if line], noise_line=noise_line,
         peak_lines=peak_lines, kernels=kernels, failures=failures_table(df),
-        unsupported=failures_table(df, unsupported=True), results=results,
+        unsupported=failures_table(df, UNSUPPORTED_CELLS), results=results,
         result_columns=list(table.columns), results_table=table, peaks=data.peaks,
         machines=machines_table(df, data.environments), environments=environment_sections(data.environments),
         roofs=roofs)
