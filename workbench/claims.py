@@ -20,14 +20,16 @@ from typing import Any, Literal
 import pandas as pd
 
 from . import device_info
-from .ceilings import fmt_bytes
+from .report.units import fmt_bytes
 from .stats_compare import speedup_vs_baseline
+from .verdicts import MIN_EFFECT, SAME_WITHIN, pct
 
 Reading = Literal["faster", "slower", "same", "inconclusive", "no call"]
 
 #: The widest floor (relative) at which "same" is said as "same": beyond it a difference of that size could
-#: hide in the noise, so "same" would claim more than was measured (issue 22: "same" needs a floor ≤ 10%).
-SAME_MAX_FLOOR = 0.10
+#: hide in the noise, so "same" would claim more than was measured. The verdicts' own bound (a "same" verdict
+#: now has its whole interval within it); rows judged before that rule are held to it here.
+SAME_MAX_FLOOR = SAME_WITHIN
 
 #: The phrase :func:`verdict_sentence` uses for each reading; :func:`check_claim` looks for these.
 PHRASES: dict[str, str] = {
@@ -56,7 +58,7 @@ def _num(v: Mapping[str, Any], key: str) -> float:
 
 def fmt_floor(floor: float) -> str:
     """A noise floor as "±12%" (thousands grouped: a floor of ±80,341,800% has been seen under load)."""
-    return f"±{floor:,.0%}" if math.isfinite(floor) else "±?"
+    return f"±{pct(floor)}" if math.isfinite(floor) else "±?"
 
 
 def reading(v: Mapping[str, Any]) -> Reading:
@@ -102,9 +104,12 @@ def check_verdict(v: Mapping[str, Any]) -> None:
     numbers = {"verdict": v.get("verdict"), "speedup": s, "ci_low": lo, "ci_high": hi, "floor": floor}
     if not all(math.isfinite(x) for x in (s, lo, hi, floor)) or s <= 0:
         raise ClaimMismatch(f"a {said!r} verdict without its numbers: {numbers}")
+    # faster / slower: the interval excludes no change and the effect exceeds the smallest effect ever called;
+    # same: the effect lies within a small floor; inconclusive: neither a direction nor "same" was shown
+    margin = math.log1p(MIN_EFFECT) - 1e-9
     beyond = abs(math.log(s)) > math.log1p(floor) + 1e-9
-    held = {"faster": beyond and s > 1 and lo > 1,
-            "slower": beyond and s < 1 and hi < 1,
+    held = {"faster": math.log(s) > margin and lo > 1,
+            "slower": math.log(s) < -margin and hi < 1,
             "same": not beyond and floor <= SAME_MAX_FLOOR,
             "inconclusive": not (beyond and (lo > 1 or hi < 1))}[said]
     if not held:

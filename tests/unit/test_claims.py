@@ -28,7 +28,7 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
 @pytest.mark.parametrize("v, expected", [
     (FASTER, "fused ran 2.00× faster than eager"),
     (SLOWER, "eager was faster: fused took 2.00× its time"),
-    (SAME, "fused and eager ran the same within the noise (1.02× measured, floor ±8%)"),
+    (SAME, "fused and eager ran the same within the noise (1.02× measured, floor ±8.0%)"),
     (WIDE_SAME, "could not tell fused from eager: ±751% noise, 0.12× measured; "
                 "more rounds or a quieter machine would settle it"),
     (INCONCLUSIVE, "could not tell fused from eager: ±45% noise, 1.30× measured; "
@@ -63,7 +63,10 @@ def test_a_verdict_that_does_not_follow_from_its_numbers_fails():
         check_verdict(verdict("inconclusive", 3.0, 2.5, 3.5, 0.2))  # settled beyond the floor: faster
     with pytest.raises(ClaimMismatch, match="without its numbers"):
         check_verdict(verdict("faster", 2.0, float("nan"), 2.5, 0.05))
+    with pytest.raises(ClaimMismatch, match="does not follow"):
+        check_verdict(verdict("faster", 1.03, 1.01, 1.05, 0.05))  # below the smallest effect ever called
     check_verdict(TOO_FEW)  # no call: nothing to contradict
+    check_verdict(verdict("faster", 1.3, 1.01, 1.7, 0.3))  # floor = the interval's half-width (verdicts.decide)
 
 
 def test_a_sentence_of_your_own_is_checked_against_your_phrases():
