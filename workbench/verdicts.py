@@ -11,11 +11,11 @@ a cell (one kernel, size and dtype) back to back in an order shuffled per round,
 Everything is on log times:
 
 - **paired** (a variant against its baseline in the same run, round by round): ``d_i = log(a_i / b_i)``,
-  in which drift common to both cancels. The effect is ``median(d)``; the pair's noise is its own robust
-  spread of ``d``, moderated (empirical Bayes, as limma's moderated t) by the typical paired spread of
-  its kernel in the run (:func:`typical_noise`), which counts as :data:`PRIOR_DF` rounds of evidence. A
-  disturbed pair therefore widens only its own interval; a quiet pair is not blunted by a noisy one.
-  The interval is a t interval on those degrees of freedom.
+  in which drift common to both cancels. The effect is ``median(d)``; the pair's noise is its own spread
+  of ``d`` (one disturbed round clipped), moderated (empirical Bayes, as limma's moderated t) by the
+  typical paired spread of its kernel in the run (:func:`prior_noise`), which counts as :data:`PRIOR_DF`
+  rounds of evidence (:func:`paired_noise`). A disturbed pair therefore widens only its own interval; a
+  quiet pair is not blunted by a noisy one. The interval is a t interval on those degrees of freedom.
 - **unpaired** (the same cell in two runs): the effect is ``median(log a) - median(log b)``; the noise
   adds both runs' round spreads (:func:`round_sigma`) to the run-to-run spread seen across all cells of
   the comparison (:func:`run_to_run_noise`), which a single cell cannot see.
