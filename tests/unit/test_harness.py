@@ -16,6 +16,7 @@ from workbench.backends.base import Sample, SyncWallTimer, Timer
 from workbench.catalog import registry as catalog
 from workbench.catalog.spec import KernelSpec, Variant
 from workbench.harness import Cell, CellWorker, TimingConfig, run_cell, summarize, time_calls
+from workbench.harness.audit import NoAudit
 from workbench.harness.cell import InputCache, execute_cell, is_oom
 from workbench.harness.stats import relative_spread
 from workbench.harness.worker import WorkerTimeout
@@ -37,6 +38,10 @@ def test_summarize_known_samples():
 
 # -- the timing loop ----------------------------------------------------------------------------
 
+#: The loop's own mechanics are tested with a scripted timer and plain functions: nothing to audit.
+UNAUDITED = NoAudit("the timing loop's mechanics, with a scripted timer")
+
+
 class ScriptedTimer(Timer):
     """Runs the function, then reports device times from a script (so spreads are known)."""
 
@@ -55,7 +60,7 @@ class ScriptedTimer(Timer):
 
 def test_loop_stops_on_spread_after_min_samples():
     cfg = TimingConfig(warmup_s=0.0, budget_s=10.0, min_samples=5, target_spread=0.02, min_sample_s=0)
-    t = time_calls(ScriptedTimer([1e-3]), [lambda: None], cfg)
+    t = time_calls(ScriptedTimer([1e-3]), [lambda: None], cfg, audit=UNAUDITED)
     assert t.stopped_by == "spread" and len(t.samples_s) == 5
     assert t.samples_s == [1e-3] * 5 and t.host_samples_s == [1e-4] * 5
 
@@ -63,7 +68,7 @@ def test_loop_stops_on_spread_after_min_samples():
 def test_loop_stops_on_budget_when_spread_stays_high():
     cfg = TimingConfig(warmup_s=0.0, budget_s=0.05, min_samples=3, target_spread=0.02, min_sample_s=0)
     t0 = time.perf_counter()
-    t = time_calls(ScriptedTimer([1e-3, 3e-3]), [lambda: time.sleep(0.002)], cfg)
+    t = time_calls(ScriptedTimer([1e-3, 3e-3]), [lambda: time.sleep(0.002)], cfg, audit=UNAUDITED)
     elapsed = time.perf_counter() - t0
     assert t.stopped_by == "budget"
     assert len(t.samples_s) >= 3
@@ -72,26 +77,27 @@ def test_loop_stops_on_budget_when_spread_stays_high():
 
 def test_loop_takes_min_samples_even_with_no_budget_and_stops_at_max():
     t = time_calls(ScriptedTimer([1e-3, 3e-3]), [lambda: None],
-                   TimingConfig(warmup_s=0, budget_s=0, min_samples=7, min_sample_s=0))
+                   TimingConfig(warmup_s=0, budget_s=0, min_samples=7, min_sample_s=0), audit=UNAUDITED)
     assert len(t.samples_s) == 7 and t.stopped_by == "budget"
     t = time_calls(ScriptedTimer([1e-3, 3e-3]), [lambda: None],
-                   TimingConfig(warmup_s=0, budget_s=60, min_samples=3, max_samples=9, min_sample_s=0))
+                   TimingConfig(warmup_s=0, budget_s=60, min_samples=3, max_samples=9, min_sample_s=0), audit=UNAUDITED)
     assert len(t.samples_s) == 9 and t.stopped_by == "max_samples"
 
 
 def test_deadline_ends_the_loop_below_min_samples():
     cfg = TimingConfig(warmup_s=0, budget_s=60, min_samples=1000, max_samples=2000, min_sample_s=0)
     t = time_calls(ScriptedTimer([1e-3, 5e-3]), [lambda: time.sleep(0.001)], cfg,
-                   deadline=time.perf_counter() + 0.05)
+                   deadline=time.perf_counter() + 0.05, audit=UNAUDITED)
     assert t.stopped_by == "deadline" and 0 < len(t.samples_s) < 1000
 
 
 def test_warmup_is_by_time_and_at_least_one_call():
     timer = ScriptedTimer([1e-3])
     t = time_calls(timer, [lambda: time.sleep(0.001)],
-                   TimingConfig(warmup_s=0.03, budget_s=0, min_samples=1, min_sample_s=0))
+                   TimingConfig(warmup_s=0.03, budget_s=0, min_samples=1, min_sample_s=0), audit=UNAUDITED)
     assert t.warmup_calls >= 5  # ~1.1 ms calls for 30 ms
-    t = time_calls(ScriptedTimer([1e-3]), [lambda: None], TimingConfig(warmup_s=0, budget_s=0, min_samples=1))
+    t = time_calls(ScriptedTimer([1e-3]), [lambda: None], TimingConfig(warmup_s=0, budget_s=0, min_samples=1),
+                   audit=UNAUDITED)
     assert t.warmup_calls == 1
 
 
@@ -102,7 +108,7 @@ def test_short_calls_are_batched_and_reported_per_call():
         counter["n"] += 1
 
     cfg = TimingConfig(warmup_s=0.01, budget_s=0.05, min_samples=5, min_sample_s=100e-6)
-    t = time_calls(SyncWallTimer(lambda: None), [tiny], cfg)
+    t = time_calls(SyncWallTimer(lambda: None), [tiny], cfg, audit=UNAUDITED)
     assert t.calls_per_sample > 5
     # per call, not per batch (median: a preempted batch on a loaded 2-core machine may be slower)
     assert sorted(t.samples_s)[len(t.samples_s) // 2] < 50e-6
@@ -112,7 +118,8 @@ def test_short_calls_are_batched_and_reported_per_call():
 def test_inputs_rotate_between_calls():
     seen = []
     calls = [lambda i=i: seen.append(i) for i in range(3)]
-    time_calls(ScriptedTimer([1e-3]), calls, TimingConfig(warmup_s=0, budget_s=0, min_samples=6, min_sample_s=0))
+    time_calls(ScriptedTimer([1e-3]), calls, TimingConfig(warmup_s=0, budget_s=0, min_samples=6, min_sample_s=0),
+               audit=UNAUDITED)
     assert set(seen) == {0, 1, 2}
 
 
@@ -124,7 +131,7 @@ def test_cold_cache_flushes_before_every_sample_outside_the_timed_region():
         time.sleep(0.01)
 
     cfg = TimingConfig(warmup_s=0, budget_s=0, min_samples=4, cache="cold", min_sample_s=1.0)
-    t = time_calls(SyncWallTimer(lambda: None), [lambda: None], cfg, flush=flush)
+    t = time_calls(SyncWallTimer(lambda: None), [lambda: None], cfg, flush=flush, audit=UNAUDITED)
     assert t.calls_per_sample == 1  # a batch would warm the cache again
     assert len(flushes) == t.warmup_calls + len(t.samples_s)
     assert max(t.samples_s) < 0.005  # the 10 ms flush is not in the samples

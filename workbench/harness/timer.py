@@ -77,6 +77,8 @@ class Timing:
     audits: int = 0
     input_changes: int = 0
     audit_s: float = 0.0
+    #: What the first failed audit found (its message names the class), or "".
+    audit_failure: str = ""
 
 
 def _noop() -> None:
@@ -140,7 +142,8 @@ def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingC
     value) ends the loop early even below ``min_samples``; the caller decides
     what that means. ``audit`` (required: no loop times a variant unaudited) may change inputs before a
     sample and check its output after; a wrong output, a timer that disagrees with the harness's clock or a
-    replaced harness function raises :class:`~workbench.harness.audit.AuditFailed`.
+    replaced harness function raises :class:`~workbench.harness.audit.AuditFailed`; a wrong audited output
+    is reported in ``Timing.audit_failure`` (the loop's timings are kept, for the caller to flag).
     """
     if not calls:
         raise ValueError("time_calls needs at least one call")
@@ -151,6 +154,7 @@ def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingC
         audit.restore()
     GUARD.check()
     out.audits, out.input_changes, out.audit_s = audit.audits, audit.changes, audit.seconds
+    out.audit_failure = str(audit.failure) if audit.failure is not None else ""
     return out
 
 
@@ -159,19 +163,16 @@ class _Watch:
 
     def __init__(self, timer: Timer) -> None:
         self.timer, self.kind = timer, timer.kind
-        self.reported = self.clock = 0.0
-        self.n = 0
+        self.samples: list[tuple[float, float]] = []
 
     def measure(self, fn: Callable[[], Any]) -> Any:
         t0 = _clock()
         s = self.timer.measure(fn)
-        self.clock += _clock() - t0
-        self.reported += s.device_s
-        self.n += 1
+        self.samples.append((s.device_s, _clock() - t0))
         return s
 
     def check(self) -> None:
-        check_timer(self.kind, self.reported, self.clock, self.n)
+        check_timer(self.kind, self.samples)
 
 
 def _loop(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig, audit: Auditor | NoAudit,
@@ -231,7 +232,8 @@ def _loop(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig
         if now >= deadline:
             out.stopped_by = "deadline"
             break
-    watch.check()
+    if audit.watch_timer:
+        watch.check()
     return out
 
 
@@ -247,8 +249,11 @@ def exercise(timer: Timer, case: Case, sets: Sequence[tuple[dict[str, Any], dict
     :class:`~workbench.harness.audit.Auditor`: a check-only run still sees calls it cannot tell from timed ones."""
     out = case.outputs
     calls = [(lambda inp=inp: case.call(inp, out)) for inp, _ in sets]
-    audit = Auditor(case, sets, out, min_samples=EXERCISE.min_samples, probability=1.0)
-    return time_calls(timer, calls, EXERCISE, audit=audit, deadline=deadline, cancel=cancel)
+    audit = Auditor(case, sets, out, min_samples=EXERCISE.min_samples, probability=1.0, cost_share=math.inf)
+    timing = time_calls(timer, calls, EXERCISE, audit=audit, deadline=deadline, cancel=cancel)
+    if audit.failure is not None:
+        raise audit.failure
+    return timing
 
 
 GUARD.snapshot()  # time_calls and this module's helpers, now that they exist
