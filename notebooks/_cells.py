@@ -10,8 +10,9 @@ from __future__ import annotations
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-#: Heads every ``parameters`` cell: the defaults are the quick run; the tests override them (papermill style).
-PARAMS_DOC = "# Parameters (papermill style): the tests run every notebook with SMALL = True and tiny budgets.\n"
+#: Heads every ``parameters`` cell. The defaults are the quick run (≤ 2 min on a busy 2-core machine); a larger
+#: measurement is a parameter the reader sets (``FULL = True``); the tests override them (papermill style).
+PARAMS_DOC = "# Parameters (papermill style): a run may override any of these; the tests set SMALL = True.\n"
 
 
 def md(text: str) -> NotebookNode:

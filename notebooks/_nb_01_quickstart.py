@@ -11,16 +11,20 @@ The workbench compares implementations (*variants*) of one operation (*kernel*) 
 small or its budget runs out, and stored as one tidy row.
 """),
     params("""
-SMALL = False      # True: tiny sizes, to check that the notebook runs
-BUDGET_S = 0.5     # timing budget per measured cell, in seconds
+SMALL = False      # True: tiny sizes, only to check that the notebook runs (the tests)
+FULL = False       # True: three sizes up to 2**23 on every backend, with ceilings probed (several minutes)
+BUDGET_S = 0.2     # timing budget per measured cell, in seconds (0.5 measures more samples)
 REPORT_DIR = "reports"
 STORE = "workbench-results.sqlite"
 """),
     code("""
 %matplotlib inline
+import os
+
 import pandas as pd
 import workbench
-from workbench.backends.registry import all_backends
+from workbench.backends.registry import all_backends, get
+from workbench.claims import cache_text, last_level_cache_bytes
 
 pd.set_option("display.max_colwidth", 80)
 """),
@@ -47,34 +51,45 @@ print("available, best first:", workbench.available_backends())
 
 `saxpy` (`out = 1.7 x + y`) reads two arrays and writes one: 12 bytes per element in float32 for 2 FLOPs.
 No processor can feed its arithmetic units from memory at that ratio, so the time is set by bandwidth and
-**GB/s** is the number to look at. `benchmark` runs every variant of the kernel on every available backend.
+**GB/s** is the number to look at. `benchmark` runs every variant of the kernel on one device of every
+available runtime (`FULL = True`: every device, more sizes).
 """),
     code("""
-sizes = [2**12, 2**16] if SMALL else [2**16, 2**20, 2**23]
-res = workbench.benchmark(kernel="saxpy", sizes=sizes, budget_s=BUDGET_S, store=STORE, progress=False)
+sizes = [2**12, 2**16] if SMALL else [2**16, 2**20, 2**23] if FULL else [2**14, 2**20]
+# one device per runtime ("opencl" names the best OpenCL device); FULL: every backend
+backends = None if FULL else [n for n in ("numpy", "numba", "torch-cpu", "opencl", "vulkan") if get(n).probe().available]
+os.environ["WORKBENCH_AUTO_PEAKS"] = "1" if FULL else "0"  # ceilings for "% of peak": probed only in FULL
+res = workbench.benchmark(kernel="saxpy", backends=backends, sizes=sizes, budget_s=BUDGET_S, store=STORE, progress=False)
 res
 """),
     md("""
 ## One plot
 
 Bandwidth against size; the shaded band is the interquartile range of the samples. Small arrays fit in
-cache (and pay a fixed launch cost), large ones stream from DRAM. An OpenCL backend may be a GPU or, through
-PoCL, this machine's CPU; the cell after the plot says which each one is here.
+cache (and pay a fixed launch cost); arrays larger than the last-level cache stream from DRAM. An OpenCL
+backend may be a GPU or, through PoCL, this machine's CPU, and Vulkan may be a GPU or lavapipe on the CPU;
+the cell after the plot says which sizes fit in cache here, and what each device is.
 """),
     code("""
 res.plot(metric="gbps")
 """, "figure"),
     code("""
+llc = last_level_cache_bytes("numpy")
+for size, g in res.df.groupby("size", sort=True):
+    print(f"{g['size_label'].iloc[0]}: {cache_text(float(g['bytes'].max()), llc)}")
 for name in res.df["backend"].unique():
     b, info = all_backends()[name], workbench.device_info(name)
-    if b.runtime == "opencl":
+    if b.runtime in ("opencl", "wgpu"):
         on_cpu = info.get("kind") == "cpu"
+        api = "OpenCL" if b.runtime == "opencl" else "Vulkan"
         print(f"{name} runs on {info['name']} ({info.get('kind')}): " + (
-            "OpenCL on the CPU (PoCL), which checks that a portable kernel is correct and says nothing about "
-            "GPU speed" if on_cpu else "a real OpenCL device, so its speed is that device's"))
+            f"{api} on the CPU ({'PoCL' if api == 'OpenCL' else 'lavapipe'}), which checks that a portable kernel "
+            "is correct and says nothing about GPU speed" if on_cpu else f"a real {api} device, so its speed is "
+            "that device's"))
 """),
     md("""
-Speed-ups against the library call, with 95% intervals from the rounds and a verdict (same / faster / slower / ambiguous):
+Speed-ups against the library call, with intervals from the rounds and a verdict (faster / slower / same, or
+one saying the noise could not tell):
 """),
     code("""
 res.speedup()[["variant", "backend", "size_label", "speedup", "ci_low", "ci_high", "verdict"]]

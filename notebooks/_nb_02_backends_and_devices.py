@@ -21,7 +21,7 @@ from workbench.backends.registry import all_backends
 
 import os, subprocess, sys
 
-pd.set_option("display.max_colwidth", 80)
+pd.set_option("display.max_colwidth", None)  # reasons in full
 """),
     md("""
 ## Availability and the reason when not

@@ -19,8 +19,9 @@ before that, two calls do:
   `Results` as `workbench.benchmark()` — tables, verdicts, plots, reports and the store.
 """),
     params("""
-SMALL = False
-BUDGET_S = 0.3
+SMALL = False      # True: tiny sizes, only to check that the notebook runs (the tests)
+FULL = False       # True: eight sizes, 2**6 to 2**13 rows (a few minutes)
+BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 """),
     code("""
 %matplotlib inline
@@ -34,7 +35,7 @@ import torch
 
 pd.set_option("display.max_colwidth", 80)
 
-SIZES = [64, 257] if SMALL else [2**k for k in range(6, 14)]  # rows of 1024 float32
+SIZES = [64, 257] if SMALL else [2**k for k in range(6, 14)] if FULL else [2**7, 2**10, 2**13]  # rows of 1024 float32
 """),
     md("""
 ## One callable
