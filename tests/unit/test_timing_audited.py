@@ -1,0 +1,79 @@
+"""No timing path in the package times a variant without the audit (issue 23), checked on the source.
+
+Samples come from a timer's ``measure``; the only loop that takes them is :func:`workbench.harness.timer.time_calls`,
+whose ``audit`` is a required keyword. So: every ``time_calls(...)`` call in the package names ``audit=``, the one
+unaudited form (:class:`~workbench.harness.audit.NoAudit`) is used only by ``workbench.timeit`` (a callable with
+no spec and no reference), and every other ``.measure(...)`` call is one of the listed ones, none of which
+yields a result's samples. A new timing path fails here until it is audited (or listed, with its reason).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+from workbench.harness.timer import time_calls
+
+PACKAGE = Path(__file__).resolve().parents[2] / "workbench"
+
+#: (file, the measured expression's source) -> why it is not a timing of a variant's result.
+MEASURE_ALLOWED = {
+    ("harness/timer.py", "timer.measure(_noop)"): "timer overhead, of an empty function",
+    ("harness/timer.py", "self.timer.measure(fn)"): "inside time_calls' own watch: every sample of the audited loop",
+    ("harness/timer.py", "watch.measure(fn)"): "time_calls' loop itself",
+    ("harness/cell.py", "timer.measure(case.run)"): "the first call (compilation, lazy set-up): first_call_s, "
+                                                    "never a sample, verified right after",
+    ("adhoc/timing.py", "timer.measure(call)"): "timeit's first call of a user's callable, never a sample",
+    ("tuning/search.py", "self.measure(full, len(result.trials))"): "a tuning trial: run_cell, the audited harness",
+}
+#: Files that may construct NoAudit: timeit times a callable that has no spec and no reference.
+NO_AUDIT_ALLOWED = {"adhoc/timing.py", "harness/audit.py"}
+
+
+def _calls(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            yield node, f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
+def _sources():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "backends" in path.relative_to(PACKAGE).parts:
+            continue  # the timers' own implementations
+        text = path.read_text()
+        yield path.relative_to(PACKAGE).as_posix(), text, ast.parse(text)
+
+
+def test_audit_is_a_required_keyword_of_the_timing_loop():
+    p = inspect.signature(time_calls).parameters["audit"]
+    assert p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+
+
+def test_every_time_calls_call_passes_an_audit():
+    found = []
+    for rel, _, tree in _sources():
+        for node, name in _calls(tree):
+            if name == "time_calls":
+                found.append(rel)
+                assert any(k.arg == "audit" for k in node.keywords), f"{rel}:{node.lineno} times without audit="
+    assert "harness/cell.py" in found and "harness/timer.py" in found  # the sweep's cells and verify's exercise
+
+
+def test_no_audit_only_where_nothing_can_be_audited():
+    for rel, _, tree in _sources():
+        for node, name in _calls(tree):
+            if name == "NoAudit":
+                assert rel in NO_AUDIT_ALLOWED, f"{rel}:{node.lineno} builds NoAudit"
+
+
+def test_every_other_measure_call_is_listed_with_its_reason():
+    seen = set()
+    for rel, text, tree in _sources():
+        for node, name in _calls(tree):
+            if name == "measure" and isinstance(node.func, ast.Attribute):
+                key = (rel, ast.get_source_segment(text, node))
+                assert key in MEASURE_ALLOWED, f"{rel}:{node.lineno}: {key[1]} takes a timing outside time_calls"
+                seen.add(key)
+    assert seen == set(MEASURE_ALLOWED), set(MEASURE_ALLOWED) - seen  # a stale entry is removed from the list
