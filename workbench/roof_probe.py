@@ -30,7 +30,7 @@ import numpy as np
 from .roofs import AUTO_METHOD_PREFIX, AUTO_PROBE, CACHE_LEVELS, Roof, RoofKind, RoofSet
 
 #: Repeats per figure; the best counts (STREAM's rule), the median judges stability.
-REPEATS = 7
+REPEATS = 5
 #: Repeats spreading more than this (median / best - 1) are unstable: measured again, then refused.
 UNSTABLE_SPREAD = 0.5
 #: A cache level below this share of DRAM bandwidth (or float32 GEMM below this share of float64) is far
@@ -44,7 +44,7 @@ GEMM_DTYPES = ("float32", "float64")
 #: DRAM triad working set, in last-level caches, and its cap in bytes (a 260 MiB "LLC" of a VM slice would
 #: otherwise ask for gigabytes).
 DRAM_LLC_FACTOR = 2
-DRAM_MAX_BYTES = 1 << 30
+DRAM_MAX_BYTES = 512 << 20
 DRAM_MIN_BYTES = 64 << 20
 
 
@@ -240,8 +240,8 @@ def _measured(device: str, kind: RoofKind, measure: Callable[[], tuple[Figure, s
                 missing=f"probe refused: {problem}")
 
 
-def probe_cpu(device: str, caches: CacheSizes | None = None) -> RoofSet:
-    """The CPU's roofs: DRAM and cache-level bandwidth, peak FLOP/s per dtype. A few seconds."""
+def measure_cpu(device: str, caches: CacheSizes | None = None) -> RoofSet:
+    """The CPU's roofs measured in this process: DRAM and cache-level bandwidth, peak FLOP/s per dtype."""
     caches = caches or cache_sizes()
     triad = _triad_kernels()
     k = cores()
@@ -276,3 +276,44 @@ def probe_cpu(device: str, caches: CacheSizes | None = None) -> RoofSet:
         roofs.append(roof)
         fl64 = roof.value if dtype == "float64" else fl64
     return RoofSet(device, roofs)
+
+
+# -- in a process of its own ----------------------------------------------------------------------
+
+#: Seconds the probe process may take (a few seconds idle; a busy machine stretches it).
+PROBE_TIMEOUT_S = 120.0
+
+
+def _roof_to_dict(r: Roof) -> dict[str, object]:
+    return {"kind": r.kind.name, "value": r.value, "source": r.source, "method": r.method, "dtype": r.dtype,
+            "working_set_bytes": r.working_set_bytes, "missing": r.missing}
+
+
+def probe_cpu(device: str, timeout_s: float = PROBE_TIMEOUT_S) -> RoofSet:
+    """The CPU's roofs (:func:`measure_cpu`) measured in a fresh interpreter, so the caller's process (a
+    notebook, a sweep's parent) gets no numba threads, no changed BLAS thread pool and no crash of its own;
+    a probe that fails or times out leaves every roof missing, with the reason."""
+    import json
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run([sys.executable, "-m", "workbench.roof_probe", device], capture_output=True, text=True,
+                              timeout=timeout_s, check=False)
+        if done.returncode != 0:
+            raise RuntimeError((done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1])
+        found = [Roof(device, RoofKind[d["kind"]], d["value"], d["source"], d["method"], d["dtype"],
+                      d["working_set_bytes"], d["missing"]) for d in json.loads(done.stdout)]
+    except (OSError, ValueError, KeyError, RuntimeError, subprocess.TimeoutExpired) as exc:
+        why = f"probe process failed: {exc}"
+        return RoofSet(device, [Roof(device, kind, None, AUTO_PROBE, missing=why)
+                                for kind in (RoofKind.DRAM, *CACHE_LEVELS)]
+                       + [Roof(device, RoofKind.FLOPS, None, AUTO_PROBE, dtype=dt, missing=why) for dt in GEMM_DTYPES])
+    return RoofSet(device, found)
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    print(json.dumps([_roof_to_dict(r) for r in measure_cpu(sys.argv[1]).roofs]))

@@ -172,3 +172,9 @@ def test_the_roofline_draws_one_roof_per_device_with_its_measured_cache_slopes()
     ax = plots.plot_roofline(df, table).axes[0]
     labels = [ln.get_label() for ln in ax.lines if ln.get_linestyle() != "None"]  # roofs, not noisy-cell rings
     assert labels == ["CPU Demo (2 runtimes) roof (probed)", "L1 200 GB/s"]
+
+
+def test_a_probe_process_that_fails_leaves_every_roof_missing_with_why():
+    rs = roof_probe.probe_cpu("CPU test", timeout_s=0.01)  # no interpreter starts that fast
+    assert rs.roofs and all(not r.known and r.missing.startswith("probe process failed") for r in rs.roofs)
+    assert {r.kind for r in rs.roofs} == set(RoofKind)
