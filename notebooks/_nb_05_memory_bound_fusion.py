@@ -88,7 +88,7 @@ def fusion_findings(res):
         eager = sorted(set(g.loc[g["mode"] == "eager", "variant"]))
         fused = sorted(set(g.loc[g["mode"].isin(["fused", "compiled"]), "variant"]))
         if not eager or not fused:
-            hint = " (torch's fused variant is torch.compile: add \"compiled\" to MODES)" if (
+            hint = " (torch's fused variant is torch.compile: add 'compiled' to MODES)" if (
                 all_backends()[backend].runtime == "torch" and "compiled" not in MODES) else ""
             lines.append(f"{backend}: only {', '.join(sorted(set(g['variant'])))} ran here: no fused/unfused pair"
                          + hint)
