@@ -215,12 +215,15 @@ EXPORT_SCHEMA: dict[str, Any] = {
 
 
 def _int64(validator: Any, wanted: Any, instance: Any, schema: Any) -> Iterator[Any]:
-    """``x-int64``: an integer must fit the store's 64-bit integers (SQLite's)."""
+    """``x-int64``: an integer must fit the store's 64-bit integers (SQLite's), and a float must be finite
+    (JSON's 1e999 parses as infinity)."""
     from jsonschema.exceptions import ValidationError
 
     if wanted and isinstance(instance, int) and not isinstance(instance, bool) and \
             not INT64[0] <= instance <= INT64[1]:
         yield ValidationError(f"integer {_short(instance)} is out of range (at most 2**63-1 in magnitude)")
+    if wanted and isinstance(instance, float) and not math.isfinite(instance):
+        yield ValidationError("the number is out of range (values must be finite)")
 
 
 _validator: Any = None
@@ -252,8 +255,9 @@ _ID_RE = re.compile(ID_PATTERN)
 
 
 def _plain_number(v: Any) -> bool:
-    return v is None or isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)
-                                                 and INT64[0] <= v <= INT64[1])
+    if isinstance(v, float):
+        return math.isfinite(v)
+    return v is None or (isinstance(v, int) and not isinstance(v, bool) and INT64[0] <= v <= INT64[1])
 
 
 def _plain_check(name: str, sql_type: str) -> Any:
@@ -388,30 +392,23 @@ def _refuse_constant(name: str) -> Any:
     raise _Refused(f"{name} is not a number JSON allows (values must be finite)")
 
 
-def _finite_float(text: str) -> float:
-    x = float(text)
-    if not math.isfinite(x):
-        raise _Refused(f"the number {text[:40]} is out of range")
-    return x
-
-
-def _bounded_int(text: str) -> int:
-    if len(text) > 40:
-        raise _Refused(f"an integer of {len(text)} digits is out of range")
-    return int(text)
-
-
 def parse_json(text: str, where: str) -> Any:
-    """JSON text -> value, depth checked first; NaN, Infinity and absurd numbers refused."""
-    _check_depth(text, where)
+    """JSON text -> value, depth checked first (skipped when the text has too few brackets to be deep); NaN
+    and Infinity refused. Numbers are parsed by the C decoder (a Python hook per number cost seconds on a
+    large export): an overflowing float (1e999) or an integer beyond 64 bits is refused by the schema's
+    ``x-int64`` check, and one of thousands of digits by Python's own limit on integer conversion."""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        _check_depth(text, where)
     try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int)
+        return json.loads(text, parse_constant=_refuse_constant)
     except _Refused as exc:
         raise ValueError(f"{where}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{where}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise ValueError(f"{where}: JSON nested too deeply") from None
+    except ValueError as exc:  # an integer of thousands of digits (sys.get_int_max_str_digits)
+        raise ValueError(f"{where}: a number is out of range ({str(exc)[:80]})") from None
 
 
 def read_text(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> str:

@@ -1,0 +1,114 @@
+"""Issue 24 scale target: 1,000,000 imported rows import in <= 30 s and report in <= 60 s, each within 1 GB.
+
+Writes an export of N rows (default 1,000,000: 100 runs x 10,000 cells, each row the identity, sizes, status,
+timing summary, 5 samples and rates a sweep stores), then times, each in a fresh process so its peak memory
+(max RSS) is its own:
+
+  import   `workbench import export.json --store s.sqlite`
+  report   `workbench report <every run> --store s.sqlite --out r.csv`, and the same as .html
+
+Prints one line per step: seconds, peak MB, and whether it met the target. Usage:
+
+  .venv/bin/python tests/perf/store_scale.py [--rows N] [--runs N] [--formats csv,html] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGETS = {"import": 30.0, "report csv": 60.0, "report html": 60.0}
+MEMORY_TARGET_MB = 1024.0
+KERNELS = ("saxpy", "softmax", "gemm", "rmsnorm", "layernorm")
+VARIANTS = ("numpy", "numba", "torch", "portable")
+
+
+def write_export(path: Path, rows: int, runs: int) -> None:
+    """An export in the store's format, streamed to disk (the document itself is never held in memory)."""
+    per_run = rows // runs
+    with open(path, "w", encoding="utf-8") as f:
+        f.write('{"format": "workbench-results", "version": 1, "exported_at": "2026-11-25T00:00:00.000Z", "runs": [')
+        f.write(", ".join(json.dumps({"run_id": f"20261125T0000{r:02d}Z-scale{r:03d}", "status": "finished",
+                                      "created_at": f"2026-11-25T00:{r // 60:02d}:{r % 60:02d}.000Z",
+                                      "name": f"scale {r}", "suite": "quick", "env_id": "env-scale",
+                                      "argv": ["workbench", "bench"], "spec": None, "wall_s": 10.0})
+                          for r in range(runs)))
+        f.write('], "environments": [{"env_id": "env-scale", "record": {"host": {"machine": "x86_64"}}}], '
+                '"results": [')
+        first = True
+        for r in range(runs):
+            run_id = f"20261125T0000{r:02d}Z-scale{r:03d}"
+            for i in range(per_run):
+                kernel, variant = KERNELS[i % len(KERNELS)], VARIANTS[(i // len(KERNELS)) % len(VARIANTS)]
+                n = 1024 * (1 + i // (len(KERNELS) * len(VARIANTS)))
+                median = 1e-6 * (1 + (i * 7919 + r) % 1000)
+                row = {"run_id": run_id, "cell_key": f"{kernel}-{variant}-{n}-{i}", "kernel": kernel,
+                       "variant": variant, "backend": variant if variant != "portable" else "pocl", "runtime": variant,
+                       "device": "cpu", "dtype": "float32", "params": json.dumps({"n": n}), "size": n,
+                       "size_label": str(n), "mode": "eager", "cache": "hot", "status": "ok",
+                       "samples_s": json.dumps([median * (1 + k / 100) for k in range(5)]), "n_samples": 5,
+                       "median_s": median, "mean_s": median * 1.01, "min_s": median * 0.99, "q1_s": median,
+                       "q3_s": median * 1.02, "rel_spread": 0.02, "gbps": 12 * n / median / 1e9,
+                       "gflops": 2 * n / median / 1e9, "env_id": "env-scale", "rounds": 3,
+                       "started_at": "2026-11-25T00:00:00.000Z"}
+                f.write(("" if first else ", ") + json.dumps(row))
+                first = False
+        f.write('], "peaks": []}')
+
+
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
+    """(seconds, peak RSS MB, exit status, stderr tail) of one command in a fresh process (via a wrapper that
+    reports its own child's max RSS, so earlier steps do not count)."""
+    wrapper = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(p.returncode)")
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", wrapper, *argv], capture_output=True, text=True, env=env, cwd=ROOT)
+    wall = time.perf_counter() - t0
+    lines = p.stderr.strip().splitlines()
+    rss_mb = int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else float("nan")
+    return wall, rss_mb, p.returncode, "\n".join(lines[-4:-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--keep", metavar="DIR", help="work in DIR and keep the files (default: a temporary folder)")
+    ap.add_argument("--formats", default="csv,html", help="report formats to time (default csv,html)")
+    args = ap.parse_args()
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="workbench-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    export, store = work / "export.json", work / "s.sqlite"
+    for p in (store, Path(f"{store}-wal"), Path(f"{store}-shm")):
+        p.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    write_export(export, args.rows, args.runs)
+    print(f"wrote {export} ({export.stat().st_size / 2**20:.0f} MB, {args.rows:,} rows in {args.runs} runs) in "
+          f"{time.perf_counter() - t0:.1f} s; load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    env = {**os.environ, "WORKBENCH_AUTO_PEAKS": "0", "PYTHONPATH": str(ROOT)}
+    wb = [sys.executable, "-m", "workbench"]
+    steps = {"import": [*wb, "import", str(export), "--store", str(store)]}
+    ids = [f"20261125T0000{r:02d}Z-scale{r:03d}" for r in range(args.runs)]
+    for fmt in args.formats.split(","):
+        steps[f"report {fmt}"] = [*wb, "report", *ids, "--store", str(store), "--out", str(work / f"r.{fmt}")]
+    ok = True
+    for name, argv in steps.items():
+        wall, rss, rc, tail = timed(argv, env)
+        met = rc == 0 and wall <= TARGETS[name] and rss <= MEMORY_TARGET_MB
+        ok &= met
+        print(f"{name:12s} {wall:7.1f} s  {rss:7.0f} MB peak  exit {rc}  target <= {TARGETS[name]:.0f} s and "
+              f"<= {MEMORY_TARGET_MB:.0f} MB: {'met' if met else 'NOT met'}" + (f"\n  {tail}" if rc else ""))
+    print(f"peak of this script: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; files in {work}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
