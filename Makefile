@@ -8,7 +8,9 @@ TORCH_SPEC ?= torch==2.13.0
 RUNTIME_EXTRAS := numba,opencl,cuda,compile,vulkan,triton,tune,cluster
 LAB_PORT ?= 8888
 # Empty: `make lab` draws one token in its recipe's shell, so the URL printed and the server agree (a
-# `$(shell ...)` here is recursively expanded: each use would draw a new token).
+# `$(shell ...)` here is recursively expanded: each use would draw a new token). The server gets it in
+# $JUPYTER_TOKEN, never on its command line (which any local user can read with `ps`), and
+# port_retries=0 makes it stop on a taken port instead of moving to one the printed URL does not name.
 LAB_TOKEN ?=
 
 CORE_VENV ?= .venv-core
@@ -69,9 +71,9 @@ test-core: $(CORE_VENV)/.installed
 lab: $(VENV)/.installed-demo
 	@token='$(LAB_TOKEN)'; \
 	if [ -z "$$token" ]; then token=$$($(PY) -c "import secrets; print(secrets.token_hex(16))") || exit 1; fi; \
-	echo "JupyterLab: http://127.0.0.1:$(LAB_PORT)/lab?token=$$token"; \
-	exec $(VENV)/bin/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) \
-		--IdentityProvider.token="$$token" --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+	echo "JupyterLab: http://127.0.0.1:$(LAB_PORT)/lab?token=$$token (port taken? make lab LAB_PORT=8890)"; \
+	JUPYTER_TOKEN="$$token" exec $(VENV)/bin/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) \
+		--ServerApp.port_retries=0 --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 info: $(VENV)/.installed-demo
 	$(VENV)/bin/workbench info
