@@ -64,17 +64,22 @@ def write_export(path: Path, rows: int, runs: int) -> None:
         f.write('], "peaks": []}')
 
 
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
-    """(seconds, peak RSS MB, exit status, stderr tail) of one command in a fresh process (via a wrapper that
-    reports its own child's max RSS, so earlier steps do not count)."""
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int, str]:
+    """(wall seconds, CPU seconds, peak RSS MB, exit status, stderr tail) of one command in a fresh process
+    (via a wrapper that reports its own child's usage, so earlier steps do not count). CPU seconds say what
+    the step costs on a busy machine, where wall time mostly measures the neighbours."""
     wrapper = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
-               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(p.returncode)")
+               "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+               "print(u.ru_utime + u.ru_stime, u.ru_maxrss, file=sys.stderr); sys.exit(p.returncode)")
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, "-c", wrapper, *argv], capture_output=True, text=True, env=env, cwd=ROOT)
     wall = time.perf_counter() - t0
     lines = p.stderr.strip().splitlines()
-    rss_mb = int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else float("nan")
-    return wall, rss_mb, p.returncode, "\n".join(lines[-4:-1])
+    try:
+        cpu, rss = (float(x) for x in lines[-1].split())
+    except (IndexError, ValueError):
+        cpu, rss = float("nan"), float("nan")
+    return wall, cpu, rss / 1024, p.returncode, "\n".join(lines[-4:-1])
 
 
 def main() -> int:
@@ -101,10 +106,11 @@ def main() -> int:
         steps[f"report {fmt}"] = [*wb, "report", *ids, "--store", str(store), "--out", str(work / f"r.{fmt}")]
     ok = True
     for name, argv in steps.items():
-        wall, rss, rc, tail = timed(argv, env)
+        wall, cpu, rss, rc, tail = timed(argv, env)
         met = rc == 0 and wall <= TARGETS[name] and rss <= MEMORY_TARGET_MB
         ok &= met
-        print(f"{name:12s} {wall:7.1f} s  {rss:7.0f} MB peak  exit {rc}  target <= {TARGETS[name]:.0f} s and "
+        print(f"{name:12s} {wall:7.1f} s wall  {cpu:7.1f} s CPU  {rss:7.0f} MB peak  exit {rc}  load "
+              f"{os.getloadavg()[0]:.1f}  target <= {TARGETS[name]:.0f} s and "
               f"<= {MEMORY_TARGET_MB:.0f} MB: {'met' if met else 'NOT met'}" + (f"\n  {tail}" if rc else ""))
     print(f"peak of this script: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; files in {work}")
     return 0 if ok else 1
