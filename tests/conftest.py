@@ -118,7 +118,9 @@ def require_backend(name: str):
 def run_python() -> Callable[..., subprocess.CompletedProcess]:
     """Run ``python -c code`` (or ``python *args``) from the repository root; state nothing leaks in."""
 
-    def run(*args: str, code: str | None = None, timeout: float = 120,
+    # a guard against a hang, not a target: `workbench verify --kernel saxpy` starts a worker per backend, which
+    # took over 120 s with other work on the 2-core machine
+    def run(*args: str, code: str | None = None, timeout: float = 600,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         argv = [sys.executable, *(("-c", code) if code is not None else args)]
         full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}

@@ -32,6 +32,10 @@ from workbench.verification import verify
 
 K = "wb_bad"
 FAST = {"budget_s": 0.05, "warmup_s": 0.01, "min_samples": 3, "max_samples": 20, "rounds": 1}
+#: The cap for the runaway kernel (256 MiB a step, every page touched): below one step, so its first allocation
+#: is refused at once whatever the load. At 1G it touched 768 MiB first, and a busy machine did not finish
+#: that within the 3 s that end the hung kernels (``timeout``, expected ``oom``); at 512M one step still did not.
+RUNAWAY_CAP = "200M"
 
 #: numpy variant -> (status, words its message must contain)
 EXPECTED = {
@@ -57,7 +61,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 def test_verify_ends_every_bad_numpy_kernel_in_its_own_row(bad_catalog):
     results = verify(backends="numpy", kernels=K, variants=list(EXPECTED), seeds=(0, 1), timeout_s=3,
-                     build_timeout_s=60, memory_cap="1G")
+                     build_timeout_s=60, memory_cap=RUNAWAY_CAP)
     got = {r.variant: r for r in results}
     assert set(got) == set(EXPECTED)
     for name, (status, words) in EXPECTED.items():
@@ -71,7 +75,7 @@ def test_verify_ends_every_bad_numpy_kernel_in_its_own_row(bad_catalog):
 def test_bench_survives_bad_kernels_and_keeps_honest_ones_ok(bad_catalog, tmp_path):
     variants = ["good", "segfault", "abort", "hang", "runaway", "replay"]
     spec = SweepSpec(kernels=[K], variants=variants, backends=["numpy"], timeout_s=3, build_timeout_s=60,
-                     memory_cap="1G", **FAST)
+                     memory_cap=RUNAWAY_CAP, **FAST)
     out = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False)
     rows = {r["variant"]: r for r in out.rows}
     assert not out.interrupted
