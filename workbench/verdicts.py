@@ -49,7 +49,7 @@ MIN_ROUNDS = 3
 #: Run-to-run noise (log sigma) assumed for a single stream, whose drift cannot be seen from inside it.
 STREAM_NOISE = 0.15
 #: The coverage every interval is made to have (t or normal quantiles on the noise it rests on).
-CONFIDENCE = 0.99
+CONFIDENCE = 0.975
 #: A cell is flagged noisy when its spread across rounds (or within its stream) exceeds this.
 NOISY_SPREAD = 0.10
 #: Weight, in rounds (degrees of freedom), of the kernel's typical paired spread in a pair's noise.
@@ -229,8 +229,7 @@ def settle_advice(effect: float, noise: float, n: int, basis: str, coverage: flo
                                                                          1e-12))) ** 2) if reachable else 0
     advice = []
     if reachable and need <= 50:
-        advice.append(f"more rounds: about {max(need, n + 1)} (--rounds {max(need, n + 1)}, --budget raised "
-                      "in proportion so each round keeps its samples)")
+        advice.append(f"more rounds: about {max(need, n + 1)} (--rounds {max(need, n + 1)})")
     if basis != "paired rounds":
         advice.append("several runs of each side (the run-to-run drift does not shrink with rounds)")
     if noise > NOISY_SPREAD or not advice:
