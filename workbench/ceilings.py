@@ -59,7 +59,7 @@ def peak_note(pct_bw: float | None, pct_flops: float | None, nbytes: float | Non
     if implausible:
         parts.append(implausible)
     if pct_bw is not None and pct_bw > 100.0:
-        parts.append(f"{pct_bw:.0f}% of the {bw_src or 'measured'} bandwidth ceiling (DRAM): "
+        parts.append(f"{pct_bw:.0f}% of the {bw_src or 'measured'} bandwidth ceiling: "
                      f"{_above_dram(pct_bw, nbytes, llc_bytes, bw_src, roofs)}")
     if pct_flops is not None and pct_flops > 100.0:
         parts.append(f"{pct_flops:.0f}% of the {fl_src or 'measured'} GFLOP/s ceiling: "

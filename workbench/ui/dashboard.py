@@ -301,7 +301,7 @@ class Dashboard:
 
     def _progress(self) -> int:
         """Cells done, counting each real cell's rounds (a failed cell is done after its first)."""
-        from ..sweep import is_final, rounds_done
+        from ..harness.rounds import is_final, rounds_done
 
         visits = sum(self._rounds if is_final(r) else min(rounds_done(r), self._rounds)
                      for r in self._by_key.values() if r.get("status") != "unsupported")
