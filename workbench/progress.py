@@ -18,7 +18,7 @@ LOG_EVERY_S = 10.0
 
 
 def make_progress(total: int, initial: int = 0, enabled: bool = True, stream: TextIO | None = None) -> Any:
-    """A progress display for ``total`` cells (``initial`` already done), or None when not ``enabled``:
+    """A progress display for ``total`` cell rounds (``initial`` already done), or None when not ``enabled``:
     tqdm's bar on a terminal or in a notebook, :class:`LogProgress` otherwise. Both take ``update``,
     ``set_description_str``, ``set_postfix_str``, ``set_group`` and ``close``."""
     if not enabled:
@@ -52,7 +52,8 @@ class TerminalProgress:
 
 
 class LogProgress:
-    """Plain lines for a log: ``12/318 cells (4%), 35 s elapsed, about 14 min left: round 1/3: softmax done``."""
+    """Plain lines for a log: ``12/318 cell rounds (4%), 35 s elapsed, about 14 min left: round 1/3: softmax done``
+    (a sweep counts each cell once per round)."""
 
     def __init__(self, total: int, initial: int = 0, stream: TextIO | None = None, every_s: float = LOG_EVERY_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -88,10 +89,10 @@ class LogProgress:
             self.group = None
 
     def line(self, what: str) -> str:
-        """One progress line: cells done / total, time elapsed and left, and ``what``."""
+        """One progress line: cell rounds done / total, time elapsed and left, and ``what``."""
         elapsed = self.clock() - self.t0
         pct = 100.0 * self.done / self.total if self.total else 100.0
-        parts = [f"{self.done}/{self.total} cells ({pct:.0f}%)", f"{fmt_duration(elapsed)} elapsed"]
+        parts = [f"{self.done}/{self.total} cell rounds ({pct:.0f}%)", f"{fmt_duration(elapsed)} elapsed"]
         left = self.seconds_left(elapsed)
         if left is not None:
             parts.append(f"about {fmt_duration(left)} left")

@@ -296,14 +296,21 @@ def estimate_seconds(spec: SweepSpec, cells: Sequence[Any]) -> float:
     return sum(per_cell + (COMPILE_S if getattr(c, "mode", "") == "compiled" else 0.0) for c in cells)
 
 
-def format_suites(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The table ``workbench bench --list-suites`` prints."""
-    lines = [f"{'suite':<9} {'cells':>6} {'estimate':>9}  what it measures"]
+def format_suites(rows: Sequence[Mapping[str, Any]], width: int = 100) -> str:
+    """The table ``workbench bench --list-suites`` prints, ``width`` columns wide."""
+    import textwrap
+
+    head = f"{'suite':<9} {'cells':>6} {'estimate':>9}  "
+    lines = [head + "what it measures"]
     for r in rows:
         est = r["estimate_s"]
         when = f"~{est / 60:.0f} min" if est >= 90 else f"~{est:.0f} s"
-        lines.append(f"{r['suite']:<9} {r['cells']:>6} {when:>9}  {r['about']}")
-    lines += ["", quick_sizes_note(), "Estimates assume an idle 2-core machine; they grow with load."]
+        about = textwrap.wrap(r["about"], width - len(head)) or [""]
+        lines.append(f"{r['suite']:<9} {r['cells']:>6} {when:>9}  {about[0]}")
+        lines += [" " * len(head) + more for more in about[1:]]
+    lines.append("")
+    lines += textwrap.wrap(quick_sizes_note(), width)
+    lines.append("Estimates assume an idle 2-core machine; they grow with load.")
     return "\n".join(lines)
 
 

@@ -25,7 +25,7 @@ def test_a_log_gets_a_line_per_finished_group_with_the_time_left():
     assert out.getvalue() == ""  # within a group and under 10 s: quiet
     p.set_group("round 1/2: gemm")
     line = out.getvalue().strip()
-    assert line == "4/10 cells (40%), 4 s elapsed, about 6 s left: round 1/2: saxpy done"
+    assert line == "4/10 cell rounds (40%), 4 s elapsed, about 6 s left: round 1/2: saxpy done"
 
 
 def test_a_long_group_still_writes_every_ten_seconds():
@@ -36,7 +36,7 @@ def test_a_long_group_still_writes_every_ten_seconds():
     clock.t = 10.5
     p.set_postfix_str("running 10.5 s")
     lines = out.getvalue().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("50/100 cells (50%), 10 s elapsed: gemm/numba-tiled")
+    assert len(lines) == 1 and lines[0].startswith("50/100 cell rounds (50%), 10 s elapsed: gemm/numba-tiled")
     assert "(running 10.5 s)" in lines[0] and "left" not in lines[0]  # none of this run's cells done yet
     clock.t = 12.0
     p.update(2)  # 2 s after the last line: nothing
@@ -52,7 +52,7 @@ def test_the_last_group_is_reported_on_close():
     p.set_group("softmax")
     p.update(2)
     p.close()
-    assert out.getvalue().strip().endswith("softmax done") and "2/2 cells (100%)" in out.getvalue()
+    assert out.getvalue().strip().endswith("softmax done") and "2/2 cell rounds (100%)" in out.getvalue()
 
 
 def test_terminal_or_log():
