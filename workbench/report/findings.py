@@ -250,19 +250,38 @@ def reference_anomaly(df: pd.DataFrame, ref: Mapping[str, Any]) -> str | None:
                         f"{other.get('run_id')} on the same machine; speed-ups over it are unreliable")
     if "run_id" in mine:
         mine = mine[mine["run_id"] == ref.get("run_id")]
-    work = pd.to_numeric(mine.get("flops"), errors="coerce").fillna(0) + pd.to_numeric(
-        mine.get("bytes"), errors="coerce").fillna(0)
-    w = float(pd.to_numeric(pd.Series([ref.get("flops")]), errors="coerce").fillna(0).iloc[0]) + float(
-        pd.to_numeric(pd.Series([ref.get("bytes")]), errors="coerce").fillna(0).iloc[0])
-    for (_, other), ow in zip(mine.iterrows(), work, strict=True):
-        o = _median(other)
-        if not o or not w or not ow:
-            continue
-        if (ow > w and t > REFERENCE_OFF * o) or (ow < w and o > REFERENCE_OFF * t):
-            return (f"the reference took {fmt_time_auto(t)} at {ref.get('size_label')} but {fmt_time_auto(o)} at "
-                    f"the {'larger' if ow > w else 'smaller'} {other.get('size_label')}: its time here is off its "
-                    "own other sizes, so speed-ups over it are unreliable")
-    return None
+    return _off_its_sizes(mine, ref, t)
+
+
+def _work(rows: pd.DataFrame | pd.Series) -> Any:
+    return pd.to_numeric(rows.get("flops"), errors="coerce").fillna(0) + pd.to_numeric(
+        rows.get("bytes"), errors="coerce").fillna(0)
+
+
+def _off_its_sizes(mine: pd.DataFrame, ref: Mapping[str, Any], t: float) -> str | None:
+    """The reference's time at one size against the trend of its other sizes (a robust fit of log time on
+    log work: the median of the pairwise slopes, then the median intercept), so one bad size stands out
+    and its good neighbours do not; needs three sizes."""
+    import numpy as np
+
+    work = _work(mine).to_numpy(float)
+    times = pd.to_numeric(mine["median_s"], errors="coerce").to_numpy(float)
+    keep = (work > 0) & (times > 0)
+    x, y = np.log(work[keep]), np.log(times[keep])
+    if len(np.unique(x)) < 3:
+        return None
+    slopes = [(y[j] - y[i]) / (x[j] - x[i]) for i in range(len(x)) for j in range(i + 1, len(x)) if x[j] != x[i]]
+    b = float(np.median(slopes))
+    a = float(np.median(y - b * x))
+    w = float(_work(pd.DataFrame([dict(ref)])).iloc[0])
+    if w <= 0:
+        return None
+    expected = float(np.exp(a + b * np.log(w)))
+    if max(t, expected) / min(t, expected) <= REFERENCE_OFF:
+        return None
+    return (f"the reference took {fmt_time_auto(t)} at {ref.get('size_label')} where its other sizes predict about "
+            f"{fmt_time_auto(expected)}: its time here is off its own other sizes, so speed-ups over it are "
+            "unreliable")
 
 
 def _text(v: Any) -> str:

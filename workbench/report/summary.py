@@ -162,7 +162,22 @@ def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
     # the smallest effect each comparison could have seen (for "same": the bound its interval lies within)
     out["could see"] = [f"±{pct(f)}" if np.isfinite(f) else "" for f in pd.to_numeric(t["floor"], errors="coerce")]
     out["verdict"] = t["verdict"]
+    off = [_reference_off(df, r) for _, r in t.iterrows()]
+    if any(off):  # a reference time off its own other evidence: every speed-up over it inherits the error
+        out["reference"] = [f"⚠ {why}" if why else "" for why in off]
     return out.reset_index(drop=True)
+
+
+def _reference_off(df: pd.DataFrame, r: pd.Series) -> str:
+    """Why the reference time behind one speed-up is suspect ("" when it is not)."""
+    from .findings import reference_anomaly
+
+    match = (df["kernel"] == r["kernel"]) & (df["variant"] == r["baseline_variant"]) & \
+        (df["backend"] == r["baseline_backend"]) & (df["dtype"] == r["dtype"]) & (df["params"] == r["params"])
+    if "run_id" in df and "run_id" in r:
+        match &= df["run_id"] == r["run_id"]
+    ref = df[match & (df["status"] == Status.OK)]
+    return (reference_anomaly(df, ref.iloc[0]) or "") if len(ref) else ""
 
 
 def reference_speedups(ok: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
