@@ -44,6 +44,8 @@ EXPECTED = {
     "heap-search": TAMPERS,
     "patches-timer": TAMPERS,
     "float16-inside": TRADES_PRECISION,
+    "tf32-inside": TRADES_PRECISION,
+    "graph-replay": MEMOIZES,
 }
 
 
@@ -121,8 +123,15 @@ def _setup(n, rng):
 
 
 def test_quick_names_each_class(tmp_path):
-    res = workbench.quick({"honest": _honest, "memo-by-id": _memo_by_id(), "late": _late(), "half": _half},
-                          _setup, [4099], budget_s=0.05, rounds=1, store=str(tmp_path / "q.sqlite"), progress=False)
+    from workbench.catalog import registry
+
+    try:
+        res = workbench.quick({"honest": _honest, "memo-by-id": _memo_by_id(), "late": _late(), "half": _half},
+                              _setup, [4099], budget_s=0.05, rounds=1, name="gaming_quick",
+                              store=str(tmp_path / "q.sqlite"), progress=False)
+    finally:
+        if "gaming_quick" in registry.kernels():
+            registry.unregister_kernel("gaming_quick")  # other tests walk every registered kernel
     rows = {r["variant"]: (r["status"], r["message"] or "") for r in res.df.to_dict("records")}
     assert rows["honest"][0] == "ok", rows["honest"]
     for name, kind in (("memo-by-id", MEMOIZES), ("late", FINISHES_LATER), ("half", TRADES_PRECISION)):
@@ -274,3 +283,14 @@ def test_precision_note_and_settings():
     got = audit.precision_settings()
     assert got is not None and got["torch_float32_matmul_precision"] == torch.get_float32_matmul_precision()
     json.dumps(got)
+
+
+def test_a_timed_row_records_the_precision_settings_in_force(bad_catalog):
+    torch = pytest.importorskip("torch")
+    from workbench.harness.cell import Cell, run_cell
+
+    row = run_cell(Cell.make(K, "good", "numpy", "float32", {"n": 1001}),
+                   TimingConfig(warmup_s=0.005, budget_s=0.01, min_samples=3))
+    assert row["status"] == "ok", row["message"]
+    settings = json.loads(row["precision"])
+    assert settings["torch_float32_matmul_precision"] == torch.get_float32_matmul_precision()

@@ -53,6 +53,8 @@ TAMPERS = "tampers with the harness"
 TRADES_PRECISION = "trades precision for speed"
 IMPOSSIBLE_SPEED = "impossible speed"
 CLASSES = (WORKS_ONLY_WHEN_CHECKED, MEMOIZES, FINISHES_LATER, TAMPERS, TRADES_PRECISION, IMPOSSIBLE_SPEED)
+#: A stale answer has three explanations the output alone cannot tell apart.
+STALE = f"{MEMOIZES} or replays a captured graph, or it copies a reference it found: {TAMPERS}"
 
 #: Chance that a sample past the first audited one is audited, and (separately) that its inputs change.
 AUDIT_PROBABILITY = 0.1
@@ -296,7 +298,7 @@ class Auditor:
                 if self._passes(got, ref_j, host):
                     whose = "the input's" if j == s else f"input set {j}'s"
                     return (f"a stale answer, for {whose} values {when}",
-                            f"{MEMOIZES}, or it copies a reference it found: {TAMPERS}")
+                            STALE)
         return "a wrong answer where checked calls were right", WORKS_ONLY_WHEN_CHECKED
 
     def _earlier_states(self, j: int, skip_current: bool) -> Iterator[tuple[str, dict[str, np.ndarray]]]:
@@ -379,6 +381,57 @@ def check_timer(kind: str, samples: Sequence[tuple[float, float]]) -> None:
         reported, clock = sum(r for r, _ in samples), sum(c for _, c in samples)
         raise AuditFailed(f"audit: the {kind} timer reported {reported:.3g} s for {len(samples)} samples the "
                           f"harness's clock saw take {clock:.3g} s ({TAMPERS})", TAMPERS)
+
+
+#: Timer kinds whose time is between events on one stream: work left on another stream escapes them.
+DEVICE_EVENT_TIMERS = ("cuda-event", "hip-event", "torch-event")
+#: The device may take this long (or half the sample, if more) to go idle after a sample's end event.
+DEVICE_TAIL_S = 200e-6
+
+
+def check_device_tail(kind: str, reported_s: float, tail_s: float) -> None:
+    """After an event-timed sample, the time a synchronisation of the whole device took: work still running
+    after the end event (another stream, a graph launched elsewhere) was not in the sample. Raises
+    :class:`AuditFailed` naming :data:`FINISHES_LATER`."""
+    if kind in DEVICE_EVENT_TIMERS and tail_s > max(DEVICE_TAIL_S, 0.5 * reported_s):
+        raise AuditFailed(f"audit: the device was still busy {tail_s * 1e3:.3g} ms after the timed region's end event "
+                          f"({reported_s * 1e3:.3g} ms): work went on outside the timed stream ({FINISHES_LATER})",
+                          FINISHES_LATER)
+
+
+#: cudaLimitPersistingL2CacheSize in the CUDA runtime's cudaLimit enum.
+_CUDA_LIMIT_PERSISTING_L2 = 0x06
+
+
+def _loaded_cudart() -> Any:
+    """The CUDA runtime library this process has loaded (torch and CuPy bring their own), or None."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "libcudart" in line}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            return ctypes.CDLL(path)
+        except OSError:
+            continue
+    return None
+
+
+def reset_persisting_l2(backend: Any, cudart: Callable[[], Any] = _loaded_cudart) -> bool:
+    """Before a CUDA cell: every persisting L2 line back to normal and the set-aside back to 0, so a variant
+    that pinned its data in L2 (an access-policy window) cannot carry it into its own or another cell's
+    timing (llm.c #851 read 4x the HBM peak that way). Returns whether a reset was made."""
+    if getattr(backend, "device_class", "cpu") != "cuda":
+        return False
+    lib = cudart()
+    if lib is None:
+        return False
+    lib.cudaDeviceSetLimit(_CUDA_LIMIT_PERSISTING_L2, 0)
+    lib.cudaCtxResetPersistingL2Cache()
+    return True
 
 
 #: What the harness measures and checks with: a kernel that replaces one of these is tampering.
@@ -488,20 +541,35 @@ def precision_note(dtype: str, max_error: float | None, tolerance: float | None)
     return ""
 
 
-def explain_failure(case: Case, check: CheckResult) -> str:
-    """Words naming the class of a failed check of ``case`` (its outputs, just written): the output right a
-    moment later (:data:`FINISHES_LATER`), or an error of lower precision (:data:`TRADES_PRECISION`)."""
+#: What :meth:`workbench.case.Case.run_and_check` says of writes outside an output and changed inputs: such a
+#: failure is not about the output's values, so a right output later does not mean it finished late.
+_NOT_VALUES = ("modified its input", "past the end of", "before the start of")
+
+
+def explain_failure(case: Case, check: CheckResult,
+                    others: Sequence[tuple[int, dict[str, np.ndarray], dict[str, np.ndarray]]] = (),
+                    own: tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None = None) -> str:
+    """Words naming the class of a failed check of ``case`` whose outputs were just written for ``own`` (host
+    inputs, reference; default the case's): the output still changing, or right a moment later
+    (:data:`FINISHES_LATER`); the answer for one of the ``others`` (set number, host inputs, reference) input
+    sets of this cell (:data:`STALE`); or an error of lower precision (:data:`TRADES_PRECISION`)."""
     if check.passed:
         return ""
-    time.sleep(LATE_WAIT_S)
+    host, ref = own if own is not None else (case.host_inputs, case.reference)
     try:
+        first = case.fetch(case.outputs)
+        time.sleep(LATE_WAIT_S)
         later = case.fetch(case.outputs)
-        again = _check_outputs(case.spec, later, case.reference, case.dtype, case.host_inputs, case.params)
+        again = _check_outputs(case.spec, later, ref, case.dtype, host, case.params)
     except Exception:  # noqa: BLE001 - the failure stands as it is; this only names it
-        again = None
-    if again is not None and again.passed:
-        return (f"; the output was right {LATE_WAIT_S * 1e3:.0f} ms after the call returned: work went on after "
-                f"it ({FINISHES_LATER})")
+        return precision_note(case.dtype, check.max_error, check.tolerance)
+    changed = not all(k in later and _same_bits(v, later[k]) for k, v in first.items())
+    if changed or (again.passed and not any(t in check.message for t in _NOT_VALUES)):
+        return (f"; the output was {'still changing' if changed else 'right'} {LATE_WAIT_S * 1e3:.0f} ms after the "
+                f"call returned: work went on after it ({FINISHES_LATER})")
+    for i, h, r in others:
+        if _check_outputs(case.spec, later, r, case.dtype, h, case.params).passed:
+            return f"; it is the answer for input set {i}: a stale answer ({STALE})"
     return precision_note(case.dtype, check.max_error, check.tolerance)
 
 

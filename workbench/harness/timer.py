@@ -22,7 +22,7 @@ from typing import Any
 
 from ..backends.base import Backend, Timer
 from ..case import Case
-from .audit import GUARD, Auditor, NoAudit, check_timer
+from .audit import DEVICE_EVENT_TIMERS, GUARD, Auditor, NoAudit, check_device_tail, check_timer
 from .stats import relative_spread
 
 #: The harness's clock, bound at import (a kernel replacing ``time.perf_counter`` does not reach it).
@@ -133,7 +133,7 @@ def _batches(calls: Sequence[Callable[[], Any]], k: int) -> list[Callable[[], No
 
 def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig, *,
                audit: Auditor | NoAudit, flush: Callable[[], None] | None = None, deadline: float = math.inf,
-               cancel: threading.Event | None = None) -> Timing:
+               cancel: threading.Event | None = None, sync: Callable[[], None] | None = None) -> Timing:
     """Time ``calls`` (one per input set, used in rotation) adaptively, under ``audit``.
 
     ``flush`` runs before every sample when ``config.cache == "cold"``, outside
@@ -142,14 +142,16 @@ def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingC
     value) ends the loop early even below ``min_samples``; the caller decides
     what that means. ``audit`` (required: no loop times a variant unaudited) may change inputs before a
     sample and check its output after; a wrong output, a timer that disagrees with the harness's clock or a
-    replaced harness function raises :class:`~workbench.harness.audit.AuditFailed`; a wrong audited output
+    replaced harness function raises :class:`~workbench.harness.audit.AuditFailed`, and so does, with event
+    timers, a device still busy after a sample's end event (``sync``: the whole device's synchronisation,
+    which ends every such sample); a wrong audited output
     is reported in ``Timing.audit_failure`` (the loop's timings are kept, for the caller to flag).
     """
     if not calls:
         raise ValueError("time_calls needs at least one call")
     GUARD.check()
     try:
-        out = _loop(timer, calls, config, audit, flush, deadline, cancel)
+        out = _loop(timer, calls, config, audit, flush, deadline, cancel, sync)
     finally:
         audit.restore()
     GUARD.check()
@@ -161,14 +163,20 @@ def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingC
 class _Watch:
     """The timer's reported totals beside the harness's own clock around the same samples."""
 
-    def __init__(self, timer: Timer) -> None:
+    def __init__(self, timer: Timer, sync: Callable[[], None] | None, watch: bool) -> None:
         self.timer, self.kind = timer, timer.kind
         self.samples: list[tuple[float, float]] = []
+        #: Event timers stop at an event on their stream: the whole device is synchronised after each sample.
+        self.sync = sync if watch and timer.kind in DEVICE_EVENT_TIMERS else None
 
     def measure(self, fn: Callable[[], Any]) -> Any:
         t0 = _clock()
         s = self.timer.measure(fn)
         self.samples.append((s.device_s, _clock() - t0))
+        if self.sync is not None:
+            t1 = _clock()
+            self.sync()
+            check_device_tail(self.kind, s.device_s, _clock() - t1)
         return s
 
     def check(self) -> None:
@@ -176,11 +184,12 @@ class _Watch:
 
 
 def _loop(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig, audit: Auditor | NoAudit,
-          flush: Callable[[], None] | None, deadline: float, cancel: threading.Event | None) -> Timing:
+          flush: Callable[[], None] | None, deadline: float, cancel: threading.Event | None,
+          sync: Callable[[], None] | None) -> Timing:
     cold = config.cache == "cold"
     out = Timing()
     m = len(calls)
-    watch = _Watch(timer)
+    watch = _Watch(timer, sync, audit.watch_timer)
 
     # Warm-up by time, at least one call: absorbs lazy initialisation and caches
     # of the runtime, and tells us how long one call takes.
@@ -250,7 +259,8 @@ def exercise(timer: Timer, case: Case, sets: Sequence[tuple[dict[str, Any], dict
     out = case.outputs
     calls = [(lambda inp=inp: case.call(inp, out)) for inp, _ in sets]
     audit = Auditor(case, sets, out, min_samples=EXERCISE.min_samples, probability=1.0, cost_share=math.inf)
-    timing = time_calls(timer, calls, EXERCISE, audit=audit, deadline=deadline, cancel=cancel)
+    timing = time_calls(timer, calls, EXERCISE, audit=audit, deadline=deadline, cancel=cancel,
+                        sync=case.backend.synchronize)
     if audit.failure is not None:
         raise audit.failure
     return timing
