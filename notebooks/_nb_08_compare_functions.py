@@ -35,7 +35,7 @@ import torch
 
 pd.set_option("display.max_colwidth", 80)
 
-SIZES = [64, 257] if SMALL else [2**k for k in range(6, 14)] if FULL else [2**7, 2**10, 2**13]  # rows of 1024 float32
+SIZES = [64, 257] if SMALL else [2**k for k in range(6, 14)] if FULL else [2**6, 2**9, 2**12]  # rows of 1024 float32
 """),
     md("""
 ## One callable
