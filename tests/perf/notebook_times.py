@@ -15,6 +15,7 @@ import os
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 import nbclient
@@ -24,8 +25,18 @@ REPO = Path(__file__).resolve().parents[2]
 TARGET_S = 120.0
 
 
-def execute(path: Path, timeout_s: int) -> tuple[float, list[str]]:
-    """Wall seconds to execute ``path`` in a fresh folder, and the errors its cells raised."""
+def cell_seconds(cell: nbformat.NotebookNode) -> float:
+    """How long one executed cell ran (nbclient's timing metadata)."""
+    t = cell.get("metadata", {}).get("execution", {})
+    start, end = t.get("iopub.execute_input"), t.get("shell.execute_reply")
+    if not (start and end):
+        return 0.0
+    return (datetime.fromisoformat(end.replace("Z", "+00:00"))
+            - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds()
+
+
+def execute(path: Path, timeout_s: int) -> tuple[float, list[str], list[tuple[int, float]]]:
+    """Wall seconds to execute ``path`` in a fresh folder, the errors its cells raised, and its slowest cells."""
     nb = nbformat.read(path, as_version=4)
     with tempfile.TemporaryDirectory(prefix=f"nbtime-{path.stem}-") as work:
         client = nbclient.NotebookClient(nb, timeout=timeout_s, kernel_name="python3", allow_errors=True,
@@ -37,7 +48,9 @@ def execute(path: Path, timeout_s: int) -> tuple[float, list[str]]:
         seconds = time.monotonic() - t0
     errors = [f"cell {i}: {o.ename}: {o.evalue}" for i, c in enumerate(nb.cells) if c.cell_type == "code"
               for o in c.outputs if o.output_type == "error"]
-    return seconds, errors
+    slowest = sorted(((i, cell_seconds(c)) for i, c in enumerate(nb.cells) if c.cell_type == "code"),
+                     key=lambda ic: -ic[1])[:3]
+    return seconds, errors, slowest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,11 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     over = 0
     for path in paths:
         load0 = os.getloadavg()[0]
-        seconds, errors = execute(path, args.cell_timeout)
+        seconds, errors, slowest = execute(path, args.cell_timeout)
         load1 = os.getloadavg()[0]
         verdict = "errors: " + "; ".join(errors) if errors else ("ok" if seconds <= TARGET_S else "over 2 min")
         over += seconds > TARGET_S or bool(errors)
-        print(f"{path.name:40s} {seconds:8.1f} {load0:11.2f} {load1:10.2f}  {verdict}", flush=True)
+        cells = ", ".join(f"cell {i} {t:.0f} s" for i, t in slowest)
+        print(f"{path.name:40s} {seconds:8.1f} {load0:11.2f} {load1:10.2f}  {verdict} (slowest: {cells})", flush=True)
     return 1 if over else 0
 
 
