@@ -155,3 +155,36 @@ def test_numba_kernels_are_cached_on_disk(tmp_path):
     first, second = (r.stdout + r.stderr for r in runs)
     assert "data saved" in first
     assert "data loaded" in second and "data saved" not in second, second
+
+
+def test_runtime_helpers_live_in_their_runtime_modules():
+    """op.variant is the core; op.numba, op.torch_trio, op.cupy, op.wgsl are each runtime module's function
+    bound to the folder (registered when workbench is imported), not methods the catalog knows."""
+    from workbench.authoring import cupy_support, numba_support, torch_support, wgsl_support
+    from workbench.catalog.authoring import KernelFolder
+
+    op = kernel_here(str(builtin_catalog_path() / "softmax" / "spec.py"))
+    for name, helper in (("numba", numba_support.numba_variant), ("numba_map", numba_support.numba_map),
+                         ("torch", torch_support.torch_variant), ("torch_trio", torch_support.torch_trio),
+                         ("torch_compile", torch_support.torch_compile_variant),
+                         ("cupy", cupy_support.cupy_variant), ("wgsl", wgsl_support.wgsl_variant)):
+        bound = getattr(op, name)
+        assert bound.func is helper and bound.args == (op,), name
+        assert name not in vars(KernelFolder), name
+    with pytest.raises(AttributeError, match="no attribute or helper 'numbaa'; helpers: .*numba_map"):
+        op.numbaa  # noqa: B018
+
+
+def test_the_catalog_imports_no_runtime():
+    """No module of workbench/catalog imports numba, torch, cupy, triton, wgpu or pyopencl, even lazily."""
+    import ast
+    from pathlib import Path
+
+    runtimes = {"numba", "llvmlite", "torch", "cupy", "cupyx", "triton", "wgpu", "pyopencl"}
+    found = []
+    for path in (Path(workbench.__file__).parent / "catalog").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in runtimes]
+    assert not found, found

@@ -35,3 +35,20 @@ def test_the_removed_shims_are_gone():
     for name in ("workbench.runner", "workbench.harness.record"):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(name)
+
+
+def test_one_home_per_name():
+    """Each of these names is one object, whichever module a caller imports it from."""
+    import math
+
+    from workbench import ceilings, selection, store, timestamps, verdicts
+    from workbench.backends import base
+    from workbench.harness import cell
+
+    assert selection.BackendUnavailable is base.BackendUnavailable
+    assert issubclass(base.BackendUnavailable, ValueError) and issubclass(base.BackendUnavailable, RuntimeError)
+    assert store.now_iso is timestamps.now_iso is cell.now_iso
+    assert ceilings.is_noisy is verdicts.is_noisy
+    assert verdicts.is_noisy({"noisy": True, "rel_spread": 0.0}) and not verdicts.is_noisy({"noisy": False})
+    assert verdicts.is_noisy({"noisy": math.nan, "rel_spread": 0.9}) and not verdicts.is_noisy({"rel_spread": None})
+    assert verdicts.is_noisy(0.9) and not verdicts.is_noisy(0.01) and not verdicts.is_noisy(math.nan)

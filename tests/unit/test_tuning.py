@@ -92,6 +92,30 @@ def test_configured_variant_is_verified(tunable, isolated):
     assert good["status"] == "ok" and bad["status"] == "incorrect"
 
 
+def test_the_catalog_resolves_configurations_through_the_installed_resolver(tunable, monkeypatch):
+    """The catalog never imports the tuner: import workbench installs tuning's resolver in the registry, and a
+    tunable build asks whatever resolver is installed (here a stand-in) for its configuration and label."""
+    from workbench.backends import registry as backends
+    from workbench.catalog.spec import BuildContext
+    from workbench.tuning import resolve
+
+    assert registry._resolver is resolve.resolve_config
+    seen = []
+
+    def stand_in(v, spec, ctx):
+        seen.append((v.name, spec.name))
+        return {"BLOCK": 8, "ORDER": "ji"}, "picked by the stand-in"
+
+    monkeypatch.setattr(registry, "_resolver", registry.given_or_default)
+    registry.set_config_resolver(stand_in)
+    call = tunable.build(BuildContext(backend=backends.get("numpy"), params={"m": 4, "n": 4, "k": 4},
+                                      dtype="float64"))
+    assert seen == [("blocked", KERNEL)] and call.best_config == "picked by the stand-in"
+    registry.set_config_resolver(registry.given_or_default)
+    default = tunable.build(BuildContext(backend=backends.get("numpy"), params={"m": 4, "n": 4, "k": 4},
+                                         dtype="float64"))
+    assert not hasattr(default, "best_config")  # defaults, unlabelled: the catalog alone knows no tuning
+
 def test_shape_class_and_fingerprint():
     from workbench.backends import registry as backends
     from workbench.catalog import get_kernel
