@@ -298,14 +298,15 @@ def paired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, min_
 
 def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, run_noise: float = 0.0,
                      min_effect: float = MIN_EFFECT, noise_floor: float = 0.0, min_rounds: int = MIN_ROUNDS,
-                     rounds: bool = True) -> Verdict:
+                     rounds: bool = True, confidence: float = BETWEEN_COVERAGE) -> Verdict:
     """The same cell in two runs (A earlier, B later): per-round medians of each.
 
     ``run_noise`` (log sigma) is the run-to-run spread measured across the cells of the two runs
     (:func:`run_to_run_noise`); it is added because no single cell can see it. With fewer than
     ``min_rounds`` rounds on a side, or ``rounds=False`` (a side's values are the samples of one stream,
     not round medians), the values only place each side's median and the noise is :data:`STREAM_NOISE`.
-    The interval is ± :data:`K_BETWEEN` noise sigmas (coverage :data:`BETWEEN_COVERAGE`, as measured).
+    The interval is ± :data:`K_BETWEEN` noise sigmas (coverage :data:`BETWEEN_COVERAGE`, as measured); another
+    ``confidence`` scales that width by the ratio of normal quantiles.
     """
     a, b = clean(rounds_a), clean(rounds_b)
     if len(a) == 0 or len(b) == 0:
@@ -317,8 +318,8 @@ def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, ru
     else:
         sa, sb = max(round_sigma(la), noise_floor), max(round_sigma(lb), noise_floor)
         noise, basis = math.hypot(math.hypot(sa, sb), run_noise), "rounds"
-    half = K_BETWEEN * noise
-    return _verdict(effect, effect - half, effect + half, noise, len(a), len(b), basis, BETWEEN_COVERAGE,
+    half = K_BETWEEN * noise * _quantile(confidence, None) / _quantile(BETWEEN_COVERAGE, None)
+    return _verdict(effect, effect - half, effect + half, noise, len(a), len(b), basis, confidence,
                     min_effect, run_noise)
 
 
