@@ -71,7 +71,7 @@ test-core: $(CORE_VENV)/.installed
 lab: $(VENV)/.installed-demo
 	@token='$(LAB_TOKEN)'; \
 	if [ -z "$$token" ]; then token=$$($(PY) -c "import secrets; print(secrets.token_hex(16))") || exit 1; fi; \
-	echo "JupyterLab: http://127.0.0.1:$(LAB_PORT)/lab?token=$$token (port taken? make lab LAB_PORT=8890)"; \
+	echo "JupyterLab: http://127.0.0.1:$(LAB_PORT)/lab?token=$$token"; \
 	JUPYTER_TOKEN="$$token" exec $(VENV)/bin/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) \
 		--ServerApp.port_retries=0 --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
 

@@ -503,7 +503,7 @@ def test_make_lab_token_is_drawn_once(tmp_path):
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(sys.executable)
     jupyter = venv / "bin" / "jupyter"
-    jupyter.write_text('#!/bin/sh\necho "ARGS $*"\n')
+    jupyter.write_text('#!/bin/sh\necho "ARGS $*"\necho "TOKEN $JUPYTER_TOKEN"\n')
     jupyter.chmod(0o755)
     marker = venv / ".installed-demo"
     marker.touch()
@@ -514,4 +514,7 @@ def test_make_lab_token_is_drawn_once(tmp_path):
     assert out.returncode == 0, out.stderr
     url = next(line for line in out.stdout.splitlines() if "token=" in line)
     token = url.rsplit("token=", 1)[1].strip()
-    assert len(token) == 32 and f"--IdentityProvider.token={token}" in out.stdout
+    # issue 24: the server gets the token in its environment, never on its command line (`ps` shows that)
+    assert len(token) == 32 and f"TOKEN {token}" in out.stdout.splitlines()
+    args = next(line for line in out.stdout.splitlines() if line.startswith("ARGS"))
+    assert token not in args and "--port=8888" in args and "--ServerApp.port_retries=0" in args
