@@ -25,14 +25,16 @@ __all__ = ["AUTO_METHOD_PREFIX", "AUTO_PROBE", "MEASURED", "PUBLISHED", "ceiling
            "row_peak_note"]
 
 
-def _above_dram(pct_bw: float, nbytes: float | None, llc_bytes: float | None, bw_src: str | None,
-                roofs: RoofSet | None) -> str:
-    """Why a rate is above the DRAM bandwidth roof: the measured roof of the cache level holding the working
-    set, or, with no cache roof measured, nothing that explains it."""
-    dram = roofs.value(RoofKind.DRAM) if roofs is not None else None
+def _above_bandwidth(pct_bw: float, nbytes: float | None, llc_bytes: float | None, bw_src: str | None,
+                     roofs: RoofSet | None, row: Mapping[str, Any] | None) -> str:
+    """Why a rate is above its bandwidth ceiling: within the measured ceiling of the cache level holding the
+    working set (rows scored against DRAM), above it (a suspect ceiling or timing), or, with no cache ceiling
+    measured, nothing that explains it."""
     level = roofs.cache_level_for(nbytes) if roofs is not None else None
-    if dram and level is not None and level.known:
-        gbps = pct_bw / 100.0 * dram
+    row = row if row is not None else {}
+    ceiling = _num(row.get("ceiling_gbps")) or (roofs.value(RoofKind.DRAM) if roofs is not None else None)
+    gbps = _num(row.get("gbps")) or (pct_bw / 100.0 * ceiling if ceiling else None)
+    if gbps and level is not None:
         where = f"its {fmt_bytes(nbytes)} working set fits in the {level.kind.short} cache"
         if gbps <= level.value:  # type: ignore[operator]
             return f"{where}, and stays under that level's measured ceiling ({level.value:.3g} GB/s)"
@@ -59,8 +61,10 @@ def peak_note(pct_bw: float | None, pct_flops: float | None, nbytes: float | Non
     if implausible:
         parts.append(implausible)
     if pct_bw is not None and pct_bw > 100.0:
-        parts.append(f"{pct_bw:.0f}% of the {bw_src or 'measured'} bandwidth ceiling: "
-                     f"{_above_dram(pct_bw, nbytes, llc_bytes, bw_src, roofs)}")
+        scored = roofs.level_of(_num(row.get("ceiling_gbps"))) if roofs is not None and row is not None else None
+        which = f" {scored.kind.short}" if scored is not None and scored.kind is not RoofKind.DRAM else ""
+        parts.append(f"{pct_bw:.0f}% of the {bw_src or 'measured'}{which} bandwidth ceiling: "
+                     f"{_above_bandwidth(pct_bw, nbytes, llc_bytes, bw_src, roofs, row)}")
     if pct_flops is not None and pct_flops > 100.0:
         parts.append(f"{pct_flops:.0f}% of the {fl_src or 'measured'} GFLOP/s ceiling: "
                      f"{ceiling_suspect(fl_src, 'GEMM')}")

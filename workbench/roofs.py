@@ -133,12 +133,20 @@ class RoofSet:
                             "for this device")
 
     def cache_level_for(self, nbytes: float | None) -> Roof | None:
-        """The innermost measured cache level whose working set holds ``nbytes`` (None: none does)."""
+        """The innermost cache level with a measured bandwidth whose capacity holds ``nbytes``: the roof of a
+        memory-bound call whose data stays in cache between calls (None: only DRAM holds it)."""
         if not nbytes:
             return None
         for kind in CACHE_LEVELS:
             r = self.get(kind)
-            if r is not None and r.working_set_bytes and nbytes <= r.working_set_bytes:
+            if r is not None and r.known and r.working_set_bytes and nbytes <= r.working_set_bytes:
+                return r
+        return None
+
+    def level_of(self, gbps: float | None) -> Roof | None:
+        """The bandwidth roof whose value is ``gbps`` (which level a row was scored against), if any."""
+        for r in self.roofs:
+            if r.kind is not RoofKind.FLOPS and r.known and gbps and math.isclose(r.value, gbps, rel_tol=1e-6):  # type: ignore[arg-type]
                 return r
         return None
 

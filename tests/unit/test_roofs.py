@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from workbench import peaks, roof_probe
 from workbench.ceilings import headline_pct, peak_note
@@ -178,3 +179,21 @@ def test_a_probe_process_that_fails_leaves_every_roof_missing_with_why():
     rs = roof_probe.probe_cpu("CPU test", timeout_s=0.01)  # no interpreter starts that fast
     assert rs.roofs and all(not r.known and r.missing.startswith("probe process failed") for r in rs.roofs)
     assert {r.kind for r in rs.roofs} == set(RoofKind)
+
+
+def test_a_working_set_in_a_measured_cache_is_scored_against_that_level():
+    from workbench.harness.throughput import Ceilings, rates
+    from workbench.report.row_notes import row_notes
+
+    c = Ceilings({("bandwidth_gbps", "float32"): 10.0}, {("bandwidth_gbps", "float32"): AUTO_PROBE})
+    c.roof_set = _cpu()
+    in_l2 = rates(0.0, 1 * MiB, 1 * MiB / 50e9, "float32", c)  # 50 GB/s from 1 MiB: the L2 roof is 100
+    assert in_l2["ceiling_gbps"] == 100.0 and in_l2["pct_peak_bw"] == pytest.approx(50) and not in_l2["peak_note"]
+    dram = rates(0.0, 64 * MiB, 64 * MiB / 5e9, "float32", c)  # 64 MiB: only DRAM holds it
+    assert dram["ceiling_gbps"] == 10.0 and dram["pct_peak_bw"] == pytest.approx(50)
+    hot = rates(0.0, 1 * MiB, 1 * MiB / 150e9, "float32", c)  # above L2, within 1.5x L1: not implausible
+    assert hot["peak_note"].startswith("150% of the measured (automatic probe) L2 bandwidth ceiling")
+    row = pd.DataFrame([{**in_l2, "status": "ok", "bound": "memory-bound", "backend": "numpy", "env_id": "e",
+                         "dtype": "float32", "device": "cpu", "ceiling_source": AUTO_PROBE}])
+    notes = row_notes(row, roofs={("e", "numpy"): _cpu()})
+    assert notes["ceiling"].iloc[0] == "100 GB/s (probe, L2)" and notes["pct"].iloc[0] == pytest.approx(50)

@@ -109,6 +109,10 @@ def rates(flops: float, nbytes: float, seconds: float | None, dtype: str, peaks:
     gflops, gbps = flops / seconds / 1e9, nbytes / seconds / 1e9
     out["gflops"], out["gbps"] = gflops, gbps
     bw, fl, bw_src, fl_src = ceilings_for(dtype, peaks, published)
+    roof_set = getattr(peaks, "roof_set", None)
+    level = roof_set.cache_level_for(nbytes) if roof_set is not None else None
+    if level is not None:  # the working set fits a cache whose bandwidth was measured: that level is its roof
+        bw = level.value
     fl_src = fl_src if flops else None
     out.update(ceiling_gbps=bw, ceiling_gflops=fl if flops else None, ceiling_source=combined_source(bw_src, fl_src))
     out["pct_peak_bw"] = 100.0 * gbps / bw if bw else None

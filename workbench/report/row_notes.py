@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..roofs import SHORT_SOURCE, RoofKey, RoofSet, resolve_roofs, roofs_of_row
+from ..roofs import SHORT_SOURCE, RoofKey, RoofKind, RoofSet, resolve_roofs, roofs_of_row
 
 
 def fmt_num(x: Any, digits: int = 3) -> str:
@@ -80,7 +80,10 @@ def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None =
         elif value is None:
             ceiling = f"none: no {unit} ceiling measured"
         else:
-            ceiling = f"{fmt_num(value)} {unit} ({SHORT_SOURCE.get(src, src)})"
+            rs = roofs_of_row(roofs, r)
+            level = rs.level_of(value) if rs is not None and not compute else None
+            at = f", {level.kind.short}" if level is not None and level.kind is not RoofKind.DRAM else ""
+            ceiling = f"{fmt_num(value)} {unit} ({SHORT_SOURCE.get(src, src)}{at})"
         out.append({"noisy": bool(noisy), "noise_note": noise_text(r) if noisy else "",
                     "peak_note": row_peak_note(r, llc_of(environments, r), roofs_of_row(roofs, r)) if ok else "",
                     "pct": headline_pct(r) if ok else None, "ceiling": ceiling,
