@@ -35,7 +35,7 @@ def _above_bandwidth(pct_bw: float, nbytes: float | None, llc_bytes: float | Non
     ceiling = _num(row.get("ceiling_gbps")) or (roofs.value(RoofKind.DRAM) if roofs is not None else None)
     gbps = _num(row.get("gbps")) or (pct_bw / 100.0 * ceiling if ceiling else None)
     if gbps and level is not None:
-        where = f"its {fmt_bytes(nbytes)} working set fits in the {level.kind.short} cache"
+        where = f"its {fmt_bytes(nbytes)} working set fits in the {level.kind.cache}"
         if gbps <= level.value:  # type: ignore[operator]
             return f"{where}, and stays under that level's measured ceiling ({level.value:.3g} GB/s)"
         return (f"{where}, but runs above that level's measured ceiling ({level.value:.3g} GB/s) too: "

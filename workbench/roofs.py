@@ -54,6 +54,11 @@ class RoofKind(str, Enum):
         return "GFLOP/s" if self is RoofKind.FLOPS else "GB/s"
 
     @property
+    def cache(self) -> str:
+        """The memory level in words ("L2 cache", "last-level cache", "DRAM")."""
+        return {RoofKind.LLC: "last-level cache", RoofKind.L2: "L2 cache", RoofKind.L1: "L1 cache"}.get(self, "DRAM")
+
+    @property
     def short(self) -> str:
         return {RoofKind.DRAM: "DRAM", RoofKind.LLC: "LLC", RoofKind.L2: "L2", RoofKind.L1: "L1",
                 RoofKind.FLOPS: "peak"}[self]

@@ -560,7 +560,7 @@ def _above_reason(r: Any, line: DrawnRoof, roofs: RoofSet | None, llc: float | N
         level = roofs.cache_level_for(nbytes) if roofs is not None else None
         if level is not None and level.known:
             within = "within" if gbps <= level.value else "above"  # type: ignore[operator]
-            reasons.append(f"working set fits in the {level.kind.short} cache, {within} its measured "
+            reasons.append(f"working set fits in the {level.kind.cache}, {within} its measured "
                            f"{level.value:.3g} GB/s ceiling")
         elif nbytes and llc:
             fits = f"≤ {fmt_bytes(llc)} fits in the last-level cache" if nbytes <= llc else \
