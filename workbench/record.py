@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: Every way a cell can end. ``ok`` means verified (and, when measured, timed); ``crashed``: the kernel
-#: killed the process running it (a signal, an abort, an exit), or the run died while the cell was in flight.
+#: The names of the ways a cell's run can end: :class:`workbench.status.Status` is the one source (every member
+#: but ``implausible``, which issue 22 adds to the stored statuses); spelled out here because the record
+#: imports nothing from the package (tests/unit/test_record.py keeps the two equal).
 STATUSES = ("ok", "incorrect", "unsupported", "oom", "error", "timeout", "crashed")
 #: What ``bound`` may say.
 BOUNDS = ("memory-bound", "compute-bound")

@@ -15,22 +15,31 @@ each cell is missing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
+import math
+import numbers
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .catalog.spec import KernelSpec
-from .harness.cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, base_row, now_iso
+from .cluster import ClusterExecutor
+from .harness.executor import CellExecutor
 from .harness.isolation import check_isolation, make_executor
-from .harness.rounds import is_final, merge_rounds, round_config, round_order, rounds_done
+from .harness.memory_cap import parse_memory_cap
+from .harness.request import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CellRequest
+from .harness.throughput import Peaks
 from .harness.timer import CACHE_MODES, Cancelled, TimingConfig
+from .peaks import ensure_ceilings
 from .selection import DEFAULT_MODES, select
-from .store import Store, StoreError, current_environment, describe_sqlite_error, open_store
+from .store import Store, current_environment, open_store
+from .sweep_plan import SweepPlan
+from .sweep_run import Progress, StoredRun
 
 if TYPE_CHECKING:  # pandas costs ~0.25 s and 45 MB a process; loaded only to return a table
     import pandas as pd
@@ -141,9 +150,6 @@ class SweepSpec:
     def check_option(cls, name: str, value: Any, flag: str | None = None) -> int | float:
         """``value`` of numeric option ``name`` if it is a finite number of the right kind and in range;
         otherwise a ValueError naming the option, the value and the valid range."""
-        import math
-        import numbers
-
         integer, low, low_ok, high, what = cls.LIMITS[name]
         label = flag or name
         valid = (f"{'an integer' if integer else 'a number'} {'>=' if low_ok else '>'} {low:g} and <= {high:g} "
@@ -165,8 +171,6 @@ class SweepSpec:
         if self.max_samples < self.min_samples:
             raise ValueError(f"max_samples ({self.max_samples}) must be at least min_samples ({self.min_samples})")
         check_isolation(self.isolation)
-        from .harness.memory_cap import parse_memory_cap
-
         parse_memory_cap(self.memory_cap)
         self.caches()
         self.size_entries(flags.get("sizes"))
@@ -178,8 +182,6 @@ class SweepSpec:
         """``sizes`` checked: None, a size-list name, or entries each an int, a tuple of ints (axes in a
         kernel's order) or a dict {axis: int}, every value a positive integer in range. Anything else
         (1.5, True, "abc" among numbers, -1, 2**62) is a ValueError naming it."""
-        import numbers
-
         label = flag or "sizes"
         sizes = self.sizes
         if sizes is None:
@@ -406,8 +408,46 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     """
     t0 = time.perf_counter()
     st = open_store(store)
+    plan = _plan(st, spec, resume_run_id, retry_crashed, isolation, memory_cap)
+    executor, owned = _executor_for(cluster, plan)  # before a run is created: an unreachable scheduler fails here
+    try:
+        env_id, env = current_environment()
+        st.add_environment(env_id, env)
+        run = StoredRun.open(st, plan, env_id, resume_run_id=resume_run_id, name=name, started=t0,
+                             argv=argv if argv is not None else sys.argv)
+    except BaseException:
+        if owned:
+            executor.close()
+        raise
+    if run is None:  # a finished run with nothing left to do keeps its status and wall time
+        if owned:
+            executor.close()
+        return SweepOutcome(run_id=str(resume_run_id), store=st, wall_s=0.0)
+    outcome = SweepOutcome(run_id=run.run_id, store=st)
+    shown = Progress(plan, progress, on_cell, should_stop)
+    try:
+        _run_rounds(plan, run, executor, shown)
+    except (KeyboardInterrupt, Cancelled):
+        outcome.interrupted = True
+        run.stopped_on_purpose()
+    except sqlite3.DatabaseError as exc:  # a full disk or a store made read-only, in any write: stop, keep the rest
+        run.failed_to_write(exc)
+        outcome.interrupted = True
+    finally:
+        if owned:
+            executor.close()
+        shown.close()
+        outcome.rows, outcome.wall_s = plan.touched_rows(), run.wall_s
+        run.close(complete=not outcome.interrupted and not plan.missing())
+    run.raise_store_error(plan)
+    return outcome
+
+
+def _plan(st: Store, spec: SweepSpec | None, resume_run_id: str | None, retry_crashed: bool,
+          isolation: str | None, memory_cap: str | int | None) -> SweepPlan:
+    """The plan of a new run of ``spec``, or of the run being resumed (its stored spec when ``spec`` is None,
+    and its stored rows); ``isolation`` and ``memory_cap``, when given, replace the spec's."""
     stored: dict[str, dict[str, Any]] = {}
-    previous_wall = 0.0
     if resume_run_id is not None:
         run = st.run(resume_run_id)
         if spec is None:
@@ -415,244 +455,59 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
                 raise ValueError(f"run {resume_run_id!r} has no stored sweep spec to resume from")
             spec = SweepSpec.from_dict(run["spec"])
         stored = {r["cell_key"]: r for r in st.rows(resume_run_id)}
-        previous_wall = float(run.get("wall_s") or 0.0)
     if spec is None:
         raise ValueError("run_sweep needs a SweepSpec (or resume_run_id of a stored run)")
     if isolation is not None or memory_cap is not None:
         spec = dataclasses.replace(spec, isolation=isolation or spec.isolation,
                                    memory_cap=memory_cap if memory_cap is not None else spec.memory_cap)
-    spec.check()
-    rounds = spec.n_rounds()
-    all_cells = spec.cells()  # bad names raise here, before a run is created
-    if not all_cells:
-        raise ValueError("the sweep has no cells: no kernel, size, variant and backend combination matched")
-    executor: Any = None
-    own_executor = not hasattr(cluster, "run_cells")
-    if cluster is not None:  # before a run is created: an unreachable scheduler or cells no worker takes fail here
-        executor = _cluster_executor(cluster, spec, all_cells)
-    env_id, env = current_environment()
-    st.add_environment(env_id, env)
-    if resume_run_id is not None:
-        run_id = resume_run_id
-        st.claim_run(run_id)  # refuses a run that another live process is writing
-        if retry_crashed:
-            stored = {k: r for k, r in stored.items() if r.get("status") != "crashed"}
-        if run["status"] == "finished" and not _missing(all_cells, stored, rounds) and st.in_flight(run_id) is None:
-            st.release_run(run_id)  # nothing to do: the finished run keeps its status and wall time
-            if executor is not None and own_executor:
-                executor.close()
-            return SweepOutcome(run_id=run_id, store=st, wall_s=0.0)
-        st.set_run_status(run_id, "running")
-        _blame_in_flight(st, run_id, all_cells, stored, env_id)
-        st.checkpoint()
-    else:
-        run_id = st.new_run(name=name, suite=spec.suite, argv=list(argv if argv is not None else sys.argv),
-                            env_id=env_id, spec=spec.to_dict())
-        st.claim_run(run_id)
-    state = {c.key: stored[c.key] for c in all_cells if c.key in stored}  # each cell's row so far
+    return SweepPlan(spec, stored, retry_crashed)
 
-    def remaining(cell: Cell) -> int:
-        row = state.get(cell.key)
-        return 0 if is_final(row) else max(0, rounds - rounds_done(row))
 
-    outcome = SweepOutcome(run_id=run_id, store=st)
-    store_error: Exception | None = None
-    total = len(all_cells) * rounds
-    done = total - sum(remaining(c) for c in all_cells)
-    touched: set[str] = set()
-    configs = {(c, later): round_config(spec.timing_config(c), rounds, later)
-               for c in spec.caches() for later in (False, True)}
-    peaks: dict[str, dict[tuple[str, str], float]] = {}
-    shape_labels = spec.llm_labels()
-    if executor is None:
-        executor = make_executor(spec.isolation, memory_cap=spec.memory_cap)
-    bar = _progress_bar(total, done, progress)
-
-    def job(cell: Cell) -> dict[str, Any]:
-        """How to run ``cell`` this round (the arguments of ``executor.execute`` but peaks)."""
-        n_prev = rounds_done(state.get(cell.key))
-        return {"config": configs[cell.cache, n_prev > 0], "timeout_s": spec.timeout_s,
-                "build_timeout_s": spec.build_timeout_s, "seed": spec.seed, "later_round": n_prev > 0,
-                "check_after": n_prev + 1 >= rounds}  # checked in the first and last round
-
-    def run_here(due: list[Cell], r: int) -> Iterator[tuple[Cell, dict[str, Any]]]:
-        """The round's cells one by one, in this process's executor."""
-        for cell in due:
-            if should_stop is not None and should_stop():
-                outcome.interrupted = True
-                return
-            if bar is not None:
-                bar.set_group(cell.kernel if rounds == 1 else f"round {r + 1}/{rounds}: {cell.kernel}")
-                bar.set_description_str(_label(cell, r, rounds), refresh=True)
-            if cell.backend not in peaks:
-                executor.prepare(cell.backend)
-                from .peaks import ensure_ceilings  # measured once per environment (automatic probe)
-                peaks[cell.backend] = ensure_ceilings(st, env_id, cell.backend, executor)
-            st.set_in_flight(run_id, {"cell_key": cell.key, "label": cell.label,
-                                      "round": rounds_done(state.get(cell.key)) + 1,
-                                      "started_at": now_iso(), "isolation": executor.isolation})
-            yield cell, executor.execute(cell, peaks=peaks[cell.backend], should_stop=_watching(bar, should_stop),
-                                         **job(cell))
-
+def _executor_for(cluster: str | ClusterExecutor | None, plan: SweepPlan) -> tuple[CellExecutor, bool]:
+    """Where the plan's cells run, and whether the sweep owns (closes) it: the spec's isolation here, or
+    ``cluster`` (``local:N``, an address, or a :class:`~workbench.cluster.ClusterExecutor` the caller owns),
+    checked to offer the resources the cells need (:mod:`workbench.cluster`)."""
+    spec = plan.spec
+    if cluster is None:
+        return make_executor(spec.isolation, memory_cap=spec.memory_cap), True
+    if isinstance(cluster, ClusterExecutor):
+        cluster.check_resources(plan.cells)
+        return cluster, False
+    executor = ClusterExecutor(str(cluster), isolation=spec.isolation, memory_cap=spec.memory_cap)
     try:
-        warm = getattr(executor, "warm", None)
-        if warm is not None:  # worker processes start side by side, not one per backend in turn
-            warm(sorted({c.backend for c in all_cells if remaining(c) > 0 and not c.unsupported}))
-        for r in range(rounds):
-            due = [c for c in all_cells if remaining(c) > 0 and rounds_done(state.get(c.key)) <= r]
-            if r > 0:
-                due = round_order(due, lambda c: (c.kernel, c.dtype, c.params), spec.seed, r)
-            if cluster is None:
-                results = run_here(due, r)
-            else:  # the whole round at once, rows as workers finish them
-                if bar is not None:
-                    bar.set_description_str(f"round {r + 1}/{rounds} on {executor.address}", refresh=True)
-                results = executor.run_cells(due, job, st.add_environment)
-            for cell, new in results:
-                prev = state.get(cell.key)
-                new.update(run_id=run_id, env_id=new.get("env_id") or env_id,  # a worker's row: its machine's
-                           llm_shape=shape_labels.get((cell.kernel, cell.params)))
-                row = merge_rounds(prev, new)
-                if cluster is not None:
-                    row = executor.finish_row(row)
-                try:
-                    st.record(row, run_wall_s=previous_wall + time.perf_counter() - t0)
-                except sqlite3.DatabaseError as exc:  # a full disk, a store made read-only: stop, keep the rest
-                    store_error = StoreError(describe_sqlite_error(st.path, exc))
-                    outcome.interrupted = True
-                    break
-                state[cell.key] = row
-                touched.add(cell.key)
-                step = 1 + (max(0, rounds - rounds_done(row)) if is_final(row) else 0)
-                done += step
-                if bar is not None:
-                    bar.update(step)
-                    bar.set_postfix_str(_postfix(row), refresh=False)
-                if on_cell is not None:
-                    try:
-                        on_cell(row, -(-done * len(all_cells) // total) - 1, len(all_cells))
-                    except Exception:  # noqa: BLE001 - a display problem must not stop the measurements
-                        log.exception("on_cell callback failed for %s", cell.label)
-                if cluster is not None and should_stop is not None and should_stop():  # polled as rows come
-                    outcome.interrupted = True
-                    break
-            results.close()  # a round left early: the cluster's cells not yet run are cancelled
-            if outcome.interrupted:
-                break
-    except (KeyboardInterrupt, Cancelled):
-        outcome.interrupted = True
-        _quietly(st.set_in_flight, run_id, None)  # stopped on purpose: the cell is not to blame
-    except sqlite3.DatabaseError as exc:  # any other write (the in-flight marker, ceilings) hit a full disk
-        store_error = StoreError(describe_sqlite_error(st.path, exc))
-        outcome.interrupted = True
-    finally:
-        if own_executor:
-            executor.close()
-        if bar is not None:
-            bar.close()
-        outcome.rows = [state[c.key] for c in all_cells if c.key in touched]
-        outcome.wall_s = time.perf_counter() - t0
-        # the run's status follows its cells: finished only when every cell has all its rounds
-        complete = not outcome.interrupted and not _missing(all_cells, state, rounds)
-        _quietly(st.set_run_status, run_id, "finished" if complete else "interrupted",
-                 wall_s=previous_wall + outcome.wall_s)
-        _quietly(st.release_run, run_id)
-        st.checkpoint()  # the .sqlite file alone now holds every row
-    if store_error is not None:
-        done = sum(1 for c in all_cells if c.key in state)
-        raise StoreError(f"{store_error}; {done} of {len(all_cells)} cells of run {run_id} are stored") from None
-    return outcome
-
-
-def _cluster_executor(cluster: Any, spec: SweepSpec, cells: list[Cell]) -> Any:
-    """``cluster`` (``local:N``, an address, or a :class:`workbench.cluster.ClusterExecutor` the caller owns),
-    checked to offer the resources ``cells`` need (:mod:`workbench.cluster`)."""
-    from .cluster import ClusterExecutor
-
-    executor = cluster if hasattr(cluster, "run_cells") else ClusterExecutor(
-        str(cluster), isolation=spec.isolation, memory_cap=spec.memory_cap)
-    try:
-        executor.check_resources(cells)
+        executor.check_resources(plan.cells)
     except BaseException:
-        if executor is not cluster:
-            executor.close()
+        executor.close()
         raise
-    return executor
+    return executor, True
 
 
-def _missing(cells: list[Cell], rows: Mapping[str, Mapping[str, Any]], rounds: int) -> int:
-    """Cells without a row, or with fewer rounds than the sweep asks for and not ended early."""
-    return sum(1 for c in cells if not is_final(rows.get(c.key)) and rounds_done(rows.get(c.key)) < rounds)
+def _run_rounds(plan: SweepPlan, run: StoredRun, executor: CellExecutor, shown: Progress) -> None:
+    """The plan's rounds through ``executor``, each result merged into its cell's row and stored as it comes."""
+    executor.warm(plan.backends())  # worker processes start side by side, not one per backend in turn
+    ceilings = _ceilings(run, executor, plan)
+
+    def started(request: CellRequest) -> None:
+        shown.start(request)
+        run.mark(request, executor.isolation)
+
+    for r, due in plan.rounds_due():
+        shown.round(r, None if executor.runs_here else executor.isolation)
+        requests = [plan.request(cell, ceilings) for cell in due]
+        with contextlib.closing(executor.run(requests, should_stop=shown.poll, on_start=started)) as results:
+            for request, result in results:  # closing a cluster's round early cancels its cells not yet run
+                row = run.record(plan, request, result)
+                shown.advance(request, row, plan.keep(request.cell, row))
 
 
-def _quietly(fn: Callable[..., Any], *args: Any, **kw: Any) -> None:
-    """A store update on the way out that must not hide the error that ended the sweep (a full disk)."""
-    try:
-        fn(*args, **kw)
-    except sqlite3.DatabaseError as exc:
-        log.warning("could not update the run on the way out: %s", exc)
-
-
-def _blame_in_flight(st: Store, run_id: str, cells: list[Cell], stored: dict[str, dict[str, Any]],
-                     env_id: str) -> None:
-    """The cell a run was running in-process when it died (recorded before it ran, never finished) becomes
-    ``crashed``: without this, ``--resume`` would run it again and die the same way. A cell that ran in a
-    worker process is not to blame (its own crash would have been a row): the run was killed, and the
-    resume simply runs it again."""
-    marker = st.in_flight(run_id)
-    if marker is None:
-        return
-    cell = next((c for c in cells if c.key == marker["cell_key"]), None)
-    st.set_in_flight(run_id, None)
-    if cell is None or is_final(stored.get(cell.key)) or marker.get("isolation") == "process":
-        return
-    new = base_row(cell)
-    new.update(run_id=run_id, env_id=env_id, status="crashed", finished_at=now_iso(), message=(
-        f"the run stopped while this cell was running (round {marker.get('round', '?')}, started "
-        f"{marker.get('started_at', '?')}): the process died in it (a crash, a kill, or the system running out "
-        "of memory); `--resume --retry-crashed` runs it again"))
-    row = merge_rounds(stored.get(cell.key), new)
-    st.record(row)
-    stored[cell.key] = row
-
-
-#: How often the progress bar's "running N s" of the cell in flight is refreshed.
-ELAPSED_REFRESH_S = 0.5
-
-
-def _watching(bar: Any, should_stop: Callable[[], bool] | None) -> Callable[[], bool] | None:
-    """``should_stop`` as the executor polls it while a cell runs, also showing the cell's elapsed time on the
-    progress bar (whose description names the cell), so a long or hung cell is visibly running."""
-    if bar is None:
-        return should_stop
-    t0 = last = time.perf_counter()
-
-    def poll() -> bool:
-        nonlocal last
-        now = time.perf_counter()
-        if now - last >= ELAPSED_REFRESH_S:
-            last = now
-            bar.set_postfix_str(f"running {now - t0:.1f} s", refresh=True)
-        return should_stop is not None and should_stop()
-
-    return poll
-
-
-def _label(cell: Cell, r: int, rounds: int) -> str:
-    return cell.label if rounds == 1 else f"round {r + 1}/{rounds}: {cell.label}"
-
-
-def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
-    """tqdm's bar on a terminal; on a log, a line per finished group or every 10 s (:mod:`workbench.progress`)."""
-    from .progress import make_progress
-
-    return make_progress(total, initial, enabled)
-
-
-def _postfix(row: Mapping[str, Any]) -> str:
-    if row.get("status") != "ok":
-        return str(row.get("status"))
-    med = row.get("median_s")
-    status = "ok~" if row.get("noisy") else "ok"
-    return f"{status} {med * 1e6:.1f} µs" if med else status
-
+def _ceilings(run: StoredRun, executor: CellExecutor, plan: SweepPlan) -> dict[str, Peaks]:
+    """The ceilings behind ``% of peak`` of each backend the plan runs here, before its first cell: measured
+    once per environment (the automatic probe, through ``executor``), stored. On a cluster each Dask worker
+    measures its own machine's."""
+    if not executor.runs_here:
+        return {}
+    found: dict[str, Peaks] = {}
+    for backend in plan.backends():
+        executor.prepare(backend)
+        found[backend] = ensure_ceilings(run.store, run.env_id, backend, executor)
+    return found

@@ -66,17 +66,18 @@ def test_a_worker_without_the_named_device_says_how_to_name_it(tmp_path, monkeyp
     """What a Dask worker does with a cell for a device it does not have (run here, without Dask)."""
     from workbench.cluster import task
     from workbench.harness.cell import Cell
+    from workbench.harness.request import CellRequest
     from workbench.harness.timer import TimingConfig
 
     monkeypatch.setattr(task.tempfile, "gettempdir", lambda: str(tmp_path))
     cell = Cell.make("vector_add", "torch", "torch-cuda:3", "float32", {"n": 8})
     try:
-        out = task.run_cell(cell, {"config": TimingConfig(), "timeout_s": 30.0, "seed": 7}, "in-process", None,
-                            worker_address="tcp://node-a:1")
+        out = task.run_request(CellRequest(cell, TimingConfig(), timeout_s=30.0, seed=7), "in-process", None,
+                               worker_address="tcp://node-a:1")
     finally:
         task.close_states()
-    row = out["row"]
+    row = out.to_row()
     assert row["status"] == "error" and row["seed"] == 7 and row["worker"] == "tcp://node-a:1"
     assert "has no backend 'torch-cuda:3'" in row["message"] and "name 'torch-cuda'" in row["message"]
-    assert out["env"]["environment_id"] == out["env_id"]
+    assert out.environment["environment_id"] == out.placement["env_id"]
     assert not list(tmp_path.glob("workbench-cluster-worker-*"))  # the worker's own store is removed on close

@@ -15,6 +15,7 @@ from typing import Any
 from ..harness.timer import CACHE_MODES
 from ..suites import suite_names, suite_spec
 from ..sweep import SweepSpec, run_sweep
+from ..sweep_plan import SweepPlan
 from ..verdicts import NOISY_SPREAD
 from . import checks, isolation_args
 
@@ -211,10 +212,8 @@ def run(args: argparse.Namespace) -> int:
         resume = store.latest_run_id(unfinished=True) if args.resume == "latest" else args.resume
         if resume is None:
             raise ValueError(f"no unfinished run to resume in {store.path}")
-        wanted = int((store.run(resume).get("spec") or {}).get("rounds") or 1)  # unknown ids raise here
-        stored = store.rows([resume])
-        complete = sum(1 for r in stored if (r.get("rounds") or 1) >= wanted or r.get("status") != "ok")
-        print(f"resuming run {resume} ({len(stored)} cells already stored, {complete} of them with all "
+        stored, complete, wanted = SweepPlan.stored_summary(store, resume)  # unknown ids raise here
+        print(f"resuming run {resume} ({stored} cells already stored, {complete} of them with all "
               f"{wanted} round{'s' if wanted != 1 else ''})", file=sys.stderr)
         given = [a for a in ("suite", "kernels", "variants", "backends", "sizes", "dtypes", "modes", "cache",
                              "budget", "timeout", "rounds") if getattr(args, a) is not None]

@@ -13,10 +13,17 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..harness.cell import Cell, failed_row
+from ..backends import registry
+from ..harness.cell import failed_result
+from ..harness.executor import OnStart, ShouldStop, request_of
+from ..harness.request import Cell, CellRequest, CheckOnly
+from ..harness.result import CellResult
+from ..harness.timer import Cancelled, TimingConfig
+from ..status import Status
+from .task import close_states, run_request
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +56,6 @@ def parse_cluster(text: str) -> tuple[str, int | str]:
 def resources_for(backend: str) -> dict[str, float]:
     """The Dask resources a cell on ``backend`` needs: ``{"CPU": 1}`` for a CPU backend (numpy, numba,
     torch-cpu, PoCL, lavapipe, Triton's interpreter), ``{"GPU": 1}`` for any other device."""
-    from ..backends import registry
-
     try:
         cls = registry.get(backend).device_class
     except ValueError:
@@ -67,6 +72,8 @@ class ClusterExecutor:
     """
 
     isolation = "cluster"
+    #: Cells run on the Dask workers' machines, which measure their own ceilings.
+    runs_here = False
 
     def __init__(self, cluster: str, *, isolation: str | None = None, memory_cap: str | int | None = None):
         kind, value = parse_cluster(cluster)
@@ -98,6 +105,7 @@ class ClusterExecutor:
             self._close_local()
             raise ValueError(f"cannot reach the Dask cluster {self.address!r}: {exc}") from None
         self._hosts: dict[str, str] = {}  # worker address -> host
+        self._envs_sent: set[str] = set()  # environment ids whose record a result has carried
 
     # -- what the cluster offers ----------------------------------------
     def workers(self) -> dict[str, dict[str, Any]]:
@@ -132,55 +140,62 @@ class ClusterExecutor:
                              f"{sorted(offered) or 'none'}) offers {what}; {how}")
 
     # -- running cells --------------------------------------------------
-    def run_cells(self, cells: list[Cell], job: Callable[[Cell], dict[str, Any]],
-                  add_environment: Callable[[str, Mapping[str, Any]], None]) -> Iterator[tuple[Cell, dict[str, Any]]]:
-        """Submit ``cells`` (in this order of priority) and yield ``(cell, row)`` as each finishes, once per
-        cell. ``job(cell)`` gives the arguments of :meth:`CellExecutor.execute` but ``peaks``;
-        ``add_environment(env_id, record)`` receives each worker machine's environment once. A cell whose
-        workers all died (Dask gives up after a few) is yielded as ``crashed``. Stopping the iteration
-        cancels the cells not yet run."""
+    def warm(self, backends: Sequence[str]) -> None:
+        """Nothing to start: each Dask worker starts its worker processes."""
+
+    def prepare(self, backend: str) -> str | None:
+        return None  # each Dask worker prepares its backends before their first cell
+
+    def run(self, requests: Iterable[CellRequest], *, should_stop: ShouldStop | None = None,
+            on_start: OnStart | None = None) -> Iterator[tuple[CellRequest, CellResult]]:
+        """Submit ``requests`` at once (in this order of priority) and yield each with its result as it
+        finishes, once per cell. ``on_start`` is not called: cells start on the workers, all at once. A cell
+        whose workers all died (Dask gives up after a few) comes back ``crashed``. ``should_stop`` is polled
+        as results come; stopping, or closing the iterator, cancels the cells not yet run."""
         from distributed import as_completed
 
-        from .task import run_cell
-
-        if not cells:
+        requests = list(requests)
+        if not requests:
             return
-        self.check_resources(cells)
+        self.check_resources([r.cell for r in requests])
         batch = next(self._batch)
         futures = {}
         t0 = time.perf_counter()
-        jobs = {cell.key: job(cell) for cell in cells}
-        for i, cell in enumerate(cells):
-            fut = self.client.submit(run_cell, cell, jobs[cell.key], self.isolation_in_worker, self.memory_cap,
+        for i, request in enumerate(requests):
+            fut = self.client.submit(run_request, request, self.isolation_in_worker, self.memory_cap,
                                      key=f"workbench-{self._token}-{batch}-{i}", pure=False,
-                                     resources=resources_for(cell.backend), priority=len(cells) - i)
-            futures[fut] = cell
+                                     resources=resources_for(request.cell.backend), priority=len(requests) - i)
+            futures[fut] = request
         seen: set[str] = set()
-        envs: set[str] = set()
         pending = set(futures)
         try:
             for fut in as_completed(list(futures)):
                 pending.discard(fut)
-                cell = futures[fut]
-                if cell.key in seen:  # a cell is recorded once per round, whatever Dask did on the way
+                request = futures[fut]
+                if request.cell.key in seen:  # a cell is recorded once per round, whatever Dask did on the way
                     continue
-                seen.add(cell.key)
-                try:
-                    result = fut.result()
-                except Exception as exc:  # noqa: BLE001 - KilledWorker, a worker's own error: the cell's row says it
-                    why = f"the Dask workers running this cell were lost or failed: {type(exc).__name__}: {exc}"
-                    yield cell, failed_row(cell, "crashed", why, seed=jobs[cell.key]["seed"], started=t0)
-                    continue
-                env_id = str(result["env_id"])
-                if env_id not in envs and result.get("env") is not None:
-                    add_environment(env_id, result["env"])
-                    envs.add(env_id)
-                row = dict(result["row"], env_id=env_id)
-                row["cluster_workers_on_host"] = self._workers_on_host(str(result["address"]))
-                yield cell, row
+                seen.add(request.cell.key)
+                yield request, self._result(fut, request, t0)
+                if should_stop is not None and should_stop():
+                    raise Cancelled("stopped as the cluster's cells came back")
         finally:
             if pending:
                 self.client.cancel(list(pending))
+
+    def _result(self, fut: Any, request: CellRequest, t0: float) -> CellResult:
+        """The result a future holds, with how many Dask workers shared its host; the environment record is
+        kept the first time its machine's id comes back."""
+        try:
+            res: CellResult = fut.result()
+        except Exception as exc:  # noqa: BLE001 - KilledWorker, a worker's own error: the cell's result says it
+            why = f"the Dask workers running this cell were lost or failed: {type(exc).__name__}: {exc}"
+            return failed_result(request.cell, Status.CRASHED, why, seed=request.seed, started=t0)
+        env_id = str(res.placement.get("env_id"))
+        if env_id in self._envs_sent:
+            res.environment = None
+        self._envs_sent.add(env_id)
+        res.placement["cluster_workers_on_host"] = self._workers_on_host(str(res.placement.get("worker")))
+        return res
 
     def _workers_on_host(self, address: str) -> int:
         if address not in self._hosts:
@@ -190,35 +205,17 @@ class ClusterExecutor:
         return max(1, sum(1 for a, h in self._hosts.items() if h == host and a in alive))
 
     def finish_row(self, row: dict[str, Any]) -> dict[str, Any]:
-        """A row as merged over rounds, with the shared-host note: a CPU cell timed while other Dask
-        workers shared its host is noisy (they ran cells side by side); a device cell gets the note only."""
-        n = row.get("cluster_workers_on_host") or 1
-        if n <= 1 or row.get("status") != "ok":
-            return row
-        note = (f"measured on a host shared with {n - 1} other Dask worker(s) (their cells ran side by side), "
-                "for CPU timings run one worker per host")
-        notes = [x for x in str(row.get("noise_note") or "").split("; ")
-                 if x and not x.startswith("measured on a host")]
-        row["noise_note"] = "; ".join([*notes, note])
-        if resources_for(str(row.get("backend"))).get(CPU):
-            row["noisy"] = True
-        return row
+        """:func:`shared_host_note` of a row."""
+        return shared_host_note(row)
 
-    # -- the executor interface the sweep also uses ----------------------
-    def prepare(self, backend: str) -> str | None:
-        return None  # each worker prepares its backends before their first cell
-
-    def execute(self, cell: Cell, config: Any, **kw: Any) -> dict[str, Any]:
-        """One cell through the cluster (a sweep runs whole rounds through :meth:`run_cells`)."""
-        kw.pop("peaks", None)
-        kw.pop("should_stop", None)
-        rows = [row for _, row in self.run_cells([cell], lambda c: dict(kw, config=config), lambda *a: None)]
-        return rows[0]
+    def execute(self, cell: Cell, config: TimingConfig | CheckOnly, **how: Any) -> dict[str, Any]:
+        """One cell's row, through the cluster (a sweep runs whole rounds through :meth:`run`)."""
+        how.pop("should_stop", None)
+        ((_, res),) = self.run([request_of(cell, config, **how)])
+        return res.to_row()
 
     def close(self) -> None:
         try:
-            from .task import close_states
-
             self.client.run(close_states)
         except Exception as exc:  # noqa: BLE001 - workers already gone: nothing of theirs to stop
             log.debug("closing the workers' cell processes: %s", exc)
@@ -237,6 +234,22 @@ class ClusterExecutor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def shared_host_note(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as merged over rounds, with the shared-host note: a CPU cell timed while other Dask workers
+    shared its host is noisy (they ran cells side by side); a device cell gets the note only. Rows that did not
+    run on a cluster (no ``cluster_workers_on_host``) are returned as they are."""
+    n = row.get("cluster_workers_on_host") or 1
+    if n <= 1 or row.get("status") != Status.OK:
+        return row
+    note = (f"measured on a host shared with {n - 1} other Dask worker(s) (their cells ran side by side), "
+            "for CPU timings run one worker per host")
+    notes = [x for x in str(row.get("noise_note") or "").split("; ") if x and not x.startswith("measured on a host")]
+    row["noise_note"] = "; ".join([*notes, note])
+    if resources_for(str(row.get("backend"))).get(CPU):
+        row["noisy"] = True
+    return row
 
 
 def _host_of(address: str) -> str:

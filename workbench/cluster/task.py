@@ -18,10 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..harness.cell import Cell, CheckOnly, failed_row
-from ..harness.isolation import CellExecutor, make_executor
+from ..backends import registry
+from ..harness.cell import failed_result
+from ..harness.executor import LocalExecutor
+from ..harness.isolation import make_executor
+from ..harness.request import CellRequest
+from ..harness.result import CellResult
 from ..harness.throughput import Peaks
-from ..harness.timer import TimingConfig
+from ..peaks import ensure_ceilings
+from ..processes import pid_alive
+from ..status import Status
+from ..store import Store, current_environment
 
 _lock = threading.Lock()
 #: A client asked to close the cell processes while a cell ran: close them when it ends.
@@ -30,8 +37,8 @@ _close_requested = False
 
 @dataclass
 class _WorkerState:
-    executor: CellExecutor
-    store: Any
+    executor: LocalExecutor
+    store: Store
     peaks: dict[str, Peaks] = field(default_factory=dict)
     #: The environment record as last sent to the client, and the backends it describes.
     env_id: str = ""
@@ -47,8 +54,6 @@ _states: dict[tuple[str | None, str | int | None], _WorkerState] = {}
 def _state(isolation: str | None, memory_cap: str | int | None) -> _WorkerState:
     key = (isolation, memory_cap)
     if key not in _states:
-        from ..store import Store
-
         _remove_orphaned_stores()
         path = os.path.join(tempfile.gettempdir(), f"{STORE_PREFIX}{os.getpid()}.sqlite")
         _states[key] = _WorkerState(make_executor(isolation, memory_cap=memory_cap, name="workbench-dask"),
@@ -56,14 +61,12 @@ def _state(isolation: str | None, memory_cap: str | int | None) -> _WorkerState:
     return _states[key]
 
 
-def run_cell(cell: Cell, job: dict[str, Any], isolation: str | None, memory_cap: str | int | None,
-             worker_address: str | None = None) -> dict[str, Any]:
-    """Run ``cell`` here (``job``: :meth:`CellExecutor.execute`'s arguments but ``peaks``); returns the row,
-    this machine's environment id and record (every time: each client store needs it once) and the Dask
-    worker's address."""
-    from ..peaks import ensure_ceilings
-    from ..store import current_environment
-
+def run_request(request: CellRequest, isolation: str | None, memory_cap: str | int | None,
+                worker_address: str | None = None) -> CellResult:
+    """Run ``request`` here, with this machine's ceilings; the result says where it ran (``placement``: env_id,
+    machine, the Dask worker's address) and carries this machine's environment record (every time: each
+    client's store needs it once)."""
+    cell = request.cell
     address = worker_address or _worker_address()
     with _lock:
         st = _state(isolation, memory_cap)
@@ -73,18 +76,18 @@ def run_cell(cell: Cell, job: dict[str, Any], isolation: str | None, memory_cap:
             st.env_id, st.env = current_environment()
             st.store.add_environment(st.env_id, st.env)
             st.backends_seen.add(cell.backend)
-        config: TimingConfig | CheckOnly = job.pop("config")
         if unknown:
-            row = failed_row(cell, "error", unknown, seed=job.get("seed", 0), started=time.perf_counter())
+            res = failed_result(cell, Status.ERROR, unknown, seed=request.seed, started=time.perf_counter())
         else:
             if cell.backend not in st.peaks and not cell.unsupported:
                 st.executor.prepare(cell.backend)
                 st.peaks[cell.backend] = ensure_ceilings(st.store, st.env_id, cell.backend, st.executor)
-            row = st.executor.execute(cell, config, peaks=st.peaks.get(cell.backend), **job)
+            res = st.executor.run_one(request.with_ceilings(st.peaks.get(cell.backend)))
         if _close_requested:
             _close_now()
-    row.update(machine=socket.gethostname(), worker=address)
-    return {"row": row, "env_id": st.env_id, "env": st.env, "address": address}
+    res.placement.update(env_id=st.env_id, machine=socket.gethostname(), worker=address)
+    res.environment = st.env
+    return res
 
 
 def close_states() -> None:
@@ -114,8 +117,6 @@ def _close_now() -> None:
 
 def _remove_orphaned_stores() -> None:
     """Stores left by worker processes that were killed (a lost worker cannot clean up)."""
-    from ..processes import pid_alive
-
     for path in Path(tempfile.gettempdir()).glob(f"{STORE_PREFIX}*.sqlite*"):
         pid = path.name[len(STORE_PREFIX):].split(".", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
@@ -124,9 +125,7 @@ def _remove_orphaned_stores() -> None:
 
 
 def _probe(backend: str, address: str) -> str | None:
-    """Probe ``backend`` here; None, or why this worker has no such backend (its cell's row says it)."""
-    from ..backends import registry
-
+    """Probe ``backend`` here; None, or why this worker has no such backend (its cell's result says it)."""
     try:
         registry.get(backend).probe()
         return None

@@ -1,18 +1,23 @@
 """The measurement harness: one timing loop, statistics, memory and failure isolation for every backend.
 
+- :mod:`.request` — :class:`CellRequest`: a cell and how to run it (what every executor takes)
+- :mod:`.result` — :class:`CellResult`: what comes back (its row only at the store boundary)
+- :mod:`.executor` — the one executor protocol; :mod:`.isolation` and :mod:`.process_worker` implement it here
 - :mod:`.timer` — warm-up, batching, adaptive sampling, timer-overhead calibration
 - :mod:`.stats` — median / quartiles / spread of samples
 - :mod:`.memory` — peak memory of one untimed call
-- :mod:`.cell` — one cell from build to row, failures mapped to statuses
+- :mod:`.cell` — one cell from build to result, failures mapped to statuses
 - :mod:`.worker` — the worker thread that lets a hung cell be abandoned
 """
 
 from ..record import RESULT_COLUMNS, STATUSES, cell_key
-from .cell import Cell, CheckOnly, InputCache, execute_cell, is_oom, run_cell
+from .cell import InputCache, execute_cell, is_oom, measure, run_cell
+from .request import Cell, CellRequest, CheckOnly, RoundRole
+from .result import CellResult
 from .stats import Stats, summarize
 from .timer import Timing, TimingConfig, time_calls, timer_overhead
 from .worker import CellWorker
 
-__all__ = ["Cell", "CellWorker", "CheckOnly", "InputCache", "RESULT_COLUMNS", "STATUSES", "Stats", "Timing",
-           "TimingConfig", "cell_key", "execute_cell", "is_oom", "run_cell", "summarize", "time_calls",
-           "timer_overhead"]
+__all__ = ["Cell", "CellRequest", "CellResult", "CellWorker", "CheckOnly", "InputCache", "RESULT_COLUMNS",
+           "RoundRole", "STATUSES", "Stats", "Timing", "TimingConfig", "cell_key", "execute_cell", "is_oom",
+           "measure", "run_cell", "summarize", "time_calls", "timer_overhead"]

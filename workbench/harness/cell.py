@@ -1,8 +1,9 @@
 """One cell of a sweep, measured from start to finish, with every failure turned into a status.
 
-A cell is (kernel, variant, backend, dtype, params, mode, cache). ``run_cell``
-never raises for a problem of the cell itself; it returns a row whose status is
-ok / incorrect / unsupported / oom / error / timeout.
+A cell is (kernel, variant, backend, dtype, params, mode, cache). :func:`measure`
+takes a :class:`~workbench.harness.request.CellRequest` and never raises for a
+problem of the cell itself; it returns a :class:`~workbench.harness.result.CellResult`
+whose status is ok / incorrect / unsupported / oom / error / timeout.
 
 Verification comes first: a variant that fails it is recorded as ``incorrect``
 with its error and is not timed (the time of a wrong answer is not a result).
@@ -19,7 +20,7 @@ import threading
 import time
 import traceback as tb
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,65 +35,35 @@ from ..catalog.spec import KernelSpec, Unsupported
 from ..conditions import ConditionsMeter, GpuMonitor, probe_gpu_monitor
 from ..dtypes import itemsize
 from ..execution import row_stats
-from ..record import canonical_params, cell_key, empty_row, finite_or_none, size_label, size_of
+from ..record import canonical_params
+from ..status import Status
 from ..timestamps import now_iso
+from .audit import (
+    AuditFailed,
+    Auditor,
+    explain_failure,
+    implausible_reason,
+    judge_reported,
+    precision_settings,
+    reduced_precision,
+)
 from .memory import peak_memory
+from .request import BUILD_TIMEOUT_S, Cell, CellRequest, CheckOnly, RoundRole
+from .request import NO_VARIANT as NO_VARIANT  # re-exported: callers find a cell's names here
+from .result import CellResult, Memory, Rates
 from .rounds import finish_single_round
-from .stats import summarize
 from .throughput import Peaks, published_peak, rates, work
-from .timer import Cancelled, TimingConfig, time_calls, timer_overhead
+from .timer import Cancelled, TimingConfig, exercise, time_calls, timer_overhead
 from .worker import CellWorker, WorkerTimeout
 
 log = logging.getLogger(__name__)
-
-#: Variant name of the placeholder cell that says a kernel has no variant for a backend.
-NO_VARIANT = "-"
 
 #: Rotation input sets are dropped to one when they would take more than this share of device memory.
 ROTATION_MEMORY_SHARE = 0.25
 
 
-#: Limit on building a cell (inputs, reference, the variant's build: JIT compilation, torch.compile), apart
-#: from the run limit: a compile must not eat the run's time, nor be abandoned mid-way by a short run limit
-#: (measured: with --timeout 1, 195 µs numba cells timed out while compiling and the abandoned compile
-#: made the next cell time out too).
-BUILD_TIMEOUT_S = 600.0
-
-
 class CellTimeout(Exception):
     """The cell ran past its deadline (the message says which limit)."""
-
-
-@dataclass(frozen=True)
-class Cell:
-    kernel: str
-    variant: str
-    backend: str
-    dtype: str
-    params: tuple[tuple[str, int], ...]
-    mode: str = "eager"
-    cache: str = "hot"
-    #: Known before running (runtime or dtype mismatch): the cell is recorded as unsupported.
-    unsupported: str | None = None
-
-    @classmethod
-    def make(cls, kernel: str, variant: str, backend: str, dtype: str, params: Mapping[str, int],
-             mode: str = "eager", cache: str = "hot", unsupported: str | None = None) -> Cell:
-        return cls(kernel, variant, backend, dtype, tuple((k, int(v)) for k, v in params.items()), mode, cache,
-                   unsupported)
-
-    @property
-    def params_dict(self) -> dict[str, int]:
-        return dict(self.params)
-
-    @property
-    def key(self) -> str:
-        return cell_key(self.kernel, self.variant, self.backend, self.dtype, self.params_dict, self.mode,
-                        self.cache)
-
-    @property
-    def label(self) -> str:
-        return f"{self.kernel}/{self.variant} on {self.backend} {self.dtype} {size_label(self.params_dict)}"
 
 
 #: Host inputs and references an :class:`InputCache` keeps across groups (rounds revisit every group).
@@ -365,27 +336,9 @@ def _deadline_check(deadline: float, cancel: threading.Event | None, what: str, 
         raise CellTimeout(f"timed out {what}" + (f" (limit {limit_s:g} s)" if limit_s is not None else ""))
 
 
-def base_row(cell: Cell) -> dict[str, Any]:
-    row = empty_row()
-    p = cell.params_dict
-    row.update(cell_key=cell.key, kernel=cell.kernel, variant=cell.variant, backend=cell.backend,
-               dtype=cell.dtype, params=canonical_params(p), size=size_of(p), size_label=size_label(p),
-               mode=cell.mode, cache=cell.cache, started_at=now_iso(), **_catalog_facts(cell))
-    return row
-
-
-def failed_row(cell: Cell, status: str, message: str, *, seed: int, started: float, **fields: Any) -> dict[str, Any]:
-    """The row of a cell that ended without running to completion (its worker died or timed out, its kernel
-    could not be rebuilt): identity, status and message, and the wall time since ``started``."""
-    row = base_row(cell)
-    row.update(status=status, seed=seed, message=message, finished_at=now_iso(),
-               wall_s=time.perf_counter() - started, **fields)
-    return row
-
-
 def _catalog_facts(cell: Cell) -> dict[str, Any]:
-    """What analysis needs from the catalog (library baseline? memory- or compute-bound?), written into
-    the row so that stored rows are judged by themselves, on any machine."""
+    """What analysis needs from the catalog (library baseline? memory- or compute-bound?), kept with the
+    result so that stored rows are judged by themselves, on any machine."""
     try:
         spec = catalog.get_kernel(cell.kernel)
     except ValueError:
@@ -394,78 +347,72 @@ def _catalog_facts(cell: Cell) -> dict[str, Any]:
     return {"bound": spec.bound, "library": bool(v is not None and v.library)}
 
 
-@dataclass(frozen=True)
-class CheckOnly:
-    """The check-only mode of a cell (``workbench verify``): build, then verify once per seed; no timing.
-
-    An ``ok`` row then means every seed passed; ``seed`` and ``max_error`` are those
-    of the worst check, or of the failing one.
-    """
-
-    seeds: tuple[int, ...] = (0,)
+def new_result(cell: Cell, seed: int | None = None) -> CellResult:
+    """A result with the cell's identity and catalog facts, started now."""
+    return CellResult(cell=cell, seed=seed, started_at=now_iso(), **_catalog_facts(cell))
 
 
-def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, timeout_s: float = math.inf,
-             cancel: threading.Event | None = None, inputs: InputCache | None = None,
-             peaks: Peaks | None = None, later_round: bool = False, check_after: bool = True,
-             build_timeout_s: float = BUILD_TIMEOUT_S, limits: Limits | None = None) -> dict[str, Any]:
-    """Measure (or with :class:`CheckOnly`, only verify) one cell in the calling thread; returns its row
-    (without run_id / env_id).
+def failed_result(cell: Cell, status: Status, message: str, *, seed: int, started: float,
+                  traceback: str | None = None) -> CellResult:
+    """The result of a cell that ended without running to completion (its worker died or timed out, its kernel
+    could not be rebuilt): identity, status and message, and the wall time since ``started``."""
+    res = new_result(cell, seed)
+    res.end(status, message, traceback=traceback)
+    res.finished_at, res.wall_s = now_iso(), time.perf_counter() - started
+    return res
 
-    ``later_round``: the cell was verified and measured in an earlier round of this sweep, so this round
-    only warms up, times and (with ``check_after``) checks the output after timing; the first call, the
-    check before timing and peak memory are left to the first round
-    (:func:`workbench.harness.rounds.merge_rounds` keeps them). A sweep checks after timing in the first
-    and the last round of a cell.
 
+def measure(request: CellRequest, *, cancel: threading.Event | None = None, inputs: InputCache | None = None,
+            limits: Limits | None = None) -> CellResult:
+    """Measure (or with :class:`CheckOnly`, only verify) one cell in the calling thread. Never raises for a
+    problem of the cell itself: every failure is a status.
+
+    The request's role says what a round does (:class:`RoundRole`): a later round only warms up, times and,
+    in the cell's last round, checks the output after timing; the first call, the check before timing and
+    peak memory are left to the first round (:func:`workbench.harness.rounds.merge_rounds` keeps them).
     Building the case has its own limit, ``build_timeout_s``; ``timeout_s`` starts when the build is done.
-    ``limits`` (from :func:`execute_cell`) shares those deadlines with the caller waiting on the worker.
+    ``limits`` (from :func:`run_on_thread` or a worker process) shares those deadlines with the waiting side.
     """
     t_start = time.perf_counter()
     if limits is None:
-        limits = Limits.starting_now(build_timeout_s, timeout_s)
-    if isinstance(config, CheckOnly):
-        seed = config.seeds[0]
-    row = base_row(cell)
-    row["seed"] = seed
-    notes: list[str] = []
+        limits = Limits.starting_now(request.build_timeout_s, request.timeout_s)
+    res = new_result(request.cell, request.first_seed)
     try:
-        _measure(cell, config, row, notes, seed=seed, limits=limits, cancel=cancel, inputs=inputs,
-                 peaks=peaks, later_round=later_round, check_after=check_after)
+        _measure(request, res, limits=limits, cancel=cancel, inputs=inputs)
     except Cancelled:
         raise
     except Unsupported as exc:
-        row.update(status="unsupported", message=str(exc))
+        res.end(Status.UNSUPPORTED, str(exc))
+    except AuditFailed as exc:
+        res.end(Status.INCORRECT, str(exc))
     except CellTimeout as exc:
-        row.update(status="timeout", message=str(exc))
-    except BaseException as exc:  # noqa: BLE001 - a variant's failure is a row, whatever it raised
+        res.end(Status.TIMEOUT, str(exc))
+    except BaseException as exc:  # noqa: BLE001 - a variant's failure is a result, whatever it raised
         if isinstance(exc, KeyboardInterrupt):
             raise
         if is_oom(exc):
-            row.update(status="oom", message=f"{type(exc).__name__}: {exc}")
+            res.end(Status.OOM, f"{type(exc).__name__}: {exc}")
         else:
-            row.update(status="error", message=f"{type(exc).__name__}: {exc}", traceback=tb.format_exc())
-    notes += _execution_cache_facts(cell, row)
-    if notes:
-        row["message"] = "; ".join(filter(None, [row["message"], *notes]))
-    row["finished_at"] = now_iso()
-    row["wall_s"] = time.perf_counter() - t_start
-    return finish_single_round(row)
+            res.end(Status.ERROR, f"{type(exc).__name__}: {exc}", traceback=tb.format_exc())
+    _execution_cache_facts(request.cell, res)
+    res.finished_at, res.wall_s = now_iso(), time.perf_counter() - t_start
+    return res
 
 
-def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], notes: list[str], *, seed: int,
-             limits: Limits, cancel: threading.Event | None, inputs: InputCache | None,
-             peaks: Peaks | None, later_round: bool = False, check_after: bool = True) -> None:
+def _measure(request: CellRequest, res: CellResult, *, limits: Limits, cancel: threading.Event | None,
+             inputs: InputCache | None) -> None:
+    """Build the cell's case, then check it only or time it."""
+    cell, seed = request.cell, request.first_seed
     spec = catalog.get_kernel(cell.kernel)
     backend: Backend = backend_registry.get(cell.backend)
-    row["runtime"] = backend.runtime
+    res.runtime = backend.runtime
     params = spec.validate_params(cell.params_dict)
     flops, nbytes = work(spec, params, cell.dtype)
-    row.update(flops=flops, bytes=nbytes, intensity=flops / nbytes if nbytes else None)
+    res.rates = Rates(flops=flops, bytes=nbytes, intensity=flops / nbytes if nbytes else None)
     probe = backend.probe()
     if not probe.available:
         raise Unsupported(f"backend {backend.name!r} is unavailable: {probe.reason}")
-    row["device"] = device_info(backend).name
+    res.device = device_info(backend).name
     if cell.unsupported:
         raise Unsupported(cell.unsupported)
     variant = catalog.get_variant(cell.kernel, cell.variant)
@@ -473,97 +420,142 @@ def _measure(cell: Cell, config: TimingConfig | CheckOnly, row: dict[str, Any], 
     t = time.perf_counter()
     case = (Case(spec, variant, backend, params, cell.dtype, seed=seed) if inputs is None
             else SharedInputCase(spec, variant, backend, params, cell.dtype, seed, inputs))
-    row["setup_s"] = time.perf_counter() - t
+    res.setup_s = time.perf_counter() - t
     _deadline_check(limits.build_deadline, cancel,
                     f"while building the variant and its inputs (build limit {limits.build_s:g} s)")
-    deadline, limit_s = limits.start_run(), limits.run_s
-    if isinstance(config, CheckOnly):
-        _check_only(case, config.seeds, row, deadline, cancel, limit_s)
-        return
+    deadline = limits.start_run()
+    if isinstance(request.what, CheckOnly):
+        _check_only(case, request.what.seeds, res, deadline, cancel, limits.run_s)
+    else:
+        _timed(request, request.what, case, backend, res, _Clock(deadline, limits.run_s, cancel), inputs)
 
+
+@dataclass(frozen=True)
+class _Clock:
+    """A cell's run deadline, its limit (for messages) and its cancel event, checked between steps."""
+
+    deadline: float
+    limit_s: float
+    cancel: threading.Event | None
+
+    def check(self, what: str) -> None:
+        _deadline_check(self.deadline, self.cancel, what, self.limit_s)
+
+
+def _timed(request: CellRequest, config: TimingConfig, case: Case, backend: Backend, res: CellResult,
+           clock: _Clock, inputs: InputCache | None) -> None:
+    """Time the built case (after the first call and the check, in a first round), then check it again."""
+    cell, role, seed = request.cell, request.role, request.seed
     timer = backend.timer()
-    row["timer_kind"] = timer.kind
-    row["timer_overhead_s"] = timer_overhead(backend)
-    if not later_round:
-        row["first_call_s"] = timer.measure(case.run).device_s
-        _deadline_check(deadline, cancel, "in the first call", limit_s)
-
-        check = case.run_and_check()
-        row.update(max_error=check.max_error, tolerance=check.tolerance)
-        if not check.passed:
-            row.update(status="incorrect", message=f"verification failed (not timed): {check.message}")
-            return
-        _deadline_check(deadline, cancel, "during verification", limit_s)
-
+    res.timing.timer_kind = timer.kind
+    res.timing.timer_overhead_s = timer_overhead(backend)
+    if not role.later and not _first_call_passes(case, timer, res, clock):
+        return
     n_inputs, note = _rotation_count(case, config.n_inputs)
-    if note:
-        notes.append(note)
+    res.note(note)
     sets = rotation_sets(case, n_inputs, seed, inputs)
-    same = [] if later_round else identical_sets([host for _, host in sets])  # the first round says so
+    same = [] if role.later else identical_sets([host for _, host in sets])  # the first round says so
     if same:
-        notes.append("rotated input sets " + ", ".join(f"{i} and {j}" for i, j in same)
-                     + " are identical: a replayed answer would pass on them")
+        res.note("rotated input sets " + ", ".join(f"{i} and {j}" for i, j in same)
+                 + " are identical: a replayed answer would pass on them")
     out = case.outputs
     calls = [(lambda inp=inp: case.call(inp, out)) for inp, _ in sets]
-    row["n_inputs"] = len(sets)
-    _deadline_check(deadline, cancel, "while preparing rotation inputs", limit_s)
+    res.timing.n_inputs = len(sets)
+    clock.check("while preparing rotation inputs")
 
     flush = backend.flush_cache if config.cache == "cold" else None
     meter = ConditionsMeter(gpu_monitor(backend))
     meter.start()
     try:
-        timing = time_calls(timer, calls, config, flush=flush, deadline=deadline, cancel=cancel)
+        timing = time_calls(timer, calls, config, audit=Auditor(case, sets, out, min_samples=config.min_samples),
+                            flush=flush, deadline=clock.deadline, cancel=clock.cancel)
     finally:
-        row.update(meter.stop().to_dict())
+        res.conditions = meter.stop()
     del calls
-    st, host = summarize(timing.samples_s), summarize(timing.host_samples_s)
-    row.update(samples_s=json.dumps(timing.samples_s), host_samples_s=json.dumps(timing.host_samples_s),
-               n_samples=st.n, median_s=st.median, mean_s=st.mean, min_s=st.min, q1_s=st.q1, q3_s=st.q3,
-               iqr_s=st.iqr, rel_spread=finite_or_none(st.rel_spread), host_median_s=host.median,
-               calls_per_sample=timing.calls_per_sample, warmup_calls=timing.warmup_calls,
-               stopped_by=timing.stopped_by)
-    row.update(rates(flops, nbytes, st.median, cell.dtype, peaks, published_peak(row["device"], cell.dtype),
-                     spec.bound))
+    st = res.timing.take(timing)
+    res.rates = Rates(**rates(res.rates.flops or 0.0, res.rates.bytes or 0.0, st.median, cell.dtype,
+                              request.ceilings, published_peak(res.device, cell.dtype), case.spec.bound))
     if timing.stopped_by == "deadline" and st.n < config.min_samples:
-        raise CellTimeout(f"timed out after {st.n} of {config.min_samples} samples (limit {limits.run_s:g} s)")
+        raise CellTimeout(f"timed out after {st.n} of {config.min_samples} samples (limit {clock.limit_s:g} s)")
 
     chosen = tuned_config(case.call)
     if chosen:
-        row["tuned_config"] = chosen
-        notes.append(f"autotune chose {chosen}")
-    if later_round and not check_after:
-        row["status"] = "ok"
+        res.tuned_config = chosen
+        res.note(f"autotune chose {chosen}")
+    if role.check_after and not _checked_after(case, sets, seed, inputs, res):
+        res.note(timing.audit_failure)
         return
-    after, which = check_rotations(case, sets, seed, inputs)
+    if timing.audit_failure:
+        res.end(Status.INCORRECT, timing.audit_failure)
+        return
     del sets
-    row["max_error"] = max(row["max_error"] if row["max_error"] is not None else -math.inf, after.max_error)
-    row["tolerance"] = row["tolerance"] if row["tolerance"] is not None else after.tolerance
+    if not role.later:
+        res.memory = Memory(*peak_memory(backend, case.run, _resident_bytes(case, cell.dtype)))
+        if timing.stopped_by != "spread":
+            res.note(f"spread {st.rel_spread:.3f} above target {config.target_spread:g} "
+                     f"(stopped by {timing.stopped_by})")
+    _end_timed(res, cell.dtype, request.ceilings)
+
+
+def _end_timed(res: CellResult, dtype: str, ceilings: Peaks | None) -> None:
+    """A timed cell that passed every check: the precision settings in force recorded (in the row's extra),
+    and ``implausible`` when its rate is beyond the device (its peak note then explains nothing away)."""
+    settings = precision_settings()
+    if settings:
+        res.placement["precision"] = json.dumps(settings, sort_keys=True)
+        res.note(reduced_precision(settings, dtype))
+    why = implausible_reason({**vars(res.rates), "dtype": dtype}, getattr(ceilings, "roof_set", None))
+    if why:
+        res.rates.peak_note = None
+        res.end(Status.IMPLAUSIBLE, why)
+        return
+    res.end(Status.OK)
+
+
+def _first_call_passes(case: Case, timer: Any, res: CellResult, clock: _Clock) -> bool:
+    """A first round's first call (timed alone: compilation, lazy set-up) and the check before timing; a
+    failed check ends the cell ``incorrect``, untimed (the time of a wrong answer is not a result)."""
+    res.timing.first_call_s = timer.measure(case.run).device_s
+    clock.check("in the first call")
+    check = case.run_and_check()
+    res.max_error, res.tolerance = check.max_error, check.tolerance
+    if not check.passed:
+        res.end(Status.INCORRECT, f"verification failed (not timed): {check.message}{explain_failure(case, check)}")
+        return False
+    clock.check("during verification")
+    return True
+
+
+def _checked_after(case: Case, sets: list[tuple[dict[str, Any], dict[str, np.ndarray]]], seed: int,
+                   inputs: InputCache | None, res: CellResult) -> bool:
+    """The outputs of every rotated input set checked after timing; a failure keeps the timings but ends the
+    cell ``incorrect``."""
+    after, which = check_rotations(case, sets, seed, inputs)
+    res.max_error = max(res.max_error if res.max_error is not None else -math.inf, after.max_error)
+    res.tolerance = res.tolerance if res.tolerance is not None else after.tolerance
     if not after.passed:
         where = f" on rotated input set {which} (seed {seed + which})" if which else ""
-        row.update(status="incorrect", message=f"verification after timing failed{where}: {after.message}")
-        return
-    if later_round:
-        row["status"] = "ok"
-        return
-
-    resident = sum(int(a.size) * itemsize(cell.dtype) for a in case.host_inputs.values()) + sum(
-        int(np.prod(shape)) * itemsize(output_dtype(spec, name, cell.dtype))
-        for name, shape in case.out_shapes.items())
-    row["peak_mem_bytes"], row["mem_method"] = peak_memory(backend, case.run, resident)
-    row["status"] = "ok"
-    if timing.stopped_by != "spread":
-        notes.append(f"spread {st.rel_spread:.3f} above target {config.target_spread:g} "
-                     f"(stopped by {timing.stopped_by})")
+        res.end(Status.INCORRECT, f"verification after timing failed{where}: {after.message}"
+                + explain_failure(case, after))
+        return False
+    return True
 
 
-def _execution_cache_facts(cell: Cell, row: dict[str, Any]) -> list[str]:
+def _resident_bytes(case: Case, dtype: str) -> int:
+    """Bytes of the case's inputs and outputs (what a peak-memory reading is compared with)."""
+    return sum(int(a.size) * itemsize(dtype) for a in case.host_inputs.values()) + sum(
+        int(np.prod(shape)) * itemsize(output_dtype(case.spec, name, dtype)) for name, shape in case.out_shapes.items())
+
+
+def _execution_cache_facts(cell: Cell, res: CellResult) -> None:
     """A block variant's execution-cache statistics (``exec_cache``, JSON) and, when its fused recording fell
     back to eager, a note saying so; nothing for variants that record nothing."""
     stats = row_stats(cell.kernel, cell.variant, cell.backend, cell.params_dict, cell.dtype)
     if stats is None:
-        return []
-    row["exec_cache"] = json.dumps(stats, separators=(",", ":"))
-    return [f"fused recording fell back to eager: {stats['fallback']}"] if stats["fallback"] else []
+        return
+    res.exec_cache = json.dumps(stats, separators=(",", ":"))
+    if stats["fallback"]:
+        res.note(f"fused recording fell back to eager: {stats['fallback']}")
 
 
 def tuned_config(call: Any) -> str | None:
@@ -580,23 +572,25 @@ def tuned_config(call: Any) -> str | None:
     return str(chosen)
 
 
-def _check_only(case: Case, seeds: tuple[int, ...], row: dict[str, Any], deadline: float,
+def _check_only(case: Case, seeds: tuple[int, ...], res: CellResult, deadline: float,
                 cancel: threading.Event | None, limit_s: float | None = None) -> None:
     worst, worst_seed = -1.0, seeds[0]
     for i, s in enumerate(seeds):
         if i:
             case.reseed(s)
-        row["seed"] = s  # where an error or timeout struck
-        res = case.run_and_check()
-        if not res.passed:
-            row.update(status="incorrect", max_error=res.max_error, tolerance=res.tolerance,
-                       message=res.message or f"max error {res.max_error:.3g} > tolerance {res.tolerance:.3g}")
+        res.seed = s  # where an error or timeout struck
+        check = case.run_and_check()
+        if not check.passed:
+            why = check.message or f"max error {check.max_error:.3g} > tolerance {check.tolerance:.3g}"
+            res.end(Status.INCORRECT, why + explain_failure(case, check),
+                    max_error=check.max_error, tolerance=check.tolerance)
             return
-        if res.max_error > worst:
-            worst, worst_seed = res.max_error, s
-            row.update(max_error=res.max_error, tolerance=res.tolerance)
+        if check.max_error > worst:
+            worst, worst_seed = check.max_error, s
+            res.max_error, res.tolerance = check.max_error, check.tolerance
         _deadline_check(deadline, cancel, "during verification", limit_s)
-    row.update(status="ok", seed=worst_seed)
+    exercise(case.backend.timer(), case, rotation_sets(case, 2, case.seed, None), deadline=deadline, cancel=cancel)
+    res.end(Status.OK, seed=worst_seed)
 
 
 _gpu_monitors: dict[str, GpuMonitor | None] = {}
@@ -605,7 +599,7 @@ _gpu_monitors_lock = threading.Lock()
 
 def gpu_monitor(backend: Backend) -> GpuMonitor | None:
     """The GPU monitor (NVML, AMD SMI) of a CUDA / ROCm backend, probed once per backend; None for other
-    backends, or when no monitor can read the device (the row's GPU fields then stay empty)."""
+    backends, or when no monitor can read the device (the result's GPU fields then stay empty)."""
     platform = getattr(backend, "device_class", "cpu")
     if platform not in ("cuda", "rocm"):
         return None
@@ -633,19 +627,16 @@ def prepare_backend(name: str) -> str | None:
     return None
 
 
-def after_oom(row: dict[str, Any], backend: str) -> None:
+def after_oom(res: CellResult, backend: str) -> None:
     """After an out-of-memory cell the backend frees its caches (a device memory pool), before the next."""
     try:
         backend_registry.get(backend).free_memory()
     except Exception as exc:  # noqa: BLE001 - freeing is best effort
-        row["message"] = f"{row.get('message') or ''}; free_memory failed: {exc}"
+        res.note(f"free_memory failed: {exc}")
 
 
-def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorker, *, timeout_s: float,
-                 seed: int = 0, inputs: InputCache | None = None, peaks: Peaks | None = None,
-                 later_round: bool = False, check_after: bool = True,
-                 build_timeout_s: float = BUILD_TIMEOUT_S) -> dict[str, Any]:
-    """``run_cell`` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.
+def run_on_thread(request: CellRequest, worker: CellWorker, inputs: InputCache | None = None) -> CellResult:
+    """:func:`measure` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.
 
     The cell's own deadline (checked between calls) fires first; the hard limit
     adds a little grace so that a cell which stops by itself keeps its partial
@@ -654,24 +645,42 @@ def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorke
     cell the backend frees its caches here, before the next cell starts.
     """
     t0 = time.perf_counter()
-    limits = Limits.starting_now(build_timeout_s, timeout_s)
+    timeout_s = request.timeout_s
+    limits = Limits.starting_now(request.build_timeout_s, timeout_s)
     grace = min(2.0, 0.1 * timeout_s + 0.2)
-
-    def job(cancel: threading.Event) -> dict[str, Any]:
-        return run_cell(cell, config, seed=seed, timeout_s=timeout_s, cancel=cancel, inputs=inputs, peaks=peaks,
-                        later_round=later_round, check_after=check_after, limits=limits)
-
     try:
-        row = worker.run(job, timeout_s + grace, deadline=lambda: limits.hard_deadline(grace))
+        res = worker.run(lambda cancel: measure(request, cancel=cancel, inputs=inputs, limits=limits),
+                         timeout_s + grace, deadline=lambda: limits.hard_deadline(grace))
     except WorkerTimeout:
-        row = failed_row(cell, "timeout", (f"no result within the {timeout_s:g} s limit: a call never returned; "
-                                           if limits.run_deadline < math.inf else
-                                           f"the build did not finish within the {build_timeout_s:g} s build limit; ")
-                         + "its worker thread was abandoned", seed=seed, started=t0)
-    if row["status"] == "oom":
-        after_oom(row, cell.backend)
+        res = failed_result(request.cell, Status.TIMEOUT, (
+            f"no result within the {timeout_s:g} s limit: a call never returned; " if limits.run_deadline < math.inf
+            else f"the build did not finish within the {request.build_timeout_s:g} s build limit; ")
+            + "its worker thread was abandoned", seed=request.seed, started=t0)
+    res = judge_reported(res, time.perf_counter() - t0)
+    if res.status is Status.OOM:
+        after_oom(res, request.cell.backend)
     busy = worker.still_running_abandoned()
     if busy:
-        note = f"{busy} abandoned timed-out cell(s) still running: this timing may be disturbed"
-        row["message"] = f"{row['message']}; {note}" if row["message"] else note
-    return row
+        res.note(f"{busy} abandoned timed-out cell(s) still running: this timing may be disturbed")
+    return res
+
+
+# -- row-returning entry points (tests, tuning, scripts): one cell's row, as a sweep would store it ----------
+def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, timeout_s: float = math.inf,
+             cancel: threading.Event | None = None, inputs: InputCache | None = None,
+             peaks: Peaks | None = None, later_round: bool = False, check_after: bool = True,
+             build_timeout_s: float = BUILD_TIMEOUT_S) -> dict[str, Any]:
+    """:func:`measure` of one cell in the calling thread, as its row (without run_id / env_id)."""
+    request = CellRequest(cell, config, RoundRole.of_flags(later_round, check_after), seed, timeout_s,
+                          build_timeout_s, peaks)
+    return finish_single_round(measure(request, cancel=cancel, inputs=inputs).to_row())
+
+
+def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorker, *, timeout_s: float,
+                 seed: int = 0, inputs: InputCache | None = None, peaks: Peaks | None = None,
+                 later_round: bool = False, check_after: bool = True,
+                 build_timeout_s: float = BUILD_TIMEOUT_S) -> dict[str, Any]:
+    """:func:`run_on_thread` of one cell, as its row."""
+    request = CellRequest(cell, config, RoundRole.of_flags(later_round, check_after), seed, timeout_s,
+                          build_timeout_s, peaks)
+    return finish_single_round(run_on_thread(request, worker, inputs).to_row())

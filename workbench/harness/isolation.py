@@ -16,12 +16,16 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from collections.abc import Iterator
 
-from .cell import BUILD_TIMEOUT_S, Cell, CheckOnly, InputCache, execute_cell, failed_row, prepare_backend
-from .throughput import Peaks
-from .timer import TimingConfig
+from ..backends.registry import get as get_backend
+from ..status import Status
+from .cell import InputCache, failed_result, prepare_backend, run_on_thread
+from .executor import CellExecutor, LocalExecutor, ShouldStop
+from .memory_cap import parse_memory_cap
+from .process_worker import ProcessExecutor
+from .request import CellRequest
+from .result import CellResult
 from .worker import CellWorker
 
 #: Ways to run cells: a worker process per backend, or threads of this process.
@@ -43,26 +47,7 @@ def check_isolation(value: str | None) -> str:
     return chosen
 
 
-class CellExecutor(Protocol):
-    """Runs cells and returns their rows; never raises for a problem of the cell itself."""
-
-    isolation: str
-
-    def prepare(self, backend: str) -> str | None:
-        """Pay a backend's one-time costs before its first cell; returns a problem or None."""
-
-    def execute(self, cell: Cell, config: TimingConfig | CheckOnly, *, timeout_s: float,
-                build_timeout_s: float = BUILD_TIMEOUT_S, seed: int = 0, peaks: Peaks | None = None,
-                later_round: bool = False, check_after: bool = True,
-                should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
-        """One cell's row. ``should_stop`` (polled while the cell runs, where the executor can act on it)
-        raises :class:`~workbench.harness.timer.Cancelled` when it returns True."""
-
-    def close(self) -> None:
-        ...
-
-
-class InProcessExecutor:
+class InProcessExecutor(LocalExecutor):
     """Cells on a thread of this process, sharing one input cache (``isolation="in-process"``)."""
 
     isolation = "in-process"
@@ -74,17 +59,15 @@ class InProcessExecutor:
     def prepare(self, backend: str) -> str | None:
         return prepare_backend(backend)
 
-    def execute(self, cell: Cell, config: TimingConfig | CheckOnly, *, timeout_s: float,
-                build_timeout_s: float = BUILD_TIMEOUT_S, seed: int = 0, peaks: Peaks | None = None,
-                later_round: bool = False, check_after: bool = True,
-                should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
-        problem = in_process_problem(cell.backend)
+    def run_one(self, request: CellRequest, should_stop: ShouldStop | None = None) -> CellResult:
+        """The cell on this executor's thread (``should_stop`` is polled between cells only: a call here
+        cannot be interrupted, only abandoned at its limit)."""
+        problem = in_process_problem(request.cell.backend)
         if problem:
-            return failed_row(cell, "unsupported", problem, seed=seed, started=time.perf_counter())
-        with backend_environment(cell.backend):
-            return execute_cell(cell, config, self.worker, timeout_s=timeout_s, build_timeout_s=build_timeout_s,
-                                seed=seed, inputs=self.inputs, peaks=peaks, later_round=later_round,
-                                check_after=check_after)
+            return failed_result(request.cell, Status.UNSUPPORTED, problem, seed=request.seed,
+                                 started=time.perf_counter())
+        with backend_environment(request.cell.backend):
+            return run_on_thread(request, self.worker, self.inputs)
 
     def close(self) -> None:
         self.worker.close()
@@ -92,10 +75,8 @@ class InProcessExecutor:
 
 def in_process_problem(backend: str) -> str | None:
     """Why ``backend``'s cells cannot run in this process (``Backend.in_process_problem``), or None."""
-    from ..backends.registry import get
-
     try:
-        return get(backend).in_process_problem()
+        return get_backend(backend).in_process_problem()
     except Exception:  # noqa: BLE001 - an unknown backend's cell fails in execute_cell with the reason
         return None
 
@@ -104,10 +85,8 @@ def in_process_problem(backend: str) -> str | None:
 def backend_environment(backend: str) -> Iterator[None]:
     """The backend's ``worker_env`` (e.g. ``TRITON_INTERPRET=1`` for Triton's interpreter) set in this process
     while one of its cells runs here, as its worker process would start with it; restored afterwards."""
-    from ..backends.registry import get
-
     try:
-        env = dict(get(backend).worker_env)
+        env = dict(get_backend(backend).worker_env)
     except Exception:  # noqa: BLE001 - an unknown backend's cell fails in execute_cell with the reason
         env = {}
     saved = {k: os.environ.get(k) for k in env}
@@ -123,17 +102,14 @@ def backend_environment(backend: str) -> Iterator[None]:
 
 
 def make_executor(isolation: str | None = None, *, memory_cap: str | int | None = None, boundscheck: bool = False,
-                  name: str = "workbench") -> CellExecutor:
+                  name: str = "workbench") -> LocalExecutor:
     """The executor for ``isolation`` (None: ``$WORKBENCH_ISOLATION`` or ``process``). ``memory_cap``: see
     :func:`workbench.harness.memory_cap.parse_memory_cap` (process isolation only). ``boundscheck``: numba
     variants compile with bounds checks (in-process, the caller sets
-    :func:`~workbench.catalog.authoring.boundscheck`)."""
+    :func:`~workbench.authoring.numba_support.boundscheck`)."""
     chosen = check_isolation(isolation)
     if chosen == "in-process":
         return InProcessExecutor(f"{name}-cell")
-    from .memory_cap import parse_memory_cap
-    from .process_worker import ProcessExecutor
-
     return ProcessExecutor(memory_cap=parse_memory_cap(memory_cap), boundscheck=boundscheck,
                            fallback=lambda: InProcessExecutor(f"{name}-cell-fallback"))
 

@@ -29,18 +29,26 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+import psutil
+
+from ..backends import registry
 from ..catalog.shipping import CannotShip, Shipment, Shipper
 from ..processes import pid_alive
-from .cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CheckOnly, failed_row
+from ..status import Status
+from .audit import judge_reported
+from .cell import failed_result, measure
+from .executor import LocalExecutor, ShouldStop
 from .memory_cap import describe
-from .throughput import Peaks
-from .timer import Cancelled, TimingConfig
+from .messages import CellDone, Prepare, Prepared, RunCell, RunStarted, Start, Stop
+from .request import NO_VARIANT, CellRequest
+from .result import CellResult
+from .timer import Cancelled
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +70,6 @@ WORKER_INPUT_CACHE_BYTES = 1 << 29
 def _backend_env(name: str) -> dict[str, str]:
     """The environment a backend asks its worker to start with (:attr:`Backend.worker_env`)."""
     try:
-        from ..backends import registry
-
         return {str(k): str(v) for k, v in dict(getattr(registry.get(name), "worker_env", {}) or {}).items()}
     except Exception:  # noqa: BLE001 - an unknown backend's cells say so themselves
         return {}
@@ -93,17 +99,30 @@ def _shared_memory_dir() -> str | None:
     return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
+def _failure_message(request: CellRequest, out: Outcome) -> str:
+    """What happened to the worker process in a cell, in words (``out.failure`` is its status)."""
+    what = f"{request.cell.kernel}/{request.cell.variant} on {request.cell.backend}"
+    if out.failure is Status.CRASHED:
+        where = "while building it" if out.phase == "build" else "while running it"
+        return f"{what} crashed its worker process {where}: {out.message}; the worker was restarted"
+    if out.failure is Status.TIMEOUT:
+        msg = (f"no result within the {request.timeout_s:g} s limit: a call never returned" if out.phase == "run"
+               else f"the build did not finish within the {request.build_timeout_s:g} s build limit")
+        return f"{msg}; its worker process was killed and restarted"
+    return f"{what}: {out.message}"
+
+
 class WorkerStartError(Exception):
     """A worker process did not start (its output says why)."""
 
 
 @dataclass
 class Outcome:
-    """How waiting for a cell ended: a row, or what happened to the worker instead."""
+    """How waiting for a cell ended: its result, or what happened to the worker process instead."""
 
-    row: dict[str, Any] | None = None
-    #: "crashed", "timeout" or "oom" when the worker died or was killed in the cell.
-    failure: str | None = None
+    result: CellResult | None = None
+    #: crashed, timeout or oom when the worker process died or was killed in the cell.
+    failure: Status | None = None
     #: "build" or "run": where the cell was when it failed.
     phase: str = "build"
     message: str = ""
@@ -169,8 +188,6 @@ class WorkerProcess:
 
     def launch(self) -> None:
         """Start the interpreter (it imports the workbench while the caller goes on: see :meth:`wait_ready`)."""
-        import psutil
-
         self._t0 = time.perf_counter()
         parent, child = socket.socketpair()
         self._out = tempfile.TemporaryFile(prefix="workbench-worker-")
@@ -190,9 +207,9 @@ class WorkerProcess:
             child.close()
         self.conn = Connection(parent.detach())
         self._ps = psutil.Process(self.proc.pid)
-        self.conn.send({"backend": self.backend, "memory_cap": self.memory_cap, "boundscheck": self.boundscheck,
-                        "parent_pid": os.getpid(), "sys_path": [p for p in sys.path if p],
-                        "input_cache_bytes": WORKER_INPUT_CACHE_BYTES, "shared_dir": self.shared_dir})
+        self.conn.send(Start(backend=self.backend, memory_cap=self.memory_cap, boundscheck=self.boundscheck,
+                             parent_pid=os.getpid(), sys_path=tuple(p for p in sys.path if p),
+                             input_cache_bytes=WORKER_INPUT_CACHE_BYTES, shared_dir=self.shared_dir))
 
     def wait_ready(self) -> None:
         assert self.conn is not None and self.proc is not None
@@ -204,7 +221,7 @@ class WorkerProcess:
                 why = f"did not start within {STARTUP_TIMEOUT_S:g} s" if code is None else signal_text(code)
                 raise WorkerStartError(f"the worker process for {self.backend} {why}: {self.output_tail()}")
         try:
-            self.conn.recv()  # ("ready", pid)
+            self.conn.recv()  # Ready
         except (EOFError, OSError) as exc:
             self.kill()
             raise WorkerStartError(f"the worker process for {self.backend} died at start: "
@@ -226,7 +243,7 @@ class WorkerProcess:
         """Ask the worker to exit; kill it if it does not within a few seconds."""
         if self.alive and self.conn is not None:
             try:
-                self.conn.send(("stop",))
+                self.conn.send(Stop())
                 self.proc.wait(5)  # type: ignore[union-attr]
             except (OSError, subprocess.TimeoutExpired):
                 pass
@@ -271,7 +288,7 @@ class WorkerProcess:
 
     def send_prepare(self, backend: str) -> None:
         assert self.conn is not None
-        self.conn.send(("prepare", backend))
+        self.conn.send(Prepare(backend))
 
     def wait_prepared(self, backend: str) -> str | None:
         assert self.conn is not None
@@ -279,7 +296,8 @@ class WorkerProcess:
             if not self.alive:
                 return f"the worker process died while preparing {backend}: {self.output_tail()}"
         try:
-            return self.conn.recv()[1]
+            answer = self.conn.recv()
+            return answer.problem if isinstance(answer, Prepared) else None
         except (EOFError, OSError):
             return f"the worker process died while preparing {backend}: {self.output_tail()}"
 
@@ -289,16 +307,15 @@ class WorkerProcess:
         except Exception:  # noqa: BLE001 - a dead or unreadable process: the exit check handles it
             return None
 
-    def run(self, job: dict[str, Any], *, build_timeout_s: float, timeout_s: float,
-            should_stop: Callable[[], bool] | None = None) -> Outcome:
-        """Send one cell and wait for its row, or for the worker's death, a deadline or the memory cap."""
+    def run(self, request: CellRequest, shipment: Shipment, should_stop: ShouldStop | None = None) -> Outcome:
+        """Send one cell and wait for its result, or for the worker's death, a deadline or the memory cap."""
         assert self.conn is not None and self.proc is not None
         self._job += 1
         job_id = self._job
-        grace = min(MAX_GRACE_S, 0.1 * timeout_s + 0.2)
+        grace = min(MAX_GRACE_S, 0.1 * request.timeout_s + 0.2)
         base_rss = self.rss() or 0
-        self.conn.send(("cell", job_id, job))
-        phase, deadline = "build", time.perf_counter() + build_timeout_s + grace
+        self.conn.send(RunCell(job_id, request, shipment))
+        phase, deadline = "build", time.perf_counter() + request.build_timeout_s + grace
         peak = base_rss
         try:
             while True:
@@ -307,24 +324,24 @@ class WorkerProcess:
                         msg = self.conn.recv()
                     except (EOFError, OSError):
                         return self._died(phase)
-                    if msg[0] == "run" and msg[1] == job_id:
-                        phase, deadline = "run", time.perf_counter() + timeout_s + grace
-                    elif msg[0] == "row" and msg[1] == job_id:
+                    if isinstance(msg, RunStarted) and msg.job_id == job_id:
+                        phase, deadline = "run", time.perf_counter() + request.timeout_s + grace
+                    elif isinstance(msg, CellDone) and msg.job_id == job_id:
                         self.forward_output()
-                        return Outcome(row=msg[2], phase=phase)
+                        return Outcome(result=msg.result, phase=phase)
                     continue
                 if self.proc.poll() is not None:
                     return self._died(phase)
                 if time.perf_counter() > deadline:
                     self.kill()
-                    return Outcome(failure="timeout", phase=phase)
+                    return Outcome(failure=Status.TIMEOUT, phase=phase)
                 if self.memory_cap is not None:
                     rss = self.rss()
                     if rss is not None:
                         peak = max(peak, rss)
                         if rss - base_rss > self.memory_cap * WATCHDOG_SLACK:
                             self.kill()
-                            return Outcome(failure="oom", phase=phase, message=(
+                            return Outcome(failure=Status.OOM, phase=phase, message=(
                                 f"the worker process grew to {rss / 2**30:.2f} GiB resident, "
                                 f"{(rss - base_rss) / 2**30:.2f} GiB more than at the cell's start, past the "
                                 f"{describe(self.memory_cap)} (--memory-cap); it was killed"))
@@ -345,17 +362,17 @@ class WorkerProcess:
         hint = " (often the system's out-of-memory killer)" if code == -signal.SIGKILL else ""
         tail = self.output_tail()
         self.kill()
-        return Outcome(failure="crashed", phase=phase,
+        return Outcome(failure=Status.CRASHED, phase=phase,
                        message=f"the worker process died from {signal_text(code)}{hint}; {tail}")
 
 
-class ProcessExecutor:
+class ProcessExecutor(LocalExecutor):
     """Cells in worker processes, one per backend, started on first use and restarted after a death."""
 
     isolation = "process"
 
     def __init__(self, *, memory_cap: int | None, boundscheck: bool = False,
-                 fallback: Callable[[], Any] | None = None) -> None:
+                 fallback: Callable[[], LocalExecutor] | None = None) -> None:
         self.memory_cap = memory_cap
         self.boundscheck = boundscheck
         self._workers: dict[str, WorkerProcess] = {}
@@ -369,7 +386,7 @@ class ProcessExecutor:
         self.shared_dir = tempfile.mkdtemp(prefix=f"{SHARED_PREFIX}{os.getpid()}-", dir=root)
         #: Makes the in-process executor for cells whose inline kernel cannot travel.
         self._make_fallback = fallback
-        self._fallback: Any = None
+        self._fallback: LocalExecutor | None = None
         #: Worker starts (first and after deaths) and their seconds, for the cost of isolation.
         self.starts: list[tuple[str, float]] = []
 
@@ -390,7 +407,7 @@ class ProcessExecutor:
             self.starts.append((backend, w.started_s))
         return w
 
-    def warm(self, backends: list[str]) -> None:
+    def warm(self, backends: Sequence[str]) -> None:
         """Start the workers of ``backends`` side by side and have each prepare (imports, device query,
         timer calibration) without waiting for it: a worker's start-up overlaps the others' and the first
         cells of backends already prepared; :meth:`prepare` (before a backend's first cell) collects it."""
@@ -432,58 +449,40 @@ class ProcessExecutor:
             self._prepared[backend] = str(exc)
         return self._prepared[backend]
 
-    def execute(self, cell: Cell, config: TimingConfig | CheckOnly, *, timeout_s: float,
-                build_timeout_s: float = BUILD_TIMEOUT_S, seed: int = 0, peaks: Peaks | None = None,
-                later_round: bool = False, check_after: bool = True,
-                should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
-        t0 = time.perf_counter()
+    def run_one(self, request: CellRequest, should_stop: ShouldStop | None = None) -> CellResult:
+        """The cell in its backend's worker process; a worker that dies, hangs or runs away ends the cell
+        ``crashed``, ``timeout`` or ``oom`` and is replaced. ``should_stop`` is polled while the cell runs."""
+        cell, t0 = request.cell, time.perf_counter()
         if cell.unsupported:  # known before running: no kernel code runs, so no worker is needed
-            from .cell import run_cell
-
-            return run_cell(cell, config, seed=seed, timeout_s=timeout_s, build_timeout_s=build_timeout_s)
+            return measure(request)
         try:
             shipment = self._shipper.shipment(cell.kernel, None if cell.variant == NO_VARIANT else cell.variant)
         except CannotShip as exc:
-            return self._in_process(cell, config, str(exc), timeout_s=timeout_s, build_timeout_s=build_timeout_s,
-                                    seed=seed, peaks=peaks, later_round=later_round, check_after=check_after)
+            return self._in_process(request, str(exc))
         except ValueError:
-            shipment = Shipment()  # an unknown kernel or variant: the worker's row says so
-        job = {"cell": cell, "config": config, "seed": seed, "timeout_s": timeout_s,
-               "build_timeout_s": build_timeout_s, "peaks": peaks, "later_round": later_round,
-               "check_after": check_after, "shipment": shipment}
+            shipment = Shipment()  # an unknown kernel or variant: the worker's result says so
         self._collect(cell.backend)
         try:
             worker = self._worker(cell.backend)
         except WorkerStartError as exc:
-            return self._failed(cell, seed, t0, "error", str(exc))
-        out = worker.run(job, build_timeout_s=build_timeout_s, timeout_s=timeout_s, should_stop=should_stop)
-        if out.row is not None:
-            return out.row
-        what = f"{cell.kernel}/{cell.variant} on {cell.backend}"
-        if out.failure == "crashed":
-            where = "while building it" if out.phase == "build" else "while running it"
-            return self._failed(cell, seed, t0, "crashed",
-                                f"{what} crashed its worker process {where}: {out.message}; the worker was restarted")
-        if out.failure == "timeout":
-            msg = (f"no result within the {timeout_s:g} s limit: a call never returned"
-                   if out.phase == "run" else f"the build did not finish within the {build_timeout_s:g} s build limit")
-            return self._failed(cell, seed, t0, "timeout", f"{msg}; its worker process was killed and restarted")
-        return self._failed(cell, seed, t0, "oom", f"{what}: {out.message}")
+            return failed_result(cell, Status.ERROR, str(exc), seed=request.seed, started=t0)
+        out = worker.run(request, shipment, should_stop)
+        if out.result is not None:
+            return judge_reported(out.result, time.perf_counter() - t0)
+        return failed_result(cell, out.failure or Status.CRASHED, _failure_message(request, out),
+                             seed=request.seed, started=t0)
 
-    def _failed(self, cell: Cell, seed: int, t0: float, status: str, message: str) -> dict[str, Any]:
-        return failed_row(cell, status, message, seed=seed, started=t0)
-
-    def _in_process(self, cell: Cell, config: TimingConfig | CheckOnly, why: str, **kw: Any) -> dict[str, Any]:
-        """A cell whose inline kernel cannot travel runs here, on a thread, and its row says so."""
+    def _in_process(self, request: CellRequest, why: str) -> CellResult:
+        """A cell whose inline kernel cannot travel runs here, on a thread, and its result says so."""
         if self._make_fallback is None:
-            return self._failed(cell, kw["seed"], time.perf_counter(), "error",
-                                f"{why}; define it in a module or a catalog folder, or run in-process")
+            return failed_result(request.cell, Status.ERROR,
+                                 f"{why}; define it in a module or a catalog folder, or run in-process",
+                                 seed=request.seed, started=time.perf_counter())
         if self._fallback is None:
             self._fallback = self._make_fallback()
-        row = self._fallback.execute(cell, config, **kw)
-        note = f"ran in-process, without crash isolation: {why}"
-        row["message"] = f"{row['message']}; {note}" if row.get("message") else note
-        return row
+        res = self._fallback.run_one(request)
+        res.note(f"ran in-process, without crash isolation: {why}")
+        return res
 
     def close(self) -> None:
         for w in self._workers.values():

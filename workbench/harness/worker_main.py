@@ -6,9 +6,9 @@ caches, device contexts, inputs and references survive from cell to cell. A kern
 segfault, an abort, a write over the allocator's books) takes down only this process; the parent records
 the cell as ``crashed`` and starts another.
 
-Messages (pickled tuples) from the parent: ``("cell", job_id, job)``, ``("prepare", backend)``,
-``("stop",)``. To the parent: ``("ready", pid)``, ``("run", job_id)`` when a cell's build is done and its
-run limit starts, ``("row", job_id, row)``, ``("prepared", problem)``.
+Messages: the dataclasses of :mod:`workbench.harness.messages` (:class:`Start`, :class:`Prepare`,
+:class:`RunCell`, :class:`Stop` from the parent; :class:`Ready`, :class:`Prepared`, :class:`RunStarted` when
+a cell's build is done and its run limit starts, :class:`CellDone` back).
 """
 
 from __future__ import annotations
@@ -21,7 +21,16 @@ import sys
 import time
 import traceback
 from multiprocessing.connection import Connection
-from typing import Any
+
+from ..authoring.numba_support import boundscheck
+from ..backends import registry
+from ..catalog.shipping import install
+from ..conditions import count_as_own, take_reading
+from ..status import Status
+from .cell import InputCache, Limits, SharedArrays, after_oom, failed_result, measure, prepare_backend
+from .memory_cap import limit_address_space
+from .messages import CellDone, Prepare, Prepared, Ready, RunCell, RunStarted, Start, Stop
+from .result import CellResult
 
 
 def _die_with_parent() -> None:
@@ -37,13 +46,13 @@ def _die_with_parent() -> None:
 
 
 class WorkerState:
-    def __init__(self, init: dict[str, Any]) -> None:
-        from .cell import InputCache, SharedArrays
+    """What a worker process keeps from cell to cell: its inputs and the catalog entries installed."""
 
-        self.backend: str = init["backend"]
-        self.memory_cap: int | None = init["memory_cap"]
-        shared = SharedArrays(init["shared_dir"]) if init.get("shared_dir") else None
-        self.inputs = InputCache(init.get("input_cache_bytes") or (1 << 29), shared=shared)
+    def __init__(self, start: Start) -> None:
+        self.backend = start.backend
+        self.memory_cap = start.memory_cap
+        shared = SharedArrays(start.shared_dir) if start.shared_dir else None
+        self.inputs = InputCache(start.input_cache_bytes or (1 << 29), shared=shared)
         self.installed: dict[tuple[str, str | None], str] = {}
         self._cpu_backend: bool | None = None
 
@@ -51,74 +60,62 @@ class WorkerState:
         """Whether an address-space limit is safe here (not for GPU runtimes, which reserve huge ranges)."""
         if self._cpu_backend is None:
             try:
-                from ..backends import registry
-
                 self._cpu_backend = registry.get(self.backend).device_class == "cpu"
             except Exception:  # noqa: BLE001 - unknown: leave the limit to the parent's watchdog
                 self._cpu_backend = False
         return self._cpu_backend
 
 
-def run_job(conn: Connection, job_id: int, job: dict[str, Any], state: WorkerState) -> dict[str, Any]:
-    """One cell, as :func:`workbench.harness.cell.run_cell` runs it in-process, plus what isolation adds:
+def run_job(conn: Connection, job: RunCell, state: WorkerState) -> CellResult:
+    """One cell, as :func:`workbench.harness.cell.measure` runs it in-process, plus what isolation adds:
     the cell's catalog entries installed, the run start reported, the address space capped."""
-    from ..catalog.shipping import install
-    from .cell import Limits, after_oom, failed_row, run_cell
-    from .memory_cap import limit_address_space
-
-    cell = job["cell"]
+    request = job.request
     t0 = time.perf_counter()
     try:
-        install(job["shipment"], state.installed)
-    except Exception as exc:  # noqa: BLE001 - the cell's row says why its kernel could not be rebuilt
-        return failed_row(cell, "error",
-                          f"could not rebuild the kernel in the worker process: {type(exc).__name__}: {exc}",
-                          seed=job["seed"], started=t0, traceback=traceback.format_exc())
-    limits = Limits.starting_now(job["build_timeout_s"], job["timeout_s"], on_run=lambda: conn.send(("run", job_id)))
+        install(job.shipment, state.installed)
+    except Exception as exc:  # noqa: BLE001 - the cell's result says why its kernel could not be rebuilt
+        return failed_result(request.cell, Status.ERROR,
+                             f"could not rebuild the kernel in the worker process: {type(exc).__name__}: {exc}",
+                             seed=request.seed, started=t0, traceback=traceback.format_exc())
+    limits = Limits.starting_now(request.build_timeout_s, request.timeout_s,
+                                 on_run=lambda: conn.send(RunStarted(job.job_id)))
     capped = state.memory_cap is not None and state.cpu_backend() and limit_address_space(state.memory_cap)
     try:
-        row = run_cell(cell, job["config"], seed=job["seed"], timeout_s=job["timeout_s"], inputs=state.inputs,
-                       peaks=job["peaks"], later_round=job["later_round"], check_after=job["check_after"],
-                       limits=limits)
+        res = measure(request, inputs=state.inputs, limits=limits)
     finally:
         if capped:
             limit_address_space(None)
-    if row["status"] == "oom" and capped:
-        row["message"] += (f"; the cell may add at most {state.memory_cap / 2**30:.3g} GiB to its worker's address "
-                           "space (--memory-cap)")
-    if row["status"] == "oom":
+    if res.status is Status.OOM:
+        if capped:
+            res.note(f"the cell may add at most {state.memory_cap / 2**30:.3g} GiB to its worker's address space "
+                     "(--memory-cap)")
         state.inputs = type(state.inputs)(state.inputs.max_bytes, shared=state.inputs.shared)  # start lean
         gc.collect()
-        after_oom(row, cell.backend)
-    return row
+        after_oom(res, request.cell.backend)
+    return res
 
 
 def serve(conn: Connection) -> None:
-    init = conn.recv()
-    for p in reversed(init["sys_path"]):  # the parent's import path: inline kernels may import its modules
+    start: Start = conn.recv()
+    for p in reversed(start.sys_path):  # the parent's import path: inline kernels may import its modules
         if p not in sys.path:
             sys.path.insert(0, p)
-    from ..catalog.authoring import boundscheck
-    from ..conditions import count_as_own, take_reading
-    from .cell import prepare_backend
-
-    count_as_own(init["parent_pid"])  # the parent's bookkeeping between cells is not "other load"
+    count_as_own(start.parent_pid)  # the parent's bookkeeping between cells is not "other load"
     take_reading()
-    state = WorkerState(init)
-    with boundscheck(bool(init.get("boundscheck"))):
-        conn.send(("ready", os.getpid()))
+    state = WorkerState(start)
+    with boundscheck(start.boundscheck):
+        conn.send(Ready(os.getpid()))
         while True:
             try:
                 msg = conn.recv()
             except EOFError:
                 return
-            if msg[0] == "stop":
+            if isinstance(msg, Stop):
                 return
-            if msg[0] == "prepare":
-                conn.send(("prepared", prepare_backend(msg[1])))
-            elif msg[0] == "cell":
-                _, job_id, job = msg
-                conn.send(("row", job_id, run_job(conn, job_id, job, state)))
+            if isinstance(msg, Prepare):
+                conn.send(Prepared(msg.backend, prepare_backend(msg.backend)))
+            elif isinstance(msg, RunCell):
+                conn.send(CellDone(msg.job_id, run_job(conn, msg, state)))
             sys.stdout.flush()
             sys.stderr.flush()
 
