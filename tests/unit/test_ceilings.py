@@ -111,7 +111,10 @@ def test_a_sweep_probes_once_and_every_row_names_its_ceiling(tmp_path, cache_fil
 
     def fake_probe(backend, worker):
         calls.append(backend.name)
+        # a tiny DRAM ceiling under an L1 roof no call reaches (the probe measures both): above the DRAM
+        # ceiling, never implausible
         return [peaks.Peak(backend.name, BANDWIDTH, "float32", 1e-3, "GB/s", "automatic probe: fake", {}),
+                peaks.Peak(backend.name, "l1_bandwidth_gbps", "float32", 1e6, "GB/s", "automatic probe: fake", {}),
                 peaks.Peak(backend.name, FLOPS, "float32", 1e3, "GFLOP/s", "automatic probe: fake", {})]
 
     monkeypatch.setattr(peaks, "probe_backend", fake_probe)
