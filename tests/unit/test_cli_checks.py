@@ -165,3 +165,27 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     err = p.stderr.read().decode()
     assert p.wait(timeout=120) == 141
     assert "Broken pipe" not in err and "Traceback" not in err
+
+
+BENCH = ["bench", "--kernels", "vector_add", "--backends", "numpy", "--sizes", "64", "--budget", "0.01",
+         "--rounds", "1", "--quiet"]
+
+
+@pytest.mark.parametrize("extra, env, words", [
+    (["--report", "/proc/x.html"], {}, "cannot create a file in '/proc'"),
+    (["--cluster", "tcp://127.0.0.1:99999"], {}, "port must be 1 to 65535"),
+    (["--memory-cap", "200%"], {}, "at most 100%"),
+    (["--name", "a\x1b[2Jb"], {}, "control character"),
+    ([], {"WORKBENCH_BACKEND": "nonsense"}, "WORKBENCH_BACKEND='nonsense' names no backend"),
+    ([], {"WORKBENCH_CATALOG": "/no/such/folder"}, "WORKBENCH_CATALOG='/no/such/folder': no such folder"),
+])
+def test_bench_refuses_before_creating_a_store_or_a_run(tmp_path, monkeypatch, capsys, extra, env, words):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WORKBENCH_AUTO_PEAKS", "0")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    store = tmp_path / "s.sqlite"
+    assert main([*BENCH, "--store", str(store), *extra]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1, err
+    assert not store.exists()
