@@ -197,3 +197,15 @@ def test_a_working_set_in_a_measured_cache_is_scored_against_that_level():
                          "dtype": "float32", "device": "cpu", "ceiling_source": AUTO_PROBE}])
     notes = row_notes(row, roofs={("e", "numpy"): _cpu()})
     assert notes["ceiling"].iloc[0] == "100 GB/s (probe, L2)" and notes["pct"].iloc[0] == pytest.approx(50)
+
+
+def test_every_cpu_runtime_here_names_the_same_physical_device():
+    from workbench.backends import registry
+
+    cpu = {}
+    for name in registry.available_backends():
+        backend = registry.get(name)
+        if backend.device_info().kind == "cpu":  # numpy, numba, torch-cpu, PoCL, lavapipe, triton-interp
+            cpu[name] = peaks.physical_device(backend)
+    assert "numpy" in cpu and len(set(cpu.values())) == 1, cpu
+    assert cpu["numpy"][1] and cpu["numpy"][0].startswith("CPU ")
