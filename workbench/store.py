@@ -150,7 +150,7 @@ def _finite(v: Any) -> Any:
     return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
-def describe_sqlite_error(path: Path, exc: BaseException) -> str:
+def describe_sqlite_error(path: str | os.PathLike, exc: BaseException) -> str:
     """What an SQLite error on opening or writing ``path`` means for the user, in one or two lines."""
     text = str(exc)
     low = text.lower()

@@ -100,13 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `workbench runs | head`: the reader left; nothing to say, and nothing more to print
         _silence_stdout()
         return EXIT_BROKEN_PIPE
-    except sqlite3.DatabaseError as exc:  # a damaged store met while reading it: what to do, not a traceback
+    except sqlite3.DatabaseError as exc:  # a damaged (or locked, full ...) store met while reading it: what to do
         if debug:
             traceback.print_exc()
-        from ..store import damaged_store_message, default_store_path
+        from ..store import default_store_path, describe_sqlite_error
 
         store = getattr(args, "store", None) or default_store_path()
-        print(f"workbench {args.command}: error: {damaged_store_message(store, str(exc))}", file=sys.stderr)
+        print(f"workbench {args.command}: error: {describe_sqlite_error(store, exc)}", file=sys.stderr)
         return EXIT_USAGE
     except (ValueError, LookupError, OSError, RecursionError) as exc:  # bad input: a clear message
         if debug:
