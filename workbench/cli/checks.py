@@ -31,7 +31,7 @@ def check_catalog_env() -> None:
     for entry in os.environ.get(ENV_CATALOG, "").split(os.pathsep):
         if not entry.strip():
             continue
-        p = Path(entry).expanduser()
+        p = Path(entry)  # as the loader reads it (no ~ expansion)
         if not p.exists():
             raise ValueError(f"{ENV_CATALOG}={entry!r}: no such folder; give folders of kernel folders "
                              f"(each with a spec.py), separated by {os.pathsep!r}, or unset it")
