@@ -209,3 +209,20 @@ def test_every_cpu_runtime_here_names_the_same_physical_device():
             cpu[name] = peaks.physical_device(backend)
     assert "numpy" in cpu and len(set(cpu.values())) == 1, cpu
     assert cpu["numpy"][1] and cpu["numpy"][0].startswith("CPU ")
+
+
+def test_the_report_lists_one_roof_set_per_device_and_scores_rows_by_it(tmp_path):
+    from workbench.report.model import build_report
+    from workbench.report.sample_data import synthetic_results
+
+    df = synthetic_results(with_failures=False)
+    table = pd.DataFrame([
+        {"env_id": "env-demo", "backend": b, "metric": m, "dtype": "float32", "value": v,
+         "method": "automatic probe: x", "details": '{"device": "CPU Demo", "working_set_bytes": 4194304}'}
+        for b in ("numpy", "numba")
+        for m, v in (("bandwidth_gbps", 20.0), ("l2_bandwidth_gbps", 100.0), ("gflops", 100.0))])
+    from workbench.report.data import ReportData
+
+    report = build_report(ReportData(df, peaks=table, run_ids=["run-demo"]), figures=False)
+    assert [d for d, _ in report.device_roofs] == ["CPU Demo"]
+    assert report.device_roofs[0][1][0].startswith("DRAM bandwidth 20 GB/s")

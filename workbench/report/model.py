@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..roofs import RoofKey, RoofSet, resolve_roofs
+from ..roofs import RoofKey, RoofKind, RoofSet, resolve_roofs
 from .data import ReportData, check_baseline, gather
 from .findings import KeyFindings, key_findings, parse_reference, pick_reference
 from .row_notes import row_notes, text_of
@@ -112,6 +112,17 @@ class Report(_ByName):
     machines: pd.DataFrame
     environments: list[dict[str, Any]]
     roofs: dict[RoofKey, RoofSet]
+
+    @property
+    def device_roofs(self) -> list[tuple[str, list[str]]]:
+        """Each device's roofs in words, once per device however many runtimes share them."""
+        seen: dict[str, list[str]] = {}
+        for rs in self.roofs.values():
+            if rs.roofs and rs.device not in seen:
+                order = list(RoofKind)
+                seen[rs.device] = [r.text() for r in sorted(rs.roofs, key=lambda r: (order.index(r.kind),
+                                                                                     r.dtype or ""))]
+        return list(seen.items())
 
     @property
     def n_figures(self) -> int:

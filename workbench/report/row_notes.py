@@ -77,8 +77,11 @@ def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None =
         src = text_of(r.get("ceiling_source"))
         if not ok:
             ceiling = ""
-        elif value is None:
-            ceiling = f"none: no {unit} ceiling measured"
+        elif value is None:  # the roof it would have been scored against, and why it is missing
+            rs = roofs_of_row(roofs, r)
+            missing = rs.for_row("compute-bound" if compute else "memory-bound", text_of(r.get("dtype"))).missing \
+                if rs is not None else None
+            ceiling = f"none: {missing or f'no {unit} ceiling measured'}"
         else:
             rs = roofs_of_row(roofs, r)
             level = rs.level_of(value) if rs is not None and not compute else None
