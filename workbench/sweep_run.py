@@ -16,6 +16,7 @@ from typing import Any
 
 from .harness.request import CellRequest
 from .harness.result import CellResult
+from .progress import make_progress
 from .status import Status
 from .store import Store, StoreError, describe_sqlite_error
 from .sweep_plan import StoredRow, SweepPlan
@@ -113,7 +114,7 @@ class Progress:
     def __init__(self, plan: SweepPlan, enabled: bool, on_cell: Callable[[StoredRow, int, int], None] | None,
                  should_stop: Callable[[], bool] | None) -> None:
         self.plan, self.on_cell, self.should_stop = plan, on_cell, should_stop
-        self.bar = _progress_bar(plan.total, plan.done, enabled)
+        self.bar = make_progress(plan.total, plan.done, enabled)  # tqdm on a terminal, lines on a log
         self._t0 = self._last = time.perf_counter()
 
     def round(self, r: int, where: str | None) -> None:
@@ -153,13 +154,6 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
-
-
-def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
-    """tqdm's bar on a terminal; on a log, a line per finished group or every 10 s (:mod:`workbench.progress`)."""
-    from .progress import make_progress
-
-    return make_progress(total, initial, enabled)
 
 
 def _postfix(row: StoredRow) -> str:

@@ -12,10 +12,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..catalog import kernels as catalog_kernels
+from ..cluster import parse_cluster
 from ..harness.timer import CACHE_MODES
+from ..report.exporters import FORMATS as BY_SUFFIX
+from ..status import Status
+from ..store import Store, open_store
 from ..suites import suite_names, suite_spec
 from ..sweep import SweepSpec, run_sweep
 from ..sweep_plan import SweepPlan
+from ..tuning.resolve import ENV_TUNED
 from ..verdicts import NOISY_SPREAD
 from . import checks, isolation_args
 
@@ -120,9 +126,7 @@ def _axes_hint(kernels: list[str] | None) -> str:
     if not kernels:
         return ""
     try:
-        from ..catalog import kernels as catalog
-
-        known = catalog()
+        known = catalog_kernels()
     except Exception:  # noqa: BLE001 - only a hint
         return ""
     found = [f"{k} takes {' x '.join(known[k].axes)}" for k in kernels if k in known]
@@ -183,18 +187,12 @@ def run(args: argparse.Namespace) -> int:
 
         print(format_suites(describe_suites()))
         return 0
-    from ..store import Store
-
     run_options = isolation_args.options(args)
     if args.no_tuned:  # read by every build, here and in the worker processes started after this
-        from ..tuning.resolve import ENV_TUNED
-
         os.environ[ENV_TUNED] = "0"
     if args.retry_crashed and not args.resume:
         raise ValueError("--retry-crashed goes with --resume (it re-runs the crashed cells of a stored run)")
     if args.cluster is not None:
-        from ..cluster import parse_cluster
-
         parse_cluster(args.cluster)  # a malformed --cluster fails before anything runs
     resume = None
     spec: SweepSpec | None = None
@@ -204,8 +202,6 @@ def run(args: argparse.Namespace) -> int:
     outputs = check_outputs(args.json, args.report)  # a bad path or format fails now, not after the sweep
     checks.check_bench(args, outputs)  # outputs never a store, environment, memory cap, name, cluster (issue 24)
     if args.resume:  # resuming needs a store that exists: a mistyped path must not create an empty one
-        from ..store import open_store
-
         open_store(args.store, must_exist=True).close()
     store = Store(args.store)
     if args.resume:
@@ -249,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 #: Statuses that do not fail ``--strict``: ``unsupported`` says a pair cannot run here, which is not a failure.
-PASSING = ("ok", "unsupported")
+PASSING = (Status.OK, Status.UNSUPPORTED)
 #: Longest reason printed per cell (the full message and traceback are in the store and the reports).
 REASON_CHARS = 300
 
@@ -257,8 +253,6 @@ REASON_CHARS = 300
 def check_outputs(json_path: str | None, report_path: str | None) -> list[tuple[str, str | None]]:
     """(path, format) of the outputs asked for, each checked before anything runs: a known format (by
     extension), and a place that can be written (not a directory, parent creatable and writable)."""
-    from ..report.exporters import FORMATS as BY_SUFFIX
-
     out: list[tuple[str, str | None]] = []
     for flag, path, allowed in (("--json", json_path, ("json",)), ("--report", report_path, None)):
         if path is None:
@@ -309,7 +303,7 @@ def format_reasons(rows: Iterable[Mapping[str, Any]], limit: int = 50) -> str:
         if len(bad) > limit:
             lines.append(f"  ... and {len(bad) - limit} more (see the report or `workbench report`)")
     unsupported = Counter(" ".join(str(r.get("message") or "(no reason given)").split())[:REASON_CHARS]
-                          for r in rows if r.get("status") == "unsupported")
+                          for r in rows if r.get("status") == Status.UNSUPPORTED)
     if unsupported:
         lines += ["", "Unsupported (not a failure):"]
         lines += [f"  {n} cell(s): {reason}" for reason, n in unsupported.most_common(10)]
