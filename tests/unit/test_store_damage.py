@@ -133,3 +133,17 @@ def test_a_finished_run_is_in_the_main_file_without_its_wal(tmp_path):
         assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 3
     s.close()
     os.unlink(copy)
+
+
+def test_store_check_counts_the_cells_an_interrupted_run_lacks(tmp_path):
+    from workbench.sweep import SweepSpec
+
+    spec = SweepSpec(kernels=["vector_add"], backends=["numpy"], sizes=[(64,), (128,)], rounds=3)
+    planned = len(spec.cells())
+    s = Store(tmp_path / "r.sqlite")
+    rid = s.new_run(name="cut short", spec=spec.to_dict())
+    row = synthetic_results(rid, seed=1).to_dict("records")[0]
+    s.record({**row, "status": "ok", "rounds": 1})  # one cell, one of its three rounds; then the process died
+    found = [p for p in s.check() if rid in p]
+    assert found and f"it has 1 of its {planned} cells (1 with fewer rounds than 3)" in found[0]
+    assert "rows are missing" in found[0] and f"--resume {rid}" in found[0]
