@@ -2,17 +2,17 @@
 
 The client keeps the store: it expands the sweep into cells, submits each round's cells to the scheduler,
 and commits every row as it comes back (:func:`workbench.sweep.run_sweep` with a :class:`ClusterExecutor`).
-Workers run cells as a local sweep does (a warm worker process per backend, :mod:`workbench.harness`),
-and send back the row with their machine's environment record.
+Dask workers run cells as a local sweep does (a warm worker process per backend, :mod:`workbench.harness`),
+and send back each cell's result with their machine's environment record.
 
 - One Dask worker per device: a cell on a GPU or other accelerator backend asks for the worker resource
   ``GPU=1``, a cell on a CPU backend for ``CPU=1`` (:func:`resources_for`). Start one
-  ``dask worker --resources GPU=1`` per device (``CUDA_VISIBLE_DEVICES`` per worker), and one worker with
+  ``dask worker --resources GPU=1`` per device (``CUDA_VISIBLE_DEVICES`` per Dask worker), and one Dask worker with
   ``CPU=1`` per host: CPU timings taken side by side on one host disturb each other.
 - Rows say where they ran (``machine``, ``worker``) and how many Dask workers shared that host
-  (``cluster_workers_on_host``); a CPU cell measured beside other workers is flagged noisy, with a note.
-- A worker lost mid-cell: Dask runs the cell again elsewhere; the client records each cell of a round
-  once, whatever happened to the workers. ``--resume`` resumes a run through any cluster.
+  (``cluster_workers_on_host``); a CPU cell measured beside other Dask workers is flagged noisy, with a note.
+- A Dask worker lost mid-cell: Dask runs the cell again elsewhere; the client records each cell of a round
+  once, whatever happened to the Dask workers. ``--resume`` resumes a run through any cluster.
 """
 
 from __future__ import annotations

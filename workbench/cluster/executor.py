@@ -31,9 +31,9 @@ log = logging.getLogger(__name__)
 _LOCAL = re.compile(r"local:([0-9]+)")
 _ADDRESS = re.compile(r"(tcp|tls|ucx|ws|wss)://[^\s:/]+(:[0-9]+)?/?")
 CLUSTER_HELP = "local:N (N worker processes on this machine) or a scheduler address such as tcp://HOST:8786"
-#: How long the client waits for a scheduler, and for a LocalCluster's workers to start.
+#: How long the client waits for a scheduler, and for a LocalCluster's Dask workers to start.
 CONNECT_TIMEOUT_S = 60.0
-#: Resources a cell asks of a worker: one device. CPU backends ask for ``CPU``, every other backend for ``GPU``.
+#: Resources a cell asks of a Dask worker: one device. CPU backends ask for ``CPU``, every other backend for ``GPU``.
 GPU, CPU = "GPU", "CPU"
 INSTALL_HINT = "pip install 'kernel-workbench[cluster]' (dask[distributed])"
 
@@ -46,7 +46,7 @@ def parse_cluster(text: str) -> tuple[str, int | str]:
     if m:
         n = int(m.group(1))
         if not 1 <= n <= 256:
-            raise ValueError(f"--cluster {value!r}: a local cluster needs 1 to 256 workers")
+            raise ValueError(f"--cluster {value!r}: a local cluster needs 1 to 256 Dask workers")
         return "local", n
     if _ADDRESS.fullmatch(value):
         return "address", value
@@ -67,8 +67,8 @@ class ClusterExecutor:
     """Cells run on Dask workers; rows come back to the client as they finish.
 
     ``cluster`` is ``local:N`` or a scheduler address (:func:`parse_cluster`); ``isolation`` and
-    ``memory_cap`` say how each worker runs its cells (as for a local sweep). Close it to stop the
-    workers' cell processes (and a local cluster).
+    ``memory_cap`` say how each Dask worker runs its cells (as for a local sweep). Close it to stop the Dask
+    workers' worker processes (and a local cluster).
     """
 
     isolation = "cluster"
@@ -92,7 +92,7 @@ class ClusterExecutor:
                 # own output; the worker processes read the level from the environment they start with.
                 os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
                 logging.getLogger("distributed").setLevel(logging.ERROR)
-                # One thread per worker: a worker measures one cell at a time. Each has ``CPU=1``: they share
+                # One thread per Dask worker: it measures one cell at a time. Each has ``CPU=1``: they share
                 # this host, which their CPU rows say (:meth:`finish_row`).
                 self._local = LocalCluster(n_workers=int(value), threads_per_worker=1, processes=True,
                                            resources={CPU: 1}, dashboard_address=None,
@@ -109,7 +109,7 @@ class ClusterExecutor:
 
     # -- what the cluster offers ----------------------------------------
     def workers(self) -> dict[str, dict[str, Any]]:
-        """The scheduler's workers by address (host, resources ...)."""
+        """The scheduler's Dask workers by address (host, resources ...)."""
         try:
             info = self.client.scheduler_info(n_workers=-1)  # every worker (newer Dask lists only a few by default)
         except TypeError:  # Dask before 2025 lists them all and has no n_workers
@@ -122,8 +122,8 @@ class ClusterExecutor:
         return workers
 
     def check_resources(self, cells: Iterable[Cell]) -> None:
-        """Refuse, before submitting, cells that no worker of the cluster could take (they would wait
-        forever): name the resource and how to start a worker that has it."""
+        """Refuse, before submitting, cells that no Dask worker of the cluster could take (they would wait
+        forever): name the resource and how to start a Dask worker that has it."""
         workers = self._refresh_hosts()
         offered = {r for w in workers.values() for r, n in (w.get("resources") or {}).items() if n >= 1}
         needed: dict[str, list[str]] = {}
@@ -149,8 +149,8 @@ class ClusterExecutor:
     def run(self, requests: Iterable[CellRequest], *, should_stop: ShouldStop | None = None,
             on_start: OnStart | None = None) -> Iterator[tuple[CellRequest, CellResult]]:
         """Submit ``requests`` at once (in this order of priority) and yield each with its result as it
-        finishes, once per cell. ``on_start`` is not called: cells start on the workers, all at once. A cell
-        whose workers all died (Dask gives up after a few) comes back ``crashed``. ``should_stop`` is polled
+        finishes, once per cell. ``on_start`` is not called: cells start on the Dask workers, all at once. A cell
+        whose Dask workers all died (Dask gives up after a few) comes back ``crashed``. ``should_stop`` is polled
         as results come; stopping, or closing the iterator, cancels the cells not yet run."""
         from distributed import as_completed
 
@@ -187,7 +187,7 @@ class ClusterExecutor:
         kept the first time its machine's id comes back."""
         try:
             res: CellResult = fut.result()
-        except Exception as exc:  # noqa: BLE001 - KilledWorker, a worker's own error: the cell's result says it
+        except Exception as exc:  # noqa: BLE001 - KilledWorker, a Dask worker's own error: the cell's result says it
             why = f"the Dask workers running this cell were lost or failed: {type(exc).__name__}: {exc}"
             return failed_result(request.cell, Status.CRASHED, why, seed=request.seed, started=t0)
         env_id = str(res.placement.get("env_id"))
@@ -217,8 +217,8 @@ class ClusterExecutor:
     def close(self) -> None:
         try:
             self.client.run(close_states)
-        except Exception as exc:  # noqa: BLE001 - workers already gone: nothing of theirs to stop
-            log.debug("closing the workers' cell processes: %s", exc)
+        except Exception as exc:  # noqa: BLE001 - Dask workers already gone: nothing of theirs to stop
+            log.debug("closing the Dask workers' worker processes: %s", exc)
         try:
             self.client.close()
         finally:
@@ -244,7 +244,7 @@ def shared_host_note(row: dict[str, Any]) -> dict[str, Any]:
     if n <= 1 or row.get("status") != Status.OK:
         return row
     note = (f"measured on a host shared with {n - 1} other Dask worker(s) (their cells ran side by side), "
-            "for CPU timings run one worker per host")
+            "for CPU timings run one Dask worker per host")
     notes = [x for x in str(row.get("noise_note") or "").split("; ") if x and not x.startswith("measured on a host")]
     row["noise_note"] = "; ".join([*notes, note])
     if resources_for(str(row.get("backend"))).get(CPU):

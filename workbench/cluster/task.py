@@ -1,9 +1,9 @@
 """What a Dask worker does with a cell: run it as a local sweep would, and say where it ran.
 
-Each worker process keeps, per (isolation, memory cap), one cell executor (a warm worker process per
+Each Dask worker keeps, per (isolation, memory cap), one cell executor (a warm worker process per
 backend, as in a local sweep), the ceilings of each backend it has run (measured against a store of its
-own: the client's store stays on the client) and its environment record. A lock makes the worker run one
-cell at a time, however many threads it has: cells side by side on one device would time each other.
+own: the client's store stays on the client) and its environment record. A lock makes the Dask worker run
+one cell at a time, however many threads it has: cells side by side on one device would time each other.
 """
 
 from __future__ import annotations
