@@ -104,7 +104,7 @@ def _failure_message(request: CellRequest, out: Outcome) -> str:
     what = f"{request.cell.kernel}/{request.cell.variant} on {request.cell.backend}"
     if out.failure is Status.CRASHED:
         where = "while building it" if out.phase == "build" else "while running it"
-        return f"{what} crashed its worker process {where}: {out.message}; the worker was restarted"
+        return f"{what} crashed its worker process {where}: {out.message}; the worker process was restarted"
     if out.failure is Status.TIMEOUT:
         msg = (f"no result within the {request.timeout_s:g} s limit: a call never returned" if out.phase == "run"
                else f"the build did not finish within the {request.build_timeout_s:g} s build limit")
