@@ -16,6 +16,7 @@ from ..catalog import kernels as catalog_kernels
 from ..cluster import parse_cluster
 from ..harness.timer import CACHE_MODES
 from ..report.exporters import FORMATS as BY_SUFFIX
+from ..report.units import fmt_seconds
 from ..status import Status
 from ..store import Store, open_store
 from ..suites import suite_names, suite_spec
@@ -326,15 +327,6 @@ def write_output(store: Any, run_id: str, path: str, fmt: str | None) -> int:
     return 0
 
 
-def fmt_seconds(s: float | None) -> str:
-    if s is None or not isinstance(s, (int, float)) or not math.isfinite(s):
-        return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s / 1e-9:.3g} ns"
-
-
 def fmt_rate(v: float | None) -> str:
     return "-" if v is None or not isinstance(v, (int, float)) or not math.isfinite(v) else f"{v:.3g}"
 
@@ -349,7 +341,7 @@ def format_summary(rows: Iterable[Mapping[str, Any]]) -> str:
     for r in rows:
         table.append((str(r.get("kernel")), str(r.get("variant")), str(r.get("backend")), str(r.get("dtype")),
                       str(r.get("size_label") or r.get("size")), *((str(r.get("cache")),) if with_cache else ()),
-                      str(r.get("status")) + ("~" if r.get("noisy") else ""), fmt_seconds(r.get("median_s")),
+                      str(r.get("status")) + ("~" if r.get("noisy") else ""), fmt_seconds(r.get("median_s"), "-"),
                       fmt_rate(r.get("gbps")), fmt_rate(r.get("gflops"))))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     right = {len(header) - 3, len(header) - 2, len(header) - 1}
