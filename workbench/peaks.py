@@ -44,6 +44,7 @@ from typing import Any
 
 from .backends import registry as backend_registry
 from .backends.base import Backend
+from .backends.cpu_common import cpu_device_info
 from .catalog import registry as catalog
 from .catalog.spec import Variant
 from .harness.cell import Cell, CellWorker
@@ -112,8 +113,6 @@ def physical_device(backend: Backend) -> tuple[str, bool]:
     same CPU, so they share one roof set."""
     info = backend.device_info()
     if info.kind == "cpu":
-        from .backends.cpu_common import cpu_device_info
-
         return f"CPU {cpu_device_info().name}", True
     return str(info.name), False
 

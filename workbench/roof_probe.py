@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .backends.cpu_common import cpuinfo_dict
 from .roofs import AUTO_METHOD_PREFIX, AUTO_PROBE, CACHE_LEVELS, Roof, RoofKind, RoofSet
 
 #: Repeats per figure; the best counts (STREAM's rule), the median judges stability.
@@ -83,8 +84,6 @@ def cache_sizes(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> Cach
         return CacheSizes(levels.get(1), levels.get(2) if top > 2 else None, levels[top] if top > 1 else None,
                           "sysfs")
     try:
-        from .backends.cpu_common import cpuinfo_dict
-
         info = cpuinfo_dict()
     except Exception:  # noqa: BLE001 - no cache sizes: the cache roofs say so
         return CacheSizes(None, None, None, "not reported")

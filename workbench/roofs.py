@@ -20,6 +20,9 @@ from typing import Any
 
 import pandas as pd
 
+from .datasets import published_peak
+from .report.units import fmt_rate
+
 #: Where a roof came from (the values of the stored ``ceiling_source`` column).
 MEASURED = "measured (workbench peaks)"
 AUTO_PROBE = "measured (automatic probe)"
@@ -97,8 +100,6 @@ class Roof:
 
     def text(self) -> str:
         """"L2 bandwidth 210 GB/s (probe)", or "DRAM bandwidth: none (probe refused: ...)" — never "None GB/s"."""
-        from .report.units import fmt_rate
-
         what = self.kind.value + (f" {self.dtype}" if self.dtype else "")
         if not self.known:
             return f"{what}: none ({self.missing or 'not measured'})"
@@ -271,8 +272,6 @@ def _rows_roof_set(rows: pd.DataFrame, device: str) -> RoofSet:
 
 
 def _published_roof_set(device: str, dtypes: Iterable[str]) -> RoofSet:
-    from .datasets import published_peak
-
     out = RoofSet(device)
     for dtype in dtypes:
         gflops, gbps = published_peak(device, str(dtype))

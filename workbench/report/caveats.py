@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..ceilings import is_noisy, noise_text
+
 #: Failed statuses that mean "not measured", in the order a reader cares about them.
 FAILED_STATUSES = ("crashed", "timeout", "error", "oom", "incorrect")
 #: The caveat attached to a row run on a CPU stand-in for a GPU runtime.
@@ -78,8 +80,6 @@ def caveat(text: str, detail: str = "") -> dict[str, str]:
 def row_caveats(row: Mapping[str, Any], environments: Mapping[str, Any] | None = None,
                 who: str = "") -> list[dict[str, str]]:
     """Caveats of one measured cell: noise, and CPU stand-ins (``who``: "reference " for the reference's)."""
-    from ..ceilings import is_noisy, noise_text
-
     out = []
     if row.get("status") == "ok" and is_noisy(dict(row)):
         out.append(caveat(f"~ {who}noisy", f"{who}noisy: {noise_text(row)}"))
@@ -134,8 +134,6 @@ def report_caveats(df: pd.DataFrame, runs: pd.DataFrame | None = None,
         triton = sorted({str(r["backend"]) for _, r in ok.iterrows() if is_triton_interpreter(r)})
         if triton:
             out.append(f"{', '.join(triton)}: {TRITON_NOTE}.")
-        from ..ceilings import is_noisy
-
         n_noisy = sum(bool(is_noisy(dict(r))) for _, r in ok.iterrows())
         if n_noisy:
             out.append(f"{n_noisy} of {len(ok)} measured cells are noisy (marked ~): their times may not repeat, "

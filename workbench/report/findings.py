@@ -15,7 +15,10 @@ from typing import Any
 import pandas as pd
 
 from ..roofs import RoofKey, RoofSet
+from ..stats_compare import library_variants, speedup_vs_baseline
 from .caveats import caveat, failed_cells, report_caveats, row_caveats
+from .plots import parse_baseline
+from .row_notes import row_notes
 from .styles import series_key
 from .units import fmt_time_auto
 
@@ -77,8 +80,6 @@ class KeyFindings:
 
 def parse_reference(reference: Any) -> tuple[str | None, str | None]:
     """(variant, backend) of the chosen reference; the default is the library variant on numpy."""
-    from .plots import parse_baseline
-
     variant, backend = parse_baseline(reference)
     if variant is None and backend is None:
         backend = DEFAULT_REFERENCE_BACKEND
@@ -96,8 +97,6 @@ def reference_text(reference: Any) -> str:
 
 def pick_reference(ok: pd.DataFrame, variant: str | None, backend: str | None) -> tuple[str, str] | None:
     """The (variant, backend) that stands for the reference among one kernel's ok rows, or None."""
-    from ..stats_compare import library_variants
-
     if ok.empty:
         return None
     rows = ok
@@ -138,9 +137,6 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
     """Per kernel, size class (and run, when there are several): the fastest variant@backend, its speed-up
     over the reference with interval and verdict, its % of ceiling (of ``roofs``, default the rows' own),
     and the caveats that apply — a reference whose time is off its own other evidence among them."""
-    from ..stats_compare import speedup_vs_baseline
-    from .row_notes import row_notes
-
     variant, backend = parse_reference(reference)
     out: list[Finding] = []
     if df.empty or "kernel" not in df:

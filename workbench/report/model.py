@@ -19,7 +19,10 @@ from typing import Any
 import pandas as pd
 
 from ..roofs import RoofKey, RoofKind, RoofSet, resolve_roofs
+from ..version import __version__
+from . import plots
 from .data import ReportData, check_baseline, gather
+from .env_summary import environment_line, machines_table, run_names
 from .findings import KeyFindings, key_findings, parse_reference, pick_reference
 from .row_notes import row_notes, text_of
 from .summary import (
@@ -140,9 +143,6 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
     """The report of ``run_ids`` (None: all; ``latest``): key findings against one reference (``baseline``,
     default numpy's library variant), then per kernel a compact table, its figures (``figures``) and its
     speed-ups; a baseline that names no measured series is a ValueError listing them."""
-    from ..version import __version__
-    from .env_summary import environment_line, machines_table, run_names
-
     data = gather(store_or_df, run_ids)
     check_baseline(data.df, baseline)
     df = data.df
@@ -235,8 +235,6 @@ def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
     vertical, and the % of ceiling panel already says how far below the roof they are); a memory
     figure only where the series' memories differ (:func:`workbench.report.plots.memories_differ`).
     """
-    from . import plots
-
     out = []
     df = data.df
     styles = styles if styles is not None else plots.styles_for(df)
@@ -255,8 +253,6 @@ def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
 
 def _kernel_figures(data: ReportData, ok: pd.DataFrame, k: pd.DataFrame, kernel: str, i: int, styles: Any,
                     run_names: dict[str, str] | None) -> list[ReportFigure]:
-    from . import plots
-
     figs = [ReportFigure("time per call and share of the ceiling against size",
                          figure_svg(plots.plot_kernel(k, kernel, styles=styles, run_names=run_names), f"k{i}t"))]
     if _intensity_varies(ok) and plots.has_roof(ok, data.peaks):

@@ -27,7 +27,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 
-from ..ceilings import ceiling_suspect
+from ..ceilings import ceiling_suspect, is_noisy, llc_of
 from ..roofs import (
     AUTO_PROBE,
     CACHE_LEVELS,
@@ -39,6 +39,7 @@ from ..roofs import (
     above_top_roof,
     resolve_roofs,
 )
+from ..stats_compare import speedup_vs_baseline
 from .sizes import XAxis, choose_x_axis, is_power_of_two, params_frame, tick_text
 from .styles import LINESTYLES, SeriesStyle, series_key, series_style, style_map, styles_for
 from .units import fmt_bytes, fmt_tick_time
@@ -213,8 +214,6 @@ def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str]
 
 def noisy_mask(df: pd.DataFrame) -> np.ndarray:
     """Which rows are noisy: their ``noisy`` flag, or (rows stored before it) relative spread above 10%."""
-    from ..ceilings import is_noisy
-
     return np.array([is_noisy(dict(r)) for _, r in df.iterrows()], dtype=bool) if len(df) else np.zeros(0, bool)
 
 
@@ -452,8 +451,6 @@ def plot_speedup(df: pd.DataFrame, baseline: Any = None, *, ax: Axes | None = No
     :func:`workbench.stats_compare.speedup_vs_baseline`); ``table`` takes an
     already computed speed-up table.
     """
-    from ..stats_compare import speedup_vs_baseline
-
     ok, bad = split_ok(df)
     styles = styles if styles is not None else styles_for(df)
     if table is None:
@@ -601,8 +598,6 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
     holding the working set, or no explanation where no cache ceiling was measured; noisy cells are hollow.
     With no roof at all the points are still drawn, and a note says so.
     """
-    from ..ceilings import llc_of
-
     ok, bad = split_ok(df)
     styles = styles if styles is not None else styles_for(df)
     ok = _roofline_points(ok)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..ceilings import headline_pct, is_compute_bound, is_noisy, llc_of, noise_text, row_peak_note
 from ..roofs import SHORT_SOURCE, RoofKey, RoofKind, RoofSet, resolve_roofs, roofs_of_row
 
 
@@ -65,8 +66,6 @@ def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None =
     the ceiling that bounds the row: bandwidth for memory-bound kernels, never the other instead),
     ``ceiling`` (that ceiling in words, or which one is missing) and ``exec_cache`` (a block variant's
     execution-cache statistics, in words)."""
-    from ..ceilings import headline_pct, is_compute_bound, is_noisy, llc_of, noise_text, row_peak_note
-
     roofs = resolve_roofs(df) if roofs is None else roofs
     out = []
     for _, r in df.iterrows():

@@ -11,13 +11,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..stats_compare import speedup_vs_baseline
 from ..status import Status
 from ..verdicts import pct
+from .findings import parse_reference, pick_reference, reference_anomaly
+from .plots import parse_baseline
 from .row_notes import fmt_num, row_notes, text_of, value_of
 from .units import fmt_bytes, fmt_seconds
 
 if TYPE_CHECKING:
-    from .exporters import ReportData
+    from .data import ReportData
 
 #: The summary table's columns (what the CLI prints and reports show).
 SUMMARY_COLUMNS = ["kernel", "variant", "backend", "dtype", "size", "status", "median ± IQR", "GB/s", "GFLOP/s",
@@ -145,9 +148,6 @@ def interval_label(coverage: Any) -> str:
 
 def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
     """Formatted speed-ups against the baseline (default: each kernel's library variant)."""
-    from ..stats_compare import speedup_vs_baseline
-    from .plots import parse_baseline
-
     variant, backend = parse_baseline(baseline)
     t = speedup_vs_baseline(df, baseline_variant=variant, baseline_backend=backend)
     t = t[t["verdict"] != "baseline"]
@@ -170,8 +170,6 @@ def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
 
 def _reference_off(df: pd.DataFrame, r: pd.Series) -> str:
     """Why the reference time behind one speed-up is suspect ("" when it is not)."""
-    from .findings import reference_anomaly
-
     match = (df["kernel"] == r["kernel"]) & (df["variant"] == r["baseline_variant"]) & \
         (df["backend"] == r["baseline_backend"]) & (df["dtype"] == r["dtype"]) & (df["params"] == r["params"])
     if "run_id" in df and "run_id" in r:
@@ -183,8 +181,6 @@ def _reference_off(df: pd.DataFrame, r: pd.Series) -> str:
 def reference_speedups(ok: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
     """:func:`speedup_table` with every kernel against the one reference of the report (see
     :func:`workbench.report.findings.pick_reference`), never a per-backend mix."""
-    from .findings import parse_reference, pick_reference
-
     variant, backend = parse_reference(baseline)
     tables = []
     for kernel in dict.fromkeys(ok["kernel"]):

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..ceilings import is_noisy
 from .styles import series_key
 from .units import fmt_in_unit, pick_time_unit
 
@@ -68,8 +69,6 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
                 cells.append({"text": str(r["status"]), "best": False, "noisy": False, "status": str(r["status"]),
                               "title": str(r.get("message") or "")[:200]})
             else:
-                from ..ceilings import is_noisy
-
                 noisy = bool(is_noisy(dict(r)))
                 cells.append({"text": fmt_in_unit(r["median_s"], scale), "best": c == best, "noisy": noisy,
                               "status": "ok", "title": str(r.get("noise_note") or "") if noisy else ""})
