@@ -548,10 +548,101 @@ def _decoded(text: str, field: str, where: str, key: str) -> Any:
 def load_export(path: str | os.PathLike, export_format: str = EXPORT_FORMAT,
                 export_version: int = EXPORT_VERSION) -> dict[str, Any]:
     """Read and validate an export file; every problem is a ValueError (FileNotFoundError when it is
-    missing) whose message names the file and, for a bad field, its path in the document."""
+    missing) whose message names the file and, for a bad field, its path in the document. A file of
+    :data:`workbench.import_stream.STREAM_FROM_BYTES` or more is validated row by row and its ``results``
+    come back as :class:`workbench.import_stream.StreamedRows` (read again from the file when iterated)."""
+    from .import_stream import STREAM_FROM_BYTES
+
     where = str(path)
+    p = Path(path)
+    if p.is_file() and p.stat().st_size >= STREAM_FROM_BYTES:
+        return _load_streamed(p, where, export_format, export_version)
     doc = parse_json(read_text(path), where)
     return validate_export(doc, where, export_format, export_version)
+
+
+#: The largest export read row by row (its memory no longer grows with the file; MAX_ITEMS caps the rows).
+MAX_STREAMED_FILE_BYTES = 4 << 30
+
+
+def _depth_checker(where: str) -> Any:
+    def check(text: str) -> None:
+        if text.count("[") + text.count("{") > MAX_DEPTH:
+            _check_depth(text, where)
+    return check
+
+
+def _load_streamed(p: Path, where: str, export_format: str, export_version: int) -> dict[str, Any]:
+    """:func:`load_export` of a large file: the same checks, one row at a time (see :mod:`workbench.import_stream`)."""
+    from jsonschema.exceptions import best_match
+
+    from .import_stream import StreamedRows, iter_export
+    from .output_guard import is_workbench_export
+
+    size = p.stat().st_size
+    if size > MAX_STREAMED_FILE_BYTES:
+        raise ValueError(f"{p}: {size:,} bytes is larger than an export may be ({MAX_STREAMED_FILE_BYTES:,} bytes)")
+    if not os.access(p, os.R_OK):
+        raise ValueError(f"{p}: permission denied (cannot read it)")
+    if not is_workbench_export(p):  # the format is written first: a stranger is refused before its rows
+        raise ValueError(f"{where} is not a workbench results export (format {export_format!r}); write one with "
+                         "`workbench export` or `workbench report --format json`")
+    head: dict[str, Any] = {}
+    first_of_cell: dict[str, int] = {}
+    first_of_run: dict[str, int] = {}
+    env_ids: set[str] = set()
+    repeats: dict[int, list[tuple[int, str, str, str]]] = {}
+    check_depth = _depth_checker(where)
+    count = 0
+    for i, row in enumerate(iter_export(p, where, head, _refuse_constant, check_depth)):
+        count = i + 1
+        if count > MAX_ITEMS:
+            raise ValueError(f"{where}: results: more than {MAX_ITEMS:,} rows is more than an export may hold")
+        if not _plain_row(row):
+            err = best_match(_row_validator().iter_errors(row))
+            if err is not None:
+                raise ValueError(f"{where}: {_field_path(['results', i, *err.absolute_path])}: {_explain(err)}")
+        for key in JSON_COLUMNS:
+            if isinstance(row.get(key), str):
+                _decoded(row[key], f"results[{i}].{key}", where, key)
+        first = first_of_cell.setdefault(f"{row['run_id']}\0{row['cell_key']}", i)
+        if first != i:  # compared with the first in one more pass, by digest (no rows kept in memory)
+            repeats.setdefault(first, []).append((i, _digest(row), row["run_id"], row["cell_key"]))
+        first_of_run.setdefault(row["run_id"], i)
+        if row.get("env_id"):
+            env_ids.add(row["env_id"])
+    if repeats:
+        _check_repeats(p, where, repeats)
+    doc = validate_export(head, where, export_format, export_version)
+    run_ids = {r["run_id"] for r in doc.get("runs") or []}
+    orphans = sorted((i, r) for r, i in first_of_run.items() if r not in run_ids)
+    if orphans:
+        i, r = orphans[0]
+        raise ValueError(f"{where}: results[{i}].run_id: {_short(r)} names no run of the file (its runs list); an "
+                         "export carries the runs of its rows")
+    doc["results"] = StreamedRows(p, count, env_ids, _refuse_constant)
+    return doc
+
+
+def _digest(row: Mapping[str, Any]) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()
+
+
+def _check_repeats(p: Path, where: str, repeats: Mapping[int, list[tuple[int, str, str, str]]]) -> None:
+    """Cells listed again: each the same as where it was first listed (harmless), or refused."""
+    from .import_stream import iter_export
+
+    last = max(repeats)
+    for j, earlier in enumerate(iter_export(p, where, {}, _refuse_constant, lambda _text: None)):
+        for i, digest, run_id, cell_key in repeats.get(j, ()):
+            if digest != _digest(earlier):
+                raise ValueError(f"{where}: results[{i}]: cell {cell_key!r} of run {run_id!r} is listed again "
+                                 f"(first at results[{j}]) with different values; a cell has one result: fix the "
+                                 "file")
+        if j >= last:
+            return
 
 
 def records(doc: Mapping[str, Any], key: str) -> list[dict[str, Any]]:

@@ -753,14 +753,18 @@ class Store:
                 r.update(status="interrupted", owner_pid=None, owner_host=None)
         envs = {str(e["env_id"]): e["record"] for e in _records(doc, "environments")
                 if e.get("env_id") and isinstance(e.get("record"), dict)}
-        results = [row for row in _records(doc, "results") if row.get("run_id") and row.get("cell_key")]
+        streamed = getattr(doc.get("results"), "env_ids", None) is not None  # a large file, read row by row
+        results: Iterable[dict[str, Any]] = (
+            doc["results"] if streamed
+            else [row for row in _records(doc, "results") if row.get("run_id") and row.get("cell_key")])
+        row_envs = doc["results"].env_ids if streamed else {r["env_id"] for r in results if r.get("env_id")}
         added = {"runs": 0, "environments": 0, "results": 0, "peaks": 0}
         with self._write() as c:
             existing = self._conflicting_runs(c, runs, where)
             if existing:
                 self._check_cells_agree(c, existing, results, where)
             known_envs = {r[0] for r in c.execute("SELECT env_id FROM environments")} | set(envs)
-            for env_id in sorted({r["env_id"] for r in [*runs, *results] if r.get("env_id")} - known_envs):
+            for env_id in sorted(({r["env_id"] for r in runs if r.get("env_id")} | row_envs) - known_envs):
                 envs[env_id] = {"environment_id": env_id, "described": False,
                                 "note": f"imported from {Path(where).name} without a record of this environment"}
             before = c.total_changes
@@ -816,26 +820,25 @@ class Store:
                                      "run under the same id; nothing was imported")
         return set(have)
 
-    def _check_cells_agree(self, c: sqlite3.Connection, run_ids: set[str], results: list[dict[str, Any]],
+    def _check_cells_agree(self, c: sqlite3.Connection, run_ids: set[str], results: Iterable[dict[str, Any]],
                            where: str) -> None:
-        """Rows of runs this store already has must not contradict its cells (else ValueError)."""
-        by_run: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        """Rows of runs this store already has must not contradict its cells (else ValueError). The stored
+        cells are looked up, the file's rows read once (a streamed file is not held in memory)."""
+        stored: dict[tuple[str, str], tuple[Any, ...]] = {}
+        for run_id in run_ids:
+            for key, *values in c.execute(
+                    f"SELECT cell_key, {', '.join(self.CELL_IDENTITY)} FROM results WHERE run_id = ?", (run_id,)):
+                stored[run_id, key] = tuple(values)
         for i, row in enumerate(results):
-            if row["run_id"] in run_ids:
-                by_run.setdefault(row["run_id"], []).append((i, row))
-        for run_id, rows in by_run.items():
-            stored = {k: v for k, *v in c.execute(
-                f"SELECT cell_key, {', '.join(self.CELL_IDENTITY)} FROM results WHERE run_id = ?", (run_id,))}
-            for i, row in rows:
-                old = stored.get(row["cell_key"])
-                if old is None:
-                    continue
-                for k, mine in zip(self.CELL_IDENTITY, old, strict=True):
-                    theirs = row.get(k)
-                    if mine != theirs and not (mine is None and theirs is None):
-                        raise ValueError(f"{where}: results[{i}]: cell {row['cell_key']!r} of run {run_id!r} is "
-                                         f"already in {self.path} with {k} {mine!r}, the file says {theirs!r}: "
-                                         "a cell has one result; nothing was imported")
+            old = stored.get((row["run_id"], row["cell_key"]))
+            if old is None:
+                continue
+            for k, mine in zip(self.CELL_IDENTITY, old, strict=True):
+                theirs = row.get(k)
+                if mine != theirs:
+                    raise ValueError(f"{where}: results[{i}]: cell {row['cell_key']!r} of run {row['run_id']!r} is "
+                                     f"already in {self.path} with {k} {mine!r}, the file says {theirs!r}: a cell "
+                                     "has one result; nothing was imported")
 
 
 _COLUMN_INDEX = {k: i for i, k in enumerate(RESULT_COLUMNS)}
