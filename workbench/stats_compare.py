@@ -181,8 +181,8 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
     library variant as its rows say (see :func:`library_variants`). Among several candidate
     baseline rows the one on the row's own backend wins, so numpy variants compare with the numpy library call and
     torch ones with torch. Each pair is judged by :func:`judge_pair` on its own rounds, its noise moderated
-    by the typical spread of its kernel's paired differences in the run (:func:`typical_spreads`), so a
-    disturbed cell of another kernel does not widen its interval; ``kw`` goes to the verdict.
+    by the typical spread of the paired differences nearest it in the run (:func:`typical_spreads`), so a
+    disturbed cell elsewhere does not widen its interval; ``kw`` goes to the verdict.
     Rows without a baseline get NaN and verdict "no baseline"; the baseline row itself "baseline".
     """
     cols = ["run_id", "kernel", "variant", "backend", "dtype", "params", "size", "size_label", "mode", "cache",
@@ -215,30 +215,42 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
     return pd.DataFrame(out, columns=cols)
 
 
-#: A kernel needs this many paired comparisons in a run for their typical spread to stand for its own (a
-#: median of 5 stays put when 2 are disturbed); with fewer, the typical spread of the run's pairs does.
-MIN_KERNEL_PAIRS = 5
+#: How many paired comparisons a scope needs for their typical spread to stand for its pairs' (a median of
+#: 3 stays put when one is disturbed): the cell's group (kernel, size, dtype: contenders measured back to
+#: back, sharing the reference's rounds), else its kernel, else the whole run (and machine).
+MIN_SCOPE_PAIRS = 3
 
 
 def typical_spreads(pairs: list[tuple[pd.Series, pd.Series | None]], machine: list[str]) -> Any:
-    """A function row -> the typical spread of the paired differences of its kernel in its run (and machine):
-    the median over those pairs (:func:`workbench.verdicts.prior_noise`), or over all pairs of the run
-    when the kernel has fewer than :data:`MIN_KERNEL_PAIRS`; None when the run has no paired rows."""
-    by_kernel: dict[tuple, list[np.ndarray]] = {}
-    by_run: dict[tuple, list[np.ndarray]] = {}
+    """A function row -> the prior of its pair's spread (:func:`workbench.verdicts.paired_noise`): the
+    smallest typical spread (:func:`workbench.verdicts.prior_noise`) among its group (kernel, size and
+    dtype in its run), its kernel and the run that hold :data:`MIN_SCOPE_PAIRS` pairs (with none that do,
+    the run's); None when the run has no paired rows.
+
+    Under load the small sizes stay quiet while large ones are disturbed, and one disturbed reference
+    round shifts every pair of its group alike: a wider scope's typical spread would blunt quiet cells with
+    the others' noise, a narrower one a group's shared hiccup. A cell that was itself disturbed still gets
+    a wide interval from its own spread. Measured (tests/perf/power.py, docs/statistics.md): group alone or
+    kernel alone called fewer known gaps, with the same A/A rate.
+    """
+    scopes: dict[tuple, list[np.ndarray]] = {}
+
+    def keys(row: pd.Series) -> list[tuple]:
+        run = tuple(row.get(c) for c in machine)
+        kernel = run + (row.get("kernel"),)
+        return [kernel + tuple(row.get(c) for c in ("dtype", "params", "cache")), kernel, run]
+
     for row, base in pairs:
         if base is not None and base.name != row.name:
             a, b, paired = _paired_rounds(base, row)
             if paired:
-                run = tuple(row.get(c) for c in machine)
-                by_run.setdefault(run, []).append(np.log(a) - np.log(b))
-                by_kernel.setdefault(run + (row.get("kernel"),), []).append(np.log(a) - np.log(b))
+                for key in keys(row):
+                    scopes.setdefault(key, []).append(np.log(a) - np.log(b))
 
     def typical(row: pd.Series) -> float | None:
-        run = tuple(row.get(c) for c in machine)
-        own = by_kernel.get(run + (row.get("kernel"),), [])
-        diffs = own if len(own) >= MIN_KERNEL_PAIRS else by_run.get(run)
-        return vd.prior_noise(diffs) if diffs else None
+        found = [scopes[k] for k in keys(row) if k in scopes]
+        enough = [vd.prior_noise(d) for d in found if len(d) >= MIN_SCOPE_PAIRS]
+        return min(enough) if enough else (vd.prior_noise(found[-1]) if found else None)
 
     return typical
 
