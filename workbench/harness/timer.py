@@ -241,6 +241,10 @@ def _loop(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig
         if now >= deadline:
             out.stopped_by = "deadline"
             break
+    last = audit.pending(calls)
+    if last is not None:  # the loop's certain audit, when its chosen sample never came: one more call
+        watch.measure(last)
+        audit.check()
     if audit.watch_timer:
         watch.check()
     return out
