@@ -9,8 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from .plots import parse_baseline
-from .styles import series_key
+from .styles import parse_baseline, series_key
 
 
 @dataclass

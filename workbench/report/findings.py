@@ -17,9 +17,8 @@ import pandas as pd
 from ..roofs import RoofKey, RoofSet
 from ..stats_compare import library_variants, speedup_vs_baseline
 from .caveats import caveat, failed_cells, report_caveats, row_caveats
-from .plots import parse_baseline
 from .row_notes import row_notes
-from .styles import series_key
+from .styles import parse_baseline, series_key
 from .units import fmt_time_auto
 
 #: The reference backend when none is chosen: its library variant is what a user reaches for first.

@@ -41,7 +41,7 @@ from ..roofs import (
 )
 from ..stats_compare import speedup_vs_baseline
 from .sizes import XAxis, choose_x_axis, is_power_of_two, params_frame, tick_text
-from .styles import LINESTYLES, SeriesStyle, series_key, series_style, style_map, styles_for
+from .styles import LINESTYLES, SeriesStyle, parse_baseline, series_key, series_style, style_map, styles_for
 from .units import fmt_bytes, fmt_tick_time
 
 __all__ = ["SeriesStyle", "memories_differ", "plot_kernel", "plot_memory", "plot_metric", "plot_roofline",
@@ -429,18 +429,6 @@ def plot_kernel(df: pd.DataFrame, kernel: str | None = None, *, styles: Mapping[
 
 
 # -- speed-up ---------------------------------------------------------------------------------
-
-def parse_baseline(baseline: Any) -> tuple[str | None, str | None]:
-    """(variant, backend) from None, "variant", "variant @ backend" / "variant@backend" or a mapping."""
-    if baseline is None:
-        return None, None
-    if isinstance(baseline, Mapping):
-        return baseline.get("variant") or None, baseline.get("backend") or None
-    if isinstance(baseline, (tuple, list)):
-        return (baseline[0] or None), (baseline[1] if len(baseline) > 1 else None) or None
-    variant, _, backend = str(baseline).partition("@")
-    return variant.strip() or None, backend.strip() or None
-
 
 def plot_speedup(df: pd.DataFrame, baseline: Any = None, *, ax: Axes | None = None, title: str | None = None,
                  table: pd.DataFrame | None = None, styles: Mapping[str, SeriesStyle] | None = None,

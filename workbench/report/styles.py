@@ -12,6 +12,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -64,3 +65,15 @@ def styles_for(df: pd.DataFrame) -> dict[str, SeriesStyle]:
     if df is None or not len(df) or not {"variant", "backend"} <= set(df.columns):
         return {}
     return style_map(series_key(v, b) for v, b in zip(df["variant"], df["backend"], strict=True))
+
+
+def parse_baseline(baseline: Any) -> tuple[str | None, str | None]:
+    """(variant, backend) from None, "variant", "variant @ backend" / "variant@backend" or a mapping."""
+    if baseline is None:
+        return None, None
+    if isinstance(baseline, Mapping):
+        return baseline.get("variant") or None, baseline.get("backend") or None
+    if isinstance(baseline, (tuple, list)):
+        return (baseline[0] or None), (baseline[1] if len(baseline) > 1 else None) or None
+    variant, _, backend = str(baseline).partition("@")
+    return variant.strip() or None, backend.strip() or None

@@ -15,8 +15,8 @@ from ..stats_compare import speedup_vs_baseline
 from ..status import Status
 from ..verdicts import pct
 from .findings import parse_reference, pick_reference, reference_anomaly
-from .plots import parse_baseline
 from .row_notes import fmt_num, row_notes, text_of, value_of
+from .styles import parse_baseline
 from .units import fmt_bytes, fmt_seconds
 
 if TYPE_CHECKING:
