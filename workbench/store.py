@@ -33,7 +33,7 @@ import sqlite3
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -496,10 +496,12 @@ class Store:
         self.checkpoint()
         return {"runs": 1, "results": rows}
 
-    def check(self) -> list[str]:
+    def check(self, planned: Callable[[Mapping[str, Any]], tuple[int, int]] | None = None) -> list[str]:
         """Problems found in the store, each in words with what to do ([] when healthy): SQLite's integrity
         check, rows of unknown runs, runs marked running that no live process writes, unreadable JSON, and
-        a write-ahead log not yet moved into the main file."""
+        a write-ahead log not yet moved into the main file.
+        ``planned(run)``: (cells, rounds) the run's stored sweep plans, so that an interrupted run's missing
+        cells are counted (the caller rebuilds the sweep: the store does not know sweeps)."""
         problems: list[str] = []
         for (msg,) in self._conn.execute("PRAGMA integrity_check(20)").fetchall():
             lines = [ln for ln in msg.splitlines() if ln.strip() and not ln.startswith("***")]
@@ -511,13 +513,13 @@ class Store:
                             "can read (or restore an earlier export with `workbench import FILE.json --store "
                             "NEW.sqlite`) and use the new store")
             try:
-                problems += self._content_problems()
+                problems += self._content_problems(planned)
             except sqlite3.DatabaseError as exc:
                 problems.append(f"reading the runs and rows failed ({exc})")
             return problems
-        return problems + self._content_problems()
+        return problems + self._content_problems(planned)
 
-    def _content_problems(self) -> list[str]:
+    def _content_problems(self, planned: Callable[[Mapping[str, Any]], tuple[int, int]] | None) -> list[str]:
         problems: list[str] = []
         orphans = self._query("SELECT run_id, COUNT(*) AS n FROM results WHERE run_id NOT IN "
                               "(SELECT run_id FROM runs) GROUP BY run_id")
@@ -528,8 +530,8 @@ class Store:
                 problems.append(f"run {r['run_id']} has an unknown status {r['status']!r}")
             if r["status"] == "running" and self.live_owner(r["run_id"]) is None:
                 problems.append(f"run {r['run_id']} is marked running but no live process writes it (killed?)"
-                                f"{self._shortfall(r)}: finish it with `workbench bench --resume {r['run_id']}` "
-                                f"or remove it with `workbench store drop {r['run_id']}`")
+                                f"{self._shortfall(r, planned)}: finish it with `workbench bench --resume "
+                                f"{r['run_id']}` or remove it with `workbench store drop {r['run_id']}`")
             try:
                 json.loads(r["spec"]) if r.get("spec") else None
             except ValueError:
@@ -551,24 +553,24 @@ class Store:
                                 "may be open): copy both files together")
         return problems
 
-    def _shortfall(self, run: Mapping[str, Any]) -> str:
+    def _shortfall(self, run: Mapping[str, Any], planned: Callable[[Mapping[str, Any]], tuple[int, int]] | None) -> str:
         """", and it has 11 of its 24 cells (3 with fewer rounds than 3)": what an interrupted run lacks, from
-        its stored sweep (the rows a kill, or a -wal file lost after it, took away); "" when unknown."""
+        ``planned(run)`` (the rows a kill, or a -wal file lost after it, took away); ", and it has N rows" when
+        the plan is unknown."""
         rows = self._query("SELECT rounds, status FROM results WHERE run_id = ?", (run["run_id"],))
         try:
-            from .sweep import SweepSpec
-
-            spec = SweepSpec.from_dict(json.loads(run["spec"]))
-            planned, rounds = len(spec.cells()), int(spec.rounds or 1)
+            cells, rounds = planned(run) if planned is not None else (None, 1)
         except Exception as exc:  # noqa: BLE001 - a spec this workbench cannot rebuild: say what is stored
             log.info("cannot rebuild the sweep of run %s: %s", run["run_id"], exc)
+            cells, rounds = None, 1
+        if cells is None:
             return f", and it has {len(rows)} rows"
         short = sum(1 for r in rows if r["status"] == "ok" and (r["rounds"] or 1) < rounds)
-        text = f", and it has {len(rows)} of its {planned} cells"
+        text = f", and it has {len(rows)} of its {cells} cells"
         if short:
             text += f" ({short} with fewer rounds than {rounds})"
         return text + (" — rows are missing (not yet measured, or lost with a deleted -wal file)"
-                       if len(rows) < planned or short else "")
+                       if len(rows) < cells or short else "")
 
     # -- environments ------------------------------------------------------
     def add_environment(self, env_id: str, record: Mapping[str, Any]) -> None:

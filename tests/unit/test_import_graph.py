@@ -24,7 +24,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "workbench"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation: records, names, units, plain data", ("version", "threads", "processes", "timestamps", "status",
                                                        "record", "import_schema", "dtypes", "conditions",
-                                                       "datasets", "output_guard", "progress", "report.units")),
+                                                       "datasets", "output_guard", "import_stream", "progress",
+                                                       "report.units")),
     ("statistics and roofs", ("verdicts", "stats_compare", "ceilings", "roofs")),
     ("catalog: what a kernel is, its variants, loading by path", ("catalog",)),
     ("backends: one adapter per runtime", ("backends",)),
@@ -42,11 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 #: Upward imports that need a design change in a module another change owns, each with its reason; remove an
 #: entry when its import goes. ``(importer, imported)`` module names.
-TEMPORARY_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("workbench.store", "workbench.sweep"): "Store._shortfall rebuilds a run's SweepSpec to count its planned cells "
-    "(issue 24, store check); it also closes a cycle store -> sweep -> store. The count belongs to the caller "
-    "(cli store check) or a planned-cells figure stored with the run.",
-}
+TEMPORARY_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def unit(module: str) -> str:

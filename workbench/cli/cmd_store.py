@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             store = open_store(args.store, must_exist=True, read_only=False, verify=False)
         except (StoreError, sqlite3.DatabaseError):
             store = open_store(args.store, must_exist=True, read_only=True)
-        problems = store.check()
+        problems = store.check(planned=planned_cells)
         try:
             runs = store.runs()
             print(f"{store.path}: {len(runs)} runs, "
@@ -50,3 +50,13 @@ def run(args: argparse.Namespace) -> int:
     removed = store.drop_run(args.run_id)
     print(f"dropped run {args.run_id} and its {removed['results']} rows from {store.path}")
     return 0
+
+
+def planned_cells(run: dict[str, Any]) -> tuple[int, int]:
+    """(cells, rounds) of a run's stored sweep, rebuilt with this workbench's catalog (for `store check`)."""
+    import json
+
+    from ..sweep import SweepSpec
+
+    spec = SweepSpec.from_dict(json.loads(run["spec"]) if isinstance(run["spec"], str) else run["spec"])
+    return len(spec.cells()), int(spec.rounds or 1)
