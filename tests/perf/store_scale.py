@@ -102,7 +102,7 @@ def main() -> int:
     wb = [sys.executable, "-m", "workbench"]
     steps = {"import": [*wb, "import", str(export), "--store", str(store)]}
     ids = [f"20261125T0000{r:02d}Z-scale{r:03d}" for r in range(args.runs)]
-    for fmt in args.formats.split(","):
+    for fmt in filter(None, args.formats.split(",")):
         steps[f"report {fmt}"] = [*wb, "report", *ids, "--store", str(store), "--out", str(work / f"r.{fmt}")]
     ok = True
     for name, argv in steps.items():
