@@ -32,7 +32,7 @@ def default_omp_wait_policy() -> str | None:
     """Set ``OMP_WAIT_POLICY=PASSIVE`` unless the user chose one or an OpenMP runtime is already loaded."""
     global _policy_outcome
     if "OMP_WAIT_POLICY" in os.environ:
-        _policy_outcome = f"{os.environ['OMP_WAIT_POLICY']} (set by the user)"
+        _policy_outcome = f"{os.environ['OMP_WAIT_POLICY']} (from the environment)"
         return os.environ["OMP_WAIT_POLICY"]
     first = [m for m in _OPENMP_USERS if m in sys.modules]
     if first:

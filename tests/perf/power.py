@@ -286,6 +286,28 @@ def timeit_vs_torch() -> list[dict]:
     return out
 
 
+def rejudge(where: Path, json_out: str | None) -> int:
+    """The figures of the sweeps kept in ``where`` (runs named "<state> #<i>"), judged by today's code."""
+    from workbench.store import Store
+
+    store = where / "power.sqlite"
+    runs = Store(store).runs()
+    figures: dict = {}
+    for run_id, name, status, wall in zip(runs["run_id"], runs["name"], runs["status"], runs["wall_s"], strict=True):
+        state = str(name).split(" #")[0]
+        if state in ("idle", "bursty") and status == "finished":
+            figures.setdefault(state, {"cells": [], "walls_s": []})
+            figures[state]["cells"] += judged(store, run_id)
+            figures[state]["walls_s"].append(float(wall))
+    ok = True
+    for state, f in figures.items():
+        s = summarize(f["cells"]) | f
+        ok &= report_state(state, s)
+    if json_out:
+        Path(json_out).write_text(json.dumps(figures, indent=1, default=str))
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sweeps", type=int, default=2, help="mixed sweeps per machine state")
@@ -295,7 +317,11 @@ def main(argv: list[str] | None = None) -> int:
                                                      "the defaults (e.g. '--rounds 5')")
     ap.add_argument("--keep", metavar="DIR", help="keep the catalog and store here")
     ap.add_argument("--json", metavar="OUT", help="write the figures here")
+    ap.add_argument("--judge", metavar="DIR", help="measure nothing: judge again the sweeps kept in DIR by --keep "
+                                                   "(after a change to the verdicts), and print the same figures")
     args = ap.parse_args(argv)
+    if args.judge:
+        return rejudge(Path(args.judge), args.json)
     states = [s.strip() for s in args.states.split(",") if s.strip()]
     bad = [s for s in states if s not in ("idle", "bursty")]
     if bad:
