@@ -260,7 +260,8 @@ def paired_noise(d: np.ndarray, typical: float | None) -> tuple[float, float | N
     The pair's own spread is the standard deviation of ``d`` around its median, with its single most
     deviant round clipped to :data:`CLIP` × ``typical`` (or to the next round's deviation, if larger): one
     disturbed round cannot blow the spread up and hide a gap that every other round shows (the median
-    effect ignores that round too), while a pair whose rounds all disagree keeps its wide spread.
+    effect ignores that round too), while a pair whose rounds all disagree keeps its wide spread. From
+    :data:`ROBUST_FROM` rounds on, 1.4826 × MAD (several disturbed rounds are told apart).
     ``typical`` (the typical spread of its kernel's pairs in the run) then moderates it as
     :data:`PRIOR_DF` rounds of evidence (empirical Bayes, as limma's moderated t), so two rounds that agree
     by chance cannot make the noise ~0. Without ``typical``: the plain standard deviation, n - 1 df.
@@ -268,9 +269,12 @@ def paired_noise(d: np.ndarray, typical: float | None) -> tuple[float, float | N
     n = len(d)
     if typical is None or not math.isfinite(typical):
         return float(np.std(d, ddof=1)), n - 1
-    dev = np.sort(np.abs(d - np.median(d)))
-    dev[-1] = min(dev[-1], max(CLIP * typical, dev[-2]))
-    own = float(np.sqrt(np.sum(dev ** 2) / (n - 1)))
+    if n >= ROBUST_FROM:  # enough rounds to tell outliers: 1.4826 x MAD, robust to several disturbed rounds
+        own = robust_sigma(d)
+    else:
+        dev = np.sort(np.abs(d - np.median(d)))
+        dev[-1] = min(dev[-1], max(CLIP * typical, dev[-2]))
+        own = float(np.sqrt(np.sum(dev ** 2) / (n - 1)))
     var = (PRIOR_DF * typical ** 2 + (n - 1) * own ** 2) / (PRIOR_DF + n - 1)
     return math.sqrt(var), PRIOR_DF + n - 1
 
