@@ -19,7 +19,7 @@ from ..stats_compare import library_variants, speedup_vs_baseline
 from .caveats import caveat, failed_cells, report_caveats, row_caveats
 from .row_notes import row_notes
 from .styles import parse_baseline, series_key
-from .units import fmt_time_auto
+from .units import fmt_time_auto, interval_label
 
 #: The reference backend when none is chosen: its library variant is what a user reaches for first.
 DEFAULT_REFERENCE_BACKEND = "numpy"
@@ -45,6 +45,8 @@ class Finding:
     #: inconclusive one: shown beside every verdict.
     floor: float | None = None
     settle: str = ""
+    #: The share of repeated runs the interval would cover (from the verdict).
+    coverage: float | None = None
 
     @property
     def floor_text(self) -> str:
@@ -75,6 +77,11 @@ class KeyFindings:
     reference: str
     findings: list[Finding]
     caveats: list[str]
+
+    @property
+    def interval_label(self) -> str:
+        """The heading of the interval column: its coverage when all share one ("95% interval")."""
+        return interval_label(f.coverage for f in self.findings if f.ci is not None)
 
 
 def parse_reference(reference: Any) -> tuple[str | None, str | None]:
@@ -169,7 +176,7 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                             "⚠ above its ceiling" + (" (within a measured cache ceiling)"
                                                      if "stays under that level's measured" in note else ""))
                     caveats.append(caveat(mark, note))
-                speedup, ci, verdict, ref_key, floor, settle = None, None, "no reference", "", None, ""
+                speedup, ci, verdict, ref_key, floor, settle, coverage = None, None, "no reference", "", None, "", None
                 if ref is not None:
                     ref_key = series_key(*ref)
                     match = table[(table["variant"] == best["variant"]) & (table["backend"] == best["backend"])
@@ -179,6 +186,7 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                         verdict = str(m["verdict"])
                         floor = float(m["floor"]) if pd.notna(m.get("floor")) else None
                         settle = _text(m.get("settle"))
+                        coverage = float(m["coverage"]) if pd.notna(m.get("coverage")) else None
                         if verdict == "baseline":
                             verdict = "reference"
                         elif pd.notna(m["speedup"]):
@@ -197,7 +205,8 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                     verdict = "reference did not run this kernel"
                 out.append(Finding(str(kernel), cls, label, run, series_key(best["variant"], best["backend"]),
                                    fmt_time_auto(best["median_s"]), ref_key, speedup, ci, verdict, pct,
-                                   _text(notes["ceiling"]), caveats, floor if speedup is not None else None, settle))
+                                   _text(notes["ceiling"]), caveats, floor if speedup is not None else None, settle,
+                                   coverage))
     used = sorted({f.reference for f in out if f.reference})
     text = reference_text(reference) + (f" ({', '.join(used)})" if used and variant is None else "")
     return KeyFindings(text, out, report_caveats(df, runs, environments, run_names))

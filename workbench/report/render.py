@@ -69,7 +69,7 @@ def _md_findings(r: Report, s: Section) -> list[str]:
     table = pd.DataFrame([{"kernel": f.kernel, **({"run": f.run} if r.multi else {}),
                            "size": f"{f.size_class}: {f.size}" if f.size_class else f.size,
                            "fastest": f.fastest, "time": f.time, "speed-up": f.speedup_text,
-                           "95% interval": f.ci_text, "verdict": f.verdict_text, "% of ceiling": f.pct_text,
+                           kf.interval_label: f.ci_text, "verdict": f.verdict_text, "% of ceiling": f.pct_text,
                            "caveats": "; ".join(c["detail"] for c in f.caveats)} for f in kf.findings])
     return [f"## {s.title}\n", f"Speed-ups over one reference for the whole report: {md_escape(kf.reference)}.\n",
             *[f"- {md_escape(c)}" for c in kf.caveats], "", md_table(table)]

@@ -17,7 +17,7 @@ from ..verdicts import pct
 from .findings import parse_reference, pick_reference, reference_anomaly
 from .row_notes import fmt_num, row_notes, text_of, value_of
 from .styles import parse_baseline
-from .units import fmt_bytes, fmt_seconds
+from .units import fmt_bytes, fmt_seconds, interval_label
 
 if TYPE_CHECKING:
     from .data import ReportData
@@ -137,13 +137,6 @@ def failures_table(df: pd.DataFrame, which: str = FAILED_CELLS) -> pd.DataFrame:
              "reason": text_of(r.get("message")), "traceback": text_of(r.get("traceback"))}
             for _, r in bad.iterrows()]
     return pd.DataFrame(rows, columns=cols)
-
-
-def interval_label(coverage: Any) -> str:
-    """"99% interval" when every interval of a table has that coverage, else "interval"."""
-    values = {round(100 * float(c), 1) for c in pd.to_numeric(pd.Series(coverage, dtype=float), errors="coerce")
-              if np.isfinite(c)} if coverage is not None else set()
-    return f"{values.pop():g}% interval" if len(values) == 1 else "interval"
 
 
 def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:

@@ -120,3 +120,9 @@ def _finite(values: Iterable[object]) -> list[float]:
         if math.isfinite(f):
             out.append(f)
     return out
+
+
+def interval_label(coverage: Iterable[object] | None) -> str:
+    """"99% interval" when every interval of a table has that coverage, else "interval"."""
+    values = {round(100 * c, 1) for c in _finite(coverage if coverage is not None else [])}
+    return f"{values.pop():g}% interval" if len(values) == 1 else "interval"
