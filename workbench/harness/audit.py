@@ -385,6 +385,8 @@ class Auditor:
             if (s, name) not in self._replaced and _write_in_place(device[name], pos, target):
                 continue
             full = _apply(host, new)[name]
+            if (s, name) not in self._replaced and _set_whole(device[name], full):
+                continue
             self._replaced.setdefault((s, name), device[name])
             device[name] = self.case.backend.to_device(full, self.case.dtype) if new is not None \
                 else self._replaced.pop((s, name))
@@ -514,6 +516,19 @@ def _writable(dev: Any) -> bool:
     if module == "cupy":
         return bool(dev.flags.c_contiguous)
     return False
+
+
+def _set_whole(dev: Any, values: np.ndarray) -> bool:
+    """The whole of ``values`` copied into ``dev`` (PyOpenCL's and CuPy's ``set``: the same device buffer, so a
+    variant that bound its arguments once still reads the new values); False where there is no such method."""
+    put = getattr(dev, "set", None)
+    if not callable(put) or getattr(dev, "shape", None) != values.shape:
+        return False
+    try:
+        put(np.ascontiguousarray(values, dtype=dev.dtype))
+    except Exception:  # noqa: BLE001 - a runtime that refuses: the input is replaced instead
+        return False
+    return True
 
 
 def _write_in_place(dev: Any, pos: np.ndarray, values: np.ndarray) -> bool:
