@@ -53,6 +53,16 @@ print(f"{m.n_samples} samples in {m.rounds} rounds, {m.calls_per_sample} call(s)
 assert m.q1_s <= m.median_s <= m.q3_s and m.backend == "torch-cpu"
 """),
     md("""
+The same measurement as a notebook magic, as CuPy's `%gpu_timeit`: `%wb_timeit` times a statement (and
+`%%wb_timeit` a cell) with the same timer, rounds and noise flag, on the device of the arrays it names,
+and prints one line. `%wb_quick -s setup -n sizes {"a": f, "b": g}` runs `workbench.quick` and shows its
+summary.
+"""),
+    code("""
+%load_ext workbench.magics
+%wb_timeit torch.softmax(x, dim=1)
+"""),
+    md("""
 ## Three softmaxes, under ten lines
 
 `setup(n)` makes the arguments for size `n` (here an `n x 1024` float32 matrix); it is called again for
