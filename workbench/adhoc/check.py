@@ -52,7 +52,7 @@ class AdhocReference:
     def __call__(self, inputs: Mapping[str, np.ndarray], params: Mapping[str, int]) -> dict[str, np.ndarray]:
         if self.fn is None:
             return {}
-        args, kwargs = self.setup.native(inputs, int(params["n"]))
+        args, kwargs = self.setup.native(inputs, self.setup.size(params))
         try:
             result = self.fn(*args, **kwargs)
         except Exception as exc:

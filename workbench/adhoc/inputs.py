@@ -142,6 +142,17 @@ def takes_rng(setup: Callable[..., Any]) -> bool:
     return len(params) >= 2
 
 
+def axis_of(setup: Callable[..., Any]) -> str:
+    """The size axis's name: ``setup``'s first parameter (``setup(rows)`` -> ``rows``), ``n`` when it has none
+    that reads as a name. Tables and plots then say ``rows=4096`` rather than ``n=4096``."""
+    try:
+        first = next(iter(inspect.signature(setup).parameters.values()), None)
+    except (TypeError, ValueError):
+        return "n"
+    usable = first is not None and first.kind in (first.POSITIONAL_ONLY, first.POSITIONAL_OR_KEYWORD)
+    return first.name if usable and first.name.isidentifier() and not first.name.startswith("_") else "n"
+
+
 def host_array(x: Any) -> np.ndarray:
     """A host copy of an array of any runtime (through its backend's ``to_numpy``), or ``np.asarray``."""
     owner = array_backend(x)
@@ -161,6 +172,12 @@ class AdhocSetup:
     runtime: str
     dtype: str
     layouts: dict[int, Layout] = field(default_factory=dict)
+    #: The size axis's name in the spec's parameters (:func:`axis_of`).
+    axis: str = "n"
+
+    def size(self, params: Mapping[str, int]) -> int:
+        """The size ``setup`` is called with, from a cell's parameters."""
+        return int(params[self.axis])
 
     def call(self, n: int, rng: np.random.Generator) -> Any:
         if takes_rng(self.setup):
@@ -170,7 +187,7 @@ class AdhocSetup:
 
     def make_inputs(self, params: Mapping[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
         """The spec's ``make_inputs``: float64 host copies of the rotated arrays of ``setup(n)``."""
-        n = int(params["n"])
+        n = self.size(params)
         layout = self.layouts[n]
         value = self.call(n, rng)
         items = dict(_items(value))

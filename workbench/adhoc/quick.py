@@ -26,7 +26,7 @@ from ..api import Results
 from ..catalog.spec import BuildContext, KernelCall, KernelSpec, Unsupported, Variant
 from .check import AdhocCompare, AdhocReference, tolerances
 from .devices import backend_for
-from .inputs import AdhocSetup, Layout, layout_of, outputs_of, run_dtype
+from .inputs import AdhocSetup, Layout, axis_of, layout_of, outputs_of, run_dtype
 
 #: Run name (and kernel name) of a comparison when none is given.
 DEFAULT_NAME = "quick"
@@ -44,9 +44,10 @@ class PerSize:
     """``flops=`` / ``bytes=`` of a comparison: a callable of the size (NaN when not given: no rate shown)."""
 
     fn: Callable[[int], float] | None
+    axis: str = "n"
 
     def __call__(self, params: Mapping[str, int], itemsize: int | None = None) -> float:
-        return math.nan if self.fn is None else float(self.fn(int(params["n"])))
+        return math.nan if self.fn is None else float(self.fn(int(params[self.axis])))
 
 
 #: Statuses after which a callable is not tried at larger sizes: each costs a timeout or a worker's restart,
@@ -60,6 +61,7 @@ class GiveUp:
     both the notebook's process (which sees the rows) and the worker processes (which build the cells) read."""
 
     folder: str
+    axis: str = "n"
 
     def _path(self, label: str) -> Path:
         return Path(self.folder) / hashlib.sha1(label.encode()).hexdigest()[:16]
@@ -68,7 +70,7 @@ class GiveUp:
         """``run_sweep``'s ``on_cell``: remember the smallest size at which a callable gave up."""
         if row.get("status") not in GIVE_UP_STATUSES:
             return
-        n, path = int(json.loads(row["params"])["n"]), self._path(str(row["variant"]))
+        n, path = int(json.loads(row["params"])[self.axis]), self._path(str(row["variant"]))
         if not path.exists() or n < json.loads(path.read_text())["n"]:
             path.write_text(json.dumps({"n": n, "status": row["status"]}))
 
@@ -78,8 +80,8 @@ class GiveUp:
         if path.exists():
             seen = json.loads(path.read_text())
             if n > seen["n"]:
-                raise Unsupported(f"not run: this callable ended as {seen['status']} at n={seen['n']}, so larger "
-                                  "sizes are skipped")
+                raise Unsupported(f"not run: this callable ended as {seen['status']} at {self.axis}={seen['n']}, "
+                                  "so larger sizes are skipped")
 
 
 @dataclass
@@ -93,8 +95,8 @@ class AdhocVariant:
 
     def __call__(self, ctx: BuildContext) -> KernelCall:
         if self.give_up is not None:
-            self.give_up.check(self.label, int(ctx.params["n"]))
-        layout: Layout = self.setup.layouts[int(ctx.params["n"])]
+            self.give_up.check(self.label, self.setup.size(ctx.params))
+        layout: Layout = self.setup.layouts[self.setup.size(ctx.params)]
         fn = self.fn
         bound: dict[int, tuple[Any, tuple[Any, ...], dict[str, Any]]] = {}
 
@@ -215,7 +217,7 @@ def _setup_of(setup: Callable[..., Any], sizes: list[int], backend: str | None) 
             args = list(value.values()) if isinstance(value, Mapping) else (
                 list(value) if isinstance(value, tuple) else [value])
             be = registry.get(backend_for(args, None, backend))
-            made = AdhocSetup(setup, be.name, be.runtime, run_dtype(value, be.name, be.runtime))
+            made = AdhocSetup(setup, be.name, be.runtime, run_dtype(value, be.name, be.runtime), axis=axis_of(setup))
         made.layouts[n] = layout_of(value, made.backend, made.runtime, made.dtype)
         if i == 0 and not made.layouts[n].names:
             import logging
@@ -235,10 +237,10 @@ def register(comparison: Comparison) -> KernelSpec:
     ref = AdhocReference(comparison.reference if comparison.check else None, comparison.reference_label or "",
                          setup)
     spec = KernelSpec(
-        name=comparison.name, description=f"ad-hoc comparison of {', '.join(comparison.callables)}", axes=("n",),
+        name=comparison.name, description=f"ad-hoc comparison of {', '.join(comparison.callables)}", axes=(setup.axis,),
         make_inputs=setup.make_inputs, reference=ref, output_shapes=_no_outputs,
-        flops=PerSize(comparison.flops), bytes_moved=PerSize(comparison.bytes),
-        sizes={"quick": [{"n": n} for n in comparison.sizes]}, tolerances=dict(comparison.tolerances),
+        flops=PerSize(comparison.flops, setup.axis), bytes_moved=PerSize(comparison.bytes, setup.axis),
+        sizes={"quick": [{setup.axis: n} for n in comparison.sizes]}, tolerances=dict(comparison.tolerances),
         compare=AdhocCompare(comparison.reference_label or "", comparison.tolerances, comparison.check))
     registry.unregister_kernel(comparison.name)
     registry.register_kernel(spec)
@@ -290,7 +292,7 @@ def quick(callables: Any, setup: Callable[..., Any], sizes: Any, *, check: bool 
                      dtypes=[comparison.setup.dtype], sizes=comparison.sizes, modes=("eager",), **sweep_kw)
     folder = tempfile.mkdtemp(prefix="wb-quick-")
     try:
-        comparison.give_up = GiveUp(folder)
+        comparison.give_up = GiveUp(folder, comparison.setup.axis)
         register(comparison)
         outcome = run_sweep(spec, store=open_store(store), name=comparison.name, progress=progress,
                             on_cell=comparison.give_up.record)

@@ -38,7 +38,9 @@ def summary_table(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | No
     notes = row_notes(df, environments) if notes is None else notes
     rows = []
     for (_, r), (_, n) in zip(df.iterrows(), notes.iterrows(), strict=True):
-        med, iqr = value_of(r, "median_s"), value_of(r, "iqr_s")
+        # a cell that failed a check after timing keeps its samples in the store, but its time is not a result
+        timed = r.get("status") in (Status.OK, Status.IMPLAUSIBLE)
+        med, iqr = (value_of(r, "median_s"), value_of(r, "iqr_s")) if timed else (None, None)
         time_text = (f"{fmt_seconds(med, '')} ± {fmt_seconds(iqr, '')}" if med is not None and iqr is not None
                      else fmt_seconds(med, ""))
         pct = n["pct"] if n["pct"] is not None and not pd.isna(n["pct"]) else None
@@ -46,8 +48,9 @@ def summary_table(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | No
             "kernel": r.get("kernel"), "variant": r.get("variant"), "backend": r.get("backend"),
             "dtype": r.get("dtype"), "size": r.get("size_label") or r.get("size"), "status": r.get("status"),
             "median ± IQR": f"{NOISY_MARK} {time_text}" if n["noisy"] and time_text else time_text,
-            "GB/s": fmt_num(r.get("gbps")), "GFLOP/s": fmt_num(r.get("gflops")),
-            "% peak": (fmt_num(pct) + (f" {PEAK_MARK}" if n["peak_note"] else "")) if pct is not None else "",
+            "GB/s": fmt_num(r.get("gbps")) if timed else "", "GFLOP/s": fmt_num(r.get("gflops")) if timed else "",
+            "% peak": (fmt_num(pct) + (f" {PEAK_MARK}" if n["peak_note"] else "")) if pct is not None and timed
+            else "",
             "ceiling": n["ceiling"],
             "peak memory": fmt_bytes(value_of(r, "peak_mem_bytes")), "max error": fmt_num(r.get("max_error"), 2),
             "timer": r.get("timer_kind") or "",
