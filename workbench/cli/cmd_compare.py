@@ -137,14 +137,21 @@ def coverage_text(coverage: Any) -> str:
 
 
 def settle_notes(table: pd.DataFrame) -> list[str]:
-    """One line per distinct advice of the inconclusive cells: how many, and what would settle them."""
+    """What would settle the inconclusive cells: one line per kind of advice (advice differing only in its
+    numbers is one kind), with how many cells and the rounds or spreads it names."""
     if "settle" not in table:
         return []
-    rows = table[table["verdict"] == "inconclusive"]
-    counts = rows["settle"].dropna().value_counts()
-    lines = [f"{n} inconclusive cell(s) would be settled by {advice}" for advice, n in counts.items()]
-    return lines[:3] + ([f"... and {len(lines) - 3} more kinds of advice (see the 'settle' column of --json)"]
-                        if len(lines) > 3 else [])
+    advice = table.loc[table["verdict"] == "inconclusive", "settle"].dropna()
+    kinds: dict[str, list[str]] = {}
+    for text in advice:
+        kinds.setdefault(re.sub(r"\d[\d,.]*", "#", text), []).append(text)
+    lines = []
+    for kind, texts in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
+        numbers = [float(x.replace(",", "")) for t in texts for x in re.findall(r"\d[\d,.]*", t)[:1]]
+        shown = kind.replace("#", f"{min(numbers):g}–{max(numbers):g}" if numbers and min(numbers) != max(numbers)
+                             else f"{numbers[0]:g}" if numbers else "#", 1).replace("#", "…")
+        lines.append(f"{len(texts)} inconclusive cell(s) would be settled by {shown}")
+    return lines
 
 
 def format_table(table: pd.DataFrame) -> str:
