@@ -46,6 +46,7 @@ from .audit import (
     judge_reported,
     precision_settings,
     reduced_precision,
+    reset_persisting_l2,
 )
 from .memory import peak_memory
 from .request import BUILD_TIMEOUT_S, Cell, CellRequest, CheckOnly, RoundRole
@@ -446,6 +447,7 @@ def _timed(request: CellRequest, config: TimingConfig, case: Case, backend: Back
            clock: _Clock, inputs: InputCache | None) -> None:
     """Time the built case (after the first call and the check, in a first round), then check it again."""
     cell, role, seed = request.cell, request.role, request.seed
+    reset_persisting_l2(backend)  # no L2 lines pinned by an earlier cell (or this variant's last round)
     timer = backend.timer()
     res.timing.timer_kind = timer.kind
     res.timing.timer_overhead_s = timer_overhead(backend)
@@ -468,7 +470,7 @@ def _timed(request: CellRequest, config: TimingConfig, case: Case, backend: Back
     meter.start()
     try:
         timing = time_calls(timer, calls, config, audit=Auditor(case, sets, out, min_samples=config.min_samples),
-                            flush=flush, deadline=clock.deadline, cancel=clock.cancel)
+                            flush=flush, deadline=clock.deadline, cancel=clock.cancel, sync=backend.synchronize)
     finally:
         res.conditions = meter.stop()
     del calls
@@ -535,8 +537,9 @@ def _checked_after(case: Case, sets: list[tuple[dict[str, Any], dict[str, np.nda
     res.tolerance = res.tolerance if res.tolerance is not None else after.tolerance
     if not after.passed:
         where = f" on rotated input set {which} (seed {seed + which})" if which else ""
+        refs = [(i, host, reference_outputs(case.spec, host, case.params)) for i, (_, host) in enumerate(sets)]
         res.end(Status.INCORRECT, f"verification after timing failed{where}: {after.message}"
-                + explain_failure(case, after))
+                + explain_failure(case, after, [r for r in refs if r[0] != which], own=refs[which][1:]))
         return False
     return True
 
@@ -575,14 +578,16 @@ def tuned_config(call: Any) -> str | None:
 def _check_only(case: Case, seeds: tuple[int, ...], res: CellResult, deadline: float,
                 cancel: threading.Event | None, limit_s: float | None = None) -> None:
     worst, worst_seed = -1.0, seeds[0]
+    earlier: list[tuple[int, dict[str, np.ndarray], dict[str, np.ndarray]]] = []  # a stale answer is named so
     for i, s in enumerate(seeds):
         if i:
+            earlier.append((i - 1, case.host_inputs, case.reference))
             case.reseed(s)
         res.seed = s  # where an error or timeout struck
         check = case.run_and_check()
         if not check.passed:
             why = check.message or f"max error {check.max_error:.3g} > tolerance {check.tolerance:.3g}"
-            res.end(Status.INCORRECT, why + explain_failure(case, check),
+            res.end(Status.INCORRECT, why + explain_failure(case, check, earlier),
                     max_error=check.max_error, tolerance=check.tolerance)
             return
         if check.max_error > worst:
