@@ -32,7 +32,7 @@ TUNE_BUDGET_S = 30   # wall time of the search (longer finds better tiles more o
 import pandas as pd
 import workbench
 from workbench.backends.registry import all_backends
-from workbench.claims import check_claim, pair_verdicts, verdict_sentence
+from workbench.claims import check_claim, pair_verdicts, reading, verdict_sentence
 
 import os
 import tempfile
@@ -121,6 +121,11 @@ else:
         sentence = verdict_sentence(v, "hand-picked", "the search's best")
         check_claim(v, sentence)
         print(f"{v['size_label']}: {sentence}")
+        confirmed = result.verdict
+        if confirmed and confirmed.get("against") == result.best.config:   # the confirmation judged this pair too
+            agree = reading(confirmed) == reading(v)
+            print(f"the confirmation measured the same pair: {reading(confirmed)} there ({confirmed['speedup']:.2f}×), "
+                  f"{reading(v)} here" + ("" if agree else ": two runs on a busy machine, and neither settles it alone"))
 """),
     code("""
 if best != hand:
@@ -148,6 +153,8 @@ plain = workbench.benchmark("gemm", variants="numba-tiled", backends="numba", si
                             budget_s=BUDGET_S, progress=False, name="numba-tiled with its tuned tiles")
 row = plain.df.iloc[0]
 print("tuned_config:", row["tuned_config"])
+if result.kept.config == tiled.default_config():
+    print("the confirmation found nothing faster, so the configuration kept and named is the hand-picked one")
 assert row["status"] == "ok" and row["tuned_config"].startswith(format_config(result.kept.config) + " (tuned for")
 """),
 ]
