@@ -6,18 +6,23 @@ returns, patches the harness, or computes in a lower precision was timed as "fas
 (issue 23). Each class of gaming is named in the message of the cell that shows it (:data:`CLASSES`).
 
 - :class:`Auditor` picks timed samples at random (from a generator the cell's seed does not predict): before
-  one, a random few positions of the input set its last call reads change value (copied from other positions
-  of the same input, so values stay in range), the output still holds the previous call's answer (no poison
-  to recognise), and the call's output is copied the moment it returns; the reference of the changed inputs
-  is computed only then, after the call (no reference exists for a kernel to find beforehand). Inputs also
-  change at random between samples that are not audited, so a change does not announce an audit. The changed
-  positions are put back after the loop.
+  one, the input set its last call reads is switched to a changed version (a few hundred random positions
+  holding values copied from other positions of the same input, so they stay in range; written in place), a
+  few values of the previous answer in the output move (no poison to recognise), and the call's output is
+  copied the moment it returns. A version's reference is computed the first time an audit needs it, after
+  the call, and kept sealed (:func:`_seal`); versions are drawn once per process and shared by every cell
+  and round of the same inputs, so audits stay cheap (tests/perf/audit_cost.py). Inputs also switch state
+  at random between samples that are not audited, so a change does not announce an audit; every change is
+  undone after the loop. A loop whose certain audit never came audits one more call at its end.
+- :func:`check_device_tail` and :func:`reset_persisting_l2` are the GPU forms: event-timed samples end with
+  a synchronisation of the whole device; no L2 lines stay pinned from one cell to the next.
 - :func:`check_timer` compares what the timer reported with the harness's own clock;
   :class:`HarnessGuard` notices a replaced timer, statistic or check function (and puts the original back).
 - :func:`judge_reported` is the parent's side: statistics recomputed from the samples, and the samples' total
   within the parent's own clock of the cell.
 - :func:`explain_failure` names the class of a failed check where the evidence says which (the output
-  complete only later; an error of the size lower-precision arithmetic gives).
+  complete only later, another input set's answer, an error of the size lower-precision arithmetic gives);
+  :func:`precision_settings` records TF32 and matmul precision.
 - :func:`implausible_reason` is the impossible-speed test (the device's top roof, or a simple DRAM-multiple
   check where no top roof is measured).
 """
