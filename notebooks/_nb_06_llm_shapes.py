@@ -197,7 +197,7 @@ for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if
     assert ("half the bytes" in why) == (called == {"faster"}), why
     assert ("disagree" in why) == (len(called) > 1), why
     assert ("too large to tell at every shape" in why) == (not called), why
-    summary.append(f"{variant} @ {backend}: float16 against float32 was {what} shapes ({span}): {why}")
+    summary.append(f"{variant} @ {backend}: float16 against float32: {what} shapes ({span}): {why}")
 print(chr(10).join(summary) or "no variant ran both dtypes here")
 
 bad = both.df[(both.df["status"] != "ok") & (both.df["dtype"] == "float16")]
