@@ -7,8 +7,8 @@ follow from the numbers it rests on (speed-up, interval, floor) — so prose and
 
 The verdict is read as the text may state it (:func:`reading`): "faster", "slower", "same" (only within a
 small floor: a "same" at ±300% means the noise hid any difference, and is said as "inconclusive"),
-"inconclusive" (the noise or the interval does not settle it), or "no call" (too few samples, no baseline,
-a failed cell).
+"inconclusive" (the noise or the interval does not settle it; rows judged before that verdict existed say
+"ambiguous"), or "no call" (too few samples, no baseline, a failed cell).
 """
 
 from __future__ import annotations
