@@ -149,6 +149,18 @@ def test_dashboard_at_1280x800_with_the_file_browser_open(tmp_path):
             assert box and box["x"] >= area["x"] - 1, f"{css} slides left of the output area: {box}"
         page.wait_for_timeout(300)
         save_screenshot(page, tmp_path, "dashboard-1280x800-sidebar-run.png")
+        fit = page.evaluate("""() => {
+          const q = s => document.querySelector(s), box = e => e.getBoundingClientRect();
+          const pane = q('.wb-results-pane'), table = q('.wb-table'), scroll = q('.wb-table-scroll');
+          return {pane: [pane.scrollWidth, pane.clientWidth], table: [table.scrollWidth, table.clientWidth],
+                  scroll: [scroll.scrollWidth, scroll.clientWidth], tableBottom: box(table).bottom,
+                  exportTop: box(q('.wb-export-dir')).top};
+        }""")
+        # the table scrolls inside its own box: nothing clipped by the pane, nothing under the export bar
+        assert fit["pane"][0] <= fit["pane"][1] + 1 and fit["table"][0] <= fit["table"][1] + 1, fit
+        assert fit["tableBottom"] <= fit["exportTop"] + 1, fit
+        assert root.locator(".wb-cancel").is_disabled()
+        assert "warning" not in (root.locator(".wb-cancel").get_attribute("class") or ""), "a disabled Cancel is orange"
         exports = root.locator(".wb-export-path").first
         exports.scroll_into_view_if_needed()
         for css in (".wb-table", ".wb-export-dir", ".wb-export-html", ".wb-export-json"):  # the table scrolls inside

@@ -441,3 +441,60 @@ def test_the_mode_box_alone_decides_whether_compiled_variants_run(tmp_path, comp
     d.options.modes["compiled"].value = False
     assert d.kernels.checkboxes[compiled_variant].disabled
     assert compiled_variant not in d.sweep_spec().variants
+
+
+def test_unavailable_backends_fold_into_one_line_naming_each_with_its_reason(tmp_path):
+    from workbench.ui.controls import device_label
+
+    d = small_dashboard(tmp_path)
+    known = all_backends()
+    probes = {n: b.probe() for n, b in known.items()}
+    missing = [n for n, p in probes.items() if not p.available]
+    shown = [c for c in d.backends.widget.children if hasattr(c, "children")]  # one row per checkbox shown
+    assert sorted(row.children[0].description for row in shown) == sorted(n for n in known if n not in missing)
+    folded = [c for c in d.backends.widget.children if "wb-backends-unavailable" in c._dom_classes]
+    if not missing:
+        assert folded == []
+        return
+    assert len(folded) == 1
+    text = folded[0].value
+    assert f"{len(missing)} unavailable: " in text
+    for name in missing:
+        assert f"<b>{name}</b>" in text and str(probes[name].reason)[:40] in text.replace("&#x27;", "'")
+    for name, b in known.items():  # a CPU is called a CPU, whatever runtime emulates a device on it
+        if probes[name].available and b.device_info().kind == "cpu":
+            short, full = device_label(b)
+            assert short.startswith("CPU") and b.device_info().name in full, (name, short, full)
+            if b.runtime in ("opencl", "wgpu") or name == "triton-interp":
+                assert short in ("CPU (PoCL)", "CPU (lavapipe)", "CPU (Triton interpreter)"), (name, short)
+
+
+def test_progress_moves_with_every_cell_of_every_round(tmp_path):
+    d = small_dashboard(tmp_path)
+    d._real_cells, d._rounds = 3, 3
+    seen = []
+    for rnd in (1, 2, 3):
+        for key in ("a", "b", "c"):
+            d._on_row({"cell_key": key, "status": "ok", "rounds": rnd, "variant": "v", "backend": "numpy"}, 0, 0)
+            seen.append((d.progress.value, d.progress_label.value.split(" · ")[0]))
+    assert [v for v, _ in seen] == [1, 2, 3] * 3
+    assert seen[4][1] == "2/3 cells of round 2/3"
+    d._on_row({"cell_key": "z", "status": "error", "rounds": 1, "variant": "v", "backend": "numpy"}, 0, 0)
+    assert d.progress.value == 3  # a failed cell is done in every round; the bar never passes its end
+
+
+def test_cancel_button_is_orange_only_while_it_can_be_pressed_and_the_running_line_is_plain_text(tmp_path):
+    d = small_dashboard(tmp_path, steps=12)
+    assert d.cancel_button.disabled and d.cancel_button.button_style == ""
+    d.run_button.click()
+    assert not d.cancel_button.disabled and d.cancel_button.button_style == "warning"
+    wait_for(lambda: d.rows, what="a cell to finish")
+    assert "⏱" not in d.running_label.value  # the stopwatch glyph rendered as a box in Chromium
+    d.cancel_button.click()
+    assert d.cancel_button.disabled and d.cancel_button.button_style == ""
+    finish(d)
+    assert d.cancel_button.button_style == ""
+    # after Cancel, the bar, its label and the status count the same cells
+    done = len(d.rows)
+    assert d.progress.value == done and d.progress_label.value.startswith(f"{done}/{d._real_cells} cells")
+    assert f"({done}/{d._real_cells} cells with a result)" in d.status.widget.value

@@ -30,30 +30,38 @@ def _label(text: str, width: str = "110px") -> w.HTML:
 
 
 class BackendPicker:
-    """Every known backend as a checkbox; unavailable ones disabled, with the reason beside them."""
+    """Every available backend as a checkbox, its device named beside it (CPUs said to be CPUs, whatever
+    runtime emulates a device on them); the unavailable ones folded into one line that opens to their
+    reasons, so a machine without GPUs does not push the kernel selector below the fold."""
 
     def __init__(self, backends: dict[str, Any], default: Iterable[str] = ()) -> None:
         self.backends = backends
+        #: Every known backend; unavailable ones are disabled and unticked (shown only in the folded line).
         self.checkboxes: dict[str, w.Checkbox] = {}
         rows = []
         default = set(default)
         probes = {name: _safe_probe(b) for name, b in backends.items()}
         order = sorted(backends, key=lambda n: (not probes[n].available, backends[n].priority, n))
+        missing: list[tuple[str, str]] = []
         for name in order:
             backend, probe = backends[name], probes[name]
-            note = _device_name(backend) if probe.available else f"unavailable: {probe.reason}"
+            short, full = device_label(backend) if probe.available else ("", f"unavailable: {probe.reason}")
             cb = w.Checkbox(value=probe.available and name in default, description=name,
-                            disabled=not probe.available, indent=False, tooltip=note,
+                            disabled=not probe.available, indent=False, tooltip=full,
                             layout=w.Layout(width="130px"))
             cb.add_class(f"wb-backend-{css_name(name)}").add_class("wb-backend")
             cb.add_class("wb-available" if probe.available else "wb-unavailable")
-            # One line, cut with an ellipsis; the whole reason is in the hover title and the tooltip.
-            reason = w.HTML(f'<span title="{html.escape(note, quote=True)}" style="color:'
-                            f'{"#555" if probe.available else "#999"};font-size:12px;white-space:nowrap;'
-                            f'overflow:hidden;text-overflow:ellipsis;display:inline-block;max-width:210px">'
-                            f"{html.escape(note)}</span>").add_class("wb-backend-reason")
             self.checkboxes[name] = cb
+            if not probe.available:
+                missing.append((name, str(probe.reason)))
+                continue
+            # One line, cut with an ellipsis; the device's whole name is in the hover title and the tooltip.
+            reason = w.HTML(f'<span title="{html.escape(full, quote=True)}" style="color:#555;font-size:12px;'
+                            "white-space:nowrap;overflow:hidden;text-overflow:ellipsis;display:inline-block;"
+                            f'max-width:210px">{html.escape(short)}</span>').add_class("wb-backend-reason")
             rows.append(w.HBox([cb, reason]))
+        if missing:
+            rows.append(w.HTML(_unavailable_html(missing)).add_class("wb-backends-unavailable"))
         self.widget = w.VBox([_label("Backends"), *rows]).add_class("wb-backends")
 
     @property
@@ -92,11 +100,35 @@ def _safe_caps(backend: Any) -> Any:
         return Capabilities()
 
 
-def _device_name(backend: Any) -> str:
+#: Runtimes that stand in for a device on the CPU: their results are correctness results, not device speed.
+CPU_STAND_INS = (("llvmpipe", "lavapipe"), ("pocl", "PoCL"), ("portable computing language", "PoCL"),
+                 ("interpreter", "Triton interpreter"))
+
+
+def device_label(backend: Any) -> tuple[str, str]:
+    """(short label, full description) of a backend's device: a CPU is ``CPU``, or ``CPU (PoCL)`` /
+    ``CPU (lavapipe)`` / ``CPU (Triton interpreter)`` where a runtime emulates a device on it (an OpenCL
+    or Vulkan device name such as ``pthread-skylake-avx512-...`` or ``llvmpipe ...`` does not say CPU)."""
     try:
-        return backend.device_info().name
+        info = backend.device_info()
     except Exception:  # noqa: BLE001 - the device name is decoration
-        return ""
+        return "", ""
+    if info.kind != "cpu":
+        return info.name, info.name
+    text = " ".join([info.name, info.vendor, *map(str, info.versions.values()), *map(str, info.extra.values())])
+    stand_in = next((label for key, label in CPU_STAND_INS if key in text.lower()), None)
+    if stand_in is None:
+        return "CPU", f"CPU: {info.name}"
+    return f"CPU ({stand_in})", f"CPU: {info.name} through {stand_in} (correctness, not GPU speed)"
+
+
+def _unavailable_html(missing: list[tuple[str, str]]) -> str:
+    """One line naming the unavailable backends; opened, each one's reason (how to install it)."""
+    items = "".join(f"<li><b>{html.escape(n)}</b>: {html.escape(r)}</li>" for n, r in missing)
+    return (f'<details style="font-size:12px;color:#777;margin:2px 0"><summary style="cursor:pointer;'
+            f'white-space:nowrap;overflow:hidden;text-overflow:ellipsis;max-width:340px">{len(missing)} '
+            f"unavailable: {html.escape(', '.join(n for n, _ in missing))}</summary>"
+            f'<ul style="margin:2px 0 2px 16px;padding:0;white-space:normal">{items}</ul></details>')
 
 
 class KernelPicker:

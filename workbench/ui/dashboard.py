@@ -56,8 +56,7 @@ class Dashboard:
         self.options = RunOptions()
 
         self.run_button = w.Button(description="Run", button_style="primary", icon="play").add_class("wb-run")
-        self.cancel_button = w.Button(description="Cancel", button_style="warning", icon="stop",
-                                      disabled=True).add_class("wb-cancel")
+        self.cancel_button = w.Button(description="Cancel", icon="stop", disabled=True).add_class("wb-cancel")
         self.progress = w.IntProgress(value=0, min=0, max=1, description="Progress",
                                       layout=w.Layout(width="260px")).add_class("wb-progress")
         self.progress_label = w.HTML().add_class("wb-progress-label")
@@ -215,7 +214,8 @@ class Dashboard:
             self.run_kernel, self.run_status = kernel, "running"
             self.run_name = f"dashboard {kernel}"
             self._real_cells, self._rounds = len(real), spec.n_rounds()
-        self.run_button.disabled, self.cancel_button.disabled = True, False
+        self.run_button.disabled = True
+        self._set_cancel(enabled=True)
         self.progress.value, self.progress.max = 0, len(real)
         self.progress_label.value = f"0/{len(real)} cells"
         self.running_label.value = _running_html("starting: worker process and ceilings…"
@@ -236,7 +236,7 @@ class Dashboard:
         if not self.controller.running:
             return
         self.controller.cancel()
-        self.cancel_button.disabled = True
+        self._set_cancel(enabled=False)
         if self.isolation == "process":
             self.status.show("cancelling: stopping the running cell (its worker process is stopped at once); "
                              "finished cells are kept", "warn")
@@ -299,13 +299,19 @@ class Dashboard:
             return df
         return df[df["status"] != "unsupported"].reset_index(drop=True)
 
-    def _progress(self) -> int:
-        """Cells done, counting each real cell's rounds (a failed cell is done after its first)."""
+    def _progress(self) -> tuple[int, int]:
+        """(round, cells done in it): the bar moves with every cell of every round, rather than once per
+        ``rounds`` cells. A failed cell is done in every round (later rounds leave it alone)."""
         from ..harness.rounds import is_final, rounds_done
 
-        visits = sum(self._rounds if is_final(r) else min(rounds_done(r), self._rounds)
-                     for r in self._by_key.values() if r.get("status") != "unsupported")
-        return min(-(-visits // self._rounds), self._real_cells) if self._rounds else 0
+        rows = [r for r in self._by_key.values() if r.get("status") != "unsupported"]
+        current = max((min(rounds_done(r), self._rounds) for r in rows if not is_final(r)), default=1)
+        done = sum(1 for r in rows if is_final(r) or rounds_done(r) >= current)
+        return current, min(done, self._real_cells)
+
+    def _with_result(self) -> int:
+        """Cells with a stored result (any round): what a finished or cancelled run counts."""
+        return min(sum(1 for r in self._by_key.values() if r.get("status") != "unsupported"), self._real_cells)
 
     def _on_row(self, row: dict, index: int, total: int) -> None:
         if row.get("status") == "unsupported":
@@ -316,13 +322,13 @@ class Dashboard:
             self.rows = list(self._by_key.values())
             if row.get("run_id"):
                 self.run_id = row["run_id"]
-            done = self._progress()
+            current, done = self._progress()
         self.progress.max = max(self._real_cells, 1)
         self.progress.value = min(done, self.progress.max)
-        rounds = f" (round {row.get('rounds')}/{self._rounds})" if self._rounds > 1 and row.get("rounds") else ""
+        rounds = f" of round {current}/{self._rounds}" if self._rounds > 1 else ""
         self.progress_label.value = html.escape(
-            f"{done}/{self._real_cells} cells · last: {row.get('variant')} @ {row.get('backend')} "
-            f"{row.get('size_label', '')} — {row.get('status')}{rounds}")
+            f"{done}/{self._real_cells} cells{rounds} · last: {row.get('variant')} @ {row.get('backend')} "
+            f"{row.get('size_label', '')}: {row.get('status')}")
         self._show_run()
         self._refresh_views(memory=False)
 
@@ -338,10 +344,12 @@ class Dashboard:
                         if r.get("status") != "unsupported":
                             self._by_key[r.get("cell_key") or f"#{len(self._by_key)}"] = dict(r)
                     self.rows = list(self._by_key.values())
-                    done = self._progress()
+                    current, _ = self._progress()
+                    done = self._with_result()
                 self.progress.max = max(self._real_cells, 1)
                 self.progress.value = min(done, self.progress.max)
-                self.progress_label.value = html.escape(f"{done}/{self._real_cells} cells")
+                stopped = f", cancelled in round {current}/{self._rounds}" if outcome.interrupted else ""
+                self.progress_label.value = html.escape(f"{done}/{self._real_cells} cells with a result{stopped}")
             elif self.controller.run_id is not None:
                 self.run_id = self.controller.run_id
                 self.run_status = "interrupted"
@@ -358,14 +366,22 @@ class Dashboard:
                 cancelled = outcome is not None and outcome.interrupted
                 verb = "cancelled" if cancelled else "finished"
                 if cancelled:
-                    summary += f" of {self._real_cells} cells; the run is stored as interrupted"
-                wall = f" in {outcome.wall_s:.1f} s" if outcome is not None and outcome.wall_s else ""
+                    summary += (f" ({self._with_result()}/{self._real_cells} cells with a result); the run is stored"
+                                " as interrupted")
+                wall = (f" {'after' if cancelled else 'in'} {outcome.wall_s:.1f} s"
+                        if outcome is not None and outcome.wall_s else "")
                 problem = f"; display problem: {self.status.last_error}" if self.status.last_error else ""
-                self.status.show(f"{verb}: {summary}{wall} (run {self.run_id}){problem}",
+                self.status.show(f"{verb}{wall}: {summary} (run {self.run_id}){problem}",
                                  "warn" if cancelled or problem or set(counts) - {"ok"} else "ok")
             self.exports.enable(self.run_id is not None and self.store is not None and len(df) > 0)
         finally:
-            self.run_button.disabled, self.cancel_button.disabled = False, True
+            self.run_button.disabled = False
+            self._set_cancel(enabled=False)
+
+    def _set_cancel(self, enabled: bool) -> None:
+        """Cancel is orange only while it can be pressed (a disabled orange button reads as pressable)."""
+        self.cancel_button.disabled = not enabled
+        self.cancel_button.button_style = "warning" if enabled else ""
 
     def _show_run(self) -> None:
         if self.run_kernel is None:
@@ -451,7 +467,7 @@ class Dashboard:
 
 
 def _running_html(text: str) -> str:
-    return f'<span style="font-size:12px;color:#0b5cad">⏱ {html.escape(text)}</span>'
+    return f'<span style="font-size:12px;color:#0b5cad">{html.escape(text)}</span>'
 
 
 def _elapsed_s(started_at: Any) -> float | None:

@@ -185,13 +185,21 @@ class PlotView:
             self.update(self.df, self.styles, self.run_names)
 
 
-_TABLE_STYLE = ("<style>.wb-results td, .wb-results th {white-space: nowrap; padding: 2px 8px}"
+_TABLE_STYLE = ("<style>"
+                # ipywidgets' HTML content is one nowrap line as wide as what it holds, 28 px a line: here it
+                # takes the pane's width, so the table scrolls inside its own box (never clipped by the
+                # pane, never over the export bar) and the noisy-cells line wraps.
+                ".wb-table > .widget-html-content {min-width: 0; width: 100%; white-space: normal;"
+                " line-height: 1.4}"
+                ".wb-table-scroll {max-width: 100%; max-height: 360px; overflow: auto; font-size: 12px;"
+                " margin-bottom: 6px}"
+                ".wb-results td, .wb-results th {white-space: nowrap; padding: 2px 8px}"
                 ".wb-results tbody tr:nth-child(odd) {background: rgba(0,0,0,0.03)}"
                 ".wb-results tr.wb-noisy td {background: #fbf7ea}"
                 ".wb-results .wb-mark-noisy {color: #8a6d00; font-weight: 700}"
                 ".wb-results .wb-mark-peak {color: #b35900; font-weight: 700}"
                 ".wb-results td.wb-notes {white-space: normal; min-width: 460px; color: #555; font-size: 11px}"
-                ".wb-flags {font-size: 12px; margin: 2px 0}</style>")
+                ".wb-flags {font-size: 12px; margin: 2px 0; white-space: normal}</style>")
 
 
 def results_html(df: pd.DataFrame) -> str:
@@ -223,7 +231,7 @@ def results_html(df: pd.DataFrame) -> str:
         body.append(f"<tr{cls}>{''.join(cells)}</tr>")
     line = noise_summary(df, notes)
     flags = f'<div class="wb-flags"><span class="wb-mark-noisy">{NOISY_MARK}</span> {esc(line)}</div>' if line else ""
-    return (_TABLE_STYLE + flags + '<div style="max-height:360px;overflow:auto;font-size:12px">'
+    return (_TABLE_STYLE + flags + '<div class="wb-table-scroll">'
             f'<table class="wb-results"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
