@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("runs: sweeps, verification, tuning, peaks, clusters", ("peaks", "roof_probe", "cluster", "sweep", "sweep_plan",
                                                              "sweep_run", "verification", "suites", "tuning")),
     ("report", ("report",)),
-    ("entry points: Python API, dashboard, command line", ("api", "adhoc", "claims", "ui", "cli", "__main__",
+    ("entry points: Python API, dashboard, command line", ("api", "adhoc", "claims", "ui", "magics", "cli", "__main__",
                                                            "workbench")),
 )
 

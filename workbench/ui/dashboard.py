@@ -17,6 +17,7 @@ from typing import Any
 import ipywidgets as w
 import pandas as pd
 
+from ..status import Status
 from .controls import BackendPicker, KernelPicker, RunOptions, SizeControls
 from .run_controller import RunController
 from .status import StatusArea
@@ -302,11 +303,9 @@ class Dashboard:
     def _progress(self) -> tuple[int, int]:
         """(round, cells done in it): the bar moves with every cell of every round, rather than once per
         ``rounds`` cells. A failed cell is done in every round (later rounds leave it alone)."""
-        from ..harness.rounds import is_final, rounds_done
-
         rows = [r for r in self._by_key.values() if r.get("status") != "unsupported"]
-        current = max((min(rounds_done(r), self._rounds) for r in rows if not is_final(r)), default=1)
-        done = sum(1 for r in rows if is_final(r) or rounds_done(r) >= current)
+        current = max((min(_rounds_of(r), self._rounds) for r in rows if not _final(r)), default=1)
+        done = sum(1 for r in rows if _final(r) or _rounds_of(r) >= current)
         return current, min(done, self._real_cells)
 
     def _with_result(self) -> int:
@@ -464,6 +463,19 @@ class Dashboard:
             data.df = df
         written = write_report(data, None, path, format=fmt, **kw)
         return Path(written) if isinstance(written, (str, Path)) else path
+
+
+def _final(row: dict) -> bool:
+    """The cell ended (failed): later rounds leave it alone."""
+    try:
+        return Status(row.get("status")).final
+    except ValueError:
+        return False
+
+
+def _rounds_of(row: dict) -> int:
+    """Rounds a row has (a row from before rounds existed counts as one)."""
+    return int(row.get("rounds") or 1)
 
 
 def _running_html(text: str) -> str:
