@@ -294,3 +294,28 @@ def test_a_timed_row_records_the_precision_settings_in_force(bad_catalog):
     assert row["status"] == "ok", row["message"]
     settings = json.loads(row["precision"])
     assert settings["torch_float32_matmul_precision"] == torch.get_float32_matmul_precision()
+
+
+def test_a_variant_wrong_from_a_middle_round_is_caught_there(bad_catalog, tmp_path):
+    """Rounds between the first and the last are not checked after timing; their audits catch a variant that
+    turns wrong there, and the rotated sets are then checked too (the earlier round's timings are kept)."""
+    from workbench.catalog import register_variant, unregister_variant
+    from workbench.catalog.spec import Variant
+    from workbench.sweep import SweepSpec, run_sweep
+
+    builds = {"n": 0}
+
+    def flaky(ctx):
+        builds["n"] += 1
+        factor = 1.0 if builds["n"] == 1 else 1.5  # right in round 1, wrong from round 2 on
+        return lambda i, o: np.multiply(np.add(i["a"], i["b"]), factor, out=o["out"])
+
+    register_variant(Variant(K, "flaky", ("numpy",), flaky))
+    try:
+        spec = SweepSpec(kernels=[K], variants=["flaky"], backends=["numpy"], sizes=[(1001,)], rounds=3,
+                         isolation="in-process", budget_s=0.06, warmup_s=0.005, min_samples=3)
+        row = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False).rows[0]
+    finally:
+        unregister_variant(K, "flaky")
+    assert row["status"] == "incorrect" and "audit:" in row["message"] and "after timing" in row["message"]
+    assert builds["n"] == 2 and row["rounds"] == 1 and row["n_samples"] >= 3

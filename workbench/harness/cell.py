@@ -484,7 +484,8 @@ def _timed(request: CellRequest, config: TimingConfig, case: Case, backend: Back
     if chosen:
         res.tuned_config = chosen
         res.note(f"autotune chose {chosen}")
-    if role.check_after and not _checked_after(case, sets, seed, inputs, res):
+    # a failed audit has the outputs of every rotated set checked too, whatever the round
+    if (role.check_after or timing.audit_failure) and not _checked_after(case, sets, seed, inputs, res):
         res.note(timing.audit_failure)
         return
     if timing.audit_failure:
