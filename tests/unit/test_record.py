@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -38,18 +37,6 @@ def test_row_is_typed_and_round_trips():
     row = Row.from_mapping({**empty_row(), "kernel": "saxpy", "library": True, "not_a_column": 1})
     assert row.kernel == "saxpy" and row.library is True and list(row.to_dict()) == list(RESULT_COLUMNS)
     assert STATUSES == ("ok", "incorrect", "unsupported", "oom", "error", "timeout", "crashed")
-
-
-def test_harness_record_is_a_deprecated_re_export():
-    import importlib
-    import sys
-
-    sys.modules.pop("workbench.harness.record", None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        old = importlib.import_module("workbench.harness.record")
-    assert old.RESULT_COLUMNS is RESULT_COLUMNS and old.STATUSES is STATUSES
-    assert any(issubclass(w.category, DeprecationWarning) for w in caught)
 
 
 def test_old_store_without_new_columns_loads(tmp_path):

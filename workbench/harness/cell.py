@@ -395,7 +395,8 @@ def measure(request: CellRequest, *, cancel: threading.Event | None = None, inpu
             res.end(Status.OOM, f"{type(exc).__name__}: {exc}")
         else:
             res.end(Status.ERROR, f"{type(exc).__name__}: {exc}", traceback=tb.format_exc())
-    _execution_cache_facts(request.cell, res)
+    if res.exec_cache is None:
+        _execution_cache_facts(request.cell, res)
     res.finished_at, res.wall_s = now_iso(), time.perf_counter() - t_start
     return res
 
@@ -427,6 +428,10 @@ def _measure(request: CellRequest, res: CellResult, *, limits: Limits, cancel: t
     deadline = limits.start_run()
     if isinstance(request.what, CheckOnly):
         _check_only(case, request.what.seeds, res, deadline, cancel, limits.run_s)
+        _execution_cache_facts(request.cell, res)  # the checks' calls, before the audit exercise adds its own
+        if res.status == Status.OK:  # calls the variant cannot tell from timed ones, audited
+            exercise(case.backend.timer(), case, rotation_sets(case, 2, case.seed, None), deadline=deadline,
+                     cancel=cancel)
     else:
         _timed(request, request.what, case, backend, res, _Clock(deadline, limits.run_s, cancel), inputs)
 
@@ -595,7 +600,6 @@ def _check_only(case: Case, seeds: tuple[int, ...], res: CellResult, deadline: f
             worst, worst_seed = check.max_error, s
             res.max_error, res.tolerance = check.max_error, check.tolerance
         _deadline_check(deadline, cancel, "during verification", limit_s)
-    exercise(case.backend.timer(), case, rotation_sets(case, 2, case.seed, None), deadline=deadline, cancel=cancel)
     res.end(Status.OK, seed=worst_seed)
 
 
