@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_dtype(args.dtype)
     if not (math.isfinite(args.budget) and 0 < args.budget <= MAX_BUDGET_S):
-        raise ValueError(f"--budget {args.budget!r}: give a positive number of seconds, at most {MAX_BUDGET_S:.0f} "
-                         "(one day)")
+        raise ValueError(f"--budget must be a positive number of seconds, at most {MAX_BUDGET_S:.0f} (one day): "
+                         f"got {args.budget!r}")
     backend = backend_registry.get(args.backend)
     backend.require()
     config: dict[str, Any] = cfg.read()
