@@ -38,7 +38,6 @@ def figures(package: Path = PACKAGE) -> dict[str, object]:
         lines += text.count("\n")
         tree = ast.parse(text)
         rel = path.relative_to(package.parent)
-        top_level_fns = [n for n in getattr(tree, "body", [])]
         for fn in _functions(tree):
             n = (fn.end_lineno or fn.lineno) - fn.lineno + 1
             longest.append((n, f"{rel}:{fn.name}"))
@@ -46,7 +45,6 @@ def figures(package: Path = PACKAGE) -> dict[str, object]:
             long80 += n > 80
             if fn.returns is not None and ast.unparse(fn.returns).replace(" ", "") == "dict[str,Any]":
                 dict_returns += 1
-        del top_level_fns
         # package imports inside any function (nested ones counted once, at the outermost function)
         outer = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         seen: set[int] = set()
@@ -75,7 +73,7 @@ def figures(package: Path = PACKAGE) -> dict[str, object]:
             if isinstance(node, ast.Dict):
                 status_literals += sum(isinstance(k, ast.Constant) and k.value == "status"
                                        and isinstance(v, ast.Constant) and v.value in STATUSES
-                                       for k, v in zip(node.keys, node.values))
+                                       for k, v in zip(node.keys, node.values, strict=True))
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant)
                                                     and t.slice.value == "status" for t in node.targets) \
                     and isinstance(node.value, ast.Constant):
