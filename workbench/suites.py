@@ -86,7 +86,9 @@ SLOWER_FORMS = frozenset({"naive", "unfused", "dequant"})
 #: torch (30-60 s to compile each shape; the full suite measures it).
 MODE_ORDER = ("graph", "fused", "eager")
 #: Seconds a cell costs beyond its timing budget and warm-ups (inputs, reference, build, checks, worker
-#: round trips), for the estimates of ``--list-suites``: the quick suite on a 2-core machine, one core busy.
+#: round trips), for the estimates of ``--list-suites``. Not yet calibrated on an idle machine: the only
+#: measurement (quick suite, 1766 s for 102 cells x 3 rounds at load 10-15, where the pandas+matplotlib import
+#: took 8.9x its idle time) suggests ~0.6 s idle, dominated by the 64 MiB cells.
 CELL_OVERHEAD_S = 0.25
 
 #: Used when ``workbench.datasets`` is missing: a few public model configs (hidden, intermediate, heads).
