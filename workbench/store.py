@@ -336,11 +336,14 @@ class Store:
     def checkpoint(self) -> None:
         """Move the write-ahead log into the main file, so that the ``.sqlite`` file alone holds every row
         (copying it without its ``-wal`` file then loses nothing). Best effort: a busy reader may delay it."""
-        if self.read_only:
-            return
+        if not self.read_only:
+            self._wal_checkpoint("TRUNCATE")
+
+    def _wal_checkpoint(self, mode: str) -> None:
+        """One ``wal_checkpoint`` in ``mode`` (TRUNCATE or PASSIVE); a failure is logged, not raised."""
         try:
             with self._lock:
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._conn.execute(f"PRAGMA wal_checkpoint({mode})")
         except sqlite3.DatabaseError as exc:
             log.info("checkpoint of %s failed: %s", self.path, exc)
 
@@ -353,11 +356,7 @@ class Store:
                or time.monotonic() - self._checkpointed_at >= CHECKPOINT_EVERY_S)
         if not due or self.read_only:
             return
-        try:
-            with self._lock:
-                self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.DatabaseError as exc:
-            log.info("checkpoint of %s failed: %s", self.path, exc)
+        self._wal_checkpoint("PASSIVE")
         self._rows_since_checkpoint, self._checkpointed_at = 0, time.monotonic()
 
     def close(self) -> None:

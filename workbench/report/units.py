@@ -15,15 +15,7 @@ TIME_UNITS: tuple[tuple[str, float], ...] = (("s", 1.0), ("ms", 1e-3), ("µs", 1
 
 
 def _finite_positive(values: Iterable[object]) -> list[float]:
-    out = []
-    for v in values:
-        try:
-            f = float(v)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(f) and f > 0:
-            out.append(f)
-    return out
+    return [f for f in _finite(values) if f > 0]
 
 
 def time_unit_for(seconds: float) -> tuple[str, float]:
