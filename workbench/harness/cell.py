@@ -53,7 +53,7 @@ from .request import BUILD_TIMEOUT_S, Cell, CellRequest, CheckOnly, RoundRole
 from .request import NO_VARIANT as NO_VARIANT  # re-exported: callers find a cell's names here
 from .result import CellResult, Memory, Rates
 from .rounds import finish_single_round
-from .throughput import Peaks, published_peak, rates, work
+from .throughput import Peaks, published_ceilings, rates, work
 from .timer import Cancelled, TimingConfig, exercise, time_calls, timer_overhead
 from .worker import CellWorker, WorkerTimeout
 
@@ -481,7 +481,7 @@ def _timed(request: CellRequest, config: TimingConfig, case: Case, backend: Back
     del calls
     st = res.timing.take(timing)
     res.rates = Rates(**rates(res.rates.flops or 0.0, res.rates.bytes or 0.0, st.median, cell.dtype,
-                              request.ceilings, published_peak(res.device, cell.dtype), case.spec.bound))
+                              request.ceilings, published_ceilings(res.device, cell.dtype), case.spec.bound))
     if timing.stopped_by == "deadline" and st.n < config.min_samples:
         raise CellTimeout(f"timed out after {st.n} of {config.min_samples} samples (limit {clock.limit_s:g} s)")
 

@@ -19,13 +19,14 @@ from typing import Any
 
 from ..catalog.spec import KernelSpec
 from ..ceilings import peak_note
+from ..datasets import published_peak
 from ..dtypes import itemsize
 from ..roofs import AUTO_METHOD_PREFIX, AUTO_PROBE, MEASURED, PUBLISHED, source_of_method
 
 log = logging.getLogger(__name__)
 
 __all__ = ["AUTO_METHOD_PREFIX", "AUTO_PROBE", "BANDWIDTH", "FLOPS", "MEASURED", "PUBLISHED", "Ceilings", "Peaks",
-           "ceilings_for", "peak_note", "published_peak", "rates", "source_of_method", "work"]
+           "ceilings_for", "peak_note", "published_ceilings", "rates", "source_of_method", "work"]
 
 BANDWIDTH = "bandwidth_gbps"
 FLOPS = "gflops"
@@ -130,16 +131,12 @@ def rates(flops: float, nbytes: float, seconds: float | None, dtype: str, peaks:
 
 
 @lru_cache(maxsize=64)
-def published_peak(device: str | None, dtype: str) -> dict[str, float] | None:
-    """Published figures for ``device`` from ``workbench.datasets.published_peak(device, dtype)``
-    (a ``(GFLOP/s, GB/s)`` pair, None where unknown); None when that module is absent or does
-    not know the device."""
+def published_ceilings(device: str | None, dtype: str) -> dict[str, float] | None:
+    """The datasheet figures of ``device`` keyed like measured ceilings ({metric: value}), from
+    :func:`workbench.datasets.published_peak` (one home for the table's ``(GFLOP/s, GB/s)`` lookup);
+    None when the table does not know the device."""
     try:
-        from ..datasets import published_peak as lookup
-    except ImportError:
-        return None
-    try:
-        gflops, gbps = lookup(device, dtype)
+        gflops, gbps = published_peak(device, dtype)
     except Exception as exc:  # noqa: BLE001 - a table problem must not fail a measurement
         log.warning("published peak lookup for %r failed: %s", device, exc)
         return None
