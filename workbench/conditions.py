@@ -15,35 +15,30 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, Protocol
 
 import psutil
 
+from .record import columns_dataclass
+
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class Conditions:
-    """What the machine was doing while one cell ran (None: not readable here)."""
+def _to_dict(self: Any) -> dict[str, Any]:
+    return asdict(self)
 
-    load_avg_1m: float | None = None
-    #: CPU seconds spent by every other process (busy time of the machine minus this process tree's).
-    other_cpu_s: float | None = None
-    #: CPU time the hypervisor gave to other guests (steal), seconds; a sign of a noisy neighbour.
-    steal_s: float | None = None
-    #: Share of the machine's CPU capacity used by other processes during the cell, 0..1.
-    other_cpu_share: float | None = None
-    cpu_freq_mhz: float | None = None
-    gpu_clock_mhz: float | None = None
-    gpu_temp_c: float | None = None
-    #: Active throttle reasons as words (e.g. "thermal, power cap"), "" when none, None when unknown.
-    gpu_throttle: str | None = None
-    #: Threads each loaded runtime used and the OpenMP wait policy, in words (:func:`workbench.threads.describe`).
-    threads: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+#: What the machine was doing while one cell ran (None: not readable here). ``other_cpu_s``: CPU seconds spent
+#: by every other process (busy time of the machine minus this process tree's); ``steal_s``: CPU time the
+#: hypervisor gave to other guests, a sign of a noisy neighbour; ``other_cpu_share``: share of the machine's CPU
+#: capacity used by other processes during the cell, 0..1; ``gpu_throttle``: active throttle reasons as words
+#: (e.g. "thermal, power cap"), "" when none, None when unknown; ``threads``: threads each loaded runtime used
+#: and the OpenMP wait policy, in words (:func:`workbench.threads.describe`).
+Conditions = columns_dataclass(
+    "Conditions", "What the machine was doing while one cell ran (None: not readable here).",
+    "load_avg_1m other_cpu_s steal_s other_cpu_share cpu_freq_mhz gpu_clock_mhz gpu_temp_c gpu_throttle threads",
+    {"to_dict": _to_dict}, module=__name__)
 
 
 class GpuMonitor(Protocol):

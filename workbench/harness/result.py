@@ -16,24 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..conditions import Conditions
-from ..record import RESULT_COLUMNS, Row, canonical_params, empty_row, finite_or_none, size_label, size_of
+from ..record import RESULT_COLUMNS, canonical_params, columns_dataclass, empty_row, finite_or_none, size_label, size_of
 from ..status import Status
 from .request import Cell
 from .stats import Stats, summarize
 from .timer import Timing
-
-#: The stored type of each column (:class:`workbench.record.Row`): the parts below take their fields' names
-#: and types from it, so a column is declared once.
-_ROW_TYPES = {f.name: f.type for f in dataclasses.fields(Row)}
-
-
-def _part(name: str, doc: str, columns: str, methods: Mapping[str, Any] | None = None,
-          **types: str) -> type:
-    """A dataclass of the row's ``columns`` (space-separated, in this order), each None until set; ``types``
-    overrides a column's stored type where the part holds it unencoded (samples as lists, not JSON text)."""
-    fields = [(c, types.get(c, _ROW_TYPES[c]), field(default=None)) for c in columns.split()]
-    return dataclasses.make_dataclass(name, fields, namespace={"__doc__": doc, "__module__": __name__,
-                                                               **(methods or {})})
 
 
 def _take(self: Any, timing: Timing) -> Stats:
@@ -48,16 +35,17 @@ def _take(self: Any, timing: Timing) -> Stats:
     return st
 
 
-TimingStats = _part(
+TimingStats = columns_dataclass(
     "TimingStats", "How the cell was timed and the statistics of its samples (fields stay None until reached).",
     "timer_kind timer_overhead_s first_call_s n_inputs samples_s host_samples_s n_samples median_s mean_s min_s "
     "q1_s q3_s iqr_s rel_spread host_median_s calls_per_sample warmup_calls stopped_by",
-    {"take": _take}, samples_s="list[float] | None", host_samples_s="list[float] | None")
-Rates = _part(
+    {"take": _take}, module=__name__, samples_s="list[float] | None", host_samples_s="list[float] | None")
+Rates = columns_dataclass(
     "Rates", "The work of a cell and, once timed, its rates and how far they are from the ceilings.",
     "flops bytes intensity gflops gbps pct_peak_bw pct_peak_flops pct_published ceiling_gbps ceiling_gflops "
-    "ceiling_source peak_note")
-Memory = _part("Memory", "Peak memory of one untimed call, and how it was measured.", "peak_mem_bytes mem_method")
+    "ceiling_source peak_note", module=__name__)
+Memory = columns_dataclass("Memory", "Peak memory of one untimed call, and how it was measured.",
+                           "peak_mem_bytes mem_method", module=__name__)
 
 
 #: Columns written from a result's own fields (the rest come from its parts and its cell).
