@@ -49,6 +49,30 @@ def _todo_lines(todos: list[str]) -> str:
     return "".join(f"# TODO: {t}\n" for t in todos)
 
 
+def _docstring_text(c: Comparison, kernel: str, date: str) -> str:
+    """The promoted ``spec.py``'s docstring: where it came from and the TODOs to fill in before trusting it."""
+    return f'''"""{kernel}: promoted from workbench.quick() on {date} ({", ".join(c.callables)}).
+
+Fill in every TODO before trusting `workbench verify --kernel {kernel}`:
+1. reference(): the float64 truth. Until it is written every check of this kernel fails, saying so
+   (the ad-hoc comparison checked against {c.reference_label!r} in {c.setup.dtype}, not against float64);
+2. TOLERANCES: from the algorithm's known error, not the comparison's defaults;
+3. output_shapes, and flops / bytes_moved where they say TODO.
+"""'''
+
+
+def _constants_text(c: Comparison, setup_expr: str, consts: dict[str, str]) -> str:
+    """``constants(n)`` of the promoted spec: the setup values passed unchanged, by position or name."""
+    return f'''
+
+def constants(n):
+    """The arguments of setup(n) the comparison passed unchanged (not rotated inputs), by position or name."""
+    with seeded(n):
+        value = {setup_expr}(n{", np.random.default_rng(n)" if _takes_rng(c) else ""})
+    return {{{", ".join(f"{k!r}: {v}" for k, v in consts.items())}}}
+'''
+
+
 def spec_text(c: Comparison, kernel: str) -> str:
     """``spec.py`` of the promoted kernel."""
     layout = c.setup.layouts[c.sizes[0]]
@@ -70,24 +94,8 @@ def spec_text(c: Comparison, kernel: str) -> str:
     verify = [{"n": n} for n in VERIFY_SIZES]
     quick = [{"n": n} for n in c.sizes]
     date = datetime.date.today().isoformat()
-    const_fn = ""
-    if consts:
-        const_fn = f'''
-
-def constants(n):
-    """The arguments of setup(n) the comparison passed unchanged (not rotated inputs), by position or name."""
-    with seeded(n):
-        value = {setup_src.expr}(n{", np.random.default_rng(n)" if _takes_rng(c) else ""})
-    return {{{", ".join(f"{k!r}: {v}" for k, v in consts.items())}}}
-'''
-    return f'''"""{kernel}: promoted from workbench.quick() on {date} ({", ".join(c.callables)}).
-
-Fill in every TODO before trusting `workbench verify --kernel {kernel}`:
-1. reference(): the float64 truth. Until it is written every check of this kernel fails, saying so
-   (the ad-hoc comparison checked against {c.reference_label!r} in {c.setup.dtype}, not against float64);
-2. TOLERANCES: from the algorithm's known error, not the comparison's defaults;
-3. output_shapes, and flops / bytes_moved where they say TODO.
-"""
+    const_fn = _constants_text(c, setup_src.expr, consts) if consts else ""
+    return f'''{_docstring_text(c, kernel, date)}
 
 from __future__ import annotations
 
