@@ -90,9 +90,13 @@ class TorchDevice:
         return EventTimer("torch-event", new_event, lambda start, end: start.elapsed_time(end) / 1e3,
                           synchronize, after=meter.sample)
 
+    #: Whether torch.accelerator's counters may serve this device type (CUDA and XPU read their own allocator).
+    accelerator_counters = True
+
     def meter(self, torch: Any) -> MemoryMeter:
-        """torch.accelerator's counters when it serves this device, else the device module's allocator."""
-        return (_accelerator_meter(torch, self.type, self.index)
+        """torch.accelerator's counters when they may and do serve this device, else the device module's
+        allocator."""
+        return ((self.accelerator_counters and _accelerator_meter(torch, self.type, self.index))
                 or _allocator_meter(self.module(torch), f"torch.{self.type}", self.index))
 
     def place(self, tensor: Any, device: str) -> Any:
@@ -153,6 +157,8 @@ class CpuDevice(TorchDevice):
 class CudaDevice(TorchDevice):
     """NVIDIA through CUDA, or AMD through ROCm (torch calls both ``cuda``)."""
 
+    accelerator_counters = False
+
     @property
     def device_class(self) -> str:  # type: ignore[override]
         torch = sys.modules.get("torch")
@@ -185,14 +191,12 @@ class CudaDevice(TorchDevice):
         caps.max_threads_per_block = getattr(props, "max_threads_per_block", 1024)
         return caps
 
-    def meter(self, torch: Any) -> MemoryMeter:
-        return _allocator_meter(torch.cuda, "torch.cuda", self.index)
-
 
 class XpuDevice(TorchDevice):
     """Intel GPUs."""
 
     device_class = "xpu"
+    accelerator_counters = False
 
     def why_unavailable(self, torch: Any) -> str | None:
         if torch.xpu.is_available():
@@ -213,9 +217,6 @@ class XpuDevice(TorchDevice):
         caps.warp_size = max(sizes) if sizes else None
         caps.max_threads_per_block = getattr(props, "max_work_group_size", None)
         return caps
-
-    def meter(self, torch: Any) -> MemoryMeter:
-        return _allocator_meter(torch.xpu, "torch.xpu", self.index)
 
 
 class MpsDevice(TorchDevice):
