@@ -10,12 +10,12 @@ away.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from . import verdicts
+from .record import number_or_none
 from .report.units import fmt_bytes, parse_bytes
 from .roofs import AUTO_METHOD_PREFIX, AUTO_PROBE, MEASURED, PUBLISHED, RoofKind, RoofSet, above_top_roof
 from .verdicts import is_noisy  # one noise flag, of a row or a spread; report/ reads it from here
@@ -32,8 +32,8 @@ def _above_bandwidth(pct_bw: float, nbytes: float | None, llc_bytes: float | Non
     measured, nothing that explains it."""
     level = roofs.cache_level_for(nbytes) if roofs is not None else None
     row = row if row is not None else {}
-    ceiling = _num(row.get("ceiling_gbps")) or (roofs.value(RoofKind.DRAM) if roofs is not None else None)
-    gbps = _num(row.get("gbps")) or (pct_bw / 100.0 * ceiling if ceiling else None)
+    ceiling = number_or_none(row.get("ceiling_gbps")) or (roofs.value(RoofKind.DRAM) if roofs is not None else None)
+    gbps = number_or_none(row.get("gbps")) or (pct_bw / 100.0 * ceiling if ceiling else None)
     if gbps and level is not None:
         where = f"its {fmt_bytes(nbytes)} working set fits in the {level.kind.cache}"
         if gbps <= level.value:  # type: ignore[operator]
@@ -61,7 +61,8 @@ def peak_note(pct_bw: float | None, pct_flops: float | None, nbytes: float | Non
     if implausible:
         parts.append(implausible)
     if pct_bw is not None and pct_bw > 100.0:
-        scored = roofs.level_of(_num(row.get("ceiling_gbps"))) if roofs is not None and row is not None else None
+        scored = (roofs.level_of(number_or_none(row.get("ceiling_gbps")))
+                  if roofs is not None and row is not None else None)
         which = f" {scored.kind.short}" if scored is not None and scored.kind is not RoofKind.DRAM else ""
         parts.append(f"{pct_bw:.0f}% of the {bw_src or 'measured'}{which} bandwidth ceiling: "
                      f"{_above_bandwidth(pct_bw, nbytes, llc_bytes, bw_src, roofs, row)}")
@@ -82,13 +83,6 @@ def ceiling_suspect(src: str | None, what: str) -> str:
             "`workbench peaks` on an idle machine")
 
 
-def _num(v: Any) -> float | None:
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
 
 def noise_text(row: Mapping[str, Any]) -> str:
     """Why a noisy row is flagged, in words ("" for a row that is not)."""
@@ -97,7 +91,7 @@ def noise_text(row: Mapping[str, Any]) -> str:
     note = row.get("noise_note")
     if isinstance(note, str) and note.strip():
         return note.strip()
-    spread = _num(row.get("noise")) or _num(row.get("rel_spread"))
+    spread = number_or_none(row.get("noise")) or number_or_none(row.get("rel_spread"))
     return (f"spread {spread:.0%} (IQR / median) above {verdicts.NOISY_SPREAD:.0%}" if spread is not None
             else "noisy")
 
@@ -106,14 +100,14 @@ def is_compute_bound(row: Mapping[str, Any]) -> bool:
     bound = row.get("bound")
     if isinstance(bound, str) and bound:
         return bound == "compute-bound"
-    intensity = _num(row.get("intensity"))
+    intensity = number_or_none(row.get("intensity"))
     return intensity is not None and intensity > 4.0
 
 
 def headline_pct(row: Mapping[str, Any]) -> float | None:
     """The % of peak that matters for the row: of the peak FLOP/s roof for compute-bound kernels, of the
     bandwidth roof for memory-bound ones; None when that roof is missing (never the other roof instead)."""
-    return _num(row.get("pct_peak_flops" if is_compute_bound(row) else "pct_peak_bw"))
+    return number_or_none(row.get("pct_peak_flops" if is_compute_bound(row) else "pct_peak_bw"))
 
 
 _LLC_IN_NOTE = re.compile(r"(?:fits in|exceeds) the ([\d.]+ [KMGT]?i?B) last-level cache")
@@ -132,7 +126,7 @@ def row_peak_note(row: Mapping[str, Any], llc_bytes: float | None = None, roofs:
     without percentages keep their stored note."""
     note = row.get("peak_note")
     stored = note.strip() if isinstance(note, str) else ""
-    pct_bw, pct_fl = _num(row.get("pct_peak_bw")), _num(row.get("pct_peak_flops"))
+    pct_bw, pct_fl = number_or_none(row.get("pct_peak_bw")), number_or_none(row.get("pct_peak_flops"))
     if pct_bw is None and pct_fl is None:
         implausible = above_top_roof(row, roofs)
         return "; ".join(x for x in (implausible, stored) if x)
@@ -141,7 +135,7 @@ def row_peak_note(row: Mapping[str, Any], llc_bytes: float | None = None, roofs:
     if src and " for GB/s, " in src:
         bw_src, fl_src = src.replace(" for GFLOP/s", "").split(" for GB/s, ")
     llc = llc_bytes if llc_bytes is not None else llc_in_note(stored)
-    return peak_note(pct_bw, pct_fl, _num(row.get("bytes")), llc, bw_src, fl_src, roofs=roofs, row=row) or ""
+    return peak_note(pct_bw, pct_fl, number_or_none(row.get("bytes")), llc, bw_src, fl_src, roofs=roofs, row=row) or ""
 
 
 def refresh_peak_note(row: dict[str, Any]) -> dict[str, Any]:
@@ -163,4 +157,4 @@ def llc_of(environments: Mapping[str, Any] | None, row: Mapping[str, Any]) -> fl
     device = str(row.get("device") or "").lower()
     cpu_like = row.get("backend") in ("numpy", "numba", "torch-cpu") or "cpu" in device or (
         host.get("cpu_model") and str(host["cpu_model"]).lower() in device)
-    return _num(host.get("last_level_cache_bytes")) if cpu_like else None
+    return number_or_none(host.get("last_level_cache_bytes")) if cpu_like else None

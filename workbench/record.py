@@ -166,6 +166,15 @@ def empty_row() -> dict[str, Any]:
     return Row().to_dict()
 
 
+def number_or_none(v: Any) -> float | None:
+    """``v`` as a finite float, else None: a stored or imported row may hold None, NaN, inf or text."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
 def finite_or_none(x: float | None) -> float | None:
     if x is None:
         return None

@@ -44,6 +44,7 @@ import numpy as np
 from ..case import Case, CheckResult, normalize_outputs
 from ..case import check as _check_outputs  # bound here: replacing workbench.case.check later does not reach audits
 from ..case import reference_outputs as _reference_outputs
+from ..record import number_or_none
 from ..status import Status
 
 Call = Callable[[], Any]
@@ -851,11 +852,11 @@ def implausible_reason(row: Mapping[str, Any], roofs: Any = None) -> str | None:
         if roofs.top_bandwidth() is not None:
             return None
     reasons = []
-    gbps, bw = _num(row.get("gbps")), _num(row.get("ceiling_gbps"))
+    gbps, bw = number_or_none(row.get("gbps")), number_or_none(row.get("ceiling_gbps"))
     if gbps is not None and bw and gbps > FALLBACK_BANDWIDTH_FACTOR * bw:
         reasons.append(f"{gbps:.3g} GB/s is {gbps / bw:.0f}x the {bw:.3g} GB/s DRAM roof: no cache level is that "
                        "much faster")
-    gflops, fl = _num(row.get("gflops")), _num(row.get("ceiling_gflops"))
+    gflops, fl = number_or_none(row.get("gflops")), number_or_none(row.get("ceiling_gflops"))
     if gflops is not None and fl and gflops > FALLBACK_FLOPS_FACTOR * fl:
         reasons.append(f"{gflops:.3g} GFLOP/s is {gflops / fl:.1f}x the {fl:.3g} GFLOP/s roof")
     if not reasons:
@@ -863,10 +864,3 @@ def implausible_reason(row: Mapping[str, Any], roofs: Any = None) -> str | None:
     return ("implausible: " + "; ".join(reasons)
             + f": the timing, not the kernel, is what was measured ({IMPOSSIBLE_SPEED})")
 
-
-def _num(v: Any) -> float | None:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
