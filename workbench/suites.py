@@ -22,9 +22,9 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import product
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .backends.cpu_common import sysfs_caches
 from .sweep import SweepSpec, shape_label  # noqa: F401  (shape_label: re-exported)
 
 if TYPE_CHECKING:
@@ -227,22 +227,10 @@ def _round64(x: float) -> int:
 def cache_sizes() -> tuple[int | None, int | None]:
     """(largest per-core cache, last-level cache) of this machine's CPU in bytes, as the OS reports them:
     Linux sysfs for cpu0 (a cache shared by no other CPU is per-core), else ``sysconf``; None where unknown."""
-    per_core: tuple[int, int] | None = None
-    last: tuple[int, int] | None = None
-    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
-        try:
-            if (index / "type").read_text().strip() == "Instruction":
-                continue
-            level = int((index / "level").read_text())
-            size = _size_bytes((index / "size").read_text().strip())
-            shared = (index / "shared_cpu_list").read_text().strip()
-        except (OSError, ValueError):
-            continue
-        if last is None or level > last[0]:
-            last = (level, size)
-        if shared in ("0", "") and (per_core is None or level > per_core[0]):
-            per_core = (level, size)
-    if last is not None:
+    caches = sysfs_caches()
+    if caches:
+        last = max(caches, key=lambda c: c[0])
+        per_core = max((c for c in caches if c[2] in ("0", "")), key=lambda c: c[0], default=None)
         return (per_core or last)[1], last[1]
     conf = {name: _sysconf(f"SC_{name}_CACHE_SIZE") for name in ("LEVEL1_DCACHE", "LEVEL2", "LEVEL3")}
     known = [v for v in conf.values() if v]
@@ -257,12 +245,6 @@ def working_sets() -> tuple[int, int]:
     cache_ws = (per_core or 2**20) // 2
     dram_ws = min(2 * last, MAX_DRAM_WORKING_SET) if last else 64 * 2**20
     return cache_ws, max(dram_ws, 8 * cache_ws)
-
-
-def _size_bytes(text: str) -> int:
-    """``"2048K"`` (sysfs) -> bytes."""
-    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:].upper(), 1)
-    return int(text.rstrip("KMGkmg")) * scale
 
 
 def _sysconf(name: str) -> int | None:

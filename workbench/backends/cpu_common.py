@@ -84,18 +84,27 @@ def cpu_device_info() -> DeviceInfo:
 
 def _sysfs_last_level_cache() -> int | None:
     """Size of the highest-level data/unified cache of cpu0 from Linux sysfs, or None elsewhere."""
-    best: tuple[int, int] | None = None
+    caches = sysfs_caches()
+    return max(caches, key=lambda c: c[0])[1] if caches else None
+
+
+def sysfs_caches() -> list[tuple[int, int, str]]:
+    """cpu0's data and unified caches from Linux sysfs, as (level, bytes, shared_cpu_list); empty elsewhere.
+    One reader for this module's device info and the quick suite's working sets
+    (:func:`workbench.suites.cache_sizes`)."""
+    caches = []
     for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
         try:
             if (index / "type").read_text().strip() == "Instruction":
                 continue
             level = int((index / "level").read_text())
             size = _as_bytes((index / "size").read_text().strip())
+            shared = (index / "shared_cpu_list").read_text().strip()
         except (OSError, ValueError):
             continue
-        if size and (best is None or level > best[0]):
-            best = (level, size)
-    return best[1] if best else None
+        if size:
+            caches.append((level, size, shared))
+    return caches
 
 
 def _as_bytes(v: object) -> int | None:
