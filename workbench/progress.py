@@ -33,9 +33,10 @@ def make_progress(total: int, initial: int = 0, enabled: bool = True, stream: Te
 
 
 def _interactive(stream: TextIO) -> bool:
-    """A terminal, or a Jupyter kernel (whose streams are not ttys but show tqdm's widget)."""
+    """A terminal, or a Jupyter kernel's own output stream (not a tty, but it shows tqdm's widget); a log file
+    or a buffer in a process that merely imported ipykernel is not."""
     isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty()) or "ipykernel" in sys.modules
+    return bool(isatty and isatty()) or type(stream).__module__.startswith("ipykernel")
 
 
 class TerminalProgress:

@@ -1,13 +1,16 @@
 """Load catalog folders by path (like asv's benchmark directory), never as a top-level package.
 
 Each kernel folder's ``*.py`` files are executed as private modules
-(``workbench_catalog.<folder>.<file>``) with ``spec.py`` first; they register
+(``workbench_catalog.<folder>.<file>``; a second folder of the same name elsewhere gets
+``workbench_catalog.<folder>__<hash of its path>``, so it never replaces the first one's modules) with
+``spec.py`` first; they register
 themselves through :mod:`workbench.catalog.registry`. Device sources (``*.cu``)
 sit beside them and are found relative to ``__file__``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import logging
 import os
@@ -20,6 +23,17 @@ ENV_CATALOG = "WORKBENCH_CATALOG"
 _loaded: dict[Path, None] = {}  # an ordered set: worker processes load the same folders in the same order
 _default_done = False
 _current: Path | None = None
+_packages: dict[Path, str] = {}  # folder -> the private package its files load under
+
+
+def _package_of(folder: Path) -> str:
+    """``workbench_catalog.<name>``, unless another folder of that name has it (then a path-hashed name)."""
+    if folder not in _packages:
+        name = f"workbench_catalog.{folder.name}"
+        if name in _packages.values():
+            name += "__" + hashlib.sha1(str(folder).encode()).hexdigest()[:8]
+        _packages[folder] = name
+    return _packages[folder]
 
 
 def current_folder() -> Path | None:
@@ -69,7 +83,7 @@ def _load_folder(folder: Path) -> None:
 def _load_files(folder: Path) -> None:
     files = sorted(folder.glob("*.py"), key=lambda p: (p.name != "spec.py", p.name))
     for f in files:
-        modname = f"workbench_catalog.{folder.name}.{f.stem}"
+        modname = f"{_package_of(folder)}.{f.stem}"
         spec = importlib.util.spec_from_file_location(modname, f)
         assert spec and spec.loader
         mod = importlib.util.module_from_spec(spec)
@@ -97,7 +111,8 @@ def folders_under(path: str | os.PathLike) -> list[Path]:
 def forget_folder(folder: Path) -> None:
     """Forget that ``folder`` was loaded (and its modules), so that :func:`load_catalog` loads it afresh."""
     _loaded.pop(folder, None)
-    for name in [m for m in sys.modules if m.startswith(f"workbench_catalog.{folder.name}.")]:
+    package = _package_of(folder)
+    for name in [m for m in sys.modules if m.startswith(f"{package}.")]:
         del sys.modules[name]
 
 
