@@ -58,7 +58,7 @@ test: system-deps-test $(VENV)/.installed-test lint test-core
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .
 
-# The unit tier must pass without any optional runtime (no numba, torch, cupy, pyopencl, scipy).
+# The unit tier must pass without any optional runtime (no numba, torch, cupy, pyopencl, triton, wgpu).
 $(CORE_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(CORE_VENV)
 	$(CORE_VENV)/bin/python -m pip install --quiet --upgrade pip

@@ -136,6 +136,7 @@ def test_cache_sizes_come_from_the_os_never_a_constant(tmp_path):
 
 
 def test_every_cpu_runtime_shares_one_probe_and_one_roof_set(tmp_path, monkeypatch):
+    pytest.importorskip("numba")  # a second CPU runtime to share the roofs with
     monkeypatch.setenv(peaks.ENV_CEILINGS_CACHE, str(tmp_path / "ceilings.json"))
     monkeypatch.delenv(peaks.ENV_AUTO_PEAKS, raising=False)
     monkeypatch.setattr(peaks, "_probed", {})
