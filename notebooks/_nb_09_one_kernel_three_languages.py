@@ -12,7 +12,7 @@ The same row softmax — `out[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max
 - **Triton** (`kernels/softmax/triton_variants.py`): a `@triton.jit` kernel, one program per row;
 - **WGSL** (`kernels/softmax/softmax.wgsl`): a compute shader for Vulkan, Metal and D3D12 through wgpu.
 
-Without a GPU each still reaches two rungs of the verification ladder (see `DESIGN.md`):
+Without a GPU each still reaches two rungs of the verification ladder (the README's "What is verified where"):
 
 - **rung 3, executed and checked here:** portable C on PoCL (OpenCL on the CPU), Triton in its interpreter
   on CPU tensors, WGSL on lavapipe (Mesa's CPU Vulkan driver). These rows are correctness results: their
@@ -107,8 +107,8 @@ for language, backend in chosen.items():
 `workbench compile-check` compiles the portable source with nvcc / hipcc and the Triton kernel with
 Triton's compilers, for each target. Here it runs through the same functions the command uses.
 `regs` is registers per thread (NVIDIA) or VGPRs per lane (AMD); `smem` is shared memory (LDS on AMD)
-per block. A target a compiler cannot build is skipped with the reason (this hipcc's LLVM 15 predates
-gfx942, for example).
+per block. A target a compiler on this machine cannot build (or a compiler that is not installed) is a skipped row
+with its reason: the first table below lists them.
 """),
     code("""
 from workbench.catalog.loader import loaded_folders
