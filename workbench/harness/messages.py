@@ -31,39 +31,55 @@ class Start:
 
 @dataclass(frozen=True)
 class Prepare:
+    """Import the backend's runtime and query its device before the first cell (its cost is no cell's)."""
+
     backend: str
 
 
 @dataclass(frozen=True)
-class RunCell:
-    job_id: int
-    request: CellRequest
-    #: The catalog entries the cell needs, when they were defined inline (:mod:`workbench.catalog.shipping`).
-    shipment: Shipment
-
-
-@dataclass(frozen=True)
 class Stop:
-    pass
+    """End the worker process (sent between cells; the parent kills it if it has not exited within seconds)."""
 
 
 @dataclass(frozen=True)
 class Ready:
+    """The worker process has started and imported the workbench: the parent waits for this before any work."""
+
     pid: int
 
 
 @dataclass(frozen=True)
 class Prepared:
+    """The answer to :class:`Prepare`: why the backend cannot run here, or None."""
+
     backend: str
     problem: str | None
 
 
 @dataclass(frozen=True)
-class RunStarted:
+class JobMessage:
+    """A message about one cell: the parent numbers each :class:`RunCell`, and the answers carry its number
+    (an answer to a cell abandoned after its time limit is told apart from the next cell's)."""
+
     job_id: int
 
 
 @dataclass(frozen=True)
-class CellDone:
-    job_id: int
+class RunCell(JobMessage):
+    """Build and run one cell; the answers are :class:`RunStarted`, then :class:`CellDone`. ``shipment``: the
+    catalog entries the cell needs, when they were defined inline (:mod:`workbench.catalog.shipping`)."""
+
+    request: CellRequest
+    shipment: Shipment
+
+
+@dataclass(frozen=True)
+class RunStarted(JobMessage):
+    """The cell's build is done: its run limit starts now."""
+
+
+@dataclass(frozen=True)
+class CellDone(JobMessage):
+    """The cell's result (a crash or a time limit ends the worker process instead: the parent writes that row)."""
+
     result: CellResult
