@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .catalog.spec import KernelSpec
-from .cluster import ClusterExecutor
+from .cluster import ClusterExecutor, SchedulerLost
 from .harness.executor import CellExecutor
 from .harness.isolation import check_isolation, make_executor
 from .harness.memory_cap import parse_memory_cap
@@ -386,7 +386,8 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
               on_cell: Callable[[dict[str, Any], int, int], None] | None = None,
               should_stop: Callable[[], bool] | None = None, progress: bool = True,
               argv: Sequence[str] | None = None, retry_crashed: bool = False, isolation: str | None = None,
-              memory_cap: str | int | None = None, cluster: Any = None) -> SweepOutcome:
+              memory_cap: str | int | None = None, cluster: Any = None,
+              cluster_security: Any = None) -> SweepOutcome:
     """Measure every cell of ``spec`` once per round (or, with ``resume_run_id``, the rounds and cells
     that run is missing).
 
@@ -404,12 +405,15 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     progress bar fills once whatever the rounds.
     ``cluster`` (``local:N``, a Dask scheduler address, or a :class:`workbench.cluster.ClusterExecutor`
     the caller closes): each round's cells run on Dask workers at once, and their rows are committed
-    here as they come back (:mod:`workbench.cluster`).
+    here as they come back (:mod:`workbench.cluster`); ``cluster_security`` (a ``distributed.Security``,
+    :func:`workbench.cluster.tls_security`) is a ``tls://`` scheduler's client credentials. A scheduler lost
+    mid-run leaves the run interrupted, its measured cells stored, and raises
+    :class:`~workbench.cluster.SchedulerLost` saying how to resume.
     """
     t0 = time.perf_counter()
     st = open_store(store)
     plan = _plan(st, spec, resume_run_id, retry_crashed, isolation, memory_cap)
-    executor, owned = _executor_for(cluster, plan)  # before a run is created: an unreachable scheduler fails here
+    executor, owned = _executor_for(cluster, plan, cluster_security)  # an unreachable scheduler fails before a run
     try:
         env_id, env = current_environment()
         st.add_environment(env_id, env)
@@ -425,11 +429,14 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
         return SweepOutcome(run_id=str(resume_run_id), store=st, wall_s=0.0)
     outcome = SweepOutcome(run_id=run.run_id, store=st)
     shown = Progress(plan, progress, on_cell, should_stop)
+    lost: SchedulerLost | None = None
     try:
         _run_rounds(plan, run, executor, shown)
     except (KeyboardInterrupt, Cancelled):
         outcome.interrupted = True
         run.stopped_on_purpose()
+    except SchedulerLost as exc:  # an interrupted run, not crashed cells: the cells not back never ran
+        outcome.interrupted, lost = True, exc
     except sqlite3.DatabaseError as exc:  # a full disk or a store made read-only, in any write: stop, keep the rest
         run.failed_to_write(exc)
         outcome.interrupted = True
@@ -440,7 +447,18 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
         outcome.rows, outcome.wall_s = plan.touched_rows(), run.wall_s
         run.close(complete=not outcome.interrupted and not plan.missing())
     run.raise_store_error(plan)
+    if lost is not None:
+        raise _interrupted_by(lost, st, run.run_id, len(plan.cells))
     return outcome
+
+
+def _interrupted_by(lost: SchedulerLost, st: Store, run_id: str, cells: int) -> SchedulerLost:
+    """The one line a run whose scheduler was lost ends with: what is stored, and the command that finishes it."""
+    stored, complete, rounds = SweepPlan.stored_summary(st, run_id)
+    return SchedulerLost(f"{lost}; run {run_id} is interrupted with {stored} of {cells} cells stored ({complete} "
+                         f"with all {rounds} round{'s' if rounds != 1 else ''}): resume it with `workbench bench "
+                         f"--resume {run_id} --cluster {lost.address}` once a scheduler runs there (or name "
+                         "another)", lost.address)
 
 
 def _plan(st: Store, spec: SweepSpec | None, resume_run_id: str | None, retry_crashed: bool,
@@ -463,7 +481,8 @@ def _plan(st: Store, spec: SweepSpec | None, resume_run_id: str | None, retry_cr
     return SweepPlan(spec, stored, retry_crashed)
 
 
-def _executor_for(cluster: str | ClusterExecutor | None, plan: SweepPlan) -> tuple[CellExecutor, bool]:
+def _executor_for(cluster: str | ClusterExecutor | None, plan: SweepPlan,
+                  security: Any = None) -> tuple[CellExecutor, bool]:
     """Where the plan's cells run, and whether the sweep owns (closes) it: the spec's isolation here, or
     ``cluster`` (``local:N``, an address, or a :class:`~workbench.cluster.ClusterExecutor` the caller owns),
     checked to offer the resources the cells need (:mod:`workbench.cluster`)."""
@@ -473,7 +492,8 @@ def _executor_for(cluster: str | ClusterExecutor | None, plan: SweepPlan) -> tup
     if isinstance(cluster, ClusterExecutor):
         cluster.check_resources(plan.cells)
         return cluster, False
-    executor = ClusterExecutor(str(cluster), isolation=spec.isolation, memory_cap=spec.memory_cap)
+    executor = ClusterExecutor(str(cluster), isolation=spec.isolation, memory_cap=spec.memory_cap,
+                               security=security)
     try:
         executor.check_resources(plan.cells)
     except BaseException:

@@ -13,10 +13,15 @@ and send back each cell's result with their machine's environment record.
   (``cluster_workers_on_host``); a CPU cell measured beside other Dask workers is flagged noisy, with a note.
 - A Dask worker lost mid-cell: Dask runs the cell again elsewhere; the client records each cell of a round
   once, whatever happened to the Dask workers. ``--resume`` resumes a run through any cluster.
+- The scheduler lost mid-run: :class:`SchedulerLost`; the run is interrupted (the cells not back stay unstored,
+  never ``crashed``) and ``--resume RUN --cluster ...`` finishes it.
+- Who may talk to the cluster: TLS for ``local:N`` and ``tls://`` schedulers, a warning for ``tcp://``
+  (:mod:`workbench.cluster.security`).
 """
 
 from __future__ import annotations
 
-from .executor import ClusterExecutor, parse_cluster, resources_for
+from .executor import ClusterExecutor, SchedulerLost, parse_cluster, resources_for
+from .security import tls_security
 
-__all__ = ["ClusterExecutor", "parse_cluster", "resources_for"]
+__all__ = ["ClusterExecutor", "SchedulerLost", "parse_cluster", "resources_for", "tls_security"]

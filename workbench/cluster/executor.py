@@ -7,6 +7,7 @@ progress, resume); only where cells run differs. Dask is imported when a cluster
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
@@ -14,6 +15,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import CancelledError
 from typing import Any
 
 from ..backends import registry
@@ -23,6 +25,7 @@ from ..harness.request import Cell, CellRequest, CheckOnly
 from ..harness.result import CellResult
 from ..harness.timer import Cancelled, TimingConfig
 from ..status import Status
+from .security import check_security, local_security
 from .task import close_states, run_request
 
 log = logging.getLogger(__name__)
@@ -35,7 +38,23 @@ CLUSTER_HELP = "local:N (N worker processes on this machine) or a scheduler addr
 CONNECT_TIMEOUT_S = 60.0
 #: Resources a cell asks of a Dask worker: one device. CPU backends ask for ``CPU``, every other backend for ``GPU``.
 GPU, CPU = "GPU", "CPU"
-INSTALL_HINT = "pip install 'kernel-workbench[cluster]' (dask[distributed])"
+INSTALL_HINT = "pip install 'kernel-workbench[cluster]' (dask[distributed], cryptography)"
+#: The reason Dask gives the futures it cancels when the client loses its scheduler.
+CONNECTION_LOST = "scheduler-connection-lost"
+#: Loggers whose tracebacks a lost scheduler sets off (Dask's config gives the client's its own level).
+_DASK_LOGGERS = ("distributed", "distributed.client", "distributed.utils")
+
+
+class SchedulerLost(ConnectionError):
+    """The client lost its Dask scheduler mid-run (it stopped, or the network failed).
+
+    Why not crashed cells: the cells not yet back were never measured, and their Dask workers did nothing wrong.
+    The run is interrupted: its stored rows stay, the rest stay unstored, and ``--resume RUN --cluster ...``
+    finishes it on a scheduler that runs. ``address`` is the scheduler's (for the resume hint)."""
+
+    def __init__(self, message: str, address: str) -> None:
+        super().__init__(message)
+        self.address = address
 
 
 def parse_cluster(text: str) -> tuple[str, int | str]:
@@ -69,23 +88,37 @@ class ClusterExecutor:
     ``cluster`` is ``local:N`` or a scheduler address (:func:`parse_cluster`); ``isolation`` and
     ``memory_cap`` say how each Dask worker runs its cells (as for a local sweep). Close it to stop the Dask
     workers' worker processes (and a local cluster).
+
+    ``security`` (a ``distributed.Security``) is for a ``tls://`` scheduler; without it Dask's configuration
+    is read (``DASK_DISTRIBUTED__COMM__TLS__*``, :mod:`workbench.cluster.security`). A local cluster always
+    talks TLS with credentials made for it alone (another user of this machine cannot join it or run code on
+    its Dask workers); a plain ``tcp://`` scheduler is used with a warning.
     """
 
     isolation = "cluster"
     #: Cells run on the Dask workers' machines, which measure their own ceilings.
     runs_here = False
 
-    def __init__(self, cluster: str, *, isolation: str | None = None, memory_cap: str | int | None = None):
+    def __init__(self, cluster: str, *, isolation: str | None = None, memory_cap: str | int | None = None,
+                 security: Any = None):
         kind, value = parse_cluster(cluster)
         try:
             from distributed import Client, LocalCluster
         except ImportError:
             raise ValueError(f"--cluster needs Dask distributed: {INSTALL_HINT}") from None
-        self.address = str(cluster)
+        self.address = str(cluster).strip()
         self.isolation_in_worker, self.memory_cap = isolation, memory_cap
         self._local: Any = None
         self._batch = itertools.count()
         self._token = uuid.uuid4().hex[:8]
+        #: Set once the scheduler is lost: nothing more is asked of it.
+        self.lost = False
+        self._log_levels: dict[str, int] = {}  # Dask's loggers as they were before they were quietened
+        if kind == "local":
+            security = local_security()
+        else:
+            security = check_security(str(value), security)
+        self.security = security
         try:
             if kind == "local":
                 # Dask's INFO lines (scheduler, nannies, workers starting and stopping) would bury the sweep's
@@ -94,13 +127,15 @@ class ClusterExecutor:
                 logging.getLogger("distributed").setLevel(logging.ERROR)
                 # One thread per Dask worker: it measures one cell at a time. Each has ``CPU=1``: they share
                 # this host, which their CPU rows say (:meth:`finish_row`).
+                # TLS with credentials made for this cluster: on plain TCP any local user could run code on
+                # its Dask workers as this user (issue 24).
                 self._local = LocalCluster(n_workers=int(value), threads_per_worker=1, processes=True,
-                                           resources={CPU: 1}, dashboard_address=None,
+                                           resources={CPU: 1}, dashboard_address=None, security=security,
                                            scheduler_kwargs={"dashboard": False}, silence_logs=logging.ERROR)
                 self.client = Client(self._local, timeout=CONNECT_TIMEOUT_S)
                 self.client.wait_for_workers(int(value), timeout=CONNECT_TIMEOUT_S)
             else:
-                self.client = Client(str(value), timeout=CONNECT_TIMEOUT_S)
+                self.client = Client(str(value), timeout=CONNECT_TIMEOUT_S, security=security)
         except (OSError, TimeoutError) as exc:
             self._close_local()
             raise ValueError(f"cannot reach the Dask cluster {self.address!r}: {exc}") from None
@@ -109,12 +144,35 @@ class ClusterExecutor:
 
     # -- what the cluster offers ----------------------------------------
     def workers(self) -> dict[str, dict[str, Any]]:
-        """The scheduler's Dask workers by address (host, resources ...)."""
+        """The scheduler's Dask workers by address (host, resources ...); :class:`SchedulerLost` when the client
+        has no scheduler (its cached list would be empty, and the cells' resources would look missing)."""
+        self._check_connected()
         try:
-            info = self.client.scheduler_info(n_workers=-1)  # every worker (newer Dask lists only a few by default)
-        except TypeError:  # Dask before 2025 lists them all and has no n_workers
-            info = self.client.scheduler_info()
+            try:
+                info = self.client.scheduler_info(n_workers=-1)  # every worker (newer Dask lists only a few)
+            except TypeError:  # Dask before 2025 lists them all and has no n_workers
+                info = self.client.scheduler_info()
+        except OSError as exc:  # the scheduler went away while asked
+            raise self._lost(f"{type(exc).__name__}: {exc}") from None
+        self._check_connected()
         return dict(info.get("workers", {}))
+
+    def _check_connected(self) -> None:
+        status = str(getattr(self.client, "status", "running"))
+        if self.lost or status != "running":
+            raise self._lost(f"the client is {status}")
+
+    def _lost(self, why: str) -> SchedulerLost:
+        """The error that ends a run whose scheduler is gone; from now on nothing is asked of it, and Dask's
+        reconnection attempts stay quiet (their tracebacks would bury the one line that says what to do)."""
+        if not self.lost:
+            self.lost = True
+            for name in _DASK_LOGGERS:
+                logger = logging.getLogger(name)
+                self._log_levels.setdefault(name, logger.level)
+                logger.setLevel(logging.CRITICAL)
+        return SchedulerLost(f"lost the Dask scheduler {self.address} mid-run ({why}): it stopped, or the network "
+                             "to it failed", self.address)
 
     def _refresh_hosts(self) -> dict[str, dict[str, Any]]:
         workers = self.workers()
@@ -187,7 +245,13 @@ class ClusterExecutor:
         kept the first time its machine's id comes back."""
         try:
             res: CellResult = fut.result()
+        except CancelledError as exc:  # not by us: the scheduler went away (or cancelled it): the cell never ran
+            reason = str(getattr(exc, "reason", "") or "cancelled")
+            raise self._lost("cancelled by Dask: " + reason if reason != CONNECTION_LOST else
+                             "the connection closed") from None
         except Exception as exc:  # noqa: BLE001 - KilledWorker, a Dask worker's own error: the cell's result says it
+            if str(getattr(self.client, "status", "running")) != "running":
+                raise self._lost(f"{type(exc).__name__}: {exc}") from None
             why = f"the Dask workers running this cell were lost or failed: {type(exc).__name__}: {exc}"
             return failed_result(request.cell, Status.CRASHED, why, seed=request.seed, started=t0)
         env_id = str(res.placement.get("env_id"))
@@ -215,14 +279,18 @@ class ClusterExecutor:
         return res.to_row()
 
     def close(self) -> None:
+        if not self.lost:
+            try:
+                self.client.run(close_states)
+            except Exception as exc:  # noqa: BLE001 - Dask workers already gone: nothing of theirs to stop
+                log.debug("closing the Dask workers' worker processes: %s", exc)
         try:
-            self.client.run(close_states)
-        except Exception as exc:  # noqa: BLE001 - Dask workers already gone: nothing of theirs to stop
-            log.debug("closing the Dask workers' worker processes: %s", exc)
-        try:
-            self.client.close()
+            with contextlib.suppress(Exception) if self.lost else contextlib.nullcontext():
+                self.client.close(timeout=5 if self.lost else None)  # a lost scheduler has nothing to wait for
         finally:
             self._close_local()
+            for name, level in self._log_levels.items():
+                logging.getLogger(name).setLevel(level)
 
     def _close_local(self) -> None:
         if self._local is not None:

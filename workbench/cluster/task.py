@@ -4,13 +4,18 @@ Each Dask worker keeps, per (isolation, memory cap), one cell executor (a warm w
 backend, as in a local sweep), the ceilings of each backend it has run (measured against a store of its
 own: the client's store stays on the client) and its environment record. A lock makes the Dask worker run
 one cell at a time, however many threads it has: cells side by side on one device would time each other.
+
+That store lives in a folder made for it (``tempfile.mkdtemp``: a new random name, mode 0700), never at a
+name another user could guess and plant first in the shared temporary folder: a planted symlink or a planted
+store with a fake ceiling must have no effect on the rows (issue 24).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
+import shutil
 import socket
+import stat
 import tempfile
 import threading
 import time
@@ -46,8 +51,11 @@ class _WorkerState:
     backends_seen: set[str] = field(default_factory=set)
 
 
-#: The name of a worker's own store (its ceilings), followed by the worker process's pid.
+#: The start of the name of a Dask worker's private folder (its store of ceilings): the worker process's pid,
+#: ``-`` and random characters follow.
 STORE_PREFIX = "workbench-cluster-worker-"
+#: The store's name inside that folder.
+STORE_NAME = "ceilings.sqlite"
 _states: dict[tuple[str | None, str | int | None], _WorkerState] = {}
 
 
@@ -55,9 +63,9 @@ def _state(isolation: str | None, memory_cap: str | int | None) -> _WorkerState:
     key = (isolation, memory_cap)
     if key not in _states:
         _remove_orphaned_stores()
-        path = os.path.join(tempfile.gettempdir(), f"{STORE_PREFIX}{os.getpid()}.sqlite")
+        folder = tempfile.mkdtemp(prefix=f"{STORE_PREFIX}{os.getpid()}-")  # 0700, a name nobody could plant
         _states[key] = _WorkerState(make_executor(isolation, memory_cap=memory_cap, name="workbench-dask"),
-                                    Store(path))
+                                    Store(os.path.join(folder, STORE_NAME)))
     return _states[key]
 
 
@@ -109,19 +117,22 @@ def _close_now() -> None:
     for st in _states.values():
         st.executor.close()
         st.store.close()
-        for suffix in ("", "-wal", "-shm"):  # the worker's own store only held its ceilings
-            with contextlib.suppress(OSError):
-                os.remove(f"{st.store.path}{suffix}")
+        shutil.rmtree(Path(st.store.path).parent, ignore_errors=True)  # its folder only held its ceilings
     _states.clear()
 
 
 def _remove_orphaned_stores() -> None:
-    """Stores left by worker processes that were killed (a lost worker cannot clean up)."""
-    for path in Path(tempfile.gettempdir()).glob(f"{STORE_PREFIX}*.sqlite*"):
-        pid = path.name[len(STORE_PREFIX):].split(".", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
-            with contextlib.suppress(OSError):
-                path.unlink()
+    """Folders left by Dask worker processes that were killed (a lost worker cannot clean up): only real
+    folders of this user (never a symlink, nor another user's) whose process is gone."""
+    for path in Path(tempfile.gettempdir()).glob(f"{STORE_PREFIX}*-*"):
+        pid = path.name[len(STORE_PREFIX):].split("-", 1)[0]
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and pid.isdigit()
+                and int(pid) != os.getpid() and not pid_alive(int(pid))):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _probe(backend: str, address: str) -> str | None:
