@@ -1,4 +1,9 @@
-"""``workbench compare``: is run B faster than run A, cell by cell, beyond the noise? Also the CI gate."""
+"""Speed-up of RUN_B over RUN_A for every cell both ran (same kernel, variant, backend, dtype, size, mode, cache),
+its interval (labelled with its coverage) and a verdict: faster, slower, same (the whole interval within ±10%),
+inconclusive (±the smallest effect the comparison could have seen; a note says what would settle it) or
+insufficient samples, judged on the rounds' medians against the noise across rounds and runs
+(docs/statistics.md). With one RUN and --baseline, compares each variant of that run against the baseline
+instead, round by round."""
 
 from __future__ import annotations
 
@@ -11,25 +16,18 @@ from typing import Any
 import pandas as pd
 
 from ..verdicts import pct, verdict_label
+from .args_common import add_store, command
 
 #: The gate's default threshold: a sure "slower" must also be more than this much slower to fail it.
 DEFAULT_THRESHOLD = "5%"
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("compare", help="speed-ups between two runs (or against a baseline) with verdicts",
-                              description="Speed-up of RUN_B over RUN_A for every cell both ran (same kernel, "
-                                          "variant, backend, dtype, size, mode, cache), its interval (labelled "
-                                          "with its coverage) and a verdict: faster, slower, same (the whole "
-                                          "interval within ±10%%), inconclusive (±the smallest effect the "
-                                          "comparison could have seen; a note says what would settle it) or "
-                                          "insufficient samples, judged on the rounds' medians against the "
-                                          "noise across rounds and runs (docs/statistics.md). With one RUN and "
-                                          "--baseline, compares each variant of that run against the baseline "
-                                          "instead, round by round.")
+    p = command(subparsers, "compare", run, description=__doc__,
+                help="speed-ups between two runs (or against a baseline) with verdicts")
     p.add_argument("run_a", metavar="RUN_A", help="the reference run id (or 'latest')")
     p.add_argument("run_b", metavar="RUN_B", nargs="?", default=None, help="the run compared with it")
-    p.add_argument("--store", default=None, metavar="PATH", help="results store (default: the default store)")
+    add_store(p)
     p.add_argument("--baseline", default=None, metavar="VARIANT[@BACKEND]",
                    help="compare variants against this one within each run (default with one run: the "
                         "kernel's library variant)")
@@ -41,7 +39,6 @@ def register(subparsers: Any) -> None:
                    help="with --fail-on: the slow-down a cell may show before it fails the gate, as '5%%' or "
                         f"'0.05' (default {DEFAULT_THRESHOLD.replace('%', '%%')}); differences within the noise "
                         "floor never fail")
-    p.set_defaults(func=run)
 
 
 COLUMNS = ["kernel", "variant", "backend", "dtype", "size", "speedup", "ci_low", "ci_high", "floor", "verdict"]

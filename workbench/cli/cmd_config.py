@@ -1,4 +1,6 @@
-"""``workbench config show|set|save|load``: the configuration file ($WORKBENCH_CONFIG)."""
+"""The configuration file holds the default backend, thread counts, the store path and tuned configurations. It is
+$WORKBENCH_CONFIG, else $XDG_CONFIG_HOME/workbench/config.json. Its settings are defaults: an environment
+variable set by hand wins."""
 
 from __future__ import annotations
 
@@ -7,14 +9,12 @@ import json
 from typing import Any
 
 from .. import config as cfg
+from .args_common import command
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("config", help="show or change the configuration file ($WORKBENCH_CONFIG)",
-                       description="The configuration file holds the default backend, thread counts, the store "
-                                   "path and tuned configurations. It is $WORKBENCH_CONFIG, else "
-                                   "$XDG_CONFIG_HOME/workbench/config.json. Its settings are defaults: an "
-                                   "environment variable set by hand wins.")
+    p = command(sub, "config", run, description=__doc__,
+                help="show or change the configuration file ($WORKBENCH_CONFIG)")
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     show = actions.add_parser("show", help="print the configuration in force")
     show.add_argument("--json", action="store_true", help="the file's JSON")
@@ -25,7 +25,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     save.add_argument("path", metavar="PATH")
     load = actions.add_parser("load", help="check PATH and make it the configuration in force")
     load.add_argument("path", metavar="PATH")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,4 +1,6 @@
-"""``workbench info``: which backends run here, why the others don't, and what the host is."""
+"""List every backend with its device, or the reason it is unavailable; the compilers compile-check can use; then
+the host: CPU, memory, BLAS and thread settings. Probing every runtime imports each (seconds): the listing is
+cached until a package, driver file, device node or relevant variable changes, or a day passes."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import sys
 import textwrap
 from typing import Any
 
+from .args_common import command
 from .output import stdout_to_stderr
 
 #: Versions worth a column, per runtime (the full set is in ``--json``).
@@ -23,16 +26,10 @@ CACHE_TTL_S = 24 * 3600.0
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("info", help="list backends (available or why not) and describe this machine",
-                              description="List every backend with its device, or the reason it is "
-                                          "unavailable; the compilers compile-check can use; then the host: "
-                                          "CPU, memory, BLAS and thread settings. Probing every runtime "
-                                          "imports each (seconds): the listing is cached until a package, "
-                                          "driver file, device node or relevant variable changes, or a day "
-                                          "passes.")
+    p = command(subparsers, "info", run, description=__doc__,
+                help="list backends (available or why not) and describe this machine")
     p.add_argument("--json", action="store_true", help="print the full environment record as JSON")
     p.add_argument("--refresh", action="store_true", help="probe every backend again (ignore the cache)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,4 +1,6 @@
-"""``workbench optimize --backend B [--apply]``: thread counts and tunables measured on this machine."""
+"""Measure the backend's thread count (the same GEMM at 1, 2, 4 ... cores, in interleaved rounds) and tune every
+variant of the backend that declares tunable parameters; print what was found, and with --apply write it to the
+configuration file with the backend as default (as YiRage's optimize does)."""
 
 from __future__ import annotations
 
@@ -7,24 +9,22 @@ import math
 import time
 from typing import Any
 
+from .args_common import add_store, command
+
 #: The longest tuning budget accepted (a day): `inf` or a typo such as 1e9 would run for ever.
 MAX_BUDGET_S = 86400.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("optimize", help="measure thread counts and tunables on this machine; --apply writes them",
-                       description="Measure the backend's thread count (the same GEMM at 1, 2, 4 ... cores, in "
-                                   "interleaved rounds) and tune every variant of the backend that declares "
-                                   "tunable parameters; print what was found, and with --apply write it to the "
-                                   "configuration file with the backend as default (as YiRage's optimize does).")
+    p = command(sub, "optimize", run, description=__doc__,
+                help="measure thread counts and tunables on this machine; --apply writes them")
     p.add_argument("--backend", required=True, help="backend, e.g. numba")
     p.add_argument("--apply", action="store_true", help="write the results to the configuration file")
     p.add_argument("--budget", type=float, default=120.0, metavar="SECONDS",
                    help="wall time for the tuning searches together (default 120)")
     p.add_argument("--dtype", default="float32", help="dtype (default float32)")
     p.add_argument("--strategy", default="bayes", choices=("grid", "random", "bayes"))
-    p.add_argument("--store", metavar="PATH", help="results store for the tuning rows")
-    p.set_defaults(func=run)
+    add_store(p, help="results store for the tuning rows")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,24 +1,22 @@
-"""``workbench peaks``: measure this machine's roofs (one set per physical device) and store them per backend."""
+"""One set of ceilings per physical device, shared by every runtime on it: the CPU's (numpy, numba, torch-cpu,
+OpenCL on PoCL, Vulkan on lavapipe, the Triton interpreter) from a STREAM triad at DRAM, last-level, L2 and L1
+working sets and BLAS GEMM per dtype; a GPU's from its own saxpy and library GEMM. Stored so results can say
+'% of measured peak'; a ceiling that could not be measured says why. A sweep measures the same automatically
+the first time it uses a device in an environment; this measurement replaces it."""
 
 from __future__ import annotations
 
 import argparse
 
+from .args_common import add_store, command
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("peaks", help="measure this machine's bandwidth and FLOP ceilings, one set per device",
-                       description="One set of ceilings per physical device, shared by every runtime on it: the "
-                                   "CPU's (numpy, numba, torch-cpu, OpenCL on PoCL, Vulkan on lavapipe, the Triton "
-                                   "interpreter) from a STREAM triad at DRAM, last-level, L2 and L1 working sets "
-                                   "and BLAS GEMM per dtype; a GPU's from its own saxpy and library GEMM. Stored so "
-                                   "results can say '%% of measured peak'; a ceiling that could not be measured "
-                                   "says why. A sweep measures the same automatically the first time it uses a "
-                                   "device in an environment; this measurement replaces it.")
+    p = command(sub, "peaks", run, description=__doc__,
+                help="measure this machine's bandwidth and FLOP ceilings, one set per device")
     p.add_argument("--backend", "--backends", dest="backends", nargs="+", metavar="B",
                    help="backends (default: every available one)")
-    p.add_argument("--store", metavar="PATH", help="results store (default $WORKBENCH_STORE or "
-                                                   "./workbench-results.sqlite)")
-    p.set_defaults(func=run)
+    add_store(p)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,27 +1,23 @@
-"""``workbench store``: look after a results store — ``check`` what is wrong with it, ``drop`` a bad run."""
+"""Maintenance of a results store. `check` runs SQLite's integrity check and looks for rows of unknown runs,
+runs marked running that no process writes, unreadable JSON and a write-ahead log not yet in the main file,
+and says what to do about each (exit 1 when it finds something). `drop RUN` removes one run and its rows."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-STORE_HELP = "results store (default $WORKBENCH_STORE or ./workbench-results.sqlite)"
+from .args_common import add_store, command
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("store", help="check a results store, or drop a run from it",
-                       description="Maintenance of a results store. `check` runs SQLite's integrity check and "
-                                   "looks for rows of unknown runs, runs marked running that no process writes, "
-                                   "unreadable JSON and a write-ahead log not yet in the main file, and says what "
-                                   "to do about each (exit 1 when it finds something). `drop RUN` removes one "
-                                   "run and its rows.")
+    p = command(sub, "store", run, help="check a results store, or drop a run from it", description=__doc__)
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     check = actions.add_parser("check", help="say what is wrong with the store (exit 1 if anything)")
-    check.add_argument("--store", metavar="PATH", help=STORE_HELP)
+    add_store(check)
     drop = actions.add_parser("drop", help="remove a run and its rows")
     drop.add_argument("run_id", metavar="RUN", help="the run to remove (see `workbench runs`)")
-    drop.add_argument("--store", metavar="PATH", help=STORE_HELP)
-    p.set_defaults(func=run)
+    add_store(drop)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,4 +1,6 @@
-"""``workbench tune``: search a variant's tunable parameters, verify and time each configuration, keep the best."""
+"""Measure configurations of a variant's tunable parameters (each verified against the float64 reference before it
+is timed), store every configuration's row under one run, and write the fastest correct one to the configuration
+file for this device, dtype and shape class; `workbench bench` then builds the variant with it."""
 
 from __future__ import annotations
 
@@ -7,15 +9,12 @@ import sys
 from typing import Any
 
 from ..tuning.search import STRATEGIES
+from .args_common import add_store, command
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tune", help="search a variant's tunable parameters and keep the best configuration",
-                       description="Measure configurations of a variant's tunable parameters (each verified "
-                                   "against the float64 reference before it is timed), store every "
-                                   "configuration's row under one run, and write the fastest correct one to the "
-                                   "configuration file for this device, dtype and shape class; `workbench bench` "
-                                   "then builds the variant with it.")
+    p = command(sub, "tune", run, description=__doc__,
+                help="search a variant's tunable parameters and keep the best configuration")
     p.add_argument("--kernel", required=True, help="kernel, e.g. gemm")
     p.add_argument("--variant", required=True, help="a variant declaring tunables, e.g. numba-tiled")
     p.add_argument("--backend", required=True, help="backend, e.g. numba")
@@ -27,8 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dtype", default="float32", help="dtype (default float32)")
     p.add_argument("--size", metavar="S", help="the size tuned for, e.g. 512x512x512 (default: the largest quick "
                                                "size); the result holds for its shape class")
-    p.add_argument("--store", metavar="PATH", help="results store (default $WORKBENCH_STORE or "
-                                                   "./workbench-results.sqlite)")
+    add_store(p)
     p.add_argument("--config", metavar="PATH", help="configuration file written (default $WORKBENCH_CONFIG)")
     p.add_argument("--no-save", action="store_true", help="measure and report, write no configuration")
     p.add_argument("--confirm", type=int, default=3, metavar="N",
@@ -38,7 +36,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--confirm-rounds", type=int, default=5, metavar="R", help="rounds of the confirmation (default 5)")
     p.add_argument("--seed", type=int, default=0, help="sampler and input seed (default 0)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
 
 
 def parse_size(text: str | None, kernel: str) -> dict[str, int] | None:
