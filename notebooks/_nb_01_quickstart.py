@@ -18,15 +18,13 @@ REPORT_DIR = "reports"
 STORE = "workbench-results.sqlite"
 """),
     code("""
-%matplotlib inline
-import os
-
 import pandas as pd
 import workbench
-from workbench.backends.registry import all_backends, get
+from workbench import tutorial
+from workbench.backends.registry import all_backends
 from workbench.claims import cache_text, last_level_cache_bytes
 
-pd.set_option("display.max_colwidth", 80)
+tutorial.begin(FULL)
 """),
     md("""
 ## What this machine has
@@ -57,9 +55,9 @@ available runtime (`FULL = True`: every device, more sizes).
     code("""
 sizes = [2**12, 2**16] if SMALL else [2**16, 2**20, 2**23] if FULL else [2**14, 2**20]
 # one device per runtime ("opencl" names the best OpenCL device); FULL: every backend
-backends = None if FULL else [n for n in ("numpy", "numba", "torch-cpu", "opencl", "vulkan") if get(n).probe().available]
-os.environ["WORKBENCH_AUTO_PEAKS"] = "1" if FULL else "0"  # ceilings for "% of peak": probed only in FULL
-res = workbench.benchmark(kernel="saxpy", backends=backends, sizes=sizes, budget_s=BUDGET_S, store=STORE, progress=False)
+backends = tutorial.backends_for(FULL, ["numpy", "numba", "torch-cpu", "opencl", "vulkan"])
+res = workbench.benchmark(kernel="saxpy", backends=backends, sizes=sizes, budget_s=BUDGET_S, store=STORE,
+                          progress=False)
 res
 """),
     md("""

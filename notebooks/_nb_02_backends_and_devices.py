@@ -14,14 +14,14 @@ This notebook asks every backend those questions.
 SMALL = False
 """),
     code("""
-%matplotlib inline
 import pandas as pd
 import workbench
+from workbench import tutorial
 from workbench.backends.registry import all_backends
 
 import os, subprocess, sys
 
-pd.set_option("display.max_colwidth", None)  # reasons in full
+tutorial.begin(colwidth=None)  # figures inline, reasons in full
 """),
     md("""
 ## Availability and the reason when not

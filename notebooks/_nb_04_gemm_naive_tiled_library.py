@@ -28,14 +28,14 @@ MEASURE_PEAKS = False  # True: the longer `workbench peaks` measurement first (a
 STORE = "workbench-results.sqlite"
 """),
     code("""
-%matplotlib inline
 import pandas as pd
 import workbench
-from workbench.backends.registry import all_backends, get
+from workbench import tutorial
+from workbench.backends.registry import all_backends
 from workbench.claims import cache_text, check_claim, last_level_cache_bytes, pair_verdicts, verdict_sentence
 from workbench.stats_compare import judge_pair
 
-pd.set_option("display.max_colwidth", 80)
+tutorial.begin(FULL, ceilings=True)
 """),
     code("""
 print(workbench.get_kernel("gemm").description)
@@ -68,7 +68,7 @@ else:
     code("""
 sizes = [(32, 32, 32), (64, 64, 64)] if SMALL else [(128, 128, 128), (256, 256, 256)] + [(512, 512, 512)] * FULL
 # the library call and numba's naive and tiled kernels; FULL: every backend (each probes its own ceilings first)
-backends = None if FULL else [n for n in ("numpy", "numba") if get(n).probe().available]
+backends = tutorial.backends_for(FULL, ["numpy", "numba"])
 res = workbench.benchmark(kernel="gemm", backends=backends, sizes=sizes, budget_s=BUDGET_S, store=STORE, progress=False)
 res
 """),

@@ -26,16 +26,13 @@ MODES = ["eager", "fused"]  # add "compiled" for torch.compile (it compiles on i
 STORE = "workbench-results.sqlite"
 """),
     code("""
-%matplotlib inline
-import os
-
-import pandas as pd
 import workbench
-from workbench.backends.registry import all_backends, get
+from workbench import tutorial
+from workbench.backends.registry import all_backends
 from workbench.claims import (cache_text, check_claim, last_level_cache_bytes, pair_verdicts, reading,
                               verdict_sentence)
 
-pd.set_option("display.max_colwidth", 80)
+tutorial.begin(FULL)
 """),
     code("""
 for k in ["bias_gelu", "rmsnorm_residual"]:
@@ -117,10 +114,9 @@ def fusion_findings(res):
 sizes = [(64, 1024)] if SMALL else [(1024, 1024), (2048, 4096)] if FULL else [(256, 1024), (1024, 2048)]
 # numpy as most people write it, and the runtimes with a fused kernel (torch's is torch.compile); FULL: every backend
 quick = ("numpy", "numba", "opencl") + (("torch-cpu",) if "compiled" in MODES else ())
-backends = None if FULL else [n for n in quick if get(n).probe().available]
-os.environ["WORKBENCH_AUTO_PEAKS"] = "1" if FULL else "0"  # ceilings for "% of peak": probed only in FULL
-gelu = workbench.benchmark(kernel="bias_gelu", backends=backends, sizes=sizes, mode=MODES, budget_s=BUDGET_S, store=STORE,
-                           progress=False)
+backends = tutorial.backends_for(FULL, quick)
+gelu = workbench.benchmark(kernel="bias_gelu", backends=backends, sizes=sizes, mode=MODES, budget_s=BUDGET_S,
+                           store=STORE, progress=False)
 gelu
 """),
     code("""
@@ -149,8 +145,8 @@ time_vs_unfused(gelu)
 ## RMSNorm with the residual add
 """),
     code("""
-norm = workbench.benchmark(kernel="rmsnorm_residual", backends=backends, sizes=sizes, mode=MODES, budget_s=BUDGET_S, store=STORE,
-                           progress=False)
+norm = workbench.benchmark(kernel="rmsnorm_residual", backends=backends, sizes=sizes, mode=MODES, budget_s=BUDGET_S,
+                           store=STORE, progress=False)
 norm_findings = fusion_findings(norm)
 time_vs_unfused(norm)
 """),

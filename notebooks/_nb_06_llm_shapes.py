@@ -19,12 +19,10 @@ DTYPES = ["float32", "float16"]
 STORE = "workbench-results.sqlite"
 """),
     code("""
-%matplotlib inline
-import os
-
 import pandas as pd
 import workbench
-from workbench.backends.registry import all_backends, get
+from workbench import tutorial
+from workbench.backends.registry import all_backends
 from workbench.claims import check_claim, reading, verdict_sentence
 from workbench.stats_compare import judge_pair
 
@@ -43,7 +41,7 @@ from workbench.suites import llm_shapes as layer_cases  # model shape x batch x 
 from workbench.sweep import SweepSpec, run_sweep
 from workbench.verdicts import typical_noise
 
-pd.set_option("display.max_colwidth", 80)
+tutorial.begin(FULL)
 """),
     code("""
 llm_shapes()[["model", "family", "hidden", "intermediate", "heads", "kv_heads", "layers"]]
@@ -56,8 +54,7 @@ else:
 # the suite lists each shape once per KV-cache length (attention needs it); rmsnorm does not: one case each
 cases = list({(c["model"], c["batch"], c["seq"]): c for c in cases}.values())
 # one device per runtime ("opencl" names the best OpenCL device); FULL: every backend
-backends = None if FULL else [n for n in ("numpy", "numba", "torch-cpu", "opencl") if get(n).probe().available]
-os.environ["WORKBENCH_AUTO_PEAKS"] = "1" if FULL else "0"  # ceilings for "% of peak": probed only in FULL
+backends = tutorial.backends_for(FULL, ["numpy", "numba", "torch-cpu", "opencl"])
 spec = workbench.get_kernel("rmsnorm")
 
 

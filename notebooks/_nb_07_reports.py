@@ -19,12 +19,8 @@ REPORT_DIR = "reports"
 STORE = "workbench-results.sqlite"
 """),
     code("""
-%matplotlib inline
-import os
-
-import pandas as pd
 import workbench
-from workbench.backends.registry import all_backends
+from workbench import tutorial
 
 import numba
 from workbench.api import Results
@@ -32,7 +28,7 @@ from workbench.claims import check_verdict, fmt_floor, reading
 from workbench.stats_compare import compare_runs
 from workbench.store import Store
 
-pd.set_option("display.max_colwidth", 80)
+tutorial.begin(FULL)
 """),
     md("""
 ## Two runs that differ in one thing
@@ -45,8 +41,7 @@ second core) the noise may be too large to tell — never a confident call the n
 """),
     code("""
 sizes = [2**14, 2**18] if SMALL else [2**16, 2**20, 2**23] if FULL else [2**16, 2**20]
-os.environ["WORKBENCH_AUTO_PEAKS"] = "1" if FULL else "0"  # ceilings for "% of peak": probed only in FULL
-here = [b for b in ("numpy", "numba") if b in workbench.available_backends()]
+here = tutorial.available("numpy", "numba")
 threads = numba.get_num_threads()
 # isolation="in-process": numba.set_num_threads acts on this process only, and by default cells run in
 # worker processes that would never see it; both runs are measured the same way, so they stay comparable.

@@ -24,23 +24,22 @@ FULL = False       # True: eight sizes, 2**6 to 2**13 rows (a few minutes)
 BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 """),
     code("""
-%matplotlib inline
-import pandas as pd
 import workbench
-from workbench.backends.registry import all_backends
+from workbench import tutorial
 from workbench.claims import check_claim, pair_verdicts, verdict_sentence
 
 import numpy as np
 import torch
 
-pd.set_option("display.max_colwidth", 80)
+tutorial.begin(FULL)
 
 SIZES = [64, 257] if SMALL else [2**k for k in range(6, 14)] if FULL else [2**6, 2**9, 2**12]  # rows of 1024 float32
 """),
     md("""
 ## One callable
 
-The measurement prints itself with a unit chosen for it; its fields are there for code (`median_s`, `q1_s`, `q3_s`, `samples_s`, `noisy`, `timer_kind`).
+The measurement prints itself with a unit chosen for it; its fields are there for code (`median_s`, `q1_s`,
+`q3_s`, `samples_s`, `noisy`, `timer_kind`).
 """),
     code("""
 x = torch.rand(4096, 1024)

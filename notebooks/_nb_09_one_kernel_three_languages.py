@@ -25,21 +25,23 @@ SMALL = False
 ARCHS = ["sm_80", "sm_90", "gfx90a", "gfx942"]
 """),
     code("""
-%matplotlib inline
 import pandas as pd
 import workbench
+from workbench import tutorial
 from workbench.backends.registry import all_backends
 
 from workbench.catalog.loader import builtin_catalog_path
 
-pd.set_option("display.max_colwidth", 80)
+tutorial.begin()
 
 folder = builtin_catalog_path() / "softmax"
 """),
     md("""
 ## The three sources
 
-The reduction structure is the same in all three; what differs is who spells out the threads. The portable C and WGSL kernels give each row a block (workgroup) of threads and reduce in shared (workgroup) memory; Triton's program holds the whole row as one block of lanes and lets the compiler lay it out.
+The reduction structure is the same in all three; what differs is who spells out the threads. The portable C
+and WGSL kernels give each row a block (workgroup) of threads and reduce in shared (workgroup) memory;
+Triton's program holds the whole row as one block of lanes and lets the compiler lay it out.
 """),
     code("""
 cu = (folder / "softmax.cu").read_text()

@@ -26,12 +26,9 @@ FULL = False       # True: the KV cache up to 32768 tokens (a few minutes)
 BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 """),
     code("""
-%matplotlib inline
-import os
-
 import pandas as pd
 import workbench
-from workbench.backends.registry import all_backends
+from workbench import tutorial
 from workbench.claims import check_claim, pair_verdicts, reading, verdict_sentence
 
 import json
@@ -41,7 +38,7 @@ import numpy as np
 
 from workbench.datasets import llm_shapes
 
-pd.set_option("display.max_colwidth", 80)
+tutorial.begin(FULL)
 
 model = llm_shapes(["qwen2.5-0.5b"]).iloc[0]
 heads, kv_heads = int(model["heads"]), int(model["kv_heads"])
@@ -62,7 +59,6 @@ their softmax statistics (`numba-flash`), and torch's `scaled_dot_product_attent
 """),
     code("""
 kv_lens = [256, 1024, 4096] if SMALL else [512, 2048, 8192] + [32768] * FULL
-os.environ["WORKBENCH_AUTO_PEAKS"] = "1" if FULL else "0"  # ceilings for "% of peak": probed only in FULL
 decode_variants = [v for v, b in (("numpy-naive", "numpy"), ("numba-flash", "numba"), ("torch-sdpa", "torch-cpu"))
                    if b in available]
 decode = workbench.benchmark(

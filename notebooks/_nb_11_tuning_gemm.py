@@ -28,10 +28,9 @@ BUDGET_S = 0.2       # timing budget per cell of the comparison
 TUNE_BUDGET_S = 30   # wall time of the search (longer finds better tiles more often)
 """),
     code("""
-%matplotlib inline
 import pandas as pd
 import workbench
-from workbench.backends.registry import all_backends
+from workbench import tutorial
 from workbench.claims import check_claim, pair_verdicts, reading, verdict_sentence
 
 import os
@@ -40,13 +39,12 @@ import tempfile
 # A configuration file of this notebook's own, so that running the tutorial leaves yours alone
 # (workbench tune writes to $WORKBENCH_CONFIG; set before the first benchmark, worker processes inherit it).
 os.environ["WORKBENCH_CONFIG"] = os.path.join(tempfile.mkdtemp(), "config.json")
-os.environ["WORKBENCH_AUTO_PEAKS"] = "1" if FULL else "0"  # ceilings for "% of peak": probed only in FULL
 
 from workbench.catalog import get_variant, registry
 from workbench.catalog.spec import format_config
 from workbench.tuning import tune
 
-pd.set_option("display.max_colwidth", 80)
+tutorial.begin(FULL)
 
 N = 128 if SMALL else 1024 if FULL else 512
 SIZE = {"m": N, "n": N, "k": N}
@@ -72,7 +70,8 @@ faster; otherwise the hand-picked tiles are kept.
 """),
     code("""
 result = tune("gemm", "numba-tiled", "numba", params=SIZE, strategy="bayes", budget_s=TUNE_BUDGET_S,
-              max_trials=4 if SMALL else None, confirm=1 if SMALL else 3 if FULL else 2, confirm_rounds=3 if SMALL else 5,
+              max_trials=4 if SMALL else None, confirm=1 if SMALL else 3 if FULL else 2,
+              confirm_rounds=3 if SMALL else 5,
               progress=False)
 trials = pd.DataFrame([{"trial": t.number, "config": format_config(t.config), "status": t.status,
                         "ms": t.median_s * 1e3 if t.median_s else None,
@@ -124,8 +123,9 @@ else:
         confirmed = result.verdict
         if confirmed and confirmed.get("against") == result.best.config:   # the confirmation judged this pair too
             agree = reading(confirmed) == reading(v)
-            print(f"the confirmation measured the same pair: {reading(confirmed)} there ({confirmed['speedup']:.2f}×), "
-                  f"{reading(v)} here" + ("" if agree else ": two runs on a busy machine, and neither settles it alone"))
+            print(f"the confirmation measured the same pair: {reading(confirmed)} there "
+                  f"({confirmed['speedup']:.2f}×), {reading(v)} here"
+                  + ("" if agree else ": two runs on a busy machine, and neither settles it alone"))
 """),
     code("""
 if best != hand:

@@ -1,0 +1,49 @@
+"""The setup every tutorial notebook shares, so that a tutorial's cells show only what it teaches.
+
+Each tutorial used to open with the same block (inline figures, pandas column width, the automatic
+ceiling probe switched off for the quick run, the list of backends its quick run uses); written once here,
+tested once (tests/unit/test_tutorial.py), and called in one line from each notebook.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+
+import pandas as pd
+
+from .backends import registry
+from .peaks import ENV_AUTO_PEAKS
+
+#: pandas' column width in the tutorials: wide enough for a device name, narrow enough for a 1280 px page.
+COLWIDTH = 80
+
+
+def begin(full: bool = False, *, ceilings: bool | None = None, colwidth: int | None = COLWIDTH) -> None:
+    """Prepare a tutorial's notebook: figures inline, pandas columns ``colwidth`` wide (None: never cut), and
+    the automatic probe of ceilings for "% of peak" on only where ``ceilings`` says (default: in a ``full``
+    run; the quick run saves its few seconds per backend, and ``workbench peaks`` measures them for longer)."""
+    os.environ[ENV_AUTO_PEAKS] = "1" if (full if ceilings is None else ceilings) else "0"
+    pd.set_option("display.max_colwidth", colwidth)
+    shell = _ipython()
+    if shell is not None:
+        shell.run_line_magic("matplotlib", "inline")
+
+
+def _ipython():  # noqa: ANN202 - IPython's shell, or None outside one (IPython is not a core dependency)
+    module = sys.modules.get("IPython")
+    get = getattr(module, "get_ipython", None)
+    return get() if get else None
+
+
+def available(*names: str) -> list[str]:
+    """Those of ``names`` whose backend is available here, in the order given: the quick run's "one device
+    per runtime" (a runtime's name, such as "opencl", stands for its best device; an unknown name is an error
+    naming the valid ones)."""
+    return [n for n in names if registry.get(n).probe().available]
+
+
+def backends_for(full: bool, quick: Iterable[str]) -> list[str] | None:
+    """The backends a tutorial runs: every one (None) in a ``full`` run, else those of ``quick`` available here."""
+    return None if full else available(*quick)
