@@ -85,6 +85,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "local:N starts N worker processes on this machine; an address joins a running "
                         "scheduler (start one `dask worker --resources GPU=1` per device, and one with CPU=1 per "
                         "host for CPU backends); works with --resume")
+    for flag, what, var in (("--tls-ca-file", "the cluster's CA certificate", "CA_FILE"),
+                            ("--tls-cert", "this client's certificate", "CLIENT__CERT"),
+                            ("--tls-key", "this client's private key, unless inside --tls-cert", "CLIENT__KEY")):
+        p.add_argument(flag, metavar="PEM", help=f"with --cluster tls://HOST:8786: {what} (as for `dask scheduler` "
+                                                 f"and `dask worker`; or DASK_DISTRIBUTED__COMM__TLS__{var})")
     isolation_args.add(p)
     p.set_defaults(func=run)
 
@@ -195,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--retry-crashed goes with --resume (it re-runs the crashed cells of a stored run)")
     if args.cluster is not None:
         parse_cluster(args.cluster)  # a malformed --cluster fails before anything runs
+    cluster_security = _cluster_security(args)  # TLS flags that cannot work fail now, too
     resume = None
     spec: SweepSpec | None = None
     if not args.resume:  # the whole request is checked before the store is opened or a run created
@@ -219,7 +225,8 @@ def run(args: argparse.Namespace) -> int:
     progress = not args.quiet  # a bar on a terminal; a redirected log gets a line per group or every 10 s
     outcome = run_sweep(spec, store=store, name=args.name, resume_run_id=resume, progress=progress,
                         argv=["workbench", *sys.argv[1:]] if sys.argv else None,
-                        retry_crashed=args.retry_crashed, cluster=args.cluster, **run_options)
+                        retry_crashed=args.retry_crashed, cluster=args.cluster,
+                        cluster_security=cluster_security, **run_options)
     rows = store.rows([outcome.run_id])
     print(format_summary(rows))
     reasons = format_reasons(rows)
@@ -249,6 +256,16 @@ def run(args: argparse.Namespace) -> int:
 PASSING = (Status.OK, Status.UNSUPPORTED)
 #: Longest reason printed per cell (the full message and traceback are in the store and the reports).
 REASON_CHARS = 300
+
+
+def _cluster_security(args: argparse.Namespace) -> Any:
+    """A ``tls://`` scheduler's client credentials from ``--tls-ca-file/--tls-cert/--tls-key``; None without
+    them (Dask's configuration is read then: :mod:`workbench.cluster.security`)."""
+    if args.tls_ca_file is None and args.tls_cert is None and args.tls_key is None:
+        return None
+    from ..cluster import tls_security
+
+    return tls_security(args.cluster, args.tls_ca_file, args.tls_cert, args.tls_key)
 
 
 def check_outputs(json_path: str | None, report_path: str | None) -> list[tuple[str, str | None]]:
