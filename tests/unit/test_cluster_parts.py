@@ -240,8 +240,8 @@ def test_tls_flags_give_the_client_its_credentials(pem_files):
 
 
 @pytest.mark.parametrize("cluster, given, words", [
-    ("tcp://head:8786", {"ca": "ca"}, r"--tls-ca-file go with a TLS scheduler: give --cluster tls://"),
-    (None, {"cert": "cert"}, r"--tls-cert go with a TLS scheduler"),
+    ("tcp://head:8786", {"ca": "ca"}, r"--tls-ca-file goes with a TLS scheduler: give --cluster tls://"),
+    (None, {"cert": "cert"}, r"--tls-cert goes with a TLS scheduler"),
     ("tls://head:8786", {"cert": "cert", "key": "key"}, r"--tls-ca-file is missing"),
     ("tls://head:8786", {"ca": "ca"}, r"--tls-cert is missing"),
     ("tls://head:8786", {"ca": "nowhere", "cert": "cert"}, r"--tls-ca-file '.*nowhere': no readable file"),

@@ -55,7 +55,8 @@ def tls_security(cluster: str | None, ca_file: str | None, cert: str | None, key
     scheme = str(cluster or "").split("://", 1)[0] if "://" in str(cluster or "") else ""
     if scheme not in ENCRYPTED:
         got = "no --cluster" if cluster is None else f"--cluster {cluster!r}"
-        raise ValueError(f"{', '.join(f for f, v in given.items() if v is not None)} go with a TLS scheduler: give "
+        flags = [f for f, v in given.items() if v is not None]
+        raise ValueError(f"{', '.join(flags)} go{'es' if len(flags) == 1 else ''} with a TLS scheduler: give "
                          f"--cluster tls://HOST:8786 (got {got}; local:N makes its own credentials)")
     for flag, path in given.items():
         if path is None:
