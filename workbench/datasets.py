@@ -8,14 +8,17 @@ number against its source without reading code.
 
 from __future__ import annotations
 
+import csv
 import functools
 import json
+import math
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas loads when a table is read: the harness's per-cell lookup (published_peak) needs none
+    import pandas as pd
 
 SHAPE_COLUMNS = ("model", "family", "hidden", "intermediate", "heads", "kv_heads", "layers", "vocab")
 _DTYPE_PREFIX = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}
@@ -33,6 +36,8 @@ def datasets_path() -> Path:
 
 @functools.cache
 def _read_csv(name: str) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.read_csv(datasets_path() / name, keep_default_na=True)
 
 
@@ -78,12 +83,31 @@ def match_published(device_name: str | None) -> pd.Series | None:
     return None
 
 
+@functools.cache
+def _published_rows() -> tuple[dict[str, str], ...]:
+    """The published-peaks table as plain text rows, in file order: every cell of a sweep looks its device up
+    (:func:`published_peak`), in worker processes that otherwise never load pandas."""
+    with open(datasets_path() / "published_peaks.csv", newline="", encoding="utf-8") as f:
+        return tuple(csv.DictReader(f))
+
+
+def _figure(text: str | None) -> float | None:
+    """A table cell as a number; None where empty or not a finite number (pandas would read NaN)."""
+    try:
+        value = float(text) if text is not None else math.nan
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def published_peak(device_name: str | None, dtype: str) -> tuple[float | None, float | None]:
-    """(GFLOP/s for ``dtype``, GB/s) from the published table, None where unknown."""
-    row = match_published(device_name)
+    """(GFLOP/s for ``dtype``, GB/s) from the published table, None where unknown; the row chosen as
+    :func:`match_published` chooses it."""
+    if not device_name:
+        return None, None
+    row = next((r for r in _published_rows() if re.search(str(r["pattern"]), device_name, flags=re.IGNORECASE)),
+               None)
     if row is None:
         return None, None
-    flops = row.get(f"{_DTYPE_PREFIX.get(dtype, dtype)}_tflops")
-    gflops = float(flops) * 1e3 if flops is not None and pd.notna(flops) else None
-    bw = row.get("mem_bw_gbps")
-    return gflops, (float(bw) if bw is not None and pd.notna(bw) else None)
+    tflops = _figure(row.get(f"{_DTYPE_PREFIX.get(dtype, dtype)}_tflops"))
+    return (tflops * 1e3 if tflops is not None else None), _figure(row.get("mem_bw_gbps"))

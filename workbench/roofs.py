@@ -16,12 +16,13 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .datasets import published_peak
 from .report.units import fmt_rate
+
+if TYPE_CHECKING:  # pandas loads in the functions that read tables: the harness and worker processes need none
+    import pandas as pd
 
 #: Where a roof came from (the values of the stored ``ceiling_source`` column).
 MEASURED = "measured (workbench peaks)"
@@ -243,6 +244,8 @@ def roof_set_from_table(table: pd.DataFrame, device: str) -> RoofSet:
 
 def _wide_table(peaks: pd.DataFrame) -> pd.DataFrame:
     """A wide peaks table (columns gbps / gflops, as older callers pass) in the store's long form."""
+    import pandas as pd
+
     rows = []
     for r in peaks.to_dict("records"):
         for col, metric in (("gbps", "bandwidth_gbps"), ("gflops", "gflops")):
@@ -255,6 +258,8 @@ def _wide_table(peaks: pd.DataFrame) -> pd.DataFrame:
 
 def _rows_roof_set(rows: pd.DataFrame, device: str) -> RoofSet:
     """The roofs the rows themselves were scored against (``ceiling_gbps`` / ``ceiling_gflops``)."""
+    import pandas as pd
+
     out = RoofSet(device)
     src = next((str(s) for s in rows.get("ceiling_source", pd.Series(dtype=object)).dropna() if s), "")
     bw_src, fl_src = (src.replace(" for GFLOP/s", "").split(" for GB/s, ") if " for GB/s, " in src
@@ -294,6 +299,8 @@ def resolve_roofs(rows: pd.DataFrame, peaks: pd.DataFrame | None = None, *, publ
     these gets an empty set (its rows then say "no roof").
 
     Rows of other environments' peaks are not used unless the rows carry no ``env_id``."""
+    import pandas as pd
+
     out: dict[RoofKey, RoofSet] = {}
     if rows is None or rows.empty or "backend" not in rows:
         return out

@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import kernels as catalog_kernels
-from ..cluster import parse_cluster
 from ..harness.timer import CACHE_MODES
-from ..report.exporters import FORMATS as BY_SUFFIX
 from ..report.units import fmt_seconds
 from ..status import Status
 from ..store import Store, open_store
@@ -198,7 +196,9 @@ def run(args: argparse.Namespace) -> int:
         os.environ[ENV_TUNED] = "0"
     if args.retry_crashed and not args.resume:
         raise ValueError("--retry-crashed goes with --resume (it re-runs the crashed cells of a stored run)")
-    if args.cluster is not None:
+    if args.cluster is not None:  # imported only here: a local sweep does not load the cluster code
+        from ..cluster import parse_cluster
+
         parse_cluster(args.cluster)  # a malformed --cluster fails before anything runs
     cluster_security = _cluster_security(args)  # TLS flags that cannot work fail now, too
     resume = None
@@ -275,6 +275,9 @@ def check_outputs(json_path: str | None, report_path: str | None) -> list[tuple[
     for flag, path, allowed in (("--json", json_path, ("json",)), ("--report", report_path, None)):
         if path is None:
             continue
+        # the report writers (pandas, matplotlib, jinja2) load only for a run that writes a report
+        from ..report.exporters import FORMATS as BY_SUFFIX
+
         if not path.strip():
             raise ValueError(f"{flag} needs a file name, got an empty one")
         p = Path(path)
