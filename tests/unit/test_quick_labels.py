@@ -58,3 +58,75 @@ def test_summary_shows_no_time_for_a_row_that_failed_its_check_after_timing(run)
     table = res.summary().set_index("variant")
     assert table.loc["replays", "median ± IQR"] == "" and table.loc["replays", "GB/s"] == ""
     assert table.loc["sort", "median ± IQR"] != ""
+
+
+def _legend_texts(fig) -> list[str]:
+    legends = list(fig.legends) + [a.get_legend() for a in fig.axes if a.get_legend() is not None]
+    return [t.get_text() for leg in legends for t in leg.get_texts()]
+
+
+def test_each_callable_is_labelled_with_the_runtime_its_code_runs_on(run):
+    numba = pytest.importorskip("numba")
+    torch = pytest.importorskip("torch")
+
+    @numba.njit
+    def nb_double(x):
+        return x * 2.0
+
+    def torch_double(x):  # torch code given numpy arrays: the comparison's backend stays numpy
+        return (torch.from_numpy(x) * 2.0).numpy()
+
+    res = run({"np": lambda x: x * 2.0, "nb": nb_double, "th": torch_double}, lambda n: np.random.rand(n), [256])
+    assert dict(zip(res.df["variant"], res.df["runtime"], strict=True)) == {"np": "numpy", "nb": "numba",
+                                                                              "th": "torch"}
+    assert set(res.df["backend"]) == {"numpy"} and set(res.df["status"]) == {"ok"}
+    labels = _legend_texts(res.plot())
+    assert "nb (numba, numpy inputs)" in labels and "th (torch, numpy inputs)" in labels and "np @ numpy" in labels
+    assert not [s for s in labels if "nb @ numpy" in s or "th @ numpy" in s]
+    speedup = _legend_texts(res.plot("speedup"))
+    assert "nb (numba, numpy inputs) vs np @ numpy" in speedup
+
+
+def test_runtimes_names_what_reading_the_callable_cannot(run):
+    res = run({"a": np.sort, "b": lambda x: np.sort(x)}, lambda n: np.random.rand(n), [64],
+              runtimes={"b": "my-extension"})
+    assert dict(zip(res.df["variant"], res.df["runtime"], strict=True)) == {"a": "numpy", "b": "my-extension"}
+    with pytest.raises(ValueError, match=r"runtimes= names 'c'.*valid: 'a', 'b'"):
+        run({"a": np.sort, "b": np.sort}, lambda n: np.random.rand(n), [64], runtimes={"c": "numba"})
+    with pytest.raises(ValueError, match="non-empty names"):
+        run({"a": np.sort}, lambda n: np.random.rand(n), [64], runtimes={"a": ""})
+
+
+def test_callable_runtime_reads_the_callable_without_calling_it():
+    import functools
+
+    from workbench.adhoc.devices import callable_runtime
+
+    def plain(x):
+        return [v for v in x]
+
+    assert callable_runtime(np.add) == "numpy" and callable_runtime(lambda x: np.sort(x)) == "numpy"
+    assert callable_runtime(plain) is None
+    numba = pytest.importorskip("numba")
+    jitted = numba.njit(lambda x: x)
+    assert callable_runtime(jitted) == "numba" and callable_runtime(functools.partial(jitted)) == "numba"
+    assert callable_runtime(lambda x: jitted(x) + np.ones(1)) == "numba"  # calls numba code (and numpy)
+    torch = pytest.importorskip("torch")
+    assert callable_runtime(torch.tanh) == "torch" and callable_runtime(torch.nn.Linear(2, 2)) == "torch"
+    assert callable_runtime(lambda x: torch.tanh(torch.from_numpy(x)).numpy()) == "torch"
+
+
+def test_a_series_is_renamed_only_where_its_runtime_is_not_its_backends():
+    from workbench.report.styles import series_name, styles_for
+
+    assert series_name("wgsl", "vulkan", "wgpu") == "wgsl @ vulkan"  # the vulkan backend's runtime is wgpu
+    assert series_name("k", "opencl-7", "opencl") == "k @ opencl-7"  # a device this install does not list
+    assert series_name("k", "torch-cpu", "torch") == "k @ torch-cpu"
+    assert series_name("k", "numpy", None) == "k @ numpy" and series_name("k", "numpy", float("nan")) == "k @ numpy"
+    assert series_name("nb", "numpy", "numba") == "nb (numba, numpy inputs)"
+    import pandas as pd
+
+    styles = styles_for(pd.DataFrame({"variant": ["a", "nb"], "backend": ["numpy", "numpy"],
+                                      "runtime": ["numpy", "numba"]}))
+    assert styles["a @ numpy"].label is None and styles["nb @ numpy"].label == "nb (numba, numpy inputs)"
+    assert styles["a @ numpy"].color != styles["nb @ numpy"].color

@@ -8,6 +8,8 @@ here imports torch, cupy or pyopencl.
 
 from __future__ import annotations
 
+import functools
+import types
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -78,3 +80,68 @@ def backend_for(args: Iterable[Any], kwargs: Mapping[str, Any] | None = None, ba
         raise ValueError(f"the arguments live on several devices ({', '.join(found)}); pass backend=... to say "
                          "which one to synchronise")
     return next(iter(found), "numpy")
+
+
+#: Top-level modules whose code is a runtime of its own, as a row's ``runtime`` names it.
+RUNTIME_MODULES = {"numpy": "numpy", "scipy": "numpy", "numba": "numba", "torch": "torch", "cupy": "cupy",
+                   "cupyx": "cupy", "pyopencl": "opencl", "triton": "triton", "wgpu": "wgpu", "jax": "jax",
+                   "jaxlib": "jax", "tensorflow": "tensorflow"}
+
+
+def _top(name: Any) -> str:
+    return str(name or "").split(".")[0]
+
+
+def _runtime_of_object(obj: Any) -> str | None:
+    """The runtime an object belongs to by its own module or its class's (a numba dispatcher, a
+    torch function or module, a numpy ufunc ...); None for user code."""
+    for mod in (getattr(obj, "__module__", None) if not isinstance(obj, type) else None,
+                *(c.__module__ for c in type(obj).__mro__ if c is not object)):
+        top = _top(mod)
+        if top in RUNTIME_MODULES:
+            return RUNTIME_MODULES[top]
+    return None
+
+
+def _referenced_runtimes(fn: Any) -> list[str]:
+    """Runtimes a Python function's code reaches through its globals and closure (``torch.tanh(...)``,
+    a numba-compiled helper), nested functions included, in the order its code names them."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    env = dict(getattr(fn, "__globals__", {}) or {})
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or (), strict=False):
+        try:
+            env[name] = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+    found: dict[str, None] = {}
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        for name in (*c.co_names, *c.co_freevars):
+            if name in env:
+                obj = env[name]
+                rt = (RUNTIME_MODULES.get(_top(obj.__name__)) if isinstance(obj, types.ModuleType)
+                      else _runtime_of_object(obj))
+                if rt is not None:
+                    found[rt] = None
+        stack.extend(k for k in c.co_consts if isinstance(k, type(code)))
+    return list(found)
+
+
+def callable_runtime(fn: Any) -> str | None:
+    """The runtime a callable's own code runs on, read without calling it: a numba dispatcher is numba, a
+    torch function or ``torch.compile``'d one torch, a numpy ufunc numpy; a Python function is the runtime
+    its code calls (the first other than numpy when it calls several: ``torch.from_numpy(x)`` is torch
+    code). None when nothing says (the comparison's backend then names it)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if getattr(fn, "_torchdynamo_orig_callable", None) is not None:  # torch.compile's wrapper
+        return "torch"
+    own = _runtime_of_object(fn)
+    if own is not None:
+        return own
+    target = fn if getattr(fn, "__code__", None) is not None else type(fn).__dict__.get("__call__")
+    found = _referenced_runtimes(target)
+    return next((r for r in found if r != "numpy"), found[0] if found else None)

@@ -25,7 +25,7 @@ from typing import Any
 from ..api import Results
 from ..catalog.spec import BuildContext, KernelCall, KernelSpec, Unsupported, Variant
 from .check import AdhocCompare, AdhocReference, tolerances
-from .devices import backend_for
+from .devices import backend_for, callable_runtime
 from .inputs import AdhocSetup, Layout, axis_of, layout_of, outputs_of, run_dtype
 
 #: Run name (and kernel name) of a comparison when none is given.
@@ -86,12 +86,16 @@ class GiveUp:
 
 @dataclass
 class AdhocVariant:
-    """A variant's builder: ``fn`` called on the arguments of the input set it is given."""
+    """A variant's builder: ``fn`` called on the arguments of the input set it is given.
+
+    ``code_runtime`` is what the callable's own code runs on (numba for a dispatcher given numpy arrays): the
+    harness stores it as the row's runtime, so the row does not say numpy for numba code."""
 
     fn: Callable[..., Any]
     setup: AdhocSetup
     label: str = ""
     give_up: GiveUp | None = None
+    code_runtime: str | None = None
 
     def __call__(self, ctx: BuildContext) -> KernelCall:
         if self.give_up is not None:
@@ -125,6 +129,8 @@ class Comparison:
     tolerances: dict[str, float] = field(default_factory=dict)
     #: Where the run notes callables that gave up (None: every callable runs at every size).
     give_up: GiveUp | None = None
+    #: Callable name -> the runtime its code runs on (named by the caller or read from the callable).
+    runtimes: dict[str, str] = field(default_factory=dict)
 
 
 class QuickResults(Results):
@@ -179,6 +185,23 @@ def _sizes(sizes: Any) -> list[int]:
     if bad:
         raise ValueError(f"sizes must be positive integers (setup's n); not understood: {bad!r}")
     return list(dict.fromkeys(int(s) for s in sizes))
+
+
+def _runtimes(fns: Mapping[str, Callable[..., Any]], named: Any, default: str) -> dict[str, str]:
+    """Each callable's runtime: as ``runtimes=`` names it, else read from the callable
+    (:func:`~workbench.adhoc.devices.callable_runtime`), else ``default`` (the comparison backend's)."""
+    if named is None:
+        named = {}
+    if not isinstance(named, Mapping):
+        raise TypeError(f"runtimes= must be a dict of callable name -> runtime (e.g. {{'f': 'numba'}}), got {named!r}")
+    unknown = sorted(set(named) - set(fns))
+    if unknown:
+        raise ValueError(f"runtimes= names {', '.join(map(repr, unknown))}, which are not callables here; "
+                         f"valid: {', '.join(map(repr, fns))}")
+    bad = {k: v for k, v in named.items() if not isinstance(v, str) or not v.strip() or " @ " in v}
+    if bad:
+        raise ValueError(f"runtimes= values must be non-empty names (e.g. 'numba', 'torch'); not understood: {bad!r}")
+    return {k: named.get(k) or callable_runtime(f) or default for k, f in fns.items()}
 
 
 def _per_size(fn: Any, what: str) -> Callable[[int], float] | None:
@@ -246,7 +269,8 @@ def register(comparison: Comparison) -> KernelSpec:
     registry.register_kernel(spec)
     for i, (label, fn) in enumerate(comparison.callables.items()):
         registry.register_variant(Variant(kernel=comparison.name, name=label, runtimes=(setup.runtime,),
-                                          build=AdhocVariant(fn, setup, label, comparison.give_up),
+                                          build=AdhocVariant(fn, setup, label, comparison.give_up,
+                                                             comparison.runtimes.get(label)),
                                           library=i == 0,
                                           description=f"workbench.quick callable {label!r}"))
     return spec
@@ -256,7 +280,7 @@ def quick(callables: Any, setup: Callable[..., Any], sizes: Any, *, check: bool 
           reference: Callable[..., Any] | None = None, flops: Callable[[int], float] | None = None,
           bytes: Callable[[int], float] | None = None, name: str | None = None,  # noqa: A002 - the issue's name
           backend: str | None = None, tolerance: float | Mapping[str, float] | None = None, store: Any = None,
-          progress: bool = True, **sweep_kw: Any) -> QuickResults:
+          progress: bool = True, runtimes: Mapping[str, str] | None = None, **sweep_kw: Any) -> QuickResults:
     """Compare ``callables`` (``{"name": f, ...}``) over ``sizes``; returns :class:`QuickResults`.
 
     ``setup(n)`` (or ``setup(n, rng)``) returns the arguments: one value, a tuple (positional) or a dict
@@ -264,8 +288,11 @@ def quick(callables: Any, setup: Callable[..., Any], sizes: Any, *, check: bool 
     each output is compared with the first callable's (or ``reference``'s) within ``tolerance`` (default
     per dtype: :data:`workbench.adhoc.check.TOLERANCES`); a mismatch makes the row ``incorrect``, untimed.
     ``flops`` and ``bytes`` (callables of n) give GFLOP/s and GB/s. ``backend`` (default: from the
-    arguments' arrays) picks synchronisation and timer. The run is stored under ``name`` (``store``: a
-    Store, a path or the default store). Other keywords are :class:`~workbench.sweep.SweepSpec` options:
+    arguments' arrays) picks synchronisation and timer; ``runtimes`` (``{"f": "numba"}``) names what a
+    callable's own code runs on where reading it from the callable (a numba dispatcher, a function calling
+    torch ...) would get it wrong: rows store it as their runtime and legends show it. The run is stored
+    under ``name`` (``store``: a Store, a path or the default store). Other keywords are
+    :class:`~workbench.sweep.SweepSpec` options:
     ``budget_s`` (per cell, all rounds), ``rounds``, ``timeout_s`` (a callable that never returns ends as
     ``timeout``), ``isolation`` ("process", the default, or "in-process"), ``min_samples``, ``seed`` ...
     """
@@ -279,15 +306,17 @@ def quick(callables: Any, setup: Callable[..., Any], sizes: Any, *, check: bool 
     unknown = sorted(set(sweep_kw) - set(allowed))
     if unknown:
         raise ValueError(f"quick() got unknown option(s) {', '.join(unknown)}; valid: check, reference, flops, "
-                         f"bytes, name, backend, tolerance, store, progress, {', '.join(allowed)}")
+                         f"bytes, name, backend, tolerance, store, progress, runtimes, {', '.join(allowed)}")
     n_list, tols = _sizes(sizes), tolerances(tolerance)
     flops_fn, bytes_fn, label = _per_size(flops, "flops"), _per_size(bytes, "bytes"), _check_name(name or DEFAULT_NAME)
     SweepSpec(sizes=n_list, **sweep_kw).check()  # bad options fail here, before setup runs or anything registers
+    _runtimes(fns, runtimes, "numpy")  # a bad runtimes= fails before setup runs too
+    made = _setup_of(setup, n_list, backend)
     comparison = Comparison(
-        name=label, callables=fns, setup=_setup_of(setup, n_list, backend), sizes=n_list, check=bool(check),
+        name=label, callables=fns, setup=made, sizes=n_list, check=bool(check),
         reference=reference or next(iter(fns.values())),
         reference_label="reference" if reference is not None else next(iter(fns)),
-        flops=flops_fn, bytes=bytes_fn, tolerances=tols)
+        flops=flops_fn, bytes=bytes_fn, tolerances=tols, runtimes=_runtimes(fns, runtimes, made.runtime))
     spec = SweepSpec(kernels=[comparison.name], variants=list(fns), backends=[comparison.setup.backend],
                      dtypes=[comparison.setup.dtype], sizes=comparison.sizes, modes=("eager",), **sweep_kw)
     folder = tempfile.mkdtemp(prefix="wb-quick-")

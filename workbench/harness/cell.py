@@ -418,6 +418,8 @@ def _measure(request: CellRequest, res: CellResult, *, limits: Limits, cancel: t
     if cell.unsupported:
         raise Unsupported(cell.unsupported)
     variant = catalog.get_variant(cell.kernel, cell.variant)
+    # an ad-hoc callable names the runtime its own code runs on (numba code given numpy arrays is numba)
+    res.runtime = getattr(variant.build, "code_runtime", None) or backend.runtime
 
     t = time.perf_counter()
     case = (Case(spec, variant, backend, params, cell.dtype, seed=seed) if inputs is None

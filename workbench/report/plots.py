@@ -41,7 +41,17 @@ from ..roofs import (
 )
 from ..stats_compare import speedup_vs_baseline
 from .sizes import XAxis, choose_x_axis, is_power_of_two, params_frame, tick_text
-from .styles import LINESTYLES, SeriesStyle, parse_baseline, series_key, series_style, style_map, styles_for
+from .styles import (
+    LINESTYLES,
+    SeriesStyle,
+    display_name,
+    parse_baseline,
+    series_key,
+    series_name,
+    series_style,
+    style_map,
+    styles_for,
+)
 from .units import fmt_bytes, fmt_tick_time
 
 __all__ = ["SeriesStyle", "memories_differ", "plot_kernel", "plot_memory", "plot_metric", "plot_roofline",
@@ -109,11 +119,15 @@ def series_columns(df: pd.DataFrame) -> list[str]:
     return cols
 
 
-def series_label(key: Any, cols: list[str], run_names: Mapping[str, str] | None = None) -> str:
+def series_label(key: Any, cols: list[str], run_names: Mapping[str, str] | None = None,
+                 styles: Mapping[str, SeriesStyle] | None = None) -> str:
+    """A line's legend text: the series' name under ``styles`` (:func:`~workbench.report.styles.display_name`),
+    then what else tells its lines apart (dtype, cache, run)."""
     key = key if isinstance(key, tuple) else (key,)
     d = dict(zip(cols, key, strict=False))
     extras = [str((run_names or {}).get(str(d[c]), d[c])) if c == "run_id" else str(d[c]) for c in cols[2:]]
-    return series_key(d.get("variant"), d.get("backend")) + (f" ({', '.join(extras)})" if extras else "")
+    name = display_name(series_key(d.get("variant"), d.get("backend")), styles)
+    return name + (f" ({', '.join(extras)})" if extras else "")
 
 
 def _line_style(key: Any, cols: list[str], styles: Mapping[str, SeriesStyle] | None,
@@ -175,7 +189,8 @@ def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str]
     ``notes`` (e.g. why points sit above a roofline) go under the axes first, in dark orange.
     ``layout`` False leaves the size, margins and legend of a figure the caller made (``ax=`` given) alone.
     """
-    lines = [f"{r.get('kernel')}: {r.get('variant')} @ {r.get('backend')} {r.get('size_label') or ''} "
+    lines = [f"{r.get('kernel')}: {series_name(r.get('variant'), r.get('backend'), r.get('runtime'))} "
+             f"{r.get('size_label') or ''} "
              f"— {r.get('status')}: {str(r.get('message') or '')[:70]}" for _, r in bad.head(MAX_LISTED).iterrows()]
     if len(bad) > MAX_LISTED:
         lines.append(f"... and {len(bad) - MAX_LISTED} more")
@@ -351,7 +366,7 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
         style, ls = _line_style(key[:-1], cols, styles, runs)
         if len(groups) > 1 and len(runs) <= 1:
             ls = LINESTYLES[groups.index(key[-1]) % len(LINESTYLES)]
-        label = series_label(key[:-1], cols, run_names) + (f", {key[-1]}" if key[-1] else "")
+        label = series_label(key[:-1], cols, run_names, styles) + (f", {key[-1]}" if key[-1] else "")
         ax.plot(g["_x"], g[metric], marker=style.marker, ms=4, color=style.color, ls=ls, label=label)
         band = quartile_band(g, metric) if bands else None
         if band is not None:
@@ -472,8 +487,8 @@ def _draw_speedup(ax: Axes, t: pd.DataFrame | None, styles: Mapping[str, SeriesS
         s = g["speedup"].to_numpy(float)
         lo = np.nan_to_num(s - g["ci_low"].to_numpy(float), nan=0.0).clip(min=0)
         hi = np.nan_to_num(g["ci_high"].to_numpy(float) - s, nan=0.0).clip(min=0)
-        base = series_key(g["baseline_variant"].iloc[0], g["baseline_backend"].iloc[0])
-        label = series_label(key[:-1], cols, run_names) + (f", {key[-1]}" if key[-1] else "")
+        base = display_name(series_key(g["baseline_variant"].iloc[0], g["baseline_backend"].iloc[0]), styles)
+        label = series_label(key[:-1], cols, run_names, styles) + (f", {key[-1]}" if key[-1] else "")
         ax.errorbar(g["_x"], s, yerr=[lo, hi], marker=style.marker, ms=4, capsize=3, color=style.color, ls=ls,
                     label=f"{label} vs {base}")
     set_size_axis(ax, data["_x"], axis, data.attrs.get("companions"))
@@ -660,7 +675,7 @@ def _draw_points(a: Axes, ok: pd.DataFrame, styles: Mapping[str, SeriesStyle],
     for key, g in ok.groupby(cols, sort=True, dropna=False):
         style, _ = _line_style(key, cols, styles, runs)
         a.scatter(g["intensity"], g["gflops"], s=22, marker=style.marker, color=style.color,
-                  label=series_label(key, cols, run_names), zorder=3)
+                  label=series_label(key, cols, run_names, styles), zorder=3)
         noisy = noisy_mask(g)
         if noisy.any():
             _mark_noisy(a, g["intensity"][noisy], g["gflops"][noisy], style.color, size=6)
@@ -738,7 +753,7 @@ def plot_memory(df: pd.DataFrame, *, ax: Axes | None = None, title: str | None =
             g = g.sort_values("_x")
             style, ls = _line_style(key[:-1], cols, styles, runs)
             methods = sorted({_short_method(str(m)) for m in g.get("mem_method", pd.Series(dtype=str)).dropna() if m})
-            label = series_label(key[:-1], cols, run_names) + (f", {key[-1]}" if key[-1] else "")
+            label = series_label(key[:-1], cols, run_names, styles) + (f", {key[-1]}" if key[-1] else "")
             a.plot(g["_x"], g["peak_mem_bytes"] / scale, marker=style.marker, ms=4, color=style.color, ls=ls,
                    label=label + (f" [{', '.join(methods)}]" if methods else ""))
         set_size_axis(a, data["_x"], axis, data.attrs.get("companions"))

@@ -32,11 +32,34 @@ LINESTYLES: tuple[str, ...] = ("-", "--", ":", "-.")
 class SeriesStyle:
     color: str
     marker: str
+    #: The series' name in legends where it is not its key (:func:`series_name`); None: the key.
+    label: str | None = None
 
 
 def series_key(variant: object, backend: object) -> str:
     """``"variant @ backend"``: the name a series has in every legend, table and style map."""
     return f"{variant} @ {backend}"
+
+
+def backend_runtime(backend: object) -> str:
+    """The runtime a backend name belongs to (``vulkan`` -> ``wgpu``; a name this install does not know: its
+    family, the part before the first '-')."""
+    from ..backends import registry
+
+    try:
+        return registry.get(str(backend)).runtime
+    except ValueError:
+        return str(backend).split("-")[0].lower()
+
+
+def series_name(variant: object, backend: object, runtime: object = None) -> str:
+    """A series' name for a reader: its key, or, where the code ran on another runtime than its backend's
+    (a ``quick()`` callable compiled by numba and given numpy arrays), ``"variant (numba, numpy inputs)"``, so
+    no legend says numba code ran on numpy."""
+    rt = "" if runtime is None or (isinstance(runtime, float) and runtime != runtime) else str(runtime)
+    if rt and rt != backend_runtime(backend):
+        return f"{variant} ({rt}, {backend} inputs)"
+    return series_key(variant, backend)
 
 
 def _marker(key: str) -> str:
@@ -45,10 +68,12 @@ def _marker(key: str) -> str:
     return BACKEND_MARKERS.get(family) or OTHER_MARKERS[zlib.crc32(family.encode()) % len(OTHER_MARKERS)]
 
 
-def style_map(keys: Iterable[str]) -> dict[str, SeriesStyle]:
-    """A style per series key: colours by sorted position (no two alike up to 20 series), markers by runtime."""
+def style_map(keys: Iterable[str], labels: Mapping[str, str] | None = None) -> dict[str, SeriesStyle]:
+    """A style per series key: colours by sorted position (no two alike up to 20 series), markers by runtime;
+    ``labels`` (key -> legend name) where a series' name is not its key."""
     uniq = sorted({str(k) for k in keys})
-    return {k: SeriesStyle(PALETTE[i % len(PALETTE)], _marker(k)) for i, k in enumerate(uniq)}
+    labels = labels or {}
+    return {k: SeriesStyle(PALETTE[i % len(PALETTE)], _marker(k), labels.get(k)) for i, k in enumerate(uniq)}
 
 
 def series_style(key: str, styles: Mapping[str, SeriesStyle] | None = None) -> SeriesStyle:
@@ -64,7 +89,19 @@ def styles_for(df: pd.DataFrame) -> dict[str, SeriesStyle]:
     colour whether or not a filter dropped another's rows)."""
     if df is None or not len(df) or not {"variant", "backend"} <= set(df.columns):
         return {}
-    return style_map(series_key(v, b) for v, b in zip(df["variant"], df["backend"], strict=True))
+    runtimes = df["runtime"] if "runtime" in df else [None] * len(df)
+    labels = {}
+    for v, b, rt in dict.fromkeys(zip(df["variant"], df["backend"], runtimes, strict=True)):
+        name = series_name(v, b, rt)
+        if name != series_key(v, b):
+            labels[series_key(v, b)] = name
+    return style_map((series_key(v, b) for v, b in zip(df["variant"], df["backend"], strict=True)), labels)
+
+
+def display_name(key: str, styles: Mapping[str, SeriesStyle] | None = None) -> str:
+    """The legend name of the series ``key`` under ``styles`` (its label, else the key itself)."""
+    style = (styles or {}).get(key)
+    return style.label if style is not None and style.label else key
 
 
 def parse_baseline(baseline: Any) -> tuple[str | None, str | None]:
