@@ -20,8 +20,10 @@ from typing import Any, Literal
 import pandas as pd
 
 from . import device_info
+from .harness.rounds import BUSY_CPU_SHARE
 from .report.units import fmt_bytes
 from .stats_compare import speedup_vs_baseline
+from .status import Status
 from .verdicts import MIN_EFFECT, SAME_WITHIN, pct
 
 Reading = Literal["faster", "slower", "same", "inconclusive", "no call"]
@@ -137,7 +139,7 @@ def check_claim(v: Mapping[str, Any], sentence: str, phrases: Mapping[str, str] 
 def pair_verdicts(df: pd.DataFrame, base: str, other: str, backend: str) -> pd.DataFrame:
     """Variant ``other`` against variant ``base`` on one backend, one row per size, with the package's paired
     verdict (:func:`workbench.stats_compare.speedup_vs_baseline`; speed-up above 1: ``other`` is faster)."""
-    rows = df[(df["status"] == "ok") & (df["backend"] == backend) & df["variant"].isin([base, other])]
+    rows = df[(df["status"] == Status.OK) & (df["backend"] == backend) & df["variant"].isin([base, other])]
     table = speedup_vs_baseline(rows, baseline_variant=base, baseline_backend=backend)
     return table[table["variant"] == other]
 
@@ -153,3 +155,22 @@ def cache_text(nbytes: float, llc: float | None) -> str:
         return f"working set {fmt_bytes(nbytes)} (last-level cache size unknown)"
     verb = "fits in" if nbytes <= llc else "exceeds"
     return f"working set {fmt_bytes(nbytes)} {verb} the {fmt_bytes(llc)} last-level cache"
+
+
+def busy_share(rows: pd.DataFrame) -> float | None:
+    """The largest share of the CPU that other processes used while ``rows`` were measured (each row records
+    its cell's ``other_cpu_share``); None where no row says."""
+    if "other_cpu_share" not in rows:
+        return None
+    shares = pd.to_numeric(rows["other_cpu_share"], errors="coerce").dropna()
+    return float(shares.max()) if len(shares) else None
+
+
+def busy_text(rows: pd.DataFrame) -> str:
+    """"other processes used up to 85% of the CPU while these cells ran" where that share made the machine
+    busy (the harness's :data:`~workbench.harness.rounds.BUSY_CPU_SHARE`), else "": said beside a result that
+    a loaded machine can distort, so the reader knows whether this run was one."""
+    share = busy_share(rows)
+    if share is None or share <= BUSY_CPU_SHARE:
+        return ""
+    return f"other processes used up to {share:.0%} of the CPU while these cells ran"

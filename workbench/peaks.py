@@ -53,6 +53,7 @@ from .harness.throughput import BANDWIDTH, FLOPS, Ceilings
 from .harness.timer import TimingConfig
 from .roof_probe import probe_cpu
 from .roofs import AUTO_METHOD_PREFIX, RoofSet, roof_set_from_table, source_of_method
+from .status import Status
 from .store import Store, current_environment, open_store
 
 log = logging.getLogger(__name__)
@@ -144,7 +145,7 @@ def measure_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list
         row = worker.execute(Cell.make("saxpy", v.name, backend.name, "float32", {"n": n}, v.mode), PROBE_CONFIG,
                              timeout_s=PROBE_TIMEOUT_S)
         tried.append(f"{v.name}: {row['status']}")
-        if row["status"] == "ok" and (best is None or row["min_s"] < best["min_s"]):
+        if row["status"] == Status.OK and (best is None or row["min_s"] < best["min_s"]):
             best = row
     if best is not None:
         gbps = best["bytes"] / best["min_s"] / 1e9
@@ -167,11 +168,11 @@ def measure_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list
         size = _largest_gemm(backend)
         if not v.library:
             row = worker.execute(_gemm_cell(backend, v, dtype, GEMM_PILOT), PILOT_CONFIG, timeout_s=PROBE_TIMEOUT_S)
-            size = _gemm_size(backend, row["flops"] / row["min_s"] / 1e9) if row["status"] == "ok" else 0
+            size = _gemm_size(backend, row["flops"] / row["min_s"] / 1e9) if row["status"] == Status.OK else 0
         if size:
             row = worker.execute(_gemm_cell(backend, v, dtype, size), PROBE_CONFIG, timeout_s=PROBE_TIMEOUT_S)
         label = f"gemm/{v.name} {row['size_label']} {dtype}"
-        if row["status"] == "ok":
+        if row["status"] == Status.OK:
             out.append(Peak(backend.name, FLOPS, dtype, row["flops"] / row["min_s"] / 1e9, "GFLOP/s",
                             f"{label}, best of {row['n_samples']}",
                             {"variant": v.name, "params": row["params"], "median_gflops": row["gflops"]}))
@@ -305,7 +306,7 @@ def probe_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[P
         row = worker.execute(Cell.make("saxpy", v.name, backend.name, "float32", {"n": n}, v.mode), AUTO_CONFIG,
                              timeout_s=AUTO_TIMEOUT_S)
         rows.append(row)
-        if row["status"] == "ok":
+        if row["status"] == Status.OK:
             out.append(Peak(backend.name, BANDWIDTH, "float32", row["bytes"] / row["min_s"] / 1e9, "GB/s",
                             f"{AUTO_METHOD_PREFIX}: saxpy/{v.name} (STREAM triad), n={n} float32, best of "
                             f"{row['n_samples']}", {"variant": v.name, "n": n, "median_gbps": row["gbps"]}))
@@ -323,7 +324,7 @@ def probe_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[P
             r = worker.execute(_gemm_cell(backend, cand, dtype, GEMM_PILOT), AUTO_PILOT_CONFIG,
                                timeout_s=AUTO_TIMEOUT_S)
             rows.append(r)
-            if r["status"] != "ok":
+            if r["status"] != Status.OK:
                 log.info("automatic GEMM probe on %s %s/%s: %s %s", backend.name, cand.name, dtype, r["status"],
                          r["message"])
             elif row is None or r["min_s"] < row["min_s"]:
@@ -336,7 +337,7 @@ def probe_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[P
         if size > GEMM_PILOT:
             big = worker.execute(_gemm_cell(backend, v, dtype, size), AUTO_CONFIG, timeout_s=AUTO_TIMEOUT_S)
             rows.append(big)
-            if big["status"] == "ok" and big["flops"] / big["min_s"] > row["flops"] / row["min_s"]:
+            if big["status"] == Status.OK and big["flops"] / big["min_s"] > row["flops"] / row["min_s"]:
                 row = big
         out.append(Peak(backend.name, FLOPS, dtype, row["flops"] / row["min_s"] / 1e9, "GFLOP/s",
                         f"{AUTO_METHOD_PREFIX}: gemm/{v.name} {row['size_label']} {dtype}, best of "

@@ -20,10 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: The names of the ways a cell's run can end: :class:`workbench.status.Status` is the one source (every member
-#: but ``implausible``, which issue 22 adds to the stored statuses); spelled out here because the record
-#: imports nothing from the package (tests/unit/test_record.py keeps the two equal).
-STATUSES = ("ok", "incorrect", "unsupported", "oom", "error", "timeout", "crashed")
+from .status import Status
+
+#: The names of the ways a cell's run can end, from :class:`workbench.status.Status` (every member but
+#: ``implausible``, which issue 22 adds to the stored statuses).
+STATUSES: tuple[str, ...] = tuple(s.value for s in Status if s is not Status.IMPLAUSIBLE)
 #: What ``bound`` may say.
 BOUNDS = ("memory-bound", "compute-bound")
 #: Columns stored as JSON text.

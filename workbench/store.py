@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from .processes import pid_alive
 from .record import RESULT_COLUMNS
+from .status import Status
 from .timestamps import now_iso
 
 if TYPE_CHECKING:  # pandas costs ~0.25 s and 45 MB a process; loaded only to return a table
@@ -564,7 +565,7 @@ class Store:
             cells, rounds = None, 1
         if cells is None:
             return f", and it has {len(rows)} rows"
-        short = sum(1 for r in rows if r["status"] == "ok" and (r["rounds"] or 1) < rounds)
+        short = sum(1 for r in rows if r["status"] == Status.OK and (r["rounds"] or 1) < rounds)
         text = f", and it has {len(rows)} of its {cells} cells"
         if short:
             text += f" ({short} with fewer rounds than {rounds})"

@@ -33,6 +33,7 @@ from .harness.cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CheckOnly
 from .harness.isolation import CellExecutor, make_executor
 from .record import STATUSES, Row
 from .selection import Target, select
+from .status import Status
 
 #: Statuses that make verification fail (``unsupported`` says why something could not run; it is not a pass).
 FAILED = ("incorrect", "oom", "error", "timeout", "crashed")
@@ -61,7 +62,7 @@ class VerifyResult:
     @property
     def passed(self) -> bool:
         """Every trial matched the reference (``status == "ok"``)."""
-        return self.status == "ok"
+        return self.status == Status.OK
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "passed": self.passed}
@@ -218,15 +219,15 @@ def _verify_target(t: Target, sizes: list[dict[str, int]], seeds: tuple[int, ...
         cell = Cell.make(t.spec.name, name, t.backend.name, t.dtype, params, mode, "hot", t.unsupported)
         row = Row.from_mapping(worker.execute(cell, CheckOnly(seeds), timeout_s=timeout_s,
                                               build_timeout_s=build_timeout_s))
-        checked = seeds.index(row.seed) + (row.status in ("ok", "incorrect")) if row.seed in seeds else 0
-        result.trials += len(seeds) if row.status == "ok" else checked
-        if row.status != "ok" or (row.max_error is not None and row.max_error > worst):
+        checked = seeds.index(row.seed) + (row.status in (Status.OK, Status.INCORRECT)) if row.seed in seeds else 0
+        result.trials += len(seeds) if row.status == Status.OK else checked
+        if row.status != Status.OK or (row.max_error is not None and row.max_error > worst):
             worst = row.max_error if row.max_error is not None else worst
             result.max_error, result.params, result.seed = row.max_error, json.loads(row.params), row.seed
             result.tolerance = row.tolerance if row.tolerance is not None else result.tolerance
-        if row.status != "ok":
+        if row.status != Status.OK:
             result.status, result.message = str(row.status), (row.message or "") + _where(row.traceback)
-            if row.status == "unsupported":
+            if row.status == Status.UNSUPPORTED:
                 result.params = result.seed = None
             break
     result.seconds = time.perf_counter() - t0

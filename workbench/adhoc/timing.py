@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..report.units import fmt_seconds
+from ..status import Status
 from .devices import backend_for
 
 #: Timing defaults of :func:`timeit`, chosen so an answer comes about as fast as torch.utils.benchmark's
@@ -130,7 +131,7 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
         timing = time_calls(timer, [call], cfg, audit=NoAudit("workbench.timeit: a callable without a spec or "
                                                               "a reference, not a catalog variant"))
         st = summarize(timing.samples_s)
-        row = merge_rounds(row, {"status": "ok", "samples_s": json.dumps(timing.samples_s),
+        row = merge_rounds(row, {"status": Status.OK, "samples_s": json.dumps(timing.samples_s),
                                  "host_samples_s": json.dumps(timing.host_samples_s), "median_s": st.median,
                                  "calls_per_sample": timing.calls_per_sample, "stopped_by": timing.stopped_by})
     assert row is not None

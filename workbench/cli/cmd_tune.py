@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..status import Status
 from ..tuning.search import STRATEGIES
 from .args_common import add_store, command
 
@@ -87,7 +88,7 @@ def summary(result: Any) -> str:
     lines = [f"tuned {result.kernel}/{result.variant} on {result.backend} {result.dtype} {size_label(result.params)} "
              f"({result.shape_class}; device {result.device}): {len(result.trials)} of {result.space_size} "
              f"configurations measured ({result.strategy}), run {result.run_id}"]
-    bad = [t for t in result.trials if t.status != "ok"]
+    bad = [t for t in result.trials if t.status != Status.OK]
     for t in bad:
         lines.append(f"  {t.status}: {format_config(t.config)}: {t.message}")
     if result.best is None:

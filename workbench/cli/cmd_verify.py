@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ..backends.base import KNOWN_DTYPES
+from ..status import Status
 from . import isolation_args
 from .output import stdout_to_stderr
 
@@ -153,7 +154,7 @@ def format_results(results: Any, details: bool = False) -> str:
         lines += [f"  {r.kernel}/{r.variant} on {r.backend} ({r.dtype}) {r.status}"
                   f"{' at ' + str(r.params) if r.params else ''}{' seed ' + str(r.seed) if r.seed is not None else ''}"
                   f": {r.message}" for r in bad]
-    lines += _unsupported_lines([r for r in results if r.status == "unsupported"])
+    lines += _unsupported_lines([r for r in results if r.status == Status.UNSUPPORTED])
     if results.skipped:
         kernels = len({s.kernel for s in results.skipped})
         lines += ["", f"Skipped {len(results.skipped)} compiled (torch.compile) variants of {kernels} kernels, about "
@@ -173,7 +174,7 @@ def _table(results: Any) -> list[str]:
 
     def mark(kernel: str, backend: str) -> str:
         rows = cells.get((kernel, backend), [])
-        ok = sum(r.status == "ok" for r in rows)
+        ok = sum(r.status == Status.OK for r in rows)
         return "-" if not rows else "ok" if ok == len(rows) else f"{ok}/{len(rows)}"
 
     rows = [("kernel", *backends)] + [(k, *(mark(k, b) for b in backends)) for k in kernels]

@@ -24,6 +24,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from ..status import Status
 from .check_rows import KernelRow
 
 TRITON_HINT = "pip install 'kernel-workbench[triton]'"
@@ -112,7 +113,7 @@ def _row(display: str, r: dict[str, Any]) -> KernelRow:
         row.sgpr_spills, row.vgpr_spills = r.get("sgpr_spills"), r.get("vgpr_spills")
     else:
         row.spill_stores, row.spill_loads = r.get("n_spills"), r.get("spill_loads")
-    if r["status"] != "ok":
+    if r["status"] != Status.OK:
         row.problems.append(r.get("message") or "compile failed")
     elif row.registers is None:
         row.problems.append("no register count in the compiled kernel (ptxas -v / AMDHSA metadata)")

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..status import Status
+
 TARGETS = ("sm_80", "sm_90", "gfx90a", "gfx942")
 
 
@@ -133,11 +135,11 @@ def compile_triton(fn: Any, signature: dict[str, str], constexprs: dict[str, Any
         compiled = triton.compile(ASTSource(fn=fn, signature=signature, constexprs=constexprs),
                                   target=gpu_target(target), options={"num_warps": num_warps})
         md = compiled.metadata
-        row = TritonCompileRow(kernel=name, target=target, status="ok", shared=int(md.shared))
+        row = TritonCompileRow(kernel=name, target=target, status=Status.OK, shared=int(md.shared))
         usage = (_nvidia_usage(compiled.asm["ptx"]) if "ptx" in compiled.asm
                  else _amd_usage(compiled.asm["amdgcn"]) if "amdgcn" in compiled.asm else {})
         for key, value in usage.items():
             setattr(row, key, value)
         return row
     except Exception as exc:  # noqa: BLE001 - a failed compile is a row, not a crash of the whole check
-        return TritonCompileRow(kernel=name, target=target, status="error", message=f"{type(exc).__name__}: {exc}")
+        return TritonCompileRow(kernel=name, target=target, status=Status.ERROR, message=f"{type(exc).__name__}: {exc}")

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ..ceilings import is_noisy, noise_text
+from ..status import Status
 
 #: Failed statuses that mean "not measured", in the order a reader cares about them.
 FAILED_STATUSES = ("crashed", "timeout", "error", "oom", "incorrect")
@@ -81,7 +82,7 @@ def row_caveats(row: Mapping[str, Any], environments: Mapping[str, Any] | None =
                 who: str = "") -> list[dict[str, str]]:
     """Caveats of one measured cell: noise, and CPU stand-ins (``who``: "reference " for the reference's)."""
     out = []
-    if row.get("status") == "ok" and is_noisy(dict(row)):
+    if row.get("status") == Status.OK and is_noisy(dict(row)):
         out.append(caveat(f"~ {who}noisy", f"{who}noisy: {noise_text(row)}"))
     if is_pocl(row, environments):
         out.append(caveat(f"{who}PoCL: correctness, not GPU speed", POCL_NOTE))
@@ -101,7 +102,7 @@ def failed_cells(rows: pd.DataFrame) -> list[str]:
     for _, r in bad.iterrows():
         msg = _text(r.get("message"))
         out.append(f"{r.get('variant')} @ {r.get('backend')}: {r.get('status')}"
-                   + (f" ({msg[:60]})" if msg and r.get("status") in ("crashed", "oom") else ""))
+                   + (f" ({msg[:60]})" if msg and r.get("status") in (Status.CRASHED, Status.OOM) else ""))
     return out
 
 
@@ -124,7 +125,7 @@ def report_caveats(df: pd.DataFrame, runs: pd.DataFrame | None = None,
         if failed:
             out.append("Cells that did not give a time: " + ", ".join(failed) + " (see “Cells that did not "
                        "pass”); a kernel's fastest variant may be among them.")
-        ok = df[df["status"] == "ok"]
+        ok = df[df["status"] == Status.OK]
         pocl = sorted({str(r["backend"]) for _, r in ok.iterrows() if is_pocl(r, environments)})
         if pocl:
             out.append(f"{', '.join(pocl)}: {POCL_NOTE}.")

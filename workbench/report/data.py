@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..status import Status
 from .styles import parse_baseline, series_key
 
 
@@ -102,7 +103,7 @@ def check_baseline(df: pd.DataFrame, baseline: Any, flag: str = "baseline", give
     if variant is None and backend is None:
         return
     baseline = baseline if given is None else given  # as the user wrote it, in messages
-    rows = df[df["status"] == "ok"] if "status" in df and (df["status"] == "ok").any() else df
+    rows = df[df["status"] == Status.OK] if "status" in df and (df["status"] == Status.OK).any() else df
     if rows.empty or "variant" not in rows or "backend" not in rows:
         raise ValueError(f"{flag} {baseline!r}: there are no measured cells to compare against")
     match = pd.Series(True, index=rows.index)

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..roofs import RoofKey, RoofSet
 from ..stats_compare import library_variants, speedup_vs_baseline
+from ..status import Status
 from .caveats import caveat, failed_cells, report_caveats, row_caveats
 from .row_notes import row_notes
 from .styles import parse_baseline, series_key
@@ -152,7 +153,7 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
         k_all = df[df["kernel"] == kernel]
         for run_id in run_ids:
             k = k_all[k_all["run_id"] == run_id] if run_id else k_all
-            ok = k[k["status"] == "ok"]
+            ok = k[k["status"] == Status.OK]
             ref = pick_reference(ok, variant, backend)
             table = (speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1])
                      if ref is not None else None)
@@ -242,7 +243,7 @@ def reference_anomaly(df: pd.DataFrame, ref: Mapping[str, Any]) -> str | None:
         return (f"the reference's rounds disagree: medians from {fmt_time_auto(min(rounds))} to "
                 f"{fmt_time_auto(max(rounds))}; speed-ups over it are unreliable")
     same = (df["kernel"] == ref.get("kernel")) & (df["variant"] == ref.get("variant")) & \
-        (df["backend"] == ref.get("backend")) & (df["dtype"] == ref.get("dtype")) & (df["status"] == "ok")
+        (df["backend"] == ref.get("backend")) & (df["dtype"] == ref.get("dtype")) & (df["status"] == Status.OK)
     mine = df[same]
     if "run_id" in mine and "env_id" in mine:
         again = mine[(mine["params"] == ref.get("params")) & (mine["env_id"] == ref.get("env_id"))

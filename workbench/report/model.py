@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from ..roofs import RoofKey, RoofKind, RoofSet, resolve_roofs
+from ..status import Status
 from ..version import __version__
 from . import plots
 from .data import ReportData, check_baseline, gather
@@ -147,7 +148,7 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
     check_baseline(data.df, baseline)
     df = data.df
     names = run_names(data.runs, data.run_ids, data.environments)
-    roofs = resolve_roofs(df[df["status"] == "ok"] if "status" in df else df, data.peaks)
+    roofs = resolve_roofs(df[df["status"] == Status.OK] if "status" in df else df, data.peaks)
     notes = row_notes(df, data.environments, roofs)
     table = summary_table(df, data.environments, notes)
     results = [ResultRow({k: text_of(v) for k, v in rec.items()}, bool(n["noisy"]), n["noise_note"], n["peak_note"])
@@ -241,7 +242,7 @@ def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
     variant, backend = parse_reference(baseline)
     for i, kernel in enumerate(dict.fromkeys(df["kernel"]) if "kernel" in df else []):
         k = df[df["kernel"] == kernel]
-        ok = k[k["status"] == "ok"]
+        ok = k[k["status"] == Status.OK]
         ref = pick_reference(ok, variant, backend)
         figs = _kernel_figures(data, ok, k, str(kernel), i, styles, run_names) if figures and len(ok) else []
         speedups = _records(speedup_table(ok, {"variant": ref[0], "backend": ref[1]} if ref else baseline)

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..ceilings import headline_pct, is_compute_bound, is_noisy, llc_of, noise_text, row_peak_note
 from ..roofs import SHORT_SOURCE, RoofKey, RoofKind, RoofSet, resolve_roofs, roofs_of_row
+from ..status import Status
 
 
 def fmt_num(x: Any, digits: int = 3) -> str:
@@ -69,7 +70,7 @@ def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None =
     roofs = resolve_roofs(df) if roofs is None else roofs
     out = []
     for _, r in df.iterrows():
-        ok = r.get("status") == "ok"
+        ok = r.get("status") == Status.OK
         noisy = ok and is_noisy(dict(r))
         compute = is_compute_bound(r)
         value, unit = (value_of(r, "ceiling_gflops"), "GFLOP/s") if compute else (value_of(r, "ceiling_gbps"), "GB/s")

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..ceilings import AUTO_PROBE, peak_note
 from ..record import RESULT_COLUMNS, cell_key
+from ..status import Status
 
 #: The sample machine's ceilings (GB/s, GFLOP/s, as if from the automatic probe) and last-level cache.
 SAMPLE_CEILINGS = (20.0, 100.0)
@@ -70,7 +71,7 @@ def _row(run_id: str, kernel: str, variant: str, backend: str, runtime: str, dev
          nbytes: float, env_id: str, message: str = "", max_error: float = 1e-7, p_mem: int | None = None,
          library: bool = False, bound: str = "memory-bound") -> dict[str, Any]:
     ptext = json.dumps(params, sort_keys=False)
-    ok = status == "ok" and len(samples)
+    ok = status == Status.OK and len(samples)
     med = float(np.median(samples)) if ok else float("nan")
     q1, q3 = (float(np.percentile(samples, 25)), float(np.percentile(samples, 75))) if ok else (np.nan, np.nan)
     gbps = nbytes / med / 1e9 if ok else float("nan")

@@ -64,7 +64,7 @@ def summary_table(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | No
 def noise_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None, listed: int = 5) -> str:
     """"3 of 40 cells were noisy: ..." (empty when no ok cell was)."""
     notes = row_notes(df) if notes is None else notes
-    ok = df["status"] == "ok" if "status" in df else pd.Series(False, index=df.index)
+    ok = df["status"] == Status.OK if "status" in df else pd.Series(False, index=df.index)
     noisy = df[notes["noisy"].astype(bool) & ok]
     if noisy.empty:
         return ""
@@ -79,7 +79,7 @@ def noise_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None, listed: i
 def peak_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None) -> list[str]:
     """Lines on the ceilings behind "% peak": where they came from, and how many rows went above 100%."""
     notes = row_notes(df) if notes is None else notes
-    ok = (df["status"] == "ok") if "status" in df else pd.Series(False, index=df.index)
+    ok = (df["status"] == Status.OK) if "status" in df else pd.Series(False, index=df.index)
     n_ok = int(ok.sum())
     if not n_ok:
         return []

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..ceilings import is_noisy
+from ..status import Status
 from .styles import series_key
 from .units import fmt_in_unit, pick_time_unit
 
@@ -22,7 +23,7 @@ NOISY_MARK = "~"
 
 def _columns(k: pd.DataFrame, reference: tuple[str, str] | None) -> list[str]:
     """Series in order: the reference first, then by median time over the sizes (fastest first)."""
-    ok = k[k["status"] == "ok"]
+    ok = k[k["status"] == Status.OK]
     keys = [series_key(v, b) for v, b in dict.fromkeys(zip(k["variant"], k["backend"], strict=True))]
     speed = {}
     for key in keys:
@@ -37,10 +38,10 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
           run_names: Mapping[str, str] | None = None) -> dict[str, Any]:
     """One kernel's rows as {unit, columns, index_names, rows}; each row has ``index`` (run, dtype, size as
     they vary) and ``cells`` (text, best, noisy, status, title). Unsupported pairs get no column."""
-    k = k[k["status"] != "unsupported"] if "status" in k else k
+    k = k[k["status"] != Status.UNSUPPORTED] if "status" in k else k
     if k.empty:
         return {"unit": "", "columns": [], "index_names": [], "rows": []}
-    unit, scale = pick_time_unit(k.loc[k["status"] == "ok", "median_s"])
+    unit, scale = pick_time_unit(k.loc[k["status"] == Status.OK, "median_s"])
     columns = _columns(k, reference)
     index_cols = [c for c in ("run_id", "dtype", "cache") if c in k and k[c].nunique(dropna=False) > 1]
     k = k.assign(_size=pd.to_numeric(k["size"], errors="coerce"))
@@ -57,7 +58,7 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
         for _, r in g.iterrows():
             ck = series_key(r["variant"], r["backend"])
             by_key[ck] = r
-            if r["status"] == "ok":
+            if r["status"] == Status.OK:
                 times[ck] = float(r["median_s"])
         best = min(times, key=times.get) if times else None
         cells = []
@@ -65,13 +66,13 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
             r = by_key.get(c)
             if r is None:
                 cells.append({"text": "", "best": False, "noisy": False, "status": "", "title": "not run"})
-            elif r["status"] != "ok":
+            elif r["status"] != Status.OK:
                 cells.append({"text": str(r["status"]), "best": False, "noisy": False, "status": str(r["status"]),
                               "title": str(r.get("message") or "")[:200]})
             else:
                 noisy = bool(is_noisy(dict(r)))
                 cells.append({"text": fmt_in_unit(r["median_s"], scale), "best": c == best, "noisy": noisy,
-                              "status": "ok", "title": str(r.get("noise_note") or "") if noisy else ""})
+                              "status": Status.OK, "title": str(r.get("noise_note") or "") if noisy else ""})
         rows.append({"index": index, "cells": cells})
     names = [{"run_id": "run", "dtype": "dtype", "cache": "cache"}[c] for c in index_cols] + ["size"]
     return {"unit": unit, "columns": columns, "index_names": names, "rows": rows}

@@ -29,6 +29,7 @@ from ..harness.cell import Cell, CheckOnly, run_cell
 from ..harness.timer import TimingConfig
 from ..record import size_label
 from ..stats_compare import speedup_vs_baseline
+from ..status import Status
 from ..store import current_environment, open_store
 from ..sweep import SweepSpec, run_sweep
 from ..timestamps import now_iso
@@ -222,7 +223,7 @@ class _Search:
         if len(self.measured) == self.space_size or (
                 self.max_trials is not None and len(self.result.trials) >= self.max_trials):
             ot.study.stop()
-        if trial.status != "ok":
+        if trial.status != Status.OK:
             raise _Failed(f"{key}: {trial.status}")
         return trial.median_s
 
@@ -231,7 +232,7 @@ class _Search:
         trial = self.measure(full, len(result.trials))
         trial.elapsed_s = time.perf_counter() - self.started
         result.trials.append(trial)
-        if trial.status == "ok" and (result.best is None or trial.median_s < result.best.median_s):
+        if trial.status == Status.OK and (result.best is None or trial.median_s < result.best.median_s):
             result.best = trial
         if full == self.base.default_config():
             result.default = trial
@@ -252,14 +253,14 @@ def _measure(st: Any, run_id: str, env_id: str, kernel: str, variant: str, backe
     row: dict[str, Any] = {}
     for p in verify_sizes:
         row = run_cell(Cell.make(kernel, name, backend, dtype, p), CheckOnly((seed, seed + 1)))
-        if row["status"] != "ok":
+        if row["status"] != Status.OK:
             break
     else:
         row = run_cell(Cell.make(kernel, name, backend, dtype, params), timing, seed=seed)
     row.update(run_id=run_id, env_id=env_id, tuned_config=format_config(config))
     st.record(row)
-    timed = row["status"] == "ok" and row.get("median_s") is not None and math.isfinite(row["median_s"])
-    status = row["status"] if timed or row["status"] != "ok" else "error"
+    timed = row["status"] == Status.OK and row.get("median_s") is not None and math.isfinite(row["median_s"])
+    status = row["status"] if timed or row["status"] != Status.OK else "error"
     return Trial(number, dict(config), status, row["median_s"] if timed else None, row.get("message") or "")
 
 
@@ -267,10 +268,10 @@ def _confirm(result: TuneResult, st: Any, default: dict[str, Any], top: int, rou
              timing: TimingConfig) -> None:
     """Measure the ``top`` fastest configurations with the default in one run of interleaved ``rounds``, in
     this process; keep the fastest that the paired verdict calls faster than the default, else the default."""
-    ok = sorted((t for t in result.trials if t.status == "ok"), key=lambda t: t.median_s)
+    ok = sorted((t for t in result.trials if t.status == Status.OK), key=lambda t: t.median_s)
     candidates = [t for t in ok if t.config != default][:top]
-    if result.default is None or result.default.status != "ok" or not candidates:
-        result.chosen = result.default if result.default and result.default.status == "ok" else result.best
+    if result.default is None or result.default.status != Status.OK or not candidates:
+        result.chosen = result.default if result.default and result.default.status == Status.OK else result.best
         return
     names = {registry.configured(result.kernel, result.variant, t.config).name: t
              for t in [result.default, *candidates]}
@@ -281,7 +282,8 @@ def _confirm(result: TuneResult, st: Any, default: dict[str, Any], top: int, rou
     outcome = run_sweep(spec, store=st, name=f"tune {result.kernel}/{result.variant}: confirm", progress=False)
     result.confirm_run_id = outcome.run_id
     df = outcome.results()
-    table = speedup_vs_baseline(df[df["status"] == "ok"], baseline_variant=base_name, baseline_backend=result.backend)
+    table = speedup_vs_baseline(df[df["status"] == Status.OK], baseline_variant=base_name,
+                                baseline_backend=result.backend)
     table = table[table["variant"] != base_name]
     medians = dict(zip(df["variant"], df["median_s"], strict=True))
     result.confirmed_s = {format_config(t.config): medians[n] for n, t in names.items() if n in medians}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..harness.cell import Cell, run_cell
 from ..harness.timer import TimingConfig
+from ..status import Status
 
 #: Backend runtime -> (configuration key, the gemm variant timed).
 THREADED_RUNTIMES = {"numba": ("numba", "numba-tiled"), "torch": ("torch", "torch"), "numpy": ("blas", "numpy")}
@@ -77,7 +78,7 @@ def measure_threads(backend: str, runtime: str, dtype: str = "float32", rounds: 
         for n in per_count:
             with thread_count(runtime, n):
                 row = run_cell(Cell.make("gemm", variant, backend, dtype, params), timing)
-            if row["status"] != "ok":
+            if row["status"] != Status.OK:
                 raise RuntimeError(f"gemm/{variant} on {backend} with {n} threads: {row['status']}: {row['message']}")
             per_count[n].append(row["median_s"])
     medians = {n: statistics.median(v) for n, v in per_count.items()}

@@ -298,22 +298,22 @@ class Dashboard:
         shows or exports them."""
         if df.empty or "status" not in df:
             return df
-        return df[df["status"] != "unsupported"].reset_index(drop=True)
+        return df[df["status"] != Status.UNSUPPORTED].reset_index(drop=True)
 
     def _progress(self) -> tuple[int, int]:
         """(round, cells done in it): the bar moves with every cell of every round, rather than once per
         ``rounds`` cells. A failed cell is done in every round (later rounds leave it alone)."""
-        rows = [r for r in self._by_key.values() if r.get("status") != "unsupported"]
+        rows = [r for r in self._by_key.values() if r.get("status") != Status.UNSUPPORTED]
         current = max((min(_rounds_of(r), self._rounds) for r in rows if not _final(r)), default=1)
         done = sum(1 for r in rows if _final(r) or _rounds_of(r) >= current)
         return current, min(done, self._real_cells)
 
     def _with_result(self) -> int:
         """Cells with a stored result (any round): what a finished or cancelled run counts."""
-        return min(sum(1 for r in self._by_key.values() if r.get("status") != "unsupported"), self._real_cells)
+        return min(sum(1 for r in self._by_key.values() if r.get("status") != Status.UNSUPPORTED), self._real_cells)
 
     def _on_row(self, row: dict, index: int, total: int) -> None:
-        if row.get("status") == "unsupported":
+        if row.get("status") == Status.UNSUPPORTED:
             return  # stored by the sweep; not a cell of this run as far as the dashboard goes
         with self._lock:
             key = row.get("cell_key") or f"#{len(self._by_key)}"
@@ -340,7 +340,7 @@ class Dashboard:
                     self.run_id = outcome.run_id
                     self.run_status = "interrupted" if outcome.interrupted else "finished"
                     for r in _records(outcome.rows or []):
-                        if r.get("status") != "unsupported":
+                        if r.get("status") != Status.UNSUPPORTED:
                             self._by_key[r.get("cell_key") or f"#{len(self._by_key)}"] = dict(r)
                     self.rows = list(self._by_key.values())
                     current, _ = self._progress()

@@ -19,6 +19,8 @@ from typing import Any
 import ipywidgets as w
 import pandas as pd
 
+from ..status import Status
+
 #: Toggle label -> metric name understood by :func:`workbench.report.plots.plot_metric`; "pct_peak" is the
 #: % of each kernel's own ceiling: pct_peak_flops for compute-bound rows, pct_peak_bw for the others.
 METRICS: list[tuple[str, str]] = [("time", "median_s"), ("GB/s", "gbps"), ("GFLOP/s", "gflops"),
@@ -74,7 +76,7 @@ def measured_series(df: pd.DataFrame) -> list[str]:
     """``variant @ backend`` of every series with at least one ok row, in the order first measured."""
     if df is None or not len(df) or "status" not in df:
         return []
-    ok = df[df["status"] == "ok"]
+    ok = df[df["status"] == Status.OK]
     from ..report.plots import series_key
 
     return list(dict.fromkeys(series_key(v, b) for v, b in zip(ok["variant"], ok["backend"], strict=True)))
@@ -127,7 +129,7 @@ class PlotView:
         """The toggle's options that ``df`` can draw (every one before the first row)."""
         if df is None or df.empty or "status" not in df:
             return list(METRICS)
-        ok = df[df["status"] == "ok"]
+        ok = df[df["status"] == Status.OK]
         out = []
         for label, metric in METRICS:
             if metric in ("gbps", "gflops") and not _has_values(ok, metric):
