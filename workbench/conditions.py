@@ -15,30 +15,39 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 import psutil
 
-from .record import columns_dataclass
-
 log = logging.getLogger(__name__)
 
 
-def _to_dict(self: Any) -> dict[str, Any]:
-    return asdict(self)
+@dataclass
+class Conditions:
+    """What the machine was doing while one cell ran (None: not readable here); each field is the row column of
+    that name (tests/unit/test_spine.py keeps the types equal to :class:`workbench.record.Row`'s).
 
+    ``other_cpu_s``: CPU seconds spent by every other process (busy time of the machine minus this process
+    tree's); ``steal_s``: CPU time the hypervisor gave to other guests, a sign of a noisy neighbour;
+    ``other_cpu_share``: share of the machine's CPU capacity used by other processes during the cell, 0..1;
+    ``gpu_throttle``: active throttle reasons as words (e.g. "thermal, power cap"), "" when none, None when
+    unknown; ``threads``: threads each loaded runtime used and the OpenMP wait policy, in words
+    (:func:`workbench.threads.describe`).
+    """
 
-#: What the machine was doing while one cell ran (None: not readable here). ``other_cpu_s``: CPU seconds spent
-#: by every other process (busy time of the machine minus this process tree's); ``steal_s``: CPU time the
-#: hypervisor gave to other guests, a sign of a noisy neighbour; ``other_cpu_share``: share of the machine's CPU
-#: capacity used by other processes during the cell, 0..1; ``gpu_throttle``: active throttle reasons as words
-#: (e.g. "thermal, power cap"), "" when none, None when unknown; ``threads``: threads each loaded runtime used
-#: and the OpenMP wait policy, in words (:func:`workbench.threads.describe`).
-Conditions = columns_dataclass(
-    "Conditions", "What the machine was doing while one cell ran (None: not readable here).",
-    "load_avg_1m other_cpu_s steal_s other_cpu_share cpu_freq_mhz gpu_clock_mhz gpu_temp_c gpu_throttle threads",
-    {"to_dict": _to_dict}, module=__name__)
+    load_avg_1m: float | None = None
+    other_cpu_s: float | None = None
+    steal_s: float | None = None
+    other_cpu_share: float | None = None
+    cpu_freq_mhz: float | None = None
+    gpu_clock_mhz: float | None = None
+    gpu_temp_c: float | None = None
+    gpu_throttle: str | None = None
+    threads: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 class GpuMonitor(Protocol):

@@ -131,18 +131,6 @@ _SQL_TYPES = {"str": "TEXT", "float": "REAL", "int": "INTEGER", "bool": "INTEGER
 RESULT_COLUMNS: dict[str, str] = {f.name: _SQL_TYPES[str(f.type).split(" ")[0]] for f in dataclasses.fields(Row)}
 
 
-def columns_dataclass(name: str, doc: str, columns: str, methods: Mapping[str, Any] | None = None, *,
-                      module: str, **types: str) -> type:
-    """A dataclass of the row's ``columns`` (space-separated, in this order), each None until set, with the
-    names and types of :class:`Row`: a part of a result (timing, rates, conditions ...) declares no column
-    again. ``module``: the caller's ``__name__`` (where pickle finds the class); ``types`` overrides a stored
-    type where the part holds the value unencoded (a list, not JSON text)."""
-    row_types = {f.name: f.type for f in dataclasses.fields(Row)}
-    fields = [(c, types.get(c, row_types[c]), dataclasses.field(default=None)) for c in columns.split()]
-    return dataclasses.make_dataclass(name, fields, namespace={"__doc__": doc, "__module__": module,
-                                                               **(methods or {})})
-
-
 def canonical_params(params: Mapping[str, int]) -> str:
     return json.dumps({k: int(v) for k, v in params.items()}, separators=(",", ":"))
 

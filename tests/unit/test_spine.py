@@ -13,7 +13,7 @@ from workbench.harness.messages import CellDone, RunCell
 from workbench.harness.request import CellRequest, RoundRole
 from workbench.harness.result import _IDENTITY, _OWN, _PARTS, SWEEP_COLUMNS, CellResult
 from workbench.harness.timer import Cancelled, TimingConfig
-from workbench.record import RESULT_COLUMNS, STATUSES
+from workbench.record import RESULT_COLUMNS, STATUSES, Row
 from workbench.status import Status
 from workbench.store import Store
 from workbench.sweep import SweepSpec
@@ -30,6 +30,21 @@ def test_record_statuses_are_the_status_enum_but_implausible():
 def test_every_result_column_has_one_home():
     fields = [*_IDENTITY, *_OWN, *SWEEP_COLUMNS, *(f.name for k in _PARTS.values() for f in dataclasses.fields(k))]
     assert sorted(fields) == sorted(RESULT_COLUMNS) and len(fields) == len(set(fields))
+
+
+#: Where a result's part holds a column's value unencoded (the row stores the samples as JSON text).
+UNENCODED = {"samples_s": "list[float] | None", "host_samples_s": "list[float] | None"}
+
+
+@pytest.mark.parametrize("part", sorted(_PARTS))
+def test_a_result_part_declares_its_columns_as_the_row_types_them(part):
+    """The parts are written out by hand (readers and type checkers see their fields): each field must stay the
+    stored column of that name (docs/measurement-record.md, via Row), with Row's type, and default to None."""
+    row_types = {f.name: str(f.type) for f in dataclasses.fields(Row)}
+    for f in dataclasses.fields(_PARTS[part]):
+        assert f.name in RESULT_COLUMNS, (part, f.name)
+        assert str(f.type) == UNENCODED.get(f.name, row_types[f.name]), (part, f.name, f.type)
+        assert f.default is None, (part, f.name)
 
 
 @pytest.mark.parametrize("done, rounds, role", [(0, 1, RoundRole.FIRST), (0, 3, RoundRole.FIRST),

@@ -16,36 +16,74 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..conditions import Conditions
-from ..record import RESULT_COLUMNS, canonical_params, columns_dataclass, empty_row, finite_or_none, size_label, size_of
+from ..record import RESULT_COLUMNS, canonical_params, empty_row, finite_or_none, size_label, size_of
 from ..status import Status
 from .request import Cell
 from .stats import Stats, summarize
 from .timer import Timing
 
 
-def _take(self: Any, timing: Timing) -> Stats:
-    """The samples of a timing loop and their statistics (returned too: their raw spread)."""
-    st, host = summarize(timing.samples_s), summarize(timing.host_samples_s)
-    self.samples_s, self.host_samples_s = list(timing.samples_s), list(timing.host_samples_s)
-    self.n_samples, self.median_s, self.mean_s, self.min_s = st.n, st.median, st.mean, st.min
-    self.q1_s, self.q3_s, self.iqr_s = st.q1, st.q3, st.iqr
-    self.rel_spread, self.host_median_s = finite_or_none(st.rel_spread), host.median
-    self.calls_per_sample, self.warmup_calls, self.stopped_by = (timing.calls_per_sample, timing.warmup_calls,
-                                                                 timing.stopped_by)
-    return st
+@dataclass
+class TimingStats:
+    """How the cell was timed and the statistics of its samples (fields stay None until reached). Each field is
+    the row column of that name, typed as :class:`workbench.record.Row` types it, except that the samples are a
+    list here and JSON text in the row (tests/unit/test_spine.py keeps the two in step)."""
+
+    timer_kind: str | None = None
+    timer_overhead_s: float | None = None
+    first_call_s: float | None = None
+    n_inputs: int | None = None
+    samples_s: list[float] | None = None
+    host_samples_s: list[float] | None = None
+    n_samples: int | None = None
+    median_s: float | None = None
+    mean_s: float | None = None
+    min_s: float | None = None
+    q1_s: float | None = None
+    q3_s: float | None = None
+    iqr_s: float | None = None
+    rel_spread: float | None = None
+    host_median_s: float | None = None
+    calls_per_sample: int | None = None
+    warmup_calls: int | None = None
+    stopped_by: str | None = None
+
+    def take(self, timing: Timing) -> Stats:
+        """The samples of a timing loop and their statistics (returned too: their raw spread)."""
+        st, host = summarize(timing.samples_s), summarize(timing.host_samples_s)
+        self.samples_s, self.host_samples_s = list(timing.samples_s), list(timing.host_samples_s)
+        self.n_samples, self.median_s, self.mean_s, self.min_s = st.n, st.median, st.mean, st.min
+        self.q1_s, self.q3_s, self.iqr_s = st.q1, st.q3, st.iqr
+        self.rel_spread, self.host_median_s = finite_or_none(st.rel_spread), host.median
+        self.calls_per_sample, self.warmup_calls, self.stopped_by = (timing.calls_per_sample, timing.warmup_calls,
+                                                                     timing.stopped_by)
+        return st
 
 
-TimingStats = columns_dataclass(
-    "TimingStats", "How the cell was timed and the statistics of its samples (fields stay None until reached).",
-    "timer_kind timer_overhead_s first_call_s n_inputs samples_s host_samples_s n_samples median_s mean_s min_s "
-    "q1_s q3_s iqr_s rel_spread host_median_s calls_per_sample warmup_calls stopped_by",
-    {"take": _take}, module=__name__, samples_s="list[float] | None", host_samples_s="list[float] | None")
-Rates = columns_dataclass(
-    "Rates", "The work of a cell and, once timed, its rates and how far they are from the ceilings.",
-    "flops bytes intensity gflops gbps pct_peak_bw pct_peak_flops pct_published ceiling_gbps ceiling_gflops "
-    "ceiling_source peak_note", module=__name__)
-Memory = columns_dataclass("Memory", "Peak memory of one untimed call, and how it was measured.",
-                           "peak_mem_bytes mem_method", module=__name__)
+@dataclass
+class Rates:
+    """The work of a cell and, once timed, its rates and how far they are from the ceilings (row columns)."""
+
+    flops: float | None = None
+    bytes: float | None = None
+    intensity: float | None = None
+    gflops: float | None = None
+    gbps: float | None = None
+    pct_peak_bw: float | None = None
+    pct_peak_flops: float | None = None
+    pct_published: float | None = None
+    ceiling_gbps: float | None = None
+    ceiling_gflops: float | None = None
+    ceiling_source: str | None = None
+    peak_note: str | None = None
+
+
+@dataclass
+class Memory:
+    """Peak memory of one untimed call, and how it was measured (row columns)."""
+
+    peak_mem_bytes: int | None = None
+    mem_method: str | None = None
 
 
 #: Columns written from a result's own fields (the rest come from its parts and its cell).
