@@ -58,7 +58,7 @@ def test_every_cell_is_stored_once_with_its_worker_machine(cluster, tmp_path):
     rows = stored_once(store, out.run_id, spec)
     assert all(r["status"] == "ok" and r["rounds"] == 2 for r in rows), [(r["status"], r.get("message")) for r in rows]
     for r in rows:
-        assert r["machine"] and r["worker"].startswith("tcp://")
+        assert r["machine"] and r["worker"].startswith("tls://")  # local:N talks TLS (issue 24)
         env = store.environment(r["env_id"])  # each worker machine's record is in the store
         assert env["host"]["hostname"] == r["machine"]
         # two workers on one host: said in the row, and a CPU timing taken beside another worker is noisy
@@ -127,3 +127,42 @@ def test_bench_cli_runs_and_resumes_on_a_local_cluster(run_python, tmp_path):
     assert len(Store(store).rows()) == 2  # a finished run: nothing ran twice
     bad = run_python(*args, "--cluster", "local", env=env)
     assert bad.returncode == 2 and "--cluster 'local' is not understood" in bad.stderr
+
+
+def test_a_local_cluster_lets_no_client_without_its_credentials_in(cluster, tmp_path):
+    """Issue 24: local:N ran on plain TCP, and any local user's Client ran code on its workers. Now TLS with
+    credentials made for it: plain TCP, TLS without credentials and TLS with other credentials all fail."""
+    from distributed import Client
+    from distributed.security import Security
+
+    address = cluster.client.scheduler.address
+    assert address.startswith("tls://127.0.0.1:")
+    assert all(a.startswith("tls://") for a in cluster.workers())
+    hostport = address.split("://", 1)[1]
+    for target, security in ((f"tcp://{hostport}", None), (address, None), (address, Security.temporary())):
+        with pytest.raises(Exception):  # noqa: B017, PT011 - refused as Dask refuses: OSError, TypeError ...
+            with Client(target, timeout=3, security=security) as intruder:
+                intruder.run(os.getpid)  # code run on the workers as this user: what must not happen
+    spec = small_spec()
+    out = run_sweep(spec, store=Store(tmp_path / "s.sqlite"), cluster=cluster, progress=False)
+    assert all(r["status"] == "ok" for r in out.rows)  # while the run itself works
+
+
+def test_each_dask_workers_store_is_in_a_private_folder(cluster, tmp_path):
+    """Issue 24: not /tmp/workbench-cluster-worker-<pid>.sqlite, which another user could plant first."""
+    import stat
+    import tempfile
+
+    run_sweep(small_spec(), store=Store(tmp_path / "s.sqlite"), cluster=cluster, progress=False)
+
+    def folders() -> list[tuple[str, int, int]]:
+        from workbench.cluster import task
+
+        return [(p, stat.S_IMODE(os.lstat(p).st_mode), os.lstat(p).st_uid)
+                for p in (os.path.dirname(st.store.path) for st in task._states.values())]
+
+    found = [f for per_worker in cluster.client.run(folders).values() for f in per_worker]
+    assert found
+    for folder, mode, uid in found:
+        assert mode == 0o700 and uid == os.getuid() and os.path.dirname(folder) == tempfile.gettempdir()
+        assert os.path.basename(folder).startswith("workbench-cluster-worker-")
