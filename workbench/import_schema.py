@@ -294,7 +294,11 @@ def _plain_json_column(key: str, value: Any) -> bool:
     if key == "params":
         return isinstance(value, dict) and len(value) <= 64 and all(
             isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= INT64[1] for v in value.values())
-    return isinstance(value, list) and len(value) <= MAX_ITEMS and all(_plain_number(v) for v in value)
+    if not isinstance(value, list) or len(value) > MAX_ITEMS:
+        return False
+    if set(map(type, value)) <= {float}:  # the usual samples: one C-level sum instead of a call per number
+        return math.isfinite(sum(value))  # an infinity (1e999) makes the sum so; an overflow is checked slowly
+    return all(_plain_number(v) for v in value)
 
 
 def _plain_row(row: Any) -> bool:
@@ -392,6 +396,32 @@ def _refuse_constant(name: str) -> Any:
     raise _Refused(f"{name} is not a number JSON allows (values must be finite)")
 
 
+#: One decoder for every JSON text column (``json.loads`` with a keyword builds a decoder per call).
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+def _json_column_is_plain(key: str, text: str) -> bool:
+    """The fast check of one JSON text column of a row (``params``, ``samples_s`` ...): True when the text is
+    shallow JSON with nothing around it decoding to a plain value (:func:`_plain_json_column`); anything else
+    goes through :func:`_decoded`, which says what is wrong."""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        return False
+    try:
+        value, end = _DECODER.raw_decode(text)
+    except (ValueError, RecursionError):  # not JSON, NaN/Infinity, leading whitespace: the slow path says
+        return False
+    return end == len(text) and _plain_json_column(key, value)
+
+
+def check_json_columns(row: Mapping[str, Any], i: int, where: str) -> None:
+    """Each JSON text column of result row ``i`` decodes to what it must (a ValueError names it otherwise);
+    the row keeps the text as it is."""
+    for key in JSON_COLUMNS:
+        text = row.get(key)
+        if isinstance(text, str) and not _json_column_is_plain(key, text):
+            _decoded(text, f"results[{i}].{key}", where, key)
+
+
 def parse_json(text: str, where: str) -> Any:
     """JSON text -> value, depth checked first (skipped when the text has too few brackets to be deep); NaN
     and Infinity refused. Numbers are parsed by the C decoder (a Python hook per number cost seconds on a
@@ -474,9 +504,7 @@ def validate_export(doc: Any, where: str, export_format: str = EXPORT_FORMAT,
         if row["run_id"] not in run_ids:
             raise ValueError(f"{where}: results[{i}].run_id: {_short(row['run_id'])} names no run of the file "
                              "(its runs list); an export carries the runs of its rows")
-        for key in JSON_COLUMNS:
-            if isinstance(row.get(key), str):
-                _decoded(row[key], f"results[{i}].{key}", where, key)  # checked; stored as the text it is
+        check_json_columns(row, i, where)  # checked; stored as the text it is
     for i, peak in enumerate(doc.get("peaks") or []):
         if isinstance(peak.get("details"), str):
             details = parse_json(peak["details"], f"{where}: peaks[{i}].details (JSON text)")
@@ -602,9 +630,7 @@ def _load_streamed(p: Path, where: str, export_format: str, export_version: int)
             err = best_match(_row_validator().iter_errors(row))
             if err is not None:
                 raise ValueError(f"{where}: {_field_path(['results', i, *err.absolute_path])}: {_explain(err)}")
-        for key in JSON_COLUMNS:
-            if isinstance(row.get(key), str):
-                _decoded(row[key], f"results[{i}].{key}", where, key)
+        check_json_columns(row, i, where)
         first = first_of_cell.setdefault(f"{row['run_id']}\0{row['cell_key']}", i)
         if first != i:  # compared with the first in one more pass, by digest (no rows kept in memory)
             repeats.setdefault(first, []).append((i, _digest(row), row["run_id"], row["cell_key"]))

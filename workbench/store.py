@@ -779,16 +779,14 @@ class Store:
             c.executemany("INSERT OR IGNORE INTO environments VALUES (?, ?, ?)",
                           ((k, json.dumps(v), stamp) for k, v in envs.items()))
             added["environments"] = c.total_changes - before
-            before = c.total_changes
-            c.executemany(self._insert_sql("INSERT OR IGNORE"), (self._row_values(row) for row in results))
-            added["results"] = c.total_changes - before
+            added["results"] = _insert_new_rows(c, results)
             before = c.total_changes
             c.executemany("INSERT OR IGNORE INTO peaks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                           ([_jsonable(p.get(k)) for k in PEAK_COLUMNS] for p in _records(doc, "peaks")
                            if all(p.get(k) for k in ("env_id", "backend", "metric"))
                            and isinstance(p.get("value"), (int, float))))
             added["peaks"] = c.total_changes - before
-        self._checkpoint_soon(0)
+        self.checkpoint()  # every imported row in the main file, the -wal emptied, once the import commits
         return added
 
     #: What makes a run that run: an import may not give these another value under the same run id.
@@ -844,6 +842,65 @@ class Store:
 
 
 _COLUMN_INDEX = {k: i for i, k in enumerate(RESULT_COLUMNS)}
+#: Rows per ``executemany`` of an import (one transaction holds them all; this only bounds the batch list).
+INSERT_BATCH_ROWS = 20_000
+
+
+def _present_values(row: Mapping[str, Any]) -> tuple[tuple[str, ...], list[Any]]:
+    """The columns of ``row`` that hold a value, and those values as the store keeps them (fields that are
+    no column go to ``extra`` as JSON text, as :meth:`Store._row_values` puts them)."""
+    cols: list[str] = []
+    values: list[Any] = []
+    extra: dict[str, Any] | None = None
+    for k, v in row.items():
+        if k in _COLUMN_INDEX:
+            if v is None:
+                continue
+            t = type(v)
+            if t is float:
+                if v != v:  # NaN is stored as NULL
+                    continue
+            elif t is not str and t is not int:
+                v = _jsonable(v)
+                if v is None:
+                    continue
+            cols.append(k)
+            values.append(v)
+        elif k != "extra":
+            if extra is None:
+                extra = {}
+            extra[k] = _jsonable(v)
+    if extra:
+        cols.append("extra")
+        values.append(json.dumps(extra))
+    return tuple(cols), values
+
+
+def _insert_new_rows(c: sqlite3.Connection, rows: Iterable[Mapping[str, Any]]) -> int:
+    """``INSERT OR IGNORE`` every row, in file order; returns how many were new.
+
+    Why not one statement of every column: binding a NULL costs Python's sqlite3 about ten times a number
+    (an adapter lookup per value), and a row holds values in a third of the columns. Each row binds only the
+    columns it has, and consecutive rows with the same columns share one prepared statement and one
+    ``executemany``."""
+    before = c.total_changes
+    cols: tuple[str, ...] | None = None
+    batch: list[list[Any]] = []
+
+    def flush() -> None:
+        if batch:
+            c.executemany(f"INSERT OR IGNORE INTO results ({', '.join(cols or ())}) "
+                          f"VALUES ({', '.join('?' * len(cols or ()))})", batch)
+            batch.clear()
+
+    for row in rows:
+        row_cols, values = _present_values(row)
+        if row_cols != cols or len(batch) >= INSERT_BATCH_ROWS:
+            flush()
+            cols = row_cols
+        batch.append(values)
+    flush()
+    return c.total_changes - before
 
 
 def _records(doc: Mapping[str, Any], key: str) -> Iterator[dict[str, Any]]:

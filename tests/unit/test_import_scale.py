@@ -1,0 +1,87 @@
+"""Issue 24 scale: the faster import paths store exactly what the file says, in file order, and leave every
+imported row in the main file; the fast checks of JSON text columns refuse and accept what the slow ones do.
+Each case runs with the file parsed whole and read row by row (as files of 64 MB and more are)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.store import Store
+
+
+@pytest.fixture(autouse=True, params=["whole", "streamed"])
+def reading(request, monkeypatch) -> str:
+    if request.param == "streamed":
+        monkeypatch.setattr("workbench.import_stream.STREAM_FROM_BYTES", 0)
+    return request.param
+
+
+def _row(key: str, **kw) -> dict:
+    row = {"run_id": "r1", "cell_key": key, "kernel": "saxpy", "variant": "numpy", "backend": "numpy",
+           "dtype": "float32", "params": json.dumps({"n": 8}), "size": 8, "status": "ok", "median_s": 1e-3,
+           "samples_s": json.dumps([1e-3, 1.1e-3]), "env_id": "envA"}
+    row.update(kw)
+    return row
+
+
+def _doc(rows: list[dict]) -> dict:
+    return {"format": "workbench-results", "version": 1,
+            "runs": [{"run_id": "r1", "created_at": "2026-01-01T00:00:00.000Z", "status": "finished",
+                      "env_id": "envA"}],
+            "environments": [{"env_id": "envA", "record": {"host": "A"}}], "results": rows, "peaks": []}
+
+
+def _import(tmp_path: Path, doc: dict, capsys) -> tuple[int, str, Path]:
+    f, store = tmp_path / "in.json", tmp_path / "s.sqlite"
+    f.write_text(json.dumps(doc))
+    rc = main(["import", str(f), "--store", str(store)])
+    return rc, capsys.readouterr().err, store
+
+
+def test_rows_with_different_columns_keep_their_values_and_file_order(tmp_path, capsys):
+    rows = [_row("a"), _row("b", status="error", median_s=None, samples_s=None, message="boom"),
+            _row("c", custom_field=3, note=None), _row("d", params={"n": 16}, samples_s=[2e-3, 2.5e-3]),
+            _row("e", rounds=3, noisy=True), _row("f")]
+    rc, err, store = _import(tmp_path, _doc(rows), capsys)
+    assert rc == 0, err
+    got = Store(store).rows("r1")
+    assert [r["cell_key"] for r in got] == list("abcdef")  # file order, across statements of other columns
+    by_key = {r["cell_key"]: r for r in got}
+    assert by_key["b"]["median_s"] is None and by_key["b"]["message"] == "boom" and by_key["b"]["status"] == "error"
+    assert by_key["c"]["custom_field"] == 3 and "note" in by_key["c"] and by_key["c"]["note"] is None
+    assert json.loads(by_key["d"]["params"]) == {"n": 16} and json.loads(by_key["d"]["samples_s"]) == [2e-3, 2.5e-3]
+    assert by_key["e"]["rounds"] == 3 and by_key["e"]["noisy"] == 1
+    assert by_key["a"]["median_s"] == 1e-3 and by_key["a"]["size"] == 8 and by_key["a"]["message"] is None
+
+
+def test_imported_rows_are_in_the_main_file_once_the_import_returns(tmp_path, capsys):
+    rc, err, store = _import(tmp_path, _doc([_row(f"k{i}") for i in range(50)]), capsys)
+    assert rc == 0, err
+    wal = Path(f"{store}-wal")
+    assert not wal.exists() or wal.stat().st_size == 0  # checkpointed and emptied, not merely committed
+    alone = tmp_path / "copy.sqlite"
+    shutil.copy(store, alone)  # the main file without its -wal holds every row
+    with sqlite3.connect(alone) as con:
+        assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 50
+
+
+@pytest.mark.parametrize("samples, ok", [
+    ("[1e999]", False),            # an infinity: refused (the fast sum sees it)
+    ("[1e308, 1e308]", True),      # finite numbers whose sum overflows: the slow path accepts them
+    ("  [0.001, 0.002]  ", True),  # whitespace around: the slow path accepts it
+    ("[0.001, NaN]", False),
+    ("[0.001, true]", False),
+    ('[0.001, "x"]', False),
+    ("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", False),
+])
+def test_json_text_columns_are_judged_as_the_slow_path_judges_them(samples, ok, tmp_path, capsys):
+    rc, err, _ = _import(tmp_path, _doc([_row("a", samples_s=samples)]), capsys)
+    assert (rc == 0) == ok, err
+    if not ok:
+        assert rc == 2 and "results[0].samples_s" in err and err.count("\n") == 1, err
