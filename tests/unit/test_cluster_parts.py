@@ -291,3 +291,26 @@ def test_a_plain_tcp_scheduler_gets_a_one_line_warning(caplog, pem_files):
     sec = tls_security("tls://head:8786", str(pem_files["ca"]), str(pem_files["cert"]), None)
     with pytest.raises(ValueError, match="TLS credentials go with a tls:// scheduler address"):
         check_security("tcp://head:8786", sec)  # credentials given for a plain address: a mistake, said
+
+
+def test_a_server_that_is_not_a_dask_scheduler_is_a_clear_error():
+    """Found behind issue 24's unreachable-address case: where another server (HTTP here) answers, the TCP probe
+    passes and Dask read its reply as a frame of exabytes: `internal error: MemoryError`. Now one clear line."""
+    import socket
+    import threading
+
+    pytest.importorskip("distributed", reason="the cluster extra is not installed")
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def answer_http() -> None:
+        with server:
+            conn, _ = server.accept()
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+                conn.recv(1024)
+
+    threading.Thread(target=answer_http, daemon=True).start()
+    with pytest.raises(ValueError, match=rf"--cluster 'tcp://127.0.0.1:{port}': what answers there is no Dask "
+                                         r"scheduler that accepts this client \(.*\); check that `dask scheduler`"):
+        ClusterExecutor(f"tcp://127.0.0.1:{port}")

@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 #: ``local:N`` (a LocalCluster of N worker processes on this machine) or a scheduler address.
 _LOCAL = re.compile(r"local:([0-9]+)")
 _ADDRESS = re.compile(r"(tcp|tls|ucx|ws|wss)://[^\s:/]+(:[0-9]+)?/?")
-CLUSTER_HELP = "local:N (N worker processes on this machine) or a scheduler address such as tcp://HOST:8786"
+CLUSTER_HELP = ("local:N (N worker processes on this machine) or a scheduler address such as tls://HOST:8786 "
+                "(or tcp://HOST:8786)")
 #: How long the client waits for a scheduler, and for a LocalCluster's Dask workers to start.
 CONNECT_TIMEOUT_S = 60.0
 #: Resources a cell asks of a Dask worker: one device. CPU backends ask for ``CPU``, every other backend for ``GPU``.
@@ -139,6 +140,13 @@ class ClusterExecutor:
         except (OSError, TimeoutError) as exc:
             self._close_local()
             raise ValueError(f"cannot reach the Dask cluster {self.address!r}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - another server answered (Dask reads its reply as garbage: a
+            # MemoryError for a frame of exabytes), or TLS credentials of another fleet (an AssertionError)
+            self._close_local()
+            what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            tls = " and that the TLS credentials are those of its fleet" if self.address.startswith("tls") else ""
+            raise ValueError(f"--cluster {self.address!r}: what answers there is no Dask scheduler that accepts this "
+                             f"client ({what}); check that `dask scheduler` listens at that address{tls}") from None
         self._hosts: dict[str, str] = {}  # worker address -> host
         self._envs_sent: set[str] = set()  # environment ids whose record a result has carried
 
