@@ -22,9 +22,9 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.claims import cache_text, last_level_cache_bytes
+from workbench.claims import cache_text, check_claim, last_level_cache_bytes, verdict_sentence
 
-tutorial.begin(FULL)
+tutorial.begin(FULL, colwidth=None)  # figures inline; reasons in full
 """),
     md("""
 ## What this machine has
@@ -86,11 +86,20 @@ for name in res.df["backend"].unique():
             "that device's"))
 """),
     md("""
-Speed-ups against the library call, with intervals from the rounds and a verdict (faster / slower / same, or
-one saying the noise could not tell):
+Each variant against the library call (`numpy` here; a backend with a library call of its own, such as
+torch, is compared with that one): the speed-up, its interval from the rounds, and a verdict. "faster" or
+"slower" only where the interval and the noise floor allow it; otherwise the sentence says the noise could
+not tell. The sentences are chosen by the verdicts and checked against their numbers (`check_claim`).
 """),
     code("""
-res.speedup()[["variant", "backend", "size_label", "speedup", "ci_low", "ci_high", "verdict"]]
+table = res.speedup()
+table = table[table["verdict"] != "baseline"]
+for _, v in table.iterrows():
+    base, other = f"{v['baseline_variant']} @ {v['baseline_backend']}", f"{v['variant']} @ {v['backend']}"
+    sentence = verdict_sentence(v, base, other)
+    check_claim(v, sentence)
+    print(f"{v['size_label']}: {sentence}")
+table[["variant", "backend", "size_label", "baseline_variant", "speedup", "ci_low", "ci_high", "floor", "verdict"]]
 """),
     md("""
 ## One export

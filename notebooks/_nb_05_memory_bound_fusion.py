@@ -29,7 +29,7 @@ STORE = "workbench-results.sqlite"
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.claims import (cache_text, check_claim, last_level_cache_bytes, pair_verdicts, reading,
+from workbench.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, pair_verdicts, reading,
                               verdict_sentence)
 
 tutorial.begin(FULL)
@@ -104,6 +104,8 @@ def fusion_findings(res):
                 checked += 1
     pairs = ok.groupby("backend")["mode"].agg(lambda m: "eager" in set(m) and bool({"fused", "compiled"} & set(m)))
     assert checked >= int(pairs.astype(bool).sum()), "every backend with a fused/unfused pair gets a verdict"
+    if busy_text(ok):   # wide floors on a shared machine: say so, so the reader knows which run this was
+        lines.append(f"(This run shared the machine: {busy_text(ok)}.)")
     print(chr(10).join(lines))
     return lines
 '''),

@@ -24,7 +24,7 @@ from workbench import tutorial
 
 import numba
 from workbench.api import Results
-from workbench.claims import check_verdict, fmt_floor, reading
+from workbench.claims import busy_text, check_verdict, fmt_floor, reading
 from workbench.stats_compare import compare_runs
 from workbench.store import Store
 
@@ -62,13 +62,6 @@ cmp = compare_runs(df, run_a.run_id, run_b.run_id)
 cols = ["variant", "backend", "size_label", "speedup", "ci_low", "ci_high", "floor", "noisy", "verdict"]
 cmp[[c for c in cols if c in cmp]]
 """),
-    code("""
-# What the table says, per variant: the reading below comes from this run, not from the text above.
-for variant, g in cmp.groupby("variant"):
-    counts = g.apply(reading, axis=1).value_counts()   # faster / slower / same / inconclusive / no call
-    print(f"{variant:6s}", ", ".join(f"{v}: {n}" for v, n in counts.items()),
-          f"(speed-ups {g['speedup'].min():.2f}-{g['speedup'].max():.2f}, floors up to ±{g['floor'].max():.0%})")
-"""),
     md("""
 `speedup` is `median(A) / median(B)`: below 1 means run B is slower. A verdict says "faster" or "slower"
 only when the difference exceeds the noise floor (`floor`, from the noise measured across rounds and runs)
@@ -93,7 +86,8 @@ for variant, g in cmp.groupby("variant"):
                        for k, n in said.value_counts().items())
     if not called:
         outcome = (f"the noise (floors up to {fmt_floor(g['floor'].max())}) was too large to tell at every size, so "
-                   "this run cannot check the text's expectation; more rounds or a quieter machine would")
+                   "this run cannot check the text's expectation; more rounds or a quieter machine would"
+                   + (f" ({busy_text(df)})" if busy_text(df) else ""))
     elif called <= expected.get(variant, called):
         outcome = "as the text above expects" + (" where the noise let us tell" if len(called) < len(said) else "")
     else:

@@ -151,7 +151,9 @@ for arch in sorted(set(portable.index) & set(triton_rows.index)):
 Why the numbers differ: the portable kernel keeps one value per thread and reduces through a 256-float
 shared-memory tree (1 KiB of shared memory per block), while Triton keeps a whole row block in registers
 spread over its warps, so it needs more registers per thread and only a few bytes of shared memory for the
-cross-warp step. Neither spills on any target. Which one is faster on a GPU is a rung-6 question: run
+cross-warp step. The third row, `softmax_rows_warp` (the `cuda-warp-shuffle` variant, CUDA and HIP only),
+reduces within each warp by shuffles and keeps only one partial result per warp in shared memory, hence its
+few bytes. None of them spills on any target. Which one is faster on a GPU is a rung-6 question: run
 `workbench bench --kernels softmax` on a machine with one.
 """),
 ]

@@ -35,8 +35,10 @@ import json
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import NullLocator
 
 from workbench.datasets import llm_shapes
+from workbench.report.units import fmt_seconds
 
 tutorial.begin(FULL)
 
@@ -74,6 +76,8 @@ d[["variant", "backend", "kv_len", "cache MiB", "median_s", "gbps"]].sort_values
 fig, ax = plt.subplots(figsize=(7, 4))
 for variant, g in d.sort_values("kv_len").groupby("variant"):
     ax.loglog(g["kv_len"], g["median_s"] * 1e6, "o-", label=variant)
+ax.set_xticks(kv_lens, [f"{L:,}" for L in kv_lens])   # the measured lengths, nothing in between
+ax.xaxis.set_minor_locator(NullLocator())
 ax.set_xlabel("KV-cache length L (tokens)")
 ax.set_ylabel("time per decode step (µs)")
 ax.set_title(f"attention decode, {heads} heads / {kv_heads} KV heads, head_dim {head_dim}, float32")
@@ -128,7 +132,7 @@ mlp = workbench.benchmark(
 # named variants are tried on every backend: keep each runtime's own (numpy-graph on numpy, not on numba)
 own = [v.split("-")[0] == b.split("-")[0] for v, b in zip(mlp.df["variant"], mlp.df["backend"])]
 every = mlp.df[own].assign(mode=[v.rsplit("-", 1)[-1] for v in mlp.df[own]["variant"]])
-every["time"] = [f"{r.median_s * 1e6:.0f} µs" if r.status == "ok" else r.status for r in every.itertuples()]
+every["time"] = [fmt_seconds(r.median_s) if r.status == "ok" else r.status for r in every.itertuples()]
 m = every[every["status"] == "ok"]
 print("\\n".join(f"{r.variant} on {r.backend}: {r.message}" for r in every.itertuples() if r.status == "unsupported"))
 every.pivot(index="backend", columns="mode", values="time")

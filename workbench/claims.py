@@ -89,10 +89,12 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str) -> str:
         return f"{other} and {base} ran the same within the noise ({s:.2f}× measured, floor {fmt_floor(floor)})"
     if said == "inconclusive":
         lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
+        # the direction in words: "0.12× measured" leaves the reader to work out which took longer
+        measured = f"{other} measured {s:.2f}× faster" if s >= 1 else f"{other} measured {1 / s:.2f}× slower"
         if math.isfinite(floor) and abs(math.log(s)) > math.log1p(floor):
-            why = f"{s:.2f}× measured, but its interval {lo:.2f}-{hi:.2f}× includes no change"
+            why = f"{measured}, but the interval {lo:.2f}-{hi:.2f}× includes no change"
         else:
-            why = f"{fmt_floor(floor)} noise, {s:.2f}× measured"
+            why = f"{measured}, within {fmt_floor(floor)} noise"
         return f"could not tell {other} from {base}: {why}; {SETTLE}"
     return f"no call between {other} and {base}: {v.get('verdict')}"
 

@@ -29,11 +29,12 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
     (FASTER, "fused ran 2.00× faster than eager"),
     (SLOWER, "eager was faster: fused took 2.00× its time"),
     (SAME, "fused and eager ran the same within the noise (1.02× measured, floor ±8.0%)"),
-    (WIDE_SAME, "could not tell fused from eager: ±751% noise, 0.12× measured; "
+    (WIDE_SAME, "could not tell fused from eager: fused measured 8.33× slower, within ±751% noise; "
                 "more rounds or a quieter machine would settle it"),
-    (INCONCLUSIVE, "could not tell fused from eager: ±45% noise, 1.30× measured; "
+    (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.30× faster, within ±45% noise; "
                    "more rounds or a quieter machine would settle it"),
-    (AMBIGUOUS, "could not tell fused from eager: 1.40× measured, but its interval 0.95-2.10× includes no change; "
+    (AMBIGUOUS, "could not tell fused from eager: fused measured 1.40× faster, but the interval 0.95-2.10× includes "
+                "no change; "
                 "more rounds or a quieter machine would settle it"),
     (TOO_FEW, "no call between fused and eager: insufficient samples"),
 ])
@@ -124,3 +125,13 @@ def test_same_needs_a_small_floor():
     assert claims.reading(SAME) == "same"
     assert claims.reading(verdict("same", 1.0, 0.9, 1.1, claims.SAME_MAX_FLOOR + 0.01)) == "inconclusive"
     assert claims.fmt_floor(803418.0) == "±80,341,800%"
+
+
+def test_busy_text_names_the_largest_share_only_on_a_busy_machine():
+    busy = pd.DataFrame({"other_cpu_share": [0.1, 0.85, None]})
+    assert claims.busy_share(busy) == pytest.approx(0.85)
+    assert claims.busy_text(busy) == "other processes used up to 85% of the CPU while these cells ran"
+    quiet = pd.DataFrame({"other_cpu_share": [0.02, claims.BUSY_CPU_SHARE]})
+    assert claims.busy_text(quiet) == ""
+    assert claims.busy_share(pd.DataFrame({"variant": ["numpy"]})) is None
+    assert claims.busy_text(pd.DataFrame({"other_cpu_share": [None]})) == ""
