@@ -39,7 +39,7 @@ system-deps-test:
 
 demo: system-deps $(VENV)/.installed-demo
 	$(VENV)/bin/workbench info
-	$(VENV)/bin/workbench verify
+	$(VENV)/bin/workbench verify --suite quick
 	$(VENV)/bin/workbench bench --suite quick --store reports/results.sqlite \
 		--report reports/quick.html --json reports/quick.json
 	@echo ""
@@ -50,6 +50,7 @@ demo: system-deps $(VENV)/.installed-demo
 	@echo "  make demo      a second time, then compare the runs (ids: $(VENV)/bin/workbench runs --store reports/results.sqlite):"
 	@echo "                 $(VENV)/bin/workbench compare RUN_A RUN_B --store reports/results.sqlite"
 	@echo "  $(VENV)/bin/workbench bench --list-suites    the larger suites: standard, llm, full"
+	@echo "  $(VENV)/bin/workbench verify                 every variant on every backend (the demo verified what it measured)"
 
 # Every tier: lint, the unit tier in a venv with only the core dependencies, then all tiers with every extra.
 test: system-deps-test $(VENV)/.installed-test lint test-core

@@ -25,6 +25,7 @@ from itertools import product
 from typing import TYPE_CHECKING, Any
 
 from .backends.cpu_common import sysfs_caches
+from .harness.request import NO_VARIANT
 from .sweep import SweepSpec, shape_label  # noqa: F401  (shape_label: re-exported)
 
 if TYPE_CHECKING:
@@ -253,6 +254,18 @@ def _sysconf(name: str) -> int | None:
     except (ValueError, OSError, AttributeError):
         return None
     return value if value > 0 else None
+
+
+def suite_checks(name: str, **overrides: Any) -> dict[str, set[tuple[str, str, str]]]:
+    """What suite ``name`` measures on this machine, per backend: its (kernel, variant, dtype) triples.
+    ``workbench verify --suite`` checks these and nothing else, so the demo verifies what it then benchmarks
+    (the full ``verify`` stays a command of its own). ``overrides`` narrow the suite as :func:`suite_spec`'s
+    do (kernels, backends, dtypes)."""
+    out: dict[str, set[tuple[str, str, str]]] = {}
+    for cell in suite_spec(name, **overrides).cells():
+        if cell.variant != NO_VARIANT:
+            out.setdefault(cell.backend, set()).add((cell.kernel, cell.variant, cell.dtype))
+    return out
 
 
 def describe_suites(names: Sequence[str] | None = None) -> list[dict[str, Any]]:

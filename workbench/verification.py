@@ -23,7 +23,7 @@ import math
 import numbers
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -102,7 +102,8 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
            include_compiled: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S,
            progress: Callable[[VerifyResult], None] | None = None, boundscheck: bool = False,
            build_timeout_s: float = BUILD_TIMEOUT_S, isolation: str | None = None,
-           memory_cap: str | int | None = None) -> VerifyResults:
+           memory_cap: str | int | None = None,
+           only: Container[tuple[str, str, str, str]] | None = None) -> VerifyResults:
     """Verify variants on backends; returns one row per (kernel, variant, backend, dtype).
 
     ``backends`` defaults to every available backend; naming an unavailable one
@@ -119,6 +120,8 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
     variant is checked.
     ``isolation`` and ``memory_cap``: where cells run and how much memory one may add
     (:mod:`workbench.harness.isolation`); a variant that crashes its worker is ``crashed``, the others go on.
+    ``only``: (kernel, variant, backend, dtype) tuples; the selection's other pairs are left out (``verify
+    --suite`` checks what a suite measures, whose variants differ from kernel to kernel).
     """
     seed_list = _check_seeds(seeds)
     timeout_s = _check_seconds("timeout_s", timeout_s)
@@ -137,6 +140,9 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
                                                           "unsupported", message=reason))
             for dtype in sel.dtypes:
                 for target in sel.targets(spec, dtype):
+                    if only is not None and (spec.name, getattr(target.variant, "name", None), target.backend.name,
+                                             dtype) not in only:
+                        continue
                     with numba_boundscheck(boundscheck and worker.isolation == "in-process"):
                         result = _verify_target(target, size_lists[spec.name], seed_list, worker, timeout_s,
                                                 build_timeout_s)

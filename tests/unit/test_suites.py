@@ -17,6 +17,7 @@ from workbench.suites import (
     family_sizes,
     format_suites,
     quick_variants,
+    suite_checks,
     suite_names,
     suite_spec,
     working_sets,
@@ -95,6 +96,15 @@ def test_overrides_narrow_or_replace_the_plan():
     explicit = suite_spec("quick", kernels=["softmax"], backends=["numpy"], sizes=[(8, 8)])
     assert explicit.parts is None and {c.params for c in explicit.cells()} == {(("rows", 8), ("cols", 8))}
     assert explicit.budget_s == suite_spec("quick").budget_s  # the suite's timing stays
+
+
+def test_suite_checks_are_what_the_suite_measures():
+    """``verify --suite`` checks these: per backend, the (kernel, variant, dtype) of the suite's cells only."""
+    checks = suite_checks("quick", kernels=["softmax", "bias_gelu", "mlp_block"], backends=["numpy"])
+    assert checks == {"numpy": {("softmax", "numpy", "float32"), ("bias_gelu", "numpy-unfused", "float32"),
+                                ("mlp_block", "numpy-eager", "float32"), ("mlp_block", "numpy-graph", "float32")}}
+    cells = suite_spec("quick", backends=["numpy"]).cells()
+    assert suite_checks("quick", backends=["numpy"]) == {"numpy": {(c.kernel, c.variant, c.dtype) for c in cells}}
 
 
 def test_quick_spec_round_trips_through_json():

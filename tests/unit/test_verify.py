@@ -229,6 +229,24 @@ def test_cli_verify_table_and_default_backends(run_python):
     assert sum(line.startswith("saxpy") for line in proc.stdout.splitlines()) == 1  # each cell once, in the table
 
 
+def test_only_leaves_the_other_pairs_out():
+    res = verify(backends="numpy", kernels=["saxpy", "softmax"], seeds=(0,),
+                 only={("softmax", "numpy", "numpy", "float32")})
+    assert [(r.kernel, r.variant, r.backend) for r in res] == [("softmax", "numpy", "numpy")] and res.ok
+
+
+def test_cli_verify_suite_checks_only_the_variants_the_suite_runs(run_python):
+    require_backend("numba")
+    proc = run_python("-m", "workbench", "verify", "--suite", "quick", "--kernel", "bias_gelu", "--backend", "numba",
+                      "numpy", "--seeds", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    got = {(r["variant"], r["backend"]) for r in json.loads(proc.stdout)["results"]}
+    # numba-unfused is a variant of bias_gelu on numba too, but the quick suite times only the fused one
+    assert got == {("numba-fused", "numba"), ("numpy-unfused", "numpy")}
+    bad = run_python("-m", "workbench", "verify", "--suite", "quick", "--variant", "numba-fused")
+    assert bad.returncode == 2 and "--suite quick chooses the variants" in bad.stderr and "Traceback" not in bad.stderr
+
+
 def test_cli_verify_bad_kernel_is_a_clean_error(run_python):
     proc = run_python("-m", "workbench", "verify", "--kernel", "nope")
     assert proc.returncode == 2

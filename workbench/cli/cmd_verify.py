@@ -10,6 +10,7 @@ from typing import Any
 
 from ..backends.base import KNOWN_DTYPES
 from ..status import Status
+from ..suites import suite_checks, suite_names
 from . import isolation_args
 from .output import stdout_to_stderr
 
@@ -32,6 +33,10 @@ def register(subparsers: Any) -> None:
                    help="variant names (default: all)")
     p.add_argument("--dtype", "--dtypes", dest="dtype", action="extend", nargs="+", metavar="D",
                    help=f"dtypes (default float32; of {', '.join(KNOWN_DTYPES)})")
+    p.add_argument("--suite", choices=suite_names(),
+                   help="verify what a bench suite measures here: its kernels, variants and backends, nothing else "
+                        "(`make demo` runs --suite quick before the quick suite); --kernel, --backend and --dtype "
+                        "narrow it")
     p.add_argument("--sizes", default="verify", help="size list from the specs (default: verify)")
     p.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 0..N-1 per size (default 3)")
     p.add_argument("--include-compiled", action="store_true", help="also verify torch.compile variants (slow)")
@@ -68,14 +73,20 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
             raise ValueError(f"{flag} {value:g} is out of range: give a finite number of seconds > 0 and <= "
                              f"{MAX_SECONDS:g}")
+    if args.suite and args.variant:
+        raise ValueError(f"--suite {args.suite} chooses the variants itself; narrow it with --kernel, --backend or "
+                         "--dtype, or name --variant without --suite")
     run_options = isolation_args.options(args)
     progress = None if args.json else _Progress()
+    how = dict(seeds=range(args.seeds), sizes=args.sizes, include_compiled=args.include_compiled, progress=progress,
+               timeout_s=args.timeout or DEFAULT_TIMEOUT_S, boundscheck=args.boundscheck,
+               build_timeout_s=args.build_timeout or BUILD_TIMEOUT_S, **run_options)
     with stdout_to_stderr():  # runtimes that print while probing/compiling must not corrupt the output
-        results = verify(backends=_names(args.backend), kernels=_names(args.kernel), variants=_names(args.variant),
-                         dtypes=_names(args.dtype) or ("float32",), seeds=range(args.seeds), sizes=args.sizes,
-                         include_compiled=args.include_compiled, progress=progress,
-                         timeout_s=args.timeout or DEFAULT_TIMEOUT_S, boundscheck=args.boundscheck,
-                         build_timeout_s=args.build_timeout or BUILD_TIMEOUT_S, **run_options)
+        if args.suite:
+            results = verify_suite(args.suite, _names(args.kernel), _names(args.backend), _names(args.dtype), **how)
+        else:
+            results = verify(backends=_names(args.backend), kernels=_names(args.kernel),
+                             variants=_names(args.variant), dtypes=_names(args.dtype) or ("float32",), **how)
     if progress is not None:
         progress.close()
     from ..catalog.loader import load_errors
@@ -92,6 +103,18 @@ def run(args: argparse.Namespace) -> int:
         for where, err in load_errors.items():
             print(f"catalog file failed to load: {where}: {err}")
     return 0 if results.ok and not load_errors else 1
+
+
+def verify_suite(suite: str, kernels: list[str] | None, backends: list[str] | None, dtypes: list[str] | None,
+                 **how: Any) -> Any:
+    """``verify`` of exactly what ``suite`` measures here (:func:`workbench.suites.suite_checks`): its
+    kernels, variants and backends, and no other pair of them."""
+    from ..verification import verify
+
+    wanted = suite_checks(suite, kernels=kernels, backends=backends, dtypes=tuple(dtypes) if dtypes else None)
+    only = {(k, v, b, d) for b, checks in wanted.items() for k, v, d in checks}
+    return verify(backends=list(wanted), kernels=sorted({t[0] for t in only}), variants=sorted({t[1] for t in only}),
+                  dtypes=sorted({t[3] for t in only}), only=only, **how)
 
 
 class _Progress:
