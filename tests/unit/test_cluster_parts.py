@@ -314,3 +314,26 @@ def test_a_server_that_is_not_a_dask_scheduler_is_a_clear_error():
     with pytest.raises(ValueError, match=rf"--cluster 'tcp://127.0.0.1:{port}': what answers there is no Dask "
                                          r"scheduler that accepts this client \(.*\); check that `dask scheduler`"):
         ClusterExecutor(f"tcp://127.0.0.1:{port}")
+
+
+class _Done:
+    def __init__(self, res):
+        self.res = res
+
+    def result(self):
+        return self.res
+
+
+def test_a_result_in_hand_when_the_scheduler_goes_is_kept():
+    """The cell's result came back, then the scheduler went before its host's workers were counted: the row is
+    still returned (and stored), counted with the workers last seen on its host."""
+    from workbench.harness.cell import failed_result
+    from workbench.status import Status
+
+    request = numpy_request()
+    res = failed_result(request.cell, Status.ERROR, "measured elsewhere", seed=3, started=0.0)
+    res.placement.update(env_id="env-a", worker="tcp://a:1")
+    ex = bare_executor(_FakeClient("connecting"))
+    ex._hosts = {"tcp://a:1": "a", "tcp://a:2": "a", "tcp://b:1": "b"}
+    out = ex._result(_Done(res), request, 0.0)
+    assert out is res and out.placement["cluster_workers_on_host"] == 2 and ex.lost

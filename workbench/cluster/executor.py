@@ -270,10 +270,15 @@ class ClusterExecutor:
         return res
 
     def _workers_on_host(self, address: str) -> int:
-        if address not in self._hosts:
-            self._refresh_hosts()
+        """Dask workers alive on ``address``'s host; with the scheduler just lost, those last seen there (the
+        cell's result is in hand: it is stored, and the run ends after it)."""
+        try:
+            if address not in self._hosts:
+                self._refresh_hosts()
+            alive = set(self.workers())
+        except SchedulerLost:
+            alive = set(self._hosts)
         host = self._hosts.get(address, _host_of(address))
-        alive = set(self.workers())
         return max(1, sum(1 for a, h in self._hosts.items() if h == host and a in alive))
 
     def finish_row(self, row: dict[str, Any]) -> dict[str, Any]:
