@@ -153,9 +153,15 @@ def library_variants(df: pd.DataFrame, kernel: str) -> list[str]:
 
 
 def _paired_rounds(base: Any, row: Any) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Both rows' times, and whether they pair round by round (the same number, ≥ MIN_ROUNDS, of rounds)."""
+    """Both rows' times, and whether they pair round by round: on the sweep rounds both were measured in
+    (``round_ids``: a sweep gives undecided pairs extra rounds, so a reference may have more rounds than a
+    contender settled earlier), else when both have the same number (≥ MIN_ROUNDS) of rounds."""
     a, a_rounds = row_times(base)
     b, b_rounds = row_times(row)
+    if a_rounds and b_rounds:
+        both = vd.aligned(a, vd.round_ids(base.get(vd.ROUND_IDS)), b, vd.round_ids(row.get(vd.ROUND_IDS)))
+        if both is not None:
+            return both[0], both[1], True
     return a, b, a_rounds and b_rounds and len(a) == len(b)
 
 
@@ -189,15 +195,7 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
             "baseline_variant", "baseline_backend"] + RESULT_COLUMNS
     if df.empty:
         return pd.DataFrame(columns=cols)
-    ok = df[df["status"] == "ok"]
-    machine = [c for c in ("run_id", "env_id") if c in df]
-    group = machine + [c for c in ("kernel", "dtype", "params", "cache") if c in df]
-    libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
-    pairs = []  # (row, its baseline or None), in table order
-    for _, g in ok.groupby(group, sort=False, dropna=False):
-        kernel = g["kernel"].iloc[0]
-        pairs += [(row, _pick_baseline(g, row, baseline_variant, baseline_backend, libs[kernel]))
-                  for _, row in g.iterrows()]
+    pairs, machine = baseline_pairs(df, baseline_variant, baseline_backend)
     typical = typical_spreads(pairs, machine)
     out = []
     for row, base in pairs:
@@ -213,6 +211,89 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
                 rec["verdict"] = "baseline"
         out.append(rec)
     return pd.DataFrame(out, columns=cols)
+
+
+def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None
+                   ) -> tuple[list[tuple[pd.Series, pd.Series | None]], list[str]]:
+    """Every ok row of ``df`` with its baseline row (or None), in table order, and the columns that name a
+    machine's run (``run_id``, ``env_id``): the pairs :func:`speedup_vs_baseline` judges."""
+    ok = df[df["status"] == "ok"]
+    machine = [c for c in ("run_id", "env_id") if c in df]
+    group = machine + [c for c in ("kernel", "dtype", "params", "cache") if c in df]
+    libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
+    pairs = []  # (row, its baseline or None), in table order
+    for _, g in ok.groupby(group, sort=False, dropna=False):
+        kernel = g["kernel"].iloc[0]
+        pairs += [(row, _pick_baseline(g, row, baseline_variant, baseline_backend, libs[kernel]))
+                  for _, row in g.iterrows()]
+    return pairs, machine
+
+
+def undecided_pairs(rows: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(cell_key of the row, cell_key of its baseline) of every pair of ``rows`` (one run's stored rows, as a
+    sweep holds them) that :func:`speedup_vs_baseline` would call inconclusive: the pairs an extra round
+    could settle (:class:`workbench.sweep_plan.SweepPlan`)."""
+    df = pd.DataFrame(list(rows))
+    if df.empty or "cell_key" not in df:
+        return []
+    df.index = df["cell_key"]
+    pairs, machine = baseline_pairs(df)
+    typical = typical_spreads(pairs, machine)
+    out = []
+    for row, base in pairs:
+        if base is not None and base.name != row.name and _paired_rounds(base, row)[2]:
+            if judge_pair(base, row, typical(row))["verdict"] == "inconclusive":
+                out.append((str(row.name), str(base.name)))
+    return out
+
+
+def twin_times(row: pd.Series | dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """A reference row's round medians and its A/A twin's, on the rounds both were measured in; None when
+    the row has no twin (or fewer than MIN_ROUNDS twin rounds)."""
+    twin = parse_samples(row.get(vd.TWIN_MEDIANS))
+    if len(twin) < vd.MIN_ROUNDS:
+        return None
+    a, is_rounds = row_times(row)
+    if not is_rounds:
+        return None
+    return vd.aligned(a, vd.round_ids(row.get(vd.ROUND_IDS)), twin, vd.round_ids(row.get(vd.TWIN_IDS)))
+
+
+def aa_twins(df: pd.DataFrame) -> pd.DataFrame:
+    """The A/A twin of every reference row that has one: the reference against itself, judged exactly as
+    :func:`speedup_vs_baseline` judges a variant (paired rounds, the same typical spreads). Identical code:
+    the verdict should be "same", and the interval shows how small a difference this run could see.
+    Columns: the cell's (kernel, variant, backend, dtype, params, size, size_label, mode, cache) and
+    :data:`RESULT_COLUMNS`."""
+    cols = ["run_id", "kernel", "variant", "backend", "dtype", "params", "size", "size_label", "mode", "cache"]
+    if df.empty or vd.TWIN_MEDIANS not in df:
+        return pd.DataFrame(columns=cols + RESULT_COLUMNS)
+    pairs, machine = baseline_pairs(df)
+    typical = typical_spreads(pairs, machine)
+    out = []
+    for row, _ in pairs:
+        both = twin_times(row)
+        if both is None:
+            continue
+        v = vd.paired_verdict(both[0], both[1], typical=typical(row))
+        out.append({c: row.get(c) for c in cols} | _result(v, both[0], both[1], row, row))
+    return pd.DataFrame(out, columns=cols + RESULT_COLUMNS)
+
+
+def aa_summary(df: pd.DataFrame) -> str | None:
+    """One sentence on a run's A/A twins for a report or ``workbench compare``, or None without twins:
+    how many were called faster or slower (identical code: each one a false call), and the floor they
+    showed (the smallest difference this run's paired verdicts could see)."""
+    t = aa_twins(df)
+    if t.empty:
+        return None
+    called = int(t["verdict"].isin(["faster", "slower"]).sum())
+    same = int((t["verdict"] == "same").sum())
+    floor = float(np.nanmedian(t["floor"].astype(float))) if t["floor"].notna().any() else float("nan")
+    worst = float(np.nanmax(t["floor"].astype(float))) if t["floor"].notna().any() else float("nan")
+    return (f"A/A twin (each reference measured twice per round, interleaved with its contenders): "
+            f"{called} of {len(t)} called faster or slower, {same} same; it could see ±{vd.pct(floor)} "
+            f"(median; worst ±{vd.pct(worst)}): differences smaller than that are not resolved in this run")
 
 
 #: How many paired comparisons a scope needs for their typical spread to stand for its pairs' (a median of
@@ -246,6 +327,10 @@ def typical_spreads(pairs: list[tuple[pd.Series, pd.Series | None]], machine: li
             if paired:
                 for key in keys(row):
                     scopes.setdefault(key, []).append(np.log(a) - np.log(b))
+        twin = twin_times(row)  # an A/A twin is the cleanest paired spread of its group: its true effect is 0
+        if twin is not None:
+            for key in keys(row):
+                scopes.setdefault(key, []).append(np.log(twin[0]) - np.log(twin[1]))
 
     def typical(row: pd.Series) -> float | None:
         found = [scopes[k] for k in keys(row) if k in scopes]

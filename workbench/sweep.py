@@ -511,7 +511,7 @@ def _run_rounds(plan: SweepPlan, run: StoredRun, executor: CellExecutor, shown: 
         shown.start(request)
         run.mark(request, executor.isolation)
 
-    for r, due in plan.rounds_due():
+    for r, due in plan.rounds_due(interleaved=executor.runs_here):  # a cluster runs a round's cells at once
         shown.round(r, None if executor.runs_here else executor.isolation)
         requests = [plan.request(cell, ceilings) for cell in due]
         with contextlib.closing(executor.run(requests, should_stop=shown.poll, on_start=started)) as results:

@@ -8,6 +8,10 @@ cell's row so far as results are merged in (:func:`workbench.harness.rounds.merg
 
 from __future__ import annotations
 
+import random
+import secrets
+import statistics
+import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -15,17 +19,47 @@ from .cluster.executor import shared_host_note
 from .harness.cell import new_result
 from .harness.request import Cell, CellRequest, RoundRole
 from .harness.result import CellResult
-from .harness.rounds import is_final, merge_rounds, round_config, round_order, rounds_done
+from .harness.rounds import (
+    is_final,
+    label_round,
+    merge_rounds,
+    merge_twin,
+    round_config,
+    round_order,
+    round_seed,
+    rounds_done,
+)
 from .harness.throughput import Peaks
 from .status import Status
 from .store import Store
 from .timestamps import now_iso
+from .verdicts import MIN_ROUNDS
 
 if TYPE_CHECKING:  # the plan takes a spec; the spec's module runs the plan
     from .sweep import SweepSpec
 
 #: A stored row, as the store reads it.
 StoredRow = dict[str, Any]
+
+
+#: Rounds' worth of every cell's budget held back from the planned rounds (when they are enough to judge by:
+#: ``MIN_ROUNDS``, and some group has two cells to compare): it pays for the A/A twins and for extra rounds
+#: of the pairs still inconclusive, so a sweep takes about as long as it did without them.
+RESERVE_ROUNDS = 1
+#: Most extra rounds an undecided pair gets beyond the planned ones.
+MAX_EXTRA_ROUNDS = 6
+#: Share of the reserve the A/A twins may take; extra rounds get the rest (and whatever the twins leave).
+TWIN_SHARE = 0.5
+#: Seconds a visit costs beyond its warm-up and timing (worker round trip, input rotation, the store write),
+#: to price the twins before any visit is measured: ~0.16 s measured on the shared 2-core machine at load ~8
+#: (a 45-cell sweep, 3 rounds: 0.39 s a visit, 0.23 s of it warm-up and timing). Extra rounds are priced by
+#: the visits of the sweep's own later rounds.
+VISIT_OVERHEAD_S = 0.15
+
+
+def group_of(cell: Cell) -> tuple[Any, ...]:
+    """The group of a cell: the contenders sharing its inputs (kernel, dtype, size), measured back to back."""
+    return cell.kernel, cell.dtype, cell.params
 
 
 def cell_complete(row: Mapping[str, Any] | None, rounds: int) -> bool:
@@ -52,9 +86,26 @@ class SweepPlan:
         self.touched: set[str] = set()
         self.total = len(self.cells) * self.rounds
         self.done = self.total - sum(self.remaining(c) for c in self.cells)
-        self._configs = {(c, later): round_config(spec.timing_config(c), self.rounds, later)
+        groups: dict[Any, int] = {}
+        for c in self.cells:
+            if not c.unsupported:
+                groups[group_of(c)] = groups.get(group_of(c), 0) + 1
+        #: Rounds' worth of budget held back for A/A twins and extra rounds (:data:`RESERVE_ROUNDS`).
+        self.reserve = RESERVE_ROUNDS if self.rounds >= MIN_ROUNDS and max(groups.values(), default=0) > 1 else 0
+        self._configs = {(c, later): round_config(spec.timing_config(c), self.rounds + self.reserve, later)
                          for c in spec.caches() for later in (False, True)}
+        #: Seconds of timing the planned rounds leave for twins and extra rounds.
+        self.pool_s = sum(self.remaining(c) * spec.budget_s * (1 / self.rounds - 1 / (self.rounds + self.reserve))
+                          for c in self.cells if not c.unsupported) if self.reserve else 0.0
         self._shapes = spec.llm_labels()
+        #: This sweep's round ids (``round_ids`` of its rows): unique per visit of a round, across resumes.
+        self._session = secrets.token_hex(3)
+        self._round_id, self._round_index = "", 0
+        self._visited: set[str] = set()  # cells measured in the round under way (a second visit is the twin)
+        self._requested: set[str] = set()  # cells asked for in the round under way (a second request: the twin)
+        self._last_keep = time.perf_counter()
+        self._visit_s: list[float] = []  # what each visit of a later round cost, in seconds
+        self._extra = False  # the round under way is an extra round (or a twin's visit is paid from the pool)
 
     @staticmethod
     def stored_summary(store: Store, run_id: str) -> tuple[int, int, int]:
@@ -77,19 +128,94 @@ class SweepPlan:
         """Backends with cells left to run (placeholders of unsupported cells run nothing)."""
         return sorted({c.backend for c in self.cells if self.remaining(c) > 0 and not c.unsupported})
 
-    def rounds_due(self) -> Iterator[tuple[int, list[Cell]]]:
+    def rounds_due(self, interleaved: bool = True) -> Iterator[tuple[int, list[Cell]]]:
         """Each round and the cells due in it: round 0 in the spec's order, later rounds shuffled per round
-        (seeded by the spec). Worked out as the round starts, from the rows merged so far."""
+        (seeded by the spec), each reference with an A/A twin measured a second time in its group; then,
+        while the reserve lasts, extra rounds of the pairs still inconclusive (:meth:`extra_rounds`). Worked
+        out as each round starts, from the rows merged so far. ``interleaved`` False (cells of a round run
+        at once, on a cluster): no twins and no extra rounds, which need visits one after another."""
+        twins = self.twins() if interleaved and self.reserve else set()
         for r in range(self.rounds):
             due = [c for c in self.cells if self.remaining(c) > 0 and rounds_done(self.rows.get(c.key)) <= r]
             if r > 0:
-                due = round_order(due, lambda c: (c.kernel, c.dtype, c.params), self.spec.seed, r)
-            yield r, due
+                due = round_order(due, group_of, self.spec.seed, r)
+            yield from self._round(r, with_twins(due, twins, self.spec.seed, r))
+        if interleaved and self.reserve:
+            yield from self.extra_rounds()
+
+    def _round(self, r: int, due: list[Cell]) -> Iterator[tuple[int, list[Cell]]]:
+        """Yield round ``r`` with its id set; the sweep runs it before asking for the next."""
+        self._round_id, self._round_index, self._extra = f"{self._session}:{r}", r, r >= self.rounds
+        self._visited, self._requested = set(), set()
+        self._last_keep = time.perf_counter()
+        yield r, due
+
+    def twins(self) -> set[str]:
+        """Keys of the references given an A/A twin: one group of each kernel with something to compare
+        (its largest size: the noisiest, usually), its library variant of each backend (without one, the
+        group's first cell); as many as :data:`TWIN_SHARE` of the reserve pays for. One twin per kernel shows
+        the run's floor; the rest of the reserve goes to extra rounds, which settle verdicts."""
+        from .catalog import variants
+
+        groups: dict[Any, list[Cell]] = {}
+        for c in self.cells:
+            if not c.unsupported and self.remaining(c) >= MIN_ROUNDS:
+                groups.setdefault((group_of(c), c.cache), []).append(c)
+        refs: dict[str, list[Cell]] = {}  # by kernel, in the spec's order: the last group with a pair wins
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            lib = {c.variant for c in members if (v := variants(c.kernel).get(c.variant)) is not None and v.library}
+            refs[members[0].kernel] = [c for c in members if c.variant in lib] or members[:1]
+        order = [c for cells in refs.values() for c in cells]
+        cost = self.rounds * (self._round_cost(order[0]) if order else 0.0)
+        n = int(TWIN_SHARE * self.pool_s // cost) if cost > 0 else 0
+        return {c.key for c in order[:n]}
+
+    def _round_cost(self, cell: Cell) -> float:
+        """Seconds one later-round visit of ``cell`` is expected to cost: its warm-up and timing, plus the
+        overhead measured on this sweep's later rounds (:data:`VISIT_OVERHEAD_S` before any)."""
+        if self._visit_s:
+            return statistics.median(self._visit_s)
+        config = self._configs[cell.cache, True]
+        return config.warmup_s + config.budget_s + VISIT_OVERHEAD_S
+
+    def extra_rounds(self) -> Iterator[tuple[int, list[Cell]]]:
+        """Extra rounds of the pairs :func:`workbench.stats_compare.undecided_pairs` still calls
+        inconclusive (both cells of each pair), while the reserve pays for them and for at most
+        :data:`MAX_EXTRA_ROUNDS`. A cell left out of one extra round takes part in none after it, so the
+        rounds it shares with its baseline stay the same rounds (rows pair on their ``round_ids``).
+        Groups enter a round in a shuffled order until its expected cost would exceed what is left."""
+        from .stats_compare import undecided_pairs  # pandas: only once the planned rounds are done
+
+        active = {c.key for c in self.cells}
+        for r in range(self.rounds, self.rounds + MAX_EXTRA_ROUNDS):
+            keys: set[str] = set()
+            for row, base in undecided_pairs(self.rows[c.key] for c in self.cells if c.key in self.rows):
+                if row in active and base in active:
+                    keys |= {row, base}
+            due = round_order([c for c in self.cells if c.key in keys and not is_final(self.rows.get(c.key))],
+                              group_of, self.spec.seed, r)
+            fitted: list[Cell] = []
+            budget = self.pool_s
+            for _, members in _groups(due):
+                cost = sum(self._round_cost(c) for c in members)
+                if cost <= budget:
+                    fitted += members
+                    budget -= cost
+            if len(fitted) < 2:
+                return
+            active &= {c.key for c in fitted}
+            yield from self._round(r, fitted)
 
     def request(self, cell: Cell, ceilings: Mapping[str, Peaks]) -> CellRequest:
-        """How to run ``cell`` in its next round (``ceilings``: by backend, where the cells run here)."""
+        """How to run ``cell`` in its next round (``ceilings``: by backend, where the cells run here). A
+        twin's visit, and an extra round, warm up and time only: the cell's own rounds check its output."""
         n_prev = rounds_done(self.rows.get(cell.key))
-        return CellRequest(cell, self._configs[cell.cache, n_prev > 0], RoundRole.of(n_prev, self.rounds),
+        twin = cell.key in self._requested
+        self._requested.add(cell.key)
+        role = RoundRole.LATER if twin or n_prev >= self.rounds else RoundRole.of(n_prev, self.rounds)
+        return CellRequest(cell, self._configs[cell.cache, n_prev > 0 or twin], role,
                            self.spec.seed, self.spec.timeout_s, self.spec.build_timeout_s,
                            ceilings.get(cell.backend), round=n_prev + 1)
 
@@ -99,16 +225,33 @@ class SweepPlan:
         new = result.to_row()
         new.update(run_id=run_id, env_id=new.get("env_id") or env_id,  # a Dask worker's result: its machine's
                    llm_shape=self._shapes.get((cell.kernel, cell.params)))
-        return shared_host_note(merge_rounds(self.rows.get(cell.key), new))
+        prev = self.rows.get(cell.key)
+        if cell.key in self._visited and prev is not None:  # its second visit this round: the A/A twin
+            return merge_twin(prev, new, self._round_id)
+        return shared_host_note(label_round(prev, merge_rounds(prev, new), self._round_id))
 
     def keep(self, cell: Cell, row: StoredRow) -> int:
         """Keep ``row`` (stored) as the cell's; returns the progress it makes, in cell visits (a cell that
-        ended early also completes its rounds left)."""
+        ended early also completes its rounds left; a twin's visit and an extra round make none: the bar
+        counts the planned rounds). What the visit cost is paid from the reserve when it was not planned."""
+        now = time.perf_counter()
+        cost, self._last_keep = now - self._last_keep, now
+        twin = cell.key in self._visited
+        self._visited.add(cell.key)
         self.rows[cell.key] = row
         self.touched.add(cell.key)
+        if self._round_index > 0:
+            self._visit_s.append(cost)
+        if twin or self._extra:
+            self.pool_s -= cost
+            return 0
         step = 1 + (max(0, self.rounds - rounds_done(row)) if is_final(row) else 0)
         self.done += step
         return step
+
+    def round_label(self, request: CellRequest) -> str:
+        """The round a request belongs to, for a progress label: "round 2/3", "extra round 4" (undecided pairs)."""
+        return f"extra round {request.round}" if request.round > self.rounds else f"round {request.round}/{self.rounds}"
 
     def progress_index(self) -> int:
         """Progress in cells (visits done × cells / visits in all, rounded up) less one: a bar of ``cells``
@@ -146,3 +289,29 @@ class SweepPlan:
         store.record(row)
         self.rows[cell.key] = row
         self.done = self.total - sum(self.remaining(c) for c in self.cells)
+
+
+def _groups(cells: list[Cell]) -> Iterator[tuple[Any, list[Cell]]]:
+    """``cells`` (groups back to back) as (group, its cells), in order."""
+    out: dict[Any, list[Cell]] = {}
+    for c in cells:
+        out.setdefault(group_of(c), []).append(c)
+    yield from out.items()
+
+
+def with_twins(due: list[Cell], twins: set[str], seed: int, round_index: int) -> list[Cell]:
+    """``due`` (groups back to back) with a second visit of each twin reference in its group: at the group's
+    end in round 0 (its own first visit builds and verifies it), else at a random place not next to its own
+    visit, so the pair is as far apart as its contenders are from it."""
+    if not twins:
+        return due
+    rng = random.Random(round_seed(seed, round_index) + ":twins")
+    out: list[Cell] = []
+    for _, members in _groups(due):
+        for ref in [c for c in members if c.key in twins]:
+            at = members.index(ref)
+            slots = [i for i in range(len(members) + 1) if i not in (at, at + 1)]
+            where = len(members) if round_index == 0 or not slots else rng.choice(slots)
+            members = members[:where] + [ref] + members[where:]
+        out += members
+    return out

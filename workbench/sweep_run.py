@@ -128,9 +128,9 @@ class Progress:
         if self.bar is not None:
             label = request.cell.label
             self.bar.set_group(request.cell.kernel if self.plan.rounds == 1 else
-                               f"round {request.round}/{self.plan.rounds}: {request.cell.kernel}")
+                               f"{self.plan.round_label(request)}: {request.cell.kernel}")
             self.bar.set_description_str(label if self.plan.rounds == 1 else
-                                         f"round {request.round}/{self.plan.rounds}: {label}", refresh=True)
+                                         f"{self.plan.round_label(request)}: {label}", refresh=True)
 
     def poll(self) -> bool:
         """``should_stop()``, showing the running cell's elapsed time on the bar."""

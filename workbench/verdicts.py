@@ -30,6 +30,7 @@ figures measured with ``tests/perf/power.py``.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
@@ -124,6 +125,38 @@ def clean(values: Iterable[float] | None) -> np.ndarray:
 ROBUST_FROM = 5
 #: Fewer matched cells than this cannot show the run-to-run noise; :data:`STREAM_NOISE` stands in.
 MIN_CELLS = 5
+
+
+#: Fields a sweep adds to a row (kept in its ``extra``): the sweep round each round median was measured in
+#: (rows that took part in different rounds pair on the rounds they share: a sweep gives undecided pairs
+#: extra rounds), and a reference's A/A twin: the reference measured a second time in each round, at
+#: another place in its group's order (:class:`workbench.sweep_plan.SweepPlan`), and those rounds' ids.
+ROUND_IDS, TWIN_MEDIANS, TWIN_IDS = "round_ids", "aa_round_medians_s", "aa_round_ids"
+
+
+def round_ids(value: Any) -> list[str] | None:
+    """The sweep rounds a row's round medians were measured in (a list, or its JSON text), as strings;
+    None when there are none (rows stored before they existed, or built by hand)."""
+    if isinstance(value, (str, bytes)):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return [str(x) for x in value] if isinstance(value, (list, tuple)) else None
+
+
+def aligned(a: np.ndarray, ids_a: list[str] | None, b: np.ndarray, ids_b: list[str] | None,
+            min_rounds: int = MIN_ROUNDS) -> tuple[np.ndarray, np.ndarray] | None:
+    """``a`` and ``b`` restricted to the rounds both were measured in (same id), in order: a pair measured
+    side by side in those rounds. None when either side's values are not labelled one id each, or they
+    share fewer than ``min_rounds`` rounds."""
+    if not ids_a or not ids_b or len(ids_a) != len(a) or len(ids_b) != len(b):
+        return None
+    in_b = dict(zip(ids_b, b, strict=True))
+    common = [(x, in_b[k]) for k, x in zip(ids_a, a, strict=True) if k in in_b]
+    if len(common) < min_rounds:
+        return None
+    return np.array([x for x, _ in common]), np.array([y for _, y in common])
 
 
 def robust_sigma(x: np.ndarray) -> float:

@@ -191,6 +191,23 @@ def judged(store: Path, run_id: str) -> list[dict]:
                             "basis"]].to_dict("records")]
 
 
+def calibration(store: Path, run_id: str) -> dict:
+    """The run's own A/A twins (each kernel's reference measured twice per round, :mod:`workbench.sweep_plan`)
+    and how many gap_probe cells had extra rounds; empty for a tree without them."""
+    from workbench import stats_compare
+    from workbench.store import Store
+
+    df = Store(store).results([run_id])
+    probe = df[(df["kernel"] == "gap_probe") & (df["status"] == "ok")]
+    out = {"extra_round_cells": int((probe["rounds"] > 3).sum()), "max_rounds": int(probe["rounds"].max())}
+    if hasattr(stats_compare, "aa_twins"):
+        t = stats_compare.aa_twins(df)
+        out |= {"twins": len(t), "twins_called": int(t["verdict"].isin(["faster", "slower"]).sum()),
+                "twins_same": int((t["verdict"] == "same").sum()),
+                "twin_floors": [round(float(f), 3) for f in t["floor"]]}
+    return out
+
+
 def summarize(cells: list[dict]) -> dict:
     aa = [c for c in cells if c["variant"] in TWINS]
     out = {"aa_cells": len(aa), "aa_called": sum(c["verdict"] in ("faster", "slower") for c in aa),
@@ -209,18 +226,21 @@ def summarize(cells: list[dict]) -> dict:
 
 def run_state(state: str, sweeps: int, store: Path, catalog: Path, extra: list[str]) -> dict:
     print(f"\n== {state}: {sweeps} sweeps; uptime before: {uptime()}", flush=True)
-    cells, walls = [], []
+    cells, walls, calib = [], [], []
     for i in range(sweeps):
         run_id, wall = sweep(store, catalog, f"{state} #{i + 1}", MIXED + extra)
         walls.append(wall)
         got = judged(store, run_id)
         cells += got
         s = summarize(got)
+        cal = calibration(store, run_id)
+        calib.append(cal)
         print(f"  sweep {i + 1}: {wall:.1f} s; A/A called {s['aa_called']}/{s['aa_cells']}; "
               + "; ".join(f"{k} slower {s[k]['slower']}/{s[k]['cells']} (same {s[k]['same']})" for k in GAPS)
-              + f"; uptime: {uptime()}", flush=True)
+              + f"; run's own twins/extra rounds: {cal}; uptime: {uptime()}", flush=True)
     out = summarize(cells)
     out["walls_s"] = walls
+    out["calibration"] = calib
     out["cells"] = cells
     return out
 

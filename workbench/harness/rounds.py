@@ -176,6 +176,28 @@ def noise_fields(row: Mapping[str, Any]) -> dict[str, Any]:
     return {"noise": noise, "noisy": bool(reasons), "noise_note": "; ".join(reasons)}
 
 
+def label_round(prev: Mapping[str, Any] | None, row: dict[str, Any], round_id: str) -> dict[str, Any]:
+    """``row`` (``prev`` merged with one more round) with ``round_id`` added to its round ids when that round
+    added a round median, and only when every earlier median has its id (a row resumed from a store
+    without ids stays without: it is then paired by round counts)."""
+    before, after = len(_loads(prev.get("round_medians_s"))) if prev else 0, len(_loads(row.get("round_medians_s")))
+    ids = verdicts.round_ids(prev.get(verdicts.ROUND_IDS)) if prev else []
+    if ids is not None and len(ids) == before:
+        row[verdicts.ROUND_IDS] = ids + [round_id] if after == before + 1 else ids
+    return row
+
+
+def merge_twin(row: Mapping[str, Any], twin: Mapping[str, Any], round_id: str) -> dict[str, Any]:
+    """A reference row with its A/A twin's visit of round ``round_id`` added (the twin's round median and
+    its id); a twin visit that did not end ``ok`` adds nothing (the reference's own visit reports)."""
+    out = dict(row)
+    if twin.get("status") == "ok" and twin.get("median_s"):
+        medians = _loads(row.get(verdicts.TWIN_MEDIANS)) + [float(twin["median_s"])]
+        out[verdicts.TWIN_MEDIANS] = json.dumps(medians)
+        out[verdicts.TWIN_IDS] = (verdicts.round_ids(row.get(verdicts.TWIN_IDS)) or []) + [round_id]
+    return out
+
+
 def finish_single_round(row: dict[str, Any]) -> dict[str, Any]:
     """Round fields of a row measured once: ``rounds`` = 1, its median as the one round median, noise."""
     if row.get("median_s") is not None and row.get("samples_s"):
