@@ -298,8 +298,11 @@ class ClusterExecutor:
             except Exception as exc:  # noqa: BLE001 - Dask workers already gone: nothing of theirs to stop
                 log.debug("closing the Dask workers' worker processes: %s", exc)
         try:
-            with contextlib.suppress(Exception) if self.lost else contextlib.nullcontext():
-                self.client.close(timeout=5 if self.lost else None)  # a lost scheduler has nothing to wait for
+            if self.lost:  # nothing to wait for: a short close, whatever Dask says on the way
+                with contextlib.suppress(Exception):
+                    self.client.close(timeout=5)
+            else:
+                self.client.close()
         finally:
             self._close_local()
             for name, level in self._log_levels.items():
