@@ -32,8 +32,7 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, pair_verdicts, reading,
-                              verdict_sentence)
+from workbench.claims import busy_text, cache_text, check_claim, last_level_cache_bytes, pair_verdicts, verdict_sentence
 from workbench.stats_compare import judge_pair
 
 tutorial.begin(FULL, ceilings=True)
@@ -125,8 +124,8 @@ if any(all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("k
 ### The library against the best hand-written kernel
 
 Per size, the fastest library call (BLAS through numpy, or torch) against the fastest kernel written here,
-judged by the same paired verdict. A library that loses is worth a second look before it is believed: the
-line says whether other processes were using the CPU while these cells ran.
+judged by the same paired verdict. A library that loses is worth a second look before it is believed: where
+it measured slower while other processes were using the CPU, the line says so.
 """),
     code("""
 library = ok["library"].astype(bool)
@@ -140,9 +139,10 @@ for size, g in ok.groupby("size_label", sort=False):
     sentence = verdict_sentence(v, f"{a['variant']} @ {a['backend']}", f"{b['variant']} @ {b['backend']}")
     check_claim(v, sentence)
     busy = busy_text(g)
-    caveat = (f" This run shared the machine ({busy}): a multi-threaded library loses most when its threads wait for "
-              "a core, so rerun on a quiet machine before reading this order as the kernels' own."
-              if reading(v) == "faster" and busy else "")
+    # where the library measured slower (called or not) on a shared machine, say what may explain it
+    caveat = (f" The library measured slower on a shared machine ({busy}): a multi-threaded library loses most "
+              "when its threads wait for a core, so rerun on a quiet machine before reading this order as the "
+              "kernels' own." if v["speedup"] > 1 and busy else "")
     print(f"{size}: {sentence} ({a['gflops']:.3g} vs {b['gflops']:.3g} GFLOP/s).{caveat}")
 """),
     md("""
