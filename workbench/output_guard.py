@@ -100,7 +100,13 @@ def check_output_path(path: str | os.PathLike, *, flag: str = "output",
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder renamed over it: a reader
+    """:func:`atomic_write_chunks` of one piece."""
+    return atomic_write_chunks(path, (data,))
+
+
+def atomic_write_chunks(path: str | os.PathLike, chunks: Iterable[bytes]) -> Path:
+    """Write ``chunks`` one after another (a large file is never whole in memory) to ``path`` through a
+    temporary file in the same folder renamed over it: a reader
     sees the old file or the new one, and a failed write (full disk, kill) leaves the old one whole.
     A symlink is written through (its target is replaced). New files get the usual umask permissions;
     a replaced file keeps its mode."""
@@ -115,7 +121,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for data in chunks:
+                f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
@@ -132,8 +139,11 @@ def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8
     return atomic_write_bytes(path, text.encode(encoding))
 
 
-def write_output(path: str | os.PathLike, text: str, *, flag: str = "output",
+def write_output(path: str | os.PathLike, text: str | Iterable[str], *, flag: str = "output",
                  stores: Iterable[str | os.PathLike | None] = (), export: bool = False) -> Path:
-    """:func:`check_output_path` then :func:`atomic_write_text`: the one way a command writes a file."""
+    """:func:`check_output_path` then :func:`atomic_write_text` (``text`` may come in pieces, written as
+    they come): the one way a command writes a file."""
     check_output_path(path, flag=flag, stores=stores, export=export)
-    return atomic_write_text(path, text)
+    if isinstance(text, str):
+        return atomic_write_text(path, text)
+    return atomic_write_chunks(path, (piece.encode("utf-8") for piece in text))

@@ -3,7 +3,7 @@ and the measured peaks; and the checks on what a user asked for (run ids, the ba
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +81,17 @@ def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None) -> Repo
         except (KeyError, ValueError, LookupError):
             envs[str(env_id)] = {"env_id": env_id, "note": "environment record missing from the store"}
     return ReportData(df, runs if runs is not None else pd.DataFrame(), envs, store_peaks(store), ids)
+
+
+def row_frames(store_or_df: Any, run_ids: str | Iterable[str] | None = None,
+               rows_per_frame: int = 10_000) -> Iterator[pd.DataFrame]:
+    """The rows :func:`gather` would give (``.df``), as consecutive frames with the same columns: from a
+    store, read ``rows_per_frame`` at a time (a CSV of a million rows never holds them all); a frame or
+    :class:`ReportData` is one frame."""
+    if isinstance(store_or_df, (pd.DataFrame, ReportData)) or not hasattr(store_or_df, "result_frames"):
+        yield gather(store_or_df, run_ids).df
+        return
+    yield from store_or_df.result_frames(resolve_run_ids(store_or_df, run_ids), rows_per_frame)
 
 
 def store_peaks(store: Any) -> pd.DataFrame:

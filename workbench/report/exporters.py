@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from .data import ReportData, gather, known_run_ids, resolve_run_ids
+from .data import ReportData, gather, known_run_ids, resolve_run_ids, row_frames
 from .render import render_html, render_markdown
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".json": "json", ".csv": "csv"}
@@ -89,8 +89,8 @@ def write_report(store_or_df: Any, run_ids: str | Iterable[str] | None, path: st
         text = render_markdown(store_or_df, run_ids, **kw)
     elif fmt == "json":
         text = json.dumps(export_payload(gather(store_or_df, run_ids)), indent=1, default=str)
-    else:
-        text = csv_text(gather(store_or_df, run_ids).df)
+    else:  # streamed: a store's rows are read and written a frame at a time
+        text = (csv_text(df, header=i == 0) for i, df in enumerate(row_frames(store_or_df, run_ids)))
     write_output(path, text, **guard)
     return path
 
@@ -104,7 +104,7 @@ def csv_cell(v: Any) -> Any:
     return "'" + v if isinstance(v, str) and v.startswith(CSV_FORMULA_PREFIXES) else v
 
 
-def csv_text(df: pd.DataFrame) -> str:
+def csv_text(df: pd.DataFrame, header: bool = True) -> str:
     """Rows as CSV that is safe to open in a spreadsheet: text cells that start like a formula get a leading
     quote, and every cell holding a CR or LF is quoted (RFC 4180 line ends, so a bare CR never splits a row)."""
     out = df.copy()
@@ -112,7 +112,7 @@ def csv_text(df: pd.DataFrame) -> str:
         if not pd.api.types.is_numeric_dtype(out[col]):  # object or string columns
             out[col] = out[col].map(csv_cell)
     out.columns = [csv_cell(str(c)) for c in out.columns]
-    return out.to_csv(index=False, lineterminator="\r\n")
+    return out.to_csv(index=False, header=header, lineterminator="\r\n")
 
 
 def safe_file_stem(text: Any, limit: int = 100) -> str:

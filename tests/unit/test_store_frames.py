@@ -1,0 +1,56 @@
+"""Issue 24 scale, reports: a store's rows read a frame at a time (``Store.result_frames``, what a CSV report
+streams) are the rows ``Store.results`` gives, with the same columns in every frame, and the CSV written
+from many frames is the CSV written from one."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pandas as pd
+
+from workbench.record import RESULT_COLUMNS
+from workbench.report.data import row_frames
+from workbench.report.exporters import csv_text, write_report
+from workbench.store import Store
+
+
+def _store(tmp_path, n: int = 7) -> Store:
+    st = Store(tmp_path / "s.sqlite")
+    run_id = st.new_run(name="frames", env_id="env0")
+    for i in range(n):
+        row = {"run_id": run_id, "cell_key": f"c{i}", "kernel": "saxpy", "variant": "numpy", "backend": "numpy",
+               "dtype": "float32", "params": json.dumps({"n": 8 * (i + 1)}), "status": "ok",
+               "median_s": 1e-3 * (i + 1), "size": None if i == 1 else 8 * (i + 1), "label": "=cmd"}
+        if i == n - 1:
+            row["late_field"] = "only here"  # an extra field of the last row alone
+        st.record(row)
+    return st
+
+
+def test_frames_hold_the_rows_of_results_with_the_same_columns(tmp_path):
+    st = _store(tmp_path)
+    whole = st.results()
+    frames = list(st.result_frames(None, rows_per_frame=3))
+    assert [len(f) for f in frames] == [3, 3, 1]
+    assert all(list(f.columns) == list(whole.columns) for f in frames)
+    assert list(whole.columns[:len(RESULT_COLUMNS)]) == list(RESULT_COLUMNS) and "late_field" in whole
+    joined = pd.concat(frames, ignore_index=True)
+    assert list(joined["cell_key"]) == list(whole["cell_key"])
+    assert list(joined["late_field"].fillna("")) == [""] * 6 + ["only here"]
+    assert joined["median_s"].tolist() == whole["median_s"].tolist()
+    assert list(st.result_frames([], rows_per_frame=3))[0].empty  # no run: one empty frame, with columns
+    assert list(next(st.result_frames([])).columns) == list(st.results([]).columns) == list(RESULT_COLUMNS)
+
+
+def test_a_csv_from_many_frames_is_the_csv_from_one(tmp_path):
+    st = _store(tmp_path)
+    pieces = [csv_text(f, header=i == 0) for i, f in enumerate(row_frames(st, None, rows_per_frame=2))]
+    one = csv_text(next(row_frames(st, None, rows_per_frame=100)))
+    assert "".join(pieces) == one
+    rows = list(csv.DictReader(io.StringIO(one, newline="")))
+    # a count is written as a count in every frame, a gap stays empty; formulas are neutralised
+    assert [r["size"] for r in rows[:3]] == ["8", "", "24"] and rows[0]["label"] == "'=cmd"
+    out = write_report(st, "latest", tmp_path / "r.csv")
+    assert out.read_bytes().decode() == one
