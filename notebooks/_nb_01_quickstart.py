@@ -89,7 +89,8 @@ for name in res.df["backend"].unique():
 Each variant against numpy's library call (`baseline="numpy"`; without it, a backend with a library call of
 its own, such as torch, is compared with that one): the speed-up, its interval from the rounds, and a
 verdict. "faster" or "slower" only where the interval and the noise floor allow it; otherwise the sentence
-says the noise could not tell. The sentences are chosen by the verdicts and checked against their numbers (`check_claim`).
+says the noise could not tell. The sentences are chosen by the verdicts and checked against their numbers
+(`check_claim`).
 """),
     code("""
 table = res.speedup(baseline="numpy")
