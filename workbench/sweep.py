@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from .catalog.spec import KernelSpec
 from .cluster import ClusterExecutor, SchedulerLost
-from .harness.executor import CellExecutor
+from .harness.executor import CellExecutor, LocalExecutor
 from .harness.isolation import check_isolation, make_executor
 from .harness.memory_cap import parse_memory_cap
 from .harness.request import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CellRequest
@@ -513,6 +513,8 @@ def _run_rounds(plan: SweepPlan, run: StoredRun, executor: CellExecutor, shown: 
 
     for r, due in plan.rounds_due(interleaved=executor.runs_here):  # a cluster runs a round's cells at once
         shown.round(r, None if executor.runs_here else executor.isolation)
+        if isinstance(executor, LocalExecutor):  # backends without a cell this round (extra rounds: most) free theirs
+            executor.release({c.backend for c in plan.cells} - {c.backend for c in due})
         requests = [plan.request(cell, ceilings) for cell in due]
         with contextlib.closing(executor.run(requests, should_stop=shown.poll, on_start=started)) as results:
             for request, result in results:  # closing a cluster's round early cancels its cells not yet run

@@ -157,9 +157,15 @@ class Watch:
             time.sleep(0.2)
 
 
+#: CPU seconds (user + system) of each command timed, with its workers: load from other work moves it far less
+#: than wall time, so it is printed beside the walls.
+CPU: dict[str, float] = {}
+
+
 def timed(cmd: list[str], env: dict[str, str], cwd: Path, store: Path | None = None,
           watch: bool = False) -> tuple[float, int, Watch | None]:
-    """(wall seconds, exit code, the samples when ``watch``) of ``cmd``, its output to a log."""
+    """(wall seconds, exit code, the samples when ``watch``) of ``cmd``, its output to a log; its CPU seconds
+    (with the worker processes it waited for) go to :data:`CPU` under its command line."""
     log = cwd / f"{int(time.time() * 1000)}.log"
     t0 = time.perf_counter()
     with log.open("w") as out:
@@ -168,7 +174,9 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path, store: Path | None = N
         thread = threading.Thread(target=w.loop, daemon=True) if w else None
         if thread:
             thread.start()
-        rc = proc.wait()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = rc = os.waitstatus_to_exitcode(status)
+        CPU[" ".join(cmd[2:])] = usage.ru_utime + usage.ru_stime
         if thread:
             thread.join()
     wall = time.perf_counter() - t0
@@ -230,6 +238,7 @@ def main() -> int:
     print("steps: " + "; ".join("workbench " + " ".join(a) for _, a in steps), flush=True)
 
     walls: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     refs: dict[str, float] = {}
     watch: Watch | None = None
     for name, argv in steps:
@@ -237,9 +246,10 @@ def main() -> int:
         bench = argv[0] == "bench"
         wall, rc, w = timed(workbench + argv, env, work, store=store if bench else None, watch=bench)
         walls[name] = wall
+        cpu[name] = CPU[" ".join((workbench + argv)[2:])]
         watch = w or watch
         print(f"  {name:<22} {wall:7.1f} s{'' if rc == 0 else f'  (exit {rc})'}   reference {refs[name]:.2f} s "
-              f"-> {wall / refs[name]:.0f}x", flush=True)
+              f"-> {wall / refs[name]:.0f}x; CPU {cpu[name]:.1f} s", flush=True)
         if w is not None:
             plan = w.first_worker_s or 0.0
             setup = (w.first_row_s or wall) - plan
@@ -265,7 +275,8 @@ def main() -> int:
     label = ("make demo equivalent (" + ", ".join(n for n, _ in steps) + ")")
     rows = [
         (label, f"{demo:.0f} s", "<= 120 s idle, <= 300 s with a busy core", f"{demo / ref:.0f}x the reference"),
-        *((f"  {n}", f"{walls[n]:.1f} s", "", f"{walls[n] / refs[n]:.1f}x its reference ({refs[n]:.2f} s)")
+        *((f"  {n}", f"{walls[n]:.1f} s", f"CPU {cpu[n]:.1f} s",
+           f"{walls[n] / refs[n]:.1f}x its reference ({refs[n]:.2f} s)")
           for n, _ in steps),
         ("  workbench info, cold / cached probe", f"{walls.get('info', float('nan')):.1f} s / {info_warm:.1f} s",
          "", ""),
@@ -287,7 +298,8 @@ def main() -> int:
     print("cell wall time by backend (s, all rounds): " + ", ".join(f"{k} {v:.0f}" for k, v in per_backend.items()))
     print(f"\nreference (import pandas, matplotlib.pyplot): median {ref:.2f} s; before each step: "
           + json.dumps({k: round(v, 2) for k, v in refs.items()}) + f"; at the end {ref_end:.2f} s")
-    print("steps (s): " + json.dumps({k: round(v, 1) for k, v in walls.items()}))
+    print("steps (s): " + json.dumps({k: round(v, 1) for k, v in walls.items()}) + "; CPU s: "
+          + json.dumps({k: round(v, 1) for k, v in cpu.items()}) + f"; demo CPU {sum(cpu.values()):.0f} s")
     print(f"uptime after: {uptime()}")
     print(f"work folder: {work}")
     return 0

@@ -237,6 +237,30 @@ def test_a_crashed_worker_is_replaced_for_the_next_cell(bad_catalog):
     assert len(ex.starts) == 3  # the first worker, and one after each crash
 
 
+def test_a_released_backend_stops_its_worker_and_a_later_cell_starts_another(bad_catalog):
+    """A backend with no cells left frees its worker (runtime, inputs) instead of holding it to the sweep's end."""
+    import psutil
+
+    from workbench.harness.cell import Cell, CheckOnly
+
+    def workers() -> list[psutil.Process]:
+        return [p for p in psutil.Process().children() if "workbench.harness.worker_main" in " ".join(p.cmdline())]
+
+    cell = Cell.make(K, "good", "numpy", "float32", {"n": 999})
+    ex = make_executor("process")
+    try:
+        assert ex.execute(cell, CheckOnly((0,)), timeout_s=30, build_timeout_s=60)["status"] == "ok"
+        (first,) = workers()
+        ex.release(["numpy", "numba"])  # numba never started: nothing to stop
+        assert not first.is_running() or first.status() == psutil.STATUS_ZOMBIE
+        assert workers() == []
+        assert ex.execute(cell, CheckOnly((0,)), timeout_s=30, build_timeout_s=60)["status"] == "ok"
+        assert len(workers()) == 1
+    finally:
+        ex.close()
+    assert [b for b, _ in ex.starts] == ["numpy", "numpy"]
+
+
 @pytest.mark.parametrize("text, expected", [("1G", 2**30), ("512M", 512 * 2**20), ("2.5GiB", int(2.5 * 2**30)),
                                             ("none", None), ("off", None), (1000, 1000)])
 def test_memory_caps_parse(text, expected):

@@ -134,7 +134,9 @@ class InputCache:
 
     def _made(self, kind: str, spec: KernelSpec, params: dict[str, int], dtype: str, seed: int,
               make: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-        """``make()``, or the same arrays from :attr:`shared` when another process of the sweep made them."""
+        """``make()``, or the same arrays from :attr:`shared` when another process of the sweep made them. The
+        process that makes them keeps the shared copy too, not its own: every worker then maps the same pages
+        (one copy in memory, not one more in the maker)."""
         if self.shared is None:
             return make()
         key = (kind, spec.name, canonical_params(params), dtype, seed)
@@ -142,6 +144,7 @@ class InputCache:
         if found is None:
             found = make()
             self.shared.put(key, found)
+            found = self.shared.get(key) or found  # not shared (the folder full): this process's own
         return found
 
 

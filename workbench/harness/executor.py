@@ -71,6 +71,10 @@ class LocalExecutor:
     def warm(self, backends: Sequence[str]) -> None:
         """Nothing to start ahead (the worker-process executor starts its workers)."""
 
+    def release(self, backends: Iterable[str]) -> None:
+        """``backends`` have no cells left for now: nothing to free here (the worker-process executor stops
+        their workers; a later cell of one starts it again)."""
+
     def run(self, requests: Iterable[CellRequest], *, should_stop: ShouldStop | None = None,
             on_start: OnStart | None = None) -> Iterator[tuple[CellRequest, CellResult]]:
         for request in requests:

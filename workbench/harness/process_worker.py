@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -63,8 +63,12 @@ MAX_GRACE_S = 2.0
 WATCHDOG_SLACK = 1.125
 #: Set in a worker's environment: kernels and tests can tell they run in one.
 ENV_IN_WORKER = "WORKBENCH_IN_WORKER"
-#: Input cache of each worker (a sweep has one worker per backend).
-WORKER_INPUT_CACHE_BYTES = 1 << 29
+#: Input cache of each worker (a sweep has one worker per backend), beyond the group in use (always kept). Small:
+#: a sweep visits a group once per round with each backend in turn, so a worker comes back to a group only after
+#: every other group, and an LRU cache smaller than all of them (1.2 GB of inputs and references in the quick
+#: suite) loses each large group before its next visit; 512 MiB of them per worker were most of a quick suite's
+#: memory. Small groups (the LLM operators') still stay; large ones come back from the sweep's shared folder.
+WORKER_INPUT_CACHE_BYTES = 1 << 27
 
 
 def _backend_env(name: str) -> dict[str, str]:
@@ -430,6 +434,16 @@ class ProcessExecutor(LocalExecutor):
                 self._pending.add(w.backend)
             except (WorkerStartError, OSError) as exc:
                 self._prepared[w.backend] = str(exc)
+
+    def release(self, backends: Iterable[str]) -> None:
+        """Stop the workers of ``backends``, which have no cells left for now: a finished backend's runtime,
+        inputs and device memory are freed, not held to the end of the sweep. A later cell starts a new one."""
+        for b in backends:
+            self._collect(b)  # a prepare still in flight is answered before the worker is told to stop
+            w = self._workers.pop(b, None)
+            self._prepared.pop(b, None)
+            if w is not None:
+                w.stop()
 
     def _collect(self, backend: str) -> None:
         """Wait for the answer of a prepare that :meth:`warm` sent (before anything else is sent)."""
