@@ -52,30 +52,24 @@ def fusion_why(v, backend, variant, nbytes):
     llc = last_level_cache_bytes(backend)
     in_cache = bool(llc) and nbytes <= llc
     where = cache_text(nbytes, llc)
-    b = all_backends()[backend]
-    pocl = b.runtime == "opencl" and workbench.device_info(backend).get("kind") == "cpu"
-    caveat = (" PoCL runs the OpenCL kernels on this CPU's cores: it checks that they are correct, and its "
-              "timings say nothing about a GPU." if pocl else "")
     said = reading(v)   # faster / slower / same (within a small floor) / inconclusive
     if said == "faster":
         if in_cache:
             return ("The unfused variant makes an extra pass, writing its intermediate and reading it back; the "
-                    f"{where}, so that pass costs cache bandwidth and a second loop rather than DRAM traffic."
-                    + caveat)
+                    f"{where}, so that pass costs cache bandwidth and a second loop rather than DRAM traffic.")
         return ("Consistent with bytes deciding time: the unfused variant makes an extra pass, writing its "
-                f"intermediate to memory and reading it back ({where})." + caveat)
+                f"intermediate to memory and reading it back ({where}).")
     if said == "same":
         if in_cache:
             return (f"Fusion saved nothing measurable here: the {where}, so the intermediate's round trip "
-                    "stays in cache and costs little; sizes that stream from DRAM are where the saved bytes can show."
-                    + caveat)
-        return f"The traffic fusion saves did not show above the noise ({where})." + caveat
+                    "stays in cache and costs little; sizes that stream from DRAM are where the saved bytes can show.")
+        return f"The traffic fusion saves did not show above the noise ({where})."
     if said == "slower":
         how = workbench.variants(v["kernel"])[variant].description.split(chr(10))[0]
         reason = (f"the {where}, so the bytes fusion saves are cheap, and the fused kernel's other costs weigh "
                   "more" if in_cache else f"the fused kernel's other costs outweigh the traffic it saves ({where})")
-        return f"Likely why: {reason}. (The fused variant: {how.rstrip('.')}.)" + caveat
-    return f"The {where}." + caveat   # inconclusive: the sentence already says what would settle it
+        return f"Likely why: {reason}. (The fused variant: {how.rstrip('.')}.)"
+    return f"The {where}."   # inconclusive: the sentence already says what would settle it
 
 
 def fusion_findings(res):
@@ -104,6 +98,11 @@ def fusion_findings(res):
                 checked += 1
     pairs = ok.groupby("backend")["mode"].agg(lambda m: "eager" in set(m) and bool({"fused", "compiled"} & set(m)))
     assert checked >= int(pairs.astype(bool).sum()), "every backend with a fused/unfused pair gets a verdict"
+    pocl = [b for b in sorted(set(ok["backend"]))
+            if all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("kind") == "cpu"]
+    if pocl:
+        lines.append(f"({', '.join(pocl)}: PoCL runs the OpenCL kernels on this CPU's cores; it checks that they are "
+                     "correct, and its timings say nothing about a GPU.)")
     if busy_text(ok):   # wide floors on a shared machine: say so, so the reader knows which run this was
         lines.append(f"(This run shared the machine: {busy_text(ok)}.)")
     print(chr(10).join(lines))
