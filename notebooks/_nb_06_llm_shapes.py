@@ -23,7 +23,7 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.claims import check_claim, reading, verdict_sentence
+from workbench.claims import busy_text, check_claim, reading, verdict_sentence
 from workbench.stats_compare import judge_pair
 
 import json
@@ -196,6 +196,8 @@ for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if
     assert ("too large to tell at every shape" in why) == (not called), why
     summary.append(f"{variant} @ {backend}: float16 against float32: {what} shapes ({span}): {why}")
 print(chr(10).join(summary) or "no variant ran both dtypes here")
+if busy_text(ok):   # the floors above are this run's: say when it shared the machine
+    print(f"(This run shared the machine: {busy_text(ok)}.)")
 
 bad = both.df[(both.df["status"] != "ok") & (both.df["dtype"] == "float16")]
 for (variant, backend), g in bad.groupby(["variant", "backend"]):

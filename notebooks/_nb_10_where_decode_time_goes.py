@@ -29,7 +29,7 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 import pandas as pd
 import workbench
 from workbench import tutorial
-from workbench.claims import check_claim, pair_verdicts, reading, verdict_sentence
+from workbench.claims import busy_text, check_claim, pair_verdicts, reading, verdict_sentence
 
 import json
 
@@ -155,6 +155,8 @@ for other, said in readings.items():   # what the paragraph below may say, from 
     wins = sorted({b for b, s in said if s == "faster"})
     print(f"{other} beat eager beyond the noise on {', '.join(wins)}" if wins else
           f"{other} did not beat eager beyond the noise on any backend here")
+if busy_text(m):   # the floors above are this run's: say when it shared the machine
+    print(f"(This run shared the machine: {busy_text(m)}.)")
 """),
     md("""
 Each sentence above is the package's paired verdict over interleaved rounds, with its noise floor: "faster"
