@@ -332,10 +332,17 @@ def typical_spreads(pairs: list[tuple[pd.Series, pd.Series | None]], machine: li
             for key in keys(row):
                 scopes.setdefault(key, []).append(np.log(twin[0]) - np.log(twin[1]))
 
+    priors: dict[tuple, float | None] = {}
+
+    def prior(key: tuple) -> float | None:
+        if key not in priors:
+            priors[key] = vd.prior_noise(scopes[key])
+        return priors[key]
+
     def typical(row: pd.Series) -> float | None:
-        found = [scopes[k] for k in keys(row) if k in scopes]
-        enough = [vd.prior_noise(d) for d in found if len(d) >= MIN_SCOPE_PAIRS]
-        return min(enough) if enough else (vd.prior_noise(found[-1]) if found else None)
+        found = [k for k in keys(row) if k in scopes]
+        enough = [p for k in found if len(scopes[k]) >= MIN_SCOPE_PAIRS and (p := prior(k)) is not None]
+        return min(enough) if enough else (prior(found[-1]) if found else None)
 
     return typical
 

@@ -135,10 +135,11 @@ class SweepPlan:
         out as each round starts, from the rows merged so far. ``interleaved`` False (cells of a round run
         at once, on a cluster): no twins and no extra rounds, which need visits one after another."""
         twins = self.twins() if interleaved and self.reserve else set()
+        refs = self.references()
         for r in range(self.rounds):
             due = [c for c in self.cells if self.remaining(c) > 0 and rounds_done(self.rows.get(c.key)) <= r]
             if r > 0:
-                due = round_order(due, group_of, self.spec.seed, r)
+                due = round_order(due, group_of, self.spec.seed, r, anchor=lambda c: c.key in refs)
             yield from self._round(r, with_twins(due, twins, self.spec.seed, r))
         if interleaved and self.reserve:
             yield from self.extra_rounds()
@@ -150,23 +151,35 @@ class SweepPlan:
         self._last_keep = time.perf_counter()
         yield r, due
 
+    def references(self) -> set[str]:
+        """Keys of each group's references, the cells its others are judged against by default: its library
+        variants (one per backend); without one, its first cell (:func:`workbench.stats_compare.library_variants`
+        judges stored rows the same way)."""
+        from .catalog import variants
+
+        groups: dict[Any, list[Cell]] = {}
+        for c in self.cells:
+            groups.setdefault((group_of(c), c.cache), []).append(c)
+        out: set[str] = set()
+        for members in groups.values():
+            lib = [c for c in members if (v := variants(c.kernel).get(c.variant)) is not None and v.library]
+            out |= {c.key for c in lib or members[:1]}
+        return out
+
     def twins(self) -> set[str]:
         """Keys of the references given an A/A twin: one group of each kernel with something to compare
         (its largest size: the noisiest, usually), its library variant of each backend (without one, the
         group's first cell); as many as :data:`TWIN_SHARE` of the reserve pays for. One twin per kernel shows
         the run's floor; the rest of the reserve goes to extra rounds, which settle verdicts."""
-        from .catalog import variants
-
         groups: dict[Any, list[Cell]] = {}
         for c in self.cells:
             if not c.unsupported and self.remaining(c) >= MIN_ROUNDS:
                 groups.setdefault((group_of(c), c.cache), []).append(c)
+        references = self.references()
         refs: dict[str, list[Cell]] = {}  # by kernel, in the spec's order: the last group with a pair wins
         for members in groups.values():
-            if len(members) < 2:
-                continue
-            lib = {c.variant for c in members if (v := variants(c.kernel).get(c.variant)) is not None and v.library}
-            refs[members[0].kernel] = [c for c in members if c.variant in lib] or members[:1]
+            if len(members) > 1:
+                refs[members[0].kernel] = [c for c in members if c.key in references]
         order = [c for cells in refs.values() for c in cells]
         cost = self.rounds * (self._round_cost(order[0]) if order else 0.0)
         n = int(TWIN_SHARE * self.pool_s // cost) if cost > 0 else 0
@@ -188,14 +201,16 @@ class SweepPlan:
         Groups enter a round in a shuffled order until its expected cost would exceed what is left."""
         from .stats_compare import undecided_pairs  # pandas: only once the planned rounds are done
 
-        active = {c.key for c in self.cells}
+        active, refs = {c.key for c in self.cells}, self.references()
         for r in range(self.rounds, self.rounds + MAX_EXTRA_ROUNDS):
             keys: set[str] = set()
+            t0 = time.perf_counter()
             for row, base in undecided_pairs(self.rows[c.key] for c in self.cells if c.key in self.rows):
                 if row in active and base in active:
                     keys |= {row, base}
+            self.pool_s -= time.perf_counter() - t0  # judging is paid from the reserve too
             due = round_order([c for c in self.cells if c.key in keys and not is_final(self.rows.get(c.key))],
-                              group_of, self.spec.seed, r)
+                              group_of, self.spec.seed, r, anchor=lambda c: c.key in refs)
             fitted: list[Cell] = []
             budget = self.pool_s
             for _, members in _groups(due):

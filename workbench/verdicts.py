@@ -34,6 +34,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
@@ -216,6 +217,7 @@ def median_interval_coverage(n: int, confidence: float = 0.95) -> float:
     return 1 - 2 * below(k - 1)
 
 
+@lru_cache(maxsize=1024)
 def _quantile(coverage: float, df: float | None) -> float:
     """Two-sided critical value of a ``coverage`` interval: Student's t on ``df``, normal for None."""
     if df is None:
@@ -382,14 +384,21 @@ def typical_noise(diffs: Iterable[Iterable[float]]) -> float:
     return float(np.median(sig)) if sig else 0.0
 
 
+@lru_cache(maxsize=256)
+def _variance_median_ratio(df: int) -> float:
+    """Median of a sample variance on ``df`` degrees of freedom over the true variance (scipy's chi2 is slow:
+    a report asks for the same few ``df`` thousands of times)."""
+    from scipy.stats import chi2
+
+    return float(chi2.median(df)) / df
+
+
 def prior_noise(diffs: Iterable[Iterable[float]]) -> float | None:
     """The typical paired spread as the prior of :func:`paired_noise`: the median over the pairs of each
     one's variance, made consistent (a sample variance on k df has median chi2.median(k) / k of the true
     one: 0.69 at 3 rounds, so a plain median of spreads runs ~17% low and intervals too narrow).
     None if there are none."""
-    from scipy.stats import chi2
-
-    v = [float(np.var(x, ddof=1)) / (chi2.median(len(x) - 1) / (len(x) - 1))
+    v = [float(np.var(x, ddof=1)) / _variance_median_ratio(len(x) - 1)
          for x in (np.asarray(list(d), float) for d in diffs) if len(x) >= 2]
     v = [x for x in v if math.isfinite(x)]
     return math.sqrt(float(np.median(v))) if v else None

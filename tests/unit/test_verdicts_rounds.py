@@ -177,3 +177,20 @@ def test_rows_pair_on_the_rounds_they_share():
     assert vd.aligned(a, None, b, ["s:0", "s:2", "s:4"]) is None  # unlabelled: paired by counts, as before
     assert vd.aligned(a, list("abcde"), b, ["a", "b", "x"]) is None  # fewer than MIN_ROUNDS shared
     assert vd.round_ids('["s:0", "s:1"]') == ["s:0", "s:1"] and vd.round_ids(float("nan")) is None
+
+
+def test_later_rounds_put_each_groups_reference_in_its_middle(probe):
+    plan = SweepPlan(probe)
+    plan.pool_s = 0.0  # no twins, no extra rounds: the planned rounds' order alone
+    seen = drive(plan, lambda cell, r, visit: 1e-3)
+    assert [v for v in seen[0][1]] == [c.variant for c in plan.cells]  # round 1: the spec's order
+    for _, variants in seen[1:]:
+        assert [variants[i:i + 3][1] for i in range(0, 9, 3)] == ["ref"] * 3
+
+
+def test_centred_spreads_several_references_through_their_group():
+    from workbench.harness.rounds import centred
+
+    assert centred(list("abcdR"), lambda x: x == "R") == list("abRcd")
+    assert centred(list("abcdXY"), lambda x: x in "XY") == list("aXbcYd")
+    assert centred(list("ab"), lambda x: False) == list("ab")
