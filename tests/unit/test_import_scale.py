@@ -85,3 +85,29 @@ def test_json_text_columns_are_judged_as_the_slow_path_judges_them(samples, ok, 
     assert (rc == 0) == ok, err
     if not ok:
         assert rc == 2 and "results[0].samples_s" in err and err.count("\n") == 1, err
+
+
+def test_a_bad_value_deep_in_a_batch_is_named_by_its_row(tmp_path, capsys):
+    rows = [_row(f"k{i}") for i in range(1500)]
+    rows[1300]["median_s"] = -1.0
+    rc, err, _ = _import(tmp_path, _doc(rows), capsys)
+    assert rc == 2 and "results[1300].median_s: -1.0 is out of range" in err, err
+
+
+HOSTILE = [None, -1, -0.0, 0, 1.5, 2**63, -(2**63) - 1, 10**400, 1e308, True, "", "x", "a\x01b", "ab\n", "\x7f",
+           "x" * 129, "x" * 5000, [1], {"a": 1}, [], "-abc", ".abc", "abc-def.g:h+1"]
+
+
+@pytest.mark.parametrize("column", ["run_id", "cell_key", "env_id", "kernel", "status", "size", "median_s",
+                                    "samples_s", "message", "rounds", "noisy", "device", "unknown_field"])
+def test_the_batch_check_never_passes_a_row_the_row_check_refuses(column):
+    from workbench.import_schema import _plain_row, _plain_rows
+
+    for value in HOSTILE:
+        batch = [_row(f"k{i}") for i in range(4)]
+        for r in batch:
+            r.setdefault(column, None)
+        batch[2][column] = value
+        if _plain_rows(batch):
+            assert all(_plain_row(r) for r in batch), (column, value)
+    assert _plain_rows([_row(f"k{i}") for i in range(4)])  # the usual batch takes the fast path
