@@ -189,6 +189,19 @@ def test_quick_suite_on_numpy_produces_rows(quick_numpy):
     assert (tmp / "quick.json").exists()  # its time (target 120 s idle) is printed by tests/perf/demo.py
 
 
+def test_quick_suite_rows_name_their_roof_and_none_is_above_it_unmarked(quick_numpy):
+    """Issue 22's roof targets over the quick suite's rows, read as the report reads them (all backends:
+    tests/perf/roofs_quick.py prints the same counts)."""
+    from workbench.report.data import gather
+    from workbench.report.roof_check import check_roofs
+
+    _, store, _, _ = quick_numpy
+    data = gather(Store(store))
+    check = check_roofs(data.df, data.peaks, data.environments)
+    assert check.timed_rows > 0
+    assert check.passed, "\n".join(check.lines())
+
+
 def test_runs_export_and_import_commands(quick_numpy, tmp_path, capsys):
     _, store, _, _ = quick_numpy
     assert main(["runs", "--store", str(store)]) == 0
