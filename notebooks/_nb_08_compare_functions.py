@@ -26,7 +26,7 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
     code("""
 import workbench
 from workbench import tutorial
-from workbench.claims import check_claim, pair_verdicts, reading, verdict_sentence
+from workbench.claims import busy_text, check_claim, pair_verdicts, reading, verdict_sentence
 
 import numpy as np
 import torch
@@ -94,6 +94,8 @@ for other in ("torch", "numpy-naive"):
         print(f"{v['size_label']:>8}: {sentence}")
         if other == "numpy-naive" and reading(v) == "faster":
             naive_won.append(v["size_label"])
+if busy_text(res.df):   # the floors above are this run's: say when it shared the machine
+    print(f"(This run shared the machine: {busy_text(res.df)}.)")
 if naive_won:   # said only where the verdict called it
     print(f"numpy-naive's gain at {', '.join(naive_won)} is the pass over each row it skips (the row maximum); "
           "the next section shows what skipping it costs")
