@@ -88,13 +88,16 @@ def worker_label(pid: int) -> str:
     return next((name for lib, name in WORKER_LIBS if lib in maps), "numpy")
 
 
-def shm_bytes() -> int:
+def shm_bytes(pid: int) -> int:
+    """Bytes in the shared input folders of the sweep run by process ``pid`` (others' sweeps left out)."""
     total = 0
-    for f in SHM.glob("workbench-inputs-*/**/*"):
-        try:
-            total += f.stat().st_size if f.is_file() else 0
-        except OSError:
-            pass
+    for d in SHM.glob(f"workbench-inputs-{pid}-*"):
+        for root, _, files in os.walk(d):  # entries come and go while it walks: os.walk skips what vanished
+            for name in files:
+                try:
+                    total += os.stat(os.path.join(root, name)).st_size
+                except OSError:
+                    pass
     return total
 
 
@@ -133,7 +136,7 @@ class Watch:
                 self._labels[pid] = worker_label(pid)
             self.by_worker[self._labels[pid]] = max(self.by_worker[self._labels[pid]], kib)
         self.peak_kib = max(self.peak_kib, total)
-        self.peak_shm = max(self.peak_shm, shm_bytes())
+        self.peak_shm = max(self.peak_shm, shm_bytes(self.proc.pid))
         self._store_progress(now)
 
     def _store_progress(self, now: float) -> None:
@@ -153,7 +156,10 @@ class Watch:
 
     def loop(self) -> None:
         while self.proc.poll() is None:
-            self.sample()
+            try:
+                self.sample()
+            except (OSError, ValueError) as exc:  # a process or file gone between listing and reading it
+                print(f"  (a sample failed: {exc})", file=sys.stderr)
             time.sleep(0.2)
 
 
