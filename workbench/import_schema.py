@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .import_stream import STREAM_FROM_BYTES, StreamedRows, iter_export
+from .import_stream import STREAM_FROM_BYTES, StreamedRows, ValueSpool, iter_export
 from .output_guard import is_workbench_export
 from .record import JSON_COLUMNS, RESULT_COLUMNS
 
@@ -697,9 +697,8 @@ def _depth_checker(where: str) -> Any:
 
 
 def _load_streamed(p: Path, where: str, export_format: str, export_version: int) -> dict[str, Any]:
-    """:func:`load_export` of a large file: the same checks, one row at a time (see :mod:`workbench.import_stream`)."""
-    from jsonschema.exceptions import best_match
-
+    """:func:`load_export` of a large file: the same checks, a batch of rows at a time (see
+    :mod:`workbench.import_stream`); the checked rows are spooled as the store will insert them."""
     size = p.stat().st_size
     if size > MAX_STREAMED_FILE_BYTES:
         raise ValueError(f"{p}: {size:,} bytes is larger than an export may be ({MAX_STREAMED_FILE_BYTES:,} bytes)")
@@ -713,9 +712,34 @@ def _load_streamed(p: Path, where: str, export_format: str, export_version: int)
     first_of_run: dict[str, int] = {}
     env_ids: set[str] = set()
     repeats: dict[int, list[tuple[int, str, str, str]]] = {}
-    check_depth = _depth_checker(where)
+    spool = ValueSpool()
+    try:
+        count = _check_streamed_rows(p, where, head, spool, first_of_cell, first_of_run, env_ids, repeats)
+        if repeats:
+            _check_repeats(p, where, repeats)
+        doc = validate_export(head, where, export_format, export_version)
+        run_ids = {r["run_id"] for r in doc.get("runs") or []}
+        orphans = sorted((i, r) for r, i in first_of_run.items() if r not in run_ids)
+        if orphans:
+            i, r = orphans[0]
+            raise ValueError(f"{where}: results[{i}].run_id: {_short(r)} names no run of the file (its runs list); "
+                             "an export carries the runs of its rows")
+    except BaseException:
+        spool.close()
+        raise
+    doc["results"] = StreamedRows(p, count, env_ids, spool)
+    return doc
+
+
+def _check_streamed_rows(p: Path, where: str, head: dict[str, Any], spool: ValueSpool,
+                         first_of_cell: dict[str, int], first_of_run: dict[str, int], env_ids: set[str],
+                         repeats: dict[int, list[tuple[int, str, str, str]]]) -> int:
+    """The row checks of :func:`_load_streamed`, a batch at a time; each checked batch goes to ``spool``.
+    Returns the number of rows."""
+    from jsonschema.exceptions import best_match
+
     count = 0
-    rows = iter_export(p, where, head, _refuse_constant, check_depth)
+    rows = iter_export(p, where, head, _refuse_constant, _depth_checker(where))
     while batch := list(itertools.islice(rows, PLAIN_BATCH_ROWS)):
         if count + len(batch) > MAX_ITEMS:
             raise ValueError(f"{where}: results: more than {MAX_ITEMS:,} rows is more than an export may hold")
@@ -732,18 +756,9 @@ def _load_streamed(p: Path, where: str, export_format: str, export_version: int)
             first_of_run.setdefault(row["run_id"], i)
             if row.get("env_id"):
                 env_ids.add(row["env_id"])
+        spool.add(batch)
         count += len(batch)
-    if repeats:
-        _check_repeats(p, where, repeats)
-    doc = validate_export(head, where, export_format, export_version)
-    run_ids = {r["run_id"] for r in doc.get("runs") or []}
-    orphans = sorted((i, r) for r, i in first_of_run.items() if r not in run_ids)
-    if orphans:
-        i, r = orphans[0]
-        raise ValueError(f"{where}: results[{i}].run_id: {_short(r)} names no run of the file (its runs list); an "
-                         "export carries the runs of its rows")
-    doc["results"] = StreamedRows(p, count, env_ids, _refuse_constant)
-    return doc
+    return count
 
 
 def _digest(row: Mapping[str, Any]) -> str:

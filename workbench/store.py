@@ -39,6 +39,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .import_stream import stored_value as _jsonable
+from .import_stream import value_batches
 from .processes import pid_alive
 from .record import RESULT_COLUMNS
 from .status import Status
@@ -128,22 +130,6 @@ def git_commit() -> str | None:
         return (out.stdout.strip() or None) if out.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         return None
-
-
-def _jsonable(v: Any) -> Any:
-    """A value the store accepts: text, number or None; lists and dicts become JSON text."""
-    if v is None or isinstance(v, (str, int)):
-        return v
-    if isinstance(v, bool):
-        return int(v)
-    if isinstance(v, float):
-        return v if not math.isnan(v) else None
-    if isinstance(v, (list, tuple, dict)):
-        return json.dumps(v)
-    try:  # numpy scalars
-        return _jsonable(v.item())
-    except AttributeError:
-        return str(v)
 
 
 def _finite(v: Any) -> Any:
@@ -879,64 +865,15 @@ class Store:
 
 
 _COLUMN_INDEX = {k: i for i, k in enumerate(RESULT_COLUMNS)}
-#: Rows per ``executemany`` of an import (one transaction holds them all; this only bounds the batch list).
-INSERT_BATCH_ROWS = 20_000
-
-
-def _present_values(row: Mapping[str, Any]) -> tuple[tuple[str, ...], list[Any]]:
-    """The columns of ``row`` that hold a value, and those values as the store keeps them (fields that are
-    no column go to ``extra`` as JSON text, as :meth:`Store._row_values` puts them)."""
-    cols: list[str] = []
-    values: list[Any] = []
-    extra: dict[str, Any] | None = None
-    for k, v in row.items():
-        if k in _COLUMN_INDEX:
-            if v is None:
-                continue
-            t = type(v)
-            if t is float:
-                if v != v:  # NaN is stored as NULL
-                    continue
-            elif t is not str and t is not int:
-                v = _jsonable(v)
-                if v is None:
-                    continue
-            cols.append(k)
-            values.append(v)
-        elif k != "extra":
-            if extra is None:
-                extra = {}
-            extra[k] = _jsonable(v)
-    if extra:
-        cols.append("extra")
-        values.append(json.dumps(extra))
-    return tuple(cols), values
-
-
 def _insert_new_rows(c: sqlite3.Connection, rows: Iterable[Mapping[str, Any]]) -> int:
-    """``INSERT OR IGNORE`` every row, in file order; returns how many were new.
-
-    Why not one statement of every column: binding a NULL costs Python's sqlite3 about ten times a number
-    (an adapter lookup per value), and a row holds values in a third of the columns. Each row binds only the
-    columns it has, and consecutive rows with the same columns share one prepared statement and one
-    ``executemany``."""
+    """``INSERT OR IGNORE`` every row, in file order; returns how many were new. Each row binds only the
+    columns it holds a value in (:func:`workbench.import_stream.present_values`), consecutive rows with the
+    same columns in one ``executemany``; a streamed export's rows come already converted (its spool)."""
     before = c.total_changes
-    cols: tuple[str, ...] | None = None
-    batch: list[list[Any]] = []
-
-    def flush() -> None:
-        if batch:
-            c.executemany(f"INSERT OR IGNORE INTO results ({', '.join(cols or ())}) "
-                          f"VALUES ({', '.join('?' * len(cols or ()))})", batch)
-            batch.clear()
-
-    for row in rows:
-        row_cols, values = _present_values(row)
-        if row_cols != cols or len(batch) >= INSERT_BATCH_ROWS:
-            flush()
-            cols = row_cols
-        batch.append(values)
-    flush()
+    spooled = getattr(rows, "value_batches", None)
+    for cols, batch in (spooled() if spooled is not None else value_batches(rows)):
+        c.executemany(f"INSERT OR IGNORE INTO results ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                      batch)
     return c.total_changes - before
 
 
