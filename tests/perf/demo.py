@@ -129,6 +129,7 @@ class Watch:
             self.first_worker_s = now
         self.max_workers = max(self.max_workers, len(workers))
         total = pss_kib(self.proc.pid)
+        self.by_worker["parent (bench)"] = max(self.by_worker["parent (bench)"], total)
         for pid in workers:
             kib = pss_kib(pid)
             total += kib
@@ -298,7 +299,7 @@ def main() -> int:
     for what, got, target, vs in rows:
         print(f"{what:<52} {got:<19} {target:<40} {vs}")
     if watch is not None:
-        print(f"\nworkers at once: {watch.max_workers}; peak PSS of one worker by backend (MiB): "
+        print(f"\nworkers at once: {watch.max_workers}; peak PSS of the parent and of one worker by backend (MiB): "
               + ", ".join(f"{k} {v / 1024:.0f}" for k, v in sorted(watch.by_worker.items(), key=lambda kv: -kv[1]))
               + f"; shared input folders at most {watch.peak_shm / 2**20:.0f} MiB (/dev/shm, not in PSS unless mapped)")
     print("cell wall time by backend (s, all rounds): " + ", ".join(f"{k} {v:.0f}" for k, v in per_backend.items()))
