@@ -106,7 +106,8 @@ for variant, g in cmp.groupby("variant"):
         print(f"  one thread was slower beyond the noise at {sizes_slower}: the second core paid off there")
 """),
     code("""
-Results(df, [run_a.run_id, run_b.run_id], store).plot(metric="time")
+names = {run_a.run_id: f"run A, numba {threads} threads", run_b.run_id: "run B, numba 1 thread"}
+Results(df, [run_a.run_id, run_b.run_id], store).plot(metric="time", run_names=names)
 """, "figure"),
     md("""
 ## Merge runs from another machine
