@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import verdicts as vd
+
+if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
+    import pandas as pd
 
 #: Columns that identify a measured cell (the contract's cell_key, spelled out).
 CELL_COLUMNS = ("kernel", "variant", "backend", "dtype", "params", "mode", "cache")
@@ -97,6 +99,8 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     ok cells (:func:`workbench.verdicts.run_to_run_noise`); that noise is in ``table.attrs["run_noise"]``.
     ``kw`` goes to the verdict (``min_effect``, ``k``, ``confidence`` ...).
     """
+    import pandas as pd
+
     _check_runs(df, [run_a, run_b])
     a, b = df[df["run_id"] == run_a], df[df["run_id"] == run_b]
     key = list(CELL_COLUMNS)
@@ -144,6 +148,8 @@ def library_variants(df: pd.DataFrame, kernel: str) -> list[str]:
     nothing (None); then, as for a kernel without a library variant, the kernel's
     first variant in the rows stands in.
     """
+    import pandas as pd
+
     rows = df[df["kernel"] == kernel]
     if rows.empty:
         return []
@@ -191,6 +197,8 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
     disturbed cell elsewhere does not widen its interval; ``kw`` goes to the verdict.
     Rows without a baseline get NaN and verdict "no baseline"; the baseline row itself "baseline".
     """
+    import pandas as pd
+
     cols = ["run_id", "kernel", "variant", "backend", "dtype", "params", "size", "size_label", "mode", "cache",
             "baseline_variant", "baseline_backend"] + RESULT_COLUMNS
     if df.empty:
@@ -229,22 +237,35 @@ def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseli
     return pairs, machine
 
 
-def undecided_pairs(rows: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
+def undecided_pairs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(cell_key of the row, cell_key of its baseline) of every pair of ``rows`` (one run's stored rows, as a
-    sweep holds them) that :func:`speedup_vs_baseline` would call inconclusive: the pairs an extra round
-    could settle (:class:`workbench.sweep_plan.SweepPlan`)."""
-    df = pd.DataFrame(list(rows))
-    if df.empty or "cell_key" not in df:
-        return []
-    df.index = df["cell_key"]
-    pairs, machine = baseline_pairs(df)
-    typical = typical_spreads(pairs, machine)
-    out = []
-    for row, base in pairs:
-        if base is not None and base.name != row.name and _paired_rounds(base, row)[2]:
-            if judge_pair(base, row, typical(row))["verdict"] == "inconclusive":
-                out.append((str(row.name), str(base.name)))
-    return out
+    sweep holds them) that :func:`speedup_vs_baseline` calls inconclusive with its default baselines: the
+    pairs an extra round could settle (:class:`workbench.sweep_plan.SweepPlan`). On plain rows, without
+    pandas (a sweep asks between rounds; importing pandas took 5-6 s at load 20)."""
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        if r.get("status") == "ok":
+            groups.setdefault(tuple(str(r.get(c)) for c in ("kernel", "dtype", "params", "cache")), []).append(r)
+    pairs: list[tuple[Any, Any]] = []
+    for g in groups.values():  # the library variants of the group (one per backend), as library_variants says
+        libs = [r for r in g if _flag(r.get("library"))] or g[:1]
+        for r in g:
+            same = [b for b in libs if b.get("backend") == r.get("backend")]
+            pairs.append((r, (same or sorted(libs, key=lambda b: str(b.get("backend"))))[0]))
+    typical = typical_spreads(pairs, [])
+    return [(str(row.get("cell_key")), str(base.get("cell_key"))) for row, base in pairs
+            if not _same_row(row, base) and _paired_rounds(base, row)[2]
+            and judge_pair(base, row, typical(row))["verdict"] == "inconclusive"]
+
+
+def _same_row(a: Any, b: Any) -> bool:
+    """The same stored row: a table's rows by their index, plain rows by identity or cell key."""
+    if a is b:
+        return True
+    name_a, name_b = getattr(a, "name", None), getattr(b, "name", None)
+    if name_a is not None and name_b is not None:
+        return bool(name_a == name_b)
+    return a.get("cell_key") is not None and a.get("cell_key") == b.get("cell_key")
 
 
 def twin_times(row: pd.Series | dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
@@ -265,6 +286,8 @@ def aa_twins(df: pd.DataFrame) -> pd.DataFrame:
     the verdict should be "same", and the interval shows how small a difference this run could see.
     Columns: the cell's (kernel, variant, backend, dtype, params, size, size_label, mode, cache) and
     :data:`RESULT_COLUMNS`."""
+    import pandas as pd
+
     cols = ["run_id", "kernel", "variant", "backend", "dtype", "params", "size", "size_label", "mode", "cache"]
     if df.empty or vd.TWIN_MEDIANS not in df:
         return pd.DataFrame(columns=cols + RESULT_COLUMNS)
@@ -322,7 +345,7 @@ def typical_spreads(pairs: list[tuple[pd.Series, pd.Series | None]], machine: li
         return [kernel + tuple(row.get(c) for c in ("dtype", "params", "cache")), kernel, run]
 
     for row, base in pairs:
-        if base is not None and base.name != row.name:
+        if base is not None and not _same_row(base, row):
             a, b, paired = _paired_rounds(base, row)
             if paired:
                 for key in keys(row):

@@ -194,3 +194,23 @@ def test_centred_spreads_several_references_through_their_group():
     assert centred(list("abcdR"), lambda x: x == "R") == list("abRcd")
     assert centred(list("abcdXY"), lambda x: x in "XY") == list("aXbcYd")
     assert centred(list("ab"), lambda x: False) == list("ab")
+
+
+def test_the_tabulated_quantiles_are_scipys():
+    from scipy.stats import chi2, t
+
+    for df, q in vd.T_QUANTILES.items():
+        assert q == pytest.approx(t.ppf(0.5 + vd.CONFIDENCE / 2, df), rel=1e-6)
+    for df, m in vd.CHI2_MEDIAN_RATIOS.items():
+        assert m == pytest.approx(chi2.median(df) / df, rel=1e-6)
+
+
+def test_undecided_pairs_are_the_inconclusive_rows_of_the_speedup_table(probe):
+    plan = SweepPlan(probe)
+    plan.pool_s = 0.0
+    rng = np.random.default_rng(5)
+    drive(plan, lambda cell, r, visit: 1e-3 * np.exp(rng.normal(0, 0.2 if cell.variant == "near" else 0.002)))
+    t = sc.speedup_vs_baseline(table(plan).set_index("cell_key", drop=False))
+    expected = sorted(t.loc[t["verdict"] == "inconclusive", "variant"])
+    got = sorted(plan.rows[row]["variant"] for row, _ in sc.undecided_pairs(plan.rows.values()))
+    assert got == expected and "near" in got
