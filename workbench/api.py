@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from .catalog import kernels
+from .report.data import check_baseline, resolve_run_ids, store_peaks
 from .report.summary import NOT_OK_CELLS, failures_table, summary_table
 from .stats_compare import speedup_vs_baseline
 from .store import open_store
@@ -46,8 +47,6 @@ class Results:
     @classmethod
     def from_store(cls, store: Any, run_ids: str | Iterable[str] | None = None) -> Results:
         """Rows of ``run_ids`` (a list, one id, ``"latest"``, or None for every run) from a store or its path."""
-        from .report.data import resolve_run_ids
-
         store = open_store(store, must_exist=True)
         ids = resolve_run_ids(store, run_ids)
         df = store.results(run_ids=ids)
@@ -66,7 +65,6 @@ class Results:
     def speedup(self, baseline: Any = None) -> pd.DataFrame:
         """Speed-up of every ok cell against ``baseline`` ("variant", "variant @ backend", or a dict;
         default: the kernel's library variant), with its interval from the rounds, noise floor and verdict."""
-        from .report.data import check_baseline
         from .report.plots import parse_baseline
 
         check_baseline(self.df, baseline)  # an unknown one is an error listing the measured series
@@ -97,8 +95,6 @@ class Results:
         raise ValueError(f"unknown plot kind {kind!r}; valid kinds: line, speedup, roofline, memory")
 
     def _peaks(self) -> pd.DataFrame | None:
-        from .report.data import store_peaks
-
         return store_peaks(self.store) if self.store is not None else None
 
     # -- exports ------------------------------------------------------------

@@ -20,6 +20,8 @@ from typing import Any, Protocol
 
 import psutil
 
+from .threads import describe
+
 log = logging.getLogger(__name__)
 
 
@@ -169,8 +171,6 @@ class ConditionsMeter:
         return first if first is not None and end.t - first.t >= MIN_USABLE_S else None
 
     def stop(self) -> Conditions:
-        from .threads import describe
-
         c = Conditions(threads=describe())
         try:
             c.load_avg_1m = os.getloadavg()[0]

@@ -18,6 +18,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .backends.registry import all_backends
+from .output_guard import check_output_path, write_output
+
 ENV_CONFIG = "WORKBENCH_CONFIG"
 CONFIG_FORMAT = "workbench-config"
 CONFIG_VERSION = 1
@@ -89,8 +92,6 @@ def validate(config: Any, where: str = "config") -> dict[str, Any]:
 
 
 def check_backend(name: str, where: str = "config") -> None:
-    from .backends.registry import all_backends
-
     names = sorted(all_backends())
     if name != "auto" and name not in names:
         raise ValueError(f"{where}: key 'default_backend': {name!r} names no backend; valid choices: auto, "
@@ -115,7 +116,6 @@ def write(config: Mapping[str, Any], path: str | os.PathLike | None = None) -> P
     data = {"format": CONFIG_FORMAT, "version": CONFIG_VERSION, **{k: v for k, v in config.items()
                                                                     if k not in ("format", "version")}}
     validate(data, str(p))
-    from .output_guard import check_output_path, write_output
     from .store import default_store_path
 
     stores = (default_store_path(), config.get("store"))

@@ -19,9 +19,12 @@ import textwrap
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import adhoc
 from .adhoc.devices import backend_for
 from .adhoc.timing import Measurement
+from .backends import registry
 from .report.units import fmt_seconds
+from .sweep import SweepSpec
 
 #: One token of a magic's option part: a run of non-blanks, quoted stretches may hold blanks.
 TOKEN = re.compile(r"""(?:"[^"]*"|'[^']*'|\S)+""")
@@ -91,8 +94,6 @@ def split_options(line: str, parser: _Parser) -> tuple[argparse.Namespace, str]:
 
 
 def _number(parser: _Parser, option: str, value: Any, flag: str) -> Any:
-    from .sweep import SweepSpec
-
     if value is None:
         return None
     try:
@@ -102,8 +103,6 @@ def _number(parser: _Parser, option: str, value: Any, flag: str) -> Any:
 
 
 def _backend(parser: _Parser, name: str | None) -> str | None:
-    from .backends import registry
-
     if name is None:
         return None
     try:
@@ -151,8 +150,6 @@ def measurement_line(m: Measurement) -> str:
 def wb_timeit(shell: Any, line: str, cell: str | None = None) -> Measurement | None:
     """``%wb_timeit [-r ROUNDS] [-b BUDGET_S] [--backend NAME] [-o] [-q] statement``, or as a cell magic the
     cell is the statement and the rest of the first line a setup statement run once."""
-    from . import adhoc
-
     parser = _timeit_parser()
     args, rest = split_options(line, parser)
     stmt, setup = (cell, rest) if cell is not None else (rest, "")
@@ -195,8 +192,6 @@ def _show(value: Any) -> str:
 def wb_quick(shell: Any, line: str) -> Any:
     """``%wb_quick -s SETUP -n SIZES [-b BUDGET_S] [-r ROUNDS] [--name NAME] [--backend NAME] [--no-check] [-o]
     [-q] callables``: ``callables`` an expression giving a dict name -> callable; displays the summary."""
-    from . import adhoc
-
     parser = _quick_parser()
     args, expr = split_options(line, parser)
     if not expr:

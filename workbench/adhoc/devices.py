@@ -13,6 +13,8 @@ import types
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..backends import registry
+
 #: torch ``device.type`` -> workbench backend name.
 TORCH_DEVICES = {"cpu": "torch-cpu", "cuda": "torch-cuda", "mps": "torch-mps", "xpu": "torch-xpu"}
 #: How deep nested lists, tuples and dicts of arguments are searched for arrays.
@@ -38,8 +40,6 @@ def array_backend(x: Any) -> str | None:
 
 def opencl_backend_of(x: Any) -> str:
     """The ``opencl-N`` backend whose device holds ``x`` (an Array's queue device, or its context's)."""
-    from ..backends import registry
-
     queue = getattr(x, "queue", None)
     device = getattr(queue, "device", None) if queue is not None else None
     if device is None:

@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from ..backends import registry
 from ..backends.base import KNOWN_DTYPES
+from ..dtypes import round_to
 from .devices import array_backend
 
 #: Runtimes whose arrays are plain numpy arrays on the host.
@@ -158,7 +160,6 @@ def host_array(x: Any) -> np.ndarray:
     owner = array_backend(x)
     if owner is None:
         return np.asarray(x)
-    from ..backends import registry
 
     return np.asarray(registry.get(owner).to_numpy(x))
 
@@ -199,9 +200,6 @@ class AdhocSetup:
     def native(self, host: Mapping[str, np.ndarray], n: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Call arguments from float64 host inputs: each rounded to the dtype and put on the backend,
         exactly as the harness gives them to the callables."""
-        from ..backends import registry
-        from ..dtypes import round_to
-
         be = registry.get(self.backend)
         return self.layouts[n].bind({k: be.to_device(round_to(v, self.dtype), self.dtype) for k, v in host.items()})
 

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .inputs import takes_rng
 from .source import Source, identifier, source_of
 
 if TYPE_CHECKING:
@@ -148,8 +149,6 @@ SPEC = kernel_here(__file__).register(
 
 
 def _takes_rng(c: Comparison) -> bool:
-    from .inputs import takes_rng
-
     return takes_rng(c.setup.setup)
 
 

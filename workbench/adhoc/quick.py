@@ -24,9 +24,12 @@ from typing import Any
 
 from ..api import Results
 from ..catalog.spec import BuildContext, KernelCall, KernelSpec, Unsupported, Variant
+from ..store import open_store
+from ..sweep import SweepSpec, run_sweep
 from .check import AdhocCompare, AdhocReference, tolerances
 from .devices import backend_for, callable_runtime
 from .inputs import AdhocSetup, Layout, axis_of, layout_of, outputs_of, run_dtype
+from .promote import promote
 
 #: Run name (and kernel name) of a comparison when none is given.
 DEFAULT_NAME = "quick"
@@ -144,8 +147,6 @@ class QuickResults(Results):
         """This comparison as a catalog kernel: with ``path``, a folder ``path/<name>/`` (spec and
         variants files) that ``load_catalog(path)`` loads, returned as a Path; without, the files' text
         (printed in a notebook). The float64 reference and the tolerances are left marked TODO."""
-        from .promote import promote
-
         if self.comparison is None:
             raise ValueError("these results do not come from workbench.quick(): nothing to promote")
         return promote(self.comparison, path, name=name)
@@ -296,9 +297,6 @@ def quick(callables: Any, setup: Callable[..., Any], sizes: Any, *, check: bool 
     ``budget_s`` (per cell, all rounds), ``rounds``, ``timeout_s`` (a callable that never returns ends as
     ``timeout``), ``isolation`` ("process", the default, or "in-process"), ``min_samples``, ``seed`` ...
     """
-    from ..store import open_store
-    from ..sweep import SweepSpec, run_sweep
-
     fns = _callables(callables)
     if reference is not None and not callable(reference):
         raise TypeError(f"reference must be a callable taking the same arguments, got {reference!r}")

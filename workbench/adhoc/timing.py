@@ -15,8 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..backends import registry
+from ..harness.audit import NoAudit
+from ..harness.rounds import merge_rounds, round_config
+from ..harness.stats import summarize
+from ..harness.timer import TimingConfig, time_calls
 from ..report.units import fmt_seconds
 from ..status import Status
+from ..sweep import SweepSpec
+from ..threads import describe
 from .devices import backend_for
 
 #: Timing defaults of :func:`timeit`, chosen so an answer comes about as fast as torch.utils.benchmark's
@@ -102,14 +109,6 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
     ``fn``. An exception of ``fn`` propagates; for isolation from crashes and hangs use
     :func:`workbench.quick`.
     """
-    from ..backends import registry
-    from ..harness.audit import NoAudit
-    from ..harness.rounds import merge_rounds, round_config
-    from ..harness.stats import summarize
-    from ..harness.timer import TimingConfig, time_calls
-    from ..sweep import SweepSpec
-    from ..threads import describe
-
     t0 = time.perf_counter()
     if not callable(fn):
         raise TypeError(f"timeit() needs a callable first, got {type(fn).__name__}: {fn!r}")

@@ -17,6 +17,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..backends.registry import override_name
+from ..catalog.loader import ENV_CATALOG
+from ..output_guard import check_output_path
+
 #: The smallest memory cap that makes sense for a cell (a bare "0.5" is half a byte, not half the memory).
 MIN_MEMORY_CAP = 16 << 20
 #: How long `--cluster ADDRESS` may take to accept a TCP connection before the run is refused.
@@ -26,8 +30,6 @@ CONNECT_PROBE_S = 5.0
 def check_catalog_env() -> None:
     """Every folder in ``$WORKBENCH_CATALOG`` exists and is a folder (a worker would otherwise fail to load
     it in every cell, and the run would store them all as crashed)."""
-    from ..catalog.loader import ENV_CATALOG
-
     for entry in os.environ.get(ENV_CATALOG, "").split(os.pathsep):
         if not entry.strip():
             continue
@@ -42,8 +44,6 @@ def check_catalog_env() -> None:
 
 def check_backend_env() -> None:
     """``$WORKBENCH_BACKEND`` names a backend (or auto): a misspelt one is refused, never ignored."""
-    from ..backends.registry import override_name
-
     override_name()
 
 
@@ -115,7 +115,6 @@ def check_writable_file(flag: str, path: str) -> None:
 def check_outputs(paths: Iterable[tuple[str, str | None]], store: str | None) -> None:
     """Output files of a run: none may be a results store (:mod:`workbench.output_guard`), each must be
     creatable, and no two may be the same file."""
-    from ..output_guard import check_output_path
     from ..store import default_store_path
 
     seen: dict[str, str] = {}

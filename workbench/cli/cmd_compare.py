@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..store import open_store
 from ..verdicts import pct, verdict_label
 from .args_common import add_store, command
 
@@ -67,7 +68,6 @@ def run(args: argparse.Namespace) -> int:
     from ..report.data import check_baseline, resolve_run_ids
     from ..report.plots import parse_baseline
     from ..stats_compare import compare_runs, speedup_vs_baseline
-    from ..store import open_store
     from .cmd_report import _baseline
 
     threshold = parse_threshold(args.threshold)  # checked even without --fail-on: a bad value is never ignored

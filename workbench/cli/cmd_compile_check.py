@@ -15,6 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..catalog import get_kernel
+from ..catalog.loader import ensure_default_catalog, loaded_folders
+
 SOURCES = ("all", "portable", "triton")
 
 
@@ -43,8 +46,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..catalog import get_kernel
-    from ..catalog.loader import ensure_default_catalog, loaded_folders
     from ..portable import DTYPES, hip_check, triton_catalog
     from ..portable.compile_check import (
         find_compiler,

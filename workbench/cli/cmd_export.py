@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..output_guard import check_output_path
+from ..store import default_store_path, open_store
+
 #: Extensions an export may have: it is always the store's JSON format (`report` writes CSV, HTML, Markdown).
 EXPORT_SUFFIXES = (".json", "")
 
@@ -31,9 +34,6 @@ def check_export_path(out: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..output_guard import check_output_path
-    from ..store import default_store_path, open_store
-
     if args.out.strip():  # a store named as the output is the worse mistake: said first
         check_output_path(args.out, flag="export -o", stores=(args.store, default_store_path()), export=True)
     check_export_path(args.out)

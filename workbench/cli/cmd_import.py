@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..store import EXPORT_FORMAT, EXPORT_VERSION, Store
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("import", help="merge a results export (from `workbench export`) into a store",
@@ -17,7 +19,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..import_schema import load_export
-    from ..store import EXPORT_FORMAT, EXPORT_VERSION, Store
 
     # the file is read and validated before the store is opened: a bad file creates or changes nothing
     doc = load_export(args.file, export_format=EXPORT_FORMAT, export_version=EXPORT_VERSION)

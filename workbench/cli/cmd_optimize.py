@@ -9,6 +9,10 @@ import math
 import time
 from typing import Any
 
+from .. import config as cfg
+from ..backends import registry as backend_registry
+from ..catalog import kernels, variants
+from ..dtypes import check_dtype
 from .args_common import add_store, command
 
 #: The longest tuning budget accepted (a day): `inf` or a typo such as 1e9 would run for ever.
@@ -28,10 +32,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import config as cfg
-    from ..backends import registry as backend_registry
-    from ..catalog import kernels, variants
-    from ..dtypes import check_dtype
     from ..tuning import tune
     from ..tuning.threads import THREADED_RUNTIMES, measure_threads
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..report.units import fmt_rate
+from ..store import Store
 from .args_common import add_store, command
 
 
@@ -21,8 +23,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..peaks import measure_peaks
-    from ..report.units import fmt_rate
-    from ..store import Store
 
     store = Store(args.store)
     peaks = measure_peaks(args.backends, store)

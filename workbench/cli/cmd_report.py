@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..store import open_store
+
 FORMATS = ("html", "md", "json", "csv")
 
 
@@ -31,7 +33,6 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..report.data import check_baseline, resolve_run_ids
     from ..report.exporters import report_format, safe_file_stem, write_report
-    from ..store import open_store
 
     fmt = report_format(args.out, args.format, flag="--out")  # before the store is even opened
     store = open_store(args.store, must_exist=True)

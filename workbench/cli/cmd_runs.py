@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..store import open_store
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("runs", help="list the runs in a results store")
@@ -13,8 +15,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store import open_store
-
     store = open_store(args.store, must_exist=True)  # read-only: listing never creates or changes a store
     runs = store.runs()
     if runs.empty:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..store import StoreError, open_store
 from .args_common import add_store, command
 
 
@@ -23,7 +24,6 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import sqlite3
 
-    from ..store import StoreError, open_store
 
     if args.action == "check":
         # a damaged store must still be examined: no health check on opening, and read-only if need be

@@ -8,9 +8,15 @@ import argparse
 import sys
 from typing import Any
 
+from ..catalog import get_kernel
+from ..catalog.spec import format_config
+from ..dtypes import check_dtype
+from ..record import size_label
 from ..status import Status
+from ..tuning import tune
 from ..tuning.search import STRATEGIES
 from .args_common import add_store, command
+from .cmd_bench import SIZE_HELP, parse_sizes
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,8 +49,6 @@ def parse_size(text: str | None, kernel: str) -> dict[str, int] | None:
     """``512x512x512`` / ``m=512:n=512:k=512`` -> params of ``kernel``; a ValueError naming what is wrong."""
     if text is None:
         return None
-    from ..catalog import get_kernel
-    from .cmd_bench import SIZE_HELP, parse_sizes
 
     spec = get_kernel(kernel)
     parsed = parse_sizes([text], f" ({kernel} takes {' x '.join(spec.axes)})")
@@ -63,9 +67,6 @@ def parse_size(text: str | None, kernel: str) -> dict[str, int] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..dtypes import check_dtype
-    from ..tuning import tune
-
     check_dtype(args.dtype)
     if args.trials is not None and args.trials < 1:
         raise ValueError(f"--trials must be at least 1, got {args.trials}")
@@ -82,9 +83,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def summary(result: Any) -> str:
-    from ..catalog.spec import format_config
-    from ..record import size_label
-
     lines = [f"tuned {result.kernel}/{result.variant} on {result.backend} {result.dtype} {size_label(result.params)} "
              f"({result.shape_class}; device {result.device}): {len(result.trials)} of {result.space_size} "
              f"configurations measured ({result.strategy}), run {result.run_id}"]

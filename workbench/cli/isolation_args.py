@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..harness.isolation import ISOLATIONS
+from ..harness.isolation import ISOLATIONS, check_isolation
+from ..harness.memory_cap import parse_memory_cap
+from .checks import check_memory_cap
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -25,10 +27,6 @@ def add(p: argparse.ArgumentParser) -> None:
 def options(args: argparse.Namespace) -> dict[str, Any]:
     """``isolation`` and ``memory_cap`` as given (None where not), checked so that a bad value is refused
     before anything runs."""
-    from ..harness.isolation import check_isolation
-    from ..harness.memory_cap import parse_memory_cap
-    from .checks import check_memory_cap
-
     check_isolation(args.isolation)
     parse_memory_cap(args.memory_cap)
     check_memory_cap(args.memory_cap)  # "0.5" (half a byte) and "200%" are refused, not obeyed

@@ -24,6 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..catalog.spec import Unsupported
+from ..dtypes import round_to
+from ..portable.prelude import DTYPES
+from ..portable.runtimes import launcher, target_of
+from ..portable.source import render
 from .replay import ReplayTable
 
 if TYPE_CHECKING:
@@ -68,12 +73,6 @@ def compile_plan(ctx: BuildContext, source: str | Path, steps: list[Step], buffe
     """Render and build ``source`` for the backend (cached per text and device) and upload ``constants``
     (float64 host arrays, rounded to the run dtype); raises Unsupported where the backend cannot compile
     device code or run the dtype."""
-    from ..catalog.spec import Unsupported
-    from ..dtypes import round_to
-    from ..portable.prelude import DTYPES
-    from ..portable.runtimes import launcher, target_of
-    from ..portable.source import render
-
     backend, dtype = ctx.backend, ctx.dtype
     if dtype not in DTYPES:
         raise Unsupported(f"portable kernels implement {', '.join(DTYPES)}, not {dtype}")

@@ -13,6 +13,10 @@ import sys
 import time
 from pathlib import Path
 
+from ..catalog import registry
+from ..catalog.loader import load_catalog, load_errors
+from .triton_check import compile_triton
+
 _DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "fp8e4nv": "float8_e4m3fn"}
 
 
@@ -26,9 +30,6 @@ def _dtype(signature: dict[str, str]) -> str:
 
 def main(folder: str, archs: list[str]) -> dict:
     os.environ.pop("TRITON_INTERPRET", None)
-    from ..catalog import registry
-    from ..catalog.loader import load_catalog, load_errors
-    from .triton_check import compile_triton
 
     load_catalog(folder)
     name = Path(folder).name

@@ -16,6 +16,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..backends import registry
+
 #: tab10, then the darker/lighter tab20 partners: 20 colours distinct enough side by side.
 PALETTE: tuple[str, ...] = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
@@ -44,8 +46,6 @@ def series_key(variant: object, backend: object) -> str:
 def backend_runtime(backend: object) -> str:
     """The runtime a backend name belongs to (``vulkan`` -> ``wgpu``; a name this install does not know: its
     family, the part before the first '-')."""
-    from ..backends import registry
-
     try:
         return registry.get(str(backend)).runtime
     except ValueError:

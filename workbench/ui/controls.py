@@ -16,7 +16,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..backends.base import KNOWN_DTYPES
+from ..backends.base import KNOWN_DTYPES, Capabilities, Probe
 from ..catalog.spec import MODES, KernelSpec, Variant
 
 
@@ -83,8 +83,6 @@ class BackendPicker:
 
 
 def _safe_probe(backend: Any) -> Any:
-    from ..backends.base import Probe
-
     try:
         return backend.probe()
     except Exception as exc:  # noqa: BLE001 - probe must not raise, but a buggy adapter must not hide the others
@@ -92,8 +90,6 @@ def _safe_probe(backend: Any) -> Any:
 
 
 def _safe_caps(backend: Any) -> Any:
-    from ..backends.base import Capabilities
-
     try:
         return backend.capabilities()
     except Exception:  # noqa: BLE001 - a picker shows what it can; an adapter bug must not hide it

@@ -17,6 +17,9 @@ from typing import Any
 import ipywidgets as w
 import pandas as pd
 
+from ..backends.registry import all_backends, get_backend
+from ..catalog import kernels, variants
+from ..report.data import gather
 from ..status import Status
 from .controls import BackendPicker, KernelPicker, RunOptions, SizeControls
 from .run_controller import RunController
@@ -37,8 +40,6 @@ class Dashboard:
 
     def __init__(self, store: Any = None, kernel: str | None = "saxpy", backends: list[str] | None = None,
                  export_dir: str = "reports", isolation: str | None = None) -> None:
-        from ..backends.registry import all_backends
-        from ..catalog import kernels, variants
         from ..sweep import check_isolation
 
         self.store = store
@@ -426,8 +427,6 @@ class Dashboard:
     # -- exporting --------------------------------------------------------
     def export_data(self) -> Any:
         """The shown run as :class:`workbench.report.data.ReportData`, its cells that cannot run left out."""
-        from ..report.data import gather
-
         data = gather(self.store, [self.run_id])
         data.df = self.visible(data.df)
         return data
@@ -493,8 +492,6 @@ def _elapsed_s(started_at: Any) -> float | None:
 
 
 def _default_backends() -> list[str]:
-    from ..backends.registry import get_backend
-
     try:
         return sorted({"numpy", get_backend().name})
     except Exception:  # noqa: BLE001 - no current backend: numpy is always there

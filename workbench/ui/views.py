@@ -19,6 +19,8 @@ from typing import Any
 import ipywidgets as w
 import pandas as pd
 
+from ..report.row_notes import row_notes
+from ..report.summary import NOISY_MARK, PEAK_MARK, SUMMARY_COLUMNS, noise_summary, summary_table
 from ..status import Status
 
 #: Toggle label -> metric name understood by :func:`workbench.report.plots.plot_metric`; "pct_peak" is the
@@ -207,9 +209,6 @@ _TABLE_STYLE = ("<style>"
 def results_html(df: pd.DataFrame) -> str:
     """The summary table as HTML: noisy rows tinted with a ``~`` badge, a % of peak above 100 with ``⚠``,
     each explained in a tooltip and in the notes column; a line under it counts the noisy cells."""
-    from ..report.row_notes import row_notes
-    from ..report.summary import NOISY_MARK, PEAK_MARK, SUMMARY_COLUMNS, noise_summary, summary_table
-
     notes = row_notes(df)
     table = summary_table(df, notes=notes)
     esc = html.escape
