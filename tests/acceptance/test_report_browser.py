@@ -62,3 +62,48 @@ def test_report_reads_at_1280(report, tmp_path):
     out = Path(__file__).resolve().parents[2] / "test-output"
     out.mkdir(exist_ok=True)
     shutil.copy(tmp_path / "report-first-screen.png", out / "report-first-screen.png")
+
+
+#: The quick suite's kernel names (a table of contents that must wrap) and its longest size label.
+QUICK_KERNELS = ("saxpy", "gelu_tanh", "sum", "softmax", "bias_gelu", "transpose", "gemm", "attention_prefill",
+                 "attention_decode", "attention_block", "mlp_block", "rmsnorm", "rope", "swiglu", "gemm_int8",
+                 "gemm_fp8")
+LONG_SIZE = {"batch": 1, "seq": 64, "past": 512, "hidden": 896, "heads": 14, "kv_heads": 2, "head_dim": 64}
+
+
+@pytest.fixture(scope="module")
+def quick_named_report(tmp_path_factory) -> Path:
+    """Rows shaped like the quick suite's, with its kernel names and, for attention_block, its 7-parameter
+    size label (before the fix the size column took the label's full width and the caveats ran off screen,
+    and the contents line of kernel links did not wrap: 1350 px at a 1280 px window)."""
+    import json
+
+    from workbench.store import Store
+
+    tmp = tmp_path_factory.mktemp("quick-named")
+    store = Store(tmp / "s.sqlite")
+    rid = store.new_run(name="quick-named", env_id="env-demo")
+    store.add_environment("env-demo", synthetic_environment())
+    rows = suite_results(rid, n_kernels=len(QUICK_KERNELS))
+    names = {f"kernel{i:02d}": k for i, k in enumerate(QUICK_KERNELS)}
+    rows["kernel"] = rows["kernel"].map(names)
+    long = rows["kernel"] == "attention_block"
+    for i in rows.index[long]:
+        params = {**LONG_SIZE, "past": 512 + int(rows.at[i, "size"])}
+        rows.at[i, "params"] = json.dumps(params)
+        rows.at[i, "size_label"] = " ".join(f"{k}={v}" for k, v in params.items())
+    for row in rows.to_dict("records"):
+        store.record(row)
+    store.set_run_status(rid, "finished", wall_s=40.0)
+    return write_report(store, [rid], tmp / "quick-named.html")
+
+
+def test_report_with_the_quick_suites_names_has_no_horizontal_scroll(quick_named_report, tmp_path):
+    with chromium_page(tmp_path, width=WIDTH, height=HEIGHT) as page:
+        page.goto(quick_named_report.as_uri())
+        save_screenshot(page, tmp_path, "report-quick-names-1280.png")
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= WIDTH, f"the page is {width} px wide at a {WIDTH} px window"
+        header = page.locator("table.findings th", has_text="caveats").bounding_box()
+        assert header and header["x"] + header["width"] <= WIDTH, f"the caveats column is off screen: {header}"
+        assert page.locator("table.findings td.size", has_text="head_dim=64").count() >= 1

@@ -149,3 +149,21 @@ def test_lavapipe_rows_are_marked_correctness_results():
     envs = {"e": {"backends": [{"name": "vulkan", "device": {"name": "x", "extra": {"lavapipe": True}}}]}}
     assert is_lavapipe({**row, "device": "x", "env_id": "e"}, envs)
     assert any(c.get("detail") == LAVAPIPE_NOTE or LAVAPIPE_NOTE in str(c) for c in row_caveats(row))
+
+
+def test_a_fastest_variant_that_failed_at_other_sizes_says_so(df):
+    """A variant that timed out at every size but the largest is named fastest there with the failures beside
+    it, never alone."""
+    saxpy = df[df["kernel"] == "saxpy"].copy()
+    big = saxpy["size_label"] == "n=4194304"
+    winner = (saxpy["variant"] == "numba_parallel") & saxpy["status"].eq("ok")
+    saxpy.loc[winner & ~big, "status"] = "timeout"
+    kf = key_findings(saxpy)
+    f = _finding(kf, "saxpy", "n=4194304")
+    assert f.fastest == "numba_parallel @ numba"
+    n_sizes = saxpy.loc[winner, "params"].nunique()
+    flag = [c for c in f.caveats if c["text"].startswith("⚠ failed at")]
+    assert flag and flag[0]["text"] == f"⚠ failed at {n_sizes - 1} of {n_sizes} sizes", f.caveats
+    assert "n=4096: timeout" in flag[0]["detail"]
+    untouched = _finding(key_findings(df[df["kernel"] == "saxpy"]), "saxpy", "n=4194304")
+    assert not [c for c in untouched.caveats if c["text"].startswith("⚠ failed at")]

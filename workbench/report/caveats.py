@@ -138,5 +138,5 @@ def report_caveats(df: pd.DataFrame, runs: pd.DataFrame | None = None,
         n_noisy = sum(bool(is_noisy(dict(r))) for _, r in ok.iterrows())
         if n_noisy:
             out.append(f"{n_noisy} of {len(ok)} measured cells are noisy (marked ~): their times may not repeat, "
-                       "and a verdict of “same” or “ambiguous” is often why.")
+                       "and an “inconclusive” verdict is often why.")
     return out

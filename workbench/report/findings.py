@@ -17,7 +17,7 @@ import pandas as pd
 from ..roofs import RoofKey, RoofSet
 from ..stats_compare import library_variants, speedup_vs_baseline
 from ..status import Status
-from .caveats import caveat, failed_cells, report_caveats, row_caveats
+from .caveats import FAILED_STATUSES, caveat, failed_cells, report_caveats, row_caveats
 from .row_notes import row_notes
 from .styles import parse_baseline, series_key
 from .units import fmt_time_auto, interval_label
@@ -123,6 +123,22 @@ def pick_reference(ok: pd.DataFrame, variant: str | None, backend: str | None) -
     return str(r["variant"]), str(r["backend"])
 
 
+def failed_elsewhere(kernel_rows: pd.DataFrame, best: Mapping[str, Any]) -> tuple[str, str] | None:
+    """("⚠ failed at 3 of 4 sizes", which sizes and how) when the series named fastest here did not give a
+    time at other sizes of the kernel: a variant that times out or is wrong at most sizes is no winner
+    without that said beside it. None when it gave a time at every size it ran."""
+    same = kernel_rows[(kernel_rows["variant"] == best.get("variant")) & (kernel_rows["backend"] == best.get("backend"))
+                       & (kernel_rows["dtype"] == best.get("dtype"))]
+    same = same[same["status"] != Status.UNSUPPORTED]
+    bad = same[same["status"].isin(FAILED_STATUSES)]
+    if bad.empty:
+        return None
+    sizes = same["params"].nunique()
+    how = "; ".join(f"{_text(r.get('size_label')) or r.get('params')}: {r.get('status')}" for _, r in bad.iterrows())
+    who = f"{best.get('variant')} @ {best.get('backend')}"
+    return f"⚠ failed at {bad['params'].nunique()} of {sizes} sizes", f"{who} did not give a time at {how}"
+
+
 def size_classes(rows: pd.DataFrame) -> list[tuple[str, str]]:
     """(class name, params) per size class of one kernel: every size up to three, else the smallest, the
     middle and the largest (a finding is about one measured size, never a blend of several)."""
@@ -171,6 +187,9 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                 notes = row_notes(best.to_frame().T, dict(environments or {}), roofs).iloc[0]
                 pct = notes["pct"] if notes["pct"] is not None and not pd.isna(notes["pct"]) else None
                 caveats = row_caveats(best, environments) + [caveat(f"did not run: {f}") for f in failed]
+                elsewhere = failed_elsewhere(k, best)
+                if elsewhere:
+                    caveats.insert(0, caveat(*elsewhere))
                 if notes["peak_note"]:
                     note = str(notes["peak_note"])
                     mark = ("⚠ implausible" if note.startswith("implausible") else
