@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from .import_stream import stored_value as _jsonable
 from .import_stream import value_batches
+from .output_guard import check_output_path, write_output
 from .processes import pid_alive
 from .record import RESULT_COLUMNS
 from .status import Status
@@ -717,8 +718,6 @@ class Store:
         """Write runs (None: all), their environments and peaks as one JSON document, atomically; a path that
         is this store or any other results store is refused before anything is read or written
         (:mod:`workbench.output_guard`)."""
-        from .output_guard import check_output_path, write_output
-
         check_output_path(path, flag="export", stores=(self.path, default_store_path()), export=True)
         ids = [run_ids] if isinstance(run_ids, str) else (list(run_ids) if run_ids is not None else None)
         runs = self._query("SELECT * FROM runs ORDER BY created_at")

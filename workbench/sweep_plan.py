@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .catalog import variants
 from .cluster.executor import shared_host_note
 from .harness.cell import new_result
 from .harness.request import Cell, CellRequest, RoundRole
@@ -155,8 +156,6 @@ class SweepPlan:
         """Keys of each group's references, the cells its others are judged against by default: its library
         variants (one per backend); without one, its first cell (:func:`workbench.stats_compare.library_variants`
         judges stored rows the same way)."""
-        from .catalog import variants
-
         groups: dict[Any, list[Cell]] = {}
         for c in self.cells:
             groups.setdefault((group_of(c), c.cache), []).append(c)

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..output_guard import check_output_path, write_output
 from .data import ReportData, gather, known_run_ids, resolve_run_ids, row_frames
 from .render import render_html, render_markdown
 
@@ -72,7 +73,6 @@ def write_report(store_or_df: Any, run_ids: str | Iterable[str] | None, path: st
     if fmt not in REPORT_FORMATS:
         raise ValueError(f"cannot tell the report format of {str(path)!r}: supported formats are "
                          f"{', '.join(REPORT_FORMATS)}; use a .html, .md, .json or .csv file or pass format=")
-    from ..output_guard import check_output_path, write_output
     from ..store import default_store_path
 
     # never over a results store (this one or any other), before any work; written atomically below
