@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ..ceilings import is_noisy, noise_text
+from ..stats_compare import aa_summary
 from ..status import Status
 
 #: Failed statuses that mean "not measured", in the order a reader cares about them.
@@ -139,4 +140,7 @@ def report_caveats(df: pd.DataFrame, runs: pd.DataFrame | None = None,
         if n_noisy:
             out.append(f"{n_noisy} of {len(ok)} measured cells are noisy (marked ~): their times may not repeat, "
                        "and an “inconclusive” verdict is often why.")
+        twins = aa_summary(df)  # the run's own A/A twins: how small a difference its verdicts could see
+        if twins:
+            out.append(twins + ".")
     return out
