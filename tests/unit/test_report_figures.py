@@ -151,3 +151,20 @@ def test_memory_plot_only_where_memories_differ():
     assert plots.memories_differ(d)
     figs = kernel_figures(ReportData(d, run_ids=["run-demo"]))
     assert any("memory" in f["caption"] for k in figs for f in k["figures"])
+
+
+def test_past_twenty_series_no_figure_shows_one_colour_twice():
+    """23 series as the quick suite has (at most 5 per kernel): colours repeat across kernels, never within
+    one, and none is a pale tint that vanishes beside the strong ones."""
+    from matplotlib.colors import to_rgb
+
+    rows = [{"kernel": f"k{i % 16}", "variant": f"v{i}", "backend": "numpy" if i % 2 else "numba"}
+            for i in range(23)]
+    rows += [{"kernel": f"k{i}", "variant": "v0", "backend": "numba"} for i in range(16)]  # one series everywhere
+    df = pd.DataFrame(rows)
+    styles = plots.styles_for(df)
+    assert len(styles) == 23
+    for _, g in df.groupby("kernel"):
+        keys = set(g["variant"] + " @ " + g["backend"])
+        assert len({styles[k].color for k in keys}) == len(keys), keys
+    assert all(sum(to_rgb(s.color)) < 2.2 for s in styles.values())  # no light grey / light pink

@@ -1,8 +1,10 @@
 """One colour and one marker per variant@backend, the same in every figure that shows it.
 
 A series that changes colour between two figures makes a reader match legends instead of reading
-lines. The colour comes from the series' place among all series of the report (sorted, so the same
-set always gives the same colours and no two collide below :data:`PALETTE`'s length); the marker comes
+lines, and two series of one figure in one colour (or in two pale shades of it) make it unreadable. The
+colour is the first of :data:`PALETTE` no other series has, series taken in sorted order (the same set
+always gives the same colours, no two alike up to the palette's length); past it, the first that no
+series drawn beside it (in a figure of the same kernel) has, so a figure never shows one colour twice. The marker comes
 from the backend's runtime, so numpy is always a circle and OpenCL a diamond. The dashboard can call
 :func:`style_map` with its measured series and get the report's look.
 """
@@ -18,10 +20,11 @@ import pandas as pd
 
 from ..backends import registry
 
-#: tab10, then the darker/lighter tab20 partners: 20 colours distinct enough side by side.
+#: tab10, then ten darker hues that read on white and differ from them (the pale tab20 partners did not:
+#: light grey and light pink lines vanished beside the strong ones).
 PALETTE: tuple[str, ...] = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-    "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5")
+    "#393b79", "#637939", "#b8860b", "#843c39", "#7b4173", "#252525", "#00796b", "#6b6ecf", "#ad494a", "#a55194")
 #: Marker per runtime family (the backend name up to its first '-').
 BACKEND_MARKERS: dict[str, str] = {"numpy": "o", "numba": "s", "torch": "^", "opencl": "D", "cupy": "v",
                                    "triton": "P", "vulkan": "X", "wgpu": "X"}
@@ -68,12 +71,26 @@ def _marker(key: str) -> str:
     return BACKEND_MARKERS.get(family) or OTHER_MARKERS[zlib.crc32(family.encode()) % len(OTHER_MARKERS)]
 
 
-def style_map(keys: Iterable[str], labels: Mapping[str, str] | None = None) -> dict[str, SeriesStyle]:
-    """A style per series key: colours by sorted position (no two alike up to 20 series), markers by runtime;
-    ``labels`` (key -> legend name) where a series' name is not its key."""
+def style_map(keys: Iterable[str], labels: Mapping[str, str] | None = None,
+              together: Iterable[Iterable[str]] | None = None) -> dict[str, SeriesStyle]:
+    """A style per series key, markers by runtime and ``labels`` (key -> legend name) where a series' name
+    is not its key. Colours: each key, in sorted order, takes the first palette colour no key has yet (no two
+    alike up to 20 series); past that, the first no key drawn beside it has, ``together`` listing the groups
+    drawn together (one per kernel; without it every key is beside every other)."""
     uniq = sorted({str(k) for k in keys})
     labels = labels or {}
-    return {k: SeriesStyle(PALETTE[i % len(PALETTE)], _marker(k), labels.get(k)) for i, k in enumerate(uniq)}
+    groups = [set(map(str, g)) for g in together] if together is not None else [set(uniq)]
+    beside: dict[str, set[str]] = {k: set() for k in uniq}
+    for g in groups:
+        for k in g & beside.keys():
+            beside[k] |= g - {k}
+    colour: dict[str, int] = {}
+    for k in uniq:
+        used = set(colour.values())
+        taken = {colour[o] for o in beside[k] if o in colour}
+        colour[k] = next((i for i in range(len(PALETTE)) if i not in used),
+                         next((i for i in range(len(PALETTE)) if i not in taken), len(colour) % len(PALETTE)))
+    return {k: SeriesStyle(PALETTE[colour[k]], _marker(k), labels.get(k)) for k in uniq}
 
 
 def series_style(key: str, styles: Mapping[str, SeriesStyle] | None = None) -> SeriesStyle:
@@ -86,7 +103,7 @@ def series_style(key: str, styles: Mapping[str, SeriesStyle] | None = None) -> S
 
 def styles_for(df: pd.DataFrame) -> dict[str, SeriesStyle]:
     """:func:`style_map` over every variant@backend in ``df`` (failed rows included, so a series keeps its
-    colour whether or not a filter dropped another's rows)."""
+    colour whether or not a filter dropped another's rows), series of one kernel in distinct colours."""
     if df is None or not len(df) or not {"variant", "backend"} <= set(df.columns):
         return {}
     runtimes = df["runtime"] if "runtime" in df else [None] * len(df)
@@ -95,7 +112,10 @@ def styles_for(df: pd.DataFrame) -> dict[str, SeriesStyle]:
         name = series_name(v, b, rt)
         if name != series_key(v, b):
             labels[series_key(v, b)] = name
-    return style_map((series_key(v, b) for v, b in zip(df["variant"], df["backend"], strict=True)), labels)
+    keys = [series_key(v, b) for v, b in zip(df["variant"], df["backend"], strict=True)]
+    together = (pd.Series(keys, index=df.index).groupby(df["kernel"]).agg(set).tolist() if "kernel" in df
+                else None)
+    return style_map(keys, labels, together)
 
 
 def display_name(key: str, styles: Mapping[str, SeriesStyle] | None = None) -> str:
