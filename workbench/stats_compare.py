@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import verdicts as vd
+from .status import Status
 
 if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
     import pandas as pd
@@ -109,7 +110,7 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     merged = a.merge(b, on=key, suffixes=("_a", "_b"))
     times: dict[Any, tuple[tuple[np.ndarray, bool], tuple[np.ndarray, bool]]] = {}
     for i, r in merged.iterrows():
-        if r["status_a"] == "ok" and r["status_b"] == "ok":
+        if r["status_a"] == Status.OK and r["status_b"] == Status.OK:
             times[i] = (row_times(_side(r, "a")), row_times(_side(r, "b")))
     run_noise = vd.run_to_run_noise([math.log(np.median(ta) / np.median(tb))
                                      for (ta, _), (tb, _) in times.values() if len(ta) and len(tb)])
@@ -225,7 +226,7 @@ def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseli
                    ) -> tuple[list[tuple[pd.Series, pd.Series | None]], list[str]]:
     """Every ok row of ``df`` with its baseline row (or None), in table order, and the columns that name a
     machine's run (``run_id``, ``env_id``): the pairs :func:`speedup_vs_baseline` judges."""
-    ok = df[df["status"] == "ok"]
+    ok = df[df["status"] == Status.OK]
     machine = [c for c in ("run_id", "env_id") if c in df]
     group = machine + [c for c in ("kernel", "dtype", "params", "cache") if c in df]
     libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
@@ -244,7 +245,7 @@ def undecided_pairs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
     pandas (a sweep asks between rounds; importing pandas took 5-6 s at load 20)."""
     groups: dict[tuple, list[Mapping[str, Any]]] = {}
     for r in rows:
-        if r.get("status") == "ok":
+        if r.get("status") == Status.OK:
             groups.setdefault(tuple(str(r.get(c)) for c in ("kernel", "dtype", "params", "cache")), []).append(r)
     pairs: list[tuple[Any, Any]] = []
     for g in groups.values():  # the library variants of the group (one per backend), as library_variants says

@@ -25,6 +25,7 @@ import numpy as np
 from .. import verdicts
 from ..ceilings import refresh_peak_note
 from ..record import finite_or_none
+from ..status import Status
 from .stats import relative_spread_of, summarize
 from .timer import TimingConfig
 
@@ -39,7 +40,7 @@ BUSY_CPU_SHARE = 0.25
 #: Fields that scale with 1 / median (throughput and % of peak): rescaled when the headline median moves.
 RATE_FIELDS = ("gflops", "gbps", "pct_peak_bw", "pct_peak_flops", "pct_published")
 #: Ways a row can end early: such a cell is not measured again in later rounds.
-FINAL_STATUSES = ("incorrect", "unsupported", "oom", "error", "timeout", "crashed")
+FINAL_STATUSES = (Status.INCORRECT, Status.UNSUPPORTED, Status.OOM, Status.ERROR, Status.TIMEOUT, Status.CRASHED)
 #: Which stop reason a merged row reports (the most telling one across its rounds).
 _STOP_RANK = {"deadline": 0, "max_samples": 1, "budget": 2, "spread": 3}
 
@@ -210,7 +211,7 @@ def merge_twin(row: Mapping[str, Any], twin: Mapping[str, Any], round_id: str) -
     """A reference row with its A/A twin's visit of round ``round_id`` added (the twin's round median and
     its id); a twin visit that did not end ``ok`` adds nothing (the reference's own visit reports)."""
     out = dict(row)
-    if twin.get("status") == "ok" and twin.get("median_s"):
+    if twin.get("status") == Status.OK and twin.get("median_s"):
         medians = _loads(row.get(verdicts.TWIN_MEDIANS)) + [float(twin["median_s"])]
         out[verdicts.TWIN_MEDIANS] = json.dumps(medians)
         out[verdicts.TWIN_IDS] = (verdicts.round_ids(row.get(verdicts.TWIN_IDS)) or []) + [round_id]
@@ -244,7 +245,7 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
     out["warmup_calls"] = _sum(prev.get("warmup_calls"), new.get("warmup_calls"))
     out["max_error"] = _worst(prev.get("max_error"), new.get("max_error"), max)
     out.update(merge_conditions(prev, new))
-    if new.get("status") != "ok" or not _loads(new.get("samples_s")):
+    if new.get("status") != Status.OK or not _loads(new.get("samples_s")):
         out.update(status=new.get("status"), message=new.get("message"), traceback=new.get("traceback"),
                    tolerance=new.get("tolerance") or prev.get("tolerance"))
         out.update(noise_fields(out))
@@ -264,7 +265,7 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
                calls_per_sample=max(prev.get("calls_per_sample") or 1, new.get("calls_per_sample") or 1),
                stopped_by=min((s for s in (prev.get("stopped_by"), new.get("stopped_by")) if s),
                               key=lambda s: _STOP_RANK.get(s, 9), default=None),
-               status="ok", message=new.get("message") or prev.get("message"))
+               status=Status.OK, message=new.get("message") or prev.get("message"))
     for k in RATE_FIELDS:  # throughput and % of peak follow the headline median (they scale with 1 / median)
         for src in (new, prev):
             if src.get(k) is not None and src.get("median_s") and median > 0:
