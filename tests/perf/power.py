@@ -23,6 +23,9 @@ Printed per state, against the targets:
 (b) power: share of the +10%, +25%, +100% cells called slower (targets >= 90%, >= 99%, 100%), and the
     number called "same" (target 0); the median floor (smallest effect the comparison could have seen);
 (c) the sweep's wall time (the harness and bench defaults are what ``workbench bench`` does today);
+    per sweep also the run's own calibration: its A/A twins (each kernel's reference measured twice per
+    round, :mod:`workbench.sweep_plan`: how many were called faster/slower, their floors) and how many
+    gap_probe cells had extra rounds;
 (d) ``workbench.timeit`` against ``torch.utils.benchmark.Timer.adaptive_autorange`` at one thread and at
     two (torch.set_num_threads and the Timer's num_threads equal; target: medians within 5%).
 Exit status 1 when an A/A or power target is missed.
