@@ -26,7 +26,10 @@ def shell():
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "workbench.magics")
     ip.user_ns.update(np=np, x=np.random.rand(2000))
-    return ip
+    yield ip
+    # a plain shell left as the singleton is get_ipython() for every later test in this process (it cannot
+    # `%matplotlib inline`: tutorial.begin failed after this module)
+    InteractiveShell.clear_instance()
 
 
 def run(shell, capsys, source):
