@@ -516,6 +516,20 @@ def check_json_columns(row: Mapping[str, Any], i: int, where: str) -> None:
             _decoded(text, f"results[{i}].{key}", where, key)
 
 
+def _check_plain_json_columns(rows: list[dict[str, Any]], start: int, where: str) -> None:
+    """:func:`check_json_columns` of a batch that passed :func:`_plain_rows` (its JSON columns are text or
+    null): each distinct text decoded once (a batch repeats its ``params``); any doubt, row by row."""
+    for key in JSON_COLUMNS:
+        if key not in rows[0]:
+            continue
+        texts = {r[key] for r in rows}
+        texts.discard(None)
+        if not all(_json_column_is_plain(key, text) for text in texts):
+            for i, row in enumerate(rows, start):
+                check_json_columns(row, i, where)
+            return
+
+
 def parse_json(text: str, where: str) -> Any:
     """JSON text -> value, depth checked first (skipped when the text has too few brackets to be deep); NaN
     and Infinity refused. Numbers are parsed by the C decoder (a Python hook per number cost seconds on a
@@ -744,19 +758,22 @@ def _check_streamed_rows(p: Path, where: str, head: dict[str, Any], spool: Value
         if count + len(batch) > MAX_ITEMS:
             raise ValueError(f"{where}: results: more than {MAX_ITEMS:,} rows is more than an export may hold")
         plain = _plain_rows(batch)  # the usual batch: every field plain, checked a column at a time
+        if plain:
+            _check_plain_json_columns(batch, count, where)
         for i, row in enumerate(batch, count):
             if not plain and not _plain_row(row):
                 err = best_match(_row_validator().iter_errors(row))
                 if err is not None:
                     raise ValueError(f"{where}: {_field_path(['results', i, *err.absolute_path])}: {_explain(err)}")
-            check_json_columns(row, i, where)
+            if not plain:
+                check_json_columns(row, i, where)
             first = first_of_cell.setdefault(f"{row['run_id']}\0{row['cell_key']}", i)
             if first != i:  # compared with the first in one more pass, by digest (no rows kept in memory)
                 repeats.setdefault(first, []).append((i, _digest(row), row["run_id"], row["cell_key"]))
             first_of_run.setdefault(row["run_id"], i)
             if row.get("env_id"):
                 env_ids.add(row["env_id"])
-        spool.add(batch)
+        spool.add(batch, plain)
         count += len(batch)
     return count
 

@@ -204,6 +204,17 @@ def value_batches(rows: Iterable[Mapping[str, Any]], limit: int = 20_000
         yield cols or (), batch
 
 
+def _plain_value_batch(rows: list[dict[str, Any]]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]] | None:
+    """:func:`value_batches` of plain rows (see :meth:`ValueSpool.add`) whose columns are full or empty:
+    the full ones, as tuples; None when some column is neither (then the rows go one by one)."""
+    keys = tuple(rows[0])
+    columns = list(zip(*map(dict.values, rows), strict=True))
+    full = [i for i, col in enumerate(columns) if col.count(None) == 0]
+    if any(col.count(None) != len(col) for i, col in enumerate(columns) if i not in full):
+        return None
+    return tuple(keys[i] for i in full), list(zip(*(columns[i] for i in full), strict=True))
+
+
 class ValueSpool:
     """Checked rows as the store will insert them (:func:`value_batches`), kept in an unnamed temporary
     file: the insert then reads them back without parsing the JSON again or converting a value (about a
@@ -214,8 +225,12 @@ class ValueSpool:
     def __init__(self) -> None:
         self._f = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
 
-    def add(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        for batch in value_batches(rows):
+    def add(self, rows: list[dict[str, Any]], plain: bool = False) -> None:
+        """Spool ``rows``; ``plain``: they passed the batch check (:func:`workbench.import_schema._plain_rows`:
+        the same known columns in the same order, numbers and text only), so a batch whose columns each hold
+        values in every row or in none is converted in C-level transpositions, not value by value."""
+        fast = _plain_value_batch(rows) if plain else None
+        for batch in [fast] if fast is not None else value_batches(rows):
             data = marshal.dumps(batch)
             self._f.write(struct.pack("<Q", len(data)))
             self._f.write(data)
