@@ -183,7 +183,11 @@ def _unseal(sealed: Mapping[str, _Sealed]) -> dict[str, np.ndarray]:
 #: cell and round of the same inputs, so each version's reference is computed once per group, not per audit
 #: (the cost target). Least recently used versions go first past :data:`VERSION_CACHE_BYTES`.
 VERSIONS_PER_SET = 1
-VERSION_CACHE_BYTES = 256 << 20
+#: 64 MiB: one version of a large group holds its sealed float64 reference and its compare copy (~96 MiB for a
+#: 32 MiB output, two input sets a group), so 256 MiB kept one or two large groups per worker process, which the
+#: next round's shuffled order seldom came back to first (most of a quick suite's worker memory, issue 25).
+#: The group in use always stays (eviction runs before a new set is added), and small groups stay between rounds.
+VERSION_CACHE_BYTES = 64 << 20
 _versions: OrderedDict[tuple[Any, ...], list[_Version]] = OrderedDict()
 _version_rng = np.random.default_rng(secrets.randbits(128))
 #: Positions an input set's identity is read at (with its kernel, size, dtype, shapes): drawn per process.
