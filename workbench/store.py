@@ -612,21 +612,30 @@ class Store:
 
     def rows(self, run_ids: Iterable[str] | str | None = None) -> list[dict[str, Any]]:
         """Result rows as dicts, in the order they were stored; extra fields are merged back in."""
-        ids = [run_ids] if isinstance(run_ids, str) else (list(run_ids) if run_ids is not None else None)
-        if ids is not None and not ids:
-            return []
-        sql = "SELECT * FROM results"
-        if ids is not None:
-            sql += f" WHERE run_id IN ({', '.join('?' * len(ids))})"
-        out = []
-        for r in self._query(sql + " ORDER BY rowid", ids or ()):
-            extra = r.pop("extra", None)
-            if extra:
-                parsed = json.loads(extra)
-                if isinstance(parsed, dict):
-                    r.update({k: v for k, v in parsed.items() if k not in r})
-            out.append(r)
-        return out
+        return [r for batch in self.row_batches(run_ids) for r in batch]
+
+    def row_batches(self, run_ids: Iterable[str] | str | None = None,
+                    rows_per_batch: int = 10_000) -> Iterator[list[dict[str, Any]]]:
+        """:meth:`rows` a batch at a time (an export of a million rows holds one batch, not all)."""
+        where, ids = _run_filter(run_ids)
+        with self._lock:
+            cur = self._conn.execute(f"SELECT * FROM results {where} ORDER BY rowid", ids)
+            cols = [d[0] for d in cur.description]
+        while True:
+            with self._lock:
+                records = cur.fetchmany(rows_per_batch)
+            if not records:
+                return
+            out = []
+            for rec in records:
+                r = dict(zip(cols, rec, strict=True))
+                extra = r.pop("extra", None)
+                if extra:
+                    parsed = json.loads(extra)
+                    if isinstance(parsed, dict):
+                        r.update({k: v for k, v in parsed.items() if k not in r})
+                out.append(r)
+            yield out
 
     def results(self, run_ids: Iterable[str] | str | None = None) -> pd.DataFrame:
         """Tidy results, one row per cell, the measurement-record columns first.
@@ -728,9 +737,9 @@ class Store:
                                  f"{', '.join(r['run_id'] for r in runs) or '(none)'}")
             runs = [r for r in runs if r["run_id"] in ids]
         run_ids_out = [r["run_id"] for r in runs]
-        results = [{k: _finite(v) for k, v in r.items()} for r in self.rows(run_ids_out)]
-        env_ids = sorted({r["env_id"] for r in runs if r.get("env_id")} |
-                         {r["env_id"] for r in results if r.get("env_id")})
+        where, params = _run_filter(run_ids_out)
+        row_envs = {e for (e,) in self._conn.execute(f"SELECT DISTINCT env_id FROM results {where}", params) if e}
+        env_ids = sorted({r["env_id"] for r in runs if r.get("env_id")} | row_envs)
         envs = []
         for e in env_ids:
             try:
@@ -743,10 +752,20 @@ class Store:
         for r in runs:
             for k in ("spec", "argv"):
                 r[k] = json.loads(r[k]) if r.get(k) else None
-        doc = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "exported_at": now_iso(),
-               "runs": runs, "environments": envs, "results": results, "peaks": peaks}
-        return write_output(path, json.dumps(doc, allow_nan=False, default=str), flag="export",
-                            stores=(self.path, default_store_path()), export=True)
+        head = json.dumps({"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "exported_at": now_iso(),
+                           "runs": runs, "environments": envs}, allow_nan=False, default=str)
+
+        def pieces() -> Iterator[str]:
+            """The document of ``json.dumps`` (the same text), its results written a batch of rows at a time."""
+            yield head[:-1] + ', "results": ['
+            sep = ""
+            for batch in self.row_batches(run_ids_out):
+                yield sep + ", ".join(json.dumps({k: _finite(v) for k, v in r.items()}, allow_nan=False, default=str)
+                                      for r in batch)
+                sep = ", "
+            yield f'], "peaks": {json.dumps(peaks, allow_nan=False, default=str)}}}'
+
+        return write_output(path, pieces(), flag="export", stores=(self.path, default_store_path()), export=True)
 
     def import_file(self, path: str | os.PathLike, validated: Mapping[str, Any] | None = None) -> dict[str, int]:
         """Merge another store's export. Existing records win, so importing twice adds nothing.

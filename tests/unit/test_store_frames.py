@@ -54,3 +54,15 @@ def test_a_csv_from_many_frames_is_the_csv_from_one(tmp_path):
     assert [r["size"] for r in rows[:3]] == ["8", "", "24"] and rows[0]["label"] == "'=cmd"
     out = write_report(st, "latest", tmp_path / "r.csv")
     assert out.read_bytes().decode() == one
+
+
+def test_an_export_written_a_batch_at_a_time_is_the_whole_document(tmp_path, monkeypatch):
+    st = _store(tmp_path)
+    whole = {"results": [{k: v for k, v in r.items()} for r in st.rows()]}
+    batches = Store.row_batches
+    monkeypatch.setattr(Store, "row_batches", lambda self, ids=None, rows_per_batch=2: batches(self, ids, 2))
+    assert [len(b) for b in st.row_batches(None)] == [2, 2, 2, 1]
+    doc = json.loads(st.export(None, tmp_path / "e.json").read_text())
+    assert list(doc) == ["format", "version", "exported_at", "runs", "environments", "results", "peaks"]
+    assert doc["results"] == whole["results"] and doc["results"][-1]["late_field"] == "only here"
+    assert json.loads(st.export([], tmp_path / "none.json").read_text())["results"] == []
