@@ -146,3 +146,30 @@ def test_noisy_cells_are_hollow(df):
     hollow = [ln for ln in gemm.lines if ln.get_linestyle() == "None" and ln.get_markerfacecolor() == "white"]
     assert hollow and any("noisy" in lab for lab in _labels(gemm, noisy=True))
     assert any("noisy" in t.get_text() for t in fig.legends[0].get_texts())  # one legend, beside the axes
+
+
+def test_not_plotted_footnotes_stay_inside_the_figure_and_end_on_a_word(df):
+    """A long size label and message (attention_block's timeout on the quick suite) wrap inside the figure;
+    a message too long for a footnote is cut at a clause or word, never mid-word."""
+    rows = df[df["kernel"] == "saxpy"].assign(kernel="attention_block")
+    i = rows.index[rows["status"] == "incorrect"][0]
+    rows.loc[i, ["variant", "backend", "status"]] = ["portable-graph", "opencl-0", "timeout"]
+    rows.loc[i, "size_label"] = "batch=1 seq=64 past=512 hidden=896 heads=14 kv_heads=2 head_dim=64"
+    rows.loc[i, "message"] = ("no result within the 60 s limit: a call never returned; its worker process was killed "
+                              "and restarted after the stabilisation window had passed twice")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = plots.plot_kernel(rows, "attention_block")
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()
+    width = fig.bbox.width
+    notes = [t for t in fig.texts + [fig._supxlabel] if t is not None and "not plotted" in t.get_text()]  # noqa: SLF001
+    assert notes
+    for t in notes:
+        box = t.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.x1 <= width, (box, width, t.get_text())
+    text = " ".join(notes[0].get_text().split())
+    assert "head_dim=64" in text and "timeout" in text
+    assert "stabl" not in text or "stabilisation" in text  # cut at a word boundary, or not cut
+    assert plots._first_clause("a" * 60 + ": " + "b" * 80) == "a" * 60 + " …"
+    assert plots._first_clause("word " * 40).endswith("word …")

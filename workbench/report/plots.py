@@ -188,14 +188,18 @@ def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str]
 
     ``notes`` (e.g. why points sit above a roofline) go under the axes first, in dark orange.
     ``layout`` False leaves the size, margins and legend of a figure the caller made (``ax=`` given) alone.
+    Both are wrapped at word boundaries to the figure's width, so none is cut at its edge or mid-word.
     """
-    lines = [f"{r.get('kernel')}: {series_name(r.get('variant'), r.get('backend'), r.get('runtime'))} "
-             f"{r.get('size_label') or ''} "
-             f"— {r.get('status')}: {str(r.get('message') or '')[:70]}" for _, r in bad.head(MAX_LISTED).iterrows()]
+    entries = [f"{r.get('kernel')}: {series_name(r.get('variant'), r.get('backend'), r.get('runtime'))} "
+               f"{r.get('size_label') or ''} — {r.get('status')}: {_first_clause(r.get('message'))}"
+               for _, r in bad.head(MAX_LISTED).iterrows()]
     if len(bad) > MAX_LISTED:
-        lines.append(f"... and {len(bad) - MAX_LISTED} more")
-    notes = list(notes or [])
+        entries.append(f"... and {len(bad) - MAX_LISTED} more")
     w, h = fig.get_size_inches()
+    legend_w = _figure_legend(fig, list(fig.axes)) if layout and legend else 0.0
+    chars = _chars_across(w + legend_w)
+    lines = [ln for e in entries for ln in _wrap(e, chars - len("not plotted: "))]
+    notes = [ln for n in (notes or []) for ln in _wrap(n, chars)]
     line_h = 0.14
     bad_h = line_h * (len(lines) + 1) if lines else 0.0
     notes_h = line_h * (len(notes) + 0.5) if notes else 0.0
@@ -210,7 +214,6 @@ def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str]
                 a.legend(fontsize=LEGEND_FONT)
         return fig
     axes = list(fig.axes)
-    legend_w = _figure_legend(fig, axes) if legend else 0.0
     fig.set_size_inches(w + legend_w, h + note_h)
     w, h = w + legend_w, h + note_h
     if lines:
@@ -579,7 +582,26 @@ def _above_reason(r: Any, line: DrawnRoof, roofs: RoofSet | None, llc: float | N
 def _wrap(text: str, width: int = 120) -> list[str]:
     import textwrap
 
-    return textwrap.wrap(text, width, subsequent_indent="    ") or [text]
+    return textwrap.wrap(text, width, subsequent_indent="    ", break_long_words=True) or [text]
+
+
+def _chars_across(width_in: float, font_pt: float = 7.0) -> int:
+    """Characters of ``font_pt`` text that fit across ``width_in`` inches, with a margin (DejaVu Sans averages
+    ~0.6 em a character; wider glyphs and the left offset take the rest)."""
+    return max(40, int((width_in - 0.3) * 72 / (font_pt * 0.62)))
+
+
+def _first_clause(message: object, limit: int = 110) -> str:
+    """A failure message short enough for a footnote, cut at a clause or word boundary (never mid-word)."""
+    text = " ".join(str(message or "").split())
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    for sep in (": ", "; ", ", "):
+        cut = head.rfind(sep)
+        if cut > limit // 2:
+            return head[:cut] + " …"
+    return head.rsplit(" ", 1)[0] + " …"
 
 
 def _roofline_points(ok: pd.DataFrame) -> pd.DataFrame:
@@ -642,7 +664,7 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
                       label=f"above its roof ({len(ring_x)}): see below")
             for reason, who in above.items():
                 example = ", ".join(who[:2]) + (f" and {len(who) - 2} more" if len(who) > 2 else "")
-                notes += _wrap(f"above the roof, {len(who)} point{'s' if len(who) > 1 else ''} ({example}): {reason}")
+                notes.append(f"above the roof, {len(who)} point{'s' if len(who) > 1 else ''} ({example}): {reason}")
         tops = [ln.get_ydata().max() for ln in a.lines if len(ln.get_ydata())] + [ok["gflops"].max()]
         hi = max(tops) * 3
         a.set_ylim(min(ok["gflops"].min() / 10, hi / 1000), hi)
@@ -653,7 +675,7 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
                    transform=a.transAxes, color="#777")
     else:
         a.text(0.5, 0.5, "no ok rows with intensity and GFLOP/s", ha="center", va="center", transform=a.transAxes)
-    return finish(fig, bad, layout=ax is None, notes=notes[:MAX_LISTED * 2])
+    return finish(fig, bad, layout=ax is None, notes=notes[:MAX_LISTED])
 
 
 def _draw_roofline_axes(a: Axes, title: str | None) -> None:

@@ -2,9 +2,10 @@
 
 A series that changes colour between two figures makes a reader match legends instead of reading
 lines, and two series of one figure in one colour (or in two pale shades of it) make it unreadable. The
-colour is the first of :data:`PALETTE` no other series has, series taken in sorted order (the same set
-always gives the same colours, no two alike up to the palette's length); past it, the first that no
-series drawn beside it (in a figure of the same kernel) has, so a figure never shows one colour twice. The marker comes
+colour is the series' place among all series, sorted (the same set always gives the same colours, no two
+alike); with more series than :data:`PALETTE` has colours, each series in sorted order takes the first
+colour no series drawn beside it (in a figure of the same kernel) has, so a figure never shows one colour
+twice and its colours are the palette's first, strongest ones. The marker comes
 from the backend's runtime, so numpy is always a circle and OpenCL a diamond. The dashboard can call
 :func:`style_map` with its measured series and get the report's look.
 """
@@ -24,7 +25,7 @@ from ..backends import registry
 #: light grey and light pink lines vanished beside the strong ones).
 PALETTE: tuple[str, ...] = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-    "#393b79", "#637939", "#b8860b", "#843c39", "#7b4173", "#252525", "#00796b", "#6b6ecf", "#ad494a", "#a55194")
+    "#393b79", "#637939", "#b8860b", "#5e3c99", "#7b4173", "#252525", "#00796b", "#6b6ecf", "#e7298a", "#a55194")
 #: Marker per runtime family (the backend name up to its first '-').
 BACKEND_MARKERS: dict[str, str] = {"numpy": "o", "numba": "s", "torch": "^", "opencl": "D", "cupy": "v",
                                    "triton": "P", "vulkan": "X", "wgpu": "X"}
@@ -74,9 +75,9 @@ def _marker(key: str) -> str:
 def style_map(keys: Iterable[str], labels: Mapping[str, str] | None = None,
               together: Iterable[Iterable[str]] | None = None) -> dict[str, SeriesStyle]:
     """A style per series key, markers by runtime and ``labels`` (key -> legend name) where a series' name
-    is not its key. Colours: each key, in sorted order, takes the first palette colour no key has yet (no two
-    alike up to 20 series); past that, the first no key drawn beside it has, ``together`` listing the groups
-    drawn together (one per kernel; without it every key is beside every other)."""
+    is not its key. Colours: by sorted position up to 20 series (no two alike); past that, each key in sorted
+    order takes the first colour no key drawn beside it has, ``together`` listing the groups drawn together
+    (one per kernel; without it every key is beside every other)."""
     uniq = sorted({str(k) for k in keys})
     labels = labels or {}
     groups = [set(map(str, g)) for g in together] if together is not None else [set(uniq)]
@@ -86,10 +87,11 @@ def style_map(keys: Iterable[str], labels: Mapping[str, str] | None = None,
             beside[k] |= g - {k}
     colour: dict[str, int] = {}
     for k in uniq:
-        used = set(colour.values())
+        if len(uniq) <= len(PALETTE):
+            colour[k] = len(colour)
+            continue
         taken = {colour[o] for o in beside[k] if o in colour}
-        colour[k] = next((i for i in range(len(PALETTE)) if i not in used),
-                         next((i for i in range(len(PALETTE)) if i not in taken), len(colour) % len(PALETTE)))
+        colour[k] = next((i for i in range(len(PALETTE)) if i not in taken), len(colour) % len(PALETTE))
     return {k: SeriesStyle(PALETTE[colour[k]], _marker(k), labels.get(k)) for k in uniq}
 
 
