@@ -49,7 +49,16 @@ from .audit import (
     reset_persisting_l2,
 )
 from .memory import peak_memory
-from .request import BUILD_TIMEOUT_S, Cell, CellRequest, CheckOnly, RoundRole
+from .request import (
+    BUILD_TIMEOUT_S,
+    FIRST_CALL_FACTOR,
+    FIRST_CALL_FLOOR_S,
+    FIRST_CALL_SHARE,
+    Cell,
+    CellRequest,
+    CheckOnly,
+    RoundRole,
+)
 from .request import NO_VARIANT as NO_VARIANT  # re-exported: callers find a cell's names here
 from .result import CellResult, Memory, Rates
 from .rounds import finish_single_round
@@ -316,20 +325,52 @@ class Limits:
     run_deadline: float = math.inf
     #: Called when the run starts (a worker process tells its parent, whose clock moves to the run limit).
     on_run: Callable[[], None] | None = None
+    #: The first call's own limit (:attr:`CellRequest.first_call_limit_s`), counted from the run's start; its
+    #: deadline stands until :meth:`first_call_done`.
+    first_call_s: float = math.inf
+    first_call_deadline: float = math.inf
+    #: Called when the first call has returned (a worker process tells its parent: the run limit applies).
+    on_first_call: Callable[[], None] | None = None
 
     @classmethod
-    def starting_now(cls, build_s: float, run_s: float, on_run: Callable[[], None] | None = None) -> Limits:
-        return cls(build_deadline=time.perf_counter() + build_s, build_s=build_s, run_s=run_s, on_run=on_run)
+    def starting_now(cls, build_s: float, run_s: float, on_run: Callable[[], None] | None = None,
+                     first_call_s: float = math.inf, on_first_call: Callable[[], None] | None = None) -> Limits:
+        return cls(build_deadline=time.perf_counter() + build_s, build_s=build_s, run_s=run_s, on_run=on_run,
+                   first_call_s=first_call_s, on_first_call=on_first_call)
+
+    @classmethod
+    def of(cls, request: CellRequest, on_run: Callable[[], None] | None = None,
+           on_first_call: Callable[[], None] | None = None) -> Limits:
+        """The request's limits (build, first call, run), starting now."""
+        return cls.starting_now(request.build_timeout_s, request.timeout_s, on_run, request.first_call_limit_s,
+                                on_first_call)
+
+    @property
+    def in_first_call(self) -> bool:
+        """The run has started and its first call, under its own limit, has not returned yet."""
+        return self.first_call_deadline < math.inf
 
     def hard_deadline(self, grace_s: float) -> float:
-        """When the waiting side gives up: the build deadline until the run starts, then the run's."""
-        return (self.run_deadline if self.run_deadline < math.inf else self.build_deadline) + grace_s
+        """When the waiting side gives up: the build deadline until the run starts, then the first call's
+        until it returns, then the run's."""
+        if self.run_deadline == math.inf:
+            return self.build_deadline + grace_s
+        return min(self.run_deadline, self.first_call_deadline) + grace_s
 
     def start_run(self) -> float:
-        self.run_deadline = time.perf_counter() + self.run_s
+        now = time.perf_counter()
+        self.run_deadline = now + self.run_s
+        if self.first_call_s < self.run_s:
+            self.first_call_deadline = now + self.first_call_s
         if self.on_run is not None:
             self.on_run()
         return self.run_deadline
+
+    def first_call_done(self) -> None:
+        if self.first_call_deadline < math.inf:
+            self.first_call_deadline = math.inf
+            if self.on_first_call is not None:
+                self.on_first_call()
 
 
 def _deadline_check(deadline: float, cancel: threading.Event | None, what: str, limit_s: float | None = None
@@ -438,7 +479,8 @@ def _measure(request: CellRequest, res: CellResult, *, limits: Limits, cancel: t
             exercise(case.backend.timer(), case, rotation_sets(case, 2, case.seed, None), deadline=deadline,
                      cancel=cancel)
     else:
-        _timed(request, request.what, case, backend, res, _Clock(deadline, limits.run_s, cancel), inputs)
+        clock = _Clock(deadline, limits.run_s, cancel, limits.first_call_done)
+        _timed(request, request.what, case, backend, res, clock, inputs)
 
 
 @dataclass(frozen=True)
@@ -448,6 +490,9 @@ class _Clock:
     deadline: float
     limit_s: float
     cancel: threading.Event | None
+
+    #: Tells the waiting side the first call returned (:meth:`Limits.first_call_done`).
+    first_call_done: Callable[[], None] | None = None
 
     def check(self, what: str) -> None:
         _deadline_check(self.deadline, self.cancel, what, self.limit_s)
@@ -529,6 +574,8 @@ def _first_call_passes(case: Case, timer: Any, res: CellResult, clock: _Clock) -
     """A first round's first call (timed alone: compilation, lazy set-up) and the check before timing; a
     failed check ends the cell ``incorrect``, untimed (the time of a wrong answer is not a result)."""
     res.timing.first_call_s = timer.measure(case.run).device_s
+    if clock.first_call_done is not None:
+        clock.first_call_done()
     clock.check("in the first call")
     check = case.run_and_check()
     res.max_error, res.tolerance = check.max_error, check.tolerance
@@ -650,6 +697,17 @@ def after_oom(res: CellResult, backend: str) -> None:
         res.note(f"free_memory failed: {exc}")
 
 
+def timeout_message(request: CellRequest, phase: str) -> str:
+    """Why a cell that never came back was stopped, ``phase`` being where it was: "build", "first call", "run"."""
+    if phase == "build":
+        return f"the build did not finish within the {request.build_timeout_s:g} s build limit"
+    if phase == "first call":
+        return (f"its first call did not return within {request.first_call_limit_s:g} s (a first call may take "
+                f"the longest of {FIRST_CALL_FLOOR_S:g} s, {FIRST_CALL_SHARE:.0%} of --timeout and "
+                f"{FIRST_CALL_FACTOR:g}x the round's warm-up and budget; a larger --timeout gives it more)")
+    return f"no result within the {request.timeout_s:g} s limit: a call never returned"
+
+
 def run_on_thread(request: CellRequest, worker: CellWorker, inputs: InputCache | None = None) -> CellResult:
     """:func:`measure` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.
 
@@ -661,16 +719,17 @@ def run_on_thread(request: CellRequest, worker: CellWorker, inputs: InputCache |
     """
     t0 = time.perf_counter()
     timeout_s = request.timeout_s
-    limits = Limits.starting_now(request.build_timeout_s, timeout_s)
+    limits = Limits.of(request)
     grace = min(2.0, 0.1 * timeout_s + 0.2)
+    first_grace = min(grace, 0.1 * request.first_call_limit_s + 0.2)
     try:
         res = worker.run(lambda cancel: measure(request, cancel=cancel, inputs=inputs, limits=limits),
-                         timeout_s + grace, deadline=lambda: limits.hard_deadline(grace))
+                         timeout_s + grace, deadline=lambda: limits.hard_deadline(
+                             first_grace if limits.in_first_call else grace))
     except WorkerTimeout:
-        res = failed_result(request.cell, Status.TIMEOUT, (
-            f"no result within the {timeout_s:g} s limit: a call never returned; " if limits.run_deadline < math.inf
-            else f"the build did not finish within the {request.build_timeout_s:g} s build limit; ")
-            + "its worker thread was abandoned", seed=request.seed, started=t0)
+        phase = ("first call" if limits.in_first_call else "run") if limits.run_deadline < math.inf else "build"
+        res = failed_result(request.cell, Status.TIMEOUT, timeout_message(request, phase)
+                            + "; its worker thread was abandoned", seed=request.seed, started=t0)
     res = judge_reported(res, time.perf_counter() - t0)
     if res.status is Status.OOM:
         after_oom(res, request.cell.backend)

@@ -2,7 +2,8 @@
 
 Parent to worker process: :class:`Start` (once, first), then :class:`Prepare`, :class:`RunCell` and
 finally :class:`Stop`. Worker process to parent: :class:`Ready` after :class:`Start`, :class:`Prepared`,
-and for each cell :class:`RunStarted` (its build is done: the run limit starts) then :class:`CellDone`.
+and for each cell :class:`RunStarted` (its build is done: the run limit starts), :class:`FirstCallDone` (in a
+first round: its first call returned) then :class:`CellDone`.
 """
 
 from __future__ import annotations
@@ -76,6 +77,11 @@ class RunCell(JobMessage):
 @dataclass(frozen=True)
 class RunStarted(JobMessage):
     """The cell's build is done: its run limit starts now."""
+
+
+@dataclass(frozen=True)
+class FirstCallDone(JobMessage):
+    """The cell's first call returned: the first call's own limit is over, the run limit applies."""
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,10 @@ from ..catalog.shipping import CannotShip, Shipment, Shipper
 from ..processes import pid_alive
 from ..status import Status
 from .audit import judge_reported
-from .cell import failed_result, measure
+from .cell import failed_result, measure, timeout_message
 from .executor import LocalExecutor, ShouldStop
 from .memory_cap import describe
-from .messages import CellDone, Prepare, Prepared, RunCell, RunStarted, Start, Stop
+from .messages import CellDone, FirstCallDone, Prepare, Prepared, RunCell, RunStarted, Start, Stop
 from .request import NO_VARIANT, CellRequest
 from .result import CellResult
 from .timer import Cancelled
@@ -110,9 +110,7 @@ def _failure_message(request: CellRequest, out: Outcome) -> str:
         where = "while building it" if out.phase == "build" else "while running it"
         return f"{what} crashed its worker process {where}: {out.message}; the worker process was restarted"
     if out.failure is Status.TIMEOUT:
-        msg = (f"no result within the {request.timeout_s:g} s limit: a call never returned" if out.phase == "run"
-               else f"the build did not finish within the {request.build_timeout_s:g} s build limit")
-        return f"{msg}; its worker process was killed and restarted"
+        return f"{timeout_message(request, out.phase)}; its worker process was killed and restarted"
     return f"{what}: {out.message}"
 
 
@@ -127,7 +125,7 @@ class Outcome:
     result: CellResult | None = None
     #: crashed, timeout or oom when the worker process died or was killed in the cell.
     failure: Status | None = None
-    #: "build" or "run": where the cell was when it failed.
+    #: "build", "first call" or "run": where the cell was when it failed.
     phase: str = "build"
     message: str = ""
 
@@ -317,9 +315,11 @@ class WorkerProcess:
         self._job += 1
         job_id = self._job
         grace = min(MAX_GRACE_S, 0.1 * request.timeout_s + 0.2)
+        first_call_s = request.first_call_limit_s
         base_rss = self.rss() or 0
         self.conn.send(RunCell(job_id, request, shipment))
         phase, deadline = "build", time.perf_counter() + request.build_timeout_s + grace
+        run_deadline = deadline
         peak = base_rss
         try:
             while True:
@@ -329,7 +329,13 @@ class WorkerProcess:
                     except (EOFError, OSError):
                         return self._died(phase)
                     if isinstance(msg, RunStarted) and msg.job_id == job_id:
-                        phase, deadline = "run", time.perf_counter() + request.timeout_s + grace
+                        now = time.perf_counter()
+                        phase, deadline = "run", now + request.timeout_s + grace
+                        run_deadline = deadline
+                        if first_call_s < request.timeout_s:  # a hung first call is stopped after its own limit
+                            phase, deadline = "first call", now + first_call_s + min(grace, 0.1 * first_call_s + 0.2)
+                    elif isinstance(msg, FirstCallDone) and msg.job_id == job_id:
+                        phase, deadline = "run", run_deadline
                     elif isinstance(msg, CellDone) and msg.job_id == job_id:
                         self.forward_output()
                         return Outcome(result=msg.result, phase=phase)

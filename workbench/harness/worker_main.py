@@ -29,7 +29,7 @@ from ..conditions import count_as_own, take_reading
 from ..status import Status
 from .cell import InputCache, Limits, SharedArrays, after_oom, failed_result, measure, prepare_backend
 from .memory_cap import limit_address_space
-from .messages import CellDone, Prepare, Prepared, Ready, RunCell, RunStarted, Start, Stop
+from .messages import CellDone, FirstCallDone, Prepare, Prepared, Ready, RunCell, RunStarted, Start, Stop
 from .result import CellResult
 
 
@@ -77,8 +77,8 @@ def run_job(conn: Connection, job: RunCell, state: WorkerState) -> CellResult:
         return failed_result(request.cell, Status.ERROR,
                              f"could not rebuild the kernel in the worker process: {type(exc).__name__}: {exc}",
                              seed=request.seed, started=t0, traceback=traceback.format_exc())
-    limits = Limits.starting_now(request.build_timeout_s, request.timeout_s,
-                                 on_run=lambda: conn.send(RunStarted(job.job_id)))
+    limits = Limits.of(request, on_run=lambda: conn.send(RunStarted(job.job_id)),
+                       on_first_call=lambda: conn.send(FirstCallDone(job.job_id)))
     capped = state.memory_cap is not None and state.cpu_backend() and limit_address_space(state.memory_cap)
     try:
         res = measure(request, inputs=state.inputs, limits=limits)

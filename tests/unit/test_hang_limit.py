@@ -1,0 +1,91 @@
+"""A hung first call is stopped after a limit sized by the cell's budget, not after the whole run limit; once
+the first call has returned, the run limit applies (a slow honest kernel keeps its time)."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from workbench.catalog import register_variant, unregister_variant
+from workbench.catalog.spec import Variant
+from workbench.harness.cell import Cell
+from workbench.harness.isolation import make_executor
+from workbench.harness.request import (
+    FIRST_CALL_FLOOR_S,
+    CellRequest,
+    CheckOnly,
+    RoundRole,
+)
+from workbench.harness.timer import TimingConfig
+from workbench.sweep import SweepSpec, run_sweep
+
+K = "wb_bad"
+FAST = {"budget_s": 0.05, "warmup_s": 0.01, "min_samples": 3, "max_samples": 20, "rounds": 1}
+CELL = Cell.make(K, "good", "numpy", "float32", {"n": 4099})
+
+
+def _request(timeout_s: float, warmup_s: float = 0.1, budget_s: float = 0.2, **kw) -> CellRequest:
+    return CellRequest(CELL, TimingConfig(warmup_s=warmup_s, budget_s=budget_s), timeout_s=timeout_s, **kw)
+
+
+def test_the_first_call_limit_is_sized_by_the_budget_and_the_run_limit():
+    assert FIRST_CALL_FLOOR_S == 5.0
+    assert _request(60).first_call_limit_s == 6.0  # a tenth of the run limit
+    assert _request(20).first_call_limit_s == 5.0  # the floor
+    assert _request(600).first_call_limit_s == 60.0
+    assert _request(60, warmup_s=0.5, budget_s=2.0).first_call_limit_s == 25.0  # 10x warm-up + budget
+    assert _request(3).first_call_limit_s == 3.0  # never past the run limit
+    assert _request(math.inf).first_call_limit_s == math.inf  # no limit asked: none
+    # no separate first call: a later round, a check-only request
+    assert _request(60, role=RoundRole.LATER).first_call_limit_s == 60
+    assert CellRequest(CELL, CheckOnly((0,)), timeout_s=60).first_call_limit_s == 60
+
+
+@pytest.mark.parametrize("isolation, variant", [("process", "hang"), ("in-process", "sleep-hang")])
+def test_a_hung_first_call_is_stopped_after_its_own_limit(bad_catalog, tmp_path, isolation, variant):
+    spec = SweepSpec(kernels=[K], variants=["good", variant], backends=["numpy"], timeout_s=60,
+                     isolation=isolation, **FAST)
+    rows = {r["variant"]: r for r in run_sweep(spec, store=tmp_path / "s.sqlite", progress=False).rows}
+    hung = rows[variant]
+    assert hung["status"] == "timeout", hung
+    assert "first call did not return within 6 s" in hung["message"], hung["message"]
+    assert hung["wall_s"] < 30, hung  # the run limit (60 s) would have been waited out before
+    assert rows["good"]["status"] == "ok"
+
+
+@pytest.fixture
+def slow_after_first():
+    """A wb_bad variant whose first call is quick and every later one sleeps 0.7 s."""
+
+    def build(ctx):
+        calls = []
+
+        def run(i, o):
+            if calls:
+                time.sleep(0.7)
+            calls.append(1)
+            np.add(i["a"], i["b"], out=o["out"])
+        return run
+
+    register_variant(Variant(K, "slow-after-first", ("numpy",), build))
+    yield "slow-after-first"
+    unregister_variant(K, "slow-after-first")
+
+
+@pytest.mark.parametrize("isolation", ["process", "in-process"])
+def test_after_the_first_call_the_run_limit_applies(bad_catalog, slow_after_first, isolation):
+    """The run takes longer than the first call's limit (5 s), within the run limit (30 s): ok."""
+    ex = make_executor(isolation)
+    try:
+        cell = Cell.make(K, slow_after_first, "numpy", "float32", {"n": 4099})
+        config = TimingConfig(warmup_s=0.01, budget_s=0.05, min_samples=3, max_samples=3, n_inputs=3)
+        t0 = time.perf_counter()
+        row = ex.execute(cell, config, timeout_s=30)
+        took = time.perf_counter() - t0
+    finally:
+        ex.close()
+    assert row["status"] == "ok", row["message"]
+    assert took > FIRST_CALL_FLOOR_S, took  # else this test proves nothing: the first call's limit was not passed
