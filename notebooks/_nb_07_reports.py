@@ -86,9 +86,9 @@ for variant, g in cmp.groupby("variant"):
     counts = ", ".join(f"{'could not tell' if k == 'inconclusive' else k} at {n} of {len(g)} sizes"
                        for k, n in said.value_counts().items())
     if not called:
-        outcome = (f"the noise (floors up to {fmt_floor(g['floor'].max())}) was too large to tell at every size, so "
-                   "this run cannot check the text's expectation; more rounds or a quieter machine would"
-                   + (f" ({busy_text(df)})" if busy_text(df) else ""))
+        outcome = (f"the noise (floors up to {fmt_floor(g['floor'].max())}) was too large to tell at every size"
+                   + (f" ({busy_text(df)})" if busy_text(df) else "")
+                   + ", so this run cannot check the text's expectation; more rounds or a quieter machine would")
     elif called <= expected.get(variant, called):
         outcome = "as the text above expects" + (" where the noise let us tell" if len(called) < len(said) else "")
     elif variant == "numba" and threads > 1 and called == {"faster"} and busy_text(df):
