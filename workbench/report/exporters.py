@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from ..output_guard import check_output_path, write_output
+from ..store import EXPORT_FORMAT, EXPORT_VERSION, default_store_path, now_iso
 from .data import ReportData, gather, known_run_ids, resolve_run_ids, row_frames
 from .render import render_html, render_markdown
 
@@ -41,8 +42,6 @@ def _throughput_metric(k: pd.DataFrame) -> str:
 
 def export_payload(data: ReportData) -> dict[str, Any]:
     """Rows without a store, in the store's export format (``Store.import_file`` reads it back)."""
-    from ..store import EXPORT_FORMAT, EXPORT_VERSION, now_iso
-
     runs = _json_records(data.runs)
     known = {r.get("run_id") for r in runs}
     for rid in data.run_ids:  # bare rows: minimal run records so the import lists the runs
@@ -73,7 +72,6 @@ def write_report(store_or_df: Any, run_ids: str | Iterable[str] | None, path: st
     if fmt not in REPORT_FORMATS:
         raise ValueError(f"cannot tell the report format of {str(path)!r}: supported formats are "
                          f"{', '.join(REPORT_FORMATS)}; use a .html, .md, .json or .csv file or pass format=")
-    from ..store import default_store_path
 
     # never over a results store (this one or any other), before any work; written atomically below
     guard = {"flag": "report", "stores": (getattr(store_or_df, "path", None), default_store_path()),

@@ -21,6 +21,7 @@ from ..backends.registry import all_backends, get_backend
 from ..catalog import kernels, variants
 from ..report.data import gather
 from ..status import Status
+from ..sweep import SweepSpec, check_isolation
 from .controls import BackendPicker, KernelPicker, RunOptions, SizeControls
 from .run_controller import RunController
 from .status import StatusArea
@@ -40,8 +41,6 @@ class Dashboard:
 
     def __init__(self, store: Any = None, kernel: str | None = "saxpy", backends: list[str] | None = None,
                  export_dir: str = "reports", isolation: str | None = None) -> None:
-        from ..sweep import check_isolation
-
         self.store = store
         #: Where cells run: "process" (default: a worker per backend; Cancel stops the running cell at once)
         #: or "in-process" (Cancel waits for the running call to return).
@@ -168,8 +167,6 @@ class Dashboard:
     # -- running ----------------------------------------------------------
     def sweep_spec(self) -> Any:
         """The :class:`workbench.sweep.SweepSpec` the controls describe."""
-        from ..sweep import SweepSpec
-
         problems = []
         if not self.backends.selected:
             problems.append("select at least one available backend")

@@ -15,6 +15,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..store import open_store
+from ..sweep import run_sweep
+
 
 class RunController:
     """Owns at most one running sweep."""
@@ -42,7 +45,6 @@ class RunController:
     def start(self, spec: Any, store: Any = None, name: str | None = None) -> None:
         if self.running:
             raise RuntimeError("a sweep is already running; cancel it or wait for it to finish")
-        from ..store import open_store
 
         self._stop.clear()
         self.outcome, self.error, self.run_id = None, None, None
@@ -72,8 +74,6 @@ class RunController:
             return None
 
     def _work(self, spec: Any, store: Any, name: str | None) -> None:
-        from ..sweep import run_sweep
-
         # run_sweep creates the run inside; catch its id on the way out so the running cell can be shown
         # before the first one finishes (the instance attribute shadows the method for this run only).
         create = store.new_run
