@@ -4,7 +4,9 @@ NVIDIA and AMD checkers both build on it without importing each other."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,3 +120,25 @@ def _display(path: str, relative_to: Path | None) -> str:
 
 
 # -- the check ------------------------------------------------------------------------------------
+
+
+def find_tool(name: str, env_roots: tuple[str, ...], default_root: str) -> str | None:
+    """``name`` on the PATH, else ``<root>/bin/<name>`` under the first of ``$env_roots`` (then
+    ``default_root``) where it is an executable file; None when absent. CUDA and ROCm install outside the PATH."""
+    found = shutil.which(name)
+    if found:
+        return found
+    for root in filter(None, (*(os.environ.get(v) for v in env_roots), default_root)):
+        cand = Path(root) / "bin" / name
+        if cand.is_file() and os.access(cand, os.X_OK):
+            return str(cand)
+    return None
+
+
+def kernel_rows(unit: Unit, rows: list[KernelRow]) -> list[KernelRow]:
+    """``rows`` of ``unit``, saying so on each row when no variant registers its source (a ``.cu`` file found in
+    the catalog and compiled with default defines)."""
+    if not unit.registered:
+        for row in rows:
+            row.variants = ["(not registered by any variant; compiled with default defines)"]
+    return rows

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,8 @@ from .check_rows import (  # noqa: F401 - shared with hip_check; re-exported for
     Unit,
     _display,
     _function_bodies,
+    find_tool,
+    kernel_rows,
     kernels_declaring_shared,
     ptx_uses_shared,
 )
@@ -96,14 +97,7 @@ def units_from(progs: Iterable[PortableProgram], kernel: str | None, catalog_dir
 # -- compilers ------------------------------------------------------------------------------------
 
 def find_nvcc() -> str | None:
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    for root in filter(None, (os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"), "/usr/local/cuda")):
-        cand = Path(root) / "bin" / "nvcc"
-        if cand.is_file() and os.access(cand, os.X_OK):
-            return str(cand)
-    return None
+    return find_tool("nvcc", ("CUDA_PATH", "CUDA_HOME"), "/usr/local/cuda")
 
 
 def nvrtc_version(timeout: float = 60.0) -> str | None:
@@ -241,10 +235,7 @@ def check_unit(unit: Unit, arch: str, dtype: str, compiler: Compiler, *, prelude
             row.problems.append("declares SHARED arrays but the PTX has no .shared state (smem "
                                 f"{row.smem_bytes} bytes): they became thread-private local memory")
         rows.append(row)
-    if not unit.registered:
-        for row in rows:
-            row.variants = ["(not registered by any variant; compiled with default defines)"]
-    return rows
+    return kernel_rows(unit, rows)
 
 
 def is_amd(arch: str) -> bool:

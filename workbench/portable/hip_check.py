@@ -31,14 +31,22 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .check_rows import DEFAULT_TIMEOUT_S, Diagnostic, KernelRow, Unit, _display, kernels_declaring_shared
+from .check_rows import (
+    DEFAULT_TIMEOUT_S,
+    Diagnostic,
+    KernelRow,
+    Unit,
+    _display,
+    find_tool,
+    kernel_rows,
+    kernels_declaring_shared,
+)
 from .source import render
 
 HIP_INSTALL_HINT = "apt-get install --no-install-recommends hipcc libamdhip64-dev rocm-device-libs"
@@ -74,13 +82,7 @@ class HipCompiler:
 
 def find_hipcc() -> HipCompiler | None:
     """hipcc on the PATH or under ``$ROCM_PATH``/``/opt/rocm``, with its HIP and LLVM versions; None if absent."""
-    found = shutil.which("hipcc")
-    if not found:
-        for root in filter(None, (os.environ.get("ROCM_PATH"), os.environ.get("HIP_PATH"), "/opt/rocm")):
-            cand = Path(root) / "bin" / "hipcc"
-            if cand.is_file() and os.access(cand, os.X_OK):
-                found = str(cand)
-                break
+    found = find_tool("hipcc", ("ROCM_PATH", "HIP_PATH"), "/opt/rocm")
     if not found:
         return None
     try:
@@ -218,7 +220,4 @@ def check_unit(unit: Unit, arch: str, dtype: str, hip: HipCompiler, *, timeout: 
         if row.declares_shared and row.smem_bytes == 0:
             row.problems.append("declares SHARED arrays but the kernel got no LDS (0 bytes)")
         rows.append(row)
-    if not unit.registered:
-        for row in rows:
-            row.variants = ["(not registered by any variant; compiled with default defines)"]
-    return rows
+    return kernel_rows(unit, rows)
