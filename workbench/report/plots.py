@@ -40,6 +40,7 @@ from ..roofs import (
     resolve_roofs,
 )
 from ..stats_compare import speedup_vs_baseline
+from ..status import Status
 from .sizes import XAxis, choose_x_axis, is_power_of_two, params_frame, tick_text
 from .styles import (
     LINESTYLES,
@@ -105,7 +106,7 @@ def split_ok(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(rows that can be plotted, rows that cannot and must be listed)."""
     if "status" not in df:
         return df, df.iloc[0:0]
-    ok = df["status"] == "ok"
+    ok = df["status"] == Status.OK
     return df[ok], df[~ok]
 
 
