@@ -498,3 +498,20 @@ def test_cancel_button_is_orange_only_while_it_can_be_pressed_and_the_running_li
     done = len(d.rows)
     assert d.progress.value == done and d.progress_label.value.startswith(f"{done}/{d._real_cells} cells")
     assert f"({done}/{d._real_cells} cells with a result)" in d.status.widget.value
+
+
+def test_results_table_says_once_what_every_row_shares():
+    """One kernel on one backend in one dtype: kernel, backend and dtype are said once above the table, so the
+    time, rates and % of peak are the first columns a laptop's results pane shows; they stay columns where
+    rows differ."""
+    from workbench.report.sample_data import synthetic_results
+    from workbench.ui.views import results_html
+
+    df = synthetic_results()
+    one = df[(df["kernel"] == "saxpy") & (df["backend"] == "numpy")]
+    head = results_html(one).split("<thead>")[1].split("</thead>")[0]
+    assert "<th>kernel</th>" not in head and "<th>backend</th>" not in head and "<th>dtype</th>" not in head
+    assert "<th>median ± IQR</th>" in head and "<th>variant</th>" in head
+    assert "every row: kernel <b>saxpy</b> · backend <b>numpy</b> · dtype <b>float32</b>" in results_html(one)
+    mixed = results_html(df).split("<thead>")[1]
+    assert "<th>kernel</th>" in mixed and "<th>backend</th>" in mixed

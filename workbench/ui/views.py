@@ -206,17 +206,43 @@ _TABLE_STYLE = ("<style>"
                 ".wb-flags {font-size: 12px; margin: 2px 0; white-space: normal}</style>")
 
 
+#: Columns said once above the table when every row has the same value (the dashboard runs one kernel).
+FOLDED_COLUMNS = ("kernel", "backend", "dtype", "timer")
+
+
+def _text(v: object) -> str:
+    return "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v)
+
+
+def shown_columns(table: pd.DataFrame) -> tuple[list[str], list[tuple[str, str]]]:
+    """(columns the table shows, (column, value) pairs said once above it): a column with one value in every
+    row is folded into that line, and one empty in every row is left out, so the time, rates and % of peak fit
+    a laptop's results pane instead of scrolling out of sight behind "kernel saxpy" repeated on every line."""
+    cols, folded = [], []
+    for c in SUMMARY_COLUMNS:
+        values = {_text(v) for v in table[c]} if len(table) else {""}
+        if values == {""}:
+            continue
+        if c in FOLDED_COLUMNS and len(values) == 1:
+            folded.append((c, values.pop()))
+            continue
+        cols.append(c)
+    return cols, folded
+
+
 def results_html(df: pd.DataFrame) -> str:
     """The summary table as HTML: noisy rows tinted with a ``~`` badge, a % of peak above 100 with ``⚠``,
-    each explained in a tooltip and in the notes column; a line under it counts the noisy cells."""
+    each explained in a tooltip and in the notes column; a line under it counts the noisy cells; what every
+    row shares (kernel, backend, dtype, timer) is said once above the table (:func:`shown_columns`)."""
     notes = row_notes(df)
     table = summary_table(df, notes=notes)
     esc = html.escape
-    head = "".join(f"<th>{esc(c)}</th>" for c in SUMMARY_COLUMNS)
+    columns, folded = shown_columns(table)
+    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
     body = []
     for (_, r), (_, n) in zip(table.iterrows(), notes.iterrows(), strict=True):
         cells = []
-        for c in SUMMARY_COLUMNS:
+        for c in columns:
             text = "" if r[c] is None or (isinstance(r[c], float) and pd.isna(r[c])) else str(r[c])
             if c == "median ± IQR" and n["noisy"] and text.startswith(NOISY_MARK):
                 cells.append(f'<td title="noisy: {esc(n["noise_note"])}"><span class="wb-mark-noisy">{NOISY_MARK}'
@@ -232,6 +258,9 @@ def results_html(df: pd.DataFrame) -> str:
         body.append(f"<tr{cls}>{''.join(cells)}</tr>")
     line = noise_summary(df, notes)
     flags = f'<div class="wb-flags"><span class="wb-mark-noisy">{NOISY_MARK}</span> {esc(line)}</div>' if line else ""
+    if folded:
+        flags += ('<div class="wb-flags wb-folded">every row: '
+                  + " · ".join(f"{esc(c)} <b>{esc(v)}</b>" for c, v in folded) + "</div>")
     return (_TABLE_STYLE + flags + '<div class="wb-table-scroll">'
             f'<table class="wb-results"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
