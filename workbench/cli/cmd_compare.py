@@ -67,7 +67,7 @@ def gate_failures(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
 def run(args: argparse.Namespace) -> int:
     from ..report.data import check_baseline, resolve_run_ids
     from ..report.plots import parse_baseline
-    from ..stats_compare import compare_runs, speedup_vs_baseline
+    from ..stats_compare import aa_summary, compare_runs, speedup_vs_baseline
     from .cmd_report import _baseline
 
     threshold = parse_threshold(args.threshold)  # checked even without --fail-on: a bad value is never ignored
@@ -89,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         table = speedup_vs_baseline(df, baseline_variant=variant, baseline_backend=backend)
         table = table[table["verdict"] != "baseline"]
         title = "speed-up over " + (args.baseline or "each kernel's library variant") + " (> 1: faster)"
+        if twins := aa_summary(df):  # the run's own A/A twins: the floor measured on identical code
+            notes.append(twins)
     if "size_label" in table:  # the readable size ("m=64 n=64 k=64") instead of the product
         table = table.drop(columns=["size"], errors="ignore").rename(columns={"size_label": "size"})
     failed = gate_failures(table, threshold) if threshold is not None else None
