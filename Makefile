@@ -65,15 +65,19 @@ demo: system-deps $(VENV)/.installed-demo
 	@echo "  $(VENV)/bin/workbench verify                 every variant on every backend (the demo verified what it measured)"
 
 # Every tier: lint, the unit tier in a venv with only the core dependencies, then all tiers with every extra.
-# Two jobs at once: the core venv's install and its unit tier run beside the full venv's install (mostly
-# network and disk) and the start of the full suite. -k: every tier runs even after another fails, and make
-# still exits non-zero. The core tier's lines start with "core| " (written whole, so they stay readable
-# beside the full suite's progress).
+# First, two jobs at once: the core venv's install and its unit tier beside the full venv's install (mostly
+# network and disk) and lint; then the full suite, on a machine no other tier is using. Every tier runs even
+# after another fails (-k, and the second step runs whatever the first did), and make still exits non-zero.
+# The core tier's lines start with "core| " (written whole, so install messages cannot split them).
 test:
-	@$(MAKE) --no-print-directory -k -j2 test-full test-core
+	@$(MAKE) --no-print-directory -k -j2 test-core system-deps-test lint; first=$$?; \
+	$(MAKE) --no-print-directory test-full && exit $$first
 
-test-full: system-deps-test $(VENV)/.installed-test lint
-	$(PY) -m pytest tests
+# The full suite in TEST_WORKERS pytest-xdist processes (0: in pytest's own), a test file per worker at a time
+# (--dist loadfile: a module's fixtures, e.g. one quick-suite run shared by its tests, still run once).
+TEST_WORKERS ?= 2
+test-full: system-deps-test $(VENV)/.installed-test
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile tests
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .
