@@ -83,8 +83,6 @@ class Results:
         if kind == "line":
             return plots.plot_metric(self.df, metric, baseline=baseline, **kw)
         if baseline is not None:
-            from .report.data import check_baseline
-
             check_baseline(self.df, baseline)
         if kind == "speedup":
             return plots.plot_speedup(self.df, baseline=baseline, **kw)

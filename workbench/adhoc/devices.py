@@ -68,8 +68,6 @@ def backend_for(args: Iterable[Any], kwargs: Mapping[str, Any] | None = None, ba
     Arrays of two devices in one call are an error: it is unclear which one to wait for.
     """
     if backend is not None:
-        from ..backends import registry
-
         return registry.get(backend).name  # an unknown name is a ValueError listing the valid ones
     found: dict[str, None] = {}
     for v in _walk([*args, *(kwargs or {}).values()], 0):

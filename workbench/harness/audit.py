@@ -45,6 +45,7 @@ from ..case import Case, CheckResult, normalize_outputs
 from ..case import check as _check_outputs  # bound here: replacing workbench.case.check later does not reach audits
 from ..case import reference_outputs as _reference_outputs
 from ..record import number_or_none
+from ..roofs import above_top_roof
 from ..status import Status
 
 Call = Callable[[], Any]
@@ -848,8 +849,6 @@ def implausible_reason(row: Mapping[str, Any], roofs: Any = None) -> str | None:
     bandwidth roof, a bandwidth above :data:`FALLBACK_BANDWIDTH_FACTOR` times the row's DRAM ceiling or a FLOP
     rate above :data:`FALLBACK_FLOPS_FACTOR` times its FLOP ceiling."""
     if roofs is not None:
-        from ..roofs import above_top_roof
-
         reason = above_top_roof(row, roofs)
         if reason:
             return f"{reason} ({IMPOSSIBLE_SPEED})"

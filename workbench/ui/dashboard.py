@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..backends.registry import all_backends, get_backend
 from ..catalog import kernels, variants
-from ..report.data import gather
+from ..report.data import check_baseline, gather
 from ..status import Status
 from ..sweep import SweepSpec, check_isolation
 from .controls import BackendPicker, KernelPicker, RunOptions, SizeControls
@@ -449,8 +449,6 @@ class Dashboard:
         if fmt in ("html", "md"):
             kw["baseline"] = self.plot.baseline.value or None  # the reference chosen here
             if kw["baseline"]:
-                from ..report.data import check_baseline
-
                 check_baseline(data.df, kw["baseline"])  # one that names no series is an error, listing them
         elif fmt == "csv":  # a bare table: each row says which run it is from and how that run ended
             df = data.df.copy()
