@@ -116,7 +116,7 @@ def write(config: Mapping[str, Any], path: str | os.PathLike | None = None) -> P
     data = {"format": CONFIG_FORMAT, "version": CONFIG_VERSION, **{k: v for k, v in config.items()
                                                                     if k not in ("format", "version")}}
     validate(data, str(p))
-    from .store import default_store_path
+    from .store import default_store_path  # here: `import workbench` loads this module, not the store
 
     stores = (default_store_path(), config.get("store"))
     check_output_path(p, flag="config file", stores=stores)  # never over a results store
