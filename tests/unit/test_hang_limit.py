@@ -7,6 +7,7 @@ import math
 import time
 
 import numpy as np
+import psutil
 import pytest
 
 from workbench.catalog import register_variant, unregister_variant
@@ -89,3 +90,23 @@ def test_after_the_first_call_the_run_limit_applies(bad_catalog, slow_after_firs
         ex.close()
     assert row["status"] == "ok", row["message"]
     assert took > FIRST_CALL_FLOOR_S, took  # else this test proves nothing: the first call's limit was not passed
+
+
+def test_a_spare_worker_starts_while_a_first_call_looks_hung_and_replaces_it(bad_catalog):
+    """The replacement for a worker killed for a hung first call was started during the wait, not after it."""
+    ex = make_executor("process")
+    try:
+        hang = Cell.make(K, "sleep-hang", "numpy", "float32", {"n": 4099})
+        good = Cell.make(K, "good", "numpy", "float32", {"n": 4099})
+        row = ex.execute(hang, TimingConfig(warmup_s=0.01, budget_s=0.05), timeout_s=20)
+        killed_at = time.time()
+        assert row["status"] == "timeout" and "first call" in row["message"], row
+        assert "numpy" in ex._spares  # started beside the hung worker
+        assert ex.execute(good, TimingConfig(warmup_s=0.01, budget_s=0.05), timeout_s=20)["status"] == "ok"
+        assert not ex._spares  # taken
+        replacement = psutil.Process(ex._workers["numpy"].proc.pid)
+        assert replacement.create_time() < killed_at
+        closed = [w.proc for w in [*ex._workers.values()]]
+    finally:
+        ex.close()
+    assert all(p.poll() is not None for p in closed)

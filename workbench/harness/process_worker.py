@@ -61,6 +61,9 @@ MAX_GRACE_S = 2.0
 #: The resident-memory watchdog fires at this multiple of the cap, so that on CPU backends the worker's own
 #: address-space limit (a clean MemoryError, the worker lives on) normally acts first.
 WATCHDOG_SLACK = 1.125
+#: Share of a first call's limit after which its worker is suspected hung and a spare worker is started beside
+#: it: a kill then finds a worker ready (a start costs 1-3 s under load, paid while the parent only waits).
+SPARE_AT = 0.5
 #: Set in a worker's environment: kernels and tests can tell they run in one.
 ENV_IN_WORKER = "WORKBENCH_IN_WORKER"
 #: Input cache of each worker (a sweep has one worker per backend), beyond the group in use (always kept). Small:
@@ -309,8 +312,10 @@ class WorkerProcess:
         except Exception:  # noqa: BLE001 - a dead or unreadable process: the exit check handles it
             return None
 
-    def run(self, request: CellRequest, shipment: Shipment, should_stop: ShouldStop | None = None) -> Outcome:
-        """Send one cell and wait for its result, or for the worker's death, a deadline or the memory cap."""
+    def run(self, request: CellRequest, shipment: Shipment, should_stop: ShouldStop | None = None,
+            on_suspect: Callable[[], None] | None = None) -> Outcome:
+        """Send one cell and wait for its result, or for the worker's death, a deadline or the memory cap.
+        ``on_suspect`` is called once when the first call has run past :data:`SPARE_AT` of its limit."""
         assert self.conn is not None and self.proc is not None
         self._job += 1
         job_id = self._job
@@ -319,7 +324,7 @@ class WorkerProcess:
         base_rss = self.rss() or 0
         self.conn.send(RunCell(job_id, request, shipment))
         phase, deadline = "build", time.perf_counter() + request.build_timeout_s + grace
-        run_deadline = deadline
+        run_deadline = suspect_at = deadline
         peak = base_rss
         try:
             while True:
@@ -334,6 +339,7 @@ class WorkerProcess:
                         run_deadline = deadline
                         if first_call_s < request.timeout_s:  # a hung first call is stopped after its own limit
                             phase, deadline = "first call", now + first_call_s + min(grace, 0.1 * first_call_s + 0.2)
+                            suspect_at = now + SPARE_AT * first_call_s
                     elif isinstance(msg, FirstCallDone) and msg.job_id == job_id:
                         phase, deadline = "run", run_deadline
                     elif isinstance(msg, CellDone) and msg.job_id == job_id:
@@ -342,6 +348,9 @@ class WorkerProcess:
                     continue
                 if self.proc.poll() is not None:
                     return self._died(phase)
+                if phase == "first call" and on_suspect is not None and time.perf_counter() > suspect_at:
+                    on_suspect()
+                    on_suspect = None
                 if time.perf_counter() > deadline:
                     self.kill()
                     return Outcome(failure=Status.TIMEOUT, phase=phase)
@@ -399,6 +408,8 @@ class ProcessExecutor(LocalExecutor):
         self._fallback: LocalExecutor | None = None
         #: Worker starts (first and after deaths) and their seconds, for the cost of isolation.
         self.starts: list[tuple[str, float]] = []
+        #: A worker started per backend while one of its cells looked hung, taken at that backend's next start.
+        self._spares: dict[str, WorkerProcess] = {}
 
     def _new_worker(self, backend: str) -> WorkerProcess:
         old = self._workers.get(backend)
@@ -412,10 +423,40 @@ class ProcessExecutor(LocalExecutor):
     def _worker(self, backend: str) -> WorkerProcess:
         w = self._workers.get(backend)
         if w is None or not w.alive:
-            w = self._new_worker(backend)
-            w.start()
-            self.starts.append((backend, w.started_s))
+            restart = w is not None and backend in self._prepared
+            spare = self._spares.pop(backend, None)
+            if spare is not None and spare.alive:
+                if w is not None:
+                    w.stop()
+                self._workers[backend] = w = spare
+                t0 = time.perf_counter()
+                w.wait_ready()
+                self.starts.append((backend, time.perf_counter() - t0))  # what the spare left to wait for
+                self._prepared[backend] = w.prepare(backend)
+            else:
+                if spare is not None:
+                    spare.stop()
+                w = self._new_worker(backend)
+                w.start()
+                self.starts.append((backend, w.started_s))
+                if restart:  # the one-time costs stay out of the next cell's limits, as at the first start
+                    self._prepared[backend] = w.prepare(backend)
         return w
+
+    def _start_spare(self, backend: str) -> None:
+        """Start a worker for ``backend`` beside the one whose cell looks hung (see :data:`SPARE_AT`). It only
+        imports the workbench meanwhile: preparing the backend (its runtime, the timer's calibration) waits until
+        it takes over, so that a cell that was only slow is not timed beside a runtime import."""
+        if backend in self._spares:
+            return
+        spare = WorkerProcess(backend, memory_cap=self.memory_cap, boundscheck=self.boundscheck,
+                              shared_dir=self.shared_dir)
+        try:
+            spare.launch()
+        except OSError as exc:
+            log.warning("could not start a spare worker process for %s: %s", backend, exc)
+            return
+        self._spares[backend] = spare
 
     def warm(self, backends: Sequence[str]) -> None:
         """Start the workers of ``backends`` side by side and have each prepare (imports, device query,
@@ -448,8 +489,9 @@ class ProcessExecutor(LocalExecutor):
             self._collect(b)  # a prepare still in flight is answered before the worker is told to stop
             w = self._workers.pop(b, None)
             self._prepared.pop(b, None)
-            if w is not None:
-                w.stop()
+            for idle in (w, self._spares.pop(b, None)):
+                if idle is not None:
+                    idle.stop()
 
     def _collect(self, backend: str) -> None:
         """Wait for the answer of a prepare that :meth:`warm` sent (before anything else is sent)."""
@@ -486,7 +528,7 @@ class ProcessExecutor(LocalExecutor):
             worker = self._worker(cell.backend)
         except WorkerStartError as exc:
             return failed_result(cell, Status.ERROR, str(exc), seed=request.seed, started=t0)
-        out = worker.run(request, shipment, should_stop)
+        out = worker.run(request, shipment, should_stop, on_suspect=lambda: self._start_spare(cell.backend))
         if out.result is not None:
             return judge_reported(out.result, time.perf_counter() - t0)
         return failed_result(cell, out.failure or Status.CRASHED, _failure_message(request, out),
@@ -505,9 +547,10 @@ class ProcessExecutor(LocalExecutor):
         return res
 
     def close(self) -> None:
-        for w in self._workers.values():
+        for w in [*self._workers.values(), *self._spares.values()]:
             w.stop()
         self._workers.clear()
+        self._spares.clear()
         shutil.rmtree(self.shared_dir, ignore_errors=True)
         if self._fallback is not None:
             self._fallback.close()
