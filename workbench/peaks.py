@@ -214,6 +214,11 @@ def measure_peaks(backends: Iterable[str] | None = None, store: Store | str | No
 ENV_AUTO_PEAKS = "WORKBENCH_AUTO_PEAKS"
 #: Where probed ceilings are kept across stores, per environment (``$XDG_CACHE_HOME/workbench``).
 ENV_CEILINGS_CACHE = "WORKBENCH_CEILINGS_CACHE"
+#: How the automatic probes measure (roof_probe's CPU probe, the catalog probes of other devices): bump it when
+#: that changes, so roofs cached by an older probe are measured again. A cache kept a float32 GEMM roof of
+#: 224 GFLOP/s from an early probe (one long BLAS call timed by the wall clock on a busy machine) where the
+#: current probe reads 298 at load 22, and every later sweep called a 295 GFLOP/s numpy GEMM implausible.
+PROBE_VERSION = 3
 AUTO_CONFIG = TimingConfig(warmup_s=0.02, budget_s=0.15, target_spread=0.02, min_samples=3, max_samples=40,
                            n_inputs=1)
 AUTO_PILOT_CONFIG = TimingConfig(warmup_s=0.01, budget_s=0.05, target_spread=0.02, min_samples=3, max_samples=20,
@@ -367,8 +372,10 @@ def _cached_probe(env_id: str, key: str) -> list[Peak] | None:
     try:
         doc = json.loads(_cache_file().read_text())
         found = doc[env_id][key]
+        if not isinstance(found, dict) or found.get("probe_version") != PROBE_VERSION:
+            return None  # measured by an older probe (a stale roof would judge every later sweep): probe again
         peaks = [Peak(p["backend"], p["metric"], p["dtype"], float(p["value"]), p["unit"], p["method"],
-                      p.get("details") or {}) for p in found]
+                      p.get("details") or {}) for p in found["peaks"]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
     _probed[(env_id, key)] = peaks
@@ -384,9 +391,9 @@ def _remember_probe(env_id: str, key: str, peaks: list[Peak]) -> None:
             doc = doc if isinstance(doc, dict) else {}
         except (OSError, ValueError):
             doc = {}
-        doc.setdefault(env_id, {})[key] = [
+        doc.setdefault(env_id, {})[key] = {"probe_version": PROBE_VERSION, "peaks": [
             {"backend": p.backend, "metric": p.metric, "dtype": p.dtype, "value": p.value, "unit": p.unit,
-             "method": p.method, "details": p.details} for p in peaks if p.value is not None]
+             "method": p.method, "details": p.details} for p in peaks if p.value is not None]}
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(doc, indent=1, default=str))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench import peaks
+from workbench.backends import registry as backend_registry
 from workbench.harness.throughput import (
     AUTO_PROBE,
     BANDWIDTH,
@@ -141,3 +142,24 @@ def test_a_note_follows_percentages_rescaled_by_rounds():
     assert refresh_peak_note(row)["peak_note"].startswith("270% of") and "32 MiB last-level cache" in row["peak_note"]
     row["pct_peak_bw"] = 90.0
     assert refresh_peak_note(row)["peak_note"] is None
+
+
+def test_roofs_cached_by_an_older_probe_are_measured_again(tmp_path, cache_file, monkeypatch):
+    """A cache entry without this probe's version (an early probe's low GEMM roof) is not reused: the roof is
+    probed again and cached with the version; the next store reuses that."""
+    import json
+
+    key = peaks._probe_key(backend_registry.get("numpy"))
+    old = [{"backend": "numpy", "metric": FLOPS, "dtype": "float32", "value": 224.0, "unit": "GFLOP/s",
+            "method": "automatic probe: BLAS GEMM (numpy.matmul) 1280x1280x1280 float32, best of 7", "details": {}}]
+    cache_file.write_text(json.dumps({"env": {key: old}}))
+    fresh = [peaks.Peak("numpy", FLOPS, "float32", 298.0, "GFLOP/s", "automatic probe: BLAS GEMM (new)", {})]
+    calls = []
+    monkeypatch.setattr(peaks, "probe_backend", lambda *a: calls.append(1) or fresh)
+    c = peaks.ensure_ceilings(Store(tmp_path / "a.sqlite"), "env", "numpy")
+    assert calls == [1] and c[(FLOPS, "float32")] == 298.0
+    kept = json.loads(cache_file.read_text())["env"][key]
+    assert kept["probe_version"] == peaks.PROBE_VERSION and kept["peaks"][0]["value"] == 298.0
+    monkeypatch.setattr(peaks, "_probed", {})
+    assert peaks.ensure_ceilings(Store(tmp_path / "b.sqlite"), "env", "numpy")[(FLOPS, "float32")] == 298.0
+    assert calls == [1]  # the versioned entry is reused
