@@ -3,6 +3,7 @@ restarts after a crash or a hang), on a user catalog with one crashing and one h
 
     python tests/perf/fixed_cost.py            # the 12-cell user catalog, then the reference import
     python tests/perf/fixed_cost.py --reps 2   # alternate with the reference, medians
+    python tests/perf/fixed_cost.py --isolation-suite quick   # also: worker isolation's cost on a suite
 
 The catalog is written to a temporary folder and loaded the way a user's is (``WORKBENCH_CATALOG``): one
 kernel (vector_add's spec under another name) with six numpy variants (four honest ones, one that
@@ -13,7 +14,9 @@ Printed: the command's wall and CPU time (its own and its workers', from ``os.wa
 own wall time (the stored rows' ``wall_s``: the rounds' times inside the worker, summed by the merge); the
 fixed cost (wall minus the measured cells: start-up, probes, worker starts, and the crashed and hung cells'
 time, the wait for a hang included); and the reference, ``python -c "import pandas, matplotlib.pyplot"``, timed in the
-same run just before. Issue 25's target: fixed cost <= 10 s. Nothing here is asserted.
+same run just before. Issue 25's target: fixed cost <= 10 s. ``--isolation-suite``: the suite through
+``workbench bench`` in-process and in worker processes, alternating (tests/perf/isolation.py's ``suite``), beside
+the reference; issue 25's target: worker processes <= +10% of the in-process wall time. Nothing here is asserted.
 """
 
 from __future__ import annotations
@@ -156,10 +159,12 @@ def one_run(tmp: Path, env: dict[str, str], repo: Path, tag: str, extra: list[st
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=1, help="repetitions of the user catalog's sweep (0: none)")
     ap.add_argument("--repo", nargs="+", type=Path, default=[ROOT],
                     help="trees to measure, interleaved in each repetition (e.g. a `git archive` of the "
                          "commit before a change, and this one)")
+    ap.add_argument("--isolation-suite", metavar="SUITE", help="also time SUITE in-process and in worker processes")
+    ap.add_argument("--suite-reps", type=int, default=1)
     ap.add_argument("--bench-args", default="", help="extra `workbench bench` arguments (e.g. '--timeout 60')")
     args = ap.parse_args()
     print("load before:", " ".join(f"{x:.1f}" for x in os.getloadavg()), f"({os.cpu_count()} CPUs)", flush=True)
@@ -182,11 +187,21 @@ def main() -> None:
                       f"ones' {run['failed']:.1f} s; fixed cost {run['wall'] - run['cells']:.1f} s", flush=True)
                 print("    longest cells (wall s, variant, n, status):",
                       "; ".join(f"{w:.1f} {v} {n} {s}" for w, v, n, s in run["slow"]), flush=True)
+    if args.isolation_suite:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from isolation import suite
+
+        rw, rc, _ = timed_cpu([sys.executable, "-c", "import pandas, matplotlib.pyplot"], dict(os.environ), ROOT)
+        refs.append((rw, rc))
+        print(f"reference import {rw:.2f} s wall / {rc:.2f} s CPU; load {os.getloadavg()[0]:.1f}", flush=True)
+        suite(args.isolation_suite, args.suite_reps)
     print("load after:", " ".join(f"{x:.1f}" for x in os.getloadavg()))
     med = statistics.median
     ref_wall, ref_cpu = med(w for w, _ in refs), med(c for _, c in refs)
     print(f"reference import (median of {len(refs)}): {ref_wall:.2f} s wall, {ref_cpu:.2f} s CPU")
     for repo, got in runs.items():
+        if not got:
+            continue
         fixed = med(x["wall"] - x["cells"] for x in got)
         print(f"{repo}: fixed cost {fixed:.1f} s (median of {len(got)}; target <= 10 s; {fixed / ref_wall:.1f}x the "
               f"reference); sweep {med(x['wall'] for x in got):.1f} s wall, {med(x['cpu'] for x in got):.1f} s CPU; "
