@@ -697,6 +697,47 @@ class Store:
             if len(batch) < rows_per_frame:
                 return
 
+    def result_tuples(self, run_ids: Iterable[str] | str | None = None, quote_prefixes: Iterable[str] = (),
+                      rows_per_batch: int = 10_000) -> tuple[list[str], Iterator[list[tuple[Any, ...]]]] | None:
+        """(columns, batches of rows as tuples): the rows of :meth:`results` with every value converted by
+        SQLite, so a CSV of a million rows goes from SQLite to the csv module without a frame per batch
+        (about a third less time). A text value starting with one of ``quote_prefixes`` gets a leading ``'``
+        (a CSV's defence against formulas); extra fields are taken out of ``extra`` (JSON true/false as
+        True/False, as a frame writes them). None when an extra field is nested or oddly named: then
+        :meth:`result_frames` writes them."""
+        where, ids = _run_filter(run_ids)
+        with self._lock:
+            extras = self._conn.execute(
+                "SELECT DISTINCT j.key, j.type FROM results, json_each(CASE WHEN json_valid(results.extra) AND "
+                f"json_type(results.extra) = 'object' THEN results.extra END) AS j {where}", ids).fetchall()
+            have = {r[1] for r in self._conn.execute("PRAGMA table_info(results)")}
+        if any(t in ("object", "array") or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k, t in extras):
+            return None
+        keys = sorted({k for k, _ in extras} - set(RESULT_COLUMNS))
+        first = ", ".join("'" + p.replace("'", "''") + "'" for p in quote_prefixes)
+
+        def quoted(expr: str) -> str:
+            if not first:
+                return expr
+            return (f"CASE WHEN typeof({expr}) = 'text' AND substr({expr}, 1, 1) IN ({first}) "
+                    f"THEN '''' || {expr} ELSE {expr} END")
+
+        exprs = [quoted(k) if k in have else "NULL" for k in RESULT_COLUMNS]
+        exprs += [quoted(f"CASE json_type(extra, '$.{k}') WHEN 'true' THEN 'True' WHEN 'false' THEN 'False' "
+                         f"ELSE json_extract(extra, '$.{k}') END") for k in keys]
+        with self._lock:
+            cur = self._conn.execute(f"SELECT {', '.join(exprs)} FROM results {where} ORDER BY rowid", ids)
+
+        def batches() -> Iterator[list[tuple[Any, ...]]]:
+            while True:
+                with self._lock:
+                    batch = cur.fetchmany(rows_per_batch)
+                if not batch:
+                    return
+                yield batch
+
+        return [*RESULT_COLUMNS, *keys], batches()
+
     # -- peaks -------------------------------------------------------------
     def set_peak(self, env_id: str, backend: str, metric: str, dtype: str, value: float, unit: str,
                  method: str, details: Mapping[str, Any] | None = None) -> None:

@@ -66,3 +66,22 @@ def test_an_export_written_a_batch_at_a_time_is_the_whole_document(tmp_path, mon
     assert list(doc) == ["format", "version", "exported_at", "runs", "environments", "results", "peaks"]
     assert doc["results"] == whole["results"] and doc["results"][-1]["late_field"] == "only here"
     assert json.loads(st.export([], tmp_path / "none.json").read_text())["results"] == []
+
+
+def test_a_csv_straight_from_sqlite_is_the_csv_of_the_frames(tmp_path):
+    st = _store(tmp_path)
+    run_id = st.latest_run_id()
+    st.record({**st.rows()[0], "cell_key": "flags", "flag": True, "other": False, "note": "+1", "size": 3})
+    from workbench.report.exporters import csv_pieces
+
+    def frames_csv() -> str:
+        return "".join(csv_text(f, header=i == 0) for i, f in enumerate(row_frames(st, None, rows_per_frame=3)))
+
+    assert st.result_tuples(None, ("=",)) is not None  # the SQLite path is taken
+    assert "".join(csv_pieces(st, None)) == frames_csv()  # extra booleans, quoted extra text, counts alike
+    rows = list(csv.DictReader(io.StringIO("".join(csv_pieces(st, [run_id])), newline="")))
+    assert rows[-1]["flag"] == "True" and rows[-1]["other"] == "False" and rows[-1]["note"] == "'+1"
+    with st._write() as c:  # the store writes nested fields as JSON text; a store written otherwise:
+        c.execute("""UPDATE results SET extra = '{"nested_field": {"a": 1}}' WHERE cell_key = 'c0'""")
+    assert st.result_tuples(None, ("=",)) is None  # a nested extra field: the frames write it
+    assert "".join(csv_pieces(st, None)) == frames_csv()

@@ -10,9 +10,11 @@ jinja2's autoescaping.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ import pandas as pd
 
 from ..output_guard import check_output_path, write_output
 from ..store import EXPORT_FORMAT, EXPORT_VERSION, default_store_path, now_iso
-from .data import ReportData, gather, known_run_ids, resolve_run_ids, row_frames
+from .data import ReportData, gather, known_run_ids, resolve_run_ids, row_frames, row_tuples
 from .render import render_html, render_markdown
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".json": "json", ".csv": "csv"}
@@ -87,8 +89,8 @@ def write_report(store_or_df: Any, run_ids: str | Iterable[str] | None, path: st
         text = render_markdown(store_or_df, run_ids, **kw)
     elif fmt == "json":
         text = json.dumps(export_payload(gather(store_or_df, run_ids)), indent=1, default=str)
-    else:  # streamed: a store's rows are read and written a frame at a time
-        text = (csv_text(df, header=i == 0) for i, df in enumerate(row_frames(store_or_df, run_ids)))
+    else:  # streamed: a store's rows are read and written a batch at a time
+        text = csv_pieces(store_or_df, run_ids)
     write_output(path, text, **guard)
     return path
 
@@ -100,6 +102,27 @@ CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 def csv_cell(v: Any) -> Any:
     """A text value a spreadsheet shows as text: a formula prefix is neutralised with a leading ``'``."""
     return "'" + v if isinstance(v, str) and v.startswith(CSV_FORMULA_PREFIXES) else v
+
+
+def csv_pieces(store_or_df: Any, run_ids: str | Iterable[str] | None) -> Iterator[str]:
+    """:func:`csv_text` of the rows, in pieces: a store's rows come from SQLite already quoted
+    (:func:`workbench.report.data.row_tuples`) and go through the csv module a batch at a time (the same
+    text, without a frame); other rows, frame by frame."""
+    rows = row_tuples(store_or_df, run_ids, CSV_FORMULA_PREFIXES)
+    if rows is None:
+        for i, df in enumerate(row_frames(store_or_df, run_ids)):
+            yield csv_text(df, header=i == 0)
+        return
+    columns, batches = rows
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow([csv_cell(str(c)) for c in columns])
+    for batch in batches:
+        writer.writerows(batch)
+        yield buf.getvalue()
+        buf.seek(0)
+        buf.truncate()
+    yield buf.getvalue()
 
 
 def csv_text(df: pd.DataFrame, header: bool = True) -> str:
