@@ -173,3 +173,16 @@ def test_not_plotted_footnotes_stay_inside_the_figure_and_end_on_a_word(df):
     assert "stabl" not in text or "stabilisation" in text  # cut at a word boundary, or not cut
     assert plots._first_clause("a" * 60 + ": " + "b" * 80) == "a" * 60 + " …"
     assert plots._first_clause("word " * 40).endswith("word …")
+
+
+def test_the_noisy_ring_is_one_legend_entry_whatever_each_panel_counts(df):
+    """Time and % of ceiling panels count different noisy points (rows without a ceiling drop out of the
+    second): the figure's legend still lists the hollow ring once."""
+    rows = df[df["kernel"] == "saxpy"].copy()
+    rows["noisy"] = rows["status"] == "ok"
+    first = rows.index[rows["status"] == "ok"][0]
+    rows.loc[first, ["pct_peak_bw", "ceiling_gbps"]] = [None, None]
+    fig = plots.plot_kernel(rows, "saxpy")
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert len([t for t in texts if t.startswith("hollow: noisy cell")]) == 1, texts
+    assert f"hollow: noisy cell ({int(rows['noisy'].sum())})" in texts

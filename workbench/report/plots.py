@@ -81,6 +81,8 @@ MAX_LISTED = 8
 MAX_TICKS = 8
 ROOF_COLORS = ("#222", "#7a1f5c", "#1f5c7a", "#5c7a1f")
 LEGEND_FONT = 7.5
+#: Legend entry of the hollow rings over noisy points (one per figure, whatever its panels count).
+NOISY_LABEL = "hollow: noisy cell"
 #: Memory plots are drawn only where series differ by more than this factor at some size.
 MEMORY_DIFFERS = 1.25
 
@@ -173,6 +175,10 @@ def _figure_legend(fig: Figure, axes: list[Axes]) -> float:
     handles, labels = [], []
     for a in axes:
         for h, lab in zip(*a.get_legend_handles_labels(), strict=True):
+            if lab.startswith(NOISY_LABEL) and any(x.startswith(NOISY_LABEL) for x in labels):
+                i = next(i for i, x in enumerate(labels) if x.startswith(NOISY_LABEL))  # one entry, the panels'
+                labels[i] = max(labels[i], lab, key=lambda t: int("".join(filter(str.isdigit, t)) or 0))  # largest
+                continue
             if lab not in labels and not lab.startswith("_"):
                 handles.append(h)
                 labels.append(lab)
@@ -244,7 +250,7 @@ def _mark_noisy(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0) -> None
 def _noisy_legend(ax: Axes, n: int) -> None:
     if n:
         ax.plot([], [], ls="none", marker="o", ms=6, mfc="white", mec="#555", mew=1.3,
-                label=f"hollow: noisy cell ({n})")
+                label=f"{NOISY_LABEL} ({n})")
 
 
 def _kernels(df: pd.DataFrame) -> list[str]:
