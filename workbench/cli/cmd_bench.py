@@ -57,8 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="measure every cell once per round, in an order shuffled per round, and judge by the "
                         "rounds' medians (default: the suite's, else 3; 1 = one stream of samples per cell)")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
-                   help="wall-time limit per cell and round (default 60 s, or the suite's); a cell's first call must return within "
-                        "the longest of 5 s, a tenth of this and 10x the round's warm-up and budget")
+                   help="wall-time limit per cell and round (default 60 s, or the suite's); a cell's first call must "
+                        "return within the longest of 5 s, a tenth of this and 10x the round's warm-up and budget")
     p.add_argument("--build-timeout", type=float, metavar="SECONDS",
                    help="limit on building each cell (inputs, reference, JIT compilation), apart from --timeout "
                         "(default 600)")
