@@ -13,6 +13,7 @@ a cell's build is done and its run limit starts, :class:`CellDone` back).
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import gc
 import os
@@ -20,6 +21,7 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 
 from ..authoring.numba_support import boundscheck
@@ -37,12 +39,26 @@ def _die_with_parent() -> None:
     """Ask Linux to kill this process when its parent dies (a killed notebook must not leave a worker
     spinning in a hung kernel); elsewhere the closed socket ends it at the next message."""
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+
+
+def heap_trimmer() -> Callable[[], object]:
+    """glibc's ``malloc_trim(0)``, or a no-op where there is none (musl, macOS).
+
+    Why: arrays below glibc's mmap threshold come from the heap, and glibc raises that threshold (up to 32 MiB)
+    once a large array is freed, so a cell's inputs, outputs, temporaries and a runtime's buffers (PoCL's) are
+    mostly heap memory, which stays with the process when freed. Measured mid quick-suite (gdb calling
+    malloc_trim in live workers): numpy's worker 366 -> 128 MiB PSS, PoCL's 809 -> 279 MiB. Trimmed between
+    cells, the timing loops themselves allocate as before."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return lambda: None
+    trim.argtypes = [ctypes.c_size_t]
+    return lambda: trim(0)
 
 
 class WorkerState:
@@ -103,6 +119,7 @@ def serve(conn: Connection) -> None:
     count_as_own(start.parent_pid)  # the parent's bookkeeping between cells is not "other load"
     take_reading()
     state = WorkerState(start)
+    trim_heap = heap_trimmer()
     with boundscheck(start.boundscheck):
         conn.send(Ready(os.getpid()))
         while True:
@@ -116,6 +133,7 @@ def serve(conn: Connection) -> None:
                 conn.send(Prepared(msg.backend, prepare_backend(msg.backend)))
             elif isinstance(msg, RunCell):
                 conn.send(CellDone(msg.job_id, run_job(conn, msg, state)))
+                trim_heap()  # the cell's freed memory back to the system, while the parent stores its row
             sys.stdout.flush()
             sys.stderr.flush()
 
