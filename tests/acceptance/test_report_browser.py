@@ -107,3 +107,12 @@ def test_report_with_the_quick_suites_names_has_no_horizontal_scroll(quick_named
         header = page.locator("table.findings th", has_text="caveats").bounding_box()
         assert header and header["x"] + header["width"] <= WIDTH, f"the caveats column is off screen: {header}"
         assert page.locator("table.findings td.size", has_text="head_dim=64").count() >= 1
+        # who wins, by how much and how sure, for every kernel, on the first screen
+        entries = page.locator(".glance .g")
+        assert entries.count() == len(QUICK_KERNELS)
+        for i in range(entries.count()):
+            box = entries.nth(i).bounding_box()
+            assert box and box["y"] + box["height"] <= HEIGHT and box["x"] + box["width"] <= WIDTH, (i, box)
+            text = entries.nth(i).inner_text()
+            assert text.split()[0] in QUICK_KERNELS and ("×" in text or "reference" in text), text
+            assert any(v in text for v in ("faster", "slower", "same", "inconclusive", "reference")), text

@@ -69,6 +69,12 @@ class Finding:
         return f"{self.ci[0]:.3g}–{self.ci[1]:.3g}×" if self.ci else ""
 
     @property
+    def warnings(self) -> list[dict[str, str]]:
+        """The caveats marked ⚠ (implausible, failed at other sizes, reference off): flagged beside the verdict
+        on the first screen."""
+        return [c for c in self.caveats if c["text"].startswith("⚠")]
+
+    @property
     def pct_text(self) -> str:
         return f"{self.pct:.0f}%" if self.pct is not None else ""
 
@@ -78,6 +84,15 @@ class KeyFindings:
     reference: str
     findings: list[Finding]
     caveats: list[str]
+
+    @property
+    def at_a_glance(self) -> list[Finding]:
+        """One finding per kernel (and run), at its largest measured size: the first screen's answer to who
+        wins, by how much and how sure, for every kernel; the table below has every size class."""
+        last: dict[tuple[str, str], Finding] = {}
+        for f in self.findings:
+            last[(f.kernel, f.run)] = f
+        return list(last.values())
 
     @property
     def interval_label(self) -> str:
