@@ -157,6 +157,32 @@ def one_run(tmp: Path, env: dict[str, str], repo: Path, tag: str, extra: list[st
             "failed": sum(w for w, *_, s in walls if s in FAILED), "slow": sorted(walls, reverse=True)[:4]}
 
 
+def isolation_cost(suite: str, reps: int, extra: list[str], refs: list[tuple[float, float]]) -> None:
+    """``workbench bench --suite SUITE`` in-process and in worker processes, a fresh process each, the order
+    alternating between repetitions and the reference import timed before each pair; wall and CPU (workers
+    included) of each, and the worker processes' cost relative to in-process."""
+    got: dict[str, list[tuple[float, float]]] = {"in-process": [], "process": []}
+    with tempfile.TemporaryDirectory() as d:
+        for r in range(reps):
+            rw, rc, _ = timed_cpu([sys.executable, "-c", "import pandas, matplotlib.pyplot"], dict(os.environ), ROOT)
+            refs.append((rw, rc))
+            print(f"suite rep {r}: reference import {rw:.2f} s wall / {rc:.2f} s CPU; load "
+                  f"{os.getloadavg()[0]:.1f}", flush=True)
+            for iso in (("in-process", "process") if r % 2 == 0 else ("process", "in-process")):
+                cmd = [sys.executable, "-m", "workbench", "bench", "--suite", suite, "--quiet", "--isolation", iso,
+                       "--store", str(Path(d) / f"{iso}-{r}.sqlite"), *extra]
+                wall, cpu, done = timed_cpu(cmd, dict(os.environ), ROOT)
+                if done.returncode not in (0, 1):
+                    raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr[-2000:]}")
+                got[iso].append((wall, cpu))
+                print(f"  {suite} {' '.join(extra)} {iso}: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
+    med = statistics.median
+    (aw, ac), (bw, bc) = ((med(w for w, _ in got[i]), med(c for _, c in got[i])) for i in ("in-process", "process"))
+    print(f"{suite} {' '.join(extra)}, median of {reps}: in-process {aw:.1f} s wall / {ac:.1f} s CPU, worker "
+          f"processes {bw:.1f} s wall / {bc:.1f} s CPU: {100 * (bw / aw - 1):+.1f}% wall, {100 * (bc / ac - 1):+.1f}% "
+          "CPU (target <= +10% wall)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=1, help="repetitions of the user catalog's sweep (0: none)")
@@ -165,6 +191,9 @@ def main() -> None:
                          "commit before a change, and this one)")
     ap.add_argument("--isolation-suite", metavar="SUITE", help="also time SUITE in-process and in worker processes")
     ap.add_argument("--suite-reps", type=int, default=1)
+    ap.add_argument("--suite-args", default="",
+                    help="extra `workbench bench` arguments for the suite (e.g. '--kernels saxpy softmax': a part of "
+                         "it, on a busy machine)")
     ap.add_argument("--bench-args", default="", help="extra `workbench bench` arguments (e.g. '--timeout 60')")
     args = ap.parse_args()
     print("load before:", " ".join(f"{x:.1f}" for x in os.getloadavg()), f"({os.cpu_count()} CPUs)", flush=True)
@@ -188,13 +217,7 @@ def main() -> None:
                 print("    longest cells (wall s, variant, n, status):",
                       "; ".join(f"{w:.1f} {v} {n} {s}" for w, v, n, s in run["slow"]), flush=True)
     if args.isolation_suite:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from isolation import suite
-
-        rw, rc, _ = timed_cpu([sys.executable, "-c", "import pandas, matplotlib.pyplot"], dict(os.environ), ROOT)
-        refs.append((rw, rc))
-        print(f"reference import {rw:.2f} s wall / {rc:.2f} s CPU; load {os.getloadavg()[0]:.1f}", flush=True)
-        suite(args.isolation_suite, args.suite_reps)
+        isolation_cost(args.isolation_suite, args.suite_reps, args.suite_args.split(), refs)
     print("load after:", " ".join(f"{x:.1f}" for x in os.getloadavg()))
     med = statistics.median
     ref_wall, ref_cpu = med(w for w, _ in refs), med(c for _, c in refs)
