@@ -168,3 +168,15 @@ def test_past_twenty_series_no_figure_shows_one_colour_twice():
         keys = set(g["variant"] + " @ " + g["backend"])
         assert len({styles[k].color for k in keys}) == len(keys), keys
     assert all(sum(to_rgb(s.color)) < 2.2 for s in styles.values())  # no light grey / light pink
+
+
+def test_a_kernel_measured_at_one_size_names_that_size_whole_on_its_axis():
+    """attention_block at its one quick size: the axis says 'one size' and names every parameter, instead of
+    'head_dim' under a lone tick as if head_dim were what varied."""
+    one = pd.DataFrame({"params": ['{"batch": 1, "seq": 64, "past": 512, "hidden": 896, "heads": 14, '
+                                   '"kv_heads": 2, "head_dim": 64}'] * 3})
+    label = choose_x_axis(params_frame(one)).label
+    assert label.startswith("one size: batch=1") and label.replace("\n", " ").endswith("head_dim=64")
+    assert max(len(line) for line in label.split("\n")) <= 40
+    single = pd.DataFrame({"params": ['{"n": 4096}']})
+    assert choose_x_axis(params_frame(single)).label == "n"

@@ -228,7 +228,7 @@ def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str]
                       va="bottom")
     if notes:
         fig.text(0.01, 0.01 + bad_h / h, "\n".join(notes), fontsize=7, color="#8a4b00", ha="left", va="bottom")
-    has_ticks2 = any("\n" in t.get_text() for a in axes for t in a.get_xticklabels())
+    has_ticks2 = any("\n" in t.get_text() for a in axes for t in [*a.get_xticklabels(), a.xaxis.label])
     top = 0.62 if fig._suptitle is not None else 0.35  # noqa: SLF001 — matplotlib keeps no public accessor
     # margins in inches, so panels keep their size whatever the notes and legend add
     fig.subplots_adjust(left=0.8 / w, right=1 - (0.15 + legend_w) / w, top=1 - top / h,

@@ -64,9 +64,12 @@ def choose_x_axis(params: pd.DataFrame) -> XAxis:
         return XAxis("size", "size")
     counts = {c: params[c].nunique(dropna=True) for c in params.columns}
     varying = [c for c in params.columns if counts[c] > 1]
-    if not varying:
+    if not varying:  # one size: the axis says so and names it whole (not one parameter as if it varied)
+        import textwrap
+
         name = params.columns[-1]
-        return XAxis(name, name)
+        whole = " ".join(f"{c}={params[c].dropna().iloc[0]}" for c in params.columns if params[c].notna().any())
+        return XAxis(name, "\n".join(textwrap.wrap(f"one size: {whole}", 40)) if len(params.columns) > 1 else name)
     name = max(reversed(varying), key=lambda c: counts[c])
     others = [c for c in varying if c != name]
     lockstep = [c for c in others if params.groupby(name)[c].nunique(dropna=True).max() <= 1]
