@@ -12,6 +12,7 @@ import datetime as _dt
 import io
 import json
 import re
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,10 @@ from .summary import (
     verdict_counts,
 )
 from .tables import pivot
+
+#: At most this many rows go into the "All rows" table (about 3 MB of HTML); a larger report says how many
+#: there are and the command that writes them all, since a page of a million rows opens in no browser.
+MAX_TABLE_ROWS = 5_000
 
 
 class _ByName:
@@ -112,6 +117,7 @@ class Report(_ByName):
     results: list[ResultRow]
     result_columns: list[str]
     results_table: pd.DataFrame
+    rows_note: str
     peaks: pd.DataFrame
     machines: pd.DataFrame
     environments: list[dict[str, Any]]
@@ -140,19 +146,21 @@ class Report(_ByName):
 
 
 def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *, title: str | None = None,
-                 baseline: Any = None, figures: bool = True) -> Report:
+                 baseline: Any = None, figures: bool = True, max_table_rows: int = MAX_TABLE_ROWS) -> Report:
     """The report of ``run_ids`` (None: all; ``latest``): key findings against one reference (``baseline``,
     default numpy's library variant), then per kernel a compact table, its figures (``figures``) and its
-    speed-ups; a baseline that names no measured series is a ValueError listing them."""
+    speed-ups; a baseline that names no measured series is a ValueError listing them. Every summary counts
+    all rows; the all-rows table holds the first ``max_table_rows`` (``rows_note`` says how to get the rest)."""
     data = gather(store_or_df, run_ids)
     check_baseline(data.df, baseline)
     df = data.df
     names = run_names(data.runs, data.run_ids, data.environments)
     roofs = resolve_roofs(df[df["status"] == Status.OK] if "status" in df else df, data.peaks)
     notes = row_notes(df, data.environments, roofs)
-    table = summary_table(df, data.environments, notes)
+    shown = min(len(df), max_table_rows)
+    table = summary_table(df.head(shown), data.environments, notes.head(shown))
     results = [ResultRow({k: text_of(v) for k, v in rec.items()}, bool(n["noisy"]), n["noise_note"], n["peak_note"])
-               for rec, (_, n) in zip(table.to_dict("records"), notes.iterrows(), strict=True)]
+               for rec, (_, n) in zip(table.to_dict("records"), notes.head(shown).iterrows(), strict=True)]
     runs = runs_table(data)
     runs["name"] = [names.get(r, n) for r, n in zip(runs["run"], runs["name"], strict=True)]
     kernels = kernel_sections(data, baseline, run_names=names, figures=figures)
@@ -170,9 +178,21 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
         flag_lines=[line for line in [noise_line, *peak_lines] if line], noise_line=noise_line,
         peak_lines=peak_lines, kernels=kernels, failures=failures_table(df),
         unsupported=failures_table(df, UNSUPPORTED_CELLS), results=results,
-        result_columns=list(table.columns), results_table=table, peaks=data.peaks,
+        result_columns=list(table.columns), results_table=table,
+        rows_note=_rows_note(store_or_df, data.run_ids, len(df), shown), peaks=data.peaks,
         machines=machines_table(df, data.environments), environments=environment_sections(data.environments),
         roofs=roofs)
+
+
+def _rows_note(store_or_df: Any, run_ids: list[str], n_rows: int, shown: int) -> str:
+    """One line when the all-rows table holds only some rows: how many there are and the exact command
+    that writes every one of them as CSV (empty when the table holds them all)."""
+    if shown >= n_rows:
+        return ""
+    path = getattr(store_or_df, "path", None)
+    store = f" --store {shlex.quote(str(path))}" if path is not None else ""
+    command = f"workbench report {' '.join(shlex.quote(r) for r in run_ids)}{store} --out rows.csv"
+    return f"{n_rows:,} rows: the first {shown:,} are shown here; every row as CSV: {command}"
 
 
 def _sections(data: ReportData, kernels: list[KernelSection]) -> list[Section]:

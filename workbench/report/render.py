@@ -110,7 +110,7 @@ def _md_peaks(r: Report, s: Section) -> list[str]:
 
 
 def _md_results(r: Report, s: Section) -> list[str]:
-    return ["\n## Results\n", md_table(r.results_table)]
+    return ["\n## Results\n", *([f"{md_escape(r.rows_note)}\n"] if r.rows_note else []), md_table(r.results_table)]
 
 
 def _md_environment(r: Report, s: Section) -> list[str]:

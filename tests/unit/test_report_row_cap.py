@@ -1,0 +1,55 @@
+"""A report of a huge store embeds at most a capped number of rows in its "All rows" table and says in one
+line how many there are and the command that writes them all; every summary still counts every row."""
+
+import csv
+import re
+import shlex
+
+import pytest
+
+from workbench.cli import main
+from workbench.report.model import build_report
+from workbench.report.render import html, markdown
+from workbench.report.sample_data import synthetic_environment, synthetic_results
+from workbench.store import Store
+
+
+@pytest.fixture()
+def store(tmp_path):
+    s = Store(tmp_path / "big store.sqlite")  # a space: the command in the note must quote the path
+    s.add_environment("env-demo", synthetic_environment())
+    s.ids = []
+    for seed in (1, 2):
+        rid = s.new_run(name="demo", env_id="env-demo")
+        for row in synthetic_results(rid, seed=seed).to_dict("records"):
+            s.record(row)
+        s.set_run_status(rid, "finished", wall_s=3.0)
+        s.ids.append(rid)
+    return s
+
+
+def _results_rows(page: str) -> int:
+    table = page[page.index('<h2 id="results">'):page.index('<h2 id="environment">')]
+    return len(re.findall(r"<tr[ >]", table)) - 1  # less the header row
+
+
+def test_store_over_the_cap_gives_a_note_and_a_capped_table(store, tmp_path, monkeypatch):
+    full = build_report(store, store.ids, figures=False)
+    n = full.n_rows
+    assert n > 7 and full.rows_note == "" and len(full.results) == n  # a normal store: every row, no note
+    report = build_report(store, store.ids, figures=False, max_table_rows=7)
+    assert len(report.results) == 7 and len(report.results_table) == 7
+    assert report.results_table.equals(full.results_table.head(7))
+    assert report.n_rows == n and sum(report.counts.values()) == sum(full.counts.values())  # summaries: all rows
+    assert report.findings == full.findings and report.noise_line == full.noise_line
+    note = report.rows_note
+    assert note.startswith(f"{n:,} rows: the first 7 are shown here") and "\n" not in note
+    page = html(report)
+    assert _results_rows(page) == 7 and _results_rows(html(full)) == n
+    assert note.replace("'", "&#39;") in page and note in markdown(report)
+    # the note's command is exact: run as written, it writes every row
+    command = note[note.index("workbench report"):]
+    monkeypatch.chdir(tmp_path)
+    assert main(shlex.split(command)[1:]) == 0
+    with open(tmp_path / "rows.csv", newline="", encoding="utf-8") as f:
+        assert sum(1 for _ in csv.DictReader(f)) == n
