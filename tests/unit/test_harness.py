@@ -92,10 +92,24 @@ def test_deadline_ends_the_loop_below_min_samples():
 
 
 def test_warmup_is_by_time_and_at_least_one_call():
-    timer = ScriptedTimer([1e-3])
-    t = time_calls(timer, [lambda: time.sleep(0.001)],
+    # Each call's start and end are measured, not assumed: a busy machine stretched the 1 ms sleep to 15 ms
+    # (2 warm-up calls where an idle one makes ~27), so the checks follow the calls' real times.
+    begins: list[float] = []
+    ends: list[float] = []
+
+    def call():
+        begins.append(time.perf_counter())
+        time.sleep(0.001)
+        ends.append(time.perf_counter())
+
+    t0 = time.perf_counter()
+    t = time_calls(ScriptedTimer([1e-3]), [call],
                    TimingConfig(warmup_s=0.03, budget_s=0, min_samples=1, min_sample_s=0), audit=UNAUDITED)
-    assert t.warmup_calls >= 5  # ~1.1 ms calls for 30 ms
+    k = t.warmup_calls
+    assert 1 <= k < len(begins)  # the warm-up calls, then the sample's
+    # no warm-up call that ended within 30 ms of the first one's start was the last: it went on
+    assert all(end - begins[0] < 0.03 for end in ends[:k - 1]), (k, [e - begins[0] for e in ends[:k]])
+    assert begins[k] - t0 >= 0.03  # and the samples start only once 30 ms have passed
     t = time_calls(ScriptedTimer([1e-3]), [lambda: None], TimingConfig(warmup_s=0, budget_s=0, min_samples=1),
                    audit=UNAUDITED)
     assert t.warmup_calls == 1
