@@ -637,25 +637,32 @@ class Store:
                 out.append(r)
             yield out
 
-    def results(self, run_ids: Iterable[str] | str | None = None) -> pd.DataFrame:
+    def results(self, run_ids: Iterable[str] | str | None = None,
+                columns: Iterable[str] | None = None) -> pd.DataFrame:
         """Tidy results, one row per cell, the measurement-record columns first.
 
         JSON columns (``params``, ``samples_s``, ``host_samples_s``) stay JSON text, as
-        the contract says; ``json.loads`` them where needed.
+        the contract says; ``json.loads`` them where needed. ``columns``: only these record columns (and
+        every extra field), so a reader that needs a few of them never holds all of a million rows.
         """
         import pandas as pd
 
         where, ids = _run_filter(run_ids)
+        wanted = list(RESULT_COLUMNS) if columns is None else [c for c in RESULT_COLUMNS if c in set(columns)]
         # column by column from SQLite (a dict per row first cost ~5 KB a row: gigabytes for a million rows)
         with self._lock:
-            df = pd.read_sql_query(f"SELECT * FROM results {where} ORDER BY rowid", self._conn, params=ids or None)
+            have = {r[1] for r in self._conn.execute("PRAGMA table_info(results)")}
+            select = "*" if columns is None else ", ".join(c for c in [*wanted, "extra"] if c in have)
+            df = pd.read_sql_query(f"SELECT {select} FROM results {where} ORDER BY rowid", self._conn,
+                                   params=ids or None)
         extra = df.pop("extra") if "extra" in df else None
         if extra is not None and extra.notna().any():
             parsed = [json.loads(x) if isinstance(x, str) and x else None for x in extra]
             more = pd.DataFrame.from_records([x if isinstance(x, dict) else {} for x in parsed], index=df.index)
-            more = more[[c for c in more.columns if c not in df.columns]]
+            stored = set(df.columns) | (have if columns is not None else set())  # a left-out column stays out
+            more = more[[c for c in more.columns if c not in stored]]
             df = pd.concat([df, more], axis=1)
-        return df.reindex(columns=list(RESULT_COLUMNS) + sorted(set(df.columns) - set(RESULT_COLUMNS)))
+        return df.reindex(columns=wanted + sorted(set(df.columns) - set(RESULT_COLUMNS)))
 
     def result_frames(self, run_ids: Iterable[str] | str | None = None,
                       rows_per_frame: int = 10_000) -> Iterator[pd.DataFrame]:

@@ -53,3 +53,16 @@ def test_store_over_the_cap_gives_a_note_and_a_capped_table(store, tmp_path, mon
     assert main(shlex.split(command)[1:]) == 0
     with open(tmp_path / "rows.csv", newline="", encoding="utf-8") as f:
         assert sum(1 for _ in csv.DictReader(f)) == n
+
+
+def test_report_loads_only_the_columns_it_reads_and_shows_the_same(store):
+    from workbench.report.data import NOT_IN_REPORT, gather
+
+    store.record({**synthetic_results(store.ids[0], seed=3).iloc[0].to_dict(), "cell_key": "x", "worker": "w1"})
+    some = store.results(store.ids, columns=["kernel", "status"])
+    assert list(some.columns) == ["kernel", "status", "worker"]  # the extra field stays
+    pruned = build_report(store, store.ids)
+    assert NOT_IN_REPORT and not NOT_IN_REPORT & set(gather(store, store.ids, columns=["kernel"]).df.columns)
+    every_column = build_report(gather(store, store.ids))
+    every_column.generated = pruned.generated
+    assert html(pruned) == html(every_column) and markdown(pruned) == markdown(every_column)

@@ -9,8 +9,19 @@ from typing import Any
 
 import pandas as pd
 
+from ..record import RESULT_COLUMNS
 from ..status import Status
 from .styles import parse_baseline, series_key
+
+#: Record columns no section of the HTML/Markdown report reads: left in the store when a report loads a
+#: store's rows (a million rows of all ~76 columns passed 1 GB), kept by exports, which write every column.
+NOT_IN_REPORT = frozenset({
+    "timer_overhead_s", "host_samples_s", "n_samples", "mean_s", "min_s", "host_median_s", "tolerance",
+    "finished_at", "setup_s", "first_call_s", "warmup_calls", "calls_per_sample", "n_inputs", "stopped_by", "seed",
+    "load_avg_1m", "other_cpu_share", "other_cpu_s", "steal_s", "cpu_freq_mhz", "gpu_clock_mhz", "gpu_temp_c",
+    "gpu_throttle", "tuned_config"})
+#: The record columns a report loads from a store (and every extra field).
+REPORT_COLUMNS = [c for c in RESULT_COLUMNS if c not in NOT_IN_REPORT]
 
 
 @dataclass
@@ -60,7 +71,9 @@ def known_run_ids(store_or_df: Any) -> list[str]:
     return [str(r) for r in runs["run_id"]]
 
 
-def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None) -> ReportData:
+def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None,
+           columns: Iterable[str] | None = None) -> ReportData:
+    """What a report of ``run_ids`` shows; from a store, only the record columns ``columns`` (None: all)."""
     ids = resolve_run_ids(store_or_df, run_ids)
     if isinstance(store_or_df, ReportData):
         return store_or_df
@@ -68,7 +81,7 @@ def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None) -> Repo
         df = store_or_df if ids is None else store_or_df[store_or_df["run_id"].isin(ids)]
         return ReportData(df.reset_index(drop=True), run_ids=ids or known_run_ids(df))
     store = store_or_df
-    df = store.results(run_ids=ids)
+    df = store.results(run_ids=ids) if columns is None else store.results(run_ids=ids, columns=columns)
     if ids is None:
         ids = [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else []
     runs = store.runs()

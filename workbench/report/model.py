@@ -23,7 +23,7 @@ from ..roofs import RoofKey, RoofKind, RoofSet, resolve_roofs
 from ..status import Status
 from ..version import __version__
 from . import plots
-from .data import ReportData, check_baseline, gather
+from .data import REPORT_COLUMNS, ReportData, check_baseline, gather
 from .env_summary import environment_line, machines_table, run_names
 from .findings import KeyFindings, key_findings, parse_reference, pick_reference
 from .row_notes import row_notes, text_of
@@ -151,7 +151,7 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
     default numpy's library variant), then per kernel a compact table, its figures (``figures``) and its
     speed-ups; a baseline that names no measured series is a ValueError listing them. Every summary counts
     all rows; the all-rows table holds the first ``max_table_rows`` (``rows_note`` says how to get the rest)."""
-    data = gather(store_or_df, run_ids)
+    data = gather(store_or_df, run_ids, columns=REPORT_COLUMNS)
     check_baseline(data.df, baseline)
     df = data.df
     names = run_names(data.runs, data.run_ids, data.environments)
