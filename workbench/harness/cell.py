@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psutil
 
 from ..backends import registry as backend_registry
 from ..backends.base import Backend
@@ -48,6 +49,7 @@ from .audit import (
     reduced_precision,
     reset_persisting_l2,
 )
+from .first_call_watch import FirstCallWatch
 from .memory import peak_memory
 from .request import (
     BUILD_TIMEOUT_S,
@@ -331,6 +333,9 @@ class Limits:
     first_call_deadline: float = math.inf
     #: Called when the first call has returned (a worker process tells its parent: the run limit applies).
     on_first_call: Callable[[], None] | None = None
+    #: This process's CPU use during the first call, started by the waiting side's first look at the
+    #: deadline: past its limit, a first call starved of a core is waited on (:mod:`.first_call_watch`).
+    watch: FirstCallWatch | None = None
 
     @classmethod
     def starting_now(cls, build_s: float, run_s: float, on_run: Callable[[], None] | None = None,
@@ -355,7 +360,19 @@ class Limits:
         until it returns, then the run's."""
         if self.run_deadline == math.inf:
             return self.build_deadline + grace_s
+        if self.in_first_call and self.first_call_deadline < self.run_deadline:
+            self._wait_on_starved_first_call(grace_s)
         return min(self.run_deadline, self.first_call_deadline) + grace_s
+
+    def _wait_on_starved_first_call(self, grace_s: float) -> None:
+        if self.watch is None:
+            self.watch = FirstCallWatch.start(psutil.Process(), self.first_call_s)
+            return
+        now = time.perf_counter()
+        if now > self.first_call_deadline + grace_s and self.watch.starved():
+            self.first_call_deadline = min(self.run_deadline, now - grace_s + 0.05)
+        else:
+            self.watch.sample()
 
     def start_run(self) -> float:
         now = time.perf_counter()

@@ -44,6 +44,7 @@ from ..status import Status
 from .audit import judge_reported
 from .cell import failed_result, measure, timeout_message
 from .executor import LocalExecutor, ShouldStop
+from .first_call_watch import FirstCallWatch
 from .memory_cap import describe
 from .messages import CellDone, FirstCallDone, Prepare, Prepared, RunCell, RunStarted, Start, Stop
 from .request import NO_VARIANT, CellRequest
@@ -325,6 +326,7 @@ class WorkerProcess:
         self.conn.send(RunCell(job_id, request, shipment))
         phase, deadline = "build", time.perf_counter() + request.build_timeout_s + grace
         run_deadline = suspect_at = deadline
+        watch: FirstCallWatch | None = None
         peak = base_rss
         try:
             while True:
@@ -340,8 +342,9 @@ class WorkerProcess:
                         if first_call_s < request.timeout_s:  # a hung first call is stopped after its own limit
                             phase, deadline = "first call", now + first_call_s + min(grace, 0.1 * first_call_s + 0.2)
                             suspect_at = now + SPARE_AT * first_call_s
+                            watch = FirstCallWatch.start(self._ps, first_call_s)
                     elif isinstance(msg, FirstCallDone) and msg.job_id == job_id:
-                        phase, deadline = "run", run_deadline
+                        phase, deadline, watch = "run", run_deadline, None
                     elif isinstance(msg, CellDone) and msg.job_id == job_id:
                         self.forward_output()
                         return Outcome(result=msg.result, phase=phase)
@@ -351,6 +354,11 @@ class WorkerProcess:
                 if phase == "first call" and on_suspect is not None and time.perf_counter() > suspect_at:
                     on_suspect()
                     on_suspect = None
+                if watch is not None:
+                    watch.sample()
+                if time.perf_counter() > deadline and watch is not None and deadline < run_deadline \
+                        and watch.starved():  # the first call waits for a core: not hung yet
+                    deadline = min(run_deadline, time.perf_counter() + POLL_S)
                 if time.perf_counter() > deadline:
                     self.kill()
                     return Outcome(failure=Status.TIMEOUT, phase=phase)
