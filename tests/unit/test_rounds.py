@@ -98,6 +98,24 @@ def test_a_failing_round_ends_the_cell_and_keeps_the_samples():
     assert first["status"] == "error" and first["noise"] is None and rounds_done(first) == 1
 
 
+def test_an_implausible_round_is_pooled_and_marks_the_cell_whatever_the_other_rounds_read():
+    """A round timed beyond the top roof counts as a round (the sweep sees all its rounds, the run ends
+    finished) and the cell stays implausible with that round's message: a later ok round does not clear it."""
+    why = "implausible: 412 GB/s is above the top roof (L1 140 GB/s)"
+    for order in (["ok", "implausible", "ok"], ["implausible", "ok", "ok"], ["ok", "ok", "implausible"]):
+        rows = [_row([m], status=s, message=why if s == "implausible" else None)
+                for m, s in zip([1e-3, 2e-3, 3e-3], order, strict=True)]
+        merged = rows[0]
+        for r in rows[1:]:
+            merged = merge_rounds(merged, r)
+        assert merged["status"] == "implausible" and merged["message"] == why, order
+        assert merged["rounds"] == 3 and json.loads(merged["round_medians_s"]) == pytest.approx([1e-3, 2e-3, 3e-3])
+        assert merged["median_s"] == pytest.approx(2e-3) and merged["n_samples"] == 9
+        assert not is_final(merged) and rounds_done(merged) == 3
+    ok = merge_rounds(_row([1e-3], message=None), _row([2e-3], message=None))
+    assert ok["status"] == "ok"
+
+
 def test_rounds_done_counts_rows_from_before_rounds_as_one():
     assert rounds_done(None) == 0 and rounds_done({"status": "ok"}) == 1 and rounds_done({"rounds": 4}) == 4
 

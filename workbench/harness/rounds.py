@@ -227,13 +227,28 @@ def finish_single_round(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+#: Round outcomes whose samples are pooled: verified and timed (``implausible`` is timed too; the judgment
+#: is on the speed, so its round counts like any other and the cell keeps the mark).
+_MEASURED = (Status.OK, Status.IMPLAUSIBLE)
+
+
+def _verdict_of_rounds(prev: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """Status and message after pooling two measured outcomes: a round timed beyond the device's top roof
+    marks the whole cell ``implausible`` (its message kept), whatever the other rounds read."""
+    for row in (new, prev):
+        if row.get("status") == Status.IMPLAUSIBLE:
+            return {"status": Status.IMPLAUSIBLE, "message": row.get("message")}
+    return {"status": Status.OK, "message": new.get("message") or prev.get("message")}
+
+
 def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[str, Any]:
     """The row of a cell after one more round: ``prev`` (the rounds so far, or None) and ``new`` (this
     round's row from :func:`~workbench.harness.cell.run_cell`).
 
     Samples are pooled; ``median_s`` is the median of the round medians (the headline figure, robust to
     one drifted round); mean, min and quartiles stay those of all samples. A round that failed ends the
-    cell with its status and message (earlier rounds' samples are kept).
+    cell with its status and message (earlier rounds' samples are kept); an ``implausible`` round is pooled
+    like an ok one and marks the cell ``implausible``.
     """
     if not prev or not _loads(prev.get("samples_s")):
         return finish_single_round(dict(new))
@@ -245,7 +260,7 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
     out["warmup_calls"] = _sum(prev.get("warmup_calls"), new.get("warmup_calls"))
     out["max_error"] = _worst(prev.get("max_error"), new.get("max_error"), max)
     out.update(merge_conditions(prev, new))
-    if new.get("status") != Status.OK or not _loads(new.get("samples_s")):
+    if new.get("status") not in _MEASURED or not _loads(new.get("samples_s")):
         out.update(status=new.get("status"), message=new.get("message"), traceback=new.get("traceback"),
                    tolerance=new.get("tolerance") or prev.get("tolerance"))
         out.update(noise_fields(out))
@@ -265,7 +280,7 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
                calls_per_sample=max(prev.get("calls_per_sample") or 1, new.get("calls_per_sample") or 1),
                stopped_by=min((s for s in (prev.get("stopped_by"), new.get("stopped_by")) if s),
                               key=lambda s: _STOP_RANK.get(s, 9), default=None),
-               status=Status.OK, message=new.get("message") or prev.get("message"))
+               **_verdict_of_rounds(prev, new))
     for k in RATE_FIELDS:  # throughput and % of peak follow the headline median (they scale with 1 / median)
         for src in (new, prev):
             if src.get(k) is not None and src.get("median_s") and median > 0:
