@@ -85,6 +85,9 @@ def test_each_callable_is_labelled_with_the_runtime_its_code_runs_on(run):
     assert not [s for s in labels if "nb @ numpy" in s or "th @ numpy" in s]
     speedup = _legend_texts(res.plot("speedup"))
     assert "nb (numba, numpy inputs) vs np @ numpy" in speedup
+    table = res.summary().set_index("variant")  # the summary's backend column says the same
+    assert table.loc["nb", "backend"] == "numpy (numba code)" and table.loc["th", "backend"] == "numpy (torch code)"
+    assert table.loc["np", "backend"] == "numpy"
 
 
 def test_runtimes_names_what_reading_the_callable_cannot(run):

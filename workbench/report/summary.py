@@ -16,7 +16,7 @@ from ..status import Status
 from ..verdicts import pct
 from .findings import parse_reference, pick_reference, reference_anomaly
 from .row_notes import fmt_num, row_notes, text_of, value_of
-from .styles import parse_baseline
+from .styles import backend_runtime, parse_baseline
 from .units import fmt_bytes, fmt_seconds, interval_label
 
 if TYPE_CHECKING:
@@ -27,6 +27,13 @@ SUMMARY_COLUMNS = ["kernel", "variant", "backend", "dtype", "size", "status", "m
                    "% peak", "ceiling", "peak memory", "max error", "timer", "notes"]
 #: Markers: a noisy cell (before its time) and a % of peak above 100 (after it, explained in the notes).
 NOISY_MARK, PEAK_MARK = "~", "⚠"
+def backend_label(backend: object, runtime: object) -> object:
+    """The backend column's text: the backend, and where the code ran on another runtime than the backend's
+    (a ``quick()`` callable compiled by numba and given numpy arrays) that runtime too: ``numpy (numba code)``."""
+    rt = "" if runtime is None or (isinstance(runtime, float) and runtime != runtime) else str(runtime)
+    return f"{backend} ({rt} code)" if rt and backend is not None and rt != backend_runtime(backend) else backend
+
+
 def summary_table(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None,
                   notes: pd.DataFrame | None = None) -> pd.DataFrame:
     """The compact, human-formatted table (one line per cell) that the CLI prints and reports show.
@@ -45,7 +52,8 @@ def summary_table(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | No
                      else fmt_seconds(med, ""))
         pct = n["pct"] if n["pct"] is not None and not pd.isna(n["pct"]) else None
         rows.append({
-            "kernel": r.get("kernel"), "variant": r.get("variant"), "backend": r.get("backend"),
+            "kernel": r.get("kernel"), "variant": r.get("variant"),
+            "backend": backend_label(r.get("backend"), r.get("runtime")),
             "dtype": r.get("dtype"), "size": r.get("size_label") or r.get("size"), "status": r.get("status"),
             "median ± IQR": f"{NOISY_MARK} {time_text}" if n["noisy"] and time_text else time_text,
             "GB/s": fmt_num(r.get("gbps")) if timed else "", "GFLOP/s": fmt_num(r.get("gflops")) if timed else "",
