@@ -428,7 +428,27 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
             executor.close()
         return SweepOutcome(run_id=str(resume_run_id), store=st, wall_s=0.0)
     outcome = SweepOutcome(run_id=run.run_id, store=st)
-    shown = Progress(plan, progress, on_cell, should_stop)
+    lost = _measure(plan, run, executor if not owned else _Owned(executor),
+                    Progress(plan, progress, on_cell, should_stop), outcome)
+    run.raise_store_error(plan)
+    if lost is not None:
+        raise _interrupted_by(lost, st, run.run_id, len(plan.cells))
+    return outcome
+
+
+class _Owned:
+    """An executor this sweep started (a local Dask cluster): closed when the sweep's rounds end."""
+
+    def __init__(self, executor: Any) -> None:
+        self.executor = executor
+
+
+def _measure(plan: SweepPlan, run: StoredRun, executor: Any, shown: Progress,
+             outcome: SweepOutcome) -> SchedulerLost | None:
+    """Run the plan's rounds and close the run: complete, or interrupted (Ctrl-C, cancel, a write the store
+    refused, a lost scheduler, which is returned for the caller to raise once the run is closed)."""
+    owned = isinstance(executor, _Owned)
+    executor = executor.executor if owned else executor
     lost: SchedulerLost | None = None
     try:
         _run_rounds(plan, run, executor, shown)
@@ -446,10 +466,7 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
         shown.close()
         outcome.rows, outcome.wall_s = plan.touched_rows(), run.wall_s
         run.close(complete=not outcome.interrupted and not plan.missing())
-    run.raise_store_error(plan)
-    if lost is not None:
-        raise _interrupted_by(lost, st, run.run_id, len(plan.cells))
-    return outcome
+    return lost
 
 
 def _interrupted_by(lost: SchedulerLost, st: Store, run_id: str, cells: int) -> SchedulerLost:
