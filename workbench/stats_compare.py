@@ -233,8 +233,13 @@ def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseli
     pairs = []  # (row, its baseline or None), in table order
     for _, g in ok.groupby(group, sort=False, dropna=False):
         kernel = g["kernel"].iloc[0]
-        pairs += [(row, _pick_baseline(g, row, baseline_variant, baseline_backend, libs[kernel]))
-                  for _, row in g.iterrows()]
+        picked: dict[tuple, pd.Series | None] = {}  # the choice depends on the row's backend (and its
+        for _, row in g.iterrows():                     # variant where only a baseline backend is named)
+            key = (row["variant"] if baseline_variant is None and baseline_backend is not None else None,
+                   row["backend"])
+            if key not in picked:
+                picked[key] = _pick_baseline(g, row, baseline_variant, baseline_backend, libs[kernel])
+            pairs.append((row, picked[key]))
     return pairs, machine
 
 

@@ -12,6 +12,7 @@ from the backend's runtime, so numpy is always a circle and OpenCL a diamond. Th
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ def series_key(variant: object, backend: object) -> str:
     return f"{variant} @ {backend}"
 
 
+@functools.lru_cache(maxsize=256)
 def backend_runtime(backend: object) -> str:
     """The runtime a backend name belongs to (``vulkan`` -> ``wgpu``; a name this install does not know: its
     family, the part before the first '-')."""
