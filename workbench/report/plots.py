@@ -17,6 +17,7 @@ ms); legends sit beside the axes; and a series keeps one colour and marker
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -405,6 +406,11 @@ def quartile_band(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]
     q1, q3, med = (pd.to_numeric(g[c], errors="coerce").to_numpy(float) for c in ("q1_s", "q3_s", "median_s"))
     if np.isnan(q1).all() or np.isnan(q3).all():
         return None
+    # The line is the median of the rounds' medians; the quartiles are of all samples pooled. Where rounds
+    # drifted apart those two need not agree (the line ran outside its band), so the band is the samples'
+    # spread around the line: the quartiles scaled by line / pooled median (no change for one round).
+    scale = med / _pooled_medians(g, med)
+    q1, q3 = q1 * scale, q3 * scale
     if metric == "median_s":
         return q1, q3
     if metric in INVERSE_TIME:
@@ -412,6 +418,23 @@ def quartile_band(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]
         with np.errstate(divide="ignore", invalid="ignore"):
             return v * med / q3, v * med / q1
     return None
+
+
+def _pooled_medians(g: pd.DataFrame, fallback: np.ndarray) -> np.ndarray:
+    """Median of each row's pooled samples (``samples_s``), or ``fallback`` where they are not stored."""
+    if "samples_s" not in g:
+        return fallback
+    out = fallback.copy()
+    for i, text in enumerate(g["samples_s"]):
+        try:
+            samples = json.loads(text) if isinstance(text, str) else None
+        except ValueError:
+            samples = None
+        if samples:
+            pooled = float(np.median(np.asarray(samples, dtype=float)))
+            if pooled > 0:
+                out[i] = pooled
+    return out
 
 
 def plot_time(df: pd.DataFrame, **kw: Any) -> Figure:
