@@ -3,6 +3,7 @@ completed, resume. Tiny numpy kernels and budgets; nothing here asserts a time."
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 from collections import Counter
@@ -140,9 +141,13 @@ def test_a_local_cluster_lets_no_client_without_its_credentials_in(cluster, tmp_
     assert all(a.startswith("tls://") for a in cluster.workers())
     hostport = address.split("://", 1)[1]
     for target, security in ((f"tcp://{hostport}", None), (address, None), (address, Security.temporary())):
-        with pytest.raises(Exception):  # noqa: B017, PT011 - refused as Dask refuses: OSError, TypeError ...
+        with pytest.raises(Exception) as refused:  # noqa: B017, PT011 - refused as Dask refuses: OSError, ...
             with Client(target, timeout=3, security=security) as intruder:
                 intruder.run(os.getpid)  # code run on the workers as this user: what must not happen
+        # A refused Client closes in its __del__: let that run here, not inside the next Client's start, where
+        # the garbage collector once ran it under distributed's loop-runner lock (a deadlock: CI hung 10 min).
+        del refused
+        gc.collect()
     spec = small_spec()
     out = run_sweep(spec, store=Store(tmp_path / "s.sqlite"), cluster=cluster, progress=False)
     assert all(r["status"] == "ok" for r in out.rows)  # while the run itself works
