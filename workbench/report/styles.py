@@ -62,10 +62,15 @@ def series_name(variant: object, backend: object, runtime: object = None) -> str
     """A series' name for a reader: its key, or, where the code ran on another runtime than its backend's
     (a ``quick()`` callable compiled by numba and given numpy arrays), ``"variant (numba, numpy inputs)"``, so
     no legend says numba code ran on numpy."""
+    rt = foreign_runtime(backend, runtime)
+    return f"{variant} ({rt}, {backend} inputs)" if rt else series_key(variant, backend)
+
+
+def foreign_runtime(backend: object, runtime: object) -> str:
+    """``runtime`` where the code ran on another runtime than ``backend``'s (a ``quick()`` callable compiled
+    by numba and given numpy arrays), else "" (none recorded, or the backend's own)."""
     rt = "" if runtime is None or (isinstance(runtime, float) and runtime != runtime) else str(runtime)
-    if rt and rt != backend_runtime(backend):
-        return f"{variant} ({rt}, {backend} inputs)"
-    return series_key(variant, backend)
+    return rt if rt and backend is not None and rt != backend_runtime(backend) else ""
 
 
 def _marker(key: str) -> str:

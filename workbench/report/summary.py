@@ -16,7 +16,7 @@ from ..status import Status
 from ..verdicts import pct
 from .findings import parse_reference, pick_reference, reference_anomaly
 from .row_notes import fmt_num, row_notes, text_of, value_of
-from .styles import backend_runtime, parse_baseline
+from .styles import foreign_runtime, parse_baseline
 from .units import fmt_bytes, fmt_seconds, interval_label
 
 if TYPE_CHECKING:
@@ -30,8 +30,8 @@ NOISY_MARK, PEAK_MARK = "~", "⚠"
 def backend_label(backend: object, runtime: object) -> object:
     """The backend column's text: the backend, and where the code ran on another runtime than the backend's
     (a ``quick()`` callable compiled by numba and given numpy arrays) that runtime too: ``numpy (numba code)``."""
-    rt = "" if runtime is None or (isinstance(runtime, float) and runtime != runtime) else str(runtime)
-    return f"{backend} ({rt} code)" if rt and backend is not None and rt != backend_runtime(backend) else backend
+    rt = foreign_runtime(backend, runtime)
+    return f"{backend} ({rt} code)" if rt else backend
 
 
 def summary_table(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None,
