@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..backends import registry
+from ..conditions import ConditionsMeter
 from ..harness.audit import NoAudit
-from ..harness.rounds import merge_rounds, round_config
+from ..harness.rounds import merge_rounds, noise_fields, round_config
 from ..harness.stats import summarize
 from ..harness.timer import TimingConfig, time_calls
 from ..report.units import fmt_seconds
 from ..status import Status
 from ..sweep import SweepSpec
-from ..threads import describe
 from .devices import backend_for
 
 #: Timing defaults of :func:`timeit`, chosen so an answer comes about as fast as torch.utils.benchmark's
@@ -41,7 +41,11 @@ class Measurement:
 
     ``median_s`` is the median of the round medians (robust to one drifted round); quartiles are those of
     all samples. ``noisy`` is the workbench's noise flag (:func:`workbench.harness.rounds.noise_fields`):
-    the round medians spread by more than 10%, or other processes took a large share of the CPU.
+    the round medians spread by more than 10%, or other processes took a large share of the CPU. The share
+    matters even when the rounds agree: a call of a multi-threaded kernel on a busy machine either finds a
+    core for each thread or waits a time slice for one, and the median sits wherever the share of waits
+    falls (gelu on 2 threads, 2 busy cores: ~0.5 ms or ~3 ms, 30-60% of calls waiting;
+    tests/perf/timeit_vs_torch.py).
     """
 
     label: str
@@ -63,6 +67,11 @@ class Measurement:
     #: policy, in words (:func:`workbench.threads.describe`): says when the policy could not be applied
     #: because a runtime was imported before workbench.
     threads: str = ""
+    #: The machine while the rounds ran (:class:`workbench.conditions.Conditions`): the share of its CPU other
+    #: processes used (0..1; None when the window was too short to read, e.g. the first call in a process)
+    #: and the 1-minute load average.
+    other_cpu_share: float | None = None
+    load_avg_1m: float | None = None
 
     @property
     def iqr_s(self) -> float:
@@ -115,6 +124,8 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
     for opt, value in (("budget_s", budget_s), ("rounds", rounds), ("warmup_s", warmup_s),
                        ("target_spread", target_spread)):
         SweepSpec.check_option(opt, value)  # a NaN, a string or 0 rounds is a clear ValueError
+    meter = ConditionsMeter()  # before the first call: the longest window this call has to judge the machine by
+    meter.start()
     be = registry.get(backend_for(args, kw, backend))
     be.require()
     timer = be.timer()
@@ -134,10 +145,14 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
                                  "host_samples_s": json.dumps(timing.host_samples_s), "median_s": st.median,
                                  "calls_per_sample": timing.calls_per_sample, "stopped_by": timing.stopped_by})
     assert row is not None
+    conditions = meter.stop()
+    row.update(other_cpu_share=conditions.other_cpu_share)
+    row.update(noise_fields(row))  # with the busy-machine flag, as a sweep's cell gets it
     samples = tuple(json.loads(row["samples_s"]))
     st = summarize(samples)
     return Measurement(label=_label(fn), median_s=float(row["median_s"]), q1_s=st.q1, q3_s=st.q3,
                        samples_s=samples, round_medians_s=tuple(json.loads(row["round_medians_s"])),
                        timer_kind=timer.kind, backend=be.name, calls_per_sample=int(row["calls_per_sample"]),
                        noise=row.get("noise"), noisy=bool(row.get("noisy")), noise_note=row.get("noise_note"),
-                       wall_s=time.perf_counter() - t0, first_call_s=first, threads=describe())
+                       wall_s=time.perf_counter() - t0, first_call_s=first, threads=conditions.threads or "",
+                       other_cpu_share=conditions.other_cpu_share, load_avg_1m=conditions.load_avg_1m)

@@ -1,0 +1,47 @@
+"""workbench.timeit says what the machine was doing: the busy-machine flag and the conditions a sweep's cell gets."""
+
+from __future__ import annotations
+
+import time
+
+import workbench
+from workbench.adhoc import timing
+from workbench.conditions import Conditions
+
+QUICK = {"budget_s": 0.01, "rounds": 2, "warmup_s": 0.0}
+
+
+def _meter(share: float | None):
+    class Meter:
+        def start(self):
+            pass
+
+        def stop(self):
+            return Conditions(other_cpu_share=share, load_avg_1m=7.5, threads="torch 2; OMP_WAIT_POLICY PASSIVE")
+
+    return Meter
+
+
+def test_a_busy_machine_flags_the_measurement_noisy_and_says_why(monkeypatch):
+    monkeypatch.setattr(timing, "ConditionsMeter", _meter(0.9))
+    m = workbench.timeit(abs, -3, **QUICK)
+    assert m.noisy and "other processes used 90% of the CPU" in m.noise_note
+    assert "other processes used 90% of the CPU" in str(m)
+    assert (m.other_cpu_share, m.load_avg_1m) == (0.9, 7.5)
+    assert m.threads == "torch 2; OMP_WAIT_POLICY PASSIVE"  # the threads the conditions saw, in str() too
+    assert str(m).endswith("threads: torch 2; OMP_WAIT_POLICY PASSIVE")
+
+
+def test_an_idle_or_unknown_machine_adds_no_busy_flag(monkeypatch):
+    for share in (0.0, None):
+        monkeypatch.setattr(timing, "ConditionsMeter", _meter(share))
+        m = workbench.timeit(abs, -3, **QUICK)
+        assert m.other_cpu_share == share and "other processes" not in (m.noise_note or "")
+
+
+def test_the_real_meter_reads_the_machine_once_it_has_a_window():
+    workbench.timeit(abs, -3, **QUICK)
+    time.sleep(0.3)  # a reading at least conditions.MIN_USABLE_S old: the second call's window is readable
+    m = workbench.timeit(abs, -3, **QUICK)
+    assert m.other_cpu_share is not None and 0.0 <= m.other_cpu_share <= 1.0
+    assert m.load_avg_1m is not None and "OMP_WAIT_POLICY" in m.threads
