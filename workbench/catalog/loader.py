@@ -27,13 +27,24 @@ _packages: dict[Path, str] = {}  # folder -> the private package its files load 
 
 
 def _package_of(folder: Path) -> str:
-    """``workbench_catalog.<name>``, unless another folder of that name has it (then a path-hashed name)."""
+    """``workbench_catalog.<name>``, unless another folder of that name has it or a built-in kernel folder is
+    named so (then a path-hashed name): a built-in folder's modules keep their plain name whatever was loaded
+    first, so a worker process, which loads only the folders its cells need in the order they come, names
+    them as its parent does."""
     if folder not in _packages:
         name = f"workbench_catalog.{folder.name}"
-        if name in _packages.values():
+        builtin = _builtin_root()
+        if name in _packages.values() or (folder.parent != builtin and (builtin / folder.name).is_dir()):
             name += "__" + hashlib.sha1(str(folder).encode()).hexdigest()[:8]
         _packages[folder] = name
     return _packages[folder]
+
+
+def _builtin_root() -> Path:
+    try:
+        return builtin_catalog_path().resolve()
+    except FileNotFoundError:
+        return Path("/nonexistent")
 
 
 def current_folder() -> Path | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import registry
-from .loader import load_catalog
+from .loader import ensure_default_catalog, load_catalog
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,13 @@ def install(shipment: Shipment, installed: dict[tuple[str, str | None], str]) ->
     for p in shipment.parcels:
         if installed.get((p.kernel, p.variant)) == p.digest:
             continue
-        obj = pickle.loads(p.blob)  # noqa: S301 - the parent process pickled it a moment ago
+        try:
+            obj = pickle.loads(p.blob)  # noqa: S301 - the parent process pickled it a moment ago
+        except ModuleNotFoundError as exc:  # it names a catalog module of a folder no cell here has needed yet
+            if not str(exc.name or "").startswith("workbench_catalog"):
+                raise
+            ensure_default_catalog()
+            obj = pickle.loads(p.blob)  # noqa: S301
         if p.variant is None:
             registry.register_kernel(obj)
         else:

@@ -467,28 +467,21 @@ class ProcessExecutor(LocalExecutor):
         self._spares[backend] = spare
 
     def warm(self, backends: Sequence[str]) -> None:
-        """Start the workers of ``backends`` side by side and have each prepare (imports, device query,
-        timer calibration) without waiting for it: a worker's start-up overlaps the others' and the first
-        cells of backends already prepared; :meth:`prepare` (before a backend's first cell) collects it."""
-        fresh = []
+        """Start the workers of ``backends`` side by side, each told to prepare (imports, device query, timer
+        calibration) as soon as it is up, and return at once: the workers' start-up overlaps each other's, the
+        caller's own set-up (its environment record, the ceilings of backends already prepared) and the first
+        cells; :meth:`prepare` (before a backend's first cell) waits for that backend's worker."""
         for b in backends:
             w = self._workers.get(b)
             if w is None or not w.alive:
                 w = self._new_worker(b)
                 try:
                     w.launch()
+                    w.send_prepare(b)  # queued on the socket: the worker reads it once it is ready
                 except OSError as exc:
                     self._prepared[b] = f"the worker process for {b} did not start: {exc}"
                     continue
-                fresh.append(w)
-        for w in fresh:
-            try:
-                w.wait_ready()
-                self.starts.append((w.backend, w.started_s))
-                w.send_prepare(w.backend)
-                self._pending.add(w.backend)
-            except (WorkerStartError, OSError) as exc:
-                self._prepared[w.backend] = str(exc)
+                self._pending.add(b)
 
     def release(self, backends: Iterable[str]) -> None:
         """Stop the workers of ``backends``, which have no cells left for now: a finished backend's runtime,
@@ -502,12 +495,20 @@ class ProcessExecutor(LocalExecutor):
                     idle.stop()
 
     def _collect(self, backend: str) -> None:
-        """Wait for the answer of a prepare that :meth:`warm` sent (before anything else is sent)."""
+        """Wait for the worker that :meth:`warm` started to be ready and answer its prepare (before anything
+        else is sent to it)."""
         if backend in self._pending:
             self._pending.discard(backend)
             w = self._workers.get(backend)
-            if w is not None and w.alive:
-                self._prepared[backend] = w.wait_prepared(backend)
+            if w is None:
+                return
+            try:
+                w.wait_ready()
+            except WorkerStartError as exc:
+                self._prepared[backend] = str(exc)
+                return
+            self.starts.append((backend, w.started_s))
+            self._prepared[backend] = w.wait_prepared(backend)
 
     def prepare(self, backend: str) -> str | None:
         self._collect(backend)

@@ -1,0 +1,140 @@
+"""A sweep's fixed cost (issue 25): worker processes start beside the parent's own set-up, and load only the
+catalog folders their cells need; the catalog names a folder's modules the same in every process."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from workbench.catalog import load_catalog, unload_catalog
+from workbench.harness.cell import Cell, CheckOnly
+from workbench.harness.isolation import make_executor
+from workbench.harness.process_worker import WorkerProcess
+
+SPEC = """
+from workbench.catalog import KernelSpec, register_kernel
+
+SPEC = register_kernel(KernelSpec(
+    name="{name}", description="double x", axes=("n",),
+    make_inputs=lambda p, rng: {{"x": rng.standard_normal(p["n"])}},
+    reference=lambda inp, p: {{"out": 2 * inp["x"]}},
+    output_shapes=lambda p: {{"out": (p["n"],)}},
+    flops=lambda p: p["n"], bytes_moved=lambda p, s: 2 * p["n"] * s,
+    sizes={{"verify": [{{"n": 7}}], "quick": [{{"n": 1024}}]}}))
+"""
+
+#: A variant that writes, when built, the catalog folders its process has loaded.
+TELLING_VARIANT = """
+import json
+import os
+
+import numpy as np
+from workbench.catalog import loader, variant
+
+@variant("{name}", "numpy", "numpy")
+def build(ctx):
+    with open(os.path.join(os.path.dirname(__file__), "loaded.json"), "w") as f:
+        json.dump(loader.loaded_folders(), f)
+    def run(inp, out):
+        np.multiply(inp["x"], 2, out=out["out"])
+    return run
+"""
+
+
+def _kernel(root, name, variant=TELLING_VARIANT):
+    d = root / name
+    d.mkdir(parents=True)
+    (d / "spec.py").write_text(textwrap.dedent(SPEC.format(name=name)))
+    (d / "cpu.py").write_text(textwrap.dedent(variant.format(name=name)))
+    return d
+
+
+def test_warm_starts_workers_without_waiting_for_them(monkeypatch):
+    """``warm`` returns once the workers are launched; the wait for one happens at its backend's ``prepare``,
+    so the parent's own set-up (environment record, ceilings) runs while the workers import."""
+    waits: list[str] = []
+    real_wait = WorkerProcess.wait_ready
+
+    def counted(self: WorkerProcess) -> None:
+        waits.append(self.backend)
+        real_wait(self)
+
+    monkeypatch.setattr(WorkerProcess, "wait_ready", counted)
+    ex = make_executor("process")
+    try:
+        ex.warm(["numpy"])
+        assert waits == []
+        assert ex._workers["numpy"].proc is not None  # launched, importing the workbench meanwhile
+        assert ex.prepare("numpy") is None
+        assert waits == ["numpy"]
+        assert [b for b, _ in ex.starts] == ["numpy"]
+        row = ex.execute(Cell.make("vector_add", "numpy", "numpy", "float32", {"n": 1001}), CheckOnly((0,)),
+                         timeout_s=60, build_timeout_s=120)
+        assert row["status"] == "ok", (row["message"], row.get("traceback"))
+        assert waits == ["numpy"]  # the warmed worker ran the cell: no second start
+    finally:
+        ex.close()
+
+
+def test_a_worker_loads_only_the_catalog_folders_its_cells_need(tmp_path):
+    folder = _kernel(tmp_path / "cat", "wb_startup_telling")
+    load_catalog(folder)
+    ex = make_executor("process")
+    try:
+        row = ex.execute(Cell.make("wb_startup_telling", "numpy", "numpy", "float32", {"n": 7}),
+                         CheckOnly((0,)), timeout_s=60, build_timeout_s=120)
+    finally:
+        ex.close()
+        unload_catalog(str(folder))
+    assert row["status"] == "ok", (row["message"], row.get("traceback"))
+    assert json.loads((folder / "loaded.json").read_text()) == [str(folder.resolve())]
+
+
+def test_on_demand_loading_finds_registered_kernels_and_loads_the_rest_when_asked(run_python, tmp_path):
+    folder = _kernel(tmp_path / "cat", "wb_startup_lazy")
+    code = textwrap.dedent(f"""
+        from workbench.catalog import loader, registry
+        registry.load_on_demand()
+        loader.load_catalog({str(folder)!r})
+        assert registry.get_kernel("wb_startup_lazy").name == "wb_startup_lazy"
+        assert loader.loaded_folders() == [{str(folder.resolve())!r}], loader.loaded_folders()
+        assert registry.get_kernel("softmax").name == "softmax"  # not registered yet: the default catalog loads
+        assert len(loader.loaded_folders()) > 10
+        print("ok")
+    """)
+    done = run_python(code=code)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_without_on_demand_loading_a_lookup_loads_the_whole_catalog(run_python, tmp_path):
+    folder = _kernel(tmp_path / "cat", "wb_startup_eager")
+    code = textwrap.dedent(f"""
+        from workbench.catalog import loader, registry
+        loader.load_catalog({str(folder)!r})
+        registry.get_kernel("wb_startup_eager")
+        assert len(loader.loaded_folders()) > 10, loader.loaded_folders()
+        print("ok")
+    """)
+    done = run_python(code=code)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_builtin_folder_keeps_its_module_names_whatever_loads_first(run_python, tmp_path):
+    """A user folder named like a built-in one (``softmax``) loaded first does not take the built-in's module
+    names: a worker loading folders in its cells' order names modules as its parent does."""
+    folder = _kernel(tmp_path / "cat", "softmax", variant=TELLING_VARIANT.replace('"{name}", "numpy"',
+                                                                              '"wb_startup_named", "numpy"'))
+    (folder / "spec.py").write_text(textwrap.dedent(SPEC.format(name="wb_startup_named")))
+    code = textwrap.dedent(f"""
+        import sys
+        from workbench.catalog import loader, registry
+        loader.load_catalog({str(folder)!r})
+        registry.kernels()
+        names = sorted(m for m in sys.modules if m.startswith("workbench_catalog.softmax") and m.endswith(".spec"))
+        assert names[0] == "workbench_catalog.softmax.spec", names
+        assert sys.modules["workbench_catalog.softmax.spec"].SPEC.name == "softmax"
+        assert len(names) == 2 and names[1].startswith("workbench_catalog.softmax__"), names
+        print("ok")
+    """)
+    done = run_python(code=code)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
