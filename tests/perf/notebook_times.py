@@ -1,9 +1,11 @@
 """How long each tutorial takes to execute as shipped (no parameter injected), one notebook at a time.
 
 Target (issue 25): every tutorial executes in at most 2 minutes on the 2-core machine, without a switch.
-Prints one line per notebook: wall seconds, the 1-minute load average before and after, and whether any
-cell raised. The load average is printed beside each figure because the machine is shared: a figure
-measured with a busy core is not comparable with one measured idle.
+Prints one line per notebook: wall seconds, the 1-minute load average before and after, the reference
+``python -c "import pandas, matplotlib.pyplot"`` timed just before it (median of 3) and the notebook's time as a
+multiple of it, and whether any cell raised. The load average and the reference are printed beside each figure
+because the machine is shared: a figure measured with a busy core is not comparable with one measured idle,
+while the ratio to a reference taken minutes apart in the same run is.
 
     .venv/bin/python tests/perf/notebook_times.py [notebooks/04_*.ipynb ...]   # default: every tutorial
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,6 +27,17 @@ import nbformat
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET_S = 120.0
+REFERENCE = [sys.executable, "-c", "import pandas, matplotlib.pyplot"]
+
+
+def reference_seconds(repeats: int = 3) -> float:
+    """Median wall seconds of the reference import, the yardstick for the machine's load right now."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.monotonic()
+        subprocess.run(REFERENCE, check=True, env={**os.environ, "MPLBACKEND": "agg"})
+        times.append(time.monotonic() - t0)
+    return statistics.median(times)
 
 
 def cell_seconds(cell: nbformat.NotebookNode) -> float:
@@ -59,16 +74,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cell-timeout", type=int, default=1200, help="seconds one cell may take")
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
-    print(f"{'notebook':40s} {'seconds':>8s} {'load before':>11s} {'load after':>10s}  verdict", flush=True)
+    print(f"{'notebook':40s} {'seconds':>8s} {'load before':>11s} {'load after':>10s} {'ref s':>6s} {'x ref':>6s}"
+          "  verdict", flush=True)
     over = 0
     for path in paths:
+        ref = reference_seconds()
         load0 = os.getloadavg()[0]
         seconds, errors, slowest = execute(path, args.cell_timeout)
         load1 = os.getloadavg()[0]
         verdict = "errors: " + "; ".join(errors) if errors else ("ok" if seconds <= TARGET_S else "over 2 min")
         over += seconds > TARGET_S or bool(errors)
         cells = ", ".join(f"cell {i} {t:.0f} s" for i, t in slowest)
-        print(f"{path.name:40s} {seconds:8.1f} {load0:11.2f} {load1:10.2f}  {verdict} (slowest: {cells})", flush=True)
+        print(f"{path.name:40s} {seconds:8.1f} {load0:11.2f} {load1:10.2f} {ref:6.2f} {seconds / ref:6.0f}"
+              f"  {verdict} (slowest: {cells})", flush=True)
     return 1 if over else 0
 
 
