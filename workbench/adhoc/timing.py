@@ -44,7 +44,7 @@ class Measurement:
     the round medians spread by more than 10%, or other processes took a large share of the CPU. The share
     matters even when the rounds agree: a call of a multi-threaded kernel on a busy machine either finds a
     core for each thread or waits a time slice for one, and the median sits wherever the share of waits
-    falls (gelu on 2 threads, 2 busy cores: ~0.5 ms or ~3 ms, 30-60% of calls waiting;
+    falls (gelu on 2 threads, 2 busy cores: ~0.5 ms or ~3 ms, 20-60% of calls waiting;
     tests/perf/timeit_vs_torch.py).
     """
 
