@@ -112,7 +112,8 @@ def fusion_findings(res):
 ## bias + GELU
 """),
     code("""
-sizes = [(64, 1024)] if SMALL else [(1024, 1024), (2048, 4096)] if FULL else [(256, 1024), (1024, 2048)]
+# quick: 1 and 4 MiB per array, a minute in all; FULL: 4 and 32 MiB per array, on every backend
+sizes = [(64, 1024)] if SMALL else [(1024, 1024), (2048, 4096)] if FULL else [(256, 1024), (512, 2048)]
 # numpy as most people write it, and the runtimes with a fused kernel (torch's is torch.compile); FULL: every backend
 quick = ("numpy", "numba", "opencl") + (("torch-cpu",) if "compiled" in MODES else ())
 backends = tutorial.backends_for(FULL, quick)

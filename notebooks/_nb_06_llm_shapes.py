@@ -13,7 +13,7 @@ columns, the MLP's GELU on `batch·seq × intermediate`. Here we sweep them in t
 """),
     params("""
 SMALL = False      # True: tiny sizes, only to check that the notebook runs (the tests)
-FULL = False       # True: batch 1 and 4 (8 shapes), on every backend (several minutes)
+FULL = False       # True: batch 1 and 4 at 128 and 512 tokens (8 shapes), on every backend (several minutes)
 BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 DTYPES = ["float32", "float16"]
 STORE = "workbench-results.sqlite"
@@ -50,7 +50,9 @@ llm_shapes()[["model", "family", "hidden", "intermediate", "heads", "kv_heads", 
 if SMALL:
     cases = layer_cases(models=["gpt2"], batch_sizes=[1], seq_lengths=[16, 64])
 else:
-    cases = layer_cases(models=["gpt2", "llama-3-8b"], batch_sizes=[1, 4] if FULL else [1], seq_lengths=[128, 512])
+    # quick: batch 1 at 64 and 256 tokens; FULL: batch 1 and 4 at 128 and 512 tokens (prefill-sized rows)
+    cases = layer_cases(models=["gpt2", "llama-3-8b"], batch_sizes=[1, 4] if FULL else [1],
+                        seq_lengths=[128, 512] if FULL else [64, 256])
 # the suite lists each shape once per KV-cache length (attention needs it); rmsnorm does not: one case each
 cases = list({(c["model"], c["batch"], c["seq"]): c for c in cases}.values())
 # one device per runtime ("opencl" names the best OpenCL device); FULL: every backend

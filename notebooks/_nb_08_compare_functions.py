@@ -33,7 +33,7 @@ import torch
 
 tutorial.begin(FULL)
 
-SIZES = [64, 257] if SMALL else [2**k for k in range(6, 14)] if FULL else [2**6, 2**9, 2**12]  # rows of 1024 float32
+SIZES = [64, 257] if SMALL else [2**k for k in range(6, 14)] if FULL else [2**6, 2**9, 2**11]  # rows of 1024 float32
 """),
     md("""
 ## One callable

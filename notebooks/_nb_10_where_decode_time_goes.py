@@ -16,13 +16,16 @@ A decode step adds one token per sequence. Two parts of each decoder layer domin
    launches themselves are a visible share of the time.
 
 This notebook measures both at the shapes of a real model (Qwen2.5-0.5B: hidden 896, intermediate 4864,
-14 query heads sharing 2 KV heads of width 64), on the CPU backends this machine has. It then compares the
-block's three execution modes — `eager`, `graph` (recorded once per shape, replayed) and `fused` — and reads
-the execution cache's statistics that every such row carries.
+14 query heads sharing 2 KV heads of width 64), on the CPU backends this machine has. The quick run keeps the
+attention heads as they are and halves the MLP's widths (448 -> 2432: a quarter of the weights, so that the
+comparison takes seconds, not minutes); `FULL = True` measures the model's own widths, in more rounds, and
+longer caches. It then compares the block's three execution modes — `eager`, `graph` (recorded once per
+shape, replayed) and `fused` — and reads the execution cache's statistics that every such row carries.
 """),
     params("""
 SMALL = False      # True: tiny sizes, only to check that the notebook runs (the tests)
-FULL = False       # True: the KV cache up to 32768 tokens (a few minutes)
+FULL = False       # True: the MLP at Qwen's own widths in 5 rounds with torch.compile, the KV cache up to 32768
+                   # tokens (several minutes)
 BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 """),
     code("""
@@ -45,10 +48,13 @@ tutorial.begin(FULL)
 model = llm_shapes(["qwen2.5-0.5b"]).iloc[0]
 heads, kv_heads = int(model["heads"]), int(model["kv_heads"])
 head_dim = int(model["hidden"]) // heads
-hidden, intermediate = (256, 1024) if SMALL else (int(model["hidden"]), int(model["intermediate"]))
+widths = (int(model["hidden"]), int(model["intermediate"]))
+# the MLP's widths: the model's own with FULL; the quick run halves both (a quarter of the weights)
+hidden, intermediate = (256, 1024) if SMALL else widths if FULL else (widths[0] // 2, widths[1] // 2)
 available = workbench.available_backends()
 cpu_backends = [b for b in ("numpy", "numba", "torch-cpu") if b in available]
-print(f"Qwen2.5-0.5B: {heads} heads, {kv_heads} KV heads, head_dim {head_dim}; MLP {hidden} -> {intermediate}")
+print(f"Qwen2.5-0.5B: {heads} heads, {kv_heads} KV heads, head_dim {head_dim}; MLP {hidden} -> {intermediate}"
+      + ("" if (hidden, intermediate) == widths else f" (the model's: {widths[0]} -> {widths[1]}, with FULL = True)"))
 print("backends:", cpu_backends)
 """),
     md("""
@@ -60,7 +66,8 @@ print("backends:", cpu_backends)
 their softmax statistics (`numba-flash`), and torch's `scaled_dot_product_attention` (`torch-sdpa`).
 """),
     code("""
-kv_lens = [256, 1024, 4096] if SMALL else [512, 2048, 8192] + [32768] * FULL
+# quick (and SMALL): 256 to 4096 tokens, a 4 MiB cache at most; FULL: 512 to 32768
+kv_lens = [512, 2048, 8192, 32768] if FULL else [256, 1024, 4096]
 decode_variants = [v for v, b in (("numpy-naive", "numpy"), ("numba-flash", "numba"), ("torch-sdpa", "torch-cpu"))
                    if b in available]
 decode = workbench.benchmark(
@@ -122,11 +129,12 @@ takes a minute or more to compile on a busy 2-core machine, so the quick run lea
 (`FULL = True` measures it).
 """),
     code("""
-# each CPU runtime's block in the three modes (torch-fused, i.e. torch.compile, only with FULL)
+# each CPU runtime's block in the three modes (torch-fused, i.e. torch.compile, only with FULL); FULL also
+# measures 5 rounds, for verdicts with a narrower noise floor
 mlp_variants = [f"{runtime}-{mode}" for runtime in ("numpy", "numba", "torch") for mode in ("eager", "graph", "fused")
                 if FULL or (runtime, mode) != ("torch", "fused")]
 mlp = workbench.benchmark(
-    "mlp_block", variants=mlp_variants, backends=cpu_backends, budget_s=BUDGET_S, rounds=5,
+    "mlp_block", variants=mlp_variants, backends=cpu_backends, budget_s=BUDGET_S, rounds=5 if FULL else 3,
     sizes=[{"tokens": 1, "hidden": hidden, "intermediate": intermediate}], progress=False,
     name="tutorial 10: MLP block modes at decode")
 # named variants are tried on every backend: keep each runtime's own (numpy-graph on numpy, not on numba)
