@@ -172,13 +172,34 @@ def _paired_rounds(base: Any, row: Any) -> tuple[np.ndarray, np.ndarray, bool]:
     return a, b, a_rounds and b_rounds and len(a) == len(b)
 
 
+def block_effects(base: Any, row: Any) -> np.ndarray | None:
+    """The row's per-visit effects against ``base`` from blocks timed alternately in the same visits
+    (:data:`workbench.verdicts.PAIR_D`), when the row was timed beside ``base``'s cell in at least
+    MIN_ROUNDS visits; else None."""
+    key = base.get("cell_key")
+    if key is None or row.get(vd.PAIR_WITH) != key:
+        return None
+    d = vd.effects(row.get(vd.PAIR_D))
+    return d if len(d) >= vd.MIN_ROUNDS else None
+
+
+def pair_basis(base: Any, row: Any) -> str:
+    """Which paired evidence :func:`judge_pair` uses for the pair: blocks within visits, else rounds."""
+    return vd.BLOCKS if block_effects(base, row) is not None else "paired rounds"
+
+
 def judge_pair(base: pd.Series | dict[str, Any], row: pd.Series | dict[str, Any], typical: float | None = None,
                **kw: Any) -> dict[str, Any]:
-    """A row against its baseline row of the same run: paired round by round when both have the same
-    number (≥ MIN_ROUNDS) of round medians (``typical``: the typical paired spread of its kernel in the run,
-    see :func:`workbench.verdicts.paired_noise`); else unpaired (round medians, or one stream's samples)."""
+    """A row against its baseline row of the same run: on the effects of blocks timed alternately with the
+    baseline in the same visits when it has them (:func:`block_effects`); else paired round by round when
+    both have the same number (≥ MIN_ROUNDS) of round medians (``typical``: the typical paired spread of the
+    pair's scope in the run, of the same basis, see :func:`workbench.verdicts.paired_noise`); else unpaired
+    (round medians, or one stream's samples)."""
     a, b, paired = _paired_rounds(base, row)
-    if paired:
+    d = block_effects(base, row)
+    if d is not None:
+        v = vd.effects_verdict(d, typical=typical, basis=vd.BLOCKS, **kw)
+    elif paired:
         v = vd.paired_verdict(a, b, typical=typical, **kw)
     else:
         v = vd.unpaired_verdict(a, b, rounds=row_times(base)[1] and row_times(row)[1], **kw)
@@ -213,7 +234,7 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
             rec.update({c: float("nan") for c in RESULT_COLUMNS}, verdict="no baseline", basis=None,
                        noisy=False, baseline_variant=None, baseline_backend=None)
         else:
-            rec.update(judge_pair(base, row, typical(row), **kw),
+            rec.update(judge_pair(base, row, typical(row, pair_basis(base, row)), **kw),
                        baseline_variant=base["variant"],
                        baseline_backend=base["backend"])
             if base.name == row.name:
@@ -230,16 +251,25 @@ def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseli
     machine = [c for c in ("run_id", "env_id") if c in df]
     group = machine + [c for c in ("kernel", "dtype", "params", "cache") if c in df]
     libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
+    if ok.empty:
+        return [], machine
+    # groups in order of first appearance, rows in table order: one pass over plain lists (filtering a
+    # group's frame per row took most of a large report's time)
+    codes = ok.groupby(group, sort=False, dropna=False).ngroup().to_numpy()
+    order = np.argsort(codes, kind="stable")
+    rows = [row for _, row in ok.iterrows()]
+    variants, backends, kernels = ok["variant"].tolist(), ok["backend"].tolist(), ok["kernel"].tolist()
     pairs = []  # (row, its baseline or None), in table order
-    for _, g in ok.groupby(group, sort=False, dropna=False):
-        kernel = g["kernel"].iloc[0]
+    for members in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1):
+        members = members.tolist()
         picked: dict[tuple, pd.Series | None] = {}  # the choice depends on the row's backend (and its
-        for _, row in g.iterrows():                     # variant where only a baseline backend is named)
-            key = (row["variant"] if baseline_variant is None and baseline_backend is not None else None,
-                   row["backend"])
+        for i in members:                              # variant where only a baseline backend is named)
+            key = (variants[i] if baseline_variant is None and baseline_backend is not None else None, backends[i])
             if key not in picked:
-                picked[key] = _pick_baseline(g, row, baseline_variant, baseline_backend, libs[kernel])
-            pairs.append((row, picked[key]))
+                j = _pick_baseline(members, variants, backends, i, baseline_variant, baseline_backend,
+                                   libs[kernels[i]])
+                picked[key] = None if j is None else rows[j]
+            pairs.append((rows[i], picked[key]))
     return pairs, machine
 
 
@@ -260,8 +290,9 @@ def undecided_pairs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
             pairs.append((r, (same or sorted(libs, key=lambda b: str(b.get("backend"))))[0]))
     typical = typical_spreads(pairs, [])
     return [(str(row.get("cell_key")), str(base.get("cell_key"))) for row, base in pairs
-            if not _same_row(row, base) and _paired_rounds(base, row)[2]
-            and judge_pair(base, row, typical(row))["verdict"] == "inconclusive"]
+            if not _same_row(row, base)
+            and (_paired_rounds(base, row)[2] or block_effects(base, row) is not None)
+            and judge_pair(base, row, typical(row, pair_basis(base, row)))["verdict"] == "inconclusive"]
 
 
 def _same_row(a: Any, b: Any) -> bool:
@@ -286,6 +317,13 @@ def twin_times(row: pd.Series | dict[str, Any]) -> tuple[np.ndarray, np.ndarray]
     return vd.aligned(a, vd.round_ids(row.get(vd.ROUND_IDS)), twin, vd.round_ids(row.get(vd.TWIN_IDS)))
 
 
+def twin_block_effects(row: Any) -> np.ndarray | None:
+    """A reference's A/A twin's per-visit effects, timed beside the reference itself in alternating blocks
+    (:data:`workbench.verdicts.TWIN_PAIR_D`); None with fewer than MIN_ROUNDS."""
+    d = vd.effects(row.get(vd.TWIN_PAIR_D))
+    return d if len(d) >= vd.MIN_ROUNDS else None
+
+
 def aa_twins(df: pd.DataFrame) -> pd.DataFrame:
     """The A/A twin of every reference row that has one: the reference against itself, judged exactly as
     :func:`speedup_vs_baseline` judges a variant (paired rounds, the same typical spreads). Identical code:
@@ -304,7 +342,9 @@ def aa_twins(df: pd.DataFrame) -> pd.DataFrame:
         both = twin_times(row)
         if both is None:
             continue
-        v = vd.paired_verdict(both[0], both[1], typical=typical(row))
+        d = twin_block_effects(row)
+        v = (vd.paired_verdict(both[0], both[1], typical=typical(row, "paired rounds")) if d is None
+             else vd.effects_verdict(d, typical=typical(row, vd.BLOCKS), basis=vd.BLOCKS))
         out.append({c: row.get(c) for c in cols} | _result(v, both[0], both[1], row, row))
     return pd.DataFrame(out, columns=cols + RESULT_COLUMNS)
 
@@ -345,21 +385,29 @@ def typical_spreads(pairs: list[tuple[pd.Series, pd.Series | None]], machine: li
     """
     scopes: dict[tuple, list[np.ndarray]] = {}
 
-    def keys(row: pd.Series) -> list[tuple]:
-        run = tuple(row.get(c) for c in machine)
+    def keys(row: pd.Series, basis: str) -> list[tuple]:
+        run = (basis,) + tuple(row.get(c) for c in machine)
         kernel = run + (row.get("kernel"),)
         return [kernel + tuple(row.get(c) for c in ("dtype", "params", "cache")), kernel, run]
 
+    def add(row: pd.Series, basis: str, d: np.ndarray) -> None:
+        for key in keys(row, basis):
+            scopes.setdefault(key, []).append(d)
+
     for row, base in pairs:
         if base is not None and not _same_row(base, row):
+            d = block_effects(base, row)
             a, b, paired = _paired_rounds(base, row)
-            if paired:
-                for key in keys(row):
-                    scopes.setdefault(key, []).append(np.log(a) - np.log(b))
+            if d is not None:
+                add(row, vd.BLOCKS, d)
+            elif paired:
+                add(row, "paired rounds", np.log(a) - np.log(b))
         twin = twin_times(row)  # an A/A twin is the cleanest paired spread of its group: its true effect is 0
-        if twin is not None:
-            for key in keys(row):
-                scopes.setdefault(key, []).append(np.log(twin[0]) - np.log(twin[1]))
+        d = twin_block_effects(row)
+        if d is not None:
+            add(row, vd.BLOCKS, d)
+        elif twin is not None:
+            add(row, "paired rounds", np.log(twin[0]) - np.log(twin[1]))
 
     priors: dict[tuple, float | None] = {}
 
@@ -368,27 +416,29 @@ def typical_spreads(pairs: list[tuple[pd.Series, pd.Series | None]], machine: li
             priors[key] = vd.prior_noise(scopes[key])
         return priors[key]
 
-    def typical(row: pd.Series) -> float | None:
-        found = [k for k in keys(row) if k in scopes]
+    def typical(row: pd.Series, basis: str = "paired rounds") -> float | None:
+        found = [k for k in keys(row, basis) if k in scopes]
         enough = [p for k in found if len(scopes[k]) >= MIN_SCOPE_PAIRS and (p := prior(k)) is not None]
         return min(enough) if enough else (prior(found[-1]) if found else None)
 
     return typical
 
 
-def _pick_baseline(g: pd.DataFrame, row: pd.Series, variant: str | None, backend: str | None,
-                   libs: list[str]) -> pd.Series | None:
+def _pick_baseline(members: list[int], variants: list[Any], backends: list[Any], i: int, variant: str | None,
+                   backend: str | None, libs: list[str]) -> int | None:
+    """The position (among ``members``, one group's rows) of row ``i``'s baseline, or None."""
     if variant is not None:
-        cand = g[g["variant"] == variant]
+        cand = [j for j in members if variants[j] == variant]
     elif backend is not None:
-        cand = g[g["variant"] == row["variant"]]
-        if not (cand["backend"] == backend).any():
-            cand = g[g["variant"].isin(libs)]
+        cand = [j for j in members if variants[j] == variants[i]]
+        if not any(backends[j] == backend for j in cand):
+            cand = [j for j in members if variants[j] in libs]
     else:
-        cand = g[g["variant"].isin(libs)]
+        cand = [j for j in members if variants[j] in libs]
     if backend is not None:
-        cand = cand[cand["backend"] == backend]
-    if cand.empty:
+        cand = [j for j in cand if backends[j] == backend]
+    if not cand:
         return None
-    same = cand[cand["backend"] == row["backend"]]
-    return (same if not same.empty else cand.sort_values("backend")).iloc[0]
+    same = [j for j in cand if backends[j] == backends[i]]
+    # else the first by backend name (a missing backend last, as pandas sorts)
+    return same[0] if same else min(cand, key=lambda j: (not isinstance(backends[j], str), str(backends[j])))

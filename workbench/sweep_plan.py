@@ -23,6 +23,7 @@ from .harness.result import CellResult
 from .harness.rounds import (
     is_final,
     label_round,
+    merge_pair,
     merge_rounds,
     merge_twin,
     round_config,
@@ -107,6 +108,7 @@ class SweepPlan:
         self._last_keep = time.perf_counter()
         self._visit_s: list[float] = []  # what each visit of a later round cost, in seconds
         self._extra = False  # the round under way is an extra round (or a twin's visit is paid from the pool)
+        self._partners: dict[str, Cell] | None = None
 
     @staticmethod
     def stored_summary(store: Store, run_id: str) -> tuple[int, int, int]:
@@ -222,6 +224,28 @@ class SweepPlan:
             active &= {c.key for c in fitted}
             yield from self._round(r, fitted)
 
+    def partners(self) -> dict[str, Cell]:
+        """Each cell's default baseline on its own backend (cell key -> the reference cell, see
+        :meth:`references`), timed beside it in alternating blocks at every visit: the pair a report judges by
+        default then rests on each visit's own ratio, not on two visits' medians taken seconds apart."""
+        if self._partners is None:
+            refs = self.references()
+            by_place: dict[tuple, Cell] = {}
+            for c in self.cells:
+                if c.key in refs and not c.unsupported:
+                    by_place.setdefault((group_of(c), c.cache, c.backend), c)
+            self._partners = {c.key: ref for c in self.cells if c.key not in refs and not c.unsupported
+                              and (ref := by_place.get((group_of(c), c.cache, c.backend))) is not None}
+        return self._partners
+
+    def _partner(self, cell: Cell, twin: bool) -> Cell | None:
+        """Whom ``cell`` is timed beside now: a twin's visit beside the reference itself (an A/A pair), a
+        contender beside its baseline while that baseline has not ended early."""
+        ref = cell if twin else self.partners().get(cell.key)
+        if ref is None or (ref is not cell and is_final(self.rows.get(ref.key))):
+            return None
+        return ref
+
     def request(self, cell: Cell, ceilings: Mapping[str, Peaks]) -> CellRequest:
         """How to run ``cell`` in its next round (``ceilings``: by backend, where the cells run here). A
         twin's visit, and an extra round, warm up and time only: the cell's own rounds check its output."""
@@ -231,7 +255,7 @@ class SweepPlan:
         role = RoundRole.LATER if twin or n_prev >= self.rounds else RoundRole.of(n_prev, self.rounds)
         return CellRequest(cell, self._configs[cell.cache, n_prev > 0 or twin], role,
                            self.spec.seed, self.spec.timeout_s, self.spec.build_timeout_s,
-                           ceilings.get(cell.backend), round=n_prev + 1)
+                           ceilings.get(cell.backend), round=n_prev + 1, partner=self._partner(cell, twin))
 
     # -- results coming in ----------------------------------------------------------------------------------------
     def merged(self, cell: Cell, result: CellResult, run_id: str, env_id: str) -> StoredRow:
@@ -242,7 +266,8 @@ class SweepPlan:
         prev = self.rows.get(cell.key)
         if cell.key in self._visited and prev is not None:  # its second visit this round: the A/A twin
             return merge_twin(prev, new, self._round_id)
-        return shared_host_note(label_round(prev, merge_rounds(prev, new), self._round_id))
+        return shared_host_note(merge_pair(prev, label_round(prev, merge_rounds(prev, new), self._round_id), new,
+                                           self._round_id))
 
     def keep(self, cell: Cell, row: StoredRow) -> int:
         """Keep ``row`` (stored) as the cell's; returns the progress it makes, in cell visits (a cell that

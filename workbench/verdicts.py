@@ -44,8 +44,10 @@ VERDICTS = ("faster", "slower", "same", "inconclusive", "insufficient samples")
 
 #: Differences below this are never called faster or slower (5%, also the CI gate's default).
 MIN_EFFECT = 0.05
-#: "same" only when the whole interval lies within ±this: a wider interval cannot say "same".
-SAME_WITHIN = 0.10
+#: "same" only when the whole interval lies within ±this: a wider interval cannot say "same". As small as
+#: MIN_EFFECT: with ±10%, a variant doing 10% more work whose interval read [0.91, 1.0] was called "same"
+#: (tests/perf/power.py): "same" must rule out the smallest gap a verdict would name.
+SAME_WITHIN = 0.05
 #: Rounds needed for a round-based verdict; fewer fall back to one stream per side.
 MIN_ROUNDS = 3
 #: Run-to-run noise (log sigma) assumed for a single stream, whose drift cannot be seen from inside it.
@@ -84,7 +86,8 @@ class Verdict:
     verdict: str
     n_a: int
     n_b: int
-    #: "paired rounds", "rounds" or "one stream" (fewer than MIN_ROUNDS rounds).
+    #: "paired blocks" (each round's effect from blocks timed alternately in one visit), "paired rounds",
+    #: "rounds" or "one stream" (fewer than MIN_ROUNDS rounds).
     basis: str
     #: The interval's coverage (0.95: a 95% interval).
     coverage: float = CONFIDENCE
@@ -133,6 +136,27 @@ MIN_CELLS = 5
 #: extra rounds), and a reference's A/A twin: the reference measured a second time in each round, at
 #: another place in its group's order (:class:`workbench.sweep_plan.SweepPlan`), and those rounds' ids.
 ROUND_IDS, TWIN_MEDIANS, TWIN_IDS = "round_ids", "aa_round_medians_s", "aa_round_ids"
+#: Fields of a row timed beside its default baseline in the same visits (:class:`workbench.harness.timer.Partner`):
+#: the baseline's cell key, each visit's effect (the median over the visit's block pairs of log(baseline's
+#: block median / the row's)) and that visit's round id; a reference's A/A twin timed beside the reference
+#: itself keeps its visits' effects likewise.
+PAIR_WITH, PAIR_D, PAIR_IDS = "pair_with", "pair_d", "pair_ids"
+TWIN_PAIR_D, TWIN_PAIR_IDS = "aa_pair_d", "aa_pair_ids"
+#: The basis of a verdict on such effects.
+BLOCKS = "paired blocks"
+
+
+def effects(value: Any) -> np.ndarray:
+    """Per-round log effects (a list or its JSON text; signed, unlike times), finite ones only."""
+    if isinstance(value, (str, bytes)):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return np.empty(0)
+    if not isinstance(value, (list, tuple)):
+        return np.empty(0)
+    arr = np.asarray([x for x in value if isinstance(x, (int, float))], dtype=float)
+    return arr[np.isfinite(arr)]
 
 
 def round_ids(value: Any) -> list[str] | None:
@@ -278,14 +302,15 @@ def settle_advice(effect: float, noise: float, n: int, basis: str, coverage: flo
     target = max(abs(effect) if abs(effect) > math.log1p(min_effect) else 0.0,
                  math.log1p(SAME_WITHIN) - abs(effect), math.log1p(min_effect) / 2)
     z = _quantile(coverage, None)
-    per_round = noise if basis == "paired rounds" else math.sqrt(max(noise ** 2 - run_noise ** 2, 0.0))
+    paired = basis in ("paired rounds", BLOCKS)
+    per_round = noise if paired else math.sqrt(max(noise ** 2 - run_noise ** 2, 0.0))
     reachable = run_noise * z < target  # the run-to-run part does not shrink with rounds
     need = math.ceil((MEDIAN_EFFICIENCY * z * per_round / math.sqrt(max(target ** 2 - (run_noise * z) ** 2,
                                                                          1e-12))) ** 2) if reachable else 0
     advice = []
     if reachable and need <= 50:
         advice.append(f"more rounds: about {max(need, n + 1)} (--rounds {max(need, n + 1)})")
-    if basis != "paired rounds":
+    if not paired:
         advice.append("several runs of each side (the run-to-run drift does not shrink with rounds)")
     if noise > NOISY_SPREAD or not advice:
         advice.append(f"a quieter machine (each round varied by ±{pct(math.expm1(noise))})")
@@ -347,12 +372,27 @@ def paired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, min_
     a, b = a[ok], b[ok]
     if len(a) < min_rounds:
         return _insufficient(a, b, "paired rounds", min_rounds)
-    d = np.log(a) - np.log(b)
+    return effects_verdict(np.log(a) - np.log(b), min_effect=min_effect, typical=typical, confidence=confidence)
+
+
+def effects_verdict(d: Iterable[float], *, min_effect: float = MIN_EFFECT, typical: float | None = None,
+                    min_rounds: int = MIN_ROUNDS, confidence: float = CONFIDENCE,
+                    basis: str = "paired rounds") -> Verdict:
+    """The verdict on per-round paired effects ``d_i = log(a_i / b_i)`` (A the baseline): rounds' medians
+    measured back to back, or (``basis`` :data:`BLOCKS`) each visit's effect from blocks timed alternately
+    in that visit. Effect: median of ``d``; noise: its own spread moderated by ``typical``
+    (:func:`paired_noise`); interval: effect ± t × 1.25 × noise / √n."""
+    d = np.asarray(list(d), float)
+    d = d[np.isfinite(d)]
+    if len(d) < min_rounds:
+        nan = float("nan")
+        return Verdict(math.exp(float(np.median(d))) if len(d) else nan, nan, nan, nan, nan,
+                       "insufficient samples", len(d), len(d), basis, nan,
+                       f"at least {min_rounds} rounds of both, measured in the same sweep")
     effect = float(np.median(d))
     noise, df = paired_noise(d, typical)
     half = _quantile(confidence, df) * MEDIAN_EFFICIENCY * noise / math.sqrt(len(d))
-    return _verdict(effect, effect - half, effect + half, noise, len(a), len(b), "paired rounds", confidence,
-                    min_effect)
+    return _verdict(effect, effect - half, effect + half, noise, len(d), len(d), basis, confidence, min_effect)
 
 
 def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, run_noise: float = 0.0,

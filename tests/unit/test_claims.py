@@ -18,7 +18,7 @@ def verdict(name, speedup, ci_low, ci_high, floor):
 
 FASTER = verdict("faster", 2.0, 1.8, 2.2, 0.05)
 SLOWER = verdict("slower", 0.5, 0.45, 0.55, 0.05)
-SAME = verdict("same", 1.02, 0.97, 1.06, 0.08)
+SAME = verdict("same", 1.02, 0.98, 1.04, 0.04)
 WIDE_SAME = verdict("same", 0.12, 0.01, 9.0, 7.51)        # issue 26: "the same within the noise (floor ±751%)"
 INCONCLUSIVE = verdict("inconclusive", 1.3, 0.9, 1.9, 0.45)
 AMBIGUOUS = verdict("ambiguous", 1.4, 0.95, 2.1, 0.2)
@@ -28,7 +28,7 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
 @pytest.mark.parametrize("v, expected", [
     (FASTER, "fused ran 2.00× faster than eager"),
     (SLOWER, "eager was faster: fused took 2.00× its time"),
-    (SAME, "fused and eager ran the same within the noise (1.02× measured, floor ±8.0%)"),
+    (SAME, "fused and eager ran the same within the noise (1.02× measured, floor ±4.0%)"),
     (WIDE_SAME, "could not tell fused from eager: fused measured 8.33× slower, within ±751% noise; "
                 "more rounds or a quieter machine would settle it"),
     (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.30× faster, within ±45% noise; "

@@ -21,8 +21,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "workbench"
 MEASURE_ALLOWED = {
     ("harness/timer.py", "timer.measure(_noop)"): "timer overhead, of an empty function",
     ("harness/timer.py", "self.timer.measure(fn)"): "inside time_calls' own watch: every sample of the audited loop",
-    ("harness/timer.py", "watch.measure(fn)"): "time_calls' loop itself",
-    ("harness/timer.py", "watch.measure(last)"): "time_calls' last, audited call when its certain audit never came",
+    ("harness/timer.py", "self.watch.measure(fn)"): "time_calls' loop itself (each side of a paired loop)",
+    ("harness/timer.py", "self.watch.measure(last)"): "time_calls' last, audited call when its certain audit never "
+                                                      "came",
     ("harness/cell.py", "timer.measure(case.run)"): "the first call (compilation, lazy set-up): first_call_s, "
                                                     "never a sample, verified right after",
     ("adhoc/timing.py", "timer.measure(call)"): "timeit's first call of a user's callable, never a sample",

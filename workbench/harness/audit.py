@@ -115,7 +115,7 @@ class NoAudit:
 @dataclass
 class _Version:
     """One changed version of an input set: per input, the flat positions changed and their new values; its
-    float64 reference once an audit needed it."""
+    compare copy once an audit needed it (and its float64 reference where the spec compares in its own way)."""
 
     changes: dict[str, tuple[np.ndarray, np.ndarray]]
     #: Kept sealed (:func:`_seal`): a kernel searching the heap for a float64 array of its output's shape
@@ -187,7 +187,10 @@ VERSIONS_PER_SET = 1
 #: 64 MiB: one version of a large group holds its sealed float64 reference and its compare copy (~96 MiB for a
 #: 32 MiB output, two input sets a group), so 256 MiB kept one or two large groups per worker process, which the
 #: next round's shuffled order seldom came back to first (most of a quick suite's worker memory, issue 25).
-#: The group in use always stays (eviction runs before a new set is added), and small groups stay between rounds.
+#: The group in use always stays, every input set of it (eviction runs before a new set is added and passes over
+#: the group's own sets: evicting them made each audited set of a large group recompute its version's reference
+#: for every cell and round), and small groups stay between rounds. A version keeps only its compare copy
+#: (:class:`_Expected`), not the float64 reference it came from, unless the spec compares in its own way.
 VERSION_CACHE_BYTES = 64 << 20
 _versions: OrderedDict[tuple[Any, ...], list[_Version]] = OrderedDict()
 _version_rng = np.random.default_rng(secrets.randbits(128))
@@ -209,9 +212,12 @@ def _versions_of(case: Case, host: Mapping[str, np.ndarray]) -> list[_Version]:
     key = _set_key(case, host)
     found = _versions.get(key)
     if found is None:
+        group = key[:3]  # kernel, size, dtype: its other input sets' versions stay while it is in use
         total = sum(v.nbytes for vs in _versions.values() for v in vs)
-        while total > VERSION_CACHE_BYTES and _versions:
-            total -= sum(v.nbytes for v in _versions.popitem(last=False)[1])
+        for old in [k for k in _versions if k[:3] != group]:
+            if total <= VERSION_CACHE_BYTES:
+                break
+            total -= sum(v.nbytes for v in _versions.pop(old))
         found = _versions[key] = [_new_version(host) for _ in range(VERSIONS_PER_SET)]
     _versions.move_to_end(key)
     return found
@@ -252,8 +258,12 @@ class Auditor:
 
     def __init__(self, case: Case, sets: Sequence[tuple[dict[str, Any], dict[str, np.ndarray]]],
                  out: dict[str, Any], *, min_samples: int = 1, probability: float = AUDIT_PROBABILITY,
-                 cost_share: float = AUDIT_COST_SHARE, rng: np.random.Generator | None = None) -> None:
+                 cost_share: float = AUDIT_COST_SHARE, rng: np.random.Generator | None = None,
+                 reference_of: Callable[[int], Mapping[str, np.ndarray]] | None = None) -> None:
         self.case, self.sets, self.out = case, list(sets), out
+        #: Set ``s``'s float64 reference where the caller has it already (a sweep's input cache keeps one per
+        #: seed for every round of the group): computing it again cost half of a large cell's wall time.
+        self._reference_of = reference_of
         self.rng = rng if rng is not None else np.random.default_rng(secrets.randbits(128))
         self._first = int(self.rng.integers(max(1, min_samples)))
         self._sampled = 0
@@ -437,18 +447,25 @@ class Auditor:
         return _apply(self.sets[s][1], self._version(s, v))
 
     def _reference(self, s: int, v: int | None) -> dict[str, np.ndarray]:
-        """Set ``s``'s float64 reference in version ``v`` (None: unchanged): computed once per process, kept
-        sealed between audits."""
+        """Set ``s``'s float64 reference in version ``v`` (None: unchanged). An unchanged set's comes from the
+        caller where it has one; a changed version's is computed when an audit needs it and kept (sealed) only
+        where the spec's own compare needs it at every audit: the lean check uses the version's compare copy,
+        so a full reference is needed again only to word a failure."""
         if v is None:
+            known = self._reference_of(s) if self._reference_of is not None else None
+            if known is not None:  # the caller's copy: no second one kept here
+                return dict(known)
             if s not in self._original_refs:
                 self._original_refs[s] = _seal(_reference_outputs(self.case.spec, self.sets[s][1], self.case.params))
             return _unseal(self._original_refs[s])
         version = self._version(s, v)
         assert version is not None
-        if version.reference is None:
-            version.reference = _seal(_reference_outputs(self.case.spec, _apply(self.sets[s][1], version),
-                                                         self.case.params))
-        return _unseal(version.reference)
+        if version.reference is not None:
+            return _unseal(version.reference)
+        ref = _reference_outputs(self.case.spec, _apply(self.sets[s][1], version), self.case.params)
+        if self.case.spec.compare is not None:  # every audit of such a spec compares with the full reference
+            version.reference = _seal(ref)
+        return ref
 
     def _expected(self, s: int, v: int | None) -> dict[str, _Expected]:
         if v is None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import secrets
 import threading
 import time
 import traceback as tb
@@ -65,7 +66,7 @@ from .request import NO_VARIANT as NO_VARIANT  # re-exported: callers find a cel
 from .result import CellResult, Memory, Rates
 from .rounds import finish_single_round
 from .throughput import Peaks, published_ceilings, rates, work
-from .timer import Cancelled, TimingConfig, exercise, time_calls, timer_overhead
+from .timer import Cancelled, Partner, PartnerFailed, TimingConfig, exercise, time_calls, timer_overhead
 from .worker import CellWorker, WorkerTimeout
 
 log = logging.getLogger(__name__)
@@ -241,6 +242,14 @@ def rotation_sets(case: Case, n: int, seed: int, cache: InputCache | None
     return sets
 
 
+def set_reference(case: Case, i: int, seed: int, cache: InputCache | None) -> dict[str, np.ndarray] | None:
+    """Rotated input set ``i``'s float64 reference where it is made already: the case's own for set 0, the
+    input cache's for the others (None without a cache: the caller computes it)."""
+    if i == 0:
+        return case.reference
+    return None if cache is None else cache.reference(case.spec, case.params, case.dtype, seed + i)
+
+
 def identical_sets(hosts: list[dict[str, np.ndarray]]) -> list[tuple[int, int]]:
     """Pairs of rotated input sets with the same contents (a replayed answer would pass on them)."""
     keys = [tuple(sorted((k, digest(v)) for k, v in h.items())) for h in hosts]
@@ -254,8 +263,8 @@ def check_rotations(case: Case, sets: list[tuple[dict[str, Any], dict[str, np.nd
     index of that set."""
     worst, worst_i = None, 0
     for i, (device, host) in enumerate(sets):
-        ref = (case.reference if i == 0 else reference_outputs(case.spec, host, case.params) if cache is None
-               else cache.reference(case.spec, case.params, case.dtype, seed + i))
+        ref = set_reference(case, i, seed, cache)
+        ref = reference_outputs(case.spec, host, case.params) if ref is None else ref
         res = case.run_and_check(device, host, ref)
         if not res.passed:
             return res, i
@@ -527,7 +536,8 @@ def _timed(request: CellRequest, config: TimingConfig, case: Case, backend: Back
         return
     n_inputs, note = _rotation_count(case, config.n_inputs)
     res.note(note)
-    sets = rotation_sets(case, n_inputs, seed, inputs)
+    other = _partner_case(request, inputs, res)
+    sets, other_sets = _timing_arrays(case, other, n_inputs, seed, inputs)
     same = [] if role.later else identical_sets([host for _, host in sets])  # the first round says so
     if same:
         res.note("rotated input sets " + ", ".join(f"{i} and {j}" for i, j in same)
@@ -538,14 +548,26 @@ def _timed(request: CellRequest, config: TimingConfig, case: Case, backend: Back
     clock.check("while preparing rotation inputs")
 
     flush = backend.flush_cache if config.cache == "cold" else None
+    partner = None if other is None else _partner(other, other_sets, calls, request, inputs, res, clock)
     meter = ConditionsMeter(gpu_monitor(backend))
     meter.start()
     try:
-        timing = time_calls(timer, calls, config, audit=Auditor(case, sets, out, min_samples=config.min_samples),
-                            flush=flush, deadline=clock.deadline, cancel=clock.cancel, sync=backend.synchronize)
+        how = {"flush": flush, "deadline": clock.deadline, "cancel": clock.cancel, "sync": backend.synchronize}
+        try:
+            timing = time_calls(timer, calls, config, audit=_audit(case, sets, seed, inputs, config), **how,
+                                partner=partner)
+        except PartnerFailed as exc:  # the baseline's fault: the cell is timed alone
+            res.note(f"its baseline was not timed beside it: {type(exc.__cause__).__name__}: {exc.__cause__}")
+            partner = None
+            timing = time_calls(timer, calls, config, audit=_audit(case, sets, seed, inputs, config), **how)
     finally:
         res.conditions = meter.stop()
     del calls
+    if partner is not None and request.partner is not None:
+        if timing.partner_failure:
+            res.note(f"its baseline timed beside it failed an audit: {timing.partner_failure}")
+        else:
+            res.pair_with, res.pair_log_ratios = request.partner.key, list(timing.pair_log_ratios)
     st = res.timing.take(timing)
     res.rates = Rates(**rates(res.rates.flops or 0.0, res.rates.bytes or 0.0, st.median, cell.dtype,
                               request.ceilings, published_ceilings(res.device, cell.dtype), case.spec.bound))
@@ -570,6 +592,70 @@ def _timed(request: CellRequest, config: TimingConfig, case: Case, backend: Back
             res.note(f"spread {st.rel_spread:.3f} above target {config.target_spread:g} "
                      f"(stopped by {timing.stopped_by})")
     _end_timed(res, cell.dtype, request.ceilings)
+
+
+def _audit(case: Case, sets: list[tuple[dict[str, Any], dict[str, np.ndarray]]], seed: int,
+           inputs: InputCache | None, config: TimingConfig) -> Auditor:
+    """The audit of a timing loop over ``sets``, with the references the input cache holds already."""
+    return Auditor(case, sets, case.outputs, min_samples=config.min_samples,
+                   reference_of=lambda s: set_reference(case, s, seed, inputs))
+
+
+def _partner_case(request: CellRequest, inputs: InputCache | None, res: CellResult) -> Case | None:
+    """The baseline to time beside the cell (:attr:`CellRequest.partner`), built on the same seeded inputs; None
+    (with a note) when none is asked for or it cannot be built (the baseline's fault: the cell is timed alone)."""
+    p = request.partner
+    if p is None:
+        return None
+    try:
+        spec, backend = catalog.get_kernel(p.kernel), backend_registry.get(p.backend)
+        variant = catalog.get_variant(p.kernel, p.variant)
+        params = spec.validate_params(p.params_dict)
+        return (Case(spec, variant, backend, params, p.dtype, seed=request.seed) if inputs is None
+                else SharedInputCase(spec, variant, backend, params, p.dtype, request.seed, inputs))
+    except (CellTimeout, Cancelled):
+        raise
+    except Exception as exc:  # noqa: BLE001
+        res.note(f"its baseline {p.variant} was not timed beside it: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _timing_arrays(case: Case, other: Case | None, n: int, seed: int, inputs: InputCache | None
+                   ) -> tuple[list[tuple[dict[str, Any], dict[str, np.ndarray]]],
+                              list[tuple[dict[str, Any], dict[str, np.ndarray]]] | None]:
+    """The rotated input sets of the cell (and of the partner, when there is one). Side by side, both sides'
+    device inputs and outputs are made afresh here, in a random order: arrays made earlier or later land
+    differently in memory and caches, and with the cell's made first every visit one side was 3-10% faster
+    than the other running the very same code (an A/A pair, 4 MiB arrays, tests/perf/power.py)."""
+    if other is None:
+        return rotation_sets(case, n, seed, inputs), None
+    made = {}
+    for x in (case, other) if secrets.randbits(1) else (other, case):
+        x.poison()
+        x.inputs = x.device_inputs(x.host_inputs)
+        made[id(x)] = rotation_sets(x, n, seed, inputs)
+    return made[id(case)], made[id(other)]
+
+
+def _partner(other: Case, sets: list[tuple[dict[str, Any], dict[str, np.ndarray]]],
+             cell_calls: list[Callable[[], Any]], request: CellRequest, inputs: InputCache | None,
+             res: CellResult, clock: _Clock) -> Partner | None:
+    """The partner's calls and audit, after one untimed call of each side (the partner's may compile; the
+    cell's keeps the two alike); None (with a note) when its first call fails."""
+    out = other.outputs
+    calls = [(lambda inp=inp: other.call(inp, out)) for inp, _ in sets]
+    try:
+        calls[0]()
+        other.backend.synchronize()
+    except Exception as exc:  # noqa: BLE001 - the baseline's fault: the cell is timed alone
+        name = request.partner.variant if request.partner is not None else "?"
+        res.note(f"its baseline {name} was not timed beside it: {type(exc).__name__}: {exc}")
+        return None
+    cell_calls[0]()
+    other.backend.synchronize()
+    clock.check("while preparing its baseline to time beside it")
+    config = request.what if isinstance(request.what, TimingConfig) else TimingConfig()
+    return Partner(calls, _audit(other, sets, request.seed, inputs, config))
 
 
 def _end_timed(res: CellResult, dtype: str, ceilings: Peaks | None) -> None:

@@ -134,6 +134,9 @@ class CellRequest:
     ceilings: Peaks | None = field(default=None, compare=False)
     #: Which round of the cell this is (1 = the first), for the in-flight marker and messages.
     round: int = 1
+    #: The cell's default baseline on the same backend and inputs (or the cell itself, for an A/A twin), timed
+    #: in blocks alternating with the cell's in the same loop (:class:`workbench.harness.timer.Partner`).
+    partner: Cell | None = None
 
     @property
     def check_only(self) -> bool:

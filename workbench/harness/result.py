@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..conditions import Conditions
 from ..record import RESULT_COLUMNS, canonical_params, empty_row, finite_or_none, size_label, size_of
 from ..status import Status
@@ -122,6 +124,10 @@ class CellResult:
     #: Execution-cache statistics of a block variant (JSON text), and an autotuned variant's choice.
     exec_cache: str | None = None
     tuned_config: str | None = None
+    #: The baseline's cell key and the log ratios (its block median / this cell's) of the block pairs timed
+    #: alternately with it in this visit (:attr:`CellRequest.partner`).
+    pair_with: str | None = None
+    pair_log_ratios: list[float] | None = None
     #: Said about the run after its message (in order); the row's message is the message and the notes.
     notes: list[str] = field(default_factory=list)
     #: Where the cell ran, when not here: ``env_id``, and on Dask ``machine``, ``worker``,
@@ -161,6 +167,9 @@ class CellResult:
         for k in ("samples_s", "host_samples_s"):
             row[k] = json.dumps(row[k]) if row[k] is not None else None
         row.update(self.placement)
+        if self.pair_with is not None and self.pair_log_ratios:
+            row[PAIR_VISIT] = json.dumps({"with": self.pair_with, "d": float(np.median(self.pair_log_ratios)),
+                                          "blocks": len(self.pair_log_ratios)})
         return row
 
     @classmethod
@@ -180,6 +189,10 @@ class CellResult:
                      if (k not in RESULT_COLUMNS or k == "env_id") and k != "extra" and v is not None}
         return cls(cell=cell, **own, **parts, placement=placement)
 
+
+#: The row key of one visit's paired evidence (:attr:`CellResult.pair_log_ratios` summed up), which
+#: :func:`workbench.harness.rounds.merge_pair` turns into the cell's per-round effects.
+PAIR_VISIT = "pair_visit"
 
 #: Result columns a row's identity and a result's fields do not cover: set by the sweep (run, LLM shape) or
 #: by merging rounds.

@@ -26,6 +26,7 @@ from .. import verdicts
 from ..ceilings import refresh_peak_note
 from ..record import finite_or_none
 from ..status import Status
+from .result import PAIR_VISIT
 from .stats import relative_spread_of, summarize
 from .timer import TimingConfig
 
@@ -209,13 +210,53 @@ def label_round(prev: Mapping[str, Any] | None, row: dict[str, Any], round_id: s
 
 def merge_twin(row: Mapping[str, Any], twin: Mapping[str, Any], round_id: str) -> dict[str, Any]:
     """A reference row with its A/A twin's visit of round ``round_id`` added (the twin's round median and
-    its id); a twin visit that did not end ``ok`` adds nothing (the reference's own visit reports)."""
+    its id, and its effect against the reference timed beside it in that visit); a twin visit that did not
+    end ``ok`` adds nothing (the reference's own visit reports)."""
     out = dict(row)
     if twin.get("status") == Status.OK and twin.get("median_s"):
         medians = _loads(row.get(verdicts.TWIN_MEDIANS)) + [float(twin["median_s"])]
         out[verdicts.TWIN_MEDIANS] = json.dumps(medians)
         out[verdicts.TWIN_IDS] = (verdicts.round_ids(row.get(verdicts.TWIN_IDS)) or []) + [round_id]
+        visit = _pair_visit(twin)
+        if visit is not None and visit[0] == row.get("cell_key"):
+            _append_effect(out, verdicts.TWIN_PAIR_D, verdicts.TWIN_PAIR_IDS, visit[1], round_id)
+    out.pop(PAIR_VISIT, None)
     return out
+
+
+def _pair_visit(row: Mapping[str, Any]) -> tuple[str, float] | None:
+    """(the baseline's cell key, the visit's effect) of one visit timed beside its baseline, else None."""
+    text = row.get(PAIR_VISIT)
+    if not isinstance(text, str):
+        return None
+    try:
+        visit = json.loads(text)
+        return str(visit["with"]), float(visit["d"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _append_effect(out: dict[str, Any], d_key: str, ids_key: str, d: float, round_id: str) -> None:
+    out[d_key] = json.dumps(list(verdicts.effects(out.get(d_key))) + [d])
+    out[ids_key] = (verdicts.round_ids(out.get(ids_key)) or []) + [round_id]
+
+
+def merge_pair(prev: Mapping[str, Any] | None, row: dict[str, Any], new: Mapping[str, Any],
+               round_id: str) -> dict[str, Any]:
+    """``row`` (``prev`` merged with the visit ``new``) with that visit's effect against the baseline timed
+    beside it appended to the cell's per-round effects (:data:`workbench.verdicts.PAIR_D`, with the round's
+    id). A visit against another baseline than the earlier ones starts the effects again (the row is judged
+    against one baseline); a visit that did not end ok, or was not paired, adds none."""
+    visit = _pair_visit(new)
+    row.pop(PAIR_VISIT, None)
+    if visit is None or new.get("status") not in _MEASURED:
+        return row
+    if prev is None or prev.get(verdicts.PAIR_WITH) != visit[0]:
+        for k in (verdicts.PAIR_D, verdicts.PAIR_IDS):
+            row.pop(k, None)
+    row[verdicts.PAIR_WITH] = visit[0]
+    _append_effect(row, verdicts.PAIR_D, verdicts.PAIR_IDS, visit[1], round_id)
+    return row
 
 
 def finish_single_round(row: dict[str, Any]) -> dict[str, Any]:

@@ -14,16 +14,26 @@ clock watches the timer, and a replaced timer, statistic or check function fails
 from __future__ import annotations
 
 import math
+import random
+import secrets
+import statistics
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..backends.base import Backend, Timer
 from ..case import Case
 from .audit import DEVICE_EVENT_TIMERS, GUARD, Auditor, NoAudit, check_device_tail, check_timer
 from .stats import relative_spread
+
+try:
+    import resource
+    _RUSAGE_THREAD = hasattr(resource, "RUSAGE_THREAD")
+except ImportError:  # not a Unix
+    _RUSAGE_THREAD = False
 
 #: The harness's clock, bound at import (a kernel replacing ``time.perf_counter`` does not reach it).
 _clock = time.perf_counter
@@ -79,6 +89,10 @@ class Timing:
     audit_s: float = 0.0
     #: What the first failed audit found (its message names the class), or "".
     audit_failure: str = ""
+    #: With a partner (:class:`Partner`): log(partner's block time / this one's), one per block pair, and
+    #: what its first failed audit found (the pairs are then not to be used).
+    pair_log_ratios: list[float] = field(default_factory=list)
+    partner_failure: str = ""
 
 
 def _noop() -> None:
@@ -131,9 +145,19 @@ def _batches(calls: Sequence[Callable[[], Any]], k: int) -> list[Callable[[], No
     return [make(r) for r in range(m)]
 
 
+@dataclass
+class Partner:
+    """The cell's default baseline, timed in the same loop in alternating blocks (:func:`time_calls`): its
+    calls (one per input set, in rotation, on the same inputs) and their own audit."""
+
+    calls: Sequence[Callable[[], Any]]
+    audit: Auditor | NoAudit
+
+
 def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig, *,
                audit: Auditor | NoAudit, flush: Callable[[], None] | None = None, deadline: float = math.inf,
-               cancel: threading.Event | None = None, sync: Callable[[], None] | None = None) -> Timing:
+               cancel: threading.Event | None = None, sync: Callable[[], None] | None = None,
+               partner: Partner | None = None) -> Timing:
     """Time ``calls`` (one per input set, used in rotation) adaptively, under ``audit``.
 
     ``flush`` runs before every sample when ``config.cache == "cold"``, outside
@@ -146,17 +170,32 @@ def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingC
     timers, a device still busy after a sample's end event (``sync``: the whole device's synchronisation,
     which ends every such sample); a wrong audited output
     is reported in ``Timing.audit_failure`` (the loop's timings are kept, for the caller to flag).
+
+    ``partner``: a second function timed in the same loop, in blocks alternating with this one's (a block
+    pair in a random order), so drift common to both cancels in each pair's ratio
+    (``Timing.pair_log_ratios``: log(partner's block time / this one's), one per pair); the budget is
+    shared by both, and its audit checks its samples as ``audit`` checks this one's.
     """
     if not calls:
         raise ValueError("time_calls needs at least one call")
     GUARD.check()
+    audits = [audit] if partner is None else [audit, partner.audit]
     try:
-        out = _loop(timer, calls, config, audit, flush, deadline, cancel, sync)
+        side = _Side(timer, calls, config, audit, flush, sync)
+        if partner is None:
+            out = _loop(side, config, deadline, cancel)
+        else:
+            out = _paired_loop(side, _Side(timer, partner.calls, config, partner.audit, flush, sync, partner=True),
+                               config, deadline, cancel)
     finally:
-        audit.restore()
+        for a in audits:
+            a.restore()
     GUARD.check()
-    out.audits, out.input_changes, out.audit_s = audit.audits, audit.changes, audit.seconds
+    out.audits, out.input_changes = sum(a.audits for a in audits), sum(a.changes for a in audits)
+    out.audit_s = sum(a.seconds for a in audits)
     out.audit_failure = str(audit.failure) if audit.failure is not None else ""
+    if partner is not None and partner.audit.failure is not None:
+        out.partner_failure = str(partner.audit.failure)
     return out
 
 
@@ -183,50 +222,85 @@ class _Watch:
         check_timer(self.kind, self.samples)
 
 
-def _loop(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig, audit: Auditor | NoAudit,
-          flush: Callable[[], None] | None, deadline: float, cancel: threading.Event | None,
-          sync: Callable[[], None] | None) -> Timing:
-    cold = config.cache == "cold"
-    out = Timing()
-    m = len(calls)
-    watch = _Watch(timer, sync, audit.watch_timer)
+class _Side:
+    """One timed function of a loop: its calls in rotation (batched once warm), its audit and watch, and the
+    samples taken so far (:attr:`out`)."""
 
-    # Warm-up by time, at least one call: absorbs lazy initialisation and caches
-    # of the runtime, and tells us how long one call takes.
-    warm: list[float] = []
-    start = time.perf_counter()
-    while True:
+    def __init__(self, timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig,
+                 audit: Auditor | NoAudit, flush: Callable[[], None] | None, sync: Callable[[], None] | None,
+                 partner: bool = False) -> None:
+        self.calls, self.config, self.audit = calls, config, audit
+        #: The partner of a paired loop: its faults are its own (:class:`PartnerFailed`), not the cell's.
+        self.partner = partner
+        self.cold = config.cache == "cold"
+        self.flush = flush if self.cold else None
+        self.watch = _Watch(timer, sync, audit.watch_timer)
+        self.out = Timing()
+        self.batches: list[Callable[[], None]] = []
+        self.k = 1
+        self.taken = 0
+        #: The last sample was taken off the core at least once (another process ran): its time is stretched.
+        self.stretched = False
+
+    def warm_up(self, seconds: float, deadline: float, cancel: threading.Event | None) -> None:
+        """Warm up by time, at least one call: absorbs lazy initialisation and caches of the runtime, and tells
+        how long one call takes, hence how many calls make one sample."""
+        warm: list[float] = []
+        m = len(self.calls)
+        start = _clock()
+        while True:
+            _check(cancel)
+            if self.flush is not None:
+                self.flush()
+            i = len(warm) % m
+            fn = self.audit.arm(i, 1, False, self.calls) or self.calls[i]
+            warm.append(self.watch.measure(fn).device_s)
+            self.audit.check()
+            now = _clock()
+            if now - start >= seconds or now >= deadline:
+                break
+        self.out.warmup_calls += len(warm)
+        recent = sorted(warm[-5:])
+        per_call = max(recent[len(recent) // 2], 1e-9)
+        cfg = self.config
+        self.k = 1 if self.cold else int(min(cfg.max_calls_per_sample, max(1, math.ceil(cfg.min_sample_s / per_call))))
+        self.out.calls_per_sample = self.k
+        self.batches = _batches(self.calls, self.k)
+
+    def sample(self, cancel: threading.Event | None) -> float:
+        """One sample (``k`` calls, audited when the audit picks it); returns its time per call."""
         _check(cancel)
-        if cold and flush is not None:
-            flush()
-        i = len(warm) % m
-        fn = audit.arm(i, 1, False, calls) or calls[i]
-        warm.append(watch.measure(fn).device_s)
-        audit.check()
-        now = time.perf_counter()
-        if now - start >= config.warmup_s or now >= deadline:
-            break
-    out.warmup_calls = len(warm)
-    recent = sorted(warm[-5:])
-    per_call = max(recent[len(recent) // 2], 1e-9)
+        if self.flush is not None:
+            self.flush()
+        r = self.taken % len(self.batches)
+        fn = self.audit.arm(r, self.k, True, self.calls) or self.batches[r]
+        switches = _preemptions()
+        s = self.watch.measure(fn)
+        self.stretched = _preemptions() > switches
+        self.audit.check()
+        self.taken += 1
+        self.out.samples_s.append(s.device_s / self.k)
+        self.out.host_samples_s.append(s.host_s / self.k)
+        return s.device_s / self.k
 
-    k = 1 if cold else int(min(config.max_calls_per_sample, max(1, math.ceil(config.min_sample_s / per_call))))
-    out.calls_per_sample = k
-    batches = _batches(calls, k)
+    def finish(self) -> Timing:
+        """The loop's certain audit, when its chosen sample never came (one more call), and the timer's totals
+        held against the harness's clock."""
+        last = self.audit.pending(self.calls)
+        if last is not None:
+            self.watch.measure(last)
+            self.audit.check()
+        if self.audit.watch_timer:
+            self.watch.check()
+        return self.out
 
-    end = min(time.perf_counter() + config.budget_s, deadline)
-    j = 0
+
+def _loop(side: _Side, config: TimingConfig, deadline: float, cancel: threading.Event | None) -> Timing:
+    side.warm_up(config.warmup_s, deadline, cancel)
+    out = side.out
+    end = min(_clock() + config.budget_s, deadline)
     while True:
-        _check(cancel)
-        if cold and flush is not None:
-            flush()
-        r = j % len(batches)
-        fn = audit.arm(r, k, True, calls) or batches[r]
-        s = watch.measure(fn)
-        audit.check()
-        j += 1
-        out.samples_s.append(s.device_s / k)
-        out.host_samples_s.append(s.host_s / k)
+        side.sample(cancel)
         n = len(out.samples_s)
         if n >= config.max_samples:
             out.stopped_by = "max_samples"
@@ -234,20 +308,129 @@ def _loop(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig
         if n >= config.min_samples and relative_spread(out.samples_s) <= config.target_spread:
             out.stopped_by = "spread"
             break
-        now = time.perf_counter()
+        now = _clock()
         if now >= end and n >= config.min_samples:
             out.stopped_by = "budget"
             break
         if now >= deadline:
             out.stopped_by = "deadline"
             break
-    last = audit.pending(calls)
-    if last is not None:  # the loop's certain audit, when its chosen sample never came: one more call
-        watch.measure(last)
-        audit.check()
-    if audit.watch_timer:
-        watch.check()
-    return out
+    return side.finish()
+
+
+#: Blocks of a paired loop: samples per block (at most), and the time a block aims at. A block counts its
+#: fastest sample: another process taking the core only ever adds time, and on a busy 2-core machine half of
+#: 1 ms samples were stretched that way (a block's median then swung a visit's ratio 2-7x); the first sample
+#: of a block finding caches left by the other side is passed over too. Blocks stay short so that drift
+#: between the two halves of a pair stays small.
+BLOCK_SAMPLES = 3
+BLOCK_S = 0.01
+#: Block pairs a paired loop takes at least (the within-visit ratio is their median), and before it may stop
+#: on a small spread.
+MIN_PAIRS = 3
+SPREAD_PAIRS = 8
+
+
+def _paired_loop(a: _Side, b: _Side, config: TimingConfig, deadline: float,
+                 cancel: threading.Event | None) -> Timing:
+    """``a`` and ``b`` in alternating blocks, each pair's order drawn at random, until the budget (for both)
+    is spent with ``a``'s ``min_samples`` and :data:`MIN_PAIRS` clean pairs taken (both blocks had a sample
+    wholly on the core; on a busy machine the loop goes on for up to twice the budget to find them), or
+    ``a``'s spread and the clean pairs' spread are at the target after :data:`SPREAD_PAIRS` of them.
+    Returns ``a``'s timing, with the clean pairs' ratios (all pairs' when none was clean: the longer side is
+    then stretched more often, which can only exaggerate a gap, never turn its direction)."""
+    rng = random.Random(secrets.randbits(64))
+    for side in (a, b) if rng.random() < 0.5 else (b, a):
+        if side is a:
+            a.warm_up(config.warmup_s, deadline, cancel)
+            continue
+        try:
+            b.warm_up(config.warmup_s, deadline, cancel)
+        except Cancelled:
+            raise
+        except Exception as exc:
+            raise PartnerFailed(exc) from exc
+    out = a.out
+    start = _clock()
+    end, last = min(start + config.budget_s, deadline), min(start + 2 * config.budget_s, deadline)
+    ratios: list[float] = []
+    clean: list[float] = []
+    while True:
+        if rng.random() < 0.5:  # this pair's order
+            ta, a_clean = _block(a, cancel)
+            tb, b_clean = _block(b, cancel)
+        else:
+            tb, b_clean = _block(b, cancel)
+            ta, a_clean = _block(a, cancel)
+        if ta > 0 and tb > 0:
+            ratios.append(math.log(tb / ta))
+            if a_clean and b_clean:
+                clean.append(ratios[-1])
+        n, pairs = len(out.samples_s), len(clean)
+        if n >= config.max_samples:
+            out.stopped_by = "max_samples"
+            break
+        if (pairs >= SPREAD_PAIRS and n >= config.min_samples and relative_spread(out.samples_s) <= config.target_spread
+                and _log_spread(clean) <= config.target_spread):
+            out.stopped_by = "spread"
+            break
+        now = _clock()
+        if now >= end and n >= config.min_samples and len(ratios) >= MIN_PAIRS and (pairs >= MIN_PAIRS or now >= last):
+            out.stopped_by = "budget"
+            break
+        if now >= deadline:
+            out.stopped_by = "deadline"
+            break
+    out.pair_log_ratios = clean or ratios
+    try:
+        b.finish()
+    except Cancelled:
+        raise
+    except Exception as exc:
+        raise PartnerFailed(exc) from exc
+    return a.finish()
+
+
+class PartnerFailed(Exception):
+    """The partner (the baseline timed beside a cell) raised: the caller times the cell alone instead, so a
+    baseline's fault is never blamed on the cell."""
+
+
+def _partner_sample(b: _Side, cancel: threading.Event | None) -> float:
+    try:
+        return b.sample(cancel)
+    except Cancelled:
+        raise
+    except Exception as exc:
+        raise PartnerFailed(exc) from exc
+
+
+def _block(side: _Side, cancel: threading.Event | None) -> tuple[float, bool]:
+    """One block of ``side``: up to :data:`BLOCK_SAMPLES` samples within about :data:`BLOCK_S`; returns its
+    fastest sample taken wholly on the core (else its fastest sample) and whether it had such a sample."""
+    take = side.sample if not side.partner else partial(_partner_sample, side)
+    times, kept = [take(cancel)], []
+    per_sample = times[0] * side.k
+    if not side.stretched:
+        kept.append(times[0])
+    while len(times) < BLOCK_SAMPLES and per_sample * (len(times) + 1) <= BLOCK_S:
+        times.append(take(cancel))
+        if not side.stretched:
+            kept.append(times[-1])
+    return (min(kept), True) if kept else (min(times), False)
+
+
+def _preemptions() -> int:
+    """Involuntary context switches of the timing thread so far: one between a sample's start and end means
+    another process had the core meanwhile (its wall time is stretched by a time slice, 4-20 ms on a busy
+    machine, however short the kernel). 0 where the OS does not count them per thread."""
+    return resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw if _RUSAGE_THREAD else 0
+
+
+def _log_spread(x: Sequence[float]) -> float:
+    """The interquartile range of log ratios: the relative spread of the pairs' ratios."""
+    q = statistics.quantiles(x, n=4) if len(x) >= 2 else [0.0, 0.0, 0.0]
+    return q[2] - q[0]
 
 
 #: The loop ``verify`` runs after its checks: calls that look like timed ones (the same output buffer, holding
