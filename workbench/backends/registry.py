@@ -102,6 +102,30 @@ def _discover_module(modname: str) -> list[Backend]:
         return []
 
 
+def use_descriptions(by_module: dict[str, list[Backend]]) -> None:
+    """Answer for the built-in modules in ``by_module`` with the backends given (every device counted), not by
+    importing the modules' runtimes: :func:`workbench.backends.described.describe_from_cache` passes the cached
+    probe's stand-ins. Modules not given are still discovered when asked for."""
+    global _cache
+    for modname, backends in by_module.items():
+        if modname in BUILTIN_MODULES:
+            _modules[modname] = list(backends)
+            _enumerated.add(modname)
+    _cache = None
+
+
+def real_backend(modname: str, name: str) -> Backend | None:
+    """Backend ``name`` of built-in module ``modname`` as the module itself discovers it (its runtime
+    imported), whatever :func:`use_descriptions` answers for it."""
+    if modname not in _real:
+        found = _discover_module(modname)
+        _real[modname] = found + _count_devices(modname, list(found))
+    return next((b for b in _real[modname] if b.name == name), None)
+
+
+_real: dict[str, list[Backend]] = {}  # built-in module -> its real backends, for described stand-ins
+
+
 def _discover_entry_points() -> list[Backend]:
     found: list[Backend] = []
     for ep in entry_points(group=ENTRY_POINT_GROUP):

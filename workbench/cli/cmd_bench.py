@@ -12,7 +12,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..backends.described import describe_from_cache
 from ..catalog import kernels as catalog_kernels
+from ..harness.isolation import check_isolation
 from ..harness.timer import CACHE_MODES
 from ..report.units import fmt_seconds
 from ..status import Status
@@ -188,12 +190,14 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
 
 
 def run(args: argparse.Namespace) -> int:
+    run_options = isolation_args.options(args)
+    if args.cluster is not None or (not args.resume and check_isolation(args.isolation) == "process"):
+        describe_from_cache()  # cells run in other processes: plan from `workbench info`'s cached probe
     if args.list_suites:
         from ..suites import describe_suites, format_suites
 
         print(format_suites(describe_suites()))
         return 0
-    run_options = isolation_args.options(args)
     if args.no_tuned:  # read by every build, here and in the worker processes started after this
         os.environ[ENV_TUNED] = "0"
     if args.retry_crashed and not args.resume:

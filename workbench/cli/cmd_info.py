@@ -21,8 +21,6 @@ KEY_VERSIONS = {"numpy": ("numpy",), "numba": ("numba", "llvmlite", "threading_l
 
 #: Widest line of the listing (a terminal of 100 columns shows it unwrapped).
 WIDTH = 100
-#: How long a cached probe of the backends and compilers is trusted when nothing it depends on changed.
-CACHE_TTL_S = 24 * 3600.0
 
 
 def register(subparsers: Any) -> None:
@@ -53,19 +51,20 @@ def run(args: argparse.Namespace) -> int:
 
 def probed_backends(packages: Any, refresh: bool = False) -> dict[str, Any]:
     """``backends`` and ``toolchains`` of the environment record, and ``probed_at``: from the cache when its
-    fingerprint (:func:`probe_fingerprint`) matches and it is younger than :data:`CACHE_TTL_S`, else probed
-    now (every runtime imported: 4-5 s of a 4.7 s ``info``, mostly torch, and wgpu parsing its C header)."""
+    fingerprint (:func:`~workbench.backends.described.probe_fingerprint`) matches and it is younger than a day
+    (:data:`~workbench.backends.described.CACHE_TTL_S`), else probed now (every runtime imported: 4-5 s of a
+    4.7 s ``info``, mostly torch, and wgpu parsing its C header). The cache also lets a sweep's parent plan
+    without importing any runtime (:mod:`workbench.backends.described`)."""
     import time
 
+    from ..backends.described import probe_fingerprint, read_cache, static_fields, write_cache
+
     key = probe_fingerprint(packages)
-    path = _cache_path()
     if not refresh:
-        try:
-            doc = json.loads(path.read_text())
-            if doc.get("key") == key and time.time() - float(doc.get("time", 0)) < CACHE_TTL_S:
-                return {k: doc[k] for k in ("backends", "toolchains", "probed_at")}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass  # no cache, or an unreadable one: probe
+        doc = read_cache(key)
+        if doc is not None and all(k in doc for k in ("backends", "toolchains", "probed_at")):
+            return {k: doc[k] for k in ("backends", "toolchains", "probed_at")}
+    from ..backends.registry import probed_backends as probed
     from ..environment import backend_records
     from ..portable.toolchains import toolchain_records
 
@@ -74,47 +73,8 @@ def probed_backends(packages: Any, refresh: bool = False) -> dict[str, Any]:
                              "probed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     found = json.loads(json.dumps(found, default=str))
     if isinstance(found["backends"], list):  # a listing that failed as a whole is not kept
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"key": key, "time": time.time(), **found}))
-            tmp.replace(path)
-        except OSError:
-            pass  # a read-only home: no cache, the listing is still right
+        write_cache(key, found, _guarded(lambda: {b.name: static_fields(b) for b in probed()}))
     return found
-
-
-def probe_fingerprint(packages: Any) -> str:
-    """What a probe's answer depends on, hashed: package versions, the variables runtimes read, device nodes,
-    OpenCL/Vulkan driver files, compilers on the PATH, and the workbench's backend code."""
-    import hashlib
-    import os
-    import platform
-    import shutil
-    from pathlib import Path
-
-    prefixes = ("CUDA", "HIP", "ROC", "HSA", "OCL", "POCL", "PYOPENCL", "WGPU", "VK_", "TRITON", "WORKBENCH", "TORCH",
-                "PYTORCH", "NUMBA", "MESA", "LD_LIBRARY_PATH", "PATH", "XDG_RUNTIME_DIR")
-    files: list[str] = []
-    for pattern in ("/dev/nvidia*", "/dev/kfd", "/dev/dri/*", "/etc/OpenCL/vendors/*", "/usr/share/vulkan/icd.d/*",
-                    "/etc/vulkan/icd.d/*", str(Path(__file__).resolve().parents[1] / "backends" / "*.py")):
-        for f in sorted(Path("/").glob(pattern.lstrip("/"))):
-            try:
-                files.append(f"{f}:{f.stat().st_mtime_ns}")
-            except OSError:
-                files.append(str(f))
-    doc = {"packages": packages, "python": sys.executable, "host": platform.node(), "files": files,
-           "env": sorted((k, v) for k, v in os.environ.items() if k.startswith(prefixes)),
-           "tools": [shutil.which(t) for t in ("nvcc", "hipcc", "ptxas")]}
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _cache_path() -> Any:
-    import os
-    from pathlib import Path
-
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "workbench" / "info-probes.json"
 
 
 def _guarded(fn: Any) -> Any:

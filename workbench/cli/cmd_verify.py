@@ -64,7 +64,9 @@ def _names(values: list[str] | None) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..backends.described import describe_from_cache
     from ..harness.cell import BUILD_TIMEOUT_S
+    from ..harness.isolation import check_isolation
     from ..verification import DEFAULT_TIMEOUT_S, MAX_SECONDS, MAX_SEEDS, verify
 
     if not 1 <= args.seeds <= MAX_SEEDS:
@@ -77,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--suite {args.suite} chooses the variants itself; narrow it with --kernel, --backend or "
                          "--dtype, or name --variant without --suite")
     run_options = isolation_args.options(args)
+    if check_isolation(args.isolation) == "process":  # cells run in worker processes: plan from info's cached probe
+        describe_from_cache()
     progress = None if args.json else _Progress()
     how = dict(seeds=range(args.seeds), sizes=args.sizes, include_compiled=args.include_compiled, progress=progress,
                timeout_s=args.timeout or DEFAULT_TIMEOUT_S, boundscheck=args.boundscheck,
