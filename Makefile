@@ -74,10 +74,12 @@ test:
 	$(MAKE) --no-print-directory test-full && exit $$first
 
 # The full suite in TEST_WORKERS pytest-xdist processes (0: in pytest's own), a test file per worker at a time
-# (--dist loadfile: a module's fixtures, e.g. one quick-suite run shared by its tests, still run once).
+# (--dist loadfile: a module's fixtures, e.g. one quick-suite run shared by its tests, still run once). Files
+# are handed out longest first (tests/conftest.py orders them by tests/file_durations.json; xdist's own
+# reorder by test count is off), so no long file starts last and runs alone.
 TEST_WORKERS ?= 2
 test-full: system-deps-test $(VENV)/.installed-test
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile tests
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder tests
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .

@@ -13,6 +13,7 @@ Every marker is registered here, in one place.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -45,11 +46,59 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["WORKBENCH_CEILINGS_CACHE"] = str(Path(tempfile.mkdtemp(prefix="wb-ceilings-")) / "ceilings.json")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--file-durations-out", metavar="PATH", default=None,
+                     help=f"write each test file's measured seconds (setup + call + teardown) to PATH, in the form "
+                          f"of {FILE_DURATIONS.name}, to refresh that table")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         rel = Path(str(item.path)).resolve().relative_to(TESTS)
         if rel.parts and rel.parts[0] in TIERS:
             item.add_marker(rel.parts[0])
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: its order is the order files are handed out
+        items[:] = longest_files_first(items)
+
+
+#: Each test file's seconds in one process, measured (``--file-durations-out``); orders files for pytest-xdist.
+FILE_DURATIONS = TESTS / "file_durations.json"
+
+
+def longest_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """``items`` with whole files ordered longest first by :data:`FILE_DURATIONS`, each file's tests in place.
+
+    WHY: with ``--dist loadfile`` (and ``--no-loadscopereorder``) pytest-xdist hands files out in collection
+    order; a long file handed out last runs alone while the other workers idle. A file the table does not
+    know goes first (a short one costs little there; a long one would cost its length at the end).
+    """
+    seconds = json.loads(FILE_DURATIONS.read_text())["seconds"] if FILE_DURATIONS.exists() else {}
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    order = sorted(files, key=lambda f: -seconds.get(_table_key(f), float("inf")))
+    return [item for f in order for item in files[f]]
+
+
+def _table_key(nodeid_file: str) -> str:
+    """A file's key in :data:`FILE_DURATIONS`: its path under tests/ (node ids start where pytest's rootdir is)."""
+    return str((REPO / nodeid_file).resolve().relative_to(TESTS))
+
+
+_file_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    key = report.nodeid.split("::", 1)[0]
+    _file_seconds[key] = _file_seconds.get(key, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    out = session.config.getoption("--file-durations-out")
+    if out and not hasattr(session.config, "workerinput"):  # the controller (or a plain run) saw every report
+        table = {_table_key(f): round(s, 1) for f, s in sorted(_file_seconds.items(), key=lambda kv: -kv[1])}
+        how = "each file's setup + call + teardown seconds in one process, from pytest --file-durations-out"
+        Path(out).write_text(json.dumps({"how": how, "seconds": table}, indent=1) + "\n")
 
 
 @pytest.fixture
