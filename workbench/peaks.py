@@ -266,16 +266,16 @@ def _probe_key(backend: Backend) -> str:
 def stored_ceilings(store: Store, env_id: str, backend: str, llc_bytes: int | None = None) -> Ceilings:
     """The store's roofs of ``backend`` in ``env_id``, with their sources; ``roof_set`` holds them typed
     (cache levels with their working sets included) for the notes on rows above a roof."""
-    p = store.peaks(env_id, backend)
+    p = store.peak_records(env_id, backend)
     values, sources = {}, {}
-    for r in p.to_dict("records") if len(p) else []:
+    for r in p:
         if r.get("value") is None or not math.isfinite(float(r["value"])):
             continue
         key = (str(r["metric"]), str(r["dtype"]))
         values[key] = float(r["value"])
         sources[key] = source_of_method(r.get("method"))
     found = Ceilings(values, sources, llc_bytes)
-    found.roof_set = roof_set_from_table(p, backend) if len(p) else None  # type: ignore[attr-defined]
+    found.roof_set = roof_set_from_table(p, backend) if p else None  # type: ignore[attr-defined]
     return found
 
 

@@ -218,12 +218,12 @@ def _details(v: Any) -> dict[str, Any]:
     return {}
 
 
-def roof_set_from_table(table: pd.DataFrame, device: str) -> RoofSet:
-    """The roofs in a slice of the store's peaks table (long form: metric, dtype, value, method, details).
-    Bandwidth probed in any dtype bounds every dtype: the best one counts."""
+def roof_set_from_table(table: pd.DataFrame | list[dict[str, Any]], device: str) -> RoofSet:
+    """The roofs in a slice of the store's peaks table (long form: metric, dtype, value, method, details), as a
+    frame or as its rows. Bandwidth probed in any dtype bounds every dtype: the best one counts."""
     out = RoofSet(device)
     best: dict[tuple[RoofKind, str | None], Roof] = {}
-    for r in table.to_dict("records"):
+    for r in table.to_dict("records") if hasattr(table, "to_dict") else table:
         kind = KIND_OF_METRIC.get(str(r.get("metric")))
         value = _num(r.get("value"))
         if kind is None or value is None:

@@ -764,6 +764,12 @@ class Store:
         return pd.DataFrame(self._query(sql + " ORDER BY env_id, backend, metric, dtype", args),
                             columns=list(PEAK_COLUMNS))
 
+    def peak_records(self, env_id: str, backend: str) -> list[dict[str, Any]]:
+        """One machine's and backend's rows of the peaks table as dicts, without pandas: a sweep reads its
+        ceilings before its first cell, and importing pandas for them cost a one-cell ``bench`` ~0.5 s."""
+        return self._query("SELECT * FROM peaks WHERE env_id = ? AND backend = ? ORDER BY metric, dtype",
+                           (env_id, backend))
+
     def peak_values(self, env_id: str, backend: str) -> dict[tuple[str, str], float]:
         """{(metric, dtype): value} for one machine and backend (what the harness needs for % of peak)."""
         rows = self._query("SELECT metric, dtype, value FROM peaks WHERE env_id = ? AND backend = ?",

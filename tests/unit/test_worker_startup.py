@@ -138,3 +138,29 @@ def test_a_builtin_folder_keeps_its_module_names_whatever_loads_first(run_python
     """)
     done = run_python(code=code)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_sweep_parent_reads_its_ceilings_without_pandas(run_python, tmp_path):
+    """A bench without --report/--json loads no pandas (its stored ceilings are read as plain rows), and the
+    ceilings still reach the cell: the stored roof is the row's ceiling."""
+    store = str(tmp_path / "s.sqlite")
+    code = textwrap.dedent(f"""
+        import json, sys
+        from workbench.store import Store, current_environment
+        env_id, env = current_environment()
+        st = Store({store!r})
+        st.add_environment(env_id, env)
+        st.set_peak(env_id, "numpy", "bandwidth_gbps", "float32", 12345.0, "GB/s", "given by the test", {{}})
+        st.close()
+        from workbench.cli import main
+        rc = main(["bench", "--kernels", "vector_add", "--backends", "numpy", "--sizes", "4096", "--budget", "0.02",
+                   "--rounds", "1", "--store", {store!r}, "--quiet"])
+        (row,) = Store({store!r}).rows()
+        print(json.dumps({{"rc": rc, "pandas": "pandas" in sys.modules, "status": row["status"],
+                          "peak": row.get("ceiling_gbps")}}))
+    """)
+    done = run_python(code=code, env={"WORKBENCH_AUTO_PEAKS": "0"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["rc"] == 0 and got["status"] == "ok" and got["pandas"] is False, got
+    assert got["peak"] == 12345.0, got
