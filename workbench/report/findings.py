@@ -18,6 +18,7 @@ from ..roofs import RoofKey, RoofSet
 from ..stats_compare import library_variants, speedup_vs_baseline
 from ..status import Status
 from .caveats import FAILED_STATUSES, caveat, failed_cells, report_caveats, row_caveats
+from .reference_checks import ReferenceChecks
 from .row_notes import row_notes
 from .styles import parse_baseline, series_key
 from .units import fmt_time_auto, interval_label
@@ -171,23 +172,34 @@ def size_classes(rows: pd.DataFrame) -> list[tuple[str, str]]:
 def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame | None = None,
                  environments: Mapping[str, Any] | None = None,
                  run_names: Mapping[str, str] | None = None,
-                 roofs: Mapping[RoofKey, RoofSet] | None = None) -> KeyFindings:
+                 roofs: Mapping[RoofKey, RoofSet] | None = None,
+                 checks: ReferenceChecks | None = None,
+                 judged: Mapping[tuple[str, tuple[str, str]], pd.DataFrame] | None = None) -> KeyFindings:
     """Per kernel, size class (and run, when there are several): the fastest variant@backend, its speed-up
     over the reference with interval and verdict, its % of ceiling (of ``roofs``, default the rows' own),
-    and the caveats that apply — a reference whose time is off its own other evidence among them."""
+    and the caveats that apply — a reference whose time is off its own other evidence among them
+    (``checks``: the report's :class:`ReferenceChecks` of ``df``, shared with its speed-up tables).
+    ``judged``: :func:`speedup_vs_baseline` of each kernel's ok rows (every run) by (kernel, reference), as
+    the report's kernel sections computed them: a run's rows of it are what judging that run alone gives
+    (pairs and typical spreads never reach across runs)."""
     variant, backend = parse_reference(reference)
     out: list[Finding] = []
     if df.empty or "kernel" not in df:
         return KeyFindings(reference_text(reference), out, report_caveats(df, runs, environments, run_names))
     run_ids = [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else [""]
+    checks = checks if checks is not None else ReferenceChecks(df)
     for kernel in dict.fromkeys(df["kernel"]):
         k_all = df[df["kernel"] == kernel]
         for run_id in run_ids:
             k = k_all[k_all["run_id"] == run_id] if run_id else k_all
             ok = k[k["status"] == Status.OK]
             ref = pick_reference(ok, variant, backend)
-            table = (speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1])
-                     if ref is not None else None)
+            whole = (judged or {}).get((str(kernel), ref)) if ref is not None else None
+            if whole is not None:
+                table = whole[whole["run_id"] == run_id] if run_id else whole
+            else:
+                table = (speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1])
+                         if ref is not None else None)
             run = (run_names or {}).get(run_id, run_id) if len(run_ids) > 1 else ""
             for cls, params in size_classes(k):
                 cell = ok[ok["params"] == params]
@@ -231,7 +243,7 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                         if len(ref_rows) and verdict != "reference":
                             caveats += [c for c in row_caveats(ref_rows.iloc[0], environments, "reference ")
                                         if "noisy" in c["text"]]
-                            off = reference_anomaly(df, ref_rows.iloc[0])
+                            off = checks.anomaly(ref_rows.iloc[0])
                             if off:
                                 caveats.append(caveat("⚠ reference time off", off))
                     else:
@@ -247,80 +259,11 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
     return KeyFindings(text, out, report_caveats(df, runs, environments, run_names))
 
 
-#: A reference time this many times off its own other evidence is flagged where its speed-ups are shown.
-REFERENCE_OFF = 3.0
-
-
-def _median(row: Mapping[str, Any]) -> float | None:
-    try:
-        v = float(row.get("median_s"))  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return v if v > 0 and v == v else None
-
-
 def reference_anomaly(df: pd.DataFrame, ref: Mapping[str, Any]) -> str | None:
-    """Why the reference's time in ``ref`` is off its own other evidence, or None: its rounds' medians
-    differ more than :data:`REFERENCE_OFF` times; a smaller size of it took that much longer than a larger
-    one (or a larger one that much less); another run on the same machine timed the same cell that far
-    apart. Every speed-up over it inherits the error."""
-    import json
-
-    t = _median(ref)
-    if t is None:
-        return None
-    try:
-        rounds = [float(x) for x in json.loads(ref.get("round_medians_s") or "[]") if float(x) > 0]
-    except (TypeError, ValueError):
-        rounds = []
-    if len(rounds) > 1 and max(rounds) / min(rounds) > REFERENCE_OFF:
-        return (f"the reference's rounds disagree: medians from {fmt_time_auto(min(rounds))} to "
-                f"{fmt_time_auto(max(rounds))}; speed-ups over it are unreliable")
-    same = (df["kernel"] == ref.get("kernel")) & (df["variant"] == ref.get("variant")) & \
-        (df["backend"] == ref.get("backend")) & (df["dtype"] == ref.get("dtype")) & (df["status"] == Status.OK)
-    mine = df[same]
-    if "run_id" in mine and "env_id" in mine:
-        again = mine[(mine["params"] == ref.get("params")) & (mine["env_id"] == ref.get("env_id"))
-                     & (mine["run_id"] != ref.get("run_id"))]
-        for _, other in again.iterrows():
-            o = _median(other)
-            if o and max(o, t) / min(o, t) > REFERENCE_OFF:
-                return (f"the reference took {fmt_time_auto(t)} here and {fmt_time_auto(o)} in run "
-                        f"{other.get('run_id')} on the same machine; speed-ups over it are unreliable")
-    if "run_id" in mine:
-        mine = mine[mine["run_id"] == ref.get("run_id")]
-    return _off_its_sizes(mine, ref, t)
-
-
-def _work(rows: pd.DataFrame | pd.Series) -> Any:
-    return pd.to_numeric(rows.get("flops"), errors="coerce").fillna(0) + pd.to_numeric(
-        rows.get("bytes"), errors="coerce").fillna(0)
-
-
-def _off_its_sizes(mine: pd.DataFrame, ref: Mapping[str, Any], t: float) -> str | None:
-    """The reference's time at one size against the trend of its other sizes (a robust fit of log time on
-    log work: the median of the pairwise slopes, then the median intercept), so one bad size stands out
-    and its good neighbours do not; needs three sizes."""
-    import numpy as np
-
-    work = _work(mine).to_numpy(float)
-    times = pd.to_numeric(mine["median_s"], errors="coerce").to_numpy(float)
-    keep = (work > 0) & (times > 0)
-    x, y = np.log(work[keep]), np.log(times[keep])
-    if len(np.unique(x)) < 3:
-        return None
-    slopes = [(y[j] - y[i]) / (x[j] - x[i]) for i in range(len(x)) for j in range(i + 1, len(x)) if x[j] != x[i]]
-    b = float(np.median(slopes))
-    a = float(np.median(y - b * x))
-    w = float(_work(pd.DataFrame([dict(ref)])).iloc[0])
-    if w <= 0:
-        return None
-    expected = float(np.exp(a + b * np.log(w)))
-    if max(t, expected) / min(t, expected) <= REFERENCE_OFF:
-        return None
-    return (f"the reference took {fmt_time_auto(t)} at {ref.get('size_label')} where its other sizes predict about "
-            f"{fmt_time_auto(expected)}: its time here is off its own other sizes, so speed-ups over it are "
-            "unreliable")
+    """Why the reference's time in ``ref`` is off its own other evidence in ``df``, or None (see
+    :meth:`workbench.report.reference_checks.ReferenceChecks.anomaly`; for many references of one frame,
+    build one :class:`~workbench.report.reference_checks.ReferenceChecks` and ask it)."""
+    return ReferenceChecks(df).anomaly(ref)
 
 
 def _text(v: Any) -> str:

@@ -20,12 +20,14 @@ from typing import Any
 import pandas as pd
 
 from ..roofs import RoofKey, RoofKind, RoofSet, resolve_roofs
+from ..stats_compare import speedup_vs_baseline
 from ..status import Status
 from ..version import __version__
 from . import plots
 from .data import REPORT_COLUMNS, ReportData, check_baseline, gather
 from .env_summary import environment_line, machines_table, run_names
 from .findings import KeyFindings, key_findings, parse_reference, pick_reference
+from .reference_checks import ReferenceChecks
 from .row_notes import row_notes, text_of
 from .summary import (
     UNSUPPORTED_CELLS,
@@ -157,13 +159,15 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
     names = run_names(data.runs, data.run_ids, data.environments)
     roofs = resolve_roofs(df[df["status"] == Status.OK] if "status" in df else df, data.peaks)
     notes = row_notes(df, data.environments, roofs)
+    checks = ReferenceChecks(df)  # one index of the reference series for the findings and every kernel
     shown = min(len(df), max_table_rows)
     table = summary_table(df.head(shown), data.environments, notes.head(shown))
     results = [ResultRow({k: text_of(v) for k, v in rec.items()}, bool(n["noisy"]), n["noise_note"], n["peak_note"])
                for rec, (_, n) in zip(table.to_dict("records"), notes.head(shown).iterrows(), strict=True)]
     runs = runs_table(data)
     runs["name"] = [names.get(r, n) for r, n in zip(runs["run"], runs["name"], strict=True)]
-    kernels = kernel_sections(data, baseline, run_names=names, figures=figures)
+    judged: dict[tuple[str, tuple[str, str]], pd.DataFrame] = {}
+    kernels = kernel_sections(data, baseline, run_names=names, figures=figures, checks=checks, judged=judged)
     noise_line, peak_lines = noise_summary(df, notes), peak_summary(df, notes)
     return Report(
         title=title or "Kernel Workbench report: " + (", ".join(names.get(r, r) for r in data.run_ids)
@@ -171,7 +175,7 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
         generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), version=__version__,
         sections=_sections(data, kernels),
         findings=key_findings(df, baseline, runs=data.runs, environments=data.environments, run_names=names,
-                              roofs=roofs),
+                              roofs=roofs, checks=checks, judged=judged),
         multi=len(data.run_ids) > 1 or len(data.environments) > 1,
         env_lines=[{"env_id": e, "line": environment_line(rec)} for e, rec in data.environments.items()],
         runs=runs, counts=status_counts(df), n_rows=len(df),
@@ -248,25 +252,34 @@ def _intensity_varies(ok: pd.DataFrame) -> bool:
 
 
 def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
-                    run_names: dict[str, str] | None = None, figures: bool = True) -> list[KernelSection]:
+                    run_names: dict[str, str] | None = None, figures: bool = True,
+                    checks: ReferenceChecks | None = None,
+                    judged: dict[tuple[str, tuple[str, str]], pd.DataFrame] | None = None) -> list[KernelSection]:
     """Per kernel: its compact table and only the figures that carry something.
 
     Always the time / % of ceiling figure; a roofline only where it has points and a roof and the
     kernel's arithmetic intensity changes with size (with one intensity the points stack on one
     vertical, and the % of ceiling panel already says how far below the roof they are); a memory
     figure only where the series' memories differ (:func:`workbench.report.plots.memories_differ`).
+    ``checks``: the report's :class:`ReferenceChecks` of ``data.df`` (else one is built); ``judged`` collects
+    each kernel's :func:`~workbench.stats_compare.speedup_vs_baseline` table by (kernel, reference), every
+    run's rows judged once for both the kernel's section and the key findings.
     """
     out = []
     df = data.df
     styles = styles if styles is not None else plots.styles_for(df)
     variant, backend = parse_reference(baseline)
+    checks = checks if checks is not None else ReferenceChecks(df)
     for i, kernel in enumerate(dict.fromkeys(df["kernel"]) if "kernel" in df else []):
         k = df[df["kernel"] == kernel]
         ok = k[k["status"] == Status.OK]
         ref = pick_reference(ok, variant, backend)
         figs = _kernel_figures(data, ok, k, str(kernel), i, styles, run_names) if figures and len(ok) else []
-        speedups = _records(speedup_table(ok, {"variant": ref[0], "backend": ref[1]} if ref else baseline)
-                            ) if len(ok) else []
+        table = speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1]) if ref else None
+        if table is not None and judged is not None:
+            judged[(str(kernel), ref)] = table
+        speedups = _records(speedup_table(ok, {"variant": ref[0], "backend": ref[1]} if ref else baseline,
+                                          checks, table)) if len(ok) else []
         out.append(KernelSection(str(kernel), f"kernel-{i + 1}", len(ok), len(k), pivot(k, ref, run_names),
                                  speedups, verdict_counts(s["verdict"] for s in speedups), figs))
     return out

@@ -240,7 +240,7 @@ def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str]
 
 def noisy_mask(df: pd.DataFrame) -> np.ndarray:
     """Which rows are noisy: their ``noisy`` flag, or (rows stored before it) relative spread above 10%."""
-    return np.array([is_noisy(dict(r)) for _, r in df.iterrows()], dtype=bool) if len(df) else np.zeros(0, bool)
+    return np.array([is_noisy(r) for r in df.to_dict("records")], dtype=bool) if len(df) else np.zeros(0, bool)
 
 
 def _mark_noisy(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0) -> None:

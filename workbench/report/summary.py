@@ -14,7 +14,8 @@ import pandas as pd
 from ..stats_compare import speedup_vs_baseline
 from ..status import Status
 from ..verdicts import pct
-from .findings import parse_reference, pick_reference, reference_anomaly
+from .findings import parse_reference, pick_reference
+from .reference_checks import ReferenceChecks
 from .row_notes import fmt_num, row_notes, text_of, value_of
 from .styles import foreign_runtime, parse_baseline
 from .units import fmt_bytes, fmt_seconds, interval_label
@@ -150,10 +151,13 @@ def failures_table(df: pd.DataFrame, which: str = FAILED_CELLS) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
-    """Formatted speed-ups against the baseline (default: each kernel's library variant)."""
+def speedup_table(df: pd.DataFrame, baseline: Any = None, checks: ReferenceChecks | None = None,
+                  judged: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Formatted speed-ups against the baseline (default: each kernel's library variant); ``checks``: the
+    report's :class:`ReferenceChecks` (of a frame holding ``df``'s rows), else one of ``df``; ``judged``:
+    :func:`speedup_vs_baseline` of ``df`` against that baseline when already computed."""
     variant, backend = parse_baseline(baseline)
-    t = speedup_vs_baseline(df, baseline_variant=variant, baseline_backend=backend)
+    t = judged if judged is not None else speedup_vs_baseline(df, baseline_variant=variant, baseline_backend=backend)
     t = t[t["verdict"] != "baseline"]
     out = pd.DataFrame({
         "kernel": t["kernel"], "variant": t["variant"], "backend": t["backend"], "dtype": t["dtype"],
@@ -166,39 +170,26 @@ def speedup_table(df: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
     # the smallest effect each comparison could have seen (for "same": the bound its interval lies within)
     out["could see"] = [f"±{pct(f)}" if np.isfinite(f) else "" for f in pd.to_numeric(t["floor"], errors="coerce")]
     out["verdict"] = t["verdict"]
-    off = _reference_offs(df, t)
+    off = _reference_offs(df, t, checks)
     if any(off):  # a reference time off its own other evidence: every speed-up over it inherits the error
         out["reference"] = [f"⚠ {why}" if why else "" for why in off]
     return out.reset_index(drop=True)
 
 
-def _reference_offs(df: pd.DataFrame, t: pd.DataFrame) -> list[str]:
-    """:func:`_reference_off` of every speed-up in ``t``, each reference judged once, against the ok rows of
-    its own (kernel, variant, backend, dtype) only (all it compares with): a table of n rows no longer
-    filters the whole frame n times."""
-    keys = ["kernel", "variant", "backend", "dtype"]
-    ok = df[df["status"] == Status.OK]
-    groups = {k: g for k, g in ok.groupby(keys, sort=False, dropna=False)} if set(keys) <= set(ok) else {}
+def _reference_offs(df: pd.DataFrame, t: pd.DataFrame, checks: ReferenceChecks | None = None) -> list[str]:
+    """Why the reference time behind each speed-up in ``t`` is suspect ("" when it is not), each reference
+    judged once (:class:`ReferenceChecks` of ``df``, or the report's ``checks``)."""
+    checks = checks if checks is not None else ReferenceChecks(df)
     seen: dict[tuple, str] = {}
     out = []
-    for _, r in t.iterrows():
-        own = (r["kernel"], r["baseline_variant"], r["baseline_backend"], r["dtype"])
-        key = (*own, r["params"], r.get("run_id"))
+    run_ids = t["run_id"].tolist() if "run_id" in t else [None] * len(t)
+    for key in zip(t["kernel"], t["baseline_variant"], t["baseline_backend"], t["dtype"], t["params"], run_ids,
+                   strict=True):
         if key not in seen:
-            g = groups.get(own)
-            seen[key] = _reference_off(g, r) if g is not None else ""
+            ref = checks.first_row(key[:4], key[4], key[5])
+            seen[key] = (checks.anomaly(ref) or "") if ref is not None else ""
         out.append(seen[key])
     return out
-
-
-def _reference_off(df: pd.DataFrame, r: pd.Series) -> str:
-    """Why the reference time behind one speed-up is suspect ("" when it is not)."""
-    match = (df["kernel"] == r["kernel"]) & (df["variant"] == r["baseline_variant"]) & \
-        (df["backend"] == r["baseline_backend"]) & (df["dtype"] == r["dtype"]) & (df["params"] == r["params"])
-    if "run_id" in df and "run_id" in r:
-        match &= df["run_id"] == r["run_id"]
-    ref = df[match & (df["status"] == Status.OK)]
-    return (reference_anomaly(df, ref.iloc[0]) or "") if len(ref) else ""
 
 
 def reference_speedups(ok: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:

@@ -1,0 +1,115 @@
+"""A report's work grows with its rows, not with rows times references (issue 24 scale): baselines are
+picked without filtering a frame per row, each reference series is indexed once and each of its size
+trends fitted once, and the rows the kernel sections judged are not judged again for the key findings.
+Counted, not timed; the answers stay those of the plain functions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench import stats_compare
+from workbench.report import findings, model
+from workbench.report.data import ReportData
+from workbench.report.findings import key_findings, reference_anomaly
+from workbench.report.reference_checks import ReferenceChecks
+from workbench.report.sample_data import synthetic_results
+
+
+def _runs(n: int, **kw) -> pd.DataFrame:
+    return pd.concat([synthetic_results(run_id=f"run-{i}", seed=i, **kw) for i in range(n)], ignore_index=True)
+
+
+def _bool_filters(monkeypatch) -> list[int]:
+    """Counts DataFrame[boolean mask] calls (a frame filtered)."""
+    calls = [0]
+    original = pd.DataFrame.__getitem__
+
+    def counting(self, key):
+        if isinstance(key, (pd.Series, np.ndarray)) and key.dtype.kind == "b":
+            calls[0] += 1
+        return original(self, key)
+
+    monkeypatch.setattr(pd.DataFrame, "__getitem__", counting)
+    return calls
+
+
+@pytest.mark.parametrize("baseline", [(None, None), ("numpy", None), (None, "numpy"), ("numpy", "numpy")])
+def test_baselines_are_picked_without_a_frame_filter_per_row(monkeypatch, baseline):
+    small, large = _runs(1), _runs(6)
+    calls = _bool_filters(monkeypatch)
+    pairs_small, _ = stats_compare.baseline_pairs(small, *baseline)
+    n_small, calls[0] = calls[0], 0
+    pairs_large, _ = stats_compare.baseline_pairs(large, *baseline)
+    assert len(pairs_large) > 5 * len(pairs_small) > 0
+    assert calls[0] == n_small  # the same few filters (the ok rows, the library variants) at any size
+
+
+def test_baseline_pairs_pick_the_rows_own_backend_else_the_first_backend_by_name():
+    rows = [{"run_id": "r", "kernel": "k", "dtype": "float32", "params": "n=1", "cache": "hot", "status": "ok",
+             "variant": v, "backend": b, "library": lib, "median_s": 1e-3}
+            for v, b, lib in [("lib", "zeta", 1), ("lib", "alpha", 1), ("fast", "zeta", 0), ("fast", "beta", 0)]]
+    pairs, _ = stats_compare.baseline_pairs(pd.DataFrame(rows))
+    picked = {(r["variant"], r["backend"]): (b["variant"], b["backend"]) for r, b in pairs}
+    assert picked == {("lib", "zeta"): ("lib", "zeta"), ("lib", "alpha"): ("lib", "alpha"),
+                      ("fast", "zeta"): ("lib", "zeta"), ("fast", "beta"): ("lib", "alpha")}
+    assert all(b.name in (0, 1) for _, b in pairs)  # the baseline is the frame's own row (its index kept)
+
+
+def test_each_size_trend_is_fitted_once_per_series_and_run(monkeypatch):
+    df = _runs(3)
+    ref = (df["kernel"] == "gemm") & (df["variant"] == "numpy")
+    # one reference size far off its other sizes in run-1
+    bad = ref & (df["run_id"] == "run-1") & (df["size_label"] == "m=128 n=128 k=128")
+    df.loc[bad, "median_s"] = 50 * df.loc[ref, "median_s"].max()
+    df.loc[df["run_id"] == "run-1", "env_id"] = "env-other"  # no other run on its machine to compare with
+    fits = [0]
+    original = np.triu_indices
+
+    def counting(*a, **kw):
+        fits[0] += 1
+        return original(*a, **kw)
+
+    monkeypatch.setattr(np, "triu_indices", counting)
+    checks = ReferenceChecks(df)
+    answers = {i: checks.anomaly(r) for i, r in df[ref].iterrows()}
+    assert fits[0] == 3  # one fit per run of the gemm reference series, however many sizes ask
+    flagged = [i for i, why in answers.items() if why]
+    assert flagged == list(df.index[bad]) and "off its own other sizes" in answers[flagged[0]]
+    monkeypatch.setattr(np, "triu_indices", original)
+    assert all(reference_anomaly(df, df.loc[i]) == why for i, why in answers.items())  # the one-off form agrees
+
+
+def test_the_reference_of_another_run_on_the_same_machine_is_found_through_the_index():
+    df = pd.concat([synthetic_results(run_id="run-a"), synthetic_results(run_id="run-b", slowdown=10.0)],
+                   ignore_index=True)
+    checks = ReferenceChecks(df)
+    key = ("gemm", "numpy", "numpy", str(df["dtype"].iloc[0]))
+    params = df.loc[(df["kernel"] == "gemm") & (df["variant"] == "numpy"), "params"].iloc[0]
+    ref = checks.first_row(key, params, "run-a")
+    assert ref is not None and ref["run_id"] == "run-a" and ref["params"] == params
+    assert "in run run-b on the same machine" in checks.anomaly(ref)
+    assert checks.first_row(key, params, "no-such-run") is None and checks.first_row(key, None, "run-a") is None
+
+
+def test_key_findings_reuse_the_kernel_sections_judgements(monkeypatch):
+    df = _runs(2)
+    data = ReportData(df, run_ids=["run-0", "run-1"])
+    plain = key_findings(df)
+    judged_calls = [0]
+    original = stats_compare.speedup_vs_baseline
+
+    def counting(*a, **kw):
+        judged_calls[0] += 1
+        return original(*a, **kw)
+
+    for module in (model, findings):
+        monkeypatch.setattr(module, "speedup_vs_baseline", counting)
+    judged: dict = {}
+    kernels = model.kernel_sections(data, figures=False, judged=judged)
+    n_sections = judged_calls[0]
+    assert n_sections == len(kernels) == len(judged) > 1
+    reused = key_findings(df, judged=judged)
+    assert judged_calls[0] == n_sections  # no kernel's rows judged again, for either run
+    assert reused == plain

@@ -1,0 +1,167 @@
+"""Is a reference time off its own other evidence? Judged for every reference of a report at once.
+
+A reference row is compared only with the ok rows of its own series (kernel, variant, backend, dtype): its
+other rounds, the same cell in other runs on the same machine, and the trend of its other sizes in its run.
+:class:`ReferenceChecks` finds each series' rows once and fits each (series, run) size trend once, so a
+report of a million rows asks the same questions without filtering the whole frame per reference (the
+pairwise-slope fit of 500 sizes, repeated for each of them, alone took hours).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..status import Status
+from .units import fmt_time_auto
+
+#: A reference time this many times off its own other evidence is flagged where its speed-ups are shown.
+REFERENCE_OFF = 3.0
+#: The columns that name a reference's series.
+SERIES = ("kernel", "variant", "backend", "dtype")
+
+
+def _median(row: Mapping[str, Any]) -> float | None:
+    try:
+        v = float(row.get("median_s"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return v if v > 0 and v == v else None
+
+
+def _number(v: Any) -> float:
+    """A value as a number, 0 where it is none (as ``pd.to_numeric(errors="coerce").fillna(0)``)."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return 0.0
+    return 0.0 if math.isnan(x) else x
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _work(rows: pd.DataFrame) -> np.ndarray:
+    return (pd.to_numeric(rows.get("flops"), errors="coerce").fillna(0)
+            + pd.to_numeric(rows.get("bytes"), errors="coerce").fillna(0)).to_numpy(float)
+
+
+class _Series:
+    """One series' ok rows, in table order, indexed for the three questions."""
+
+    def __init__(self, rows: pd.DataFrame):
+        self.rows = rows
+        self.run = rows["run_id"].tolist() if "run_id" in rows else None
+        self.params = rows["params"].tolist() if "params" in rows else [None] * len(rows)
+        self.first: dict[tuple[Any, Any], int] = {}  # (params, run_id) -> its first row's position
+        for i, key in enumerate(zip(self.params, self.run or [None] * len(rows), strict=True)):
+            self.first.setdefault(key, i)
+        self.medians = pd.to_numeric(rows["median_s"], errors="coerce").to_numpy(float)
+        self.same_cell: dict[tuple[Any, Any], np.ndarray] | None = None
+        self.fits: dict[Any, tuple[float, float] | None] = {}
+
+    def row(self, i: int) -> pd.Series:
+        return self.rows.iloc[i]
+
+    def cells(self) -> dict[tuple[Any, Any], np.ndarray]:
+        """Positions of the rows of each (params, env_id), in table order (built on first use)."""
+        if self.same_cell is None:
+            envs = self.rows["env_id"].tolist()
+            groups: dict[tuple[Any, Any], list[int]] = {}
+            for i, key in enumerate(zip(self.params, envs, strict=True)):
+                groups.setdefault(key, []).append(i)
+            self.same_cell = {k: np.asarray(v) for k, v in groups.items()}
+        return self.same_cell
+
+    def fit(self, run_id: Any) -> tuple[float, float] | None:
+        """(intercept, slope) of log time on log work over the series' sizes in ``run_id`` (every row when
+        the rows name no run): the median of the pairwise slopes, then the median intercept; None with
+        fewer than three distinct works."""
+        if run_id not in self.fits:
+            mine = self.rows if self.run is None else self.rows[self.rows["run_id"] == run_id]
+            work = _work(mine)
+            times = pd.to_numeric(mine["median_s"], errors="coerce").to_numpy(float)
+            keep = (work > 0) & (times > 0)
+            x, y = np.log(work[keep]), np.log(times[keep])
+            fit = None
+            if len(np.unique(x)) >= 3:
+                i, j = np.triu_indices(len(x), k=1)
+                dx = x[j] - x[i]
+                distinct = dx != 0
+                b = float(np.median((y[j] - y[i])[distinct] / dx[distinct]))
+                fit = (float(np.median(y - b * x)), b)
+            self.fits[run_id] = fit
+        return self.fits[run_id]
+
+
+class ReferenceChecks:
+    """:meth:`anomaly` of any row of ``df``: each series' ok rows found once, each size trend fitted once."""
+
+    def __init__(self, df: pd.DataFrame):
+        ok = df[df["status"] == Status.OK] if "status" in df else df.iloc[:0]
+        self._by_series = ({k: _Series(g) for k, g in ok.groupby(list(SERIES), sort=False, dropna=True)}
+                           if len(ok) and set(SERIES) <= set(ok) else {})
+        self._named_runs = "run_id" in df and "env_id" in df
+
+    def series(self, key: tuple[Any, ...]) -> _Series | None:
+        """The ok rows of one (kernel, variant, backend, dtype) series (None: none, or a key part missing)."""
+        return None if any(_missing(v) for v in key) else self._by_series.get(key)
+
+    def first_row(self, key: tuple[Any, ...], params: Any, run_id: Any) -> pd.Series | None:
+        """The series' first ok row at ``params`` in run ``run_id``."""
+        s = self.series(key)
+        if s is None or _missing(params) or (s.run is not None and _missing(run_id)):
+            return None
+        i = s.first.get((params, run_id if s.run is not None else None))
+        return s.row(i) if i is not None else None
+
+    def anomaly(self, ref: Mapping[str, Any]) -> str | None:
+        """Why the reference's time in ``ref`` is off its own other evidence, or None: its rounds' medians
+        differ more than :data:`REFERENCE_OFF` times; another run on the same machine timed the same cell
+        that far apart; or its time is that far off the trend of its other sizes in its run (one bad size
+        stands out, its good neighbours do not; needs three sizes). Every speed-up over it inherits the
+        error."""
+        t = _median(ref)
+        if t is None:
+            return None
+        try:
+            rounds = [float(x) for x in json.loads(ref.get("round_medians_s") or "[]") if float(x) > 0]
+        except (TypeError, ValueError):
+            rounds = []
+        if len(rounds) > 1 and max(rounds) / min(rounds) > REFERENCE_OFF:
+            return (f"the reference's rounds disagree: medians from {fmt_time_auto(min(rounds))} to "
+                    f"{fmt_time_auto(max(rounds))}; speed-ups over it are unreliable")
+        s = self.series(tuple(ref.get(c) for c in SERIES))
+        if s is None:
+            return None
+        if self._named_runs and not _missing(ref.get("params")) and not _missing(ref.get("env_id")):
+            again = s.cells().get((ref.get("params"), ref.get("env_id")), np.empty(0, int))
+            if len(again):
+                o = s.medians[again]
+                other_run = np.array([s.run[i] != ref.get("run_id") for i in again], dtype=bool)
+                valid = (o > 0) & ~np.isnan(o)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    off = np.maximum(o, t) / np.minimum(o, t) > REFERENCE_OFF
+                hit = np.flatnonzero(other_run & valid & off)
+                if len(hit):
+                    i = int(again[hit[0]])
+                    return (f"the reference took {fmt_time_auto(t)} here and {fmt_time_auto(float(o[hit[0]]))} in "
+                            f"run {s.run[i]} on the same machine; speed-ups over it are unreliable")
+        fit = s.fit(ref.get("run_id") if s.run is not None else None)
+        if fit is None:
+            return None
+        w = _number(ref.get("flops")) + _number(ref.get("bytes"))
+        if w <= 0:
+            return None
+        expected = float(np.exp(fit[0] + fit[1] * np.log(w)))
+        if max(t, expected) / min(t, expected) <= REFERENCE_OFF:
+            return None
+        return (f"the reference took {fmt_time_auto(t)} at {ref.get('size_label')} where its other sizes predict "
+                f"about {fmt_time_auto(expected)}: its time here is off its own other sizes, so speed-ups over it "
+                "are unreliable")
