@@ -8,6 +8,7 @@ because the machine is shared: a figure measured with a busy core is not compara
 while the ratio to a reference taken minutes apart in the same run is.
 
     .venv/bin/python tests/perf/notebook_times.py [notebooks/04_*.ipynb ...]   # default: every tutorial
+    .venv/bin/python tests/perf/notebook_times.py --keep /tmp/nb   # also write each executed notebook there
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def cell_seconds(cell: nbformat.NotebookNode) -> float:
             - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds()
 
 
-def execute(path: Path, timeout_s: int) -> tuple[float, list[str], list[tuple[int, float]]]:
-    """Wall seconds to execute ``path`` in a fresh folder, the errors its cells raised, and its slowest cells."""
+def execute(path: Path, timeout_s: int, keep: Path | None = None) -> tuple[float, list[str], list[tuple[int, float]]]:
+    """Wall seconds to execute ``path`` in a fresh folder, the errors its cells raised, and its slowest cells;
+    the executed notebook is written into ``keep`` when given (to read its text against its outputs)."""
     nb = nbformat.read(path, as_version=4)
     with tempfile.TemporaryDirectory(prefix=f"nbtime-{path.stem}-") as work:
         client = nbclient.NotebookClient(nb, timeout=timeout_s, kernel_name="python3", allow_errors=True,
@@ -61,6 +63,9 @@ def execute(path: Path, timeout_s: int) -> tuple[float, list[str], list[tuple[in
         t0 = time.monotonic()
         client.execute(env=env)
         seconds = time.monotonic() - t0
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, keep / path.name)
     errors = [f"cell {i}: {o.ename}: {o.evalue}" for i, c in enumerate(nb.cells) if c.cell_type == "code"
               for o in c.outputs if o.output_type == "error"]
     slowest = sorted(((i, cell_seconds(c)) for i, c in enumerate(nb.cells) if c.cell_type == "code"),
@@ -72,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/[0-9]*.ipynb")
     parser.add_argument("--cell-timeout", type=int, default=1200, help="seconds one cell may take")
+    parser.add_argument("--keep", type=Path, help="folder to write the executed notebooks into")
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
     print(f"{'notebook':40s} {'seconds':>8s} {'load before':>11s} {'load after':>10s} {'ref s':>6s} {'x ref':>6s}"
@@ -80,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in paths:
         ref = reference_seconds()
         load0 = os.getloadavg()[0]
-        seconds, errors, slowest = execute(path, args.cell_timeout)
+        seconds, errors, slowest = execute(path, args.cell_timeout, args.keep)
         load1 = os.getloadavg()[0]
         verdict = "errors: " + "; ".join(errors) if errors else ("ok" if seconds <= TARGET_S else "over 2 min")
         over += seconds > TARGET_S or bool(errors)
