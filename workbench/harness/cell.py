@@ -502,7 +502,8 @@ def _measure(request: CellRequest, res: CellResult, *, limits: Limits, cancel: t
         _check_only(case, request.what.seeds, res, deadline, cancel, limits.run_s)
         _execution_cache_facts(request.cell, res)  # the checks' calls, before the audit exercise adds its own
         if res.status == Status.OK:  # calls the variant cannot tell from timed ones, audited
-            exercise(case.backend.timer(), case, rotation_sets(case, 2, case.seed, None), deadline=deadline,
+            exercise(case.backend.timer(), case, rotation_sets(case, 2, case.seed, inputs), deadline=deadline,
+                     reference_of=lambda s: set_reference(case, s, case.seed, inputs),
                      cancel=cancel)
     else:
         clock = _Clock(deadline, limits.run_s, cancel, limits.first_call_done)
