@@ -81,8 +81,11 @@ def fusion_findings(res):
         if not eager or not fused:
             hint = " (torch's fused variant is torch.compile: add 'compiled' to MODES)" if (
                 all_backends()[backend].runtime == "torch" and "compiled" not in MODES) else ""
+            failed = res.df[(res.df["backend"] == backend) & ~res.df["status"].isin(["ok", "unsupported"])]
+            why_not = "".join(f"; {r.variant} {r.status}: {str(r.message).splitlines()[0]}"
+                              for r in failed.drop_duplicates("variant").itertuples())
             lines.append(f"{backend}: only {', '.join(sorted(set(g['variant'])))} ran here: no fused/unfused pair"
-                         + hint)
+                         + hint + why_not)
             continue
         for f in fused:
             for _, v in pair_verdicts(ok, eager[0], f, backend).iterrows():
