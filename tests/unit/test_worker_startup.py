@@ -164,3 +164,24 @@ def test_a_sweep_parent_reads_its_ceilings_without_pandas(run_python, tmp_path):
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["rc"] == 0 and got["status"] == "ok" and got["pandas"] is False, got
     assert got["peak"] == 12345.0, got
+
+
+def test_a_vulkan_worker_does_not_load_triton(run_python):
+    """Outside workers the Vulkan backend loads triton before lavapipe's LLVM (the other order segfaults a later
+    torch.compile); a worker process runs only WGSL, so its Vulkan worker skips triton's ~30 MB and ~1 s."""
+    code = textwrap.dedent("""
+        import sys
+        from workbench.backends import registry
+        b = registry.get("vulkan")
+        print(b.probe().available, "triton" in sys.modules)
+    """)
+    inside = run_python(code=code, env={"WORKBENCH_IN_WORKER": "1"})
+    assert inside.returncode == 0, inside.stderr[-2000:]
+    available, triton = inside.stdout.split()[-2:]
+    if available != "True":
+        import pytest
+
+        pytest.skip("no Vulkan adapter here")
+    assert triton == "False"
+    outside = run_python(code=code)
+    assert outside.stdout.split()[-1] == "True"  # the notebook's order is kept outside workers

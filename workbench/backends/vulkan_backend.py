@@ -368,8 +368,8 @@ def _load_triton_first() -> None:
     import importlib.util
     import sys
 
-    if "triton" in sys.modules:
-        return
+    if "triton" in sys.modules or os.environ.get("WORKBENCH_IN_WORKER") == "1":
+        return  # a worker process runs only its backend's WGSL: no torch.compile will load triton's LLVM there
     try:
         if importlib.util.find_spec("triton") is not None:
             importlib.import_module("triton")
