@@ -704,9 +704,10 @@ MAX_STREAMED_FILE_BYTES = 4 << 30
 
 
 def _depth_checker(where: str) -> Any:
-    def check(text: str) -> None:
-        if text.count("[") + text.count("{") > MAX_DEPTH:
-            _check_depth(text, where)
+    """The depth check of :func:`workbench.import_stream.iter_export`: one value's span of the buffer."""
+    def check(buf: str, start: int, end: int) -> None:
+        if buf.count("[", start, end) + buf.count("{", start, end) > MAX_DEPTH:
+            _check_depth(buf[start:end], where)
     return check
 
 
@@ -787,7 +788,7 @@ def _digest(row: Mapping[str, Any]) -> str:
 def _check_repeats(p: Path, where: str, repeats: Mapping[int, list[tuple[int, str, str, str]]]) -> None:
     """Cells listed again: each the same as where it was first listed (harmless), or refused."""
     last = max(repeats)
-    for j, earlier in enumerate(iter_export(p, where, {}, _refuse_constant, lambda _text: None)):
+    for j, earlier in enumerate(iter_export(p, where, {}, _refuse_constant, lambda _buf, _start, _end: None)):
         for i, digest, run_id, cell_key in repeats.get(j, ()):
             if digest != _digest(earlier):
                 raise ValueError(f"{where}: results[{i}]: cell {cell_key!r} of run {run_id!r} is listed again "

@@ -77,15 +77,16 @@ class _Scanner:
         self.pos += 1
         return c
 
-    def value(self, depth_check: Callable[[str], None]) -> Any:
+    def value(self, depth_check: Callable[[str, int, int], None]) -> Any:
         """The next whole JSON value. A value that ends exactly at the end of the buffer may be cut short
-        (a number), so it is decoded again once more text is in."""
+        (a number), so it is decoded again once more text is in. ``depth_check`` gets the buffer and the
+        value's span in it (a copy of every row's text cost more than the count it was made for)."""
         self.peek()
         while True:
             try:
                 v, end = self.decoder.raw_decode(self.buf, self.pos)
                 if end < len(self.buf) or self.eof:
-                    depth_check(self.buf[self.pos:end])
+                    depth_check(self.buf, self.pos, end)
                     self.pos = end
                     return v
             except json.JSONDecodeError as exc:
@@ -101,7 +102,7 @@ class _Scanner:
 
 
 def iter_export(path: str | os.PathLike, where: str, head: dict[str, Any], refuse_constant: Callable[[str], Any],
-                depth_check: Callable[[str], None]) -> Iterator[Any]:
+                depth_check: Callable[[str, int, int], None]) -> Iterator[Any]:
     """Walk an export: yields the elements of its ``results`` list in order, and fills ``head`` with its other
     top-level fields (``results`` reads there as an empty list); ``head`` is complete once the walk ends."""
     s = _Scanner(Path(path), where, refuse_constant)

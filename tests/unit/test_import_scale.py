@@ -111,3 +111,23 @@ def test_the_batch_check_never_passes_a_row_the_row_check_refuses(column):
         if _plain_rows(batch):
             assert all(_plain_row(r) for r in batch), (column, value)
     assert _plain_rows([_row(f"k{i}") for i in range(4)])  # the usual batch takes the fast path
+
+
+def test_the_import_command_does_without_jsonschemas_optional_iri_grammar(tmp_path):
+    """`workbench import` never builds rfc3987_syntax's grammar (1.5 s of every import; no format is checked)
+    and still refuses a row the schema refuses, by name (a fresh process: the module may be loaded here)."""
+    import subprocess
+    import sys
+
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(_doc([_row("c1")])), encoding="utf-8")
+    bad.write_text(json.dumps(_doc([_row("c1", size="eight")])), encoding="utf-8")
+    code = ("import sys; from workbench.cli import main; rc = [main(['import', f, '--store', sys.argv[1]]) "
+            "for f in sys.argv[2:]]; print(rc, 'rfc3987_syntax' in sys.modules and sys.modules['rfc3987_syntax'] "
+            "is not None, 'jsonschema' in sys.modules)")
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s.sqlite"), str(good)], capture_output=True,
+                       text=True, cwd=Path(__file__).resolve().parents[2], timeout=120)
+    assert p.stdout.split()[-3:] == ["[0]", "False", "True"], p.stdout + p.stderr
+    p = subprocess.run([sys.executable, "-m", "workbench", "import", str(bad), "--store", str(tmp_path / "t.sqlite")],
+                       capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], timeout=120)
+    assert p.returncode == 2 and "results[0].size" in p.stderr, p.stderr
