@@ -32,6 +32,7 @@ from .harness.rounds import (
     rounds_done,
 )
 from .harness.throughput import Peaks
+from .harness.timer import MIN_PAIRS
 from .status import Status
 from .store import Store
 from .timestamps import now_iso
@@ -57,6 +58,9 @@ TWIN_SHARE = 0.5
 #: (a 45-cell sweep, 3 rounds: 0.39 s a visit, 0.23 s of it warm-up and timing). Extra rounds are priced by
 #: the visits of the sweep's own later rounds.
 VISIT_OVERHEAD_S = 0.15
+#: A cell is timed beside its baseline before their times are known when a visit's budget is at least this:
+#: ``workbench bench``'s default visit (0.5 s over 4 rounds' shares) is; a quick suite's (0.04 s) is not.
+PAIR_BUDGET_S = 0.05
 
 
 def group_of(cell: Cell) -> tuple[Any, ...]:
@@ -238,13 +242,20 @@ class SweepPlan:
                               and (ref := by_place.get((group_of(c), c.cache, c.backend))) is not None}
         return self._partners
 
-    def _partner(self, cell: Cell, twin: bool) -> Cell | None:
+    def _partner(self, cell: Cell, twin: bool, budget_s: float) -> Cell | None:
         """Whom ``cell`` is timed beside now: a twin's visit beside the reference itself (an A/A pair), a
-        contender beside its baseline while that baseline has not ended early."""
+        contender beside its baseline while that baseline has not ended early; and only while a visit's
+        budget (``budget_s``) holds :data:`~workbench.harness.timer.MIN_PAIRS` block pairs of the slower of
+        the two, as far as their earlier rounds tell (unknown: while it is at least :data:`PAIR_BUDGET_S`).
+        A pair of 50 ms calls would otherwise take 3-4 times a quick suite's visit, for drift that calls that
+        long barely see."""
         ref = cell if twin else self.partners().get(cell.key)
         if ref is None or (ref is not cell and is_final(self.rows.get(ref.key))):
             return None
-        return ref
+        medians = [m for c in (cell, ref) if (m := (self.rows.get(c.key) or {}).get("median_s"))]
+        if len(medians) < 2:
+            return ref if budget_s >= PAIR_BUDGET_S else None
+        return ref if max(medians) * MIN_PAIRS <= budget_s else None
 
     def request(self, cell: Cell, ceilings: Mapping[str, Peaks]) -> CellRequest:
         """How to run ``cell`` in its next round (``ceilings``: by backend, where the cells run here). A
@@ -253,9 +264,10 @@ class SweepPlan:
         twin = cell.key in self._requested
         self._requested.add(cell.key)
         role = RoundRole.LATER if twin or n_prev >= self.rounds else RoundRole.of(n_prev, self.rounds)
-        return CellRequest(cell, self._configs[cell.cache, n_prev > 0 or twin], role,
-                           self.spec.seed, self.spec.timeout_s, self.spec.build_timeout_s,
-                           ceilings.get(cell.backend), round=n_prev + 1, partner=self._partner(cell, twin))
+        config = self._configs[cell.cache, n_prev > 0 or twin]
+        return CellRequest(cell, config, role, self.spec.seed, self.spec.timeout_s, self.spec.build_timeout_s,
+                           ceilings.get(cell.backend), round=n_prev + 1,
+                           partner=self._partner(cell, twin, config.budget_s))
 
     # -- results coming in ----------------------------------------------------------------------------------------
     def merged(self, cell: Cell, result: CellResult, run_id: str, env_id: str) -> StoredRow:

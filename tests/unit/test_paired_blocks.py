@@ -145,23 +145,18 @@ def twice(ctx):
     return run
 
 
-K.variant("ref", "numpy", library=True, description="the reference")(lambda ctx: lambda i, o: np.sin(i["x"], out=o["out"]))
+K.variant("ref", "numpy", library=True, description="the reference")(
+    lambda ctx: lambda i, o: np.sin(i["x"], out=o["out"]))
 K.variant("twice", "numpy", description="twice the work")(twice)
 ''')
     return folder
 
 
-def test_a_sweep_times_each_contender_beside_its_default_baseline(tmp_path):
+def test_a_sweep_times_each_contender_beside_its_default_baseline(pairk, tmp_path):
     import workbench
-    from workbench.catalog import load_catalog, unload_catalog
 
-    folder = _pair_catalog(tmp_path / "cat")
-    load_catalog(folder)
-    try:
-        res = workbench.benchmark(kernel="pairk", backends=["numpy"], rounds=3, budget_s=0.15,
-                                  store=str(tmp_path / "s.sqlite"), progress=False, isolation="in-process")
-    finally:
-        unload_catalog(folder)
+    res = workbench.benchmark(kernel=pairk, backends=["numpy"], rounds=3, budget_s=0.3,
+                              store=str(tmp_path / "s.sqlite"), progress=False, isolation="in-process")
     df = res.df
     ref, twice = (df[df["variant"] == v].iloc[0] for v in ("ref", "twice"))
     assert twice[vd.PAIR_WITH] == ref["cell_key"] and len(vd.effects(twice[vd.PAIR_D])) == 3
@@ -192,3 +187,34 @@ def test_a_sweep_plan_pairs_contenders_with_the_reference_on_their_own_backend()
     assert plan.request(ref, {}).partner is None
     assert plan.request(ref, {}).partner == ref  # asked twice in a round: its A/A twin, beside itself
     assert isinstance(ref, Cell)
+
+
+@pytest.fixture
+def pairk(tmp_path):
+    from workbench.catalog import load_catalog, unload_catalog
+
+    folder = _pair_catalog(tmp_path / "cat")
+    load_catalog(folder)
+    yield "pairk"
+    unload_catalog(folder)
+
+
+def test_a_pair_too_slow_for_a_visits_budget_is_not_timed_side_by_side(pairk):
+    from workbench.sweep import SweepSpec
+    from workbench.sweep_plan import PAIR_BUDGET_S, SweepPlan
+
+    plan = SweepPlan(SweepSpec(kernels=[pairk], backends=["numpy"], sizes=[4099], rounds=3, budget_s=0.4))
+    cell, ref = next((c, p) for c in plan.cells if (p := plan.partners().get(c.key)) is not None)
+    first = plan.request(cell, {})
+    budget = first.what.budget_s
+    assert budget >= PAIR_BUDGET_S and first.partner == ref  # times unknown: a generous visit
+    plan.rows[ref.key] = {"median_s": 1e-4}
+    plan.rows[cell.key] = {"median_s": budget}  # one call takes the whole visit's budget
+    plan._requested.clear()
+    assert plan.request(cell, {}).partner is None
+    plan.rows[cell.key] = {"median_s": 1e-4}
+    plan._requested.clear()
+    assert plan.request(cell, {}).partner == ref
+    quick = SweepPlan(SweepSpec(kernels=[pairk], backends=["numpy"], sizes=[4099], rounds=3, budget_s=0.04))
+    c = next(c for c in quick.cells if c.key in quick.partners())
+    assert quick.request(c, {}).partner is None  # a quick suite's visit, before any time is known
