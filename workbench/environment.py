@@ -205,10 +205,9 @@ def backend_records(probe_all: bool = False) -> list[dict[str, Any]]:
 
 
 def _backend_record(b: Any) -> dict[str, Any]:
-    from .backends.described import DescribedBackend
-
-    if isinstance(b, DescribedBackend):  # a stand-in from the cached probe: its record, no runtime imported
-        return dict(b.record)
+    cached = getattr(b, "cached_record", None)  # a stand-in from info's cached probe (backends.described)
+    if isinstance(cached, dict):  # its record, no runtime imported
+        return dict(cached)
     rec: dict[str, Any] = {"name": b.name, "runtime": b.runtime}
     probe = _safe(b.probe)
     available = bool(getattr(probe, "available", False))

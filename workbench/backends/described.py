@@ -5,7 +5,8 @@ Probing every backend imports every runtime (torch, cupy, pyopencl, wgpu, numba:
 the ceilings, the environment record. Its cells run in worker processes, which import and probe their own
 runtime for real. So ``workbench info`` keeps its probe of every backend in a per-user cache (valid while
 nothing it depends on changes: :func:`probe_fingerprint`, and for a day), and a parent that runs no cell
-itself (:func:`describe_from_cache`) answers those questions from it with :class:`DescribedBackend` stand-ins.
+itself (:func:`workbench.cli.probe_cache.describe_from_cache`) answers those questions from it with
+:class:`DescribedBackend` stand-ins.
 Anything else asked of a stand-in (arrays, timers, memory) goes to the real backend, probed then.
 """
 
@@ -93,7 +94,7 @@ class DescribedBackend(Backend):
     without its runtime imported. Whatever else is asked of it goes to the real backend (probed then)."""
 
     def __init__(self, record: Mapping[str, Any], static: Mapping[str, Any]) -> None:
-        self.record = dict(record)
+        self.cached_record = dict(record)
         self.name = str(record["name"])
         self.runtime = str(record["runtime"])
         self.device_class = str(record.get("device_class") or "cpu")
@@ -109,13 +110,13 @@ class DescribedBackend(Backend):
         return self._described
 
     def device_info(self) -> DeviceInfo:
-        found = self.record.get("device")
+        found = self.cached_record.get("device")
         if not isinstance(found, dict):
             return self.real().device_info()
         return DeviceInfo(**found)
 
     def capabilities(self) -> Capabilities:
-        found = self.record.get("capabilities")
+        found = self.cached_record.get("capabilities")
         if not isinstance(found, dict):
             return self.real().capabilities()
         return Capabilities(**{**found, "dtypes": tuple(found.get("dtypes") or ())})
@@ -171,15 +172,3 @@ def described_backends(doc: Mapping[str, Any]) -> dict[str, list[DescribedBacken
             out.setdefault(b.module, []).append(b)
     return out
 
-
-def describe_from_cache() -> bool:
-    """Have the backend registry answer from the cached probe (when there is a valid one): for a process that
-    plans and runs no cell itself. Returns whether it does."""
-    from ..environment import package_versions
-    from .registry import use_descriptions
-
-    doc = read_cache(probe_fingerprint(package_versions()))
-    by_module = described_backends(doc) if doc is not None else {}
-    if by_module:
-        use_descriptions(by_module)  # type: ignore[arg-type]
-    return bool(by_module)

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..backends.described import describe_from_cache
 from ..catalog import kernels as catalog_kernels
 from ..harness.isolation import check_isolation
 from ..harness.timer import CACHE_MODES
@@ -25,6 +24,7 @@ from ..sweep_plan import SweepPlan
 from ..tuning.resolve import ENV_TUNED
 from ..verdicts import NOISY_SPREAD
 from . import checks, isolation_args
+from .probe_cache import describe_from_cache
 
 SUMMARY_COLUMNS = ("kernel", "variant", "backend", "dtype", "size", "status", "median", "GB/s", "GFLOP/s")
 

@@ -64,10 +64,10 @@ def _names(values: list[str] | None) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..backends.described import describe_from_cache
     from ..harness.cell import BUILD_TIMEOUT_S
     from ..harness.isolation import check_isolation
     from ..verification import DEFAULT_TIMEOUT_S, MAX_SECONDS, MAX_SEEDS, verify
+    from .probe_cache import describe_from_cache
 
     if not 1 <= args.seeds <= MAX_SEEDS:
         raise ValueError(f"--seeds {args.seeds} is out of range: give 1 to {MAX_SEEDS} (seeds 0..N-1 per size)")
