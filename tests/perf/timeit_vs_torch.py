@@ -175,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
                   + (_waited(rows, side) if side != "default" else
                      f"this process got {_med(row[side]['share'] for row in rows):.2f} of a core per thread"),
                   flush=True)
+        waited = [row[side]["waited"] for row in rows for side in ("timeit", *names) if row[side]["waited"]]
+        if waited and max(waited) >= 0.2:
+            print(f"  note: up to {max(waited):.0%} of a round's calls waited for a core: each median lies in "
+                  "the fast mode, the slow one or between them by the share of waits, so a ratio of medians "
+                  "says more about the scheduler than about either timer (see the docstring)")
         print(f"  timeit reported threads: {r['reported']}\n  uptime after: {uptime()}", flush=True)
     return 0 if within else 1
 
