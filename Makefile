@@ -64,14 +64,13 @@ demo: system-deps $(VENV)/.installed-demo
 	@echo "  $(VENV)/bin/workbench bench --list-suites    the larger suites: standard, llm, full"
 	@echo "  $(VENV)/bin/workbench verify                 every variant on every backend (the demo verified what it measured)"
 
-# Every tier: lint, the unit tier in a venv with only the core dependencies, then all tiers with every extra.
-# First, two jobs at once: the core venv's install and its unit tier beside the full venv's install (mostly
-# network and disk) and lint; then the full suite, on a machine no other tier is using. Every tier runs even
-# after another fails (-k, and the second step runs whatever the first did), and make still exits non-zero.
-# The core tier's lines start with "core| " (written whole, so install messages cannot split them).
+# Every tier: lint, the unit tier in a venv with only the core dependencies, and all tiers with every extra.
+# Three jobs at once: the installs (mostly network and disk) side by side, then each tier as soon as its own
+# venv is ready, so the full suite starts beside the core tier instead of after it (which left a core idle
+# for minutes: the core tier is one process). Every tier runs even after another fails (-k), and make still
+# exits non-zero. The core tier's lines start with "core| " (written whole, so other output cannot split them).
 test:
-	@$(MAKE) --no-print-directory -k -j2 test-core system-deps-test lint; first=$$?; \
-	$(MAKE) --no-print-directory test-full && exit $$first
+	@$(MAKE) --no-print-directory -k -j3 test-core test-full lint
 
 # The full suite in TEST_WORKERS pytest-xdist processes (0: in pytest's own), a test file per worker at a time
 # (--dist loadfile: a module's fixtures, e.g. one quick-suite run shared by its tests, still run once). Files
