@@ -123,6 +123,9 @@ class _Version:
     reference: dict[str, _Sealed] | None = None
     #: The reference as audits compare with it (:class:`_Expected`), sealed too.
     expected: dict[str, _Expected] | None = None
+    #: The float64 reference made with the version when it came from a sweep's shared arrays (every worker of
+    #: the sweep uses that one version of the set; the reference was made once, by the first to need it).
+    shared_reference: dict[str, np.ndarray] | None = None
 
     @property
     def nbytes(self) -> int:
@@ -259,8 +262,15 @@ class Auditor:
     def __init__(self, case: Case, sets: Sequence[tuple[dict[str, Any], dict[str, np.ndarray]]],
                  out: dict[str, Any], *, min_samples: int = 1, probability: float = AUDIT_PROBABILITY,
                  cost_share: float = AUDIT_COST_SHARE, rng: np.random.Generator | None = None,
-                 reference_of: Callable[[int], Mapping[str, np.ndarray]] | None = None) -> None:
+                 reference_of: Callable[[int], Mapping[str, np.ndarray]] | None = None,
+                 shared_version: Callable[[int, Callable[[], dict[str, np.ndarray]]], Mapping[str, np.ndarray]]
+                 | None = None) -> None:
         self.case, self.sets, self.out = case, list(sets), out
+        #: Set ``s``'s changed version as arrays (positions, values, its float64 reference) from a store every
+        #: worker of a sweep shares, made with the function given when missing: one version of each input set
+        #: for the whole sweep, its reference made once, instead of per worker process and round (the largest
+        #: quick-suite groups made it 15 times: five backends' workers, three rounds).
+        self._shared_version = shared_version
         #: Set ``s``'s float64 reference where the caller has it already (a sweep's input cache keeps one per
         #: seed for every round of the group): computing it again cost half of a large cell's wall time.
         self._reference_of = reference_of
@@ -364,8 +374,27 @@ class Auditor:
 
     def _versions(self, s: int) -> list[_Version]:
         if s not in self._set_versions:
-            self._set_versions[s] = _versions_of(self.case, self.sets[s][1])
+            self._set_versions[s] = (_versions_of(self.case, self.sets[s][1]) if self._shared_version is None
+                                     else [self._shared(s)])
         return self._set_versions[s]
+
+    def _shared(self, s: int) -> _Version:
+        """Set ``s``'s version from the caller's store (one per set for the whole sweep, every worker alike),
+        made here with its reference when no process made it yet."""
+        assert self._shared_version is not None
+        host = self.sets[s][1]
+
+        def make() -> dict[str, np.ndarray]:
+            version = _new_version(host)
+            ref = _reference_outputs(self.case.spec, _apply(host, version), self.case.params)
+            arrays = {f"pos__{k}": p for k, (p, _) in version.changes.items()}
+            arrays |= {f"val__{k}": v for k, (_, v) in version.changes.items()}
+            return arrays | {f"ref__{k}": np.asarray(r) for k, r in ref.items()}
+
+        arrays = self._shared_version(s, make)
+        changes = {k[5:]: (np.asarray(a), np.asarray(arrays[f"val__{k[5:]}"])) for k, a in arrays.items()
+                   if k.startswith("pos__")}
+        return _Version(changes, shared_reference={k[5:]: a for k, a in arrays.items() if k.startswith("ref__")})
 
     def _change(self, s: int, audit: bool) -> None:
         """Before an audit, set ``s``'s device inputs to a changed version (the answer every earlier call with
@@ -460,6 +489,8 @@ class Auditor:
             return _unseal(self._original_refs[s])
         version = self._version(s, v)
         assert version is not None
+        if version.shared_reference is not None:
+            return dict(version.shared_reference)
         if version.reference is not None:
             return _unseal(version.reference)
         ref = _reference_outputs(self.case.spec, _apply(self.sets[s][1], version), self.case.params)

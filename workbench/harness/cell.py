@@ -144,6 +144,18 @@ class InputCache:
                 self._evict()
             return self._refs[seed]
 
+    def version(self, spec: KernelSpec, params: dict[str, int], dtype: str, seed: int,
+                make: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        """The audits' changed version of the input set of ``seed`` (``make()`` makes it, with its
+        reference): kept with the group like its reference, and shared with the sweep's other processes."""
+        with self._lock:
+            self._enter(spec, params, dtype)
+            key = ("version", seed)
+            if key not in self._refs:
+                self._refs[key] = self._made("version", spec, params, dtype, seed, make)
+                self._evict()
+            return self._refs[key]
+
     def _made(self, kind: str, spec: KernelSpec, params: dict[str, int], dtype: str, seed: int,
               make: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
         """``make()``, or the same arrays from :attr:`shared` when another process of the sweep made them. The
@@ -504,7 +516,7 @@ def _measure(request: CellRequest, res: CellResult, *, limits: Limits, cancel: t
         if res.status == Status.OK:  # calls the variant cannot tell from timed ones, audited
             exercise(case.backend.timer(), case, rotation_sets(case, 2, case.seed, inputs), deadline=deadline,
                      reference_of=lambda s: set_reference(case, s, case.seed, inputs),
-                     cancel=cancel)
+                     shared_version=shared_versions(case, case.seed, inputs), cancel=cancel)
     else:
         clock = _Clock(deadline, limits.run_s, cancel, limits.first_call_done)
         _timed(request, request.what, case, backend, res, clock, inputs)
@@ -597,9 +609,19 @@ def _timed(request: CellRequest, config: TimingConfig, case: Case, backend: Back
 
 def _audit(case: Case, sets: list[tuple[dict[str, Any], dict[str, np.ndarray]]], seed: int,
            inputs: InputCache | None, config: TimingConfig) -> Auditor:
-    """The audit of a timing loop over ``sets``, with the references the input cache holds already."""
+    """The audit of a timing loop over ``sets``, with the references the input cache holds already and the
+    sweep's shared versions of each set (:meth:`InputCache.version`)."""
     return Auditor(case, sets, case.outputs, min_samples=config.min_samples,
-                   reference_of=lambda s: set_reference(case, s, seed, inputs))
+                   reference_of=lambda s: set_reference(case, s, seed, inputs),
+                   shared_version=shared_versions(case, seed, inputs))
+
+
+def shared_versions(case: Case, seed: int, inputs: InputCache | None
+                    ) -> Callable[[int, Callable[[], dict[str, np.ndarray]]], dict[str, np.ndarray]] | None:
+    """Rotated set ``s``'s audit version from the input cache (None without one: each auditor draws its own)."""
+    if inputs is None:
+        return None
+    return lambda s, make: inputs.version(case.spec, case.params, case.dtype, seed + s, make)
 
 
 def _partner_case(request: CellRequest, inputs: InputCache | None, res: CellResult) -> Case | None:

@@ -441,14 +441,15 @@ EXERCISE = TimingConfig(warmup_s=0.0, min_samples=4, max_samples=4, budget_s=0.0
 
 def exercise(timer: Timer, case: Case, sets: Sequence[tuple[dict[str, Any], dict[str, Any]]], *,
              deadline: float = math.inf, cancel: threading.Event | None = None,
-             reference_of: Callable[[int], Any] | None = None) -> Timing:
+             reference_of: Callable[[int], Any] | None = None, shared_version: Any = None) -> Timing:
     """:data:`EXERCISE` on ``case`` over ``sets`` (device inputs, host inputs) under an
     :class:`~workbench.harness.audit.Auditor`: a check-only run still sees calls it cannot tell from timed ones.
-    ``reference_of``: each set's float64 reference where the caller has it (see the Auditor)."""
+    ``reference_of``, ``shared_version``: each set's float64 reference and audit version where the caller has
+    them (see the Auditor)."""
     out = case.outputs
     calls = [(lambda inp=inp: case.call(inp, out)) for inp, _ in sets]
     audit = Auditor(case, sets, out, min_samples=EXERCISE.min_samples, probability=1.0, cost_share=math.inf,
-                    reference_of=reference_of)
+                    reference_of=reference_of, shared_version=shared_version)
     timing = time_calls(timer, calls, EXERCISE, audit=audit, deadline=deadline, cancel=cancel,
                         sync=case.backend.synchronize)
     if audit.failure is not None:

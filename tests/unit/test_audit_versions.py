@@ -1,0 +1,53 @@
+"""The audits' changed versions of an input set are one per set for a whole sweep: made once, with their
+float64 reference, and shared by every worker process (issue 25: the largest quick-suite groups made that
+reference once per worker and round, 15 times)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.backends import registry as backend_registry
+from workbench.catalog import registry as catalog
+from workbench.harness.audit import Auditor
+from workbench.harness.cell import InputCache, SharedArrays, SharedInputCase, rotation_sets, shared_versions
+
+
+def _case(cache: InputCache) -> SharedInputCase:
+    spec = catalog.get_kernel("vector_add")
+    return SharedInputCase(spec, catalog.get_variant("vector_add", "numpy"), backend_registry.get("numpy"),
+                           {"n": 4099}, "float32", 0, cache)
+
+
+def test_a_set_has_one_version_per_sweep_made_once_and_shared_between_workers(tmp_path):
+    made = []
+
+    def make():
+        made.append(1)
+        return {"pos__a": np.array([1, 2]), "val__a": np.array([5.0, 6.0], np.float32), "ref__out": np.ones(3)}
+
+    first, second = (InputCache(shared=SharedArrays(tmp_path)) for _ in range(2))  # two workers of one sweep
+    case = _case(first)
+    a = first.version(case.spec, case.params, case.dtype, 7, make)
+    assert first.version(case.spec, case.params, case.dtype, 7, make) is a and len(made) == 1
+    b = second.version(case.spec, case.params, case.dtype, 7, make)
+    assert len(made) == 1 and np.array_equal(b["pos__a"], a["pos__a"]) and np.array_equal(b["ref__out"], np.ones(3))
+    second.version(case.spec, case.params, case.dtype, 8, make)  # another set: its own version
+    assert len(made) == 2
+
+
+def test_auditors_of_different_workers_change_a_set_the_same_way_and_check_it_against_its_reference(tmp_path):
+    caches = [InputCache(shared=SharedArrays(tmp_path)) for _ in range(2)]
+    versions = []
+    for cache in caches:
+        case = _case(cache)
+        sets = rotation_sets(case, 2, 0, cache)
+        audit = Auditor(case, sets, case.outputs, shared_version=shared_versions(case, 0, cache))
+        v = audit._versions(1)[0]
+        ref = audit._reference(1, 0)
+        host = {k: np.array(x, copy=True) for k, x in sets[1][1].items()}
+        for name, (pos, values) in v.changes.items():
+            host[name].reshape(-1)[pos] = values
+        expected = case.spec.reference({k: x.astype(np.float64) for k, x in host.items()}, case.params)
+        assert all(np.allclose(ref[k], expected[k]) for k in expected)  # the version's own reference
+        versions.append({k: (p.tolist(), x.tolist()) for k, (p, x) in v.changes.items()})
+    assert versions[0] == versions[1] and versions[0]
