@@ -9,7 +9,8 @@ timing summary, 5 samples and rates a sweep stores), then times, each in a fresh
 
 Prints one line per step: seconds, peak MB, and whether it met the target. Usage:
 
-  .venv/bin/python tests/perf/store_scale.py [--rows N] [--runs N] [--formats csv,html] [--keep DIR]
+  .venv/bin/python tests/perf/store_scale.py [--rows N] [--runs N] [--formats csv,html,md] [--keep DIR]
+      [--step-timeout S]
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGETS = {"import": 30.0, "report csv": 60.0, "report html": 60.0}
+TARGETS = {"import": 30.0, "report csv": 60.0, "report html": 60.0, "report md": 60.0}
 MEMORY_TARGET_MB = 1024.0
 KERNELS = ("saxpy", "softmax", "gemm", "rmsnorm", "layernorm")
 VARIANTS = ("numpy", "numba", "torch", "portable")
@@ -64,16 +65,25 @@ def write_export(path: Path, rows: int, runs: int) -> None:
         f.write('], "peaks": []}')
 
 
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int, str]:
+def timed(argv: list[str], env: dict[str, str], timeout: float | None = None) -> tuple[float, float, float, int, str]:
     """(wall seconds, CPU seconds, peak RSS MB, exit status, stderr tail) of one command in a fresh process
     (via a wrapper that reports its own child's usage, so earlier steps do not count). CPU seconds say what
-    the step costs on a busy machine, where wall time mostly measures the neighbours."""
+    the step costs on a busy machine, where wall time mostly measures the neighbours. Past ``timeout`` seconds
+    the step is stopped (exit status -9, its usage unknown)."""
     wrapper = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
                "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
                "print(u.ru_utime + u.ru_stime, u.ru_maxrss, file=sys.stderr); sys.exit(p.returncode)")
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", wrapper, *argv], capture_output=True, text=True, env=env, cwd=ROOT)
+    proc = subprocess.Popen([sys.executable, "-c", wrapper, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=ROOT, start_new_session=True)
+    try:
+        _, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)  # the wrapper and the step it runs
+        proc.communicate()
+        return time.perf_counter() - t0, float("nan"), float("nan"), -9, f"stopped after {timeout:.0f} s"
     wall = time.perf_counter() - t0
+    p = subprocess.CompletedProcess(argv, proc.returncode, "", stderr)
     lines = p.stderr.strip().splitlines()
     try:
         cpu, rss = (float(x) for x in lines[-1].split())
@@ -88,6 +98,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--keep", metavar="DIR", help="work in DIR and keep the files (default: a temporary folder)")
     ap.add_argument("--formats", default="csv,html", help="report formats to time (default csv,html)")
+    ap.add_argument("--step-timeout", type=float, default=None, metavar="S",
+                    help="stop a step after S seconds and report it as not met (default: no limit)")
     args = ap.parse_args()
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="workbench-scale-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -106,7 +118,7 @@ def main() -> int:
         steps[f"report {fmt}"] = [*wb, "report", *ids, "--store", str(store), "--out", str(work / f"r.{fmt}")]
     ok = True
     for name, argv in steps.items():
-        wall, cpu, rss, rc, tail = timed(argv, env)
+        wall, cpu, rss, rc, tail = timed(argv, env, args.step_timeout)
         met = rc == 0 and wall <= TARGETS[name] and rss <= MEMORY_TARGET_MB
         ok &= met
         print(f"{name:12s} {wall:7.1f} s wall  {cpu:7.1f} s CPU  {rss:7.0f} MB peak  exit {rc}  load "

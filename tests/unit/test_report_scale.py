@@ -113,3 +113,23 @@ def test_key_findings_reuse_the_kernel_sections_judgements(monkeypatch):
     reused = key_findings(df, judged=judged)
     assert judged_calls[0] == n_sections  # no kernel's rows judged again, for either run
     assert reused == plain
+
+
+def test_per_row_passes_read_rows_as_dicts_not_series(monkeypatch):
+    """The passes over every row (notes, noise marks, caveats, the compact tables) never build a row Series
+    (one per row was most of a large report's time); their answers are unchanged."""
+    from workbench.report.caveats import report_caveats
+    from workbench.report.plots import noisy_mask
+    from workbench.report.row_notes import row_notes
+    from workbench.report.tables import pivot
+
+    df = _runs(2)
+    before = (row_notes(df), noisy_mask(df), report_caveats(df), pivot(df[df["kernel"] == "gemm"], ("numpy", "numpy")))
+
+    def no_series(self):
+        raise AssertionError("a row Series was built")
+
+    monkeypatch.setattr(pd.DataFrame, "iterrows", no_series)
+    after = (row_notes(df), noisy_mask(df), report_caveats(df), pivot(df[df["kernel"] == "gemm"], ("numpy", "numpy")))
+    assert after[0].equals(before[0]) and (after[1] == before[1]).all() and after[2:] == before[2:]
+    assert len(after[3]["rows"]) == df[df["kernel"] == "gemm"][["run_id", "params"]].drop_duplicates().shape[0]

@@ -127,16 +127,17 @@ def report_caveats(df: pd.DataFrame, runs: pd.DataFrame | None = None,
             out.append("Cells that did not give a time: " + ", ".join(failed) + " (see “Cells that did not "
                        "pass”); a kernel's fastest variant may be among them.")
         ok = df[df["status"] == Status.OK]
-        pocl = sorted({str(r["backend"]) for _, r in ok.iterrows() if is_pocl(r, environments)})
+        rows = ok.to_dict("records")  # plain dicts, read once: a row Series each cost most of a large report's time
+        pocl = sorted({str(r["backend"]) for r in rows if is_pocl(r, environments)})
         if pocl:
             out.append(f"{', '.join(pocl)}: {POCL_NOTE}.")
-        lavapipe = sorted({str(r["backend"]) for _, r in ok.iterrows() if is_lavapipe(r, environments)})
+        lavapipe = sorted({str(r["backend"]) for r in rows if is_lavapipe(r, environments)})
         if lavapipe:
             out.append(f"{', '.join(lavapipe)}: {LAVAPIPE_NOTE}.")
-        triton = sorted({str(r["backend"]) for _, r in ok.iterrows() if is_triton_interpreter(r)})
+        triton = sorted({str(r["backend"]) for r in rows if is_triton_interpreter(r)})
         if triton:
             out.append(f"{', '.join(triton)}: {TRITON_NOTE}.")
-        n_noisy = sum(bool(is_noisy(dict(r))) for _, r in ok.iterrows())
+        n_noisy = sum(bool(is_noisy(r)) for r in rows)
         if n_noisy:
             out.append(f"{n_noisy} of {len(ok)} measured cells are noisy (marked ~): their times may not repeat, "
                        "and an “inconclusive” verdict is often why.")

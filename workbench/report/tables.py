@@ -45,17 +45,24 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
     columns = _columns(k, reference)
     index_cols = [c for c in ("run_id", "dtype", "cache") if c in k and k[c].nunique(dropna=False) > 1]
     k = k.assign(_size=pd.to_numeric(k["size"], errors="coerce"))
+    group_cols = [*index_cols, "_size", "params"]
+    # each row read once as a plain dict, then taken group by group (sorted by the group's key): a sub-frame
+    # and a row Series per group cost most of a large report's time
+    codes = k.groupby(group_cols, sort=True, dropna=False).ngroup().to_numpy()
+    order = np.argsort(codes, kind="stable")
+    records = k.to_dict("records")
     rows = []
-    for key, g in k.groupby([*index_cols, "_size", "params"], sort=True, dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
+    for members in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1) if len(k) else []:
+        g = [records[i] for i in members]
+        key = tuple(g[0][c] for c in group_cols)
         index = [str((run_names or {}).get(str(v), v)) if c == "run_id" else str(v)
                  for c, v in zip(index_cols, key, strict=False)]
-        size = str(g["size_label"].iloc[0]) if "size_label" in g else str(key[-1])
-        shapes = g["llm_shape"].dropna() if "llm_shape" in g else ()
-        index.append(f"{size} ({shapes.iloc[0]})" if len(shapes) else size)  # the LLM model shape it came from
+        size = str(g[0]["size_label"]) if "size_label" in k else str(key[-1])
+        shapes = [r["llm_shape"] for r in g if not pd.isna(r["llm_shape"])] if "llm_shape" in k else []
+        index.append(f"{size} ({shapes[0]})" if shapes else size)  # the LLM model shape it came from
         times = {}
-        by_key: dict[str, pd.Series] = {}
-        for _, r in g.iterrows():
+        by_key: dict[str, dict[str, Any]] = {}
+        for r in g:
             ck = series_key(r["variant"], r["backend"])
             by_key[ck] = r
             if r["status"] == Status.OK:
@@ -70,7 +77,7 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
                 cells.append({"text": str(r["status"]), "best": False, "noisy": False, "status": str(r["status"]),
                               "title": str(r.get("message") or "")[:200]})
             else:
-                noisy = bool(is_noisy(dict(r)))
+                noisy = bool(is_noisy(r))
                 cells.append({"text": fmt_in_unit(r["median_s"], scale), "best": c == best, "noisy": noisy,
                               "status": Status.OK, "title": str(r.get("noise_note") or "") if noisy else ""})
         rows.append({"index": index, "cells": cells})
