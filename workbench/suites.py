@@ -74,10 +74,11 @@ SCALED_AXES = {"gemm": ("m", "n", "k"), "transpose": ("rows", "cols")}
 MAX_CALL_FLOPS = 0.3e9
 #: Largest working set of the quick suite's larger size. Twice the last-level cache is the rule, but a cloud
 #: host may report a 260 MiB LLC shared with other guests: there a 512 MiB working set took 56 s for one
-#: round of one numpy softmax cell (2 cores, loaded), and would hold GBs of inputs per worker. Past this
-#: cap the larger size still leaves the per-core cache far behind (64x here); --list-suites says when the
-#: LLC may still serve it.
-MAX_DRAM_WORKING_SET = 64 * 2**20
+#: round of one numpy softmax cell (2 cores, loaded), and would hold GBs of inputs per worker; at 64 MiB the
+#: 32 larger cells still took 199 s of an idle demo's 288 s of cells (every input set and float64 reference
+#: of that size is made, checked and hashed). Past this cap the larger size still leaves the per-core cache
+#: far behind (32x here); --list-suites says when the LLC may still serve it.
+MAX_DRAM_WORKING_SET = 32 * 2**20
 #: Name parts of the slower form where a runtime offers two (the teaching baselines of tiling, fusion, flash
 #: attention and dequantisation): a runtime's fastest variant is taken to be another one.
 SLOWER_FORMS = frozenset({"naive", "unfused", "dequant"})
@@ -241,10 +242,10 @@ def cache_sizes() -> tuple[int | None, int | None]:
 def working_sets() -> tuple[int, int]:
     """Working sets (bytes) of the quick suite's two sizes: half the per-core cache, so a call runs from it;
     and twice the last-level cache (at most :data:`MAX_DRAM_WORKING_SET`, at least 8x the first), so a
-    call streams from DRAM. Where the OS reports no caches, 512 KiB and 64 MiB."""
+    call streams from DRAM. Where the OS reports no caches, 512 KiB and the cap."""
     per_core, last = cache_sizes()
     cache_ws = (per_core or 2**20) // 2
-    dram_ws = min(2 * last, MAX_DRAM_WORKING_SET) if last else 64 * 2**20
+    dram_ws = min(2 * last, MAX_DRAM_WORKING_SET) if last else MAX_DRAM_WORKING_SET
     return cache_ws, max(dram_ws, 8 * cache_ws)
 
 
