@@ -53,7 +53,9 @@ def test_a_hung_first_call_is_stopped_after_its_own_limit(bad_catalog, tmp_path,
     hung = rows[variant]
     assert hung["status"] == "timeout", hung
     assert "first call did not return within 6 s" in hung["message"], hung["message"]
-    assert hung["wall_s"] < 30, hung  # the run limit (60 s) would have been waited out before
+    # the run limit (60 s) would have been waited out before; not a fixed 30 s: a spinning first call is stopped
+    # once it has had 80% of its 6 s limit in CPU seconds, which one busy core stretched to 30.8 s of wall time
+    assert hung["wall_s"] < spec.timeout_s, hung
     assert rows["good"]["status"] == "ok"
 
 
