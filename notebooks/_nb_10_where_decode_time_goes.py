@@ -51,8 +51,7 @@ head_dim = int(model["hidden"]) // heads
 widths = (int(model["hidden"]), int(model["intermediate"]))
 # the MLP's widths: the model's own with FULL; the quick run halves both (a quarter of the weights)
 hidden, intermediate = (256, 1024) if SMALL else widths if FULL else (widths[0] // 2, widths[1] // 2)
-available = workbench.available_backends()
-cpu_backends = [b for b in ("numpy", "numba", "torch-cpu") if b in available]
+cpu_backends = tutorial.available("numpy", "numba", "torch-cpu")   # probes only these three
 print(f"Qwen2.5-0.5B: {heads} heads, {kv_heads} KV heads, head_dim {head_dim}; MLP {hidden} -> {intermediate}"
       + ("" if (hidden, intermediate) == widths else f" (the model's: {widths[0]} -> {widths[1]}, with FULL = True)"))
 print("backends:", cpu_backends)
@@ -69,7 +68,7 @@ their softmax statistics (`numba-flash`), and torch's `scaled_dot_product_attent
 # quick (and SMALL): 256 to 4096 tokens, a 4 MiB cache at most; FULL: 512 to 32768
 kv_lens = [512, 2048, 8192, 32768] if FULL else [256, 1024, 4096]
 decode_variants = [v for v, b in (("numpy-naive", "numpy"), ("numba-flash", "numba"), ("torch-sdpa", "torch-cpu"))
-                   if b in available]
+                   if b in cpu_backends]
 decode = workbench.benchmark(
     "attention_decode", variants=decode_variants, backends=cpu_backends, budget_s=BUDGET_S,
     sizes=[{"batch": 1, "heads": heads, "kv_heads": kv_heads, "kv_len": L, "head_dim": head_dim} for L in kv_lens],
