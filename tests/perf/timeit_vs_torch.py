@@ -37,18 +37,25 @@ samples; timeit's is the median of its three round medians). What differs:
   10-call blocks). With timeit's blocks the Timer agrees at one thread under load.
 * the work between samples. adaptive_autorange's stop rule builds a torch tensor of every sample so far and
   takes four quantiles after every sample (~0.3 ms at a few hundred samples, growing with their number);
-  timeit's spread check is a sort in plain Python, blocked_autorange's nothing. Any numpy or torch call
+  timeit's spread check is a sort in plain Python, blocked_autorange's nothing. A numpy or torch call
   between samples slows the next one: at 65k elements (4-call samples of ~120 µs) numpy's quantile of 8
   values there cost 5-8% (timeit's spread check used numpy until this comparison found it), and
-  adaptive_autorange with timeit's blocks reads ~1.7x the others. At 1M elements and one thread that
-  changes nothing measurable. At two
-  threads on two busy cores each call either finds a core for both threads (~0.45 ms) or waits a time slice
-  for the second (~3 ms); the share that waits depends on how much the process runs between calls (load 10:
-  bare back-to-back calls 23%, with the Timer's stop rule between them 33-44%, with a 0.3 ms busy loop
-  instead 31-50%; in one run of this script blocked_autorange 17%, timeit 32%, adaptive_autorange 58%),
-  and a median of calls 20-60% of which waited lands in either mode or between them. Timer and timeit then
-  disagree by up to 5x with neither timing anything else: the lowest deciles stay within ~10%. On idle cores
-  no call waits and the modes merge.
+  adaptive_autorange with timeit's blocks read 1.1-1.7x the others.
+* at two threads on two busy cores, nothing that either side controls. Each call either finds a core for
+  both threads (~0.45 ms) or waits a time slice for the second (~3 ms); the share that waits depends on how
+  much the process runs between calls (load 10, bare back-to-back calls 23%; with torch's stop rule between
+  them 33-44%; with a 0.3 ms busy loop instead 31-50%; in this script blocked_autorange 17-42%, timeit
+  32-45%, adaptive_autorange 58-68%), and a median of calls 20-70% of which waited lands in either mode or
+  between them: per-round ratios swing from 0.2 to 8 while the lowest deciles agree within 1-7%. On idle
+  cores no call waits and the modes merge (not measured: no idle machine was available).
+
+Measured 2026-11-26 (``uptime`` load in brackets), median of the per-round ratios timeit / Timer:
+
+    gelu 1M, 1 thread, 7 rounds  [8.4-8.9]: blocked 1.002 (target met), adaptive with timeit's blocks
+        1.002, default 0.336 (this process got 0.33 of a core)
+    gelu 1M, 2 threads, 7 rounds [8.9-11.7]: blocked 1.074 (not met; rounds 0.93-1.13 and one 8.1),
+        adaptive 0.195, default 0.348; lowest deciles 1.011, 0.935, 0.925
+    gelu 65k, 1 thread, 3 rounds [11.7-12.5]: blocked 1.043 (met), adaptive 0.911, default 0.271
 
 timeit's choices are deliberate: the median single call is the call's own time and changes little with the
 neighbours' load, where a block mean does not; and when other processes used a large share of the CPU while
