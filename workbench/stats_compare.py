@@ -382,6 +382,11 @@ def typical_spreads(pairs: list[tuple[pd.Series, pd.Series | None]], machine: li
     the others' noise, a narrower one a group's shared hiccup. A cell that was itself disturbed still gets
     a wide interval from its own spread. Measured (tests/perf/power.py, docs/statistics.md): group alone or
     kernel alone called fewer known gaps, with the same A/A rate.
+
+    Block pairs (:data:`workbench.verdicts.BLOCKS`) take the nearest scope that holds enough pairs instead:
+    their noise is what differs within a visit (the arrays' placement, clean samples being rare for
+    millisecond calls on a busy machine), which grows with the group's size, and the quiet small sizes'
+    spread made a 1M-element group's A/A twin and a +10% variant read "faster" (tests/perf/power.py, load 12).
     """
     scopes: dict[tuple, list[np.ndarray]] = {}
 
@@ -419,6 +424,8 @@ def typical_spreads(pairs: list[tuple[pd.Series, pd.Series | None]], machine: li
     def typical(row: pd.Series, basis: str = "paired rounds") -> float | None:
         found = [k for k in keys(row, basis) if k in scopes]
         enough = [p for k in found if len(scopes[k]) >= MIN_SCOPE_PAIRS and (p := prior(k)) is not None]
+        if basis == vd.BLOCKS and enough:  # the nearest scope: block pairs of one group share its noise
+            return enough[0]
         return min(enough) if enough else (prior(found[-1]) if found else None)
 
     return typical

@@ -50,6 +50,14 @@ def test_the_loop_stops_on_a_small_spread_only_after_enough_pairs():
     assert t.stopped_by == "spread" and len(t.pair_log_ratios) == 8
 
 
+def test_a_visit_with_too_few_clean_pairs_gives_no_effect(monkeypatch):
+    import workbench.harness.timer as timer
+
+    monkeypatch.setattr(timer, "_preemptions", iter(range(10**6)).__next__)  # every sample taken off the core
+    t = _loop(0.0003, 0.0006, budget=0.05)
+    assert t.pair_log_ratios == [] and len(t.samples_s) >= 3  # the cell is timed; the visit pairs nothing
+
+
 def test_a_partner_that_raises_is_reported_as_the_partners_fault():
     def broken() -> None:
         raise RuntimeError("baseline broke")
@@ -102,6 +110,17 @@ def test_the_verdict_rests_on_the_block_effects_when_the_row_was_timed_beside_it
     assert rounds_only["basis"] == "paired rounds" and rounds_only["verdict"] != "faster"
     assert judge_pair(base, {**row, vd.PAIR_WITH: "SOMEONE ELSE"})["basis"] == "paired rounds"
     assert block_effects(base, {**row, vd.PAIR_D: json.dumps([0.1, 0.1])}) is None  # fewer than MIN_ROUNDS
+
+
+def test_block_pairs_take_their_own_groups_typical_spread_not_a_quieter_kernels():
+    pairs = []
+    for size, spread in (("{\"n\": 1}", 0.001), ("{\"n\": 2}", 0.2)):
+        for i in range(4):
+            b, r = _rows([0.1 + spread * (i - 1.5), 0.1 - spread * (i - 1.5), 0.1])
+            pairs.append(({**r, "params": size, "cell_key": f"R{size}{i}"}, {**b, "params": size}))
+    typical = typical_spreads(pairs, [])
+    quiet, noisy = pairs[0][0], pairs[4][0]
+    assert typical(quiet, vd.BLOCKS) < 0.01 and typical(noisy, vd.BLOCKS) > 0.1
 
 
 def test_typical_spreads_keep_block_pairs_apart_from_round_pairs():

@@ -337,8 +337,9 @@ def _paired_loop(a: _Side, b: _Side, config: TimingConfig, deadline: float,
     is spent with ``a``'s ``min_samples`` and :data:`MIN_PAIRS` clean pairs taken (both blocks had a sample
     wholly on the core; on a busy machine the loop goes on for up to twice the budget to find them), or
     ``a``'s spread and the clean pairs' spread are at the target after :data:`SPREAD_PAIRS` of them.
-    Returns ``a``'s timing, with the clean pairs' ratios (all pairs' when none was clean: the longer side is
-    then stretched more often, which can only exaggerate a gap, never turn its direction)."""
+    Returns ``a``'s timing, with the clean pairs' ratios; none when fewer than MIN_PAIRS were clean (a visit
+    resting on one or two pairs swung by ±20% at 1 ms calls on a busy machine, and pairs of stretched blocks
+    exaggerate a gap: the longer side is stretched more often): that visit then gives no paired effect."""
     rng = random.Random(secrets.randbits(64))
     for side in (a, b) if rng.random() < 0.5 else (b, a):
         if side is a:
@@ -381,7 +382,7 @@ def _paired_loop(a: _Side, b: _Side, config: TimingConfig, deadline: float,
         if now >= deadline:
             out.stopped_by = "deadline"
             break
-    out.pair_log_ratios = clean or ratios
+    out.pair_log_ratios = clean if len(clean) >= MIN_PAIRS else []
     try:
         b.finish()
     except Cancelled:
