@@ -133,3 +133,20 @@ def test_per_row_passes_read_rows_as_dicts_not_series(monkeypatch):
     after = (row_notes(df), noisy_mask(df), report_caveats(df), pivot(df[df["kernel"] == "gemm"], ("numpy", "numpy")))
     assert after[0].equals(before[0]) and (after[1] == before[1]).all() and after[2:] == before[2:]
     assert len(after[3]["rows"]) == df[df["kernel"] == "gemm"][["run_id", "params"]].drop_duplicates().shape[0]
+
+
+def test_a_kernels_speed_up_table_is_capped_like_the_all_rows_table_and_says_so():
+    from workbench.report.model import build_report
+    from workbench.report.render import html, markdown
+
+    df = _runs(2)
+    full = build_report(df, figures=False)
+    capped = build_report(df, figures=False, max_table_rows=3)
+    for k, c in zip(full.kernels, capped.kernels, strict=True):
+        assert k.n_speedups == len(k.speedups) == c.n_speedups > 3 and k.speedups_note == ""
+        assert c.speedups == k.speedups[:3] and c.verdicts == k.verdicts  # the counts still count every one
+        assert c.speedups_note == f"the first 3 of {k.n_speedups:,} speed-ups are shown; the verdict counts count " \
+                                  "them all"
+    page, text = html(capped), markdown(capped)
+    assert all(c.speedups_note in page and f"{c.kernel}: {c.speedups_note}" in text for c in capped.kernels)
+    assert "speed-ups are shown" not in html(full) + markdown(full)

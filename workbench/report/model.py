@@ -84,6 +84,15 @@ class KernelSection(_ByName):
     speedups: list[dict[str, str]]
     verdicts: dict[str, int]
     figures: list[ReportFigure] = field(default_factory=list)
+    #: How many speed-ups there are (``speedups`` holds the first of them when a report caps its tables).
+    n_speedups: int = 0
+
+    @property
+    def speedups_note(self) -> str:
+        """One line when the speed-up table holds only some of the kernel's speed-ups ("" when all)."""
+        shown = len(self.speedups)
+        return (f"the first {shown:,} of {self.n_speedups:,} speed-ups are shown; the verdict counts count them all"
+                if self.n_speedups > shown else "")
 
 
 @dataclass
@@ -152,7 +161,8 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
     """The report of ``run_ids`` (None: all; ``latest``): key findings against one reference (``baseline``,
     default numpy's library variant), then per kernel a compact table, its figures (``figures``) and its
     speed-ups; a baseline that names no measured series is a ValueError listing them. Every summary counts
-    all rows; the all-rows table holds the first ``max_table_rows`` (``rows_note`` says how to get the rest)."""
+    all rows; the all-rows table holds the first ``max_table_rows`` (``rows_note`` says how to get the rest),
+    and each kernel's speed-up table as many (its ``speedups_note`` says so)."""
     data = gather(store_or_df, run_ids, columns=REPORT_COLUMNS)
     check_baseline(data.df, baseline)
     df = data.df
@@ -167,7 +177,8 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
     runs = runs_table(data)
     runs["name"] = [names.get(r, n) for r, n in zip(runs["run"], runs["name"], strict=True)]
     judged: dict[tuple[str, tuple[str, str]], pd.DataFrame] = {}
-    kernels = kernel_sections(data, baseline, run_names=names, figures=figures, checks=checks, judged=judged)
+    kernels = kernel_sections(data, baseline, run_names=names, figures=figures, checks=checks, judged=judged,
+                              max_rows=max_table_rows)
     noise_line, peak_lines = noise_summary(df, notes), peak_summary(df, notes)
     return Report(
         title=title or "Kernel Workbench report: " + (", ".join(names.get(r, r) for r in data.run_ids)
@@ -254,7 +265,8 @@ def _intensity_varies(ok: pd.DataFrame) -> bool:
 def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
                     run_names: dict[str, str] | None = None, figures: bool = True,
                     checks: ReferenceChecks | None = None,
-                    judged: dict[tuple[str, tuple[str, str]], pd.DataFrame] | None = None) -> list[KernelSection]:
+                    judged: dict[tuple[str, tuple[str, str]], pd.DataFrame] | None = None,
+                    max_rows: int | None = None) -> list[KernelSection]:
     """Per kernel: its compact table and only the figures that carry something.
 
     Always the time / % of ceiling figure; a roofline only where it has points and a roof and the
@@ -263,7 +275,8 @@ def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
     figure only where the series' memories differ (:func:`workbench.report.plots.memories_differ`).
     ``checks``: the report's :class:`ReferenceChecks` of ``data.df`` (else one is built); ``judged`` collects
     each kernel's :func:`~workbench.stats_compare.speedup_vs_baseline` table by (kernel, reference), every
-    run's rows judged once for both the kernel's section and the key findings.
+    run's rows judged once for both the kernel's section and the key findings. ``max_rows``: a kernel's
+    speed-up table holds at most that many rows (its verdict counts and ``n_speedups`` count them all).
     """
     out = []
     df = data.df
@@ -278,10 +291,11 @@ def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
         table = speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1]) if ref else None
         if table is not None and judged is not None:
             judged[(str(kernel), ref)] = table
-        speedups = _records(speedup_table(ok, {"variant": ref[0], "backend": ref[1]} if ref else baseline,
-                                          checks, table)) if len(ok) else []
+        every = (speedup_table(ok, {"variant": ref[0], "backend": ref[1]} if ref else baseline, checks, table)
+                 if len(ok) else pd.DataFrame(columns=["verdict"]))
+        speedups = _records(every if max_rows is None else every.head(max_rows))
         out.append(KernelSection(str(kernel), f"kernel-{i + 1}", len(ok), len(k), pivot(k, ref, run_names),
-                                 speedups, verdict_counts(s["verdict"] for s in speedups), figs))
+                                 speedups, verdict_counts(text_of(v) for v in every["verdict"]), figs, len(every)))
     return out
 
 

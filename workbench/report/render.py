@@ -91,7 +91,8 @@ def _md_kernels(r: Report, s: Section) -> list[str]:
         for k in r.kernels:
             for v, n in k.verdicts.items():
                 totals[v] = totals.get(v, 0) + n
-        parts += ["\n## Speed-up vs the reference\n", md_table(speedups)]
+        notes = [f"{md_escape(k.kernel)}: {k.speedups_note}" for k in r.kernels if k.speedups_note]
+        parts += ["\n## Speed-up vs the reference\n", *[f"{n}\n\n" for n in notes], md_table(speedups)]
         if totals:
             parts.append("\nVerdicts: " + ", ".join(f"{md_escape(k)} {md_escape(v)}" for k, v in totals.items()) + "\n")
     return parts
