@@ -46,8 +46,10 @@ samples; timeit's is the median of its three round medians). What differs:
   much the process runs between calls (load 10, bare back-to-back calls 23%; with torch's stop rule between
   them 33-44%; with a 0.3 ms busy loop instead 31-50%; in this script blocked_autorange 17-42%, timeit
   32-45%, adaptive_autorange 58-68%), and a median of calls 20-70% of which waited lands in either mode or
-  between them: per-round ratios swing from 0.2 to 8 while the lowest deciles agree within 1-7%. On idle
-  cores no call waits and the modes merge (not measured: no idle machine was available).
+  between them: per-round ratios swing from 0.2 to 8 while the lowest deciles agree within 1-7%. When the
+  process has its cores no call waits, the modes merge and all three Timers agree with timeit (the 11-round
+  run below: load 12-14, yet this process got 0.50 of a core per thread and no call waited after round 1).
+  The load average does not tell these states apart; the share of calls that waited does.
 
 Measured 2026-11-26 (``uptime`` load in brackets), median of the per-round ratios timeit / Timer:
 
@@ -56,6 +58,8 @@ Measured 2026-11-26 (``uptime`` load in brackets), median of the per-round ratio
     gelu 1M, 2 threads, 7 rounds [8.9-11.7]: blocked 1.074 (not met; rounds 0.93-1.13 and one 8.1),
         adaptive 0.195, default 0.348; lowest deciles 1.011, 0.935, 0.925
     gelu 65k, 1 thread, 3 rounds [11.7-12.5]: blocked 1.043 (met), adaptive 0.911, default 0.271
+    gelu 1M, 2 threads, 11 rounds [12.1-14.4]: blocked 1.001 (met; rounds 0.98-1.02 after a first round
+        of 25), adaptive 0.990, default 0.987; no call waited after the first round
 
 timeit's choices are deliberate: the median single call is the call's own time and changes little with the
 neighbours' load, where a block mean does not; and when other processes used a large share of the CPU while
