@@ -150,3 +150,14 @@ def test_a_kernels_speed_up_table_is_capped_like_the_all_rows_table_and_says_so(
     page, text = html(capped), markdown(capped)
     assert all(c.speedups_note in page and f"{c.kernel}: {c.speedups_note}" in text for c in capped.kernels)
     assert "speed-ups are shown" not in html(full) + markdown(full)
+
+
+def test_noisy_marks_read_the_flag_else_the_spread():
+    from workbench.ceilings import is_noisy
+    from workbench.report.plots import noisy_mask
+
+    df = pd.DataFrame({"noisy": [1, 0, None, None, float("nan"), True],
+                       "rel_spread": [0.0, 0.9, 0.9, 0.01, "bad", None], "kernel": "k"})
+    assert noisy_mask(df).tolist() == [is_noisy(dict(r)) for _, r in df.iterrows()] == \
+        [True, False, True, False, False, True]
+    assert noisy_mask(df.drop(columns="noisy")).tolist() == [False, True, True, False, False, False]

@@ -240,7 +240,12 @@ def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str]
 
 def noisy_mask(df: pd.DataFrame) -> np.ndarray:
     """Which rows are noisy: their ``noisy`` flag, or (rows stored before it) relative spread above 10%."""
-    return np.array([is_noisy(r) for r in df.to_dict("records")], dtype=bool) if len(df) else np.zeros(0, bool)
+    if not len(df):
+        return np.zeros(0, bool)
+    # the two columns the flag reads, not whole rows (called for every series of every figure)
+    flags = df["noisy"].tolist() if "noisy" in df else [None] * len(df)
+    spreads = df["rel_spread"].tolist() if "rel_spread" in df else [None] * len(df)
+    return np.array([is_noisy({"noisy": f, "rel_spread": s}) for f, s in zip(flags, spreads, strict=True)], dtype=bool)
 
 
 def _mark_noisy(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0) -> None:
