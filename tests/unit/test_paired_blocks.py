@@ -189,11 +189,14 @@ def pd_isna(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def test_a_sweep_plan_pairs_contenders_with_the_reference_on_their_own_backend():
+def test_a_sweep_plan_pairs_contenders_with_the_reference_on_their_own_backend(pairk):
+    from workbench.backends import registry
     from workbench.sweep import SweepSpec
     from workbench.sweep_plan import SweepPlan
 
-    plan = SweepPlan(SweepSpec(kernels=["saxpy"], backends=["numpy", "numba"], sizes=[4099], rounds=3))
+    backends = [b for b in ("numpy", "numba", "torch-cpu") if b in registry.available_backends()]
+    plan = SweepPlan(SweepSpec(kernels=[pairk, "saxpy"], backends=backends, sizes=[4099], rounds=3))
+    assert any(p is not None for p in plan.partners().values())  # pairk's "twice" beside its "ref"
     partners = plan.partners()
     refs = plan.references()
     for cell in plan.cells:
