@@ -206,19 +206,6 @@ def variant(kernel: str, name: str, runtimes: Iterable[str] | str, *, mode: str 
     return deco
 
 
-#: Whether a lookup of a kernel already registered skips loading the default catalog (:func:`load_on_demand`).
-_on_demand = False
-
-
-def load_on_demand() -> None:
-    """From now on, looking up a kernel already registered does not load the default catalog; a name not
-    registered, or the list of every kernel, still loads it. For worker processes: the parent ships the
-    catalog folders each cell needs (:mod:`workbench.catalog.shipping`), and loading every folder besides
-    cost each worker ~0.3 s of CPU (at every start and restart) and the memory of modules it never runs."""
-    global _on_demand
-    _on_demand = True
-
-
 def _ensure_loaded() -> None:
     ensure_default_catalog()
 
@@ -229,8 +216,7 @@ def kernels() -> dict[str, KernelSpec]:
 
 
 def get_kernel(name: str) -> KernelSpec:
-    if not (_on_demand and name in _kernels):
-        _ensure_loaded()
+    _ensure_loaded()
     if name not in _kernels:
         raise ValueError(f"unknown kernel {name!r}; valid kernels: {', '.join(sorted(_kernels))}")
     return _kernels[name]

@@ -26,7 +26,6 @@ from multiprocessing.connection import Connection
 
 from ..authoring.numba_support import boundscheck
 from ..backends import registry
-from ..catalog import registry as catalog_registry
 from ..catalog.shipping import install
 from ..conditions import count_as_own, take_reading
 from ..status import Status
@@ -117,7 +116,6 @@ def serve(conn: Connection) -> None:
     for p in reversed(start.sys_path):  # the parent's import path: inline kernels may import its modules
         if p not in sys.path:
             sys.path.insert(0, p)
-    catalog_registry.load_on_demand()  # the folders each cell needs come with it: not the whole catalog
     count_as_own(start.parent_pid)  # the parent's bookkeeping between cells is not "other load"
     take_reading()
     state = WorkerState(start)
