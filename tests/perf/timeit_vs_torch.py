@@ -60,6 +60,9 @@ Measured 2026-11-26 (``uptime`` load in brackets), median of the per-round ratio
     gelu 65k, 1 thread, 3 rounds [11.7-12.5]: blocked 1.043 (met), adaptive 0.911, default 0.271
     gelu 1M, 2 threads, 11 rounds [12.1-14.4]: blocked 1.001 (met; rounds 0.98-1.02 after a first round
         of 25), adaptive 0.990, default 0.987; no call waited after the first round
+    gelu 1M, default run (7 rounds) [9.1-13.7 / 13.7-15.9]: 1 thread blocked 0.998 (met), adaptive 0.994,
+        default 0.325 (0.27 of a core); 2 threads blocked 1.005 (met; 27-28% of calls waited on both
+        sides), adaptive 0.157 (63% waited), default 0.161
 
 timeit's choices are deliberate: the median single call is the call's own time and changes little with the
 neighbours' load, where a block mean does not; and when other processes used a large share of the CPU while
