@@ -360,7 +360,9 @@ def aa_summary(df: pd.DataFrame) -> str | None:
     same = int((t["verdict"] == "same").sum())
     floor = float(np.nanmedian(t["floor"].astype(float))) if t["floor"].notna().any() else float("nan")
     worst = float(np.nanmax(t["floor"].astype(float))) if t["floor"].notna().any() else float("nan")
-    return (f"A/A twin (each reference measured twice per round, interleaved with its contenders): "
+    how = ("timed a second time per round beside itself, in alternating blocks as its contenders are"
+           if (t["basis"] == vd.BLOCKS).any() else "measured twice per round, interleaved with its contenders")
+    return (f"A/A twin (each reference {how}): "
             f"{called} of {len(t)} called faster or slower, {same} same; it could see ±{vd.pct(floor)} "
             f"(median; worst ±{vd.pct(worst)}): differences smaller than that are not resolved in this run")
 
