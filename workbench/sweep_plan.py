@@ -36,7 +36,7 @@ from .harness.timer import MIN_PAIRS
 from .status import Status
 from .store import Store
 from .timestamps import now_iso
-from .verdicts import MIN_ROUNDS
+from .verdicts import MIN_ROUNDS, PAIR_D, TWIN_PAIR_D, effects
 
 if TYPE_CHECKING:  # the plan takes a spec; the spec's module runs the plan
     from .sweep import SweepSpec
@@ -248,10 +248,17 @@ class SweepPlan:
         budget (``budget_s``) holds :data:`~workbench.harness.timer.MIN_PAIRS` block pairs of the slower of
         the two, as far as their earlier rounds tell (unknown: while it is at least :data:`PAIR_BUDGET_S`).
         A pair of 50 ms calls would otherwise take 3-4 times a quick suite's visit, for drift that calls that
-        long barely see."""
+        long barely see. A cell whose paired visits could no longer add up to MIN_ROUNDS in the planned rounds
+        is timed alone (extra rounds go on pairing a cell that has paired visits already)."""
         ref = cell if twin else self.partners().get(cell.key)
         if ref is None or (ref is not cell and is_final(self.rows.get(ref.key))):
             return None
+        row = self.rows.get(cell.key) or {}
+        paired = len(effects(row.get(TWIN_PAIR_D if twin else PAIR_D)))
+        n_prev = rounds_done(row)
+        left = self.rounds - n_prev if n_prev < self.rounds else 0
+        if paired + left < MIN_ROUNDS and not (left == 0 and paired):
+            return None  # its paired visits could not reach a verdict's rounds: time it alone, as before
         medians = [m for c in (cell, ref) if (m := (self.rows.get(c.key) or {}).get("median_s"))]
         if len(medians) < 2:
             return ref if budget_s >= PAIR_BUDGET_S else None

@@ -240,3 +240,7 @@ def test_a_pair_too_slow_for_a_visits_budget_is_not_timed_side_by_side(pairk):
     quick = SweepPlan(SweepSpec(kernels=[pairk], backends=["numpy"], sizes=[4099], rounds=3, budget_s=0.04))
     c = next(c for c in quick.cells if c.key in quick.partners())
     assert quick.request(c, {}).partner is None  # a quick suite's visit, before any time is known
+    quick.rows[c.key] = {"median_s": 1e-6, "rounds": 1, "round_medians_s": "[1e-06]", "samples_s": "[1e-06]"}
+    quick.rows[quick.partners()[c.key].key] = {"median_s": 1e-6}
+    quick._requested.clear()
+    assert quick.request(c, {}).partner is None  # round 2 of 3 without a paired round 1: 2 could not make 3
