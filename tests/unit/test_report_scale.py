@@ -161,3 +161,30 @@ def test_noisy_marks_read_the_flag_else_the_spread():
     assert noisy_mask(df).tolist() == [is_noisy(dict(r)) for _, r in df.iterrows()] == \
         [True, False, True, False, False, True]
     assert noisy_mask(df.drop(columns="noisy")).tolist() == [False, True, True, False, False, False]
+
+
+def test_report_baseline_flag_is_checked_on_the_series_columns_only(tmp_path, monkeypatch, capsys):
+    from workbench.cli import main
+    from workbench.report.sample_data import synthetic_environment
+    from workbench.store import Store
+
+    s = Store(tmp_path / "s.sqlite")
+    s.add_environment("env-demo", synthetic_environment())
+    rid = s.new_run(name="demo", env_id="env-demo")
+    for row in synthetic_results(rid).to_dict("records"):
+        s.record(row)
+    s.set_run_status(rid, "finished", wall_s=1.0)
+    asked = []
+    original = Store.results
+
+    def recording(self, run_ids=None, columns=None):
+        asked.append(None if columns is None else sorted(columns))
+        return original(self, run_ids, columns)
+
+    monkeypatch.setattr(Store, "results", recording)
+    assert main(["report", rid, "--store", str(s.path), "--baseline", "nope", "--out", str(tmp_path / "r.md")]) == 2
+    assert "names no measured series" in capsys.readouterr().err
+    assert asked == [["backend", "status", "variant"]]  # no load of every column for the check
+    assert main(["report", rid, "--store", str(s.path), "--baseline", "numpy@numpy", "--out",
+                 str(tmp_path / "r.md")]) == 0
+    assert None not in asked  # the report itself loads the report's columns, never every one
