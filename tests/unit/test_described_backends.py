@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
+
 from workbench.backends.described import DescribedBackend, described_backends, static_fields
 
 NUMPY_RECORD = {"name": "numpy", "runtime": "numpy", "available": True, "reason": "", "device_class": "cpu",
@@ -47,6 +49,7 @@ def test_static_fields_of_a_real_backend():
 def test_a_sweep_parent_with_a_cached_probe_imports_no_runtime(run_python, tmp_path):
     """torch-cpu described as available: bench plans, runs the cell in a worker (which imports torch) and
     stores it, and the parent never imports torch; its environment record lists the described backend."""
+    pytest.importorskip("torch", reason="the worker runs the cell on torch-cpu (the core tier has no torch)")
     code = textwrap.dedent(f"""
         import json, sys
         from workbench.backends import described
