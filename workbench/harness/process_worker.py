@@ -466,6 +466,14 @@ class ProcessExecutor(LocalExecutor):
             return
         self._spares[backend] = spare
 
+    def _stop_spare(self, backend: str) -> None:
+        """Stop ``backend``'s spare worker, if one was started: an idle interpreter held to the sweep's end
+        (or the backend's release) for a kill that did not come."""
+        spare = self._spares.pop(backend, None)
+        if spare is not None:
+            spare.kill()  # it holds nothing yet: no need to wait for it to finish importing and hear Stop
+            spare.stop()  # its output forwarded, its file closed
+
     def warm(self, backends: Sequence[str]) -> None:
         """Start the workers of ``backends`` side by side, each told to prepare (imports, device query, timer
         calibration) as soon as it is up, and return at once: the workers' start-up overlaps each other's, the
@@ -539,6 +547,7 @@ class ProcessExecutor(LocalExecutor):
             return failed_result(cell, Status.ERROR, str(exc), seed=request.seed, started=t0)
         out = worker.run(request, shipment, should_stop, on_suspect=lambda: self._start_spare(cell.backend))
         if out.result is not None:
+            self._stop_spare(cell.backend)  # a first call that only looked hung returned: its worker lives on
             return judge_reported(out.result, time.perf_counter() - t0)
         return failed_result(cell, out.failure or Status.CRASHED, _failure_message(request, out),
                              seed=request.seed, started=t0)
