@@ -372,8 +372,4 @@ def _model_shapes(models: Iterable[str] | None, all_models: bool) -> tuple[list[
     defaults = datasets.llm_sweep_defaults()
     if models is None and not all_models:
         models = defaults.get("models")
-    df = datasets.llm_shapes(list(models) if models is not None else None)
-    keep = [c for c in datasets.SHAPE_COLUMNS if c in df.columns]
-    shapes = [{k: (v if k in ("model", "family") else int(v)) for k, v in rec.items() if v == v}
-              for rec in df[keep].to_dict("records")]
-    return shapes, defaults
+    return datasets.llm_shape_records(list(models) if models is not None else None), defaults
