@@ -532,7 +532,9 @@ def _run_rounds(plan: SweepPlan, run: StoredRun, executor: CellExecutor, shown: 
         shown.round(r, None if executor.runs_here else executor.isolation)
         if isinstance(executor, LocalExecutor):  # backends without a cell this round (extra rounds: most) free theirs
             executor.release({c.backend for c in plan.cells} - {c.backend for c in due})
-        requests = [plan.request(cell, ceilings) for cell in due]
+        # asked for one by one as the executor takes them: a request reads the rows stored so far (a contender
+        # is timed beside its baseline once the baseline's own visit of the round has passed)
+        requests = (plan.request(cell, ceilings) for cell in due)
         with contextlib.closing(executor.run(requests, should_stop=shown.poll, on_start=started)) as results:
             for request, result in results:  # closing a cluster's round early cancels its cells not yet run
                 row = run.record(plan, request, result)

@@ -147,6 +147,8 @@ class SweepPlan:
             due = [c for c in self.cells if self.remaining(c) > 0 and rounds_done(self.rows.get(c.key)) <= r]
             if r > 0:
                 due = round_order(due, group_of, self.spec.seed, r, anchor=lambda c: c.key in refs)
+            else:  # references first: a contender is timed beside its baseline only once that has passed
+                due = references_first(due, refs)
             yield from self._round(r, with_twins(due, twins, self.spec.seed, r))
         if interleaved and self.reserve:
             yield from self.extra_rounds()
@@ -244,18 +246,18 @@ class SweepPlan:
 
     def _partner(self, cell: Cell, twin: bool, budget_s: float) -> Cell | None:
         """Whom ``cell`` is timed beside now: a twin's visit beside the reference itself (an A/A pair), a
-        contender beside its baseline while that baseline has not ended early; and only while a visit's
+        contender beside its baseline once that has been verified and timed ok; and only while a visit's
         budget (``budget_s``) holds :data:`~workbench.harness.timer.MIN_PAIRS` block pairs of the slower of
         the two, as far as their earlier rounds tell (unknown: while it is at least :data:`PAIR_BUDGET_S`).
         A pair of 50 ms calls would otherwise take 3-4 times a quick suite's visit, for drift that calls that
         long barely see. A cell whose paired visits could no longer add up to MIN_ROUNDS in the planned rounds
         is timed alone (extra rounds go on pairing a cell that has paired visits already)."""
         ref = cell if twin else self.partners().get(cell.key)
-        if ref is None or (ref is not cell and is_final(self.rows.get(ref.key))):
-            return None
+        if ref is None or (self.rows.get(ref.key) or {}).get("status") not in (Status.OK, Status.IMPLAUSIBLE):
+            return None  # a baseline not yet verified and timed (one that crashes its worker would take the cell)
         row = self.rows.get(cell.key) or {}
         paired = len(effects(row.get(TWIN_PAIR_D if twin else PAIR_D)))
-        n_prev = rounds_done(row)
+        n_prev = rounds_done(row) - (1 if twin else 0)  # a twin's visit comes after its own of the round
         left = self.rounds - n_prev if n_prev < self.rounds else 0
         if paired + left < MIN_ROUNDS and not (left == 0 and paired):
             return None  # its paired visits could not reach a verdict's rounds: time it alone, as before
@@ -355,6 +357,27 @@ def _groups(cells: list[Cell]) -> Iterator[tuple[Any, list[Cell]]]:
     for c in cells:
         out.setdefault(group_of(c), []).append(c)
     yield from out.items()
+
+
+def references_first(due: list[Cell], refs: set[str]) -> list[Cell]:
+    """``due`` with each group's references moved to just before its first other cell (the rest in order):
+    in round 1 the contenders come after the baseline they are timed beside, which has then been verified
+    and timed on its own (a baseline that crashes its worker process ends there, not inside a contender's
+    visit)."""
+    by_group: dict[Any, list[Cell]] = {}
+    for c in due:
+        if c.key in refs:
+            by_group.setdefault((group_of(c), c.cache), []).append(c)
+    out: list[Cell] = []
+    placed: set[Any] = set()
+    for c in due:
+        g = (group_of(c), c.cache)
+        if g not in placed:
+            placed.add(g)
+            out += by_group.get(g, [])
+        if c.key not in refs:
+            out.append(c)
+    return out
 
 
 def with_twins(due: list[Cell], twins: set[str], seed: int, round_index: int) -> list[Cell]:

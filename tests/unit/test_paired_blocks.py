@@ -207,6 +207,7 @@ def test_a_sweep_plan_pairs_contenders_with_the_reference_on_their_own_backend(p
             assert p.key in refs and p.backend == cell.backend and p.params == cell.params
     ref = next(c for c in plan.cells if c.key in refs)
     assert plan.request(ref, {}).partner is None
+    plan.rows[ref.key] = {"status": "ok"}  # its own visit of the round passed
     assert plan.request(ref, {}).partner == ref  # asked twice in a round: its A/A twin, beside itself
     assert isinstance(ref, Cell)
 
@@ -221,16 +222,39 @@ def pairk(tmp_path):
     unload_catalog(folder)
 
 
+def test_round_one_measures_each_groups_reference_before_its_contenders(pairk):
+    from workbench.sweep import SweepSpec
+    from workbench.sweep_plan import SweepPlan, references_first
+
+    plan = SweepPlan(SweepSpec(kernels=[pairk], backends=["numpy"], sizes=[4099, 8192], rounds=3))
+    refs = plan.references()
+    first = next(due for r, due in plan.rounds_due() if r == 0)
+    for size in (4099, 8192):
+        group = [c for c in first if c.params_dict["n"] == size]
+        assert group[0].key in refs and len(group) == 2
+    cells = list(reversed(plan.cells))  # a spec order with the contenders first
+    ordered = references_first(cells, refs)
+    assert sorted(c.key for c in ordered) == sorted(c.key for c in cells)
+    assert [c.key in refs for c in ordered] == [True, False, True, False]
+
+
 def test_a_pair_too_slow_for_a_visits_budget_is_not_timed_side_by_side(pairk):
     from workbench.sweep import SweepSpec
     from workbench.sweep_plan import PAIR_BUDGET_S, SweepPlan
 
     plan = SweepPlan(SweepSpec(kernels=[pairk], backends=["numpy"], sizes=[4099], rounds=3, budget_s=0.4))
     cell, ref = next((c, p) for c in plan.cells if (p := plan.partners().get(c.key)) is not None)
+    assert plan.request(cell, {}).partner is None  # its baseline not verified and timed yet
+    for status in ("crashed", "incorrect"):
+        plan.rows[ref.key] = {"status": status}
+        plan._requested.clear()
+        assert plan.request(cell, {}).partner is None  # nor after it failed
+    plan.rows[ref.key] = {"status": "ok"}
+    plan._requested.clear()
     first = plan.request(cell, {})
     budget = first.what.budget_s
     assert budget >= PAIR_BUDGET_S and first.partner == ref  # times unknown: a generous visit
-    plan.rows[ref.key] = {"median_s": 1e-4}
+    plan.rows[ref.key] = {"status": "ok", "median_s": 1e-4}
     plan.rows[cell.key] = {"median_s": budget}  # one call takes the whole visit's budget
     plan._requested.clear()
     assert plan.request(cell, {}).partner is None
@@ -241,6 +265,6 @@ def test_a_pair_too_slow_for_a_visits_budget_is_not_timed_side_by_side(pairk):
     c = next(c for c in quick.cells if c.key in quick.partners())
     assert quick.request(c, {}).partner is None  # a quick suite's visit, before any time is known
     quick.rows[c.key] = {"median_s": 1e-6, "rounds": 1, "round_medians_s": "[1e-06]", "samples_s": "[1e-06]"}
-    quick.rows[quick.partners()[c.key].key] = {"median_s": 1e-6}
+    quick.rows[quick.partners()[c.key].key] = {"status": "ok", "median_s": 1e-6}
     quick._requested.clear()
     assert quick.request(c, {}).partner is None  # round 2 of 3 without a paired round 1: 2 could not make 3
