@@ -218,7 +218,7 @@ ENV_CEILINGS_CACHE = "WORKBENCH_CEILINGS_CACHE"
 #: that changes, so roofs cached by an older probe are measured again. A cache kept a float32 GEMM roof of
 #: 224 GFLOP/s from an early probe (one long BLAS call timed by the wall clock on a busy machine) where the
 #: current probe reads 298 at load 22, and every later sweep called a 295 GFLOP/s numpy GEMM implausible.
-PROBE_VERSION = 3
+PROBE_VERSION = 4  # 4: bandwidth roofs are the best of a triad, an in-place update and a read-only pass
 AUTO_CONFIG = TimingConfig(warmup_s=0.02, budget_s=0.15, target_spread=0.02, min_samples=3, max_samples=40,
                            n_inputs=1)
 AUTO_PILOT_CONFIG = TimingConfig(warmup_s=0.01, budget_s=0.05, target_spread=0.02, min_samples=3, max_samples=20,
