@@ -181,12 +181,12 @@ def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingC
     GUARD.check()
     audits = [audit] if partner is None else [audit, partner.audit]
     try:
-        side = _Side(timer, calls, config, audit, flush, sync)
+        side = _Side(timer, calls, config, audit, flush, sync, paired=partner is not None)
         if partner is None:
             out = _loop(side, config, deadline, cancel)
         else:
-            out = _paired_loop(side, _Side(timer, partner.calls, config, partner.audit, flush, sync, partner=True),
-                               config, deadline, cancel)
+            other = _Side(timer, partner.calls, config, partner.audit, flush, sync, paired=True, partner=True)
+            out = _paired_loop(side, other, config, deadline, cancel)
     finally:
         for a in audits:
             a.restore()
@@ -228,8 +228,11 @@ class _Side:
 
     def __init__(self, timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig,
                  audit: Auditor | NoAudit, flush: Callable[[], None] | None, sync: Callable[[], None] | None,
-                 partner: bool = False) -> None:
+                 paired: bool = False, partner: bool = False) -> None:
         self.calls, self.config, self.audit = calls, config, audit
+        #: A side of a paired loop: its samples are told apart by whether they were stretched (the two
+        #: system calls per sample a lone loop has no use for).
+        self.paired = paired
         #: The partner of a paired loop: its faults are its own (:class:`PartnerFailed`), not the cell's.
         self.partner = partner
         self.cold = config.cache == "cold"
@@ -274,9 +277,9 @@ class _Side:
             self.flush()
         r = self.taken % len(self.batches)
         fn = self.audit.arm(r, self.k, True, self.calls) or self.batches[r]
-        switches = _preemptions()
+        switches = _preemptions() if self.paired else 0
         s = self.watch.measure(fn)
-        self.stretched = _preemptions() > switches
+        self.stretched = self.paired and _preemptions() > switches
         self.audit.check()
         self.taken += 1
         self.out.samples_s.append(s.device_s / self.k)
