@@ -25,6 +25,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -135,65 +136,36 @@ def _triad_kernels() -> dict[str, tuple[Callable[..., None], Callable[..., None]
         return None
 
     @numba.njit(cache=True, fastmath=True)
-    def serial(a, b, c, s, reps):  # pragma: no cover - compiled
+    def passes(kind, a, b, c, s, reps, lo, hi):  # pragma: no cover - compiled
+        """``reps`` passes of kernel ``kind`` (0 triad, 1 in-place update, 2 read) over ``[lo, hi)``."""
         for r in range(reps):
             sr = s + r
-            for i in range(a.size):
-                a[i] = b[i] + sr * c[i]
-
-    @numba.njit(parallel=True, cache=True, fastmath=True)
-    def parallel(a, b, c, s, reps, chunks):  # pragma: no cover - compiled
-        n = a.size
-        step = n // chunks
-        for t in numba.prange(chunks):
-            lo = t * step
-            hi = n if t == chunks - 1 else lo + step
-            for r in range(reps):
-                sr = s + r
+            if kind == 0:
                 for i in range(lo, hi):
                     a[i] = b[i] + sr * c[i]
-
-    @numba.njit(cache=True, fastmath=True)
-    def update(a, b, c, s, reps):  # pragma: no cover - compiled
-        for r in range(reps):
-            sr = s + r
-            for i in range(a.size):
-                a[i] = a[i] + sr * c[i]
-
-    @numba.njit(parallel=True, cache=True, fastmath=True)
-    def update_parallel(a, b, c, s, reps, chunks):  # pragma: no cover - compiled
-        n = a.size
-        step = n // chunks
-        for t in numba.prange(chunks):
-            lo = t * step
-            hi = n if t == chunks - 1 else lo + step
-            for r in range(reps):
-                sr = s + r
+            elif kind == 1:
                 for i in range(lo, hi):
                     a[i] = a[i] + sr * c[i]
-
-    @numba.njit(cache=True, fastmath=True)
-    def read(a, b, c, s, reps):  # pragma: no cover - compiled
-        for r in range(reps):
-            acc = np.float32(0.0)
-            for i in range(b.size):
-                acc += b[i]
-            a[r % a.size] = acc + s  # kept: the pass cannot be dropped
-
-    @numba.njit(parallel=True, cache=True, fastmath=True)
-    def read_parallel(a, b, c, s, reps, chunks):  # pragma: no cover - compiled
-        n = b.size
-        step = n // chunks
-        for t in numba.prange(chunks):
-            lo = t * step
-            hi = n if t == chunks - 1 else lo + step
-            for r in range(reps):
+            else:
                 acc = np.float32(0.0)
                 for i in range(lo, hi):
                     acc += b[i]
-                a[lo + r % (hi - lo)] = acc + s
+                a[lo + r % (hi - lo)] = acc + sr  # kept: the pass cannot be dropped
 
-    return {"triad": (serial, parallel), "update": (update, update_parallel), "read": (read, read_parallel)}
+    @numba.njit(cache=True)
+    def serial(kind, a, b, c, s, reps):  # pragma: no cover - compiled
+        passes(kind, a, b, c, s, reps, 0, a.size)
+
+    @numba.njit(parallel=True, cache=True)
+    def parallel(kind, a, b, c, s, reps, chunks):  # pragma: no cover - compiled
+        n = a.size
+        step = n // chunks
+        for t in numba.prange(chunks):
+            lo = t * step
+            passes(kind, a, b, c, s, reps, lo, n if t == chunks - 1 else lo + step)
+
+    kinds = {name: i for i, (name, _) in enumerate(STREAM_KERNELS)}
+    return {name: (partial(serial, k), partial(parallel, k)) for name, k in kinds.items()}
 
 
 def cores() -> int:
