@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -183,20 +184,17 @@ def block_effects(base: Any, row: Any) -> np.ndarray | None:
     return d if len(d) >= vd.MIN_ROUNDS else None
 
 
-def pair_basis(base: Any, row: Any) -> str:
-    """Which paired evidence :func:`judge_pair` uses for the pair: blocks within visits, else rounds."""
-    return vd.BLOCKS if block_effects(base, row) is not None else "paired rounds"
-
-
-def judge_pair(base: pd.Series | dict[str, Any], row: pd.Series | dict[str, Any], typical: float | None = None,
-               **kw: Any) -> dict[str, Any]:
+def judge_pair(base: pd.Series | dict[str, Any], row: pd.Series | dict[str, Any],
+               typical: float | Callable[[str], float | None] | None = None, **kw: Any) -> dict[str, Any]:
     """A row against its baseline row of the same run: on the effects of blocks timed alternately with the
     baseline in the same visits when it has them (:func:`block_effects`); else paired round by round when
     both have the same number (≥ MIN_ROUNDS) of round medians (``typical``: the typical paired spread of the
-    pair's scope in the run, of the same basis, see :func:`workbench.verdicts.paired_noise`); else unpaired
-    (round medians, or one stream's samples)."""
+    pair's scope in the run, see :func:`workbench.verdicts.paired_noise`, or a function of the basis that
+    gives it: ``vd.BLOCKS`` or "paired rounds"); else unpaired (round medians, or one stream's samples)."""
     a, b, paired = _paired_rounds(base, row)
     d = block_effects(base, row)
+    if callable(typical):
+        typical = typical(vd.BLOCKS if d is not None else "paired rounds")
     if d is not None:
         v = vd.effects_verdict(d, typical=typical, basis=vd.BLOCKS, **kw)
     elif paired:
@@ -234,7 +232,7 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
             rec.update({c: float("nan") for c in RESULT_COLUMNS}, verdict="no baseline", basis=None,
                        noisy=False, baseline_variant=None, baseline_backend=None)
         else:
-            rec.update(judge_pair(base, row, typical(row, pair_basis(base, row)), **kw),
+            rec.update(judge_pair(base, row, partial(typical, row), **kw),
                        baseline_variant=base["variant"],
                        baseline_backend=base["backend"])
             if base.name == row.name:
@@ -292,7 +290,7 @@ def undecided_pairs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return [(str(row.get("cell_key")), str(base.get("cell_key"))) for row, base in pairs
             if not _same_row(row, base)
             and (_paired_rounds(base, row)[2] or block_effects(base, row) is not None)
-            and judge_pair(base, row, typical(row, pair_basis(base, row)))["verdict"] == "inconclusive"]
+            and judge_pair(base, row, partial(typical, row))["verdict"] == "inconclusive"]
 
 
 def _same_row(a: Any, b: Any) -> bool:

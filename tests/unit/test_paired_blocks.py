@@ -17,7 +17,7 @@ from workbench.harness.audit import NoAudit
 from workbench.harness.request import Cell
 from workbench.harness.rounds import merge_pair, merge_twin
 from workbench.harness.timer import Partner, PartnerFailed, TimingConfig, time_calls
-from workbench.stats_compare import block_effects, judge_pair, pair_basis, speedup_vs_baseline, typical_spreads
+from workbench.stats_compare import block_effects, judge_pair, speedup_vs_baseline, typical_spreads
 
 
 def _sleeper(seconds: float):
@@ -102,7 +102,11 @@ def _rows(d_row, medians_base=(1.0, 1.3, 0.8), medians_row=(1.2, 0.9, 1.0)):
 
 def test_the_verdict_rests_on_the_block_effects_when_the_row_was_timed_beside_its_baseline():
     base, row = _rows([0.105, 0.095, 0.1])  # rounds' medians disagree wildly; each visit's blocks agree
-    assert pair_basis(base, row) == vd.BLOCKS and len(block_effects(base, row)) == 3
+    assert len(block_effects(base, row)) == 3
+    seen: list[str] = []
+    judge_pair(base, row, lambda basis: seen.append(basis) or 0.01)  # the prior asked for by its basis
+    judge_pair(base, {k: v for k, v in row.items() if k != vd.PAIR_WITH}, lambda basis: seen.append(basis))
+    assert seen == [vd.BLOCKS, "paired rounds"]
     v = judge_pair(base, row)
     assert v["basis"] == vd.BLOCKS and v["verdict"] == "faster"
     assert v["speedup"] == pytest.approx(math.exp(0.1))
