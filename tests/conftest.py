@@ -206,3 +206,19 @@ def run_python() -> Callable[..., subprocess.CompletedProcess]:
         return subprocess.run(argv, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=timeout)
 
     return run
+
+
+#: A user kernel's spec.py (``out = 2 x``), named by ``.format(name=...)``: written to a temporary catalog
+#: folder by the catalog-loader and worker start-up tests.
+DOUBLE_SPEC = """
+import numpy as np
+from workbench.catalog import KernelSpec, register_kernel
+
+SPEC = register_kernel(KernelSpec(
+    name="{name}", description="double x", axes=("n",),
+    make_inputs=lambda p, rng: {{"x": rng.standard_normal(p["n"])}},
+    reference=lambda inp, p: {{"out": 2 * inp["x"]}},
+    output_shapes=lambda p: {{"out": (p["n"],)}},
+    flops=lambda p: p["n"], bytes_moved=lambda p, s: 2 * p["n"] * s,
+    sizes={{"verify": [{{"n": 7}}], "quick": [{{"n": 1024}}]}}))
+"""

@@ -3,6 +3,7 @@
 import textwrap
 
 import pytest
+from conftest import DOUBLE_SPEC
 
 import workbench
 from workbench.catalog import loader, unregister_kernel
@@ -17,18 +18,7 @@ def _clean_registry():
         unregister_kernel(name)
     loader.load_errors.clear()
 
-SPEC = """
-import numpy as np
-from workbench.catalog import KernelSpec, register_kernel
-
-SPEC = register_kernel(KernelSpec(
-    name="{name}", description="double x", axes=("n",),
-    make_inputs=lambda p, rng: {{"x": rng.standard_normal(p["n"])}},
-    reference=lambda inp, p: {{"out": 2 * inp["x"]}},
-    output_shapes=lambda p: {{"out": (p["n"],)}},
-    flops=lambda p: p["n"], bytes_moved=lambda p, s: 2 * p["n"] * s,
-    sizes={{"verify": [{{"n": 7}}], "quick": [{{"n": 1024}}]}}))
-"""
+SPEC = DOUBLE_SPEC
 
 VARIANT = """
 import numpy as np

@@ -6,21 +6,13 @@ from __future__ import annotations
 import json
 import textwrap
 
+from conftest import DOUBLE_SPEC
+
 from workbench.harness.cell import Cell, CheckOnly
 from workbench.harness.isolation import make_executor
 from workbench.harness.process_worker import WorkerProcess
 
-SPEC = """
-from workbench.catalog import KernelSpec, register_kernel
-
-SPEC = register_kernel(KernelSpec(
-    name="{name}", description="double x", axes=("n",),
-    make_inputs=lambda p, rng: {{"x": rng.standard_normal(p["n"])}},
-    reference=lambda inp, p: {{"out": 2 * inp["x"]}},
-    output_shapes=lambda p: {{"out": (p["n"],)}},
-    flops=lambda p: p["n"], bytes_moved=lambda p, s: 2 * p["n"] * s,
-    sizes={{"verify": [{{"n": 7}}], "quick": [{{"n": 1024}}]}}))
-"""
+SPEC = DOUBLE_SPEC
 
 VARIANT = """
 import numpy as np
