@@ -118,6 +118,8 @@ def test_each_cupy_device_is_a_backend(registry, monkeypatch):
 def test_cupy_without_a_device_lists_one_backend(registry):
     pytest.importorskip("cupy")
     found = registry.matching("cupy*")
+    if found and found[0].probe().available:
+        pytest.skip("CuPy sees a device here (the GPU machine): this checks the machines without one")
     assert [b.name for b in found] == ["cupy"] and not found[0].probe().available
 
 

@@ -82,6 +82,26 @@ def test_work_left_on_a_side_stream_is_caught_by_the_device_wide_sync():
         _time(dev, lambda: dev.launch(2e-3, "side"))
 
 
+def test_one_long_tail_is_the_hosts_but_work_left_behind_again_fails():
+    """A single long synchronisation (the host lost the core, a page fault) does not fail a correct kernel; work
+    left on a side stream at every other call does."""
+    dev = FakeDevice()
+    calls = iter(range(10**6))
+
+    def once() -> None:
+        dev.launch(2e-3, "side" if next(calls) == 1 else "current")
+
+    t = _time(dev, once)
+    assert len(t.samples_s) >= 3
+    dev, calls = FakeDevice(), iter(range(10**6))
+
+    def every_other() -> None:
+        dev.launch(2e-3, "side" if next(calls) % 2 else "current")
+
+    with pytest.raises(audit.AuditFailed, match=FINISHES_LATER):
+        _time(dev, every_other)
+
+
 def test_a_cpu_timer_is_not_synchronised_twice():
     """Only event timers stop at a stream's event; a host-clock timer already ends with the device's sync."""
     calls = []

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from workbench.backends import registry, triton_backend
 
 
@@ -19,6 +21,8 @@ def test_gpu_backends_are_discovered_beside_the_interpreter():
 
 def test_unavailable_without_the_device_names_the_device_and_the_cause():
     probe = triton_backend.TritonGpuBackend("cuda").probe()
+    if probe.available:
+        pytest.skip("this machine has a CUDA device for Triton (the GPU machine): nothing unavailable to name")
     assert not probe.available
     assert "cuda" in probe.reason or "triton is not installed" in probe.reason
 
