@@ -21,8 +21,9 @@ if TYPE_CHECKING:  # pandas loads when a table is read: the harness's per-cell l
     import pandas as pd
 
 SHAPE_COLUMNS = ("model", "family", "hidden", "intermediate", "heads", "kv_heads", "layers", "vocab")
-_DTYPE_PREFIX = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}
-PEAK_FIGURES = ("fp32_tflops", "fp16_tflops", "bf16_tflops", "fp64_tflops", "mem_bw_gbps")
+#: Column prefix per dtype; "tf32" is the rate float32 matmuls reach where TF32 is allowed.
+_DTYPE_PREFIX = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "tf32": "tf32"}
+PEAK_FIGURES = ("fp32_tflops", "fp16_tflops", "bf16_tflops", "fp64_tflops", "tf32_tflops", "mem_bw_gbps")
 
 
 def datasets_path() -> Path:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 #: Every dtype name the workbench knows; backends' capabilities pick from these.
@@ -36,3 +40,22 @@ def round_to(a: np.ndarray, dtype: str) -> np.ndarray:
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     out = rounded.astype(np.uint32).view(np.float32)
     return np.where(np.isnan(a), np.float32(np.nan), out)
+
+
+def reduced_float32_flags(settings: Mapping[str, Any] | str | None) -> list[str]:
+    """The settings (as :func:`workbench.harness.audit.precision_settings` records them, or that record as
+    JSON) that let float32 matmuls round their inputs to TF32: torch's flags and matmul precision, CuPy's
+    ``CUPY_TF32``. Such a run may reach the TF32 tensor-core rate, not the float32 one."""
+    if isinstance(settings, str):
+        try:
+            settings = json.loads(settings)
+        except ValueError:
+            return []
+    if not isinstance(settings, Mapping):
+        return []
+    found = [k for k in ("torch_matmul_allow_tf32", "torch_cudnn_allow_tf32") if settings.get(k)]
+    if settings.get("torch_float32_matmul_precision") not in (None, "highest"):
+        found.append(f"float32 matmul precision {settings['torch_float32_matmul_precision']!r}")
+    if str(settings.get("cupy_tf32", "0")) not in ("0", ""):
+        found.append("CUPY_TF32")
+    return found

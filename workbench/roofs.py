@@ -19,6 +19,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from .datasets import published_peak
+from .dtypes import reduced_float32_flags
 from .report.units import fmt_rate
 
 if TYPE_CHECKING:  # pandas loads in the functions that read tables: the harness and worker processes need none
@@ -163,6 +164,19 @@ class RoofSet:
         return r if r is not None and r.known else None
 
 
+def flops_roof_of(row: Mapping[str, Any], roofs: RoofSet) -> Roof | None:
+    """The FLOP roof a row's rate is bounded by: its dtype's, except a float32 row run with TF32 allowed (its
+    ``precision`` settings), which a GEMM can run at the TF32 tensor-core rate: the datasheet's TF32 figure
+    for the device, or None (no roof known, so nobody can call it impossible)."""
+    dtype = str(row.get("dtype"))
+    if dtype == "float32" and reduced_float32_flags(row.get("precision")):
+        tf32, _ = published_peak(roofs.device, "tf32")
+        if not tf32:
+            return None
+        return Roof(roofs.device, RoofKind.FLOPS, float(tf32), PUBLISHED, "datasheet TF32 rate (TF32 allowed)", dtype)
+    return roofs.get(RoofKind.FLOPS, dtype)
+
+
 def above_top_roof(row: Mapping[str, Any], roofs: RoofSet | None) -> str | None:
     """Why a row's rate is more than any roof of its device allows, or None when it is within them (or no
     top roof is known, so nobody can tell). The one implausibility test: callers decide the row's status.
@@ -179,7 +193,7 @@ def above_top_roof(row: Mapping[str, Any], roofs: RoofSet | None) -> str | None:
         reasons.append(f"{gbps:.3g} GB/s is {gbps / top.value:.1f}x the L1 bandwidth roof "  # type: ignore[operator]
                        f"({top.value:.3g} GB/s, {top.method or top.source}), the fastest any data moves on "
                        f"{roofs.device}")
-    peak = roofs.get(RoofKind.FLOPS, str(row.get("dtype")))
+    peak = flops_roof_of(row, roofs)
     if gflops is not None and peak is not None and peak.known and gflops > peak.value * FLOPS_MARGIN:  # type: ignore[operator]
         reasons.append(f"{gflops:.3g} GFLOP/s is {gflops / peak.value:.1f}x the peak FLOP/s roof "  # type: ignore[operator]
                        f"({peak.value:.3g} GFLOP/s {peak.dtype}, {peak.method or peak.source})")

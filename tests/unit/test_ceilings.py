@@ -163,3 +163,33 @@ def test_roofs_cached_by_an_older_probe_are_measured_again(tmp_path, cache_file,
     monkeypatch.setattr(peaks, "_probed", {})
     assert peaks.ensure_ceilings(Store(tmp_path / "b.sqlite"), "env", "numpy")[(FLOPS, "float32")] == 298.0
     assert calls == [1]  # the versioned entry is reused
+
+
+def test_a_gpus_automatic_bandwidth_roof_is_its_runtimes_fastest_saxpy():
+    """On an H200, CuPy's own saxpy moved 1.07 TB/s and its portable kernel 3.06: the roof is the device's, so
+    the probe tries each saxpy of the runtime and keeps the fastest (CuPy's rows read 105% of the slow one)."""
+    from types import SimpleNamespace
+
+    from workbench.backends.base import DeviceInfo
+
+    info = DeviceInfo(name="Fake GPU", vendor="x", kind="gpu", total_memory_bytes=2**34,
+                      last_level_cache_bytes=50 * 2**20)
+    gpu = SimpleNamespace(name="cupy", runtime="cupy", device_info=lambda: info,
+                          capabilities=lambda: SimpleNamespace(dtypes=("float32", "float64")))
+    seconds = {"cupy": 1e-3, "portable": 0.35e-3}
+    asked = []
+
+    class FakeWorker:
+        def execute(self, cell, config, timeout_s=None):
+            asked.append((cell.kernel, cell.variant))
+            s = seconds.get(cell.variant, 1e-3) if cell.kernel == "saxpy" else 1e-3
+            n = dict(cell.params).get("n", 256)
+            return {"status": "ok", "min_s": s, "bytes": 12 * n, "gbps": 12 * n / s / 1e9, "n_samples": 5,
+                    "flops": 2 * 256**3, "gflops": 1.0, "size_label": "m=256", "params": "{}", "message": "",
+                    "other_cpu_share": 0.0}
+
+    found = peaks.probe_backend(gpu, FakeWorker())
+    bw = [p for p in found if p.metric == "bandwidth_gbps"]
+    assert ("saxpy", "cupy") in asked and ("saxpy", "portable") in asked
+    assert len(bw) == 1 and bw[0].details["variant"] == "portable"
+    assert bw[0].value == pytest.approx(bw[0].details["n"] * 12 / 0.35e-3 / 1e9)

@@ -227,3 +227,24 @@ def test_the_report_lists_one_roof_set_per_device_and_scores_rows_by_it(tmp_path
     report = build_report(ReportData(df, peaks=table, run_ids=["run-demo"]), figures=False)
     assert [d for d, _ in report.device_roofs] == ["CPU Demo"]
     assert report.device_roofs[0][1][0].startswith("DRAM bandwidth 20 GB/s")
+
+
+def test_float32_with_tf32_allowed_is_bounded_by_the_tf32_rate_and_dgemm_by_the_fp64_tensor_cores():
+    """A float32 GEMM run with TF32 allowed reaches the tensor cores' TF32 rate; an H200's DGEMM reached 60
+    TFLOP/s on its FP64 tensor cores. Neither is impossible speed; twice the TF32 datasheet rate is."""
+    from workbench.harness.audit import implausible_reason
+    from workbench.roofs import MEASURED, Roof, RoofKind, RoofSet
+
+    roofs = RoofSet("NVIDIA H200", [Roof("NVIDIA H200", RoofKind.DRAM, 4000.0, MEASURED, "saxpy"),
+                                    Roof("NVIDIA H200", RoofKind.FLOPS, 51e3, MEASURED, "gemm", "float32")])
+    row = {"dtype": "float32", "gflops": 400e3, "gbps": 100.0, "ceiling_gflops": 51e3, "ceiling_gbps": 4000.0}
+    assert "implausible" in (implausible_reason(row, roofs) or "")
+    tf32 = {**row, "precision": '{"torch_matmul_allow_tf32": true}'}
+    assert implausible_reason(tf32, roofs) is None
+    assert "implausible" in (implausible_reason({**tf32, "gflops": 1000e3}, roofs) or "")
+    unknown = RoofSet("Some GPU", roofs.roofs)  # no TF32 figure: nobody can call it impossible
+    assert implausible_reason({**tf32, "gflops": 1000e3}, unknown) is None
+    published = resolve_roofs(pd.DataFrame([{"env_id": "e", "backend": "cupy", "device": "NVIDIA H200",
+                                             "dtype": "float64"}]), pd.DataFrame())
+    dgemm = {"dtype": "float64", "gflops": 60e3, "gbps": 10.0}
+    assert implausible_reason(dgemm, next(iter(published.values()))) is None

@@ -44,8 +44,9 @@ import numpy as np
 from ..case import Case, CheckResult, normalize_outputs
 from ..case import check as _check_outputs  # bound here: replacing workbench.case.check later does not reach audits
 from ..case import reference_outputs as _reference_outputs
+from ..dtypes import reduced_float32_flags
 from ..record import number_or_none
-from ..roofs import above_top_roof
+from ..roofs import above_top_roof, flops_roof_of
 from ..status import Status
 
 Call = Callable[[], Any]
@@ -889,11 +890,7 @@ def reduced_precision(settings: Mapping[str, Any] | None, dtype: str) -> str:
     """Why a ``dtype`` run's float32 math may be rounded (TF32 allowed), or ``""``."""
     if not settings or dtype != "float32":
         return ""
-    found = [k for k in ("torch_matmul_allow_tf32", "torch_cudnn_allow_tf32") if settings.get(k)]
-    if settings.get("torch_float32_matmul_precision") not in (None, "highest"):
-        found.append(f"float32 matmul precision {settings['torch_float32_matmul_precision']!r}")
-    if str(settings.get("cupy_tf32", "0")) not in ("0", ""):
-        found.append("CUPY_TF32")
+    found = reduced_float32_flags(settings)
     return f"TF32 allowed in a float32 run ({', '.join(found)})" if found else ""
 
 
@@ -921,6 +918,9 @@ def implausible_reason(row: Mapping[str, Any], roofs: Any = None) -> str | None:
         reasons.append(f"{gbps:.3g} GB/s is {gbps / bw:.0f}x the {bw:.3g} GB/s DRAM roof: no cache level is that "
                        "much faster")
     gflops, fl = number_or_none(row.get("gflops")), number_or_none(row.get("ceiling_gflops"))
+    if row.get("dtype") == "float32" and reduced_float32_flags(row.get("precision")):
+        tf32 = flops_roof_of(row, roofs) if roofs is not None else None  # the float32 ceiling does not bound it
+        fl = tf32.value if tf32 is not None else None
     if gflops is not None and fl and gflops > FALLBACK_FLOPS_FACTOR * fl:
         reasons.append(f"{gflops:.3g} GFLOP/s is {gflops / fl:.1f}x the {fl:.3g} GFLOP/s roof")
     if not reasons:

@@ -688,7 +688,8 @@ def _end_timed(res: CellResult, dtype: str, ceilings: Peaks | None) -> None:
     if settings:
         res.placement["precision"] = json.dumps(settings, sort_keys=True)
         res.note(reduced_precision(settings, dtype))
-    why = implausible_reason({**vars(res.rates), "dtype": dtype}, getattr(ceilings, "roof_set", None))
+    why = implausible_reason({**vars(res.rates), "dtype": dtype, "precision": settings},
+                             getattr(ceilings, "roof_set", None))
     if why:
         res.rates.peak_note = None
         res.end(Status.IMPLAUSIBLE, why)
