@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -65,8 +66,12 @@ QUICK_FAMILIES: tuple[tuple[str, str, str], ...] = (
 #: LLM operators, measured once at :data:`QUICK_LLM_SHAPE`.
 QUICK_LLM_KERNELS = ("attention_prefill", "attention_decode", "attention_block", "mlp_block", "rmsnorm", "rope",
                      "swiglu", "gemm_int8", "gemm_fp8")
-#: One model shape: a small real model (``datasets/llm_shapes.csv``), one sequence, a KV cache 8x as long.
-QUICK_LLM_SHAPE = {"models": ["qwen2.5-0.5b"], "batch_sizes": [1], "seq_lengths": [64], "kv_lengths": [512]}
+#: One model shape: a small real model (``datasets/llm_shapes.csv``), one sequence, a KV cache of 512. The
+#: sequence is the longest of :data:`QUICK_SEQ_LENGTHS` whose every operator call stays within
+#: :data:`MAX_CALL_FLOPS`, as the families' sizes do (:func:`quick_llm_shape`): at 64 tokens the MLP block was
+#: 1.7 GFLOP a call, and its cells and the attention block's on PoCL and numba took 41 s of a 121 s quick suite.
+QUICK_LLM_SHAPE = {"models": ["qwen2.5-0.5b"], "batch_sizes": [1], "kv_lengths": [512]}
+QUICK_SEQ_LENGTHS = (64, 32, 16, 8, 4, 2, 1)
 #: Axes scaled together to reach a working set (others keep the kernel's largest quick size); default: the first.
 SCALED_AXES = {"gemm": ("m", "n", "k"), "transpose": ("rows", "cols")}
 #: Most work one call of the quick suite may take, so a compute-bound kernel's larger size stays a quick cell
@@ -165,12 +170,30 @@ def quick_parts(kernels: Sequence[str] | None = None, backends: Sequence[str] | 
             continue
         spec = known[kernel]
         where = ({"sizes": family_sizes(spec, cache_ws, dram_ws)} if kinds[kernel] == "family"
-                 else {"sizes": None, "llm_shapes": llm_shapes(**QUICK_LLM_SHAPE)})
+                 else {"sizes": None, "llm_shapes": [quick_llm_shape()]})
         for backend in chosen:
             names = [v.name for v in quick_variants(kernel, backend, dtype)]
             if names:
                 parts.append({"kernels": [kernel], "variants": names, "backends": [backend.name], **where})
     return parts
+
+
+@functools.cache
+def quick_llm_shape() -> dict[str, Any]:
+    """The quick suite's one model shape: :data:`QUICK_LLM_SHAPE` at the longest sequence of
+    :data:`QUICK_SEQ_LENGTHS` whose every operator of :data:`QUICK_LLM_KERNELS` (as the catalog counts its
+    FLOPs) stays within :data:`MAX_CALL_FLOPS` a call."""
+    from .catalog import registry as catalog
+
+    known = catalog.kernels()
+    specs = [known[k] for k in QUICK_LLM_KERNELS if k in known and known[k].llm_params]
+    shape: dict[str, Any] = {}
+    for seq in QUICK_SEQ_LENGTHS:
+        shape = llm_shapes(**QUICK_LLM_SHAPE, seq_lengths=[seq])[0]
+        calls = [spec.llm_params(shape) for spec in specs]
+        if all(spec.flops(p) <= MAX_CALL_FLOPS for spec, p in zip(specs, calls, strict=True) if p is not None):
+            break
+    return shape
 
 
 def quick_variants(kernel: str, backend: Any, dtype: str = "float32") -> list[Variant]:

@@ -60,7 +60,24 @@ def test_llm_operators_run_at_one_model_shape(quick_cells):
         assert len({c.params for c in quick_cells if c.kernel == kernel}) == 1, kernel
     labels = suite_spec("quick", backends=["numpy"]).llm_labels()
     assert {k for k, _ in labels} == set(QUICK_LLM_KERNELS)
-    assert {v for v in labels.values()} == {"qwen2.5-0.5b b1 s64 kv512"} | {"qwen2.5-0.5b b1 s64"}
+    seq = suites.quick_llm_shape()["seq"]
+    assert {v for v in labels.values()} == {f"qwen2.5-0.5b b1 s{seq} kv512"} | {f"qwen2.5-0.5b b1 s{seq}"}
+
+
+def test_the_llm_shape_keeps_every_operator_call_within_the_quick_suites_flops():
+    """As the families' sizes do: the longest sequence whose every operator stays within MAX_CALL_FLOPS (64
+    tokens made the MLP block 1.7 GFLOP a call, 41 s of PoCL and numba cells in a 121 s quick suite)."""
+    from workbench.catalog import registry as catalog
+
+    shape = suites.quick_llm_shape()
+    assert shape["model"] == "qwen2.5-0.5b" and shape["kv_len"] == 512
+    flops = {k: catalog.kernels()[k].flops(catalog.kernels()[k].llm_params(shape)) for k in QUICK_LLM_KERNELS}
+    assert max(flops.values()) <= suites.MAX_CALL_FLOPS
+    longer = [q for q in suites.QUICK_SEQ_LENGTHS if q > shape["seq"]]
+    if longer:  # the next longer sequence would break the rule
+        nxt = {**shape, "seq": min(longer)}
+        assert max(catalog.kernels()[k].flops(catalog.kernels()[k].llm_params(nxt)) for k in QUICK_LLM_KERNELS
+                   if catalog.kernels()[k].llm_params(nxt)) > suites.MAX_CALL_FLOPS
 
 
 def test_the_reference_and_the_fastest_of_each_runtime():
