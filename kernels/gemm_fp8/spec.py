@@ -61,6 +61,6 @@ def quantize_fp8(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 SPEC = kernel_here(__file__).register(
     weight_only_gemm_spec, "out = x @ (scale * fp8_e4m3(w)).T; fp8 weights upcast for the product (torch)",
-    weight_dtype="uint8", quantize=quantize_fp8, decode=decode_e4m3,
+    weight_dtype="uint8", quantize=quantize_fp8, decode=decode_e4m3, table_decode=True,
     tolerances={"float64": 1e-13, "float32": 2e-6, "float16": 1.5e-3, "bfloat16": 1e-2},
     llm_params=mlp_weight_params)

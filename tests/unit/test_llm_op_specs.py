@@ -122,3 +122,22 @@ def test_fp8_codec_round_trip_and_range():
     back = spec.encode_e4m3(values[finite])
     np.testing.assert_array_equal(spec.decode_e4m3(back), values[finite])  # -0 and +0 both decode to 0
     assert spec.encode_e4m3(np.array([1e6]))[0] == 0x7E  # saturates at 448, never NaN
+
+
+def test_the_checks_table_decode_gives_the_formulas_numbers():
+    """gemm_fp8's checks decode weights through the 256 codes decoded once (240 ms -> 24 ms a check at 4864x896):
+    every code, NaNs included, gives exactly what the formula gives it, and a wrong product still fails."""
+    from workbench.catalog.quantized import decoded_weights
+
+    get_kernel("gemm_fp8")
+    spec = importlib.import_module("workbench_catalog.gemm_fp8.spec")
+    codes = np.random.default_rng(1).integers(0, 256, (37, 300)).astype(np.uint8)
+    np.testing.assert_array_equal(decoded_weights(codes, spec.decode_e4m3, by_table=True), spec.decode_e4m3(codes))
+    k = get_kernel("gemm_fp8")
+    p = {"m": 3, "n": 65, "k": 17}
+    inp = k.make_inputs(p, np.random.default_rng(2))
+    ref = k.reference(inp, p)
+    assert k.compare({"out": ref["out"].astype(np.float32)}, ref, inp, p, "float32")[1] == ""
+    off = ref["out"].copy()
+    off[1, 7] += 1e-3 * np.abs(off).max()
+    assert "max error" in k.compare({"out": off.astype(np.float32)}, ref, inp, p, "float32")[1]
