@@ -51,3 +51,24 @@ def test_auditors_of_different_workers_change_a_set_the_same_way_and_check_it_ag
         assert all(np.allclose(ref[k], expected[k]) for k in expected)  # the version's own reference
         versions.append({k: (p.tolist(), x.tolist()) for k, (p, x) in v.changes.items()})
     assert versions[0] == versions[1] and versions[0]
+
+
+def test_shared_arrays_make_room_by_removing_the_least_recently_used(tmp_path):
+    """A full shared folder drops its least recently used entries: a quick suite filled 1 GiB a third of the way
+    through, and every later group was then made once per worker."""
+    import os
+    import time
+
+    shared = SharedArrays(tmp_path, max_bytes=3 * 8000 + 500)
+    arr = {"x": np.zeros(1000)}  # 8000 bytes
+    for name in ("a", "b", "c"):
+        shared.put((name,), arr)
+    past = time.time() - 100
+    for i, name in enumerate(("a", "b", "c")):  # a, b, c from oldest to newest
+        os.utime(shared._dir((name,)), (past + i, past + i))
+    assert shared.get(("a",)) is not None  # a used now: b is the least recently used
+    shared.put(("d",), arr)
+    assert shared.get(("b",)) is None
+    assert all(shared.get((k,)) is not None for k in ("a", "c", "d"))
+    shared.put(("huge",), {"x": np.zeros(10_000)})  # larger than the folder: not shared, nothing dropped
+    assert shared.get(("huge",)) is None and shared.get(("a",)) is not None
