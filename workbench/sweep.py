@@ -23,12 +23,13 @@ import numbers
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .catalog.spec import KernelSpec
 from .cluster import ClusterExecutor, SchedulerLost
+from .harness.cell import failed_result
 from .harness.executor import CellExecutor, LocalExecutor
 from .harness.isolation import check_isolation, make_executor
 from .harness.memory_cap import parse_memory_cap
@@ -37,6 +38,7 @@ from .harness.throughput import Peaks
 from .harness.timer import CACHE_MODES, Cancelled, TimingConfig
 from .peaks import ensure_ceilings
 from .selection import DEFAULT_MODES, select
+from .status import Status
 from .store import Store, current_environment, open_store
 from .sweep_plan import SweepPlan
 from .sweep_run import Progress, StoredRun
@@ -534,9 +536,20 @@ def _run_rounds(plan: SweepPlan, run: StoredRun, executor: CellExecutor, shown: 
             executor.release({c.backend for c in plan.cells} - {c.backend for c in due})
         # asked for one by one as the executor takes them: a request reads the rows stored so far (a contender
         # is timed beside its baseline once the baseline's own visit of the round has passed)
-        requests = (plan.request(cell, ceilings) for cell in due)
-        with contextlib.closing(executor.run(requests, should_stop=shown.poll, on_start=started)) as results:
+        def requests(due: list[Cell] = due) -> Iterator[CellRequest]:
+            for cell in due:
+                why = plan.hung_before(cell)
+                if why is None:
+                    yield plan.request(cell, ceilings)
+                    continue
+                request = plan.request(cell, ceilings)  # recorded as a visit, timed out without running
+                row = run.record(plan, request, failed_result(cell, Status.TIMEOUT, why, seed=request.seed,
+                                                              started=time.perf_counter()))
+                shown.advance(request, row, plan.keep(cell, row))
+
+        with contextlib.closing(executor.run(requests(), should_stop=shown.poll, on_start=started)) as results:
             for request, result in results:  # closing a cluster's round early cancels its cells not yet run
+                plan.note_hang(request.cell, result)
                 row = run.record(plan, request, result)
                 shown.advance(request, row, plan.keep(request.cell, row))
 

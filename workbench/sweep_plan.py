@@ -33,6 +33,7 @@ from .harness.rounds import (
 )
 from .harness.throughput import Peaks
 from .harness.timer import MIN_PAIRS
+from .record import size_label
 from .status import Status
 from .store import Store
 from .timestamps import now_iso
@@ -104,6 +105,8 @@ class SweepPlan:
         self.pool_s = sum(self.remaining(c) * spec.budget_s * (1 / self.rounds - 1 / (self.rounds + self.reserve))
                           for c in self.cells if not c.unsupported) if self.reserve else 0.0
         self._shapes = spec.llm_labels()
+        #: (kernel, variant, backend, dtype) -> where it hung, for variants that hung in this sweep.
+        self._hung: dict[tuple[str, str, str, str], str] = {}
         #: This sweep's round ids (``round_ids`` of its rows): unique per visit of a round, across resumes.
         self._session = secrets.token_hex(3)
         self._round_id, self._round_index = "", 0
@@ -278,6 +281,24 @@ class SweepPlan:
                            ceilings.get(cell.backend), round=n_prev + 1,
                            partner=self._partner(cell, twin, config.budget_s))
 
+    # -- hung variants ---------------------------------------------------------------------------------------------
+    def note_hang(self, cell: Cell, result: CellResult) -> None:
+        """Remember a variant whose cell timed out before its first call returned (a build or a first call that
+        never came back): its other cells in this sweep are not run (:meth:`hung_before`)."""
+        if result.status == Status.TIMEOUT and result.timing.first_call_s is None:
+            self._hung.setdefault(_variant_of(cell), f"{size_label(cell.params_dict)}: {result.message or 'timeout'}")
+
+    def hung_before(self, cell: Cell) -> str | None:
+        """Why ``cell`` is not run: its variant hung at another size of this sweep (each hang costs the wait for
+        its first call, 5 s or more, and a worker restart; a 12-cell sweep of a catalog with one hanging
+        variant spent 14 s on its two sizes). None when it runs."""
+        why = self._hung.get(_variant_of(cell))
+        if why is None or self.rows.get(cell.key) is not None:
+            return None
+        return (f"not run: {cell.kernel}/{cell.variant} on {cell.backend} hung earlier in this sweep at {why}; "
+                "taken to hang at this size too (run it alone with `workbench bench --variants "
+                f"{cell.variant} --sizes ...` to see)")
+
     # -- results coming in ----------------------------------------------------------------------------------------
     def merged(self, cell: Cell, result: CellResult, run_id: str, env_id: str) -> StoredRow:
         """The cell's row after this result (its rounds so far and this one), as the store is to keep it."""
@@ -396,3 +417,7 @@ def with_twins(due: list[Cell], twins: set[str], seed: int, round_index: int) ->
             members = members[:where] + [ref] + members[where:]
         out += members
     return out
+
+
+def _variant_of(cell: Cell) -> tuple[str, str, str, str]:
+    return cell.kernel, cell.variant, cell.backend, cell.dtype

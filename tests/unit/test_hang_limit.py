@@ -112,3 +112,17 @@ def test_a_spare_worker_starts_while_a_first_call_looks_hung_and_replaces_it(bad
     finally:
         ex.close()
     assert all(p.poll() is not None for p in closed)
+
+
+def test_a_variant_that_hung_is_not_run_again_at_its_other_sizes(bad_catalog, tmp_path):
+    """Each hang costs its first call's limit and a worker restart: the variant's later sizes in the same sweep
+    are stored timeout, not run, saying where it hung; the honest variant runs at every size."""
+    spec = SweepSpec(kernels=[K], variants=["good", "sleep-hang"], backends=["numpy"], sizes=[(4099,), (1001,)],
+                     timeout_s=20, isolation="in-process", **FAST)
+    rows = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False).rows
+    hung = sorted((r for r in rows if r["variant"] == "sleep-hang"), key=lambda r: r["wall_s"], reverse=True)
+    assert [r["status"] for r in hung] == ["timeout", "timeout"]
+    assert "first call did not return" in hung[0]["message"]
+    assert hung[1]["message"].startswith("not run: wb_bad/sleep-hang on numpy hung earlier in this sweep at n=")
+    assert hung[1]["wall_s"] < 1.0  # not waited for a second time
+    assert {r["status"] for r in rows if r["variant"] == "good"} == {"ok"}
