@@ -357,3 +357,24 @@ def test_a_sweep_leaves_no_shared_input_folder_behind(bad_catalog, tmp_path):
     assert folder.name.startswith(f"{SHARED_PREFIX}{os.getpid()}-")
     ex.close()
     assert not folder.exists()
+
+
+def test_workers_started_early_are_taken_by_the_next_executor_with_the_same_settings():
+    """The CLI launches the named backends' workers before it builds the sweep; the sweep's executor takes
+    them (one numpy cell waited 0.24 s for its worker otherwise), and one with other settings does not."""
+    from workbench.harness import isolation
+
+    isolation.start_early(["numpy"], "process", memory_cap="4G")
+    try:
+        other = isolation.make_executor("process", memory_cap="8G")  # other settings: a fresh executor
+        assert other is not isolation._early[1]
+        other.close()
+        early = isolation._early[1]
+        ex = isolation.make_executor("process", memory_cap="4G")
+        assert ex is early and isolation._early is None
+        assert ex.prepare("numpy") is None  # the worker launched early answers its prepare
+        ex.close()
+    finally:
+        isolation._close_early()
+    isolation.start_early(["numpy"], "in-process")  # nothing to start in-process
+    assert isolation._early is None

@@ -189,6 +189,29 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     return spec
 
 
+def _start_named_workers(args: argparse.Namespace, run_options: dict[str, Any]) -> None:
+    """The worker processes of the backends named with --backends, launched before the sweep is built (their
+    start-up overlaps the catalog, the store and the plan): names that are not one available backend
+    (patterns, typos, unavailable ones) wait for the sweep, which reports them."""
+    from ..backends import registry
+    from ..harness.isolation import start_early
+
+    names = [n for part in (args.backends or []) for n in str(part).split(",") if n]
+    found = []
+    for n in names:
+        try:
+            b = registry.get(n)
+        except (KeyError, ValueError):
+            return
+        if not b.probe().available:
+            return
+        found.append(b.name)
+    try:
+        start_early(found, run_options.get("isolation"), memory_cap=run_options.get("memory_cap"))
+    except ValueError:  # a bad --memory-cap or isolation: the sweep's own check says so
+        return
+
+
 def run(args: argparse.Namespace) -> int:
     run_options = isolation_args.options(args)
     if args.cluster is not None or (not args.resume and check_isolation(args.isolation) == "process"):
@@ -209,6 +232,8 @@ def run(args: argparse.Namespace) -> int:
     cluster_security = _cluster_security(args)  # TLS flags that cannot work fail now, too
     resume = None
     spec: SweepSpec | None = None
+    if args.cluster is None and not args.resume:
+        _start_named_workers(args, run_options)
     if not args.resume:  # the whole request is checked before the store is opened or a run created
         spec = spec_from_args(args)
         spec.cells()  # unknown names, and sizes that fit no kernel, fail here

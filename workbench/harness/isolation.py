@@ -13,10 +13,11 @@ process with it, and a hung call can only be abandoned.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ..backends.registry import get as get_backend
 from ..status import Status
@@ -110,8 +111,47 @@ def make_executor(isolation: str | None = None, *, memory_cap: str | int | None 
     chosen = check_isolation(isolation)
     if chosen == "in-process":
         return InProcessExecutor(f"{name}-cell")
-    return ProcessExecutor(memory_cap=parse_memory_cap(memory_cap), boundscheck=boundscheck,
+    cap = parse_memory_cap(memory_cap)
+    early = _take_early(cap, boundscheck)
+    if early is not None:
+        return early
+    return ProcessExecutor(memory_cap=cap, boundscheck=boundscheck,
                            fallback=lambda: InProcessExecutor(f"{name}-cell-fallback"))
+
+
+#: An executor whose workers :func:`start_early` launched, and the settings it was made with.
+_early: tuple[tuple[int | None, bool], ProcessExecutor] | None = None
+
+
+def start_early(backends: Sequence[str], isolation: str | None = None, *, memory_cap: str | int | None = None,
+                name: str = "workbench") -> None:
+    """Launch the worker processes of ``backends`` now, before the caller has built its sweep: the next
+    :func:`make_executor` with the same settings takes them. A worker's start (imports, the catalog) then
+    overlaps the caller's own set-up; one numpy cell through the CLI waited 0.24 s for its worker otherwise.
+    Nothing happens in-process; workers no sweep takes are stopped at exit."""
+    global _early
+    if check_isolation(isolation) != "process" or not backends or _early is not None:
+        return
+    cap = parse_memory_cap(memory_cap)
+    ex = ProcessExecutor(memory_cap=cap, boundscheck=False, fallback=lambda: InProcessExecutor(f"{name}-cell-fallback"))
+    ex.warm(list(backends))
+    _early = ((cap, False), ex)
+    atexit.register(_close_early)
+
+
+def _take_early(cap: int | None, boundscheck: bool) -> ProcessExecutor | None:
+    global _early
+    if _early is None or _early[0] != (cap, boundscheck):
+        return None
+    ex, _early = _early[1], None
+    return ex
+
+
+def _close_early() -> None:
+    global _early
+    if _early is not None:
+        ex, _early = _early[1], None
+        ex.close()
 
 
 def as_executor(worker: CellWorker | CellExecutor | None, name: str = "workbench") -> CellExecutor:
