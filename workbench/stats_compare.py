@@ -69,8 +69,8 @@ def _flag(value: Any) -> bool:
 
 def _result(v: vd.Verdict, a: np.ndarray, b: np.ndarray, row_a: Any, row_b: Any) -> dict[str, Any]:
     rec = v.to_dict()
-    rec["median_a"] = float(np.median(a)) if len(a) else float("nan")
-    rec["median_b"] = float(np.median(b)) if len(b) else float("nan")
+    rec["median_a"] = vd.median(a) if len(a) else float("nan")
+    rec["median_b"] = vd.median(b) if len(b) else float("nan")
     rec["noisy"] = _flag(row_a.get("noisy")) or _flag(row_b.get("noisy"))
     return rec
 
@@ -113,7 +113,7 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     for i, r in merged.iterrows():
         if r["status_a"] == Status.OK and r["status_b"] == Status.OK:
             times[i] = (row_times(_side(r, "a")), row_times(_side(r, "b")))
-    run_noise = vd.run_to_run_noise([math.log(np.median(ta) / np.median(tb))
+    run_noise = vd.run_to_run_noise([math.log(vd.median(ta) / vd.median(tb))
                                      for (ta, _), (tb, _) in times.values() if len(ta) and len(tb)])
     rows = []
     for i, r in merged.iterrows():
@@ -241,6 +241,17 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
     return pd.DataFrame(out, columns=cols)
 
 
+class _Row(dict):
+    """A row as a plain mapping with its index label (``name``, as a pandas Series has): a report judges each
+    of 100,000 rows through many ``row.get`` calls, which cost a pandas Series 5-10 µs each."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, values: Mapping[str, Any], name: Any) -> None:
+        super().__init__(values)
+        self.name = name
+
+
 def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None
                    ) -> tuple[list[tuple[pd.Series, pd.Series | None]], list[str]]:
     """Every ok row of ``df`` with its baseline row (or None), in table order, and the columns that name a
@@ -255,7 +266,7 @@ def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseli
     # group's frame per row took most of a large report's time)
     codes = ok.groupby(group, sort=False, dropna=False).ngroup().to_numpy()
     order = np.argsort(codes, kind="stable")
-    rows = [row for _, row in ok.iterrows()]
+    rows = [_Row(rec, name) for name, rec in zip(ok.index, ok.to_dict("records"), strict=True)]
     variants, backends, kernels = ok["variant"].tolist(), ok["backend"].tolist(), ok["kernel"].tolist()
     pairs = []  # (row, its baseline or None), in table order
     for members in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1):

@@ -232,6 +232,22 @@ def get(name: str) -> Backend:
     return found
 
 
+def runtime_of(name: str) -> str | None:
+    """The runtime of the backend called ``name``, or ``name`` itself where it is a runtime's name (``torch``),
+    without probing any device (a report labelling 100,000 rows must not import torch or ask Vulkan for an
+    adapter to learn that ``torch`` means torch); None for a name no backend has."""
+    name = canonical_name(name)
+    if _cache is not None:
+        candidates = list(_cache.values())
+    else:
+        candidates = [b for modname, names in BUILTIN_MODULES.items() if _provides(names, name)
+                      for b in _module_backends(modname)]
+    exact = next((b for b in candidates if b.name == name), None)
+    if exact is not None:
+        return exact.runtime
+    return name if any(b.runtime == name for b in candidates) else None
+
+
 def override_name() -> str | None:
     """``$WORKBENCH_BACKEND`` checked: None when unset or ``auto``; a name that is no backend is a ValueError
     listing the valid ones (it is never silently ignored)."""

@@ -52,10 +52,14 @@ def series_key(variant: object, backend: object) -> str:
 def backend_runtime(backend: object) -> str:
     """The runtime a backend name belongs to (``vulkan`` -> ``wgpu``; a name this install does not know: its
     family, the part before the first '-')."""
-    try:
-        return registry.get(str(backend)).runtime
-    except ValueError:
-        return str(backend).split("-")[0].lower()
+    return _runtime_of(str(backend))
+
+
+@functools.lru_cache(maxsize=256)
+def _runtime_of(name: str) -> str:
+    """Once per name: a report asked for each of 100,000 rows, and a name that is a runtime's (``torch``)
+    has the registry probe that runtime's devices."""
+    return registry.runtime_of(name) or name.split("-")[0].lower()
 
 
 def series_name(variant: object, backend: object, runtime: object = None) -> str:
