@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import verdicts as vd
+from .frames import records
 from .status import Status
 
 if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
@@ -266,7 +267,7 @@ def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseli
     # group's frame per row took most of a large report's time)
     codes = ok.groupby(group, sort=False, dropna=False).ngroup().to_numpy()
     order = np.argsort(codes, kind="stable")
-    rows = [_Row(rec, name) for name, rec in zip(ok.index, ok.to_dict("records"), strict=True)]
+    rows = [_Row(rec, name) for name, rec in zip(ok.index, records(ok), strict=True)]
     variants, backends, kernels = ok["variant"].tolist(), ok["backend"].tolist(), ok["kernel"].tolist()
     pairs = []  # (row, its baseline or None), in table order
     for members in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1):

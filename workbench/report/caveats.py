@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ..ceilings import is_noisy, noise_text
+from ..frames import records
 from ..stats_compare import aa_summary
 from ..status import Status
 
@@ -127,7 +128,7 @@ def report_caveats(df: pd.DataFrame, runs: pd.DataFrame | None = None,
             out.append("Cells that did not give a time: " + ", ".join(failed) + " (see “Cells that did not "
                        "pass”); a kernel's fastest variant may be among them.")
         ok = df[df["status"] == Status.OK]
-        rows = ok.to_dict("records")  # plain dicts, read once: a row Series each cost most of a large report's time
+        rows = records(ok)  # plain dicts, read once: a row Series each cost most of a large report's time
         pocl = sorted({str(r["backend"]) for r in rows if is_pocl(r, environments)})
         if pocl:
             out.append(f"{', '.join(pocl)}: {POCL_NOTE}.")

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from ..ceilings import headline_pct, is_compute_bound, is_noisy, llc_of, noise_text, row_peak_note
+from ..frames import records
 from ..roofs import SHORT_SOURCE, RoofKey, RoofKind, RoofSet, resolve_roofs, roofs_of_row
 from ..status import Status
 
@@ -70,7 +71,7 @@ def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None =
     most of this function's time on a large report)."""
     roofs = resolve_roofs(df) if roofs is None else roofs
     out = []
-    for r in df.to_dict("records"):
+    for r in records(df):
         ok = r.get("status") == Status.OK
         noisy = ok and is_noisy(dict(r))
         compute = is_compute_bound(r)

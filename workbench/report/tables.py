@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..ceilings import is_noisy
+from ..frames import records as frame_records
 from ..status import Status
 from .styles import series_key
 from .units import fmt_in_unit, pick_time_unit
@@ -50,7 +51,7 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
     # and a row Series per group cost most of a large report's time
     codes = k.groupby(group_cols, sort=True, dropna=False).ngroup().to_numpy()
     order = np.argsort(codes, kind="stable")
-    records = k.to_dict("records")
+    records = frame_records(k)
     rows = []
     for members in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1) if len(k) else []:
         g = [records[i] for i in members]

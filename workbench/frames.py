@@ -1,0 +1,33 @@
+"""Rows of a pandas frame as plain dicts, fast: ``DataFrame.to_dict("records")`` boxes every value through
+pandas' per-value conversion, and a report over 100,000 rows spent ~3 s in it at each of four places.
+Columns go through ``Series.tolist`` (numpy's own conversion to Python values) and are zipped into dicts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def records(df: pd.DataFrame, columns: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """``df.to_dict("records")`` (the same keys and Python values; NaN stays NaN), of ``columns`` only when
+    given (those ``df`` has)."""
+    names = list(df.columns) if columns is None else [c for c in columns if c in df.columns]
+    if len(set(names)) != len(names):  # duplicate column names: pandas' own rules
+        return df[names].to_dict("records")
+    values = [_values(df[c]) for c in names]
+    if not names:
+        return [{} for _ in range(len(df))]
+    return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
+
+
+def _values(col: pd.Series) -> list[Any]:
+    import numpy as np
+    import pandas as pd
+
+    out = col.tolist()
+    if isinstance(col.dtype, np.dtype):
+        return out
+    return [None if v is pd.NA else v for v in out]  # nullable (extension) columns: None, as to_dict gives
