@@ -93,6 +93,10 @@ def default_store_path() -> Path:
     return Path(os.environ.get(ENV_STORE) or DEFAULT_STORE_NAME)
 
 
+#: New run ids drawn before giving up when each is taken already.
+RUN_ID_TRIES = 8
+
+
 def new_run_id() -> str:
     """Sortable by time and unique across machines: ``20261122T015700Z-3f9a1c``."""
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
@@ -365,12 +369,18 @@ class Store:
     def new_run(self, *, name: str | None = None, suite: str | None = None, argv: list[str] | None = None,
                 env_id: str | None = None, spec: Mapping[str, Any] | None = None) -> str:
         check_run_name(name)
-        run_id = new_run_id()
-        with self._write() as c:
-            c.execute("INSERT INTO runs (run_id, created_at, name, suite, argv, env_id, status, git_commit, spec) "
-                      "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
-                      (run_id, now_iso(), name, suite, json.dumps(argv or []), env_id, git_commit(),
-                       json.dumps(spec) if spec is not None else None))
+        for attempt in range(RUN_ID_TRIES):  # ids share their second: 400 runs made in one drew the same one
+            run_id = new_run_id()
+            try:
+                with self._write() as c:
+                    c.execute("INSERT INTO runs (run_id, created_at, name, suite, argv, env_id, status, git_commit, "
+                              "spec) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                              (run_id, now_iso(), name, suite, json.dumps(argv or []), env_id, git_commit(),
+                               json.dumps(spec) if spec is not None else None))
+                break
+            except sqlite3.IntegrityError:
+                if attempt == RUN_ID_TRIES - 1:
+                    raise
         self._checkpoint_soon(0)  # the run itself survives a lost -wal, so it can be checked and resumed
         return run_id
 

@@ -295,6 +295,9 @@ class SweepPlan:
         why = self._hung.get(_variant_of(cell))
         if why is None or self.rows.get(cell.key) is not None:
             return None
+        build = getattr(variants(cell.kernel).get(cell.variant), "build", None)
+        if getattr(build, "give_up", None) is not None:  # quick()'s callables: its own rule (larger sizes only)
+            return None
         return (f"not run: {cell.kernel}/{cell.variant} on {cell.backend} hung earlier in this sweep at {why}; "
                 "taken to hang at this size too (run it alone with `workbench bench --variants "
                 f"{cell.variant} --sizes ...` to see)")

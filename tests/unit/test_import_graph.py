@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "workbench"
 #: (``report.units``: formatting that the roofs and ceilings use too). Every module belongs to one layer.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation: records, names, units, plain data", ("version", "threads", "processes", "timestamps", "status",
-                                                       "record", "import_schema", "dtypes", "conditions",
+                                                       "record", "import_schema", "dtypes", "conditions", "frames",
                                                        "datasets", "output_guard", "import_stream", "progress",
                                                        "report.units")),
     ("statistics and roofs", ("verdicts", "stats_compare", "ceilings", "roofs")),

@@ -198,3 +198,14 @@ def test_a_row_stored_again_is_updated_in_place(tmp_path):
     assert [r["cell_key"] for r in rows] == ["a", "b", "c"]
     assert rows[0]["rounds"] == 2 and json.loads(rows[0]["round_medians_s"]) == [1e-3, 2e-3]
     assert rows[0]["median_s"] == 1.5e-3 and rows[0]["extra_x"] == 1 and len(st.results()) == 3
+
+
+def test_a_run_id_drawn_twice_is_drawn_again(tmp_path, monkeypatch):
+    """Run ids share their second and 24 random bits: 400 runs made in one second once drew the same id."""
+    from workbench import store as store_mod
+
+    ids = iter(["20261126T000000Z-aaaaaa", "20261126T000000Z-aaaaaa", "20261126T000000Z-bbbbbb"])
+    monkeypatch.setattr(store_mod, "new_run_id", lambda: next(ids))
+    st = store_mod.Store(tmp_path / "s.sqlite")
+    assert st.new_run(name="one") == "20261126T000000Z-aaaaaa"
+    assert st.new_run(name="two") == "20261126T000000Z-bbbbbb"
