@@ -331,6 +331,9 @@ def format_suites(rows: Sequence[Mapping[str, Any]], width: int = 100) -> str:
         lines += [" " * len(head) + more for more in about[1:]]
     lines.append("")
     lines += textwrap.wrap(quick_sizes_note(), width)
+    shape = quick_llm_shape()
+    lines += textwrap.wrap(f"quick's model shape: {shape_label(shape)} (the longest sequence at which every LLM "
+                           f"operator's call stays within {MAX_CALL_FLOPS / 1e9:g} GFLOP)", width)
     lines.append("Estimates assume an idle 2-core machine; they grow with load.")
     return "\n".join(lines)
 
