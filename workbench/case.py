@@ -10,7 +10,6 @@ inputs, poisoned output buffers, and the built kernel call. ``check`` (from
 
 from __future__ import annotations
 
-import hashlib
 import math
 from typing import Any
 
@@ -70,13 +69,6 @@ def _zones(buf: np.ndarray) -> np.ndarray:
     large output at every check."""
     flat = buf.reshape(-1)
     return np.concatenate([_bits(flat[:GUARD]), _bits(flat[-GUARD:])])
-
-
-def digest(a: np.ndarray) -> str:
-    """blake2b of an array's bytes, with its shape and dtype."""
-    a = np.ascontiguousarray(a)
-    h = hashlib.blake2b(a.reshape(-1).view(np.uint8) if a.size else b"", digest_size=16)
-    return f"{h.hexdigest()}{a.shape}{a.dtype}"
 
 
 class Case:

@@ -539,10 +539,11 @@ def _run_rounds(plan: SweepPlan, run: StoredRun, executor: CellExecutor, shown: 
         def requests(due: list[Cell] = due) -> Iterator[CellRequest]:
             for cell in due:
                 why = plan.hung_before(cell)
+                request = plan.request(cell, ceilings)
                 if why is None:
-                    yield plan.request(cell, ceilings)
+                    yield request
                     continue
-                request = plan.request(cell, ceilings)  # recorded as a visit, timed out without running
+                # its variant hung at another size: recorded as a visit, timed out without running
                 row = run.record(plan, request, failed_result(cell, Status.TIMEOUT, why, seed=request.seed,
                                                               started=time.perf_counter()))
                 shown.advance(request, row, plan.keep(cell, row))
