@@ -18,6 +18,7 @@ Own = namedtuple("Own", "user system children_user children_system")
 @pytest.fixture(autouse=True)
 def fresh_history(monkeypatch):
     monkeypatch.setattr(conditions, "_history", [])
+    monkeypatch.setattr(conditions, "_children_seen", {})
 
 
 def _fake_clock(monkeypatch, readings):
@@ -122,3 +123,47 @@ def test_gpu_monitor_probe_says_why_not():
         assert why  # no pynvml here, or no driver: a reason
     mon, why = probe_gpu_monitor("tpu")
     assert mon is None and "no GPU monitor for 'tpu'" in why
+
+
+class _FakeProc:
+    def __init__(self, pid, cpu):
+        self.pid, self.cpu = pid, cpu
+
+    def cpu_times(self):
+        return Own(self.cpu, 0, 0, 0)
+
+
+def test_descendants_work_is_our_own(monkeypatch):
+    """Inductor's compile pool and ptxas are grandchildren of the sweep: on an H100 machine their CPU read as
+    "other processes used 100%" in 62 of 90 quick-suite cells."""
+    grandchild, dying = _FakeProc(999_991, 10.0), _FakeProc(999_992, 40.0)
+    family = [grandchild, dying]
+    monkeypatch.setattr(conditions, "_descendants", lambda q: list(family))
+    machine = iter([Times(100, 0, 0, 1000, 0, 0, 0, 0, 0, 0), Times(101.9, 0, 0, 1000, 0, 0, 0, 0, 0, 0)])
+    monkeypatch.setattr(conditions.psutil, "cpu_times", lambda: next(machine))
+    own = iter([Own(5.0, 0, 0, 0), Own(5.4, 0, 0, 0)])
+    monkeypatch.setattr(conditions.psutil.Process, "cpu_times", lambda self: next(own))
+    monkeypatch.setattr(conditions.psutil, "cpu_count", lambda: 2)
+    clock = iter([0.0, 1.0])
+    monkeypatch.setattr(conditions.time, "perf_counter", lambda: next(clock))
+    m = ConditionsMeter()
+    m.start()
+    grandchild.cpu += 1.5  # a grandchild compiled on the other core
+    family.remove(dying)  # one exited: its 40 s before the window must not come off the window
+    c = m.stop()
+    assert c.other_cpu_s == pytest.approx(0.0, abs=1e-9)  # busy +1.9 = own +0.4 + grandchild +1.5
+    family.append(_FakeProc(999_993, 0.0))
+    assert conditions._own_diff({1: 5.0, 2: 40.0}, {1: 5.5, 3: 0.3}) == pytest.approx(0.8)
+
+
+def test_a_short_cell_after_a_long_wait_is_judged_near_itself(monkeypatch):
+    """A worker that waited 8 s while the other backends ran: its 50 ms cell is judged over the time since the
+    cell began (measure() takes a reading there), not over the other workers' 8 s."""
+    # readings: old one at t=0; the cell begins at 8.0 (take_reading); meter start 8.55; stop 8.6
+    _fake_clock(monkeypatch, [(0.0, 0.0, 0.0), (8.0, 16.0, 0.0), (8.55, 16.0, 0.5), (8.6, 16.0, 0.6)])
+    conditions.take_reading()
+    conditions.take_reading()
+    m = ConditionsMeter()
+    m.start()
+    c = m.stop()  # 16 s of another process's work, all before the cell began
+    assert c.other_cpu_share == pytest.approx(0.0, abs=1e-9)

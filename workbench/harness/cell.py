@@ -36,7 +36,7 @@ from ..backends.base import Backend
 from ..case import Case, CheckResult, make_host_inputs, output_dtype, reference_outputs
 from ..catalog import registry as catalog
 from ..catalog.spec import KernelSpec, Unsupported
-from ..conditions import ConditionsMeter, GpuMonitor, probe_gpu_monitor
+from ..conditions import ConditionsMeter, GpuMonitor, probe_gpu_monitor, take_reading
 from ..dtypes import itemsize
 from ..execution import row_stats
 from ..record import canonical_params
@@ -510,6 +510,7 @@ def measure(request: CellRequest, *, cancel: threading.Event | None = None, inpu
     ``limits`` (from :func:`run_on_thread` or a worker process) shares those deadlines with the waiting side.
     """
     t_start = time.perf_counter()
+    take_reading()  # a short cell's CPU window may start here, not where this process last measured
     if limits is None:
         limits = Limits.starting_now(request.build_timeout_s, request.timeout_s)
     res = new_result(request.cell, request.first_seed)
