@@ -423,3 +423,17 @@ def test_an_autotuned_variant_s_chosen_config_is_read_in_words():
     assert tuned_config(call) == "BLOCK_M=64, num_warps=4"
     call.best_config = lambda: "tile 32"
     assert tuned_config(call) == "tile 32"
+
+
+def test_warm_up_credit_for_the_first_call_and_check_is_for_cpus_only():
+    """A GPU idles while the CPU computes the reference: crediting that time left round 1 of 28 of 65 GPU cells
+    on an H100 over 1.3x slower than the later rounds. A CPU was warmed by it, and is credited."""
+    import dataclasses
+
+    from workbench.harness.cell import warmup_left
+    from workbench.harness.timer import TimingConfig
+
+    config = dataclasses.replace(TimingConfig(), warmup_s=0.1)
+    assert warmup_left(config, 0.03, "cpu").warmup_s == pytest.approx(0.07)
+    assert warmup_left(config, 0.5, "cpu").warmup_s == 0.0
+    assert warmup_left(config, 0.5, "gpu").warmup_s == pytest.approx(0.1)

@@ -603,11 +603,7 @@ def _timed(request: CellRequest, config: TimingConfig, case: Case, backend: Back
         ran = time.perf_counter()
         if not _first_call_passes(case, timer, res, clock):
             return
-        # the first call and the check ran the kernel already: their time counts towards the warm-up (one
-        # numpy cell through the CLI warmed up for 0.1 s after 20 ms of calls; the warm-up still makes a call)
-        ran = time.perf_counter() - ran
-        if isinstance(config, TimingConfig) and config.warmup_s > 0:
-            config = dataclasses.replace(config, warmup_s=max(0.0, config.warmup_s - ran))
+        config = warmup_left(config, time.perf_counter() - ran, backend.device_class)
     n_inputs, note = _rotation_count(case, config.n_inputs)
     res.note(note)
     other = _partner_case(request, inputs, res)
@@ -756,6 +752,19 @@ def _end_timed(res: CellResult, dtype: str, ceilings: Peaks | None) -> None:
         res.end(Status.IMPLAUSIBLE, why)
         return
     res.end(Status.OK)
+
+
+def warmup_left(config: Any, ran_s: float, device_class: str) -> Any:
+    """The timing config with the warm-up still owed after a first call and check that took ``ran_s``.
+
+    On a CPU they warmed the processor (the kernel, and the reference on the same cores): their time counts
+    towards the warm-up (one numpy cell through the CLI warmed up for 0.1 s after 20 ms of calls; the warm-up
+    still makes a call). A GPU sat idle through the CPU reference, and a first call's compile warms nothing:
+    credited there, round 1 of 28 of 65 GPU cells on an H100 read over 1.3x the later rounds (8 of 65 on an
+    H200 without the credit), so a GPU warms up in full."""
+    if isinstance(config, TimingConfig) and config.warmup_s > 0 and device_class == "cpu":
+        return dataclasses.replace(config, warmup_s=max(0.0, config.warmup_s - ran_s))
+    return config
 
 
 def _first_call_passes(case: Case, timer: Any, res: CellResult, clock: _Clock) -> bool:
