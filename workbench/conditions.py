@@ -74,7 +74,7 @@ def _own_seconds(p: psutil.Process) -> dict[int, float]:
     """CPU seconds of each process whose work is the measurement's own, by pid: this process, each related
     process (a worker's parent), and every live descendant of both. Descendants count because they are ours:
     measured on an H100 machine, Inductor's compile pool and Triton's ptxas (grandchildren of the sweep) were
-    read as "other processes used 100% of the CPU" in 62 of 90 quick-suite cells."""
+    read as "other processes used 100% of the CPU" in 22 of 90 quick-suite cells."""
     members = {p.pid: p}
     for root in (p, *_related):
         members.setdefault(root.pid, root)
