@@ -95,3 +95,19 @@ def test_info_keeps_what_stand_ins_need(tmp_path, monkeypatch):
     cmd_info.probed_backends({"numpy": "2.4.6"})
     doc = json.loads(cache_path().read_text())
     assert doc["static"]["numpy"] == NUMPY_STATIC
+
+
+def test_workbench_settings_leave_the_probe_fingerprint_alone(monkeypatch):
+    """The store, automatic peaks and log level change no probe: a perf script that set WORKBENCH_AUTO_PEAKS=0
+    missed `workbench info`'s cache, and every sweep's parent probed again (+11 points of isolation cost).
+    A variable a runtime reads still changes it."""
+    from workbench.backends import described
+
+    monkeypatch.delenv("POCL_DEVICES", raising=False)
+    before = described.probe_fingerprint({"numpy": "2"})
+    for name, value in (("WORKBENCH_AUTO_PEAKS", "0"), ("WORKBENCH_STORE", "/tmp/x.sqlite"),
+                        ("WORKBENCH_LOG_LEVEL", "debug")):
+        monkeypatch.setenv(name, value)
+    assert described.probe_fingerprint({"numpy": "2"}) == before
+    monkeypatch.setenv("POCL_DEVICES", "cpu")
+    assert described.probe_fingerprint({"numpy": "2"}) != before
