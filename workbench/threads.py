@@ -1,19 +1,20 @@
 """Thread-pool settings that keep several parallel runtimes from stalling each other, and what each used.
 
-torch (its own libgomp), numba (the system libgomp) and OpenBLAS each keep a
-pool of threads that spin after a parallel region. On a machine with few cores,
-a kernel of one runtime measured right after another runtime's kernel then
-waits for a scheduler time slice: we measured 8 ms per call for a 65k-element
-add that takes 20 µs alone (2-core machine, 2026-11-22). With
-``OMP_WAIT_POLICY=PASSIVE`` idle OpenMP threads sleep at once: every parallel
-region pays a wake-up (~25 µs there) but no run is poisoned by another
-runtime's spinning threads. An explicit ``OMP_WAIT_POLICY`` is always honoured,
-and the value in force is part of the environment record.
+torch (its own libgomp), numba (the system libgomp) and OpenBLAS each keep a pool of threads that spin after a
+parallel region. On a machine with few cores, a kernel of one runtime measured right after another runtime's
+kernel then waits for a scheduler time slice: a numba ``prange`` add of 65k floats right after a numpy matmul
+took 3.9 ms (libgomp's default spin) or 7.8 ms (``OMP_WAIT_POLICY=ACTIVE``) where it takes 6 µs alone (2-core
+VM, 2026-11-26). Sleeping at once (``PASSIVE``) stops that, but makes every parallel region pay a wake-up,
+which on a VM whose idle vCPU is halted costs 70-100 µs: the same add read 97 µs, and a 4096-element one 75 µs
+for 2 µs of work — a 16-35x distortion of every small parallel kernel, and bimodal (6 µs when a neighbour kept
+the other core awake). So the default is a bounded spin: :data:`SPIN_COUNT` iterations (a fraction of a
+millisecond) bridge the calls of a timing loop, then the threads sleep; after the matmul the add read 180 µs,
+alone 6 µs. An explicit ``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT`` or ``KMP_BLOCKTIME`` is always honoured, and the
+values in force are part of the environment record.
 
-A time means little without the threads behind it (torch on 2 threads against
-torch on 1 is a 2x "speed-up" of nothing): :func:`thread_counts` says what each
-loaded runtime would use now, and :func:`describe` puts it in the words a row's
-``threads`` column and ``workbench.timeit`` show.
+A time means little without the threads behind it (torch on 2 threads against torch on 1 is a 2x "speed-up" of
+nothing): :func:`thread_counts` says what each loaded runtime would use now, and :func:`describe` puts it in the
+words a row's ``threads`` column and ``workbench.timeit`` show.
 """
 
 from __future__ import annotations
@@ -23,34 +24,46 @@ import sys
 from typing import Any
 
 _OPENMP_USERS = ("torch", "numba")
+#: libgomp spin iterations before an idle thread sleeps (its default is 300,000; PASSIVE is 0).
+SPIN_COUNT = 10_000
+#: Intel OpenMP's equivalent, in milliseconds (its default is 200).
+BLOCKTIME_MS = 1
+#: The variables that choose how idle OpenMP threads wait; a user's value for any of them is kept.
+WAIT_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
 
 #: What :func:`default_omp_wait_policy` found when ``workbench`` was imported (None: not called yet).
 _policy_outcome: str | None = None
 
 
+def _chosen() -> str:
+    return ", ".join(f"{k}={os.environ[k]}" for k in WAIT_VARS if k in os.environ)
+
+
 def default_omp_wait_policy() -> str | None:
-    """Set ``OMP_WAIT_POLICY=PASSIVE`` unless the user chose one or an OpenMP runtime is already loaded."""
+    """Bound OpenMP's idle spin (``GOMP_SPINCOUNT``, ``KMP_BLOCKTIME``) unless the user chose how threads wait or
+    an OpenMP runtime is already loaded; returns the setting in force in words, None when none could be set."""
     global _policy_outcome
-    if "OMP_WAIT_POLICY" in os.environ:
-        _policy_outcome = f"{os.environ['OMP_WAIT_POLICY']} (from the environment)"
-        return os.environ["OMP_WAIT_POLICY"]
+    if _chosen():
+        _policy_outcome = f"{_chosen()} (from the environment)"
+        return _chosen()
     first = [m for m in _OPENMP_USERS if m in sys.modules]
     if first:
-        # libgomp read its settings at load time: changing the variable now would be a lie
+        # libgomp read its settings at load time: changing the variables now would be a lie
         _policy_outcome = (f"not applied: {' and '.join(first)} imported before workbench (its OpenMP threads "
                            "keep the default, spinning after each parallel region)")
         return None
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
-    _policy_outcome = "PASSIVE (set by workbench)"
-    return "PASSIVE"
+    os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
+    os.environ["KMP_BLOCKTIME"] = str(BLOCKTIME_MS)
+    _policy_outcome = f"spin {SPIN_COUNT} then sleep (set by workbench)"
+    return _chosen()
 
 
 def policy_note() -> str:
-    """The OpenMP wait policy in force, and whether workbench could apply its default."""
+    """How idle OpenMP threads wait, and whether workbench could apply its default."""
     if _policy_outcome is not None:
         return _policy_outcome
-    value = os.environ.get("OMP_WAIT_POLICY")
-    return f"{value} (set before workbench)" if value else "runtime default (workbench not imported first)"
+    chosen = _chosen()
+    return f"{chosen} (set before workbench)" if chosen else "runtime default (workbench not imported first)"
 
 
 def thread_counts() -> dict[str, Any]:
@@ -80,7 +93,7 @@ def thread_counts() -> dict[str, Any]:
 
 def describe(counts: dict[str, Any] | None = None) -> str:
     """Threads in words, for a row's ``threads`` column and ``timeit``:
-    ``"torch 2, blas:openblas 2, openmp:libgomp 2; OMP_WAIT_POLICY PASSIVE (set by workbench)"``."""
+    ``"torch 2, blas:openblas 2, openmp:libgomp 2; OpenMP wait: spin 10000 then sleep (set by workbench)"``."""
     counts = thread_counts() if counts is None else counts
     pools = ", ".join(f"{k} {v}" for k, v in counts.items()) or "no threaded runtime loaded"
-    return f"{pools}; OMP_WAIT_POLICY {policy_note()}"
+    return f"{pools}; OpenMP wait: {policy_note()}"
