@@ -207,7 +207,8 @@ class ConditionsMeter:
         ref = self._reference(end) if end is not None else None
         if end is not None and ref is not None:
             wall = end.t - ref.t
-            c.other_cpu_s = max(0.0, (_busy_seconds(end.times) - _busy_seconds(ref.times)) - _own_diff(ref.own, end.own))
+            busy = _busy_seconds(end.times) - _busy_seconds(ref.times)
+            c.other_cpu_s = max(0.0, busy - _own_diff(ref.own, end.own))
             c.steal_s = max(0.0, getattr(end.times, "steal", 0.0) - getattr(ref.times, "steal", 0.0))
             cores = psutil.cpu_count() or 1
             c.other_cpu_share = min(1.0, c.other_cpu_s / (wall * cores))

@@ -19,6 +19,8 @@ Own = namedtuple("Own", "user system children_user children_system")
 def fresh_history(monkeypatch):
     monkeypatch.setattr(conditions, "_history", [])
     monkeypatch.setattr(conditions, "_children_seen", {})
+    # the faked CPU readings are for this process alone: a child left by an earlier test would consume them
+    monkeypatch.setattr(conditions, "_descendants", lambda q: [])
 
 
 def _fake_clock(monkeypatch, readings):

@@ -55,6 +55,20 @@ def fingerprint():
     return run
 
 
+@_numpy("memo-by-object")
+def memo_by_object():
+    """Memoizes by the input arrays' identity: the first answer computed for an input set is returned for it ever
+    after (an audit of a set's first call would have it cache the changed version's answer as the set's own)."""
+    cache = {}
+
+    def run(i, o):
+        key = (id(i["a"]), id(i["b"]))
+        if key not in cache:
+            cache[key] = i["a"] + i["b"]
+        o["out"][...] = cache[key]
+    return run
+
+
 @_numpy("finishes-later")
 def finishes_later():
     """Finishes later: when its output holds no poison (a timed call), returns at once and a thread of its own
