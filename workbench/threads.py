@@ -31,6 +31,9 @@ BLOCKTIME_MS = 1
 #: The variables that choose how idle OpenMP threads wait; a user's value for any of them is kept.
 WAIT_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
 
+#: Set beside the variables by workbench (their values as set), so a worker process that inherits them says so.
+ENV_SET_BY_WORKBENCH = "WORKBENCH_OPENMP_WAIT"
+
 #: What :func:`default_omp_wait_policy` found when ``workbench`` was imported (None: not called yet).
 _policy_outcome: str | None = None
 
@@ -44,7 +47,9 @@ def default_omp_wait_policy() -> str | None:
     an OpenMP runtime is already loaded; returns the setting in force in words, None when none could be set."""
     global _policy_outcome
     if _chosen():
-        _policy_outcome = f"{_chosen()} (from the environment)"
+        ours = os.environ.get(ENV_SET_BY_WORKBENCH) == _chosen()  # a worker of a process that set them
+        _policy_outcome = f"spin {SPIN_COUNT} then sleep (set by workbench)" if ours else \
+            f"{_chosen()} (from the environment)"
         return _chosen()
     first = [m for m in _OPENMP_USERS if m in sys.modules]
     if first:
@@ -54,6 +59,7 @@ def default_omp_wait_policy() -> str | None:
         return None
     os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
     os.environ["KMP_BLOCKTIME"] = str(BLOCKTIME_MS)
+    os.environ[ENV_SET_BY_WORKBENCH] = _chosen()
     _policy_outcome = f"spin {SPIN_COUNT} then sleep (set by workbench)"
     return _chosen()
 

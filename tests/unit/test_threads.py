@@ -89,3 +89,19 @@ def test_rows_record_threads_and_rounds_keep_every_setting_seen():
     assert merge_conditions({"threads": "torch 2; P"}, {"threads": "torch 2; P"})["threads"] == "torch 2; P"
     assert merge_conditions({"threads": "torch 2; P"}, {"threads": "torch 1; P"})["threads"] == \
         "torch 2; P | torch 1; P"
+
+
+def test_a_worker_says_workbench_set_the_wait_and_a_user_value_is_named():
+    """A worker inherits the parent's variables: its rows say workbench set them, not "from the environment";
+    a value the user chose is named as theirs."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")}
+    code = ("import os, subprocess, sys, workbench; from workbench import threads; print(threads.policy_note()); "
+            "print(subprocess.run([sys.executable, '-c', 'import workbench; from workbench import threads; "
+            "print(threads.policy_note())'], capture_output=True, text=True).stdout.strip())")
+    parent, child = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                   check=True).stdout.splitlines()
+    assert parent == child == "spin 10000 then sleep (set by workbench)"
+    env["GOMP_SPINCOUNT"] = "500"
+    mine = subprocess.run([sys.executable, "-c", "import workbench; from workbench import threads; "
+                           "print(threads.policy_note())"], env=env, capture_output=True, text=True, check=True)
+    assert mine.stdout.strip() == "GOMP_SPINCOUNT=500 (from the environment)"
