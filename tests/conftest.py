@@ -146,6 +146,23 @@ def temp_kernels() -> Iterator[Callable]:
 BAD_CATALOG = Path(__file__).resolve().parent / "bad_catalog"
 
 
+@pytest.fixture(autouse=True)
+def _backend_registry_restored():
+    """A test that runs ``bench`` in this process may have the registry answer from ``workbench info``'s cached
+    probe (:func:`workbench.backends.registry.use_descriptions`): later tests get the real backends again."""
+    from workbench.backends import registry
+
+    saved = (dict(registry._modules), set(registry._enumerated), registry._cache, registry._current)
+    yield
+    modules, enumerated, cache, current = saved
+    if registry._modules != modules or registry._enumerated != enumerated:
+        registry._modules.clear()
+        registry._modules.update(modules)
+        registry._enumerated.clear()
+        registry._enumerated.update(enumerated)
+        registry._cache, registry._current = cache, current
+
+
 @pytest.fixture(scope="module")
 def bad_catalog() -> Iterator[str]:
     """The ``wb_bad`` kernel of :data:`BAD_CATALOG`, loaded for a test module and unloaded after it."""

@@ -123,8 +123,8 @@ class DescribedBackend(Backend):
             return self.real().capabilities()
         return Capabilities(**{**found, "dtypes": tuple(found.get("dtypes") or ())})
 
-    def real(self) -> Backend:
-        """The backend itself, its runtime imported and probed."""
+    def _found(self) -> Backend:
+        """The real backend object, its runtime imported (available or not)."""
         if self._real is None:
             from .registry import real_backend
 
@@ -132,14 +132,21 @@ class DescribedBackend(Backend):
             if found is None:
                 raise BackendUnavailable(f"backend {self.name!r} was described by the cached probe but is not "
                                          "found now; run `workbench info --refresh`")
-            found.require()
             self._real = found
         return self._real
 
-    def __getattr__(self, attr: str) -> Any:  # an adapter's own attributes (a queue, a context)
+    def real(self) -> Backend:
+        """The backend itself, its runtime imported and probed: to run anything on it."""
+        found = self._found()
+        found.require()
+        return found
+
+    def __getattr__(self, attr: str) -> Any:  # an adapter's own attributes (a queue, a context, its device)
         if attr.startswith("_") or attr in STATIC_FIELDS:  # a device index the real backend has not either
             raise AttributeError(attr)
-        return getattr(self.real(), attr)
+        # plain attributes read as the real backend's, available or not (an unavailable torch-cuda's device is
+        # still "cuda:0"); its methods still need it available (real() above, through _delegate)
+        return getattr(self._found(), attr)
 
     def __repr__(self) -> str:
         return f"<DescribedBackend {self.name}>"
