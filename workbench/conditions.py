@@ -75,7 +75,7 @@ def _own_seconds(p: psutil.Process) -> dict[int, float]:
     process (a worker's parent), and every live descendant of both. Descendants count because they are ours:
     measured on an H100 machine, Inductor's compile pool and Triton's ptxas (grandchildren of the sweep) were
     read as "other processes used 100% of the CPU" in 22 of 90 quick-suite cells."""
-    members = {p.pid: p}
+    members: dict[int, psutil.Process] = {}
     for root in (p, *_related):
         members.setdefault(root.pid, root)
         try:

@@ -33,6 +33,8 @@ from importlib.metadata import distributions
 from pathlib import Path
 from typing import Any
 
+from .threads import WAIT_VARS
+
 #: Distributions whose versions decide results; read from metadata, never imported.
 RELEVANT_PACKAGES = ("kernel-workbench", "numpy", "scipy", "numba", "llvmlite", "torch", "triton", "pyopencl",
                      "pocl-binary-distribution", "mako", "cuda-python", "cuda-bindings", "pandas", "matplotlib",
@@ -45,9 +47,8 @@ RUNTIME_DISTRIBUTIONS = {"numpy": "numpy", "numba": "numba", "torch": "torch", "
 NOT_INSTALLED = "not installed"
 #: PCI classes of devices that compute: display controllers (0x03) and processing accelerators (0x12).
 ACCELERATOR_PCI_CLASSES = ("0x03", "0x12")
-THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", "MKL_NUM_THREADS",
-                   "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER", "VECLIB_MAXIMUM_THREADS",
-                   "NUMEXPR_NUM_THREADS")
+THREAD_ENV_VARS = ("OMP_NUM_THREADS", *WAIT_VARS, "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS",
+                   "NUMBA_THREADING_LAYER", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 #: CPU flags that change which code paths numpy / numba / torch take.
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile",
               "neon", "asimd", "sve")

@@ -34,6 +34,8 @@ WAIT_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
 #: Set beside the variables by workbench (their values as set), so a worker process that inherits them says so.
 ENV_SET_BY_WORKBENCH = "WORKBENCH_OPENMP_WAIT"
 
+_SET_BY_WORKBENCH = f"spin {SPIN_COUNT} then sleep (set by workbench)"
+
 #: What :func:`default_omp_wait_policy` found when ``workbench`` was imported (None: not called yet).
 _policy_outcome: str | None = None
 
@@ -46,11 +48,11 @@ def default_omp_wait_policy() -> str | None:
     """Bound OpenMP's idle spin (``GOMP_SPINCOUNT``, ``KMP_BLOCKTIME``) unless the user chose how threads wait or
     an OpenMP runtime is already loaded; returns the setting in force in words, None when none could be set."""
     global _policy_outcome
-    if _chosen():
-        ours = os.environ.get(ENV_SET_BY_WORKBENCH) == _chosen()  # a worker of a process that set them
-        _policy_outcome = f"spin {SPIN_COUNT} then sleep (set by workbench)" if ours else \
-            f"{_chosen()} (from the environment)"
-        return _chosen()
+    chosen = _chosen()
+    if chosen:  # the user's, or workbench's inherited by a worker of a process that set them
+        ours = os.environ.get(ENV_SET_BY_WORKBENCH) == chosen
+        _policy_outcome = _SET_BY_WORKBENCH if ours else f"{chosen} (from the environment)"
+        return chosen
     first = [m for m in _OPENMP_USERS if m in sys.modules]
     if first:
         # libgomp read its settings at load time: changing the variables now would be a lie
@@ -59,9 +61,9 @@ def default_omp_wait_policy() -> str | None:
         return None
     os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
     os.environ["KMP_BLOCKTIME"] = str(BLOCKTIME_MS)
-    os.environ[ENV_SET_BY_WORKBENCH] = _chosen()
-    _policy_outcome = f"spin {SPIN_COUNT} then sleep (set by workbench)"
-    return _chosen()
+    chosen = os.environ[ENV_SET_BY_WORKBENCH] = _chosen()
+    _policy_outcome = _SET_BY_WORKBENCH
+    return chosen
 
 
 def policy_note() -> str:
