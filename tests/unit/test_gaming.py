@@ -321,36 +321,3 @@ def test_a_variant_wrong_from_a_middle_round_is_caught_there(bad_catalog, tmp_pa
     assert row["status"] == "incorrect" and "audit:" in row["message"] and "after timing" in row["message"]
     assert builds["n"] == 2 and row["rounds"] == 1 and row["n_samples"] >= 3
 
-
-def test_an_audit_never_lets_a_memoizer_cache_the_changed_values_as_the_sets_own(bad_catalog):
-    """A set is audited only after it was called, in a state other than its first: a memoizer caching whatever it
-    computed first for an input set would otherwise cache an audited version's answer as the set's own and pass
-    the later audits (the fingerprint memoizer passed 1 verify run in 30, and 1 exercise in 300, that way)."""
-    from tests.conftest import BAD_CATALOG
-    from workbench.backends import registry
-    from workbench.case import Case
-    from workbench.catalog import load_catalog
-    from workbench.harness.cell import rotation_sets
-
-    load_catalog(BAD_CATALOG)
-    be = registry.get("numpy")
-    for seed in range(30):
-        case = Case(get_kernel(K), get_variant(K, "good"), be, {"n": 1001}, "float32", seed=0)
-        sets = rotation_sets(case, 2, case.seed, None)
-        calls = [(lambda inp=inp, case=case: case.call(inp, case.outputs)) for inp, _ in sets]
-        a = Auditor(case, sets, case.outputs, min_samples=1, probability=1.0, cost_share=float("inf"),
-                    rng=np.random.default_rng(seed))
-        first: dict[int, object] = {}
-        for r in range(8):
-            s = r % 2
-            fn = a.arm(s, 1, r >= 2, calls)
-            first.setdefault(s, a._now.get(s))  # the state the set is first called in
-            if r < 2:
-                assert fn is None, "a set's first call is never audited"
-            if fn is not None:
-                assert a._now.get(s) != first[s], "an audit uses a state the set was not first called in"
-                fn()
-                a.check()
-            else:
-                calls[s]()
-        assert a.failure is None and a.audits >= 4

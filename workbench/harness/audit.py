@@ -280,7 +280,6 @@ class Auditor:
         self._sampled = 0
         self._first_done = False
         self._seen: set[int] = set()
-        self._first_state: dict[int, int | None] = {}  # set -> the version it was first called with (None: original)
         self.probability, self.cost_share = probability, cost_share
         self._now: dict[int, int] = {}  # set -> index of the version its device inputs hold now
         self._set_versions: dict[int, list[_Version]] = {}
@@ -311,22 +310,14 @@ class Auditor:
             self._t0 = t
         m = len(calls)
         last = (offset + k - 1) % m
-        # only a set called before is audited: a memoizer computes a set it has never seen, and an audit of its
-        # first call would let it cache a changed version's answer as the set's own (1 in 300 verify runs of a
-        # fingerprint memoizer passed that way)
-        seen = last in self._seen
-        must = sampling and not self._first_done and self._sampled >= self._first and seen
+        must = sampling and not self._first_done and self._sampled >= self._first and last in self._seen
         self._first_done |= must
         self._sampled += bool(sampling)
+        self._seen.update((offset + i) % m for i in range(min(k, m)))
         spare = self.seconds <= self.cost_share * (t - self._t0)
-        audit = must or (spare and seen and self.rng.random() < self.probability)
+        audit = must or (spare and self.rng.random() < self.probability)
         if audit or (spare and self.rng.random() < self.probability):
             self._change(last, audit)
-        for i in range(min(k, m)):  # the state each set is first called in: an audit must differ from it
-            idx = (offset + i) % m
-            if idx not in self._seen:
-                self._seen.add(idx)
-                self._first_state[idx] = self._now.get(idx)
         fn = None
         if audit:
             self._armed = last
@@ -412,9 +403,7 @@ class Auditor:
         a change announces nothing."""
         versions = self._versions(s)
         now = self._now.get(s)
-        states: list[int | None] = [None, *range(len(versions))]
-        if audit:  # any state but the one the set was first called in (a memoizer may have cached that one)
-            states = [v for v in states if v != self._first_state.get(s)]
+        states: list[int | None] = list(range(len(versions))) if audit else [None, *range(len(versions))]
         others = [v for v in states if v != now] or states
         choice = others[int(self.rng.integers(len(others)))]
         if choice != now:
