@@ -20,7 +20,7 @@ step() { case " ${STEPS:-$1} " in *" $1 "*) ;; *) return 0;; esac
 T=20 step nvidia-smi nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
 T=60 step versions python3 -c "import sys,torch,cupy,triton,numpy,jsonschema;print(sys.version.split()[0],'torch',torch.__version__,'cupy',cupy.__version__,'triton',triton.__version__,'numpy',numpy.__version__,'jsonschema',jsonschema.__version__, torch.cuda.get_device_name())"
 T=60 step info $WB info --refresh
-T=120 step verify $WB verify --backend $GPU --dtype float32 bfloat16 --details
+T=260 step verify $WB verify --backend $GPU --dtype float32 bfloat16 --details
 T=150 step quick $WB bench --suite quick --backends $GPU numpy --name "gpu-quick" --json "$OUT/quick.json" \
     --report "$OUT/quick.html" --quiet
 T=20 step runs $WB runs

@@ -77,6 +77,8 @@ def test_a_pattern_that_matches_nothing_says_so(registry):
 def test_each_device_asks_about_itself(registry, fake_cuda, monkeypatch):
     """Device info and memory of torch-cuda:1 come from device 1, not device 0."""
     torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():  # a real GPU: torch's own lazy init asks about every device (its capability
+        torch.cuda.init()  # check); done before the fakes, so only the workbench's questions are recorded
     asked: list[tuple[str, int]] = []
     props = SimpleNamespace(name="Fake GPU", total_memory=80 << 30, major=9, minor=0, multi_processor_count=132,
                             clock_rate=None, L2_cache_size=50 << 20)
