@@ -58,10 +58,14 @@ def row_times(row: pd.Series | dict[str, Any]) -> tuple[np.ndarray, bool]:
     Per-round medians when the row has at least :data:`~workbench.verdicts.MIN_ROUNDS` of them;
     otherwise the samples of its one stream (one round, or a row stored before rounds existed).
     """
+    cached = getattr(row, "times", None) if isinstance(row, _Row) else None
+    if cached is not None:
+        return cached
     medians = parse_samples(row.get("round_medians_s"))
-    if len(medians) >= vd.MIN_ROUNDS:
-        return medians, True
-    return parse_samples(row.get("samples_s")), False
+    out = (medians, True) if len(medians) >= vd.MIN_ROUNDS else (parse_samples(row.get("samples_s")), False)
+    if isinstance(row, _Row):
+        row.times = out
+    return out
 
 
 def _flag(value: Any) -> bool:
@@ -244,13 +248,16 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
 
 class _Row(dict):
     """A row as a plain mapping with its index label (``name``, as a pandas Series has): a report judges each
-    of 100,000 rows through many ``row.get`` calls, which cost a pandas Series 5-10 µs each."""
+    of 100,000 rows through many ``row.get`` calls, which cost a pandas Series 5-10 µs each. ``times`` keeps
+    :func:`row_times` once parsed (a reference row is judged against each of its group's rows, and each
+    judgement asked for both sides' times twice: JSON parsing was a fifth of a large report's time)."""
 
-    __slots__ = ("name",)
+    __slots__ = ("name", "times")
 
     def __init__(self, values: Mapping[str, Any], name: Any) -> None:
         super().__init__(values)
         self.name = name
+        self.times: tuple[np.ndarray, bool] | None = None
 
 
 def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None
