@@ -31,3 +31,26 @@ def _values(col: pd.Series) -> list[Any]:
     if isinstance(col.dtype, np.dtype):
         return out
     return [None if v is pd.NA else v for v in out]  # nullable (extension) columns: None, as to_dict gives
+
+
+def share_strings(df: pd.DataFrame, shared: dict[str, dict[Any, Any]]) -> pd.DataFrame:
+    """``df`` with each text column's repeated values as one shared object (``shared``: a value cache per
+    column, kept across the frames of one read). SQLite hands back a new string per cell: a million rows'
+    kernel, backend, status and run columns held 60 bytes a cell, where a shared value costs a pointer.
+    Columns with mostly distinct values (cell keys, samples) are left as they are."""
+    import numpy as np
+    import pandas as pd
+
+    for name in df.columns:
+        col = df[name]
+        if col.dtype.kind not in "OT" and str(col.dtype) != "str":
+            continue
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        if len(uniques) * 2 > len(col):
+            continue
+        cache = shared.setdefault(name, {})
+        values = np.empty(len(uniques) + 1, dtype=object)
+        values[:-1] = [cache.setdefault(u, u) for u in uniques.tolist()]
+        values[-1] = col[codes == -1].iloc[0] if (codes == -1).any() else None  # a missing value as read
+        df[name] = pd.Series(values[codes], index=df.index, dtype=col.dtype, name=name)
+    return df

@@ -246,6 +246,15 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
     return pd.DataFrame(out, columns=cols)
 
 
+#: The columns a judged pair's rows are read by (:func:`judge_pair`, :func:`typical_spreads`, the A/A twins and
+#: the tables' own columns): a row of every column took about 3.5 KB, and a million-row report held a kernel's
+#: rows so (700 MB per 200,000).
+PAIR_COLUMNS = ("run_id", "env_id", "device", "cell_key", "kernel", "variant", "backend", "dtype", "params", "size",
+                "size_label", "mode", "cache", "status", "library", "noisy", "rel_spread", "samples_s",
+                "round_medians_s", vd.ROUND_IDS, vd.PAIR_WITH, vd.PAIR_D, vd.PAIR_IDS, vd.TWIN_MEDIANS, vd.TWIN_IDS,
+                vd.TWIN_PAIR_D, vd.TWIN_PAIR_IDS)
+
+
 class _Row(dict):
     """A row as a plain mapping with its index label (``name``, as a pandas Series has): a report judges each
     of 100,000 rows through many ``row.get`` calls, which cost a pandas Series 5-10 µs each. ``times`` keeps
@@ -274,7 +283,7 @@ def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseli
     # group's frame per row took most of a large report's time)
     codes = ok.groupby(group, sort=False, dropna=False).ngroup().to_numpy()
     order = np.argsort(codes, kind="stable")
-    rows = [_Row(rec, name) for name, rec in zip(ok.index, records(ok), strict=True)]
+    rows = [_Row(rec, name) for name, rec in zip(ok.index, records(ok, PAIR_COLUMNS), strict=True)]
     variants, backends, kernels = ok["variant"].tolist(), ok["backend"].tolist(), ok["kernel"].tolist()
     pairs = []  # (row, its baseline or None), in table order
     for members in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1):

@@ -39,6 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .frames import share_strings
 from .import_stream import stored_value as _jsonable
 from .import_stream import value_batches
 from .output_guard import check_output_path, write_output
@@ -663,8 +664,11 @@ class Store:
         with self._lock:
             have = {r[1] for r in self._conn.execute("PRAGMA table_info(results)")}
             select = "*" if columns is None else ", ".join(c for c in [*wanted, "extra"] if c in have)
-            df = pd.read_sql_query(f"SELECT {select} FROM results {where} ORDER BY rowid", self._conn,
-                                   params=ids or None)
+            query = f"SELECT {select} FROM results {where} ORDER BY rowid"
+            shared: dict[str, dict[Any, Any]] = {}
+            chunks = [share_strings(chunk, shared) for chunk in pd.read_sql_query(
+                query, self._conn, params=ids or None, chunksize=RESULT_CHUNK_ROWS)]
+            df = _joined(chunks) if chunks else pd.read_sql_query(query, self._conn, params=ids or None)
         extra = df.pop("extra") if "extra" in df else None
         if extra is not None and extra.notna().any():
             parsed = [json.loads(x) if isinstance(x, str) and x else None for x in extra]
@@ -957,6 +961,28 @@ def _insert_new_rows(c: sqlite3.Connection, rows: Iterable[Mapping[str, Any]]) -
         c.executemany(f"INSERT OR IGNORE INTO results ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                       batch)
     return c.total_changes - before
+
+
+#: Rows read from SQLite per frame before their repeated strings are shared (:func:`share_strings`).
+RESULT_CHUNK_ROWS = 50_000
+
+
+def _joined(chunks: list[pd.DataFrame]) -> pd.DataFrame:
+    """Frames read in chunks as one frame with the dtypes one read would have given: a chunk whose numeric
+    column was NULL throughout reads it as object (None), which would make the joined column object too."""
+    import pandas as pd
+
+    if len(chunks) == 1:
+        return chunks[0]
+    df = pd.concat(chunks, ignore_index=True)
+    for name in df.columns:
+        col = df[name]
+        if col.dtype == object and any(c[name].dtype.kind in "iuf" for c in chunks):
+            try:
+                df[name] = pd.to_numeric(col)
+            except (TypeError, ValueError):  # text in a numeric column (an odd import): left as read
+                pass
+    return df
 
 
 def _run_filter(run_ids: Iterable[str] | str | None) -> tuple[str, list[str]]:
