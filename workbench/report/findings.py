@@ -188,22 +188,31 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
         return KeyFindings(reference_text(reference), out, report_caveats(df, runs, environments, run_names))
     run_ids = [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else [""]
     checks = checks if checks is not None else ReferenceChecks(df)
-    for kernel in dict.fromkeys(df["kernel"]):
-        k_all = df[df["kernel"] == kernel]
+    for kernel, k_all in _split(df, "kernel").items():
+        if _text(kernel) == "":  # rows without a kernel name belong to no finding
+            continue
+        by_run = _split(k_all, "run_id") if "run_id" in df else {"": k_all}
+        tables: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}  # the judged table of a reference, by run
         for run_id in run_ids:
-            k = k_all[k_all["run_id"] == run_id] if run_id else k_all
+            k = by_run.get(run_id)
+            if k is None:  # this kernel has no rows in that run
+                continue
             ok = k[k["status"] == Status.OK]
             ref = pick_reference(ok, variant, backend)
             whole = (judged or {}).get((str(kernel), ref)) if ref is not None else None
             if whole is not None:
-                table = whole[whole["run_id"] == run_id] if run_id else whole
+                if ref not in tables:
+                    tables[ref] = _split(whole, "run_id") if run_id else {"": whole}
+                table = tables[ref].get(run_id, whole.iloc[0:0])
             else:
                 table = (speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1])
                          if ref is not None else None)
             run = (run_names or {}).get(run_id, run_id) if len(run_ids) > 1 else ""
+            judged_at = _first_positions(table, ("variant", "backend", "params")) if table is not None else {}
+            elsewhere_of: dict[tuple[Any, Any, Any], tuple[str, str] | None] = {}
             for cls, params in size_classes(k):
-                cell = ok[ok["params"] == params]
                 everything = k[k["params"] == params]
+                cell = everything[everything["status"] == Status.OK]
                 label = _text(everything["size_label"].iloc[0]) if "size_label" in everything else params
                 failed = failed_cells(everything)
                 if cell.empty:
@@ -214,7 +223,10 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                 notes = row_notes(best.to_frame().T, dict(environments or {}), roofs).iloc[0]
                 pct = notes["pct"] if notes["pct"] is not None and not pd.isna(notes["pct"]) else None
                 caveats = row_caveats(best, environments) + [caveat(f"did not run: {f}") for f in failed]
-                elsewhere = failed_elsewhere(k, best)
+                series = (best.get("variant"), best.get("backend"), best.get("dtype"))
+                if series not in elsewhere_of:  # one answer per series of the kernel's run
+                    elsewhere_of[series] = failed_elsewhere(k, best)
+                elsewhere = elsewhere_of[series]
                 if elsewhere:
                     caveats.insert(0, caveat(*elsewhere))
                 if notes["peak_note"]:
@@ -226,10 +238,9 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                 speedup, ci, verdict, ref_key, floor, settle, coverage = None, None, "no reference", "", None, "", None
                 if ref is not None:
                     ref_key = series_key(*ref)
-                    match = table[(table["variant"] == best["variant"]) & (table["backend"] == best["backend"])
-                                  & (table["params"] == params)] if table is not None else pd.DataFrame()
-                    if len(match):
-                        m = match.iloc[0]
+                    at = judged_at.get((best["variant"], best["backend"], params))
+                    if at is not None:
+                        m = table.iloc[at]
                         verdict = str(m["verdict"])
                         floor = float(m["floor"]) if pd.notna(m.get("floor")) else None
                         settle = _text(m.get("settle"))
@@ -264,6 +275,25 @@ def reference_anomaly(df: pd.DataFrame, ref: Mapping[str, Any]) -> str | None:
     :meth:`workbench.report.reference_checks.ReferenceChecks.anomaly`; for many references of one frame,
     build one :class:`~workbench.report.reference_checks.ReferenceChecks` and ask it)."""
     return ReferenceChecks(df).anomaly(ref)
+
+
+def _first_positions(df: pd.DataFrame, columns: tuple[str, ...]) -> dict[tuple[Any, ...], int]:
+    """The position of the first row of ``df`` with each combination of ``columns``' values (a lookup per
+    finding, not a filter of a run's judged rows per finding)."""
+    if df.empty or not set(columns) <= set(df.columns):
+        return {}
+    out: dict[tuple[Any, ...], int] = {}
+    for i, key in enumerate(zip(*(df[c].tolist() for c in columns), strict=True)):
+        out.setdefault(key, i)
+    return out
+
+
+def _split(df: pd.DataFrame, column: str) -> dict[Any, pd.DataFrame]:
+    """``df``'s rows by their value of ``column``, in order of first appearance (each filtered once: a
+    million-row report filtered a kernel's rows once per run, and a run's judged rows likewise)."""
+    if df.empty:
+        return {}
+    return {key: rows for key, rows in df.groupby(column, sort=False, dropna=False)}
 
 
 def _text(v: Any) -> str:

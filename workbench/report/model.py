@@ -294,7 +294,7 @@ def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
         every = (speedup_table(ok, {"variant": ref[0], "backend": ref[1]} if ref else baseline, checks, table)
                  if len(ok) else pd.DataFrame(columns=["verdict"]))
         speedups = _records(every if max_rows is None else every.head(max_rows))
-        out.append(KernelSection(str(kernel), f"kernel-{i + 1}", len(ok), len(k), pivot(k, ref, run_names),
+        out.append(KernelSection(str(kernel), f"kernel-{i + 1}", len(ok), len(k), pivot(k, ref, run_names, max_rows),
                                  speedups, verdict_counts(text_of(v) for v in every["verdict"]), figs, len(every)))
     return out
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pandas as pd
@@ -61,6 +61,15 @@ def exec_cache_text(value: Any) -> str:
 
 
 
+#: Rows read as dicts at a time (a dict of every column per row, for a million rows at once, took gigabytes).
+NOTES_CHUNK_ROWS = 20_000
+
+
+def _chunked_records(df: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    for start in range(0, len(df), NOTES_CHUNK_ROWS):
+        yield from records(df.iloc[start:start + NOTES_CHUNK_ROWS])
+
+
 def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None,
               roofs: Mapping[RoofKey, RoofSet] | None = None) -> pd.DataFrame:
     """Per row: ``noisy``, ``noise_note``, ``peak_note`` (worked out from the row's rates and its device's
@@ -71,7 +80,8 @@ def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None =
     most of this function's time on a large report)."""
     roofs = resolve_roofs(df) if roofs is None else roofs
     out = []
-    for r in records(df):
+    shared: dict[str, str] = {}  # one object per distinct note (most rows repeat a few)
+    for r in _chunked_records(df):
         ok = r.get("status") == Status.OK
         noisy = ok and is_noisy(dict(r))
         compute = is_compute_bound(r)
@@ -89,10 +99,9 @@ def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None =
             level = rs.level_of(value) if rs is not None and not compute else None
             at = f", {level.kind.short}" if level is not None and level.kind is not RoofKind.DRAM else ""
             ceiling = f"{fmt_num(value)} {unit} ({SHORT_SOURCE.get(src, src)}{at})"
-        out.append({"noisy": bool(noisy), "noise_note": noise_text(r) if noisy else "",
-                    "peak_note": row_peak_note(r, llc_of(environments, r), roofs_of_row(roofs, r)) if ok else "",
-                    "pct": headline_pct(r) if ok else None, "ceiling": ceiling,
-                    "ceiling_source": src if ok and value is not None else "",
-                    "exec_cache": exec_cache_text(r.get("exec_cache"))})
+        note = row_peak_note(r, llc_of(environments, r), roofs_of_row(roofs, r)) if ok else ""
+        out.append((bool(noisy), noise_text(r) if noisy else "", shared.setdefault(note, note),
+                    headline_pct(r) if ok else None, shared.setdefault(ceiling, ceiling),
+                    src if ok and value is not None else "", exec_cache_text(r.get("exec_cache"))))
     return pd.DataFrame(out, columns=["noisy", "noise_note", "peak_note", "pct", "ceiling", "ceiling_source",
                                       "exec_cache"], index=df.index)

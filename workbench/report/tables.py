@@ -35,13 +35,19 @@ def _columns(k: pd.DataFrame, reference: tuple[str, str] | None) -> list[str]:
     return sorted(keys, key=lambda c: (c != ref, speed[c], c))
 
 
+#: The columns a pivot reads from a row.
+PIVOT_COLUMNS = ("run_id", "dtype", "cache", "_size", "params", "size_label", "llm_shape", "variant", "backend",
+                 "status", "median_s", "message", "noisy", "rel_spread", "noise_note")
+
+
 def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
-          run_names: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """One kernel's rows as {unit, columns, index_names, rows}; each row has ``index`` (run, dtype, size as
-    they vary) and ``cells`` (text, best, noisy, status, title). Unsupported pairs get no column."""
+          run_names: Mapping[str, str] | None = None, max_rows: int | None = None) -> dict[str, Any]:
+    """One kernel's rows as {unit, columns, index_names, rows, n_rows, note}; each row has ``index`` (run,
+    dtype, size as they vary) and ``cells`` (text, best, noisy, status, title). Unsupported pairs get no
+    column. ``max_rows``: at most that many rows (``n_rows`` counts them all; ``note`` says so, else "")."""
     k = k[k["status"] != Status.UNSUPPORTED] if "status" in k else k
     if k.empty:
-        return {"unit": "", "columns": [], "index_names": [], "rows": []}
+        return {"unit": "", "columns": [], "index_names": [], "rows": [], "n_rows": 0, "note": ""}
     unit, scale = pick_time_unit(k.loc[k["status"] == Status.OK, "median_s"])
     columns = _columns(k, reference)
     index_cols = [c for c in ("run_id", "dtype", "cache") if c in k and k[c].nunique(dropna=False) > 1]
@@ -51,10 +57,14 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
     # and a row Series per group cost most of a large report's time
     codes = k.groupby(group_cols, sort=True, dropna=False).ngroup().to_numpy()
     order = np.argsort(codes, kind="stable")
-    records = frame_records(k)
+    groups = np.split(order, np.flatnonzero(np.diff(codes[order])) + 1) if len(k) else []
+    shown = groups if max_rows is None else groups[:max_rows]
+    taken = np.concatenate(shown) if shown else np.empty(0, int)
+    at = {int(i): j for j, i in enumerate(taken)}  # only the shown groups' rows, only the columns read
+    records = frame_records(k.iloc[taken], PIVOT_COLUMNS)
     rows = []
-    for members in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1) if len(k) else []:
-        g = [records[i] for i in members]
+    for members in shown:
+        g = [records[at[int(i)]] for i in members]
         key = tuple(g[0][c] for c in group_cols)
         index = [str((run_names or {}).get(str(v), v)) if c == "run_id" else str(v)
                  for c, v in zip(index_cols, key, strict=False)]
@@ -83,7 +93,10 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
                               "status": Status.OK, "title": str(r.get("noise_note") or "") if noisy else ""})
         rows.append({"index": index, "cells": cells})
     names = [{"run_id": "run", "dtype": "dtype", "cache": "cache"}[c] for c in index_cols] + ["size"]
-    return {"unit": unit, "columns": columns, "index_names": names, "rows": rows}
+    note = (f"the first {len(rows):,} of {len(groups):,} rows are shown (every cell is in the CSV of all rows)"
+            if len(rows) < len(groups) else "")
+    return {"unit": unit, "columns": columns, "index_names": names, "rows": rows, "n_rows": len(groups),
+            "note": note}
 
 
 _MD_BACKSLASHED = re.compile(r"([\\`|\[\]])")
@@ -108,4 +121,6 @@ def pivot_markdown(p: dict[str, Any]) -> str:
                                                         else md_escape(c["text"]))
                  for c in r["cells"]]
         lines.append("| " + " | ".join([*(md_escape(i) for i in r["index"]), *cells]) + " |")
-    return "\n".join(lines) + f"\n\nTimes in {md_escape(p['unit'])} (median per call); best per row in bold; ~ noisy.\n"
+    note = f" {md_escape(p['note'][0].upper() + p['note'][1:])}." if p.get("note") else ""
+    return ("\n".join(lines) + f"\n\nTimes in {md_escape(p['unit'])} (median per call); best per row in bold; ~ noisy."
+            f"{note}\n")
