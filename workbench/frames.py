@@ -46,7 +46,7 @@ def share_strings(df: pd.DataFrame, shared: dict[str, dict[Any, Any]]) -> pd.Dat
         if col.dtype.kind not in "OT" and str(col.dtype) != "str":
             continue
         codes, uniques = pd.factorize(col, use_na_sentinel=True)
-        if len(uniques) * 2 > len(col):
+        if len(uniques) * 2 > len(col) and len(uniques) > 64:  # mostly distinct (a small last chunk is not)
             continue
         cache = shared.setdefault(name, {})
         values = np.empty(len(uniques) + 1, dtype=object)

@@ -135,8 +135,11 @@ def clean(values: Iterable[float] | None) -> np.ndarray:
     """Finite positive times as an array (None, NaN, zero and negative values dropped)."""
     if values is None:
         return np.empty(0)
-    arr = np.asarray(list(values), dtype=float)
-    return arr[np.isfinite(arr) & (arr > 0)]
+    # an array as it is (list() of one makes a numpy scalar per value: most of this function's time when a
+    # report judged a million rows); any other iterable through a list
+    arr = np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=float)
+    keep = np.isfinite(arr) & (arr > 0)
+    return arr if keep.all() and arr.ndim == 1 else arr[keep].ravel()
 
 
 #: From this many rounds on, a cell's spread is 1.4826 × MAD (robust to an outlier round); below, the

@@ -66,3 +66,19 @@ def test_report_loads_only_the_columns_it_reads_and_shows_the_same(store):
     every_column = build_report(gather(store, store.ids))
     every_column.generated = pruned.generated
     assert html(pruned) == html(every_column) and markdown(pruned) == markdown(every_column)
+
+
+def test_a_kernel_table_holds_at_most_the_cap_and_says_how_many_rows_there_are(store):
+    """A kernel's compact table (sizes down, series across) is capped like the all-rows table: at a million
+    rows it held 50,000 lines per kernel. The note says how many rows there are; Markdown and HTML show it."""
+    full = build_report(store, store.ids, figures=False)
+    capped = build_report(store, store.ids, figures=False, max_table_rows=3)
+    for whole, part in zip(full.kernels, capped.kernels, strict=True):
+        n = whole.pivot["n_rows"]
+        assert len(whole.pivot["rows"]) == n and whole.pivot["note"] == ""
+        assert part.pivot["n_rows"] == n and part.pivot["rows"] == whole.pivot["rows"][:3]
+        if n > 3:
+            assert part.pivot["note"] == f"the first 3 of {n:,} rows are shown (every cell is in the CSV of all rows)"
+            assert f"The first 3 of {n:,} rows are shown" in markdown(capped)
+            assert f"The first 3 of {n:,} rows are shown" in html(capped)
+    assert any(k.pivot["n_rows"] > 3 for k in full.kernels)

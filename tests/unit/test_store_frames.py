@@ -85,3 +85,25 @@ def test_a_csv_straight_from_sqlite_is_the_csv_of_the_frames(tmp_path):
         c.execute("""UPDATE results SET extra = '{"nested_field": {"a": 1}}' WHERE cell_key = 'c0'""")
     assert st.result_tuples(None, ("=",)) is None  # a nested extra field: the frames write it
     assert "".join(csv_pieces(st, None)) == frames_csv()
+
+
+def test_results_read_in_chunks_equal_one_read_and_share_repeated_strings(tmp_path, monkeypatch):
+    """``Store.results`` reads SQLite a chunk at a time and shares each text column's repeated values: the
+    frame is the one a single read gives (a numeric column NULL throughout a chunk stays numeric), and a
+    kernel name repeated on every row is one object, not a string per row."""
+    import workbench.store as store_module
+
+    st = _store(tmp_path, n=9)
+    single = st.results()
+    monkeypatch.setattr(store_module, "RESULT_CHUNK_ROWS", 2)  # row 1's size is NULL: chunk 0 reads it as None
+    chunked = st.results()
+    assert list(chunked.columns) == list(single.columns)
+    for name in single.columns:
+        assert chunked[name].dtype == single[name].dtype, name
+        assert chunked[name].astype(object).fillna(-1).tolist() == single[name].astype(object).fillna(-1).tolist()
+    assert chunked["size"].dtype.kind == "f" and chunked["size"].isna().sum() == 1
+    kernels = chunked["kernel"].tolist()
+    assert all(k is kernels[0] for k in kernels)  # shared across chunks too
+    reduced = st.results(columns=["kernel", "median_s"])
+    assert reduced["kernel"].tolist() == ["saxpy"] * 9 and reduced["median_s"].tolist() == single["median_s"].tolist()
+    assert st.results([]).empty and list(st.results([]).columns) == list(RESULT_COLUMNS)

@@ -83,23 +83,22 @@ def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None =
     shared: dict[str, str] = {}  # one object per distinct note (most rows repeat a few)
     for r in _chunked_records(df):
         ok = r.get("status") == Status.OK
-        noisy = ok and is_noisy(dict(r))
+        noisy = ok and is_noisy(r)
         compute = is_compute_bound(r)
         value, unit = (value_of(r, "ceiling_gflops"), "GFLOP/s") if compute else (value_of(r, "ceiling_gbps"), "GB/s")
         src = text_of(r.get("ceiling_source"))
+        rs = roofs_of_row(roofs, r)
         if not ok:
             ceiling = ""
         elif value is None:  # the roof it would have been scored against, and why it is missing
-            rs = roofs_of_row(roofs, r)
             missing = rs.for_row("compute-bound" if compute else "memory-bound", text_of(r.get("dtype"))).missing \
                 if rs is not None else None
             ceiling = f"none: {missing or f'no {unit} ceiling measured'}"
         else:
-            rs = roofs_of_row(roofs, r)
             level = rs.level_of(value) if rs is not None and not compute else None
             at = f", {level.kind.short}" if level is not None and level.kind is not RoofKind.DRAM else ""
             ceiling = f"{fmt_num(value)} {unit} ({SHORT_SOURCE.get(src, src)}{at})"
-        note = row_peak_note(r, llc_of(environments, r), roofs_of_row(roofs, r)) if ok else ""
+        note = row_peak_note(r, llc_of(environments, r), rs) if ok else ""
         out.append((bool(noisy), noise_text(r) if noisy else "", shared.setdefault(note, note),
                     headline_pct(r) if ok else None, shared.setdefault(ceiling, ceiling),
                     src if ok and value is not None else "", exec_cache_text(r.get("exec_cache"))))
