@@ -6,6 +6,7 @@ and what a backend asks torch about its device is recorded, to check each device
 
 from __future__ import annotations
 
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -77,15 +78,16 @@ def test_a_pattern_that_matches_nothing_says_so(registry):
 def test_each_device_asks_about_itself(registry, fake_cuda, monkeypatch):
     """Device info and memory of torch-cuda:1 come from device 1, not device 0."""
     torch = pytest.importorskip("torch")
-    if torch.cuda.is_available():  # a real GPU: torch's own lazy init asks about every device (its capability
-        torch.cuda.init()  # check); done before the fakes, so only the workbench's questions are recorded
     asked: list[tuple[str, int]] = []
     props = SimpleNamespace(name="Fake GPU", total_memory=80 << 30, major=9, minor=0, multi_processor_count=132,
                             clock_rate=None, L2_cache_size=50 << 20)
 
     def record(what, value):
-        def fn(index):
-            asked.append((what, index))
+        def fn(index=None):
+            # only the workbench's own questions: on a real GPU torch itself asks about every device it counts
+            # (devices 0, 1 and 2 appeared on an H100 machine)
+            if sys._getframe(1).f_globals.get("__name__", "").startswith("workbench"):
+                asked.append((what, index))
             return value
         return fn
 
