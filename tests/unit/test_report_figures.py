@@ -180,3 +180,27 @@ def test_a_kernel_measured_at_one_size_names_that_size_whole_on_its_axis():
     assert max(len(line) for line in label.split("\n")) <= 40
     single = pd.DataFrame({"params": ['{"n": 4096}']})
     assert choose_x_axis(params_frame(single)).label == "n"
+
+
+def test_many_runs_are_pooled_into_one_line_per_series():
+    """A series timed in more runs than ``MAX_RUN_LINES`` is one line (the median over runs at each size) with a
+    band over the runs' range, and the legend says so: a line per run made 400 lines in a 100-run report."""
+    n_runs = plots.MAX_RUN_LINES + 2
+    df = pd.concat([synthetic_results(f"run{r}", seed=r) for r in range(n_runs)], ignore_index=True)
+    k = df[df["kernel"] == df["kernel"].iloc[0]]
+    ok = k[k["status"] == "ok"]
+    fig = plots.plot_kernel(k)
+    ax = fig.axes[0]
+    labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    series = ok.groupby(["variant", "backend"]).ngroups
+    assert f"median of {n_runs} runs; band: their range" in labels
+    assert len([lab for lab in labels if "median of" not in lab and "noisy" not in lab]) == series
+    line = next(li for li in ax.get_lines() if li.get_label().startswith(str(ok["variant"].iloc[0])))
+    x, y = line.get_data()
+    first = ok[(ok["variant"] == ok["variant"].iloc[0]) & (ok["backend"] == ok["backend"].iloc[0])]
+    at = first[first["params"] == first.sort_values("size")["params"].iloc[0]]
+    assert y[0] == pytest.approx(float(np.median(at["median_s"].astype(float))))
+    few = pd.concat([synthetic_results(f"run{r}", seed=r) for r in range(2)], ignore_index=True)
+    few_fig = plots.plot_kernel(few[few["kernel"] == few["kernel"].iloc[0]])
+    few_labels = [li.get_label() for li in few_fig.axes[0].get_lines()]
+    assert not any("median of" in lab for lab in few_labels)  # two runs: a line each, as before

@@ -374,8 +374,11 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
     cols = series_columns(data)
     runs = _run_order(data)
     groups = list(dict.fromkeys(data["_group"]))
+    if "run_id" in cols and len(runs) > MAX_RUN_LINES:
+        _draw_pooled_runs(ax, data, metric, [c for c in cols if c != "run_id"], styles, len(runs))
+        groups = []  # drawn
     n_noisy = 0
-    for key, g in data.groupby([*cols, "_group"], sort=True, dropna=False):
+    for key, g in data.groupby([*cols, "_group"], sort=True, dropna=False) if groups else []:
         g = g.dropna(subset=[metric]).sort_values("_x")
         if g.empty:
             continue
@@ -402,6 +405,28 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
         if not metric.startswith("pct") or ax.get_yscale() == "linear":
             ax.set_ylim(bottom=0) if ax.get_yscale() == "linear" else None
     ax.grid(True, alpha=0.3)
+
+
+#: A series timed in more runs than this is drawn as one line (the median over its runs at each size) with a
+#: band from the fastest run to the slowest: a line per run made 400 lines and 6 MB of SVG per figure for a
+#: report of 100 runs, which no reader can tell apart.
+MAX_RUN_LINES = 6
+
+
+def _draw_pooled_runs(ax: Axes, data: pd.DataFrame, metric: str, cols: list[str],
+                      styles: Mapping[str, SeriesStyle] | None, n_runs: int) -> None:
+    """One line per series (and splitting parameter): the median of ``metric`` over the runs at each size, and
+    a band from its smallest to its largest value there."""
+    pooled = (data.dropna(subset=[metric]).groupby([*cols, "_group", "_x"], sort=True, dropna=False)[metric]
+              .agg(["median", "min", "max"]).reset_index())
+    groups = list(dict.fromkeys(pooled["_group"]))
+    for key, g in pooled.groupby([*cols, "_group"], sort=True, dropna=False):
+        style, _ = _line_style(key[:-1], cols, styles, [])
+        ls = LINESTYLES[groups.index(key[-1]) % len(LINESTYLES)] if len(groups) > 1 else "-"
+        label = series_label(key[:-1], cols, None, styles) + (f", {key[-1]}" if key[-1] else "")
+        ax.plot(g["_x"], g["median"], marker=style.marker, ms=3, color=style.color, ls=ls, label=label)
+        ax.fill_between(g["_x"], g["min"], g["max"], color=style.color, alpha=0.15, linewidth=0)
+    ax.plot([], [], ls="none", label=f"median of {n_runs} runs; band: their range")
 
 
 def quartile_band(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
