@@ -291,11 +291,17 @@ def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
         table = speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1]) if ref else None
         if table is not None and judged is not None:
             judged[(str(kernel), ref)] = table
-        every = (speedup_table(ok, {"variant": ref[0], "backend": ref[1]} if ref else baseline, checks, table)
-                 if len(ok) else pd.DataFrame(columns=["verdict"]))
-        speedups = _records(every if max_rows is None else every.head(max_rows))
+        if table is not None:  # every speed-up is counted; only the rows shown are formatted (and their
+            judged_rows = table[table["verdict"] != "baseline"]  # references checked)
+            shown = judged_rows if max_rows is None else judged_rows.head(max_rows)
+            every = speedup_table(ok, {"variant": ref[0], "backend": ref[1]}, checks, shown)
+            verdicts, n_speedups = judged_rows["verdict"], len(judged_rows)
+        else:
+            every = (speedup_table(ok, baseline, checks) if len(ok) else pd.DataFrame(columns=["verdict"]))
+            verdicts, n_speedups = every["verdict"], len(every)
+            every = every if max_rows is None else every.head(max_rows)
         out.append(KernelSection(str(kernel), f"kernel-{i + 1}", len(ok), len(k), pivot(k, ref, run_names, max_rows),
-                                 speedups, verdict_counts(text_of(v) for v in every["verdict"]), figs, len(every)))
+                                 _records(every), verdict_counts(text_of(v) for v in verdicts), figs, n_speedups))
     return out
 
 
