@@ -194,6 +194,7 @@ def test_many_runs_are_pooled_into_one_line_per_series():
     labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
     series = ok.groupby(["variant", "backend"]).ngroups
     assert f"median of {n_runs} runs; band: their range" in labels
+    assert ax.get_title() == "time per call (median of runs, their range)"
     assert len([lab for lab in labels if "median of" not in lab and "noisy" not in lab]) == series
     line = next(li for li in ax.get_lines() if li.get_label().startswith(str(ok["variant"].iloc[0])))
     x, y = line.get_data()

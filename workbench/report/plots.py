@@ -362,19 +362,21 @@ def plot_metric(df: pd.DataFrame, metric: str = "median_s", *, baseline: Any = N
 
 
 def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
-                styles: Mapping[str, SeriesStyle] | None = None, run_names: Mapping[str, str] | None = None) -> None:
-    """``metric`` of one kernel's ok rows on ``ax``: a line per series (and per splitting parameter)."""
+                styles: Mapping[str, SeriesStyle] | None = None, run_names: Mapping[str, str] | None = None) -> bool:
+    """``metric`` of one kernel's ok rows on ``ax``: a line per series (and per splitting parameter), or, past
+    :data:`MAX_RUN_LINES` runs, per series over its runs (returns True then)."""
     ax.set_ylabel("time" if metric == "median_s" else METRIC_LABELS[metric])
     if ok.empty or metric not in ok or pd.to_numeric(ok[metric], errors="coerce").isna().all():
         ax.set_xlabel("size")
         ax.text(0.5, 0.5, f"no {METRIC_LABELS[metric]} values", ha="center", va="center", transform=ax.transAxes)
-        return
+        return False
     data, axis = with_x(ok)
     data[metric] = pd.to_numeric(data[metric], errors="coerce")
     cols = series_columns(data)
     runs = _run_order(data)
     groups = list(dict.fromkeys(data["_group"]))
-    if "run_id" in cols and len(runs) > MAX_RUN_LINES:
+    pooled = "run_id" in cols and len(runs) > MAX_RUN_LINES
+    if pooled:
         _draw_pooled_runs(ax, data, metric, [c for c in cols if c != "run_id"], styles, len(runs))
         groups = []  # drawn
     n_noisy = 0
@@ -405,6 +407,7 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
         if not metric.startswith("pct") or ax.get_yscale() == "linear":
             ax.set_ylim(bottom=0) if ax.get_yscale() == "linear" else None
     ax.grid(True, alpha=0.3)
+    return pooled
 
 
 #: A series timed in more runs than this is drawn as one line (the median over its runs at each size) with a
@@ -496,8 +499,9 @@ def plot_kernel(df: pd.DataFrame, kernel: str | None = None, *, styles: Mapping[
     ok, bad = split_ok(k)
     styles = styles if styles is not None else styles_for(df)
     fig, axes = new_figure(2, width=4.3, height=3.0)
-    draw_metric(axes[0], ok, "median_s", True, styles, run_names)
-    axes[0].set_title("time per call (median, q1–q3 band)", fontsize=10)
+    pooled = draw_metric(axes[0], ok, "median_s", True, styles, run_names)
+    axes[0].set_title("time per call (median of runs, their range)" if pooled else "time per call (median, q1–q3 band)",
+                      fontsize=10)
     metric = efficiency_metric(ok) if len(ok) else "gbps"
     draw_metric(axes[1], ok, metric, False, styles, run_names)
     axes[1].set_title(METRIC_LABELS[metric] + (" (higher is better)" if metric in INVERSE_TIME else ""),
