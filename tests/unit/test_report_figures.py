@@ -205,3 +205,18 @@ def test_many_runs_are_pooled_into_one_line_per_series():
     few_fig = plots.plot_kernel(few[few["kernel"] == few["kernel"].iloc[0]])
     few_labels = [li.get_label() for li in few_fig.axes[0].get_lines()]
     assert not any("median of" in lab for lab in few_labels)  # two runs: a line each, as before
+
+
+def test_many_sizes_get_ticks_spread_along_a_log_axis():
+    """Every n-th of 500 sizes 1,024 apart put most ticks at the top of a log axis, their labels on top of each
+    other; ticks are now the measured sizes nearest evenly spaced log positions, the first and last among them."""
+    sizes = [1024.0 * k for k in range(1, 501)]
+    ticks = plots.spread_ticks(sizes, log=True)
+    assert ticks[0] == sizes[0] and ticks[-1] == sizes[-1] and len(ticks) <= plots.MAX_TICKS
+    assert all(b / a > 1.8 for a, b in zip(ticks, ticks[1:], strict=False))  # apart on the axis
+    assert set(ticks) <= set(sizes)
+    assert plots.spread_ticks(sizes, log=False) == sizes[::63]  # linear: every n-th, as before
+    fig = plots.plot_kernel(pd.DataFrame([{**r, "params": f'{{"n": {int(n)}}}', "size": int(n)} for n in sizes
+                                          for r in [synthetic_results().iloc[0].to_dict()]]))
+    shown = [t for t in fig.axes[0].get_xticks() if t > 0]
+    assert len(shown) <= plots.MAX_TICKS and all(b / a > 1.8 for a, b in zip(shown, shown[1:], strict=False))

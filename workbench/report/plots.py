@@ -284,6 +284,27 @@ def with_x(df: pd.DataFrame) -> tuple[pd.DataFrame, XAxis]:
     return out, axis
 
 
+#: Characters of tick labels that fit side by side along a panel's size axis (a panel is about 3 inches wide).
+AXIS_CHARS = 40
+
+
+def ticks_that_fit(longest_label: int) -> int:
+    """How many size ticks a panel holds without their labels touching: at most :data:`MAX_TICKS`, at least 2."""
+    return max(2, min(MAX_TICKS, AXIS_CHARS // (longest_label + 2)))
+
+
+def spread_ticks(v: list[float], log: bool, most: int = MAX_TICKS) -> list[float]:
+    """At most ``most`` of the sorted sizes ``v``, spread evenly along the axis: on a log axis the measured size
+    nearest each of evenly spaced log positions (every n-th of 500 sizes 1024 apart crowded the top of a log
+    axis: "65,536 131,072 ..." ran into each other), on a linear one every n-th."""
+    if not log:
+        return v[:: int(np.ceil(len(v) / most))]
+    logs = np.log(np.asarray(v, float))
+    targets = np.linspace(logs[0], logs[-1], most)
+    picked = {int(np.argmin(np.abs(logs - t))) for t in targets}
+    return [v[i] for i in sorted(picked)]
+
+
 def set_size_axis(ax: Axes, xs: Iterable[float], axis: XAxis, companions: Mapping[str, Mapping] | None = None
                   ) -> None:
     """Ticks at the measured sizes, named, never offset: log₂ spacing for powers of two, log for other wide
@@ -296,7 +317,8 @@ def set_size_axis(ax: Axes, xs: Iterable[float], axis: XAxis, companions: Mappin
     pow2 = is_power_of_two(v)
     if len(v) > 1 and v[-1] / v[0] >= 4:
         ax.set_xscale("log", base=2 if pow2 else 10)
-    ticks = v if len(v) <= MAX_TICKS else v[:: int(np.ceil(len(v) / MAX_TICKS))]
+    most = ticks_that_fit(max(len(line) for t in (v[0], v[-1]) for line in tick_text(t, pow2).split("\n")))
+    ticks = v if len(v) <= most else spread_ticks(v, ax.get_xscale() == "log", most)
     labels = []
     for t in ticks:
         text = tick_text(t, pow2)
