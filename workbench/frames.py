@@ -33,6 +33,14 @@ def _values(col: pd.Series) -> list[Any]:
     return [None if v is pd.NA else v for v in out]  # nullable (extension) columns: None, as to_dict gives
 
 
+def split_by(df: pd.DataFrame, column: str) -> dict[Any, pd.DataFrame]:
+    """``df``'s rows by their value of ``column`` (missing values too), in order of first appearance: each
+    part found once, where a filter per value made a million-row report scan every row once per run."""
+    if df.empty:
+        return {}
+    return {key: rows for key, rows in df.groupby(column, sort=False, dropna=False)}
+
+
 def share_strings(df: pd.DataFrame, shared: dict[str, dict[Any, Any]]) -> pd.DataFrame:
     """``df`` with each text column's repeated values as one shared object (``shared``: a value cache per
     column, kept across the frames of one read). SQLite hands back a new string per cell: a million rows'

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..frames import split_by
 from ..roofs import RoofKey, RoofSet
 from ..stats_compare import library_variants, speedup_vs_baseline
 from ..status import Status
@@ -188,10 +189,10 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
         return KeyFindings(reference_text(reference), out, report_caveats(df, runs, environments, run_names))
     run_ids = [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else [""]
     checks = checks if checks is not None else ReferenceChecks(df)
-    for kernel, k_all in _split(df, "kernel").items():
+    for kernel, k_all in split_by(df, "kernel").items():
         if _text(kernel) == "":  # rows without a kernel name belong to no finding
             continue
-        by_run = _split(k_all, "run_id") if "run_id" in df else {"": k_all}
+        by_run = split_by(k_all, "run_id") if "run_id" in df else {"": k_all}
         tables: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}  # the judged table of a reference, by run
         for run_id in run_ids:
             k = by_run.get(run_id)
@@ -202,7 +203,7 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
             whole = (judged or {}).get((str(kernel), ref)) if ref is not None else None
             if whole is not None:
                 if ref not in tables:
-                    tables[ref] = _split(whole, "run_id") if run_id else {"": whole}
+                    tables[ref] = split_by(whole, "run_id") if run_id else {"": whole}
                 table = tables[ref].get(run_id, whole.iloc[0:0])
             else:
                 table = (speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1])
@@ -286,14 +287,6 @@ def _first_positions(df: pd.DataFrame, columns: tuple[str, ...]) -> dict[tuple[A
     for i, key in enumerate(zip(*(df[c].tolist() for c in columns), strict=True)):
         out.setdefault(key, i)
     return out
-
-
-def _split(df: pd.DataFrame, column: str) -> dict[Any, pd.DataFrame]:
-    """``df``'s rows by their value of ``column``, in order of first appearance (each filtered once: a
-    million-row report filtered a kernel's rows once per run, and a run's judged rows likewise)."""
-    if df.empty:
-        return {}
-    return {key: rows for key, rows in df.groupby(column, sort=False, dropna=False)}
 
 
 def _text(v: Any) -> str:

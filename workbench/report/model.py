@@ -29,6 +29,7 @@ from .env_summary import environment_line, machines_table, run_names
 from .findings import KeyFindings, key_findings, parse_reference, pick_reference
 from .reference_checks import ReferenceChecks
 from .row_notes import row_notes, text_of
+from .styles import parse_baseline
 from .summary import (
     UNSUPPORTED_CELLS,
     failures_table,
@@ -291,17 +292,16 @@ def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
         table = speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1]) if ref else None
         if table is not None and judged is not None:
             judged[(str(kernel), ref)] = table
-        if table is not None:  # every speed-up is counted; only the rows shown are formatted (and their
-            judged_rows = table[table["verdict"] != "baseline"]  # references checked)
-            shown = judged_rows if max_rows is None else judged_rows.head(max_rows)
-            every = speedup_table(ok, {"variant": ref[0], "backend": ref[1]}, checks, shown)
-            verdicts, n_speedups = judged_rows["verdict"], len(judged_rows)
-        else:
-            every = (speedup_table(ok, baseline, checks) if len(ok) else pd.DataFrame(columns=["verdict"]))
-            verdicts, n_speedups = every["verdict"], len(every)
-            every = every if max_rows is None else every.head(max_rows)
+        against = {"variant": ref[0], "backend": ref[1]} if ref else baseline
+        if table is None and len(ok):  # no report reference here: the kernel's own baseline, as the table says
+            table = speedup_vs_baseline(ok, *parse_baseline(against))
+        # every speed-up is counted; only the rows shown are formatted (and their references checked)
+        judged_rows = table[table["verdict"] != "baseline"] if table is not None else pd.DataFrame(columns=["verdict"])
+        shown = judged_rows if max_rows is None else judged_rows.head(max_rows)
+        every = speedup_table(ok, against, checks, shown) if len(ok) else shown
         out.append(KernelSection(str(kernel), f"kernel-{i + 1}", len(ok), len(k), pivot(k, ref, run_names, max_rows),
-                                 _records(every), verdict_counts(text_of(v) for v in verdicts), figs, n_speedups))
+                                 _records(every), verdict_counts(text_of(v) for v in judged_rows["verdict"]), figs,
+                                 len(judged_rows)))
     return out
 
 

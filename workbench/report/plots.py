@@ -400,9 +400,8 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
     pooled = "run_id" in cols and len(runs) > MAX_RUN_LINES
     if pooled:
         _draw_pooled_runs(ax, data, metric, [c for c in cols if c != "run_id"], styles, len(runs))
-        groups = []  # drawn
     n_noisy = 0
-    for key, g in data.groupby([*cols, "_group"], sort=True, dropna=False) if groups else []:
+    for key, g in [] if pooled else data.groupby([*cols, "_group"], sort=True, dropna=False):
         g = g.dropna(subset=[metric]).sort_values("_x")
         if g.empty:
             continue

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..frames import split_by
 from ..stats_compare import speedup_vs_baseline
 from ..status import Status
 from ..verdicts import pct
@@ -208,8 +209,7 @@ def runs_table(data: ReportData) -> pd.DataFrame:
     """One line per run: name, start, host, devices, wall time, cells and their statuses."""
     df, runs = data.df, data.runs
     out = []
-    by_run = ({key: rows for key, rows in df.groupby("run_id", sort=False, dropna=False)}
-              if "run_id" in df and len(df) else {})  # each run's rows found once, not a filter per run
+    by_run = split_by(df, "run_id") if "run_id" in df else {}  # each run's rows found once, not a filter per run
     for rid in data.run_ids or list(dict.fromkeys(df.get("run_id", []))):
         rows = by_run.get(rid, df.iloc[0:0]) if "run_id" in df else df
         rec = runs[runs["run_id"] == rid].iloc[0].to_dict() if len(runs) and "run_id" in runs and \

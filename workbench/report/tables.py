@@ -59,12 +59,11 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
     order = np.argsort(codes, kind="stable")
     groups = np.split(order, np.flatnonzero(np.diff(codes[order])) + 1) if len(k) else []
     shown = groups if max_rows is None else groups[:max_rows]
-    taken = np.concatenate(shown) if shown else np.empty(0, int)
-    at = {int(i): j for j, i in enumerate(taken)}  # only the shown groups' rows, only the columns read
-    records = frame_records(k.iloc[taken], PIVOT_COLUMNS)
-    rows = []
+    # only the shown groups' rows, in group order, and only the columns read
+    records = frame_records(k.iloc[np.concatenate(shown) if shown else np.empty(0, int)], PIVOT_COLUMNS)
+    rows, start = [], 0
     for members in shown:
-        g = [records[at[int(i)]] for i in members]
+        g, start = records[start:start + len(members)], start + len(members)
         key = tuple(g[0][c] for c in group_cols)
         index = [str((run_names or {}).get(str(v), v)) if c == "run_id" else str(v)
                  for c, v in zip(index_cols, key, strict=False)]
