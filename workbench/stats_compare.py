@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import judge_many
 from . import verdicts as vd
 from .frames import records
 from .status import Status
@@ -228,6 +229,54 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
             "baseline_variant", "baseline_backend"] + RESULT_COLUMNS
     if df.empty:
         return pd.DataFrame(columns=cols)
+    if kw:  # verdict settings other than the defaults: one pair at a time
+        return _speedups_one_by_one(df, baseline_variant, baseline_backend, cols, **kw)
+    ok = df[df["status"] == Status.OK]
+    positions, machine = pair_positions(df, baseline_variant, baseline_backend)
+    column = _column_reader(ok)
+    rows = judge_many.Rows(column, len(ok))
+    labels = ok.index.tolist()
+    machine_values = list(zip(*(column(c) for c in machine), strict=True)) if machine else [()] * len(ok)
+    cell = list(zip(*(column(c) for c in ("kernel", "dtype", "params", "cache")), strict=True))
+    scope_keys = [(run + c, run + c[:1], run) for run, c in zip(machine_values, cell, strict=True)]
+    verdicts = judge_many.judge(rows, positions, scope_keys, labels)
+    order = [i for i, _ in positions]
+    out: dict[str, list[Any]] = {c: [column(c)[i] for i in order] for c in cols[:10]}
+    has_base = [j is not None for _, j in positions]
+    variants, backends = column("variant"), column("backend")
+    out["baseline_variant"] = [variants[j] if j is not None else None for _, j in positions]
+    out["baseline_backend"] = [backends[j] if j is not None else None for _, j in positions]
+    nan = float("nan")
+    empty = {c: nan for c in RESULT_COLUMNS} | {"verdict": "no baseline", "basis": None, "noisy": False,
+                                                 "settle": nan, "n_a": nan, "n_b": nan}
+    for c in RESULT_COLUMNS:
+        judged = iter(verdicts[c])
+        out[c] = [next(judged) if has else empty[c] for has in has_base]
+    for k, (i, j) in enumerate(positions):
+        if j is not None and (i == j or labels[i] == labels[j]):
+            out["verdict"][k] = "baseline"
+    return pd.DataFrame(out, columns=cols)
+
+
+def _column_reader(df: pd.DataFrame) -> Callable[[str], list[Any]]:
+    """``name -> df[name]`` as a list of plain values (None for a column ``df`` lacks), each read once."""
+    from .frames import _values
+
+    cache: dict[str, list[Any]] = {}
+
+    def column(name: str) -> list[Any]:
+        if name not in cache:
+            cache[name] = _values(df[name]) if name in df.columns else [None] * len(df)
+        return cache[name]
+
+    return column
+
+
+def _speedups_one_by_one(df: pd.DataFrame, baseline_variant: str | None, baseline_backend: str | None,
+                         cols: list[str], **kw: Any) -> pd.DataFrame:
+    """:func:`speedup_vs_baseline`, each pair judged alone by :func:`judge_pair` (``kw`` to the verdict)."""
+    import pandas as pd
+
     pairs, machine = baseline_pairs(df, baseline_variant, baseline_backend)
     typical = typical_spreads(pairs, machine)
     out = []
@@ -269,34 +318,42 @@ class _Row(dict):
         self.times: tuple[np.ndarray, bool] | None = None
 
 
-def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None
-                   ) -> tuple[list[tuple[pd.Series, pd.Series | None]], list[str]]:
-    """Every ok row of ``df`` with its baseline row (or None), in table order, and the columns that name a
-    machine's run (``run_id``, ``env_id``): the pairs :func:`speedup_vs_baseline` judges."""
+def pair_positions(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None
+                   ) -> tuple[list[tuple[int, int | None]], list[str]]:
+    """The positions, among ``df``'s ok rows, of every ok row and its baseline row (or None), in table order
+    within groups of first appearance, and the columns that name a machine's run (``run_id``, ``env_id``)."""
     ok = df[df["status"] == Status.OK]
     machine = [c for c in ("run_id", "env_id") if c in df]
     group = machine + [c for c in ("kernel", "dtype", "params", "cache") if c in df]
-    libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
     if ok.empty:
         return [], machine
+    libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
     # groups in order of first appearance, rows in table order: one pass over plain lists (filtering a
     # group's frame per row took most of a large report's time)
     codes = ok.groupby(group, sort=False, dropna=False).ngroup().to_numpy()
     order = np.argsort(codes, kind="stable")
-    rows = [_Row(rec, name) for name, rec in zip(ok.index, records(ok, PAIR_COLUMNS), strict=True)]
     variants, backends, kernels = ok["variant"].tolist(), ok["backend"].tolist(), ok["kernel"].tolist()
-    pairs = []  # (row, its baseline or None), in table order
+    pairs: list[tuple[int, int | None]] = []
     for members in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1):
         members = members.tolist()
-        picked: dict[tuple, pd.Series | None] = {}  # the choice depends on the row's backend (and its
-        for i in members:                              # variant where only a baseline backend is named)
+        picked: dict[tuple, int | None] = {}  # the choice depends on the row's backend (and its
+        for i in members:                      # variant where only a baseline backend is named)
             key = (variants[i] if baseline_variant is None and baseline_backend is not None else None, backends[i])
             if key not in picked:
-                j = _pick_baseline(members, variants, backends, i, baseline_variant, baseline_backend,
-                                   libs[kernels[i]])
-                picked[key] = None if j is None else rows[j]
-            pairs.append((rows[i], picked[key]))
+                picked[key] = _pick_baseline(members, variants, backends, i, baseline_variant, baseline_backend,
+                                             libs[kernels[i]])
+            pairs.append((i, picked[key]))
     return pairs, machine
+
+
+def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None
+                   ) -> tuple[list[tuple[pd.Series, pd.Series | None]], list[str]]:
+    """Every ok row of ``df`` with its baseline row (or None), as :func:`pair_positions` orders them, and the
+    columns that name a machine's run: the pairs :func:`judge_pair` judges one by one."""
+    positions, machine = pair_positions(df, baseline_variant, baseline_backend)
+    ok = df[df["status"] == Status.OK]
+    rows = [_Row(rec, name) for name, rec in zip(ok.index, records(ok, PAIR_COLUMNS), strict=True)]
+    return [(rows[i], None if j is None else rows[j]) for i, j in positions], machine
 
 
 def undecided_pairs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:

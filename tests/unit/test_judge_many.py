@@ -1,0 +1,87 @@
+"""Judging many pairs at once (workbench.judge_many) gives exactly what judging each pair alone gives: the
+same verdicts, intervals, hints and baselines, on random tables that reach every path (block effects, paired
+rounds by id or by count, unpaired rounds, one stream, too few values, odd values, A/A twins)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pandas.testing as pdt
+import pytest
+
+from workbench import verdicts as vd
+from workbench.stats_compare import RESULT_COLUMNS, _speedups_one_by_one, speedup_vs_baseline
+
+
+def _times(rng: np.random.Generator, n: int, scale: float) -> list[float]:
+    t = (scale * np.exp(rng.normal(0, rng.choice([0.01, 0.05, 0.3]), n))).tolist()
+    if n and rng.random() < 0.05:  # an odd value: zero, negative, NaN or infinite
+        t[int(rng.integers(n))] = float(rng.choice([0.0, -1.0, float("nan"), float("inf")]))
+    return t
+
+
+def random_table(seed: int, groups: int = 40) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for g in range(groups):
+        run, env = f"run{g % 3}", f"env{g % 2}" if rng.random() < 0.9 else None
+        kernel, params = f"k{g % 4}", json.dumps({"n": int(rng.integers(1, 4)) * 1024})
+        n_rounds = int(rng.choice([0, 1, 2, 3, 3, 4, 5, 6, 8]))
+        ids = [f"r{i}" for i in range(n_rounds)]
+        members = [("lib", "numpy", 1), ("fast", "numpy", 0), ("slow", "numpy", 0), ("lib", "torch", 1),
+                   ("alt", "torch", 0)][: int(rng.integers(1, 6))]
+        for m, (variant, backend, library) in enumerate(members):
+            scale = 1e-4 * float(rng.choice([1.0, 0.5, 2.0, 0.97]))
+            key = f"{kernel}-{variant}-{backend}-{g}"
+            row = {"run_id": run, "env_id": env, "device": "cpu", "cell_key": key, "kernel": kernel,
+                   "variant": variant, "backend": backend, "dtype": str(rng.choice(["float32", "float64"])),
+                   "params": params, "size": 1024, "size_label": "1,024", "mode": "eager", "cache": "hot",
+                   "status": "ok" if rng.random() < 0.93 else "failed", "library": library,
+                   "noisy": rng.choice([True, False, None, float("nan")]),
+                   "samples_s": json.dumps(_times(rng, int(rng.choice([0, 1, 2, 5, 7])), scale))
+                   if rng.random() < 0.95 else None}
+            k = n_rounds if rng.random() < 0.85 else max(n_rounds - 1, 0)
+            if k:
+                row["round_medians_s"] = json.dumps(_times(rng, k, scale))
+                r = rng.random()
+                if r < 0.5:
+                    row[vd.ROUND_IDS] = json.dumps(ids[:k])
+                elif r < 0.6:
+                    row[vd.ROUND_IDS] = json.dumps(ids[1:k + 1] if len(ids) > k else ids[:k][::-1])
+                elif r < 0.65 and k >= 2:
+                    row[vd.ROUND_IDS] = json.dumps(["r0"] * k)  # duplicated ids
+            if m and rng.random() < 0.4:  # timed beside its library variant in alternating blocks
+                row[vd.PAIR_WITH] = f"{kernel}-lib-{backend}-{g}"
+                row[vd.PAIR_D] = json.dumps(rng.normal(0, 0.05, int(rng.choice([2, 3, 4, 6]))).tolist())
+            if library and rng.random() < 0.5:  # an A/A twin
+                if rng.random() < 0.5:
+                    row[vd.TWIN_PAIR_D] = json.dumps(rng.normal(0, 0.02, int(rng.choice([2, 3, 5]))).tolist())
+                else:
+                    row[vd.TWIN_MEDIANS] = json.dumps(_times(rng, k, scale))
+                    row[vd.TWIN_IDS] = json.dumps(ids[:k])
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("baseline", [(None, None), ("lib", None), ("fast", None), (None, "torch"), ("lib", "numpy")])
+def test_many_at_once_equals_one_by_one(seed: int, baseline: tuple[str | None, str | None]) -> None:
+    df = random_table(seed)
+    cols = list(speedup_vs_baseline(df.iloc[0:0]).columns)
+    fast = speedup_vs_baseline(df, *baseline)
+    slow = _speedups_one_by_one(df, *baseline, cols)
+    assert len(fast) == len(slow) > 0
+    assert set(fast["verdict"]) & {"faster", "slower", "same", "inconclusive"}
+    pdt.assert_frame_equal(fast, slow, check_exact=True)
+
+
+def test_every_path_is_reached() -> None:
+    """The random tables reach each basis and verdict, so the equality above covers them."""
+    t = pd.concat([speedup_vs_baseline(random_table(s)) for s in range(12)])
+    assert {"paired blocks", "paired rounds", "rounds", "one stream"} <= set(t["basis"].dropna())
+    assert {"faster", "slower", "same", "inconclusive", "insufficient samples", "baseline",
+            "no baseline"} <= set(t["verdict"])
+    assert t["settle"].map(lambda s: isinstance(s, str)).any()
+    assert set(RESULT_COLUMNS) <= set(t.columns)
