@@ -177,9 +177,9 @@ def test_report_baseline_flag_is_checked_on_the_series_columns_only(tmp_path, mo
     asked = []
     original = Store.results
 
-    def recording(self, run_ids=None, columns=None):
+    def recording(self, run_ids=None, columns=None, **kw):
         asked.append(None if columns is None else sorted(columns))
-        return original(self, run_ids, columns)
+        return original(self, run_ids, columns, **kw)
 
     monkeypatch.setattr(Store, "results", recording)
     assert main(["report", rid, "--store", str(s.path), "--baseline", "nope", "--out", str(tmp_path / "r.md")]) == 2
@@ -188,3 +188,26 @@ def test_report_baseline_flag_is_checked_on_the_series_columns_only(tmp_path, mo
     assert main(["report", rid, "--store", str(s.path), "--baseline", "numpy@numpy", "--out",
                  str(tmp_path / "r.md")]) == 0
     assert None not in asked  # the report itself loads the report's columns, never every one
+
+
+def test_a_reports_empty_columns_are_not_read_but_shared(tmp_path):
+    """Columns NULL in every selected row come back as the None columns a full read gives (one shared array,
+    not 8 MB each per million rows); columns with a value in any selected row are read as they are."""
+    from workbench.report.data import REPORT_COLUMNS
+    from workbench.store import Store
+
+    s = Store(tmp_path / "s.sqlite")
+    ids = [s.new_run(name=f"r{i}", env_id="env-demo") for i in range(2)]
+    rows = [row for i, rid in enumerate(ids) for row in synthetic_results(rid, seed=i).to_dict("records")]
+    rows[-1]["llm_shape"] = "only the last run has one"
+    for row in rows:
+        s.record(row)
+    first = ids[:1]
+    for ids in (first, None):
+        plain = s.results(ids, columns=REPORT_COLUMNS)
+        shared = s.results(ids, columns=REPORT_COLUMNS, share_empty=True)
+        pd.testing.assert_frame_equal(shared, plain, check_exact=True)
+        empty = [c for c in shared.columns if shared[c].isna().all() and shared[c].dtype == object]
+        assert len(empty) >= 3 and (ids is None) != ("llm_shape" in empty)
+        assert all(shared[c].tolist() == [None] * len(shared) for c in empty)
+        assert len({id(shared[c].array._ndarray) for c in empty}) == 1  # one array, shared

@@ -81,7 +81,8 @@ def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None,
         df = store_or_df if ids is None else store_or_df[store_or_df["run_id"].isin(ids)]
         return ReportData(df.reset_index(drop=True), run_ids=ids or known_run_ids(df))
     store = store_or_df
-    df = store.results(run_ids=ids) if columns is None else store.results(run_ids=ids, columns=columns)
+    df = store.results(run_ids=ids) if columns is None else store.results(run_ids=ids, columns=columns,
+                                                                          share_empty=True)
     if ids is None:
         ids = [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else []
     runs = store.runs()

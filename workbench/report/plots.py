@@ -276,7 +276,8 @@ def with_x(df: pd.DataFrame) -> tuple[pd.DataFrame, XAxis]:
     axis = choose_x_axis(params)
     out = df.copy()
     out["_x"] = pd.to_numeric(params[axis.name], errors="coerce") if axis.name in params else np.nan
-    out["_group"] = [" ".join(f"{c}={params.at[i, c]}" for c in axis.group_by) for i in df.index]
+    groups = [[f"{c}={v}" for v in params[c].tolist()] for c in axis.group_by]
+    out["_group"] = [" ".join(g) for g in zip(*groups, strict=True)] if groups else ""
     companions = {}
     for c in axis.companions:
         companions[c] = dict(zip(out["_x"], params[c], strict=True))

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -39,10 +40,19 @@ def parse_params(value: Any) -> dict[str, int]:
 def params_frame(df: pd.DataFrame) -> pd.DataFrame:
     """One int column per size parameter, aligned with ``df``; falls back to ``size`` as ``size``."""
     if "params" in df and len(df):
-        rows = [parse_params(p) for p in df["params"]]
+        # each distinct value parsed once (a million rows hold a few hundred sizes), then spread to the rows
+        try:
+            codes, uniques = pd.factorize(df["params"], use_na_sentinel=True)
+        except TypeError:  # unhashable values (dicts, in a frame built by hand): one per row
+            codes, uniques = np.arange(len(df)), list(df["params"])
+        rows = [parse_params(p) for p in uniques]
+        if (codes < 0).any():  # a missing value reads as no sizes
+            rows.append({})
+            codes = np.where(codes < 0, len(rows) - 1, codes)
         if any(rows):
             names = list(dict.fromkeys(k for r in rows for k in r))
-            return pd.DataFrame([[r.get(n) for n in names] for r in rows], columns=names, index=df.index)
+            table = pd.DataFrame([[r.get(n) for n in names] for r in rows], columns=names)
+            return table.take(codes).set_axis(df.index)
     sizes = pd.to_numeric(df["size"], errors="coerce") if "size" in df else pd.Series(dtype=float)
     return pd.DataFrame({"size": sizes}, index=df.index)
 
