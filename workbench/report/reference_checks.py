@@ -47,33 +47,57 @@ def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def _work(rows: pd.DataFrame) -> np.ndarray:
-    return (pd.to_numeric(rows.get("flops"), errors="coerce").fillna(0)
-            + pd.to_numeric(rows.get("bytes"), errors="coerce").fillna(0)).to_numpy(float)
+class _Columns:
+    """A frame's columns as arrays, read once and shared by every series (a series held a copy of its rows,
+    which for a million rows doubled the frame), with plain rows read out by position."""
+
+    def __init__(self, df: pd.DataFrame):
+        self.names = list(df.columns)
+        self.arrays = {c: df[c].to_numpy() for c in self.names}
+        self.numeric = {c: a.dtype.kind in "iufb" for c, a in self.arrays.items()}
+        self.medians = pd.to_numeric(df["median_s"], errors="coerce").to_numpy(float) if "median_s" in df \
+            else np.full(len(df), np.nan)
+        self.work = (_numbers(df, "flops") + _numbers(df, "bytes"))
+
+    def row(self, i: int) -> dict[str, Any]:
+        """Row ``i`` as a plain mapping of Python values (NaN as NaN, a nullable column's missing value None),
+        as ``to_dict("records")`` gives it."""
+        out = {}
+        for c in self.names:
+            v = self.arrays[c][i]
+            out[c] = v.item() if self.numeric[c] else (None if v is pd.NA else v)
+        return out
+
+
+def _numbers(df: pd.DataFrame, column: str) -> np.ndarray:
+    """A column as numbers, 0 where it has none (or the frame lacks it)."""
+    if column not in df:
+        return np.zeros(len(df))
+    return pd.to_numeric(df[column], errors="coerce").fillna(0).to_numpy(float)
 
 
 class _Series:
-    """One series' ok rows, in table order, indexed for the three questions."""
+    """One series' ok rows (positions into the report frame, in table order), indexed for the three
+    questions."""
 
-    def __init__(self, rows: pd.DataFrame):
-        self.rows = rows
-        self.run = rows["run_id"].tolist() if "run_id" in rows else None
-        self.params = rows["params"].tolist() if "params" in rows else [None] * len(rows)
+    def __init__(self, table: _Columns, positions: np.ndarray):
+        self.table, self.positions = table, positions
+        runs = table.arrays.get("run_id")
+        self.run = runs[positions].tolist() if runs is not None else None
+        params = table.arrays.get("params")
+        self.params = params[positions].tolist() if params is not None else [None] * len(positions)
         self.first: dict[tuple[Any, Any], int] = {}  # (params, run_id) -> its first row's position
-        for i, key in enumerate(zip(self.params, self.run or [None] * len(rows), strict=True)):
+        for i, key in enumerate(zip(self.params, self.run or [None] * len(positions), strict=True)):
             self.first.setdefault(key, i)
-        self.medians = pd.to_numeric(rows["median_s"], errors="coerce").to_numpy(float)
+        self.medians = table.medians[positions]
         self.same_cell: dict[tuple[Any, Any], np.ndarray] | None = None
         self.fits: dict[Any, tuple[float, float] | None] = {}
-        self._records: dict[str, list[Any]] | None = None
         self._run_array: np.ndarray | None = None
 
     def row(self, i: int) -> dict[str, Any]:
-        """Row ``i`` as a plain mapping (``rows.iloc[i]`` cost 150 µs: most of the reference checks of a large
-        report, which asks for one row per reference cell)."""
-        if self._records is None:
-            self._records = {c: self.rows[c].tolist() for c in self.rows.columns}
-        return {c: v[i] for c, v in self._records.items()}
+        """Row ``i`` of the series as a plain mapping (``rows.iloc[i]`` cost 150 µs: most of the reference
+        checks of a large report, which asks for one row per reference cell)."""
+        return self.table.row(int(self.positions[i]))
 
     def run_array(self) -> np.ndarray:
         """The rows' run ids as an array (built on first use): a cell timed in 100 runs was compared run by run
@@ -85,7 +109,8 @@ class _Series:
     def cells(self) -> dict[tuple[Any, Any], np.ndarray]:
         """Positions of the rows of each (params, env_id), in table order (built on first use)."""
         if self.same_cell is None:
-            envs = self.rows["env_id"].tolist()
+            env = self.table.arrays.get("env_id")
+            envs = env[self.positions].tolist() if env is not None else [None] * len(self.positions)
             groups: dict[tuple[Any, Any], list[int]] = {}
             for i, key in enumerate(zip(self.params, envs, strict=True)):
                 groups.setdefault(key, []).append(i)
@@ -97,9 +122,9 @@ class _Series:
         the rows name no run): the median of the pairwise slopes, then the median intercept; None with
         fewer than three distinct works."""
         if run_id not in self.fits:
-            mine = self.rows if self.run is None else self.rows[self.rows["run_id"] == run_id]
-            work = _work(mine)
-            times = pd.to_numeric(mine["median_s"], errors="coerce").to_numpy(float)
+            mine = self.positions if self.run is None else self.positions[self.run_array() == run_id]
+            work = self.table.work[mine]
+            times = self.table.medians[mine]
             keep = (work > 0) & (times > 0)
             x, y = np.log(work[keep]), np.log(times[keep])
             fit = None
@@ -117,9 +142,13 @@ class ReferenceChecks:
     """:meth:`anomaly` of any row of ``df``: each series' ok rows found once, each size trend fitted once."""
 
     def __init__(self, df: pd.DataFrame):
-        ok = df[df["status"] == Status.OK] if "status" in df else df.iloc[:0]
-        self._by_series = ({k: _Series(g) for k, g in ok.groupby(list(SERIES), sort=False, dropna=True)}
-                           if len(ok) and set(SERIES) <= set(ok) else {})
+        self._by_series: dict[tuple[Any, ...], _Series] = {}
+        if "status" in df and len(df) and set(SERIES) <= set(df):
+            ok = np.flatnonzero((df["status"] == Status.OK).to_numpy(bool))
+            if len(ok):
+                table = _Columns(df)
+                groups = df.iloc[ok].groupby(list(SERIES), sort=False, dropna=True).indices
+                self._by_series = {k: _Series(table, ok[v]) for k, v in groups.items()}
         self._named_runs = "run_id" in df and "env_id" in df
 
     def series(self, key: tuple[Any, ...]) -> _Series | None:
