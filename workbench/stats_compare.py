@@ -27,7 +27,7 @@ import numpy as np
 
 from . import judge_many
 from . import verdicts as vd
-from .frames import records
+from .frames import records, where_rows
 from .status import Status
 
 if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
@@ -158,7 +158,7 @@ def library_variants(df: pd.DataFrame, kernel: str) -> list[str]:
     """
     import pandas as pd
 
-    rows = df[df["kernel"] == kernel]
+    rows = df.loc[df["kernel"] == kernel, [c for c in ("variant", "library") if c in df]]
     if rows.empty:
         return []
     flags = pd.to_numeric(rows["library"], errors="coerce") if "library" in rows else None
@@ -231,7 +231,7 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
         return pd.DataFrame(columns=cols)
     if kw:  # verdict settings other than the defaults: one pair at a time
         return _speedups_one_by_one(df, baseline_variant, baseline_backend, cols, **kw)
-    ok = df[df["status"] == Status.OK]
+    ok = where_rows(df, df["status"] == Status.OK)
     positions, machine = pair_positions(df, baseline_variant, baseline_backend)
     column = _column_reader(ok)
     rows = judge_many.Rows(column, len(ok))
@@ -322,9 +322,9 @@ def pair_positions(df: pd.DataFrame, baseline_variant: str | None = None, baseli
                    ) -> tuple[list[tuple[int, int | None]], list[str]]:
     """The positions, among ``df``'s ok rows, of every ok row and its baseline row (or None), in table order
     within groups of first appearance, and the columns that name a machine's run (``run_id``, ``env_id``)."""
-    ok = df[df["status"] == Status.OK]
     machine = [c for c in ("run_id", "env_id") if c in df]
     group = machine + [c for c in ("kernel", "dtype", "params", "cache") if c in df]
+    ok = df.loc[df["status"] == Status.OK, list(dict.fromkeys(group + ["variant", "backend"]))]
     if ok.empty:
         return [], machine
     libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}

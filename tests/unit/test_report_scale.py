@@ -211,3 +211,25 @@ def test_a_reports_empty_columns_are_not_read_but_shared(tmp_path):
         assert len(empty) >= 3 and (ids is None) != ("llm_shape" in empty)
         assert all(shared[c].tolist() == [None] * len(shared) for c in empty)
         assert len({id(shared[c].array._ndarray) for c in empty}) == 1  # one array, shared
+
+
+def test_rows_taken_from_a_frame_keep_shared_columns_shared():
+    """frames.take_rows / where_rows give what filtering gives (values, dtypes, index, text columns left as
+    object), and columns that shared one array share one again instead of a copy each."""
+    from workbench.frames import split_by, take_rows, where_rows
+
+    n = 1000
+    nulls = pd.Series(np.full(n, None, dtype=object))
+    df = pd.concat([pd.DataFrame({"k": pd.Series(["a", "b", None, "a"] * (n // 4), dtype=object),
+                                  "x": np.arange(n, dtype=float), "i": pd.array([1, None] * (n // 2), dtype="Int64"),
+                                  "s": pd.array(["q", "r"] * (n // 2), dtype="string")}),
+                    pd.DataFrame(dict.fromkeys(["e1", "e2", "e3"], nulls), copy=False)], axis=1)
+    df.index = df.index * 3
+    mask = (df["k"] == "a").to_numpy()
+    for got in (where_rows(df, mask), take_rows(df, np.flatnonzero(mask)), split_by(df, "k")["a"]):
+        pd.testing.assert_frame_equal(got, df[mask], check_exact=True)
+        assert len({id(got[c].array._ndarray) for c in ("e1", "e2", "e3")}) == 1
+        assert not np.shares_memory(got["x"].to_numpy(), df["x"].to_numpy())
+    pd.testing.assert_frame_equal(where_rows(df, np.ones(n, bool)), df)
+    parts = split_by(df, "k")
+    assert list(parts)[:2] == ["a", "b"] and len(parts) == 3 and sum(map(len, parts.values())) == n

@@ -131,9 +131,9 @@ def report_caveats(df: pd.DataFrame, runs: pd.DataFrame | None = None,
         if failed:
             out.append("Cells that did not give a time: " + ", ".join(failed) + " (see “Cells that did not "
                        "pass”); a kernel's fastest variant may be among them.")
-        ok = df[df["status"] == Status.OK]
         # the stand-in checks read a few columns: each distinct combination once (a dict per row of every
         # column took gigabytes at a million rows)
+        ok = df.loc[df["status"] == Status.OK, [c for c in (*STAND_IN_COLUMNS, "noisy", "rel_spread") if c in df]]
         rows = records(ok[[c for c in STAND_IN_COLUMNS if c in ok]].drop_duplicates())
         pocl = sorted({str(r["backend"]) for r in rows if is_pocl(r, environments)})
         if pocl:

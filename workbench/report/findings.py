@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..frames import split_by
+from ..frames import split_by, where_rows
 from ..roofs import RoofKey, RoofSet
 from ..stats_compare import library_variants, speedup_vs_baseline
 from ..status import Status
@@ -198,7 +198,7 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
             k = by_run.get(run_id)
             if k is None:  # this kernel has no rows in that run
                 continue
-            ok = k[k["status"] == Status.OK]
+            ok = where_rows(k, k["status"] == Status.OK)
             ref = pick_reference(ok, variant, backend)
             whole = (judged or {}).get((str(kernel), ref)) if ref is not None else None
             if whole is not None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..frames import where_rows
 from ..roofs import RoofKey, RoofKind, RoofSet, resolve_roofs
 from ..stats_compare import speedup_vs_baseline
 from ..status import Status
@@ -46,6 +47,11 @@ from .tables import pivot
 #: At most this many rows go into the "All rows" table (about 3 MB of HTML); a larger report says how many
 #: there are and the command that writes them all, since a page of a million rows opens in no browser.
 MAX_TABLE_ROWS = 5_000
+
+
+#: The columns of a kernel's judged speed-ups that the key findings read (kept for them across kernels).
+JUDGED_COLUMNS = ("run_id", "variant", "backend", "params", "verdict", "speedup", "ci_low", "ci_high", "floor",
+                  "coverage", "settle")
 
 
 class _ByName:
@@ -168,7 +174,7 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
     check_baseline(data.df, baseline)
     df = data.df
     names = run_names(data.runs, data.run_ids, data.environments)
-    roofs = resolve_roofs(df[df["status"] == Status.OK] if "status" in df else df, data.peaks)
+    roofs = resolve_roofs(where_rows(df, df["status"] == Status.OK) if "status" in df else df, data.peaks)
     notes = row_notes(df, data.environments, roofs)
     checks = ReferenceChecks(df)  # one index of the reference series for the findings and every kernel
     shown = min(len(df), max_table_rows)
@@ -285,13 +291,13 @@ def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
     variant, backend = parse_reference(baseline)
     checks = checks if checks is not None else ReferenceChecks(df)
     for i, kernel in enumerate(dict.fromkeys(df["kernel"]) if "kernel" in df else []):
-        k = df[df["kernel"] == kernel]
-        ok = k[k["status"] == Status.OK]
+        k = where_rows(df, df["kernel"] == kernel)
+        ok = where_rows(k, k["status"] == Status.OK)
         ref = pick_reference(ok, variant, backend)
         figs = _kernel_figures(data, ok, k, str(kernel), i, styles, run_names) if figures and len(ok) else []
         table = speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1]) if ref else None
-        if table is not None and judged is not None:
-            judged[(str(kernel), ref)] = table
+        if table is not None and judged is not None:  # what the key findings read of it (the whole table
+            judged[(str(kernel), ref)] = table[[c for c in JUDGED_COLUMNS if c in table]]  # of 1M rows: 200 MB)
         against = {"variant": ref[0], "backend": ref[1]} if ref else baseline
         if table is None and len(ok):  # no report reference here: the kernel's own baseline, as the table says
             table = speedup_vs_baseline(ok, *parse_baseline(against))

@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 
 from ..ceilings import ceiling_suspect, is_noisy, llc_of
+from ..frames import where_rows
 from ..roofs import (
     AUTO_PROBE,
     CACHE_LEVELS,
@@ -264,7 +265,7 @@ def _kernels(df: pd.DataFrame) -> list[str]:
 
 
 def _for_kernel(df: pd.DataFrame, kernel: str) -> pd.DataFrame:
-    return df[df["kernel"] == kernel] if kernel and "kernel" in df else df
+    return where_rows(df, df["kernel"] == kernel) if kernel and "kernel" in df else df
 
 
 # -- the size axis ----------------------------------------------------------------------------

@@ -147,7 +147,7 @@ class ReferenceChecks:
             ok = np.flatnonzero((df["status"] == Status.OK).to_numpy(bool))
             if len(ok):
                 table = _Columns(df)
-                groups = df.iloc[ok].groupby(list(SERIES), sort=False, dropna=True).indices
+                groups = df[list(SERIES)].iloc[ok].groupby(list(SERIES), sort=False, dropna=True).indices
                 self._by_series = {k: _Series(table, ok[v]) for k, v in groups.items()}
         self._named_runs = "run_id" in df and "env_id" in df
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..ceilings import is_noisy
 from ..frames import records as frame_records
+from ..frames import where_rows
 from ..status import Status
 from .styles import series_key
 from .units import fmt_in_unit, pick_time_unit
@@ -24,7 +25,7 @@ NOISY_MARK = "~"
 
 def _columns(k: pd.DataFrame, reference: tuple[str, str] | None) -> list[str]:
     """Series in order: the reference first, then by median time over the sizes (fastest first)."""
-    ok = k[k["status"] == Status.OK]
+    ok = where_rows(k, k["status"] == Status.OK)
     keys = [series_key(v, b) for v, b in dict.fromkeys(zip(k["variant"], k["backend"], strict=True))]
     speed = {}
     for key in keys:
