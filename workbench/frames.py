@@ -38,8 +38,8 @@ def split_by(df: pd.DataFrame, column: str) -> dict[Any, pd.DataFrame]:
     part found once, where a filter per value made a million-row report scan every row once per run."""
     if df.empty:
         return {}
-    return {key: take_rows(df, positions)
-            for key, positions in df.groupby(column, sort=False, dropna=False).indices.items()}
+    groups = df.groupby(column, sort=False, dropna=False).indices
+    return {key: take_rows(df, positions) for key, positions in sorted(groups.items(), key=lambda kv: kv[1][0])}
 
 
 def take_rows(df: pd.DataFrame, positions: Any) -> pd.DataFrame:

@@ -315,6 +315,8 @@ def resolve_roofs(rows: pd.DataFrame, peaks: pd.DataFrame | None = None, *, publ
     Rows of other environments' peaks are not used unless the rows carry no ``env_id``."""
     import pandas as pd
 
+    from .frames import take_rows
+
     out: dict[RoofKey, RoofSet] = {}
     if rows is None or rows.empty or "backend" not in rows:
         return out
@@ -322,8 +324,10 @@ def resolve_roofs(rows: pd.DataFrame, peaks: pd.DataFrame | None = None, *, publ
     if len(table) and "metric" not in table:
         table = _wide_table(table)
     env_col = rows["env_id"] if "env_id" in rows else pd.Series("", index=rows.index)
-    for (env_id, backend), g in rows.groupby([env_col.fillna("").astype(str), rows["backend"].astype(str)],
-                                             sort=False):
+    keys = pd.DataFrame({"env": env_col.fillna("").astype(str), "backend": rows["backend"].astype(str)})
+    groups = sorted(keys.groupby(["env", "backend"], sort=False).indices.items(), key=lambda kv: kv[1][0])
+    for (env_id, backend), positions in groups:  # in order of first appearance
+        g = take_rows(rows, positions)  # empty columns stay shared (a copy of each was 8 MB per 1M rows)
         device = str(g["device"].dropna().iloc[0]) if "device" in g and g["device"].notna().any() else backend
         found = RoofSet(device)
         if len(table) and "backend" in table:
