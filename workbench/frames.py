@@ -74,6 +74,21 @@ def take_rows(df: pd.DataFrame, positions: Any) -> pd.DataFrame:
     return result
 
 
+def none_columns(df: pd.DataFrame) -> set[str]:
+    """The object columns of ``df`` that hold None in every row (a report's empty record columns): a row read
+    as a dict can leave them out for readers that ``.get`` its values (a missing key reads None too)."""
+    import numpy as np
+
+    out = set()
+    for name in df.columns:
+        col = df[name]
+        if isinstance(col.dtype, np.dtype) and col.dtype == object and len(col):
+            values = col.to_numpy()
+            if values[0] is None and bool((values == None).all()):  # noqa: E711 — elementwise, None only
+                out.add(name)
+    return out
+
+
 def where_rows(df: pd.DataFrame, mask: Any) -> pd.DataFrame:
     """The rows of ``df`` where the boolean ``mask`` holds, as :func:`take_rows` takes them (every row: a
     shallow copy, no rows copied)."""

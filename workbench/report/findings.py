@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from ..frames import split_by, where_rows
+from ..frames import split_by, take_rows, where_rows
 from ..roofs import RoofKey, RoofSet
 from ..stats_compare import library_variants, speedup_vs_baseline
 from ..status import Status
@@ -170,6 +171,13 @@ def size_classes(rows: pd.DataFrame) -> list[tuple[str, str]]:
     return list(zip(names, params, strict=True))
 
 
+#: The columns the key findings pick rows by (the fastest cell, the reference, failures, size classes).
+NARROW_COLUMNS = ("kernel", "run_id", "params", "size", "size_label", "status", "variant", "backend", "dtype",
+                  "library", "median_s", "message")
+#: The column that holds a picked row's position in the report's frame.
+POSITION = "__position"
+
+
 def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame | None = None,
                  environments: Mapping[str, Any] | None = None,
                  run_names: Mapping[str, str] | None = None,
@@ -189,7 +197,10 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
         return KeyFindings(reference_text(reference), out, report_caveats(df, runs, environments, run_names))
     run_ids = [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else [""]
     checks = checks if checks is not None else ReferenceChecks(df)
-    for kernel, k_all in split_by(df, "kernel").items():
+    # the rows are picked on a few columns (filtering every column took most of this function's time on a
+    # 1M-row report); the rows a finding shows are read whole, by position
+    narrow = df[[c for c in NARROW_COLUMNS if c in df]].assign(**{POSITION: np.arange(len(df))})
+    for kernel, k_all in split_by(narrow, "kernel").items():
         if _text(kernel) == "":  # rows without a kernel name belong to no finding
             continue
         by_run = split_by(k_all, "run_id") if "run_id" in df else {"": k_all}
@@ -206,7 +217,8 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                     tables[ref] = split_by(whole, "run_id") if run_id else {"": whole}
                 table = tables[ref].get(run_id, whole.iloc[0:0])
             else:
-                table = (speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1])
+                table = (speedup_vs_baseline(take_rows(df, ok[POSITION].to_numpy()), baseline_variant=ref[0],
+                                             baseline_backend=ref[1])
                          if ref is not None else None)
             run = (run_names or {}).get(run_id, run_id) if len(run_ids) > 1 else ""
             judged_at = _first_positions(table, ("variant", "backend", "params")) if table is not None else {}
@@ -220,7 +232,8 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                     out.append(Finding(str(kernel), cls, label, run, "", "", "", None, None, "nothing measured",
                                        None, "", [caveat(f"did not run: {f}") for f in failed]))
                     continue
-                best = cell.loc[pd.to_numeric(cell["median_s"], errors="coerce").idxmin()]
+                best = df.iloc[int(cell[POSITION].iloc[
+                    pd.to_numeric(cell["median_s"], errors="coerce").reset_index(drop=True).idxmin()])]
                 notes = row_notes(best.to_frame().T, dict(environments or {}), roofs).iloc[0]
                 pct = notes["pct"] if notes["pct"] is not None and not pd.isna(notes["pct"]) else None
                 caveats = row_caveats(best, environments) + [caveat(f"did not run: {f}") for f in failed]
@@ -253,9 +266,10 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                             ci = (float(m["ci_low"]), float(m["ci_high"])) if pd.notna(m["ci_low"]) else None
                         ref_rows = cell[(cell["variant"] == ref[0]) & (cell["backend"] == ref[1])]
                         if len(ref_rows) and verdict != "reference":
-                            caveats += [c for c in row_caveats(ref_rows.iloc[0], environments, "reference ")
+                            ref_row = df.iloc[int(ref_rows[POSITION].iloc[0])]
+                            caveats += [c for c in row_caveats(ref_row, environments, "reference ")
                                         if "noisy" in c["text"]]
-                            off = checks.anomaly(ref_rows.iloc[0])
+                            off = checks.anomaly(ref_row)
                             if off:
                                 caveats.append(caveat("⚠ reference time off", off))
                     else:

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from ..ceilings import headline_pct, is_compute_bound, is_noisy, llc_of, noise_text, row_peak_note
-from ..frames import records
+from ..frames import none_columns, records
 from ..roofs import SHORT_SOURCE, RoofKey, RoofKind, RoofSet, resolve_roofs, roofs_of_row
 from ..status import Status
 
@@ -66,8 +66,12 @@ NOTES_CHUNK_ROWS = 20_000
 
 
 def _chunked_records(df: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    """The rows as dicts, without the columns that are None throughout (the notes read rows by ``.get``,
+    which reads a missing key as None: 28 of 52 columns of a 1M-row store, a third of this function's time)."""
+    empty = none_columns(df)
+    columns = [c for c in df.columns if c not in empty]
     for start in range(0, len(df), NOTES_CHUNK_ROWS):
-        yield from records(df.iloc[start:start + NOTES_CHUNK_ROWS])
+        yield from records(df.iloc[start:start + NOTES_CHUNK_ROWS], columns)
 
 
 def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None,
