@@ -101,6 +101,7 @@ def judge(rows: Rows, pairs: Sequence[tuple[int, int | None]], scope_keys: Seque
     kind: list[str] = []
     values: list[Any] = []
     scopes: dict[tuple, list[np.ndarray]] = defaultdict(list)
+    sides: list[tuple[np.ndarray, np.ndarray]] = []  # the times each pair compares
     for k, (r, b) in enumerate(judged):
         a_t, b_t, paired = rows.paired_rounds(b, r)
         d = rows.block_effects(b, r)
@@ -121,9 +122,10 @@ def judge(rows: Rows, pairs: Sequence[tuple[int, int | None]], scope_keys: Seque
         else:
             kind.append("unpaired")
             values.append((a_t, b_t))
-        out["median_a"][k] = vd.median(a_t) if len(a_t) else float("nan")
-        out["median_b"][k] = vd.median(b_t) if len(b_t) else float("nan")
+        sides.append((a_t, b_t))
         out["noisy"][k] = rows.noisy[b] or rows.noisy[r]
+    out["median_a"] = _medians([a for a, _ in sides])
+    out["median_b"] = _medians([b for _, b in sides])
     for r, _ in pairs:  # every row's A/A twin, judged or not (typical_spreads walks every pair)
         twin = rows.twin_effects(r)
         if twin is not None:
@@ -161,6 +163,21 @@ def judge(rows: Rows, pairs: Sequence[tuple[int, int | None]], scope_keys: Seque
             _unpaired_batch(out, ks, [values[k] for k in ks], rounds=shape[2], hints=hints)
         else:
             _effects_batch(out, ks, [values[k] for k in ks], basis=shape[1], has_typical=shape[2], hints=hints)
+    return out
+
+
+def _medians(arrays: list[np.ndarray]) -> list[float]:
+    """The median of each array (NaN for an empty one), per batch of equal length: the values
+    :func:`workbench.verdicts.median` gives (the middle value, or the mean of the two middle ones)."""
+    out = [float("nan")] * len(arrays)
+    by_len: dict[int, list[int]] = defaultdict(list)
+    for i, x in enumerate(arrays):
+        if len(x):
+            by_len[len(x)].append(i)
+    for members in by_len.values():
+        values = np.median(np.array([arrays[i] for i in members], dtype=float), axis=1).tolist()
+        for i, v in zip(members, values, strict=True):
+            out[i] = v
     return out
 
 

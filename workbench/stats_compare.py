@@ -27,7 +27,7 @@ import numpy as np
 
 from . import judge_many
 from . import verdicts as vd
-from .frames import records, where_rows
+from .frames import records, take_rows, where_rows
 from .status import Status
 
 if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
@@ -232,7 +232,35 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
     if kw:  # verdict settings other than the defaults: one pair at a time
         return _speedups_one_by_one(df, baseline_variant, baseline_backend, cols, **kw)
     ok = where_rows(df, df["status"] == Status.OK)
-    positions, machine = pair_positions(df, baseline_variant, baseline_backend)
+    libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
+    blocks = _run_blocks(ok)
+    if len(blocks) > 1:  # pairs and typical spreads never reach across runs: judged run by run (a kernel's
+        # 200,000 rows of 100 runs held every row's parsed times at once)
+        parts = [_judged(take_rows(ok, b), baseline_variant, baseline_backend, cols, libs) for b in blocks]
+        return pd.concat(parts, ignore_index=True)
+    return _judged(ok, baseline_variant, baseline_backend, cols, libs)
+
+
+def _run_blocks(ok: pd.DataFrame) -> list[np.ndarray]:
+    """The positions of each run's rows when every run's rows are consecutive (so judging them run by run
+    gives the rows in the order judging all at once does); else one block of every row."""
+    if "run_id" not in ok or len(ok) < 2:
+        return [np.arange(len(ok))]
+    import pandas as pd
+
+    codes, _ = pd.factorize(ok["run_id"], use_na_sentinel=True)
+    starts = np.flatnonzero(np.diff(codes)) + 1
+    if len(starts) + 1 != codes.max() + 1 or (codes < 0).any():  # a run's rows apart, or rows without a run
+        return [np.arange(len(ok))]
+    return np.split(np.arange(len(ok)), starts)
+
+
+def _judged(ok: pd.DataFrame, baseline_variant: str | None, baseline_backend: str | None, cols: list[str],
+            libs: dict[Any, list[str]]) -> pd.DataFrame:
+    """:func:`speedup_vs_baseline` of ok rows (``libs``: each kernel's library variants, as all its rows say)."""
+    import pandas as pd
+
+    positions, machine = pair_positions(ok, baseline_variant, baseline_backend, libs)
     column = _column_reader(ok)
     rows = judge_many.Rows(column, len(ok))
     labels = ok.index.tolist()
@@ -318,16 +346,18 @@ class _Row(dict):
         self.times: tuple[np.ndarray, bool] | None = None
 
 
-def pair_positions(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None
-                   ) -> tuple[list[tuple[int, int | None]], list[str]]:
+def pair_positions(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None,
+                   libs: Mapping[Any, list[str]] | None = None) -> tuple[list[tuple[int, int | None]], list[str]]:
     """The positions, among ``df``'s ok rows, of every ok row and its baseline row (or None), in table order
-    within groups of first appearance, and the columns that name a machine's run (``run_id``, ``env_id``)."""
+    within groups of first appearance, and the columns that name a machine's run (``run_id``, ``env_id``).
+    ``libs``: each kernel's library variants (default: as ``df``'s rows say, :func:`library_variants`)."""
     machine = [c for c in ("run_id", "env_id") if c in df]
     group = machine + [c for c in ("kernel", "dtype", "params", "cache") if c in df]
     ok = df.loc[df["status"] == Status.OK, list(dict.fromkeys(group + ["variant", "backend"]))]
     if ok.empty:
         return [], machine
-    libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
+    if libs is None:
+        libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
     # groups in order of first appearance, rows in table order: one pass over plain lists (filtering a
     # group's frame per row took most of a large report's time)
     codes = ok.groupby(group, sort=False, dropna=False).ngroup().to_numpy()

@@ -12,7 +12,7 @@ import pandas.testing as pdt
 import pytest
 
 from workbench import verdicts as vd
-from workbench.stats_compare import RESULT_COLUMNS, _speedups_one_by_one, speedup_vs_baseline
+from workbench.stats_compare import RESULT_COLUMNS, _run_blocks, _speedups_one_by_one, speedup_vs_baseline
 
 
 def _times(rng: np.random.Generator, n: int, scale: float) -> list[float]:
@@ -67,8 +67,13 @@ def random_table(seed: int, groups: int = 40) -> pd.DataFrame:
 
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("baseline", [(None, None), ("lib", None), ("fast", None), (None, "torch"), ("lib", "numpy")])
-def test_many_at_once_equals_one_by_one(seed: int, baseline: tuple[str | None, str | None]) -> None:
+@pytest.mark.parametrize("runs_apart", [False, True])
+def test_many_at_once_equals_one_by_one(seed: int, baseline: tuple[str | None, str | None], runs_apart: bool) -> None:
+    """Runs interleaved (judged at once) and each run's rows together (judged run by run)."""
     df = random_table(seed)
+    if runs_apart:
+        df = df.sort_values("run_id", kind="stable")
+    assert len(_run_blocks(df[df["status"] == "ok"])) == (3 if runs_apart else 1)
     cols = list(speedup_vs_baseline(df.iloc[0:0]).columns)
     fast = speedup_vs_baseline(df, *baseline)
     slow = _speedups_one_by_one(df, *baseline, cols)

@@ -74,6 +74,19 @@ def _chunked_records(df: pd.DataFrame) -> Iterator[dict[str, Any]]:
         yield from records(df.iloc[start:start + NOTES_CHUNK_ROWS], columns)
 
 
+def _ceiling_text(ok: bool, compute: bool, value: float | None, src: str, rs: RoofSet | None, dtype: str) -> str:
+    """The ceiling a row was scored against in words, or which one is missing ("" for a row not ok)."""
+    unit = "GFLOP/s" if compute else "GB/s"
+    if not ok:
+        return ""
+    if value is None:  # the roof it would have been scored against, and why it is missing
+        missing = rs.for_row("compute-bound" if compute else "memory-bound", dtype).missing if rs is not None else None
+        return f"none: {missing or f'no {unit} ceiling measured'}"
+    level = rs.level_of(value) if rs is not None and not compute else None
+    at = f", {level.kind.short}" if level is not None and level.kind is not RoofKind.DRAM else ""
+    return f"{fmt_num(value)} {unit} ({SHORT_SOURCE.get(src, src)}{at})"
+
+
 def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None,
               roofs: Mapping[RoofKey, RoofSet] | None = None) -> pd.DataFrame:
     """Per row: ``noisy``, ``noise_note``, ``peak_note`` (worked out from the row's rates and its device's
@@ -85,26 +98,31 @@ def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None =
     roofs = resolve_roofs(df) if roofs is None else roofs
     out = []
     shared: dict[str, str] = {}  # one object per distinct note (most rows repeat a few)
+    # what depends on a few of a row's fields, worked out once per distinct combination (most rows of a
+    # large report repeat a few: per row, these were a third of a 1M-row report's notes)
+    ceilings: dict[tuple[Any, ...], str] = {}
+    caches: dict[tuple[Any, ...], float | None] = {}
     for r in _chunked_records(df):
         ok = r.get("status") == Status.OK
         noisy = ok and is_noisy(r)
         compute = is_compute_bound(r)
-        value, unit = (value_of(r, "ceiling_gflops"), "GFLOP/s") if compute else (value_of(r, "ceiling_gbps"), "GB/s")
+        value = value_of(r, "ceiling_gflops" if compute else "ceiling_gbps")
         src = text_of(r.get("ceiling_source"))
         rs = roofs_of_row(roofs, r)
-        if not ok:
-            ceiling = ""
-        elif value is None:  # the roof it would have been scored against, and why it is missing
-            missing = rs.for_row("compute-bound" if compute else "memory-bound", text_of(r.get("dtype"))).missing \
-                if rs is not None else None
-            ceiling = f"none: {missing or f'no {unit} ceiling measured'}"
+        key = (ok, compute, value, src, id(rs), text_of(r.get("dtype")) if value is None else "")
+        ceiling = ceilings.get(key)
+        if ceiling is None:
+            ceiling = ceilings[key] = _ceiling_text(ok, compute, value, src, rs, key[-1])
+        if ok:
+            where = (r.get("env_id"), r.get("backend"), r.get("device"))
+            if where not in caches:
+                caches[where] = llc_of(environments, r)
+            note = row_peak_note(r, caches[where], rs)
         else:
-            level = rs.level_of(value) if rs is not None and not compute else None
-            at = f", {level.kind.short}" if level is not None and level.kind is not RoofKind.DRAM else ""
-            ceiling = f"{fmt_num(value)} {unit} ({SHORT_SOURCE.get(src, src)}{at})"
-        note = row_peak_note(r, llc_of(environments, r), rs) if ok else ""
+            note = ""
+        cache = r.get("exec_cache")
         out.append((bool(noisy), noise_text(r) if noisy else "", shared.setdefault(note, note),
-                    headline_pct(r) if ok else None, shared.setdefault(ceiling, ceiling),
-                    src if ok and value is not None else "", exec_cache_text(r.get("exec_cache"))))
+                    headline_pct(r) if ok else None, ceiling,
+                    src if ok and value is not None else "", exec_cache_text(cache) if cache is not None else ""))
     return pd.DataFrame(out, columns=["noisy", "noise_note", "peak_note", "pct", "ceiling", "ceiling_source",
                                       "exec_cache"], index=df.index)
