@@ -38,8 +38,16 @@ def split_by(df: pd.DataFrame, column: str) -> dict[Any, pd.DataFrame]:
     part found once, where a filter per value made a million-row report scan every row once per run."""
     if df.empty:
         return {}
+    return {key: take_rows(df, positions) for key, positions in group_positions(df, column).items()}
+
+
+def group_positions(df: pd.DataFrame, column: str) -> dict[Any, Any]:
+    """The positions of ``df``'s rows by their value of ``column`` (missing values too), in order of first
+    appearance: what :func:`split_by` splits, for a caller that takes one part at a time."""
+    if df.empty:
+        return {}
     groups = df.groupby(column, sort=False, dropna=False).indices
-    return {key: take_rows(df, positions) for key, positions in sorted(groups.items(), key=lambda kv: kv[1][0])}
+    return dict(sorted(groups.items(), key=lambda kv: kv[1][0]))
 
 
 def take_rows(df: pd.DataFrame, positions: Any) -> pd.DataFrame:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..frames import split_by, take_rows, where_rows
+from ..frames import group_positions, split_by, take_rows, where_rows
 from ..roofs import RoofKey, RoofSet
 from ..stats_compare import library_variants, speedup_vs_baseline
 from ..status import Status
@@ -200,9 +200,10 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
     # the rows are picked on a few columns (filtering every column took most of this function's time on a
     # 1M-row report); the rows a finding shows are read whole, by position
     narrow = df[[c for c in NARROW_COLUMNS if c in df]].assign(**{POSITION: np.arange(len(df))})
-    for kernel, k_all in split_by(narrow, "kernel").items():
+    for kernel, positions in group_positions(narrow, "kernel").items():  # one kernel's rows at a time
         if _text(kernel) == "":  # rows without a kernel name belong to no finding
             continue
+        k_all = take_rows(narrow, positions)
         by_run = split_by(k_all, "run_id") if "run_id" in df else {"": k_all}
         tables: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}  # the judged table of a reference, by run
         for run_id in run_ids:
