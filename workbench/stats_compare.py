@@ -241,6 +241,11 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
     return _judged(ok, baseline_variant, baseline_backend, cols, libs)
 
 
+#: Rows judged at a time (whole runs): enough that a block's fixed cost is small, few enough that a block's
+#: parsed times are.
+JUDGE_ROWS = 20_000
+
+
 def _run_blocks(ok: pd.DataFrame) -> list[np.ndarray]:
     """The positions of each run's rows when every run's rows are consecutive (so judging them run by run
     gives the rows in the order judging all at once does); else one block of every row."""
@@ -252,7 +257,12 @@ def _run_blocks(ok: pd.DataFrame) -> list[np.ndarray]:
     starts = np.flatnonzero(np.diff(codes)) + 1
     if len(starts) + 1 != codes.max() + 1 or (codes < 0).any():  # a run's rows apart, or rows without a run
         return [np.arange(len(ok))]
-    return np.split(np.arange(len(ok)), starts)
+    blocks, begin = [], 0  # whole runs, at least JUDGE_ROWS rows a block (each block has a fixed cost)
+    for end in [*starts.tolist(), len(ok)]:
+        if end - begin >= JUDGE_ROWS or end == len(ok):
+            blocks.append(np.arange(begin, end))
+            begin = end
+    return blocks
 
 
 def _judged(ok: pd.DataFrame, baseline_variant: str | None, baseline_backend: str | None, cols: list[str],

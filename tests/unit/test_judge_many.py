@@ -11,6 +11,7 @@ import pandas as pd
 import pandas.testing as pdt
 import pytest
 
+from workbench import stats_compare
 from workbench import verdicts as vd
 from workbench.stats_compare import RESULT_COLUMNS, _run_blocks, _speedups_one_by_one, speedup_vs_baseline
 
@@ -68,11 +69,13 @@ def random_table(seed: int, groups: int = 40) -> pd.DataFrame:
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("baseline", [(None, None), ("lib", None), ("fast", None), (None, "torch"), ("lib", "numpy")])
 @pytest.mark.parametrize("runs_apart", [False, True])
-def test_many_at_once_equals_one_by_one(seed: int, baseline: tuple[str | None, str | None], runs_apart: bool) -> None:
+def test_many_at_once_equals_one_by_one(seed: int, baseline: tuple[str | None, str | None], runs_apart: bool,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs interleaved (judged at once) and each run's rows together (judged run by run)."""
     df = random_table(seed)
     if runs_apart:
         df = df.sort_values("run_id", kind="stable")
+    monkeypatch.setattr(stats_compare, "JUDGE_ROWS", 1)  # every run a block of its own
     assert len(_run_blocks(df[df["status"] == "ok"])) == (3 if runs_apart else 1)
     cols = list(speedup_vs_baseline(df.iloc[0:0]).columns)
     fast = speedup_vs_baseline(df, *baseline)
