@@ -504,3 +504,23 @@ def is_noisy(noise: Mapping[str, Any] | float | None, threshold: float = NOISY_S
     except (TypeError, ValueError):
         return False
     return math.isfinite(spread) and spread > threshold
+
+
+def noisy_mask(flags: Any, spreads: Any, threshold: float = NOISY_SPREAD) -> np.ndarray:
+    """:func:`is_noisy` of many rows at once: ``flags`` (their ``noisy`` values, or None when the rows have no
+    such column) and ``spreads`` (their ``rel_spread`` values, or None) as sequences (counting a million rows'
+    noisy cells through a dict per row took 230 MB)."""
+    import pandas as pd
+
+    n = len(flags) if flags is not None else len(spreads) if spreads is not None else 0
+    out = np.zeros(n, dtype=bool)
+    known = np.zeros(n, dtype=bool)
+    if flags is not None:
+        f = np.asarray(flags, dtype=object)
+        known = pd.notna(f)
+        out[known] = [bool(v) for v in f[known]]
+    if spreads is not None:
+        spread = pd.to_numeric(pd.Series(np.asarray(spreads, dtype=object)), errors="coerce").to_numpy(float)
+        with np.errstate(invalid="ignore"):
+            out[~known] = (np.isfinite(spread) & (spread > threshold))[~known]
+    return out

@@ -93,3 +93,13 @@ def test_every_path_is_reached() -> None:
             "no baseline"} <= set(t["verdict"])
     assert t["settle"].map(lambda s: isinstance(s, str)).any()
     assert set(RESULT_COLUMNS) <= set(t.columns)
+
+
+def test_noisy_mask_is_is_noisy_of_each_row() -> None:
+    rng = np.random.default_rng(3)
+    flags = [rng.choice([True, False, None, float("nan"), 0, 1, 1.0, "yes", ""]) for _ in range(400)]
+    spreads = [rng.choice([None, float("nan"), 0.05, 0.2, 0.1, float("inf"), "0.3", "x", -1.0]) for _ in range(400)]
+    want = [vd.is_noisy({"noisy": f, "rel_spread": s}) for f, s in zip(flags, spreads, strict=True)]
+    assert vd.noisy_mask(flags, spreads).tolist() == want
+    assert vd.noisy_mask(None, spreads).tolist() == [vd.is_noisy({"rel_spread": s}) for s in spreads]
+    assert vd.noisy_mask(flags, None).tolist() == [vd.is_noisy({"noisy": f}) for f in flags]

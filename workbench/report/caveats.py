@@ -16,6 +16,7 @@ from ..ceilings import is_noisy, noise_text
 from ..frames import records
 from ..stats_compare import aa_summary
 from ..status import Status
+from ..verdicts import noisy_mask
 
 #: Failed statuses that mean "not measured", in the order a reader cares about them.
 FAILED_STATUSES = ("crashed", "timeout", "error", "oom", "incorrect")
@@ -144,7 +145,8 @@ def report_caveats(df: pd.DataFrame, runs: pd.DataFrame | None = None,
         triton = sorted({str(r["backend"]) for r in rows if is_triton_interpreter(r)})
         if triton:
             out.append(f"{', '.join(triton)}: {TRITON_NOTE}.")
-        n_noisy = sum(bool(is_noisy(r)) for r in records(ok, ("noisy", "rel_spread")))
+        n_noisy = int(noisy_mask(ok["noisy"] if "noisy" in ok else None,
+                                 ok["rel_spread"] if "rel_spread" in ok else None).sum())
         if n_noisy:
             out.append(f"{n_noisy} of {len(ok)} measured cells are noisy (marked ~): their times may not repeat, "
                        "and an “inconclusive” verdict is often why.")
