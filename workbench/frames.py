@@ -87,10 +87,12 @@ def none_columns(df: pd.DataFrame) -> set[str]:
     as a dict can leave them out for readers that ``.get`` its values (a missing key reads None too)."""
     import numpy as np
 
-    out = set()
+    out: set[str] = set()
+    if len(df) < 1000:  # not worth a look at every column (a report reads single rows this way too)
+        return out
     for name in df.columns:
         col = df[name]
-        if isinstance(col.dtype, np.dtype) and col.dtype == object and len(col):
+        if isinstance(col.dtype, np.dtype) and col.dtype == object:
             values = col.to_numpy()
             if values[0] is None and bool((values == None).all()):  # noqa: E711 — elementwise, None only
                 out.add(name)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -305,36 +306,37 @@ def _put(out: dict[str, list[Any]], k: int, v: vd.Verdict) -> None:
         out[name][k] = value
 
 
+#: A JSON list of plain numbers (no NaN or Infinity, nothing nested): read by numpy's number parser.
+_PLAIN_LIST = re.compile(r"\[[0-9eE.+\-, ]*\]\Z")
+
+
 def many_floats(values: Sequence[Any]) -> list[np.ndarray]:
-    """:func:`_floats` of each value, parsed and checked per batch of equal length (per value, parsing and
-    checking a million rows' samples took 6 s)."""
+    """:func:`_floats` of each value, at once: lists of plain numbers through numpy's parser into one array
+    (each row's times a view of it), anything else (NaN, nested, missing) one by one as before (per value,
+    parsing and checking a million rows' samples took 6 s)."""
     out: list[np.ndarray] = [np.empty(0)] * len(values)
-    texts = [(i, v) for i, v in enumerate(values) if isinstance(v, str) and v.strip()]
-    try:
-        lists = json.loads("[" + ",".join(v for _, v in texts) + "]")
-    except ValueError:  # one unreadable text: each alone, so the error is that value's as before
-        lists = [json.loads(v) for _, v in texts]
-    by_len: dict[int, list[tuple[int, Any]]] = defaultdict(list)
-    for (i, _), parsed in zip(texts, lists, strict=True):
-        if isinstance(parsed, list) and parsed:
-            by_len[len(parsed)].append((i, parsed))
-        else:
-            out[i] = vd.clean(parsed)
-    for items in by_len.values():
-        try:
-            block = np.array([x for _, x in items], dtype=float)
-        except (TypeError, ValueError):
-            block = None
-        if block is None or block.ndim != 2:
-            for i, x in items:
-                out[i] = vd.clean(x)
-            continue
-        good = (np.isfinite(block) & (block > 0)).all(axis=1).tolist()
-        for (i, x), row, g in zip(items, block, good, strict=True):
-            out[i] = row if g else vd.clean(x)
-    for i, v in enumerate(values):  # what is not text: lists, or missing values
-        if not isinstance(v, str):
+    plain: list[tuple[int, str]] = []
+    for i, v in enumerate(values):
+        if isinstance(v, str) and _PLAIN_LIST.match(v):
+            plain.append((i, v))
+        elif v is not None:
             out[i] = _floats(v)
+    bodies = [(i, t[1:-1]) for i, t in plain if t[1:-1].strip()]
+    counts = [b.count(",") + 1 for _, b in bodies]
+    try:
+        flat = np.fromstring(",".join(b for _, b in bodies), sep=",") if bodies else np.empty(0)  # noqa: NPY201
+    except ValueError:
+        flat = None
+    if flat is None or len(flat) != sum(counts):  # a list numpy reads otherwise than JSON: each as before
+        for i, t in plain:
+            out[i] = _floats(t)
+        return out
+    ends = np.cumsum(counts).tolist()
+    bad = ~(np.isfinite(flat) & (flat > 0))
+    starts = [e - c for e, c in zip(ends, counts, strict=True)]
+    any_bad = np.add.reduceat(bad, starts).tolist() if starts else []
+    for (i, _), a, e, b in zip(bodies, starts, ends, any_bad, strict=True):
+        out[i] = vd.clean(flat[a:e]) if b else flat[a:e]
     return out
 
 
