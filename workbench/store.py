@@ -661,10 +661,10 @@ class Store:
         """
         import pandas as pd
 
-        where, ids = _run_filter(run_ids)
         wanted = list(RESULT_COLUMNS) if columns is None else [c for c in RESULT_COLUMNS if c in set(columns)]
         # column by column from SQLite (a dict per row first cost ~5 KB a row: gigabytes for a million rows)
         with self._lock:
+            where, ids = _run_filter(self._fewer_runs(run_ids))
             have = {r[1] for r in self._conn.execute("PRAGMA table_info(results)")}
             empty = self._empty_columns([c for c in wanted if c in have], where, ids) if share_empty else []
             select = "*" if columns is None and not empty else ", ".join(
@@ -688,13 +688,28 @@ class Store:
             df = pd.concat([df, more], axis=1)
         return df.reindex(columns=wanted + sorted(set(df.columns) - set(RESULT_COLUMNS)))
 
+    def _fewer_runs(self, run_ids: Iterable[str] | str | None) -> Iterable[str] | str | None:
+        """``run_ids``, or None when they name every run that has results: a read of every row then scans the
+        table in order instead of looking each run up by index and sorting a million rows back into order."""
+        if run_ids is None or isinstance(run_ids, str):
+            return run_ids
+        ids = list(run_ids)
+        if ids and {r for (r,) in self._conn.execute("SELECT DISTINCT run_id FROM results")} <= set(ids):
+            return None
+        return ids
+
     def _empty_columns(self, columns: list[str], where: str, ids: list[str]) -> list[str]:
-        """Those of ``columns`` that are NULL in every row the ``where`` clause selects."""
+        """Those of ``columns`` that are NULL in every row the ``where`` clause selects: the columns with a value
+        in the first rows are not counted (each column counted cost a million-row scan 40 ms)."""
         if not columns:
             return []
-        counts = self._conn.execute(f"SELECT {', '.join(f'count({c})' for c in columns)} FROM results {where}",
+        first = self._conn.execute(f"SELECT {', '.join(columns)} FROM results {where} LIMIT 1000", ids).fetchall()
+        maybe = [c for j, c in enumerate(columns) if all(row[j] is None for row in first)]
+        if not maybe or not first:
+            return maybe
+        counts = self._conn.execute(f"SELECT {', '.join(f'count({c})' for c in maybe)} FROM results {where}",
                                     ids).fetchone()
-        return [c for c, n in zip(columns, counts, strict=True) if not n]
+        return [c for c, n in zip(maybe, counts, strict=True) if not n]
 
     def result_frames(self, run_ids: Iterable[str] | str | None = None,
                       rows_per_frame: int = 10_000) -> Iterator[pd.DataFrame]:
