@@ -104,7 +104,10 @@ def failed_cells(rows: pd.DataFrame) -> list[str]:
     """"numba-tiled @ numba: timeout", one per failed cell (unsupported pairs are not failures)."""
     if rows.empty or "status" not in rows:
         return []
-    bad = rows[rows["status"].isin(FAILED_STATUSES)]
+    failed = rows["status"].isin(FAILED_STATUSES)
+    if not failed.any():
+        return []
+    bad = rows[failed]
     out = []
     for _, r in bad.iterrows():
         msg = _text(r.get("message"))

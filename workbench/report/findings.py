@@ -21,7 +21,7 @@ from ..stats_compare import library_variants, speedup_vs_baseline
 from ..status import Status
 from .caveats import FAILED_STATUSES, caveat, failed_cells, report_caveats, row_caveats
 from .reference_checks import ReferenceChecks
-from .row_notes import row_notes
+from .row_notes import one_row_notes
 from .styles import parse_baseline, series_key
 from .units import fmt_time_auto, interval_label
 
@@ -137,6 +137,10 @@ def pick_reference(ok: pd.DataFrame, variant: str | None, backend: str | None) -
         rows = lib_rows if not lib_rows.empty else rows.iloc[0:0]
     if rows.empty:
         return None
+    named = [(v, b) for v, b in zip(rows["variant"], rows["backend"], strict=True) if isinstance(v, str)
+             and isinstance(b, str)]
+    if len(named) == len(rows):  # the first by name, as sorting the rows gives it
+        return min(named)
     r = rows.sort_values(["variant", "backend"]).iloc[0]
     return str(r["variant"]), str(r["backend"])
 
@@ -145,6 +149,8 @@ def failed_elsewhere(kernel_rows: pd.DataFrame, best: Mapping[str, Any]) -> tupl
     """("⚠ failed at 3 of 4 sizes", which sizes and how) when the series named fastest here did not give a
     time at other sizes of the kernel: a variant that times out or is wrong at most sizes is no winner
     without that said beside it. None when it gave a time at every size it ran."""
+    if not kernel_rows["status"].isin(FAILED_STATUSES).any():  # nothing failed here at all
+        return None
     same = kernel_rows[(kernel_rows["variant"] == best.get("variant")) & (kernel_rows["backend"] == best.get("backend"))
                        & (kernel_rows["dtype"] == best.get("dtype"))]
     same = same[same["status"] != Status.UNSUPPORTED]
@@ -235,7 +241,7 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
                     continue
                 best = df.iloc[int(cell[POSITION].iloc[
                     pd.to_numeric(cell["median_s"], errors="coerce").reset_index(drop=True).idxmin()])]
-                notes = row_notes(best.to_frame().T, dict(environments or {}), roofs).iloc[0]
+                notes = one_row_notes(best, dict(environments or {}), roofs)
                 pct = notes["pct"] if notes["pct"] is not None and not pd.isna(notes["pct"]) else None
                 caveats = row_caveats(best, environments) + [caveat(f"did not run: {f}") for f in failed]
                 series = (best.get("variant"), best.get("backend"), best.get("dtype"))

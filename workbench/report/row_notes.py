@@ -87,6 +87,45 @@ def _ceiling_text(ok: bool, compute: bool, value: float | None, src: str, rs: Ro
     return f"{fmt_num(value)} {unit} ({SHORT_SOURCE.get(src, src)}{at})"
 
 
+#: The notes of a row, in :func:`row_notes`' column order.
+NOTE_COLUMNS = ["noisy", "noise_note", "peak_note", "pct", "ceiling", "ceiling_source", "exec_cache"]
+
+
+class _Notes:
+    """The notes of one row after another: what depends on a few of a row's fields is worked out once per
+    distinct combination (most rows of a large report repeat a few: per row, these were a third of a
+    1M-row report's notes), and each distinct note is held once."""
+
+    def __init__(self, environments: Mapping[str, Any] | None, roofs: Mapping[RoofKey, RoofSet]) -> None:
+        self.environments, self.roofs = environments, roofs
+        self.shared: dict[str, str] = {}
+        self.ceilings: dict[tuple[Any, ...], str] = {}
+        self.caches: dict[tuple[Any, ...], float | None] = {}
+
+    def __call__(self, r: Mapping[str, Any]) -> tuple[Any, ...]:
+        ok = r.get("status") == Status.OK
+        noisy = ok and is_noisy(r)
+        compute = is_compute_bound(r)
+        value = value_of(r, "ceiling_gflops" if compute else "ceiling_gbps")
+        src = text_of(r.get("ceiling_source"))
+        rs = roofs_of_row(self.roofs, r)
+        key = (ok, compute, value, src, id(rs), text_of(r.get("dtype")) if value is None else "")
+        ceiling = self.ceilings.get(key)
+        if ceiling is None:
+            ceiling = self.ceilings[key] = _ceiling_text(ok, compute, value, src, rs, key[-1])
+        if ok:
+            where = (r.get("env_id"), r.get("backend"), r.get("device"))
+            if where not in self.caches:
+                self.caches[where] = llc_of(self.environments, r)
+            note = row_peak_note(r, self.caches[where], rs)
+        else:
+            note = ""
+        cache = r.get("exec_cache")
+        return (bool(noisy), noise_text(r) if noisy else "", self.shared.setdefault(note, note),
+                headline_pct(r) if ok else None, ceiling, src if ok and value is not None else "",
+                exec_cache_text(cache) if cache is not None else "")
+
+
 def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None,
               roofs: Mapping[RoofKey, RoofSet] | None = None) -> pd.DataFrame:
     """Per row: ``noisy``, ``noise_note``, ``peak_note`` (worked out from the row's rates and its device's
@@ -95,34 +134,14 @@ def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None =
     ``ceiling`` (that ceiling in words, or which one is missing) and ``exec_cache`` (a block variant's
     execution-cache statistics, in words). Rows are read as plain dicts (a row Series costs ten times one:
     most of this function's time on a large report)."""
-    roofs = resolve_roofs(df) if roofs is None else roofs
-    out = []
-    shared: dict[str, str] = {}  # one object per distinct note (most rows repeat a few)
-    # what depends on a few of a row's fields, worked out once per distinct combination (most rows of a
-    # large report repeat a few: per row, these were a third of a 1M-row report's notes)
-    ceilings: dict[tuple[Any, ...], str] = {}
-    caches: dict[tuple[Any, ...], float | None] = {}
-    for r in _chunked_records(df):
-        ok = r.get("status") == Status.OK
-        noisy = ok and is_noisy(r)
-        compute = is_compute_bound(r)
-        value = value_of(r, "ceiling_gflops" if compute else "ceiling_gbps")
-        src = text_of(r.get("ceiling_source"))
-        rs = roofs_of_row(roofs, r)
-        key = (ok, compute, value, src, id(rs), text_of(r.get("dtype")) if value is None else "")
-        ceiling = ceilings.get(key)
-        if ceiling is None:
-            ceiling = ceilings[key] = _ceiling_text(ok, compute, value, src, rs, key[-1])
-        if ok:
-            where = (r.get("env_id"), r.get("backend"), r.get("device"))
-            if where not in caches:
-                caches[where] = llc_of(environments, r)
-            note = row_peak_note(r, caches[where], rs)
-        else:
-            note = ""
-        cache = r.get("exec_cache")
-        out.append((bool(noisy), noise_text(r) if noisy else "", shared.setdefault(note, note),
-                    headline_pct(r) if ok else None, ceiling,
-                    src if ok and value is not None else "", exec_cache_text(cache) if cache is not None else ""))
-    return pd.DataFrame(out, columns=["noisy", "noise_note", "peak_note", "pct", "ceiling", "ceiling_source",
-                                      "exec_cache"], index=df.index)
+    notes = _Notes(environments, resolve_roofs(df) if roofs is None else roofs)
+    return pd.DataFrame([notes(r) for r in _chunked_records(df)], columns=NOTE_COLUMNS, index=df.index)
+
+
+def one_row_notes(row: pd.Series, environments: dict[str, dict[str, Any]] | None = None,
+                  roofs: Mapping[RoofKey, RoofSet] | None = None) -> dict[str, Any]:
+    """:func:`row_notes` of one row (a Series, as a frame's row reads), as a dict: a one-row frame cost
+    milliseconds a row to build and read back (a report's key findings read 1,500 rows so)."""
+    if roofs is None:
+        roofs = resolve_roofs(row.to_frame().T)
+    return dict(zip(NOTE_COLUMNS, _Notes(environments, roofs)(row.to_dict()), strict=True))
