@@ -119,15 +119,25 @@ def styles_for(df: pd.DataFrame) -> dict[str, SeriesStyle]:
     colour whether or not a filter dropped another's rows), series of one kernel in distinct colours."""
     if df is None or not len(df) or not {"variant", "backend"} <= set(df.columns):
         return {}
-    runtimes = df["runtime"] if "runtime" in df else [None] * len(df)
+    n = len(df)
+    runtimes = df["runtime"].tolist() if "runtime" in df else [None] * n
+    kernels = df["kernel"].tolist() if "kernel" in df else [None] * n
+    # each distinct (variant, backend, runtime, kernel) once, in order of first appearance (per row, the
+    # series keys of a million rows took seconds)
+    combos = dict.fromkeys(zip(df["variant"].tolist(), df["backend"].tolist(), runtimes, kernels, strict=True))
     labels = {}
-    for v, b, rt in dict.fromkeys(zip(df["variant"], df["backend"], runtimes, strict=True)):
+    for v, b, rt in dict.fromkeys((v, b, rt) for v, b, rt, _ in combos):
         name = series_name(v, b, rt)
         if name != series_key(v, b):
             labels[series_key(v, b)] = name
-    keys = [series_key(v, b) for v, b in zip(df["variant"], df["backend"], strict=True)]
-    together = (pd.Series(keys, index=df.index).groupby(df["kernel"]).agg(set).tolist() if "kernel" in df
-                else None)
+    keys = [series_key(v, b) for v, b, _, _ in combos]
+    together = None
+    if "kernel" in df:  # the series drawn together: one kernel's (rows without a kernel in none)
+        groups: dict[Any, set[str]] = {}
+        for (_, _, _, kernel), key in zip(combos, keys, strict=True):
+            if not pd.isna(kernel):
+                groups.setdefault(kernel, set()).add(key)
+        together = list(groups.values())
     return style_map(keys, labels, together)
 
 
