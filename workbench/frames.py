@@ -116,12 +116,14 @@ def share_strings(df: pd.DataFrame, shared: dict[str, dict[Any, Any]]) -> pd.Dat
     import numpy as np
     import pandas as pd
 
+    distinct = shared.setdefault("\0distinct", {})  # columns found mostly distinct: not factorized again
     for name in df.columns:
         col = df[name]
-        if col.dtype.kind not in "OT" and str(col.dtype) != "str":
+        if name in distinct or (col.dtype.kind not in "OT" and str(col.dtype) != "str"):
             continue
         codes, uniques = pd.factorize(col, use_na_sentinel=True)
         if len(uniques) * 2 > len(col) and len(uniques) > 64:  # mostly distinct (a small last chunk is not)
+            distinct[name] = True
             continue
         cache = shared.setdefault(name, {})
         values = np.empty(len(uniques) + 1, dtype=object)
