@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                                        "record", "import_schema", "dtypes", "conditions", "frames",
                                                        "datasets", "output_guard", "import_stream", "progress",
                                                        "report.units")),
-    ("statistics and roofs", ("verdicts", "stats_compare", "ceilings", "roofs")),
+    ("statistics and roofs", ("verdicts", "judge_many", "stats_compare", "ceilings", "roofs")),
     ("catalog: what a kernel is, its variants, loading by path", ("catalog",)),
     ("backends: one adapter per runtime", ("backends",)),
     ("device code: portable sources, execution plans, the case and its check", ("portable", "execution", "case",
