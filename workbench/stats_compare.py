@@ -373,6 +373,8 @@ def pair_positions(df: pd.DataFrame, baseline_variant: str | None = None, baseli
     codes = ok.groupby(group, sort=False, dropna=False).ngroup().to_numpy()
     order = np.argsort(codes, kind="stable")
     variants, backends, kernels = ok["variant"].tolist(), ok["backend"].tolist(), ok["kernel"].tolist()
+    if baseline_variant is None and baseline_backend is None:
+        return _library_pairs(codes.tolist(), order.tolist(), variants, backends, kernels, libs), machine
     pairs: list[tuple[int, int | None]] = []
     for members in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1):
         members = members.tolist()
@@ -384,6 +386,33 @@ def pair_positions(df: pd.DataFrame, baseline_variant: str | None = None, baseli
                                              libs[kernels[i]])
             pairs.append((i, picked[key]))
     return pairs, machine
+
+
+def _library_pairs(codes: list[int], order: list[int], variants: list[Any], backends: list[Any], kernels: list[Any],
+                   libs: Mapping[Any, list[str]]) -> list[tuple[int, int | None]]:
+    """:func:`pair_positions` with the default baselines, in two passes over the rows instead of a search
+    per group (a third of a 1M-row report's pairing): each row's baseline is its group's first library
+    row on the row's own backend, else the group's library row first by backend name (as
+    :func:`_pick_baseline` picks), else None."""
+    lib_sets = {k: set(v) for k, v in libs.items()}
+    first_same: dict[tuple[int, Any], int] = {}
+    first_named: dict[int, tuple[tuple[bool, str], int]] = {}
+    for j in order:  # groups in turn, each in table order
+        if variants[j] in lib_sets[kernels[j]]:
+            c, b = codes[j], backends[j]
+            if b == b:  # a NaN backend equals no row's, its own included
+                first_same.setdefault((c, b), j)
+            name = (not isinstance(b, str), str(b))
+            if c not in first_named or name < first_named[c][0]:
+                first_named[c] = (name, j)
+    pairs: list[tuple[int, int | None]] = []
+    for i in order:
+        c, b = codes[i], backends[i]
+        j = first_same.get((c, b))  # none under a NaN backend (see above)
+        if j is None and c in first_named:
+            j = first_named[c][1]
+        pairs.append((i, j))
+    return pairs
 
 
 def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None

@@ -116,3 +116,35 @@ def test_many_floats_reads_each_value_as_one_at_a_time_does() -> None:
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
         assert g.dtype == float and g.tolist() == w.tolist()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_default_baselines_are_paired_as_the_group_search_pairs_them(seed: int) -> None:
+    """The two-pass pairing of the default baselines gives the pairs the per-group search gives, odd
+    backends (missing, NaN, not text) and groups without a library row included."""
+    df = random_table(seed)
+    rng = np.random.default_rng(seed)
+    odd = rng.random(len(df)) < 0.15
+    df["backend"] = df["backend"].astype(object)
+    df.loc[odd, "backend"] = [rng.choice([None, float("nan"), 7, "cupy"]) for _ in range(int(odd.sum()))]
+    df.loc[rng.random(len(df)) < 0.1, "library"] = 0
+    fast, _ = stats_compare.pair_positions(df)
+    slow = _group_search(df)
+    assert fast == slow and any(j is None for _, j in fast) and any(j not in (None, i) for i, j in fast)
+
+
+def _group_search(df: pd.DataFrame) -> list[tuple[int, int | None]]:
+    """pair_positions' per-group search with the default baselines (the reference implementation)."""
+    ok = df[df["status"] == "ok"]
+    group = ["run_id", "env_id", "kernel", "dtype", "params", "cache"]
+    libs = {k: stats_compare.library_variants(df, k) for k in ok["kernel"].unique()}
+    codes = ok.groupby(group, sort=False, dropna=False).ngroup().to_numpy()
+    order = np.argsort(codes, kind="stable")
+    variants, backends, kernels = ok["variant"].tolist(), ok["backend"].tolist(), ok["kernel"].tolist()
+    out = []
+    for members in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1):
+        members = members.tolist()
+        for i in members:
+            out.append((i, stats_compare._pick_baseline(members, variants, backends, i, None, None,
+                                                        libs[kernels[i]])))
+    return out
