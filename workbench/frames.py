@@ -17,13 +17,14 @@ def records(df: pd.DataFrame, columns: Iterable[str] | None = None) -> list[dict
     names = list(df.columns) if columns is None else [c for c in columns if c in df.columns]
     if len(set(names)) != len(names):  # duplicate column names: pandas' own rules
         return df[names].to_dict("records")
-    values = [_values(df[c]) for c in names]
+    values = [column_values(df[c]) for c in names]
     if not names:
         return [{} for _ in range(len(df))]
     return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
 
 
-def _values(col: pd.Series) -> list[Any]:
+def column_values(col: pd.Series) -> list[Any]:
+    """A column as plain Python values, as ``to_dict("records")`` gives them (a nullable column's NA: None)."""
     import numpy as np
     import pandas as pd
 

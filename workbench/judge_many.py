@@ -11,7 +11,6 @@ the words of a "settle" hint) stays per pair. Pairs outside the common shapes (f
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import defaultdict
@@ -32,7 +31,7 @@ class Rows:
     """The per-row facts a verdict reads, parsed once per row from a table's columns (lists, one value per
     row): its times and whether they are round medians, its round ids, block effects and A/A twin."""
 
-    def __init__(self, column: Callable[[str], Sequence[Any]], n: int) -> None:
+    def __init__(self, column: Callable[[str], Sequence[Any]]) -> None:
         medians = many_floats(column("round_medians_s"))
         samples = many_floats(column("samples_s"))
         self.times: list[np.ndarray] = []
@@ -44,15 +43,14 @@ class Rows:
             else:
                 self.times.append(s)
                 self.is_rounds.append(False)
-        self.round_ids = [_ids(v) for v in column(vd.ROUND_IDS)]
+        self.round_ids = [vd.round_ids(v) for v in column(vd.ROUND_IDS)]
         self.cell_key = list(column("cell_key"))
         self.pair_with = list(column(vd.PAIR_WITH))
         self._pair_d = column(vd.PAIR_D)
         self._twin = column(vd.TWIN_MEDIANS)
         self._twin_ids = column(vd.TWIN_IDS)
         self._twin_d = column(vd.TWIN_PAIR_D)
-        self.noisy = [_flag(v) for v in column("noisy")]
-        self.n = n
+        self.noisy = [vd.flag(v) for v in column("noisy")]
 
     def block_effects(self, base: int, row: int) -> np.ndarray | None:
         """As :func:`workbench.stats_compare.block_effects`."""
@@ -81,10 +79,10 @@ class Rows:
         d = vd.effects(self._twin_d[row])
         if len(d) >= vd.MIN_ROUNDS:
             return vd.BLOCKS, d
-        twin = _floats(self._twin[row])
+        twin = vd.parse_samples(self._twin[row])
         if len(twin) < vd.MIN_ROUNDS or not self.is_rounds[row]:
             return None
-        both = vd.aligned(self.times[row], self.round_ids[row], twin, _ids(self._twin_ids[row]))
+        both = vd.aligned(self.times[row], self.round_ids[row], twin, vd.round_ids(self._twin_ids[row]))
         return None if both is None else (PAIRED, np.log(both[0]) - np.log(both[1]))
 
 
@@ -311,16 +309,16 @@ _PLAIN_LIST = re.compile(r"\[[0-9eE.+\-, ]*\]\Z")
 
 
 def many_floats(values: Sequence[Any]) -> list[np.ndarray]:
-    """:func:`_floats` of each value, at once: lists of plain numbers through numpy's parser into one array
-    (each row's times a view of it), anything else (NaN, nested, missing) one by one as before (per value,
-    parsing and checking a million rows' samples took 6 s)."""
+    """:func:`workbench.verdicts.parse_samples` of each value, at once: lists of plain numbers through numpy's
+    parser into one array (each row's times a view of it), anything else (NaN, nested, missing) one by one as
+    before (per value, parsing and checking a million rows' samples took 6 s)."""
     out: list[np.ndarray] = [np.empty(0)] * len(values)
     plain: list[tuple[int, str]] = []
     for i, v in enumerate(values):
         if isinstance(v, str) and _PLAIN_LIST.match(v):
             plain.append((i, v))
         elif v is not None:
-            out[i] = _floats(v)
+            out[i] = vd.parse_samples(v)
     bodies = [(i, t[1:-1]) for i, t in plain if t[1:-1].strip()]
     counts = [b.count(",") + 1 for _, b in bodies]
     try:
@@ -329,7 +327,7 @@ def many_floats(values: Sequence[Any]) -> list[np.ndarray]:
         flat = None
     if flat is None or len(flat) != sum(counts):  # a list numpy reads otherwise than JSON: each as before
         for i, t in plain:
-            out[i] = _floats(t)
+            out[i] = vd.parse_samples(t)
         return out
     ends = np.cumsum(counts).tolist()
     bad = ~(np.isfinite(flat) & (flat > 0))
@@ -338,20 +336,3 @@ def many_floats(values: Sequence[Any]) -> list[np.ndarray]:
     for (i, _), a, e, b in zip(bodies, starts, ends, any_bad, strict=True):
         out[i] = vd.clean(flat[a:e]) if b else flat[a:e]
     return out
-
-
-def _floats(value: Any) -> np.ndarray:
-    """Finite positive times from a JSON list (text or list), as :func:`workbench.stats_compare.parse_samples`."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return np.empty(0)
-    if isinstance(value, (str, bytes)):
-        value = json.loads(value) if value.strip() else []
-    return vd.clean(value)
-
-
-def _ids(value: Any) -> list[str] | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else vd.round_ids(value)
-
-
-def _flag(value: Any) -> bool:
-    return value is not None and not (isinstance(value, float) and math.isnan(value)) and bool(value)

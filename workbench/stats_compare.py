@@ -17,7 +17,6 @@ inconclusive (with the smallest effect it could have seen, and what would settle
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
@@ -27,8 +26,9 @@ import numpy as np
 
 from . import judge_many
 from . import verdicts as vd
-from .frames import records, take_rows, where_rows
+from .frames import column_values, records, take_rows, where_rows
 from .status import Status
+from .verdicts import parse_samples  # noqa: F401 - stats_compare.parse_samples, as before
 
 if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
     import pandas as pd
@@ -42,15 +42,6 @@ VERDICTS = vd.VERDICTS
 #: the interval's (0.95); ``settle`` says what would settle an inconclusive verdict.
 RESULT_COLUMNS = ["speedup", "ci_low", "ci_high", "coverage", "floor", "noise", "verdict", "settle", "basis",
                   "n_a", "n_b", "median_a", "median_b", "noisy"]
-
-
-def parse_samples(value: Any) -> np.ndarray:
-    """Times from a row's ``samples_s`` or ``round_medians_s`` (JSON text or a list); empty on NaN/None."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return np.empty(0)
-    if isinstance(value, (str, bytes)):
-        value = json.loads(value) if value.strip() else []
-    return vd.clean(value)
 
 
 def row_times(row: pd.Series | dict[str, Any]) -> tuple[np.ndarray, bool]:
@@ -69,15 +60,11 @@ def row_times(row: pd.Series | dict[str, Any]) -> tuple[np.ndarray, bool]:
     return out
 
 
-def _flag(value: Any) -> bool:
-    return value is not None and not (isinstance(value, float) and math.isnan(value)) and bool(value)
-
-
 def _result(v: vd.Verdict, a: np.ndarray, b: np.ndarray, row_a: Any, row_b: Any) -> dict[str, Any]:
     rec = v.to_dict()
     rec["median_a"] = vd.median(a) if len(a) else float("nan")
     rec["median_b"] = vd.median(b) if len(b) else float("nan")
-    rec["noisy"] = _flag(row_a.get("noisy")) or _flag(row_b.get("noisy"))
+    rec["noisy"] = vd.flag(row_a.get("noisy")) or vd.flag(row_b.get("noisy"))
     return rec
 
 
@@ -272,7 +259,7 @@ def _judged(ok: pd.DataFrame, baseline_variant: str | None, baseline_backend: st
 
     positions, machine = pair_positions(ok, baseline_variant, baseline_backend, libs)
     column = _column_reader(ok)
-    rows = judge_many.Rows(column, len(ok))
+    rows = judge_many.Rows(column)
     labels = ok.index.tolist()
     machine_values = list(zip(*(column(c) for c in machine), strict=True)) if machine else [()] * len(ok)
     cell = list(zip(*(column(c) for c in ("kernel", "dtype", "params", "cache")), strict=True))
@@ -298,13 +285,11 @@ def _judged(ok: pd.DataFrame, baseline_variant: str | None, baseline_backend: st
 
 def _column_reader(df: pd.DataFrame) -> Callable[[str], list[Any]]:
     """``name -> df[name]`` as a list of plain values (None for a column ``df`` lacks), each read once."""
-    from .frames import _values
-
     cache: dict[str, list[Any]] = {}
 
     def column(name: str) -> list[Any]:
         if name not in cache:
-            cache[name] = _values(df[name]) if name in df.columns else [None] * len(df)
+            cache[name] = column_values(df[name]) if name in df.columns else [None] * len(df)
         return cache[name]
 
     return column
@@ -436,7 +421,7 @@ def undecided_pairs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
             groups.setdefault(tuple(str(r.get(c)) for c in ("kernel", "dtype", "params", "cache")), []).append(r)
     pairs: list[tuple[Any, Any]] = []
     for g in groups.values():  # the library variants of the group (one per backend), as library_variants says
-        libs = [r for r in g if _flag(r.get("library"))] or g[:1]
+        libs = [r for r in g if vd.flag(r.get("library"))] or g[:1]
         for r in g:
             same = [b for b in libs if b.get("backend") == r.get("backend")]
             pairs.append((r, (same or sorted(libs, key=lambda b: str(b.get("backend"))))[0]))

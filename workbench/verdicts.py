@@ -142,6 +142,20 @@ def clean(values: Iterable[float] | None) -> np.ndarray:
     return arr if keep.all() and arr.ndim == 1 else arr[keep].ravel()
 
 
+def parse_samples(value: Any) -> np.ndarray:
+    """Times from a row's ``samples_s`` or ``round_medians_s`` (JSON text or a list); empty on NaN/None."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return np.empty(0)
+    if isinstance(value, (str, bytes)):
+        value = json.loads(value) if value.strip() else []
+    return clean(value)
+
+
+def flag(value: Any) -> bool:
+    """A stored yes/no field (``noisy``, ``library``): None and NaN read as no."""
+    return value is not None and not (isinstance(value, float) and math.isnan(value)) and bool(value)
+
+
 #: From this many rounds on, a cell's spread is 1.4826 × MAD (robust to an outlier round); below, the
 #: standard deviation (see :func:`round_sigma`).
 ROBUST_FROM = 5

@@ -106,13 +106,13 @@ def test_noisy_mask_is_is_noisy_of_each_row() -> None:
 
 
 def test_many_floats_reads_each_value_as_one_at_a_time_does() -> None:
-    from workbench.judge_many import _floats, many_floats
+    from workbench.judge_many import many_floats
 
     rng = np.random.default_rng(5)
     values: list = [None, float("nan"), "", "[]", "[ ]", " [1e-06, 2E+3] ", "[1e-06,2E+3]", "[0, 1]", "[-1, 2]",
                     "[NaN, 1]", "[Infinity]", [1.0, 2.0], "[3]", "[1.5, 2.5, 3.5]", '["1", 2]']
     values += [json.dumps(rng.exponential(1e-4, int(rng.integers(0, 7))).tolist()) for _ in range(300)]
-    got, want = many_floats(values), [_floats(v) for v in values]
+    got, want = many_floats(values), [vd.parse_samples(v) for v in values]
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
         assert g.dtype == float and g.tolist() == w.tolist()
