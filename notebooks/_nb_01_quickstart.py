@@ -22,7 +22,7 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.claims import cache_text, check_claim, last_level_cache_bytes, verdict_sentence
+from workbench.report.claims import cache_text, check_claim, last_level_cache_bytes, verdict_sentence
 
 tutorial.begin(FULL, colwidth=None)  # figures inline; reasons in full
 """),

@@ -32,8 +32,8 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.claims import busy_text, cache_text, check_claim, last_level_cache_bytes, pair_verdicts, verdict_sentence
-from workbench.stats_compare import judge_pair
+from workbench.report.claims import busy_text, cache_text, check_claim, last_level_cache_bytes, pair_verdicts, verdict_sentence
+from workbench.judge.compare import judge_pair
 
 tutorial.begin(FULL, ceilings=True)
 """),
@@ -54,7 +54,7 @@ probe, or the published figure); which ones this run used is printed after the b
 """),
     code("""
 if MEASURE_PEAKS:
-    from workbench.peaks import measure_peaks
+    from workbench.roofs.peaks import measure_peaks
     for p in measure_peaks(["numpy"], store=STORE):
         # a measurement that failed says why, and the automatic probe stands in for it
         got = f"{p.value:.3g} {p.unit} ({p.method})" if p.value is not None else f"not measured: {p.method}"
@@ -158,7 +158,7 @@ ceiling its row names) exceeds 100, and the reason depends on whether its workin
 device's last-level cache.
 """),
     code("""
-from workbench.ceilings import row_peak_note
+from workbench.roofs.ceilings import row_peak_note
 
 for size, g in ok.groupby("size_label", sort=False):
     print(f"{size}: {cache_text(float(g['bytes'].iloc[0]), last_level_cache_bytes(g['backend'].iloc[0]))}")

@@ -29,7 +29,7 @@ STORE = "workbench-results.sqlite"
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, pair_verdicts, reading,
+from workbench.report.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, pair_verdicts, reading,
                               verdict_sentence)
 
 tutorial.begin(FULL)

@@ -6,7 +6,7 @@ CELLS = [
     md("""
 # LLM shapes
 
-Benchmarks at powers of two can miss the sizes that matter. `workbench.datasets` ships the layer shapes
+Benchmarks at powers of two can miss the sizes that matter. `workbench.core.datasets` ships the layer shapes
 of common transformer models (from their published configs); each kernel spec maps
 (batch, seq, hidden, intermediate, ...) to its own sizes — RMSNorm runs on `batch·seq` rows of `hidden`
 columns, the MLP's GELU on `batch·seq × intermediate`. Here we sweep them in two dtypes.
@@ -23,8 +23,8 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.claims import busy_text, check_claim, reading, verdict_sentence
-from workbench.stats_compare import judge_pair
+from workbench.report.claims import busy_text, check_claim, reading, verdict_sentence
+from workbench.judge.compare import judge_pair
 
 import json
 
@@ -32,14 +32,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from workbench.api import Results
-from workbench.datasets import llm_shapes            # the table of model shapes
+from workbench.core.datasets import llm_shapes            # the table of model shapes
 from workbench.report.styles import series_key, styles_for
-from workbench.report.units import fmt_tick_time
-from workbench.stats_compare import row_times
-from workbench.store import open_store
-from workbench.suites import llm_shapes as layer_cases  # model shape x batch x seq, ready for a sweep
-from workbench.sweep import SweepSpec, run_sweep
-from workbench.verdicts import typical_noise
+from workbench.core.units import fmt_tick_time
+from workbench.judge.compare import row_times
+from workbench.store.database import open_store
+from workbench.sweep.suites import llm_shapes as layer_cases  # model shape x batch x seq, ready for a sweep
+from workbench.sweep.driver import SweepSpec, run_sweep
+from workbench.judge.verdicts import typical_noise
 
 tutorial.begin(FULL)
 """),

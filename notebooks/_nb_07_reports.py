@@ -24,9 +24,9 @@ from workbench import tutorial
 
 import numba
 from workbench.api import Results
-from workbench.claims import busy_text, check_verdict, fmt_floor, reading
-from workbench.stats_compare import compare_runs
-from workbench.store import Store
+from workbench.report.claims import busy_text, check_verdict, fmt_floor, reading
+from workbench.judge.compare import compare_runs
+from workbench.store.database import Store
 
 tutorial.begin(FULL)
 """),

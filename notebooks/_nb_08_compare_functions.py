@@ -26,7 +26,7 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
     code("""
 import workbench
 from workbench import tutorial
-from workbench.claims import busy_text, check_claim, pair_verdicts, reading, verdict_sentence
+from workbench.report.claims import busy_text, check_claim, pair_verdicts, reading, verdict_sentence
 
 import numpy as np
 import torch

@@ -32,7 +32,7 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 import pandas as pd
 import workbench
 from workbench import tutorial
-from workbench.claims import busy_text, check_claim, pair_verdicts, reading, verdict_sentence
+from workbench.report.claims import busy_text, check_claim, pair_verdicts, reading, verdict_sentence
 
 import json
 
@@ -40,8 +40,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import NullLocator
 
-from workbench.datasets import llm_shapes
-from workbench.report.units import fmt_seconds
+from workbench.core.datasets import llm_shapes
+from workbench.core.units import fmt_seconds
 
 tutorial.begin(FULL)
 

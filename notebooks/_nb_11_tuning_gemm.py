@@ -31,7 +31,7 @@ TUNE_BUDGET_S = 30   # wall time of the search (longer finds better tiles more o
 import pandas as pd
 import workbench
 from workbench import tutorial
-from workbench.claims import check_claim, pair_verdicts, reading, verdict_sentence
+from workbench.report.claims import check_claim, pair_verdicts, reading, verdict_sentence
 
 import os
 import tempfile

@@ -64,7 +64,7 @@ def main(argv: list[str]) -> int:
 #: Modules of the built-in catalog's kernels (loaded by path).
 KERNEL_PREFIX = "workbench_catalog."
 #: The timing loop: the kernel's first call under it is the cell's deepest point.
-TIMER = "workbench.harness.timer"
+TIMER = "workbench.measure.timer"
 
 
 def _ours(mod: str) -> bool:

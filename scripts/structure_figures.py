@@ -15,8 +15,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 
 
 def _status_names(package: Path) -> set[str]:
-    """The values of ``workbench.status.Status``, read from its source (the script imports nothing of the package)."""
-    tree = ast.parse((package / "status.py").read_text(encoding="utf-8"))
+    """The values of ``workbench.core.status.Status``, read from its source (the script imports nothing of
+    the package)."""
+    tree = ast.parse((package / "core" / "status.py").read_text(encoding="utf-8"))
     enum = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Status")
     return {n.value.value for n in enum.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)}
 

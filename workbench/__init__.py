@@ -10,17 +10,21 @@ import logging
 import os
 from typing import Any
 
-from .threads import default_omp_wait_policy
+from workbench.core.threads import default_omp_wait_policy
 
-default_omp_wait_policy()  # before any runtime loads: see workbench/threads.py
+default_omp_wait_policy()  # before any runtime loads: see workbench/core/threads.py
 
-from . import authoring as _authoring  # noqa: E402, F401  (registers the runtimes' op.numba, op.torch, ... helpers)
-from . import execution as _execution  # noqa: E402
-from .backends import registry as _backends  # noqa: E402
-from .backends.registry import available_backends, get_backend, set_backend  # noqa: E402
-from .catalog import KernelSpec, get_kernel, kernels, load_catalog, register_kernel, variant, variants  # noqa: E402
-from .tuning import resolve as _tuning_resolve  # noqa: E402, F401  (installs tuned configurations in the catalog)
-from .version import __version__  # noqa: E402, F401
+from workbench.core import moved as _moved  # noqa: E402
+
+_moved.install()  # the module paths of before the layers became folders still import
+
+from workbench import authoring as _authoring  # noqa: E402, F401  (registers the runtimes' op.numba, op.torch, ... helpers)
+from workbench import execution as _execution  # noqa: E402
+from workbench.backends import registry as _backends  # noqa: E402
+from workbench.backends.registry import available_backends, get_backend, set_backend  # noqa: E402
+from workbench.catalog import KernelSpec, get_kernel, kernels, load_catalog, register_kernel, variant, variants  # noqa: E402
+from workbench.tuning import resolve as _tuning_resolve  # noqa: E402, F401  (installs tuned configurations in the catalog)
+from workbench.version import __version__  # noqa: E402, F401
 
 logging.basicConfig(level=os.environ.get("WORKBENCH_LOG_LEVEL", "WARNING").upper(),
                     format="%(levelname)s %(name)s: %(message)s")
@@ -57,15 +61,15 @@ def clear_cache() -> None:
 def __getattr__(name: str) -> Any:
     # Heavier entry points (harness, sweeps, UI) load on first use.
     if name == "benchmark":
-        from .api import benchmark
+        from workbench.api import benchmark
 
         return benchmark
     if name == "verify":
-        from .verification import verify
+        from workbench.sweep.verification import verify
 
         return verify
     if name in ("timeit", "quick"):  # ad-hoc comparisons of any callables (workbench/adhoc)
-        from . import adhoc
+        from workbench import adhoc
 
         return getattr(adhoc, name)
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """The one-call notebook entry point: ``workbench.benchmark(kernel="softmax")`` -> :class:`Results`.
 
-``benchmark`` describes a sweep (:class:`workbench.sweep.SweepSpec`), runs it
-with :func:`workbench.sweep.run_sweep` (which stores every row as it
+``benchmark`` describes a sweep (:class:`workbench.sweep.driver.SweepSpec`), runs it
+with :func:`workbench.sweep.driver.run_sweep` (which stores every row as it
 finishes) and wraps what came out in :class:`Results`: the tidy rows plus the
 tables, plots and exports that read them.
 
@@ -19,12 +19,12 @@ from typing import Any
 
 import pandas as pd
 
-from .catalog import kernels
-from .report.data import check_baseline, resolve_run_ids, store_peaks
-from .report.summary import NOT_OK_CELLS, failures_table, summary_table
-from .stats_compare import speedup_vs_baseline
-from .store import open_store
-from .sweep import SweepSpec, run_sweep
+from workbench.catalog import kernels
+from workbench.judge.compare import speedup_vs_baseline
+from workbench.report.data import check_baseline, resolve_run_ids, store_peaks
+from workbench.report.summary import NOT_OK_CELLS, failures_table, summary_table
+from workbench.store.database import open_store
+from workbench.sweep.driver import SweepSpec, run_sweep
 
 
 class Results:
@@ -65,7 +65,7 @@ class Results:
     def speedup(self, baseline: Any = None) -> pd.DataFrame:
         """Speed-up of every ok cell against ``baseline`` ("variant", "variant @ backend", or a dict;
         default: the kernel's library variant), with its interval from the rounds, noise floor and verdict."""
-        from .report.plots import parse_baseline
+        from workbench.report.plots import parse_baseline
 
         check_baseline(self.df, baseline)  # an unknown one is an error listing the measured series
         variant, backend = parse_baseline(baseline)
@@ -78,7 +78,7 @@ class Results:
     # -- plots --------------------------------------------------------------
     def plot(self, metric: str = "median_s", kind: str = "line", baseline: Any = None, **kw: Any) -> Any:
         """A matplotlib Figure: ``kind`` "line" (``metric`` vs size), "speedup", "roofline" or "memory"."""
-        from .report import plots
+        from workbench.report import plots
 
         if kind == "line":
             return plots.plot_metric(self.df, metric, baseline=baseline, **kw)
@@ -100,7 +100,7 @@ class Results:
         return self.store if self.store is not None else self.df
 
     def write(self, path: str | os.PathLike, format: str | None = None, **kw: Any) -> Path:  # noqa: A002
-        from .report.exporters import write_report
+        from workbench.report.exporters import write_report
 
         return write_report(self._source(), self.run_ids or None, path, format=format, **kw)
 
@@ -155,8 +155,8 @@ def benchmark(kernel: str | None = None, variants: str | Iterable[str] | None = 
     (or a size-list name, ints for one-axis kernels, tuples in axis order, or
     parameter dicts). ``budget_s`` is the timing budget per cell (all rounds together); ``rounds``
     measures every cell once per round, in an order shuffled per round (default
-    :data:`workbench.sweep.DEFAULT_ROUNDS`), and keeps each round's median; other
-    :class:`~workbench.sweep.SweepSpec` fields (``timeout_s``, ``min_samples``,
+    :data:`workbench.sweep.driver.DEFAULT_ROUNDS`), and keeps each round's median; other
+    :class:`~workbench.sweep.driver.SweepSpec` fields (``timeout_s``, ``min_samples``,
     ``seed`` ...) pass through ``spec_kw``, among them ``isolation`` and ``memory_cap``: by default cells
     run in worker processes, so a kernel that crashes ends as a ``crashed`` row and never kills the
     notebook's kernel; ``isolation="in-process"`` runs them here, for debugging.

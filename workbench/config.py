@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .backends.registry import all_backends
-from .output_guard import check_output_path, write_output
+from workbench.backends.registry import all_backends
+from workbench.core.output_guard import check_output_path, write_output
 
 ENV_CONFIG = "WORKBENCH_CONFIG"
 CONFIG_FORMAT = "workbench-config"
@@ -116,7 +116,9 @@ def write(config: Mapping[str, Any], path: str | os.PathLike | None = None) -> P
     data = {"format": CONFIG_FORMAT, "version": CONFIG_VERSION, **{k: v for k, v in config.items()
                                                                     if k not in ("format", "version")}}
     validate(data, str(p))
-    from .store import default_store_path  # here: `import workbench` loads this module, not the store
+    from workbench.store.database import (
+        default_store_path,  # here: `import workbench` loads this module, not the store
+    )
 
     stores = (default_store_path(), config.get("store"))
     check_output_path(p, flag="config file", stores=stores)  # never over a results store

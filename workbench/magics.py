@@ -19,12 +19,12 @@ import textwrap
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import adhoc
-from .adhoc.devices import backend_for
-from .adhoc.timing import Measurement
-from .backends import registry
-from .report.units import fmt_seconds
-from .sweep import SweepSpec
+from workbench import adhoc
+from workbench.adhoc.devices import backend_for
+from workbench.adhoc.timing import Measurement
+from workbench.backends import registry
+from workbench.core.units import fmt_seconds
+from workbench.sweep.driver import SweepSpec
 
 #: One token of a magic's option part: a run of non-blanks, quoted stretches may hold blanks.
 TOKEN = re.compile(r"""(?:"[^"]*"|'[^']*'|\S)+""")

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from .backends import registry
-from .peaks import ENV_AUTO_PEAKS
+from workbench.backends import registry
+from workbench.roofs.peaks import ENV_AUTO_PEAKS
 
 #: pandas' column width in the tutorials: wide enough for a device name, narrow enough for a 1280 px page.
 COLWIDTH = 80

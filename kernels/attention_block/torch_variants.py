@@ -24,7 +24,7 @@ def constants(ctx):
     """cos/sin [seq, head_dim] (both halves) and the causal mask [seq, past+seq] (True: may attend), on the device."""
     import torch
 
-    from workbench.dtypes import round_to
+    from workbench.core.dtypes import round_to
 
     p = ctx.params
     cos, sin = (torch.cat([t, t], dim=-1)

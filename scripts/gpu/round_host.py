@@ -20,12 +20,12 @@ import numpy as np
 import torch
 
 from workbench.backends import registry as backends
-from workbench.case import Case
 from workbench.catalog.registry import get_kernel, get_variant
-from workbench.harness.audit import NoAudit
-from workbench.harness.rounds import round_config
-from workbench.harness.timer import time_calls
-from workbench.suites import SUITES
+from workbench.measure.audit import NoAudit
+from workbench.measure.case import Case
+from workbench.measure.rounds import round_config
+from workbench.measure.timer import time_calls
+from workbench.sweep.suites import SUITES
 
 try:
     import pynvml
@@ -68,7 +68,7 @@ def busy_measure(timer, calls, k: int, samples: int, sleep_cycles: int) -> list[
 
 def main() -> None:
     quick = SUITES["quick"]
-    from workbench.harness.timer import TimingConfig
+    from workbench.measure.timer import TimingConfig
     base = TimingConfig(warmup_s=quick["warmup_s"], budget_s=quick["budget_s"], target_spread=quick["target_spread"],
                         min_samples=quick["min_samples"], max_samples=quick["max_samples"], n_inputs=2)
     cfg = round_config(base, quick["rounds"], later=True)

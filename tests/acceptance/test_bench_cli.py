@@ -14,7 +14,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.cli.cmd_bench import format_summary, parse_sizes
-from workbench.store import Store
+from workbench.store.database import Store
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -174,7 +174,7 @@ def test_quick_suite_on_numpy_produces_rows(quick_numpy):
     assert res.returncode == 0, res.stderr[-3000:]
     st = Store(store)
     df = st.results()
-    from workbench.suites import suite_spec
+    from workbench.sweep.suites import suite_spec
 
     expected = suite_spec("quick", backends=["numpy"]).cells()
     assert df["cell_key"].is_unique

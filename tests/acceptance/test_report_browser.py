@@ -27,7 +27,7 @@ WIDTH, HEIGHT = 1280, 800
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
-    from workbench.store import Store
+    from workbench.store.database import Store
 
     tmp = tmp_path_factory.mktemp("report")
     store = Store(tmp / "s.sqlite")
@@ -78,7 +78,7 @@ def quick_named_report(tmp_path_factory) -> Path:
     and the contents line of kernel links did not wrap: 1350 px at a 1280 px window)."""
     import json
 
-    from workbench.store import Store
+    from workbench.store.database import Store
 
     tmp = tmp_path_factory.mktemp("quick-named")
     store = Store(tmp / "s.sqlite")

@@ -15,7 +15,7 @@ import pandas as pd  # noqa: E402
 from workbench.backends.registry import all_backends  # noqa: E402
 from workbench.catalog import registry as catalog  # noqa: E402
 from workbench.catalog import variant  # noqa: E402
-from workbench.store import Store  # noqa: E402
+from workbench.store.database import Store  # noqa: E402
 from workbench.ui import Dashboard  # noqa: E402
 from workbench.ui.controls import geometric_sizes  # noqa: E402
 

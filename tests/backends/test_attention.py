@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from conftest import require_backend
 
-from workbench.case import Case
 from workbench.catalog import get_kernel, get_variant
-from workbench.harness.memory import peak_memory
-from workbench.verification import verify
+from workbench.measure.case import Case
+from workbench.measure.memory import peak_memory
+from workbench.sweep.verification import verify
 
 #: Sizes crossing the flash kernels' tiles (numba BQ = BK = 64, decode CHUNK = 256; portable BQ = BK = 16).
 PREFILL_EDGES = [{"batch": 2, "heads": 3, "kv_heads": 1, "seq": 200, "head_dim": 9},

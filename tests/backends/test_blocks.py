@@ -13,11 +13,11 @@ import pytest
 
 import workbench
 from tests.conftest import require_backend
-from workbench.case import Case
 from workbench.catalog import get_kernel, variants
 from workbench.execution import clear_cache, execution_stats
 from workbench.execution.device_plan import DevicePlan, Step, eager_runner, graph_runner
-from workbench.verification import verify
+from workbench.measure.case import Case
+from workbench.sweep.verification import verify
 
 BLOCKS = ("mlp_block", "attention_block")
 CPU_BACKENDS = ("numpy", "numba", "torch-cpu", "opencl-0")

@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("distributed", reason="the cluster extra (dask[distributed]) is not installed")
 
 from workbench.cluster import ClusterExecutor  # noqa: E402
-from workbench.harness.cell import Cell  # noqa: E402
-from workbench.store import Store  # noqa: E402
-from workbench.sweep import SweepSpec, run_sweep  # noqa: E402
+from workbench.measure.cell import Cell  # noqa: E402
+from workbench.store.database import Store  # noqa: E402
+from workbench.sweep.driver import SweepSpec, run_sweep  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("distributed", reason="the cluster extra (dask[distributed]) is not installed")
 
-from workbench.store import Store  # noqa: E402
+from workbench.store.database import Store  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from workbench.catalog import kernels, load_catalog, unregister_kernel, variants
-from workbench.verification import verify
+from workbench.sweep.verification import verify
 
 FOLDER = Path(__file__).resolve().parent / "example_catalog" / "l2norm"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from conftest import require_backend
 
-from workbench.sweep import SweepSpec, run_sweep
-from workbench.verification import verify
+from workbench.sweep.driver import SweepSpec, run_sweep
+from workbench.sweep.verification import verify
 
 K = "wb_bad"
 FAST = {"budget_s": 0.05, "warmup_s": 0.01, "min_samples": 3, "max_samples": 20, "rounds": 1}

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import require_backend
 from workbench.catalog import get_kernel, unregister_variant, variant
-from workbench.verification import verify
+from workbench.sweep.verification import verify
 
 SIZES = [{"m": 33, "n": 65, "k": 17}, {"m": 3, "n": 40, "k": 515}]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from workbench.suites import QUICK_FAMILIES, QUICK_LLM_KERNELS, suite_spec
+from workbench.sweep.suites import QUICK_FAMILIES, QUICK_LLM_KERNELS, suite_spec
 
 FAMILY_KERNELS = [k for _, k, _ in QUICK_FAMILIES]
 

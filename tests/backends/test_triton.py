@@ -43,7 +43,7 @@ def test_registered_with_runtime_and_worker_env():
     assert registry.get("triton") is b or not b.probe().available
     assert b.runtime == "triton" and b.name == "triton-interp"
     assert dict(b.worker_env) == {"TRITON_INTERPRET": "1"}
-    from workbench.harness.process_worker import _backend_env
+    from workbench.measure.process_worker import _backend_env
 
     assert _backend_env("triton-interp").get("TRITON_INTERPRET") == "1"
 
@@ -225,13 +225,13 @@ def test_every_catalog_triton_kernel_compiles_for_gpus_without_spills():
 
 
 def test_sweeps_time_the_interpreter_only_when_named():
-    from workbench.sweep import SweepSpec
+    from workbench.sweep.driver import SweepSpec
 
     backends = {c.backend for c in SweepSpec(kernels=["vector_add"]).cells()}
     assert "triton-interp" not in backends  # the quick suite and make demo leave it out
     named = {c.backend for c in SweepSpec(kernels=["vector_add"], backends=["triton-interp"]).cells()}
     assert named == {"triton-interp"}
-    from workbench.selection import select
+    from workbench.sweep.selection import select
 
     assert "triton-interp" in {b.name for b in select(["vector_add"]).backends}  # verify still checks it
 

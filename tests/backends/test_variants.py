@@ -13,7 +13,7 @@ import pytest
 
 from workbench.backends import all_backends
 from workbench.catalog import kernels, variants
-from workbench.verification import verify
+from workbench.sweep.verification import verify
 
 CPU_BACKENDS = {"numpy": "numpy", "numba": "numba", "torch": "torch-cpu"}
 SEEDS = (0, 1)

@@ -16,7 +16,7 @@ import pytest
 from workbench.backends import vulkan_backend
 from workbench.backends.base import BackendUnavailable
 from workbench.catalog import kernels, variants
-from workbench.verification import verify
+from workbench.sweep.verification import verify
 
 os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
 

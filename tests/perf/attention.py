@@ -32,10 +32,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from workbench.backends import all_backends  # noqa: E402
-from workbench.case import Case  # noqa: E402
 from workbench.catalog import get_kernel, get_variant  # noqa: E402
-from workbench.dtypes import itemsize  # noqa: E402
-from workbench.harness.memory import peak_memory  # noqa: E402
+from workbench.core.dtypes import itemsize  # noqa: E402
+from workbench.measure.case import Case  # noqa: E402
+from workbench.measure.memory import peak_memory  # noqa: E402
 
 KERNEL, DTYPE = "attention_prefill", "float32"
 TIMED = {"numba-flash": "numba", "torch-sdpa-math": "torch-cpu", "torch-sdpa-flash": "torch-cpu",

@@ -1,7 +1,7 @@
 """What the audits cost (issue 23 target: audits + input changes <= 5% of a quick-suite sweep's wall time).
 
 The quick suite (``workbench bench --suite quick``) runs in this process (``isolation="in-process"``, so every
-cell's :class:`~workbench.harness.audit.Auditor` can be seen): once to warm up (imports, JIT compiles, the
+cell's :class:`~workbench.measure.audit.Auditor` can be seen): once to warm up (imports, JIT compiles, the
 ceilings probe, the audits' changed input versions), then in pairs, side by side, alternating which goes first:
 
 - **audited**: as shipped. Every auditor's own clock (``Auditor.seconds``: input changes, output refills,
@@ -28,8 +28,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from workbench.harness import audit, cell  # noqa: E402
-from workbench.sweep import SweepSpec, run_sweep  # noqa: E402
+from workbench.measure import audit, cell  # noqa: E402
+from workbench.sweep.driver import SweepSpec, run_sweep  # noqa: E402
 
 RealAuditor = audit.Auditor
 

@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import workbench  # noqa: E402
 from workbench.backends import all_backends  # noqa: E402
-from workbench.case import Case  # noqa: E402
 from workbench.catalog import get_kernel, variants  # noqa: E402
+from workbench.measure.case import Case  # noqa: E402
 
 DTYPE = "float32"
 BACKENDS = {"numpy": "numpy", "numba": "numba", "torch": "torch-cpu", "opencl": "opencl-0"}

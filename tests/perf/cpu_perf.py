@@ -36,9 +36,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from workbench.backends import all_backends  # noqa: E402
-from workbench.case import Case  # noqa: E402
 from workbench.catalog import get_kernel, get_variant  # noqa: E402
-from workbench.dtypes import itemsize  # noqa: E402
+from workbench.core.dtypes import itemsize  # noqa: E402
+from workbench.measure.case import Case  # noqa: E402
 
 DTYPE = "float32"
 OPS = {  # kernel -> candidate numba variants (the best is reported)

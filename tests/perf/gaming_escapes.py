@@ -21,7 +21,7 @@ def main() -> int:
     from conftest import BAD_CATALOG
 
     from workbench.catalog import load_catalog
-    from workbench.verification import verify
+    from workbench.sweep.verification import verify
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=100)

@@ -24,9 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("WORKBENCH_AUTO_PEAKS", "0")
 
-from workbench.harness.cell import Cell, CheckOnly  # noqa: E402
-from workbench.harness.isolation import make_executor  # noqa: E402
-from workbench.harness.timer import TimingConfig  # noqa: E402
+from workbench.measure.cell import Cell, CheckOnly  # noqa: E402
+from workbench.measure.isolation import make_executor  # noqa: E402
+from workbench.measure.timer import TimingConfig  # noqa: E402
 
 CELLS = [("vector_add", "numpy", "numpy", {"n": 4096}), ("vector_add", "numba", "numba", {"n": 4096}),
          ("softmax", "numpy", "numpy", {"rows": 64, "cols": 1024})]

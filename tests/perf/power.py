@@ -3,7 +3,7 @@
     .venv/bin/python tests/perf/power.py [--sweeps 3] [--states idle,bursty] [--keep DIR] [--json OUT]
 
 Known gaps and A/A twins measured **inside a mixed sweep**, judged as a report judges them
-(:func:`workbench.stats_compare.speedup_vs_baseline` against each kernel's default reference), with the
+(:func:`workbench.judge.compare.speedup_vs_baseline` against each kernel's default reference), with the
 defaults of ``workbench bench`` (each sweep a fresh ``workbench bench`` process):
 
 - a probe kernel ``gap_probe`` (written to a temporary catalog folder, loaded through
@@ -24,7 +24,7 @@ Printed per state, against the targets:
     number called "same" (target 0); the median floor (smallest effect the comparison could have seen);
 (c) the sweep's wall time (the harness and bench defaults are what ``workbench bench`` does today);
     per sweep also the run's own calibration: its A/A twins (each kernel's reference measured twice per
-    round, :mod:`workbench.sweep_plan`: how many were called faster/slower, their floors) and how many
+    round, :mod:`workbench.sweep.plan`: how many were called faster/slower, their floors) and how many
     gap_probe cells had extra rounds;
 (d) ``workbench.timeit`` against ``torch.utils.benchmark.Timer.adaptive_autorange`` at one thread and at
     two (torch.set_num_threads and the Timer's num_threads equal; target: medians within 5%).
@@ -167,7 +167,7 @@ def uptime() -> str:
 
 
 def sweep(store: Path, catalog: Path, name: str, args: list[str]) -> tuple[str, float]:
-    from workbench.store import Store
+    from workbench.store.database import Store
 
     env = {**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CATALOG": str(catalog)}
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -183,8 +183,8 @@ def sweep(store: Path, catalog: Path, name: str, args: list[str]) -> tuple[str, 
 
 def judged(store: Path, run_id: str) -> list[dict]:
     """The gap_probe rows of a run judged against the default reference, as a report judges them."""
-    from workbench.stats_compare import speedup_vs_baseline
-    from workbench.store import Store
+    from workbench.judge.compare import speedup_vs_baseline
+    from workbench.store.database import Store
 
     df = Store(store).results([run_id])
     table = speedup_vs_baseline(df)
@@ -195,10 +195,10 @@ def judged(store: Path, run_id: str) -> list[dict]:
 
 
 def calibration(store: Path, run_id: str) -> dict:
-    """The run's own A/A twins (each kernel's reference measured twice per round, :mod:`workbench.sweep_plan`)
+    """The run's own A/A twins (each kernel's reference measured twice per round, :mod:`workbench.sweep.plan`)
     and how many gap_probe cells had extra rounds; empty for a tree without them."""
-    from workbench import stats_compare
-    from workbench.store import Store
+    from workbench.judge import compare as stats_compare
+    from workbench.store.database import Store
 
     df = Store(store).results([run_id])
     probe = df[(df["kernel"] == "gap_probe") & (df["status"] == "ok")]
@@ -311,7 +311,7 @@ def timeit_vs_torch() -> list[dict]:
 
 def rejudge(where: Path, json_out: str | None) -> int:
     """The figures of the sweeps kept in ``where`` (runs named "<state> #<i>"), judged by today's code."""
-    from workbench.store import Store
+    from workbench.store.database import Store
 
     store = where / "power.sqlite"
     runs = Store(store).runs()

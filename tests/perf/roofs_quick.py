@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from workbench.report.data import gather
     from workbench.report.roof_check import check_roofs
-    from workbench.store import open_store
+    from workbench.store.database import open_store
 
     print("uptime before:", _uptime())
     store_path = args.store

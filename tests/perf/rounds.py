@@ -13,7 +13,7 @@ per R. Reported per R:
   the one stream for R = 1) and the share of cells flagged ``noisy``;
 - A/A: per-cell |log(median A / median B)| (median, 90th percentile, max), the share of cells whose
   medians differ by more than 5% and 10%, the run-to-run noise across cells, and how many cells
-  :func:`workbench.verdicts.unpaired_verdict` (the rule ``compare`` uses) calls faster or slower —
+  :func:`workbench.judge.verdicts.unpaired_verdict` (the rule ``compare`` uses) calls faster or slower —
   identical code, so every such call is false.
 
 Usage: ``.venv/bin/python tests/perf/rounds.py [--rounds 1 3 5] [--repeats 2] [--quick 2] [--json OUT]``
@@ -47,8 +47,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from workbench import verdicts  # noqa: E402
-from workbench.store import Store  # noqa: E402
+from workbench.judge import verdicts  # noqa: E402
+from workbench.store.database import Store  # noqa: E402
 
 AA_ARGS = ["--kernels", "softmax", "vector_add", "gelu_tanh", "rmsnorm", "--backends", "numpy", "numba", "torch-cpu",
            "--sizes", "quick"]

@@ -40,7 +40,7 @@ def main() -> int:
     import workbench
     from workbench.catalog import get_variant, registry
     from workbench.catalog.spec import format_config
-    from workbench.stats_compare import speedup_vs_baseline
+    from workbench.judge.compare import speedup_vs_baseline
     from workbench.tuning import tune
 
     size = {"m": args.size, "n": args.size, "k": args.size}

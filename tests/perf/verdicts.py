@@ -45,7 +45,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from workbench.store import Store  # noqa: E402
+from workbench.store.database import Store  # noqa: E402
 
 AA_ARGS = ["--kernels", "softmax", "vector_add", "gelu_tanh", "rmsnorm", "--backends", "numpy", "numba", "torch-cpu",
            "--sizes", "quick"]

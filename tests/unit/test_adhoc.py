@@ -11,7 +11,7 @@ import workbench
 from workbench.adhoc import quick
 from workbench.adhoc.timing import fmt_seconds
 from workbench.catalog import registry
-from workbench.store import open_store
+from workbench.store.database import open_store
 
 FAST = {"budget_s": 0.02, "rounds": 2, "warmup_s": 0.0, "min_samples": 2, "progress": False}
 
@@ -321,7 +321,7 @@ def test_crashing_and_hanging_callables_end_in_their_own_rows(tmp_path):
 
 def test_promote_writes_a_catalog_folder_whose_reference_is_marked_unfilled(adhoc, tmp_path):
     from workbench.catalog import load_catalog, unload_catalog
-    from workbench.verification import verify
+    from workbench.sweep.verification import verify
 
     def local_softmax(x, axis):
         e = np.exp(x - x.max(axis=axis, keepdims=True))

@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 import workbench
 from workbench.api import Results
 from workbench.report.sample_data import synthetic_results
-from workbench.store import Store
+from workbench.store.database import Store
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ import numpy as np
 
 from workbench.backends import registry as backend_registry
 from workbench.catalog import registry as catalog
-from workbench.harness.audit import Auditor
-from workbench.harness.cell import InputCache, SharedArrays, SharedInputCase, rotation_sets, shared_versions
+from workbench.measure.audit import Auditor
+from workbench.measure.cell import InputCache, SharedArrays, SharedInputCase, rotation_sets, shared_versions
 
 
 def _case(cache: InputCache) -> SharedInputCase:
@@ -78,7 +78,7 @@ def test_a_version_never_changes_what_a_cheap_fingerprint_reads():
     """A memoizer keyed on a few fixed elements (the first, middle and last, a matrix's corners) must meet a
     changed input under its old key: a version whose random changes hit a[0], a[n // 2] or a[-1] let the
     fingerprint memoizer compute the changed answer afresh and pass about one verify run in 40."""
-    from workbench.harness.audit import _new_version, landmarks
+    from workbench.measure.audit import _new_version, landmarks
 
     for shape in [(1001,), (4099,), (64, 128), (3, 7, 33)]:
         marks = landmarks(shape)

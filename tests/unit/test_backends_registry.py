@@ -162,7 +162,7 @@ def test_entry_point_backends(fresh_registry, monkeypatch: pytest.MonkeyPatch, t
 def test_import_pulls_in_no_runtime(run_python):
     code = """
 import json, sys
-import workbench, workbench.environment, workbench.cli.cmd_info
+import workbench, workbench.store.environment, workbench.cli.cmd_info
 import workbench.backends.numba_backend, workbench.backends.torch_backend
 import workbench.backends.cupy_backend, workbench.backends.opencl_backend
 print(json.dumps(sorted(m for m in ("torch", "cupy", "numba", "llvmlite", "pyopencl") if m in sys.modules)))

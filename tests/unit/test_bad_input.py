@@ -23,7 +23,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.report.sample_data import synthetic_environment, synthetic_results
-from workbench.store import Store
+from workbench.store.database import Store
 
 RUN_A = "20260101T000000Z-aaaaaa"
 
@@ -274,14 +274,14 @@ def _bench(**kw):
 
 
 def _sweep(**kw):
-    from workbench.sweep import SweepSpec, run_sweep
+    from workbench.sweep.driver import SweepSpec, run_sweep
 
     args = {"kernels": ["saxpy"], "backends": ["numpy"], "sizes": [1024], **kw}
     return lambda path: run_sweep(SweepSpec(**args), store=str(path), progress=False)
 
 
 def _verify(**kw):
-    from workbench.verification import verify
+    from workbench.sweep.verification import verify
 
     args = {"kernels": "saxpy", "backends": "numpy", **kw}
     return lambda path: verify(**args)
@@ -348,7 +348,7 @@ def test_python_bad_input(case, store):
 
 
 def test_one_name_where_a_list_is_expected_is_that_name():
-    from workbench.sweep import SweepSpec
+    from workbench.sweep.driver import SweepSpec
 
     spec = SweepSpec(kernels="saxpy", backends="numpy", dtypes="float32", modes="eager", sizes=[1024])
     assert {c.kernel for c in spec.cells()} == {"saxpy"} and spec.dtypes == ["float32"]
@@ -463,7 +463,7 @@ def test_html_escapes_every_value(tmp_path):
 
 def _fake_sweep(statuses):
     def fake(spec, store, name=None, **kw):
-        from workbench.sweep import SweepOutcome
+        from workbench.sweep.driver import SweepOutcome
 
         rid = store.new_run(name=name, env_id="env-demo")
         df = synthetic_results(rid, with_failures=False).head(len(statuses)).copy()

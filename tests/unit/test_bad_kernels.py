@@ -15,10 +15,10 @@ import pytest
 from conftest import require_backend
 
 import workbench
-from workbench.case import GUARD, Case
 from workbench.catalog import get_kernel, get_variant, variant
-from workbench.harness.cell import is_oom
-from workbench.verification import BOUNDSCHECK_NOTE, verify
+from workbench.measure.case import GUARD, Case
+from workbench.measure.cell import is_oom
+from workbench.sweep.verification import BOUNDSCHECK_NOTE, verify
 
 K = "_bad_add"
 

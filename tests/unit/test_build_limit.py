@@ -11,8 +11,8 @@ import time
 import numpy as np
 
 from workbench.catalog import variant
-from workbench.harness.cell import Cell, CellWorker, TimingConfig, execute_cell
-from workbench.verification import verify
+from workbench.measure.cell import Cell, CellWorker, TimingConfig, execute_cell
+from workbench.sweep.verification import verify
 
 KERNEL = "_test_build_limit"
 FAST = TimingConfig(warmup_s=0.0, budget_s=0.02, min_samples=3, target_spread=0.5, n_inputs=1)

@@ -108,7 +108,7 @@ def test_dtypes_default_to_the_backend_capabilities(runtime):
     A variant may only narrow it, to what its operation exists for (torch's int8 weight-only GEMM has no
     float64 form), never list every dtype."""
     from workbench.catalog import kernels
-    from workbench.dtypes import KNOWN_DTYPES
+    from workbench.core.dtypes import KNOWN_DTYPES
 
     checked = 0
     for k in kernels():

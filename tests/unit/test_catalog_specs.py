@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from workbench.backends.base import KNOWN_DTYPES
-from workbench.case import make_host_inputs, reference_outputs
 from workbench.catalog import get_kernel, kernels
+from workbench.measure.case import make_host_inputs, reference_outputs
 
 # kernel -> (axes, inputs, outputs): the table in kernels/README.md.
 CONTRACT = {

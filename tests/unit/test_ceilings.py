@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from workbench import peaks
 from workbench.backends import registry as backend_registry
-from workbench.harness.throughput import (
+from workbench.roofs.model import peaks
+from workbench.roofs.throughput import (
     AUTO_PROBE,
     BANDWIDTH,
     FLOPS,
@@ -16,7 +16,7 @@ from workbench.harness.throughput import (
     peak_note,
     rates,
 )
-from workbench.store import Store
+from workbench.store.database import Store
 
 MiB = 2**20
 
@@ -88,7 +88,7 @@ def test_a_failed_probe_does_not_stop_anything(tmp_path, cache_file, monkeypatch
 def _accept_unsteady_repeats(monkeypatch: pytest.MonkeyPatch) -> None:
     """The probe refuses a roof whose repeats disagree (a busy machine): right, but not what these tests check
     (the plumbing), and a CI running three test jobs on two cores made it refuse there (best 17.4, median 9 GB/s)."""
-    from workbench import roof_probe
+    from workbench.roofs.model import probe as roof_probe
 
     monkeypatch.setattr(roof_probe, "UNSTABLE_SPREAD", float("inf"))
     # likewise a roof far below the one it must exceed (DRAM under the CI's load: its own test, test_roofs.py)
@@ -117,7 +117,7 @@ def test_automatic_probe_for_real_then_reused(tmp_path, cache_file, monkeypatch)
 
 
 def test_a_sweep_probes_once_and_every_row_names_its_ceiling(tmp_path, cache_file, monkeypatch):
-    from workbench.sweep import SweepSpec, run_sweep
+    from workbench.sweep.driver import SweepSpec, run_sweep
 
     calls = []
 
@@ -130,7 +130,7 @@ def test_a_sweep_probes_once_and_every_row_names_its_ceiling(tmp_path, cache_fil
                 peaks.Peak(backend.name, FLOPS, "float32", 1e3, "GFLOP/s", "automatic probe: fake", {})]
 
     monkeypatch.setattr(peaks, "probe_backend", fake_probe)
-    monkeypatch.setattr("workbench.sweep.current_environment", lambda: ("env-sweep", {"host": "test"}))
+    monkeypatch.setattr("workbench.sweep.driver.current_environment", lambda: ("env-sweep", {"host": "test"}))
     store = Store(tmp_path / "s.sqlite")
     spec = SweepSpec(kernels=["saxpy"], variants=["numpy"], backends=["numpy"], sizes=[(4096,), (8192,)],
                      warmup_s=0.001, budget_s=0.01, min_samples=3, n_inputs=1)
@@ -144,7 +144,7 @@ def test_a_sweep_probes_once_and_every_row_names_its_ceiling(tmp_path, cache_fil
 
 
 def test_a_note_follows_percentages_rescaled_by_rounds():
-    from workbench.ceilings import refresh_peak_note
+    from workbench.roofs.ceilings import refresh_peak_note
 
     c = Ceilings({(BANDWIDTH, "float32"): 10.0}, {(BANDWIDTH, "float32"): AUTO_PROBE}, llc_bytes=32 * MiB)
     row = rates(0.0, 3 * MiB, 3 * MiB / 32e9, "float32", c)
@@ -209,8 +209,8 @@ def test_a_gpus_automatic_bandwidth_roof_is_its_runtimes_fastest_saxpy():
 def test_a_roof_whose_repeats_disagree_is_measured_again_then_refused():
     """The probe's own guard (which the real-probe tests above set aside): repeats spreading past
     UNSTABLE_SPREAD are measured again, and refused when they still disagree, naming a busy machine."""
-    from workbench import roof_probe
-    from workbench.roofs import RoofKind
+    from workbench.roofs.model import RoofKind
+    from workbench.roofs.model import probe as roof_probe
 
     figures = iter([roof_probe.Figure(20.0, 9.0), roof_probe.Figure(18.0, 17.0)])
     steady = roof_probe._measured("cpu", RoofKind.DRAM, lambda: (next(figures), "triad"))

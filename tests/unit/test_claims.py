@@ -1,4 +1,4 @@
-"""workbench.claims: a verdict's sentence says what the verdict says, and the claim check catches a sentence
+"""workbench.report.claims: a verdict's sentence says what the verdict says, and the claim check catches a sentence
 or a verdict that does not follow from the measurement."""
 
 import json
@@ -7,9 +7,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench import claims
-from workbench import verdicts as vd
-from workbench.claims import ClaimMismatch, cache_text, check_claim, check_verdict, pair_verdicts, verdict_sentence
+from workbench.judge import verdicts as vd
+from workbench.report import claims
+from workbench.report.claims import (
+    ClaimMismatch,
+    cache_text,
+    check_claim,
+    check_verdict,
+    pair_verdicts,
+    verdict_sentence,
+)
 
 
 def verdict(name, speedup, ci_low, ci_high, floor):
@@ -79,7 +86,7 @@ def test_a_sentence_of_your_own_is_checked_against_your_phrases():
 
 @pytest.mark.parametrize("seed", range(40))
 def test_every_verdict_the_package_gives_reads_as_a_sentence_that_passes_its_check(seed):
-    """Sentence and check agree with workbench.verdicts on real paired and unpaired verdicts, quiet or noisy."""
+    """Sentence and check agree with workbench.judge.verdicts on real paired and unpaired verdicts, quiet or noisy."""
     rng = np.random.default_rng(seed)
     rounds = int(rng.integers(3, 9))
     gap = float(rng.choice([1.0, 1.1, 1.5, 3.0, 0.4]))

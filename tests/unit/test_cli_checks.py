@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import build_parser, checks, command_modules, main
-from workbench.store import MAX_RUN_NAME_CHARS, Store, check_run_name
+from workbench.store.database import MAX_RUN_NAME_CHARS, Store, check_run_name
 
 
 def _actions(parser) -> list[list[str]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 
 from workbench.cli import cmd_info, cmd_verify
-from workbench.verification import Skipped, VerifyResult, VerifyResults
+from workbench.sweep.verification import Skipped, VerifyResult, VerifyResults
 
 CUPY_WHY = "no available backend runs cupy (cupy: no CUDA device/driver: CUDARuntimeError: insufficient (cupy 14.2.0))"
 
@@ -79,8 +79,8 @@ def test_info_fits_100_columns():
 
 
 def test_info_reuses_its_probe_until_something_changes(tmp_path, monkeypatch):
-    from workbench import environment
     from workbench.portable import toolchains
+    from workbench.store.database import environment
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     calls = []

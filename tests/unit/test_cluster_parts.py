@@ -65,9 +65,9 @@ def test_reports_group_rows_by_machine():
 def test_a_worker_without_the_named_device_says_how_to_name_it(tmp_path, monkeypatch):
     """What a Dask worker does with a cell for a device it does not have (run here, without Dask)."""
     from workbench.cluster import task
-    from workbench.harness.cell import Cell
-    from workbench.harness.request import CellRequest
-    from workbench.harness.timer import TimingConfig
+    from workbench.measure.cell import Cell
+    from workbench.measure.request import CellRequest
+    from workbench.measure.timer import TimingConfig
 
     monkeypatch.setattr(task.tempfile, "gettempdir", lambda: str(tmp_path))
     cell = Cell.make("vector_add", "torch", "torch-cuda:3", "float32", {"n": 8})
@@ -84,9 +84,9 @@ def test_a_worker_without_the_named_device_says_how_to_name_it(tmp_path, monkeyp
 
 
 def numpy_request(seed: int = 3):
-    from workbench.harness.cell import Cell
-    from workbench.harness.request import CellRequest
-    from workbench.harness.timer import TimingConfig
+    from workbench.measure.cell import Cell
+    from workbench.measure.request import CellRequest
+    from workbench.measure.timer import TimingConfig
 
     cell = Cell.make("vector_add", "numpy", "numpy", "float32", {"n": 4096})
     return CellRequest(cell, TimingConfig(budget_s=0.02, warmup_s=0.0, min_samples=3), timeout_s=60.0, seed=seed)
@@ -100,8 +100,8 @@ def test_a_planted_file_at_the_old_worker_store_path_has_no_effect(planted, tmp_
     import stat
 
     from workbench.cluster import task
-    from workbench.roofs import MEASURED
-    from workbench.store import Store, current_environment
+    from workbench.roofs.model import MEASURED
+    from workbench.store.database import Store, current_environment
 
     monkeypatch.setattr(task.tempfile, "gettempdir", lambda: str(tmp_path))
     monkeypatch.setenv("WORKBENCH_AUTO_PEAKS", "0")  # no probe: only a stored ceiling could give a % of peak
@@ -327,8 +327,8 @@ class _Done:
 def test_a_result_in_hand_when_the_scheduler_goes_is_kept():
     """The cell's result came back, then the scheduler went before its host's workers were counted: the row is
     still returned (and stored), counted with the workers last seen on its host."""
-    from workbench.harness.cell import failed_result
-    from workbench.status import Status
+    from workbench.core.status import Status
+    from workbench.measure.cell import failed_result
 
     request = numpy_request()
     res = failed_result(request.cell, Status.ERROR, "measured elsewhere", seed=3, started=0.0)

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench import stats_compare as sc
-from workbench import verdicts as vd
-from workbench.record import cell_key
+from workbench.core.record import cell_key
+from workbench.judge import compare as sc
+from workbench.judge import verdicts as vd
 from workbench.report.sample_data import synthetic_results
 
 ROUNDS = 5
@@ -216,7 +216,7 @@ def test_verdict_names_are_listed():
 def stored(tmp_path, *runs):
     """A store holding ``runs`` (DataFrames as above, each with its own run_id); returns (store, ids)."""
     from workbench.report.sample_data import synthetic_environment
-    from workbench.store import Store
+    from workbench.store.database import Store
 
     store = Store(tmp_path / "results.sqlite")
     store.add_environment("env-demo", synthetic_environment())

@@ -8,8 +8,8 @@ from collections import namedtuple
 
 import pytest
 
-from workbench import conditions
-from workbench.conditions import ConditionsMeter, probe_gpu_monitor
+from workbench.core import conditions
+from workbench.core.conditions import ConditionsMeter, probe_gpu_monitor
 
 Times = namedtuple("Times", "user nice system idle iowait irq softirq steal guest guest_nice")
 Own = namedtuple("Own", "user system children_user children_system")

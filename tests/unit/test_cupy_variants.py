@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 
 from workbench.backends.base import KNOWN_DTYPES
-from workbench.case import POISON, check, make_host_inputs, output_dtype, reference_outputs
 from workbench.catalog import get_kernel, kernels, variants
-from workbench.dtypes import host_dtype
-from workbench.selection import BackendUnavailable
-from workbench.verification import verify
+from workbench.core.dtypes import host_dtype
+from workbench.measure.case import POISON, check, make_host_inputs, output_dtype, reference_outputs
+from workbench.sweep.selection import BackendUnavailable
+from workbench.sweep.verification import verify
 
 OPS = ("saxpy", "vector_add", "relu", "gelu_tanh", "gelu_erf", "silu", "bias_gelu", "softmax", "layernorm",
        "rmsnorm", "rmsnorm_residual", "sum", "argmax", "transpose", "gemm",

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from workbench import datasets
+from workbench.core import datasets
 
 
 def test_llm_shapes_hold_published_config_values():

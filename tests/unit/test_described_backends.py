@@ -53,7 +53,7 @@ def test_a_sweep_parent_with_a_cached_probe_imports_no_runtime(run_python, tmp_p
     code = textwrap.dedent(f"""
         import json, sys
         from workbench.backends import described
-        from workbench.environment import package_versions
+        from workbench.store.environment import package_versions
         torch_cpu = {{**{NUMPY_RECORD!r}, "name": "torch-cpu", "runtime": "torch"}}
         static = {{"module": "workbench.backends.torch_backend", "timed_only_when_named": False,
                    "worker_env": {{}}, "device_index": 0}}
@@ -63,7 +63,7 @@ def test_a_sweep_parent_with_a_cached_probe_imports_no_runtime(run_python, tmp_p
         from workbench.cli import main
         rc = main(["bench", "--kernels", "vector_add", "--backends", "torch-cpu", "--sizes", "4096",
                    "--budget", "0.02", "--rounds", "1", "--store", {str(tmp_path / "s.sqlite")!r}, "--quiet"])
-        from workbench.store import Store
+        from workbench.store.database import Store
         st = Store({str(tmp_path / "s.sqlite")!r})
         rows = st.rows()
         env = st.environment(rows[0]["env_id"])
@@ -81,11 +81,11 @@ def test_a_sweep_parent_with_a_cached_probe_imports_no_runtime(run_python, tmp_p
 
 
 def test_info_keeps_what_stand_ins_need(tmp_path, monkeypatch):
-    from workbench import environment
     from workbench.backends import registry
     from workbench.backends.described import cache_path
     from workbench.cli import cmd_info
     from workbench.portable import toolchains
+    from workbench.store.database import environment
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     numpy = registry.get("numpy")

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from workbench.backends.base import Probe
-from workbench.selection import BackendUnavailable, select_backends
+from workbench.sweep.selection import BackendUnavailable, select_backends
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from workbench import environment
+from workbench.store.database import environment
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_backends_section(env):
 
 
 def test_package_versions_import_nothing(run_python):
-    code = ("import sys, workbench.environment as e; v = e.package_versions(); "
+    code = ("import sys, workbench.store.environment as e; v = e.package_versions(); "
             "print('torch' in v, [m for m in ('torch', 'cupy', 'numba', 'pyopencl') if m in sys.modules])")
     res = run_python(code=code)
     assert res.returncode == 0, res.stderr

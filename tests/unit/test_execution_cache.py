@@ -11,13 +11,13 @@ import pytest
 import workbench
 from workbench.backends import registry
 from workbench.catalog.spec import MODES, BuildContext
+from workbench.core.record import RESULT_COLUMNS
 from workbench.execution import CacheKey, ExecutionCache, clear_cache, execution_stats, row_stats
 from workbench.execution.replay import ReplayTable
-from workbench.harness.cell import Cell, CheckOnly, run_cell
-from workbench.harness.rounds import merge_rounds
-from workbench.record import RESULT_COLUMNS
+from workbench.measure.cell import Cell, CheckOnly, run_cell
+from workbench.measure.rounds import merge_rounds
 from workbench.report.row_notes import exec_cache_text
-from workbench.selection import DEFAULT_MODES
+from workbench.sweep.selection import DEFAULT_MODES
 
 KEY = CacheKey.of("blk", "v-graph", "numpy", {"n": 3}, "float32")
 

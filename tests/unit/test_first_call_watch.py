@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from workbench.harness import first_call_watch as fcw
-from workbench.harness.cell import Limits
-from workbench.harness.first_call_watch import FirstCallWatch
+from workbench.measure import first_call_watch as fcw
+from workbench.measure.cell import Limits
+from workbench.measure.first_call_watch import FirstCallWatch
 
 
 class _Scripted:
@@ -86,8 +86,8 @@ def test_real_processes_spin_and_sleep_are_told_apart():
 
 
 def test_in_process_limits_extend_a_starved_first_call_and_never_past_the_run_limit(clock, monkeypatch):
-    monkeypatch.setattr("workbench.harness.cell.time.perf_counter", lambda: clock[0])
-    monkeypatch.setattr("workbench.harness.cell.psutil.Process", lambda: _Scripted(clock, 0.1))
+    monkeypatch.setattr("workbench.measure.cell.time.perf_counter", lambda: clock[0])
+    monkeypatch.setattr("workbench.measure.cell.psutil.Process", lambda: _Scripted(clock, 0.1))
     limits = Limits.starting_now(10.0, 20.0, first_call_s=6.0)
     limits.start_run()
     assert limits.in_first_call

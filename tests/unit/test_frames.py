@@ -1,4 +1,4 @@
-"""workbench.frames.records gives what DataFrame.to_dict("records") gives, faster (a report's rows)."""
+"""workbench.core.frames.records gives what DataFrame.to_dict("records") gives, faster (a report's rows)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from workbench.frames import records
+from workbench.core.frames import records
 
 
 def _same(a, b) -> bool:

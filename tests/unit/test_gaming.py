@@ -18,8 +18,8 @@ import pytest
 
 import workbench
 from workbench.catalog import get_kernel, get_variant
-from workbench.harness import audit
-from workbench.harness.audit import (
+from workbench.measure import audit
+from workbench.measure.audit import (
     FINISHES_LATER,
     IMPOSSIBLE_SPEED,
     MEMOIZES,
@@ -29,8 +29,8 @@ from workbench.harness.audit import (
     Auditor,
     NoAudit,
 )
-from workbench.harness.timer import TimingConfig, time_calls
-from workbench.verification import verify
+from workbench.measure.timer import TimingConfig, time_calls
+from workbench.sweep.verification import verify
 
 K = "wb_game"
 
@@ -144,10 +144,10 @@ def test_quick_names_each_class(tmp_path):
 def test_a_rate_beyond_the_device_is_implausible_never_fastest_never_faster(bad_catalog, tmp_path, monkeypatch):
     """A DRAM roof of 1 MB/s makes the honest add's measured bandwidth thousands of times any cache: the row
     ends ``implausible`` (the fallback roof test: no top roof measured), and reports and compare skip it."""
-    from workbench import sweep
-    from workbench.harness.throughput import BANDWIDTH, Ceilings
+    from workbench.judge.compare import speedup_vs_baseline
     from workbench.report.findings import key_findings
-    from workbench.stats_compare import speedup_vs_baseline
+    from workbench.roofs.throughput import BANDWIDTH, Ceilings
+    from workbench.sweep.driver import driver as sweep
 
     monkeypatch.setattr(sweep, "ensure_ceilings", lambda *a, **k: Ceilings({(BANDWIDTH, "float32"): 1e-3}))
     res = workbench.benchmark(kernel=K, variants=["good"], backends=["numpy"], sizes=[4099], budget_s=0.03,
@@ -187,7 +187,7 @@ def test_parent_rejects_statistics_not_of_the_samples_and_time_beyond_its_clock(
 
     class Res:
         def __init__(self):
-            self.status, self.message = workbench.status.Status.OK, None
+            self.status, self.message = workbench.core.status.Status.OK, None
             self.timing = type("T", (), {"samples_s": samples, "median_s": 1e-9, "calls_per_sample": 1})()
 
         def end(self, status, message):
@@ -201,13 +201,13 @@ def test_parent_rejects_statistics_not_of_the_samples_and_time_beyond_its_clock(
 
 def _case(variant: str, n: int = 1001):
     from workbench.backends import registry
-    from workbench.case import Case
+    from workbench.measure.case import Case
 
     return Case(get_kernel(K), get_variant(K, variant), registry.get("numpy"), {"n": n}, "float32", seed=0)
 
 
 def _sets(case, n=3):
-    from workbench.case import make_host_inputs
+    from workbench.measure.case import make_host_inputs
 
     sets = [(case.inputs, case.host_inputs)]
     for i in range(1, n):
@@ -288,7 +288,7 @@ def test_precision_note_and_settings():
 
 def test_a_timed_row_records_the_precision_settings_in_force(bad_catalog):
     torch = pytest.importorskip("torch")
-    from workbench.harness.cell import Cell, run_cell
+    from workbench.measure.cell import Cell, run_cell
 
     row = run_cell(Cell.make(K, "good", "numpy", "float32", {"n": 1001}),
                    TimingConfig(warmup_s=0.005, budget_s=0.01, min_samples=3))
@@ -302,7 +302,7 @@ def test_a_variant_wrong_from_a_middle_round_is_caught_there(bad_catalog, tmp_pa
     turns wrong there, and the rotated sets are then checked too (the earlier round's timings are kept)."""
     from workbench.catalog import register_variant, unregister_variant
     from workbench.catalog.spec import Variant
-    from workbench.sweep import SweepSpec, run_sweep
+    from workbench.sweep.driver import SweepSpec, run_sweep
 
     builds = {"n": 0}
 

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from workbench.backends.base import EventTimer
-from workbench.harness import audit
-from workbench.harness.audit import FINISHES_LATER, NoAudit
-from workbench.harness.timer import TimingConfig, time_calls
+from workbench.measure import audit
+from workbench.measure.audit import FINISHES_LATER, NoAudit
+from workbench.measure.timer import TimingConfig, time_calls
 
 
 class FakeDevice:
@@ -159,7 +159,7 @@ def test_persisting_l2_is_reset_before_a_cuda_cell_only():
 def test_every_timed_cell_resets_the_persisting_l2_first():
     import inspect
 
-    from workbench.harness import cell
+    from workbench.measure import cell
 
     src = inspect.getsource(cell._timed)
     assert src.index("reset_persisting_l2(backend)") < src.index("time_calls(")

@@ -12,16 +12,11 @@ import pytest
 
 from workbench.catalog import register_variant, unregister_variant
 from workbench.catalog.spec import Variant
-from workbench.harness.cell import Cell
-from workbench.harness.isolation import make_executor
-from workbench.harness.request import (
-    FIRST_CALL_FLOOR_S,
-    CellRequest,
-    CheckOnly,
-    RoundRole,
-)
-from workbench.harness.timer import TimingConfig
-from workbench.sweep import SweepSpec, run_sweep
+from workbench.measure.cell import Cell
+from workbench.measure.isolation import make_executor
+from workbench.measure.request import FIRST_CALL_FLOOR_S, CellRequest, CheckOnly, RoundRole
+from workbench.measure.timer import TimingConfig
+from workbench.sweep.driver import SweepSpec, run_sweep
 
 K = "wb_bad"
 FAST = {"budget_s": 0.05, "warmup_s": 0.01, "min_samples": 3, "max_samples": 20, "rounds": 1}

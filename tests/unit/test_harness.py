@@ -15,12 +15,12 @@ import pytest
 from workbench.backends.base import Sample, SyncWallTimer, Timer
 from workbench.catalog import registry as catalog
 from workbench.catalog.spec import KernelSpec, Variant
-from workbench.harness import Cell, CellWorker, TimingConfig, run_cell, summarize, time_calls
-from workbench.harness.audit import NoAudit
-from workbench.harness.cell import InputCache, execute_cell, is_oom
-from workbench.harness.stats import relative_spread
-from workbench.harness.worker import WorkerTimeout
-from workbench.record import RESULT_COLUMNS
+from workbench.core.record import RESULT_COLUMNS
+from workbench.judge.stats import relative_spread
+from workbench.measure import Cell, CellWorker, TimingConfig, run_cell, summarize, time_calls
+from workbench.measure.audit import NoAudit
+from workbench.measure.cell import InputCache, execute_cell, is_oom
+from workbench.measure.worker import WorkerTimeout
 
 # -- statistics ---------------------------------------------------------------------------------
 
@@ -314,8 +314,8 @@ def test_execute_cell_turns_a_hang_into_timeout(harness_kernel):
 
 
 def test_conditions_are_recorded_around_the_timing(harness_kernel, monkeypatch):
-    from workbench import conditions
-    from workbench.harness import cell as cell_mod
+    from workbench.core import conditions
+    from workbench.measure import cell as cell_mod
 
     class FakeGpu:
         name = "fake"
@@ -336,7 +336,7 @@ def test_conditions_are_recorded_around_the_timing(harness_kernel, monkeypatch):
 
 
 def test_gpu_monitor_is_probed_once_per_cuda_or_rocm_backend(monkeypatch):
-    from workbench.harness import cell as cell_mod
+    from workbench.measure import cell as cell_mod
 
     probes = []
 
@@ -380,8 +380,8 @@ def test_input_cache_keeps_groups_within_its_byte_limit(harness_kernel):
 # -- no replay: rotated input sets differ, and a fixed input set is said to be unprotected ---------------------
 
 def test_rotated_input_sets_differ_for_every_catalog_kernel():
-    from workbench.case import make_host_inputs
-    from workbench.harness.cell import identical_sets
+    from workbench.measure.case import make_host_inputs
+    from workbench.measure.cell import identical_sets
 
     for name in catalog.kernels():
         spec = catalog.get_kernel(name)
@@ -407,7 +407,7 @@ def test_identical_rotated_inputs_are_noted(harness_kernel):
 
 
 def test_an_autotuned_variant_s_chosen_config_is_read_in_words():
-    from workbench.harness.cell import tuned_config
+    from workbench.measure.cell import tuned_config
 
     class Config:  # shaped like triton.Config
         def all_kwargs(self):
@@ -430,8 +430,8 @@ def test_warm_up_credit_for_the_first_call_and_check_is_for_cpus_only():
     on an H100 over 1.3x slower than the later rounds. A CPU was warmed by it, and is credited."""
     import dataclasses
 
-    from workbench.harness.cell import warmup_left
-    from workbench.harness.timer import TimingConfig
+    from workbench.measure.cell import warmup_left
+    from workbench.measure.timer import TimingConfig
 
     config = dataclasses.replace(TimingConfig(), warmup_s=0.1)
     assert warmup_left(config, 0.03, "cpu").warmup_s == pytest.approx(0.07)

@@ -4,8 +4,8 @@
 own layer and the layers below it, never one above (a lazy import inside a function counts too).
 
 Every ``import`` statement counts, function-level ones included (a lazy import
-is still a dependency); imports under ``if TYPE_CHECKING:`` do not run and do
-not count. The graph is built from the source, so a module does not have to
+is still a dependency), and so do imports under ``if TYPE_CHECKING:`` (a
+type-only import is still a tie between two modules). The graph is built from the source, so a module does not have to
 import cleanly on this machine to be checked.
 """
 
@@ -18,27 +18,25 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "workbench"
 
 
-#: The layers of the package, bottom first; each names top-level modules or packages of ``workbench``
-#: (``"workbench"`` is the package's own ``__init__``), or a submodule that sits lower than its package
-#: (``report.units``: formatting that the roofs and ceilings use too). Every module belongs to one layer.
+#: The layers of the package, bottom first; each names a folder (subpackage) or root module of ``workbench``
+#: (``"workbench"`` is the package's own ``__init__``), or a submodule that sits in another layer than its folder
+#: (``roofs.probe`` and ``roofs.peaks`` measure this machine by running cells, so they sit above the harness
+#: that the rest of ``roofs`` serves). Every module belongs to one layer.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation: records, names, units, plain data", ("version", "threads", "processes", "timestamps", "status",
-                                                       "record", "import_schema", "dtypes", "conditions", "frames",
-                                                       "datasets", "output_guard", "import_stream", "progress",
-                                                       "report.units")),
-    ("statistics and roofs", ("verdicts", "judge_many", "stats_compare", "ceilings", "roofs")),
+    ("core: the row, statuses, units, timestamps, threads, plain data", ("core", "version")),
+    ("judge: statistics, verdicts, comparisons", ("judge",)),
     ("catalog: what a kernel is, its variants, loading by path", ("catalog",)),
+    ("roofs: the limits a row is judged against, and what it reached", ("roofs",)),
     ("backends: one adapter per runtime", ("backends",)),
-    ("device code: portable sources, execution plans, the case and its check", ("portable", "execution", "case",
-                                                                                "environment")),
+    ("device code: portable sources, execution plans", ("portable", "execution")),
     ("authoring: a helper per runtime, variant families", ("authoring",)),
-    ("the results store and the configuration file", ("store", "config")),
-    ("harness: one cell measured or checked", ("harness", "selection")),
-    ("runs: sweeps, verification, tuning, peaks, clusters", ("peaks", "roof_probe", "cluster", "sweep", "sweep_plan",
-                                                             "sweep_run", "verification", "suites", "tuning")),
+    ("store: runs, rows, environments, import/export; the configuration file", ("store", "config")),
+    ("measure: one cell timed, audited and checked, in a worker", ("measure",)),
+    ("runs: sweeps, verification, tuning, roof probes, clusters", ("roofs.probe", "roofs.peaks", "cluster", "sweep",
+                                                                    "tuning")),
     ("report", ("report",)),
-    ("entry points: Python API, dashboard, command line", ("api", "adhoc", "claims", "tutorial", "ui", "magics", "cli",
-                                                           "__main__", "workbench")),
+    ("entry points: Python API, notebooks, dashboard, command line", ("api", "adhoc", "tutorial", "ui", "magics",
+                                                                      "cli", "__main__", "workbench")),
 )
 
 #: Upward imports that need a design change in a module another change owns, each with its reason; remove an
@@ -48,7 +46,7 @@ TEMPORARY_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 def unit(module: str) -> str:
     """The name :data:`LAYERS` places ``module`` by: the longest one that is it or a package above it
-    (``workbench.catalog.spec`` -> ``catalog``, ``workbench.report.units`` -> ``report.units``); the package
+    (``workbench.catalog.spec`` -> ``catalog``, ``workbench.core.units`` -> ``report.units``); the package
     itself -> ``workbench``; a module no layer names -> its top-level name."""
     if module == "workbench":
         return module
@@ -82,23 +80,10 @@ def _modules() -> dict[str, tuple[Path, bool]]:
     return out
 
 
-def _type_checking(node: ast.If) -> bool:
-    t = node.test
-    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
-
-
 def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    found, stack = [], [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and _type_checking(node):
-            stack.extend(node.orelse)
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
-    return found
+    """Every import statement, at any depth: under ``if TYPE_CHECKING:`` too (a type-only import still ties two
+    modules together, and a loop through one is still a loop)."""
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -178,7 +163,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_function_level_imports():
     graph = import_graph()
     assert "workbench.api" in graph["workbench"]  # workbench.benchmark loads it on first use
-    assert "workbench.record" in graph["workbench.store"]
+    assert "workbench.core.record" in graph["workbench.store.database"]
 
 
 def test_cycle_finder_finds_a_cycle():
@@ -200,7 +185,7 @@ def test_every_module_has_a_layer():
 
 
 def test_the_layer_checker_finds_an_upward_import():
-    assert upward_imports({"workbench.catalog.registry": {"workbench.tuning.resolve", "workbench.dtypes"},
+    assert upward_imports({"workbench.catalog.registry": {"workbench.tuning.resolve", "workbench.core.dtypes"},
                            "workbench.tuning.resolve": {"workbench.catalog.spec"}}) == [
         ("workbench.catalog.registry", "workbench.tuning.resolve")]
 
@@ -219,18 +204,19 @@ def test_temporary_exceptions_are_still_needed():
 
 def test_the_record_is_the_bottom_layer():
     graph = import_graph()
-    assert graph["workbench.status"] == set()
-    assert graph["workbench.record"] == {"workbench.status"}  # the status names, and nothing else of the package
-    for layer in ("workbench.store", "workbench.stats_compare"):
-        assert not {m for m in graph[layer] if m.startswith(("workbench.harness", "workbench.catalog"))}, layer
+    assert graph["workbench.core.status"] == set()
+    # the status names, and nothing else of the package
+    assert graph["workbench.core.record"] == {"workbench.core.status"}
+    for layer in ("workbench.store.database", "workbench.judge.compare"):
+        assert not {m for m in graph[layer] if m.startswith(("workbench.measure", "workbench.catalog"))}, layer
     readers = [m for m in graph if m.startswith(("workbench.report", "workbench.ui"))]
-    assert not {d for m in readers for d in graph[m] if d.startswith("workbench.harness")}
+    assert not {d for m in readers for d in graph[m] if d.startswith("workbench.measure")}
 
 
 def test_importing_the_store_does_not_import_the_harness(run_python):
-    proc = run_python(code="import sys, workbench.store\n"
+    proc = run_python(code="import sys, workbench.store.database\n"
                            "print(sorted(m for m in sys.modules if m.startswith('workbench.')))")
     assert proc.returncode == 0, proc.stderr
     loaded = proc.stdout
-    assert "workbench.store" in loaded and "workbench.record" in loaded
-    assert "workbench.harness" not in loaded, loaded
+    assert "workbench.store.database" in loaded and "workbench.core.record" in loaded
+    assert "workbench.measure" not in loaded, loaded

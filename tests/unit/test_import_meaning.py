@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.store import Store
+from workbench.store.database import Store
 
 
 @pytest.fixture(autouse=True, params=["whole", "streamed"])
 def reading(request, monkeypatch) -> str:
     """Every case twice: the file parsed whole, and read row by row (as files of 64 MB and more are)."""
     if request.param == "streamed":
-        monkeypatch.setattr("workbench.import_stream.STREAM_FROM_BYTES", 0)
+        monkeypatch.setattr("workbench.store.import_stream.STREAM_FROM_BYTES", 0)
     return request.param
 
 

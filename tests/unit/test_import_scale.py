@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.store import Store
+from workbench.store.database import Store
 
 
 @pytest.fixture(autouse=True, params=["whole", "streamed"])
 def reading(request, monkeypatch) -> str:
     if request.param == "streamed":
-        monkeypatch.setattr("workbench.import_stream.STREAM_FROM_BYTES", 0)
+        monkeypatch.setattr("workbench.store.import_stream.STREAM_FROM_BYTES", 0)
     return request.param
 
 
@@ -101,7 +101,7 @@ HOSTILE = [None, -1, -0.0, 0, 1.5, 2**63, -(2**63) - 1, 10**400, 1e308, True, ""
 @pytest.mark.parametrize("column", ["run_id", "cell_key", "env_id", "kernel", "status", "size", "median_s",
                                     "samples_s", "message", "rounds", "noisy", "device", "unknown_field"])
 def test_the_batch_check_never_passes_a_row_the_row_check_refuses(column):
-    from workbench.import_schema import _plain_row, _plain_rows
+    from workbench.store.import_schema import _plain_row, _plain_rows
 
     for value in HOSTILE:
         batch = [_row(f"k{i}") for i in range(4)]

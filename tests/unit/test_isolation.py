@@ -23,12 +23,12 @@ from conftest import BAD_CATALOG
 
 from workbench.catalog import register_variant
 from workbench.catalog.spec import Variant
-from workbench.harness.isolation import check_isolation, make_executor
-from workbench.harness.memory_cap import parse_memory_cap
-from workbench.harness.process_worker import signal_text, summarize_output
-from workbench.store import Store
-from workbench.sweep import SweepSpec, run_sweep
-from workbench.verification import verify
+from workbench.measure.isolation import check_isolation, make_executor
+from workbench.measure.memory_cap import parse_memory_cap
+from workbench.measure.process_worker import signal_text, summarize_output
+from workbench.store.database import Store
+from workbench.sweep.driver import SweepSpec, run_sweep
+from workbench.sweep.verification import verify
 
 K = "wb_bad"
 FAST = {"budget_s": 0.05, "warmup_s": 0.01, "min_samples": 3, "max_samples": 20, "rounds": 1}
@@ -225,7 +225,7 @@ def test_should_stop_ends_a_hung_cell_at_once(bad_catalog, tmp_path):
 
 
 def test_a_crashed_worker_is_replaced_for_the_next_cell(bad_catalog):
-    from workbench.harness.cell import Cell, CheckOnly
+    from workbench.measure.cell import Cell, CheckOnly
 
     ex = make_executor("process", memory_cap="1G")
     try:
@@ -241,10 +241,10 @@ def test_a_released_backend_stops_its_worker_and_a_later_cell_starts_another(bad
     """A backend with no cells left frees its worker (runtime, inputs) instead of holding it to the sweep's end."""
     import psutil
 
-    from workbench.harness.cell import Cell, CheckOnly
+    from workbench.measure.cell import Cell, CheckOnly
 
     def workers() -> list[psutil.Process]:
-        return [p for p in psutil.Process().children() if "workbench.harness.worker_main" in " ".join(p.cmdline())]
+        return [p for p in psutil.Process().children() if "workbench.measure.worker_main" in " ".join(p.cmdline())]
 
     cell = Cell.make(K, "good", "numpy", "float32", {"n": 999})
     ex = make_executor("process")
@@ -280,7 +280,7 @@ def test_the_heap_trimmer_gives_freed_arrays_back(run_python):
             keep.append(np.ones(1000))
             del parts
         held = resident()
-        from workbench.harness.worker_main import heap_trimmer
+        from workbench.measure.worker_main import heap_trimmer
 
         heap_trimmer()()
         print(before, held, resident())
@@ -300,7 +300,7 @@ def test_memory_caps_parse(text, expected):
 
 
 def test_memory_cap_default_and_share_follow_host_memory():
-    from workbench.harness.memory_cap import host_total_bytes
+    from workbench.measure.memory_cap import host_total_bytes
 
     assert parse_memory_cap(None) == int(0.5 * host_total_bytes())
     assert parse_memory_cap("25%") == int(0.25 * host_total_bytes())
@@ -336,7 +336,7 @@ def test_signal_and_fault_reports_read_as_words():
 
 
 def test_shared_input_folders_of_dead_sweeps_are_removed(tmp_path):
-    from workbench.harness.process_worker import SHARED_PREFIX, remove_orphaned_input_dirs
+    from workbench.measure.process_worker import SHARED_PREFIX, remove_orphaned_input_dirs
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -350,7 +350,7 @@ def test_shared_input_folders_of_dead_sweeps_are_removed(tmp_path):
 
 
 def test_a_sweep_leaves_no_shared_input_folder_behind(bad_catalog, tmp_path):
-    from workbench.harness.process_worker import SHARED_PREFIX
+    from workbench.measure.process_worker import SHARED_PREFIX
 
     ex = make_executor("process")
     folder = Path(ex.shared_dir)
@@ -362,7 +362,7 @@ def test_a_sweep_leaves_no_shared_input_folder_behind(bad_catalog, tmp_path):
 def test_workers_started_early_are_taken_by_the_next_executor_with_the_same_settings():
     """The CLI launches the named backends' workers before it builds the sweep; the sweep's executor takes
     them (one numpy cell waited 0.24 s for its worker otherwise), and one with other settings does not."""
-    from workbench.harness import isolation
+    from workbench.measure import isolation
 
     isolation.start_early(["numpy"], "process", memory_cap="4G")
     try:

@@ -1,4 +1,4 @@
-"""Judging many pairs at once (workbench.judge_many) gives exactly what judging each pair alone gives: the
+"""Judging many pairs at once (workbench.judge.many) gives exactly what judging each pair alone gives: the
 same verdicts, intervals, hints and baselines, on random tables that reach every path (block effects, paired
 rounds by id or by count, unpaired rounds, one stream, too few values, odd values, A/A twins)."""
 
@@ -11,9 +11,9 @@ import pandas as pd
 import pandas.testing as pdt
 import pytest
 
-from workbench import stats_compare
-from workbench import verdicts as vd
-from workbench.stats_compare import RESULT_COLUMNS, _run_blocks, _speedups_one_by_one, speedup_vs_baseline
+from workbench.judge import compare as stats_compare
+from workbench.judge import verdicts as vd
+from workbench.judge.compare import RESULT_COLUMNS, _run_blocks, _speedups_one_by_one, speedup_vs_baseline
 
 
 def _times(rng: np.random.Generator, n: int, scale: float) -> list[float]:
@@ -106,7 +106,7 @@ def test_noisy_mask_is_is_noisy_of_each_row() -> None:
 
 
 def test_many_floats_reads_each_value_as_one_at_a_time_does() -> None:
-    from workbench.judge_many import many_floats
+    from workbench.judge.many import many_floats
 
     rng = np.random.default_rng(5)
     values: list = [None, float("nan"), "", "[]", "[ ]", " [1e-06, 2E+3] ", "[1e-06,2E+3]", "[0, 1]", "[-1, 2]",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.suites import llm_shapes, shape_label, suite_spec
+from workbench.sweep.suites import llm_shapes, shape_label, suite_spec
 
 
 def test_default_models_include_the_issue_s_models():

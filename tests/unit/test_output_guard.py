@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.output_guard import atomic_write_text, check_output_path
+from workbench.core.output_guard import atomic_write_text, check_output_path
 from workbench.report.sample_data import synthetic_environment, synthetic_results
-from workbench.store import Store
+from workbench.store.database import Store
 
 
 def _digest(path: Path) -> str:

@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench import verdicts as vd
 from workbench.backends import registry as backend_registry
-from workbench.harness.audit import NoAudit
-from workbench.harness.request import Cell
-from workbench.harness.rounds import merge_pair, merge_twin
-from workbench.harness.timer import Partner, PartnerFailed, TimingConfig, time_calls
-from workbench.stats_compare import block_effects, judge_pair, speedup_vs_baseline, typical_spreads
+from workbench.judge import verdicts as vd
+from workbench.judge.compare import block_effects, judge_pair, speedup_vs_baseline, typical_spreads
+from workbench.measure.audit import NoAudit
+from workbench.measure.request import Cell
+from workbench.measure.rounds import merge_pair, merge_twin
+from workbench.measure.timer import Partner, PartnerFailed, TimingConfig, time_calls
 
 
 def _sleeper(seconds: float):
@@ -51,7 +51,7 @@ def test_the_loop_stops_on_a_small_spread_only_after_enough_pairs():
 
 
 def test_a_visit_with_too_few_clean_pairs_gives_no_effect(monkeypatch):
-    import workbench.harness.timer as timer
+    import workbench.measure.timer as timer
 
     monkeypatch.setattr(timer, "_preemptions", iter(range(10**6)).__next__)  # every sample taken off the core
     t = _loop(0.0003, 0.0006, budget=0.05)
@@ -195,8 +195,8 @@ def pd_isna(value) -> bool:
 
 def test_a_sweep_plan_pairs_contenders_with_the_reference_on_their_own_backend(pairk):
     from workbench.backends import registry
-    from workbench.sweep import SweepSpec
-    from workbench.sweep_plan import SweepPlan
+    from workbench.sweep.driver import SweepSpec
+    from workbench.sweep.plan import SweepPlan
 
     backends = [b for b in ("numpy", "numba", "torch-cpu") if b in registry.available_backends()]
     plan = SweepPlan(SweepSpec(kernels=[pairk, "saxpy"], backends=backends, sizes=[4099], rounds=3))
@@ -227,8 +227,8 @@ def pairk(tmp_path):
 
 
 def test_round_one_measures_each_groups_reference_before_its_contenders(pairk):
-    from workbench.sweep import SweepSpec
-    from workbench.sweep_plan import SweepPlan, references_first
+    from workbench.sweep.driver import SweepSpec
+    from workbench.sweep.plan import SweepPlan, references_first
 
     plan = SweepPlan(SweepSpec(kernels=[pairk], backends=["numpy"], sizes=[4099, 8192], rounds=3))
     refs = plan.references()
@@ -243,8 +243,8 @@ def test_round_one_measures_each_groups_reference_before_its_contenders(pairk):
 
 
 def test_a_pair_too_slow_for_a_visits_budget_is_not_timed_side_by_side(pairk):
-    from workbench.sweep import SweepSpec
-    from workbench.sweep_plan import PAIR_BUDGET_S, SweepPlan
+    from workbench.sweep.driver import SweepSpec
+    from workbench.sweep.plan import PAIR_BUDGET_S, SweepPlan
 
     plan = SweepPlan(SweepSpec(kernels=[pairk], backends=["numpy"], sizes=[4099], rounds=3, budget_s=0.4))
     cell, ref = next((c, p) for c in plan.cells if (p := plan.partners().get(c.key)) is not None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from workbench.progress import LogProgress, TerminalProgress, fmt_duration, make_progress
+from workbench.core.progress import LogProgress, TerminalProgress, fmt_duration, make_progress
 
 
 class Clock:

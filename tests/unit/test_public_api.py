@@ -18,7 +18,7 @@ def test_api_basics():
 
 def test_verify_and_benchmark_stay_functions_after_their_modules_load():
     import workbench.api  # noqa: F401
-    import workbench.verification  # noqa: F401
+    import workbench.sweep.verification  # noqa: F401
 
     assert callable(workbench.verify) and callable(workbench.benchmark)
     assert callable(workbench.verify)  # a second access too (a submodule named `verify` used to shadow it)
@@ -32,7 +32,7 @@ def test_the_removed_shims_are_gone():
     import pytest
 
     assert not hasattr(workbench, "compare") and "compare" not in workbench.__all__
-    for name in ("workbench.runner", "workbench.harness.record"):
+    for name in ("workbench.runner", "workbench.measure.record"):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(name)
 
@@ -41,9 +41,13 @@ def test_one_home_per_name():
     """Each of these names is one object, whichever module a caller imports it from."""
     import math
 
-    from workbench import ceilings, selection, store, timestamps, verdicts
     from workbench.backends import base
-    from workbench.harness import cell
+    from workbench.core import timestamps
+    from workbench.judge import verdicts
+    from workbench.measure import cell
+    from workbench.roofs.model import ceilings
+    from workbench.store.database import database as store
+    from workbench.sweep.driver import selection
 
     assert selection.BackendUnavailable is base.BackendUnavailable
     assert issubclass(base.BackendUnavailable, ValueError) and issubclass(base.BackendUnavailable, RuntimeError)

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench import stats_compare as sc
-from workbench.record import RESULT_COLUMNS, STATUSES, Row, empty_row
+from workbench.core.record import RESULT_COLUMNS, STATUSES, Row, empty_row
+from workbench.judge import compare as sc
 from workbench.report.exporters import _throughput_metric
 from workbench.report.sample_data import synthetic_results
-from workbench.store import Store
+from workbench.store.database import Store
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "measurement-record.md"
 

@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.record import RESULT_COLUMNS
+from workbench.core.record import RESULT_COLUMNS
 from workbench.report import summary_table, write_report
 from workbench.report.data import resolve_run_ids
 from workbench.report.render import md_table
 from workbench.report.sample_data import synthetic_results
-from workbench.store import EXPORT_FORMAT
+from workbench.store.database import EXPORT_FORMAT
 
 EVIL = "<script>alert(1)</script>"
 
@@ -125,7 +125,7 @@ def test_summary_table_formats(df):
 
 def _with_flags(df):
     """Rows as the harness writes them now: one cell above 100% of its ceiling, one noisy."""
-    from workbench.ceilings import AUTO_PROBE
+    from workbench.roofs.ceilings import AUTO_PROBE
 
     d = df[df["run_id"] == "run-a"].copy()
     hot = (d["kernel"] == "gemm") & (d["variant"] == "numpy") & (d["size_label"] == "m=64 n=64 k=64")

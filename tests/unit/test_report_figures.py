@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+from workbench.core.units import fmt_in_unit, fmt_tick_time, pick_time_unit
 from workbench.report import plots, write_report
 from workbench.report.data import ReportData
 from workbench.report.model import kernel_sections as kernel_figures
 from workbench.report.sample_data import suite_results, synthetic_results
 from workbench.report.sizes import choose_x_axis, params_frame
 from workbench.report.tables import pivot
-from workbench.report.units import fmt_in_unit, fmt_tick_time, pick_time_unit
 
 #: The issue's targets for the quick-suite report.
 MAX_BYTES, MAX_FIGURES = 1_000_000, 40

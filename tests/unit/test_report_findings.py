@@ -4,12 +4,12 @@ the % of ceiling the rows carry, and every caveat that applies."""
 import pandas as pd
 import pytest
 
+from workbench.judge.compare import speedup_vs_baseline
 from workbench.report import write_report
 from workbench.report.caveats import is_pocl, report_caveats
 from workbench.report.findings import key_findings, pick_reference, size_classes
 from workbench.report.sample_data import synthetic_results
-from workbench.stats_compare import speedup_vs_baseline
-from workbench.store import Store
+from workbench.store.database import Store
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from workbench.cli import main
 from workbench.report.model import build_report
 from workbench.report.render import html, markdown
 from workbench.report.sample_data import synthetic_environment, synthetic_results
-from workbench.store import Store
+from workbench.store.database import Store
 
 
 @pytest.fixture()

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench import stats_compare
+from workbench.judge import compare as stats_compare
 from workbench.report import findings, model
 from workbench.report.data import ReportData
 from workbench.report.findings import key_findings, reference_anomaly
@@ -153,8 +153,8 @@ def test_a_kernels_speed_up_table_is_capped_like_the_all_rows_table_and_says_so(
 
 
 def test_noisy_marks_read_the_flag_else_the_spread():
-    from workbench.ceilings import is_noisy
     from workbench.report.plots import noisy_mask
+    from workbench.roofs.ceilings import is_noisy
 
     df = pd.DataFrame({"noisy": [1, 0, None, None, float("nan"), True],
                        "rel_spread": [0.0, 0.9, 0.9, 0.01, "bad", None], "kernel": "k"})
@@ -166,7 +166,7 @@ def test_noisy_marks_read_the_flag_else_the_spread():
 def test_report_baseline_flag_is_checked_on_the_series_columns_only(tmp_path, monkeypatch, capsys):
     from workbench.cli import main
     from workbench.report.sample_data import synthetic_environment
-    from workbench.store import Store
+    from workbench.store.database import Store
 
     s = Store(tmp_path / "s.sqlite")
     s.add_environment("env-demo", synthetic_environment())
@@ -194,7 +194,7 @@ def test_a_reports_empty_columns_are_not_read_but_shared(tmp_path):
     """Columns NULL in every selected row come back as the None columns a full read gives (one shared array,
     not 8 MB each per million rows); columns with a value in any selected row are read as they are."""
     from workbench.report.data import REPORT_COLUMNS
-    from workbench.store import Store
+    from workbench.store.database import Store
 
     s = Store(tmp_path / "s.sqlite")
     ids = [s.new_run(name=f"r{i}", env_id="env-demo") for i in range(2)]
@@ -216,7 +216,7 @@ def test_a_reports_empty_columns_are_not_read_but_shared(tmp_path):
 def test_rows_taken_from_a_frame_keep_shared_columns_shared():
     """frames.take_rows / where_rows give what filtering gives (values, dtypes, index, text columns left as
     object), and columns that shared one array share one again instead of a copy each."""
-    from workbench.frames import split_by, take_rows, where_rows
+    from workbench.core.frames import split_by, take_rows, where_rows
 
     n = 1000
     nulls = pd.Series(np.full(n, None, dtype=object))

@@ -8,7 +8,7 @@ import pytest
 from workbench.cli import main
 from workbench.report import write_report
 from workbench.report.sample_data import synthetic_environment, synthetic_results
-from workbench.store import Store
+from workbench.store.database import Store
 
 
 def fill(store, seed, slowdown=1.0, name="demo"):

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from workbench.report.roof_check import check_roofs
-from workbench.roofs import AUTO_PROBE
+from workbench.roofs.model import AUTO_PROBE
 
 ROOFS = (("bandwidth_gbps", "float32", 10.0), ("l1_bandwidth_gbps", "float32", 200.0),
          ("gflops", "float32", 50.0))

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from workbench import peaks, roof_probe
-from workbench.ceilings import headline_pct, peak_note
-from workbench.roofs import (
+from workbench.roofs.ceilings import headline_pct, peak_note
+from workbench.roofs.model import (
     AUTO_PROBE,
     MEASURED,
     PUBLISHED,
@@ -15,9 +14,11 @@ from workbench.roofs import (
     RoofKind,
     RoofSet,
     above_top_roof,
+    peaks,
     resolve_roofs,
 )
-from workbench.store import Store
+from workbench.roofs.model import probe as roof_probe
+from workbench.store.database import Store
 
 MiB = 2**20
 
@@ -183,8 +184,8 @@ def test_a_probe_process_that_fails_leaves_every_roof_missing_with_why():
 
 
 def test_a_working_set_in_a_measured_cache_is_scored_against_that_level():
-    from workbench.harness.throughput import Ceilings, rates
     from workbench.report.row_notes import row_notes
+    from workbench.roofs.throughput import Ceilings, rates
 
     c = Ceilings({("bandwidth_gbps", "float32"): 10.0}, {("bandwidth_gbps", "float32"): AUTO_PROBE})
     c.roof_set = _cpu()
@@ -232,8 +233,8 @@ def test_the_report_lists_one_roof_set_per_device_and_scores_rows_by_it(tmp_path
 def test_float32_with_tf32_allowed_is_bounded_by_the_tf32_rate_and_dgemm_by_the_fp64_tensor_cores():
     """A float32 GEMM run with TF32 allowed reaches the tensor cores' TF32 rate; an H200's DGEMM reached 60
     TFLOP/s on its FP64 tensor cores. Neither is impossible speed; twice the TF32 datasheet rate is."""
-    from workbench.harness.audit import implausible_reason
-    from workbench.roofs import MEASURED, Roof, RoofKind, RoofSet
+    from workbench.measure.audit import implausible_reason
+    from workbench.roofs.model import MEASURED, Roof, RoofKind, RoofSet
 
     roofs = RoofSet("NVIDIA H200", [Roof("NVIDIA H200", RoofKind.DRAM, 4000.0, MEASURED, "saxpy"),
                                     Roof("NVIDIA H200", RoofKind.FLOPS, 51e3, MEASURED, "gemm", "float32")])

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from workbench import verdicts
-from workbench.harness.rounds import (
+from workbench.judge import verdicts
+from workbench.measure.rounds import (
     BUSY_CPU_SHARE,
     finish_single_round,
     is_final,
@@ -19,7 +19,7 @@ from workbench.harness.rounds import (
     round_order,
     rounds_done,
 )
-from workbench.harness.timer import TimingConfig
+from workbench.measure.timer import TimingConfig
 
 
 def test_round_config_shares_the_budget_with_a_per_round_minimum():

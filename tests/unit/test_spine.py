@@ -7,17 +7,17 @@ import pickle
 
 import pytest
 
-from workbench.harness.cell import Cell, CheckOnly, failed_result
-from workbench.harness.isolation import InProcessExecutor
-from workbench.harness.messages import CellDone, RunCell
-from workbench.harness.request import CellRequest, RoundRole
-from workbench.harness.result import _IDENTITY, _OWN, _PARTS, SWEEP_COLUMNS, CellResult
-from workbench.harness.timer import Cancelled, TimingConfig
-from workbench.record import RESULT_COLUMNS, STATUSES, Row
-from workbench.status import Status
-from workbench.store import Store
-from workbench.sweep import SweepSpec
-from workbench.sweep_plan import SweepPlan
+from workbench.core.record import RESULT_COLUMNS, STATUSES, Row
+from workbench.core.status import Status
+from workbench.measure.cell import Cell, CheckOnly, failed_result
+from workbench.measure.isolation import InProcessExecutor
+from workbench.measure.messages import CellDone, RunCell
+from workbench.measure.request import CellRequest, RoundRole
+from workbench.measure.result import _IDENTITY, _OWN, _PARTS, SWEEP_COLUMNS, CellResult
+from workbench.measure.timer import Cancelled, TimingConfig
+from workbench.store.database import Store
+from workbench.sweep.driver import SweepSpec
+from workbench.sweep.plan import SweepPlan
 
 FAST = TimingConfig(warmup_s=0.001, budget_s=0.01, min_samples=3, max_samples=20, n_inputs=2)
 CELL = Cell.make("vector_add", "numpy", "numpy", "float32", {"n": 1000})

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from workbench.record import RESULT_COLUMNS
-from workbench.store import EXPORT_FORMAT, Store, default_store_path
+from workbench.core.record import RESULT_COLUMNS
+from workbench.store.database import EXPORT_FORMAT, Store, default_store_path
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -70,7 +70,7 @@ def test_default_path_honours_the_environment(monkeypatch, tmp_path):
 
 WRITER = """
 import sys, time
-from workbench.store import Store
+from workbench.store.database import Store
 path, tag, n, start = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 st = Store(path)
 time.sleep(max(0.0, start - time.time()))  # both writers begin together
@@ -202,7 +202,7 @@ def test_a_row_stored_again_is_updated_in_place(tmp_path):
 
 def test_a_run_id_drawn_twice_is_drawn_again(tmp_path, monkeypatch):
     """Run ids share their second and 24 random bits: 400 runs made in one second once drew the same id."""
-    from workbench import store as store_mod
+    from workbench.store.database import database as store_mod
 
     ids = iter(["20261126T000000Z-aaaaaa", "20261126T000000Z-aaaaaa", "20261126T000000Z-bbbbbb"])
     monkeypatch.setattr(store_mod, "new_run_id", lambda: next(ids))

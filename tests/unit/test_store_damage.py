@@ -17,12 +17,12 @@ import pytest
 
 from workbench.cli import main
 from workbench.report.sample_data import synthetic_environment, synthetic_results
-from workbench.store import CHECKPOINT_EVERY_ROWS, Store, StoreError
+from workbench.store.database import CHECKPOINT_EVERY_ROWS, Store, StoreError
 
 WRITER = """
 import os, signal, sys
 from workbench.report.sample_data import synthetic_results
-from workbench.store import Store
+from workbench.store.database import Store
 s = Store(sys.argv[1])
 rid = s.new_run(name="killed", env_id="env-demo")
 rows = synthetic_results(rid, seed=1).to_dict("records")[: int(sys.argv[2])]
@@ -136,7 +136,7 @@ def test_a_finished_run_is_in_the_main_file_without_its_wal(tmp_path):
 
 
 def test_store_check_counts_the_cells_an_interrupted_run_lacks(tmp_path):
-    from workbench.sweep import SweepSpec
+    from workbench.sweep.driver import SweepSpec
 
     spec = SweepSpec(kernels=["vector_add"], backends=["numpy"], sizes=[(64,), (128,)], rounds=3)
     planned = len(spec.cells())

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main as cli
-from workbench.store import Store, StoreError, open_store
-from workbench.sweep import SweepSpec, run_sweep
+from workbench.store.database import Store, StoreError, open_store
+from workbench.sweep.driver import SweepSpec, run_sweep
 
 FAST = {"budget_s": 0.02, "warmup_s": 0.0, "min_samples": 3, "max_samples": 10, "rounds": 1}
 
@@ -225,7 +225,8 @@ def test_a_run_written_by_a_live_process_is_never_resumed_by_another(filled):
         with st._write() as c:  # as if `sleeper` were writing the run
             c.execute("UPDATE runs SET status = 'running', owner_host = ?, owner_pid = ?, heartbeat_at = ? "
                       "WHERE run_id = ?", (__import__("socket").gethostname(), sleeper.pid,
-                                           __import__("workbench.store", fromlist=["now_iso"]).now_iso(), run_id))
+                                           __import__("workbench.store.database", fromlist=["now_iso"]).now_iso(),
+                                           run_id))
         assert st.live_owner(run_id) and f"process {sleeper.pid}" in st.live_owner(run_id)
         assert st.latest_run_id(unfinished=True) is None  # plain --resume does not pick it
         with pytest.raises(StoreError, match=f"being written by process {sleeper.pid}"):

@@ -8,9 +8,9 @@ from collections import defaultdict
 
 import pytest
 
-from workbench import suites
 from workbench.catalog import registry as catalog
-from workbench.suites import (
+from workbench.sweep.driver import SweepSpec, suites
+from workbench.sweep.suites import (
     QUICK_FAMILIES,
     QUICK_LLM_KERNELS,
     describe_suites,
@@ -22,7 +22,6 @@ from workbench.suites import (
     suite_spec,
     working_sets,
 )
-from workbench.sweep import SweepSpec
 
 FAMILY_KERNELS = [k for _, k, _ in QUICK_FAMILIES]
 

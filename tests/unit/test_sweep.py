@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from conftest import require_backend
 
-from workbench import verdicts
 from workbench.catalog import registry as catalog
 from workbench.catalog.spec import KernelSpec, Variant
-from workbench.harness.cell import NO_VARIANT
-from workbench.store import Store
-from workbench.suites import llm_shapes, suite_spec
-from workbench.sweep import SweepSpec, run_sweep
+from workbench.judge import verdicts
+from workbench.measure.cell import NO_VARIANT
+from workbench.store.database import Store
+from workbench.sweep.driver import SweepSpec, run_sweep
+from workbench.sweep.suites import llm_shapes, suite_spec
 
 KERNEL = "wbtest_sweep_scale"
 FAST = dict(budget_s=0.02, warmup_s=0.005, min_samples=3, target_spread=0.05)
@@ -67,8 +67,8 @@ VARIANTS = [("raises", _raises), ("nan", _nan), ("wrong", _wrong), ("sleeps", _s
 def quick_environment(monkeypatch):
     """The real environment record probes every runtime (seconds); the CLI tests exercise it."""
     env = lambda: ("testenv", {"host": "test"})  # noqa: E731
-    monkeypatch.setattr("workbench.sweep.current_environment", env)
-    monkeypatch.setattr("workbench.peaks.current_environment", env)
+    monkeypatch.setattr("workbench.sweep.driver.current_environment", env)
+    monkeypatch.setattr("workbench.roofs.peaks.current_environment", env)
 
 
 @pytest.fixture
@@ -166,7 +166,7 @@ def test_sizes_by_arity_and_by_name(test_kernel):
 def plain_rounds(monkeypatch):
     """Only the spec's rounds: no reserve, so no A/A twin and no extra round of an undecided pair, whose
     visits depend on the noise (they are tested in test_verdicts_rounds); these tests count visits."""
-    monkeypatch.setattr("workbench.sweep_plan.RESERVE_ROUNDS", 0)
+    monkeypatch.setattr("workbench.sweep.plan.RESERVE_ROUNDS", 0)
 
 
 def test_should_stop_stops_after_the_current_cell_and_resume_finishes(test_kernel, tmp_path):
@@ -324,7 +324,8 @@ def test_llm_shapes_cross_the_axes():
 
 
 def test_measured_peaks_give_percent_of_peak(test_kernel, tmp_path, monkeypatch):
-    from workbench import peaks, roof_probe
+    from workbench.roofs.model import peaks
+    from workbench.roofs.model import probe as roof_probe
 
     # repeats that disagree (a busy machine) make the probe refuse: right, but not what this test checks, and a CI
     # running three test jobs on two cores made it refuse there

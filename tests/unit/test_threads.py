@@ -27,7 +27,7 @@ def _policy(pre: str = "", env_value: str | None = None) -> list[str | None]:
 def test_a_bounded_spin_by_default():
     """Not PASSIVE: on a VM whose idle vCPU is halted every parallel region then pays a 70-100 µs wake-up (a
     65k-element numba add read 97 µs for 6 µs of work)."""
-    from workbench.threads import BLOCKTIME_MS, SPIN_COUNT
+    from workbench.core.threads import BLOCKTIME_MS, SPIN_COUNT
 
     assert _policy() == [None, str(SPIN_COUNT), str(BLOCKTIME_MS)]
 
@@ -43,13 +43,13 @@ def test_not_set_when_an_openmp_runtime_already_loaded():
 
 
 def test_environment_record_shows_the_policy():
-    from workbench.environment import THREAD_ENV_VARS
+    from workbench.store.environment import THREAD_ENV_VARS
 
     assert {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME"} <= set(THREAD_ENV_VARS)
 
 
 def test_thread_counts_name_each_loaded_runtime_and_the_policy():
-    from workbench import threads
+    from workbench.core import threads
 
     counts = threads.thread_counts()
     assert any(k.startswith("blas:") for k in counts) and all(int(v) >= 1 for v in counts.values())
@@ -79,9 +79,9 @@ def test_timeit_reports_threads_and_an_unapplied_policy():
 
 
 def test_rows_record_threads_and_rounds_keep_every_setting_seen():
-    from workbench.conditions import ConditionsMeter
-    from workbench.harness.rounds import merge_conditions
-    from workbench.record import RESULT_COLUMNS
+    from workbench.core.conditions import ConditionsMeter
+    from workbench.core.record import RESULT_COLUMNS
+    from workbench.measure.rounds import merge_conditions
 
     meter = ConditionsMeter()
     meter.start()

@@ -6,7 +6,7 @@ import time
 
 import workbench
 from workbench.adhoc import timing
-from workbench.conditions import Conditions
+from workbench.core.conditions import Conditions
 
 QUICK = {"budget_s": 0.01, "rounds": 2, "warmup_s": 0.0}
 

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from workbench.harness import stats
+from workbench.judge import stats
 
 
 def _numpy_spread(samples):

@@ -1,8 +1,8 @@
 """No timing path in the package times a variant without the audit (issue 23), checked on the source.
 
-Samples come from a timer's ``measure``; the only loop that takes them is :func:`workbench.harness.timer.time_calls`,
+Samples come from a timer's ``measure``; the only loop that takes them is :func:`workbench.measure.timer.time_calls`,
 whose ``audit`` is a required keyword. So: every ``time_calls(...)`` call in the package names ``audit=``, the one
-unaudited form (:class:`~workbench.harness.audit.NoAudit`) is used only by ``workbench.timeit`` (a callable with
+unaudited form (:class:`~workbench.measure.audit.NoAudit`) is used only by ``workbench.timeit`` (a callable with
 no spec and no reference), and every other ``.measure(...)`` call is one of the listed ones, none of which
 yields a result's samples. A new timing path fails here until it is audited (or listed, with its reason).
 """
@@ -13,7 +13,7 @@ import ast
 import inspect
 from pathlib import Path
 
-from workbench.harness.timer import time_calls
+from workbench.measure.timer import time_calls
 
 PACKAGE = Path(__file__).resolve().parents[2] / "workbench"
 

@@ -54,7 +54,7 @@ def test_a_process_with_compiled_triton_refuses_the_interpreter_in_process(monke
 def test_in_process_cells_get_the_backend_environment_for_their_duration(monkeypatch):
     import os
 
-    from workbench.harness.isolation import backend_environment
+    from workbench.measure.isolation import backend_environment
 
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     with backend_environment("triton-interp"):

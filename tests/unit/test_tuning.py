@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from workbench.catalog import Tunable, get_variant, registry, variant
-from workbench.harness import Cell, CheckOnly, run_cell
+from workbench.measure import Cell, CheckOnly, run_cell
 from workbench.tuning import device_fingerprint, shape_class
 
 KERNEL = "gemm_tuning_test"
@@ -137,7 +137,7 @@ def _tune(**kw):
 def test_grid_tuning_verifies_stores_and_keeps_the_best(tunable, isolated):
     pytest.importorskip("optuna")
     from workbench import config
-    from workbench.harness.timer import TimingConfig
+    from workbench.measure.timer import TimingConfig
 
     store = isolated / "s.sqlite"
     seen = []
@@ -166,7 +166,7 @@ def test_builds_use_the_tuned_configuration_unless_disabled(tunable, isolated, m
     result = _tune(strategy="random", budget_s=30, max_trials=3, store=str(isolated / "s.sqlite"), confirm=0)
     assert result.kept is result.best is not None
     cell = Cell.make(KERNEL, "blocked", "numpy", "float32", {"m": 41, "n": 30, "k": 50})  # same shape class
-    from workbench.harness.timer import TimingConfig
+    from workbench.measure.timer import TimingConfig
 
     timing = TimingConfig(budget_s=0.02, min_samples=3, warmup_s=0.0)
     row = run_cell(cell, timing)
@@ -182,7 +182,7 @@ def test_builds_use_the_tuned_configuration_unless_disabled(tunable, isolated, m
 def test_confirmation_keeps_a_candidate_only_when_faster(tunable, isolated):
     pytest.importorskip("optuna")
     from workbench import config
-    from workbench.harness.timer import TimingConfig
+    from workbench.measure.timer import TimingConfig
 
     store = isolated / "s.sqlite"
     result = _tune(strategy="grid", budget_s=60, store=str(store), confirm=2, confirm_rounds=3,

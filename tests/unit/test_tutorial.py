@@ -11,7 +11,7 @@ import pytest
 
 from workbench import tutorial
 from workbench.backends import registry
-from workbench.peaks import ENV_AUTO_PEAKS
+from workbench.roofs.peaks import ENV_AUTO_PEAKS
 
 
 @pytest.fixture

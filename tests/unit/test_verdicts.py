@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from workbench.verdicts import (
+from workbench.judge.verdicts import (
     BETWEEN_COVERAGE,
     CONFIDENCE,
     STREAM_NOISE,

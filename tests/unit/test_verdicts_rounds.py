@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench import stats_compare as sc
-from workbench import verdicts as vd
 from workbench.catalog import load_catalog, unload_catalog
-from workbench.sweep import SweepSpec
-from workbench.sweep_plan import MAX_EXTRA_ROUNDS, RESERVE_ROUNDS, SweepPlan, with_twins
+from workbench.judge import compare as sc
+from workbench.judge import verdicts as vd
+from workbench.sweep.driver import SweepSpec
+from workbench.sweep.plan import MAX_EXTRA_ROUNDS, RESERVE_ROUNDS, SweepPlan, with_twins
 
 SPEC_PY = '''
 import numpy as np
@@ -189,7 +189,7 @@ def test_later_rounds_put_each_groups_reference_in_its_middle(probe):
 
 
 def test_centred_spreads_several_references_through_their_group():
-    from workbench.harness.rounds import centred
+    from workbench.measure.rounds import centred
 
     assert centred(list("abcdR"), lambda x: x == "R") == list("abRcd")
     assert centred(list("abcdXY"), lambda x: x in "XY") == list("aXbcYd")

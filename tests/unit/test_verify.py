@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from conftest import require_backend
 
-from workbench.case import check, make_host_inputs, reference_outputs
 from workbench.catalog import Unsupported, get_kernel, register_kernel, registry, variant
-from workbench.verification import verify
+from workbench.measure.case import check, make_host_inputs, reference_outputs
+from workbench.sweep.verification import verify
 
 TEST_KERNEL = "_test_gelu"
 
@@ -296,8 +296,8 @@ def numba_switched_off(monkeypatch):
 
 
 def test_an_unavailable_backend_verifies_nothing_and_says_why(numba_switched_off):
-    from workbench.selection import BackendUnavailable
-    from workbench.sweep import SweepSpec
+    from workbench.sweep.driver import SweepSpec
+    from workbench.sweep.selection import BackendUnavailable
 
     for run in (lambda: verify(backends=["numpy", "numba"], kernels="saxpy"),
                 lambda: SweepSpec(kernels=["saxpy"], backends=["numpy", "numba"]).cells()):

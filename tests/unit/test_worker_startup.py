@@ -8,9 +8,9 @@ import textwrap
 
 from conftest import DOUBLE_SPEC
 
-from workbench.harness.cell import Cell, CheckOnly
-from workbench.harness.isolation import make_executor
-from workbench.harness.process_worker import WorkerProcess
+from workbench.measure.cell import Cell, CheckOnly
+from workbench.measure.isolation import make_executor
+from workbench.measure.process_worker import WorkerProcess
 
 SPEC = DOUBLE_SPEC
 
@@ -101,7 +101,7 @@ def test_a_sweep_parent_reads_its_ceilings_without_pandas(run_python, tmp_path):
     store = str(tmp_path / "s.sqlite")
     code = textwrap.dedent(f"""
         import json, sys
-        from workbench.store import Store, current_environment
+        from workbench.store.database import Store, current_environment
         env_id, env = current_environment()
         st = Store({store!r})
         st.add_environment(env_id, env)
@@ -151,7 +151,7 @@ def test_a_spare_started_for_a_first_call_that_then_returns_is_stopped():
 
     from workbench.catalog import register_variant, unregister_variant
     from workbench.catalog.spec import Variant
-    from workbench.harness.timer import TimingConfig
+    from workbench.measure.timer import TimingConfig
 
     def build(ctx):
         first = [True]

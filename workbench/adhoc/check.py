@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .inputs import AdhocSetup, host_array, outputs_of
+from workbench.adhoc.inputs import AdhocSetup, host_array, outputs_of
 
 #: Tolerances of an ad-hoc check, per dtype. Both sides are rounded to the dtype (neither is the float64
 #: truth), so they are looser than the catalog's defaults against float64 (float32 1e-5): two correct

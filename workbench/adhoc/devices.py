@@ -13,7 +13,7 @@ import types
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..backends import registry
+from workbench.backends import registry
 
 #: torch ``device.type`` -> workbench backend name.
 TORCH_DEVICES = {"cpu": "torch-cpu", "cuda": "torch-cuda", "mps": "torch-mps", "xpu": "torch-xpu"}

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import registry
-from ..backends.base import KNOWN_DTYPES
-from ..dtypes import round_to
-from .devices import array_backend
+from workbench.adhoc.devices import array_backend
+from workbench.backends import registry
+from workbench.backends.base import KNOWN_DTYPES
+from workbench.core.dtypes import round_to
 
 #: Runtimes whose arrays are plain numpy arrays on the host.
 HOST_RUNTIMES = ("numpy", "numba")

@@ -13,13 +13,11 @@ import datetime
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .inputs import takes_rng
-from .source import Source, identifier, source_of
-
-if TYPE_CHECKING:
-    from .quick import Comparison
+from workbench.adhoc.comparison import Comparison
+from workbench.adhoc.inputs import takes_rng
+from workbench.adhoc.source import Source, identifier, source_of
 
 #: Sizes written for ``verify``: small and odd, as the catalog's are.
 VERIFY_SIZES = (1, 7, 33, 1000)

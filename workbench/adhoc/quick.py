@@ -2,7 +2,7 @@
 
 The callables become an in-memory kernel (a :class:`~workbench.catalog.spec.KernelSpec` whose inputs come
 from ``setup`` and whose reference is the first callable, or ``reference=``) with one variant each, and
-run through :func:`workbench.sweep.run_sweep` like any catalog kernel. So they get everything a spec
+run through :func:`workbench.sweep.driver.run_sweep` like any catalog kernel. So they get everything a spec
 gets: interleaved rounds, worker processes (a callable that crashes, hangs or raises becomes a row with
 its status; the others go on), outputs checked before timing and after it on rotated input sets, every
 row stored under ``name``, and the same :class:`~workbench.api.Results`.
@@ -11,25 +11,23 @@ row stored under ``name``, and the same :class:`~workbench.api.Results`.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 import numbers
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-from ..api import Results
-from ..catalog.spec import BuildContext, KernelCall, KernelSpec, Unsupported, Variant
-from ..store import open_store
-from ..sweep import SweepSpec, run_sweep
-from .check import AdhocCompare, AdhocReference, tolerances
-from .devices import backend_for, callable_runtime
-from .inputs import AdhocSetup, Layout, axis_of, layout_of, outputs_of, run_dtype
-from .promote import promote
+from workbench.adhoc.check import AdhocCompare, AdhocReference, tolerances
+from workbench.adhoc.comparison import GIVE_UP_STATUSES, Comparison, GiveUp  # noqa: F401  (names users import from here)
+from workbench.adhoc.devices import backend_for, callable_runtime
+from workbench.adhoc.inputs import AdhocSetup, Layout, axis_of, layout_of, outputs_of, run_dtype
+from workbench.adhoc.promote import promote
+from workbench.api import Results
+from workbench.catalog.spec import BuildContext, KernelCall, KernelSpec, Variant
+from workbench.store.database import open_store
+from workbench.sweep.driver import SweepSpec, run_sweep
 
 #: Run name (and kernel name) of a comparison when none is given.
 DEFAULT_NAME = "quick"
@@ -51,40 +49,6 @@ class PerSize:
 
     def __call__(self, params: Mapping[str, int], itemsize: int | None = None) -> float:
         return math.nan if self.fn is None else float(self.fn(int(params[self.axis])))
-
-
-#: Statuses after which a callable is not tried at larger sizes: each costs a timeout or a worker's restart,
-#: and perfplot-style size lists are long (a hung callable would otherwise wait out the limit at every size).
-GIVE_UP_STATUSES = ("timeout", "crashed", "oom")
-
-
-@dataclass
-class GiveUp:
-    """Which callables ended as :data:`GIVE_UP_STATUSES`, and at what size: one file per callable in a folder
-    both the notebook's process (which sees the rows) and the worker processes (which build the cells) read."""
-
-    folder: str
-    axis: str = "n"
-
-    def _path(self, label: str) -> Path:
-        return Path(self.folder) / hashlib.sha1(label.encode()).hexdigest()[:16]
-
-    def record(self, row: Mapping[str, Any], index: int = 0, total: int = 0) -> None:
-        """``run_sweep``'s ``on_cell``: remember the smallest size at which a callable gave up."""
-        if row.get("status") not in GIVE_UP_STATUSES:
-            return
-        n, path = int(json.loads(row["params"])[self.axis]), self._path(str(row["variant"]))
-        if not path.exists() or n < json.loads(path.read_text())["n"]:
-            path.write_text(json.dumps({"n": n, "status": row["status"]}))
-
-    def check(self, label: str, n: int) -> None:
-        """Unsupported (not run) when ``label`` gave up at a smaller size."""
-        path = self._path(label)
-        if path.exists():
-            seen = json.loads(path.read_text())
-            if n > seen["n"]:
-                raise Unsupported(f"not run: this callable ended as {seen['status']} at {self.axis}={seen['n']}, "
-                                  "so larger sizes are skipped")
 
 
 @dataclass
@@ -114,26 +78,6 @@ class AdhocVariant:
             return outputs_of(fn(*hit[1], **hit[2]))
 
         return run
-
-
-@dataclass
-class Comparison:
-    """What a :func:`quick` call compared: enough to run it again or promote it to a catalog kernel."""
-
-    name: str
-    callables: dict[str, Callable[..., Any]]
-    setup: AdhocSetup
-    sizes: list[int]
-    check: bool
-    reference: Callable[..., Any] | None
-    reference_label: str | None
-    flops: Callable[[int], float] | None
-    bytes: Callable[[int], float] | None
-    tolerances: dict[str, float] = field(default_factory=dict)
-    #: Where the run notes callables that gave up (None: every callable runs at every size).
-    give_up: GiveUp | None = None
-    #: Callable name -> the runtime its code runs on (named by the caller or read from the callable).
-    runtimes: dict[str, str] = field(default_factory=dict)
 
 
 class QuickResults(Results):
@@ -212,7 +156,7 @@ def _per_size(fn: Any, what: str) -> Callable[[int], float] | None:
 
 
 def _check_name(name: str) -> str:
-    from ..catalog import registry
+    from workbench.catalog import registry
 
     if not isinstance(name, str) or not name.strip() or "/" in name:
         raise ValueError(f"name must be a non-empty string without '/', got {name!r}")
@@ -225,7 +169,7 @@ def _setup_of(setup: Callable[..., Any], sizes: list[int], backend: str | None) 
     """``setup`` called once per size here: it picks the backend and dtype and fixes each size's constants."""
     import numpy as np
 
-    from ..backends import registry
+    from workbench.backends import registry
 
     if not callable(setup):
         raise TypeError(f"setup must be a callable of the size n returning the arguments, got {setup!r}")
@@ -255,7 +199,7 @@ def _setup_of(setup: Callable[..., Any], sizes: list[int], backend: str | None) 
 def register(comparison: Comparison) -> KernelSpec:
     """The comparison as an inline kernel with one variant per callable (replacing an earlier one of the same
     name); the first callable is the library baseline that speed-ups are measured against."""
-    from ..catalog import registry
+    from workbench.catalog import registry
 
     setup = comparison.setup
     ref = AdhocReference(comparison.reference if comparison.check else None, comparison.reference_label or "",
@@ -293,7 +237,7 @@ def quick(callables: Any, setup: Callable[..., Any], sizes: Any, *, check: bool 
     callable's own code runs on where reading it from the callable (a numba dispatcher, a function calling
     torch ...) would get it wrong: rows store it as their runtime and legends show it. The run is stored
     under ``name`` (``store``: a Store, a path or the default store). Other keywords are
-    :class:`~workbench.sweep.SweepSpec` options:
+    :class:`~workbench.sweep.driver.SweepSpec` options:
     ``budget_s`` (per cell, all rounds), ``rounds``, ``timeout_s`` (a callable that never returns ends as
     ``timeout``), ``isolation`` ("process", the default, or "in-process"), ``min_samples``, ``seed`` ...
     """

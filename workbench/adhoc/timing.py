@@ -1,8 +1,8 @@
 """``workbench.timeit``: one callable timed with the workbench's own loop, in rounds, in this process.
 
 The same pieces as a sweep's cell — the backend's timer (device events where the runtime has them,
-otherwise synchronise + wall clock), the adaptive loop of :func:`~workbench.harness.timer.time_calls`,
-rounds merged by :func:`~workbench.harness.rounds.merge_rounds` and their noise flag — without a
+otherwise synchronise + wall clock), the adaptive loop of :func:`~workbench.measure.timer.time_calls`,
+rounds merged by :func:`~workbench.measure.rounds.merge_rounds` and their noise flag — without a
 kernel spec, a store or a worker process: a notebook gets an answer in tens of milliseconds.
 """
 
@@ -15,16 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..backends import registry
-from ..conditions import ConditionsMeter
-from ..harness.audit import NoAudit
-from ..harness.rounds import merge_rounds, noise_fields, round_config
-from ..harness.stats import summarize
-from ..harness.timer import TimingConfig, time_calls
-from ..report.units import fmt_seconds
-from ..status import Status
-from ..sweep import SweepSpec
-from .devices import backend_for
+from workbench.adhoc.devices import backend_for
+from workbench.backends import registry
+from workbench.core.conditions import ConditionsMeter
+from workbench.core.status import Status
+from workbench.core.units import fmt_seconds
+from workbench.judge.stats import summarize
+from workbench.measure.audit import NoAudit
+from workbench.measure.rounds import merge_rounds, noise_fields, round_config
+from workbench.measure.timer import TimingConfig, time_calls
+from workbench.sweep.driver import SweepSpec
 
 #: Timing defaults of :func:`timeit`, chosen so an answer comes about as fast as torch.utils.benchmark's
 #: ``adaptive_autorange`` (see tests/perf/peers.py): a short warm-up after the first call, three rounds
@@ -40,7 +40,7 @@ class Measurement:
     """The timing of one callable: per-call samples pooled over rounds, and what they say.
 
     ``median_s`` is the median of the round medians (robust to one drifted round); quartiles are those of
-    all samples. ``noisy`` is the workbench's noise flag (:func:`workbench.harness.rounds.noise_fields`):
+    all samples. ``noisy`` is the workbench's noise flag (:func:`workbench.measure.rounds.noise_fields`):
     the round medians spread by more than 10%, or other processes took a large share of the CPU. The share
     matters even when the rounds agree: a call of a multi-threaded kernel on a busy machine either finds a
     core for each thread or waits a time slice for one, and the median sits wherever the share of waits
@@ -64,10 +64,10 @@ class Measurement:
     wall_s: float
     first_call_s: float
     #: Threads each loaded runtime used (torch intra-op, numba, BLAS and OpenMP pools) and the OpenMP wait
-    #: policy, in words (:func:`workbench.threads.describe`): says when the policy could not be applied
+    #: policy, in words (:func:`workbench.core.threads.describe`): says when the policy could not be applied
     #: because a runtime was imported before workbench.
     threads: str = ""
-    #: The machine while the rounds ran (:class:`workbench.conditions.Conditions`): the share of its CPU other
+    #: The machine while the rounds ran (:class:`workbench.core.conditions.Conditions`): the share of its CPU other
     #: processes used (0..1; None when the window was too short to read, e.g. the first call in a process)
     #: and the 1-minute load average.
     other_cpu_share: float | None = None

@@ -18,4 +18,4 @@ does), and is importable as a function taking ``op`` first:
 No module here imports its runtime (numba, torch, cupy, wgpu, triton) until a variant is built.
 """
 
-from . import cupy_support, numba_support, torch_support, wgsl_support  # noqa: F401  (each registers op.<helper>)
+from workbench.authoring import cupy_support, numba_support, torch_support, wgsl_support  # noqa: F401  (each registers op.<helper>)

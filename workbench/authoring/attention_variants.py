@@ -13,8 +13,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..catalog.registry import get_kernel, variant
-from ..catalog.spec import BuildContext, KernelCall, Unsupported
+from workbench.catalog.registry import get_kernel, variant
+from workbench.catalog.spec import BuildContext, KernelCall, Unsupported
 
 #: SDPA backends, by the variant-name suffix: ``torch-sdpa-<suffix>`` forces ``SDPBackend.<NAME>``.
 SDPA_BACKENDS = {"math": "MATH", "flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",

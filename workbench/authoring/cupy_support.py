@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..catalog.authoring import KernelFolder, folder_helper
-from ..catalog.spec import BuildContext, KernelCall
+from workbench.catalog.authoring import KernelFolder, folder_helper
+from workbench.catalog.spec import BuildContext, KernelCall
 
 F = TypeVar("F", bound=Callable[..., Any])
 

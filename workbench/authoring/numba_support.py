@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..catalog.authoring import KernelFolder, folder_helper
-from ..catalog.spec import BuildContext, KernelCall, KernelSpec, Tunable
+from workbench.catalog.authoring import KernelFolder, folder_helper
+from workbench.catalog.spec import BuildContext, KernelCall, KernelSpec, Tunable
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def numba_variant(op: KernelFolder, name: str = "numba", *, description: str = "
 
     def deco(factory: Callable[..., Any]) -> Callable[..., Any]:
         def make(dtype: str, config: Config) -> Any:
-            from .numba_math import numpy_dtype
+            from workbench.authoring.numba_math import numpy_dtype
 
             t = numpy_dtype(dtype)
             if not tunables:
@@ -93,7 +93,7 @@ def numba_map(op: KernelFolder, scalar: Callable[[Any], Callable] | None = None,
     """
     def deco(scalar: Callable[[Any], Callable]) -> Callable[[str], Any]:
         def factory(t: type) -> Any:
-            from .numba_math import elementwise_kernel
+            from workbench.authoring.numba_math import elementwise_kernel
 
             return elementwise_kernel(scalar(t), len(op.spec.make_inputs(
                 {a: 1 for a in op.spec.axes}, np.random.default_rng(0))))
@@ -144,7 +144,7 @@ def disk_cached(kernel: Any, salt: str = "") -> Any:
     cache directory; where it can do neither the kernel still runs, compiled per process. Closure values are
     stamped so the cache key is the same in every process (see ``numba_math``).
     """
-    from . import numba_math
+    from workbench.authoring import numba_math
 
     numba_math.stable_identities(kernel, salt)
     if numba_boundscheck():  # the disk cache's key ignores boundscheck: such builds neither read nor write it
@@ -171,7 +171,7 @@ def per_config(fn: F, config: dict[str, Any]) -> F:
 
 def warmup_arrays(spec: KernelSpec, dtype: str) -> dict[str, np.ndarray]:
     """One-element-per-axis inputs and outputs of ``spec`` in ``dtype`` (C-contiguous, as runs pass them)."""
-    from .numba_math import numpy_dtype
+    from workbench.authoring.numba_math import numpy_dtype
 
     t = numpy_dtype(dtype)
     p1 = {a: 1 for a in spec.axes}

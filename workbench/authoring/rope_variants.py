@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..catalog.authoring import KernelFolder
-from ..catalog.spec import BuildContext, KernelCall
-from ..portable import grid_stride, portable_here
-from ..portable.triton_check import TritonCompile
-from .numba_support import disk_cached
+from workbench.authoring.numba_support import disk_cached
+from workbench.catalog.authoring import KernelFolder
+from workbench.catalog.spec import BuildContext, KernelCall
+from workbench.portable import grid_stride, portable_here
+from workbench.portable.triton_check import TritonCompile
 
 #: One token, one head of each kind, one pair: the smallest valid RoPE inputs (head_dim must be even).
 WARMUP = {"tokens": 1, "heads": 1, "kv_heads": 1, "head_dim": 2}
@@ -47,7 +47,7 @@ def register_numba(op: KernelFolder, layout: str) -> None:
     """The numba variant of ``op`` (built by hand: the generic warm-up's head_dim = 1 is not a valid RoPE)."""
     @functools.cache
     def kernel_for(dtype: str) -> Any:
-        from .numba_math import numpy_dtype
+        from workbench.authoring.numba_math import numpy_dtype
 
         return disk_cached(numba_kernel(numpy_dtype(dtype), layout), salt=f"{layout}-{dtype}")
 

@@ -24,9 +24,9 @@ import shutil
 from collections.abc import Callable
 from typing import Any
 
-from ..catalog.authoring import KernelFolder, folder_helper
-from ..catalog.registry import get_kernel
-from ..catalog.spec import BuildContext, KernelCall, Unsupported
+from workbench.catalog.authoring import KernelFolder, folder_helper
+from workbench.catalog.registry import get_kernel
+from workbench.catalog.spec import BuildContext, KernelCall, Unsupported
 
 #: An eager torch call: ``(torch, inputs, outputs) -> None | tensor | dict`` (what ``run`` may return).
 TorchCall = Callable[[Any, dict[str, Any], dict[str, Any]], Any]

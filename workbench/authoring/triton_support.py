@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..portable.triton_check import TritonCompile
+from workbench.portable.triton_check import TritonCompile
 
 
 def register_triton_map(op: Any, kernel: Callable[[], Any], arrays: Iterable[str], *,

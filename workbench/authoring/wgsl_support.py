@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..catalog.authoring import KernelFolder, folder_helper
-from ..catalog.spec import BuildContext, KernelCall
+from workbench.catalog.authoring import KernelFolder, folder_helper
+from workbench.catalog.spec import BuildContext, KernelCall
 
 
 @folder_helper("wgsl")
@@ -24,7 +24,7 @@ def wgsl_variant(op: KernelFolder, name: str, source: str, bindings: Iterable[st
     path, names = op.path(source), tuple(bindings)
 
     def build(ctx: BuildContext) -> KernelCall:
-        from ..backends.vulkan_backend import wgsl_call
+        from workbench.backends.vulkan_backend import wgsl_call
 
         return wgsl_call(ctx, op.spec, path, names, groups, uniforms)
 

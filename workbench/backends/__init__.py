@@ -1,7 +1,23 @@
 """Backend adapters: one module per runtime, all fulfilling :class:`~workbench.backends.base.Backend`."""
 
-from .base import Backend, BackendUnavailable, Capabilities, DeviceInfo, MemoryStats, Probe, Sample, Timer
-from .registry import all_backends, available_backends, get, get_backend, register_backend, set_backend
+from workbench.backends.base import (
+    Backend,
+    BackendUnavailable,
+    Capabilities,
+    DeviceInfo,
+    MemoryStats,
+    Probe,
+    Sample,
+    Timer,
+)
+from workbench.backends.registry import (
+    all_backends,
+    available_backends,
+    get,
+    get_backend,
+    register_backend,
+    set_backend,
+)
 
 __all__ = ["Backend", "BackendUnavailable", "Capabilities", "DeviceInfo", "MemoryStats", "Probe", "Sample",
            "Timer", "all_backends", "available_backends", "get", "get_backend", "register_backend",

@@ -13,14 +13,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
-from ..dtypes import KNOWN_DTYPES  # noqa: F401  (capabilities pick from these; adapters import it here)
-
-if TYPE_CHECKING:
-    from .memory import MemoryMeter
+from workbench.backends.memory import MemoryMeter, MemoryStats  # noqa: F401  (adapters import MemoryStats from here)
+from workbench.core.dtypes import KNOWN_DTYPES  # noqa: F401  (capabilities pick from these; adapters import it here)
 
 #: Automatic-choice priority per device class (lower is preferred).
 PRIORITY: dict[str, int] = {
@@ -83,16 +81,6 @@ class Capabilities:
     max_threads_per_block: int | None = None
     device_events: bool = False
     compiles_device_code: bool = False  # can run portable .cu kernels
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class MemoryStats:
-    current_bytes: int | None
-    peak_bytes: int | None
-    method: str  # e.g. "tracemalloc", "torch.cuda allocator", "opencl buffer accounting"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .base import DeviceInfo
+from workbench.backends.base import DeviceInfo
 
 
 @lru_cache(maxsize=1)
@@ -91,7 +91,7 @@ def _sysfs_last_level_cache() -> int | None:
 def sysfs_caches() -> list[tuple[int, int, str]]:
     """cpu0's data and unified caches from Linux sysfs, as (level, bytes, shared_cpu_list); empty elsewhere.
     One reader for this module's device info and the quick suite's working sets
-    (:func:`workbench.suites.cache_sizes`)."""
+    (:func:`workbench.sweep.suites.cache_sizes`)."""
     caches = []
     for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
         try:

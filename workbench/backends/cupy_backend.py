@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from .base import Backend, Capabilities, DeviceInfo, EventTimer, Probe, Timer
-from .memory import SampledPeakMemory
-from .registry import device_backend_name
+from workbench.backends.base import Backend, Capabilities, DeviceInfo, EventTimer, Probe, Timer
+from workbench.backends.memory import SampledPeakMemory
+from workbench.backends.registry import device_backend_name
 
 INSTALL_HINT = "pip install cupy-cuda13x (CUDA 13 driver) or cupy-cuda12x"
 #: The device this process last made current through a backend (CUDA starts every process on device 0).

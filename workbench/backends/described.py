@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .base import Backend, BackendUnavailable, Capabilities, DeviceInfo, Probe
+from workbench.backends.base import Backend, BackendUnavailable, Capabilities, DeviceInfo, Probe
 
 #: How long a cached probe of the backends is trusted when nothing it depends on changed.
 CACHE_TTL_S = 24 * 3600.0
@@ -126,7 +126,7 @@ class DescribedBackend(Backend):
     def _found(self) -> Backend:
         """The real backend object, its runtime imported (available or not)."""
         if self._real is None:
-            from .registry import real_backend
+            from workbench.backends.registry import real_backend
 
             found = real_backend(self.module, self.name)
             if found is None:

@@ -11,9 +11,21 @@ from __future__ import annotations
 import os
 import tracemalloc
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-from .base import MemoryStats
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """Current and peak bytes, and how they were measured."""
+
+    current_bytes: int | None
+    peak_bytes: int | None
+    method: str  # e.g. "tracemalloc", "torch.cuda allocator", "opencl buffer accounting"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 class MemoryMeter:

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .base import Backend, Capabilities, DeviceInfo, Probe
-from .cpu_common import cpu_device_info
-from .memory import HighWaterMemory
+from workbench.backends.base import Backend, Capabilities, DeviceInfo, Probe
+from workbench.backends.cpu_common import cpu_device_info
+from workbench.backends.memory import HighWaterMemory
 
 INSTALL_HINT = "pip install numba"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, Capabilities, DeviceInfo, Probe
-from .cpu_common import cpu_device_info
-from .memory import TracemallocMemory
+from workbench.backends.base import Backend, Capabilities, DeviceInfo, Probe
+from workbench.backends.cpu_common import cpu_device_info
+from workbench.backends.memory import TracemallocMemory
 
 
 class NumpyBackend(Backend):

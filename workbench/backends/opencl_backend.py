@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import (
+from workbench.backends.base import (
     Backend,
     BackendUnavailable,
     Capabilities,
@@ -38,7 +38,7 @@ from .base import (
     SyncWallTimer,
     Timer,
 )
-from .memory import MemoryMeter
+from workbench.backends.memory import MemoryMeter
 
 INSTALL_HINT = "pip install pyopencl pocl-binary-distribution mako"
 _PROBE_SOURCE = "__kernel void wb_probe(__global float *x) { x[get_global_id(0)] = 1.0f; }"

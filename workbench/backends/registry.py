@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable
 from importlib.metadata import entry_points
 
-from .base import Backend
+from workbench.backends.base import Backend
 
 log = logging.getLogger(__name__)
 

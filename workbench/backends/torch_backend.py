@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from .base import KNOWN_DTYPES, Backend, Capabilities, DeviceInfo, Probe, Timer
-from .memory import MemoryMeter
-from .registry import device_backend_name
-from .torch_devices import BUILTIN_DEVICES, DEVICE_ERRORS, or_none, torch_device
+from workbench.backends.base import KNOWN_DTYPES, Backend, Capabilities, DeviceInfo, Probe, Timer
+from workbench.backends.memory import MemoryMeter
+from workbench.backends.registry import device_backend_name
+from workbench.backends.torch_devices import BUILTIN_DEVICES, DEVICE_ERRORS, or_none, torch_device
 
 TORCH_HINT = "pip install torch==2.13.0 (CPU) or see pytorch.org"
 #: Out-of-tree device types and the package that registers each with torch.

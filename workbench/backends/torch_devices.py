@@ -21,9 +21,9 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from .base import Capabilities, DeviceInfo, EventTimer, SyncWallTimer, Timer
-from .cpu_common import cpu_device_info
-from .memory import AllocatorMemory, FallbackMemory, HighWaterMemory, MemoryMeter, SampledPeakMemory
+from workbench.backends.base import Capabilities, DeviceInfo, EventTimer, SyncWallTimer, Timer
+from workbench.backends.cpu_common import cpu_device_info
+from workbench.backends.memory import AllocatorMemory, FallbackMemory, HighWaterMemory, MemoryMeter, SampledPeakMemory
 
 #: What a torch build without the device raises instead of answering.
 DEVICE_ERRORS = (AssertionError, RuntimeError, NotImplementedError)

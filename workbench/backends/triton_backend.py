@@ -37,9 +37,9 @@ import sys
 from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 
-from .base import Backend, DeviceInfo, Probe
-from .registry import device_backend_name
-from .torch_backend import TORCH_HINT, TorchBackend, count_devices
+from workbench.backends.base import Backend, DeviceInfo, Probe
+from workbench.backends.registry import device_backend_name
+from workbench.backends.torch_backend import TORCH_HINT, TorchBackend, count_devices
 
 TRITON_HINT = "pip install 'kernel-workbench[triton]' (triton>=3.0; torch CPU build is enough)"
 INTERPRET_ENV = {"TRITON_INTERPRET": "1"}

@@ -29,12 +29,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..catalog.spec import Unsupported
-from .base import Backend, BackendUnavailable, Capabilities, DeviceInfo, Probe, Sample, SyncWallTimer, Timer
-from .opencl_backend import BufferAccountMemory
+from workbench.backends.base import (
+    Backend,
+    BackendUnavailable,
+    Capabilities,
+    DeviceInfo,
+    Probe,
+    Sample,
+    SyncWallTimer,
+    Timer,
+)
+from workbench.backends.opencl_backend import BufferAccountMemory
+from workbench.catalog.spec import Unsupported
 
 if TYPE_CHECKING:
-    from ..catalog.spec import BuildContext, KernelCall, KernelSpec
+    from workbench.catalog.spec import BuildContext, KernelCall, KernelSpec
 
 INSTALL_HINT = "pip install 'kernel-workbench[vulkan]' (wgpu)"
 NO_ADAPTER = "no Vulkan adapter (install mesa-vulkan-drivers for lavapipe, or a GPU's Vulkan driver)"

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .spec import KernelSpec, Unsupported
+from workbench.catalog.spec import KernelSpec, Unsupported
 
 
 @dataclass
@@ -63,7 +63,7 @@ def make_qkv(p: Mapping[str, int], q_tokens: int, kv_tokens: int, rng: np.random
 
 
 def llm_heads(shape: Mapping[str, int]) -> dict[str, int] | None:
-    """``batch``, ``heads``, ``kv_heads`` and ``head_dim`` of an LLM shape dict (see ``workbench.suites``).
+    """``batch``, ``heads``, ``kv_heads`` and ``head_dim`` of an LLM shape dict (see ``workbench.sweep.suites``).
 
     ``heads`` defaults to hidden / 128, ``kv_heads`` to ``heads``, ``head_dim`` to hidden // heads;
     None when the heads do not group (heads not a multiple of kv_heads).

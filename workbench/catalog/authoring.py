@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .loader import current_folder
-from .registry import get_kernel, register_kernel, variant
-from .spec import BuildContext, KernelCall, KernelSpec
+from workbench.catalog.loader import current_folder
+from workbench.catalog.registry import get_kernel, register_kernel, variant
+from workbench.catalog.spec import BuildContext, KernelCall, KernelSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import host_dtype
-from .spec import KernelSpec
+from workbench.catalog.spec import KernelSpec
+from workbench.core.dtypes import host_dtype
 
 
 @dataclass

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from .sizes import ELEMENTS as SIZES
-from .sizes import copy
-from .spec import Arrays, KernelSpec, Params
+from workbench.catalog.sizes import ELEMENTS as SIZES
+from workbench.catalog.sizes import copy
+from workbench.catalog.spec import Arrays, KernelSpec, Params
 
 
 def activation_spec(name: str, description: str, formula: Callable[[np.ndarray], np.ndarray],

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .sizes import ELEMENTS, copy
-from .spec import Arrays, KernelSpec, Params
+from workbench.catalog.sizes import ELEMENTS, copy
+from workbench.catalog.spec import Arrays, KernelSpec, Params
 
 #: Model families whose MLP is not gated (a plain GELU MLP): a GLU kernel has no place in them.
 UNGATED_FAMILIES = frozenset({"gpt2", "bert"})

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .check import check
-from .spec import Arrays, KernelSpec, Params
+from workbench.catalog.check import check
+from workbench.catalog.spec import Arrays, KernelSpec, Params
 
 #: Verify sizes: decode (m = 1), odd m/n/k, and a k long enough for accumulation error to show.
 VERIFY_SIZES = [{"m": 1, "n": 1, "k": 1}, {"m": 1, "n": 67, "k": 515}, {"m": 33, "n": 65, "k": 17},

@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .loader import current_folder, ensure_default_catalog, folders_under, forget_folder
-from .spec import MODES, BuildContext, KernelCall, KernelSpec, Tunable, Variant, format_config
+from workbench.catalog.loader import current_folder, ensure_default_catalog, folders_under, forget_folder
+from workbench.catalog.spec import MODES, BuildContext, KernelCall, KernelSpec, Tunable, Variant, format_config
 
 _kernels: dict[str, KernelSpec] = {}
 _variants: dict[str, dict[str, Variant]] = {}

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .spec import Arrays, KernelSpec, Params
+from workbench.catalog.spec import Arrays, KernelSpec, Params
 
 LAYOUTS = ("half", "interleaved")
 THETA = 10000.0

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .sizes import ROWS_COLS, copy
-from .spec import Arrays, KernelSpec, Params
+from workbench.catalog.sizes import ROWS_COLS, copy
+from workbench.catalog.spec import Arrays, KernelSpec, Params
 
 
 def rowwise_spec(name: str, description: str, make_inputs: Callable[[Params, np.random.Generator], Arrays],

@@ -14,8 +14,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import registry
-from .loader import ensure_default_catalog, load_catalog
+from workbench.catalog import registry
+from workbench.catalog.loader import ensure_default_catalog, load_catalog
 
 log = logging.getLogger(__name__)
 

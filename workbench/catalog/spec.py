@@ -11,16 +11,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from ..dtypes import round_to
-
-if TYPE_CHECKING:
-    from ..backends.base import Backend
+from workbench.core.dtypes import round_to
 
 Params = Mapping[str, int]
+
+
+class BackendLike(Protocol):
+    """A backend as the catalog sees it: the adapters of :mod:`workbench.backends` (which sits above the
+    catalog, so the catalog names their shape instead of importing them). A builder may use anything else an
+    adapter offers (``xp``, ``device``, ...): ``__getattr__`` lets a type checker see those as ``Any``."""
+
+    name: str
+    runtime: str
+
+    def capabilities(self) -> Any: ...
+
+    def to_device(self, host: np.ndarray, dtype: str) -> Any: ...
+
+    def __getattr__(self, attr: str) -> Any: ...
 Arrays = dict[str, np.ndarray]
 
 #: Default tolerances (error relative to the reference's magnitude) per dtype.
@@ -78,7 +90,7 @@ class KernelSpec:
         return {k: np.asarray(v).astype(self.input_dtypes[k]) if k in self.input_dtypes else round_to(v, dtype)
                 for k, v in raw.items()}
 
-    def example_inputs(self, backend: Backend, params: Params, dtype: str, seed: int = 0) -> dict[str, Any]:
+    def example_inputs(self, backend: BackendLike, params: Params, dtype: str, seed: int = 0) -> dict[str, Any]:
         """:meth:`host_inputs` on ``backend``'s device (cast there for bfloat16), e.g. to compile a variant.
 
         Here, in the spec, so that builders in the catalog need nothing from the
@@ -101,7 +113,7 @@ class KernelSpec:
 
 @dataclass
 class BuildContext:
-    backend: Backend
+    backend: BackendLike
     params: dict[str, int]
     dtype: str
     #: The values of the variant's tunable parameters for this build (``Variant.tunables``), every one filled
@@ -194,7 +206,7 @@ class Variant:
         combos = (dict(zip(names, vals, strict=True)) for vals in itertools.product(*(t.values for t in self.tunables)))
         return [c for c in combos if all(_holds(r, c) for r in self.restrictions)]
 
-    def unsupported_reason(self, backend: Backend, dtype: str) -> str | None:
+    def unsupported_reason(self, backend: BackendLike, dtype: str) -> str | None:
         """None when this variant can run on ``backend`` in ``dtype``; otherwise why not."""
         if backend.runtime not in self.runtimes:
             return f"variant {self.name!r} runs on {', '.join(self.runtimes)}, not {backend.runtime}"

@@ -84,11 +84,11 @@ def main(argv: list[str] | None = None) -> int:
         faulthandler.enable()
     try:
         if args.command != "config":  # `config` must be able to show and repair a broken file
-            from .. import config
+            from workbench import config
 
             config.apply_to_environment(config.read())
         if args.command not in STORE_ONLY_COMMANDS:  # a catalog folder that is not there fails now, not per cell
-            from .checks import check_catalog_env
+            from workbench.cli.checks import check_catalog_env
 
             check_catalog_env()
         rc = int(args.func(args) or 0)
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     except sqlite3.DatabaseError as exc:  # a damaged (or locked, full ...) store met while reading it: what to do
         if debug:
             traceback.print_exc()
-        from ..store import default_store_path, describe_sqlite_error
+        from workbench.store.database import default_store_path, describe_sqlite_error
 
         store = getattr(args, "store", None) or default_store_path()
         print(f"workbench {args.command}: error: {describe_sqlite_error(store, exc)}", file=sys.stderr)

@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..backends.registry import override_name
-from ..catalog.loader import ENV_CATALOG
-from ..output_guard import check_output_path
+from workbench.backends.registry import override_name
+from workbench.catalog.loader import ENV_CATALOG
+from workbench.core.output_guard import check_output_path
 
 #: The smallest memory cap that makes sense for a cell (a bare "0.5" is half a byte, not half the memory).
 MIN_MEMORY_CAP = 16 << 20
@@ -52,7 +52,7 @@ def check_memory_cap(value: str | None) -> None:
     bare number is bytes)."""
     if value is None:
         return
-    from ..harness.memory_cap import host_total_bytes, parse_memory_cap
+    from workbench.measure.memory_cap import host_total_bytes, parse_memory_cap
 
     cap = parse_memory_cap(value)
     text = str(value).strip()
@@ -70,7 +70,7 @@ def check_cluster_address(value: str | None, timeout_s: float = CONNECT_PROBE_S)
     60 s and then fail). ``local:N`` needs no probe."""
     if value is None:
         return
-    from ..cluster import parse_cluster
+    from workbench.cluster import parse_cluster
 
     kind, address = parse_cluster(value)
     if kind != "address":
@@ -113,9 +113,9 @@ def check_writable_file(flag: str, path: str) -> None:
 
 
 def check_outputs(paths: Iterable[tuple[str, str | None]], store: str | None) -> None:
-    """Output files of a run: none may be a results store (:mod:`workbench.output_guard`), each must be
+    """Output files of a run: none may be a results store (:mod:`workbench.core.output_guard`), each must be
     creatable, and no two may be the same file."""
-    from ..store import default_store_path
+    from workbench.store.database import default_store_path
 
     seen: dict[str, str] = {}
     for path, fmt in paths:
@@ -132,7 +132,7 @@ def check_outputs(paths: Iterable[tuple[str, str | None]], store: str | None) ->
 def check_bench(args: argparse.Namespace, outputs: Iterable[tuple[str, str | None]]) -> None:
     """Everything ``bench`` can check before its store is opened or a run created (its memory cap is checked
     with the isolation options, :func:`workbench.cli.isolation_args.options`)."""
-    from ..store import check_run_name
+    from workbench.store.database import check_run_name
 
     check_catalog_env()
     check_backend_env()

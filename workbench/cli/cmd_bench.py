@@ -12,19 +12,19 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..catalog import kernels as catalog_kernels
-from ..harness.isolation import check_isolation
-from ..harness.timer import CACHE_MODES
-from ..report.units import fmt_seconds
-from ..status import Status
-from ..store import Store, open_store
-from ..suites import suite_names, suite_spec
-from ..sweep import SweepSpec, run_sweep
-from ..sweep_plan import SweepPlan
-from ..tuning.resolve import ENV_TUNED
-from ..verdicts import NOISY_SPREAD
-from . import checks, isolation_args
-from .probe_cache import describe_from_cache
+from workbench.catalog import kernels as catalog_kernels
+from workbench.cli import checks, isolation_args
+from workbench.cli.probe_cache import describe_from_cache
+from workbench.core.status import Status
+from workbench.core.units import fmt_seconds
+from workbench.judge.verdicts import NOISY_SPREAD
+from workbench.measure.isolation import check_isolation
+from workbench.measure.timer import CACHE_MODES
+from workbench.store.database import Store, open_store
+from workbench.sweep.driver import SweepSpec, run_sweep
+from workbench.sweep.plan import SweepPlan
+from workbench.sweep.suites import suite_names, suite_spec
+from workbench.tuning.resolve import ENV_TUNED
 
 SUMMARY_COLUMNS = ("kernel", "variant", "backend", "dtype", "size", "status", "median", "GB/s", "GFLOP/s")
 
@@ -193,8 +193,8 @@ def _start_named_workers(args: argparse.Namespace, run_options: dict[str, Any]) 
     """The worker processes of the backends named with --backends, launched before the sweep is built (their
     start-up overlaps the catalog, the store and the plan): names that are not one available backend
     (patterns, typos, unavailable ones) wait for the sweep, which reports them."""
-    from ..backends import registry
-    from ..harness.isolation import start_early
+    from workbench.backends import registry
+    from workbench.measure.isolation import start_early
 
     names = [n for part in (args.backends or []) for n in str(part).split(",") if n]
     found = []
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     if args.cluster is not None or (not args.resume and check_isolation(args.isolation) == "process"):
         describe_from_cache()  # cells run in other processes: plan from `workbench info`'s cached probe
     if args.list_suites:
-        from ..suites import describe_suites, format_suites
+        from workbench.sweep.suites import describe_suites, format_suites
 
         print(format_suites(describe_suites()))
         return 0
@@ -226,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
     if args.retry_crashed and not args.resume:
         raise ValueError("--retry-crashed goes with --resume (it re-runs the crashed cells of a stored run)")
     if args.cluster is not None:  # imported only here: a local sweep does not load the cluster code
-        from ..cluster import parse_cluster
+        from workbench.cluster import parse_cluster
 
         parse_cluster(args.cluster)  # a malformed --cluster fails before anything runs
     cluster_security = _cluster_security(args)  # TLS flags that cannot work fail now, too
@@ -294,7 +294,7 @@ def _cluster_security(args: argparse.Namespace) -> Any:
     them (Dask's configuration is read then: :mod:`workbench.cluster.security`)."""
     if args.tls_ca_file is None and args.tls_cert is None and args.tls_key is None:
         return None
-    from ..cluster import tls_security
+    from workbench.cluster import tls_security
 
     return tls_security(args.cluster, args.tls_ca_file, args.tls_cert, args.tls_key)
 
@@ -307,7 +307,7 @@ def check_outputs(json_path: str | None, report_path: str | None) -> list[tuple[
         if path is None:
             continue
         # the report writers (pandas, matplotlib, jinja2) load only for a run that writes a report
-        from ..report.exporters import FORMATS as BY_SUFFIX
+        from workbench.report.exporters import FORMATS as BY_SUFFIX
 
         if not path.strip():
             raise ValueError(f"{flag} needs a file name, got an empty one")
@@ -364,7 +364,7 @@ def format_reasons(rows: Iterable[Mapping[str, Any]], limit: int = 50) -> str:
 
 def write_output(store: Any, run_id: str, path: str, fmt: str | None) -> int:
     try:
-        from ..report import write_report
+        from workbench.report import write_report
     except ImportError as exc:
         if fmt == "json":  # the store's own export is a complete JSON document
             store.export([run_id], path)

@@ -15,9 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..store import open_store
-from ..verdicts import pct, verdict_label
-from .args_common import add_store, command
+from workbench.cli.args_common import add_store, command
+from workbench.judge.verdicts import pct, verdict_label
+from workbench.store.database import open_store
 
 #: The gate's default threshold: a sure "slower" must also be more than this much slower to fail it.
 DEFAULT_THRESHOLD = "5%"
@@ -65,10 +65,10 @@ def gate_failures(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report.data import check_baseline, resolve_run_ids
-    from ..report.plots import parse_baseline
-    from ..stats_compare import aa_summary, compare_runs, speedup_vs_baseline
-    from .cmd_report import _baseline
+    from workbench.cli.cmd_report import _baseline
+    from workbench.judge.compare import aa_summary, compare_runs, speedup_vs_baseline
+    from workbench.report.data import check_baseline, resolve_run_ids
+    from workbench.report.plots import parse_baseline
 
     threshold = parse_threshold(args.threshold)  # checked even without --fail-on: a bad value is never ignored
     threshold = threshold if args.fail_on else None

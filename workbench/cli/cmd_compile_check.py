@@ -15,8 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..catalog import get_kernel
-from ..catalog.loader import ensure_default_catalog, loaded_folders
+from workbench.catalog import get_kernel
+from workbench.catalog.loader import ensure_default_catalog, loaded_folders
 
 SOURCES = ("all", "portable", "triton")
 
@@ -46,8 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..portable import DTYPES, hip_check, triton_catalog
-    from ..portable.compile_check import (
+    from workbench.cli.checks import check_arch_names
+    from workbench.portable import DTYPES, hip_check, triton_catalog
+    from workbench.portable.compile_check import (
         find_compiler,
         format_table,
         is_amd,
@@ -56,7 +57,6 @@ def run(args: argparse.Namespace) -> int:
         to_json,
         units_from_catalog,
     )
-    from .checks import check_arch_names
 
     archs = check_arch_names(args.arch.split(","))  # sm_xx, '' and other non-targets fail before compiling
     for a in archs:

@@ -8,8 +8,8 @@ import argparse
 import json
 from typing import Any
 
-from .. import config as cfg
-from .args_common import command
+from workbench import config as cfg
+from workbench.cli.args_common import command
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..output_guard import check_output_path
-from ..store import default_store_path, open_store
+from workbench.core.output_guard import check_output_path
+from workbench.store.database import default_store_path, open_store
 
 #: Extensions an export may have: it is always the store's JSON format (`report` writes CSV, HTML, Markdown).
 EXPORT_SUFFIXES = (".json", "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..store import EXPORT_FORMAT, EXPORT_VERSION, Store
+from workbench.store.database import EXPORT_FORMAT, EXPORT_VERSION, Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,7 +26,7 @@ SKIPPED_OPTIONAL_MODULES = ("rfc3987_syntax",)
 def run(args: argparse.Namespace) -> int:
     for name in SKIPPED_OPTIONAL_MODULES:
         sys.modules.setdefault(name, None)  # type: ignore[arg-type]  # None: "import name" raises ImportError
-    from ..import_schema import load_export
+    from workbench.store.import_schema import load_export
 
     # the file is read and validated before the store is opened: a bad file creates or changes nothing
     doc = load_export(args.file, export_format=EXPORT_FORMAT, export_version=EXPORT_VERSION)

@@ -10,8 +10,8 @@ import sys
 import textwrap
 from typing import Any
 
-from .args_common import command
-from .output import stdout_to_stderr
+from workbench.cli.args_common import command
+from workbench.cli.output import stdout_to_stderr
 
 #: Versions worth a column, per runtime (the full set is in ``--json``).
 KEY_VERSIONS = {"numpy": ("numpy",), "numba": ("numba", "llvmlite", "threading_layer"),
@@ -31,8 +31,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..backends.registry import ENV_OVERRIDE, override_name
-    from ..environment import collect_environment
+    from workbench.backends.registry import ENV_OVERRIDE, override_name
+    from workbench.store.environment import collect_environment
 
     with stdout_to_stderr():  # runtimes that print while probing must not corrupt the table or the JSON
         override = override_name()  # $WORKBENCH_BACKEND naming no backend is an error, not ignored
@@ -57,16 +57,16 @@ def probed_backends(packages: Any, refresh: bool = False) -> dict[str, Any]:
     without importing any runtime (:mod:`workbench.backends.described`)."""
     import time
 
-    from ..backends.described import probe_fingerprint, read_cache, static_fields, write_cache
+    from workbench.backends.described import probe_fingerprint, read_cache, static_fields, write_cache
 
     key = probe_fingerprint(packages)
     if not refresh:
         doc = read_cache(key)
         if doc is not None and all(k in doc for k in ("backends", "toolchains", "probed_at")):
             return {k: doc[k] for k in ("backends", "toolchains", "probed_at")}
-    from ..backends.registry import probed_backends as probed
-    from ..environment import backend_records
-    from ..portable.toolchains import toolchain_records
+    from workbench.backends.registry import probed_backends as probed
+    from workbench.portable.toolchains import toolchain_records
+    from workbench.store.environment import backend_records
 
     found: dict[str, Any] = {"backends": _guarded(lambda: backend_records(probe_all=True)),
                              "toolchains": _guarded(toolchain_records),

@@ -9,11 +9,11 @@ import math
 import time
 from typing import Any
 
-from .. import config as cfg
-from ..backends import registry as backend_registry
-from ..catalog import kernels, variants
-from ..dtypes import check_dtype
-from .args_common import add_store, command
+from workbench import config as cfg
+from workbench.backends import registry as backend_registry
+from workbench.catalog import kernels, variants
+from workbench.cli.args_common import add_store, command
+from workbench.core.dtypes import check_dtype
 
 #: The longest tuning budget accepted (a day): `inf` or a typo such as 1e9 would run for ever.
 MAX_BUDGET_S = 86400.0
@@ -32,8 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..tuning import tune
-    from ..tuning.threads import THREADED_RUNTIMES, measure_threads
+    from workbench.tuning import tune
+    from workbench.tuning.threads import THREADED_RUNTIMES, measure_threads
 
     check_dtype(args.dtype)
     if not (math.isfinite(args.budget) and 0 < args.budget <= MAX_BUDGET_S):

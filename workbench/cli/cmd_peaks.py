@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..report.units import fmt_rate
-from ..store import Store
-from .args_common import add_store, command
+from workbench.cli.args_common import add_store, command
+from workbench.core.units import fmt_rate
+from workbench.store.database import Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..peaks import measure_peaks
+    from workbench.roofs.peaks import measure_peaks
 
     store = Store(args.store)
     peaks = measure_peaks(args.backends, store)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..store import open_store
+from workbench.store.database import open_store
 
 FORMATS = ("html", "md", "json", "csv")
 #: What ``--baseline`` is checked against (report.data.check_baseline): the measured series.
@@ -33,8 +33,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report.data import check_baseline, resolve_run_ids
-    from ..report.exporters import report_format, safe_file_stem, write_report
+    from workbench.report.data import check_baseline, resolve_run_ids
+    from workbench.report.exporters import report_format, safe_file_stem, write_report
 
     fmt = report_format(args.out, args.format, flag="--out")  # before the store is even opened
     store = open_store(args.store, must_exist=True)

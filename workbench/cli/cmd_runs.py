@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..store import open_store
+from workbench.store.database import open_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..store import StoreError, open_store
-from .args_common import add_store, command
+from workbench.cli.args_common import add_store, command
+from workbench.store.database import StoreError, open_store
 
 
 def register(sub: Any) -> None:
@@ -52,7 +52,7 @@ def planned_cells(run: dict[str, Any]) -> tuple[int, int]:
     """(cells, rounds) of a run's stored sweep, rebuilt with this workbench's catalog (for `store check`)."""
     import json
 
-    from ..sweep import SweepSpec
+    from workbench.sweep.driver import SweepSpec
 
     spec = SweepSpec.from_dict(json.loads(run["spec"]) if isinstance(run["spec"], str) else run["spec"])
     return len(spec.cells()), int(spec.rounds or 1)

@@ -8,15 +8,15 @@ import argparse
 import sys
 from typing import Any
 
-from ..catalog import get_kernel
-from ..catalog.spec import format_config
-from ..dtypes import check_dtype
-from ..record import size_label
-from ..status import Status
-from ..tuning import tune
-from ..tuning.search import STRATEGIES
-from .args_common import add_store, command
-from .cmd_bench import SIZE_HELP, parse_sizes
+from workbench.catalog import get_kernel
+from workbench.catalog.spec import format_config
+from workbench.cli.args_common import add_store, command
+from workbench.cli.cmd_bench import SIZE_HELP, parse_sizes
+from workbench.core.dtypes import check_dtype
+from workbench.core.record import size_label
+from workbench.core.status import Status
+from workbench.tuning import tune
+from workbench.tuning.search import STRATEGIES
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -8,11 +8,11 @@ import math
 import sys
 from typing import Any
 
-from ..backends.base import KNOWN_DTYPES
-from ..status import Status
-from ..suites import suite_checks, suite_names
-from . import isolation_args
-from .output import stdout_to_stderr
+from workbench.backends.base import KNOWN_DTYPES
+from workbench.cli import isolation_args
+from workbench.cli.output import stdout_to_stderr
+from workbench.core.status import Status
+from workbench.sweep.suites import suite_checks, suite_names
 
 
 def register(subparsers: Any) -> None:
@@ -64,10 +64,10 @@ def _names(values: list[str] | None) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..harness.cell import BUILD_TIMEOUT_S
-    from ..harness.isolation import check_isolation
-    from ..verification import DEFAULT_TIMEOUT_S, MAX_SECONDS, MAX_SEEDS, verify
-    from .probe_cache import describe_from_cache
+    from workbench.cli.probe_cache import describe_from_cache
+    from workbench.measure.cell import BUILD_TIMEOUT_S
+    from workbench.measure.isolation import check_isolation
+    from workbench.sweep.verification import DEFAULT_TIMEOUT_S, MAX_SECONDS, MAX_SEEDS, verify
 
     if not 1 <= args.seeds <= MAX_SEEDS:
         raise ValueError(f"--seeds {args.seeds} is out of range: give 1 to {MAX_SEEDS} (seeds 0..N-1 per size)")
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
                              variants=_names(args.variant), dtypes=_names(args.dtype) or ("float32",), **how)
     if progress is not None:
         progress.close()
-    from ..catalog.loader import load_errors
+    from workbench.catalog.loader import load_errors
 
     if args.json:
         print(json.dumps({"passed": results.ok, "results": [r.to_dict() for r in results],
@@ -111,9 +111,9 @@ def run(args: argparse.Namespace) -> int:
 
 def verify_suite(suite: str, kernels: list[str] | None, backends: list[str] | None, dtypes: list[str] | None,
                  **how: Any) -> Any:
-    """``verify`` of exactly what ``suite`` measures here (:func:`workbench.suites.suite_checks`): its
+    """``verify`` of exactly what ``suite`` measures here (:func:`workbench.sweep.suites.suite_checks`): its
     kernels, variants and backends, and no other pair of them."""
-    from ..verification import verify
+    from workbench.sweep.verification import verify
 
     wanted = suite_checks(suite, kernels=kernels, backends=backends, dtypes=tuple(dtypes) if dtypes else None)
     only = {(k, v, b, d) for b, checks in wanted.items() for k, v, d in checks}
@@ -123,12 +123,12 @@ def verify_suite(suite: str, kernels: list[str] | None, backends: list[str] | No
 
 class _Progress:
     """Verify's progress on stderr: one line rewritten in place on a terminal; in a log, a line every
-    :data:`workbench.progress.LOG_EVERY_S` seconds. The cells themselves are printed once, in the summary."""
+    :data:`workbench.core.progress.LOG_EVERY_S` seconds. The cells themselves are printed once, in the summary."""
 
     def __init__(self, stream: Any = None) -> None:
         import time
 
-        from ..progress import LOG_EVERY_S
+        from workbench.core.progress import LOG_EVERY_S
 
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
@@ -137,7 +137,7 @@ class _Progress:
         self.done = self.failed = 0
 
     def __call__(self, row: Any) -> None:
-        from ..verification import FAILED
+        from workbench.sweep.verification import FAILED
 
         self.done += 1
         self.failed += row.status in FAILED
@@ -168,7 +168,7 @@ def format_results(results: Any, details: bool = False) -> str:
     """The summary: a kernel × backend table of cells passed, what failed (each), what could not run
     (grouped: one line per unavailable runtime, one per reason), skipped compiled variants by count, and
     the verdict. ``details``: also every cell's row."""
-    from ..verification import FAILED
+    from workbench.sweep.verification import FAILED
 
     lines = _table(results) + [""]
     if details:

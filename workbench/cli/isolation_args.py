@@ -1,13 +1,13 @@
-"""The options ``bench`` and ``verify`` share about where cells run (:mod:`workbench.harness.isolation`)."""
+"""The options ``bench`` and ``verify`` share about where cells run (:mod:`workbench.measure.isolation`)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from ..harness.isolation import ISOLATIONS, check_isolation
-from ..harness.memory_cap import parse_memory_cap
-from .checks import check_memory_cap
+from workbench.cli.checks import check_memory_cap
+from workbench.measure.isolation import ISOLATIONS, check_isolation
+from workbench.measure.memory_cap import parse_memory_cap
 
 
 def add(p: argparse.ArgumentParser) -> None:

@@ -1,8 +1,8 @@
 """A sweep sharded over Dask distributed workers: ``workbench bench ... --cluster local:N | tcp://HOST:8786``.
 
 The client keeps the store: it expands the sweep into cells, submits each round's cells to the scheduler,
-and commits every row as it comes back (:func:`workbench.sweep.run_sweep` with a :class:`ClusterExecutor`).
-Dask workers run cells as a local sweep does (a warm worker process per backend, :mod:`workbench.harness`),
+and commits every row as it comes back (:func:`workbench.sweep.driver.run_sweep` with a :class:`ClusterExecutor`).
+Dask workers run cells as a local sweep does (a warm worker process per backend, :mod:`workbench.measure`),
 and send back each cell's result with their machine's environment record.
 
 - One Dask worker per device: a cell on a GPU or other accelerator backend asks for the worker resource
@@ -21,7 +21,7 @@ and send back each cell's result with their machine's environment record.
 
 from __future__ import annotations
 
-from .executor import ClusterExecutor, SchedulerLost, parse_cluster, resources_for
-from .security import tls_security
+from workbench.cluster.executor import ClusterExecutor, SchedulerLost, parse_cluster, resources_for
+from workbench.cluster.security import tls_security
 
 __all__ = ["ClusterExecutor", "SchedulerLost", "parse_cluster", "resources_for", "tls_security"]

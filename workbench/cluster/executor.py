@@ -1,6 +1,6 @@
 """The client's side of a sweep on Dask: connect, submit a round's cells with resources, yield rows as they come.
 
-:class:`ClusterExecutor` is what :func:`workbench.sweep.run_sweep` runs cells through when given a
+:class:`ClusterExecutor` is what :func:`workbench.sweep.driver.run_sweep` runs cells through when given a
 cluster: the sweep keeps doing what it does for local cells (rounds, merging, committing each row,
 progress, resume); only where cells run differs. Dask is imported when a cluster is asked for.
 """
@@ -18,15 +18,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError
 from typing import Any
 
-from ..backends import registry
-from ..harness.cell import failed_result
-from ..harness.executor import OnStart, ShouldStop, request_of
-from ..harness.request import Cell, CellRequest, CheckOnly
-from ..harness.result import CellResult
-from ..harness.timer import Cancelled, TimingConfig
-from ..status import Status
-from .security import check_security, local_security
-from .task import close_states, run_request
+from workbench.backends import registry
+from workbench.cluster.security import check_security, local_security
+from workbench.cluster.task import close_states, run_request
+from workbench.core.status import Status
+from workbench.measure.cell import failed_result
+from workbench.measure.executor import OnStart, ShouldStop, request_of
+from workbench.measure.request import Cell, CellRequest, CheckOnly
+from workbench.measure.result import CellResult
+from workbench.measure.timer import Cancelled, TimingConfig
 
 log = logging.getLogger(__name__)
 

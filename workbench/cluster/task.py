@@ -23,17 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..backends import registry
-from ..harness.cell import failed_result
-from ..harness.executor import LocalExecutor
-from ..harness.isolation import make_executor
-from ..harness.request import CellRequest
-from ..harness.result import CellResult
-from ..harness.throughput import Peaks
-from ..peaks import ensure_ceilings
-from ..processes import pid_alive
-from ..status import Status
-from ..store import Store, current_environment
+from workbench.backends import registry
+from workbench.core.processes import pid_alive
+from workbench.core.status import Status
+from workbench.measure.cell import failed_result
+from workbench.measure.executor import LocalExecutor
+from workbench.measure.isolation import make_executor
+from workbench.measure.request import CellRequest
+from workbench.measure.result import CellResult
+from workbench.roofs.peaks import ensure_ceilings
+from workbench.roofs.throughput import Peaks
+from workbench.store.database import Store, current_environment
 
 _lock = threading.Lock()
 #: A client asked to close the cell processes while a cell ran: close them when it ends.

@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..catalog.spec import Unsupported
-from ..dtypes import round_to
-from ..portable.prelude import DTYPES
-from ..portable.runtimes import launcher, target_of
-from ..portable.source import render
-from .replay import ReplayTable
+from workbench.catalog.spec import Unsupported
+from workbench.core.dtypes import round_to
+from workbench.execution.replay import ReplayTable
+from workbench.portable.prelude import DTYPES
+from workbench.portable.runtimes import launcher, target_of
+from workbench.portable.source import render
 
 if TYPE_CHECKING:
-    from ..catalog.spec import BuildContext
+    from workbench.catalog.spec import BuildContext
 
 #: An argument of a launch: the name of an input, output or buffer, or an int size (passed as int32).
 Arg = str | int

@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .cache import CacheKey, Runner, execution_cache
+from workbench.execution.cache import CacheKey, Runner, execution_cache
 
 if TYPE_CHECKING:
-    from ..catalog.authoring import KernelFolder
-    from ..catalog.spec import BuildContext
+    from workbench.catalog.authoring import KernelFolder
+    from workbench.catalog.spec import BuildContext
 
 #: What ``graph`` means on each runtime (the README's "Execution modes" table says the same).
 GRAPH_MEANING: dict[str, str] = {

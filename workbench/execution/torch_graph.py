@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .replay import ReplayTable
+from workbench.execution.replay import ReplayTable
 
 if TYPE_CHECKING:
-    from ..catalog.spec import BuildContext
+    from workbench.catalog.spec import BuildContext
 
 Plan = Callable[[dict[str, Any], dict[str, Any]], None]
 

@@ -6,21 +6,21 @@ and launches them, ``compile_check`` builds them for real NVIDIA targets
 without a GPU. Nothing here imports a GPU runtime at import time.
 """
 
-from .prelude import DTYPES, TARGETS, prelude
-from .program import (
-                      DEFAULT_BLOCK,
-                      Launch,
-                      PortableProgram,
-                      Scratch,
-                      cdiv,
-                      grid_2d,
-                      grid_stride,
-                      per_row,
-                      portable_here,
-                      portable_variant,
-                      programs,
+from workbench.portable.prelude import DTYPES, TARGETS, prelude
+from workbench.portable.program import (
+    DEFAULT_BLOCK,
+    Launch,
+    PortableProgram,
+    Scratch,
+    cdiv,
+    grid_2d,
+    grid_stride,
+    per_row,
+    portable_here,
+    portable_variant,
+    programs,
 )
-from .source import kernel_names, render
+from workbench.portable.source import kernel_names, render
 
 __all__ = ["DEFAULT_BLOCK", "DTYPES", "Launch", "PortableProgram", "Scratch", "TARGETS", "cdiv", "grid_2d",
            "grid_stride", "kernel_names", "per_row", "portable_here", "portable_variant", "prelude", "programs",

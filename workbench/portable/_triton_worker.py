@@ -13,9 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..catalog import registry
-from ..catalog.loader import load_catalog, load_errors
-from .triton_check import compile_triton
+from workbench.catalog import registry
+from workbench.catalog.loader import load_catalog, load_errors
+from workbench.portable.triton_check import compile_triton
 
 _DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "fp8e4nv": "float8_e4m3fn"}
 

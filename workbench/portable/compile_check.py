@@ -37,23 +37,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..catalog.loader import builtin_catalog_path, ensure_default_catalog
-from . import hip_check
-from .check_rows import (  # noqa: F401 - shared with hip_check; re-exported for callers
+from workbench.catalog.loader import builtin_catalog_path, ensure_default_catalog
+from workbench.portable import hip_check
+from workbench.portable.check_rows import (
     DEFAULT_TIMEOUT_S,
     Diagnostic,
     KernelRow,
     Unit,
     _display,
-    _function_bodies,
     find_tool,
     kernel_rows,
     kernels_declaring_shared,
     ptx_uses_shared,
 )
-from .prelude import prelude
-from .program import DEFAULT_BLOCK, PortableProgram, programs
-from .source import render
+from workbench.portable.prelude import prelude
+from workbench.portable.program import DEFAULT_BLOCK, PortableProgram, programs
+from workbench.portable.source import render
 
 DEFAULT_ARCHS = ("sm_80", "sm_90")
 #: Warp width of every NVIDIA architecture; passed as WARP_SIZE exactly as the CuPy builder does.

@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .check_rows import (
+from workbench.portable.check_rows import (
     DEFAULT_TIMEOUT_S,
     Diagnostic,
     KernelRow,
@@ -47,7 +47,7 @@ from .check_rows import (
     kernel_rows,
     kernels_declaring_shared,
 )
-from .source import render
+from workbench.portable.source import render
 
 HIP_INSTALL_HINT = "apt-get install --no-install-recommends hipcc libamdhip64-dev rocm-device-libs"
 _CLANG_DIAG = re.compile(r"^(?P<file>[^:\n]+?):(?P<line>\d+):(?:\d+:)? (?P<sev>fatal error|error|warning): "

@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..catalog import BuildContext, Unsupported, registry, variant
-from .prelude import DTYPES
-from .runtimes import launcher, target_of
-from .source import expand_includes, kernel_names, render
+from workbench.catalog import BuildContext, Unsupported, registry, variant
+from workbench.portable.prelude import DTYPES
+from workbench.portable.runtimes import launcher, target_of
+from workbench.portable.source import expand_includes, kernel_names, render
 
 if TYPE_CHECKING:
-    from ..catalog.authoring import KernelFolder
+    from workbench.catalog.authoring import KernelFolder
 
 Sizes = Mapping[str, int]
 

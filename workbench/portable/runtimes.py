@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..catalog.spec import Unsupported
+from workbench.catalog.spec import Unsupported
 
 #: NVRTC / hipRTC options; the sources are C99-flavoured but compile as C++17.
 CUPY_OPTIONS: tuple[str, ...] = ("-std=c++17",)

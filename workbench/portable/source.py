@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from .prelude import prelude
+from workbench.portable.prelude import prelude
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')

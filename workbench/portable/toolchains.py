@@ -11,7 +11,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from . import compile_check, hip_check, triton_catalog
+from workbench.portable import compile_check, hip_check, triton_catalog
 
 CUDA_HINT = "install the CUDA toolkit, or pip install 'nvidia-cuda-nvrtc==13.0.*' cupy-cuda13x"
 

@@ -24,8 +24,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from ..status import Status
-from .check_rows import KernelRow
+from workbench.core.status import Status
+from workbench.portable.check_rows import KernelRow
 
 TRITON_HINT = "pip install 'kernel-workbench[triton]'"
 VARIANTS_FILE = "triton_variants.py"

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..status import Status
+from workbench.core.status import Status
 
 TARGETS = ("sm_80", "sm_90", "gfx90a", "gfx942")
 

@@ -12,14 +12,14 @@ from typing import Any
 
 import pandas as pd
 
-from ..ceilings import is_noisy, noise_text
-from ..frames import records
-from ..stats_compare import aa_summary
-from ..status import Status
-from ..verdicts import noisy_mask
+from workbench.core.frames import records
+from workbench.core.status import FAILED_IN_ORDER, Status
+from workbench.judge.compare import aa_summary
+from workbench.judge.verdicts import noisy_mask
+from workbench.roofs.ceilings import is_noisy, noise_text
 
 #: Failed statuses that mean "not measured", in the order a reader cares about them.
-FAILED_STATUSES = ("crashed", "timeout", "error", "oom", "incorrect")
+FAILED_STATUSES = FAILED_IN_ORDER
 #: The caveat attached to a row run on a CPU stand-in for a GPU runtime.
 POCL_NOTE = "OpenCL on PoCL (a CPU): a correctness result, not GPU speed"
 TRITON_NOTE = "Triton interpreter (a CPU): a correctness result, not GPU speed"

@@ -9,9 +9,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..record import RESULT_COLUMNS
-from ..status import Status
-from .styles import parse_baseline, series_key
+from workbench.core.record import RESULT_COLUMNS
+from workbench.core.status import Status
+from workbench.report.styles import parse_baseline, series_key
 
 #: Record columns no section of the HTML/Markdown report reads: left in the store when a report loads a
 #: store's rows (a million rows of all ~76 columns passed 1 GB), kept by exports, which write every column.

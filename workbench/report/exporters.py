@@ -20,10 +20,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..output_guard import check_output_path, write_output
-from ..store import EXPORT_FORMAT, EXPORT_VERSION, default_store_path, now_iso
-from .data import ReportData, gather, known_run_ids, resolve_run_ids, row_frames, row_tuples
-from .render import render_html, render_markdown
+from workbench.core.output_guard import check_output_path, write_output
+from workbench.report.data import ReportData, gather, known_run_ids, resolve_run_ids, row_frames, row_tuples
+from workbench.report.render import render_html, render_markdown
+from workbench.store.database import EXPORT_FORMAT, EXPORT_VERSION, default_store_path, now_iso
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".json": "json", ".csv": "csv"}
 

@@ -2,8 +2,8 @@
 
 One reference for the whole report (default: numpy's library variant) so every speed-up answers the
 same question; mixing baselines (torch against torch, the rest against numpy) hides torch vs numpy.
-Speed-ups, intervals and verdicts come from :func:`workbench.stats_compare.speedup_vs_baseline` (and so
-from :mod:`workbench.verdicts`); nothing here is a new statistic.
+Speed-ups, intervals and verdicts come from :func:`workbench.judge.compare.speedup_vs_baseline` (and so
+from :mod:`workbench.judge.verdicts`); nothing here is a new statistic.
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..frames import group_positions, split_by, take_rows, where_rows
-from ..roofs import RoofKey, RoofSet
-from ..stats_compare import library_variants, speedup_vs_baseline
-from ..status import Status
-from .caveats import FAILED_STATUSES, caveat, failed_cells, report_caveats, row_caveats
-from .reference_checks import ReferenceChecks
-from .row_notes import one_row_notes
-from .styles import parse_baseline, series_key
-from .units import fmt_time_auto, interval_label
+from workbench.core.frames import group_positions, split_by, take_rows, where_rows
+from workbench.core.status import Status
+from workbench.core.units import fmt_time_auto, interval_label
+from workbench.judge.compare import library_variants, speedup_vs_baseline
+from workbench.report.caveats import FAILED_STATUSES, caveat, failed_cells, report_caveats, row_caveats
+from workbench.report.reference_checks import ReferenceChecks
+from workbench.report.row_notes import one_row_notes
+from workbench.report.styles import parse_baseline, series_key
+from workbench.roofs.model import RoofKey, RoofSet
 
 #: The reference backend when none is chosen: its library variant is what a user reaches for first.
 DEFAULT_REFERENCE_BACKEND = "numpy"

@@ -19,19 +19,17 @@ from typing import Any
 
 import pandas as pd
 
-from ..frames import where_rows
-from ..roofs import RoofKey, RoofKind, RoofSet, resolve_roofs
-from ..stats_compare import speedup_vs_baseline
-from ..status import Status
-from ..version import __version__
-from . import plots
-from .data import REPORT_COLUMNS, ReportData, check_baseline, gather
-from .env_summary import environment_line, machines_table, run_names
-from .findings import KeyFindings, key_findings, parse_reference, pick_reference
-from .reference_checks import ReferenceChecks
-from .row_notes import row_notes, text_of
-from .styles import parse_baseline
-from .summary import (
+from workbench.core.frames import where_rows
+from workbench.core.status import Status
+from workbench.judge.compare import speedup_vs_baseline
+from workbench.report import plots
+from workbench.report.data import REPORT_COLUMNS, ReportData, check_baseline, gather
+from workbench.report.env_summary import environment_line, machines_table, run_names
+from workbench.report.findings import KeyFindings, key_findings, parse_reference, pick_reference
+from workbench.report.reference_checks import ReferenceChecks
+from workbench.report.row_notes import row_notes, text_of
+from workbench.report.styles import parse_baseline
+from workbench.report.summary import (
     UNSUPPORTED_CELLS,
     failures_table,
     noise_summary,
@@ -42,7 +40,9 @@ from .summary import (
     summary_table,
     verdict_counts,
 )
-from .tables import pivot
+from workbench.report.tables import pivot
+from workbench.roofs.model import RoofKey, RoofKind, RoofSet, resolve_roofs
+from workbench.version import __version__
 
 #: At most this many rows go into the "All rows" table (about 3 MB of HTML); a larger report says how many
 #: there are and the command that writes them all, since a page of a million rows opens in no browser.
@@ -281,7 +281,7 @@ def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
     vertical, and the % of ceiling panel already says how far below the roof they are); a memory
     figure only where the series' memories differ (:func:`workbench.report.plots.memories_differ`).
     ``checks``: the report's :class:`ReferenceChecks` of ``data.df`` (else one is built); ``judged`` collects
-    each kernel's :func:`~workbench.stats_compare.speedup_vs_baseline` table by (kernel, reference), every
+    each kernel's :func:`~workbench.judge.compare.speedup_vs_baseline` table by (kernel, reference), every
     run's rows judged once for both the kernel's section and the key findings. ``max_rows``: a kernel's
     speed-up table holds at most that many rows (its verdict counts and ``n_speedups`` count them all).
     """

@@ -28,23 +28,12 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 
-from ..ceilings import ceiling_suspect, is_noisy, llc_of
-from ..frames import where_rows
-from ..roofs import (
-    AUTO_PROBE,
-    CACHE_LEVELS,
-    MEASURED,
-    PUBLISHED,
-    RoofKey,
-    RoofKind,
-    RoofSet,
-    above_top_roof,
-    resolve_roofs,
-)
-from ..stats_compare import speedup_vs_baseline
-from ..status import Status
-from .sizes import XAxis, choose_x_axis, is_power_of_two, params_frame, tick_text
-from .styles import (
+from workbench.core.frames import where_rows
+from workbench.core.status import Status
+from workbench.core.units import fmt_bytes, fmt_tick_time
+from workbench.judge.compare import speedup_vs_baseline
+from workbench.report.sizes import XAxis, choose_x_axis, is_power_of_two, params_frame, tick_text
+from workbench.report.styles import (
     LINESTYLES,
     SeriesStyle,
     display_name,
@@ -55,7 +44,18 @@ from .styles import (
     style_map,
     styles_for,
 )
-from .units import fmt_bytes, fmt_tick_time
+from workbench.roofs.ceilings import ceiling_suspect, is_noisy, llc_of
+from workbench.roofs.model import (
+    AUTO_PROBE,
+    CACHE_LEVELS,
+    MEASURED,
+    PUBLISHED,
+    RoofKey,
+    RoofKind,
+    RoofSet,
+    above_top_roof,
+    resolve_roofs,
+)
 
 __all__ = ["SeriesStyle", "memories_differ", "plot_kernel", "plot_memory", "plot_metric", "plot_roofline",
            "plot_speedup", "plot_throughput", "plot_time", "series_key", "series_style", "style_map",
@@ -552,7 +552,7 @@ def plot_speedup(df: pd.DataFrame, baseline: Any = None, *, ax: Axes | None = No
     """Speed-up of each variant over a baseline against size; error bars are 95% intervals from the rounds.
 
     ``baseline`` defaults to each kernel's library variant (see
-    :func:`workbench.stats_compare.speedup_vs_baseline`); ``table`` takes an
+    :func:`workbench.judge.compare.speedup_vs_baseline`); ``table`` takes an
     already computed speed-up table.
     """
     ok, bad = split_ok(df)
@@ -715,7 +715,7 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
                   run_names: Mapping[str, str] | None = None) -> Figure:
     """Points at (FLOP/byte, GFLOP/s) under their device's DRAM bandwidth slope and compute roof.
 
-    The roofs are :func:`workbench.roofs.resolve_roofs`'s (stored probe, the rows' own, published); every
+    The roofs are :func:`workbench.roofs.model.resolve_roofs`'s (stored probe, the rows' own, published); every
     runtime on one device with the same roofs shares one line. Points above their roof are ringed and the
     reason is written under the axes: implausible above the device's top roof, else the measured cache level
     holding the working set, or no explanation where no cache ceiling was measured; noisy cells are hollow.

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..status import Status
-from .units import fmt_time_auto
+from workbench.core.status import Status
+from workbench.core.units import fmt_time_auto
 
 #: A reference time this many times off its own other evidence is flagged where its speed-ups are shown.
 REFERENCE_OFF = 3.0

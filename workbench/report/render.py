@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from .model import Report, Section, build_report
-from .row_notes import text_of
-from .tables import md_escape, pivot_markdown
+from workbench.report.model import Report, Section, build_report
+from workbench.report.row_notes import text_of
+from workbench.report.tables import md_escape, pivot_markdown
 
 
 def render_html(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *, title: str | None = None,

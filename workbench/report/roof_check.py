@@ -15,11 +15,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..ceilings import headline_pct, is_compute_bound
-from ..record import number_or_none
-from ..roofs import RoofSet, resolve_roofs, roofs_of_row
-from ..status import Status
-from .row_notes import row_notes
+from workbench.core.record import number_or_none
+from workbench.core.status import Status
+from workbench.report.row_notes import row_notes
+from workbench.roofs.ceilings import headline_pct, is_compute_bound
+from workbench.roofs.model import RoofSet, resolve_roofs, roofs_of_row
 
 #: Statuses whose rows carry a rate and so a % of a roof.
 TIMED = (Status.OK, Status.IMPLAUSIBLE)

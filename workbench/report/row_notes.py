@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..ceilings import headline_pct, is_compute_bound, is_noisy, llc_of, noise_text, row_peak_note
-from ..frames import none_columns, records
-from ..roofs import SHORT_SOURCE, RoofKey, RoofKind, RoofSet, resolve_roofs, roofs_of_row
-from ..status import Status
+from workbench.core.frames import none_columns, records
+from workbench.core.status import Status
+from workbench.roofs.ceilings import headline_pct, is_compute_bound, is_noisy, llc_of, noise_text, row_peak_note
+from workbench.roofs.model import SHORT_SOURCE, RoofKey, RoofKind, RoofSet, resolve_roofs, roofs_of_row
 
 
 def fmt_num(x: Any, digits: int = 3) -> str:
@@ -129,7 +129,7 @@ class _Notes:
 def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None,
               roofs: Mapping[RoofKey, RoofSet] | None = None) -> pd.DataFrame:
     """Per row: ``noisy``, ``noise_note``, ``peak_note`` (worked out from the row's rates and its device's
-    roofs, ``roofs``: default :func:`workbench.roofs.resolve_roofs` of the rows themselves), ``pct`` (the % of
+    roofs, ``roofs``: default :func:`workbench.roofs.model.resolve_roofs` of the rows themselves), ``pct`` (the % of
     the ceiling that bounds the row: bandwidth for memory-bound kernels, never the other instead),
     ``ceiling`` (that ceiling in words, or which one is missing) and ``exec_cache`` (a block variant's
     execution-cache statistics, in words). Rows are read as plain dicts (a row Series costs ten times one:

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..ceilings import AUTO_PROBE, peak_note
-from ..record import RESULT_COLUMNS, cell_key
-from ..status import Status
+from workbench.core.record import RESULT_COLUMNS, cell_key
+from workbench.core.status import Status
+from workbench.roofs.ceilings import AUTO_PROBE, peak_note
 
 #: The sample machine's ceilings (GB/s, GFLOP/s, as if from the automatic probe) and last-level cache.
 SAMPLE_CEILINGS = (20.0, 100.0)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..backends import registry
+from workbench.backends import registry
 
 #: tab10, then ten darker hues that read on white and differ from them (the pale tab20 partners did not:
 #: light grey and light pink lines vanished beside the strong ones).

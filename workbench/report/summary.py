@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..frames import split_by
-from ..stats_compare import speedup_vs_baseline
-from ..status import Status
-from ..verdicts import pct
-from .findings import parse_reference, pick_reference
-from .reference_checks import ReferenceChecks
-from .row_notes import fmt_num, row_notes, text_of, value_of
-from .styles import foreign_runtime, parse_baseline
-from .units import fmt_bytes, fmt_seconds, interval_label
+from workbench.core.frames import split_by
+from workbench.core.status import Status
+from workbench.core.units import fmt_bytes, fmt_seconds, interval_label
+from workbench.judge.compare import speedup_vs_baseline
+from workbench.judge.verdicts import pct
+from workbench.report.findings import parse_reference, pick_reference
+from workbench.report.reference_checks import ReferenceChecks
+from workbench.report.row_notes import fmt_num, row_notes, text_of, value_of
+from workbench.report.styles import foreign_runtime, parse_baseline
 
 if TYPE_CHECKING:
-    from .data import ReportData
+    from workbench.report.data import ReportData
 
 #: The summary table's columns (what the CLI prints and reports show).
 SUMMARY_COLUMNS = ["kernel", "variant", "backend", "dtype", "size", "status", "median ± IQR", "GB/s", "GFLOP/s",

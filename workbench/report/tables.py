@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..ceilings import is_noisy
-from ..frames import records as frame_records
-from ..frames import where_rows
-from ..status import Status
-from .styles import series_key
-from .units import fmt_in_unit, pick_time_unit
+from workbench.core.frames import records as frame_records
+from workbench.core.frames import where_rows
+from workbench.core.status import Status
+from workbench.core.units import fmt_in_unit, pick_time_unit
+from workbench.report.styles import series_key
+from workbench.roofs.ceilings import is_noisy
 
 NOISY_MARK = "~"
 

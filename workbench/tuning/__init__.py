@@ -10,14 +10,14 @@ must not load the harness and the sweep into every process that builds a variant
 
 from typing import Any
 
-from .resolve import device_fingerprint, lookup, resolve_config, shape_class, tuned_enabled
+from workbench.tuning.resolve import device_fingerprint, lookup, resolve_config, shape_class, tuned_enabled
 
 _SEARCH_NAMES = ("STRATEGIES", "Trial", "TuneResult", "tune")
 
 
 def __getattr__(name: str) -> Any:
     if name in _SEARCH_NAMES:
-        from . import search
+        from workbench.tuning import search
 
         return getattr(search, name)
     raise AttributeError(f"module 'workbench.tuning' has no attribute {name!r}")

@@ -19,13 +19,13 @@ import platform
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .. import config as config_file
-from ..catalog.registry import given_or_default, set_config_resolver
-from ..catalog.spec import BuildContext, KernelSpec, Variant, format_config
-from ..dtypes import itemsize
+from workbench import config as config_file
+from workbench.catalog.registry import given_or_default, set_config_resolver
+from workbench.catalog.spec import BuildContext, KernelSpec, Variant, format_config
+from workbench.core.dtypes import itemsize
 
 if TYPE_CHECKING:
-    from ..backends.base import Backend
+    from workbench.backends.base import Backend
 
 log = logging.getLogger(__name__)
 

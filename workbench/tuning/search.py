@@ -1,7 +1,7 @@
 """The search: optuna proposes configurations, the harness verifies and times each, the store keeps every row.
 
 Each configuration is measured as the variant ``name[K=V,...]`` (:func:`workbench.catalog.registry.configured`)
-through :func:`workbench.harness.run_cell`, in this process: first checked against the float64 reference on
+through :func:`workbench.measure.run_cell`, in this process: first checked against the float64 reference on
 the spec's odd ``verify`` sizes (two seeds), then, at the tuning size, checked again, timed and checked
 after timing. A configuration that fails any check is stored with its status and never chosen. The
 hand-picked default is measured first, so the result can always say how the best compares with it.
@@ -20,20 +20,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import config as config_file
-from ..backends import registry as backend_registry
-from ..backends.base import Backend
-from ..catalog import registry
-from ..catalog.spec import KernelSpec, Variant, format_config
-from ..harness.cell import Cell, CheckOnly, run_cell
-from ..harness.timer import TimingConfig
-from ..record import size_label
-from ..stats_compare import speedup_vs_baseline
-from ..status import Status
-from ..store import current_environment, open_store
-from ..sweep import SweepSpec, run_sweep
-from ..timestamps import now_iso
-from .resolve import device_fingerprint, shape_class
+from workbench import config as config_file
+from workbench.backends import registry as backend_registry
+from workbench.backends.base import Backend
+from workbench.catalog import registry
+from workbench.catalog.spec import KernelSpec, Variant, format_config
+from workbench.core.record import size_label
+from workbench.core.status import Status
+from workbench.core.timestamps import now_iso
+from workbench.judge.compare import speedup_vs_baseline
+from workbench.measure.cell import Cell, CheckOnly, run_cell
+from workbench.measure.timer import TimingConfig
+from workbench.store.database import current_environment, open_store
+from workbench.sweep.driver import SweepSpec, run_sweep
+from workbench.tuning.resolve import device_fingerprint, shape_class
 
 STRATEGIES = ("grid", "random", "bayes")
 

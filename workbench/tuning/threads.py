@@ -13,9 +13,9 @@ import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..harness.cell import Cell, run_cell
-from ..harness.timer import TimingConfig
-from ..status import Status
+from workbench.core.status import Status
+from workbench.measure.cell import Cell, run_cell
+from workbench.measure.timer import TimingConfig
 
 #: Backend runtime -> (configuration key, the gemm variant timed).
 THREADED_RUNTIMES = {"numba": ("numba", "numba-tiled"), "torch": ("torch", "torch"), "numpy": ("blas", "numpy")}

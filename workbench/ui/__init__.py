@@ -1,5 +1,5 @@
 """The ipywidgets dashboard (``workbench.ui.Dashboard()``); imports ipywidgets, so load it on demand."""
 
-from .dashboard import Dashboard
+from workbench.ui.dashboard import Dashboard
 
 __all__ = ["Dashboard"]

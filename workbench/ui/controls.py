@@ -16,8 +16,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..backends.base import KNOWN_DTYPES, Capabilities, Probe
-from ..catalog.spec import MODES, KernelSpec, Variant
+from workbench.backends.base import KNOWN_DTYPES, Capabilities, Probe
+from workbench.catalog.spec import MODES, KernelSpec, Variant
 
 
 def css_name(name: str) -> str:

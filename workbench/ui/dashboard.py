@@ -17,15 +17,15 @@ from typing import Any
 import ipywidgets as w
 import pandas as pd
 
-from ..backends.registry import all_backends, get_backend
-from ..catalog import kernels, variants
-from ..report.data import check_baseline, gather
-from ..status import Status
-from ..sweep import SweepSpec, check_isolation
-from .controls import BackendPicker, KernelPicker, RunOptions, SizeControls
-from .run_controller import RunController
-from .status import StatusArea
-from .views import ExportPanel, MemoryView, PlotView, TableView, measured_series
+from workbench.backends.registry import all_backends, get_backend
+from workbench.catalog import kernels, variants
+from workbench.core.status import Status
+from workbench.report.data import check_baseline, gather
+from workbench.sweep.driver import SweepSpec, check_isolation
+from workbench.ui.controls import BackendPicker, KernelPicker, RunOptions, SizeControls
+from workbench.ui.run_controller import RunController
+from workbench.ui.status import StatusArea
+from workbench.ui.views import ExportPanel, MemoryView, PlotView, TableView, measured_series
 
 
 class Dashboard:
@@ -166,7 +166,7 @@ class Dashboard:
 
     # -- running ----------------------------------------------------------
     def sweep_spec(self) -> Any:
-        """The :class:`workbench.sweep.SweepSpec` the controls describe."""
+        """The :class:`workbench.sweep.driver.SweepSpec` the controls describe."""
         problems = []
         if not self.backends.selected:
             problems.append("select at least one available backend")
@@ -409,7 +409,7 @@ class Dashboard:
         drawing cannot steal a core from a measurement; the memory plot waits
         for the end of the run to keep that pause short.
         """
-        from ..report.plots import styles_for
+        from workbench.report.plots import styles_for
 
         df = self.visible(self.df)
         styles, names = styles_for(df), self._run_names()
@@ -433,7 +433,7 @@ class Dashboard:
             raise RuntimeError("nothing to export yet: run a sweep first")
         if self.controller.running:
             raise RuntimeError("the run is still going: export when it has finished (or cancel it)")
-        from ..report import write_report
+        from workbench.report import write_report
 
         data = self.export_data()
         status = self.run_status or "finished"
@@ -442,7 +442,7 @@ class Dashboard:
         suffix = "-interrupted" if status == "interrupted" else ""
         folder.mkdir(parents=True, exist_ok=True)
         # Named after the run's kernel, never the dropdown's (which may have moved on).
-        from ..report.exporters import safe_file_stem  # names from data become a file name, never a path
+        from workbench.report.exporters import safe_file_stem  # names from data become a file name, never a path
 
         path = folder / f"{safe_file_stem(f'{self.run_kernel}-{self.run_id}{suffix}')}.{fmt}"
         kw: dict[str, Any] = {}

@@ -1,6 +1,6 @@
 """Runs a sweep in a background thread so the notebook stays responsive and Cancel can be clicked.
 
-The sweep itself (:func:`workbench.sweep.run_sweep`) stores every finished
+The sweep itself (:func:`workbench.sweep.driver.run_sweep`) stores every finished
 row as it goes; the controller forwards rows to the views, learns the run id
 as soon as the run is created (so the cell in flight can be read from the
 store while it runs, see :meth:`RunController.in_flight`), and asks the sweep
@@ -15,8 +15,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..store import open_store
-from ..sweep import run_sweep
+from workbench.store.database import open_store
+from workbench.sweep.driver import run_sweep
 
 
 class RunController:

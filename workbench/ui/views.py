@@ -19,9 +19,9 @@ from typing import Any
 import ipywidgets as w
 import pandas as pd
 
-from ..report.row_notes import row_notes
-from ..report.summary import NOISY_MARK, PEAK_MARK, SUMMARY_COLUMNS, noise_summary, summary_table
-from ..status import Status
+from workbench.core.status import Status
+from workbench.report.row_notes import row_notes
+from workbench.report.summary import NOISY_MARK, PEAK_MARK, SUMMARY_COLUMNS, noise_summary, summary_table
 
 #: Toggle label -> metric name understood by :func:`workbench.report.plots.plot_metric`; "pct_peak" is the
 #: % of each kernel's own ceiling: pct_peak_flops for compute-bound rows, pct_peak_bw for the others.
@@ -79,7 +79,7 @@ def measured_series(df: pd.DataFrame) -> list[str]:
     if df is None or not len(df) or "status" not in df:
         return []
     ok = df[df["status"] == Status.OK]
-    from ..report.plots import series_key
+    from workbench.report.plots import series_key
 
     return list(dict.fromkeys(series_key(v, b) for v, b in zip(ok["variant"], ok["backend"], strict=True)))
 
@@ -173,7 +173,7 @@ class PlotView:
         self.output.outputs = (figure_output(self.figure(df)),)
 
     def figure(self, df: pd.DataFrame) -> Any:
-        from ..report.plots import plot_metric, split_ok
+        from workbench.report.plots import plot_metric, split_ok
 
         metric = self.metric.value
         baseline = self.baseline.value if metric == "speedup" else None
@@ -294,7 +294,7 @@ class MemoryView:
         if df.empty:
             self.clear()
             return
-        from ..report.plots import plot_memory
+        from workbench.report.plots import plot_memory
 
         self.output.outputs = (figure_output(plot_memory(df, styles=styles, run_names=run_names)),)
 

@@ -1,0 +1,61 @@
+"""Host-side dtype handling: numpy has no bfloat16, so it travels as float32 rounded to bf16."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+#: Every dtype name the workbench knows; backends' capabilities pick from these.
+KNOWN_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64")
+
+
+def check_dtype(dtype: str) -> str:
+    if dtype not in KNOWN_DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; valid dtypes: {', '.join(KNOWN_DTYPES)}")
+    return dtype
+
+
+def itemsize(dtype: str) -> int:
+    """Bytes per element of a compute dtype or of an output dtype such as ``int64`` (argmax)."""
+    if dtype == "bfloat16":
+        return 2
+    if dtype in KNOWN_DTYPES or dtype.startswith(("int", "uint")):
+        return np.dtype(dtype).itemsize
+    return np.dtype(check_dtype(dtype)).itemsize  # raises, naming the valid dtypes
+
+
+def host_dtype(dtype: str) -> np.dtype:
+    """The numpy dtype that carries values of ``dtype`` on the host."""
+    return np.dtype(np.float32) if dtype == "bfloat16" else np.dtype(check_dtype(dtype))
+
+
+def round_to(a: np.ndarray, dtype: str) -> np.ndarray:
+    """``a`` rounded to ``dtype`` and stored in :func:`host_dtype` (round-to-nearest-even for bf16)."""
+    if dtype != "bfloat16":
+        return np.asarray(a).astype(host_dtype(dtype))
+    bits = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    out = rounded.astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(a), np.float32(np.nan), out)
+
+
+def reduced_float32_flags(settings: Mapping[str, Any] | str | None) -> list[str]:
+    """The settings (as :func:`workbench.measure.audit.precision_settings` records them, or that record as
+    JSON) that let float32 matmuls round their inputs to TF32: torch's flags and matmul precision, CuPy's
+    ``CUPY_TF32``. Such a run may reach the TF32 tensor-core rate, not the float32 one."""
+    if isinstance(settings, str):
+        try:
+            settings = json.loads(settings)
+        except ValueError:
+            return []
+    if not isinstance(settings, Mapping):
+        return []
+    found = [k for k in ("torch_matmul_allow_tf32", "torch_cudnn_allow_tf32") if settings.get(k)]
+    if settings.get("torch_float32_matmul_precision") not in (None, "highest"):
+        found.append(f"float32 matmul precision {settings['torch_float32_matmul_precision']!r}")
+    if str(settings.get("cupy_tf32", "0")) not in ("0", ""):
+        found.append("CUPY_TF32")
+    return found

@@ -1,0 +1,175 @@
+"""The measurement record: the row, its statuses and the cell key — the bottom layer of the package.
+
+The harness writes rows, the store keeps them, reports, plots and the UI read
+them; all of them import this module and it imports nothing from the package,
+so reading stored results never loads the harness. ``docs/measurement-record.md``
+documents exactly :data:`RESULT_COLUMNS` (a test keeps the two equal).
+
+Rows carry what their analysis needs (``library``, ``bound``), so a run
+imported from another machine is judged by its own rows, not by this
+machine's catalog.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.core.status import Status
+
+#: The names of the ways a cell's run can end, from :class:`workbench.core.status.Status` (every member but
+#: ``implausible``, which issue 22 adds to the stored statuses).
+STATUSES: tuple[str, ...] = tuple(s.value for s in Status if s is not Status.IMPLAUSIBLE)
+#: What ``bound`` may say.
+BOUNDS = ("memory-bound", "compute-bound")
+#: Columns stored as JSON text.
+JSON_COLUMNS = ("params", "samples_s", "host_samples_s", "round_medians_s")
+
+
+@dataclass
+class Row:
+    """One cell's result. Every field may be None: a row that failed early has only its identity."""
+
+    run_id: str | None = None
+    cell_key: str | None = None
+    kernel: str | None = None
+    variant: str | None = None
+    backend: str | None = None
+    runtime: str | None = None
+    device: str | None = None
+    dtype: str | None = None
+    params: str | None = None
+    size: int | None = None
+    size_label: str | None = None
+    mode: str | None = None
+    cache: str | None = None
+    library: bool | None = None
+    bound: str | None = None
+    status: str | None = None
+    message: str | None = None
+    traceback: str | None = None
+    timer_kind: str | None = None
+    timer_overhead_s: float | None = None
+    samples_s: str | None = None
+    host_samples_s: str | None = None
+    n_samples: int | None = None
+    median_s: float | None = None
+    mean_s: float | None = None
+    min_s: float | None = None
+    q1_s: float | None = None
+    q3_s: float | None = None
+    iqr_s: float | None = None
+    rel_spread: float | None = None
+    host_median_s: float | None = None
+    flops: float | None = None
+    bytes: float | None = None
+    gflops: float | None = None
+    gbps: float | None = None
+    intensity: float | None = None
+    pct_peak_bw: float | None = None
+    pct_peak_flops: float | None = None
+    pct_published: float | None = None
+    peak_mem_bytes: int | None = None
+    mem_method: str | None = None
+    max_error: float | None = None
+    tolerance: float | None = None
+    env_id: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    wall_s: float | None = None
+    setup_s: float | None = None
+    first_call_s: float | None = None
+    warmup_calls: int | None = None
+    calls_per_sample: int | None = None
+    n_inputs: int | None = None
+    stopped_by: str | None = None
+    seed: int | None = None
+    # -- noise: rounds, the flag, and the conditions the cell ran under ---------------------------------
+    rounds: int | None = None
+    round_medians_s: str | None = None
+    noise: float | None = None
+    noisy: bool | None = None
+    noise_note: str | None = None
+    load_avg_1m: float | None = None
+    other_cpu_share: float | None = None
+    other_cpu_s: float | None = None
+    steal_s: float | None = None
+    cpu_freq_mhz: float | None = None
+    gpu_clock_mhz: float | None = None
+    gpu_temp_c: float | None = None
+    gpu_throttle: str | None = None
+    threads: str | None = None
+    # -- ceilings behind the % of peak ------------------------------------------------------------------
+    ceiling_gbps: float | None = None
+    ceiling_gflops: float | None = None
+    ceiling_source: str | None = None
+    peak_note: str | None = None
+    # -- execution cache of multi-kernel blocks (graph / fused modes) -----------------------------------
+    exec_cache: str | None = None
+    # -- the configuration an autotuned variant chose (Triton's autotune; `workbench tune` later) ----------
+    tuned_config: str | None = None
+    # -- which LLM model shapes a cell's size came from (llm suite) ---------------------------------------
+    llm_shape: str | None = None
+
+    @classmethod
+    def from_mapping(cls, row: Mapping[str, Any]) -> Row:
+        """The typed view of a row dict (keys that are not columns are ignored)."""
+        return cls(**{k: row[k] for k in RESULT_COLUMNS if k in row})
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+_SQL_TYPES = {"str": "TEXT", "float": "REAL", "int": "INTEGER", "bool": "INTEGER"}
+
+#: Column name -> SQLite type, in the order of :class:`Row`.
+RESULT_COLUMNS: dict[str, str] = {f.name: _SQL_TYPES[str(f.type).split(" ")[0]] for f in dataclasses.fields(Row)}
+
+
+def canonical_params(params: Mapping[str, int]) -> str:
+    return json.dumps({k: int(v) for k, v in params.items()}, separators=(",", ":"))
+
+
+def cell_key(kernel: str, variant: str, backend: str, dtype: str, params: Mapping[str, int], mode: str,
+             cache: str) -> str:
+    """Stable across processes and machines: the resume and de-duplication key."""
+    text = json.dumps([kernel, variant, backend, dtype, sorted((k, int(v)) for k, v in params.items()),
+                       mode, cache], separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def size_of(params: Mapping[str, int]) -> int:
+    return math.prod(int(v) for v in params.values()) if params else 0
+
+
+def size_label(params: Mapping[str, int]) -> str:
+    return " ".join(f"{k}={int(v)}" for k, v in params.items())
+
+
+def empty_row() -> dict[str, Any]:
+    return Row().to_dict()
+
+
+def number_or_none(v: Any) -> float | None:
+    """``v`` as a finite float, else None: a stored or imported row may hold None, NaN, inf or text."""
+    if v is None:  # the common case first: an exception per empty value cost a report of 1M rows seconds
+        return None
+    if type(v) is float:
+        return v if math.isfinite(v) else None
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def finite_or_none(x: float | None) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None

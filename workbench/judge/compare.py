@@ -1,0 +1,590 @@
+"""Is B really faster than A? Speed-ups from stored rows, judged against the noise across rounds and runs.
+
+Every verdict comes from :mod:`workbench.judge.verdicts` (``docs/statistics.md`` explains the rules):
+
+- **between runs** (:func:`compare_runs`): the same cell in two runs, unpaired, on each row's per-round
+  medians; the run-to-run noise is measured across all matched ok cells of the two runs, since no
+  single cell can see it;
+- **within a run** (:func:`speedup_vs_baseline`): a variant against its baseline, paired round by round
+  when both rows have the same number (≥ :data:`~workbench.judge.verdicts.MIN_ROUNDS`) of rounds, so drift
+  common to both cancels.
+
+Rows with fewer rounds (one stream of samples, e.g. stored before rounds existed) are judged on their
+samples with the conservative one-stream floor. Speed-up is always time(A) / time(B): above 1 means B
+(the variant, or the later run) is faster. Verdicts: faster, slower, same (the whole interval within ±10%),
+inconclusive (with the smallest effect it could have seen, and what would settle it), insufficient samples.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from workbench.core.frames import column_values, records, take_rows, where_rows
+from workbench.core.status import Status
+from workbench.judge import many as judge_many
+from workbench.judge import verdicts as vd
+from workbench.judge.verdicts import parse_samples  # noqa: F401 - stats_compare.parse_samples, as before
+
+if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
+    import pandas as pd
+
+#: Columns that identify a measured cell (the contract's cell_key, spelled out).
+CELL_COLUMNS = ("kernel", "variant", "backend", "dtype", "params", "mode", "cache")
+VERDICTS = vd.VERDICTS
+
+#: What every speed-up table carries per cell (see :class:`workbench.judge.verdicts.Verdict`), plus the
+#: times compared (median of each side's values) and whether either row was flagged noisy. ``coverage`` is
+#: the interval's (0.95); ``settle`` says what would settle an inconclusive verdict.
+RESULT_COLUMNS = ["speedup", "ci_low", "ci_high", "coverage", "floor", "noise", "verdict", "settle", "basis",
+                  "n_a", "n_b", "median_a", "median_b", "noisy"]
+
+
+def row_times(row: pd.Series | dict[str, Any]) -> tuple[np.ndarray, bool]:
+    """The times a verdict rests on, and whether they are round medians.
+
+    Per-round medians when the row has at least :data:`~workbench.judge.verdicts.MIN_ROUNDS` of them;
+    otherwise the samples of its one stream (one round, or a row stored before rounds existed).
+    """
+    cached = getattr(row, "times", None) if isinstance(row, _Row) else None
+    if cached is not None:
+        return cached
+    medians = parse_samples(row.get("round_medians_s"))
+    out = (medians, True) if len(medians) >= vd.MIN_ROUNDS else (parse_samples(row.get("samples_s")), False)
+    if isinstance(row, _Row):
+        row.times = out
+    return out
+
+
+def _result(v: vd.Verdict, a: np.ndarray, b: np.ndarray, row_a: Any, row_b: Any) -> dict[str, Any]:
+    rec = v.to_dict()
+    rec["median_a"] = vd.median(a) if len(a) else float("nan")
+    rec["median_b"] = vd.median(b) if len(b) else float("nan")
+    rec["noisy"] = vd.flag(row_a.get("noisy")) or vd.flag(row_b.get("noisy"))
+    return rec
+
+
+def _not_comparable(status_a: Any, status_b: Any) -> dict[str, Any]:
+    rec: dict[str, Any] = {c: float("nan") for c in RESULT_COLUMNS}
+    rec.update(n_a=0, n_b=0, basis=None, noisy=False, settle=None,
+               verdict=f"not comparable ({status_a} / {status_b})")
+    return rec
+
+
+# -- tables -----------------------------------------------------------------------------------
+
+def _check_runs(df: pd.DataFrame, run_ids: Iterable[str]) -> None:
+    known = list(dict.fromkeys(df["run_id"])) if "run_id" in df else []
+    missing = [r for r in run_ids if r not in known]
+    if missing:
+        raise ValueError(f"unknown run id(s) {missing}; valid run ids: {', '.join(map(str, known)) or '(none)'}")
+
+
+def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.DataFrame:
+    """Per matched cell of two runs: speed-up of run B over run A, its interval and a calibrated verdict.
+
+    Cells match on kernel, variant, backend, dtype, params, mode and cache. When a run holds the same
+    cell from several machines (merged imports), the environment (machine) joins the key so machines are
+    compared like for like. Each cell is judged by :func:`workbench.judge.verdicts.unpaired_verdict` on its
+    per-round medians (or one stream's samples), with the run-to-run noise measured across all matched
+    ok cells (:func:`workbench.judge.verdicts.run_to_run_noise`); that noise is in ``table.attrs["run_noise"]``.
+    ``kw`` goes to the verdict (``min_effect``, ``k``, ``confidence`` ...).
+    """
+    import pandas as pd
+
+    _check_runs(df, [run_a, run_b])
+    a, b = df[df["run_id"] == run_a], df[df["run_id"] == run_b]
+    key = list(CELL_COLUMNS)
+    if any(x.duplicated(key).any() for x in (a, b)):
+        key += [c for c in ("env_id", "device") if c in df][:1]
+    merged = a.merge(b, on=key, suffixes=("_a", "_b"))
+    times: dict[Any, tuple[tuple[np.ndarray, bool], tuple[np.ndarray, bool]]] = {}
+    for i, r in merged.iterrows():
+        if r["status_a"] == Status.OK and r["status_b"] == Status.OK:
+            times[i] = (row_times(_side(r, "a")), row_times(_side(r, "b")))
+    run_noise = vd.run_to_run_noise([math.log(vd.median(ta) / vd.median(tb))
+                                     for (ta, _), (tb, _) in times.values() if len(ta) and len(tb)])
+    rows = []
+    for i, r in merged.iterrows():
+        rec = {k: r[k] for k in key}
+        if i in times:
+            (ta, ra), (tb, rb) = times[i]
+            v = vd.unpaired_verdict(ta, tb, run_noise=run_noise, rounds=ra and rb, **kw)
+            rec.update(_result(v, ta, tb, _side(r, "a"), _side(r, "b")))
+        else:
+            rec.update(_not_comparable(r["status_a"], r["status_b"]))
+        for side in ("a", "b"):
+            rec[f"status_{side}"] = r[f"status_{side}"]
+            rec[f"device_{side}"] = r.get(f"device_{side}", r.get("device"))
+            rec[f"env_{side}"] = r.get(f"env_id_{side}", r.get("env_id"))
+        rec["size"], rec["size_label"] = r.get("size_a"), r.get("size_label_a")
+        rows.append(rec)
+    extra = ["status_a", "status_b", "device_a", "device_b", "env_a", "env_b", "size", "size_label"]
+    table = pd.DataFrame(rows, columns=key + RESULT_COLUMNS + extra)
+    table.attrs["run_noise"] = run_noise
+    return table
+
+
+def _side(r: pd.Series, side: str) -> dict[str, Any]:
+    """One run's columns of a merged row, without their suffix."""
+    cols = ("samples_s", "round_medians_s", "noisy")
+    return {c: r.get(f"{c}_{side}", r.get(c)) for c in cols}
+
+
+def library_variants(df: pd.DataFrame, kernel: str) -> list[str]:
+    """Variants of ``kernel`` that its rows mark as the library baseline (column ``library``).
+
+    Judged from the rows alone, never from this machine's catalog, so an imported
+    run is judged by what it recorded. Rows stored before the column existed say
+    nothing (None); then, as for a kernel without a library variant, the kernel's
+    first variant in the rows stands in.
+    """
+    import pandas as pd
+
+    rows = df.loc[df["kernel"] == kernel, [c for c in ("variant", "library") if c in df]]
+    if rows.empty:
+        return []
+    flags = pd.to_numeric(rows["library"], errors="coerce") if "library" in rows else None
+    libs = sorted(set(rows.loc[flags == 1, "variant"])) if flags is not None else []
+    return libs or [str(rows["variant"].iloc[0])]
+
+
+def _paired_rounds(base: Any, row: Any) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Both rows' times, and whether they pair round by round: on the sweep rounds both were measured in
+    (``round_ids``: a sweep gives undecided pairs extra rounds, so a reference may have more rounds than a
+    contender settled earlier), else when both have the same number (≥ MIN_ROUNDS) of rounds."""
+    a, a_rounds = row_times(base)
+    b, b_rounds = row_times(row)
+    if a_rounds and b_rounds:
+        both = vd.aligned(a, vd.round_ids(base.get(vd.ROUND_IDS)), b, vd.round_ids(row.get(vd.ROUND_IDS)))
+        if both is not None:
+            return both[0], both[1], True
+    return a, b, a_rounds and b_rounds and len(a) == len(b)
+
+
+def block_effects(base: Any, row: Any) -> np.ndarray | None:
+    """The row's per-visit effects against ``base`` from blocks timed alternately in the same visits
+    (:data:`workbench.judge.verdicts.PAIR_D`), when the row was timed beside ``base``'s cell in at least
+    MIN_ROUNDS visits; else None."""
+    key = base.get("cell_key")
+    if key is None or row.get(vd.PAIR_WITH) != key:
+        return None
+    d = vd.effects(row.get(vd.PAIR_D))
+    return d if len(d) >= vd.MIN_ROUNDS else None
+
+
+def judge_pair(base: pd.Series | dict[str, Any], row: pd.Series | dict[str, Any],
+               typical: float | Callable[[str], float | None] | None = None, **kw: Any) -> dict[str, Any]:
+    """A row against its baseline row of the same run: on the effects of blocks timed alternately with the
+    baseline in the same visits when it has them (:func:`block_effects`); else paired round by round when
+    both have the same number (≥ MIN_ROUNDS) of round medians (``typical``: the typical paired spread of the
+    pair's scope in the run, see :func:`workbench.judge.verdicts.paired_noise`, or a function of the basis that
+    gives it: ``vd.BLOCKS`` or "paired rounds"); else unpaired (round medians, or one stream's samples)."""
+    a, b, paired = _paired_rounds(base, row)
+    d = block_effects(base, row)
+    if callable(typical):
+        typical = typical(vd.BLOCKS if d is not None else "paired rounds")
+    if d is not None:
+        v = vd.effects_verdict(d, typical=typical, basis=vd.BLOCKS, **kw)
+    elif paired:
+        v = vd.paired_verdict(a, b, typical=typical, **kw)
+    else:
+        v = vd.unpaired_verdict(a, b, rounds=row_times(base)[1] and row_times(row)[1], **kw)
+    return _result(v, a, b, base, row)
+
+
+def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None,
+                        **kw: Any) -> pd.DataFrame:
+    """Speed-up of every ok row against a baseline cell of the same run, kernel, dtype, size and cache.
+
+    The baseline is ``baseline_variant`` (on ``baseline_backend`` if given); with
+    only a backend, the same variant on that backend; with neither, the kernel's
+    library variant as its rows say (see :func:`library_variants`). Among several candidate
+    baseline rows the one on the row's own backend wins, so numpy variants compare with the numpy library call and
+    torch ones with torch. Each pair is judged by :func:`judge_pair` on its own rounds, its noise moderated
+    by the typical spread of the paired differences nearest it in the run (:func:`typical_spreads`), so a
+    disturbed cell elsewhere does not widen its interval; ``kw`` goes to the verdict.
+    Rows without a baseline get NaN and verdict "no baseline"; the baseline row itself "baseline".
+    """
+    import pandas as pd
+
+    cols = ["run_id", "kernel", "variant", "backend", "dtype", "params", "size", "size_label", "mode", "cache",
+            "baseline_variant", "baseline_backend"] + RESULT_COLUMNS
+    if df.empty:
+        return pd.DataFrame(columns=cols)
+    if kw:  # verdict settings other than the defaults: one pair at a time
+        return _speedups_one_by_one(df, baseline_variant, baseline_backend, cols, **kw)
+    ok = where_rows(df, df["status"] == Status.OK)
+    libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
+    blocks = _run_blocks(ok)
+    if len(blocks) > 1:  # pairs and typical spreads never reach across runs: judged run by run (a kernel's
+        # 200,000 rows of 100 runs held every row's parsed times at once)
+        parts = [_judged(take_rows(ok, b), baseline_variant, baseline_backend, cols, libs) for b in blocks]
+        return pd.concat(parts, ignore_index=True)
+    return _judged(ok, baseline_variant, baseline_backend, cols, libs)
+
+
+#: Rows judged at a time (whole runs): enough that a block's fixed cost is small, few enough that a block's
+#: parsed times are.
+JUDGE_ROWS = 20_000
+
+
+def _run_blocks(ok: pd.DataFrame) -> list[np.ndarray]:
+    """The positions of each run's rows when every run's rows are consecutive (so judging them run by run
+    gives the rows in the order judging all at once does); else one block of every row."""
+    if "run_id" not in ok or len(ok) < 2:
+        return [np.arange(len(ok))]
+    import pandas as pd
+
+    codes, _ = pd.factorize(ok["run_id"], use_na_sentinel=True)
+    starts = np.flatnonzero(np.diff(codes)) + 1
+    if len(starts) + 1 != codes.max() + 1 or (codes < 0).any():  # a run's rows apart, or rows without a run
+        return [np.arange(len(ok))]
+    blocks, begin = [], 0  # whole runs, at least JUDGE_ROWS rows a block (each block has a fixed cost)
+    for end in [*starts.tolist(), len(ok)]:
+        if end - begin >= JUDGE_ROWS or end == len(ok):
+            blocks.append(np.arange(begin, end))
+            begin = end
+    return blocks
+
+
+def _judged(ok: pd.DataFrame, baseline_variant: str | None, baseline_backend: str | None, cols: list[str],
+            libs: dict[Any, list[str]]) -> pd.DataFrame:
+    """:func:`speedup_vs_baseline` of ok rows (``libs``: each kernel's library variants, as all its rows say)."""
+    import pandas as pd
+
+    positions, machine = pair_positions(ok, baseline_variant, baseline_backend, libs)
+    column = _column_reader(ok)
+    rows = judge_many.Rows(column)
+    labels = ok.index.tolist()
+    machine_values = list(zip(*(column(c) for c in machine), strict=True)) if machine else [()] * len(ok)
+    cell = list(zip(*(column(c) for c in ("kernel", "dtype", "params", "cache")), strict=True))
+    scope_keys = [(run + c, run + c[:1], run) for run, c in zip(machine_values, cell, strict=True)]
+    verdicts = judge_many.judge(rows, positions, scope_keys, labels)
+    order = [i for i, _ in positions]
+    out: dict[str, list[Any]] = {c: [column(c)[i] for i in order] for c in cols[:10]}
+    has_base = [j is not None for _, j in positions]
+    variants, backends = column("variant"), column("backend")
+    out["baseline_variant"] = [variants[j] if j is not None else None for _, j in positions]
+    out["baseline_backend"] = [backends[j] if j is not None else None for _, j in positions]
+    nan = float("nan")
+    empty = {c: nan for c in RESULT_COLUMNS} | {"verdict": "no baseline", "basis": None, "noisy": False,
+                                                 "settle": nan, "n_a": nan, "n_b": nan}
+    for c in RESULT_COLUMNS:
+        judged = iter(verdicts[c])
+        out[c] = [next(judged) if has else empty[c] for has in has_base]
+    for k, (i, j) in enumerate(positions):
+        if j is not None and (i == j or labels[i] == labels[j]):
+            out["verdict"][k] = "baseline"
+    return pd.DataFrame(out, columns=cols)
+
+
+def _column_reader(df: pd.DataFrame) -> Callable[[str], list[Any]]:
+    """``name -> df[name]`` as a list of plain values (None for a column ``df`` lacks), each read once."""
+    cache: dict[str, list[Any]] = {}
+
+    def column(name: str) -> list[Any]:
+        if name not in cache:
+            cache[name] = column_values(df[name]) if name in df.columns else [None] * len(df)
+        return cache[name]
+
+    return column
+
+
+def _speedups_one_by_one(df: pd.DataFrame, baseline_variant: str | None, baseline_backend: str | None,
+                         cols: list[str], **kw: Any) -> pd.DataFrame:
+    """:func:`speedup_vs_baseline`, each pair judged alone by :func:`judge_pair` (``kw`` to the verdict)."""
+    import pandas as pd
+
+    pairs, machine = baseline_pairs(df, baseline_variant, baseline_backend)
+    typical = typical_spreads(pairs, machine)
+    out = []
+    for row, base in pairs:
+        rec = {c: row.get(c) for c in cols[:10]}
+        if base is None:
+            rec.update({c: float("nan") for c in RESULT_COLUMNS}, verdict="no baseline", basis=None,
+                       noisy=False, baseline_variant=None, baseline_backend=None)
+        else:
+            rec.update(judge_pair(base, row, partial(typical, row), **kw),
+                       baseline_variant=base["variant"],
+                       baseline_backend=base["backend"])
+            if base.name == row.name:
+                rec["verdict"] = "baseline"
+        out.append(rec)
+    return pd.DataFrame(out, columns=cols)
+
+
+#: The columns a judged pair's rows are read by (:func:`judge_pair`, :func:`typical_spreads`, the A/A twins and
+#: the tables' own columns): a row of every column took about 3.5 KB, and a million-row report held a kernel's
+#: rows so (700 MB per 200,000).
+PAIR_COLUMNS = ("run_id", "env_id", "device", "cell_key", "kernel", "variant", "backend", "dtype", "params", "size",
+                "size_label", "mode", "cache", "status", "library", "noisy", "rel_spread", "samples_s",
+                "round_medians_s", vd.ROUND_IDS, vd.PAIR_WITH, vd.PAIR_D, vd.PAIR_IDS, vd.TWIN_MEDIANS, vd.TWIN_IDS,
+                vd.TWIN_PAIR_D, vd.TWIN_PAIR_IDS)
+
+
+class _Row(dict):
+    """A row as a plain mapping with its index label (``name``, as a pandas Series has): a report judges each
+    of 100,000 rows through many ``row.get`` calls, which cost a pandas Series 5-10 µs each. ``times`` keeps
+    :func:`row_times` once parsed (a reference row is judged against each of its group's rows, and each
+    judgement asked for both sides' times twice: JSON parsing was a fifth of a large report's time)."""
+
+    __slots__ = ("name", "times")
+
+    def __init__(self, values: Mapping[str, Any], name: Any) -> None:
+        super().__init__(values)
+        self.name = name
+        self.times: tuple[np.ndarray, bool] | None = None
+
+
+def pair_positions(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None,
+                   libs: Mapping[Any, list[str]] | None = None) -> tuple[list[tuple[int, int | None]], list[str]]:
+    """The positions, among ``df``'s ok rows, of every ok row and its baseline row (or None), in table order
+    within groups of first appearance, and the columns that name a machine's run (``run_id``, ``env_id``).
+    ``libs``: each kernel's library variants (default: as ``df``'s rows say, :func:`library_variants`)."""
+    machine = [c for c in ("run_id", "env_id") if c in df]
+    group = machine + [c for c in ("kernel", "dtype", "params", "cache") if c in df]
+    ok = df.loc[df["status"] == Status.OK, list(dict.fromkeys(group + ["variant", "backend"]))]
+    if ok.empty:
+        return [], machine
+    if libs is None:
+        libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
+    # groups in order of first appearance, rows in table order: one pass over plain lists (filtering a
+    # group's frame per row took most of a large report's time)
+    codes = ok.groupby(group, sort=False, dropna=False).ngroup().to_numpy()
+    order = np.argsort(codes, kind="stable")
+    variants, backends, kernels = ok["variant"].tolist(), ok["backend"].tolist(), ok["kernel"].tolist()
+    if baseline_variant is None and baseline_backend is None:
+        return _library_pairs(codes.tolist(), order.tolist(), variants, backends, kernels, libs), machine
+    pairs: list[tuple[int, int | None]] = []
+    for members in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1):
+        members = members.tolist()
+        picked: dict[tuple, int | None] = {}  # the choice depends on the row's backend (and its
+        for i in members:                      # variant where only a baseline backend is named)
+            key = (variants[i] if baseline_variant is None and baseline_backend is not None else None, backends[i])
+            if key not in picked:
+                picked[key] = _pick_baseline(members, variants, backends, i, baseline_variant, baseline_backend,
+                                             libs[kernels[i]])
+            pairs.append((i, picked[key]))
+    return pairs, machine
+
+
+def _library_pairs(codes: list[int], order: list[int], variants: list[Any], backends: list[Any], kernels: list[Any],
+                   libs: Mapping[Any, list[str]]) -> list[tuple[int, int | None]]:
+    """:func:`pair_positions` with the default baselines, in two passes over the rows instead of a search
+    per group (a third of a 1M-row report's pairing): each row's baseline is its group's first library
+    row on the row's own backend, else the group's library row first by backend name (as
+    :func:`_pick_baseline` picks), else None."""
+    lib_sets = {k: set(v) for k, v in libs.items()}
+    first_same: dict[tuple[int, Any], int] = {}
+    first_named: dict[int, tuple[tuple[bool, str], int]] = {}
+    for j in order:  # groups in turn, each in table order
+        if variants[j] in lib_sets[kernels[j]]:
+            c, b = codes[j], backends[j]
+            if b == b:  # a NaN backend equals no row's, its own included
+                first_same.setdefault((c, b), j)
+            name = (not isinstance(b, str), str(b))
+            if c not in first_named or name < first_named[c][0]:
+                first_named[c] = (name, j)
+    pairs: list[tuple[int, int | None]] = []
+    for i in order:
+        c, b = codes[i], backends[i]
+        j = first_same.get((c, b))  # none under a NaN backend (see above)
+        if j is None and c in first_named:
+            j = first_named[c][1]
+        pairs.append((i, j))
+    return pairs
+
+
+def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None
+                   ) -> tuple[list[tuple[pd.Series, pd.Series | None]], list[str]]:
+    """Every ok row of ``df`` with its baseline row (or None), as :func:`pair_positions` orders them, and the
+    columns that name a machine's run: the pairs :func:`judge_pair` judges one by one."""
+    positions, machine = pair_positions(df, baseline_variant, baseline_backend)
+    ok = df[df["status"] == Status.OK]
+    rows = [_Row(rec, name) for name, rec in zip(ok.index, records(ok, PAIR_COLUMNS), strict=True)]
+    return [(rows[i], None if j is None else rows[j]) for i, j in positions], machine
+
+
+def undecided_pairs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(cell_key of the row, cell_key of its baseline) of every pair of ``rows`` (one run's stored rows, as a
+    sweep holds them) that :func:`speedup_vs_baseline` calls inconclusive with its default baselines: the
+    pairs an extra round could settle (:class:`workbench.sweep.plan.SweepPlan`). On plain rows, without
+    pandas (a sweep asks between rounds; importing pandas took 5-6 s at load 20)."""
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        if r.get("status") == Status.OK:
+            groups.setdefault(tuple(str(r.get(c)) for c in ("kernel", "dtype", "params", "cache")), []).append(r)
+    pairs: list[tuple[Any, Any]] = []
+    for g in groups.values():  # the library variants of the group (one per backend), as library_variants says
+        libs = [r for r in g if vd.flag(r.get("library"))] or g[:1]
+        for r in g:
+            same = [b for b in libs if b.get("backend") == r.get("backend")]
+            pairs.append((r, (same or sorted(libs, key=lambda b: str(b.get("backend"))))[0]))
+    typical = typical_spreads(pairs, [])
+    return [(str(row.get("cell_key")), str(base.get("cell_key"))) for row, base in pairs
+            if not _same_row(row, base)
+            and (_paired_rounds(base, row)[2] or block_effects(base, row) is not None)
+            and judge_pair(base, row, partial(typical, row))["verdict"] == "inconclusive"]
+
+
+def _same_row(a: Any, b: Any) -> bool:
+    """The same stored row: a table's rows by their index, plain rows by identity or cell key."""
+    if a is b:
+        return True
+    name_a, name_b = getattr(a, "name", None), getattr(b, "name", None)
+    if name_a is not None and name_b is not None:
+        return bool(name_a == name_b)
+    return a.get("cell_key") is not None and a.get("cell_key") == b.get("cell_key")
+
+
+def twin_times(row: pd.Series | dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """A reference row's round medians and its A/A twin's, on the rounds both were measured in; None when
+    the row has no twin (or fewer than MIN_ROUNDS twin rounds)."""
+    twin = parse_samples(row.get(vd.TWIN_MEDIANS))
+    if len(twin) < vd.MIN_ROUNDS:
+        return None
+    a, is_rounds = row_times(row)
+    if not is_rounds:
+        return None
+    return vd.aligned(a, vd.round_ids(row.get(vd.ROUND_IDS)), twin, vd.round_ids(row.get(vd.TWIN_IDS)))
+
+
+def twin_block_effects(row: Any) -> np.ndarray | None:
+    """A reference's A/A twin's per-visit effects, timed beside the reference itself in alternating blocks
+    (:data:`workbench.judge.verdicts.TWIN_PAIR_D`); None with fewer than MIN_ROUNDS."""
+    d = vd.effects(row.get(vd.TWIN_PAIR_D))
+    return d if len(d) >= vd.MIN_ROUNDS else None
+
+
+def aa_twins(df: pd.DataFrame) -> pd.DataFrame:
+    """The A/A twin of every reference row that has one: the reference against itself, judged exactly as
+    :func:`speedup_vs_baseline` judges a variant (paired rounds, the same typical spreads). Identical code:
+    the verdict should be "same", and the interval shows how small a difference this run could see.
+    Columns: the cell's (kernel, variant, backend, dtype, params, size, size_label, mode, cache) and
+    :data:`RESULT_COLUMNS`."""
+    import pandas as pd
+
+    cols = ["run_id", "kernel", "variant", "backend", "dtype", "params", "size", "size_label", "mode", "cache"]
+    if df.empty or vd.TWIN_MEDIANS not in df:
+        return pd.DataFrame(columns=cols + RESULT_COLUMNS)
+    pairs, machine = baseline_pairs(df)
+    typical = typical_spreads(pairs, machine)
+    out = []
+    for row, _ in pairs:
+        both = twin_times(row)
+        if both is None:
+            continue
+        d = twin_block_effects(row)
+        v = (vd.paired_verdict(both[0], both[1], typical=typical(row, "paired rounds")) if d is None
+             else vd.effects_verdict(d, typical=typical(row, vd.BLOCKS), basis=vd.BLOCKS))
+        out.append({c: row.get(c) for c in cols} | _result(v, both[0], both[1], row, row))
+    return pd.DataFrame(out, columns=cols + RESULT_COLUMNS)
+
+
+def aa_summary(df: pd.DataFrame) -> str | None:
+    """One sentence on a run's A/A twins for a report or ``workbench compare``, or None without twins:
+    how many were called faster or slower (identical code: each one a false call), and the floor they
+    showed (the smallest difference this run's paired verdicts could see)."""
+    t = aa_twins(df)
+    if t.empty:
+        return None
+    called = int(t["verdict"].isin(["faster", "slower"]).sum())
+    same = int((t["verdict"] == "same").sum())
+    floor = float(np.nanmedian(t["floor"].astype(float))) if t["floor"].notna().any() else float("nan")
+    worst = float(np.nanmax(t["floor"].astype(float))) if t["floor"].notna().any() else float("nan")
+    how = ("timed a second time per round beside itself, in alternating blocks as its contenders are"
+           if (t["basis"] == vd.BLOCKS).any() else "measured twice per round, interleaved with its contenders")
+    return (f"A/A twin (each reference {how}): "
+            f"{called} of {len(t)} called faster or slower, {same} same; it could see ±{vd.pct(floor)} "
+            f"(median; worst ±{vd.pct(worst)}): differences smaller than that are not resolved in this run")
+
+
+#: How many paired comparisons a scope needs for their typical spread to stand for its pairs' (a median of
+#: 3 stays put when one is disturbed): the cell's group (kernel, size, dtype: contenders measured back to
+#: back, sharing the reference's rounds), else its kernel, else the whole run (and machine).
+MIN_SCOPE_PAIRS = 3
+
+
+def typical_spreads(pairs: list[tuple[pd.Series, pd.Series | None]], machine: list[str]) -> Any:
+    """A function row -> the prior of its pair's spread (:func:`workbench.judge.verdicts.paired_noise`): the
+    smallest typical spread (:func:`workbench.judge.verdicts.prior_noise`) among its group (kernel, size and
+    dtype in its run), its kernel and the run that hold :data:`MIN_SCOPE_PAIRS` pairs (with none that do,
+    the run's); None when the run has no paired rows.
+
+    Under load the small sizes stay quiet while large ones are disturbed, and one disturbed reference
+    round shifts every pair of its group alike: a wider scope's typical spread would blunt quiet cells with
+    the others' noise, a narrower one a group's shared hiccup. A cell that was itself disturbed still gets
+    a wide interval from its own spread. Measured (tests/perf/power.py, docs/statistics.md): group alone or
+    kernel alone called fewer known gaps, with the same A/A rate.
+
+    Block pairs (:data:`workbench.judge.verdicts.BLOCKS`) take the nearest scope that holds enough pairs instead:
+    their noise is what differs within a visit (the arrays' placement, clean samples being rare for
+    millisecond calls on a busy machine), which grows with the group's size, and the quiet small sizes'
+    spread made a 1M-element group's A/A twin and a +10% variant read "faster" (tests/perf/power.py, load 12).
+    """
+    scopes: dict[tuple, list[np.ndarray]] = {}
+
+    def keys(row: pd.Series, basis: str) -> list[tuple]:
+        run = (basis,) + tuple(row.get(c) for c in machine)
+        kernel = run + (row.get("kernel"),)
+        return [kernel + tuple(row.get(c) for c in ("dtype", "params", "cache")), kernel, run]
+
+    def add(row: pd.Series, basis: str, d: np.ndarray) -> None:
+        for key in keys(row, basis):
+            scopes.setdefault(key, []).append(d)
+
+    for row, base in pairs:
+        if base is not None and not _same_row(base, row):
+            d = block_effects(base, row)
+            a, b, paired = _paired_rounds(base, row)
+            if d is not None:
+                add(row, vd.BLOCKS, d)
+            elif paired:
+                add(row, "paired rounds", np.log(a) - np.log(b))
+        twin = twin_times(row)  # an A/A twin is the cleanest paired spread of its group: its true effect is 0
+        d = twin_block_effects(row)
+        if d is not None:
+            add(row, vd.BLOCKS, d)
+        elif twin is not None:
+            add(row, "paired rounds", np.log(twin[0]) - np.log(twin[1]))
+
+    priors: dict[tuple, float | None] = {}
+
+    def prior(key: tuple) -> float | None:
+        if key not in priors:
+            priors[key] = vd.prior_noise(scopes[key])
+        return priors[key]
+
+    def typical(row: pd.Series, basis: str = "paired rounds") -> float | None:
+        found = [k for k in keys(row, basis) if k in scopes]
+        enough = [p for k in found if len(scopes[k]) >= MIN_SCOPE_PAIRS and (p := prior(k)) is not None]
+        if basis == vd.BLOCKS and enough:  # the nearest scope: block pairs of one group share its noise
+            return enough[0]
+        return min(enough) if enough else (prior(found[-1]) if found else None)
+
+    return typical
+
+
+def _pick_baseline(members: list[int], variants: list[Any], backends: list[Any], i: int, variant: str | None,
+                   backend: str | None, libs: list[str]) -> int | None:
+    """The position (among ``members``, one group's rows) of row ``i``'s baseline, or None."""
+    if variant is not None:
+        cand = [j for j in members if variants[j] == variant]
+    elif backend is not None:
+        cand = [j for j in members if variants[j] == variants[i]]
+        if not any(backends[j] == backend for j in cand):
+            cand = [j for j in members if variants[j] in libs]
+    else:
+        cand = [j for j in members if variants[j] in libs]
+    if backend is not None:
+        cand = [j for j in cand if backends[j] == backend]
+    if not cand:
+        return None
+    same = [j for j in cand if backends[j] == backends[i]]
+    # else the first by backend name (a missing backend last, as pandas sorts)
+    return same[0] if same else min(cand, key=lambda j: (not isinstance(backends[j], str), str(backends[j])))

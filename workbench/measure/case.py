@@ -1,0 +1,199 @@
+"""A case — one variant ready to run on seeded inputs — and the correctness check every output must pass.
+
+The shared core of verification and the benchmark harness.
+
+A :class:`Case` owns seeded inputs rounded to the run dtype, the float64
+reference computed from exactly those rounded inputs, device copies of the
+inputs, poisoned output buffers, and the built kernel call. ``check`` (from
+:mod:`workbench.catalog.check`, the spec's own rules) compares a result against the reference.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from workbench.backends.base import Backend
+from workbench.catalog.check import CheckResult, check, output_dtype
+from workbench.catalog.spec import BuildContext, KernelCall, KernelSpec, Unsupported, Variant
+from workbench.core.dtypes import check_dtype
+
+POISON = float("nan")
+
+#: Guard elements before and after every output (64 float32 = four 64-byte cache lines each side).
+GUARD = 64
+#: Runtimes whose outputs sit between guard zones: a window of a larger buffer reaches the kernel as its
+#: output (:meth:`Backend.window`: a view; on OpenCL a sub-buffer, since kernels take ``Array.data``).
+GUARDED_RUNTIMES = ("numpy", "numba", "torch", "cupy", "opencl")
+
+
+def make_host_inputs(spec: KernelSpec, params: dict[str, int], dtype: str, seed: int) -> dict[str, np.ndarray]:
+    """Seeded inputs, rounded to ``dtype`` (held in its host dtype): :meth:`KernelSpec.host_inputs`."""
+    return spec.host_inputs(params, dtype, seed)
+
+
+def reference_outputs(spec: KernelSpec, host_inputs: dict[str, np.ndarray], params: dict[str, int]
+                      ) -> dict[str, np.ndarray]:
+    ref = spec.reference({k: v.astype(np.float64) for k, v in host_inputs.items()}, params)
+    return {k: np.asarray(v) for k, v in ref.items()}
+
+
+def poisoned(backend: Backend, shape: tuple[int, ...], dtype: str) -> Any:
+    """An output buffer full of NaN (or of a sentinel for integer outputs)."""
+    if dtype.startswith("int"):
+        return backend.from_numpy(np.full(shape, -7, dtype=dtype))
+    return backend.full(shape, dtype, POISON)
+
+
+def guarded(backend: Backend, shape: tuple[int, ...], dtype: str) -> tuple[Any, Any]:
+    """A poisoned buffer with :data:`GUARD` extra elements on each side, and the window of its middle that
+    the kernel gets as its output: ``(buffer, window)``; ``(None, plain poisoned array)`` where the backend
+    cannot make such a window."""
+    n = math.prod(shape)
+    buf = poisoned(backend, (n + 2 * GUARD,), dtype)
+    view = backend.window(buf, GUARD, tuple(shape))
+    return (buf, view) if view is not None else (None, poisoned(backend, shape, dtype))
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """Each element's bytes as one row (NaN compares equal to itself bit for bit)."""
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint8).reshape(a.size, -1) if a.size else np.zeros((0, 1), np.uint8)
+
+
+def _zones(buf: np.ndarray) -> np.ndarray:
+    """The bits of a guarded buffer's two guard zones (its first and last :data:`GUARD` elements), copied
+    (to_numpy may share memory): comparing the whole buffer's bits, as before, cost a pass and a copy of a
+    large output at every check."""
+    flat = buf.reshape(-1)
+    return np.concatenate([_bits(flat[:GUARD]), _bits(flat[-GUARD:])])
+
+
+class Case:
+    """One (spec, variant, backend, params, dtype, seed) ready to run and check."""
+
+    def __init__(self, spec: KernelSpec, variant: Variant, backend: Backend, params: dict[str, int],
+                 dtype: str, seed: int = 0):
+        check_dtype(dtype)
+        reason = variant.unsupported_reason(backend, dtype)
+        if reason:
+            raise Unsupported(reason)
+        self.spec, self.variant, self.backend, self.dtype = spec, variant, backend, dtype
+        self.params = spec.validate_params(params)
+        self.reseed(seed)
+        self.out_shapes = spec.output_shapes(self.params)
+        self.poison()
+        self.call: KernelCall = variant.build(BuildContext(backend=backend, params=self.params, dtype=dtype))
+
+    def reseed(self, seed: int) -> None:
+        """Fresh inputs and reference for ``seed``, keeping the built call (compiles are not repeated)."""
+        self.seed = seed
+        self.host_inputs = make_host_inputs(self.spec, self.params, self.dtype, seed)
+        self.reference = reference_outputs(self.spec, self.host_inputs, self.params)
+        self.inputs = self.device_inputs(self.host_inputs)
+
+    @property
+    def guarded(self) -> bool:
+        """Outputs get guard zones on this backend (see :data:`GUARDED_RUNTIMES`)."""
+        return self.backend.runtime in GUARDED_RUNTIMES
+
+    def poison(self) -> None:
+        """Fresh outputs full of NaN; where the runtime takes views, each a view into a larger buffer whose
+        guard zones (:data:`GUARD` elements each side) are snapshotted for :meth:`guard_violations`."""
+        self._guards: dict[str, tuple[Any, np.ndarray]] = {}
+        if not self.guarded:
+            self.outputs = {k: poisoned(self.backend, s, output_dtype(self.spec, k, self.dtype))
+                            for k, s in self.out_shapes.items()}
+            return
+        self.outputs = {}
+        for k, s in self.out_shapes.items():
+            buf, view = guarded(self.backend, s, output_dtype(self.spec, k, self.dtype))
+            self.outputs[k] = view
+            if buf is not None:
+                self._guards[k] = (buf, _zones(self._host(buf)))
+
+    def _host(self, x: Any) -> np.ndarray:
+        return np.asarray(self.backend.to_numpy(x))
+
+    def guard_violations(self) -> list[str]:
+        """What the last call wrote outside its outputs, from the guard zones set by :meth:`poison`."""
+        if not self._guards:
+            return []
+        self.backend.synchronize()
+        problems = []
+        for name, (buf, before) in self._guards.items():
+            changed = np.any(_zones(self._host(buf)) != before, axis=1)
+            lo, hi = int(np.count_nonzero(changed[:GUARD])), int(np.count_nonzero(changed[GUARD:]))
+            if lo:
+                problems.append(f"wrote {lo} element{'s' * (lo != 1)} before the start of `{name}`")
+            if hi:
+                problems.append(f"wrote {hi} element{'s' * (hi != 1)} past the end of `{name}`")
+        return problems
+
+    def _same_bytes(self, value: Any, before: np.ndarray) -> bool:
+        """Whether an input (read from the device, synchronized) still holds the bytes it held before."""
+        if value is None:
+            return False
+        self.backend.synchronize()
+        now = np.ascontiguousarray(self._host(value)).reshape(-1).view(np.uint8)
+        return now.shape == before.shape and bool(np.array_equal(now, before))
+
+    def input_bytes(self, inputs: dict[str, Any]) -> dict[str, np.ndarray]:
+        """Each input's contents as bytes (a copy, read from the device): what :meth:`run_and_check` holds a
+        call's inputs to afterwards. Comparing copies byte for byte took a fraction of hashing both sides
+        with blake2b (about 30 ms per 32 MiB input and check, four checks a cell)."""
+        self.backend.synchronize()
+        return {k: np.ascontiguousarray(self._host(v)).reshape(-1).view(np.uint8).copy() for k, v in inputs.items()}
+
+    def run(self, inputs: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run the kernel once; returns the device outputs (returned or written in place)."""
+        result = self.call(self.inputs if inputs is None else inputs, self.outputs)
+        return normalize_outputs(result, self.outputs)
+
+    def fetch(self, outputs: dict[str, Any]) -> dict[str, np.ndarray]:
+        self.backend.synchronize()
+        return {k: np.asarray(self.backend.to_numpy(v)) for k, v in outputs.items()}
+
+    def run_and_check(self, inputs: dict[str, Any] | None = None, host_inputs: dict[str, np.ndarray] | None = None,
+                      reference: dict[str, np.ndarray] | None = None) -> CheckResult:
+        """Poison, run, fetch, compare: the single verification step.
+
+        By default on the case's own inputs; or on device ``inputs`` made from ``host_inputs`` whose
+        float64 result is ``reference`` (a rotated input set). Besides the output, the check fails when
+        the call wrote into a guard zone around an output or changed one of its inputs.
+        """
+        if inputs is None:
+            inputs, host_inputs, reference = self.inputs, self.host_inputs, self.reference
+        assert host_inputs is not None and reference is not None
+        self.poison()
+        before = self.input_bytes(inputs)
+        out = self.fetch(self.run(inputs))
+        problems = self.guard_violations()
+        problems += [f"modified its input `{k}`" for k in before if not self._same_bytes(inputs.get(k), before[k])]
+        result = check(self.spec, out, reference, self.dtype, host_inputs, self.params)
+        if problems:
+            msg = "; ".join(problems + ([result.message] if result.message else []))
+            return CheckResult(False, float("inf") if result.passed else result.max_error, result.tolerance, msg)
+        return result
+
+    def alternate_inputs(self, seed: int) -> dict[str, Any]:
+        """Another input set of the same shape (the harness rotates these so answers cannot be replayed)."""
+        return self.device_inputs(make_host_inputs(self.spec, self.params, self.dtype, seed))
+
+    def device_inputs(self, host: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Host input arrays copied to the backend (cast to bfloat16 there when needed)."""
+        return {k: self.backend.to_device(v, self.dtype) for k, v in host.items()}
+
+
+def normalize_outputs(result: Any, outputs: dict[str, Any]) -> dict[str, Any]:
+    if result is None:
+        return outputs
+    if isinstance(result, dict):
+        return result
+    if isinstance(result, (tuple, list)):
+        return dict(zip(outputs, result, strict=False))
+    if len(outputs) != 1:
+        raise TypeError(f"variant returned one array but the kernel has outputs {list(outputs)}")
+    return {next(iter(outputs)): result}

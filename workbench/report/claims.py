@@ -1,0 +1,180 @@
+"""Sentences that cannot outrun their measurement: a verdict in words, and a check that a claim follows it.
+
+A tutorial or a report that writes its conclusion before the run ("fused beats unfused") contradicts its own
+output the day the machine is busy. Here the words are chosen by the verdict (:mod:`workbench.judge.verdicts`), and
+:func:`check_claim` fails when a sentence says something its verdict does not, or when the verdict does not
+follow from the numbers it rests on (speed-up, interval, floor) — so prose and measurement cannot part silently.
+
+The verdict is read as the text may state it (:func:`reading`): "faster", "slower", "same" (only within a
+small floor: a "same" at ±300% means the noise hid any difference, and is said as "inconclusive"),
+"inconclusive" (the noise or the interval does not settle it; rows judged before that verdict existed say
+"ambiguous"), or "no call" (too few samples, no baseline, a failed cell).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import pandas as pd
+
+from workbench.backends.registry import get as backend_named
+from workbench.core.conditions import BUSY_CPU_SHARE
+from workbench.core.status import Status
+from workbench.core.units import fmt_bytes
+from workbench.judge.compare import speedup_vs_baseline
+from workbench.judge.verdicts import MIN_EFFECT, SAME_WITHIN, pct
+
+Reading = Literal["faster", "slower", "same", "inconclusive", "no call"]
+
+#: The widest floor (relative) at which "same" is said as "same": beyond it a difference of that size could
+#: hide in the noise, so "same" would claim more than was measured. The verdicts' own bound (a "same" verdict
+#: now has its whole interval within it); rows judged before that rule are held to it here.
+SAME_MAX_FLOOR = SAME_WITHIN
+
+#: The phrase :func:`verdict_sentence` uses for each reading; :func:`check_claim` looks for these.
+PHRASES: dict[str, str] = {
+    "faster": "× faster than",
+    "slower": "was faster:",
+    "same": "the same within the noise",
+    "inconclusive": "could not tell",
+    "no call": "no call between",
+}
+
+#: What would settle an inconclusive comparison, said with it.
+SETTLE = "more rounds or a quieter machine would settle it"
+
+
+class ClaimMismatch(AssertionError):
+    """A sentence says something its verdict does not, or a verdict disagrees with its own numbers."""
+
+
+def _num(v: Mapping[str, Any], key: str) -> float:
+    value = v.get(key)
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def fmt_floor(floor: float) -> str:
+    """A noise floor as "±12%" (thousands grouped: a floor of ±80,341,800% has been seen under load)."""
+    return f"±{pct(floor)}" if math.isfinite(floor) else "±?"
+
+
+def reading(v: Mapping[str, Any]) -> Reading:
+    """What a verdict lets a sentence say: ``v`` is a row of a speed-up table or a verdict's dict (keys
+    ``verdict``, ``speedup``, ``ci_low``, ``ci_high``, ``floor``)."""
+    verdict = str(v.get("verdict"))
+    if verdict in ("faster", "slower"):
+        return verdict  # type: ignore[return-value]
+    if verdict == "same":
+        floor = _num(v, "floor")
+        return "same" if math.isfinite(floor) and floor <= SAME_MAX_FLOOR else "inconclusive"
+    if verdict in ("inconclusive", "ambiguous"):
+        return "inconclusive"
+    return "no call"
+
+
+def verdict_sentence(v: Mapping[str, Any], base: str, other: str) -> str:
+    """``other`` against ``base`` in words, chosen by the verdict (speed-up = time(base) / time(other))."""
+    s, floor = _num(v, "speedup"), _num(v, "floor")
+    said = reading(v)
+    if said == "faster":
+        return f"{other} ran {s:.2f}× faster than {base}"
+    if said == "slower":
+        return f"{base} was faster: {other} took {1 / s:.2f}× its time"
+    if said == "same":
+        return f"{other} and {base} ran the same within the noise ({s:.2f}× measured, floor {fmt_floor(floor)})"
+    if said == "inconclusive":
+        lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
+        # the direction in words: "0.12× measured" leaves the reader to work out which took longer
+        measured = f"{other} measured {s:.2f}× faster" if s >= 1 else f"{other} measured {1 / s:.2f}× slower"
+        if math.isfinite(floor) and abs(math.log(s)) > math.log1p(floor):
+            why = f"{measured}, but the interval {lo:.2f}-{hi:.2f}× includes no change"
+        else:
+            why = f"{measured}, within {fmt_floor(floor)} noise"
+        return f"could not tell {other} from {base}: {why}; {SETTLE}"
+    return f"no call between {other} and {base}: {v.get('verdict')}"
+
+
+def check_verdict(v: Mapping[str, Any]) -> None:
+    """Raise :class:`ClaimMismatch` unless the verdict follows from its speed-up, interval and floor."""
+    said = reading(v)
+    s, lo, hi, floor = (_num(v, k) for k in ("speedup", "ci_low", "ci_high", "floor"))
+    if said == "no call":
+        return
+    numbers = {"verdict": v.get("verdict"), "speedup": s, "ci_low": lo, "ci_high": hi, "floor": floor}
+    if not all(math.isfinite(x) for x in (s, lo, hi, floor)) or s <= 0:
+        raise ClaimMismatch(f"a {said!r} verdict without its numbers: {numbers}")
+    # faster / slower: the interval excludes no change and the effect exceeds the smallest effect ever called;
+    # same: the effect lies within a small floor; inconclusive: neither a direction nor "same" was shown
+    margin = math.log1p(MIN_EFFECT) - 1e-9
+    beyond = abs(math.log(s)) > math.log1p(floor) + 1e-9
+    held = {"faster": math.log(s) > margin and lo > 1,
+            "slower": math.log(s) < -margin and hi < 1,
+            "same": not beyond and floor <= SAME_MAX_FLOOR,
+            "inconclusive": not (beyond and (lo > 1 or hi < 1))}[said]
+    if not held:
+        raise ClaimMismatch(f"the verdict does not follow from its numbers: {numbers}")
+
+
+def check_claim(v: Mapping[str, Any], sentence: str, phrases: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`ClaimMismatch` unless ``sentence`` says what the verdict says and the verdict follows from
+    its numbers (:func:`check_verdict`).
+
+    ``phrases`` maps a reading ("faster", "slower", "same", "inconclusive", "no call") to a phrase that the
+    sentence contains exactly when the verdict reads so: by default the wording of :func:`verdict_sentence`;
+    pass your own for a sentence of your own, e.g. ``{"faster": "tiling pays"}``.
+    """
+    check_verdict(v)
+    said = reading(v)
+    for meaning, phrase in (PHRASES if phrases is None else phrases).items():
+        if (phrase in sentence) != (meaning == said):
+            says = "says" if phrase in sentence else "does not say"
+            raise ClaimMismatch(f"{sentence!r} {says} {phrase!r}, but the verdict reads {said!r} "
+                                f"({v.get('verdict')}, speed-up {_num(v, 'speedup'):.3g}, "
+                                f"floor {fmt_floor(_num(v, 'floor'))})")
+
+
+def pair_verdicts(df: pd.DataFrame, base: str, other: str, backend: str) -> pd.DataFrame:
+    """Variant ``other`` against variant ``base`` on one backend, one row per size, with the package's paired
+    verdict (:func:`workbench.judge.compare.speedup_vs_baseline`; speed-up above 1: ``other`` is faster)."""
+    rows = df[(df["status"] == Status.OK) & (df["backend"] == backend) & df["variant"].isin([base, other])]
+    table = speedup_vs_baseline(rows, baseline_variant=base, baseline_backend=backend)
+    return table[table["variant"] == other]
+
+
+def last_level_cache_bytes(backend: str) -> int | None:
+    """The last-level cache of a backend's device, in bytes (None where the device does not say)."""
+    adapter = backend_named(backend)
+    adapter.require()
+    return adapter.device_info().to_dict().get("last_level_cache_bytes")
+
+
+def cache_text(nbytes: float, llc: float | None) -> str:
+    """Whether a working set fits in the last-level cache, in words ("fits in" / "exceeds")."""
+    if not llc:
+        return f"working set {fmt_bytes(nbytes)} (last-level cache size unknown)"
+    verb = "fits in" if nbytes <= llc else "exceeds"
+    return f"working set {fmt_bytes(nbytes)} {verb} the {fmt_bytes(llc)} last-level cache"
+
+
+def busy_share(rows: pd.DataFrame) -> float | None:
+    """The largest share of the CPU that other processes used while ``rows`` were measured (each row records
+    its cell's ``other_cpu_share``); None where no row says."""
+    if "other_cpu_share" not in rows:
+        return None
+    shares = pd.to_numeric(rows["other_cpu_share"], errors="coerce").dropna()
+    return float(shares.max()) if len(shares) else None
+
+
+def busy_text(rows: pd.DataFrame) -> str:
+    """"other processes used up to 85% of the CPU while these cells ran" where that share made the machine
+    busy (the harness's :data:`~workbench.core.conditions.BUSY_CPU_SHARE`), else "": said beside a result that
+    a loaded machine can distort, so the reader knows whether this run was one."""
+    share = busy_share(rows)
+    if share is None or share <= BUSY_CPU_SHARE:
+        return ""
+    return f"other processes used up to {share:.0%} of the CPU while these cells ran"

@@ -1,0 +1,168 @@
+"""What a row's "% of peak" means in words: which roof it was scored against, and why a value above a roof
+is or is not explained.
+
+Shared by the harness (which writes ``ceiling_source`` and ``peak_note`` into rows) and the readers
+(reports, plots, the dashboard), which explain rows stored before those columns existed. A rate above the
+DRAM roof is explained only by a *measured* cache-level roof of a level that holds the working set; a rate
+above the device's top roof (:func:`workbench.roofs.model.above_top_roof`) is implausible and is never explained
+away.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from workbench.core.record import number_or_none
+from workbench.core.units import fmt_bytes, parse_bytes
+from workbench.judge import verdicts
+from workbench.judge.verdicts import is_noisy  # one noise flag, of a row or a spread; report/ reads it from here
+from workbench.roofs.model import (
+    AUTO_METHOD_PREFIX,
+    AUTO_PROBE,
+    MEASURED,
+    PUBLISHED,
+    RoofKind,
+    RoofSet,
+    above_top_roof,
+)
+
+__all__ = ["AUTO_METHOD_PREFIX", "AUTO_PROBE", "MEASURED", "PUBLISHED", "ceiling_suspect", "headline_pct",
+           "is_compute_bound", "is_noisy", "llc_in_note", "llc_of", "noise_text", "peak_note", "refresh_peak_note",
+           "row_peak_note"]
+
+
+def _above_bandwidth(pct_bw: float, nbytes: float | None, llc_bytes: float | None, bw_src: str | None,
+                     roofs: RoofSet | None, row: Mapping[str, Any] | None) -> str:
+    """Why a rate is above its bandwidth ceiling: within the measured ceiling of the cache level holding the
+    working set (rows scored against DRAM), above it (a suspect ceiling or timing), or, with no cache ceiling
+    measured, nothing that explains it."""
+    level = roofs.cache_level_for(nbytes) if roofs is not None else None
+    row = row if row is not None else {}
+    ceiling = number_or_none(row.get("ceiling_gbps")) or (roofs.value(RoofKind.DRAM) if roofs is not None else None)
+    gbps = number_or_none(row.get("gbps")) or (pct_bw / 100.0 * ceiling if ceiling else None)
+    if gbps and level is not None:
+        where = f"its {fmt_bytes(nbytes)} working set fits in the {level.kind.cache}"
+        if gbps <= level.value:  # type: ignore[operator]
+            return f"{where}, and stays under that level's measured ceiling ({level.value:.3g} GB/s)"
+        return (f"{where}, but runs above that level's measured ceiling ({level.value:.3g} GB/s) too: "
+                f"{ceiling_suspect(level.source, 'bandwidth')}")
+    if nbytes and llc_bytes:
+        fits = "fits in" if nbytes <= llc_bytes else "exceeds"
+        return (f"working set {fmt_bytes(nbytes)} {fits} the {fmt_bytes(llc_bytes)} last-level cache, but no "
+                "cache bandwidth ceiling was measured, so that explains nothing; "
+                f"{ceiling_suspect(bw_src, 'bandwidth')}")
+    return ceiling_suspect(bw_src, "bandwidth")
+
+
+def peak_note(pct_bw: float | None, pct_flops: float | None, nbytes: float | None, llc_bytes: float | None,
+              bw_src: str | None = None, fl_src: str | None = None, *, roofs: RoofSet | None = None,
+              row: Mapping[str, Any] | None = None) -> str | None:
+    """Why a percentage of peak is above 100, in words; None when none is and nothing is implausible.
+
+    A result above the device's top roof (``roofs`` and the row's rates: :func:`above_top_roof`) comes
+    first, marked implausible; then each roof the row exceeds, with the measured cache-level roof that
+    explains it, or the roof itself as the suspect (a short probe, a busy machine, a datasheet figure)."""
+    parts = []
+    implausible = above_top_roof(row, roofs) if row is not None else None
+    if implausible:
+        parts.append(implausible)
+    if pct_bw is not None and pct_bw > 100.0:
+        scored = (roofs.level_of(number_or_none(row.get("ceiling_gbps")))
+                  if roofs is not None and row is not None else None)
+        which = f" {scored.kind.short}" if scored is not None and scored.kind is not RoofKind.DRAM else ""
+        parts.append(f"{pct_bw:.0f}% of the {bw_src or 'measured'}{which} bandwidth ceiling: "
+                     f"{_above_bandwidth(pct_bw, nbytes, llc_bytes, bw_src, roofs, row)}")
+    if pct_flops is not None and pct_flops > 100.0:
+        parts.append(f"{pct_flops:.0f}% of the {fl_src or 'measured'} GFLOP/s ceiling: "
+                     f"{ceiling_suspect(fl_src, 'GEMM')}")
+    return "; ".join(parts) or None
+
+
+def ceiling_suspect(src: str | None, what: str) -> str:
+    """Why a roof may be too low, by where it came from."""
+    if src == PUBLISHED:
+        return "the published figure is for another clock or configuration than this device ran at"
+    if src == AUTO_PROBE:
+        return (f"the automatic {what} probe is short (a small size, a few samples) and may have run while the "
+                "machine was busy; `workbench peaks` measures a better ceiling")
+    return (f"the ceiling was measured with a slower {what} kernel or while the machine was busy; re-run "
+            "`workbench peaks` on an idle machine")
+
+
+
+def noise_text(row: Mapping[str, Any]) -> str:
+    """Why a noisy row is flagged, in words ("" for a row that is not)."""
+    if not is_noisy(dict(row)):
+        return ""
+    note = row.get("noise_note")
+    if isinstance(note, str) and note.strip():
+        return note.strip()
+    spread = number_or_none(row.get("noise")) or number_or_none(row.get("rel_spread"))
+    return (f"spread {spread:.0%} (IQR / median) above {verdicts.NOISY_SPREAD:.0%}" if spread is not None
+            else "noisy")
+
+
+def is_compute_bound(row: Mapping[str, Any]) -> bool:
+    bound = row.get("bound")
+    if isinstance(bound, str) and bound:
+        return bound == "compute-bound"
+    intensity = number_or_none(row.get("intensity"))
+    return intensity is not None and intensity > 4.0
+
+
+def headline_pct(row: Mapping[str, Any]) -> float | None:
+    """The % of peak that matters for the row: of the peak FLOP/s roof for compute-bound kernels, of the
+    bandwidth roof for memory-bound ones; None when that roof is missing (never the other roof instead)."""
+    return number_or_none(row.get("pct_peak_flops" if is_compute_bound(row) else "pct_peak_bw"))
+
+
+_LLC_IN_NOTE = re.compile(r"(?:fits in|exceeds) the ([\d.]+ [KMGT]?i?B) last-level cache")
+
+
+def llc_in_note(note: Any) -> float | None:
+    """The last-level cache size a peak note names, if it names one."""
+    m = _LLC_IN_NOTE.search(note) if isinstance(note, str) else None
+    return parse_bytes(m.group(1)) if m else None
+
+
+def row_peak_note(row: Mapping[str, Any], llc_bytes: float | None = None, roofs: RoofSet | None = None) -> str:
+    """The explanation of the row's % of peak above 100, and its implausibility ("" when neither applies),
+    worked out from the row's current rates, so it agrees with them even after rounds rescaled them; the
+    cache size comes from ``llc_bytes`` or the note stored with the row, the roofs from ``roofs``. Rows
+    without percentages keep their stored note."""
+    note = row.get("peak_note")
+    stored = note.strip() if isinstance(note, str) else ""
+    pct_bw, pct_fl = number_or_none(row.get("pct_peak_bw")), number_or_none(row.get("pct_peak_flops"))
+    if pct_bw is None and pct_fl is None:
+        implausible = above_top_roof(row, roofs)
+        return "; ".join(x for x in (implausible, stored) if x)
+    src = row.get("ceiling_source") if isinstance(row.get("ceiling_source"), str) else None
+    bw_src = fl_src = src
+    if src and " for GB/s, " in src:
+        bw_src, fl_src = src.replace(" for GFLOP/s", "").split(" for GB/s, ")
+    llc = llc_bytes if llc_bytes is not None else llc_in_note(stored)
+    return peak_note(pct_bw, pct_fl, number_or_none(row.get("bytes")), llc, bw_src, fl_src, roofs=roofs, row=row) or ""
+
+
+def refresh_peak_note(row: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite ``row["peak_note"]`` to match its percentages (e.g. after merging rounds rescaled them)."""
+    row["peak_note"] = row_peak_note(row) or None
+    return row
+
+
+def llc_of(environments: Mapping[str, Any] | None, row: Mapping[str, Any]) -> float | None:
+    """The last-level cache of the device a row ran on, from its environment record: the backend's device
+    record where it has one, else the host's (CPU backends)."""
+    env = (environments or {}).get(str(row.get("env_id"))) or {}
+    for b in env.get("backends") or []:
+        if isinstance(b, dict) and b.get("name") == row.get("backend"):
+            dev = b.get("device") if isinstance(b.get("device"), dict) else b
+            if dev.get("last_level_cache_bytes"):
+                return float(dev["last_level_cache_bytes"])
+    host = env.get("host") if isinstance(env.get("host"), dict) else {}
+    device = str(row.get("device") or "").lower()
+    cpu_like = row.get("backend") in ("numpy", "numba", "torch-cpu") or "cpu" in device or (
+        host.get("cpu_model") and str(host["cpu_model"]).lower() in device)
+    return number_or_none(host.get("last_level_cache_bytes")) if cpu_like else None

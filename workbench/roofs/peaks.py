@@ -1,0 +1,462 @@
+"""This machine's roofs, one set per physical device, stored per (environment, backend).
+
+Every runtime on the host CPU (numpy, numba, torch-cpu, OpenCL on PoCL, Vulkan on lavapipe, the Triton
+interpreter) shares the CPU's roofs, measured once by :func:`workbench.roofs.probe.probe_cpu` (STREAM triad
+at DRAM and cache-level working sets, BLAS GEMM per dtype) and copied to each of those backends' rows of
+the peaks table, with the device named in ``details``. A GPU's roofs are measured by its own runtime:
+
+Both are measured with the catalog's own variants through the ordinary harness
+(verified, timed, the same timer), so "% of peak" compares like with like:
+
+- bandwidth: saxpy (STREAM triad: two reads, one write) moving at least 4× the
+  last-level cache per call (and at least 16M elements), so no call finds its
+  data in cache; the best saxpy variant of the backend counts. Peak = bytes /
+  fastest sample, as STREAM reports.
+- FLOP rate: the backend's library GEMM per dtype at 2048³ on CPUs, 8192³ on
+  GPUs. Where there is no library GEMM, the best hand-written one, sized from
+  a 256³ pilot so one call takes about ``GEMM_CALL_S``: a slow kernel (PoCL, a
+  naive loop) is measured at a smaller size instead of taking minutes.
+
+Results go to the store's peaks table keyed by (environment, backend).
+
+:func:`ensure_ceilings` is the automatic, much shorter form of the same probe:
+the first time a sweep uses a backend in an environment it measures one saxpy
+(about 3× the last-level cache) and one GEMM per dtype sized to a few tens of
+milliseconds a call, from a 256³ pilot (a slow hand-written kernel stays at the
+pilot), and stores them with a method starting ``automatic probe``. Later runs
+in the same environment reuse them (from the store, or from a small per-user
+cache so a fresh store does not probe again); ``workbench peaks`` replaces
+them with its longer measurement, and an automatic probe never overwrites one.
+``WORKBENCH_AUTO_PEAKS=0`` turns the probe off.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.backends import registry as backend_registry
+from workbench.backends.base import Backend
+from workbench.backends.cpu_common import cpu_device_info
+from workbench.catalog import registry as catalog
+from workbench.catalog.spec import Variant
+from workbench.core.status import Status
+from workbench.measure.cell import Cell, CellWorker
+from workbench.measure.isolation import CellExecutor, as_executor
+from workbench.measure.timer import TimingConfig
+from workbench.roofs.model import AUTO_METHOD_PREFIX, RoofSet, roof_set_from_table, source_of_method
+from workbench.roofs.probe import probe_cpu
+from workbench.roofs.throughput import BANDWIDTH, FLOPS, Ceilings
+from workbench.store.database import Store, current_environment, open_store
+
+log = logging.getLogger(__name__)
+
+STREAM_MIN_ELEMENTS = 2**24
+GEMM_DTYPES = ("float32", "float64")
+GEMM_PILOT = 256
+GEMM_CALL_S = 0.15
+PROBE_CONFIG = TimingConfig(warmup_s=0.1, budget_s=0.5, target_spread=0.01, min_samples=5, max_samples=200,
+                            n_inputs=1)
+PILOT_CONFIG = TimingConfig(warmup_s=0.0, budget_s=0.0, min_samples=3, n_inputs=1)
+PROBE_TIMEOUT_S = 60.0
+
+
+@dataclass
+class Peak:
+    backend: str
+    metric: str  # bandwidth_gbps | gflops
+    dtype: str
+    value: float | None
+    unit: str
+    method: str
+    details: dict[str, Any]
+
+
+def _candidates(kernel: str, backend: Backend) -> list[Variant]:
+    """Variants of ``kernel`` for this backend, library first, compiled forms last (their build is slow)."""
+    try:
+        vs = catalog.variants(kernel).values()
+    except ValueError:
+        return []
+    usable = [v for v in vs if backend.runtime in v.runtimes]
+    return sorted(usable, key=lambda v: (not v.library, v.mode == "compiled", "naive" in v.name, v.name))
+
+
+def _stream_elements(backend: Backend) -> int:
+    """Elements per saxpy array: 3 arrays × 4 bytes moving at least 4× the last-level cache."""
+    llc = backend.device_info().last_level_cache_bytes or 32 * 2**20
+    return max(STREAM_MIN_ELEMENTS, math.ceil(4 * llc / 12))
+
+
+def _largest_gemm(backend: Backend) -> int:
+    return 2048 if backend.device_info().kind == "cpu" else 8192
+
+
+def _gemm_size(backend: Backend, pilot_gflops: float) -> int:
+    """Square size whose call takes about ``GEMM_CALL_S`` at the pilot's rate, in steps of 256."""
+    n = (GEMM_CALL_S * pilot_gflops * 1e9 / 2) ** (1 / 3)
+    return int(min(_largest_gemm(backend), max(GEMM_PILOT, n // GEMM_PILOT * GEMM_PILOT)))
+
+
+def _gemm_cell(backend: Backend, v: Variant, dtype: str, n: int) -> Cell:
+    return Cell.make("gemm", v.name, backend.name, dtype, {"m": n, "n": n, "k": n}, v.mode)
+
+
+def physical_device(backend: Backend) -> tuple[str, bool]:
+    """(the physical device ``backend`` runs on, whether it is the host CPU): every CPU runtime names the
+    same CPU, so they share one roof set."""
+    info = backend.device_info()
+    if info.kind == "cpu":
+        return f"CPU {cpu_device_info().name}", True
+    return str(info.name), False
+
+
+def peaks_of(roofs: RoofSet, backend: str) -> list[Peak]:
+    """A device's roofs as ``backend``'s rows of the peaks table (a missing roof: value None, its reason)."""
+    out = []
+    for r in roofs.roofs:
+        details = {"device": roofs.device, "working_set_bytes": r.working_set_bytes,
+                   **({"missing": r.missing} if r.missing else {})}
+        out.append(Peak(backend, r.kind.metric, r.dtype or "float32", r.value if r.known else None, r.unit,
+                        r.method if r.known else f"{r.method or r.kind.value}: {r.missing}", details))
+    return out
+
+
+def measure_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[Peak]:
+    device, cpu = physical_device(backend)
+    if cpu:
+        return peaks_of(_cpu_roofs(device), backend.name)
+    out: list[Peak] = []
+    worker = as_executor(worker)
+    worker.prepare(backend.name)
+    n = _stream_elements(backend)
+    best: dict[str, Any] | None = None
+    tried = []
+    for v in _candidates("saxpy", backend):
+        if v.mode == "compiled" or v.unsupported_reason(backend, "float32"):
+            continue
+        row = worker.execute(Cell.make("saxpy", v.name, backend.name, "float32", {"n": n}, v.mode), PROBE_CONFIG,
+                             timeout_s=PROBE_TIMEOUT_S)
+        tried.append(f"{v.name}: {row['status']}")
+        if row["status"] == Status.OK and (best is None or row["min_s"] < best["min_s"]):
+            best = row
+    if best is not None:
+        gbps = best["bytes"] / best["min_s"] / 1e9
+        out.append(Peak(backend.name, BANDWIDTH, "float32", gbps, "GB/s",
+                        f"saxpy/{best['variant']} (STREAM triad), n={n} float32, best of {best['n_samples']}",
+                        {"variant": best["variant"], "n": n, "median_gbps": best["gbps"], "tried": tried}))
+    else:
+        out.append(Peak(backend.name, BANDWIDTH, "float32", None, "GB/s",
+                        "no saxpy variant measured: " + ("; ".join(tried) or "none for this runtime"), {}))
+
+    gemms = [v for v in _candidates("gemm", backend) if v.mode != "compiled"]
+    for dtype in GEMM_DTYPES:
+        usable = [v for v in gemms if not v.unsupported_reason(backend, dtype)]
+        if not usable:
+            out.append(Peak(backend.name, FLOPS, dtype, None, "GFLOP/s",
+                            f"no gemm variant for {backend.runtime} in {dtype}", {}))
+            continue
+        v = usable[0]
+        row = None
+        size = _largest_gemm(backend)
+        if not v.library:
+            row = worker.execute(_gemm_cell(backend, v, dtype, GEMM_PILOT), PILOT_CONFIG, timeout_s=PROBE_TIMEOUT_S)
+            size = _gemm_size(backend, row["flops"] / row["min_s"] / 1e9) if row["status"] == Status.OK else 0
+        if size:
+            row = worker.execute(_gemm_cell(backend, v, dtype, size), PROBE_CONFIG, timeout_s=PROBE_TIMEOUT_S)
+        label = f"gemm/{v.name} {row['size_label']} {dtype}"
+        if row["status"] == Status.OK:
+            out.append(Peak(backend.name, FLOPS, dtype, row["flops"] / row["min_s"] / 1e9, "GFLOP/s",
+                            f"{label}, best of {row['n_samples']}",
+                            {"variant": v.name, "params": row["params"], "median_gflops": row["gflops"]}))
+        else:
+            out.append(Peak(backend.name, FLOPS, dtype, None, "GFLOP/s",
+                            f"{label}: {row['status']} {row['message'] or ''}".strip(), {}))
+    return out
+
+
+def measure_peaks(backends: Iterable[str] | None = None, store: Store | str | None = None) -> list[Peak]:
+    """Measure and store the peaks of ``backends`` (default: every available one) on this machine."""
+    names = list(backends) if backends else backend_registry.available_backends()
+    resolved = []
+    for name in names:
+        b = backend_registry.get(name)
+        probe = b.probe()
+        if not probe.available:
+            raise ValueError(f"backend {b.name!r} is unavailable here: {probe.reason}")
+        resolved.append(b)
+    st = open_store(store)
+    env_id, env = current_environment()
+    st.add_environment(env_id, env)
+    worker = as_executor(None, "workbench-peaks")
+    found: list[Peak] = []
+    try:
+        for b in resolved:
+            for p in measure_backend(b, worker):
+                found.append(p)
+                if p.value is not None:
+                    st.set_peak(env_id, p.backend, p.metric, p.dtype, p.value, p.unit, p.method, p.details)
+    finally:
+        worker.close()
+    return found
+
+
+# -- the automatic probe ----------------------------------------------------------------------------
+
+#: Set to 0 (or "false", "no", "off") to skip the automatic probe; sweeps then use stored or published ceilings.
+ENV_AUTO_PEAKS = "WORKBENCH_AUTO_PEAKS"
+#: Where probed ceilings are kept across stores, per environment (``$XDG_CACHE_HOME/workbench``).
+ENV_CEILINGS_CACHE = "WORKBENCH_CEILINGS_CACHE"
+#: How the automatic probes measure (roof_probe's CPU probe, the catalog probes of other devices): bump it when
+#: that changes, so roofs cached by an older probe are measured again. A cache kept a float32 GEMM roof of
+#: 224 GFLOP/s from an early probe (one long BLAS call timed by the wall clock on a busy machine) where the
+#: current probe reads 298 at load 22, and every later sweep called a 295 GFLOP/s numpy GEMM implausible.
+PROBE_VERSION = 5  # 4: bandwidth roofs are the best of a triad, an in-place update and a read-only pass
+# 5: a GPU's bandwidth roof is its runtime's fastest saxpy; datasheet fp64 is the tensor-core rate
+AUTO_CONFIG = TimingConfig(warmup_s=0.02, budget_s=0.15, target_spread=0.02, min_samples=3, max_samples=40,
+                           n_inputs=1)
+AUTO_PILOT_CONFIG = TimingConfig(warmup_s=0.01, budget_s=0.05, target_spread=0.02, min_samples=3, max_samples=20,
+                                 n_inputs=1)
+#: Working set of the automatic STREAM probe, in last-level caches (streaming through twice the cache, every
+#: access misses; generating and checking the inputs is most of the probe's time, so no more than that).
+AUTO_STREAM_LLC = 2
+AUTO_STREAM_MIN_ELEMENTS = 2**22
+#: Saxpy variants the automatic probe of a non-CPU device tries (library first, naive ones last).
+AUTO_STREAM_VARIANTS = 3
+#: One GEMM call of the automatic probe takes about this long; square sizes step by the pilot.
+AUTO_GEMM_CALL_S = 0.03
+AUTO_GEMM_MAX = {"cpu": 1024, "gpu": 4096}
+AUTO_TIMEOUT_S = 20.0
+
+_probed: dict[tuple[str, str], list[Peak]] = {}
+_cpu_probed: dict[str, RoofSet] = {}
+
+
+def _cpu_roofs(device: str) -> RoofSet:
+    """The CPU's roofs, measured once per process (every CPU backend asks for the same ones)."""
+    if device not in _cpu_probed:
+        _cpu_probed[device] = probe_cpu(device)
+    return _cpu_probed[device]
+
+
+def auto_peaks_enabled() -> bool:
+    return os.environ.get(ENV_AUTO_PEAKS, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _llc(backend: Backend) -> int | None:
+    try:
+        return backend.device_info().last_level_cache_bytes or None
+    except Exception:  # noqa: BLE001 - no device info: no cache explanation, the ceilings still count
+        return None
+
+
+def _probe_key(backend: Backend) -> str:
+    """What a probe is kept under: the physical device (one for every CPU runtime), else the backend on it."""
+    try:
+        device, cpu = physical_device(backend)
+    except Exception:  # noqa: BLE001 - the name only keys the cache
+        return f"{backend.name} on ?"
+    return device if cpu else f"{backend.name} on {device}"
+
+
+def stored_ceilings(store: Store, env_id: str, backend: str, llc_bytes: int | None = None) -> Ceilings:
+    """The store's roofs of ``backend`` in ``env_id``, with their sources; ``roof_set`` holds them typed
+    (cache levels with their working sets included) for the notes on rows above a roof."""
+    p = store.peak_records(env_id, backend)
+    values, sources = {}, {}
+    for r in p:
+        if r.get("value") is None or not math.isfinite(float(r["value"])):
+            continue
+        key = (str(r["metric"]), str(r["dtype"]))
+        values[key] = float(r["value"])
+        sources[key] = source_of_method(r.get("method"))
+    found = Ceilings(values, sources, llc_bytes)
+    found.roof_set = roof_set_from_table(p, backend) if p else None  # type: ignore[attr-defined]
+    return found
+
+
+def _busy(rows: list[dict[str, Any]]) -> str:
+    """Words saying the machine was busy during the probe ("" when it was not, or nobody can tell)."""
+    shares = [r["other_cpu_share"] for r in rows if r.get("other_cpu_share") is not None]
+    if shares and max(shares) > 0.25:
+        return f"other processes used {max(shares):.0%} of the CPU"
+    try:
+        load, cpus = os.getloadavg()[0], os.cpu_count() or 1
+    except (OSError, AttributeError):
+        return ""
+    return f"load average {load:.1f} on {cpus} CPUs" if not shares and load > cpus else ""
+
+
+def probe_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[Peak]:
+    """The short automatic probe of the device ``backend`` runs on. The host CPU: its one roof set
+    (:func:`workbench.roofs.probe.probe_cpu`, a few seconds, whatever runtime asks). Another device: through
+    the harness, one saxpy at ~2× the last-level cache and one GEMM per dtype (a 256³ pilot, then, when the
+    pilot is fast enough, a size taking ~``AUTO_GEMM_CALL_S`` a call; the best rate counts)."""
+    device, cpu = physical_device(backend)
+    if cpu:
+        return peaks_of(_cpu_roofs(device), backend.name)
+    worker = as_executor(worker)
+    out: list[Peak] = []
+    rows: list[dict[str, Any]] = []
+    llc = _llc(backend) or 32 * 2**20
+    n = max(AUTO_STREAM_MIN_ELEMENTS, math.ceil(AUTO_STREAM_LLC * llc / 12))
+    saxpy = [v for v in _candidates("saxpy", backend)
+             if v.mode != "compiled" and not v.unsupported_reason(backend, "float32")]
+    # The device's roof, not one variant's: on an H200 CuPy's own saxpy (an expression with temporaries) moved
+    # 1.07 TB/s where its portable kernel moved 3.06, and CuPy's rows were scored against the former (a reduction
+    # read 105% of it). Each saxpy of the runtime is tried (a few tens of milliseconds each); the fastest counts.
+    best: tuple[dict[str, Any], Variant] | None = None
+    for v in saxpy[:AUTO_STREAM_VARIANTS]:
+        row = worker.execute(Cell.make("saxpy", v.name, backend.name, "float32", {"n": n}, v.mode), AUTO_CONFIG,
+                             timeout_s=AUTO_TIMEOUT_S)
+        rows.append(row)
+        if row["status"] != Status.OK:
+            log.info("automatic bandwidth probe on %s, saxpy/%s: %s %s", backend.name, v.name, row["status"],
+                     row["message"])
+        elif best is None or row["min_s"] < best[0]["min_s"]:
+            best = row, v
+    if best is not None:
+        row, v = best
+        out.append(Peak(backend.name, BANDWIDTH, "float32", row["bytes"] / row["min_s"] / 1e9, "GB/s",
+                        f"{AUTO_METHOD_PREFIX}: saxpy/{v.name} (STREAM triad, the fastest of "
+                        f"{', '.join(x.name for x in saxpy[:AUTO_STREAM_VARIANTS])}), n={n} float32, best of "
+                        f"{row['n_samples']}", {"variant": v.name, "n": n, "median_gbps": row["gbps"]}))
+    gemms = [v for v in _candidates("gemm", backend) if v.mode != "compiled"]
+    kind = "cpu" if backend.device_info().kind == "cpu" else "gpu"
+    for dtype in GEMM_DTYPES:
+        usable = [v for v in gemms if not v.unsupported_reason(backend, dtype)]
+        if not usable:
+            continue
+        row, v = None, usable[0]
+        # a library GEMM is the ceiling; without one, the faster of the first two hand-written ones
+        for cand in usable[:1] if usable[0].library else usable[:2]:
+            r = worker.execute(_gemm_cell(backend, cand, dtype, GEMM_PILOT), AUTO_PILOT_CONFIG,
+                               timeout_s=AUTO_TIMEOUT_S)
+            rows.append(r)
+            if r["status"] != Status.OK:
+                log.info("automatic GEMM probe on %s %s/%s: %s %s", backend.name, cand.name, dtype, r["status"],
+                         r["message"])
+            elif row is None or r["min_s"] < row["min_s"]:
+                row, v = r, cand
+        if row is None:
+            continue
+        rate = row["flops"] / row["min_s"] / 1e9
+        size = (AUTO_GEMM_CALL_S * rate * 1e9 / 2) ** (1 / 3) // GEMM_PILOT * GEMM_PILOT
+        size = int(min(AUTO_GEMM_MAX[kind], size))
+        if size > GEMM_PILOT:
+            big = worker.execute(_gemm_cell(backend, v, dtype, size), AUTO_CONFIG, timeout_s=AUTO_TIMEOUT_S)
+            rows.append(big)
+            if big["status"] == Status.OK and big["flops"] / big["min_s"] > row["flops"] / row["min_s"]:
+                row = big
+        out.append(Peak(backend.name, FLOPS, dtype, row["flops"] / row["min_s"] / 1e9, "GFLOP/s",
+                        f"{AUTO_METHOD_PREFIX}: gemm/{v.name} {row['size_label']} {dtype}, best of "
+                        f"{row['n_samples']}", {"variant": v.name, "params": row["params"],
+                                                "median_gflops": row["gflops"]}))
+    busy = _busy(rows)
+    for p in out:
+        p.details["busy"] = busy
+        if busy:
+            p.method += f" (machine busy: {busy})"
+    return out
+
+
+def _cache_file() -> Path:
+    explicit = os.environ.get(ENV_CEILINGS_CACHE)
+    if explicit:
+        return Path(explicit)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "workbench" / "ceilings.json"
+
+
+def _cached_probe(env_id: str, key: str) -> list[Peak] | None:
+    """Ceilings probed earlier in this environment for ``key`` (backend and device), in this process or
+    kept in the per-user cache file."""
+    if (env_id, key) in _probed:
+        return _probed[(env_id, key)]
+    try:
+        doc = json.loads(_cache_file().read_text())
+        found = doc[env_id][key]
+        if not isinstance(found, dict) or found.get("probe_version") != PROBE_VERSION:
+            return None  # measured by an older probe (a stale roof would judge every later sweep): probe again
+        peaks = [Peak(p["backend"], p["metric"], p["dtype"], float(p["value"]), p["unit"], p["method"],
+                      p.get("details") or {}) for p in found["peaks"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    _probed[(env_id, key)] = peaks
+    return peaks
+
+
+def _remember_probe(env_id: str, key: str, peaks: list[Peak]) -> None:
+    _probed[(env_id, key)] = peaks
+    path = _cache_file()
+    try:
+        try:
+            doc = json.loads(path.read_text())
+            doc = doc if isinstance(doc, dict) else {}
+        except (OSError, ValueError):
+            doc = {}
+        doc.setdefault(env_id, {})[key] = {"probe_version": PROBE_VERSION, "peaks": [
+            {"backend": p.backend, "metric": p.metric, "dtype": p.dtype, "value": p.value, "unit": p.unit,
+             "method": p.method, "details": p.details} for p in peaks if p.value is not None]}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(doc, indent=1, default=str))
+        tmp.replace(path)
+    except OSError as exc:  # the store still has them; only a fresh store will probe again
+        log.info("could not keep the probed ceilings in %s: %s", path, exc)
+
+
+def ensure_ceilings(store: Store, env_id: str, backend: str, worker: CellExecutor | CellWorker | None = None,
+                    *, probe: bool | None = None) -> Ceilings:
+    """The ceilings a sweep compares ``backend``'s rows with, probing them the first time.
+
+    Stored ceilings (``workbench peaks``, or an earlier automatic probe) are used
+    as they are. Without any, a short automatic probe (:func:`probe_backend`)
+    measures them — once per environment: its results are kept in a small
+    per-user cache as well, so a new store in the same environment copies them
+    instead of probing again — and stores them with a method starting
+    ``automatic probe``. ``probe`` False (default: ``$WORKBENCH_AUTO_PEAKS``
+    not 0) only reads what is stored. Never raises: a failed probe leaves the
+    ceilings empty (published figures then stand in).
+    """
+    try:
+        b = backend_registry.get(backend)
+        available = b.probe().available
+    except Exception:  # noqa: BLE001 - an unknown backend's cells report it themselves
+        return stored_ceilings(store, env_id, backend)
+    llc = _llc(b) if available else None
+    found = stored_ceilings(store, env_id, backend, llc)
+    if found or not available or not (auto_peaks_enabled() if probe is None else probe):
+        return found
+    key = _probe_key(b)
+    try:
+        peaks = _cached_probe(env_id, key)
+        if peaks is None:
+            t0 = time.perf_counter()
+            own = worker is None
+            w = as_executor(worker, "workbench-auto-peaks")
+            try:
+                peaks = probe_backend(b, w)
+            finally:
+                if own:
+                    w.close()
+            log.info("automatic ceilings of %s measured in %.1f s", backend, time.perf_counter() - t0)
+            if peaks and not any(p.details.get("busy") for p in peaks):
+                _remember_probe(env_id, key, peaks)
+            elif peaks:
+                _probed[(env_id, key)] = peaks  # this process only: a quieter run may probe better
+        for p in peaks:  # a copy for this backend: the probe may have run for another runtime on the device
+            if p.value is not None:
+                store.set_peak(env_id, backend, p.metric, p.dtype, p.value, p.unit, p.method, p.details)
+            else:
+                log.warning("no %s roof for %s: %s", p.metric, backend, p.method)
+    except Exception:  # noqa: BLE001 - a failed probe must not stop the sweep: no ceiling is better than none
+        log.exception("automatic ceilings of %s failed", backend)
+    return stored_ceilings(store, env_id, backend, llc)

@@ -1,0 +1,269 @@
+"""Reading a large export row by row, so that importing a million rows holds one row at a time, not all.
+
+Why: ``json.loads`` of a whole export keeps every row as a Python dict (about 5 KB each): a million rows
+took gigabytes. A file larger than :data:`STREAM_FROM_BYTES` is read in two passes instead: the first
+validates it (the same checks as :func:`workbench.store.import_schema.validate_export`, row by row), the second
+hands the rows to the store as it writes them. The top-level object is walked with the standard library's
+decoder (``raw_decode``) on a growing buffer: every value but the ``results`` list is decoded whole (runs,
+environments and peaks are small), and ``results`` one element at a time.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import marshal
+import math
+import os
+import re
+import struct
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from workbench.core.record import RESULT_COLUMNS
+
+#: Exports at least this large are streamed (smaller ones are parsed whole, which is faster).
+STREAM_FROM_BYTES = 64 << 20
+CHUNK_CHARS = 1 << 20
+_WS = re.compile(r"[ \t\r\n]*")
+
+
+class _Scanner:
+    """A JSON text read from a file in chunks: whitespace, single characters and whole values."""
+
+    def __init__(self, path: Path, where: str, refuse_constant: Callable[[str], Any]):
+        self.f = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self.where = where
+        self.text = codecs.getincrementaldecoder("utf-8-sig")()
+        self.decoder = json.JSONDecoder(parse_constant=refuse_constant)
+        self.buf, self.pos, self.eof, self.offset = "", 0, False, 0
+
+    def close(self) -> None:
+        self.f.close()
+
+    def _more(self, n: int = CHUNK_CHARS) -> bool:
+        """Read at least ``n`` more bytes into the buffer (dropping what was consumed); False at the end."""
+        if self.eof:
+            return False
+        data = self.f.read(max(n, CHUNK_CHARS))
+        try:
+            text = self.text.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{self.where}: not UTF-8 text (near byte {self.f.tell() - len(data) + exc.start:,}); "
+                             "a workbench export is UTF-8 JSON") from None
+        self.eof = not data
+        self.offset += self.pos
+        self.buf = self.buf[self.pos:] + text
+        self.pos = 0
+        return True
+
+    def peek(self) -> str:
+        """The next character that is not whitespace ("" at the end), without consuming it."""
+        while True:
+            self.pos = _WS.match(self.buf, self.pos).end()
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._more():
+                return ""
+
+    def expect(self, chars: str, what: str) -> str:
+        c = self.peek()
+        if not c or c not in chars:
+            got = repr(c) if c else "the end of the file"
+            raise ValueError(f"{self.where}: not valid JSON: expected {what} at character "
+                             f"{self.offset + self.pos:,}, found {got}")
+        self.pos += 1
+        return c
+
+    def value(self, depth_check: Callable[[str, int, int], None]) -> Any:
+        """The next whole JSON value. A value that ends exactly at the end of the buffer may be cut short
+        (a number), so it is decoded again once more text is in. ``depth_check`` gets the buffer and the
+        value's span in it (a copy of every row's text cost more than the count it was made for)."""
+        self.peek()
+        while True:
+            try:
+                v, end = self.decoder.raw_decode(self.buf, self.pos)
+                if end < len(self.buf) or self.eof:
+                    depth_check(self.buf, self.pos, end)
+                    self.pos = end
+                    return v
+            except json.JSONDecodeError as exc:
+                if self.eof:
+                    raise ValueError(f"{self.where}: not valid JSON: {exc.msg} (character "
+                                     f"{self.offset + exc.pos:,})") from None
+            except RecursionError:
+                raise ValueError(f"{self.where}: JSON nested more than the parser allows; an export is never that "
+                                 "deep") from None
+            except ValueError as exc:  # NaN / Infinity, or an integer of thousands of digits
+                raise ValueError(f"{self.where}: {exc}") from None
+            self._more(len(self.buf))  # doubling: a large value is decoded O(log n) times, not once per chunk
+
+
+def iter_export(path: str | os.PathLike, where: str, head: dict[str, Any], refuse_constant: Callable[[str], Any],
+                depth_check: Callable[[str, int, int], None]) -> Iterator[Any]:
+    """Walk an export: yields the elements of its ``results`` list in order, and fills ``head`` with its other
+    top-level fields (``results`` reads there as an empty list); ``head`` is complete once the walk ends."""
+    s = _Scanner(Path(path), where, refuse_constant)
+    try:
+        if s.peek() != "{":
+            raise ValueError(f"{where} is not a workbench results export (a JSON object with format "
+                             "'workbench-results')")
+        s.expect("{", "'{'")
+        if s.peek() == "}":
+            s.pos += 1
+            return
+        while True:
+            key = s.value(depth_check)
+            if not isinstance(key, str):
+                raise ValueError(f"{where}: not valid JSON: an object key must be a string")
+            s.expect(":", "':'")
+            if key == "results" and s.peek() == "[":
+                s.pos += 1
+                head["results"] = []
+                if s.peek() == "]":
+                    s.pos += 1
+                else:
+                    while True:
+                        yield s.value(depth_check)
+                        if s.expect(",]", "',' or ']'") == "]":
+                            break
+            else:
+                head[key] = s.value(depth_check)
+            if s.expect(",}", "',' or '}'") == "}":
+                break
+        if s.peek():
+            raise ValueError(f"{where}: not valid JSON: text after the end of the document")
+    finally:
+        s.close()
+
+
+# -- a row as the results table keeps it ------------------------------------------------------------
+
+def stored_value(v: Any) -> Any:
+    """A value the store accepts: text, number or None; lists and dicts become JSON text."""
+    if v is None or isinstance(v, (str, int)):
+        return v
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float):
+        return v if not math.isnan(v) else None
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(v)
+    try:  # numpy scalars
+        return stored_value(v.item())
+    except AttributeError:
+        return str(v)
+
+
+def present_values(row: Mapping[str, Any]) -> tuple[tuple[str, ...], list[Any]]:
+    """The result columns ``row`` holds a value in, and those values as the store keeps them; fields that
+    are no column go to ``extra`` as JSON text. Why only the present ones: binding a NULL costs Python's
+    sqlite3 about ten times a number (an adapter lookup per value), and a row fills a third of the columns."""
+    cols: list[str] = []
+    values: list[Any] = []
+    extra: dict[str, Any] | None = None
+    for k, v in row.items():
+        if k in RESULT_COLUMNS:
+            if v is None:
+                continue
+            t = type(v)
+            if t is float:
+                if v != v:  # NaN is stored as NULL
+                    continue
+            elif t is not str and t is not int:
+                v = stored_value(v)
+                if v is None:
+                    continue
+            cols.append(k)
+            values.append(v)
+        elif k != "extra":
+            if extra is None:
+                extra = {}
+            extra[k] = stored_value(v)
+    if extra:
+        cols.append("extra")
+        values.append(json.dumps(extra))
+    return tuple(cols), values
+
+
+def value_batches(rows: Iterable[Mapping[str, Any]], limit: int = 20_000
+                  ) -> Iterator[tuple[tuple[str, ...], list[list[Any]]]]:
+    """Consecutive rows (:func:`present_values`) with the same columns, ``limit`` at most: one prepared
+    statement and one ``executemany`` each, in file order."""
+    cols: tuple[str, ...] | None = None
+    batch: list[list[Any]] = []
+    for row in rows:
+        row_cols, values = present_values(row)
+        if (row_cols != cols or len(batch) >= limit) and batch:
+            yield cols or (), batch
+            batch = []
+        cols = row_cols
+        batch.append(values)
+    if batch:
+        yield cols or (), batch
+
+
+def _plain_value_batch(rows: list[dict[str, Any]]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]] | None:
+    """:func:`value_batches` of plain rows (see :meth:`ValueSpool.add`) whose columns are full or empty:
+    the full ones, as tuples; None when some column is neither (then the rows go one by one)."""
+    keys = tuple(rows[0])
+    columns = list(zip(*map(dict.values, rows), strict=True))
+    full = [i for i, col in enumerate(columns) if col.count(None) == 0]
+    if any(col.count(None) != len(col) for i, col in enumerate(columns) if i not in full):
+        return None
+    return tuple(keys[i] for i in full), list(zip(*(columns[i] for i in full), strict=True))
+
+
+class ValueSpool:
+    """Checked rows as the store will insert them (:func:`value_batches`), kept in an unnamed temporary
+    file: the insert then reads them back without parsing the JSON again or converting a value (about a
+    third of an import's time). The file is this process's own (``tempfile.TemporaryFile``: mode 0600,
+    already unlinked), which is why ``marshal`` may read it; nothing from the export is unmarshalled that
+    this process did not marshal itself."""
+
+    def __init__(self) -> None:
+        self._f = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+
+    def add(self, rows: list[dict[str, Any]], plain: bool = False) -> None:
+        """Spool ``rows``; ``plain``: they passed the batch check (:func:`workbench.store.import_schema._plain_rows`:
+        the same known columns in the same order, numbers and text only), so a batch whose columns each hold
+        values in every row or in none is converted in C-level transpositions, not value by value."""
+        fast = _plain_value_batch(rows) if plain else None
+        for batch in [fast] if fast is not None else value_batches(rows):
+            data = marshal.dumps(batch)
+            self._f.write(struct.pack("<Q", len(data)))
+            self._f.write(data)
+
+    def batches(self) -> Iterator[tuple[tuple[str, ...], list[list[Any]]]]:
+        """Every batch, in the order added (each call reads from the start)."""
+        self._f.flush()
+        self._f.seek(0)
+        while head := self._f.read(8):
+            cols, batch = marshal.loads(self._f.read(struct.unpack("<Q", head)[0]))
+            yield tuple(cols), batch
+        self._f.seek(0, os.SEEK_END)
+
+    def close(self) -> None:
+        self._f.close()
+
+
+class StreamedRows:
+    """The ``results`` of a validated large export, spooled (:class:`ValueSpool`) while they were checked:
+    :meth:`value_batches` for the insert, iteration for rows as dicts of their stored values.
+    ``env_ids``: the environments the rows name (collected while validating)."""
+
+    def __init__(self, path: str | os.PathLike, count: int, env_ids: set[str], spool: ValueSpool):
+        self.path, self.count, self.env_ids, self.spool = Path(path), count, env_ids, spool
+
+    def __len__(self) -> int:
+        return self.count
+
+    def value_batches(self) -> Iterator[tuple[tuple[str, ...], list[list[Any]]]]:
+        return self.spool.batches()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for cols, batch in self.spool.batches():
+            for values in batch:
+                yield dict(zip(cols, values, strict=True))
