@@ -36,9 +36,9 @@ from workbench.core.datasets import llm_shapes            # the table of model s
 from workbench.report.styles import series_key, styles_for
 from workbench.core.units import fmt_tick_time
 from workbench.judge.compare import row_times
-from workbench.store.database import open_store
+from workbench.store import open_store
 from workbench.sweep.suites import llm_shapes as layer_cases  # model shape x batch x seq, ready for a sweep
-from workbench.sweep.driver import SweepSpec, run_sweep
+from workbench.sweep import SweepSpec, run_sweep
 from workbench.judge.verdicts import typical_noise
 
 tutorial.begin(FULL)

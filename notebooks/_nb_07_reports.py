@@ -26,7 +26,7 @@ import numba
 from workbench.api import Results
 from workbench.report.claims import busy_text, check_verdict, fmt_floor, reading
 from workbench.judge.compare import compare_runs
-from workbench.store.database import Store
+from workbench.store import Store
 
 tutorial.begin(FULL)
 """),

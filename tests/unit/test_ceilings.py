@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.backends import registry as backend_registry
-from workbench.roofs.model import peaks
+from workbench.roofs import peaks
 from workbench.roofs.throughput import (
     AUTO_PROBE,
     BANDWIDTH,
@@ -88,7 +88,7 @@ def test_a_failed_probe_does_not_stop_anything(tmp_path, cache_file, monkeypatch
 def _accept_unsteady_repeats(monkeypatch: pytest.MonkeyPatch) -> None:
     """The probe refuses a roof whose repeats disagree (a busy machine): right, but not what these tests check
     (the plumbing), and a CI running three test jobs on two cores made it refuse there (best 17.4, median 9 GB/s)."""
-    from workbench.roofs.model import probe as roof_probe
+    from workbench.roofs import probe as roof_probe
 
     monkeypatch.setattr(roof_probe, "UNSTABLE_SPREAD", float("inf"))
     # likewise a roof far below the one it must exceed (DRAM under the CI's load: its own test, test_roofs.py)
@@ -209,8 +209,8 @@ def test_a_gpus_automatic_bandwidth_roof_is_its_runtimes_fastest_saxpy():
 def test_a_roof_whose_repeats_disagree_is_measured_again_then_refused():
     """The probe's own guard (which the real-probe tests above set aside): repeats spreading past
     UNSTABLE_SPREAD are measured again, and refused when they still disagree, naming a busy machine."""
+    from workbench.roofs import probe as roof_probe
     from workbench.roofs.model import RoofKind
-    from workbench.roofs.model import probe as roof_probe
 
     figures = iter([roof_probe.Figure(20.0, 9.0), roof_probe.Figure(18.0, 17.0)])
     steady = roof_probe._measured("cpu", RoofKind.DRAM, lambda: (next(figures), "triad"))

@@ -80,7 +80,7 @@ def test_info_fits_100_columns():
 
 def test_info_reuses_its_probe_until_something_changes(tmp_path, monkeypatch):
     from workbench.portable import toolchains
-    from workbench.store.database import environment
+    from workbench.store import environment
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     calls = []

@@ -85,7 +85,7 @@ def test_info_keeps_what_stand_ins_need(tmp_path, monkeypatch):
     from workbench.backends.described import cache_path
     from workbench.cli import cmd_info
     from workbench.portable import toolchains
-    from workbench.store.database import environment
+    from workbench.store import environment
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     numpy = registry.get("numpy")

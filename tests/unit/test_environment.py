@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from workbench.store.database import environment
+from workbench.store import environment
 
 
 @pytest.fixture(scope="module")

@@ -147,7 +147,7 @@ def test_a_rate_beyond_the_device_is_implausible_never_fastest_never_faster(bad_
     from workbench.judge.compare import speedup_vs_baseline
     from workbench.report.findings import key_findings
     from workbench.roofs.throughput import BANDWIDTH, Ceilings
-    from workbench.sweep.driver import driver as sweep
+    from workbench.sweep import driver as sweep
 
     monkeypatch.setattr(sweep, "ensure_ceilings", lambda *a, **k: Ceilings({(BANDWIDTH, "float32"): 1e-3}))
     res = workbench.benchmark(kernel=K, variants=["good"], backends=["numpy"], sizes=[4099], budget_s=0.03,

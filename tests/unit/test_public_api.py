@@ -45,9 +45,9 @@ def test_one_home_per_name():
     from workbench.core import timestamps
     from workbench.judge import verdicts
     from workbench.measure import cell
-    from workbench.roofs.model import ceilings
-    from workbench.store.database import database as store
-    from workbench.sweep.driver import selection
+    from workbench.roofs import ceilings
+    from workbench.store import database as store
+    from workbench.sweep import selection
 
     assert selection.BackendUnavailable is base.BackendUnavailable
     assert issubclass(base.BackendUnavailable, ValueError) and issubclass(base.BackendUnavailable, RuntimeError)

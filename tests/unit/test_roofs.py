@@ -5,6 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from workbench.roofs import peaks
+from workbench.roofs import probe as roof_probe
 from workbench.roofs.ceilings import headline_pct, peak_note
 from workbench.roofs.model import (
     AUTO_PROBE,
@@ -14,10 +16,8 @@ from workbench.roofs.model import (
     RoofKind,
     RoofSet,
     above_top_roof,
-    peaks,
     resolve_roofs,
 )
-from workbench.roofs.model import probe as roof_probe
 from workbench.store.database import Store
 
 MiB = 2**20

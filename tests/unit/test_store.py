@@ -202,7 +202,7 @@ def test_a_row_stored_again_is_updated_in_place(tmp_path):
 
 def test_a_run_id_drawn_twice_is_drawn_again(tmp_path, monkeypatch):
     """Run ids share their second and 24 random bits: 400 runs made in one second once drew the same id."""
-    from workbench.store.database import database as store_mod
+    from workbench.store import database as store_mod
 
     ids = iter(["20261126T000000Z-aaaaaa", "20261126T000000Z-aaaaaa", "20261126T000000Z-bbbbbb"])
     monkeypatch.setattr(store_mod, "new_run_id", lambda: next(ids))

@@ -9,7 +9,8 @@ from collections import defaultdict
 import pytest
 
 from workbench.catalog import registry as catalog
-from workbench.sweep.driver import SweepSpec, suites
+from workbench.sweep import suites
+from workbench.sweep.driver import SweepSpec
 from workbench.sweep.suites import (
     QUICK_FAMILIES,
     QUICK_LLM_KERNELS,

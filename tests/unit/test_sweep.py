@@ -12,7 +12,7 @@ from conftest import require_backend
 from workbench.catalog import registry as catalog
 from workbench.catalog.spec import KernelSpec, Variant
 from workbench.judge import verdicts
-from workbench.measure.cell import NO_VARIANT
+from workbench.measure.request import NO_VARIANT
 from workbench.store.database import Store
 from workbench.sweep.driver import SweepSpec, run_sweep
 from workbench.sweep.suites import llm_shapes, suite_spec
@@ -324,8 +324,8 @@ def test_llm_shapes_cross_the_axes():
 
 
 def test_measured_peaks_give_percent_of_peak(test_kernel, tmp_path, monkeypatch):
-    from workbench.roofs.model import peaks
-    from workbench.roofs.model import probe as roof_probe
+    from workbench.roofs import peaks
+    from workbench.roofs import probe as roof_probe
 
     # repeats that disagree (a busy machine) make the probe refuse: right, but not what this test checks, and a CI
     # running three test jobs on two cores made it refuse there

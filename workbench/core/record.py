@@ -25,6 +25,14 @@ from workbench.core.status import Status
 #: The names of the ways a cell's run can end, from :class:`workbench.core.status.Status` (every member but
 #: ``implausible``, which issue 22 adds to the stored statuses).
 STATUSES: tuple[str, ...] = tuple(s.value for s in Status if s is not Status.IMPLAUSIBLE)
+#: A value a stored row holds in one column (JSON columns hold their JSON as text).
+RowValue = str | int | float | bool | None
+#: A row as a plain dict, column -> value: the form a row takes where it is written and read back.
+RowDict = dict[str, RowValue]
+#: A JSON value: what exports, environment records, stored specs and device descriptions hold.
+Json = str | int | float | bool | None | list["Json"] | dict[str, "Json"]
+#: A JSON object.
+JsonObject = dict[str, Json]
 #: What ``bound`` may say.
 BOUNDS = ("memory-bound", "compute-bound")
 #: Columns stored as JSON text.

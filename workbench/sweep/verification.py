@@ -31,8 +31,9 @@ from workbench.authoring.numba_support import boundscheck as numba_boundscheck
 from workbench.catalog.spec import MODES, KernelSpec
 from workbench.core.record import STATUSES, Row
 from workbench.core.status import FAILED_IN_ORDER, Status
-from workbench.measure.cell import BUILD_TIMEOUT_S, NO_VARIANT, Cell, CheckOnly
+from workbench.measure.cell import BUILD_TIMEOUT_S, Cell, CheckOnly
 from workbench.measure.isolation import CellExecutor, make_executor
+from workbench.measure.request import NO_VARIANT
 from workbench.sweep.selection import Target, select
 
 #: Statuses that make verification fail (``unsupported`` says why something could not run; it is not a pass).

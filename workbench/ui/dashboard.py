@@ -20,8 +20,9 @@ import pandas as pd
 from workbench.backends.registry import all_backends, get_backend
 from workbench.catalog import kernels, variants
 from workbench.core.status import Status
+from workbench.measure.isolation import check_isolation
 from workbench.report.data import check_baseline, gather
-from workbench.sweep.driver import SweepSpec, check_isolation
+from workbench.sweep.spec import SweepSpec
 from workbench.ui.controls import BackendPicker, KernelPicker, RunOptions, SizeControls
 from workbench.ui.run_controller import RunController
 from workbench.ui.status import StatusArea
