@@ -462,9 +462,10 @@ def test_html_escapes_every_value(tmp_path):
 # -- 8: bench prints the reasons and --strict fails on them -------------------------------------------------
 
 def _fake_sweep(statuses):
-    def fake(spec, store, name=None, **kw):
+    def fake(request):
         from workbench.sweep.driver import SweepOutcome
 
+        store, name = request.options.store, request.options.name
         rid = store.new_run(name=name, env_id="env-demo")
         df = synthetic_results(rid, with_failures=False).head(len(statuses)).copy()
         df["status"] = statuses
@@ -484,7 +485,7 @@ def _fake_sweep(statuses):
 def test_bench_reasons_and_strict(statuses, strict, code, store, monkeypatch, capsys):
     from workbench.cli import cmd_bench
 
-    monkeypatch.setattr(cmd_bench, "run_sweep", _fake_sweep(statuses))
+    monkeypatch.setattr(cmd_bench, "run_request", _fake_sweep(statuses))
     rc = main([*[a.format(store=store) for a in BENCH1], "--sizes", "1024", *(["--strict"] if strict else [])])
     out, err = capsys.readouterr()
     assert rc == code, err

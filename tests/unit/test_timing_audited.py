@@ -19,18 +19,18 @@ PACKAGE = Path(__file__).resolve().parents[2] / "workbench"
 
 #: (file, the measured expression's source) -> why it is not a timing of a variant's result.
 MEASURE_ALLOWED = {
-    ("harness/timer.py", "timer.measure(_noop)"): "timer overhead, of an empty function",
-    ("harness/timer.py", "self.timer.measure(fn)"): "inside time_calls' own watch: every sample of the audited loop",
-    ("harness/timer.py", "self.watch.measure(fn)"): "time_calls' loop itself (each side of a paired loop)",
-    ("harness/timer.py", "self.watch.measure(last)"): "time_calls' last, audited call when its certain audit never "
+    ("measure/timer.py", "timer.measure(_noop)"): "timer overhead, of an empty function",
+    ("measure/timer.py", "self.timer.measure(fn)"): "inside time_calls' own watch: every sample of the audited loop",
+    ("measure/timer.py", "self.watch.measure(fn)"): "time_calls' loop itself (each side of a paired loop)",
+    ("measure/timer.py", "self.watch.measure(last)"): "time_calls' last, audited call when its certain audit never "
                                                       "came",
-    ("harness/cell.py", "timer.measure(case.run)"): "the first call (compilation, lazy set-up): first_call_s, "
+    ("measure/cell.py", "timer.measure(case.run)"): "the first call (compilation, lazy set-up): first_call_s, "
                                                     "never a sample, verified right after",
     ("adhoc/timing.py", "timer.measure(call)"): "timeit's first call of a user's callable, never a sample",
     ("tuning/search.py", "self.measure(full, len(result.trials))"): "a tuning trial: run_cell, the audited harness",
 }
 #: Files that may construct NoAudit: timeit times a callable that has no spec and no reference.
-NO_AUDIT_ALLOWED = {"adhoc/timing.py", "harness/audit.py"}
+NO_AUDIT_ALLOWED = {"adhoc/timing.py", "measure/audit.py"}
 
 
 def _calls(tree: ast.AST):
@@ -60,7 +60,7 @@ def test_every_time_calls_call_passes_an_audit():
             if name == "time_calls":
                 found.append(rel)
                 assert any(k.arg == "audit" for k in node.keywords), f"{rel}:{node.lineno} times without audit="
-    assert "harness/cell.py" in found and "harness/timer.py" in found  # the sweep's cells and verify's exercise
+    assert "measure/cell.py" in found and "measure/timer.py" in found  # the sweep's cells and verify's exercise
 
 
 def test_no_audit_only_where_nothing_can_be_audited():

@@ -130,8 +130,8 @@ def check_outputs(paths: Iterable[tuple[str, str | None]], store: str | None) ->
 
 
 def check_bench(args: argparse.Namespace, outputs: Iterable[tuple[str, str | None]]) -> None:
-    """Everything ``bench`` can check before its store is opened or a run created (its memory cap is checked
-    with the isolation options, :func:`workbench.cli.isolation_args.options`)."""
+    """Everything ``bench`` can check before its store is opened or a run created that its request does not
+    (:meth:`workbench.sweep.request.SweepRequest.checked` checks what to measure and where cells run)."""
     from workbench.store.database import check_run_name
 
     check_catalog_env()
@@ -140,6 +140,7 @@ def check_bench(args: argparse.Namespace, outputs: Iterable[tuple[str, str | Non
     if getattr(args, "name", None) is not None:
         check_run_name(args.name, flag="--name")
     check_cluster_address(getattr(args, "cluster", None))
+    check_memory_cap(getattr(args, "memory_cap", None))  # "0.5" (half a byte) and "200%": parsed, but refused
 
 
 _ARCH = re.compile(r"(sm_[0-9]{2,3}[af]?|compute_[0-9]{2,3}[af]?|gfx[0-9]{2,4}[a-z]?|gfx[0-9]{1,2}(-[0-9])?-generic)")

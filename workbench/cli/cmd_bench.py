@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import re
@@ -15,14 +16,17 @@ from typing import Any
 from workbench.catalog import kernels as catalog_kernels
 from workbench.cli import checks, isolation_args
 from workbench.cli.probe_cache import describe_from_cache
+from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
 from workbench.judge.verdicts import NOISY_SPREAD
-from workbench.measure.isolation import check_isolation
+from workbench.measure.isolation import default_isolation
 from workbench.measure.timer import CACHE_MODES
 from workbench.store.database import Store, open_store
-from workbench.sweep.driver import SweepSpec, run_sweep
+from workbench.sweep.driver import SweepOutcome, run_request
 from workbench.sweep.plan import SweepPlan
+from workbench.sweep.request import RunOptions, SweepRequest
+from workbench.sweep.spec import SweepSpec
 from workbench.sweep.suites import suite_names, suite_spec
 from workbench.tuning.resolve import ENV_TUNED
 
@@ -189,7 +193,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     return spec
 
 
-def _start_named_workers(args: argparse.Namespace, run_options: dict[str, Any]) -> None:
+def _start_named_workers(args: argparse.Namespace, options: RunOptions) -> None:
     """The worker processes of the backends named with --backends, launched before the sweep is built (their
     start-up overlaps the catalog, the store and the plan): names that are not one available backend
     (patterns, typos, unavailable ones) wait for the sweep, which reports them."""
@@ -207,15 +211,12 @@ def _start_named_workers(args: argparse.Namespace, run_options: dict[str, Any]) 
             return
         found.append(b.name)
     try:
-        start_early(found, run_options.get("isolation"), memory_cap=run_options.get("memory_cap"))
+        start_early(found, options.isolation, memory_cap=options.memory_cap)
     except ValueError:  # a bad --memory-cap or isolation: the sweep's own check says so
         return
 
 
 def run(args: argparse.Namespace) -> int:
-    run_options = isolation_args.options(args)
-    if args.cluster is not None or (not args.resume and check_isolation(args.isolation) == "process"):
-        describe_from_cache()  # cells run in other processes: plan from `workbench info`'s cached probe
     if args.list_suites:
         from workbench.sweep.suites import describe_suites, format_suites
 
@@ -223,42 +224,63 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.no_tuned:  # read by every build, here and in the worker processes started after this
         os.environ[ENV_TUNED] = "0"
+    request, outputs = bench_request(args)
+    if args.resume:  # resuming needs a store that exists: a mistyped path must not create an empty one
+        open_store(args.store, must_exist=True).close()
+    store = Store(args.store)
+    if args.resume:
+        request = _resumed(args, store, request)
+    outcome = run_request(dataclasses.replace(request, options=dataclasses.replace(request.options, store=store)))
+    rows = store.rows([outcome.run_id])
+    rc = _print_outcome(args, store, outcome, rows)
+    for path, fmt in outputs:
+        if write_output(store, outcome.run_id, path, fmt) != 0:
+            rc = rc or 1
+    return rc
+
+
+def bench_request(args: argparse.Namespace) -> tuple[SweepRequest, list[tuple[str, str | None]]]:
+    """The one request ``bench`` runs, and its output files, every value checked once before a store is
+    opened or a run created (a resumed run's stored spec is checked when it is read)."""
     if args.retry_crashed and not args.resume:
         raise ValueError("--retry-crashed goes with --resume (it re-runs the crashed cells of a stored run)")
     if args.cluster is not None:  # imported only here: a local sweep does not load the cluster code
         from workbench.cluster import parse_cluster
 
         parse_cluster(args.cluster)  # a malformed --cluster fails before anything runs
-    cluster_security = _cluster_security(args)  # TLS flags that cannot work fail now, too
-    resume = None
-    spec: SweepSpec | None = None
+    options = RunOptions(name=args.name, retry_crashed=args.retry_crashed, progress=not args.quiet,
+                         argv=["workbench", *sys.argv[1:]] if sys.argv else None, cluster=args.cluster,
+                         cluster_security=_cluster_security(args),  # TLS flags that cannot work fail now, too
+                         **isolation_args.options(args))
+    if args.cluster is not None or (not args.resume and (args.isolation or default_isolation()) == "process"):
+        describe_from_cache()  # cells run in other processes: plan from `workbench info`'s cached probe
     if args.cluster is None and not args.resume:
-        _start_named_workers(args, run_options)
-    if not args.resume:  # the whole request is checked before the store is opened or a run created
-        spec = spec_from_args(args)
-        spec.cells()  # unknown names, and sizes that fit no kernel, fail here
+        _start_named_workers(args, options)
+    request = SweepRequest(None if args.resume else spec_from_args(args), options)
+    if not args.resume:  # unknown names, sizes that fit no kernel and bad options fail here, named as flags
+        request = request.checked(SweepSpec.FLAGS)
     outputs = check_outputs(args.json, args.report)  # a bad path or format fails now, not after the sweep
-    checks.check_bench(args, outputs)  # outputs never a store, environment, memory cap, name, cluster (issue 24)
-    if args.resume:  # resuming needs a store that exists: a mistyped path must not create an empty one
-        open_store(args.store, must_exist=True).close()
-    store = Store(args.store)
-    if args.resume:
-        resume = store.latest_run_id(unfinished=True) if args.resume == "latest" else args.resume
-        if resume is None:
-            raise ValueError(f"no unfinished run to resume in {store.path}")
-        stored, complete, wanted = SweepPlan.stored_summary(store, resume)  # unknown ids raise here
-        print(f"resuming run {resume} ({stored} cells already stored, {complete} of them with all "
-              f"{wanted} round{'s' if wanted != 1 else ''})", file=sys.stderr)
-        given = [a for a in ("suite", "kernels", "variants", "backends", "sizes", "dtypes", "modes", "cache",
-                             "budget", "timeout", "rounds") if getattr(args, a) is not None]
-        if given:
-            print(f"note: --resume uses the run's stored sweep; ignoring --{', --'.join(given)}", file=sys.stderr)
-    progress = not args.quiet  # a bar on a terminal; a redirected log gets a line per group or every 10 s
-    outcome = run_sweep(spec, store=store, name=args.name, resume_run_id=resume, progress=progress,
-                        argv=["workbench", *sys.argv[1:]] if sys.argv else None,
-                        retry_crashed=args.retry_crashed, cluster=args.cluster,
-                        cluster_security=cluster_security, **run_options)
-    rows = store.rows([outcome.run_id])
+    checks.check_bench(args, outputs)  # outputs never a store; environment, memory cap, name, cluster (issue 24)
+    return request, outputs
+
+
+def _resumed(args: argparse.Namespace, store: Store, request: SweepRequest) -> SweepRequest:
+    """The request to finish a stored run: ``--resume``'s run id (the latest unfinished one by default)."""
+    resume = store.latest_run_id(unfinished=True) if args.resume == "latest" else args.resume
+    if resume is None:
+        raise ValueError(f"no unfinished run to resume in {store.path}")
+    stored, complete, wanted = SweepPlan.stored_summary(store, resume)  # unknown ids raise here
+    print(f"resuming run {resume} ({stored} cells already stored, {complete} of them with all "
+          f"{wanted} round{'s' if wanted != 1 else ''})", file=sys.stderr)
+    given = [a for a in ("suite", "kernels", "variants", "backends", "sizes", "dtypes", "modes", "cache",
+                         "budget", "timeout", "rounds") if getattr(args, a) is not None]
+    if given:
+        print(f"note: --resume uses the run's stored sweep; ignoring --{', --'.join(given)}", file=sys.stderr)
+    return dataclasses.replace(request, options=dataclasses.replace(request.options, resume_run_id=resume))
+
+
+def _print_outcome(args: argparse.Namespace, store: Store, outcome: SweepOutcome, rows: list[RowDict]) -> int:
+    """The summary table, the reasons cells failed and the run's line; the exit code (``--strict``, Ctrl-C)."""
     print(format_summary(rows))
     reasons = format_reasons(rows)
     if reasons:
@@ -273,14 +295,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"{noisy} noisy cell(s), marked ~ (spread above {100 * NOISY_SPREAD:.0f}% or the machine was busy): "
               "their timings may not repeat; see noise_note in the rows", file=sys.stderr)
     failed = sum(v for k, v in counts.items() if k not in PASSING)
-    rc = 130 if outcome.interrupted else (1 if args.strict and failed else 0)
     if args.strict and failed:
         what = ", ".join(f"{v} {k}" for k, v in counts.items() if k not in PASSING)
         print(f"--strict: {failed} cell(s) did not pass ({what}); exit 1", file=sys.stderr)
-    for path, fmt in outputs:
-        if write_output(store, outcome.run_id, path, fmt) != 0:
-            rc = rc or 1
-    return rc
+    return 130 if outcome.interrupted else (1 if args.strict and failed else 0)
 
 
 #: Statuses that do not fail ``--strict``: ``unsupported`` says a pair cannot run here, which is not a failure.

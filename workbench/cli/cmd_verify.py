@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.suite and args.variant:
         raise ValueError(f"--suite {args.suite} chooses the variants itself; narrow it with --kernel, --backend or "
                          "--dtype, or name --variant without --suite")
+    isolation_args.check(args)
     run_options = isolation_args.options(args)
     if check_isolation(args.isolation) == "process":  # cells run in worker processes: plan from info's cached probe
         describe_from_cache()

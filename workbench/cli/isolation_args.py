@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from workbench.cli.checks import check_memory_cap
 from workbench.measure.isolation import ISOLATIONS, check_isolation
@@ -24,10 +23,15 @@ def add(p: argparse.ArgumentParser) -> None:
                         "or none; past it the cell ends as oom (default: half the host's memory)")
 
 
-def options(args: argparse.Namespace) -> dict[str, Any]:
-    """``isolation`` and ``memory_cap`` as given (None where not), checked so that a bad value is refused
-    before anything runs."""
+def options(args: argparse.Namespace) -> dict[str, str | None]:
+    """``isolation`` and ``memory_cap`` as given (None where not), unchecked: ``bench`` checks them once with
+    the rest of its request (:meth:`workbench.sweep.request.SweepRequest.checked`), ``verify`` with
+    :func:`check`."""
+    return {"isolation": args.isolation, "memory_cap": args.memory_cap}
+
+
+def check(args: argparse.Namespace) -> None:
+    """Refuse a bad ``--isolation`` or ``--memory-cap`` before anything runs."""
     check_isolation(args.isolation)
     parse_memory_cap(args.memory_cap)
     check_memory_cap(args.memory_cap)  # "0.5" (half a byte) and "200%" are refused, not obeyed
-    return {"isolation": args.isolation, "memory_cap": args.memory_cap}

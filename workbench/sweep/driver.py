@@ -16,7 +16,6 @@ each cell is missing.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import sqlite3
 import sys
@@ -36,6 +35,7 @@ from workbench.roofs.peaks import ensure_ceilings
 from workbench.roofs.throughput import Peaks
 from workbench.store.database import Store, current_environment, open_store
 from workbench.sweep.plan import SweepPlan
+from workbench.sweep.request import RunOptions, SweepRequest
 from workbench.sweep.run import Progress, StoredRun
 from workbench.sweep.spec import DEFAULT_ROUNDS, SizeEntry, SweepSpec, shape_label  # noqa: F401  (users import them from here)
 
@@ -88,15 +88,27 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     mid-run leaves the run interrupted, its measured cells stored, and raises
     :class:`~workbench.cluster.SchedulerLost` saying how to resume.
     """
+    options = RunOptions(store=store, name=name, resume_run_id=resume_run_id, retry_crashed=retry_crashed,
+                         progress=progress, argv=argv, on_cell=on_cell, should_stop=should_stop,
+                         isolation=isolation, memory_cap=memory_cap, cluster=cluster,
+                         cluster_security=cluster_security)
+    return run_request(SweepRequest(spec, options))
+
+
+def run_request(request: SweepRequest) -> SweepOutcome:
+    """Run one :class:`~workbench.sweep.request.SweepRequest` (checked here unless the caller has): the body of
+    :func:`run_sweep`, which ``workbench bench`` calls with the request it built and checked."""
     t0 = time.perf_counter()
-    st = open_store(store)
-    plan = _plan(st, spec, resume_run_id, retry_crashed, isolation, memory_cap)
-    executor, owned = _executor_for(cluster, plan, cluster_security)  # an unreachable scheduler fails before a run
+    request = request.checked()
+    opts = request.options
+    st = open_store(opts.store)
+    plan = _plan(st, request)
+    executor, owned = _executor_for(opts.cluster, plan, opts.cluster_security)  # an unreachable scheduler fails first
     try:
         env_id, env = current_environment()
         st.add_environment(env_id, env)
-        run = StoredRun.open(st, plan, env_id, resume_run_id=resume_run_id, name=name, started=t0,
-                             argv=argv if argv is not None else sys.argv)
+        run = StoredRun.open(st, plan, env_id, resume_run_id=opts.resume_run_id, name=opts.name, started=t0,
+                             argv=opts.argv if opts.argv is not None else sys.argv)
     except BaseException:
         if owned:
             executor.close()
@@ -104,10 +116,10 @@ def run_sweep(spec: SweepSpec | None, store: Store | str | None = None, name: st
     if run is None:  # a finished run with nothing left to do keeps its status and wall time
         if owned:
             executor.close()
-        return SweepOutcome(run_id=str(resume_run_id), store=st, wall_s=0.0)
+        return SweepOutcome(run_id=str(opts.resume_run_id), store=st, wall_s=0.0)
     outcome = SweepOutcome(run_id=run.run_id, store=st)
     lost = _measure(plan, run, executor if not owned else _Owned(executor),
-                    Progress(plan, progress, on_cell, should_stop), outcome)
+                    Progress(plan, opts.progress, opts.on_cell, opts.should_stop), outcome)
     run.raise_store_error(plan)
     if lost is not None:
         raise _interrupted_by(lost, st, run.run_id, len(plan.cells))
@@ -156,24 +168,20 @@ def _interrupted_by(lost: SchedulerLost, st: Store, run_id: str, cells: int) -> 
                          "another)", lost.address)
 
 
-def _plan(st: Store, spec: SweepSpec | None, resume_run_id: str | None, retry_crashed: bool,
-          isolation: str | None, memory_cap: str | int | None) -> SweepPlan:
-    """The plan of a new run of ``spec``, or of the run being resumed (its stored spec when ``spec`` is None,
-    and its stored rows); ``isolation`` and ``memory_cap``, when given, replace the spec's."""
-    stored: dict[str, dict[str, Any]] = {}
-    if resume_run_id is not None:
-        run = st.run(resume_run_id)
+def _plan(st: Store, request: SweepRequest) -> SweepPlan:
+    """The plan of a new run (the request's cells, expanded once), or of the run being resumed (its stored
+    spec when the request has none, and its stored rows)."""
+    opts = request.options
+    spec, stored = request.spec, {}
+    if opts.resume_run_id is not None:
+        run = st.run(opts.resume_run_id)
         if spec is None:
             if not run.get("spec"):
-                raise ValueError(f"run {resume_run_id!r} has no stored sweep spec to resume from")
-            spec = SweepSpec.from_dict(run["spec"])
-        stored = {r["cell_key"]: r for r in st.rows(resume_run_id)}
-    if spec is None:
-        raise ValueError("run_sweep needs a SweepSpec (or resume_run_id of a stored run)")
-    if isolation is not None or memory_cap is not None:
-        spec = dataclasses.replace(spec, isolation=isolation or spec.isolation,
-                                   memory_cap=memory_cap if memory_cap is not None else spec.memory_cap)
-    return SweepPlan(spec, stored, retry_crashed)
+                raise ValueError(f"run {opts.resume_run_id!r} has no stored sweep spec to resume from")
+            spec = opts.applied_to(SweepSpec.from_dict(run["spec"]))
+        stored = {r["cell_key"]: r for r in st.rows(opts.resume_run_id)}
+    assert spec is not None  # SweepRequest.checked refused a request with neither
+    return SweepPlan(spec, stored, opts.retry_crashed, cells=request.cells)
 
 
 def _executor_for(cluster: str | ClusterExecutor | None, plan: SweepPlan,

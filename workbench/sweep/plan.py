@@ -12,7 +12,7 @@ import random
 import secrets
 import statistics
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from workbench.catalog import variants
@@ -75,11 +75,16 @@ def cell_complete(row: Mapping[str, Any] | None, rounds: int) -> bool:
 class SweepPlan:
     """The cells of ``spec`` and the rows stored for them (``stored``: by cell key; empty for a new run)."""
 
-    def __init__(self, spec: SweepSpec, stored: Mapping[str, StoredRow] | None = None, retry_crashed: bool = False):
-        spec.check()
+    def __init__(self, spec: SweepSpec, stored: Mapping[str, StoredRow] | None = None, retry_crashed: bool = False,
+                 cells: Sequence[Cell] | None = None):
+        """``cells``: the spec's cells as :meth:`workbench.sweep.request.SweepRequest.checked` expanded them
+        (checked and expanded here when not given: a resumed run's stored spec)."""
+        if cells is None:
+            spec.check()
+            cells = spec.cells()  # bad names raise here, before a run is created
         self.spec = spec
         self.rounds = spec.n_rounds()
-        self.cells: list[Cell] = spec.cells()  # bad names raise here, before a run is created
+        self.cells: list[Cell] = list(cells)
         if not self.cells:
             raise ValueError("the sweep has no cells: no kernel, size, variant and backend combination matched")
         stored = dict(stored or {})
