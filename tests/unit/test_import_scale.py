@@ -101,16 +101,16 @@ HOSTILE = [None, -1, -0.0, 0, 1.5, 2**63, -(2**63) - 1, 10**400, 1e308, True, ""
 @pytest.mark.parametrize("column", ["run_id", "cell_key", "env_id", "kernel", "status", "size", "median_s",
                                     "samples_s", "message", "rounds", "noisy", "device", "unknown_field"])
 def test_the_batch_check_never_passes_a_row_the_row_check_refuses(column):
-    from workbench.store.import_schema import _plain_row, _plain_rows
+    from workbench.store.plain_rows import plain_row, plain_rows
 
     for value in HOSTILE:
         batch = [_row(f"k{i}") for i in range(4)]
         for r in batch:
             r.setdefault(column, None)
         batch[2][column] = value
-        if _plain_rows(batch):
-            assert all(_plain_row(r) for r in batch), (column, value)
-    assert _plain_rows([_row(f"k{i}") for i in range(4)])  # the usual batch takes the fast path
+        if plain_rows(batch):
+            assert all(plain_row(r) for r in batch), (column, value)
+    assert plain_rows([_row(f"k{i}") for i in range(4)])  # the usual batch takes the fast path
 
 
 def test_the_import_command_does_without_jsonschemas_optional_iri_grammar(tmp_path):

@@ -205,7 +205,7 @@ def test_a_run_id_drawn_twice_is_drawn_again(tmp_path, monkeypatch):
     from workbench.store import database as store_mod
 
     ids = iter(["20261126T000000Z-aaaaaa", "20261126T000000Z-aaaaaa", "20261126T000000Z-bbbbbb"])
-    monkeypatch.setattr(store_mod, "new_run_id", lambda: next(ids))
+    monkeypatch.setattr("workbench.store.runs.new_run_id", lambda: next(ids))  # where Store.new_run finds it
     st = store_mod.Store(tmp_path / "s.sqlite")
     assert st.new_run(name="one") == "20261126T000000Z-aaaaaa"
     assert st.new_run(name="two") == "20261126T000000Z-bbbbbb"

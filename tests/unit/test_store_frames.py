@@ -91,7 +91,7 @@ def test_results_read_in_chunks_equal_one_read_and_share_repeated_strings(tmp_pa
     """``Store.results`` reads SQLite a chunk at a time and shares each text column's repeated values: the
     frame is the one a single read gives (a numeric column NULL throughout a chunk stays numeric), and a
     kernel name repeated on every row is one object, not a string per row."""
-    import workbench.store.database as store_module
+    import workbench.store.rows as store_module
 
     st = _store(tmp_path, n=9)
     single = st.results()

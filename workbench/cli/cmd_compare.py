@@ -1,5 +1,5 @@
 """Speed-up of RUN_B over RUN_A for every cell both ran (same kernel, variant, backend, dtype, size, mode, cache),
-its interval (labelled with its coverage) and a verdict: faster, slower, same (the whole interval within ±10%),
+its interval (labelled with its coverage) and a verdict: faster, slower, same (the whole interval within ±5%),
 inconclusive (±the smallest effect the comparison could have seen; a note says what would settle it) or
 insufficient samples, judged on the rounds' medians against the noise across rounds and runs
 (docs/statistics.md). With one RUN and --baseline, compares each variant of that run against the baseline
@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.cli.args_common import add_store, command
+from workbench.core.record import JsonObject
 from workbench.judge.verdicts import pct, verdict_label
 from workbench.store.database import open_store
 
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.cli.cmd_report import _baseline
     from workbench.judge.compare import aa_summary, compare_runs, speedup_vs_baseline
     from workbench.report.data import check_baseline, resolve_run_ids
-    from workbench.report.plots import parse_baseline
+    from workbench.report.styles import parse_baseline
 
     threshold = parse_threshold(args.threshold)  # checked even without --fail-on: a bad value is never ignored
     threshold = threshold if args.fail_on else None
@@ -183,5 +184,5 @@ def _noisy(table: pd.DataFrame) -> pd.Series:
     return table["noisy"].astype("boolean").fillna(False).astype(bool)
 
 
-def _json_records(table: pd.DataFrame) -> list[dict[str, Any]]:
+def _json_records(table: pd.DataFrame) -> list[JsonObject]:
     return json.loads(table.to_json(orient="records", double_precision=15))

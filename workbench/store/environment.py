@@ -26,42 +26,40 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fnmatch import fnmatch
 from importlib.metadata import distributions
 from pathlib import Path
 from typing import Any
 
+from workbench.backends import registry
+from workbench.core.record import Json, JsonObject
 from workbench.core.threads import WAIT_VARS
 
-#: Distributions whose versions decide results; read from metadata, never imported.
-RELEVANT_PACKAGES = ("kernel-workbench", "numpy", "scipy", "numba", "llvmlite", "torch", "triton", "pyopencl",
-                     "pocl-binary-distribution", "mako", "cuda-python", "cuda-bindings", "pandas", "matplotlib",
-                     "ipywidgets", "jupyterlab", "threadpoolctl", "psutil", "py-cpuinfo")
-#: Name prefixes for families of wheels (cupy-cuda13x, cupy-rocm-*, nvidia-cuda-nvrtc ...).
-RELEVANT_PREFIXES = ("cupy", "nvidia-cuda-", "torch-")
-#: The runtime of each built-in backend family and the distributions that install it (a glob: cupy-cuda13x ...).
-RUNTIME_DISTRIBUTIONS = {"numpy": "numpy", "numba": "numba", "torch": "torch", "cupy": "cupy*",
-                         "opencl": "pyopencl"}
+#: Distributions whose versions decide results, besides those each runtime declares
+#: (:attr:`~workbench.backends.runtime.Runtime.packages`); read from metadata, never imported.
+RELEVANT_PACKAGES = ("kernel-workbench", "pandas", "matplotlib", "ipywidgets", "jupyterlab", "threadpoolctl", "psutil",
+                     "py-cpuinfo")
 NOT_INSTALLED = "not installed"
 #: PCI classes of devices that compute: display controllers (0x03) and processing accelerators (0x12).
 ACCELERATOR_PCI_CLASSES = ("0x03", "0x12")
-THREAD_ENV_VARS = ("OMP_NUM_THREADS", *WAIT_VARS, "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS",
-                   "NUMBA_THREADING_LAYER", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
-#: CPU flags that change which code paths numpy / numba / torch take.
+#: Thread variables of the libraries every runtime shares (OpenMP, BLAS), before each runtime's own
+#: (:attr:`~workbench.backends.runtime.Runtime.thread_variables`).
+THREAD_ENV_VARS = ("OMP_NUM_THREADS", *WAIT_VARS, "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                   "NUMEXPR_NUM_THREADS")
+#: CPU flags that change which code paths the runtimes take.
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile",
               "neon", "asimd", "sve")
 
 
-def collect_environment(include_backends: bool = True, probe_all: bool = False) -> dict[str, Any]:
+def collect_environment(include_backends: bool = True, probe_all: bool = False) -> JsonObject:
     """The record of this process: the backends it has probed, unless ``probe_all``.
 
-    ``probe_all`` probes every backend, importing every runtime (torch, cupy
-    ...): seconds, and what ``workbench info`` is for.
+    ``probe_all`` probes every backend, importing every runtime: seconds, and
+    what ``workbench info`` is for.
     """
     packages = _safe(package_versions)
-    env: dict[str, Any] = {
+    env: JsonObject = {
         "collected_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "workbench_version": _safe(_workbench_version),
         "host": _safe(host_info),
@@ -74,7 +72,7 @@ def collect_environment(include_backends: bool = True, probe_all: bool = False) 
         env["backends"] = _safe(lambda: backend_records(probe_all))
     if probe_all:  # compilers for compile-check (rung 4): a few subprocesses, so only when listing everything
         env["toolchains"] = _safe(_toolchain_records)
-    # after the backends: threadpoolctl only sees the libraries loaded so far (torch brings MKL/OpenMP)
+    # after the backends: threadpoolctl only sees the libraries loaded so far (a runtime may bring MKL or OpenMP)
     env["threadpools"] = _safe(threadpool_records)
     env["threads"] = _safe(thread_settings)
     env = _jsonable(env)
@@ -82,7 +80,7 @@ def collect_environment(include_backends: bool = True, probe_all: bool = False) 
     return env
 
 
-def environment_id(env: dict[str, Any]) -> str:
+def environment_id(env: Mapping[str, Json]) -> str:
     """sha256 (16 hex digits) of host hardware, its accelerators and package versions.
 
     Hostname, time, git state and thread settings are left out on purpose:
@@ -102,7 +100,7 @@ def environment_id(env: dict[str, Any]) -> str:
 
 
 # -- parts ---------------------------------------------------------------
-def host_info() -> dict[str, Any]:
+def host_info() -> JsonObject:
     import psutil
 
     from workbench.backends.cpu_common import cpu_device_info, cpuinfo_dict
@@ -136,10 +134,13 @@ def package_versions() -> dict[str, str]:
     Names are read from the metadata folders' names where the distribution
     knows them: parsing every installed package's METADATA costs ~50 ms a command.
     """
+    declared = registry.runtimes()
+    names = {*RELEVANT_PACKAGES, *(p for rt in declared for p in rt.packages)}
+    prefixes = tuple(p for rt in declared for p in rt.package_prefixes)
     found: dict[str, str] = {}
     for dist in distributions():
         name = (getattr(dist, "_normalized_name", None) or dist.metadata["Name"] or "").lower().replace("_", "-")
-        if name in RELEVANT_PACKAGES or name.startswith(RELEVANT_PREFIXES):
+        if name in names or name.startswith(prefixes):
             found[name] = dist.version
     return dict(sorted(found.items()))
 
@@ -160,17 +161,22 @@ def pci_accelerators() -> list[str]:
     return found
 
 
+def runtime_distributions() -> dict[str, str]:
+    """Each runtime that declares the distributions installing it, and those (a glob, for a family of wheels)."""
+    return {rt.name: rt.distribution for rt in registry.runtimes() if rt.distribution}
+
+
 def runtime_versions(packages: Any) -> dict[str, str]:
     """Each backend family's runtime: its installed version or "not installed", from package metadata."""
     packages = packages if isinstance(packages, dict) else {}
     out = {}
-    for runtime, dist in RUNTIME_DISTRIBUTIONS.items():
+    for runtime, dist in runtime_distributions().items():
         found = [v if name == dist else f"{v} ({name})" for name, v in packages.items() if fnmatch(name, dist)]
         out[runtime] = ", ".join(found) or NOT_INSTALLED
     return out
 
 
-def _toolchain_records() -> list[dict[str, Any]]:
+def _toolchain_records() -> list[JsonObject]:
     from workbench.portable.toolchains import toolchain_records
 
     return toolchain_records()
@@ -185,7 +191,7 @@ def nvcc_info() -> dict[str, str] | None:
     return {"path": path, "release": m.group(1) if m else "unknown", "version": m.group(2) if m else out.strip()}
 
 
-def git_info() -> dict[str, Any] | None:
+def git_info() -> dict[str, str | bool] | None:
     """Commit of the workbench checkout this code runs from (None for an installed wheel)."""
     root = Path(__file__).resolve().parents[2]
     if not (root / ".git").exists() or shutil.which("git") is None:
@@ -198,19 +204,17 @@ def git_info() -> dict[str, Any] | None:
     return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
-def backend_records(probe_all: bool = False) -> list[dict[str, Any]]:
+def backend_records(probe_all: bool = False) -> list[JsonObject]:
     """The backends probed so far (or all): the probe, and for available ones device, capabilities, timer, memory."""
-    from workbench.backends import registry
-
     return [_backend_record(b) for b in (registry.all_backends().values() if probe_all
                                           else registry.probed_backends())]
 
 
-def _backend_record(b: Any) -> dict[str, Any]:
+def _backend_record(b: Any) -> JsonObject:
     cached = getattr(b, "cached_record", None)  # a stand-in from info's cached probe (backends.described)
     if isinstance(cached, dict):  # its record, no runtime imported
         return dict(cached)
-    rec: dict[str, Any] = {"name": b.name, "runtime": b.runtime}
+    rec: JsonObject = {"name": b.name, "runtime": b.runtime}
     probe = _safe(b.probe)
     available = bool(getattr(probe, "available", False))
     rec.update(available=available, reason=getattr(probe, "reason", str(probe)),
@@ -223,22 +227,22 @@ def _backend_record(b: Any) -> dict[str, Any]:
     return rec
 
 
-def threadpool_records() -> list[dict[str, Any]]:
+def threadpool_records() -> list[JsonObject]:
     from threadpoolctl import threadpool_info
 
     keep = ("user_api", "internal_api", "version", "num_threads", "threading_layer", "architecture", "filepath")
     return [{k: p.get(k) for k in keep if k in p} for p in threadpool_info()]
 
 
-def thread_settings() -> dict[str, Any]:
-    """Thread variables, and torch's pools where torch is loaded (importing it just to ask would cost seconds)."""
-    settings: dict[str, Any] = {var: os.environ.get(var) for var in THREAD_ENV_VARS}
-    torch = sys.modules.get("torch")
-    try:
-        settings["torch_num_threads"] = torch.get_num_threads()
-        settings["torch_num_interop_threads"] = torch.get_num_interop_threads()
-    except Exception:  # noqa: BLE001 - not loaded (None), or half-imported
-        settings["torch_num_threads"] = None
+def thread_settings() -> dict[str, str | int | None]:
+    """Thread variables, the shared libraries' then each runtime's, and the runtimes' own pools where they are
+    loaded (importing a runtime just to ask would cost seconds)."""
+    declared = registry.runtimes()
+    variables = (*THREAD_ENV_VARS, *(v for rt in declared for v in rt.thread_variables))
+    settings: dict[str, str | int | None] = {var: os.environ.get(var) for var in variables}
+    for rt in declared:
+        if rt.thread_settings is not None:
+            settings.update(rt.thread_settings())
     return settings
 
 

@@ -1,4 +1,5 @@
-"""What ``workbench import`` accepts: the export schema, and :func:`load_export`, which reads a file against it.
+"""What ``workbench import`` accepts: :func:`load_export` reads a file against the export schema
+(:mod:`workbench.store.export_schema`) and what the schema cannot say.
 
 An export comes from another machine, so nothing in it is trusted. The file is
 read as bytes (size limited), decoded as UTF-8, its nesting depth checked
@@ -17,205 +18,39 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from workbench.core.output_guard import is_workbench_export
-from workbench.core.record import JSON_COLUMNS, RESULT_COLUMNS
-from workbench.store.import_stream import STREAM_FROM_BYTES, StreamedRows, ValueSpool, iter_export
+from workbench.core.record import JSON_COLUMNS, Json, JsonObject
+from workbench.store import import_stream
+from workbench.store.export_schema import (
+    CONTROL_CHARS,
+    DECODED_SCHEMAS,
+    EXPORT_SCHEMA,
+    INT64,
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_ITEMS,
+    PRINTABLE_PATTERN,
+    RESULT_SCHEMA,
+    SAMPLES_SCHEMA,
+)
+from workbench.store.import_stream import StreamedRows, ValueSpool, iter_export
+from workbench.store.plain_rows import PLAIN_BATCH_ROWS, plain_json_column, plain_row, plain_rows
+from workbench.store.schema import EXPORT_FORMAT, EXPORT_VERSION
 
-#: What the store writes (``workbench.store.database.EXPORT_FORMAT`` / ``EXPORT_VERSION``, passed in by the store).
-EXPORT_FORMAT = "workbench-results"
-EXPORT_VERSION = 1
-
-MAX_FILE_BYTES = 512 << 20
-#: Objects and lists inside one another (an export needs about 8; an environment record a few more).
-MAX_DEPTH = 32
-#: Run, environment and cell ids: identifiers, never paths.
-MAX_ID_CHARS = 128
-ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.:+-]*$"
-#: Names, statuses, dates, dtypes ...; messages and tracebacks; JSON text columns (samples of a cell).
-MAX_TEXT_CHARS = 4096
-MAX_LONG_TEXT_CHARS = 1 << 20
-MAX_JSON_TEXT_CHARS = 4 << 20
-MAX_ITEMS = 1_000_000
-MAX_KEYS = 10_000
-INT64 = (-(1 << 63), (1 << 63) - 1)
-
-#: Result columns holding free text that may be long.
-LONG_TEXT_COLUMNS = ("message", "traceback", "noise_note", "peak_note")
-#: Result columns every row must have, as non-empty text: a report groups and labels rows by them.
-REQUIRED_TEXT_COLUMNS = ("kernel", "variant", "backend", "dtype", "status")
-#: Result columns that count or measure something, so can never be negative.
-NON_NEGATIVE_COLUMNS = ("size", "n_samples", "median_s", "mean_s", "min_s", "q1_s", "q3_s", "iqr_s",
-                        "host_median_s", "flops", "bytes", "gflops", "gbps", "peak_mem_bytes", "wall_s", "setup_s",
-                        "first_call_s", "warmup_calls", "calls_per_sample", "n_inputs", "rounds")
-#: Run statuses an export may carry (``running`` is imported as ``interrupted``: no process here writes it).
-RUN_STATUSES = ("running", "finished", "interrupted")
+#: A validated export: JSON, except that a large file's ``results`` are :class:`StreamedRows` (read again from
+#: the file when iterated).
+LoadedExport = dict[str, Json | StreamedRows]
 
 
 class _Refused(ValueError):
     """A value refused while parsing (NaN, Infinity, a number out of range); the message says which."""
 
 
-# -- schema -----------------------------------------------------------------------------------------
-
-def _value_schema() -> dict[str, Any]:
-    """Any JSON value, with strings, lists and objects size-limited (depth is checked before parsing)."""
-    return {"anyOf": [
-        {"type": "string", "maxLength": MAX_LONG_TEXT_CHARS},
-        {"type": ["number", "boolean", "null"], "x-int64": True},
-        {"type": "array", "maxItems": MAX_ITEMS, "items": {"$ref": "#/$defs/value"}},
-        {"type": "object", "maxProperties": MAX_KEYS, "propertyNames": {"maxLength": MAX_TEXT_CHARS},
-         "additionalProperties": {"$ref": "#/$defs/value"}},
-    ]}
-
-
-#: Short text (names, statuses, dates, dtypes ...) has no control characters but tab and line breaks: an
-#: escape sequence in a run name would reach the terminal of whoever lists the runs.
-PRINTABLE_PATTERN = "^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*$"
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def _text(n: int = MAX_TEXT_CHARS) -> dict[str, Any]:
-    """Short text: a string or null, at most ``n`` characters, printable; long text (messages,
-    tracebacks, which may hold a compiler's colour codes) is only size-limited."""
-    if n >= MAX_LONG_TEXT_CHARS:
-        return {"type": ["string", "null"], "maxLength": n}
-    return {"type": ["string", "null"], "maxLength": n, "pattern": PRINTABLE_PATTERN}
-
-
-_ID = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS, "pattern": ID_PATTERN}
-_NUMBER = {"type": ["number", "null"], "x-int64": True}
-_NAMES = {"type": ["array", "null"], "maxItems": MAX_KEYS, "items": {"type": "string", "maxLength": MAX_TEXT_CHARS}}
-_NAME_OR_NAMES = {"type": ["string", "array", "null"], "maxLength": MAX_TEXT_CHARS, "maxItems": MAX_KEYS,
-                  "items": {"type": "string", "maxLength": MAX_TEXT_CHARS}}
-_SIZE = {"type": "integer", "minimum": 1, "x-int64": True}
-_SIZE_ENTRY = {"anyOf": [
-    _SIZE,
-    {"type": "array", "maxItems": 16, "items": _SIZE},
-    {"type": "object", "maxProperties": 16, "additionalProperties": _SIZE},
-]}
-
-#: The stored sweep a run was started with (``SweepSpec.to_dict``), which ``--resume`` rebuilds.
-SPEC_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "maxProperties": MAX_KEYS,
-    "properties": {
-        "kernels": _NAMES, "variants": _NAMES, "backends": _NAMES, "dtypes": _NAMES, "modes": _NAMES,
-        "cache": _NAME_OR_NAMES,
-        "sizes": {"anyOf": [{"type": ["string", "null"], "maxLength": MAX_TEXT_CHARS},
-                            {"type": "array", "maxItems": MAX_KEYS, "items": _SIZE_ENTRY}]},
-        "budget_s": {"type": "number", "exclusiveMinimum": 0, "x-int64": True},
-        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "x-int64": True},
-        "build_timeout_s": {"type": "number", "exclusiveMinimum": 0, "x-int64": True},
-        "warmup_s": {"type": "number", "minimum": 0, "x-int64": True},
-        "target_spread": {"type": "number", "exclusiveMinimum": 0, "x-int64": True},
-        "min_samples": {"type": "integer", "minimum": 1, "x-int64": True},
-        "max_samples": {"type": "integer", "minimum": 1, "x-int64": True},
-        "n_inputs": {"type": "integer", "minimum": 1, "x-int64": True},
-        "rounds": {"type": "integer", "minimum": 1, "x-int64": True},
-        "seed": {"type": "integer", "x-int64": True},
-        "suite": _text(), "isolation": _text(),
-        "memory_cap": {"type": ["string", "integer", "null"], "maxLength": MAX_TEXT_CHARS, "x-int64": True},
-        "llm_shapes": {"type": ["array", "null"], "maxItems": MAX_KEYS,
-                       "items": {"type": "object", "maxProperties": 64,
-                                 "additionalProperties": {"$ref": "#/$defs/value"}}},
-    },
-    "additionalProperties": {"$ref": "#/$defs/value"},
-}
-
-_RUN_FIELDS: dict[str, Any] = {
-    "run_id": _ID,
-    "created_at": _text(64), "finished_at": _text(64), "name": _text(), "suite": _text(),
-    "status": {"enum": [*RUN_STATUSES, None]},
-    "env_id": {"anyOf": [_ID, {"type": "null"}]},
-    "git_commit": _text(256),
-    "wall_s": {"type": ["number", "null"], "minimum": 0, "x-int64": True},
-    # JSON text in a DataFrame-based export, decoded in the store's own: both are accepted, and checked
-    "argv": {"anyOf": [_NAMES, {"type": "string", "maxLength": MAX_JSON_TEXT_CHARS}]},
-    "spec": {"anyOf": [{"$ref": "#/$defs/spec"}, {"type": "null"},
-                       {"type": "string", "maxLength": MAX_JSON_TEXT_CHARS}]},
-    "in_flight": {"anyOf": [{"type": ["object", "null"], "maxProperties": 64,
-                             "additionalProperties": {"$ref": "#/$defs/value"}},
-                            {"type": "string", "maxLength": MAX_TEXT_CHARS}]},
-}
-
-
-def _result_field(name: str, sql_type: str) -> dict[str, Any]:
-    if name in ("run_id", "cell_key"):
-        return _ID
-    if name == "env_id":
-        return {"anyOf": [_ID, {"type": "null"}]}
-    if name in REQUIRED_TEXT_COLUMNS:
-        return {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS, "pattern": PRINTABLE_PATTERN}
-    if name in NON_NEGATIVE_COLUMNS:
-        return {"type": ["number", "null"], "minimum": 0, "x-int64": True}
-    if name in JSON_COLUMNS:
-        return {"type": ["string", "array", "object", "null"], "maxLength": MAX_JSON_TEXT_CHARS,
-                "maxItems": MAX_ITEMS, "maxProperties": 64,
-                "items": {"type": ["number", "null"], "x-int64": True},
-                "additionalProperties": {"type": "integer", "x-int64": True}}
-    if sql_type == "TEXT":
-        return _text(MAX_LONG_TEXT_CHARS if name in LONG_TEXT_COLUMNS else MAX_TEXT_CHARS)
-    if sql_type == "INTEGER":  # counts and flags; a float column written by pandas may say 5.0
-        return {"type": ["number", "boolean", "null"], "x-int64": True}
-    return _NUMBER
-
-
-RESULT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["run_id", "cell_key", *REQUIRED_TEXT_COLUMNS],
-    "maxProperties": MAX_KEYS,
-    "properties": {k: _result_field(k, t) for k, t in RESULT_COLUMNS.items()},
-    "additionalProperties": {"$ref": "#/$defs/value"},
-}
-
-ENVIRONMENT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["env_id", "record"],
-    "properties": {"env_id": _ID, "record": {"type": "object", "maxProperties": MAX_KEYS,
-                                             "additionalProperties": {"$ref": "#/$defs/value"}}},
-    "additionalProperties": {"$ref": "#/$defs/value"},
-}
-
-PEAK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["env_id", "backend", "metric", "value"],
-    "properties": {
-        "env_id": _ID,
-        "backend": {"type": "string", "minLength": 1, "maxLength": 256, "pattern": PRINTABLE_PATTERN},
-        "metric": {"type": "string", "minLength": 1, "maxLength": 256, "pattern": PRINTABLE_PATTERN},
-        "dtype": _text(64),
-        "value": {"type": "number", "x-int64": True}, "unit": _text(64), "method": _text(),
-        "measured_at": _text(64),
-        "details": {"anyOf": [{"type": "string", "maxLength": MAX_LONG_TEXT_CHARS},
-                              {"type": ["object", "null"], "maxProperties": MAX_KEYS,
-                               "additionalProperties": {"$ref": "#/$defs/value"}}]},
-    },
-    "additionalProperties": {"$ref": "#/$defs/value"},
-}
-
-EXPORT_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "required": ["format", "version"],
-    "properties": {
-        "format": {"type": "string", "maxLength": 64},
-        "version": {"type": "integer", "minimum": 1, "x-int64": True},
-        "exported_at": _text(64),
-        "runs": {"type": ["array", "null"], "maxItems": MAX_ITEMS, "items": {
-            "type": "object", "required": ["run_id"], "maxProperties": MAX_KEYS, "properties": _RUN_FIELDS,
-            "additionalProperties": {"$ref": "#/$defs/value"}}},
-        "environments": {"type": ["array", "null"], "maxItems": MAX_ITEMS, "items": ENVIRONMENT_SCHEMA},
-        "results": {"type": ["array", "null"], "maxItems": MAX_ITEMS, "items": RESULT_SCHEMA},
-        "peaks": {"type": ["array", "null"], "maxItems": MAX_ITEMS, "items": PEAK_SCHEMA},
-    },
-    "additionalProperties": {"$ref": "#/$defs/value"},
-    "$defs": {"value": _value_schema(), "spec": SPEC_SCHEMA},
-}
-
+# -- validators -----------------------------------------------------------------------------------
 
 def _int64(validator: Any, wanted: Any, instance: Any, schema: Any) -> Iterator[Any]:
     """``x-int64``: an integer must fit the store's 64-bit integers (SQLite's), and a float must be finite
@@ -254,159 +89,6 @@ def _row_validator() -> Any:
     return _row_validator_cache
 
 
-_ID_RE = re.compile(ID_PATTERN)
-
-
-def _plain_number(v: Any) -> bool:
-    if isinstance(v, float):
-        return math.isfinite(v)
-    return v is None or (isinstance(v, int) and not isinstance(v, bool) and INT64[0] <= v <= INT64[1])
-
-
-def _plain_check(name: str, sql_type: str) -> Any:
-    """A predicate that is True only for values :data:`RESULT_SCHEMA` accepts for column ``name`` (it may
-    say False for some valid ones: those rows go through jsonschema)."""
-    if name in ("run_id", "cell_key", "env_id"):
-        nullable = name == "env_id"
-        return lambda v: (v is None and nullable) or (isinstance(v, str) and 0 < len(v) <= MAX_ID_CHARS
-                                                      and _ID_RE.match(v) is not None)
-    if name in JSON_COLUMNS:
-        return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_JSON_TEXT_CHARS)
-    if name in REQUIRED_TEXT_COLUMNS:
-        return lambda v: isinstance(v, str) and 0 < len(v) <= MAX_TEXT_CHARS and _CONTROL.search(v) is None
-    if name in NON_NEGATIVE_COLUMNS:
-        return lambda v: v is None or (_plain_number(v) and v >= 0)
-    if sql_type == "TEXT" and name in LONG_TEXT_COLUMNS:
-        return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_LONG_TEXT_CHARS)
-    if sql_type == "TEXT":
-        return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_TEXT_CHARS
-                                       and _CONTROL.search(v) is None)
-    if sql_type == "INTEGER":
-        return lambda v: isinstance(v, bool) or _plain_number(v)
-    return _plain_number
-
-
-_PLAIN = {k: _plain_check(k, t) for k, t in RESULT_COLUMNS.items()}
-_REQUIRED_KEYS = ("run_id", "cell_key", *REQUIRED_TEXT_COLUMNS)
-
-
-def _plain_json_column(key: str, value: Any) -> bool:
-    """The fast path of a decoded JSON column: params {axis: size}, samples a list of numbers."""
-    if value is None:
-        return True
-    if key == "params":
-        return isinstance(value, dict) and len(value) <= 64 and all(
-            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= INT64[1] for v in value.values())
-    if not isinstance(value, list) or len(value) > MAX_ITEMS:
-        return False
-    if set(map(type, value)) <= {float}:  # the usual samples: one C-level sum instead of a call per number
-        return math.isfinite(sum(value))  # an infinity (1e999) makes the sum so; an overflow is checked slowly
-    return all(_plain_number(v) for v in value)
-
-
-def _plain_row(row: Any) -> bool:
-    """True when ``row`` is an object of known columns, each of a type the schema accepts (the fast path)."""
-    if not isinstance(row, dict) or not all(k in row for k in _REQUIRED_KEYS):
-        return False
-    plain = _PLAIN
-    for k, v in row.items():
-        check = plain.get(k)
-        if check is None or not check(v):
-            return False
-    return True
-
-
-def _plain_numbers(values: Sequence[Any], nullable: bool, allow_bool: bool, non_negative: bool) -> bool:
-    """:func:`_plain_number` (or a bool, or >= 0) of every value, in C-level loops (min, max, sum)."""
-    types = set(map(type, values))
-    allowed = {int, float} | ({type(None)} if nullable else set()) | ({bool} if allow_bool else set())
-    if not types <= allowed:
-        return False
-    nums = [v for v in values if v is not None] if type(None) in types else values
-    if not nums:
-        return True
-    try:  # a finite sum says every number is finite; an overflow (or a huge integer) is judged row by row
-        if not math.isfinite(sum(nums)):
-            return False
-    except OverflowError:
-        return False
-    low, high = min(nums), max(nums)
-    return (low >= 0 if non_negative else low >= INT64[0]) and high <= INT64[1]
-
-
-def _strings(values: Sequence[Any], nullable: bool) -> Sequence[str] | None:
-    """The values that are not None when every one is a string (or None, if ``nullable``), else None."""
-    types = set(map(type, values))
-    if not types <= ({str, type(None)} if nullable else {str}):
-        return None
-    return [v for v in values if v is not None] if type(None) in types else values
-
-
-def _plain_texts(values: Sequence[Any], nullable: bool, limit: int, printable: bool, min_len: int = 0) -> bool:
-    """Every value a string (or None) of ``min_len`` to ``limit`` characters, without control characters when
-    ``printable`` (one search of them all)."""
-    strs = _strings(values, nullable)
-    if strs is None:
-        return False
-    if not strs:
-        return True
-    lengths = list(map(len, strs))
-    if min(lengths) < min_len or max(lengths) > limit:
-        return False
-    return not printable or _CONTROL.search("".join(strs)) is None
-
-
-_IDS = re.compile(rf"(?:[A-Za-z0-9_][A-Za-z0-9_.:+-]{{0,{MAX_ID_CHARS - 1}}}\n)*")
-
-
-def _plain_ids(values: Sequence[Any], nullable: bool) -> bool:
-    """Every value an identifier (:data:`ID_PATTERN`, at most :data:`MAX_ID_CHARS`), by one regular expression
-    over them all, one per line."""
-    strs = _strings(values, nullable)
-    return strs is not None and _IDS.fullmatch("".join(v + "\n" for v in strs)) is not None
-
-
-def _plain_column(name: str, sql_type: str) -> Any:
-    """The column check of :func:`_plain_rows` for ``name``: True only if :func:`_plain_check` would say
-    True for every value."""
-    if name in ("run_id", "cell_key", "env_id"):
-        return lambda vs: _plain_ids(vs, nullable=name == "env_id")
-    if name in JSON_COLUMNS:
-        return lambda vs: _plain_texts(vs, True, MAX_JSON_TEXT_CHARS, printable=False)
-    if name in REQUIRED_TEXT_COLUMNS:
-        return lambda vs: _plain_texts(vs, False, MAX_TEXT_CHARS, printable=True, min_len=1)
-    if name in NON_NEGATIVE_COLUMNS:
-        return lambda vs: _plain_numbers(vs, nullable=True, allow_bool=False, non_negative=True)
-    if sql_type == "TEXT":
-        long = name in LONG_TEXT_COLUMNS
-        return lambda vs: _plain_texts(vs, True, MAX_LONG_TEXT_CHARS if long else MAX_TEXT_CHARS, printable=not long)
-    return lambda vs: _plain_numbers(vs, nullable=True, allow_bool=sql_type == "INTEGER", non_negative=False)
-
-
-_PLAIN_COLUMNS = {k: _plain_column(k, t) for k, t in RESULT_COLUMNS.items()}
-
-
-def _plain_rows(rows: list[Any]) -> bool:
-    """:func:`_plain_row` of every row at once: rows with the same fields are checked a column at a time
-    (a row by row check calls a predicate per value: a third of a million-row import). False for any
-    doubt: those rows are checked one by one."""
-    if not rows or not all(type(r) is dict for r in rows):
-        return False
-    keys = tuple(rows[0])
-    if not all(k in rows[0] for k in _REQUIRED_KEYS) or not all(tuple(r) == keys for r in rows):
-        return False
-    checks = [_PLAIN_COLUMNS.get(k) for k in keys]
-    if None in checks:
-        return False
-    # the same fields in the same order: the batch turned into its columns in one C-level transposition
-    return all(check(values) for check, values in zip(checks, zip(*map(dict.values, rows), strict=True),
-                                                                strict=True))
-
-
-#: Rows checked together by :func:`_plain_rows`.
-PLAIN_BATCH_ROWS = 1024
-
-
 # -- reading --------------------------------------------------------------------------------------
 
 def _short(v: Any, n: int = 60) -> str:
@@ -438,7 +120,7 @@ def _explain(err: Any) -> str:
     if v in ("maxItems", "maxProperties"):
         return f"{len(inst):,} items is more than the limit of {want:,}"
     if v == "pattern" and want == PRINTABLE_PATTERN:
-        bad = _CONTROL.search(inst)
+        bad = CONTROL_CHARS.search(inst)
         return (f"{_short(inst)} holds a control character ({bad.group()!r} at {bad.start()}); names and "
                 "other short text must be printable") if bad else err.message[:200]
     if v == "pattern":
@@ -486,7 +168,7 @@ def _check_depth(text: str, where: str, limit: int = MAX_DEPTH) -> None:
                          "(is this a workbench export?)")
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     raise _Refused(f"{name} is not a number JSON allows (values must be finite)")
 
 
@@ -496,7 +178,7 @@ _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 
 def _json_column_is_plain(key: str, text: str) -> bool:
     """The fast check of one JSON text column of a row (``params``, ``samples_s`` ...): True when the text is
-    shallow JSON with nothing around it decoding to a plain value (:func:`_plain_json_column`); anything else
+    shallow JSON with nothing around it decoding to a plain value (:func:`plain_json_column`); anything else
     goes through :func:`_decoded`, which says what is wrong."""
     if text.count("[") + text.count("{") > MAX_DEPTH:
         return False
@@ -504,7 +186,7 @@ def _json_column_is_plain(key: str, text: str) -> bool:
         value, end = _DECODER.raw_decode(text)
     except (ValueError, RecursionError):  # not JSON, NaN/Infinity, leading whitespace: the slow path says
         return False
-    return end == len(text) and _plain_json_column(key, value)
+    return end == len(text) and plain_json_column(key, value)
 
 
 def check_json_columns(row: Mapping[str, Any], i: int, where: str) -> None:
@@ -516,8 +198,8 @@ def check_json_columns(row: Mapping[str, Any], i: int, where: str) -> None:
             _decoded(text, f"results[{i}].{key}", where, key)
 
 
-def _check_plain_json_columns(rows: list[dict[str, Any]], start: int, where: str) -> None:
-    """:func:`check_json_columns` of a batch that passed :func:`_plain_rows` (its JSON columns are text or
+def _check_plain_json_columns(rows: list[JsonObject], start: int, where: str) -> None:
+    """:func:`check_json_columns` of a batch that passed :func:`plain_rows` (its JSON columns are text or
     null): each distinct text decoded once (a batch repeats its ``params``); any doubt, row by row."""
     for key in JSON_COLUMNS:
         if key not in rows[0]:
@@ -574,7 +256,7 @@ def read_text(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> str:
 
 
 def validate_export(doc: Any, where: str, export_format: str = EXPORT_FORMAT,
-                    export_version: int = EXPORT_VERSION) -> dict[str, Any]:
+                    export_version: int = EXPORT_VERSION) -> JsonObject:
     """Check a parsed export against :data:`EXPORT_SCHEMA`; JSON text fields (``spec``, ``argv``,
     ``in_flight``, ``params``, ``samples_s`` ...) are parsed and checked too, and come back decoded."""
     from jsonschema.exceptions import best_match
@@ -595,10 +277,10 @@ def validate_export(doc: Any, where: str, export_format: str = EXPORT_FORMAT,
             rows = _row_validator()
             for start in range(0, len(results), PLAIN_BATCH_ROWS):
                 batch = results[start:start + PLAIN_BATCH_ROWS]
-                if _plain_rows(batch):
+                if plain_rows(batch):
                     continue
                 for i, row in enumerate(batch, start):
-                    if not _plain_row(row):
+                    if not plain_row(row):
                         err = best_match(rows.iter_errors(row))
                         if err is not None:
                             raise ValueError(f"{where}: {_field_path(['results', i, *err.absolute_path])}: "
@@ -659,25 +341,15 @@ def check_meaning(doc: Mapping[str, Any], where: str) -> None:
                                  "a cell has one result: fix the file")
 
 
-#: What each JSON text field must decode to (checked with the same validator).
-_DECODED: dict[str, dict[str, Any]] = {
-    "spec": {"anyOf": [{"$ref": "#/$defs/spec"}, {"type": "null"}]},
-    "argv": _NAMES,
-    "in_flight": {"type": ["object", "null"], "maxProperties": 64, "additionalProperties": {"$ref": "#/$defs/value"}},
-    "params": {"type": ["object", "null"], "maxProperties": 64, "additionalProperties": _SIZE},
-}
-_SAMPLES = {"type": ["array", "null"], "maxItems": MAX_ITEMS, "items": {"type": ["number", "null"], "x-int64": True}}
-
-
 def _decoded(text: str, field: str, where: str, key: str) -> Any:
     from jsonschema.exceptions import best_match
 
     if key == "in_flight" and not text.strip():
         return None
     value = parse_json(text, f"{where}: {field} (JSON text)")
-    if key in JSON_COLUMNS and _plain_json_column(key, value):
+    if key in JSON_COLUMNS and plain_json_column(key, value):
         return value
-    schema = {**_DECODED.get(key, _SAMPLES), "$defs": EXPORT_SCHEMA["$defs"]}
+    schema = {**DECODED_SCHEMAS.get(key, SAMPLES_SCHEMA), "$defs": EXPORT_SCHEMA["$defs"]}
     err = best_match(type(_export_validator())(schema).iter_errors(value))
     if err is not None:
         inner = _field_path(err.absolute_path)
@@ -686,14 +358,14 @@ def _decoded(text: str, field: str, where: str, key: str) -> Any:
 
 
 def load_export(path: str | os.PathLike, export_format: str = EXPORT_FORMAT,
-                export_version: int = EXPORT_VERSION) -> dict[str, Any]:
+                export_version: int = EXPORT_VERSION) -> LoadedExport:
     """Read and validate an export file; every problem is a ValueError (FileNotFoundError when it is
     missing) whose message names the file and, for a bad field, its path in the document. A file of
     :data:`workbench.store.import_stream.STREAM_FROM_BYTES` or more is validated row by row and its ``results``
     come back as :class:`workbench.store.import_stream.StreamedRows` (read again from the file when iterated)."""
     where = str(path)
     p = Path(path)
-    if p.is_file() and p.stat().st_size >= STREAM_FROM_BYTES:
+    if p.is_file() and p.stat().st_size >= import_stream.STREAM_FROM_BYTES:  # read when called: a test lowers it
         return _load_streamed(p, where, export_format, export_version)
     doc = parse_json(read_text(path), where)
     return validate_export(doc, where, export_format, export_version)
@@ -703,7 +375,7 @@ def load_export(path: str | os.PathLike, export_format: str = EXPORT_FORMAT,
 MAX_STREAMED_FILE_BYTES = 4 << 30
 
 
-def _depth_checker(where: str) -> Any:
+def _depth_checker(where: str) -> Callable[[str, int, int], None]:
     """The depth check of :func:`workbench.store.import_stream.iter_export`: one value's span of the buffer."""
     def check(buf: str, start: int, end: int) -> None:
         if buf.count("[", start, end) + buf.count("{", start, end) > MAX_DEPTH:
@@ -711,7 +383,7 @@ def _depth_checker(where: str) -> Any:
     return check
 
 
-def _load_streamed(p: Path, where: str, export_format: str, export_version: int) -> dict[str, Any]:
+def _load_streamed(p: Path, where: str, export_format: str, export_version: int) -> LoadedExport:
     """:func:`load_export` of a large file: the same checks, a batch of rows at a time (see
     :mod:`workbench.store.import_stream`); the checked rows are spooled as the store will insert them."""
     size = p.stat().st_size
@@ -722,7 +394,7 @@ def _load_streamed(p: Path, where: str, export_format: str, export_version: int)
     if not is_workbench_export(p):  # the format is written first: a stranger is refused before its rows
         raise ValueError(f"{where} is not a workbench results export (format {export_format!r}); write one with "
                          "`workbench export` or `workbench report --format json`")
-    head: dict[str, Any] = {}
+    head: JsonObject = {}
     first_of_cell: dict[str, int] = {}
     first_of_run: dict[str, int] = {}
     env_ids: set[str] = set()
@@ -746,7 +418,7 @@ def _load_streamed(p: Path, where: str, export_format: str, export_version: int)
     return doc
 
 
-def _check_streamed_rows(p: Path, where: str, head: dict[str, Any], spool: ValueSpool,
+def _check_streamed_rows(p: Path, where: str, head: JsonObject, spool: ValueSpool,
                          first_of_cell: dict[str, int], first_of_run: dict[str, int], env_ids: set[str],
                          repeats: dict[int, list[tuple[int, str, str, str]]]) -> int:
     """The row checks of :func:`_load_streamed`, a batch at a time; each checked batch goes to ``spool``.
@@ -758,11 +430,11 @@ def _check_streamed_rows(p: Path, where: str, head: dict[str, Any], spool: Value
     while batch := list(itertools.islice(rows, PLAIN_BATCH_ROWS)):
         if count + len(batch) > MAX_ITEMS:
             raise ValueError(f"{where}: results: more than {MAX_ITEMS:,} rows is more than an export may hold")
-        plain = _plain_rows(batch)  # the usual batch: every field plain, checked a column at a time
+        plain = plain_rows(batch)  # the usual batch: every field plain, checked a column at a time
         if plain:
             _check_plain_json_columns(batch, count, where)
         for i, row in enumerate(batch, count):
-            if not plain and not _plain_row(row):
+            if not plain and not plain_row(row):
                 err = best_match(_row_validator().iter_errors(row))
                 if err is not None:
                     raise ValueError(f"{where}: {_field_path(['results', i, *err.absolute_path])}: {_explain(err)}")
@@ -796,8 +468,3 @@ def _check_repeats(p: Path, where: str, repeats: Mapping[int, list[tuple[int, st
                                  "file")
         if j >= last:
             return
-
-
-def records(doc: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
-    """A validated document's list ``key`` (missing or null: empty)."""
-    return list(doc.get(key) or [])

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from workbench.core.record import RESULT_COLUMNS
+from workbench.core.record import RESULT_COLUMNS, Json, JsonObject, RowDict, RowValue
 
 #: Exports at least this large are streamed (smaller ones are parsed whole, which is faster).
 STREAM_FROM_BYTES = 64 << 20
@@ -101,8 +101,8 @@ class _Scanner:
             self._more(len(self.buf))  # doubling: a large value is decoded O(log n) times, not once per chunk
 
 
-def iter_export(path: str | os.PathLike, where: str, head: dict[str, Any], refuse_constant: Callable[[str], Any],
-                depth_check: Callable[[str, int, int], None]) -> Iterator[Any]:
+def iter_export(path: str | os.PathLike, where: str, head: JsonObject, refuse_constant: Callable[[str], Any],
+                depth_check: Callable[[str, int, int], None]) -> Iterator[Json]:
     """Walk an export: yields the elements of its ``results`` list in order, and fills ``head`` with its other
     top-level fields (``results`` reads there as an empty list); ``head`` is complete once the walk ends."""
     s = _Scanner(Path(path), where, refuse_constant)
@@ -141,7 +141,7 @@ def iter_export(path: str | os.PathLike, where: str, head: dict[str, Any], refus
 
 # -- a row as the results table keeps it ------------------------------------------------------------
 
-def stored_value(v: Any) -> Any:
+def stored_value(v: Any) -> RowValue:
     """A value the store accepts: text, number or None; lists and dicts become JSON text."""
     if v is None or isinstance(v, (str, int)):
         return v
@@ -157,13 +157,13 @@ def stored_value(v: Any) -> Any:
         return str(v)
 
 
-def present_values(row: Mapping[str, Any]) -> tuple[tuple[str, ...], list[Any]]:
+def present_values(row: Mapping[str, Any]) -> tuple[tuple[str, ...], list[RowValue]]:
     """The result columns ``row`` holds a value in, and those values as the store keeps them; fields that
     are no column go to ``extra`` as JSON text. Why only the present ones: binding a NULL costs Python's
     sqlite3 about ten times a number (an adapter lookup per value), and a row fills a third of the columns."""
     cols: list[str] = []
-    values: list[Any] = []
-    extra: dict[str, Any] | None = None
+    values: list[RowValue] = []
+    extra: RowDict | None = None
     for k, v in row.items():
         if k in RESULT_COLUMNS:
             if v is None:
@@ -205,7 +205,7 @@ def value_batches(rows: Iterable[Mapping[str, Any]], limit: int = 20_000
         yield cols or (), batch
 
 
-def _plain_value_batch(rows: list[dict[str, Any]]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]] | None:
+def _plain_value_batch(rows: list[JsonObject]) -> tuple[tuple[str, ...], list[tuple[Json, ...]]] | None:
     """:func:`value_batches` of plain rows (see :meth:`ValueSpool.add`) whose columns are full or empty:
     the full ones, as tuples; None when some column is neither (then the rows go one by one)."""
     keys = tuple(rows[0])
@@ -226,7 +226,7 @@ class ValueSpool:
     def __init__(self) -> None:
         self._f = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
 
-    def add(self, rows: list[dict[str, Any]], plain: bool = False) -> None:
+    def add(self, rows: list[JsonObject], plain: bool = False) -> None:
         """Spool ``rows``; ``plain``: they passed the batch check (:func:`workbench.store.import_schema._plain_rows`:
         the same known columns in the same order, numbers and text only), so a batch whose columns each hold
         values in every row or in none is converted in C-level transpositions, not value by value."""
@@ -263,7 +263,7 @@ class StreamedRows:
     def value_batches(self) -> Iterator[tuple[tuple[str, ...], list[list[Any]]]]:
         return self.spool.batches()
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[RowDict]:
         for cols, batch in self.spool.batches():
             for values in batch:
                 yield dict(zip(cols, values, strict=True))

@@ -20,9 +20,8 @@ import pandas as pd
 from workbench.backends.registry import all_backends, get_backend
 from workbench.catalog import kernels, variants
 from workbench.core.status import Status
-from workbench.measure.isolation import check_isolation
 from workbench.report.data import check_baseline, gather
-from workbench.sweep.spec import SweepSpec
+from workbench.sweep.spec import SweepSpec, check_isolation  # where a sweep checks it: the UI imports no harness
 from workbench.ui.controls import BackendPicker, KernelPicker, RunOptions, SizeControls
 from workbench.ui.run_controller import RunController
 from workbench.ui.status import StatusArea
@@ -410,7 +409,7 @@ class Dashboard:
         drawing cannot steal a core from a measurement; the memory plot waits
         for the end of the run to keep that pause short.
         """
-        from workbench.report.plots import styles_for
+        from workbench.report.styles import styles_for
 
         df = self.visible(self.df)
         styles, names = styles_for(df), self._run_names()
@@ -446,7 +445,7 @@ class Dashboard:
         from workbench.report.exporters import safe_file_stem  # names from data become a file name, never a path
 
         path = folder / f"{safe_file_stem(f'{self.run_kernel}-{self.run_id}{suffix}')}.{fmt}"
-        kw: dict[str, Any] = {}
+        kw: dict[str, str | None] = {}
         if fmt in ("html", "md"):
             kw["baseline"] = self.plot.baseline.value or None  # the reference chosen here
             if kw["baseline"]:

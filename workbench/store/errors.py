@@ -1,0 +1,37 @@
+"""What a store that cannot be opened or written means for the user, in words: the error and its messages.
+
+Every command that opens a store says the same thing about the same failure (a damaged file, a full disk, a
+read-only mount), so the words live here once.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+class StoreError(ValueError):
+    """A store that cannot be opened or written: the message names the file, what is wrong and what to do."""
+
+
+def damaged_store_message(path: str | os.PathLike, detail: str) -> str:
+    """The one message every command gives for a store it cannot read: what is wrong and what to do."""
+    return (f"results store {path} is damaged or not a workbench results store ({detail}); nothing was written "
+            f"to it. Run `workbench store check --store {path}` to see what is wrong, then restore it from an export "
+            "(`workbench import FILE.json --store NEW.sqlite`) or give another --store")
+
+
+def describe_sqlite_error(path: str | os.PathLike, exc: BaseException) -> str:
+    """What an SQLite error on opening or writing ``path`` means for the user, in one or two lines."""
+    text = str(exc)
+    low = text.lower()
+    if "file is not a database" in low or "malformed" in low or "not a database" in low:
+        return damaged_store_message(path, text)
+    if "disk is full" in low or "database or disk is full" in low:
+        return (f"cannot write to store {path}: the disk is full; free some space (rows stored so far are kept) "
+                "and resume with `workbench bench --resume`")
+    if "readonly" in low or "read-only" in low or "attempt to write" in low:
+        return (f"cannot write to store {path}: it is read-only ({text}); give a writable --store, or only read "
+                "it (`workbench runs`, `report`, `export` open it read-only)")
+    if "unable to open" in low:
+        return f"cannot open store {path} ({text}): check that its folder exists and is readable"
+    return f"store {path}: {text}"

@@ -1,0 +1,181 @@
+"""The fast path of an import's validation: the usual result rows checked without jsonschema.
+
+Why: jsonschema checks a row in about a hundred microseconds; a million-row import spent most of its time
+there. These checks say True only for values :data:`workbench.store.export_schema.RESULT_SCHEMA` accepts (they
+may say False for some valid ones: those rows go through jsonschema, which also says what is wrong), first a
+batch of rows a column at a time (:func:`plain_rows`), else a row at a time (:func:`plain_row`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from workbench.core.record import JSON_COLUMNS, RESULT_COLUMNS
+from workbench.store.export_schema import (
+    CONTROL_CHARS,
+    ID_PATTERN,
+    INT64,
+    LONG_TEXT_COLUMNS,
+    MAX_ID_CHARS,
+    MAX_ITEMS,
+    MAX_JSON_TEXT_CHARS,
+    MAX_LONG_TEXT_CHARS,
+    MAX_TEXT_CHARS,
+    NON_NEGATIVE_COLUMNS,
+    REQUIRED_TEXT_COLUMNS,
+)
+
+_ID_RE = re.compile(ID_PATTERN)
+
+
+def _plain_number(v: Any) -> bool:
+    if isinstance(v, float):
+        return math.isfinite(v)
+    return v is None or (isinstance(v, int) and not isinstance(v, bool) and INT64[0] <= v <= INT64[1])
+
+
+def _plain_check(name: str, sql_type: str) -> Callable[[Any], bool]:
+    """A predicate that is True only for values :data:`RESULT_SCHEMA` accepts for column ``name`` (it may
+    say False for some valid ones: those rows go through jsonschema)."""
+    if name in ("run_id", "cell_key", "env_id"):
+        nullable = name == "env_id"
+        return lambda v: (v is None and nullable) or (isinstance(v, str) and 0 < len(v) <= MAX_ID_CHARS
+                                                      and _ID_RE.match(v) is not None)
+    if name in JSON_COLUMNS:
+        return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_JSON_TEXT_CHARS)
+    if name in REQUIRED_TEXT_COLUMNS:
+        return lambda v: isinstance(v, str) and 0 < len(v) <= MAX_TEXT_CHARS and CONTROL_CHARS.search(v) is None
+    if name in NON_NEGATIVE_COLUMNS:
+        return lambda v: v is None or (_plain_number(v) and v >= 0)
+    if sql_type == "TEXT" and name in LONG_TEXT_COLUMNS:
+        return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_LONG_TEXT_CHARS)
+    if sql_type == "TEXT":
+        return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_TEXT_CHARS
+                                       and CONTROL_CHARS.search(v) is None)
+    if sql_type == "INTEGER":
+        return lambda v: isinstance(v, bool) or _plain_number(v)
+    return _plain_number
+
+
+_PLAIN = {k: _plain_check(k, t) for k, t in RESULT_COLUMNS.items()}
+_REQUIRED_KEYS = ("run_id", "cell_key", *REQUIRED_TEXT_COLUMNS)
+
+
+def plain_json_column(key: str, value: Any) -> bool:
+    """The fast path of a decoded JSON column: params {axis: size}, samples a list of numbers."""
+    if value is None:
+        return True
+    if key == "params":
+        return isinstance(value, dict) and len(value) <= 64 and all(
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= INT64[1] for v in value.values())
+    if not isinstance(value, list) or len(value) > MAX_ITEMS:
+        return False
+    if set(map(type, value)) <= {float}:  # the usual samples: one C-level sum instead of a call per number
+        return math.isfinite(sum(value))  # an infinity (1e999) makes the sum so; an overflow is checked slowly
+    return all(_plain_number(v) for v in value)
+
+
+def plain_row(row: Any) -> bool:
+    """True when ``row`` is an object of known columns, each of a type the schema accepts (the fast path)."""
+    if not isinstance(row, dict) or not all(k in row for k in _REQUIRED_KEYS):
+        return False
+    plain = _PLAIN
+    for k, v in row.items():
+        check = plain.get(k)
+        if check is None or not check(v):
+            return False
+    return True
+
+
+def _plain_numbers(values: Sequence[Any], nullable: bool, allow_bool: bool, non_negative: bool) -> bool:
+    """:func:`_plain_number` (or a bool, or >= 0) of every value, in C-level loops (min, max, sum)."""
+    types = set(map(type, values))
+    allowed = {int, float} | ({type(None)} if nullable else set()) | ({bool} if allow_bool else set())
+    if not types <= allowed:
+        return False
+    nums = [v for v in values if v is not None] if type(None) in types else values
+    if not nums:
+        return True
+    try:  # a finite sum says every number is finite; an overflow (or a huge integer) is judged row by row
+        if not math.isfinite(sum(nums)):
+            return False
+    except OverflowError:
+        return False
+    low, high = min(nums), max(nums)
+    return (low >= 0 if non_negative else low >= INT64[0]) and high <= INT64[1]
+
+
+def _strings(values: Sequence[Any], nullable: bool) -> Sequence[str] | None:
+    """The values that are not None when every one is a string (or None, if ``nullable``), else None."""
+    types = set(map(type, values))
+    if not types <= ({str, type(None)} if nullable else {str}):
+        return None
+    return [v for v in values if v is not None] if type(None) in types else values
+
+
+def _plain_texts(values: Sequence[Any], nullable: bool, limit: int, printable: bool, min_len: int = 0) -> bool:
+    """Every value a string (or None) of ``min_len`` to ``limit`` characters, without control characters when
+    ``printable`` (one search of them all)."""
+    strs = _strings(values, nullable)
+    if strs is None:
+        return False
+    if not strs:
+        return True
+    lengths = list(map(len, strs))
+    if min(lengths) < min_len or max(lengths) > limit:
+        return False
+    return not printable or CONTROL_CHARS.search("".join(strs)) is None
+
+
+_IDS = re.compile(rf"(?:[A-Za-z0-9_][A-Za-z0-9_.:+-]{{0,{MAX_ID_CHARS - 1}}}\n)*")
+
+
+def _plain_ids(values: Sequence[Any], nullable: bool) -> bool:
+    """Every value an identifier (:data:`ID_PATTERN`, at most :data:`MAX_ID_CHARS`), by one regular expression
+    over them all, one per line."""
+    strs = _strings(values, nullable)
+    return strs is not None and _IDS.fullmatch("".join(v + "\n" for v in strs)) is not None
+
+
+def _plain_column(name: str, sql_type: str) -> Callable[[Sequence[Any]], bool]:
+    """The column check of :func:`plain_rows` for ``name``: True only if :func:`_plain_check` would say
+    True for every value."""
+    if name in ("run_id", "cell_key", "env_id"):
+        return lambda vs: _plain_ids(vs, nullable=name == "env_id")
+    if name in JSON_COLUMNS:
+        return lambda vs: _plain_texts(vs, True, MAX_JSON_TEXT_CHARS, printable=False)
+    if name in REQUIRED_TEXT_COLUMNS:
+        return lambda vs: _plain_texts(vs, False, MAX_TEXT_CHARS, printable=True, min_len=1)
+    if name in NON_NEGATIVE_COLUMNS:
+        return lambda vs: _plain_numbers(vs, nullable=True, allow_bool=False, non_negative=True)
+    if sql_type == "TEXT":
+        long = name in LONG_TEXT_COLUMNS
+        return lambda vs: _plain_texts(vs, True, MAX_LONG_TEXT_CHARS if long else MAX_TEXT_CHARS, printable=not long)
+    return lambda vs: _plain_numbers(vs, nullable=True, allow_bool=sql_type == "INTEGER", non_negative=False)
+
+
+_PLAIN_COLUMNS = {k: _plain_column(k, t) for k, t in RESULT_COLUMNS.items()}
+
+
+def plain_rows(rows: list[Any]) -> bool:
+    """:func:`plain_row` of every row at once: rows with the same fields are checked a column at a time
+    (a row by row check calls a predicate per value: a third of a million-row import). False for any
+    doubt: those rows are checked one by one."""
+    if not rows or not all(type(r) is dict for r in rows):
+        return False
+    keys = tuple(rows[0])
+    if not all(k in rows[0] for k in _REQUIRED_KEYS) or not all(tuple(r) == keys for r in rows):
+        return False
+    checks = [_PLAIN_COLUMNS.get(k) for k in keys]
+    if None in checks:
+        return False
+    # the same fields in the same order: the batch turned into its columns in one C-level transposition
+    return all(check(values) for check, values in zip(checks, zip(*map(dict.values, rows), strict=True),
+                                                                strict=True))
+
+
+#: Rows checked together by :func:`plain_rows`.
+PLAIN_BATCH_ROWS = 1024

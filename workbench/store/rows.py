@@ -1,0 +1,270 @@
+"""Result rows in the store: writing one cell's row, and reading rows back as dicts, frames or tuples.
+
+A row's measurement-record columns (:data:`~workbench.core.record.RESULT_COLUMNS`) are columns of the
+``results`` table; any other field goes into its ``extra`` column as JSON and is merged back when read. The
+readers come in several shapes because a million rows do not fit one: :meth:`ResultRows.row_batches` and
+:meth:`ResultRows.result_frames` hold a batch at a time, :meth:`ResultRows.results` reads column by column,
+and :meth:`ResultRows.result_tuples` hands SQLite's own values to a CSV writer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.frames import share_strings
+from workbench.core.record import RESULT_COLUMNS, RowDict, RowValue
+from workbench.core.timestamps import now_iso
+from workbench.store.connection import StoreConnection
+from workbench.store.import_stream import stored_value
+
+if TYPE_CHECKING:  # pandas costs ~0.25 s and 45 MB a process; loaded only to return a table
+    import pandas as pd
+
+#: Rows read from SQLite per frame before their repeated strings are shared (:func:`share_strings`).
+RESULT_CHUNK_ROWS = 50_000
+_COLUMN_INDEX = {k: i for i, k in enumerate(RESULT_COLUMNS)}
+
+
+def run_filter(run_ids: Iterable[str] | str | None) -> tuple[str, list[str]]:
+    """(``WHERE`` clause, parameters) selecting the results of ``run_ids`` (None: every run; []: none)."""
+    if run_ids is None:
+        return "", []
+    ids = [run_ids] if isinstance(run_ids, str) else list(run_ids)
+    return (f"WHERE run_id IN ({', '.join('?' * len(ids))})" if ids else "WHERE 0"), ids
+
+
+class ResultRows(StoreConnection):
+    """The ``results`` table: one row per (run, cell), written as each cell finishes."""
+
+    def _row_values(self, row: Mapping[str, Any]) -> list[RowValue]:
+        """The row as the results table's values: only the fields the row has are converted (a row holds a
+        third of the columns; an import of a million rows converts each one once)."""
+        values: list[RowValue] = [None] * (len(_COLUMN_INDEX) + 1)
+        extra = {}
+        for k, v in row.items():
+            i = _COLUMN_INDEX.get(k)
+            if i is not None:
+                values[i] = stored_value(v)
+            elif k != "extra":
+                extra[k] = stored_value(v)
+        values[-1] = json.dumps(extra) if extra else None
+        return values
+
+    def _insert_sql(self, verb: str) -> str:
+        cols = [*RESULT_COLUMNS, "extra"]
+        return f"{verb} INTO results ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+
+    def record(self, row: Mapping[str, Any], run_wall_s: float | None = None) -> None:
+        """Store one cell's row and commit. A second row for the same (run_id, cell_key) updates it in
+        place (a sweep with rounds stores a cell after every round); rows keep their first position.
+        ``run_wall_s``: the run's wall time so far, kept on the run in the same transaction."""
+        if not row.get("run_id") or not row.get("cell_key"):
+            raise ValueError("a result row needs run_id and cell_key")
+        cols = [*RESULT_COLUMNS, "extra"]
+        update = ", ".join(f"{k} = excluded.{k}" for k in cols if k not in ("run_id", "cell_key"))
+        with self._write() as c:
+            c.execute(self._insert_sql("INSERT") + f" ON CONFLICT(run_id, cell_key) DO UPDATE SET {update}",
+                      self._row_values(row))
+            # the cell in flight is done (same transaction: a crash between the two cannot blame it); the
+            # heartbeat and wall time move on, so a killed run keeps the wall time it had
+            c.execute("UPDATE runs SET in_flight = NULL, heartbeat_at = ?, wall_s = COALESCE(?, wall_s) "
+                      "WHERE run_id = ?", (now_iso(), run_wall_s, row["run_id"]))
+        self._checkpoint_soon()
+
+    def cell_keys(self, run_id: str) -> set[str]:
+        return {r["cell_key"] for r in self._query("SELECT cell_key FROM results WHERE run_id = ?", (run_id,))}
+
+    def rows(self, run_ids: Iterable[str] | str | None = None) -> list[RowDict]:
+        """Result rows as dicts, in the order they were stored; extra fields are merged back in."""
+        return [r for batch in self.row_batches(run_ids) for r in batch]
+
+    def row_batches(self, run_ids: Iterable[str] | str | None = None,
+                    rows_per_batch: int = 10_000) -> Iterator[list[RowDict]]:
+        """:meth:`rows` a batch at a time (an export of a million rows holds one batch, not all)."""
+        where, ids = run_filter(run_ids)
+        with self._lock:
+            cur = self._conn.execute(f"SELECT * FROM results {where} ORDER BY rowid", ids)
+            cols = [d[0] for d in cur.description]
+        while True:
+            with self._lock:
+                records = cur.fetchmany(rows_per_batch)
+            if not records:
+                return
+            out = []
+            for rec in records:
+                r = dict(zip(cols, rec, strict=True))
+                extra = r.pop("extra", None)
+                if extra:
+                    parsed = json.loads(extra)
+                    if isinstance(parsed, dict):
+                        r.update({k: v for k, v in parsed.items() if k not in r})
+                out.append(r)
+            yield out
+
+    def results(self, run_ids: Iterable[str] | str | None = None,
+                columns: Iterable[str] | None = None, share_empty: bool = False) -> pd.DataFrame:
+        """Tidy results, one row per cell, the measurement-record columns first.
+
+        JSON columns (``params``, ``samples_s``, ``host_samples_s``) stay JSON text, as
+        the contract says; ``json.loads`` them where needed. ``columns``: only these record columns (and
+        every extra field), so a reader that needs a few of them never holds all of a million rows.
+        ``share_empty``: record columns that are empty (NULL) in every selected row are not read but filled
+        with None from one array they all share (a million rows of today's records left 28 of a report's 52
+        columns empty: 8 MB each, and 40% of the read).
+        """
+        import pandas as pd
+
+        wanted = list(RESULT_COLUMNS) if columns is None else [c for c in RESULT_COLUMNS if c in set(columns)]
+        # column by column from SQLite (a dict per row first cost ~5 KB a row: gigabytes for a million rows)
+        with self._lock:
+            where, ids = run_filter(self._fewer_runs(run_ids))
+            have = {r[1] for r in self._conn.execute("PRAGMA table_info(results)")}
+            empty = self._empty_columns([c for c in wanted if c in have], where, ids) if share_empty else []
+            select = "*" if columns is None and not empty else ", ".join(
+                c for c in [*wanted, "extra"] if c in have and c not in empty)
+            query = f"SELECT {select} FROM results {where} ORDER BY rowid"
+            shared: dict[str, dict[Any, Any]] = {}
+            chunks = [share_strings(chunk, shared) for chunk in pd.read_sql_query(
+                query, self._conn, params=ids or None, chunksize=RESULT_CHUNK_ROWS)]
+            df = _joined(chunks) if chunks else pd.read_sql_query(query, self._conn, params=ids or None)
+        if empty:  # as read, they would be object columns of None: one shared array (pandas copies on write)
+            import numpy as np
+
+            nulls = pd.Series(np.full(len(df), None, dtype=object), index=df.index)
+            df = pd.concat([df, pd.DataFrame(dict.fromkeys(empty, nulls), copy=False)], axis=1)
+        extra = df.pop("extra") if "extra" in df else None
+        if extra is not None and extra.notna().any():
+            parsed = [json.loads(x) if isinstance(x, str) and x else None for x in extra]
+            more = pd.DataFrame.from_records([x if isinstance(x, dict) else {} for x in parsed], index=df.index)
+            stored = set(df.columns) | (have if columns is not None or empty else set())  # a left-out column stays out
+            more = more[[c for c in more.columns if c not in stored]]
+            df = pd.concat([df, more], axis=1)
+        return df.reindex(columns=wanted + sorted(set(df.columns) - set(RESULT_COLUMNS)))
+
+    def _fewer_runs(self, run_ids: Iterable[str] | str | None) -> Iterable[str] | str | None:
+        """``run_ids``, or None when they name every run that has results: a read of every row then scans the
+        table in order instead of looking each run up by index and sorting a million rows back into order."""
+        if run_ids is None or isinstance(run_ids, str):
+            return run_ids
+        ids = list(run_ids)
+        (n_runs,) = self._conn.execute("SELECT count(*) FROM runs").fetchone()
+        if len(set(ids)) < n_runs:  # some run left out (a sweep reading its own): no scan of the index for it
+            return ids
+        if ids and {r for (r,) in self._conn.execute("SELECT DISTINCT run_id FROM results")} <= set(ids):
+            return None
+        return ids
+
+    def _empty_columns(self, columns: list[str], where: str, ids: list[str]) -> list[str]:
+        """Those of ``columns`` that are NULL in every row the ``where`` clause selects: the columns with a value
+        in the first rows are not counted (each column counted cost a million-row scan 40 ms)."""
+        if not columns:
+            return []
+        first = self._conn.execute(f"SELECT {', '.join(columns)} FROM results {where} LIMIT 1000", ids).fetchall()
+        maybe = [c for j, c in enumerate(columns) if all(row[j] is None for row in first)]
+        if not maybe or not first:
+            return maybe
+        counts = self._conn.execute(f"SELECT {', '.join(f'count({c})' for c in maybe)} FROM results {where}",
+                                    ids).fetchone()
+        return [c for c, n in zip(maybe, counts, strict=True) if not n]
+
+    def result_frames(self, run_ids: Iterable[str] | str | None = None,
+                      rows_per_frame: int = 10_000) -> Iterator[pd.DataFrame]:
+        """The rows of :meth:`results`, in order, as frames of at most ``rows_per_frame`` rows (at least one
+        frame, perhaps empty), each with every column :meth:`results` would have (the extra fields of all
+        the selected rows). Why: writing out a million rows (a CSV report) then holds one frame, not all.
+        INTEGER columns come as pandas' nullable ``Int64``, so every frame writes a count the same way
+        (``8``, never ``8.0`` because another frame had a gap)."""
+        import pandas as pd
+
+        where, ids = run_filter(run_ids)
+        with self._lock:
+            keys = {k for (k,) in self._conn.execute(
+                "SELECT DISTINCT j.key FROM results, json_each(CASE WHEN json_valid(results.extra) AND "
+                f"json_type(results.extra) = 'object' THEN results.extra END) AS j {where}", ids)}
+            cur = self._conn.execute(f"SELECT * FROM results {where} ORDER BY rowid", ids)
+            names = [d[0] for d in cur.description]
+        columns = list(RESULT_COLUMNS) + sorted(keys - set(RESULT_COLUMNS))
+        first = True
+        while True:
+            with self._lock:
+                batch = cur.fetchmany(rows_per_frame)
+            if not batch and not first:
+                return
+            first = False
+            df = pd.DataFrame.from_records(batch, columns=names, coerce_float=True)
+            extra = df.pop("extra") if "extra" in df else None
+            if extra is not None and extra.notna().any():
+                parsed = [json.loads(x) if isinstance(x, str) and x else None for x in extra]
+                more = pd.DataFrame.from_records([x if isinstance(x, dict) else {} for x in parsed], index=df.index)
+                df = pd.concat([df, more[[c for c in more.columns if c not in df.columns]]], axis=1)
+            df = df.reindex(columns=columns)
+            for name, sql_type in RESULT_COLUMNS.items():
+                col = df[name]
+                if sql_type == "INTEGER" and col.dtype.kind in "if" and (
+                        col.isna() | ((col % 1 == 0) & (col.abs() < 2.0**63))).all():
+                    df[name] = col.astype("Int64")
+            yield df
+            if len(batch) < rows_per_frame:
+                return
+
+    def result_tuples(self, run_ids: Iterable[str] | str | None = None, quote_prefixes: Iterable[str] = (),
+                      rows_per_batch: int = 10_000) -> tuple[list[str], Iterator[list[tuple[Any, ...]]]] | None:
+        """(columns, batches of rows as tuples): the rows of :meth:`results` with every value converted by
+        SQLite, so a CSV of a million rows goes from SQLite to the csv module without a frame per batch
+        (about a third less time). A text value starting with one of ``quote_prefixes`` gets a leading ``'``
+        (a CSV's defence against formulas); extra fields are taken out of ``extra`` (JSON true/false as
+        True/False, as a frame writes them). None when an extra field is nested or oddly named: then
+        :meth:`result_frames` writes them."""
+        where, ids = run_filter(run_ids)
+        with self._lock:
+            extras = self._conn.execute(
+                "SELECT DISTINCT j.key, j.type FROM results, json_each(CASE WHEN json_valid(results.extra) AND "
+                f"json_type(results.extra) = 'object' THEN results.extra END) AS j {where}", ids).fetchall()
+            have = {r[1] for r in self._conn.execute("PRAGMA table_info(results)")}
+        if any(t in ("object", "array") or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k, t in extras):
+            return None
+        keys = sorted({k for k, _ in extras} - set(RESULT_COLUMNS))
+        first = ", ".join("'" + p.replace("'", "''") + "'" for p in quote_prefixes)
+
+        def quoted(expr: str) -> str:
+            if not first:
+                return expr
+            return (f"CASE WHEN typeof({expr}) = 'text' AND substr({expr}, 1, 1) IN ({first}) "
+                    f"THEN '''' || {expr} ELSE {expr} END")
+
+        exprs = [quoted(k) if k in have else "NULL" for k in RESULT_COLUMNS]
+        exprs += [quoted(f"CASE json_type(extra, '$.{k}') WHEN 'true' THEN 'True' WHEN 'false' THEN 'False' "
+                         f"ELSE json_extract(extra, '$.{k}') END") for k in keys]
+        with self._lock:
+            cur = self._conn.execute(f"SELECT {', '.join(exprs)} FROM results {where} ORDER BY rowid", ids)
+
+        def batches() -> Iterator[list[tuple[Any, ...]]]:
+            while True:
+                with self._lock:
+                    batch = cur.fetchmany(rows_per_batch)
+                if not batch:
+                    return
+                yield batch
+
+        return [*RESULT_COLUMNS, *keys], batches()
+
+
+def _joined(chunks: list[pd.DataFrame]) -> pd.DataFrame:
+    """Frames read in chunks as one frame with the dtypes one read would have given: a chunk whose numeric
+    column was NULL throughout reads it as object (None), which would make the joined column object too."""
+    import pandas as pd
+
+    if len(chunks) == 1:
+        return chunks[0]
+    df = pd.concat(chunks, ignore_index=True)
+    for name in df.columns:
+        col = df[name]
+        if col.dtype == object and any(c[name].dtype.kind in "iuf" for c in chunks):
+            try:
+                df[name] = pd.to_numeric(col)
+            except (TypeError, ValueError):  # text in a numeric column (an odd import): left as read
+                pass
+    return df
