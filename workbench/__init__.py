@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.threads import default_omp_wait_policy
 
@@ -26,6 +26,10 @@ from workbench.catalog import KernelSpec, get_kernel, kernels, load_catalog, reg
 from workbench.tuning import resolve as _tuning_resolve  # noqa: E402, F401  (installs tuned configurations in the catalog)
 from workbench.version import __version__  # noqa: E402, F401
 
+if TYPE_CHECKING:
+    from workbench.core.record import JsonObject
+    from workbench.execution.cache import CacheStats
+
 logging.basicConfig(level=os.environ.get("WORKBENCH_LOG_LEVEL", "WARNING").upper(),
                     format="%(levelname)s %(name)s: %(message)s")
 
@@ -34,21 +38,21 @@ def _backend(name: str | None):
     return get_backend() if name is None else _backends.get(name)
 
 
-def device_info(backend: str | None = None) -> dict[str, Any]:
+def device_info(backend: str | None = None) -> JsonObject:
     """Device description of a backend (the current one by default)."""
     b = _backend(backend)
     b.require()
     return b.device_info().to_dict()
 
 
-def memory_info(backend: str | None = None) -> dict[str, Any]:
+def memory_info(backend: str | None = None) -> JsonObject:
     """Current and peak memory of a backend, and how they were measured."""
     b = _backend(backend)
     b.require()
     return b.memory().to_dict()
 
 
-def execution_stats() -> dict[str, Any]:
+def execution_stats() -> CacheStats:
     """Statistics of the shape-keyed execution cache of block variants (this process's)."""
     return _execution.execution_stats()
 

@@ -65,7 +65,7 @@ class Results:
     def speedup(self, baseline: Any = None) -> pd.DataFrame:
         """Speed-up of every ok cell against ``baseline`` ("variant", "variant @ backend", or a dict;
         default: the kernel's library variant), with its interval from the rounds, noise floor and verdict."""
-        from workbench.report.plots import parse_baseline
+        from workbench.report.styles import parse_baseline
 
         check_baseline(self.df, baseline)  # an unknown one is an error listing the measured series
         variant, backend = parse_baseline(baseline)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from workbench.backends.registry import all_backends
+from workbench.catalog.spec import TunableConfig
 from workbench.core.output_guard import check_output_path, write_output
+from workbench.core.record import JsonObject
 
 ENV_CONFIG = "WORKBENCH_CONFIG"
 CONFIG_FORMAT = "workbench-config"
@@ -34,8 +35,51 @@ THREAD_VARIABLES: dict[str, tuple[str, ...]] = {
 #: The keys ``workbench config set`` accepts (``tuned`` is written by ``workbench tune`` / ``optimize``).
 SETTABLE = ("default_backend", "store", *(f"threads.{k}" for k in THREAD_VARIABLES))
 
-_SCALAR = {"type": ["integer", "string", "number", "boolean"]}
-SCHEMA: dict[str, Any] = {
+
+class ThreadSettings(TypedDict, total=False):
+    """``threads``: the size of each runtime's thread pool (:data:`THREAD_VARIABLES`)."""
+
+    numba: int
+    torch: int
+    blas: int
+
+
+class _TunedKey(TypedDict):
+    kernel: str
+    variant: str
+    device: str
+    dtype: str
+    shape_class: str
+    config: TunableConfig
+
+
+class TunedEntry(_TunedKey, total=False):
+    """One tuned configuration, kept for a kernel's variant on one device, dtype and shape class (written by
+    ``workbench tune``: :meth:`workbench.tuning.search.TuneResult.entry`)."""
+
+    median_s: float | None
+    verdict: str
+    default_median_s: float | None
+    size: str
+    run_id: str
+    tuned_at: str
+    strategy: str
+    trials: int
+
+
+class WorkbenchConfig(TypedDict, total=False):
+    """The configuration file, as :data:`SCHEMA` allows it (every key optional)."""
+
+    format: str
+    version: int
+    default_backend: str
+    store: str
+    threads: ThreadSettings
+    tuned: list[TunedEntry]
+
+
+_SCALAR: JsonObject = {"type": ["integer", "string", "number", "boolean"]}
+SCHEMA: JsonObject = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
@@ -71,7 +115,7 @@ def config_path() -> Path:
     return Path(base) / "workbench" / "config.json"
 
 
-def validate(config: Any, where: str = "config") -> dict[str, Any]:
+def validate(config: Any, where: str = "config") -> WorkbenchConfig:
     """``config`` checked against :data:`SCHEMA` and the backend names; a ValueError naming the key."""
     import jsonschema
 
@@ -98,7 +142,7 @@ def check_backend(name: str, where: str = "config") -> None:
                          f"{', '.join(names)}")
 
 
-def read(path: str | os.PathLike | None = None) -> dict[str, Any]:
+def read(path: str | os.PathLike | None = None) -> WorkbenchConfig:
     """The configuration at ``path`` (default :func:`config_path`), validated; {} when there is no file."""
     p = Path(path) if path is not None else config_path()
     if not p.exists():
@@ -110,7 +154,7 @@ def read(path: str | os.PathLike | None = None) -> dict[str, Any]:
     return validate(data, str(p))
 
 
-def write(config: Mapping[str, Any], path: str | os.PathLike | None = None) -> Path:
+def write(config: WorkbenchConfig, path: str | os.PathLike | None = None) -> Path:
     """Validate and write ``config`` atomically (a reader never sees half a file)."""
     p = Path(path) if path is not None else config_path()
     data = {"format": CONFIG_FORMAT, "version": CONFIG_VERSION, **{k: v for k, v in config.items()
@@ -128,7 +172,7 @@ def write(config: Mapping[str, Any], path: str | os.PathLike | None = None) -> P
         raise ValueError(f"cannot write the configuration to {p}: {exc.strerror or exc}") from None
 
 
-def set_value(config: dict[str, Any], key: str, value: str) -> dict[str, Any]:
+def set_value(config: WorkbenchConfig, key: str, value: str) -> WorkbenchConfig:
     """``config`` with ``key`` (one of :data:`SETTABLE`) set from its text form; a ValueError naming the key
     and the valid choices otherwise."""
     if key not in SETTABLE:
@@ -152,7 +196,7 @@ def set_value(config: dict[str, Any], key: str, value: str) -> dict[str, Any]:
     return out
 
 
-def apply_to_environment(config: Mapping[str, Any], environ: dict[str, str] | None = None) -> dict[str, str]:
+def apply_to_environment(config: WorkbenchConfig, environ: dict[str, str] | None = None) -> dict[str, str]:
     """Set the environment variables the configuration stands for, where the user did not set them:
     ``WORKBENCH_STORE``, ``WORKBENCH_BACKEND`` and the thread counts (worker processes inherit them).
     Returns what was set."""
@@ -170,11 +214,11 @@ def apply_to_environment(config: Mapping[str, Any], environ: dict[str, str] | No
     return applied
 
 
-def tuned_entries(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+def tuned_entries(config: WorkbenchConfig) -> list[TunedEntry]:
     return list(config.get("tuned") or [])
 
 
-def with_tuned(config: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, Any]:
+def with_tuned(config: WorkbenchConfig, entry: TunedEntry) -> WorkbenchConfig:
     """``config`` with ``entry`` replacing the tuned entry of the same kernel, variant, device, dtype and
     shape class (the newest tuning of a key wins)."""
     key = ("kernel", "variant", "device", "dtype", "shape_class")

@@ -17,7 +17,7 @@ import re
 import shlex
 import textwrap
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from workbench import adhoc
 from workbench.adhoc.devices import backend_for
@@ -30,6 +30,13 @@ from workbench.sweep.driver import SweepSpec
 TOKEN = re.compile(r"""(?:"[^"]*"|'[^']*'|\S)+""")
 #: Name the timed function gets in the notebook's namespace while it is compiled (removed afterwards).
 STATEMENT_FN = "_wb_timed_statement"
+
+
+class _TimingOptions(TypedDict, total=False):
+    """The ``-r`` / ``-b`` options a magic was given, as :func:`workbench.adhoc.timeit` and ``quick`` take them."""
+
+    rounds: int
+    budget_s: float
 
 
 class MagicInputError(ValueError):
@@ -156,7 +163,7 @@ def wb_timeit(shell: Any, line: str, cell: str | None = None) -> Measurement | N
     if not stmt.strip():
         raise MagicInputError(f"%{parser.prog}: no statement to time (usage: {parser.one_line_usage()} "
                               "statement)")
-    options: dict[str, Any] = {}
+    options: _TimingOptions = {}
     if (r := _number(parser, "rounds", args.rounds, "-r")) is not None:
         options["rounds"] = r
     if (b := _number(parser, "budget_s", args.budget, "-b")) is not None:
@@ -206,7 +213,7 @@ def wb_quick(shell: Any, line: str) -> Any:
         name, value = next(iter(bad.items()))
         raise MagicInputError(f"%{parser.prog}: `{expr}` must map names to callables; {name!r} maps to "
                               f"{type(value).__name__} {_show(value)}")
-    options: dict[str, Any] = {}
+    options: _TimingOptions = {}
     if (r := _number(parser, "rounds", args.rounds, "-r")) is not None:
         options["rounds"] = r
     if (b := _number(parser, "budget_s", args.budget, "-b")) is not None:

@@ -22,6 +22,7 @@ import numpy as np
 from workbench.adhoc.devices import array_backend
 from workbench.backends import registry
 from workbench.backends.base import KNOWN_DTYPES
+from workbench.catalog.spec import DeviceArrays
 from workbench.core.dtypes import round_to
 
 #: Runtimes whose arrays are plain numpy arrays on the host.
@@ -204,7 +205,7 @@ class AdhocSetup:
         return self.layouts[n].bind({k: be.to_device(round_to(v, self.dtype), self.dtype) for k, v in host.items()})
 
 
-def outputs_of(result: Any) -> dict[str, Any]:
+def outputs_of(result: Any) -> DeviceArrays:
     """A callable's result by output name: a dict as it is, a tuple or list as ``out0, out1, ...``,
     anything else as ``out``."""
     if isinstance(result, dict):

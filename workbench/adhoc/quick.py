@@ -25,7 +25,7 @@ from workbench.adhoc.devices import backend_for, callable_runtime
 from workbench.adhoc.inputs import AdhocSetup, Layout, axis_of, layout_of, outputs_of, run_dtype
 from workbench.adhoc.promote import promote
 from workbench.api import Results
-from workbench.catalog.spec import BuildContext, KernelCall, KernelSpec, Variant
+from workbench.catalog.spec import BuildContext, DeviceArrays, KernelCall, KernelSpec, Variant
 from workbench.store.database import open_store
 from workbench.sweep.driver import SweepSpec, run_sweep
 
@@ -71,7 +71,7 @@ class AdhocVariant:
         fn = self.fn
         bound: dict[int, tuple[Any, tuple[Any, ...], dict[str, Any]]] = {}
 
-        def run(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+        def run(inputs: DeviceArrays, outputs: DeviceArrays) -> DeviceArrays:
             hit = bound.get(id(inputs))
             if hit is None or hit[0] is not inputs:  # arguments bound once per input set, not per call
                 hit = bound[id(inputs)] = (inputs, *layout.bind(inputs))

@@ -18,6 +18,7 @@ from typing import Any
 from workbench.adhoc.devices import backend_for
 from workbench.backends import registry
 from workbench.core.conditions import ConditionsMeter
+from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
 from workbench.judge.stats import summarize
@@ -135,7 +136,7 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
     first = timer.measure(call).device_s  # lazy initialisation and compilation: never a sample
     config = TimingConfig(warmup_s=warmup_s, target_spread=target_spread, min_samples=MIN_SAMPLES,
                           budget_s=budget_s)
-    row: dict[str, Any] | None = None
+    row: RowDict | None = None
     for r in range(int(rounds)):
         cfg = round_config(config, int(rounds), later=r > 0)
         timing = time_calls(timer, [call], cfg, audit=NoAudit("workbench.timeit: a callable without a spec or "

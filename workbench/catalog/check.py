@@ -8,12 +8,12 @@ Part of the catalog because it is a property of the spec (its tolerances, its ou
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from workbench.catalog.spec import KernelSpec
 from workbench.core.dtypes import host_dtype
+from workbench.core.record import JsonObject
 
 
 @dataclass
@@ -23,7 +23,7 @@ class CheckResult:
     tolerance: float
     message: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"passed": self.passed, "max_error": self.max_error, "tolerance": self.tolerance,
                 "message": self.message}
 

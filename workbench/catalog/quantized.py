@@ -88,7 +88,7 @@ def weight_only_gemm_spec(name: str, description: str, *, weight_dtype: str,
                "full": [dict(s) for s in FULL_SIZES]},
         tolerances=dict(tolerances), input_dtypes={"w": weight_dtype}, llm_params=llm_params, **extra)
 
-    def compare(outputs: dict[str, Any], reference: dict[str, np.ndarray], inputs: dict[str, np.ndarray] | None,
+    def compare(outputs: Arrays, reference: Arrays, inputs: Arrays | None,
                 params: Params | None, dtype: str) -> tuple[float, str]:
         basic = check(replace(spec, compare=None, tolerances=dict.fromkeys(spec.tolerances, np.inf)), outputs,
                       reference, dtype)

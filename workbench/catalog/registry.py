@@ -8,7 +8,18 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from workbench.catalog.loader import current_folder, ensure_default_catalog, folders_under, forget_folder
-from workbench.catalog.spec import MODES, BuildContext, KernelCall, KernelSpec, Tunable, Variant, format_config
+from workbench.catalog.spec import (
+    MODES,
+    BuildContext,
+    DeviceArrays,
+    KernelCall,
+    KernelSpec,
+    Tunable,
+    TunableConfig,
+    TunableValue,
+    Variant,
+    format_config,
+)
 
 _kernels: dict[str, KernelSpec] = {}
 _variants: dict[str, dict[str, Variant]] = {}
@@ -91,10 +102,10 @@ def unload_catalog(path: str) -> list[str]:
 
 
 #: How a tunable variant's build finds its configuration: ``(variant, spec, ctx) -> (config, label)``.
-ConfigResolver = Callable[[Variant, KernelSpec, BuildContext], tuple[dict[str, Any], str | None]]
+ConfigResolver = Callable[[Variant, KernelSpec, BuildContext], tuple[TunableConfig, str | None]]
 
 
-def given_or_default(v: Variant, spec: KernelSpec, ctx: BuildContext) -> tuple[dict[str, Any], str | None]:
+def given_or_default(v: Variant, spec: KernelSpec, ctx: BuildContext) -> tuple[TunableConfig, str | None]:
     """The configuration given in ``ctx.config`` (completed with defaults; labelled), else the defaults (label
     None): all the catalog itself knows. :mod:`workbench.tuning.resolve` adds the tuned configurations."""
     if ctx.config:
@@ -121,7 +132,7 @@ class _Labelled:
     def __init__(self, call: KernelCall, label: str | None) -> None:
         self._call, self.best_config = call, label
 
-    def __call__(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> Any:
+    def __call__(self, inputs: DeviceArrays, outputs: DeviceArrays) -> Any:
         return self._call(inputs, outputs)
 
 
@@ -153,11 +164,11 @@ def _configuring(v: Variant, author_build: Callable[[BuildContext], KernelCall])
 _CONFIGURED = re.compile(r"^(?P<base>[^\[\]]+)\[(?P<config>[^\[\]]*)\]$")
 
 
-def configured_name(name: str, config: Mapping[str, Any]) -> str:
+def configured_name(name: str, config: Mapping[str, TunableValue]) -> str:
     return f"{name}[{format_config(config)}]"
 
 
-def configured(kernel: str, name: str, config: Mapping[str, Any]) -> Variant:
+def configured(kernel: str, name: str, config: Mapping[str, TunableValue]) -> Variant:
     """Variant ``name`` of ``kernel`` fixed to ``config`` (completed with defaults), registered as
     ``name[K=V,...]`` beside it so that sweeps, workers and rows address it by that name: the tuner measures
     each configuration this way, and a notebook puts a tuned and a default configuration in one run."""
@@ -237,10 +248,10 @@ def get_variant(kernel: str, name: str) -> Variant:
     return vs[name]
 
 
-def _parse_config(text: str, base: Variant) -> dict[str, Any]:
+def _parse_config(text: str, base: Variant) -> TunableConfig:
     """``NB=128,KC=256`` -> ``{"NB": 128, "KC": 256}``, each value as typed in the tunable's choices."""
     choices = {t.name: {str(v): v for v in t.values} for t in base.tunables}
-    out: dict[str, Any] = {}
+    out: TunableConfig = {}
     for item in filter(None, text.split(",")):
         key, _, value = item.partition("=")
         key, value = key.strip(), value.strip()

@@ -23,6 +23,7 @@ Bytes: q and k read and written, cos and sin read once.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -109,7 +110,7 @@ def rope_spec(name: str, description: str, layout: str, theta: float = THETA, **
     def elements(p: Params) -> int:
         return p["tokens"] * (p["heads"] + p["kv_heads"]) * p["head_dim"]
 
-    fields: dict[str, Any] = dict(
+    spec = KernelSpec(
         name=name, description=description, axes=("tokens", "heads", "kv_heads", "head_dim"),
         make_inputs=make_inputs, reference=reference,
         output_shapes=lambda p: {"q_out": (p["tokens"], p["heads"], p["head_dim"]),
@@ -117,7 +118,7 @@ def rope_spec(name: str, description: str, layout: str, theta: float = THETA, **
         flops=lambda p: 3 * elements(p),
         bytes_moved=lambda p, itemsize: (2 * elements(p) + p["tokens"] * (p["head_dim"] // 2) * 2) * itemsize,
         sizes={k: [dict(s) for s in v] for k, v in SIZES.items()}, llm_params=rope_llm_params)
-    return KernelSpec(**{**fields, **extra})
+    return dataclasses.replace(spec, **extra)  # ``extra`` overrides any of the fields above
 
 
 def rotate_qk(xp: Any, inp: Mapping[str, Any], out: Mapping[str, Any], layout: str) -> None:

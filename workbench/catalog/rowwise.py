@@ -9,6 +9,7 @@ reference, FLOPs per element and description.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -30,11 +31,11 @@ def rowwise_spec(name: str, description: str, make_inputs: Callable[[Params, np.
     probe = make_inputs({"rows": 2, "cols": 3}, np.random.default_rng(0))
     full = sum(1 for a in probe.values() if np.shape(a) == (2, 3)) + len(outputs)
     vectors = sum(1 for a in probe.values() if np.shape(a) == (3,))
-    fields: dict[str, Any] = dict(
+    spec = KernelSpec(
         name=name, description=description, axes=("rows", "cols"), make_inputs=make_inputs, reference=reference,
         output_shapes=lambda p: {o: (p["rows"], p["cols"]) for o in outputs},
         flops=lambda p: flops_per_element * p["rows"] * p["cols"],
         bytes_moved=lambda p, itemsize: (full * p["rows"] * p["cols"] + vectors * p["cols"]) * itemsize,
         sizes=copy(ROWS_COLS),
         llm_params=lambda s: {"rows": s["batch"] * s["seq"], "cols": s["hidden"]})
-    return KernelSpec(**{**fields, **extra})
+    return dataclasses.replace(spec, **extra)  # ``extra`` overrides any of the fields above

@@ -33,7 +33,29 @@ class BackendLike(Protocol):
     def to_device(self, host: np.ndarray, dtype: str) -> Any: ...
 
     def __getattr__(self, attr: str) -> Any: ...
+
+
+#: A kernel's named host arrays: what ``make_inputs`` and the float64 reference make.
 Arrays = dict[str, np.ndarray]
+
+
+class DeviceArray(Protocol):
+    """An array on a backend's device: a numpy array, a torch tensor, a CuPy or pyopencl array, the Vulkan
+    adapter's ``WgpuArray``. The catalog needs only its shape; a runtime's builders use the rest of what their
+    arrays offer, which ``__getattr__`` lets a type checker see as ``Any``."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    def __getattr__(self, attr: str) -> Any: ...
+
+
+#: A kernel's named arrays on a device: the inputs or the outputs a variant's call receives.
+DeviceArrays = dict[str, DeviceArray]
+#: A tunable parameter's value (a tile size, an unroll factor, a block size; a choice by name).
+TunableValue = int | float | str
+#: Values of a variant's tunable parameters by name (``{"NB": 128, "KC": 256}``).
+TunableConfig = dict[str, TunableValue]
 
 #: Default tolerances (error relative to the reference's magnitude) per dtype.
 DEFAULT_TOLERANCES: dict[str, float] = {
@@ -90,7 +112,7 @@ class KernelSpec:
         return {k: np.asarray(v).astype(self.input_dtypes[k]) if k in self.input_dtypes else round_to(v, dtype)
                 for k, v in raw.items()}
 
-    def example_inputs(self, backend: BackendLike, params: Params, dtype: str, seed: int = 0) -> dict[str, Any]:
+    def example_inputs(self, backend: BackendLike, params: Params, dtype: str, seed: int = 0) -> DeviceArrays:
         """:meth:`host_inputs` on ``backend``'s device (cast there for bfloat16), e.g. to compile a variant.
 
         Here, in the spec, so that builders in the catalog need nothing from the
@@ -118,7 +140,7 @@ class BuildContext:
     dtype: str
     #: The values of the variant's tunable parameters for this build (``Variant.tunables``), every one filled
     #: in: the configuration given, else the tuned one for this device, dtype and shape class, else defaults.
-    config: dict[str, Any] = field(default_factory=dict)
+    config: TunableConfig = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -127,8 +149,8 @@ class Tunable:
     trying on any machine and the hand-picked default, which must be one of them."""
 
     name: str
-    values: tuple[Any, ...]
-    default: Any
+    values: tuple[TunableValue, ...]
+    default: TunableValue
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -137,15 +159,15 @@ class Tunable:
 
 
 #: (inputs, outputs) -> outputs dict / single array / None (meaning: wrote into ``outputs``).
-KernelCall = Callable[[dict[str, Any], dict[str, Any]], Any]
+KernelCall = Callable[[DeviceArrays, DeviceArrays], Any]
 
 
-def format_config(config: Mapping[str, Any]) -> str:
+def format_config(config: Mapping[str, TunableValue]) -> str:
     """``NB=128,KC=256``: a configuration in the form variant names and rows use."""
     return ",".join(f"{k}={v}" for k, v in config.items())
 
 
-def _holds(restriction: str, config: Mapping[str, Any]) -> bool:
+def _holds(restriction: str, config: Mapping[str, TunableValue]) -> bool:
     """A restriction evaluated over the configuration's names only (no builtins): catalog code, like the
     builders themselves."""
     return bool(eval(restriction, {"__builtins__": {}}, dict(config)))  # noqa: S307
@@ -178,10 +200,10 @@ class Variant:
     #: e.g. ``"NB * KC <= 131072"``: a configuration breaking one is never built.
     restrictions: tuple[str, ...] = ()
 
-    def default_config(self) -> dict[str, Any]:
+    def default_config(self) -> TunableConfig:
         return {t.name: t.default for t in self.tunables}
 
-    def check_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+    def check_config(self, config: Mapping[str, TunableValue]) -> TunableConfig:
         """``config`` completed with defaults; a ValueError naming the bad key and the valid choices."""
         known = {t.name: t for t in self.tunables}
         for key, value in config.items():
@@ -198,7 +220,7 @@ class Variant:
                              f"restriction{'s' * (len(broken) > 1)} {'; '.join(broken)}")
         return full
 
-    def space(self) -> list[dict[str, Any]]:
+    def space(self) -> list[TunableConfig]:
         """Every configuration the tunables span that keeps the restrictions, defaults' order first."""
         import itertools
 

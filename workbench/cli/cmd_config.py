@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from workbench import config as cfg
 from workbench.cli.args_common import command
@@ -44,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def describe(config: dict[str, Any], path: str, exists: bool) -> str:
+def describe(config: cfg.WorkbenchConfig, path: str, exists: bool) -> str:
     lines = [f"configuration file: {path}" + ("" if exists else " (absent: every setting at its default)")]
     lines.append(f"default_backend: {config.get('default_backend', '(automatic choice)')}")
     lines.append(f"store: {config.get('store', '(default: $WORKBENCH_STORE or ./workbench-results.sqlite)')}")

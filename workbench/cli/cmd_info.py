@@ -12,6 +12,7 @@ from typing import Any
 
 from workbench.cli.args_common import command
 from workbench.cli.output import stdout_to_stderr
+from workbench.core.record import JsonObject
 
 #: Versions worth a column, per runtime (the full set is in ``--json``).
 KEY_VERSIONS = {"numpy": ("numpy",), "numba": ("numba", "llvmlite", "threading_layer"),
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def probed_backends(packages: Any, refresh: bool = False) -> dict[str, Any]:
+def probed_backends(packages: Any, refresh: bool = False) -> JsonObject:
     """``backends`` and ``toolchains`` of the environment record, and ``probed_at``: from the cache when its
     fingerprint (:func:`~workbench.backends.described.probe_fingerprint`) matches and it is younger than a day
     (:data:`~workbench.backends.described.CACHE_TTL_S`), else probed now (every runtime imported: 4-5 s of a
@@ -68,7 +69,7 @@ def probed_backends(packages: Any, refresh: bool = False) -> dict[str, Any]:
     from workbench.portable.toolchains import toolchain_records
     from workbench.store.environment import backend_records
 
-    found: dict[str, Any] = {"backends": _guarded(lambda: backend_records(probe_all=True)),
+    found: JsonObject = {"backends": _guarded(lambda: backend_records(probe_all=True)),
                              "toolchains": _guarded(toolchain_records),
                              "probed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     found = json.loads(json.dumps(found, default=str))
@@ -85,7 +86,7 @@ def _guarded(fn: Any) -> Any:
         return f"{type(exc).__name__}: {exc}"
 
 
-def format_environment(env: dict[str, Any]) -> str:
+def format_environment(env: JsonObject) -> str:
     compilers = _toolchain_lines(env["toolchains"]) + [""] if "toolchains" in env else []
     when = f"probed {env['probed_at']}; `workbench info --refresh` probes again" if env.get("probed_at") else ""
     return "\n".join(_backend_lines(env.get("backends"), when) + [""] + compilers + _host_lines(env))
@@ -120,7 +121,7 @@ def _backend_lines(backends: Any, when: str = "") -> list[str]:
     return ["Backends"] + _table(rows) + ([f"  ({when})"] if when else [])
 
 
-def _host_lines(env: dict[str, Any]) -> list[str]:
+def _host_lines(env: JsonObject) -> list[str]:
     host = env.get("host") if isinstance(env.get("host"), dict) else {}
     git = env.get("git") if isinstance(env.get("git"), dict) else {}
     nvcc = env.get("nvcc") if isinstance(env.get("nvcc"), dict) else {}

@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from workbench import config as cfg
 from workbench.backends import registry as backend_registry
 from workbench.catalog import kernels, variants
+from workbench.catalog.spec import TunableValue
 from workbench.cli.args_common import add_store, command
 from workbench.core.dtypes import check_dtype
 
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
                          f"got {args.budget!r}")
     backend = backend_registry.get(args.backend)
     backend.require()
-    config: dict[str, Any] = cfg.read()
+    config: cfg.WorkbenchConfig = cfg.read()
     if args.apply:
         config["default_backend"] = backend.name
     if backend.runtime in THREADED_RUNTIMES:
@@ -74,5 +75,5 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _conf(config: dict[str, Any]) -> str:
+def _conf(config: Mapping[str, TunableValue]) -> str:
     return ",".join(f"{k}={v}" for k, v in config.items())

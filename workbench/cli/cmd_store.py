@@ -5,9 +5,11 @@ and says what to do about each (exit 1 when it finds something). `drop RUN` remo
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from workbench.cli.args_common import add_store, command
+from workbench.core.record import Json
 from workbench.store.database import StoreError, open_store
 
 
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def planned_cells(run: dict[str, Any]) -> tuple[int, int]:
+def planned_cells(run: Mapping[str, Json]) -> tuple[int, int]:
     """(cells, rounds) of a run's stored sweep, rebuilt with this workbench's catalog (for `store check`)."""
     import json
 

@@ -16,14 +16,15 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError
-from typing import Any
+from typing import Any, TypedDict
 
 from workbench.backends import registry
 from workbench.cluster.security import check_security, local_security
 from workbench.cluster.task import close_states, run_request
+from workbench.core.record import RowDict
 from workbench.core.status import Status
-from workbench.measure.cell import failed_result
 from workbench.measure.executor import OnStart, ShouldStop, request_of
+from workbench.measure.failures import failed_result
 from workbench.measure.request import Cell, CellRequest, CheckOnly
 from workbench.measure.result import CellResult
 from workbench.measure.timer import Cancelled, TimingConfig
@@ -44,6 +45,14 @@ INSTALL_HINT = "pip install 'kernel-workbench[cluster]' (dask[distributed], cryp
 CONNECTION_LOST = "scheduler-connection-lost"
 #: Loggers whose tracebacks a lost scheduler sets off (Dask's config gives the client's its own level).
 _DASK_LOGGERS = ("distributed", "distributed.client", "distributed.utils")
+
+
+class DaskWorker(TypedDict, total=False):
+    """What the scheduler says of one Dask worker (``scheduler_info()["workers"]``), of which the executor reads
+    the host and the resources it offers (``{"GPU": 1}``)."""
+
+    host: str
+    resources: dict[str, float]
 
 
 class SchedulerLost(ConnectionError):
@@ -151,7 +160,7 @@ class ClusterExecutor:
         self._envs_sent: set[str] = set()  # environment ids whose record a result has carried
 
     # -- what the cluster offers ----------------------------------------
-    def workers(self) -> dict[str, dict[str, Any]]:
+    def workers(self) -> dict[str, DaskWorker]:
         """The scheduler's Dask workers by address (host, resources ...); :class:`SchedulerLost` when the client
         has no scheduler (its cached list would be empty, and the cells' resources would look missing)."""
         self._check_connected()
@@ -182,7 +191,7 @@ class ClusterExecutor:
         return SchedulerLost(f"lost the Dask scheduler {self.address} mid-run ({why}): it stopped, or the network "
                              "to it failed", self.address)
 
-    def _refresh_hosts(self) -> dict[str, dict[str, Any]]:
+    def _refresh_hosts(self) -> dict[str, DaskWorker]:
         workers = self.workers()
         self._hosts.update({a: str(w.get("host") or _host_of(a)) for a, w in workers.items()})
         return workers
@@ -281,11 +290,11 @@ class ClusterExecutor:
         host = self._hosts.get(address, _host_of(address))
         return max(1, sum(1 for a, h in self._hosts.items() if h == host and a in alive))
 
-    def finish_row(self, row: dict[str, Any]) -> dict[str, Any]:
+    def finish_row(self, row: RowDict) -> RowDict:
         """:func:`shared_host_note` of a row."""
         return shared_host_note(row)
 
-    def execute(self, cell: Cell, config: TimingConfig | CheckOnly, **how: Any) -> dict[str, Any]:
+    def execute(self, cell: Cell, config: TimingConfig | CheckOnly, **how: Any) -> RowDict:
         """One cell's row, through the cluster (a sweep runs whole rounds through :meth:`run`)."""
         how.pop("should_stop", None)
         ((_, res),) = self.run([request_of(cell, config, **how)])
@@ -320,7 +329,7 @@ class ClusterExecutor:
         self.close()
 
 
-def shared_host_note(row: dict[str, Any]) -> dict[str, Any]:
+def shared_host_note(row: RowDict) -> RowDict:
     """A row as merged over rounds, with the shared-host note: a CPU cell timed while other Dask workers
     shared its host is noisy (they ran cells side by side); a device cell gets the note only. Rows that did not
     run on a cluster (no ``cluster_workers_on_host``) are returned as they are."""

@@ -21,13 +21,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from workbench.backends import registry
 from workbench.core.processes import pid_alive
+from workbench.core.record import JsonObject
 from workbench.core.status import Status
-from workbench.measure.cell import failed_result
 from workbench.measure.executor import LocalExecutor
+from workbench.measure.failures import failed_result
 from workbench.measure.isolation import make_executor
 from workbench.measure.request import CellRequest
 from workbench.measure.result import CellResult
@@ -47,7 +47,7 @@ class _WorkerState:
     peaks: dict[str, Peaks] = field(default_factory=dict)
     #: The environment record as last sent to the client, and the backends it describes.
     env_id: str = ""
-    env: dict[str, Any] = field(default_factory=dict)
+    env: JsonObject = field(default_factory=dict)
     backends_seen: set[str] = field(default_factory=set)
 
 

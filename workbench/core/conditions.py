@@ -16,10 +16,11 @@ import logging
 import os
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 import psutil
 
+from workbench.core.record import RowDict
 from workbench.core.threads import describe
 
 log = logging.getLogger(__name__)
@@ -48,14 +49,22 @@ class Conditions:
     gpu_throttle: str | None = None
     threads: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RowDict:
         return asdict(self)
+
+
+class GpuReading(TypedDict):
+    """What a GPU monitor reads: the :class:`Conditions` fields of the GPU (None: not readable)."""
+
+    gpu_clock_mhz: float | None
+    gpu_temp_c: float | None
+    gpu_throttle: str | None
 
 
 class GpuMonitor(Protocol):
     name: str
 
-    def read(self) -> dict[str, Any]: ...
+    def read(self) -> GpuReading: ...
 
 
 def _busy_seconds(t: Any) -> float:
@@ -251,7 +260,7 @@ class NvmlMonitor:
         self._nvml = pynvml
         self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> GpuReading:
         n, h = self._nvml, self._handle
         reasons = n.nvmlDeviceGetCurrentClocksThrottleReasons(h)
         return {"gpu_clock_mhz": float(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM)),
@@ -271,7 +280,7 @@ class AmdSmiMonitor:
         self._smi = amdsmi
         self._handle = amdsmi.amdsmi_get_processor_handles()[index]
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> GpuReading:
         s, h = self._smi, self._handle
         clk = s.amdsmi_get_clock_info(h, s.AmdSmiClkType.GFX)
         temp = s.amdsmi_get_temp_metric(h, s.AmdSmiTemperatureType.EDGE, s.AmdSmiTemperatureMetric.CURRENT)

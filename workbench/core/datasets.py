@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:  # pandas loads when a table is read: the harness's per-cell lookup (published_peak) needs none
     import pandas as pd
@@ -24,6 +24,30 @@ SHAPE_COLUMNS = ("model", "family", "hidden", "intermediate", "heads", "kv_heads
 #: Column prefix per dtype; "tf32" is the rate float32 matmuls reach where TF32 is allowed.
 _DTYPE_PREFIX = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "tf32": "tf32"}
 PEAK_FIGURES = ("fp32_tflops", "fp16_tflops", "bf16_tflops", "fp64_tflops", "tf32_tflops", "mem_bw_gbps")
+
+
+class LlmShape(TypedDict, total=False):
+    """One model's transformer layer shape: a row of ``llm_shapes.csv`` in :data:`SHAPE_COLUMNS` (empty cells
+    left out)."""
+
+    model: str
+    family: str
+    hidden: int
+    intermediate: int
+    heads: int
+    kv_heads: int
+    layers: int
+    vocab: int
+
+
+class LlmSweepDefaults(TypedDict, total=False):
+    """``llm_sweep.json``: the default axes of the ``llm`` suite."""
+
+    description: str
+    models: list[str]
+    batch_sizes: list[int]
+    seq_lens: list[int]
+    kv_lens: list[int]
 
 
 def datasets_path() -> Path:
@@ -54,7 +78,7 @@ def llm_shapes(models: Iterable[str] | None = None) -> pd.DataFrame:
     return df
 
 
-def llm_shape_records(models: Iterable[str] | None = None) -> list[dict[str, Any]]:
+def llm_shape_records(models: Iterable[str] | None = None) -> list[LlmShape]:
     """The rows of :func:`llm_shapes` as plain dicts of :data:`SHAPE_COLUMNS` (numbers as int, empty cells
     left out), read without pandas: a sweep's parent plans the suites from these (pandas cost it 0.4-0.5 s
     and ~40 MB)."""
@@ -71,7 +95,7 @@ def llm_shape_records(models: Iterable[str] | None = None) -> list[dict[str, Any
     return [dict(by_name[m]) for m in wanted]
 
 
-def llm_sweep_defaults() -> dict[str, Any]:
+def llm_sweep_defaults() -> LlmSweepDefaults:
     """Default ``models``, ``batch_sizes`` and ``seq_lens`` of the ``llm`` suite (``workbench.sweep.suites``)."""
     with open(datasets_path() / "llm_sweep.json", encoding="utf-8") as f:
         return json.load(f)

@@ -129,7 +129,7 @@ class Row:
         """The typed view of a row dict (keys that are not columns are ignored)."""
         return cls(**{k: row[k] for k in RESULT_COLUMNS if k in row})
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RowDict:
         return dataclasses.asdict(self)
 
 
@@ -159,7 +159,7 @@ def size_label(params: Mapping[str, int]) -> str:
     return " ".join(f"{k}={int(v)}" for k, v in params.items())
 
 
-def empty_row() -> dict[str, Any]:
+def empty_row() -> RowDict:
     return Row().to_dict()
 
 

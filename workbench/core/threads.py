@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from collections.abc import Mapping
 
 _OPENMP_USERS = ("torch", "numba")
 #: libgomp spin iterations before an idle thread sleeps (its default is 300,000; PASSIVE is 0).
@@ -74,13 +74,13 @@ def policy_note() -> str:
     return f"{chosen} (set before workbench)" if chosen else "runtime default (workbench not imported first)"
 
 
-def thread_counts() -> dict[str, Any]:
+def thread_counts() -> dict[str, int]:
     """Threads each runtime loaded in this process would use now, without loading any.
 
     ``torch``: intra-op threads; ``numba``: its parallel threads (the configured count until its threading
     layer starts); BLAS and OpenMP pools by library (threadpoolctl), e.g. ``{"blas:openblas": 2}``.
     """
-    out: dict[str, Any] = {}
+    out: dict[str, int] = {}
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "get_num_threads"):
         out["torch"] = int(torch.get_num_threads())
@@ -99,7 +99,7 @@ def thread_counts() -> dict[str, Any]:
     return out
 
 
-def describe(counts: dict[str, Any] | None = None) -> str:
+def describe(counts: Mapping[str, int] | None = None) -> str:
     """Threads in words, for a row's ``threads`` column and ``timeit``:
     ``"torch 2, blas:openblas 2, openmp:libgomp 2; OpenMP wait: spin 10000 then sleep (set by workbench)"``."""
     counts = thread_counts() if counts is None else counts

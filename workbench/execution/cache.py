@@ -20,10 +20,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
+
+from workbench.catalog.spec import DeviceArrays, KernelCall
 
 #: A recorded (or planned, or compiled) block: ``run(inputs, outputs)``, as a catalog variant's call.
-Runner = Callable[[dict[str, Any], dict[str, Any]], Any]
+Runner = KernelCall
 #: The modes a recording may be made for; ``eager`` appears only as the result of a fallback.
 RECORDED_MODES = ("graph", "fused")
 #: Entries kept before the least recently used is evicted (each holds its preallocated buffers).
@@ -52,6 +54,50 @@ def shape_label(params: Mapping[str, int]) -> str:
     return ",".join(f"{k}={int(v)}" for k, v in params.items())
 
 
+class EntryStats(TypedDict):
+    """One cached shape in :meth:`ExecutionCache.get_stats`: what it is, the mode it runs in, its reuse."""
+
+    block: str
+    variant: str
+    backend: str
+    shape: str
+    dtype: str
+    requested: str
+    mode: str
+    hits: int
+    record_s: float
+    fallback: str | None
+
+
+class CacheTotals(TypedDict):
+    """The cache's counters (:meth:`ExecutionCache.totals`)."""
+
+    size: int
+    hits: int
+    misses: int
+    recordings: int
+    fusion_attempts: int
+    fusion_successes: int
+    fallbacks: int
+    evictions: int
+
+
+class CacheStats(CacheTotals):
+    """:meth:`ExecutionCache.get_stats`: the counters and every cached shape."""
+
+    entries: list[EntryStats]
+
+
+class CellCacheStats(CacheTotals):
+    """:func:`row_stats`: a cell's cached shape and the counters, as a row's ``exec_cache`` holds them (JSON)."""
+
+    mode: str
+    requested: str
+    shape_hits: int
+    record_s: float
+    fallback: str | None
+
+
 @dataclass
 class Entry:
     """One cached shape: the runner, the mode it runs in and what reusing it has counted."""
@@ -65,7 +111,7 @@ class Entry:
     hits: int = 0
     fallback: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> EntryStats:
         return {"block": self.key.block, "variant": self.key.variant, "backend": self.key.backend,
                 "shape": self.key.shape, "dtype": self.key.dtype, "requested": self.requested, "mode": self.mode,
                 "hits": self.hits, "record_s": self.record_s, "fallback": self.fallback}
@@ -86,8 +132,8 @@ class ExecutionCache:
         self.hits = self.misses = self.recordings = self.evictions = 0
         self.fusion_attempts = self.fusion_successes = self.fallbacks = 0
 
-    def run(self, key: CacheKey, mode: str, record: Callable[[], Runner], inputs: dict[str, Any],
-            outputs: dict[str, Any], eager: Callable[[], Runner] | None = None) -> Any:
+    def run(self, key: CacheKey, mode: str, record: Callable[[], Runner], inputs: DeviceArrays,
+            outputs: DeviceArrays, eager: Callable[[], Runner] | None = None) -> Any:
         """Run the block for ``key``: replay its recording (a hit), or record it first (a miss).
 
         ``record()`` captures / plans / compiles the block for this shape and
@@ -144,12 +190,12 @@ class ExecutionCache:
     def entry(self, key: CacheKey) -> Entry | None:
         return self._entries.get(key)
 
-    def get_stats(self) -> dict[str, Any]:
+    def get_stats(self) -> CacheStats:
         """Cache size, hits, misses, recordings, fusion attempts / successes / fallbacks, evictions, and
         each cached shape with its mode (``entries``)."""
         return {**self.totals(), "entries": [e.to_dict() for e in self._entries.values()]}
 
-    def totals(self) -> dict[str, int]:
+    def totals(self) -> CacheTotals:
         return {"size": len(self._entries), "hits": self.hits, "misses": self.misses,
                 "recordings": self.recordings, "fusion_attempts": self.fusion_attempts,
                 "fusion_successes": self.fusion_successes, "fallbacks": self.fallbacks,
@@ -170,7 +216,7 @@ def execution_cache() -> ExecutionCache:
     return _CACHE
 
 
-def execution_stats() -> dict[str, Any]:
+def execution_stats() -> CacheStats:
     """``get_stats()`` of the process-wide cache."""
     return _CACHE.get_stats()
 
@@ -180,7 +226,7 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-def row_stats(block: str, variant: str, backend: str, params: Mapping[str, int], dtype: str) -> dict[str, Any] | None:
+def row_stats(block: str, variant: str, backend: str, params: Mapping[str, int], dtype: str) -> CellCacheStats | None:
     """What a measurement row records: this cell's cached shape (mode, hits, recording time, fallback) and
     the cache's totals at the end of the cell; None when the cell's variant records nothing."""
     entry = _CACHE.entry(CacheKey.of(block, variant, backend, params, dtype))

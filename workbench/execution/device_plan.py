@@ -32,7 +32,7 @@ from workbench.portable.runtimes import launcher, target_of
 from workbench.portable.source import render
 
 if TYPE_CHECKING:
-    from workbench.catalog.spec import BuildContext
+    from workbench.catalog.spec import BuildContext, DeviceArrays
 
 #: An argument of a launch: the name of an input, output or buffer, or an int size (passed as int32).
 Arg = str | int
@@ -57,9 +57,9 @@ class DevicePlan:
     buffers: dict[str, tuple[int, ...]]
     launch: Callable[[str, tuple[int, ...], tuple[int, ...], Sequence[Any]], None]
     #: Device arrays made once per plan and read by every call (e.g. RoPE tables, as engines cache them).
-    constants: dict[str, Any]
+    constants: DeviceArrays
 
-    def allocate(self) -> dict[str, Any]:
+    def allocate(self) -> DeviceArrays:
         """The intermediate buffers, and the constants."""
         return {**{n: self.ctx.backend.empty(s, self.ctx.dtype) for n, s in self.buffers.items()}, **self.constants}
 
@@ -88,11 +88,11 @@ def compile_plan(ctx: BuildContext, source: str | Path, steps: list[Step], buffe
     return DevicePlan(ctx, steps, buffers, launch, consts)
 
 
-def eager_runner(plan: DevicePlan) -> Callable[[dict[str, Any], dict[str, Any]], None]:
+def eager_runner(plan: DevicePlan) -> Callable[[DeviceArrays, DeviceArrays], None]:
     """Kernel by kernel: fresh intermediates per call, the host waits after every launch."""
     backend = plan.ctx.backend
 
-    def run(inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
+    def run(inputs: DeviceArrays, outputs: DeviceArrays) -> None:
         for step, args in plan.bind({**inputs, **outputs, **plan.allocate()}):
             plan.launch(step.entry, step.grid, step.block, args)
             backend.synchronize()
@@ -100,18 +100,18 @@ def eager_runner(plan: DevicePlan) -> Callable[[dict[str, Any], dict[str, Any]],
     return run
 
 
-def graph_runner(plan: DevicePlan) -> Callable[[dict[str, Any], dict[str, Any]], None]:
+def graph_runner(plan: DevicePlan) -> Callable[[DeviceArrays, DeviceArrays], None]:
     """The recorded form for the backend's runtime: a launch list on OpenCL, a captured graph on CuPy."""
     if plan.ctx.backend.runtime == "cupy":
         return _cupy_graph(plan)
     return _launch_list(plan)
 
 
-def _launch_list(plan: DevicePlan) -> Callable[[dict[str, Any], dict[str, Any]], None]:
+def _launch_list(plan: DevicePlan) -> Callable[[DeviceArrays, DeviceArrays], None]:
     buffers, backend = plan.allocate(), plan.ctx.backend
     launch = plan.launch
 
-    def run(inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
+    def run(inputs: DeviceArrays, outputs: DeviceArrays) -> None:
         for step, args in plan.bind({**inputs, **outputs, **buffers}):
             launch(step.entry, step.grid, step.block, args)
         backend.synchronize()  # the one host synchronisation of the block
@@ -119,13 +119,13 @@ def _launch_list(plan: DevicePlan) -> Callable[[dict[str, Any], dict[str, Any]],
     return run
 
 
-def _cupy_graph(plan: DevicePlan) -> Callable[[dict[str, Any], dict[str, Any]], None]:  # pragma: no cover - GPU
+def _cupy_graph(plan: DevicePlan) -> Callable[[DeviceArrays, DeviceArrays], None]:  # pragma: no cover - GPU
     import cupy
 
     buffers = plan.allocate()
     stream = cupy.cuda.Stream(non_blocking=True)
 
-    def capture(inputs: dict[str, Any], outputs: dict[str, Any]) -> Callable[[], None]:
+    def capture(inputs: DeviceArrays, outputs: DeviceArrays) -> Callable[[], None]:
         bound = plan.bind({**inputs, **outputs, **buffers})
         with stream:
             stream.begin_capture()

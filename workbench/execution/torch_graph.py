@@ -9,14 +9,16 @@ GPU this code is imported and unit-checked, never run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from workbench.catalog.spec import DeviceArrays
 from workbench.execution.replay import ReplayTable
 
 if TYPE_CHECKING:
     from workbench.catalog.spec import BuildContext
 
-Plan = Callable[[dict[str, Any], dict[str, Any]], None]
+#: A block's out= plan: ``plan(inputs, outputs)`` writes the outputs.
+Plan = Callable[[DeviceArrays, DeviceArrays], None]
 
 
 def graph_or_plan(ctx: BuildContext, plan: Plan) -> Plan:
@@ -31,7 +33,7 @@ def graph_or_plan(ctx: BuildContext, plan: Plan) -> Plan:
 def cuda_graph(plan: Plan) -> Plan:  # pragma: no cover - needs a GPU
     import torch
 
-    def capture(inp: dict[str, Any], out: dict[str, Any]) -> Callable[[], None]:
+    def capture(inp: DeviceArrays, out: DeviceArrays) -> Callable[[], None]:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):

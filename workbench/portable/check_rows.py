@@ -9,7 +9,9 @@ import re
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+
+from workbench.core.record import JsonObject
+from workbench.portable.source import Defines, DefineValue
 
 DEFAULT_TIMEOUT_S = 180.0
 _KERNEL_DEF = re.compile(r"\bKERNEL\s+void\s+(?P<name>[A-Za-z_]\w*)\s*\(")
@@ -38,7 +40,7 @@ class KernelRow:
     arch: str
     dtype: str
     variants: list[str]
-    defines: dict[str, Any]
+    defines: Defines
     tool: str
     registers: int | None = None
     spill_stores: int | None = None
@@ -64,7 +66,7 @@ class KernelRow:
     def ok(self) -> bool:
         return not self.problems
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {**asdict(self), "ok": self.ok}
 
 
@@ -73,7 +75,7 @@ class Unit:
     """One compile: a source with its build-time defines, for the variants that share them."""
 
     source: Path
-    defines: tuple[tuple[str, Any], ...]
+    defines: tuple[tuple[str, DefineValue], ...]
     variants: tuple[str, ...]
     registered: bool = True
 

@@ -27,10 +27,11 @@ import numpy as np
 from workbench.catalog import BuildContext, Unsupported, registry, variant
 from workbench.portable.prelude import DTYPES
 from workbench.portable.runtimes import launcher, target_of
-from workbench.portable.source import expand_includes, kernel_names, render
+from workbench.portable.source import Defines, DefineValue, expand_includes, kernel_names, render
 
 if TYPE_CHECKING:
     from workbench.catalog.authoring import KernelFolder
+    from workbench.catalog.spec import DeviceArrays
 
 Sizes = Mapping[str, int]
 
@@ -112,7 +113,7 @@ class PortableProgram:
     variant: str
     source: Path
     launches: tuple[Launch, ...]
-    defines: dict[str, Any] = field(default_factory=dict)
+    defines: Defines = field(default_factory=dict)
     derived: dict[str, Callable[[Sizes], int]] = field(default_factory=dict)
     scratch: dict[str, Scratch] = field(default_factory=dict)
     scalars: dict[str, float] = field(default_factory=dict)
@@ -167,7 +168,7 @@ class PortableProgram:
         acc = _acc_dtype(dtype).type
         consts = {**{k: np.int32(v) for k, v in sizes.items()}, **{k: acc(v) for k, v in self.scalars.items()}}
 
-        def run(inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
+        def run(inputs: DeviceArrays, outputs: DeviceArrays) -> None:
             arrays = {**inputs, **outputs, **scratch}
             for entry, grid, block, names in steps:
                 launch(entry, grid, block, [_resolve(n, arrays, consts, entry) for n in names])
@@ -190,7 +191,7 @@ def _scratch_dtype(kind: str, dtype: str) -> str:
     return kind
 
 
-def _resolve(name: str, arrays: dict[str, Any], consts: dict[str, Any], entry: str) -> Any:
+def _resolve(name: str, arrays: DeviceArrays, consts: Mapping[str, np.generic], entry: str) -> Any:
     if name in arrays:
         return arrays[name]
     if name in consts:
@@ -200,7 +201,7 @@ def _resolve(name: str, arrays: dict[str, Any], consts: dict[str, Any], entry: s
 
 
 def portable_variant(kernel: str, name: str, source: str | Path, launches: Iterable[Launch], *,
-                     defines: Mapping[str, Any] | None = None, derived: Mapping[str, Callable] | None = None,
+                     defines: Mapping[str, DefineValue] | None = None, derived: Mapping[str, Callable] | None = None,
                      scratch: Mapping[str, Scratch] | None = None, scalars: Mapping[str, float] | None = None,
                      runtimes: Iterable[str] = ("cupy", "opencl"), needs_warp: bool = False,
                      mode: str = "eager", description: str = "") -> PortableProgram:

@@ -26,6 +26,11 @@ INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
 _KERNEL_DECL = re.compile(r"\bKERNEL\s+void\s+([A-Za-z_]\w*)\s*\(")
 
+#: A build-time constant's value, written as ``#define NAME value``: a size, or a literal's text (``repr(EPS)``).
+DefineValue = int | float | str
+#: Build-time constants by name.
+Defines = dict[str, DefineValue]
+
 
 def _quote(path: Path | str) -> str:
     return str(path).replace("\\", "\\\\").replace('"', '\\"')
@@ -51,11 +56,11 @@ def expand_includes(path: Path, _stack: tuple[Path, ...] = ()) -> str:
     return "\n".join(out) + "\n"
 
 
-def define_block(defines: Mapping[str, object]) -> str:
+def define_block(defines: Mapping[str, DefineValue]) -> str:
     return "".join(f"#define {k} {v}\n" for k, v in sorted(defines.items()))
 
 
-def render(path: str | Path, target: str, dtype: str, defines: Mapping[str, object] | None = None) -> str:
+def render(path: str | Path, target: str, dtype: str, defines: Mapping[str, DefineValue] | None = None) -> str:
     """The full compilation unit for ``path`` on ``target`` in ``dtype``."""
     return (f'#line 1 "<workbench defines>"\n{define_block(defines or {})}'
             f'#line 1 "<workbench prelude {target}>"\n{prelude(target, dtype)}'

@@ -9,33 +9,45 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from workbench.portable import compile_check, hip_check, triton_catalog
 
 CUDA_HINT = "install the CUDA toolkit, or pip install 'nvidia-cuda-nvrtc==13.0.*' cupy-cuda13x"
 
 
+class ToolchainRecord(TypedDict):
+    """One compiler in ``workbench info`` and the environment record's ``toolchains``."""
+
+    name: str
+    available: bool
+    version: str | None
+    targets: str
+    path: str | None
+    #: Why it is unavailable ("" when available).
+    reason: str
+
+
 def _record(name: str, version: str | None, targets: str, reason: str = "", path: str | None = None
-            ) -> dict[str, Any]:
+            ) -> ToolchainRecord:
     return {"name": name, "available": version is not None and not reason, "version": version, "targets": targets,
             "path": path, "reason": reason}
 
 
-def _nvcc() -> dict[str, Any]:
+def _nvcc() -> ToolchainRecord:
     path = compile_check.find_nvcc()
     if not path:
         return _record("nvcc", None, "sm_XX (portable C as CUDA)", f"not on the PATH ({CUDA_HINT})")
     return _record("nvcc", compile_check.nvcc_version(path), "sm_XX (portable C as CUDA)", path=path)
 
 
-def _nvrtc() -> dict[str, Any]:
+def _nvrtc() -> ToolchainRecord:
     found = compile_check.nvrtc_version()
     return _record("NVRTC", found, "sm_XX (portable C as CUDA; used when nvcc is absent)",
                    "" if found else f"not loadable through CuPy ({CUDA_HINT})")
 
 
-def _hipcc() -> dict[str, Any]:
+def _hipcc() -> ToolchainRecord:
     hip = hip_check.find_hipcc()
     targets = "gfxNNN (portable C as HIP), the targets its LLVM knows"
     if hip is None:
@@ -43,7 +55,7 @@ def _hipcc() -> dict[str, Any]:
     return _record("hipcc", f"{hip.hip_version} (LLVM {hip.llvm_version})", targets, path=hip.path)
 
 
-def _triton_backends() -> list[dict[str, Any]]:
+def _triton_backends() -> list[ToolchainRecord]:
     version = triton_catalog.triton_version()
     nvidia_targets = "sm_XX (Triton kernels, through its bundled ptxas)"
     amd_targets = "gfx908/gfx90a/gfx942/gfx950, gfx11xx/gfx12xx (Triton kernels)"
@@ -61,7 +73,7 @@ def _triton_backends() -> list[dict[str, Any]]:
                     "" if amd.is_file() else "this triton build has no AMD backend")]
 
 
-def toolchain_records() -> list[dict[str, Any]]:
+def toolchain_records() -> list[ToolchainRecord]:
     """One record per compiler: name, available, version, targets, path and the reason when unavailable."""
     records = []
     for probe in (_nvcc, _nvrtc, _hipcc):

@@ -22,13 +22,43 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from workbench.core.status import Status
 from workbench.portable.check_rows import KernelRow
+from workbench.portable.source import DefineValue
 
 TRITON_HINT = "pip install 'kernel-workbench[triton]'"
 VARIANTS_FILE = "triton_variants.py"
+
+
+class _WorkerRowKey(TypedDict):
+    kernel: str
+    target: str
+    status: str
+
+
+class WorkerRow(_WorkerRowKey, total=False):
+    """One compile as the worker (:mod:`workbench.portable._triton_worker`) prints it in JSON: a
+    :class:`~workbench.portable.triton_check.TritonCompileRow` and what its ``COMPILE`` entry adds (label,
+    constexprs with ``num_warps``, dtype, the folder's Triton variants, seconds taken)."""
+
+    n_regs: int | None
+    n_spills: int | None
+    shared: int | None
+    sgprs: int | None
+    compiler: str
+    message: str
+    spill_loads: int | None
+    stack: int | None
+    agprs: int | None
+    sgpr_spills: int | None
+    vgpr_spills: int | None
+    label: str
+    constexprs: dict[str, DefineValue]
+    dtype: str
+    variants: list[str]
+    seconds: float
 
 
 def triton_version() -> str | None:
@@ -102,7 +132,7 @@ def _compile_folder(folder: Path, archs: list[str], timeout: float, relative_to:
     return [_row(display, r) for r in payload["rows"]]
 
 
-def _row(display: str, r: dict[str, Any]) -> KernelRow:
+def _row(display: str, r: WorkerRow) -> KernelRow:
     kernel = r["kernel"] + (f" ({r['label']})" if r.get("label") else "")
     row = KernelRow(file=display, kernel=kernel, arch=r["target"], dtype=r.get("dtype") or "-",
                     variants=r.get("variants") or [], defines=r.get("constexprs") or {}, tool="triton",

@@ -20,7 +20,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from workbench.core.record import JsonObject
 from workbench.core.status import Status
+from workbench.portable.source import DefineValue
 
 TARGETS = ("sm_80", "sm_90", "gfx90a", "gfx942")
 
@@ -40,7 +42,7 @@ class TritonCompile:
 
     kernel: Callable[[], Any]
     signature: Mapping[str, str]
-    constexprs: Mapping[str, Any] = field(default_factory=dict)
+    constexprs: Mapping[str, DefineValue] = field(default_factory=dict)
     num_warps: int = 4
     #: What distinguishes this entry from the kernel's others (e.g. an autotune config), shown in the table.
     label: str = ""
@@ -63,7 +65,7 @@ class TritonCompileRow:
     sgpr_spills: int | None = None  # AMD only
     vgpr_spills: int | None = None  # AMD only
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return asdict(self)
 
 
@@ -123,7 +125,7 @@ def _amd_usage(amdgcn: str) -> dict[str, int | None]:
             "n_spills": None if vs is None and ss is None else (vs or 0) + (ss or 0)}
 
 
-def compile_triton(fn: Any, signature: dict[str, str], constexprs: dict[str, Any], target: str,
+def compile_triton(fn: Any, signature: dict[str, str], constexprs: dict[str, DefineValue], target: str,
                    num_warps: int = 4) -> TritonCompileRow:
     """Compile the ``@triton.jit`` function ``fn`` for ``target``; errors become a row with the message."""
     name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "kernel")

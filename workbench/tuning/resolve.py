@@ -17,11 +17,11 @@ import math
 import os
 import platform
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench import config as config_file
 from workbench.catalog.registry import given_or_default, set_config_resolver
-from workbench.catalog.spec import BuildContext, KernelSpec, Variant, format_config
+from workbench.catalog.spec import BuildContext, KernelSpec, TunableConfig, Variant, format_config
 from workbench.core.dtypes import itemsize
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def shape_class(spec: KernelSpec, params: Mapping[str, int], dtype: str) -> str:
 
 
 def lookup(variant: Variant, spec: KernelSpec, backend: Backend, dtype: str, params: Mapping[str, int],
-           config: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+           config: config_file.WorkbenchConfig | None = None) -> config_file.TunedEntry | None:
     """The tuned entry for this variant (of kernel ``spec``), device, dtype and shape class in ``config``
     (default: the configuration file), or None."""
     cfg = config_file.read() if config is None else config
@@ -79,7 +79,7 @@ def lookup(variant: Variant, spec: KernelSpec, backend: Backend, dtype: str, par
     return None
 
 
-def resolve_config(variant: Variant, spec: KernelSpec, ctx: BuildContext) -> tuple[dict[str, Any], str | None]:
+def resolve_config(variant: Variant, spec: KernelSpec, ctx: BuildContext) -> tuple[TunableConfig, str | None]:
     """(configuration, label): the one given in ``ctx.config``; else the tuned one for this device, dtype
     and shape class (unless :func:`tuned_enabled` is off); else the variant's defaults (label None)."""
     if ctx.config:

@@ -18,14 +18,14 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from workbench import config as config_file
 from workbench.backends import registry as backend_registry
 from workbench.backends.base import Backend
 from workbench.catalog import registry
-from workbench.catalog.spec import KernelSpec, Variant, format_config
-from workbench.core.record import size_label
+from workbench.catalog.spec import KernelSpec, TunableConfig, Variant, format_config
+from workbench.core.record import RowDict, size_label
 from workbench.core.status import Status
 from workbench.core.timestamps import now_iso
 from workbench.judge.compare import speedup_vs_baseline
@@ -41,12 +41,25 @@ STRATEGIES = ("grid", "random", "bayes")
 @dataclass
 class Trial:
     number: int
-    config: dict[str, Any]
+    config: TunableConfig
     status: str
     median_s: float | None
     message: str = ""
     best_so_far_s: float | None = None
     elapsed_s: float = 0.0
+
+
+class TuneVerdict(TypedDict):
+    """The confirmation's paired verdict on the chosen configuration against the default (the speed-up with
+    its confidence interval and noise floor, from :func:`workbench.judge.compare.speedup_vs_baseline`)."""
+
+    speedup: float
+    ci_low: float
+    ci_high: float
+    floor: float
+    verdict: str
+    #: The configuration judged.
+    against: TunableConfig
 
 
 @dataclass
@@ -69,7 +82,7 @@ class TuneResult:
     chosen: Trial | None = None
     #: The confirmation: its run, and the chosen one's paired verdict against the default.
     confirm_run_id: str | None = None
-    verdict: dict[str, Any] | None = None
+    verdict: TuneVerdict | None = None
     #: Median of the confirmation's round medians per configuration (``NB=128,...`` -> seconds).
     confirmed_s: dict[str, float] = field(default_factory=dict)
 
@@ -84,7 +97,7 @@ class TuneResult:
     def kept(self) -> Trial | None:
         return self.chosen or self.best
 
-    def entry(self) -> dict[str, Any]:
+    def entry(self) -> config_file.TunedEntry:
         """The configuration-file entry of the best configuration."""
         kept = self.kept
         assert kept is not None
@@ -153,7 +166,7 @@ def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", par
     study = optuna.create_study(direction="minimize", sampler=sampler_for(strategy, base, seed))
     study.enqueue_trial(base.default_config())
 
-    def measure(config: dict[str, Any], number: int) -> Trial:
+    def measure(config: TunableConfig, number: int) -> Trial:
         return _measure(st, run_id, env_id, kernel, variant, b.name, dtype, params, verify_sizes, config, timing,
                         seed, number)
 
@@ -202,7 +215,7 @@ class _Search:
 
     result: TuneResult
     base: Variant
-    measure: Callable[[dict[str, Any], int], Trial]
+    measure: Callable[[TunableConfig, int], Trial]
     space_size: int
     max_trials: int | None
     bar: Any
@@ -227,7 +240,7 @@ class _Search:
             raise _Failed(f"{key}: {trial.status}")
         return trial.median_s
 
-    def _new_trial(self, full: dict[str, Any]) -> Trial:
+    def _new_trial(self, full: TunableConfig) -> Trial:
         result = self.result
         trial = self.measure(full, len(result.trials))
         trial.elapsed_s = time.perf_counter() - self.started
@@ -246,11 +259,11 @@ class _Search:
 
 
 def _measure(st: Any, run_id: str, env_id: str, kernel: str, variant: str, backend: str, dtype: str,
-             params: dict[str, int], verify_sizes: list[dict[str, int]], config: dict[str, Any],
+             params: dict[str, int], verify_sizes: list[dict[str, int]], config: TunableConfig,
              timing: TimingConfig, seed: int, number: int) -> Trial:
     """Verify ``config`` on the odd sizes, then check and time it at ``params``; store the row that decides."""
     name = registry.configured(kernel, variant, config).name
-    row: dict[str, Any] = {}
+    row: RowDict = {}
     for p in verify_sizes:
         row = run_cell(Cell.make(kernel, name, backend, dtype, p), CheckOnly((seed, seed + 1)))
         if row["status"] != Status.OK:
@@ -264,7 +277,7 @@ def _measure(st: Any, run_id: str, env_id: str, kernel: str, variant: str, backe
     return Trial(number, dict(config), status, row["median_s"] if timed else None, row.get("message") or "")
 
 
-def _confirm(result: TuneResult, st: Any, default: dict[str, Any], top: int, rounds: int,
+def _confirm(result: TuneResult, st: Any, default: TunableConfig, top: int, rounds: int,
              timing: TimingConfig) -> None:
     """Measure the ``top`` fastest configurations with the default in one run of interleaved ``rounds``, in
     this process; keep the fastest that the paired verdict calls faster than the default, else the default."""
@@ -291,8 +304,8 @@ def _confirm(result: TuneResult, st: Any, default: dict[str, Any], top: int, rou
     pick = faster.iloc[0] if len(faster) else (table.sort_values("speedup", ascending=False).iloc[0]
                                                if len(table) else None)
     if pick is not None:
-        result.verdict = {k: pick[k] for k in ("speedup", "ci_low", "ci_high", "floor", "verdict")}
-        result.verdict["against"] = names[pick["variant"]].config
+        result.verdict = {"speedup": pick["speedup"], "ci_low": pick["ci_low"], "ci_high": pick["ci_high"],
+                          "floor": pick["floor"], "verdict": pick["verdict"], "against": names[pick["variant"]].config}
     if len(faster):
         winner = names[faster.iloc[0]["variant"]]
         result.chosen = Trial(winner.number, winner.config, "ok", medians[faster.iloc[0]["variant"]], winner.message)

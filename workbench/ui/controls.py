@@ -16,7 +16,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from workbench.backends.base import KNOWN_DTYPES, Capabilities, Probe
+from workbench.backends.base import KNOWN_DTYPES, Backend, Capabilities, Probe
 from workbench.catalog.spec import MODES, KernelSpec, Variant
 
 
@@ -34,7 +34,7 @@ class BackendPicker:
     runtime emulates a device on them); the unavailable ones folded into one line that opens to their
     reasons, so a machine without GPUs does not push the kernel selector below the fold."""
 
-    def __init__(self, backends: dict[str, Any], default: Iterable[str] = ()) -> None:
+    def __init__(self, backends: dict[str, Backend], default: Iterable[str] = ()) -> None:
         self.backends = backends
         #: Every known backend; unavailable ones are disabled and unticked (shown only in the folded line).
         self.checkboxes: dict[str, w.Checkbox] = {}

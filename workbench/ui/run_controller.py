@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from workbench.core.record import JsonObject
 from workbench.store.database import open_store
 from workbench.sweep.driver import run_sweep
 
@@ -64,7 +65,7 @@ class RunController:
             self._thread.join(timeout)
         return not self.running
 
-    def in_flight(self) -> dict[str, Any] | None:
+    def in_flight(self) -> JsonObject | None:
         """``{cell_key, label, round, started_at}`` of the cell running now, read from the store, or None."""
         if self.store is None or self.run_id is None:
             return None

@@ -12,16 +12,20 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 import pandas as pd
 
+from workbench.core.record import JsonObject
 from workbench.core.status import Status
 from workbench.report.row_notes import row_notes
 from workbench.report.summary import NOISY_MARK, PEAK_MARK, SUMMARY_COLUMNS, noise_summary, summary_table
+
+if TYPE_CHECKING:
+    from workbench.report.styles import SeriesStyle
 
 #: Toggle label -> metric name understood by :func:`workbench.report.plots.plot_metric`; "pct_peak" is the
 #: % of each kernel's own ceiling: pct_peak_flops for compute-bound rows, pct_peak_bw for the others.
@@ -41,7 +45,7 @@ RENDER_DPI = 200
 DISPLAY_PPI = 100
 
 
-def figure_output(fig: Any) -> dict[str, Any]:
+def figure_output(fig: Any) -> JsonObject:
     """A display_data output holding ``fig`` (a pyplot-free Figure) as a hi-DPI PNG shown at half its pixels."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=RENDER_DPI)
@@ -51,7 +55,7 @@ def figure_output(fig: Any) -> dict[str, Any]:
                      "text/plain": "<Figure>"}}
 
 
-def text_output(text: str) -> dict[str, Any]:
+def text_output(text: str) -> JsonObject:
     return {"output_type": "display_data", "metadata": {}, "data": {"text/plain": text}}
 
 
@@ -79,7 +83,7 @@ def measured_series(df: pd.DataFrame) -> list[str]:
     if df is None or not len(df) or "status" not in df:
         return []
     ok = df[df["status"] == Status.OK]
-    from workbench.report.plots import series_key
+    from workbench.report.styles import series_key
 
     return list(dict.fromkeys(series_key(v, b) for v, b in zip(ok["variant"], ok["backend"], strict=True)))
 
@@ -101,7 +105,7 @@ class PlotView:
         self.widget = w.VBox([w.HBox([self.metric, self.baseline], layout=w.Layout(flex_flow="row wrap")),
                               self.output])
         self.df: pd.DataFrame | None = None
-        self.styles: dict[str, Any] | None = None
+        self.styles: Mapping[str, SeriesStyle] | None = None
         self.run_names: dict[str, str] | None = None
         self._quiet = False  # set while the options change, so the toggle's own events draw nothing
         self._chosen: str | None = None  # the baseline the user picked (None: the preferred one)
@@ -163,7 +167,7 @@ class PlotView:
         self._set_metrics(pd.DataFrame())
         self.set_baselines([])
 
-    def update(self, df: pd.DataFrame, styles: dict[str, Any] | None = None,
+    def update(self, df: pd.DataFrame, styles: Mapping[str, SeriesStyle] | None = None,
                run_names: dict[str, str] | None = None) -> None:
         self.df, self.styles, self.run_names = df, styles, run_names
         self._set_metrics(df)
@@ -173,7 +177,8 @@ class PlotView:
         self.output.outputs = (figure_output(self.figure(df)),)
 
     def figure(self, df: pd.DataFrame) -> Any:
-        from workbench.report.plots import plot_metric, split_ok
+        from workbench.report.plots import plot_metric
+        from workbench.report.plots.frame import split_ok
 
         metric = self.metric.value
         baseline = self.baseline.value if metric == "speedup" else None
@@ -289,7 +294,7 @@ class MemoryView:
     def clear(self, text: str = "no finished cell yet") -> None:
         self.output.outputs = (text_output(text),)
 
-    def update(self, df: pd.DataFrame, styles: dict[str, Any] | None = None,
+    def update(self, df: pd.DataFrame, styles: Mapping[str, SeriesStyle] | None = None,
                run_names: dict[str, str] | None = None) -> None:
         if df.empty:
             self.clear()
