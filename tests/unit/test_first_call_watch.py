@@ -12,8 +12,8 @@ import psutil
 import pytest
 
 from workbench.measure import first_call_watch as fcw
-from workbench.measure.cell import Limits
 from workbench.measure.first_call_watch import FirstCallWatch
+from workbench.measure.limits import Limits
 
 
 class _Scripted:
@@ -86,8 +86,8 @@ def test_real_processes_spin_and_sleep_are_told_apart():
 
 
 def test_in_process_limits_extend_a_starved_first_call_and_never_past_the_run_limit(clock, monkeypatch):
-    monkeypatch.setattr("workbench.measure.cell.time.perf_counter", lambda: clock[0])
-    monkeypatch.setattr("workbench.measure.cell.psutil.Process", lambda: _Scripted(clock, 0.1))
+    monkeypatch.setattr("workbench.measure.limits.time.perf_counter", lambda: clock[0])
+    monkeypatch.setattr("workbench.measure.limits.psutil.Process", lambda: _Scripted(clock, 0.1))
     limits = Limits.starting_now(10.0, 20.0, first_call_s=6.0)
     limits.start_run()
     assert limits.in_first_call

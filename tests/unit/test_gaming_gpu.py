@@ -125,9 +125,9 @@ def test_outputs_are_copied_on_the_stream_at_return():
             raise AssertionError("read through the host after a sync")
 
     t = Tensor()
-    assert audit._snapshot(t) == "copy enqueued on the current stream" and t.cloned == 1
+    assert audit.snapshot(t) == "copy enqueued on the current stream" and t.cloned == 1
     a = np.arange(4.0)
-    snap = audit._snapshot(a)
+    snap = audit.snapshot(a)
     a[:] = 0
     assert snap.tolist() == [0.0, 1.0, 2.0, 3.0]  # a host array is copied at once
 
@@ -159,9 +159,9 @@ def test_persisting_l2_is_reset_before_a_cuda_cell_only():
 def test_every_timed_cell_resets_the_persisting_l2_first():
     import inspect
 
-    from workbench.measure import cell
+    from workbench.measure import timed
 
-    src = inspect.getsource(cell._timed)
+    src = inspect.getsource(timed.time_case)
     assert src.index("reset_persisting_l2(backend)") < src.index("time_calls(")
 
 

@@ -315,7 +315,7 @@ def test_execute_cell_turns_a_hang_into_timeout(harness_kernel):
 
 def test_conditions_are_recorded_around_the_timing(harness_kernel, monkeypatch):
     from workbench.core import conditions
-    from workbench.measure import cell as cell_mod
+    from workbench.measure import timed
 
     class FakeGpu:
         name = "fake"
@@ -323,7 +323,7 @@ def test_conditions_are_recorded_around_the_timing(harness_kernel, monkeypatch):
         def read(self):
             return {"gpu_clock_mhz": 1410.0, "gpu_temp_c": 70.0, "gpu_throttle": "sw thermal"}
 
-    monkeypatch.setattr(cell_mod, "gpu_monitor", lambda backend: FakeGpu())
+    monkeypatch.setattr(timed, "gpu_monitor", lambda backend: FakeGpu())
     # a short cell judges the machine by a window of at least MIN_USABLE_S: a reading that old must exist (in a
     # process of its own, this test is the first to take one)
     conditions.take_reading()
@@ -336,7 +336,7 @@ def test_conditions_are_recorded_around_the_timing(harness_kernel, monkeypatch):
 
 
 def test_gpu_monitor_is_probed_once_per_cuda_or_rocm_backend(monkeypatch):
-    from workbench.measure import cell as cell_mod
+    from workbench.measure import backend_facts as facts
 
     probes = []
 
@@ -348,12 +348,12 @@ def test_gpu_monitor_is_probed_once_per_cuda_or_rocm_backend(monkeypatch):
         def __init__(self, name, device_class, device_id=0):
             self.name, self.device_class, self.device_id = name, device_class, device_id
 
-    monkeypatch.setattr(cell_mod, "probe_gpu_monitor", probe)
-    monkeypatch.setattr(cell_mod, "_gpu_monitors", {})
+    monkeypatch.setattr(facts, "probe_gpu_monitor", probe)
+    monkeypatch.setattr(facts, "_gpu_monitors", {})
     cuda, rocm, cpu = Fake("cupy", "cuda", 1), Fake("torch-cuda", "rocm"), Fake("numpy", "cpu")
-    assert cell_mod.gpu_monitor(cuda) is cell_mod.gpu_monitor(cuda) is not None
-    assert cell_mod.gpu_monitor(rocm) is None and cell_mod.gpu_monitor(rocm) is None
-    assert cell_mod.gpu_monitor(cpu) is None
+    assert facts.gpu_monitor(cuda) is facts.gpu_monitor(cuda) is not None
+    assert facts.gpu_monitor(rocm) is None and facts.gpu_monitor(rocm) is None
+    assert facts.gpu_monitor(cpu) is None
     assert probes == [("cuda", 1), ("rocm", 0)]  # once each, lazily; never for a CPU backend
 
 

@@ -24,8 +24,8 @@ MEASURE_ALLOWED = {
     ("measure/timer.py", "self.watch.measure(fn)"): "time_calls' loop itself (each side of a paired loop)",
     ("measure/timer.py", "self.watch.measure(last)"): "time_calls' last, audited call when its certain audit never "
                                                       "came",
-    ("measure/cell.py", "timer.measure(case.run)"): "the first call (compilation, lazy set-up): first_call_s, "
-                                                    "never a sample, verified right after",
+    ("measure/timed.py", "timer.measure(case.run)"): "the first call (compilation, lazy set-up): first_call_s, "
+                                                     "never a sample, verified right after",
     ("adhoc/timing.py", "timer.measure(call)"): "timeit's first call of a user's callable, never a sample",
     ("tuning/search.py", "self.measure(full, len(result.trials))"): "a tuning trial: run_cell, the audited harness",
 }
@@ -60,7 +60,7 @@ def test_every_time_calls_call_passes_an_audit():
             if name == "time_calls":
                 found.append(rel)
                 assert any(k.arg == "audit" for k in node.keywords), f"{rel}:{node.lineno} times without audit="
-    assert "measure/cell.py" in found and "measure/timer.py" in found  # the sweep's cells and verify's exercise
+    assert "measure/timed.py" in found and "measure/timer.py" in found  # the sweep's cells and verify's exercise
 
 
 def test_no_audit_only_where_nothing_can_be_audited():

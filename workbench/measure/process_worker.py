@@ -42,11 +42,12 @@ from workbench.catalog.shipping import CannotShip, Shipment, Shipper
 from workbench.core.processes import pid_alive
 from workbench.core.status import Status
 from workbench.measure.audit import judge_reported
-from workbench.measure.cell import failed_result, measure, timeout_message
+from workbench.measure.cell import measure
 from workbench.measure.executor import LocalExecutor, ShouldStop
-from workbench.measure.first_call_watch import FirstCallWatch
+from workbench.measure.failures import failed_result, timeout_message
 from workbench.measure.memory_cap import describe
-from workbench.measure.messages import CellDone, FirstCallDone, Prepare, Prepared, RunCell, RunStarted, Start, Stop
+from workbench.measure.messages import CellDone, Prepare, Prepared, RunCell, Start, Stop
+from workbench.measure.phase_clock import PhaseClock
 from workbench.measure.request import NO_VARIANT, CellRequest
 from workbench.measure.result import CellResult
 from workbench.measure.timer import Cancelled
@@ -65,9 +66,6 @@ MAX_GRACE_S = 2.0
 #: The resident-memory watchdog fires at this multiple of the cap, so that on CPU backends the worker's own
 #: address-space limit (a clean MemoryError, the worker lives on) normally acts first.
 WATCHDOG_SLACK = 1.125
-#: Share of a first call's limit after which its worker is suspected hung and a spare worker is started beside
-#: it: a kill then finds a worker ready (a start costs 1-3 s under load, paid while the parent only waits).
-SPARE_AT = 0.5
 #: Set in a worker's environment: kernels and tests can tell they run in one.
 ENV_IN_WORKER = "WORKBENCH_IN_WORKER"
 #: Input cache of each worker (a sweep has one worker per backend), beyond the group in use (always kept). Small:
@@ -319,68 +317,54 @@ class WorkerProcess:
     def run(self, request: CellRequest, shipment: Shipment, should_stop: ShouldStop | None = None,
             on_suspect: Callable[[], None] | None = None) -> Outcome:
         """Send one cell and wait for its result, or for the worker's death, a deadline or the memory cap.
-        ``on_suspect`` is called once when the first call has run past :data:`SPARE_AT` of its limit."""
+        ``on_suspect`` is called once when the first call has run past :data:`.phase_clock.SPARE_AT` of its limit."""
         assert self.conn is not None and self.proc is not None
         self._job += 1
-        job_id = self._job
         grace = min(MAX_GRACE_S, 0.1 * request.timeout_s + 0.2)
-        first_call_s = request.first_call_limit_s
         base_rss = self.rss() or 0
-        self.conn.send(RunCell(job_id, request, shipment))
-        phase, deadline = "build", time.perf_counter() + request.build_timeout_s + grace
-        run_deadline = suspect_at = deadline
-        watch: FirstCallWatch | None = None
-        peak = base_rss
+        self.conn.send(RunCell(self._job, request, shipment))
+        clock = PhaseClock.building(request, self._job, grace, POLL_S)
         try:
             while True:
                 if self.conn.poll(POLL_S):
                     try:
                         msg = self.conn.recv()
                     except (EOFError, OSError):
-                        return self._died(phase)
-                    if isinstance(msg, RunStarted) and msg.job_id == job_id:
-                        now = time.perf_counter()
-                        phase, deadline = "run", now + request.timeout_s + grace
-                        run_deadline = deadline
-                        if first_call_s < request.timeout_s:  # a hung first call is stopped after its own limit
-                            phase, deadline = "first call", now + first_call_s + min(grace, 0.1 * first_call_s + 0.2)
-                            suspect_at = now + SPARE_AT * first_call_s
-                            watch = FirstCallWatch.start(self._ps, first_call_s)
-                    elif isinstance(msg, FirstCallDone) and msg.job_id == job_id:
-                        phase, deadline, watch = "run", run_deadline, None
-                    elif isinstance(msg, CellDone) and msg.job_id == job_id:
+                        return self._died(clock.phase)
+                    if isinstance(msg, CellDone) and msg.job_id == clock.job_id:
                         self.forward_output()
-                        return Outcome(result=msg.result, phase=phase)
+                        return Outcome(result=msg.result, phase=clock.phase)
+                    clock.hear(msg, self._ps)
                     continue
                 if self.proc.poll() is not None:
-                    return self._died(phase)
-                if phase == "first call" and on_suspect is not None and time.perf_counter() > suspect_at:
+                    return self._died(clock.phase)
+                if on_suspect is not None and clock.suspect():
                     on_suspect()
                     on_suspect = None
-                if watch is not None:
-                    watch.sample()
-                if time.perf_counter() > deadline and watch is not None and deadline < run_deadline \
-                        and watch.starved():  # the first call waits for a core: not hung yet
-                    deadline = min(run_deadline, time.perf_counter() + POLL_S)
-                if time.perf_counter() > deadline:
+                if clock.expired():
                     self.kill()
-                    return Outcome(failure=Status.TIMEOUT, phase=phase)
-                if self.memory_cap is not None:
-                    rss = self.rss()
-                    if rss is not None:
-                        peak = max(peak, rss)
-                        if rss - base_rss > self.memory_cap * WATCHDOG_SLACK:
-                            self.kill()
-                            return Outcome(failure=Status.OOM, phase=phase, message=(
-                                f"the worker process grew to {rss / 2**30:.2f} GiB resident, "
-                                f"{(rss - base_rss) / 2**30:.2f} GiB more than at the cell's start, past the "
-                                f"{describe(self.memory_cap)} (--memory-cap); it was killed"))
+                    return Outcome(failure=Status.TIMEOUT, phase=clock.phase)
+                too_big = self._past_memory_cap(base_rss)
+                if too_big:
+                    self.kill()
+                    return Outcome(failure=Status.OOM, phase=clock.phase, message=too_big)
                 if should_stop is not None and should_stop():
                     self.kill()
                     raise Cancelled("cancelled while a cell was running; its worker process was stopped")
         except KeyboardInterrupt:
             self.kill()
             raise
+
+    def _past_memory_cap(self, base_rss: int) -> str | None:
+        """Why the worker is to be killed when it grew past the cell's memory cap since ``base_rss``, else None."""
+        if self.memory_cap is None:
+            return None
+        rss = self.rss()
+        if rss is None or rss - base_rss <= self.memory_cap * WATCHDOG_SLACK:
+            return None
+        return (f"the worker process grew to {rss / 2**30:.2f} GiB resident, "
+                f"{(rss - base_rss) / 2**30:.2f} GiB more than at the cell's start, past the "
+                f"{describe(self.memory_cap)} (--memory-cap); it was killed")
 
     def _died(self, phase: str) -> Outcome:
         assert self.proc is not None
@@ -455,9 +439,10 @@ class ProcessExecutor(LocalExecutor):
         return w
 
     def _start_spare(self, backend: str) -> None:
-        """Start a worker for ``backend`` beside the one whose cell looks hung (see :data:`SPARE_AT`). It only
-        imports the workbench meanwhile: preparing the backend (its runtime, the timer's calibration) waits until
-        it takes over, so that a cell that was only slow is not timed beside a runtime import."""
+        """Start a worker for ``backend`` beside the one whose cell looks hung (see
+        :data:`.phase_clock.SPARE_AT`). It only imports the workbench meanwhile: preparing the backend (its
+        runtime, the timer's calibration) waits until it takes over, so that a cell that was only slow is not
+        timed beside a runtime import."""
         if backend in self._spares:
             return
         spare = WorkerProcess(backend, memory_cap=self.memory_cap, boundscheck=self.boundscheck,

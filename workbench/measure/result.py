@@ -18,7 +18,16 @@ from typing import Any
 import numpy as np
 
 from workbench.core.conditions import Conditions
-from workbench.core.record import RESULT_COLUMNS, canonical_params, empty_row, finite_or_none, size_label, size_of
+from workbench.core.record import (
+    RESULT_COLUMNS,
+    JsonObject,
+    RowDict,
+    canonical_params,
+    empty_row,
+    finite_or_none,
+    size_label,
+    size_of,
+)
 from workbench.core.status import Status
 from workbench.judge.stats import Stats, summarize
 from workbench.measure.request import Cell
@@ -132,10 +141,10 @@ class CellResult:
     notes: list[str] = field(default_factory=list)
     #: Where the cell ran, when not here: ``env_id``, and on Dask ``machine``, ``worker``,
     #: ``cluster_workers_on_host`` (stored with the row; names outside the schema go to its ``extra``).
-    placement: dict[str, Any] = field(default_factory=dict)
+    placement: RowDict = field(default_factory=dict)
     #: The environment record of the machine it ran on, when that is not this one and the store may not
     #: have it yet (kept by the store's environments, not in the row).
-    environment: dict[str, Any] | None = field(default=None, repr=False)
+    environment: JsonObject | None = field(default=None, repr=False)
 
     def end(self, status: Status, message: str | None = None, **fields: Any) -> None:
         """Set the outcome (and any other field, e.g. ``traceback``)."""
@@ -152,7 +161,7 @@ class CellResult:
         return "; ".join(filter(None, [self.message, *self.notes])) or None
 
     # -- the store boundary -----------------------------------------------------------------------------------
-    def to_row(self) -> dict[str, Any]:
+    def to_row(self) -> RowDict:
         """The row the store keeps (:data:`workbench.core.record.RESULT_COLUMNS`, placement beyond them)."""
         row = empty_row()
         p = self.cell.params_dict

@@ -25,6 +25,7 @@ from functools import partial
 from typing import Any
 
 from workbench.backends.base import Backend, Timer
+from workbench.catalog.spec import Arrays
 from workbench.judge.stats import relative_spread
 from workbench.measure.audit import (
     DEVICE_EVENT_TIMERS,
@@ -38,6 +39,7 @@ from workbench.measure.audit import (
     tail_is_long,
 )
 from workbench.measure.case import Case
+from workbench.measure.input_set import InputSet, SharedVersion
 
 try:
     import resource
@@ -464,9 +466,9 @@ def _log_spread(x: Sequence[float]) -> float:
 EXERCISE = TimingConfig(warmup_s=0.0, min_samples=4, max_samples=4, budget_s=0.0, min_sample_s=0.0)
 
 
-def exercise(timer: Timer, case: Case, sets: Sequence[tuple[dict[str, Any], dict[str, Any]]], *,
-             deadline: float = math.inf, cancel: threading.Event | None = None,
-             reference_of: Callable[[int], Any] | None = None, shared_version: Any = None) -> Timing:
+def exercise(timer: Timer, case: Case, sets: Sequence[InputSet], *, deadline: float = math.inf,
+             cancel: threading.Event | None = None, reference_of: Callable[[int], Arrays | None] | None = None,
+             shared_version: SharedVersion | None = None) -> Timing:
     """:data:`EXERCISE` on ``case`` over ``sets`` (device inputs, host inputs) under an
     :class:`~workbench.measure.audit.Auditor`: a check-only run still sees calls it cannot tell from timed ones.
     ``reference_of``, ``shared_version``: each set's float64 reference and audit version where the caller has

@@ -29,15 +29,11 @@ from workbench.backends import registry
 from workbench.catalog.shipping import install
 from workbench.core.conditions import count_as_own, take_reading
 from workbench.core.status import Status
-from workbench.measure.cell import (
-    InputCache,
-    Limits,
-    SharedArrays,
-    after_oom,
-    failed_result,
-    measure,
-    prepare_backend,
-)
+from workbench.measure.backend_facts import after_oom, prepare_backend
+from workbench.measure.cell import measure
+from workbench.measure.failures import failed_result
+from workbench.measure.input_cache import InputCache
+from workbench.measure.limits import Limits
 from workbench.measure.memory_cap import limit_address_space
 from workbench.measure.messages import (
     CellDone,
@@ -51,6 +47,7 @@ from workbench.measure.messages import (
     Stop,
 )
 from workbench.measure.result import CellResult
+from workbench.measure.shared_arrays import SharedArrays
 
 
 def _die_with_parent() -> None:

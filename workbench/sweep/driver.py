@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.cluster import ClusterExecutor, SchedulerLost
 from workbench.core.status import Status
-from workbench.measure.cell import failed_result
 from workbench.measure.executor import CellExecutor, LocalExecutor
+from workbench.measure.failures import failed_result
 from workbench.measure.isolation import make_executor
 from workbench.measure.request import Cell, CellRequest
 from workbench.measure.timer import Cancelled

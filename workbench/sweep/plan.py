@@ -21,7 +21,7 @@ from workbench.core.record import size_label
 from workbench.core.status import Status
 from workbench.core.timestamps import now_iso
 from workbench.judge.verdicts import MIN_ROUNDS, PAIR_D, TWIN_PAIR_D, effects
-from workbench.measure.cell import new_result
+from workbench.measure.cell_facts import new_result
 from workbench.measure.request import Cell, CellRequest, RoundRole
 from workbench.measure.result import CellResult
 from workbench.measure.rounds import (
