@@ -11,7 +11,8 @@ import time
 import numpy as np
 
 from workbench.catalog import variant
-from workbench.measure.cell import Cell, CellWorker, TimingConfig, execute_cell
+from workbench.measure.cell import Cell, CellWorker, TimingConfig
+from workbench.measure.isolation import execute_cell
 from workbench.sweep.verification import verify
 
 KERNEL = "_test_build_limit"

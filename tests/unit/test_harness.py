@@ -19,7 +19,8 @@ from workbench.core.record import RESULT_COLUMNS
 from workbench.judge.stats import relative_spread
 from workbench.measure import Cell, CellWorker, TimingConfig, run_cell, summarize, time_calls
 from workbench.measure.audit import NoAudit
-from workbench.measure.cell import InputCache, execute_cell, is_oom
+from workbench.measure.cell import InputCache, is_oom
+from workbench.measure.isolation import execute_cell
 from workbench.measure.worker import WorkerTimeout
 
 # -- statistics ---------------------------------------------------------------------------------

@@ -12,7 +12,8 @@
 
 from workbench.core.record import RESULT_COLUMNS, STATUSES, cell_key
 from workbench.judge.stats import Stats, summarize
-from workbench.measure.cell import InputCache, execute_cell, is_oom, measure, run_cell
+from workbench.measure.cell import InputCache, is_oom, measure, run_cell
+from workbench.measure.isolation import execute_cell
 from workbench.measure.request import Cell, CellRequest, CheckOnly, RoundRole
 from workbench.measure.result import CellResult
 from workbench.measure.timer import Timing, TimingConfig, time_calls, timer_overhead

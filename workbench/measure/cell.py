@@ -24,9 +24,7 @@ from workbench.catalog import registry as catalog
 from workbench.catalog.spec import Unsupported
 from workbench.core.conditions import take_reading
 from workbench.core.record import RowDict
-from workbench.core.status import Status
 from workbench.core.timestamps import now_iso
-from workbench.measure.audit import judge_reported
 from workbench.measure.backend_facts import after_oom, device_info, prepare_backend
 from workbench.measure.case import Case
 from workbench.measure.cell_facts import execution_cache_facts, new_result, tuned_config
@@ -41,14 +39,14 @@ from workbench.measure.shared_arrays import SharedArrays
 from workbench.measure.timed import time_case, warmup_left
 from workbench.measure.timer import Cancelled, TimingConfig
 from workbench.measure.verify_only import verify_only
-from workbench.measure.worker import CellWorker, WorkerTimeout
+from workbench.measure.worker import CellWorker
 from workbench.roofs.throughput import Peaks, work
 
 #: This module's entry points, and names of its parts still imported from here (tests, scripts, notebooks).
 __all__ = [
     "BUILD_TIMEOUT_S", "Cell", "CellWorker", "CheckOnly", "InputCache", "Limits", "SharedArrays", "SharedInputCase",
-    "TimingConfig", "after_oom", "execute_cell", "failed_result", "identical_sets", "is_oom", "measure",
-    "new_result", "now_iso", "prepare_backend", "rotation_sets", "run_cell", "run_on_thread", "shared_versions",
+    "TimingConfig", "after_oom", "failed_result", "identical_sets", "is_oom", "measure",
+    "new_result", "now_iso", "prepare_backend", "rotation_sets", "run_cell", "shared_versions",
     "timeout_message", "tuned_config", "warmup_left",
 ]
 
@@ -123,37 +121,6 @@ def _build(request: CellRequest, res: CellResult, inputs: InputCache | None) -> 
     return case
 
 
-def run_on_thread(request: CellRequest, worker: CellWorker, inputs: InputCache | None = None) -> CellResult:
-    """:func:`measure` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.
-
-    The cell's own deadline (checked between calls) fires first; the hard limit
-    adds a little grace so that a cell which stops by itself keeps its partial
-    samples. The build (inputs, reference, compilation) has its own limit,
-    ``build_timeout_s``, and the run limit starts after it. After an out-of-memory
-    cell the backend frees its caches here, before the next cell starts.
-    """
-    t0 = time.perf_counter()
-    timeout_s = request.timeout_s
-    limits = Limits.of(request)
-    grace = min(2.0, 0.1 * timeout_s + 0.2)
-    first_grace = min(grace, 0.1 * request.first_call_limit_s + 0.2)
-    try:
-        res = worker.run(lambda cancel: measure(request, cancel=cancel, inputs=inputs, limits=limits),
-                         timeout_s + grace, deadline=lambda: limits.hard_deadline(
-                             first_grace if limits.in_first_call else grace))
-    except WorkerTimeout:
-        phase = ("first call" if limits.in_first_call else "run") if limits.run_deadline < math.inf else "build"
-        res = failed_result(request.cell, Status.TIMEOUT, timeout_message(request, phase)
-                            + "; its worker thread was abandoned", seed=request.seed, started=t0)
-    res = judge_reported(res, time.perf_counter() - t0)
-    if res.status is Status.OOM:
-        after_oom(res, request.cell.backend)
-    busy = worker.still_running_abandoned()
-    if busy:
-        res.note(f"{busy} abandoned timed-out cell(s) still running: this timing may be disturbed")
-    return res
-
-
 # -- row-returning entry points (tests, tuning, scripts): one cell's row, as a sweep would store it ----------
 def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, timeout_s: float = math.inf,
              cancel: threading.Event | None = None, inputs: InputCache | None = None,
@@ -163,13 +130,3 @@ def run_cell(cell: Cell, config: TimingConfig | CheckOnly, *, seed: int = 0, tim
     request = CellRequest(cell, config, RoundRole.of_flags(later_round, check_after), seed, timeout_s,
                           build_timeout_s, peaks)
     return finish_single_round(measure(request, cancel=cancel, inputs=inputs).to_row())
-
-
-def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorker, *, timeout_s: float,
-                 seed: int = 0, inputs: InputCache | None = None, peaks: Peaks | None = None,
-                 later_round: bool = False, check_after: bool = True,
-                 build_timeout_s: float = BUILD_TIMEOUT_S) -> RowDict:
-    """:func:`run_on_thread` of one cell, as its row."""
-    request = CellRequest(cell, config, RoundRole.of_flags(later_round, check_after), seed, timeout_s,
-                          build_timeout_s, peaks)
-    return finish_single_round(run_on_thread(request, worker, inputs).to_row())

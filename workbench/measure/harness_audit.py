@@ -161,8 +161,11 @@ class HarnessGuard:
     def snapshot(self) -> None:
         for module, path in guarded_functions():
             where = self._owner(module, path)
-            if where is not None and (module, path) not in self._seen:
-                self._seen[(module, path)] = where[0].__dict__.get(where[1], getattr(where[0], where[1], None))
+            if where is None or (module, path) in self._seen:
+                continue
+            found = where[0].__dict__.get(where[1], getattr(where[0], where[1], None))
+            if found is not None:  # a module still importing has not defined it yet: a later snapshot sees it
+                self._seen[(module, path)] = found
 
     def tampered(self) -> list[str]:
         """``module.attribute`` of every guarded function replaced since :meth:`snapshot`; each is put back."""

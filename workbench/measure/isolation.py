@@ -15,19 +15,30 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
+import math
 import os
 import time
 from collections.abc import Iterator, Sequence
 
 from workbench.backends.registry import get as get_backend
+from workbench.core.record import RowDict
 from workbench.core.status import Status
-from workbench.measure.cell import InputCache, failed_result, prepare_backend, run_on_thread
+from workbench.measure.audit import judge_reported
+from workbench.measure.backend_facts import after_oom, prepare_backend
+from workbench.measure.cell import measure
 from workbench.measure.executor import CellExecutor, LocalExecutor, ShouldStop
+from workbench.measure.failures import failed_result, timeout_message
+from workbench.measure.input_cache import InputCache
+from workbench.measure.limits import Limits
 from workbench.measure.memory_cap import parse_memory_cap
 from workbench.measure.process_worker import ProcessExecutor
-from workbench.measure.request import CellRequest
+from workbench.measure.request import BUILD_TIMEOUT_S, Cell, CellRequest, CheckOnly, RoundRole
 from workbench.measure.result import CellResult
-from workbench.measure.worker import CellWorker
+from workbench.measure.rounds import finish_single_round
+from workbench.measure.timer import TimingConfig
+from workbench.measure.worker import CellWorker, WorkerTimeout
+from workbench.roofs.throughput import Peaks
 
 #: Ways to run cells: a worker process per backend, or threads of this process.
 ISOLATIONS = ("process", "in-process")
@@ -161,3 +172,45 @@ def as_executor(worker: CellWorker | CellExecutor | None, name: str = "workbench
     if isinstance(worker, CellWorker):
         return InProcessExecutor(worker=worker)
     return worker
+
+
+# -- a cell on a thread of this process: the in-process isolation, and its row for tests and scripts ----------
+def run_on_thread(request: CellRequest, worker: CellWorker, inputs: InputCache | None = None) -> CellResult:
+    """:func:`measure` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.
+
+    The cell's own deadline (checked between calls) fires first; the hard limit
+    adds a little grace so that a cell which stops by itself keeps its partial
+    samples. The build (inputs, reference, compilation) has its own limit,
+    ``build_timeout_s``, and the run limit starts after it. After an out-of-memory
+    cell the backend frees its caches here, before the next cell starts.
+    """
+    t0 = time.perf_counter()
+    timeout_s = request.timeout_s
+    limits = Limits.of(request)
+    grace = min(2.0, 0.1 * timeout_s + 0.2)
+    first_grace = min(grace, 0.1 * request.first_call_limit_s + 0.2)
+    try:
+        res = worker.run(functools.partial(measure, request, inputs=inputs, limits=limits),  # called with cancel=
+                         timeout_s + grace, deadline=lambda: limits.hard_deadline(
+                             first_grace if limits.in_first_call else grace))
+    except WorkerTimeout:
+        phase = ("first call" if limits.in_first_call else "run") if limits.run_deadline < math.inf else "build"
+        res = failed_result(request.cell, Status.TIMEOUT, timeout_message(request, phase)
+                            + "; its worker thread was abandoned", seed=request.seed, started=t0)
+    res = judge_reported(res, time.perf_counter() - t0)
+    if res.status is Status.OOM:
+        after_oom(res, request.cell.backend)
+    busy = worker.still_running_abandoned()
+    if busy:
+        res.note(f"{busy} abandoned timed-out cell(s) still running: this timing may be disturbed")
+    return res
+
+
+def execute_cell(cell: Cell, config: TimingConfig | CheckOnly, worker: CellWorker, *, timeout_s: float,
+                 seed: int = 0, inputs: InputCache | None = None, peaks: Peaks | None = None,
+                 later_round: bool = False, check_after: bool = True,
+                 build_timeout_s: float = BUILD_TIMEOUT_S) -> RowDict:
+    """:func:`run_on_thread` of one cell, as its row."""
+    request = CellRequest(cell, config, RoundRole.of_flags(later_round, check_after), seed, timeout_s,
+                          build_timeout_s, peaks)
+    return finish_single_round(run_on_thread(request, worker, inputs).to_row())

@@ -5,6 +5,7 @@ Anything wrong with the baseline is its own fault: the cell is then timed alone,
 
 from __future__ import annotations
 
+import functools
 import secrets
 
 from workbench.backends import registry as backend_registry
@@ -60,7 +61,7 @@ def partner(other: Case, sets: list[InputSet], cell_calls: list[Call], request: 
     """The partner's calls and audit, after one untimed call of each side (the partner's may compile; the
     cell's keeps the two alike); None (with a note) when its first call fails."""
     out = other.outputs
-    calls = [(lambda inp=inp: other.call(inp, out)) for inp, _ in sets]
+    calls = [functools.partial(other.call, inp, out) for inp, _ in sets]
     try:
         calls[0]()
         other.backend.synchronize()

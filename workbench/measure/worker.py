@@ -64,7 +64,7 @@ class CellWorker:
             if job is None:
                 return
             try:
-                job.result = job.fn(job.cancel)
+                job.result = job.fn(cancel=job.cancel)
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
                 job.error = exc
             finally:
@@ -72,7 +72,7 @@ class CellWorker:
 
     def run(self, fn: Callable[[threading.Event], Any], timeout_s: float,
             deadline: Callable[[], float] | None = None) -> Any:
-        """Run ``fn(cancel_event)`` on the worker; wait at most ``timeout_s``, or, with ``deadline``, until
+        """Run ``fn(cancel=event)`` on the worker; wait at most ``timeout_s``, or, with ``deadline``, until
         the ``time.perf_counter()`` value it returns (asked again at every poll, so a job can move its own
         limit: a cell's run limit starts only when its build is done).
 
