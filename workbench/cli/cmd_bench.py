@@ -47,13 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="sizes: 4096,1000003 for 1-axis kernels; 4096x1024 for multi-axis ones (axes in the "
                         "spec's order); or a size-list name such as quick / full")
     p.add_argument("--dtype", "--dtypes", dest="dtypes", nargs="+", metavar="D", help="dtypes (default float32)")
-    p.add_argument("--batch-sizes", nargs="+", metavar="N", help="LLM shapes: batch sizes")
-    p.add_argument("--seq-lengths", nargs="+", metavar="N", help="LLM shapes: sequence lengths")
-    p.add_argument("--hidden-sizes", nargs="+", metavar="N", help="LLM shapes: hidden sizes")
-    p.add_argument("--kv-lengths", nargs="+", metavar="N",
-                   help="LLM shapes: KV-cache lengths (read by the decode attention and the attention block)")
-    p.add_argument("--models", nargs="+", metavar="MODEL",
-                   help="LLM shapes: models from datasets/llm_shapes.csv (default: the llm suite's list)")
+    _add_llm_shape_args(p)
     p.add_argument("--mode", "--modes", dest="modes", nargs="+", metavar="M",
                    help="variant modes: eager fused graph compiled (default eager fused graph)")
     p.add_argument("--cache", nargs="+", metavar="C",
@@ -86,6 +80,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-tuned", action="store_true",
                    help="build tunable variants with their default configuration, not the one `workbench tune` "
                         "kept for this device, dtype and shape class (rows record the one used in tuned_config)")
+    _add_cluster_args(p)
+    isolation_args.add(p)
+    p.set_defaults(func=run)
+
+
+
+def _add_llm_shape_args(p: argparse.ArgumentParser) -> None:
+    """The axes of the LLM shapes a sweep takes its sizes from (datasets/llm_shapes.csv)."""
+    p.add_argument("--batch-sizes", nargs="+", metavar="N", help="LLM shapes: batch sizes")
+    p.add_argument("--seq-lengths", nargs="+", metavar="N", help="LLM shapes: sequence lengths")
+    p.add_argument("--hidden-sizes", nargs="+", metavar="N", help="LLM shapes: hidden sizes")
+    p.add_argument("--kv-lengths", nargs="+", metavar="N",
+                   help="LLM shapes: KV-cache lengths (read by the decode attention and the attention block)")
+    p.add_argument("--models", nargs="+", metavar="MODEL",
+                   help="LLM shapes: models from datasets/llm_shapes.csv (default: the llm suite's list)")
+
+
+def _add_cluster_args(p: argparse.ArgumentParser) -> None:
+    """Where a sweep's cells run when they run on Dask workers, and the credentials of a ``tls://`` scheduler."""
     p.add_argument("--cluster", metavar="local:N|tcp://HOST:8786",
                    help="run the cells on Dask distributed workers and store their rows here as they finish: "
                         "local:N starts N worker processes on this machine; an address joins a running "
@@ -96,9 +109,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                             ("--tls-key", "this client's private key, unless inside --tls-cert", "CLIENT__KEY")):
         p.add_argument(flag, metavar="PEM", help=f"with --cluster tls://HOST:8786: {what} (as for `dask scheduler` "
                                                  f"and `dask worker`; or DASK_DISTRIBUTED__COMM__TLS__{var})")
-    isolation_args.add(p)
-    p.set_defaults(func=run)
-
 
 SIZE_HELP = ("give positive integers: 4096 for one-axis kernels, 4096x1024 for multi-axis ones (axes in the "
              "kernel's order), AXIS=N such as n=4096 or rows=4096:cols=1024, or one size-list name (quick, full, "
