@@ -72,29 +72,8 @@ def constants(n):
 '''
 
 
-def spec_text(c: Comparison, kernel: str) -> str:
-    """``spec.py`` of the promoted kernel."""
-    layout = c.setup.layouts[c.sizes[0]]
-    setup_src = source_of(c.setup.setup, "setup")
-    per_size = [source_of(f, identifier(w, "")) for f, w in ((c.flops, "flops_of_n"), (c.bytes, "bytes_of_n")) if f]
-    imports, defs, todos = _block([setup_src, *per_size])
-    imports = [i for i in imports if i != "import numpy as np"]  # the header imports it
-    setup_call = (f"{setup_src.expr}(params['n'], rng)" if _takes_rng(c) else
-                  f"{setup_src.expr}(params['n'])")
-    arrays = ", ".join(f"{s.name!r}: host_array({_access(layout.kind, s.key)}).astype(np.float64)"
-                       for s in layout.slots if s.name is not None)
-    consts = {s.key: _access(layout.kind, s.key) for s in layout.slots if s.name is None}
-    first = next((s.name for s in layout.slots if s.name is not None), None)
-    flops = (f"lambda p: float({per_size[0].expr}(p['n']))," if c.flops else
-             "lambda p: 0.0,  # TODO: floating-point operations per call")
-    nbytes = (f"lambda p, itemsize: float({per_size[-1].expr}(p['n']))," if c.bytes else
-              "lambda p, itemsize: 0.0,  # TODO: compulsory bytes per call (every input read, output written)")
-    shape = (f"spec_shape(make_inputs(params, np.random.default_rng(0))[{first!r}])" if first else "(1,)")
-    verify = [{"n": n} for n in VERIFY_SIZES]
-    quick = [{"n": n} for n in c.sizes]
-    date = datetime.date.today().isoformat()
-    const_fn = _constants_text(c, setup_src.expr, consts) if consts else ""
-    return f'''{_docstring_text(c, kernel, date)}
+#: ``spec.py`` of a promoted kernel, filled by :func:`spec_text`.
+_SPEC_TEMPLATE = '''{docstring}
 
 from __future__ import annotations
 
@@ -103,13 +82,13 @@ import numpy as np
 from workbench.adhoc.inputs import host_array, seeded
 from workbench.catalog import kernel_here
 from workbench.catalog.spec import KernelSpec
-{chr(10).join(imports)}
+{imports}
 
-{_todo_lines(todos)}{chr(10).join(defs)}
+{todos}{defs}
 
-# TODO: tolerances used by the ad-hoc comparison ({c.setup.dtype} against {c.reference_label!r}); set them from
+# TODO: tolerances used by the ad-hoc comparison ({dtype} against {reference_label!r}); set them from
 # the algorithm's error against the float64 reference.
-TOLERANCES = {c.tolerances!r}
+TOLERANCES = {tolerances!r}
 
 
 def make_inputs(params, rng):
@@ -143,7 +122,34 @@ SPEC = kernel_here(__file__).register(
     sizes={{"verify": {verify!r},  # TODO: small and odd sizes the check runs on
            "quick": {quick!r}}},
     tolerances=TOLERANCES)
-'''.replace("\n\n\n\n", "\n\n\n")
+'''
+
+
+def spec_text(c: Comparison, kernel: str) -> str:
+    """``spec.py`` of the promoted kernel."""
+    layout = c.setup.layouts[c.sizes[0]]
+    setup_src = source_of(c.setup.setup, "setup")
+    per_size = [source_of(f, identifier(w, "")) for f, w in ((c.flops, "flops_of_n"), (c.bytes, "bytes_of_n")) if f]
+    imports, defs, todos = _block([setup_src, *per_size])
+    imports = [i for i in imports if i != "import numpy as np"]  # the header imports it
+    setup_call = (f"{setup_src.expr}(params['n'], rng)" if _takes_rng(c) else
+                  f"{setup_src.expr}(params['n'])")
+    arrays = ", ".join(f"{s.name!r}: host_array({_access(layout.kind, s.key)}).astype(np.float64)"
+                       for s in layout.slots if s.name is not None)
+    consts = {s.key: _access(layout.kind, s.key) for s in layout.slots if s.name is None}
+    first = next((s.name for s in layout.slots if s.name is not None), None)
+    flops = (f"lambda p: float({per_size[0].expr}(p['n']))," if c.flops else
+             "lambda p: 0.0,  # TODO: floating-point operations per call")
+    nbytes = (f"lambda p, itemsize: float({per_size[-1].expr}(p['n']))," if c.bytes else
+              "lambda p, itemsize: 0.0,  # TODO: compulsory bytes per call (every input read, output written)")
+    shape = (f"spec_shape(make_inputs(params, np.random.default_rng(0))[{first!r}])" if first else "(1,)")
+    date = datetime.date.today().isoformat()
+    return _SPEC_TEMPLATE.format(
+        docstring=_docstring_text(c, kernel, date), imports="\n".join(imports), todos=_todo_lines(todos),
+        defs="\n".join(defs), dtype=c.setup.dtype, reference_label=c.reference_label, tolerances=c.tolerances,
+        setup_call=setup_call, arrays=arrays, const_fn=_constants_text(c, setup_src.expr, consts) if consts else "",
+        kernel=kernel, shape=shape, flops=flops, nbytes=nbytes, verify=[{"n": n} for n in VERIFY_SIZES],
+        quick=[{"n": n} for n in c.sizes]).replace("\n\n\n\n", "\n\n\n")
 
 
 def _takes_rng(c: Comparison) -> bool:

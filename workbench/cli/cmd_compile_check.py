@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.catalog import get_kernel
 from workbench.catalog.loader import ensure_default_catalog, loaded_folders
+
+if TYPE_CHECKING:
+    from workbench.portable.check_rows import KernelRow
 
 SOURCES = ("all", "portable", "triton")
 
@@ -46,28 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.cli.checks import check_arch_names
-    from workbench.portable import DTYPES, hip_check, triton_catalog
-    from workbench.portable.compile_check import (
-        find_compiler,
-        format_table,
-        is_amd,
-        run_check,
-        summary,
-        to_json,
-        units_from_catalog,
-    )
+    from workbench.portable import hip_check, triton_catalog
+    from workbench.portable.compile_check import find_compiler, is_amd, run_check, summary, to_json, units_from_catalog
 
-    archs = check_arch_names(args.arch.split(","))  # sm_xx, '' and other non-targets fail before compiling
-    for a in archs:
-        if is_amd(a):
-            hip_check.wave_size(a)  # rejects malformed gfx names
-    dtypes = [d.strip() for d in args.dtype.split(",") if d.strip()]
-    if any(d not in DTYPES for d in dtypes):
-        raise ValueError(f"--dtype: portable kernels implement {', '.join(DTYPES)}; got {args.dtype}")
-    kernels = [k.strip() for v in args.kernel or [] for k in v.split(",") if k.strip()] or None
-    for k in kernels or []:
-        get_kernel(k)  # unknown names list the valid ones
+    archs, dtypes, kernels = _targets(args)
     portable = args.source in ("all", "portable")
     nvidia = [a for a in archs if not is_amd(a)] if portable else []
     compiler = find_compiler(args.compiler) if nvidia else None
@@ -92,18 +79,46 @@ def run(args: argparse.Namespace) -> int:
         print(to_json(rows, compiler, archs, hip, triton=triton))
     else:
         tools = [t.describe() for t in (compiler, hip) if t] + ([f"triton {triton}"] if triton else [])
-        print(f"compile-check: {' + '.join(tools) or 'no compiler'}; archs {', '.join(archs)}; "
-              f"dtype {', '.join(dtypes)}; {len(units)} portable compilation units"
-              + (f", {len(triton_catalog.folders_with_triton(loaded_folders(), kernels))} Triton kernel files"
-                 if triton else ""))
-        print(format_table(rows))
-        print(f"{s['rows'] - s['skipped']} kernel rows, {s['failed']} failed ({s['compile_errors']} compile errors, "
-              f"{s['spilling']} spilling), {s['skipped']} targets skipped")
-        for r in rows:
-            if r.skipped:
-                print(f"  skipped {r.arch} ({r.tool}): {r.skipped}", file=sys.stderr)
+        files = len(triton_catalog.folders_with_triton(loaded_folders(), kernels)) if triton else None
+        _print_table(rows, s, f"compile-check: {' + '.join(tools) or 'no compiler'}; archs {', '.join(archs)}; "
+                              f"dtype {', '.join(dtypes)}; {len(units)} portable compilation units"
+                              + (f", {files} Triton kernel files" if triton else ""))
     if s["failed"]:
         return 1
     if not rows or s["skipped"] == s["rows"]:
         return 1 if args.strict else 0
     return 1 if args.strict and s["skipped"] else 0
+
+
+def _targets(args: argparse.Namespace) -> tuple[list[str], list[str], list[str] | None]:
+    """The targets, dtypes and kernels asked for (kernels None: all), each checked before anything compiles: a
+    malformed target, a dtype the portable kernels lack or an unknown kernel fails here, naming the valid ones."""
+    from workbench.cli.checks import check_arch_names
+    from workbench.portable import DTYPES, hip_check
+    from workbench.portable.compile_check import is_amd
+
+    archs = check_arch_names(args.arch.split(","))  # sm_xx, '' and other non-targets fail before compiling
+    for a in archs:
+        if is_amd(a):
+            hip_check.wave_size(a)  # rejects malformed gfx names
+    dtypes = [d.strip() for d in args.dtype.split(",") if d.strip()]
+    if any(d not in DTYPES for d in dtypes):
+        raise ValueError(f"--dtype: portable kernels implement {', '.join(DTYPES)}; got {args.dtype}")
+    kernels = [k.strip() for v in args.kernel or [] for k in v.split(",") if k.strip()] or None
+    for k in kernels or []:
+        get_kernel(k)  # unknown names list the valid ones
+    return archs, dtypes, kernels
+
+
+def _print_table(rows: list[KernelRow], s: Mapping[str, int], heading: str) -> None:
+    """``heading``, the table of compiled kernels and a count of the failures; the skipped targets and why on
+    stderr."""
+    from workbench.portable.compile_check import format_table
+
+    print(heading)
+    print(format_table(rows))
+    print(f"{s['rows'] - s['skipped']} kernel rows, {s['failed']} failed ({s['compile_errors']} compile errors, "
+          f"{s['spilling']} spilling), {s['skipped']} targets skipped")
+    for r in rows:
+        if r.skipped:
+            print(f"  skipped {r.arch} ({r.tool}): {r.skipped}", file=sys.stderr)

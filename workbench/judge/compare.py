@@ -20,14 +20,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
 from workbench.core.frames import column_values, records, take_rows, where_rows
+from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.judge import many as judge_many
 from workbench.judge import verdicts as vd
+from workbench.judge.baselines import _pick_baseline as _pick_baseline  # tests check the fast path by it
+from workbench.judge.baselines import library_variants, pair_positions
 from workbench.judge.verdicts import parse_samples  # noqa: F401 - stats_compare.parse_samples, as before
 
 if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
@@ -44,7 +47,26 @@ RESULT_COLUMNS = ["speedup", "ci_low", "ci_high", "coverage", "floor", "noise", 
                   "n_a", "n_b", "median_a", "median_b", "noisy"]
 
 
-def row_times(row: pd.Series | dict[str, Any]) -> tuple[np.ndarray, bool]:
+class PairResult(TypedDict):
+    """One judged pair as the :data:`RESULT_COLUMNS` of a table (basis None: the pair was not comparable)."""
+
+    speedup: float
+    ci_low: float
+    ci_high: float
+    coverage: float
+    floor: float
+    noise: float
+    verdict: str
+    settle: str | None
+    basis: str | None
+    n_a: int
+    n_b: int
+    median_a: float
+    median_b: float
+    noisy: bool
+
+
+def row_times(row: pd.Series | RowDict) -> tuple[np.ndarray, bool]:
     """The times a verdict rests on, and whether they are round medians.
 
     Per-round medians when the row has at least :data:`~workbench.judge.verdicts.MIN_ROUNDS` of them;
@@ -60,19 +82,19 @@ def row_times(row: pd.Series | dict[str, Any]) -> tuple[np.ndarray, bool]:
     return out
 
 
-def _result(v: vd.Verdict, a: np.ndarray, b: np.ndarray, row_a: Any, row_b: Any) -> dict[str, Any]:
-    rec = v.to_dict()
-    rec["median_a"] = vd.median(a) if len(a) else float("nan")
-    rec["median_b"] = vd.median(b) if len(b) else float("nan")
-    rec["noisy"] = vd.flag(row_a.get("noisy")) or vd.flag(row_b.get("noisy"))
-    return rec
+def _result(v: vd.Verdict, a: np.ndarray, b: np.ndarray, row_a: Any, row_b: Any) -> PairResult:
+    """The verdict's fields, the median time of each side and whether either row was flagged noisy."""
+    return PairResult(**v.to_dict(), median_a=vd.median(a) if len(a) else float("nan"),
+                      median_b=vd.median(b) if len(b) else float("nan"),
+                      noisy=vd.flag(row_a.get("noisy")) or vd.flag(row_b.get("noisy")))
 
 
-def _not_comparable(status_a: Any, status_b: Any) -> dict[str, Any]:
-    rec: dict[str, Any] = {c: float("nan") for c in RESULT_COLUMNS}
-    rec.update(n_a=0, n_b=0, basis=None, noisy=False, settle=None,
-               verdict=f"not comparable ({status_a} / {status_b})")
-    return rec
+def _not_comparable(status_a: Any, status_b: Any) -> PairResult:
+    """A pair one of whose rows has no time: NaN where a verdict has numbers, and both statuses."""
+    nan = float("nan")
+    return PairResult(speedup=nan, ci_low=nan, ci_high=nan, coverage=nan, floor=nan, noise=nan,
+                      verdict=f"not comparable ({status_a} / {status_b})", settle=None, basis=None, n_a=0, n_b=0,
+                      median_a=nan, median_b=nan, noisy=False)
 
 
 # -- tables -----------------------------------------------------------------------------------
@@ -129,28 +151,10 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     return table
 
 
-def _side(r: pd.Series, side: str) -> dict[str, Any]:
+def _side(r: pd.Series, side: str) -> RowDict:
     """One run's columns of a merged row, without their suffix."""
     cols = ("samples_s", "round_medians_s", "noisy")
     return {c: r.get(f"{c}_{side}", r.get(c)) for c in cols}
-
-
-def library_variants(df: pd.DataFrame, kernel: str) -> list[str]:
-    """Variants of ``kernel`` that its rows mark as the library baseline (column ``library``).
-
-    Judged from the rows alone, never from this machine's catalog, so an imported
-    run is judged by what it recorded. Rows stored before the column existed say
-    nothing (None); then, as for a kernel without a library variant, the kernel's
-    first variant in the rows stands in.
-    """
-    import pandas as pd
-
-    rows = df.loc[df["kernel"] == kernel, [c for c in ("variant", "library") if c in df]]
-    if rows.empty:
-        return []
-    flags = pd.to_numeric(rows["library"], errors="coerce") if "library" in rows else None
-    libs = sorted(set(rows.loc[flags == 1, "variant"])) if flags is not None else []
-    return libs or [str(rows["variant"].iloc[0])]
 
 
 def _paired_rounds(base: Any, row: Any) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -177,8 +181,8 @@ def block_effects(base: Any, row: Any) -> np.ndarray | None:
     return d if len(d) >= vd.MIN_ROUNDS else None
 
 
-def judge_pair(base: pd.Series | dict[str, Any], row: pd.Series | dict[str, Any],
-               typical: float | Callable[[str], float | None] | None = None, **kw: Any) -> dict[str, Any]:
+def judge_pair(base: pd.Series | RowDict, row: pd.Series | RowDict,
+               typical: float | Callable[[str], float | None] | None = None, **kw: Any) -> PairResult:
     """A row against its baseline row of the same run: on the effects of blocks timed alternately with the
     baseline in the same visits when it has them (:func:`block_effects`); else paired round by round when
     both have the same number (≥ MIN_ROUNDS) of round medians (``typical``: the typical paired spread of the
@@ -341,65 +345,6 @@ class _Row(dict):
         self.times: tuple[np.ndarray, bool] | None = None
 
 
-def pair_positions(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None,
-                   libs: Mapping[Any, list[str]] | None = None) -> tuple[list[tuple[int, int | None]], list[str]]:
-    """The positions, among ``df``'s ok rows, of every ok row and its baseline row (or None), in table order
-    within groups of first appearance, and the columns that name a machine's run (``run_id``, ``env_id``).
-    ``libs``: each kernel's library variants (default: as ``df``'s rows say, :func:`library_variants`)."""
-    machine = [c for c in ("run_id", "env_id") if c in df]
-    group = machine + [c for c in ("kernel", "dtype", "params", "cache") if c in df]
-    ok = df.loc[df["status"] == Status.OK, list(dict.fromkeys(group + ["variant", "backend"]))]
-    if ok.empty:
-        return [], machine
-    if libs is None:
-        libs = {k: library_variants(df, k) for k in ok["kernel"].unique()}
-    # groups in order of first appearance, rows in table order: one pass over plain lists (filtering a
-    # group's frame per row took most of a large report's time)
-    codes = ok.groupby(group, sort=False, dropna=False).ngroup().to_numpy()
-    order = np.argsort(codes, kind="stable")
-    variants, backends, kernels = ok["variant"].tolist(), ok["backend"].tolist(), ok["kernel"].tolist()
-    if baseline_variant is None and baseline_backend is None:
-        return _library_pairs(codes.tolist(), order.tolist(), variants, backends, kernels, libs), machine
-    pairs: list[tuple[int, int | None]] = []
-    for members in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1):
-        members = members.tolist()
-        picked: dict[tuple, int | None] = {}  # the choice depends on the row's backend (and its
-        for i in members:                      # variant where only a baseline backend is named)
-            key = (variants[i] if baseline_variant is None and baseline_backend is not None else None, backends[i])
-            if key not in picked:
-                picked[key] = _pick_baseline(members, variants, backends, i, baseline_variant, baseline_backend,
-                                             libs[kernels[i]])
-            pairs.append((i, picked[key]))
-    return pairs, machine
-
-
-def _library_pairs(codes: list[int], order: list[int], variants: list[Any], backends: list[Any], kernels: list[Any],
-                   libs: Mapping[Any, list[str]]) -> list[tuple[int, int | None]]:
-    """:func:`pair_positions` with the default baselines, in two passes over the rows instead of a search
-    per group (a third of a 1M-row report's pairing): each row's baseline is its group's first library
-    row on the row's own backend, else the group's library row first by backend name (as
-    :func:`_pick_baseline` picks), else None."""
-    lib_sets = {k: set(v) for k, v in libs.items()}
-    first_same: dict[tuple[int, Any], int] = {}
-    first_named: dict[int, tuple[tuple[bool, str], int]] = {}
-    for j in order:  # groups in turn, each in table order
-        if variants[j] in lib_sets[kernels[j]]:
-            c, b = codes[j], backends[j]
-            if b == b:  # a NaN backend equals no row's, its own included
-                first_same.setdefault((c, b), j)
-            name = (not isinstance(b, str), str(b))
-            if c not in first_named or name < first_named[c][0]:
-                first_named[c] = (name, j)
-    pairs: list[tuple[int, int | None]] = []
-    for i in order:
-        c, b = codes[i], backends[i]
-        j = first_same.get((c, b))  # none under a NaN backend (see above)
-        if j is None and c in first_named:
-            j = first_named[c][1]
-        pairs.append((i, j))
-    return pairs
-
-
 def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None
                    ) -> tuple[list[tuple[pd.Series, pd.Series | None]], list[str]]:
     """Every ok row of ``df`` with its baseline row (or None), as :func:`pair_positions` orders them, and the
@@ -442,7 +387,7 @@ def _same_row(a: Any, b: Any) -> bool:
     return a.get("cell_key") is not None and a.get("cell_key") == b.get("cell_key")
 
 
-def twin_times(row: pd.Series | dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+def twin_times(row: pd.Series | RowDict) -> tuple[np.ndarray, np.ndarray] | None:
     """A reference row's round medians and its A/A twin's, on the rounds both were measured in; None when
     the row has no twin (or fewer than MIN_ROUNDS twin rounds)."""
     twin = parse_samples(row.get(vd.TWIN_MEDIANS))
@@ -568,23 +513,3 @@ def typical_spreads(pairs: list[tuple[pd.Series, pd.Series | None]], machine: li
         return min(enough) if enough else (prior(found[-1]) if found else None)
 
     return typical
-
-
-def _pick_baseline(members: list[int], variants: list[Any], backends: list[Any], i: int, variant: str | None,
-                   backend: str | None, libs: list[str]) -> int | None:
-    """The position (among ``members``, one group's rows) of row ``i``'s baseline, or None."""
-    if variant is not None:
-        cand = [j for j in members if variants[j] == variant]
-    elif backend is not None:
-        cand = [j for j in members if variants[j] == variants[i]]
-        if not any(backends[j] == backend for j in cand):
-            cand = [j for j in members if variants[j] in libs]
-    else:
-        cand = [j for j in members if variants[j] in libs]
-    if backend is not None:
-        cand = [j for j in cand if backends[j] == backend]
-    if not cand:
-        return None
-    same = [j for j in cand if backends[j] == backends[i]]
-    # else the first by backend name (a missing backend last, as pandas sorts)
-    return same[0] if same else min(cand, key=lambda j: (not isinstance(backends[j], str), str(backends[j])))

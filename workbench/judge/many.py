@@ -86,7 +86,13 @@ class Rows:
         return None if both is None else (PAIRED, np.log(both[0]) - np.log(both[1]))
 
 
-def judge(rows: Rows, pairs: Sequence[tuple[int, int | None]], scope_keys: Sequence[tuple[tuple, tuple, tuple]],
+#: A row's (group, kernel, run) scope keys, without the basis (see :func:`judge`).
+ScopeKeys = tuple[tuple, tuple, tuple]
+#: (basis, *scope key) -> the spreads of the pairs in that scope.
+Scopes = dict[tuple, list[np.ndarray]]
+
+
+def judge(rows: Rows, pairs: Sequence[tuple[int, int | None]], scope_keys: Sequence[ScopeKeys],
           labels: Sequence[Any]) -> dict[str, list[Any]]:
     """The verdict fields (:data:`FIELDS`) of each ``(row, base)`` position pair (base None: left out, the
     caller fills "no baseline"), as lists in ``pairs`` order for the pairs with a base. ``scope_keys[i]``: row
@@ -96,10 +102,29 @@ def judge(rows: Rows, pairs: Sequence[tuple[int, int | None]], scope_keys: Seque
     judged = [(r, b) for r, b in pairs if b is not None]
     m = len(judged)
     out: dict[str, list[Any]] = {f: [None] * m for f in FIELDS}
-    # each pair's evidence: block effects, paired round differences, or both sides' times unpaired
+    kind, values, scopes = _evidence(rows, judged, scope_keys, labels, out)
+    for r, _ in pairs:  # every row's A/A twin, judged or not (typical_spreads walks every pair)
+        twin = rows.twin_effects(r)
+        if twin is not None:
+            for key in scope_keys[r]:
+                scopes[(twin[0], *key)].append(twin[1])
+    batches = _into_batches(rows, judged, scope_keys, kind, values, _typicals(scopes), out)
+    hints: dict[str, str] = {}  # each distinct "settle" hint held once (a 1M-row report had 300,000 of a few)
+    for (what, *shape), ks in batches.items():
+        if what == "unpaired":
+            _unpaired_batch(out, ks, [values[k] for k in ks], rounds=shape[2], hints=hints)
+        else:
+            _effects_batch(out, ks, [values[k] for k in ks], basis=shape[1], has_typical=shape[2], hints=hints)
+    return out
+
+
+def _evidence(rows: Rows, judged: list[tuple[int, int]], scope_keys: Sequence[ScopeKeys], labels: Sequence[Any],
+              out: dict[str, list[Any]]) -> tuple[list[str], list[Any], Scopes]:
+    """Each pair's evidence: its kind (block effects, paired round differences, or both sides' times unpaired)
+    and values, and the spreads it adds to its scopes; fills the pairs' ``noisy`` and both sides' medians."""
     kind: list[str] = []
     values: list[Any] = []
-    scopes: dict[tuple, list[np.ndarray]] = defaultdict(list)
+    scopes: Scopes = defaultdict(list)
     sides: list[tuple[np.ndarray, np.ndarray]] = []  # the times each pair compares
     for k, (r, b) in enumerate(judged):
         a_t, b_t, paired = rows.paired_rounds(b, r)
@@ -125,12 +150,14 @@ def judge(rows: Rows, pairs: Sequence[tuple[int, int | None]], scope_keys: Seque
         out["noisy"][k] = rows.noisy[b] or rows.noisy[r]
     out["median_a"] = _medians([a for a, _ in sides])
     out["median_b"] = _medians([b for _, b in sides])
-    for r, _ in pairs:  # every row's A/A twin, judged or not (typical_spreads walks every pair)
-        twin = rows.twin_effects(r)
-        if twin is not None:
-            for key in scope_keys[r]:
-                scopes[(twin[0], *key)].append(twin[1])
-    typical = _typicals(scopes)
+    return kind, values, scopes
+
+
+def _into_batches(rows: Rows, judged: list[tuple[int, int]], scope_keys: Sequence[ScopeKeys], kind: list[str],
+                  values: list[Any], typical: Callable[[ScopeKeys, str], float | None],
+                  out: dict[str, list[Any]]) -> dict[tuple, list[int]]:
+    """The pairs of a common shape, by batch (their ``values`` made what the batch reads); the others (too few
+    or unreadable values) are judged here one at a time, into ``out``."""
     batches: dict[tuple, list[int]] = defaultdict(list)
     for k, (r, _) in enumerate(judged):
         if kind[k] == "unpaired":
@@ -156,13 +183,7 @@ def judge(rows: Rows, pairs: Sequence[tuple[int, int | None]], scope_keys: Seque
         has_typical = t is not None and math.isfinite(t)
         batches[("effects", len(d), kind[k], has_typical)].append(k)
         values[k] = (d, t if has_typical else float("nan"))
-    hints: dict[str, str] = {}  # each distinct "settle" hint held once (a 1M-row report had 300,000 of a few)
-    for (what, *shape), ks in batches.items():
-        if what == "unpaired":
-            _unpaired_batch(out, ks, [values[k] for k in ks], rounds=shape[2], hints=hints)
-        else:
-            _effects_batch(out, ks, [values[k] for k in ks], basis=shape[1], has_typical=shape[2], hints=hints)
-    return out
+    return batches
 
 
 def _medians(arrays: list[np.ndarray]) -> list[float]:
@@ -180,7 +201,7 @@ def _medians(arrays: list[np.ndarray]) -> list[float]:
     return out
 
 
-def _typicals(scopes: dict[tuple, list[np.ndarray]]) -> Callable[[tuple[tuple, tuple, tuple], str], float | None]:
+def _typicals(scopes: Scopes) -> Callable[[ScopeKeys, str], float | None]:
     """As the ``typical`` of :func:`~workbench.judge.compare.typical_spreads`, on scope keys: each scope's
     prior (:func:`workbench.judge.verdicts.prior_noise`) from its pairs' variances, computed per batch of equal
     length."""
@@ -200,7 +221,7 @@ def _typicals(scopes: dict[tuple, list[np.ndarray]]) -> Callable[[tuple[tuple, t
     priors = {key: (math.sqrt(float(np.median(variances[key]))) if variances.get(key) else None) for key in scopes}
     memo: dict[tuple, float | None] = {}
 
-    def typical(keys: tuple[tuple, tuple, tuple], basis: str) -> float | None:
+    def typical(keys: ScopeKeys, basis: str) -> float | None:
         memo_key = (basis, keys)
         if memo_key not in memo:
             found = [(basis, *k) for k in keys if (basis, *k) in scopes]

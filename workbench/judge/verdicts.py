@@ -34,10 +34,10 @@ import json
 import math
 import statistics
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -100,13 +100,28 @@ class Verdict:
         """The verdict in words with its floor: "same (within ±4%)", "inconclusive (±38%)", "faster"."""
         return verdict_label(self.verdict, self.floor)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> VerdictFields:
         # its fields are plain values: a shallow copy is asdict's answer, without its recursion (a report
         # turned 100,000 verdicts into rows)
-        return {f: getattr(self, f) for f in _VERDICT_FIELDS}
+        return VerdictFields(speedup=self.speedup, ci_low=self.ci_low, ci_high=self.ci_high, floor=self.floor,
+                             noise=self.noise, verdict=self.verdict, n_a=self.n_a, n_b=self.n_b, basis=self.basis,
+                             coverage=self.coverage, settle=self.settle)
 
 
-_VERDICT_FIELDS = tuple(f.name for f in fields(Verdict))
+class VerdictFields(TypedDict):
+    """A :class:`Verdict` as the columns of a comparison table (:meth:`Verdict.to_dict`)."""
+
+    speedup: float
+    ci_low: float
+    ci_high: float
+    floor: float
+    noise: float
+    verdict: str
+    n_a: int
+    n_b: int
+    basis: str
+    coverage: float
+    settle: str | None
 
 
 def verdict_label(verdict: str, floor: float) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.core.frames import records
+from workbench.core.record import JsonObject
 from workbench.core.status import FAILED_IN_ORDER, Status
 from workbench.judge.compare import aa_summary
 from workbench.judge.verdicts import noisy_mask
@@ -34,7 +35,8 @@ def _text(v: Any) -> str:
     return "" if v is None or (isinstance(v, float) and v != v) else str(v)
 
 
-def _env_backend(environments: Mapping[str, Any] | None, row: Mapping[str, Any]) -> dict[str, Any]:
+def _env_backend(environments: Mapping[str, Any] | None, row: Mapping[str, Any]) -> JsonObject:
+    """The environment record's entry of the row's backend ({} where it has none)."""
     env = (environments or {}).get(_text(row.get("env_id"))) or {}
     for b in env.get("backends") or []:
         if isinstance(b, dict) and b.get("name") == row.get("backend"):

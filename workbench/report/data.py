@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.core.record import RESULT_COLUMNS
+from workbench.core.record import RESULT_COLUMNS, JsonObject
 from workbench.core.status import Status
 from workbench.report.styles import parse_baseline, series_key
 
@@ -30,7 +30,7 @@ class ReportData:
 
     df: pd.DataFrame
     runs: pd.DataFrame = field(default_factory=pd.DataFrame)
-    environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    environments: dict[str, JsonObject] = field(default_factory=dict)
     peaks: pd.DataFrame = field(default_factory=pd.DataFrame)
     run_ids: list[str] = field(default_factory=list)
 

@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.core.output_guard import check_output_path, write_output
+from workbench.core.record import JsonObject
 from workbench.report.data import ReportData, gather, known_run_ids, resolve_run_ids, row_frames, row_tuples
 from workbench.report.render import render_html, render_markdown
 from workbench.store.database import EXPORT_FORMAT, EXPORT_VERSION, default_store_path, now_iso
@@ -42,7 +43,7 @@ def _throughput_metric(k: pd.DataFrame) -> str:
 
 
 
-def export_payload(data: ReportData) -> dict[str, Any]:
+def export_payload(data: ReportData) -> JsonObject:
     """Rows without a store, in the store's export format (``Store.import_file`` reads it back)."""
     runs = _json_records(data.runs)
     known = {r.get("run_id") for r in runs}
@@ -59,7 +60,8 @@ def export_payload(data: ReportData) -> dict[str, Any]:
             "results": results, "peaks": _json_records(data.peaks)}
 
 
-def _json_records(df: pd.DataFrame) -> list[dict[str, Any]]:
+def _json_records(df: pd.DataFrame) -> list[JsonObject]:
+    """The frame's rows as JSON objects, as the export writes them (ISO dates, 15 significant digits)."""
     if df is None or len(df) == 0:
         return []
     return json.loads(df.to_json(orient="records", date_format="iso", double_precision=15))

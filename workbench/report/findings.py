@@ -8,7 +8,7 @@ from :mod:`workbench.judge.verdicts`); nothing here is a new statistic.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,10 +18,11 @@ import pandas as pd
 from workbench.core.frames import group_positions, split_by, take_rows, where_rows
 from workbench.core.status import Status
 from workbench.core.units import fmt_time_auto, interval_label
-from workbench.judge.compare import library_variants, speedup_vs_baseline
+from workbench.judge.baselines import library_variants
+from workbench.judge.compare import speedup_vs_baseline
 from workbench.report.caveats import FAILED_STATUSES, caveat, failed_cells, report_caveats, row_caveats
 from workbench.report.reference_checks import ReferenceChecks
-from workbench.report.row_notes import one_row_notes
+from workbench.report.row_notes import RowNotes, one_row_notes
 from workbench.report.styles import parse_baseline, series_key
 from workbench.roofs.model import RoofKey, RoofSet
 
@@ -202,94 +203,160 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
     if df.empty or "kernel" not in df:
         return KeyFindings(reference_text(reference), out, report_caveats(df, runs, environments, run_names))
     run_ids = [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else [""]
-    checks = checks if checks is not None else ReferenceChecks(df)
+    ctx = _Context(df, environments, roofs, checks if checks is not None else ReferenceChecks(df))
     # the rows are picked on a few columns (filtering every column took most of this function's time on a
     # 1M-row report); the rows a finding shows are read whole, by position
     narrow = df[[c for c in NARROW_COLUMNS if c in df]].assign(**{POSITION: np.arange(len(df))})
     for kernel, positions in group_positions(narrow, "kernel").items():  # one kernel's rows at a time
         if _text(kernel) == "":  # rows without a kernel name belong to no finding
             continue
-        k_all = take_rows(narrow, positions)
-        by_run = split_by(k_all, "run_id") if "run_id" in df else {"": k_all}
-        tables: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}  # the judged table of a reference, by run
-        for run_id in run_ids:
-            k = by_run.get(run_id)
-            if k is None:  # this kernel has no rows in that run
-                continue
-            ok = where_rows(k, k["status"] == Status.OK)
-            ref = pick_reference(ok, variant, backend)
-            whole = (judged or {}).get((str(kernel), ref)) if ref is not None else None
-            if whole is not None:
-                if ref not in tables:
-                    tables[ref] = split_by(whole, "run_id") if run_id else {"": whole}
-                table = tables[ref].get(run_id, whole.iloc[0:0])
-            else:
-                table = (speedup_vs_baseline(take_rows(df, ok[POSITION].to_numpy()), baseline_variant=ref[0],
-                                             baseline_backend=ref[1])
-                         if ref is not None else None)
-            run = (run_names or {}).get(run_id, run_id) if len(run_ids) > 1 else ""
-            judged_at = _first_positions(table, ("variant", "backend", "params")) if table is not None else {}
-            elsewhere_of: dict[tuple[Any, Any, Any], tuple[str, str] | None] = {}
-            for cls, params in size_classes(k):
-                everything = k[k["params"] == params]
-                cell = everything[everything["status"] == Status.OK]
-                label = _text(everything["size_label"].iloc[0]) if "size_label" in everything else params
-                failed = failed_cells(everything)
-                if cell.empty:
-                    out.append(Finding(str(kernel), cls, label, run, "", "", "", None, None, "nothing measured",
-                                       None, "", [caveat(f"did not run: {f}") for f in failed]))
-                    continue
-                best = df.iloc[int(cell[POSITION].iloc[
-                    pd.to_numeric(cell["median_s"], errors="coerce").reset_index(drop=True).idxmin()])]
-                notes = one_row_notes(best, dict(environments or {}), roofs)
-                pct = notes["pct"] if notes["pct"] is not None and not pd.isna(notes["pct"]) else None
-                caveats = row_caveats(best, environments) + [caveat(f"did not run: {f}") for f in failed]
-                series = (best.get("variant"), best.get("backend"), best.get("dtype"))
-                if series not in elsewhere_of:  # one answer per series of the kernel's run
-                    elsewhere_of[series] = failed_elsewhere(k, best)
-                elsewhere = elsewhere_of[series]
-                if elsewhere:
-                    caveats.insert(0, caveat(*elsewhere))
-                if notes["peak_note"]:
-                    note = str(notes["peak_note"])
-                    mark = ("⚠ implausible" if note.startswith("implausible") else
-                            "⚠ above its ceiling" + (" (within a measured cache ceiling)"
-                                                     if "stays under that level's measured" in note else ""))
-                    caveats.append(caveat(mark, note))
-                speedup, ci, verdict, ref_key, floor, settle, coverage = None, None, "no reference", "", None, "", None
-                if ref is not None:
-                    ref_key = series_key(*ref)
-                    at = judged_at.get((best["variant"], best["backend"], params))
-                    if at is not None:
-                        m = table.iloc[at]
-                        verdict = str(m["verdict"])
-                        floor = float(m["floor"]) if pd.notna(m.get("floor")) else None
-                        settle = _text(m.get("settle"))
-                        coverage = float(m["coverage"]) if pd.notna(m.get("coverage")) else None
-                        if verdict == "baseline":
-                            verdict = "reference"
-                        elif pd.notna(m["speedup"]):
-                            speedup = float(m["speedup"])
-                            ci = (float(m["ci_low"]), float(m["ci_high"])) if pd.notna(m["ci_low"]) else None
-                        ref_rows = cell[(cell["variant"] == ref[0]) & (cell["backend"] == ref[1])]
-                        if len(ref_rows) and verdict != "reference":
-                            ref_row = df.iloc[int(ref_rows[POSITION].iloc[0])]
-                            caveats += [c for c in row_caveats(ref_row, environments, "reference ")
-                                        if "noisy" in c["text"]]
-                            off = checks.anomaly(ref_row)
-                            if off:
-                                caveats.append(caveat("⚠ reference time off", off))
-                    else:
-                        verdict = "reference did not run at this size"
-                else:
-                    verdict = "reference did not run this kernel"
-                out.append(Finding(str(kernel), cls, label, run, series_key(best["variant"], best["backend"]),
-                                   fmt_time_auto(best["median_s"]), ref_key, speedup, ci, verdict, pct,
-                                   _text(notes["ceiling"]), caveats, floor if speedup is not None else None, settle,
-                                   coverage))
+        for kr in _kernel_runs(df, take_rows(narrow, positions), str(kernel), run_ids, (variant, backend),
+                               judged, run_names):
+            out += [_size_finding(ctx, kr, cls, params) for cls, params in size_classes(kr.rows)]
     used = sorted({f.reference for f in out if f.reference})
     text = reference_text(reference) + (f" ({', '.join(used)})" if used and variant is None else "")
     return KeyFindings(text, out, report_caveats(df, runs, environments, run_names))
+
+
+@dataclass
+class _Context:
+    """What every finding of a report reads: the report's rows (read whole, by position), the environment
+    records, the roofs and the checks of the references' times."""
+
+    df: pd.DataFrame
+    environments: Mapping[str, Any] | None
+    roofs: Mapping[RoofKey, RoofSet] | None
+    checks: ReferenceChecks
+
+
+@dataclass
+class _KernelRun:
+    """One kernel's rows of one run, judged against its reference: what the findings of its size classes read."""
+
+    kernel: str
+    #: The kernel's narrow rows of the run (:data:`NARROW_COLUMNS` and :data:`POSITION`).
+    rows: pd.DataFrame
+    #: The run's name in the findings ("" when the report has one run).
+    run: str
+    ref: tuple[str, str] | None
+    #: :func:`speedup_vs_baseline` of the run's ok rows against ``ref`` (None without a reference).
+    table: pd.DataFrame | None
+    #: (variant, backend, params) -> the position of its row in ``table``.
+    judged_at: dict[tuple[Any, ...], int]
+    #: (variant, backend, dtype) -> :func:`failed_elsewhere` of that series, worked out once per series.
+    elsewhere_of: dict[tuple[Any, Any, Any], tuple[str, str] | None] = field(default_factory=dict)
+
+
+def _kernel_runs(df: pd.DataFrame, k_all: pd.DataFrame, kernel: str, run_ids: list[str],
+                 reference: tuple[str | None, str | None],
+                 judged: Mapping[tuple[str, tuple[str, str]], pd.DataFrame] | None,
+                 run_names: Mapping[str, str] | None) -> Iterator[_KernelRun]:
+    """The kernel's rows (``k_all``, narrow) run by run, each judged against its reference: the report's
+    judged table where ``judged`` has it, else judged here."""
+    by_run = split_by(k_all, "run_id") if "run_id" in df else {"": k_all}
+    tables: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}  # the judged table of a reference, by run
+    for run_id in run_ids:
+        k = by_run.get(run_id)
+        if k is None:  # this kernel has no rows in that run
+            continue
+        ok = where_rows(k, k["status"] == Status.OK)
+        ref = pick_reference(ok, *reference)
+        whole = (judged or {}).get((kernel, ref)) if ref is not None else None
+        if whole is not None:
+            if ref not in tables:
+                tables[ref] = split_by(whole, "run_id") if run_id else {"": whole}
+            table = tables[ref].get(run_id, whole.iloc[0:0])
+        else:
+            table = (speedup_vs_baseline(take_rows(df, ok[POSITION].to_numpy()), baseline_variant=ref[0],
+                                         baseline_backend=ref[1])
+                     if ref is not None else None)
+        run = (run_names or {}).get(run_id, run_id) if len(run_ids) > 1 else ""
+        judged_at = _first_positions(table, ("variant", "backend", "params")) if table is not None else {}
+        yield _KernelRun(kernel, k, run, ref, table, judged_at)
+
+
+def _size_finding(ctx: _Context, kr: _KernelRun, cls: str, params: str) -> Finding:
+    """The finding of one size class of a kernel's run: its fastest cell against the reference."""
+    everything = kr.rows[kr.rows["params"] == params]
+    cell = everything[everything["status"] == Status.OK]
+    label = _text(everything["size_label"].iloc[0]) if "size_label" in everything else params
+    failed = failed_cells(everything)
+    if cell.empty:
+        return Finding(kr.kernel, cls, label, kr.run, "", "", "", None, None, "nothing measured",
+                       None, "", [caveat(f"did not run: {f}") for f in failed])
+    best = ctx.df.iloc[int(cell[POSITION].iloc[
+        pd.to_numeric(cell["median_s"], errors="coerce").reset_index(drop=True).idxmin()])]
+    notes = one_row_notes(best, dict(ctx.environments or {}), ctx.roofs)
+    pct = notes["pct"] if notes["pct"] is not None and not pd.isna(notes["pct"]) else None
+    caveats = _best_caveats(ctx, kr, best, notes, failed)
+    vs = _versus_reference(ctx, kr, best, params, cell)
+    return Finding(kr.kernel, cls, label, kr.run, series_key(best["variant"], best["backend"]),
+                   fmt_time_auto(best["median_s"]), vs.reference, vs.speedup, vs.ci, vs.verdict, pct,
+                   _text(notes["ceiling"]), caveats + vs.caveats, vs.floor if vs.speedup is not None else None,
+                   vs.settle, vs.coverage)
+
+
+def _best_caveats(ctx: _Context, kr: _KernelRun, best: pd.Series, notes: RowNotes,
+                  failed: list[str]) -> list[dict[str, str]]:
+    """The caveats of a size class's fastest cell: failures of its series at other sizes first, then its own
+    (noise, stand-ins), the cells that did not run here, and a rate above its ceiling."""
+    caveats = row_caveats(best, ctx.environments) + [caveat(f"did not run: {f}") for f in failed]
+    series = (best.get("variant"), best.get("backend"), best.get("dtype"))
+    if series not in kr.elsewhere_of:  # one answer per series of the kernel's run
+        kr.elsewhere_of[series] = failed_elsewhere(kr.rows, best)
+    elsewhere = kr.elsewhere_of[series]
+    if elsewhere:
+        caveats.insert(0, caveat(*elsewhere))
+    if notes["peak_note"]:
+        note = str(notes["peak_note"])
+        mark = ("⚠ implausible" if note.startswith("implausible") else
+                "⚠ above its ceiling" + (" (within a measured cache ceiling)"
+                                         if "stays under that level's measured" in note else ""))
+        caveats.append(caveat(mark, note))
+    return caveats
+
+
+@dataclass
+class _VersusReference:
+    """How a size class's fastest cell compares with the reference there, and the reference's own caveats."""
+
+    verdict: str
+    reference: str = ""
+    speedup: float | None = None
+    ci: tuple[float, float] | None = None
+    floor: float | None = None
+    settle: str = ""
+    coverage: float | None = None
+    caveats: list[dict[str, str]] = field(default_factory=list)
+
+
+def _versus_reference(ctx: _Context, kr: _KernelRun, best: pd.Series, params: str,
+                      cell: pd.DataFrame) -> _VersusReference:
+    """The verdict on ``best`` against the kernel run's reference, read from its judged table; where the
+    reference ran in ``cell`` (this size's ok rows), its noise and a time off its own other evidence."""
+    if kr.ref is None:
+        return _VersusReference("reference did not run this kernel")
+    ref_key = series_key(*kr.ref)
+    at = kr.judged_at.get((best["variant"], best["backend"], params))
+    if at is None or kr.table is None:
+        return _VersusReference("reference did not run at this size", ref_key)
+    m = kr.table.iloc[at]
+    vs = _VersusReference(str(m["verdict"]), ref_key, floor=float(m["floor"]) if pd.notna(m.get("floor")) else None,
+                          settle=_text(m.get("settle")),
+                          coverage=float(m["coverage"]) if pd.notna(m.get("coverage")) else None)
+    if vs.verdict == "baseline":
+        vs.verdict = "reference"
+    elif pd.notna(m["speedup"]):
+        vs.speedup = float(m["speedup"])
+        vs.ci = (float(m["ci_low"]), float(m["ci_high"])) if pd.notna(m["ci_low"]) else None
+    ref_rows = cell[(cell["variant"] == kr.ref[0]) & (cell["backend"] == kr.ref[1])]
+    if len(ref_rows) and vs.verdict != "reference":
+        ref_row = ctx.df.iloc[int(ref_rows[POSITION].iloc[0])]
+        vs.caveats += [c for c in row_caveats(ref_row, ctx.environments, "reference ") if "noisy" in c["text"]]
+        off = ctx.checks.anomaly(ref_row)
+        if off:
+            vs.caveats.append(caveat("⚠ reference time off", off))
+    return vs
 
 
 def reference_anomaly(df: pd.DataFrame, ref: Mapping[str, Any]) -> str | None:

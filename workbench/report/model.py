@@ -13,13 +13,14 @@ import io
 import json
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
 from workbench.core.frames import where_rows
+from workbench.core.record import JsonObject
 from workbench.core.status import Status
 from workbench.judge.compare import speedup_vs_baseline
 from workbench.report import plots
@@ -40,7 +41,7 @@ from workbench.report.summary import (
     summary_table,
     verdict_counts,
 )
-from workbench.report.tables import pivot
+from workbench.report.tables import Pivot, pivot
 from workbench.roofs.model import RoofKey, RoofKind, RoofSet, resolve_roofs
 from workbench.version import __version__
 
@@ -87,7 +88,7 @@ class KernelSection(_ByName):
     anchor: str
     n_ok: int
     n_rows: int
-    pivot: dict[str, Any]
+    pivot: Pivot
     speedups: list[dict[str, str]]
     verdicts: dict[str, int]
     figures: list[ReportFigure] = field(default_factory=list)
@@ -138,7 +139,7 @@ class Report(_ByName):
     rows_note: str
     peaks: pd.DataFrame
     machines: pd.DataFrame
-    environments: list[dict[str, Any]]
+    environments: list[EnvironmentSection]
     roofs: dict[RoofKey, RoofSet]
 
     @property
@@ -329,13 +330,20 @@ def _records(df: pd.DataFrame) -> list[dict[str, str]]:
     return [{k: text_of(v) for k, v in r.items()} for r in df.to_dict("records")]
 
 
-def environment_sections(envs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+class EnvironmentSection(TypedDict):
+    """One environment record as (section, key, value) text rows (see :func:`environment_sections`)."""
+
+    env_id: str
+    rows: list[tuple[str, str, str]]
+
+
+def environment_sections(envs: Mapping[str, JsonObject]) -> list[EnvironmentSection]:
     """Each environment record flattened to (section, key, value) text rows.
 
     Dicts give one row per key; lists of records (backends, thread pools) one
     row per item, named by its ``name`` and summarised as ``key=value`` pairs.
     """
-    out = []
+    out: list[EnvironmentSection] = []
     for env_id, rec in envs.items():
         rows: list[tuple[str, str, str]] = []
         for section, value in (rec or {}).items():
@@ -355,7 +363,7 @@ def _scalar_text(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, default=str)
 
 
-def _pairs(item: dict[str, Any], prefix: str = "") -> str:
+def _pairs(item: JsonObject, prefix: str = "") -> str:
     parts = []
     for k, v in item.items():
         if k == "name" and not prefix or v is None or v == "" or v == {} or v == []:

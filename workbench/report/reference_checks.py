@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.core.units import fmt_time_auto
 
@@ -59,7 +60,7 @@ class _Columns:
             else np.full(len(df), np.nan)
         self.work = (_numbers(df, "flops") + _numbers(df, "bytes"))
 
-    def row(self, i: int) -> dict[str, Any]:
+    def row(self, i: int) -> RowDict:
         """Row ``i`` as a plain mapping of Python values (NaN as NaN, a nullable column's missing value None),
         as ``to_dict("records")`` gives it."""
         out = {}
@@ -94,7 +95,7 @@ class _Series:
         self.fits: dict[Any, tuple[float, float] | None] = {}
         self._run_array: np.ndarray | None = None
 
-    def row(self, i: int) -> dict[str, Any]:
+    def row(self, i: int) -> RowDict:
         """Row ``i`` of the series as a plain mapping (``rows.iloc[i]`` cost 150 µs: most of the reference
         checks of a large report, which asks for one row per reference cell)."""
         return self.table.row(int(self.positions[i]))
@@ -155,7 +156,7 @@ class ReferenceChecks:
         """The ok rows of one (kernel, variant, backend, dtype) series (None: none, or a key part missing)."""
         return None if any(_missing(v) for v in key) else self._by_series.get(key)
 
-    def first_row(self, key: tuple[Any, ...], params: Any, run_id: Any) -> dict[str, Any] | None:
+    def first_row(self, key: tuple[Any, ...], params: Any, run_id: Any) -> RowDict | None:
         """The series' first ok row at ``params`` in run ``run_id``."""
         s = self.series(key)
         if s is None or _missing(params) or (s.run is not None and _missing(run_id)):

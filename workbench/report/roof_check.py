@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.core.record import number_or_none
+from workbench.core.record import JsonObject, number_or_none
 from workbench.core.status import Status
 from workbench.report.row_notes import row_notes
 from workbench.roofs.ceilings import headline_pct, is_compute_bound
@@ -72,7 +72,7 @@ def _set_text(rs: RoofSet) -> str:
 
 
 def check_roofs(df: pd.DataFrame, peaks: pd.DataFrame | None = None,
-                environments: Mapping[str, dict[str, Any]] | None = None) -> RoofCheck:
+                environments: Mapping[str, JsonObject] | None = None) -> RoofCheck:
     """Check ``df`` (stored rows) against the roof targets, reading each row as a report does."""
     out = RoofCheck()
     if df is None or df.empty:

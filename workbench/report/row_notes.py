@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
 from workbench.core.frames import none_columns, records
+from workbench.core.record import JsonObject, RowDict
 from workbench.core.status import Status
 from workbench.roofs.ceilings import headline_pct, is_compute_bound, is_noisy, llc_of, noise_text, row_peak_note
 from workbench.roofs.model import SHORT_SOURCE, RoofKey, RoofKind, RoofSet, resolve_roofs, roofs_of_row
@@ -65,7 +66,7 @@ def exec_cache_text(value: Any) -> str:
 NOTES_CHUNK_ROWS = 20_000
 
 
-def _chunked_records(df: pd.DataFrame) -> Iterator[dict[str, Any]]:
+def _chunked_records(df: pd.DataFrame) -> Iterator[RowDict]:
     """The rows as dicts, without the columns that are None throughout (the notes read rows by ``.get``,
     which reads a missing key as None: 28 of 52 columns of a 1M-row store, a third of this function's time)."""
     empty = none_columns(df)
@@ -91,18 +92,30 @@ def _ceiling_text(ok: bool, compute: bool, value: float | None, src: str, rs: Ro
 NOTE_COLUMNS = ["noisy", "noise_note", "peak_note", "pct", "ceiling", "ceiling_source", "exec_cache"]
 
 
+class RowNotes(TypedDict):
+    """The notes of one row, by :data:`NOTE_COLUMNS` (see :func:`row_notes`)."""
+
+    noisy: bool
+    noise_note: str
+    peak_note: str
+    pct: float | None
+    ceiling: str
+    ceiling_source: str
+    exec_cache: str
+
+
 class _Notes:
     """The notes of one row after another: what depends on a few of a row's fields is worked out once per
     distinct combination (most rows of a large report repeat a few: per row, these were a third of a
     1M-row report's notes), and each distinct note is held once."""
 
-    def __init__(self, environments: Mapping[str, Any] | None, roofs: Mapping[RoofKey, RoofSet]) -> None:
+    def __init__(self, environments: Mapping[str, JsonObject] | None, roofs: Mapping[RoofKey, RoofSet]) -> None:
         self.environments, self.roofs = environments, roofs
         self.shared: dict[str, str] = {}
         self.ceilings: dict[tuple[Any, ...], str] = {}
         self.caches: dict[tuple[Any, ...], float | None] = {}
 
-    def __call__(self, r: Mapping[str, Any]) -> tuple[Any, ...]:
+    def __call__(self, r: Mapping[str, Any]) -> tuple[bool, str, str, float | None, str, str, str]:
         ok = r.get("status") == Status.OK
         noisy = ok and is_noisy(r)
         compute = is_compute_bound(r)
@@ -126,7 +139,7 @@ class _Notes:
                 exec_cache_text(cache) if cache is not None else "")
 
 
-def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None,
+def row_notes(df: pd.DataFrame, environments: Mapping[str, JsonObject] | None = None,
               roofs: Mapping[RoofKey, RoofSet] | None = None) -> pd.DataFrame:
     """Per row: ``noisy``, ``noise_note``, ``peak_note`` (worked out from the row's rates and its device's
     roofs, ``roofs``: default :func:`workbench.roofs.model.resolve_roofs` of the rows themselves), ``pct`` (the % of
@@ -138,10 +151,12 @@ def row_notes(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None =
     return pd.DataFrame([notes(r) for r in _chunked_records(df)], columns=NOTE_COLUMNS, index=df.index)
 
 
-def one_row_notes(row: pd.Series, environments: dict[str, dict[str, Any]] | None = None,
-                  roofs: Mapping[RoofKey, RoofSet] | None = None) -> dict[str, Any]:
+def one_row_notes(row: pd.Series, environments: Mapping[str, JsonObject] | None = None,
+                  roofs: Mapping[RoofKey, RoofSet] | None = None) -> RowNotes:
     """:func:`row_notes` of one row (a Series, as a frame's row reads), as a dict: a one-row frame cost
     milliseconds a row to build and read back (a report's key findings read 1,500 rows so)."""
     if roofs is None:
         roofs = resolve_roofs(row.to_frame().T)
-    return dict(zip(NOTE_COLUMNS, _Notes(environments, roofs)(row.to_dict()), strict=True))
+    noisy, noise_note, peak_note, pct, ceiling, source, cache = _Notes(environments, roofs)(row.to_dict())
+    return RowNotes(noisy=noisy, noise_note=noise_note, peak_note=peak_note, pct=pct, ceiling=ceiling,
+                    ceiling_source=source, exec_cache=cache)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.core.record import RESULT_COLUMNS, cell_key
+from workbench.core.record import RESULT_COLUMNS, JsonObject, RowDict, cell_key
 from workbench.core.status import Status
 from workbench.roofs.ceilings import AUTO_PROBE, peak_note
 
@@ -69,7 +69,7 @@ def synthetic_results(run_id: str = "run-demo", seed: int = 0, n_samples: int = 
 def _row(run_id: str, kernel: str, variant: str, backend: str, runtime: str, device: str, dtype: str,
          params: dict[str, int], mode: str, cache: str, status: str, samples: np.ndarray, flops: float,
          nbytes: float, env_id: str, message: str = "", max_error: float = 1e-7, p_mem: int | None = None,
-         library: bool = False, bound: str = "memory-bound") -> dict[str, Any]:
+         library: bool = False, bound: str = "memory-bound") -> RowDict:
     ptext = json.dumps(params, sort_keys=False)
     ok = status == Status.OK and len(samples)
     med = float(np.median(samples)) if ok else float("nan")
@@ -105,7 +105,7 @@ def _row(run_id: str, kernel: str, variant: str, backend: str, runtime: str, dev
     }
 
 
-def synthetic_environment(env_id: str = "env-demo", device: str = "Demo CPU") -> dict[str, Any]:
+def synthetic_environment(env_id: str = "env-demo", device: str = "Demo CPU") -> JsonObject:
     """An environment record of the shape the store keeps (host, devices, versions, threads)."""
     return {"env_id": env_id, "host": {"hostname": "demo-host", "os": "Linux", "cpu": device, "cores": 2,
                                        "last_level_cache_bytes": SAMPLE_LLC},

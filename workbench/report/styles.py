@@ -6,7 +6,8 @@ colour is the series' place among all series, sorted (the same set always gives 
 alike); with more series than :data:`PALETTE` has colours, each series in sorted order takes the first
 colour no series drawn beside it (in a figure of the same kernel) has, so a figure never shows one colour
 twice and its colours are the palette's first, strongest ones. The marker comes
-from the backend's runtime, so numpy is always a circle and OpenCL a diamond. The dashboard can call
+from the backend's runtime, as the runtime declares it (:attr:`~workbench.backends.runtime.Runtime.marker`),
+so a runtime keeps its shape in every figure. The dashboard can call
 :func:`style_map` with its measured series and get the report's look.
 """
 
@@ -27,9 +28,7 @@ from workbench.backends import registry
 PALETTE: tuple[str, ...] = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
     "#393b79", "#637939", "#b8860b", "#5e3c99", "#7b4173", "#252525", "#00796b", "#6b6ecf", "#e7298a", "#a55194")
-#: Marker per runtime family (the backend name up to its first '-').
-BACKEND_MARKERS: dict[str, str] = {"numpy": "o", "numba": "s", "torch": "^", "opencl": "D", "cupy": "v",
-                                   "triton": "P", "vulkan": "X", "wgpu": "X"}
+#: Markers of backend families no runtime declares one for, drawn by the family's hash.
 OTHER_MARKERS: tuple[str, ...] = ("*", "h", "<", ">", "p", "8")
 #: Line styles that tell runs (or a second size parameter) apart while the colour stays the series'.
 LINESTYLES: tuple[str, ...] = ("-", "--", ":", "-.")
@@ -78,9 +77,14 @@ def foreign_runtime(backend: object, runtime: object) -> str:
 
 
 def _marker(key: str) -> str:
+    """The marker of the runtime whose name or backend family (the backend name up to its first '-') the
+    series' backend has."""
     backend = key.partition(" @ ")[2]
     family = backend.split("-")[0].lower()
-    return BACKEND_MARKERS.get(family) or OTHER_MARKERS[zlib.crc32(family.encode()) % len(OTHER_MARKERS)]
+    declared = registry.runtime(family)
+    if declared is not None and declared.marker:
+        return declared.marker
+    return OTHER_MARKERS[zlib.crc32(family.encode()) % len(OTHER_MARKERS)]
 
 
 def style_map(keys: Iterable[str], labels: Mapping[str, str] | None = None,

@@ -5,13 +5,14 @@ CLI prints :func:`summary_table` too."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from workbench.core.frames import split_by
+from workbench.core.record import JsonObject
 from workbench.core.status import Status
 from workbench.core.units import fmt_bytes, fmt_seconds, interval_label
 from workbench.judge.compare import speedup_vs_baseline
@@ -36,7 +37,7 @@ def backend_label(backend: object, runtime: object) -> object:
     return f"{backend} ({rt} code)" if rt else backend
 
 
-def summary_table(df: pd.DataFrame, environments: dict[str, dict[str, Any]] | None = None,
+def summary_table(df: pd.DataFrame, environments: Mapping[str, JsonObject] | None = None,
                   notes: pd.DataFrame | None = None) -> pd.DataFrame:
     """The compact, human-formatted table (one line per cell) that the CLI prints and reports show.
 
@@ -228,7 +229,7 @@ def runs_table(data: ReportData) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["run", "name", "started", "host", "devices", "wall time", "cells", "status"])
 
 
-def _host(data: ReportData, run: dict[str, Any], rows: pd.DataFrame) -> str:
+def _host(data: ReportData, run: JsonObject, rows: pd.DataFrame) -> str:
     env_ids = [run.get("env_id")] + (list(dict.fromkeys(rows["env_id"].dropna())) if "env_id" in rows else [])
     hosts = []
     for e in dict.fromkeys(x for x in env_ids if x):

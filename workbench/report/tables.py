@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
 
 from workbench.core.frames import records as frame_records
 from workbench.core.frames import where_rows
+from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.core.units import fmt_in_unit, pick_time_unit
 from workbench.report.styles import series_key
@@ -41,8 +42,37 @@ PIVOT_COLUMNS = ("run_id", "dtype", "cache", "_size", "params", "size_label", "l
                  "status", "median_s", "message", "noisy", "rel_spread", "noise_note")
 
 
+class PivotCell(TypedDict):
+    """One cell of a kernel's compact table: its time (or status) as shown, and how it is marked."""
+
+    text: str
+    best: bool
+    noisy: bool
+    status: str
+    #: The tooltip: the failure message, the noise note, or "not run".
+    title: str
+
+
+class PivotRow(TypedDict):
+    """One row of a kernel's compact table: what it is (run, dtype, size as they vary) and a cell per series."""
+
+    index: list[str]
+    cells: list[PivotCell]
+
+
+class Pivot(TypedDict):
+    """A kernel's compact table (see :func:`pivot`)."""
+
+    unit: str
+    columns: list[str]
+    index_names: list[str]
+    rows: list[PivotRow]
+    n_rows: int
+    note: str
+
+
 def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
-          run_names: Mapping[str, str] | None = None, max_rows: int | None = None) -> dict[str, Any]:
+          run_names: Mapping[str, str] | None = None, max_rows: int | None = None) -> Pivot:
     """One kernel's rows as {unit, columns, index_names, rows, n_rows, note}; each row has ``index`` (run,
     dtype, size as they vary) and ``cells`` (text, best, noisy, status, title). Unsupported pairs get no
     column. ``max_rows``: at most that many rows (``n_rows`` counts them all; ``note`` says so, else "")."""
@@ -62,7 +92,8 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
     shown = groups if max_rows is None else groups[:max_rows]
     # only the shown groups' rows, in group order, and only the columns read
     records = frame_records(k.iloc[np.concatenate(shown) if shown else np.empty(0, int)], PIVOT_COLUMNS)
-    rows, start = [], 0
+    rows: list[PivotRow] = []
+    start = 0
     for members in shown:
         g, start = records[start:start + len(members)], start + len(members)
         key = tuple(g[0][c] for c in group_cols)
@@ -72,14 +103,14 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
         shapes = [r["llm_shape"] for r in g if not pd.isna(r["llm_shape"])] if "llm_shape" in k else []
         index.append(f"{size} ({shapes[0]})" if shapes else size)  # the LLM model shape it came from
         times = {}
-        by_key: dict[str, dict[str, Any]] = {}
+        by_key: dict[str, RowDict] = {}
         for r in g:
             ck = series_key(r["variant"], r["backend"])
             by_key[ck] = r
             if r["status"] == Status.OK:
                 times[ck] = float(r["median_s"])
         best = min(times, key=times.get) if times else None
-        cells = []
+        cells: list[PivotCell] = []
         for c in columns:
             r = by_key.get(c)
             if r is None:
@@ -109,7 +140,7 @@ def md_escape(v: Any) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def pivot_markdown(p: dict[str, Any]) -> str:
+def pivot_markdown(p: Pivot) -> str:
     """The pivot as a pipe table: best in bold, noisy cells marked ~ (as nvbench's Markdown tables)."""
     if not p["rows"]:
         return "_nothing measured_\n"

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from workbench.core.record import number_or_none
+from workbench.core.record import RowDict, number_or_none
 from workbench.core.units import fmt_bytes, parse_bytes
 from workbench.judge import verdicts
 from workbench.judge.verdicts import is_noisy  # one noise flag, of a row or a spread; report/ reads it from here
@@ -146,7 +146,7 @@ def row_peak_note(row: Mapping[str, Any], llc_bytes: float | None = None, roofs:
     return peak_note(pct_bw, pct_fl, number_or_none(row.get("bytes")), llc, bw_src, fl_src, roofs=roofs, row=row) or ""
 
 
-def refresh_peak_note(row: dict[str, Any]) -> dict[str, Any]:
+def refresh_peak_note(row: RowDict) -> RowDict:
     """Rewrite ``row["peak_note"]`` to match its percentages (e.g. after merging rounds rescaled them)."""
     row["peak_note"] = row_peak_note(row) or None
     return row

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.datasets import published_peak
 from workbench.core.dtypes import reduced_float32_flags
+from workbench.core.record import JsonObject, RowDict
 from workbench.core.units import fmt_rate
 
 if TYPE_CHECKING:  # pandas loads in the functions that read tables: the harness and worker processes need none
@@ -218,7 +219,8 @@ def _num(v: Any) -> float | None:
     return v if math.isfinite(v) and v > 0 else None
 
 
-def _details(v: Any) -> dict[str, Any]:
+def _details(v: Any) -> JsonObject:
+    """A peak's ``details``: as stored (JSON text) or as read back (a dict); {} for anything else."""
     if isinstance(v, dict):
         return v
     if isinstance(v, str) and v.strip():
@@ -232,7 +234,7 @@ def _details(v: Any) -> dict[str, Any]:
     return {}
 
 
-def roof_set_from_table(table: pd.DataFrame | list[dict[str, Any]], device: str) -> RoofSet:
+def roof_set_from_table(table: pd.DataFrame | list[RowDict], device: str) -> RoofSet:
     """The roofs in a slice of the store's peaks table (long form: metric, dtype, value, method, details), as a
     frame or as its rows. Bandwidth probed in any dtype bounds every dtype: the best one counts."""
     out = RoofSet(device)

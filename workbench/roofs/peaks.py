@@ -40,13 +40,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from workbench.backends import registry as backend_registry
 from workbench.backends.base import Backend
 from workbench.backends.cpu_common import cpu_device_info
 from workbench.catalog import registry as catalog
 from workbench.catalog.spec import Variant
+from workbench.core.record import JsonObject, RowDict
 from workbench.core.status import Status
 from workbench.measure.cell import Cell, CellWorker
 from workbench.measure.isolation import CellExecutor, as_executor
@@ -76,7 +76,8 @@ class Peak:
     value: float | None
     unit: str
     method: str
-    details: dict[str, Any]
+    #: What the roof was measured with (variant, size, the other candidates tried, how busy the machine was).
+    details: JsonObject
 
 
 def _candidates(kernel: str, backend: Backend) -> list[Variant]:
@@ -137,7 +138,7 @@ def measure_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list
     worker = as_executor(worker)
     worker.prepare(backend.name)
     n = _stream_elements(backend)
-    best: dict[str, Any] | None = None
+    best: RowDict | None = None
     tried = []
     for v in _candidates("saxpy", backend):
         if v.mode == "compiled" or v.unsupported_reason(backend, "float32"):
@@ -282,7 +283,7 @@ def stored_ceilings(store: Store, env_id: str, backend: str, llc_bytes: int | No
     return found
 
 
-def _busy(rows: list[dict[str, Any]]) -> str:
+def _busy(rows: list[RowDict]) -> str:
     """Words saying the machine was busy during the probe ("" when it was not, or nobody can tell)."""
     shares = [r["other_cpu_share"] for r in rows if r.get("other_cpu_share") is not None]
     if shares and max(shares) > 0.25:
@@ -303,8 +304,27 @@ def probe_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[P
     if cpu:
         return peaks_of(_cpu_roofs(device), backend.name)
     worker = as_executor(worker)
-    out: list[Peak] = []
-    rows: list[dict[str, Any]] = []
+    rows: list[RowDict] = []  # every cell the probe ran: were they slowed by a busy machine?
+    bandwidth = _auto_bandwidth(backend, worker, rows)
+    out = [bandwidth] if bandwidth is not None else []
+    gemms = [v for v in _candidates("gemm", backend) if v.mode != "compiled"]
+    kind = "cpu" if backend.device_info().kind == "cpu" else "gpu"
+    for dtype in GEMM_DTYPES:
+        usable = [v for v in gemms if not v.unsupported_reason(backend, dtype)]
+        flops = _auto_gemm(backend, worker, usable, dtype, kind, rows) if usable else None
+        if flops is not None:
+            out.append(flops)
+    busy = _busy(rows)
+    for p in out:
+        p.details["busy"] = busy
+        if busy:
+            p.method += f" (machine busy: {busy})"
+    return out
+
+
+def _auto_bandwidth(backend: Backend, worker: CellExecutor, rows: list[RowDict]) -> Peak | None:
+    """The automatic probe's bandwidth roof: the fastest of the runtime's first saxpy variants at ~2× the
+    last-level cache (None when none ran); the cells it ran are added to ``rows``."""
     llc = _llc(backend) or 32 * 2**20
     n = max(AUTO_STREAM_MIN_ELEMENTS, math.ceil(AUTO_STREAM_LLC * llc / 12))
     saxpy = [v for v in _candidates("saxpy", backend)
@@ -312,7 +332,7 @@ def probe_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[P
     # The device's roof, not one variant's: on an H200 CuPy's own saxpy (an expression with temporaries) moved
     # 1.07 TB/s where its portable kernel moved 3.06, and CuPy's rows were scored against the former (a reduction
     # read 105% of it). Each saxpy of the runtime is tried (a few tens of milliseconds each); the fastest counts.
-    best: tuple[dict[str, Any], Variant] | None = None
+    best: tuple[RowDict, Variant] | None = None
     for v in saxpy[:AUTO_STREAM_VARIANTS]:
         row = worker.execute(Cell.make("saxpy", v.name, backend.name, "float32", {"n": n}, v.mode), AUTO_CONFIG,
                              timeout_s=AUTO_TIMEOUT_S)
@@ -322,49 +342,45 @@ def probe_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[P
                      row["message"])
         elif best is None or row["min_s"] < best[0]["min_s"]:
             best = row, v
-    if best is not None:
-        row, v = best
-        out.append(Peak(backend.name, BANDWIDTH, "float32", row["bytes"] / row["min_s"] / 1e9, "GB/s",
-                        f"{AUTO_METHOD_PREFIX}: saxpy/{v.name} (STREAM triad, the fastest of "
-                        f"{', '.join(x.name for x in saxpy[:AUTO_STREAM_VARIANTS])}), n={n} float32, best of "
-                        f"{row['n_samples']}", {"variant": v.name, "n": n, "median_gbps": row["gbps"]}))
-    gemms = [v for v in _candidates("gemm", backend) if v.mode != "compiled"]
-    kind = "cpu" if backend.device_info().kind == "cpu" else "gpu"
-    for dtype in GEMM_DTYPES:
-        usable = [v for v in gemms if not v.unsupported_reason(backend, dtype)]
-        if not usable:
-            continue
-        row, v = None, usable[0]
-        # a library GEMM is the ceiling; without one, the faster of the first two hand-written ones
-        for cand in usable[:1] if usable[0].library else usable[:2]:
-            r = worker.execute(_gemm_cell(backend, cand, dtype, GEMM_PILOT), AUTO_PILOT_CONFIG,
-                               timeout_s=AUTO_TIMEOUT_S)
-            rows.append(r)
-            if r["status"] != Status.OK:
-                log.info("automatic GEMM probe on %s %s/%s: %s %s", backend.name, cand.name, dtype, r["status"],
-                         r["message"])
-            elif row is None or r["min_s"] < row["min_s"]:
-                row, v = r, cand
-        if row is None:
-            continue
-        rate = row["flops"] / row["min_s"] / 1e9
-        size = (AUTO_GEMM_CALL_S * rate * 1e9 / 2) ** (1 / 3) // GEMM_PILOT * GEMM_PILOT
-        size = int(min(AUTO_GEMM_MAX[kind], size))
-        if size > GEMM_PILOT:
-            big = worker.execute(_gemm_cell(backend, v, dtype, size), AUTO_CONFIG, timeout_s=AUTO_TIMEOUT_S)
-            rows.append(big)
-            if big["status"] == Status.OK and big["flops"] / big["min_s"] > row["flops"] / row["min_s"]:
-                row = big
-        out.append(Peak(backend.name, FLOPS, dtype, row["flops"] / row["min_s"] / 1e9, "GFLOP/s",
-                        f"{AUTO_METHOD_PREFIX}: gemm/{v.name} {row['size_label']} {dtype}, best of "
-                        f"{row['n_samples']}", {"variant": v.name, "params": row["params"],
-                                                "median_gflops": row["gflops"]}))
-    busy = _busy(rows)
-    for p in out:
-        p.details["busy"] = busy
-        if busy:
-            p.method += f" (machine busy: {busy})"
-    return out
+    if best is None:
+        return None
+    row, v = best
+    return Peak(backend.name, BANDWIDTH, "float32", row["bytes"] / row["min_s"] / 1e9, "GB/s",
+                f"{AUTO_METHOD_PREFIX}: saxpy/{v.name} (STREAM triad, the fastest of "
+                f"{', '.join(x.name for x in saxpy[:AUTO_STREAM_VARIANTS])}), n={n} float32, best of "
+                f"{row['n_samples']}", {"variant": v.name, "n": n, "median_gbps": row["gbps"]})
+
+
+def _auto_gemm(backend: Backend, worker: CellExecutor, usable: list[Variant], dtype: str, kind: str,
+               rows: list[RowDict]) -> Peak | None:
+    """The automatic probe's FLOP/s roof in ``dtype``: a 256³ pilot of the library GEMM (without one, of the
+    first two hand-written ones), then the fastest at a size taking ~``AUTO_GEMM_CALL_S`` a call; None when no
+    pilot ran. The cells it ran are added to ``rows``."""
+    row, v = None, usable[0]
+    # a library GEMM is the ceiling; without one, the faster of the first two hand-written ones
+    for cand in usable[:1] if usable[0].library else usable[:2]:
+        r = worker.execute(_gemm_cell(backend, cand, dtype, GEMM_PILOT), AUTO_PILOT_CONFIG,
+                           timeout_s=AUTO_TIMEOUT_S)
+        rows.append(r)
+        if r["status"] != Status.OK:
+            log.info("automatic GEMM probe on %s %s/%s: %s %s", backend.name, cand.name, dtype, r["status"],
+                     r["message"])
+        elif row is None or r["min_s"] < row["min_s"]:
+            row, v = r, cand
+    if row is None:
+        return None
+    rate = row["flops"] / row["min_s"] / 1e9
+    size = (AUTO_GEMM_CALL_S * rate * 1e9 / 2) ** (1 / 3) // GEMM_PILOT * GEMM_PILOT
+    size = int(min(AUTO_GEMM_MAX[kind], size))
+    if size > GEMM_PILOT:
+        big = worker.execute(_gemm_cell(backend, v, dtype, size), AUTO_CONFIG, timeout_s=AUTO_TIMEOUT_S)
+        rows.append(big)
+        if big["status"] == Status.OK and big["flops"] / big["min_s"] > row["flops"] / row["min_s"]:
+            row = big
+    return Peak(backend.name, FLOPS, dtype, row["flops"] / row["min_s"] / 1e9, "GFLOP/s",
+                f"{AUTO_METHOD_PREFIX}: gemm/{v.name} {row['size_label']} {dtype}, best of "
+                f"{row['n_samples']}", {"variant": v.name, "params": row["params"],
+                                        "median_gflops": row["gflops"]})
 
 
 def _cache_file() -> Path:

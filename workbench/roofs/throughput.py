@@ -15,11 +15,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
 
 from workbench.catalog.spec import KernelSpec
 from workbench.core.datasets import published_peak
 from workbench.core.dtypes import itemsize
+from workbench.core.record import RowDict
 from workbench.roofs.ceilings import peak_note
 from workbench.roofs.model import AUTO_METHOD_PREFIX, AUTO_PROBE, MEASURED, PUBLISHED, source_of_method
 
@@ -93,14 +93,14 @@ def combined_source(bw_src: str | None, fl_src: str | None) -> str | None:
 
 def rates(flops: float, nbytes: float, seconds: float | None, dtype: str, peaks: Peaks | None = None,
           published: Mapping[str, float] | None = None, bound: str = "memory-bound",
-          llc_bytes: int | None = None) -> dict[str, Any]:
+          llc_bytes: int | None = None) -> RowDict:
     """gflops, gbps, intensity, the percentages of peak for one median time, and the ceilings behind them.
 
     Ceilings are ``peaks`` (measured; a :class:`Ceilings` says by what) where known,
     else ``published``; ``llc_bytes`` (default: ``peaks.llc_bytes``) lets a
     percentage above 100 be explained by the cache (``peak_note``).
     """
-    out: dict[str, Any] = {"flops": flops, "bytes": nbytes,
+    out: RowDict = {"flops": flops, "bytes": nbytes,
                            "intensity": flops / nbytes if nbytes else None,
                            "gflops": None, "gbps": None, "pct_peak_bw": None, "pct_peak_flops": None,
                            "pct_published": None, "ceiling_gbps": None, "ceiling_gflops": None,

@@ -1,0 +1,202 @@
+"""Line plots against size: a metric per series with its quartile band, and one kernel at a glance."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from workbench.report.plots.frame import finish, new_figure, split_ok
+from workbench.report.plots.memory import plot_memory
+from workbench.report.plots.metrics import INVERSE_TIME, METRIC_LABELS, resolve_metric
+from workbench.report.plots.series import (
+    for_kernel,
+    kernel_names,
+    line_style,
+    mark_noisy,
+    noisy_legend,
+    noisy_mask,
+    run_order,
+    series_columns,
+    series_label,
+)
+from workbench.report.plots.size_axis import set_plain_axis, set_size_axis, set_time_axis, with_x
+from workbench.report.plots.speedup import plot_speedup
+from workbench.report.styles import LINESTYLES, SeriesStyle, styles_for
+
+
+def plot_metric(df: pd.DataFrame, metric: str = "median_s", *, baseline: Any = None, ax: Axes | None = None,
+                title: str | None = None, bands: bool = True, styles: Mapping[str, SeriesStyle] | None = None,
+                run_names: Mapping[str, str] | None = None) -> Figure:
+    """One line per variant/backend of ``metric`` against size, one panel per kernel.
+
+    ``metric`` is a column (``median_s``, ``gbps``, ``gflops``, ``pct_peak_bw`` ...)
+    or an alias (``time``, ``GB/s``, ``% of peak``); ``speedup`` draws speed-ups
+    against ``baseline`` with confidence intervals instead.
+    """
+    metric = resolve_metric(metric)
+    styles = styles if styles is not None else styles_for(df)
+    if metric == "speedup":
+        return plot_speedup(df, baseline=baseline, ax=ax, title=title, styles=styles, run_names=run_names)
+    if metric == "peak_mem_bytes":
+        return plot_memory(df, ax=ax, title=title, styles=styles, run_names=run_names)
+    ok, bad = split_ok(df)
+    kernels = kernel_names(ok if len(ok) else df)
+    fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(len(kernels))
+    for a, kernel in zip(axes, kernels, strict=False):
+        draw_metric(a, for_kernel(ok, kernel), metric, bands, styles, run_names)
+        a.set_title(title or (f"{kernel}: {METRIC_LABELS[metric]}" if kernel else METRIC_LABELS[metric]))
+    return finish(fig, bad, layout=ax is None)
+
+
+def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
+                styles: Mapping[str, SeriesStyle] | None = None, run_names: Mapping[str, str] | None = None) -> bool:
+    """``metric`` of one kernel's ok rows on ``ax``: a line per series (and per splitting parameter), or, past
+    :data:`MAX_RUN_LINES` runs, per series over its runs (returns True then)."""
+    ax.set_ylabel("time" if metric == "median_s" else METRIC_LABELS[metric])
+    if ok.empty or metric not in ok or pd.to_numeric(ok[metric], errors="coerce").isna().all():
+        ax.set_xlabel("size")
+        ax.text(0.5, 0.5, f"no {METRIC_LABELS[metric]} values", ha="center", va="center", transform=ax.transAxes)
+        return False
+    data, axis = with_x(ok)
+    data[metric] = pd.to_numeric(data[metric], errors="coerce")
+    cols = series_columns(data)
+    runs = run_order(data)
+    groups = list(dict.fromkeys(data["_group"]))
+    pooled = "run_id" in cols and len(runs) > MAX_RUN_LINES
+    if pooled:
+        _draw_pooled_runs(ax, data, metric, [c for c in cols if c != "run_id"], styles, len(runs))
+    n_noisy = 0
+    for key, g in [] if pooled else data.groupby([*cols, "_group"], sort=True, dropna=False):
+        g = g.dropna(subset=[metric]).sort_values("_x")
+        if g.empty:
+            continue
+        style, ls = line_style(key[:-1], cols, styles, runs)
+        if len(groups) > 1 and len(runs) <= 1:
+            ls = LINESTYLES[groups.index(key[-1]) % len(LINESTYLES)]
+        label = series_label(key[:-1], cols, run_names, styles) + (f", {key[-1]}" if key[-1] else "")
+        ax.plot(g["_x"], g[metric], marker=style.marker, ms=4, color=style.color, ls=ls, label=label)
+        band = quartile_band(g, metric) if bands else None
+        if band is not None:
+            ax.fill_between(g["_x"], band[0], band[1], color=style.color, alpha=0.15, linewidth=0)
+        noisy = noisy_mask(g)
+        if noisy.any():
+            mark_noisy(ax, g["_x"][noisy], g[metric][noisy], style.color)
+            n_noisy += int(noisy.sum())
+    noisy_legend(ax, n_noisy)
+    set_size_axis(ax, data["_x"], axis, data.attrs.get("companions"))
+    if metric == "median_s":
+        set_time_axis(ax, data[metric])
+    else:
+        set_plain_axis(ax, data[metric], None if metric.startswith("pct") else 20)
+        if metric.startswith("pct") and data[metric].max() > 60:  # the ceiling itself, so "above it" shows
+            ax.axhline(100.0, color="#777", lw=1, ls=":", zorder=1)
+        if not metric.startswith("pct") or ax.get_yscale() == "linear":
+            ax.set_ylim(bottom=0) if ax.get_yscale() == "linear" else None
+    ax.grid(True, alpha=0.3)
+    return pooled
+
+
+#: A series timed in more runs than this is drawn as one line (the median over its runs at each size) with a
+#: band from the fastest run to the slowest: a line per run made 400 lines and 6 MB of SVG per figure for a
+#: report of 100 runs, which no reader can tell apart.
+MAX_RUN_LINES = 6
+
+
+def _draw_pooled_runs(ax: Axes, data: pd.DataFrame, metric: str, cols: list[str],
+                      styles: Mapping[str, SeriesStyle] | None, n_runs: int) -> None:
+    """One line per series (and splitting parameter): the median of ``metric`` over the runs at each size, and
+    a band from its smallest to its largest value there."""
+    pooled = (data.dropna(subset=[metric]).groupby([*cols, "_group", "_x"], sort=True, dropna=False)[metric]
+              .agg(["median", "min", "max"]).reset_index())
+    groups = list(dict.fromkeys(pooled["_group"]))
+    for key, g in pooled.groupby([*cols, "_group"], sort=True, dropna=False):
+        style, _ = line_style(key[:-1], cols, styles, [])
+        ls = LINESTYLES[groups.index(key[-1]) % len(LINESTYLES)] if len(groups) > 1 else "-"
+        label = series_label(key[:-1], cols, None, styles) + (f", {key[-1]}" if key[-1] else "")
+        ax.plot(g["_x"], g["median"], marker=style.marker, ms=3, color=style.color, ls=ls, label=label)
+        ax.fill_between(g["_x"], g["min"], g["max"], color=style.color, alpha=0.15, linewidth=0)
+    ax.plot([], [], ls="none", label=f"median of {n_runs} runs; band: their range")
+
+
+def quartile_band(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """Lower/upper edge of the interquartile band of ``metric`` (None when quartiles are unknown)."""
+    if not {"q1_s", "q3_s", "median_s"} <= set(g.columns):
+        return None
+    q1, q3, med = (pd.to_numeric(g[c], errors="coerce").to_numpy(float) for c in ("q1_s", "q3_s", "median_s"))
+    if np.isnan(q1).all() or np.isnan(q3).all():
+        return None
+    # The line is the median of the rounds' medians; the quartiles are of all samples pooled. Where rounds
+    # drifted apart those two need not agree (the line ran outside its band), so the band is the samples'
+    # spread around the line: the quartiles scaled by line / pooled median (no change for one round).
+    scale = med / _pooled_medians(g, med)
+    q1, q3 = q1 * scale, q3 * scale
+    if metric == "median_s":
+        return q1, q3
+    if metric in INVERSE_TIME:
+        v = g[metric].to_numpy(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return v * med / q3, v * med / q1
+    return None
+
+
+def _pooled_medians(g: pd.DataFrame, fallback: np.ndarray) -> np.ndarray:
+    """Median of each row's pooled samples (``samples_s``), or ``fallback`` where they are not stored."""
+    if "samples_s" not in g:
+        return fallback
+    out = fallback.copy()
+    for i, text in enumerate(g["samples_s"]):
+        try:
+            samples = json.loads(text) if isinstance(text, str) else None
+        except ValueError:
+            samples = None
+        if samples:
+            pooled = float(np.median(np.asarray(samples, dtype=float)))
+            if pooled > 0:
+                out[i] = pooled
+    return out
+
+
+def plot_time(df: pd.DataFrame, **kw: Any) -> Figure:
+    """Median time per call against size, with the q1–q3 band."""
+    return plot_metric(df, "median_s", **kw)
+
+
+def plot_throughput(df: pd.DataFrame, metric: str = "gbps", **kw: Any) -> Figure:
+    """Throughput (GB/s, GFLOP/s or % of peak) against size, with the quartile band."""
+    return plot_metric(df, metric, **kw)
+
+
+def efficiency_metric(ok: pd.DataFrame) -> str:
+    """What says how well a kernel uses the machine: % of its bounding ceiling where rows carry one,
+    else GB/s (memory-bound) or GFLOP/s (compute-bound)."""
+    compute = "bound" in ok and (ok["bound"].dropna() == "compute-bound").any()
+    pct = "pct_peak_flops" if compute else "pct_peak_bw"
+    if pct in ok and pd.to_numeric(ok[pct], errors="coerce").notna().any():
+        return pct
+    return "gflops" if compute else "gbps"
+
+
+def plot_kernel(df: pd.DataFrame, kernel: str | None = None, *, styles: Mapping[str, SeriesStyle] | None = None,
+                run_names: Mapping[str, str] | None = None) -> Figure:
+    """One kernel at a glance: time per call beside its efficiency (% of ceiling, or throughput), one
+    legend for both; the title names the kernel."""
+    kernel = kernel or kernel_names(df)[0]
+    k = for_kernel(df, kernel)
+    ok, bad = split_ok(k)
+    styles = styles if styles is not None else styles_for(df)
+    fig, axes = new_figure(2, width=4.3, height=3.0)
+    pooled = draw_metric(axes[0], ok, "median_s", True, styles, run_names)
+    axes[0].set_title("time per call (median of runs, their range)" if pooled else "time per call (median, q1–q3 band)",
+                      fontsize=10)
+    metric = efficiency_metric(ok) if len(ok) else "gbps"
+    draw_metric(axes[1], ok, metric, False, styles, run_names)
+    axes[1].set_title(METRIC_LABELS[metric] + (" (higher is better)" if metric in INVERSE_TIME else ""),
+                      fontsize=10)
+    fig.suptitle(str(kernel), fontsize=12, fontweight="bold", x=0.01, ha="left")
+    return finish(fig, bad)

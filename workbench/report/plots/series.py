@@ -1,0 +1,86 @@
+"""Telling a figure's lines apart: which columns make a series, its legend text, colour, marker and line
+style, and the hollow rings over its noisy points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+
+from workbench.core.frames import where_rows
+from workbench.report.plots.frame import NOISY_LABEL
+from workbench.report.styles import LINESTYLES, SeriesStyle, display_name, series_key, series_style
+from workbench.roofs.ceilings import is_noisy
+
+
+def series_columns(df: pd.DataFrame) -> list[str]:
+    """Columns that tell lines apart: variant and backend, plus dtype, cache or run where one series
+    has several (the device is the backend's, so naming it on every line only repeats it)."""
+    cols = ["variant", "backend"]
+    for extra in ("dtype", "cache", "run_id"):
+        if extra in df and len(df) and df.groupby(["variant", "backend"])[extra].nunique(dropna=False).max() > 1:
+            cols.append(extra)
+    return cols
+
+
+def series_label(key: Any, cols: list[str], run_names: Mapping[str, str] | None = None,
+                 styles: Mapping[str, SeriesStyle] | None = None) -> str:
+    """A line's legend text: the series' name under ``styles`` (:func:`~workbench.report.styles.display_name`),
+    then what else tells its lines apart (dtype, cache, run)."""
+    key = key if isinstance(key, tuple) else (key,)
+    d = dict(zip(cols, key, strict=False))
+    extras = [str((run_names or {}).get(str(d[c]), d[c])) if c == "run_id" else str(d[c]) for c in cols[2:]]
+    name = display_name(series_key(d.get("variant"), d.get("backend")), styles)
+    return name + (f" ({', '.join(extras)})" if extras else "")
+
+
+def line_style(key: Any, cols: list[str], styles: Mapping[str, SeriesStyle] | None,
+               runs: list[str]) -> tuple[SeriesStyle, str]:
+    """The series' colour/marker, and a line style that tells its runs apart (``runs``: :func:`run_order`)."""
+    d = dict(zip(cols, key if isinstance(key, tuple) else (key,), strict=False))
+    style = series_style(series_key(d.get("variant"), d.get("backend")), styles)
+    run = str(d.get("run_id", ""))
+    ls = LINESTYLES[runs.index(run) % len(LINESTYLES)] if run in runs else "-"
+    return style, ls
+
+
+def run_order(df: pd.DataFrame) -> list[str]:
+    """The rows' runs in order of first appearance: a run's line style is its place here."""
+    return [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df and len(df) else []
+
+
+def noisy_mask(df: pd.DataFrame) -> np.ndarray:
+    """Which rows are noisy: their ``noisy`` flag, or (rows stored before it) relative spread above 10%."""
+    if not len(df):
+        return np.zeros(0, bool)
+    # the two columns the flag reads, not whole rows (called for every series of every figure)
+    flags = df["noisy"].tolist() if "noisy" in df else [None] * len(df)
+    spreads = df["rel_spread"].tolist() if "rel_spread" in df else [None] * len(df)
+    return np.array([is_noisy({"noisy": f, "rel_spread": s}) for f, s in zip(flags, spreads, strict=True)], dtype=bool)
+
+
+def mark_noisy(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0) -> None:
+    """Hollow rings over noisy points (white inside, the series colour around)."""
+    ax.plot(x, y, ls="none", marker="o", ms=size, mfc="white", mec=color, mew=1.3, zorder=4)
+
+
+def noisy_legend(ax: Axes, n: int) -> None:
+    """One legend entry for the ``n`` rings of a panel (:func:`~workbench.report.plots.frame.finish` merges
+    the panels' into one)."""
+    if n:
+        ax.plot([], [], ls="none", marker="o", ms=6, mfc="white", mec="#555", mew=1.3,
+                label=f"{NOISY_LABEL} ({n})")
+
+
+def kernel_names(df: pd.DataFrame) -> list[str]:
+    """The kernels of ``df`` in order, one panel each; [""] (one unnamed panel) where it names none."""
+    return list(dict.fromkeys(df["kernel"])) if "kernel" in df and len(df) else [""]
+
+
+def for_kernel(df: pd.DataFrame, kernel: str) -> pd.DataFrame:
+    """The rows of one panel's kernel (all of them for the unnamed panel)."""
+    return where_rows(df, df["kernel"] == kernel) if kernel and "kernel" in df else df
