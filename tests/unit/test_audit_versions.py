@@ -78,7 +78,7 @@ def test_a_version_never_changes_what_a_cheap_fingerprint_reads():
     """A memoizer keyed on a few fixed elements (the first, middle and last, a matrix's corners) must meet a
     changed input under its old key: a version whose random changes hit a[0], a[n // 2] or a[-1] let the
     fingerprint memoizer compute the changed answer afresh and pass about one verify run in 40."""
-    from workbench.measure.audit import _new_version, landmarks
+    from workbench.measure.audit_versions import landmarks, new_version
 
     for shape in [(1001,), (4099,), (64, 128), (3, 7, 33)]:
         marks = landmarks(shape)
@@ -87,8 +87,8 @@ def test_a_version_never_changes_what_a_cheap_fingerprint_reads():
         if len(shape) == 2:
             assert {shape[1] - 1, size - shape[1]} <= set(marks.tolist())  # the other two corners
         host = {"a": np.arange(size, dtype=np.float32).reshape(shape)}
-        touched = np.concatenate([_new_version(host).changes["a"][0] for _ in range(300)])
+        touched = np.concatenate([new_version(host).changes["a"][0] for _ in range(300)])
         assert len(touched) and not np.isin(touched, marks).any(), shape
         assert len(np.unique(touched)) > 50  # still random positions elsewhere
     tiny = {"a": np.arange(9, dtype=np.float32)}  # too small to spare the landmarks: still changed
-    assert len(_new_version(tiny).changes["a"][0]) >= 1
+    assert len(new_version(tiny).changes["a"][0]) >= 1

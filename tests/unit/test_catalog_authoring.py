@@ -157,20 +157,36 @@ def test_numba_kernels_are_cached_on_disk(tmp_path):
     assert "data loaded" in second and "data saved" not in second, second
 
 
-def test_runtime_helpers_live_in_their_runtime_modules():
-    """op.variant is the core; op.numba, op.torch_trio, op.cupy, op.wgsl are each runtime module's function
-    bound to the folder (registered when workbench is imported), not methods the catalog knows."""
+def test_runtime_verbs_are_typed_methods_done_by_their_runtime_modules(monkeypatch):
+    """op.numba, op.torch_trio, op.cupy, op.wgsl ... are methods editors and type checkers see (declared in
+    workbench.catalog.verbs, with each helper's own signature), and each call is done by the function its
+    runtime's authoring module registered (when workbench is imported), not by the catalog."""
+    import inspect
+
     from workbench.authoring import cupy_support, numba_support, torch_support, wgsl_support
     from workbench.catalog.authoring import KernelFolder
+    from workbench.catalog.verbs import helpers
 
     op = kernel_here(str(builtin_catalog_path() / "softmax" / "spec.py"))
     for name, helper in (("numba", numba_support.numba_variant), ("numba_map", numba_support.numba_map),
                          ("torch", torch_support.torch_variant), ("torch_trio", torch_support.torch_trio),
                          ("torch_compile", torch_support.torch_compile_variant),
                          ("cupy", cupy_support.cupy_variant), ("wgsl", wgsl_support.wgsl_variant)):
-        bound = getattr(op, name)
-        assert bound.func is helper and bound.args == (op,), name
-        assert name not in vars(KernelFolder), name
+        assert helpers.verb(name) is helper, name
+        declared = list(inspect.signature(getattr(KernelFolder, name)).parameters.values())[1:]
+        assert declared == list(inspect.signature(helper).parameters.values())[1:], name
+        assert (inspect.signature(getattr(KernelFolder, name)).return_annotation
+                == inspect.signature(helper).return_annotation), name
+        required = [p for p in declared if p.default is inspect.Parameter.empty]
+        args = [object() for p in required if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        kwargs = {p.name: object() for p in required if p.kind is inspect.Parameter.KEYWORD_ONLY}
+        calls: list = []
+        monkeypatch.setitem(helpers._helpers, name, lambda folder, *a, calls=calls, **kw: calls.append((folder, a, kw)))
+        getattr(op, name)(*args, **kwargs)
+        assert len(calls) == 1 and calls[0][0] is op, name
+        given = inspect.signature(helper).bind(op, *calls[0][1], **calls[0][2]).arguments
+        assert all(given[p.name] is v for p, v in zip(declared[:len(args)], args, strict=True)), name
+        assert all(given[k] is v for k, v in kwargs.items()), name
     with pytest.raises(AttributeError, match="no attribute or helper 'numbaa'; helpers: .*numba_map"):
         op.numbaa  # noqa: B018
 

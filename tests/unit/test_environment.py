@@ -110,7 +110,7 @@ print(json.dumps({"backends": [b["name"] for b in rec["backends"]], "runtimes": 
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert out["backends"] == ["numpy"] and out["loaded"] == [] and out["torch_threads"] is None
-    assert set(out["runtimes"]) == set(environment.RUNTIME_DISTRIBUTIONS)
+    assert set(out["runtimes"]) == set(environment.runtime_distributions())
     assert out["runtimes"] == env["runtimes"]
     if _installed("torch"):
         assert out["runtimes"]["torch"] == env["packages"]["torch"]

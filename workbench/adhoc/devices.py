@@ -1,9 +1,9 @@
 """Which backend's synchronisation and timer an ad-hoc call needs, read from its arguments.
 
 A GPU call returns before the device finishes, so timing it needs the runtime's synchronise (or its
-events). The arguments say which runtime that is: torch tensors (their ``device.type``), CuPy arrays,
-PyOpenCL arrays or buffers (their device). Types are recognised by module and class name, so nothing
-here imports torch, cupy or pyopencl.
+events). The arguments say which runtime that is: an object of a runtime's modules goes to that runtime's
+:attr:`~workbench.backends.runtime.Runtime.array_backend` (a tensor's device type, an array's device).
+Types are recognised by module and class name, so nothing here imports a runtime.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from typing import Any
 
 from workbench.backends import registry
 
-#: torch ``device.type`` -> workbench backend name.
-TORCH_DEVICES = {"cpu": "torch-cpu", "cuda": "torch-cuda", "mps": "torch-mps", "xpu": "torch-xpu"}
 #: How deep nested lists, tuples and dicts of arguments are searched for arrays.
 MAX_DEPTH = 3
 
@@ -27,28 +25,11 @@ def _module(x: Any) -> str:
 
 def array_backend(x: Any) -> str | None:
     """The backend an array object belongs to (None for host data: numpy arrays, scalars, anything else)."""
-    mod, cls = _module(x), type(x).__name__
-    if mod == "torch" and hasattr(x, "device"):
-        kind = getattr(x.device, "type", str(x.device))
-        return TORCH_DEVICES.get(kind, f"torch-{kind}")
-    if mod == "cupy" and cls == "ndarray":
-        return "cupy"
-    if mod == "pyopencl" and cls in ("Array", "Buffer"):
-        return opencl_backend_of(x)
-    return None
-
-
-def opencl_backend_of(x: Any) -> str:
-    """The ``opencl-N`` backend whose device holds ``x`` (an Array's queue device, or its context's)."""
-    queue = getattr(x, "queue", None)
-    device = getattr(queue, "device", None) if queue is not None else None
-    if device is None:
-        devices = getattr(getattr(x, "context", None), "devices", None) or []
-        device = devices[0] if devices else None
-    for b in registry.all_backends().values():
-        if b.runtime == "opencl" and device is not None and getattr(b, "device", None) == device:
-            return b.name
-    return "opencl"
+    module = _module(x)
+    declared = next((rt for rt in registry.runtimes() if module in rt.modules), None)
+    if declared is None or declared.array_backend is None:
+        return None
+    return declared.array_backend(x)
 
 
 def _walk(values: Iterable[Any], depth: int) -> Iterable[Any]:
@@ -80,28 +61,32 @@ def backend_for(args: Iterable[Any], kwargs: Mapping[str, Any] | None = None, ba
     return next(iter(found), "numpy")
 
 
-#: Top-level modules whose code is a runtime of its own, as a row's ``runtime`` names it.
-RUNTIME_MODULES = {"numpy": "numpy", "scipy": "numpy", "numba": "numba", "torch": "torch", "cupy": "cupy",
-                   "cupyx": "cupy", "pyopencl": "opencl", "triton": "triton", "wgpu": "wgpu", "jax": "jax",
-                   "jaxlib": "jax", "tensorflow": "tensorflow"}
+#: Top-level modules of runtimes no backend here runs, as a row's ``runtime`` names them (the backends' runtimes
+#: declare their own modules: :attr:`~workbench.backends.runtime.Runtime.modules`).
+FOREIGN_RUNTIME_MODULES = {"jax": "jax", "jaxlib": "jax", "tensorflow": "tensorflow"}
+
+
+def runtime_modules() -> dict[str, str]:
+    """Top-level module -> the runtime whose code it is, as a row's ``runtime`` names it."""
+    return {**registry.runtime_modules(), **FOREIGN_RUNTIME_MODULES}
 
 
 def _top(name: Any) -> str:
     return str(name or "").split(".")[0]
 
 
-def _runtime_of_object(obj: Any) -> str | None:
+def _runtime_of_object(obj: Any, modules: Mapping[str, str]) -> str | None:
     """The runtime an object belongs to by its own module or its class's (a numba dispatcher, a
-    torch function or module, a numpy ufunc ...); None for user code."""
+    torch function or module, a numpy ufunc ...), from ``modules`` (:func:`runtime_modules`); None for user code."""
     for mod in (getattr(obj, "__module__", None) if not isinstance(obj, type) else None,
                 *(c.__module__ for c in type(obj).__mro__ if c is not object)):
         top = _top(mod)
-        if top in RUNTIME_MODULES:
-            return RUNTIME_MODULES[top]
+        if top in modules:
+            return modules[top]
     return None
 
 
-def _referenced_runtimes(fn: Any) -> list[str]:
+def _referenced_runtimes(fn: Any, modules: Mapping[str, str]) -> list[str]:
     """Runtimes a Python function's code reaches through its globals and closure (``torch.tanh(...)``,
     a numba-compiled helper), nested functions included, in the order its code names them."""
     code = getattr(fn, "__code__", None)
@@ -120,8 +105,8 @@ def _referenced_runtimes(fn: Any) -> list[str]:
         for name in (*c.co_names, *c.co_freevars):
             if name in env:
                 obj = env[name]
-                rt = (RUNTIME_MODULES.get(_top(obj.__name__)) if isinstance(obj, types.ModuleType)
-                      else _runtime_of_object(obj))
+                rt = (modules.get(_top(obj.__name__)) if isinstance(obj, types.ModuleType)
+                      else _runtime_of_object(obj, modules))
                 if rt is not None:
                     found[rt] = None
         stack.extend(k for k in c.co_consts if isinstance(k, type(code)))
@@ -135,11 +120,13 @@ def callable_runtime(fn: Any) -> str | None:
     code). None when nothing says (the comparison's backend then names it)."""
     while isinstance(fn, functools.partial):
         fn = fn.func
-    if getattr(fn, "_torchdynamo_orig_callable", None) is not None:  # torch.compile's wrapper
-        return "torch"
-    own = _runtime_of_object(fn)
+    for rt in registry.runtimes():  # a compiler's wrapper (torch.compile's) whose own module is not the runtime's
+        if any(getattr(fn, mark, None) is not None for mark in rt.compiled_marks):
+            return rt.name
+    modules = runtime_modules()
+    own = _runtime_of_object(fn, modules)
     if own is not None:
         return own
     target = fn if getattr(fn, "__code__", None) is not None else type(fn).__dict__.get("__call__")
-    found = _referenced_runtimes(target)
+    found = _referenced_runtimes(target, modules)
     return next((r for r in found if r != "numpy"), found[0] if found else None)

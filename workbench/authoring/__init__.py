@@ -2,7 +2,8 @@
 
 A kernel folder registers variants with ``op = kernel_here(__file__)`` and ``op.variant(...)``; what a
 runtime repeats lives in that runtime's module, which registers it as ``op.<helper>``
-(:func:`workbench.catalog.authoring.folder_helper`) when this package is imported (``import workbench``
+(:func:`workbench.catalog.verbs.helpers.folder_helper`; the typed methods of
+:mod:`workbench.catalog.verbs` call it) when this package is imported (``import workbench``
 does), and is importable as a function taking ``op`` first:
 
 - :mod:`.numba_support`: ``op.numba`` / ``op.numba_map`` (``numba_variant``, ``numba_map``) from a kernel
@@ -15,7 +16,7 @@ does), and is importable as a function taking ``op`` first:
 - :mod:`.rope_variants` and :mod:`.attention_variants`: the variants both RoPE layouts, and both attention
   kernels, share.
 
-No module here imports its runtime (numba, torch, cupy, wgpu, triton) until a variant is built.
+No module here imports its runtime until a variant is built.
 """
 
 from workbench.authoring import cupy_support, numba_support, torch_support, wgsl_support  # noqa: F401  (each registers op.<helper>)

@@ -50,41 +50,54 @@ def register_torch_variants(kernel: str, prepare: Prepare, causal: bool, finish:
     kernel's output shape. GQA goes through ``enable_gqa=True`` (no copy of K/V); a backend that
     cannot run these inputs (device, dtype, head_dim, GQA) is ``unsupported`` with torch's own reason.
     """
-    def sdpa_builder(backend_name: str | None) -> Callable[[BuildContext], KernelCall]:
-        def build(ctx: BuildContext) -> KernelCall:
-            import torch
-
-            p = ctx.params
-            call = _sdpa_call(torch, causal, p["kv_heads"] < p["heads"])
-            example = prepare(torch, get_kernel(kernel).example_inputs(ctx.backend, p, ctx.dtype))
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    with _sdpa_context(torch, backend_name):
-                        call(*example)
-                except (RuntimeError, TypeError, NotImplementedError) as e:
-                    why = "; ".join(dict.fromkeys(str(w.message).strip() for w in caught))
-                    label = f"SDPBackend.{backend_name}" if backend_name else "scaled_dot_product_attention"
-                    raise Unsupported(f"{label}: torch {torch.__version__} has no kernel of it for these inputs "
-                                      f"on device {ctx.backend.device} ({ctx.dtype}, head_dim {p['head_dim']}"
-                                      f"{', GQA' if p['kv_heads'] < p['heads'] else ''}); torch says: "
-                                      f"{str(e).strip()}{f' [{why}]' if why else ''}") from None
-
-            def run(inp: dict[str, Any], out: dict[str, Any]) -> Any:
-                with _sdpa_context(torch, backend_name):
-                    return finish(call(*prepare(torch, inp)))
-            return run
-        return build
-
     variant(kernel, "torch-sdpa", "torch", library=True,
             description="torch.nn.functional.scaled_dot_product_attention as a user calls it (the dispatcher "
-                        "picks the backend); GQA by enable_gqa=True")(sdpa_builder(None))
+                        "picks the backend); GQA by enable_gqa=True")(
+        _sdpa_builder(kernel, prepare, causal, finish, None))
     for suffix, name in SDPA_BACKENDS.items():
         variant(kernel, f"torch-sdpa-{suffix}", "torch",
                 description=f"scaled_dot_product_attention forced to SDPBackend.{name} (sdpa_kernel); GQA by "
                             f"enable_gqa=True; unsupported, with torch's reason, where the device lacks it"
-                )(sdpa_builder(name))
+                )(_sdpa_builder(kernel, prepare, causal, finish, name))
+    variant(kernel, "torch-naive", "torch",
+            description="scores materialised: q k^T (KV heads broadcast to their query-head group, no copy), "
+                        "mask, softmax, @ v")(_naive_builder(prepare, causal, finish))
 
+
+def _sdpa_builder(kernel: str, prepare: Prepare, causal: bool, finish: Callable[[Any], Any],
+                  backend_name: str | None) -> Callable[[BuildContext], KernelCall]:
+    """The build of an SDPA variant (``backend_name``: the forced SDPBackend, None for the dispatcher's choice):
+    it calls SDPA once on the kernel's example inputs, so a backend without a kernel for them is ``unsupported``
+    with torch's reason before anything is timed."""
+    def build(ctx: BuildContext) -> KernelCall:
+        import torch
+
+        p = ctx.params
+        call = _sdpa_call(torch, causal, p["kv_heads"] < p["heads"])
+        example = prepare(torch, get_kernel(kernel).example_inputs(ctx.backend, p, ctx.dtype))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with _sdpa_context(torch, backend_name):
+                    call(*example)
+            except (RuntimeError, TypeError, NotImplementedError) as e:
+                why = "; ".join(dict.fromkeys(str(w.message).strip() for w in caught))
+                label = f"SDPBackend.{backend_name}" if backend_name else "scaled_dot_product_attention"
+                raise Unsupported(f"{label}: torch {torch.__version__} has no kernel of it for these inputs "
+                                  f"on device {ctx.backend.device} ({ctx.dtype}, head_dim {p['head_dim']}"
+                                  f"{', GQA' if p['kv_heads'] < p['heads'] else ''}); torch says: "
+                                  f"{str(e).strip()}{f' [{why}]' if why else ''}") from None
+
+        def run(inp: dict[str, Any], out: dict[str, Any]) -> Any:
+            with _sdpa_context(torch, backend_name):
+                return finish(call(*prepare(torch, inp)))
+        return run
+    return build
+
+
+def _naive_builder(prepare: Prepare, causal: bool,
+                   finish: Callable[[Any], Any]) -> Callable[[BuildContext], KernelCall]:
+    """The build of ``torch-naive``: the scores materialised, each KV head broadcast to its query-head group."""
     def naive_build(ctx: BuildContext) -> KernelCall:
         import torch
 
@@ -100,7 +113,4 @@ def register_torch_variants(kernel: str, prepare: Prepare, causal: bool, finish:
             s = torch.softmax(s, dim=-1)
             return finish(torch.matmul(s, v.unsqueeze(2)).reshape(b, h, sq, d))
         return run
-
-    variant(kernel, "torch-naive", "torch",
-            description="scores materialised: q k^T (KV heads broadcast to their query-head group, no copy), "
-                        "mask, softmax, @ v")(naive_build)
+    return naive_build

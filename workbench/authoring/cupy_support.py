@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from workbench.catalog.authoring import KernelFolder, folder_helper
+from workbench.catalog.authoring import KernelFolder
 from workbench.catalog.spec import BuildContext, KernelCall
+from workbench.catalog.verbs.helpers import folder_helper
 
 F = TypeVar("F", bound=Callable[..., Any])
 

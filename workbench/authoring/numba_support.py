@@ -18,13 +18,14 @@ import inspect
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
 
-from workbench.catalog.authoring import KernelFolder, folder_helper
-from workbench.catalog.spec import BuildContext, KernelCall, KernelSpec, Tunable
+from workbench.catalog.authoring import KernelFolder
+from workbench.catalog.spec import BuildContext, DeviceArrays, KernelCall, KernelSpec, Tunable, TunableValue
+from workbench.catalog.verbs.helpers import folder_helper
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +158,7 @@ def disk_cached(kernel: Any, salt: str = "") -> Any:
     return kernel
 
 
-def per_config(fn: F, config: dict[str, Any]) -> F:
+def per_config(fn: F, config: Mapping[str, TunableValue]) -> F:
     """``fn`` renamed after ``config`` (``row_block`` -> ``row_block__NB128_KC256``), before ``@njit``.
 
     numba names compiled code after the function's qualified name and a per-process counter, and its disk
@@ -196,6 +197,6 @@ def numba_call(spec: KernelSpec, kernel: Any, dtype: str) -> KernelCall:
     kernel(*[arrays[n] for n in names])  # compile (or load from the disk cache) now, not in a timed call
     picks = tuple((n in outputs, n) for n in names)
 
-    def run(inp: dict[str, Any], out: dict[str, Any]) -> None:
+    def run(inp: DeviceArrays, out: DeviceArrays) -> None:
         kernel(*[(out if is_out else inp)[n] for is_out, n in picks])
     return run

@@ -11,7 +11,7 @@ import numpy as np
 
 from workbench.authoring.numba_support import disk_cached
 from workbench.catalog.authoring import KernelFolder
-from workbench.catalog.spec import BuildContext, KernelCall
+from workbench.catalog.spec import BuildContext, DeviceArrays, KernelCall
 from workbench.portable import grid_stride, portable_here
 from workbench.portable.triton_check import TritonCompile
 
@@ -59,7 +59,7 @@ def register_numba(op: KernelFolder, layout: str) -> None:
         warm = op.spec.host_inputs(WARMUP, ctx.dtype)
         kernel(*[warm[n] for n in names], np.empty_like(warm["q"]), np.empty_like(warm["k"]))
 
-        def run(inp: dict[str, Any], out: dict[str, Any]) -> None:
+        def run(inp: DeviceArrays, out: DeviceArrays) -> None:
             kernel(*[inp[n] for n in names], out["q_out"], out["k_out"])
         return run
 
@@ -147,7 +147,7 @@ def register_triton(op: KernelFolder, layout: str) -> None:
         kernel, pairs = triton_kernel(), p["head_dim"] // 2
         block = triton.next_power_of_2(max(pairs, 1))
 
-        def run(inp: dict[str, Any], out: dict[str, Any]) -> None:
+        def run(inp: DeviceArrays, out: DeviceArrays) -> None:
             for x, o, heads in (("q", "q_out", p["heads"]), ("k", "k_out", p["kv_heads"])):
                 kernel[(p["tokens"], heads)](inp[x], inp["cos"], inp["sin"], out[o], heads, pairs,
                                              INTERLEAVED=interleaved, BLOCK=block)

@@ -24,19 +24,18 @@ import shutil
 from collections.abc import Callable
 from typing import Any
 
-from workbench.catalog.authoring import KernelFolder, folder_helper
+from workbench.catalog.authoring import KernelFolder
 from workbench.catalog.registry import get_kernel
-from workbench.catalog.spec import BuildContext, KernelCall, Unsupported
-
-#: An eager torch call: ``(torch, inputs, outputs) -> None | tensor | dict`` (what ``run`` may return).
-TorchCall = Callable[[Any, dict[str, Any], dict[str, Any]], Any]
+from workbench.catalog.spec import BuildContext, DeviceArrays, KernelCall, Unsupported
+from workbench.catalog.verbs.helpers import folder_helper
+from workbench.catalog.verbs.torch_verbs import TorchCall
 
 #: Device types TorchInductor generates code for.
 INDUCTOR_DEVICES = ("cpu", "cuda", "xpu", "mps")
 RECOMPILE_LIMIT = 256
 
 
-def example_inputs(kernel: str, ctx: BuildContext) -> dict[str, Any]:
+def example_inputs(kernel: str, ctx: BuildContext) -> DeviceArrays:
     """Inputs of the run's shapes, dtype and device (seed 0), to trigger compilation."""
     return get_kernel(kernel).example_inputs(ctx.backend, ctx.params, ctx.dtype, seed=0)
 
@@ -88,7 +87,7 @@ def torch_compile_variant(op: KernelFolder, fn: Callable[..., Any], description:
     def build(ctx: BuildContext) -> KernelCall:
         compiled = compile_for(ctx, op.name, fn, arg_names)
 
-        def run(inp: dict[str, Any], out: dict[str, Any]) -> Any:
+        def run(inp: DeviceArrays, out: DeviceArrays) -> Any:
             return compiled(*[inp[n] for n in arg_names])
         return run
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from workbench.catalog.spec import DeviceArrays
 from workbench.portable.triton_check import TritonCompile
 
 
@@ -30,7 +31,7 @@ def register_triton_map(op: Any, kernel: Callable[[], Any], arrays: Iterable[str
         grid = (triton.cdiv(n, block),)
         launch = kernel()[grid]
 
-        def run(inp: dict[str, Any], out: dict[str, Any]) -> None:
+        def run(inp: DeviceArrays, out: DeviceArrays) -> None:
             launch(*(inp[a] if a in inp else out[a] for a in arrays), *scalars.values(), n, **constexprs,
                    BLOCK=block)
         return run

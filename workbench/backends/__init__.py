@@ -16,9 +16,11 @@ from workbench.backends.registry import (
     get,
     get_backend,
     register_backend,
+    register_runtime,
     set_backend,
 )
+from workbench.backends.runtime import ArrayEdits, Runtime
 
-__all__ = ["Backend", "BackendUnavailable", "Capabilities", "DeviceInfo", "MemoryStats", "Probe", "Sample",
-           "Timer", "all_backends", "available_backends", "get", "get_backend", "register_backend",
-           "set_backend"]
+__all__ = ["ArrayEdits", "Backend", "BackendUnavailable", "Capabilities", "DeviceInfo", "MemoryStats", "Probe",
+           "Runtime", "Sample", "Timer", "all_backends", "available_backends", "get", "get_backend",
+           "register_backend", "register_runtime", "set_backend"]

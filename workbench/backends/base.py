@@ -2,7 +2,9 @@
 
 A backend is one runtime on one device (``numpy`` on the CPU, ``torch-cuda``,
 ``opencl-0`` ...). The harness, the verifier and the UI only ever talk to this
-interface, so adding a runtime means writing one module of this shape.
+interface, so adding a runtime means writing one module of this shape, which
+also declares what the other layers know of the runtime (``RUNTIMES``:
+:class:`~workbench.backends.runtime.Runtime`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 
 from workbench.backends.memory import MemoryMeter, MemoryStats  # noqa: F401  (adapters import MemoryStats from here)
 from workbench.core.dtypes import KNOWN_DTYPES  # noqa: F401  (capabilities pick from these; adapters import it here)
+from workbench.core.record import JsonObject
 
 #: Automatic-choice priority per device class (lower is preferred).
 PRIORITY: dict[str, int] = {
@@ -67,9 +70,9 @@ class DeviceInfo:
     clock_mhz: float | None = None
     last_level_cache_bytes: int | None = None
     versions: dict[str, str] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return asdict(self)
 
 
@@ -82,7 +85,7 @@ class Capabilities:
     device_events: bool = False
     compiles_device_code: bool = False  # can run portable .cu kernels
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return asdict(self)
 
 
@@ -287,7 +290,7 @@ class Backend(ABC):
         self.synchronize()
 
     def _touch(self, buf: Any) -> None:
-        buf += 1  # works for numpy / torch / cupy arrays; opencl overrides
+        buf += 1  # works for every array type with an in-place add; a runtime without one overrides
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"

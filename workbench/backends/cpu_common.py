@@ -6,13 +6,13 @@ import platform
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from workbench.backends.base import DeviceInfo
+from workbench.core.record import JsonObject
 
 
 @lru_cache(maxsize=1)
-def cpuinfo_dict() -> dict[str, Any]:
+def cpuinfo_dict() -> JsonObject:
     """Brand, vendor, clock and flags of the host CPU in py-cpuinfo's keys, once per process.
 
     On Linux from ``/proc/cpuinfo``: py-cpuinfo starts a Python subprocess,
@@ -25,7 +25,7 @@ def cpuinfo_dict() -> dict[str, Any]:
         return {}
 
 
-def _proc_cpuinfo() -> dict[str, Any]:
+def _proc_cpuinfo() -> JsonObject:
     try:
         first_cpu = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
     except OSError:
@@ -44,7 +44,7 @@ def _proc_cpuinfo() -> dict[str, Any]:
             "hz_advertised": [int(mhz * 1e6), 0] if mhz else None, "flags": fields.get("flags", "").split()}
 
 
-def _py_cpuinfo() -> dict[str, Any]:
+def _py_cpuinfo() -> JsonObject:
     import cpuinfo
 
     return dict(cpuinfo.get_cpu_info())

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -25,6 +26,7 @@ import numpy as np
 from workbench.backends.base import Backend, Capabilities, DeviceInfo, EventTimer, Probe, Timer
 from workbench.backends.memory import SampledPeakMemory
 from workbench.backends.registry import device_backend_name
+from workbench.backends.runtime import ArrayEdits, Runtime, Settings
 
 INSTALL_HINT = "pip install cupy-cuda13x (CUDA 13 driver) or cupy-cuda12x"
 #: The device this process last made current through a backend (CUDA starts every process on device 0).
@@ -186,3 +188,35 @@ def discover_devices(base: list[Backend]) -> list[Backend]:
     except Exception:  # noqa: BLE001 - the driver answered for device 0; if counting fails, device 0 is all we know
         return []
     return [CupyBackend(i) for i in range(1, count)]
+
+
+# -- what the layers above the adapter know of CuPy -------------------------------------------------------------
+def _precision_settings() -> Settings:
+    """``CUPY_TF32`` where CuPy is loaded (TF32 lets a float32 matmul round its inputs to 10 bits)."""
+    return {"cupy_tf32": os.environ.get("CUPY_TF32", "0")} if "cupy" in sys.modules else {}
+
+
+def _array_backend(x: Any) -> str | None:
+    return "cupy" if type(x).__name__ == "ndarray" else None
+
+
+def _write(dev: Any, pos: np.ndarray, values: np.ndarray) -> None:
+    cp = sys.modules["cupy"]
+    dev.reshape(-1)[cp.asarray(pos)] = cp.asarray(values).astype(dev.dtype)
+
+
+def _move(dev: Any, pos: np.ndarray, src: np.ndarray) -> None:
+    cp = sys.modules["cupy"]
+    flat = dev.reshape(-1)
+    flat[cp.asarray(pos)] = flat[cp.asarray(src)]
+
+
+RUNTIMES = (Runtime(
+    "cupy", modules=("cupy", "cupyx"), marker="v", guards_outputs=True, distribution="cupy*",
+    packages=("cuda-python", "cuda-bindings"), package_prefixes=("cupy", "nvidia-cuda-"),
+    precision_settings=_precision_settings, event_timers=("cuda-event", "hip-event"), array_backend=_array_backend,
+    array_edits=ArrayEdits(writable=lambda dev: type(dev).__module__.split(".")[0] == "cupy"
+                           and bool(dev.flags.c_contiguous), write=_write, move=_move),
+    mode_meanings={"graph": "a CUDA/HIP graph: the launches captured once per shape on a capturing stream "
+                            "(cupy.cuda.Stream.begin_capture / end_capture), inputs copied into static buffers, "
+                            "Graph.launch() per call"}),)

@@ -1,6 +1,6 @@
 """Backends as the last probe of this machine described them: a sweep's parent plans without importing runtimes.
 
-Probing every backend imports every runtime (torch, cupy, pyopencl, wgpu, numba: 5-18 s and ~500 MB on our
+Probing every backend imports every runtime (torch, pyopencl, wgpu, numba ...: 5-18 s and ~500 MB on our
 2-core machines), and a sweep's parent only plans: which backends run here, their dtypes, their device for
 the ceilings, the environment record. Its cells run in worker processes, which import and probe their own
 runtime for real. So ``workbench info`` keeps its probe of every backend in a per-user cache (valid while
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.backends.base import Backend, BackendUnavailable, Capabilities, DeviceInfo, Probe
+from workbench.core.record import JsonObject
 
 #: How long a cached probe of the backends is trusted when nothing it depends on changed.
 CACHE_TTL_S = 24 * 3600.0
@@ -57,7 +58,7 @@ def probe_fingerprint(packages: Any) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def read_cache(key: str) -> dict[str, Any] | None:
+def read_cache(key: str) -> JsonObject | None:
     """The cached probe when it was kept under ``key`` (:func:`probe_fingerprint`) less than
     :data:`CACHE_TTL_S` ago, else None."""
     try:
@@ -84,7 +85,7 @@ def write_cache(key: str, found: Mapping[str, Any], static: Mapping[str, Mapping
         pass  # a read-only home: no cache, the listing is still right
 
 
-def static_fields(b: Backend) -> dict[str, Any]:
+def static_fields(b: Backend) -> JsonObject:
     """What a stand-in for ``b`` needs besides its environment record."""
     return {"module": type(b).__module__, "timed_only_when_named": bool(getattr(b, "timed_only_when_named", False)),
             "worker_env": {str(k): str(v) for k, v in dict(getattr(b, "worker_env", {}) or {}).items()},

@@ -13,7 +13,8 @@ import tracemalloc
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+
+from workbench.core.record import JsonObject
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class MemoryStats:
     peak_bytes: int | None
     method: str  # e.g. "tracemalloc", "torch.cuda allocator", "opencl buffer accounting"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return asdict(self)
 
 

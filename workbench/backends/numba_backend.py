@@ -17,15 +17,22 @@ hand; a test pins this), and it has no bfloat16 type at all.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from workbench.backends.base import Backend, Capabilities, DeviceInfo, Probe
 from workbench.backends.cpu_common import cpu_device_info
 from workbench.backends.memory import HighWaterMemory
+from workbench.backends.runtime import Runtime
 
 INSTALL_HINT = "pip install numba"
+RUNTIMES = (Runtime(
+    "numba", modules=("numba",), marker="s", guards_outputs=True, distribution="numba", packages=("numba", "llvmlite"),
+    thread_variables=("NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER"),
+    mode_meanings={
+        "graph": "one compiled driver function (@njit) running the whole block over preallocated buffers: one "
+                 "dispatch from Python instead of one per kernel",
+        "fused": "hand-fused numba kernels: rmsnorm folded into the input projections, the activation into the "
+                 "gate/up product, the residual add into the output projection's epilogue"}),)
 
 
 class NumbaBackend(Backend):
@@ -101,7 +108,7 @@ def _threading_layer() -> str:
         return f"{numba.config.THREADING_LAYER} (not yet chosen)"
 
 
-def _thread_settings() -> dict[str, Any]:
+def _thread_settings() -> dict[str, int]:
     import numba
 
     return {"numba_num_threads": numba.config.NUMBA_NUM_THREADS,

@@ -7,6 +7,13 @@ import numpy as np
 from workbench.backends.base import Backend, Capabilities, DeviceInfo, Probe
 from workbench.backends.cpu_common import cpu_device_info
 from workbench.backends.memory import TracemallocMemory
+from workbench.backends.runtime import Runtime
+
+RUNTIMES = (Runtime(
+    "numpy", modules=("numpy", "scipy"), marker="o", guards_outputs=True, distribution="numpy",
+    packages=("numpy", "scipy"),
+    mode_meanings={"graph": "a preallocated out= plan: every intermediate buffer allocated once per shape, each "
+                            "step writes into it (no temporaries, no allocator calls per call)"}),)
 
 
 class NumpyBackend(Backend):

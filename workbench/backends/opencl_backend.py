@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.backends import registry
 from workbench.backends.base import (
     Backend,
     BackendUnavailable,
@@ -39,6 +40,7 @@ from workbench.backends.base import (
     Timer,
 )
 from workbench.backends.memory import MemoryMeter
+from workbench.backends.runtime import Runtime
 
 INSTALL_HINT = "pip install pyopencl pocl-binary-distribution mako"
 _PROBE_SOURCE = "__kernel void wb_probe(__global float *x) { x[get_global_id(0)] = 1.0f; }"
@@ -308,3 +310,27 @@ def discover() -> list[Backend]:
     rank = {"gpu": 0, "accelerator": 1, "cpu": 2}
     devices.sort(key=lambda d: rank[_kind(d)])
     return [OpenCLBackend(i, d) for i, d in enumerate(devices)]
+
+
+def backend_of(x: Any) -> str | None:
+    """The ``opencl-N`` backend whose device holds ``x`` (an Array's queue device, or its context's); None for
+    a PyOpenCL object that is no array or buffer."""
+    if type(x).__name__ not in ("Array", "Buffer"):
+        return None
+    queue = getattr(x, "queue", None)
+    device = getattr(queue, "device", None) if queue is not None else None
+    if device is None:
+        devices = getattr(getattr(x, "context", None), "devices", None) or []
+        device = devices[0] if devices else None
+    for b in registry.all_backends().values():
+        if b.runtime == "opencl" and device is not None and getattr(b, "device", None) == device:
+            return b.name
+    return "opencl"
+
+
+RUNTIMES = (Runtime(
+    "opencl", modules=("pyopencl",), marker="D", guards_outputs=True, distribution="pyopencl",
+    packages=("pyopencl", "pocl-binary-distribution", "mako"), array_backend=backend_of,
+    mode_meanings={"graph": "a pre-planned launch list: kernels built, arguments bound and buffers allocated once "
+                            "per shape, all launches enqueued with no host synchronisation between them and one "
+                            "finish at the end"}),)

@@ -8,12 +8,17 @@ entry-point group (each entry point is a zero-argument callable returning a
 list of :class:`Backend`); they are loaded when a name is not a built-in's.
 
 Every device is its own backend: ``torch-cuda`` (device 0, the name it always
-had), ``torch-cuda:1``, ``cupy:1``, ``triton-cuda:1``, ``opencl-0``,
+had), ``torch-cuda:1``, ``triton-cuda:1``, ``opencl-0``,
 ``opencl-1`` ... ``NAME:0`` is an alias of ``NAME``. A module lists device 0
 without importing its runtime (``discover``); its other devices are counted
 (``discover_devices``, importing the runtime) only when a name asks for them
 (``torch-cuda:1``, a pattern such as ``torch-cuda:*``) or everything is
 listed, and only where device 0 is available.
+
+What the package knows about each runtime besides its adapters (markers, versions, audit hooks ...) is
+declared in the runtime's module as ``RUNTIMES`` (:class:`~workbench.backends.runtime.Runtime`) and read here:
+:func:`runtime` reads only the modules that provide a name, :func:`runtimes` every one. A runtime defined
+outside the package joins with :func:`register_runtime` and :func:`register_backend`.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from collections.abc import Iterable
 from importlib.metadata import entry_points
 
 from workbench.backends.base import Backend
+from workbench.backends.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +211,7 @@ def is_pattern(name: str) -> bool:
 
 def matching(pattern: str) -> list[Backend]:
     """Every known backend (each device counted) whose name, or ``NAME:0`` alias for a device 0, matches the
-    shell-style ``pattern`` (``torch-cuda:*``, ``opencl-*``, ``cupy:[12]``), in device order. Only the built-in
+    shell-style ``pattern`` (``torch-cuda:*``, ``opencl-*``, ``torch-cuda:[12]``), in device order. Only the built-in
     modules that may hold a match are imported."""
     literal = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
     if _cache is not None or not literal:
@@ -291,3 +297,51 @@ def get_backend() -> Backend:
     if _current is None:
         _current = auto_backend()
     return _current
+
+
+# -- runtime declarations ------------------------------------------------------------------------------------
+_declared: dict[str, tuple[Runtime, ...]] = {}  # built-in module -> the runtimes it declares, read on first need
+_registered: dict[str, Runtime] = {}  # runtimes declared with register_runtime, by name
+
+
+def _module_runtimes(modname: str) -> tuple[Runtime, ...]:
+    """The ``RUNTIMES`` a built-in module declares (importing the module, never its runtime); never raises."""
+    if modname not in _declared:
+        try:
+            _declared[modname] = tuple(getattr(importlib.import_module(modname), "RUNTIMES", ()))
+        except Exception as exc:  # noqa: BLE001 - an adapter bug must not hide the other runtimes
+            log.warning("backend module %s failed to load: %s", modname, exc)
+            _declared[modname] = ()
+    return _declared[modname]
+
+
+def register_runtime(declaration: Runtime) -> None:
+    """Declare a runtime defined outside the package (a plugin, a notebook, a test), so the report, the
+    environment record, the audits and ad-hoc timing treat it as they treat a built-in one. Its backends
+    join with :func:`register_backend` (or the ``workbench.backends`` entry points); its variants with
+    :func:`workbench.catalog.variant` naming ``declaration.name``. A built-in runtime's declaration wins over
+    one registered under the same name."""
+    _registered[declaration.name] = declaration
+
+
+def runtimes() -> list[Runtime]:
+    """Every runtime declared: the built-in modules' (each module imported, no runtime), then registered ones."""
+    built_in = [rt for modname in BUILTIN_MODULES for rt in _module_runtimes(modname)]
+    taken = {rt.name for rt in built_in}
+    return built_in + [rt for name, rt in _registered.items() if name not in taken]
+
+
+def runtime(name: str) -> Runtime | None:
+    """The runtime called ``name``, or whose backend family ``name`` is (``vulkan`` -> wgpu's); None for a
+    name no runtime declares. Reads only the built-in modules that provide ``name``."""
+    known = [rt for modname, names in BUILTIN_MODULES.items() if _provides(names, name)
+             for rt in _module_runtimes(modname)]
+    for rt in (*known, *_registered.values()):
+        if name in rt.names:
+            return rt
+    return None
+
+
+def runtime_modules() -> dict[str, str]:
+    """Top-level Python module -> the runtime whose code and arrays it holds (``scipy`` -> ``numpy``)."""
+    return {module: rt.name for rt in runtimes() for module in rt.modules}

@@ -32,6 +32,7 @@ import numpy as np
 from workbench.backends.base import KNOWN_DTYPES, Backend, Capabilities, DeviceInfo, Probe, Timer
 from workbench.backends.memory import MemoryMeter
 from workbench.backends.registry import device_backend_name
+from workbench.backends.runtime import ArrayEdits, Runtime, Settings
 from workbench.backends.torch_devices import BUILTIN_DEVICES, DEVICE_ERRORS, or_none, torch_device
 
 TORCH_HINT = "pip install torch==2.13.0 (CPU) or see pytorch.org"
@@ -205,3 +206,63 @@ def count_devices(b: Backend) -> int:
         return max(1, b._kind.device_count(sys.modules["torch"]))
     except Exception:  # noqa: BLE001 - a plugin without device_count: its device 0 is all we know
         return 1
+
+
+# -- what the layers above the adapter know of torch ------------------------------------------------------------
+def _thread_settings() -> Settings:
+    """torch's thread pools where torch is loaded (importing it just to ask would cost seconds)."""
+    torch = sys.modules.get("torch")
+    try:
+        return {"torch_num_threads": torch.get_num_threads(),
+                "torch_num_interop_threads": torch.get_num_interop_threads()}
+    except Exception:  # noqa: BLE001 - not loaded (None has no such method), or half-imported
+        return {"torch_num_threads": None}
+
+
+def _precision_settings() -> Settings:
+    """torch's TF32 flags and float32 matmul precision (TF32 lets a float32 matmul round its inputs to 10 bits)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "get_float32_matmul_precision"):
+        return {}
+    try:
+        return {"torch_matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+                "torch_cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+                "torch_float32_matmul_precision": str(torch.get_float32_matmul_precision())}
+    except Exception:  # noqa: BLE001 - a torch without these flags records none
+        return {}
+
+
+def _array_backend(x: Any) -> str | None:
+    """A tensor's backend, from its ``device.type`` (``torch-cuda``, ``torch-cpu`` ...)."""
+    if not hasattr(x, "device"):
+        return None
+    return f"torch-{getattr(x.device, 'type', str(x.device))}"
+
+
+def _is_tensor(dev: Any) -> bool:
+    return type(dev).__module__.split(".")[0] == "torch"
+
+
+def _write(dev: Any, pos: np.ndarray, values: np.ndarray) -> None:
+    torch = sys.modules["torch"]
+    dev.view(-1)[torch.as_tensor(pos, device=dev.device)] = torch.as_tensor(values).to(dev.device, dev.dtype)
+
+
+def _move(dev: Any, pos: np.ndarray, src: np.ndarray) -> None:
+    torch = sys.modules["torch"]
+    flat = dev.view(-1)
+    flat[torch.as_tensor(pos, device=dev.device)] = flat[torch.as_tensor(src, device=dev.device)]
+
+
+#: Tensors are edited in place by indexing on their device (Triton's arrays are torch tensors too).
+TENSOR_EDITS = ArrayEdits(writable=lambda dev: _is_tensor(dev) and bool(dev.is_contiguous()), write=_write, move=_move)
+
+RUNTIMES = (Runtime(
+    "torch", modules=("torch",), marker="^", guards_outputs=True, distribution="torch", packages=("torch",),
+    package_prefixes=("torch-",), thread_settings=_thread_settings, precision_settings=_precision_settings,
+    event_timers=("torch-event",), array_backend=_array_backend, compiled_marks=("_torchdynamo_orig_callable",),
+    array_edits=TENSOR_EDITS,
+    mode_meanings={
+        "graph": "on CUDA/HIP: torch.cuda.CUDAGraph captured once per shape, inputs copied into its static buffers "
+                 "and replayed; on the CPU: a preallocated out= plan (every op writes into a buffer allocated once)",
+        "fused": "torch.compile (inductor) of the whole block, compiled once per shape"}),)

@@ -24,6 +24,7 @@ from typing import Any
 from workbench.backends.base import Capabilities, DeviceInfo, EventTimer, SyncWallTimer, Timer
 from workbench.backends.cpu_common import cpu_device_info
 from workbench.backends.memory import AllocatorMemory, FallbackMemory, HighWaterMemory, MemoryMeter, SampledPeakMemory
+from workbench.core.record import JsonObject
 
 #: What a torch build without the device raises instead of answering.
 DEVICE_ERRORS = (AssertionError, RuntimeError, NotImplementedError)
@@ -260,7 +261,7 @@ def torch_device(device_type: str, plugin_package: str | None = None, index: int
     return BUILTIN_DEVICES.get(device_type, TorchDevice)(device_type, plugin_package, index)
 
 
-def _gpu_info(props: Any, vendor: str, versions: dict[str, str], extra: dict[str, Any]) -> DeviceInfo:
+def _gpu_info(props: Any, vendor: str, versions: dict[str, str], extra: JsonObject) -> DeviceInfo:
     clock_khz = getattr(props, "clock_rate", None)
     return DeviceInfo(name=props.name, vendor=vendor, kind="gpu", total_memory_bytes=props.total_memory,
                       compute_units=getattr(props, "multi_processor_count", None)

@@ -39,10 +39,13 @@ from importlib.metadata import PackageNotFoundError, version
 
 from workbench.backends.base import Backend, DeviceInfo, Probe
 from workbench.backends.registry import device_backend_name
+from workbench.backends.runtime import Runtime
 from workbench.backends.torch_backend import TORCH_HINT, TorchBackend, count_devices
 
 TRITON_HINT = "pip install 'kernel-workbench[triton]' (triton>=3.0; torch CPU build is enough)"
 INTERPRET_ENV = {"TRITON_INTERPRET": "1"}
+#: Its arrays are torch tensors: audits edit them as torch's, and a row's device time is torch's.
+RUNTIMES = (Runtime("triton", modules=("triton",), marker="P", packages=("triton",)),)
 
 
 def _triton_found() -> bool:

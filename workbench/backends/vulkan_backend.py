@@ -40,13 +40,16 @@ from workbench.backends.base import (
     Timer,
 )
 from workbench.backends.opencl_backend import BufferAccountMemory
+from workbench.backends.runtime import Runtime
 from workbench.catalog.spec import Unsupported
 
 if TYPE_CHECKING:
-    from workbench.catalog.spec import BuildContext, KernelCall, KernelSpec
+    from workbench.catalog.spec import BuildContext, DeviceArrays, KernelCall, KernelSpec
 
 INSTALL_HINT = "pip install 'kernel-workbench[vulkan]' (wgpu)"
 NO_ADAPTER = "no Vulkan adapter (install mesa-vulkan-drivers for lavapipe, or a GPU's Vulkan driver)"
+#: The runtime is wgpu; its backend family, ``vulkan``.
+RUNTIMES = (Runtime("wgpu", families=("vulkan",), modules=("wgpu",), marker="X"),)
 #: Storage buffers are read and written by shaders and copied to and from the host.
 _STORAGE = 0x80 | 0x4 | 0x8  # STORAGE | COPY_SRC | COPY_DST
 #: The limits a workbench device asks for: the adapter's own (wgpu's defaults are much lower).
@@ -358,7 +361,7 @@ def wgsl_call(ctx: BuildContext, spec: KernelSpec, source: Path | str, bindings:
     outputs = set(spec.output_shapes(p))
     picks = tuple((n in outputs, n) for n in bindings)
 
-    def run(inp: dict[str, Any], out: dict[str, Any]) -> None:
+    def run(inp: DeviceArrays, out: DeviceArrays) -> None:
         if check_inputs and any(inp[n].buffer.size > limit for is_out, n in picks if not is_out):
             raise Unsupported(f"an input exceeds this adapter's storage binding limit ({limit} bytes)")
         b.dispatch(pipe, [(out if is_out else inp)[n] for is_out, n in picks] + extra, grid)

@@ -9,11 +9,10 @@ name, so no file types it, and a folder copied under another name registers unde
 - ``op.numpy(call, description)``: a numpy variant that is just ``run(inputs, outputs)`` (numpy is the
   reference runtime every install has, so it needs no helper module).
 
-What a runtime repeats lives in that runtime's module, outside the catalog, and plugs into ``op`` by
-name (:func:`folder_helper`): ``op.numba`` / ``op.numba_map`` (:mod:`workbench.authoring.numba_support`),
-``op.torch`` / ``op.torch_compile`` / ``op.torch_trio`` (:mod:`workbench.authoring.torch_support`),
-``op.cupy`` (:mod:`workbench.authoring.cupy_support`) and ``op.wgsl`` (:mod:`workbench.authoring.wgsl_support`);
-``import workbench`` registers them. The catalog itself knows no runtime but numpy.
+What a runtime repeats is a verb of ``op`` (``op.numba``, ``op.torch_trio`` ...): declared, typed, in
+:mod:`workbench.catalog.verbs` so editors and type checkers see it, and done by that runtime's authoring
+module outside the catalog (``workbench.authoring.<runtime>_support``), which registers it by name
+(:func:`folder_helper`) when ``import workbench`` imports it. The catalog itself runs no runtime but numpy.
 
 Variants registered here leave ``dtypes`` as None (every dtype the backend supports) unless the author
 passes a real restriction.
@@ -30,26 +29,18 @@ from typing import Any, TypeVar
 from workbench.catalog.loader import current_folder
 from workbench.catalog.registry import get_kernel, register_kernel, variant
 from workbench.catalog.spec import BuildContext, KernelCall, KernelSpec
+from workbench.catalog.verbs import RuntimeVerbs
+from workbench.catalog.verbs.helpers import folder_helper, helper_names, verb
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: ``op.<name>`` helpers registered by the runtime modules: name -> ``helper(op, *args, **kwargs)``.
-_helpers: dict[str, Callable[..., Any]] = {}
-
-
-def folder_helper(name: str) -> Callable[[F], F]:
-    """Register ``helper(op, ...)`` as ``op.<name>(...)`` on every :class:`KernelFolder` (a runtime module
-    plugs its variant helper into the core this way, so the catalog never imports a runtime's module)."""
-    def deco(helper: F) -> F:
-        _helpers[name] = helper
-        return helper
-
-    return deco
+__all__ = ["KernelFolder", "folder_helper", "kernel_here"]
 
 
 @dataclass(frozen=True)
-class KernelFolder:
-    """One kernel folder: its name (the kernel's) and path, with the registration core bound to it."""
+class KernelFolder(RuntimeVerbs):
+    """One kernel folder: its name (the kernel's) and path, with the registration core and every runtime's
+    authoring verbs (:class:`~workbench.catalog.verbs.RuntimeVerbs`) bound to it."""
 
     name: str
     folder: Path
@@ -82,11 +73,12 @@ class KernelFolder:
         return call
 
     def __getattr__(self, name: str) -> Any:
-        """A runtime's helper (``op.numba``, ``op.torch_trio``, ...), bound to this folder."""
-        helper = _helpers.get(name)
+        """A verb registered by a runtime defined outside the package (:func:`folder_helper`), bound to this
+        folder; the built-in runtimes' verbs are methods (:class:`~workbench.catalog.verbs.RuntimeVerbs`)."""
+        helper = verb(name)
         if helper is None or name.startswith("_"):
             raise AttributeError(f"KernelFolder has no attribute or helper {name!r}; helpers: "
-                                 f"{', '.join(sorted(_helpers)) or '(none registered: import workbench)'}")
+                                 f"{', '.join(helper_names()) or '(none registered: import workbench)'}")
         return functools.partial(helper, self)
 
 

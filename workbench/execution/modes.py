@@ -6,8 +6,9 @@
   a recording is differs per runtime (:data:`GRAPH_MEANING`): a real CUDA/HIP
   graph on GPUs, and on CPUs the honest analogue that removes the same
   overheads — per-kernel dispatch, allocation and host synchronisation.
-- ``fused``: fewer kernels than eager (:data:`FUSED_MEANING`); torch.compile on
-  torch. A fused recording that fails falls back to eager and is counted.
+- ``fused``: fewer kernels than eager (:data:`FUSED_MEANING`); a compiler's
+  whole-block fusion where the runtime has one. A fused recording that fails
+  falls back to eager and is counted.
 
 Both recorded modes go through :class:`~workbench.execution.cache.ExecutionCache`.
 The builder makes the first call itself, on the run's shapes, so the
@@ -17,35 +18,41 @@ call — and every call the harness makes is a hit.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from workbench.backends import registry
 from workbench.execution.cache import CacheKey, Runner, execution_cache
 
 if TYPE_CHECKING:
     from workbench.catalog.authoring import KernelFolder
-    from workbench.catalog.spec import BuildContext
+    from workbench.catalog.spec import BuildContext, DeviceArrays
+
+class ModeMeanings(Mapping[str, str]):
+    """Runtime -> what an execution mode means on it, as each runtime's module declares it
+    (:attr:`~workbench.backends.runtime.Runtime.mode_meanings`). Read when asked: reading every declaration
+    imports every adapter module, which ``import workbench`` must not."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+
+    def _table(self) -> dict[str, str]:
+        return {rt.name: rt.mode_meanings[self.mode] for rt in registry.runtimes() if self.mode in rt.mode_meanings}
+
+    def __getitem__(self, runtime: str) -> str:
+        return self._table()[runtime]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
 
 #: What ``graph`` means on each runtime (the README's "Execution modes" table says the same).
-GRAPH_MEANING: dict[str, str] = {
-    "numpy": "a preallocated out= plan: every intermediate buffer allocated once per shape, each step writes "
-             "into it (no temporaries, no allocator calls per call)",
-    "numba": "one compiled driver function (@njit) running the whole block over preallocated buffers: one "
-             "dispatch from Python instead of one per kernel",
-    "torch": "on CUDA/HIP: torch.cuda.CUDAGraph captured once per shape, inputs copied into its static buffers "
-             "and replayed; on the CPU: a preallocated out= plan (every op writes into a buffer allocated once)",
-    "opencl": "a pre-planned launch list: kernels built, arguments bound and buffers allocated once per shape, "
-              "all launches enqueued with no host synchronisation between them and one finish at the end",
-    "cupy": "a CUDA/HIP graph: the launches captured once per shape on a capturing stream "
-            "(cupy.cuda.Stream.begin_capture / end_capture), inputs copied into static buffers, "
-            "Graph.launch() per call",
-}
+GRAPH_MEANING = ModeMeanings("graph")
 #: What ``fused`` means on each runtime.
-FUSED_MEANING: dict[str, str] = {
-    "numba": "hand-fused numba kernels: rmsnorm folded into the input projections, the activation into the "
-             "gate/up product, the residual add into the output projection's epilogue",
-    "torch": "torch.compile (inductor) of the whole block, compiled once per shape",
-}
+FUSED_MEANING = ModeMeanings("fused")
 
 
 def cached_build(op: KernelFolder, name: str, mode: str, record: Callable[[BuildContext], Runner],
@@ -62,7 +69,7 @@ def cached_build(op: KernelFolder, name: str, mode: str, record: Callable[[Build
         recorder = lambda: record(ctx)  # noqa: E731 - bound to this context
         fallback = (lambda: eager(ctx)) if eager is not None else None
 
-        def run(inputs: dict[str, Any], outputs: dict[str, Any]) -> Any:
+        def run(inputs: DeviceArrays, outputs: DeviceArrays) -> Any:
             return cache.run(key, mode, recorder, inputs, outputs, fallback)
 
         _first_call(op, ctx, run)

@@ -15,39 +15,46 @@ from typing import Any
 
 import numpy as np
 
+from workbench.backends import registry
 from workbench.backends.base import Backend
 from workbench.catalog.check import CheckResult, check, output_dtype
-from workbench.catalog.spec import BuildContext, KernelCall, KernelSpec, Unsupported, Variant
+from workbench.catalog.spec import (
+    Arrays,
+    BuildContext,
+    DeviceArray,
+    DeviceArrays,
+    KernelCall,
+    KernelSpec,
+    Unsupported,
+    Variant,
+)
 from workbench.core.dtypes import check_dtype
 
 POISON = float("nan")
 
-#: Guard elements before and after every output (64 float32 = four 64-byte cache lines each side).
+#: Guard elements before and after every output (64 float32 = four 64-byte cache lines each side), on the
+#: runtimes that declare ``guards_outputs`` (:class:`~workbench.backends.runtime.Runtime`).
 GUARD = 64
-#: Runtimes whose outputs sit between guard zones: a window of a larger buffer reaches the kernel as its
-#: output (:meth:`Backend.window`: a view; on OpenCL a sub-buffer, since kernels take ``Array.data``).
-GUARDED_RUNTIMES = ("numpy", "numba", "torch", "cupy", "opencl")
 
 
-def make_host_inputs(spec: KernelSpec, params: dict[str, int], dtype: str, seed: int) -> dict[str, np.ndarray]:
+def make_host_inputs(spec: KernelSpec, params: dict[str, int], dtype: str, seed: int) -> Arrays:
     """Seeded inputs, rounded to ``dtype`` (held in its host dtype): :meth:`KernelSpec.host_inputs`."""
     return spec.host_inputs(params, dtype, seed)
 
 
-def reference_outputs(spec: KernelSpec, host_inputs: dict[str, np.ndarray], params: dict[str, int]
-                      ) -> dict[str, np.ndarray]:
+def reference_outputs(spec: KernelSpec, host_inputs: Arrays, params: dict[str, int]) -> Arrays:
     ref = spec.reference({k: v.astype(np.float64) for k, v in host_inputs.items()}, params)
     return {k: np.asarray(v) for k, v in ref.items()}
 
 
-def poisoned(backend: Backend, shape: tuple[int, ...], dtype: str) -> Any:
+def poisoned(backend: Backend, shape: tuple[int, ...], dtype: str) -> DeviceArray:
     """An output buffer full of NaN (or of a sentinel for integer outputs)."""
     if dtype.startswith("int"):
         return backend.from_numpy(np.full(shape, -7, dtype=dtype))
     return backend.full(shape, dtype, POISON)
 
 
-def guarded(backend: Backend, shape: tuple[int, ...], dtype: str) -> tuple[Any, Any]:
+def guarded(backend: Backend, shape: tuple[int, ...], dtype: str) -> tuple[DeviceArray | None, DeviceArray]:
     """A poisoned buffer with :data:`GUARD` extra elements on each side, and the window of its middle that
     the kernel gets as its output: ``(buffer, window)``; ``(None, plain poisoned array)`` where the backend
     cannot make such a window."""
@@ -96,13 +103,15 @@ class Case:
 
     @property
     def guarded(self) -> bool:
-        """Outputs get guard zones on this backend (see :data:`GUARDED_RUNTIMES`)."""
-        return self.backend.runtime in GUARDED_RUNTIMES
+        """Outputs get guard zones on this backend: its runtime declares that a window of a larger buffer
+        reaches a kernel as its output (:meth:`Backend.window`: a view; on OpenCL a sub-buffer)."""
+        declared = registry.runtime(self.backend.runtime)
+        return declared is not None and declared.guards_outputs
 
     def poison(self) -> None:
         """Fresh outputs full of NaN; where the runtime takes views, each a view into a larger buffer whose
         guard zones (:data:`GUARD` elements each side) are snapshotted for :meth:`guard_violations`."""
-        self._guards: dict[str, tuple[Any, np.ndarray]] = {}
+        self._guards: dict[str, tuple[DeviceArray, np.ndarray]] = {}
         if not self.guarded:
             self.outputs = {k: poisoned(self.backend, s, output_dtype(self.spec, k, self.dtype))
                             for k, s in self.out_shapes.items()}
@@ -140,24 +149,24 @@ class Case:
         now = np.ascontiguousarray(self._host(value)).reshape(-1).view(np.uint8)
         return now.shape == before.shape and bool(np.array_equal(now, before))
 
-    def input_bytes(self, inputs: dict[str, Any]) -> dict[str, np.ndarray]:
+    def input_bytes(self, inputs: DeviceArrays) -> Arrays:
         """Each input's contents as bytes (a copy, read from the device): what :meth:`run_and_check` holds a
         call's inputs to afterwards. Comparing copies byte for byte took a fraction of hashing both sides
         with blake2b (about 30 ms per 32 MiB input and check, four checks a cell)."""
         self.backend.synchronize()
         return {k: np.ascontiguousarray(self._host(v)).reshape(-1).view(np.uint8).copy() for k, v in inputs.items()}
 
-    def run(self, inputs: dict[str, Any] | None = None) -> dict[str, Any]:
+    def run(self, inputs: DeviceArrays | None = None) -> DeviceArrays:
         """Run the kernel once; returns the device outputs (returned or written in place)."""
         result = self.call(self.inputs if inputs is None else inputs, self.outputs)
         return normalize_outputs(result, self.outputs)
 
-    def fetch(self, outputs: dict[str, Any]) -> dict[str, np.ndarray]:
+    def fetch(self, outputs: DeviceArrays) -> Arrays:
         self.backend.synchronize()
         return {k: np.asarray(self.backend.to_numpy(v)) for k, v in outputs.items()}
 
-    def run_and_check(self, inputs: dict[str, Any] | None = None, host_inputs: dict[str, np.ndarray] | None = None,
-                      reference: dict[str, np.ndarray] | None = None) -> CheckResult:
+    def run_and_check(self, inputs: DeviceArrays | None = None, host_inputs: Arrays | None = None,
+                      reference: Arrays | None = None) -> CheckResult:
         """Poison, run, fetch, compare: the single verification step.
 
         By default on the case's own inputs; or on device ``inputs`` made from ``host_inputs`` whose
@@ -178,16 +187,16 @@ class Case:
             return CheckResult(False, float("inf") if result.passed else result.max_error, result.tolerance, msg)
         return result
 
-    def alternate_inputs(self, seed: int) -> dict[str, Any]:
+    def alternate_inputs(self, seed: int) -> DeviceArrays:
         """Another input set of the same shape (the harness rotates these so answers cannot be replayed)."""
         return self.device_inputs(make_host_inputs(self.spec, self.params, self.dtype, seed))
 
-    def device_inputs(self, host: dict[str, np.ndarray]) -> dict[str, Any]:
+    def device_inputs(self, host: Arrays) -> DeviceArrays:
         """Host input arrays copied to the backend (cast to bfloat16 there when needed)."""
         return {k: self.backend.to_device(v, self.dtype) for k, v in host.items()}
 
 
-def normalize_outputs(result: Any, outputs: dict[str, Any]) -> dict[str, Any]:
+def normalize_outputs(result: Any, outputs: DeviceArrays) -> DeviceArrays:
     if result is None:
         return outputs
     if isinstance(result, dict):

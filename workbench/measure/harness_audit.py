@@ -51,6 +51,7 @@ class EventTimerKinds:
         return iter([kind for rt in registry.runtimes() for kind in rt.event_timers])
 
 
+#: Timer kinds whose time is between events on one stream (read from the runtimes' declarations when asked).
 DEVICE_EVENT_TIMERS = EventTimerKinds()
 #: The device may take this long (or half the sample, if more) to go idle after a sample's end event.
 DEVICE_TAIL_S = 200e-6
