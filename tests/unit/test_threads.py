@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from workbench.core.threads import ENV_SET_BY_WORKBENCH, WAIT_VARS
+
 CODE = """
 import json, os, sys
 {pre}
@@ -16,7 +18,7 @@ print(json.dumps([os.environ.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT
 
 
 def _policy(pre: str = "", env_value: str | None = None) -> list[str | None]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")}
+    env = {k: v for k, v in os.environ.items() if k not in WAIT_VARS and k != ENV_SET_BY_WORKBENCH}
     if env_value is not None:
         env["OMP_WAIT_POLICY"] = env_value
     out = subprocess.run([sys.executable, "-c", CODE.format(pre=pre)], env=env, capture_output=True,
@@ -68,14 +70,14 @@ print(json.dumps(m.threads)); print(str(m))
 
 def test_timeit_reports_threads_and_an_unapplied_policy():
     pytest.importorskip("torch")
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")}
+    env = {k: v for k, v in os.environ.items() if k not in WAIT_VARS and k != ENV_SET_BY_WORKBENCH}
     run = lambda pre: subprocess.run([sys.executable, "-c", TIMEIT.format(pre=pre)], env=env,  # noqa: E731
                                      capture_output=True, text=True, check=True).stdout.splitlines()
     late, text = run("import torch")
     assert "torch " in json.loads(late) and "not applied: torch imported before workbench" in json.loads(late)
     assert "threads: torch " in text
     first, _ = run("")
-    assert "spin 10000 then sleep (set by workbench)" in json.loads(first)
+    assert "spin 10000 then sleep, one thread per core (set by workbench)" in json.loads(first)
 
 
 def test_rows_record_threads_and_rounds_keep_every_setting_seen():
@@ -94,13 +96,13 @@ def test_rows_record_threads_and_rounds_keep_every_setting_seen():
 def test_a_worker_says_workbench_set_the_wait_and_a_user_value_is_named():
     """A worker inherits the parent's variables: its rows say workbench set them, not "from the environment";
     a value the user chose is named as theirs."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")}
+    env = {k: v for k, v in os.environ.items() if k not in WAIT_VARS and k != ENV_SET_BY_WORKBENCH}
     code = ("import os, subprocess, sys, workbench; from workbench import threads; print(threads.policy_note()); "
             "print(subprocess.run([sys.executable, '-c', 'import workbench; from workbench import threads; "
             "print(threads.policy_note())'], capture_output=True, text=True).stdout.strip())")
     parent, child = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                                    check=True).stdout.splitlines()
-    assert parent == child == "spin 10000 then sleep (set by workbench)"
+    assert parent == child == "spin 10000 then sleep, one thread per core (set by workbench)"
     env["GOMP_SPINCOUNT"] = "500"
     mine = subprocess.run([sys.executable, "-c", "import workbench; from workbench import threads; "
                            "print(threads.policy_note())"], env=env, capture_output=True, text=True, check=True)

@@ -28,13 +28,20 @@ _OPENMP_USERS = ("torch", "numba")
 SPIN_COUNT = 10_000
 #: Intel OpenMP's equivalent, in milliseconds (its default is 200).
 BLOCKTIME_MS = 1
-#: The variables that choose how idle OpenMP threads wait; a user's value for any of them is kept.
-WAIT_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
+#: Where OpenMP threads run: one thread per core, each bound to its own. Unbound, the scheduler may stack a
+#: parallel region's two threads on one core of a 2-core VM, where the spinning master holds the core the
+#: woken worker needs: a numba ``prange`` rmsnorm of 8x896 floats then read ~500 us a call instead of 1.8 us,
+#: for whole rounds at a time, in 8 of 20 five-millisecond windows (2026-12-06; bound: 0 of 20). That was the
+#: largest cause of cells that did not repeat between runs (issue 36).
+BIND = {"OMP_PROC_BIND": "spread", "OMP_PLACES": "cores"}
+#: The variables that choose how idle OpenMP threads wait and where they run; a user's value for any of them
+#: is kept.
+WAIT_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", *BIND)
 
 #: Set beside the variables by workbench (their values as set), so a worker process that inherits them says so.
 ENV_SET_BY_WORKBENCH = "WORKBENCH_OPENMP_WAIT"
 
-_SET_BY_WORKBENCH = f"spin {SPIN_COUNT} then sleep (set by workbench)"
+_SET_BY_WORKBENCH = f"spin {SPIN_COUNT} then sleep, one thread per core (set by workbench)"
 
 #: What :func:`default_omp_wait_policy` found when ``workbench`` was imported (None: not called yet).
 _policy_outcome: str | None = None
@@ -61,6 +68,7 @@ def default_omp_wait_policy() -> str | None:
         return None
     os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
     os.environ["KMP_BLOCKTIME"] = str(BLOCKTIME_MS)
+    os.environ.update(BIND)
     chosen = os.environ[ENV_SET_BY_WORKBENCH] = _chosen()
     _policy_outcome = _SET_BY_WORKBENCH
     return chosen

@@ -1,0 +1,226 @@
+"""Do the numbers repeat? Two back-to-back runs of one suite, and what `compare` can see between them.
+
+A benchmark script, not a test: it prints figures (issue 36's targets beside them) and the machine's load.
+
+    .venv/bin/python tests/perf/repeat.py                 # quick suite twice, idle
+    .venv/bin/python tests/perf/repeat.py --busy          # the same with one core kept busy (`yes > /dev/null`)
+    .venv/bin/python tests/perf/repeat.py --power         # a run and a rerun in which one variant does 10% more
+    .venv/bin/python tests/perf/repeat.py --runs A B --store S   # figures of two stored runs only
+
+Figures: the share of cells whose working set fits in the last-level cache that repeat within 5%, of those
+past it within 10%; the 90th percentile of a cell's round-to-round max/min; the share marked noisy; and from
+``workbench compare A B --json``: the share of cache-resident cells with a floor of ±10% or tighter, and the
+share called faster or slower (identical code: each such call is false). ``--power`` times a kernel whose
+variant ``heavier`` does 10% more work in the second run and counts the cells `compare` calls slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKBENCH = [sys.executable, "-m", "workbench"]
+
+#: Issue 36's targets, printed beside the figures.
+TARGETS = {"cache_within_5": 0.95, "dram_within_10": 0.90, "round_p90": 1.10, "noisy": 0.10,
+           "busy_cache_within_5": 0.80, "floor_10": 0.90, "false_calls": 0.05, "power": 0.90}
+
+
+def llc_bytes() -> int:
+    """This machine's last-level cache, read from sysfs (as the quick suite sizes its cells)."""
+    from workbench.backends.cpu_common import sysfs_caches
+
+    sizes = [size for _, size, _ in sysfs_caches()]
+    return max(sizes) if sizes else 32 * 2**20
+
+
+def bench(store: Path, name: str, extra: list[str], env: dict[str, str] | None = None) -> str:
+    """One ``workbench bench`` run; returns its run id."""
+    t0 = time.perf_counter()
+    proc = subprocess.run([*WORKBENCH, "bench", "--store", str(store), "--name", name, "--quiet", *extra],
+                          capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=ROOT)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"bench failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    run_id = next(line.split()[1].rstrip(":") for line in proc.stdout.splitlines() if line.startswith("run "))
+    print(f"  {name}: run {run_id}, {time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.2f}", flush=True)
+    return run_id
+
+
+def rows(store: Path, run_id: str) -> dict[str, dict]:
+    con = sqlite3.connect(store)
+    con.row_factory = sqlite3.Row
+    return {r["cell_key"]: dict(r) for r in con.execute("SELECT * FROM results WHERE run_id = ?", (run_id,))}
+
+
+def round_spread(row: dict) -> float | None:
+    medians = [m for m in json.loads(row.get("round_medians_s") or "[]") if m]
+    return max(medians) / min(medians) if len(medians) > 1 else None
+
+
+def figures(store: Path, a: str, b: str, llc: int) -> dict[str, float]:
+    """The repeatability figures of runs ``a`` and ``b`` (cells ok in both)."""
+    ra, rb = rows(store, a), rows(store, b)
+    both = [(ra[k], rb[k]) for k in ra if k in rb and ra[k]["status"] == "ok" == rb[k]["status"]
+            and ra[k]["median_s"] and rb[k]["median_s"]]
+    ratio = np.array([max(x["median_s"], y["median_s"]) / min(x["median_s"], y["median_s"]) for x, y in both])
+    fits = np.array([(x["bytes"] or 0) <= llc for x, _ in both])
+    spreads = [s for x, y in both for s in (round_spread(x), round_spread(y)) if s]
+    noisy = [bool(r.get("noisy")) for x, y in both for r in (x, y)]
+    out = {"cells": len(both), "cache_cells": int(fits.sum()), "dram_cells": int((~fits).sum()),
+           "cache_within_5": float(np.mean(ratio[fits] <= 1.05)) if fits.any() else math.nan,
+           "dram_within_10": float(np.mean(ratio[~fits] <= 1.10)) if (~fits).any() else math.nan,
+           "all_within_5": float(np.mean(ratio <= 1.05)), "ratio_p50": float(np.median(ratio)),
+           "ratio_p90": float(np.percentile(ratio, 90)), "ratio_max": float(ratio.max()),
+           "round_p90": float(np.percentile(spreads, 90)) if spreads else math.nan,
+           "noisy": float(np.mean(noisy)) if noisy else math.nan}
+    by_backend: dict[str, list[float]] = {}
+    for (x, _), r, f in zip(both, ratio, fits, strict=True):
+        if f:
+            by_backend.setdefault(x["backend"], []).append(r)
+    out["by_backend"] = {k: f"{np.mean(np.array(v) <= 1.05):.0%} of {len(v)}" for k, v in sorted(by_backend.items())}
+    worst = sorted(zip(ratio, both, strict=True), key=lambda t: -t[0])[:8]
+    out["worst"] = [f"{x['kernel']}/{x['variant']}@{x['backend']} {x['size_label']}: {r:.2f}x" for r, (x, _) in worst]
+    return out
+
+
+def compare(store: Path, a: str, b: str, llc: int) -> dict[str, float]:
+    """What ``workbench compare A B`` decides between two runs."""
+    proc = subprocess.run([*WORKBENCH, "compare", a, b, "--store", str(store), "--json"], capture_output=True,
+                          text=True, cwd=ROOT)
+    if proc.returncode != 0:
+        raise SystemExit(f"compare failed:\n{proc.stderr[-2000:]}")
+    records = json.loads(proc.stdout)
+    records = records.get("rows", records) if isinstance(records, dict) else records
+    ra = rows(store, a)
+    fits = {k: (r["bytes"] or 0) <= llc for k, r in ra.items()}
+    floors, calls, cache_floors = [], 0, []
+    for rec in records:
+        verdict = str(rec.get("verdict") or "")
+        calls += verdict in ("faster", "slower")
+        floor = rec.get("floor") if rec.get("floor") is not None else rec.get("min_effect")
+        key = rec.get("cell_key")
+        if floor is not None:
+            floors.append(float(floor))
+            if fits.get(key, True):
+                cache_floors.append(float(floor))
+    return {"cells": len(records), "false_calls": calls / max(1, len(records)),
+            "floor_10": float(np.mean(np.array(cache_floors) <= 0.10)) if cache_floors else math.nan,
+            "floor_p50": float(np.median(floors)) if floors else math.nan,
+            "verdicts": {v: sum(1 for r in records if r.get("verdict") == v)
+                         for v in sorted({str(r.get("verdict")) for r in records})}}
+
+
+#: A kernel whose variant ``heavier`` does ``WB_EXTRA_WORK`` more work (0.10: 10%) than ``base``.
+POWER_SPEC = '''
+from workbench.catalog import kernel_here
+
+SPEC = kernel_here(__file__).register(
+    description="out = 2 x, for tests/perf/repeat.py --power", axes=("n",),
+    make_inputs=lambda p, rng: {"x": rng.standard_normal(p["n"])},
+    reference=lambda inp, p: {"out": 2.0 * inp["x"]},
+    output_shapes=lambda p: {"out": (p["n"],)},
+    flops=lambda p: p["n"], bytes_moved=lambda p, itemsize: 2 * p["n"] * itemsize,
+    sizes={"verify": [{"n": 1}, {"n": 4099}], "quick": [{"n": 2**k} for k in (12, 14, 16, 18, 20)]},
+)
+'''
+POWER_VARIANTS = '''
+import os
+
+import numpy as np
+
+from workbench.catalog import kernel_here
+
+EXTRA = float(os.environ.get("WB_EXTRA_WORK", "0"))
+
+
+def base(inp, out):
+    np.multiply(inp["x"], 2.0, out=out["out"])
+
+
+def heavier(inp, out):
+    np.multiply(inp["x"], 2.0, out=out["out"])
+    k = int(round(inp["x"].shape[0] * EXTRA))
+    if k:
+        np.multiply(inp["x"][:k], 2.0, out=out["out"][:k])
+
+
+op = kernel_here(__file__)
+op.numpy(base, "the reference", name="base")
+op.numpy(heavier, "base, and WB_EXTRA_WORK more of the same work", name="heavier", library=False)
+'''
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--suite", default="quick")
+    ap.add_argument("--busy", action="store_true", help="keep one core busy (yes > /dev/null) during both runs")
+    ap.add_argument("--power", action="store_true", help="a 10%% slower variant in the rerun: is it seen?")
+    ap.add_argument("--runs", nargs=2, metavar="RUN", help="only the figures of two stored runs (with --store)")
+    ap.add_argument("--store", help="store to use (default: a temporary one)")
+    ap.add_argument("--bench-args", default="", help="more bench arguments, e.g. '--backends numpy numba'")
+    args = ap.parse_args()
+    store = Path(args.store or tempfile.mkdtemp(prefix="wb-repeat-")) / "r.sqlite" if not args.store \
+        else Path(args.store)
+    llc = llc_bytes()
+    print(f"machine: {os.cpu_count()} cores, LLC {llc / 2**20:.0f} MiB, load {os.getloadavg()[0]:.2f}; "
+          f"store {store}", flush=True)
+    busy = subprocess.Popen("exec yes > /dev/null", shell=True) if args.busy else None
+    try:
+        if args.runs:
+            a, b = args.runs
+        else:
+            extra = ["--suite", args.suite, *args.bench_args.split()]
+            a, b = bench(store, "A", extra), bench(store, "B", extra)
+        f = figures(store, a, b, llc)
+        c = compare(store, a, b, llc)
+    finally:
+        if busy is not None:
+            busy.kill()
+    print(f"\ncells ok in both: {f['cells']} ({f['cache_cells']} fit the LLC, {f['dram_cells']} past it)")
+    target = "busy_cache_within_5" if args.busy else "cache_within_5"
+    for key, value, goal in (("cache-resident within 5%", f["cache_within_5"], TARGETS[target]),
+                             ("past the LLC within 10%", f["dram_within_10"], TARGETS["dram_within_10"]),
+                             ("round max/min, 90th pct", f["round_p90"], TARGETS["round_p90"]),
+                             ("marked noisy", f["noisy"], TARGETS["noisy"]),
+                             ("compare: cache-resident floor <= 10%", c["floor_10"], TARGETS["floor_10"]),
+                             ("compare: called faster/slower", c["false_calls"], TARGETS["false_calls"])):
+        at_most = any(w in key for w in ("noisy", "max/min", "called"))
+        print(f"  {key:40s} {value:8.3f}   (target {'<=' if at_most else '>='} {goal})")
+    print(f"  all cells within 5%: {f['all_within_5']:.0%}; run/run ratio median {f['ratio_p50']:.3f}, "
+          f"p90 {f['ratio_p90']:.3f}, max {f['ratio_max']:.2f}")
+    print(f"  cache-resident within 5% by backend: {f['by_backend']}")
+    print(f"  compare verdicts: {c['verdicts']}; floor median {c['floor_p50']}")
+    print("  worst cells: " + "; ".join(f["worst"]))
+    if args.power:
+        power(store.parent, llc)
+    print(f"load at the end: {os.getloadavg()[0]:.2f}")
+
+
+def power(folder: Path, llc: int) -> None:
+    """A run and a rerun in which ``heavier`` does 10% more work: the share of its cells called slower."""
+    cat = folder / "powercat" / "scale2"
+    cat.mkdir(parents=True, exist_ok=True)
+    (cat / "spec.py").write_text(POWER_SPEC)
+    (cat / "numpy_variants.py").write_text(POWER_VARIANTS)
+    store = folder / "power.sqlite"
+    extra = ["--kernels", "scale2", "--backends", "numpy", "--sizes", "quick"]
+    env = {"WORKBENCH_CATALOG": str(cat.parent)}
+    a = bench(store, "P0", extra, {**env, "WB_EXTRA_WORK": "0"})
+    b = bench(store, "P10", extra, {**env, "WB_EXTRA_WORK": "0.10"})
+    c = compare(store, a, b, llc)
+    print(f"  power: verdicts {c['verdicts']}")
+
+
+if __name__ == "__main__":
+    main()
