@@ -36,7 +36,7 @@ JsonObject = dict[str, Json]
 #: What ``bound`` may say.
 BOUNDS = ("memory-bound", "compute-bound")
 #: Columns stored as JSON text.
-JSON_COLUMNS = ("params", "samples_s", "host_samples_s", "round_medians_s")
+JSON_COLUMNS = ("params", "samples_s", "host_samples_s", "round_medians_s", "round_probes_s")
 
 
 @dataclass
@@ -96,10 +96,13 @@ class Row:
     calls_per_sample: int | None = None
     n_inputs: int | None = None
     stopped_by: str | None = None
+    median_precision: float | None = None
     seed: int | None = None
     # -- noise: rounds, the flag, and the conditions the cell ran under ---------------------------------
     rounds: int | None = None
     round_medians_s: str | None = None
+    speed_probe_s: float | None = None
+    round_probes_s: str | None = None
     noise: float | None = None
     noisy: bool | None = None
     noise_note: str | None = None

@@ -128,15 +128,17 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     for i, r in merged.iterrows():
         if r["status_a"] == Status.OK and r["status_b"] == Status.OK:
             times[i] = (row_times(_side(r, "a")), row_times(_side(r, "b")))
+    speed = SpeedProbes.of(merged, times)
+    judged = {i: speed.adjusted(merged.loc[i], t) for i, t in times.items()}
     run_noise = vd.run_to_run_noise([math.log(vd.median(ta) / vd.median(tb))
-                                     for (ta, _), (tb, _) in times.values() if len(ta) and len(tb)])
+                                     for (ta, _), (tb, _) in judged.values() if len(ta) and len(tb)])
     rows = []
     for i, r in merged.iterrows():
         rec = {k: r[k] for k in key}
         if i in times:
-            (ta, ra), (tb, rb) = times[i]
+            (ta, ra), (tb, rb) = judged[i]
             v = vd.unpaired_verdict(ta, tb, run_noise=run_noise, rounds=ra and rb, **kw)
-            rec.update(_result(v, ta, tb, _side(r, "a"), _side(r, "b")))
+            rec.update(_result(v, times[i][0][0], times[i][1][0], _side(r, "a"), _side(r, "b")))
         else:
             rec.update(_not_comparable(r["status_a"], r["status_b"]))
         for side in ("a", "b"):
@@ -148,12 +150,59 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     extra = ["status_a", "status_b", "device_a", "device_b", "env_a", "env_b", "size", "size_label"]
     table = pd.DataFrame(rows, columns=key + RESULT_COLUMNS + extra)
     table.attrs["run_noise"] = run_noise
+    table.attrs["speed_drift"] = speed.drift
     return table
+
+
+class SpeedProbes:
+    """The machine's speed probes of two runs' rounds (:mod:`workbench.measure.speed_probe`), and the cells
+    judged at one speed: each round median divided by its round's probe (times run A's median probe, to keep
+    seconds), for cells measured on one machine in both runs with a probe for every round. A host that
+    drifted between the runs (our VMs: 4-6% in minutes) then reads as the drift it is, not as every kernel."""
+
+    def __init__(self, reference: float | None, drift: float | None) -> None:
+        #: Run A's median probe (seconds); None when the runs have no probes to judge by.
+        self.reference = reference
+        #: Run B's median probe over run A's (1.05: the machine ran 5% slower in B); None without probes.
+        self.drift = drift
+
+    @staticmethod
+    def probes(r: pd.Series, side: str) -> np.ndarray:
+        return parse_samples(r.get(f"round_probes_s_{side}", r.get("round_probes_s")))
+
+    @classmethod
+    def of(cls, merged: pd.DataFrame, times: Mapping[Any, Any]) -> SpeedProbes:
+        """The runs' probes, over the cells both measured on one machine."""
+        pa, pb = [], []
+        for i in times:
+            r = merged.loc[i]
+            if cls._one_machine(r):
+                pa.extend(cls.probes(r, "a"))
+                pb.extend(cls.probes(r, "b"))
+        if not pa or not pb:
+            return cls(None, None)
+        ref = float(np.median(pa))
+        return cls(ref, float(np.median(pb)) / ref)
+
+    @staticmethod
+    def _one_machine(r: pd.Series) -> bool:
+        env_a, env_b = r.get("env_id_a", r.get("env_id")), r.get("env_id_b", r.get("env_id"))
+        return env_a is not None and env_a == env_b
+
+    def adjusted(self, r: pd.Series, both: tuple[tuple[np.ndarray, bool], tuple[np.ndarray, bool]]
+                 ) -> tuple[tuple[np.ndarray, bool], tuple[np.ndarray, bool]]:
+        """Both sides' times at run A's speed, where both have a probe per round median; else as measured."""
+        (ta, ra), (tb, rb) = both
+        pa, pb = self.probes(r, "a"), self.probes(r, "b")
+        if (self.reference is None or not (ra and rb) or not self._one_machine(r)
+                or len(pa) != len(ta) or len(pb) != len(tb)):
+            return both
+        return (ta / pa * self.reference, ra), (tb / pb * self.reference, rb)
 
 
 def _side(r: pd.Series, side: str) -> RowDict:
     """One run's columns of a merged row, without their suffix."""
-    cols = ("samples_s", "round_medians_s", "noisy")
+    cols = ("samples_s", "round_medians_s", "noisy", "round_probes_s")
     return {c: r.get(f"{c}_{side}", r.get(c)) for c in cols}
 
 

@@ -58,6 +58,7 @@ class TimingStats:
     calls_per_sample: int | None = None
     warmup_calls: int | None = None
     stopped_by: str | None = None
+    median_precision: float | None = None
 
     def take(self, timing: Timing) -> Stats:
         """The samples of a timing loop and their statistics (returned too: their raw spread)."""
@@ -68,6 +69,7 @@ class TimingStats:
         self.rel_spread, self.host_median_s = finite_or_none(st.rel_spread), host.median
         self.calls_per_sample, self.warmup_calls, self.stopped_by = (timing.calls_per_sample, timing.warmup_calls,
                                                                      timing.stopped_by)
+        self.median_precision = finite_or_none(timing.precision)
         return st
 
 

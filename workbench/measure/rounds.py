@@ -39,7 +39,7 @@ RATE_FIELDS = ("gflops", "gbps", "pct_peak_bw", "pct_peak_flops", "pct_published
 #: Ways a row can end early: such a cell is not measured again in later rounds.
 FINAL_STATUSES = (Status.INCORRECT, Status.UNSUPPORTED, Status.OOM, Status.ERROR, Status.TIMEOUT, Status.CRASHED)
 #: Which stop reason a merged row reports (the most telling one across its rounds).
-_STOP_RANK = {"deadline": 0, "max_samples": 1, "budget": 2, "spread": 3}
+_STOP_RANK = {"deadline": 0, "max_samples": 1, "budget": 2, "spread": 3, "precision": 4}
 
 T = TypeVar("T")
 
@@ -57,7 +57,8 @@ def round_config(config: TimingConfig, rounds: int, later: bool = False) -> Timi
     floor = min(ROUND_MIN_SAMPLES, config.min_samples)
     min_samples = max(floor, math.ceil(config.min_samples / rounds))
     max_samples = max(min_samples, math.ceil(config.max_samples / rounds))
-    return dataclasses.replace(config, budget_s=config.budget_s / rounds, min_samples=min_samples,
+    return dataclasses.replace(config, budget_s=config.budget_s / rounds, extend_s=config.extend_s / rounds,
+                               min_samples=min_samples,
                                max_samples=max_samples,
                                warmup_s=config.warmup_s / rounds if later else config.warmup_s)
 
@@ -260,6 +261,7 @@ def finish_single_round(row: dict[str, Any]) -> dict[str, Any]:
     if row.get("median_s") is not None and row.get("samples_s"):
         row["rounds"] = 1
         row["round_medians_s"] = json.dumps([row["median_s"]])
+        row["round_probes_s"] = json.dumps([row["speed_probe_s"]]) if row.get("speed_probe_s") else None
     row.update(noise_fields(row))
     return row
 
@@ -296,6 +298,7 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
     out["wall_s"] = _sum(prev.get("wall_s"), new.get("wall_s"))
     out["warmup_calls"] = _sum(prev.get("warmup_calls"), new.get("warmup_calls"))
     out["max_error"] = _worst(prev.get("max_error"), new.get("max_error"), max)
+    out["median_precision"] = _worst(prev.get("median_precision"), new.get("median_precision"), max)
     out.update(merge_conditions(prev, new))
     if new.get("status") not in _MEASURED or not _loads(new.get("samples_s")):
         out.update(status=new.get("status"), message=new.get("message"), traceback=new.get("traceback"),
@@ -307,6 +310,8 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
     host = _loads(prev.get("host_samples_s")) + _loads(new.get("host_samples_s"))
     medians = (_loads(prev.get("round_medians_s")) or [prev.get("median_s")]) + [new.get("median_s")]
     medians = [float(m) for m in medians if m is not None]
+    probes = (_loads(prev.get("round_probes_s")) or [prev.get("speed_probe_s")]) + [new.get("speed_probe_s")]
+    probes = [float(p) for p in probes if p] if all(probes) and len(probes) == len(medians) else []
     st = summarize(samples)
     median = float(np.median(medians))
     out.update(samples_s=json.dumps(samples), host_samples_s=json.dumps(host), n_samples=st.n,
@@ -314,6 +319,8 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
                rel_spread=finite_or_none(relative_spread_of(st.iqr, median)),
                host_median_s=summarize(host).median if host else None,
                rounds=len(medians), round_medians_s=json.dumps(medians),
+               round_probes_s=json.dumps(probes) if probes else None,
+               speed_probe_s=float(np.median(probes)) if probes else None,
                calls_per_sample=max(prev.get("calls_per_sample") or 1, new.get("calls_per_sample") or 1),
                stopped_by=min((s for s in (prev.get("stopped_by"), new.get("stopped_by")) if s),
                               key=lambda s: _STOP_RANK.get(s, 9), default=None),

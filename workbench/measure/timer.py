@@ -26,7 +26,7 @@ from typing import Any
 
 from workbench.backends.base import Backend, Timer
 from workbench.catalog.spec import Arrays
-from workbench.judge.stats import relative_spread
+from workbench.judge.stats import median_precision, relative_spread
 from workbench.measure.audit import (
     DEVICE_EVENT_TIMERS,
     GUARD,
@@ -75,6 +75,12 @@ class TimingConfig:
     cache: str = "hot"
     #: Input sets rotated between calls so a kernel cannot replay a cached answer.
     n_inputs: int = 3
+    #: Sample until the median is known to ± this (95%, relative; :func:`~workbench.judge.stats.median_precision`)
+    #: instead of stopping at ``target_spread``; 0: stop at ``target_spread`` (samples spread little).
+    precision: float = 0.0
+    #: Seconds beyond ``budget_s`` a loop may go on to reach ``precision`` (a large cell gets the calls its
+    #: median needs); the row says the precision it reached either way.
+    extend_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.cache not in CACHE_MODES:
@@ -83,6 +89,16 @@ class TimingConfig:
             raise ValueError(f"need 1 <= min_samples <= max_samples, got {self.min_samples}, {self.max_samples}")
         if self.n_inputs < 1:
             raise ValueError(f"n_inputs must be at least 1, got {self.n_inputs}")
+        if not (0 <= self.precision < 1) or not (0 <= self.extend_s < math.inf):
+            raise ValueError(f"precision must be in [0, 1) and extend_s finite and >= 0, got {self.precision}, "
+                             f"{self.extend_s}")
+
+    def precise(self, samples: list[float]) -> bool:
+        """The loop may stop on its samples: the median known to :attr:`precision`, or (without one) the
+        samples within :attr:`target_spread`."""
+        if self.precision > 0:
+            return median_precision(samples) <= self.precision
+        return relative_spread(samples) <= self.target_spread
 
 
 @dataclass
@@ -93,8 +109,10 @@ class Timing:
     host_samples_s: list[float] = field(default_factory=list)  # host (launch) time per call
     calls_per_sample: int = 1
     warmup_calls: int = 0
-    #: "spread", "budget", "max_samples" or "deadline"
+    #: "precision", "spread", "budget", "max_samples" or "deadline"
     stopped_by: str = ""
+    #: The precision the loop's median reached (:func:`~workbench.judge.stats.median_precision`).
+    precision: float = math.inf
     #: Audited timed calls, input changes between samples, and the seconds both took (outside timed regions).
     audits: int = 0
     input_changes: int = 0
@@ -311,7 +329,8 @@ class _Side:
 
     def finish(self) -> Timing:
         """The loop's certain audit, when its chosen sample never came (one more call), and the timer's totals
-        held against the harness's clock."""
+        held against the harness's clock; the precision its median reached."""
+        self.out.precision = median_precision(self.out.samples_s)
         last = self.audit.pending(self.calls)
         if last is not None:
             self.watch.measure(last)
@@ -324,18 +343,22 @@ class _Side:
 def _loop(side: _Side, config: TimingConfig, deadline: float, cancel: threading.Event | None) -> Timing:
     side.warm_up(config.warmup_s, deadline, cancel)
     out = side.out
-    end = min(_clock() + config.budget_s, deadline)
+    start = _clock()
+    end, last = min(start + config.budget_s, deadline), min(start + config.budget_s + config.extend_s, deadline)
     while True:
         side.sample(cancel)
         n = len(out.samples_s)
         if n >= config.max_samples:
             out.stopped_by = "max_samples"
             break
-        if n >= config.min_samples and relative_spread(out.samples_s) <= config.target_spread:
-            out.stopped_by = "spread"
+        if n >= config.min_samples and config.precise(out.samples_s):
+            out.stopped_by = "precision" if config.precision > 0 else "spread"
             break
         now = _clock()
-        if now >= end and n >= config.min_samples:
+        if now >= last and n >= config.min_samples:  # the budget, and the time allowed to reach the precision
+            out.stopped_by = "budget"
+            break
+        if now >= end and n >= config.min_samples and config.precision <= 0:
             out.stopped_by = "budget"
             break
         if now >= deadline:
@@ -397,12 +420,16 @@ def _paired_loop(a: _Side, b: _Side, config: TimingConfig, deadline: float,
         if n >= config.max_samples:
             out.stopped_by = "max_samples"
             break
-        if (pairs >= SPREAD_PAIRS and n >= config.min_samples and relative_spread(out.samples_s) <= config.target_spread
+        if (pairs >= SPREAD_PAIRS and n >= config.min_samples and config.precise(out.samples_s)
                 and _log_spread(clean) <= config.target_spread):
-            out.stopped_by = "spread"
+            out.stopped_by = "precision" if config.precision > 0 else "spread"
             break
         now = _clock()
-        if now >= end and n >= config.min_samples and len(ratios) >= MIN_PAIRS and (pairs >= MIN_PAIRS or now >= last):
+        # past the budget, more calls while the median is short of its precision, for up to extend_s
+        stop_at = end if config.precision <= 0 or config.precise(out.samples_s) else min(end + config.extend_s,
+                                                                                             deadline)
+        if now >= stop_at and n >= config.min_samples and len(ratios) >= MIN_PAIRS and (pairs >= MIN_PAIRS
+                                                                                         or now >= last):
             out.stopped_by = "budget"
             break
         if now >= deadline:

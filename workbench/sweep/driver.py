@@ -29,6 +29,7 @@ from workbench.core.status import Status
 from workbench.measure.executor import CellExecutor, LocalExecutor
 from workbench.measure.failures import failed_result
 from workbench.measure.isolation import make_executor
+from workbench.measure.speed_probe import speed_probe_s
 from workbench.measure.request import Cell, CellRequest
 from workbench.measure.timer import Cancelled
 from workbench.roofs.peaks import ensure_ceilings
@@ -216,6 +217,8 @@ def _run_rounds(plan: SweepPlan, run: StoredRun, executor: CellExecutor, shown: 
 
     for r, due in plan.rounds_due(interleaved=executor.runs_here):  # a cluster runs a round's cells at once
         shown.round(r, None if executor.runs_here else executor.isolation)
+        if executor.runs_here:  # the machine's speed as this round starts (a cluster's machines are elsewhere)
+            plan.speed_probe_s = speed_probe_s()
         if isinstance(executor, LocalExecutor):  # backends without a cell this round (extra rounds: most) free theirs
             executor.release({c.backend for c in plan.cells} - {c.backend for c in due})
         # asked for one by one as the executor takes them: a request reads the rows stored so far (a contender

@@ -119,6 +119,8 @@ class SweepPlan:
         self._visit_s: list[float] = []  # what each visit of a later round cost, in seconds
         self._extra = False  # the round under way is an extra round (or a twin's visit is paid from the pool)
         self._partners: dict[str, Cell] | None = None
+        #: The machine's speed probe as the round under way started (:mod:`workbench.measure.speed_probe`).
+        self.speed_probe_s: float | None = None
 
     @staticmethod
     def stored_summary(store: Store, run_id: str) -> tuple[int, int, int]:
@@ -310,7 +312,7 @@ class SweepPlan:
         """The cell's row after this result (its rounds so far and this one), as the store is to keep it."""
         new = result.to_row()
         new.update(run_id=run_id, env_id=new.get("env_id") or env_id,  # a Dask worker's result: its machine's
-                   llm_shape=self._shapes.get((cell.kernel, cell.params)))
+                   llm_shape=self._shapes.get((cell.kernel, cell.params)), speed_probe_s=self.speed_probe_s)
         prev = self.rows.get(cell.key)
         if cell.key in self._visited and prev is not None:  # its second visit this round: the A/A twin
             return merge_twin(prev, new, self._round_id)

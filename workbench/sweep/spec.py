@@ -50,6 +50,10 @@ class SweepSpec:
     llm_shapes: Sequence[Mapping[str, Any]] | None = None
     warmup_s: float = 0.1
     target_spread: float = 0.02
+    #: Sample each round until its median is known to ± this (95%, relative), for up to ``extend_s`` beyond
+    #: the budget (all rounds together); 0: stop at ``target_spread`` (the rule before issue 36).
+    precision: float = 0.01
+    extend_s: float = 1.0
     min_samples: int = 5
     max_samples: int = 1000
     n_inputs: int = 3
@@ -90,13 +94,15 @@ class SweepSpec:
         known = {f.name for f in dataclasses.fields(cls)}
         fields = {k: v for k, v in d.items() if k in known}
         fields.setdefault("rounds", 1)  # a spec stored before rounds existed ran once
+        fields.setdefault("precision", 0.0)  # and one stored before precision stopped at its spread
+        fields.setdefault("extend_s", 0.0)
         return cls(**fields)
 
     def timing_config(self, cache: str = "hot") -> TimingConfig:
         """The whole cell's timing config (one round's share: :func:`workbench.measure.rounds.round_config`)."""
         return TimingConfig(warmup_s=self.warmup_s, target_spread=self.target_spread,
                             min_samples=self.min_samples, max_samples=self.max_samples, budget_s=self.budget_s,
-                            cache=cache, n_inputs=self.n_inputs)
+                            cache=cache, n_inputs=self.n_inputs, precision=self.precision, extend_s=self.extend_s)
 
     #: Numeric options: (integer?, low, low allowed?, high, what it is). Checked by :meth:`check` for type,
     #: finiteness and range before a run is created, so a NaN never reaches a stored spec.
@@ -106,6 +112,8 @@ class SweepSpec:
         "build_timeout_s": (False, 0.0, False, 604800.0, "seconds to build a cell"),
         "warmup_s": (False, 0.0, True, 3600.0, "seconds of warm-up"),
         "target_spread": (False, 0.0, False, 1.0, "a relative spread (0.02 = 2%)"),
+        "precision": (False, 0.0, True, 0.5, "the median's 95% half-width, relative (0.01 = ±1%; 0: by spread)"),
+        "extend_s": (False, 0.0, True, 86400.0, "seconds beyond the budget to reach the precision"),
         "min_samples": (True, 1, True, 1_000_000, "samples"),
         "max_samples": (True, 1, True, 10_000_000, "samples"),
         "n_inputs": (True, 1, True, 64, "input sets"),

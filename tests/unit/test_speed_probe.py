@@ -1,0 +1,67 @@
+"""The machine's speed probe: taken before every round, kept per round on the row, and used by ``compare`` to
+judge two runs of one machine at one speed (issue 36)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench.judge.compare import compare_runs
+from workbench.measure.rounds import merge_rounds
+from workbench.measure.speed_probe import speed_probe_s
+
+
+def test_the_probe_times_a_call_in_microseconds_and_repeats():
+    a, b = speed_probe_s(0.02), speed_probe_s(0.02)
+    assert 1e-7 < a < 1e-3 and 1e-7 < b < 1e-3
+    assert 0.5 < a / b < 2.0  # a loose bound: this only checks it measures the same thing (timings are noisy)
+
+
+def _run(run_id: str, env: str, slow: float, probe: float, cells: int = 12, seed: int = 0) -> pd.DataFrame:
+    """``cells`` cells of one run: 4 round medians each near ``slow`` x the cell's time, probes at ``probe``."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in range(cells):
+        base = 1e-4 * (1 + c)
+        medians = [base * slow * (1 + 0.005 * rng.standard_normal()) for _ in range(4)]
+        probes = [probe * (1 + 0.002 * rng.standard_normal()) for _ in range(4)]
+        rows.append({"run_id": run_id, "kernel": f"k{c}", "variant": "v", "backend": "numpy", "dtype": "float32",
+                     "params": json.dumps({"n": 1000}), "mode": "eager", "cache": "hot", "status": "ok",
+                     "env_id": env, "round_medians_s": json.dumps(medians), "round_probes_s": json.dumps(probes),
+                     "median_s": float(np.median(medians)), "samples_s": json.dumps(medians), "noisy": False,
+                     "size": 1000, "size_label": "n=1000"})
+    return pd.DataFrame(rows)
+
+
+def test_a_host_that_drifted_is_not_read_as_every_kernel():
+    df = pd.concat([_run("A", "env", 1.00, 2e-5), _run("B", "env", 1.06, 2.12e-5, seed=1)], ignore_index=True)
+    table = compare_runs(df, "A", "B")
+    assert table.attrs["speed_drift"] == pytest.approx(1.06, rel=0.01)
+    assert not (table["verdict"] == "slower").any(), table["verdict"].value_counts()
+
+
+def test_a_real_slow_down_is_still_seen_at_one_speed():
+    df = pd.concat([_run("A", "env", 1.00, 2e-5), _run("B", "env", 1.15, 2e-5, seed=1)], ignore_index=True)
+    assert (compare_runs(df, "A", "B")["verdict"] == "slower").all()
+
+
+def test_runs_of_two_machines_are_compared_as_measured():
+    df = pd.concat([_run("A", "env-1", 1.00, 2e-5), _run("B", "env-2", 1.15, 2.3e-5, seed=1)], ignore_index=True)
+    table = compare_runs(df, "A", "B")
+    assert table.attrs["speed_drift"] is None
+    assert (table["verdict"] == "slower").all()  # another machine's probe does not excuse a slower kernel
+
+
+def test_rounds_keep_their_probes_beside_their_medians():
+    rows = [{"status": "ok", "samples_s": "[1.0, 1.0, 1.0]", "median_s": m, "speed_probe_s": p}
+            for m, p in ((1.0, 2e-5), (1.1, 2.2e-5), (1.0, 2e-5))]
+    row = None
+    for r in rows:
+        row = merge_rounds(row, dict(r))
+    assert json.loads(row["round_probes_s"]) == [2e-5, 2.2e-5, 2e-5]
+    assert row["speed_probe_s"] == 2e-5
+    mixed = merge_rounds(merge_rounds(None, dict(rows[0])), {**rows[1], "speed_probe_s": None})
+    assert mixed["round_probes_s"] is None  # a round without a probe: none kept, never misaligned
