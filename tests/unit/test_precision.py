@@ -3,6 +3,7 @@ and the row says the precision it reached (issue 36)."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
@@ -99,3 +100,23 @@ def test_a_spec_states_the_precision_and_an_old_stored_spec_keeps_its_rule():
     assert (old.precision, old.extend_s) == (0.0, 0.0)
     with pytest.raises(ValueError, match="precision"):
         SweepSpec(precision=float("nan")).check()
+
+
+def test_two_modes_are_named_and_the_headline_is_one_of_them():
+    from workbench.judge.stats import bimodal_split, mode_median
+
+    rounds = [3.5e-6, 499.9e-6, 2.1e-6, 524.2e-6]  # a 2-thread kernel whose second thread lost its core
+    assert bimodal_split(rounds) == ([2.1e-6, 3.5e-6], [499.9e-6, 524.2e-6])
+    assert mode_median(rounds) == pytest.approx(2.8e-6)  # a tie: the faster mode (np.median: 252 us, neither)
+    assert mode_median([1.0, 50.0, 51.0]) == pytest.approx(50.5)  # the majority mode
+    assert bimodal_split([1.0, 2.0, 3.0]) is None and mode_median([1.0, 2.0, 3.0]) == 2.0  # spread, not modes
+    assert bimodal_split([1.0, 1.1, 1.05]) is None
+
+
+def test_a_bimodal_cell_says_so_on_its_row():
+    rows = [{"status": "ok", "samples_s": json.dumps([m] * 3), "median_s": m} for m in (2.7e-6, 551e-6, 2.7e-6)]
+    row = None
+    for r in rows:
+        row = merge_rounds(row, r)
+    assert row["median_s"] == pytest.approx(2.7e-6) and row["noisy"]
+    assert "bimodal rounds: 2 near" in row["noise_note"] and "faster mode" in row["noise_note"]

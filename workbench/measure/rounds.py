@@ -25,8 +25,9 @@ import numpy as np
 from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.record import finite_or_none
 from workbench.core.status import Status
+from workbench.core.units import fmt_seconds
 from workbench.judge import verdicts
-from workbench.judge.stats import relative_spread_of, summarize
+from workbench.judge.stats import bimodal_split, mode_median, relative_spread_of, summarize
 from workbench.measure.result import PAIR_VISIT
 from workbench.measure.timer import TimingConfig
 from workbench.roofs.ceilings import refresh_peak_note
@@ -186,7 +187,13 @@ def noise_fields(row: Mapping[str, Any]) -> dict[str, Any]:
     if noise is None:
         return {"noise": None, "noisy": None, "noise_note": None}
     reasons = []
-    if verdicts.is_noisy(noise):
+    split = bimodal_split(medians) if len(medians) >= 2 else None
+    if split is not None:
+        fast, slow = split
+        reasons.append(f"bimodal rounds: {len(fast)} near {fmt_seconds(float(np.median(fast)))}, {len(slow)} near "
+                       f"{fmt_seconds(float(np.median(slow)))} (the median is the "
+                       f"{'faster' if len(fast) >= len(slow) else 'slower'} mode's)")
+    elif verdicts.is_noisy(noise):
         reasons.append(f"spread {100 * noise:.0f}% {where}")
     share = row.get("other_cpu_share")
     if share is not None and share > BUSY_CPU_SHARE:
@@ -313,7 +320,7 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
     probes = (_loads(prev.get("round_probes_s")) or [prev.get("speed_probe_s")]) + [new.get("speed_probe_s")]
     probes = [float(p) for p in probes if p] if all(probes) and len(probes) == len(medians) else []
     st = summarize(samples)
-    median = float(np.median(medians))
+    median = mode_median(medians)  # with two modes: the majority mode's, never a time between them
     out.update(samples_s=json.dumps(samples), host_samples_s=json.dumps(host), n_samples=st.n,
                median_s=median, mean_s=st.mean, min_s=st.min, q1_s=st.q1, q3_s=st.q3, iqr_s=st.iqr,
                rel_spread=finite_or_none(relative_spread_of(st.iqr, median)),
