@@ -205,7 +205,7 @@ def test_cupy_builder_compiles_the_rendered_source_and_launches(monkeypatch, is_
     runtime = types.SimpleNamespace(is_hip=is_hip)
     fake = types.SimpleNamespace(RawModule=RawModule, cuda=types.SimpleNamespace(Device=Device, runtime=runtime))
     monkeypatch.setitem(sys.modules, "cupy", fake)
-    monkeypatch.setattr("workbench.portable.runtimes._programs", {})
+    monkeypatch.setattr("workbench.backends.cupy_portable._modules", {})
     v = variants("sum")["portable"]
     run = v.build(BuildContext(backend=_FakeCupyBackend(), params={"n": 100003}, dtype="float32"))
     x, out = np.ones(100003, np.float32), np.full(1, np.nan, np.float32)

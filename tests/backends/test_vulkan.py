@@ -50,7 +50,7 @@ def test_probe_reason_without_adapter(monkeypatch):
 def test_registered_by_name_and_runtime():
     from workbench.backends import registry
 
-    assert "workbench.backends.vulkan_backend" in registry.BUILTIN_MODULES
+    assert "workbench.backends.vulkan_backend" in registry.builtin_modules()
     assert isinstance(registry.get("vulkan"), vulkan_backend.VulkanBackend)
 
 

@@ -194,3 +194,19 @@ def test_lazy_lookup_and_full_discovery_share_objects(fresh_registry):
     numpy = fresh_registry.get("numpy")
     assert fresh_registry.all_backends()["numpy"] is numpy
     assert fresh_registry.get("opencl").runtime == "opencl"  # a runtime's name still means its best device
+
+
+def test_adapters_found_by_file_name_keep_their_listing_orders(fresh_registry):
+    """Backends in ``LISTING_ORDER`` (``workbench info``, the environment record), runtimes by rank (the
+    report's environment line), as when the registry listed the modules by hand."""
+    from workbench.portable.runtimes import device_runtimes
+    from workbench.report.env_summary import key_packages
+
+    modules = [m.rsplit(".", 1)[1] for m in fresh_registry.builtin_modules()]
+    assert modules == ["numpy_backend", "numba_backend", "torch_backend", "cupy_backend", "opencl_backend",
+                       "vulkan_backend", "triton_backend"]
+    assert [rt.name for rt in fresh_registry.runtimes()][:7] == ["numpy", "numba", "torch", "cupy", "opencl",
+                                                                 "triton", "wgpu"]
+    assert key_packages()[:7] == ["numpy", "numba", "torch", "cupy", "pyopencl", "triton", "wgpu"]
+    assert device_runtimes()[:2] == ("cupy", "opencl")
+    assert fresh_registry.runtime("wgpu") is fresh_registry.runtime("vulkan")  # no module is named for wgpu

@@ -10,6 +10,7 @@ runtime's own marker.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -141,26 +142,46 @@ def test_a_new_runtime_runs_end_to_end_to_a_checked_row_and_a_report(toyrt, tmp_
 #: audit hooks) and now read the declarations; numpy, the host every install has, may still be named.
 READERS = ("measure/case.py", "execution/modes.py", "report/styles.py", "store/environment.py", "adhoc/devices.py",
            "measure/audit.py", "measure/audit_versions.py", "measure/harness_audit.py", "measure/result_audit.py",
-           "measure/array_edits.py")
+           "measure/array_edits.py", "backends/registry.py", "core/dtypes.py", "execution/device_plan.py",
+           "portable/runtimes.py", "portable/program.py", "report/env_summary.py", "cli/cmd_info.py",
+           "adhoc/timing.py")
 BUILT_IN = ("numba", "torch", "cupy", "cupyx", "opencl", "pyopencl", "triton", "wgpu", "vulkan")
+
+
+def _named_in_code(path: Path, names: tuple[str, ...], end: str = r"\b") -> list[str]:
+    """Where a string outside a docstring names one of ``names`` (a word, or ended as the pattern ``end`` says),
+    or an import takes one's package."""
+    import ast
+    import re
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    strings = [(node.lineno, node.value) for node in ast.walk(tree)
+               if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+    imports = [(node.lineno, alias.name) for node in ast.walk(tree) if isinstance(node, ast.Import)
+               for alias in node.names]
+    imports += [(node.lineno, node.module) for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level]
+    return [f"{path.name}:{line}: {text!r}" for line, text in strings
+            if any(re.search(rf"\b{name}{end}", text) for name in names)] + \
+           [f"{path.name}:{line}: import {module}" for line, module in imports if module.split(".")[0] in names]
 
 
 def test_the_layers_above_the_adapters_name_no_runtime():
     """What the package knows of a runtime is in its own module: a string naming one, outside a docstring, in
     a module that reads the declarations would be a second home."""
-    import ast
-    import re
-    from pathlib import Path
-
     root = Path(workbench.__file__).parent
-    found = []
-    for rel in READERS:
-        tree = ast.parse((root / rel).read_text(encoding="utf-8"))
-        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                      and node.body and isinstance(node.body[0], ast.Expr)
-                      and isinstance(node.body[0].value, ast.Constant)}
-        found += [f"{rel}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
-                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-                  and any(re.search(rf"\b{name}\b", node.value) for name in BUILT_IN)]
+    found = [hit for rel in READERS for hit in _named_in_code(root / rel, BUILT_IN)]
+    assert not found, found
+
+
+def test_cupy_is_named_only_in_the_cupy_modules():
+    """CuPy's home is its modules (``cupy_*.py``: the adapter, its portable glue, its authoring helpers and
+    verbs, NVRTC through its binding): no other module's code names it (``cupy_tf32`` included) or imports it.
+    An install hint may name its wheels (``cupy-cuda13x``)."""
+    root = Path(workbench.__file__).parent
+    found = [hit for path in sorted(root.rglob("*.py")) if not path.name.startswith("cupy_")
+             for hit in _named_in_code(path, ("cupy", "cupyx", "cupy_backends"), end="(?!-)")]
     assert not found, found

@@ -113,7 +113,7 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
 
     The backend (whose synchronise and timer are used) comes from the arguments — torch tensors by their
     device, CuPy arrays, PyOpenCL arrays and buffers — or from ``backend=`` (any backend name:
-    ``"torch-cuda"``, ``"cupy"``, ...); host arguments mean ``numpy``: a wall clock, no synchronisation.
+    ``torch-cuda``, ``cupy``, ...); host arguments mean ``numpy``: a wall clock, no synchronisation.
     ``budget_s`` is shared out between ``rounds`` (each round warms up briefly, then samples until its
     relative spread is at most ``target_spread`` or its share is spent). Every other keyword goes to
     ``fn``. An exception of ``fn`` propagates; for isolation from crashes and hangs use

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from workbench.backends.base import Backend, Capabilities, DeviceInfo, EventTimer, Probe, Timer
+from workbench.backends.cupy_portable import DEVICE_CODE
 from workbench.backends.memory import SampledPeakMemory
 from workbench.backends.registry import device_backend_name
 from workbench.backends.runtime import ArrayEdits, Runtime, Settings
@@ -211,8 +212,11 @@ def _move(dev: Any, pos: np.ndarray, src: np.ndarray) -> None:
     flat[cp.asarray(pos)] = flat[cp.asarray(src)]
 
 
+#: Where this module's backends come in every listing of backends (``workbench info``, the environment record).
+LISTING_ORDER = 40
 RUNTIMES = (Runtime(
-    "cupy", modules=("cupy", "cupyx"), marker="v", guards_outputs=True, distribution="cupy*",
+    "cupy", rank=40, modules=("cupy", "cupyx"), marker="v", guards_outputs=True, distribution="cupy*",
+    headline_package="cupy", key_versions=("cupy", "runtime", "driver"), device_code=DEVICE_CODE,
     packages=("cuda-python", "cuda-bindings"), package_prefixes=("cupy", "nvidia-cuda-"),
     precision_settings=_precision_settings, event_timers=("cuda-event", "hip-event"), array_backend=_array_backend,
     array_edits=ArrayEdits(writable=lambda dev: type(dev).__module__.split(".")[0] == "cupy"

@@ -25,8 +25,11 @@ from workbench.backends.memory import HighWaterMemory
 from workbench.backends.runtime import Runtime
 
 INSTALL_HINT = "pip install numba"
+#: Where this module's backends come in every listing of backends (``workbench info``, the environment record).
+LISTING_ORDER = 20
 RUNTIMES = (Runtime(
-    "numba", modules=("numba",), marker="s", guards_outputs=True, distribution="numba", packages=("numba", "llvmlite"),
+    "numba", rank=20, modules=("numba",), marker="s", guards_outputs=True, distribution="numba",
+    packages=("numba", "llvmlite"), headline_package="numba", key_versions=("numba", "llvmlite", "threading_layer"),
     thread_variables=("NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER"),
     mode_meanings={
         "graph": "one compiled driver function (@njit) running the whole block over preallocated buffers: one "

@@ -9,8 +9,11 @@ from workbench.backends.cpu_common import cpu_device_info
 from workbench.backends.memory import TracemallocMemory
 from workbench.backends.runtime import Runtime
 
+#: Where this module's backends come in every listing of backends (``workbench info``, the environment record).
+LISTING_ORDER = 10
 RUNTIMES = (Runtime(
-    "numpy", modules=("numpy", "scipy"), marker="o", guards_outputs=True, distribution="numpy",
+    "numpy", rank=10, modules=("numpy", "scipy"), marker="o", guards_outputs=True, distribution="numpy",
+    headline_package="numpy", key_versions=("numpy",),
     packages=("numpy", "scipy"),
     mode_meanings={"graph": "a preallocated out= plan: every intermediate buffer allocated once per shape, each "
                             "step writes into it (no temporaries, no allocator calls per call)"}),)

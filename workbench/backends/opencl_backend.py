@@ -40,6 +40,7 @@ from workbench.backends.base import (
     Timer,
 )
 from workbench.backends.memory import MemoryMeter
+from workbench.backends.opencl_portable import DEVICE_CODE
 from workbench.backends.runtime import Runtime
 
 INSTALL_HINT = "pip install pyopencl pocl-binary-distribution mako"
@@ -328,8 +329,11 @@ def backend_of(x: Any) -> str | None:
     return "opencl"
 
 
+#: Where this module's backends come in every listing of backends (``workbench info``, the environment record).
+LISTING_ORDER = 50
 RUNTIMES = (Runtime(
-    "opencl", modules=("pyopencl",), marker="D", guards_outputs=True, distribution="pyopencl",
+    "opencl", rank=50, modules=("pyopencl",), marker="D", guards_outputs=True, distribution="pyopencl",
+    headline_package="pyopencl", key_versions=("pyopencl", "driver", "opencl_c"), device_code=DEVICE_CODE,
     packages=("pyopencl", "pocl-binary-distribution", "mako"), array_backend=backend_of,
     mode_meanings={"graph": "a pre-planned launch list: kernels built, arguments bound and buffers allocated once "
                             "per shape, all launches enqueued with no host synchronisation between them and one "

@@ -1,11 +1,12 @@
 """Discovery of backends, automatic choice and the ``WORKBENCH_BACKEND`` override.
 
-Built-in adapters are listed by module path with the names they provide, and
-a module is imported only when a name it provides is asked for (or everything
-is listed): ``bench --backends numpy`` must not import pyopencl or torch to
-find numpy. Third-party adapters register through the ``workbench.backends``
-entry-point group (each entry point is a zero-argument callable returning a
-list of :class:`Backend`); they are loaded when a name is not a built-in's.
+Built-in adapters are this folder's ``NAME_backend.py`` modules, found by their file names (as tinygrad finds
+its ``runtime/ops_*.py``). A module provides the backend names ``NAME``, ``NAME-...`` and ``NAME:...``, and is
+imported only when such a name is asked for (or a runtime's name that is no module's, ``wgpu``), or
+everything is listed: ``bench --backends numpy`` must not import pyopencl or torch to find numpy. Importing an
+adapter module imports no runtime. Each says where its backends come in a listing (``LISTING_ORDER``).
+Third-party adapters register through the ``workbench.backends`` entry-point group (each entry point is a
+zero-argument callable returning a list of :class:`Backend`); they are loaded when a name is not a built-in's.
 
 Every device is its own backend: ``torch-cuda`` (device 0, the name it always
 had), ``torch-cuda:1``, ``triton-cuda:1``, ``opencl-0``,
@@ -27,26 +28,23 @@ import fnmatch
 import importlib
 import logging
 import os
+import pkgutil
 import re
 from collections.abc import Iterable
+from functools import cache
 from importlib.metadata import entry_points
+from pathlib import Path
 
 from workbench.backends.base import Backend
 from workbench.backends.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
-#: Built-in adapter modules (each exposes ``discover() -> list[Backend]``) and the backend names each
-#: provides: a name (also a runtime alias), or a prefix ending in ``-``.
-BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
-    "workbench.backends.numpy_backend": ("numpy",),
-    "workbench.backends.numba_backend": ("numba",),
-    "workbench.backends.torch_backend": ("torch", "torch-"),
-    "workbench.backends.cupy_backend": ("cupy", "cupy:"),
-    "workbench.backends.opencl_backend": ("opencl", "opencl-"),
-    "workbench.backends.vulkan_backend": ("vulkan", "wgpu"),
-    "workbench.backends.triton_backend": ("triton", "triton-"),
-}
+#: The file name ending of a built-in adapter module (``numpy_backend.py``), which exposes
+#: ``discover() -> list[Backend]`` and declares ``RUNTIMES`` and ``LISTING_ORDER``.
+ADAPTER_SUFFIX = "_backend"
+#: Where a module that gives no ``LISTING_ORDER`` (or fails to import) comes: after the others.
+LAST = 1000
 
 ENTRY_POINT_GROUP = "workbench.backends"
 ENV_OVERRIDE = "WORKBENCH_BACKEND"
@@ -70,6 +68,37 @@ def canonical_name(name: str) -> str:
     m = _ORDINAL.search(name)
     return name[:m.start()] if m and int(m.group(1)) == 0 else name
 _current: Backend | None = None
+
+
+@cache
+def _adapter_modules() -> dict[str, str]:
+    """Every built-in adapter module by the name its backends start with (``torch`` -> its module), from the
+    folder's file names: nothing imported."""
+    found = pkgutil.iter_modules([str(Path(__file__).parent)])
+    return {m.name.removesuffix(ADAPTER_SUFFIX): f"{__package__}.{m.name}" for m in sorted(found, key=lambda m: m.name)
+            if m.name.endswith(ADAPTER_SUFFIX)}
+
+
+def _listing_order(modname: str) -> tuple[int, str]:
+    try:
+        return getattr(importlib.import_module(modname), "LISTING_ORDER", LAST), modname
+    except Exception:  # noqa: BLE001 - reported where its backends are discovered
+        return LAST, modname
+
+
+def builtin_modules(modnames: Iterable[str] | None = None) -> list[str]:
+    """The built-in adapter modules (or those of ``modnames``) in listing order: each imported, no runtime."""
+    return sorted(_adapter_modules().values() if modnames is None else modnames, key=_listing_order)
+
+
+def _providers(name: str) -> list[str]:
+    """The built-in modules that may have a backend or runtime called ``name``: the module whose backends' names
+    it starts (``torch-cuda:1`` -> torch's), else those that declare a runtime of that name (``wgpu``)."""
+    mods = _adapter_modules()
+    named = [mod for prefix, mod in mods.items() if name == prefix or name.startswith((f"{prefix}-", f"{prefix}:"))]
+    if not named:
+        named = [mod for mod in mods.values() if any(name in rt.names for rt in _module_runtimes(mod))]
+    return builtin_modules(named)
 
 
 def _module_backends(modname: str) -> list[Backend]:
@@ -114,7 +143,7 @@ def use_descriptions(by_module: dict[str, list[Backend]]) -> None:
     probe's stand-ins. Modules not given are still discovered when asked for."""
     global _cache
     for modname, backends in by_module.items():
-        if modname in BUILTIN_MODULES:
+        if modname in _adapter_modules().values():
             _modules[modname] = list(backends)
             _enumerated.add(modname)
     _cache = None
@@ -150,7 +179,7 @@ def all_backends(refresh: bool = False) -> dict[str, Backend]:
             _modules.clear()
             _enumerated.clear()
         found: dict[str, Backend] = {}
-        for modname in BUILTIN_MODULES:
+        for modname in builtin_modules():
             for b in _module_devices(modname):
                 found[b.name] = b
         for b in _discover_entry_points():
@@ -188,20 +217,14 @@ def _best_of_runtime(backends: Iterable[Backend], runtime: str) -> Backend | Non
                 None)
 
 
-def _provides(names: tuple[str, ...], name: str) -> bool:
-    """Whether a module providing ``names`` (names, and prefixes ending in ``-`` or ``:``) may have ``name``."""
-    return any(name == n or (n.endswith(("-", ":")) and name.startswith(n)) for n in names)
-
-
 def _builtin_lookup(name: str) -> Backend | None:
     """``name`` among the built-in modules that provide it, importing only those; a device ordinal
     (``torch-cuda:1``) counts that module's devices."""
-    for modname, names in BUILTIN_MODULES.items():
-        if _provides(names, name):
-            backends = _module_devices(modname) if _ORDINAL.search(name) else _module_backends(modname)
-            found = next((b for b in backends if b.name == name), None) or _best_of_runtime(backends, name)
-            if found is not None:
-                return found
+    for modname in _providers(name):
+        backends = _module_devices(modname) if _ORDINAL.search(name) else _module_backends(modname)
+        found = next((b for b in backends if b.name == name), None) or _best_of_runtime(backends, name)
+        if found is not None:
+            return found
     return None
 
 
@@ -217,8 +240,8 @@ def matching(pattern: str) -> list[Backend]:
     if _cache is not None or not literal:
         candidates = list(all_backends().values())
     else:
-        candidates = [b for modname, names in BUILTIN_MODULES.items()
-                      if any(n.startswith(literal) or literal.startswith(n) for n in names)
+        candidates = [b for modname in builtin_modules(m for prefix, m in _adapter_modules().items()
+                                                       if prefix.startswith(literal) or literal.startswith(prefix))
                       for b in _module_devices(modname)]
     return [b for b in candidates if fnmatch.fnmatchcase(b.name, pattern)
             or (getattr(b, "device_index", None) == 0 and fnmatch.fnmatchcase(f"{b.name}:0", pattern))]
@@ -246,8 +269,7 @@ def runtime_of(name: str) -> str | None:
     if _cache is not None:
         candidates = list(_cache.values())
     else:
-        candidates = [b for modname, names in BUILTIN_MODULES.items() if _provides(names, name)
-                      for b in _module_backends(modname)]
+        candidates = [b for modname in _providers(name) for b in _module_backends(modname)]
     exact = next((b for b in candidates if b.name == name), None)
     if exact is not None:
         return exact.runtime
@@ -325,17 +347,17 @@ def register_runtime(declaration: Runtime) -> None:
 
 
 def runtimes() -> list[Runtime]:
-    """Every runtime declared: the built-in modules' (each module imported, no runtime), then registered ones."""
-    built_in = [rt for modname in BUILTIN_MODULES for rt in _module_runtimes(modname)]
+    """Every runtime declared, the built-in modules' (each module imported, no runtime) and registered ones, by
+    :attr:`~workbench.backends.runtime.Runtime.rank`."""
+    built_in = [rt for modname in builtin_modules() for rt in _module_runtimes(modname)]
     taken = {rt.name for rt in built_in}
-    return built_in + [rt for name, rt in _registered.items() if name not in taken]
+    return sorted(built_in + [rt for name, rt in _registered.items() if name not in taken], key=lambda rt: rt.rank)
 
 
 def runtime(name: str) -> Runtime | None:
     """The runtime called ``name``, or whose backend family ``name`` is (``vulkan`` -> wgpu's); None for a
     name no runtime declares. Reads only the built-in modules that provide ``name``."""
-    known = [rt for modname, names in BUILTIN_MODULES.items() if _provides(names, name)
-             for rt in _module_runtimes(modname)]
+    known = [rt for modname in _providers(name) for rt in _module_runtimes(modname)]
     for rt in (*known, *_registered.values()):
         if name in rt.names:
             return rt

@@ -257,8 +257,11 @@ def _move(dev: Any, pos: np.ndarray, src: np.ndarray) -> None:
 #: Tensors are edited in place by indexing on their device (Triton's arrays are torch tensors too).
 TENSOR_EDITS = ArrayEdits(writable=lambda dev: _is_tensor(dev) and bool(dev.is_contiguous()), write=_write, move=_move)
 
+#: Where this module's backends come in every listing of backends (``workbench info``, the environment record).
+LISTING_ORDER = 30
 RUNTIMES = (Runtime(
-    "torch", modules=("torch",), marker="^", guards_outputs=True, distribution="torch", packages=("torch",),
+    "torch", rank=30, modules=("torch",), marker="^", guards_outputs=True, distribution="torch", packages=("torch",),
+    headline_package="torch", key_versions=("torch", "cuda", "hip", "macos"),
     package_prefixes=("torch-",), thread_settings=_thread_settings, precision_settings=_precision_settings,
     event_timers=("torch-event",), array_backend=_array_backend, compiled_marks=("_torchdynamo_orig_callable",),
     array_edits=TENSOR_EDITS,

@@ -44,8 +44,11 @@ from workbench.backends.torch_backend import TORCH_HINT, TorchBackend, count_dev
 
 TRITON_HINT = "pip install 'kernel-workbench[triton]' (triton>=3.0; torch CPU build is enough)"
 INTERPRET_ENV = {"TRITON_INTERPRET": "1"}
+#: Where this module's backends come in every listing of backends (``workbench info``, the environment record).
+LISTING_ORDER = 70
 #: Its arrays are torch tensors: audits edit them as torch's, and a row's device time is torch's.
-RUNTIMES = (Runtime("triton", modules=("triton",), marker="P", packages=("triton",)),)
+RUNTIMES = (Runtime("triton", rank=60, modules=("triton",), marker="P", packages=("triton",),
+                    headline_package="triton"),)
 
 
 def _triton_found() -> bool:

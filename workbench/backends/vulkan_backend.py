@@ -48,8 +48,10 @@ if TYPE_CHECKING:
 
 INSTALL_HINT = "pip install 'kernel-workbench[vulkan]' (wgpu)"
 NO_ADAPTER = "no Vulkan adapter (install mesa-vulkan-drivers for lavapipe, or a GPU's Vulkan driver)"
+#: Where this module's backends come in every listing of backends (``workbench info``, the environment record).
+LISTING_ORDER = 60
 #: The runtime is wgpu; its backend family, ``vulkan``.
-RUNTIMES = (Runtime("wgpu", families=("vulkan",), modules=("wgpu",), marker="X"),)
+RUNTIMES = (Runtime("wgpu", rank=70, families=("vulkan",), modules=("wgpu",), marker="X", headline_package="wgpu"),)
 #: Storage buffers are read and written by shaders and copied to and from the host.
 _STORAGE = 0x80 | 0x4 | 0x8  # STORAGE | COPY_SRC | COPY_DST
 #: The limits a workbench device asks for: the adapter's own (wgpu's defaults are much lower).

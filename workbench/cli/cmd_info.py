@@ -14,12 +14,6 @@ from workbench.cli.args_common import command
 from workbench.cli.output import stdout_to_stderr
 from workbench.core.record import JsonObject
 
-#: Versions worth a column, per runtime (the full set is in ``--json``).
-KEY_VERSIONS = {"numpy": ("numpy",), "numba": ("numba", "llvmlite", "threading_layer"),
-                "torch": ("torch", "cuda", "hip", "macos"), "cupy": ("cupy", "runtime", "driver"),
-                "opencl": ("pyopencl", "driver", "opencl_c")}
-
-
 #: Widest line of the listing (a terminal of 100 columns shows it unwrapped).
 WIDTH = 100
 
@@ -111,7 +105,7 @@ def _backend_lines(backends: Any, when: str = "") -> list[str]:
         dev = b.get("device") if isinstance(b.get("device"), dict) else {}
         if b.get("available"):
             versions = dev.get("versions") or {}
-            keys = KEY_VERSIONS.get(b.get("runtime"), tuple(versions)[:3])
+            keys = _key_versions(b.get("runtime")) or tuple(versions)[:3]
             what = (f"{dev.get('name', '-')} ({dev.get('kind', '?')}), {_bytes(dev.get('total_memory_bytes'))}; "
                     + (", ".join(f"{k} {versions[k]}" for k in keys if versions.get(k)) or "-"))
             what += f"; {b['reason']}" if b.get("reason") else ""
@@ -119,6 +113,15 @@ def _backend_lines(backends: Any, when: str = "") -> list[str]:
             what = b.get("reason") or "unavailable"
         rows.append((b.get("name", "?"), "yes" if b.get("available") else "no", what))
     return ["Backends"] + _table(rows) + ([f"  ({when})"] if when else [])
+
+
+def _key_versions(runtime: Any) -> tuple[str, ...]:
+    """The versions worth a column for a backend of ``runtime``, as it declares them (the full set is in
+    ``--json``); none where it declares none."""
+    from workbench.backends.registry import runtime as declared
+
+    found = declared(runtime) if isinstance(runtime, str) else None
+    return found.key_versions if found is not None else ()
 
 
 def _host_lines(env: JsonObject) -> list[str]:

@@ -238,7 +238,7 @@ def _unsupported_lines(rows: list[Any]) -> list[str]:
     if missing:
         lines += ["", "Unavailable here (their variants were not verified)"]
         for message, group in missing.items():
-            runtime, _, why = message[len(NO_BACKEND):].partition(" (")  # "cupy (cupy: no CUDA device...)"
+            runtime, _, why = message[len(NO_BACKEND):].partition(" (")  # "RUNTIME (BACKEND: why...)"
             why = why[:-1] if why.endswith(")") else why or message
             kernels = len({r.kernel for r in group})
             lines.append(f"  {runtime}: {len(group)} variant(s) of {kernels} kernel(s) wait for it; {why}")

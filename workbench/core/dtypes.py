@@ -44,8 +44,12 @@ def round_to(a: np.ndarray, dtype: str) -> np.ndarray:
 
 def reduced_float32_flags(settings: Mapping[str, Any] | str | None) -> list[str]:
     """The settings (as :func:`workbench.measure.audit.precision_settings` records them, or that record as
-    JSON) that let float32 matmuls round their inputs to TF32: torch's flags and matmul precision, CuPy's
-    ``CUPY_TF32``. Such a run may reach the TF32 tensor-core rate, not the float32 one."""
+    JSON) that let float32 matmuls round their inputs to TF32. Such a run may reach the TF32 tensor-core rate,
+    not the float32 one.
+
+    A setting's name says what it is, whichever runtime recorded it (each names its own, prefixed with its
+    name): ``*_allow_tf32`` a flag, on when true; ``*_float32_matmul_precision`` a level, reduced below
+    ``highest``; another ``*_tf32`` an environment variable, on unless ``0`` (named as the variable)."""
     if isinstance(settings, str):
         try:
             settings = json.loads(settings)
@@ -53,9 +57,12 @@ def reduced_float32_flags(settings: Mapping[str, Any] | str | None) -> list[str]
             return []
     if not isinstance(settings, Mapping):
         return []
-    found = [k for k in ("torch_matmul_allow_tf32", "torch_cudnn_allow_tf32") if settings.get(k)]
-    if settings.get("torch_float32_matmul_precision") not in (None, "highest"):
-        found.append(f"float32 matmul precision {settings['torch_float32_matmul_precision']!r}")
-    if str(settings.get("cupy_tf32", "0")) not in ("0", ""):
-        found.append("CUPY_TF32")
+    found = []
+    for key, value in settings.items():
+        if key.endswith("_allow_tf32"):
+            found += [key] if value else []
+        elif key.endswith("_float32_matmul_precision"):
+            found += [f"float32 matmul precision {value!r}"] if value not in (None, "highest") else []
+        elif key.endswith("_tf32") and str(value) not in ("0", ""):
+            found.append(key.upper())
     return found

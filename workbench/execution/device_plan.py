@@ -9,10 +9,11 @@ difference measured is the launching alone:
 - graph on OpenCL: a pre-planned launch list — buffers allocated once per
   shape, every launch enqueued back to back on the in-order queue with no host
   synchronisation between kernels, one ``finish`` at the end;
-- graph on CuPy (CUDA/HIP): the launches captured once into a CUDA/HIP graph
-  on a capturing stream and replayed with ``Graph.launch`` on the current
-  stream. Capture needs a GPU; on machines without one this code is only
-  imported and unit-checked, never run.
+- graph on a runtime that records device graphs (CuPy: CUDA/HIP), as its
+  declaration says (:attr:`~workbench.backends.runtime.DeviceCode.new_capture`):
+  the launches captured once per set of addresses and replayed. Capture needs
+  a GPU; on machines without one this code is only imported and unit-checked,
+  never run.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from workbench.backends.runtime import GraphCapture
 from workbench.catalog.spec import Unsupported
 from workbench.core.dtypes import round_to
 from workbench.execution.replay import ReplayTable
 from workbench.portable.prelude import DTYPES
-from workbench.portable.runtimes import launcher, target_of
+from workbench.portable.runtimes import declared_device_code, device_code
 from workbench.portable.source import render
 
 if TYPE_CHECKING:
@@ -78,12 +80,14 @@ def compile_plan(ctx: BuildContext, source: str | Path, steps: list[Step], buffe
         raise Unsupported(f"portable kernels implement {', '.join(DTYPES)}, not {dtype}")
     if not backend.capabilities().compiles_device_code:
         raise Unsupported(f"backend {backend.name} cannot compile device code here")
-    target = target_of(backend)
-    if target == "opencl" and dtype == "float64" and not backend.device.double_fp_config:
-        raise Unsupported(f"OpenCL device {backend.device.name} has no cl_khr_fp64")
+    code = device_code(backend)
+    target = code.target(backend)
+    refusal = code.refusal(backend, dtype)
+    if refusal:
+        raise Unsupported(refusal)
     entries = tuple(dict.fromkeys(s.entry for s in steps))
     max_block = max(int(np.prod(s.block)) for s in steps)
-    launch = launcher(backend, render(source, target, dtype, defines), entries, max_block)
+    launch = code.compile(backend, render(source, target, dtype, defines), entries, max_block)
     consts = {n: backend.to_device(round_to(a, dtype), dtype) for n, a in (constants or {}).items()}
     return DevicePlan(ctx, steps, buffers, launch, consts)
 
@@ -101,10 +105,12 @@ def eager_runner(plan: DevicePlan) -> Callable[[DeviceArrays, DeviceArrays], Non
 
 
 def graph_runner(plan: DevicePlan) -> Callable[[DeviceArrays, DeviceArrays], None]:
-    """The recorded form for the backend's runtime: a launch list on OpenCL, a captured graph on CuPy."""
-    if plan.ctx.backend.runtime == "cupy":
-        return _cupy_graph(plan)
-    return _launch_list(plan)
+    """The recorded form for the backend's runtime: a captured device graph where it records them (CuPy), a
+    launch list elsewhere (OpenCL)."""
+    code = declared_device_code(plan.ctx.backend)
+    if code is None or code.new_capture is None or code.address is None:
+        return _launch_list(plan)
+    return _graph(plan, code.new_capture(), code.address)
 
 
 def _launch_list(plan: DevicePlan) -> Callable[[DeviceArrays, DeviceArrays], None]:
@@ -119,21 +125,17 @@ def _launch_list(plan: DevicePlan) -> Callable[[DeviceArrays, DeviceArrays], Non
     return run
 
 
-def _cupy_graph(plan: DevicePlan) -> Callable[[DeviceArrays, DeviceArrays], None]:  # pragma: no cover - GPU
-    import cupy
-
+def _graph(plan: DevicePlan, capture: GraphCapture, address: Callable[[Any], int]) -> ReplayTable:
+    """The launches captured once per set of input and output addresses (:class:`ReplayTable`), replayed."""
     buffers = plan.allocate()
-    stream = cupy.cuda.Stream(non_blocking=True)
 
-    def capture(inputs: DeviceArrays, outputs: DeviceArrays) -> Callable[[], None]:
+    def record(inputs: DeviceArrays, outputs: DeviceArrays) -> Callable[[], None]:
         bound = plan.bind({**inputs, **outputs, **buffers})
-        with stream:
-            stream.begin_capture()
-            try:
-                for step, args in bound:
-                    plan.launch(step.entry, step.grid, step.block, args)
-            finally:
-                graph = stream.end_capture()
-        return lambda: graph.launch(cupy.cuda.get_current_stream())
 
-    return ReplayTable(capture, lambda a: a.data.ptr)
+        def launch_all() -> None:  # pragma: no cover - GPU
+            for step, args in bound:
+                plan.launch(step.entry, step.grid, step.block, args)
+
+        return capture(launch_all)
+
+    return ReplayTable(record, address)

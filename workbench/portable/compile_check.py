@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.catalog.loader import builtin_catalog_path, ensure_default_catalog
-from workbench.portable import hip_check
+from workbench.portable import cupy_nvrtc, hip_check
 from workbench.portable.check_rows import (
     DEFAULT_TIMEOUT_S,
     Diagnostic,
@@ -52,12 +52,13 @@ from workbench.portable.check_rows import (
 )
 from workbench.portable.prelude import prelude
 from workbench.portable.program import DEFAULT_BLOCK, PortableProgram, programs
+from workbench.portable.runtimes import runtimes_compiling_for
 from workbench.portable.source import render
 
 DEFAULT_ARCHS = ("sm_80", "sm_90")
 #: Warp width of every NVIDIA architecture; passed as WARP_SIZE exactly as the CuPy builder does.
 NVIDIA_WARP_SIZE = 32
-#: Same options the CuPy builder gives NVRTC.
+#: Same options the CuPy builder gives NVRTC (:data:`workbench.backends.cupy_portable.CUPY_OPTIONS`).
 CUDA_STD = "-std=c++17"
 
 _DIAG = re.compile(r'^"?(?P<file>[^"\n]+?)"?\((?P<line>\d+)\): (?P<sev>catastrophic error|error|warning)'
@@ -77,8 +78,9 @@ def units_from_catalog(kernel: str | None = None, catalog_dirs: Iterable[Path] |
 
 def units_from(progs: Iterable[PortableProgram], kernel: str | None, catalog_dirs: list[Path]) -> list[Unit]:
     grouped: dict[tuple[Path, tuple], list[str]] = {}
+    cuda = runtimes_compiling_for("cuda")
     for p in progs:
-        if "cupy" not in p.runtimes or (kernel and p.kernel != kernel):
+        if cuda.isdisjoint(p.runtimes) or (kernel and p.kernel != kernel):
             continue
         defines = dict(p.defines, WARP_SIZE=NVIDIA_WARP_SIZE)
         grouped.setdefault((p.source, tuple(sorted(defines.items()))), []).append(f"{p.kernel}/{p.variant}")
@@ -101,9 +103,9 @@ def find_nvcc() -> str | None:
 
 def nvrtc_version(timeout: float = 60.0) -> str | None:
     """NVRTC's version via CuPy's low-level binding, asked in a subprocess; None when it is not loadable."""
-    code = "from cupy_backends.cuda.libs import nvrtc; print('%d.%d' % nvrtc.getVersion())"
     try:
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run([sys.executable, "-c", cupy_nvrtc.VERSION_CODE], capture_output=True, text=True,
+                           timeout=timeout)
     except (subprocess.TimeoutExpired, OSError):
         return None
     return r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else None
@@ -149,7 +151,7 @@ def _compile(compiler: Compiler, text: str, arch: str, workdir: Path, timeout: f
         cmd = [compiler.path or "nvcc", CUDA_STD, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "--keep",
                "--keep-dir", str(workdir), "-o", str(workdir / "unit.cubin"), str(src)]
     else:
-        cmd = [sys.executable, "-m", "workbench.portable._nvrtc_worker", arch, str(src), str(workdir / "unit.ptx")]
+        cmd = [sys.executable, "-m", cupy_nvrtc.__name__, arch, str(src), str(workdir / "unit.ptx")]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
     except subprocess.TimeoutExpired:

@@ -50,6 +50,8 @@ gfx10+ by default). On HIP a ``WARP_SIZE`` that differs from the compiler's
 from __future__ import annotations
 
 TARGETS = ("cuda", "hip", "opencl")
+#: The targets with CUDA's launch model: warps of WARP_SIZE, and at most 65535 blocks in grid y and z.
+CUDA_TARGETS = ("cuda", "hip")
 DTYPES = ("float16", "float32", "float64")
 
 #: dtype -> (acc_t on every target, literal suffix)

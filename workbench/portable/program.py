@@ -1,4 +1,4 @@
-"""Portable variants: one device source, its launches, registered for the ``cupy`` and ``opencl`` runtimes.
+"""Portable variants: one device source, its launches, registered for every runtime that runs device sources.
 
 A :class:`PortableProgram` describes everything needed to run a ``.cu`` file
 for one variant: the build-time ``#define``s, the kernel launches in order
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from workbench.catalog import BuildContext, Unsupported, registry, variant
-from workbench.portable.prelude import DTYPES
-from workbench.portable.runtimes import launcher, target_of
+from workbench.portable.prelude import CUDA_TARGETS, DTYPES
+from workbench.portable.runtimes import device_code, device_runtimes
 from workbench.portable.source import Defines, DefineValue, expand_includes, kernel_names, render
 
 if TYPE_CHECKING:
@@ -117,7 +117,8 @@ class PortableProgram:
     derived: dict[str, Callable[[Sizes], int]] = field(default_factory=dict)
     scratch: dict[str, Scratch] = field(default_factory=dict)
     scalars: dict[str, float] = field(default_factory=dict)
-    runtimes: tuple[str, ...] = ("cupy", "opencl")
+    #: The runtimes it is registered for: every one that runs portable sources unless a variant says.
+    runtimes: tuple[str, ...] = field(default_factory=device_runtimes)
     #: Needs WARP_SIZE from the device (warp-shuffle code; CUDA/HIP only).
     needs_warp: bool = False
 
@@ -127,7 +128,7 @@ class PortableProgram:
 
     def render(self, target: str, dtype: str, warp_size: int | None = None) -> str:
         defines = dict(self.defines)
-        if warp_size and target != "opencl":
+        if warp_size and target in CUDA_TARGETS:
             defines["WARP_SIZE"] = warp_size
         return render(self.source, target, dtype, defines)
 
@@ -142,13 +143,15 @@ class PortableProgram:
         backend, dtype = ctx.backend, ctx.dtype
         if dtype not in DTYPES:
             raise Unsupported(f"portable kernels implement {', '.join(DTYPES)}, not {dtype}")
-        target = target_of(backend)
+        code = device_code(backend)
+        target = code.target(backend)
         caps = backend.capabilities()
         if not caps.compiles_device_code:
             raise Unsupported(f"backend {backend.name} cannot compile device code here"
                               + (f": {backend.compile_error}" if getattr(backend, "compile_error", None) else ""))
-        if target == "opencl" and dtype == "float64" and not backend.device.double_fp_config:
-            raise Unsupported(f"OpenCL device {backend.device.name} has no cl_khr_fp64")
+        refusal = code.refusal(backend, dtype)
+        if refusal:
+            raise Unsupported(refusal)
         if self.needs_warp and not caps.warp_size:
             raise Unsupported(f"{self.variant} needs the device's warp size; backend {backend.name} reports none")
         sizes = self.sizes(ctx.params)
@@ -159,10 +162,10 @@ class PortableProgram:
         if caps.max_threads_per_block and max_block > caps.max_threads_per_block:
             raise Unsupported(f"{self.variant} launches {max_block} threads per block; "
                               f"{backend.name} allows {caps.max_threads_per_block}")
-        if target != "opencl" and any(g > CUDA_MAX_GRID_YZ for _, grid, _, _ in steps for g in grid[1:]):
+        if target in CUDA_TARGETS and any(g > CUDA_MAX_GRID_YZ for _, grid, _, _ in steps for g in grid[1:]):
             raise Unsupported(f"sizes {ctx.params} need more than {CUDA_MAX_GRID_YZ} blocks in grid y/z")
 
-        launch = launcher(backend, self.render(target, dtype, caps.warp_size), self.entries, max_block)
+        launch = code.compile(backend, self.render(target, dtype, caps.warp_size), self.entries, max_block)
         scratch = {name: backend.empty(tuple(s.shape(sizes)), _scratch_dtype(s.dtype, dtype))
                    for name, s in self.scratch.items()}
         acc = _acc_dtype(dtype).type
@@ -203,13 +206,15 @@ def _resolve(name: str, arrays: DeviceArrays, consts: Mapping[str, np.generic], 
 def portable_variant(kernel: str, name: str, source: str | Path, launches: Iterable[Launch], *,
                      defines: Mapping[str, DefineValue] | None = None, derived: Mapping[str, Callable] | None = None,
                      scratch: Mapping[str, Scratch] | None = None, scalars: Mapping[str, float] | None = None,
-                     runtimes: Iterable[str] = ("cupy", "opencl"), needs_warp: bool = False,
+                     runtimes: Iterable[str] | None = None, needs_warp: bool = False,
                      mode: str = "eager", description: str = "") -> PortableProgram:
-    """Register ``source`` as variant ``name`` of ``kernel``. ``defines`` default to ``BLOCK=256``."""
+    """Register ``source`` as variant ``name`` of ``kernel``. ``defines`` default to ``BLOCK=256``; ``runtimes``
+    to every runtime that runs portable sources."""
     program = PortableProgram(kernel=kernel, variant=name, source=Path(source).resolve(),
                               launches=tuple(launches), defines={"BLOCK": DEFAULT_BLOCK, **(defines or {})},
                               derived=dict(derived or {}), scratch=dict(scratch or {}),
-                              scalars=dict(scalars or {}), runtimes=tuple(runtimes), needs_warp=needs_warp)
+                              scalars=dict(scalars or {}), needs_warp=needs_warp,
+                              runtimes=device_runtimes() if runtimes is None else tuple(runtimes))
     if not program.source.is_file():
         raise FileNotFoundError(f"{kernel}/{name}: device source {program.source} does not exist")
     return program.register(mode=mode, description=description)

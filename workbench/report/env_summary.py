@@ -9,7 +9,13 @@ from typing import Any
 
 import pandas as pd
 
-KEY_PACKAGES = ("numpy", "numba", "torch", "cupy", "pyopencl", "triton", "wgpu")
+from workbench.backends import registry
+
+
+def key_packages() -> list[str]:
+    """The packages whose versions the line names: each runtime's own (its
+    :attr:`~workbench.backends.runtime.Runtime.headline_package`), by rank."""
+    return [rt.headline_package for rt in registry.runtimes() if rt.headline_package]
 
 
 def _gib(b: Any) -> str:
@@ -35,7 +41,7 @@ def environment_line(rec: Mapping[str, Any]) -> str:
     if host.get("python"):
         parts.append(f"Python {host['python']}")
     versions = {**(rec.get("versions") or {}), **(rec.get("packages") or {})}
-    pk = [f"{p} {versions[p]}" for p in KEY_PACKAGES if versions.get(p)]
+    pk = [f"{p} {versions[p]}" for p in key_packages() if versions.get(p)]
     if pk:
         parts.append(", ".join(pk))
     backends = rec.get("backends")

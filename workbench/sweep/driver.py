@@ -29,8 +29,8 @@ from workbench.core.status import Status
 from workbench.measure.executor import CellExecutor, LocalExecutor
 from workbench.measure.failures import failed_result
 from workbench.measure.isolation import make_executor
-from workbench.measure.speed_probe import speed_probe_s
 from workbench.measure.request import Cell, CellRequest
+from workbench.measure.speed_probe import speed_probe_s
 from workbench.measure.timer import Cancelled
 from workbench.roofs.peaks import ensure_ceilings
 from workbench.roofs.throughput import Peaks

@@ -1,6 +1,7 @@
-"""Compile one CUDA source with NVRTC to a cubin with ``ptxas -v``; run as a subprocess by the compile check.
+"""NVRTC through CuPy's binding (``cupy_backends``) for the compile check: its version, and one CUDA source
+compiled to a cubin with ``ptxas -v``, each asked in a subprocess.
 
-``python -m workbench.portable._nvrtc_worker ARCH SOURCE PTX_OUT``: prints the
+``python -m workbench.portable.cupy_nvrtc ARCH SOURCE PTX_OUT``: prints the
 NVRTC log (front-end diagnostics and ptxas resource lines), writes the PTX, and
 exits 1 when the compile fails. NVRTC needs no driver, but it runs out of
 process anyway so a hang can be timed out.
@@ -10,6 +11,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+#: ``python -c`` code that prints NVRTC's version (``13.0``), and fails where CuPy's binding is not loadable.
+VERSION_CODE = "from cupy_backends.cuda.libs import nvrtc; print('%d.%d' % nvrtc.getVersion())"
 
 
 def main(argv: list[str]) -> int:
