@@ -390,16 +390,7 @@ def _paired_loop(a: _Side, b: _Side, config: TimingConfig, deadline: float,
     resting on one or two pairs swung by ±20% at 1 ms calls on a busy machine, and pairs of stretched blocks
     exaggerate a gap: the longer side is stretched more often): that visit then gives no paired effect."""
     rng = random.Random(secrets.randbits(64))
-    for side in (a, b) if rng.random() < 0.5 else (b, a):
-        if side is a:
-            a.warm_up(config.warmup_s, deadline, cancel)
-            continue
-        try:
-            b.warm_up(config.warmup_s, deadline, cancel)
-        except Cancelled:
-            raise
-        except Exception as exc:
-            raise PartnerFailed(exc) from exc
+    _warm_pair(a, b, config, deadline, cancel, rng)
     out = a.out
     start = _clock()
     end, last = min(start + config.budget_s, deadline), min(start + 2 * config.budget_s, deadline)
@@ -443,6 +434,21 @@ def _paired_loop(a: _Side, b: _Side, config: TimingConfig, deadline: float,
     except Exception as exc:
         raise PartnerFailed(exc) from exc
     return a.finish()
+
+
+def _warm_pair(a: _Side, b: _Side, config: TimingConfig, deadline: float, cancel: threading.Event | None,
+               rng: random.Random) -> None:
+    """Both sides warmed up, in a random order; the partner's failure is its own (:class:`PartnerFailed`)."""
+    for side in (a, b) if rng.random() < 0.5 else (b, a):
+        if side is a:
+            a.warm_up(config.warmup_s, deadline, cancel)
+            continue
+        try:
+            b.warm_up(config.warmup_s, deadline, cancel)
+        except Cancelled:
+            raise
+        except Exception as exc:
+            raise PartnerFailed(exc) from exc
 
 
 class PartnerFailed(Exception):
