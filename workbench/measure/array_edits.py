@@ -8,6 +8,7 @@ runtime can edit in place is copied whole where it has a ``set`` method, else re
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -41,30 +42,33 @@ def set_whole(dev: Any, values: np.ndarray) -> bool:
 
 def write_in_place(dev: Any, pos: np.ndarray, values: np.ndarray) -> bool:
     """``dev.flat[pos] = values`` on the device, where the runtime allows; False where it does not."""
-    if isinstance(dev, np.ndarray):
-        if not (dev.flags.c_contiguous and dev.flags.writeable):
-            return False
-        dev.reshape(-1)[pos] = values.astype(dev.dtype, copy=False)
-        return True
-    edits = _edits(dev)
-    if edits is None:
-        return False
-    edits.write(dev, pos, values)
-    return True
+    def on_host(flat: np.ndarray) -> None:
+        flat[pos] = values.astype(flat.dtype, copy=False)
+
+    return _in_place(dev, on_host, lambda edits: edits.write(dev, pos, values))
 
 
 def move_in_place(dev: Any, pos: np.ndarray, src: np.ndarray) -> bool:
     """``dev.flat[pos] = dev.flat[src]`` on the device, where the runtime allows; False where it does not."""
+    def on_host(flat: np.ndarray) -> None:
+        flat[pos] = flat[src]
+
+    return _in_place(dev, on_host, lambda edits: edits.move(dev, pos, src))
+
+
+def _in_place(dev: Any, on_host: Callable[[np.ndarray], None], on_device: Callable[[Any], None]) -> bool:
+    """One edit of ``dev``'s elements: on a numpy array's flat view (a contiguous, writeable one), else through
+    its runtime's declared edits (:attr:`~workbench.backends.runtime.Runtime.array_edits`); False where
+    neither can."""
     if isinstance(dev, np.ndarray):
         if not (dev.flags.c_contiguous and dev.flags.writeable):
             return False
-        flat = dev.reshape(-1)
-        flat[pos] = flat[src]
+        on_host(dev.reshape(-1))
         return True
     edits = _edits(dev)
     if edits is None:
         return False
-    edits.move(dev, pos, src)
+    on_device(edits)
     return True
 
 

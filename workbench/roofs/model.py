@@ -23,6 +23,13 @@ from workbench.core.dtypes import reduced_float32_flags
 from workbench.core.record import JsonObject, RowDict
 from workbench.core.units import fmt_rate
 
+#: The names ``workbench.roofs`` keeps from when it was this one module.
+__all__ = [
+    "AUTO_METHOD_PREFIX", "AUTO_PROBE", "BANDWIDTH_MARGIN", "CACHE_LEVELS", "FLOPS_MARGIN", "KIND_OF_METRIC",
+    "MEASURED", "PUBLISHED", "Roof", "RoofKey", "RoofKind", "RoofSet", "SHORT_SOURCE", "above_top_roof",
+    "flops_roof_of", "resolve_roofs", "roof_set_from_table", "roofs_of_row", "source_of_method",
+]
+
 if TYPE_CHECKING:  # pandas loads in the functions that read tables: the harness and worker processes need none
     import pandas as pd
 

@@ -13,16 +13,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from workbench.core.units import fmt_bytes
+from workbench.report.plots import series as ps
 from workbench.report.plots.frame import MAX_LISTED, finish, new_figure, split_ok
-from workbench.report.plots.series import (
-    line_style,
-    mark_noisy,
-    noisy_legend,
-    noisy_mask,
-    run_order,
-    series_columns,
-    series_label,
-)
 from workbench.report.styles import SeriesStyle, styles_for
 from workbench.roofs.ceilings import ceiling_suspect, llc_of
 from workbench.roofs.model import (
@@ -216,18 +208,18 @@ def _draw_roofline_axes(a: Axes, title: str | None) -> None:
 
 def _draw_points(a: Axes, ok: pd.DataFrame, styles: Mapping[str, SeriesStyle],
                  run_names: Mapping[str, str] | None) -> None:
-    cols = series_columns(ok)
-    runs = run_order(ok)
+    cols = ps.series_columns(ok)
+    runs = ps.run_order(ok)
     n_noisy = 0
     for key, g in ok.groupby(cols, sort=True, dropna=False):
-        style, _ = line_style(key, cols, styles, runs)
+        style, _ = ps.line_style(key, cols, styles, runs)
         a.scatter(g["intensity"], g["gflops"], s=22, marker=style.marker, color=style.color,
-                  label=series_label(key, cols, run_names, styles), zorder=3)
-        noisy = noisy_mask(g)
+                  label=ps.series_label(key, cols, run_names, styles), zorder=3)
+        noisy = ps.noisy_mask(g)
         if noisy.any():
-            mark_noisy(a, g["intensity"][noisy], g["gflops"][noisy], style.color, size=6)
+            ps.mark_noisy(a, g["intensity"][noisy], g["gflops"][noisy], style.color, size=6)
             n_noisy += int(noisy.sum())
-    noisy_legend(a, n_noisy)
+    ps.noisy_legend(a, n_noisy)
 
 
 def has_roof(df: pd.DataFrame, peaks: pd.DataFrame | None = None, published: bool = True) -> bool:
