@@ -24,7 +24,9 @@ def describe_sqlite_error(path: str | os.PathLike, exc: BaseException) -> str:
     """What an SQLite error on opening or writing ``path`` means for the user, in one or two lines."""
     text = str(exc)
     low = text.lower()
-    if "file is not a database" in low or "malformed" in low or "not a database" in low:
+    # a text column SQLite cannot decode is as damaged as a malformed page: scribbled bytes land in either
+    if ("file is not a database" in low or "malformed" in low or "not a database" in low
+            or "could not decode to utf-8" in low):
         return damaged_store_message(path, text)
     if "disk is full" in low or "database or disk is full" in low:
         return (f"cannot write to store {path}: the disk is full; free some space (rows stored so far are kept) "
