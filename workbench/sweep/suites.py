@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_QUICK_TIMING = dict(warmup_s=0.01, budget_s=0.04, target_spread=0.05, min_samples=5, max_samples=200, n_inputs=2,
+_QUICK_TIMING = dict(warmup_s=0.01, budget_s=0.04, target_spread=0.05, min_samples=5, max_samples=2000, n_inputs=2,
                      timeout_s=60.0, rounds=3, precision=0.01, extend_s=0.4)
 SUITES: dict[str, dict[str, Any]] = {
     "quick": dict(sizes="quick", modes=("eager", "fused", "graph"), **_QUICK_TIMING),
