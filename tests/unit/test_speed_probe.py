@@ -65,3 +65,16 @@ def test_rounds_keep_their_probes_beside_their_medians():
     assert row["speed_probe_s"] == 2e-5
     mixed = merge_rounds(merge_rounds(None, dict(rows[0])), {**rows[1], "speed_probe_s": None})
     assert mixed["round_probes_s"] is None  # a round without a probe: none kept, never misaligned
+
+
+def test_compare_says_when_the_runs_ran_under_other_conditions():
+    a, b = _run("A", "env", 1.0, 2e-5), _run("B", "env", 1.0, 2e-5, seed=1)
+    a["load_avg_1m"], b["load_avg_1m"] = 2.0, 9.0
+    a["other_cpu_share"], b["other_cpu_share"] = 0.01, 0.45
+    a["threads"], b["threads"] = "numba 2", "numba 1"
+    said = " | ".join(compare_runs(pd.concat([a, b], ignore_index=True), "A", "B").attrs["conditions"])
+    assert "2.0 in the first run, 9.0 in the second" in said and "1% of the CPU in the first run and 45%" in said
+    assert "'numba 2' against 'numba 1'" in said and "different machines" not in said
+    b["env_id"], b["load_avg_1m"], b["other_cpu_share"], b["threads"] = "env-2", 2.2, 0.02, "numba 2"
+    said = compare_runs(pd.concat([a, b], ignore_index=True), "A", "B").attrs["conditions"]
+    assert len(said) == 1 and "different machines" in said[0]

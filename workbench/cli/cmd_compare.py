@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         table = compare_runs(df, ids[0], ids[1])
         title = f"speed-up of {ids[1]} over {ids[0]} (> 1: {ids[1]} is faster)"
         notes.append(f"run-to-run noise across the cells: {100 * table.attrs['run_noise']:.1f}%")
+        notes += [f"note: {c}" for c in table.attrs.get("conditions", [])]
         if (drift := table.attrs.get("speed_drift")) is not None:
             notes.append(f"the machine's speed probe read {100 * abs(drift - 1):.1f}% "
                          f"{'slower' if drift > 1 else 'faster'} in {ids[1]} than in {ids[0]}: cells measured on "

@@ -151,7 +151,41 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     table = pd.DataFrame(rows, columns=key + RESULT_COLUMNS + extra)
     table.attrs["run_noise"] = run_noise
     table.attrs["speed_drift"] = speed.drift
+    table.attrs["conditions"] = run_conditions(a, b)
     return table
+
+
+#: What each run's rows say about the conditions they were measured under: the machine's 1-minute load,
+#: the share of the CPU other processes took, and the thread pools.
+CONDITION_COLUMNS = ("load_avg_1m", "other_cpu_share", "threads", "env_id")
+
+
+def run_conditions(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
+    """Sentences for each way two runs' conditions differ enough to move their times: another machine, a
+    load or a share of other processes' CPU that differs (their rows' medians), other thread pools. A
+    comparison between such runs says so beside its verdicts (a 44x "change" under load 9 against load 2
+    once read as one)."""
+    def median(df: pd.DataFrame, col: str) -> float | None:
+        values = df[col].dropna() if col in df else []
+        return float(np.median(values)) if len(values) else None
+
+    out = []
+    envs = [set(x["env_id"].dropna()) if "env_id" in x else set() for x in (a, b)]
+    if envs[0] and envs[1] and envs[0] != envs[1]:
+        out.append("the runs come from different machines or environments: a verdict compares the machines too")
+    la, lb = median(a, "load_avg_1m"), median(b, "load_avg_1m")
+    if la is not None and lb is not None and abs(la - lb) >= 1.0:
+        out.append(f"the machine's load differed: {la:.1f} in the first run, {lb:.1f} in the second (median of "
+                   "the rows' 1-minute load)")
+    sa, sb = median(a, "other_cpu_share"), median(b, "other_cpu_share")
+    if sa is not None and sb is not None and abs(sa - sb) >= 0.1:
+        out.append(f"other processes took {100 * sa:.0f}% of the CPU in the first run and {100 * sb:.0f}% in the "
+                   "second: parallel kernels read slower where a core was taken")
+    ta = set(a["threads"].dropna()) if "threads" in a else set()
+    tb = set(b["threads"].dropna()) if "threads" in b else set()
+    if ta and tb and ta.isdisjoint(tb):
+        out.append(f"the thread pools differed: {sorted(ta)[0]!r} against {sorted(tb)[0]!r}")
+    return out
 
 
 class SpeedProbes:
