@@ -31,6 +31,7 @@ from workbench.judge import many as judge_many
 from workbench.judge import verdicts as vd
 from workbench.judge.baselines import _pick_baseline as _pick_baseline  # tests check the fast path by it
 from workbench.judge.baselines import library_variants, pair_positions
+from workbench.judge.between_runs import BothTimes, SpeedProbes, run_conditions
 from workbench.judge.verdicts import parse_samples  # noqa: F401 - stats_compare.parse_samples, as before
 
 if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
@@ -124,12 +125,15 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     if any(x.duplicated(key).any() for x in (a, b)):
         key += [c for c in ("env_id", "device") if c in df][:1]
     merged = a.merge(b, on=key, suffixes=("_a", "_b"))
-    times: dict[Any, tuple[tuple[np.ndarray, bool], tuple[np.ndarray, bool]]] = {}
+    times: dict[Any, BothTimes] = {}
+    probes: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # cells measured on one machine in both runs
     for i, r in merged.iterrows():
         if r["status_a"] == Status.OK and r["status_b"] == Status.OK:
             times[i] = (row_times(_side(r, "a")), row_times(_side(r, "b")))
-    speed = SpeedProbes.of(merged, times)
-    judged = {i: speed.adjusted(merged.loc[i], t) for i, t in times.items()}
+            if SpeedProbes.one_machine(r):
+                probes[i] = (SpeedProbes.read(r, "a"), SpeedProbes.read(r, "b"))
+    speed = SpeedProbes.of(probes.values())
+    judged = {i: speed.adjusted(t, probes.get(i)) for i, t in times.items()}
     run_noise = vd.run_to_run_noise([math.log(vd.median(ta) / vd.median(tb))
                                      for (ta, _), (tb, _) in judged.values() if len(ta) and len(tb)])
     rows = []
@@ -155,88 +159,9 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     return table
 
 
-#: What each run's rows say about the conditions they were measured under: the machine's 1-minute load,
-#: the share of the CPU other processes took, and the thread pools.
-CONDITION_COLUMNS = ("load_avg_1m", "other_cpu_share", "threads", "env_id")
-
-
-def run_conditions(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
-    """Sentences for each way two runs' conditions differ enough to move their times: another machine, a
-    load or a share of other processes' CPU that differs (their rows' medians), other thread pools. A
-    comparison between such runs says so beside its verdicts (a 44x "change" under load 9 against load 2
-    once read as one)."""
-    def median(df: pd.DataFrame, col: str) -> float | None:
-        values = df[col].dropna() if col in df else []
-        return float(np.median(values)) if len(values) else None
-
-    out = []
-    envs = [set(x["env_id"].dropna()) if "env_id" in x else set() for x in (a, b)]
-    if envs[0] and envs[1] and envs[0] != envs[1]:
-        out.append("the runs come from different machines or environments: a verdict compares the machines too")
-    la, lb = median(a, "load_avg_1m"), median(b, "load_avg_1m")
-    if la is not None and lb is not None and abs(la - lb) >= 1.0:
-        out.append(f"the machine's load differed: {la:.1f} in the first run, {lb:.1f} in the second (median of "
-                   "the rows' 1-minute load)")
-    sa, sb = median(a, "other_cpu_share"), median(b, "other_cpu_share")
-    if sa is not None and sb is not None and abs(sa - sb) >= 0.1:
-        out.append(f"other processes took {100 * sa:.0f}% of the CPU in the first run and {100 * sb:.0f}% in the "
-                   "second: parallel kernels read slower where a core was taken")
-    ta = set(a["threads"].dropna()) if "threads" in a else set()
-    tb = set(b["threads"].dropna()) if "threads" in b else set()
-    if ta and tb and ta.isdisjoint(tb):
-        out.append(f"the thread pools differed: {sorted(ta)[0]!r} against {sorted(tb)[0]!r}")
-    return out
-
-
-class SpeedProbes:
-    """The machine's speed probes of two runs' rounds (:mod:`workbench.measure.speed_probe`), and the cells
-    judged at one speed: each round median divided by its round's probe (times run A's median probe, to keep
-    seconds), for cells measured on one machine in both runs with a probe for every round. A host that
-    drifted between the runs (our VMs: 4-6% in minutes) then reads as the drift it is, not as every kernel."""
-
-    def __init__(self, reference: float | None, drift: float | None) -> None:
-        #: Run A's median probe (seconds); None when the runs have no probes to judge by.
-        self.reference = reference
-        #: Run B's median probe over run A's (1.05: the machine ran 5% slower in B); None without probes.
-        self.drift = drift
-
-    @staticmethod
-    def probes(r: pd.Series, side: str) -> np.ndarray:
-        return parse_samples(r.get(f"round_probes_s_{side}", r.get("round_probes_s")))
-
-    @classmethod
-    def of(cls, merged: pd.DataFrame, times: Mapping[Any, Any]) -> SpeedProbes:
-        """The runs' probes, over the cells both measured on one machine."""
-        pa, pb = [], []
-        for i in times:
-            r = merged.loc[i]
-            if cls._one_machine(r):
-                pa.extend(cls.probes(r, "a"))
-                pb.extend(cls.probes(r, "b"))
-        if not pa or not pb:
-            return cls(None, None)
-        ref = float(np.median(pa))
-        return cls(ref, float(np.median(pb)) / ref)
-
-    @staticmethod
-    def _one_machine(r: pd.Series) -> bool:
-        env_a, env_b = r.get("env_id_a", r.get("env_id")), r.get("env_id_b", r.get("env_id"))
-        return env_a is not None and env_a == env_b
-
-    def adjusted(self, r: pd.Series, both: tuple[tuple[np.ndarray, bool], tuple[np.ndarray, bool]]
-                 ) -> tuple[tuple[np.ndarray, bool], tuple[np.ndarray, bool]]:
-        """Both sides' times at run A's speed, where both have a probe per round median; else as measured."""
-        (ta, ra), (tb, rb) = both
-        pa, pb = self.probes(r, "a"), self.probes(r, "b")
-        if (self.reference is None or not (ra and rb) or not self._one_machine(r)
-                or len(pa) != len(ta) or len(pb) != len(tb)):
-            return both
-        return (ta / pa * self.reference, ra), (tb / pb * self.reference, rb)
-
-
 def _side(r: pd.Series, side: str) -> RowDict:
     """One run's columns of a merged row, without their suffix."""
-    cols = ("samples_s", "round_medians_s", "noisy", "round_probes_s")
+    cols = ("samples_s", "round_medians_s", "noisy")
     return {c: r.get(f"{c}_{side}", r.get(c)) for c in cols}
 
 

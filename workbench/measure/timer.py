@@ -343,8 +343,8 @@ class _Side:
 def _loop(side: _Side, config: TimingConfig, deadline: float, cancel: threading.Event | None) -> Timing:
     side.warm_up(config.warmup_s, deadline, cancel)
     out = side.out
-    start = _clock()
-    end, last = min(start + config.budget_s, deadline), min(start + config.budget_s + config.extend_s, deadline)
+    # past the budget, a loop short of its precision goes on for up to extend_s (it has not stopped on it)
+    end = min(_clock() + config.budget_s + (config.extend_s if config.precision > 0 else 0.0), deadline)
     while True:
         side.sample(cancel)
         n = len(out.samples_s)
@@ -355,10 +355,7 @@ def _loop(side: _Side, config: TimingConfig, deadline: float, cancel: threading.
             out.stopped_by = "precision" if config.precision > 0 else "spread"
             break
         now = _clock()
-        if now >= last and n >= config.min_samples:  # the budget, and the time allowed to reach the precision
-            out.stopped_by = "budget"
-            break
-        if now >= end and n >= config.min_samples and config.precision <= 0:
+        if now >= end and n >= config.min_samples:
             out.stopped_by = "budget"
             break
         if now >= deadline:
