@@ -31,8 +31,9 @@ BLOCKTIME_MS = 1
 #: Where OpenMP threads run: one thread per core, each bound to its own. Unbound, the scheduler may stack a
 #: parallel region's two threads on one core of a 2-core VM, where the spinning master holds the core the
 #: woken worker needs: a numba ``prange`` rmsnorm of 8x896 floats then read ~500 us a call instead of 1.8 us,
-#: for whole rounds at a time, in 8 of 20 five-millisecond windows (2026-12-06; bound: 0 of 20). That was the
-#: largest cause of cells that did not repeat between runs (issue 36).
+#: for whole rounds at a time, in 8 of 20 five-millisecond windows (2026-12-06; bound as here: none of 40
+#: near 500 us, one window held a single 5 ms call, and one process sat at 3.4 us from its sixth window on).
+#: That was the largest cause of cells that did not repeat between runs (issue 36).
 BIND = {"OMP_PROC_BIND": "spread", "OMP_PLACES": "cores"}
 #: The variables that choose how idle OpenMP threads wait and where they run; a user's value for any of them
 #: is kept.
