@@ -78,3 +78,57 @@ def test_compare_says_when_the_runs_ran_under_other_conditions():
     b["env_id"], b["load_avg_1m"], b["other_cpu_share"], b["threads"] = "env-2", 2.2, 0.02, "numba 2"
     said = compare_runs(pd.concat([a, b], ignore_index=True), "A", "B").attrs["conditions"]
     assert len(said) == 1 and "different machines" in said[0]
+
+
+# -- the host's memory weather --------------------------------------------------------------------------------
+
+def test_the_bandwidth_probe_reads_gigabytes_a_second_from_an_array_past_the_cache():
+    from workbench.measure.speed_probe import bandwidth_probe_gbs
+    gbs = bandwidth_probe_gbs(1 << 20, copies=2)  # no LLC this small: the 64 MiB floor
+    assert 0.1 < gbs < 10_000
+
+
+def test_a_round_taken_while_the_hosts_bandwidth_was_down_is_named_with_its_figure():
+    rows = [{"status": "ok", "samples_s": "[1.0, 1.0]", "median_s": m, "bandwidth_probe_gbs": g}
+            for m, g in ((1.0, 20.0), (1.4, 12.0), (1.0, 19.5))]
+    row = None
+    for r in rows:
+        row = merge_rounds(row, dict(r))
+    assert json.loads(row["round_bandwidth_gbs"]) == [20.0, 12.0, 19.5]
+    assert row["bandwidth_probe_gbs"] == 19.5
+    assert "memory bandwidth was down in round 2 (12.0 of 20.0 GB/s)" in row["noise_note"] and row["noisy"]
+    steady = None
+    for r in rows:
+        steady = merge_rounds(steady, {**r, "bandwidth_probe_gbs": 20.0})
+    assert "bandwidth" not in (steady["noise_note"] or "")
+
+
+def _dram_run(run_id: str, slow: float, gbs: float, seed: int) -> pd.DataFrame:
+    df = _run(run_id, "env", slow, 2e-5, seed=seed)
+    df["bound"] = "memory-bound"
+    rng = np.random.default_rng(seed + 10)
+    df["round_bandwidth_gbs"] = [json.dumps([gbs * (1 + 0.003 * rng.standard_normal()) for _ in range(4)])
+                                 for _ in range(len(df))]
+    return df
+
+
+def test_memory_bound_cells_past_the_cache_are_judged_at_one_bandwidth():
+    # the host's bus was 12% slower in B and every DRAM-bound cell with it; the speed probe saw nothing
+    df = pd.concat([_dram_run("A", 1.00, 20.0, 0), _dram_run("B", 1.12, 20.0 / 1.12, 1)], ignore_index=True)
+    table = compare_runs(df, "A", "B")
+    assert table.attrs["bandwidth_drift"] == pytest.approx(1.12, rel=0.01)
+    assert not (table["verdict"] == "slower").any(), table["verdict"].value_counts()
+    # the same slow-down with a steady bus is the kernel's, and is seen
+    df = pd.concat([_dram_run("A", 1.00, 20.0, 0), _dram_run("B", 1.15, 20.0, 1)], ignore_index=True)
+    assert (compare_runs(df, "A", "B")["verdict"] == "slower").all()
+
+
+def test_only_a_round_with_a_cell_past_the_cache_gets_a_bandwidth_probe():
+    from workbench.sweep.plan import SweepPlan
+    from workbench.sweep.spec import SweepSpec
+    plan = SweepPlan(SweepSpec(kernels=["saxpy"], backends=["numpy"], sizes=[4099, 1 << 22], rounds=3))
+    small = [c for c in plan.cells if c.params_dict["n"] == 4099]
+    large = [c for c in plan.cells if c.params_dict["n"] == 1 << 22]  # saxpy: 12 bytes an element, 48 MiB
+    assert not plan.past_the_cache(small, 32 << 20)
+    assert plan.past_the_cache(large, 32 << 20)
+    assert not plan.past_the_cache(large, 480 << 20)  # the LLC is the machine's: 480 MiB holds it

@@ -88,6 +88,10 @@ def run(args: argparse.Namespace) -> int:
             notes.append(f"the machine's speed probe read {100 * abs(drift - 1):.1f}% "
                          f"{'slower' if drift > 1 else 'faster'} in {ids[1]} than in {ids[0]}: cells measured on "
                          "one machine in both runs are judged at one speed (each round's median over its probe)")
+        if (drift := table.attrs.get("bandwidth_drift")) is not None:
+            notes.append(f"the host's memory bandwidth probe read {100 * abs(1 / drift - 1):.1f}% "
+                         f"{'lower' if drift > 1 else 'higher'} in {ids[1]} than in {ids[0]}: memory-bound cells "
+                         "past the last-level cache are judged at one bandwidth")
     else:
         if args.baseline:
             check_baseline(df, _baseline(args.baseline), flag="--baseline", given=args.baseline)

@@ -36,7 +36,7 @@ JsonObject = dict[str, Json]
 #: What ``bound`` may say.
 BOUNDS = ("memory-bound", "compute-bound")
 #: Columns stored as JSON text.
-JSON_COLUMNS = ("params", "samples_s", "host_samples_s", "round_medians_s", "round_probes_s")
+JSON_COLUMNS = ("params", "samples_s", "host_samples_s", "round_medians_s", "round_probes_s", "round_bandwidth_gbs")
 
 
 @dataclass
@@ -104,6 +104,8 @@ class Row:
     speed_probe_s: float | None = None
     round_probes_s: str | None = None
     noise: float | None = None
+    bandwidth_probe_gbs: float | None = None
+    round_bandwidth_gbs: str | None = None
     noisy: bool | None = None
     noise_note: str | None = None
     load_avg_1m: float | None = None

@@ -36,6 +36,21 @@ class SpeedProbes:
         return parse_samples(r.get(f"round_probes_s_{side}", r.get("round_probes_s")))
 
     @staticmethod
+    def read_bandwidth(r: pd.Series, side: str) -> np.ndarray:
+        """One side's round bandwidth probes of a merged row as seconds a byte (1 / GB/s): a time that scales
+        with it is a time at one bandwidth once divided by it, as a cache-resident time is by its speed probe."""
+        gbs = parse_samples(r.get(f"round_bandwidth_gbs_{side}", r.get("round_bandwidth_gbs")))
+        return 1.0 / gbs if len(gbs) and (gbs > 0).all() else np.array([])
+
+    @staticmethod
+    def memory_bound_past_cache(r: pd.Series) -> bool:
+        """A memory-bound cell whose rounds both runs probed the host's bandwidth for (its working set is past
+        the last-level cache): its time follows the memory bus, not the core's speed."""
+        bound = r.get("bound_a", r.get("bound"))
+        return bound == "memory-bound" and all(
+            len(parse_samples(r.get(f"round_bandwidth_gbs_{s}", r.get("round_bandwidth_gbs")))) for s in "ab")
+
+    @staticmethod
     def one_machine(r: pd.Series) -> bool:
         env_a, env_b = r.get("env_id_a", r.get("env_id")), r.get("env_id_b", r.get("env_id"))
         return env_a is not None and env_a == env_b

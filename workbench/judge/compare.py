@@ -127,13 +127,17 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     merged = a.merge(b, on=key, suffixes=("_a", "_b"))
     times: dict[Any, BothTimes] = {}
     probes: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # cells measured on one machine in both runs
+    bandwidth: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # of them, memory-bound ones past the LLC
     for i, r in merged.iterrows():
         if r["status_a"] == Status.OK and r["status_b"] == Status.OK:
             times[i] = (row_times(_side(r, "a")), row_times(_side(r, "b")))
-            if SpeedProbes.one_machine(r):
+            if SpeedProbes.one_machine(r) and SpeedProbes.memory_bound_past_cache(r):
+                bandwidth[i] = (SpeedProbes.read_bandwidth(r, "a"), SpeedProbes.read_bandwidth(r, "b"))
+            elif SpeedProbes.one_machine(r):
                 probes[i] = (SpeedProbes.read(r, "a"), SpeedProbes.read(r, "b"))
-    speed = SpeedProbes.of(probes.values())
-    judged = {i: speed.adjusted(t, probes.get(i)) for i, t in times.items()}
+    speed, memory = SpeedProbes.of(probes.values()), SpeedProbes.of(bandwidth.values())
+    judged = {i: memory.adjusted(t, bandwidth[i]) if i in bandwidth else speed.adjusted(t, probes.get(i))
+              for i, t in times.items()}
     run_noise = vd.run_to_run_noise([math.log(vd.median(ta) / vd.median(tb))
                                      for (ta, _), (tb, _) in judged.values() if len(ta) and len(tb)])
     rows = []
@@ -155,6 +159,7 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     table = pd.DataFrame(rows, columns=key + RESULT_COLUMNS + extra)
     table.attrs["run_noise"] = run_noise
     table.attrs["speed_drift"] = speed.drift
+    table.attrs["bandwidth_drift"] = memory.drift
     table.attrs["conditions"] = run_conditions(a, b)
     return table
 

@@ -29,6 +29,7 @@ from workbench.core.units import fmt_seconds
 from workbench.judge import verdicts
 from workbench.judge.stats import bimodal_split, mode_median, relative_spread_of, summarize
 from workbench.measure.result import PAIR_VISIT
+from workbench.measure.speed_probe import bandwidth_dips
 from workbench.measure.timer import TimingConfig
 from workbench.roofs.ceilings import refresh_peak_note
 
@@ -195,6 +196,13 @@ def noise_fields(row: Mapping[str, Any]) -> dict[str, Any]:
                        f"{'faster' if len(fast) >= len(slow) else 'slower'} mode's)")
     elif verdicts.is_noisy(noise):
         reasons.append(f"spread {100 * noise:.0f}% {where}")
+    bandwidths = _loads(row.get("round_bandwidth_gbs"))
+    if len(medians) >= 2 and len(bandwidths) == len(medians):
+        dips = bandwidth_dips([float(g) for g in bandwidths])
+        if dips:
+            best = max(float(g) for g in bandwidths)
+            reasons.append("the host's memory bandwidth was down in " + ", ".join(
+                f"round {i + 1} ({frac * best:.1f} of {best:.1f} GB/s)" for i, frac in dips))
     share = row.get("other_cpu_share")
     if share is not None and share > BUSY_CPU_SHARE:
         reasons.append(f"other processes used {100 * share:.0f}% of the CPU")
@@ -269,6 +277,8 @@ def finish_single_round(row: dict[str, Any]) -> dict[str, Any]:
         row["rounds"] = 1
         row["round_medians_s"] = json.dumps([row["median_s"]])
         row["round_probes_s"] = json.dumps([row["speed_probe_s"]]) if row.get("speed_probe_s") else None
+        bandwidth = row.get("bandwidth_probe_gbs")
+        row["round_bandwidth_gbs"] = json.dumps([bandwidth]) if bandwidth else None
     row.update(noise_fields(row))
     return row
 
@@ -285,6 +295,13 @@ def _verdict_of_rounds(prev: Mapping[str, Any], new: Mapping[str, Any]) -> dict[
         if row.get("status") == Status.IMPLAUSIBLE:
             return {"status": Status.IMPLAUSIBLE, "message": row.get("message")}
     return {"status": Status.OK, "message": new.get("message") or prev.get("message")}
+
+
+def _per_round(prev: Mapping[str, Any], new: Mapping[str, Any], one: str, each: str, rounds: int) -> list[float]:
+    """A probe's figure for every round so far (``each``: the list kept on ``prev``; ``one``: a round's own),
+    or none at all where a round lacks one: a list never misaligned with the round medians."""
+    values = (_loads(prev.get(each)) or [prev.get(one)]) + [new.get(one)]
+    return [float(v) for v in values] if all(values) and len(values) == rounds else []
 
 
 def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[str, Any]:
@@ -317,8 +334,8 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
     host = _loads(prev.get("host_samples_s")) + _loads(new.get("host_samples_s"))
     medians = (_loads(prev.get("round_medians_s")) or [prev.get("median_s")]) + [new.get("median_s")]
     medians = [float(m) for m in medians if m is not None]
-    probes = (_loads(prev.get("round_probes_s")) or [prev.get("speed_probe_s")]) + [new.get("speed_probe_s")]
-    probes = [float(p) for p in probes if p] if all(probes) and len(probes) == len(medians) else []
+    probes = _per_round(prev, new, "speed_probe_s", "round_probes_s", len(medians))
+    bandwidths = _per_round(prev, new, "bandwidth_probe_gbs", "round_bandwidth_gbs", len(medians))
     st = summarize(samples)
     median = mode_median(medians)  # with two modes: the majority mode's, never a time between them
     out.update(samples_s=json.dumps(samples), host_samples_s=json.dumps(host), n_samples=st.n,
@@ -328,6 +345,8 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
                rounds=len(medians), round_medians_s=json.dumps(medians),
                round_probes_s=json.dumps(probes) if probes else None,
                speed_probe_s=float(np.median(probes)) if probes else None,
+               round_bandwidth_gbs=json.dumps(bandwidths) if bandwidths else None,
+               bandwidth_probe_gbs=float(np.median(bandwidths)) if bandwidths else None,
                calls_per_sample=max(prev.get("calls_per_sample") or 1, new.get("calls_per_sample") or 1),
                stopped_by=min((s for s in (prev.get("stopped_by"), new.get("stopped_by")) if s),
                               key=lambda s: _STOP_RANK.get(s, 9), default=None),

@@ -30,9 +30,10 @@ from workbench.measure.executor import CellExecutor, LocalExecutor
 from workbench.measure.failures import failed_result
 from workbench.measure.isolation import make_executor
 from workbench.measure.request import Cell, CellRequest
-from workbench.measure.speed_probe import speed_probe_s
+from workbench.measure.speed_probe import bandwidth_probe_gbs, speed_probe_s
 from workbench.measure.timer import Cancelled
 from workbench.roofs.peaks import ensure_ceilings
+from workbench.roofs.probe import cache_sizes
 from workbench.roofs.throughput import Peaks
 from workbench.store.database import Store, current_environment, open_store
 from workbench.sweep.plan import SweepPlan
@@ -215,10 +216,13 @@ def _run_rounds(plan: SweepPlan, run: StoredRun, executor: CellExecutor, shown: 
         shown.start(request)
         run.mark(request, executor.isolation)
 
+    llc_bytes = cache_sizes().llc if executor.runs_here else None
     for r, due in plan.rounds_due(interleaved=executor.runs_here):  # a cluster runs a round's cells at once
         shown.round(r, None if executor.runs_here else executor.isolation)
         if executor.runs_here:  # the machine's speed as this round starts (a cluster's machines are elsewhere)
             plan.speed_probe_s = speed_probe_s()
+            plan.bandwidth_probe_gbs = (bandwidth_probe_gbs(llc_bytes) if plan.past_the_cache(due, llc_bytes)
+                                        else None)
         if isinstance(executor, LocalExecutor):  # backends without a cell this round (extra rounds: most) free theirs
             executor.release({c.backend for c in plan.cells} - {c.backend for c in due})
         # asked for one by one as the executor takes them: a request reads the rows stored so far (a contender

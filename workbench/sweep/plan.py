@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from workbench.catalog import variants
+from workbench.catalog import get_kernel, variants
 from workbench.cluster.executor import shared_host_note
 from workbench.core.record import size_label
 from workbench.core.status import Status
@@ -35,8 +35,9 @@ from workbench.measure.rounds import (
     round_seed,
     rounds_done,
 )
+from workbench.measure.speed_probe import MIN_BANDWIDTH_BYTES
 from workbench.measure.timer import MIN_PAIRS
-from workbench.roofs.throughput import Peaks
+from workbench.roofs.throughput import Peaks, work
 from workbench.store.database import Store
 from workbench.sweep.spec import SweepSpec
 
@@ -121,6 +122,9 @@ class SweepPlan:
         self._partners: dict[str, Cell] | None = None
         #: The machine's speed probe as the round under way started (:mod:`workbench.measure.speed_probe`).
         self.speed_probe_s: float | None = None
+        #: The host's memory bandwidth as the round under way started, where one of its cells is past the LLC.
+        self.bandwidth_probe_gbs: float | None = None
+        self._bytes: dict[str, float] = {}  # cell key -> bytes one call moves, from the spec
 
     @staticmethod
     def stored_summary(store: Store, run_id: str) -> tuple[int, int, int]:
@@ -287,6 +291,23 @@ class SweepPlan:
                            partner=self._partner(cell, twin, config.budget_s))
 
     # -- hung variants ---------------------------------------------------------------------------------------------
+    def past_the_cache(self, cells: Sequence[Cell], llc_bytes: int | None) -> bool:
+        """Whether any of ``cells`` moves more bytes a call than the last-level cache holds (its spec's count;
+        with no LLC known, more than the bandwidth probe's smallest array): such a round gets a bandwidth probe."""
+        limit = llc_bytes or MIN_BANDWIDTH_BYTES
+        for cell in cells:
+            if cell.unsupported:
+                continue
+            if cell.key not in self._bytes:
+                try:
+                    spec = get_kernel(cell.kernel)
+                    self._bytes[cell.key] = work(spec, spec.validate_params(cell.params_dict), cell.dtype)[1]
+                except Exception:  # noqa: BLE001 - a cell its spec cannot size is judged when it runs, not here
+                    self._bytes[cell.key] = 0.0
+            if self._bytes[cell.key] > limit:
+                return True
+        return False
+
     def note_hang(self, cell: Cell, result: CellResult) -> None:
         """Remember a variant whose cell timed out before its first call returned (a build or a first call that
         never came back): its other cells in this sweep are not run (:meth:`hung_before`)."""
@@ -312,7 +333,8 @@ class SweepPlan:
         """The cell's row after this result (its rounds so far and this one), as the store is to keep it."""
         new = result.to_row()
         new.update(run_id=run_id, env_id=new.get("env_id") or env_id,  # a Dask worker's result: its machine's
-                   llm_shape=self._shapes.get((cell.kernel, cell.params)), speed_probe_s=self.speed_probe_s)
+                   llm_shape=self._shapes.get((cell.kernel, cell.params)), speed_probe_s=self.speed_probe_s,
+                   bandwidth_probe_gbs=self.bandwidth_probe_gbs)
         prev = self.rows.get(cell.key)
         if cell.key in self._visited and prev is not None:  # its second visit this round: the A/A twin
             return merge_twin(prev, new, self._round_id)
