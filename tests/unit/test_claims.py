@@ -29,6 +29,7 @@ SAME = verdict("same", 1.02, 0.98, 1.04, 0.04)
 WIDE_SAME = verdict("same", 0.12, 0.01, 9.0, 7.51)        # issue 26: "the same within the noise (floor ±751%)"
 INCONCLUSIVE = verdict("inconclusive", 1.3, 0.9, 1.9, 0.45)
 AMBIGUOUS = verdict("ambiguous", 1.4, 0.95, 2.1, 0.2)
+DISTURBED_FASTER = verdict("faster", 3.7, 1.8, 7.65, 1.06)  # issue 39: "1.8–7.65× ±106%" printed as a finding
 TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float("nan"))
 
 
@@ -36,8 +37,9 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
     (FASTER, "fused ran 2.00× faster than eager"),
     (SLOWER, "eager was faster: fused took 2.00× its time"),
     (SAME, "fused and eager ran the same within the noise (1.02× measured, floor ±4.0%)"),
-    (WIDE_SAME, "could not tell fused from eager: fused measured 8.33× slower, within ±751% noise; "
-                "more rounds or a quieter machine would settle it"),
+    (WIDE_SAME, "could not tell fused from eager: the comparison was disturbed: " + vd.RERUN_HINT),
+    (DISTURBED_FASTER, "fused ran at least 1.80× faster than eager, by how much is unknown: the comparison was "
+                       "disturbed: " + vd.RERUN_HINT),
     (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.30× faster, within ±45% noise; "
                    "more rounds or a quieter machine would settle it"),
     (AMBIGUOUS, "could not tell fused from eager: fused measured 1.40× faster, but the interval 0.95-2.10× includes "
@@ -142,3 +144,29 @@ def test_busy_text_names_the_largest_share_only_on_a_busy_machine():
     assert claims.busy_text(quiet) == ""
     assert claims.busy_share(pd.DataFrame({"variant": ["numpy"]})) is None
     assert claims.busy_text(pd.DataFrame({"other_cpu_share": [None]})) == ""
+
+
+def test_a_disturbed_comparison_prints_no_interval_and_says_what_disturbed_it():
+    rows = pd.DataFrame({"load_avg_1m": [4.7, 8.8], "other_cpu_share": [0.2, 0.85]})
+    by = claims.disturbance_text(rows)
+    assert by == "load up to 8.8, other processes up to 85% of the CPU"
+    sentence = verdict_sentence(verdict("inconclusive", 0.816, 0.06, 11.0, 13.61), "numpy", "torch", by)
+    assert sentence == ("could not tell torch from numpy: the comparison was disturbed (load up to 8.8, other "
+                        "processes up to 85% of the CPU): " + vd.RERUN_HINT)
+    assert "±" not in sentence and "0.816" not in sentence
+    check_claim(verdict("inconclusive", 0.816, 0.06, 11.0, 13.61), sentence)
+    assert claims.disturbance_text(pd.DataFrame({"x": [1]})) == ""
+
+
+def test_the_check_refuses_an_interval_past_the_floor_that_can_inform():
+    wide = verdict("inconclusive", 1.2, 0.2, 9.0, 13.61)
+    with pytest.raises(ClaimMismatch, match="±1,361%"):
+        check_claim(wide, "could not tell fused from eager: fused measured 1.20× faster, within ±1,361% noise")
+    with pytest.raises(ClaimMismatch, match="does not say 'was disturbed'"):
+        check_claim(wide, "could not tell fused from eager: more rounds would settle it")
+    with pytest.raises(ClaimMismatch, match="says 'was disturbed'"):
+        check_claim(INCONCLUSIVE, "could not tell fused from eager: the comparison was disturbed")
+    claims.check_printed_intervals("within ±45% noise, ±5.0%")  # informative widths pass
+    assert vd.verdict_label("inconclusive", 13.61) == "disturbed"
+    assert vd.verdict_label("faster", 1.06) == "faster, disturbed"
+    assert vd.verdict_label("inconclusive", 0.45) == "inconclusive (±45%)"

@@ -17,7 +17,7 @@ import pandas as pd
 
 from workbench.cli.args_common import add_store, command
 from workbench.core.record import JsonObject
-from workbench.judge.verdicts import pct, verdict_label
+from workbench.judge.verdicts import DISTURBED_FLOOR, RERUN_HINT, is_disturbed, pct, verdict_label
 from workbench.store.database import open_store
 
 #: The gate's default threshold: a sure "slower" must also be more than this much slower to fail it.
@@ -27,8 +27,10 @@ DEFAULT_THRESHOLD = "5%"
 def register(subparsers: Any) -> None:
     p = command(subparsers, "compare", run, description=__doc__,
                 help="speed-ups between two runs (or against a baseline) with verdicts")
-    p.add_argument("run_a", metavar="RUN_A", help="the reference run id (or 'latest')")
-    p.add_argument("run_b", metavar="RUN_B", nargs="?", default=None, help="the run compared with it")
+    p.add_argument("run_a", metavar="RUN_A",
+                   help="the reference run: its id, its name (bench --name), a unique prefix of either, or 'latest'")
+    p.add_argument("run_b", metavar="RUN_B", nargs="?", default=None,
+                   help="the run compared with it (id, name or unique prefix)")
     add_store(p)
     p.add_argument("--baseline", default=None, metavar="VARIANT[@BACKEND]",
                    help="compare variants against this one within each run (default with one run: the "
@@ -67,7 +69,7 @@ def gate_failures(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.cli.cmd_report import _baseline
-    from workbench.judge.compare import aa_summary, compare_runs, speedup_vs_baseline
+    from workbench.judge.compare import aa_summary, compare_runs, speedups_by_kernel
     from workbench.report.data import check_baseline, resolve_run_ids
     from workbench.report.styles import parse_baseline
 
@@ -96,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         if args.baseline:
             check_baseline(df, _baseline(args.baseline), flag="--baseline", given=args.baseline)
         variant, backend = parse_baseline(_baseline(args.baseline))
-        table = speedup_vs_baseline(df, baseline_variant=variant, baseline_backend=backend)
+        table = speedups_by_kernel(df, baseline_variant=variant, baseline_backend=backend)  # as the report does
         table = table[table["verdict"] != "baseline"]
         title = "speed-up over " + (args.baseline or "each kernel's library variant") + " (> 1: faster)"
         if twins := aa_summary(df):  # the run's own A/A twins: the floor measured on identical code
@@ -109,9 +111,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(title)
         print(format_table(table))
-        counts = table["verdict"].value_counts()
+        counts = pd.Series([verdict_label(v, f) if is_disturbed(f) else v  # as the table prints them
+                            for v, f in zip(table["verdict"], table.get("floor", [math.nan] * len(table)),
+                                            strict=True)]).value_counts()
         notes.insert(0, f"{len(table)} cells: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
-        notes += settle_notes(table)
+        notes += settle_notes(table) + disturbed_notes(table, df)
         if _noisy(table).any():
             notes.append("~: a cell flagged noisy in either row (see the rows' noise_note); its verdict already "
                          "allows for the noise measured")
@@ -130,9 +134,10 @@ def _gate(failed: pd.DataFrame, threshold: float) -> int:
         return 0
     print(f"gate FAILED: {len(failed)} cell(s) surely slower by more than {limit}:", file=sys.stderr)
     for _, r in failed.iterrows():
-        print(f"  {r['kernel']} {r['variant']} @ {r['backend']} {r['dtype']} {r['size']}: "
-              f"{r['speedup']:.3g}x ({coverage_text(r.get('coverage'))} interval {r['ci_low']:.3g}-"
-              f"{r['ci_high']:.3g}x, could see ±{pct(r['floor'])})", file=sys.stderr)
+        how = (f"at most {r['ci_high']:.3g}x, disturbed" if is_disturbed(r["floor"]) else
+               f"{r['speedup']:.3g}x ({coverage_text(r.get('coverage'))} interval {r['ci_low']:.3g}-"
+               f"{r['ci_high']:.3g}x, could see ±{pct(r['floor'])})")
+        print(f"  {r['kernel']} {r['variant']} @ {r['backend']} {r['dtype']} {r['size']}: {how}", file=sys.stderr)
     return 1
 
 
@@ -173,11 +178,12 @@ def format_table(table: pd.DataFrame) -> str:
     t = table[cols].copy()
     covered = {coverage_text(c) for c in table.get("coverage", pd.Series(dtype=float))} - {""}
     ci = f"{covered.pop()} interval" if len(covered) == 1 else "interval"  # its real coverage, when one
-    t[ci] = [f"[{lo:.3g}, {hi:.3g}]" if math.isfinite(lo) else ""
-             for lo, hi in zip(t.pop("ci_low"), t.pop("ci_high"), strict=True)]
-    t["speedup"] = [f"{x:.3g}x" if math.isfinite(x) else "" for x in t["speedup"]]
     floors = t.pop("floor")
-    t["could see"] = [f"±{pct(f)}" if math.isfinite(f) else "" for f in floors]
+    shown = [math.isfinite(f) and not is_disturbed(f) for f in floors]  # past ±50% no interval: "disturbed"
+    t[ci] = [f"[{lo:.3g}, {hi:.3g}]" if math.isfinite(lo) and ok else ""
+             for lo, hi, ok in zip(t.pop("ci_low"), t.pop("ci_high"), shown, strict=True)]
+    t["speedup"] = [_speedup_text(x, v, f) for x, v, f in zip(t["speedup"], t["verdict"], floors, strict=True)]
+    t["could see"] = [f"±{pct(f)}" if ok else "" for f, ok in zip(floors, shown, strict=True)]
     t["verdict"] = [verdict_label(v, f) for v, f in zip(t["verdict"], floors, strict=True)]
     tail = [ci, "could see", "verdict"]
     if _noisy(table).any():
@@ -185,6 +191,28 @@ def format_table(table: pd.DataFrame) -> str:
         tail.insert(2, "noisy")
     order = [c for c in t.columns if c not in tail] + tail
     return t[order].to_string(index=False)
+
+
+def _speedup_text(x: float, verdict: str, floor: float) -> str:
+    """The paired speed-up; none where the comparison was disturbed and its direction unsettled."""
+    if not math.isfinite(x) or (is_disturbed(floor) and verdict not in ("faster", "slower")):
+        return ""
+    return f"{x:.3g}x"
+
+
+def disturbed_notes(table: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
+    """One line for the cells whose interval is too wide to inform (past ±50%, printed as "disturbed"): what
+    the machine was doing while the rows were measured, and how to rerun."""
+    from workbench.report.claims import disturbance_text
+
+    if "floor" not in table:
+        return []
+    n = int(sum(is_disturbed(f) for f in table["floor"]))
+    if not n:
+        return []
+    by = disturbance_text(rows)
+    return [f"{n} cell(s) disturbed (intervals wider than ±{DISTURBED_FLOOR:.0%} are not printed)"
+            f"{f'; the rows record {by}' if by else ''}: {RERUN_HINT}"]
 
 
 def _noisy(table: pd.DataFrame) -> pd.Series:

@@ -245,6 +245,20 @@ def speedup_vs_baseline(df: pd.DataFrame, baseline_variant: str | None = None, b
     return _judged(ok, baseline_variant, baseline_backend, cols, libs)
 
 
+def speedups_by_kernel(df: pd.DataFrame, baseline_variant: str | None = None,
+                       baseline_backend: str | None = None) -> pd.DataFrame:
+    """:func:`speedup_vs_baseline` one kernel at a time, as the report judges them: a pair's noise is moderated
+    by typical spreads of its own kernel only (never of the run's other kernels), so ``workbench compare`` and
+    the report give one pair one interval."""
+    import pandas as pd
+
+    if df.empty or "kernel" not in df:
+        return speedup_vs_baseline(df, baseline_variant, baseline_backend)
+    parts = [speedup_vs_baseline(where_rows(df, df["kernel"] == k), baseline_variant, baseline_backend)
+             for k in dict.fromkeys(df["kernel"])]
+    return pd.concat(parts, ignore_index=True)
+
+
 #: Rows judged at a time (whole runs): enough that a block's fixed cost is small, few enough that a block's
 #: parsed times are.
 JUDGE_ROWS = 20_000

@@ -124,8 +124,30 @@ class VerdictFields(TypedDict):
     settle: str | None
 
 
+#: Past this half-width an interval cannot inform (±50%: a speed-up anywhere from 0.67× to 1.5×): the
+#: comparison is said to be disturbed, its interval is not printed, and the words say what disturbed it and how
+#: to rerun (:func:`is_disturbed`, :data:`RERUN_HINT`). Intervals of ±1,361% and ±371,597,614% had been printed
+#: as findings under load.
+DISTURBED_FLOOR = 0.5
+#: What to do about a disturbed comparison, said with it.
+RERUN_HINT = "rerun it with more rounds (workbench bench ... --rounds 10) while the machine is otherwise idle"
+
+
+def is_disturbed(floor: Any) -> bool:
+    """Whether an interval of half-width ``floor`` (relative) is too wide to inform (above
+    :data:`DISTURBED_FLOOR`, or unknown though a verdict was reached)."""
+    try:
+        f = float(floor)
+    except (TypeError, ValueError):
+        return False
+    return not math.isfinite(f) or f > DISTURBED_FLOOR if f == f else False
+
+
 def verdict_label(verdict: str, floor: float) -> str:
-    """"same (within ±X%)" / "inconclusive (±X%)" with the floor; other verdicts as they are."""
+    """"same (within ±X%)" / "inconclusive (±X%)" with the floor; "disturbed" (and "faster, disturbed") past
+    :data:`DISTURBED_FLOOR`, where no floor is printed; other verdicts as they are."""
+    if verdict in ("same", "inconclusive", "faster", "slower") and is_disturbed(floor):
+        return "disturbed" if verdict in ("same", "inconclusive") else f"{verdict}, disturbed"
     if verdict in ("same", "inconclusive") and floor is not None and math.isfinite(floor):
         return f"same (within ±{pct(floor)})" if verdict == "same" else f"inconclusive (±{pct(floor)})"
     return verdict

@@ -14,6 +14,7 @@ small floor: a "same" at ±300% means the noise hid any difference, and is said 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -24,7 +25,7 @@ from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.status import Status
 from workbench.core.units import fmt_bytes
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.verdicts import MIN_EFFECT, SAME_WITHIN, pct
+from workbench.judge.verdicts import DISTURBED_FLOOR, MIN_EFFECT, RERUN_HINT, SAME_WITHIN, is_disturbed, pct
 
 Reading = Literal["faster", "slower", "same", "inconclusive", "no call"]
 
@@ -41,6 +42,9 @@ PHRASES: dict[str, str] = {
     "inconclusive": "could not tell",
     "no call": "no call between",
 }
+#: The phrase a sentence on a disturbed comparison carries (:func:`verdict_sentence`, past
+#: :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`): its interval is not printed.
+DISTURBED = "was disturbed"
 
 #: What would settle an inconclusive comparison, said with it.
 SETTLE = "more rounds or a quieter machine would settle it"
@@ -77,10 +81,16 @@ def reading(v: Mapping[str, Any]) -> Reading:
     return "no call"
 
 
-def verdict_sentence(v: Mapping[str, Any], base: str, other: str) -> str:
-    """``other`` against ``base`` in words, chosen by the verdict (speed-up = time(base) / time(other))."""
+def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: str = "") -> str:
+    """``other`` against ``base`` in words, chosen by the verdict (speed-up = time(base) / time(other)).
+
+    Past :data:`~workbench.judge.verdicts.DISTURBED_FLOOR` no interval or floor is printed: the sentence says
+    the comparison was disturbed, by what (``disturbed_by``: :func:`disturbance_text` of the rows), and how to
+    rerun; a settled direction keeps only the bound its interval guarantees ("at least 1.80× faster")."""
     s, floor = _num(v, "speedup"), _num(v, "floor")
     said = reading(v)
+    if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
+        return _disturbed_sentence(v, said, base, other, disturbed_by)
     if said == "faster":
         return f"{other} ran {s:.2f}× faster than {base}"
     if said == "slower":
@@ -97,6 +107,33 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str) -> str:
             why = f"{measured}, within {fmt_floor(floor)} noise"
         return f"could not tell {other} from {base}: {why}; {SETTLE}"
     return f"no call between {other} and {base}: {v.get('verdict')}"
+
+
+def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: str, by: str) -> str:
+    """A comparison whose interval is too wide to inform: its direction where settled (as the bound its
+    interval guarantees), else no number at all; what disturbed it and how to rerun."""
+    lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
+    cause = f" ({by})" if by else ""
+    tail = f"the comparison {DISTURBED}{cause}: {RERUN_HINT}"
+    if said == "faster":
+        return f"{other} ran at least {lo:.2f}× faster than {base}, by how much is unknown: {tail}"
+    if said == "slower":
+        return f"{base} was faster: {other} took at least {1 / hi:.2f}× its time, by how much is unknown: {tail}"
+    return f"could not tell {other} from {base}: {tail}"
+
+
+def disturbance_text(rows: pd.DataFrame) -> str:
+    """What the machine was doing while ``rows`` were measured, from their own records: "load up to 4.7,
+    other processes up to 85% of the CPU" ("" where no row says); said beside a disturbed comparison."""
+    parts = []
+    if "load_avg_1m" in rows:
+        load = pd.to_numeric(rows["load_avg_1m"], errors="coerce").dropna()
+        if len(load):
+            parts.append(f"load up to {load.max():.1f}")
+    share = busy_share(rows)
+    if share is not None:
+        parts.append(f"other processes up to {share:.0%} of the CPU")
+    return ", ".join(parts)
 
 
 def check_verdict(v: Mapping[str, Any]) -> None:
@@ -130,12 +167,29 @@ def check_claim(v: Mapping[str, Any], sentence: str, phrases: Mapping[str, str] 
     """
     check_verdict(v)
     said = reading(v)
+    check_printed_intervals(sentence)
     for meaning, phrase in (PHRASES if phrases is None else phrases).items():
         if (phrase in sentence) != (meaning == said):
             says = "says" if phrase in sentence else "does not say"
             raise ClaimMismatch(f"{sentence!r} {says} {phrase!r}, but the verdict reads {said!r} "
                                 f"({v.get('verdict')}, speed-up {_num(v, 'speedup'):.3g}, "
                                 f"floor {fmt_floor(_num(v, 'floor'))})")
+    disturbed = said in ("faster", "slower", "inconclusive") and is_disturbed(_num(v, "floor"))
+    if phrases is None and (DISTURBED in sentence) != disturbed:
+        raise ClaimMismatch(f"{sentence!r} {'says' if DISTURBED in sentence else 'does not say'} {DISTURBED!r}, "
+                            f"but the comparison's floor is {fmt_floor(_num(v, 'floor'))}")
+
+
+_PRINTED_FLOOR = re.compile(r"±\s*([\d,]+(?:\.\d+)?)\s*%")
+
+
+def check_printed_intervals(text: str) -> None:
+    """Raise :class:`ClaimMismatch` where ``text`` prints a ± wider than
+    :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`: such a comparison is said as disturbed, not as a number."""
+    for m in _PRINTED_FLOOR.finditer(text):
+        if float(m.group(1).replace(",", "")) / 100 > DISTURBED_FLOOR:
+            raise ClaimMismatch(f"{text!r} prints ±{m.group(1)}%, wider than an interval that can inform "
+                                f"(±{DISTURBED_FLOOR:.0%}): say the comparison was disturbed instead")
 
 
 def pair_verdicts(df: pd.DataFrame, base: str, other: str, backend: str) -> pd.DataFrame:

@@ -12,13 +12,15 @@ import pandas as pd
 from workbench.core.record import RESULT_COLUMNS, JsonObject
 from workbench.core.status import Status
 from workbench.report.styles import parse_baseline, series_key
+from workbench.store.run_names import resolve_run
 
 #: Record columns no section of the HTML/Markdown report reads: left in the store when a report loads a
 #: store's rows (a million rows of all ~76 columns passed 1 GB), kept by exports, which write every column.
+#: (load_avg_1m and other_cpu_share are read: a disturbed comparison says what disturbed it.)
 NOT_IN_REPORT = frozenset({
     "timer_overhead_s", "host_samples_s", "n_samples", "mean_s", "min_s", "host_median_s", "tolerance",
     "finished_at", "setup_s", "first_call_s", "warmup_calls", "calls_per_sample", "n_inputs", "stopped_by", "seed",
-    "load_avg_1m", "other_cpu_share", "other_cpu_s", "steal_s", "cpu_freq_mhz", "gpu_clock_mhz", "gpu_temp_c",
+    "other_cpu_s", "steal_s", "cpu_freq_mhz", "gpu_clock_mhz", "gpu_temp_c",
     "gpu_throttle", "tuned_config"})
 #: The record columns a report loads from a store (and every extra field).
 REPORT_COLUMNS = [c for c in RESULT_COLUMNS if c not in NOT_IN_REPORT]
@@ -43,18 +45,12 @@ def resolve_run_ids(store_or_df: Any, run_ids: str | Iterable[str] | None) -> li
     if not wanted:
         return None
     known = known_run_ids(store_or_df)
-    out = []
-    for r in wanted:
-        if r == "latest":
-            if not known:
-                raise ValueError("no runs recorded yet, so there is no 'latest' run")
-            # one meaning of "latest" for report, export and bench: Store.latest_run_id
-            latest = getattr(store_or_df, "latest_run_id", None)
-            r = latest() if callable(latest) else known[-1]
-        elif r not in known:
-            raise ValueError(f"unknown run id {r!r}; valid run ids: {', '.join(known) or '(none)'} (or 'latest')")
-        out.append(r)
-    return list(dict.fromkeys(out))
+    latest = None
+    if "latest" in wanted and known:  # one meaning of "latest" for report, export and bench: Store.latest_run_id
+        newest = getattr(store_or_df, "latest_run_id", None)
+        latest = newest() if callable(newest) else known[-1]
+    # an id, 'latest', a run's name or a unique prefix of either (store/run_names.py: one rule for every command)
+    return list(dict.fromkeys(r if r in known else resolve_run(store_or_df, r, latest=latest) for r in wanted))
 
 
 def known_run_ids(store_or_df: Any) -> list[str]:

@@ -20,7 +20,9 @@ from workbench.core.status import Status
 from workbench.core.units import fmt_time_auto, interval_label
 from workbench.judge.baselines import library_variants
 from workbench.judge.compare import speedup_vs_baseline
+from workbench.judge.verdicts import RERUN_HINT, is_disturbed, verdict_label
 from workbench.report.caveats import FAILED_STATUSES, caveat, failed_cells, report_caveats, row_caveats
+from workbench.report.claims import disturbance_text
 from workbench.report.reference_checks import ReferenceChecks
 from workbench.report.row_notes import RowNotes, one_row_notes
 from workbench.report.styles import parse_baseline, series_key
@@ -52,25 +54,49 @@ class Finding:
     settle: str = ""
     #: The share of repeated runs the interval would cover (from the verdict).
     coverage: float | None = None
+    #: Where the reference is itself the fastest: its margin over the runner-up, in the same paired speed-up
+    #: ("runner-up numba @ numba: 0.8× (slower)"); else "".
+    runner_up: str = ""
+
+    @property
+    def disturbed(self) -> bool:
+        """The interval is too wide to inform (:data:`~workbench.judge.verdicts.DISTURBED_FLOOR`): no interval,
+        floor or (unless the direction is settled) speed-up is printed; the verdict reads "disturbed"."""
+        return self.speedup is not None and is_disturbed(self.floor)
 
     @property
     def floor_text(self) -> str:
+        if self.disturbed:
+            return ""
         return f"±{self.floor:.0%}" if self.floor is not None and self.floor == self.floor else ""
+
+    @property
+    def verdict_shown(self) -> str:
+        """The verdict as printed: "disturbed" (or "faster, disturbed") past the floor that can inform."""
+        return verdict_label(self.verdict, self.floor) if self.disturbed and self.floor is not None else self.verdict
 
     @property
     def verdict_text(self) -> str:
         """The verdict with its floor beside it ("faster (floor ±5%)")."""
-        return f"{self.verdict} (floor {self.floor_text})" if self.floor_text else self.verdict
+        return f"{self.verdict} (floor {self.floor_text})" if self.floor_text else self.verdict_shown
 
     @property
     def speedup_text(self) -> str:
+        """The paired speed-up over the reference (the estimate the verdict rests on); a disturbed comparison
+        gives only the bound its interval guarantees where the direction is settled ("≥1.8×"), else nothing."""
         if self.speedup is None:
+            return ""
+        if self.disturbed:
+            if self.verdict == "faster" and self.ci:
+                return f"≥{self.ci[0]:.3g}×"
+            if self.verdict == "slower" and self.ci:
+                return f"≤{self.ci[1]:.3g}×"
             return ""
         return f"{self.speedup:.3g}×"
 
     @property
     def ci_text(self) -> str:
-        return f"{self.ci[0]:.3g}–{self.ci[1]:.3g}×" if self.ci else ""
+        return f"{self.ci[0]:.3g}–{self.ci[1]:.3g}×" if self.ci and not self.disturbed else ""
 
     @property
     def warnings(self) -> list[dict[str, str]]:
@@ -112,6 +138,11 @@ def parse_reference(reference: Any) -> tuple[str | None, str | None]:
     return variant, backend
 
 
+def is_default_reference(reference: Any) -> bool:
+    """Whether no reference was chosen (the report's default, which a stand-in may replace per kernel)."""
+    return parse_baseline(reference) == (None, None)
+
+
 def reference_text(reference: Any) -> str:
     variant, backend = parse_reference(reference)
     if variant and backend:
@@ -121,10 +152,17 @@ def reference_text(reference: Any) -> str:
     return f"{backend}'s library variant"
 
 
-def pick_reference(ok: pd.DataFrame, variant: str | None, backend: str | None) -> tuple[str, str] | None:
-    """The (variant, backend) that stands for the reference among one kernel's ok rows, or None."""
+def pick_reference(ok: pd.DataFrame, variant: str | None, backend: str | None,
+                   fallback: bool = False) -> tuple[str, str] | None:
+    """The (variant, backend) that stands for the reference among one kernel's ok rows, or None.
+
+    ``fallback`` (the report's default reference, none chosen): where numpy's library variant did not run the
+    kernel (gemm_fp8 runs on torch only), the kernel's first library variant by name stands in, so the key
+    findings and the kernel's speed-up table compare against one reference, which both name."""
     if ok.empty:
         return None
+    if fallback:
+        return pick_reference(ok, variant, backend) or pick_reference(ok, None, None)
     rows = ok
     if variant is not None:
         rows = rows[rows["variant"] == variant]
@@ -211,7 +249,7 @@ def key_findings(df: pd.DataFrame, reference: Any = None, *, runs: pd.DataFrame 
         if _text(kernel) == "":  # rows without a kernel name belong to no finding
             continue
         for kr in _kernel_runs(df, take_rows(narrow, positions), str(kernel), run_ids, (variant, backend),
-                               judged, run_names):
+                               judged, run_names, is_default_reference(reference)):
             out += [_size_finding(ctx, kr, cls, params) for cls, params in size_classes(kr.rows)]
     used = sorted({f.reference for f in out if f.reference})
     text = reference_text(reference) + (f" ({', '.join(used)})" if used and variant is None else "")
@@ -250,9 +288,10 @@ class _KernelRun:
 def _kernel_runs(df: pd.DataFrame, k_all: pd.DataFrame, kernel: str, run_ids: list[str],
                  reference: tuple[str | None, str | None],
                  judged: Mapping[tuple[str, tuple[str, str]], pd.DataFrame] | None,
-                 run_names: Mapping[str, str] | None) -> Iterator[_KernelRun]:
+                 run_names: Mapping[str, str] | None, default: bool = False) -> Iterator[_KernelRun]:
     """The kernel's rows (``k_all``, narrow) run by run, each judged against its reference: the report's
-    judged table where ``judged`` has it, else judged here."""
+    judged table where ``judged`` has it, else judged here (``default``: no reference was chosen, so a
+    stand-in where numpy's did not run, see :func:`pick_reference`)."""
     by_run = split_by(k_all, "run_id") if "run_id" in df else {"": k_all}
     tables: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}  # the judged table of a reference, by run
     for run_id in run_ids:
@@ -260,7 +299,7 @@ def _kernel_runs(df: pd.DataFrame, k_all: pd.DataFrame, kernel: str, run_ids: li
         if k is None:  # this kernel has no rows in that run
             continue
         ok = where_rows(k, k["status"] == Status.OK)
-        ref = pick_reference(ok, *reference)
+        ref = pick_reference(ok, *reference, fallback=default)
         whole = (judged or {}).get((kernel, ref)) if ref is not None else None
         if whole is not None:
             if ref not in tables:
@@ -284,16 +323,68 @@ def _size_finding(ctx: _Context, kr: _KernelRun, cls: str, params: str) -> Findi
     if cell.empty:
         return Finding(kr.kernel, cls, label, kr.run, "", "", "", None, None, "nothing measured",
                        None, "", [caveat(f"did not run: {f}") for f in failed])
-    best = ctx.df.iloc[int(cell[POSITION].iloc[
-        pd.to_numeric(cell["median_s"], errors="coerce").reset_index(drop=True).idxmin()])]
+    ratios = _paired_speedups(kr, cell, params)
+    best_at = int(np.nanargmax(ratios)) if _paired_decides(kr, cell, ratios) else \
+        int(pd.to_numeric(cell["median_s"], errors="coerce").reset_index(drop=True).idxmin())
+    best = ctx.df.iloc[int(cell[POSITION].iloc[best_at])]
     notes = one_row_notes(best, dict(ctx.environments or {}), ctx.roofs)
     pct = notes["pct"] if notes["pct"] is not None and not pd.isna(notes["pct"]) else None
     caveats = _best_caveats(ctx, kr, best, notes, failed)
     vs = _versus_reference(ctx, kr, best, params, cell)
-    return Finding(kr.kernel, cls, label, kr.run, series_key(best["variant"], best["backend"]),
-                   fmt_time_auto(best["median_s"]), vs.reference, vs.speedup, vs.ci, vs.verdict, pct,
-                   _text(notes["ceiling"]), caveats + vs.caveats, vs.floor if vs.speedup is not None else None,
-                   vs.settle, vs.coverage)
+    time = fmt_time_auto(best["median_s"])
+    finding = Finding(kr.kernel, cls, label, kr.run, series_key(best["variant"], best["backend"]),
+                      f"~ {time}" if notes["noisy"] else time, vs.reference, vs.speedup, vs.ci, vs.verdict, pct,
+                      _text(notes["ceiling"]), caveats + vs.caveats, vs.floor if vs.speedup is not None else None,
+                      vs.settle, vs.coverage)
+    if finding.disturbed:  # no interval: what disturbed it, from the pair's own rows, and how to rerun
+        finding.settle = _disturbed_settle(ctx, kr, cell, best)
+    if vs.verdict == "reference":
+        finding.runner_up = _runner_up(kr, cell, params, ratios)
+    return finding
+
+
+def _paired_speedups(kr: _KernelRun, cell: pd.DataFrame, params: str) -> np.ndarray:
+    """Each of a size's ok cells' paired speed-up over the reference (1 for the reference itself, NaN where no
+    pair was judged): the one estimate that names the fastest, gives its ratio and carries its verdict."""
+    out = np.full(len(cell), np.nan)
+    if kr.ref is None or kr.table is None or "speedup" not in kr.table:
+        return out
+    speedups = kr.table["speedup"].to_numpy()
+    for i, key in enumerate(zip(cell["variant"], cell["backend"], strict=True)):
+        at = kr.judged_at.get((*key, params))
+        out[i] = 1.0 if key == kr.ref else (float(speedups[at]) if at is not None else np.nan)
+    return out
+
+
+def _paired_decides(kr: _KernelRun, cell: pd.DataFrame, ratios: np.ndarray) -> bool:
+    """Whether the paired speed-ups name the fastest: the reference ran here and another cell was judged
+    against it (else the medians do, the only estimate there is)."""
+    here = [(v, b) == kr.ref for v, b in zip(cell["variant"], cell["backend"], strict=True)]
+    return any(here) and int(np.isfinite(ratios).sum()) >= 2
+
+
+def _runner_up(kr: _KernelRun, cell: pd.DataFrame, params: str, ratios: np.ndarray) -> str:
+    """The reference's margin over the next fastest, in the same paired speed-up: "runner-up numba @ numba:
+    0.8× (slower)" ("" when nothing else was judged here)."""
+    others = [(r, i) for i, r in enumerate(ratios)
+              if np.isfinite(r) and (cell["variant"].iloc[i], cell["backend"].iloc[i]) != kr.ref]
+    if not others or kr.table is None:
+        return ""
+    ratio, i = max(others)
+    key = (cell["variant"].iloc[i], cell["backend"].iloc[i])
+    m = kr.table.iloc[kr.judged_at[(*key, params)]]
+    shown = verdict_label(str(m["verdict"]), float(m["floor"]))
+    number = "" if is_disturbed(m["floor"]) else f"{ratio:.3g}× "
+    return f"runner-up {series_key(*key)}: {number}({shown})"
+
+
+def _disturbed_settle(ctx: _Context, kr: _KernelRun, cell: pd.DataFrame, best: pd.Series) -> str:
+    """What disturbed a comparison too wide to inform (the pair's rows' load and other processes' CPU share)
+    and how to rerun it."""
+    pair = cell[[(v, b) in ((best["variant"], best["backend"]), kr.ref)
+                 for v, b in zip(cell["variant"], cell["backend"], strict=True)]]
+    by = disturbance_text(take_rows(ctx.df, pair[POSITION].to_numpy()))
+    return f"disturbed{f' ({by})' if by else ''}: {RERUN_HINT}"
 
 
 def _best_caveats(ctx: _Context, kr: _KernelRun, best: pd.Series, notes: RowNotes,

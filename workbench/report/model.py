@@ -23,10 +23,17 @@ from workbench.core.frames import where_rows
 from workbench.core.record import JsonObject
 from workbench.core.status import Status
 from workbench.judge.compare import speedup_vs_baseline
+from workbench.judge.verdicts import is_disturbed, verdict_label
 from workbench.report import plots
 from workbench.report.data import REPORT_COLUMNS, ReportData, check_baseline, gather
 from workbench.report.env_summary import environment_line, machines_table, run_names
-from workbench.report.findings import KeyFindings, key_findings, parse_reference, pick_reference
+from workbench.report.findings import (
+    KeyFindings,
+    is_default_reference,
+    key_findings,
+    parse_reference,
+    pick_reference,
+)
 from workbench.report.reference_checks import ReferenceChecks
 from workbench.report.row_notes import row_notes, text_of
 from workbench.report.styles import parse_baseline
@@ -294,7 +301,7 @@ def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
     for i, kernel in enumerate(dict.fromkeys(df["kernel"]) if "kernel" in df else []):
         k = where_rows(df, df["kernel"] == kernel)
         ok = where_rows(k, k["status"] == Status.OK)
-        ref = pick_reference(ok, variant, backend)
+        ref = pick_reference(ok, variant, backend, fallback=is_default_reference(baseline))
         figs = _kernel_figures(data, ok, k, str(kernel), i, styles, run_names) if figures and len(ok) else []
         table = speedup_vs_baseline(ok, baseline_variant=ref[0], baseline_backend=ref[1]) if ref else None
         if table is not None and judged is not None:  # what the key findings read of it (the whole table
@@ -307,7 +314,7 @@ def kernel_sections(data: ReportData, baseline: Any = None, styles: Any = None,
         shown = judged_rows if max_rows is None else judged_rows.head(max_rows)
         every = speedup_table(ok, against, checks, shown) if len(ok) else shown
         out.append(KernelSection(str(kernel), f"kernel-{i + 1}", len(ok), len(k), pivot(k, ref, run_names, max_rows),
-                                 _records(every), verdict_counts(text_of(v) for v in judged_rows["verdict"]), figs,
+                                 _records(every), verdict_counts(_shown_verdicts(judged_rows)), figs,
                                  len(judged_rows)))
     return out
 
@@ -324,6 +331,13 @@ def _kernel_figures(data: ReportData, ok: pd.DataFrame, k: pd.DataFrame, kernel:
         fig = plots.plot_memory(ok, styles=styles, run_names=run_names)
         figs.append(ReportFigure("peak memory of one call (each backend's own method)", figure_svg(fig, f"k{i}m")))
     return figs
+
+
+def _shown_verdicts(judged: pd.DataFrame) -> list[str]:
+    """The verdicts as the speed-up table prints them: "disturbed" where the interval cannot inform."""
+    floors = judged["floor"] if "floor" in judged else [None] * len(judged)
+    return [verdict_label(text_of(v), f) if is_disturbed(f) else text_of(v)
+            for v, f in zip(judged["verdict"], floors, strict=True)]
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, str]]:

@@ -68,8 +68,10 @@ def _md_findings(r: Report, s: Section) -> list[str]:
     kf = r.findings
     table = pd.DataFrame([{"kernel": f.kernel, **({"run": f.run} if r.multi else {}),
                            "size": f"{f.size_class}: {f.size}" if f.size_class else f.size,
-                           "fastest": f.fastest, "time": f.time, "speed-up": f.speedup_text,
-                           kf.interval_label: f.ci_text, "verdict": f.verdict_text, "% of ceiling": f.pct_text,
+                           "fastest": f.fastest, "median time": f.time,
+                           "speed-up (paired)": f.speedup_text or f.runner_up, kf.interval_label: f.ci_text,
+                           "verdict": f.verdict_text + (f" ({f.settle})" if f.disturbed else ""),
+                           "% of ceiling": f.pct_text,
                            "caveats": "; ".join(c["detail"] for c in f.caveats)} for f in kf.findings])
     return [f"## {s.title}\n", f"Speed-ups over one reference for the whole report: {md_escape(kf.reference)}.\n",
             *[f"- {md_escape(c)}" for c in kf.caveats], "", md_table(table)]

@@ -16,8 +16,8 @@ from workbench.core.record import JsonObject
 from workbench.core.status import Status
 from workbench.core.units import fmt_bytes, fmt_seconds, interval_label
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.verdicts import pct
-from workbench.report.findings import parse_reference, pick_reference
+from workbench.judge.verdicts import is_disturbed, pct, verdict_label
+from workbench.report.findings import is_default_reference, parse_reference, pick_reference
 from workbench.report.reference_checks import ReferenceChecks
 from workbench.report.row_notes import fmt_num, row_notes, text_of, value_of
 from workbench.report.styles import foreign_runtime, parse_baseline
@@ -114,7 +114,8 @@ def peak_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None) -> list[st
 
 def verdict_counts(verdicts: Iterable[Any]) -> dict[str, int]:
     """How many speed-ups got each verdict (faster / same / slower / ambiguous ...), in that order."""
-    order = ["faster", "same", "slower", "inconclusive", "ambiguous"]
+    order = ["faster", "faster, disturbed", "same", "slower", "slower, disturbed", "inconclusive", "disturbed",
+             "ambiguous"]
     counts: dict[str, int] = {}
     for v in verdicts:
         v = text_of(v)
@@ -166,12 +167,16 @@ def speedup_table(df: pd.DataFrame, baseline: Any = None, checks: ReferenceCheck
         "size": t["size_label"],
         "baseline": t["baseline_variant"].fillna("") + " @ " + t["baseline_backend"].fillna(""),
         "speed-up": [fmt_num(x) for x in t["speedup"]],
-        interval_label(t.get("coverage")): [f"{fmt_num(lo)} – {fmt_num(hi)}" if np.isfinite(lo) else ""
-                                            for lo, hi in zip(t["ci_low"], t["ci_high"], strict=True)],
     })
+    floors = pd.to_numeric(t["floor"], errors="coerce").to_numpy()
+    # past ±50% an interval cannot inform: no interval and no floor, the verdict reads "disturbed"
+    shown = [np.isfinite(f) and not is_disturbed(f) for f in floors]
+    out[interval_label(t.get("coverage"))] = [f"{fmt_num(lo)} – {fmt_num(hi)}" if np.isfinite(lo) and ok else ""
+                                              for lo, hi, ok in zip(t["ci_low"], t["ci_high"], shown, strict=True)]
     # the smallest effect each comparison could have seen (for "same": the bound its interval lies within)
-    out["could see"] = [f"±{pct(f)}" if np.isfinite(f) else "" for f in pd.to_numeric(t["floor"], errors="coerce")]
-    out["verdict"] = t["verdict"]
+    out["could see"] = [f"±{pct(f)}" if ok else "" for f, ok in zip(floors, shown, strict=True)]
+    out["verdict"] = [verdict_label(str(v), f) if is_disturbed(f) else v
+                      for v, f in zip(t["verdict"], floors, strict=True)]
     off = _reference_offs(df, t, checks)
     if any(off):  # a reference time off its own other evidence: every speed-up over it inherits the error
         out["reference"] = [f"⚠ {why}" if why else "" for why in off]
@@ -201,7 +206,7 @@ def reference_speedups(ok: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
     tables = []
     for kernel in dict.fromkeys(ok["kernel"]):
         k = ok[ok["kernel"] == kernel]
-        ref = pick_reference(k, variant, backend)
+        ref = pick_reference(k, variant, backend, fallback=is_default_reference(baseline))
         tables.append(speedup_table(k, {"variant": ref[0], "backend": ref[1]} if ref else baseline))
     return pd.concat(tables, ignore_index=True) if tables else speedup_table(ok, baseline)
 
