@@ -156,6 +156,10 @@ def settle_notes(table: pd.DataFrame) -> list[str]:
     if "settle" not in table:
         return []
     advice = table.loc[table["verdict"] == "inconclusive", "settle"].dropna()
+    # advice naming a spread past ±50% ("each round varied by ±277%") is a disturbed cell's: its rerun line is
+    # disturbed_notes'
+    advice = [t for t in advice if not any(float(m.replace(",", "")) > 100 * DISTURBED_FLOOR
+                                           for m in re.findall(r"±([\d,.]+)%", str(t)))]
     kinds: dict[str, list[str]] = {}
     for text in advice:
         kinds.setdefault(re.sub(r"\d[\d,.]*", "#", text), []).append(text)

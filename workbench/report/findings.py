@@ -441,9 +441,10 @@ def _versus_reference(ctx: _Context, kr: _KernelRun, best: pd.Series, params: st
         vs.speedup = float(m["speedup"])
         vs.ci = (float(m["ci_low"]), float(m["ci_high"])) if pd.notna(m["ci_low"]) else None
     ref_rows = cell[(cell["variant"] == kr.ref[0]) & (cell["backend"] == kr.ref[1])]
-    if len(ref_rows) and vs.verdict != "reference":
+    if len(ref_rows):  # the reference's own time off its other evidence, even where it is the fastest
         ref_row = ctx.df.iloc[int(ref_rows[POSITION].iloc[0])]
-        vs.caveats += [c for c in row_caveats(ref_row, ctx.environments, "reference ") if "noisy" in c["text"]]
+        if vs.verdict != "reference":
+            vs.caveats += [c for c in row_caveats(ref_row, ctx.environments, "reference ") if "noisy" in c["text"]]
         off = ctx.checks.anomaly(ref_row)
         if off:
             vs.caveats.append(caveat("⚠ reference time off", off))
