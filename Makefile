@@ -25,8 +25,8 @@ UV := $(VENV)/bin/uv
 install = if [ -x $(UV) ]; then $(UV) pip install --quiet --python $(1) $(2); \
 	else $(1) -m pip install --quiet $(2); fi
 # (In variables: a comma written in a $(call) argument would split it.)
-DEMO_REQS := -e ".[$(RUNTIME_EXTRAS),notebook]"
-TEST_REQS := -e ".[$(RUNTIME_EXTRAS),notebook,dev]"
+DEMO_REQS := -e ".[$(RUNTIME_EXTRAS),notebook,history]"
+TEST_REQS := -e ".[$(RUNTIME_EXTRAS),notebook,history,dev]"
 CORE_REQS := -e . "pytest>=8.0" "pytest-timeout>=2.3"
 
 $(PY):

@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("device code: portable sources, execution plans", ("portable", "execution")),
     ("authoring: a helper per runtime, variant families", ("authoring",)),
     ("store: runs, rows, environments, import/export; the configuration file", ("store", "config")),
+    ("history: series of a cell on a machine across runs, their change points", ("history",)),
     ("measure: one cell timed, audited and checked, in a worker", ("measure",)),
     ("runs: sweeps, verification, tuning, roof probes, clusters", ("roofs.probe", "roofs.peaks", "cluster", "sweep",
                                                                     "tuning")),

@@ -53,7 +53,7 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 #: Commands that only read or write stores and files: they never load the kernel catalog.
-STORE_ONLY_COMMANDS = ("config", "runs", "export", "import", "store", "report")
+STORE_ONLY_COMMANDS = ("config", "runs", "export", "import", "store", "report", "history")
 
 
 def _silence_stdout() -> None:

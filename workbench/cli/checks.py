@@ -139,6 +139,8 @@ def check_bench(args: argparse.Namespace, outputs: Iterable[tuple[str, str | Non
     check_outputs(outputs, getattr(args, "store", None))
     if getattr(args, "name", None) is not None:
         check_run_name(args.name, flag="--name")
+    if getattr(args, "tag", None) is not None:
+        check_run_name(args.tag, flag="--tag")
     check_cluster_address(getattr(args, "cluster", None))
     check_memory_cap(getattr(args, "memory_cap", None))  # "0.5" (half a byte) and "200%": parsed, but refused
 

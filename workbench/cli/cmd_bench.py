@@ -69,6 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", metavar="OUT", help="also write the run as JSON")
     p.add_argument("--report", metavar="OUT", help="also write a report (.html, .md, .json or .csv)")
     p.add_argument("--name", help="a name for the run")
+    p.add_argument("--tag", help="free text stored with the run (a branch, a ticket, 'after the tiling change'), "
+                                 "shown by `workbench history`")
     p.add_argument("--retry-crashed", action="store_true",
                    help="with --resume: run again the cells that crashed (by default a crashed cell stays "
                         "crashed, so that resuming does not crash the same way)")
@@ -258,7 +260,7 @@ def bench_request(args: argparse.Namespace) -> tuple[SweepRequest, list[tuple[st
         from workbench.cluster import parse_cluster
 
         parse_cluster(args.cluster)  # a malformed --cluster fails before anything runs
-    options = RunOptions(name=args.name, retry_crashed=args.retry_crashed, progress=not args.quiet,
+    options = RunOptions(name=args.name, tag=args.tag, retry_crashed=args.retry_crashed, progress=not args.quiet,
                          argv=["workbench", *sys.argv[1:]] if sys.argv else None, cluster=args.cluster,
                          cluster_security=_cluster_security(args),  # TLS flags that cannot work fail now, too
                          **isolation_args.options(args))

@@ -28,6 +28,7 @@ This module puts them together and keeps the store's names in one place for its 
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 from workbench.core.record import RESULT_COLUMNS
@@ -74,6 +75,12 @@ class Store(HealthChecks, StoreExchange, RunRecords, ResultRows, MachineRecords)
     must exist, is opened without writing anything (an immutable file or a read-only mount still lists),
     and an older store is read as it is, without adding columns.
     """
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The SQLite connection itself, for readers that stream many rows as tuples (a history of 1,000 runs
+        reads 100,000); writes go through the store's methods."""
+        return self._conn
 
 
 def open_store(store: Store | str | os.PathLike | None, must_exist: bool = False,

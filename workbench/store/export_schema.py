@@ -102,6 +102,16 @@ SPEC_SCHEMA: JsonObject = {
     "additionalProperties": {"$ref": "#/$defs/value"},
 }
 
+#: What each run records of the code it measured (:mod:`workbench.history.provenance`): per catalog folder,
+#: its repository's commit and dirty state, or why they are unknown.
+CODE_COMMITS_SCHEMA: JsonObject = {
+    "type": ["array", "null"], "maxItems": 256,
+    "items": {"type": "object", "maxProperties": 16,
+              "properties": {"catalog": _text(), "repo": _text(), "commit": _text(256), "dirty": {"type": "boolean"},
+                             "reason": _text()},
+              "additionalProperties": {"$ref": "#/$defs/value"}},
+}
+
 _RUN_FIELDS: dict[str, JsonObject] = {
     "run_id": _ID,
     "created_at": _text(64), "finished_at": _text(64), "name": _text(), "suite": _text(),
@@ -116,6 +126,9 @@ _RUN_FIELDS: dict[str, JsonObject] = {
     "in_flight": {"anyOf": [{"type": ["object", "null"], "maxProperties": 64,
                              "additionalProperties": {"$ref": "#/$defs/value"}},
                             {"type": "string", "maxLength": MAX_TEXT_CHARS}]},
+    "tag": _text(), "workbench_version": _text(64),
+    "code_commits": {"anyOf": [{"$ref": "#/$defs/code_commits"},
+                               {"type": "string", "maxLength": MAX_JSON_TEXT_CHARS}]},
 }
 
 
@@ -189,7 +202,7 @@ EXPORT_SCHEMA: JsonObject = {
         "peaks": {"type": ["array", "null"], "maxItems": MAX_ITEMS, "items": PEAK_SCHEMA},
     },
     "additionalProperties": {"$ref": "#/$defs/value"},
-    "$defs": {"value": _value_schema(), "spec": SPEC_SCHEMA},
+    "$defs": {"value": _value_schema(), "spec": SPEC_SCHEMA, "code_commits": CODE_COMMITS_SCHEMA},
 }
 
 
@@ -197,6 +210,7 @@ EXPORT_SCHEMA: JsonObject = {
 DECODED_SCHEMAS: dict[str, JsonObject] = {
     "spec": {"anyOf": [{"$ref": "#/$defs/spec"}, {"type": "null"}]},
     "argv": _NAMES,
+    "code_commits": {"$ref": "#/$defs/code_commits"},
     "in_flight": {"type": ["object", "null"], "maxProperties": 64, "additionalProperties": {"$ref": "#/$defs/value"}},
     "params": {"type": ["object", "null"], "maxProperties": 64, "additionalProperties": _SIZE},
 }

@@ -290,7 +290,7 @@ def validate_export(doc: Any, where: str, export_format: str = EXPORT_FORMAT,
     if err is not None:
         raise ValueError(f"{where}: {_field_path(err.absolute_path)}: {_explain(err)}")
     for i, run in enumerate(doc.get("runs") or []):
-        for key in ("spec", "argv", "in_flight"):
+        for key in ("spec", "argv", "in_flight", "code_commits"):
             if isinstance(run.get(key), str):
                 run[key] = _decoded(run[key], f"runs[{i}].{key}", where, key)
     run_ids = {r["run_id"] for r in doc.get("runs") or []}

@@ -16,7 +16,7 @@ import socket
 import sqlite3
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,7 @@ from workbench.core.timestamps import now_iso
 from workbench.store.connection import StoreConnection
 from workbench.store.errors import StoreError
 from workbench.store.schema import RUN_COLUMNS, RUN_STATUSES
+from workbench.version import __version__
 
 if TYPE_CHECKING:  # pandas costs ~0.25 s and 45 MB a process; loaded only to return a table
     import pandas as pd
@@ -73,16 +74,23 @@ class RunRecords(StoreConnection):
     """The ``runs`` table: creating runs, their status, the cell in flight, and who owns each."""
 
     def new_run(self, *, name: str | None = None, suite: str | None = None, argv: list[str] | None = None,
-                env_id: str | None = None, spec: Mapping[str, Any] | None = None) -> str:
+                env_id: str | None = None, spec: Mapping[str, Any] | None = None, tag: str | None = None,
+                code_commits: Sequence[Mapping[str, Any]] | None = None) -> str:
+        """A new run, marked running. ``tag``: free text to find the run by (``bench --tag``);
+        ``code_commits``: the commit and dirty state of each catalog folder it measures
+        (:func:`workbench.history.provenance.code_commits`)."""
         check_run_name(name)
+        check_run_name(tag, flag="tag")
         for attempt in range(RUN_ID_TRIES):  # ids share their second: 400 runs made in one drew the same one
             run_id = new_run_id()
             try:
                 with self._write() as c:
                     c.execute("INSERT INTO runs (run_id, created_at, name, suite, argv, env_id, status, git_commit, "
-                              "spec) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                              "spec, tag, workbench_version, code_commits) "
+                              "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
                               (run_id, now_iso(), name, suite, json.dumps(argv or []), env_id, git_commit(),
-                               json.dumps(spec) if spec is not None else None))
+                               json.dumps(spec) if spec is not None else None, tag, __version__,
+                               json.dumps([dict(c) for c in code_commits]) if code_commits is not None else None))
                 break
             except sqlite3.IntegrityError:
                 if attempt == RUN_ID_TRIES - 1:
@@ -198,10 +206,13 @@ class RunRecords(StoreConnection):
 
 
 def decoded_run(stored: Mapping[str, Any]) -> JsonObject:
-    """A row of the runs table with its JSON text columns (``spec``, ``argv``) decoded (empty: None)."""
+    """A row of the runs table with its JSON text columns (``spec``, ``argv``, ``code_commits``) decoded
+    (empty: None; a store from before ``code_commits`` has no such key, and gets none)."""
     rec = dict(stored)
-    for k in ("spec", "argv"):
-        rec[k] = json.loads(rec[k]) if rec.get(k) else None
+    for k in ("spec", "argv", "code_commits"):
+        if k in rec or k != "code_commits":
+            text = rec.get(k)
+            rec[k] = json.loads(text) if isinstance(text, str) and text else (text or None)
     return rec
 
 

@@ -28,6 +28,10 @@ RUN_COLUMNS: dict[str, str] = {
     # The process writing the run (host, pid) and when it last stored a row: a live owner's run is never
     # resumed by another process.
     "owner_host": "TEXT", "owner_pid": "INTEGER", "heartbeat_at": "TEXT",
+    # What the run measured, for its place on a history (issue 41): a free tag (``bench --tag``), the
+    # workbench's version, and JSON [{catalog, repo, commit, dirty} or {catalog, reason}] per catalog folder.
+    # A store from before them gets the columns (empty) when opened for writing; read-only, it reads as it is.
+    "tag": "TEXT", "workbench_version": "TEXT", "code_commits": "TEXT",
 }
 PEAK_COLUMNS: dict[str, str] = {
     "env_id": "TEXT", "backend": "TEXT", "metric": "TEXT", "dtype": "TEXT", "value": "REAL", "unit": "TEXT",

@@ -110,7 +110,7 @@ def run_request(request: SweepRequest) -> SweepOutcome:
         env_id, env = current_environment()
         st.add_environment(env_id, env)
         run = StoredRun.open(st, plan, env_id, resume_run_id=opts.resume_run_id, name=opts.name, started=t0,
-                             argv=opts.argv if opts.argv is not None else sys.argv)
+                             argv=opts.argv if opts.argv is not None else sys.argv, tag=opts.tag)
     except BaseException:
         if owned:
             executor.close()

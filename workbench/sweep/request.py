@@ -37,6 +37,8 @@ class RunOptions:
 
     store: Store | str | os.PathLike[str] | None = None
     name: str | None = None
+    #: Free text the run is stored with (``bench --tag``), to find it on a history.
+    tag: str | None = None
     resume_run_id: str | None = None
     retry_crashed: bool = False
     progress: bool = True

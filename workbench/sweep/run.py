@@ -14,9 +14,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from workbench.catalog.loader import loaded_folders
 from workbench.core.progress import make_progress
 from workbench.core.status import Status
 from workbench.core.timestamps import now_iso
+from workbench.history.provenance import code_commits
 from workbench.measure.request import CellRequest
 from workbench.measure.result import CellResult
 from workbench.store.database import Store, StoreError, describe_sqlite_error
@@ -41,12 +43,13 @@ class StoredRun:
 
     @classmethod
     def open(cls, store: Store, plan: SweepPlan, env_id: str, *, resume_run_id: str | None, name: str | None,
-             argv: Sequence[str], started: float) -> StoredRun | None:
+             argv: Sequence[str], started: float, tag: str | None = None) -> StoredRun | None:
         """A new run, or the resumed one (claimed, its in-flight cell blamed); None when a finished run has
-        nothing left to do (it keeps its status and wall time)."""
+        nothing left to do (it keeps its status and wall time). A new run records ``tag`` and the commit of
+        each catalog folder loaded (its place on a history)."""
         if resume_run_id is None:
             run_id = store.new_run(name=name, suite=plan.spec.suite, argv=list(argv), env_id=env_id,
-                                   spec=plan.spec.to_dict())
+                                   spec=plan.spec.to_dict(), tag=tag, code_commits=code_commits(loaded_folders()))
             store.claim_run(run_id)
             return cls(store, run_id, env_id, started=started)
         run = store.run(resume_run_id)

@@ -1,0 +1,98 @@
+"""A store's history: every series with its changes and latest level, and the regressions a CI gate fails on.
+
+One function (:func:`build_history`) serves ``workbench history``, the report's History section and the
+dashboard's history view, so the three agree on what changed where.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from workbench.core.record import JsonObject
+from workbench.history.changes import DEFAULT_THRESHOLD, Change, find_changes, latest_level
+from workbench.history.series import RunInfo, Series, SeriesFilter, read_series
+
+#: Extra a history needs, for the message that says how to install it.
+INSTALL_HINT = "pip install 'kernel-workbench[history]' (the change points come from ruptures)"
+
+
+@dataclass
+class SeriesHistory:
+    """One series, its changes (oldest first), its noise σ and its level now."""
+
+    series: Series
+    changes: list[Change]
+    sigma: float
+    level_s: float
+
+    @property
+    def latest_regression(self) -> Change | None:
+        """The series' last change when it is a slowdown: a regression still in effect."""
+        return self.changes[-1] if self.changes and self.changes[-1].regression else None
+
+    def to_json(self) -> JsonObject:
+        s = self.series
+        return {
+            "series": s.key, "label": s.label, "machine": s.machine.id, "machine_label": s.machine.label,
+            "kernel": s.kernel, "variant": s.variant, "backend": s.backend, "dtype": s.dtype,
+            "size": s.size_label, "mode": s.mode, "cache": s.cache, "timer_kind": s.timer_kind,
+            "cell_key": s.cell_key, "runs": len(s.points), "noise": self.sigma, "level_s": self.level_s,
+            "changes": [{"index": c.index, "run_before": c.run_before, "run_after": c.run_after,
+                         "runs_before": c.runs_before, "runs_after": c.runs_after, "step": c.step,
+                         "step_low": c.low, "step_high": c.high, "level_before_s": c.level_before_s,
+                         "level_after_s": c.level_after_s, "commit_before": c.commit_before,
+                         "commit_after": c.commit_after, "events": list(c.events)} for c in self.changes],
+            "events": [{"index": e.index, "run": s.points[e.index].run.run_id, "changes": list(e.changes)}
+                       for e in s.events()],
+            "points": [{"run_id": p.run.run_id, "created_at": p.run.created_at, "median_s": p.median_s,
+                        "sigma": p.sigma, "commit": p.run.commit, "tag": p.run.tag} for p in s.points],
+        }
+
+
+@dataclass
+class History:
+    """Every series read, with changes first, and the runs they span."""
+
+    series: list[SeriesHistory]
+    runs: dict[str, RunInfo]
+    threshold: float = DEFAULT_THRESHOLD
+    machines: dict[str, str] = field(default_factory=dict)
+
+    def regressions(self, pct: float) -> list[tuple[SeriesHistory, Change]]:
+        """Series whose last change is a slowdown of at least ``pct`` percent, largest first."""
+        out = [(h, c) for h in self.series if (c := h.latest_regression) is not None and c.step * 100 >= pct]
+        return sorted(out, key=lambda hc: -hc[1].step)
+
+    def to_json(self) -> JsonObject:
+        return {"threshold": self.threshold, "machines": dict(self.machines),
+                "series": [h.to_json() for h in self.series]}
+
+
+def build_history(conn: sqlite3.Connection, which: SeriesFilter = SeriesFilter(),
+                  threshold: float = DEFAULT_THRESHOLD, min_runs: int = 1) -> History:
+    """The history of a store (its SQLite connection): series of at least ``min_runs`` runs, those with
+    changes first (largest step first), then by machine and cell. Raises ImportError naming the extra
+    when ``ruptures`` is missing."""
+    if not (isinstance(threshold, (int, float)) and math.isfinite(threshold) and 0 <= threshold < 10):
+        raise ValueError(f"threshold {threshold!r} is not a fraction between 0 and 10 (0.05: 5%)")
+    try:
+        import ruptures  # noqa: F401 - checked here, once, for its message
+    except ImportError:
+        raise ImportError(f"workbench history needs ruptures: {INSTALL_HINT}") from None
+    series, runs = read_series(conn, which)
+    out = []
+    for s in series:
+        if len(s.points) < min_runs:
+            continue
+        changes, sigma = find_changes(s, threshold)
+        out.append(SeriesHistory(s, changes, sigma, latest_level(s, changes)))
+    out.sort(key=lambda h: (not h.changes, -max((abs(c.step) for c in h.changes), default=0.0)))
+    return History(out, runs, threshold, {h.series.machine.id: h.series.machine.label for h in out})
+
+
+def most_runs(histories: Iterable[SeriesHistory]) -> int:
+    """The most runs any series has (0 for none)."""
+    return max((len(h.series.points) for h in histories), default=0)
