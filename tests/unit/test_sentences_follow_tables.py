@@ -110,3 +110,23 @@ def test_compare_gives_the_report_s_interval_for_the_report_s_pair(run, capsys):
             assert "disturbed" in line and "[" not in line
     if kind == "busy":
         assert "1 cell(s) disturbed" in out and "load up to 3.2, other processes up to 60% of the CPU" in out
+
+
+def test_the_header_names_measured_backends_and_peaks_print_readable_numbers():
+    """Issue 39: the header listed opencl-1 and triton-interp (no rows); the peaks table printed
+    57.64209317349725."""
+    from workbench.report.env_summary import environment_line
+    from workbench.report.sample_data import synthetic_peaks
+
+    rec = {"host": {"hostname": "vm"}, "backends": [{"name": "numpy", "available": True},
+                                                    {"name": "opencl-1", "available": True},
+                                                    {"name": "triton-interp", "available": True}]}
+    assert environment_line(rec, {"numpy"}).endswith("backends: numpy")
+    assert "opencl-1" in environment_line(rec)  # without the rows' backends, every available one
+    df = synthetic_results("A", seed=1)
+    peaks = synthetic_peaks().assign(gbps=57.64209317349725)
+    from workbench.report.data import ReportData
+
+    report = build_report(ReportData(df, peaks=peaks, run_ids=["A"]), figures=False)
+    assert report.peaks_shown["gbps"].iloc[0] == "57.64"
+    assert "57.642093" not in html(report) and "57.642093" not in markdown(report)

@@ -4,7 +4,7 @@ run is best told apart by its name, machine and time, never by its id."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import pandas as pd
@@ -25,8 +25,11 @@ def _gib(b: Any) -> str:
         return ""
 
 
-def environment_line(rec: Mapping[str, Any]) -> str:
-    """"vm: AMD EPYC, 2 cores, 24 GiB RAM · Linux 6.18 · Python 3.11.7 · numpy 2.4.6, torch 2.13.0 · …"."""
+def environment_line(rec: Mapping[str, Any], measured: Collection[str] | None = None) -> str:
+    """"vm: AMD EPYC, 2 cores, 24 GiB RAM · Linux 6.18 · Python 3.11.7 · numpy 2.4.6, torch 2.13.0 · …".
+
+    ``measured``: the backends the report has rows of; only those are listed (a header that named opencl-1 and
+    triton-interp, available but never run, promised results the report did not have)."""
     host = rec.get("host") or {}
     parts = []
     machine = ", ".join(x for x in (
@@ -48,7 +51,7 @@ def environment_line(rec: Mapping[str, Any]) -> str:
     if isinstance(backends, list):
         avail = []
         for b in backends:
-            if isinstance(b, dict) and b.get("available"):
+            if isinstance(b, dict) and b.get("available") and (measured is None or b.get("name") in measured):
                 dev = b.get("device") or {}
                 words = " ".join(str(x) for x in ((dev.get("extra") or {}).get("platform"), dev.get("name"))
                                  if x).lower()

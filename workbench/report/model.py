@@ -35,7 +35,7 @@ from workbench.report.findings import (
     pick_reference,
 )
 from workbench.report.reference_checks import ReferenceChecks
-from workbench.report.row_notes import row_notes, text_of
+from workbench.report.row_notes import fmt_num, row_notes, text_of
 from workbench.report.styles import parse_baseline
 from workbench.report.summary import (
     UNSUPPORTED_CELLS,
@@ -150,6 +150,15 @@ class Report(_ByName):
     roofs: dict[RoofKey, RoofSet]
 
     @property
+    def peaks_shown(self) -> pd.DataFrame:
+        """The measured peaks as printed: numbers to 4 significant digits (57.64, not 57.64209317349725)."""
+        out = self.peaks.copy()
+        for c in out.columns:
+            if pd.api.types.is_float_dtype(out[c]):
+                out[c] = [fmt_num(v, 4) for v in out[c]]
+        return out
+
+    @property
     def device_roofs(self) -> list[tuple[str, list[str]]]:
         """Each device's roofs in words, once per device however many runtimes share them."""
         seen: dict[str, list[str]] = {}
@@ -203,7 +212,8 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
         findings=key_findings(df, baseline, runs=data.runs, environments=data.environments, run_names=names,
                               roofs=roofs, checks=checks, judged=judged),
         multi=len(data.run_ids) > 1 or len(data.environments) > 1,
-        env_lines=[{"env_id": e, "line": environment_line(rec)} for e, rec in data.environments.items()],
+        env_lines=[{"env_id": e, "line": environment_line(rec, _backends_of(df, e))}
+                   for e, rec in data.environments.items()],
         runs=runs, counts=status_counts(df), n_rows=len(df),
         flag_lines=[line for line in [noise_line, *peak_lines] if line], noise_line=noise_line,
         peak_lines=peak_lines, kernels=kernels, failures=failures_table(df),
@@ -331,6 +341,14 @@ def _kernel_figures(data: ReportData, ok: pd.DataFrame, k: pd.DataFrame, kernel:
         fig = plots.plot_memory(ok, styles=styles, run_names=run_names)
         figs.append(ReportFigure("peak memory of one call (each backend's own method)", figure_svg(fig, f"k{i}m")))
     return figs
+
+
+def _backends_of(df: pd.DataFrame, env_id: str) -> set[str]:
+    """The backends with rows measured in environment ``env_id`` (every row's, where rows name none)."""
+    if "backend" not in df:
+        return set()
+    rows = df[df["env_id"] == env_id] if "env_id" in df and (df["env_id"] == env_id).any() else df
+    return {str(b) for b in rows["backend"].dropna()}
 
 
 def _shown_verdicts(judged: pd.DataFrame) -> list[str]:

@@ -109,7 +109,7 @@ def _md_failures(r: Report, s: Section) -> list[str]:
 
 def _md_peaks(r: Report, s: Section) -> list[str]:
     devices = [f"- {md_escape(device)}: {md_escape('; '.join(lines))}" for device, lines in r.device_roofs]
-    return [f"\n## {s.title}\n", *devices, "", md_table(r.peaks)]
+    return [f"\n## {s.title}\n", *devices, "", md_table(r.peaks_shown)]
 
 
 def _md_results(r: Report, s: Section) -> list[str]:
