@@ -70,6 +70,9 @@ def test_each_finding_says_what_its_kernel_table_says(run):
             assert f.ci_text == "" and row.iloc[7] == "" and row["could see"] == ""
             assert "disturbed (load up to 3.2, other processes up to 60% of the CPU)" in f.settle
             assert RERUN_HINT in f.settle
+            # a disturbed comparison with no settled direction names no fastest and headlines no median
+            assert f.settled == (f.verdict in ("faster", "slower"))
+            assert f.settled or (f.fastest_shown == "not settled" and f.time_shown == "")
         else:
             assert float(f.speedup_text.rstrip("×")) == pytest.approx(_num(row["speed-up"]), rel=2e-3)
             lo, hi = (float(x) for x in f.ci_text.rstrip("×").split("–"))

@@ -65,6 +65,20 @@ class Finding:
         return self.speedup is not None and is_disturbed(self.floor)
 
     @property
+    def settled(self) -> bool:
+        """Whether the finding may name a fastest: not a disturbed comparison whose direction is unsettled
+        (a median from rounds that disagree is never headlined)."""
+        return not (self.disturbed and self.verdict not in ("faster", "slower"))
+
+    @property
+    def fastest_shown(self) -> str:
+        return self.fastest if self.settled else "not settled"
+
+    @property
+    def time_shown(self) -> str:
+        return self.time if self.settled else ""
+
+    @property
     def floor_text(self) -> str:
         if self.disturbed:
             return ""
@@ -338,6 +352,7 @@ def _size_finding(ctx: _Context, kr: _KernelRun, cls: str, params: str) -> Findi
                       vs.settle, vs.coverage)
     if finding.disturbed:  # no interval: what disturbed it, from the pair's own rows, and how to rerun
         finding.settle = _disturbed_settle(ctx, kr, cell, best)
+        finding.caveats.insert(0, caveat(finding.settle.split(":")[0], finding.settle))
     if vs.verdict == "reference":
         finding.runner_up = _runner_up(kr, cell, params, ratios)
     return finding

@@ -68,9 +68,9 @@ def _md_findings(r: Report, s: Section) -> list[str]:
     kf = r.findings
     table = pd.DataFrame([{"kernel": f.kernel, **({"run": f.run} if r.multi else {}),
                            "size": f"{f.size_class}: {f.size}" if f.size_class else f.size,
-                           "fastest": f.fastest, "median time": f.time,
+                           "fastest": f.fastest_shown, "median time": f.time_shown,
                            "speed-up (paired)": f.speedup_text or f.runner_up, kf.interval_label: f.ci_text,
-                           "verdict": f.verdict_text + (f" ({f.settle})" if f.disturbed else ""),
+                           "verdict": f.verdict_text,
                            "% of ceiling": f.pct_text,
                            "caveats": "; ".join(c["detail"] for c in f.caveats)} for f in kf.findings])
     return [f"## {s.title}\n", f"Speed-ups over one reference for the whole report: {md_escape(kf.reference)}.\n",
