@@ -25,6 +25,7 @@ from workbench import tutorial
 import numba
 from workbench.api import Results
 from workbench.report.claims import busy_text, check_verdict, fmt_floor, reading
+from workbench.judge.verdicts import DISTURBED_FLOOR
 from workbench.judge.compare import compare_runs
 from workbench.store import Store
 
@@ -86,7 +87,10 @@ for variant, g in cmp.groupby("variant"):
     counts = ", ".join(f"{'could not tell' if k == 'inconclusive' else k} at {n} of {len(g)} sizes"
                        for k, n in said.value_counts().items())
     if not called:
-        outcome = (f"the noise (floors up to {fmt_floor(g['floor'].max())}) was too large to tell at every size"
+        widest = g["floor"].max()  # past ±50% a floor is not printed: the comparison was disturbed
+        noise = (f"the noise (floors up to {fmt_floor(widest)})" if widest <= DISTURBED_FLOOR
+                 else "the noise (the comparisons were disturbed)")
+        outcome = (f"{noise} was too large to tell at every size"
                    + (f" ({busy_text(df)})" if busy_text(df) else "")
                    + ", so this run cannot check the text's expectation; more rounds or a quieter machine would")
     elif called <= expected.get(variant, called):
