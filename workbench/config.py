@@ -21,6 +21,10 @@ from workbench.backends.registry import all_backends
 from workbench.catalog.spec import TunableConfig
 from workbench.core.output_guard import check_output_path, write_output
 from workbench.core.record import JsonObject
+from workbench.core.regular_files import read_regular_text
+
+#: The largest configuration file read (tuned configurations included, a real one is a few KiB).
+MAX_CONFIG_BYTES = 4 << 20
 
 ENV_CONFIG = "WORKBENCH_CONFIG"
 CONFIG_FORMAT = "workbench-config"
@@ -147,8 +151,9 @@ def read(path: str | os.PathLike | None = None) -> WorkbenchConfig:
     p = Path(path) if path is not None else config_path()
     if not p.exists():
         return {}
+    text = read_regular_text(p, MAX_CONFIG_BYTES, what="config file")  # a FIFO or /dev/zero: refused, never read
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     return validate(data, str(p))

@@ -13,6 +13,7 @@ from typing import Any
 
 from workbench.adhoc.inputs import AdhocSetup
 from workbench.catalog.spec import Unsupported
+from workbench.core.regular_files import read_regular_text
 from workbench.core.status import GAVE_UP
 
 #: Statuses after which a callable is not tried at larger sizes: each costs a timeout or a worker's restart,
@@ -36,14 +37,14 @@ class GiveUp:
         if row.get("status") not in GIVE_UP_STATUSES:
             return
         n, path = int(json.loads(row["params"])[self.axis]), self._path(str(row["variant"]))
-        if not path.exists() or n < json.loads(path.read_text())["n"]:
+        if not path.exists() or n < json.loads(read_regular_text(path))["n"]:
             path.write_text(json.dumps({"n": n, "status": row["status"]}))
 
     def check(self, label: str, n: int) -> None:
         """Unsupported (not run) when ``label`` gave up at a smaller size."""
         path = self._path(label)
         if path.exists():
-            seen = json.loads(path.read_text())
+            seen = json.loads(read_regular_text(path))
             if n > seen["n"]:
                 raise Unsupported(f"not run: this callable ended as {seen['status']} at {self.axis}={seen['n']}, "
                                   "so larger sizes are skipped")

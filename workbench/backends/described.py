@@ -25,6 +25,7 @@ from typing import Any
 
 from workbench.backends.base import Backend, BackendUnavailable, Capabilities, DeviceInfo, Probe
 from workbench.core.record import JsonObject
+from workbench.core.regular_files import read_regular_text
 
 #: How long a cached probe of the backends is trusted when nothing it depends on changed.
 CACHE_TTL_S = 24 * 3600.0
@@ -62,7 +63,7 @@ def read_cache(key: str) -> JsonObject | None:
     """The cached probe when it was kept under ``key`` (:func:`probe_fingerprint`) less than
     :data:`CACHE_TTL_S` ago, else None."""
     try:
-        doc = json.loads(cache_path().read_text())
+        doc = json.loads(read_regular_text(cache_path(), what="probe cache"))
         if doc.get("key") == key and time.time() - float(doc.get("time", 0)) < CACHE_TTL_S:
             return doc
     except (OSError, ValueError, TypeError, AttributeError):

@@ -9,6 +9,7 @@ command, so argparse lists every choice.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import importlib
 import os
@@ -66,9 +67,48 @@ def _silence_stdout() -> None:
         pass
 
 
+def _reserve_std_fds() -> list[str]:
+    """Descriptors 0-2 that were closed (``workbench runs >&-``), each opened on /dev/null, so that no file the
+    command opens (a store) gets their number and receives what is printed; their names are returned."""
+    closed = []
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(name)
+            try:
+                devnull = os.open(os.devnull, os.O_RDWR)
+                if devnull != fd:
+                    os.dup2(devnull, fd)
+                    os.close(devnull)
+            except OSError:
+                pass
+    if sys.stderr is None:  # nowhere to say anything: the exit status still does
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
+    return closed
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit status (never raises for bad input: a message on stderr instead,
-    with the traceback only under ``--debug``)."""
+    with the traceback only under ``--debug``). Everything printed goes through one terminal-safe stream
+    (:mod:`workbench.core.terminal_text`): no control sequence from a kernel or a user reaches the terminal,
+    no locale makes printing fail, and a reader that leaves (``| head``) stops the printing, not the work."""
+    from workbench.core.terminal_text import safe_std_streams
+
+    closed = _reserve_std_fds()
+    if sys.stdout is None or "stdout" in closed:
+        print("workbench: error: stdout is closed, so nothing could be printed; run it with stdout open (to "
+              "discard the output: > /dev/null)", file=sys.stderr)
+        return EXIT_USAGE
+    with safe_std_streams() as (out, _err):
+        rc = _main(argv)
+        with contextlib.suppress(OSError, ValueError):
+            out.flush()
+        return EXIT_BROKEN_PIPE if out.broken else rc
+
+
+def _main(argv: list[str] | None) -> int:
+    """:func:`main` inside its streams."""
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv or os.environ.get("WORKBENCH_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"]  # accepted anywhere on the line

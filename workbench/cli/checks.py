@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from workbench.backends.registry import override_name
 from workbench.catalog.loader import ENV_CATALOG
-from workbench.core.output_guard import check_output_path
+from workbench.core.output_guard import check_output_path, writes_to_stdout
 
 #: The smallest memory cap that makes sense for a cell (a bare "0.5" is half a byte, not half the memory).
 MIN_MEMORY_CAP = 16 << 20
@@ -95,7 +95,10 @@ def check_cluster_address(value: str | None, timeout_s: float = CONNECT_PROBE_S)
 
 def check_writable_file(flag: str, path: str) -> None:
     """``path`` can be created: a file is made and removed in its folder (or the nearest existing ancestor),
-    so /proc, a read-only mount or a missing permission fails now, naming the real folder."""
+    so /proc, a read-only mount or a missing permission fails now, naming the real folder. The command's own
+    stdout (``/dev/stdout``) is written as a stream: nothing to create."""
+    if writes_to_stdout(path):
+        return
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     while not parent.exists() and parent != parent.parent:

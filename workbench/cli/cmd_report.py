@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
+from workbench.core.output_guard import writes_to_stdout
 from workbench.store.database import open_store
 
 FORMATS = ("html", "md", "json", "csv")
@@ -19,7 +21,7 @@ def register(subparsers: Any) -> None:
                                           "self-contained file (figures embedded); JSON is the store's export "
                                           "format, which `workbench import` reads on another machine.")
     p.add_argument("runs", nargs="*", default=["latest"], metavar="RUN",
-                   help="run ids, or 'latest' (default: latest)")
+                   help="runs by id, name (bench --name) or unique prefix, or 'latest' (default: latest)")
     p.add_argument("--store", default=None, metavar="PATH", help="results store (default: the default store)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="report format (default: from --out's extension, else html)")
@@ -50,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
         if fmt in ("html", "md"):
             kw["baseline"] = _baseline(args.baseline)
     path = write_report(store, ids, out, format=fmt, **kw)
-    print(f"wrote {path} ({fmt}, runs: {', '.join(ids)})")
+    # a report streamed to stdout (--out /dev/stdout) is the output: the note goes to stderr
+    print(f"wrote {path} ({fmt}, runs: {', '.join(ids)})", file=sys.stderr if writes_to_stdout(out) else sys.stdout)
     return 0
 
 

@@ -12,6 +12,11 @@ symlinks, it is
 * a workbench JSON export (``"format": "workbench-results"`` near its start), unless what is written is
   itself an export (re-exporting to the same file is an ordinary refresh; a CSV over a backup is not).
 
+A path that exists and is not a regular file (a FIFO, a device such as ``/dev/full``, a socket, a symlink to
+one) is refused: a rename over it would replace it with a regular file, and writing into it is not writing a
+report. The one exception is the command's own stdout (``/dev/stdout``, ``/dev/fd/1``): written there
+directly, as a stream (:func:`writes_to_stdout`).
+
 The check runs before any work (``bench`` checks its outputs before the sweep) and again just before the
 write. Writing goes to a temporary file in the same folder, flushed to disk and renamed over the target, so
 a failed or interrupted write leaves any existing file as it was.
@@ -21,15 +26,41 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+
+from workbench.core.regular_files import file_kind
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
 #: How far into a file the export marker is looked for (the store writes it first).
 EXPORT_PROBE_BYTES = 4096
 EXPORT_MARKERS = (b'"format": "workbench-results"', b'"format":"workbench-results"')
+#: Names of the command's own stdout: written to as a stream, never renamed over.
+STDOUT_PATHS = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+
+
+def writes_to_stdout(path: str | os.PathLike) -> bool:
+    """``path`` names this process's stdout (``/dev/stdout`` ...): the output is streamed there, and a command
+    says what it wrote on stderr instead."""
+    return os.path.normpath(os.fspath(path)) in STDOUT_PATHS
+
+
+def refuse_non_regular(path: str | os.PathLike, flag: str = "output") -> None:
+    """A ValueError when ``path`` exists (after symlinks) and is not a regular file: never replaced, never
+    written into."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # not there (yet): a new regular file will be made
+    if not stat.S_ISREG(mode):
+        real = os.path.realpath(path)
+        shown = f" ({real})" if real != os.path.abspath(os.fspath(path)) else ""
+        raise ValueError(f"{flag} {os.fspath(path)!r}{shown} is {file_kind(mode)}, not a regular file; the "
+                         "workbench writes only regular files (or /dev/stdout): give a file name")
 
 
 def _head(path: Path, n: int) -> bytes:
@@ -74,8 +105,11 @@ def check_output_path(path: str | os.PathLike, *, flag: str = "output",
     if not str(text).strip():
         raise ValueError(f"{flag} needs a file name, got an empty one")
     p = Path(text)
+    if writes_to_stdout(text):
+        return p
     if p.is_dir():
         raise ValueError(f"{flag} {text!r} is a directory; give a file name")
+    refuse_non_regular(p, flag)
     real = Path(os.path.realpath(p))
     for store in stores:
         if store is None or not str(store).strip():
@@ -111,6 +145,7 @@ def atomic_write_chunks(path: str | os.PathLike, chunks: Iterable[bytes]) -> Pat
     A symlink is written through (its target is replaced). New files get the usual umask permissions;
     a replaced file keeps its mode."""
     target = Path(os.path.realpath(path))
+    refuse_non_regular(target)  # a FIFO or /dev/full is never renamed over (checked again at the write)
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = target.stat().st_mode & 0o7777
@@ -144,6 +179,21 @@ def write_output(path: str | os.PathLike, text: str | Iterable[str], *, flag: st
     """:func:`check_output_path` then :func:`atomic_write_text` (``text`` may come in pieces, written as
     they come): the one way a command writes a file."""
     check_output_path(path, flag=flag, stores=stores, export=export)
+    if writes_to_stdout(path):
+        return _write_stdout(path, [text] if isinstance(text, str) else text)
     if isinstance(text, str):
         return atomic_write_text(path, text)
     return atomic_write_chunks(path, (piece.encode("utf-8") for piece in text))
+
+
+def _write_stdout(path: str | os.PathLike, pieces: Iterable[str]) -> Path:
+    """``pieces`` written to stdout as UTF-8 bytes as they come (a report to ``/dev/stdout``)."""
+    sys.stdout.flush()
+    out = getattr(sys.stdout, "buffer", None)
+    for piece in pieces:
+        if out is not None:
+            out.write(piece.encode("utf-8"))
+        else:
+            sys.stdout.write(piece)
+    (out or sys.stdout).flush()
+    return Path(path)

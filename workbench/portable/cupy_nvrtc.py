@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from workbench.core.regular_files import read_regular_text
+
 #: ``python -c`` code that prints NVRTC's version (``13.0``), and fails where CuPy's binding is not loadable.
 VERSION_CODE = "from cupy_backends.cuda.libs import nvrtc; print('%d.%d' % nvrtc.getVersion())"
 
@@ -20,7 +22,7 @@ def main(argv: list[str]) -> int:
     arch, source, ptx_out = argv
     from cupy_backends.cuda.libs import nvrtc
 
-    text = Path(source).read_text()
+    text = read_regular_text(source, what="kernel source")
     prog = nvrtc.createProgram(text, source, [], [])
     try:
         try:

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from workbench.core.regular_files import read_regular_text
 from workbench.portable.prelude import prelude
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
@@ -42,7 +43,7 @@ def expand_includes(path: Path, _stack: tuple[Path, ...] = ()) -> str:
     if path in _stack:
         raise ValueError(f"{path}: include cycle through {' -> '.join(map(str, _stack))}")
     out = [f'#line 1 "{_quote(path)}"']
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+    for lineno, line in enumerate(read_regular_text(path, what="kernel source").splitlines(), start=1):
         m = _INCLUDE.match(line)
         if not m:
             out.append(line)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterable
@@ -19,14 +20,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from workbench.core.record import RowDict
-from workbench.store.errors import StoreError, damaged_store_message, describe_sqlite_error
-from workbench.store.schema import DEFAULT_STORE_NAME, SCHEMA, create_tables, default_store_path
+from workbench.core.regular_files import file_kind
+from workbench.store.errors import StoreError, damaged_store_message, describe_sqlite_error, read_only_folder
+from workbench.store.schema import DEFAULT_STORE_NAME, EXPORT_VERSION, SCHEMA, create_tables, default_store_path
 
 log = logging.getLogger(__name__)
 
 #: A checkpoint (rows from the -wal into the main file) after this many rows or seconds of rows.
 CHECKPOINT_EVERY_ROWS = 8
 CHECKPOINT_EVERY_S = 5.0
+#: The newest store layout (``meta.schema_version``) this workbench reads and writes.
+STORE_SCHEMA_VERSION = int(EXPORT_VERSION)
 
 _Self = TypeVar("_Self", bound="StoreConnection")
 
@@ -71,6 +75,7 @@ class StoreConnection:
         if self.path.is_dir():
             raise StoreError(f"store path {self.path} is a folder; give a file in it, e.g. "
                              f"{self.path / DEFAULT_STORE_NAME}")
+        self._refuse_non_regular()
         self._lock = threading.RLock()
         self._rows_since_checkpoint, self._checkpointed_at = 0, time.monotonic()
         try:
@@ -83,6 +88,30 @@ class StoreConnection:
                 self._conn = self._connect_read_write(timeout_s)
         except sqlite3.DatabaseError as exc:
             raise StoreError(describe_sqlite_error(self.path, exc)) from None
+
+    def _refuse_non_regular(self) -> None:
+        """A store is a regular file: a FIFO (or a symlink to /dev/null) read as "no runs" and failed its writes
+        with "disk I/O error"; it is refused by name instead."""
+        try:
+            mode = os.stat(self.path).st_mode
+        except OSError:
+            return  # not there yet (a writer creates it) or not reachable (opening says why)
+        if not stat.S_ISREG(mode):
+            real = os.path.realpath(self.path)
+            shown = f" (it points to {real})" if os.path.islink(self.path) else ""
+            raise StoreError(f"store path {self.path}{shown} is {file_kind(mode)}, not a regular file: a results "
+                             "store is an SQLite file; give another --store")
+
+    def _require_schema_version(self, conn: sqlite3.Connection) -> None:
+        """Nothing is written to a store of a layout newer than ours (``meta.schema_version``) or one we cannot
+        read: another workbench made it, and our writes could break it."""
+        try:
+            found = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.OperationalError:  # no meta table: a new store, or one from before it
+            return
+        message = schema_version_problem(found[0] if found else None)
+        if message:
+            raise StoreError(f"results store {self.path}: {message}; nothing was written to it")
 
     def _require_healthy(self, timeout_s: float) -> None:
         """SQLite's quick check of an existing store, read-only: a damaged one raises StoreError."""
@@ -124,9 +153,14 @@ class StoreConnection:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create the folder of store {self.path}: {exc.strerror or exc}") from None
+        folder = read_only_folder(self.path)
+        if folder is not None:  # SQLite would say only "unable to open database file"
+            raise StoreError(f"cannot write to store {self.path}: {folder}; give a writable --store, or only "
+                             "read it (`workbench runs`, `report`, `export` open it read-only)")
         conn = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None, check_same_thread=False)
         self._conn = conn
         conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+        self._require_schema_version(conn)  # before the first write (even the journal mode is one)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across process crashes
         with self._write() as c:
@@ -195,3 +229,19 @@ class StoreConnection:
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
+
+
+def schema_version_problem(value: object) -> str | None:
+    """What is wrong with a store's ``meta.schema_version`` for this workbench (None: nothing; a store without
+    one is an older or a new store)."""
+    if value is None:
+        return None
+    try:
+        version = int(str(value).strip())
+    except ValueError:
+        return (f"its schema version {str(value)[:40]!r} is not one this workbench knows (it writes "
+                f"{STORE_SCHEMA_VERSION})")
+    if version > STORE_SCHEMA_VERSION or version < 1:
+        return (f"its schema version is {version}, and this workbench knows versions 1 to "
+                f"{STORE_SCHEMA_VERSION}: a newer workbench made it (upgrade to write it), or it is not ours")
+    return None

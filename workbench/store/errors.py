@@ -34,6 +34,30 @@ def describe_sqlite_error(path: str | os.PathLike, exc: BaseException) -> str:
     if "readonly" in low or "read-only" in low or "attempt to write" in low:
         return (f"cannot write to store {path}: it is read-only ({text}); give a writable --store, or only read "
                 "it (`workbench runs`, `report`, `export` open it read-only)")
+    if "unable to open" in low or "disk i/o error" in low:
+        folder = read_only_folder(path)
+        if folder is not None:
+            return (f"cannot write to store {path}: {folder}; give a writable --store, or only read it "
+                    "(`workbench runs`, `report`, `export` open it read-only)")
     if "unable to open" in low:
         return f"cannot open store {path} ({text}): check that its folder exists and is readable"
     return f"store {path}: {text}"
+
+
+def read_only_folder(path: str | os.PathLike) -> str | None:
+    """Why a store at ``path`` cannot be written, in words, when its file or folder is read-only (a read-only
+    mount, a folder or file without write permission); None when it can be (as far as we can tell)."""
+    p = os.path.abspath(os.fspath(path))
+    folder = os.path.dirname(p)
+    while folder and not os.path.exists(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return f"it is on a read-only file system (the folder {folder} is mounted read-only)"
+    except (OSError, AttributeError):
+        return None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"its folder {folder} is not writable (permission denied; the store needs its -wal and -shm files there)"
+    if os.path.exists(p) and not os.access(p, os.W_OK):
+        return "the file is read-only (no write permission)"
+    return None

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.status import Status
+from workbench.store.connection import schema_version_problem
 from workbench.store.runs import RunRecords
 from workbench.store.schema import RUN_STATUSES
 
@@ -33,6 +34,13 @@ class HealthChecks(RunRecords):
         a write-ahead log not yet moved into the main file.
         ``planned(run)``: (cells, rounds) the run's stored sweep plans, so that an interrupted run's missing
         cells are counted (the caller rebuilds the sweep: the store does not know sweeps)."""
+        version = self._schema_version_problem()
+        if version:  # said first; the checks below still run
+            return [f"{version}; nothing will be written to it by this workbench",
+                    *self._integrity_and_content(planned)]
+        return self._integrity_and_content(planned)
+
+    def _integrity_and_content(self, planned: PlannedCells | None) -> list[str]:
         problems: list[str] = []
         for (msg,) in self._conn.execute("PRAGMA integrity_check(20)").fetchall():
             lines = [ln for ln in msg.splitlines() if ln.strip() and not ln.startswith("***")]
@@ -49,6 +57,13 @@ class HealthChecks(RunRecords):
                 problems.append(f"reading the runs and rows failed ({exc})")
             return problems
         return problems + self._content_problems(planned)
+
+    def _schema_version_problem(self) -> str | None:
+        try:
+            found = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return schema_version_problem(found[0] if found else None)
 
     def _content_problems(self, planned: PlannedCells | None) -> list[str]:
         problems: list[str] = []

@@ -19,6 +19,7 @@ from workbench.core.record import RESULT_COLUMNS, RowDict, RowValue
 from workbench.core.timestamps import now_iso
 from workbench.store.connection import StoreConnection
 from workbench.store.import_stream import stored_value
+from workbench.store.stored_text import stored_row
 
 if TYPE_CHECKING:  # pandas costs ~0.25 s and 45 MB a process; loaded only to return a table
     import pandas as pd
@@ -66,8 +67,9 @@ class ResultRows(StoreConnection):
         cols = [*RESULT_COLUMNS, "extra"]
         update = ", ".join(f"{k} = excluded.{k}" for k in cols if k not in ("run_id", "cell_key"))
         with self._write() as c:
+            # text capped and cleaned here, where a kernel's words enter the store (an import is checked instead)
             c.execute(self._insert_sql("INSERT") + f" ON CONFLICT(run_id, cell_key) DO UPDATE SET {update}",
-                      self._row_values(row))
+                      self._row_values(stored_row(row)))
             # the cell in flight is done (same transaction: a crash between the two cannot blame it); the
             # heartbeat and wall time move on, so a killed run keeps the wall time it had
             c.execute("UPDATE runs SET in_flight = NULL, heartbeat_at = ?, wall_s = COALESCE(?, wall_s) "

@@ -1,0 +1,195 @@
+"""Issue 38 (hostile round four), the file and terminal groups: outputs that are not regular files (1), bounded
+reads (2), stored text capped and cleaned (4), locale (5), terminal control from kernels and users (6), stores
+that are not ours to write (8), closed or odd stdout (12), read-only stores (14), outputs resolved before any
+kernel runs (17)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench import config
+from workbench.cli import main
+from workbench.core.output_guard import check_output_path, write_output
+from workbench.core.regular_files import read_regular_bytes
+from workbench.core.terminal_text import SafeTextStream, terminal_safe
+from workbench.store import errors as store_errors
+from workbench.store.database import Store, StoreError
+from workbench.store.import_schema import load_export
+from workbench.store.stored_text import MAX_STORED_LONG_TEXT_CHARS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cli(*args: str, **kw: object) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), WORKBENCH_AUTO_PEAKS="0")
+    env.update(kw.pop("env", {}))  # type: ignore[arg-type]
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
+                          env=env, timeout=120, **kw)  # type: ignore[call-overload]
+
+
+def _store_with_run(path: Path, name: str | None = None, message: str = "fine", variant: str = "numpy") -> str:
+    st = Store(path)
+    run_id = st.new_run(name=name)
+    st.record({"run_id": run_id, "cell_key": "c1", "kernel": "saxpy", "variant": variant, "backend": "numpy",
+               "dtype": "float32", "status": "error", "message": message})
+    st.set_run_status(run_id, "finished")
+    st.close()
+    return run_id
+
+
+# -- 1: outputs that are not regular files ----------------------------------------------------------------
+
+def test_a_fifo_or_a_device_is_never_replaced(tmp_path):
+    fifo = tmp_path / "f.md"
+    os.mkfifo(fifo)
+    link = tmp_path / "null.json"
+    link.symlink_to(os.devnull)
+    for target in (fifo, link, Path("/dev/full")):
+        with pytest.raises(ValueError, match="not a regular file"):
+            write_output(target, "x", flag="--out")
+    with pytest.raises(ValueError, match="FIFO"):
+        config.write({}, fifo)
+    assert fifo.is_fifo() and Path("/dev/full").is_char_device() and link.resolve() == Path(os.devnull)
+
+
+def test_report_to_dev_stdout_streams_the_report(tmp_path):
+    store = tmp_path / "s.sqlite"
+    _store_with_run(store)
+    r = _cli("report", "--store", str(store), "--out", "/dev/stdout", "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("run_id,") and "wrote /dev/stdout" in r.stderr
+    assert check_output_path("/dev/stdout") == Path("/dev/stdout")
+
+
+# -- 2: bounded reads ---------------------------------------------------------------------------------------
+
+def test_reads_refuse_devices_fifos_and_oversized_files(tmp_path, monkeypatch):
+    fifo = tmp_path / "cfg.json"
+    os.mkfifo(fifo)  # no writer: an open that blocked would hang this test
+    with pytest.raises(ValueError, match="FIFO"):
+        read_regular_bytes(fifo)
+    with pytest.raises(ValueError, match="character device"):
+        read_regular_bytes("/dev/zero")
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 101)
+    with pytest.raises(ValueError, match="larger"):
+        read_regular_bytes(big, limit=100)
+    assert read_regular_bytes(big, limit=101) == b"x" * 101
+    monkeypatch.setenv("WORKBENCH_CONFIG", "/dev/zero")
+    with pytest.raises(ValueError, match="config file /dev/zero is a character device"):
+        config.read()
+    with pytest.raises(ValueError, match="character device"):
+        load_export("/dev/zero")
+
+
+# -- 4: stored text capped and cleaned ------------------------------------------------------------------------
+
+def test_a_huge_message_and_an_escape_in_a_name_are_stored_importable(tmp_path):
+    src = tmp_path / "s.sqlite"
+    _store_with_run(src, message="boom\x1b[2J" + "x" * (20 << 20), variant="v\x1b]0;T\x07")
+    st = Store(src, read_only=True)
+    row = st.rows()[0]
+    assert len(row["message"]) <= MAX_STORED_LONG_TEXT_CHARS and "characters cut" in row["message"]
+    assert "\x1b" not in row["message"] and row["message"].startswith("boom\\x1b[2J")
+    assert row["variant"] == "v\\x1b]0;T\\x07"
+    out = tmp_path / "e.json"
+    st.export(None, out)
+    assert out.stat().st_size < 1 << 20
+    counts = Store(tmp_path / "t.sqlite").import_file(out)
+    assert counts["results"] == 1
+
+
+# -- 5: locale ------------------------------------------------------------------------------------------------
+
+def test_printing_never_fails_on_the_locale():
+    raw = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    out = SafeTextStream(raw)
+    out.write("1.3 µs ± 2%\n")
+    out.flush()
+    assert raw.buffer.getvalue() == b"1.3 \\xb5s \\xb1 2%\n"
+
+
+# -- 6: terminal control from kernels and users ----------------------------------------------------------------
+
+def test_control_sequences_and_bidi_overrides_are_shown_as_escapes(tmp_path, capsys):
+    assert terminal_safe("a\x1b[2Jb\u202ec\x9bd\te\n") == "a\\x1b[2Jb\\u202ec\\x9bd\te\n"
+    assert terminal_safe("a\nb\r", one_line=True) == "a\\x0ab\\x0d"
+    store = tmp_path / "s.sqlite"
+    _store_with_run(store, name="n\u202eame")
+    assert main(["runs", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "n\\u202eame" in out and "\u202e" not in out
+
+
+# -- 8: stores that are not ours to write ------------------------------------------------------------------------
+
+def test_a_newer_schema_version_is_never_written(tmp_path):
+    path = tmp_path / "s.sqlite"
+    _store_with_run(path)
+    with sqlite3.connect(path) as c:
+        c.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="schema version is 99"):
+        Store(path)
+    assert path.read_bytes() == before
+    assert any("schema version is 99" in p for p in Store(path, read_only=True).check())
+
+
+def test_a_fifo_or_a_link_to_dev_null_is_no_store(tmp_path):
+    fifo = tmp_path / "f.sqlite"
+    os.mkfifo(fifo)
+    link = tmp_path / "n.sqlite"
+    link.symlink_to(os.devnull)
+    for path in (fifo, link):
+        for read_only in (True, False):
+            with pytest.raises(StoreError, match="not a regular file"):
+                Store(path, read_only=read_only)
+
+
+# -- 12: closed stdout --------------------------------------------------------------------------------
+
+def test_closed_stdout_is_a_clear_error(tmp_path):
+    store = tmp_path / "s.sqlite"
+    _store_with_run(store)
+    r = _cli("runs", "--store", str(store), stdout=None, pass_fds=(), preexec_fn=lambda: os.close(1))
+    assert r.returncode == 2 and "stdout is closed" in r.stderr and "internal error" not in r.stderr
+
+
+# -- 14: read-only stores -----------------------------------------------------------------------------
+
+def test_a_store_on_a_read_only_mount_says_so(tmp_path, monkeypatch):
+    path = tmp_path / "s.sqlite"
+    _store_with_run(path)
+    real = os.statvfs
+
+    class _RO:
+        def __init__(self, st: os.statvfs_result):
+            self.f_flag = st.f_flag | os.ST_RDONLY
+
+    monkeypatch.setattr(store_errors.os, "statvfs", lambda p: _RO(real(p)))
+    with pytest.raises(StoreError, match="read-only file system"):
+        Store(path)
+    assert "read-only file system" in store_errors.describe_sqlite_error(
+        path, sqlite3.OperationalError("unable to open database file"))
+    assert Store(path, read_only=True).rows()  # reading it still works
+
+
+# -- 17: outputs resolved before any kernel runs ---------------------------------------------------------
+
+def test_bench_outputs_are_resolved_before_the_sweep(tmp_path, monkeypatch):
+    from workbench.cli.cmd_bench import check_outputs
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kernel_dir").mkdir()
+    outputs = check_outputs("rel.json", "rel.md")
+    os.chdir(tmp_path / "kernel_dir")  # what an --in-process variant calling os.chdir does
+    assert [p for p, _ in outputs] == [str(tmp_path / "rel.json"), str(tmp_path / "rel.md")]
+    assert json.dumps(outputs)  # plain strings
