@@ -30,6 +30,8 @@ from workbench.sweep.driver import SweepSpec
 TOKEN = re.compile(r"""(?:"[^"]*"|'[^']*'|\S)+""")
 #: Name the timed function gets in the notebook's namespace while it is compiled (removed afterwards).
 STATEMENT_FN = "_wb_timed_statement"
+#: The file name the statement is compiled under: a traceback frame of it is the user's code.
+STATEMENT_FILE = "<wb_timeit>"
 
 
 class _TimingOptions(TypedDict, total=False):
@@ -134,7 +136,7 @@ def statement_function(stmt: str, namespace: dict[str, Any], setup: str = "") ->
     body = textwrap.indent(textwrap.dedent(setup), "    ") + "\n" if setup.strip() else ""
     source = (f"def {STATEMENT_FN}():\n{body}    def run():\n{textwrap.indent(textwrap.dedent(stmt), '        ')}\n"
               f"        pass\n    return run\n")
-    code = compile(source, "<wb_timeit>", "exec")
+    code = compile(source, STATEMENT_FILE, "exec")
     scratch: dict[str, Any] = {}
     exec(code, namespace, scratch)  # the user's own notebook statement, compiled as %timeit compiles it
     run = scratch[STATEMENT_FN]()
@@ -142,6 +144,20 @@ def statement_function(stmt: str, namespace: dict[str, Any], setup: str = "") ->
     values = [closure[n] if n in closure else namespace[n] for n in _names(stmt) if n in closure or n in namespace]
     run.__name__ = run.__qualname__ = "statement"
     return run, values
+
+
+def statement_error(exc: BaseException, prog: str) -> MagicInputError | None:
+    """One line for an error raised in the user's statement or setup (a frame of :data:`STATEMENT_FILE` on its
+    traceback, or a SyntaxError in it): ``%wb_timeit: the statement raised NameError: name 'x' is not
+    defined``; None for an error of the workbench's own, which keeps its traceback."""
+    if isinstance(exc, SyntaxError) and exc.filename == STATEMENT_FILE:
+        return MagicInputError(f"%{prog}: the statement is not valid Python: {exc.msg} (line {exc.lineno})")
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == STATEMENT_FILE:
+            return MagicInputError(f"%{prog}: the statement raised {type(exc).__name__}: {exc}")
+        tb = tb.tb_next
+    return None
 
 
 def measurement_line(m: Measurement) -> str:
@@ -169,14 +185,20 @@ def wb_timeit(shell: Any, line: str, cell: str | None = None) -> Measurement | N
     if (b := _number(parser, "budget_s", args.budget, "-b")) is not None:
         options["budget_s"] = b
     transform = getattr(shell, "transform_cell", lambda s: s)
-    run, values = statement_function(transform(stmt), shell.user_ns, transform(setup) if setup.strip() else "")
+    try:
+        run, values = statement_function(transform(stmt), shell.user_ns, transform(setup) if setup.strip() else "")
+    except Exception as exc:  # noqa: BLE001 - the user's setup or syntax: one line; ours re-raised
+        raise statement_error(exc, parser.prog) or exc from None
     backend = _backend(parser, args.backend)
     if backend is None:
         try:
             backend = backend_for(values)
         except ValueError as exc:  # arrays on two devices: say which to wait for
             raise MagicInputError(f"%{parser.prog}: {exc} (--backend NAME)") from None
-    m = adhoc.timeit(run, backend=backend, **options)
+    try:
+        m = adhoc.timeit(run, backend=backend, **options)
+    except Exception as exc:  # noqa: BLE001 - the statement's own error: one line; ours re-raised
+        raise statement_error(exc, parser.prog) or exc from None
     m = dataclasses.replace(m, label=" ".join(stmt.split())[:60])
     if not args.quiet:
         print(measurement_line(m))
@@ -226,13 +248,39 @@ def wb_quick(shell: Any, line: str) -> Any:
     except (TypeError, ValueError) as exc:  # quick's own checks of setup, sizes and name: one line each
         raise MagicInputError(f"%{parser.prog}: {exc}") from None
     if not args.quiet:
-        from IPython.display import display
-
         table = res.summary()
         shown = [c for c in table.columns if c != "kernel" and table[c].astype(bool).any()]  # no empty column
         print(repr(res))
-        display(table[shown])
+        if in_terminal(shell):  # a terminal would show a frame cut to its width ("variant ... notes")
+            print(summary_text(table[shown]))
+        else:
+            from IPython.display import display
+
+            display(table[shown])
     return res if args.output else None
+
+
+def in_terminal(shell: Any) -> bool:
+    """Whether ``shell`` is terminal IPython (no kernel, so no rich display of a frame)."""
+    return getattr(shell, "kernel", None) is None
+
+
+#: Columns that say which cell a line is: they open the line; every other column follows as "name value".
+_CELL_COLUMNS = ("variant", "backend", "dtype", "size", "status")
+
+
+def summary_text(table: Any) -> str:
+    """The summary as text a terminal shows whole: one line per cell (its variant, backend, dtype, size and
+    status, then every other non-empty column by name), its notes on an indented line below."""
+    lines = []
+    for _, row in table.iterrows():
+        cell = " ".join(str(row[c]) for c in _CELL_COLUMNS if c in row and str(row[c]))
+        rest = [f"{c} {row[c]}" for c in table.columns
+                if c not in _CELL_COLUMNS and c != "notes" and str(row[c]).strip() and str(row[c]) != "nan"]
+        lines.append(f"{cell}: {', '.join(rest)}" if rest else cell)
+        if "notes" in row and str(row["notes"]).strip():
+            lines.append(f"    notes: {row['notes']}")
+    return "\n".join(lines)
 
 
 def _as_magic(fn: Callable[..., Any], shell: Any) -> Callable[..., Any]:

@@ -98,7 +98,7 @@ def weight_only_gemm_spec(name: str, description: str, *, weight_dtype: str,
         x, scale = (np.asarray(inputs[k]).astype(np.float64) for k in ("x", "scale"))
         w = decoded_weights(inputs["w"], decode, table_decode)
         err = mass_error(np.asarray(outputs["out"]), reference["out"], x, w, scale)
-        tol = spec.tolerance(dtype)
+        tol = spec.tolerance(dtype, params)
         return err, "" if err <= tol else (f"out: max error {err:.3g} of the dot products' absolute mass "
                                            f"> tolerance {tol:.3g}")
 

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from workbench.catalog.tolerance import Tolerance, evaluate
 from workbench.core.dtypes import round_to
 
 Params = Mapping[str, int]
@@ -65,6 +66,9 @@ DEFAULT_TOLERANCES: dict[str, float] = {
     "bfloat16": 4e-2,
 }
 
+#: What a spec may say bounds its speed: the roof its rows are scored against ("none": no roof, no % of peak).
+BOUNDS = ("memory-bound", "compute-bound", "latency-bound", "none")
+
 #: ``graph``: a multi-kernel block recorded once per shape and replayed (see ``workbench.execution``).
 MODES = ("eager", "fused", "compiled", "graph")
 
@@ -89,22 +93,54 @@ class KernelSpec:
     bytes_moved: Callable[[Params, int], float]
     #: Named size lists: "verify" (small, odd), "quick", "full", ...
     sizes: dict[str, list[dict[str, int]]]
-    tolerances: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    #: dtype -> allowed error: a number, or a function of the size params (``workbench.catalog.tolerance``).
+    tolerances: dict[str, Tolerance] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     #: Output dtypes when not the compute dtype (e.g. argmax -> "int64").
     output_dtypes: dict[str, str] = field(default_factory=dict)
     #: Inputs held in their own dtype whatever the run dtype (e.g. embedding ids "int64", int8 weights "int8").
     input_dtypes: dict[str, str] = field(default_factory=dict)
     #: Map an LLM shape (batch, seq, hidden, intermediate) to this spec's params, or None.
     llm_params: Callable[[Mapping[str, int]], dict[str, int] | None] | None = None
-    #: "memory-bound" or "compute-bound" (for plots and tutorials).
+    #: What bounds its speed, so what it is scored against (:data:`BOUNDS`): "memory-bound" (DRAM bandwidth),
+    #: "compute-bound" (peak FLOP/s), "latency-bound" (a serial chain of dependent steps: ``chain``), "none".
     bound: str = "memory-bound"
     #: Optional custom comparison: (outputs, reference, inputs, params, dtype) -> (error, message).
     compare: Callable[..., tuple[float, str]] | None = None
     #: Folder the spec was loaded from (set by the loader).
     path: str | None = None
+    #: Latency-bound kernels: the length of the longest chain of dependent steps one call runs (a row-wise
+    #: scan: cols), from the params; their rows are scored in ns per step of that chain.
+    chain: Callable[[Params], float] | None = None
 
-    def tolerance(self, dtype: str) -> float:
-        return self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype])
+    def __post_init__(self) -> None:
+        self.check_bound()
+        self.check_sizes()
+
+    def check_sizes(self) -> None:
+        """Refuse an empty size list at registration: verifying or timing over one ran nothing and said "passed"."""
+        if not isinstance(self.sizes, Mapping):
+            raise ValueError(f"kernel {self.name!r}: sizes must be a dict of named size lists, got "
+                             f"{type(self.sizes).__name__}")
+        empty = [name for name, listed in self.sizes.items() if not isinstance(listed, (list, tuple)) or not listed]
+        if empty:
+            raise ValueError(f"kernel {self.name!r}: size list{'s' * (len(empty) > 1)} "
+                             f"{', '.join(repr(e) for e in empty)} {'are' if len(empty) > 1 else 'is'} empty "
+                             f"or not a list; each named size list needs at least one size such as "
+                             f"{{{', '.join(repr(a) + ': 64' for a in self.axes)}}}")
+
+    def check_bound(self) -> None:
+        """The bound is one of :data:`BOUNDS`; a latency-bound spec says how long its chain is."""
+        if self.bound not in BOUNDS:
+            raise ValueError(f"kernel {self.name!r}: bound {self.bound!r} is not one of {', '.join(BOUNDS)}")
+        if self.bound == "latency-bound" and self.chain is None:
+            raise ValueError(f"kernel {self.name!r} is latency-bound: give chain=lambda p: <dependent steps per "
+                             "call> (e.g. p['cols'] for a row-wise scan)")
+
+    def tolerance(self, dtype: str, params: Params | None = None) -> float:
+        """The allowed error of a ``dtype`` run at ``params`` (needed where the spec's tolerance depends on
+        the size)."""
+        return evaluate(self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype]), params,
+                        f"kernel {self.name!r} {dtype}")
 
     def host_inputs(self, params: Params, dtype: str, seed: int = 0) -> Arrays:
         """Seeded inputs of ``params``, rounded to ``dtype`` and held in its host dtype (the values every run sees)."""

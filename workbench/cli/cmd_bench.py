@@ -278,7 +278,10 @@ def bench_request(args: argparse.Namespace) -> tuple[SweepRequest, list[tuple[st
 
 def _resumed(args: argparse.Namespace, store: Store, request: SweepRequest) -> SweepRequest:
     """The request to finish a stored run: ``--resume``'s run id (the latest unfinished one by default)."""
-    resume = store.latest_run_id(unfinished=True) if args.resume == "latest" else args.resume
+    from workbench.store.run_names import resolve_run
+
+    resume = (store.latest_run_id(unfinished=True) if args.resume == "latest"
+              else resolve_run(store, args.resume))  # an id, a run's name or a unique prefix
     if resume is None:
         raise ValueError(f"no unfinished run to resume in {store.path}")
     stored, complete, wanted = SweepPlan.stored_summary(store, resume)  # unknown ids raise here

@@ -14,7 +14,8 @@ EXPORT_SUFFIXES = (".json", "")
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="export runs (with environments and peaks) as JSON for another store")
-    p.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="runs to export (default: all; 'latest' allowed)")
+    p.add_argument("run_ids", nargs="*", metavar="RUN_ID",
+                   help="runs to export by id or name (default: all; 'latest' or a unique prefix allowed)")
     p.add_argument("-o", "--out", required=True, metavar="FILE",
                    help="output JSON file (.json); never a results store. For CSV, HTML or Markdown use "
                         "`workbench report --out FILE.csv`")
@@ -38,9 +39,9 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(args.out, flag="export -o", stores=(args.store, default_store_path()), export=True)
     check_export_path(args.out)
     store = open_store(args.store, must_exist=True)  # read-only: exporting never creates or changes a store
-    ids = [store.latest_run_id() if r == "latest" else r for r in args.run_ids] or None
-    if ids is not None and None in ids:
-        raise ValueError(f"no runs in {store.path}, so there is no 'latest' run")
+    from workbench.report.data import resolve_run_ids
+
+    ids = resolve_run_ids(store, args.run_ids)  # ids, 'latest', names or unique prefixes
     path = store.export(ids, args.out)
     print(f"wrote {path}")
     return 0

@@ -19,7 +19,8 @@ def register(sub: Any) -> None:
     check = actions.add_parser("check", help="say what is wrong with the store (exit 1 if anything)")
     add_store(check)
     drop = actions.add_parser("drop", help="remove a run and its rows")
-    drop.add_argument("run_id", metavar="RUN", help="the run to remove (see `workbench runs`)")
+    drop.add_argument("run_id", metavar="RUN",
+                      help="the run to remove: its id, name or a unique prefix (see `workbench runs`)")
     add_store(drop)
 
 
@@ -45,8 +46,11 @@ def run(args: argparse.Namespace) -> int:
         print("no problems found" if not problems else f"{len(problems)} problem(s) found")
         return 1 if problems else 0
     store = open_store(args.store, must_exist=True, read_only=False)
-    removed = store.drop_run(args.run_id)
-    print(f"dropped run {args.run_id} and its {removed['results']} rows from {store.path}")
+    from workbench.store.run_names import resolve_run
+
+    run_id = resolve_run(store, args.run_id, latest=store.latest_run_id())  # an id, a name or a unique prefix
+    removed = store.drop_run(run_id)
+    print(f"dropped run {run_id} and its {removed['results']} rows from {store.path}")
     return 0
 
 

@@ -37,7 +37,10 @@ def register(subparsers: Any) -> None:
                    help="verify what a bench suite measures here: its kernels, variants and backends, nothing else "
                         "(`make demo` runs --suite quick before the quick suite); --kernel, --backend and --dtype "
                         "narrow it")
-    p.add_argument("--sizes", default="verify", help="size list from the specs (default: verify)")
+    p.add_argument("--sizes", nargs="+", default=["verify"], metavar="S",
+                   help="a size list of the specs (verify, quick, full; default: verify) or explicit sizes as for "
+                        "bench: 4096,1000003 for 1-axis kernels, 8x65536 for multi-axis ones (axes in the kernel's "
+                        "order), or rows=8:cols=65536; a kernel no size fits is skipped")
     p.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 0..N-1 per size (default 3)")
     p.add_argument("--include-compiled", action="store_true", help="also verify torch.compile variants (slow)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
@@ -64,6 +67,13 @@ def _names(values: list[str] | None) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+def _sizes(tokens: list[str], kernels: list[str] | None) -> str | list[tuple[int, ...] | dict[str, int]]:
+    """``--sizes`` read as ``bench`` reads it: one size-list name, or explicit sizes (tuples or axis dicts)."""
+    from workbench.cli.cmd_bench import _axes_hint, parse_sizes
+
+    return parse_sizes(tokens, _axes_hint(_names(kernels)))
+
+
     from workbench.cli.probe_cache import describe_from_cache
     from workbench.measure.cell import BUILD_TIMEOUT_S
     from workbench.measure.isolation import check_isolation
@@ -83,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     if check_isolation(args.isolation) == "process":  # cells run in worker processes: plan from info's cached probe
         describe_from_cache()
     progress = None if args.json else _Progress()
-    how = dict(seeds=range(args.seeds), sizes=args.sizes, include_compiled=args.include_compiled, progress=progress,
+    how = dict(seeds=range(args.seeds), sizes=_sizes(args.sizes, args.kernel), include_compiled=args.include_compiled,
+               progress=progress,
                timeout_s=args.timeout or DEFAULT_TIMEOUT_S, boundscheck=args.boundscheck,
                build_timeout_s=args.build_timeout or BUILD_TIMEOUT_S, **run_options)
     with stdout_to_stderr():  # runtimes that print while probing/compiling must not corrupt the output

@@ -389,7 +389,7 @@ class Auditor:
         """The lean check of an audited output: every output present, of its shape, within the tolerance of
         its reference (relative to the reference's magnitude; NaN fails). A failure is checked again in full
         (:func:`workbench.measure.case.check`) for its message."""
-        tol = self.case.spec.tolerance(self.case.dtype)
+        tol = self.case.spec.tolerance(self.case.dtype, self.case.params)
         for name, e in expected.items():
             out = got.get(name)
             ref = unseal({name: e.ref})[name]

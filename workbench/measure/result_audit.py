@@ -66,9 +66,13 @@ def judge_reported(res: Any, elapsed_s: float) -> Any:
 PRECISION_BANDS = (("float32", 5e-5, 5e-2, "float16, bfloat16 or TF32"), ("float64", 1e-9, 1e-5, "float32"))
 
 
-def precision_note(dtype: str, max_error: float | None, tolerance: float | None) -> str:
-    """A note when a failed check's error is the size lower-precision arithmetic gives, else ``""``."""
+def precision_note(dtype: str, max_error: float | None, tolerance: float | None, rounding_like: bool = True) -> str:
+    """A note when a failed check's error is the size lower-precision arithmetic gives and its pattern is one
+    rounding gives (``rounding_like``: :attr:`~workbench.catalog.check.CheckResult.rounding_like`, errors spread
+    over most elements, each small for its size; never a shifted or missing element), else ``""``."""
     if max_error is None or tolerance is None or not math.isfinite(max_error) or max_error <= tolerance:
+        return ""
+    if not rounding_like:
         return ""
     for run, low, high, what in PRECISION_BANDS:
         if dtype == run and low <= max_error <= high:
@@ -98,7 +102,7 @@ def explain_failure(case: Case, check: CheckResult,
         later = case.fetch(case.outputs)
         again = _check_outputs(case.spec, later, ref, case.dtype, host, case.params)
     except Exception:  # noqa: BLE001 - the failure stands as it is; this only names it
-        return precision_note(case.dtype, check.max_error, check.tolerance)
+        return precision_note(case.dtype, check.max_error, check.tolerance, check.rounding_like)
     changed = not all(k in later and same_bits(v, later[k]) for k, v in first.items())
     if changed or (again.passed and not any(t in check.message for t in _NOT_VALUES)):
         return (f"; the output was {'still changing' if changed else 'right'} {LATE_WAIT_S * 1e3:.0f} ms after the "
@@ -106,7 +110,7 @@ def explain_failure(case: Case, check: CheckResult,
     for i, h, r in others:
         if _check_outputs(case.spec, later, r, case.dtype, h, case.params).passed:
             return f"; it is the answer for input set {i}: a stale answer ({STALE})"
-    return precision_note(case.dtype, check.max_error, check.tolerance)
+    return precision_note(case.dtype, check.max_error, check.tolerance, check.rounding_like)
 
 
 def precision_settings() -> dict[str, bool | str] | None:

@@ -110,7 +110,8 @@ def _judged(request: CellRequest, config: TimingConfig, case: Case, sets: list[I
     cell ended ``incorrect`` there (its timings kept)."""
     dtype = request.cell.dtype
     res.rates = Rates(**rates(res.rates.flops or 0.0, res.rates.bytes or 0.0, st.median, dtype,
-                              request.ceilings, published_ceilings(res.device, dtype), case.spec.bound))
+                              request.ceilings, published_ceilings(res.device, dtype), case.spec.bound,
+                              chain_steps=case.spec.chain(case.params) if case.spec.chain else None))
     if timing.stopped_by == "deadline" and st.n < config.min_samples:
         raise CellTimeout(f"timed out after {st.n} of {config.min_samples} samples (limit {clock.limit_s:g} s)")
     note_tuned_config(res, case.call)

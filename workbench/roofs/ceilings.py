@@ -104,6 +104,25 @@ def noise_text(row: Mapping[str, Any]) -> str:
             else "noisy")
 
 
+#: Bounds with no bandwidth or FLOP roof: a row of such a kernel has no % of peak (a scan's serial chain per row
+#: is bound by the latency of one dependent step, which neither roof measures).
+UNROOFED = ("latency-bound", "none")
+_STEPS_IN_NOTE = re.compile(r"latency-bound: ([\d.e+]+) dependent steps a call")
+
+
+def bound_note(bound: str, steps: float | None, seconds: float | None) -> str:
+    """What a row of an unroofed kernel is scored against: for a latency-bound one the time of one step of its
+    serial chain (``latency-bound: 1000 dependent steps a call, 2.1 ns a step``); for "none", that it has no
+    roof. ``""`` for roofed bounds."""
+    if bound == "none":
+        return "no roof: the spec declares none, so no % of peak"
+    if bound != "latency-bound":
+        return ""
+    per = f", {seconds / steps * 1e9:.3g} ns a step" if steps and seconds and seconds > 0 else ""
+    return (f"latency-bound: {steps:g} dependent steps a call{per} (scored per step of its serial chain; no "
+            "bandwidth or FLOP roof applies)")
+
+
 def is_compute_bound(row: Mapping[str, Any]) -> bool:
     bound = row.get("bound")
     if isinstance(bound, str) and bound:
@@ -134,6 +153,10 @@ def row_peak_note(row: Mapping[str, Any], llc_bytes: float | None = None, roofs:
     without percentages keep their stored note."""
     note = row.get("peak_note")
     stored = note.strip() if isinstance(note, str) else ""
+    if row.get("bound") in UNROOFED:  # the ns a step follows the row's (possibly rescaled) median
+        found = _STEPS_IN_NOTE.search(stored)
+        return bound_note(str(row["bound"]), float(found.group(1)) if found else None,
+                          number_or_none(row.get("median_s")))
     pct_bw, pct_fl = number_or_none(row.get("pct_peak_bw")), number_or_none(row.get("pct_peak_flops"))
     if pct_bw is None and pct_fl is None:
         implausible = above_top_roof(row, roofs)

@@ -20,7 +20,7 @@ from workbench.catalog.spec import KernelSpec
 from workbench.core.datasets import published_peak
 from workbench.core.dtypes import itemsize
 from workbench.core.record import RowDict
-from workbench.roofs.ceilings import peak_note
+from workbench.roofs.ceilings import UNROOFED, bound_note, peak_note
 from workbench.roofs.model import AUTO_METHOD_PREFIX, AUTO_PROBE, MEASURED, PUBLISHED, source_of_method
 
 log = logging.getLogger(__name__)
@@ -93,11 +93,12 @@ def combined_source(bw_src: str | None, fl_src: str | None) -> str | None:
 
 def rates(flops: float, nbytes: float, seconds: float | None, dtype: str, peaks: Peaks | None = None,
           published: Mapping[str, float] | None = None, bound: str = "memory-bound",
-          llc_bytes: int | None = None) -> RowDict:
+          llc_bytes: int | None = None, chain_steps: float | None = None) -> RowDict:
     """gflops, gbps, intensity, the percentages of peak for one median time, and the ceilings behind them.
 
-    Ceilings are ``peaks`` (measured; a :class:`Ceilings` says by what) where known,
-    else ``published``; ``llc_bytes`` (default: ``peaks.llc_bytes``) lets a
+    A ``latency-bound`` or ``none`` kernel (``bound``) gets no % of peak; its note gives the time of one of
+    its ``chain_steps`` dependent steps. Ceilings are ``peaks`` (measured; a :class:`Ceilings` says by what)
+    where known, else ``published``; ``llc_bytes`` (default: ``peaks.llc_bytes``) lets a
     percentage above 100 be explained by the cache (``peak_note``).
     """
     out: RowDict = {"flops": flops, "bytes": nbytes,
@@ -109,6 +110,9 @@ def rates(flops: float, nbytes: float, seconds: float | None, dtype: str, peaks:
         return out
     gflops, gbps = flops / seconds / 1e9, nbytes / seconds / 1e9
     out["gflops"], out["gbps"] = gflops, gbps
+    if bound in UNROOFED:  # no roof to take a % of: the note says what the row is scored against
+        out["peak_note"] = bound_note(bound, chain_steps, seconds)
+        return out
     bw, fl, bw_src, fl_src = ceilings_for(dtype, peaks, published)
     roof_set = getattr(peaks, "roof_set", None)
     level = roof_set.cache_level_for(nbytes) if roof_set is not None else None

@@ -35,6 +35,7 @@ from workbench.measure.cell import BUILD_TIMEOUT_S, Cell, CheckOnly
 from workbench.measure.isolation import CellExecutor, make_executor
 from workbench.measure.request import NO_VARIANT
 from workbench.sweep.selection import Target, select
+from workbench.sweep.spec import SweepSpec, _match_sizes
 
 #: Statuses that make verification fail (``unsupported`` says why something could not run; it is not a pass).
 FAILED = tuple(reversed(FAILED_IN_ORDER))
@@ -99,7 +100,7 @@ def _as_list(x: str | Iterable[str] | None) -> list[str] | None:
 
 def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[str] | None = None,
            variants: str | Iterable[str] | None = None, dtypes: str | Iterable[str] = ("float32",),
-           seeds: Iterable[int] = (0, 1, 2), sizes: str | list[dict[str, int]] = "verify",
+           seeds: Iterable[int] = (0, 1, 2), sizes: str | list[dict[str, int]] | list[tuple[int, ...]] = "verify",
            include_compiled: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S,
            progress: Callable[[VerifyResult], None] | None = None, boundscheck: bool = False,
            build_timeout_s: float = BUILD_TIMEOUT_S, isolation: str | None = None,
@@ -109,8 +110,9 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
 
     ``backends`` defaults to every available backend; naming an unavailable one
     raises :class:`~workbench.sweep.selection.BackendUnavailable` before anything runs.
-    ``sizes`` is a size-list name from the specs ("verify", "quick", ...) or
-    explicit params. ``timeout_s`` limits each cell (one size with every seed).
+    ``sizes`` is a size-list name from the specs ("verify", "quick", ...), explicit params (dicts), or
+    tuples of one value per axis in the spec's order as ``bench --sizes 8x65536`` gives (a kernel none fits is
+    skipped; a size that fits no kernel is a ValueError). ``timeout_s`` limits each cell (one size with every seed).
     Bad kernel, backend, variant or dtype names raise ValueError listing the valid ones.
     ``boundscheck``: numba variants are built with bounds checks (``NUMBA_BOUNDSCHECK=1``, without the
     disk cache) for this call, so an out-of-bounds index fails as an IndexError (``error``); their rows
@@ -130,8 +132,12 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
     sel = select(_as_list(kernels), _as_list(variants), _as_list(backends), _as_list(dtypes) or [],
                  MODES if include_compiled else None)
     size_lists = {spec.name: _size_list(spec, sizes) for spec in sel.specs}  # bad size-list names fail first
+    if isinstance(sizes, (list, tuple)) and sizes and any(isinstance(p, (list, tuple)) for p in sizes):
+        SweepSpec(sizes=list(sizes))._check_sizes_fit(sel.specs)  # as bench: a size must fit some kernel
     results = VerifyResults(skipped=[Skipped(spec.name, v.name, "compiled variant (use include_compiled)")
-                                     for spec, v in sel.excluded])
+                                     for spec, v in sel.excluded]
+                            + [Skipped(spec.name, "*", f"none of the sizes given fits its axes {spec.axes}")
+                               for spec in sel.specs if not size_lists[spec.name]])
     worker = make_executor(isolation, memory_cap=memory_cap, boundscheck=boundscheck, name="workbench-verify")
     try:
         for spec in sel.specs:
@@ -139,7 +145,7 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
                 for d in sel.dtypes:
                     _emit(results, progress, VerifyResult(spec.name, v.name, "/".join(v.runtimes), d,
                                                           "unsupported", message=reason))
-            for dtype in sel.dtypes:
+            for dtype in sel.dtypes if size_lists[spec.name] else ():
                 for target in sel.targets(spec, dtype):
                     if only is not None and (spec.name, getattr(target.variant, "name", None), target.backend.name,
                                              dtype) not in only:
@@ -202,6 +208,8 @@ def _size_list(spec: KernelSpec, sizes: str | list[dict[str, int]]) -> list[dict
         return list(spec.sizes[sizes])
     if isinstance(sizes, Mapping):
         sizes = [sizes]
+    if isinstance(sizes, (list, tuple)) and sizes and any(isinstance(p, (list, tuple)) for p in sizes):
+        return _match_sizes(spec, list(sizes), explicit_kernel=False)  # 8x65536: one value per axis, in order
     if not isinstance(sizes, (list, tuple)) or not sizes:
         raise ValueError(f"sizes must be a size-list name ({', '.join(spec.sizes)}) or a non-empty list of "
                          f"dicts such as {{{', '.join(repr(a) + ': 64' for a in spec.axes)}}}, got {sizes!r}")
@@ -219,7 +227,8 @@ def _verify_target(t: Target, sizes: list[dict[str, int]], seeds: tuple[int, ...
                    timeout_s: float, build_timeout_s: float = BUILD_TIMEOUT_S) -> VerifyResult:
     """One cell per size through the harness, folded into one result; stops at the first cell not ok."""
     name, mode = (t.variant.name, t.variant.mode) if t.variant else (NO_VARIANT, "eager")
-    result = VerifyResult(t.spec.name, name, t.backend.name, t.dtype, "ok", tolerance=t.spec.tolerance(t.dtype))
+    tol = t.spec.tolerance(t.dtype, sizes[0]) if sizes else None
+    result = VerifyResult(t.spec.name, name, t.backend.name, t.dtype, "ok", tolerance=tol)
     t0 = time.perf_counter()
     worst = -1.0
     for params in sizes if t.unsupported is None else sizes[:1]:
