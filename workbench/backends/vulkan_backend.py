@@ -44,6 +44,7 @@ from workbench.backends.runtime import Runtime
 from workbench.catalog.spec import Unsupported
 
 if TYPE_CHECKING:
+from workbench.core.regular_files import read_regular_text
     from workbench.catalog.spec import BuildContext, DeviceArrays, KernelCall, KernelSpec
 
 INSTALL_HINT = "pip install 'kernel-workbench[vulkan]' (wgpu)"
@@ -357,7 +358,8 @@ def wgsl_call(ctx: BuildContext, spec: KernelSpec, source: Path | str, bindings:
     grid = tuple(int(g) for g in groups(p, max_groups))
     if any(g > max_groups for g in grid):
         raise Unsupported(f"dispatch {grid} exceeds {max_groups} workgroups per dimension")
-    text = Path(source).read_text() if isinstance(source, Path) or str(source).endswith(".wgsl") else str(source)
+    is_file = isinstance(source, Path) or str(source).endswith(".wgsl")
+    text = read_regular_text(source, what="WGSL source") if is_file else str(source)
     pipe = b.pipeline(text, entry)
     extra = [b.uniform(uniforms(p))] if uniforms is not None else []
     outputs = set(spec.output_shapes(p))

@@ -16,6 +16,7 @@ from typing import Any
 from workbench.catalog import kernels as catalog_kernels
 from workbench.cli import checks, isolation_args
 from workbench.cli.probe_cache import describe_from_cache
+from workbench.core.output_guard import writes_to_stdout
 from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
@@ -334,7 +335,8 @@ def _cluster_security(args: argparse.Namespace) -> Any:
 
 def check_outputs(json_path: str | None, report_path: str | None) -> list[tuple[str, str | None]]:
     """(path, format) of the outputs asked for, each checked before anything runs: a known format (by
-    extension), and a place that can be written (not a directory, parent creatable and writable)."""
+    extension), and a place that can be written (not a directory, parent creatable and writable). Paths come
+    back absolute, resolved against the folder the command started in."""
     out: list[tuple[str, str | None]] = []
     for flag, path, allowed in (("--json", json_path, ("json",)), ("--report", report_path, None)):
         if path is None:
@@ -351,7 +353,8 @@ def check_outputs(json_path: str | None, report_path: str | None) -> list[tuple[
             raise ValueError(f"{flag} {path!r}: unsupported format {p.suffix or '(no extension)'!r}; use a file "
                              f"ending in {', '.join('.' + f for f in valid)}")
         check_writable(flag, p)
-        out.append((path, "json" if flag == "--json" else None))
+        # resolved now: an --in-process kernel that calls os.chdir must not move a relative --report
+        out.append((path if writes_to_stdout(path) else os.path.abspath(path), "json" if flag == "--json" else None))
     return out
 
 

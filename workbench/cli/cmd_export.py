@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from workbench.core.output_guard import check_output_path
+from workbench.core.output_guard import check_output_path, writes_to_stdout
 from workbench.store.database import default_store_path, open_store
 
 #: Extensions an export may have: it is always the store's JSON format (`report` writes CSV, HTML, Markdown).
@@ -43,5 +44,5 @@ def run(args: argparse.Namespace) -> int:
 
     ids = resolve_run_ids(store, args.run_ids)  # ids, 'latest', names or unique prefixes
     path = store.export(ids, args.out)
-    print(f"wrote {path}")
+    print(f"wrote {path}", file=sys.stderr if writes_to_stdout(args.out) else sys.stdout)
     return 0

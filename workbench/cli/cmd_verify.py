@@ -12,6 +12,7 @@ from workbench.backends.base import KNOWN_DTYPES
 from workbench.cli import isolation_args
 from workbench.cli.output import stdout_to_stderr
 from workbench.core.status import Status
+from workbench.core.terminal_text import raw_stream, terminal_safe
 from workbench.sweep.suites import suite_checks, suite_names
 
 
@@ -155,15 +156,16 @@ class _Progress:
         self.failed += row.status in FAILED
         text = (f"verify: {self.done} cells checked, {self.failed} failed; last {row.kernel}/{row.variant} on "
                 f"{row.backend} ({row.dtype}): {row.status}")
-        if self.tty:
-            print(f"\r\033[K{text[:_terminal_width() - 1]}", end="", file=self.stream, flush=True)
+        text = terminal_safe(text, one_line=True)  # names are data: never a control sequence
+        if self.tty:  # our own line redraw goes under the terminal-safe stream, the text made safe above
+            print(f"\r\033[K{text[:_terminal_width() - 1]}", end="", file=raw_stream(self.stream), flush=True)
         elif self.clock() - self.last >= self.every_s:
             self.last = self.clock()
             print(text, file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.tty and self.done:
-            print("\r\033[K", end="", file=self.stream, flush=True)
+            print("\r\033[K", end="", file=raw_stream(self.stream), flush=True)
 
 
 def _terminal_width() -> int:

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from workbench.core.terminal_text import raw_stream, terminal_safe
+
 #: Longest silence of a log while a sweep runs.
 LOG_EVERY_S = 10.0
 
@@ -27,8 +29,10 @@ def make_progress(total: int, initial: int = 0, enabled: bool = True, stream: Te
     if _interactive(stream):
         from tqdm.auto import tqdm
 
+        # tqdm redraws its line with control characters of its own: it writes to the stream itself, and the
+        # names it shows (kernel, variant: data) are made terminal-safe by TerminalProgress
         return TerminalProgress(tqdm(total=total, initial=initial, unit="cell", dynamic_ncols=True, leave=True,
-                                     file=stream))
+                                     file=raw_stream(stream)))
     return LogProgress(total, initial, stream)
 
 
@@ -47,6 +51,12 @@ class TerminalProgress:
 
     def set_group(self, group: str) -> None:
         """Groups show in the bar's description already."""
+
+    def set_description_str(self, description: str, refresh: bool = True) -> None:
+        self.bar.set_description_str(terminal_safe(description, one_line=True), refresh=refresh)
+
+    def set_postfix_str(self, postfix: str, refresh: bool = True) -> None:
+        self.bar.set_postfix_str(terminal_safe(postfix, one_line=True), refresh=refresh)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.bar, name)
@@ -113,7 +123,7 @@ class LogProgress:
 
     def _write(self, what: str) -> None:
         self.last = self.clock()
-        print(self.line(what), file=self.stream, flush=True)
+        print(terminal_safe(self.line(what), one_line=True), file=self.stream, flush=True)
 
 
 def fmt_duration(seconds: float) -> str:

@@ -47,6 +47,7 @@ from workbench.backends.cpu_common import cpu_device_info
 from workbench.catalog import registry as catalog
 from workbench.catalog.spec import Variant
 from workbench.core.record import JsonObject, RowDict
+from workbench.core.regular_files import read_regular_text
 from workbench.core.status import Status
 from workbench.measure.cell import Cell, CellWorker
 from workbench.measure.isolation import CellExecutor, as_executor
@@ -397,7 +398,7 @@ def _cached_probe(env_id: str, key: str) -> list[Peak] | None:
     if (env_id, key) in _probed:
         return _probed[(env_id, key)]
     try:
-        doc = json.loads(_cache_file().read_text())
+        doc = json.loads(read_regular_text(_cache_file(), what="peaks cache"))
         found = doc[env_id][key]
         if not isinstance(found, dict) or found.get("probe_version") != PROBE_VERSION:
             return None  # measured by an older probe (a stale roof would judge every later sweep): probe again
@@ -414,7 +415,7 @@ def _remember_probe(env_id: str, key: str, peaks: list[Peak]) -> None:
     path = _cache_file()
     try:
         try:
-            doc = json.loads(path.read_text())
+            doc = json.loads(read_regular_text(path, what="peaks cache"))
             doc = doc if isinstance(doc, dict) else {}
         except (OSError, ValueError):
             doc = {}

@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 
 from workbench.core.output_guard import is_workbench_export
 from workbench.core.record import JSON_COLUMNS, Json, JsonObject
+from workbench.core.regular_files import read_regular_bytes
 from workbench.store import import_stream
 from workbench.store.export_schema import (
     CONTROL_CHARS,
@@ -239,15 +240,8 @@ def read_text(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> str:
     if p.is_dir():
         raise ValueError(f"{p} is a directory; give the JSON file `workbench export` or `report --format json` "
                          "wrote")
-    try:
-        size = p.stat().st_size
-        if size > limit:
-            raise ValueError(f"{p}: {size:,} bytes is larger than an export may be ({limit:,} bytes)")
-        data = p.read_bytes()
-    except PermissionError:
-        raise ValueError(f"{p}: permission denied (cannot read it)") from None
-    except OSError as exc:
-        raise ValueError(f"{p}: cannot read it: {exc.strerror or exc}") from None
+    # a regular file only (/dev/zero or a FIFO is refused, never read), and never more than ``limit`` bytes
+    data = read_regular_bytes(p, limit, what="export")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
