@@ -36,6 +36,8 @@ MARKERS = {
 TIERS = ("unit", "backends", "acceptance")
 #: A folder every process of one test run shares (pytest-xdist workers included): results computed once per run.
 SHARED_ENV = "WORKBENCH_TESTS_SHARED"
+#: Where screenshots and executed notebooks are copied for inspection (default: a temporary folder).
+TEST_OUTPUT_ENV = "WORKBENCH_TEST_OUTPUT"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -50,6 +52,15 @@ def pytest_configure(config: pytest.Config) -> None:
         import tempfile
 
         os.environ[SHARED_ENV] = tempfile.mkdtemp(prefix="wb-tests-shared-")
+    # Nothing a test writes lands in the working tree (issue 38: `make test` left ./workbench-results.sqlite,
+    # which the README's `workbench report latest` then reported): the default store of every command a test
+    # runs is a temporary one, and screenshots and executed notebooks go to a temporary folder unless
+    # WORKBENCH_TEST_OUTPUT names one (`WORKBENCH_TEST_OUTPUT=test-output make test` keeps them there).
+    import tempfile
+
+    os.environ.setdefault("WORKBENCH_STORE", str(Path(tempfile.mkdtemp(prefix="wb-tests-store-"))
+                                                 / "workbench-results.sqlite"))
+    os.environ.setdefault(TEST_OUTPUT_ENV, tempfile.mkdtemp(prefix="wb-test-output-"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -97,6 +108,12 @@ _file_seconds: dict[str, float] = {}
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     key = report.nodeid.split("::", 1)[0]
     _file_seconds[key] = _file_seconds.get(key, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    out = Path(os.environ.get(TEST_OUTPUT_ENV, ""))
+    if out.is_dir() and any(out.iterdir()):
+        terminalreporter.write_line(f"screenshots and executed notebooks: {out} (set {TEST_OUTPUT_ENV} to choose)")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -181,10 +181,11 @@ def chromium_page(tmp: Path, width: int = 1600, height: int = 1800):
 
 
 def save_screenshot(page, tmp: Path, name: str) -> Path:
-    """Full-page screenshot in the test's folder and a copy under test-output/ (git-ignored)."""
+    """Full-page screenshot in the test's folder and a copy under $WORKBENCH_TEST_OUTPUT (tests/conftest.py)."""
     path = tmp / name
     page.screenshot(path=str(path), full_page=True)
-    out = REPO / "test-output"
-    out.mkdir(exist_ok=True)
-    shutil.copy(path, out / name)
+    if os.environ.get("WORKBENCH_TEST_OUTPUT"):  # a temporary folder unless set (tests/conftest.py)
+        out = Path(os.environ["WORKBENCH_TEST_OUTPUT"])
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, out / name)
     return path

@@ -4,7 +4,7 @@ Each test starts its own server on a free local port with a token, opens
 notebooks/dashboard.ipynb (copied into a temporary root), picks a backend and
 a kernel, runs a tiny sweep, waits for the plot image and the results table,
 exports a report and checks the file on disk, then saves a screenshot in the
-test's folder and in test-output/ (git-ignored).
+test's folder and in $WORKBENCH_TEST_OUTPUT (tests/conftest.py).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Parameters are injected papermill-style: a cell tagged ``injected-parameters``
 goes right after the one tagged ``parameters`` and overrides only the names
 that cell defines. Kernels run in a temporary folder, so stores and reports
 land there; executed notebooks are kept in the test's folder and copied to
-``test-output/`` for inspection.
+``$WORKBENCH_TEST_OUTPUT`` (a temporary folder unless set) for inspection.
 """
 
 from __future__ import annotations
@@ -71,9 +71,10 @@ def outputs_of(cell) -> list:
 def keep(nb, tmp_path: Path, name: str) -> None:
     out = tmp_path / name
     nbformat.write(nb, out)
-    dest = REPO / "test-output" / "notebooks"
-    dest.mkdir(parents=True, exist_ok=True)
-    shutil.copy(out, dest / name)
+    if os.environ.get("WORKBENCH_TEST_OUTPUT"):  # a temporary folder unless set (tests/conftest.py)
+        dest = Path(os.environ["WORKBENCH_TEST_OUTPUT"]) / "notebooks"
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copy(out, dest / name)
 
 
 def test_notebooks_are_committed_without_outputs():

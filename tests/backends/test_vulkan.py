@@ -124,3 +124,36 @@ def test_wgsl_rejects_other_backends():
     v = variants("vector_add")["wgsl"]
     with pytest.raises(Unsupported, match="vulkan"):
         v.build(BuildContext(numpy_backend, {"n": 4}, "float32"))
+
+
+def test_wgpu_on_opengl_is_named_so_never_lavapipe(tmp_path):
+    """Issue 38: without a Vulkan driver wgpu ran on Mesa's OpenGL llvmpipe, and info and the report said
+    "Vulkan on lavapipe". Here the loader is shown no driver (``VK_ICD_FILENAMES``), in a process of its own."""
+    pytest.importorskip("wgpu")
+    code = ("import json; from workbench.backends.vulkan_backend import VulkanBackend; "
+            "from workbench.report.caveats import row_caveats; from workbench.store.environment import "
+            "vulkan_drivers; b = VulkanBackend(); p = b.probe()\n"
+            "if not p.available: print(json.dumps({'skip': p.reason})); raise SystemExit\n"
+            "i = b.device_info(); row = {'backend': 'vulkan', 'runtime': 'wgpu', 'device': i.name}\n"
+            "print(json.dumps({'name': i.name, 'api': i.extra['api'], 'lavapipe': i.extra['lavapipe'], "
+            "'drivers': vulkan_drivers(), 'caveats': [c['detail'] for c in row_caveats(row)]}))")
+    env = {**os.environ, "VK_ICD_FILENAMES": str(tmp_path / "none.json"), "XDG_RUNTIME_DIR": str(tmp_path)}
+    import json
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    if "skip" in found:
+        pytest.skip(f"no OpenGL adapter either: {found['skip']}")
+    assert found["api"] != "Vulkan" and found["name"].endswith(f" via {found['api']}")
+    assert not found["lavapipe"] and found["drivers"] == []
+    assert not any("lavapipe" in c and "Vulkan on" in c for c in found["caveats"])
+    if "llvmpipe" in found["name"]:
+        assert any(c.startswith(f"wgpu on {found['api']}") for c in found["caveats"])
+
+
+def test_a_vulkan_adapter_names_its_api(vk):
+    info = vk.device_info()
+    assert info.extra["api"] == vk.api
+    assert info.name.endswith(f" via {vk.api}") == (vk.api != "Vulkan")

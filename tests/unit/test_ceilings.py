@@ -217,3 +217,51 @@ def test_a_roof_whose_repeats_disagree_is_measured_again_then_refused():
     assert steady.value == 18.0 and "measured twice" in steady.method
     unsteady = roof_probe._measured("cpu", RoofKind.DRAM, lambda: (roof_probe.Figure(17.4, 8.99), "triad"))
     assert unsteady.value is None and "unstable across" in unsteady.missing and "machine busy" in unsteady.missing
+
+
+def test_the_probe_process_refuses_by_the_callers_limits(monkeypatch):
+    """Issue 38: the tests set the refusals aside in their own process while the probe ran in another, which
+    refused under load ("unstable across 5 repeats") all the same. The probe process is handed the limits."""
+    import json
+    import subprocess
+
+    from workbench.roofs import probe as roof_probe
+
+    seen = []
+
+    def fake_run(argv, **kw):
+        seen.append(argv)
+        return subprocess.CompletedProcess(argv, 0, json.dumps([]), "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    monkeypatch.setattr(roof_probe, "UNSTABLE_SPREAD", float("inf"))
+    monkeypatch.setattr(roof_probe, "FAR_BELOW", 0.0)
+    roof_probe.probe_cpu("CPU test")
+    assert seen and seen[0][-3:] == ["CPU test", "inf", "0.0"]
+    assert roof_probe.refusal_limits() == (float("inf"), 0.0)
+
+
+def test_refused_roofs_leave_percent_of_peak_empty_never_an_error(tmp_path, cache_file, monkeypatch):
+    """A roof the probe refused (a busy machine) is None: measured peaks, a sweep's rows and their notes carry
+    no percentage, and nothing raises (issue 38: a TypeError on a None roof)."""
+    from workbench.roofs.model import CACHE_LEVELS, Roof, RoofKind, RoofSet
+    from workbench.sweep.driver import SweepSpec, run_sweep
+
+    def refused(device):
+        why = "probe refused: unstable across 5 repeats twice: machine busy?"
+        return RoofSet(device, [Roof(device, k, None, AUTO_PROBE, "automatic probe: x", missing=why)
+                                for k in (RoofKind.DRAM, *CACHE_LEVELS)]
+                       + [Roof(device, RoofKind.FLOPS, None, AUTO_PROBE, "automatic probe: y", dt, missing=why)
+                          for dt in ("float32", "float64")])
+
+    monkeypatch.setattr(peaks, "_cpu_probed", {})
+    monkeypatch.setattr(peaks, "probe_cpu", refused)
+    store = Store(tmp_path / "s.sqlite")
+    found = peaks.measure_peaks(["numpy"], store)
+    assert found and all(p.value is None and "probe refused" in p.method for p in found) and store.peaks().empty
+    spec = SweepSpec(kernels=["saxpy", "gemm"], variants=["numpy"], backends=["numpy"], sizes=None,
+                     warmup_s=0.001, budget_s=0.01, min_samples=3, n_inputs=1, isolation="in-process")
+    rows = run_sweep(spec, store=store, progress=False).rows
+    assert rows and all(r["status"] == "ok" for r in rows)
+    for r in rows:  # no measured roof: none, or the datasheet's where the table knows this CPU
+        assert r["ceiling_source"] in (None, PUBLISHED) and (r["pct_peak_bw"] is None) == (r["ceiling_gbps"] is None)

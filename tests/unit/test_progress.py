@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 
-from workbench.core.progress import LogProgress, TerminalProgress, fmt_duration, make_progress
+import pytest
+
+from workbench.core.progress import LogProgress, TerminalProgress, TimeLeft, fmt_duration, join_status, make_progress
 
 
 class Clock:
@@ -73,3 +75,63 @@ def test_terminal_or_log():
 def test_durations():
     assert [fmt_duration(s) for s in (0.4, 59, 61, 3599, 3725)] == ["0 s", "59 s", "1 min 01 s", "59 min 59 s",
                                                                      "1 h 02 min"]
+
+
+def test_a_line_before_any_cell_names_the_stage_never_an_empty_status():
+    """Issue 38: the first line of a sweep read ``15 s elapsed:  (running 15.3 s)``, nothing named."""
+    out, clock = io.StringIO(), Clock()
+    p = LogProgress(306, stream=out, clock=clock)
+    clock.t = 15.0
+    p.set_postfix_str("running 15.3 s")
+    assert out.getvalue().strip() == "0/306 cell rounds (0%), 15 s elapsed: running 15.3 s"
+    assert join_status("", "") == "" and join_status("x", "") == "x" and join_status("x", "y") == "x (y)"
+
+
+def test_time_left_counts_first_visits_apart_from_later_ones():
+    """The quick suite's shape: a first visit (inputs, reference, checks) costs ~4x a later one, and 15 s go
+    before the first cell. The rate so far (setup and first visits) read 3-4x the time left; the visits
+    measured read it within the truth's spread."""
+    cells, rounds, first_s, later_s, setup_s = [f"c{i}" for i in range(100)], 3, 3.0, 0.5, 15.0
+    est = TimeLeft(rounds)
+    for key in cells[:50]:  # half of round 1 done
+        est.add(key, first_s, first=True)
+    remaining = {k: rounds - 1 if k in cells[:50] else rounds for k in cells}
+    truth = 50 * first_s + (sum(remaining.values()) - 50) * later_s
+    naive = (setup_s + 50 * first_s) / 50 * sum(remaining.values())
+    before = est.seconds_left(remaining)  # no later visit measured, no prior: a first visit's cost, no setup
+    assert naive > 3 * truth and before < naive
+    est.add(cells[0], later_s, first=False)  # one later visit measured: its ratio to the first applies
+    remaining[cells[0]] -= 1
+    truth -= later_s
+    assert est.seconds_left(remaining) == pytest.approx(truth, rel=0.01)
+    prior = TimeLeft(rounds, later_prior_s=later_s)  # the spec's budget per visit: a prior for later visits
+    for key in cells[:50]:
+        prior.add(key, first_s)
+    assert prior.seconds_left({k: rounds - 1 if k in cells[:50] else rounds for k in cells}) == pytest.approx(
+        truth + later_s)
+    assert TimeLeft(3).seconds_left({"a": 3}) is None  # nothing measured: no guess
+
+
+def test_log_progress_takes_the_sweeps_estimate():
+    out, clock = io.StringIO(), Clock()
+    p = LogProgress(10, stream=out, clock=clock)
+    p.time_left = lambda: 42.0
+    clock.t = 11.0
+    p.update(1)
+    assert "about 42 s left" in out.getvalue()
+
+
+def test_a_sweeps_log_names_each_stage_and_estimates_from_its_visits(monkeypatch, capsys):
+    from workbench.core import progress
+    from workbench.sweep.driver import SweepSpec, run_sweep
+
+    monkeypatch.setattr(progress.LogProgress.__init__, "__defaults__", (0, None, 0.0, progress.time.monotonic))
+    monkeypatch.setenv("WORKBENCH_AUTO_PEAKS", "0")
+    spec = SweepSpec(kernels=["saxpy"], variants=["numpy"], backends=["numpy"], sizes=[(4096,), (8192,)],
+                     warmup_s=0.001, budget_s=0.01, min_samples=3, n_inputs=1, rounds=2, isolation="in-process")
+    run_sweep(spec, progress=True, store=None)
+    lines = capsys.readouterr().err.splitlines()
+    assert any(line.endswith(": starting workers (numpy)") for line in lines), lines
+    assert any("preparing numpy and its ceilings" in line for line in lines)
+    assert not any(":  (" in line or line.endswith(": ") for line in lines)
+    assert any("left:" in line for line in lines[2:])  # visits measured: a time left

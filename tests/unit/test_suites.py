@@ -149,6 +149,20 @@ def test_working_sets_come_from_the_caches(monkeypatch):
     assert "capped" in suites.quick_sizes_note()
 
 
+def test_the_sizes_note_never_says_twice_the_cache_of_a_set_that_is_not(monkeypatch):
+    """Issue 38: a 32 MiB last-level cache read "32 MiB (twice the 32 MiB last-level cache)"."""
+    monkeypatch.setattr(suites, "cache_sizes", lambda: (512 * 2**10, 32 * 2**20))
+    note = suites.quick_sizes_note()
+    assert "and 32 MiB (twice the 32 MiB last-level cache would be 64 MiB, capped at 32 MiB" in note
+    assert "serve all of it" in note
+    monkeypatch.setattr(suites, "cache_sizes", lambda: (512 * 2**10, 8 * 2**20))
+    assert suites.quick_sizes_note().endswith("and 16 MiB (twice the 8 MiB last-level cache)")
+    monkeypatch.setattr(suites, "cache_sizes", lambda: (2 * 2**20, 24 * 2**20))  # capped under twice, above once
+    assert "serve part of it" in suites.quick_sizes_note()
+    monkeypatch.setattr(suites, "cache_sizes", lambda: (2 * 2**20, 512 * 2**10))  # raised to 8x the smaller set
+    assert "more than twice the 512 KiB last-level cache" in suites.quick_sizes_note()
+
+
 def test_list_suites_prints_counts_and_estimates():
     rows = describe_suites(["quick", "standard"])
     assert [r["suite"] for r in rows] == ["quick", "standard"]

@@ -8,15 +8,18 @@ comes first, with cells done / total and the estimated time left.
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from workbench.core.terminal_text import raw_stream, terminal_safe
 
 #: Longest silence of a log while a sweep runs.
 LOG_EVERY_S = 10.0
+#: tqdm's bar without its own time left (the postfix holds the sweep's).
+BAR_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"
 
 
 def make_progress(total: int, initial: int = 0, enabled: bool = True, stream: TextIO | None = None) -> Any:
@@ -31,8 +34,10 @@ def make_progress(total: int, initial: int = 0, enabled: bool = True, stream: Te
 
         # tqdm redraws its line with control characters of its own: it writes to the stream itself, and the
         # names it shows (kernel, variant: data) are made terminal-safe by TerminalProgress
+        # no tqdm "<remaining": its rate so far counts the set-up and first visits (3-4x too long); the sweep
+        # puts its own estimate (TimeLeft) in the postfix
         return TerminalProgress(tqdm(total=total, initial=initial, unit="cell", dynamic_ncols=True, leave=True,
-                                     file=raw_stream(stream)))
+                                     file=raw_stream(stream), bar_format=BAR_FORMAT))
     return LogProgress(total, initial, stream)
 
 
@@ -75,6 +80,8 @@ class LogProgress:
         self.group: str | None = None
         self.description = ""
         self.postfix = ""
+        #: Seconds left as the sweep measures them (:class:`TimeLeft`); None: at this run's rate so far.
+        self.time_left: Callable[[], float | None] | None = None
 
     def set_group(self, group: str) -> None:
         """The group of the cell about to run; the previous one has finished when it changes."""
@@ -110,7 +117,10 @@ class LogProgress:
         return ", ".join(parts) + f": {what}"
 
     def seconds_left(self, elapsed: float) -> float | None:
-        """Time left at this run's rate so far (cells finished before it started, as on a resume, don't count)."""
+        """Time left from the visits measured (:attr:`time_left`), else at this run's rate so far (cells
+        finished before it started, as on a resume, don't count)."""
+        if self.time_left is not None:
+            return self.time_left()
         ran = self.done - self.initial
         if ran <= 0:
             return None
@@ -118,12 +128,71 @@ class LogProgress:
 
     def _maybe_write(self) -> None:
         if self.clock() - self.last >= self.every_s:
-            what = self.description + (f" ({self.postfix})" if self.postfix else "")
-            self._write(what or "running")
+            self._write(join_status(self.description, self.postfix) or "running")
 
     def _write(self, what: str) -> None:
         self.last = self.clock()
         print(terminal_safe(self.line(what), one_line=True), file=self.stream, flush=True)
+
+
+def join_status(description: str, postfix: str) -> str:
+    """``softmax numba n=4096 (running 2.1 s)``: the two parts that are not empty (never a bare ``(...)``)."""
+    if not description:
+        return postfix
+    return f"{description} ({postfix})" if postfix else description
+
+
+class TimeLeft:
+    """Seconds a sweep has left, from what its visits of each cell cost so far.
+
+    A cell's first visit costs more than its later ones (inputs made, the float64 reference computed, the
+    variant checked, a compile), and the time before the first cell (workers, the ceilings probe) is no
+    visit at all: a run's rate so far (elapsed / visits done) read 12 min left where 280 s remained. So a
+    cell visited before costs its own later visits' median again; a cell seen once costs its first visit
+    times the later / first ratio of the cells seen in both (before any, ``later_prior_s`` at most its
+    first); a cell not yet visited costs the mean first visit, then the mean later one."""
+
+    def __init__(self, rounds: int, later_prior_s: float | None = None) -> None:
+        self.rounds, self.later_prior_s = rounds, later_prior_s
+        self.first: dict[str, float] = {}
+        self.later: dict[str, list[float]] = {}
+
+    def add(self, key: str, seconds: float, first: bool | None = None) -> None:
+        """One visit of cell ``key`` took ``seconds`` (``first``: its first visit; default: the first this
+        estimator has seen of it)."""
+        if first if first is not None else key not in self.first:
+            self.first[key] = seconds
+        else:
+            self.later.setdefault(key, []).append(seconds)
+
+    def _later_of(self, first_s: float) -> float:
+        both = [k for k in self.later if k in self.first]
+        if both:
+            firsts = sum(self.first[k] for k in both)
+            ratio = sum(statistics.median(self.later[k]) for k in both) / firsts if firsts > 0 else 1.0
+            return first_s * ratio
+        return min(first_s, self.later_prior_s) if self.later_prior_s is not None else first_s
+
+    def seconds_left(self, remaining: Mapping[str, int]) -> float | None:
+        """Seconds for the visits ``remaining`` (cell key: visits left); None before any visit was measured."""
+        if not self.first and not self.later:
+            return None
+        mean_first = statistics.fmean(self.first.values()) if self.first else None
+        later_all = [statistics.median(v) for v in self.later.values()]
+        mean_later = statistics.fmean(later_all) if later_all else self._later_of(mean_first or 0.0)
+        total = 0.0
+        for key, n in remaining.items():
+            if n <= 0:
+                continue
+            if key in self.later:
+                total += n * statistics.median(self.later[key])
+            elif key in self.first:
+                total += n * self._later_of(self.first[key])
+            elif n >= self.rounds and mean_first is not None:  # never visited: a first visit, then later ones
+                total += mean_first + (n - 1) * mean_later
+            else:
+                total += n * mean_later
+        return total
 
 
 def fmt_duration(seconds: float) -> str:

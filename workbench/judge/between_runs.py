@@ -81,7 +81,8 @@ class SpeedProbes:
 
 def run_conditions(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
     """Sentences for each way two runs' conditions differ enough to move their times: another machine, a
-    load or a share of other processes' CPU that differs (their rows' medians), other thread pools. A
+    load or a share of other processes' CPU that differs (their rows' medians), a backend on another device
+    (or graphics API), other thread pools. A
     comparison between such runs says so beside its verdicts (a 44x "change" under load 9 against load 2
     once read as one)."""
     def median(df: pd.DataFrame, col: str) -> float | None:
@@ -100,8 +101,21 @@ def run_conditions(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
     if sa is not None and sb is not None and abs(sa - sb) >= 0.1:
         out.append(f"other processes took {100 * sa:.0f}% of the CPU in the first run and {100 * sb:.0f}% in the "
                    "second: parallel kernels read slower where a core was taken")
+    out += _device_changes(a, b)
     ta = set(a["threads"].dropna()) if "threads" in a else set()
     tb = set(b["threads"].dropna()) if "threads" in b else set()
     if ta and tb and ta.isdisjoint(tb):
         out.append(f"the thread pools differed: {sorted(ta)[0]!r} against {sorted(tb)[0]!r}")
     return out
+
+
+def _device_changes(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
+    """A sentence per backend that ran on other devices in the two runs (wgpu on OpenGL in one run and on
+    Vulkan in the other names its device ``… via OpenGL``; a GPU swapped; another CPU): its verdicts compare
+    the devices too."""
+    if not all(c in x for c in ("backend", "device") for x in (a, b)):
+        return []
+    da, db = ({str(k): set(map(str, v.dropna())) for k, v in x.groupby("backend")["device"]} for x in (a, b))
+    return [f"{backend} ran on {', '.join(sorted(da[backend]))} in the first run and on "
+            f"{', '.join(sorted(db[backend]))} in the second: its verdicts compare the devices too"
+            for backend in sorted(set(da) & set(db)) if da[backend] and db[backend] and da[backend] != db[backend]]

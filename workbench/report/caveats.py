@@ -27,6 +27,12 @@ TRITON_NOTE = "Triton interpreter (a CPU): a correctness result, not GPU speed"
 LAVAPIPE_NOTE = "Vulkan on lavapipe (a CPU): a correctness result, not GPU speed"
 
 
+def wgpu_cpu_note(api: str) -> str:
+    """The caveat of a wgpu row run on the CPU through ``api`` (no Vulkan driver: Mesa's OpenGL llvmpipe)."""
+    return (f"wgpu on {api} (Mesa's llvmpipe, a CPU; not Vulkan: no Vulkan driver was found, install "
+            "mesa-vulkan-drivers for lavapipe): a correctness result, not GPU speed")
+
+
 #: The columns :func:`is_pocl`, :func:`is_lavapipe` and :func:`is_triton_interpreter` read.
 STAND_IN_COLUMNS = ("backend", "runtime", "variant", "device", "message", "timer_kind", "env_id")
 
@@ -61,16 +67,44 @@ def is_pocl(row: Mapping[str, Any], environments: Mapping[str, Any] | None = Non
     return "pocl" in device or device.startswith(("pthread", "cpu-", "basic"))
 
 
+def _is_wgpu(row: Mapping[str, Any]) -> bool:
+    words = " ".join(_text(row.get(c)) for c in ("backend", "runtime")).lower()
+    return "vulkan" in words or "wgpu" in words
+
+
+def wgpu_api(row: Mapping[str, Any], environments: Mapping[str, Any] | None = None) -> str | None:
+    """The graphics API a wgpu row ran on: its device name's ``… via OpenGL``, else the environment record's
+    (``extra.api``, or ``extra.backend`` as records before it named it), else ``Vulkan``; None for a row of
+    another runtime."""
+    if not _is_wgpu(row):
+        return None
+    device = _text(row.get("device"))
+    if " via " in device:  # the row's own word first: one environment id holds runs before and after a driver
+        return device.rsplit(" via ", 1)[1]
+    extra = (_env_backend(environments, row).get("device") or {}).get("extra") or {}
+    return str(extra.get("api") or extra.get("backend") or "Vulkan")
+
+
 def is_lavapipe(row: Mapping[str, Any], environments: Mapping[str, Any] | None = None) -> bool:
     """A Vulkan (wgpu) row on mesa's lavapipe, the CPU Vulkan device (from the environment record where there
-    is one, else from the device name: ``llvmpipe (LLVM …)``)."""
-    words = " ".join(_text(row.get(c)) for c in ("backend", "runtime")).lower()
-    if "vulkan" not in words and "wgpu" not in words:
+    is one, else from the device name: ``llvmpipe (LLVM …)``). A wgpu row on OpenGL (no Vulkan driver
+    installed: the same llvmpipe through Mesa's OpenGL) is not: :func:`is_wgpu_on_cpu_api` names it."""
+    if wgpu_api(row, environments) != "Vulkan":
         return False
     dev = _env_backend(environments, row).get("device") or {}
     if (dev.get("extra") or {}).get("lavapipe"):
         return True
     return any(w in _text(row.get("device")).lower() for w in ("llvmpipe", "lavapipe"))
+
+
+def is_wgpu_on_cpu_api(row: Mapping[str, Any], environments: Mapping[str, Any] | None = None) -> str | None:
+    """The API (``OpenGL``…) of a wgpu row that ran on a CPU through an API other than Vulkan; else None."""
+    api = wgpu_api(row, environments)
+    if api in (None, "Vulkan"):
+        return None
+    dev = _env_backend(environments, row).get("device") or {}
+    on_cpu = dev.get("kind") == "cpu" or "llvmpipe" in _text(row.get("device")).lower()
+    return api if on_cpu else None
 
 
 def is_triton_interpreter(row: Mapping[str, Any]) -> bool:
@@ -97,6 +131,9 @@ def row_caveats(row: Mapping[str, Any], environments: Mapping[str, Any] | None =
         out.append(caveat(f"{who}PoCL: correctness, not GPU speed", POCL_NOTE))
     if is_lavapipe(row, environments):
         out.append(caveat(f"{who}lavapipe: correctness, not GPU speed", LAVAPIPE_NOTE))
+    api = is_wgpu_on_cpu_api(row, environments)
+    if api:
+        out.append(caveat(f"{who}wgpu on {api}: correctness, not GPU speed", wgpu_cpu_note(api)))
     if is_triton_interpreter(row):
         out.append(caveat(f"{who}Triton interpreter: correctness, not GPU speed", TRITON_NOTE))
     return out

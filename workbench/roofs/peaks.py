@@ -53,7 +53,7 @@ from workbench.measure.cell import Cell, CellWorker
 from workbench.measure.isolation import CellExecutor, as_executor
 from workbench.measure.timer import TimingConfig
 from workbench.roofs.model import AUTO_METHOD_PREFIX, RoofSet, roof_set_from_table, source_of_method
-from workbench.roofs.probe import probe_cpu
+from workbench.roofs.probe import probe_cpu, refusal_limits
 from workbench.roofs.throughput import BANDWIDTH, FLOPS, Ceilings
 from workbench.store.database import Store, current_environment, open_store
 
@@ -238,14 +238,16 @@ AUTO_GEMM_MAX = {"cpu": 1024, "gpu": 4096}
 AUTO_TIMEOUT_S = 20.0
 
 _probed: dict[tuple[str, str], list[Peak]] = {}
-_cpu_probed: dict[str, RoofSet] = {}
+_cpu_probed: dict[tuple[str, tuple[float, float]], RoofSet] = {}
 
 
 def _cpu_roofs(device: str) -> RoofSet:
-    """The CPU's roofs, measured once per process (every CPU backend asks for the same ones)."""
-    if device not in _cpu_probed:
-        _cpu_probed[device] = probe_cpu(device)
-    return _cpu_probed[device]
+    """The CPU's roofs, measured once per process (every CPU backend asks for the same ones) and per refusal
+    limits (a caller that sets the probe's refusals aside gets a probe of its own, not one refused earlier)."""
+    key = (device, refusal_limits())
+    if key not in _cpu_probed:
+        _cpu_probed[key] = probe_cpu(device)
+    return _cpu_probed[key]
 
 
 def auto_peaks_enabled() -> bool:

@@ -321,17 +321,25 @@ def _roof_to_dict(r: Roof) -> dict[str, object]:
             "working_set_bytes": r.working_set_bytes, "missing": r.missing}
 
 
+def refusal_limits() -> tuple[float, float]:
+    """(:data:`UNSTABLE_SPREAD`, :data:`FAR_BELOW`) as this process has them: the probe process is handed them,
+    so what refuses a roof is decided by the caller (a test that sets them aside sets them aside there too)."""
+    return UNSTABLE_SPREAD, FAR_BELOW
+
+
 def probe_cpu(device: str, timeout_s: float = PROBE_TIMEOUT_S) -> RoofSet:
     """The CPU's roofs (:func:`measure_cpu`) measured in a fresh interpreter, so the caller's process (a
     notebook, a sweep's parent) gets no numba threads, no changed BLAS thread pool and no crash of its own;
-    a probe that fails or times out leaves every roof missing, with the reason."""
+    a probe that fails or times out leaves every roof missing, with the reason. The child refuses a roof by
+    this process's :func:`refusal_limits`."""
     import json
     import subprocess
     import sys
 
+    spread, far_below = refusal_limits()
     try:
-        done = subprocess.run([sys.executable, "-m", "workbench.roofs.probe", device], capture_output=True, text=True,
-                              timeout=timeout_s, check=False)
+        done = subprocess.run([sys.executable, "-m", "workbench.roofs.probe", device, repr(spread), repr(far_below)],
+                              capture_output=True, text=True, timeout=timeout_s, check=False)
         if done.returncode != 0:
             raise RuntimeError((done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1])
         found = [Roof(device, RoofKind[d["kind"]], d["value"], d["source"], d["method"], d["dtype"],
@@ -348,4 +356,6 @@ if __name__ == "__main__":
     import json
     import sys
 
+    if len(sys.argv) > 3:  # the parent's refusal limits (probe_cpu): "inf" sets a check aside
+        UNSTABLE_SPREAD, FAR_BELOW = float(sys.argv[2]), float(sys.argv[3])
     print(json.dumps([_roof_to_dict(r) for r in measure_cpu(sys.argv[1]).roofs]))

@@ -209,8 +209,9 @@ def _executor_for(cluster: str | ClusterExecutor | None, plan: SweepPlan,
 
 def _run_rounds(plan: SweepPlan, run: StoredRun, executor: CellExecutor, shown: Progress) -> None:
     """The plan's rounds through ``executor``, each result merged into its cell's row and stored as it comes."""
+    shown.stage(f"starting workers ({', '.join(plan.backends())})")
     executor.warm(plan.backends())  # worker processes start side by side, not one per backend in turn
-    ceilings = _ceilings(run, executor, plan)
+    ceilings = _ceilings(run, executor, plan, shown)
 
     def started(request: CellRequest) -> None:
         shown.start(request)
@@ -246,7 +247,7 @@ def _run_rounds(plan: SweepPlan, run: StoredRun, executor: CellExecutor, shown: 
                 shown.advance(request, row, plan.keep(request.cell, row))
 
 
-def _ceilings(run: StoredRun, executor: CellExecutor, plan: SweepPlan) -> dict[str, Peaks]:
+def _ceilings(run: StoredRun, executor: CellExecutor, plan: SweepPlan, shown: Progress) -> dict[str, Peaks]:
     """The ceilings behind ``% of peak`` of each backend the plan runs here, before its first cell: measured
     once per environment (the automatic probe, through ``executor``), stored. On a cluster each Dask worker
     measures its own machine's."""
@@ -254,6 +255,7 @@ def _ceilings(run: StoredRun, executor: CellExecutor, plan: SweepPlan) -> dict[s
         return {}
     found: dict[str, Peaks] = {}
     for backend in plan.backends():
+        shown.stage(f"preparing {backend} and its ceilings (the roofs behind % of peak)")
         executor.prepare(backend)
         found[backend] = ensure_ceilings(run.store, run.env_id, backend, executor)
     return found

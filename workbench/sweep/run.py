@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.catalog.loader import loaded_folders
-from workbench.core.progress import make_progress
+from workbench.core.progress import LogProgress, TimeLeft, fmt_duration, join_status, make_progress
 from workbench.core.status import Status
 from workbench.core.timestamps import now_iso
 from workbench.history.provenance import code_commits
@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 
 #: How often the progress bar's "running N s" of the cell in flight is refreshed.
 ELAPSED_REFRESH_S = 0.5
+#: Seconds a later visit of a cell costs besides its warm-up and its share of the budget (the worker round
+#: trip, the row merged and stored), until the sweep has measured one: the time-left estimate's prior.
+LATER_VISIT_S = 0.25
 
 
 class StoredRun:
@@ -119,6 +122,24 @@ class Progress:
         self.plan, self.on_cell, self.should_stop = plan, on_cell, should_stop
         self.bar = make_progress(plan.total, plan.done, enabled)  # tqdm on a terminal, lines on a log
         self._t0 = self._last = time.perf_counter()
+        #: A cell is running (its elapsed time is shown); before the first, the sweep's stage is.
+        self._running = False
+        self._since: float | None = None  # the end of the last visit (or the start of the first)
+        spec = plan.spec
+        self.clock = TimeLeft(plan.rounds, spec.budget_s / max(1, plan.rounds) + spec.warmup_s + LATER_VISIT_S)
+        if isinstance(self.bar, LogProgress):
+            self.bar.time_left = self.seconds_left
+
+    def seconds_left(self) -> float | None:
+        """Seconds the planned visits left will take, from what the visits so far cost (:class:`TimeLeft`)."""
+        return self.clock.seconds_left({c.key: self.plan.remaining(c) for c in self.plan.cells})
+
+    def stage(self, what: str) -> None:
+        """What the sweep does before its first cell (starting workers, probing ceilings), on the bar."""
+        self._t0 = time.perf_counter()
+        if self.bar is not None:
+            self.bar.set_postfix_str("", refresh=False)
+            self.bar.set_description_str(what, refresh=True)
 
     def round(self, r: int, where: str | None) -> None:
         """A round starts (``where``: the cluster its cells run on, all at once; None: here, one by one)."""
@@ -128,6 +149,9 @@ class Progress:
     def start(self, request: CellRequest) -> None:
         """A cell starts here: its label on the bar, and its clock."""
         self._t0 = self._last = time.perf_counter()
+        self._running = True
+        if self._since is None:  # the first visit: what came before it (workers, ceilings) is no visit's cost
+            self._since = self._t0
         if self.bar is not None:
             label = request.cell.label
             self.bar.set_group(request.cell.kernel if self.plan.rounds == 1 else
@@ -138,21 +162,32 @@ class Progress:
     def poll(self) -> bool:
         """``should_stop()``, showing the running cell's elapsed time on the bar."""
         now = time.perf_counter()
-        if self.bar is not None and now - self._last >= ELAPSED_REFRESH_S:
+        if self.bar is not None and self._running and now - self._last >= ELAPSED_REFRESH_S:
             self._last = now
-            self.bar.set_postfix_str(f"running {now - self._t0:.1f} s", refresh=True)
+            self.bar.set_postfix_str(self._with_left(f"running {now - self._t0:.1f} s"), refresh=True)
         return self.should_stop is not None and self.should_stop()
 
     def advance(self, request: CellRequest, row: StoredRow, step: int) -> None:
         """A cell's row is stored: ``step`` visits done."""
+        now = time.perf_counter()
+        self.clock.add(request.cell.key, now - (self._since if self._since is not None else now),
+                       first=request.round <= 1)
+        self._since, self._running = now, False
         if self.bar is not None:
             self.bar.update(step)
-            self.bar.set_postfix_str(_postfix(row), refresh=False)
+            self.bar.set_postfix_str(self._with_left(_postfix(row)), refresh=False)
         if self.on_cell is not None:
             try:
                 self.on_cell(row, self.plan.progress_index(), len(self.plan.cells))
             except Exception:  # noqa: BLE001 - a display problem must not stop the measurements
                 log.exception("on_cell callback failed for %s", request.cell.label)
+
+    def _with_left(self, status: str) -> str:
+        """The bar's postfix: ``status``, and on a terminal the time left (a log line says it already)."""
+        if isinstance(self.bar, LogProgress):
+            return status
+        left = self.seconds_left()
+        return join_status(status, f"about {fmt_duration(left)} left" if left is not None else "")
 
     def close(self) -> None:
         if self.bar is not None:

@@ -345,10 +345,15 @@ def quick_sizes_note() -> str:
     cache_ws, dram_ws = working_sets()
     text = (f"quick's sizes: working sets of {_mib(cache_ws)} (half the {_mib(per_core or 2 * cache_ws)} per-core "
             f"cache) and {_mib(dram_ws)}")
-    if last and dram_ws < last:
-        return (f"{text} (twice the {_mib(last)} last-level cache would be {_mib(2 * last)}, capped at "
-                f"{_mib(MAX_DRAM_WORKING_SET)}: that cache may still serve part of it)")
-    return f"{text} (twice the {_mib(last)} last-level cache)" if last else f"{text} (cache sizes unknown)"
+    if not last:
+        return f"{text} (cache sizes unknown)"
+    if dram_ws == 2 * last:
+        return f"{text} (twice the {_mib(last)} last-level cache)"
+    if dram_ws > 2 * last:
+        return f"{text} (8x the smaller one: more than twice the {_mib(last)} last-level cache)"
+    serves = "all of it" if dram_ws <= last else "part of it"
+    return (f"{text} (twice the {_mib(last)} last-level cache would be {_mib(2 * last)}, capped at "
+            f"{_mib(MAX_DRAM_WORKING_SET)}: that cache may still serve {serves})")
 
 
 def _mib(n: int) -> str:

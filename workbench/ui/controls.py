@@ -97,8 +97,9 @@ def _safe_caps(backend: Any) -> Any:
 
 
 #: Runtimes that stand in for a device on the CPU: their results are correctness results, not device speed.
-CPU_STAND_INS = (("llvmpipe", "lavapipe"), ("pocl", "PoCL"), ("portable computing language", "PoCL"),
-                 ("interpreter", "Triton interpreter"))
+#: Searched in order: wgpu without a Vulkan driver names Mesa's OpenGL llvmpipe "... via OpenGL" (not lavapipe).
+CPU_STAND_INS = (("via opengl", "OpenGL llvmpipe"), ("llvmpipe", "lavapipe"), ("pocl", "PoCL"),
+                 ("portable computing language", "PoCL"), ("interpreter", "Triton interpreter"))
 
 
 def device_label(backend: Any) -> tuple[str, str]:
