@@ -6,6 +6,8 @@ shaders run wherever wgpu finds an adapter (Vulkan here; Metal or D3D12 elsewher
 
 Without a GPU, Debian's ``mesa-vulkan-drivers`` give lavapipe, a Vulkan device named ``llvmpipe`` of
 type CPU. Its rows are correctness results, not GPU speed (like PoCL's): its device class is ``cpu``.
+Without that package wgpu falls back to Mesa's OpenGL on the same ``llvmpipe``: not Vulkan, and said so
+(``extra["api"]``, and the device name ends ``via OpenGL``), so it is never labelled lavapipe.
 A hardware adapter (discrete or integrated GPU, preferred by ``power_preference="high-performance"``)
 ranks like an OpenCL GPU.
 
@@ -48,6 +50,8 @@ if TYPE_CHECKING:
     from workbench.catalog.spec import BuildContext, DeviceArrays, KernelCall, KernelSpec
 
 INSTALL_HINT = "pip install 'kernel-workbench[vulkan]' (wgpu)"
+#: wgpu's name (``adapter.info["backend_type"]``) of the API this backend is named after.
+VULKAN_API = "Vulkan"
 NO_ADAPTER = "no Vulkan adapter (install mesa-vulkan-drivers for lavapipe, or a GPU's Vulkan driver)"
 #: Where this module's backends come in every listing of backends (``workbench info``, the environment record).
 LISTING_ORDER = 60
@@ -188,6 +192,13 @@ class VulkanBackend(Backend):
         return str(a.info.get("adapter_type", "Unknown")) if a is not None else "Unknown"
 
     @property
+    def api(self) -> str:
+        """The graphics API wgpu runs on: ``Vulkan``, or where no Vulkan driver is installed ``OpenGL`` (wgpu's
+        fallback: a machine without mesa-vulkan-drivers runs WGSL through Mesa's OpenGL), ``Metal``, ``D3D12``."""
+        a = self.adapter if self.probe().available else None
+        return str(a.info.get("backend_type") or "unknown") if a is not None else "unknown"
+
+    @property
     def device_class(self) -> str:  # type: ignore[override]
         return "cpu" if self.adapter_type in ("CPU", "Unknown") else "opencl-gpu"
 
@@ -199,9 +210,11 @@ class VulkanBackend(Backend):
         subgroups = {k: info[k] for k in info if "group_m" in k and k.endswith("_size")}
         kind = {"CPU": "cpu", "DiscreteGPU": "gpu", "IntegratedGPU": "gpu", "VirtualGPU": "gpu"}.get(
             info.get("adapter_type", ""), "accelerator")
-        extra = {"adapter_type": info.get("adapter_type"), "backend": info.get("backend_type"),
+        api = self.api
+        extra = {"adapter_type": info.get("adapter_type"), "backend": api, "api": api,
                  "description": info.get("description"),
-                 "lavapipe": "llvmpipe" in str(info.get("device", "")).lower(),
+                 # lavapipe is Mesa's *Vulkan* driver on llvmpipe; wgpu on Mesa's OpenGL llvmpipe is not it
+                 "lavapipe": api == VULKAN_API and "llvmpipe" in str(info.get("device", "")).lower(),
                  "max_workgroup_storage_bytes": limits.get("max-compute-workgroup-storage-size"),
                  "max_workgroup_invocations": limits.get("max-compute-invocations-per-workgroup"),
                  "max_storage_buffer_binding_bytes": limits.get("max-storage-buffer-binding-size"),
@@ -218,7 +231,7 @@ class VulkanBackend(Backend):
             total, extra["total_memory_source"] = int(psutil.virtual_memory().total), "host memory"
         else:
             total, extra["total_memory_source"] = limits.get("max-buffer-size"), "max buffer size (a lower bound)"
-        return DeviceInfo(name=str(info.get("device") or info.get("description") or "wgpu adapter"),
+        return DeviceInfo(name=device_name(str(info.get("device") or info.get("description") or "wgpu adapter"), api),
                           vendor=str(info.get("vendor") or "unknown"), kind=kind, total_memory_bytes=total,
                           versions={"wgpu": wgpu.__version__, "driver": str(info.get("description", ""))},
                           extra=extra)
@@ -334,6 +347,13 @@ class VulkanBackend(Backend):
         cp.dispatch_workgroups(*groups)
         cp.end()
         dev.queue.submit([enc.finish()])
+
+
+def device_name(adapter: str, api: str) -> str:
+    """The device a row names: the adapter, and the API where it is not Vulkan (``llvmpipe (LLVM 15.0.6, 256
+    bits) via OpenGL``), so rows, ``info``, reports and ``compare`` tell an OpenGL run from a Vulkan one on the
+    same adapter."""
+    return adapter if api == VULKAN_API else f"{adapter} via {api}"
 
 
 def wgsl_call(ctx: BuildContext, spec: KernelSpec, source: Path | str, bindings: Sequence[str],
