@@ -67,7 +67,6 @@ def _names(values: list[str] | None) -> list[str] | None:
     return [n.strip() for v in values for n in v.split(",") if n.strip()]
 
 
-def run(args: argparse.Namespace) -> int:
 def _sizes(tokens: list[str], kernels: list[str] | None) -> str | list[tuple[int, ...] | dict[str, int]]:
     """``--sizes`` read as ``bench`` reads it: one size-list name, or explicit sizes (tuples or axis dicts)."""
     from workbench.cli.cmd_bench import _axes_hint, parse_sizes
@@ -75,6 +74,7 @@ def _sizes(tokens: list[str], kernels: list[str] | None) -> str | list[tuple[int
     return parse_sizes(tokens, _axes_hint(_names(kernels)))
 
 
+def run(args: argparse.Namespace) -> int:
     from workbench.cli.probe_cache import describe_from_cache
     from workbench.measure.cell import BUILD_TIMEOUT_S
     from workbench.measure.isolation import check_isolation
