@@ -44,6 +44,11 @@ class BackendUnavailable(RuntimeError, ValueError):
     still catch it."""
 
 
+class TimingModeUnavailable(RuntimeError):
+    """A backend cannot time in the timing mode asked for (``kernel`` without CUPTI, ``graph`` without device
+    graphs); the message says why, and :mod:`workbench.measure.timing_modes` falls back and says so."""
+
+
 @dataclass(frozen=True)
 class Probe:
     """Whether a backend can run here; ``reason`` says why not and how to fix it."""
@@ -264,6 +269,12 @@ class Backend(ABC):
     def timer(self) -> Timer:
         return SyncWallTimer(self.synchronize)
 
+    def mode_timer(self, mode: str) -> Timer:
+        """A timer for timing mode ``kernel`` (the call's kernels, from activity records) or ``graph`` (replays
+        of a captured device graph); raises :class:`TimingModeUnavailable` with the reason where it has none.
+        :meth:`timer` is the ``launch`` (on a CPU: ``host``) timer."""
+        raise TimingModeUnavailable(f"{self.name} records no {mode} times")
+
     # -- memory ----------------------------------------------------------
     def memory(self) -> MemoryStats:
         self.require()
@@ -278,13 +289,17 @@ class Backend(ABC):
         gc.collect()
 
     # -- caches ----------------------------------------------------------
+    def flush_size_bytes(self) -> int:
+        """Bytes :meth:`flush_cache` writes: twice the last-level cache the device reports (FlashInfer flushes 2x
+        the L2), 64 MiB where it reports none, at least 4 MiB."""
+        llc = self.device_info().last_level_cache_bytes or 64 * 2**20
+        return 4 * max(2 * llc // 4, 2**20)
+
     def flush_cache(self) -> None:
         """Evict the last-level cache by writing a buffer twice its size."""
         buf = getattr(self, "_flush_buffer", None)
         if buf is None:
-            llc = self.device_info().last_level_cache_bytes or 64 * 2**20
-            n = max(2 * llc // 4, 2**20)
-            buf = self.from_numpy(np.zeros(n, dtype=np.float32))
+            buf = self.from_numpy(np.zeros(self.flush_size_bytes() // 4, dtype=np.float32))
             self._flush_buffer = buf
         self._touch(buf)
         self.synchronize()

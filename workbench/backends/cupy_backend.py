@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.backends.base import Backend, Capabilities, DeviceInfo, EventTimer, Probe, Timer
-from workbench.backends.cupy_portable import DEVICE_CODE
+from workbench.backends.base import Backend, Capabilities, DeviceInfo, EventTimer, Probe, Timer, TimingModeUnavailable
+from workbench.backends.cupy_portable import DEVICE_CODE, new_capture
 from workbench.backends.memory import SampledPeakMemory
 from workbench.backends.registry import device_backend_name
 from workbench.backends.runtime import ArrayEdits, Runtime, Settings
@@ -155,6 +155,19 @@ class CupyBackend(Backend):
                           elapsed_s=lambda start, end: cp.cuda.get_elapsed_time(start, end) / 1e3,
                           synchronize=self.synchronize, scope=lambda: cp.cuda.Device(self.device_id),
                           after=self.meter.sample)
+
+    def mode_timer(self, mode: str) -> Timer:
+        """``kernel``: CUPTI's records of CuPy's kernels (NVIDIA only); ``graph``: a CUDA/HIP graph's replays."""
+        from workbench.backends.cuda_timers import GraphTimer, kernel_timer
+
+        self.require()
+        if mode == "kernel":
+            if self._is_hip():
+                raise TimingModeUnavailable("kernel timing reads CUPTI, which ROCm does not have")
+            return kernel_timer(self.synchronize)
+        if mode == "graph":
+            return GraphTimer(new_capture(), self.timer())
+        return super().mode_timer(mode)
 
     # -- memory ----------------------------------------------------------
     def free_memory(self) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.backends.base import KNOWN_DTYPES, Backend, Capabilities, DeviceInfo, Probe, Timer
+from workbench.backends.base import KNOWN_DTYPES, Backend, Capabilities, DeviceInfo, Probe, Timer, TimingModeUnavailable
 from workbench.backends.memory import MemoryMeter
 from workbench.backends.registry import device_backend_name
 from workbench.backends.runtime import ArrayEdits, Runtime, Settings
@@ -138,6 +138,22 @@ class TorchBackend(Backend):
 
     def timer(self) -> Timer:
         return self._kind.timer(self._torch_here(), self.device, self.synchronize, self.meter)
+
+    def mode_timer(self, mode: str) -> Timer:
+        """On CUDA/ROCm: ``kernel`` from CUPTI's records (NVIDIA only), ``graph`` from a captured CUDA graph's
+        replays; other devices have neither."""
+        from workbench.backends.cuda_timers import GraphTimer, kernel_timer, torch_graph_capture
+
+        if self.device_class not in ("cuda", "rocm"):
+            return super().mode_timer(mode)
+        torch = self._torch_here()
+        if mode == "kernel":
+            if self.device_class == "rocm":
+                raise TimingModeUnavailable("kernel timing reads CUPTI, which ROCm does not have")
+            return kernel_timer(self.synchronize)
+        if mode == "graph":
+            return GraphTimer(torch_graph_capture(torch), self.timer())
+        return super().mode_timer(mode)
 
     # -- memory ----------------------------------------------------------
     @cached_property

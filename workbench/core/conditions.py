@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol, TypedDict
+from typing import Any, NotRequired, Protocol, TypedDict
 
 import psutil
 
@@ -47,6 +48,8 @@ class Conditions:
     gpu_clock_mhz: float | None = None
     gpu_temp_c: float | None = None
     gpu_throttle: str | None = None
+    gpu_mem_clock_mhz: float | None = None
+    gpu_power_w: float | None = None
     threads: str | None = None
 
     def to_dict(self) -> RowDict:
@@ -59,6 +62,8 @@ class GpuReading(TypedDict):
     gpu_clock_mhz: float | None
     gpu_temp_c: float | None
     gpu_throttle: str | None
+    gpu_mem_clock_mhz: NotRequired[float | None]
+    gpu_power_w: NotRequired[float | None]
 
 
 class GpuMonitor(Protocol):
@@ -249,7 +254,8 @@ NVML_REASONS = {0x2: "application clocks", 0x4: "sw power cap", 0x8: "hw slowdow
 
 
 class NvmlMonitor:
-    """NVIDIA GPUs through NVML (``pip install nvidia-ml-py``)."""
+    """NVIDIA GPUs through NVML (``pip install nvidia-ml-py``): clocks, temperature, power and throttle reasons
+    (:meth:`read`), the SM clock's maximum and the energy counter (:mod:`workbench.measure.gpu_visit`)."""
 
     name = "nvml"
 
@@ -265,7 +271,26 @@ class NvmlMonitor:
         reasons = n.nvmlDeviceGetCurrentClocksThrottleReasons(h)
         return {"gpu_clock_mhz": float(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM)),
                 "gpu_temp_c": float(n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU)),
-                "gpu_throttle": ", ".join(w for bit, w in NVML_REASONS.items() if reasons & bit)}
+                "gpu_throttle": ", ".join(w for bit, w in NVML_REASONS.items() if reasons & bit),
+                "gpu_mem_clock_mhz": float(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_MEM)),
+                "gpu_power_w": _nvml_or_none(lambda: n.nvmlDeviceGetPowerUsage(h) / 1e3)}
+
+    def max_sm_clock_mhz(self) -> float | None:
+        """The SM clock's maximum (what nvbench's and our 90% rule are relative to)."""
+        n = self._nvml
+        return _nvml_or_none(lambda: float(n.nvmlDeviceGetMaxClockInfo(self._handle, n.NVML_CLOCK_SM)))
+
+    def energy_j(self) -> float | None:
+        """The device's total energy counter in joules (Volta and later), None where it has none."""
+        return _nvml_or_none(lambda: self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle) / 1e3)
+
+
+def _nvml_or_none(read: Callable[[], float]) -> float | None:
+    """A reading NVML may not support on this device (``NVMLError_NotSupported``): None then."""
+    try:
+        return float(read())
+    except Exception:  # noqa: BLE001 - NVMLError subclasses per code; any failure is "not readable"
+        return None
 
 
 class AmdSmiMonitor:

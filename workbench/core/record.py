@@ -36,7 +36,13 @@ JsonObject = dict[str, Json]
 #: What ``bound`` may say.
 BOUNDS = ("memory-bound", "compute-bound")
 #: Columns stored as JSON text.
-JSON_COLUMNS = ("params", "samples_s", "host_samples_s", "round_medians_s", "round_probes_s", "round_bandwidth_gbs")
+JSON_COLUMNS = ("params", "samples_s", "host_samples_s", "round_medians_s", "round_probes_s", "round_bandwidth_gbs",
+                "round_gpu")
+#: What a row's time is (``timing_mode``): ``host`` (a CPU's wall clock), ``launch`` (device events or a
+#: synchronised clock around each call: launch gaps included), ``kernel`` (the kernels a call launched, first
+#: start to last end, from CUPTI activity records) and ``graph`` (replays of a captured device graph of the
+#: sample's calls). Rows of two modes are never judged against each other.
+TIMING_MODES = ("host", "launch", "kernel", "graph")
 
 
 @dataclass
@@ -63,6 +69,7 @@ class Row:
     traceback: str | None = None
     timer_kind: str | None = None
     timer_overhead_s: float | None = None
+    timing_mode: str | None = None
     samples_s: str | None = None
     host_samples_s: str | None = None
     n_samples: int | None = None
@@ -116,6 +123,17 @@ class Row:
     gpu_clock_mhz: float | None = None
     gpu_temp_c: float | None = None
     gpu_throttle: str | None = None
+    gpu_mem_clock_mhz: float | None = None
+    gpu_power_w: float | None = None
+    # -- GPU visits: clocks brought up before timing, samples dropped below them, per-round readings ------
+    clock_warmup_s: float | None = None
+    samples_discarded: int | None = None
+    round_gpu: str | None = None
+    flush_bytes: int | None = None
+    # -- energy per call from the device's energy counter (NVML) ---------------------------------------------
+    energy_j_per_call: float | None = None
+    gflop_per_j: float | None = None
+    energy_method: str | None = None
     threads: str | None = None
     # -- ceilings behind the % of peak ------------------------------------------------------------------
     ceiling_gbps: float | None = None

@@ -42,6 +42,7 @@ class TimingStats:
 
     timer_kind: str | None = None
     timer_overhead_s: float | None = None
+    timing_mode: str | None = None
     first_call_s: float | None = None
     n_inputs: int | None = None
     samples_s: list[float] | None = None
@@ -92,6 +93,20 @@ class Rates:
 
 
 @dataclass
+class GpuFacts:
+    """A GPU visit's clocks, dropped samples, cache flush and energy (row columns; empty on a CPU):
+    :mod:`workbench.measure.gpu_visit` fills them."""
+
+    clock_warmup_s: float | None = None
+    samples_discarded: int | None = None
+    round_gpu: str | None = None
+    flush_bytes: int | None = None
+    energy_j_per_call: float | None = None
+    gflop_per_j: float | None = None
+    energy_method: str | None = None
+
+
+@dataclass
 class Memory:
     """Peak memory of one untimed call, and how it was measured (row columns)."""
 
@@ -102,7 +117,7 @@ class Memory:
 #: Columns written from a result's own fields (the rest come from its parts and its cell).
 _OWN = ("runtime", "device", "library", "bound", "status", "message", "traceback", "max_error", "tolerance",
         "started_at", "finished_at", "wall_s", "setup_s", "seed", "exec_cache", "tuned_config")
-_PARTS = {"timing": TimingStats, "rates": Rates, "conditions": Conditions, "memory": Memory}
+_PARTS = {"timing": TimingStats, "rates": Rates, "conditions": Conditions, "memory": Memory, "gpu": GpuFacts}
 #: Columns of the cell's identity, rebuilt from the cell.
 _IDENTITY = ("cell_key", "kernel", "variant", "backend", "dtype", "params", "size", "size_label", "mode", "cache")
 
@@ -132,6 +147,7 @@ class CellResult:
     rates: Rates = field(default_factory=Rates)
     conditions: Conditions = field(default_factory=Conditions)
     memory: Memory = field(default_factory=Memory)
+    gpu: GpuFacts = field(default_factory=GpuFacts)
     #: Execution-cache statistics of a block variant (JSON text), and an autotuned variant's choice.
     exec_cache: str | None = None
     tuned_config: str | None = None

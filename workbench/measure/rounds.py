@@ -28,6 +28,7 @@ from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
 from workbench.judge import verdicts
 from workbench.judge.stats import bimodal_split, mode_median, relative_spread_of, summarize
+from workbench.measure.gpu_visit import merge_gpu_rounds
 from workbench.measure.result import PAIR_VISIT
 from workbench.measure.speed_probe import bandwidth_dips
 from workbench.measure.timer import TimingConfig
@@ -170,6 +171,8 @@ def merge_conditions(prev: Mapping[str, Any], new: Mapping[str, Any]) -> dict[st
             "gpu_clock_mhz": _worst(prev.get("gpu_clock_mhz"), new.get("gpu_clock_mhz"), min),
             "gpu_temp_c": _worst(prev.get("gpu_temp_c"), new.get("gpu_temp_c"), max),
             "gpu_throttle": _throttle(prev.get("gpu_throttle"), new.get("gpu_throttle")),
+            "gpu_mem_clock_mhz": _worst(prev.get("gpu_mem_clock_mhz"), new.get("gpu_mem_clock_mhz"), min),
+            "gpu_power_w": _worst(prev.get("gpu_power_w"), new.get("gpu_power_w"), max),
             "threads": _joined(prev.get("threads"), new.get("threads"))}
 
 
@@ -324,6 +327,7 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
     out["max_error"] = _worst(prev.get("max_error"), new.get("max_error"), max)
     out["median_precision"] = _worst(prev.get("median_precision"), new.get("median_precision"), max)
     out.update(merge_conditions(prev, new))
+    out.update(merge_gpu_rounds(prev, new))
     if new.get("status") not in _MEASURED or not _loads(new.get("samples_s")):
         out.update(status=new.get("status"), message=new.get("message"), traceback=new.get("traceback"),
                    tolerance=new.get("tolerance") or prev.get("tolerance"))

@@ -32,6 +32,7 @@ from workbench.measure.audit import (
 from workbench.measure.backend_facts import gpu_monitor
 from workbench.measure.case import Case, output_dtype, reference_outputs
 from workbench.measure.cell_facts import note_tuned_config
+from workbench.measure.gpu_visit import begin_visit, end_visit
 from workbench.measure.input_cache import InputCache
 from workbench.measure.input_set import InputSet
 from workbench.measure.limits import CellTimeout, Clock
@@ -41,6 +42,7 @@ from workbench.measure.request import CellRequest
 from workbench.measure.result import CellResult, Memory, Rates
 from workbench.measure.rotation import auditor, check_rotations, identical_sets, rotation_count
 from workbench.measure.timer import PartnerFailed, Timing, TimingConfig, time_calls, timer_overhead
+from workbench.measure.timing_modes import choose_timer
 from workbench.roofs.throughput import Peaks, published_ceilings, rates
 
 
@@ -48,22 +50,27 @@ def time_case(request: CellRequest, config: TimingConfig, case: Case, backend: B
               clock: Clock, inputs: InputCache | None) -> None:
     """Time the built case (after the first call and the check, in a first round), then check it again."""
     reset_persisting_l2(backend)  # no L2 lines pinned by an earlier cell (or this variant's last round)
-    timer = backend.timer()
-    res.timing.timer_kind = timer.kind
+    choice = choose_timer(backend, getattr(config, "timing_mode", None))
+    timer = backend.timer()  # the first call and check: launch time, whatever the mode
+    res.timing.timer_kind, res.timing.timing_mode = choice.timer.kind, choice.mode
     res.timing.timer_overhead_s = timer_overhead(backend)
+    res.note(choice.note)  # every round: a merged row's message is its last round's
     if not request.role.later:
         ran = time.perf_counter()
         if not first_call_passes(case, timer, res, clock):
             return
         config = warmup_left(config, time.perf_counter() - ran, backend.device_class)
     sets, calls, other, other_sets = _prepare(request, config, case, res, clock, inputs)
+    choice, visit = begin_visit(backend, choice, calls, config, res, clock.deadline, not request.role.later)
+    timer, config = choice.timer, visit.config if visit is not None else config
     seed = request.seed
     flush = backend.flush_cache if config.cache == "cold" else None
     beside = None if other is None else partner(other, other_sets, calls, request, inputs, res, clock)
     meter = ConditionsMeter(gpu_monitor(backend))
     meter.start()
     try:
-        how = {"flush": flush, "deadline": clock.deadline, "cancel": clock.cancel, "sync": backend.synchronize}
+        how = {"flush": flush, "deadline": clock.deadline, "cancel": clock.cancel, "sync": backend.synchronize,
+               "gate": visit.gate if visit is not None else None}
         try:
             timing = time_calls(timer, calls, config, audit=auditor(case, sets, seed, inputs, config), **how,
                                 partner=beside)
@@ -73,6 +80,7 @@ def time_case(request: CellRequest, config: TimingConfig, case: Case, backend: B
             timing = time_calls(timer, calls, config, audit=auditor(case, sets, seed, inputs, config), **how)
     finally:
         res.conditions = meter.stop()
+    end_visit(visit, backend, calls, res, timing, not request.role.later)
     del calls
     if beside is not None:
         note_pairing(res, request, timing)

@@ -26,6 +26,7 @@ from typing import Any
 
 from workbench.backends.base import Backend, Timer
 from workbench.catalog.spec import Arrays
+from workbench.core.record import TIMING_MODES
 from workbench.judge.stats import median_precision, relative_spread
 from workbench.measure.audit import (
     DEVICE_EVENT_TIMERS,
@@ -39,6 +40,7 @@ from workbench.measure.audit import (
     tail_is_long,
 )
 from workbench.measure.case import Case
+from workbench.measure.gpu_budget import GpuBudget
 from workbench.measure.input_set import InputSet, SharedVersion
 
 try:
@@ -81,8 +83,16 @@ class TimingConfig:
     #: Seconds beyond ``budget_s`` a loop may go on to reach ``precision`` (a large cell gets the calls its
     #: median needs); the row says the precision it reached either way.
     extend_s: float = 0.0
+    #: A GPU cell's timing mode (``kernel``, ``graph``, ``launch``, ``host``); None: the backend's default
+    #: (:mod:`workbench.measure.timing_modes`). A CPU cell is always ``host``.
+    timing_mode: str | None = None
+    #: A GPU visit's own budget (:mod:`workbench.measure.gpu_visit`); CPU cells never read it.
+    gpu: GpuBudget = field(default_factory=GpuBudget)
 
     def __post_init__(self) -> None:
+        if self.timing_mode is not None and self.timing_mode not in TIMING_MODES:
+            raise ValueError(f"unknown timing mode {self.timing_mode!r}; valid timing modes: "
+                             f"{', '.join(TIMING_MODES)}")
         if self.cache not in CACHE_MODES:
             raise ValueError(f"unknown cache mode {self.cache!r}; valid cache modes: {', '.join(CACHE_MODES)}")
         if self.min_samples < 1 or self.max_samples < self.min_samples:
@@ -123,6 +133,8 @@ class Timing:
     #: what its first failed audit found (the pairs are then not to be used).
     pair_log_ratios: list[float] = field(default_factory=list)
     partner_failure: str = ""
+    #: Samples the loop's ``gate`` dropped and took again (a GPU's clock below its mark, or throttled).
+    discarded: int = 0
 
 
 def _noop() -> None:
@@ -187,7 +199,7 @@ class Partner:
 def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig, *,
                audit: Auditor | NoAudit, flush: Callable[[], None] | None = None, deadline: float = math.inf,
                cancel: threading.Event | None = None, sync: Callable[[], None] | None = None,
-               partner: Partner | None = None) -> Timing:
+               partner: Partner | None = None, gate: Callable[[], bool] | None = None) -> Timing:
     """Time ``calls`` (one per input set, used in rotation) adaptively, under ``audit``.
 
     ``flush`` runs before every sample when ``config.cache == "cold"``, outside
@@ -205,6 +217,9 @@ def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingC
     pair in a random order), so drift common to both cancels in each pair's ratio
     (``Timing.pair_log_ratios``: log(partner's block time / this one's), one per pair); the budget is
     shared by both, and its audit checks its samples as ``audit`` checks this one's.
+
+    ``gate``: asked after every sample; True drops it and takes it again (:class:`~workbench.measure.gpu_visit.
+    ClockGate`: a GPU sample below 90% of the maximum SM clock, nvbench's rule); ``Timing.discarded`` counts them.
     """
     if not calls:
         raise ValueError("time_calls needs at least one call")
@@ -212,10 +227,12 @@ def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingC
     audits = [audit] if partner is None else [audit, partner.audit]
     try:
         side = _Side(timer, calls, config, audit, flush, sync, paired=partner is not None)
+        side.gate = gate
         if partner is None:
             out = _loop(side, config, deadline, cancel)
         else:
             other = _Side(timer, partner.calls, config, partner.audit, flush, sync, paired=True, partner=True)
+            other.gate = gate
             out = _paired_loop(side, other, config, deadline, cancel)
     finally:
         for a in audits:
@@ -223,6 +240,7 @@ def time_calls(timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingC
     GUARD.check()
     out.audits, out.input_changes = sum(a.audits for a in audits), sum(a.changes for a in audits)
     out.audit_s = sum(a.seconds for a in audits)
+    out.discarded = side.discarded + (other.discarded if partner is not None else 0)
     out.audit_failure = str(audit.failure) if audit.failure is not None else ""
     if partner is not None and partner.audit.failure is not None:
         out.partner_failure = str(partner.audit.failure)
@@ -285,6 +303,9 @@ class _Side:
         self.taken = 0
         #: The last sample was taken off the core at least once (another process ran): its time is stretched.
         self.stretched = False
+        #: Asked after each sample: True drops it and it is taken again (``time_calls``' ``gate``).
+        self.gate: Callable[[], bool] | None = None
+        self.discarded = 0
 
     def warm_up(self, seconds: float, deadline: float, cancel: threading.Event | None) -> None:
         """Warm up by time, at least one call: absorbs lazy initialisation and caches of the runtime, and tells
@@ -320,6 +341,13 @@ class _Side:
         fn = self.audit.arm(r, self.k, True, self.calls) or self.batches[r]
         switches = _preemptions() if self.paired else 0
         s = self.watch.measure(fn)
+        while self.gate is not None and fn is self.batches[r] and self.gate():  # an audited sample is kept
+            self.discarded += 1
+            _check(cancel)
+            if self.flush is not None:
+                self.flush()
+            switches = _preemptions() if self.paired else 0
+            s = self.watch.measure(fn)
         self.stretched = self.paired and _preemptions() > switches
         self.audit.check()
         self.taken += 1

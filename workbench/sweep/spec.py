@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.catalog.spec import KernelSpec
+from workbench.core.record import TIMING_MODES
+from workbench.measure.gpu_budget import QUICK_GPU, GpuBudget
 from workbench.measure.isolation import check_isolation
 from workbench.measure.memory_cap import parse_memory_cap
 from workbench.measure.request import BUILD_TIMEOUT_S, NO_VARIANT, Cell
@@ -71,6 +73,13 @@ class SweepSpec:
     #: (``quick``): each maps axis fields (kernels, variants, backends, sizes, llm_shapes, modes) to values
     #: that replace this spec's. None: the axes above.
     parts: Sequence[Mapping[str, Any]] | None = None
+    #: GPU cells' timing mode (``kernel``, ``graph``, ``launch``, ``host``); None: kernel, else graph, else launch
+    #: (:mod:`workbench.measure.timing_modes`). CPU cells are always ``host``.
+    timing_mode: str | None = None
+    #: A GPU visit's device seconds at least (:class:`~workbench.measure.gpu_budget.GpuBudget`), and the seconds
+    #: of a first round's calls read for energy per call (0: none).
+    gpu_min_device_s: float = GpuBudget.min_device_s
+    gpu_energy_s: float = GpuBudget.energy_s
 
     def __post_init__(self) -> None:
         if hasattr(self.sizes, "tolist"):  # a NumPy array of sizes: plain lists, as a stored spec needs
@@ -102,7 +111,13 @@ class SweepSpec:
         """The whole cell's timing config (one round's share: :func:`workbench.measure.rounds.round_config`)."""
         return TimingConfig(warmup_s=self.warmup_s, target_spread=self.target_spread,
                             min_samples=self.min_samples, max_samples=self.max_samples, budget_s=self.budget_s,
-                            cache=cache, n_inputs=self.n_inputs, precision=self.precision, extend_s=self.extend_s)
+                            cache=cache, n_inputs=self.n_inputs, precision=self.precision, extend_s=self.extend_s,
+                            timing_mode=self.timing_mode,
+                            gpu=dataclasses.replace(GpuBudget(), min_device_s=self.gpu_min_device_s,
+                                                    energy_s=self.gpu_energy_s,
+                                                    clock_warmup_limit_s=QUICK_GPU.clock_warmup_limit_s
+                                                    if self.gpu_min_device_s <= QUICK_GPU.min_device_s
+                                                    else GpuBudget.clock_warmup_limit_s))
 
     #: Numeric options: (integer?, low, low allowed?, high, what it is). Checked by :meth:`check` for type,
     #: finiteness and range before a run is created, so a NaN never reaches a stored spec.
@@ -114,6 +129,8 @@ class SweepSpec:
         "target_spread": (False, 0.0, False, 1.0, "a relative spread (0.02 = 2%)"),
         "precision": (False, 0.0, True, 0.5, "the median's 95% half-width, relative (0.01 = ±1%; 0: by spread)"),
         "extend_s": (False, 0.0, True, 86400.0, "seconds beyond the budget to reach the precision"),
+        "gpu_min_device_s": (False, 0.0, True, 3600.0, "device seconds a GPU visit takes at least"),
+        "gpu_energy_s": (False, 0.0, True, 3600.0, "seconds of calls read for energy per call (0: none)"),
         "min_samples": (True, 1, True, 1_000_000, "samples"),
         "max_samples": (True, 1, True, 10_000_000, "samples"),
         "n_inputs": (True, 1, True, 64, "input sets"),
@@ -122,7 +139,7 @@ class SweepSpec:
     }
     #: The ``workbench bench`` option of each field, for messages.
     FLAGS = {"budget_s": "--budget", "timeout_s": "--timeout", "build_timeout_s": "--build-timeout",
-             "rounds": "--rounds", "sizes": "--sizes"}
+             "rounds": "--rounds", "sizes": "--sizes", "timing_mode": "--timing-mode"}
     #: Largest value of one size axis, and of the product of a size's axes (elements).
     MAX_AXIS = 2**31 - 1
     MAX_ELEMENTS = 2**40
@@ -151,6 +168,9 @@ class SweepSpec:
             self.check_option(name, getattr(self, name), flags.get(name))
         if self.max_samples < self.min_samples:
             raise ValueError(f"max_samples ({self.max_samples}) must be at least min_samples ({self.min_samples})")
+        if self.timing_mode is not None and self.timing_mode not in TIMING_MODES:
+            raise ValueError(f"{flags.get('timing_mode', 'timing_mode')}: unknown timing mode {self.timing_mode!r}; "
+                             f"valid timing modes: {', '.join(TIMING_MODES)}")
         check_isolation(self.isolation)
         parse_memory_cap(self.memory_cap)
         self.caches()

@@ -26,6 +26,7 @@ from itertools import product
 from typing import TYPE_CHECKING, Any
 
 from workbench.backends.cpu_common import sysfs_caches
+from workbench.measure.gpu_budget import QUICK_GPU, GpuBudget
 from workbench.measure.request import NO_VARIANT
 from workbench.sweep.driver import SweepSpec, shape_label  # noqa: F401  (shape_label: re-exported)
 
@@ -35,10 +36,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _QUICK_TIMING = dict(warmup_s=0.01, budget_s=0.04, target_spread=0.05, min_samples=5, max_samples=2000, n_inputs=2,
-                     timeout_s=60.0, rounds=3, precision=0.01, extend_s=0.4)
+                     timeout_s=60.0, rounds=3, precision=0.01, extend_s=0.4,
+                     gpu_min_device_s=QUICK_GPU.min_device_s, gpu_energy_s=QUICK_GPU.energy_s)
 SUITES: dict[str, dict[str, Any]] = {
     "quick": dict(sizes="quick", modes=("eager", "fused", "graph"), **_QUICK_TIMING),
-    "standard": dict(sizes="quick", modes=("eager", "fused", "graph"), **_QUICK_TIMING),
+    "standard": dict(sizes="quick", modes=("eager", "fused", "graph"),
+                     **{**_QUICK_TIMING, "gpu_min_device_s": GpuBudget.min_device_s}),  # do_bench's 100 ms
     "llm": dict(modes=("eager", "fused", "graph"), warmup_s=0.05, budget_s=0.3, target_spread=0.03, min_samples=5,
                 timeout_s=120.0, rounds=3),
     "full": dict(sizes="full", modes=("eager", "fused", "graph", "compiled"), warmup_s=0.1, budget_s=1.0,
