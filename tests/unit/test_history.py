@@ -208,3 +208,21 @@ def test_a_history_of_many_runs_is_judged_whole(tmp_path):
     h = build_history(st.connection, min_runs=10)
     assert len(h.series) == 5 and all(len(s.series.points) == 60 for s in h.series)
     assert h.regressions(5) == []
+
+
+def test_the_report_has_a_history_section_only_with_several_runs(tmp_path):
+    from workbench.report.model import build_report
+    from workbench.report.render import markdown
+
+    st = Store(tmp_path / "r.sqlite")
+    rng = np.random.default_rng(7)
+    write_history(st, {("k", "a"): [1e-3 * math.exp(rng.normal(0, 0.01)) * (1.2 if i >= 5 else 1) for i in range(10)],
+                       ("k", "b"): [2e-3] * 10})
+    report = build_report(st, st.latest_run_id())
+    assert [s.id for s in report.sections].index("history") == [s.id for s in report.sections].index("plots") + 1
+    first = report.history.figures[0]
+    assert first.label.startswith("k a") and first.regression and "<svg" in first.svg and "history-hover" in first.svg
+    assert report.history.n_changed == 1 and "at run 6 of the series" in markdown(report)
+    few = Store(tmp_path / "few.sqlite")
+    write_history(few, {("k", "a"): [1e-3] * 3})
+    assert "history" not in [s.id for s in build_report(few, few.latest_run_id()).sections]

@@ -71,12 +71,12 @@ class Change:
 
     @property
     def text(self) -> str:
-        """"+15.2% [+11.0, +19.5] at run R (commit a -> b)"."""
+        """"+15.2% [+11.0%, +19.5%] at run 7 of the series (RUN_ID) (commit a -> b)"."""
         commits = f" (commit {self.commit_before or '?'} -> {self.commit_after or '?'})" \
             if self.commit_before != self.commit_after else ""
         events = f"; with {'; '.join(self.events)}" if self.events else ""
-        return (f"{self.step:+.1%} [{self.low:+.1%}, {self.high:+.1%}] at run {self.run_after}{commits}"
-                f"{events}")
+        return (f"{self.step:+.1%} [{self.low:+.1%}, {self.high:+.1%}] at run {self.index + 1} of the series "
+                f"({self.run_after}){commits}{events}")
 
 
 def series_noise(points: Sequence[Point]) -> float:

@@ -34,6 +34,7 @@ from workbench.report.findings import (
     parse_reference,
     pick_reference,
 )
+from workbench.report.history import HistorySection, history_section
 from workbench.report.reference_checks import ReferenceChecks
 from workbench.report.row_notes import fmt_num, row_notes, text_of
 from workbench.report.styles import parse_baseline
@@ -148,6 +149,8 @@ class Report(_ByName):
     machines: pd.DataFrame
     environments: list[EnvironmentSection]
     roofs: dict[RoofKey, RoofSet]
+    #: Each series of the report's cells on its timeline, when the store holds several runs of them.
+    history: HistorySection | None = None
 
     @property
     def peaks_shown(self) -> pd.DataFrame:
@@ -204,11 +207,13 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
     kernels = kernel_sections(data, baseline, run_names=names, figures=figures, checks=checks, judged=judged,
                               max_rows=max_table_rows)
     noise_line, peak_lines = noise_summary(df, notes), peak_summary(df, notes)
+    history = history_section(store_or_df, df["kernel"].dropna().unique() if "kernel" in df else [], figure_svg,
+                              figures)
     return Report(
         title=title or "Kernel Workbench report: " + (", ".join(names.get(r, r) for r in data.run_ids)
                                                       or "(no runs)"),
         generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), version=__version__,
-        sections=_sections(data, kernels),
+        sections=_sections(data, kernels, history),
         findings=key_findings(df, baseline, runs=data.runs, environments=data.environments, run_names=names,
                               roofs=roofs, checks=checks, judged=judged),
         multi=len(data.run_ids) > 1 or len(data.environments) > 1,
@@ -221,7 +226,7 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
         result_columns=list(table.columns), results_table=table,
         rows_note=_rows_note(store_or_df, data.run_ids, len(df), shown), peaks=data.peaks,
         machines=machines_table(df, data.environments), environments=environment_sections(data.environments),
-        roofs=roofs)
+        roofs=roofs, history=history)
 
 
 def _rows_note(store_or_df: Any, run_ids: list[str], n_rows: int, shown: int) -> str:
@@ -235,10 +240,13 @@ def _rows_note(store_or_df: Any, run_ids: list[str], n_rows: int, shown: int) ->
     return f"{n_rows:,} rows: the first {shown:,} are shown here; every row as CSV: {command}"
 
 
-def _sections(data: ReportData, kernels: list[KernelSection]) -> list[Section]:
-    """The sections this report has, in reading order (measured peaks only where some were measured)."""
+def _sections(data: ReportData, kernels: list[KernelSection], history: HistorySection | None = None) -> list[Section]:
+    """The sections this report has, in reading order (measured peaks only where some were measured; the
+    history only where the store holds several runs of the report's cells)."""
     out = [Section("key-findings", "Key findings"), Section("contents", "Contents"), Section("summary", "Runs"),
            Section("plots", "Kernels"), Section("failures", "Cells that did not pass")]
+    if history is not None:
+        out.insert(4, Section("history", "History"))
     if len(data.peaks):
         out.append(Section("peaks", "Measured peaks"))
     return [*out, Section("results", "All rows"), Section("environment", "Environment")]

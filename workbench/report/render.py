@@ -100,6 +100,17 @@ def _md_kernels(r: Report, s: Section) -> list[str]:
     return parts
 
 
+def _md_history(r: Report, s: Section) -> list[str]:
+    h = r.history
+    if h is None:
+        return []
+    lines = [f"\n## {s.title}\n", h.summary, ""]
+    for f in [*h.figures, *h.others]:
+        lines.append(f"- **{f.label}** on {f.machine}: {f.runs} runs, noise {f.noise}"
+                     + "".join(f"\n  - {c}" for c in f.changes))
+    return lines
+
+
 def _md_failures(r: Report, s: Section) -> list[str]:
     unsupported = r.counts.get("unsupported")
     note = (f"\n{unsupported} cells were unsupported (the variant does not apply on that backend or dtype: not a "
@@ -126,4 +137,5 @@ def _md_environment(r: Report, s: Section) -> list[str]:
 
 _MD_SECTIONS: dict[str, Callable[[Report, Section], list[str]]] = {
     "key-findings": _md_findings, "contents": lambda r, s: [], "summary": _md_summary, "plots": _md_kernels,
+    "history": _md_history,
     "failures": _md_failures, "peaks": _md_peaks, "results": _md_results, "environment": _md_environment}

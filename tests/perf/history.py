@@ -1,0 +1,286 @@
+"""The history figures of issue 41 — a benchmark script, not a test.
+
+    .venv/bin/python tests/perf/history.py [--store AA.sqlite] [--series 200] [--skip-real] [--skip-scale]
+
+(a) **synthetic**: histories of 50 runs whose per-run noise is drawn from real A/A spreads: every cell measured
+    in two runs of one machine in ``--store`` (identical code: |log(t2/t1)| / √2 is that cell's run-to-run
+    spread), floored at what the cell's own rows say (round spread / √rounds, median precision). Each
+    synthetic series takes one such cell: its noise, and the sigma its rows record. ``--series`` series
+    each get one step of +5%, +10% or +20% at a random run (5 to 45), and as many get none. Targets:
+    steps of 10% or more found in >= 90% of series within 2 runs of the true point; <= 1 false alarm per
+    100 series without a step. Without ``--store``, one is made with two quick runs of numpy's quick suite.
+(b) **real**: 12 runs of a small suite (a user catalog's kernel with two numpy variants, and saxpy and
+    softmax of the built-in catalog) on this machine; one variant reads a flag file committed to the user
+    catalog's git repository before run 7 and does 15% more work from then on. Target: the change is
+    found at run 7 in that series and in no other; ``history --fail-on-regression 10`` exits 1 on that
+    history and 0 on the same history without the step (runs 1-6 of it are the same code).
+(c) **scale**: 1,000 runs x 100 cells in a store, the history judged in a fresh process: <= 10 s and <= 1 GB.
+
+The load average is printed beside each figure. Exit status 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+from history_store import cell_row, machine_record  # noqa: E402
+
+from workbench.history.changes import find_changes  # noqa: E402
+from workbench.history.series import Machine, Point, RunInfo, Series, point_sigma  # noqa: E402
+from workbench.store.database import Store  # noqa: E402
+
+STEPS = (0.05, 0.10, 0.20)
+N_RUNS = 50
+
+
+def load() -> str:
+    return "load " + " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def workbench(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    res = subprocess.run([sys.executable, "-m", "workbench", *args], cwd=REPO, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+    if check and res.returncode not in (0, 1):
+        sys.exit(f"workbench {' '.join(args)} failed ({res.returncode}):\n{res.stderr[-2000:]}")
+    return res
+
+
+# -- (a) synthetic -------------------------------------------------------------------------------------
+
+def aa_spreads(store_path: Path) -> list[tuple[float, float]]:
+    """(run-to-run sigma, recorded point sigma) of every cell measured in two runs on one machine."""
+    st = Store(store_path, read_only=True)
+    pairs = st.connection.execute(
+        "SELECT a.median_s, b.median_s, a.noise, a.rounds, a.median_precision FROM results a JOIN results b "
+        "ON a.cell_key = b.cell_key AND a.env_id = b.env_id AND a.run_id < b.run_id "
+        "WHERE a.status = 'ok' AND b.status = 'ok' AND a.median_s > 0 AND b.median_s > 0").fetchall()
+    out = []
+    for m1, m2, noise, rounds, precision in pairs:
+        own = point_sigma(noise, rounds, precision)
+        out.append((max(abs(math.log(m2 / m1)) / math.sqrt(2), own), own))
+    return out
+
+
+def synthetic(spread: tuple[float, float], step: float, at: int, rng: random.Random) -> Series:
+    sigma, recorded = spread
+    s = Series("c", "k", "v", "numpy", "float32", "n=1", "eager", "hot", "t", Machine("m", "m"))
+    for i in range(N_RUNS):
+        x = rng.gauss(0.0, sigma) + (math.log1p(step) if step and i >= at else 0.0)
+        s.points.append(Point(RunInfo(f"r{i}", f"{i:04d}", None, None, (), None), 1e-3 * math.exp(x), recorded, {}))
+    return s
+
+
+def run_synthetic(store_path: Path, n_series: int, seed: int) -> bool:
+    spreads = aa_spreads(store_path)
+    if not spreads:
+        sys.exit(f"{store_path} has no cell measured in two runs of one machine")
+    rng = random.Random(seed)
+    sig = sorted(s for s, _ in spreads)
+    print(f"(a) synthetic: {n_series} series per step, {N_RUNS} runs each; noise from {len(spreads)} A/A cells "
+          f"of {store_path} (run-to-run sigma median {sig[len(sig) // 2]:.1%}, 90th pct "
+          f"{sig[int(0.9 * (len(sig) - 1))]:.1%}); {load()}")
+    ok = True
+    buckets = ((0.0, 0.02), (0.02, 0.05), (0.05, 0.10), (0.10, math.inf))
+    for step in STEPS:
+        found = near = 0
+        by_noise = {b: [0, 0] for b in buckets}
+        for _ in range(n_series):
+            at = rng.randint(5, N_RUNS - 5)
+            spread = rng.choice(spreads)
+            changes, _ = find_changes(synthetic(spread, step, at, rng))
+            found += any(c.step > 0 for c in changes)
+            hit = any(c.step > 0 and abs(c.index - at) <= 2 for c in changes)
+            near += hit
+            tally = next(v for (lo, hi), v in by_noise.items() if lo <= spread[0] < hi)
+            tally[0] += hit
+            tally[1] += 1
+        ok &= step < 0.10 or near / n_series >= 0.90
+        print(f"    step +{step:.0%}: found in {found / n_series:.1%}, within 2 runs of the true point in "
+              f"{near / n_series:.1%} (target >= 90% for steps >= 10%); by the series' run-to-run sigma: "
+              + ", ".join(f"{lo:.0%}-{hi:.0%}: {h}/{n}" for (lo, hi), (h, n) in by_noise.items() if n))
+    alarms = sum(bool(find_changes(synthetic(rng.choice(spreads), 0.0, 0, rng))[0]) for _ in range(n_series))
+    ok &= alarms / n_series <= 0.01
+    print(f"    no step: {alarms} false alarm(s) in {n_series} series = {100 * alarms / n_series:.2f} per 100 "
+          f"(target <= 1); {load()}")
+    return ok
+
+
+# -- (b) real history ---------------------------------------------------------------------------------------
+
+SPEC = '''
+"""history41: out = x * 1.7 + y, done PASSES times: a kernel whose work a flag file changes."""
+from workbench.catalog import kernel_here
+
+SPEC = kernel_here(__file__).register(
+    description="x * 1.7 + y (perf script of issue 41)", axes=("n",),
+    make_inputs=lambda p, rng: {"x": rng.standard_normal(p["n"]), "y": rng.standard_normal(p["n"])},
+    reference=lambda inp, p: {"out": 1.7 * inp["x"] + inp["y"]},
+    output_shapes=lambda p: {"out": (p["n"],)},
+    flops=lambda p: 2 * p["n"], bytes_moved=lambda p, itemsize: 3 * p["n"] * itemsize,
+    sizes={"verify": [{"n": 4099}], "quick": [{"n": 16384}]},
+)
+'''
+VARIANTS = '''
+"""Two variants; "flagged" does 15% more passes once slow.flag sits beside it (read when the worker loads it)."""
+from pathlib import Path
+
+import numpy as np
+
+from workbench.catalog import kernel_here
+
+PASSES = 20
+EXTRA = 3 if (Path(__file__).parent / "slow.flag").exists() else 0
+
+
+def _passes(inp, out, n):
+    for _ in range(n):
+        np.multiply(inp["x"], 1.7, out=out["out"])
+        out["out"] += inp["y"]
+
+
+def steady(inp, out):
+    _passes(inp, out, PASSES)
+
+
+def flagged(inp, out):
+    _passes(inp, out, PASSES + EXTRA)
+
+
+kernel_here(__file__).numpy(steady, "20 passes")
+kernel_here(__file__).numpy(flagged, "20 passes, 23 with slow.flag")
+'''
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=perf@example.com", "-c", "user.name=perf", *args],
+                   check=True, capture_output=True)
+
+
+def run_real(work: Path, n_runs: int = 12, step_at: int = 7) -> bool:
+    catalog = work / "catalog"
+    kernel = catalog / "history41"
+    kernel.mkdir(parents=True)
+    (kernel / "spec.py").write_text(textwrap.dedent(SPEC))
+    (kernel / "numpy_variants.py").write_text(textwrap.dedent(VARIANTS))
+    _git(catalog, "init", "-q")
+    _git(catalog, "add", ".")
+    _git(catalog, "commit", "-qm", "history41: two variants")
+    stores = {"with": work / "with-step.sqlite", "without": work / "without-step.sqlite"}
+    env = {"WORKBENCH_CATALOG": str(catalog)}
+    args = ["bench", "--kernels", "history41", "saxpy", "softmax", "--backends", "numpy", "--sizes", "quick",
+            "--quiet"]
+    t0 = time.perf_counter()
+    for i in range(1, n_runs + 1):
+        if i == step_at:  # the step, committed: the history names the commit on either side
+            (kernel / "slow.flag").write_text("15% more work\n")
+            _git(catalog, "add", ".")
+            _git(catalog, "commit", "-qm", "history41: flagged does 15% more work")
+        which = ["with"] if i >= step_at else ["with", "without"]
+        for name in which:
+            workbench(*args, "--store", str(stores[name]), "--tag", f"run {i}", env=env)
+        print(f"    run {i} done ({time.perf_counter() - t0:.0f} s, {load()})", flush=True)
+    (kernel / "slow.flag").unlink()
+    _git(catalog, "rm", "-q", "slow.flag")
+    _git(catalog, "commit", "-qm", "back to 20 passes")
+    for i in range(step_at, n_runs + 1):  # the history without the step: the same code all along
+        workbench(*args, "--store", str(stores["without"]), "--tag", f"run {i}", env=env)
+    return _judge_real(stores, step_at)
+
+
+def _judge_real(stores: dict[str, Path], step_at: int) -> bool:
+    res = workbench("history", "--store", str(stores["with"]), "--json")
+    doc = json.loads(res.stdout)
+    changed = [(s["label"], c) for s in doc["series"] for c in s["changes"]]
+    runs = [p["run_id"] for p in doc["series"][0]["points"]]
+    print(f"(b) real history, {len(runs)} runs of {len(doc['series'])} series; {load()}")
+    for label, c in changed:
+        print(f"    change: {label}: {c['step']:+.1%} [{c['step_low']:+.1%}, {c['step_high']:+.1%}] at run "
+              f"{c['index'] + 1} (commit {c['commit_before']} -> {c['commit_after']})")
+    for s in doc["series"]:
+        print(f"    series {s['label']}: noise ±{s['noise']:.1%}, {len(s['changes'])} change(s)")
+    right = [c for label, c in changed if "flagged" in label and c["index"] == step_at - 1 and c["step"] > 0]
+    wrong = [label for label, c in changed if not ("flagged" in label and c["index"] == step_at - 1)]
+    gate_with = workbench("history", "--store", str(stores["with"]), "--fail-on-regression", "10", check=False)
+    gate_without = workbench("history", "--store", str(stores["without"]), "--fail-on-regression", "10",
+                             check=False)
+    print(f"    found at run {step_at} in the flagged series: {bool(right)}; changes in other series: "
+          f"{len(wrong)} {wrong}")
+    print(f"    --fail-on-regression 10: exit {gate_with.returncode} with the step "
+          f"({gate_with.stderr.strip()[:300]}), exit {gate_without.returncode} without")
+    return bool(right) and not wrong and gate_with.returncode == 1 and gate_without.returncode == 0
+
+
+# -- (c) scale ---------------------------------------------------------------------------------------
+
+def run_scale(work: Path, n_runs: int = 1000, n_cells: int = 100) -> bool:
+    path = work / "scale.sqlite"
+    st = Store(path)
+    st.add_environment("env-scale", machine_record())
+    rng = random.Random(1)
+    t0 = time.perf_counter()
+    with st._write() as c:
+        for i in range(n_runs):
+            run_id = f"20260101T000000Z-{i:06d}"
+            c.execute("INSERT INTO runs (run_id, created_at, status, env_id, tag) VALUES (?, ?, 'finished', ?, ?)",
+                      (run_id, f"2026-01-01T00:00:00.{i:03d}Z" if i < 1000 else f"2026-01-02T{i:06d}", "env-scale",
+                       f"t{i}"))
+            rows = [st._row_values(cell_row(run_id, "env-scale", f"k{j % 10}", f"v{j}",
+                                            1e-4 * (1 + j) * math.exp(rng.gauss(0, 0.02)), noise=0.03))
+                    for j in range(n_cells)]
+            c.executemany(st._insert_sql("INSERT"), rows)
+    st.close()
+    print(f"(c) scale: {n_runs} runs x {n_cells} cells written in {time.perf_counter() - t0:.1f} s; {load()}")
+    code = ("import resource, time, sys; t = time.perf_counter(); from workbench.store.database import Store; "
+            "from workbench.history.timeline import build_history; "
+            f"h = build_history(Store({str(path)!r}, read_only=True).connection); "
+            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "
+            "len(h.series), sum(len(s.series.points) for s in h.series))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.split()
+    secs, mib, n_series, n_points = float(out[0]), float(out[1]), int(out[2]), int(out[3])
+    print(f"    judged {n_series} series, {n_points:,} points in {secs:.2f} s, peak RSS {mib:.0f} MiB "
+          f"(targets <= 10 s, <= 1024 MiB); {load()}")
+    return secs <= 10 and mib <= 1024
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--store", type=Path, help="a store with two or more runs of one suite on one machine")
+    ap.add_argument("--series", type=int, default=300, help="synthetic series per step size, and without one")
+    ap.add_argument("--seed", type=int, default=41)
+    ap.add_argument("--skip-real", action="store_true")
+    ap.add_argument("--skip-scale", action="store_true")
+    ap.add_argument("--keep", type=Path, help="keep the stores in this folder")
+    args = ap.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="history41-"))
+    work.mkdir(parents=True, exist_ok=True)
+    store = args.store
+    if store is None:
+        store = work / "aa.sqlite"
+        for _ in range(2):
+            workbench("bench", "--suite", "quick", "--backends", "numpy", "--store", str(store), "--quiet")
+    ok = run_synthetic(store, args.series, args.seed)
+    if not args.skip_scale:
+        ok &= run_scale(work)
+    if not args.skip_real:
+        ok &= run_real(work)
+    print("all targets met" if ok else "a target was missed")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
