@@ -206,3 +206,25 @@ def test_a_gpu_row_names_its_mode_clocks_and_samples_and_a_cpu_row_stays_host(fa
     assert gpu["median_s"] == pytest.approx(30e-6, rel=0.3)  # the kernel, not its launch
     assert gpu["energy_j_per_call"] > 0 and "energy counter" in gpu["energy_method"]
     assert cpu["timing_mode"] == "host" and pd.isna(cpu["round_gpu"]) and pd.isna(cpu["clock_warmup_s"])
+
+
+def test_rows_of_two_timing_modes_are_never_judged_against_each_other():
+    import pandas as pd
+
+    from workbench.judge.compare import compare_runs, judge_pair, speedup_vs_baseline
+    from workbench.report.sample_data import synthetic_results
+
+    a, b = synthetic_results("run-a", seed=1), synthetic_results("run-b", seed=2)
+    a["timing_mode"], b["timing_mode"] = "kernel", "kernel"
+    b.loc[b.index[0], "timing_mode"] = "launch"
+    table = compare_runs(pd.concat([a, b], ignore_index=True), "run-a", "run-b")
+    clashed = table[table["verdict"].str.startswith("not compared")]
+    assert len(clashed) == 1 and clashed.iloc[0]["verdict"] == "not compared (timing modes kernel / launch)"
+    assert table.attrs["timing_modes"] == "1 cell(s) not compared: the two runs timed them in different timing modes"
+    assert not table["verdict"].drop(clashed.index).str.startswith("not compared").any()
+    assert judge_pair(a.iloc[0], b.iloc[0])["verdict"] == "not compared (timing modes kernel / launch)"
+    one = a.copy()
+    one.loc[one["backend"] != one["backend"].iloc[0], "timing_mode"] = "host"
+    judged = speedup_vs_baseline(one)
+    across = judged[(judged["backend"] != judged["baseline_backend"]) & judged["baseline_backend"].notna()]
+    assert len(across) and across["verdict"].str.startswith("not compared (timing modes").all()

@@ -17,7 +17,7 @@ from workbench.catalog import kernels as catalog_kernels
 from workbench.cli import checks, isolation_args
 from workbench.cli.probe_cache import describe_from_cache
 from workbench.core.output_guard import writes_to_stdout
-from workbench.core.record import RowDict
+from workbench.core.record import TIMING_MODES, RowDict
 from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
 from workbench.judge.verdicts import NOISY_SPREAD
@@ -54,6 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache", nargs="+", metavar="C",
                    help=f"{' and/or '.join(CACHE_MODES)} (hot: back to back; cold: LLC flushed before each sample)")
     p.add_argument("--budget", type=float, metavar="SECONDS", help="timing budget per cell (all rounds together)")
+    p.add_argument("--timing-mode", choices=TIMING_MODES, metavar="MODE",
+                   help="what a GPU cell's time is: kernel (its kernels, from CUPTI), graph (a replayed CUDA graph), "
+                        "launch (events around each call) or host; default: kernel, else graph, else launch, and "
+                        "each row says which it got and why (CPU cells are always host)")
     p.add_argument("--rounds", type=int, metavar="N",
                    help="measure every cell once per round, in an order shuffled per round, and judge by the "
                         "rounds' medians (default: the suite's, else 3; 1 = one stream of samples per cell)")
@@ -190,6 +194,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
         "cache": tuple(args.cache) if args.cache and len(args.cache) > 1 else (args.cache[0] if args.cache else None),
         "budget_s": args.budget, "timeout_s": args.timeout, "rounds": args.rounds,
         "build_timeout_s": args.build_timeout, "isolation": args.isolation, "memory_cap": args.memory_cap,
+        "timing_mode": args.timing_mode,
     }
     shape_axes = {"batch_sizes": args.batch_sizes, "seq_lengths": args.seq_lengths, "kv_lengths": args.kv_lengths,
                   "hidden_sizes": args.hidden_sizes, "models": args.models}

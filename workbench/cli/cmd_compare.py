@@ -86,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
         title = f"speed-up of {ids[1]} over {ids[0]} (> 1: {ids[1]} is faster)"
         notes.append(f"run-to-run noise across the cells: {100 * table.attrs['run_noise']:.1f}%")
         notes += [f"note: {c}" for c in table.attrs.get("conditions", [])]
+        if table.attrs.get("timing_modes"):
+            notes.append(f"note: {table.attrs['timing_modes']}")
         if (drift := table.attrs.get("speed_drift")) is not None:
             notes.append(f"the machine's speed probe read {100 * abs(drift - 1):.1f}% "
                          f"{'slower' if drift > 1 else 'faster'} in {ids[1]} than in {ids[0]}: cells measured on "

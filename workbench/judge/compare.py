@@ -98,6 +98,15 @@ def _not_comparable(status_a: Any, status_b: Any) -> PairResult:
                       median_a=nan, median_b=nan, noisy=False)
 
 
+def mode_clash(a: Any, b: Any) -> str | None:
+    """The verdict of two rows timed in different timing modes (``kernel`` vs ``launch`` ...), or None: a time
+    of one mode is never set against a time of another (rows without a mode, stored before it, are judged)."""
+    ma, mb = a.get("timing_mode"), b.get("timing_mode")
+    if isinstance(ma, str) and isinstance(mb, str) and ma != mb:
+        return f"not compared (timing modes {ma} / {mb})"
+    return None
+
+
 # -- tables -----------------------------------------------------------------------------------
 
 def _check_runs(df: pd.DataFrame, run_ids: Iterable[str]) -> None:
@@ -129,7 +138,8 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     probes: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # cells measured on one machine in both runs
     bandwidth: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # of them, memory-bound ones past the LLC
     for i, r in merged.iterrows():
-        if r["status_a"] == Status.OK and r["status_b"] == Status.OK:
+        if r["status_a"] == Status.OK and r["status_b"] == Status.OK and not mode_clash(_side(r, "a"),
+                                                                                       _side(r, "b")):
             times[i] = (row_times(_side(r, "a")), row_times(_side(r, "b")))
             if SpeedProbes.one_machine(r) and SpeedProbes.memory_bound_past_cache(r):
                 bandwidth[i] = (SpeedProbes.read_bandwidth(r, "a"), SpeedProbes.read_bandwidth(r, "b"))
@@ -140,7 +150,7 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
               for i, t in times.items()}
     run_noise = vd.run_to_run_noise([math.log(vd.median(ta) / vd.median(tb))
                                      for (ta, _), (tb, _) in judged.values() if len(ta) and len(tb)])
-    rows = []
+    rows, modes_differ = [], 0
     for i, r in merged.iterrows():
         rec = {k: r[k] for k in key}
         if i in times:
@@ -149,6 +159,9 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
             rec.update(_result(v, times[i][0][0], times[i][1][0], _side(r, "a"), _side(r, "b")))
         else:
             rec.update(_not_comparable(r["status_a"], r["status_b"]))
+            clash = mode_clash(_side(r, "a"), _side(r, "b"))
+            rec["verdict"] = clash or rec["verdict"]
+            modes_differ += clash is not None
         for side in ("a", "b"):
             rec[f"status_{side}"] = r[f"status_{side}"]
             rec[f"device_{side}"] = r.get(f"device_{side}", r.get("device"))
@@ -161,12 +174,14 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     table.attrs["speed_drift"] = speed.drift
     table.attrs["bandwidth_drift"] = memory.drift
     table.attrs["conditions"] = run_conditions(a, b)
+    table.attrs["timing_modes"] = (f"{modes_differ} cell(s) not compared: the two runs timed them in different "
+                                   "timing modes" if modes_differ else None)
     return table
 
 
 def _side(r: pd.Series, side: str) -> RowDict:
     """One run's columns of a merged row, without their suffix."""
-    cols = ("samples_s", "round_medians_s", "noisy")
+    cols = ("samples_s", "round_medians_s", "noisy", "timing_mode")
     return {c: r.get(f"{c}_{side}", r.get(c)) for c in cols}
 
 
@@ -201,6 +216,9 @@ def judge_pair(base: pd.Series | RowDict, row: pd.Series | RowDict,
     both have the same number (≥ MIN_ROUNDS) of round medians (``typical``: the typical paired spread of the
     pair's scope in the run, see :func:`workbench.judge.verdicts.paired_noise`, or a function of the basis that
     gives it: ``vd.BLOCKS`` or "paired rounds"); else unpaired (round medians, or one stream's samples)."""
+    clash = mode_clash(base, row)
+    if clash:
+        return {**_not_comparable(base.get("status"), row.get("status")), "verdict": clash}
     a, b, paired = _paired_rounds(base, row)
     d = block_effects(base, row)
     if callable(typical):
@@ -308,9 +326,12 @@ def _judged(ok: pd.DataFrame, baseline_variant: str | None, baseline_backend: st
     for c in RESULT_COLUMNS:
         judged = iter(verdicts[c])
         out[c] = [next(judged) if has else empty[c] for has in has_base]
+    modes = column("timing_mode") if "timing_mode" in ok else [None] * len(ok)
     for k, (i, j) in enumerate(positions):
         if j is not None and (i == j or labels[i] == labels[j]):
             out["verdict"][k] = "baseline"
+        elif j is not None and (clash := mode_clash({"timing_mode": modes[j]}, {"timing_mode": modes[i]})):
+            out["verdict"][k], out["speedup"][k] = clash, nan
     return pd.DataFrame(out, columns=cols)
 
 
@@ -353,7 +374,7 @@ def _speedups_one_by_one(df: pd.DataFrame, baseline_variant: str | None, baselin
 #: the tables' own columns): a row of every column took about 3.5 KB, and a million-row report held a kernel's
 #: rows so (700 MB per 200,000).
 PAIR_COLUMNS = ("run_id", "env_id", "device", "cell_key", "kernel", "variant", "backend", "dtype", "params", "size",
-                "size_label", "mode", "cache", "status", "library", "noisy", "rel_spread", "samples_s",
+                "size_label", "mode", "cache", "timing_mode", "status", "library", "noisy", "rel_spread", "samples_s",
                 "round_medians_s", vd.ROUND_IDS, vd.PAIR_WITH, vd.PAIR_D, vd.PAIR_IDS, vd.TWIN_MEDIANS, vd.TWIN_IDS,
                 vd.TWIN_PAIR_D, vd.TWIN_PAIR_IDS)
 
