@@ -10,12 +10,19 @@ sit beside them and are found relative to ``__file__``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import logging
+import math
 import os
+import signal
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 log = logging.getLogger(__name__)
 
@@ -100,17 +107,90 @@ def _load_files(folder: Path) -> None:
         mod = importlib.util.module_from_spec(spec)
         sys.modules[modname] = mod
         try:
-            spec.loader.exec_module(mod)
-        except Exception as exc:  # noqa: BLE001  (one broken file must not hide every other kernel)
+            with _import_bound(f):
+                spec.loader.exec_module(mod)
+        except BaseException as exc:  # noqa: BLE001  (sys.exit or a hang in one file must not end or stall the run)
             sys.modules.pop(modname, None)
             key = f"{folder.name}/{f.name}"
-            load_errors[key] = f"{type(exc).__name__}: {exc}"
+            load_errors[key] = _load_error(exc)
             log.warning("catalog file %s failed to load: %s", f, load_errors[key])
             if f.name == "spec.py":
                 return  # variants of a kernel without a spec cannot register
             continue
         if f.name == "spec.py" and getattr(mod, "SPEC", None) is not None:
             mod.SPEC.path = str(folder)
+
+
+#: Seconds one catalog file may take to import (``WORKBENCH_CATALOG_IMPORT_TIMEOUT`` overrides): a file that
+#: loops at import time then fails to load, named, instead of hanging every command silently.
+IMPORT_TIMEOUT_S = 120.0
+ENV_IMPORT_TIMEOUT = "WORKBENCH_CATALOG_IMPORT_TIMEOUT"
+
+
+class CatalogImportTimeout(BaseException):
+    """Raised inside a catalog file's import when it outlives :data:`IMPORT_TIMEOUT_S` (a BaseException, so
+    that the file's own ``except Exception`` cannot swallow it)."""
+
+
+def import_timeout_s() -> float:
+    """:data:`IMPORT_TIMEOUT_S`, or ``WORKBENCH_CATALOG_IMPORT_TIMEOUT`` where it is a positive number."""
+    text = os.environ.get(ENV_IMPORT_TIMEOUT, "").strip()
+    try:
+        value = float(text) if text else IMPORT_TIMEOUT_S
+    except ValueError:
+        value = IMPORT_TIMEOUT_S
+    return value if math.isfinite(value) and value > 0 else IMPORT_TIMEOUT_S
+
+
+@contextlib.contextmanager
+def _import_bound(path: Path) -> Iterator[None]:
+    """A wall-time limit on importing ``path``: a SIGALRM timer on the main thread (where Python can run a
+    handler: a pure-Python loop or a sleep is interrupted; code stuck inside C is not). Elsewhere, no bound. A
+    timer someone else armed (pytest-timeout, a notebook's own alarm) keeps its handler and its deadline."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+    limit = import_timeout_s()
+    start = time.monotonic()
+    previous = signal.getsignal(signal.SIGALRM)
+    their_delay, their_interval = signal.getitimer(signal.ITIMER_REAL)
+    theirs = [start + their_delay if their_delay > 0 else math.inf]  # their deadline, until it has fired
+
+    def expired(signum: int, frame: FrameType | None) -> None:
+        now = time.monotonic()
+        if now >= theirs[0] - 1e-3:
+            theirs[0] = math.inf
+            signal.setitimer(signal.ITIMER_REAL, max(start + limit - now, 1e-3))
+            if callable(previous):
+                previous(signum, frame)
+            return
+        raise CatalogImportTimeout(f"importing it took longer than {limit:g} s (does it loop or wait at import "
+                                   f"time?); {ENV_IMPORT_TIMEOUT} sets the limit")
+
+    signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, min(limit, their_delay) if their_delay > 0 else limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if theirs[0] < math.inf:
+            signal.setitimer(signal.ITIMER_REAL, max(theirs[0] - time.monotonic(), 1e-3), their_interval)
+
+
+def _load_error(exc: BaseException) -> str:
+    """One line for a file that failed to load; an exit or an interrupt named as what it is."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit: the file called sys.exit({exc.code!r}) while loading"
+    if isinstance(exc, KeyboardInterrupt):
+        return "KeyboardInterrupt: raised while loading"
+    if isinstance(exc, CatalogImportTimeout):
+        return f"timed out: {exc}"
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001  (an exception whose __str__ raises)
+        text = "(its message could not be read)"
+    return f"{type(exc).__name__}: {text}"
 
 
 def folders_under(path: str | os.PathLike) -> list[Path]:

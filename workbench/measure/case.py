@@ -18,6 +18,7 @@ import numpy as np
 from workbench.backends import registry
 from workbench.backends.base import Backend
 from workbench.catalog.check import CheckResult, check, output_dtype
+from workbench.catalog.reference_check import BadReference, checked_reference
 from workbench.catalog.spec import (
     Arrays,
     BuildContext,
@@ -43,8 +44,12 @@ def make_host_inputs(spec: KernelSpec, params: dict[str, int], dtype: str, seed:
 
 
 def reference_outputs(spec: KernelSpec, host_inputs: Arrays, params: dict[str, int]) -> Arrays:
+    """The spec's float64 reference for ``host_inputs``, checked like a variant's outputs (finite, every declared
+    output of its declared shape): :class:`~workbench.catalog.reference_check.BadReference` otherwise."""
     ref = spec.reference({k: v.astype(np.float64) for k, v in host_inputs.items()}, params)
-    return {k: np.asarray(v) for k, v in ref.items()}
+    if not isinstance(ref, dict):
+        raise BadReference(f"kernel {spec.name}'s reference returned {type(ref).__name__}, not a dict of outputs")
+    return checked_reference(spec, {k: np.asarray(v) for k, v in ref.items()}, params)
 
 
 def poisoned(backend: Backend, shape: tuple[int, ...], dtype: str) -> DeviceArray:
@@ -200,9 +205,17 @@ def normalize_outputs(result: Any, outputs: DeviceArrays) -> DeviceArrays:
     if result is None:
         return outputs
     if isinstance(result, dict):
+        unknown = [k for k in result if k not in outputs]
+        if unknown:
+            raise TypeError(f"variant returned outputs {unknown} the kernel does not have; its outputs are "
+                            f"{list(outputs)}")
         return result
     if isinstance(result, (tuple, list)):
-        return dict(zip(outputs, result, strict=False))
+        if len(result) != len(outputs):  # an extra array was dropped unseen, a missing one read as unwritten
+            raise TypeError(f"variant returned {len(result)} arrays but the kernel has "
+                            f"{len(outputs)} output{'s' * (len(outputs) != 1)} {list(outputs)}; return one array "
+                            "per output, in that order, a dict by name, or None after writing into `outputs`")
+        return dict(zip(outputs, result, strict=True))
     if len(outputs) != 1:
         raise TypeError(f"variant returned one array but the kernel has outputs {list(outputs)}")
     return {next(iter(outputs)): result}

@@ -43,6 +43,7 @@ from workbench.core.processes import pid_alive
 from workbench.core.status import Status
 from workbench.measure.audit import judge_reported
 from workbench.measure.cell import measure
+from workbench.measure.descendants import ENV_TOKEN, children_of, end_descendants, new_token
 from workbench.measure.executor import LocalExecutor, ShouldStop
 from workbench.measure.failures import failed_result, timeout_message
 from workbench.measure.memory_cap import describe
@@ -183,6 +184,8 @@ class WorkerProcess:
         self._job = 0
         self._ps: Any = None
         self.started_s = 0.0
+        #: In the worker's environment and so in all it starts: what :meth:`kill` ends with it.
+        self.token = new_token()
 
     # -- life --------------------------------------------------------------------------------------------------
     @property
@@ -203,6 +206,7 @@ class WorkerProcess:
         pkg_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [pkg_root, env.get("PYTHONPATH")]))
         env[ENV_IN_WORKER] = "1"
+        env[ENV_TOKEN] = self.token
         env.update(_backend_env(self.backend))
         env.setdefault("PYTHONUNBUFFERED", "1")
         try:
@@ -235,26 +239,31 @@ class WorkerProcess:
                                    f"{self.output_tail()}") from exc
         self.started_s = time.perf_counter() - self._t0
 
-    def kill(self) -> None:
+    def kill(self, known: Sequence[psutil.Process] = ()) -> None:
+        """Kill the worker, then whatever its kernels started (``known``: its children seen before it ended)."""
+        known = [*known, *children_of(self._ps)]
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 log.warning("worker process %s did not exit after SIGKILL", self.proc.pid)
+        if self.proc is not None:
+            end_descendants(self.token, known)
         if self.conn is not None:
             self.conn.close()
             self.conn = None
 
     def stop(self) -> None:
         """Ask the worker to exit; kill it if it does not within a few seconds."""
+        known = children_of(self._ps)  # before they are re-parented away when the worker exits
         if self.alive and self.conn is not None:
             try:
                 self.conn.send(Stop())
                 self.proc.wait(5)  # type: ignore[union-attr]
             except (OSError, subprocess.TimeoutExpired):
                 pass
-        self.kill()
+        self.kill(known)
         self.forward_output()
         if self._out is not None:
             self._out.close()

@@ -1,0 +1,96 @@
+"""Hostile round four (issue 38), group 7: whatever a variant starts in its worker process ends with it. A
+plain fork, a fork that calls ``setsid`` and forks again (re-parented to init, in its own session), and a
+non-daemon ``multiprocessing.Process`` each outlived ``bench``, which exited 0."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+
+import workbench
+
+VARIANTS = '''
+import multiprocessing, os, time
+import numpy as np
+from workbench.catalog import kernel_here
+
+op = kernel_here(__file__)
+PIDS = os.environ["WB_ROUND4_PIDS"]
+started = []
+
+
+def _note(kind):
+    with open(PIDS, "a") as f:
+        f.write(f"{kind} {os.getpid()}\\n")
+
+
+def _sleep():
+    _note("mp")
+    time.sleep(600)
+
+
+@op.variant("leaves-children", "numpy")
+def leaves_children(ctx):
+    def run(i, o):
+        if not started:
+            started.append(1)
+            if os.fork() == 0:
+                _note("fork")
+                time.sleep(600)
+                os._exit(0)
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    _note("setsid")
+                    time.sleep(600)
+                os._exit(0)
+            multiprocessing.Process(target=_sleep).start()
+        np.add(i["a"], i["b"], out=o["out"])
+    return run
+'''
+
+
+def test_bench_ends_what_a_variant_started(tmp_path):
+    folder = tmp_path / "cat" / "wb_round4_forks"
+    folder.mkdir(parents=True)
+    (folder / "spec.py").write_text(textwrap.dedent("""
+        import dataclasses
+        from workbench.catalog import get_kernel, kernel_here
+        SPEC = kernel_here(__file__).register(lambda name: dataclasses.replace(
+            get_kernel("vector_add"), name=name, llm_params=None, sizes={"verify": [{"n": 7}], "quick": [{"n": 64}]}))
+    """))
+    (folder / "numpy_variants.py").write_text(VARIANTS)
+    pids = tmp_path / "pids"
+    here = str(Path(workbench.__file__).resolve().parents[1])  # the workbench under test, not the installed one
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])),
+           "WORKBENCH_CATALOG": str(folder.parent), "WB_ROUND4_PIDS": str(pids),
+           "WORKBENCH_STORE": str(tmp_path / "s.sqlite"), "WORKBENCH_AUTO_PEAKS": "0"}
+    done = subprocess.run([sys.executable, "-m", "workbench", "bench", "--kernels", "wb_round4_forks", "--backends",
+                           "numpy", "--budget", "0.1", "--rounds", "1", "--quiet"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    started = dict(line.split() for line in pids.read_text().splitlines())
+    assert set(started) == {"fork", "setsid", "mp"}, started
+    deadline = time.monotonic() + 5
+    alive = {}
+    while time.monotonic() < deadline:
+        alive = {k: int(p) for k, p in started.items() if _running(int(p))}
+        if not alive:
+            break
+        time.sleep(0.1)
+    for pid in alive.values():  # leave nothing of this test behind, then fail
+        psutil.Process(pid).kill()
+    assert not alive, f"still running after bench exited: {alive}"
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

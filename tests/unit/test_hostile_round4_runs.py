@@ -1,0 +1,133 @@
+"""Hostile round four (issue 38), the groups about what a run trusts: a spec's reference is checked like a
+variant's outputs and an empty size list is refused (3), a catalog file that exits, interrupts or hangs at
+import fails to load, named, instead of ending or stalling the command (9), a variant returning more arrays
+than the kernel has outputs is an error (15)."""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+
+import numpy as np
+import pytest
+
+from workbench.catalog import get_kernel, loader
+from workbench.catalog.reference_check import BadReference
+from workbench.catalog.spec import KernelSpec, Variant
+from workbench.measure.case import Case, normalize_outputs
+
+VECTOR_ADD_SIZES = {"verify": [{"n": 101}]}
+
+
+def _spec(**changes) -> KernelSpec:
+    base = get_kernel("vector_add")
+    return dataclasses.replace(base, name="wb_round4", llm_params=None, sizes=VECTOR_ADD_SIZES, **changes)
+
+
+def _variant(run) -> Variant:
+    return Variant(kernel="wb_round4", name="v", runtimes=("numpy",), build=lambda ctx: run)
+
+
+def _case(spec: KernelSpec, run) -> Case:
+    from workbench.backends import registry
+
+    return Case(spec, _variant(run), registry.get("numpy"), {"n": 101}, "float32")
+
+
+def _random(i, o):
+    o["out"][...] = np.random.default_rng().standard_normal(o["out"].shape)
+
+
+@pytest.mark.parametrize("reference, words", [
+    (lambda inp, p: {"out": np.full(p["n"], np.nan)}, "101 non-finite values (NaN/Inf) of 101"),
+    (lambda inp, p: {"out": np.full(p["n"], np.inf)}, "non-finite"),
+    (lambda inp, p: {"out": np.zeros(p["n"] + 1)}, "has shape (102,), output_shapes says (101,)"),
+    (lambda inp, p: {"result": inp["a"] + inp["b"]}, "gives outputs ['result'], output_shapes declares ['out']"),
+    (lambda inp, p: inp["a"] + inp["b"], "returned ndarray, not a dict"),
+])
+def test_a_reference_is_checked_like_a_variant(reference, words):
+    """Group 3: a NaN reference verified a variant writing random numbers as ok with error 0."""
+    with pytest.raises(BadReference, match="wb_round4") as err:
+        _case(_spec(reference=reference), _random)
+    assert words in str(err.value)
+
+
+def test_a_good_reference_still_judges_the_variant():
+    case = _case(_spec(), _random)
+    assert not case.run_and_check().passed
+
+
+@pytest.mark.parametrize("sizes", [{"verify": []}, {"verify": [{"n": 7}], "quick": []}, {"verify": None}])
+def test_an_empty_size_list_is_refused_at_registration(sizes):
+    """Group 3: empty `verify` lists said "verification passed: 2 ok" with nothing run."""
+    with pytest.raises(ValueError, match="wb_round4.*empty or not a list"):
+        _spec().__class__(**{**dataclasses.asdict(_spec()), "sizes": sizes})
+
+
+def _folder(tmp_path, name: str, top: str):
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "spec.py").write_text(top + "\n" + textwrap.dedent("""
+        import dataclasses
+        from workbench.catalog import get_kernel, kernel_here
+        SPEC = kernel_here(__file__).register(lambda name: dataclasses.replace(
+            get_kernel("vector_add"), name=name, llm_params=None, sizes={"verify": [{"n": 7}]}))
+    """))
+    return folder
+
+
+@pytest.mark.parametrize("top, words", [
+    ("import sys; sys.exit(0)", "SystemExit: the file called sys.exit(0)"),
+    ("raise SystemExit('bye')", "sys.exit('bye')"),
+    ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+    ("class E(Exception):\n    def __str__(self): raise RuntimeError\nraise E()", "E: (its message could not be read)"),
+    ("while True:\n    pass", "timed out: importing it took longer than 1 s"),
+    ("import time\ntry:\n    time.sleep(60)\nexcept Exception:\n    pass", "timed out"),
+])
+def test_a_catalog_file_that_exits_or_hangs_fails_to_load_named(tmp_path, monkeypatch, top, words):
+    """Group 9: sys.exit(0) in a spec.py made verify and bench exit 0 with no output; a loop hung them."""
+    monkeypatch.setenv(loader.ENV_IMPORT_TIMEOUT, "1")
+    folder = _folder(tmp_path, f"wb_round4_exit_{abs(hash(top)) % 10**6}", top)
+    try:
+        assert loader.load_catalog(folder) == [folder.name]  # returned: the command goes on
+        assert words in loader.load_errors[f"{folder.name}/spec.py"]
+    finally:
+        loader.load_errors.pop(f"{folder.name}/spec.py", None)
+        loader.forget_folder(folder.resolve())
+
+
+def test_the_import_bound_keeps_a_timer_someone_else_armed(tmp_path, monkeypatch):
+    """The bound must not take over SIGALRM: pytest-timeout or a notebook may have armed it."""
+    import signal
+
+    from workbench.catalog import unload_catalog
+
+    monkeypatch.setenv(loader.ENV_IMPORT_TIMEOUT, "1")
+    fired = []
+    host_handler, host_timer = signal.getsignal(signal.SIGALRM), signal.getitimer(signal.ITIMER_REAL)
+    fine, hang = _folder(tmp_path, "wb_round4_fine", ""), _folder(tmp_path, "wb_round4_slow", "while True: pass")
+    try:
+        signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
+        signal.setitimer(signal.ITIMER_REAL, 100)
+        loader.load_catalog(fine)
+        assert 90 < signal.getitimer(signal.ITIMER_REAL)[0] <= 100 and not fired
+        signal.setitimer(signal.ITIMER_REAL, 0.3)  # theirs first, ours after: both are honoured
+        loader.load_catalog(hang)
+        assert fired == [1] and "timed out" in loader.load_errors["wb_round4_slow/spec.py"]
+        assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, *host_timer)
+        signal.signal(signal.SIGALRM, host_handler)
+        loader.load_errors.pop("wb_round4_slow/spec.py", None)
+        unload_catalog(str(fine))
+        loader.forget_folder(hang.resolve())
+
+
+def test_extra_returned_arrays_are_an_error():
+    """Group 15: a variant returning (out, extra) for one output had the extra dropped unseen."""
+    outs = {"out": np.zeros(3)}
+    with pytest.raises(TypeError, match="returned 2 arrays but the kernel has 1 output"):
+        normalize_outputs((np.zeros(3), np.zeros(3)), outs)
+    with pytest.raises(TypeError, match=r"outputs \['extra'\] the kernel does not have"):
+        normalize_outputs({"out": np.zeros(3), "extra": 1}, outs)
+    assert list(normalize_outputs((np.ones(3),), outs)) == ["out"]

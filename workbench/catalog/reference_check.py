@@ -1,0 +1,43 @@
+"""The float64 reference held to what a variant's outputs are held to: a spec's reference that is NaN, of the
+wrong shape or missing an output is refused, since every comparison with NaN is false and let any output pass
+(a variant writing random numbers verified "ok, error 0")."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.catalog.spec import KernelSpec
+
+
+class BadReference(ValueError):
+    """The spec's float64 reference is not something an output can be held to (NaN/Inf, a wrong shape, a
+    missing or unknown output): a fault of the spec, never a pass for whatever the variant wrote."""
+
+
+def reference_problem(spec: KernelSpec, reference: dict[str, np.ndarray], params: dict[str, int]) -> str | None:
+    """Why ``reference`` cannot be trusted, or None: every output the spec declares, each of its declared
+    shape, none NaN or Inf. A NaN reference made every comparison false, so any output "passed" with error 0."""
+    shapes = {k: tuple(int(d) for d in s) for k, s in spec.output_shapes(params).items()}
+    missing, extra = sorted(set(shapes) - set(reference)), sorted(set(reference) - set(shapes))
+    if missing or extra:
+        return f"it gives outputs {sorted(reference)}, output_shapes declares {sorted(shapes)}"
+    for name, ref in reference.items():
+        if ref.shape != shapes[name]:
+            return f"output {name!r} has shape {ref.shape}, output_shapes says {shapes[name]}"
+        if ref.dtype.kind in "fc" and ref.size:
+            bad = int(ref.size - np.count_nonzero(np.isfinite(ref)))
+            if bad:
+                return f"output {name!r} has {bad} non-finite values (NaN/Inf) of {ref.size}"
+        elif ref.dtype.kind not in "biuf":
+            return f"output {name!r} has dtype {ref.dtype}, not a number"
+    return None
+
+
+def checked_reference(spec: KernelSpec, reference: dict[str, np.ndarray],
+                      params: dict[str, int]) -> dict[str, np.ndarray]:
+    """``reference`` itself, once :func:`reference_problem` finds nothing; else :class:`BadReference`."""
+    problem = reference_problem(spec, reference, params)
+    if problem:
+        raise BadReference(f"kernel {spec.name}'s reference at {dict(params)} is unusable: {problem};"
+                           " a reference must give every declared output, finite, of its declared shape")
+    return reference

@@ -1,0 +1,76 @@
+"""The processes a worker's kernels start end with the worker.
+
+A variant may fork, ``setsid`` and fork again, or start a non-daemon ``multiprocessing.Process``; such a
+process outlived the worker (and ``bench``, which exited 0). Every worker is started with a token in its
+environment (:data:`ENV_TOKEN`), which its children inherit through ``fork`` and ``exec`` alike, and which
+survives ``setsid`` and re-parenting to init, where a process-group or parent-child search loses them. When a
+worker ends, every process of ours that still carries its token is killed; the children the worker had just
+before it was stopped are killed too (one that cleared its environment and ``exec``'d keeps that link only).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from collections.abc import Sequence
+
+import psutil
+
+log = logging.getLogger(__name__)
+
+#: The environment variable that carries a worker's token to everything it starts.
+ENV_TOKEN = "WORKBENCH_WORKER_TOKEN"
+
+
+def new_token() -> str:
+    """A token no other worker has."""
+    return secrets.token_hex(12)
+
+
+def children_of(proc: psutil.Process | None) -> list[psutil.Process]:
+    """``proc``'s descendants now (none when it is gone or not ours to read)."""
+    if proc is None:
+        return []
+    try:
+        return proc.children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def carrying(token: str) -> list[psutil.Process]:
+    """Our processes (same user) whose environment carries ``token``, this process excepted."""
+    me, uid = os.getpid(), os.getuid()
+    found = []
+    for proc in psutil.process_iter(["uids"]):
+        uids = proc.info.get("uids")
+        if proc.pid == me or uids is None or uids.real != uid:
+            continue
+        try:
+            if proc.environ().get(ENV_TOKEN) == token:
+                found.append(proc)
+        except (psutil.Error, OSError):  # gone, a zombie, or not readable
+            continue
+    return found
+
+
+def end_descendants(token: str, known: Sequence[psutil.Process] = (), rounds: int = 3) -> int:
+    """Kill ``known`` and every process carrying ``token``; look again while more appear (a process may fork
+    as it is killed). Returns how many were killed."""
+    ended = 0
+    extra = [p for p in known if p.is_running()]
+    for _ in range(rounds):
+        procs = {p.pid: p for p in [*extra, *carrying(token)]}
+        extra = []
+        if not procs:
+            break
+        for proc in procs.values():
+            try:
+                proc.kill()
+            except psutil.Error:
+                continue
+        psutil.wait_procs(list(procs.values()), timeout=2)
+        ended += len(procs)
+    if ended:
+        log.warning("ended %d process%s a kernel left running in its worker", ended, "es" * (ended != 1))
+    return ended
