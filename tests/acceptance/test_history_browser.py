@@ -58,3 +58,35 @@ def test_history_section_shows_the_change_first_with_commits_on_hover(report, tm
         section.scroll_into_view_if_needed()
         page.screenshot(path=str(tmp_path / "history-section.png"))
         save_screenshot(page, tmp_path, "history-report.png")
+
+
+def test_dashboard_history_view_in_voila(tmp_path):
+    """The dashboard's history view of the selected kernel, served by Voila, drawn in Chromium."""
+    import nbformat
+    from browser_helpers import voila
+
+    root = tmp_path / "voila-root"
+    root.mkdir()
+    store = Store(root / "h.sqlite")
+    rng = np.random.default_rng(7)
+    write_history(store, {("saxpy", "numpy"): [1e-4 * math.exp(rng.normal(0, 0.02)) * (1.2 if i >= 5 else 1)
+                                               for i in range(10)],
+                          ("saxpy", "numba"): [8e-5 * math.exp(rng.normal(0, 0.02)) for _ in range(10)]})
+    store.close()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "from workbench.ui.dashboard import Dashboard\n"
+        f"Dashboard(store={str(root / 'h.sqlite')!r}, kernel='saxpy', backends=['numpy'])")])
+    notebook = root / "history.ipynb"
+    nbformat.write(nb, notebook)
+    with voila(notebook, tmp_path) as (server, token), chromium_page(tmp_path, width=1400, height=1000) as page:
+        page.goto(f"{server.url}/?token={token}", timeout=120_000)
+        view = page.locator(".wb-history")
+        view.wait_for(state="visible", timeout=120_000)
+        figures = view.locator("figure.wb-history-fig")
+        assert figures.count() == 2
+        assert "1 with a change" in view.inner_text() and "slower +" in figures.nth(0).inner_text()
+        assert "commit" in figures.nth(0).locator("svg .history-hover circle title").nth(5).text_content()
+        view.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(tmp_path / "dashboard-history.png"))
+        save_screenshot(page, tmp_path, "dashboard-history-full.png")

@@ -23,6 +23,7 @@ from workbench.core.status import Status
 from workbench.report.data import check_baseline, gather
 from workbench.sweep.spec import SweepSpec, check_isolation  # where a sweep checks it: the UI imports no harness
 from workbench.ui.controls import BackendPicker, KernelPicker, RunOptions, SizeControls
+from workbench.ui.history_view import HistoryView
 from workbench.ui.run_controller import RunController
 from workbench.ui.status import StatusArea
 from workbench.ui.views import ExportPanel, MemoryView, PlotView, TableView, measured_series
@@ -69,6 +70,8 @@ class Dashboard:
         self.plot = PlotView()
         self.table = TableView()
         self.memory = MemoryView()
+        #: The selected kernel's series across the store's runs (issue 41).
+        self.history = HistoryView()
         self.exports = ExportPanel(self._export_to, folder=export_dir)
         self.controller = RunController(on_row=guard("updating the views", self._on_row),
                                         on_done=guard("finishing the run", self._on_done))
@@ -113,7 +116,8 @@ class Dashboard:
                          layout=w.Layout(flex_flow="row wrap", align_items="center"))
         right = w.VBox([actions, self.running_label, self.status.widget, self.shown, self.plot.widget,
                         w.HTML("<b>Peak memory</b>"), self.memory.widget,
-                        w.HTML("<b>Results</b>"), self.table.widget, self.exports.widget],
+                        w.HTML("<b>Results</b>"), self.table.widget, self.exports.widget,
+                        w.HTML("<b>History</b>"), self.history.widget],
                        layout=w.Layout(flex="1 1 460px", min_width="0", max_width="100%", overflow="auto")
                        ).add_class("wb-results-pane")
         body = w.HBox([left, right], layout=w.Layout(flex_flow="row wrap", align_items="flex-start",
@@ -135,6 +139,8 @@ class Dashboard:
         self.kernels.refresh(self.backends.runtimes(), self.options.selected_modes)
         self.sizes.set_kernel(self.kernels.specs.get(self.kernels.kernel.value))
         new = self.kernels.kernel.value
+        if self.history.kernel != new and not self.controller.running:
+            self.history.update(self.store, new)
         if self.controller.running:
             if new != self.run_kernel:
                 self.status.show(f"the {self.run_kernel} run goes on and stays shown; {new} is for the next run",
@@ -371,6 +377,7 @@ class Dashboard:
                 self.status.show(f"{verb}{wall}: {summary} (run {self.run_id}){problem}",
                                  "warn" if cancelled or problem or set(counts) - {"ok"} else "ok")
             self.exports.enable(self.run_id is not None and self.store is not None and len(df) > 0)
+            self.history.update(self.store, self.run_kernel or self.kernels.kernel.value)
         finally:
             self.run_button.disabled = False
             self._set_cancel(enabled=False)
