@@ -15,6 +15,7 @@ import pandas as pd
 
 from workbench.backends import registry
 from workbench.roofs.peaks import ENV_AUTO_PEAKS
+from workbench.sweep.working_sets import WorkingSets, sized, working_sets
 
 #: pandas' column width in the tutorials: wide enough for a device name, narrow enough for a 1280 px page.
 COLWIDTH = 80
@@ -47,3 +48,20 @@ def available(*names: str) -> list[str]:
 def backends_for(full: bool, quick: Iterable[str]) -> list[str] | None:
     """The backends a tutorial runs: every one (None) in a ``full`` run, else those of ``quick`` available here."""
     return None if full else available(*quick)
+
+
+def cache_and_dram_sizes(kernel: str, axes: Iterable[str] | None = None) -> list[dict[str, int]]:
+    """Two sizes of ``kernel`` from this machine's caches (:func:`~workbench.sweep.working_sets.working_sets`):
+    one whose working set is at most half the per-core cache, one past the last-level cache (twice it, so a call
+    streams from DRAM); ``axes`` are scaled (default: the kernel's first). A tutorial that says "larger than the
+    last-level cache" is then true here, whether that cache is 32 MiB or 480 MiB."""
+    from workbench.catalog import registry as catalog
+
+    spec, ws = catalog.get_kernel(kernel), working_sets()
+    scaled = tuple(axes) if axes is not None else None
+    return [sized(spec, ws.cache, scaled), sized(spec, ws.dram, scaled)]
+
+
+def machine_caches() -> WorkingSets:
+    """This machine's working sets and the cache sizes they come from (for a tutorial's text)."""
+    return working_sets()

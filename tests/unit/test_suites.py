@@ -10,6 +10,7 @@ import pytest
 
 from workbench.catalog import registry as catalog
 from workbench.sweep import suites
+from workbench.sweep import working_sets as working_sets_module
 from workbench.sweep.driver import SweepSpec
 from workbench.sweep.suites import (
     QUICK_FAMILIES,
@@ -40,19 +41,22 @@ def test_every_suite_is_listed():
                                        for p in catalog.get_kernel("gemm").sizes["quick"]}
 
 
-def test_quick_family_kernels_run_at_a_cache_and_a_dram_size(quick_cells):
-    cache_ws, dram_ws = working_sets()
-    assert dram_ws >= 8 * cache_ws
+def test_quick_family_kernels_run_at_a_cache_and_a_larger_size(quick_cells):
+    ws = working_sets()
+    assert ws.larger >= 8 * ws.cache and ws.dram >= ws.larger
     by_kernel = defaultdict(set)
     for c in quick_cells:
         by_kernel[c.kernel].add(c.params)
-    for kernel in FAMILY_KERNELS:
+    for family, kernel, _ in QUICK_FAMILIES:
         spec = catalog.get_kernel(kernel)
         sizes = sorted(by_kernel[kernel], key=lambda p: spec.bytes_moved(dict(p), 4))
         assert len(sizes) == 2, (kernel, sizes)
         small, large = (spec.bytes_moved(dict(p), 4) for p in sizes)
-        assert small <= cache_ws < large, (kernel, small, large)
-        assert large <= dram_ws and (large > dram_ws / 2 or spec.flops(dict(sizes[1])) > suites.MAX_CALL_FLOPS / 8)
+        target = ws.dram if family in suites.DRAM_FAMILIES else ws.larger
+        assert small <= ws.cache < large, (kernel, small, large)
+        assert large <= target and (large > target / 2 or spec.flops(dict(sizes[1])) > suites.MAX_CALL_FLOPS / 8)
+        if family in suites.DRAM_FAMILIES and ws.llc:  # the memory-bound families reach DRAM on this machine
+            assert large > ws.llc, (kernel, large, ws.llc)
 
 
 def test_llm_operators_run_at_one_model_shape(quick_cells):
@@ -142,24 +146,27 @@ def test_family_sizes_follow_the_working_sets():
 
 
 def test_working_sets_come_from_the_caches(monkeypatch):
-    monkeypatch.setattr(suites, "cache_sizes", lambda: (512 * 2**10, 8 * 2**20))
-    assert working_sets() == (256 * 2**10, 16 * 2**20)  # half the per-core cache; twice the LLC
-    monkeypatch.setattr(suites, "cache_sizes", lambda: (2 * 2**20, 260 * 2**20))
-    assert working_sets() == (2**20, suites.MAX_DRAM_WORKING_SET)
+    monkeypatch.setattr(working_sets_module, "cache_sizes", lambda: (512 * 2**10, 8 * 2**20))
+    ws = working_sets()
+    assert (ws.cache, ws.larger, ws.dram) == (256 * 2**10, 16 * 2**20, 16 * 2**20)  # half the core's; twice the LLC
+    monkeypatch.setattr(working_sets_module, "cache_sizes", lambda: (2 * 2**20, 260 * 2**20))
+    ws = working_sets()
+    assert (ws.cache, ws.larger, ws.dram) == (2**20, suites.MAX_LARGE_WORKING_SET, 520 * 2**20)
     assert "capped" in suites.quick_sizes_note()
 
 
 def test_the_sizes_note_never_says_twice_the_cache_of_a_set_that_is_not(monkeypatch):
     """Issue 38: a 32 MiB last-level cache read "32 MiB (twice the 32 MiB last-level cache)"."""
-    monkeypatch.setattr(suites, "cache_sizes", lambda: (512 * 2**10, 32 * 2**20))
+    monkeypatch.setattr(working_sets_module, "cache_sizes", lambda: (512 * 2**10, 32 * 2**20))
     note = suites.quick_sizes_note()
-    assert "and 32 MiB (twice the 32 MiB last-level cache would be 64 MiB, capped at 32 MiB" in note
+    assert "the others at 32 MiB (past the per-core cache; twice the last-level cache would be 64 MiB" in note
+    assert "saxpy and sum (memory-bound) at 64 MiB (twice the 32 MiB last-level cache: from DRAM)" in note
     assert "serve all of it" in note
-    monkeypatch.setattr(suites, "cache_sizes", lambda: (512 * 2**10, 8 * 2**20))
-    assert suites.quick_sizes_note().endswith("and 16 MiB (twice the 8 MiB last-level cache)")
-    monkeypatch.setattr(suites, "cache_sizes", lambda: (2 * 2**20, 24 * 2**20))  # capped under twice, above once
+    monkeypatch.setattr(working_sets_module, "cache_sizes", lambda: (512 * 2**10, 8 * 2**20))
+    assert suites.quick_sizes_note().endswith("the others at 16 MiB (twice the 8 MiB last-level cache: from DRAM)")
+    monkeypatch.setattr(working_sets_module, "cache_sizes", lambda: (2 * 2**20, 24 * 2**20))  # capped under 2x
     assert "serve part of it" in suites.quick_sizes_note()
-    monkeypatch.setattr(suites, "cache_sizes", lambda: (2 * 2**20, 512 * 2**10))  # raised to 8x the smaller set
+    monkeypatch.setattr(working_sets_module, "cache_sizes", lambda: (2 * 2**20, 512 * 2**10))  # 8x the smaller set
     assert "more than twice the 512 KiB last-level cache" in suites.quick_sizes_note()
 
 

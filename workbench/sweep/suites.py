@@ -1,8 +1,9 @@
 """Named suites: ready-made sweeps.
 
 - ``quick``: the demo's suite, about 100–150 cells, each kernel family answering one question: how does
-  the reference (numpy's library call) compare with the fastest variant of each runtime, at two sizes
-  that tell cache from DRAM (working sets derived from this machine's caches, :func:`working_sets`)?
+  the reference (numpy's library call) compare with the fastest variant of each runtime, at a size in the
+  per-core cache and a larger one: past the last-level cache for the memory-bound families (working sets
+  derived from this machine's caches, :mod:`workbench.sweep.working_sets`)?
   The operators of a transformer layer run once, at one model shape (:data:`QUICK_LLM_SHAPE`).
 - ``standard``: every kernel at its "quick" sizes on every available backend, eager, fused and graph
   forms (no ``torch.compile``, except as the decoder blocks' fused torch form); small budgets.
@@ -20,15 +21,24 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import product
 from typing import TYPE_CHECKING, Any
 
-from workbench.backends.cpu_common import sysfs_caches
 from workbench.measure.gpu_budget import QUICK_GPU, GpuBudget
 from workbench.measure.request import NO_VARIANT
 from workbench.sweep.driver import SweepSpec, shape_label  # noqa: F401  (shape_label: re-exported)
+from workbench.sweep.working_sets import (  # noqa: F401  (re-exported: the suite's sizes are read from here)
+    DRAM_FAMILIES,
+    MAX_DRAM_WORKING_SET,
+    MAX_LARGE_WORKING_SET,
+    WorkingSets,
+    cache_sizes,
+    mib,
+    sized,
+    working_sets,
+)
+from workbench.sweep.working_sets import quick_sizes_note as _sizes_note
 
 if TYPE_CHECKING:
     from workbench.catalog.spec import KernelSpec, Variant
@@ -48,15 +58,17 @@ SUITES: dict[str, dict[str, Any]] = {
                  target_spread=0.02, min_samples=10, max_samples=2000, timeout_s=300.0, rounds=5),
 }
 SUITE_HELP = {
-    "quick": "the reference vs the fastest variant of each runtime, per kernel family, at a cache and a DRAM "
-             "size; LLM operators at one model shape",
+    "quick": "the reference vs the fastest variant of each runtime, per kernel family, at a size in the "
+             "per-core cache and a larger one (past the last-level cache for the memory-bound families); "
+             "LLM operators at one model shape",
     "standard": "every kernel and variant at its quick sizes on every available backend",
     "llm": "a transformer layer's kernels at real model shapes x batch x sequence x KV length",
     "full": "every kernel and variant at its full (large) sizes, torch.compile forms included",
 }
 
 #: The quick suite's kernel families: (family, the kernel that answers for it, the question). Measured at a
-#: working set in the private cache and one beyond the last-level cache (:func:`working_sets`).
+#: working set in the per-core cache and a larger one: past the last-level cache for
+#: :data:`~workbench.sweep.working_sets.DRAM_FAMILIES`, else past the per-core cache.
 QUICK_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("streaming", "saxpy", "how close each runtime gets to the memory bandwidth"),
     ("elementwise math", "gelu_tanh", "whether each runtime vectorises transcendental math"),
@@ -80,13 +92,6 @@ SCALED_AXES = {"gemm": ("m", "n", "k"), "transpose": ("rows", "cols")}
 #: Most work one call of the quick suite may take, so a compute-bound kernel's larger size stays a quick cell
 #: (a 512³ GEMM is 0.27 GFLOP: its working set is already past the per-core cache).
 MAX_CALL_FLOPS = 0.3e9
-#: Largest working set of the quick suite's larger size. Twice the last-level cache is the rule, but a cloud
-#: host may report a 260 MiB LLC shared with other guests: there a 512 MiB working set took 56 s for one
-#: round of one numpy softmax cell (2 cores, loaded), and would hold GBs of inputs per worker; at 64 MiB the
-#: 32 larger cells still took 199 s of an idle demo's 288 s of cells (every input set and float64 reference
-#: of that size is made, checked and hashed). Past this cap the larger size still leaves the per-core cache
-#: far behind (32x here); --list-suites says when the LLC may still serve it.
-MAX_DRAM_WORKING_SET = 32 * 2**20
 #: Name parts of the slower form where a runtime offers two (the teaching baselines of tiling, fusion, flash
 #: attention and dequantisation): a runtime's fastest variant is taken to be another one.
 SLOWER_FORMS = frozenset({"naive", "unfused", "dequant"})
@@ -160,7 +165,8 @@ def quick_parts(kernels: Sequence[str] | None = None, backends: Sequence[str] | 
     if backends is None:  # one device per runtime: two OpenCL platforms on one CPU answer the same question
         chosen = [b for i, b in enumerate(chosen) if b.runtime not in {c.runtime for c in chosen[:i]}]
     dtype = (list(dtypes) if dtypes else ["float32"])[0]
-    cache_ws, dram_ws = working_sets()
+    ws = working_sets()
+    dram_kernels = {k for f, k, _ in QUICK_FAMILIES if f in DRAM_FAMILIES}
     plan = [(k, "family") for _, k, _ in QUICK_FAMILIES] + [(k, "llm") for k in QUICK_LLM_KERNELS]
     wanted = list(kernels) if kernels is not None else [k for k, _ in plan]
     kinds = dict(plan)
@@ -172,7 +178,8 @@ def quick_parts(kernels: Sequence[str] | None = None, backends: Sequence[str] | 
             parts.append({"kernels": [kernel]})  # unknown names fail in cells(), as for any sweep
             continue
         spec = known[kernel]
-        where = ({"sizes": family_sizes(spec, cache_ws, dram_ws)} if kinds[kernel] == "family"
+        larger = ws.dram if kernel in dram_kernels else ws.larger
+        where = ({"sizes": family_sizes(spec, ws.cache, larger)} if kinds[kernel] == "family"
                  else {"sizes": None, "llm_shapes": [quick_llm_shape()]})
         for backend in chosen:
             names = [v.name for v in quick_variants(kernel, backend, dtype)]
@@ -222,65 +229,17 @@ def quick_variants(kernel: str, backend: Any, dtype: str = "float32") -> list[Va
 
 
 
-def family_sizes(spec: KernelSpec, cache_ws: int, dram_ws: int) -> list[dict[str, int]]:
+def family_sizes(spec: KernelSpec, cache_ws: int, larger_ws: int) -> list[dict[str, int]]:
     """Two sizes of ``spec`` whose working sets (compulsory bytes per call, float32) are about ``cache_ws`` and
-    ``dram_ws``: the kernel's largest quick size with its :data:`SCALED_AXES` scaled (multiples of 64), at
+    ``larger_ws``: the kernel's largest quick size with its :data:`SCALED_AXES` scaled (multiples of 64), at
     most :data:`MAX_CALL_FLOPS` a call."""
-    base = spec.validate_params((spec.sizes.get("quick") or next(iter(spec.sizes.values())))[-1])
     axes = SCALED_AXES.get(spec.name, spec.axes[:1])
-
-    def at(scale: float) -> dict[str, int]:
-        return {a: (_round64(v * scale) if a in axes else v) for a, v in base.items()}
-
-    def solve(fits: Callable[[dict[str, int]], bool]) -> dict[str, int]:
-        lo, hi = 1e-6, 1e6  # the largest scale that still fits, by bisection in log space
-        for _ in range(60):
-            mid = (lo * hi) ** 0.5
-            lo, hi = (mid, hi) if fits(at(mid)) else (lo, mid)
-        return at(lo)
-
     out: list[dict[str, int]] = []
-    for target in (cache_ws, dram_ws):
-        p = solve(lambda q, t=target: spec.bytes_moved(q, 4) <= t and spec.flops(q) <= MAX_CALL_FLOPS)
+    for target in (cache_ws, larger_ws):
+        p = sized(spec, target, axes, MAX_CALL_FLOPS)
         if p not in out:
             out.append(p)
     return out
-
-
-def _round64(x: float) -> int:
-    """A multiple of 64 (tiled kernels' favourite) from 128 up; below that, any positive integer."""
-    return round(x / 64) * 64 if x >= 128 else max(1, round(x))
-
-
-def cache_sizes() -> tuple[int | None, int | None]:
-    """(largest per-core cache, last-level cache) of this machine's CPU in bytes, as the OS reports them:
-    Linux sysfs for cpu0 (a cache shared by no other CPU is per-core), else ``sysconf``; None where unknown."""
-    caches = sysfs_caches()
-    if caches:
-        last = max(caches, key=lambda c: c[0])
-        per_core = max((c for c in caches if c[2] in ("0", "")), key=lambda c: c[0], default=None)
-        return (per_core or last)[1], last[1]
-    conf = {name: _sysconf(f"SC_{name}_CACHE_SIZE") for name in ("LEVEL1_DCACHE", "LEVEL2", "LEVEL3")}
-    known = [v for v in conf.values() if v]
-    return (conf["LEVEL2"] or conf["LEVEL1_DCACHE"], known[-1]) if known else (None, None)
-
-
-def working_sets() -> tuple[int, int]:
-    """Working sets (bytes) of the quick suite's two sizes: half the per-core cache, so a call runs from it;
-    and twice the last-level cache (at most :data:`MAX_DRAM_WORKING_SET`, at least 8x the first), so a
-    call streams from DRAM. Where the OS reports no caches, 512 KiB and the cap."""
-    per_core, last = cache_sizes()
-    cache_ws = (per_core or 2**20) // 2
-    dram_ws = min(2 * last, MAX_DRAM_WORKING_SET) if last else MAX_DRAM_WORKING_SET
-    return cache_ws, max(dram_ws, 8 * cache_ws)
-
-
-def _sysconf(name: str) -> int | None:
-    try:
-        value = os.sysconf(name)
-    except (ValueError, OSError, AttributeError):
-        return None
-    return value if value > 0 else None
 
 
 def suite_checks(name: str, **overrides: Any) -> dict[str, set[tuple[str, str, str]]]:
@@ -341,26 +300,9 @@ def format_suites(rows: Sequence[Mapping[str, Any]], width: int = 100) -> str:
     return "\n".join(lines)
 
 
-def quick_sizes_note() -> str:
-    """Where the quick suite's two working sets come from, and whether the last-level cache may serve the
-    larger one."""
-    per_core, last = cache_sizes()
-    cache_ws, dram_ws = working_sets()
-    text = (f"quick's sizes: working sets of {_mib(cache_ws)} (half the {_mib(per_core or 2 * cache_ws)} per-core "
-            f"cache) and {_mib(dram_ws)}")
-    if not last:
-        return f"{text} (cache sizes unknown)"
-    if dram_ws == 2 * last:
-        return f"{text} (twice the {_mib(last)} last-level cache)"
-    if dram_ws > 2 * last:
-        return f"{text} (8x the smaller one: more than twice the {_mib(last)} last-level cache)"
-    serves = "all of it" if dram_ws <= last else "part of it"
-    return (f"{text} (twice the {_mib(last)} last-level cache would be {_mib(2 * last)}, capped at "
-            f"{_mib(MAX_DRAM_WORKING_SET)}: that cache may still serve {serves})")
-
-
-def _mib(n: int) -> str:
-    return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n / 2**10:g} KiB"
+def quick_sizes_note(ws: WorkingSets | None = None) -> str:
+    """Where the quick suite's working sets come from, and what serves each (the last-level cache or DRAM)."""
+    return _sizes_note(QUICK_FAMILIES, ws)
 
 
 def llm_shapes(batch_sizes: Iterable[int] | None = None, seq_lengths: Iterable[int] | None = None,
