@@ -65,6 +65,39 @@ def write_export(path: Path, rows: int, runs: int) -> None:
         f.write('], "peaks": []}')
 
 
+#: Real rows: quick-suite exports (samples, host samples, round medians, notes, messages as a sweep stores them).
+TEMPLATES = sorted((ROOT / "docs" / "gpu-runs").glob("*/quick*.json"))
+
+
+def write_real_export(path: Path, rows: int, runs: int, templates: list[Path]) -> int:
+    """An export of ``rows`` real-shaped rows: the rows of ``templates`` (real exports) again and again, each
+    under a run of its own (``runs`` runs) and a cell key of its own, its environments and peaks once. Each
+    template row is encoded once, with markers for its run id and cell key, so writing stays fast. Returns the
+    number of template rows."""
+    docs = [json.loads(t.read_text()) for t in templates]
+    rows_t = [r for d in docs for r in d["results"]]
+    if not rows_t:
+        raise SystemExit(f"no rows in the templates {templates}")
+    encoded = [json.dumps({**r, "run_id": "@RUN@", "cell_key": f"{r['cell_key']}-@I@"}).split('"@RUN@"')
+               for r in rows_t]
+    env_of_row = [str(r.get("env_id")) for r in rows_t]
+    envs = {e["env_id"]: e for d in docs for e in d.get("environments") or []}
+    peaks = {(p["env_id"], p["backend"], p["metric"], p["dtype"]): p for d in docs for p in d.get("peaks") or []}
+    run_t = docs[0]["runs"][0]
+    per_run = -(-rows // runs)
+    ids = [f"20261125T0000{r:02d}Z-real{r:03d}" for r in range(runs)]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write('{"format": "workbench-results", "version": 1, "exported_at": "2026-11-25T00:00:00.000Z", "runs": [')
+        f.write(", ".join(json.dumps({**run_t, "run_id": rid, "name": f"real {r}", "env_id": env_of_row[0]})
+                          for r, rid in enumerate(ids)))
+        f.write('], "environments": ' + json.dumps(list(envs.values())) + ', "results": [')
+        for i in range(rows):
+            head, tail = encoded[i % len(encoded)]
+            f.write(("" if i == 0 else ", ") + head + f'"{ids[i // per_run]}"' + tail.replace("@I@", str(i), 1))
+        f.write('], "peaks": ' + json.dumps(list(peaks.values())) + "}")
+    return len(rows_t)
+
+
 def timed(argv: list[str], env: dict[str, str], timeout: float | None = None) -> tuple[float, float, float, int, str]:
     """(wall seconds, CPU seconds, peak RSS MB, exit status, stderr tail) of one command in a fresh process
     (via a wrapper that reports its own child's usage, so earlier steps do not count). CPU seconds say what
@@ -98,6 +131,10 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--keep", metavar="DIR", help="work in DIR and keep the files (default: a temporary folder)")
     ap.add_argument("--formats", default="csv,html", help="report formats to time (default csv,html)")
+    ap.add_argument("--synthetic", action="store_true",
+                    help="one-shape synthetic rows (5 samples, no round medians or notes) instead of real ones")
+    ap.add_argument("--templates", nargs="*", type=Path, default=TEMPLATES, metavar="EXPORT",
+                    help="real exports whose rows are repeated (default: the quick-suite exports in docs/gpu-runs)")
     ap.add_argument("--step-timeout", type=float, default=None, metavar="S",
                     help="stop a step after S seconds and report it as not met (default: no limit)")
     args = ap.parse_args()
@@ -107,13 +144,17 @@ def main() -> int:
     for p in (store, Path(f"{store}-wal"), Path(f"{store}-shm")):
         p.unlink(missing_ok=True)
     t0 = time.perf_counter()
-    write_export(export, args.rows, args.runs)
-    print(f"wrote {export} ({export.stat().st_size / 2**20:.0f} MB, {args.rows:,} rows in {args.runs} runs) in "
+    if args.synthetic:
+        write_export(export, args.rows, args.runs)
+        shape = "synthetic rows"
+    else:
+        shape = f"real-shaped rows (from {write_real_export(export, args.rows, args.runs, args.templates)} templates)"
+    print(f"wrote {export} ({export.stat().st_size / 2**20:.0f} MB, {args.rows:,} {shape} in {args.runs} runs) in "
           f"{time.perf_counter() - t0:.1f} s; load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     env = {**os.environ, "WORKBENCH_AUTO_PEAKS": "0", "PYTHONPATH": str(ROOT)}
     wb = [sys.executable, "-m", "workbench"]
     steps = {"import": [*wb, "import", str(export), "--store", str(store)]}
-    ids = [f"20261125T0000{r:02d}Z-scale{r:03d}" for r in range(args.runs)]
+    ids = [f"20261125T0000{r:02d}Z-{'scale' if args.synthetic else 'real'}{r:03d}" for r in range(args.runs)]
     for fmt in filter(None, args.formats.split(",")):
         steps[f"report {fmt}"] = [*wb, "report", *ids, "--store", str(store), "--out", str(work / f"r.{fmt}")]
     ok = True

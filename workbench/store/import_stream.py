@@ -207,13 +207,22 @@ def value_batches(rows: Iterable[Mapping[str, Any]], limit: int = 20_000
 
 def _plain_value_batch(rows: list[JsonObject]) -> tuple[tuple[str, ...], list[tuple[Json, ...]]] | None:
     """:func:`value_batches` of plain rows (see :meth:`ValueSpool.add`) whose columns are full or empty:
-    the full ones, as tuples; None when some column is neither (then the rows go one by one)."""
+    the full ones, as tuples, and the fields that are no column as each row's ``extra`` (JSON text, as
+    :func:`present_values` writes it); None when some column is neither (then the rows go one by one)."""
     keys = tuple(rows[0])
     columns = list(zip(*map(dict.values, rows), strict=True))
-    full = [i for i, col in enumerate(columns) if col.count(None) == 0]
-    if any(col.count(None) != len(col) for i, col in enumerate(columns) if i not in full):
+    known = [i for i, k in enumerate(keys) if k in RESULT_COLUMNS]
+    full = [i for i in known if columns[i].count(None) == 0]
+    if any(columns[i].count(None) != len(columns[i]) for i in known if i not in full):
         return None
-    return tuple(keys[i] for i in full), list(zip(*(columns[i] for i in full), strict=True))
+    names = tuple(keys[i] for i in full)
+    others = [i for i, k in enumerate(keys) if k not in RESULT_COLUMNS]
+    if not others:
+        return names, list(zip(*(columns[i] for i in full), strict=True))
+    other_keys = [keys[i] for i in others]
+    extra = [json.dumps(dict(zip(other_keys, values, strict=True)))
+             for values in zip(*(columns[i] for i in others), strict=True)]
+    return (*names, "extra"), list(zip(*(columns[i] for i in full), extra, strict=True))
 
 
 class ValueSpool:

@@ -78,13 +78,24 @@ def plain_json_column(key: str, value: Any) -> bool:
     return all(_plain_number(v) for v in value)
 
 
+def plain_extra(v: Any) -> bool:
+    """A field that is no column (a sweep's ``round_ids``, ``precision``: kept in ``extra``) whose value the
+    schema's ``value`` accepts without a walk: text of at most :data:`MAX_LONG_TEXT_CHARS`, a number, a
+    bool or null (a list or an object goes through jsonschema)."""
+    t = type(v)
+    if t is str:
+        return len(v) <= MAX_LONG_TEXT_CHARS
+    return v is None or t is bool or _plain_number(v)
+
+
 def plain_row(row: Any) -> bool:
-    """True when ``row`` is an object of known columns, each of a type the schema accepts (the fast path)."""
+    """True when ``row`` is an object of known columns and plain other fields (:func:`plain_extra`), each of
+    a type the schema accepts (the fast path)."""
     if not isinstance(row, dict) or not all(k in row for k in _REQUIRED_KEYS):
         return False
     plain = _PLAIN
     for k, v in row.items():
-        check = plain.get(k)
+        check = plain.get(k, plain_extra if k != "extra" else None)
         if check is None or not check(v):
             return False
     return True
@@ -160,8 +171,17 @@ def _plain_column(name: str, sql_type: str) -> Callable[[Sequence[Any]], bool]:
 _PLAIN_COLUMNS = {k: _plain_column(k, t) for k, t in RESULT_COLUMNS.items()}
 
 
+def _plain_extra_column(values: Sequence[Any]) -> bool:
+    """:func:`plain_extra` of every value of a field that is no column: texts, or numbers, bools and nulls."""
+    types = set(map(type, values))
+    if types <= {str, type(None)}:
+        return _plain_texts(values, True, MAX_LONG_TEXT_CHARS, printable=False)
+    return types <= {int, float, bool, type(None)} and _plain_numbers(values, True, True, False)
+
+
 def plain_rows(rows: list[Any]) -> bool:
-    """:func:`plain_row` of every row at once: rows with the same fields are checked a column at a time
+    """:func:`plain_row` of every row at once: rows with the same fields (columns, and others kept in
+    ``extra``: :func:`plain_extra`) are checked a column at a time
     (a row by row check calls a predicate per value: a third of a million-row import). False for any
     doubt: those rows are checked one by one."""
     if not rows or not all(type(r) is dict for r in rows):
@@ -169,7 +189,7 @@ def plain_rows(rows: list[Any]) -> bool:
     keys = tuple(rows[0])
     if not all(k in rows[0] for k in _REQUIRED_KEYS) or not all(tuple(r) == keys for r in rows):
         return False
-    checks = [_PLAIN_COLUMNS.get(k) for k in keys]
+    checks = [_PLAIN_COLUMNS.get(k, _plain_extra_column if k != "extra" else None) for k in keys]
     if None in checks:
         return False
     # the same fields in the same order: the batch turned into its columns in one C-level transposition
