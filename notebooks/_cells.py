@@ -7,12 +7,16 @@ the notebook is generated, never edited by hand.
 
 from __future__ import annotations
 
+import re
+
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 #: Heads every ``parameters`` cell. The defaults are the quick run (≤ 2 min on a busy 2-core machine); a larger
 #: measurement is a parameter the reader sets (``FULL = True``); the tests override them (papermill style).
-PARAMS_DOC = "# Parameters (papermill style): a run may override any of these; the tests set SMALL = True.\n"
+PARAMS_DOC = "# Parameters (papermill style): a run may override any of these"
+#: Said only where the cell has a SMALL (the dashboard has none).
+SMALL_DOC = "; the tests set SMALL = True"
 
 
 def md(text: str) -> NotebookNode:
@@ -30,4 +34,5 @@ def code(text: str, *tags: str) -> NotebookNode:
 
 def params(text: str) -> NotebookNode:
     """The notebook's one ``parameters`` cell: the names a run may override (papermill, the tests)."""
-    return code(PARAMS_DOC + text.strip("\n"), "parameters")
+    small = SMALL_DOC if re.search(r"^SMALL\s*=", text, re.MULTILINE) else ""
+    return code(f"{PARAMS_DOC}{small}.\n" + text.strip("\n"), "parameters")

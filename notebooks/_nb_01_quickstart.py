@@ -12,7 +12,7 @@ small or its budget runs out, and stored as one tidy row.
 """),
     params("""
 SMALL = False      # True: tiny sizes, only to check that the notebook runs (the tests)
-FULL = False       # True: three sizes up to 2**23 on every backend, with ceilings probed (several minutes)
+FULL = False       # True: every backend, with ceilings probed (several minutes)
 BUDGET_S = 0.2     # timing budget per measured cell, in seconds (0.5 measures more samples)
 REPORT_DIR = "reports"
 STORE = "workbench-results.sqlite"
@@ -53,7 +53,8 @@ No processor can feed its arithmetic units from memory at that ratio, so the tim
 available runtime (`FULL = True`: every device, more sizes).
 """),
     code("""
-sizes = [2**12, 2**16] if SMALL else [2**16, 2**20, 2**23] if FULL else [2**14, 2**20]
+# from this machine's caches: one size within half the per-core cache, one at twice the last-level cache
+sizes = [2**12, 2**16] if SMALL else tutorial.cache_and_dram_sizes("saxpy")
 # one device per runtime ("opencl" names the best OpenCL device); FULL: every backend
 backends = tutorial.backends_for(FULL, ["numpy", "numba", "torch-cpu", "opencl", "vulkan"])
 res = workbench.benchmark(kernel="saxpy", backends=backends, sizes=sizes, budget_s=BUDGET_S, store=STORE,
@@ -63,8 +64,10 @@ res
     md("""
 ## One plot
 
-Bandwidth against size; the shaded band is the interquartile range of the samples. Small arrays fit in
-cache (and pay a fixed launch cost); arrays larger than the last-level cache stream from DRAM. An OpenCL
+Bandwidth against size; the shaded band is the interquartile range of the samples. The two sizes come from
+this machine's caches (`tutorial.cache_and_dram_sizes`): the smaller fits in the per-core cache (and pays
+each backend's fixed cost per call in full), the larger is twice the last-level cache, so its arrays stream
+from DRAM wherever this runs. An OpenCL
 backend may be a GPU or, through PoCL, this machine's CPU, and Vulkan may be a GPU or lavapipe on the CPU;
 the cell after the plot says which sizes fit in cache here, and what each device is.
 """),
@@ -75,6 +78,8 @@ res.plot(metric="gbps")
 llc = last_level_cache_bytes("numpy")
 for size, g in res.df.groupby("size", sort=True):
     print(f"{g['size_label'].iloc[0]}: {cache_text(float(g['bytes'].max()), llc)}")
+if not SMALL and llc:  # what the text above says of the larger size, checked against this machine
+    assert float(res.df["bytes"].max()) > llc, "the larger size must be past the last-level cache"
 for name in res.df["backend"].unique():
     b, info = all_backends()[name], workbench.device_info(name)
     if b.runtime in ("opencl", "wgpu"):

@@ -124,7 +124,8 @@ if any(all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("k
 ### The library against the best hand-written kernel
 
 Per size, the fastest library call (BLAS through numpy, or torch) against the fastest kernel written here,
-judged by the same paired verdict. A library that loses is worth a second look before it is believed: where
+judged by the same paired verdict; the sentence quotes only its paired speed-up (the per-cell median GFLOP/s
+above are each cell's own headline, not this comparison's estimate). A library that loses is worth a second look before it is believed: where
 it measured slower while other processes were using the CPU, the line says so.
 """),
     code("""
@@ -143,7 +144,9 @@ for size, g in ok.groupby("size_label", sort=False):
     caveat = (f" The library measured slower on a shared machine ({busy}): a multi-threaded library loses most "
               "when its threads wait for a core, so rerun on a quiet machine before reading this order as the "
               "kernels' own." if v["speedup"] > 1 and busy else "")
-    print(f"{size}: {sentence} ({a['gflops']:.3g} vs {b['gflops']:.3g} GFLOP/s).{caveat}")
+    # one statistic: the paired speed-up the verdict rests on; the cells' own median GFLOP/s are in the table
+    # above, labelled so, and may differ from it when rounds disagree (a median is not this estimate)
+    print(f"{size}: {sentence}.{caveat}")
 """),
     md("""
 ## The roofline

@@ -33,6 +33,7 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from workbench.api import Results
 from workbench.core.datasets import llm_shapes            # the table of model shapes
+from workbench.report.plots.series import mark_noisy, noisy_legend, noisy_mask
 from workbench.report.styles import series_key, styles_for
 from workbench.core.units import fmt_tick_time
 from workbench.judge.compare import row_times
@@ -101,6 +102,7 @@ ok["key"] = [size_key(p) for p in ok["params"]]
 styles = styles_for(both.df)
 models = list(shape_labels)
 fig, axes = plt.subplots(1, len(models), figsize=(4.6 * len(models) + 2.4, 3.6), squeeze=False)
+n_noisy = 0
 for ax, model in zip(axes[0], models):
     order = list(shape_labels[model])
     sub = ok[ok["key"].isin(order)]
@@ -109,6 +111,9 @@ for ax, model in zip(axes[0], models):
         style = styles[series_key(variant, backend)]
         ax.plot(g["x"], g["median_s"], marker=style.marker, color=style.color, ms=4,
                 ls="-" if dtype == "float32" else "--", label=f"{variant} @ {backend}, {dtype}")
+        noisy = noisy_mask(g)   # the library plots' marker: a hollow ring over each noisy cell
+        mark_noisy(ax, g["x"][noisy], g["median_s"][noisy], style.color, size=6)
+        n_noisy += int(noisy.sum())
     ax.set_xticks(range(len(order)), [shape_labels[model][k] for k in order], rotation=30, ha="right")
     ax.set_xlim(-0.5, len(order) - 0.5)
     ax.set_yscale("log")
@@ -118,8 +123,9 @@ for ax, model in zip(axes[0], models):
     hidden = dict(order[0])["cols"]
     ax.set_title(f"rmsnorm at {model} shapes (hidden {hidden})")
     ax.set_xlabel("batch·seq")
-    ax.set_ylabel("time per call")
+    ax.set_ylabel("time per call (median)")
     ax.grid(True, alpha=0.3)
+noisy_legend(axes[0][-1], n_noisy)
 axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
 fig.tight_layout()
 plt.show()

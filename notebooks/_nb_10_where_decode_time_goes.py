@@ -42,6 +42,8 @@ from matplotlib.ticker import NullLocator
 
 from workbench.core.datasets import llm_shapes
 from workbench.core.units import fmt_seconds
+from workbench.judge.compare import speedup_vs_baseline
+from workbench.report.plots.series import mark_noisy, noisy_legend, noisy_mask
 
 tutorial.begin(FULL)
 
@@ -80,12 +82,17 @@ d[["variant", "backend", "kv_len", "cache MiB", "median_s", "gbps"]].sort_values
 """),
     code("""
 fig, ax = plt.subplots(figsize=(7, 4))
-for variant, g in d.sort_values("kv_len").groupby("variant"):
-    ax.loglog(g["kv_len"], g["median_s"] * 1e6, "o-", label=variant)
+n_noisy = 0
+for i, (variant, g) in enumerate(d.sort_values("kv_len").groupby("variant")):
+    ax.loglog(g["kv_len"], g["median_s"] * 1e6, "o-", color=f"C{i}", label=variant)
+    noisy = noisy_mask(g)   # the library plots' marker: a hollow ring over each noisy cell
+    mark_noisy(ax, g["kv_len"][noisy], g["median_s"][noisy] * 1e6, f"C{i}")
+    n_noisy += int(noisy.sum())
+noisy_legend(ax, n_noisy)
 ax.set_xticks(kv_lens, [f"{L:,}" for L in kv_lens])   # the measured lengths, nothing in between
 ax.xaxis.set_minor_locator(NullLocator())
 ax.set_xlabel("KV-cache length L (tokens)")
-ax.set_ylabel("time per decode step (µs)")
+ax.set_ylabel("time per decode step (µs, median)")
 ax.set_title(f"attention decode, {heads} heads / {kv_heads} KV heads, head_dim {head_dim}, float32")
 ax.legend()
 plt.show()
@@ -109,9 +116,19 @@ for variant, g in d.groupby("variant"):
              "or a busy machine)")
     steps = t.sort_index()
     falls = [f"L={a}->{b}" for a, b in zip(steps.index[:-1], steps.index[1:]) if steps[b] < steps[a]]
+    if falls and growth > 1:   # a longer cache cannot take less time: no shape (and no cause) is read from this
+        shape = (f"not read: the time fell from {', '.join(falls)}, which a longer cache cannot cause, so noise "
+                 "moved these medians; more rounds or a quieter machine would settle the shape")
     print(f"{variant}: {last // first}x the cache took {growth:.1f}x the time (time ~ L^{slope:.2f}, {shape}); "
-          f"at L={last} it moved {g.set_index('kv_len')['gbps'][last]:.1f} GB/s"
-          + (f"; the time fell from {', '.join(falls)}: noise, which more rounds would smooth" if falls else ""))
+          f"at L={last} it moved {g.set_index('kv_len')['gbps'][last]:.1f} GB/s")
+# what the figure shows, said: which variant had the lowest median at each length, and by how much
+lowest = d.loc[d.groupby("kv_len")["median_s"].idxmin()].set_index("kv_len")
+for L, row in lowest.iterrows():
+    others = d[(d["kv_len"] == L) & (d["variant"] != row["variant"])]
+    print(f"L={L:,}: {row['variant']} on {row['backend']} had the lowest median ({fmt_seconds(row['median_s'])}); "
+          + ", ".join(f"{r.variant} {r.median_s / row['median_s']:.1f}x that" for r in others.itertuples()))
+if lowest["variant"].nunique() == 1:
+    print(f"{lowest['variant'].iloc[0]} had the lowest median at every cache length measured here.")
 """),
     md("""
 Attention decode reads the whole cache for every generated token, so its time follows the cache length.
@@ -164,6 +181,12 @@ for other, said in readings.items():   # what the paragraph below may say, from 
     wins = sorted({b for b, s in said if s == "faster"})
     print(f"{other} beat eager beyond the noise on {', '.join(wins)}" if wins else
           f"{other} did not beat eager beyond the noise on any backend here")
+# across runtimes: each runtime's eager block against numpy's (one statistic: the paired speed-up)
+across = speedup_vs_baseline(m[m["mode"] == "eager"], baseline_variant="numpy-eager", baseline_backend="numpy")
+for _, v in across[across["verdict"] != "baseline"].iterrows():
+    sentence = verdict_sentence(v, "numpy-eager @ numpy", f"{v['variant']} @ {v['backend']}")
+    check_claim(v, sentence)
+    print(sentence)
 if busy_text(m):   # the floors above are this run's: say when it shared the machine
     print(f"(This run shared the machine: {busy_text(m)}.)")
 """),

@@ -81,8 +81,10 @@ print(f"{len(result.trials)} of {result.space_size} configurations, {result.shap
 assert result.best is not None and result.best.status == "ok"
 assert result.default is not None and result.trials[0].config == tiled.default_config()
 v = result.verdict
-print(f"confirmation: {format_config(v['against'])} vs hand-picked {v['speedup']:.2f}x, verdict {v['verdict']}; "
-      f"kept {format_config(result.kept.config)}")
+confirmation = verdict_sentence(v, "hand-picked", format_config(v["against"]))
+check_claim(v, confirmation)   # the sentence says what the confirmation's verdict says, and nothing more
+print(f"confirmation: {confirmation}; kept {format_config(result.kept.config)}"
+      + ("" if reading(v) == "faster" else " (the hand-picked tiles: nothing was shown faster)"))
 assert (result.kept.config != tiled.default_config()) == (v["verdict"] == "faster")
 trials
 """),
@@ -121,22 +123,25 @@ else:
         check_claim(v, sentence)
         print(f"{v['size_label']}: {sentence}")
         confirmed = result.verdict
-        if confirmed and confirmed.get("against") == result.best.config:   # the confirmation judged this pair too
-            agree = reading(confirmed) == reading(v)
-            print(f"the confirmation measured the same pair: {reading(confirmed)} there "
-                  f"({confirmed['speedup']:.2f}×), {reading(v)} here"
-                  + ("" if agree else ": two runs on a busy machine, and neither settles it alone"))
+        if confirmed and confirmed.get("against") == result.best.config and reading(confirmed) != reading(v):
+            # two runs of one pair that read differently: each verdict stands for its own run; what was kept
+            # follows the confirmation, the run the tuner decided by
+            print(f"the confirmation, an earlier run of the same pair, read {reading(confirmed)!r}; the tuner "
+                  f"kept {format_config(result.kept.config)} on that run's verdict, not on this one")
 """),
     code("""
 if best != hand:
-    rows = res.df.set_index("variant").loc[[hand, best]]
-    fig, ax = plt.subplots(figsize=(6, 2.5))
-    # the headline median is the median of the rounds' medians; the quartiles are of all samples pooled, so
-    # the median can sit outside them when rounds drift: the bars span the quartiles and the median together
-    low = (rows["median_s"] - rows[["q1_s", "median_s"]].min(axis=1)) * 1e3
-    high = (rows[["q3_s", "median_s"]].max(axis=1) - rows["median_s"]) * 1e3
-    ax.barh(["hand-picked", "search's best"], rows["median_s"] * 1e3, xerr=[low, high], color=["C3", "C0"])
-    ax.set(xlabel="ms per call (median of rounds, sample quartiles)", title="one run, interleaved rounds")
+    # the statistic the sentence above quotes: the paired speed-up with its interval, and its verdict
+    pv = pair_verdicts(res.df, hand, best, "numba").iloc[0]
+    noisy = bool(res.df["noisy"].astype(bool).any())
+    fig, ax = plt.subplots(figsize=(6, 2.2))
+    ax.errorbar([pv["speedup"]], [0], xerr=[[pv["speedup"] - pv["ci_low"]], [pv["ci_high"] - pv["speedup"]]],
+                fmt="o", color="C0", mfc="none" if noisy else "C0", capsize=4, label="hollow: a noisy cell" if noisy
+                else None)
+    ax.axvline(1, color="C3", ls="--", lw=1, label="hand-picked (1×)")
+    ax.set(yticks=[], xlabel="speed-up of the search's best over hand-picked (paired, 95% interval)",
+           title=f"one run, interleaved rounds: {reading(pv)}")
+    ax.legend(loc="lower right", fontsize=8)
     plt.show()
 else:
     plt.figure(figsize=(4, 1)); plt.text(0.1, 0.4, "hand-picked tiles were the best found"); plt.axis("off"); plt.show()
