@@ -22,7 +22,7 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.report.claims import cache_text, check_claim, last_level_cache_bytes, verdict_sentence
+from workbench.report.claims import cache_text, check_claim, last_level_cache_bytes, shown_verdicts, verdict_sentence
 
 tutorial.begin(FULL, colwidth=None)  # figures inline; reasons in full
 """),
@@ -94,7 +94,8 @@ for name in res.df["backend"].unique():
 Each variant against numpy's library call (`baseline="numpy"`; without it, a backend with a library call of
 its own, such as torch, is compared with that one): the speed-up, its interval from the rounds, and a
 verdict. "faster" or "slower" only where the interval and the noise floor allow it; otherwise the sentence
-says the noise could not tell. The sentences are chosen by the verdicts and checked against their numbers
+says the noise could not tell, and where the interval is wider than ±50% (a machine busy with other work)
+it prints no number from it: the comparison "was disturbed", with how to rerun it. The sentences are chosen by the verdicts and checked against their numbers
 (`check_claim`).
 """),
     code("""
@@ -105,7 +106,9 @@ for _, v in table.iterrows():
     sentence = verdict_sentence(v, base, other)
     check_claim(v, sentence)
     print(f"{v['size_label']}: {sentence}")
-table[["variant", "backend", "size_label", "baseline_variant", "speedup", "ci_low", "ci_high", "floor", "verdict"]]
+# as the sentences say it: a disturbed comparison shows no interval wider than ±50%, only the bound it quotes
+shown_verdicts(table)[["variant", "backend", "size_label", "baseline_variant", "speedup", "ci_low", "ci_high", "floor",
+                       "verdict"]]
 """),
     md("""
 ## One export

@@ -1,4 +1,4 @@
-"""Sizes from the machine (issue 39): the quick suite's and the tutorials' working sets come from the measured
+"""Sizes from the machine, and tables shown as their sentences read (issue 39): the quick suite's and the tutorials' working sets come from the measured
 cache sizes, so "past the last-level cache" is true on a host with a 32 MiB LLC and on one with 480 MiB."""
 
 from __future__ import annotations
@@ -67,3 +67,19 @@ def test_an_unknown_last_level_cache_claims_nothing_past_it(monkeypatch):
     ws = working_sets()
     assert ws.dram == ws.larger and not ws.past_llc(ws.dram)
     assert "cache sizes unknown" in suites.quick_sizes_note()
+
+
+def test_a_disturbed_comparison_is_shown_as_its_sentence_says():
+    import pandas as pd
+
+    from workbench.report.claims import shown_verdicts
+
+    table = pd.DataFrame({"verdict": ["inconclusive", "faster", "slower", "faster"],
+                          "speedup": [1.2, 3.0, 0.2, 1.2], "ci_low": [0.6, 1.5, 0.1, 1.1],
+                          "ci_high": [2.3, 9.0, 0.4, 1.3], "floor": [0.92, 0.6, 0.7, 0.1]})
+    shown = shown_verdicts(table)
+    assert list(shown["verdict"]) == ["disturbed", "faster, disturbed", "slower, disturbed", "faster"]
+    assert shown["floor"].isna().tolist() == [True, True, True, False]
+    assert shown["speedup"].isna().tolist() == [True, True, True, False]
+    assert shown["ci_low"].isna().tolist() == [True, False, True, False]  # the bound "at least 1.50x" quotes
+    assert shown["ci_high"].isna().tolist() == [True, True, False, False]

@@ -25,7 +25,15 @@ from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.status import Status
 from workbench.core.units import fmt_bytes
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.verdicts import DISTURBED_FLOOR, MIN_EFFECT, RERUN_HINT, SAME_WITHIN, is_disturbed, pct
+from workbench.judge.verdicts import (
+    DISTURBED_FLOOR,
+    MIN_EFFECT,
+    RERUN_HINT,
+    SAME_WITHIN,
+    is_disturbed,
+    pct,
+    verdict_label,
+)
 
 Reading = Literal["faster", "slower", "same", "inconclusive", "no call"]
 
@@ -190,6 +198,25 @@ def check_printed_intervals(text: str) -> None:
         if float(m.group(1).replace(",", "")) / 100 > DISTURBED_FLOOR:
             raise ClaimMismatch(f"{text!r} prints ±{m.group(1)}%, wider than an interval that can inform "
                                 f"(±{DISTURBED_FLOOR:.0%}): say the comparison was disturbed instead")
+
+
+def shown_verdicts(table: pd.DataFrame) -> pd.DataFrame:
+    """A speed-up table as a tutorial shows it beside its sentences: a disturbed comparison (floor past
+    :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`) reads "disturbed" (or "faster, disturbed") as its
+    sentence does, and keeps only the bound that sentence quotes (``ci_low`` of a faster, ``ci_high`` of a
+    slower one): no floor, no speed-up, no other bound. The rest as they are."""
+    out = table.copy()
+    if "floor" not in out or "verdict" not in out:
+        return out
+    verdicts = out["verdict"].astype(str)
+    hit = out["floor"].map(is_disturbed) & verdicts.isin(["faster", "slower", "same", "inconclusive"])
+    out["verdict"] = [verdict_label(v, f) if h else v for v, f, h in zip(verdicts, out["floor"], hit, strict=True)]
+    blank = {"floor": hit, "speedup": hit, "ci_low": hit & (verdicts != "faster"),
+             "ci_high": hit & (verdicts != "slower")}
+    for col, mask in blank.items():
+        if col in out:
+            out[col] = pd.to_numeric(out[col], errors="coerce").where(~mask)
+    return out
 
 
 def pair_verdicts(df: pd.DataFrame, base: str, other: str, backend: str) -> pd.DataFrame:
