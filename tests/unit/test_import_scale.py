@@ -161,3 +161,37 @@ def test_the_fast_check_of_other_fields_never_passes_what_the_schema_refuses():
         row = _row("a", unknown_field=value)
         if plain_row(row) or plain_rows([row, _row("b", unknown_field=value)]):
             assert not list(_row_validator().iter_errors(row)), value
+
+
+def test_rows_of_interleaved_shapes_keep_file_order_after_the_rows_stored_before(tmp_path, capsys, monkeypatch):
+    """Real sweeps interleave rows of other fields and other NULLs (an error row, a GPU's clock, a sweep's own
+    fields): the fast path groups them by shape and still stores them in file order, after what the store
+    held (issue 38: they went one ``executemany`` each)."""
+    def shaped(i: int) -> dict:
+        if i % 3 == 0:
+            return _row(f"k{i}", status="error", median_s=None, samples_s=None, message=f"boom {i}")
+        if i % 3 == 1:
+            return _row(f"k{i}", gpu_clock_mhz=None if i % 2 else 1400.0, round_ids=json.dumps([str(i)]))
+        return _row(f"k{i}", precision="tf32")
+
+    class NoSchema:
+        def iter_errors(self, row):
+            pytest.fail(f"row {row['cell_key']} was checked by jsonschema")
+
+    store = tmp_path / "s.sqlite"
+    first = _doc([_row("old0"), _row("old1")])
+    first["runs"][0]["run_id"] = "r0"
+    for r in first["results"]:
+        r["run_id"] = "r0"
+    (tmp_path / "first.json").write_text(json.dumps(first))
+    assert main(["import", str(tmp_path / "first.json"), "--store", str(store)]) == 0
+    monkeypatch.setattr("workbench.store.import_schema._row_validator", NoSchema)
+    (tmp_path / "in.json").write_text(json.dumps(_doc([shaped(i) for i in range(2500)])))
+    assert main(["import", str(tmp_path / "in.json"), "--store", str(store)]) == 0, capsys.readouterr().err
+    got = Store(store).rows()
+    assert [r["cell_key"] for r in got] == ["old0", "old1", *(f"k{i}" for i in range(2500))]
+    for i in (0, 1, 2, 3, 2497, 2498, 2499):
+        r, want = got[i + 2], shaped(i)
+        assert r["message"] == want.get("message") and r["median_s"] == want["median_s"]
+        assert r.get("gpu_clock_mhz") == want.get("gpu_clock_mhz") and r.get("precision") == want.get("precision")
+        assert r.get("round_ids") == want.get("round_ids")

@@ -20,7 +20,7 @@ from typing import Any
 from workbench.core.output_guard import check_output_path, write_output
 from workbench.core.record import Json, JsonObject, RowValue
 from workbench.core.timestamps import now_iso
-from workbench.store.import_stream import stored_value, value_batches
+from workbench.store.import_stream import ROW_INDEX, stored_value, value_batches
 from workbench.store.machines import MachineRecords
 from workbench.store.rows import ResultRows, run_filter
 from workbench.store.runs import decoded_run
@@ -221,9 +221,11 @@ def _insert_new_rows(c: sqlite3.Connection, rows: Iterable[Mapping[str, Json]]) 
     same columns in one ``executemany``; a streamed export's rows come already converted (its spool)."""
     before = c.total_changes
     spooled = getattr(rows, "value_batches", None)
+    # a spooled batch may lead with each row's place in the file (ROW_INDEX): its rowid, past every stored row
+    base = c.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM results").fetchone()[0]
     for cols, batch in (spooled() if spooled is not None else value_batches(rows)):
-        c.executemany(f"INSERT OR IGNORE INTO results ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                      batch)
+        marks = ", ".join(f"? + {int(base)}" if k == ROW_INDEX else "?" for k in cols)
+        c.executemany(f"INSERT OR IGNORE INTO results ({', '.join(cols)}) VALUES ({marks})", batch)
     return c.total_changes - before
 
 

@@ -203,9 +203,7 @@ def _check_plain_json_columns(rows: list[JsonObject], start: int, where: str) ->
     """:func:`check_json_columns` of a batch that passed :func:`plain_rows` (its JSON columns are text or
     null): each distinct text decoded once (a batch repeats its ``params``); any doubt, row by row."""
     for key in JSON_COLUMNS:
-        if key not in rows[0]:
-            continue
-        texts = {r[key] for r in rows}
+        texts = {r.get(key) for r in rows}  # rows of other fields: a key may be missing from some
         texts.discard(None)
         if not all(_json_column_is_plain(key, text) for text in texts):
             for i, row in enumerate(rows, start):
@@ -440,7 +438,7 @@ def _check_streamed_rows(p: Path, where: str, head: JsonObject, spool: ValueSpoo
             first_of_run.setdefault(row["run_id"], i)
             if row.get("env_id"):
                 env_ids.add(row["env_id"])
-        spool.add(batch, plain)
+        spool.add(batch, plain, count)
         count += len(batch)
     return count
 

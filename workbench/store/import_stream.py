@@ -11,9 +11,11 @@ environments and peaks are small), and ``results`` one element at a time.
 from __future__ import annotations
 
 import codecs
+import itertools
 import json
 import marshal
 import math
+import operator
 import os
 import re
 import struct
@@ -205,24 +207,57 @@ def value_batches(rows: Iterable[Mapping[str, Any]], limit: int = 20_000
         yield cols or (), batch
 
 
-def _plain_value_batch(rows: list[JsonObject]) -> tuple[tuple[str, ...], list[tuple[Json, ...]]] | None:
-    """:func:`value_batches` of plain rows (see :meth:`ValueSpool.add`) whose columns are full or empty:
-    the full ones, as tuples, and the fields that are no column as each row's ``extra`` (JSON text, as
-    :func:`present_values` writes it); None when some column is neither (then the rows go one by one)."""
-    keys = tuple(rows[0])
-    columns = list(zip(*map(dict.values, rows), strict=True))
-    known = [i for i, k in enumerate(keys) if k in RESULT_COLUMNS]
-    full = [i for i in known if columns[i].count(None) == 0]
-    if any(columns[i].count(None) != len(columns[i]) for i in known if i not in full):
-        return None
-    names = tuple(keys[i] for i in full)
-    others = [i for i, k in enumerate(keys) if k not in RESULT_COLUMNS]
-    if not others:
-        return names, list(zip(*(columns[i] for i in full), strict=True))
-    other_keys = [keys[i] for i in others]
-    extra = [json.dumps(dict(zip(other_keys, values, strict=True)))
-             for values in zip(*(columns[i] for i in others), strict=True)]
-    return (*names, "extra"), list(zip(*(columns[i] for i in full), extra, strict=True))
+#: The first column of a spooled batch of plain rows: each row's place in the file, from which the insert sets
+#: its ``rowid`` (the rows of a batch are grouped by the columns they fill, and still read in file order).
+ROW_INDEX = "rowid"
+
+
+def _picked(column: tuple[Any, ...], members: list[int]) -> tuple[Any, ...]:
+    """``column``'s values at ``members`` (in C: one ``itemgetter``)."""
+    if len(members) == len(column):
+        return column
+    got = operator.itemgetter(*members)(column)
+    return got if len(members) > 1 else (got,)
+
+
+def _plain_value_groups(rows: list[JsonObject], start: int) -> list[tuple[tuple[str, ...], list[tuple[Json, ...]]]]:
+    """:func:`value_batches` of plain rows (see :meth:`ValueSpool.add`), grouped by the fields each row has
+    and the columns it fills (a column's NULL is not bound: binding one costs Python's sqlite3 several times
+    a number), each row led by its place in the file (:data:`ROW_INDEX`, ``start`` for the first). The fields
+    that are no column become each row's ``extra`` (JSON text, as :func:`present_values` writes it). Rows of
+    real sweeps differ in both (an error row, a GPU field, a sweep's own fields): grouped row by row, they
+    went to the store one ``executemany`` each."""
+    by_keys: dict[tuple[str, ...], list[int]] = {}
+    for i, r in enumerate(rows):
+        by_keys.setdefault(tuple(r), []).append(i)
+    out = []
+    for keys, idx in by_keys.items():
+        group = rows if len(idx) == len(rows) else [rows[i] for i in idx]
+        columns = list(zip(*map(dict.values, group), strict=True))
+        known = [j for j, k in enumerate(keys) if k in RESULT_COLUMNS]
+        others = [j for j, k in enumerate(keys) if k not in RESULT_COLUMNS]
+        if others:
+            names = [keys[j] for j in others]
+            columns.append(tuple(json.dumps(dict(zip(names, values, strict=True)))
+                                 for values in zip(*(columns[j] for j in others), strict=True)))
+        extra = [len(columns) - 1] if others else []
+        nulls = {j: columns[j].count(None) for j in known}
+        full = [j for j in known if nulls[j] == 0]
+        mixed = [j for j in known if 0 < nulls[j] < len(group)]
+        patterns: dict[tuple[bool, ...], list[int]] = {}
+        if mixed:
+            for n, has in enumerate(zip(*(map(operator.is_not, columns[j], itertools.repeat(None))
+                                          for j in mixed), strict=True)):
+                patterns.setdefault(has, []).append(n)
+        else:
+            patterns[()] = list(range(len(group)))
+        index = tuple(start + i for i in idx)
+        for has, members in patterns.items():
+            present = full + [j for j, h in zip(mixed, has, strict=True) if h] + extra
+            cols = (ROW_INDEX, *(keys[j] if j < len(keys) else "extra" for j in present))
+            out.append((cols, list(zip(_picked(index, members), *(_picked(columns[j], members) for j in present),
+                                       strict=True))))
+    return out
 
 
 class ValueSpool:
@@ -235,24 +270,40 @@ class ValueSpool:
     def __init__(self) -> None:
         self._f = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
 
-    def add(self, rows: list[JsonObject], plain: bool = False) -> None:
-        """Spool ``rows``; ``plain``: they passed the batch check (:func:`workbench.store.import_schema._plain_rows`:
-        the same known columns in the same order, numbers and text only), so a batch whose columns each hold
-        values in every row or in none is converted in C-level transpositions, not value by value."""
-        fast = _plain_value_batch(rows) if plain else None
-        for batch in [fast] if fast is not None else value_batches(rows):
-            data = marshal.dumps(batch)
-            self._f.write(struct.pack("<Q", len(data)))
-            self._f.write(data)
+    def add(self, rows: list[JsonObject], plain: bool = False, start: int = 0) -> None:
+        """Spool ``rows`` (the file's rows from ``start`` on); ``plain``: they passed the batch check
+        (:func:`workbench.store.plain_rows.plain_rows`: numbers and text only), so they are converted in
+        C-level transpositions a group of rows at a time (:func:`_plain_value_groups`), not value by value."""
+        groups = _plain_value_groups(rows, start) if plain else list(value_batches(rows))
+        data = marshal.dumps(groups)
+        self._f.write(struct.pack("<Q", len(data)))
+        self._f.write(data)
 
-    def batches(self) -> Iterator[tuple[tuple[str, ...], list[list[Any]]]]:
-        """Every batch, in the order added (each call reads from the start)."""
+    def _records(self) -> Iterator[list[tuple[tuple[str, ...], list[list[Any]]]]]:
+        """The groups of each :meth:`add`, in the order added (each call reads from the start)."""
         self._f.flush()
         self._f.seek(0)
         while head := self._f.read(8):
-            cols, batch = marshal.loads(self._f.read(struct.unpack("<Q", head)[0]))
-            yield tuple(cols), batch
+            yield marshal.loads(self._f.read(struct.unpack("<Q", head)[0]))
         self._f.seek(0, os.SEEK_END)
+
+    def batches(self) -> Iterator[tuple[tuple[str, ...], list[list[Any]]]]:
+        """Every batch: its columns (led by :data:`ROW_INDEX` where its rows say their place) and rows."""
+        for groups in self._records():
+            for cols, batch in groups:
+                yield tuple(cols), batch
+
+    def rows(self) -> Iterator[RowDict]:
+        """Every row as a dict of its stored values, in file order."""
+        for groups in self._records():
+            found = []
+            for cols, batch in groups:
+                indexed = cols[0] == ROW_INDEX
+                for values in batch:
+                    found.append((values[0] if indexed else len(found),
+                                  dict(zip(cols[indexed:], values[indexed:], strict=True))))
+            found.sort(key=operator.itemgetter(0))
+            yield from (row for _, row in found)
 
     def close(self) -> None:
         self._f.close()
@@ -273,6 +324,4 @@ class StreamedRows:
         return self.spool.batches()
 
     def __iter__(self) -> Iterator[RowDict]:
-        for cols, batch in self.spool.batches():
-            for values in batch:
-                yield dict(zip(cols, values, strict=True))
+        return self.spool.rows()

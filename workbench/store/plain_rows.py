@@ -187,7 +187,18 @@ def plain_rows(rows: list[Any]) -> bool:
     if not rows or not all(type(r) is dict for r in rows):
         return False
     keys = tuple(rows[0])
-    if not all(k in rows[0] for k in _REQUIRED_KEYS) or not all(tuple(r) == keys for r in rows):
+    if not all(tuple(r) == keys for r in rows):  # rows of other fields: each set of fields checked on its own
+        groups: dict[tuple[str, ...], list[Any]] = {}
+        for r in rows:
+            groups.setdefault(tuple(r), []).append(r)
+        return all(_plain_same_fields(g) for g in groups.values())
+    return _plain_same_fields(rows)
+
+
+def _plain_same_fields(rows: list[Any]) -> bool:
+    """:func:`plain_rows` of rows with the same fields in the same order."""
+    keys = tuple(rows[0])
+    if not all(k in rows[0] for k in _REQUIRED_KEYS):
         return False
     checks = [_PLAIN_COLUMNS.get(k, _plain_extra_column if k != "extra" else None) for k in keys]
     if None in checks:
