@@ -135,3 +135,15 @@ def test_a_sweeps_log_names_each_stage_and_estimates_from_its_visits(monkeypatch
     assert any("preparing numpy and its ceilings" in line for line in lines)
     assert not any(":  (" in line or line.endswith(": ") for line in lines)
     assert any("left:" in line for line in lines[2:])  # visits measured: a time left
+
+
+def test_a_terminal_bar_shows_no_rate_so_far_estimate():
+    """tqdm's own "<remaining" (its rate so far: set-up and first visits) read 3-4x long; the sweep's estimate
+    goes in the postfix instead."""
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    bar = make_progress(3, stream=Tty())
+    assert "{remaining}" not in bar.bar.bar_format and "{postfix}" in bar.bar.bar_format
+    bar.close()

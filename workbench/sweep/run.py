@@ -125,6 +125,8 @@ class Progress:
         #: A cell is running (its elapsed time is shown); before the first, the sweep's stage is.
         self._running = False
         self._since: float | None = None  # the end of the last visit (or the start of the first)
+        self._left: float | None = None  # the time left as estimated at ``_left_at``
+        self._left_at: float | None = None
         spec = plan.spec
         self.clock = TimeLeft(plan.rounds, spec.budget_s / max(1, plan.rounds) + spec.warmup_s + LATER_VISIT_S)
         if isinstance(self.bar, LogProgress):
@@ -183,10 +185,14 @@ class Progress:
                 log.exception("on_cell callback failed for %s", request.cell.label)
 
     def _with_left(self, status: str) -> str:
-        """The bar's postfix: ``status``, and on a terminal the time left (a log line says it already)."""
+        """The bar's postfix: ``status``, and on a terminal the time left (a log line says it already), as
+        estimated when the last visit ended, less the time since (a poll beside a timed cell does no more)."""
         if isinstance(self.bar, LogProgress):
             return status
-        left = self.seconds_left()
+        now = time.perf_counter()
+        if self._left_at is None or self._left_at < (self._since or 0.0):
+            self._left, self._left_at = self.seconds_left(), now
+        left = None if self._left is None else max(0.0, self._left - (now - self._left_at))
         return join_status(status, f"about {fmt_duration(left)} left" if left is not None else "")
 
     def close(self) -> None:
