@@ -6,10 +6,9 @@ pyopencl); adapters load them lazily when a backend is probed or used.
 
 from __future__ import annotations
 
-import logging
-import os
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.env_values import configure_logging
 from workbench.core.threads import default_omp_wait_policy
 
 default_omp_wait_policy()  # before any runtime loads: see workbench/core/threads.py
@@ -30,8 +29,7 @@ if TYPE_CHECKING:
     from workbench.core.record import JsonObject
     from workbench.execution.cache import CacheStats
 
-logging.basicConfig(level=os.environ.get("WORKBENCH_LOG_LEVEL", "WARNING").upper(),
-                    format="%(levelname)s %(name)s: %(message)s")
+configure_logging()
 
 
 def _backend(name: str | None):

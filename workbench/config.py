@@ -133,6 +133,10 @@ def validate(config: Any, where: str = "config") -> WorkbenchConfig:
             name = f"{key}.{extra[0]}" if e.absolute_path else extra[0]
             raise ValueError(f"{where}: unknown key {name!r}; valid keys: {valid}")
         raise ValueError(f"{where}: key {key!r}: {e.message}")
+    for key, n in (config.get("threads") or {}).items():  # the schema's "integer" takes 2.0 too
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise ValueError(f"{where}: key 'threads.{key}': {n!r} is not a whole number of threads; give an "
+                             "integer such as 2")
     backend = config.get("default_backend")
     if backend is not None:
         check_backend(backend, where)
@@ -156,6 +160,10 @@ def read(path: str | os.PathLike | None = None) -> WorkbenchConfig:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:  # named, like every other fault of the file (the message named nothing)
+        raise ValueError(f"{p}: JSON nested too deeply to be a workbench configuration") from None
+    except ValueError as exc:  # an integer of thousands of digits (sys.get_int_max_str_digits)
+        raise ValueError(f"{p}: a number is out of range ({str(exc).split(';')[0]})") from None
     return validate(data, str(p))
 
 

@@ -4,6 +4,7 @@ non-daemon ``multiprocessing.Process`` each outlived ``bench``, which exited 0."
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -94,3 +95,54 @@ def _running(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+RAISERS = '''
+from workbench.catalog import kernel_here
+
+op = kernel_here(__file__)
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no")
+
+
+@op.variant("raises-interrupt", "numpy")
+def raises_interrupt(ctx):
+    def run(i, o):
+        raise KeyboardInterrupt
+    return run
+
+
+@op.variant("raises-unprintable", "numpy")
+def raises_unprintable(ctx):
+    def run(i, o):
+        raise Unprintable()
+    return run
+'''
+
+
+def test_a_variant_raising_keyboardinterrupt_or_an_unprintable_error_is_an_error_row(tmp_path):
+    """Group 11: each ended its worker in a printed traceback (the row read "crashed")."""
+    folder = tmp_path / "cat" / "wb_round4_raises"
+    folder.mkdir(parents=True)
+    (folder / "spec.py").write_text(textwrap.dedent("""
+        import dataclasses
+        from workbench.catalog import get_kernel, kernel_here
+        SPEC = kernel_here(__file__).register(lambda name: dataclasses.replace(
+            get_kernel("vector_add"), name=name, llm_params=None, sizes={"verify": [{"n": 7}]}))
+    """))
+    (folder / "numpy_variants.py").write_text(RAISERS)
+    here = str(Path(workbench.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])),
+           "WORKBENCH_CATALOG": str(folder.parent), "WORKBENCH_STORE": str(tmp_path / "s.sqlite")}
+    done = subprocess.run([sys.executable, "-m", "workbench", "verify", "--kernel", "wb_round4_raises",
+                           "--backend", "numpy", "--json"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    rows = {r["variant"]: r for r in json.loads(done.stdout)["results"]}
+    assert rows["raises-interrupt"]["status"] == "error"
+    assert "raised KeyboardInterrupt" in rows["raises-interrupt"]["message"]
+    assert rows["raises-unprintable"]["status"] == "error"
+    assert "Unprintable: (its message could not be read" in rows["raises-unprintable"]["message"]

@@ -128,9 +128,10 @@ def _main(argv: list[str] | None) -> int:
 
             config.apply_to_environment(config.read())
         if args.command not in STORE_ONLY_COMMANDS:  # a catalog folder that is not there fails now, not per cell
-            from workbench.cli.checks import check_catalog_env
+            from workbench.cli.checks import check_catalog_env, check_env_values
 
             check_catalog_env()
+            check_env_values()
         rc = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below, not at interpreter exit
         return rc

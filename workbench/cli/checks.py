@@ -42,6 +42,16 @@ def check_catalog_env() -> None:
                              f"folders (each with a spec.py), separated by {os.pathsep!r}")
 
 
+def check_env_values() -> None:
+    """The workbench's switches in the environment are values it understands (``WORKBENCH_AUTO_PEAKS=maybe``
+    was taken for yes; ``WORKBENCH_WORKER_PROFILE=1`` ended every worker in a traceback)."""
+    from workbench.core.env_values import env_flag, worker_profile_dir
+    from workbench.roofs.peaks import ENV_AUTO_PEAKS
+
+    env_flag(ENV_AUTO_PEAKS, True)
+    worker_profile_dir()
+
+
 def check_backend_env() -> None:
     """``$WORKBENCH_BACKEND`` names a backend (or auto): a misspelt one is refused, never ignored."""
     override_name()

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from workbench.catalog import get_kernel
 from workbench.catalog.loader import ensure_default_catalog, loaded_folders
+from workbench.cli.args_common import seconds, whole_number
 
 if TYPE_CHECKING:
     from workbench.portable.check_rows import KernelRow
@@ -45,8 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 1) when a requested target could not be checked (no nvcc/NVRTC, no hipcc, or "
                         "a gfx target the local hipcc cannot build)")
-    p.add_argument("--jobs", type=int, help="parallel compiles (default: one per core)")
-    p.add_argument("--timeout", type=float, default=180.0, help="seconds per compile (default 180)")
+    p.add_argument("--jobs", type=whole_number(1, 1024), help="parallel compiles (default: one per core)")
+    p.add_argument("--timeout", type=seconds(), default=180.0, help="seconds per compile (default 180)")
     p.set_defaults(func=run)
 
 

@@ -10,9 +10,10 @@ from typing import Any
 
 from workbench.catalog import get_kernel
 from workbench.catalog.spec import format_config
-from workbench.cli.args_common import add_store, command
+from workbench.cli.args_common import add_store, command, seconds, whole_number
 from workbench.cli.cmd_bench import SIZE_HELP, parse_sizes
 from workbench.core.dtypes import check_dtype
+from workbench.core.output_guard import check_output_path
 from workbench.core.record import size_label
 from workbench.core.status import Status
 from workbench.tuning import tune
@@ -27,9 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", required=True, help="backend, e.g. numba")
     p.add_argument("--strategy", choices=STRATEGIES, default="bayes",
                    help="grid: every configuration in order; random; bayes: optuna's TPE (default)")
-    p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
+    p.add_argument("--budget", type=seconds(), default=60.0, metavar="SECONDS",
                    help="wall time for the search (default 60; a configuration started in time finishes)")
-    p.add_argument("--trials", type=int, metavar="N", help="at most N configurations")
+    p.add_argument("--trials", type=whole_number(1), metavar="N", help="at most N configurations")
     p.add_argument("--dtype", default="float32", help="dtype (default float32)")
     p.add_argument("--size", metavar="S", help="the size tuned for, e.g. 512x512x512 (default: the largest quick "
                                                "size); the result holds for its shape class")
@@ -41,7 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "candidate only where the paired verdict calls it faster (default 3; 0: keep the search's "
                         "best as timed once)")
     p.add_argument("--confirm-rounds", type=int, default=5, metavar="R", help="rounds of the confirmation (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="sampler and input seed (default 0)")
+    p.add_argument("--seed", type=whole_number(0, 2**32 - 1), default=0,
+                   help="sampler and input seed, 0 to 4294967295 (default 0)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -66,8 +68,21 @@ def parse_size(text: str | None, kernel: str) -> dict[str, int] | None:
     return spec.validate_params(entry)
 
 
+def check_config_target(path: str | None, store: str | None) -> None:
+    """The configuration file ``tune`` will write, checked before anything runs (ValueError naming it)."""
+    from workbench import config
+    from workbench.store.database import default_store_path
+
+    check_output_path(path or config.config_path(), flag="--config" if path else "the configuration file",
+                      stores=(store, default_store_path()))
+    if path:
+        config.read(path)  # an existing file that is not a configuration is named now, not after the search
+
+
 def run(args: argparse.Namespace) -> int:
     check_dtype(args.dtype)
+    if not args.no_save:  # a folder or a store as --config was refused only after the search had measured
+        check_config_target(args.config, args.store)
     if args.trials is not None and args.trials < 1:
         raise ValueError(f"--trials must be at least 1, got {args.trials}")
     if args.confirm < 0 or args.confirm_rounds < 3:

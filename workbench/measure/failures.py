@@ -39,8 +39,18 @@ def is_oom(exc: BaseException) -> bool:
         (c.__module__ or "").startswith("pyopencl") for c in type(exc).__mro__)
     if not runtime_error:
         return False
-    text = f"{type(exc).__name__}: {exc}".lower()
+    text = exception_text(exc).lower()
     return any(t in text for t in OOM_TEXTS)
+
+
+def exception_text(exc: BaseException) -> str:
+    """``Type: message``, even for an exception whose ``__str__`` raises (a variant's own exception class may):
+    that raised again inside the worker's handler and ended the worker in a traceback."""
+    try:
+        message = str(exc)
+    except BaseException as err:  # noqa: BLE001 - whatever its __str__ raises
+        message = f"(its message could not be read: __str__ raised {type(err).__name__})"
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def end_with(res: CellResult, exc: BaseException) -> None:
@@ -53,9 +63,9 @@ def end_with(res: CellResult, exc: BaseException) -> None:
     elif isinstance(exc, CellTimeout):
         res.end(Status.TIMEOUT, str(exc))
     elif is_oom(exc):
-        res.end(Status.OOM, f"{type(exc).__name__}: {exc}")
+        res.end(Status.OOM, exception_text(exc))
     else:
-        res.end(Status.ERROR, f"{type(exc).__name__}: {exc}",
+        res.end(Status.ERROR, exception_text(exc),
                 traceback="".join(tb.format_exception(type(exc), exc, exc.__traceback__)))
 
 

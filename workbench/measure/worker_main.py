@@ -28,6 +28,7 @@ from workbench.authoring.numba_support import boundscheck
 from workbench.backends import registry
 from workbench.catalog.shipping import install
 from workbench.core.conditions import count_as_own, take_reading
+from workbench.core.env_values import worker_profile_dir
 from workbench.core.status import Status
 from workbench.measure.backend_facts import after_oom, prepare_backend
 from workbench.measure.cell import measure
@@ -113,6 +114,10 @@ def run_job(conn: Connection, job: RunCell, state: WorkerState) -> CellResult:
     capped = state.memory_cap is not None and state.cpu_backend() and limit_address_space(state.memory_cap)
     try:
         res = measure(request, inputs=state.inputs, limits=limits)
+    except KeyboardInterrupt as exc:  # SIGINT is ignored here, so the kernel raised it: its cell's error
+        res = failed_result(request.cell, Status.ERROR, "the variant raised KeyboardInterrupt (not an interrupt: "
+                            "the worker ignores Ctrl-C, which its parent handles)", seed=request.seed, started=t0,
+                            traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     finally:
         if capped:
             limit_address_space(None)
@@ -158,7 +163,11 @@ def main(argv: list[str]) -> int:
     _die_with_parent()
     faulthandler.enable()  # a crash prints the Python frame it happened in; the parent quotes it
     conn = Connection(int(argv[1]))
-    profile_dir = os.environ.get("WORKBENCH_WORKER_PROFILE")  # a folder: each worker writes its cProfile there
+    try:  # a folder: each worker writes its cProfile there (the command refused a value that is not one)
+        profile_dir = worker_profile_dir()
+    except ValueError as exc:
+        print(f"workbench worker: {exc}; not profiling", file=sys.stderr)
+        profile_dir = None
     profiler = None
     if profile_dir:
         import cProfile

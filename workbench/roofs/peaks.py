@@ -46,6 +46,7 @@ from workbench.backends.base import Backend
 from workbench.backends.cpu_common import cpu_device_info
 from workbench.catalog import registry as catalog
 from workbench.catalog.spec import Variant
+from workbench.core.env_values import env_flag
 from workbench.core.record import JsonObject, RowDict
 from workbench.core.regular_files import read_regular_text
 from workbench.core.status import Status
@@ -251,7 +252,8 @@ def _cpu_roofs(device: str) -> RoofSet:
 
 
 def auto_peaks_enabled() -> bool:
-    return os.environ.get(ENV_AUTO_PEAKS, "1").strip().lower() not in ("0", "false", "no", "off")
+    """``$WORKBENCH_AUTO_PEAKS`` (default on); a value that is not a yes or a no raises ValueError naming it."""
+    return env_flag(ENV_AUTO_PEAKS, True)
 
 
 def _llc(backend: Backend) -> int | None:

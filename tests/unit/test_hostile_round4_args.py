@@ -1,0 +1,112 @@
+"""Hostile round four (issue 38): arguments checked before a run exists (10), no tracebacks (11), messages
+that name the bad value (13), switches in the environment read strictly (15)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from workbench import config
+from workbench.cli import main
+from workbench.measure.cell_facts import new_result
+from workbench.measure.failures import end_with, exception_text
+from workbench.measure.request import Cell
+
+
+@pytest.fixture()
+def store(tmp_path, monkeypatch):
+    path = tmp_path / "results.sqlite"
+    monkeypatch.setenv("WORKBENCH_STORE", str(path))
+    monkeypatch.setenv("WORKBENCH_CONFIG", str(tmp_path / "config.json"))
+    monkeypatch.chdir(tmp_path)
+    return path
+
+
+def _runs(path) -> list[tuple[str, str]]:
+    if not path.exists():
+        return []
+    con = sqlite3.connect(path)
+    try:
+        return con.execute("SELECT run_id, status FROM runs").fetchall()
+    finally:
+        con.close()
+
+
+TUNE = ["tune", "--kernel", "gemm", "--variant", "numba-tiled", "--backend", "numba", "--budget", "1"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (TUNE + ["--seed", "-1"], "argument --seed: '-1' is out of range; give a whole number from 0 to 4,294,967,295"),
+    (TUNE + ["--seed", "1" * 23], "argument --seed: '11111111111111111111111' is out of range"),
+    (TUNE + ["--config", "."], "--config '.' is a directory"),
+    (TUNE + ["--trials", "0"], "argument --trials: '0' is out of range"),
+    (TUNE + ["--budget", "nan"], "argument --budget: 'nan' is not a usable number of seconds"),
+    (["compile-check", "--jobs", "-1"], "argument --jobs: '-1' is out of range; give a whole number from 1"),
+    (["compile-check", "--jobs", "x"], "argument --jobs: 'x' is not a whole number"),
+    (["compile-check", "--timeout", "nan"], "argument --timeout: 'nan' is not a usable number of seconds"),
+    (["compile-check", "--timeout", "0"], "argument --timeout: '0' is not a usable number of seconds"),
+    (["compile-check", "--timeout", "inf"], "argument --timeout: 'inf'"),
+])
+def test_arguments_are_refused_before_a_run_exists(store, capsys, argv, words):
+    """Groups 10 and 13: tune --seed -1 left a run "running" with optuna's message; --config <dir> was refused
+    only after measuring; compile-check --jobs -1 / --timeout nan named nothing, --timeout 0 was taken."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+    assert _runs(store) == []
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("WORKBENCH_AUTO_PEAKS", "maybe", "WORKBENCH_AUTO_PEAKS='maybe' is not understood: use 1 or 0"),
+    ("WORKBENCH_WORKER_PROFILE", "1", "WORKBENCH_WORKER_PROFILE='1' is not a folder"),
+])
+def test_a_switch_we_do_not_understand_is_refused(store, capsys, monkeypatch, name, value, words):
+    """Groups 11 and 15: AUTO_PEAKS=maybe was taken for yes; WORKER_PROFILE=1 ended each worker in a traceback."""
+    monkeypatch.setenv(name, value)
+    assert main(["verify", "--kernel", "vector_add", "--backend", "numpy"]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_a_bad_log_level_is_said_once_not_raised():
+    """Group 11: WORKBENCH_LOG_LEVEL=bogus ended every command, at import, in logging's traceback."""
+    done = subprocess.run([sys.executable, "-c", "import workbench"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "WORKBENCH_LOG_LEVEL": "bogus"})
+    assert done.returncode == 0, done.stderr
+    assert "WORKBENCH_LOG_LEVEL='bogus' is not a log level; use one of DEBUG" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("text, words", [
+    ("[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),
+    ('{"threads": {"numba": ' + "9" * 5000 + "}}", "a number is out of range (Exceeds the limit"),
+    ('{"threads": {"numba": 2.0}}', "key 'threads.numba': 2.0 is not a whole number of threads"),
+])
+def test_a_bad_config_is_named(tmp_path, text, words):
+    """Groups 11 and 13: a config nested 100,000 deep or with a 5,000-digit integer gave a message naming no
+    file; threads.numba: 2.0 was accepted and numba ended in a traceback."""
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    with pytest.raises(ValueError) as err:
+        config.read(path)
+    assert str(path) in str(err.value) and words in str(err.value)
+
+
+class _Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no")
+
+
+def test_an_exception_whose_str_raises_is_a_row():
+    """Group 11: an exception whose __str__ raises ended the worker in a traceback."""
+    assert exception_text(_Unprintable()) == ("_Unprintable: (its message could not be read: __str__ raised "
+                                              "RuntimeError)")
+    res = new_result(Cell.make("vector_add", "numpy", "numpy", "float32", {"n": 7}, "eager", "hot", None), 0)
+    try:
+        raise _Unprintable()
+    except _Unprintable as exc:
+        end_with(res, exc)
+    assert res.status == "error" and "could not be read" in res.message

@@ -1,0 +1,58 @@
+"""The workbench's environment variables read strictly: a value we do not understand is named and refused,
+never taken for a default (``WORKBENCH_AUTO_PEAKS=maybe`` ran the probe as if it said yes; a bad
+``WORKBENCH_LOG_LEVEL`` ended every command, at import, in logging's traceback)."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+#: The levels ``WORKBENCH_LOG_LEVEL`` may name.
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+ENV_LOG_LEVEL = "WORKBENCH_LOG_LEVEL"
+ENV_WORKER_PROFILE = "WORKBENCH_WORKER_PROFILE"
+
+
+def env_flag(name: str, default: bool) -> bool:
+    """``$name`` as a yes/no switch (unset or empty: ``default``); ValueError naming the value otherwise."""
+    text = os.environ.get(name, "").strip().lower()
+    if not text:
+        return default
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"{name}={os.environ[name]!r} is not understood: use 1 or 0 (also true/false, yes/no, "
+                     "on/off), or unset it")
+
+
+def log_level() -> tuple[str, str | None]:
+    """The level ``$WORKBENCH_LOG_LEVEL`` names (default WARNING), and why it was not taken where it was not."""
+    text = os.environ.get(ENV_LOG_LEVEL, "").strip()
+    if not text:
+        return "WARNING", None
+    if text.upper() in LOG_LEVELS:
+        return text.upper(), None
+    return "WARNING", (f"{ENV_LOG_LEVEL}={text!r} is not a log level; use one of {', '.join(LOG_LEVELS)} "
+                       "(WARNING is used)")
+
+
+def configure_logging() -> None:
+    """The package's logging set up from ``$WORKBENCH_LOG_LEVEL``; a bad level is said once, not raised."""
+    level, problem = log_level()
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if problem:
+        logging.getLogger("workbench").warning(problem)
+
+
+def worker_profile_dir() -> str | None:
+    """``$WORKBENCH_WORKER_PROFILE``: the folder each worker writes its cProfile into, or None (unset). A value
+    that is not an existing folder raises ValueError naming it (``=1`` ended each worker in a traceback)."""
+    text = os.environ.get(ENV_WORKER_PROFILE, "")
+    if not text:
+        return None
+    if not os.path.isdir(text):
+        raise ValueError(f"{ENV_WORKER_PROFILE}={text!r} is not a folder: give an existing folder for the "
+                         "workers' cProfile files (worker-<pid>.prof), or unset it")
+    return text
