@@ -515,3 +515,31 @@ def test_results_table_says_once_what_every_row_shares():
     assert "every row: kernel <b>saxpy</b> · backend <b>numpy</b> · dtype <b>float32</b>" in results_html(one)
     mixed = results_html(df).split("<thead>")[1]
     assert "<th>kernel</th>" in mixed and "<th>backend</th>" in mixed
+
+
+def test_speedup_stays_offered_through_a_run_of_two_series():
+    """Issue 39: the "speed-up" button vanished when a run's first cell finished (one series measured) and came
+    back with the second; a run that will measure two series offers it throughout and says what it waits for."""
+    from workbench.report.sample_data import synthetic_results
+    from workbench.ui.views import PlotView, measured_series
+
+    df = synthetic_results()
+    ok = df[df["status"] == "ok"]
+    first = ok[[k == measured_series(ok)[0] for k in measured_series_keys(ok)]]
+    view = PlotView()
+    view.update(first)
+    assert "speedup" not in [m for _, m in view.metric.options]  # no run: one series, nothing to compare
+    view.expected_series = 2
+    view.update(first)
+    assert "speedup" in [m for _, m in view.metric.options]
+    view.metric.value = "speedup"
+    view.redraw()  # the dashboard redraws on the toggle's change
+    assert "second series" in str(view.output.outputs[0])
+    view.update(ok)
+    assert view.metric.value == "speedup" and "image/png" in view.output.outputs[0]["data"]
+
+
+def measured_series_keys(df):
+    from workbench.report.styles import series_key
+
+    return [series_key(v, b) for v, b in zip(df["variant"], df["backend"], strict=True)]

@@ -226,6 +226,7 @@ class Dashboard:
         self.running_label.value = _running_html("starting: worker process and ceilings…"
                                                  if self.isolation == "process" else "starting…")
         self.status.last_error = None
+        self.plot.expected_series = len({(c.variant, c.backend) for c in real})
         self.plot.clear("drawn after the first cell")
         self.memory.clear("drawn when the run finishes")
         self._show_run()
@@ -357,6 +358,7 @@ class Dashboard:
                 self.run_id = self.controller.run_id
                 self.run_status = "interrupted"
             self.running_label.value = ""
+            self.plot.expected_series = 0  # the run is over: the metrics offered are what its rows can draw
             df = self.df
             self._show_run()
             if len(df):

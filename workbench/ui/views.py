@@ -109,6 +109,9 @@ class PlotView:
         self.run_names: dict[str, str] | None = None
         self._quiet = False  # set while the options change, so the toggle's own events draw nothing
         self._chosen: str | None = None  # the baseline the user picked (None: the preferred one)
+        #: Series the running sweep will measure (0: no run): with two or more, speed-up stays offered from the
+        #: first cell on, instead of appearing and vanishing as the first series finish (issue 39).
+        self.expected_series = 0
         self.baseline.observe(self._picked, names="value")
 
     def _picked(self, change: Any) -> None:
@@ -142,7 +145,7 @@ class PlotView:
                 continue
             if metric == "pct_peak" and pct_peak_column(ok) is None:
                 continue
-            if metric == "speedup" and len(measured_series(df)) < 2:
+            if metric == "speedup" and len(measured_series(df)) < 2 and self.expected_series < 2:
                 continue
             out.append((label, metric))
         return out
@@ -173,6 +176,11 @@ class PlotView:
         self._set_metrics(df)
         if df.empty:
             self.output.outputs = (text_output("no finished cell yet"),)
+            return
+        measured = len(measured_series(df))
+        if self.metric.value == "speedup" and measured < 2:
+            self.output.outputs = (text_output(f"speed-up: drawn once a second series has a result ({measured} of "
+                                               f"{self.expected_series} so far)"),)
             return
         self.output.outputs = (figure_output(self.figure(df)),)
 

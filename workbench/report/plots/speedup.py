@@ -12,11 +12,37 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from workbench.judge.compare import speedup_vs_baseline
+from workbench.judge.verdicts import verdict_label
 from workbench.report.plots.frame import finish, new_figure, split_ok
 from workbench.report.plots.metrics import METRIC_LABELS
 from workbench.report.plots.series import for_kernel, kernel_names, line_style, run_order, series_columns, series_label
 from workbench.report.plots.size_axis import set_size_axis, with_x
 from workbench.report.styles import SeriesStyle, display_name, parse_baseline, series_key, styles_for
+
+#: Legend entry of the hollow rings over points whose verdict names no direction.
+UNSETTLED_LABEL = "hollow: no settled direction"
+#: Up to this many points, each is labelled with its verdict; beyond it the hollow rings alone say it.
+MAX_VERDICT_LABELS = 16
+#: Verdicts that name a direction: drawn filled; every other one gets a hollow ring.
+SETTLED = ("faster", "slower")
+
+
+def _mark_verdicts(ax: Axes, g: pd.DataFrame, color: Any, label_points: bool) -> int:
+    """The verdict at each point of one series: a hollow ring where it names no direction (same,
+    inconclusive, disturbed), and, where few points are drawn, the verdict in words; returns the rings drawn."""
+    if "verdict" not in g:
+        return 0
+    floors = g["floor"] if "floor" in g else pd.Series(np.nan, index=g.index)
+    words = [verdict_label(str(v), float(f)) if pd.notna(f) else str(v) for v, f in zip(g["verdict"], floors,
+                                                                                       strict=True)]
+    open_ = np.array([str(v) not in SETTLED for v in g["verdict"]], dtype=bool)
+    if open_.any():
+        ax.plot(g["_x"][open_], g["speedup"][open_], ls="none", marker="o", ms=7, mfc="white", mec=color, mew=1.3,
+                zorder=4)
+    if label_points:
+        for x, y, text in zip(g["_x"], g["speedup"], words, strict=True):
+            ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 5), fontsize=7, color=color)
+    return int(open_.sum())
 
 
 def plot_speedup(df: pd.DataFrame, baseline: Any = None, *, ax: Axes | None = None, title: str | None = None,
@@ -55,6 +81,7 @@ def _draw_speedup(ax: Axes, t: pd.DataFrame | None, styles: Mapping[str, SeriesS
     data, axis = with_x(t)
     cols = series_columns(data)
     runs = run_order(data)
+    unsettled = 0
     for key, g in data.groupby([*cols, "_group"], sort=True, dropna=False):
         g = g.sort_values("_x")
         style, ls = line_style(key[:-1], cols, styles, runs)
@@ -65,6 +92,10 @@ def _draw_speedup(ax: Axes, t: pd.DataFrame | None, styles: Mapping[str, SeriesS
         label = series_label(key[:-1], cols, run_names, styles) + (f", {key[-1]}" if key[-1] else "")
         ax.errorbar(g["_x"], s, yerr=[lo, hi], marker=style.marker, ms=4, capsize=3, color=style.color, ls=ls,
                     label=f"{label} vs {base}")
+        unsettled += _mark_verdicts(ax, g, style.color, label_points=len(t) <= MAX_VERDICT_LABELS)
+    if unsettled:
+        ax.plot([], [], ls="none", marker="o", ms=6, mfc="white", mec="#555", mew=1.3,
+                label=f"{UNSETTLED_LABEL} ({unsettled})")
     set_size_axis(ax, data["_x"], axis, data.attrs.get("companions"))
     ratios = np.append(t["speedup"].to_numpy(float), 1.0)
     if ratios.min() > 0 and ratios.max() / ratios.min() > 4:  # ratios read best on a log scale
