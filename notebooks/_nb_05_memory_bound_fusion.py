@@ -14,7 +14,7 @@ each output once; a *compiler* (`torch.compile`) can fuse for you.
 
 That is the hypothesis. Whether it holds on this machine, at these sizes, is measured below: every
 backend that has both an unfused and a fused (or compiled) variant gets a verdict from the rounds
-(faster, slower, the same within the noise, or could not tell), and the text under each table is chosen from that
+(faster, slower, the same (its whole interval within ±5%), or could not tell), and the text under each table is chosen from that
 verdict, with the explanation that fits what was measured. The spec counts only the compulsory bytes, so
 the GB/s column is the same bytes divided by each variant's time: a slower variant shows a lower GB/s.
 """),
@@ -45,7 +45,7 @@ for k in ["bias_gelu", "rmsnorm_residual"]:
 
 `fusion_findings` pairs, on each backend, every fused or compiled variant with the unfused (eager) one
 and asks the package for a verdict (`speedup_vs_baseline`: paired round by round, so drift common to
-both cancels; "same" when the difference is within the noise floor). It returns the sentences it prints
+both cancels; "same" when the whole interval lies within ±5%). It returns the sentences it prints
 and asserts that each says what its verdict and numbers say.
 """),
     code('''
@@ -54,7 +54,7 @@ def fusion_why(v, backend, variant, nbytes):
     llc = last_level_cache_bytes(backend)
     in_cache = bool(llc) and nbytes <= llc
     where = cache_text(nbytes, llc)
-    said = reading(v)   # faster / slower / same (within a small floor) / inconclusive
+    said = reading(v)   # faster / slower / same (whole interval within ±5%) / inconclusive
     if said == "faster":
         if in_cache:
             return ("The unfused variant makes an extra pass, writing its intermediate and reading it back; the "

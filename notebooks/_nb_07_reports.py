@@ -35,7 +35,7 @@ tutorial.begin(FULL)
 ## Two runs that differ in one thing
 
 Run A uses every core numba has; run B pins numba to one thread. numpy's variant is unchanged, so its
-verdict should be *same*: whatever moved its time between the runs lies within the noise measured across
+verdict should be *same* (its whole interval within ±5%): whatever moved its time between the runs lies within the noise measured across
 rounds and runs. numba's should be *slower* in run B where a second core pays off; at small sizes (where
 waking a thread costs about as much as it saves) or on a busy machine (where other processes take the
 second core) the noise may be too large to tell — never a confident call the noise does not support. On a
@@ -67,8 +67,8 @@ cmp[[c for c in cols if c in cmp]]
     md("""
 `speedup` is `median(A) / median(B)`: below 1 means run B is slower. A verdict says "faster" or "slower"
 only when the difference exceeds the noise floor (`floor`, from the noise measured across rounds and runs)
-and its interval excludes no change; "same" only when the difference lies within a floor that is itself
-small (at most 10%: a "same" under a ±300% floor would only say that the noise hid everything). Anything
+and its interval excludes no change; "same" only when the whole interval lies within ±5%, a floor that is itself
+small (a "same" under a ±300% floor would only say that the noise hid everything). Anything
 else is read as *inconclusive* — the noise or the interval does not settle it — and says what would: more
 rounds or a quieter machine. `noisy` marks cells measured while their time varied a lot or the machine was
 busy.

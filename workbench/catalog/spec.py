@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from workbench.catalog.tolerance import Tolerance, evaluate
+from workbench.catalog.tolerance import DEFAULT_TOLERANCES, Tolerance, evaluate
 from workbench.core.dtypes import round_to
 
 Params = Mapping[str, int]
@@ -58,13 +58,6 @@ TunableValue = int | float | str
 #: Values of a variant's tunable parameters by name (``{"NB": 128, "KC": 256}``).
 TunableConfig = dict[str, TunableValue]
 
-#: Default tolerances (error relative to the reference's magnitude) per dtype.
-DEFAULT_TOLERANCES: dict[str, float] = {
-    "float64": 1e-10,
-    "float32": 1e-5,
-    "float16": 5e-3,
-    "bfloat16": 4e-2,
-}
 
 #: What a spec may say bounds its speed: the roof its rows are scored against ("none": no roof, no % of peak).
 BOUNDS = ("memory-bound", "compute-bound", "latency-bound", "none")

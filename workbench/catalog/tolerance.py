@@ -27,6 +27,15 @@ Params = Mapping[str, int]
 #: A spec's tolerance for one dtype: a number, or a function of the cell's size parameters.
 Tolerance = float | Callable[[Params], float]
 
+#: Default tolerances (error relative to the reference's magnitude) per dtype; ``workbench.catalog.spec`` names
+#: them too, as it always has.
+DEFAULT_TOLERANCES: dict[str, float] = {
+    "float64": 1e-10,
+    "float32": 1e-5,
+    "float16": 5e-3,
+    "bfloat16": 4e-2,
+}
+
 #: Unit roundoff (half the distance from 1 to the next number) of each floating dtype.
 UNIT_ROUNDOFF: dict[str, float] = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11,
                                    "bfloat16": 2.0**-8}
@@ -78,8 +87,6 @@ def accumulation_tolerances(axes: str | Sequence[str], *, factor: float = DEFAUL
     """A spec's ``tolerances`` for outputs that accumulate over ``axes`` (``"cols"`` for a row-wise scan,
     ``"k"`` for a GEMM's dot products): one :class:`Accumulation` per dtype, above ``floors`` (default the
     catalog's per-dtype defaults)."""
-    from workbench.catalog.spec import DEFAULT_TOLERANCES
-
     names = (axes,) if isinstance(axes, str) else tuple(axes)
     base = dict(DEFAULT_TOLERANCES if floors is None else floors)
     return {d: Accumulation(d, names, float(base.get(d, DEFAULT_TOLERANCES[d])), factor) for d in UNIT_ROUNDOFF}

@@ -131,9 +131,7 @@ def verify(backends: str | Iterable[str] | None = None, kernels: str | Iterable[
     build_timeout_s = _check_seconds("build_timeout_s", build_timeout_s)
     sel = select(_as_list(kernels), _as_list(variants), _as_list(backends), _as_list(dtypes) or [],
                  MODES if include_compiled else None)
-    size_lists = {spec.name: _size_list(spec, sizes) for spec in sel.specs}  # bad size-list names fail first
-    if isinstance(sizes, (list, tuple)) and sizes and any(isinstance(p, (list, tuple)) for p in sizes):
-        SweepSpec(sizes=list(sizes))._check_sizes_fit(sel.specs)  # as bench: a size must fit some kernel
+    size_lists = _size_lists(sel.specs, sizes)  # bad size-list names and sizes that fit no kernel fail first
     results = VerifyResults(skipped=[Skipped(spec.name, v.name, "compiled variant (use include_compiled)")
                                      for spec, v in sel.excluded]
                             + [Skipped(spec.name, "*", f"none of the sizes given fits its axes {spec.axes}")
@@ -198,6 +196,13 @@ def _emit(results: VerifyResults, progress: Callable[[VerifyResult], None] | Non
     results.append(row)
     if progress is not None:
         progress(row)
+
+
+def _size_lists(specs: list[KernelSpec], sizes: Any) -> dict[str, list[dict[str, int]]]:
+    """Each kernel's sizes; explicit tuples (``8x65536``) must each fit some kernel, as ``bench`` asks."""
+    if isinstance(sizes, (list, tuple)) and sizes and any(isinstance(p, (list, tuple)) for p in sizes):
+        SweepSpec(sizes=list(sizes))._check_sizes_fit(specs)
+    return {spec.name: _size_list(spec, sizes) for spec in specs}
 
 
 def _size_list(spec: KernelSpec, sizes: str | list[dict[str, int]]) -> list[dict[str, int]]:
