@@ -116,6 +116,28 @@ def _check_runs(df: pd.DataFrame, run_ids: Iterable[str]) -> None:
         raise ValueError(f"unknown run id(s) {missing}; valid run ids: {', '.join(map(str, known)) or '(none)'}")
 
 
+def _judged_times(merged: pd.DataFrame) -> tuple[dict[Any, BothTimes], dict[Any, BothTimes], SpeedProbes,
+                                                  SpeedProbes]:
+    """Both runs' times of each comparable cell (ok on both sides, one timing mode) as measured, and as judged:
+    at one speed (each round over its speed probe) for cells of one machine, at one memory bandwidth for
+    memory-bound cells past the cache; with the two probes' summaries."""
+    times: dict[Any, BothTimes] = {}
+    probes: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # cells measured on one machine in both runs
+    bandwidth: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # of them, memory-bound ones past the LLC
+    for i, r in merged.iterrows():
+        if r["status_a"] == Status.OK and r["status_b"] == Status.OK and not mode_clash(_side(r, "a"),
+                                                                                       _side(r, "b")):
+            times[i] = (row_times(_side(r, "a")), row_times(_side(r, "b")))
+            if SpeedProbes.one_machine(r) and SpeedProbes.memory_bound_past_cache(r):
+                bandwidth[i] = (SpeedProbes.read_bandwidth(r, "a"), SpeedProbes.read_bandwidth(r, "b"))
+            elif SpeedProbes.one_machine(r):
+                probes[i] = (SpeedProbes.read(r, "a"), SpeedProbes.read(r, "b"))
+    speed, memory = SpeedProbes.of(probes.values()), SpeedProbes.of(bandwidth.values())
+    judged = {i: memory.adjusted(t, bandwidth[i]) if i in bandwidth else speed.adjusted(t, probes.get(i))
+              for i, t in times.items()}
+    return times, judged, speed, memory
+
+
 def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.DataFrame:
     """Per matched cell of two runs: speed-up of run B over run A, its interval and a calibrated verdict.
 
@@ -134,20 +156,7 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     if any(x.duplicated(key).any() for x in (a, b)):
         key += [c for c in ("env_id", "device") if c in df][:1]
     merged = a.merge(b, on=key, suffixes=("_a", "_b"))
-    times: dict[Any, BothTimes] = {}
-    probes: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # cells measured on one machine in both runs
-    bandwidth: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # of them, memory-bound ones past the LLC
-    for i, r in merged.iterrows():
-        if r["status_a"] == Status.OK and r["status_b"] == Status.OK and not mode_clash(_side(r, "a"),
-                                                                                       _side(r, "b")):
-            times[i] = (row_times(_side(r, "a")), row_times(_side(r, "b")))
-            if SpeedProbes.one_machine(r) and SpeedProbes.memory_bound_past_cache(r):
-                bandwidth[i] = (SpeedProbes.read_bandwidth(r, "a"), SpeedProbes.read_bandwidth(r, "b"))
-            elif SpeedProbes.one_machine(r):
-                probes[i] = (SpeedProbes.read(r, "a"), SpeedProbes.read(r, "b"))
-    speed, memory = SpeedProbes.of(probes.values()), SpeedProbes.of(bandwidth.values())
-    judged = {i: memory.adjusted(t, bandwidth[i]) if i in bandwidth else speed.adjusted(t, probes.get(i))
-              for i, t in times.items()}
+    times, judged, speed, memory = _judged_times(merged)
     run_noise = vd.run_to_run_noise([math.log(vd.median(ta) / vd.median(tb))
                                      for (ta, _), (tb, _) in judged.values() if len(ta) and len(tb)])
     rows, modes_differ = [], 0
