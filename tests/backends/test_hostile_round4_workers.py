@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -13,6 +15,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 import workbench
 
@@ -146,3 +149,72 @@ def test_a_variant_raising_keyboardinterrupt_or_an_unprintable_error_is_an_error
     assert "raised KeyboardInterrupt" in rows["raises-interrupt"]["message"]
     assert rows["raises-unprintable"]["status"] == "error"
     assert "Unprintable: (its message could not be read" in rows["raises-unprintable"]["message"]
+
+
+SLOW = '''
+import time
+import numpy as np
+from workbench.catalog import kernel_here
+
+op = kernel_here(__file__)
+
+
+@op.variant("slow", "numpy")
+def slow(ctx):
+    def run(i, o):
+        time.sleep(0.2)
+        np.add(i["a"], i["b"], out=o["out"])
+    return run
+'''
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_mid_sweep_end_it_like_ctrl_c(tmp_path, signum):
+    """Group 16: SIGTERM killed bench where it stood (exit 143, no message, the run left "running")."""
+    folder = tmp_path / "cat" / "wb_round4_slow"
+    folder.mkdir(parents=True)
+    (folder / "spec.py").write_text(textwrap.dedent("""
+        import dataclasses
+        from workbench.catalog import get_kernel, kernel_here
+        SPEC = kernel_here(__file__).register(lambda name: dataclasses.replace(
+            get_kernel("vector_add"), name=name, llm_params=None,
+            sizes={"verify": [{"n": 7}], "quick": [{"n": 64 + i} for i in range(8)]}))
+    """))
+    (folder / "numpy_variants.py").write_text(SLOW)
+    store = tmp_path / "s.sqlite"
+    here = str(Path(workbench.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])),
+           "WORKBENCH_CATALOG": str(folder.parent), "WORKBENCH_STORE": str(store), "WORKBENCH_AUTO_PEAKS": "0"}
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", "bench", "--kernels", "wb_round4_slow", "--backends",
+                             "numpy", "--budget", "2", "--rounds", "2"], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _rows(store) < 1 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert proc.poll() is None, "the sweep ended before it could be signalled"
+        proc.send_signal(signum)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out[-2000:]
+    assert "interrupted: resume with --resume" in out and "Traceback" not in out, out[-2000:]
+    con = sqlite3.connect(store)
+    try:
+        assert [s for (s,) in con.execute("SELECT status FROM runs")] == ["interrupted"]
+    finally:
+        con.close()
+
+
+def _rows(store: Path) -> int:
+    if not store.exists():
+        return 0
+    try:
+        con = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
+        try:
+            return con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0

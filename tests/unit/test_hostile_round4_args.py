@@ -110,3 +110,27 @@ def test_an_exception_whose_str_raises_is_a_row():
     except _Unprintable as exc:
         end_with(res, exc)
     assert res.status == "error" and "could not be read" in res.message
+
+
+@pytest.mark.parametrize("tokens", [["rows=4:rows=5:cols=3"], ["rows=4:cols=3:cols=3"]])
+def test_an_axis_given_twice_is_refused(tokens):
+    """Group 15: --sizes rows=4:rows=5:cols=3 ran rows=5, unsaid."""
+    from workbench.cli.cmd_bench import parse_sizes
+
+    with pytest.raises(ValueError, match="given more than once; give each axis once"):
+        parse_sizes(tokens)
+    assert parse_sizes(["rows=4:cols=3"]) == [{"rows": 4, "cols": 3}]
+
+
+@pytest.mark.parametrize("given", ["@", " @ "])
+def test_a_baseline_naming_nothing_is_refused(given):
+    """Group 15: compare --baseline @ printed "(no matching cells)" and exited 0."""
+    import pandas as pd
+
+    from workbench.cli.cmd_report import _baseline
+    from workbench.report.data import check_baseline
+
+    df = pd.DataFrame({"status": ["ok"], "variant": ["numpy"], "backend": ["numpy"]})
+    with pytest.raises(ValueError, match="names neither a variant nor a backend"):
+        check_baseline(df, _baseline(given), flag="--baseline", given=given)
+    check_baseline(df, None)  # no baseline asked for: none checked

@@ -19,6 +19,8 @@ import sys
 import traceback
 from typing import NoReturn
 
+from workbench.cli.termination import Terminated, termination_as_interrupt
+
 
 def command_modules() -> list[str]:
     """``cmd_bench``, ``cmd_compile_check`` ... (command ``compile-check``), found without importing them."""
@@ -100,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         print("workbench: error: stdout is closed, so nothing could be printed; run it with stdout open (to "
               "discard the output: > /dev/null)", file=sys.stderr)
         return EXIT_USAGE
-    with safe_std_streams() as (out, _err):
+    with safe_std_streams() as (out, _err), termination_as_interrupt():
         rc = _main(argv)
         with contextlib.suppress(OSError, ValueError):
             out.flush()
@@ -135,9 +137,9 @@ def _main(argv: list[str] | None) -> int:
         rc = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below, not at interpreter exit
         return rc
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (workbench.cli.termination)
+        print(f"interrupted ({exc})" if isinstance(exc, Terminated) else "interrupted", file=sys.stderr)
+        return exc.exit_status if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     except BrokenPipeError:  # `workbench runs | head`: the reader left; nothing to say, and nothing more to print
         _silence_stdout()
         return EXIT_BROKEN_PIPE

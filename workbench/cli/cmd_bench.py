@@ -134,6 +134,11 @@ def parse_sizes(tokens: Iterable[str], axes_hint: str = "") -> str | list[tuple[
         return parts[0]
     out: list[tuple[int, ...] | dict[str, int]] = []
     for part in parts:
+        keys = [kv.partition("=")[0].strip() for kv in part.split(":")] if "=" in part else []
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        if twice:  # rows=4:rows=5 ran rows=5, unsaid
+            raise ValueError(f"bad size {part!r} in --sizes: {', '.join(twice)} given more than once; give each "
+                             f"axis once{axes_hint}")
         try:
             if "=" in part:
                 pairs = [kv.partition("=") for kv in part.split(":")]

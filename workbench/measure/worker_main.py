@@ -160,6 +160,9 @@ def serve(conn: Connection) -> None:
 
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops this worker
+    for name in ("SIGTERM", "SIGHUP"):  # so are these, sent to the whole group (a closed terminal, kill -- -PGID)
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
     _die_with_parent()
     faulthandler.enable()  # a crash prints the Python frame it happened in; the parent quotes it
     conn = Connection(int(argv[1]))

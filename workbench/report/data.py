@@ -131,9 +131,13 @@ def check_baseline(df: pd.DataFrame, baseline: Any, flag: str = "baseline", give
     """A baseline (``VARIANT``, ``VARIANT @ BACKEND`` or ``@BACKEND``) that names no measured series is a
     ValueError listing the valid series (an unknown one would silently give "no baseline")."""
     variant, backend = parse_baseline(baseline)
+    written = baseline if given is None else given
     if variant is None and backend is None:
+        if isinstance(written, str) and written.strip():  # "@" or " @ " named nothing, and compared nothing
+            raise ValueError(f"{flag} {written!r} names neither a variant nor a backend; give VARIANT, "
+                             "VARIANT@BACKEND or @BACKEND")
         return
-    baseline = baseline if given is None else given  # as the user wrote it, in messages
+    baseline = written  # as the user wrote it, in messages
     rows = df[df["status"] == Status.OK] if "status" in df and (df["status"] == Status.OK).any() else df
     if rows.empty or "variant" not in rows or "backend" not in rows:
         raise ValueError(f"{flag} {baseline!r}: there are no measured cells to compare against")

@@ -1,0 +1,49 @@
+"""SIGTERM and SIGHUP end a command the way Ctrl-C does: a sweep stops between cells, its run is closed as
+interrupted (never left "running"), and the line that resumes it is printed. Before, either signal killed
+the process where it stood: exit 143, no message, a run that ``bench --resume`` then had to take for dead."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+#: The signals turned into :class:`Terminated` (those this platform has).
+SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class Terminated(KeyboardInterrupt):
+    """A KeyboardInterrupt that came from SIGTERM or SIGHUP: every handler of Ctrl-C handles it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_status(self) -> int:
+        """128 + the signal's number, as a shell reports a process the signal ended."""
+        return 128 + self.signum
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def termination_as_interrupt() -> Iterator[None]:
+    """Within, SIGTERM and SIGHUP raise :class:`Terminated` on the main thread; a signal set to be ignored
+    stays ignored (``nohup`` ignores SIGHUP), and a handler someone else installed is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    replaced = {}
+    for signum in SIGNALS:
+        if signal.getsignal(signum) == signal.SIG_DFL:
+            replaced[signum] = signal.signal(signum, _raise_terminated)
+    try:
+        yield
+    finally:
+        for signum, previous in replaced.items():
+            signal.signal(signum, previous)
