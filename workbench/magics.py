@@ -167,7 +167,7 @@ def measurement_line(m: Measurement) -> str:
     calls = f"{m.calls_per_sample} call{'s' * (m.calls_per_sample != 1)}"
     return (f"{fmt_seconds(m.median_s)} median (IQR {fmt_seconds(m.q1_s)} to {fmt_seconds(m.q3_s)}); "
             f"{m.rounds} rounds, {m.n_samples} samples of {calls}; spread across rounds {noise}, {flag}; "
-            f"timer {m.timer_kind} on {m.backend}; threads: {m.threads}")
+            f"timing mode {m.timing_mode}, timer {m.timer_kind} on {m.backend}; threads: {m.threads}")
 
 
 def wb_timeit(shell: Any, line: str, cell: str | None = None) -> Measurement | None:

@@ -25,6 +25,7 @@ from workbench.judge.stats import summarize
 from workbench.measure.audit import NoAudit
 from workbench.measure.rounds import merge_rounds, noise_fields, round_config
 from workbench.measure.timer import TimingConfig, time_calls
+from workbench.measure.timing_modes import choose_timer, sample_config, settle
 from workbench.sweep.driver import SweepSpec
 
 #: Timing defaults of :func:`timeit`, chosen so an answer comes about as fast as torch.utils.benchmark's
@@ -73,6 +74,10 @@ class Measurement:
     #: and the 1-minute load average.
     other_cpu_share: float | None = None
     load_avg_1m: float | None = None
+    #: Which time the samples are (``host``, ``launch``, ``kernel``, ``graph``: :mod:`workbench.measure.timing_modes`)
+    #: and, where it is not the only one there is, why this one.
+    timing_mode: str = "host"
+    timing_note: str = ""
 
     @property
     def iqr_s(self) -> float:
@@ -90,8 +95,8 @@ class Measurement:
         flag = f" ~noisy ({self.noise_note})" if self.noisy else ""
         return (f"{self.label}: {fmt_seconds(self.median_s)} median (IQR {fmt_seconds(self.q1_s)} – "
                 f"{fmt_seconds(self.q3_s)}){flag}; {self.rounds} rounds, {self.n_samples} samples of "
-                f"{self.calls_per_sample} call{'s' * (self.calls_per_sample != 1)}, timer {self.timer_kind} "
-                f"on {self.backend}; threads: {self.threads}")
+                f"{self.calls_per_sample} call{'s' * (self.calls_per_sample != 1)}, timing mode {self.timing_mode}, "
+                f"timer {self.timer_kind} on {self.backend}; threads: {self.threads}")
 
     def __repr__(self) -> str:
         return f"<Measurement {self}>"
@@ -108,7 +113,7 @@ def _label(fn: Callable[..., Any]) -> str:
 
 def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budget_s: float = BUDGET_S,
            rounds: int = ROUNDS, warmup_s: float = WARMUP_S, target_spread: float = TARGET_SPREAD,
-           **kw: Any) -> Measurement:
+           timing_mode: str | None = None, **kw: Any) -> Measurement:
     """Time ``fn(*args, **kw)`` with the workbench harness; returns a :class:`Measurement`.
 
     The backend (whose synchronise and timer are used) comes from the arguments — torch tensors by their
@@ -116,7 +121,10 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
     ``torch-cuda``, ``cupy``, ...); host arguments mean ``numpy``: a wall clock, no synchronisation.
     ``budget_s`` is shared out between ``rounds`` (each round warms up briefly, then samples until its
     relative spread is at most ``target_spread`` or its share is spent). Every other keyword goes to
-    ``fn``. An exception of ``fn`` propagates; for isolation from crashes and hangs use
+    ``fn``. ``timing_mode`` (``host``, ``launch``, ``kernel``, ``graph``; None: a CPU's host time, a GPU's
+    kernel time where CUPTI is readable, else graph, else launch) picks which time is taken, as
+    ``bench --timing-mode`` does; the result names the mode it got. An exception of ``fn`` propagates; for
+    isolation from crashes and hangs use
     :func:`workbench.quick`.
     """
     t0 = time.perf_counter()
@@ -129,13 +137,14 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
     meter.start()
     be = registry.get(backend_for(args, kw, backend))
     be.require()
-    timer = be.timer()
-
     # partial (C) rather than a Python closure: no extra frame in the timed loop (~60 ns a call).
     call = functools.partial(fn, *args, **kw) if args or kw else fn
-    first = timer.measure(call).device_s  # lazy initialisation and compilation: never a sample
-    config = TimingConfig(warmup_s=warmup_s, target_spread=target_spread, min_samples=MIN_SAMPLES,
-                          budget_s=budget_s)
+    choice = choose_timer(be, timing_mode)  # an unknown mode: a ValueError before anything runs
+    first = be.timer().measure(call).device_s  # lazy initialisation and compilation (launch time): never a sample
+    choice = settle(choice, be, call)  # a graph that cannot be captured: launch, saying so
+    timer = choice.timer
+    config = sample_config(choice.mode, TimingConfig(warmup_s=warmup_s, target_spread=target_spread,
+                                                      min_samples=MIN_SAMPLES, budget_s=budget_s))
     row: RowDict | None = None
     for r in range(int(rounds)):
         cfg = round_config(config, int(rounds), later=r > 0)
@@ -144,7 +153,8 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
         st = summarize(timing.samples_s)
         row = merge_rounds(row, {"status": Status.OK, "samples_s": json.dumps(timing.samples_s),
                                  "host_samples_s": json.dumps(timing.host_samples_s), "median_s": st.median,
-                                 "calls_per_sample": timing.calls_per_sample, "stopped_by": timing.stopped_by})
+                                 "calls_per_sample": timing.calls_per_sample, "stopped_by": timing.stopped_by,
+                                 "timing_mode": choice.mode})
     assert row is not None
     conditions = meter.stop()
     row.update(other_cpu_share=conditions.other_cpu_share)
@@ -156,4 +166,5 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
                        timer_kind=timer.kind, backend=be.name, calls_per_sample=int(row["calls_per_sample"]),
                        noise=row.get("noise"), noisy=bool(row.get("noisy")), noise_note=row.get("noise_note"),
                        wall_s=time.perf_counter() - t0, first_call_s=first, threads=conditions.threads or "",
-                       other_cpu_share=conditions.other_cpu_share, load_avg_1m=conditions.load_avg_1m)
+                       other_cpu_share=conditions.other_cpu_share, load_avg_1m=conditions.load_avg_1m,
+                       timing_mode=choice.mode, timing_note=choice.note)

@@ -430,14 +430,18 @@ def fmt_rate(v: float | None) -> str:
 
 def format_summary(rows: Iterable[Mapping[str, Any]]) -> str:
     """A fixed-width table: kernel, variant, backend, dtype, size, status, median, GB/s, GFLOP/s
-    (and the cache mode, when some rows were measured cold). A noisy cell's status ends in ``~``."""
+    (and the cache mode, when some rows were measured cold; the timing mode, when some rows were timed on a
+    device). A noisy cell's status ends in ``~``."""
     rows = list(rows)
     with_cache = any(r.get("cache") == "cold" for r in rows)
-    header = SUMMARY_COLUMNS[:5] + (("cache",) if with_cache else ()) + SUMMARY_COLUMNS[5:]
+    with_mode = any(r.get("timing_mode") not in (None, "host") for r in rows)
+    header = (SUMMARY_COLUMNS[:5] + (("cache",) if with_cache else ()) + (("timing mode",) if with_mode else ())
+              + SUMMARY_COLUMNS[5:])
     table = [header]
     for r in rows:
         table.append((str(r.get("kernel")), str(r.get("variant")), str(r.get("backend")), str(r.get("dtype")),
                       str(r.get("size_label") or r.get("size")), *((str(r.get("cache")),) if with_cache else ()),
+                      *((str(r.get("timing_mode") or "-"),) if with_mode else ()),
                       str(r.get("status")) + ("~" if r.get("noisy") else ""), fmt_seconds(r.get("median_s"), "-"),
                       fmt_rate(r.get("gbps")), fmt_rate(r.get("gflops"))))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]

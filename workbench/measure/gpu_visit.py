@@ -27,7 +27,7 @@ from workbench.measure.backend_facts import gpu_monitor
 from workbench.measure.gpu_budget import GpuBudget
 from workbench.measure.result import CellResult
 from workbench.measure.timer import Timing, TimingConfig
-from workbench.measure.timing_modes import ModeChoice, on_cpu, settle
+from workbench.measure.timing_modes import ModeChoice, on_cpu, sample_config, settle
 
 _clock = time.perf_counter
 #: Throttle reasons under which a sample is dropped (clocks held down by power or heat); "application clocks"
@@ -157,7 +157,7 @@ class GpuVisit:
     def start(cls, timer: Timer, calls: Sequence[Callable[[], Any]], config: TimingConfig,
               monitor: ClockSource | None, deadline: float = math.inf) -> GpuVisit:
         warm = warm_clocks(timer, calls[0], monitor, config.gpu, deadline)
-        cfg = visit_config(config, warm, deadline)
+        cfg = visit_config(sample_config(getattr(timer, "timing_mode", "launch"), config), warm, deadline)
         gate = None
         if monitor is not None and warm.max_mhz:
             gate = ClockGate(monitor, config.gpu.clock_fraction * warm.max_mhz,

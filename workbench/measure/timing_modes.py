@@ -9,12 +9,14 @@ gets, the choice says why, and the row keeps the mode: two modes are never judge
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from workbench.backends.base import Backend, SyncWallTimer, Timer, TimingModeUnavailable
 from workbench.core.record import TIMING_MODES
+from workbench.measure.timer import TimingConfig
 
 #: A GPU's default order.
 GPU_PREFERENCE = ("kernel", "graph", "launch")
@@ -86,3 +88,12 @@ def settle(choice: ModeChoice, backend: Backend, call: Callable[[], Any]) -> Mod
         return ModeChoice(timing_mode_of(backend, timer), timer,
                           f"timing mode launch (graph capture failed: {type(exc).__name__}: {exc}; timer {timer.kind})")
     return choice
+
+
+def sample_config(mode: str, config: TimingConfig) -> TimingConfig:
+    """The loop's config for a timer of ``mode``: in ``kernel`` mode a sample is one call (``min_sample_s`` 0).
+
+    Why: a kernel-mode sample is its kernels' first start to last end, so a sample of k calls would hold the k-1
+    launch gaps between them — the very time kernel mode leaves out (FlashInfer's ``bench_gpu_time`` reads one
+    iteration's kernels at a time). CUPTI's nanosecond timestamps need no batching for resolution."""
+    return dataclasses.replace(config, min_sample_s=0.0) if mode == "kernel" else config

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 #: The summary table's columns (what the CLI prints and reports show).
 SUMMARY_COLUMNS = ["kernel", "variant", "backend", "dtype", "size", "status", "median ± IQR", "GB/s", "GFLOP/s",
-                   "% peak", "ceiling", "peak memory", "max error", "timer", "notes"]
+                   "% peak", "ceiling", "peak memory", "max error", "timer", "timing mode", "notes"]
 #: Markers: a noisy cell (before its time) and a % of peak above 100 (after it, explained in the notes).
 NOISY_MARK, PEAK_MARK = "~", "⚠"
 def backend_label(backend: object, runtime: object) -> object:
@@ -65,6 +65,7 @@ def summary_table(df: pd.DataFrame, environments: Mapping[str, JsonObject] | Non
             "ceiling": n["ceiling"],
             "peak memory": fmt_bytes(value_of(r, "peak_mem_bytes")), "max error": fmt_num(r.get("max_error"), 2),
             "timer": r.get("timer_kind") or "",
+            "timing mode": text_of(r.get("timing_mode")),
             "notes": "; ".join(x for x in (f"{NOISY_MARK} noisy: {n['noise_note']}" if n["noisy"] else "",
                                            f"{PEAK_MARK} {n['peak_note']}" if n["peak_note"] else "",
                                            n["exec_cache"]) if x),

@@ -39,7 +39,7 @@ def _columns(k: pd.DataFrame, reference: tuple[str, str] | None) -> list[str]:
 
 #: The columns a pivot reads from a row.
 PIVOT_COLUMNS = ("run_id", "dtype", "cache", "_size", "params", "size_label", "llm_shape", "variant", "backend",
-                 "status", "median_s", "message", "noisy", "rel_spread", "noise_note")
+                 "status", "median_s", "message", "noisy", "rel_spread", "noise_note", "timing_mode")
 
 
 class PivotCell(TypedDict):
@@ -69,6 +69,10 @@ class Pivot(TypedDict):
     rows: list[PivotRow]
     n_rows: int
     note: str
+    #: The timing mode of every timed cell when they share one ("kernel"), else "" (then :attr:`modes` says).
+    timing_mode: str
+    #: Per column, the timing mode(s) of its timed cells ("host", "kernel / launch"; "" where none is known).
+    modes: list[str]
 
 
 def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
@@ -78,7 +82,8 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
     column. ``max_rows``: at most that many rows (``n_rows`` counts them all; ``note`` says so, else "")."""
     k = k[k["status"] != Status.UNSUPPORTED] if "status" in k else k
     if k.empty:
-        return {"unit": "", "columns": [], "index_names": [], "rows": [], "n_rows": 0, "note": ""}
+        return {"unit": "", "columns": [], "index_names": [], "rows": [], "n_rows": 0, "note": "", "timing_mode": "",
+                "modes": []}
     unit, scale = pick_time_unit(k.loc[k["status"] == Status.OK, "median_s"])
     columns = _columns(k, reference)
     index_cols = [c for c in ("run_id", "dtype", "cache") if c in k and k[c].nunique(dropna=False) > 1]
@@ -126,8 +131,24 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
     names = [{"run_id": "run", "dtype": "dtype", "cache": "cache"}[c] for c in index_cols] + ["size"]
     note = (f"the first {len(rows):,} of {len(groups):,} rows are shown (every cell is in the CSV of all rows)"
             if len(rows) < len(groups) else "")
+    shared, modes = column_modes(k, columns)
     return {"unit": unit, "columns": columns, "index_names": names, "rows": rows, "n_rows": len(groups),
-            "note": note}
+            "note": note, "timing_mode": shared, "modes": modes}
+
+
+def column_modes(k: pd.DataFrame, columns: list[str]) -> tuple[str, list[str]]:
+    """(the timing mode every timed row shares, or ""; each column's mode(s) joined by " / ", "" where unknown):
+    a table says once which time its cells hold, or per column where a CPU's host time sits beside a GPU's
+    kernel time (issue 37: a row's time names its mode). Rows stored before modes were recorded say nothing."""
+    if "timing_mode" not in k:
+        return "", [""] * len(columns)
+    ok = k[(k["status"] == Status.OK) & k["timing_mode"].notna()]
+    per: dict[str, set[str]] = {}
+    for v, b, m in zip(ok["variant"], ok["backend"], ok["timing_mode"], strict=True):
+        per.setdefault(series_key(v, b), set()).add(str(m))
+    everything = set().union(*per.values()) if per else set()
+    shared = next(iter(everything)) if len(everything) == 1 else ""
+    return shared, [" / ".join(sorted(per.get(c, ()))) for c in columns]
 
 
 _MD_BACKSLASHED = re.compile(r"([\\`|\[\]])")
@@ -144,7 +165,10 @@ def pivot_markdown(p: Pivot) -> str:
     """The pivot as a pipe table: best in bold, noisy cells marked ~ (as nvbench's Markdown tables)."""
     if not p["rows"]:
         return "_nothing measured_\n"
-    head = [md_escape(c) for c in (*p["index_names"], *p["columns"])]
+    per_column = not p.get("timing_mode") and any(p.get("modes", []))
+    head = [md_escape(c) for c in p["index_names"]] + [
+        md_escape(f"{c} [{m}]" if per_column and m else c) for c, m in zip(p["columns"], p.get("modes") or
+                                                                            [""] * len(p["columns"]), strict=True)]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * len(p["index_names"]) +
                                                          ["---:"] * len(p["columns"])) + "|"]
     for r in p["rows"]:
@@ -153,5 +177,13 @@ def pivot_markdown(p: Pivot) -> str:
                  for c in r["cells"]]
         lines.append("| " + " | ".join([*(md_escape(i) for i in r["index"]), *cells]) + " |")
     note = f" {md_escape(p['note'][0].upper() + p['note'][1:])}." if p.get("note") else ""
-    return ("\n".join(lines) + f"\n\nTimes in {md_escape(p['unit'])} (median per call); best per row in bold; ~ noisy."
-            f"{note}\n")
+    return ("\n".join(lines) + f"\n\nTimes in {md_escape(p['unit'])} (median per call{mode_words(p)}); best per row "
+            f"in bold; ~ noisy.{note}\n")
+
+
+def mode_words(p: Pivot) -> str:
+    """The table's line on its timing mode: ", timing mode kernel" when every cell shares one, else the pointer
+    to the column headers' [mode] ("" when no row recorded one)."""
+    if p.get("timing_mode"):
+        return f", timing mode {md_escape(p['timing_mode'])}"
+    return f", timing mode in {md_escape('[brackets]')} per column" if any(p.get("modes", [])) else ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from workbench.core.record import JSON_COLUMNS, RESULT_COLUMNS, JsonObject
+from workbench.core.record import JSON_COLUMNS, RESULT_COLUMNS, TIMING_MODES, JsonObject
 from workbench.store.schema import RUN_STATUSES
 
 MAX_FILE_BYTES = 512 << 20
@@ -35,6 +35,9 @@ REQUIRED_TEXT_COLUMNS = ("kernel", "variant", "backend", "dtype", "status")
 NON_NEGATIVE_COLUMNS = ("size", "n_samples", "median_s", "mean_s", "min_s", "q1_s", "q3_s", "iqr_s",
                         "host_median_s", "flops", "bytes", "gflops", "gbps", "peak_mem_bytes", "wall_s", "setup_s",
                         "first_call_s", "warmup_calls", "calls_per_sample", "n_inputs", "rounds")
+
+#: Result columns that hold one of a few names: a row's time is one of the four timing modes, or unknown (None).
+ENUM_COLUMNS: dict[str, tuple[str, ...]] = {"timing_mode": TIMING_MODES}
 
 
 def _value_schema() -> JsonObject:
@@ -146,6 +149,8 @@ def _result_field(name: str, sql_type: str) -> JsonObject:
                 "maxItems": MAX_ITEMS, "maxProperties": 64,
                 "items": {"type": ["number", "null"], "x-int64": True},
                 "additionalProperties": {"type": "integer", "x-int64": True}}
+    if name in ENUM_COLUMNS:
+        return {"enum": [*ENUM_COLUMNS[name], None]}
     if sql_type == "TEXT":
         return _text(MAX_LONG_TEXT_CHARS if name in LONG_TEXT_COLUMNS else MAX_TEXT_CHARS)
     if sql_type == "INTEGER":  # counts and flags; a float column written by pandas may say 5.0

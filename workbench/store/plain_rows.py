@@ -16,6 +16,7 @@ from typing import Any
 from workbench.core.record import JSON_COLUMNS, RESULT_COLUMNS
 from workbench.store.export_schema import (
     CONTROL_CHARS,
+    ENUM_COLUMNS,
     ID_PATTERN,
     INT64,
     LONG_TEXT_COLUMNS,
@@ -46,6 +47,8 @@ def _plain_check(name: str, sql_type: str) -> Callable[[Any], bool]:
                                                       and _ID_RE.match(v) is not None)
     if name in JSON_COLUMNS:
         return lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_JSON_TEXT_CHARS)
+    if name in ENUM_COLUMNS:
+        return lambda v: v is None or (type(v) is str and v in ENUM_COLUMNS[name])
     if name in REQUIRED_TEXT_COLUMNS:
         return lambda v: isinstance(v, str) and 0 < len(v) <= MAX_TEXT_CHARS and CONTROL_CHARS.search(v) is None
     if name in NON_NEGATIVE_COLUMNS:
@@ -158,6 +161,8 @@ def _plain_column(name: str, sql_type: str) -> Callable[[Sequence[Any]], bool]:
         return lambda vs: _plain_ids(vs, nullable=name == "env_id")
     if name in JSON_COLUMNS:
         return lambda vs: _plain_texts(vs, True, MAX_JSON_TEXT_CHARS, printable=False)
+    if name in ENUM_COLUMNS:
+        return lambda vs: all(v is None or (type(v) is str and v in ENUM_COLUMNS[name]) for v in vs)
     if name in REQUIRED_TEXT_COLUMNS:
         return lambda vs: _plain_texts(vs, False, MAX_TEXT_CHARS, printable=True, min_len=1)
     if name in NON_NEGATIVE_COLUMNS:

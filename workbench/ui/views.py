@@ -220,7 +220,7 @@ _TABLE_STYLE = ("<style>"
 
 
 #: Columns said once above the table when every row has the same value (the dashboard runs one kernel).
-FOLDED_COLUMNS = ("kernel", "backend", "dtype", "timer")
+FOLDED_COLUMNS = ("kernel", "backend", "dtype", "timer", "timing mode")
 
 
 def _text(v: object) -> str:
@@ -246,7 +246,7 @@ def shown_columns(table: pd.DataFrame) -> tuple[list[str], list[tuple[str, str]]
 def results_html(df: pd.DataFrame) -> str:
     """The summary table as HTML: noisy rows tinted with a ``~`` badge, a % of peak above 100 with ``⚠``,
     each explained in a tooltip and in the notes column; a line under it counts the noisy cells; what every
-    row shares (kernel, backend, dtype, timer) is said once above the table (:func:`shown_columns`)."""
+    row shares (kernel, backend, dtype, timer, timing mode) is said once above the table (:func:`shown_columns`)."""
     notes = row_notes(df)
     table = summary_table(df, notes=notes)
     esc = html.escape
