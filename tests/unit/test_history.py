@@ -226,3 +226,12 @@ def test_the_report_has_a_history_section_only_with_several_runs(tmp_path):
     few = Store(tmp_path / "few.sqlite")
     write_history(few, {("k", "a"): [1e-3] * 3})
     assert "history" not in [s.id for s in build_report(few, few.latest_run_id()).sections]
+
+
+def test_the_dashboards_history_view_is_quiet_before_the_first_run(tmp_path, caplog):
+    pytest.importorskip("ipywidgets")
+    from workbench.ui.history_view import HistoryView
+    view = HistoryView()
+    with caplog.at_level("WARNING"):
+        view.update(str(tmp_path / "not-yet.sqlite"), "saxpy")
+    assert "no store yet" in view.widget.value and not caplog.records

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import logging
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
@@ -27,7 +28,7 @@ class HistoryView:
     def update(self, store: Any, kernel: str | None) -> None:
         """Read the store's series of ``kernel`` and draw them; never raises (a problem is shown as text)."""
         self.kernel = kernel
-        if store is None or not kernel:
+        if store is None or not kernel or (isinstance(store, (str, Path)) and not Path(store).exists()):
             self._text("no store yet: the history fills in after the first run")
             return
         try:
