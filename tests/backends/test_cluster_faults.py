@@ -129,6 +129,7 @@ def test_a_tls_fleet_takes_the_client_credentials_from_flags_or_dask_config(tmp_
     for name, text in (("ca", creds.tls_ca_file), ("cert", creds.tls_client_cert), ("key", creds.tls_client_key)):
         pem[name] = str(tmp_path / f"{name}.pem")
         Path(pem[name]).write_text(text)
+    Path(pem["key"]).chmod(0o600)  # the recipe's chmod 600: a key others can read is refused
     flags = ["--tls-ca-file", pem["ca"], "--tls-cert", pem["cert"], "--tls-key", pem["key"]]
     security = Security(tls_ca_file=pem["ca"], tls_client_cert=pem["cert"], tls_client_key=pem["key"],
                         require_encryption=True)

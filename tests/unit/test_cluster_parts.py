@@ -227,6 +227,7 @@ def pem_files(tmp_path):
     for name, text in (("ca", creds.tls_ca_file), ("cert", creds.tls_client_cert), ("key", creds.tls_client_key)):
         files[name] = tmp_path / f"{name}.pem"
         files[name].write_text(text)
+    files["key"].chmod(0o600)  # as the README's recipe leaves it: a key others can read is refused
     return files
 
 

@@ -134,3 +134,59 @@ def test_a_baseline_naming_nothing_is_refused(given):
     with pytest.raises(ValueError, match="names neither a variant nor a backend"):
         check_baseline(df, _baseline(given), flag="--baseline", given=given)
     check_baseline(df, None)  # no baseline asked for: none checked
+
+
+@pytest.fixture()
+def pem(tmp_path):
+    """A CA, certificate and key as PEM files, the key readable by its owner only (the README's recipe)."""
+    security = pytest.importorskip("distributed.security", reason="the cluster extra is not installed")
+    pytest.importorskip("cryptography", reason="the cluster extra's cryptography is not installed")
+    creds = security.Security.temporary()
+    files = {}
+    for name, text in (("ca", creds.tls_ca_file), ("cert", creds.tls_client_cert), ("key", creds.tls_client_key)):
+        files[name] = tmp_path / f"{name}.pem"
+        files[name].write_text(text)
+    files["key"].chmod(0o600)
+    return {k: str(v) for k, v in files.items()}
+
+
+def test_tls_files_are_checked_for_what_they_hold(pem, tmp_path):
+    """Groups 15 and 18: a key with mode 0644 was used as it was; a swapped certificate and key gave
+    "[SSL] PEM lib (_ssl.c:3905)", naming neither file."""
+    from workbench.cluster import tls_security
+
+    assert tls_security("tls://head:8786", pem["ca"], pem["cert"], pem["key"]).require_encryption
+    with pytest.raises(ValueError, match="they look swapped"):
+        tls_security("tls://head:8786", pem["ca"], pem["key"], pem["cert"])
+    with pytest.raises(ValueError, match=r"--tls-ca-file '.*key.pem' holds no PEM certificate"):
+        tls_security("tls://head:8786", pem["key"], pem["cert"], pem["key"])
+    os.chmod(pem["key"], 0o644)
+    with pytest.raises(ValueError, match=r"can be read or written by others \(mode 0644\).*chmod 600"):
+        tls_security("tls://head:8786", pem["ca"], pem["cert"], pem["key"])
+    os.chmod(pem["key"], 0o600)
+    other = tmp_path / "other-key.pem"  # a key, but not this certificate's
+    other.write_text(pytest.importorskip("distributed.security").Security.temporary().tls_client_key)
+    other.chmod(0o600)
+    with pytest.raises(ValueError, match="do not load as a certificate and its key"):
+        tls_security("tls://head:8786", pem["ca"], pem["cert"], str(other))
+
+
+def test_vulkan_runtime_folder_is_one_per_user_not_one_per_process(tmp_path, monkeypatch):
+    """Group 19: each Vulkan process left an empty /tmp/workbench-xdg-* folder (48 found)."""
+    import tempfile
+
+    from workbench.backends import vulkan_backend
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    seen = set()
+    for _ in range(3):
+        monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+        vulkan_backend._quiet_xdg_runtime_dir()
+        seen.add(os.environ["XDG_RUNTIME_DIR"])
+    assert seen == {str(tmp_path / f"workbench-xdg-{os.getuid()}")}
+    assert [p.name for p in tmp_path.iterdir()] == [f"workbench-xdg-{os.getuid()}"]
+    assert os.stat(seen.pop()).st_mode & 0o777 == 0o700
+    os.chmod(tmp_path / f"workbench-xdg-{os.getuid()}", 0o755)  # not private: not used, a folder of its own
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    vulkan_backend._quiet_xdg_runtime_dir()
+    assert os.environ["XDG_RUNTIME_DIR"] != str(tmp_path / f"workbench-xdg-{os.getuid()}")

@@ -21,8 +21,10 @@ The device is created on first use in the process that uses it, so a bench worke
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import stat
 import struct
 import time
 from collections.abc import Callable, Sequence
@@ -420,12 +422,35 @@ def _wgpu() -> Any:
 
 def _quiet_xdg_runtime_dir() -> None:
     """Mesa's Vulkan loader prints "error: XDG_RUNTIME_DIR is invalid or not set" on every adapter query
-    when the variable is missing (containers, CI): point it at a private temporary folder first."""
+    when the variable is missing (containers, CI): point it at a private folder first. One folder per user,
+    reused by every process (``workbench-xdg-<uid>``; a new temporary folder per process left one empty
+    folder behind per Vulkan process), or where that name is taken by something not ours, a temporary folder
+    removed when the process exits."""
     if os.environ.get("XDG_RUNTIME_DIR") and os.path.isdir(os.environ["XDG_RUNTIME_DIR"]):
         return
     import tempfile
 
-    os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="workbench-xdg-")
+    shared = os.path.join(tempfile.gettempdir(), f"workbench-xdg-{os.getuid()}")
+    with contextlib.suppress(FileExistsError, OSError):
+        os.mkdir(shared, 0o700)
+    if _private_folder(shared):
+        os.environ["XDG_RUNTIME_DIR"] = shared
+        return
+    import atexit
+    import shutil
+
+    own = tempfile.mkdtemp(prefix="workbench-xdg-")
+    atexit.register(shutil.rmtree, own, True)
+    os.environ["XDG_RUNTIME_DIR"] = own
+
+
+def _private_folder(path: str) -> bool:
+    """A real folder (not a link), this user's, that nobody else may enter (as XDG_RUNTIME_DIR must be)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
 def discover() -> list[Backend]:

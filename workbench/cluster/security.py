@@ -67,9 +67,62 @@ def tls_security(cluster: str | None, ca_file: str | None, cert: str | None, key
         if not os.path.isfile(path) or not os.access(path, os.R_OK):
             raise ValueError(f"{flag} {path!r}: no readable file there; give the PEM file made for the cluster "
                              f"({RECIPE})")
+    check_pem_files(ca_file, cert, key)
     from distributed.security import Security
 
     return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True)
+
+
+#: How much of a PEM file is read to see what it holds (certificates and keys are a few KiB).
+PEM_READ_BYTES = 1 << 20
+_CERT, _KEY = "-----BEGIN CERTIFICATE-----", "PRIVATE KEY-----"
+
+
+def _pem_text(path: str) -> str:
+    with open(path, "rb") as f:
+        return f.read(PEM_READ_BYTES).decode("ascii", errors="replace")
+
+
+def check_pem_files(ca_file: str | None, cert: str | None, key: str | None) -> None:
+    """What each file holds, before any handshake: a certificate in ``--tls-cert`` and ``--tls-ca-file``, a
+    private key in ``--tls-key`` (or in the certificate file), the two not swapped, and the key readable by its
+    owner only. OpenSSL's own word for a swapped pair was "[SSL] PEM lib (_ssl.c:3905)", naming neither file;
+    a key others could read was used as it was."""
+    texts = {flag: _pem_text(path) for flag, path in (("--tls-ca-file", ca_file), ("--tls-cert", cert),
+                                                       ("--tls-key", key)) if path is not None}
+    paths = {"--tls-ca-file": ca_file, "--tls-cert": cert, "--tls-key": key}
+    if cert is not None and key is not None and _CERT not in texts["--tls-cert"] and _KEY in texts["--tls-cert"] \
+            and _CERT in texts["--tls-key"]:
+        raise ValueError(f"--tls-cert {cert!r} holds a private key and --tls-key {key!r} a certificate: they look "
+                         "swapped; give the certificate to --tls-cert and the key to --tls-key")
+    for flag in ("--tls-ca-file", "--tls-cert"):
+        if flag in texts and _CERT not in texts[flag]:
+            raise ValueError(f"{flag} {paths[flag]!r} holds no PEM certificate ({_CERT}); give the certificate "
+                             f"file made for the cluster ({RECIPE})")
+    if key is not None and _KEY not in texts["--tls-key"]:
+        raise ValueError(f"--tls-key {key!r} holds no PEM private key (BEGIN ... {_KEY}); give the key made with "
+                         f"the certificate ({RECIPE})")
+    key_file, key_flag = (key, "--tls-key") if key is not None else (cert, "--tls-cert")
+    if key_file is None or _KEY not in texts[key_flag]:
+        return  # no key given nor in the certificate file: Dask's handshake says so
+    mode = os.stat(key_file).st_mode & 0o777
+    if mode & 0o077:
+        raise ValueError(f"{key_flag} {key_file!r} can be read or written by others (mode {mode:04o}): a private "
+                         f"key must be its owner's alone; chmod 600 {key_file}")
+    _check_pair(cert, key)
+
+
+def _check_pair(cert: str | None, key: str | None) -> None:
+    """The certificate and its key load together (the key is the certificate's): OpenSSL's error, with both
+    files named."""
+    import ssl
+
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_cert_chain(cert, key)  # type: ignore[arg-type]
+    except ssl.SSLError as exc:
+        reason = exc.reason or str(exc)
+        raise ValueError(f"--tls-cert {cert!r} and --tls-key {key or cert!r} do not load as a certificate and its "
+                         f"key ({reason}): is the key the one made with this certificate?") from None
 
 
 def check_security(address: str, security: Any) -> Any:
