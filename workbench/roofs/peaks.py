@@ -32,6 +32,7 @@ them with its longer measurement, and an automatic probe never overwrites one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -51,9 +52,10 @@ from workbench.core.record import JsonObject, RowDict
 from workbench.core.regular_files import read_regular_text
 from workbench.core.status import Status
 from workbench.measure.cell import Cell, CellWorker
+from workbench.measure.gpu_budget import GpuBudget
 from workbench.measure.isolation import CellExecutor, as_executor
 from workbench.measure.timer import TimingConfig
-from workbench.roofs.model import AUTO_METHOD_PREFIX, RoofSet, roof_set_from_table, source_of_method
+from workbench.roofs.model import AUTO_METHOD_PREFIX, RoofKind, RoofSet, roof_set_from_table, source_of_method
 from workbench.roofs.probe import probe_cpu, refusal_limits
 from workbench.roofs.throughput import BANDWIDTH, FLOPS, Ceilings
 from workbench.store.database import Store, current_environment, open_store
@@ -64,9 +66,11 @@ STREAM_MIN_ELEMENTS = 2**24
 GEMM_DTYPES = ("float32", "float64")
 GEMM_PILOT = 256
 GEMM_CALL_S = 0.15
+#: A probe's GPU visits read no energy per call (a second a cell, for a figure no roof uses).
+PROBE_GPU = GpuBudget(energy_s=0.0)
 PROBE_CONFIG = TimingConfig(warmup_s=0.1, budget_s=0.5, target_spread=0.01, min_samples=5, max_samples=200,
-                            n_inputs=1)
-PILOT_CONFIG = TimingConfig(warmup_s=0.0, budget_s=0.0, min_samples=3, n_inputs=1)
+                            n_inputs=1, gpu=PROBE_GPU)
+PILOT_CONFIG = TimingConfig(gpu=PROBE_GPU, warmup_s=0.0, budget_s=0.0, min_samples=3, n_inputs=1)
 PROBE_TIMEOUT_S = 60.0
 
 
@@ -158,6 +162,8 @@ def measure_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list
     else:
         out.append(Peak(backend.name, BANDWIDTH, "float32", None, "GB/s",
                         "no saxpy variant measured: " + ("; ".join(tried) or "none for this runtime"), {}))
+    if best is not None:
+        out.append(gpu_l2_peak(backend, worker, [best["variant"]], PROBE_CONFIG, PROBE_TIMEOUT_S, [], auto=False))
 
     gemms = [v for v in _candidates("gemm", backend) if v.mode != "compiled"]
     for dtype in GEMM_DTYPES:
@@ -221,12 +227,13 @@ ENV_CEILINGS_CACHE = "WORKBENCH_CEILINGS_CACHE"
 #: that changes, so roofs cached by an older probe are measured again. A cache kept a float32 GEMM roof of
 #: 224 GFLOP/s from an early probe (one long BLAS call timed by the wall clock on a busy machine) where the
 #: current probe reads 298 at load 22, and every later sweep called a 295 GFLOP/s numpy GEMM implausible.
-PROBE_VERSION = 5  # 4: bandwidth roofs are the best of a triad, an in-place update and a read-only pass
+PROBE_VERSION = 6  # 4: bandwidth roofs are the best of a triad, an in-place update and a read-only pass
 # 5: a GPU's bandwidth roof is its runtime's fastest saxpy; datasheet fp64 is the tensor-core rate
+# 6: a GPU's L2 bandwidth roof beside its HBM one (gpu_l2_peak)
 AUTO_CONFIG = TimingConfig(warmup_s=0.02, budget_s=0.15, target_spread=0.02, min_samples=3, max_samples=40,
-                           n_inputs=1)
+                           n_inputs=1, gpu=PROBE_GPU)
 AUTO_PILOT_CONFIG = TimingConfig(warmup_s=0.01, budget_s=0.05, target_spread=0.02, min_samples=3, max_samples=20,
-                                 n_inputs=1)
+                                 n_inputs=1, gpu=PROBE_GPU)
 #: Working set of the automatic STREAM probe, in last-level caches (streaming through twice the cache, every
 #: access misses; generating and checking the inputs is most of the probe's time, so no more than that).
 AUTO_STREAM_LLC = 2
@@ -237,6 +244,9 @@ AUTO_STREAM_VARIANTS = 3
 AUTO_GEMM_CALL_S = 0.03
 AUTO_GEMM_MAX = {"cpu": 1024, "gpu": 4096}
 AUTO_TIMEOUT_S = 20.0
+#: The GPU L2 probe's working set, as a share of the L2 (:func:`gpu_l2_peak`): saxpy's three arrays at half of it
+#: stay resident between calls (an H100's L2 is two halves; a line in the far half is slower, but still L2).
+L2_PROBE_SHARE = 0.5
 
 _probed: dict[tuple[str, str], list[Peak]] = {}
 _cpu_probed: dict[tuple[str, tuple[float, float]], RoofSet] = {}
@@ -312,6 +322,9 @@ def probe_backend(backend: Backend, worker: CellExecutor | CellWorker) -> list[P
     rows: list[RowDict] = []  # every cell the probe ran: were they slowed by a busy machine?
     bandwidth = _auto_bandwidth(backend, worker, rows)
     out = [bandwidth] if bandwidth is not None else []
+    if bandwidth is not None:  # a GPU's L2 beside its HBM: a row whose working set fits L2 is scored against L2
+        out.append(gpu_l2_peak(backend, worker, [bandwidth.details["variant"]], AUTO_CONFIG, AUTO_TIMEOUT_S, rows,
+                               auto=True))
     gemms = [v for v in _candidates("gemm", backend) if v.mode != "compiled"]
     kind = "cpu" if backend.device_info().kind == "cpu" else "gpu"
     for dtype in GEMM_DTYPES:
@@ -354,6 +367,41 @@ def _auto_bandwidth(backend: Backend, worker: CellExecutor, rows: list[RowDict])
                 f"{AUTO_METHOD_PREFIX}: saxpy/{v.name} (STREAM triad, the fastest of "
                 f"{', '.join(x.name for x in saxpy[:AUTO_STREAM_VARIANTS])}), n={n} float32, best of "
                 f"{row['n_samples']}", {"variant": v.name, "n": n, "median_gbps": row["gbps"]})
+
+
+def gpu_l2_peak(backend: Backend, worker: CellExecutor, variants: list[str], config: TimingConfig,
+                timeout_s: float, rows: list[RowDict], auto: bool) -> Peak:
+    """A GPU's L2 bandwidth roof: saxpy (its fastest variant at HBM) on one input set of half the L2 the device
+    reports, hot, so every call after the first finds its arrays in L2; ``working_set_bytes`` is the L2 size, so
+    a row whose working set fits there is scored against this roof, not HBM's (an L2-resident ``gelu_tanh`` read
+    109% of the H100's HBM roof). Refused (value None, with the reason) without an L2 size or in ``launch`` timing
+    mode, where a call of a few microseconds is its launch gaps, not L2 (as the CPU's cache roofs need numba)."""
+    metric = RoofKind.L2.metric
+    l2 = _llc(backend)
+    if not l2:
+        return Peak(backend.name, metric, "float32", None, "GB/s", "L2 bandwidth: the device reports no L2 size",
+                    {})
+    n = max(1024, int(L2_PROBE_SHARE * l2 / 12) // 64 * 64)
+    best: RowDict | None = None
+    why = []
+    for name in variants:
+        mode = catalog.variants("saxpy")[name].mode
+        row = worker.execute(Cell.make("saxpy", name, backend.name, "float32", {"n": n}, mode),
+                             dataclasses.replace(config, n_inputs=1, cache="hot"), timeout_s=timeout_s)
+        rows.append(row)
+        if row["status"] != Status.OK:
+            why.append(f"saxpy/{name}: {row['status']} {row['message'] or ''}".strip())
+        elif row.get("timing_mode") == "launch":
+            why.append(f"saxpy/{name} was timed in launch mode (launch gaps included: no kernel or graph timer here)")
+        elif best is None or row["min_s"] < best["min_s"]:
+            best = row
+    if best is None:
+        return Peak(backend.name, metric, "float32", None, "GB/s", "L2 bandwidth: " + "; ".join(why), {})
+    return Peak(backend.name, metric, "float32", best["bytes"] / best["min_s"] / 1e9, "GB/s",
+                f"{AUTO_METHOD_PREFIX + ': ' if auto else ''}saxpy/{best['variant']} on one "
+                f"input set of half the L2, n={n} float32, hot, timing mode {best['timing_mode']}, best of "
+                f"{best['n_samples']}", {"variant": best["variant"], "n": n, "working_set_bytes": l2,
+                                         "median_gbps": best["gbps"], "timing_mode": best["timing_mode"]})
 
 
 def _auto_gemm(backend: Backend, worker: CellExecutor, usable: list[Variant], dtype: str, kind: str,

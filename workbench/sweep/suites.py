@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.measure.gpu_budget import QUICK_GPU, GpuBudget
 from workbench.measure.request import NO_VARIANT
 from workbench.sweep.driver import SweepSpec, shape_label  # noqa: F401  (shape_label: re-exported)
+from workbench.sweep.gpu_sizes import gpu_sizes_note, hbm_size, is_gpu
 from workbench.sweep.working_sets import (  # noqa: F401  (re-exported: the suite's sizes are read from here)
     DRAM_FAMILIES,
     MAX_DRAM_WORKING_SET,
@@ -184,8 +185,18 @@ def quick_parts(kernels: Sequence[str] | None = None, backends: Sequence[str] | 
         for backend in chosen:
             names = [v.name for v in quick_variants(kernel, backend, dtype)]
             if names:
-                parts.append({"kernels": [kernel], "variants": names, "backends": [backend.name], **where})
+                parts.append({"kernels": [kernel], "variants": names, "backends": [backend.name],
+                              **gpu_where(spec, backend, where)})
     return parts
+
+
+def gpu_where(spec: KernelSpec, backend: Any, where: dict[str, Any]) -> dict[str, Any]:
+    """A family's sizes on ``backend``: as they are, and on a GPU for a memory-bound kernel one more, past 8x
+    the device's L2 (:mod:`workbench.sweep.gpu_sizes`: the host's caches say nothing of a GPU's)."""
+    if not (is_gpu(backend) and spec.bound == "memory-bound" and where.get("sizes")):
+        return where
+    hbm = hbm_size(spec, backend, SCALED_AXES.get(spec.name))
+    return where if hbm in where["sizes"] else {**where, "sizes": [*where["sizes"], hbm]}
 
 
 @functools.cache
@@ -293,6 +304,9 @@ def format_suites(rows: Sequence[Mapping[str, Any]], width: int = 100) -> str:
         lines += [" " * len(head) + more for more in about[1:]]
     lines.append("")
     lines += textwrap.wrap(quick_sizes_note(), width)
+    from workbench.sweep.selection import select_backends
+
+    lines += textwrap.wrap(gpu_sizes_note(select_backends(None, timing=True)), width)
     shape = quick_llm_shape()
     lines += textwrap.wrap(f"quick's model shape: {shape_label(shape)} (the longest sequence at which every LLM "
                            f"operator's call stays within {MAX_CALL_FLOPS / 1e9:g} GFLOP)", width)
