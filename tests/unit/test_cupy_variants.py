@@ -33,7 +33,9 @@ OPS = ("saxpy", "vector_add", "relu", "gelu_tanh", "gelu_erf", "silu", "bias_gel
 #: The cupy composition is eager; where a fused form exists elsewhere it is named "-unfused", and attention's
 #: (scores materialised, as against the flash kernels) "-naive".
 NAME = {op: "cupy" for op in OPS} | {"bias_gelu": "cupy-unfused", "rmsnorm_residual": "cupy-unfused",
-                                     "attention_prefill": "cupy-naive", "attention_decode": "cupy-naive"}
+                                     "attention_prefill": "cupy-naive", "attention_decode": "cupy-naive",
+                                     # "cupy" is one fused kernel there (tests/unit/test_cupy_fused.py)
+                                     "gelu_tanh": "cupy-unfused", "softmax": "cupy-unfused"}
 DTYPES = ("float16", "float32", "float64")
 
 
