@@ -270,3 +270,25 @@ def test_the_terminal_summary_shows_every_column_of_every_row():
                                  "    notes: ~ noisy", "excl numpy float32 8x65536 incorrect",
                                  "    notes: out: max error"]
     assert in_terminal(object()) and not in_terminal(type("Kernelled", (), {"kernel": object()})())
+
+
+def test_a_size_rule_refuses_a_size_the_kernel_has_no_meaning_at_by_name():
+    k = 8
+    spec = KernelSpec(name="topk-rule", description="top-k", axes=("rows", "cols"),
+                      make_inputs=lambda p, rng: {"x": rng.standard_normal((p["rows"], p["cols"]))},
+                      reference=lambda inp, p: {"out": np.sort(inp["x"], axis=1)[:, ::-1][:, :k]},
+                      output_shapes=lambda p: {"out": (p["rows"], k)}, flops=lambda p: 0.0,
+                      bytes_moved=lambda p, i: 0.0, sizes={"verify": [{"rows": 3, "cols": 13}]},
+                      size_rule=lambda p: f"cols must be at least {k}" if p["cols"] < k else None)
+    assert spec.validate_params({"rows": 3, "cols": 8}) == {"rows": 3, "cols": 8}
+    with pytest.raises(ValueError, match=r"no meaning at \{'rows': 3, 'cols': 5\}: cols must be at least 8"):
+        spec.validate_params({"rows": 3, "cols": 5})
+
+
+def test_a_kernel_whose_file_failed_to_load_is_named_so_not_unknown(monkeypatch):
+    from workbench.catalog import get_kernel, loader
+    monkeypatch.setitem(loader.load_errors, "topk-broken/spec.py", "TypeError: unexpected keyword 'validate_params'")
+    with pytest.raises(ValueError, match=r"kernel 'topk-broken' did not load \(topk-broken/spec.py: TypeError"):
+        get_kernel("topk-broken")
+    with pytest.raises(ValueError, match="unknown kernel 'nothing-here'; valid kernels"):
+        get_kernel("nothing-here")

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from workbench.catalog.loader import current_folder, ensure_default_catalog, folders_under, forget_folder
+from workbench.catalog.loader import current_folder, ensure_default_catalog, folders_under, forget_folder, load_errors
 from workbench.catalog.spec import (
     MODES,
     BuildContext,
@@ -229,6 +229,9 @@ def kernels() -> dict[str, KernelSpec]:
 def get_kernel(name: str) -> KernelSpec:
     _ensure_loaded()
     if name not in _kernels:
+        failed = [f"{where}: {err}" for where, err in load_errors.items() if where.split("/")[0] == name]
+        if failed:  # its folder is there but did not load: that is the news, not the list of other kernels
+            raise ValueError(f"kernel {name!r} did not load ({'; '.join(failed)}); fix the file and run again")
         raise ValueError(f"unknown kernel {name!r}; valid kernels: {', '.join(sorted(_kernels))}")
     return _kernels[name]
 

@@ -104,6 +104,9 @@ class KernelSpec:
     #: Latency-bound kernels: the length of the longest chain of dependent steps one call runs (a row-wise
     #: scan: cols), from the params; their rows are scored in ns per step of that chain.
     chain: Callable[[Params], float] | None = None
+    #: Which sizes the kernel has a meaning at, beyond positive integers: params -> why a size is invalid, or
+    #: None (a top-k of k=8 needs cols >= 8). A size it refuses is refused by name wherever it is given.
+    size_rule: Callable[[Params], str | None] | None = None
 
     def __post_init__(self) -> None:
         self.check_bound()
@@ -159,7 +162,11 @@ class KernelSpec:
         bad = {k: v for k, v in params.items() if int(v) != v or v < 1}
         if bad:
             raise ValueError(f"kernel {self.name!r}: sizes must be positive integers, got {bad}")
-        return {a: int(params[a]) for a in self.axes}
+        valid = {a: int(params[a]) for a in self.axes}
+        why = self.size_rule(valid) if self.size_rule is not None else None
+        if why:
+            raise ValueError(f"kernel {self.name!r} has no meaning at {valid}: {why}")
+        return valid
 
 
 @dataclass
