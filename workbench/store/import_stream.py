@@ -25,10 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.record import RESULT_COLUMNS, Json, JsonObject, RowDict, RowValue
+from workbench.store import fast_json
 
 #: Exports at least this large are streamed (smaller ones are parsed whole, which is faster).
 STREAM_FROM_BYTES = 64 << 20
 CHUNK_CHARS = 1 << 20
+#: The candidate ends (``}``) a row is tried at by orjson before the standard library's decoder takes it.
+_FAST_TRIES = 4
 _WS = re.compile(r"[ \t\r\n]*")
 
 
@@ -79,6 +82,27 @@ class _Scanner:
         self.pos += 1
         return c
 
+    def fast_object(self, texts: list[str | None] | None) -> Any:
+        """The next value when it is an object orjson decodes whole within a few tries (its end is one of the
+        next ``}``), its text appended to ``texts``; else None (:meth:`value` decodes it). No depth check: a row
+        that is not plain is decoded again from its text by the caller (``texts``), with every check."""
+        if texts is None or self.peek() != "{":
+            return None
+        end = self.pos
+        for _ in range(_FAST_TRIES):
+            end = self.buf.find("}", end + 1)
+            if end < 0:
+                return None
+            text = self.buf[self.pos:end + 1]
+            try:
+                v = fast_json.loads(text)
+            except ValueError:
+                continue
+            texts.append(text)
+            self.pos = end + 1
+            return v
+        return None
+
     def value(self, depth_check: Callable[[str, int, int], None]) -> Any:
         """The next whole JSON value. A value that ends exactly at the end of the buffer may be cut short
         (a number), so it is decoded again once more text is in. ``depth_check`` gets the buffer and the
@@ -104,9 +128,13 @@ class _Scanner:
 
 
 def iter_export(path: str | os.PathLike, where: str, head: JsonObject, refuse_constant: Callable[[str], Any],
-                depth_check: Callable[[str, int, int], None]) -> Iterator[Json]:
+                depth_check: Callable[[str, int, int], None], texts: list[str | None] | None = None) -> Iterator[Json]:
     """Walk an export: yields the elements of its ``results`` list in order, and fills ``head`` with its other
-    top-level fields (``results`` reads there as an empty list); ``head`` is complete once the walk ends."""
+    top-level fields (``results`` reads there as an empty list); ``head`` is complete once the walk ends.
+    ``texts``: rows are decoded by :mod:`workbench.store.fast_json` where they can be, each one's text appended
+    there (None for a row the standard library decoded, with the depth check): the caller decodes again, from
+    its text, a row it does not vouch for (orjson reads an integer beyond 64 bits as a float, and nests deeper
+    than :data:`~workbench.store.export_schema.MAX_DEPTH`)."""
     s = _Scanner(Path(path), where, refuse_constant)
     try:
         if s.peek() != "{":
@@ -128,7 +156,12 @@ def iter_export(path: str | os.PathLike, where: str, head: JsonObject, refuse_co
                     s.pos += 1
                 else:
                     while True:
-                        yield s.value(depth_check)
+                        row = s.fast_object(texts)
+                        if row is None:
+                            row = s.value(depth_check)
+                            if texts is not None:
+                                texts.append(None)
+                        yield row
                         if s.expect(",]", "',' or ']'") == "]":
                             break
             else:
