@@ -12,6 +12,7 @@ import pandas as pd
 from workbench.core.record import RESULT_COLUMNS, JsonObject
 from workbench.core.status import Status
 from workbench.report.styles import parse_baseline, series_key
+from workbench.report.thin_samples import thin_samples
 from workbench.store.run_names import resolve_run
 
 #: Record columns no section of the HTML/Markdown report reads: left in the store when a report loads a
@@ -68,8 +69,10 @@ def known_run_ids(store_or_df: Any) -> list[str]:
 
 
 def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None,
-           columns: Iterable[str] | None = None) -> ReportData:
-    """What a report of ``run_ids`` shows; from a store, only the record columns ``columns`` (None: all)."""
+           columns: Iterable[str] | None = None, thin: bool = False) -> ReportData:
+    """What a report of ``run_ids`` shows; from a store, only the record columns ``columns`` (None: all), and
+    with ``thin`` the samples of rows that have round medians only as their pooled median
+    (:func:`workbench.report.thin_samples.thin_samples`: what the HTML and Markdown reports read of them)."""
     ids = resolve_run_ids(store_or_df, run_ids)
     if isinstance(store_or_df, ReportData):
         return store_or_df
@@ -77,8 +80,8 @@ def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None,
         df = store_or_df if ids is None else store_or_df[store_or_df["run_id"].isin(ids)]
         return ReportData(df.reset_index(drop=True), run_ids=ids or known_run_ids(df))
     store = store_or_df
-    df = store.results(run_ids=ids) if columns is None else store.results(run_ids=ids, columns=columns,
-                                                                          share_empty=True)
+    df = store.results(run_ids=ids) if columns is None else store.results(
+        run_ids=ids, columns=columns, share_empty=True, chunk_map=thin_samples if thin else None)
     if ids is None:
         ids = [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else []
     runs = store.runs()

@@ -190,7 +190,7 @@ def build_report(store_or_df: Any, run_ids: str | Iterable[str] | None = None, *
     speed-ups; a baseline that names no measured series is a ValueError listing them. Every summary counts
     all rows; the all-rows table holds the first ``max_table_rows`` (``rows_note`` says how to get the rest),
     and each kernel's speed-up table as many (its ``speedups_note`` says so)."""
-    data = gather(store_or_df, run_ids, columns=REPORT_COLUMNS)
+    data = gather(store_or_df, run_ids, columns=REPORT_COLUMNS, thin=True)
     check_baseline(data.df, baseline)
     df = data.df
     names = run_names(data.runs, data.run_ids, data.environments)

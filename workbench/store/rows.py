@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.frames import share_strings
@@ -107,7 +107,8 @@ class ResultRows(StoreConnection):
             yield out
 
     def results(self, run_ids: Iterable[str] | str | None = None,
-                columns: Iterable[str] | None = None, share_empty: bool = False) -> pd.DataFrame:
+                columns: Iterable[str] | None = None, share_empty: bool = False,
+                chunk_map: Callable[[pd.DataFrame], pd.DataFrame] | None = None) -> pd.DataFrame:
         """Tidy results, one row per cell, the measurement-record columns first.
 
         JSON columns (``params``, ``samples_s``, ``host_samples_s``) stay JSON text, as
@@ -116,6 +117,8 @@ class ResultRows(StoreConnection):
         ``share_empty``: record columns that are empty (NULL) in every selected row are not read but filled
         with None from one array they all share (a million rows of today's records left 28 of a report's 52
         columns empty: 8 MB each, and 40% of the read).
+        ``chunk_map``: applied to each chunk of rows as it is read (before the next is), so a reader can drop
+        what it does not need (a report, the samples of rows that have round medians) without holding it all.
         """
         import pandas as pd
 
@@ -129,7 +132,7 @@ class ResultRows(StoreConnection):
                 c for c in [*wanted, "extra"] if c in have and c not in empty)
             query = f"SELECT {select} FROM results {where} ORDER BY rowid"
             shared: dict[str, dict[Any, Any]] = {}
-            chunks = [share_strings(chunk, shared) for chunk in pd.read_sql_query(
+            chunks = [share_strings(chunk_map(chunk) if chunk_map else chunk, shared) for chunk in pd.read_sql_query(
                 query, self._conn, params=ids or None, chunksize=RESULT_CHUNK_ROWS)]
             df = _joined(chunks) if chunks else pd.read_sql_query(query, self._conn, params=ids or None)
         if empty:  # as read, they would be object columns of None: one shared array (pandas copies on write)
