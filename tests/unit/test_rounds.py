@@ -72,7 +72,10 @@ def test_merged_row_pools_samples_and_heads_with_the_median_of_round_medians():
     assert row["median_s"] == pytest.approx(1.1e-3)
     samples = json.loads(row["samples_s"])
     assert len(samples) == row["n_samples"] == 9 and row["min_s"] == pytest.approx(min(samples))
-    assert row["q3_s"] == pytest.approx(float(np.quantile(samples, 0.75)))
+    from workbench.judge.stats import round_weighted_quartiles
+    assert json.loads(row["round_sizes"]) == [3, 3, 3]  # quartiles weigh each round the same (one rule for all)
+    assert (row["q1_s"], row["q3_s"]) == pytest.approx(round_weighted_quartiles(samples, [3, 3, 3]))
+    assert row["q1_s"] <= row["median_s"] <= row["q3_s"]
     assert row["gbps"] == pytest.approx(8e6 / 1.1e-3 / 1e9) and row["gflops"] == pytest.approx(1e6 / 1.1e-3 / 1e9)
     assert row["pct_peak_bw"] == pytest.approx(100 * row["gbps"] / 10)
     assert row["first_call_s"] == 0.5 and row["peak_mem_bytes"] == 1000  # from the first round
@@ -137,3 +140,21 @@ def test_conditions_merge_keeps_none_when_nothing_was_read():
     assert merge_conditions({}, {}) == {k: None for k in merge_conditions({}, {})}
     assert merge_conditions({"gpu_throttle": "sw thermal"}, {"gpu_throttle": "hw slowdown, sw thermal"}
                             )["gpu_throttle"] == "sw thermal, hw slowdown"
+
+
+def test_a_rounds_quartiles_weigh_every_round_the_same_so_the_headline_median_lies_inside():
+    """A disturbed round that sampled longer (precision sampling) no longer drags the quartiles to itself: the
+    headline (median of round medians) read 935 us with quartiles 962 us - 1.02 ms before (issue 39)."""
+    import json as _json
+
+    from workbench.measure.rounds import merge_rounds
+    quiet = [0.93e-3 + 1e-6 * i for i in range(5)]
+    noisy = [1.0e-3 + 2e-6 * i for i in range(30)]
+    row = None
+    for samples in (quiet, noisy, quiet):
+        row = merge_rounds(row, {"status": "ok", "samples_s": _json.dumps(samples),
+                                 "median_s": sorted(samples)[len(samples) // 2]})
+    assert _json.loads(row["round_sizes"]) == [5, 30, 5]
+    assert row["q1_s"] <= row["median_s"] <= row["q3_s"], (row["q1_s"], row["median_s"], row["q3_s"])
+    pooled = sorted(quiet + noisy + quiet)
+    assert pooled[len(pooled) // 4] > row["median_s"]  # what pooling gave: a first quartile above the median

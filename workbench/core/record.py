@@ -108,11 +108,12 @@ class Row:
     # -- noise: rounds, the flag, and the conditions the cell ran under ---------------------------------
     rounds: int | None = None
     round_medians_s: str | None = None
+    round_sizes: str | None = None
     speed_probe_s: float | None = None
     round_probes_s: str | None = None
-    noise: float | None = None
     bandwidth_probe_gbs: float | None = None
     round_bandwidth_gbs: str | None = None
+    noise: float | None = None
     noisy: bool | None = None
     noise_note: str | None = None
     load_avg_1m: float | None = None

@@ -8,7 +8,7 @@ median, and ``iqr / median`` is the spread the adaptive loop drives down.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -39,6 +39,24 @@ def summarize(samples: Iterable[float]) -> Stats:
     iqr = q3 - q1
     return Stats(n=int(a.size), median=med, mean=float(a.mean()), min=float(a.min()), q1=q1, q3=q3,
                  iqr=iqr, rel_spread=relative_spread_of(iqr, med))
+
+
+def round_weighted_quartiles(samples: Sequence[float], round_sizes: Sequence[int]) -> tuple[float, float] | None:
+    """(Q1, Q3) of pooled rounds with every round weighing the same, or None where ``round_sizes`` does not
+    split ``samples``. WHY: a round samples until its median is known to a precision, so a disturbed round
+    takes many more samples than a quiet one; pooled quartiles then describe that round, and a headline that is
+    the median of the round medians fell outside them (timeit: "935 us median (IQR 962 us - 1.02 ms)"). With
+    equal weights the median of round medians always lies inside: at least half the rounds put half their
+    weight on each side of it."""
+    if not round_sizes or sum(round_sizes) != len(samples) or min(round_sizes) < 1:
+        return None
+    values = np.asarray(samples, dtype=np.float64)
+    weights = np.concatenate([np.full(n, 1.0 / (n * len(round_sizes))) for n in round_sizes])
+    order = np.argsort(values, kind="stable")
+    v, w = values[order], weights[order]
+    centre = np.cumsum(w) - w / 2  # each sample at the middle of its weight (Hazen's rule, weighted)
+    q1, q3 = np.interp([0.25, 0.75], centre, v)
+    return float(q1), float(q3)
 
 
 def relative_spread_of(iqr: float, median: float) -> float:

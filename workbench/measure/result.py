@@ -224,4 +224,5 @@ PAIR_VISIT = "pair_visit"
 #: Result columns a row's identity and a result's fields do not cover: set by the sweep (run, LLM shape) or
 #: by merging rounds.
 SWEEP_COLUMNS = ("run_id", "env_id", "llm_shape", "rounds", "round_medians_s", "noise", "noisy", "noise_note",
-                 "speed_probe_s", "round_probes_s", "bandwidth_probe_gbs", "round_bandwidth_gbs")
+                 "speed_probe_s", "round_probes_s", "bandwidth_probe_gbs", "round_bandwidth_gbs",
+                 "round_sizes")

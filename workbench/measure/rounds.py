@@ -27,7 +27,7 @@ from workbench.core.record import finite_or_none
 from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
 from workbench.judge import verdicts
-from workbench.judge.stats import bimodal_split, mode_median, relative_spread_of, summarize
+from workbench.judge.stats import bimodal_split, mode_median, relative_spread_of, round_weighted_quartiles, summarize
 from workbench.measure.gpu_visit import merge_gpu_rounds
 from workbench.measure.result import PAIR_VISIT
 from workbench.measure.speed_probe import bandwidth_dips
@@ -279,6 +279,7 @@ def finish_single_round(row: dict[str, Any]) -> dict[str, Any]:
     if row.get("median_s") is not None and row.get("samples_s"):
         row["rounds"] = 1
         row["round_medians_s"] = json.dumps([row["median_s"]])
+        row["round_sizes"] = json.dumps([len(_loads(row["samples_s"]))])
         row["round_probes_s"] = json.dumps([row["speed_probe_s"]]) if row.get("speed_probe_s") else None
         bandwidth = row.get("bandwidth_probe_gbs")
         row["round_bandwidth_gbs"] = json.dumps([bandwidth]) if bandwidth else None
@@ -342,9 +343,13 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
     bandwidths = _per_round(prev, new, "bandwidth_probe_gbs", "round_bandwidth_gbs", len(medians))
     st = summarize(samples)
     median = mode_median(medians)  # with two modes: the majority mode's, never a time between them
+    sizes = [int(n) for n in _loads(prev.get("round_sizes"))] + [len(_loads(new.get("samples_s")))]
+    sizes = sizes if len(sizes) == len(medians) and sum(sizes) == len(samples) else []
+    q1, q3 = round_weighted_quartiles(samples, sizes) or (st.q1, st.q3)
     out.update(samples_s=json.dumps(samples), host_samples_s=json.dumps(host), n_samples=st.n,
-               median_s=median, mean_s=st.mean, min_s=st.min, q1_s=st.q1, q3_s=st.q3, iqr_s=st.iqr,
-               rel_spread=finite_or_none(relative_spread_of(st.iqr, median)),
+               median_s=median, mean_s=st.mean, min_s=st.min, q1_s=q1, q3_s=q3, iqr_s=q3 - q1,
+               rel_spread=finite_or_none(relative_spread_of(q3 - q1, median)),
+               round_sizes=json.dumps(sizes) if sizes else None,
                host_median_s=summarize(host).median if host else None,
                rounds=len(medians), round_medians_s=json.dumps(medians),
                round_probes_s=json.dumps(probes) if probes else None,
