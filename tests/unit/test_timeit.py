@@ -45,3 +45,14 @@ def test_the_real_meter_reads_the_machine_once_it_has_a_window():
     m = workbench.timeit(abs, -3, **QUICK)
     assert m.other_cpu_share is not None and 0.0 <= m.other_cpu_share <= 1.0
     assert m.load_avg_1m is not None and "OpenMP wait: " in m.threads
+
+
+def test_the_printed_median_lies_inside_the_printed_quartiles():
+    """Tutorial 08 asserts it; a round that sampled longer had pulled pooled quartiles above the median."""
+    import numpy as _np
+
+    import workbench
+    x = _np.random.rand(1 << 14).astype(_np.float32)
+    for _ in range(3):
+        m = workbench.timeit(_np.sin, x, budget_s=0.02, rounds=3)
+        assert m.q1_s <= m.median_s <= m.q3_s, m
