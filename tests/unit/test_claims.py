@@ -170,3 +170,35 @@ def test_the_check_refuses_an_interval_past_the_floor_that_can_inform():
     assert vd.verdict_label("inconclusive", 13.61) == "disturbed"
     assert vd.verdict_label("faster", 1.06) == "faster, disturbed"
     assert vd.verdict_label("inconclusive", 0.45) == "inconclusive (±45%)"
+
+
+def test_a_pair_whose_medians_disagree_with_its_interval_is_not_settled():
+    # tutorial 10 (issue 39): paired blocks 1.00x "same-ish" beside medians 294 / 353 us (every round ~20% apart)
+    parted = {**verdict("same", 1.00, 0.97, 1.03, 0.03), "median_a": 294e-6, "median_b": 353e-6,
+              "basis": vd.BLOCKS}
+    assert claims.medians_disagree(parted) and claims.reading(parted) == "inconclusive"
+    sentence = verdict_sentence(parted, "numpy-eager", "numpy-graph")
+    assert sentence.startswith("could not tell numpy-graph from numpy-eager: the paired blocks and the cells' own "
+                               "rounds disagree (1.00× paired against 0.83× from the medians): not settled; rerun")
+    check_claim(parted, sentence)
+    with pytest.raises(ClaimMismatch, match="the verdict reads 'inconclusive'"):
+        check_claim(parted, "numpy-graph and numpy-eager ran the same within the noise (1.00× measured, floor ±3.0%)")
+    # tutorial 08: "1.18x faster" beside medians 544 / 526 us (1.03x) is not a finding either
+    faster = {**verdict("faster", 1.18, 1.10, 1.27, 0.07), "median_a": 544e-6, "median_b": 526e-6}
+    assert claims.reading(faster) == "inconclusive" and "× faster than" not in verdict_sentence(faster, "a", "b")
+    # medians inside the interval: the verdict stands, and a sentence may not claim a disagreement
+    agreed = {**FASTER, "median_a": 2.0, "median_b": 1.0}
+    assert not claims.medians_disagree(agreed) and claims.reading(agreed) == "faster"
+    with pytest.raises(ClaimMismatch, match="says \"and the cells' own rounds disagree\""):
+        check_claim(agreed, "b ran 2.00× faster than a, and the cells' own rounds disagree")
+    shown = claims.shown_verdicts(pd.DataFrame([parted, agreed]))
+    assert list(shown["verdict"]) == ["not settled (medians disagree)", "faster"]
+
+
+def test_shown_verdicts_catches_a_disturbed_row_in_a_table_without_its_floor():
+    # tutorial 05 showed 'inconclusive' beside an interval 0.39-4.01x its sentence called disturbed
+    table = pd.DataFrame([{"verdict": "inconclusive", "speedup": 1.25, "ci_low": 0.388, "ci_high": 4.01},
+                          {"verdict": "faster", "speedup": 1.24, "ci_low": 1.005, "ci_high": 1.523}])
+    shown = claims.shown_verdicts(table)
+    assert list(shown["verdict"]) == ["disturbed", "faster"]
+    assert shown["ci_low"].isna().iloc[0] and shown["floor"].iloc[1] == pytest.approx(0.231, abs=1e-3)

@@ -8,7 +8,9 @@ follow from the numbers it rests on (speed-up, interval, floor) — so prose and
 The verdict is read as the text may state it (:func:`reading`): "faster", "slower", "same" (only within a
 small floor: a "same" at ±300% means the noise hid any difference, and is said as "inconclusive"),
 "inconclusive" (the noise or the interval does not settle it; rows judged before that verdict existed say
-"ambiguous"), or "no call" (too few samples, no baseline, a failed cell).
+"ambiguous"), or "no call" (too few samples, no baseline, a failed cell). A pair whose paired estimate and the
+ratio of its two cells' own medians disagree by more than the estimate's interval (:func:`medians_disagree`)
+reads "inconclusive" whatever its verdict: two statistics of one comparison that part that far settle nothing.
 """
 
 from __future__ import annotations
@@ -56,6 +58,13 @@ DISTURBED = "was disturbed"
 
 #: What would settle an inconclusive comparison, said with it.
 SETTLE = "more rounds or a quieter machine would settle it"
+#: The phrase a sentence carries where the paired estimate and the cells' own medians disagree
+#: (:func:`medians_disagree`); the basis ("paired blocks" / "paired rounds") is put in front of it.
+DISAGREE = "and the cells' own rounds disagree"
+#: What to do about such a pair, said with it.
+DISAGREE_HINT = ("not settled; rerun it with more rounds (workbench bench ... --rounds 10) while the machine is "
+                 "otherwise idle; if they still part, each side runs differently beside the other than alone "
+                 "(docs/statistics.md, 'When the paired estimate and the medians disagree')")
 
 
 class ClaimMismatch(AssertionError):
@@ -75,10 +84,28 @@ def fmt_floor(floor: float) -> str:
     return f"±{pct(floor)}" if math.isfinite(floor) else "±?"
 
 
+def medians_ratio(v: Mapping[str, Any]) -> float:
+    """The speed-up the two cells' own headline medians give (``median_a / median_b``; NaN where not known)."""
+    a, b = _num(v, "median_a"), _num(v, "median_b")
+    return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else float("nan")
+
+
+def medians_disagree(v: Mapping[str, Any]) -> bool:
+    """Whether the ratio of the two cells' own medians lies outside the paired estimate's interval: then the
+    paired figure and the medians printed beside it tell two stories, and neither is stated as a finding."""
+    if str(v.get("verdict")) not in ("faster", "slower", "same", "inconclusive", "ambiguous"):
+        return False
+    m, lo, hi = medians_ratio(v), _num(v, "ci_low"), _num(v, "ci_high")
+    return all(math.isfinite(x) for x in (m, lo, hi)) and not lo <= m <= hi
+
+
 def reading(v: Mapping[str, Any]) -> Reading:
     """What a verdict lets a sentence say: ``v`` is a row of a speed-up table or a verdict's dict (keys
-    ``verdict``, ``speedup``, ``ci_low``, ``ci_high``, ``floor``)."""
+    ``verdict``, ``speedup``, ``ci_low``, ``ci_high``, ``floor``; with ``median_a``/``median_b`` a pair whose
+    medians disagree with its interval reads "inconclusive", :func:`medians_disagree`)."""
     verdict = str(v.get("verdict"))
+    if medians_disagree(v):
+        return "inconclusive"
     if verdict in ("faster", "slower"):
         return verdict  # type: ignore[return-value]
     if verdict == "same":
@@ -99,6 +126,10 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     said = reading(v)
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
         return _disturbed_sentence(v, said, base, other, disturbed_by)
+    if medians_disagree(v):
+        basis = str(v.get("basis") or "paired estimate")
+        return (f"could not tell {other} from {base}: the {basis} {DISAGREE} ({s:.2f}× paired against "
+                f"{medians_ratio(v):.2f}× from the medians): {DISAGREE_HINT}")
     if said == "faster":
         return f"{other} ran {s:.2f}× faster than {base}"
     if said == "slower":
@@ -160,7 +191,7 @@ def check_verdict(v: Mapping[str, Any]) -> None:
     held = {"faster": math.log(s) > margin and lo > 1,
             "slower": math.log(s) < -margin and hi < 1,
             "same": not beyond and floor <= SAME_MAX_FLOOR,
-            "inconclusive": not (beyond and (lo > 1 or hi < 1))}[said]
+            "inconclusive": medians_disagree(v) or not (beyond and (lo > 1 or hi < 1))}[said]
     if not held:
         raise ClaimMismatch(f"the verdict does not follow from its numbers: {numbers}")
 
@@ -186,6 +217,11 @@ def check_claim(v: Mapping[str, Any], sentence: str, phrases: Mapping[str, str] 
     if phrases is None and (DISTURBED in sentence) != disturbed:
         raise ClaimMismatch(f"{sentence!r} {'says' if DISTURBED in sentence else 'does not say'} {DISTURBED!r}, "
                             f"but the comparison's floor is {fmt_floor(_num(v, 'floor'))}")
+    parted = medians_disagree(v) and not disturbed
+    if phrases is None and (DISAGREE in sentence) != parted:
+        raise ClaimMismatch(f"{sentence!r} {'says' if DISAGREE in sentence else 'does not say'} {DISAGREE!r}, "
+                            f"but the medians give {medians_ratio(v):.3g}× against the interval "
+                            f"{_num(v, 'ci_low'):.3g}-{_num(v, 'ci_high'):.3g}×")
 
 
 _PRINTED_FLOOR = re.compile(r"±\s*([\d,]+(?:\.\d+)?)\s*%")
@@ -204,13 +240,23 @@ def shown_verdicts(table: pd.DataFrame) -> pd.DataFrame:
     """A speed-up table as a tutorial shows it beside its sentences: a disturbed comparison (floor past
     :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`) reads "disturbed" (or "faster, disturbed") as its
     sentence does, and keeps only the bound that sentence quotes (``ci_low`` of a faster, ``ci_high`` of a
-    slower one): no floor, no speed-up, no other bound. The rest as they are."""
+    slower one): no floor, no speed-up, no other bound. A pair whose medians disagree with its interval
+    (:func:`medians_disagree`) reads "not settled (medians disagree)", as its sentence does. A table without a
+    ``floor`` column gets the interval's half-width as one, so a disturbed row is caught all the same. The rest
+    as they are."""
     out = table.copy()
-    if "floor" not in out or "verdict" not in out:
+    if "verdict" not in out:
+        return out
+    if "floor" not in out and {"ci_low", "ci_high"} <= set(out):
+        lo, hi = (pd.to_numeric(out[c], errors="coerce") for c in ("ci_low", "ci_high"))
+        out["floor"] = (hi / lo) ** 0.5 - 1
+    if "floor" not in out:
         return out
     verdicts = out["verdict"].astype(str)
+    parted = pd.Series([medians_disagree(r) for r in out.to_dict("records")], index=out.index, dtype=bool)
     hit = out["floor"].map(is_disturbed) & verdicts.isin(["faster", "slower", "same", "inconclusive"])
-    out["verdict"] = [verdict_label(v, f) if h else v for v, f, h in zip(verdicts, out["floor"], hit, strict=True)]
+    out["verdict"] = [verdict_label(v, f) if h else "not settled (medians disagree)" if p else v
+                      for v, f, h, p in zip(verdicts, out["floor"], hit, parted, strict=True)]
     blank = {"floor": hit, "speedup": hit, "ci_low": hit & (verdicts != "faster"),
              "ci_high": hit & (verdicts != "slower")}
     for col, mask in blank.items():
