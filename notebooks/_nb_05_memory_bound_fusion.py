@@ -29,7 +29,7 @@ STORE = "workbench-results.sqlite"
 import pandas as pd
 import workbench
 from workbench import tutorial
-from workbench.core.units import fmt_bytes
+from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.backends.registry import all_backends
 from workbench.report.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, pair_verdicts, reading,
                                      shown_verdicts, verdict_sentence)
@@ -143,15 +143,21 @@ gelu_findings = fusion_findings(gelu)
 The table puts each fused variant's verdict beside the numbers it rests on: `speed-up (paired)` is the
 paired per-round speed-up over the unfused variant of its own backend, the one statistic the sentences
 above quote, with its interval; `median time` and `GB/s` are each cell's own headline, for reading the
-sizes, not a second estimate of the ratio. Where fusion was faster and the working set streams from DRAM,
-the speed-up estimates how many more bytes the unfused variant moved; where the data sits in cache, or the
-verdict is not "faster", it does not.
+sizes, not a second estimate of the ratio (each side's median comes from its own samples, so their ratio can
+differ from the paired figure within its interval; where it falls outside, the verdict reads "not settled").
+A speed-up past ±50% is not printed: the verdict reads "disturbed", as its sentence does. `noisy` marks a
+cell whose rounds spread more than 10% or that shared the machine with other processes; on a shared
+machine that is every cell, and the verdicts' intervals already carry that noise. Where fusion was faster
+and the working set streams from DRAM, the speed-up estimates how many more bytes the unfused variant
+moved; where the data sits in cache, or the verdict is not "faster", it does not.
 """),
     code("""
 def time_vs_unfused(res):
     ok = res.df[res.df["status"] == "ok"]
-    out = ok[["variant", "backend", "mode", "size_label", "median_s", "gbps", "noisy"]].rename(
-        columns={"median_s": "median time (s)", "gbps": "GB/s (median)"})
+    out = pd.DataFrame({"variant": ok["variant"], "backend": ok["backend"], "mode": ok["mode"],
+                        "size_label": ok["size_label"], "median time": ok["median_s"].map(fmt_seconds),
+                        "GB/s (median)": ok["gbps"].map("{:.1f}".format),
+                        "noisy": ok["noisy"].map(lambda n: "noisy" if n else "")})
     judged = []
     for backend, g in ok.groupby("backend", sort=True):
         eager = sorted(set(g.loc[g["mode"] == "eager", "variant"]))
@@ -161,10 +167,42 @@ def time_vs_unfused(res):
                                                       "ci_high", "verdict"]])
     if not judged:
         return out
-    table = shown_verdicts(pd.concat(judged)).rename(columns={"speedup": "speed-up (paired)"})
-    return out.merge(table, on=["variant", "backend", "size_label"], how="left")
+    table = shown_verdicts(pd.concat(judged))
+    x = lambda v: "" if pd.isna(v) else f"{v:.2f}×"
+    table = pd.DataFrame({"variant": table["variant"], "backend": table["backend"], "size_label": table["size_label"],
+                          "speed-up (paired)": table["speedup"].map(x),
+                          "interval": [f"{x(lo)}-{x(hi)}".strip("-") for lo, hi in zip(table["ci_low"],
+                                                                                     table["ci_high"])],
+                          "verdict": table["verdict"]})
+    return out.merge(table, on=["variant", "backend", "size_label"], how="left").fillna("")
+
+
+def bytes_answer(res):
+    # the title's question at the DRAM size: the time follows the bytes only if the kernel streams near the
+    # rate this machine's memory gives a plain stream (saxpy's, measured here beside it)
+    big = res.df[(res.df["status"] == "ok") & (res.df["bytes"] == res.df["bytes"].max())]
+    stream = workbench.benchmark(kernel="saxpy", backends=["numba"] if "numba" in set(big["backend"]) else ["numpy"],
+                                 sizes=[{"n": int(big["bytes"].max()) // 12}], budget_s=BUDGET_S,
+                                 store=STORE, progress=False).df
+    rate = float(stream.loc[stream["status"] == "ok", "gbps"].max())
+    for r in big.sort_values("gbps", ascending=False).itertuples():
+        share = r.gbps / rate
+        said = ("near the stream rate: here the bytes can decide the time" if share >= 0.7 else
+                "well below the stream rate: something other than the bytes moved (the arithmetic, the passes' "
+                "loop overhead) sets its time")
+        print(f"{r.variant} on {r.backend}: {r.gbps:.1f} GB/s of compulsory bytes, {share:.0%} of saxpy's "
+              f"{rate:.1f} GB/s at the same working set (median GB/s): {said}")
 
 time_vs_unfused(gelu)
+"""),
+    md("""
+**Do the bytes decide the time?** Only if the kernel moves its bytes near the rate the memory gives a plain
+stream. `saxpy` at the same working set is that stream; each variant at the DRAM size is set against it
+(medians, GB/s of the compulsory bytes: a variant that moves extra intermediate bytes shows a lower figure):
+"""),
+    code("""
+if not SMALL:
+    bytes_answer(gelu)
 """),
     md("""
 ## RMSNorm with the residual add

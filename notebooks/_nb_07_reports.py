@@ -24,7 +24,10 @@ from workbench import tutorial
 
 import numba
 from workbench.api import Results
-from workbench.report.claims import busy_text, check_verdict, fmt_floor, reading
+import math
+
+import pandas as pd
+from workbench.report.claims import busy_text, check_verdict, fmt_floor, reading, shown_verdicts
 from workbench.judge.verdicts import DISTURBED_FLOOR
 from workbench.judge.compare import compare_runs
 from workbench.store import Store
@@ -42,7 +45,9 @@ second core) the noise may be too large to tell — never a confident call the n
 machine busy enough, one thread can even be faster: the second waits for a core more than it helps.
 """),
     code("""
-sizes = [2**14, 2**18] if SMALL else [2**16, 2**20, 2**23] if FULL else [2**16, 2**20]
+# three sizes: with two variants, six matched cells, enough (MIN_CELLS = 5) for the run-to-run noise to be
+# measured from their scatter instead of assumed
+sizes = [2**14, 2**18] if SMALL else [2**16, 2**20, 2**23] if FULL else [2**16, 2**18, 2**20]
 here = tutorial.available("numpy", "numba")
 threads = numba.get_num_threads()
 # isolation="in-process": numba.set_num_threads acts on this process only, and by default cells run in
@@ -61,11 +66,21 @@ print(run_a.run_id, run_b.run_id, f"(numba threads: {threads} in run A, 1 in run
 store = Store(STORE)
 df = store.results([run_a.run_id, run_b.run_id])
 cmp = compare_runs(df, run_a.run_id, run_b.run_id)
-cols = ["variant", "backend", "size_label", "speedup", "ci_low", "ci_high", "floor", "noisy", "verdict"]
-cmp[[c for c in cols if c in cmp]]
+shown = shown_verdicts(cmp)   # past ±50% no interval: the verdict reads "disturbed"
+x = lambda v: "" if pd.isna(v) else f"{v:.2f}×"
+pd.DataFrame({"variant": shown["variant"], "backend": shown["backend"], "size": shown["size_label"],
+              "speed-up (A/B, median of round medians)": shown["speedup"].map(x),
+              "interval": [f"{x(lo)}-{x(hi)}".strip("-") for lo, hi in zip(shown["ci_low"], shown["ci_high"])],
+              "floor": shown["floor"].map(lambda f: "" if pd.isna(f) else fmt_floor(f)),
+              "own rounds": shown["noisy"].map(lambda n: "noisy" if n else "agree"), "verdict": shown["verdict"]})
 """),
     md("""
-`speedup` is `median(A) / median(B)`: below 1 means run B is slower. A verdict says "faster" or "slower"
+The speed-up is run A's time over run B's, each run's time being the median of its round medians (each
+round's median, then the median across rounds): below 1 means run B is slower. Where a run's rounds fall in
+two modes (bimodal), that headline is the majority mode's, while a figure's quartile band pools every sample,
+so the two can differ. The interval and `floor` add both runs' spread across rounds to the run-to-run noise,
+the scatter of every matched cell's ratio around their common shift (with fewer than five cells it cannot be
+measured and ±15% is assumed); a cell whose own rounds agree can still get a wide floor from it. A verdict says "faster" or "slower"
 only when the difference exceeds the noise floor (`floor`, from the noise measured across rounds and runs)
 and its interval excludes no change; "same" only when the whole interval lies within ±5%, a floor that is itself
 small (a "same" under a ±300% floor would only say that the noise hid everything). Anything
@@ -90,6 +105,13 @@ for variant, g in cmp.groupby("variant"):
         widest = g["floor"].max()  # past ±50% a floor is not printed: the comparison was disturbed
         noise = (f"the noise (floors up to {fmt_floor(widest)})" if widest <= DISTURBED_FLOOR
                  else "the noise (the comparisons were disturbed)")
+        quiet = not g["noisy"].astype(bool).any()
+        if quiet:   # its own rounds agreed: the width comes from the run-to-run part, said with its basis
+            cells = int(cmp["speedup"].notna().sum())
+            basis = (f"measured from the scatter of {cells} cells' ratios, numba's among them" if cells >= 5 else
+                     f"assumed: {cells} cells are too few to measure it")
+            noise += (f", although its own rounds agreed: the run-to-run noise (one sigma about "
+                      f"±{math.expm1(cmp.attrs['run_noise']):.0%} per cell, {basis}) sets that width")
         outcome = (f"{noise} was too large to tell at every size"
                    + (f" ({busy_text(df)})" if busy_text(df) else "")
                    + ", so this run cannot check the text's expectation; more rounds or a quieter machine would")

@@ -52,14 +52,25 @@ print(f"{m.n_samples} samples in {m.rounds} rounds, {m.calls_per_sample} call(s)
 assert m.q1_s <= m.median_s <= m.q3_s and m.backend == "torch-cpu"
 """),
     md("""
-The same measurement as a notebook magic, as CuPy's `%gpu_timeit`: `%wb_timeit` times a statement (and
-`%%wb_timeit` a cell) with the same timer, rounds and noise flag, on the device of the arrays it names,
-and prints one line. `%wb_quick -s setup -n sizes {"a": f, "b": g}` runs `workbench.quick` and shows its
+The same call measured again, as a notebook magic (as CuPy's `%gpu_timeit`): `%wb_timeit` times a statement
+(and `%%wb_timeit` a cell) with the same timer, rounds and noise flag, on the device of the arrays it names,
+and prints one line (`-o` also returns the measurement). It is a second measurement, seconds later, not a
+copy of the first: the cell after it says whether the two agree. `%wb_quick -s setup -n sizes {"a": f, "b": g}` runs `workbench.quick` and shows its
 summary.
 """),
     code("""
 %load_ext workbench.magics
-%wb_timeit torch.softmax(x, dim=1)
+m2 = %wb_timeit -o torch.softmax(x, dim=1)
+"""),
+    code("""
+# two measurements of one call: do they agree? (each median against the other's quartiles)
+apart = not (m.q1_s <= m2.median_s <= m.q3_s or m2.q1_s <= m.median_s <= m2.q3_s)
+ratio = max(m.median_s, m2.median_s) / min(m.median_s, m2.median_s)
+print(f"timeit {m.median_s * 1e3:.3g} ms, %wb_timeit {m2.median_s * 1e3:.3g} ms median: "
+      + (f"they differ {ratio:.1f}x, beyond each other's quartiles: the machine changed between them (the lines "
+         "above say whether a run was noisy or bimodal and how much of the CPU other processes took); one "
+         "measurement on a shared machine is one draw, which is why quick() below judges with paired rounds"
+         if apart else "they agree within each other's quartiles"))
 """),
     md("""
 ## Three softmaxes, under ten lines
@@ -96,9 +107,12 @@ for other in ("torch", "numpy-naive"):
             naive_won.append(v["size_label"])
 if busy_text(res.df):   # the floors above are this run's: say when it shared the machine
     print(f"(This run shared the machine: {busy_text(res.df)}.)")
-if naive_won:   # said only where the verdict called it
-    print(f"numpy-naive's gain at {', '.join(naive_won)} is the pass over each row it skips (the row maximum); "
-          "the next section shows what skipping it costs")
+# what numpy-naive does differently, said without a cause the timings cannot separate: it skips one pass
+# (the row maximum and its subtraction) and evaluates np.exp(x) twice
+print("numpy-naive skips the row maximum and its subtraction but evaluates np.exp(x) twice; these timings "
+      "do not separate the two effects"
+      + (f" (its verdict is 'faster' at {', '.join(naive_won)})" if naive_won else "")
+      + "; the next section shows what skipping the maximum costs")
 """),
     code("""
 res.plot("gbps")
@@ -108,7 +122,9 @@ res.plot("gbps")
 
 `numpy-naive` skips the subtraction of the row maximum. On inputs in [0, 1) nobody can tell; with logits
 of a few hundred, `exp` overflows float32 and the check catches it: the row is `incorrect` and is not
-timed (the time of a wrong answer is not a result).
+timed (the time of a wrong answer is not a result). The overflow warnings printed below are
+numpy-naive's: both callables run in the `numpy` backend's worker process, and a worker's output is
+labelled with its backend (`[worker numpy]`), not with the callable.
 """),
     code("""
 big = workbench.quick(
