@@ -133,13 +133,13 @@ else:
 if best != hand:
     # the statistic the sentence above quotes: the paired speed-up with its interval, and its verdict
     pv = pair_verdicts(res.df, hand, best, "numba").iloc[0]
-    noisy = bool(res.df["noisy"].astype(bool).any())
+    unsettled = reading(pv) == "inconclusive"   # the library plots' marker: hollow where nothing is settled
     fig, ax = plt.subplots(figsize=(6, 2.2))
     ax.errorbar([pv["speedup"]], [0], xerr=[[pv["speedup"] - pv["ci_low"]], [pv["ci_high"] - pv["speedup"]]],
-                fmt="o", color="C0", mfc="none" if noisy else "C0", capsize=4, label="hollow: a noisy cell" if noisy
-                else None)
+                fmt="o", color="C0", mfc="none" if unsettled else "C0", capsize=4,
+                label="hollow: not settled" if unsettled else None)
     ax.axvline(1, color="C3", ls="--", lw=1, label="hand-picked (1×)")
-    ax.set(yticks=[], xlabel="speed-up of the search's best over hand-picked (paired, 95% interval)",
+    ax.set(yticks=[], xlabel=f"speed-up of the search's best over hand-picked (paired, {pv['coverage']:.1%} interval)",
            title=f"one run, interleaved rounds: {reading(pv)}")
     ax.legend(loc="lower right", fontsize=8)
     plt.show()

@@ -202,3 +202,12 @@ def test_shown_verdicts_catches_a_disturbed_row_in_a_table_without_its_floor():
     shown = claims.shown_verdicts(table)
     assert list(shown["verdict"]) == ["disturbed", "faster"]
     assert shown["ci_low"].isna().iloc[0] and shown["floor"].iloc[1] == pytest.approx(0.231, abs=1e-3)
+
+
+def test_a_same_whose_interval_excludes_no_change_says_how_far_apart_not_noise():
+    # tutorial 11: "the same within the noise (0.98x measured, floor ±5.0%)" beside an interval 0.972-0.988
+    v = verdict("same", 0.98, 0.972, 0.988, 0.028)
+    sentence = verdict_sentence(v, "hand-picked", "tuned")
+    assert "noise" not in sentence and "tuned was about 2.0% slower" in sentence and "0.972-0.988×" in sentence
+    check_claim(v, sentence)
+    assert "within the noise" in verdict_sentence(SAME, "eager", "fused")   # an interval holding 1 is noise

@@ -48,7 +48,7 @@ SAME_MAX_FLOOR = SAME_WITHIN
 PHRASES: dict[str, str] = {
     "faster": "× faster than",
     "slower": "was faster:",
-    "same": "the same within the noise",
+    "same": "ran the same within",
     "inconclusive": "could not tell",
     "no call": "no call between",
 }
@@ -135,6 +135,12 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     if said == "slower":
         return f"{base} was faster: {other} took {1 / s:.2f}× its time"
     if said == "same":
+        lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
+        if lo > 1 or hi < 1:   # measurably apart, but by less than "same" allows: said as such, not as noise
+            by = f"about {pct(abs(s - 1))} {'faster' if s > 1 else 'slower'}"
+            return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {by} ({s:.3f}× "
+                    f"measured, interval {lo:.3f}-{hi:.3f}×), measurably but inside the ±{pct(SAME_WITHIN)} we call "
+                    "the same")
         return f"{other} and {base} ran the same within the noise ({s:.2f}× measured, floor {fmt_floor(floor)})"
     if said == "inconclusive":
         lo, hi = _num(v, "ci_low"), _num(v, "ci_high")

@@ -1,4 +1,5 @@
-"""Speed-up of each variant over a baseline against size, with the rounds' 95% intervals as error bars."""
+"""Speed-up of each variant over a baseline against size, with the verdicts' intervals (their coverage, 97.5%)
+as error bars."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def _mark_verdicts(ax: Axes, g: pd.DataFrame, color: Any, label_points: bool) ->
 def plot_speedup(df: pd.DataFrame, baseline: Any = None, *, ax: Axes | None = None, title: str | None = None,
                  table: pd.DataFrame | None = None, styles: Mapping[str, SeriesStyle] | None = None,
                  run_names: Mapping[str, str] | None = None) -> Figure:
-    """Speed-up of each variant over a baseline against size; error bars are 95% intervals from the rounds.
+    """Speed-up of each variant over a baseline against size; error bars are the verdicts' intervals (97.5%).
 
     ``baseline`` defaults to each kernel's library variant (see
     :func:`workbench.judge.compare.speedup_vs_baseline`); ``table`` takes an
