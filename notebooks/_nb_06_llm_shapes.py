@@ -191,8 +191,12 @@ for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if
     speedups = g["speedup"].tolist()
     counts = pd.Series(said).value_counts().to_dict()
     what = ", ".join(f"{'could not tell' if k == 'inconclusive' else k} at {n} of {len(g)}" for k, n in counts.items())
-    span = (f"float16 took {1 / max(speedups):.2g}-{1 / min(speedups):.2g}× the float32 time"
-            if len(g) > 1 else f"float16 took {1 / speedups[0]:.2g}× the float32 time")
+    # the range quotes only the shapes whose verdict settled something: an inconclusive shape's ratio is noise
+    settled = [x for x, r in zip(speedups, said) if r != "inconclusive"]
+    span = ("no shape settled" if not settled else
+            f"float16 took {1 / max(settled):.2g}-{1 / min(settled):.2g}× the float32 time at the "
+            f"{len(settled)} settled shapes" if len(settled) > 1 else
+            f"float16 took {1 / settled[0]:.2g}× the float32 time at the one settled shape")
     why = fp16_why(backend, said, speedups)
     # what the sentence says follows the verdicts it counts
     called = set(said) - {"inconclusive"}

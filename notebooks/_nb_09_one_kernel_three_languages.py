@@ -12,7 +12,8 @@ The same row softmax — `out[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max
 - **Triton** (`kernels/softmax/triton_variants.py`): a `@triton.jit` kernel, one program per row;
 - **WGSL** (`kernels/softmax/softmax.wgsl`): a compute shader for Vulkan, Metal and D3D12 through wgpu.
 
-Without a GPU each still reaches two rungs of the verification ladder (the README's "What is verified where"):
+Without a GPU each reaches rung 3 of the verification ladder (the README's "What is verified where"), and
+portable C and Triton also rung 4 (WGSL has no GPU compiler here that reports registers, so it stops at 3):
 
 - **rung 3, executed and checked here:** portable C on PoCL (OpenCL on the CPU), Triton in its interpreter
   on CPU tensors, WGSL on lavapipe (Mesa's CPU Vulkan driver). These rows are correctness results: their
