@@ -211,3 +211,13 @@ def test_a_same_whose_interval_excludes_no_change_says_how_far_apart_not_noise()
     assert "noise" not in sentence and "tuned was about 2.0% slower" in sentence and "0.972-0.988×" in sentence
     check_claim(v, sentence)
     assert "within the noise" in verdict_sentence(SAME, "eager", "fused")   # an interval holding 1 is noise
+
+
+def test_verdict_table_prints_numbers_with_units_and_no_disturbed_interval():
+    table = pd.DataFrame([{"variant": "torch", **verdict("faster", 1.143387, 1.034481, 1.263, 0.105),
+                           "coverage": 0.975},
+                          {"variant": "portable", **verdict("slower", 0.2, 0.05, 0.37, 1.7), "coverage": 0.975}])
+    shown = claims.verdict_table(table, ["variant"])
+    assert list(shown.columns) == ["variant", "speed-up (paired)", "interval (97.5%)", "floor", "verdict"]
+    assert shown.iloc[0].tolist() == ["torch", "1.14×", "1.03×-1.26×", "±10%", "faster"]
+    assert shown.iloc[1].tolist() == ["portable", "", "0.37×", "", "slower, disturbed"]

@@ -311,3 +311,23 @@ def busy_text(rows: pd.DataFrame) -> str:
     if share is None or share <= BUSY_CPU_SHARE:
         return ""
     return f"other processes used up to {share:.0%} of the CPU while these cells ran"
+
+
+def verdict_table(table: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
+    """A speed-up table as a reader sees it beside its sentences (:func:`shown_verdicts`), its numbers in words:
+    the ``keep`` columns, then "speed-up (paired)" ("1.14×"), "interval" ("1.03-1.26×", its coverage in the
+    header), "floor" ("±13%") and the verdict; blank where :func:`shown_verdicts` blanked a number."""
+    shown = shown_verdicts(table)
+
+    def times(x: Any) -> str:
+        return "" if pd.isna(x) else f"{x:.3g}×"
+
+    coverage = pd.to_numeric(shown.get("coverage", pd.Series(dtype=float)), errors="coerce").dropna()
+    label = f"interval ({coverage.iloc[0]:.1%})" if len(coverage) and coverage.nunique() == 1 else "interval"
+    out = shown[keep].copy()
+    out["speed-up (paired)"] = shown["speedup"].map(times)
+    out[label] = [f"{times(lo)}-{times(hi)}".strip("-") for lo, hi in zip(shown["ci_low"], shown["ci_high"],
+                                                                          strict=True)]
+    out["floor"] = shown["floor"].map(lambda f: "" if pd.isna(f) else fmt_floor(float(f)))
+    out["verdict"] = shown["verdict"]
+    return out
