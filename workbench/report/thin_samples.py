@@ -83,4 +83,6 @@ def thin_samples(chunk: pd.DataFrame) -> pd.DataFrame:
         if m is None or math.isfinite(m):
             samples[i] = "[]" if m is None else f"[{m!r}]"
     chunk["samples_s"] = samples
-    return chunk
+    # a copy: pandas keeps the replaced column alive in the views of the block it came from (a million rows'
+    # samples stayed in memory, 5 GB), while a copy holds only what the frame shows
+    return chunk.copy()
