@@ -186,6 +186,9 @@ def test_a_pair_whose_medians_disagree_with_its_interval_is_not_settled():
     # tutorial 08: "1.18x faster" beside medians 544 / 526 us (1.03x) is not a finding either
     faster = {**verdict("faster", 1.18, 1.10, 1.27, 0.07), "median_a": 544e-6, "median_b": 526e-6}
     assert claims.reading(faster) == "inconclusive" and "× faster than" not in verdict_sentence(faster, "a", "b")
+    rounds = {**faster, "basis": "paired rounds"}   # no blocks: the hint is about the rounds, not the loop
+    assert "a few rounds far apart" in verdict_sentence(rounds, "a", "b")
+    check_claim(rounds, verdict_sentence(rounds, "a", "b"))
     # medians inside the interval: the verdict stands, and a sentence may not claim a disagreement
     agreed = {**FASTER, "median_a": 2.0, "median_b": 1.0}
     assert not claims.medians_disagree(agreed) and claims.reading(agreed) == "faster"

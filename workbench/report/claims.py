@@ -28,6 +28,7 @@ from workbench.core.status import Status
 from workbench.core.units import fmt_bytes
 from workbench.judge.compare import speedup_vs_baseline
 from workbench.judge.verdicts import (
+    BLOCKS,
     DISTURBED_FLOOR,
     MIN_EFFECT,
     RERUN_HINT,
@@ -128,8 +129,10 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
         return _disturbed_sentence(v, said, base, other, disturbed_by)
     if medians_disagree(v):
         basis = str(v.get("basis") or "paired estimate")
+        hint = DISAGREE_HINT if basis == BLOCKS else (
+            f"not settled; {RERUN_HINT} (paired round by round, a few rounds far apart pull the two figures apart)")
         return (f"could not tell {other} from {base}: the {basis} {DISAGREE} ({s:.2f}× paired against "
-                f"{medians_ratio(v):.2f}× from the medians): {DISAGREE_HINT}")
+                f"{medians_ratio(v):.2f}× from the medians): {hint}")
     if said == "faster":
         return f"{other} ran {s:.2f}× faster than {base}"
     if said == "slower":
