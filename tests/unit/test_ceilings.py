@@ -77,6 +77,30 @@ def test_the_probe_can_be_turned_off(tmp_path, cache_file, monkeypatch):
     assert not peaks.ensure_ceilings(Store(tmp_path / "s.sqlite"), "env", "numpy")
 
 
+def test_with_the_probe_off_an_earlier_probe_is_still_used(tmp_path, cache_file, monkeypatch):
+    """Issue 39: quick tutorials turn the probe off, and showed "% peak" empty although this environment had
+    been probed; an earlier probe costs nothing to read."""
+    key = peaks._probe_key(backend_registry.get("numpy"))
+    kept = [peaks.Peak("numpy", BANDWIDTH, "float32", 40.0, "GB/s", "automatic probe: saxpy", {})]
+    peaks._remember_probe("env", key, kept)
+    monkeypatch.setattr(peaks, "_probed", {})  # a new process: only the cache file has it
+    monkeypatch.setenv(peaks.ENV_AUTO_PEAKS, "0")
+    monkeypatch.setattr(peaks, "probe_backend", lambda *a: pytest.fail("probed although turned off"))
+    store = Store(tmp_path / "s.sqlite")
+    assert peaks.ensure_ceilings(store, "env", "numpy")[(BANDWIDTH, "float32")] == 40.0
+    assert len(store.peaks("env", "numpy")) == 1
+
+
+def test_a_device_without_roofs_says_why(monkeypatch):
+    from workbench.roofs.model import RoofSet
+
+    monkeypatch.setenv(peaks.ENV_AUTO_PEAKS, "0")
+    off = RoofSet("cpu").for_row("memory-bound", "float32").missing
+    assert "WORKBENCH_AUTO_PEAKS=0" in off and "workbench peaks" in off
+    monkeypatch.setenv(peaks.ENV_AUTO_PEAKS, "1")
+    assert "kept none" in RoofSet("cpu").for_row("memory-bound", "float32").missing
+
+
 def test_a_failed_probe_does_not_stop_anything(tmp_path, cache_file, monkeypatch):
     def boom(*a):
         raise RuntimeError("probe broke")

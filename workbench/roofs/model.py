@@ -144,9 +144,9 @@ class RoofSet:
         found = self.get(kind, dtype)
         if found is not None:
             return found
+        what = f"no {kind.value}{' ' + dtype if kind is RoofKind.FLOPS else ''} roof measured for this device"
         return Roof(self.device, kind, None, "", dtype=dtype if kind is RoofKind.FLOPS else None,
-                    missing=f"no {kind.value}{' ' + dtype if kind is RoofKind.FLOPS else ''} roof measured "
-                            "for this device")
+                    missing=what if self.roofs else f"{what}: {why_no_roofs()}")
 
     def cache_level_for(self, nbytes: float | None) -> Roof | None:
         """The innermost cache level with a measured bandwidth whose capacity holds ``nbytes``: the roof of a
@@ -239,6 +239,22 @@ def _details(v: Any) -> JsonObject:
             return {}
         return d if isinstance(d, dict) else {}
     return {}
+
+
+def why_no_roofs() -> str:
+    """Why a device has no roofs at all, as this process's switch says: the automatic probe was off (a quick
+    tutorial run turns it off to save its seconds) or it ran and kept nothing (refused on a busy machine)."""
+    from workbench.core.env_values import env_flag
+
+    try:
+        on = env_flag("WORKBENCH_AUTO_PEAKS", True)
+    except ValueError:
+        on = True
+    if not on:
+        return ("the automatic probe is off here (WORKBENCH_AUTO_PEAKS=0, as a quick tutorial run sets it) and no "
+                "earlier probe was kept; `workbench peaks` measures them")
+    return ("the automatic probe kept none (refused on a busy machine, or it failed: the log says which); "
+            "`workbench peaks` measures them and says why")
 
 
 def roof_set_from_table(table: pd.DataFrame | list[RowDict], device: str) -> RoofSet:

@@ -27,7 +27,7 @@ pilot), and stores them with a method starting ``automatic probe``. Later runs
 in the same environment reuse them (from the store, or from a small per-user
 cache so a fresh store does not probe again); ``workbench peaks`` replaces
 them with its longer measurement, and an automatic probe never overwrites one.
-``WORKBENCH_AUTO_PEAKS=0`` turns the probe off.
+``WORKBENCH_AUTO_PEAKS=0`` turns the probe off (roofs kept from an earlier probe are still used).
 """
 
 from __future__ import annotations
@@ -492,7 +492,8 @@ def ensure_ceilings(store: Store, env_id: str, backend: str, worker: CellExecuto
     per-user cache as well, so a new store in the same environment copies them
     instead of probing again — and stores them with a method starting
     ``automatic probe``. ``probe`` False (default: ``$WORKBENCH_AUTO_PEAKS``
-    not 0) only reads what is stored. Never raises: a failed probe leaves the
+    not 0) only reads what is stored or kept from an earlier probe (a quick
+    tutorial run still shows "% of peak" once any run has probed). Never raises: a failed probe leaves the
     ceilings empty (published figures then stand in).
     """
     try:
@@ -502,11 +503,13 @@ def ensure_ceilings(store: Store, env_id: str, backend: str, worker: CellExecuto
         return stored_ceilings(store, env_id, backend)
     llc = _llc(b) if available else None
     found = stored_ceilings(store, env_id, backend, llc)
-    if found or not available or not (auto_peaks_enabled() if probe is None else probe):
+    if found or not available:
         return found
     key = _probe_key(b)
     try:
-        peaks = _cached_probe(env_id, key)
+        peaks = _cached_probe(env_id, key)  # read even with the probe off: an earlier probe costs nothing now
+        if peaks is None and not (auto_peaks_enabled() if probe is None else probe):
+            return found
         if peaks is None:
             t0 = time.perf_counter()
             own = worker is None
