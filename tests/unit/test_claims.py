@@ -223,4 +223,26 @@ def test_verdict_table_prints_numbers_with_units_and_no_disturbed_interval():
     shown = claims.verdict_table(table, ["variant"])
     assert list(shown.columns) == ["variant", "speed-up (paired)", "interval (97.5%)", "floor", "verdict"]
     assert shown.iloc[0].tolist() == ["torch", "1.14×", "1.03×-1.26×", "±10%", "faster"]
-    assert shown.iloc[1].tolist() == ["portable", "", "0.37×", "", "slower, disturbed"]
+    assert shown.iloc[1].tolist() == ["portable", "", "≤ 0.37×", "", "slower, disturbed"]
+
+
+def test_a_one_sided_interval_is_labelled_as_one():
+    from workbench.report.claims import interval_text
+
+    assert interval_text(1.03, 1.26) == "1.03×-1.26×"
+    assert interval_text(float("nan"), 0.95) == "≤ 0.95×"
+    assert interval_text(1.1, None) == "≥ 1.1×"
+    assert interval_text(None, float("nan")) == ""
+
+
+def test_the_host_bandwidth_is_the_best_probe_and_dips_are_named():
+    from workbench.report.claims import bandwidth_down_text, host_bandwidth
+
+    rows = pd.DataFrame({"variant": ["a", "b"], "backend": ["numpy", "numba"], "size_label": ["n=1", "n=2"],
+                         "round_bandwidth_gbs": ["[34.1, 40.1, 11.4]", None], "bandwidth_probe_gbs": [34.1, None],
+                         "noise_note": ["the host's memory bandwidth was down in round 3 (11.4 of 40.1 GB/s)", ""]})
+    assert host_bandwidth(rows) == (40.1, 4)
+    assert host_bandwidth(rows.drop(columns=["round_bandwidth_gbs", "bandwidth_probe_gbs"])) is None
+    said = bandwidth_down_text(rows)
+    assert "1 of 2 cells" in said and "a on numpy at n=1" in said
+    assert bandwidth_down_text(rows.assign(noise_note="")) == ""

@@ -329,8 +329,67 @@ def verdict_table(table: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
     label = f"interval ({coverage.iloc[0]:.1%})" if len(coverage) and coverage.nunique() == 1 else "interval"
     out = shown[keep].copy()
     out["speed-up (paired)"] = shown["speedup"].map(times)
-    out[label] = [f"{times(lo)}-{times(hi)}".strip("-") for lo, hi in zip(shown["ci_low"], shown["ci_high"],
-                                                                          strict=True)]
+    out[label] = [interval_text(lo, hi) for lo, hi in zip(shown["ci_low"], shown["ci_high"], strict=True)]
     out["floor"] = shown["floor"].map(lambda f: "" if pd.isna(f) else fmt_floor(float(f)))
     out["verdict"] = shown["verdict"]
     return out
+
+
+def interval_text(lo: Any, hi: Any) -> str:
+    """An interval cell: "1.03×-1.26×", or a one-sided bound said as one ("≥ 1.03×", "≤ 0.95×") where only one end
+    is known (a bare "0.95×" in an interval column read as a two-sided figure); "" where neither is."""
+    known = [None if x is None or pd.isna(x) else float(x) for x in (lo, hi)]
+    if known[0] is not None and known[1] is not None:
+        return f"{known[0]:.3g}×-{known[1]:.3g}×"
+    if known[0] is not None:
+        return f"≥ {known[0]:.3g}×"
+    return f"≤ {known[1]:.3g}×" if known[1] is not None else ""
+
+
+#: The phrase a row's noise note carries for a round timed while the host's memory bandwidth was down
+#: (:func:`workbench.measure.rounds` notes, from the rows' ``round_bandwidth_gbs``).
+BANDWIDTH_DOWN_NOTE = "memory bandwidth was down"
+
+
+def host_bandwidth(rows: pd.DataFrame) -> tuple[float, int] | None:
+    """(GB/s, probes): the best of the host-bandwidth probes the rows' rounds took (``round_bandwidth_gbs``, a copy
+    through twice the last-level cache before each round past the cache), and how many there were; None where no
+    row has one. The best, not a median: a probe only reads low when another tenant shares the memory bus, so
+    the best is the host's rate undisturbed, the reference a kernel past the cache is set against (a kernel
+    timed in a disturbed round set against its own round's saxpy would read a share of a rate that was down)."""
+    values: list[float] = []
+    for text in rows.get("round_bandwidth_gbs", pd.Series(dtype=object)).dropna():
+        try:
+            values += [float(g) for g in (json_list(text))]
+        except (TypeError, ValueError):
+            continue
+    for g in pd.to_numeric(rows.get("bandwidth_probe_gbs", pd.Series(dtype=float)), errors="coerce").dropna():
+        values.append(float(g))
+    values = [g for g in values if math.isfinite(g) and g > 0]
+    return (max(values), len(values)) if values else None
+
+
+def json_list(text: Any) -> list[Any]:
+    """A row's JSON list column as a list ([] for None; a list passes through)."""
+    import json
+
+    if isinstance(text, list):
+        return text
+    found = json.loads(text) if isinstance(text, str) and text else []
+    return found if isinstance(found, list) else [found]
+
+
+def bandwidth_down_text(rows: pd.DataFrame, label: str = "size_label") -> str:
+    """A sentence for a summary: which cells had rounds timed while the host's memory bandwidth was down (their
+    noise notes say so, with the figures), and that their medians and quartiles carry it; "" where none did."""
+    if "noise_note" not in rows:
+        return ""
+    hit = rows[rows["noise_note"].fillna("").astype(str).str.contains(BANDWIDTH_DOWN_NOTE)]
+    if hit.empty:
+        return ""
+    names = sorted({f"{r.get('variant', '?')} on {r.get('backend', '?')} at {r.get(label, '?')}"
+                    for r in hit.to_dict("records")})
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return (f"the host's memory bandwidth was down in some rounds of {len(names)} of {len(rows)} cells ({shown}; "
+            "their notes give each round's probe): those cells' medians and quartiles carry the slow rounds, so "
+            "their GB/s understate what this machine streams when its memory bus is not shared")
