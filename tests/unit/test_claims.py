@@ -246,3 +246,10 @@ def test_the_host_bandwidth_is_the_best_probe_and_dips_are_named():
     said = bandwidth_down_text(rows)
     assert "1 of 2 cells" in said and "a on numpy at n=1" in said
     assert bandwidth_down_text(rows.assign(noise_note="")) == ""
+
+
+def test_a_bimodal_side_is_not_settled():
+    v = {**verdict("slower", 1 / 14.88, 0.05, 0.09, 0.1), "bimodal_note": "torch-unfused float16's rounds were bimodal"}
+    sentence = claims.verdict_sentence(v, "float32", "float16")
+    assert claims.reading(v) == "inconclusive" and "bimodal" in sentence and "not settled" in sentence
+    claims.check_claim(v, sentence)

@@ -103,9 +103,10 @@ def medians_disagree(v: Mapping[str, Any]) -> bool:
 def reading(v: Mapping[str, Any]) -> Reading:
     """What a verdict lets a sentence say: ``v`` is a row of a speed-up table or a verdict's dict (keys
     ``verdict``, ``speedup``, ``ci_low``, ``ci_high``, ``floor``; with ``median_a``/``median_b`` a pair whose
-    medians disagree with its interval reads "inconclusive", :func:`medians_disagree`)."""
+    medians disagree with its interval reads "inconclusive", :func:`medians_disagree`; so does one with a
+    ``bimodal_note``, a side whose rounds fell in two modes)."""
     verdict = str(v.get("verdict"))
-    if medians_disagree(v):
+    if medians_disagree(v) or v.get("bimodal_note"):
         return "inconclusive"
     if verdict in ("faster", "slower"):
         return verdict  # type: ignore[return-value]
@@ -127,6 +128,9 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     said = reading(v)
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
         return _disturbed_sentence(v, said, base, other, disturbed_by)
+    if v.get("bimodal_note"):   # a cell whose rounds fell in two modes: its ratio says which mode it drew
+        return (f"could not tell {other} from {base}: {v['bimodal_note']}, so the ratio ({s:.2f}× paired) depends on "
+                f"which mode each round fell in: not settled; {RERUN_HINT}")
     if medians_disagree(v):
         basis = str(v.get("basis") or "paired estimate")
         hint = DISAGREE_HINT if basis == BLOCKS else (
@@ -200,7 +204,8 @@ def check_verdict(v: Mapping[str, Any]) -> None:
     held = {"faster": math.log(s) > margin and lo > 1,
             "slower": math.log(s) < -margin and hi < 1,
             "same": not beyond and floor <= SAME_MAX_FLOOR,
-            "inconclusive": medians_disagree(v) or not (beyond and (lo > 1 or hi < 1))}[said]
+            "inconclusive": medians_disagree(v) or bool(v.get("bimodal_note"))
+            or not (beyond and (lo > 1 or hi < 1))}[said]
     if not held:
         raise ClaimMismatch(f"the verdict does not follow from its numbers: {numbers}")
 
