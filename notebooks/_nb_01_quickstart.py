@@ -22,8 +22,8 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.report.claims import (cache_text, check_claim, last_level_cache_bytes, reading, verdict_sentence,
-                                     verdict_table)
+from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim, last_level_cache_bytes, reading,
+                                     verdict_sentence, verdict_table)
 
 tutorial.begin(FULL, colwidth=None)  # figures inline; reasons in full
 """),
@@ -50,8 +50,9 @@ print("available, best first:", workbench.available_backends())
 
 `saxpy` (`out = 1.7 x + y`) reads two arrays and writes one: 12 bytes per element in float32 for 2 FLOPs.
 No processor can feed its arithmetic units from memory at that ratio, so the time is set by bandwidth and
-**GB/s** is the number to look at. `benchmark` runs every variant of the kernel on one device of every
-available runtime (`FULL = True`: every device, more sizes).
+**GB/s** (the kernel's compulsory bytes over the time) is the number to compare here, not proof of what limits
+a variant: every variant is credited with the same bytes, whatever extra passes it makes. `benchmark` runs
+every variant of the kernel on one device of every available runtime (`FULL = True`: every device, more sizes).
 """),
     code("""
 # from this machine's caches: one size within half the per-core cache, one at twice the last-level cache
@@ -117,6 +118,13 @@ noisy = res.df[res.df["status"] == "ok"]["noisy"].astype(bool)
 if noisy.any():   # said, so a reader knows the mark is the machine's, and the verdicts' intervals carry it
     print(f"{int(noisy.sum())} of {len(noisy)} cells are marked noisy (their rounds spread more than 10%, or other "
           "processes took the CPU while they ran): the verdicts' intervals include that noise")
+if bandwidth_down_text(res.df[res.df["status"] == "ok"]):   # rounds timed while another tenant shared the memory bus
+    print(f"Also: {bandwidth_down_text(res.df[res.df['status'] == 'ok'])}.")
+# GB/s counts each kernel's compulsory bytes (read x, write y) for every variant alike: numpy's expression builds
+# temporaries and moves more bytes than that, so its figure is lower for the same work; GB/s alone does not say
+# which variant is limited by memory
+print("GB/s counts the compulsory bytes for every variant alike; numpy's expression writes and reads temporaries, "
+      "moving more bytes than it is credited with, so a lower GB/s there is extra passes, not a slower memory.")
 # as the sentences say it: a disturbed comparison shows no interval wider than ±50%, only the bound it quotes
 verdict_table(table, ["variant", "backend", "size_label", "baseline_variant"])
 """),

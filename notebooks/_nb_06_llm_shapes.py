@@ -23,7 +23,9 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.report.claims import busy_text, check_claim, reading, verdict_sentence
+from workbench.report.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, reading,
+                                     verdict_sentence)
+from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.judge.compare import judge_pair
 
 import json
@@ -153,11 +155,16 @@ typical = typical_noise(diffs)   # the run's typical paired spread, as speedup_v
 
 verdicts = []
 for variant, backend, label, a, b in pairs:
-    v = judge_pair(a, b, typical)
+    # the cells' own medians (the pivot below shows them) beside the paired estimate: where they part, or a side's
+    # rounds fell in two modes, the pair is not settled (workbench.report.claims' rule)
+    modes = [f"{d}'s rounds were {str(r['noise_note']).split(';')[0]}" for d, r in (("float32", a), ("float16", b))
+             if "bimodal rounds" in str(r.get("noise_note") or "")]
+    v = {**judge_pair(a, b, typical), "median_a": a["median_s"], "median_b": b["median_s"],
+         "bimodal_note": "; ".join(modes)}
     sentence = verdict_sentence(v, "float32", "float16")
     check_claim(v, sentence)
     verdicts.append({"variant": variant, "backend": backend, "shape": label, "speedup": v["speedup"],
-                     "floor": v["floor"], "verdict": v["verdict"], "sentence": sentence})
+                     "floor": v["floor"], "verdict": v["verdict"], "said": reading(v), "sentence": sentence})
     print(f"{variant} @ {backend}, {label}: {sentence}")
 table = pd.DataFrame(verdicts)
 """),
@@ -187,7 +194,7 @@ def fp16_why(backend, said, speedups):
 
 summary = []
 for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if len(table) else []:
-    said = [reading(v) for _, v in g.iterrows()]   # faster / slower / same / inconclusive, per shape
+    said = g["said"].tolist()   # faster / slower / same / inconclusive per shape (medians and modes counted)
     speedups = g["speedup"].tolist()
     counts = pd.Series(said).value_counts().to_dict()
     what = ", ".join(f"{'could not tell' if k == 'inconclusive' else k} at {n} of {len(g)}" for k, n in counts.items())
@@ -216,6 +223,12 @@ for (variant, backend), g in bad.groupby(["variant", "backend"]):
     print(f"{variant} @ {backend}: float16 {g['status'].iloc[0]}: {str(g['message'].iloc[0]).splitlines()[0]}")
 '''),
     code("""
-ok.pivot_table(index=["variant", "backend", "size_label"], columns="dtype", values="median_s")
+# median time per call, per dtype (the same medians the pairs above were checked against)
+pivot = ok.pivot_table(index=["variant", "backend", "size_label"], columns="dtype", values="median_s")
+print(f"working sets {fmt_bytes(float(ok['bytes'].min()))} to {fmt_bytes(float(ok['bytes'].max()))}; "
+      + cache_text(float(ok["bytes"].max()), last_level_cache_bytes(ok["backend"].iloc[0]))
+      + (": every shape here is cache-resident, so halving the bytes never touches DRAM at these sizes"
+         if (last_level_cache_bytes(ok["backend"].iloc[0]) or 0) >= ok["bytes"].max() else ""))
+pivot.map(fmt_seconds)
 """),
 ]

@@ -27,8 +27,8 @@ from workbench.api import Results
 import math
 
 import pandas as pd
-from workbench.report.claims import busy_text, check_verdict, fmt_floor, reading, shown_verdicts
-from workbench.judge.verdicts import DISTURBED_FLOOR
+from workbench.report.claims import busy_text, check_verdict, fmt_floor, interval_text, reading, shown_verdicts
+from workbench.judge.verdicts import DISTURBED_FLOOR, is_disturbed
 from workbench.judge.compare import compare_runs
 from workbench.store import Store
 
@@ -70,7 +70,7 @@ shown = shown_verdicts(cmp)   # past ±50% no interval: the verdict reads "distu
 x = lambda v: "" if pd.isna(v) else f"{v:.2f}×"
 pd.DataFrame({"variant": shown["variant"], "backend": shown["backend"], "size": shown["size_label"],
               "speed-up (A/B, median of round medians)": shown["speedup"].map(x),
-              "interval": [f"{x(lo)}-{x(hi)}".strip("-") for lo, hi in zip(shown["ci_low"], shown["ci_high"])],
+              "interval": [interval_text(lo, hi) for lo, hi in zip(shown["ci_low"], shown["ci_high"])],
               "floor": shown["floor"].map(lambda f: "" if pd.isna(f) else fmt_floor(f)),
               "own rounds": shown["noisy"].map(lambda n: "noisy" if n else "agree"), "verdict": shown["verdict"]})
 """),
@@ -128,8 +128,14 @@ for variant, g in cmp.groupby("variant"):
                                                  and bool(busy_text(df)))
     print(f"{variant}: run B against run A: {counts}; {outcome}")
     if variant == "numba" and "slower" in set(said):
-        sizes_slower = ", ".join(g.loc[said == "slower", "size_label"])
-        print(f"  one thread was slower beyond the noise at {sizes_slower}: the second core paid off there")
+        slow = g[said == "slower"]
+        disturbed = slow["floor"].map(lambda f: is_disturbed(float(f)))
+        if (~disturbed).any():   # a settled, undisturbed "slower": the cause the text expects may be named
+            print(f"  one thread was slower beyond the noise at {', '.join(slow.loc[~disturbed, 'size_label'])}: "
+                  "the second core paid off there")
+        if disturbed.any():      # slower but disturbed: only the bound is known, and no cause is stated
+            print(f"  one thread was slower at {', '.join(slow.loc[disturbed, 'size_label'])}, but that comparison "
+                  "was disturbed: by how much, and why, this run cannot say; rerun it on a quieter machine")
 """),
     code("""
 names = {run_a.run_id: f"run A, numba {threads} threads", run_b.run_id: "run B, numba 1 thread"}
