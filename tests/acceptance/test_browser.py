@@ -66,7 +66,11 @@ def drive_dashboard(page, scope: str, export_dir: Path) -> None:
     assert root.locator(".wb-progress-label").inner_text().startswith("3/3")
 
     root.locator("button.wb-export-html").click()
-    root.locator(".wb-export-path", has_text="wrote").wait_for(timeout=60_000)
+    try:
+        root.locator(".wb-export-path", has_text="wrote").wait_for(timeout=60_000)
+    except Exception as exc:  # say what the dashboard said instead of a bare timeout
+        raise AssertionError(f"no 'wrote' after the export; the dashboard's status: "
+                             f"{root.locator('.wb-status').inner_text()!r}") from exc
     written = list(export_dir.glob("saxpy-*.html"))
     assert len(written) == 1 and written[0].stat().st_size > 1000, written
     assert written[0].name in root.locator(".wb-export-path").inner_text()

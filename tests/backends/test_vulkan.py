@@ -131,7 +131,7 @@ def test_wgpu_on_opengl_is_named_so_never_lavapipe(tmp_path):
     "Vulkan on lavapipe". Here the loader is shown no driver (``VK_ICD_FILENAMES``), in a process of its own."""
     pytest.importorskip("wgpu")
     code = ("import json; from workbench.backends.vulkan_backend import VulkanBackend; "
-            "from workbench.report.caveats import row_caveats; from workbench.store.environment import "
+            "from workbench.report.caveats import row_caveats; from workbench.backends.vulkan_backend import "
             "vulkan_drivers; b = VulkanBackend(); p = b.probe()\n"
             "if not p.available: print(json.dumps({'skip': p.reason})); raise SystemExit\n"
             "i = b.device_info(); row = {'backend': 'vulkan', 'runtime': 'wgpu', 'device': i.name}\n"

@@ -42,13 +42,13 @@ def test_vulkan_drivers_are_part_of_the_environment_id(monkeypatch, tmp_path):
     icd.write_text("{}")
     monkeypatch.setenv("VK_ICD_FILENAMES", str(icd))
     monkeypatch.delenv("VK_DRIVER_FILES", raising=False)
-    assert environment.vulkan_drivers() == ["lvp_icd.x86_64.json"]
+    assert environment.runtime_drivers() == {"wgpu": ["lvp_icd.x86_64.json"]}  # from wgpu's declaration
     monkeypatch.setenv("VK_ICD_FILENAMES", str(tmp_path / "missing.json"))
-    assert environment.vulkan_drivers() == []
+    assert environment.runtime_drivers() == {}
     host = {"cpu_model": "x", "machine": "x86_64", "ram_bytes": 2**34}
     without = environment.environment_id({"host": host, "packages": {}})
-    assert environment.environment_id({"host": {**host, "vulkan_drivers": []}, "packages": {}}) == without
-    assert environment.environment_id({"host": {**host, "vulkan_drivers": ["lvp_icd.x86_64.json"]},
+    assert environment.environment_id({"host": {**host, "drivers": {}}, "packages": {}}) == without
+    assert environment.environment_id({"host": {**host, "drivers": {"wgpu": ["lvp_icd.x86_64.json"]}},
                                        "packages": {}}) != without
 
 

@@ -26,7 +26,10 @@ MEASURE_ALLOWED = {
                                                       "came",
     ("measure/timed.py", "timer.measure(case.run)"): "the first call (compilation, lazy set-up): first_call_s, "
                                                      "never a sample, verified right after",
-    ("adhoc/timing.py", "timer.measure(call)"): "timeit's first call of a user's callable, never a sample",
+    ("adhoc/timing.py", "be.timer().measure(call)"): "timeit's first call of a user's callable (launch time: "
+                                                      "lazy set-up and compilation), never a sample",
+    ("measure/gpu_visit.py", "timer.measure(call if k == 1 else _repeat(call, k))"): "a GPU's clock warm-up "
+                                                      "before the timed loop: device-busy time, never a sample",
     ("tuning/search.py", "self.measure(full, len(result.trials))"): "a tuning trial: run_cell, the audited harness",
 }
 #: Files that may construct NoAudit: timeit times a callable that has no spec and no reference.

@@ -224,9 +224,9 @@ def test_numba_tiled_gemm_other_tiles_verify():
 @pytest.mark.parametrize(("argv", "words"), [
     (["--variant", "numpy"], ["declares no tunable parameters", "tunable variants of gemm: numba-tiled"]),
     (["--variant", "numba-tiled", "--strategy", "annealing"], ["invalid choice", "grid"]),
-    (["--variant", "numba-tiled", "--budget", "0"], ["--budget must be a positive number"]),
+    (["--variant", "numba-tiled", "--budget", "0"], ["--budget", "'0' is not a usable number of seconds"]),
     (["--variant", "numba-tiled", "--size", "3x3"], ["gemm takes m x n x k"]),
-    (["--variant", "numba-tiled", "--trials", "0"], ["--trials must be at least 1"]),
+    (["--variant", "numba-tiled", "--trials", "0"], ["--trials", "'0' is out of range", "1 or more"]),
     (["--variant", "numba-tiled", "--confirm-rounds", "2"], ["--confirm-rounds at least 3"]),
     (["--variant", "nope"], ["no variant 'nope'", "valid variants"]),
 ])

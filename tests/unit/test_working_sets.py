@@ -1,5 +1,6 @@
-"""Sizes from the machine, and tables shown as their sentences read (issue 39): the quick suite's and the tutorials' working sets come from the measured
-cache sizes, so "past the last-level cache" is true on a host with a 32 MiB LLC and on one with 480 MiB."""
+"""Sizes from the machine, and tables shown as their sentences read (issue 39): the quick suite's and the
+tutorials' working sets come from the measured cache sizes, so "past the last-level cache" is true on a host
+with a 32 MiB LLC and on one with 480 MiB."""
 
 from __future__ import annotations
 

@@ -160,8 +160,9 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
     row.update(other_cpu_share=conditions.other_cpu_share)
     row.update(noise_fields(row))  # with the busy-machine flag, as a sweep's cell gets it
     samples = tuple(json.loads(row["samples_s"]))
-    return Measurement(label=_label(fn), median_s=float(row["median_s"]), q1_s=float(row["q1_s"]),
-                       q3_s=float(row["q3_s"]),  # the rounds' quartiles, each round weighing the same
+    st = summarize(samples)  # one round: its own quartiles; several: the rounds', each weighing the same
+    q1, q3 = (float(row["q1_s"]), float(row["q3_s"])) if row.get("q1_s") is not None else (st.q1, st.q3)
+    return Measurement(label=_label(fn), median_s=float(row["median_s"]), q1_s=q1, q3_s=q3,
                        samples_s=samples, round_medians_s=tuple(json.loads(row["round_medians_s"])),
                        timer_kind=timer.kind, backend=be.name, calls_per_sample=int(row["calls_per_sample"]),
                        noise=row.get("noise"), noisy=bool(row.get("noisy")), noise_note=row.get("noise_note"),

@@ -112,6 +112,9 @@ class Runtime:
     array_edits: ArrayEdits | None = None
     #: How it runs portable device sources (None: it runs none).
     device_code: DeviceCode | None = None
+    #: The driver files installed for it that decide what it runs on (names only, nothing loaded), part of the
+    #: environment id: wgpu without a Vulkan driver runs on OpenGL under the same packages.
+    drivers: Callable[[], list[str]] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:

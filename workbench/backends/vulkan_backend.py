@@ -58,7 +58,31 @@ NO_ADAPTER = "no Vulkan adapter (install mesa-vulkan-drivers for lavapipe, or a 
 #: Where this module's backends come in every listing of backends (``workbench info``, the environment record).
 LISTING_ORDER = 60
 #: The runtime is wgpu; its backend family, ``vulkan``.
-RUNTIMES = (Runtime("wgpu", rank=70, families=("vulkan",), modules=("wgpu",), marker="X", headline_package="wgpu"),)
+#: Where the Vulkan loader finds driver manifests (besides ``$XDG_DATA_DIRS``/vulkan/icd.d).
+VULKAN_ICD_DIRS = ("/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d", "/usr/share/vulkan/icd.d")
+
+
+def vulkan_drivers() -> list[str]:
+    """The Vulkan driver manifests the loader would read (``VK_DRIVER_FILES`` / ``VK_ICD_FILENAMES`` where set,
+    else the standard folders): names only, nothing loaded. Part of the environment id: without a driver wgpu
+    runs on OpenGL, and a run after ``apt-get install mesa-vulkan-drivers`` ran on Vulkan under the same id,
+    which ``compare`` then set against the OpenGL one."""
+    explicit = os.environ.get("VK_DRIVER_FILES") or os.environ.get("VK_ICD_FILENAMES")
+    if explicit is not None:
+        return sorted({Path(p).name for p in explicit.split(os.pathsep) if p and Path(p).is_file()})
+    data_dirs = (os.environ.get("XDG_DATA_DIRS") or "").split(os.pathsep)
+    dirs = [*VULKAN_ICD_DIRS, *(str(Path(d) / "vulkan" / "icd.d") for d in data_dirs if d)]
+    found = set()
+    for d in dirs:
+        try:
+            found.update(p.name for p in Path(d).glob("*.json"))
+        except OSError:
+            continue
+    return sorted(found)
+
+
+RUNTIMES = (Runtime("wgpu", rank=70, families=("vulkan",), modules=("wgpu",), marker="X", headline_package="wgpu",
+                    drivers=vulkan_drivers),)
 #: Storage buffers are read and written by shaders and copied to and from the host.
 _STORAGE = 0x80 | 0x4 | 0x8  # STORAGE | COPY_SRC | COPY_DST
 #: The limits a workbench device asks for: the adapter's own (wgpu's defaults are much lower).

@@ -95,8 +95,8 @@ def environment_id(env: Mapping[str, Json]) -> str:
         "ram_gib": round((host.get("ram_bytes") or 0) / 2**30),
         "packages": env.get("packages") if isinstance(env.get("packages"), dict) else {},
     }
-    if host.get("vulkan_drivers"):  # only where there are any: other machines keep the ids they had
-        subset["host"]["vulkan_drivers"] = host["vulkan_drivers"]
+    if host.get("drivers"):  # only where there are any: other machines keep the ids they had
+        subset["host"]["drivers"] = host["drivers"]
     blob = json.dumps(subset, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -125,7 +125,7 @@ def host_info() -> JsonObject:
         "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "ram_bytes": psutil.virtual_memory().total,
         "accelerators": pci_accelerators(),
-        "vulkan_drivers": vulkan_drivers(),
+        "drivers": runtime_drivers(),
         "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),
     }
@@ -164,27 +164,14 @@ def pci_accelerators() -> list[str]:
     return found
 
 
-#: Where the Vulkan loader finds driver manifests (besides ``$XDG_DATA_DIRS``/vulkan/icd.d).
-VULKAN_ICD_DIRS = ("/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d", "/usr/share/vulkan/icd.d")
-
-
-def vulkan_drivers() -> list[str]:
-    """The Vulkan driver manifests the loader would read (``VK_DRIVER_FILES`` / ``VK_ICD_FILENAMES`` where set,
-    else the standard folders): names only, nothing loaded. Part of the environment id: without a driver wgpu
-    runs on OpenGL, and a run after ``apt-get install mesa-vulkan-drivers`` ran on Vulkan under the same id,
-    which ``compare`` then set against the OpenGL one."""
-    explicit = os.environ.get("VK_DRIVER_FILES") or os.environ.get("VK_ICD_FILENAMES")
-    if explicit is not None:
-        return sorted({Path(p).name for p in explicit.split(os.pathsep) if p and Path(p).is_file()})
-    data_dirs = (os.environ.get("XDG_DATA_DIRS") or "").split(os.pathsep)
-    dirs = [*VULKAN_ICD_DIRS, *(str(Path(d) / "vulkan" / "icd.d") for d in data_dirs if d)]
-    found = set()
-    for d in dirs:
-        try:
-            found.update(p.name for p in Path(d).glob("*.json"))
-        except OSError:
-            continue
-    return sorted(found)
+def runtime_drivers() -> dict[str, list[str]]:
+    """Each runtime's installed driver files, where it declares a way to list them and any are installed."""
+    out = {}
+    for rt in registry.runtimes():
+        found = rt.drivers() if rt.drivers else []
+        if found:
+            out[rt.name] = found
+    return out
 
 
 def runtime_distributions() -> dict[str, str]:

@@ -378,8 +378,8 @@ class Dashboard:
                 problem = f"; display problem: {self.status.last_error}" if self.status.last_error else ""
                 self.status.show(f"{verb}{wall}: {summary} (run {self.run_id}){problem}",
                                  "warn" if cancelled or problem or set(counts) - {"ok"} else "ok")
-            self.exports.enable(self.run_id is not None and self.store is not None and len(df) > 0)
             self.history.update(self.store, self.run_kernel or self.kernels.kernel.value)
+            self.exports.enable(self.run_id is not None and self.store is not None and len(df) > 0)
         finally:
             self.run_button.disabled = False
             self._set_cancel(enabled=False)
@@ -440,7 +440,7 @@ class Dashboard:
     def _export_to(self, fmt: str, folder: Path) -> Path:
         if self.store is None or self.run_id is None or self.run_kernel is None:
             raise RuntimeError("nothing to export yet: run a sweep first")
-        if self.controller.running:
+        if self.controller.running and self.run_status == "running":  # its rows are in: the thread only tidies up
             raise RuntimeError("the run is still going: export when it has finished (or cancel it)")
         from workbench.report import write_report
 
