@@ -132,3 +132,9 @@ def test_only_a_round_with_a_cell_past_the_cache_gets_a_bandwidth_probe():
     assert not plan.past_the_cache(small, 32 << 20)
     assert plan.past_the_cache(large, 32 << 20)
     assert not plan.past_the_cache(large, 480 << 20)  # the LLC is the machine's: 480 MiB holds it
+    plan.past_the_cache(plan.cells, 32 << 20)
+    plan.bandwidth_probe_gbs = 20.0  # a round's probe reaches only the rows it bears on (past the cache)
+    from workbench.measure.cell_facts import new_result
+    for cell, expected in ((small[0], None), (large[0], 20.0)):
+        row = plan.merged(cell, new_result(cell), "run", "env")
+        assert row.get("bandwidth_probe_gbs") == expected, (cell.params_dict, row.get("bandwidth_probe_gbs"))

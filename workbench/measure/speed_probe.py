@@ -51,7 +51,7 @@ def speed_probe_s(seconds: float = PROBE_S, blocks: int = PROBE_BLOCKS) -> float
 #: The smallest array the bandwidth probe copies, bytes: past any core's private caches where no LLC is known.
 MIN_BANDWIDTH_BYTES = 64 << 20
 #: Copies the bandwidth probe times; its figure is the fastest (a copy slowed by another tenant only loses).
-BANDWIDTH_COPIES = 3
+BANDWIDTH_COPIES = 5
 #: A round whose bandwidth probe read below this share of the best round's is marked with the figure.
 BANDWIDTH_DOWN = 0.85
 

@@ -125,6 +125,7 @@ class SweepPlan:
         #: The host's memory bandwidth as the round under way started, where one of its cells is past the LLC.
         self.bandwidth_probe_gbs: float | None = None
         self._bytes: dict[str, float] = {}  # cell key -> bytes one call moves, from the spec
+        self._llc_bytes: int | None = None
 
     @staticmethod
     def stored_summary(store: Store, run_id: str) -> tuple[int, int, int]:
@@ -294,19 +295,18 @@ class SweepPlan:
     def past_the_cache(self, cells: Sequence[Cell], llc_bytes: int | None) -> bool:
         """Whether any of ``cells`` moves more bytes a call than the last-level cache holds (its spec's count;
         with no LLC known, more than the bandwidth probe's smallest array): such a round gets a bandwidth probe."""
-        limit = llc_bytes or MIN_BANDWIDTH_BYTES
-        for cell in cells:
-            if cell.unsupported:
-                continue
-            if cell.key not in self._bytes:
-                try:
-                    spec = get_kernel(cell.kernel)
-                    self._bytes[cell.key] = work(spec, spec.validate_params(cell.params_dict), cell.dtype)[1]
-                except Exception:  # noqa: BLE001 - a cell its spec cannot size is judged when it runs, not here
-                    self._bytes[cell.key] = 0.0
-            if self._bytes[cell.key] > limit:
-                return True
-        return False
+        self._llc_bytes = llc_bytes
+        return any(self._past_cache(cell) for cell in cells if not cell.unsupported)
+
+    def _past_cache(self, cell: Cell) -> bool:
+        """Whether one call of ``cell`` moves more bytes than the last-level cache holds (the spec's count)."""
+        if cell.key not in self._bytes:
+            try:
+                spec = get_kernel(cell.kernel)
+                self._bytes[cell.key] = work(spec, spec.validate_params(cell.params_dict), cell.dtype)[1]
+            except Exception:  # noqa: BLE001 - a cell its spec cannot size is judged when it runs, not here
+                self._bytes[cell.key] = 0.0
+        return self._bytes[cell.key] > (self._llc_bytes or MIN_BANDWIDTH_BYTES)
 
     def note_hang(self, cell: Cell, result: CellResult) -> None:
         """Remember a variant whose cell timed out before its first call returned (a build or a first call that
@@ -334,7 +334,9 @@ class SweepPlan:
         new = result.to_row()
         new.update(run_id=run_id, env_id=new.get("env_id") or env_id,  # a Dask worker's result: its machine's
                    llm_shape=self._shapes.get((cell.kernel, cell.params)), speed_probe_s=self.speed_probe_s,
-                   bandwidth_probe_gbs=self.bandwidth_probe_gbs)
+                   # the host's bandwidth only on the rows it bears on: a cache-resident cell's time does not follow
+                   # the memory bus, and the probe's own spread would only widen its comparisons
+                   bandwidth_probe_gbs=self.bandwidth_probe_gbs if self._past_cache(cell) else None)
         prev = self.rows.get(cell.key)
         if cell.key in self._visited and prev is not None:  # its second visit this round: the A/A twin
             return merge_twin(prev, new, self._round_id)
