@@ -59,6 +59,8 @@ def test_reports_show_the_timing_mode_in_kernel_tables_and_the_all_rows_table(tm
 
 
 def test_the_dashboards_results_table_names_the_timing_mode():
+    pytest.importorskip("ipywidgets", reason="the dashboard needs ipywidgets (the notebook extra); the unit tier "
+                                             "runs without it")
     from workbench.ui.views import results_html
 
     shared = results_html(_saxpy({"numpy": "kernel", "numba": "kernel"}))
