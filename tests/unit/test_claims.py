@@ -253,3 +253,47 @@ def test_a_bimodal_side_is_not_settled():
     sentence = claims.verdict_sentence(v, "float32", "float16")
     assert claims.reading(v) == "inconclusive" and "bimodal" in sentence and "not settled" in sentence
     claims.check_claim(v, sentence)
+
+
+def test_a_cause_is_stated_only_under_a_settled_verdict():
+    # issue 39, third reader: "tiling pays" under "disturbed", "bytes deciding time" under parted medians
+    assert claims.may_state_cause(FASTER) and claims.may_state_cause(SLOWER)
+    assert claims.settled is claims.may_state_cause
+    for v in (SAME, WIDE_SAME, INCONCLUSIVE, AMBIGUOUS, DISTURBED_FASTER, TOO_FEW,
+              {**FASTER, "median_a": 5.0, "median_b": 1.0},             # medians disagree with the interval
+              {**FASTER, "bimodal_note": "a's rounds were bimodal"}):
+        assert not claims.may_state_cause(v), v
+
+
+def test_a_settled_direction_with_an_unsettled_size_says_who_was_faster():
+    # 08 n=64: 2.20x paired against 2.76x from the medians: both say torch > 2x faster
+    v = {**verdict("faster", 2.20, 2.05, 2.35, 0.07), "median_a": 2.76, "median_b": 1.0}
+    assert claims.reading(v) == "inconclusive" and claims.settled_direction(v) == ("faster", 2.20, 2.76)
+    sentence = verdict_sentence(v, "numpy", "torch")
+    assert sentence.startswith("torch ran faster, by 2.2-2.76×: the size of the gap is not settled")
+    assert "could not tell" not in sentence
+    check_claim(v, sentence)
+    with pytest.raises(ClaimMismatch):
+        check_claim(v, "could not tell torch from numpy: not settled")
+    # 06 float16: bimodal float16, both modes 26x and 52x slower than float32
+    b = {**verdict("slower", 0.04, 0.03, 0.05, 0.1), "median_a": 141e-6, "median_b": 3.67e-3,
+         "bimodal_note": "float16's rounds were bimodal", "mode_ratios": [141e-6 / 3.67e-3, 141e-6 / 7.27e-3]}
+    assert claims.settled_direction(b)[0] == "slower"
+    sb = verdict_sentence(b, "float32", "float16")
+    assert sb.startswith("float32 ran faster, by 25-51.6×: the size") and "bimodal" in sb
+    check_claim(b, sb)
+    # estimates on both sides of the band, or inside it: not a direction
+    assert claims.settled_direction({**verdict("faster", 1.18, 1.10, 1.27, 0.07), "median_a": 1.03,
+                                     "median_b": 1.0}) is None
+    assert claims.settled_direction(FASTER) is None and claims.settled_direction(
+        {**DISTURBED_FASTER, "median_a": 9.0, "median_b": 1.0}) is None
+    assert claims.ratio_text(1.351, 1.39) == "1.35-1.39×" and claims.ratio_text(1.351, 1.352) == "1.35×"
+
+
+def test_a_cells_share_is_against_its_own_rounds_probes():
+    # 05: medians of bandwidth-down rounds divided by the run's best probe read 40%; against their own rounds 72%
+    row = {"bytes": 1e9, "round_medians_s": json.dumps([0.1, 0.1, 0.1]),
+           "round_bandwidth_gbs": json.dumps([14.0, 14.0, 41.3])}
+    assert claims.own_rounds_share(row) == pytest.approx(10 / 14)
+    assert claims.own_rounds_share({**row, "round_bandwidth_gbs": None}) is None
+    assert claims.own_rounds_share({**row, "round_bandwidth_gbs": "[14.0]"}) is None

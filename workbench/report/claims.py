@@ -52,6 +52,7 @@ PHRASES: dict[str, str] = {
     "same": "ran the same within",
     "inconclusive": "could not tell",
     "no call": "no call between",
+    "direction": "the size of the gap is not settled",
 }
 #: The phrase a sentence on a disturbed comparison carries (:func:`verdict_sentence`, past
 #: :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`): its interval is not printed.
@@ -100,6 +101,48 @@ def medians_disagree(v: Mapping[str, Any]) -> bool:
     return all(math.isfinite(x) for x in (m, lo, hi)) and not lo <= m <= hi
 
 
+#: How far past the ±5% "same" band every estimate of a pair must lie, on one side, for its direction to be said
+#: while its size is not settled (:func:`settled_direction`): twice the band.
+DIRECTION_MARGIN = 2 * SAME_WITHIN
+
+
+def settled_direction(v: Mapping[str, Any]) -> tuple[str, float, float] | None:
+    """("faster" | "slower", lowest, highest estimate) where a pair reads "inconclusive" only because its
+    estimates part (:func:`medians_disagree`, a ``bimodal_note``) yet every one of them (the paired speed-up, the
+    medians' ratio, and any ``mode_ratios`` of a bimodal side's modes against the other side) lies on the same
+    side, past :data:`DIRECTION_MARGIN`: then who was faster is settled and only the size is not (08 read "could
+    not tell torch from numpy" at 2.20× paired against 2.76× from the medians). None otherwise, and None for a
+    disturbed pair (its paired figure informs nothing)."""
+    if not (medians_disagree(v) or v.get("bimodal_note")) or is_disturbed(_num(v, "floor")):
+        return None
+    estimates = [_num(v, "speedup"), medians_ratio(v)] + [float(x) for x in (v.get("mode_ratios") or [])]
+    if not all(math.isfinite(x) and x > 0 for x in estimates):
+        return None
+    if min(estimates) > 1 + DIRECTION_MARGIN:
+        return "faster", min(estimates), max(estimates)
+    if max(estimates) < 1 / (1 + DIRECTION_MARGIN):
+        return "slower", min(estimates), max(estimates)
+    return None
+
+
+def may_state_cause(v: Mapping[str, Any]) -> bool:
+    """Whether a sentence may give a cause for this pair ("tiling pays: ...", "fusion saves a pass"): only under
+    a settled verdict, i.e. "faster" or "slower" (:func:`reading`: the medians agree with the interval and no
+    side is bimodal) and not disturbed (its floor within
+    :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`). Every tutorial's cause sentence is conditional on it."""
+    return reading(v) in ("faster", "slower") and not is_disturbed(_num(v, "floor"))
+
+
+settled = may_state_cause
+
+
+def ratio_text(lo: float, hi: float) -> str:
+    """A range of ratios as one figure where its ends print alike ("1.4×", never "1.4-1.4×"), else "1.35-1.39×";
+    always with "×" and three significant digits at most."""
+    a, b = f"{lo:.3g}", f"{hi:.3g}"
+    return f"{a}×" if a == b else f"{a}-{b}×"
+
+
 def reading(v: Mapping[str, Any]) -> Reading:
     """What a verdict lets a sentence say: ``v`` is a row of a speed-up table or a verdict's dict (keys
     ``verdict``, ``speedup``, ``ci_low``, ``ci_high``, ``floor``; with ``median_a``/``median_b`` a pair whose
@@ -128,6 +171,9 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     said = reading(v)
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
         return _disturbed_sentence(v, said, base, other, disturbed_by)
+    direction = settled_direction(v)
+    if direction is not None:   # every estimate on one side, past the band: who was faster is settled
+        return _direction_sentence(v, direction, base, other)
     if v.get("bimodal_note"):   # a cell whose rounds fell in two modes: its ratio says which mode it drew
         return (f"could not tell {other} from {base}: {v['bimodal_note']}, so the ratio ({s:.2f}× paired) depends on "
                 f"which mode each round fell in: not settled; {RERUN_HINT}")
@@ -159,6 +205,19 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
             why = f"{measured}, within {fmt_floor(floor)} noise"
         return f"could not tell {other} from {base}: {why}; {SETTLE}"
     return f"no call between {other} and {base}: {v.get('verdict')}"
+
+
+def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float], base: str, other: str) -> str:
+    """Who was faster, by the range its estimates span, and that the size is not settled (and why)."""
+    way, lo, hi = direction
+    winner, by = (other, ratio_text(lo, hi)) if way == "faster" else (base, ratio_text(1 / hi, 1 / lo))
+    parts = [f"{v['bimodal_note']}, every mode on the same side"] if v.get("bimodal_note") else []
+    if medians_disagree(v):
+        basis = str(v.get("basis") or "paired estimate")
+        parts.append(f"the {basis} {DISAGREE} on how much ({_num(v, 'speedup'):.3g}× paired against "
+                     f"{medians_ratio(v):.3g}× from the medians, both as {other} against {base})")
+    why = "; ".join(parts) or "its estimates part"
+    return f"{winner} ran faster, by {by}: {PHRASES['direction']} ({why}); {RERUN_HINT}"
 
 
 def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: str, by: str) -> str:
@@ -221,8 +280,11 @@ def check_claim(v: Mapping[str, Any], sentence: str, phrases: Mapping[str, str] 
     check_verdict(v)
     said = reading(v)
     check_printed_intervals(sentence)
-    for meaning, phrase in (PHRASES if phrases is None else phrases).items():
-        if (phrase in sentence) != (meaning == said):
+    table = PHRASES if phrases is None else phrases
+    meaning_said: str = "direction" if said == "inconclusive" and "direction" in table and settled_direction(v) \
+        else said
+    for meaning, phrase in table.items():
+        if (phrase in sentence) != (meaning == meaning_said):
             says = "says" if phrase in sentence else "does not say"
             raise ClaimMismatch(f"{sentence!r} {says} {phrase!r}, but the verdict reads {said!r} "
                                 f"({v.get('verdict')}, speed-up {_num(v, 'speedup'):.3g}, "
@@ -398,3 +460,21 @@ def bandwidth_down_text(rows: pd.DataFrame, label: str = "size_label") -> str:
     return (f"the host's memory bandwidth was down in some rounds of {len(names)} of {len(rows)} cells ({shown}; "
             "their notes give each round's probe): those cells' medians and quartiles carry the slow rounds, so "
             "their GB/s understate what this machine streams when its memory bus is not shared")
+
+
+def own_rounds_share(row: Mapping[str, Any]) -> float | None:
+    """A cell's GB/s as a share of the host's bandwidth in its own rounds: per round, the compulsory bytes over the
+    round's median (``round_medians_s``) against that round's probe (``round_bandwidth_gbs``), and the median of
+    those shares. A kernel timed while another tenant shared the memory bus is set against the rate that bus gave
+    then, not against the best probe of the run (05 read 'no variant streams near the memory's rate' from medians
+    of bandwidth-down rounds divided by an undisturbed probe). None where the rounds carry no probes."""
+    medians = [float(m) for m in json_list(row.get("round_medians_s"))]
+    probes = [float(g) for g in json_list(row.get("round_bandwidth_gbs"))]
+    nbytes = _num(row, "bytes")
+    if not medians or len(medians) != len(probes) or not math.isfinite(nbytes):
+        return None
+    shares = sorted(nbytes / m / 1e9 / g for m, g in zip(medians, probes, strict=True) if m > 0 and g > 0)
+    if not shares:
+        return None
+    mid = len(shares) // 2
+    return shares[mid] if len(shares) % 2 else (shares[mid - 1] + shares[mid]) / 2
