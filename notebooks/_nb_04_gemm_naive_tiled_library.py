@@ -32,7 +32,8 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.report.claims import busy_text, cache_text, check_claim, last_level_cache_bytes, pair_verdicts, verdict_sentence
+from workbench.report.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, may_state_cause,
+                                     pair_verdicts, reading, settled_direction, verdict_sentence)
 from workbench.judge.compare import judge_pair
 
 tutorial.begin(FULL, ceilings=True)
@@ -106,15 +107,21 @@ for backend, g in ok.groupby("backend", sort=True):
             nbytes = float(g.loc[g["size_label"] == v["size_label"], "bytes"].iloc[0])
             llc = last_level_cache_bytes(backend)
             where = cache_text(nbytes, llc)
-            if v["verdict"] == "faster":
-                why = f"tiling pays: each block it loads is reused for a whole tile of outputs ({where})."
-            elif v["verdict"] == "slower":
+            said = reading(v)   # a cause only under a settled, undisturbed verdict (claims.may_state_cause)
+            in_cache = bool(llc) and nbytes <= llc
+            if may_state_cause(v) and said == "faster":
+                why = (f"tiling pays: each block it loads is reused for a whole tile of outputs from the nearest "
+                       f"cache, where the naive kernel re-reads it from the larger, slower levels ({where})." if in_cache else
+                       f"tiling pays: each block it loads is reused for a whole tile of outputs ({where}).")
+            elif may_state_cause(v) and said == "slower":
                 why = (f"the {where}, so the naive kernel's reloads are cache hits and the tiled kernel's staging "
-                       "(copies into local memory, barriers) costs more than the reuse saves." if llc and nbytes <= llc
+                       "(copies into local memory, barriers) costs more than the reuse saves." if in_cache
                        else f"the tiled kernel's staging costs more than its reuse saves ({where}).")
+            elif said in ("faster", "slower") or settled_direction(v):
+                why = f"no cause is given while the comparison is disturbed or its size unsettled ({where})."
             else:
                 why = f"no difference that the noise lets us call ({where})."
-            assert ("tiling pays" in why) == (v["verdict"] == "faster"), why
+            assert ("tiling pays" in why) == (may_state_cause(v) and said == "faster"), why
             tiling.append(f"{backend}, {v['size_label']}: {sentence}; {why}")
 print(chr(10).join(tiling) or "no backend ran both a naive and a tiled kernel here")
 if any(all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("kind") == "cpu" for b in ok["backend"]):

@@ -31,9 +31,9 @@ import workbench
 from workbench import tutorial
 from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.backends.registry import all_backends
-from workbench.report.claims import (bandwidth_down_text, busy_text, cache_text, check_claim, host_bandwidth,
-                                     interval_text, json_list, last_level_cache_bytes, pair_verdicts, reading,
-                                     shown_verdicts, verdict_sentence)
+from workbench.report.claims import (BANDWIDTH_DOWN_NOTE, bandwidth_down_text, busy_text, cache_text, check_claim,
+                                     host_bandwidth, interval_text, json_list, last_level_cache_bytes, may_state_cause,
+                                     own_rounds_share, pair_verdicts, reading, shown_verdicts, verdict_sentence)
 
 tutorial.begin(FULL)
 """),
@@ -56,12 +56,15 @@ def fusion_why(v, backend, variant, nbytes):
     in_cache = bool(llc) and nbytes <= llc
     where = cache_text(nbytes, llc)
     said = reading(v)   # faster / slower / same (whole interval within ±5%) / inconclusive
+    if said in ("faster", "slower") and not may_state_cause(v):
+        return f"No cause is given for a disturbed comparison ({where})."
     if said == "faster":
         if in_cache:
             return ("The unfused variant makes an extra pass, writing its intermediate and reading it back; the "
                     f"{where}, so that pass costs cache bandwidth and a second loop rather than DRAM traffic.")
-        return ("Consistent with bytes deciding time: the unfused variant makes an extra pass, writing its "
-                f"intermediate to memory and reading it back ({where}).")
+        # whether the bytes decide the time is answered once per kernel, below, from the stream rate
+        return ("The unfused variant makes an extra pass, writing its intermediate to memory and reading it back "
+                f"({where}); whether those bytes decide the time is answered below.")
     if said == "same":
         if in_cache:
             return (f"Fusion saved nothing measurable here: the {where}, so the intermediate's round trip "
@@ -97,7 +100,9 @@ def fusion_findings(res):
                 nbytes = float(g.loc[g["size_label"] == v["size_label"], "bytes"].iloc[0])
                 why = fusion_why(v, backend, f, nbytes)
                 # the explanation's branch matches the verdict, and the cache fact it cites the device's
-                check_claim(v, why, {"faster": "makes an extra pass", "slower": "Likely why"})
+                if may_state_cause(v):
+                    check_claim(v, why, {"faster": "makes an extra pass", "slower": "Likely why"})
+                assert may_state_cause(v) or ("extra pass" not in why and "Likely why" not in why), why
                 llc = last_level_cache_bytes(backend)
                 assert ("fits in" in why) == bool(llc and nbytes <= llc), why
                 lines.append(f"{backend}, {v['size_label']}: on this machine {sentence}. {why}")
@@ -198,20 +203,27 @@ def bytes_answer(res, kernel):
     big = ok[ok["bytes"] == ok["bytes"].max()]
     rate, what = stream_rate(big)
     print(f"{kernel} at {fmt_bytes(float(big['bytes'].max()))} of compulsory bytes; stream rate {rate:.1f} GB/s "
-          f"({what}):")
+          f"({what}); each cell is set against the probes of its own rounds where they took them:")
     near = []
-    for r in big.sort_values("gbps", ascending=False).itertuples():
-        share = r.gbps / rate
+    for r in big.sort_values("gbps", ascending=False).to_dict("records"):
+        # each cell against the probes of its own rounds: a round timed while the memory bus was shared is set
+        # against the rate the bus gave then, not against the best probe of the run
+        own = own_rounds_share(r)
+        share = own if own is not None else r["gbps"] / rate
+        against = "of its own rounds' probes" if own is not None else "of the stream rate"
+        down = BANDWIDTH_DOWN_NOTE in str(r.get("noise_note") or "")
         said = ("near the stream rate: here the bytes can decide the time" if share >= 0.7 else
-                "well below the stream rate: something other than the compulsory bytes (extra passes, the "
-                "arithmetic, loop overhead) sets its time")
-        near += [f"{r.variant} on {r.backend}"] if share >= 0.7 else []
-        print(f"  {r.variant} on {r.backend}: {r.gbps:.1f} GB/s (median), {share:.0%} of it: {said}")
+                "well below the stream rate: the compulsory bytes alone do not set its time")
+        near += [f"{r['variant']} on {r['backend']}"] if share >= 0.7 else []
+        note = (f" (disturbed: {str(r['noise_note'])[str(r['noise_note']).index('the host'):].split(';')[0]})"
+                if down else "")
+        print(f"  {r['variant']} on {r['backend']}: {r['gbps']:.1f} GB/s (median), {share:.0%} {against}: {said}{note}")
     if (big["gbps"] > rate).any():
         print("  (Above 100%: the copy probe counts the bytes it reads and writes, not the reads of the lines it "
               "overwrites, which the memory also moves; a kernel that reads more than it writes can pass it.)")
-    print(f"Answer for {kernel}: " + (f"the bytes decide the time for {', '.join(near)}; the others run below the "
-          "stream rate, so fusing them saves less than their extra bytes suggest." if near else
+    print(f"Answer for {kernel}: " + (f"the bytes decide the time for {', '.join(near)}" + (
+          "; the others run below the stream rate, so fusing them saves less than their extra bytes suggest."
+          if len(near) < len(big) else ".") if near else
           "no variant streams near the memory's rate, so the bytes moved do not decide its time here."))
 
 time_vs_unfused(gelu)
@@ -219,10 +231,11 @@ time_vs_unfused(gelu)
     md("""
 **Do the bytes decide the time?** Only if the kernel moves its bytes near the rate the memory gives a plain
 stream. Before each round past the cache the harness copies an array twice the last-level cache's size and
-records the host's bandwidth (`round_bandwidth_gbs`); the best of those probes is the stream rate here (the best,
-because a probe reads low only while another tenant shares the memory bus: a reference taken in such a round
-would make every kernel look near its limit). Each variant at the DRAM size is set against it (medians, GB/s of
-the compulsory bytes: a variant that moves extra intermediate bytes shows a lower figure):
+records the host's bandwidth (`round_bandwidth_gbs`). Each variant at the DRAM size is set against the probes of
+its own rounds (per round, its GB/s of the compulsory bytes over that round's probe, then the median: a round
+timed while another tenant shared the memory bus is judged against the rate the bus gave then); a cell whose
+rounds were bandwidth-down says so. The best probe of the run is printed as the host's undisturbed rate. This
+is the one answer per kernel; the verdicts above say only which variant was faster.
 """),
     code("""
 if not SMALL:
