@@ -111,7 +111,7 @@ for backend, g in ok.groupby("backend", sort=True):
             in_cache = bool(llc) and nbytes <= llc
             if may_state_cause(v) and said == "faster":
                 why = (f"tiling pays: each block it loads is reused for a whole tile of outputs from the nearest "
-                       f"cache, where the naive kernel re-reads it from the larger, slower levels ({where})." if in_cache else
+                       f"cache, where the naive kernel re-reads it from slower levels ({where})." if in_cache else
                        f"tiling pays: each block it loads is reused for a whole tile of outputs ({where}).")
             elif may_state_cause(v) and said == "slower":
                 why = (f"the {where}, so the naive kernel's reloads are cache hits and the tiled kernel's staging "

@@ -23,8 +23,8 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.report.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, reading,
-                                     verdict_sentence)
+from workbench.report.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, ratio_text,
+                                     reading, settled_direction, verdict_sentence)
 from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.judge.compare import judge_pair
 
@@ -164,7 +164,10 @@ for variant, backend, label, a, b in pairs:
     sentence = verdict_sentence(v, "float32", "float16")
     check_claim(v, sentence)
     verdicts.append({"variant": variant, "backend": backend, "shape": label, "speedup": v["speedup"],
-                     "floor": v["floor"], "verdict": v["verdict"], "said": reading(v), "sentence": sentence})
+                     "floor": v["floor"], "verdict": v["verdict"], "sentence": sentence,
+                     # who was faster where that is settled, even when the size is not (claims.settled_direction)
+                     "said": settled_direction(v)[0] if settled_direction(v) else reading(v),
+                     "size_settled": reading(v) in ("faster", "slower", "same")})
     print(f"{variant} @ {backend}, {label}: {sentence}")
 table = pd.DataFrame(verdicts)
 """),
@@ -199,11 +202,13 @@ for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if
     counts = pd.Series(said).value_counts().to_dict()
     what = ", ".join(f"{'could not tell' if k == 'inconclusive' else k} at {n} of {len(g)}" for k, n in counts.items())
     # the range quotes only the shapes whose verdict settled something: an inconclusive shape's ratio is noise
-    settled = [x for x, r in zip(speedups, said) if r != "inconclusive"]
-    span = ("no shape settled" if not settled else
-            f"float16 took {1 / max(settled):.2g}-{1 / min(settled):.2g}× the float32 time at the "
-            f"{len(settled)} settled shapes" if len(settled) > 1 else
-            f"float16 took {1 / settled[0]:.2g}× the float32 time at the one settled shape")
+    # (a shape whose direction is settled but not its size is counted by its direction and quotes no figure)
+    settled = [x for x, r, k in zip(speedups, said, g["size_settled"]) if r != "inconclusive" and k]
+    span = ("no shape settled its size" if not settled else
+            f"float16 took {ratio_text(1 / max(settled), 1 / min(settled))} the float32 time at the "
+            f"{len(settled)} shapes whose size settled" if len(settled) > 1 else
+            f"float16 took {ratio_text(1 / settled[0], 1 / settled[0])} the float32 time at the one shape whose size "
+            "settled")
     why = fp16_why(backend, said, speedups)
     # what the sentence says follows the verdicts it counts
     called = set(said) - {"inconclusive"}

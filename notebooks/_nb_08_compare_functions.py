@@ -64,10 +64,19 @@ m2 = %wb_timeit -o torch.softmax(x, dim=1)
 """),
     code("""
 # two measurements of one call: do they agree? (each median against the other's quartiles)
+# a measurement whose rounds spread past 50% or whose quartiles are wider than its median agrees with anything:
+# then both are said as disturbed, not as agreeing
+def disturbed(t):
+    return (t.noise or 0) > 0.5 or (t.q3_s - t.q1_s) > t.median_s
+
 apart = not (m.q1_s <= m2.median_s <= m.q3_s or m2.q1_s <= m.median_s <= m2.q3_s)
 ratio = max(m.median_s, m2.median_s) / min(m.median_s, m2.median_s)
+shaky = [name for name, t in (("timeit", m), ("%wb_timeit", m2)) if disturbed(t)]
 print(f"timeit {m.median_s * 1e3:.3g} ms, %wb_timeit {m2.median_s * 1e3:.3g} ms median: "
-      + (f"they differ {ratio:.1f}x, beyond each other's quartiles: the machine changed between them (the lines "
+      + (f"{' and '.join(shaky)} {'were' if len(shaky) > 1 else 'was'} disturbed (round spread past 50% or quartiles "
+         "wider than the median), so whether they agree cannot be read from them: rerun on a quieter machine"
+         if shaky else
+         f"they differ {ratio:.2f}×, beyond each other's quartiles: the machine changed between them (the lines "
          "above say whether a run was noisy or bimodal and how much of the CPU other processes took); one "
          "measurement on a shared machine is one draw, which is why quick() below judges with paired rounds"
          if apart else "they agree within each other's quartiles"))
