@@ -110,8 +110,10 @@ CLAIMING = ("04_", "05_", "06_", "07_", "08_", "09_", "10_", "11_")
 
 
 def code_of(cell) -> str:
-    """A code cell's Python, IPython magics dropped."""
-    return "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    """A code cell's Python, as IPython runs it (``x = %wb_timeit ...`` becomes a call, ``%%`` cells too)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(cell.source)
 
 
 @pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name.startswith(CLAIMING)],
