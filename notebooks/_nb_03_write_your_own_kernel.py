@@ -144,6 +144,21 @@ print(res)
 res.summary()
 """),
     md("""
+Each of them against numpy's library form (`baseline="numpy"`): the paired speed-up, and a verdict that says
+"faster" or "slower" only where the interval and the noise floor allow it (past ±50% no number: "disturbed").
+The sentences are chosen by the verdicts and checked against their numbers (`check_claim`).
+"""),
+    code("""
+from workbench.report.claims import check_claim, verdict_sentence
+
+table = res.speedup(baseline="numpy")
+for _, v in table[table["verdict"] != "baseline"].iterrows():
+    base, other = f"{v['baseline_variant']} @ {v['baseline_backend']}", f"{v['variant']} @ {v['backend']}"
+    sentence = verdict_sentence(v, base, other)
+    check_claim(v, sentence)
+    print(f"{v['size_label']}: {sentence}")
+"""),
+    md("""
 Without `variants=`, each backend runs the variants written for its runtime: numpy's on numpy, numba's
 on numba, the portable kernel on OpenCL. (Variants named explicitly are tried on every selected backend,
 and the pairs that cannot meet are recorded as `unsupported` with the reason.)
