@@ -36,19 +36,17 @@ class SpeedProbes:
         return parse_samples(r.get(f"round_probes_s_{side}", r.get("round_probes_s")))
 
     @staticmethod
-    def read_bandwidth(r: pd.Series, side: str) -> np.ndarray:
-        """One side's round bandwidth probes of a merged row as seconds a byte (1 / GB/s): a time that scales
-        with it is a time at one bandwidth once divided by it, as a cache-resident time is by its speed probe."""
-        gbs = parse_samples(r.get(f"round_bandwidth_gbs_{side}", r.get("round_bandwidth_gbs")))
-        return 1.0 / gbs if len(gbs) and (gbs > 0).all() else np.array([])
-
-    @staticmethod
-    def memory_bound_past_cache(r: pd.Series) -> bool:
-        """A memory-bound cell whose rounds both runs probed the host's bandwidth for (its working set is past
-        the last-level cache): its time follows the memory bus, not the core's speed."""
-        bound = r.get("bound_a", r.get("bound"))
-        return bound == "memory-bound" and all(
-            len(parse_samples(r.get(f"round_bandwidth_gbs_{s}", r.get("round_bandwidth_gbs")))) for s in "ab")
+    def bandwidth_pair(r: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+        """Both sides' round bandwidth probes of a memory-bound cell as seconds a byte (1 / GB/s), where both runs
+        probed the host's bandwidth for its rounds (its working set is past the last-level cache); else None.
+        Such a cell's time follows the memory bus, not the core's speed: divided by these it is a time at one
+        bandwidth, as a cache-resident time is by its speed probe."""
+        if r.get("bound_a", r.get("bound")) != "memory-bound":
+            return None
+        sides = [parse_samples(r.get(f"round_bandwidth_gbs_{s}", r.get("round_bandwidth_gbs"))) for s in "ab"]
+        if not all(len(g) and (g > 0).all() for g in sides):
+            return None
+        return 1.0 / sides[0], 1.0 / sides[1]
 
     @staticmethod
     def one_machine(r: pd.Series) -> bool:

@@ -128,9 +128,11 @@ def _judged_times(merged: pd.DataFrame) -> tuple[dict[Any, BothTimes], dict[Any,
         if r["status_a"] == Status.OK and r["status_b"] == Status.OK and not mode_clash(_side(r, "a"),
                                                                                        _side(r, "b")):
             times[i] = (row_times(_side(r, "a")), row_times(_side(r, "b")))
-            if SpeedProbes.one_machine(r) and SpeedProbes.memory_bound_past_cache(r):
-                bandwidth[i] = (SpeedProbes.read_bandwidth(r, "a"), SpeedProbes.read_bandwidth(r, "b"))
-            elif SpeedProbes.one_machine(r):
+            if not SpeedProbes.one_machine(r):
+                continue
+            if (per_byte := SpeedProbes.bandwidth_pair(r)) is not None:
+                bandwidth[i] = per_byte
+            else:
                 probes[i] = (SpeedProbes.read(r, "a"), SpeedProbes.read(r, "b"))
     speed, memory = SpeedProbes.of(probes.values()), SpeedProbes.of(bandwidth.values())
     judged = {i: memory.adjusted(t, bandwidth[i]) if i in bandwidth else speed.adjusted(t, probes.get(i))

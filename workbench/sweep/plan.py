@@ -336,7 +336,8 @@ class SweepPlan:
                    llm_shape=self._shapes.get((cell.kernel, cell.params)), speed_probe_s=self.speed_probe_s,
                    # the host's bandwidth only on the rows it bears on: a cache-resident cell's time does not follow
                    # the memory bus, and the probe's own spread would only widen its comparisons
-                   bandwidth_probe_gbs=self.bandwidth_probe_gbs if self._past_cache(cell) else None)
+                   bandwidth_probe_gbs=(self.bandwidth_probe_gbs if self.bandwidth_probe_gbs is not None
+                                        and self._past_cache(cell) else None))
         prev = self.rows.get(cell.key)
         if cell.key in self._visited and prev is not None:  # its second visit this round: the A/A twin
             return merge_twin(prev, new, self._round_id)
