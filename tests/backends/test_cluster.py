@@ -88,6 +88,18 @@ def test_a_killed_workers_cells_are_completed(cluster, tmp_path):
     assert killed["pid"] not in cluster.client.run(os.getpid).values()
 
 
+def test_a_run_waits_for_local_workers_their_nannies_restart(cluster, tmp_path):
+    """Both Dask workers killed just before the run (as a loaded CI machine did once): the run waits for the
+    nannies to bring them back instead of refusing its cells for want of a worker."""
+    for pid in cluster.client.run(os.getpid).values():
+        os.kill(pid, signal.SIGKILL)
+    spec = small_spec()
+    store = Store(tmp_path / "s.sqlite")
+    out = run_sweep(spec, store=store, cluster=cluster, progress=False)
+    assert not out.interrupted
+    assert all(r["status"] == "ok" for r in stored_once(store, out.run_id, spec))
+
+
 def test_resume_runs_the_missing_cells_on_the_cluster(cluster, tmp_path):
     spec = small_spec()
     store = Store(tmp_path / "s.sqlite")

@@ -119,6 +119,7 @@ class ClusterExecutor:
         self.address = str(cluster).strip()
         self.isolation_in_worker, self.memory_cap = isolation, memory_cap
         self._local: Any = None
+        self._local_workers = 0  # how many Dask workers a local cluster was started with
         self._batch = itertools.count()
         self._token = uuid.uuid4().hex[:8]
         #: Set once the scheduler is lost: nothing more is asked of it.
@@ -143,7 +144,8 @@ class ClusterExecutor:
                                            resources={CPU: 1}, dashboard_address=None, security=security,
                                            scheduler_kwargs={"dashboard": False}, silence_logs=logging.ERROR)
                 self.client = Client(self._local, timeout=CONNECT_TIMEOUT_S)
-                self.client.wait_for_workers(int(value), timeout=CONNECT_TIMEOUT_S)
+                self._local_workers = int(value)
+                self.client.wait_for_workers(self._local_workers, timeout=CONNECT_TIMEOUT_S)
             else:
                 self.client = Client(str(value), timeout=CONNECT_TIMEOUT_S, security=security)
         except (OSError, TimeoutError) as exc:
@@ -198,8 +200,16 @@ class ClusterExecutor:
 
     def check_resources(self, cells: Iterable[Cell]) -> None:
         """Refuse, before submitting, cells that no Dask worker of the cluster could take (they would wait
-        forever): name the resource and how to start a Dask worker that has it."""
+        forever): name the resource and how to start a Dask worker that has it. A local cluster whose Dask
+        worker died (its nanny restarts it: killed, or out of memory, on a loaded machine) is waited for first:
+        its workers are coming back, and the run must not fail for that."""
         workers = self._refresh_hosts()
+        if self._local is not None and len(workers) < self._local_workers:
+            try:
+                self.client.wait_for_workers(self._local_workers, timeout=CONNECT_TIMEOUT_S)
+            except (OSError, TimeoutError):
+                pass  # judged below on the workers there are, and named if too few
+            workers = self._refresh_hosts()
         offered = {r for w in workers.values() for r, n in (w.get("resources") or {}).items() if n >= 1}
         needed: dict[str, list[str]] = {}
         for c in cells:
