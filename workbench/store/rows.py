@@ -76,6 +76,13 @@ class ResultRows(StoreConnection):
                       "WHERE run_id = ?", (now_iso(), run_wall_s, row["run_id"]))
         self._checkpoint_soon()
 
+    def has_rows_above(self, run_id: str, column: str, value: float) -> bool:
+        """Whether a row of ``run_id`` has ``column`` (a results column) above ``value``: one indexed query, so
+        a check at a run's end reads no rows when none qualifies."""
+        if column not in _COLUMN_INDEX:
+            raise ValueError(f"{column!r} is not a column of the results table")
+        return bool(self._query(f"SELECT 1 FROM results WHERE run_id = ? AND {column} > ? LIMIT 1", (run_id, value)))
+
     def cell_keys(self, run_id: str) -> set[str]:
         return {r["cell_key"] for r in self._query("SELECT cell_key FROM results WHERE run_id = ?", (run_id,))}
 

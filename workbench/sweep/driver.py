@@ -128,6 +128,18 @@ def run_request(request: SweepRequest) -> SweepOutcome:
     return outcome
 
 
+def _raise_probed_roofs(run: StoredRun) -> None:
+    """Probed FLOP roofs that the run's correct rows went past become the rate those rows reached
+    (:mod:`workbench.roofs.raised`); a store that refuses the write keeps the rows as they were."""
+    from workbench.roofs.raised import raise_probed_roofs
+
+    try:
+        for roof in raise_probed_roofs(run.store, run.run_id):
+            log.info("%s", roof.text())
+    except sqlite3.DatabaseError as exc:
+        log.warning("the probed roofs this run went past were not raised: %s", exc)
+
+
 class _Owned:
     """An executor this sweep started (a local Dask cluster): closed when the sweep's rounds end."""
 
@@ -157,6 +169,7 @@ def _measure(plan: SweepPlan, run: StoredRun, executor: Any, shown: Progress,
             executor.close()
         shown.close()
         outcome.rows, outcome.wall_s = plan.touched_rows(), run.wall_s
+        _raise_probed_roofs(run)
         run.close(complete=not outcome.interrupted and not plan.missing())
     return lost
 
