@@ -27,9 +27,20 @@ def begin(full: bool = False, *, ceilings: bool | None = None, colwidth: int | N
     run; the quick run saves its few seconds per backend, and ``workbench peaks`` measures them for longer)."""
     os.environ[ENV_AUTO_PEAKS] = "1" if (full if ceilings is None else ceilings) else "0"
     pd.set_option("display.max_colwidth", colwidth)
+    pd.set_option("display.float_format", readable_float)  # tables show 92.5, not 92.549975 (the values keep theirs)
     shell = _ipython()
     if shell is not None:
         shell.run_line_magic("matplotlib", "inline")
+
+
+def readable_float(x: float) -> str:
+    """A float as a table shows it to a reader: three significant digits (a measured rate has no more), whole
+    numbers from 1,000 up with thousands separators, tiny and huge ones in exponent form."""
+    if x != x or x in (float("inf"), float("-inf")):
+        return str(x)
+    if x == 0:
+        return "0"
+    return f"{x:,.0f}" if 1000 <= abs(x) < 1e15 else f"{x:.3g}"
 
 
 def _ipython():  # noqa: ANN202 - IPython's shell, or None outside one (IPython is not a core dependency)

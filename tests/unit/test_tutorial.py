@@ -16,9 +16,10 @@ from workbench.roofs.peaks import ENV_AUTO_PEAKS
 
 @pytest.fixture
 def restore_colwidth():
-    before = pd.get_option("display.max_colwidth")
+    before = pd.get_option("display.max_colwidth"), pd.get_option("display.float_format")
     yield
-    pd.set_option("display.max_colwidth", before)
+    pd.set_option("display.max_colwidth", before[0])
+    pd.set_option("display.float_format", before[1])
 
 
 @pytest.mark.parametrize(("full", "ceilings", "expected"),
@@ -34,6 +35,15 @@ def test_begin_sets_the_column_width(restore_colwidth):
     assert pd.get_option("display.max_colwidth") == 33
     tutorial.begin(colwidth=None)
     assert pd.get_option("display.max_colwidth") is None
+
+
+def test_begin_shows_tables_with_readable_floats_and_keeps_the_values(restore_colwidth):
+    df = pd.DataFrame({"pct_peak_bw": [2.856318, 92.549975, 0.015445], "elements": [1234567.0, 43648.0, 0.0]})
+    tutorial.begin()
+    shown = df.to_string()
+    assert "2.86" in shown and "92.5" in shown and "0.0154" in shown and "1,234,567" in shown
+    assert "2.856318" not in shown and "92.549975" not in shown
+    assert df["pct_peak_bw"].iloc[0] == 2.856318  # display only
 
 
 def test_begin_turns_on_inline_figures_in_ipython_only(monkeypatch, restore_colwidth):
