@@ -1,8 +1,9 @@
-"""Issue 37, point 10: CuPy's library variants are CuPy's idiomatic best (one ElementwiseKernel for gelu_tanh,
-ReductionKernels and an ElementwiseKernel for softmax), the chains kept as ``cupy-unfused``, and the quick suite
-measures the fused ones. Without a GPU the snippets are compiled by NVRTC in the harness of
-:mod:`workbench.catalog.cupy_fused` (float and double; CuPy's float16 type and the kernels' results need a
-GPU: ``verify --backends cupy`` checks them there, tests/unit/test_cupy_variants.py requires it)."""
+"""Issue 37, point 10: CuPy's library variants are CuPy's idiomatic best (one ElementwiseKernel for gelu_tanh and
+rope, ReductionKernels and an ElementwiseKernel for softmax and rmsnorm), the chains kept as ``cupy-unfused``, and
+the quick suite measures the fused ones. Without a GPU the snippets are compiled by NVRTC in the harness of
+:mod:`workbench.catalog.cupy_fused` (float and double; CuPy's float16 type and the kernels' results need a GPU:
+``verify --backends cupy`` checks them there, tests/unit/test_cupy_variants.py requires it; the snippets' formulas
+run on the host in tests/unit/test_cupy_fused_host.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from workbench.catalog import cupy_fused, kernels, variants
 
-FUSED = ("gelu_tanh", "softmax")
+FUSED = ("gelu_tanh", "softmax", "rmsnorm", "rope")
 
 
 @pytest.mark.parametrize("kernel", FUSED)
@@ -56,7 +57,11 @@ def test_the_fused_snippets_compile_with_nvrtc(tmp_path, ctype):
     units = {"gelu_tanh": f.elementwise_source(f.GELU_TANH, ctype),
              "row_max": f.reduction_source(f.ROW_MAX, ctype),
              "row_exp_sum": f.reduction_source(f.ROW_EXP_SUM, ctype, ("x", "m"), out_type=acc),
-             "softmax_scale": f.elementwise_source(f.SOFTMAX_SCALE, ctype, ("x", "m"), ("s",))}
+             "softmax_scale": f.elementwise_source(f.SOFTMAX_SCALE, ctype, ("x", "m"), ("s",)),
+             "row_mean_square": f.reduction_source(f.ROW_MEAN_SQUARE, ctype, out_type=acc),
+             "rmsnorm_scale": f.elementwise_source(f.RMSNORM_SCALE, ctype, ("x", "w"), ("ms", "eps")),
+             "rope_half": f.elementwise_source(f.ROPE_HALF, ctype, (), raw_params=("x", "c", "s"),
+                                               int_params=("heads", "half"))}
     for name, source in units.items():
         done = _nvrtc(tmp_path, f"{name}_{ctype}", source)
         assert done.returncode == 0, f"{name} ({ctype}):\n{done.stdout}\n{done.stderr}\n{source}"

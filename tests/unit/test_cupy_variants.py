@@ -35,7 +35,8 @@ OPS = ("saxpy", "vector_add", "relu", "gelu_tanh", "gelu_erf", "silu", "bias_gel
 NAME = {op: "cupy" for op in OPS} | {"bias_gelu": "cupy-unfused", "rmsnorm_residual": "cupy-unfused",
                                      "attention_prefill": "cupy-naive", "attention_decode": "cupy-naive",
                                      # "cupy" is one fused kernel there (tests/unit/test_cupy_fused.py)
-                                     "gelu_tanh": "cupy-unfused", "softmax": "cupy-unfused"}
+                                     "gelu_tanh": "cupy-unfused", "softmax": "cupy-unfused",
+                                     "rmsnorm": "cupy-unfused", "rope": "cupy-unfused"}
 DTYPES = ("float16", "float32", "float64")
 
 
