@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("RUN_A and RUN_B are the same run; give two different runs")
         table = compare_runs(df, ids[0], ids[1])
         title = f"speed-up of {ids[1]} over {ids[0]} (> 1: {ids[1]} is faster)"
-        notes.append(f"run-to-run noise across the cells: {100 * table.attrs['run_noise']:.1f}%")
+        notes.append(f"run-to-run noise beyond the cells' own rounds: {100 * table.attrs['run_noise']:.1f}%")
         notes += [f"note: {c}" for c in table.attrs.get("conditions", [])]
         if table.attrs.get("timing_modes"):
             notes.append(f"note: {table.attrs['timing_modes']}")

@@ -31,7 +31,7 @@ from workbench.judge import many as judge_many
 from workbench.judge import verdicts as vd
 from workbench.judge.baselines import _pick_baseline as _pick_baseline  # tests check the fast path by it
 from workbench.judge.baselines import library_variants, pair_positions
-from workbench.judge.between_runs import BothTimes, SpeedProbes, run_conditions
+from workbench.judge.between_runs import BothTimes, SpeedProbes, between_run_noise, median_error, run_conditions
 from workbench.judge.verdicts import parse_samples  # noqa: F401 - stats_compare.parse_samples, as before
 
 if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
@@ -146,8 +146,10 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     Cells match on kernel, variant, backend, dtype, params, mode and cache. When a run holds the same
     cell from several machines (merged imports), the environment (machine) joins the key so machines are
     compared like for like. Each cell is judged by :func:`workbench.judge.verdicts.unpaired_verdict` on its
-    per-round medians (or one stream's samples), with the run-to-run noise measured across all matched
-    ok cells (:func:`workbench.judge.verdicts.run_to_run_noise`); that noise is in ``table.attrs["run_noise"]``.
+    per-round medians (or one stream's samples), each side as the standard error of its median, with the
+    run-to-run noise the cells' rounds do not explain, measured across all matched
+    cells judged on rounds (:func:`workbench.judge.between_runs.between_run_noise`); that noise is in
+    ``table.attrs["run_noise"]``.
     ``kw`` goes to the verdict (``min_effect``, ``k``, ``confidence`` ...).
     """
     import pandas as pd
@@ -159,14 +161,13 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
         key += [c for c in ("env_id", "device") if c in df][:1]
     merged = a.merge(b, on=key, suffixes=("_a", "_b"))
     times, judged, speed, memory = _judged_times(merged)
-    run_noise = vd.run_to_run_noise([math.log(vd.median(ta) / vd.median(tb))
-                                     for (ta, _), (tb, _) in judged.values() if len(ta) and len(tb)])
+    run_noise = _between_run_noise(judged.values())
     rows, modes_differ = [], 0
     for i, r in merged.iterrows():
         rec = {k: r[k] for k in key}
         if i in times:
             (ta, ra), (tb, rb) = judged[i]
-            v = vd.unpaired_verdict(ta, tb, run_noise=run_noise, rounds=ra and rb, **kw)
+            v = vd.unpaired_verdict(ta, tb, run_noise=run_noise, rounds=ra and rb, median_errors=True, **kw)
             rec.update(_result(v, times[i][0][0], times[i][1][0], _side(r, "a"), _side(r, "b")))
         else:
             rec.update(_not_comparable(r["status_a"], r["status_b"]))
@@ -188,6 +189,19 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     table.attrs["timing_modes"] = (f"{modes_differ} cell(s) not compared: the two runs timed them in different "
                                    "timing modes" if modes_differ else None)
     return table
+
+
+def _between_run_noise(judged: Iterable[BothTimes]) -> float:
+    """The two runs' noise beyond their cells' own rounds (:func:`workbench.judge.between_runs.between_run_noise`),
+    from the cells judged on rounds on both sides."""
+    ratios, errors = [], []
+    for (ta, ra), (tb, rb) in judged:
+        la, lb = np.log(vd.clean(ta)), np.log(vd.clean(tb))
+        if not (ra and rb) or min(len(la), len(lb)) < vd.MIN_ROUNDS:
+            continue
+        ratios.append(vd.median(la) - vd.median(lb))
+        errors.append(math.hypot(median_error(la), median_error(lb)))
+    return between_run_noise(ratios, errors)
 
 
 def _side(r: pd.Series, side: str) -> RowDict:

@@ -18,7 +18,10 @@ Everything is on log times:
   quiet pair is not blunted by a noisy one. The interval is a t interval on those degrees of freedom.
 - **unpaired** (the same cell in two runs): the effect is ``median(log a) - median(log b)``; the noise
   adds both runs' round spreads (:func:`round_sigma`) to the run-to-run spread seen across all cells of
-  the comparison (:func:`run_to_run_noise`), which a single cell cannot see.
+  the comparison (:func:`run_to_run_noise`), which a single cell cannot see. Between two runs
+  (``workbench compare``) each side counts as the standard error of its median, and the run-to-run part is
+  only what the rounds do not explain
+  (:func:`workbench.judge.between_runs.between_run_noise`).
 
 The decision (:func:`decide`) reads the interval, whose coverage is stated with it (:attr:`Verdict.coverage`):
 "faster" / "slower" when it excludes no change and the effect exceeds :data:`MIN_EFFECT`; "same" only when
@@ -466,7 +469,8 @@ def effects_verdict(d: Iterable[float], *, min_effect: float = MIN_EFFECT, typic
 
 def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, run_noise: float = 0.0,
                      min_effect: float = MIN_EFFECT, noise_floor: float = 0.0, min_rounds: int = MIN_ROUNDS,
-                     rounds: bool = True, confidence: float = BETWEEN_COVERAGE) -> Verdict:
+                     rounds: bool = True, confidence: float = BETWEEN_COVERAGE,
+                     median_errors: bool = False) -> Verdict:
     """The same cell in two runs (A earlier, B later): per-round medians of each.
 
     ``run_noise`` (log sigma) is the run-to-run spread measured across the cells of the two runs
@@ -475,6 +479,10 @@ def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, ru
     not round medians), the values only place each side's median and the noise is :data:`STREAM_NOISE`.
     The interval is ± :data:`K_BETWEEN` noise sigmas (coverage :data:`BETWEEN_COVERAGE`, as measured); another
     ``confidence`` scales that width by the ratio of normal quantiles.
+
+    ``median_errors``: each side's rounds count as the standard error of their median, not as the spread of one
+    round; ``run_noise`` is then only what the cells' own rounds do not explain
+    (:func:`workbench.judge.between_runs.between_run_noise`), so no part of the noise is counted twice.
     """
     a, b = clean(rounds_a), clean(rounds_b)
     if len(a) == 0 or len(b) == 0:
@@ -485,6 +493,8 @@ def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, ru
         noise, basis = math.hypot(STREAM_NOISE, run_noise), "one stream"
     else:
         sa, sb = max(round_sigma(la), noise_floor), max(round_sigma(lb), noise_floor)
+        if median_errors:
+            sa, sb = sa * MEDIAN_EFFICIENCY / math.sqrt(len(la)), sb * MEDIAN_EFFICIENCY / math.sqrt(len(lb))
         noise, basis = math.hypot(math.hypot(sa, sb), run_noise), "rounds"
     half = K_BETWEEN * noise * _quantile(confidence, None) / _quantile(BETWEEN_COVERAGE, None)
     return _verdict(effect, effect - half, effect + half, noise, len(a), len(b), basis, confidence,
