@@ -17,8 +17,9 @@ from workbench.backends import registry
 from workbench.roofs.peaks import ENV_AUTO_PEAKS
 from workbench.sweep.working_sets import WorkingSets, sized, working_sets
 
-#: pandas' column width in the tutorials: wide enough for a device name, narrow enough for a 1280 px page.
-COLWIDTH = 80
+#: pandas' column width in the tutorials: a whole note or error message (at 80, readers met "the median is the
+#: s..." and a failure message cut before its point); longer text wraps in the notebook's table cell.
+COLWIDTH = 240
 
 
 def begin(full: bool = False, *, ceilings: bool | None = None, colwidth: int | None = COLWIDTH) -> None:

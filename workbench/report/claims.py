@@ -208,7 +208,9 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
 
 
 def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float], base: str, other: str) -> str:
-    """Who was faster, by the range its estimates span, and that the size is not settled (and why)."""
+    """Who was faster, by the range its estimates span (by the least of them where they span more than
+    :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`: "2.65-6.37×" is no finding), and that the size is not
+    settled (and why)."""
     way, lo, hi = direction
     winner, by = (other, ratio_text(lo, hi)) if way == "faster" else (base, ratio_text(1 / hi, 1 / lo))
     parts = [f"{v['bimodal_note']}, every mode on the same side"] if v.get("bimodal_note") else []
@@ -217,6 +219,9 @@ def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float
         parts.append(f"the {basis} {DISAGREE} on how much ({_num(v, 'speedup'):.3g}× paired against "
                      f"{medians_ratio(v):.3g}× from the medians, both as {other} against {base})")
     why = "; ".join(parts) or "its estimates part"
+    if hi / lo > 1 + DISTURBED_FLOOR:  # a range this wide is no finding: only the bound every estimate clears
+        least = f"{lo:.3g}×" if way == "faster" else f"{1 / hi:.3g}×"
+        return f"{winner} ran faster, by at least {least}: {PHRASES['direction']} ({why}); {RERUN_HINT}"
     return f"{winner} ran faster, by {by}: {PHRASES['direction']} ({why}); {RERUN_HINT}"
 
 
