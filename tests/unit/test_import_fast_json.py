@@ -76,3 +76,26 @@ def test_without_orjson_the_standard_library_decodes_the_same_file(tmp_path, cap
     assert json.loads(got["b"]["samples_s"]) == [0.002, 0.003] and got["b"]["note"] == "x"
     rc, err = _import(tmp_path, [_row("c", samples_s="[NaN]")], capsys)
     assert rc == 2 and "results[0].samples_s" in err, err
+
+
+@pytest.mark.parametrize("at", [0, 1, 1500, 2998])
+@pytest.mark.parametrize("raw, needle", [("123456789012345678901234567890", "out of range"),
+                                         ("[" * 40 + "]" * 40, "nested more than")])
+def test_a_bad_row_among_rows_decoded_together_is_refused_by_its_place(tmp_path, capsys, at, raw, needle):
+    """Rows are decoded by orjson a chunk of rows at a time (issue 38); a row orjson reads otherwise is decoded
+    again from its place in its chunk, and named by its own index."""
+    rows = [_row(f"k{i}", note="}, {" if i % 7 == 0 else None) for i in range(3000)]  # row ends inside strings
+    rows[at]["custom"] = "@RAW@"
+    rc, err = _import(tmp_path, rows, capsys, raw)
+    assert rc == 2 and needle in err, err
+    assert needle == "nested more than" or f"results[{at}].custom" in err, err
+
+
+def test_rows_decoded_together_keep_every_value(tmp_path, capsys):
+    rows = [_row(f"k{i}", note=("}, {" * (i % 3)) or None, median_s=1e-3 * (i + 1)) for i in range(5000)]
+    rc, err = _import(tmp_path, rows, capsys)
+    assert rc == 0, err
+    got = Store(tmp_path / "s.sqlite").rows("r1")
+    assert [r["cell_key"] for r in got] == [f"k{i}" for i in range(5000)]
+    assert [r["median_s"] for r in got] == [1e-3 * (i + 1) for i in range(5000)]
+    assert [r["note"] for r in got] == [("}, {" * (i % 3)) or None for i in range(5000)]

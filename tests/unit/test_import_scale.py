@@ -195,3 +195,54 @@ def test_rows_of_interleaved_shapes_keep_file_order_after_the_rows_stored_before
         assert r["message"] == want.get("message") and r["median_s"] == want["median_s"]
         assert r.get("gpu_clock_mhz") == want.get("gpu_clock_mhz") and r.get("precision") == want.get("precision")
         assert r.get("round_ids") == want.get("round_ids")
+
+
+def test_a_large_file_is_read_once_and_inserted_as_it_is_checked(tmp_path, capsys, monkeypatch, reading):
+    """Issue 38: a streamed import inserts each checked batch in its transaction, with no spool of the rows
+    (a temporary file of every row, read back for a second pass, was a third of the import's time)."""
+    import tempfile
+
+    def no_spool(*_a, **_k):
+        pytest.fail("the import spooled its rows to a temporary file")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_spool)
+    walks = []
+    from workbench.store import import_schema
+
+    real = import_schema.iter_export
+    monkeypatch.setattr(import_schema, "iter_export", lambda *a, **k: walks.append(1) or real(*a, **k))
+    rc, err, store = _import(tmp_path, _doc([_row(f"k{i}") for i in range(3000)]), capsys)
+    assert rc == 0, err
+    assert len(Store(store).rows("r1")) == 3000
+    assert len(walks) == (1 if reading == "streamed" else 0)
+
+
+def test_a_bad_row_after_inserted_batches_leaves_no_new_store_and_no_rows(tmp_path, capsys, reading):
+    """The rows of the batches before a bad one were inserted already: the transaction is rolled back, and a
+    store the import created is removed (a bad file creates nothing)."""
+    rows = [_row(f"k{i}") for i in range(3000)]
+    rows[2900]["size"] = -1
+    rc, err, store = _import(tmp_path, _doc(rows), capsys)
+    assert rc == 2 and "results[2900].size" in err, err
+    assert not store.exists() and not Path(f"{store}-wal").exists()
+    Store(store).close()
+    rc, err, store = _import(tmp_path, _doc(rows), capsys)
+    assert rc == 2 and "results[2900].size" in err, err
+    with sqlite3.connect(store) as con:  # the existing store is kept, without a row of the file
+        assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 0
+
+
+def test_a_new_store_has_16k_pages_and_an_older_one_keeps_its_own(tmp_path):
+    """Real rows (5.5 KB) overflowed 4 KB pages: SQLite wrote a million of them at half the speed (issue 38)."""
+    Store(tmp_path / "new.sqlite").close()
+    with sqlite3.connect(tmp_path / "new.sqlite") as con:
+        assert con.execute("PRAGMA page_size").fetchone()[0] == 16384
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as con:
+        con.execute("PRAGMA page_size = 4096")
+        con.execute("CREATE TABLE keep (x)")
+    st = Store(old)
+    st.close()
+    with sqlite3.connect(old) as con:
+        assert con.execute("PRAGMA page_size").fetchone()[0] == 4096
+        assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 0

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from workbench.store.database import EXPORT_FORMAT, EXPORT_VERSION, Store
+from workbench.store.schema import default_store_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,11 +28,30 @@ SKIPPED_OPTIONAL_MODULES = ("rfc3987_syntax",)
 def run(args: argparse.Namespace) -> int:
     for name in SKIPPED_OPTIONAL_MODULES:
         sys.modules.setdefault(name, None)  # type: ignore[arg-type]  # None: "import name" raises ImportError
-    from workbench.store.import_schema import load_export
+    from workbench.store.import_schema import check_streamable, is_streamed, load_export
 
-    # the file is read and validated before the store is opened: a bad file creates or changes nothing
-    doc = load_export(args.file, export_format=EXPORT_FORMAT, export_version=EXPORT_VERSION)
-    store = Store(args.store)
-    added = store.import_file(args.file, validated=doc)
-    print(f"imported {args.file} into {store.path}: " + ", ".join(f"{v} new {k}" for k, v in added.items()))
+    if is_streamed(args.file):  # a large file is checked while its rows go in, in one transaction
+        check_streamable(Path(args.file), args.file, EXPORT_FORMAT)
+        added, store_path = _import_streamed(args.file, args.store)
+    else:  # the file is read and validated before the store is opened: a bad file creates or changes nothing
+        doc = load_export(args.file, export_format=EXPORT_FORMAT, export_version=EXPORT_VERSION)
+        store = Store(args.store)
+        added, store_path = store.import_file(args.file, validated=doc), store.path
+    print(f"imported {args.file} into {store_path}: " + ", ".join(f"{v} new {k}" for k, v in added.items()))
     return 0
+
+
+def _import_streamed(file: str, store_arg: str | None) -> tuple[dict[str, int], Path]:
+    """Import a large file into the store; when that fails and the store did not exist before, the store
+    this created is removed again (a bad file creates nothing; its rows were rolled back)."""
+    path = Path(store_arg) if store_arg else default_store_path()
+    created = not path.exists() and not path.is_symlink()
+    store = Store(store_arg)
+    try:
+        return store.import_file(file), store.path
+    except BaseException:
+        if created:
+            store.close()
+            for p in (store.path, Path(f"{store.path}-wal"), Path(f"{store.path}-shm")):
+                p.unlink(missing_ok=True)
+        raise

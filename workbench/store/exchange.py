@@ -20,7 +20,7 @@ from typing import Any
 from workbench.core.output_guard import check_output_path, write_output
 from workbench.core.record import Json, JsonObject, RowValue
 from workbench.core.timestamps import now_iso
-from workbench.store.import_stream import ROW_INDEX, stored_value, value_batches
+from workbench.store.import_stream import ROW_INDEX, insert_groups, stored_value, value_batches
 from workbench.store.machines import MachineRecords
 from workbench.store.rows import ResultRows, run_filter
 from workbench.store.runs import decoded_run
@@ -34,7 +34,7 @@ class IncomingExport:
     runs: list[JsonObject]
     #: env_id -> its environment record.
     environments: dict[str, JsonObject]
-    #: The result rows with a run and a cell (a large file's :class:`~workbench.store.import_stream.StreamedRows`).
+    #: The result rows with a run and a cell (none for a large file: its rows went in as they were checked).
     results: Iterable[Mapping[str, Json]]
     #: The environments the rows name.
     row_env_ids: set[str]
@@ -49,9 +49,9 @@ class IncomingExport:
                 r.update(status="interrupted", owner_pid=None, owner_host=None)
         envs = {str(e["env_id"]): e["record"] for e in _records(doc, "environments")
                 if e.get("env_id") and isinstance(e.get("record"), dict)}
-        streamed = getattr(doc.get("results"), "env_ids", None) is not None  # a large file, read row by row
+        streamed = getattr(doc.get("results"), "env_ids", None) is not None  # a large file: its rows are in
         results: Iterable[Mapping[str, Json]] = (
-            doc["results"] if streamed
+            [] if streamed
             else [row for row in _records(doc, "results") if row.get("run_id") and row.get("cell_key")])
         row_envs = doc["results"].env_ids if streamed else {r["env_id"] for r in results if r.get("env_id")}
         return cls(runs, envs, results, row_envs, list(_records(doc, "peaks")))
@@ -124,8 +124,10 @@ class StoreExchange(ResultRows, MachineRecords):
         Returns how many runs, environments, results and peaks were new. ``validated``: the document
         :func:`workbench.store.import_schema.load_export` already returned for ``path`` (not read again).
         """
-        from workbench.store.import_schema import load_export
+        from workbench.store.import_schema import is_streamed, load_export
 
+        if validated is None and is_streamed(path):
+            return self._import_streamed(path)
         # validated in full (types, sizes, depth, identifiers, contradictions) before anything is written
         doc = validated if validated is not None else load_export(path, export_format=EXPORT_FORMAT,
                                                                   export_version=EXPORT_VERSION)
@@ -135,14 +137,36 @@ class StoreExchange(ResultRows, MachineRecords):
             existing = self._conflicting_runs(c, incoming.runs, where)
             if existing:
                 self._check_cells_agree(c, existing, incoming.results, where)
-            known_envs = {r[0] for r in c.execute("SELECT env_id FROM environments")} | set(incoming.environments)
-            named = {r["env_id"] for r in incoming.runs if r.get("env_id")} | incoming.row_env_ids
-            for env_id in sorted(named - known_envs):
-                incoming.environments[env_id] = {
-                    "environment_id": env_id, "described": False,
-                    "note": f"imported from {Path(where).name} without a record of this environment"}
-            added = _insert_new(c, incoming)
+            added = self._insert_checked(c, incoming, where)
         self.checkpoint()  # every imported row in the main file, the -wal emptied, once the import commits
+        return added
+
+    def _insert_checked(self, c: sqlite3.Connection, incoming: IncomingExport, where: str) -> dict[str, int]:
+        """:func:`_insert_new` of a checked export, each environment its rows or runs name and neither the
+        file nor this store describes recorded as undescribed."""
+        known_envs = {r[0] for r in c.execute("SELECT env_id FROM environments")} | set(incoming.environments)
+        named = {r["env_id"] for r in incoming.runs if r.get("env_id")} | incoming.row_env_ids
+        for env_id in sorted(named - known_envs):
+            incoming.environments[env_id] = {
+                "environment_id": env_id, "described": False,
+                "note": f"imported from {Path(where).name} without a record of this environment"}
+        return _insert_new(c, incoming)
+
+    def _import_streamed(self, path: str | os.PathLike) -> dict[str, int]:
+        """:meth:`import_file` of a large file, read once: each checked batch of rows is inserted as it
+        comes, inside one write transaction that any failed check (a later row, the runs, a repeat, a cell or
+        run that contradicts this store) rolls back, so nothing is written unless the whole file passes."""
+        from workbench.store.import_schema import load_export
+
+        where = str(path)
+        with self._write() as c:
+            writer = _RowWriter(self, c, where)
+            doc = load_export(path, export_format=EXPORT_FORMAT, export_version=EXPORT_VERSION, sink=writer)
+            incoming = IncomingExport.of(doc)
+            self._conflicting_runs(c, incoming.runs, where)
+            added = self._insert_checked(c, incoming, where)
+            added["results"] = writer.added
+        self.checkpoint()
         return added
 
     def _conflicting_runs(self, c: sqlite3.Connection, runs: list[JsonObject], where: str) -> set[str]:
@@ -173,13 +197,26 @@ class StoreExchange(ResultRows, MachineRecords):
     def _check_cells_agree(self, c: sqlite3.Connection, run_ids: set[str], results: Iterable[Mapping[str, Json]],
                            where: str) -> None:
         """Rows of runs this store already has must not contradict its cells (else ValueError). The stored
-        cells are looked up, the file's rows read once (a streamed file is not held in memory)."""
+        cells are looked up, the file's rows read once."""
+        self._check_rows_agree(self._stored_cells(c, run_ids), enumerate(results), where)
+
+    def _stored_cells(self, c: sqlite3.Connection, run_ids: Iterable[str],
+                      below_rowid: int | None = None) -> dict[tuple[str, str], tuple[RowValue, ...]]:
+        """(run, cell) -> :attr:`CELL_IDENTITY` of the stored rows of ``run_ids`` (those before ``below_rowid``
+        only: the rows stored before an import that is still writing)."""
         stored: dict[tuple[str, str], tuple[RowValue, ...]] = {}
+        below = "" if below_rowid is None else f" AND rowid < {int(below_rowid)}"
         for run_id in run_ids:
             for key, *values in c.execute(
-                    f"SELECT cell_key, {', '.join(self.CELL_IDENTITY)} FROM results WHERE run_id = ?", (run_id,)):
+                    f"SELECT cell_key, {', '.join(self.CELL_IDENTITY)} FROM results WHERE run_id = ?{below}",
+                    (run_id,)):
                 stored[run_id, key] = tuple(values)
-        for i, row in enumerate(results):
+        return stored
+
+    def _check_rows_agree(self, stored: Mapping[tuple[str, str], tuple[RowValue, ...]],
+                          results: Iterable[tuple[int, Mapping[str, Json]]], where: str) -> None:
+        """Each (place in the file, row) against the stored cell it names, if any (else ValueError)."""
+        for i, row in results:
             old = stored.get((row["run_id"], row["cell_key"]))
             if old is None:
                 continue
@@ -218,15 +255,43 @@ def _insert_new(c: sqlite3.Connection, incoming: IncomingExport) -> dict[str, in
 def _insert_new_rows(c: sqlite3.Connection, rows: Iterable[Mapping[str, Json]]) -> int:
     """``INSERT OR IGNORE`` every row, in file order; returns how many were new. Each row binds only the
     columns it holds a value in (:func:`workbench.store.import_stream.present_values`), consecutive rows with the
-    same columns in one ``executemany``; a streamed export's rows come already converted (its spool)."""
+    same columns in one ``executemany``."""
     before = c.total_changes
-    spooled = getattr(rows, "value_batches", None)
-    # a spooled batch may lead with each row's place in the file (ROW_INDEX): its rowid, past every stored row
-    base = c.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM results").fetchone()[0]
-    for cols, batch in (spooled() if spooled is not None else value_batches(rows)):
-        marks = ", ".join(f"? + {int(base)}" if k == ROW_INDEX else "?" for k in cols)
-        c.executemany(f"INSERT OR IGNORE INTO results ({', '.join(cols)}) VALUES ({marks})", batch)
+    for cols, batch in value_batches(rows):
+        c.executemany(f"INSERT OR IGNORE INTO results ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                      batch)
     return c.total_changes - before
+
+
+class _RowWriter:
+    """The sink of a streamed import (:data:`workbench.store.import_stream.RowSink`): each checked batch of
+    rows checked against the cells this store already has, then inserted (``INSERT OR IGNORE``) in the
+    import's transaction. A row led by its place in the file (:data:`ROW_INDEX`) gets the rowid past every
+    row stored before the import, so that file order holds across the statements of a batch."""
+
+    def __init__(self, store: StoreExchange, c: sqlite3.Connection, where: str):
+        self.store, self.c, self.where = store, c, where
+        self.base = int(c.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM results").fetchone()[0])
+        self.known_runs = {r for (r,) in c.execute("SELECT run_id FROM runs")}
+        self.cells_of: set[str] = set()
+        self.stored: dict[tuple[str, str], tuple[RowValue, ...]] = {}
+        self.added = 0
+
+    def __call__(self, rows: list[JsonObject], plain: bool, start: int) -> None:
+        if self.known_runs:
+            ours = {row["run_id"] for row in rows} & self.known_runs
+            new_runs = ours - self.cells_of
+            if new_runs:  # the stored cells of each known run, read once (not the rows this import added)
+                self.stored.update(self.store._stored_cells(self.c, new_runs, below_rowid=self.base))
+                self.cells_of |= new_runs
+            if ours:
+                self.store._check_rows_agree(self.stored, ((i, r) for i, r in enumerate(rows, start)
+                                                           if r["run_id"] in ours), self.where)
+        before = self.c.total_changes
+        for cols, batch in insert_groups(rows, plain, start):
+            marks = ", ".join(f"? + {self.base}" if k == ROW_INDEX else "?" for k in cols)
+            self.c.executemany(f"INSERT OR IGNORE INTO results ({', '.join(cols)}) VALUES ({marks})", batch)
+        self.added += self.c.total_changes - before
 
 
 def _records(doc: Mapping[str, Any], key: str) -> Iterator[JsonObject]:

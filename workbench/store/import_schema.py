@@ -38,12 +38,12 @@ from workbench.store.export_schema import (
     RESULT_SCHEMA,
     SAMPLES_SCHEMA,
 )
-from workbench.store.import_stream import StreamedRows, ValueSpool, iter_export
+from workbench.store.import_stream import RowSink, RowText, StreamedRows, iter_export, row_texts
 from workbench.store.plain_rows import PLAIN_BATCH_ROWS, plain_json_column, plain_row, plain_rows
 from workbench.store.schema import EXPORT_FORMAT, EXPORT_VERSION
 
-#: A validated export: JSON, except that a large file's ``results`` are :class:`StreamedRows` (read again from
-#: the file when iterated).
+#: A validated export: JSON, except that a large file's ``results`` are :class:`StreamedRows` (the rows went to
+#: the caller's sink as they were checked).
 LoadedExport = dict[str, Json | StreamedRows]
 
 
@@ -356,17 +356,38 @@ def _decoded(text: str, field: str, where: str, key: str) -> Any:
 
 
 def load_export(path: str | os.PathLike, export_format: str = EXPORT_FORMAT,
-                export_version: int = EXPORT_VERSION) -> LoadedExport:
+                export_version: int = EXPORT_VERSION, sink: RowSink | None = None) -> LoadedExport:
     """Read and validate an export file; every problem is a ValueError (FileNotFoundError when it is
     missing) whose message names the file and, for a bad field, its path in the document. A file of
-    :data:`workbench.store.import_stream.STREAM_FROM_BYTES` or more is validated row by row and its ``results``
-    come back as :class:`workbench.store.import_stream.StreamedRows` (read again from the file when iterated)."""
+    :data:`workbench.store.import_stream.STREAM_FROM_BYTES` or more (:func:`is_streamed`) is validated row by
+    row: each checked batch of rows goes to ``sink`` (the import's insert, in a transaction rolled back when a
+    later check fails; None: checked only), and ``results`` comes back as
+    :class:`workbench.store.import_stream.StreamedRows` (their count and environments)."""
     where = str(path)
     p = Path(path)
-    if p.is_file() and p.stat().st_size >= import_stream.STREAM_FROM_BYTES:  # read when called: a test lowers it
-        return _load_streamed(p, where, export_format, export_version)
+    if is_streamed(p):
+        return _load_streamed(p, where, export_format, export_version, sink)
     doc = parse_json(read_text(path), where)
     return validate_export(doc, where, export_format, export_version)
+
+
+def is_streamed(path: str | os.PathLike) -> bool:
+    """Whether :func:`load_export` reads ``path`` row by row (a regular file that large)."""
+    p = Path(path)
+    return p.is_file() and p.stat().st_size >= import_stream.STREAM_FROM_BYTES  # read when called: a test lowers it
+
+
+def check_streamable(p: Path, where: str, export_format: str = EXPORT_FORMAT) -> None:
+    """The checks of a large file that need none of its rows: its size, that it is readable, and that it
+    says it is a workbench export (the format is written first: a stranger is refused before its rows)."""
+    size = p.stat().st_size
+    if size > MAX_STREAMED_FILE_BYTES:
+        raise ValueError(f"{p}: {size:,} bytes is larger than an export may be ({MAX_STREAMED_FILE_BYTES:,} bytes)")
+    if not os.access(p, os.R_OK):
+        raise ValueError(f"{p}: permission denied (cannot read it)")
+    if not is_workbench_export(p):
+        raise ValueError(f"{where} is not a workbench results export (format {export_format!r}); write one with "
+                         "`workbench export` or `workbench report --format json`")
 
 
 #: The largest export read row by row (its memory no longer grows with the file; MAX_ITEMS caps the rows).
@@ -383,57 +404,47 @@ def _depth_checker(where: str) -> Callable[[str, int, int], None]:
     return check
 
 
-def _load_streamed(p: Path, where: str, export_format: str, export_version: int) -> LoadedExport:
+def _load_streamed(p: Path, where: str, export_format: str, export_version: int,
+                   sink: RowSink | None) -> LoadedExport:
     """:func:`load_export` of a large file: the same checks, a batch of rows at a time (see
-    :mod:`workbench.store.import_stream`); the checked rows are spooled as the store will insert them."""
-    size = p.stat().st_size
-    if size > MAX_STREAMED_FILE_BYTES:
-        raise ValueError(f"{p}: {size:,} bytes is larger than an export may be ({MAX_STREAMED_FILE_BYTES:,} bytes)")
-    if not os.access(p, os.R_OK):
-        raise ValueError(f"{p}: permission denied (cannot read it)")
-    if not is_workbench_export(p):  # the format is written first: a stranger is refused before its rows
-        raise ValueError(f"{where} is not a workbench results export (format {export_format!r}); write one with "
-                         "`workbench export` or `workbench report --format json`")
+    :mod:`workbench.store.import_stream`); each checked batch goes to ``sink``."""
+    check_streamable(p, where, export_format)
     head: JsonObject = {}
     first_of_cell: dict[str, int] = {}
     first_of_run: dict[str, int] = {}
     env_ids: set[str] = set()
     repeats: dict[int, list[tuple[int, str, str, str]]] = {}
-    spool = ValueSpool()
-    try:
-        count = _check_streamed_rows(p, where, head, spool, first_of_cell, first_of_run, env_ids, repeats)
-        if repeats:
-            _check_repeats(p, where, repeats)
-        doc = validate_export(head, where, export_format, export_version)
-        run_ids = {r["run_id"] for r in doc.get("runs") or []}
-        orphans = sorted((i, r) for r, i in first_of_run.items() if r not in run_ids)
-        if orphans:
-            i, r = orphans[0]
-            raise ValueError(f"{where}: results[{i}].run_id: {_short(r)} names no run of the file (its runs list); "
-                             "an export carries the runs of its rows")
-    except BaseException:
-        spool.close()
-        raise
-    doc["results"] = StreamedRows(p, count, env_ids, spool)
+    count = _check_streamed_rows(p, where, head, sink, first_of_cell, first_of_run, env_ids, repeats)
+    if repeats:
+        _check_repeats(p, where, repeats)
+    doc = validate_export(head, where, export_format, export_version)
+    run_ids = {r["run_id"] for r in doc.get("runs") or []}
+    orphans = sorted((i, r) for r, i in first_of_run.items() if r not in run_ids)
+    if orphans:
+        i, r = orphans[0]
+        raise ValueError(f"{where}: results[{i}].run_id: {_short(r)} names no run of the file (its runs list); "
+                         "an export carries the runs of its rows")
+    doc["results"] = StreamedRows(p, count, env_ids)
     return doc
 
 
-def _check_streamed_rows(p: Path, where: str, head: JsonObject, spool: ValueSpool,
+def _check_streamed_rows(p: Path, where: str, head: JsonObject, sink: RowSink | None,
                          first_of_cell: dict[str, int], first_of_run: dict[str, int], env_ids: set[str],
                          repeats: dict[int, list[tuple[int, str, str, str]]]) -> int:
-    """The row checks of :func:`_load_streamed`, a batch at a time; each checked batch goes to ``spool``.
+    """The row checks of :func:`_load_streamed`, a batch at a time; each checked batch goes to ``sink``.
     Returns the number of rows."""
     from jsonschema.exceptions import best_match
 
     count = 0
-    texts: list[str | None] = []
+    texts: list[RowText] = []
     rows = iter_export(p, where, head, _refuse_constant, _depth_checker(where), texts)
     while batch := list(itertools.islice(rows, PLAIN_BATCH_ROWS)):
         if count + len(batch) > MAX_ITEMS:
             raise ValueError(f"{where}: results: more than {MAX_ITEMS:,} rows is more than an export may hold")
         plain = plain_rows(batch)  # the usual batch: every field plain, checked a column at a time
         if not plain:  # rows orjson decoded, decoded again as the standard library does (big integers, depth)
-            batch = [row if text is None else _row_again(text, where, i)
+            split: dict[str, list[str]] = {}
+            batch = [row if text is None else _row_again(text, where, i, split)
                      for i, (row, text) in enumerate(zip(batch, texts, strict=True), count)]
         texts.clear()
         if plain:
@@ -451,14 +462,25 @@ def _check_streamed_rows(p: Path, where: str, head: JsonObject, spool: ValueSpoo
             first_of_run.setdefault(row["run_id"], i)
             if row.get("env_id"):
                 env_ids.add(row["env_id"])
-        spool.add(batch, plain, count)
+        if sink is not None:
+            sink(batch, plain, count)
         count += len(batch)
     return count
 
 
-def _row_again(text: str, where: str, i: int) -> Any:
+def _row_again(text: str | tuple[str, int], where: str, i: int, split: dict[str, list[str]]) -> Any:
     """Row ``i`` decoded from its text by the standard library, depth checked first (see
-    :func:`workbench.store.import_stream.iter_export`'s ``texts``)."""
+    :func:`workbench.store.import_stream.iter_export`'s ``texts``); a row decoded with others (a chunk and its
+    place there) is found in its chunk, split once (``split``)."""
+    if isinstance(text, tuple):
+        chunk, k = text
+        if chunk not in split:
+            _depth_checker(where)(chunk, 0, len(chunk))  # before the standard library recurses into it
+            try:
+                split[chunk] = row_texts(chunk)
+            except ValueError as exc:
+                raise ValueError(f"{where}: results[{i}]: {exc}") from None
+        text = split[chunk][k]
     _depth_checker(where)(text, 0, len(text))
     return parse_json(text, f"{where}: results[{i}]")
 

@@ -1,10 +1,11 @@
 """Reading a large export row by row, so that importing a million rows holds one row at a time, not all.
 
 Why: ``json.loads`` of a whole export keeps every row as a Python dict (about 5 KB each): a million rows
-took gigabytes. A file larger than :data:`STREAM_FROM_BYTES` is read in two passes instead: the first
-validates it (the same checks as :func:`workbench.store.import_schema.validate_export`, row by row), the second
-hands the rows to the store as it writes them. The top-level object is walked with the standard library's
-decoder (``raw_decode``) on a growing buffer: every value but the ``results`` list is decoded whole (runs,
+took gigabytes. A file larger than :data:`STREAM_FROM_BYTES` is read once, a batch of rows at a time: each
+batch is checked (the same checks as :func:`workbench.store.import_schema.validate_export`) and handed to the
+import, which inserts it inside one transaction, rolled back when any later check fails (nothing is written
+unless the whole file passes). The top-level object is walked with the standard library's decoder
+(``raw_decode``) on a growing buffer: every value but the ``results`` list is decoded whole (runs,
 environments and peaks are small), and ``results`` one element at a time.
 """
 
@@ -13,13 +14,10 @@ from __future__ import annotations
 import codecs
 import itertools
 import json
-import marshal
 import math
 import operator
 import os
 import re
-import struct
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -82,7 +80,7 @@ class _Scanner:
         self.pos += 1
         return c
 
-    def fast_object(self, texts: list[str | None] | None) -> Any:
+    def fast_object(self, texts: list[RowText] | None) -> Any:
         """The next value when it is an object orjson decodes whole within a few tries (its end is one of the
         next ``}``), its text appended to ``texts``; else None (:meth:`value` decodes it). No depth check: a row
         that is not plain is decoded again from its text by the caller (``texts``), with every check."""
@@ -102,6 +100,32 @@ class _Scanner:
             self.pos = end + 1
             return v
         return None
+
+    def fast_rows(self, texts: list[RowText] | None) -> tuple[str, list[Any] | None]:
+        """The next rows, as many as end in the buffer (read at least :data:`CHUNK_CHARS` ahead), when orjson
+        decodes them in one call: the text from here to one of the last few ``}, {`` (a row's end, unless
+        it is inside a string: then the decode fails and an earlier one is tried) as the elements of one
+        list. Decoding from a row's start, a text that decodes whole is a sequence of whole rows (a cut inside
+        a string or an inner object leaves it open). Each row's ``texts`` entry is the chunk and its place
+        there (:func:`row_texts` splits it when the caller decodes a row again). Returns the chunk and its
+        rows; no rows: :meth:`fast_object` and :meth:`value` take the next row."""
+        if texts is None or self.peek() != "{":
+            return "", None
+        if len(self.buf) - self.pos < CHUNK_CHARS and not self.eof:
+            self._more()
+        end = len(self.buf)
+        for _ in range(_FAST_TRIES):
+            end = _last_row_end(self.buf, self.pos, end)
+            if end < 0:
+                return "", None
+            chunk = self.buf[self.pos:end + 1]
+            try:
+                rows = fast_json.loads("[" + chunk + "]")
+            except ValueError:
+                continue
+            self.pos = end + 1
+            return chunk, rows
+        return "", None
 
     def value(self, depth_check: Callable[[str, int, int], None]) -> Any:
         """The next whole JSON value. A value that ends exactly at the end of the buffer may be cut short
@@ -127,8 +151,40 @@ class _Scanner:
             self._more(len(self.buf))  # doubling: a large value is decoded O(log n) times, not once per chunk
 
 
+#: A row's text for a caller that decodes it again: the text, a chunk of rows and the row's place in it
+#: (:func:`row_texts`), or None (the standard library decoded it already, with the depth check).
+RowText = str | tuple[str, int] | None
+_ROW_END = re.compile(r"\}[ \t\r\n]*,[ \t\r\n]*\{")
+
+
+def _last_row_end(buf: str, start: int, before: int) -> int:
+    """The place of the last ``}`` in ``buf[start:before]`` followed by ``, {`` (a candidate row end), or -1."""
+    at = buf.rfind("}", start, before)
+    while at > start:
+        if _ROW_END.match(buf, at):
+            return at
+        at = buf.rfind("}", start, at)
+    return -1
+
+
+def row_texts(chunk: str) -> list[str]:
+    """The texts of the rows of ``chunk`` (rows separated by commas, as :meth:`_Scanner.fast_rows` took them),
+    found by the standard library's decoder, which only finds each row's end here: the caller decodes the
+    texts again with every check."""
+    decoder, out, pos = json.JSONDecoder(), [], 0
+    while pos < len(chunk):
+        pos = _WS.match(chunk, pos).end()
+        try:
+            _, end = decoder.raw_decode(chunk, pos)
+        except RecursionError:
+            raise ValueError("JSON nested more than the parser allows; an export is never that deep") from None
+        out.append(chunk[pos:end])
+        pos = _WS.match(chunk, end).end() + 1  # past the comma
+    return out
+
+
 def iter_export(path: str | os.PathLike, where: str, head: JsonObject, refuse_constant: Callable[[str], Any],
-                depth_check: Callable[[str, int, int], None], texts: list[str | None] | None = None) -> Iterator[Json]:
+                depth_check: Callable[[str, int, int], None], texts: list[RowText] | None = None) -> Iterator[Json]:
     """Walk an export: yields the elements of its ``results`` list in order, and fills ``head`` with its other
     top-level fields (``results`` reads there as an empty list); ``head`` is complete once the walk ends.
     ``texts``: rows are decoded by :mod:`workbench.store.fast_json` where they can be, each one's text appended
@@ -156,6 +212,14 @@ def iter_export(path: str | os.PathLike, where: str, head: JsonObject, refuse_co
                     s.pos += 1
                 else:
                     while True:
+                        chunk, rows = s.fast_rows(texts)
+                        if rows:
+                            for k, row in enumerate(rows):  # its text entry as it is yielded (batches end anywhere)
+                                texts.append((chunk, k))  # type: ignore[union-attr]  # rows only where texts is
+                                yield row
+                            if s.expect(",]", "',' or ']'") == "]":
+                                break
+                            continue
                         row = s.fast_object(texts)
                         if row is None:
                             row = s.value(depth_check)
@@ -293,68 +357,26 @@ def _plain_value_groups(rows: list[JsonObject], start: int) -> list[tuple[tuple[
     return out
 
 
-class ValueSpool:
-    """Checked rows as the store will insert them (:func:`value_batches`), kept in an unnamed temporary
-    file: the insert then reads them back without parsing the JSON again or converting a value (about a
-    third of an import's time). The file is this process's own (``tempfile.TemporaryFile``: mode 0600,
-    already unlinked), which is why ``marshal`` may read it; nothing from the export is unmarshalled that
-    this process did not marshal itself."""
+#: Where :func:`workbench.store.import_schema.load_export` hands each checked batch of a large file's rows:
+#: ``sink(rows, plain, start)`` (``start``: the first one's place in the file; ``plain``: see
+#: :func:`insert_groups`).
+RowSink = Callable[[list[JsonObject], bool, int], None]
 
-    def __init__(self) -> None:
-        self._f = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
 
-    def add(self, rows: list[JsonObject], plain: bool = False, start: int = 0) -> None:
-        """Spool ``rows`` (the file's rows from ``start`` on); ``plain``: they passed the batch check
-        (:func:`workbench.store.plain_rows.plain_rows`: numbers and text only), so they are converted in
-        C-level transpositions a group of rows at a time (:func:`_plain_value_groups`), not value by value."""
-        groups = _plain_value_groups(rows, start) if plain else list(value_batches(rows))
-        data = marshal.dumps(groups)
-        self._f.write(struct.pack("<Q", len(data)))
-        self._f.write(data)
-
-    def _records(self) -> Iterator[list[tuple[tuple[str, ...], list[list[Any]]]]]:
-        """The groups of each :meth:`add`, in the order added (each call reads from the start)."""
-        self._f.flush()
-        self._f.seek(0)
-        while head := self._f.read(8):
-            yield marshal.loads(self._f.read(struct.unpack("<Q", head)[0]))
-        self._f.seek(0, os.SEEK_END)
-
-    def batches(self) -> Iterator[tuple[tuple[str, ...], list[list[Any]]]]:
-        """Every batch: its columns (led by :data:`ROW_INDEX` where its rows say their place) and rows."""
-        for groups in self._records():
-            for cols, batch in groups:
-                yield tuple(cols), batch
-
-    def rows(self) -> Iterator[RowDict]:
-        """Every row as a dict of its stored values, in file order."""
-        for groups in self._records():
-            found = []
-            for cols, batch in groups:
-                indexed = cols[0] == ROW_INDEX
-                for values in batch:
-                    found.append((values[0] if indexed else len(found),
-                                  dict(zip(cols[indexed:], values[indexed:], strict=True))))
-            found.sort(key=operator.itemgetter(0))
-            yield from (row for _, row in found)
-
-    def close(self) -> None:
-        self._f.close()
+def insert_groups(rows: list[JsonObject], plain: bool, start: int) -> list[tuple[tuple[str, ...], list[Any]]]:
+    """``rows`` (the file's rows from ``start`` on) as the store inserts them: the columns of one statement and
+    its rows' values. ``plain``: they passed the batch check (:func:`workbench.store.plain_rows.plain_rows`:
+    numbers and text only), so they are converted in C-level transpositions a group of rows at a time
+    (:func:`_plain_value_groups`, each row led by its place in the file), not value by value."""
+    return _plain_value_groups(rows, start) if plain else list(value_batches(rows))
 
 
 class StreamedRows:
-    """The ``results`` of a validated large export, spooled (:class:`ValueSpool`) while they were checked:
-    :meth:`value_batches` for the insert, iteration for rows as dicts of their stored values.
-    ``env_ids``: the environments the rows name (collected while validating)."""
+    """The ``results`` of a validated large export: how many rows it has and the environments they name. Its
+    rows went to the import's sink (see :data:`RowSink`) as they were checked, and are not kept."""
 
-    def __init__(self, path: str | os.PathLike, count: int, env_ids: set[str], spool: ValueSpool):
-        self.path, self.count, self.env_ids, self.spool = Path(path), count, env_ids, spool
+    def __init__(self, path: str | os.PathLike, count: int, env_ids: set[str]):
+        self.path, self.count, self.env_ids = Path(path), count, env_ids
 
     def __len__(self) -> int:
         return self.count
-
-    def value_batches(self) -> Iterator[tuple[tuple[str, ...], list[list[Any]]]]:
-        return self.spool.batches()
-
-    def __iter__(self) -> Iterator[RowDict]:
-        return self.spool.rows()
