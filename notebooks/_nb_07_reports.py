@@ -27,9 +27,13 @@ from workbench.api import Results
 import math
 
 import pandas as pd
-from workbench.report.claims import busy_text, check_verdict, fmt_floor, interval_text, reading, shown_verdicts
-from workbench.judge.verdicts import DISTURBED_FLOOR, is_disturbed
+import numpy as np
+from workbench.report.claims import (busy_text, check_claim, check_printed_intervals, check_verdict, disturbance_text,
+                                     fmt_floor, interval_text, may_state_cause, reading, shown_verdicts,
+                                     verdict_sentence)
+from workbench.judge.verdicts import MIN_CELLS, is_disturbed, pct
 from workbench.judge.compare import compare_runs
+from workbench.core.units import fmt_bytes
 from workbench.store import Store
 
 tutorial.begin(FULL)
@@ -38,11 +42,12 @@ tutorial.begin(FULL)
 ## Two runs that differ in one thing
 
 Run A uses every core numba has; run B pins numba to one thread. numpy's variant is unchanged, so its
-verdict should be *same* (its whole interval within ±5%): whatever moved its time between the runs lies within the noise measured across
-rounds and runs. numba's should be *slower* in run B where a second core pays off; at small sizes (where
-waking a thread costs about as much as it saves) or on a busy machine (where other processes take the
-second core) the noise may be too large to tell — never a confident call the noise does not support. On a
-machine busy enough, one thread can even be faster: the second waits for a core more than it helps.
+verdict should be *same* (its whole interval within ±5%): whatever moved its time between the runs lies
+within the noise measured across rounds and runs. numba's should be *slower* in run B where a second
+core pays off; at small sizes (where waking a thread costs about as much as it saves) or on a busy machine
+(where other processes take the second core) the noise may be too large to tell — never a confident call
+the noise does not support. On a machine busy enough, one thread can even be faster: the second waits for a
+core more than it helps.
 """),
     code("""
 # three sizes: with two variants, six matched cells, enough (MIN_CELLS = 5) for the run-to-run noise to be
@@ -80,13 +85,13 @@ round's median, then the median across rounds): below 1 means run B is slower. W
 two modes (bimodal), that headline is the majority mode's, while a figure's quartile band pools every sample,
 so the two can differ. The interval and `floor` add both runs' spread across rounds to the run-to-run noise,
 the scatter of every matched cell's ratio around their common shift (with fewer than five cells it cannot be
-measured and ±15% is assumed); a cell whose own rounds agree can still get a wide floor from it. A verdict says "faster" or "slower"
-only when the difference exceeds the noise floor (`floor`, from the noise measured across rounds and runs)
-and its interval excludes no change; "same" only when the whole interval lies within ±5%, a floor that is itself
-small (a "same" under a ±300% floor would only say that the noise hid everything). Anything
-else is read as *inconclusive* — the noise or the interval does not settle it — and says what would: more
-rounds or a quieter machine. `noisy` marks cells measured while their time varied a lot or the machine was
-busy.
+measured and ±15% is assumed); a cell whose own rounds agree can still get a wide floor from it. A verdict
+says "faster" or "slower" only when the difference exceeds the noise floor (`floor`, from the noise measured
+across rounds and runs) and its interval excludes no change; "same" only when the whole interval lies
+within ±5%, a floor that is itself small (a "same" under a ±300% floor would only say that the noise hid
+everything). Anything else is read as *inconclusive* — the noise or the interval does not settle it — and
+says what would: more rounds or a quieter machine. `noisy` marks cells measured while their time varied a
+lot or the machine was busy.
 """),
     code("""
 # The rules just stated, checked on this table: every verdict follows from its speed-up, interval and floor
@@ -94,48 +99,68 @@ busy.
 for _, r in cmp.iterrows():
     check_verdict(r)
 
-# The expectations above against what was measured (B = numba on one thread; "slower" = B slower).
+# The expectations above against what was measured (B = numba on one thread; "slower" = B slower). Each cell's
+# sentence comes from its verdict (verdict_sentence, checked by check_claim); where the verdict does not settle
+# the cell, its interval still bounds run B's time, and that bound is said (undisturbed intervals only).
+base, other = f"run A ({threads} threads)", "run B (1 thread)"
 expected = {"numpy": {"same"}, "numba": {"slower", "same"} if threads > 1 else {"same"}}
+run_sigma = float(cmp.attrs["run_noise"])
+cells = int(cmp["speedup"].notna().sum())
+run_basis = (f"measured from the scatter of {cells} matched cells" if cells >= MIN_CELLS else
+             f"assumed: {cells} matched cells are too few to measure it")
+busy = busy_text(df)
 for variant, g in cmp.groupby("variant"):
     said = g.apply(reading, axis=1)
     called = set(said) & {"faster", "slower", "same"}
     counts = ", ".join(f"{'could not tell' if k == 'inconclusive' else k} at {n} of {len(g)} sizes"
                        for k, n in said.value_counts().items())
+    lines = [f"{variant}: run B against run A: {counts}"]
+    for _, v in g.iterrows():
+        sentence = verdict_sentence(v, base, other, disturbance_text(df))
+        check_claim(v, sentence)
+        lo, hi = float(v["ci_low"]), float(v["ci_high"])
+        if reading(v) in ("inconclusive", "same") and not is_disturbed(float(v["floor"])) and 0 < lo <= hi:
+            sentence += (f"; its interval ({interval_text(lo, hi)}, A's time over B's) rules out run B taking more "
+                         f"than {1 / lo:.3g}× or less than {1 / hi:.3g}× run A's time")
+        lines.append(f"  {v['size_label']}: {sentence}")
     if not called:
-        widest = g["floor"].max()  # past ±50% a floor is not printed: the comparison was disturbed
-        noise = (f"the noise (floors up to {fmt_floor(widest)})" if widest <= DISTURBED_FLOOR
-                 else "the noise (the comparisons were disturbed)")
-        quiet = not g["noisy"].astype(bool).any()
-        if quiet:   # its own rounds agreed: the width comes from the run-to-run part, said with its basis
-            cells = int(cmp["speedup"].notna().sum())
-            basis = (f"measured from the scatter of {cells} cells' ratios, numba's among them" if cells >= 5 else
-                     f"assumed: {cells} cells are too few to measure it")
-            noise += (f", although its own rounds agreed: the run-to-run noise (one sigma about "
-                      f"±{math.expm1(cmp.attrs['run_noise']):.0%} per cell, {basis}) sets that width")
-        outcome = (f"{noise} was too large to tell at every size"
-                   + (f" ({busy_text(df)})" if busy_text(df) else "")
-                   + ", so this run cannot check the text's expectation; more rounds or a quieter machine would")
+        # where the width comes from: each cell's noise (one sigma, log) is its own rounds' part (both runs'
+        # median errors) and the run-to-run part, added in quadrature; the floor is a multiple of their sum
+        # (undisturbed cells only: a disturbed one prints no floor, so it explains none)
+        noise = g.loc[~g["floor"].map(lambda f: is_disturbed(float(f))), "noise"].astype(float).dropna()
+        own = np.sqrt(np.maximum(noise ** 2 - run_sigma ** 2, 0))
+        share = own ** 2 / noise ** 2
+        mostly = ("most of each floor comes from the cells' own rounds" if (share > 0.5).all() else
+                  "most of each floor comes from the run-to-run part" if (share < 0.5).all() else
+                  "the two parts weigh differently at different sizes")
+        width = (f"of each cell's noise (one sigma) its own rounds give ±{pct(math.expm1(own.min()))} to "
+                 f"±{pct(math.expm1(own.max()))} and the run-to-run noise ±{pct(math.expm1(run_sigma))} "
+                 f"({run_basis}); they add in quadrature, so {mostly}")
+        why = width if len(noise) else "every comparison was disturbed"
+        lines.append(f"  the verdicts did not settle any size: {why}"
+                     + (f" ({busy})" if busy else "")
+                     + "; the text's expectation is checked only as far as the intervals above bound it; more "
+                       "rounds or a quieter machine would settle it")
     elif called <= expected.get(variant, called):
-        outcome = "as the text above expects" + (" where the noise let us tell" if len(called) < len(said) else "")
-    elif variant == "numba" and threads > 1 and called == {"faster"} and busy_text(df):
-        outcome = (f"one thread was faster, the busy case the text above allows for ({busy_text(df)}): "
-                   "a quiet machine is where a second core can show what it is worth")
+        lines.append("  as the text above expects"
+                     + (" where the noise let us tell" if len(called) < len(said) else ""))
+    elif variant == "numba" and threads > 1 and called == {"faster"} and busy:
+        lines.append(f"  one thread was faster, the busy case the text above allows for ({busy}): "
+                     "a quiet machine is where a second core can show what it is worth")
     else:
-        outcome = ("not what the text above expects; the floors printed above say how much noise the machine added"
-                   + (f" ({busy_text(df)})" if busy_text(df) else ""))
-    assert ("as the text above expects" in outcome) == (bool(called) and called <= expected.get(variant, called))
-    assert ("one thread was faster" in outcome) == (variant == "numba" and threads > 1 and called == {"faster"}
-                                                 and bool(busy_text(df)))
-    print(f"{variant}: run B against run A: {counts}; {outcome}")
-    if variant == "numba" and "slower" in set(said):
-        slow = g[said == "slower"]
-        disturbed = slow["floor"].map(lambda f: is_disturbed(float(f)))
-        if (~disturbed).any():   # a settled, undisturbed "slower": the cause the text expects may be named
-            print(f"  one thread was slower beyond the noise at {', '.join(slow.loc[~disturbed, 'size_label'])}: "
-                  "the second core paid off there")
-        if disturbed.any():      # slower but disturbed: only the bound is known, and no cause is stated
-            print(f"  one thread was slower at {', '.join(slow.loc[disturbed, 'size_label'])}, but that comparison "
-                  "was disturbed: by how much, and why, this run cannot say; rerun it on a quieter machine")
+        lines.append("  not what the text above expects; the floors printed above say how much noise the machine "
+                     "added" + (f" ({busy})" if busy else ""))
+    text = "\\n".join(lines)
+    assert ("as the text above expects" in text) == (bool(called) and called <= expected.get(variant, called))
+    assert ("one thread was faster" in text) == (variant == "numba" and threads > 1 and called == {"faster"}
+                                                 and bool(busy))
+    check_printed_intervals(text)
+    print(text)
+    settled = g[[may_state_cause(v) for v in g.to_dict("records")]]
+    if variant == "numba" and threads > 1 and (said[settled.index] == "slower").any():
+        # a settled, undisturbed "slower": the cause the text expects may be named
+        slow = settled.loc[said[settled.index] == "slower", "size_label"]
+        print(f"  one thread was slower beyond the noise at {', '.join(slow)}: the second core paid off there")
 """),
     code("""
 names = {run_a.run_id: f"run A, numba {threads} threads", run_b.run_id: "run B, numba 1 thread"}
@@ -145,14 +170,16 @@ Results(df, [run_a.run_id, run_b.run_id], store).plot(metric="time", run_names=n
 ## Merge runs from another machine
 
 Each machine exports its runs to one JSON file (`workbench export`, `Store.export`, or the dashboard's
-JSON button); another store imports it (`workbench import`). Here the "other machine" is simulated: its
-store is a fresh file that receives our export, as a colleague's store would, and then records a run
-of its own. Because that run is measured here, its `env_id` (the fingerprint of machine and software) is
-this machine's; a run imported from a real colleague keeps theirs, and comparisons then match cells per
-machine. Importing is idempotent and only parses JSON — nothing from the file is executed.
+JSON button); another store imports it (`workbench import`). Importing is idempotent and only parses JSON —
+nothing from the file is executed. Below, a fresh store (a colleague's) imports our run A, and then a run
+measured on another machine: the quick run of one of our GPU hosts, exported on that host and kept in this
+repository (`docs/gpu-runs/`). Its `env_id` (the fingerprint of machine and software) is that host's, and
+its rows keep that host's CPU, cores and caches.
 """),
     code("""
 from pathlib import Path
+
+import json
 
 export = store.export([run_a.run_id], Path(REPORT_DIR) / "machine-a.json")
 colleague = Path(REPORT_DIR) / "colleague.sqlite"
@@ -160,14 +187,57 @@ colleague.unlink(missing_ok=True)
 merged = Store(colleague)
 print("imported:", merged.import_file(export))
 print("again:   ", merged.import_file(export))
-run_c = workbench.benchmark(kernel="saxpy", backends=["numpy"], sizes=sizes, budget_s=BUDGET_S, store=merged,
-                            progress=False, name="colleague")
-merged.runs()[["run_id", "name", "env_id", "status"]]
+# a run exported on another machine (a source checkout ships it; an installed package does not)
+remote_file = Path(workbench.__file__).resolve().parents[1] / "docs/gpu-runs/2026-11-26-h100/quick-run1.json"
+remote_id = None
+if remote_file.exists():
+    print("imported:", merged.import_file(remote_file))
+    remote_id = json.loads(remote_file.read_text())["runs"][0]["run_id"]
+else:
+    print(f"{remote_file} is not in this installation: the cross-machine comparison below is skipped")
+
+def machine(env_id):
+    host = (merged.environment(env_id) or {}).get("host") or {}
+    llc = host.get("last_level_cache_bytes")
+    return {"env_id": env_id, "CPU": host.get("cpu_model"), "cores": host.get("physical_cores"),
+            "last-level cache": fmt_bytes(llc) if llc else "unknown"}
+
+runs = merged.runs()
+pd.DataFrame([{"run_id": r.run_id, "name": r.name, **machine(r.env_id)} for r in runs.itertuples()])
+"""),
+    md("""
+Runs from two machines are compared cell by cell: cells match on kernel, variant, backend, dtype,
+parameters, mode and cache, so the sizes here are the other machine's own. Below this machine measures
+numpy's saxpy, gelu_tanh and sum at the sizes the other host measured them (six cells: enough for the
+run-to-run noise to be measured from their scatter), and `compare_runs` judges each pair; its conditions
+say what besides the code differs between the two runs, and every verdict compares the machines too.
+"""),
+    code("""
+if remote_id is not None:
+    theirs = merged.results([remote_id])
+    theirs = theirs[(theirs["backend"] == "numpy") & theirs["kernel"].isin(["saxpy", "gelu_tanh", "sum"])
+                    & (theirs["status"] == "ok")]
+    ours = [workbench.benchmark(kernel=k, variants=sorted(set(g["variant"])), backends=["numpy"],
+                                sizes=[json.loads(p) for p in g["params"]], budget_s=BUDGET_S, store=merged,
+                                progress=False, name=f"this machine: {k}")
+            for k, g in theirs.groupby("kernel")]
+    here_id = "this machine"   # the three runs measured here, taken as one side of the comparison
+    both = pd.concat([merged.results([remote_id]),
+                      merged.results([r.run_id for r in ours]).assign(run_id=here_id)], ignore_index=True)
+    across = compare_runs(both, remote_id, here_id)
+    judged = across[across["verdict"].notna()]
+    print(f"{len(judged)} cells matched across the two machines; the comparison's conditions:")
+    print("\\n".join(f"  - {c}" for c in across.attrs["conditions"]))
+    print("(speed-up above 1: this machine was faster)")
+    for _, v in judged.iterrows():
+        sentence = verdict_sentence(v, "the other host", "this machine", disturbance_text(both))
+        check_claim(v, sentence)
+        print(f"  {v['kernel']} at {v['size_label']}: {sentence}")
 """),
     code("""
 from workbench.report import write_report
 
-ids = [run_a.run_id, run_c.run_id]
+ids = [run_a.run_id] + ([remote_id] + [r.run_id for r in ours] if remote_id is not None else [])
 for fmt in ("html", "md", "csv", "json"):
     print("wrote", write_report(merged, ids, Path(REPORT_DIR) / f"merged.{fmt}"))
 """),
