@@ -121,10 +121,10 @@ if noisy.any():   # said, so a reader knows the mark is the machine's, and the v
           "processes took the CPU while they ran): the verdicts' intervals include that noise")
 if bandwidth_down_text(res.df[res.df["status"] == "ok"]):   # rounds timed while another tenant shared the memory bus
     print(f"Also: {bandwidth_down_text(res.df[res.df['status'] == 'ok'])}.")
-# GB/s counts each kernel's compulsory bytes (read x, write y) for every variant alike. That numpy's expression moved
-# more (a temporary) is said only where a settled verdict has numpy slower there and its peak memory shows the
-# temporary (above the other variants' peak at that size); a cause is never given for a disturbed or unsettled pair
-print("GB/s counts the compulsory bytes (read x, write y) for every variant alike.")
+# GB/s counts each kernel's compulsory bytes (read x and y, write out) for every variant alike. That numpy's
+# expression moved more (a temporary) is said only where a settled verdict has numpy slower there and its peak
+# memory shows the temporary (above the other variants' peak at that size); a cause is never given for a
+# disturbed or unsettled pair
 ok_rows = res.df[(res.df["status"] == "ok") & (res.df["size"] == big["size"].max())]
 peaks = pd.to_numeric(ok_rows.get("peak_mem_bytes", pd.Series(dtype=float)), errors="coerce")
 numpy_peak = peaks[ok_rows["variant"] == "numpy"].max()
@@ -132,7 +132,8 @@ others_peak = peaks[ok_rows["variant"] != "numpy"].min()
 slower_settled = any(may_state_cause(v) and v["speedup"] > 1 for _, v in big.iterrows())
 if slower_settled and numpy_peak > 1.25 * others_peak:
     print(f"numpy's expression built a temporary at {big['size_label'].iloc[0]} (peak memory {fmt_bytes(numpy_peak)} "
-          f"against {fmt_bytes(others_peak)} for the other variants), moving more bytes than GB/s credits it with.")
+          f"against {fmt_bytes(others_peak)} for the other variants), moving more bytes than GB/s credits it with: "
+          "GB/s counts the compulsory bytes (read x and y, write out) for every variant alike.")
 # as the sentences say it: a disturbed comparison shows no interval wider than ±50%, only the bound it quotes
 verdict_table(table, ["variant", "backend", "size_label", "baseline_variant"])
 """),

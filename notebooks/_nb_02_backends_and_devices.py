@@ -18,19 +18,30 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
+from workbench.core.units import fmt_bytes
 
 import os, subprocess, sys
 
 tutorial.begin(colwidth=None)  # figures inline, reasons in full
+
+
+def readable(fields):   # a record's byte counts as a reader reads them (32 MiB, not 33554432)
+    return {k: fmt_bytes(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
+            and (k.endswith("_bytes") or "memory" in k) else v
+            for k, v in fields.items()}
 """),
     md("""
 ## Availability and the reason when not
 """),
     code("""
 backends = all_backends()
+# in the order the workbench prefers them: by priority (lower first), numpy first among equals (it is the baseline
+# the others are compared with), then by name
+order = {n: i for i, n in enumerate(workbench.available_backends())}
 pd.DataFrame([{"backend": n, "runtime": b.runtime, "device class": b.device_class, "priority": b.priority,
                "available": b.probe().available, "reason": b.probe().reason}
-              for n, b in sorted(backends.items(), key=lambda kv: (kv[1].priority, kv[0]))])
+              for n, b in sorted(backends.items(), key=lambda kv: (kv[1].priority, order.get(kv[0], len(order)),
+                                                                    kv[0]))])
 """),
     md("""
 ## Device information and capabilities
@@ -38,10 +49,10 @@ pd.DataFrame([{"backend": n, "runtime": b.runtime, "device class": b.device_clas
     code("""
 available = workbench.available_backends()
 info = {n: workbench.device_info(n) for n in available}
-pd.DataFrame({n: {k: v for k, v in d.items() if k not in ("versions", "extra")} for n, d in info.items()})
+pd.DataFrame({n: readable({k: v for k, v in d.items() if k not in ("versions", "extra")}) for n, d in info.items()})
 """),
     code("""
-pd.DataFrame({n: backends[n].capabilities().to_dict() for n in available})
+pd.DataFrame({n: readable(backends[n].capabilities().to_dict()) for n in available})
 """),
     md("""
 Runtime and library versions recorded with every result (they decide speed as much as the hardware):
@@ -78,7 +89,7 @@ del x
 ratio = (after["peak_bytes"] - before["current_bytes"]) / (after["current_bytes"] - before["current_bytes"])
 print(f"held {after['current_bytes'] / 2**20:.0f} MiB after the call; the peak was {ratio:.1f}x that, "
       + ("the argument and its copy alive at once" if 1.9 < ratio < 2.1 else "not the 2x a single copy explains"))
-pd.DataFrame({"before": before, "after allocating": after})
+pd.DataFrame({"before": readable(before), "after allocating": readable(after)})
 """),
     md("""
 ## Automatic choice and the `WORKBENCH_BACKEND` override
@@ -89,7 +100,7 @@ Without instructions the workbench picks the best available backend by priority
 """),
     code("""
 print("automatic:", workbench.get_backend().name)
-print("priority order:", available)
+print("preference order (priority, then numpy first among equals, then name):", available)
 """),
     code("""
 def backend_in_fresh_process(value):
@@ -102,9 +113,12 @@ for value in ["auto", "numpy", available[-1], "torch-cuda"]:
     print(f"WORKBENCH_BACKEND={value:12s} -> {backend_in_fresh_process(value)}")
 """),
     code("""
-workbench.set_backend("numpy")
-print("now:", workbench.get_backend().name)
+# set another backend than the automatic choice, then go back to the automatic one
+other = next((n for n in available if n != workbench.get_backend().name), None)
+if other is not None:
+    workbench.set_backend(other)
+    print("now:", workbench.get_backend().name)
 workbench.set_backend("auto")
-print("back to:", workbench.get_backend().name)
+print("back to the automatic choice:", workbench.get_backend().name)
 """),
 ]
