@@ -12,6 +12,7 @@ import pandas as pd
 
 from workbench.core.record import RESULT_COLUMNS
 from workbench.report.data import row_frames
+from workbench.report.exporters import CSV_FORMULA_PREFIXES as CSV_PREFIXES
 from workbench.report.exporters import csv_text, write_report
 from workbench.store.database import Store
 
@@ -107,3 +108,42 @@ def test_results_read_in_chunks_equal_one_read_and_share_repeated_strings(tmp_pa
     reduced = st.results(columns=["kernel", "median_s"])
     assert reduced["kernel"].tolist() == ["saxpy"] * 9 and reduced["median_s"].tolist() == single["median_s"].tolist()
     assert st.results([]).empty and list(st.results([]).columns) == list(RESULT_COLUMNS)
+
+
+def test_csv_fields_quoted_by_sqlite_are_what_the_csv_module_writes(tmp_path):
+    """Issue 38: SQLite quotes a million rows' fields (commas, quotes, CR, LF, formula prefixes) faster than the
+    csv module; the lines joined from its fields are the module's lines, byte for byte."""
+    st = _store(tmp_path)
+    hostile = ["a,b", 'say "hi"', "line\nbreak", "cr\ronly", "=1+2", '=a,"b"', "\rlead", "+", "-1", "@x", "\ttab",
+               "", "µs ÷ ✓", " spaced ", "'", '"', ",", "plain"]
+    base = st.rows()[0]
+    for i, text in enumerate(hostile):
+        st.record({**base, "cell_key": f"h{i}", "message": text, "note": text, "median_s": 0.1 + 0.2 * i,
+                   "size": 10 ** (i % 19), "flag": i % 2 == 0, "weird": text})
+    cols, plain = st.result_tuples(None, CSV_PREFIXES)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    for batch in plain:
+        writer.writerows(batch)
+    cols2, fields = st.result_tuples(None, CSV_PREFIXES, rows_per_batch=5, csv_fields=True)
+    assert cols2 == cols
+    assert "".join(",".join(map(str, row)) + "\r\n" for batch in fields for row in batch) == buf.getvalue()
+    from workbench.report.exporters import csv_pieces
+
+    rows = list(csv.reader(io.StringIO("".join(csv_pieces(st, None)), newline="")))
+    got = {r[cols.index("cell_key")]: r for r in rows[1:]}
+    for i, text in enumerate(hostile):
+        assert got[f"h{i}"][cols.index("weird")] == ("'" + text if text[:1] in CSV_PREFIXES else text)
+
+
+def test_rows_of_chosen_runs_are_read_in_stored_order_without_a_sort(tmp_path):
+    """Filtered by run_id itself, SQLite read a million chosen rows by the run index and sorted them all for
+    ORDER BY rowid in a temporary B-tree (issue 38); the runs' rowids come from the index instead."""
+    from workbench.store.rows import run_filter
+
+    st = _store(tmp_path)
+    where, ids = run_filter([st.latest_run_id(), "no-such-run"])
+    plan = [r[3] for r in st._conn.execute(f"EXPLAIN QUERY PLAN SELECT * FROM results {where} ORDER BY rowid", ids)]
+    assert not any("TEMP B-TREE" in step for step in plan), plan
+    got = [r["cell_key"] for r in st.rows([st.latest_run_id()])]
+    assert got == [r["cell_key"] for r in st.rows() if r["run_id"] == st.latest_run_id()] and got

@@ -107,24 +107,21 @@ def csv_cell(v: Any) -> Any:
 
 
 def csv_pieces(store_or_df: Any, run_ids: str | Iterable[str] | None) -> Iterator[str]:
-    """:func:`csv_text` of the rows, in pieces: a store's rows come from SQLite already quoted
-    (:func:`workbench.report.data.row_tuples`) and go through the csv module a batch at a time (the same
-    text, without a frame); other rows, frame by frame."""
-    rows = row_tuples(store_or_df, run_ids, CSV_FORMULA_PREFIXES)
+    """:func:`csv_text` of the rows, in pieces: a store's rows come from SQLite as CSV fields already
+    (:func:`workbench.report.data.row_tuples` with ``csv_fields``: quoted as the csv module quotes, formulas
+    neutralised), joined a batch at a time (the same text, without a frame or the csv module's pass over
+    every character); other rows, frame by frame."""
+    rows = row_tuples(store_or_df, run_ids, CSV_FORMULA_PREFIXES, csv_fields=True)
     if rows is None:
         for i, df in enumerate(row_frames(store_or_df, run_ids)):
             yield csv_text(df, header=i == 0)
         return
     columns, batches = rows
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\r\n")
-    writer.writerow([csv_cell(str(c)) for c in columns])
-    for batch in batches:
-        writer.writerows(batch)
-        yield buf.getvalue()
-        buf.seek(0)
-        buf.truncate()
+    csv.writer(buf, lineterminator="\r\n").writerow([csv_cell(str(c)) for c in columns])
     yield buf.getvalue()
+    for batch in batches:
+        yield "".join([",".join(map(str, row)) + "\r\n" for row in batch])
 
 
 def csv_text(df: pd.DataFrame, header: bool = True) -> str:

@@ -4,7 +4,7 @@ A row's measurement-record columns (:data:`~workbench.core.record.RESULT_COLUMNS
 ``results`` table; any other field goes into its ``extra`` column as JSON and is merged back when read. The
 readers come in several shapes because a million rows do not fit one: :meth:`ResultRows.row_batches` and
 :meth:`ResultRows.result_frames` hold a batch at a time, :meth:`ResultRows.results` reads column by column,
-and :meth:`ResultRows.result_tuples` hands SQLite's own values to a CSV writer.
+and :meth:`ResultRows.result_tuples` hands SQLite's own values (or CSV fields) to a CSV writer.
 """
 
 from __future__ import annotations
@@ -30,11 +30,16 @@ _COLUMN_INDEX = {k: i for i, k in enumerate(RESULT_COLUMNS)}
 
 
 def run_filter(run_ids: Iterable[str] | str | None) -> tuple[str, list[str]]:
-    """(``WHERE`` clause, parameters) selecting the results of ``run_ids`` (None: every run; []: none)."""
+    """(``WHERE`` clause, parameters) selecting the results of ``run_ids`` (None: every run; []: none). The
+    runs' rowids are found by the run index, and the rows read in rowid order: filtered by ``run_id`` itself,
+    SQLite read the rows by the index and sorted them all for ``ORDER BY rowid`` in a temporary B-tree (every
+    selected value of a million rows, gigabytes, through a temporary file: issue 38)."""
     if run_ids is None:
         return "", []
     ids = [run_ids] if isinstance(run_ids, str) else list(run_ids)
-    return (f"WHERE run_id IN ({', '.join('?' * len(ids))})" if ids else "WHERE 0"), ids
+    if not ids:
+        return "WHERE 0", ids
+    return f"WHERE results.rowid IN (SELECT rowid FROM results WHERE run_id IN ({', '.join('?' * len(ids))}))", ids
 
 
 class ResultRows(StoreConnection):
@@ -223,13 +228,16 @@ class ResultRows(StoreConnection):
                 return
 
     def result_tuples(self, run_ids: Iterable[str] | str | None = None, quote_prefixes: Iterable[str] = (),
-                      rows_per_batch: int = 10_000) -> tuple[list[str], Iterator[list[tuple[Any, ...]]]] | None:
+                      rows_per_batch: int = 1_000, csv_fields: bool = False
+                      ) -> tuple[list[str], Iterator[list[tuple[Any, ...]]]] | None:
         """(columns, batches of rows as tuples): the rows of :meth:`results` with every value converted by
-        SQLite, so a CSV of a million rows goes from SQLite to the csv module without a frame per batch
-        (about a third less time). A text value starting with one of ``quote_prefixes`` gets a leading ``'``
-        (a CSV's defence against formulas); extra fields are taken out of ``extra`` (JSON true/false as
-        True/False, as a frame writes them). None when an extra field is nested or oddly named: then
-        :meth:`result_frames` writes them."""
+        SQLite, so a CSV of a million rows goes from SQLite to the file without a frame per batch. A text
+        value starting with one of ``quote_prefixes`` gets a leading ``'`` (a CSV's defence against formulas);
+        extra fields are taken out of ``extra`` (JSON true/false as True/False, as a frame writes them).
+        ``csv_fields``: each value comes as the csv module writes it (:func:`csv_field_sql`), so
+        ``",".join(map(str, row))`` is the row's CSV line (the csv module took longer than SQLite over rows of
+        4 KB texts). None when an extra field is nested or oddly named: then :meth:`result_frames` writes
+        them. Batches are small (a thousand 5 KB rows): a million-row CSV holds one batch at a time."""
         where, ids = run_filter(run_ids)
         with self._lock:
             extras = self._conn.execute(
@@ -239,17 +247,11 @@ class ResultRows(StoreConnection):
         if any(t in ("object", "array") or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k, t in extras):
             return None
         keys = sorted({k for k, _ in extras} - set(RESULT_COLUMNS))
-        first = ", ".join("'" + p.replace("'", "''") + "'" for p in quote_prefixes)
-
-        def quoted(expr: str) -> str:
-            if not first:
-                return expr
-            return (f"CASE WHEN typeof({expr}) = 'text' AND substr({expr}, 1, 1) IN ({first}) "
-                    f"THEN '''' || {expr} ELSE {expr} END")
-
-        exprs = [quoted(k) if k in have else "NULL" for k in RESULT_COLUMNS]
-        exprs += [quoted(f"CASE json_type(extra, '$.{k}') WHEN 'true' THEN 'True' WHEN 'false' THEN 'False' "
-                         f"ELSE json_extract(extra, '$.{k}') END") for k in keys]
+        field = csv_field_sql if csv_fields else formula_quoted_sql
+        prefixes = tuple(quote_prefixes)
+        exprs = [field(k, prefixes) if k in have else ("''" if csv_fields else "NULL") for k in RESULT_COLUMNS]
+        exprs += [field(f"(CASE json_type(extra, '$.{k}') WHEN 'true' THEN 'True' WHEN 'false' THEN 'False' "
+                        f"ELSE json_extract(extra, '$.{k}') END)", prefixes) for k in keys]
         with self._lock:
             cur = self._conn.execute(f"SELECT {', '.join(exprs)} FROM results {where} ORDER BY rowid", ids)
 
@@ -262,6 +264,33 @@ class ResultRows(StoreConnection):
                 yield batch
 
         return [*RESULT_COLUMNS, *keys], batches()
+
+
+def _prefix_test(expr: str, prefixes: tuple[str, ...]) -> str:
+    """SQL: ``expr`` is text starting with one of ``prefixes``."""
+    first = ", ".join("'" + p.replace("'", "''") + "'" for p in prefixes)
+    return f"typeof({expr}) = 'text' AND substr({expr}, 1, 1) IN ({first})"
+
+
+def formula_quoted_sql(expr: str, prefixes: tuple[str, ...]) -> str:
+    """SQL: ``expr``, a text starting with one of ``prefixes`` led by ``'`` (a spreadsheet shows it as text)."""
+    if not prefixes:
+        return expr
+    return f"(CASE WHEN {_prefix_test(expr, prefixes)} THEN '''' || {expr} ELSE {expr} END)"
+
+
+#: SQL: text the csv module quotes (QUOTE_MINIMAL, lines ending CRLF): text holding a comma, a quote, CR or LF.
+_NEEDS_QUOTES = "GLOB '*[,\"' || char(10) || char(13) || ']*'"
+
+
+def csv_field_sql(expr: str, prefixes: tuple[str, ...]) -> str:
+    """SQL: ``expr`` as Python's csv module writes it (``csv.writer(lineterminator="\\r\\n")``) after
+    :func:`formula_quoted_sql`: NULL as '', a number as it is (``str`` writes it as the module does), text
+    holding a comma, a quote, CR or LF inside quotes with its quotes doubled."""
+    lead = f"(CASE WHEN {_prefix_test(expr, prefixes)} THEN '''' ELSE '' END)" if prefixes else "''"
+    return (f"(CASE WHEN {expr} IS NULL THEN '' WHEN typeof({expr}) != 'text' THEN {expr} "
+            f"WHEN {expr} {_NEEDS_QUOTES} THEN '\"' || {lead} || replace({expr}, '\"', '\"\"') || '\"' "
+            f"ELSE {lead} || {expr} END)")
 
 
 def _joined(chunks: list[pd.DataFrame]) -> pd.DataFrame:
