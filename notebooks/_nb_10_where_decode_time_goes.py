@@ -174,7 +174,7 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
     print(f"numba-flash ({cores} threads) against numpy-naive: "
           + "; ".join(f"{'ran faster' if k == 'faster' else 'was slower' if k == 'slower' else k} at L={', '.join(v)}"
                       + (" (beyond the noise)" if k != "not settled" else "") for k, v in by.items() if v)
-          + (f" (this run shared the machine: {busy_text(d)})" if busy_text(d) else ""))
+          + (f"; this run shared the machine: {busy_text(d)}" if busy_text(d) else ""))
 
 # the memory's rate the GB/s column is set against: the host's copy bandwidth, probed before each round of a cell
 # whose working set is past the last-level cache (the best probe: a probe reads low only while another tenant
@@ -200,9 +200,10 @@ else:
 Attention decode reads the whole cache for every generated token, so its time follows the cache length.
 Where fixed costs (launch, Python, thread start-up) still weigh, it grows less than linearly; once they stop
 mattering, in proportion to L; faster than that where a longer cache leaves a cache level. The lines above
-say which each variant showed here. At the longest length the cache is past the last-level cache, so each
-step reads it from DRAM: the last lines set each variant's GB/s against the host's copy bandwidth, probed
-before each of its rounds (05 explains the probe), to say whether reading the cache is what the time is.
+say which each variant showed here. The quick run's longest cache is twice the last-level cache, so each
+step reads it from DRAM: there the last lines set each variant's GB/s against the host's copy bandwidth,
+probed before each of its rounds (05 explains the probe), to say whether reading the cache is what the time
+is (a run without such a length says so instead).
 
 ## 2. The MLP block: eager, graph and fused
 
