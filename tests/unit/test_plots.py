@@ -207,3 +207,14 @@ def test_the_band_is_the_samples_spread_around_the_plotted_median_even_when_roun
     g["gbps"] = 8e-3 / g["median_s"]  # a throughput band follows the same spread, inverted
     lo_t, hi_t = quartile_band(g, "gbps")
     assert np.all(lo_t <= g["gbps"].to_numpy()) and np.all(g["gbps"].to_numpy() <= hi_t)
+
+
+def test_roofline_shows_every_slope_it_names_up_to_its_ridge(df):
+    """GEMM points at 20-80 FLOP/byte under a roof whose ridge lies at 5 FLOP/byte: the axes reach left of
+    the ridge, so the slope the legend names is drawn (04's roofline named L1/L2/LLC slopes it never showed)."""
+    gemm = df.copy()
+    gemm["intensity"] = np.linspace(20.0, 80.0, len(gemm))
+    ax = plots.plot_roofline(gemm, synthetic_peaks(gbps=20.0, gflops=100.0)).axes[0]
+    assert ax.get_xlim()[0] <= 5.0 / 3 * 1.0001  # the ridge (100 / 20) a factor of 3 inside the axes
+    roof = next(ln for ln in ax.lines if ln.get_label() == "numpy roof (measured)")
+    assert (roof.get_ydata() < 100.0).any()  # some of the slope is on the plot, not only the flat roof

@@ -131,8 +131,12 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
     fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(1, width=5.6, height=3.6)
     a = axes[0]
     xs = ok["intensity"].to_numpy(float) if len(ok) else np.array([0.1, 10.0])
-    # at least two decades either way, so the ridge point and a narrow cloud of points both show
-    x = np.logspace(np.log10(max(xs.min() / 10, 1e-4)), np.log10(xs.max() * 10), 100)
+    # at least a decade either way of the points, and every drawn slope's ridge point (where it meets its compute
+    # roof) a factor of 3 inside: a legend naming an L1 slope whose ridge lies left of the axes drew nothing
+    ridges = [bw and fl and fl / bw for ln in lines.values() for bw, fl in
+              ((ln.bandwidth, ln.flops), *((g, ln.flops) for _, g in ln.caches))]
+    lo = min([xs.min() / 10, *(r / 3 for r in ridges if r)])
+    x = np.logspace(np.log10(max(lo, 1e-4)), np.log10(xs.max() * 10), 100)
     _draw_roofline_axes(a, title)
     _draw_roof_lines(a, x, lines, len(dtypes))
     notes: list[str] = []
