@@ -114,12 +114,13 @@ for variant, g in cmp.groupby("variant"):
     called = set(said) & {"faster", "slower", "same"}
     counts = ", ".join(f"{'could not tell' if k == 'inconclusive' else k} at {n} of {len(g)} sizes"
                        for k, n in said.value_counts().items())
-    lines = [f"{variant}: run B against run A: {counts}"]
+    lines, bounded = [f"{variant}: run B against run A: {counts}"], False
     for _, v in g.iterrows():
         sentence = verdict_sentence(v, base, other, disturbance_text(df))
         check_claim(v, sentence)
         lo, hi = float(v["ci_low"]), float(v["ci_high"])
         if reading(v) in ("inconclusive", "same") and not is_disturbed(float(v["floor"])) and 0 < lo <= hi:
+            bounded = True
             sentence += (f"; its interval ({interval_text(lo, hi)}, A's time over B's) rules out run B taking more "
                          f"than {1 / lo:.3g}× or less than {1 / hi:.3g}× run A's time")
         lines.append(f"  {v['size_label']}: {sentence}")
@@ -139,8 +140,9 @@ for variant, g in cmp.groupby("variant"):
         why = width if len(noise) else "every comparison was disturbed"
         lines.append(f"  the verdicts did not settle any size: {why}"
                      + (f" ({busy})" if busy else "")
-                     + "; the text's expectation is checked only as far as the intervals above bound it; more "
-                       "rounds or a quieter machine would settle it")
+                     + ("; the text's expectation is checked only as far as the intervals above bound it"
+                        if bounded else "; so this run cannot check the text's expectation")
+                     + "; more rounds or a quieter machine would settle it")
     elif called <= expected.get(variant, called):
         lines.append("  as the text above expects"
                      + (" where the noise let us tell" if len(called) < len(said) else ""))
