@@ -232,17 +232,19 @@ def test_a_bad_row_after_inserted_batches_leaves_no_new_store_and_no_rows(tmp_pa
         assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 0
 
 
-def test_a_new_store_has_16k_pages_and_an_older_one_keeps_its_own(tmp_path):
-    """Real rows (5.5 KB) overflowed 4 KB pages: SQLite wrote a million of them at half the speed (issue 38)."""
-    Store(tmp_path / "new.sqlite").close()
-    with sqlite3.connect(tmp_path / "new.sqlite") as con:
-        assert con.execute("PRAGMA page_size").fetchone()[0] == 16384
+def test_a_store_a_large_import_creates_has_16k_pages_and_others_keep_theirs(tmp_path, capsys, reading):
+    """Real rows (5.5 KB) overflowed 4 KB pages: SQLite wrote a million of them at half the speed (issue 38).
+    Only a store created for a large import gets 16 KB pages: a sweep commits row by row, whole pages each."""
+    rc, err, store = _import(tmp_path, _doc([_row(f"k{i}") for i in range(3)]), capsys)
+    assert rc == 0, err
+    with sqlite3.connect(store) as con:
+        assert con.execute("PRAGMA page_size").fetchone()[0] == (16384 if reading == "streamed" else 4096)
+        assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 3
+    Store(tmp_path / "plain.sqlite").close()
+    with sqlite3.connect(tmp_path / "plain.sqlite") as con:
+        assert con.execute("PRAGMA page_size").fetchone()[0] == 4096
     old = tmp_path / "old.sqlite"
-    with sqlite3.connect(old) as con:
-        con.execute("PRAGMA page_size = 4096")
-        con.execute("CREATE TABLE keep (x)")
-    st = Store(old)
-    st.close()
+    Store(old).close()
+    Store(old, page_size=16384).close()  # an existing store keeps its own
     with sqlite3.connect(old) as con:
         assert con.execute("PRAGMA page_size").fetchone()[0] == 4096
-        assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 0

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from workbench.store.connection import BULK_PAGE_SIZE
 from workbench.store.database import EXPORT_FORMAT, EXPORT_VERSION, Store
 from workbench.store.schema import default_store_path
 
@@ -42,11 +43,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _import_streamed(file: str, store_arg: str | None) -> tuple[dict[str, int], Path]:
-    """Import a large file into the store; when that fails and the store did not exist before, the store
-    this created is removed again (a bad file creates nothing; its rows were rolled back)."""
+    """Import a large file into the store, a new store with :data:`BULK_PAGE_SIZE` pages; when that fails and
+    the store did not exist before, the store this created is removed again (a bad file creates nothing; its
+    rows were rolled back)."""
     path = Path(store_arg) if store_arg else default_store_path()
     created = not path.exists() and not path.is_symlink()
-    store = Store(store_arg)
+    store = Store(store_arg, page_size=BULK_PAGE_SIZE if created else None)
     try:
         return store.import_file(file), store.path
     except BaseException:

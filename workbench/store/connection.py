@@ -31,11 +31,11 @@ CHECKPOINT_EVERY_ROWS = 8
 CHECKPOINT_EVERY_S = 5.0
 #: The newest store layout (``meta.schema_version``) this workbench reads and writes.
 STORE_SCHEMA_VERSION = int(EXPORT_VERSION)
-#: The page size of a new store (SQLite's default is 4096). A real row carries its samples, host samples and
-#: round medians (5.5 KB on average): at 4 KB a page, each row spilled into overflow pages, and SQLite wrote a
-#: million of them at half the speed (issue 38: 200k such rows 5.3 s at 4 KB, 3.1 s at 16 KB). An existing
-#: store keeps its own size.
-PAGE_SIZE = 16384
+#: The page size of a store that a large import creates (SQLite's default, 4096, is every other new store's:
+#: a sweep commits a row at a time, and each commit writes whole pages). A real row carries its samples, host
+#: samples and round medians (5.5 KB on average): at 4 KB a page, each row spilled into overflow pages, and
+#: SQLite wrote a million of them at half the speed (issue 38: 200k such rows 5.3 s at 4 KB, 3.1 s at 16 KB).
+BULK_PAGE_SIZE = 16384
 
 _Self = TypeVar("_Self", bound="StoreConnection")
 
@@ -71,7 +71,7 @@ class StoreConnection:
     """
 
     def __init__(self, path: str | os.PathLike | None = None, timeout_s: float = 60.0, read_only: bool = False,
-                 verify: bool = True):
+                 verify: bool = True, page_size: int | None = None):
         if path is not None and not str(path).strip():
             raise StoreError("the store path is empty; give a file such as results.sqlite (or leave --store out "
                              f"for {default_store_path()})")
@@ -90,7 +90,7 @@ class StoreConnection:
             else:
                 if verify:  # a damaged store is never written into (checked before the schema is touched)
                     self._require_healthy(timeout_s)
-                self._conn = self._connect_read_write(timeout_s)
+                self._conn = self._connect_read_write(timeout_s, page_size)
         except sqlite3.DatabaseError as exc:
             raise StoreError(describe_sqlite_error(self.path, exc)) from None
 
@@ -152,7 +152,7 @@ class StoreConnection:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return conn
 
-    def _connect_read_write(self, timeout_s: float) -> sqlite3.Connection:
+    def _connect_read_write(self, timeout_s: float, page_size: int | None = None) -> sqlite3.Connection:
         if not self.path.parent.exists():
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -166,7 +166,8 @@ class StoreConnection:
         self._conn = conn
         conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
         self._require_schema_version(conn)  # before the first write (even the journal mode is one)
-        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # takes effect in a new store only (before WAL is on)
+        if page_size is not None:  # a new store's only (before WAL is on); an existing store keeps its own
+            conn.execute(f"PRAGMA page_size = {int(page_size)}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across process crashes
         with self._write() as c:
