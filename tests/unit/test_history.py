@@ -235,3 +235,16 @@ def test_the_dashboards_history_view_is_quiet_before_the_first_run(tmp_path, cap
     with caplog.at_level("WARNING"):
         view.update(str(tmp_path / "not-yet.sqlite"), "saxpy")
     assert "no store yet" in view.widget.value and not caplog.records
+
+
+def test_cells_with_too_few_runs_in_the_store_are_not_read_but_a_series_of_enough_is(tmp_path):
+    """Issue 38: a store of a million one-off cells built a million series, only to drop them (min_runs)."""
+    st = Store(tmp_path / "a.sqlite")
+    write_history(st, {("k", "v"): [1e-3] * 4, ("k", "w"): [1e-3] * 3}, env_id="env-a")
+    write_history(st, {("k", "w"): [2e-3]}, env_id="env-b", record=machine_record(cpu="Other CPU"), start_day=9)
+    every = {(s.variant, len(s.points)) for s in read_series(st.connection)[0]}
+    assert every == {("v", 4), ("w", 3), ("w", 1)}
+    # w has 4 runs in the store (3 + 1 on another machine): read, each machine's series still short
+    assert {(s.variant, len(s.points)) for s in read_series(st.connection, min_runs=4)[0]} == every
+    assert {(s.variant, len(s.points)) for s in read_series(st.connection, min_runs=5)[0]} == set()
+    assert [h.series.variant for h in build_history(st.connection, min_runs=4).series] == ["v"]

@@ -252,9 +252,12 @@ class SeriesFilter:
     kernels: tuple[str, ...] = ()
 
 
-def read_series(conn: sqlite3.Connection, which: SeriesFilter = SeriesFilter()) -> tuple[list[Series],
-                                                                                         dict[str, RunInfo]]:
-    """Every series in a store with its ok points in run order, and the runs read; ``which`` filters."""
+def read_series(conn: sqlite3.Connection, which: SeriesFilter = SeriesFilter(),
+                min_runs: int = 1) -> tuple[list[Series], dict[str, RunInfo]]:
+    """Every series in a store with its ok points in run order, and the runs read; ``which`` filters.
+    ``min_runs``: the rows of a cell with fewer ok runs in the whole store are not read (SQLite counts them),
+    so a store of a million one-off cells builds no million series only to drop them; a series read may still
+    have fewer points (another machine's runs, ``since``), and the caller drops it."""
     runs = run_infos(conn)
     since = _since_key(which.since, runs)
     wanted_runs = [r for r in runs.values() if since is None or (r.created_at, r.run_id) >= since]
@@ -264,10 +267,14 @@ def read_series(conn: sqlite3.Connection, which: SeriesFilter = SeriesFilter()) 
     aa = ("json_extract(extra, '$.aa_round_medians_s'), round_medians_s" if has_extra
           else "NULL, NULL")
     sql = f"SELECT {', '.join(POINT_COLUMNS)}, {aa} FROM results WHERE status = 'ok' AND median_s > 0"
-    args: list[str] = []
+    args: list[str | int] = []
     if which.kernels:
         sql += f" AND kernel IN ({', '.join('?' * len(which.kernels))})"
         args += list(which.kernels)
+    if min_runs > 1:
+        sql += (" AND cell_key IN (SELECT cell_key FROM results WHERE status = 'ok' AND median_s > 0 "
+                "GROUP BY cell_key HAVING COUNT(DISTINCT run_id) >= ?)")
+        args.append(int(min_runs))
     series: dict[tuple[str, str, str], Series] = {}
     for values in conn.execute(sql, args):
         row = dict(zip(POINT_COLUMNS, values[:len(POINT_COLUMNS)], strict=True))

@@ -82,7 +82,7 @@ def build_history(conn: sqlite3.Connection, which: SeriesFilter = SeriesFilter()
         import ruptures  # noqa: F401 - checked here, once, for its message
     except ImportError:
         raise ImportError(f"workbench history needs ruptures: {INSTALL_HINT}") from None
-    series, runs = read_series(conn, which)
+    series, runs = read_series(conn, which, min_runs)
     out = []
     for s in series:
         if len(s.points) < min_runs:
