@@ -191,12 +191,29 @@ def test_confirmation_keeps_a_candidate_only_when_faster(tunable, isolated):
     rows = sqlite3.connect(store).execute("SELECT variant, status, rounds FROM results WHERE run_id = ?",
                                           (result.confirm_run_id,)).fetchall()
     assert len(rows) == 3 and all(s == "ok" and r == 3 for _, s, r in rows)  # default + 2 candidates, 3 rounds
-    if result.verdict["verdict"] == "faster":
+    if result.verdict["settled"]:
+        assert result.verdict["verdict"] == "faster"
         assert result.kept.config == result.verdict["against"] != result.default.config
     else:
         assert result.kept.config == result.default.config
     (entry,) = config.read()["tuned"]
-    assert entry["config"] == result.kept.config and entry["verdict"] == result.verdict["verdict"]
+    assert entry["config"] == result.kept.config
+    assert entry["verdict"] == ("not settled" if result.verdict["verdict"] == "faster" and not result.verdict["settled"]
+                                else result.verdict["verdict"])
+
+
+@pytest.mark.parametrize(("row", "kept"), [
+    ({"verdict": "faster", "floor": 0.04, "ci_low": 1.05, "ci_high": 1.15, "median_a": 1.1, "median_b": 1.0}, True),
+    # a disturbed "faster" (only its bound informs): a 7-round rerun put such a gain in 0.985-1.031x
+    ({"verdict": "faster", "floor": 0.9, "ci_low": 1.07, "ci_high": 3.0, "median_a": 1.1, "median_b": 1.0}, False),
+    # the cells' own medians outside the interval: the pick was slower by its medians
+    ({"verdict": "faster", "floor": 0.03, "ci_low": 1.06, "ci_high": 1.12, "median_a": 0.68, "median_b": 1.0}, False),
+    ({"verdict": "same", "floor": 0.03, "ci_low": 0.98, "ci_high": 1.02, "median_a": 1.0, "median_b": 1.0}, False),
+])
+def test_the_tuner_keeps_a_candidate_only_on_a_settled_faster(row, kept):
+    from workbench.tuning.search import settled_faster
+
+    assert settled_faster(row) is kept
 
 
 def test_bayes_strategy_runs(tunable, isolated):

@@ -116,7 +116,8 @@ def summary(result: Any) -> str:
     if v:
         lines.append(f"confirmation (run {result.confirm_run_id}): {format_config(v['against'])} vs hand-picked "
                      f"{v['speedup']:.2f}x [{v['ci_low']:.2f}, {v['ci_high']:.2f}], floor ±{v['floor']:.0%}: "
-                     f"{v['verdict']}")
+                     f"{v['verdict']}" + ("" if v["settled"] or v["verdict"] != "faster" else
+                                          " (not settled: disturbed, or the cells' own medians disagree; not kept)"))
     kept = result.kept
     lines.append(f"kept           {format_config(kept.config)}"
                  + (" (the hand-picked one: no candidate was faster beyond the noise)"

@@ -28,6 +28,7 @@ from workbench.catalog.spec import KernelSpec, TunableConfig, Variant, format_co
 from workbench.core.record import RowDict, size_label
 from workbench.core.status import Status
 from workbench.core.timestamps import now_iso
+from workbench.judge import verdicts as vd
 from workbench.judge.compare import speedup_vs_baseline
 from workbench.measure.cell import Cell, CheckOnly, run_cell
 from workbench.measure.timer import TimingConfig
@@ -60,6 +61,12 @@ class TuneVerdict(TypedDict):
     verdict: str
     #: The configuration judged.
     against: TunableConfig
+    #: Both cells' own medians (the default's, the candidate's), printed beside the paired figure.
+    median_a: float
+    median_b: float
+    #: Whether the tuner may act on it: "faster" with an interval that informs (not disturbed) and the cells'
+    #: own medians inside it (:func:`settled_faster`); only then is the candidate kept.
+    settled: bool
 
 
 @dataclass
@@ -97,13 +104,21 @@ class TuneResult:
     def kept(self) -> Trial | None:
         return self.chosen or self.best
 
+    def _verdict_word(self) -> str:
+        """The confirmation's verdict as the configuration file keeps it: a "faster" that did not decide what
+        was kept (disturbed, or its medians disagree) reads "not settled"."""
+        v = self.verdict
+        if v is None:
+            return "unconfirmed"
+        return ("faster" if v["settled"] else "not settled") if v["verdict"] == "faster" else v["verdict"]
+
     def entry(self) -> config_file.TunedEntry:
         """The configuration-file entry of the best configuration."""
         kept = self.kept
         assert kept is not None
         return {"kernel": self.kernel, "variant": self.variant, "device": self.device, "dtype": self.dtype,
                 "shape_class": self.shape_class, "config": dict(kept.config), "median_s": kept.median_s,
-                "verdict": self.verdict["verdict"] if self.verdict else "unconfirmed",
+                "verdict": self._verdict_word(),
                 "default_median_s": self.confirmed_s.get(format_config(self.default.config), self.default.median_s)
                 if self.default else None,
                 "size": size_label(self.params), "run_id": self.run_id, "tuned_at": now_iso(),
@@ -277,10 +292,24 @@ def _measure(st: Any, run_id: str, env_id: str, kernel: str, variant: str, backe
     return Trial(number, dict(config), status, row["median_s"] if timed else None, row.get("message") or "")
 
 
+def settled_faster(row: Mapping[str, Any]) -> bool:
+    """Whether a confirmation row's "faster" may decide what is kept: its interval informs (not disturbed: a
+    "faster" whose only bound is "at least 1.07x" was kept once and a 7-round rerun then put the gain in
+    0.985-1.031x) and the two cells' own medians agree with it (their ratio inside the interval)."""
+    if row.get("verdict") != "faster" or vd.is_disturbed(row.get("floor")):
+        return False
+    try:
+        ratio = float(row["median_a"]) / float(row["median_b"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return True  # no medians to set beside it: the interval alone decides
+    return not math.isfinite(ratio) or float(row["ci_low"]) <= ratio <= float(row["ci_high"])
+
+
 def _confirm(result: TuneResult, st: Any, default: TunableConfig, top: int, rounds: int,
              timing: TimingConfig) -> None:
     """Measure the ``top`` fastest configurations with the default in one run of interleaved ``rounds``, in
-    this process; keep the fastest that the paired verdict calls faster than the default, else the default."""
+    this process; keep the fastest that the paired verdict settles as faster than the default
+    (:func:`settled_faster`), else the default."""
     ok = sorted((t for t in result.trials if t.status == Status.OK), key=lambda t: t.median_s)
     candidates = [t for t in ok if t.config != default][:top]
     if result.default is None or result.default.status != Status.OK or not candidates:
@@ -300,12 +329,15 @@ def _confirm(result: TuneResult, st: Any, default: TunableConfig, top: int, roun
     table = table[table["variant"] != base_name]
     medians = dict(zip(df["variant"], df["median_s"], strict=True))
     result.confirmed_s = {format_config(t.config): medians[n] for n, t in names.items() if n in medians}
-    faster = table[table["verdict"] == "faster"].sort_values("speedup", ascending=False)
+    settled = table.apply(settled_faster, axis=1).astype(bool) if len(table) else table["verdict"].astype(bool)
+    faster = table[settled].sort_values("speedup", ascending=False)
     pick = faster.iloc[0] if len(faster) else (table.sort_values("speedup", ascending=False).iloc[0]
                                                if len(table) else None)
     if pick is not None:
         result.verdict = {"speedup": pick["speedup"], "ci_low": pick["ci_low"], "ci_high": pick["ci_high"],
-                          "floor": pick["floor"], "verdict": pick["verdict"], "against": names[pick["variant"]].config}
+                          "floor": pick["floor"], "verdict": pick["verdict"], "against": names[pick["variant"]].config,
+                          "median_a": float(pick.get("median_a", math.nan)),
+                          "median_b": float(pick.get("median_b", math.nan)), "settled": bool(len(faster))}
     if len(faster):
         winner = names[faster.iloc[0]["variant"]]
         result.chosen = Trial(winner.number, winner.config, "ok", medians[faster.iloc[0]["variant"]], winner.message)
