@@ -52,8 +52,8 @@ reused afterwards. `workbench peaks` (or `measure_peaks`, run below when `MEASUR
 for longer; a ceiling it stores is used instead of the probe's. Every row names the ceiling its "% of peak"
 used (`ceiling_gbps`, `ceiling_gflops`, `ceiling_source`: measured by `workbench peaks`, by the automatic
 probe, or the published figure); which ones this run used is printed after the benchmark. On a CPU the probe's
-GEMM ceiling is the BLAS library numpy calls (`numpy.matmul`), so numpy's own GEMM reads near 100% of it by
-construction: that roof says how close a hand-written kernel comes to the library on this machine, not how close
+GEMM ceiling is the BLAS library numpy calls (`numpy.matmul`, at the probe's own size), so numpy's own GEMM reads
+close to 100% of it by construction (less at sizes smaller than the probe's): that roof says how close a hand-written kernel comes to the library on this machine, not how close
 the library comes to the hardware's peak (the published figure, where one is known, says that).
 """),
     code("""
@@ -86,8 +86,9 @@ for backend, g in res.df[res.df["status"] == "ok"].groupby("backend"):
     print(f"{backend}: {'; '.join(sources)}")
 """),
     md("""
-Where a variant is missing above, the table says why (e.g. no device to compile for). Hollow markers
-are noisy cells: their time varied more than the noise threshold, or the machine was busy.
+Where a variant is missing from the plot, its row in `res.df` says why (`status` and `message`: e.g. no
+device to compile for). Hollow markers are noisy cells: their time varied more than the noise threshold, or
+the machine was busy.
 
 ### Did tiling pay?
 

@@ -23,7 +23,7 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.report.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, ratio_text,
+from workbench.report.claims import (bimodal_fields, busy_text, cache_text, check_claim, last_level_cache_bytes, ratio_text,
                                      reading, settled_direction, verdict_sentence)
 from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.judge.compare import judge_pair
@@ -157,10 +157,9 @@ verdicts = []
 for variant, backend, label, a, b in pairs:
     # the cells' own medians (the pivot below shows them) beside the paired estimate: where they part, or a side's
     # rounds fell in two modes, the pair is not settled (workbench.report.claims' rule)
-    modes = [f"{d}'s rounds were {str(r['noise_note']).split(';')[0]}" for d, r in (("float32", a), ("float16", b))
-             if "bimodal rounds" in str(r.get("noise_note") or "")]
+    # a side whose rounds fell in two modes: named, and each mode set against the other side (claims.bimodal_fields)
     v = {**judge_pair(a, b, typical), "median_a": a["median_s"], "median_b": b["median_s"],
-         "bimodal_note": "; ".join(modes)}
+         **bimodal_fields(a, b, "float32", "float16")}
     sentence = verdict_sentence(v, "float32", "float16")
     check_claim(v, sentence)
     verdicts.append({"variant": variant, "backend": backend, "shape": label, "speedup": v["speedup"],

@@ -298,3 +298,20 @@ def test_a_cells_share_is_against_its_own_rounds_probes():
     assert claims.own_rounds_share(row) == pytest.approx(10 / 14)
     assert claims.own_rounds_share({**row, "round_bandwidth_gbs": None}) is None
     assert claims.own_rounds_share({**row, "round_bandwidth_gbs": "[14.0]"}) is None
+
+
+def test_a_bimodal_side_is_named_once_and_each_of_its_modes_counts():
+    """06 printed "float32 ran faster, by 24.5-24.7x" beside a float16 mode at 7.36 ms (about 52x): the range
+    left out the mode the headline did not sit in, and the note read "float16's rounds were bimodal rounds"."""
+    a = {"round_medians_s": json.dumps([141e-6, 140e-6, 142e-6]), "median_s": 141e-6}
+    b = {"round_medians_s": json.dumps([3.45e-3, 3.46e-3, 7.36e-3]), "median_s": 3.45e-3}
+    fields = claims.bimodal_fields(a, b, "float32", "float16")
+    assert fields["bimodal_note"] == "float16's rounds fell in two modes: 2 near 3.45 ms, 1 near 7.36 ms"
+    v = {**verdict("slower", 0.0409, 0.040, 0.0418, 0.02), "median_a": 141e-6, "median_b": 3.45e-3, **fields}
+    way, lo, hi = claims.settled_direction(v)
+    assert way == "slower" and 1 / hi == pytest.approx(3.45e-3 / 141e-6, rel=0.01)
+    assert 1 / lo == pytest.approx(7.36e-3 / 141e-6, rel=0.01)  # the slow mode's 52x is part of the range
+    sentence = verdict_sentence(v, "float32", "float16")
+    assert "by at least 24.4×" in sentence and "rounds were bimodal rounds" not in sentence
+    check_claim(v, sentence)
+    assert claims.bimodal_fields(a, {**b, "round_medians_s": json.dumps([3.45e-3] * 3)}, "x", "y") == {}

@@ -483,3 +483,27 @@ def own_rounds_share(row: Mapping[str, Any]) -> float | None:
         return None
     mid = len(shares) // 2
     return shares[mid] if len(shares) % 2 else (shares[mid - 1] + shares[mid]) / 2
+
+
+def bimodal_fields(a: Mapping[str, Any], b: Mapping[str, Any], name_a: str, name_b: str) -> dict[str, Any]:
+    """``bimodal_note`` and ``mode_ratios`` for a pair (``a`` the baseline row, ``b`` the other) whose rounds fell
+    in two modes on either side (:func:`workbench.judge.stats.bimodal_split` of their round medians): the note
+    names each such side's modes ("float16's rounds fell in two modes: 2 near 3.45 ms, 1 near 7.36 ms"), and the
+    ratios set every mode against the other side's median (a / b, as a speed-up), so a settled direction
+    (:func:`settled_direction`) covers each mode the rounds drew, not only the one the headline median sits in.
+    Empty when neither side is bimodal."""
+    from workbench.core.units import fmt_seconds
+    from workbench.judge.stats import bimodal_split
+
+    notes, ratios = [], []
+    for name, row, other, mine_first in ((name_a, a, b, True), (name_b, b, a, False)):
+        split = bimodal_split([float(x) for x in json_list(row.get("round_medians_s"))])
+        if split is None:
+            continue
+        modes = [(len(m), float(pd.Series(m).median())) for m in split]
+        notes.append(f"{name}'s rounds fell in two modes: "
+                     + ", ".join(f"{n} near {fmt_seconds(t)}" for n, t in modes))
+        theirs = _num(other, "median_s")
+        if math.isfinite(theirs) and theirs > 0:
+            ratios += [t / theirs if mine_first else theirs / t for _, t in modes]
+    return {"bimodal_note": "; ".join(notes), "mode_ratios": ratios} if notes else {}
