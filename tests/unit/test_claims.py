@@ -315,3 +315,15 @@ def test_a_bimodal_side_is_named_once_and_each_of_its_modes_counts():
     assert "by at least 24.4×" in sentence and "rounds were bimodal rounds" not in sentence
     check_claim(v, sentence)
     assert claims.bimodal_fields(a, {**b, "round_medians_s": json.dumps([3.45e-3] * 3)}, "x", "y") == {}
+
+
+def test_a_settled_sentence_names_the_medians_where_they_differ_from_its_paired_figure():
+    """10: "numba-flash took 1.72x its time" beside medians of 624 and 415 us (1.50x): the reader could not
+    reconcile them. The medians inside the interval do not unsettle the verdict; the sentence names both."""
+    v = {**verdict("slower", 1 / 1.72, 1 / 2.0, 1 / 1.45, 0.2), "median_a": 415e-6, "median_b": 624e-6}
+    sentence = verdict_sentence(v, "numpy-naive", "numba-flash")
+    assert sentence == ("numpy-naive was faster: numba-flash took 1.72× its time (paired; the cells' own medians "
+                        "give 1.50×)")
+    check_claim(v, sentence)
+    close = {**verdict("faster", 2.0, 1.9, 2.1, 0.05), "median_a": 2.02, "median_b": 1.0}
+    assert verdict_sentence(close, "a", "b") == "b ran 2.00× faster than a"  # within 3%: one figure
