@@ -475,7 +475,9 @@ def bandwidth_down_text(rows: pd.DataFrame, label: str = "size_label") -> str:
         return ""
     names = sorted({f"{r.get('variant', '?')} on {r.get('backend', '?')} at {r.get(label, '?')}"
                     for r in hit.to_dict("records")})
-    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    # every name up to six (a reader met "... and 1 more" and could not tell which); past that, the count
+    shown = (", ".join(names[:-1]) + f" and {names[-1]}" if 1 < len(names) <= 6 else names[0] if len(names) == 1
+             else ", ".join(names[:5]) + f" and {len(names) - 5} more")
     return (f"the host's memory bandwidth was down in some rounds of {len(names)} of {len(rows)} cells ({shown}; "
             "their notes give each round's probe): those cells' medians and quartiles carry the slow rounds, so "
             "their GB/s understate what this machine streams when its memory bus is not shared")
