@@ -13,30 +13,36 @@ A decode step adds one token per sequence. Two parts of each decoder layer domin
    cost grows with the cache length *L*;
 2. **the MLP block** (rmsnorm → gate/up projections → SwiGLU → down projection + residual): five kernels,
    three of which multiply a single row by a weight matrix (gate, up, down), reading every weight once per
-   token for two FLOPs each. Whether that reading is bound by memory depends on where the weights live:
-   section 2 prints their size against this machine's caches. At small widths the launches themselves are a
-   visible share of the time.
+   token for two FLOPs each. Whether that reading is bound by memory depends on where the weights live and
+   how fast each runtime reads them: section 2 prints their size against this machine's caches and sets each
+   runtime's block against the host's copy bandwidth. At small widths the launches themselves are a visible
+   share of the time.
 
 This notebook measures both at the shapes of a real model (Qwen2.5-0.5B: hidden 896, intermediate 4864,
-14 query heads sharing 2 KV heads of width 64), on the CPU backends this machine has, for one layer and one
-sequence: both parts repeat once per layer (24 in this model), so their shares of a step are the shares of one
-layer. The KV-cache lengths come from this machine's caches (the longest one's cache is twice the last-level
-cache, so it streams from DRAM); `FULL = True` adds lengths up to 32768 tokens, more rounds and torch.compile.
-It then compares the block's three execution modes — `eager`, `graph` (recorded once per
+14 query heads sharing 2 KV heads of width 64, a context of 32,768 tokens), on the CPU backends this machine
+has, for one layer and one sequence: both parts repeat once per layer (24 in this model), so their shares of a
+step are the shares of one layer. The KV-cache lengths: the quick run measures 256 and 4,096 tokens and one
+length taken from this machine's caches, the first whose cache is twice the last-level cache, so that it
+streams from DRAM (65,536 tokens on a 32 MiB last-level cache; section 1 prints the lengths it measured).
+Where that length is past the model's 32,768-token context it is a memory-sizing choice, not a length this
+model runs at: the per-token shapes are the model's, the length is this machine's, and the notebook says so
+beside it. `FULL = True` measures 512, 2,048, 8,192 and 32,768 tokens and the same DRAM length instead, with
+more rounds and torch.compile. It then compares the block's three execution modes — `eager`, `graph` (recorded once per
 shape, replayed) and `fused` — and reads the execution cache's statistics that every such row carries.
 """),
     params("""
 SMALL = False      # True: tiny sizes, only to check that the notebook runs (the tests)
-FULL = False       # True: the MLP in 5 rounds with torch.compile, the KV cache up to 32768 tokens (several
-                   # minutes)
+FULL = False       # True: the MLP in 5 rounds with torch.compile, KV lengths 512, 2048, 8192, 32768 and the
+                   # DRAM length (several minutes); False: 256, 4096 and the DRAM length (the first length
+                   # whose cache is twice the last-level cache: 65536 on a 32 MiB one, past the model's context)
 BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 """),
     code("""
 import pandas as pd
 import workbench
 from workbench import tutorial
-from workbench.report.claims import (busy_text, check_claim, host_bandwidth, may_state_cause, own_rounds_share,
-                                     pair_verdicts, reading, verdict_sentence)
+from workbench.report.claims import (busy_text, check_claim, host_bandwidth, may_state_cause, medians_ratio,
+                                     own_rounds_share, pair_verdicts, reading, verdict_sentence)
 
 import json
 
@@ -47,11 +53,30 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLoca
 from workbench.core.datasets import llm_shapes
 from workbench.core.units import fmt_bytes, fmt_seconds, fmt_tick_time
 from workbench.judge.compare import speedup_vs_baseline
+from workbench.judge.verdicts import DISTURBED_FLOOR, is_disturbed
 from workbench.report.plots.series import mark_noisy, noisy_legend, noisy_mask
 
 tutorial.begin(FULL)
 
+
+def with_figures(v, sentence):
+    # a settled faster/slower sentence with the two figures a reader reconciles it by: the paired interval and the
+    # ratio of the two cells' medians (the table's), both as the sentence reads ("took N× its time" for a slower
+    # pair); computed from the verdict row, and nothing added where the interval is too wide to inform (±50%)
+    lo, hi, med = float(v["ci_low"]), float(v["ci_high"]), medians_ratio(v)
+    if (reading(v) not in ("faster", "slower") or is_disturbed(float(v["floor"]))
+            or not (np.isfinite([lo, hi, med]).all() and lo > 0) or (hi / lo) ** 0.5 - 1 > DISTURBED_FLOOR):
+        return sentence
+    if reading(v) == "slower":
+        lo, hi, med = 1 / hi, 1 / lo, 1 / med
+    x = lambda r: f"{r:.3f}" if f"{r:.2f}" == "1.00" else f"{r:.2f}"  # noqa: E731 - a bound near 1 keeps its digit
+    sentence = sentence.split(" (paired; the cells' own medians give")[0]   # said once, in the parenthesis below
+    return f"{sentence} (paired, interval {x(lo)}-{x(hi)}×; medians {x(med)}×)"
+
+
+
 model = llm_shapes(["qwen2.5-0.5b"]).iloc[0]
+context = 32768   # Qwen2.5-0.5B's context length (max_position_embeddings in its config.json)
 heads, kv_heads, layers = int(model["heads"]), int(model["kv_heads"]), int(model["layers"])
 head_dim = int(model["hidden"]) // heads
 widths = (int(model["hidden"]), int(model["intermediate"]))
@@ -78,7 +103,7 @@ caches = tutorial.machine_caches()
 per_token = 2 * kv_heads * head_dim * 4
 past_llc = -(-caches.dram // per_token // 256) * 256
 kv_lens = ([256, 1024, 4096] if SMALL else sorted({512, 2048, 8192, 32768, past_llc}) if FULL
-           else [256, 4096, past_llc])
+           else sorted({256, 4096, past_llc}))
 decode_variants = [v for v, b in (("numpy-naive", "numpy"), ("numba-flash", "numba"), ("torch-sdpa", "torch-cpu"))
                    if b in cpu_backends]
 decode = workbench.benchmark(
@@ -89,8 +114,35 @@ d = decode.df[decode.df["status"] == "ok"].copy()
 d["kv_len"] = [json.loads(p)["kv_len"] for p in d["params"]]
 d["KV cache"] = (d["kv_len"] * per_token).map(fmt_bytes)
 d["median"] = d["median_s"].map(fmt_seconds)
-print(f"last-level cache: {fmt_bytes(caches.llc) if caches.llc else 'unknown'}")
-d[["variant", "backend", "kv_len", "KV cache", "median", "gbps"]].sort_values(["variant", "kv_len"]).rename(
+
+
+levels = [f"the {fmt_bytes(c)} {name} cache" for c, name in ((caches.per_core, "per-core"), (caches.llc, "last-level"))
+          if c]
+sizes = [c for c in (caches.per_core, caches.llc) if c]
+
+
+def level(nbytes):   # which of this machine's measured caches a KV cache of this size has left (0: none)
+    return sum(nbytes >= c for c in sizes)
+
+
+def where(nbytes):   # where a KV cache of this size sits among them, in words
+    i = level(nbytes)
+    if not sizes:
+        return "cache sizes unknown"
+    if i < len(sizes):
+        return f"within {levels[i]}" + (f" (as large as {levels[i - 1]})" if i and nbytes == sizes[i - 1] else "")
+    return f"as large as {levels[-1]}" if nbytes == sizes[-1] else f"past {levels[-1]} (DRAM)"
+
+
+beyond = [L for L in kv_lens if L > context]
+print("KV lengths measured (" + ("SMALL" if SMALL else "FULL" if FULL else "quick run") + "): "
+      + "; ".join(f"L={L:,}: {fmt_bytes(L * per_token)}, {where(L * per_token)}" for L in kv_lens))
+if beyond:   # said plainly: the length that reaches DRAM here is this machine's choice, not the model's
+    print(f"L={', '.join(f'{L:,}' for L in beyond)} is past Qwen2.5-0.5B's {context:,}-token context: a memory-sizing "
+          "choice (the first length whose cache is twice this machine's last-level cache), not a length this model "
+          "runs at; the per-token shapes are still the model's")
+d["note"] = ["past the model's context" if L > context else "" for L in d["kv_len"]]
+d[["variant", "backend", "kv_len", "KV cache", "median", "gbps", "note"]].sort_values(["variant", "kv_len"]).rename(
     columns={"gbps": "GB/s"})
 """),
     code("""
@@ -114,28 +166,46 @@ ax.legend()
 plt.show()
 """, "figure"),
     code("""
-first, last = min(kv_lens), max(kv_lens)
-for variant, g in d.groupby("variant"):
-    t = g.set_index("kv_len")["median_s"]
-    if first not in t or last not in t:
-        continue
-    growth = t[last] / t[first]
-    slope = np.log(growth) / np.log(last / first)
-    # a cache 16x (or 64x) longer must cost more time; a run where it did not was disturbed (a busy machine:
-    # the tests run this beside other jobs), and the line says so instead of reading a shape into it
-    # the exponent read against the linear growth the text below explains (1 = time in proportion to L)
-    shape = ("no growth: this run was disturbed (a busy machine, or too few rounds); rerun it before reading "
-             "anything into these times" if growth <= 1 else
-             "close to linear" if 0.8 <= slope <= 1.25 else
-             "less than linear: fixed costs still weigh at these lengths" if slope < 0.8 else
-             "more than linear: longer caches cost more per token here (a working set leaving a cache level, "
-             "or a busy machine)")
-    steps = t.sort_index()
-    falls = [f"L={a}->{b}" for a, b in zip(steps.index[:-1], steps.index[1:]) if steps[b] < steps[a]]
-    if falls and growth > 1:   # a longer cache cannot take less time: no shape (and no cause) is read from this
-        shape = (f"not read: the time fell from {', '.join(falls)}, which a longer cache cannot cause, so noise "
-                 "moved these medians; more rounds or a quieter machine would settle the shape")
-    print(f"{variant}: {last // first}x the cache took {growth:.1f}x the time (time ~ L^{slope:.2f}, {shape})")
+# the exponent step by step between consecutive lengths (time ~ L^k over that step: 1 = in proportion to L), so a
+# step that crosses a cache level shows as its own; a kink is read only where every cell it rests on is settled
+# (not marked noisy) and no step fell (a longer cache cannot take less time: noise moved those medians)
+STEEPER = 0.2   # how much steeper a step must be than the one before it to be called a kink
+
+
+def shape(k):
+    return "close to linear" if 0.8 <= k <= 1.25 else "less than linear" if k < 0.8 else "more than linear"
+
+
+for variant, g in d.sort_values("kv_len").groupby("variant"):
+    Ls, t, noisy = g["kv_len"].tolist(), g["median_s"].tolist(), noisy_mask(g)
+    steps, ks = [], []
+    for i in range(len(Ls) - 1):
+        ratio = t[i + 1] / t[i]
+        k = np.log(ratio) / np.log(Ls[i + 1] / Ls[i])
+        ks.append(k)
+        a, b = level(Ls[i] * per_token), level(Ls[i + 1] * per_token)
+        steps.append(f"L={Ls[i]:,}->{Ls[i + 1]:,}" + (f" (leaves {levels[a]})" if a != b else "")
+                     + f": {ratio:.3g}x the time, " + (f"L^{k:.2f}, {shape(k)}" if ratio > 1 else
+                                                       "the time fell, which a longer cache cannot cause: noise moved "
+                                                       "these medians"))
+    noisy_at = [f"{L:,}" for L, n in zip(Ls, noisy) if n]
+    kinks = [(i, ks[i - 1], ks[i]) for i in range(1, len(ks)) if ks[i] - ks[i - 1] >= STEEPER
+             and level(Ls[i] * per_token) != level(Ls[i + 1] * per_token)]
+    said = []
+    for i, before, after in kinks:
+        left = levels[level(Ls[i] * per_token)]
+        if noisy_at or min(ks) <= 0:
+            why = f"the cells at L={', '.join(noisy_at)} are marked noisy" if noisy_at else "a step fell"
+            said.append(f"by the medians it steepens from L^{before:.2f} to L^{after:.2f} on the step where the "
+                        f"cache leaves {left}, but {why}: not read as a finding; more rounds or a quieter machine "
+                        "would settle it")
+        else:
+            said.append(f"it steepens from L^{before:.2f} to L^{after:.2f} on the step where the cache leaves {left}: "
+                        "past it each token's keys and values cost more to read")
+    if not kinks and len(ks) > 1 and not noisy_at and min(ks) > 0:
+        said.append("no step is steeper than the one before it by " + f"{STEEPER} or more")
+    print(f"{variant}: " + "; ".join(steps) + (". " + "; ".join(said) if said else "")
+          + (f" (noisy cells: L={', '.join(noisy_at)})" if noisy_at and not kinks else ""))
 # what the figure shows, said: which variant had the lowest median at each length, and whether the verdict
 # (the others paired round by round against it) settles that it was faster
 lowest = d.loc[d.groupby("kv_len")["median_s"].idxmin()].set_index("kv_len")
@@ -145,7 +215,7 @@ for L, row in lowest.iterrows():
     judged = speedup_vs_baseline(at, baseline_variant=row["variant"], baseline_backend=row["backend"])
     said = []
     for _, v in judged[judged["verdict"] != "baseline"].iterrows():
-        sentence = verdict_sentence(v, row["variant"], v["variant"])
+        sentence = with_figures(v, verdict_sentence(v, row["variant"], v["variant"]))
         check_claim(v, sentence)
         said.append((reading(v), sentence))
     settled.append(all(r == "slower" for r, _ in said))
@@ -200,10 +270,14 @@ else:
 Attention decode reads the whole cache for every generated token, so its time follows the cache length.
 Where fixed costs (launch, Python, thread start-up) still weigh, it grows less than linearly; once they stop
 mattering, in proportion to L; faster than that where a longer cache leaves a cache level. The lines above
-say which each variant showed here. The quick run's longest cache is twice the last-level cache, so each
-step reads it from DRAM: there the last lines set each variant's GB/s against the host's copy bandwidth,
-probed before each of its rounds (05 explains the probe), to say whether reading the cache is what the time
-is (a run without such a length says so instead).
+give each variant's exponent step by step between consecutive lengths (an average over all of them would hide
+a step that crosses a cache level), mark the steps that do, and read a kink only where the cells it rests on are
+not marked noisy. Where a sentence settles who was faster, the parenthesis gives its paired interval and the
+ratio of the two medians in the table, so the two statistics can be set side by side. The longest cache
+measured (quick run and FULL alike) is twice the last-level cache, so each step reads it from DRAM: there the
+last lines set each variant's GB/s against the host's copy bandwidth, probed before each of its rounds (05
+explains the probe), to say whether reading the cache is what the time is (a run without such a length says so
+instead).
 
 ## 2. The MLP block: eager, graph and fused
 
@@ -234,7 +308,7 @@ llc = tutorial.machine_caches().llc
 print(f"the block's weights: {fmt_bytes(weights)} (3 matrices of {hidden} x {intermediate} float32); "
       + (f"they fit in the {fmt_bytes(llc)} last-level cache, so after the first call the block reads them from "
          "cache, not DRAM: its time here is not DRAM bandwidth" if llc and weights <= llc else
-         f"they exceed the {fmt_bytes(llc)} last-level cache: every call streams them from DRAM" if llc else
+         f"they exceed the {fmt_bytes(llc)} last-level cache, so each call reads most of them from DRAM" if llc else
          "the last-level cache size is unknown here"))
 print("median time per call (each cell's own rounds; the verdicts below are paired):")
 table = every.pivot(index="backend", columns="mode", values="time")
@@ -247,6 +321,46 @@ for backend in table.index:
             table.loc[backend, mode] = left_out if name not in mlp_variants else "no row"
 table
 """),
+    md("""
+**Is the block bound by memory?** Only where it reads its weights near the rate this machine's memory gives a
+plain stream. Each row's GB/s (its compulsory bytes, the weights above all, over its median) is set against the
+host's copy bandwidth, probed before each of its rounds, in tutorial 05's three bands: 70% or more of the stream
+rate (the bytes can decide the time), 40-70% (part of it), under 40% (the bytes alone do not set it). Where the
+weights fit in the last-level cache the question is not DRAM's, and the cell says so.
+"""),
+    code("""
+# each runtime's block against the host's copy bandwidth, as the attention lines set the KV cache against it
+probe = host_bandwidth(m)
+bands = {}
+if llc and weights <= llc:
+    print(f"the weights ({fmt_bytes(weights)}) fit in the {fmt_bytes(llc)} last-level cache: after the first call "
+          "they are read from cache, so no block's time is set against DRAM's rate here")
+elif probe is None:
+    print("these rows took no bandwidth probe: the MLP's GB/s is not set against the memory's rate in this run")
+else:
+    print(f"stream rate: the host's copy bandwidth, {probe[0]:.1f} GB/s (best of {probe[1]} probes taken before "
+          "these rounds); each cell against the probes of its own rounds where they took them:")
+    for runtime in ("numpy", "numba", "torch"):
+        for r in m[m["variant"].str.startswith(runtime + "-")].sort_values("mode").to_dict("records"):
+            own = own_rounds_share(r)
+            share = own if own is not None else r["gbps"] / probe[0]
+            band = ("near the stream rate (70% or more): its weights' bytes can decide its time" if share >= 0.7 else
+                    "below the stream rate (40-70%): the bytes are part of its time, not all of it" if share >= 0.4
+                    else "well below the stream rate (under 40%): the bytes alone do not set its time")
+            noisy = bool(noisy_mask(pd.DataFrame([r]))[0])   # its rounds disagree: the share may move on a rerun
+            bands.setdefault(runtime, []).append((r["mode"], share, noisy))
+            against = "of its own rounds' probes" if own is not None else "of the best probe"
+            print(f"  {r['variant']}: {fmt_seconds(r['median_s'])} for {fmt_bytes(r['bytes'])}, {r['gbps']:.1f} GB/s, "
+                  f"{share:.0%} {against}: {band}" + (" (a noisy cell: may move on a rerun)" if noisy else ""))
+    if (m["gbps"] > probe[0]).any():
+        print("  (Above 100%: the copy probe counts the bytes it reads and writes, not the reads of the lines it "
+              "overwrites, which the memory also moves; a kernel that reads more than it writes can pass it.)")
+    word = lambda x: "bound by memory" if x >= 0.7 else "partly" if x >= 0.4 else "not bound by memory"  # noqa: E731
+    per_runtime = {rt: ", ".join(f"{mode} {word(x)} ({x:.0%}{', noisy cell' if n else ''})" for mode, x, n in said)
+                   for rt, said in bands.items()}
+    print("Bound by memory, per runtime (70%+ / 40-70% / under 40% of the stream rate): "
+          + "; ".join(f"{rt}: {said}" for rt, said in per_runtime.items()))
+"""),
     code("""
 sentences, readings = [], {}
 for backend, g in m.groupby("backend"):
@@ -256,7 +370,7 @@ for backend, g in m.groupby("backend"):
             continue
         verdicts = pair_verdicts(mlp.df, names["eager"], names[other], backend)
         for _, v in verdicts.iterrows():
-            sentence = verdict_sentence(v, names["eager"], names[other])
+            sentence = with_figures(v, verdict_sentence(v, names["eager"], names[other]))
             check_claim(v, sentence)
             sentences.append(f"{backend}: {sentence}")
             readings.setdefault(other, []).append((backend, reading(v)))
@@ -268,7 +382,7 @@ for other, said in readings.items():   # what the paragraph below may say, from 
 # across runtimes: each runtime's eager block against numpy's (one statistic: the paired speed-up)
 across = speedup_vs_baseline(m[m["mode"] == "eager"], baseline_variant="numpy-eager", baseline_backend="numpy")
 for _, v in across[across["verdict"] != "baseline"].iterrows():
-    sentence = verdict_sentence(v, "numpy-eager @ numpy", f"{v['variant']} @ {v['backend']}")
+    sentence = with_figures(v, verdict_sentence(v, "numpy-eager @ numpy", f"{v['variant']} @ {v['backend']}"))
     check_claim(v, sentence)
     print(sentence)
 if busy_text(m):   # the floors above are this run's: say when it shared the machine
@@ -292,7 +406,8 @@ if {"eager", "graph"} <= set(t.columns):
 """),
     md("""
 Each sentence above is the package's paired verdict (blocks timed side by side in one visit, or interleaved
-rounds), with its noise floor: "faster" only when the whole interval clears it, and "not settled" where the
+rounds), with its noise floor: "faster" only when the whole interval clears it (its parenthesis gives that
+interval and the ratio of the table's two medians), and "not settled" where the
 paired figure and the ratio of the two medians in the table part by more than its interval (a variant timed
 beside its baseline can run otherwise than alone: docs/statistics.md). Every runtime reads the same
 weights, so where one runtime's block takes several times another's, the bytes are not the difference: how
@@ -328,9 +443,12 @@ for attention, block in pairs:
         share = r.median_s / (r.median_s + b.median_s)
         parts.append(f"L={r.kv_len:,}: {fmt_seconds(r.median_s)}, " + (
             "quartile ranges overlap the MLP's: not ordered" if overlap else f"{100 * share:.2g}% of the two"))
-    longest = d[(d["variant"] == attention) & (d["kv_len"] == d["kv_len"].max())]["median_s"]
+    # the step's total at the longest length this model runs at (a length past its context is not its step)
+    within = d[(d["variant"] == attention) & (d["kv_len"] <= context)]
+    longest = within[within["kv_len"] == within["kv_len"].max()]
     step = (f"; a decode step runs both in each of the {layers} layers: about "
-            f"{fmt_seconds(layers * (longest.iloc[0] + b.median_s))} for the two at L={d['kv_len'].max():,}"
+            f"{fmt_seconds(layers * (longest['median_s'].iloc[0] + b.median_s))} for the two at "
+            f"L={int(longest['kv_len'].iloc[0]):,}, the longest length measured within the model's context"
             if len(longest) else "")
     print(f"{attention} beside {block} ({fmt_seconds(b.median_s)} a layer, any L): " + "; ".join(parts) + step)
 """),
@@ -340,15 +458,22 @@ for attention, block in pairs:
 Every `graph` and `fused` variant goes through one shape-keyed cache: the first call for a shape records
 (captures a graph, plans a launch list, compiles a fused kernel), later calls hit. Each row stores the
 cache's statistics at the end of its cell (`exec_cache`); a fused recording that fails falls back to eager,
-and the row says so.
+and the row says so. A recording's time is the plan (buffers, launch list, a capture or a compile) *and the
+block's first call*: the builder makes that call itself, before any timed call, so the first call's cost lands
+in the recording, not in the cell's median. Set beside the cell's median call, it says what recording added.
 """),
     code("""
-stats = pd.DataFrame([{"variant": r["variant"], "backend": r["backend"], **json.loads(r["exec_cache"])}
+stats = pd.DataFrame([{"variant": r["variant"], "backend": r["backend"], "call": r["median_s"],
+                       **json.loads(r["exec_cache"])}
                       for _, r in every.iterrows() if isinstance(r.get("exec_cache"), str)])
 # per variant: its own shape's replays and recording time; the worker process's totals (hits, misses,
 # recordings over every variant that process ran: numba-graph and numba-fused share one) are left out
 pd.DataFrame({"variant": stats["variant"], "backend": stats["backend"], "mode": stats["mode"],
-              "replays of its shape": stats["shape_hits"], "recording took": stats["record_s"].map(fmt_seconds),
+              "replays of its shape": stats["shape_hits"],
+              "recording (plan + first call)": stats["record_s"].map(fmt_seconds),
+              "median call": stats["call"].map(fmt_seconds),
+              "recording / median call": (stats["record_s"] / stats["call"]).map(
+                  lambda x: f"{x:,.0f}x" if x >= 100 else f"{x:.3g}x"),
               "fell back to eager": stats["fallback"].map(lambda f: f if isinstance(f, str) else "no")})
 """),
     code("""
@@ -364,7 +489,8 @@ print(f"{len(stats)} cached rows; {int(stats['shape_hits'].sum())} replays from 
     md("""
 The same statistics are available in Python for work done in this process: `workbench.execution_stats()`
 (InfiniLM's `get_stats()` in spirit) and `workbench.clear_cache()`. Benchmarks run each backend in a worker
-process, so the notebook's own cache only fills when a block runs here:
+process, so the notebook's own cache only fills when a block runs here (numpy-graph once more, in this
+process, one short round); its recording is set beside its own median call and beside the worker's:
 """),
     code("""
 workbench.clear_cache()
@@ -373,6 +499,24 @@ here = workbench.benchmark("mlp_block", variants=["numpy-graph"], backends=["num
                            isolation="in-process", name="tutorial 10: cache in this process")
 s = workbench.execution_stats()
 print({k: v for k, v in s.items() if k != "entries"})
+# the two recordings of numpy-graph, each with what it includes: the plan and one first call, in its own process;
+# the median call of the same cell is what the calls after it took
+mine = here.df[here.df["status"] == "ok"]
+worker = stats[stats["variant"] == "numpy-graph"]
+if len(mine) and len(worker) and s["entries"]:
+    rec, call = s["entries"][0]["record_s"], float(mine["median_s"].iloc[0])
+    w = worker.iloc[0]
+    said = [(f"{fmt_seconds(w['record_s'])} in the worker", w["record_s"] / w["call"], w["call"], "that cell's"),
+            (f"{fmt_seconds(rec)} in this process", rec / call, call, "this cell's")]
+    print("numpy-graph's recording (the plan plus the block's first call): " + "; ".join(
+        f"{where_} ({x:.3g}x {whose} median call of {fmt_seconds(c)})" for where_, x, c, whose in said)
+        + ". A recording holds one call of the block, so it is at least about one call; what it takes past that is "
+        "the plan and how much slower that first call ran than the calls after it, in its own process"
+        + ("; here and in the worker it stayed within 3x of its cell's median call, so the two recordings differ "
+           "about as their cells' calls do" if all(x <= 3 for _, x, _, _ in said) else
+           "; " + " and ".join(f"{where_.split(' in ')[1]} it took {x:.3g}x" for where_, x, _, _ in said if x > 3)
+           + " its cell's median call: a first call (or plan) that ran far slower than the calls after it, one "
+           "call, with no round or verdict behind it"))
 pd.DataFrame(s["entries"])
 """),
 ]
