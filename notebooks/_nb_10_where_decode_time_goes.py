@@ -510,11 +510,11 @@ if len(mine) and len(worker) and s["entries"]:
             (f"{fmt_seconds(rec)} in this process", rec / call, call, "this cell's")]
     print("numpy-graph's recording (the plan plus the block's first call): " + "; ".join(
         f"{where_} ({x:.3g}x {whose} median call of {fmt_seconds(c)})" for where_, x, c, whose in said)
-        + ". A recording holds one call of the block, so it is at least about one call; what it takes past that is "
-        "the plan and how much slower that first call ran than the calls after it, in its own process"
+        + ". A recording holds one call of the block, so it costs about one call plus the plan; what it takes past "
+        "one median call is the plan and how much slower that first call ran than the calls after it, in its process"
         + ("; here and in the worker it stayed within 3x of its cell's median call, so the two recordings differ "
            "about as their cells' calls do" if all(x <= 3 for _, x, _, _ in said) else
-           "; " + " and ".join(f"{where_.split(' in ')[1]} it took {x:.3g}x" for where_, x, _, _ in said if x > 3)
+           "; " + " and ".join(f"in {where_.split(' in ')[1]} it took {x:.3g}x" for where_, x, _, _ in said if x > 3)
            + " its cell's median call: a first call (or plan) that ran far slower than the calls after it, one "
            "call, with no round or verdict behind it"))
 pd.DataFrame(s["entries"])
