@@ -99,9 +99,9 @@ def non_finite(name: str, x: np.ndarray, ref: np.ndarray, tol: float) -> CheckRe
     n_bad, flat = int(np.count_nonzero(bad)), int(np.argmax(bad))
     nan_only = bool(np.isnan(x[bad]).all())
     if nan_only and n_bad == x.size:
-        return CheckResult(False, float("inf"), tol, f"{name}: never written: all {x.size:,} elements non-finite, "
-                                                     "still the NaN the harness fills outputs with before a checked "
-                                                     "call")
+        what = "its one element is" if x.size == 1 else f"all {x.size:,} elements are"
+        return CheckResult(False, float("inf"), tol, f"{name}: never written: {what} non-finite, still the NaN "
+                                                     "the harness fills outputs with before a checked call")
     where = (f"first at {index_text(name, ref.shape, flat)} (reference {float(ref.flat[flat]):.6g})"
              if ref.shape == x.shape else "")
     why = ("NaN: never written (the harness fills outputs with NaN before a checked call), or computed as NaN"
