@@ -81,11 +81,19 @@ print(f"{len(result.trials)} of {result.space_size} configurations, {result.shap
 assert result.best is not None and result.best.status == "ok"
 assert result.default is not None and result.trials[0].config == tiled.default_config()
 v = result.verdict
-confirmation = verdict_sentence(v, "hand-picked", format_config(v["against"]))
-check_claim(v, confirmation)   # the sentence says what the confirmation's verdict says, and nothing more
-print(f"confirmation: {confirmation}; kept {format_config(result.kept.config)}"
-      + ("" if v["settled"] else " (the hand-picked tiles: nothing was settled as faster)"))
-assert (result.kept.config != tiled.default_config()) == v["settled"]   # kept only on a settled "faster"
+if v is None:   # no candidate and the default were both ok in the confirmation run: nothing to judge
+    from workbench.store.database import open_store
+    rows = open_store(None).results([result.confirm_run_id]) if result.confirm_run_id else None
+    statuses = rows["status"].value_counts().to_dict() if rows is not None and len(rows) else {}
+    print(f"confirmation: nothing could be judged (its rows: {statuses or 'none'}); "
+          f"kept {format_config(result.kept.config)}, the hand-picked tiles")
+    assert result.kept.config == tiled.default_config()
+else:
+    confirmation = verdict_sentence(v, "hand-picked", format_config(v["against"]))
+    check_claim(v, confirmation)   # the sentence says what the confirmation's verdict says, and nothing more
+    print(f"confirmation: {confirmation}; kept {format_config(result.kept.config)}"
+          + ("" if v["settled"] else " (the hand-picked tiles: nothing was settled as faster)"))
+    assert (result.kept.config != tiled.default_config()) == v["settled"]   # kept only on a settled "faster"
 trials
 """),
     code("""

@@ -70,7 +70,7 @@ def test_a_probe_a_correct_row_beat_is_raised_and_the_rows_scored_again(store):
 
 def test_nothing_is_raised_by_an_implausible_row_a_wrong_one_or_a_measured_roof(store):
     run = store.new_run(env_id="env0")
-    store.record(_row(run, "far", PROBE * 1.3))  # past the margin: implausible, never evidence
+    store.record(_row(run, "far", PROBE * 1.6))  # past the margin: implausible, never evidence
     store.record(_row(run, "wrong", 120.0, status="incorrect"))
     store.record(_row(run, "peaks", 120.0, source=MEASURED, dtype="float64"))  # `workbench peaks`: the row's note
     store.record(_row(run, "memory", 120.0, kernel="saxpy") | {"bound": "memory-bound", "intensity": 0.1})

@@ -249,3 +249,13 @@ def test_float32_with_tf32_allowed_is_bounded_by_the_tf32_rate_and_dgemm_by_the_
                                              "dtype": "float64"}]), pd.DataFrame())
     dgemm = {"dtype": "float64", "gflops": 60e3, "gbps": 10.0}
     assert implausible_reason(dgemm, next(iter(published.values()))) is None
+
+
+def test_a_probed_flop_roof_is_a_lower_bound_a_measured_one_is_not():
+    """numba's tiled GEMM ran 1.1-1.2x a 128 GFLOP/s automatic probe on a 2-core AVX-512 EPYC and was refused
+    as implausible: the probe is a few short BLAS calls, a lower bound of the cores' peak, not the peak."""
+    probed = _cpu()  # its float32 FLOP roof, 50 GFLOP/s, from the automatic probe
+    assert above_top_roof({"gbps": 1.0, "gflops": 60.0, "dtype": "float32"}, probed) is None
+    assert above_top_roof({"gbps": 1.0, "gflops": 80.0, "dtype": "float32"}, probed).startswith("implausible")
+    measured = RoofSet("cpu", [Roof("cpu", RoofKind.FLOPS, 50.0, MEASURED, "workbench peaks: gemm", "float32")])
+    assert above_top_roof({"gbps": 1.0, "gflops": 60.0, "dtype": "float32"}, measured).startswith("implausible")

@@ -4,7 +4,7 @@ The automatic probe times BLAS GEMM for a few hundred milliseconds; on a busy ma
 below what the run's own GEMM rows then reach (CI: a 116 GFLOP/s probe, numpy GEMM rows at 101-102% of it). A
 roof is the most the device was seen to deliver, so a short probe that a correct result beat is a lower bound,
 not a roof: when the run ends, each such roof is raised to the best rate a row reached (within
-:data:`~workbench.roofs.model.FLOPS_MARGIN` of the probe: further above it a row is implausible, and never
+:func:`~workbench.roofs.model.flops_margin` of the probe: further above it a row is implausible, and never
 raises anything), the stored roof says so in its method, and the run's rows scored against the old value are
 scored again (their % of peak and the note that explains it). Roofs measured by ``workbench peaks`` or published
 are not touched: a row above those keeps its note, which names the roof as the suspect.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from workbench.core.record import RowDict, number_or_none
 from workbench.core.status import Status
 from workbench.roofs.ceilings import is_compute_bound, refresh_peak_note
-from workbench.roofs.model import AUTO_METHOD_PREFIX, AUTO_PROBE, FLOPS_MARGIN
+from workbench.roofs.model import AUTO_METHOD_PREFIX, AUTO_PROBE, flops_margin
 from workbench.roofs.throughput import FLOPS
 
 
@@ -50,7 +50,7 @@ def _evidence(row: RowDict) -> float | None:
     if row.get("status") != Status.OK or not is_compute_bound(row) or _flops_source(row) != AUTO_PROBE:
         return None
     gflops, roof = number_or_none(row.get("gflops")), number_or_none(row.get("ceiling_gflops"))
-    if gflops is None or roof is None or not roof < gflops <= roof * FLOPS_MARGIN:
+    if gflops is None or roof is None or not roof < gflops <= roof * flops_margin(AUTO_PROBE):
         return None
     return gflops
 
