@@ -194,6 +194,10 @@ def test_a_pair_whose_medians_disagree_with_its_interval_is_not_settled():
     assert not claims.medians_disagree(agreed) and claims.reading(agreed) == "faster"
     with pytest.raises(ClaimMismatch, match="says \"and the cells' own rounds disagree\""):
         check_claim(agreed, "b ran 2.00× faster than a, and the cells' own rounds disagree")
+    # 08 idle: "0.94x paired against 0.95x from the medians" called a disagreement: a ratio 3% past a tight
+    # interval is within each median's own error
+    close = {**verdict("slower", 0.94, 0.935, 0.945, 0.01), "median_a": 0.95, "median_b": 1.0}
+    assert not claims.medians_disagree(close) and claims.reading(close) == "slower"
     shown = claims.shown_verdicts(pd.DataFrame([parted, agreed]))
     assert list(shown["verdict"]) == ["not settled (medians disagree)", "faster"]
 

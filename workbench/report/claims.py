@@ -92,13 +92,20 @@ def medians_ratio(v: Mapping[str, Any]) -> float:
     return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else float("nan")
 
 
+#: How far outside the paired interval the medians' ratio must lie to disagree with it (relative): each median
+#: has its own error, and "0.94x paired against 0.95x from the medians" read to every reader as agreement.
+MEDIANS_TOLERANCE = 0.03
+
+
 def medians_disagree(v: Mapping[str, Any]) -> bool:
-    """Whether the ratio of the two cells' own medians lies outside the paired estimate's interval: then the
-    paired figure and the medians printed beside it tell two stories, and neither is stated as a finding."""
+    """Whether the ratio of the two cells' own medians lies outside the paired estimate's interval (by more than
+    :data:`MEDIANS_TOLERANCE`): then the paired figure and the medians printed beside it tell two stories, and
+    neither is stated as a finding."""
     if str(v.get("verdict")) not in ("faster", "slower", "same", "inconclusive", "ambiguous"):
         return False
     m, lo, hi = medians_ratio(v), _num(v, "ci_low"), _num(v, "ci_high")
-    return all(math.isfinite(x) for x in (m, lo, hi)) and not lo <= m <= hi
+    return all(math.isfinite(x) for x in (m, lo, hi)) and not lo / (1 + MEDIANS_TOLERANCE) <= m <= hi * (
+        1 + MEDIANS_TOLERANCE)
 
 
 #: How far past the ±5% "same" band every estimate of a pair must lie, on one side, for its direction to be said
