@@ -203,7 +203,7 @@ def bytes_answer(res, kernel):
     rate, what = stream_rate(big)
     print(f"{kernel} at {fmt_bytes(float(big['bytes'].max()))} of compulsory bytes; stream rate {rate:.1f} GB/s "
           f"({what}); each cell is set against the probes of its own rounds where they took them:")
-    near = []
+    near, part = [], []
     for r in big.sort_values("gbps", ascending=False).to_dict("records"):
         # each cell against the probes of its own rounds: a round timed while the memory bus was shared is set
         # against the rate the bus gave then, not against the best probe of the run
@@ -217,6 +217,7 @@ def bytes_answer(res, kernel):
                 "below the stream rate (40-70%): the bytes are part of its time, not all of it" if share >= 0.4 else
                 "well below the stream rate (under 40%): the compulsory bytes alone do not set its time")
         near += [f"{r['variant']} on {r['backend']}"] if share >= 0.7 else []
+        part += [f"{r['variant']} on {r['backend']}"] if 0.4 <= share < 0.7 else []
         # a round timed while the bus was shared was set against that round's own probe, not against the best:
         # the note says which round, and that it was accounted for
         note = (f" ({str(r['noise_note'])[str(r['noise_note']).index('the host'):].split(';')[0]}: that round is "
@@ -227,11 +228,20 @@ def bytes_answer(res, kernel):
     if (big["gbps"] > rate).any():
         print("  (Above 100%: the copy probe counts the bytes it reads and writes, not the reads of the lines it "
               "overwrites, which the memory also moves; a kernel that reads more than it writes can pass it.)")
-    # the answer claims nothing about pairs: only where each variant ran against the memory's rate
-    print(f"Answer for {kernel}: " + (f"the bytes can decide the time for {', '.join(near)}" + (
-          "; the others run below the stream rate, so something besides their bytes (their passes' arithmetic, "
-          "a second loop, the launch) sets their time." if len(near) < len(big) else ".") if near else
-          "no variant streams near the memory's rate, so the bytes moved do not decide its time here."))
+    # the answer claims nothing about pairs: only where each variant ran against the memory's rate, in the bands
+    # the lines above use; GB/s counts compulsory bytes, so an unfused variant's own traffic is higher than its line
+    parts = []
+    if near:
+        parts.append(f"the bytes can decide the time for {', '.join(near)} (70% or more of the stream rate)")
+    if part:
+        parts.append(f"{'they' if near else 'the bytes'} are part of the time, not all of it, for {', '.join(part)} (40-70%)")
+    rest = len(big) - len(near) - len(part)
+    if rest:
+        parts.append(f"{'the other' if parts else 'every'} {rest} variant{'s' if rest > 1 else ''} "
+                     "ran under 40% of it, where something besides the bytes sets the time")
+    print(f"Answer for {kernel}: " + "; ".join(parts) + ". These rates count the compulsory bytes only: an unfused "
+          "variant that writes its intermediate and reads it back moves more than its line says, so its share of "
+          "the stream rate is a lower bound.")
 
 time_vs_unfused(gelu)
 """),
