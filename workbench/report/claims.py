@@ -168,16 +168,19 @@ def reading(v: Mapping[str, Any]) -> Reading:
     return "no call"
 
 
-def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: str = "") -> str:
+def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: str = "",
+                     rerun: str = RERUN_HINT) -> str:
     """``other`` against ``base`` in words, chosen by the verdict (speed-up = time(base) / time(other)).
 
     Past :data:`~workbench.judge.verdicts.DISTURBED_FLOOR` no interval or floor is printed: the sentence says
     the comparison was disturbed, by what (``disturbed_by``: :func:`disturbance_text` of the rows), and how to
-    rerun; a settled direction keeps only the bound its interval guarantees ("at least 1.80× faster")."""
+    rerun; a settled direction keeps only the bound its interval guarantees ("at least 1.80× faster"). ``rerun``
+    replaces the rerun advice where a quieter machine is not what would settle it (two machines compared: their
+    kernels' ratios differ, which no idle rerun removes)."""
     s, floor = _num(v, "speedup"), _num(v, "floor")
     said = reading(v)
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
-        return _disturbed_sentence(v, said, base, other, disturbed_by)
+        return _disturbed_sentence(v, said, base, other, disturbed_by, rerun)
     direction = settled_direction(v)
     if direction is not None:   # every estimate on one side, past the band: who was faster is settled
         return _direction_sentence(v, direction, base, other)
@@ -246,12 +249,13 @@ def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float
     return f"{winner} ran faster, by {by}: {PHRASES['direction']} ({why}); {RERUN_HINT}"
 
 
-def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: str, by: str) -> str:
+def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: str, by: str,
+                        rerun: str = RERUN_HINT) -> str:
     """A comparison whose interval is too wide to inform: its direction where settled (as the bound its
     interval guarantees), else no number at all; what disturbed it and how to rerun."""
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
     cause = f" ({by})" if by else ""
-    tail = f"the comparison {DISTURBED}{cause}: {RERUN_HINT}"
+    tail = f"the comparison {DISTURBED}{cause}: {rerun}"
     if said == "faster":
         return f"{other} ran at least {lo:.2f}× faster than {base}, by how much is unknown: {tail}"
     if said == "slower":
