@@ -25,9 +25,10 @@ import os, subprocess, sys
 tutorial.begin(colwidth=None)  # figures inline, reasons in full
 
 
-def readable(fields):   # a record's byte counts as a reader reads them (32 MiB, not 33554432)
-    return {k: fmt_bytes(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
-            and (k.endswith("_bytes") or "memory" in k) else v
+def readable(fields):   # byte counts as a reader reads them (32 MiB, not 33554432); a value the runtime
+    # does not report (lavapipe gives no compute units, clock or cache) says so instead of an empty NaN
+    return {k: "not reported" if v is None else fmt_bytes(v) if isinstance(v, (int, float))
+            and not isinstance(v, bool) and (k.endswith("_bytes") or "memory" in k) else v
             for k, v in fields.items()}
 """),
     md("""

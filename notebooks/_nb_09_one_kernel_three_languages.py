@@ -154,7 +154,8 @@ shared-memory tree (1 KiB of shared memory per block), while Triton keeps a whol
 spread over its warps, so it needs more registers per thread and only a few bytes of shared memory for the
 cross-warp step. The third row, `softmax_rows_warp` (the `cuda-warp-shuffle` variant, CUDA and HIP only),
 reduces within each warp by shuffles and keeps only one partial result per warp in shared memory, hence its
-few bytes. None of them spills on any target. Which one is faster on a GPU is a rung-6 question: run
+few bytes. The table above gives each compiled target's spills (a target a compiler refused has no column
+there, and the table before it says why). Which one is faster on a GPU is a rung-6 question: run
 `workbench bench --kernels softmax` on a machine with one.
 """),
 ]
