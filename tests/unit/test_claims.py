@@ -36,7 +36,8 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
 @pytest.mark.parametrize("v, expected", [
     (FASTER, "fused ran 2.00× faster than eager"),
     (SLOWER, "eager was faster: fused took 2.00× its time"),
-    (SAME, "fused and eager ran the same within the noise (1.02× measured, floor ±4.0%)"),
+    (SAME, "fused and eager ran the same within ±5.0%: the whole interval (0.98×-1.04×, 1.02× measured) lies "
+           "inside it"),
     (WIDE_SAME, "could not tell fused from eager: the comparison was disturbed: " + vd.RERUN_HINT),
     (DISTURBED_FASTER, "fused ran at least 1.80× faster than eager, by how much is unknown: the comparison was "
                        "disturbed: " + vd.RERUN_HINT),
@@ -217,7 +218,7 @@ def test_a_same_whose_interval_excludes_no_change_says_how_far_apart_not_noise()
     sentence = verdict_sentence(v, "hand-picked", "tuned")
     assert "noise" not in sentence and "tuned was about 2.0% slower" in sentence and "0.972-0.988×" in sentence
     check_claim(v, sentence)
-    assert "within the noise" in verdict_sentence(SAME, "eager", "fused")   # an interval holding 1 is noise
+    assert "the whole interval" in verdict_sentence(SAME, "eager", "fused")   # an interval holding 1: said whole
 
 
 def test_verdict_table_prints_numbers_with_units_and_no_disturbed_interval():

@@ -204,7 +204,10 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
             return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {by} ({s:.3f}× "
                     f"measured, interval {lo:.3f}-{hi:.3f}×), measurably but inside the ±{pct(SAME_WITHIN)} we call "
                     "the same")
-        return f"{other} and {base} ran the same within the noise ({s:.2f}× measured, floor {fmt_floor(floor)})"
+        # the interval itself, not the floor (which never goes below the ±5% band: "floor ±5.0%" beside an
+        # interval of ±2% read as a contradiction)
+        return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole interval "
+                f"({interval_text(lo, hi)}, {s:.2f}× measured) lies inside it")
     if said == "inconclusive":
         lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
         # the direction in words: "0.12× measured" leaves the reader to work out which took longer
@@ -437,10 +440,17 @@ def interval_text(lo: Any, hi: Any) -> str:
     is known (a bare "0.95×" in an interval column read as a two-sided figure); "" where neither is."""
     known = [None if x is None or pd.isna(x) else float(x) for x in (lo, hi)]
     if known[0] is not None and known[1] is not None:
-        return f"{known[0]:.3g}×-{known[1]:.3g}×"
+        return f"{_ratio(known[0])}-{_ratio(known[1])}"
     if known[0] is not None:
-        return f"≥ {known[0]:.3g}×"
-    return f"≤ {known[1]:.3g}×" if known[1] is not None else ""
+        return f"≥ {_ratio(known[0])}"
+    return f"≤ {_ratio(known[1])}" if known[1] is not None else ""
+
+
+def _ratio(x: float) -> str:
+    """A ratio with three significant digits; one that rounds to 1 keeps three decimals ("1.002×", never a bare
+    "1×" for a bound of 1.0015, which reads as "no change")."""
+    text = f"{x:.3g}"
+    return f"{f'{x:.3f}' if text == '1' else text}×"
 
 
 #: The phrase a row's noise note carries for a round timed while the host's memory bandwidth was down
