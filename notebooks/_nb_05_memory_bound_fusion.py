@@ -208,7 +208,7 @@ def bytes_answer(res, kernel):
         # each cell against the probes of its own rounds: a round timed while the memory bus was shared is set
         # against the rate the bus gave then, not against the best probe of the run
         own = own_rounds_share(r)
-        share = own if own is not None else r["gbps"] / rate
+        share = round(own if own is not None else r["gbps"] / rate, 2)   # banded as printed (0.399 prints 40%)
         against = "of its own rounds' probes" if own is not None else "of the stream rate"
         down = BANDWIDTH_DOWN_NOTE in str(r.get("noise_note") or "")
         # three bands, said as such: at 70% or more of the rate the memory gives a plain stream the bytes can set
