@@ -173,7 +173,8 @@ STEEPER = 0.2   # how much steeper a step must be than the one before it to be c
 
 
 def shape(k):
-    return "close to linear" if 0.8 <= k <= 1.25 else "less than linear" if k < 0.8 else "more than linear"
+    # within ±0.1 of 1 is linear; a step called steeper (a kink, below) is never also called linear
+    return "close to linear" if 0.9 <= k <= 1.1 else "less than linear" if k < 0.9 else "more than linear"
 
 
 for variant, g in d.sort_values("kv_len").groupby("variant"):
@@ -185,7 +186,7 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
         ks.append(k)
         a, b = level(Ls[i] * per_token), level(Ls[i + 1] * per_token)
         steps.append(f"L={Ls[i]:,}->{Ls[i + 1]:,}" + (f" (leaves {levels[a]})" if a != b else "")
-                     + f": {ratio:.3g}x the time, " + (f"L^{k:.2f}, {shape(k)}" if ratio > 1 else
+                     + f": {ratio:.3g}x the time, " + (f"L^{k:.2f}, {shape(round(k, 2))}" if ratio > 1 else
                                                        "the time fell, which a longer cache cannot cause: noise moved "
                                                        "these medians"))
     noisy_at = [f"{L:,}" for L, n in zip(Ls, noisy) if n]
@@ -200,8 +201,10 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
                         f"cache leaves {left}, but {why}: not read as a finding; more rounds or a quieter machine "
                         "would settle it")
         else:
+            # what the medians show, without a cause: the bandwidth lines below say whether the bytes set the time
             said.append(f"it steepens from L^{before:.2f} to L^{after:.2f} on the step where the cache leaves {left}: "
-                        "past it each token's keys and values cost more to read")
+                        "past it each token costs more time than before (the bandwidth lines below say whether "
+                        "reading the cache is what sets it)")
     if not kinks and len(ks) > 1 and not noisy_at and min(ks) > 0:
         said.append("no step is steeper than the one before it by " + f"{STEEPER} or more")
     print(f"{variant}: " + "; ".join(steps) + (". " + "; ".join(said) if said else "")
