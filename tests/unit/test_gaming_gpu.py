@@ -61,9 +61,9 @@ class WatchOnly(NoAudit):
     watch_timer = True
 
 
-def _time(device: FakeDevice, call) -> None:
+def _time(device: FakeDevice, call, samples: int = 3) -> None:
     timer = EventTimer("cuda-event", device.event, lambda a, b: b.at - a.at, device.synchronize)
-    cfg = TimingConfig(warmup_s=0.0, budget_s=0.0, min_samples=3, min_sample_s=0.0)
+    cfg = TimingConfig(warmup_s=0.0, budget_s=0.0, min_samples=samples, min_sample_s=0.0)
     return time_calls(timer, [call], cfg, audit=WatchOnly("fakes"), sync=device.synchronize)
 
 
@@ -98,8 +98,10 @@ def test_one_long_tail_is_the_hosts_but_work_left_behind_again_fails():
     def every_other() -> None:
         dev.launch(2e-3, "side" if next(calls) % 2 else "current")
 
+    # a dozen samples: on a loaded machine a tail whose synchronisation lost its core is set aside as the host's
+    # (CI once saw both tails of three samples preempted, and nothing failed); six tails leave two that count
     with pytest.raises(audit.AuditFailed, match=FINISHES_LATER):
-        _time(dev, every_other)
+        _time(dev, every_other, samples=12)
 
 
 def test_a_cpu_timer_is_not_synchronised_twice():
