@@ -26,6 +26,7 @@ from workbench.roofs.model import (
     RoofKind,
     RoofSet,
     above_top_roof,
+    split_source,
 )
 
 __all__ = ["AUTO_METHOD_PREFIX", "AUTO_PROBE", "MEASURED", "PUBLISHED", "ceiling_suspect", "headline_pct",
@@ -161,10 +162,7 @@ def row_peak_note(row: Mapping[str, Any], llc_bytes: float | None = None, roofs:
     if pct_bw is None and pct_fl is None:
         implausible = above_top_roof(row, roofs)
         return "; ".join(x for x in (implausible, stored) if x)
-    src = row.get("ceiling_source") if isinstance(row.get("ceiling_source"), str) else None
-    bw_src = fl_src = src
-    if src and " for GB/s, " in src:
-        bw_src, fl_src = src.replace(" for GFLOP/s", "").split(" for GB/s, ")
+    bw_src, fl_src = (x or None for x in split_source(row.get("ceiling_source")))
     llc = llc_bytes if llc_bytes is not None else llc_in_note(stored)
     return peak_note(pct_bw, pct_fl, number_or_none(row.get("bytes")), llc, bw_src, fl_src, roofs=roofs, row=row) or ""
 

@@ -28,7 +28,7 @@ __all__ = [
     "AUTO_METHOD_PREFIX", "AUTO_PROBE", "BANDWIDTH_MARGIN", "CACHE_LEVELS", "FLOPS_MARGIN", "KIND_OF_METRIC",
     "PROBED_FLOPS_MARGIN", "flops_margin",
     "MEASURED", "PUBLISHED", "Roof", "RoofKey", "RoofKind", "RoofSet", "SHORT_SOURCE", "above_top_roof",
-    "flops_roof_of", "resolve_roofs", "roof_set_from_table", "roofs_of_row", "source_of_method",
+    "flops_roof_of", "resolve_roofs", "roof_set_from_table", "roofs_of_row", "source_of_method", "split_source",
 ]
 
 if TYPE_CHECKING:  # pandas loads in the functions that read tables: the harness and worker processes need none
@@ -225,6 +225,16 @@ def above_top_roof(row: Mapping[str, Any], roofs: RoofSet | None) -> str | None:
 
 # -- resolving the roofs of rows ------------------------------------------------------------------
 
+def split_source(source: str | None) -> tuple[str, str]:
+    """(bandwidth source, FLOP/s source) of a row's ``ceiling_source``: one text for both, or the two that
+    :func:`workbench.roofs.throughput.combined_source` joined ("X for GB/s, Y for GFLOP/s")."""
+    src = source if isinstance(source, str) else ""
+    if " for GB/s, " not in src:
+        return src, src
+    bw, fl = src.replace(" for GFLOP/s", "").split(" for GB/s, ")
+    return bw, fl
+
+
 def source_of_method(method: str | None) -> str:
     """``ceiling_source`` for a stored roof's method text."""
     return AUTO_PROBE if str(method or "").startswith(AUTO_METHOD_PREFIX) else MEASURED
@@ -313,8 +323,7 @@ def _rows_roof_set(rows: pd.DataFrame, device: str) -> RoofSet:
 
     out = RoofSet(device)
     src = next((str(s) for s in rows.get("ceiling_source", pd.Series(dtype=object)).dropna() if s), "")
-    bw_src, fl_src = (src.replace(" for GFLOP/s", "").split(" for GB/s, ") if " for GB/s, " in src
-                      else (src, src))
+    bw_src, fl_src = split_source(src)
     bw = pd.to_numeric(rows.get("ceiling_gbps", pd.Series(dtype=float)), errors="coerce").max()
     if _num(bw) is not None:
         out.roofs.append(Roof(device, RoofKind.DRAM, float(bw), bw_src or "rows", "as the rows were scored"))

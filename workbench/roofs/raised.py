@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from workbench.core.record import RowDict, number_or_none
 from workbench.core.status import Status
 from workbench.roofs.ceilings import is_compute_bound, refresh_peak_note
-from workbench.roofs.model import AUTO_METHOD_PREFIX, AUTO_PROBE, flops_margin
+from workbench.roofs.model import AUTO_METHOD_PREFIX, AUTO_PROBE, flops_margin, split_source
 from workbench.roofs.throughput import FLOPS
 
 
@@ -38,16 +38,11 @@ class RaisedRoof:
                 f"the rate {self.by} reached in this run")
 
 
-def _flops_source(row: RowDict) -> str:
-    src = row.get("ceiling_source")
-    src = src if isinstance(src, str) else ""
-    return src.split(" for GB/s, ")[1].replace(" for GFLOP/s", "") if " for GB/s, " in src else src
-
-
 def _evidence(row: RowDict) -> float | None:
     """The row's GFLOP/s when it may raise its roof: a correct, compute-bound row above a probed roof, but
     within the margin that separates a low probe from an implausible result."""
-    if row.get("status") != Status.OK or not is_compute_bound(row) or _flops_source(row) != AUTO_PROBE:
+    probed = split_source(row.get("ceiling_source"))[1] == AUTO_PROBE
+    if row.get("status") != Status.OK or not is_compute_bound(row) or not probed:
         return None
     gflops, roof = number_or_none(row.get("gflops")), number_or_none(row.get("ceiling_gflops"))
     if gflops is None or roof is None or not roof < gflops <= roof * flops_margin(AUTO_PROBE):
