@@ -48,9 +48,9 @@ def test_too_few_cells_cannot_show_the_run_noise():
 
 def test_the_error_of_a_median_shrinks_with_its_rounds():
     x = np.log([1.0, 1.02, 0.98, 1.01, 0.99, 1.0, 1.02, 0.98, 1.01])
-    assert br.median_error(x[:3]) > br.median_error(x)
-    assert br.median_error(x[:3]) == pytest.approx(vd.round_sigma(x[:3]) * vd.MEDIAN_EFFICIENCY / math.sqrt(3))
-    assert math.isnan(br.median_error(x[:1]))
+    assert vd.median_error(x[:3]) > vd.median_error(x)
+    assert vd.median_error(x[:3]) == pytest.approx(vd.round_sigma(x[:3]) * vd.MEDIAN_EFFICIENCY / math.sqrt(3))
+    assert math.isnan(vd.median_error(x[:1]))
 
 
 def _run(run_id: str, slow: dict[int, float], cells: int, seed: int, first_probe: float = 1.0) -> pd.DataFrame:

@@ -10,15 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from workbench.judge.verdicts import (
-    MEDIAN_EFFICIENCY,
-    MIN_CELLS,
-    MIN_EFFECT,
-    STREAM_NOISE,
-    median,
-    parse_samples,
-    round_sigma,
-)
+from workbench.judge.verdicts import MIN_CELLS, MIN_EFFECT, STREAM_NOISE, median, parse_samples
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,24 +23,17 @@ RUN_NOISE_MIN = 0.01
 CALIBRATION_QUANTILE = (0.8, 1.2816)
 
 
-def median_error(log_rounds: np.ndarray) -> float:
-    """Standard error of the median of a cell's log round medians (:func:`~workbench.judge.verdicts.round_sigma` x
-    :data:`~workbench.judge.verdicts.MEDIAN_EFFICIENCY` / sqrt(n)); nan below two rounds."""
-    x = np.asarray(log_rounds, float)
-    return round_sigma(x) * MEDIAN_EFFICIENCY / math.sqrt(len(x)) if len(x) >= 2 else float("nan")
-
-
 def between_run_noise(log_ratios: Iterable[float], median_errors: Iterable[float]) -> float:
     """Run-to-run noise (log sigma) of two runs beyond what each cell's own rounds explain, for
     :func:`~workbench.judge.verdicts.unpaired_verdict` with ``median_errors``.
 
-    Each cell's log(time A / time B) is the runs' common shift, plus its own rounds' error (``median_errors``,
-    one per cell: :func:`median_error` of both sides, combined), plus an excess ``tau`` common to all cells
-    (what a cell cannot see from inside its run: the host between the runs). ``tau`` is the value at which the
-    cells' deviations from the shift, each over its own noise, have the 80th-percentile size of a standard
-    normal's (:data:`CALIBRATION_QUANTILE`): robust to the few cells a real change moves, and to the heavier
-    tails of rounds taken beside a busy core (calibrated at the median, 12% of the identical cells of one such
-    pair were called faster). A common shift smaller than the smallest effect a verdict names
+    Each cell's log(time A / time B) is the runs' common shift, plus its own rounds' error (``median_errors``, one
+    per cell: :func:`~workbench.judge.verdicts.median_error` of both sides, combined), plus an excess ``tau`` common
+    to all cells (what a cell cannot see from inside its run: the host between the runs). ``tau`` is the value at
+    which the cells' deviations from the shift, each over its own noise, have the 80th-percentile size of a standard
+    normal's (:data:`CALIBRATION_QUANTILE`): robust to the few cells a real change moves, and to the heavier tails
+    of rounds taken beside a busy core (calibrated at the median, 12% of the identical cells of one such pair were
+    called faster). A common shift smaller than the smallest effect a verdict names
     (:data:`~workbench.judge.verdicts.MIN_EFFECT`) is the host's drift and counts as noise; a larger one stays a
     finding (every cell slower by the same 15% is seen). The result is at least :data:`RUN_NOISE_MIN`.
     Re-judged on six stored pairs of identical quick-suite runs (102 cells each, idle and with a core busy),

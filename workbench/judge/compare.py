@@ -31,7 +31,7 @@ from workbench.judge import many as judge_many
 from workbench.judge import verdicts as vd
 from workbench.judge.baselines import _pick_baseline as _pick_baseline  # tests check the fast path by it
 from workbench.judge.baselines import library_variants, pair_positions
-from workbench.judge.between_runs import BothTimes, SpeedProbes, between_run_noise, median_error, run_conditions
+from workbench.judge.between_runs import BothTimes, SpeedProbes, between_run_noise, run_conditions
 from workbench.judge.verdicts import parse_samples  # noqa: F401 - stats_compare.parse_samples, as before
 
 if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
@@ -200,7 +200,7 @@ def _between_run_noise(judged: Iterable[BothTimes]) -> float:
         if not (ra and rb) or min(len(la), len(lb)) < vd.MIN_ROUNDS:
             continue
         ratios.append(vd.median(la) - vd.median(lb))
-        errors.append(math.hypot(median_error(la), median_error(lb)))
+        errors.append(math.hypot(vd.median_error(la), vd.median_error(lb)))
     return between_run_noise(ratios, errors)
 
 

@@ -494,11 +494,18 @@ def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, ru
     else:
         sa, sb = max(round_sigma(la), noise_floor), max(round_sigma(lb), noise_floor)
         if median_errors:
-            sa, sb = sa * MEDIAN_EFFICIENCY / math.sqrt(len(la)), sb * MEDIAN_EFFICIENCY / math.sqrt(len(lb))
+            sa, sb = median_error(la, noise_floor), median_error(lb, noise_floor)
         noise, basis = math.hypot(math.hypot(sa, sb), run_noise), "rounds"
     half = K_BETWEEN * noise * _quantile(confidence, None) / _quantile(BETWEEN_COVERAGE, None)
     return _verdict(effect, effect - half, effect + half, noise, len(a), len(b), basis, confidence,
                     min_effect, run_noise)
+
+
+def median_error(log_rounds: np.ndarray, floor: float = 0.0) -> float:
+    """Standard error of the median of a cell's log round medians (:func:`round_sigma`, at least ``floor``, x
+    :data:`MEDIAN_EFFICIENCY` / sqrt(n)); nan below two rounds."""
+    x = np.asarray(log_rounds, float)
+    return max(round_sigma(x), floor) * MEDIAN_EFFICIENCY / math.sqrt(len(x)) if len(x) >= 2 else float("nan")
 
 
 def run_to_run_noise(log_ratios: Iterable[float]) -> float:
