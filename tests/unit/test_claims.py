@@ -34,16 +34,16 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
 
 
 @pytest.mark.parametrize("v, expected", [
-    (FASTER, "fused ran 2.00× faster than eager"),
-    (SLOWER, "eager was faster: fused took 2.00× its time"),
+    (FASTER, "fused ran 2.0× faster than eager"),
+    (SLOWER, "eager was faster: fused took 2.0× its time"),
     (SAME, "fused and eager ran the same within ±5.0%: the whole interval (0.98×-1.04×, 1.02× measured) lies "
            "inside it"),
     (WIDE_SAME, "could not tell fused from eager: the comparison was disturbed: " + vd.RERUN_HINT),
     (DISTURBED_FASTER, "fused ran at least 1.80× faster than eager, by how much is unknown: the comparison was "
                        "disturbed: " + vd.RERUN_HINT),
-    (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.30× faster, within ±45% noise; "
+    (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.3× faster, within ±45% noise; "
                    "more rounds or a quieter machine would settle it"),
-    (AMBIGUOUS, "could not tell fused from eager: fused measured 1.40× faster, but the interval 0.95-2.10× includes "
+    (AMBIGUOUS, "could not tell fused from eager: fused measured 1.4× faster, but the interval 0.95-2.10× includes "
                 "no change; "
                 "more rounds or a quieter machine would settle it"),
     (TOO_FEW, "no call between fused and eager: insufficient samples"),
@@ -333,8 +333,27 @@ def test_a_settled_sentence_names_the_medians_where_they_differ_from_its_paired_
     reconcile them. The medians inside the interval do not unsettle the verdict; the sentence names both."""
     v = {**verdict("slower", 1 / 1.72, 1 / 2.0, 1 / 1.45, 0.2), "median_a": 415e-6, "median_b": 624e-6}
     sentence = verdict_sentence(v, "numpy-naive", "numba-flash")
-    assert sentence == ("numpy-naive was faster: numba-flash took 1.72× its time (paired; the cells' own medians "
-                        "give 1.50×)")
+    assert sentence == ("numpy-naive was faster: numba-flash took 1.7× its time (paired; the cells' own medians "
+                        "give 1.5×)")
     check_claim(v, sentence)
     close = {**verdict("faster", 2.0, 1.9, 2.1, 0.05), "median_a": 2.02, "median_b": 1.0}
-    assert verdict_sentence(close, "a", "b") == "b ran 2.00× faster than a"  # within 3%: one figure
+    assert verdict_sentence(close, "a", "b") == "b ran 2.0× faster than a"  # within 3%: one figure
+
+
+@pytest.mark.parametrize("x, lo, hi, shown", [
+    (49.54, 47.6, 51.5, "50×"),      # 01: "took 49.54× its time" beside an interval of ±4%
+    (1.12, 1.08, 1.17, "1.12×"),     # a narrow interval keeps its two decimals
+    (8.04, 6.71, 9.62, "8.0×"),      # never fewer than two significant digits
+    (1.3, 0.9, 1.9, "1.3×"),         # "1× faster" would read as no change
+    (312.0, 250.0, 400.0, "310×"),
+    (1.5, float("nan"), 2.0, "1.50×"),   # no interval: two decimals, as before
+])
+def test_a_ratio_is_printed_as_precisely_as_its_interval_supports(x, lo, hi, shown):
+    assert claims.estimate_text(x, lo, hi) == shown
+
+
+def test_a_slower_sentence_quotes_its_ratio_at_its_interval_s_precision():
+    v = verdict("slower", 0.0202, 0.0194, 0.021, 0.05)
+    sentence = verdict_sentence(v, "numpy", "wgsl")
+    assert sentence == "numpy was faster: wgsl took 50× its time"
+    check_claim(v, sentence)

@@ -193,12 +193,13 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
             f"not settled; {RERUN_HINT} (paired round by round, a few rounds far apart pull the two figures apart)")
         return (f"could not tell {other} from {base}: the {basis} {DISAGREE} ({s:.2f}× paired against "
                 f"{medians_ratio(v):.2f}× from the medians): {hint}")
+    lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
     if said == "faster":
-        return f"{other} ran {s:.2f}× faster than {base}{_medians_aside(v, s, False)}"
+        return f"{other} ran {estimate_text(s, lo, hi)} faster than {base}{_medians_aside(v, s, False)}"
     if said == "slower":
-        return f"{base} was faster: {other} took {1 / s:.2f}× its time{_medians_aside(v, s, True)}"
+        return (f"{base} was faster: {other} took {estimate_text(1 / s, 1 / hi, 1 / lo)} its time"
+                f"{_medians_aside(v, s, True)}")
     if said == "same":
-        lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
         if lo > 1 or hi < 1:   # measurably apart, but by less than "same" allows: said as such, not as noise
             by = f"about {pct(abs(s - 1))} {'faster' if s > 1 else 'slower'}"
             return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {by} ({s:.3f}× "
@@ -209,9 +210,9 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
         return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole interval "
                 f"({interval_text(lo, hi)}, {s:.2f}× measured) lies inside it")
     if said == "inconclusive":
-        lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
         # the direction in words: "0.12× measured" leaves the reader to work out which took longer
-        measured = f"{other} measured {s:.2f}× faster" if s >= 1 else f"{other} measured {1 / s:.2f}× slower"
+        measured = (f"{other} measured {estimate_text(s, lo, hi)} faster" if s >= 1
+                    else f"{other} measured {estimate_text(1 / s, 1 / hi, 1 / lo)} slower")
         if math.isfinite(floor) and abs(math.log(s)) > math.log1p(floor):
             why = f"{measured}, but the interval {lo:.2f}-{hi:.2f}× includes no change"
         else:
@@ -226,12 +227,29 @@ MEDIANS_ASIDE = 0.03
 
 
 def _medians_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
-    """" (paired; the cells' own medians give 1.50×)" where the medians' ratio (inside the interval: else the pair
-    reads "not settled") differs from the paired speed-up ``s`` by more than :data:`MEDIANS_ASIDE`, else ""."""
+    """" (paired; the cells' own medians give 1.5×)" where the medians' ratio (inside the interval: else the pair
+    reads "not settled") differs from the paired speed-up ``s`` by more than :data:`MEDIANS_ASIDE`, else ""; at
+    the precision the paired figure is printed with (:func:`estimate_text`)."""
     m = medians_ratio(v)
     if not (math.isfinite(m) and m > 0) or abs(m / s - 1) <= MEDIANS_ASIDE:
         return ""
-    return f" (paired; the cells' own medians give {(1 / m if slower else m):.2f}×)"
+    lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
+    shown = estimate_text(1 / m, 1 / hi, 1 / lo) if slower else estimate_text(m, lo, hi)
+    return f" (paired; the cells' own medians give {shown})"
+
+
+def estimate_text(x: float, lo: float, hi: float) -> str:
+    """A ratio as precise as its interval ``lo``-``hi`` supports: its last digit is the first significant digit of
+    the interval's half-width ("50×" for 49.54 in 47.6-51.5, "1.12×" in 1.08-1.17), never fewer than two
+    significant digits ("8.0×", "1.3×": "1× faster" reads as no change) and never more than two decimals
+    ("310×" for 312 in 250-400).
+    Without a finite interval: two decimals (01 printed "took 49.54× its time" beside an interval of ±4%)."""
+    half = (hi - lo) / 2 if math.isfinite(lo) and math.isfinite(hi) else float("nan")
+    decimals = 2 if not (math.isfinite(half) and half > 0) else -math.floor(math.log10(half))
+    if math.isfinite(x) and x > 0:
+        decimals = max(decimals, 1 - math.floor(math.log10(x)))   # two significant digits at least
+    decimals = min(decimals, 2)
+    return f"{x:.{decimals}f}×" if decimals >= 0 else f"{round(x, decimals):.0f}×"   # 312 in 250-400: "310×"
 
 
 def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float], base: str, other: str) -> str:
