@@ -21,6 +21,7 @@ STORE = "workbench-results.sqlite"
 import pandas as pd
 import workbench
 from workbench import tutorial
+from workbench.backends.plain_words import what_it_is
 from workbench.backends.registry import all_backends
 from workbench.core.units import fmt_bytes
 from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim, last_level_cache_bytes,
@@ -31,14 +32,16 @@ tutorial.begin(FULL, colwidth=None)  # figures inline; reasons in full
     md("""
 ## What this machine has
 
-Every backend the workbench knows, available or not. An unavailable one says why and how to fix it;
-nothing here imports a GPU runtime unless its adapter is probed.
+Every backend the workbench knows, available or not. A backend's name is a label (`opencl-0` is the first
+OpenCL device the installed drivers list); "what it is" says which runtime, driver and device stand behind
+it. An unavailable one says why and how to fix it; nothing here imports a GPU runtime unless its adapter is
+probed.
 """),
     code("""
 rows = []
 for name, b in all_backends().items():
     probe = b.probe()
-    rows.append({"backend": name, "runtime": b.runtime, "available": probe.available,
+    rows.append({"backend": name, "what it is": what_it_is(b), "available": probe.available,
                  "device or reason": b.device_info().name if probe.available else probe.reason})
 pd.DataFrame(rows).sort_values(["available", "backend"], ascending=[False, True])
 """),

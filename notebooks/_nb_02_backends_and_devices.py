@@ -17,6 +17,7 @@ SMALL = False
 import pandas as pd
 import workbench
 from workbench import tutorial
+from workbench.backends.plain_words import what_it_is
 from workbench.backends.registry import all_backends
 from workbench.core.units import fmt_bytes
 
@@ -33,13 +34,18 @@ def readable(fields):   # byte counts as a reader reads them (32 MiB, not 335544
 """),
     md("""
 ## Availability and the reason when not
+
+A backend's name is a label (`opencl-0` is the first OpenCL device the installed drivers list, `opencl-1` the
+second); the column "what it is" says which runtime, driver and device stand behind it, so a device name such
+as PoCL's `pthread-skylake-avx512-AMD EPYC` (PoCL's threaded CPU device, compiled for Skylake's AVX-512
+instructions) can be placed. An unavailable backend gives the reason and how to fix it.
 """),
     code("""
 backends = all_backends()
 # in the order the workbench prefers them: by priority (lower first), numpy first among equals (it is the baseline
 # the others are compared with), then by name
 order = {n: i for i, n in enumerate(workbench.available_backends())}
-pd.DataFrame([{"backend": n, "runtime": b.runtime, "device class": b.device_class, "priority": b.priority,
+pd.DataFrame([{"backend": n, "what it is": what_it_is(b), "device class": b.device_class, "priority": b.priority,
                "available": b.probe().available, "reason": b.probe().reason}
               for n, b in sorted(backends.items(), key=lambda kv: (kv[1].priority, order.get(kv[0], len(order)),
                                                                     kv[0]))])
@@ -65,8 +71,11 @@ for n, d in info.items():
     md("""
 ## Timers
 
-Where a runtime has device events (CUDA, OpenCL profiling) the harness uses them; otherwise it
-synchronizes and reads the wall clock. The kind is stored in every row (`timer_kind`).
+A backend's **timer** is the clock that reads each call: where a runtime has device events (CUDA events,
+OpenCL profiling, Vulkan timestamps) the harness uses them; otherwise it waits for the device to finish and
+reads the host's clock (`sync+perf_counter`). Every row stores it (`timer_kind`). It is not the **timing
+mode** (`timing_mode`), which says which span of time a row holds: `host` on a CPU device, whatever its timer;
+`launch`, `kernel` or `graph` on a GPU (docs/gpu-timing.md). Rows of two timing modes are never compared.
 """),
     code("""
 {n: backends[n].timer().kind for n in available}

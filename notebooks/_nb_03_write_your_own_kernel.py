@@ -144,6 +144,12 @@ print(res)
 res.summary()
 """),
     md("""
+Two columns say how each time was taken, and they are two different things. **timer** is the clock that read
+each call: `sync+perf_counter` is the host's clock read after the device has finished, `opencl-profiling` the
+OpenCL driver's own start and end stamps of each kernel. **timing mode** is which span of time a row holds:
+`host` here, the only one a CPU device has; a GPU adds `launch`, `kernel` and `graph` (docs/gpu-timing.md).
+Rows are compared only within one timing mode, whichever timer read them.
+
 Each of them against numpy's library form (`baseline="numpy"`): the paired speed-up, and a verdict that says
 "faster" or "slower" only where the interval and the noise floor allow it (past ±50% no number: "disturbed").
 The sentences are chosen by the verdicts and checked against their numbers (`check_claim`).

@@ -113,14 +113,16 @@ for backend, g in ok.groupby("backend", sort=True):
             where = cache_text(nbytes, llc)
             said = reading(v)   # a cause only under a settled, undisturbed verdict (claims.may_state_cause)
             in_cache = bool(llc) and nbytes <= llc
+            # the rows count compulsory bytes only, so they cannot show which cache level a kernel's re-reads
+            # came from: the verdict and the working set's place are said, the mechanism is not
+            unmeasured = ("the rows count each kernel's compulsory bytes only, so how often each re-read its inputs, "
+                          "and from which level, is not measured here")
             if may_state_cause(v) and said == "faster":
-                why = (f"tiling pays: each block it loads is reused for a whole tile of outputs from the nearest "
-                       f"cache, where the naive kernel re-reads it from slower levels ({where})." if in_cache else
-                       f"tiling pays: each block it loads is reused for a whole tile of outputs ({where}).")
+                why = (f"tiling pays ({where}" + (", so what it saves is not DRAM traffic" if in_cache else "")
+                       + f"); {unmeasured}.")
             elif may_state_cause(v) and said == "slower":
-                why = (f"the {where}, so the naive kernel's reloads are cache hits and the tiled kernel's staging "
-                       "(copies into local memory, barriers) costs more than the reuse saves." if in_cache
-                       else f"the tiled kernel's staging costs more than its reuse saves ({where}).")
+                why = (f"tiling did not pay ({where}): its staging (copies into a tile, barriers) cost more than its "
+                       f"reuse saved; {unmeasured}.")
             elif said in ("faster", "slower") or settled_direction(v):
                 why = f"no cause is given while the comparison is disturbed or its size unsettled ({where})."
             else:

@@ -6,8 +6,9 @@ CELLS = [
     md("""
 # LLM shapes
 
-Benchmarks at powers of two can miss the sizes that matter. `workbench.core.datasets` ships the layer shapes
-of common transformer models (from their published configs); each kernel spec maps
+A sweep over powers of two measures sizes no model runs: GPT-2's hidden width is 768, which no power of two
+is (Llama-3-8B's 4096 happens to be one; the table below lists both). `workbench.core.datasets` ships the
+layer shapes of common transformer models (from their published configs); each kernel spec maps
 (batch, seq, hidden, intermediate, ...) to its own sizes — RMSNorm runs on `batch·seq` rows of `hidden`
 columns, the MLP's GELU on `batch·seq × intermediate`. Here we sweep them in two dtypes.
 """),
@@ -227,8 +228,13 @@ for (variant, backend), g in bad.groupby(["variant", "backend"]):
     print(f"{variant} @ {backend}: float16 {g['status'].iloc[0]}: {str(g['message'].iloc[0]).splitlines()[0]}")
 '''),
     code("""
-# median time per call, per dtype (the same medians the pairs above were checked against)
-pivot = ok.pivot_table(index=["variant", "backend", "size_label"], columns="dtype", values="median_s")
+# median time per call, per dtype (the same medians the pairs above were checked against); per variant, each
+# model's shapes in the plot's order (by model, then rows), labelled as the plot labels them
+order = list(dict.fromkeys(k for labels in shape_labels.values() for k in labels))
+label_of = {k: "; ".join(f"{m} {labels[k]}" for m, labels in shape_labels.items() if k in labels) for k in order}
+ok["shape"] = pd.Categorical(ok["key"].map(label_of), categories=list(dict.fromkeys(label_of.values())),
+                             ordered=True)
+pivot = ok.pivot_table(index=["variant", "backend", "shape"], columns="dtype", values="median_s", observed=True)
 print(f"working sets {fmt_bytes(float(ok['bytes'].min()))} to {fmt_bytes(float(ok['bytes'].max()))}; "
       + cache_text(float(ok["bytes"].max()), last_level_cache_bytes(ok["backend"].iloc[0]))
       + (": every shape here is cache-resident, so halving the bytes never touches DRAM at these sizes"

@@ -77,9 +77,10 @@ print(f"timeit {m.median_s * 1e3:.3g} ms, %wb_timeit {m2.median_s * 1e3:.3g} ms 
       + (f"{' and '.join(shaky)} {'were' if len(shaky) > 1 else 'was'} disturbed (round spread past 50% or quartiles "
          "wider than the median), so whether they agree cannot be read from them: rerun on a quieter machine"
          if shaky else
-         f"they differ {ratio:.2f}×, beyond each other's quartiles: the machine changed between them (the lines "
-         "above say whether a run was noisy or bimodal and how much of the CPU other processes took); one "
-         "measurement on a shared machine is one draw, which is why quick() below judges with paired rounds"
+         f"they differ {ratio:.2f}×, beyond each other's quartiles: the quartiles measure the spread within one "
+         "measurement, not between two taken seconds apart, and two measurements cannot say which of them is "
+         "nearer this call's usual time (the lines above say whether either was noisy and how much of the CPU "
+         "other processes took); this is why quick() below judges with paired rounds, not with two medians"
          if apart else "they agree within each other's quartiles"))
 """),
     md("""

@@ -60,10 +60,27 @@ wgsl = (folder / "softmax.wgsl").read_text()
 print(wgsl[wgsl.index("@compute"):])
 """),
     code("""
+from workbench.portable.source import INCLUDE_DIR
+
+
+def count(text):   # non-blank lines that are not comments, as printed above
+    return sum(1 for ln in text.splitlines() if ln.strip() and not ln.strip().startswith(("//", "#", "/*", "*")))
+
+
+# the portable C kernel calls block_max and block_sum from wb_reduce.h (not printed above); WGSL writes its two
+# tree reductions out inline, and Triton's are its built-ins tl.max and tl.sum
+reduce_h = (INCLUDE_DIR / "wb_reduce.h").read_text()
+starts = [reduce_h.index(f"DEVICE_FN acc_t {f}") for f in ("block_sum", "block_max")]
+helpers = chr(10).join(reduce_h[i:reduce_h.index(chr(10) + "}" + chr(10), i) + 2] for i in starts)
+print(helpers, end=chr(10) * 2)
 lines = {"portable C": cu[cu.index("KERNEL"):], "Triton": src[src.index("@triton.jit"):src.index("return softmax")],
          "WGSL": wgsl[wgsl.index("@compute"):]}
-pd.Series({k: sum(1 for ln in v.splitlines() if ln.strip() and not ln.strip().startswith(("//", "#")))
-           for k, v in lines.items()}, name="lines of kernel code")
+table = pd.DataFrame({"the kernel as printed": {k: count(v) for k, v in lines.items()},
+                      "with the reductions it calls": {k: count(v) + (count(helpers) if k == "portable C" else 0)
+                                                       for k, v in lines.items()}})
+print(f"portable C's reductions: block_sum and block_max in wb_reduce.h, {count(helpers)} lines; WGSL's are inline in "
+      "its kernel, Triton's are built in (tl.max, tl.sum)")
+table
 """),
     md("""
 ## Rung 3: executed and checked against the float64 reference

@@ -41,8 +41,8 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 import pandas as pd
 import workbench
 from workbench import tutorial
-from workbench.report.claims import (busy_text, check_claim, host_bandwidth, may_state_cause, medians_ratio,
-                                     own_rounds_share, pair_verdicts, reading, verdict_sentence)
+from workbench.report.claims import (busy_text, check_claim, estimate_text, host_bandwidth, may_state_cause,
+                                     medians_ratio, own_rounds_share, pair_verdicts, reading, verdict_sentence)
 
 import json
 
@@ -71,7 +71,16 @@ def with_figures(v, sentence):
         lo, hi, med = 1 / hi, 1 / lo, 1 / med
     x = lambda r: f"{r:.3f}" if f"{r:.2f}" == "1.00" else f"{r:.2f}"  # noqa: E731 - a bound near 1 keeps its digit
     sentence = sentence.split(" (paired; the cells' own medians give")[0]   # said once, in the parenthesis below
-    return f"{sentence} (paired, interval {x(lo)}-{x(hi)}×; medians {x(med)}×)"
+    return f"{sentence} (paired, interval {x(lo)}-{x(hi)}×; medians {estimate_text(med, lo, hi)})"
+
+
+def stream_share_text(share, what):
+    # what a share of the stream rate says, and only that: reading the compulsory bytes once at the host's copy
+    # rate would take that share of the time (the rows count compulsory bytes only, so re-reads are not in it)
+    said = f"reading {what} once at the stream rate would take {share:.0%} of its time"
+    return said + (": the bytes can account for all or nearly all of it" if share >= 0.7 else
+                   ": they account for part of it" if share >= 0.4 else
+                   ": most of its time goes to something other than reading them once")
 
 
 
@@ -212,7 +221,7 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
 # what the figure shows, said: which variant had the lowest median at each length, and whether the verdict
 # (the others paired round by round against it) settles that it was faster
 lowest = d.loc[d.groupby("kv_len")["median_s"].idxmin()].set_index("kv_len")
-settled = []
+settled, judged_at = [], {}   # judged_at[(L, baseline, other)]: the verdict said here, reused below
 for L, row in lowest.iterrows():
     at = decode.df[decode.df["cell_key"].isin(d.loc[d["kv_len"] == L, "cell_key"])]
     judged = speedup_vs_baseline(at, baseline_variant=row["variant"], baseline_backend=row["backend"])
@@ -221,6 +230,7 @@ for L, row in lowest.iterrows():
         sentence = with_figures(v, verdict_sentence(v, row["variant"], v["variant"]))
         check_claim(v, sentence)
         said.append((reading(v), sentence))
+        judged_at[(L, row["variant"], v["variant"])] = v
     settled.append(all(r == "slower" for r, _ in said))
     print(f"L={L:,}: {row['variant']} had the lowest median ({fmt_seconds(row['median_s'])}); "
           + "; ".join(sentence for _, sentence in said))
@@ -235,7 +245,18 @@ if lowest["variant"].nunique() == 1:
 # the paired verdicts only: "beyond the noise" where the verdict is settled (may_state_cause), else not settled
 if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
     by = {"faster": [], "slower": [], "not settled": []}
+    flip = {"faster": "slower", "slower": "faster"}
     for L in kv_lens:
+        # the verdict the lines above printed for this pair where they judged it (one verdict per pair and length:
+        # judged against another baseline, the run's typical noise differs and the two could read differently)
+        if (L, "numpy-naive", "numba-flash") in judged_at:
+            v = judged_at[(L, "numpy-naive", "numba-flash")]
+            by[reading(v) if may_state_cause(v) else "not settled"].append(f"{L:,}")
+            continue
+        if (L, "numba-flash", "numpy-naive") in judged_at:
+            v = judged_at[(L, "numba-flash", "numpy-naive")]
+            by[flip.get(reading(v), "not settled") if may_state_cause(v) else "not settled"].append(f"{L:,}")
+            continue
         at = decode.df[decode.df["cell_key"].isin(d.loc[d["kv_len"] == L, "cell_key"])]
         judged = speedup_vs_baseline(at, baseline_variant="numpy-naive", baseline_backend="numpy")
         flash = judged[judged["variant"] == "numba-flash"]
@@ -266,21 +287,21 @@ else:
         share = own if own is not None else r["gbps"] / probe[0]
         against = "of its own rounds' probes" if own is not None else "of the best probe"
         print(f"  {r['variant']}: {r['gbps']:.1f} GB/s (median), {share:.0%} {against}: "
-              + ("near the memory's rate: reading the cache is what its time is" if share >= 0.7 else
-                 "well below the memory's rate: the bytes alone do not set its time"))
+              + stream_share_text(share, "the KV cache"))
 """),
     md("""
 Attention decode reads the whole cache for every generated token, so its time follows the cache length.
-Where fixed costs (launch, Python, thread start-up) still weigh, it grows less than linearly; once they stop
-mattering, in proportion to L; faster than that where a longer cache leaves a cache level. The lines above
+One expects it to grow less than linearly while fixed costs (launch, Python, thread start-up) still weigh, in
+proportion to L once they stop mattering, and faster than that where a longer cache leaves a cache level: these
+are expectations, which the lines above test step by step against the medians without naming a cause. The lines above
 give each variant's exponent step by step between consecutive lengths (an average over all of them would hide
 a step that crosses a cache level), mark the steps that do, and read a kink only where the cells it rests on are
 not marked noisy. Where a sentence settles who was faster, the parenthesis gives its paired interval and the
 ratio of the two medians in the table, so the two statistics can be set side by side. The longest cache
 measured (quick run and FULL alike) is twice the last-level cache, so each step reads it from DRAM: there the
 last lines set each variant's GB/s against the host's copy bandwidth, probed before each of its rounds (05
-explains the probe), to say whether reading the cache is what the time is (a run without such a length says so
-instead).
+explains the probe), to say how much of its time reading the cache once at that rate would take (a run without
+such a length says so instead).
 
 ## 2. The MLP block: eager, graph and fused
 
@@ -325,11 +346,13 @@ for backend in table.index:
 table
 """),
     md("""
-**Is the block bound by memory?** Only where it reads its weights near the rate this machine's memory gives a
-plain stream. Each row's GB/s (its compulsory bytes, the weights above all, over its median) is set against the
-host's copy bandwidth, probed before each of its rounds, in tutorial 05's three bands: 70% or more of the stream
-rate (the bytes can decide the time), 40-70% (part of it), under 40% (the bytes alone do not set it). Where the
-weights fit in the last-level cache the question is not DRAM's, and the cell says so.
+**How much of the block's time could reading its weights take?** Each row's GB/s (its compulsory bytes, the
+weights above all, over its median) is set against the host's copy bandwidth, probed before each of its
+rounds: the share is how much of its time reading the weights once at that rate would take. Tutorial 05's
+three bands: 70% or more (the bytes can account for all or nearly all of the time), 40-70% (part of it),
+under 40% (most of the time goes elsewhere). The rows count compulsory bytes only, so a share says nothing
+about re-reads, and nothing about what the rest of the time is. Where the weights fit in the last-level cache
+the question is not DRAM's, and the cell says so.
 """),
     code("""
 # each runtime's block against the host's copy bandwidth, as the attention lines set the KV cache against it
@@ -347,9 +370,7 @@ else:
         for r in m[m["variant"].str.startswith(runtime + "-")].sort_values("mode").to_dict("records"):
             own = own_rounds_share(r)
             share = own if own is not None else r["gbps"] / probe[0]
-            band = ("near the stream rate (70% or more): its weights' bytes can decide its time" if share >= 0.7 else
-                    "below the stream rate (40-70%): the bytes are part of its time, not all of it" if share >= 0.4
-                    else "well below the stream rate (under 40%): the bytes alone do not set its time")
+            band = stream_share_text(share, "its weights")
             noisy = bool(noisy_mask(pd.DataFrame([r]))[0])   # its rounds disagree: the share may move on a rerun
             bands.setdefault(runtime, []).append((r["mode"], share, noisy))
             against = "of its own rounds' probes" if own is not None else "of the best probe"
@@ -358,10 +379,10 @@ else:
     if (m["gbps"] > probe[0]).any():
         print("  (Above 100%: the copy probe counts the bytes it reads and writes, not the reads of the lines it "
               "overwrites, which the memory also moves; a kernel that reads more than it writes can pass it.)")
-    word = lambda x: "bound by memory" if x >= 0.7 else "partly" if x >= 0.4 else "not bound by memory"  # noqa: E731
+    word = lambda x: "near it" if x >= 0.7 else "part" if x >= 0.4 else "well below"  # noqa: E731
     per_runtime = {rt: ", ".join(f"{mode} {word(x)} ({x:.0%}{', noisy cell' if n else ''})" for mode, x, n in said)
                    for rt, said in bands.items()}
-    print("Bound by memory, per runtime (70%+ / 40-70% / under 40% of the stream rate): "
+    print("Share of the stream rate, per runtime (near it: 70%+, part: 40-70%, well below: under 40%): "
           + "; ".join(f"{rt}: {said}" for rt, said in per_runtime.items()))
 """),
     code("""
@@ -410,13 +431,13 @@ if {"eager", "graph"} <= set(t.columns):
     md("""
 Each sentence above is the package's paired verdict (blocks timed side by side in one visit, or interleaved
 rounds), with its noise floor: "faster" only when the whole interval clears it (its parenthesis gives that
-interval and the ratio of the table's two medians), and "not settled" where the
-paired figure and the ratio of the two medians in the table part by more than its interval (a variant timed
-beside its baseline can run otherwise than alone: docs/statistics.md). Every runtime reads the same
-weights, so where one runtime's block takes several times another's, the bytes are not the difference: how
-each computes the products is. What `graph` can win is what it removes — allocation and per-call
-setup between the five kernels — which matters most when the kernels themselves are short; the last lines
-above say whether that showed beyond the noise here.
+interval and the ratio of the table's two medians), and "not settled" where the paired figure and the ratio of
+the two medians in the table part by more than its interval (a variant timed beside its baseline can run
+otherwise than alone: docs/statistics.md). Every runtime reads the same weights (the same bytes above), so where
+one runtime's block takes several times another's, the compulsory bytes are not the difference; what the rest of
+its time goes to, these rows do not break down. What `graph` can win is what it removes — allocation and
+per-call setup between the five kernels — which matters most when the kernels themselves are short; the last
+lines above say whether that showed beyond the noise here.
 """),
     md("""
 ## Where the time goes: attention beside the MLP
