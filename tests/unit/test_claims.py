@@ -39,7 +39,7 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
     (SAME, "fused and eager ran the same within ±5.0%: the whole interval (0.98×-1.04×, 1.02× measured) lies "
            "inside it"),
     (WIDE_SAME, "could not tell fused from eager: the comparison was disturbed: " + vd.RERUN_HINT),
-    (DISTURBED_FASTER, "fused ran at least 1.80× faster than eager, by how much is unknown: the comparison was "
+    (DISTURBED_FASTER, "fused ran at least 1.8× faster than eager, by how much is unknown: the comparison was "
                        "disturbed: " + vd.RERUN_HINT),
     (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.3× faster, within ±45% noise; "
                    "more rounds or a quieter machine would settle it"),
@@ -357,3 +357,9 @@ def test_a_slower_sentence_quotes_its_ratio_at_its_interval_s_precision():
     sentence = verdict_sentence(v, "numpy", "wgsl")
     assert sentence == "numpy was faster: wgsl took 50× its time"
     check_claim(v, sentence)
+
+
+@pytest.mark.parametrize("x, shown", [(14.89, "14×"), (1.80, "1.8×"), (1.0449, "1.04×"), (0.0672, "0.067×"),
+                                      (312.0, "310×")])
+def test_a_bound_keeps_two_significant_digits_rounded_the_way_that_keeps_it_a_bound(x, shown):
+    assert claims.bound_text(x) == shown

@@ -238,6 +238,19 @@ def _medians_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
     return f" (paired; the cells' own medians give {shown})"
 
 
+def bound_text(x: float) -> str:
+    """A lower bound ("at least ...") with two significant digits, rounded down so that it stays a bound: "14×" for
+    14.89 (01 printed "took at least 14.89× its time" of a comparison whose size is unknown), "1.8×" for 1.80."""
+    if not (math.isfinite(x) and x > 0):
+        return f"{x}×"
+    decimals = 1 - math.floor(math.log10(x))
+    shown = math.floor(x * 10 ** decimals + 1e-9) / 10 ** decimals
+    while shown == 1 < x and decimals < 3:   # "at least 1.0× faster" would read as no change: "1.04×"
+        decimals += 1
+        shown = math.floor(x * 10 ** decimals + 1e-9) / 10 ** decimals
+    return f"{shown:.{max(decimals, 0)}f}×"
+
+
 def estimate_text(x: float, lo: float, hi: float) -> str:
     """A ratio as precise as its interval ``lo``-``hi`` supports: its last digit is the first significant digit of
     the interval's half-width ("50×" for 49.54 in 47.6-51.5, "1.12×" in 1.08-1.17), never fewer than two
@@ -278,9 +291,9 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
     cause = f" ({by})" if by else ""
     tail = f"the comparison {DISTURBED}{cause}: {rerun}"
     if said == "faster":
-        return f"{other} ran at least {lo:.2f}× faster than {base}, by how much is unknown: {tail}"
+        return f"{other} ran at least {bound_text(lo)} faster than {base}, by how much is unknown: {tail}"
     if said == "slower":
-        return f"{base} was faster: {other} took at least {1 / hi:.2f}× its time, by how much is unknown: {tail}"
+        return f"{base} was faster: {other} took at least {bound_text(1 / hi)} its time, by how much is unknown: {tail}"
     return f"could not tell {other} from {base}: {tail}"
 
 
