@@ -24,8 +24,8 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.report.claims import (bimodal_fields, busy_text, cache_text, check_claim, last_level_cache_bytes, ratio_text,
-                                     reading, settled_direction, verdict_sentence)
+from workbench.report.claims import (bimodal_fields, busy_text, cache_text, check_claim, estimate_text,
+                                     last_level_cache_bytes, reading, settled_direction, verdict_sentence)
 from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.judge.compare import judge_pair
 
@@ -164,6 +164,7 @@ for variant, backend, label, a, b in pairs:
     sentence = verdict_sentence(v, "float32", "float16")
     check_claim(v, sentence)
     verdicts.append({"variant": variant, "backend": backend, "shape": label, "speedup": v["speedup"],
+                     "ci_low": v["ci_low"], "ci_high": v["ci_high"],
                      "floor": v["floor"], "verdict": v["verdict"], "sentence": sentence,
                      # who was faster where that is settled, even when the size is not (claims.settled_direction)
                      "said": settled_direction(v)[0] if settled_direction(v) else reading(v),
@@ -203,12 +204,15 @@ for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if
     what = ", ".join(f"{'could not tell' if k == 'inconclusive' else k} at {n} of {len(g)}" for k, n in counts.items())
     # the range quotes only the shapes whose verdict settled something: an inconclusive shape's ratio is noise
     # (a shape whose direction is settled but not its size is counted by its direction and quotes no figure)
-    settled = [x for x, r, k in zip(speedups, said, g["size_settled"]) if r != "inconclusive" and k]
+    # each end as its line above prints it (claims.estimate_text: as precise as that shape's interval)
+    settled = sorted((x, lo, hi) for x, lo, hi, r, k in zip(speedups, g["ci_low"], g["ci_high"], said,
+                                                             g["size_settled"]) if r != "inconclusive" and k)
+    shown = [estimate_text(1 / x, 1 / hi, 1 / lo) for x, lo, hi in settled]
     span = ("no shape settled its size" if not settled else
-            f"float16 took {ratio_text(1 / max(settled), 1 / min(settled))} the float32 time at the "
-            f"{len(settled)} shapes whose size settled" if len(settled) > 1 else
-            f"float16 took {ratio_text(1 / settled[0], 1 / settled[0])} the float32 time at the one shape whose size "
-            "settled")
+            f"float16 took {shown[-1]} to {shown[0]} the float32 time at the {len(settled)} shapes whose size "
+            "settled" if len(settled) > 1 and shown[0] != shown[-1] else
+            f"float16 took {shown[0]} the float32 time at the "
+            + ("one shape whose size settled" if len(settled) == 1 else f"{len(settled)} shapes whose size settled"))
     why = fp16_why(backend, said, speedups)
     # what the sentence says follows the verdicts it counts
     called = set(said) - {"inconclusive"}
