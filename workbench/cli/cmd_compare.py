@@ -11,13 +11,14 @@ import argparse
 import json
 import math
 import re
+import shlex
 from typing import Any
 
 import pandas as pd
 
 from workbench.cli.args_common import add_store, command
 from workbench.core.record import JsonObject
-from workbench.judge.verdicts import DISTURBED_FLOOR, RERUN_HINT, is_disturbed, pct, verdict_label
+from workbench.judge.verdicts import DISTURBED_FLOOR, K_BETWEEN, RERUN_HINT, is_disturbed, pct, verdict_label
 from workbench.store.database import open_store
 
 #: The gate's default threshold: a sure "slower" must also be more than this much slower to fail it.
@@ -28,9 +29,11 @@ def register(subparsers: Any) -> None:
     p = command(subparsers, "compare", run, description=__doc__,
                 help="speed-ups between two runs (or against a baseline) with verdicts")
     p.add_argument("run_a", metavar="RUN_A",
-                   help="the reference run: its id, its name (bench --name), a unique prefix of either, or 'latest'")
+                   help="the reference run: its id, its name (bench --name), a unique prefix of either, or "
+                        "'latest'; several runs of the same code as A1,A2,A3 (each side judged on the mean of its "
+                        "runs: run-to-run noise shrinks with runs, not rounds)")
     p.add_argument("run_b", metavar="RUN_B", nargs="?", default=None,
-                   help="the run compared with it (id, name or unique prefix)")
+                   help="the run compared with it (id, name or unique prefix), or several: B1,B2,B3")
     add_store(p)
     p.add_argument("--baseline", default=None, metavar="VARIANT[@BACKEND]",
                    help="compare variants against this one within each run (default with one run: the "
@@ -59,6 +62,25 @@ def parse_threshold(text: str) -> float:
     return value
 
 
+def run_group(store: Any, text: str, flag: str) -> list[str]:
+    """The run ids ``text`` names: one run (id, name, unique prefix or 'latest'), or several joined by commas
+    (a name that itself holds a comma is taken whole when it names a run)."""
+    from workbench.report.data import resolve_run_ids
+
+    try:
+        return resolve_run_ids(store, [text]) or []
+    except ValueError:
+        parts = [t.strip() for t in text.split(",")]
+        if len(parts) < 2:
+            raise
+    if not all(parts):
+        raise ValueError(f"{flag} {text!r} holds an empty run name; give runs joined by commas, as A1,A2,A3")
+    ids = resolve_run_ids(store, parts) or []
+    if len(ids) < len(parts):
+        raise ValueError(f"{flag} {text!r} names a run twice; give each run once")
+    return ids
+
+
 def gate_failures(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """Cells that fail ``--fail-on slower``: verdict "slower" and speed-up below 1 / (1 + threshold)."""
     if table.empty:
@@ -67,35 +89,87 @@ def gate_failures(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
     return table[(table["verdict"] == "slower") & (speedup < 1 / (1 + threshold))]
 
 
+def between_runs(df: pd.DataFrame, side_a: list[str], side_b: list[str]) -> tuple[pd.DataFrame, str, list[str]]:
+    """The table of two runs (or of several runs a side), its title and the notes that go under it."""
+    from workbench.judge.compare import compare_runs
+    from workbench.judge.replicates import compare_run_groups
+
+    ids = side_a + side_b
+    notes = []
+    if len(side_a) > 1 or len(side_b) > 1:
+        table = compare_run_groups(df, side_a, side_b)
+        title = f"speed-up of {', '.join(side_b)} over {', '.join(side_a)} (> 1: the second side is faster)"
+        notes.append(f"run-to-run noise beyond the cells' own rounds, between the runs of each side: "
+                     f"{100 * table.attrs['run_noise']:.1f}%; each side is the mean of its runs' medians")
+    else:
+        table = compare_runs(df, ids[0], ids[1])
+        title = f"speed-up of {ids[1]} over {ids[0]} (> 1: {ids[1]} is faster)"
+        notes.append(f"run-to-run noise beyond the cells' own rounds: {100 * table.attrs['run_noise']:.1f}%")
+    notes += [f"note: {c}" for c in table.attrs.get("conditions", [])]
+    if table.attrs.get("timing_modes"):
+        notes.append(f"note: {table.attrs['timing_modes']}")
+    if (drift := table.attrs.get("speed_drift")) is not None:
+        notes.append(f"the machine's speed probe read {100 * abs(drift - 1):.1f}% "
+                     f"{'slower' if drift > 1 else 'faster'} in {ids[1]} than in {ids[0]}: cells measured on "
+                     "one machine in both runs are judged at one speed (each round's median over its probe)")
+    if (drift := table.attrs.get("bandwidth_drift")) is not None:
+        notes.append(f"the host's memory bandwidth probe read {100 * abs(1 / drift - 1):.1f}% "
+                     f"{'lower' if drift > 1 else 'higher'} in {ids[1]} than in {ids[0]}: memory-bound cells "
+                     "past the last-level cache are judged at one bandwidth")
+    return table, title, notes
+
+
+def environment_notes(store: Any, df: pd.DataFrame, side_a: list[str], side_b: list[str]) -> list[str]:
+    """What differs between the two sides' environments, by name: the machine (its hardware) or the versions
+    of what ran (``numba 0.68.1 -> 0.69.0``), so "different environments" says which."""
+    from workbench.history.series import machine_of
+
+    def machines(runs: list[str]) -> dict[str, Any]:
+        envs = df.loc[df["run_id"].isin(runs), "env_id"].dropna().unique() if "env_id" in df else []
+        out = {}
+        for env in envs:
+            try:
+                out[str(env)] = machine_of(str(env), store.environment(str(env)))
+            except (KeyError, ValueError, TypeError):
+                continue
+        return out
+
+    a, b = machines(side_a), machines(side_b)
+    if not a or not b or set(a) == set(b):
+        return []
+    if {m.id for m in a.values()} != {m.id for m in b.values()}:
+        return [f"note: the machines differ: {'; '.join(sorted({m.label for m in a.values()}))} against "
+                f"{'; '.join(sorted({m.label for m in b.values()}))}"]
+    va = {k: v for m in a.values() for k, v in m.versions.items()}
+    vb = {k: v for m in b.values() for k, v in m.versions.items()}
+    changed = [f"{k} {va.get(k, '-')} -> {vb.get(k, '-')}" for k in sorted(set(va) | set(vb)) if va.get(k) != vb.get(k)]
+    if not changed:
+        return []
+    shown = "; ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else "")
+    return [f"note: one machine, other versions: {shown} (a verdict compares the versions too)"]
+
+
 def run(args: argparse.Namespace) -> int:
     from workbench.cli.cmd_report import _baseline
-    from workbench.judge.compare import aa_summary, compare_runs, speedups_by_kernel
-    from workbench.report.data import check_baseline, resolve_run_ids
+    from workbench.judge.compare import aa_summary, speedups_by_kernel
+    from workbench.report.data import check_baseline
     from workbench.report.styles import parse_baseline
 
     threshold = parse_threshold(args.threshold)  # checked even without --fail-on: a bad value is never ignored
     threshold = threshold if args.fail_on else None
     store = open_store(args.store, must_exist=True)
-    ids = resolve_run_ids(store, [args.run_a] + ([args.run_b] if args.run_b else []))
+    side_a = run_group(store, args.run_a, "RUN_A")
+    side_b = run_group(store, args.run_b, "RUN_B") if args.run_b else []
+    if len(side_a) > 1 and not side_b:
+        raise ValueError(f"RUN_A names {len(side_a)} runs; several runs a side need a RUN_B to compare with")
+    ids = list(dict.fromkeys(side_a + side_b))
     df = store.results(run_ids=ids)
     notes = []
     if args.run_b and not args.baseline:
         if len(ids) < 2:
             raise ValueError("RUN_A and RUN_B are the same run; give two different runs")
-        table = compare_runs(df, ids[0], ids[1])
-        title = f"speed-up of {ids[1]} over {ids[0]} (> 1: {ids[1]} is faster)"
-        notes.append(f"run-to-run noise beyond the cells' own rounds: {100 * table.attrs['run_noise']:.1f}%")
-        notes += [f"note: {c}" for c in table.attrs.get("conditions", [])]
-        if table.attrs.get("timing_modes"):
-            notes.append(f"note: {table.attrs['timing_modes']}")
-        if (drift := table.attrs.get("speed_drift")) is not None:
-            notes.append(f"the machine's speed probe read {100 * abs(drift - 1):.1f}% "
-                         f"{'slower' if drift > 1 else 'faster'} in {ids[1]} than in {ids[0]}: cells measured on "
-                         "one machine in both runs are judged at one speed (each round's median over its probe)")
-        if (drift := table.attrs.get("bandwidth_drift")) is not None:
-            notes.append(f"the host's memory bandwidth probe read {100 * abs(1 / drift - 1):.1f}% "
-                         f"{'lower' if drift > 1 else 'higher'} in {ids[1]} than in {ids[0]}: memory-bound cells "
-                         "past the last-level cache are judged at one bandwidth")
+        table, title, notes = between_runs(df, side_a, side_b)
+        notes += environment_notes(store, df, side_a, side_b)
     else:
         if args.baseline:
             check_baseline(df, _baseline(args.baseline), flag="--baseline", given=args.baseline)
@@ -118,6 +192,8 @@ def run(args: argparse.Namespace) -> int:
                                             strict=True)]).value_counts()
         notes.insert(0, f"{len(table)} cells: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
         notes += settle_notes(table) + disturbed_notes(table, df)
+        if args.run_b and not args.baseline:
+            notes += more_runs_notes(table, store, side_a, side_b)
         if _noisy(table).any():
             notes.append("~: a cell flagged noisy in either row (see the rows' noise_note); its verdict already "
                          "allows for the noise measured")
@@ -167,11 +243,92 @@ def settle_notes(table: pd.DataFrame) -> list[str]:
         kinds.setdefault(re.sub(r"\d[\d,.]*", "#", text), []).append(text)
     lines = []
     for kind, texts in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
-        numbers = [float(x.replace(",", "")) for t in texts for x in re.findall(r"\d[\d,.]*", t)[:1]]
-        shown = kind.replace("#", f"{min(numbers):g}–{max(numbers):g}" if numbers and min(numbers) != max(numbers)
-                             else f"{numbers[0]:g}" if numbers else "#", 1).replace("#", "…")
+        # each number of the advice as the range the cells' own numbers span at its place
+        places = list(zip(*([x for x in re.findall(r"\d[\d,.]*", t)] for t in texts), strict=True))
+        shown = kind
+        for found in places:
+            values = sorted({float(x.replace(",", "").rstrip(".")) for x in found})
+            shown = shown.replace("#", f"{values[0]:,g}" if len(values) == 1 else
+                                  f"{values[0]:,g}–{values[-1]:,g}", 1)
         lines.append(f"{len(texts)} inconclusive cell(s) would be settled by {shown}")
     return lines
+
+
+#: Runs a side whose floors :func:`more_runs_notes` prints.
+MORE_RUNS = (3, 5)
+
+
+def more_runs_notes(table: pd.DataFrame, store: Any, side_a: list[str], side_b: list[str]) -> list[str]:
+    """What more runs of each side would see (each side's noise shrinks with the square root of its runs: the
+    median undecided cell's floor now and with :data:`MORE_RUNS` runs a side), and the exact commands: each
+    side's run again with its own recorded command, then one compare of both sides."""
+    undecided = table[table["verdict"] == "inconclusive"]
+    noise = pd.to_numeric(undecided.get("noise"), errors="coerce").dropna()
+    if noise.empty:
+        return []
+    now = max(len(side_a), len(side_b))
+    sigma = float(noise.median())
+    seen = ", ".join(f"±{pct(math.expm1(K_BETWEEN * sigma * math.sqrt(now / k)))} with {k}"
+                     for k in MORE_RUNS if k > now)
+    if not seen:
+        return []
+    lines = [f"what more runs would see: the median undecided cell could see ±{pct(math.expm1(K_BETWEEN * sigma))} "
+             f"with {now} run(s) a side; about {seen} runs a side (the run-to-run noise shrinks with runs, not "
+             "rounds). Run each side's code again with its own command, then compare the sides:"]
+    names = {}
+    for side in (side_a, side_b):
+        argv = _argv(store, side[-1])
+        if argv is None:
+            return lines[:1]
+        label = _run_name(store, side[-1]) or side[-1]
+        names[side[-1]] = [f"{label}-{i}" for i in range(2, 2 + MORE_RUNS[0] - len(side))]
+        for extra in names[side[-1]]:
+            lines.append("  " + shlex.join(_with_name(argv, extra)))
+    lines.append("  " + shlex.join(["workbench", "compare", ",".join(side_a + names[side_a[-1]]),
+                                    ",".join(side_b + names[side_b[-1]])] + _store_args(_argv(store, side_b[-1]))))
+    return lines
+
+
+def _argv(store: Any, run_id: str) -> list[str] | None:
+    runs = store.runs()
+    row = runs[runs["run_id"] == run_id]
+    try:
+        argv = json.loads(row["argv"].iloc[0]) if len(row) and isinstance(row["argv"].iloc[0], str) else None
+    except ValueError:
+        return None
+    ok = isinstance(argv, list) and len(argv) > 1 and argv[1] == "bench"
+    return [str(a) for a in argv] if ok else None
+
+
+def _run_name(store: Any, run_id: str) -> str | None:
+    runs = store.runs()
+    row = runs[runs["run_id"] == run_id]
+    name = row["name"].iloc[0] if len(row) and "name" in row else None
+    return name if isinstance(name, str) and name else None
+
+
+def _with_name(argv: list[str], name: str) -> list[str]:
+    """``argv`` (a bench command) with ``--name name`` in place of its own; no ``--resume``."""
+    out, skip = ["workbench"], False
+    for a in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if a in ("--name", "--resume"):
+            skip = True
+            continue
+        if not a.startswith(("--name=", "--resume=")):
+            out.append(a)
+    return out + ["--name", name]
+
+
+def _store_args(argv: list[str] | None) -> list[str]:
+    for i, a in enumerate(argv or []):
+        if a == "--store" and i + 1 < len(argv or []):
+            return ["--store", (argv or [])[i + 1]]
+        if a.startswith("--store="):
+            return [a]
+    return []
 
 
 def format_table(table: pd.DataFrame) -> str:

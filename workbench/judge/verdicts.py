@@ -44,6 +44,9 @@ from typing import Any, TypedDict
 
 import numpy as np
 
+# t quantiles (97.5% intervals) and medians of chi2(df) / df, df 1-40, without scipy
+from workbench.judge.quantile_tables import CHI2_MEDIAN_RATIOS, T_QUANTILES
+
 VERDICTS = ("faster", "slower", "same", "inconclusive", "insufficient samples")
 
 #: Differences below this are never called faster or slower (5%, also the CI gate's default).
@@ -52,6 +55,8 @@ MIN_EFFECT = 0.05
 #: MIN_EFFECT: with ±10%, a variant doing 10% more work whose interval read [0.91, 1.0] was called "same"
 #: (tests/perf/power.py): "same" must rule out the smallest gap a verdict would name.
 SAME_WITHIN = 0.05
+#: The basis of a verdict on several runs a side (:mod:`workbench.judge.replicates`).
+RUNS = "runs"
 #: Rounds needed for a round-based verdict; fewer fall back to one stream per side.
 MIN_ROUNDS = 3
 #: Run-to-run noise (log sigma) assumed for a single stream, whose drift cannot be seen from inside it.
@@ -313,22 +318,6 @@ def median_interval_coverage(n: int, confidence: float = 0.95) -> float:
     return 1 - 2 * below(k - 1)
 
 
-#: Student's t quantiles of a :data:`CONFIDENCE` interval, and medians of chi2(df) / df, for df 1-40, as
-#: ``scipy.stats`` gives them (tests/unit/test_verdicts_rounds.py checks): a sweep judges its undecided pairs
-#: between rounds, and importing ``scipy.stats`` there took 11-12 s at load 20 (0.4 s idle). Other values
-#: come from scipy.
-T_QUANTILES = {
-    1: 25.4517, 2: 6.205347, 3: 4.176535, 4: 3.495406, 5: 3.163381, 6: 2.968687, 7: 2.841244, 8: 2.751524,
-    9: 2.685011, 10: 2.633767, 11: 2.593093, 12: 2.560033, 13: 2.532638, 14: 2.509569, 15: 2.48988, 16: 2.472878,
-    17: 2.458051, 18: 2.445006, 19: 2.43344, 20: 2.423117, 21: 2.413845, 22: 2.405473, 23: 2.397875, 24: 2.390949,
-    25: 2.38461, 26: 2.378786, 27: 2.373417, 28: 2.368452, 29: 2.363846, 30: 2.359562, 31: 2.355568, 32: 2.351835,
-    33: 2.348338, 34: 2.345056, 35: 2.341969, 36: 2.339061, 37: 2.336316, 38: 2.333721, 39: 2.331264, 40: 2.328935}
-CHI2_MEDIAN_RATIOS = {
-    1: 0.454936, 2: 0.693147, 3: 0.788658, 4: 0.839173, 5: 0.870292, 6: 0.891353, 7: 0.906544, 8: 0.918015,
-    9: 0.926981, 10: 0.934182, 11: 0.940091, 12: 0.945027, 13: 0.949212, 14: 0.952805, 15: 0.955924, 16: 0.958656,
-    17: 0.96107, 18: 0.963217, 19: 0.96514, 20: 0.966871, 21: 0.968439, 22: 0.969866, 23: 0.971169, 24: 0.972364,
-    25: 0.973463, 26: 0.974479, 27: 0.97542, 28: 0.976294, 29: 0.977108, 30: 0.977868, 31: 0.978579, 32: 0.979246,
-    33: 0.979872, 34: 0.980462, 35: 0.981018, 36: 0.981544, 37: 0.982041, 38: 0.982512, 39: 0.982959, 40: 0.983384}
 
 
 @lru_cache(maxsize=1024)
@@ -373,8 +362,12 @@ def settle_advice(effect: float, noise: float, n: int, basis: str, coverage: flo
     # the half-width that would settle it: below the effect (a direction) or within SAME_WITHIN of it (same)
     target = max(abs(effect) if abs(effect) > math.log1p(min_effect) else 0.0,
                  math.log1p(SAME_WITHIN) - abs(effect), math.log1p(min_effect) / 2)
-    z = _quantile(coverage, None)
     paired = basis in ("paired rounds", BLOCKS)
+    # unpaired intervals are K_BETWEEN sigmas wide at BETWEEN_COVERAGE (see unpaired_verdict)
+    z = _quantile(coverage, None) * (1.0 if paired else K_BETWEEN / _quantile(BETWEEN_COVERAGE, None))
+    if basis == RUNS:  # noise: of the runs' mean levels, each side's shrinking with its runs (judge.replicates)
+        need = math.ceil(n * (z * noise / target) ** 2)
+        return f"more runs of each side: about {max(need, n + 1)} in all"
     per_round = noise if paired else math.sqrt(max(noise ** 2 - run_noise ** 2, 0.0))
     reachable = run_noise * z < target  # the run-to-run part does not shrink with rounds
     need = math.ceil((MEDIAN_EFFICIENCY * z * per_round / math.sqrt(max(target ** 2 - (run_noise * z) ** 2,
@@ -390,10 +383,12 @@ def settle_advice(effect: float, noise: float, n: int, basis: str, coverage: flo
 
 
 def _verdict(effect: float, lo: float, hi: float, noise: float, n_a: int, n_b: int, basis: str,
-             coverage: float, min_effect: float, run_noise: float = 0.0) -> Verdict:
+             coverage: float, min_effect: float, run_noise: float = 0.0, settle_noise: float | None = None
+             ) -> Verdict:
+    """``settle_noise``: the noise :func:`settle_advice` reads, where ``noise`` is not of one round (a median's)."""
     verdict, floor = decide(effect, lo, hi, min_effect)
-    settle = settle_advice(effect, noise, min(n_a, n_b), basis, coverage, run_noise, min_effect) \
-        if verdict == "inconclusive" else None
+    settle = settle_advice(effect, noise if settle_noise is None else settle_noise, min(n_a, n_b), basis, coverage,
+                           run_noise, min_effect) if verdict == "inconclusive" else None
     return Verdict(math.exp(effect), math.exp(lo), math.exp(hi), floor, noise, verdict, n_a, n_b, basis,
                    coverage, settle)
 
@@ -493,12 +488,13 @@ def unpaired_verdict(rounds_a: Iterable[float], rounds_b: Iterable[float], *, ru
         noise, basis = math.hypot(STREAM_NOISE, run_noise), "one stream"
     else:
         sa, sb = max(round_sigma(la), noise_floor), max(round_sigma(lb), noise_floor)
+        per_round = math.hypot(math.hypot(sa, sb), run_noise)  # what more rounds divide (settle_advice)
         if median_errors:
             sa, sb = median_error(la, noise_floor), median_error(lb, noise_floor)
         noise, basis = math.hypot(math.hypot(sa, sb), run_noise), "rounds"
     half = K_BETWEEN * noise * _quantile(confidence, None) / _quantile(BETWEEN_COVERAGE, None)
     return _verdict(effect, effect - half, effect + half, noise, len(a), len(b), basis, confidence,
-                    min_effect, run_noise)
+                    min_effect, run_noise, per_round if basis == "rounds" else None)
 
 
 def median_error(log_rounds: np.ndarray, floor: float = 0.0) -> float:

@@ -1,0 +1,184 @@
+"""Several runs a side: ``workbench compare A1,A2 B1,B2`` judges each cell on the mean of its runs' medians.
+
+Two runs of one suite differ by more than their rounds explain (the host between the runs: a few percent on
+our VMs), and no number of rounds inside one run can see that part; more runs can. Runs of one side are
+replicates of each other: the scatter of a cell's medians among them measures the run-to-run noise directly,
+without the change under test in it. So each side's level is the mean of its runs' log medians (each run judged
+at one speed, as :func:`workbench.judge.compare.compare_runs` does), and its standard error is the larger of
+what the runs' own rounds and the replicate pairs' excess noise predict, ``sqrt((mean median error² + tau²) / k)``,
+and the scatter its ``k`` runs show. The interval, as between two runs, is
+:data:`~workbench.judge.verdicts.K_BETWEEN` sigmas wide, and shrinks with the square root of the runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from workbench.core.status import Status
+from workbench.judge import verdicts as vd
+from workbench.judge.between_runs import SpeedProbes, between_run_noise, run_conditions
+from workbench.judge.compare import CELL_COLUMNS, RESULT_COLUMNS, _check_runs, row_times
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: A cell's log median and the standard error of it, in one run.
+Level = tuple[float, float]
+
+
+def run_levels(df: pd.DataFrame, run_ids: Sequence[str], key: list[str],
+               reference: pd.DataFrame) -> dict[str, dict[tuple, Level]]:
+    """Per run, each ok cell's log median and its standard error (from its round medians; cells with fewer
+    than :data:`~workbench.judge.verdicts.MIN_ROUNDS` rounds are left out). Each run's rounds are divided by
+    the median of their speed probes (memory-bound cells past the cache: of their bandwidth probes) and put at
+    the speed ``reference`` (the first run) read, for cells measured on the reference's machine."""
+    ref_rows = {tuple(r[k] for k in key): r for _, r in reference.iterrows()}
+    speed_ref = _median_probe(reference, memory=False)
+    memory_ref = _median_probe(reference, memory=True)
+    out: dict[str, dict[tuple, Level]] = {}
+    for run in run_ids:
+        levels: dict[tuple, Level] = {}
+        for _, r in df[df["run_id"] == run].iterrows():
+            if r["status"] != Status.OK:
+                continue
+            cell = tuple(r[k] for k in key)
+            times, rounds = row_times(r)
+            times = vd.clean(times)
+            if not rounds or len(times) < vd.MIN_ROUNDS:
+                continue
+            base = ref_rows.get(cell)
+            if base is not None and base.get("env_id") == r.get("env_id"):
+                times = _at_one_speed(r, times, speed_ref, memory_ref)
+            logs = np.log(times)
+            levels[cell] = (vd.median(logs), vd.median_error(logs))
+        out[run] = levels
+    return out
+
+
+def _probes(r: Any, memory: bool) -> np.ndarray:
+    """A row's probes per round: seconds a byte (1 / GB/s) for a memory-bound cell past the cache with
+    bandwidth probes when ``memory``, else its speed probes (empty where it has none of the kind)."""
+    if memory:
+        if r.get("bound") != "memory-bound":
+            return np.array([])
+        bw = vd.parse_samples(r.get("round_bandwidth_gbs"))
+        return 1.0 / bw if len(bw) and (bw > 0).all() else np.array([])
+    return SpeedProbes.read(r, "")
+
+
+def _median_probe(run: pd.DataFrame, memory: bool) -> float | None:
+    values = [p for _, r in run.iterrows() if r["status"] == Status.OK for p in _probes(r, memory)]
+    return float(np.median(values)) if values else None
+
+
+def _at_one_speed(r: Any, times: np.ndarray, speed_ref: float | None, memory_ref: float | None) -> np.ndarray:
+    for memory, ref in ((True, memory_ref), (False, speed_ref)):
+        p = _probes(r, memory)
+        if len(p):  # a memory-bound cell with bandwidth probes is never judged by its speed probes
+            return times / float(np.median(p)) * ref if ref is not None and len(p) == len(times) else times
+    return times
+
+
+def replicate_noise(levels: Sequence[dict[tuple, Level]]) -> float | None:
+    """The run-to-run noise (log sigma of the difference of two runs, as
+    :func:`~workbench.judge.between_runs.between_run_noise` gives it) beyond the cells' own rounds, from every pair
+    of one side's runs (their median); None for one run. One run's own part is 1/sqrt(2) of it."""
+    taus = []
+    for x, y in combinations(levels, 2):
+        cells = [c for c in x if c in y]
+        taus.append(between_run_noise([x[c][0] - y[c][0] for c in cells],
+                                      [math.hypot(x[c][1], y[c][1]) for c in cells]))
+    return float(np.median(taus)) if taus else None
+
+
+def side_level(levels: Sequence[Level], tau: float) -> tuple[float, float]:
+    """(mean log median, its standard error) of one cell over one side's runs."""
+    m = np.array([x for x, _ in levels])
+    e = np.array([s for _, s in levels])
+    k = len(m)
+    model = (float(np.mean(e ** 2)) + tau ** 2) / k
+    seen = float(np.var(m, ddof=1)) / k if k >= 2 else 0.0
+    return float(np.mean(m)), math.sqrt(max(model, seen))
+
+
+def replicated_verdict(a: Sequence[Level], b: Sequence[Level], tau: float, *, min_effect: float = vd.MIN_EFFECT,
+                       confidence: float = vd.BETWEEN_COVERAGE) -> vd.Verdict:
+    """One cell judged on several runs a side (:func:`side_level` of each): speed-up = time A / time B."""
+    la, sa = side_level(a, tau)
+    lb, sb = side_level(b, tau)
+    effect, noise = la - lb, math.hypot(sa, sb)
+    half = vd.K_BETWEEN * noise * vd._quantile(confidence, None) / vd._quantile(vd.BETWEEN_COVERAGE, None)
+    return vd._verdict(effect, effect - half, effect + half, noise, len(a), len(b), vd.RUNS, confidence,
+                       min_effect, tau)
+
+
+def compare_run_groups(df: pd.DataFrame, runs_a: Sequence[str], runs_b: Sequence[str], **kw: Any) -> pd.DataFrame:
+    """:func:`~workbench.judge.compare.compare_runs` with several runs a side: per cell ok in at least one run of
+    each side, the speed-up of side B over side A (the mean of each side's log medians), its interval and a
+    verdict on basis "runs" (:func:`replicated_verdict`; ``n_a``/``n_b`` count runs). The run-to-run noise
+    (``attrs["run_noise"]``, of two runs' difference as ``compare_runs`` gives it; ``attrs["run_noise_per_run"]``,
+    one run's part) is measured between the runs of each side (:func:`replicate_noise`); with one run on both
+    sides, use ``compare_runs``. ``kw`` goes to the verdict."""
+    import pandas as pd
+
+    runs_a, runs_b = list(runs_a), list(runs_b)
+    _check_runs(df, runs_a + runs_b)
+    if set(runs_a) & set(runs_b):
+        raise ValueError(f"run(s) {sorted(set(runs_a) & set(runs_b))} are on both sides; a run belongs to one side")
+    key = list(CELL_COLUMNS)
+    sides = [df[df["run_id"].isin(runs)] for runs in (runs_a, runs_b)]
+    if any(x.duplicated(key + ["run_id"]).any() for x in sides):
+        key += [c for c in ("env_id", "device") if c in df][:1]
+    levels = run_levels(df, runs_a + runs_b, key, df[df["run_id"] == runs_a[0]])
+    taus = [t for t in (replicate_noise([levels[r] for r in runs]) for runs in (runs_a, runs_b)) if t is not None]
+    pair_noise = float(np.median(taus)) if taus else vd.STREAM_NOISE
+    tau = pair_noise / math.sqrt(2)  # a pair's difference holds two runs' noise: one run's is 1/sqrt(2) of it
+    medians = {run: _medians(df[df["run_id"] == run], key) for run in runs_a + runs_b}
+    cells = list(dict.fromkeys(c for run in runs_a + runs_b for c in medians[run]))
+    rows, modes_differ = [], 0
+    for cell in cells:
+        if len({medians[r][cell][1] for r in runs_a + runs_b if cell in medians[r]} - {None}) > 1:
+            modes_differ += 1  # a time of one timing mode is never set against another's
+            continue
+        a = [levels[r][cell] for r in runs_a if cell in levels[r]]
+        b = [levels[r][cell] for r in runs_b if cell in levels[r]]
+        if not a or not b:
+            continue
+        v = replicated_verdict(a, b, tau, **kw)
+        ma = [medians[r][cell][0] for r in runs_a if cell in medians[r]]
+        mb = [medians[r][cell][0] for r in runs_b if cell in medians[r]]
+        rec = dict(zip(key, cell, strict=True)) | v.to_dict()
+        rec.update(median_a=float(np.median(ma)), median_b=float(np.median(mb)), noisy=False,
+                   status_a=Status.OK, status_b=Status.OK, size=None, size_label=None)
+        rows.append(rec)
+    labels = _size_labels(df, key)
+    for rec in rows:
+        rec["size"], rec["size_label"] = labels.get(tuple(rec[k] for k in key), (None, None))
+    table = pd.DataFrame(rows, columns=key + RESULT_COLUMNS + ["status_a", "status_b", "size", "size_label"])
+    modes = (f"{modes_differ} cell(s) not compared: their runs timed them in different timing modes"
+             if modes_differ else None)
+    table.attrs.update(run_noise=pair_noise, run_noise_per_run=tau, speed_drift=None, bandwidth_drift=None,
+                       timing_modes=modes, conditions=run_conditions(*sides), runs=(runs_a, runs_b))
+    return table
+
+
+def _medians(run: pd.DataFrame, key: list[str]) -> dict[tuple, tuple[float, str | None]]:
+    """Each ok cell's median time (seconds) in one run, and the timing mode it was timed in."""
+    ok = run[run["status"] == Status.OK]
+    out = {}
+    for _, r in ok.iterrows():
+        median, mode = r.get("median_s"), r.get("timing_mode")
+        if median is not None and math.isfinite(float(median)):
+            out[tuple(r[k] for k in key)] = (float(median), mode if isinstance(mode, str) else None)
+    return out
+
+
+def _size_labels(df: pd.DataFrame, key: list[str]) -> dict[tuple, tuple[Any, Any]]:
+    cols = [c for c in ("size", "size_label") if c in df]
+    return {tuple(r[k] for k in key): (r.get("size"), r.get("size_label")) for _, r in
+            df[key + cols].drop_duplicates(key).iterrows()}
