@@ -6,12 +6,16 @@ A benchmark script, not a test: it prints figures (issue 36's targets beside the
     .venv/bin/python tests/perf/repeat.py --busy          # the same with one core kept busy (`yes > /dev/null`)
     .venv/bin/python tests/perf/repeat.py --power         # a run and a rerun in which one variant does 10% more
     .venv/bin/python tests/perf/repeat.py --runs A B --store S   # figures of two stored runs only
+    .venv/bin/python tests/perf/repeat.py --per-side 3    # also 3 runs a side: `compare A1,A2,A3 B1,B2,B3`
+    .venv/bin/python tests/perf/repeat.py --power --per-side 3   # the power check with 3 runs a side
 
 Figures: the share of cells whose working set fits in the last-level cache that repeat within 5%, of those
 past it within 10%; the 90th percentile of a cell's round-to-round max/min; the share marked noisy; and from
 ``workbench compare A B --json``: the share of cache-resident cells with a floor of ±10% or tighter, and the
 share called faster or slower (identical code: each such call is false). ``--power`` times a kernel whose
 variant ``heavier`` does 10% more work in the second run and counts the cells `compare` calls slower.
+``--per-side K`` runs each side K times in the order a user follows `compare`'s advice (A1 B1, then A2..AK,
+then B2..BK) and prints the same compare figures for `compare A1,..,AK B1,..,BK`.
 """
 
 from __future__ import annotations
@@ -114,7 +118,7 @@ def compare(store: Path, a: str, b: str, llc: int) -> dict[str, float]:
         raise SystemExit(f"compare failed:\n{proc.stderr[-2000:]}")
     records = json.loads(proc.stdout)
     records = records.get("rows", records) if isinstance(records, dict) else records
-    ra = rows(store, a)
+    ra = rows(store, a.split(",")[0])
     fits = {k: (r["bytes"] or 0) <= llc for k, r in ra.items()}
     floors, calls, cache_floors = [], 0, []
     for rec in records:
@@ -182,6 +186,8 @@ def main() -> None:
     ap.add_argument("--power", action="store_true", help="only this: a 10%% slower variant in a rerun, is it seen?")
     ap.add_argument("--runs", nargs=2, metavar="RUN", help="only the figures of two stored runs (with --store)")
     ap.add_argument("--store", help="store to use (default: a temporary one)")
+    ap.add_argument("--per-side", type=int, default=1, metavar="K",
+                    help="also judge K runs a side (compare A1,..,AK B1,..,BK); 1: one pair only")
     ap.add_argument("--bench-args", default="", help="more bench arguments, e.g. '--backends numpy numba'")
     args = ap.parse_args()
     store = Path(args.store or tempfile.mkdtemp(prefix="wb-repeat-")) / "r.sqlite" if not args.store \
@@ -190,7 +196,7 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores, LLC {llc / 2**20:.0f} MiB, load {os.getloadavg()[0]:.2f}; "
           f"store {store}", flush=True)
     if args.power:  # the power check alone
-        power(store.parent, llc)
+        power(store.parent, llc, args.per_side)
         return
     busy = subprocess.Popen("exec yes > /dev/null", shell=True) if args.busy else None
     try:
@@ -199,8 +205,11 @@ def main() -> None:
         else:
             extra = ["--suite", args.suite, *args.bench_args.split()]
             a, b = bench(store, "A", extra), bench(store, "B", extra)
+        more_a = [bench(store, f"A{i}", extra) for i in range(2, args.per_side + 1)] if not args.runs else []
+        more_b = [bench(store, f"B{i}", extra) for i in range(2, args.per_side + 1)] if not args.runs else []
         f = figures(store, a, b, llc)
         c = compare(store, a, b, llc)
+        g = compare(store, ",".join([a, *more_a]), ",".join([b, *more_b]), llc) if more_a else None
     finally:
         if busy is not None:
             busy.kill()
@@ -220,12 +229,17 @@ def main() -> None:
           f"p90 {f['ratio_p90']:.3f}, max {f['ratio_max']:.2f}")
     print(f"  cache-resident within 5% by backend: {f['by_backend']}")
     print(f"  compare verdicts: {c['verdicts']}; floor median {c['floor_p50']}")
+    if g is not None:
+        print(f"  {args.per_side} runs a side: cache-resident floor <= 10% {g['floor_10']:.3f} (target >= "
+              f"{TARGETS['floor_10']}); called faster/slower {g['false_calls']:.3f} (target <= "
+              f"{TARGETS['false_calls']}); floor median {g['floor_p50']:.3f}; verdicts {g['verdicts']}")
     print("  worst cells: " + "; ".join(f["worst"]))
     print(f"load at the end: {os.getloadavg()[0]:.2f}")
 
 
-def power(folder: Path, llc: int) -> None:
-    """A run and a rerun in which ``heavier`` does 10% more work: the share of its cells called slower."""
+def power(folder: Path, llc: int, per_side: int = 1) -> None:
+    """A run and a rerun in which ``heavier`` does 10% more work: the share of its cells called slower (and with
+    ``per_side`` > 1, the same with that many runs a side, in the order compare's advice gives)."""
     cat = folder / "powercat" / "scale2"
     cat.mkdir(parents=True, exist_ok=True)
     (cat / "spec.py").write_text(POWER_SPEC)
@@ -233,19 +247,26 @@ def power(folder: Path, llc: int) -> None:
     store = folder / "power.sqlite"
     extra = ["--kernels", "scale2", "--backends", "numpy", "--sizes", "quick"]
     env = {"WORKBENCH_CATALOG": str(cat.parent)}
-    a = bench(store, "P0", extra, {**env, "WB_EXTRA_WORK": "0"})
-    b = bench(store, "P10", extra, {**env, "WB_EXTRA_WORK": "0.10"})
-    proc = subprocess.run([*WORKBENCH, "compare", a, b, "--store", str(store), "--json"], capture_output=True,
-                          text=True, cwd=ROOT, check=True)
-    records = json.loads(proc.stdout)
-    heavy = [r for r in records if r.get("variant") == "heavier"]
-    same = [r for r in records if r.get("variant") != "heavier"]
-    seen = sum(r.get("verdict") == "slower" for r in heavy) / max(1, len(heavy))
-    false = sum(r.get("verdict") in ("faster", "slower") for r in same)
-    print(f"  power: 'heavier' (10% more work in the rerun) called slower in {seen:.0%} of {len(heavy)} cells "
-          f"(target >= {TARGETS['power']:.0%}); unchanged cells called faster/slower: {false} of {len(same)}")
-    for r in heavy:
-        print(f"    {r.get('size_label') or r.get('size')}: {r.get('verdict')} speed-up {r.get('speedup')}")
+    a = [bench(store, "P0", extra, {**env, "WB_EXTRA_WORK": "0"})]
+    b = [bench(store, "P10", extra, {**env, "WB_EXTRA_WORK": "0.10"})]
+    a += [bench(store, f"P0-{i}", extra, {**env, "WB_EXTRA_WORK": "0"}) for i in range(2, per_side + 1)]
+    b += [bench(store, f"P10-{i}", extra, {**env, "WB_EXTRA_WORK": "0.10"}) for i in range(2, per_side + 1)]
+    sides = [(a[:1], b[:1])] + ([(a, b)] if per_side > 1 else [])
+    for side_a, side_b in sides:
+        proc = subprocess.run([*WORKBENCH, "compare", ",".join(side_a), ",".join(side_b), "--store", str(store),
+                               "--json"], capture_output=True, text=True, cwd=ROOT, check=True)
+        records = json.loads(proc.stdout)
+        heavy = [r for r in records if r.get("variant") == "heavier"]
+        same = [r for r in records if r.get("variant") != "heavier"]
+        seen = sum(r.get("verdict") == "slower" for r in heavy) / max(1, len(heavy))
+        false = sum(r.get("verdict") in ("faster", "slower") for r in same)
+        print(f"  power, {len(side_a)} run(s) a side: 'heavier' (10% more work in the rerun) called slower in "
+              f"{seen:.0%} of {len(heavy)} cells (target >= {TARGETS['power']:.0%}); unchanged cells called "
+              f"faster/slower: {false} of {len(same)}")
+        for r in heavy:
+            print(f"    {r.get('size_label') or r.get('size')}: {r.get('verdict')} speed-up {r.get('speedup'):.3f} "
+                  f"floor {r.get('floor'):.3f}")
+    print(f"load at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
