@@ -41,8 +41,9 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 import pandas as pd
 import workbench
 from workbench import tutorial
-from workbench.report.claims import (busy_text, check_claim, estimate_text, host_bandwidth, may_state_cause,
-                                     medians_ratio, own_rounds_share, pair_verdicts, reading, verdict_sentence)
+from workbench.report.claims import (busy_text, check_claim, estimate_text, host_bandwidth, json_list,
+                                     may_state_cause, medians_ratio, own_rounds_share, pair_verdicts, reading,
+                                     verdict_sentence)
 
 import json
 
@@ -78,9 +79,16 @@ def stream_share_text(share, what):
     # what a share of the stream rate says, and only that: reading the compulsory bytes once at the host's copy
     # rate would take that share of the time (the rows count compulsory bytes only, so re-reads are not in it)
     said = f"reading {what} once at the stream rate would take {share:.0%} of its time"
-    return said + (": the bytes can account for all or nearly all of it" if share >= 0.7 else
-                   ": they account for part of it" if share >= 0.4 else
-                   ": most of its time goes to something other than reading them once")
+    return said + (" (70% or more: all or nearly all of it)" if share >= 0.7 else
+                   " (40-70%: part of it)" if share >= 0.4 else " (under 40%: most of its time goes elsewhere)")
+
+
+def against_text(row, own):
+    # which rate a share was taken against, with that rate, so the reader can redo the division
+    probes = [float(g) for g in json_list(row.get("round_bandwidth_gbs"))]
+    if own is None or not probes:
+        return "of the best probe"
+    return f"of its own rounds' probes (median {float(np.median(probes)):.1f} GB/s)"
 
 
 
@@ -285,7 +293,7 @@ else:
     for r in far[far["kv_len"] == L].sort_values("gbps", ascending=False).to_dict("records"):
         own = own_rounds_share(r)
         share = own if own is not None else r["gbps"] / probe[0]
-        against = "of its own rounds' probes" if own is not None else "of the best probe"
+        against = against_text(r, own)
         print(f"  {r['variant']}: {r['gbps']:.1f} GB/s (median), {share:.0%} {against}: "
               + stream_share_text(share, "the KV cache"))
 """),
@@ -373,7 +381,7 @@ else:
             band = stream_share_text(share, "its weights")
             noisy = bool(noisy_mask(pd.DataFrame([r]))[0])   # its rounds disagree: the share may move on a rerun
             bands.setdefault(runtime, []).append((r["mode"], share, noisy))
-            against = "of its own rounds' probes" if own is not None else "of the best probe"
+            against = against_text(r, own)
             print(f"  {r['variant']}: {fmt_seconds(r['median_s'])} for {fmt_bytes(r['bytes'])}, {r['gbps']:.1f} GB/s, "
                   f"{share:.0%} {against}: {band}" + (" (a noisy cell: may move on a rerun)" if noisy else ""))
     if (m["gbps"] > probe[0]).any():
