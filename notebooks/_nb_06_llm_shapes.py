@@ -6,7 +6,7 @@ CELLS = [
     md("""
 # LLM shapes
 
-A sweep over powers of two measures sizes no model runs: GPT-2's hidden width is 768, which no power of two
+A sweep over powers of two misses sizes that models run: GPT-2's hidden width is 768, which no power of two
 is (Llama-3-8B's 4096 happens to be one; the table below lists both). `workbench.core.datasets` ships the
 layer shapes of common transformer models (from their published configs); each kernel spec maps
 (batch, seq, hidden, intermediate, ...) to its own sizes — RMSNorm runs on `batch·seq` rows of `hidden`
