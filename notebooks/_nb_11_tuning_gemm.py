@@ -31,6 +31,7 @@ TUNE_BUDGET_S = 30   # wall time of the search (longer finds better tiles more o
 import pandas as pd
 import workbench
 from workbench import tutorial
+from workbench.judge.verdicts import is_disturbed
 from workbench.report.claims import check_claim, medians_disagree, pair_verdicts, reading, verdict_sentence
 
 import os
@@ -106,7 +107,8 @@ ax.scatter(ok["trial"], ok["ms (one timing)"], s=14, color="0.6", label="configu
 ax.step(trials["trial"], trials["lowest so far (ms)"], where="post", color="C0", label="lowest single timing so far")
 ax.axhline(result.default.median_s * 1e3, color="C3", ls="--", lw=1, label="hand-picked (its one timing)")
 v = result.verdict
-medians = v is not None and all(np.isfinite([v["median_a"], v["median_b"]]))
+# the confirmation's medians, unless its rounds disagreed past the point where a median can stand (disturbed)
+medians = v is not None and all(np.isfinite([v["median_a"], v["median_b"]])) and not is_disturbed(float(v["floor"]))
 if medians:   # what the rounds measured: the confirmation's medians, the figures the verdict rests on
     ax.axhline(v["median_a"] * 1e3, color="C3", lw=1.5, label="hand-picked (confirmation median)")
     ax.axhline(v["median_b"] * 1e3, color="C2", lw=1.5, label="the search's pick (confirmation median)")
@@ -118,7 +120,9 @@ one, spread = result.default.median_s * 1e3, ok["ms (one timing)"]
 print(f"single timings ran from {spread.min():.3g} to {spread.max():.3g} ms; the hand-picked tiles timed "
       f"{one:.3g} ms once in the search"
       + (f" and {v['median_a'] * 1e3:.3g} ms as the median of the confirmation's rounds (the search's pick: "
-         f"{v['median_b'] * 1e3:.3g} ms)" if medians else "")
+         f"{v['median_b'] * 1e3:.3g} ms)" if medians else
+         "; the confirmation was disturbed, so its medians are not shown" if v is not None and is_disturbed(
+             float(v["floor"])) else "")
       + ". A single timing is one draw on a shared machine, so no line of this plot is a finding: whether the "
       "search beat the hand-picked tiles is the confirmation's verdict above.")
 """, "figure"),
@@ -160,15 +164,23 @@ if best != hand:
     pv = pair_verdicts(res.df, hand, best, "numba").iloc[0]
     unsettled = reading(pv) == "inconclusive"   # the library plots' marker: hollow where nothing is settled
     fig, ax = plt.subplots(figsize=(6, 2.2))
-    ax.errorbar([pv["speedup"]], [0], xerr=[[pv["speedup"] - pv["ci_low"]], [pv["ci_high"] - pv["speedup"]]],
-                fmt="o", color="C0", mfc="none" if unsettled else "C0", capsize=4,
-                label="hollow: not settled" if unsettled else None)
-    ax.axvline(1, color="C3", ls="--", lw=1, label="hand-picked (1×)")
-    ax.set(yticks=[], xlabel=f"speed-up of the search's pick over hand-picked (paired, {pv['coverage']:.1%} interval)",
-           title="one run, interleaved rounds: " + ("not settled (the cells' own medians fall outside the interval)"
-                                                   if medians_disagree(pv) else reading(pv)))
-    ax.legend(loc="lower right", fontsize=8)
-    plt.show()
+    if is_disturbed(float(pv["floor"])):   # an interval this wide informs nothing: drawn as the sentence says it
+        ax.text(0.5, 0.5, "the comparison was disturbed: no interval is drawn" + chr(10)
+                + "(rerun with more rounds on an otherwise idle machine)", ha="center", va="center",
+                transform=ax.transAxes)
+        ax.set(xticks=[], yticks=[], title="one run, interleaved rounds: disturbed")
+        plt.show()
+    else:
+        ax.errorbar([pv["speedup"]], [0], xerr=[[pv["speedup"] - pv["ci_low"]], [pv["ci_high"] - pv["speedup"]]],
+                    fmt="o", color="C0", mfc="none" if unsettled else "C0", capsize=4,
+                    label="hollow: not settled" if unsettled else None)
+        ax.axvline(1, color="C3", ls="--", lw=1, label="hand-picked (1×)")
+        ax.set(yticks=[], xlabel=f"speed-up of the search's pick over hand-picked (paired, {pv['coverage']:.1%} "
+               "interval)", title="one run, interleaved rounds: " + (
+                   "not settled (the cells' own medians fall outside the interval)" if medians_disagree(pv)
+                   else reading(pv)))
+        ax.legend(loc="lower right", fontsize=8)
+        plt.show()
 else:
     plt.figure(figsize=(4, 1)); plt.text(0.1, 0.4, "hand-picked tiles were the best found"); plt.axis("off"); plt.show()
 """, "figure"),
