@@ -32,7 +32,8 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.judge.verdicts import is_disturbed
-from workbench.report.claims import check_claim, medians_disagree, pair_verdicts, reading, verdict_sentence
+from workbench.report.claims import (check_claim, medians_disagree, pair_verdicts, reading, settled_direction,
+                                     verdict_sentence)
 
 import os
 import tempfile
@@ -136,6 +137,11 @@ tiles (`numba-tiled[NB=...,KC=...,MC=...]` names a configuration), measured in i
 by the package's paired verdict.
 """),
     code("""
+def said_of(verdict):
+    direction = settled_direction(verdict)
+    return f"{direction[0]} (size not settled)" if direction else reading(verdict)
+
+
 hand = registry.configured("gemm", "numba-tiled", tiled.default_config()).name
 pick = result.verdict["against"] if result.verdict else result.best.config   # what the confirmation tested
 best = registry.configured("gemm", "numba-tiled", pick).name
@@ -152,11 +158,14 @@ else:
         check_claim(v, sentence)
         print(f"{v['size_label']}: {sentence}")
         confirmed = result.verdict
-        if confirmed and confirmed.get("against") == pick and reading(confirmed) != reading(v):
+        # what each run says of the pair: its settled direction where only the size is unsettled, else its reading
+        here, there = said_of(v), said_of(confirmed) if confirmed else None
+        if confirmed and confirmed.get("against") == pick and here != there:
             # two runs of one pair that read differently: each verdict stands for its own run; what was kept
             # follows the confirmation, the run the tuner decided by
-            print(f"the confirmation, an earlier run of the same pair, read {reading(confirmed)!r}; the tuner "
-                  f"kept {format_config(result.kept.config)} on that run's verdict, not on this one")
+            print(f"the confirmation, an earlier run of the same pair, read {there!r} and this one {here!r}: two "
+                  "runs on a shared machine that part settle nothing between them; the tuner kept "
+                  f"{format_config(result.kept.config)} on the confirmation's verdict, not on this one")
 """),
     code("""
 if best != hand:
