@@ -32,8 +32,8 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.judge.verdicts import is_disturbed
-from workbench.report.claims import (check_claim, medians_disagree, pair_verdicts, reading, settled_direction,
-                                     verdict_sentence)
+from workbench.report.claims import (check_claim, medians_disagree, medians_ratio, pair_verdicts, reading,
+                                     settled_direction, verdict_sentence)
 
 import os
 import tempfile
@@ -183,6 +183,8 @@ if best != hand:
         ax.errorbar([pv["speedup"]], [0], xerr=[[pv["speedup"] - pv["ci_low"]], [pv["ci_high"] - pv["speedup"]]],
                     fmt="o", color="C0", mfc="none" if unsettled else "C0", capsize=4,
                     label="hollow: not settled" if unsettled else None)
+        if medians_disagree(pv):   # the second figure the sentence quotes, where it lies
+            ax.plot([medians_ratio(pv)], [0], "x", color="C1", ms=8, label="ratio of the cells' medians")
         ax.axvline(1, color="C3", ls="--", lw=1, label="hand-picked (1×)")
         ax.set(yticks=[], xlabel=f"speed-up of the search's pick over hand-picked (paired, {pv['coverage']:.1%} "
                "interval)", title="one run, interleaved rounds: " + (
