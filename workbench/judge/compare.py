@@ -24,14 +24,17 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
-from workbench.core.frames import column_values, records, take_rows, where_rows
+from workbench.core.frames import column_values, take_rows, where_rows
 from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.judge import many as judge_many
 from workbench.judge import verdicts as vd
+from workbench.judge.anchored import anchor
 from workbench.judge.baselines import _pick_baseline as _pick_baseline  # tests check the fast path by it
 from workbench.judge.baselines import library_variants, pair_positions
 from workbench.judge.between_runs import BothTimes, SpeedProbes, between_run_noise, run_conditions
+from workbench.judge.pair_rows import PAIR_COLUMNS as PAIR_COLUMNS
+from workbench.judge.pair_rows import _paired_rounds, _same_row, baseline_pairs, row_times
 from workbench.judge.verdicts import parse_samples  # noqa: F401 - stats_compare.parse_samples, as before
 
 if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
@@ -65,22 +68,6 @@ class PairResult(TypedDict):
     median_a: float
     median_b: float
     noisy: bool
-
-
-def row_times(row: pd.Series | RowDict) -> tuple[np.ndarray, bool]:
-    """The times a verdict rests on, and whether they are round medians.
-
-    Per-round medians when the row has at least :data:`~workbench.judge.verdicts.MIN_ROUNDS` of them;
-    otherwise the samples of its one stream (one round, or a row stored before rounds existed).
-    """
-    cached = getattr(row, "times", None) if isinstance(row, _Row) else None
-    if cached is not None:
-        return cached
-    medians = parse_samples(row.get("round_medians_s"))
-    out = (medians, True) if len(medians) >= vd.MIN_ROUNDS else (parse_samples(row.get("samples_s")), False)
-    if isinstance(row, _Row):
-        row.times = out
-    return out
 
 
 def _result(v: vd.Verdict, a: np.ndarray, b: np.ndarray, row_a: Any, row_b: Any) -> PairResult:
@@ -183,6 +170,7 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     extra = ["status_a", "status_b", "device_a", "device_b", "env_a", "env_b", "size", "size_label"]
     table = pd.DataFrame(rows, columns=key + RESULT_COLUMNS + extra)
     table.attrs["run_noise"] = run_noise
+    table.attrs["anchored"] = anchor(table, a, b, key, **kw)  # a variant against its baseline in both runs
     table.attrs["speed_drift"] = speed.drift
     table.attrs["bandwidth_drift"] = memory.drift
     table.attrs["conditions"] = run_conditions(a, b)
@@ -208,19 +196,6 @@ def _side(r: pd.Series, side: str) -> RowDict:
     """One run's columns of a merged row, without their suffix."""
     cols = ("samples_s", "round_medians_s", "noisy", "timing_mode")
     return {c: r.get(f"{c}_{side}", r.get(c)) for c in cols}
-
-
-def _paired_rounds(base: Any, row: Any) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Both rows' times, and whether they pair round by round: on the sweep rounds both were measured in
-    (``round_ids``: a sweep gives undecided pairs extra rounds, so a reference may have more rounds than a
-    contender settled earlier), else when both have the same number (≥ MIN_ROUNDS) of rounds."""
-    a, a_rounds = row_times(base)
-    b, b_rounds = row_times(row)
-    if a_rounds and b_rounds:
-        both = vd.aligned(a, vd.round_ids(base.get(vd.ROUND_IDS)), b, vd.round_ids(row.get(vd.ROUND_IDS)))
-        if both is not None:
-            return both[0], both[1], True
-    return a, b, a_rounds and b_rounds and len(a) == len(b)
 
 
 def block_effects(base: Any, row: Any) -> np.ndarray | None:
@@ -395,39 +370,6 @@ def _speedups_one_by_one(df: pd.DataFrame, baseline_variant: str | None, baselin
     return pd.DataFrame(out, columns=cols)
 
 
-#: The columns a judged pair's rows are read by (:func:`judge_pair`, :func:`typical_spreads`, the A/A twins and
-#: the tables' own columns): a row of every column took about 3.5 KB, and a million-row report held a kernel's
-#: rows so (700 MB per 200,000).
-PAIR_COLUMNS = ("run_id", "env_id", "device", "cell_key", "kernel", "variant", "backend", "dtype", "params", "size",
-                "size_label", "mode", "cache", "timing_mode", "status", "library", "noisy", "rel_spread", "samples_s",
-                "round_medians_s", vd.ROUND_IDS, vd.PAIR_WITH, vd.PAIR_D, vd.PAIR_IDS, vd.TWIN_MEDIANS, vd.TWIN_IDS,
-                vd.TWIN_PAIR_D, vd.TWIN_PAIR_IDS)
-
-
-class _Row(dict):
-    """A row as a plain mapping with its index label (``name``, as a pandas Series has): a report judges each
-    of 100,000 rows through many ``row.get`` calls, which cost a pandas Series 5-10 µs each. ``times`` keeps
-    :func:`row_times` once parsed (a reference row is judged against each of its group's rows, and each
-    judgement asked for both sides' times twice: JSON parsing was a fifth of a large report's time)."""
-
-    __slots__ = ("name", "times")
-
-    def __init__(self, values: Mapping[str, Any], name: Any) -> None:
-        super().__init__(values)
-        self.name = name
-        self.times: tuple[np.ndarray, bool] | None = None
-
-
-def baseline_pairs(df: pd.DataFrame, baseline_variant: str | None = None, baseline_backend: str | None = None
-                   ) -> tuple[list[tuple[pd.Series, pd.Series | None]], list[str]]:
-    """Every ok row of ``df`` with its baseline row (or None), as :func:`pair_positions` orders them, and the
-    columns that name a machine's run: the pairs :func:`judge_pair` judges one by one."""
-    positions, machine = pair_positions(df, baseline_variant, baseline_backend)
-    ok = df[df["status"] == Status.OK]
-    rows = [_Row(rec, name) for name, rec in zip(ok.index, records(ok, PAIR_COLUMNS), strict=True)]
-    return [(rows[i], None if j is None else rows[j]) for i, j in positions], machine
-
-
 def undecided_pairs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(cell_key of the row, cell_key of its baseline) of every pair of ``rows`` (one run's stored rows, as a
     sweep holds them) that :func:`speedup_vs_baseline` calls inconclusive with its default baselines: the
@@ -448,16 +390,6 @@ def undecided_pairs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
             if not _same_row(row, base)
             and (_paired_rounds(base, row)[2] or block_effects(base, row) is not None)
             and judge_pair(base, row, partial(typical, row))["verdict"] == "inconclusive"]
-
-
-def _same_row(a: Any, b: Any) -> bool:
-    """The same stored row: a table's rows by their index, plain rows by identity or cell key."""
-    if a is b:
-        return True
-    name_a, name_b = getattr(a, "name", None), getattr(b, "name", None)
-    if name_a is not None and name_b is not None:
-        return bool(name_a == name_b)
-    return a.get("cell_key") is not None and a.get("cell_key") == b.get("cell_key")
 
 
 def twin_times(row: pd.Series | RowDict) -> tuple[np.ndarray, np.ndarray] | None:
