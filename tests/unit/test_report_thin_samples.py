@@ -67,3 +67,25 @@ def test_the_samples_replaced_are_not_kept_alive_by_the_frame():
     gc.collect()
     assert [sys.getrefcount(t) for t in texts] == base
     assert out["samples_s"][0] == "[0.002]"
+
+
+def test_pooled_medians_by_sort_match_numpys_on_mixed_lists_and_fall_back_on_text_orjson_refuses():
+    """The sorted-middle medians (orjson) are numpy's exactly: even and odd lengths, integers among floats,
+    repeated values, huge and tiny magnitudes; a text orjson refuses goes the numpy way."""
+    from workbench.report.thin_samples import _numpy_medians
+
+    rng = np.random.default_rng(11)
+    texts = []
+    for n in range(1, 40):
+        values = rng.lognormal(-9, 3, n).tolist()
+        if n % 3 == 0:
+            values[0] = int(n)  # an integer among floats
+        if n % 5 == 0:
+            values += values[:2]  # repeated values
+        texts.append(json.dumps(values))
+    texts.append("[9007199254740993, 1.5, 2]")  # an integer past 2**53
+    got = pooled_medians(texts)
+    assert got == _numpy_medians(texts)
+    assert all(isinstance(m, float) for m in got)
+    assert pooled_medians(["[1, 2,]", "[3]"]) is None  # not JSON: the numpy reader refuses it too
+    assert pooled_medians(["[1e-5, 2e-5]", "[3, 1e400]"]) == _numpy_medians(["[1e-5, 2e-5]", "[3, 1e400]"])

@@ -233,6 +233,8 @@ def size_classes(rows: pd.DataFrame) -> list[tuple[str, str]]:
 #: The columns the key findings pick rows by (the fastest cell, the reference, failures, size classes).
 NARROW_COLUMNS = ("kernel", "run_id", "params", "size", "size_label", "status", "variant", "backend", "dtype",
                   "library", "median_s", "message")
+#: The columns :func:`workbench.report.claims.disturbance_text` reads of a disturbed pair's rows.
+DISTURBANCE_COLUMNS = ("load_avg_1m", "other_cpu_share")
 #: The column that holds a picked row's position in the report's frame.
 POSITION = "__position"
 
@@ -398,7 +400,10 @@ def _disturbed_settle(ctx: _Context, kr: _KernelRun, cell: pd.DataFrame, best: p
     and how to rerun it."""
     pair = cell[[(v, b) in ((best["variant"], best["backend"]), kr.ref)
                  for v, b in zip(cell["variant"], cell["backend"], strict=True)]]
-    by = disturbance_text(take_rows(ctx.df, pair[POSITION].to_numpy()))
+    # only the columns disturbance_text reads: the pair's whole rows, taken from a million-row frame once per
+    # disturbed finding, were a third of a 1M-row report's key findings
+    cols = [c for c in DISTURBANCE_COLUMNS if c in ctx.df]
+    by = disturbance_text(ctx.df.iloc[pair[POSITION].to_numpy(), [ctx.df.columns.get_loc(c) for c in cols]])
     return f"disturbed{f' ({by})' if by else ''}: {RERUN_HINT}"
 
 

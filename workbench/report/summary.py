@@ -212,11 +212,18 @@ def reference_speedups(ok: pd.DataFrame, baseline: Any = None) -> pd.DataFrame:
     return pd.concat(tables, ignore_index=True) if tables else speedup_table(ok, baseline)
 
 
+#: The columns of a run's rows that :func:`runs_table` reads.
+RUNS_TABLE_COLUMNS = ("run_id", "wall_s", "device", "started_at", "env_id", "status")
+
+
 def runs_table(data: ReportData) -> pd.DataFrame:
     """One line per run: name, start, host, devices, wall time, cells and their statuses."""
     df, runs = data.df, data.runs
     out = []
-    by_run = split_by(df, "run_id") if "run_id" in df else {}  # each run's rows found once, not a filter per run
+    # each run's rows found once, not a filter per run; only the columns read here (every column of a million
+    # rows, taken run by run, was a copy of the report's frame)
+    narrow = df[[c for c in RUNS_TABLE_COLUMNS if c in df]]
+    by_run = split_by(narrow, "run_id") if "run_id" in df else {}
     for rid in data.run_ids or list(dict.fromkeys(df.get("run_id", []))):
         rows = by_run.get(rid, df.iloc[0:0]) if "run_id" in df else df
         rec = runs[runs["run_id"] == rid].iloc[0].to_dict() if len(runs) and "run_id" in runs and \

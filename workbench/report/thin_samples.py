@@ -36,8 +36,27 @@ def _plain_numbers(texts: list[str]) -> tuple[np.ndarray, list[int]] | None:
 
 
 def pooled_medians(texts: list[str]) -> list[float | None] | None:
-    """``np.median`` of each plain list of ``texts`` (None for an empty one), computed a length at a time;
-    None when the texts do not read as plain numbers."""
+    """``np.median`` of each plain list of ``texts`` (None for an empty one); None when the texts do not read
+    as plain numbers. Each list is decoded by orjson and its middle taken from ``sorted`` (what ``np.median``
+    gives: the middle value, or the mean of the two middle ones); texts orjson refuses go the numpy way
+    (:func:`_numpy_medians`). Why: numpy's text reader and its medians were half of reading a million-row
+    report's rows."""
+    from workbench.store.fast_json import loads
+
+    out: list[float | None] = []
+    try:
+        for text in texts:
+            s = sorted(loads(text))
+            n = len(s)
+            # float() after the sort: exact comparison orders the values as their float conversions do
+            out.append(None if not n else float(s[n // 2]) if n % 2 else (float(s[n // 2 - 1]) + float(s[n // 2])) / 2)
+    except (ValueError, TypeError):  # not JSON to orjson, or not numbers
+        return _numpy_medians(texts)
+    return out
+
+
+def _numpy_medians(texts: list[str]) -> list[float | None] | None:
+    """:func:`pooled_medians` by numpy's text reader, a length at a time."""
     got = _plain_numbers(texts)
     if got is None:
         return None

@@ -15,6 +15,7 @@ from workbench.report.plots.frame import finish, new_figure, split_ok
 from workbench.report.plots.memory import plot_memory
 from workbench.report.plots.metrics import INVERSE_TIME, METRIC_LABELS, resolve_metric
 from workbench.report.plots.series import (
+    MAX_RUN_LINES,
     for_kernel,
     kernel_names,
     line_style,
@@ -100,12 +101,6 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
             ax.set_ylim(bottom=0) if ax.get_yscale() == "linear" else None
     ax.grid(True, alpha=0.3)
     return pooled
-
-
-#: A series timed in more runs than this is drawn as one line (the median over its runs at each size) with a
-#: band from the fastest run to the slowest: a line per run made 400 lines and 6 MB of SVG per figure for a
-#: report of 100 runs, which no reader can tell apart.
-MAX_RUN_LINES = 6
 
 
 def _draw_pooled_runs(ax: Axes, data: pd.DataFrame, metric: str, cols: list[str],

@@ -10,7 +10,16 @@ from matplotlib.figure import Figure
 
 from workbench.report.plots.frame import finish, new_figure, split_ok
 from workbench.report.plots.metrics import METRIC_LABELS
-from workbench.report.plots.series import for_kernel, kernel_names, line_style, run_order, series_columns, series_label
+from workbench.report.plots.series import (
+    for_kernel,
+    kernel_names,
+    line_style,
+    pooled_legend,
+    pooled_over_runs,
+    run_order,
+    series_columns,
+    series_label,
+)
 from workbench.report.plots.size_axis import set_plain_axis, set_size_axis, with_x
 from workbench.report.styles import SeriesStyle, styles_for
 
@@ -52,6 +61,7 @@ def plot_memory(df: pd.DataFrame, *, ax: Axes | None = None, title: str | None =
             continue
         data, axis = with_x(k)
         data["peak_mem_bytes"] = pd.to_numeric(data["peak_mem_bytes"], errors="coerce")
+        data = pooled_over_runs(data, ["variant", "backend", "dtype", "cache", "_group", "_x"])
         unit, scale = _bytes_unit(data["peak_mem_bytes"])
         a.set_ylabel(f"{METRIC_LABELS['peak_mem_bytes']} ({unit})")
         cols = series_columns(data)
@@ -63,6 +73,7 @@ def plot_memory(df: pd.DataFrame, *, ax: Axes | None = None, title: str | None =
             label = series_label(key[:-1], cols, run_names, styles) + (f", {key[-1]}" if key[-1] else "")
             a.plot(g["_x"], g["peak_mem_bytes"] / scale, marker=style.marker, ms=4, color=style.color, ls=ls,
                    label=label + (f" [{', '.join(methods)}]" if methods else ""))
+        pooled_legend(a, data)
         set_size_axis(a, data["_x"], axis, data.attrs.get("companions"))
         set_plain_axis(a, data["peak_mem_bytes"] / scale)
         a.grid(True, alpha=0.3)

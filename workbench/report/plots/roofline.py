@@ -126,6 +126,7 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
     styles = styles if styles is not None else styles_for(df)
     ok = _roofline_points(ok)
     roofs = resolve_roofs(ok, peaks, published=published)
+    ok = ps.pooled_over_runs(ok, ["variant", "backend", "dtype", "cache", "env_id", "params"])
     dtypes = list(dict.fromkeys(ok["dtype"].astype(str))) if len(ok) and "dtype" in ok else [None]
     lines = {(key, dt): line for dt in dtypes for key, line in roof_lines(roofs, dt).items()}
     fig, axes = (ax.figure, [ax]) if ax is not None else new_figure(1, width=5.6, height=3.6)
@@ -143,6 +144,7 @@ def plot_roofline(df: pd.DataFrame, peaks: pd.DataFrame | None = None, *, ax: Ax
     if len(ok):
         _draw_points(a, ok, styles, run_names)
         notes = _ring_points_above(a, ok, lines, roofs, environments)
+        ps.pooled_legend(a, ok)
         tops = [ln.get_ydata().max() for ln in a.lines if len(ln.get_ydata())] + [ok["gflops"].max()]
         hi = max(tops) * 3
         a.set_ylim(min(ok["gflops"].min() / 10, hi / 1000), hi)

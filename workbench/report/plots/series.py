@@ -27,6 +27,40 @@ def series_columns(df: pd.DataFrame) -> list[str]:
     return cols
 
 
+#: A series timed in more runs than this is drawn as one line (the median over its runs at each size) with a
+#: band from the fastest run to the slowest: a line per run made 400 lines and 6 MB of SVG per figure for a
+#: report of 100 runs, which no reader can tell apart.
+MAX_RUN_LINES = 6
+
+
+def pooled_over_runs(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """One row per group of ``by`` (a series and a size, without the run) where the rows come from more than
+    :data:`MAX_RUN_LINES` runs: the median of each float column over the group's runs, the first value of every
+    other column, and ``noisy`` where most of them were (``df`` as it is otherwise). Why: a roofline of a
+    report of 100 runs drew every run's point, a million-row report's figures 160 MB of SVG no reader could tell
+    apart; the pooled points are what its time figure draws."""
+    runs = run_order(df)
+    if "run_id" not in df or len(runs) <= MAX_RUN_LINES or df.empty:
+        return df
+    keys = [c for c in by if c in df]
+    data = df.assign(noisy=noisy_mask(df).astype(float))
+    floats = [c for c in data.columns if c not in keys and data[c].dtype.kind in "fiu"]
+    groups = data.groupby(keys, sort=False, dropna=False)
+    firsts = groups[[c for c in data.columns if c not in keys and c not in floats]].first()
+    out = pd.concat([firsts, groups[floats].median()], axis=1).reset_index()
+    out["noisy"] = out["noisy"] > 0.5
+    out["run_id"] = None  # a point of every run: no line style of one run
+    out = out[[*[c for c in df.columns if c in out], *([] if "noisy" in df else ["noisy"])]]
+    out.attrs = {**df.attrs, "pooled_runs": len(runs)}
+    return out
+
+
+def pooled_legend(ax: Axes, df: pd.DataFrame) -> None:
+    """The legend line that says a figure's points are medians over runs (:func:`pooled_over_runs`)."""
+    if df.attrs.get("pooled_runs"):
+        ax.plot([], [], ls="none", label=f"median of {df.attrs['pooled_runs']} runs at each size")
+
+
 def series_label(key: Any, cols: list[str], run_names: Mapping[str, str] | None = None,
                  styles: Mapping[str, SeriesStyle] | None = None) -> str:
     """A line's legend text: the series' name under ``styles`` (:func:`~workbench.report.styles.display_name`),
