@@ -110,6 +110,8 @@ def between_runs(df: pd.DataFrame, side_a: list[str], side_b: list[str]) -> tupl
             notes.append(f"{anchored} cell(s) judged against their baseline ({', '.join(anchors[:4])}"
                          f"{' ...' if len(anchors) > 4 else ''}: the same library call, timed beside them in every "
                          "round of both runs, so the host's drift common to both cancels; column 'anchor' in --json)")
+    if table.attrs.get("probes_unused"):
+        notes.append(f"note: {table.attrs['probes_unused']}")
     notes += [f"note: {c}" for c in table.attrs.get("conditions", [])]
     if table.attrs.get("timing_modes"):
         notes.append(f"note: {table.attrs['timing_modes']}")

@@ -149,6 +149,15 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     merged = a.merge(b, on=key, suffixes=("_a", "_b"))
     times, judged, speed, memory = _judged_times(merged)
     run_noise = _between_run_noise(judged.values())
+    probes_unused = None
+    probed = any(judged[i] is not t for i, t in times.items())
+    if probed and (as_measured := _between_run_noise(times.values())) < run_noise:
+        # the probes moved unlike the cells (a power pair's probe read 22% faster while its cells moved 0-8%):
+        # dividing by them would add their own scatter; chosen across all cells by the noise, never by an effect
+        probes_unused = (f"the probes' drift between the runs ({_drift_text(speed, memory)}) did not follow the "
+                         f"cells' (run-to-run noise {100 * run_noise:.1f}% judged over them, {100 * as_measured:.1f}% "
+                         "as measured): cells are judged as measured")
+        judged, run_noise, speed, memory = dict(times), as_measured, SpeedProbes(None, None), SpeedProbes(None, None)
     rows, modes_differ = [], 0
     for i, r in merged.iterrows():
         rec = {k: r[k] for k in key}
@@ -170,6 +179,7 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     extra = ["status_a", "status_b", "device_a", "device_b", "env_a", "env_b", "size", "size_label"]
     table = pd.DataFrame(rows, columns=key + RESULT_COLUMNS + extra)
     table.attrs["run_noise"] = run_noise
+    table.attrs["probes_unused"] = probes_unused
     table.attrs["anchored"] = anchor(table, a, b, key, **kw)  # a variant against its baseline in both runs
     table.attrs["speed_drift"] = speed.drift
     table.attrs["bandwidth_drift"] = memory.drift
@@ -177,6 +187,12 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     table.attrs["timing_modes"] = (f"{modes_differ} cell(s) not compared: the two runs timed them in different "
                                    "timing modes" if modes_differ else None)
     return table
+
+
+def _drift_text(speed: SpeedProbes, memory: SpeedProbes) -> str:
+    named = (("speed-probe time", speed), ("bandwidth-probe time", memory))
+    parts = [f"{what} {100 * (p.drift - 1):+.1f}%" for what, p in named if p.drift is not None]
+    return ", ".join(parts) or "none"
 
 
 def _between_run_noise(judged: Iterable[BothTimes]) -> float:
