@@ -160,12 +160,16 @@ else:
         confirmed = result.verdict
         # what each run says of the pair: its settled direction where only the size is unsettled, else its reading
         here, there = said_of(v), said_of(confirmed) if confirmed else None
-        if confirmed and confirmed.get("against") == pick and here != there:
+        # "inconclusive" beside "same" is no disagreement (neither found a difference); any other pair of readings is
+        compatible = {here, there} == {"inconclusive", "same"}
+        if confirmed and confirmed.get("against") == pick and here != there and not compatible:
             # two runs of one pair that read differently: each verdict stands for its own run; what was kept
             # follows the confirmation, the run the tuner decided by
-            print(f"the confirmation, an earlier run of the same pair, read {there!r} and this one {here!r}: two "
-                  "runs on a shared machine that part settle nothing between them; the tuner kept "
-                  f"{format_config(result.kept.config)} on the confirmation's verdict, not on this one")
+            opposed = {here.split()[0], there.split()[0]} == {"faster", "slower"}
+            print(f"the confirmation, an earlier run of the same pair, read {there!r} and this one {here!r}"
+                  + (": two runs on a shared machine that contradict each other settle nothing" if opposed else "")
+                  + f"; the tuner kept {format_config(result.kept.config)} on the confirmation's verdict, not on "
+                  "this one")
 """),
     code("""
 if best != hand:

@@ -363,3 +363,11 @@ def test_a_slower_sentence_quotes_its_ratio_at_its_interval_s_precision():
                                       (312.0, "310×")])
 def test_a_bound_keeps_two_significant_digits_rounded_the_way_that_keeps_it_a_bound(x, shown):
     assert claims.bound_text(x) == shown
+
+
+def test_an_inconclusive_ratio_that_prints_as_one_is_said_as_no_difference_not_as_slower():
+    """11: "measured 1.00× slower, within ±9.1% noise"."""
+    v = verdict("inconclusive", 0.997, 0.93, 1.07, 0.091)
+    sentence = verdict_sentence(v, "hand-picked", "tuned")
+    assert "tuned measured no difference at this precision (1.00×)" in sentence and "slower" not in sentence
+    check_claim(v, sentence)

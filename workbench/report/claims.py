@@ -211,8 +211,9 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
                 f"({interval_text(lo, hi)}, {s:.2f}× measured) lies inside it")
     if said == "inconclusive":
         # the direction in words: "0.12× measured" leaves the reader to work out which took longer
-        measured = (f"{other} measured {estimate_text(s, lo, hi)} faster" if s >= 1
-                    else f"{other} measured {estimate_text(1 / s, 1 / hi, 1 / lo)} slower")
+        shown = estimate_text(s, lo, hi) if s >= 1 else estimate_text(1 / s, 1 / hi, 1 / lo)
+        measured = (f"{other} measured no difference at this precision ({shown})" if float(shown[:-1]) == 1
+                    else f"{other} measured {shown} {'faster' if s >= 1 else 'slower'}")   # never "1.00× slower"
         if math.isfinite(floor) and abs(math.log(s)) > math.log1p(floor):
             why = f"{measured}, but the interval {lo:.2f}-{hi:.2f}× includes no change"
         else:
