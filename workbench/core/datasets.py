@@ -142,9 +142,11 @@ def _figure(text: str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
+@functools.lru_cache(maxsize=1024)
 def published_peak(device_name: str | None, dtype: str) -> tuple[float | None, float | None]:
     """(GFLOP/s for ``dtype``, GB/s) from the published table, None where unknown; the row chosen as
-    :func:`match_published` chooses it."""
+    :func:`match_published` chooses it. Cached (the table is read once per process): a report asks it of every
+    float32 row, and the table's patterns were searched again each time."""
     if not device_name:
         return None, None
     row = next((r for r in _published_rows() if re.search(str(r["pattern"]), device_name, flags=re.IGNORECASE)),

@@ -398,8 +398,8 @@ def _runner_up(kr: _KernelRun, cell: pd.DataFrame, params: str, ratios: np.ndarr
 def _disturbed_settle(ctx: _Context, kr: _KernelRun, cell: pd.DataFrame, best: pd.Series) -> str:
     """What disturbed a comparison too wide to inform (the pair's rows' load and other processes' CPU share)
     and how to rerun it."""
-    pair = cell[[(v, b) in ((best["variant"], best["backend"]), kr.ref)
-                 for v, b in zip(cell["variant"], cell["backend"], strict=True)]]
+    sides = ((best["variant"], best["backend"]), kr.ref)  # read once, not once per row of the cell
+    pair = cell[[(v, b) in sides for v, b in zip(cell["variant"], cell["backend"], strict=True)]]
     # only the columns disturbance_text reads: the pair's whole rows, taken from a million-row frame once per
     # disturbed finding, were a third of a 1M-row report's key findings
     cols = [c for c in DISTURBANCE_COLUMNS if c in ctx.df]
