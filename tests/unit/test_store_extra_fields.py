@@ -29,3 +29,19 @@ def test_no_text_is_none_and_bad_json_still_raises():
     assert extra_fields(None) is None and extra_fields("") is None
     with pytest.raises(ValueError):
         extra_fields("{not json")
+
+
+def test_repeated_extra_texts_are_one_shared_object_and_unhashable_fields_still_read(tmp_path):
+    """A million rows' round ids and precision settings (a few values) held a string per row; now one each."""
+    from workbench.store.database import Store
+
+    store = Store(tmp_path / "s.sqlite")
+    base = {"run_id": "r1", "kernel": "k", "variant": "v", "backend": "numpy", "status": "ok"}
+    for i in range(6):
+        store.record({**base, "cell_key": f"c{i}", "precision": '{"torch_allow_tf32": false}',
+                      "round_ids": "[1, 2, 3]", "odd": {"x": i}})
+    df = store.results()
+    assert df["precision"].iloc[0] is df["precision"].iloc[5]
+    assert df["round_ids"].iloc[1] is df["round_ids"].iloc[4]
+    assert list(df["precision"]) == ['{"torch_allow_tf32": false}'] * 6
+    assert [extra_fields(json.dumps({"odd": v}))["odd"] for v in df["odd"]] == list(df["odd"])

@@ -107,7 +107,7 @@ def csv_cell(v: Any) -> Any:
 
 
 def csv_pieces(store_or_df: Any, run_ids: str | Iterable[str] | None) -> Iterator[str]:
-    """:func:`csv_text` of the rows, in pieces: a store's rows come from SQLite as CSV fields already
+    """:func:`csv_text` of the rows, in pieces: a store's rows come as CSV fields already
     (:func:`workbench.report.data.row_tuples` with ``csv_fields``: quoted as the csv module quotes, formulas
     neutralised), joined a batch at a time (the same text, without a frame or the csv module's pass over
     every character); other rows, frame by frame."""
@@ -121,7 +121,7 @@ def csv_pieces(store_or_df: Any, run_ids: str | Iterable[str] | None) -> Iterato
     csv.writer(buf, lineterminator="\r\n").writerow([csv_cell(str(c)) for c in columns])
     yield buf.getvalue()
     for batch in batches:
-        yield "".join([",".join(map(str, row)) + "\r\n" for row in batch])
+        yield "".join([",".join(row) + "\r\n" for row in batch])
 
 
 def csv_text(df: pd.DataFrame, header: bool = True) -> str:

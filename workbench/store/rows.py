@@ -158,7 +158,13 @@ class ResultRows(StoreConnection):
             parsed = [extra_fields(x) for x in extra]
             more = pd.DataFrame.from_records([x if isinstance(x, dict) else {} for x in parsed], index=df.index)
             stored = set(df.columns) | (have if columns is not None or empty else set())  # a left-out column stays out
+            # repeated texts shared, as the record columns' are (a million rows' round ids and precision
+            # settings, a few values, held a string per row: ~200 MB)
             more = more[[c for c in more.columns if c not in stored]]
+            try:
+                more = share_strings(more, shared)
+            except TypeError:  # a field holding lists or objects (unhashable): kept as decoded
+                pass
             df = pd.concat([df, more], axis=1)
         return df.reindex(columns=wanted + sorted(set(df.columns) - set(RESULT_COLUMNS)))
 
@@ -235,10 +241,10 @@ class ResultRows(StoreConnection):
         SQLite, so a CSV of a million rows goes from SQLite to the file without a frame per batch. A text
         value starting with one of ``quote_prefixes`` gets a leading ``'`` (a CSV's defence against formulas);
         extra fields are taken out of ``extra`` (JSON true/false as True/False, as a frame writes them).
-        ``csv_fields``: each value comes as the csv module writes it (:func:`csv_field_sql`), so
-        ``",".join(map(str, row))`` is the row's CSV line (the csv module took longer than SQLite over rows of
-        4 KB texts). None when an extra field is nested or oddly named: then :meth:`result_frames` writes
-        them. Batches are small (a thousand 5 KB rows): a million-row CSV holds one batch at a time."""
+        ``csv_fields``: each value comes as the csv module writes it (:func:`csv_field_text`), so
+        ``",".join(row)`` is the row's CSV line (the csv module took longer over rows of 4 KB texts). None
+        when an extra field is nested or oddly named: then :meth:`result_frames` writes them. Batches are small
+        (a thousand 5 KB rows): a million-row CSV holds one batch at a time."""
         where, ids = run_filter(run_ids)
         with self._lock:
             extras = self._conn.execute(
@@ -248,13 +254,16 @@ class ResultRows(StoreConnection):
         if any(t in ("object", "array") or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k, t in extras):
             return None
         keys = sorted({k for k, _ in extras} - set(RESULT_COLUMNS))
-        field = csv_field_sql if csv_fields else formula_quoted_sql
         prefixes = tuple(quote_prefixes)
-        exprs = [field(k, prefixes) if k in have else ("''" if csv_fields else "NULL") for k in RESULT_COLUMNS]
+        # csv_fields: raw values, made fields in Python (csv_field_text): SQLite's CASE per field read each
+        # column up to five times, a third of a million-row CSV's time
+        field = (lambda expr, _: expr) if csv_fields else formula_quoted_sql
+        exprs = [field(k, prefixes) if k in have else "NULL" for k in RESULT_COLUMNS]
         exprs += [field(f"(CASE json_type(extra, '$.{k}') WHEN 'true' THEN 'True' WHEN 'false' THEN 'False' "
                         f"ELSE json_extract(extra, '$.{k}') END)", prefixes) for k in keys]
         with self._lock:
             cur = self._conn.execute(f"SELECT {', '.join(exprs)} FROM results {where} ORDER BY rowid", ids)
+        as_field = csv_field_text(prefixes)
 
         def batches() -> Iterator[list[tuple[Any, ...]]]:
             while True:
@@ -262,7 +271,7 @@ class ResultRows(StoreConnection):
                     batch = cur.fetchmany(rows_per_batch)
                 if not batch:
                     return
-                yield batch
+                yield [tuple(map(as_field, row)) for row in batch] if csv_fields else batch
 
         return [*RESULT_COLUMNS, *keys], batches()
 
@@ -280,18 +289,25 @@ def formula_quoted_sql(expr: str, prefixes: tuple[str, ...]) -> str:
     return f"(CASE WHEN {_prefix_test(expr, prefixes)} THEN '''' || {expr} ELSE {expr} END)"
 
 
-#: SQL: text the csv module quotes (QUOTE_MINIMAL, lines ending CRLF): text holding a comma, a quote, CR or LF.
-_NEEDS_QUOTES = "GLOB '*[,\"' || char(10) || char(13) || ']*'"
+def csv_field_text(prefixes: tuple[str, ...]) -> Callable[[Any], str]:
+    """A function giving a value as Python's csv module writes it (``csv.writer(lineterminator="\\r\\n")``)
+    after :func:`formula_quoted_sql`: None as '', a number as ``str`` writes it, text starting with one of
+    ``prefixes`` led by ``'``, text holding a comma, a quote, CR or LF inside quotes with its quotes doubled
+    (SQLite's CASE per field did this slower, reading each column up to five times)."""
 
+    def field(v: Any) -> str:
+        if v is None:
+            return ""
+        if type(v) is not str:
+            return str(v)
+        lead = "'" if v[:1] in prefixes else ""
+        if '"' in v:
+            return '"' + lead + v.replace('"', '""') + '"'
+        if "," in v or "\n" in v or "\r" in v:
+            return '"' + lead + v + '"'
+        return lead + v if lead else v
 
-def csv_field_sql(expr: str, prefixes: tuple[str, ...]) -> str:
-    """SQL: ``expr`` as Python's csv module writes it (``csv.writer(lineterminator="\\r\\n")``) after
-    :func:`formula_quoted_sql`: NULL as '', a number as it is (``str`` writes it as the module does), text
-    holding a comma, a quote, CR or LF inside quotes with its quotes doubled."""
-    lead = f"(CASE WHEN {_prefix_test(expr, prefixes)} THEN '''' ELSE '' END)" if prefixes else "''"
-    return (f"(CASE WHEN {expr} IS NULL THEN '' WHEN typeof({expr}) != 'text' THEN {expr} "
-            f"WHEN {expr} {_NEEDS_QUOTES} THEN '\"' || {lead} || replace({expr}, '\"', '\"\"') || '\"' "
-            f"ELSE {lead} || {expr} END)")
+    return field
 
 
 #: A run of digits that may be an integer past 64 bits, which orjson reads as a float (``json`` as an int).
