@@ -108,14 +108,16 @@ def row_frames(store_or_df: Any, run_ids: str | Iterable[str] | None = None,
 
 
 def row_tuples(store_or_df: Any, run_ids: str | Iterable[str] | None, quote_prefixes: Iterable[str],
-               csv_fields: bool = False) -> tuple[list[str], Iterator[list[tuple[Any, ...]]]] | None:
+               csv_fields: bool = False, joined: bool = False) -> tuple[list[str], Iterator[Any]] | None:
     """A store's rows as (columns, batches of tuples) converted by SQLite (``Store.result_tuples``: text
-    starting with one of ``quote_prefixes`` quoted; ``csv_fields``: each value as the csv module writes it),
+    starting with one of ``quote_prefixes`` quoted; ``csv_fields``: each value as the csv module writes it;
+    ``joined``: each batch as its CSV lines, one text),
     for writers that need no frame (a CSV); None for rows that are no store's, or when the store cannot (then
     :func:`row_frames`)."""
     if isinstance(store_or_df, (pd.DataFrame, ReportData)) or not hasattr(store_or_df, "result_tuples"):
         return None
-    return store_or_df.result_tuples(resolve_run_ids(store_or_df, run_ids), quote_prefixes, csv_fields=csv_fields)
+    return store_or_df.result_tuples(resolve_run_ids(store_or_df, run_ids), quote_prefixes, csv_fields=csv_fields,
+                                     joined=joined)
 
 
 def store_peaks(store: Any) -> pd.DataFrame:

@@ -111,7 +111,7 @@ def csv_pieces(store_or_df: Any, run_ids: str | Iterable[str] | None) -> Iterato
     (:func:`workbench.report.data.row_tuples` with ``csv_fields``: quoted as the csv module quotes, formulas
     neutralised), joined a batch at a time (the same text, without a frame or the csv module's pass over
     every character); other rows, frame by frame."""
-    rows = row_tuples(store_or_df, run_ids, CSV_FORMULA_PREFIXES, csv_fields=True)
+    rows = row_tuples(store_or_df, run_ids, CSV_FORMULA_PREFIXES, csv_fields=True, joined=True)
     if rows is None:
         for i, df in enumerate(row_frames(store_or_df, run_ids)):
             yield csv_text(df, header=i == 0)
@@ -120,8 +120,7 @@ def csv_pieces(store_or_df: Any, run_ids: str | Iterable[str] | None) -> Iterato
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\r\n").writerow([csv_cell(str(c)) for c in columns])
     yield buf.getvalue()
-    for batch in batches:
-        yield "".join([",".join(row) + "\r\n" for row in batch])
+    yield from batches  # each its rows' CSV lines already
 
 
 def csv_text(df: pd.DataFrame, header: bool = True) -> str:

@@ -235,8 +235,8 @@ class ResultRows(StoreConnection):
                 return
 
     def result_tuples(self, run_ids: Iterable[str] | str | None = None, quote_prefixes: Iterable[str] = (),
-                      rows_per_batch: int = 1_000, csv_fields: bool = False
-                      ) -> tuple[list[str], Iterator[list[tuple[Any, ...]]]] | None:
+                      rows_per_batch: int = 1_000, csv_fields: bool = False, joined: bool = False
+                      ) -> tuple[list[str], Iterator[Any]] | None:
         """(columns, batches of rows as tuples): the rows of :meth:`results` with every value converted by
         SQLite, so a CSV of a million rows goes from SQLite to the file without a frame per batch. A text
         value starting with one of ``quote_prefixes`` gets a leading ``'`` (a CSV's defence against formulas);
@@ -244,7 +244,9 @@ class ResultRows(StoreConnection):
         ``csv_fields``: each value comes as the csv module writes it (:func:`csv_field_text`), so
         ``",".join(row)`` is the row's CSV line (the csv module took longer over rows of 4 KB texts). None
         when an extra field is nested or oddly named: then :meth:`result_frames` writes them. Batches are small
-        (a thousand 5 KB rows): a million-row CSV holds one batch at a time."""
+        (a thousand 5 KB rows): a million-row CSV holds one batch at a time. ``joined`` (with ``csv_fields``):
+        each batch is one text, its rows' CSV lines each ending CRLF (no tuple per row: a million rows' tuples
+        kept the garbage collector busy)."""
         where, ids = run_filter(run_ids)
         with self._lock:
             extras = self._conn.execute(
@@ -271,7 +273,10 @@ class ResultRows(StoreConnection):
                     batch = cur.fetchmany(rows_per_batch)
                 if not batch:
                     return
-                yield [tuple(map(as_field, row)) for row in batch] if csv_fields else batch
+                if joined and csv_fields:
+                    yield "".join([",".join(map(as_field, row)) + "\r\n" for row in batch])
+                else:
+                    yield [tuple(map(as_field, row)) for row in batch] if csv_fields else batch
 
         return [*RESULT_COLUMNS, *keys], batches()
 
