@@ -82,3 +82,27 @@ def test_the_absolute_verdict_stays_where_it_sees_more():
     absolute = t[t["anchor"].isna() & (t["variant"] != "lib")]
     assert len(absolute) > 0
     assert math.isfinite(t.attrs["anchored_noise"]) and t.attrs["anchored"] == len(anchored)
+
+
+def test_several_runs_a_side_judge_a_variant_against_its_baseline_too():
+    from workbench.judge.anchored import BASIS_RUNS
+    from workbench.judge.replicates import compare_run_groups
+
+    rng = np.random.default_rng(11)
+    runs = {f"A{i}": {} for i in range(3)} | {f"B{i}": {"v2": 1.08} for i in range(3)}
+    df = pd.concat([_run(r, rng, f, host=0.08) for r, f in runs.items()], ignore_index=True)
+    t = compare_run_groups(df, ["A0", "A1", "A2"], ["B0", "B1", "B2"])
+    v2 = t[t["variant"] == "v2"]
+    assert (v2["basis"] == BASIS_RUNS).mean() >= 0.8 and (v2["verdict"] == "slower").mean() >= 0.9
+    assert not t.loc[t["variant"] != "v2", "verdict"].isin(["faster", "slower"]).any()
+    assert t.attrs["anchored"] == int((t["basis"] == BASIS_RUNS).sum())
+
+
+def test_one_run_with_a_disturbed_round_does_not_widen_a_side_of_three():
+    from workbench.judge.replicates import side_level
+
+    steady = [(0.010, 0.004), (0.012, 0.004), (0.008, 0.150)]  # the third run: one round far off, median sound
+    _, se = side_level(steady, tau=0.005)
+    assert se < 0.01
+    _, se_two = side_level(steady[1:], tau=0.005)  # two runs: every run's error counts
+    assert se_two > 0.05

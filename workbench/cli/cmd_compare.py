@@ -105,11 +105,11 @@ def between_runs(df: pd.DataFrame, side_a: list[str], side_b: list[str]) -> tupl
         table = compare_runs(df, ids[0], ids[1])
         title = f"speed-up of {ids[1]} over {ids[0]} (> 1: {ids[1]} is faster)"
         notes.append(f"run-to-run noise beyond the cells' own rounds: {100 * table.attrs['run_noise']:.1f}%")
-        if anchored := table.attrs.get("anchored"):
-            anchors = sorted(set(table["anchor"].dropna()))
-            notes.append(f"{anchored} cell(s) judged against their baseline ({', '.join(anchors[:4])}"
-                         f"{' ...' if len(anchors) > 4 else ''}: the same library call, timed beside them in every "
-                         "round of both runs, so the host's drift common to both cancels; column 'anchor' in --json)")
+    if anchored := table.attrs.get("anchored"):
+        anchors = sorted(set(table["anchor"].dropna()))
+        notes.append(f"{anchored} cell(s) judged against their baseline ({', '.join(anchors[:4])}"
+                     f"{' ...' if len(anchors) > 4 else ''}: the same library call, timed beside them in every "
+                     "round of every run, so the host's drift common to both cancels; column 'anchor' in --json)")
     if table.attrs.get("probes_unused"):
         notes.append(f"note: {table.attrs['probes_unused']}")
     notes += [f"note: {c}" for c in table.attrs.get("conditions", [])]

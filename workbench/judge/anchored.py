@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 #: The basis of a between-runs verdict judged against the cell's baseline in each run.
 BASIS = "against its baseline, both runs"
+#: The same, several runs a side (:mod:`workbench.judge.replicates`).
+BASIS_RUNS = "against its baseline, every run"
 
 
 def run_ratios(run: pd.DataFrame, key: list[str]) -> dict[tuple, tuple[np.ndarray, tuple, str]]:

@@ -21,6 +21,7 @@ import numpy as np
 
 from workbench.core.status import Status
 from workbench.judge import verdicts as vd
+from workbench.judge.anchored import BASIS_RUNS, _library_conditions, run_ratios
 from workbench.judge.between_runs import SpeedProbes, between_run_noise, run_conditions
 from workbench.judge.compare import CELL_COLUMNS, RESULT_COLUMNS, _check_runs, row_times
 
@@ -32,11 +33,12 @@ Level = tuple[float, float]
 
 
 def run_levels(df: pd.DataFrame, run_ids: Sequence[str], key: list[str],
-               reference: pd.DataFrame) -> dict[str, dict[tuple, Level]]:
+               reference: pd.DataFrame, probes: bool = True) -> dict[str, dict[tuple, Level]]:
     """Per run, each ok cell's log median and its standard error (from its round medians; cells with fewer
     than :data:`~workbench.judge.verdicts.MIN_ROUNDS` rounds are left out). Each run's rounds are divided by
     the median of their speed probes (memory-bound cells past the cache: of their bandwidth probes) and put at
-    the speed ``reference`` (the first run) read, for cells measured on the reference's machine."""
+    the speed ``reference`` (the first run) read, for cells measured on the reference's machine (``probes``:
+    False to judge every cell as measured)."""
     ref_rows = {tuple(r[k] for k in key): r for _, r in reference.iterrows()}
     speed_ref = _median_probe(reference, memory=False)
     memory_ref = _median_probe(reference, memory=True)
@@ -52,7 +54,7 @@ def run_levels(df: pd.DataFrame, run_ids: Sequence[str], key: list[str],
             if not rounds or len(times) < vd.MIN_ROUNDS:
                 continue
             base = ref_rows.get(cell)
-            if base is not None and base.get("env_id") == r.get("env_id"):
+            if probes and base is not None and base.get("env_id") == r.get("env_id"):
                 times = _at_one_speed(r, times, speed_ref, memory_ref)
             logs = np.log(times)
             levels[cell] = (vd.median(logs), vd.median_error(logs))
@@ -97,11 +99,15 @@ def replicate_noise(levels: Sequence[dict[tuple, Level]]) -> float | None:
 
 
 def side_level(levels: Sequence[Level], tau: float) -> tuple[float, float]:
-    """(mean log median, its standard error) of one cell over one side's runs."""
+    """(mean log median, its standard error) of one cell over one side's runs. From three runs on, the runs'
+    typical error (the median of their squared errors) stands for them: one run with a disturbed round (13.2,
+    17.1, 13.2 us) has a sound median but a round spread of 15%, which as a mean widened the side to ±10% though
+    its three runs' levels agreed within 1%; their own scatter still bounds the error from below."""
     m = np.array([x for x, _ in levels])
     e = np.array([s for _, s in levels])
     k = len(m)
-    model = (float(np.mean(e ** 2)) + tau ** 2) / k
+    typical = float(np.median(e ** 2)) if k >= 3 else float(np.mean(e ** 2))
+    model = (typical + tau ** 2) / k
     seen = float(np.var(m, ddof=1)) / k if k >= 2 else 0.0
     return float(np.mean(m)), math.sqrt(max(model, seen))
 
@@ -134,9 +140,16 @@ def compare_run_groups(df: pd.DataFrame, runs_a: Sequence[str], runs_b: Sequence
     sides = [df[df["run_id"].isin(runs)] for runs in (runs_a, runs_b)]
     if any(x.duplicated(key + ["run_id"]).any() for x in sides):
         key += [c for c in ("env_id", "device") if c in df][:1]
-    levels = run_levels(df, runs_a + runs_b, key, df[df["run_id"] == runs_a[0]])
-    taus = [t for t in (replicate_noise([levels[r] for r in runs]) for runs in (runs_a, runs_b)) if t is not None]
-    pair_noise = float(np.median(taus)) if taus else vd.STREAM_NOISE
+    reference = df[df["run_id"] == runs_a[0]]
+    levels = run_levels(df, runs_a + runs_b, key, reference)
+    pair_noise = _sides_noise(levels, runs_a, runs_b)
+    raw = run_levels(df, runs_a + runs_b, key, reference, probes=False)
+    probes_unused = None
+    if (as_measured := _sides_noise(raw, runs_a, runs_b)) < pair_noise:  # chosen once, for all cells, by noise
+        probes_unused = (f"the probes did not follow the cells between the runs (run-to-run noise "
+                         f"{100 * pair_noise:.1f}% judged over them, {100 * as_measured:.1f}% as measured): cells are "
+                         "judged as measured")
+        levels, pair_noise = raw, as_measured
     tau = pair_noise / math.sqrt(2)  # a pair's difference holds two runs' noise: one run's is 1/sqrt(2) of it
     medians = {run: _medians(df[df["run_id"] == run], key) for run in runs_a + runs_b}
     cells = list(dict.fromkeys(c for run in runs_a + runs_b for c in medians[run]))
@@ -154,16 +167,19 @@ def compare_run_groups(df: pd.DataFrame, runs_a: Sequence[str], runs_b: Sequence
         mb = [medians[r][cell][0] for r in runs_b if cell in medians[r]]
         rec = dict(zip(key, cell, strict=True)) | v.to_dict()
         rec.update(median_a=float(np.median(ma)), median_b=float(np.median(mb)), noisy=False,
-                   status_a=Status.OK, status_b=Status.OK, size=None, size_label=None)
+                   status_a=Status.OK, status_b=Status.OK, size=None, size_label=None, anchor=None)
         rows.append(rec)
     labels = _size_labels(df, key)
     for rec in rows:
         rec["size"], rec["size_label"] = labels.get(tuple(rec[k] for k in key), (None, None))
-    table = pd.DataFrame(rows, columns=key + RESULT_COLUMNS + ["status_a", "status_b", "size", "size_label"])
+    anchored, anchored_noise = anchor_groups(rows, df, runs_a, runs_b, key, **kw)
+    table = pd.DataFrame(rows, columns=key + RESULT_COLUMNS + ["status_a", "status_b", "size", "size_label",
+                                                                 "anchor"])
     modes = (f"{modes_differ} cell(s) not compared: their runs timed them in different timing modes"
              if modes_differ else None)
     table.attrs.update(run_noise=pair_noise, run_noise_per_run=tau, speed_drift=None, bandwidth_drift=None,
-                       timing_modes=modes, conditions=run_conditions(*sides), runs=(runs_a, runs_b))
+                       timing_modes=modes, conditions=run_conditions(*sides), runs=(runs_a, runs_b),
+                       probes_unused=probes_unused, anchored=anchored, anchored_noise=anchored_noise)
     return table
 
 
@@ -182,3 +198,41 @@ def _size_labels(df: pd.DataFrame, key: list[str]) -> dict[tuple, tuple[Any, Any
     cols = [c for c in ("size", "size_label") if c in df]
     return {tuple(r[k] for k in key): (r.get("size"), r.get("size_label")) for _, r in
             df[key + cols].drop_duplicates(key).iterrows()}
+
+
+def _sides_noise(levels: dict[str, dict[tuple, Level]], runs_a: list[str], runs_b: list[str]) -> float:
+    """The median of each side's :func:`replicate_noise` (a pair's difference); STREAM_NOISE with one run a side."""
+    taus = [t for t in (replicate_noise([levels[r] for r in runs]) for runs in (runs_a, runs_b)) if t is not None]
+    return float(np.median(taus)) if taus else vd.STREAM_NOISE
+
+
+def anchor_groups(rows: list[dict[str, Any]], df: pd.DataFrame, runs_a: list[str], runs_b: list[str],
+                  key: list[str], **kw: Any) -> tuple[int, float | None]:
+    """Re-judge ``rows`` (one per cell, as :func:`compare_run_groups` builds them) against each cell's library
+    baseline in every run, as :mod:`workbench.judge.anchored` does for one pair: each run's level is the median of
+    the cell's round-by-round log ratio to its baseline, each side the mean of its runs'. Used where the baseline
+    is a library call of the same environment and threads in every run and is not itself called changed, and
+    where its noise is below the absolute one. Returns (cells re-judged, the anchored run-to-run noise)."""
+    runs = runs_a + runs_b
+    ratios = {run: run_ratios(df[df["run_id"] == run], key) for run in runs}
+    conditions = [_library_conditions(df[df["run_id"] == run], key) for run in runs]
+    levels = {run: {c: (vd.median(d), vd.median_error(d)) for c, (d, _, _) in ratios[run].items()} for run in runs}
+    tau = _sides_noise(levels, runs_a, runs_b) / math.sqrt(2)
+    by_cell = {tuple(rec[k] for k in key): rec for rec in rows}
+    done = 0
+    for cell, rec in by_cell.items():
+        found = [ratios[run][cell] for run in runs if cell in ratios[run]]
+        base = by_cell.get(found[0][1]) if found else None
+        if base is None or base["verdict"] in ("faster", "slower") or len({f[1] for f in found}) > 1:
+            continue
+        if len({c.get(found[0][1]) for c in conditions}) != 1 or found[0][1] not in conditions[0]:
+            continue  # not a library call in every run, or another environment or threads in one of them
+        a = [levels[r][cell] for r in runs_a if cell in levels[r]]
+        b = [levels[r][cell] for r in runs_b if cell in levels[r]]
+        if not a or not b:
+            continue
+        v = replicated_verdict(a, b, tau, **kw)
+        if v.noise < rec["noise"]:  # chosen by noise alone, never by the effect either shows
+            rec.update(v.to_dict(), basis=BASIS_RUNS, anchor=found[0][2])
+            done += 1
+    return done, tau
