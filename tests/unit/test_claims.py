@@ -227,7 +227,9 @@ def test_verdict_table_prints_numbers_with_units_and_no_disturbed_interval():
                           {"variant": "portable", **verdict("slower", 0.2, 0.05, 0.37, 1.7), "coverage": 0.975}])
     shown = claims.verdict_table(table, ["variant"])
     assert list(shown.columns) == ["variant", "speed-up (paired)", "interval (97.5%)", "floor", "verdict"]
+    # the speed-up at the precision its sentence prints it (01 read "1.1x faster" beside a table's 1.13x)
     assert shown.iloc[0].tolist() == ["torch", "1.14×", "1.03×-1.26×", "±10%", "faster"]
+    assert verdict_sentence(table.iloc[0].to_dict(), "numpy", "torch") == "torch ran 1.14× faster than numpy"
     assert shown.iloc[1].tolist() == ["portable", "", "≤ 0.37×", "", "slower, disturbed"]
 
 
@@ -371,3 +373,76 @@ def test_an_inconclusive_ratio_that_prints_as_one_is_said_as_no_difference_not_a
     sentence = verdict_sentence(v, "hand-picked", "tuned")
     assert "tuned measured no difference at this precision (1.00×)" in sentence and "slower" not in sentence
     check_claim(v, sentence)
+
+
+def test_the_rerun_hint_blames_other_work_only_where_the_rows_show_a_busy_machine():
+    """issue 39: an idle run (other processes 1% of the CPU) printed "while the machine is otherwise idle"."""
+    rows = pd.DataFrame({"variant": ["a", "b"], "backend": ["x", "x"], "size_label": ["n=1", "n=1"],
+                         "other_cpu_share": [0.01, 0.02], "load_avg_1m": [1.1, 1.0]})
+    assert claims.machine_busy(rows) is False
+    assert claims.machine_busy(rows.assign(other_cpu_share=[0.01, 0.51])) is True
+    assert claims.machine_busy(rows.drop(columns="other_cpu_share")) is None
+    table = pd.DataFrame([{**WIDE_SAME, "variant": "b", "backend": "x", "size_label": "n=1",
+                           "baseline_variant": "a", "baseline_backend": "x"}])
+    idle = claims.mark_busy(table, rows).iloc[0].to_dict()
+    sentence = verdict_sentence(idle, "a", "b", claims.disturbance_text(rows))
+    assert "otherwise idle" not in sentence and "the rounds themselves varied" in sentence
+    check_claim(idle, sentence)
+    busy = claims.mark_busy(table, rows.assign(other_cpu_share=[0.01, 0.51])).iloc[0].to_dict()
+    assert verdict_sentence(busy, "a", "b").endswith(vd.BUSY_RERUN_HINT)
+    assert verdict_sentence(WIDE_SAME, "a", "b").endswith(vd.RERUN_HINT)   # the rows did not say: no cause
+    parted = {**verdict("faster", 1.18, 1.10, 1.27, 0.07), "median_a": 544e-6, "median_b": 526e-6,
+              "basis": vd.BLOCKS, "busy": False}
+    assert "otherwise idle" not in verdict_sentence(parted, "a", "b")
+    assert "otherwise idle" in verdict_sentence({**parted, "busy": True}, "a", "b")
+
+
+def test_a_same_whose_medians_lie_outside_its_interval_is_not_settled():
+    """10: "ran the same within ±5.0%: the whole interval (0.973x-1.02x, 0.99x measured)" beside medians
+    1.39 / 1.46 ms (0.952x)."""
+    v = {**verdict("same", 0.99, 0.973, 1.02, 0.024), "median_a": 1.39e-3, "median_b": 1.46e-3, "basis": vd.BLOCKS}
+    assert claims.medians_disagree(v) and claims.reading(v) == "inconclusive"
+    sentence = verdict_sentence(v, "numpy-eager", "numpy-graph")
+    assert "ran the same" not in sentence and "not settled" in sentence
+    check_claim(v, sentence)
+    # 08 busy: "took 1.06x its time" called though the medians coincide
+    slower = {**verdict("slower", 1 / 1.06, 1 / 1.10, 1 / 1.025, 0.04), "median_a": 1.0, "median_b": 1.0}
+    assert claims.reading(slower) == "inconclusive"
+
+
+@pytest.mark.parametrize("v, medians, aside", [
+    (verdict("faster", 1.6, 1.45, 1.75, 0.09), (346, 197), "(paired; the cells' own medians give 1.8×)"),  # 03
+    (verdict("slower", 1 / 1.05, 1 / 1.07, 1 / 1.03, 0.02), (63.4, 65.7), "(paired; the cells' own medians give "
+                                                                          "1.04×)"),   # 08: 1.05x vs 1.04x
+    (verdict("faster", 2.0, 1.9, 2.1, 0.05), (2.02, 1.0), ""),   # both print 2.0x: one figure
+])
+def test_the_medians_are_named_wherever_they_print_differently_from_the_paired_figure(v, medians, aside):
+    sentence = verdict_sentence({**v, "median_a": medians[0], "median_b": medians[1]}, "a", "b")
+    assert (aside in sentence) if aside else "medians" not in sentence
+
+
+@pytest.mark.parametrize("x, lo, hi, shown", [
+    (1.13, 1.02, 1.24, "1.13×"),         # 01: the table read 1.13x beside "1.1x faster": both 1.13x now
+    (0.181, 0.162, 0.202, "0.18×"),      # the sentence says "took 5.5x its time"
+    (0.0199, 0.0184, 0.0215, "0.020×"),  # "took 50x its time"
+    (0.952, 0.85, 1.07, "0.952×"),      # the sentence says "1.05x slower": three digits as it
+])
+def test_a_table_prints_a_speed_up_at_its_sentence_s_precision(x, lo, hi, shown):
+    assert claims.table_ratio(x, lo, hi) == shown
+
+
+def test_an_inconclusive_ratio_near_one_keeps_the_digits_that_tell_it_from_one():
+    """07: "measured no difference at this precision (1.0x)" beside a table reading 0.95x."""
+    sentence = verdict_sentence(verdict("inconclusive", 0.952, 0.80, 1.13, 0.17), "a", "b")
+    assert "b measured 1.05× slower" in sentence and "(1.0×)" not in sentence
+
+
+def test_compare_s_disturbed_note_names_other_work_only_on_a_busy_machine():
+    from workbench.cli.cmd_compare import disturbed_notes
+
+    table = pd.DataFrame({"floor": [0.9, 0.1]})
+    idle = pd.DataFrame({"other_cpu_share": [0.01], "load_avg_1m": [1.1]})
+    [note] = disturbed_notes(table, idle)
+    assert "otherwise idle" not in note and "the rounds themselves varied" in note
+    [note] = disturbed_notes(table, idle.assign(other_cpu_share=[0.6]))
+    assert note.endswith(vd.BUSY_RERUN_HINT)

@@ -18,7 +18,7 @@ import pandas as pd
 
 from workbench.cli.args_common import add_store, command
 from workbench.core.record import JsonObject
-from workbench.judge.verdicts import DISTURBED_FLOOR, K_BETWEEN, RERUN_HINT, is_disturbed, pct, verdict_label
+from workbench.judge.verdicts import DISTURBED_FLOOR, K_BETWEEN, is_disturbed, pct, rerun_hint, verdict_label
 from workbench.store.database import open_store
 
 #: The gate's default threshold: a sure "slower" must also be more than this much slower to fail it.
@@ -373,7 +373,7 @@ def _speedup_text(x: float, verdict: str, floor: float) -> str:
 def disturbed_notes(table: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
     """One line for the cells whose interval is too wide to inform (past ±50%, printed as "disturbed"): what
     the machine was doing while the rows were measured, and how to rerun."""
-    from workbench.report.claims import disturbance_text
+    from workbench.report.claims import disturbance_text, machine_busy
 
     if "floor" not in table:
         return []
@@ -382,7 +382,7 @@ def disturbed_notes(table: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
         return []
     by = disturbance_text(rows)
     return [f"{n} cell(s) disturbed (intervals wider than ±{DISTURBED_FLOOR:.0%} are not printed)"
-            f"{f'; the rows record {by}' if by else ''}: {RERUN_HINT}"]
+            f"{f'; the rows record {by}' if by else ''}: {rerun_hint(machine_busy(rows))}"]
 
 
 def _noisy(table: pd.DataFrame) -> pd.Series:

@@ -137,8 +137,18 @@ class VerdictFields(TypedDict):
 #: to rerun (:func:`is_disturbed`, :data:`RERUN_HINT`). Intervals of ±1,361% and ±371,597,614% had been printed
 #: as findings under load.
 DISTURBED_FLOOR = 0.5
-#: What to do about a disturbed comparison, said with it.
-RERUN_HINT = "rerun it with more rounds (workbench bench ... --rounds 10) while the machine is otherwise idle"
+#: What to do about a disturbed or unsettled comparison, said with it (every hint below contains it).
+RERUN_HINT = "rerun it with more rounds (workbench bench ... --rounds 10)"
+#: The hint where the rows show a busy machine (other processes past BUSY_CPU_SHARE of the CPU).
+BUSY_RERUN_HINT = f"{RERUN_HINT} while the machine is otherwise idle"
+#: The hint where the rows show an idle machine (one printed "while ... otherwise idle" at 1% other load).
+IDLE_RERUN_HINT = f"the rounds themselves varied (the machine was not busy): {RERUN_HINT}"
+
+
+def rerun_hint(busy: bool | None) -> str:
+    """The rerun advice for a comparison whose rows showed a busy machine (True), an idle one (False), or did not
+    say (None): a busy-machine cause only where the rows record one."""
+    return BUSY_RERUN_HINT if busy else IDLE_RERUN_HINT if busy is not None else RERUN_HINT
 
 
 def is_disturbed(floor: Any) -> bool:

@@ -35,7 +35,16 @@ from workbench.judge.verdicts import (
     SAME_WITHIN,
     is_disturbed,
     pct,
+    rerun_hint,
     verdict_label,
+)
+from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorials import them from here)
+    BANDWIDTH_DOWN_NOTE,
+    bandwidth_down_text,
+    bimodal_fields,
+    host_bandwidth,
+    json_list,
+    own_rounds_share,
 )
 
 Reading = Literal["faster", "slower", "same", "inconclusive", "no call"]
@@ -64,9 +73,13 @@ SETTLE = "more rounds or a quieter machine would settle it"
 #: (:func:`medians_disagree`); the basis ("paired blocks" / "paired rounds") is put in front of it.
 DISAGREE = "and the cells' own rounds disagree"
 #: What to do about such a pair, said with it.
-DISAGREE_HINT = ("not settled; rerun it with more rounds (workbench bench ... --rounds 10) while the machine is "
-                 "otherwise idle; if they still part, each side runs differently beside the other than alone "
-                 "(docs/statistics.md, 'When the paired estimate and the medians disagree')")
+DISAGREE_HINT = (f"not settled; {RERUN_HINT}; if they still part, each side runs differently beside the other than "
+                 "alone (docs/statistics.md, 'When the paired estimate and the medians disagree')")
+
+
+def disagree_hint(busy: bool | None) -> str:
+    """:data:`DISAGREE_HINT` with the rerun advice the rows' machine state allows (:func:`rerun_hint`)."""
+    return DISAGREE_HINT.replace(RERUN_HINT, rerun_hint(busy))
 
 
 class ClaimMismatch(AssertionError):
@@ -93,8 +106,10 @@ def medians_ratio(v: Mapping[str, Any]) -> float:
 
 
 #: How far outside the paired interval the medians' ratio must lie to disagree with it (relative): each median
-#: has its own error, and "0.94x paired against 0.95x from the medians" read to every reader as agreement.
-MEDIANS_TOLERANCE = 0.03
+#: has its own error, and "0.94x paired against 0.95x from the medians" read to every reader as agreement; but
+#: 3% let "the same within ±5%: the whole interval (0.973-1.02x)" stand beside medians 0.952x apart, and a
+#: "slower, 1.06x" beside medians that coincide.
+MEDIANS_TOLERANCE = 0.01
 
 
 def medians_disagree(v: Mapping[str, Any]) -> bool:
@@ -168,29 +183,69 @@ def reading(v: Mapping[str, Any]) -> Reading:
     return "no call"
 
 
+def machine_busy(rows: pd.DataFrame) -> bool | None:
+    """Whether ``rows`` were measured on a busy machine: other processes took more than the harness's
+    :data:`~workbench.core.conditions.BUSY_CPU_SHARE` of the CPU in some row (the threshold the rows' own noisy
+    mark uses); None where no row says. Decides whether a rerun hint may blame other work."""
+    share = busy_share(rows)
+    return None if share is None else share > BUSY_CPU_SHARE
+
+
+def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (a speed-up table) with a ``busy`` column: per pair, :func:`machine_busy` of the rows of its two
+    sides (same variant and backend, or the baseline's, at its size), which :func:`verdict_sentence` reads to
+    choose its rerun hint."""
+    out = table.copy()
+    if out.empty or "other_cpu_share" not in rows:
+        out["busy"] = None
+        return out
+    share = pd.to_numeric(rows["other_cpu_share"], errors="coerce")
+    key = "size_label" if "size_label" in rows and "size_label" in out else None
+    busy = []
+    for r in out.to_dict("records"):
+        sides = (((rows["variant"] == r.get("variant")) & (rows["backend"] == r.get("backend")))
+                 | ((rows["variant"] == r.get("baseline_variant")) & (rows["backend"] == r.get("baseline_backend"))))
+        if key:
+            sides &= rows[key] == r.get(key)
+        seen = share[sides].dropna()
+        busy.append(None if seen.empty else bool(seen.max() > BUSY_CPU_SHARE))
+    out["busy"] = busy
+    return out
+
+
+def _busy_of(v: Mapping[str, Any]) -> bool | None:
+    b = v.get("busy")
+    return None if b is None or (isinstance(b, float) and math.isnan(b)) else bool(b)
+
+
 def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: str = "",
-                     rerun: str = RERUN_HINT) -> str:
+                     rerun: str | None = None, busy: bool | None = None) -> str:
     """``other`` against ``base`` in words, chosen by the verdict (speed-up = time(base) / time(other)).
 
     Past :data:`~workbench.judge.verdicts.DISTURBED_FLOOR` no interval or floor is printed: the sentence says
     the comparison was disturbed, by what (``disturbed_by``: :func:`disturbance_text` of the rows), and how to
     rerun; a settled direction keeps only the bound its interval guarantees ("at least 1.80× faster"). ``rerun``
     replaces the rerun advice where a quieter machine is not what would settle it (two machines compared: their
-    kernels' ratios differ, which no idle rerun removes)."""
+    kernels' ratios differ, which no idle rerun removes). ``busy`` (else the pair's ``busy`` field, from
+    :func:`mark_busy` / :func:`pair_verdicts`) says whether the rows showed a busy machine: only then does the
+    advice name other work ("while the machine is otherwise idle"); on an idle one it says the rounds varied."""
     s, floor = _num(v, "speedup"), _num(v, "floor")
+    busy = _busy_of(v) if busy is None else busy
+    hint = rerun_hint(busy)
+    rerun = hint if rerun is None else rerun
     said = reading(v)
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
         return _disturbed_sentence(v, said, base, other, disturbed_by, rerun)
     direction = settled_direction(v)
     if direction is not None:   # every estimate on one side, past the band: who was faster is settled
-        return _direction_sentence(v, direction, base, other)
+        return _direction_sentence(v, direction, base, other, hint)
     if v.get("bimodal_note"):   # a cell whose rounds fell in two modes: its ratio says which mode it drew
         return (f"could not tell {other} from {base}: {v['bimodal_note']}, so the ratio ({s:.2f}× paired) depends on "
-                f"which mode each round fell in: not settled; {RERUN_HINT}")
+                f"which mode each round fell in: not settled; {hint}")
     if medians_disagree(v):
         basis = str(v.get("basis") or "paired estimate")
-        hint = DISAGREE_HINT if basis == BLOCKS else (
-            f"not settled; {RERUN_HINT} (paired round by round, a few rounds far apart pull the two figures apart)")
+        hint = disagree_hint(busy) if basis == BLOCKS else (
+            f"not settled; {hint} (paired round by round, a few rounds far apart pull the two figures apart)")
         return (f"could not tell {other} from {base}: the {basis} {DISAGREE} ({s:.2f}× paired against "
                 f"{medians_ratio(v):.2f}× from the medians): {hint}")
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
@@ -232,11 +287,13 @@ def _medians_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
     reads "not settled") differs from the paired speed-up ``s`` by more than :data:`MEDIANS_ASIDE`, else ""; at
     the precision the paired figure is printed with (:func:`estimate_text`)."""
     m = medians_ratio(v)
-    if not (math.isfinite(m) and m > 0) or abs(m / s - 1) <= MEDIANS_ASIDE:
+    if not (math.isfinite(m) and m > 0):
         return ""
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
     shown = estimate_text(1 / m, 1 / hi, 1 / lo) if slower else estimate_text(m, lo, hi)
-    return f" (paired; the cells' own medians give {shown})"
+    paired = estimate_text(1 / s, 1 / hi, 1 / lo) if slower else estimate_text(s, lo, hi)
+    # named wherever the two print differently (08 read "took 1.05x" beside medians giving 1.04x, unnamed)
+    return "" if shown == paired else f" (paired; the cells' own medians give {shown})"
 
 
 def bound_text(x: float) -> str:
@@ -257,16 +314,40 @@ def estimate_text(x: float, lo: float, hi: float) -> str:
     the interval's half-width ("50×" for 49.54 in 47.6-51.5, "1.12×" in 1.08-1.17), never fewer than two
     significant digits ("8.0×", "1.3×": "1× faster" reads as no change) and never more than two decimals
     ("310×" for 312 in 250-400).
-    Without a finite interval: two decimals (01 printed "took 49.54× its time" beside an interval of ±4%)."""
+    Without a finite interval: two decimals (01 printed "took 49.54× its time" beside an interval of ±4%).
+    A figure near 1 (below 1.15) keeps two decimals (07 printed "(1.0×)" beside a table reading 0.95×; "1.1×" is
+    anything from 5% to 15%)."""
+    decimals = _estimate_decimals(x, lo, hi)
+    return f"{x:.{decimals}f}×" if decimals >= 0 else f"{round(x, decimals):.0f}×"   # 312 in 250-400: "310×"
+
+
+def _estimate_decimals(x: float, lo: float, hi: float) -> int:
     half = (hi - lo) / 2 if math.isfinite(lo) and math.isfinite(hi) else float("nan")
     decimals = 2 if not (math.isfinite(half) and half > 0) else -math.floor(math.log10(half))
     if math.isfinite(x) and x > 0:
         decimals = max(decimals, 1 - math.floor(math.log10(x)))   # two significant digits at least
     decimals = min(decimals, 2)
-    return f"{x:.{decimals}f}×" if decimals >= 0 else f"{round(x, decimals):.0f}×"   # 312 in 250-400: "310×"
+    if decimals == 1 and x < 1.15:   # "1.0x"/"1.1x" for 0.95-1.15 hides the size a table beside it shows
+        decimals = 2
+    return decimals
 
 
-def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float], base: str, other: str) -> str:
+def table_ratio(x: float, lo: float, hi: float) -> str:
+    """A speed-up as a table beside its sentence prints it: at the precision :func:`estimate_text` gives the
+    sentence (01 printed "1.1× faster" beside a table reading 1.13×). A ratio below 1, which the sentence says
+    inverted ("took 5.5× its time"), keeps as many significant digits as that inverted figure ("0.18×")."""
+    if not (math.isfinite(x) and x > 0):
+        return ""
+    if x >= 1:
+        return estimate_text(x, lo, hi)
+    inv = 1 / x
+    inv_lo, inv_hi = (1 / hi if hi > 0 else float("nan")), (1 / lo if lo > 0 else float("nan"))
+    digits = max(_estimate_decimals(inv, inv_lo, inv_hi) + math.floor(math.log10(inv)) + 1, 2)
+    return f"{x:.{max(digits - 1 - math.floor(math.log10(x)), 0)}f}×"
+
+
+def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float], base: str, other: str,
+                        hint: str = RERUN_HINT) -> str:
     """Who was faster, by the range its estimates span (by the least of them where they span more than
     :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`: "2.65-6.37×" is no finding), and that the size is not
     settled (and why)."""
@@ -280,8 +361,8 @@ def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float
     why = "; ".join(parts) or "its estimates part"
     if hi / lo > 1 + DISTURBED_FLOOR:  # a range this wide is no finding: only the bound every estimate clears
         least = f"{lo:.3g}×" if way == "faster" else f"{1 / hi:.3g}×"
-        return f"{winner} ran faster, by at least {least}: {PHRASES['direction']} ({why}); {RERUN_HINT}"
-    return f"{winner} ran faster, by {by}: {PHRASES['direction']} ({why}); {RERUN_HINT}"
+        return f"{winner} ran faster, by at least {least}: {PHRASES['direction']} ({why}); {hint}"
+    return f"{winner} ran faster, by {by}: {PHRASES['direction']} ({why}); {hint}"
 
 
 def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: str, by: str,
@@ -411,7 +492,7 @@ def pair_verdicts(df: pd.DataFrame, base: str, other: str, backend: str) -> pd.D
     verdict (:func:`workbench.judge.compare.speedup_vs_baseline`; speed-up above 1: ``other`` is faster)."""
     rows = df[(df["status"] == Status.OK) & (df["backend"] == backend) & df["variant"].isin([base, other])]
     table = speedup_vs_baseline(rows, baseline_variant=base, baseline_backend=backend)
-    return table[table["variant"] == other]
+    return mark_busy(table[table["variant"] == other], rows)
 
 
 def last_level_cache_bytes(backend: str) -> int | None:
@@ -454,13 +535,16 @@ def verdict_table(table: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
     header), "floor" ("±13%") and the verdict; blank where :func:`shown_verdicts` blanked a number."""
     shown = shown_verdicts(table)
 
-    def times(x: Any) -> str:
-        return "" if pd.isna(x) else f"{x:.3g}×"
+    def times(x: Any, lo: Any, hi: Any) -> str:
+        if pd.isna(x):
+            return ""
+        return table_ratio(float(x), *(float("nan") if pd.isna(b) else float(b) for b in (lo, hi)))
 
     coverage = pd.to_numeric(shown.get("coverage", pd.Series(dtype=float)), errors="coerce").dropna()
     label = f"interval ({coverage.iloc[0]:.1%})" if len(coverage) and coverage.nunique() == 1 else "interval"
     out = shown[keep].copy()
-    out["speed-up (paired)"] = shown["speedup"].map(times)
+    out["speed-up (paired)"] = [times(x, lo, hi) for x, lo, hi in zip(
+        shown["speedup"], table.get("ci_low", shown["ci_low"]), table.get("ci_high", shown["ci_high"]), strict=True)]
     out[label] = [interval_text(lo, hi) for lo, hi in zip(shown["ci_low"], shown["ci_high"], strict=True)]
     out["floor"] = shown["floor"].map(lambda f: "" if pd.isna(f) else fmt_floor(float(f)))
     out["verdict"] = shown["verdict"]
@@ -484,95 +568,3 @@ def _ratio(x: float) -> str:
     text = f"{x:.3g}"
     return f"{f'{x:.3f}' if text == '1' else text}×"
 
-
-#: The phrase a row's noise note carries for a round timed while the host's memory bandwidth was down
-#: (:func:`workbench.measure.rounds` notes, from the rows' ``round_bandwidth_gbs``).
-BANDWIDTH_DOWN_NOTE = "memory bandwidth was down"
-
-
-def host_bandwidth(rows: pd.DataFrame) -> tuple[float, int] | None:
-    """(GB/s, probes): the best of the host-bandwidth probes the rows' rounds took (``round_bandwidth_gbs``, a copy
-    through twice the last-level cache before each round past the cache), and how many there were; None where no
-    row has one. The best, not a median: a probe only reads low when another tenant shares the memory bus, so
-    the best is the host's rate undisturbed, the reference a kernel past the cache is set against (a kernel
-    timed in a disturbed round set against its own round's saxpy would read a share of a rate that was down)."""
-    values: list[float] = []
-    for text in rows.get("round_bandwidth_gbs", pd.Series(dtype=object)).dropna():
-        try:
-            values += [float(g) for g in (json_list(text))]
-        except (TypeError, ValueError):
-            continue
-    for g in pd.to_numeric(rows.get("bandwidth_probe_gbs", pd.Series(dtype=float)), errors="coerce").dropna():
-        values.append(float(g))
-    values = [g for g in values if math.isfinite(g) and g > 0]
-    return (max(values), len(values)) if values else None
-
-
-def json_list(text: Any) -> list[Any]:
-    """A row's JSON list column as a list ([] for None; a list passes through)."""
-    import json
-
-    if isinstance(text, list):
-        return text
-    found = json.loads(text) if isinstance(text, str) and text else []
-    return found if isinstance(found, list) else [found]
-
-
-def bandwidth_down_text(rows: pd.DataFrame, label: str = "size_label") -> str:
-    """A sentence for a summary: which cells had rounds timed while the host's memory bandwidth was down (their
-    noise notes say so, with the figures), and that their medians and quartiles carry it; "" where none did."""
-    if "noise_note" not in rows:
-        return ""
-    hit = rows[rows["noise_note"].fillna("").astype(str).str.contains(BANDWIDTH_DOWN_NOTE)]
-    if hit.empty:
-        return ""
-    names = sorted({f"{r.get('variant', '?')} on {r.get('backend', '?')} at {r.get(label, '?')}"
-                    for r in hit.to_dict("records")})
-    # every name up to six (a reader met "... and 1 more" and could not tell which); past that, the count
-    shown = (", ".join(names[:-1]) + f" and {names[-1]}" if 1 < len(names) <= 6 else names[0] if len(names) == 1
-             else ", ".join(names[:5]) + f" and {len(names) - 5} more")
-    return (f"the host's memory bandwidth was down in some rounds of {len(names)} of {len(rows)} cells ({shown}; "
-            "their notes give each round's probe): those cells' medians and quartiles carry the slow rounds, so "
-            "their GB/s understate what this machine streams when its memory bus is not shared")
-
-
-def own_rounds_share(row: Mapping[str, Any]) -> float | None:
-    """A cell's GB/s as a share of the host's bandwidth in its own rounds: per round, the compulsory bytes over the
-    round's median (``round_medians_s``) against that round's probe (``round_bandwidth_gbs``), and the median of
-    those shares. A kernel timed while another tenant shared the memory bus is set against the rate that bus gave
-    then, not against the best probe of the run (05 read 'no variant streams near the memory's rate' from medians
-    of bandwidth-down rounds divided by an undisturbed probe). None where the rounds carry no probes."""
-    medians = [float(m) for m in json_list(row.get("round_medians_s"))]
-    probes = [float(g) for g in json_list(row.get("round_bandwidth_gbs"))]
-    nbytes = _num(row, "bytes")
-    if not medians or len(medians) != len(probes) or not math.isfinite(nbytes):
-        return None
-    shares = sorted(nbytes / m / 1e9 / g for m, g in zip(medians, probes, strict=True) if m > 0 and g > 0)
-    if not shares:
-        return None
-    mid = len(shares) // 2
-    return shares[mid] if len(shares) % 2 else (shares[mid - 1] + shares[mid]) / 2
-
-
-def bimodal_fields(a: Mapping[str, Any], b: Mapping[str, Any], name_a: str, name_b: str) -> dict[str, Any]:
-    """``bimodal_note`` and ``mode_ratios`` for a pair (``a`` the baseline row, ``b`` the other) whose rounds fell
-    in two modes on either side (:func:`workbench.judge.stats.bimodal_split` of their round medians): the note
-    names each such side's modes ("float16's rounds fell in two modes: 2 near 3.45 ms, 1 near 7.36 ms"), and the
-    ratios set every mode against the other side's median (a / b, as a speed-up), so a settled direction
-    (:func:`settled_direction`) covers each mode the rounds drew, not only the one the headline median sits in.
-    Empty when neither side is bimodal."""
-    from workbench.core.units import fmt_seconds
-    from workbench.judge.stats import bimodal_split
-
-    notes, ratios = [], []
-    for name, row, other, mine_first in ((name_a, a, b, True), (name_b, b, a, False)):
-        split = bimodal_split([float(x) for x in json_list(row.get("round_medians_s"))])
-        if split is None:
-            continue
-        modes = [(len(m), float(pd.Series(m).median())) for m in split]
-        notes.append(f"{name}'s rounds fell in two modes: "
-                     + ", ".join(f"{n} near {fmt_seconds(t)}" for n, t in modes))
-        theirs = _num(other, "median_s")
-        if math.isfinite(theirs) and theirs > 0:
-            ratios += [t / theirs if mine_first else theirs / t for _, t in modes]
-    return {"bimodal_note": "; ".join(notes), "mode_ratios": ratios} if notes else {}

@@ -20,9 +20,9 @@ from workbench.core.status import Status
 from workbench.core.units import fmt_time_auto, interval_label
 from workbench.judge.baselines import library_variants
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.verdicts import RERUN_HINT, is_disturbed, verdict_label
+from workbench.judge.verdicts import is_disturbed, rerun_hint, verdict_label
 from workbench.report.caveats import FAILED_STATUSES, caveat, failed_cells, report_caveats, row_caveats
-from workbench.report.claims import disturbance_text
+from workbench.report.claims import disturbance_text, machine_busy
 from workbench.report.reference_checks import ReferenceChecks
 from workbench.report.row_notes import RowNotes, one_row_notes
 from workbench.report.styles import parse_baseline, series_key
@@ -403,8 +403,10 @@ def _disturbed_settle(ctx: _Context, kr: _KernelRun, cell: pd.DataFrame, best: p
     # only the columns disturbance_text reads: the pair's whole rows, taken from a million-row frame once per
     # disturbed finding, were a third of a 1M-row report's key findings
     cols = [c for c in DISTURBANCE_COLUMNS if c in ctx.df]
-    by = disturbance_text(ctx.df.iloc[pair[POSITION].to_numpy(), [ctx.df.columns.get_loc(c) for c in cols]])
-    return f"disturbed{f' ({by})' if by else ''}: {RERUN_HINT}"
+    rows = ctx.df.iloc[pair[POSITION].to_numpy(), [ctx.df.columns.get_loc(c) for c in cols]]
+    by = disturbance_text(rows)
+    # "while the machine is otherwise idle" only where the rows show other work (an idle run's rounds varied)
+    return f"disturbed{f' ({by})' if by else ''}: {rerun_hint(machine_busy(rows))}"
 
 
 def _best_caveats(ctx: _Context, kr: _KernelRun, best: pd.Series, notes: RowNotes,

@@ -1,0 +1,111 @@
+"""Claims read from a run's rows (not its verdicts): the host's memory bandwidth each round saw, a kernel's share
+of it, and the modes a cell's rounds fell in. Split from :mod:`workbench.report.claims`, which re-exports them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+
+def _num(v: Mapping[str, Any], key: str) -> float:
+    value = v.get(key)
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+#: The phrase a row's noise note carries for a round timed while the host's memory bandwidth was down
+#: (:func:`workbench.measure.rounds` notes, from the rows' ``round_bandwidth_gbs``).
+BANDWIDTH_DOWN_NOTE = "memory bandwidth was down"
+
+
+def host_bandwidth(rows: pd.DataFrame) -> tuple[float, int] | None:
+    """(GB/s, probes): the best of the host-bandwidth probes the rows' rounds took (``round_bandwidth_gbs``, a copy
+    through twice the last-level cache before each round past the cache), and how many there were; None where no
+    row has one. The best, not a median: a probe only reads low when another tenant shares the memory bus, so
+    the best is the host's rate undisturbed, the reference a kernel past the cache is set against (a kernel
+    timed in a disturbed round set against its own round's saxpy would read a share of a rate that was down)."""
+    values: list[float] = []
+    for text in rows.get("round_bandwidth_gbs", pd.Series(dtype=object)).dropna():
+        try:
+            values += [float(g) for g in (json_list(text))]
+        except (TypeError, ValueError):
+            continue
+    for g in pd.to_numeric(rows.get("bandwidth_probe_gbs", pd.Series(dtype=float)), errors="coerce").dropna():
+        values.append(float(g))
+    values = [g for g in values if math.isfinite(g) and g > 0]
+    return (max(values), len(values)) if values else None
+
+
+def json_list(text: Any) -> list[Any]:
+    """A row's JSON list column as a list ([] for None; a list passes through)."""
+    import json
+
+    if isinstance(text, list):
+        return text
+    found = json.loads(text) if isinstance(text, str) and text else []
+    return found if isinstance(found, list) else [found]
+
+
+def bandwidth_down_text(rows: pd.DataFrame, label: str = "size_label") -> str:
+    """A sentence for a summary: which cells had rounds timed while the host's memory bandwidth was down (their
+    noise notes say so, with the figures), and that their medians and quartiles carry it; "" where none did."""
+    if "noise_note" not in rows:
+        return ""
+    hit = rows[rows["noise_note"].fillna("").astype(str).str.contains(BANDWIDTH_DOWN_NOTE)]
+    if hit.empty:
+        return ""
+    names = sorted({f"{r.get('variant', '?')} on {r.get('backend', '?')} at {r.get(label, '?')}"
+                    for r in hit.to_dict("records")})
+    # every name up to six (a reader met "... and 1 more" and could not tell which); past that, the count
+    shown = (", ".join(names[:-1]) + f" and {names[-1]}" if 1 < len(names) <= 6 else names[0] if len(names) == 1
+             else ", ".join(names[:5]) + f" and {len(names) - 5} more")
+    return (f"the host's memory bandwidth was down in some rounds of {len(names)} of {len(rows)} cells ({shown}; "
+            "their notes give each round's probe): those cells' medians and quartiles carry the slow rounds, so "
+            "their GB/s understate what this machine streams when its memory bus is not shared")
+
+
+def own_rounds_share(row: Mapping[str, Any]) -> float | None:
+    """A cell's GB/s as a share of the host's bandwidth in its own rounds: per round, the compulsory bytes over the
+    round's median (``round_medians_s``) against that round's probe (``round_bandwidth_gbs``), and the median of
+    those shares. A kernel timed while another tenant shared the memory bus is set against the rate that bus gave
+    then, not against the best probe of the run (05 read 'no variant streams near the memory's rate' from medians
+    of bandwidth-down rounds divided by an undisturbed probe). None where the rounds carry no probes."""
+    medians = [float(m) for m in json_list(row.get("round_medians_s"))]
+    probes = [float(g) for g in json_list(row.get("round_bandwidth_gbs"))]
+    nbytes = _num(row, "bytes")
+    if not medians or len(medians) != len(probes) or not math.isfinite(nbytes):
+        return None
+    shares = sorted(nbytes / m / 1e9 / g for m, g in zip(medians, probes, strict=True) if m > 0 and g > 0)
+    if not shares:
+        return None
+    mid = len(shares) // 2
+    return shares[mid] if len(shares) % 2 else (shares[mid - 1] + shares[mid]) / 2
+
+
+def bimodal_fields(a: Mapping[str, Any], b: Mapping[str, Any], name_a: str, name_b: str) -> dict[str, Any]:
+    """``bimodal_note`` and ``mode_ratios`` for a pair (``a`` the baseline row, ``b`` the other) whose rounds fell
+    in two modes on either side (:func:`workbench.judge.stats.bimodal_split` of their round medians): the note
+    names each such side's modes ("float16's rounds fell in two modes: 2 near 3.45 ms, 1 near 7.36 ms"), and the
+    ratios set every mode against the other side's median (a / b, as a speed-up), so a settled direction
+    (:func:`settled_direction`) covers each mode the rounds drew, not only the one the headline median sits in.
+    Empty when neither side is bimodal."""
+    from workbench.core.units import fmt_seconds
+    from workbench.judge.stats import bimodal_split
+
+    notes, ratios = [], []
+    for name, row, other, mine_first in ((name_a, a, b, True), (name_b, b, a, False)):
+        split = bimodal_split([float(x) for x in json_list(row.get("round_medians_s"))])
+        if split is None:
+            continue
+        modes = [(len(m), float(pd.Series(m).median())) for m in split]
+        notes.append(f"{name}'s rounds fell in two modes: "
+                     + ", ".join(f"{n} near {fmt_seconds(t)}" for n, t in modes))
+        theirs = _num(other, "median_s")
+        if math.isfinite(theirs) and theirs > 0:
+            ratios += [t / theirs if mine_first else theirs / t for _, t in modes]
+    return {"bimodal_note": "; ".join(notes), "mode_ratios": ratios} if notes else {}
