@@ -32,8 +32,8 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.judge.verdicts import is_disturbed
-from workbench.report.claims import (check_claim, medians_disagree, medians_ratio, pair_verdicts, reading,
-                                     settled_direction, verdict_sentence)
+from workbench.report.claims import (check_claim, disturbance_text, medians_disagree, medians_ratio, pair_verdicts,
+                                     reading, settled_direction, table_ratio, verdict_sentence)
 
 import os
 import tempfile
@@ -65,10 +65,11 @@ pd.DataFrame([{"tunable": t.name, "values": t.values, "hand-picked": t.default, 
 
 `strategy="bayes"` is optuna's TPE sampler (`"grid"` and `"random"` are the others). The hand-picked
 configuration is measured first, so the search always knows what it has to beat. Each configuration is
-timed once: enough to steer the search, not to call a winner, since the fastest of many noisy single
-timings is biased low. So the tuner then **confirms**: the few fastest are measured with the hand-picked
-one in one run of interleaved rounds, and a candidate is kept only where the paired verdict calls it
-faster; otherwise the hand-picked tiles are kept.
+timed once, so the budget covers many of them; one timing calls no winner, since the fastest of many noisy
+single timings is biased low (below you see how far this run's single timings were from the medians of the
+same tiles). So the tuner then **confirms**: the few fastest are measured with the hand-picked one in one run
+of interleaved rounds, and a candidate is kept only where the paired verdict calls it faster; otherwise the
+hand-picked tiles are kept.
 """),
     code("""
 result = tune("gemm", "numba-tiled", "numba", params=SIZE, strategy="bayes", budget_s=TUNE_BUDGET_S,
@@ -79,7 +80,9 @@ trials = pd.DataFrame([{"trial": t.number, "config": format_config(t.config), "s
                         "ms (one timing)": t.median_s * 1e3 if t.median_s else None,
                         "lowest so far (ms)": t.best_so_far_s * 1e3 if t.best_so_far_s else None}
                        for t in result.trials])
-print(f"{len(result.trials)} of {result.space_size} configurations, {result.shape_class}, device {result.device}")
+print(f"{len(result.trials)} of {result.space_size} configurations, {result.shape_class}, device {result.device}"
+      + (": the whole space, so within this budget the search was exhaustive and the sampler only set the order"
+         if len(result.trials) == result.space_size else ""))
 assert result.best is not None and result.best.status == "ok"
 assert result.default is not None and result.trials[0].config == tiled.default_config()
 v = result.verdict
@@ -95,6 +98,16 @@ else:
     check_claim(v, confirmation)   # the sentence says what the confirmation's verdict says, and nothing more
     print(f"confirmation: {confirmation}; kept {format_config(result.kept.config)}"
           + ("" if v["settled"] else " (the hand-picked tiles: nothing was settled as faster)"))
+    # every candidate the confirmation measured, each against the hand-picked tiles in the same run
+    from workbench.store.database import open_store
+    conf = open_store(None).results([result.confirm_run_id])
+    conf = conf[conf["status"] == "ok"]
+    hand_name = registry.configured("gemm", "numba-tiled", tiled.default_config()).name
+    for other in sorted(set(conf["variant"]) - {hand_name}):
+        for _, cv in pair_verdicts(conf, hand_name, other, "numba").iterrows():
+            # at the precision its interval supports, as the sentences print it (claims.table_ratio)
+            print(f"  candidate {other}: paired speed-up {table_ratio(cv['speedup'], cv['ci_low'], cv['ci_high'])}"
+                  f" ({reading(cv)})")
     assert (result.kept.config != tiled.default_config()) == v["settled"]   # kept only on a settled "faster"
 trials
 """),
@@ -117,24 +130,38 @@ ax.set(xlabel="trial", ylabel="ms per call", title=f"numba-tiled gemm {N}³ floa
 ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 plt.show()
 # single timings steer the search; a conclusion is the confirmation's, from its rounds (said above)
-one, spread = result.default.median_s * 1e3, ok["ms (one timing)"]
-print(f"single timings ran from {spread.min():.3g} to {spread.max():.3g} ms; the hand-picked tiles timed "
-      f"{one:.3g} ms once in the search"
-      + (f" and {v['median_a'] * 1e3:.3g} ms as the median of the confirmation's rounds (the search's pick: "
-         f"{v['median_b'] * 1e3:.3g} ms)" if medians else
-         "; the confirmation was disturbed, so its medians are not shown" if v is not None and is_disturbed(
-             float(v["floor"])) else "")
-      + ". A single timing is one draw on a shared machine, so no line of this plot is a finding: whether the "
-      "search beat the hand-picked tiles is the confirmation's verdict above.")
+spread = ok["ms (one timing)"]
+slowest = ok.loc[spread.idxmax()]
+print(f"single timings ran from {spread.min():.3g} to {spread.max():.3g} ms (the slowest, trial "
+      f"{slowest['trial']}, {slowest['config']}, is one draw, never repeated).")
+if medians:   # each confirmed configuration: its one timing in the search against its median over the rounds
+    offs, onces = [], []
+    for label, cfg, med in [("hand-picked", result.default.config, v["median_a"]),
+                            ("the search's pick", v["against"], v["median_b"])]:
+        once = next(t.median_s for t in result.trials if t.config == cfg)
+        offs.append(max(once, med) / min(once, med))
+        onces.append(once / med)
+        print(f"{label} ({format_config(cfg)}): {once * 1e3:.3g} ms once in the search, {med * 1e3:.3g} ms as the "
+              f"median of the confirmation's rounds ({offs[-1]:.2g}x apart)")
+    lead = result.default.median_s / next(t.median_s for t in result.trials if t.config == v["against"])
+    side = (" (both read below their medians)" if max(onces) < 1 else " (both read above their medians)"
+            if min(onces) > 1 else "")
+    print(f"In the search the pick's one timing read {lead:.2g}x faster than hand-picked's; single timings were up "
+          f"to {max(offs):.2g}x off from the same tiles' medians here{side}, so that lead is no finding and no line "
+          "of this plot is one: whether the search beat the hand-picked tiles is the confirmation's verdict above.")
+elif v is not None:
+    print("the confirmation was disturbed, so its medians are not shown; whether the search beat the hand-picked "
+          "tiles is the confirmation's verdict above, not a line of this plot.")
 """, "figure"),
     md("""
 ## The search's pick vs hand-picked, side by side
 
 The same check by hand: one benchmark run holding the search's pick (the candidate the confirmation above set
-against the hand-picked tiles: of the fastest few single timings, the one with the highest paired speed-up;
-single timings within a few percent of each other do not rank reliably) and the hand-picked
-tiles (`numba-tiled[NB=...,KC=...,MC=...]` names a configuration), measured in interleaved rounds and judged
-by the package's paired verdict.
+against the hand-picked tiles: of the candidates listed there, the one settled faster with the highest paired
+speed-up, else the one with the highest paired speed-up) and the hand-picked tiles
+(`numba-tiled[NB=...,KC=...,MC=...]` names a configuration), measured in interleaved rounds and judged by the
+package's paired verdict. It is a second run of a pair the confirmation already judged: where the two runs
+agree, that is a finding; where they point opposite ways, neither run's verdict is one.
 """),
     code("""
 def said_of(verdict):
@@ -146,6 +173,7 @@ hand = registry.configured("gemm", "numba-tiled", tiled.default_config()).name
 pick = result.verdict["against"] if result.verdict else result.best.config   # what the confirmation tested
 best = registry.configured("gemm", "numba-tiled", pick).name
 print("hand-picked:", hand, "| the search's pick:", best)
+contradicted = False   # the two runs of this pair read differently (used by the figure below)
 if best == hand:
     print("the search found nothing faster than the hand-picked tiles on this machine")
 else:
@@ -156,26 +184,31 @@ else:
     for _, v in pair_verdicts(res.df, hand, best, "numba").iterrows():
         sentence = verdict_sentence(v, "hand-picked", "the search's pick")
         check_claim(v, sentence)
-        print(f"{v['size_label']}: {sentence}")
         confirmed = result.verdict
         # what each run says of the pair: its settled direction where only the size is unsettled, else its reading
         here, there = said_of(v), said_of(confirmed) if confirmed else None
         # "inconclusive" beside "same" is no disagreement (neither found a difference); any other pair of readings is
         compatible = {here, there} == {"inconclusive", "same"}
-        if confirmed and confirmed.get("against") == pick and here != there and not compatible:
-            # two runs of one pair that read differently: each verdict stands for its own run; what was kept
-            # follows the confirmation, the run the tuner decided by
-            opposed = {here.split()[0], there.split()[0]} == {"faster", "slower"}
-            print(f"the confirmation, an earlier run of the same pair, read {there!r} and this one {here!r}"
-                  + (": two runs on a shared machine that contradict each other settle nothing" if opposed else "")
-                  + f"; the tuner kept {format_config(result.kept.config)} on the confirmation's verdict, not on "
-                  "this one")
+        contradicted = bool(confirmed and confirmed.get("against") == pick and here != there and not compatible)
+        if not contradicted:
+            print(f"{v['size_label']}: {sentence}")
+            continue
+        # two runs of one pair that read differently: neither verdict is a finding; what was kept follows the
+        # confirmation, the run the tuner decided by
+        opposed = {here.split()[0], there.split()[0]} == {"faster", "slower"}
+        print(f"{v['size_label']}, this run alone: {sentence}")
+        print(f"the confirmation, an earlier run of the same pair, read {there!r} and this run {here!r}: "
+              + ("two runs of one pair pointing opposite ways" if opposed else "two runs of one pair that disagree")
+              + f" (this run's rows: {disturbance_text(res.df) or 'no load recorded'}), so neither verdict is a "
+              f"finding; the tuner kept {format_config(result.kept.config)} on the confirmation's verdict. "
+              "Rerun both with more rounds before trusting either.")
 """),
     code("""
 if best != hand:
     # the statistic the sentence above quotes: the paired speed-up with its interval, and its verdict
     pv = pair_verdicts(res.df, hand, best, "numba").iloc[0]
-    unsettled = reading(pv) == "inconclusive"   # the library plots' marker: hollow where nothing is settled
+    # the library plots' marker: hollow where nothing is settled (nor where the confirmation read otherwise)
+    unsettled = reading(pv) == "inconclusive" or contradicted
     fig, ax = plt.subplots(figsize=(6, 2.2))
     if is_disturbed(float(pv["floor"])):   # an interval this wide informs nothing: drawn as the sentence says it
         ax.text(0.5, 0.5, "the comparison was disturbed: no interval is drawn" + chr(10)
@@ -186,14 +219,15 @@ if best != hand:
     else:
         ax.errorbar([pv["speedup"]], [0], xerr=[[pv["speedup"] - pv["ci_low"]], [pv["ci_high"] - pv["speedup"]]],
                     fmt="o", color="C0", mfc="none" if unsettled else "C0", capsize=4,
-                    label="hollow: not settled" if unsettled else None)
+                    label="hollow: not a finding" if unsettled else None)
         if medians_disagree(pv):   # the second figure the sentence quotes, where it lies
             ax.plot([medians_ratio(pv)], [0], "x", color="C1", ms=8, label="ratio of the cells' medians")
         ax.axvline(1, color="C3", ls="--", lw=1, label="hand-picked (1×)")
         ax.set(yticks=[], xlabel=f"speed-up of the search's pick over hand-picked (paired, {pv['coverage']:.1%} "
                "interval)", title="one run, interleaved rounds: " + (
                    "not settled (the cells' own medians fall outside the interval)" if medians_disagree(pv)
-                   else reading(pv)))
+                   else f"{reading(pv)}, but the confirmation read {said_of(result.verdict)!r}: no finding"
+                   if contradicted else reading(pv)))
         ax.legend(loc="lower right", fontsize=8)
         plt.show()
 else:
@@ -204,15 +238,15 @@ else:
 
 The kept configuration was stored for this device, dtype and shape class (`workbench config show` lists it).
 A benchmark of plain `numba-tiled` at a size of the same class now builds it and says so in `tuned_config`
-and in the row's message; `workbench bench --no-tuned` builds the hand-picked tiles.
+and in the row's message (both printed below); `workbench bench --no-tuned` builds the hand-picked tiles.
 """),
     code("""
 plain = workbench.benchmark("gemm", variants="numba-tiled", backends="numba", sizes=[SIZE], rounds=1,
                             budget_s=BUDGET_S, progress=False, name="numba-tiled with its tuned tiles")
 row = plain.df.iloc[0]
 print("tuned_config:", row["tuned_config"])
-if result.kept.config == tiled.default_config():
-    print("the confirmation found nothing faster, so the configuration kept and named is the hand-picked one")
-assert row["status"] == "ok" and row["tuned_config"].startswith(format_config(result.kept.config) + " (tuned for")
+print("message:", row["message"])
+assert row["status"] == "ok" and row["tuned_config"].startswith(format_config(result.kept.config) + " (")
+assert result.run_id in row["tuned_config"]
 """),
 ]

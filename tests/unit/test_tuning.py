@@ -269,3 +269,17 @@ def test_tune_without_optuna_names_the_extra(isolated, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err and "kernel-workbench[tune]" in err, err
     assert not (isolated / "s.sqlite").exists()
+
+
+def test_tuned_label_says_when_the_hand_picked_tiles_were_kept():
+    """A tuning whose confirmation found nothing faster keeps the defaults: the row must not call them tuned."""
+    from workbench.tuning.resolve import tuned_label
+
+    default = {"NB": 256, "KC": 256}
+    kept = {"shape_class": "work 2^28", "run_id": "R1", "verdict": "inconclusive"}
+    assert tuned_label(default, kept, default) == ("NB=256,KC=256 (hand-picked, kept by run R1 for work 2^28: "
+                                                   "no candidate was confirmed faster)")
+    won = dict(kept, verdict="faster")
+    assert tuned_label({"NB": 128, "KC": 256}, won, default) == "NB=128,KC=256 (tuned for work 2^28 by run R1)"
+    # a search without confirmation, or an older file without a verdict, still reads "tuned for"
+    assert tuned_label(default, {"shape_class": "work 2^28"}, default) == "NB=256,KC=256 (tuned for work 2^28)"

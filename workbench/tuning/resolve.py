@@ -79,6 +79,16 @@ def lookup(variant: Variant, spec: KernelSpec, backend: Backend, dtype: str, par
     return None
 
 
+def tuned_label(config: TunableConfig, entry: config_file.TunedEntry, default: TunableConfig) -> str:
+    """The row's ``tuned_config``: the configuration, and whether a search chose it ("tuned for ...") or the
+    search's confirmation found nothing faster so the hand-picked one was kept (not to be read as tuned)."""
+    by = f" by run {entry['run_id']}" if entry.get("run_id") else ""
+    if config == default and entry.get("verdict") not in (None, "faster", "unconfirmed"):
+        return (f"{format_config(config)} (hand-picked, kept{by} for {entry['shape_class']}: "
+                "no candidate was confirmed faster)")
+    return f"{format_config(config)} (tuned for {entry['shape_class']}{by})"
+
+
 def resolve_config(variant: Variant, spec: KernelSpec, ctx: BuildContext) -> tuple[TunableConfig, str | None]:
     """(configuration, label): the one given in ``ctx.config``; else the tuned one for this device, dtype
     and shape class (unless :func:`tuned_enabled` is off); else the variant's defaults (label None)."""
@@ -96,8 +106,7 @@ def resolve_config(variant: Variant, spec: KernelSpec, ctx: BuildContext) -> tup
             except ValueError as exc:  # the variant changed since the tuning
                 log.warning("tuned configuration of %s/%s ignored: %s", variant.kernel, variant.name, exc)
             else:
-                return full, (f"{format_config(full)} (tuned for {entry['shape_class']}"
-                              + (f" by run {entry['run_id']}" if entry.get("run_id") else "") + ")")
+                return full, tuned_label(full, entry, variant.default_config())
     return variant.default_config(), None
 
 
