@@ -8,10 +8,12 @@ CELLS = [
 
 `out = a @ b` with `a: m×k`, `b: k×n` does `2mnk` FLOPs on `(mk + kn + mn)` elements: its arithmetic
 intensity (FLOPs per byte) grows with size, so unlike saxpy it *can* be compute-bound — if the kernel
-reuses data. A naive kernel reloads a row of `a` and a column of `b` for every output element; a tiled
-kernel loads blocks into shared/local memory once and reuses them `TILE` times; the library (BLAS,
-cuBLAS) adds register blocking, vector instructions and threads. Whether tiling pays *here* is measured
-below, per backend.
+reuses data. A naive kernel reloads a row of `a` and a column of `b` for every output element. A "tiled"
+kernel reuses blocks: on a GPU (`portable-tiled`, `wgsl-tiled`) it stages `TILE x TILE` blocks in shared
+memory; on the CPU `numba-tiled` does more than tile: it packs `b` into panels, keeps an accumulator block in
+registers/L1 for a vectorized inner loop, and hands row blocks to the cores (its description below). The
+library (BLAS, cuBLAS) adds its own register blocking, vector instructions and threads. Whether the tiled
+variant pays *here* is measured below, per backend: a comparison of two whole variants, not of tiling alone.
 
 The **roofline** puts each cell at (intensity, GFLOP/s) under `min(peak FLOP/s, intensity × peak GB/s)`,
 where the peaks are this machine's measured *ceilings*. That roof bounds a kernel whose data streams from
@@ -53,8 +55,9 @@ for longer; a ceiling it stores is used instead of the probe's. Every row names 
 used (`ceiling_gbps`, `ceiling_gflops`, `ceiling_source`: measured by `workbench peaks`, by the automatic
 probe, or the published figure); which ones this run used is printed after the benchmark. On a CPU the probe's
 GEMM ceiling is the BLAS library numpy calls (`numpy.matmul`, at the probe's own size), so numpy's own GEMM reads
-close to 100% of it by construction (less at sizes smaller than the probe's): that roof says how close a hand-written kernel comes to the library on this machine, not how close
-the library comes to the hardware's peak (the published figure, where one is known, says that).
+close to 100% of it by construction (less at sizes smaller than the probe's): that roof says how close a
+hand-written kernel comes to the library on this machine, not how close the library comes to the hardware's
+peak (the published figure, where one is known, says that).
 """),
     code("""
 if MEASURE_PEAKS:
@@ -90,11 +93,12 @@ Where a variant is missing from the plot, its row in `res.df` says why (`status`
 device to compile for). Hollow markers are noisy cells: their time varied more than the noise threshold, or
 the machine was busy.
 
-### Did tiling pay?
+### Did the tiled variant pay?
 
 Per backend that ran both, the tiled kernel against the naive one, judged by the package's paired
 verdict; the explanation printed is the one that fits the verdict and the working set's size against
-the device's last-level cache.
+the device's last-level cache, and names what the tiled variant changes (its catalog description), since a
+gain is that whole variant's, not one technique's.
 """),
     code("""
 ok = res.df[res.df["status"] == "ok"]
@@ -117,17 +121,21 @@ for backend, g in ok.groupby("backend", sort=True):
             # came from: the verdict and the working set's place are said, the mechanism is not
             unmeasured = ("the rows count each kernel's compulsory bytes only, so how often each re-read its inputs, "
                           "and from which level, is not measured here")
+            does = workbench.variants("gemm")[tiled].description.rstrip(".")
+            does = does[:1].lower() + does[1:]
             if may_state_cause(v) and said == "faster":
-                why = (f"tiling pays ({where}" + (", so what it saves is not DRAM traffic" if in_cache else "")
-                       + f"); {unmeasured}.")
+                why = (f"the tiled variant pays ({where}" + (", so what it saves is not DRAM traffic" if in_cache
+                                                            else "")
+                       + f"); it changes more than tiling ({does}); {unmeasured}, nor which change bought how "
+                       "much.")
             elif may_state_cause(v) and said == "slower":
-                why = (f"tiling did not pay ({where}): its staging (copies into a tile, barriers) cost more than its "
+                why = (f"the tiled variant did not pay ({where}; it does: {does}); what it adds cost more than its "
                        f"reuse saved; {unmeasured}.")
             elif said in ("faster", "slower") or settled_direction(v):
                 why = f"no cause is given while the comparison is disturbed or its size unsettled ({where})."
             else:
                 why = f"no difference that the noise lets us call ({where})."
-            assert ("tiling pays" in why) == (may_state_cause(v) and said == "faster"), why
+            assert ("variant pays" in why) == (may_state_cause(v) and said == "faster"), why
             tiling.append(f"{backend}, {v['size_label']}: {sentence}; {why}")
 print(chr(10).join(tiling) or "no backend ran both a naive and a tiled kernel here")
 if any(all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("kind") == "cpu" for b in ok["backend"]):
@@ -138,8 +146,8 @@ if any(all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("k
 
 Per size, the fastest library call (BLAS through numpy, or torch) against the fastest kernel written here,
 judged by the same paired verdict; the sentence quotes only its paired speed-up (the per-cell median GFLOP/s
-above are each cell's own headline, not this comparison's estimate). A library that loses is worth a second look before it is believed: where
-it measured slower while other processes were using the CPU, the line says so.
+above are each cell's own headline, not this comparison's estimate). A library that loses is worth a second
+look before it is believed: where it measured slower while other processes were using the CPU, the line says so.
 """),
     code("""
 library = ok["library"].astype(bool)
@@ -192,8 +200,9 @@ roof = pd.DataFrame(rows)
 above = roof[roof["above"]]
 n, m = len(above), len(roof)
 if n == 0:
-    print(f"Every one of the {m} points sits under its roof: at most {roof['pct_peak_bw'].max():.0f}% of its "
-          f"bandwidth ceiling and {roof['pct_peak_flops'].max():.0f}% of its GFLOP/s ceiling.")
+    # three significant figures: a point at 99.6% is under its roof and must not print as 100%
+    print(f"Every one of the {m} points sits under its roof: at most {roof['pct_peak_bw'].max():.3g}% of its "
+          f"bandwidth ceiling and {roof['pct_peak_flops'].max():.3g}% of its GFLOP/s ceiling.")
 else:
     cached = int(above["cache_resident"].sum())
     parts = []

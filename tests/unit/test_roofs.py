@@ -174,7 +174,8 @@ def test_the_roofline_draws_one_roof_per_device_with_its_measured_cache_slopes()
         for m, v in (("bandwidth_gbps", 20.0), ("l1_bandwidth_gbps", 200.0), ("gflops", 100.0))])
     ax = plots.plot_roofline(df, table).axes[0]
     labels = [ln.get_label() for ln in ax.lines if ln.get_linestyle() != "None"]  # roofs, not noisy-cell rings
-    assert labels == ["CPU Demo (2 runtimes) roof (probed)", "L1 200 GB/s"]
+    # the solid line's slope and top are named with their figures, as the dashed cache slopes are
+    assert labels == ["CPU Demo (2 runtimes) roof (probed): DRAM 20 GB/s, 100 GFLOP/s", "L1 200 GB/s"]
 
 
 def test_a_probe_process_that_fails_leaves_every_roof_missing_with_why():
