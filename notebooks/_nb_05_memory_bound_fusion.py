@@ -14,9 +14,10 @@ each output once; a *compiler* (`torch.compile`) can fuse for you.
 
 That is the hypothesis. Whether it holds on this machine, at these sizes, is measured below: every
 backend that has both an unfused and a fused (or compiled) variant gets a verdict from the rounds
-(faster, slower, the same (its whole interval within ±5%), or could not tell), and the text under each table is chosen from that
-verdict, with the explanation that fits what was measured. The spec counts only the compulsory bytes, so
-the GB/s column is the same bytes divided by each variant's time: a slower variant shows a lower GB/s.
+(faster, slower, the same (its whole interval within ±5%), or could not tell), and the text under each table
+is chosen from that verdict, with the explanation that fits what was measured. The spec counts only the
+compulsory bytes, so the GB/s column is the same bytes divided by each variant's time: a slower variant shows
+a lower GB/s.
 """),
     params("""
 SMALL = False              # True: tiny sizes, only to check that the notebook runs (the tests)
@@ -33,7 +34,8 @@ from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.backends.registry import all_backends
 from workbench.report.claims import (BANDWIDTH_DOWN_NOTE, bandwidth_down_text, busy_text, cache_text, check_claim,
                                      host_bandwidth, interval_text, json_list, last_level_cache_bytes, may_state_cause,
-                                     own_rounds_share, pair_verdicts, reading, shown_verdicts, verdict_sentence)
+                                     own_rounds_share, pair_verdicts, reading, shown_verdicts, table_ratio,
+                                     verdict_sentence)
 
 tutorial.begin(FULL)
 """),
@@ -55,20 +57,25 @@ def fusion_why(v, backend, variant, nbytes):
     llc = last_level_cache_bytes(backend)
     in_cache = bool(llc) and nbytes <= llc
     where = cache_text(nbytes, llc)
+    per_core = tutorial.machine_caches().per_core
+    if per_core and nbytes <= per_core / 2:   # the level this size was chosen for, named (it fits the LLC too)
+        where += f" (chosen to fit within half the {fmt_bytes(per_core)} per-core cache)"
     said = reading(v)   # faster / slower / same (whole interval within ±5%) / inconclusive
     if said in ("faster", "slower") and not may_state_cause(v):
         return f"No cause is given for a disturbed comparison ({where})."
     if said == "faster":
         if in_cache:
+            # what that pass costs in cache (a second loop, a second launch, cache traffic) is not measured here:
+            # PoCL's cells run far below any cache's bandwidth, so cache traffic is not what they are said to pay
             return ("The unfused variant makes an extra pass, writing its intermediate and reading it back; the "
-                    f"{where}, so that pass costs cache bandwidth and a second loop rather than DRAM traffic.")
+                    f"{where}, so that pass is not DRAM traffic; what it costs instead is not measured here.")
         # whether the bytes decide the time is answered once per kernel, below, from the stream rate
         return ("The unfused variant makes an extra pass, writing its intermediate to memory and reading it back "
                 f"({where}); whether those bytes decide the time is answered below.")
     if said == "same":
         if in_cache:
-            return (f"Fusion saved nothing measurable here: the {where}, so the intermediate's round trip "
-                    "stays in cache and costs little; sizes that stream from DRAM are where the saved bytes can show.")
+            return (f"Fusion saved nothing measurable at this size ({where}): the intermediate's round trip does "
+                    "not leave the cache here; the DRAM size is where saved bytes can show.")
         return f"The traffic fusion saves did not show above the noise ({where})."
     if said == "slower":
         how = workbench.variants(v["kernel"])[variant].description.split(chr(10))[0]
@@ -173,9 +180,10 @@ def time_vs_unfused(res):
     if not judged:
         return out
     table = shown_verdicts(pd.concat(judged))
-    x = lambda v: "" if pd.isna(v) else f"{v:.2f}×"
+    # at the precision the sentences above print it (claims.table_ratio): one statistic, one precision
+    x = [table_ratio(*r) if pd.notna(r[0]) else "" for r in zip(table["speedup"], table["ci_low"], table["ci_high"])]
     table = pd.DataFrame({"variant": table["variant"], "backend": table["backend"], "size_label": table["size_label"],
-                          "speed-up (paired)": table["speedup"].map(x),
+                          "speed-up (paired)": x,
                           "interval": [interval_text(lo, hi) for lo, hi in zip(table["ci_low"], table["ci_high"])],
                           "verdict": table["verdict"]})
     return out.merge(table, on=["variant", "backend", "size_label"], how="left").fillna("")
@@ -183,7 +191,7 @@ def time_vs_unfused(res):
 
 def stream_rate(big):
     # the rate this machine's memory gives a plain stream, never one measured in disturbed rounds: the best of the
-    # host-bandwidth probes the rounds took (a probe reads low only while another tenant shares the memory bus)
+    # host-bandwidth probes the rounds took (a probe that read low gave less than the memory can)
     probe = host_bandwidth(big)
     if probe is not None:
         return probe[0], f"the host's copy bandwidth, best of the {probe[1]} probes taken before these rounds"
@@ -203,28 +211,44 @@ def bytes_answer(res, kernel):
     rate, what = stream_rate(big)
     print(f"{kernel} at {fmt_bytes(float(big['bytes'].max()))} of compulsory bytes; stream rate {rate:.1f} GB/s "
           f"({what}); each cell is set against the probes of its own rounds where they took them:")
-    near, part = [], []
+    near, part, loop = [], [], []
+    small = ok[ok["bytes"] == ok["bytes"].min()]
     for r in big.sort_values("gbps", ascending=False).to_dict("records"):
-        # each cell against the probes of its own rounds: a round timed while the memory bus was shared is set
-        # against the rate the bus gave then, not against the best probe of the run
+        # two divisors, both printed: the best probe of the run (the stream rate above) and the probes of the
+        # cell's own rounds (per round, its GB/s over that round's probe, then the median), which judges a round
+        # timed while the memory gave less against what it gave then; the band is the lower one's
+        best = round(r["gbps"] / rate, 2)
         own = own_rounds_share(r)
-        share = round(own if own is not None else r["gbps"] / rate, 2)   # banded as printed (0.399 prints 40%)
-        against = "of its own rounds' probes" if own is not None else "of the stream rate"
-        down = BANDWIDTH_DOWN_NOTE in str(r.get("noise_note") or "")
+        own = round(own, 2) if own is not None else None
+        probes = [float(g) for g in json_list(r.get("round_bandwidth_gbs"))]
+        shares = f"{best:.0%} of the stream rate" + (
+            f", {own:.0%} of its own rounds' probes (their median {pd.Series(probes).median():.1f} GB/s)"
+            if own is not None else "")
+        share = min(best, own) if own is not None else best
         # three bands, said as such: at 70% or more of the rate the memory gives a plain stream the bytes can set
         # the time; under 40% they plainly do not; between, the kernel is bound by more than its bytes
-        said = ("near the stream rate (70% or more): here the bytes can decide the time" if share >= 0.7 else
+        said = ("near the stream rate (70% or more)" if share >= 0.7 else
                 "below the stream rate (40-70%): the bytes are part of its time, not all of it" if share >= 0.4 else
                 "well below the stream rate (under 40%): the compulsory bytes alone do not set its time")
-        near += [f"{r['variant']} on {r['backend']}"] if share >= 0.7 else []
-        part += [f"{r['variant']} on {r['backend']}"] if 0.4 <= share < 0.7 else []
-        # a round timed while the bus was shared was set against that round's own probe, not against the best:
-        # the note says which round, and that it was accounted for
-        note = (f" ({str(r['noise_note'])[str(r['noise_note']).index('the host'):].split(';')[0]}: that round is "
-                "set against its own probe)" if down and own is not None else
-                f" (disturbed: {str(r['noise_note'])[str(r['noise_note']).index('the host'):].split(';')[0]})"
-                if down else "")
-        print(f"  {r['variant']} on {r['backend']}: {r['gbps']:.1f} GB/s (median), {share:.0%} {against}: {said}{note}")
+        name = f"{r['variant']} on {r['backend']}"
+        cached = small[(small["variant"] == r["variant"]) & (small["backend"] == r["backend"])]
+        in_cache = float(cached["gbps"].iloc[0]) if len(cached) else None
+        if share >= 0.7 and in_cache is not None and in_cache <= 1.2 * r["gbps"]:
+            # as fast from memory as from cache: the rows cannot tell the memory's limit from the loop's own pace
+            said += (f", but no faster with its working set in cache ({in_cache:.1f} GB/s at "
+                     f"{fmt_bytes(float(cached['bytes'].iloc[0]))}): these rows do not show that memory sets its time")
+            loop.append(name)
+        elif share >= 0.7:
+            said += ": here the bytes can decide the time"
+            near.append(name)
+        part += [name] if 0.4 <= share < 0.7 else []
+        # a round timed while the memory gave less was set against that round's own probe, not against the best:
+        # the note says which rounds, and that they were accounted for
+        down = BANDWIDTH_DOWN_NOTE in str(r.get("noise_note") or "")
+        which = str(r["noise_note"])[str(r["noise_note"]).index("the host"):].split(";")[0] if down else ""
+        note = (f" ({which}: each such round is set against its own probe)" if down and own is not None else
+                f" (disturbed: {which})" if down else "")
+        print(f"  {name}: {r['gbps']:.1f} GB/s (median), {shares}: {said}{note}")
     if (big["gbps"] > rate).any():
         print("  (Above 100%: the copy probe counts the bytes it reads and writes, not the reads of the lines it "
               "overwrites, which the memory also moves; a kernel that reads more than it writes can pass it.)")
@@ -233,9 +257,13 @@ def bytes_answer(res, kernel):
     parts = []
     if near:
         parts.append(f"the bytes can decide the time for {', '.join(near)} (70% or more of the stream rate)")
+    if loop:
+        parts.append(f"{', '.join(loop)} streamed near the stream rate but no faster from the cache, so whether "
+                     "the memory or its own loop sets its time is not shown")
     if part:
-        parts.append(f"{'they' if near else 'the bytes'} are part of the time, not all of it, for {', '.join(part)} (40-70%)")
-    rest = len(big) - len(near) - len(part)
+        parts.append(f"{'they' if near else 'the bytes'} are part of the time, not all of it, for "
+                     f"{', '.join(part)} (40-70%)")
+    rest = len(big) - len(near) - len(part) - len(loop)
     if rest:
         parts.append(f"{'the other' if parts else 'every'} {rest} variant{'s' if rest > 1 else ''} "
                      "ran under 40% of it, where something besides the bytes sets the time")
@@ -250,9 +278,11 @@ time_vs_unfused(gelu)
 stream. Before each round past the cache the harness copies an array twice the last-level cache's size and
 records the host's bandwidth (`round_bandwidth_gbs`). Each variant at the DRAM size is set against the probes of
 its own rounds (per round, its GB/s of the compulsory bytes over that round's probe, then the median: a round
-timed while another tenant shared the memory bus is judged against the rate the bus gave then); a cell whose
-rounds were bandwidth-down says so. The best probe of the run is printed as the host's undisturbed rate. This
-is the one answer per kernel; the verdicts above say only which variant was faster.
+whose probe read low is judged against the rate the memory gave then) and against the best probe of the run
+(the stream rate); both shares are printed and the lower one sets the band. A cell whose rounds were
+bandwidth-down says so. A variant that streams no faster with its working set in cache than from DRAM is said
+as such: its rate then does not show that the memory sets it. This is the one answer per kernel; the verdicts
+above say only which variant was faster.
 """),
     code("""
 if not SMALL:
