@@ -162,7 +162,7 @@ def statement_error(exc: BaseException, prog: str) -> MagicInputError | None:
 
 def measurement_line(m: Measurement) -> str:
     """One line: median, quartiles, rounds and samples, the noise flag, timer, backend and threads."""
-    noise = f"{m.noise:.1%}" if m.noise is not None else "n/a"
+    noise = f"{m.noise:.0%}" if m.noise is not None else "n/a"   # as the noise note prints it ("spread 12% ...")
     flag = f"NOISY: {m.noise_note}" if m.noisy else "not noisy"
     calls = f"{m.calls_per_sample} call{'s' * (m.calls_per_sample != 1)}"
     return (f"{fmt_seconds(m.median_s)} median (IQR {fmt_seconds(m.q1_s)} to {fmt_seconds(m.q3_s)}); "

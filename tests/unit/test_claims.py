@@ -446,3 +446,9 @@ def test_compare_s_disturbed_note_names_other_work_only_on_a_busy_machine():
     assert "otherwise idle" not in note and "the rounds themselves varied" in note
     [note] = disturbed_notes(table, idle.assign(other_cpu_share=[0.6]))
     assert note.endswith(vd.BUSY_RERUN_HINT)
+
+
+@pytest.mark.parametrize("x, shown", [(1.127, "1.13×"), (0.927, "0.93×"), (1.0449, "1.05×"), (0.999, "0.999×"),
+                                      (2.01, "2.1×")])
+def test_an_upper_bound_rounds_up_so_it_stays_a_bound(x, shown):
+    assert claims.bound_text(x, up=True) == shown

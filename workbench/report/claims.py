@@ -296,16 +296,18 @@ def _medians_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
     return "" if shown == paired else f" (paired; the cells' own medians give {shown})"
 
 
-def bound_text(x: float) -> str:
+def bound_text(x: float, up: bool = False) -> str:
     """A lower bound ("at least ...") with two significant digits, rounded down so that it stays a bound: "14×" for
-    14.89 (01 printed "took at least 14.89× its time" of a comparison whose size is unknown), "1.8×" for 1.80."""
+    14.89 (01 printed "took at least 14.89× its time" of a comparison whose size is unknown), "1.8×" for 1.80;
+    ``up``: an upper bound ("rules out more than ..."), rounded up ("1.13×" for 1.127: 07 printed 1.127×)."""
     if not (math.isfinite(x) and x > 0):
         return f"{x}×"
-    decimals = 1 - math.floor(math.log10(x))
-    shown = math.floor(x * 10 ** decimals + 1e-9) / 10 ** decimals
-    while shown == 1 < x and decimals < 3:   # "at least 1.0× faster" would read as no change: "1.04×"
+    rnd = math.ceil if up else math.floor
+    decimals = 1 - math.floor(math.log10(x)) + (1 if 1 <= x < 1.15 else 0)   # near 1, as estimate_text
+    shown = rnd(x * 10 ** decimals + (-1e-9 if up else 1e-9)) / 10 ** decimals
+    while shown == 1 != x and decimals < 3:   # "at least 1.0× faster" would read as no change: "1.04×"
         decimals += 1
-        shown = math.floor(x * 10 ** decimals + 1e-9) / 10 ** decimals
+        shown = rnd(x * 10 ** decimals + (-1e-9 if up else 1e-9)) / 10 ** decimals
     return f"{shown:.{max(decimals, 0)}f}×"
 
 
