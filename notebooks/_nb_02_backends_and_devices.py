@@ -8,7 +8,8 @@ CELLS = [
 
 A backend is one runtime on one device. Each adapter answers the same questions: is it available (and if
 not, why), what device is it, what can it do, how much memory does it use, how does it time a kernel.
-This notebook asks every backend those questions.
+This notebook asks every backend whether it is available, and every available one what device it is, what it
+can do and how it times; the memory question it shows on numpy (each backend measures memory its own way).
 """),
     params("""
 SMALL = False
@@ -42,8 +43,8 @@ instructions) can be placed. An unavailable backend gives the reason and how to 
 """),
     code("""
 backends = all_backends()
-# in the order the workbench prefers them: by priority (lower first), numpy first among equals (it is the baseline
-# the others are compared with), then by name
+# by priority (lower first); among equals, the available ones in the order the workbench prefers them (numpy
+# first: it is the baseline the others are compared with, then by name), then the unavailable ones by name
 order = {n: i for i, n in enumerate(workbench.available_backends())}
 pd.DataFrame([{"backend": n, "what it is": what_it_is(b), "device class": b.device_class, "priority": b.priority,
                "available": b.probe().available, "reason": b.probe().reason}
@@ -61,7 +62,20 @@ pd.DataFrame({n: readable({k: v for k, v in d.items() if k not in ("versions", "
     code("""
 pd.DataFrame({n: readable(backends[n].capabilities().to_dict()) for n in available})
 """),
+    code("""
+# the same CPU's memory read two ways: most backends report the host's total; an OpenCL driver reports the global
+# memory it lets kernels allocate (CL_DEVICE_GLOBAL_MEM_SIZE), which the driver may set below the host's total
+host = info["numpy"]["total_memory_bytes"]
+for n, d in info.items():
+    if d["kind"] == "cpu" and d["total_memory_bytes"] and d["total_memory_bytes"] != host:
+        print(f"{n}: {fmt_bytes(d['total_memory_bytes'])} is what its driver reports kernels may use, "
+              f"{d['total_memory_bytes'] / host:.0%} of the host's {fmt_bytes(host)} (same memory, another answer)")
+"""),
     md("""
+`compiles_device_code` says whether a backend compiles the workbench's **portable** kernels (one C-like source,
+compiled by CUDA/HIP through CuPy or by an OpenCL driver); `vulkan` reads False although it compiles shaders: it
+runs its own WGSL kernels (the `wgsl-*` variants), not the portable ones.
+
 Runtime and library versions recorded with every result (they decide speed as much as the hardware):
 """),
     code("""

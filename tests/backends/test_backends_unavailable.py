@@ -104,3 +104,16 @@ print(b.device_class, b.device, b.probe().available, b.probe().reason, sep="|")
     device_class, device, available, reason = res.stdout.strip().splitlines()[-1].split("|")
     assert (device_class, device, available) == ("plugin", "wbdev:0", "False")
     assert "no wbdev device" in reason
+
+
+def test_cupy_without_a_driver_says_no_driver_not_upgrade(monkeypatch, tmp_path):
+    """CUDA says 'driver version is insufficient' where no driver exists at all: the reason must say no driver."""
+    exc = RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version")
+    monkeypatch.setattr(cupy_backend, "NVIDIA_DRIVER_FILE", str(tmp_path / "absent"))
+    said = cupy_backend.cuda_missing_reason(exc, "14.2.0")
+    assert said.startswith("no CUDA device/driver: no NVIDIA driver is installed") and "cupy 14.2.0" in said
+    present = tmp_path / "version"
+    present.write_text("NVRM version: 550")
+    monkeypatch.setattr(cupy_backend, "NVIDIA_DRIVER_FILE", str(present))   # a driver, too old: CUDA's words stand
+    kept = cupy_backend.cuda_missing_reason(exc, "14.2.0")
+    assert kept == f"no CUDA device/driver: RuntimeError: {exc} (cupy 14.2.0)"

@@ -35,6 +35,20 @@ _current_device = [0]
 MEMORY_METHOD = "cupy default memory pool used_bytes (peak sampled after allocations, timed calls and reads)"
 
 
+
+#: Where an NVIDIA driver shows itself on Linux: without it CUDA's "driver version is insufficient" means no driver.
+NVIDIA_DRIVER_FILE = "/proc/driver/nvidia/version"
+
+
+def cuda_missing_reason(exc: BaseException, cupy_version: str) -> str:
+    """The probe's reason for a CUDA error. CUDA answers "driver version is insufficient" also where there is no
+    driver at all, which reads as "upgrade your driver" on a machine with no GPU: there it says no driver."""
+    said = f"{type(exc).__name__}: {exc}"
+    if "InsufficientDriver" in said and not os.path.exists(NVIDIA_DRIVER_FILE):
+        return (f"no CUDA device/driver: no NVIDIA driver is installed ({NVIDIA_DRIVER_FILE} is absent), so there "
+                f"is no GPU for CUDA to use (CUDA's own words: {said}; cupy {cupy_version})")
+    return f"no CUDA device/driver: {said} (cupy {cupy_version})"
+
 class CupyBackend(Backend):
     runtime = "cupy"
 
@@ -78,7 +92,7 @@ class CupyBackend(Backend):
                 cp.cuda.runtime.getDeviceProperties(self.device_id)
             return Probe.ok()
         except Exception as exc:  # noqa: BLE001 - CUDARuntimeError is a RuntimeError; anything else is a broken install
-            return Probe.missing(f"no CUDA device/driver: {type(exc).__name__}: {exc} (cupy {cp.__version__})")
+            return Probe.missing(cuda_missing_reason(exc, cp.__version__))
 
     def _cupy(self) -> Any:
         """cupy, with this backend's device made current: CuPy launches kernels (library calls and portable
