@@ -85,9 +85,10 @@ table
     md("""
 ## Rung 3: executed and checked against the float64 reference
 
-`workbench.verify` runs each variant at the spec's odd sizes (one row of 4097 columns, for example) with
-several seeds and poisoned outputs, in a worker process per backend. Each language runs on the CPU
-runtime that executes it here; a runtime this machine lacks is listed with the reason.
+`workbench.verify` runs each variant at the spec's verification sizes (1 row of 1 column, 37 rows of 1000
+columns, 5 rows of 4097 columns) with several seeds and poisoned outputs (`params` in the table is the size of
+each variant's worst trial, the one its `max_error` comes from), in a worker process per backend. Each
+language runs on the CPU runtime that executes it here; a runtime this machine lacks is listed with the reason.
 """),
     code("""
 backends = all_backends()
@@ -145,8 +146,9 @@ compiled[compiled["skipped"] != ""][["tool", "arch", "skipped"]]
 """),
     code("""
 done = compiled[compiled["skipped"] == ""]
-side_by_side = done.astype({"regs": "Int64", "smem": "Int64"}).pivot(
-    index=["language", "kernel"], columns="arch", values=["regs", "smem"])
+# spills beside registers and shared memory; a cell left empty (NaN) is a target that compiler did not build
+side_by_side = done.astype({"regs": "Int64", "smem": "Int64", "spills": "Int64"}).pivot(
+    index=["language", "kernel"], columns="arch", values=["regs", "smem", "spills"])
 side_by_side
 """),
     code("""
@@ -171,8 +173,9 @@ shared-memory tree (1 KiB of shared memory per block), while Triton keeps a whol
 spread over its warps, so it needs more registers per thread and only a few bytes of shared memory for the
 cross-warp step. The third row, `softmax_rows_warp` (the `cuda-warp-shuffle` variant, CUDA and HIP only),
 reduces within each warp by shuffles and keeps only one partial result per warp in shared memory, hence its
-few bytes. The table above gives each compiled target's spills (a target a compiler refused has no column
-there, and the table before it says why). Which one is faster on a GPU is a rung-6 question: run
+few bytes. The table above gives each compiled target's spills; a target one compiler refused while another
+built it keeps its column, with that compiler's cells empty (NaN), and the table before it says why. Which one
+is faster on a GPU is a rung-6 question: run
 `workbench bench --kernels softmax` on a machine with one.
 """),
 ]
