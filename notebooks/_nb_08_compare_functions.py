@@ -56,8 +56,8 @@ assert m.q1_s <= m.median_s <= m.q3_s and m.backend == "torch-cpu"
 The same call measured again, as a notebook magic (as CuPy's `%gpu_timeit`): `%wb_timeit` times a statement
 (and `%%wb_timeit` a cell) with the same timer, rounds and noise flag, on the device of the arrays it names,
 and prints one line (`-o` also returns the measurement). It is a second measurement, seconds later, not a
-copy of the first: the cell after it says whether the two agree. `%wb_quick -s setup -n sizes {"a": f, "b": g}` runs `workbench.quick` and shows its
-summary.
+copy of the first: the cell after it says whether the two agree. `%wb_quick -s setup -n sizes {"a": f, "b": g}`
+runs `workbench.quick` and shows its summary.
 """),
     code("""
 %load_ext workbench.magics
@@ -70,7 +70,8 @@ m2 = %wb_timeit -o torch.softmax(x, dim=1)
 def disturbed(t):
     return (t.noise or 0) > 0.5 or (t.q3_s - t.q1_s) > t.median_s
 
-apart = not (m.q1_s <= m2.median_s <= m.q3_s or m2.q1_s <= m.median_s <= m2.q3_s)
+m2_in_m, m_in_m2 = m.q1_s <= m2.median_s <= m.q3_s, m2.q1_s <= m.median_s <= m2.q3_s
+apart = not (m2_in_m or m_in_m2)
 ratio = max(m.median_s, m2.median_s) / min(m.median_s, m2.median_s)
 shaky = [name for name, t in (("timeit", m), ("%wb_timeit", m2)) if disturbed(t)]
 print(f"timeit {m.median_s * 1e3:.3g} ms, %wb_timeit {m2.median_s * 1e3:.3g} ms median: "
@@ -81,7 +82,11 @@ print(f"timeit {m.median_s * 1e3:.3g} ms, %wb_timeit {m2.median_s * 1e3:.3g} ms 
          "measurement, not between two taken seconds apart, and two measurements cannot say which of them is "
          "nearer this call's usual time (the lines above say whether either was noisy and how much of the CPU "
          "other processes took); this is why quick() below judges with paired rounds, not with two medians"
-         if apart else "they agree within each other's quartiles"))
+         if apart else "each median lies within the other's quartiles" if m2_in_m and m_in_m2 else
+         f"only {'%wb_timeit' if m2_in_m else 'timeit'}'s median lies within the other's quartiles, not the reverse: "
+         f"close ({ratio:.2f}× apart), not the same"))
+for name, t in (("timeit", m), ("%wb_timeit", m2)):   # each one's own noise flag, side by side
+    print(f"  {name}: {'noisy (' + t.noise_note + ')' if t.noisy else 'not noisy'}")
 """),
     md("""
 ## Three softmaxes, under ten lines
@@ -104,11 +109,18 @@ res.summary()[["variant", "size", "status", "median ± IQR", "GB/s", "max error"
 """),
     md("""
 Every output was compared with the first callable's (`numpy`) within a float32 tolerance, before timing
-and again after it on every rotated input set. The verdicts below are the package's: "faster" only where
-the difference beats the noise measured across rounds.
+and again after it on every rotated input set. The verdicts below are the package's paired ones: within
+each round the two callables run in alternating blocks, and the speed-up is judged from those pairs;
+"faster" only where its interval excludes no change and the difference beats the noise floor. Where the
+paired figure and the ratio of the two cells' own medians (the table above) part by more than the interval,
+the sentence says so and settles nothing.
+
+These rows are not the `timeit` above: `quick` times `torch.softmax(torch.from_numpy(x))` on a fresh
+`n x 1024` matrix from numpy, in the numpy backend's worker process, so its torch row at 2048 rows need not
+read half the 4096-row time measured above.
 """),
     code("""
-naive_won = []
+naive_won, naive_lost = [], []
 for other in ("torch", "numpy-naive"):
     for _, v in pair_verdicts(res.df, "numpy", other, "numpy").iterrows():
         sentence = verdict_sentence(v, "numpy", other)
@@ -117,13 +129,17 @@ for other in ("torch", "numpy-naive"):
         # faster by a settled verdict, or in direction where only the size is unsettled (settled_direction)
         if other == "numpy-naive" and (reading(v) == "faster" or (settled_direction(v) or ("",))[0] == "faster"):
             naive_won.append(v["size_label"])
+        if other == "numpy-naive" and (reading(v) == "slower" or (settled_direction(v) or ("",))[0] == "slower"):
+            naive_lost.append(v["size_label"])
 if busy_text(res.df):   # the floors above are this run's: say when it shared the machine
     print(f"(This run shared the machine: {busy_text(res.df)}.)")
 # what numpy-naive does differently, said without a cause the timings cannot separate: it skips one pass
 # (the row maximum and its subtraction) and evaluates np.exp(x) twice
 print("numpy-naive skips the row maximum and its subtraction but evaluates np.exp(x) twice; these timings "
       "do not separate the two effects"
-      + (f" (it ran faster at {', '.join(naive_won)})" if naive_won else "")
+      + (f" (it ran faster at {', '.join(naive_won)}" if naive_won else "")
+      + (f"{'; ' if naive_won else ' ('}slower at {', '.join(naive_lost)}" if naive_lost else "")
+      + (")" if naive_won or naive_lost else "")
       + "; the next section shows what skipping the maximum risks: overflow on large inputs")
 """),
     code("""

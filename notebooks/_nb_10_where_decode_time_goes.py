@@ -15,8 +15,9 @@ A decode step adds one token per sequence. Two parts of each decoder layer domin
    three of which multiply a single row by a weight matrix (gate, up, down), reading every weight once per
    token for two FLOPs each. Whether that reading is bound by memory depends on where the weights live and
    how fast each runtime reads them: section 2 prints their size against this machine's caches and sets each
-   runtime's block against the host's copy bandwidth. At small widths the launches themselves are a visible
-   share of the time.
+   runtime's block against the host's copy bandwidth. What the rest of a block's time goes to (per-call
+   setup, launches) these rows do not break down; `graph` and `fused` remove some of it, and section 2 says
+   whether that showed beyond the noise.
 
 This notebook measures both at the shapes of a real model (Qwen2.5-0.5B: hidden 896, intermediate 4864,
 14 query heads sharing 2 KV heads of width 64, a context of 32,768 tokens), on the CPU backends this machine
@@ -87,8 +88,10 @@ def against_text(row, own):
     # which rate a share was taken against, with that rate, so the reader can redo the division
     probes = [float(g) for g in json_list(row.get("round_bandwidth_gbs"))]
     if own is None or not probes:
-        return "of the best probe"
-    return f"of its own rounds' probes (median {float(np.median(probes)):.1f} GB/s)"
+        return f"of the best probe ({row['gbps']:.1f} over it)"
+    # the median of per-round shares (each round's GB/s over that round's probe): not median GB/s over median probe
+    return (f"of its own rounds' probes (the median of each round's GB/s over that round's probe; the probes' "
+            f"median {float(np.median(probes)):.1f} GB/s)")
 
 
 
@@ -340,7 +343,7 @@ llc = tutorial.machine_caches().llc
 print(f"the block's weights: {fmt_bytes(weights)} (3 matrices of {hidden} x {intermediate} float32); "
       + (f"they fit in the {fmt_bytes(llc)} last-level cache, so after the first call the block reads them from "
          "cache, not DRAM: its time here is not DRAM bandwidth" if llc and weights <= llc else
-         f"they exceed the {fmt_bytes(llc)} last-level cache, so each call reads most of them from DRAM" if llc else
+         f"they exceed the {fmt_bytes(llc)} last-level cache, so they cannot all stay in it between calls" if llc else
          "the last-level cache size is unknown here"))
 print("median time per call (each cell's own rounds; the verdicts below are paired):")
 table = every.pivot(index="backend", columns="mode", values="time")
@@ -460,6 +463,7 @@ cells' quartile ranges overlap the order is not read.
 """),
     code("""
 pairs = [("numpy-naive", "numpy-eager"), ("numba-flash", "numba-eager"), ("torch-sdpa", "torch-eager")]
+noisy_at = pd.Series(np.asarray(noisy_mask(d), dtype=bool), index=d.index)
 mlp_at = {r.variant: r for r in m.itertuples()}
 own_widths = (hidden, intermediate) == widths
 if not own_widths:
@@ -473,14 +477,22 @@ for attention, block in pairs:
     for r in d[d["variant"] == attention].sort_values("kv_len").itertuples():
         overlap = r.q1_s <= b.q3_s and b.q1_s <= r.q3_s
         share = r.median_s / (r.median_s + b.median_s)
+        # whole percents (a median of noisy rounds has no third digit), a noisy cell and a length past the
+        # model's context said as such
+        pct_ = "under 1%" if share < 0.01 else f"{100 * share:.0f}%"
+        caveat = [w for w, hit in (("a noisy cell: may move on a rerun", bool(noisy_at.loc[r.Index])),
+                                   ("past the model's context", r.kv_len > context)) if hit]
         parts.append(f"L={r.kv_len:,}: {fmt_seconds(r.median_s)}, " + (
-            "quartile ranges overlap the MLP's: not ordered" if overlap else f"{100 * share:.2g}% of the two"))
+            "quartile ranges overlap the MLP's: not ordered" if overlap else f"{pct_} of the two")
+            + (f" ({'; '.join(caveat)})" if caveat else ""))
     # the step's total at the longest length this model runs at (a length past its context is not its step)
     within = d[(d["variant"] == attention) & (d["kv_len"] <= context)]
     longest = within[within["kv_len"] == within["kv_len"].max()]
+    total = layers * (longest["median_s"].iloc[0] + b.median_s) if len(longest) else 0.0
     step = (f"; a decode step runs both in each of the {layers} layers: about "
-            f"{fmt_seconds(layers * (longest['median_s'].iloc[0] + b.median_s))} for the two at "
-            f"L={int(longest['kv_len'].iloc[0]):,}, the longest length measured within the model's context"
+            f"{fmt_seconds(float(f'{total:.2g}'))} for the two at "
+            f"L={int(longest['kv_len'].iloc[0]):,}, the longest length measured within the model's context "
+            f"({layers} times two medians: any error in them is multiplied too)"
             if len(longest) else "")
     print(f"{attention} beside {block} ({fmt_seconds(b.median_s)} a layer, any L): " + "; ".join(parts) + step)
 """),
@@ -544,8 +556,9 @@ if len(mine) and len(worker) and s["entries"]:
         f"{where_} ({x:.3g}x {whose} median call of {fmt_seconds(c)})" for where_, x, c, whose in said)
         + ". A recording holds one call of the block, so it costs about one call plus the plan; what it takes past "
         "one median call is the plan and how much slower that first call ran than the calls after it, in its process"
-        + ("; here and in the worker it stayed within 3x of its cell's median call, so the two recordings differ "
-           "about as their cells' calls do" if all(x <= 3 for _, x, _, _ in said) else
+        + (f"; here and in the worker it stayed within 3x of its cell's median call (the two recordings differ "
+           f"{max(w['record_s'], rec) / min(w['record_s'], rec):.2f}x, the two median calls "
+           f"{max(w['call'], call) / min(w['call'], call):.2f}x)" if all(x <= 3 for _, x, _, _ in said) else
            "; " + " and ".join(f"in {where_.split(' in ')[1]} it took {x:.3g}x" for where_, x, _, _ in said if x > 3)
            + " its cell's median call: a first call (or plan) that ran far slower than the calls after it, one "
            "call, with no round or verdict behind it"))
