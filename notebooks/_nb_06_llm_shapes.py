@@ -28,6 +28,7 @@ from workbench.report.claims import (bimodal_fields, busy_text, cache_text, chec
                                      last_level_cache_bytes, reading, settled_direction, verdict_sentence)
 from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.judge.compare import judge_pair
+from workbench.judge.verdicts import is_disturbed
 
 import json
 
@@ -168,7 +169,9 @@ for variant, backend, label, a, b in pairs:
                      "floor": v["floor"], "verdict": v["verdict"], "sentence": sentence,
                      # who was faster where that is settled, even when the size is not (claims.settled_direction)
                      "said": settled_direction(v)[0] if settled_direction(v) else reading(v),
-                     "size_settled": reading(v) in ("faster", "slower", "same")})
+                     # a disturbed comparison's size is unknown ("at least ..."): never quoted in a range
+                     "size_settled": reading(v) in ("faster", "slower", "same")
+                     and not is_disturbed(float(v["floor"]))})
     print(f"{variant} @ {backend}, {label}: {sentence}")
 table = pd.DataFrame(verdicts)
 """),
@@ -178,14 +181,20 @@ def fp16_why(backend, said, speedups):
     call agrees; the shapes it did not are counted, never explained."""
     called = [s for s in said if s != "inconclusive"]
     unsure = len(said) - len(called)
-    note = f" (at {unsure} of {len(said)} shapes the noise was too large to tell)" if unsure and called else ""
+    # an untold shape is noisy or disturbed: its own line above says which, and how to rerun
+    told = f" (at {unsure} of {len(said)} shapes the comparison could not tell: see its line)"
+    note = told if unsure and called else ""
     if not called:
-        return "the noise was too large to tell at every shape: more rounds or a quieter machine would settle it."
+        return "no shape's comparison told them apart: each line above says why and how to rerun."
     if set(called) == {"slower"}:
         if all_backends()[backend].runtime == "numpy":
-            return ("numpy has no float16 arithmetic of its own: it converts every element to float32 and back "
-                    "in software, which costs far more than halving the bytes saves" + note + ".")
-        return "computing in float16 cost this backend more than halving the bytes saved" + note + "."
+            # the mechanism is background, not measured by these rows: said as such
+            return ("these rows do not measure why (background: numpy has no float16 arithmetic of its own and "
+                    "converts elements through float32 in its own loops)" + note + ".")
+        resident = (last_level_cache_bytes(backend) or 0) >= ok.loc[ok["backend"] == backend, "bytes"].max()
+        return ("float16 cost this variant time here; these rows do not measure why" + (
+            ", and with every shape cache-resident they do not test what halving the DRAM traffic buys (see the "
+            "working sets below)" if resident else "") + note + ".")
     if set(called) == {"faster"}:
         top = max(sp for sp, s in zip(speedups, said) if s == "faster")
         return ("consistent with float16 moving half the bytes" + (
@@ -209,9 +218,9 @@ for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if
                                                              g["size_settled"]) if r != "inconclusive" and k)
     shown = [estimate_text(1 / x, 1 / hi, 1 / lo) for x, lo, hi in settled]
     span = ("no shape settled its size" if not settled else
-            f"float16 took {shown[-1]} to {shown[0]} the float32 time at the {len(settled)} shapes whose size "
-            "settled" if len(settled) > 1 and shown[0] != shown[-1] else
-            f"float16 took {shown[0]} the float32 time at the "
+            f"float16 took {shown[-1]} to {shown[0]} the float32 time (paired estimates) at the {len(settled)} "
+            "shapes whose size settled" if len(settled) > 1 and shown[0] != shown[-1] else
+            f"float16 took {shown[0]} the float32 time (paired) at the "
             + ("one shape whose size settled" if len(settled) == 1 else f"{len(settled)} shapes whose size settled"))
     why = fp16_why(backend, said, speedups)
     # what the sentence says follows the verdicts it counts
@@ -221,7 +230,7 @@ for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if
                                                 and called == {"slower"}), why
     assert ("half the bytes" in why) == (called == {"faster"}), why
     assert ("disagree" in why) == (len(called) > 1), why
-    assert ("too large to tell at every shape" in why) == (not called), why
+    assert ("no shape's comparison told them apart" in why) == (not called), why
     summary.append(f"{variant} @ {backend}: float16 against float32: {what} shapes ({span}): {why}")
 print(chr(10).join(summary) or "no variant ran both dtypes here")
 if busy_text(ok):   # the floors above are this run's: say when it shared the machine
@@ -241,7 +250,8 @@ ok["shape"] = pd.Categorical(ok["key"].map(label_of), categories=list(dict.fromk
 pivot = ok.pivot_table(index=["variant", "backend", "shape"], columns="dtype", values="median_s", observed=True)
 print(f"working sets {fmt_bytes(float(ok['bytes'].min()))} to {fmt_bytes(float(ok['bytes'].max()))}; "
       + cache_text(float(ok["bytes"].max()), last_level_cache_bytes(ok["backend"].iloc[0]))
-      + (": every shape here is cache-resident, so halving the bytes never touches DRAM at these sizes"
+      + (": every shape here is cache-resident, so none of these comparisons measures what halving DRAM traffic "
+         "buys"
          if (last_level_cache_bytes(ok["backend"].iloc[0]) or 0) >= ok["bytes"].max() else ""))
 pivot.map(fmt_seconds)
 """),
