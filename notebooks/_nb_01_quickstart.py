@@ -24,8 +24,9 @@ from workbench import tutorial
 from workbench.backends.plain_words import what_it_is
 from workbench.backends.registry import all_backends
 from workbench.core.units import fmt_bytes
-from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim, last_level_cache_bytes,
-                                     may_state_cause, reading, verdict_sentence, verdict_table)
+from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim, disturbance_text,
+                                     last_level_cache_bytes,
+                                     mark_busy, may_state_cause, reading, verdict_sentence, verdict_table)
 
 tutorial.begin(FULL, colwidth=None)  # figures inline; reasons in full
 """),
@@ -53,9 +54,11 @@ print("available, best first:", workbench.available_backends())
 ## One comparison
 
 `saxpy` (`out = 1.7 x + y`) reads two arrays and writes one: 12 bytes per element in float32 for 2 FLOPs.
-No processor can feed its arithmetic units from memory at that ratio, so the time is set by bandwidth and
-**GB/s** (the kernel's compulsory bytes over the time) is the number to compare here, not proof of what limits
-a variant: every variant is credited with the same bytes, whatever extra passes it makes. `benchmark` runs
+No processor can feed its arithmetic units from memory at that ratio, so the arithmetic never sets the time: the
+bytes do, and so does each backend's fixed cost per call (starting a kernel, a copy to a device), which can
+outweigh the bytes by far. **GB/s** (the kernel's compulsory bytes over the time) is the number to compare here,
+not proof of what limits a variant: every variant is credited with the same bytes, whatever extra passes it
+makes, and a backend whose fixed cost dominates shows a low GB/s for that reason alone. `benchmark` runs
 every variant of the kernel on one device of every available runtime (`FULL = True`: every device, more sizes).
 """),
     code("""
@@ -71,19 +74,23 @@ res
 ## One plot
 
 Bandwidth against size; the shaded band is the interquartile range of the samples. The two sizes come from
-this machine's caches (`tutorial.cache_and_dram_sizes`): the smaller fits in the per-core cache (and pays
+this machine's caches (`tutorial.cache_and_dram_sizes`): the smaller fits within half the per-core cache (and pays
 each backend's fixed cost per call in full), the larger is twice the last-level cache, so its arrays stream
 from DRAM wherever this runs. An OpenCL
 backend may be a GPU or, through PoCL, this machine's CPU, and Vulkan may be a GPU or lavapipe on the CPU;
-the cell after the plot says which sizes fit in cache here, and what each device is.
+the cell after the plot prints this machine's cache sizes, which sizes fit in them, and what each device is.
 """),
     code("""
 res.plot(metric="gbps")
 """, "figure"),
     code("""
 llc = last_level_cache_bytes("numpy")
+per_core = tutorial.machine_caches().per_core
+print(f"per-core cache: {fmt_bytes(per_core) if per_core else 'size unknown'}")
 for size, g in res.df.groupby("size", sort=True):
-    print(f"{g['size_label'].iloc[0]}: {cache_text(float(g['bytes'].max()), llc)}")
+    nbytes = float(g["bytes"].max())
+    within = f"; within half the {fmt_bytes(per_core)} per-core cache" if per_core and nbytes <= per_core / 2 else ""
+    print(f"{g['size_label'].iloc[0]}: {cache_text(nbytes, llc)}{within}")
 if not SMALL and llc:  # what the text above says of the larger size, checked against this machine
     assert float(res.df["bytes"].max()) > llc, "the larger size must be past the last-level cache"
 for name in res.df["backend"].unique():
@@ -100,24 +107,30 @@ for name in res.df["backend"].unique():
 Each variant against numpy's library call (`baseline="numpy"`; without it, a backend with a library call of
 its own, such as torch, is compared with that one): the speed-up, its interval from the rounds, and a
 verdict. "faster" or "slower" only where the interval and the noise floor allow it; otherwise the sentence
-says the noise could not tell, and where the interval is wider than ±50% (a machine busy with other work)
-it prints no number from it: the comparison "was disturbed", with how to rerun it. The sentences are chosen by the verdicts and checked against their numbers
-(`check_claim`).
+says the noise could not tell, and where the interval is wider than ±50% it prints no number from it: the
+comparison "was disturbed", with how to rerun it, and with other work on the machine named as the cause only
+where the rows recorded other processes taking the CPU (else the rounds themselves varied). The sentences are
+chosen by the verdicts and checked against their numbers (`check_claim`).
 """),
     code("""
-table = res.speedup(baseline="numpy")
+table = mark_busy(res.speedup(baseline="numpy"), res.df)   # which pairs' rows saw a busy machine
 table = table[table["verdict"] != "baseline"]
 for _, v in table.iterrows():
     base, other = f"{v['baseline_variant']} @ {v['baseline_backend']}", f"{v['variant']} @ {v['backend']}"
-    sentence = verdict_sentence(v, base, other)
+    at = res.df[(res.df["status"] == "ok") & (res.df["size_label"] == v["size_label"])
+                & res.df["variant"].isin([v["variant"], v["baseline_variant"]])]
+    sentence = verdict_sentence(v, base, other, disturbance_text(at))   # a disturbed one says by what
     check_claim(v, sentence)
     print(f"{v['size_label']}: {sentence}")
 # what the sentences add up to at the largest (past the last-level cache) size, from their verdicts only
 big = table[table["size"] == table["size"].max()]
 beat = [f"{v['variant']} @ {v['backend']}" for _, v in big.iterrows() if reading(v) == "faster"]
+unsure = [f"{v['variant']} @ {v['backend']}" for _, v in big.iterrows() if reading(v) == "inconclusive"]
 print(f"past the last-level cache ({big['size_label'].iloc[0]}): "
       + (f"{', '.join(beat)} beat numpy's library call beyond the noise" if beat else
-         "no variant beat numpy's library call beyond the noise"))
+         "no variant beat numpy's library call beyond the noise")
+      + (f"; {', '.join(unsure)} could not be told from it, whatever order the plot's medians show" if unsure
+         else ""))
 noisy = res.df[res.df["status"] == "ok"]["noisy"].astype(bool)
 if noisy.any():   # said, so a reader knows the mark is the machine's, and the verdicts' intervals carry it
     print(f"{int(noisy.sum())} of {len(noisy)} cells are marked noisy (their rounds spread more than 10%, or other "

@@ -146,23 +146,35 @@ res.summary()
     md("""
 Two columns say how each time was taken, and they are two different things. **timer** is the clock that read
 each call: `sync+perf_counter` is the host's clock read after the device has finished, `opencl-profiling` the
-OpenCL driver's own start and end stamps of each kernel. **timing mode** is which span of time a row holds:
-`host` here, the only one a CPU device has; a GPU adds `launch`, `kernel` and `graph` (docs/gpu-timing.md).
-Rows are compared only within one timing mode, whichever timer read them.
+OpenCL driver's stamps of two markers, one queued before the call and one after it. Their span runs from the
+idle queue to the call's last command finishing: the span the host's clock sees, read by the driver, so both
+rows hold the same span. **timing mode** is which span a row holds: `host` here, the only one a CPU device has;
+a GPU adds `launch`, `kernel` and `graph` (docs/gpu-timing.md). Rows are compared only within one timing mode,
+whichever timer read them. "median ± IQR" gives the interquartile range of the samples after the ±, a
+spread, not an interval: the verdicts below carry the intervals.
 
 Each of them against numpy's library form (`baseline="numpy"`): the paired speed-up, and a verdict that says
 "faster" or "slower" only where the interval and the noise floor allow it (past ±50% no number: "disturbed").
 The sentences are chosen by the verdicts and checked against their numbers (`check_claim`).
 """),
     code("""
-from workbench.report.claims import check_claim, verdict_sentence
+from workbench.report.claims import check_claim, disturbance_text, mark_busy, verdict_sentence, verdict_table
 
-table = res.speedup(baseline="numpy")
-for _, v in table[table["verdict"] != "baseline"].iterrows():
+table = mark_busy(res.speedup(baseline="numpy"), res.df)   # which pairs' rows saw a busy machine
+table = table[table["verdict"] != "baseline"]
+for _, v in table.iterrows():
     base, other = f"{v['baseline_variant']} @ {v['baseline_backend']}", f"{v['variant']} @ {v['backend']}"
-    sentence = verdict_sentence(v, base, other)
+    at = res.df[(res.df["status"] == "ok") & (res.df["size_label"] == v["size_label"])
+                & res.df["variant"].isin([v["variant"], v["baseline_variant"]])]
+    sentence = verdict_sentence(v, base, other, disturbance_text(at))   # a disturbed one says by what
     check_claim(v, sentence)
     print(f"{v['size_label']}: {sentence}")
+for name in res.df["backend"].unique():   # what an OpenCL row's speed is the speed of
+    info = workbench.device_info(name)
+    if all_backends()[name].runtime == "opencl" and info.get("kind") == "cpu":
+        print(f"{name} runs on {info['name']}, an OpenCL device that is this CPU: its rows check the portable "
+              "kernel and time it on this CPU; they say nothing about a GPU's speed")
+verdict_table(table, ["variant", "backend", "size_label", "baseline_variant"])
 """),
     md("""
 Without `variants=`, each backend runs the variants written for its runtime: numpy's on numpy, numba's
