@@ -105,9 +105,11 @@ else:
     hand_name = registry.configured("gemm", "numba-tiled", tiled.default_config()).name
     for other in sorted(set(conf["variant"]) - {hand_name}):
         for _, cv in pair_verdicts(conf, hand_name, other, "numba").iterrows():
-            # at the precision its interval supports, as the sentences print it (claims.table_ratio)
-            print(f"  candidate {other}: paired speed-up {table_ratio(cv['speedup'], cv['ci_low'], cv['ci_high'])}"
-                  f" ({reading(cv)})")
+            # at the precision its interval supports, as the sentences print it (claims.table_ratio); a disturbed
+            # comparison's point estimate informs nothing, so none is printed
+            said = ("disturbed: no estimate" if is_disturbed(float(cv["floor"])) else
+                    f"paired speed-up {table_ratio(cv['speedup'], cv['ci_low'], cv['ci_high'])} ({reading(cv)})")
+            print(f"  candidate {other}: {said}")
     assert (result.kept.config != tiled.default_config()) == v["settled"]   # kept only on a settled "faster"
 trials
 """),
@@ -158,7 +160,7 @@ elif v is not None:
 
 The same check by hand: one benchmark run holding the search's pick (the candidate the confirmation above set
 against the hand-picked tiles: of the candidates listed there, the one settled faster with the highest paired
-speed-up, else the one with the highest paired speed-up) and the hand-picked tiles
+speed-up, else the undisturbed one with the highest paired speed-up) and the hand-picked tiles
 (`numba-tiled[NB=...,KC=...,MC=...]` names a configuration), measured in interleaved rounds and judged by the
 package's paired verdict. It is a second run of a pair the confirmation already judged: where the two runs
 agree, that is a finding; where they point opposite ways, neither run's verdict is one.
@@ -187,15 +189,24 @@ else:
         confirmed = result.verdict
         # what each run says of the pair: its settled direction where only the size is unsettled, else its reading
         here, there = said_of(v), said_of(confirmed) if confirmed else None
-        # "inconclusive" beside "same" is no disagreement (neither found a difference); any other pair of readings is
-        compatible = {here, there} == {"inconclusive", "same"}
-        contradicted = bool(confirmed and confirmed.get("against") == pick and here != there and not compatible)
+        words = {here.split()[0], there.split()[0]} if there else set()
+        # a contradiction: faster against slower, or a difference against "same"; an inconclusive run beside a
+        # settled one contradicts nothing (it did not settle), so the settled one stands for its own run
+        contradicted = bool(confirmed and confirmed.get("against") == pick and len(words) == 2
+                            and "inconclusive" not in words)
         if not contradicted:
             print(f"{v['size_label']}: {sentence}")
+            if confirmed and confirmed.get("against") == pick and here != there:
+                print(f"(the confirmation, an earlier run of the same pair, read {there!r}: "
+                      + (f"it settled nothing, so the tuner kept {format_config(result.kept.config)}; the tuner acts "
+                         "on its confirmation only, so this run changes what is kept only through another "
+                         "`workbench tune`.)" if there == "inconclusive" else
+                         f"this run could not tell them apart; the tuner kept {format_config(result.kept.config)} "
+                         "on the confirmation's verdict.)"))
             continue
         # two runs of one pair that read differently: neither verdict is a finding; what was kept follows the
         # confirmation, the run the tuner decided by
-        opposed = {here.split()[0], there.split()[0]} == {"faster", "slower"}
+        opposed = words == {"faster", "slower"}
         print(f"{v['size_label']}, this run alone: {sentence}")
         print(f"the confirmation, an earlier run of the same pair, read {there!r} and this run {here!r}: "
               + ("two runs of one pair pointing opposite ways" if opposed else "two runs of one pair that disagree")

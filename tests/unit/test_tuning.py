@@ -283,3 +283,24 @@ def test_tuned_label_says_when_the_hand_picked_tiles_were_kept():
     assert tuned_label({"NB": 128, "KC": 256}, won, default) == "NB=128,KC=256 (tuned for work 2^28 by run R1)"
     # a search without confirmation, or an older file without a verdict, still reads "tuned for"
     assert tuned_label(default, {"shape_class": "work 2^28"}, default) == "NB=256,KC=256 (tuned for work 2^28)"
+
+
+def test_the_confirmation_reports_an_undisturbed_candidate_over_a_disturbed_one():
+    """With nothing settled faster, the candidate set against the default is ranked by an estimate that informs:
+    a disturbed comparison's point estimate (here 1.4x, floor ±80%) ranks nothing."""
+    import pandas as pd
+
+    from workbench.tuning.search import confirmation_pick
+
+    table = pd.DataFrame([
+        {"variant": "noisy", "speedup": 1.4, "ci_low": 0.5, "ci_high": 3.0, "floor": 0.8, "verdict": "inconclusive"},
+        {"variant": "calm", "speedup": 1.05, "ci_low": 0.95, "ci_high": 1.15, "floor": 0.1, "verdict": "inconclusive"}])
+    faster, pick = confirmation_pick(table)
+    assert faster.empty and pick["variant"] == "calm"
+    faster, pick = confirmation_pick(table.iloc[:1])   # only a disturbed one: it is still the one reported
+    assert pick["variant"] == "noisy"
+    won = pd.concat([table, pd.DataFrame([{"variant": "win", "speedup": 1.3, "ci_low": 1.2, "ci_high": 1.4,
+                                           "floor": 0.05, "verdict": "faster", "median_a": 1.3, "median_b": 1.0}])])
+    faster, pick = confirmation_pick(won)
+    assert list(faster["variant"]) == ["win"] and pick["variant"] == "win"
+    assert confirmation_pick(table.iloc[:0])[1] is None

@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from workbench import config as config_file
 from workbench.backends import registry as backend_registry
@@ -35,6 +35,9 @@ from workbench.measure.timer import TimingConfig
 from workbench.store.database import current_environment, open_store
 from workbench.sweep.driver import SweepSpec, run_sweep
 from workbench.tuning.resolve import device_fingerprint, shape_class
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STRATEGIES = ("grid", "random", "bayes")
 
@@ -305,6 +308,20 @@ def settled_faster(row: Mapping[str, Any]) -> bool:
     return not math.isfinite(ratio) or float(row["ci_low"]) <= ratio <= float(row["ci_high"])
 
 
+def confirmation_pick(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series | None]:
+    """(the candidates settled faster, fastest first; the one reported against the default): the fastest settled
+    one, else the undisturbed one with the highest paired speed-up (a disturbed comparison's point estimate
+    ranks nothing: tutorial 11 named a disturbed candidate beside an undisturbed one it could not be set
+    against), else any; None for an empty table."""
+    settled = table.apply(settled_faster, axis=1).astype(bool) if len(table) else table["verdict"].astype(bool)
+    faster = table[settled].sort_values("speedup", ascending=False)
+    if len(faster):
+        return faster, faster.iloc[0]
+    informs = table[[not vd.is_disturbed(f) for f in table["floor"]]] if len(table) else table
+    ranked = (informs if len(informs) else table).sort_values("speedup", ascending=False)
+    return faster, ranked.iloc[0] if len(ranked) else None
+
+
 def _confirm(result: TuneResult, st: Any, default: TunableConfig, top: int, rounds: int,
              timing: TimingConfig) -> None:
     """Measure the ``top`` fastest configurations with the default in one run of interleaved ``rounds``, in
@@ -329,10 +346,7 @@ def _confirm(result: TuneResult, st: Any, default: TunableConfig, top: int, roun
     table = table[table["variant"] != base_name]
     medians = dict(zip(df["variant"], df["median_s"], strict=True))
     result.confirmed_s = {format_config(t.config): medians[n] for n, t in names.items() if n in medians}
-    settled = table.apply(settled_faster, axis=1).astype(bool) if len(table) else table["verdict"].astype(bool)
-    faster = table[settled].sort_values("speedup", ascending=False)
-    pick = faster.iloc[0] if len(faster) else (table.sort_values("speedup", ascending=False).iloc[0]
-                                               if len(table) else None)
+    faster, pick = confirmation_pick(table)
     if pick is not None:
         result.verdict = {"speedup": pick["speedup"], "ci_low": pick["ci_low"], "ci_high": pick["ci_high"],
                           "floor": pick["floor"], "verdict": pick["verdict"], "against": names[pick["variant"]].config,
