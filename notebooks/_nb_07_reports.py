@@ -28,9 +28,9 @@ import math
 
 import pandas as pd
 import numpy as np
-from workbench.report.claims import (busy_text, check_claim, check_printed_intervals, check_verdict, disturbance_text,
-                                     fmt_floor, interval_text, may_state_cause, reading, shown_verdicts,
-                                     verdict_sentence)
+from workbench.report.claims import (bound_text, busy_share, busy_text, check_claim, check_printed_intervals,
+                                     check_verdict, disturbance_text, fmt_floor, interval_text, mark_busy,
+                                     may_state_cause, reading, shown_verdicts, verdict_sentence)
 from workbench.judge.verdicts import MIN_CELLS, is_disturbed, pct
 from workbench.judge.compare import compare_runs
 from workbench.core.units import fmt_bytes
@@ -70,7 +70,17 @@ print(run_a.run_id, run_b.run_id, f"(numba threads: {threads} in run A, 1 in run
     code("""
 store = Store(STORE)
 df = store.results([run_a.run_id, run_b.run_id])
-cmp = compare_runs(df, run_a.run_id, run_b.run_id)
+cmp = mark_busy(compare_runs(df, run_a.run_id, run_b.run_id), df)   # which cells' rows saw a busy machine
+# what the rows recorded of the two runs besides the code: run B's one numba thread is among them
+print("what differs between the runs besides the code, as compare_runs reads their rows:")
+print("\\n".join(f"  - {c}" for c in cmp.attrs.get("conditions", [])) or "  (nothing beyond the threads below)")
+# run B's one numba thread, as its rows recorded it (each row stores the thread settings it ran under)
+recorded = df[df["backend"] == "numba"].groupby("run_id")["threads"].agg(lambda t: "; ".join(sorted(set(t.dropna()))))
+for rid, label in ((run_a.run_id, "run A"), (run_b.run_id, "run B")):
+    print(f"  {label}'s numba rows ran with: {recorded.get(rid) or 'threads not recorded'}")
+if "numba 1," not in (recorded.get(run_b.run_id) or ""):   # said, not hidden: the premise of the comparison
+    print("  run B's rows do not record one numba thread (numba's thread count is per Python thread, and the rows "
+          "read it where they were measured): the verdicts below may compare two runs on the same threads")
 shown = shown_verdicts(cmp)   # past ±50% no interval: the verdict reads "disturbed"
 x = lambda v: "" if pd.isna(v) else f"{v:.2f}×"
 pd.DataFrame({"variant": shown["variant"], "backend": shown["backend"], "size": shown["size_label"],
@@ -124,7 +134,7 @@ for variant, g in cmp.groupby("variant"):
         if reading(v) in ("inconclusive", "same") and not is_disturbed(float(v["floor"])) and 0 < lo <= hi:
             bounded = True
             sentence += (f"; its interval ({interval_text(lo, hi)}, A's time over B's) rules out run B taking more "
-                         f"than {1 / lo:.3f}× or less than {1 / hi:.3f}× run A's time")
+                         f"than {bound_text(1 / lo, up=True)} or less than {bound_text(1 / hi)} run A's time")
         lines.append(f"  {v['size_label']}: {sentence}")
     if not called:
         # where the width comes from: each cell's noise (one sigma, log) is its own rounds' part (both runs'
@@ -145,9 +155,11 @@ for variant, g in cmp.groupby("variant"):
         ok = g[~g["floor"].map(lambda f: is_disturbed(float(f)))]
         small = ok[1 / ok["ci_low"].astype(float) <= 1.1] if variant == "numba" and threads > 1 else ok.iloc[0:0]
         if len(small):
-            at = "; ".join(f"at {r['size_label']} more than {1 / float(r['ci_low']):.3f}×" for _, r in small.iterrows())
+            at = "; ".join(f"at {r['size_label']} more than {bound_text(1 / float(r['ci_low']), up=True)}"
+                           for _, r in small.iterrows())
             lines.append(f"  the intervals rule out one thread taking longer than {threads} threads by these factors "
-                         f"({at}): there the second core bought numba at most that much, less than the text expects")
+                         f"({at}): there the extra cores bought numba at most that much, far from the {threads}× "
+                         f"that {threads} threads could give at best")
         lines.append(f"  the verdicts did not settle any size: {why}"
                      + (f" ({busy})" if busy else "")
                      + ("; the text's expectation is checked only as far as the intervals above bound it"
@@ -247,9 +259,13 @@ if remote_id is not None:
     print("(speed-up above 1: this machine was faster)")
     # two machines: the width comes from their kernels' ratios scattering around one common ratio (each kernel
     # favours the machines differently), not from a busy machine; an idle rerun would not narrow it
+    mine = both[both["run_id"] == here_id]
+    here_busy = busy_text(mine)
     print(f"The {len(judged)} cells' ratios between the machines scatter by about "
-          f"±{100 * float(across.attrs['run_noise']):.0f}% (one sigma) around their common ratio: that scatter, not a "
-          "busy machine, sets how wide each comparison below is.")
+          f"±{100 * float(across.attrs['run_noise']):.0f}% (one sigma) around their common ratio: that scatter sets "
+          "how wide each comparison below is" + (f" (and {here_busy}, which widens this machine's side)" if here_busy
+                                                 else ", and no busy machine: other processes took at most "
+                                                 f"{busy_share(mine) or 0:.0%} of the CPU here") + ".")
     for _, v in judged.iterrows():
         sentence = verdict_sentence(v, "the other host", "this machine", "by the cells' scatter above",
                                     rerun="the machines differ kernel by kernel, not by one factor: read each "
