@@ -438,3 +438,22 @@ def test_warm_up_credit_for_the_first_call_and_check_is_for_cpus_only():
     assert warmup_left(config, 0.03, "cpu").warmup_s == pytest.approx(0.07)
     assert warmup_left(config, 0.5, "cpu").warmup_s == 0.0
     assert warmup_left(config, 0.5, "gpu").warmup_s == pytest.approx(0.1)
+
+
+def test_an_in_process_cell_runs_on_the_callers_numba_threads():
+    """numba's thread count is per Python thread: a notebook's numba.set_num_threads(1) held in its own thread
+    only, and in-process cells (run on the workbench's cell thread) used every core (tutorial 07's run B)."""
+    numba = pytest.importorskip("numba")
+    from workbench.measure.worker import CellWorker
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one numba thread here: nothing to carry")
+    worker = CellWorker()
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        assert worker.run(lambda cancel: numba.get_num_threads(), timeout_s=30) == 1
+        numba.set_num_threads(2)
+        assert worker.run(lambda cancel: numba.get_num_threads(), timeout_s=30) == 2
+    finally:
+        numba.set_num_threads(before)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 _OPENMP_USERS = ("torch", "numba")
 #: libgomp spin iterations before an idle thread sleeps (its default is 300,000; PASSIVE is 0).
@@ -81,6 +81,25 @@ def policy_note() -> str:
         return _policy_outcome
     chosen = _chosen()
     return f"{chosen} (set before workbench)" if chosen else "runtime default (workbench not imported first)"
+
+
+def carried_to_another_thread() -> Callable[[], None]:
+    """The calling thread's thread-local runtime settings, as a function that applies them on the thread that
+    calls it. numba's thread count is per Python thread (``numba.set_num_threads`` acts on the calling thread
+    only), and an in-process cell runs on the workbench's cell thread: a notebook that set one numba thread got two
+    in its rows (tutorial 07's run B). Nothing is loaded or started here: without a started numba threading layer
+    there is nothing to carry."""
+    numba = sys.modules.get("numba")
+    parallel = sys.modules.get("numba.np.ufunc.parallel")
+    if numba is None or not getattr(parallel, "_is_initialized", False):
+        return lambda: None
+    count = int(numba.get_num_threads())
+
+    def apply() -> None:
+        if int(numba.get_num_threads()) != count:
+            numba.set_num_threads(count)
+
+    return apply
 
 
 def thread_counts() -> dict[str, int]:

@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from workbench.core.threads import carried_to_another_thread
+
 
 class WorkerTimeout(Exception):
     """The job did not finish within its limit; its thread was abandoned."""
@@ -80,7 +82,13 @@ class CellWorker:
         ``fn`` raised, and on KeyboardInterrupt sets the job's cancel event and
         abandons the worker before propagating.
         """
-        job = _Job(fn)
+        carry = carried_to_another_thread()  # numba's thread count is per thread: the caller's, on the cell thread
+
+        def on_cell_thread(cancel: threading.Event) -> Any:
+            carry()
+            return fn(cancel=cancel)
+
+        job = _Job(on_cell_thread)
         q = self._ensure()
         q.put(job)
         t0 = time.perf_counter()
