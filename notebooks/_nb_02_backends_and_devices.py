@@ -60,9 +60,6 @@ info = {n: workbench.device_info(n) for n in available}
 pd.DataFrame({n: readable({k: v for k, v in d.items() if k not in ("versions", "extra")}) for n, d in info.items()})
 """),
     code("""
-pd.DataFrame({n: readable(backends[n].capabilities().to_dict()) for n in available})
-"""),
-    code("""
 # the same CPU's memory read two ways: most backends report the host's total; an OpenCL driver reports the global
 # memory it lets kernels allocate (CL_DEVICE_GLOBAL_MEM_SIZE), which the driver may set below the host's total
 host = info["numpy"]["total_memory_bytes"]
@@ -70,6 +67,9 @@ for n, d in info.items():
     if d["kind"] == "cpu" and d["total_memory_bytes"] and d["total_memory_bytes"] != host:
         print(f"{n}: {fmt_bytes(d['total_memory_bytes'])} is what its driver reports kernels may use, "
               f"{d['total_memory_bytes'] / host:.0%} of the host's {fmt_bytes(host)} (same memory, another answer)")
+"""),
+    code("""
+pd.DataFrame({n: readable(backends[n].capabilities().to_dict()) for n in available})
 """),
     md("""
 `compiles_device_code` says whether a backend compiles the workbench's **portable** kernels (one C-like source,

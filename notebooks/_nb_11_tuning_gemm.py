@@ -144,12 +144,12 @@ if medians:   # each confirmed configuration: its one timing in the search again
         offs.append(max(once, med) / min(once, med))
         onces.append(once / med)
         print(f"{label} ({format_config(cfg)}): {once * 1e3:.3g} ms once in the search, {med * 1e3:.3g} ms as the "
-              f"median of the confirmation's rounds ({offs[-1]:.2g}x apart)")
+              f"median of the confirmation's rounds ({offs[-1]:.2g}× apart)")
     lead = result.default.median_s / next(t.median_s for t in result.trials if t.config == v["against"])
     side = (" (both read below their medians)" if max(onces) < 1 else " (both read above their medians)"
             if min(onces) > 1 else "")
-    print(f"In the search the pick's one timing read {lead:.2g}x faster than hand-picked's; single timings were up "
-          f"to {max(offs):.2g}x off from the same tiles' medians here{side}, so that lead is no finding and no line "
+    print(f"In the search the pick's one timing read {lead:.2g}× faster than hand-picked's; single timings were up "
+          f"to {max(offs):.2g}× off from the same tiles' medians here{side}, so that lead is no finding and no line "
           "of this plot is one: whether the search beat the hand-picked tiles is the confirmation's verdict above.")
 elif v is not None:
     print("the confirmation was disturbed, so its medians are not shown; whether the search beat the hand-picked "
