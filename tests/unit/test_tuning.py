@@ -188,6 +188,10 @@ def test_confirmation_keeps_a_candidate_only_when_faster(tunable, isolated):
     result = _tune(strategy="grid", budget_s=60, store=str(store), confirm=2, confirm_rounds=3,
                    timing=TimingConfig(budget_s=0.02, min_samples=3, warmup_s=0.0))
     assert result.confirm_run_id and result.verdict is not None and len(result.confirmed_s) == 3
+    # every candidate's verdict is kept, the reported one among them, judged as the tuner judged it
+    assert len(result.candidates) == 2 and result.verdict["against"] in [c["against"] for c in result.candidates]
+    reported = next(c for c in result.candidates if c["against"] == result.verdict["against"])
+    assert reported["speedup"] == result.verdict["speedup"] and reported["verdict"] == result.verdict["verdict"]
     rows = sqlite3.connect(store).execute("SELECT variant, status, rounds FROM results WHERE run_id = ?",
                                           (result.confirm_run_id,)).fetchall()
     assert len(rows) == 3 and all(s == "ok" and r == 3 for _, s, r in rows)  # default + 2 candidates, 3 rounds

@@ -95,6 +95,9 @@ class TuneResult:
     verdict: TuneVerdict | None = None
     #: Median of the confirmation's round medians per configuration (``NB=128,...`` -> seconds).
     confirmed_s: dict[str, float] = field(default_factory=dict)
+    #: Every candidate's paired verdict against the default in the confirmation (the one in ``verdict`` among them),
+    #: as the tuner judged it, so a reader can check which was reported and why.
+    candidates: list[TuneVerdict] = field(default_factory=list)
 
     @property
     def speedup(self) -> float | None:
@@ -347,11 +350,15 @@ def _confirm(result: TuneResult, st: Any, default: TunableConfig, top: int, roun
     medians = dict(zip(df["variant"], df["median_s"], strict=True))
     result.confirmed_s = {format_config(t.config): medians[n] for n, t in names.items() if n in medians}
     faster, pick = confirmation_pick(table)
+    def judged(row: Any) -> TuneVerdict:
+        return {"speedup": row["speedup"], "ci_low": row["ci_low"], "ci_high": row["ci_high"], "floor": row["floor"],
+                "verdict": row["verdict"], "against": names[row["variant"]].config,
+                "median_a": float(row.get("median_a", math.nan)), "median_b": float(row.get("median_b", math.nan)),
+                "settled": bool(settled_faster(row))}
+
+    result.candidates = [judged(row) for _, row in table.iterrows()]
     if pick is not None:
-        result.verdict = {"speedup": pick["speedup"], "ci_low": pick["ci_low"], "ci_high": pick["ci_high"],
-                          "floor": pick["floor"], "verdict": pick["verdict"], "against": names[pick["variant"]].config,
-                          "median_a": float(pick.get("median_a", math.nan)),
-                          "median_b": float(pick.get("median_b", math.nan)), "settled": bool(len(faster))}
+        result.verdict = {**judged(pick), "settled": bool(len(faster))}
     if len(faster):
         winner = names[faster.iloc[0]["variant"]]
         result.chosen = Trial(winner.number, winner.config, "ok", medians[faster.iloc[0]["variant"]], winner.message)
