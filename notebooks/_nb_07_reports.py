@@ -164,7 +164,8 @@ for variant, g in cmp.groupby("variant"):
                      + (f" ({busy})" if busy else "")
                      + ("; the text's expectation is checked only as far as the intervals above bound it"
                         if bounded else "; so this run cannot check the text's expectation")
-                     + "; more rounds or a quieter machine would settle it")
+                     + ("; more rounds or a quieter machine would settle it" if busy
+                        else "; more rounds would settle it"))
     elif called <= expected.get(variant, called):
         lines.append("  as the text above expects"
                      + (" where the noise let us tell" if len(called) < len(said) else ""))

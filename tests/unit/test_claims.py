@@ -283,7 +283,8 @@ def test_a_settled_direction_with_an_unsettled_size_says_who_was_faster():
     v = {**verdict("faster", 2.20, 2.05, 2.35, 0.07), "median_a": 2.76, "median_b": 1.0}
     assert claims.reading(v) == "inconclusive" and claims.settled_direction(v) == ("faster", 2.20, 2.76)
     sentence = verdict_sentence(v, "numpy", "torch")
-    assert sentence.startswith("torch ran faster, by 2.2-2.76×: the size of the gap is not settled")
+    assert sentence.startswith("torch ran faster, by 2.2× by one estimate and 2.76× by the other: the size of the gap "
+                               "is not settled")
     assert "could not tell" not in sentence
     check_claim(v, sentence)
     with pytest.raises(ClaimMismatch):
@@ -452,3 +453,12 @@ def test_compare_s_disturbed_note_names_other_work_only_on_a_busy_machine():
                                       (2.01, "2.1×")])
 def test_an_upper_bound_rounds_up_so_it_stays_a_bound(x, shown):
     assert claims.bound_text(x, up=True) == shown
+
+
+def test_an_idle_machine_is_not_told_a_quieter_one_would_settle_it_nor_a_range_of_estimates_read_as_an_interval():
+    from workbench.report.claims import SETTLE_IDLE, verdict_sentence
+
+    v = {"speedup": 1.02, "ci_low": 0.95, "ci_high": 1.1, "floor": 0.1, "verdict": "inconclusive",
+         "median_a": 1.0, "median_b": 0.98}
+    assert verdict_sentence(v, "numpy", "numba", busy=False).endswith(SETTLE_IDLE)
+    assert "quieter machine" in verdict_sentence(v, "numpy", "numba", busy=True)

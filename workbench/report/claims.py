@@ -69,6 +69,8 @@ DISTURBED = "was disturbed"
 
 #: What would settle an inconclusive comparison, said with it.
 SETTLE = "more rounds or a quieter machine would settle it"
+#: The same on a machine its rows show was not busy (:func:`machine_busy` False): a quieter machine is not the cure.
+SETTLE_IDLE = "more rounds would settle it"
 #: The phrase a sentence carries where the paired estimate and the cells' own medians disagree
 #: (:func:`medians_disagree`); the basis ("paired blocks" / "paired rounds") is put in front of it.
 DISAGREE = "and the cells' own rounds disagree"
@@ -273,7 +275,7 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
             why = f"{measured}, but the interval {lo:.2f}-{hi:.2f}× includes no change"
         else:
             why = f"{measured}, within {fmt_floor(floor)} noise"
-        return f"could not tell {other} from {base}: {why}; {SETTLE}"
+        return f"could not tell {other} from {base}: {why}; {SETTLE_IDLE if busy is False else SETTLE}"
     return f"no call between {other} and {base}: {v.get('verdict')}"
 
 
@@ -364,6 +366,9 @@ def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float
     if hi / lo > 1 + DISTURBED_FLOOR:  # a range this wide is no finding: only the bound every estimate clears
         least = f"{lo:.3g}×" if way == "faster" else f"{1 / hi:.3g}×"
         return f"{winner} ran faster, by at least {least}: {PHRASES['direction']} ({why}); {hint}"
+    # two estimates, not an interval: "by 1.22-1.59x" read as one (11); each named as what it is
+    ends = by[:-1].split("-") if by.endswith("×") and by.count("-") == 1 else None
+    by = f"{ends[0]}× by one estimate and {ends[1]}× by the other" if ends else by
     return f"{winner} ran faster, by {by}: {PHRASES['direction']} ({why}); {hint}"
 
 

@@ -66,7 +66,7 @@ def bandwidth_down_text(rows: pd.DataFrame, label: str = "size_label") -> str:
              else ", ".join(names[:5]) + f" and {len(names) - 5} more")
     return (f"the host's memory bandwidth was down in some rounds of {len(names)} of {len(rows)} cells ({shown}; "
             "their notes give each round's probe): those cells' medians and quartiles carry the slow rounds, so "
-            "their GB/s understate what this machine streams when its memory bus is not shared")
+            "their GB/s understate what this machine streams in its faster rounds")
 
 
 def own_rounds_share(row: Mapping[str, Any]) -> float | None:
