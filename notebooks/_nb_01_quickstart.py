@@ -109,7 +109,7 @@ its own, such as torch, is compared with that one): the speed-up, its interval f
 verdict. "faster" or "slower" only where the interval and the noise floor allow it; otherwise the sentence
 says the noise could not tell, and where the interval is wider than ±50% it prints no number from it: the
 comparison "was disturbed", with how to rerun it, and with other work on the machine named as the cause only
-where the rows recorded other processes taking the CPU (else the rounds themselves varied). The sentences are
+where the rows recorded other processes taking the CPU (else it says the machine was not busy). The sentences are
 chosen by the verdicts and checked against their numbers (`check_claim`).
 """),
     code("""
