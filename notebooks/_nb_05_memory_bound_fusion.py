@@ -203,6 +203,24 @@ def stream_rate(big):
             "rows took no bandwidth probe)")
 
 
+def band_said(share, unfused, flat):
+    # three bands, said as such: at 70% or more of the rate the memory gives a plain stream the bytes can set
+    # the time; under 40% they do not for a fused variant; between, the kernel is bound by more than its bytes.
+    # An unfused variant's share counts its compulsory bytes only, a lower bound of what it moves, so under 40%
+    # it is not said to be set by something else. Returns the words and the answer's list the variant joins.
+    if share >= 0.7:
+        return "near the stream rate (70% or more)" + ("" if flat else ": here the bytes can decide the time"), (
+            "loop" if flat else "near")
+    if share >= 0.4:
+        return "below the stream rate (40-70%)" + (
+            "" if flat else ": the bytes are part of its time, not all of it"), "loop" if flat else "part"
+    if unfused:
+        return ("well below the stream rate (under 40%) in compulsory bytes, a lower bound of what an unfused "
+                "variant moves"), "loop" if flat else "low_unfused"
+    return "well below the stream rate (under 40%): the compulsory bytes alone do not set its time", (
+        "loop" if flat else "low")
+
+
 def bytes_answer(res, kernel):
     # the title's question at the DRAM size: the time follows the bytes only if the kernel streams near the
     # rate this machine's memory gives a plain stream
@@ -211,7 +229,7 @@ def bytes_answer(res, kernel):
     rate, what = stream_rate(big)
     print(f"{kernel} at {fmt_bytes(float(big['bytes'].max()))} of compulsory bytes; stream rate {rate:.1f} GB/s "
           f"({what}); each cell is set against the probes of its own rounds where they took them:")
-    near, part, loop = [], [], []
+    near, part, loop, low, low_unfused = [], [], [], [], []
     small = ok[ok["bytes"] == ok["bytes"].min()]
     for r in big.sort_values("gbps", ascending=False).to_dict("records"):
         # two divisors, both printed: the best probe of the run (the stream rate above) and the probes of the
@@ -225,23 +243,18 @@ def bytes_answer(res, kernel):
             f", {own:.0%} of its own rounds' probes (their median {pd.Series(probes).median():.1f} GB/s)"
             if own is not None else "")
         share = min(best, own) if own is not None else best
-        # three bands, said as such: at 70% or more of the rate the memory gives a plain stream the bytes can set
-        # the time; under 40% they plainly do not; between, the kernel is bound by more than its bytes
-        said = ("near the stream rate (70% or more)" if share >= 0.7 else
-                "below the stream rate (40-70%): the bytes are part of its time, not all of it" if share >= 0.4 else
-                "well below the stream rate (under 40%): the compulsory bytes alone do not set its time")
         name = f"{r['variant']} on {r['backend']}"
         cached = small[(small["variant"] == r["variant"]) & (small["backend"] == r["backend"])]
         in_cache = float(cached["gbps"].iloc[0]) if len(cached) else None
-        if share >= 0.7 and in_cache is not None and in_cache <= 1.2 * r["gbps"]:
-            # as fast from memory as from cache: the rows cannot tell the memory's limit from the loop's own pace
-            said += (f", but no faster with its working set in cache ({in_cache:.1f} GB/s at "
-                     f"{fmt_bytes(float(cached['bytes'].iloc[0]))}): these rows do not show that memory sets its time")
-            loop.append(name)
-        elif share >= 0.7:
-            said += ": here the bytes can decide the time"
-            near.append(name)
-        part += [name] if 0.4 <= share < 0.7 else []
+        # in every band: a variant no faster with its working set in cache than from DRAM does not show that the
+        # memory sets any of its time (its loop may run at that pace wherever its bytes come from)
+        flat = in_cache is not None and in_cache <= 1.2 * r["gbps"]
+        said, bucket = band_said(share, r["mode"] == "eager", flat)
+        if flat:
+            said += (f", and no faster with its working set in cache ({in_cache:.1f} GB/s at "
+                     f"{fmt_bytes(float(cached['bytes'].iloc[0]))}): these rows do not show that the memory sets "
+                     "its time")
+        {"near": near, "part": part, "loop": loop, "low": low, "low_unfused": low_unfused}[bucket].append(name)
         # a round timed while the memory gave less was set against that round's own probe, not against the best:
         # the note says which rounds, and that they were accounted for
         down = BANDWIDTH_DOWN_NOTE in str(r.get("noise_note") or "")
@@ -257,16 +270,17 @@ def bytes_answer(res, kernel):
     parts = []
     if near:
         parts.append(f"the bytes can decide the time for {', '.join(near)} (70% or more of the stream rate)")
-    if loop:
-        parts.append(f"{', '.join(loop)} streamed near the stream rate but no faster from the cache, so whether "
-                     "the memory or its own loop sets its time is not shown")
     if part:
         parts.append(f"{'they' if near else 'the bytes'} are part of the time, not all of it, for "
                      f"{', '.join(part)} (40-70%)")
-    rest = len(big) - len(near) - len(part) - len(loop)
-    if rest:
-        parts.append(f"{'the other' if parts else 'every'} {rest} variant{'s' if rest > 1 else ''} "
-                     "ran under 40% of it, where something besides the bytes sets the time")
+    if loop:
+        parts.append(f"{', '.join(loop)} streamed no faster from the cache than from DRAM, so whether the memory "
+                     "or its own loop sets its time is not shown")
+    if low:
+        parts.append(f"{', '.join(low)} ran under 40% of it, where something besides the bytes sets the time")
+    if low_unfused:
+        parts.append(f"{', '.join(low_unfused)} ran under 40% of it in compulsory bytes, a lower bound of the "
+                     "traffic an unfused variant moves, so these rows do not say what sets its time")
     print(f"Answer for {kernel}: " + "; ".join(parts) + ". These rates count the compulsory bytes only: an unfused "
           "variant that writes its intermediate and reads it back moves more than its line says, so its share of "
           "the stream rate is a lower bound.")
@@ -281,8 +295,9 @@ its own rounds (per round, its GB/s of the compulsory bytes over that round's pr
 whose probe read low is judged against the rate the memory gave then) and against the best probe of the run
 (the stream rate); both shares are printed and the lower one sets the band. A cell whose rounds were
 bandwidth-down says so. A variant that streams no faster with its working set in cache than from DRAM is said
-as such: its rate then does not show that the memory sets it. This is the one answer per kernel; the verdicts
-above say only which variant was faster.
+as such, in every band: its rate then does not show that the memory sets it. An unfused variant's share counts
+only the compulsory bytes, a lower bound of what it moves, so under 40% it is not said to be set by something
+besides its bytes. This is the one answer per kernel; the verdicts above say only which variant was faster.
 """),
     code("""
 if not SMALL:
