@@ -31,7 +31,7 @@ TUNE_BUDGET_S = 30   # wall time of the search (longer finds better tiles more o
 import pandas as pd
 import workbench
 from workbench import tutorial
-from workbench.judge.verdicts import is_disturbed
+from workbench.judge.verdicts import MIN_EFFECT, is_disturbed
 from workbench.report.claims import (check_claim, disturbance_text, medians_disagree, medians_ratio, pair_verdicts,
                                      reading, settled_direction, table_ratio, verdict_sentence)
 
@@ -100,11 +100,14 @@ else:
           + ("" if v["settled"] else " (the hand-picked tiles: nothing was settled as faster)"))
     # every candidate the confirmation measured, each against the hand-picked tiles in the same run, as the tuner
     # judged it (result.candidates: the reported one among them)
+    # one precision for the list: the finest any candidate's interval supports (claims.table_ratio), so
+    # "0.83×" and "0.885×" do not stand side by side; a disturbed comparison's estimate informs nothing
+    shown = [cv for cv in result.candidates if not is_disturbed(float(cv["floor"]))]
+    decimals = max((len(t.rstrip("×").partition(".")[2]) for t in
+                    (table_ratio(cv["speedup"], cv["ci_low"], cv["ci_high"]) for cv in shown) if t), default=2)
     for cv in result.candidates:
-        # at the precision its interval supports, as the sentences print it (claims.table_ratio); a disturbed
-        # comparison's point estimate informs nothing, so none is printed
-        said = ("disturbed: no estimate" if is_disturbed(float(cv["floor"])) else
-                f"paired speed-up {table_ratio(cv['speedup'], cv['ci_low'], cv['ci_high'])} ({reading(cv)})")
+        said = (f"paired speed-up {cv['speedup']:.{decimals}f}× ({reading(cv)})" if cv in shown else
+                "disturbed: no estimate")
         print(f"  candidate {format_config(cv['against'])}: {said}")
     assert v in result.candidates or any(c["speedup"] == v["speedup"] for c in result.candidates)
     from workbench.store.database import open_store
@@ -172,9 +175,28 @@ against the hand-picked tiles: of the candidates listed there, the one settled f
 speed-up, else the undisturbed one with the highest paired speed-up) and the hand-picked tiles
 (`numba-tiled[NB=...,KC=...,MC=...]` names a configuration), measured in interleaved rounds and judged by the
 package's paired verdict. It is a second run of a pair the confirmation already judged: where the two runs
-agree, that is a finding; where they point opposite ways, neither run's verdict is one.
+agree, that is a finding; where they point opposite ways, neither run's verdict is one. Two readings point
+opposite ways where their verdicts do (faster against slower), and also, even where one run was inconclusive,
+where their intervals do not overlap or their estimates lie on opposite sides of the ±5% band: then this run is
+printed as "this run alone", with no finding, and its marker hollow.
 """),
     code("""
+def readings_apart(a, b):
+    # two paired readings of one pair (speed-up of the pick over hand-picked) that cannot both hold: intervals
+    # that do not overlap, or estimates on opposite sides of the ±5% band; None where they can, or where either
+    # was disturbed (its estimate informs nothing)
+    if is_disturbed(float(a["floor"])) or is_disturbed(float(b["floor"])):
+        return None
+    figs = (f"paired {table_ratio(a['speedup'], a['ci_low'], a['ci_high'])} in "
+            f"{a['ci_low']:.2f}-{a['ci_high']:.2f}× here, {table_ratio(b['speedup'], b['ci_low'], b['ci_high'])} in "
+            f"{b['ci_low']:.2f}-{b['ci_high']:.2f}× in the confirmation")
+    if a["ci_high"] < b["ci_low"] or b["ci_high"] < a["ci_low"]:
+        return f"intervals do not overlap ({figs})"
+    if min(a["speedup"], b["speedup"]) < 1 / (1 + MIN_EFFECT) and max(a["speedup"], b["speedup"]) > 1 + MIN_EFFECT:
+        return f"estimates point opposite ways past the ±5% band ({figs})"
+    return None
+
+
 def said_of(verdict):
     direction = settled_direction(verdict)
     return f"{direction[0]} (size not settled)" if direction else reading(verdict)
@@ -199,10 +221,12 @@ else:
         # what each run says of the pair: its settled direction where only the size is unsettled, else its reading
         here, there = said_of(v), said_of(confirmed) if confirmed else None
         words = {here.split()[0], there.split()[0]} if there else set()
-        # a contradiction: faster against slower, or a difference against "same"; an inconclusive run beside a
-        # settled one contradicts nothing (it did not settle), so the settled one stands for its own run
-        contradicted = bool(confirmed and confirmed.get("against") == pick and len(words) == 2
-                            and "inconclusive" not in words)
+        # a contradiction: faster against slower, or a difference against "same"; and, even where one run is
+        # inconclusive, two readings whose intervals do not overlap or whose estimates lie on opposite sides of
+        # the ±5% band (an inconclusive 0.885× beside a settled 1.4× is not a confirmation of either)
+        same_pair = bool(confirmed and confirmed.get("against") == pick)
+        apart = readings_apart(v, confirmed) if same_pair else None
+        contradicted = same_pair and ((len(words) == 2 and "inconclusive" not in words) or apart is not None)
         if not contradicted:
             print(f"{v['size_label']}: {sentence}")
             if confirmed and confirmed.get("against") == pick and here != there:
@@ -218,7 +242,8 @@ else:
         opposed = words == {"faster", "slower"}
         print(f"{v['size_label']}, this run alone: {sentence}")
         print(f"the confirmation, an earlier run of the same pair, read {there!r} and this run {here!r}: "
-              + ("two runs of one pair pointing opposite ways" if opposed else "two runs of one pair that disagree")
+              + ("two runs of one pair pointing opposite ways" if opposed else
+                 f"two runs of one pair whose {apart}" if apart else "two runs of one pair that disagree")
               + f" (this run's rows: {disturbance_text(res.df) or 'no load recorded'}), so neither verdict is a "
               f"finding; the tuner kept {format_config(result.kept.config)} on the confirmation's verdict. "
               "Rerun both with more rounds before trusting either.")
