@@ -113,33 +113,35 @@ and again after it on every rotated input set. The verdicts below are the packag
 each round the two callables run in alternating blocks, and the speed-up is judged from those pairs;
 "faster" only where its interval excludes no change and the difference beats the noise floor. Where the
 paired figure and the ratio of the two cells' own medians (the table above) part by more than the interval,
-the sentence says so and settles nothing.
+the sentence says so and settles no size: where both estimates lie on the same side past the ±5% band, it
+names that direction (and gives both figures), a direction only; otherwise it settles nothing.
 
 These rows are not the `timeit` above: `quick` times `torch.softmax(torch.from_numpy(x))` on a fresh
 `n x 1024` matrix from numpy, in the numpy backend's worker process, so its torch row at 2048 rows need not
 read half the 4096-row time measured above.
 """),
     code("""
-naive_won, naive_lost = [], []
+naive = {"faster": [], "slower": []}   # the sizes where numpy-naive's direction is settled
 for other in ("torch", "numpy-naive"):
     for _, v in pair_verdicts(res.df, "numpy", other, "numpy").iterrows():
         sentence = verdict_sentence(v, "numpy", other)
         check_claim(v, sentence)
         print(f"{v['size_label']:>8}: {sentence}")
-        # faster by a settled verdict, or in direction where only the size is unsettled (settled_direction)
-        if other == "numpy-naive" and (reading(v) == "faster" or (settled_direction(v) or ("",))[0] == "faster"):
-            naive_won.append(v["size_label"])
-        if other == "numpy-naive" and (reading(v) == "slower" or (settled_direction(v) or ("",))[0] == "slower"):
-            naive_lost.append(v["size_label"])
+        # faster by a settled verdict, or in direction only where the size is unsettled (settled_direction):
+        # the summary keeps the two apart, as the sentences do
+        direction = settled_direction(v)
+        if other == "numpy-naive" and reading(v) in naive:
+            naive[reading(v)].append(v["size_label"])
+        elif other == "numpy-naive" and direction and direction[0] in naive:
+            naive[direction[0]].append(f"{v['size_label']} by direction only, size not settled")
 if busy_text(res.df):   # the floors above are this run's: say when it shared the machine
     print(f"(This run shared the machine: {busy_text(res.df)}.)")
 # what numpy-naive does differently, said without a cause the timings cannot separate: it skips one pass
 # (the row maximum and its subtraction) and evaluates np.exp(x) twice
+where = "; ".join(f"{way} at {', '.join(sizes)}" for way, sizes in naive.items() if sizes)
 print("numpy-naive skips the row maximum and its subtraction but evaluates np.exp(x) twice; these timings "
       "do not separate the two effects"
-      + (f" (it ran faster at {', '.join(naive_won)}" if naive_won else "")
-      + (f"{'; ' if naive_won else ' ('}slower at {', '.join(naive_lost)}" if naive_lost else "")
-      + (")" if naive_won or naive_lost else "")
+      + (f" (it ran {where})" if where else "")
       + "; the next section shows what skipping the maximum risks: overflow on large inputs")
 """),
     code("""
