@@ -98,9 +98,12 @@ for name in res.df["backend"].unique():
     if b.runtime in ("opencl", "wgpu"):
         on_cpu = info.get("kind") == "cpu"
         api = "OpenCL" if b.runtime == "opencl" else "Vulkan"
+        # what the CPU driver checks: OpenCL runs the portable kernels; Vulkan runs its own WGSL kernels (the
+        # wgsl-* variants, tutorial 02), not the portable ones
+        kernels = "a portable kernel is" if api == "OpenCL" else "its own WGSL kernels (the wgsl-* variants) are"
         print(f"{name} runs on {info['name']} ({info.get('kind')}): " + (
-            f"{api} on the CPU ({'PoCL' if api == 'OpenCL' else 'lavapipe'}), which checks that a portable kernel "
-            "is correct and says nothing about GPU speed" if on_cpu else f"a real {api} device, so its speed is "
+            f"{api} on the CPU ({'PoCL' if api == 'OpenCL' else 'lavapipe'}), which checks that {kernels} "
+            "correct and says nothing about GPU speed" if on_cpu else f"a real {api} device, so its speed is "
             "that device's"))
 """),
     md("""
