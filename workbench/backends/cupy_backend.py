@@ -51,6 +51,8 @@ def cuda_missing_reason(exc: BaseException, cupy_version: str) -> str:
 
 class CupyBackend(Backend):
     runtime = "cupy"
+    #: What this backend is, in words (:func:`workbench.backends.plain_words.what_it_is`).
+    in_words = "CuPy on an NVIDIA GPU (CUDA)"
 
     def __init__(self, device_id: int = 0):
         #: CUDA/HIP ordinal of the device this backend runs on.

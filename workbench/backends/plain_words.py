@@ -19,7 +19,6 @@ _BY_NAME = {
     "torch-cuda": "PyTorch on an NVIDIA GPU (CUDA) or an AMD GPU (ROCm)",
     "torch-xpu": "PyTorch on an Intel GPU (XPU)",
     "torch-mps": "PyTorch on an Apple-silicon GPU (Metal)",
-    "cupy": "CuPy on an NVIDIA GPU (CUDA)",
     "triton-cuda": "Triton kernels compiled for an NVIDIA or AMD GPU (through torch's CUDA/ROCm device)",
     "triton-xpu": "Triton kernels compiled for an Intel GPU (through torch's XPU device)",
     "triton-interp": ("Triton's interpreter: Triton kernels run by numpy on the CPU, a check that they are "
@@ -29,11 +28,14 @@ _BY_NAME = {
 
 def what_it_is(backend: Any) -> str:
     """``backend`` (an adapter) in one sentence: for OpenCL its driver and device, for Vulkan its driver; else by
-    name (:data:`_BY_NAME`), falling back to "<runtime> on <device class>"."""
+    the adapter's own ``in_words``; else by name (:data:`_BY_NAME`), falling back to "<runtime> on <device class>"."""
     if backend.runtime == "opencl":
         return _opencl(backend)
     if backend.runtime == "wgpu":
         return _wgpu(backend)
+    own = getattr(backend, "in_words", None)  # an adapter may say it itself (CuPy's, in its own module)
+    if isinstance(own, str) and own:
+        return own
     return _BY_NAME.get(backend.name, f"{backend.runtime} on {backend.device_class}")
 
 

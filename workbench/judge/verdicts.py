@@ -141,8 +141,7 @@ DISTURBED_FLOOR = 0.5
 RERUN_HINT = "rerun it with more rounds (workbench bench ... --rounds 10)"
 #: The hint where the rows show a busy machine (other processes past BUSY_CPU_SHARE of the CPU).
 BUSY_RERUN_HINT = f"{RERUN_HINT} while the machine is otherwise idle"
-#: The hint where the rows show an idle machine (one printed "while ... otherwise idle" at 1% other load); it names
-#: no cause (readers found "the rounds themselves varied" beside rounds the table marked as agreeing).
+#: The hint where the rows show an idle machine; it names no cause (nor "otherwise idle" at 1% other load).
 IDLE_RERUN_HINT = f"the machine was not busy (other processes took little of the CPU); {RERUN_HINT}"
 
 
