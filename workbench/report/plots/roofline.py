@@ -70,7 +70,7 @@ def roof_lines(roofs: Mapping[RoofKey, RoofSet], dtype: str | None) -> dict[Roof
         who = backends[0] if len(backends) == 1 else f"{device} ({len(backends)} runtimes)"
         # the legend names both figures of the solid line: its slope is the DRAM bandwidth (the dashed ones
         # are the cache levels, named with theirs), its flat top the peak FLOP/s
-        figures = ", ".join([f"DRAM {bw:.3g} GB/s"] * bool(bw) + [f"{fl:.3g} GFLOP/s"] * bool(fl))
+        figures = ", ".join(([f"DRAM {bw:.3g} GB/s"] if bw else []) + ([f"{fl:.3g} GFLOP/s"] if fl else []))
         line = DrawnRoof(f"{who} roof ({src}): {figures}", bw, fl, src, src == "published", caches)  # type: ignore[arg-type]
         out.update({k: line for k in keys})
     return out
