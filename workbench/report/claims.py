@@ -40,6 +40,7 @@ from workbench.judge.verdicts import (
 )
 from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorials import them from here)
     BANDWIDTH_DOWN_NOTE,
+    _num,
     bandwidth_down_text,
     bimodal_fields,
     host_bandwidth,
@@ -86,14 +87,6 @@ def disagree_hint(busy: bool | None) -> str:
 
 class ClaimMismatch(AssertionError):
     """A sentence says something its verdict does not, or a verdict disagrees with its own numbers."""
-
-
-def _num(v: Mapping[str, Any], key: str) -> float:
-    value = v.get(key)
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return float("nan")
 
 
 def fmt_floor(floor: float) -> str:
