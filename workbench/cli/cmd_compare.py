@@ -282,36 +282,31 @@ def more_runs_notes(table: pd.DataFrame, store: Any, side_a: list[str], side_b: 
     lines = [f"what more runs would see: the median undecided cell could see ±{pct(math.expm1(K_BETWEEN * sigma))} "
              f"with {now} run(s) a side; about {seen} runs a side (the run-to-run noise shrinks with runs, not "
              "rounds). Run each side's code again with its own command, then compare the sides:"]
-    names = {}
+    runs = store.runs()
+    named, argv = [], None
     for side in (side_a, side_b):
-        argv = _argv(store, side[-1])
+        argv, label = _bench_command(runs, side[-1])
         if argv is None:
             return lines[:1]
-        label = _run_name(store, side[-1]) or side[-1]
-        names[side[-1]] = [f"{label}-{i}" for i in range(2, 2 + MORE_RUNS[0] - len(side))]
-        for extra in names[side[-1]]:
-            lines.append("  " + shlex.join(_with_name(argv, extra)))
-    lines.append("  " + shlex.join(["workbench", "compare", ",".join(side_a + names[side_a[-1]]),
-                                    ",".join(side_b + names[side_b[-1]])] + _store_args(_argv(store, side_b[-1]))))
+        more = [f"{label or side[-1]}-{i}" for i in range(2, 2 + MORE_RUNS[0] - len(side))]
+        lines += ["  " + shlex.join(_with_name(argv, extra)) for extra in more]
+        named.append(",".join(side + more))
+    lines.append("  " + shlex.join(["workbench", "compare", *named] + _store_args(argv)))
     return lines
 
 
-def _argv(store: Any, run_id: str) -> list[str] | None:
-    runs = store.runs()
+def _bench_command(runs: pd.DataFrame, run_id: str) -> tuple[list[str] | None, str | None]:
+    """The ``bench`` command a run recorded (None where it recorded another, or none) and its name, from the store's
+    runs table."""
     row = runs[runs["run_id"] == run_id]
+    name = row["name"].iloc[0] if len(row) and "name" in row else None
+    name = name if isinstance(name, str) and name else None
     try:
         argv = json.loads(row["argv"].iloc[0]) if len(row) and isinstance(row["argv"].iloc[0], str) else None
     except ValueError:
-        return None
+        return None, name
     ok = isinstance(argv, list) and len(argv) > 1 and argv[1] == "bench"
-    return [str(a) for a in argv] if ok else None
-
-
-def _run_name(store: Any, run_id: str) -> str | None:
-    runs = store.runs()
-    row = runs[runs["run_id"] == run_id]
-    name = row["name"].iloc[0] if len(row) and "name" in row else None
-    return name if isinstance(name, str) and name else None
+    return ([str(a) for a in argv] if ok else None), name
 
 
 def _with_name(argv: list[str], name: str) -> list[str]:

@@ -92,10 +92,15 @@ class SpeedProbes:
         bandwidth, as a cache-resident time is by its speed probe."""
         if r.get("bound_a", r.get("bound")) != "memory-bound":
             return None
-        sides = [parse_samples(r.get(f"round_bandwidth_gbs_{s}", r.get("round_bandwidth_gbs"))) for s in "ab"]
-        if not all(len(g) and (g > 0).all() for g in sides):
-            return None
-        return 1.0 / sides[0], 1.0 / sides[1]
+        a, b = SpeedProbes.per_byte(r, "a"), SpeedProbes.per_byte(r, "b")
+        return (a, b) if len(a) and len(b) else None
+
+    @staticmethod
+    def per_byte(r: pd.Series, side: str) -> np.ndarray:
+        """One side's round bandwidth probes (of a merged row; of a plain row with ``side`` "") as seconds a byte
+        (1 / GB/s); empty where it has none, or one is not positive."""
+        g = parse_samples(r.get(f"round_bandwidth_gbs_{side}", r.get("round_bandwidth_gbs")))
+        return 1.0 / g if len(g) and (g > 0).all() else np.array([])
 
     @staticmethod
     def one_machine(r: pd.Series) -> bool:

@@ -32,19 +32,24 @@ if TYPE_CHECKING:
 Level = tuple[float, float]
 
 
+#: Per run, each cell's :data:`Level`.
+Levels = dict[str, dict[tuple, Level]]
+
+
 def run_levels(df: pd.DataFrame, run_ids: Sequence[str], key: list[str],
-               reference: pd.DataFrame, probes: bool = True) -> dict[str, dict[tuple, Level]]:
+               reference: pd.DataFrame) -> tuple[Levels, Levels]:
     """Per run, each ok cell's log median and its standard error (from its round medians; cells with fewer
-    than :data:`~workbench.judge.verdicts.MIN_ROUNDS` rounds are left out). Each run's rounds are divided by
-    the median of their speed probes (memory-bound cells past the cache: of their bandwidth probes) and put at
-    the speed ``reference`` (the first run) read, for cells measured on the reference's machine (``probes``:
-    False to judge every cell as measured)."""
+    than :data:`~workbench.judge.verdicts.MIN_ROUNDS` rounds are left out), twice, from one reading of the rows:
+    at one speed (each run's rounds divided by the median of their speed probes, memory-bound cells past the
+    cache by their bandwidth probes, and put at the speed ``reference``, the first run, read, for cells measured
+    on the reference's machine), and as measured."""
     ref_rows = {tuple(r[k] for k in key): r for _, r in reference.iterrows()}
     speed_ref = _median_probe(reference, memory=False)
     memory_ref = _median_probe(reference, memory=True)
-    out: dict[str, dict[tuple, Level]] = {}
+    probed: Levels = {}
+    measured: Levels = {}
     for run in run_ids:
-        levels: dict[tuple, Level] = {}
+        probed[run], measured[run] = {}, {}
         for _, r in df[df["run_id"] == run].iterrows():
             if r["status"] != Status.OK:
                 continue
@@ -54,22 +59,19 @@ def run_levels(df: pd.DataFrame, run_ids: Sequence[str], key: list[str],
             if not rounds or len(times) < vd.MIN_ROUNDS:
                 continue
             base = ref_rows.get(cell)
-            if probes and base is not None and base.get("env_id") == r.get("env_id"):
-                times = _at_one_speed(r, times, speed_ref, memory_ref)
-            logs = np.log(times)
-            levels[cell] = (vd.median(logs), vd.median_error(logs))
-        out[run] = levels
-    return out
+            steady = _at_one_speed(r, times, speed_ref, memory_ref) \
+                if base is not None and base.get("env_id") == r.get("env_id") else times
+            for out, t in ((probed, steady), (measured, times)):
+                logs = np.log(t)
+                out[run][cell] = (vd.median(logs), vd.median_error(logs))
+    return probed, measured
 
 
 def _probes(r: Any, memory: bool) -> np.ndarray:
     """A row's probes per round: seconds a byte (1 / GB/s) for a memory-bound cell past the cache with
     bandwidth probes when ``memory``, else its speed probes (empty where it has none of the kind)."""
     if memory:
-        if r.get("bound") != "memory-bound":
-            return np.array([])
-        bw = vd.parse_samples(r.get("round_bandwidth_gbs"))
-        return 1.0 / bw if len(bw) and (bw > 0).all() else np.array([])
+        return SpeedProbes.per_byte(r, "") if r.get("bound") == "memory-bound" else np.array([])
     return SpeedProbes.read(r, "")
 
 
@@ -141,9 +143,8 @@ def compare_run_groups(df: pd.DataFrame, runs_a: Sequence[str], runs_b: Sequence
     if any(x.duplicated(key + ["run_id"]).any() for x in sides):
         key += [c for c in ("env_id", "device") if c in df][:1]
     reference = df[df["run_id"] == runs_a[0]]
-    levels = run_levels(df, runs_a + runs_b, key, reference)
+    levels, raw = run_levels(df, runs_a + runs_b, key, reference)
     pair_noise = _sides_noise(levels, runs_a, runs_b)
-    raw = run_levels(df, runs_a + runs_b, key, reference, probes=False)
     probes_unused = None
     if (as_measured := _sides_noise(raw, runs_a, runs_b)) < pair_noise:  # chosen once, for all cells, by noise
         probes_unused = (f"the probes did not follow the cells between the runs (run-to-run noise "
@@ -200,7 +201,7 @@ def _size_labels(df: pd.DataFrame, key: list[str]) -> dict[tuple, tuple[Any, Any
             df[key + cols].drop_duplicates(key).iterrows()}
 
 
-def _sides_noise(levels: dict[str, dict[tuple, Level]], runs_a: list[str], runs_b: list[str]) -> float:
+def _sides_noise(levels: Levels, runs_a: list[str], runs_b: list[str]) -> float:
     """The median of each side's :func:`replicate_noise` (a pair's difference); STREAM_NOISE with one run a side."""
     taus = [t for t in (replicate_noise([levels[r] for r in runs]) for runs in (runs_a, runs_b)) if t is not None]
     return float(np.median(taus)) if taus else vd.STREAM_NOISE
