@@ -256,6 +256,11 @@ class Backend(ABC):
         """Convert a device array to ``dtype`` (bfloat16 goes through here)."""
         raise NotImplementedError(f"{self.name} cannot cast to {dtype}")
 
+    def adopt(self, a: np.ndarray) -> Any | None:
+        """A device array sharing host array ``a``'s memory (no copy), or None where the device's memory is
+        not the host's: how a sweep hands a CPU kernel arrays it placed itself (:mod:`workbench.measure.placement`)."""
+        return None
+
     def to_device(self, a: np.ndarray, dtype: str) -> Any:
         """A host array of run dtype ``dtype`` on the device: bfloat16 is held as float32 on the host and
         cast on the device. Integer inputs (``KernelSpec.input_dtypes``) keep their dtype."""

@@ -163,7 +163,7 @@ def _delegate(name: str) -> Any:
     return method
 
 
-for _name in ("from_numpy", "to_numpy", "empty", "full", "window", "cast", "to_device", "synchronize", "timer",
+for _name in ("adopt", "from_numpy", "to_numpy", "empty", "full", "window", "cast", "to_device", "synchronize", "timer",
               "memory", "reset_peak_memory", "free_memory", "flush_cache", "in_process_problem"):
     setattr(DescribedBackend, _name, _delegate(_name))
 DescribedBackend.__abstractmethods__ = frozenset()

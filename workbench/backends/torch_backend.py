@@ -112,6 +112,12 @@ class TorchBackend(Backend):
             host = host.copy()
         return self._kind.place(torch.from_numpy(host), self.device)
 
+    def adopt(self, a: np.ndarray) -> Any | None:
+        """torch's CPU tensors share a numpy array's memory (``torch.from_numpy``); other devices' do not."""
+        if self._kind.device_class != "cpu" or not a.flags.writeable:
+            return None
+        return self._torch_here().from_numpy(a)
+
     def to_numpy(self, x: Any) -> np.ndarray:
         self.require()
         t = x.detach().cpu()

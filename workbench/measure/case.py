@@ -30,6 +30,7 @@ from workbench.catalog.spec import (
     Variant,
 )
 from workbench.core.dtypes import check_dtype
+from workbench.measure import placement
 
 POISON = float("nan")
 
@@ -52,21 +53,29 @@ def reference_outputs(spec: KernelSpec, host_inputs: Arrays, params: dict[str, i
     return checked_reference(spec, {k: np.asarray(v) for k, v in ref.items()}, params)
 
 
-def poisoned(backend: Backend, shape: tuple[int, ...], dtype: str) -> DeviceArray:
-    """An output buffer full of NaN (or of a sentinel for integer outputs)."""
+def poisoned(backend: Backend, shape: tuple[int, ...], dtype: str, slot: int | None = None,
+             lead: int = 0) -> DeviceArray:
+    """An output buffer full of NaN (or of a sentinel for integer outputs); in host memory, placed for
+    ``slot`` (its element ``lead`` starts at the slot's page offset: :mod:`~workbench.measure.placement`)."""
+    value = -7 if dtype.startswith("int") else POISON
+    if slot is not None and dtype != "bfloat16":
+        adopted = backend.adopt(placement.placed_full(shape, dtype, value, slot, lead))
+        if adopted is not None:
+            return adopted
     if dtype.startswith("int"):
-        return backend.from_numpy(np.full(shape, -7, dtype=dtype))
-    return backend.full(shape, dtype, POISON)
+        return backend.from_numpy(np.full(shape, value, dtype=dtype))
+    return backend.full(shape, dtype, value)
 
 
-def guarded(backend: Backend, shape: tuple[int, ...], dtype: str) -> tuple[DeviceArray | None, DeviceArray]:
+def guarded(backend: Backend, shape: tuple[int, ...], dtype: str,
+            slot: int | None = None) -> tuple[DeviceArray | None, DeviceArray]:
     """A poisoned buffer with :data:`GUARD` extra elements on each side, and the window of its middle that
     the kernel gets as its output: ``(buffer, window)``; ``(None, plain poisoned array)`` where the backend
-    cannot make such a window."""
+    cannot make such a window. In host memory the window starts at ``slot``'s place."""
     n = math.prod(shape)
-    buf = poisoned(backend, (n + 2 * GUARD,), dtype)
+    buf = poisoned(backend, (n + 2 * GUARD,), dtype, slot, lead=GUARD)
     view = backend.window(buf, GUARD, tuple(shape))
-    return (buf, view) if view is not None else (None, poisoned(backend, shape, dtype))
+    return (buf, view) if view is not None else (None, poisoned(backend, shape, dtype, slot))
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -117,13 +126,14 @@ class Case:
         """Fresh outputs full of NaN; where the runtime takes views, each a view into a larger buffer whose
         guard zones (:data:`GUARD` elements each side) are snapshotted for :meth:`guard_violations`."""
         self._guards: dict[str, tuple[DeviceArray, np.ndarray]] = {}
+        first = len(self.host_inputs)  # outputs take the slots after the inputs'
         if not self.guarded:
-            self.outputs = {k: poisoned(self.backend, s, output_dtype(self.spec, k, self.dtype))
-                            for k, s in self.out_shapes.items()}
+            self.outputs = {k: poisoned(self.backend, s, output_dtype(self.spec, k, self.dtype), first + j)
+                            for j, (k, s) in enumerate(self.out_shapes.items())}
             return
         self.outputs = {}
-        for k, s in self.out_shapes.items():
-            buf, view = guarded(self.backend, s, output_dtype(self.spec, k, self.dtype))
+        for j, (k, s) in enumerate(self.out_shapes.items()):
+            buf, view = guarded(self.backend, s, output_dtype(self.spec, k, self.dtype), first + j)
             self.outputs[k] = view
             if buf is not None:
                 self._guards[k] = (buf, _zones(self._host(buf)))
@@ -197,8 +207,17 @@ class Case:
         return self.device_inputs(make_host_inputs(self.spec, self.params, self.dtype, seed))
 
     def device_inputs(self, host: Arrays) -> DeviceArrays:
-        """Host input arrays copied to the backend (cast to bfloat16 there when needed)."""
-        return {k: self.backend.to_device(v, self.dtype) for k, v in host.items()}
+        """Host input arrays copied to the backend (cast to bfloat16 there when needed); in host memory each
+        placed for its slot, the same in every rotated set, round and run (:mod:`~workbench.measure.placement`)."""
+        return {k: self._placed_input(v, slot) for slot, (k, v) in enumerate(host.items())}
+
+    def _placed_input(self, a: np.ndarray, slot: int) -> DeviceArray:
+        a = np.asarray(a)
+        if not (self.dtype == "bfloat16" and a.dtype.kind == "f"):  # bfloat16 is cast on the device: a copy
+            adopted = self.backend.adopt(placement.placed_copy(a, slot))
+            if adopted is not None:
+                return adopted
+        return self.backend.to_device(a, self.dtype)
 
 
 def normalize_outputs(result: Any, outputs: DeviceArrays) -> DeviceArrays:
