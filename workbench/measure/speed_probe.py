@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+from workbench.measure import placement
+
 #: Elements of the probe's array: float32, 64 KiB, in every core's L2.
 PROBE_ELEMENTS = 1 << 14
 #: Blocks of the probe, and the seconds it takes in all.
@@ -27,8 +29,9 @@ def speed_probe_s(seconds: float = PROBE_S, blocks: int = PROBE_BLOCKS) -> float
     """Seconds one call of the probe takes now: the median over ``blocks`` blocks of each block's fastest call
     (a call stretched by another process only ever gains time; the median of blocks then drops a disturbed
     block)."""
-    x = np.linspace(0.0, 1.0, PROBE_ELEMENTS, dtype=np.float32)
-    out = np.empty_like(x)
+    # placed like a cell's arrays (a malloc'd array's alignment moved the probe by several %)
+    x = placement.placed_copy(np.linspace(0.0, 1.0, PROBE_ELEMENTS, dtype=np.float32), 0)
+    out = placement.placed_empty(x.shape, x.dtype, 1)
     np.sin(x, out=out)  # the first call pays for the pages and the ufunc's set-up
     per_block = seconds / blocks
     fastest = []
