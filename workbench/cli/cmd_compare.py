@@ -18,6 +18,7 @@ import pandas as pd
 
 from workbench.cli.args_common import add_store, command
 from workbench.core.record import JsonObject
+from workbench.judge.between_runs import PROBE_K
 from workbench.judge.verdicts import DISTURBED_FLOOR, K_BETWEEN, is_disturbed, pct, rerun_hint, verdict_label
 from workbench.store.database import open_store
 
@@ -115,7 +116,11 @@ def between_runs(df: pd.DataFrame, side_a: list[str], side_b: list[str]) -> tupl
     notes += [f"note: {c}" for c in table.attrs.get("conditions", [])]
     if table.attrs.get("timing_modes"):
         notes.append(f"note: {table.attrs['timing_modes']}")
-    if (drift := table.attrs.get("speed_drift")) is not None:
+    if (drift := table.attrs.get("speed_drift")) is not None and table.attrs.get("speed_scatter") is not None:
+        notes.append(f"the machine's speed probe read {100 * (drift - 1):+.1f}% in {ids[1]} against {ids[0]}, within "
+                     f"{PROBE_K:g}x its own round-to-round scatter (±{100 * table.attrs['speed_scatter']:.1f}%): "
+                     "cells are judged as measured")
+    elif drift is not None:
         notes.append(f"the machine's speed probe read {100 * abs(drift - 1):.1f}% "
                      f"{'slower' if drift > 1 else 'faster'} in {ids[1]} than in {ids[0]}: cells measured on "
                      "one machine in both runs are judged at one speed (each round's median over its probe)")

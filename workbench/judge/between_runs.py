@@ -18,6 +18,13 @@ if TYPE_CHECKING:
 #: The least run-to-run noise (log sigma) a comparison between runs assumes, however well the cells' rounds
 #: explain the scatter between the runs: on a quiet 2-core VM, 1-3% between runs is what careful tools reach.
 RUN_NOISE_MIN = 0.01
+#: A speed probe's drift between two runs is used only beyond this many standard errors of the probes' own
+#: round-to-round scatter. The probe is a few milliseconds of one loop in the sweep's process, on whichever core
+#: that runs; between two idle runs of one code (2026-12-07, arrays placed) it read +3.1% (its rounds within
+#: ±1.4%) while the cells moved -1.1% at the median: judged over it, 44% of the cache-resident cells repeated
+#: within 5% instead of 86%; a power pair's probe read +6.6% from three rounds scattered ±4% and made every
+#: unchanged cell 6-27% "faster".
+PROBE_K = 3.0
 #: (quantile, standard normal's value there) at which :func:`between_run_noise` makes the cells' scaled
 #: deviations match a normal's: the 80th percentile, 1.2816.
 CALIBRATION_QUANTILE = (0.8, 1.2816)
@@ -73,11 +80,14 @@ class SpeedProbes:
     A host that drifted between the runs (our VMs: 4-6% in minutes) then reads as the drift it is, not as every
     kernel."""
 
-    def __init__(self, reference: float | None, drift: float | None) -> None:
-        #: Run A's median probe (seconds); None when the runs have no probes to judge by.
+    def __init__(self, reference: float | None, drift: float | None, scatter: float | None = None) -> None:
+        #: Run A's median probe (seconds); None when the runs have no probes to judge by, or their drift is
+        #: within the probes' own scatter (``scatter`` is then set).
         self.reference = reference
         #: Run B's median probe over run A's (1.05: the machine ran 5% slower in B); None without probes.
         self.drift = drift
+        #: Where the drift was not used: the standard error of its log from the probes' own round-to-round scatter.
+        self.scatter = scatter
 
     @staticmethod
     def read(r: pd.Series, side: str) -> np.ndarray:
@@ -117,7 +127,24 @@ class SpeedProbes:
         if not pa or not pb:
             return cls(None, None)
         ref = float(np.median(pa))
-        return cls(ref, float(np.median(pb)) / ref)
+        drift = float(np.median(pb)) / ref
+        se = cls.drift_error(pa, pb)
+        if se is not None and abs(math.log(drift)) < PROBE_K * se:
+            return cls(None, drift, se)
+        return cls(ref, drift)
+
+    @staticmethod
+    def drift_error(pa: Iterable[float], pb: Iterable[float]) -> float | None:
+        """The standard error of log(drift) from each run's distinct round probes (a round's probe repeats on every
+        cell of the round): 1.2533 x sigma / sqrt(rounds) for each run's median, added in quadrature; None where a
+        run has fewer than 2 rounds' probes."""
+        parts = []
+        for p in (pa, pb):
+            logs = np.log(np.unique(np.asarray(list(p), dtype=float)))
+            if len(logs) < 2:
+                return None
+            parts.append(1.2533 * float(np.std(logs, ddof=1)) / math.sqrt(len(logs)))
+        return math.hypot(*parts)
 
     def adjusted(self, both: BothTimes, probes: tuple[np.ndarray, np.ndarray] | None) -> BothTimes:
         """Both sides' times at run A's speed, where the cell ran on one machine and both sides have a probe per
