@@ -122,6 +122,26 @@ def rounds_done(row: Mapping[str, Any] | None) -> int:
     return 1 if row.get("status") else 0
 
 
+#: A cell whose median round is this much slower than its fastest round is measured again (extra rounds, paid
+#: from the reserve): a disturbance only adds time, so such a median may rest on disturbed rounds. A numpy
+#: kernel read rounds of 47.2, 64.8 and 66.2 us (the host ran it 1.4x slow for seconds at a time, no process of
+#: ours beside it), and its headline of 64.8 us read as a 39% step in its history.
+REMEASURE_ABOVE_FASTEST = 0.10
+
+
+def median_above_fastest(row: Mapping[str, Any] | None) -> bool:
+    """Whether an ok row's median round is more than :data:`REMEASURE_ABOVE_FASTEST` slower than its fastest:
+    its headline may rest on disturbed rounds, and more rounds would tell."""
+    if not row or row.get("status") != "ok":
+        return False
+    medians = sorted(m for m in _loads(row.get("round_medians_s")) if m and m > 0)
+    if len(medians) < 2:
+        return False
+    n = len(medians)
+    middle = medians[n // 2] if n % 2 else 0.5 * (medians[n // 2 - 1] + medians[n // 2])
+    return middle > (1.0 + REMEASURE_ABOVE_FASTEST) * medians[0]
+
+
 def is_final(row: Mapping[str, Any] | None) -> bool:
     """The cell ended (failed, or could not run): later rounds leave it alone."""
     return bool(row) and row.get("status") in FINAL_STATUSES

@@ -27,6 +27,7 @@ from workbench.measure.result import CellResult
 from workbench.measure.rounds import (
     is_final,
     label_round,
+    median_above_fastest,
     merge_pair,
     merge_rounds,
     merge_twin,
@@ -215,7 +216,8 @@ class SweepPlan:
 
     def extra_rounds(self) -> Iterator[tuple[int, list[Cell]]]:
         """Extra rounds of the pairs :func:`workbench.judge.compare.undecided_pairs` still calls
-        inconclusive (both cells of each pair), while the reserve pays for them and for at most
+        inconclusive (both cells of each pair) and of the cells whose median may rest on disturbed rounds
+        (:meth:`disturbed`, with their baselines), while the reserve pays for them and for at most
         :data:`MAX_EXTRA_ROUNDS`. A cell left out of one extra round takes part in none after it, so the
         rounds it shares with its baseline stay the same rounds (rows pair on their ``round_ids``).
         Groups enter a round in a shuffled order until its expected cost would exceed what is left."""
@@ -228,6 +230,7 @@ class SweepPlan:
             for row, base in undecided_pairs(self.rows[c.key] for c in self.cells if c.key in self.rows):
                 if row in active and base in active:
                     keys |= {row, base}
+            keys |= {k for k in self.disturbed() if k in active}
             self.pool_s -= time.perf_counter() - t0  # judging is paid from the reserve too
             due = round_order([c for c in self.cells if c.key in keys and not is_final(self.rows.get(c.key))],
                               group_of, self.spec.seed, r, anchor=lambda c: c.key in refs)
@@ -238,10 +241,22 @@ class SweepPlan:
                 if cost <= budget:
                     fitted += members
                     budget -= cost
-            if len(fitted) < 2:
+            if not fitted:
                 return
             active &= {c.key for c in fitted}
             yield from self._round(r, fitted)
+
+    def disturbed(self) -> set[str]:
+        """Keys of the cells whose median round is well above their fastest (:func:`median_above_fastest`: the
+        median may rest on disturbed rounds), with each one's baseline, so their rounds stay paired."""
+        out: set[str] = set()
+        partners = self.partners()
+        for c in self.cells:
+            if median_above_fastest(self.rows.get(c.key)):
+                out.add(c.key)
+                if (ref := partners.get(c.key)) is not None:
+                    out.add(ref.key)
+        return out
 
     def partners(self) -> dict[str, Cell]:
         """Each cell's default baseline on its own backend (cell key -> the reference cell, see
