@@ -16,6 +16,7 @@ import functools
 
 import numpy as np
 
+from workbench.authoring.numba_support import line_buffers
 from workbench.catalog import kernel_here
 from workbench.execution import register_cached
 
@@ -133,7 +134,7 @@ def _buffers(ctx):
     qd, kvd = p["heads"] * d, p["kv_heads"] * d
     shapes = {"xn": (tokens, p["hidden"]), "q": (tokens, qd), "k": (tokens, kvd), "v": (tokens, kvd),
               "qr": (p["batch"], p["heads"], p["seq"], d), "attn": (tokens, qd), "proj": (tokens, p["hidden"])}
-    return {n: np.empty(s, dt) for n, s in shapes.items()}
+    return line_buffers(shapes, dt)
 
 
 def _tables(ctx):

@@ -19,7 +19,7 @@ def flash_decode_kernel(t):
     import numpy as np
     from numba import njit, prange
 
-    from workbench.authoring.numba_math import exp_for, fmax
+    from workbench.authoring.numba_math import exp_for, fmax, line_empty
 
     exp, zero, one, lowest = exp_for(t.__name__), t(0.0), t(1.0), t(-3.0e38)
 
@@ -61,7 +61,7 @@ def flash_decode_kernel(t):
         nchunks = (kv_len + CHUNK - 1) // CHUNK
         pm = np.empty((batch, kv_heads, nchunks, group), t)
         pl = np.empty((batch, kv_heads, nchunks, group), t)
-        pacc = np.empty((batch, kv_heads, nchunks, group, d), t)
+        pacc = line_empty(batch * kv_heads * nchunks * group * d, t).reshape((batch, kv_heads, nchunks, group, d))
         for item in prange(batch * kv_heads * nchunks):
             bk, ci = item // nchunks, item % nchunks
             b, kvh = bk // kv_heads, bk % kv_heads

@@ -26,7 +26,7 @@ def flash_kernel(t):
     import numpy as np
     from numba import njit, prange
 
-    from workbench.authoring.numba_math import exp_for, fmax
+    from workbench.authoring.numba_math import exp_for, fmax, line_empty
 
     exp, zero, one, lowest = exp_for(t.__name__), t(0.0), t(1.0), t(-3.0e38)
 
@@ -75,10 +75,12 @@ def flash_kernel(t):
         d = q.shape[3]
         nq = i1 - i0
         scale = t(1.0 / np.sqrt(d))
-        qs = np.empty((BQ, d), t)
-        kt = np.zeros((d, BK), t)
-        s = np.empty((BQ, BK), t)
-        acc = np.zeros((BQ, d), t)
+        qs = line_empty(BQ * d, t).reshape((BQ, d))  # tiles on cache lines in every process
+        kt = line_empty(d * BK, t).reshape((d, BK))
+        kt[:, :] = 0
+        s = line_empty(BQ * BK, t).reshape((BQ, BK))
+        acc = line_empty(BQ * d, t).reshape((BQ, d))
+        acc[:, :] = 0
         m = np.full(BQ, lowest, t)
         ssum = np.zeros(BQ, t)
         for r in range(nq):

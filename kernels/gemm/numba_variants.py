@@ -56,8 +56,9 @@ def naive_kernel(t):
 @op.numba("numba-tiled", tunables=TUNABLES, restrictions=RESTRICTIONS)
 def tiled_kernel(t, config):
     """Packed b panels, MR x NB accumulator tiles in L1, row blocks over the cores."""
-    import numpy as np
     from numba import njit, prange
+
+    from workbench.authoring.numba_math import line_empty
 
     zero = t(0.0)
     NB, KC, MC = config["NB"], config["KC"], config["MC"]  # closure constants: numba specializes on them
@@ -124,12 +125,13 @@ def tiled_kernel(t, config):
             for j in range(n):
                 out[i, j] = zero
         nbi = (m + MC - 1) // MC
-        bp = np.empty(((n + NB - 1) // NB, KC, NB), t)
+        nbj = (n + NB - 1) // NB
+        bp = line_empty(nbj * KC * NB, t).reshape((nbj, KC, NB))  # rows on cache lines, in every process
         for k0 in range(0, k, KC):
             kc = min(k, k0 + KC) - k0
             pack(b, k0, kc, bp)
             for ib in prange(nbi):
-                acc = np.empty((MR, NB), t)
+                acc = line_empty(MR * NB, t).reshape((MR, NB))
                 row_block(a, bp, out, ib * MC, min(m, ib * MC + MC), k0, kc, acc)
 
     return tiled

@@ -13,6 +13,7 @@ import functools
 
 import numpy as np
 
+from workbench.authoring.numba_support import line_buffers
 from workbench.catalog import kernel_here
 from workbench.execution import register_cached
 
@@ -129,8 +130,7 @@ def driver(dtype: str):
 def _buffers(ctx):
     t, h, i = ctx.params["tokens"], ctx.params["hidden"], ctx.params["intermediate"]
     dt = np.dtype(ctx.dtype)
-    return {"xn": np.empty((t, h), dt), "gate": np.empty((t, i), dt), "up": np.empty((t, i), dt),
-            "act": np.empty((t, i), dt), "down": np.empty((t, h), dt)}
+    return line_buffers({"xn": (t, h), "gate": (t, i), "up": (t, i), "act": (t, i), "down": (t, h)}, dt)
 
 
 @op.variant("numba-eager", "numba")

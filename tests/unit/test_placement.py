@@ -9,7 +9,7 @@ import pytest
 
 from workbench.backends import registry
 from workbench.catalog import get_kernel, get_variant
-from workbench.measure import placement
+from workbench.core import placement
 from workbench.measure.case import GUARD, Case
 
 

@@ -14,6 +14,7 @@ Accuracy, measured against float64 (see tests/test_variants_numba_math.py):
 - ``fmax``: ``llvm.maxnum``, so max reductions vectorize (see its docstring).
 - ``prefetch``: ``llvm.prefetch``, for row kernels to fetch the next row while
   they compute on this one (see its docstring).
+- ``line_empty``: scratch on a cache line (``np.empty`` from numba is 16-byte aligned).
 - ``erf32``: Eigen's float rational erf (odd 13/8 rational on [-4, 4]),
   4.5e-7 absolute.  There is no float64 counterpart: float64 kernels call
   ``math.erf`` (scalar, exact) and say so.
@@ -123,6 +124,21 @@ def prefetch_block(arr, start, line):
     """Prefetch ``arr[start:start + PREFETCH_BLOCK]``, one call per cache line of ``line`` elements."""
     for q in range(start, start + PREFETCH_BLOCK, line):
         prefetch(arr, q)
+
+
+@njit(inline="always")
+def line_empty(n, dtype):
+    """``np.empty(n, dtype)`` starting on a 64-byte cache line, for scratch a kernel allocates per call.
+
+    numba's allocations come from ``malloc``: 16-byte aligned, at an address that follows the allocator's
+    history, so a tiled GEMM's packed panel and accumulator tiles straddled cache lines in some processes and
+    not in others, and the same kernel read 3.0 ms in one run and 4.6 ms in the next (issue 36). Over-allocated
+    by a line and sliced: a 1-D C-contiguous view that ``reshape`` keeps contiguous."""
+    raw = np.empty(n + 64, dtype)
+    item = raw.itemsize
+    line = max(1, 64 // item)
+    off = (-(raw.ctypes.data // item)) % line
+    return raw[off:off + n]
 
 
 @njit(inline="always", fastmath=True)

@@ -4,7 +4,7 @@
 the run dtype); the kernel's parameters are named after the spec's inputs and outputs, so the variant passes
 them by name. ``numba_map(op, scalar)`` does the same for an elementwise loop from its per-element function.
 The building blocks (:func:`disk_cached`, :func:`per_config`, :func:`numba_call`, :func:`warmup_arrays`,
-:func:`boundscheck`) are public for hand-written numba variants.
+:func:`boundscheck`, :func:`line_buffers`) are public for hand-written numba variants.
 
 numba itself (and :mod:`.numba_math`, which imports it) loads only when a variant is built, so loading the
 catalog stays cheap and works without numba.
@@ -168,6 +168,20 @@ def per_config(fn: F, config: Mapping[str, TunableValue]) -> F:
     configuration keeps them apart, in memory and on disk."""
     fn.__qualname__ = f"{fn.__qualname__}__{'_'.join(f'{k}{v}' for k, v in config.items())}"
     return fn
+
+
+#: Page slot of a variant's first scratch buffer: after a case's inputs and outputs (slots 0 .. 7 for up to 8).
+SCRATCH_SLOT = 8
+
+
+def line_buffers(shapes: Mapping[str, tuple[int, ...]], dtype: Any) -> dict[str, np.ndarray]:
+    """Scratch arrays a variant makes once when it is built, each on a cache line at a fixed page offset
+    (:mod:`workbench.core.placement`): ``np.empty``'s 16-byte alignment, at an address that follows the
+    allocator's history, moved a kernel's time between rounds and runs as its inputs' did."""
+    from workbench.core.placement import placed_empty
+
+    return {name: placed_empty(tuple(shape), np.dtype(dtype), SCRATCH_SLOT + i)
+            for i, (name, shape) in enumerate(shapes.items())}
 
 
 def warmup_arrays(spec: KernelSpec, dtype: str) -> dict[str, np.ndarray]:

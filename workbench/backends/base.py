@@ -258,7 +258,7 @@ class Backend(ABC):
 
     def adopt(self, a: np.ndarray) -> Any | None:
         """A device array sharing host array ``a``'s memory (no copy), or None where the device's memory is
-        not the host's: how a sweep hands a CPU kernel arrays it placed itself (:mod:`workbench.measure.placement`)."""
+        not the host's: how a sweep hands a CPU kernel arrays it placed itself (:mod:`workbench.core.placement`)."""
         return None
 
     def to_device(self, a: np.ndarray, dtype: str) -> Any:

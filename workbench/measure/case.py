@@ -29,8 +29,8 @@ from workbench.catalog.spec import (
     Unsupported,
     Variant,
 )
+from workbench.core import placement
 from workbench.core.dtypes import check_dtype
-from workbench.measure import placement
 
 POISON = float("nan")
 
@@ -56,7 +56,7 @@ def reference_outputs(spec: KernelSpec, host_inputs: Arrays, params: dict[str, i
 def poisoned(backend: Backend, shape: tuple[int, ...], dtype: str, slot: int | None = None,
              lead: int = 0) -> DeviceArray:
     """An output buffer full of NaN (or of a sentinel for integer outputs); in host memory, placed for
-    ``slot`` (its element ``lead`` starts at the slot's page offset: :mod:`~workbench.measure.placement`)."""
+    ``slot`` (its element ``lead`` starts at the slot's page offset: :mod:`~workbench.core.placement`)."""
     value = -7 if dtype.startswith("int") else POISON
     if slot is not None and dtype != "bfloat16":
         adopted = backend.adopt(placement.placed_full(shape, dtype, value, slot, lead))
@@ -208,7 +208,7 @@ class Case:
 
     def device_inputs(self, host: Arrays) -> DeviceArrays:
         """Host input arrays copied to the backend (cast to bfloat16 there when needed); in host memory each
-        placed for its slot, the same in every rotated set, round and run (:mod:`~workbench.measure.placement`)."""
+        placed for its slot, the same in every rotated set, round and run (:mod:`~workbench.core.placement`)."""
         return {k: self._placed_input(v, slot) for slot, (k, v) in enumerate(host.items())}
 
     def _placed_input(self, a: np.ndarray, slot: int) -> DeviceArray:

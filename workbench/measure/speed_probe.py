@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from workbench.measure import placement
+from workbench.core import placement
 
 #: Elements of the probe's array: float32, 64 KiB, in every core's L2.
 PROBE_ELEMENTS = 1 << 14
