@@ -181,8 +181,7 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     table.attrs["run_noise"] = run_noise
     table.attrs["probes_unused"] = probes_unused
     table.attrs["anchored"] = anchor(table, a, b, key, **kw)  # a variant against its baseline in both runs
-    table.attrs["speed_drift"] = speed.drift
-    table.attrs["speed_scatter"] = speed.scatter
+    table.attrs["speed_drift"], table.attrs["speed_scatter"] = speed.drift, speed.scatter
     table.attrs["bandwidth_drift"] = memory.drift
     table.attrs["conditions"] = run_conditions(a, b)
     table.attrs["timing_modes"] = (f"{modes_differ} cell(s) not compared: the two runs timed them in different "
