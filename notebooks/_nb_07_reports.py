@@ -30,7 +30,8 @@ import pandas as pd
 import numpy as np
 from workbench.report.claims import (bound_text, busy_share, busy_text, check_claim, check_printed_intervals,
                                      check_verdict, disturbance_text, fmt_floor, interval_text, mark_busy,
-                                     may_state_cause, reading, shown_verdicts, verdict_sentence)
+                                     may_state_cause, reading, RUNS_RERUN_HINT, shown_verdicts,
+                                     verdict_sentence)
 from workbench.judge.verdicts import MIN_CELLS, is_disturbed, pct
 from workbench.judge.compare import compare_runs
 from workbench.core.units import fmt_bytes
@@ -100,8 +101,9 @@ says "faster" or "slower" only when the difference exceeds the noise floor (`flo
 across rounds and runs) and its interval excludes no change; "same" only when the whole interval lies
 within ±5%, a floor that is itself small (a "same" under a ±300% floor would only say that the noise hid
 everything). Anything else is read as *inconclusive* — the noise or the interval does not settle it — and
-says what would: more rounds or a quieter machine. `noisy` marks cells measured while their time varied a
-lot or the machine was busy.
+says what would: between two runs, more runs of each side (`workbench compare A1,A2,A3 B1,B2,B3`; more rounds
+shrink a run's own noise, not the noise between runs), and a quieter machine where the rows saw a busy one.
+`noisy` marks cells measured while their time varied a lot or the machine was busy.
 """),
     code("""
 # The rules just stated, checked on this table: every verdict follows from its speed-up, interval and floor
@@ -128,7 +130,7 @@ for variant, g in cmp.groupby("variant"):
     # numpy's threads did not change between the runs (only numba's did): its sentences name the runs alone
     names = (base, other) if variant == "numba" else ("run A", "run B")
     for _, v in g.iterrows():
-        sentence = verdict_sentence(v, *names, disturbance_text(df))
+        sentence = verdict_sentence(v, *names, disturbance_text(df), rerun=RUNS_RERUN_HINT)  # two runs: more runs
         check_claim(v, sentence)
         lo, hi = float(v["ci_low"]), float(v["ci_high"])
         if reading(v) in ("inconclusive", "same") and not is_disturbed(float(v["floor"])) and 0 < lo <= hi:
@@ -164,8 +166,9 @@ for variant, g in cmp.groupby("variant"):
                      + (f" ({busy})" if busy else "")
                      + ("; the text's expectation is checked only as far as the intervals above bound it"
                         if bounded else "; so this run cannot check the text's expectation")
-                     + ("; more rounds or a quieter machine would settle it" if busy
-                        else "; more rounds would settle it"))
+                     + ("; more runs of each side, on a quieter machine, would settle it" if busy
+                        else "; more runs of each side would settle it (each brings its own rounds, and the "
+                             "noise between runs shrinks only with runs)"))
     elif called <= expected.get(variant, called):
         lines.append("  as the text above expects"
                      + (" where the noise let us tell" if len(called) < len(said) else ""))

@@ -462,3 +462,13 @@ def test_an_idle_machine_is_not_told_a_quieter_one_would_settle_it_nor_a_range_o
          "median_a": 1.0, "median_b": 0.98}
     assert verdict_sentence(v, "numpy", "numba", busy=False).endswith(SETTLE_IDLE)
     assert "quieter machine" in verdict_sentence(v, "numpy", "numba", busy=True)
+
+
+def test_two_runs_compared_are_told_to_add_runs_not_rounds():
+    """issue 39 (tutorial 07): between two runs, "rerun it with more rounds" named what cannot shrink the noise
+    between the runs; the runs' advice replaces it in every sentence that gives advice."""
+    rounds = {**verdict("faster", 1.18, 1.10, 1.27, 0.07), "median_a": 544e-6, "median_b": 526e-6,
+              "basis": "paired rounds", "busy": False}
+    told = verdict_sentence(rounds, "run A", "run B", rerun=claims.RUNS_RERUN_HINT)
+    assert claims.RUNS_RERUN_HINT in told and "more rounds (" not in told
+    assert claims.RUNS_RERUN_HINT in verdict_sentence(WIDE_SAME, "run A", "run B", rerun=claims.RUNS_RERUN_HINT)

@@ -213,6 +213,11 @@ def _busy_of(v: Mapping[str, Any]) -> bool | None:
     return None if b is None or (isinstance(b, float) and math.isnan(b)) else bool(b)
 
 
+#: The rerun advice for a comparison between two runs: their run-to-run noise shrinks with runs, not rounds.
+RUNS_RERUN_HINT = ("run each side again and compare several runs a side (workbench compare A1,A2,A3 B1,B2,B3): "
+                   "the noise between runs shrinks with runs, not with rounds")
+
+
 def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: str = "",
                      rerun: str | None = None, busy: bool | None = None) -> str:
     """``other`` against ``base`` in words, chosen by the verdict (speed-up = time(base) / time(other)).
@@ -220,14 +225,15 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     Past :data:`~workbench.judge.verdicts.DISTURBED_FLOOR` no interval or floor is printed: the sentence says
     the comparison was disturbed, by what (``disturbed_by``: :func:`disturbance_text` of the rows), and how to
     rerun; a settled direction keeps only the bound its interval guarantees ("at least 1.80× faster"). ``rerun``
-    replaces the rerun advice where a quieter machine is not what would settle it (two machines compared: their
-    kernels' ratios differ, which no idle rerun removes). ``busy`` (else the pair's ``busy`` field, from
+    replaces the rerun advice, in every sentence, where more rounds on a quieter machine are not what would settle
+    it (two machines compared: their kernels' ratios differ, which no idle rerun removes; two runs compared:
+    :data:`RUNS_RERUN_HINT`). ``busy`` (else the pair's ``busy`` field, from
     :func:`mark_busy` / :func:`pair_verdicts`) says whether the rows showed a busy machine: only then does the
     advice name other work ("while the machine is otherwise idle"); on an idle one it says the rounds varied."""
     s, floor = _num(v, "speedup"), _num(v, "floor")
     busy = _busy_of(v) if busy is None else busy
-    hint = rerun_hint(busy)
-    rerun = hint if rerun is None else rerun
+    hint = rerun_hint(busy) if rerun is None else rerun
+    rerun = hint
     said = reading(v)
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
         return _disturbed_sentence(v, said, base, other, disturbed_by, rerun)
