@@ -248,3 +248,51 @@ def test_a_store_a_large_import_creates_has_16k_pages_and_others_keep_theirs(tmp
     Store(old, page_size=16384).close()  # an existing store keeps its own
     with sqlite3.connect(old) as con:
         assert con.execute("PRAGMA page_size").fetchone()[0] == 4096
+
+
+def test_a_store_a_large_import_creates_is_written_through_a_rollback_journal_then_wal(tmp_path, capsys, reading,
+                                                                                      monkeypatch):
+    """Issue 38: in WAL mode each page of a new store's import was written twice (the -wal, then the checkpoint);
+    a store the import created is written through a rollback journal, and is in WAL mode again after."""
+    from workbench.store import exchange
+
+    modes = []
+    real = exchange._RowWriter.__call__
+
+    def spy(self, rows, plain, start):
+        modes.append(self.c.execute("PRAGMA journal_mode").fetchone()[0])
+        return real(self, rows, plain, start)
+
+    monkeypatch.setattr(exchange._RowWriter, "__call__", spy)
+    rc, err, store = _import(tmp_path, _doc([_row(f"k{i}") for i in range(3)]), capsys)
+    assert rc == 0, err
+    assert set(modes) == ({"delete"} if reading == "streamed" else set())
+    with sqlite3.connect(store) as con:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 3
+    modes.clear()  # into the store that exists now: WAL throughout (a reader of it is never locked out)
+    rc, err, _ = _import(tmp_path, _doc([_row(f"k{i}") for i in range(3, 6)]), capsys)
+    assert rc == 0, err
+    assert set(modes) <= {"wal"}
+    with sqlite3.connect(store) as con:
+        assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 6
+
+
+def test_the_rollback_journal_is_skipped_while_another_connection_holds_the_store(tmp_path):
+    """Leaving WAL needs the store to itself: with a reader open, the import stays in WAL (and says so)."""
+    from workbench.store.bulk_journal import rollback_journal
+
+    store = Store(tmp_path / "s.sqlite")
+    with rollback_journal(store._conn) as switched:
+        assert switched and store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    reader = sqlite3.connect(tmp_path / "s.sqlite")
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM results").fetchone()
+    store._conn.execute("PRAGMA busy_timeout = 100")
+    with rollback_journal(store._conn) as switched:
+        assert not switched and store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    with rollback_journal(store._conn, enabled=False) as switched:
+        assert not switched
+    reader.close()
+    store.close()

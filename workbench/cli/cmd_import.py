@@ -50,7 +50,7 @@ def _import_streamed(file: str, store_arg: str | None) -> tuple[dict[str, int], 
     created = not path.exists() and not path.is_symlink()
     store = Store(store_arg, page_size=BULK_PAGE_SIZE if created else None)
     try:
-        return store.import_file(file), store.path
+        return store.import_file(file, new_store=created), store.path
     except BaseException:
         if created:
             store.close()

@@ -20,6 +20,7 @@ from typing import Any
 from workbench.core.output_guard import check_output_path, write_output
 from workbench.core.record import Json, JsonObject, RowValue
 from workbench.core.timestamps import now_iso
+from workbench.store.bulk_journal import rollback_journal
 from workbench.store.import_stream import ROW_INDEX, insert_groups, stored_value, value_batches
 from workbench.store.machines import MachineRecords
 from workbench.store.rows import ResultRows, run_filter
@@ -107,7 +108,8 @@ class StoreExchange(ResultRows, MachineRecords):
 
         return write_output(path, pieces(), flag="export", stores=(self.path, default_store_path()), export=True)
 
-    def import_file(self, path: str | os.PathLike, validated: Mapping[str, Any] | None = None) -> dict[str, int]:
+    def import_file(self, path: str | os.PathLike, validated: Mapping[str, Any] | None = None,
+                    new_store: bool = False) -> dict[str, int]:
         """Merge another store's export. Existing records win, so importing twice adds nothing.
 
         Checked by meaning as well as by schema (:func:`workbench.store.import_schema.validate_export` for the file
@@ -123,11 +125,13 @@ class StoreExchange(ResultRows, MachineRecords):
 
         Returns how many runs, environments, results and peaks were new. ``validated``: the document
         :func:`workbench.store.import_schema.load_export` already returned for ``path`` (not read again).
+        ``new_store``: this store was created for this import (a large file's rows are then written through a
+        rollback journal: :func:`workbench.store.bulk_journal.rollback_journal`).
         """
         from workbench.store.import_schema import is_streamed, load_export
 
         if validated is None and is_streamed(path):
-            return self._import_streamed(path)
+            return self._import_streamed(path, new_store)
         # validated in full (types, sizes, depth, identifiers, contradictions) before anything is written
         doc = validated if validated is not None else load_export(path, export_format=EXPORT_FORMAT,
                                                                   export_version=EXPORT_VERSION)
@@ -152,14 +156,14 @@ class StoreExchange(ResultRows, MachineRecords):
                 "note": f"imported from {Path(where).name} without a record of this environment"}
         return _insert_new(c, incoming)
 
-    def _import_streamed(self, path: str | os.PathLike) -> dict[str, int]:
+    def _import_streamed(self, path: str | os.PathLike, new_store: bool = False) -> dict[str, int]:
         """:meth:`import_file` of a large file, read once: each checked batch of rows is inserted as it
         comes, inside one write transaction that any failed check (a later row, the runs, a repeat, a cell or
         run that contradicts this store) rolls back, so nothing is written unless the whole file passes."""
         from workbench.store.import_schema import load_export
 
         where = str(path)
-        with self._write() as c:
+        with rollback_journal(self._conn, enabled=new_store), self._write() as c:
             writer = _RowWriter(self, c, where)
             doc = load_export(path, export_format=EXPORT_FORMAT, export_version=EXPORT_VERSION, sink=writer)
             incoming = IncomingExport.of(doc)
