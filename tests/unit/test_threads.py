@@ -107,3 +107,48 @@ def test_a_worker_says_workbench_set_the_wait_and_a_user_value_is_named():
     mine = subprocess.run([sys.executable, "-c", "import workbench; from workbench import threads; "
                            "print(threads.policy_note())"], env=env, capture_output=True, text=True, check=True)
     assert mine.stdout.strip() == "GOMP_SPINCOUNT=500 (from the environment)"
+
+
+COUNTS = """
+import json, os
+import workbench
+{pre}
+out = {{"cores": len(os.sched_getaffinity(0)), "omp": os.environ.get("OMP_NUM_THREADS")}}
+try:
+    import torch  # loads libgomp, which binds this thread to the first core
+    out["torch"] = torch.get_num_threads()
+except ImportError:
+    pass
+try:
+    import numba
+    out["numba"] = numba.config.NUMBA_NUM_THREADS
+except ImportError:
+    pass
+out["mask_after"] = len(os.sched_getaffinity(0))
+print(json.dumps(out))
+"""
+
+
+def _counts(env_extra: dict[str, str] | None = None) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if k not in WAIT_VARS and k not in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS") and k != ENV_SET_BY_WORKBENCH}
+    env.update(env_extra or {})
+    out = subprocess.run([sys.executable, "-c", COUNTS.format(pre="")], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_binding_does_not_shrink_the_pools_to_one_core():
+    """Binding pins the first thread to one core when libgomp loads; numba, sized after that from the thread's
+    CPU mask, ran every prange on one thread (2026-12-07). The pools are sized to the usable cores first."""
+    from workbench.core.threads import COUNT_VARS
+
+    got = _counts()
+    assert got["omp"] == str(got["cores"])
+    if "numba" in got:
+        assert got["numba"] == got["cores"]
+    if "torch" in got:
+        assert got["torch"] == got["cores"]
+    assert {"OMP_NUM_THREADS", "NUMBA_NUM_THREADS"} == set(COUNT_VARS)
+    mine = _counts({"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})  # the user's counts are kept
+    assert mine["omp"] == "1" and mine.get("numba", 1) == 1

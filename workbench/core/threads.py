@@ -38,6 +38,12 @@ BIND = {"OMP_PROC_BIND": "spread", "OMP_PLACES": "cores"}
 #: The variables that choose how idle OpenMP threads wait and where they run; a user's value for any of them
 #: is kept.
 WAIT_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", *BIND)
+#: Pool sizes set beside the binding, each to the cores this process may use, where the user set none. Binding
+#: pins the process's first thread to the first core as soon as an OpenMP runtime loads (libgomp binds the
+#: initial thread), and a runtime that sizes its pool from that thread's CPU mask afterwards saw one core: with
+#: torch imported first, numba ran every ``prange`` on one thread and every row of a quick suite recorded
+#: "numba 1" and "torch 1" on a 2-core machine (2026-12-07), a silent change of what was measured.
+COUNT_VARS = ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 #: Set beside the variables by workbench (their values as set), so a worker process that inherits them says so.
 ENV_SET_BY_WORKBENCH = "WORKBENCH_OPENMP_WAIT"
@@ -67,6 +73,9 @@ def default_omp_wait_policy() -> str | None:
         _policy_outcome = (f"not applied: {' and '.join(first)} imported before workbench (its OpenMP threads "
                            "keep the default, spinning after each parallel region)")
         return None
+    cores = str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    for var in COUNT_VARS:  # before binding narrows what the first thread's CPU mask says
+        os.environ.setdefault(var, cores)
     os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
     os.environ["KMP_BLOCKTIME"] = str(BLOCKTIME_MS)
     os.environ.update(BIND)
