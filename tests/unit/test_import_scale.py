@@ -316,3 +316,21 @@ def test_a_spec_many_runs_share_is_checked_once_and_a_bad_one_is_named_by_its_ru
     runs[:] = [{"run_id": f"r{i}", "status": "finished", "spec": {**good, "budget_s": -1}} for i in range(2)]
     with pytest.raises(ValueError, match=r"runs\[0\]\.spec\.budget_s"):
         validate_export(doc, "f.json")
+
+
+@pytest.mark.parametrize("texts, ok", [
+    (["[1.5e-3, 2e-3]", "[3, 4.25]", "[]"], True),
+    (["[1", "2]"], False),  # neither text is JSON, though the two joined are
+    (["[1],[2]", "[3"], False),
+    (["[1]", "2],[3]"], False),
+    (["[1, [2]]"], False), (["[true]"], False), (["[null, 1.0]"], False), (['["1"]'], False), (["[1e999]"], False),
+    (["[99999999999999999999]"], False), (["[-9223372036854775809]"], False), (["[NaN]"], False),
+    ([" [1.0]"], False), (["[1.0] "], False), (["{\"n\": 1}"], False), (["[1.0]", "[2.0]", "[3.0]"], True),
+])
+def test_the_one_decode_check_of_sample_texts_passes_only_what_each_text_passes(texts, ok):
+    """Issue 38: a batch's sample texts are decoded together; True only when each text alone is a plain list."""
+    from workbench.store.plain_rows import plain_json_column, plain_number_lists
+
+    assert plain_number_lists(texts) is ok
+    if ok:
+        assert all(plain_json_column("samples_s", json.loads(t)) for t in texts)
