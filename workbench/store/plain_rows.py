@@ -169,6 +169,9 @@ def _plain_texts(values: Sequence[Any], nullable: bool, limit: int, printable: b
         return False
     if not strs:
         return True
+    distinct = set(strs)  # most text columns repeat a few values (device, bound, threads): each checked once
+    if len(distinct) * 2 < len(strs):
+        strs = list(distinct)
     lengths = list(map(len, strs))
     if min(lengths) < min_len or max(lengths) > limit:
         return False
