@@ -111,3 +111,35 @@ def test_markdown_lists_measured_peaks(store, tmp_path):
     text = write_report(store, store.ids, tmp_path / "r.md").read_text()
     assert "## Measured peaks" in text and "bandwidth_gbps" in text
     assert "## Environment env-demo" in text and "demo-host" in text
+
+
+def test_an_html_report_is_written_as_it_is_rendered_and_is_the_page_html_renders(store, tmp_path, monkeypatch):
+    """Issue 38: the page went to the file in pieces of about 1 MB (rendering it whole held the template's
+    millions of small strings in one list, then the page, then its bytes); the text is the same."""
+    from workbench.core import output_guard
+    from workbench.report import render
+    from workbench.report.model import build_report
+
+    wrote: list[int] = []
+    real = output_guard.atomic_write_chunks
+
+    def spy(path, chunks):
+        def counted():
+            for c in chunks:
+                wrote.append(len(c))
+                yield c
+        return real(path, counted())
+
+    monkeypatch.setattr(output_guard, "atomic_write_chunks", spy)
+    monkeypatch.setattr(render, "html_pieces", lambda report, chunk_chars=1 << 20, real=render.html_pieces:
+                        real(report, chunk_chars=4096))
+    monkeypatch.setattr("workbench.report.exporters.html_pieces", render.html_pieces)
+    out = write_report(store, None, tmp_path / "r.html")
+    assert len(wrote) > 3  # pieces, not one page
+    page = out.read_text(encoding="utf-8")
+    whole = render.html(build_report(store, None))
+    strip = lambda t: [ln for ln in t.splitlines() if "Generated " not in ln]  # noqa: E731 — the minute may tick
+    assert strip(page) == strip(whole)
+    with pytest.raises(ValueError, match="baseline"):  # a bad baseline: nothing written, before any rendering
+        write_report(store, None, tmp_path / "bad.html", baseline="nosuch")
+    assert not (tmp_path / "bad.html").exists()

@@ -23,7 +23,8 @@ import pandas as pd
 from workbench.core.output_guard import check_output_path, write_output
 from workbench.core.record import JsonObject
 from workbench.report.data import ReportData, gather, known_run_ids, resolve_run_ids, row_frames, row_tuples
-from workbench.report.render import render_html, render_markdown
+from workbench.report.model import build_report
+from workbench.report.render import html_pieces, render_markdown
 from workbench.store.database import EXPORT_FORMAT, EXPORT_VERSION, default_store_path, now_iso
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".json": "json", ".csv": "csv"}
@@ -85,8 +86,8 @@ def write_report(store_or_df: Any, run_ids: str | Iterable[str] | None, path: st
         ids = resolve_run_ids(store_or_df, run_ids) or known_run_ids(store_or_df)
         store_or_df.export(ids, path)
         return path
-    if fmt == "html":
-        text = render_html(store_or_df, run_ids, **kw)
+    if fmt == "html":  # built whole first (a bad baseline writes nothing), then written as it is rendered
+        text = html_pieces(build_report(store_or_df, run_ids, **kw))
     elif fmt == "md":
         text = render_markdown(store_or_df, run_ids, **kw)
     elif fmt == "json":
