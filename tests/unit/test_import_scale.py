@@ -334,3 +334,17 @@ def test_the_one_decode_check_of_sample_texts_passes_only_what_each_text_passes(
     assert plain_number_lists(texts) is ok
     if ok:
         assert all(plain_json_column("samples_s", json.loads(t)) for t in texts)
+
+
+@pytest.mark.parametrize("names, rows", [
+    (["round_ids"], [("r0,r1",), ("r2",), ("",)]),
+    (["round_ids", "precision"], [("r0", "tf32"), ("é\u2028\"\\\x01", "日本")]),
+    (["note", "flag", "n", "x"], [(None, True, 3, 1.5), ("s", False, -2, 1e-300), ("t", None, 2**62, 3.0)]),
+    (["a\"b", "\x07"], [("v", "w"), ("v\n", None)]),
+])
+def test_extra_fields_are_the_text_json_dumps_writes(names, rows):
+    """Issue 38: the fields that are no column are encoded a column at a time; the text is json.dumps's."""
+    from workbench.store.import_stream import extra_texts
+
+    columns = list(zip(*rows, strict=True))
+    assert extra_texts(names, columns) == tuple(json.dumps(dict(zip(names, r, strict=True))) for r in rows)
