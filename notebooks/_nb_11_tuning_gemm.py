@@ -32,8 +32,8 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.judge.verdicts import MIN_EFFECT, is_disturbed
-from workbench.report.claims import (check_claim, disturbance_text, medians_disagree, medians_ratio, pair_verdicts,
-                                     reading, settled_direction, table_ratio, verdict_sentence)
+from workbench.report.claims import (check_claim, disturbance_text, machine_busy, medians_disagree, medians_ratio,
+                                     pair_verdicts, reading, settled_direction, table_ratio, verdict_sentence)
 
 import os
 import tempfile
@@ -94,7 +94,10 @@ if v is None:   # no candidate and the default were both ok in the confirmation 
           f"kept {format_config(result.kept.config)}, the hand-picked tiles")
     assert result.kept.config == tiled.default_config()
 else:
-    confirmation = verdict_sentence(v, "hand-picked", format_config(v["against"]))
+    from workbench.store.database import open_store
+    conf = open_store(None).results([result.confirm_run_id])   # the confirmation's rows (their ceilings, below)
+    # what the confirmation's rows recorded of the machine decides the advice: a busy one's, or more rounds
+    confirmation = verdict_sentence(v, "hand-picked", format_config(v["against"]), busy=machine_busy(conf))
     check_claim(v, confirmation)   # the sentence says what the confirmation's verdict says, and nothing more
     print(f"confirmation: {confirmation}; kept {format_config(result.kept.config)}"
           + ("" if v["settled"] else " (the hand-picked tiles: nothing was settled as faster)"))
@@ -110,8 +113,6 @@ else:
                 "disturbed: no estimate")
         print(f"  candidate {format_config(cv['against'])}: {said}")
     assert v in result.candidates or any(c["speedup"] == v["speedup"] for c in result.candidates)
-    from workbench.store.database import open_store
-    conf = open_store(None).results([result.confirm_run_id])   # the confirmation's rows (their ceilings, below)
     assert (result.kept.config != tiled.default_config()) == v["settled"]   # kept only on a settled "faster"
 trials
 """),

@@ -232,7 +232,7 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     advice name other work ("while the machine is otherwise idle"); on an idle one it says the rounds varied."""
     s, floor = _num(v, "speedup"), _num(v, "floor")
     busy = _busy_of(v) if busy is None else busy
-    hint = rerun_hint(busy) if rerun is None else rerun
+    given, hint = rerun, rerun_hint(busy) if rerun is None else rerun
     rerun = hint
     said = reading(v)
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
@@ -274,7 +274,7 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
             why = f"{measured}, but the interval {lo:.2f}-{hi:.2f}× includes no change"
         else:
             why = f"{measured}, within {fmt_floor(floor)} noise"
-        return f"could not tell {other} from {base}: {why}; {SETTLE_IDLE if busy is False else SETTLE}"
+        return f"could not tell {other} from {base}: {why}; {given or (SETTLE_IDLE if busy is False else SETTLE)}"
     return f"no call between {other} and {base}: {v.get('verdict')}"
 
 
