@@ -151,7 +151,15 @@ for variant, g in cmp.groupby("variant"):
         width = (f"of each cell's noise (one sigma) its own rounds give ±{pct(math.expm1(own.min()))} to "
                  f"±{pct(math.expm1(own.max()))} and the run-to-run noise ±{pct(math.expm1(run_sigma))} "
                  f"({run_basis}); they add in quadrature, so {mostly}")
-        why = width if len(noise) else "every comparison was disturbed"
+        # every cell disturbed: say what the noise was measured from, with each variant's median move (A over B),
+        # so a reader can see whether the change under test is itself in the scatter
+        moves = "; ".join(f"{name}'s cells {float(np.exp(np.log(m['speedup'].astype(float)).median())):.2g}×"
+                          for name, m in cmp.dropna(subset=["speedup"]).groupby("variant"))
+        why = width if len(noise) else (
+            f"every comparison was disturbed: the run-to-run noise they share is ±{pct(math.expm1(run_sigma))} "
+            f"({run_basis} around their common shift), and at the median the runs moved them apart ({moves}, "
+            "A's time over B's): what the runs changed is itself part of the scatter that noise is measured from, "
+            "so none of the cells can be told from it here; the figure below shows each run's own medians")
         # what the intervals still say: at each undisturbed size whose interval rules out run B (one thread)
         # taking more than 1.1x run A's time, the second core bought numba at most that much there
         ok = g[~g["floor"].map(lambda f: is_disturbed(float(f)))]
