@@ -472,3 +472,14 @@ def test_two_runs_compared_are_told_to_add_runs_not_rounds():
     told = verdict_sentence(rounds, "run A", "run B", rerun=claims.RUNS_RERUN_HINT)
     assert claims.RUNS_RERUN_HINT in told and "more rounds (" not in told
     assert claims.RUNS_RERUN_HINT in verdict_sentence(WIDE_SAME, "run A", "run B", rerun=claims.RUNS_RERUN_HINT)
+
+
+def test_an_inconclusive_pair_at_the_band_prints_its_interval_not_the_band_as_noise():
+    """issue 39 (tutorial 11): "within ±5.0% noise" beside a plotted interval of ±3.5%: the floor was the ±5% band
+    itself, not a measured noise; the sentence now gives the interval and why it settles nothing."""
+    straddles = verdict("inconclusive", 1.032, 0.997, 1.068, vd.MIN_EFFECT)
+    said = verdict_sentence(straddles, "hand-picked", "the pick")
+    assert "±5.0% noise" not in said and "0.997" in said and "includes no change" in said
+    check_claim(straddles, said)
+    above = verdict("inconclusive", 1.03, 1.01, 1.06, vd.MIN_EFFECT)
+    assert "excludes no change by less than the 5.0%" in verdict_sentence(above, "a", "b")

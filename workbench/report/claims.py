@@ -272,6 +272,13 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
                     else f"{other} measured {shown} {'faster' if s >= 1 else 'slower'}")   # never "1.00× slower"
         if math.isfinite(floor) and abs(math.log(s)) > math.log1p(floor):
             why = f"{measured}, but the interval {lo:.2f}-{hi:.2f}× includes no change"
+        elif floor <= MIN_EFFECT + 1e-9 and 0 < lo <= hi:
+            # the floor is the ±5% band itself, not a measured noise: "within ±5.0% noise" read as a measurement
+            # beside an interval of ±3.5% (tutorial 11)
+            holds = ("includes no change" if lo <= 1 <= hi else
+                     f"excludes no change by less than the {pct(MIN_EFFECT)} a change must reach")
+            why = (f"{measured}: its interval ({interval_text(lo, hi)}) {holds}, yet reaches past the "
+                   f"±{pct(SAME_WITHIN)} we call the same")
         else:
             why = f"{measured}, within {fmt_floor(floor)} noise"
         return f"could not tell {other} from {base}: {why}; {given or (SETTLE_IDLE if busy is False else SETTLE)}"
