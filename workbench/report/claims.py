@@ -266,23 +266,27 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
         return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole interval "
                 f"({interval_text(lo, hi)}, {s:.2f}× measured) lies inside it")
     if said == "inconclusive":
-        # the direction in words: "0.12× measured" leaves the reader to work out which took longer
-        shown = estimate_text(s, lo, hi) if s >= 1 else estimate_text(1 / s, 1 / hi, 1 / lo)
-        measured = (f"{other} measured no difference at this precision ({shown})" if float(shown[:-1]) == 1
-                    else f"{other} measured {shown} {'faster' if s >= 1 else 'slower'}")   # never "1.00× slower"
-        if math.isfinite(floor) and abs(math.log(s)) > math.log1p(floor):
-            why = f"{measured}, but the interval {lo:.2f}-{hi:.2f}× includes no change"
-        elif floor <= MIN_EFFECT + 1e-9 and 0 < lo <= hi:
-            # the floor is the ±5% band itself, not a measured noise: "within ±5.0% noise" read as a measurement
-            # beside an interval of ±3.5% (tutorial 11)
-            holds = ("includes no change" if lo <= 1 <= hi else
-                     f"excludes no change by less than the {pct(MIN_EFFECT)} a change must reach")
-            why = (f"{measured}: its interval ({interval_text(lo, hi)}) {holds}, yet reaches past the "
-                   f"±{pct(SAME_WITHIN)} we call the same")
-        else:
-            why = f"{measured}, within {fmt_floor(floor)} noise"
-        return f"could not tell {other} from {base}: {why}; {given or (SETTLE_IDLE if busy is False else SETTLE)}"
+        advice = given or (SETTLE_IDLE if busy is False else SETTLE)
+        return f"could not tell {other} from {base}: {_unsettled_why(other, s, lo, hi, floor)}; {advice}"
     return f"no call between {other} and {base}: {v.get('verdict')}"
+
+
+def _unsettled_why(other: str, s: float, lo: float, hi: float, floor: float) -> str:
+    """Why an inconclusive pair settles nothing, with the estimate in words ("0.12× measured" leaves the reader to
+    work out which took longer): an interval that holds no change, or the noise it lies within."""
+    shown = estimate_text(s, lo, hi) if s >= 1 else estimate_text(1 / s, 1 / hi, 1 / lo)
+    measured = (f"{other} measured no difference at this precision ({shown})" if float(shown[:-1]) == 1
+                else f"{other} measured {shown} {'faster' if s >= 1 else 'slower'}")   # never "1.00× slower"
+    if math.isfinite(floor) and abs(math.log(s)) > math.log1p(floor):
+        return f"{measured}, but the interval {lo:.2f}-{hi:.2f}× includes no change"
+    if floor <= MIN_EFFECT + 1e-9 and 0 < lo <= hi:
+        # the floor is the ±5% band itself, not a measured noise: "within ±5.0% noise" read as a measurement
+        # beside an interval of ±3.5% (tutorial 11)
+        holds = ("includes no change" if lo <= 1 <= hi else
+                 f"excludes no change by less than the {pct(MIN_EFFECT)} a change must reach")
+        return (f"{measured}: its interval ({interval_text(lo, hi)}) {holds}, yet reaches past the "
+                f"±{pct(SAME_WITHIN)} we call the same")
+    return f"{measured}, within {fmt_floor(floor)} noise"
 
 
 #: A settled sentence names the cells' own medians beside its paired figure where the two differ by more than this
