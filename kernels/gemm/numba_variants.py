@@ -26,7 +26,7 @@ MR = 4  # rows of C per micro-tile (each packed b value is reused MR times); the
 TUNABLES = (
     Tunable("NB", (64, 128, 256, 512), 256, "columns per packed b tile: the vectorized inner loop"),
     Tunable("KC", (64, 128, 256, 512), 256, "k-panel depth: rows of a packed b tile"),
-    Tunable("MC", (16, 32, 64, 128), 64, "rows of a per parallel task"),
+    Tunable("MC", (16, 32, 64, 128), 64, "rows of `a` per parallel task"),
 )
 #: A packed KC x NB b tile of at most 128 Ki elements (512 KiB in float32) stays in a core's share of L2.
 RESTRICTIONS = ("KC * NB <= 131072",)

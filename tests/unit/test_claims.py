@@ -482,4 +482,5 @@ def test_an_inconclusive_pair_at_the_band_prints_its_interval_not_the_band_as_no
     assert "±5.0% noise" not in said and "0.997" in said and "includes no change" in said
     check_claim(straddles, said)
     above = verdict("inconclusive", 1.03, 1.01, 1.06, vd.MIN_EFFECT)
-    assert "excludes no change by less than the 5.0%" in verdict_sentence(above, "a", "b")
+    assert "lies on one side of no change, but the difference is smaller than the 5.0%" in \
+        verdict_sentence(above, "a", "b")

@@ -139,8 +139,9 @@ def _first_round_facts(case: Case, backend: Backend, dtype: str, config: TimingC
     """What only a cell's first round records: the peak memory of one call, and a spread above its target."""
     res.memory = Memory(*peak_memory(backend, case.run, resident_bytes(case, dtype)))
     if timing.stopped_by != "spread" and st.rel_spread > config.target_spread:  # "0.017 above 0.02" read wrong
-        res.note(f"spread {st.rel_spread:.3f} above target {config.target_spread:g} "
-                 f"(stopped by {timing.stopped_by})")
+        stopped = ("its median reached the precision asked" if timing.stopped_by == "precision"
+                   else f"stopped by {timing.stopped_by}")
+        res.note(f"spread {st.rel_spread:.3f} above its target {config.target_spread:g} ({stopped})")
 
 
 def end_timed(res: CellResult, dtype: str, ceilings: Peaks | None) -> None:

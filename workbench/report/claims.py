@@ -282,10 +282,12 @@ def _unsettled_why(other: str, s: float, lo: float, hi: float, floor: float) -> 
     if floor <= MIN_EFFECT + 1e-9 and 0 < lo <= hi:
         # the floor is the ±5% band itself, not a measured noise: "within ±5.0% noise" read as a measurement
         # beside an interval of ±3.5% (tutorial 11)
-        holds = ("includes no change" if lo <= 1 <= hi else
-                 f"excludes no change by less than the {pct(MIN_EFFECT)} a change must reach")
-        return (f"{measured}: its interval ({interval_text(lo, hi)}) {holds}, yet reaches past the "
-                f"±{pct(SAME_WITHIN)} we call the same")
+        if lo <= 1 <= hi:
+            return (f"{measured}: its interval ({interval_text(lo, hi)}) includes no change, yet reaches past the "
+                    f"±{pct(SAME_WITHIN)} we call the same")
+        return (f"{measured}: its interval ({interval_text(lo, hi)}) lies on one side of no change, but the "
+                f"difference is smaller than the {pct(MIN_EFFECT)} a change must reach, and the interval reaches "
+                f"past the ±{pct(SAME_WITHIN)} we call the same")
     return f"{measured}, within {fmt_floor(floor)} noise"
 
 
