@@ -58,6 +58,11 @@ def _chosen() -> str:
     return ", ".join(f"{k}={os.environ[k]}" for k in WAIT_VARS if k in os.environ)
 
 
+def usable_cores() -> int:
+    """Cores this process may run on now (its CPU mask; the CPU count where the platform has none)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def default_omp_wait_policy() -> str | None:
     """Bound OpenMP's idle spin (``GOMP_SPINCOUNT``, ``KMP_BLOCKTIME``) unless the user chose how threads wait or
     an OpenMP runtime is already loaded; returns the setting in force in words, None when none could be set."""
@@ -73,9 +78,8 @@ def default_omp_wait_policy() -> str | None:
         _policy_outcome = (f"not applied: {' and '.join(first)} imported before workbench (its OpenMP threads "
                            "keep the default, spinning after each parallel region)")
         return None
-    cores = str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
     for var in COUNT_VARS:  # before binding narrows what the first thread's CPU mask says
-        os.environ.setdefault(var, cores)
+        os.environ.setdefault(var, str(usable_cores()))
     os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
     os.environ["KMP_BLOCKTIME"] = str(BLOCKTIME_MS)
     os.environ.update(BIND)

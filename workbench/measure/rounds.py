@@ -17,6 +17,7 @@ import dataclasses
 import json
 import math
 import random
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -134,12 +135,8 @@ def median_above_fastest(row: Mapping[str, Any] | None) -> bool:
     its headline may rest on disturbed rounds, and more rounds would tell."""
     if not row or row.get("status") != "ok":
         return False
-    medians = sorted(m for m in _loads(row.get("round_medians_s")) if m and m > 0)
-    if len(medians) < 2:
-        return False
-    n = len(medians)
-    middle = medians[n // 2] if n % 2 else 0.5 * (medians[n // 2 - 1] + medians[n // 2])
-    return middle > (1.0 + REMEASURE_ABOVE_FASTEST) * medians[0]
+    medians = [m for m in _loads(row.get("round_medians_s")) if m and m > 0]
+    return len(medians) >= 2 and statistics.median(medians) > (1.0 + REMEASURE_ABOVE_FASTEST) * min(medians)
 
 
 def is_final(row: Mapping[str, Any] | None) -> bool:

@@ -21,7 +21,6 @@ float64), is measured again; still wrong, it is refused: the roof is missing and
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.backends.cpu_common import cpuinfo_dict
+from workbench.core.threads import usable_cores
 from workbench.roofs.model import AUTO_METHOD_PREFIX, AUTO_PROBE, CACHE_LEVELS, Roof, RoofKind, RoofSet
 
 #: Repeats per figure; the best counts (STREAM's rule), the median judges stability.
@@ -170,7 +170,7 @@ def _triad_kernels() -> dict[str, tuple[Callable[..., None], Callable[..., None]
 
 def cores() -> int:
     """Cores this process may run on (a private cache's bandwidth scales with them)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return usable_cores()
 
 
 def _reps(call: Callable[[int], None], n: int) -> int:
