@@ -15,7 +15,7 @@ LAB_TOKEN ?=
 
 CORE_VENV ?= .venv-core
 
-.PHONY: demo test test-full test-core lint lab info clean system-deps system-deps-test
+.PHONY: demo test test-full test-core test-unit-extras FORCE lint lab info clean system-deps system-deps-test
 
 # Installs go through uv where it installs (several times faster than pip: parallel downloads, no bytecode
 # compiled up front; the same packages), through pip otherwise. torch goes through pip, which reads this
@@ -64,21 +64,26 @@ demo: system-deps $(VENV)/.installed-demo
 	@echo "  $(VENV)/bin/workbench bench --list-suites    the larger suites: standard, llm, full"
 	@echo "  $(VENV)/bin/workbench verify                 every variant on every backend (the demo verified what it measured)"
 
-# Every tier: lint, the unit tier in a venv with only the core dependencies, and all tiers with every extra.
-# Three jobs at once: the installs (mostly network and disk) side by side, then each tier as soon as its own
-# venv is ready, so the full suite starts beside the core tier instead of after it (which left a core idle
-# for minutes: the core tier is one process). Every tier runs even after another fails (-k), and make still
-# exits non-zero. The core tier's lines start with "core| " (written whole, so other output cannot split them).
+# Every tier: lint; the unit tier in a venv with only the core dependencies, then in .venv the unit tests that
+# run could not (test-unit-extras); every other tier in .venv. Each unit test runs at least once, and twice only
+# where a second run checks more (it skipped for want of a runtime, or is marked `extras`). Three jobs at once:
+# the installs (mostly network and disk) side by side, then each tier as soon as its own venv is ready, so the
+# full suite starts beside the core tier instead of after it (the core tier is one process). Every tier runs
+# even after another fails (-k), and make still exits non-zero. The unit tiers' lines start with "core| " and
+# "unit+| " (written whole, so other output cannot split them).
 test:
-	@$(MAKE) --no-print-directory -k -j3 test-core test-full lint
+	@$(MAKE) --no-print-directory -k -j3 test-core test-unit-extras test-full lint \
+		'FULL_TESTS=--ignore=tests/unit tests'
 
 # The full suite in TEST_WORKERS pytest-xdist processes (0: in pytest's own), a test file per worker at a time
 # (--dist loadfile: a module's fixtures, e.g. one quick-suite run shared by its tests, still run once). Files
 # are handed out longest first (tests/conftest.py orders them by tests/file_durations.json; xdist's own
 # reorder by test count is off), so no long file starts last and runs alone.
+# FULL_TESTS: what it runs (`make test` leaves tests/unit to test-core and test-unit-extras).
 TEST_WORKERS ?= 2
+FULL_TESTS ?= tests
 test-full: system-deps-test $(VENV)/.installed-test
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder tests
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(FULL_TESTS)
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .
@@ -90,10 +95,29 @@ $(CORE_VENV)/.installed: pyproject.toml | $(PY)
 	$(call install,$(CORE_VENV)/bin/python,$(CORE_REQS))
 	touch $@
 
-test-core: SHELL := /bin/bash
-test-core: .SHELLFLAGS := -o pipefail -c
-test-core: $(CORE_VENV)/.installed
-	$(CORE_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/unit 2>&1 | sed -u 's/^/core| /'
+# CORE_RAN lists the unit tests that ran there (not skipped; tests/conftest.py's --ran-out). Its rule succeeds
+# even where a test failed, keeping pytest's status in CORE_STATUS for test-core to exit with: under make -k a
+# failed target's dependents would not run, and test-unit-extras must run all the same.
+CORE_RAN := $(CORE_VENV)/unit-ran.txt
+CORE_STATUS := $(CORE_VENV)/unit-status
+$(CORE_RAN): SHELL := /bin/bash
+$(CORE_RAN): FORCE $(CORE_VENV)/.installed
+	@rm -f $@ $(CORE_STATUS)
+	$(CORE_VENV)/bin/python -m pytest -q -p no:cacheprovider --ran-out $@ tests/unit 2>&1 | sed -u 's/^/core| /'; \
+		echo $${PIPESTATUS[0]} > $(CORE_STATUS)
+
+test-core: $(CORE_RAN)
+	@exit $$(cat $(CORE_STATUS))
+
+# The unit tests the core tier did not run, in .venv with every extra: those that skipped there for want of a
+# runtime, node ids it never saw (parametrised over what is installed) and those marked `extras`. Where the
+# core run left no list (it crashed), every unit test runs here.
+test-unit-extras: SHELL := /bin/bash
+test-unit-extras: .SHELLFLAGS := -o pipefail -c
+test-unit-extras: $(CORE_RAN) system-deps-test $(VENV)/.installed-test
+	$(PY) -m pytest -q -p no:cacheprovider --skip-ran-in $(CORE_RAN) tests/unit 2>&1 | sed -u 's/^/unit+| /'
+
+FORCE:
 
 lab: $(VENV)/.installed-demo
 	@token='$(LAB_TOKEN)'; \

@@ -32,6 +32,8 @@ MARKERS = {
     "browser": "drives JupyterLab/Voila or a report in headless Chromium",
     "notebook": "executes a tutorial notebook headless",
     "slow": "takes more than a few seconds",
+    "extras": "a unit test that passes with the core dependencies alone but checks more where an optional runtime "
+              "is installed: `make test` runs it in both venvs (see --skip-ran-in)",
 }
 TIERS = ("unit", "backends", "acceptance")
 #: A folder every process of one test run shares (pytest-xdist workers included): results computed once per run.
@@ -67,6 +69,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--file-durations-out", metavar="PATH", default=None,
                      help=f"write each test file's measured seconds (setup + call + teardown) to PATH, in the form "
                           f"of {FILE_DURATIONS.name}, to refresh that table")
+    parser.addoption("--ran-out", metavar="PATH", default=None,
+                     help="write the node id of every test that ran (passed or failed, not skipped) to PATH, one a "
+                          "line: `make test-core` writes it for --skip-ran-in")
+    parser.addoption("--skip-ran-in", metavar="PATH", default=None,
+                     help="deselect the tests PATH (from --ran-out) lists as ran, except those marked `extras`; "
+                          "where PATH does not exist, deselect nothing")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -74,8 +82,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         rel = Path(str(item.path)).resolve().relative_to(TESTS)
         if rel.parts and rel.parts[0] in TIERS:
             item.add_marker(rel.parts[0])
+    ran_in = config.getoption("--skip-ran-in")
+    if ran_in:
+        deselect_ran(config, items, Path(ran_in))
     if hasattr(config, "workerinput"):  # a pytest-xdist worker: its order is the order files are handed out
         items[:] = longest_files_first(items)
+
+
+def deselect_ran(config: pytest.Config, items: list[pytest.Item], ran_file: Path) -> None:
+    """Deselect the tests ``ran_file`` lists as ran in another run, keeping those marked ``extras``.
+
+    WHY: ``make test`` runs tests/unit in the core venv (the contract: the unit tier passes with the core
+    dependencies alone), then in .venv only what that run did not run: tests that skipped there for want of an
+    optional runtime, node ids it never saw (a parametrisation over what is installed), and ``extras`` tests.
+    Every unit test thus runs at least once, with nothing to keep up by hand; a missing file (the core run never
+    finished) deselects nothing, so the whole tier runs here instead.
+    """
+    if not ran_file.exists():
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"--skip-ran-in {ran_file}: no such file; every selected test runs here", yellow=True)
+        return
+    ran = set(ran_file.read_text().splitlines())
+    done = [i for i in items if i.nodeid in ran and not i.get_closest_marker("extras")]
+    if done:
+        config.hook.pytest_deselected(items=done)
+        items[:] = [i for i in items if i.nodeid not in ran or i.get_closest_marker("extras")]
 
 
 #: Each test file's seconds in one process, measured (``--file-durations-out``); orders files for pytest-xdist.
@@ -103,11 +135,15 @@ def _table_key(nodeid_file: str) -> str:
 
 
 _file_seconds: dict[str, float] = {}
+#: Node ids whose test body ran (a skip in its setup or body does not count; an xfail does).
+_ran: list[str] = []
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     key = report.nodeid.split("::", 1)[0]
     _file_seconds[key] = _file_seconds.get(key, 0.0) + report.duration
+    if report.when == "call" and (not report.skipped or hasattr(report, "wasxfail")):
+        _ran.append(report.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -122,6 +158,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         table = {_table_key(f): round(s, 1) for f, s in sorted(_file_seconds.items(), key=lambda kv: -kv[1])}
         how = "each file's setup + call + teardown seconds in one process, from pytest --file-durations-out"
         Path(out).write_text(json.dumps({"how": how, "seconds": table}, indent=1) + "\n")
+    ran_out = session.config.getoption("--ran-out")
+    if ran_out and not hasattr(session.config, "workerinput"):
+        partial = Path(f"{ran_out}.partial")  # renamed when whole: a reader never sees half a list
+        partial.write_text("".join(f"{nodeid}\n" for nodeid in _ran))
+        partial.replace(ran_out)
 
 
 @pytest.fixture

@@ -62,6 +62,7 @@ def test_unknown_name_lists_the_valid_ones(fresh_registry):
         assert name in message
 
 
+@pytest.mark.extras  # checks more where an optional runtime is installed: runs in both venvs
 def test_auto_on_this_machine_is_numpy(fresh_registry):
     """No GPU here: OpenCL devices (PoCL) are CPUs, so nothing outranks the CPU class, where numpy leads."""
     for b in fresh_registry.all_backends().values():
@@ -100,6 +101,7 @@ def test_runtime_alias_means_best_device(fresh_registry):
     assert fresh_registry.get("torch").name == "torch-cuda"
 
 
+@pytest.mark.extras  # checks more where an optional runtime is installed: runs in both venvs
 def test_environment_override(fresh_registry, monkeypatch: pytest.MonkeyPatch):
     here = [n for n in ("numba", "torch-cpu", "numpy") if fresh_registry.get(n).available]
     monkeypatch.setenv("WORKBENCH_BACKEND", here[0])

@@ -435,6 +435,7 @@ def test_csv_neutralises_formulas_and_quotes_line_breaks(tmp_path):
     assert '"a\rb"' in raw and '"c\nd"' in raw
 
 
+@pytest.mark.extras  # checks more where an optional runtime is installed: runs in both venvs
 def test_markdown_escapes_every_value(tmp_path):
     from workbench.report import write_report
 

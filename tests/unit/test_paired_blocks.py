@@ -193,6 +193,7 @@ def pd_isna(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+@pytest.mark.extras  # checks more where an optional runtime is installed: runs in both venvs
 def test_a_sweep_plan_pairs_contenders_with_the_reference_on_their_own_backend(pairk):
     from workbench.backends import registry
     from workbench.sweep.driver import SweepSpec

@@ -202,6 +202,7 @@ def test_a_working_set_in_a_measured_cache_is_scored_against_that_level():
     assert notes["ceiling"].iloc[0] == "100 GB/s (probe, L2)" and notes["pct"].iloc[0] == pytest.approx(50)
 
 
+@pytest.mark.extras  # checks more where an optional runtime is installed: runs in both venvs
 def test_every_cpu_runtime_here_names_the_same_physical_device():
     from workbench.backends import registry
 

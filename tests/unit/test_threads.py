@@ -138,6 +138,7 @@ def _counts(env_extra: dict[str, str] | None = None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.extras  # checks more where an optional runtime is installed: runs in both venvs
 def test_binding_does_not_shrink_the_pools_to_one_core():
     """Binding pins the first thread to one core when libgomp loads; numba, sized after that from the thread's
     CPU mask, ran every prange on one thread (2026-12-07). The pools are sized to the usable cores first."""

@@ -19,6 +19,7 @@ def test_gpu_backends_are_discovered_beside_the_interpreter():
     assert {registry.get(n).runtime for n in names} == {"triton"}
 
 
+@pytest.mark.extras  # checks more where an optional runtime is installed: runs in both venvs
 def test_unavailable_without_the_device_names_the_device_and_the_cause():
     probe = triton_backend.TritonGpuBackend("cuda").probe()
     if probe.available:
