@@ -23,6 +23,7 @@ from workbench.core.timestamps import now_iso
 from workbench.store.bulk_journal import rollback_journal
 from workbench.store.import_stream import ROW_INDEX, insert_groups, stored_value, value_batches
 from workbench.store.machines import MachineRecords
+from workbench.store.plain_rows import FieldGroup
 from workbench.store.rows import ResultRows, run_filter
 from workbench.store.runs import decoded_run
 from workbench.store.schema import EXPORT_FORMAT, EXPORT_VERSION, PEAK_COLUMNS, RUN_COLUMNS, default_store_path
@@ -281,7 +282,7 @@ class _RowWriter:
         self.stored: dict[tuple[str, str], tuple[RowValue, ...]] = {}
         self.added = 0
 
-    def __call__(self, rows: list[JsonObject], plain: bool, start: int) -> None:
+    def __call__(self, rows: list[JsonObject], plain: list[FieldGroup] | None, start: int) -> None:
         if self.known_runs:
             ours = {row["run_id"] for row in rows} & self.known_runs
             new_runs = ours - self.cells_of

@@ -13,6 +13,7 @@ nothing is written to a store before the whole document passed.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import math
@@ -41,6 +42,8 @@ from workbench.store.export_schema import (
 from workbench.store.import_stream import RowSink, RowText, StreamedRows, iter_export, row_texts
 from workbench.store.plain_rows import (
     PLAIN_BATCH_ROWS,
+    FieldGroup,
+    plain_groups,
     plain_json_column,
     plain_number_lists,
     plain_row,
@@ -211,11 +214,16 @@ def check_json_columns(row: Mapping[str, Any], i: int, where: str) -> None:
             _decoded(text, f"results[{i}].{key}", where, key)
 
 
-def _check_plain_json_columns(rows: list[JsonObject], start: int, where: str) -> None:
-    """:func:`check_json_columns` of a batch that passed :func:`plain_rows` (its JSON columns are text or
-    null): each distinct text decoded once (a batch repeats its ``params``); any doubt, row by row."""
+def _check_plain_json_columns(rows: list[JsonObject], groups: list[FieldGroup], start: int, where: str) -> None:
+    """:func:`check_json_columns` of a batch that passed :func:`plain_groups` (its JSON columns are text or
+    null; ``groups``: its columns): each distinct text decoded once (a batch repeats its ``params``); any
+    doubt, row by row."""
     for key in JSON_COLUMNS:
-        texts = {r.get(key) for r in rows}  # rows of other fields: a key may be missing from some
+        texts: set[Any] = set()  # rows of other fields: a key may be missing from some
+        for g in groups:
+            column = g.column(key)
+            if column is not None:
+                texts.update(column)
         texts.discard(None)
         if key != "params" and plain_number_lists(list(texts)):  # samples and the like: one decode for all
             continue
@@ -469,31 +477,66 @@ def _check_streamed_rows(p: Path, where: str, head: JsonObject, sink: RowSink | 
     while batch := list(itertools.islice(rows, PLAIN_BATCH_ROWS)):
         if count + len(batch) > MAX_ITEMS:
             raise ValueError(f"{where}: results: more than {MAX_ITEMS:,} rows is more than an export may hold")
-        plain = plain_rows(batch)  # the usual batch: every field plain, checked a column at a time
-        if not plain:  # rows orjson decoded, decoded again as the standard library does (big integers, depth)
+        groups = plain_groups(batch)  # the usual batch: every field plain, checked a column at a time
+        if groups is None:  # rows orjson decoded, decoded again as the standard library does (big integers, depth)
             split: dict[str, list[str]] = {}
             batch = [row if text is None else _row_again(text, where, i, split)
                      for i, (row, text) in enumerate(zip(batch, texts, strict=True), count)]
         texts.clear()
-        if plain:
-            _check_plain_json_columns(batch, count, where)
-        for i, row in enumerate(batch, count):
-            if not plain and not plain_row(row):
-                err = best_match(_row_validator().iter_errors(row))
-                if err is not None:
-                    raise ValueError(f"{where}: {_field_path(['results', i, *err.absolute_path])}: {_explain(err)}")
-            if not plain:
+        all_new = False
+        if groups is not None:
+            _check_plain_json_columns(batch, groups, count, where)
+            all_new = _note_plain_cells(groups, count, first_of_cell, first_of_run, env_ids)
+        else:
+            for i, row in enumerate(batch, count):
+                if not plain_row(row):
+                    err = best_match(_row_validator().iter_errors(row))
+                    if err is not None:
+                        raise ValueError(f"{where}: {_field_path(['results', i, *err.absolute_path])}: "
+                                         f"{_explain(err)}")
                 check_json_columns(row, i, where)
-            first = first_of_cell.setdefault(f"{row['run_id']}\0{row['cell_key']}", i)
-            if first != i:  # compared with the first in one more pass, by digest (no rows kept in memory)
-                repeats.setdefault(first, []).append((i, _digest(row), row["run_id"], row["cell_key"]))
-            first_of_run.setdefault(row["run_id"], i)
-            if row.get("env_id"):
-                env_ids.add(row["env_id"])
+        if groups is None or not all_new:  # a cell listed again: row by row
+            _note_cells(batch, count, first_of_cell, first_of_run, env_ids, repeats)
         if sink is not None:
-            sink(batch, plain, count)
+            sink(batch, groups, count)
         count += len(batch)
     return count
+
+
+def _cell_key(run_id: str, cell_key: str) -> str:
+    return f"{run_id}\0{cell_key}"
+
+
+def _note_cells(batch: list[JsonObject], start: int, first_of_cell: dict[str, int], first_of_run: dict[str, int],
+                env_ids: set[str], repeats: dict[int, list[tuple[int, str, str, str]]]) -> None:
+    """Each row's cell, run and environment noted (the first place of each), row by row; a cell listed again
+    goes to ``repeats``, to be compared with where it was first listed."""
+    for i, row in enumerate(batch, start):
+        first = first_of_cell.setdefault(_cell_key(row["run_id"], row["cell_key"]), i)
+        if first != i:  # compared with the first in one more pass, by digest (no rows kept in memory)
+            repeats.setdefault(first, []).append((i, _digest(row), row["run_id"], row["cell_key"]))
+        first_of_run.setdefault(row["run_id"], i)
+        if row.get("env_id"):
+            env_ids.add(row["env_id"])
+
+
+def _note_plain_cells(groups: list[FieldGroup], start: int, first_of_cell: dict[str, int],
+                      first_of_run: dict[str, int], env_ids: set[str]) -> bool:
+    """:func:`_note_cells` of a plain batch, a column at a time (``setdefault`` mapped in C, no Python step
+    per row). Returns whether every cell was new: False for a cell listed again (then the caller notes the
+    batch again row by row, which finds it)."""
+    before, n = len(first_of_cell), 0
+    for g in groups:
+        places = [start + i for i in g.members]
+        run_ids = g.column("run_id") or ()
+        collections.deque(map(first_of_cell.setdefault, map(_cell_key, run_ids, g.column("cell_key") or ()),
+                              places), maxlen=0)
+        collections.deque(map(first_of_run.setdefault, run_ids, places), maxlen=0)
+        env_ids.update(g.column("env_id") or ())
+        n += len(places)
+    env_ids.discard(None)  # type: ignore[arg-type]  # a row without an environment names none
+    env_ids.discard("")
+    return len(first_of_cell) - before == n
 
 
 def _row_again(text: str | tuple[str, int], where: str, i: int, split: dict[str, list[str]]) -> Any:

@@ -24,6 +24,7 @@ from typing import Any
 
 from workbench.core.record import RESULT_COLUMNS, Json, JsonObject, RowDict, RowValue
 from workbench.store import fast_json
+from workbench.store.plain_rows import FieldGroup
 
 #: Exports at least this large are streamed (smaller ones are parsed whole, which is faster).
 STREAM_FROM_BYTES = 64 << 20
@@ -335,20 +336,18 @@ def extra_texts(names: list[str], columns: list[tuple[Json, ...]]) -> tuple[str,
     return tuple(["{" + ", ".join(row) + "}" for row in zip(*parts, strict=True)])
 
 
-def _plain_value_groups(rows: list[JsonObject], start: int) -> list[tuple[tuple[str, ...], list[tuple[Json, ...]]]]:
-    """:func:`value_batches` of plain rows (see :meth:`ValueSpool.add`), grouped by the fields each row has
-    and the columns it fills (a column's NULL is not bound: binding one costs Python's sqlite3 several times
-    a number), each row led by its place in the file (:data:`ROW_INDEX`, ``start`` for the first). The fields
-    that are no column become each row's ``extra`` (JSON text, as :func:`present_values` writes it). Rows of
-    real sweeps differ in both (an error row, a GPU field, a sweep's own fields): grouped row by row, they
-    went to the store one ``executemany`` each."""
-    by_keys: dict[tuple[str, ...], list[int]] = {}
-    for i, r in enumerate(rows):
-        by_keys.setdefault(tuple(r), []).append(i)
+def _plain_value_groups(groups: list[FieldGroup], start: int) -> list[tuple[tuple[str, ...], list[tuple[Json, ...]]]]:
+    """:func:`value_batches` of plain rows (their :class:`~workbench.store.plain_rows.FieldGroup` s: the rows
+    of each set of fields, a column at a time), grouped by the columns each row fills (a column's NULL is not
+    bound: binding one costs Python's sqlite3 several times a number), each row led by its place in the file
+    (:data:`ROW_INDEX`, ``start`` for the batch's first). The fields that are no column become each row's
+    ``extra`` (JSON text, as :func:`present_values` writes it). Rows of real sweeps differ in both (an error
+    row, a GPU field, a sweep's own fields): grouped row by row, they went to the store one ``executemany``
+    each."""
     out = []
-    for keys, idx in by_keys.items():
-        group = rows if len(idx) == len(rows) else [rows[i] for i in idx]
-        columns = list(zip(*map(dict.values, group), strict=True))
+    for g in groups:
+        keys, idx, columns = g.keys, g.members, list(g.columns)
+        n_rows = len(idx)
         known = [j for j, k in enumerate(keys) if k in RESULT_COLUMNS]
         others = [j for j, k in enumerate(keys) if k not in RESULT_COLUMNS]
         if others:
@@ -357,14 +356,14 @@ def _plain_value_groups(rows: list[JsonObject], start: int) -> list[tuple[tuple[
         extra = [len(columns) - 1] if others else []
         nulls = {j: columns[j].count(None) for j in known}
         full = [j for j in known if nulls[j] == 0]
-        mixed = [j for j in known if 0 < nulls[j] < len(group)]
+        mixed = [j for j in known if 0 < nulls[j] < n_rows]
         patterns: dict[tuple[bool, ...], list[int]] = {}
         if mixed:
             for n, has in enumerate(zip(*(map(operator.is_not, columns[j], itertools.repeat(None))
                                           for j in mixed), strict=True)):
                 patterns.setdefault(has, []).append(n)
         else:
-            patterns[()] = list(range(len(group)))
+            patterns[()] = list(range(n_rows))
         index = tuple(start + i for i in idx)
         for has, members in patterns.items():
             present = full + [j for j, h in zip(mixed, has, strict=True) if h] + extra
@@ -377,15 +376,17 @@ def _plain_value_groups(rows: list[JsonObject], start: int) -> list[tuple[tuple[
 #: Where :func:`workbench.store.import_schema.load_export` hands each checked batch of a large file's rows:
 #: ``sink(rows, plain, start)`` (``start``: the first one's place in the file; ``plain``: see
 #: :func:`insert_groups`).
-RowSink = Callable[[list[JsonObject], bool, int], None]
+RowSink = Callable[[list[JsonObject], "list[FieldGroup] | None", int], None]
 
 
-def insert_groups(rows: list[JsonObject], plain: bool, start: int) -> list[tuple[tuple[str, ...], list[Any]]]:
+def insert_groups(rows: list[JsonObject], plain: list[FieldGroup] | None,
+                  start: int) -> list[tuple[tuple[str, ...], list[Any]]]:
     """``rows`` (the file's rows from ``start`` on) as the store inserts them: the columns of one statement and
-    its rows' values. ``plain``: they passed the batch check (:func:`workbench.store.plain_rows.plain_rows`:
-    numbers and text only), so they are converted in C-level transpositions a group of rows at a time
-    (:func:`_plain_value_groups`, each row led by its place in the file), not value by value."""
-    return _plain_value_groups(rows, start) if plain else list(value_batches(rows))
+    its rows' values. ``plain``: the rows' field groups when they passed the batch check
+    (:func:`workbench.store.plain_rows.plain_groups`: numbers and text only), converted in C-level
+    transpositions a group of rows at a time (:func:`_plain_value_groups`, each row led by its place in the
+    file), not value by value; None: row by row."""
+    return _plain_value_groups(plain, start) if plain else list(value_batches(rows))
 
 
 class StreamedRows:

@@ -12,6 +12,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.core.record import JSON_COLUMNS, RESULT_COLUMNS
@@ -218,34 +219,65 @@ def _plain_extra_column(values: Sequence[Any]) -> bool:
     return types <= {int, float, bool, type(None)} and _plain_numbers(values, True, True, False)
 
 
-def plain_rows(rows: list[Any]) -> bool:
+@dataclass(frozen=True)
+class FieldGroup:
+    """The rows of a batch that have the same fields in the same order: their places in the batch and their
+    values a column at a time (one C-level transposition, made once for the check and reused by the insert
+    and the checks of JSON columns and cells: each made it again, a fifth of a million-row import)."""
+
+    keys: tuple[str, ...]
+    members: list[int]
+    columns: list[tuple[Any, ...]]
+
+    def column(self, key: str) -> tuple[Any, ...] | None:
+        """The values of field ``key`` (None when these rows lack it)."""
+        try:
+            return self.columns[self.keys.index(key)]
+        except ValueError:
+            return None
+
+
+def plain_groups(rows: list[Any]) -> list[FieldGroup] | None:
     """:func:`plain_row` of every row at once: rows with the same fields (columns, and others kept in
-    ``extra``: :func:`plain_extra`) are checked a column at a time
-    (a row by row check calls a predicate per value: a third of a million-row import). False for any
-    doubt: those rows are checked one by one."""
+    ``extra``: :func:`plain_extra`) are checked a column at a time (a row by row check calls a predicate
+    per value: a third of a million-row import). Returns the rows as :class:`FieldGroup` s when every row
+    passed; None for any doubt (those rows are checked one by one)."""
     if not rows or not all(type(r) is dict for r in rows):
-        return False
+        return None
     keys = tuple(rows[0])
-    if not all(tuple(r) == keys for r in rows):  # rows of other fields: each set of fields checked on its own
-        groups: dict[tuple[str, ...], list[Any]] = {}
-        for r in rows:
-            groups.setdefault(tuple(r), []).append(r)
-        return all(_plain_same_fields(g) for g in groups.values())
-    return _plain_same_fields(rows)
+    if all(tuple(r) == keys for r in rows):
+        by_keys = {keys: list(range(len(rows)))}
+    else:  # rows of other fields: each set of fields checked on its own
+        by_keys = {}
+        for i, r in enumerate(rows):
+            by_keys.setdefault(tuple(r), []).append(i)
+    groups = []
+    for keys, members in by_keys.items():
+        group = rows if len(members) == len(rows) else [rows[i] for i in members]
+        columns = _plain_columns(keys, group)
+        if columns is None:
+            return None
+        groups.append(FieldGroup(keys, members, columns))
+    return groups
 
 
-def _plain_same_fields(rows: list[Any]) -> bool:
-    """:func:`plain_rows` of rows with the same fields in the same order."""
-    keys = tuple(rows[0])
-    if not all(k in rows[0] for k in _REQUIRED_KEYS):
-        return False
+def plain_rows(rows: list[Any]) -> bool:
+    """Whether every row passes :func:`plain_row` (see :func:`plain_groups`)."""
+    return plain_groups(rows) is not None
+
+
+def _plain_columns(keys: tuple[str, ...], rows: list[Any]) -> list[tuple[Any, ...]] | None:
+    """The columns of rows with the fields ``keys`` in that order, when every value passes its column's check
+    (else None)."""
+    if not all(k in keys for k in _REQUIRED_KEYS):
+        return None
     checks = [_PLAIN_COLUMNS.get(k, _plain_extra_column if k != "extra" else None) for k in keys]
     if None in checks:
-        return False
+        return None
     # the same fields in the same order: the batch turned into its columns in one C-level transposition
-    return all(check(values) for check, values in zip(checks, zip(*map(dict.values, rows), strict=True),
-                                                                strict=True))
+    columns = list(zip(*map(dict.values, rows), strict=True))
+    return columns if all(check(values) for check, values in zip(checks, columns, strict=True)) else None
 
 
 #: Rows checked together by :func:`plain_rows`.
-PLAIN_BATCH_ROWS = 1024
+PLAIN_BATCH_ROWS = 4096
