@@ -86,3 +86,31 @@ def test_one_rounds_speed_probe_does_not_move_that_round_of_every_cell():
     odd = compare_runs(pd.concat([_run("A", {}, 40, 0, first_probe=0.95), _run("B", {}, 40, 1)], ignore_index=True),
                        "A", "B")
     assert odd["noise"].median() == pytest.approx(steady["noise"].median(), rel=0.1)
+
+
+def test_cells_on_other_thread_pools_are_the_change_not_the_noise():
+    """Tutorial 07: run B pins numba to one thread. Measured around all six cells' common shift, numba's 0.57x
+    made every verdict "disturbed"; measured on the cells whose settings stayed, numpy reads same, numba slower."""
+    a, b = _run("A", {}, 10, 0), _run("B", {c: 1.75 for c in range(5, 10)}, 10, 1)
+    for df, numba_threads in ((a, "numba 2, blas:openblas 2"), (b, "numba 1, blas:openblas 2")):
+        df["threads"] = ["blas:openblas 2"] * 5 + [numba_threads] * 5
+        df["backend"] = ["numpy"] * 5 + ["numba"] * 5
+    table = compare_runs(pd.concat([a, b], ignore_index=True), "A", "B")
+    assert table.attrs["noise_cells"] == (5, 5)
+    assert table.attrs["run_noise"] < 0.05
+    assert (table["verdict"].iloc[5:] == "slower").all(), table[["speedup", "floor", "verdict"]]
+    assert not table["verdict"].iloc[:5].isin(["faster", "slower"]).any()
+    # the same rows without the recorded settings: the change is in the noise, and nothing can be told
+    blind = compare_runs(pd.concat([a, b], ignore_index=True).drop(columns="threads"), "A", "B")
+    assert blind.attrs["noise_cells"] == (10, 0) and blind.attrs["run_noise"] > 0.15
+
+
+def test_a_run_in_one_process_records_every_pool_on_every_row():
+    """In one process numpy's rows record numba's pool too: numba's pool is numba's setting, not numpy's."""
+    a, b = _run("A", {}, 10, 0), _run("B", {c: 1.75 for c in range(5, 10)}, 10, 1)
+    a["backend"], b["backend"] = ["numpy"] * 5 + ["numba"] * 5, ["numpy"] * 5 + ["numba"] * 5
+    a["threads"], b["threads"] = "numba 2, blas:openblas 2; wait", "numba 1, blas:openblas 2; wait"
+    table = compare_runs(pd.concat([a, b], ignore_index=True), "A", "B")
+    assert table.attrs["noise_cells"] == (5, 5)
+    assert br.cell_pools("numba 2, blas:openblas 2, torch 4; w", "torch-cpu") == {"": "w", "blas:openblas": "2",
+                                                                               "torch": "4"}

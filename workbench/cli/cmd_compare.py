@@ -105,7 +105,10 @@ def between_runs(df: pd.DataFrame, side_a: list[str], side_b: list[str]) -> tupl
     else:
         table = compare_runs(df, ids[0], ids[1])
         title = f"speed-up of {ids[1]} over {ids[0]} (> 1: {ids[1]} is faster)"
-        notes.append(f"run-to-run noise beyond the cells' own rounds: {100 * table.attrs['run_noise']:.1f}%")
+        used, left = table.attrs.get("noise_cells", (0, 0))
+        notes.append(f"run-to-run noise beyond the cells' own rounds: {100 * table.attrs['run_noise']:.1f}%"
+                     + (f", measured on the {used} cells whose rows record the same thread pools and device in both "
+                        f"runs ({left} that differ left out: their change is what is compared)" if left else ""))
     if anchored := table.attrs.get("anchored"):
         anchors = sorted(set(table["anchor"].dropna()))
         notes.append(f"{anchored} cell(s) judged against their baseline ({', '.join(anchors[:4])}"

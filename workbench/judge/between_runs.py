@@ -164,6 +164,46 @@ class SpeedProbes:
         return (ta / float(np.median(pa)) * self.reference, ra), (tb / float(np.median(pb)) * self.reference, rb)
 
 
+#: Row columns that record, per cell, a setting that moves its time (thread pools, the device it ran on).
+SETTING_COLUMNS = ("threads", "device")
+
+
+def same_settings(merged: pd.DataFrame) -> dict[object, bool]:
+    """Per matched cell of two runs (``merged``: both runs' rows side by side, columns suffixed ``_a`` and
+    ``_b``), whether its rows recorded the same :data:`SETTING_COLUMNS` in both runs (a side that recorded none
+    counts as the same). A cell whose settings differ is a change under test, not a sample of the noise
+    between the runs: tutorial 07 pins numba to one thread in run B, and measured around every cell's common
+    shift, numba's 0.57x made the noise of all six cells so wide that every verdict, numpy's too, read
+    "disturbed". Of the thread pools, a cell's own count (:func:`cell_pools`): a run in one process records
+    numba's pool on numpy's rows too."""
+    same = {i: True for i in merged.index}
+    for col in SETTING_COLUMNS:
+        ca, cb = f"{col}_a", f"{col}_b"
+        if ca not in merged or cb not in merged:
+            continue
+        backends = merged["backend"] if "backend" in merged else [""] * len(merged)
+        for i, va, vb, backend in zip(merged.index, merged[ca], merged[cb], backends, strict=True):
+            if not (isinstance(va, str) and isinstance(vb, str)) or va == vb:
+                continue
+            if col != "threads" or cell_pools(va, str(backend)) != cell_pools(vb, str(backend)):
+                same[i] = False
+    return same
+
+
+def cell_pools(threads: str, backend: str) -> dict[str, str]:
+    """The thread pools of a row's ``threads`` text (``numba 2, blas:openblas 2, torch 2; OpenMP wait: ...``)
+    that its own backend runs on: a library's pool (``blas:...``, ``openmp:...``) and the pool named after its
+    backend's runtime (``torch`` for ``torch-cpu``), not another runtime's; the text after ``;`` (how threads
+    wait) counts for every backend."""
+    pools, _, rest = threads.partition(";")
+    own = {"": rest.strip()}
+    for part in pools.split(","):
+        name, _, count = part.strip().rpartition(" ")
+        if name and (":" in name or backend.startswith(name)):
+            own[name] = count
+    return own
+
+
 def run_conditions(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
     """Sentences for each way two runs' conditions differ enough to move their times: another machine, a
     load or a share of other processes' CPU that differs (their rows' medians), a backend on another device

@@ -3,7 +3,8 @@
 Every verdict comes from :mod:`workbench.judge.verdicts` (``docs/statistics.md`` explains the rules):
 
 - **between runs** (:func:`compare_runs`): the same cell in two runs, unpaired, on each row's per-round
-  medians; the run-to-run noise is measured across all matched ok cells of the two runs, since no
+  medians; the run-to-run noise is measured across the matched ok cells of the two runs whose rows record the
+  same thread pools and device in both (a cell whose settings changed is the change under test), since no
   single cell can see it;
 - **within a run** (:func:`speedup_vs_baseline`): a variant against its baseline, paired round by round
   when both rows have the same number (≥ :data:`~workbench.judge.verdicts.MIN_ROUNDS`) of rounds, so drift
@@ -32,7 +33,7 @@ from workbench.judge import verdicts as vd
 from workbench.judge.anchored import anchor
 from workbench.judge.baselines import _pick_baseline as _pick_baseline  # tests check the fast path by it
 from workbench.judge.baselines import library_variants, pair_positions
-from workbench.judge.between_runs import BothTimes, SpeedProbes, between_run_noise, run_conditions
+from workbench.judge.between_runs import BothTimes, SpeedProbes, between_run_noise, run_conditions, same_settings
 from workbench.judge.pair_rows import PAIR_COLUMNS as PAIR_COLUMNS
 from workbench.judge.pair_rows import _paired_rounds, _same_row, baseline_pairs, row_times
 from workbench.judge.verdicts import parse_samples  # noqa: F401 - stats_compare.parse_samples, as before
@@ -134,9 +135,10 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     cell from several machines (merged imports), the environment (machine) joins the key so machines are
     compared like for like. Each cell is judged by :func:`workbench.judge.verdicts.unpaired_verdict` on its
     per-round medians (or one stream's samples), each side as the standard error of its median, with the
-    run-to-run noise the cells' rounds do not explain, measured across all matched
-    cells judged on rounds (:func:`workbench.judge.between_runs.between_run_noise`); that noise is in
-    ``table.attrs["run_noise"]``.
+    run-to-run noise the cells' rounds do not explain, measured across the matched
+    cells judged on rounds (:func:`workbench.judge.between_runs.between_run_noise`) whose settings did not change
+    (:func:`~workbench.judge.between_runs.same_settings`; all of them where none stayed); that noise is in
+    ``table.attrs["run_noise"]``, and (cells it was measured on, cells left out) in ``table.attrs["noise_cells"]``.
     ``kw`` goes to the verdict (``min_effect``, ``k``, ``confidence`` ...).
     """
     import pandas as pd
@@ -148,16 +150,11 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
         key += [c for c in ("env_id", "device") if c in df][:1]
     merged = a.merge(b, on=key, suffixes=("_a", "_b"))
     times, judged, speed, memory = _judged_times(merged)
-    run_noise = _between_run_noise(judged.values())
-    probes_unused = None
-    probed = any(judged[i] is not t for i, t in times.items())
-    if probed and (as_measured := _between_run_noise(times.values())) < run_noise:
-        # the probes moved unlike the cells (a power pair's probe read 22% faster while its cells moved 0-8%):
-        # dividing by them would add their own scatter; chosen across all cells by the noise, never by an effect
-        probes_unused = (f"the probes' drift between the runs ({_drift_text(speed, memory)}) did not follow the "
-                         f"cells' (run-to-run noise {100 * run_noise:.1f}% judged over them, {100 * as_measured:.1f}% "
-                         "as measured): cells are judged as measured")
-        judged, run_noise, speed, memory = dict(times), as_measured, SpeedProbes(None, None), SpeedProbes(None, None)
+    # the noise between the runs is measured on the cells whose recorded settings did not change (a cell on other
+    # thread pools or another device is what the comparison is about); all cells where none stayed the same
+    same = same_settings(merged)
+    calibrating = [i for i in judged if same[i]] or list(judged)
+    judged, run_noise, speed, memory, probes_unused = _run_noise(times, judged, speed, memory, calibrating)
     rows, modes_differ = [], 0
     for i, r in merged.iterrows():
         rec = {k: r[k] for k in key}
@@ -179,6 +176,7 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     extra = ["status_a", "status_b", "device_a", "device_b", "env_a", "env_b", "size", "size_label"]
     table = pd.DataFrame(rows, columns=key + RESULT_COLUMNS + extra)
     table.attrs["run_noise"] = run_noise
+    table.attrs["noise_cells"] = (len(calibrating), len(judged) - len(calibrating))
     table.attrs["probes_unused"] = probes_unused
     table.attrs["anchored"] = anchor(table, a, b, key, **kw)  # a variant against its baseline in both runs
     table.attrs["speed_drift"], table.attrs["speed_scatter"] = speed.drift, speed.scatter
@@ -187,6 +185,23 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     table.attrs["timing_modes"] = (f"{modes_differ} cell(s) not compared: the two runs timed them in different "
                                    "timing modes" if modes_differ else None)
     return table
+
+
+def _run_noise(times: dict[Any, BothTimes], judged: dict[Any, BothTimes], speed: SpeedProbes, memory: SpeedProbes,
+               calibrating: list[Any]) -> tuple[dict[Any, BothTimes], float, SpeedProbes, SpeedProbes, str | None]:
+    """The run-to-run noise measured on the ``calibrating`` cells, at one speed where the probes help, as measured
+    where judging over the probes widens it: (times judged, noise, speed probes, bandwidth probes, why the probes
+    were not used or None)."""
+    run_noise = _between_run_noise(judged[i] for i in calibrating)
+    probed = any(judged[i] is not t for i, t in times.items())
+    if probed and (as_measured := _between_run_noise(times[i] for i in calibrating)) < run_noise:
+        # the probes moved unlike the cells (a power pair's probe read 22% faster while its cells moved 0-8%):
+        # dividing by them would add their own scatter; chosen across all cells by the noise, never by an effect
+        why = (f"the probes' drift between the runs ({_drift_text(speed, memory)}) did not follow the cells' "
+               f"(run-to-run noise {100 * run_noise:.1f}% judged over them, {100 * as_measured:.1f}% as measured): "
+               "cells are judged as measured")
+        return dict(times), as_measured, SpeedProbes(None, None), SpeedProbes(None, None), why
+    return judged, run_noise, speed, memory, None
 
 
 def _drift_text(speed: SpeedProbes, memory: SpeedProbes) -> str:
