@@ -72,7 +72,7 @@ def with_figures(v, sentence):
     if reading(v) == "slower":
         lo, hi, med = 1 / hi, 1 / lo, 1 / med
     x = lambda r: f"{r:.3f}" if f"{r:.2f}" == "1.00" else f"{r:.2f}"  # noqa: E731 - a bound near 1 keeps its digit
-    sentence = sentence.split(" (paired; the cells' own medians give")[0]   # said once, in the parenthesis below
+    sentence = sentence.split(" (interval ")[0]   # the interval and the medians said once, in the parenthesis below
     return f"{sentence} (paired, interval {x(lo)}-{x(hi)}×; medians {estimate_text(med, lo, hi)})"
 
 

@@ -34,8 +34,8 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
 
 
 @pytest.mark.parametrize("v, expected", [
-    (FASTER, "fused ran 2.0× faster than eager"),
-    (SLOWER, "eager was faster: fused took 2.0× its time"),
+    (FASTER, "fused ran 2.0× faster than eager (interval 1.8×-2.2×)"),
+    (SLOWER, "eager was faster: fused took 2.0× its time (interval 1.82×-2.22×)"),
     (SAME, "fused and eager ran the same within ±5.0%: the whole interval (0.98×-1.04×, 1.02× measured) lies "
            "inside it"),
     (WIDE_SAME, "could not tell fused from eager: the comparison was disturbed: " + vd.RERUN_HINT),
@@ -229,7 +229,7 @@ def test_verdict_table_prints_numbers_with_units_and_no_disturbed_interval():
     assert list(shown.columns) == ["variant", "speed-up (paired)", "interval (97.5%)", "floor", "verdict"]
     # the speed-up at the precision its sentence prints it (01 read "1.1x faster" beside a table's 1.13x)
     assert shown.iloc[0].tolist() == ["torch", "1.14×", "1.03×-1.26×", "±10%", "faster"]
-    assert verdict_sentence(table.iloc[0].to_dict(), "numpy", "torch") == "torch ran 1.14× faster than numpy"
+    assert verdict_sentence(table.iloc[0].to_dict(), "numpy", "torch") == "torch ran 1.14× faster than numpy (interval 1.03×-1.26×)"
     assert shown.iloc[1].tolist() == ["portable", "", "≤ 0.37×", "", "slower, disturbed"]
 
 
@@ -336,11 +336,11 @@ def test_a_settled_sentence_names_the_medians_where_they_differ_from_its_paired_
     reconcile them. The medians inside the interval do not unsettle the verdict; the sentence names both."""
     v = {**verdict("slower", 1 / 1.72, 1 / 2.0, 1 / 1.45, 0.2), "median_a": 415e-6, "median_b": 624e-6}
     sentence = verdict_sentence(v, "numpy-naive", "numba-flash")
-    assert sentence == ("numpy-naive was faster: numba-flash took 1.7× its time (paired; the cells' own medians "
-                        "give 1.5×)")
+    assert sentence == ("numpy-naive was faster: numba-flash took 1.7× its time (interval 1.45×-2×; paired: the "
+                        "cells' own medians give 1.5×)")
     check_claim(v, sentence)
     close = {**verdict("faster", 2.0, 1.9, 2.1, 0.05), "median_a": 2.02, "median_b": 1.0}
-    assert verdict_sentence(close, "a", "b") == "b ran 2.0× faster than a"  # within 3%: one figure
+    assert verdict_sentence(close, "a", "b") == "b ran 2.0× faster than a (interval 1.9×-2.1×)"  # within 3%: one figure
 
 
 @pytest.mark.parametrize("x, lo, hi, shown", [
@@ -358,7 +358,7 @@ def test_a_ratio_is_printed_as_precisely_as_its_interval_supports(x, lo, hi, sho
 def test_a_slower_sentence_quotes_its_ratio_at_its_interval_s_precision():
     v = verdict("slower", 0.0202, 0.0194, 0.021, 0.05)
     sentence = verdict_sentence(v, "numpy", "wgsl")
-    assert sentence == "numpy was faster: wgsl took 50× its time"
+    assert sentence == "numpy was faster: wgsl took 50× its time (interval 47.6×-51.5×)"
     check_claim(v, sentence)
 
 
@@ -412,8 +412,8 @@ def test_a_same_whose_medians_lie_outside_its_interval_is_not_settled():
 
 
 @pytest.mark.parametrize("v, medians, aside", [
-    (verdict("faster", 1.6, 1.45, 1.75, 0.09), (346, 197), "(paired; the cells' own medians give 1.8×)"),  # 03
-    (verdict("slower", 1 / 1.05, 1 / 1.07, 1 / 1.03, 0.02), (63.4, 65.7), "(paired; the cells' own medians give "
+    (verdict("faster", 1.6, 1.45, 1.75, 0.09), (346, 197), "paired: the cells' own medians give 1.8×)"),  # 03
+    (verdict("slower", 1 / 1.05, 1 / 1.07, 1 / 1.03, 0.02), (63.4, 65.7), "paired: the cells' own medians give "
                                                                           "1.04×)"),   # 08: 1.05x vs 1.04x
     (verdict("faster", 2.0, 1.9, 2.1, 0.05), (2.02, 1.0), ""),   # both print 2.0x: one figure
 ])
