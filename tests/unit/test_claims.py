@@ -229,7 +229,8 @@ def test_verdict_table_prints_numbers_with_units_and_no_disturbed_interval():
     assert list(shown.columns) == ["variant", "speed-up (paired)", "interval (97.5%)", "floor", "verdict"]
     # the speed-up at the precision its sentence prints it (01 read "1.1x faster" beside a table's 1.13x)
     assert shown.iloc[0].tolist() == ["torch", "1.14×", "1.03×-1.26×", "±10%", "faster"]
-    assert verdict_sentence(table.iloc[0].to_dict(), "numpy", "torch") == "torch ran 1.14× faster than numpy (interval 1.03×-1.26×)"
+    assert (verdict_sentence(table.iloc[0].to_dict(), "numpy", "torch")
+            == "torch ran 1.14× faster than numpy (interval 1.03×-1.26×)")
     assert shown.iloc[1].tolist() == ["portable", "", "≤ 0.37×", "", "slower, disturbed"]
 
 
