@@ -57,9 +57,8 @@ def fusion_why(v, backend, variant, nbytes):
     llc = last_level_cache_bytes(backend)
     in_cache = bool(llc) and nbytes <= llc
     where = cache_text(nbytes, llc)
-    per_core = tutorial.machine_caches().per_core
-    if per_core and nbytes <= per_core / 2:   # the level this size was chosen for, named (it fits the LLC too)
-        where += f" (chosen to fit within half the {fmt_bytes(per_core)} per-core cache)"
+    if llc and nbytes <= llc / 4:   # the level this size was chosen for, named
+        where += f" (chosen to fit within a quarter of the {fmt_bytes(llc)} last-level cache)"
     said = reading(v)   # faster / slower / same (whole interval within ±5%) / inconclusive
     if said in ("faster", "slower") and not may_state_cause(v):
         return f"No cause is given for a disturbed comparison ({where})."
@@ -130,10 +129,13 @@ def fusion_findings(res):
 ## bias + GELU
 """),
     code("""
-# from this machine's caches: a working set within half the per-core cache, and one at twice the last-level
-# cache, so the bytes fusion saves come from DRAM there (scaling rows; a row stays 2048 floats)
+# from this machine's caches: a working set within a quarter of the last-level cache, and one at twice it, so
+# the bytes fusion saves come from DRAM there (scaling rows; a row stays 2048 floats). The cache size is the
+# last-level cache's, not half the per-core cache's: a call there took 15-30 us, and its fixed costs (a call,
+# waking numba's threads) made a fused kernel read slower in cache than from DRAM, which says nothing of its bytes
 def two_sizes(kernel):
-    return [(64, 1024)] if SMALL else [(p["rows"], p["cols"]) for p in tutorial.cache_and_dram_sizes(kernel)]
+    return [(64, 1024)] if SMALL else [(p["rows"], p["cols"])
+                                       for p in tutorial.cache_and_dram_sizes(kernel, in_cache="llc")]
 
 sizes = two_sizes("bias_gelu")
 caches = tutorial.machine_caches()

@@ -61,6 +61,11 @@ def test_tutorial_sizes_straddle_the_caches(host):
     gelu = catalog.get_kernel("bias_gelu")
     small, large = tutorial.cache_and_dram_sizes("bias_gelu")
     assert gelu.bytes_moved(small, 4) <= per_core // 2 < llc < gelu.bytes_moved(large, 4)
+    # the last-level cache's size: large enough for a call's fixed costs not to set its rate, still resident
+    small, large = tutorial.cache_and_dram_sizes("bias_gelu", in_cache="llc")
+    assert per_core // 2 < gelu.bytes_moved(small, 4) <= llc // 4 < llc < gelu.bytes_moved(large, 4)
+    with pytest.raises(ValueError, match="in_cache='l2'; valid: 'per-core', 'llc'"):
+        tutorial.cache_and_dram_sizes("bias_gelu", in_cache="l2")
 
 
 def test_an_unknown_last_level_cache_claims_nothing_past_it(monkeypatch):
