@@ -131,39 +131,9 @@ def _triad_kernels() -> dict[str, tuple[Callable[..., None], Callable[..., None]
     """Per :data:`STREAM_KERNELS` name, (one thread, one chunk per thread) numba loops, or None without numba.
     Each takes ``(a, b, c, s, reps[, chunks])``; a new scalar each pass, so no pass can be skipped."""
     try:
-        import numba
-    except ImportError:
+        from workbench.roofs.stream_loops import parallel, serial
+    except ImportError:  # numba is an extra
         return None
-
-    @numba.njit(cache=True, fastmath=True)
-    def passes(kind, a, b, c, s, reps, lo, hi):  # pragma: no cover - compiled
-        """``reps`` passes of kernel ``kind`` (0 triad, 1 in-place update, 2 read) over ``[lo, hi)``."""
-        for r in range(reps):
-            sr = s + r
-            if kind == 0:
-                for i in range(lo, hi):
-                    a[i] = b[i] + sr * c[i]
-            elif kind == 1:
-                for i in range(lo, hi):
-                    a[i] = a[i] + sr * c[i]
-            else:
-                acc = np.float32(0.0)
-                for i in range(lo, hi):
-                    acc += b[i]
-                a[lo + r % (hi - lo)] = acc + sr  # kept: the pass cannot be dropped
-
-    @numba.njit(cache=True)
-    def serial(kind, a, b, c, s, reps):  # pragma: no cover - compiled
-        passes(kind, a, b, c, s, reps, 0, a.size)
-
-    @numba.njit(parallel=True, cache=True)
-    def parallel(kind, a, b, c, s, reps, chunks):  # pragma: no cover - compiled
-        n = a.size
-        step = n // chunks
-        for t in numba.prange(chunks):
-            lo = t * step
-            passes(kind, a, b, c, s, reps, lo, n if t == chunks - 1 else lo + step)
-
     kinds = {name: i for i, (name, _) in enumerate(STREAM_KERNELS)}
     return {name: (partial(serial, k), partial(parallel, k)) for name, k in kinds.items()}
 
