@@ -73,8 +73,12 @@ def bandwidth_gpu(fresh_registry, monkeypatch: pytest.MonkeyPatch):
     from workbench.catalog import variant
     from workbench.catalog.registry import unregister_variant
     from workbench.measure import backend_facts
+    from workbench.roofs import peaks
 
     monkeypatch.setattr(registry, "_registered", dict(registry._registered))
+    # The probe's 20 s per cell is sized for a real device; this one is simulated on the CPU (inputs of 2x the
+    # L2 made, checked and timed in Python), which took over 20 s at load 9 on 2 cores: a hang guard instead.
+    monkeypatch.setattr(peaks, "AUTO_TIMEOUT_S", 300.0)
     register_runtime(fakegpu.DECLARATION)
     backend = FakeBackend(FakeDevice(launch_s=0.0, l2_bytes=L2, ramp_s=0.0))
     register_backend(backend)
