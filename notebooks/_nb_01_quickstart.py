@@ -59,7 +59,9 @@ bytes do, and so does each backend's fixed cost per call (starting a kernel, a c
 outweigh the bytes by far. **GB/s** (the kernel's compulsory bytes over the time) is the number to compare here,
 not proof of what limits a variant: every variant is credited with the same bytes, whatever extra passes it
 makes, and a backend whose fixed cost dominates shows a low GB/s for that reason alone. `benchmark` runs
-every variant of the kernel on one device of every available runtime (`FULL = True`: every device, more sizes).
+every variant of the kernel on the backends named below — numpy, numba, torch on the CPU, the best OpenCL device
+and Vulkan, where this machine has them; Triton's interpreter, a correctness tool that runs a GPU kernel in Python,
+is left to `FULL = True` (every device, more sizes).
 """),
     code("""
 # from this machine's caches: one size within half the per-core cache, one at twice the last-level cache
@@ -110,8 +112,9 @@ for name in res.df["backend"].unique():
 Each variant against numpy's library call (`baseline="numpy"`; without it, a backend with a library call of
 its own, such as torch, is compared with that one): the speed-up, its interval from the rounds, and a
 verdict. "faster" or "slower" only where the interval and the noise floor allow it; otherwise the sentence
-says the noise could not tell, and where the interval is wider than ±50% it prints no number from it: the
-comparison "was disturbed", with how to rerun it, and with other work on the machine named as the cause only
+says the noise could not tell, and where the interval is wider than ±50% it prints neither the estimate nor the
+interval, only the bound the interval still guarantees where it lies wholly on one side ("at least 1.5× faster"):
+the comparison "was disturbed", with how to rerun it, and with other work on the machine named as the cause only
 where the rows recorded other processes taking the CPU (else it says the machine was not busy). The sentences are
 chosen by the verdicts and checked against their numbers (`check_claim`).
 """),

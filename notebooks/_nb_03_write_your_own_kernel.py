@@ -10,7 +10,8 @@ A kernel is a *spec* (inputs, a float64 reference, FLOPs and bytes per call, siz
 *variants*. Here we define `axpby` (`out = 2 x - 0.5 y`) inline, give it a numpy library variant, a
 numba variant and a portable device kernel, check all of them against the reference, and benchmark them.
 The portable kernel is the same CUDA-C source that CuPy would compile for an NVIDIA or AMD GPU; on a
-machine without a GPU it runs through OpenCL on the CPU (PoCL), which proves it correct there.
+machine without a GPU it runs through OpenCL on the CPU (PoCL), which checks it there (against the reference,
+at the sizes and seeds printed below).
 """),
     params("""
 SMALL = False      # True: tiny sizes, only to check that the notebook runs (the tests)
@@ -154,7 +155,8 @@ whichever timer read them. "median ± IQR" gives the interquartile range of the 
 spread, not an interval: the verdicts below carry the intervals.
 
 Each of them against numpy's library form (`baseline="numpy"`): the paired speed-up, and a verdict that says
-"faster" or "slower" only where the interval and the noise floor allow it (past ±50% no number: "disturbed").
+"faster" or "slower" only where the interval and the noise floor allow it (past ±50% neither the estimate nor the
+interval is printed, only the bound the interval still guarantees: "disturbed").
 The sentences are chosen by the verdicts and checked against their numbers (`check_claim`).
 """),
     code("""

@@ -54,8 +54,9 @@ reused afterwards. `workbench peaks` (or `measure_peaks`, run below when `MEASUR
 for longer; a ceiling it stores is used instead of the probe's. Every row names the ceiling its "% of peak"
 used (`ceiling_gbps`, `ceiling_gflops`, `ceiling_source`: measured by `workbench peaks`, by the automatic
 probe, or the published figure); which ones this run used is printed after the benchmark. On a CPU the probe's
-GEMM ceiling is the BLAS library numpy calls (`numpy.matmul`, at the probe's own size), so numpy's own GEMM reads
-close to 100% of it by construction (less at sizes smaller than the probe's): that roof says how close a
+GEMM ceiling is the BLAS library numpy calls (`numpy.matmul`, at the probe's own size and at the probe's moment),
+so numpy's own GEMM reads near it — at other sizes, and with the machine's speed moving between the probe and the
+run, some way below or above it (the table below prints what it read here): that roof says how close a
 hand-written kernel comes to the library on this machine, not how close the library comes to the hardware's
 peak (the published figure, where one is known, says that).
 """),

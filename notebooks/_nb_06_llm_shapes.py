@@ -86,7 +86,9 @@ pd.DataFrame([{**{k: c[k] for k in ("model", "batch", "seq", "hidden")}, **spec.
 Half precision halves the bytes a kernel moves. Whether that makes it faster depends on the backend
 computing in half precision efficiently, which is measured here rather than assumed. Both dtypes run in
 one sweep: every round measures each cell of both in a shuffled order, so a variant's float16 and
-float32 rows are compared round by round and the machine's drift cancels. A variant that does not
+float32 rows are compared round by round and the machine's drift common to both cancels; a disturbance that
+hits one dtype's visit in a round does not, and where it leaves that dtype's rounds in two modes the sentence
+below says so and leaves the size of the gap unsettled. A variant that does not
 implement a dtype is recorded as `unsupported` with the reason, not silently dropped.
 """),
     code("""
@@ -130,7 +132,8 @@ for ax, model in zip(axes[0], models):
     ax.set_ylabel("time per call (median)")
     ax.grid(True, alpha=0.3)
 noisy_legend(axes[0][-1], n_noisy)
-axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
+# long handles, so a dashed (float16) entry reads dashed beside its marker
+axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False, handlelength=4)
 fig.tight_layout()
 plt.show()
 """, "figure"),

@@ -238,6 +238,8 @@ def test_a_one_sided_interval_is_labelled_as_one():
     from workbench.report.claims import interval_text
 
     assert interval_text(1.03, 1.26) == "1.03×-1.26×"
+    assert interval_text(75.3, 102.6) == "75×-103×" and interval_text(17.7, 24.7) == "17×-25×"   # 06, outward
+    assert interval_text(8.71, 12.3) == "8.71×-13×"
     assert interval_text(float("nan"), 0.95) == "≤ 0.95×"
     assert interval_text(1.1, None) == "≥ 1.1×"
     assert interval_text(None, float("nan")) == ""
@@ -337,8 +339,8 @@ def test_a_settled_sentence_names_the_medians_where_they_differ_from_its_paired_
     reconcile them. The medians inside the interval do not unsettle the verdict; the sentence names both."""
     v = {**verdict("slower", 1 / 1.72, 1 / 2.0, 1 / 1.45, 0.2), "median_a": 415e-6, "median_b": 624e-6}
     sentence = verdict_sentence(v, "numpy-naive", "numba-flash")
-    assert sentence == ("numpy-naive was faster: numba-flash took 1.7× its time (interval 1.45×-2×; paired: the "
-                        "cells' own medians give 1.5×)")
+    assert sentence == ("numpy-naive was faster: numba-flash took 1.7× its time (interval 1.45×-2×, which holds "
+                        "the 1.5× of the cells' own medians)")
     check_claim(v, sentence)
     close = {**verdict("faster", 2.0, 1.9, 2.1, 0.05), "median_a": 2.02, "median_b": 1.0}
     assert verdict_sentence(close, "a", "b") == "b ran 2.0× faster than a (interval 1.9×-2.1×)"  # within 3%: one figure
@@ -347,7 +349,9 @@ def test_a_settled_sentence_names_the_medians_where_they_differ_from_its_paired_
 @pytest.mark.parametrize("x, lo, hi, shown", [
     (49.54, 47.6, 51.5, "50×"),      # 01: "took 49.54× its time" beside an interval of ±4%
     (1.12, 1.08, 1.17, "1.12×"),     # a narrow interval keeps its two decimals
-    (8.04, 6.71, 9.62, "8.0×"),      # never fewer than two significant digits
+    (8.04, 6.71, 9.62, "8×"),        # from 2 on, one significant digit where the interval is that wide
+    (3.02, 2.13, 4.31, "3×"),        # 01: "took 3.0× its time" beside 2.1-4.3×
+    (1.62, 1.2, 2.2, "1.6×"),        # below 2, never fewer than two significant digits
     (1.3, 0.9, 1.9, "1.3×"),         # "1× faster" would read as no change
     (312.0, 250.0, 400.0, "310×"),
     (1.5, float("nan"), 2.0, "1.50×"),   # no interval: two decimals, as before
@@ -359,7 +363,7 @@ def test_a_ratio_is_printed_as_precisely_as_its_interval_supports(x, lo, hi, sho
 def test_a_slower_sentence_quotes_its_ratio_at_its_interval_s_precision():
     v = verdict("slower", 0.0202, 0.0194, 0.021, 0.05)
     sentence = verdict_sentence(v, "numpy", "wgsl")
-    assert sentence == "numpy was faster: wgsl took 50× its time (interval 47.6×-51.5×)"
+    assert sentence == "numpy was faster: wgsl took 50× its time (interval 47×-52×)"
     check_claim(v, sentence)
 
 
@@ -413,9 +417,9 @@ def test_a_same_whose_medians_lie_outside_its_interval_is_not_settled():
 
 
 @pytest.mark.parametrize("v, medians, aside", [
-    (verdict("faster", 1.6, 1.45, 1.75, 0.09), (346, 197), "paired: the cells' own medians give 1.8×)"),  # 03
-    (verdict("slower", 1 / 1.05, 1 / 1.07, 1 / 1.03, 0.02), (63.4, 65.7), "paired: the cells' own medians give "
-                                                                          "1.04×)"),   # 08: 1.05x vs 1.04x
+    (verdict("faster", 1.6, 1.45, 1.75, 0.09), (346, 197), "; the cells' own medians give 1.8×)"),  # 03
+    (verdict("slower", 1 / 1.05, 1 / 1.07, 1 / 1.03, 0.02), (63.4, 65.7), "which holds the 1.04× of the cells' "
+                                                                          "own medians)"),   # 08: 1.05x vs 1.04x
     (verdict("faster", 2.0, 1.9, 2.1, 0.05), (2.02, 1.0), ""),   # both print 2.0x: one figure
 ])
 def test_the_medians_are_named_wherever_they_print_differently_from_the_paired_figure(v, medians, aside):

@@ -303,17 +303,19 @@ def _medians_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
     too, at the precision the paired figure is printed with (:func:`estimate_text`): " (interval 1.42×-1.58×;
     paired: the cells' own medians give 1.5×)"."""
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
-    parts = []
-    if math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= hi:
-        parts.append(f"interval {interval_text(1 / hi, 1 / lo) if slower else interval_text(lo, hi)}")
+    if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= hi):
+        return ""
+    said = f"interval {interval_text(1 / hi, 1 / lo) if slower else interval_text(lo, hi)}"
     m = medians_ratio(v)
     if math.isfinite(m) and m > 0:
         shown = estimate_text(1 / m, 1 / hi, 1 / lo) if slower else estimate_text(m, lo, hi)
         paired = estimate_text(1 / s, 1 / hi, 1 / lo) if slower else estimate_text(s, lo, hi)
-        # named wherever the two print differently (08 read "took 1.05x" beside medians giving 1.04x, unnamed)
+        # named wherever the two print differently (08 read "took 1.05x" beside medians giving 1.04x, unnamed),
+        # as what the interval holds, not as a second figure for the claim (01: "two numbers for one claim")
         if shown != paired:
-            parts.append(f"paired: the cells' own medians give {shown}")
-    return f" ({'; '.join(parts)})" if parts else ""
+            said += (f", which holds the {shown} of the cells' own medians" if lo <= m <= hi else
+                     f"; the cells' own medians give {shown}")
+    return f" ({said})"
 
 
 def bound_text(x: float, up: bool = False) -> str:
@@ -333,8 +335,8 @@ def bound_text(x: float, up: bool = False) -> str:
 
 def estimate_text(x: float, lo: float, hi: float) -> str:
     """A ratio as precise as its interval ``lo``-``hi`` supports: its last digit is the first significant digit of
-    the interval's half-width ("50×" for 49.54 in 47.6-51.5, "1.12×" in 1.08-1.17), never fewer than two
-    significant digits ("8.0×", "1.3×": "1× faster" reads as no change) and never more than two decimals
+    the interval's half-width ("50×" for 49.54 in 47.6-51.5, "1.12×" in 1.08-1.17, "3×" in 2.1-4.3), never fewer
+    than two significant digits below 2 ("1.3×": "1× faster" reads as no change) and never more than two decimals
     ("310×" for 312 in 250-400).
     Without a finite interval: two decimals (01 printed "took 49.54× its time" beside an interval of ±4%).
     A figure near 1 (below 1.15) keeps two decimals (07 printed "(1.0×)" beside a table reading 0.95×; "1.1×" is
@@ -347,7 +349,9 @@ def _estimate_decimals(x: float, lo: float, hi: float) -> int:
     half = (hi - lo) / 2 if math.isfinite(lo) and math.isfinite(hi) else float("nan")
     decimals = 2 if not (math.isfinite(half) and half > 0) else -math.floor(math.log10(half))
     if math.isfinite(x) and x > 0:
-        decimals = max(decimals, 1 - math.floor(math.log10(x)))   # two significant digits at least
+        # two significant digits below 2 ("1×" reads as no change); from 2 on, one is enough where the interval
+        # is that wide (01 printed "took 3.0× its time" beside an interval of 2.1-4.3×)
+        decimals = max(decimals, (1 if x < 2 else 0) - math.floor(math.log10(x)))
     decimals = min(decimals, 2)
     if decimals == 1 and x < 1.15:   # "1.0x"/"1.1x" for 0.95-1.15 hides the size a table beside it shows
         decimals = 2
@@ -581,7 +585,10 @@ def interval_text(lo: Any, hi: Any) -> str:
     is known (a bare "0.95×" in an interval column read as a two-sided figure); "" where neither is."""
     known = [None if x is None or pd.isna(x) else float(x) for x in (lo, hi)]
     if known[0] is not None and known[1] is not None:
-        return f"{_ratio(known[0])}-{_ratio(known[1])}"
+        # an end of 10 or more in whole numbers, rounded outward so the printed interval still holds the computed
+        # one (06 printed "75.3×-103×" and "17.7×-24.7×": a tenth that no interval that wide supports)
+        ends = [f"{(math.floor, math.ceil)[i](x):.0f}×" if x >= 10 else _ratio(x) for i, x in enumerate(known)]
+        return "-".join(ends)
     if known[0] is not None:
         return f"≥ {_ratio(known[0])}"
     return f"≤ {_ratio(known[1])}" if known[1] is not None else ""
