@@ -280,4 +280,4 @@ def _plain_columns(keys: tuple[str, ...], rows: list[Any]) -> list[tuple[Any, ..
 
 
 #: Rows checked together by :func:`plain_rows`.
-PLAIN_BATCH_ROWS = 4096
+PLAIN_BATCH_ROWS = 1024
