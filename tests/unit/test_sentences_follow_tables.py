@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from test_compare import stored, with_rounds
 
-from workbench.judge.verdicts import RERUN_HINT
+from workbench.judge.verdicts import BUSY_RERUN_HINT
 from workbench.report.claims import check_printed_intervals
 from workbench.report.model import build_report
 from workbench.report.render import html, markdown
@@ -69,7 +69,7 @@ def test_each_finding_says_what_its_kernel_table_says(run):
         if f.disturbed:
             assert f.ci_text == "" and row.iloc[7] == "" and row["could see"] == ""
             assert "disturbed (load up to 3.2, other processes up to 60% of the CPU)" in f.settle
-            assert RERUN_HINT in f.settle
+            assert BUSY_RERUN_HINT in f.settle   # a busy run: a quieter machine, not more rounds
             # a disturbed comparison with no settled direction names no fastest and headlines no median
             assert f.settled == (f.verdict in ("faster", "slower"))
             assert f.settled or (f.fastest_shown == "not settled" and f.time_shown == "")

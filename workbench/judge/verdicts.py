@@ -140,7 +140,9 @@ DISTURBED_FLOOR = 0.5
 #: What to do about a disturbed or unsettled comparison, said with it (every hint below contains it).
 RERUN_HINT = "rerun it with more rounds (workbench bench ... --rounds 10)"
 #: The hint where the rows show a busy machine (other processes past BUSY_CPU_SHARE of the CPU).
-BUSY_RERUN_HINT = f"{RERUN_HINT} while the machine is otherwise idle"
+#: More rounds are not advised there: on a busy machine they add the disturbance too (docs/statistics.md: `--rounds
+#: 9` widened floors at load 10-11, ±25-28% against ±11-12% with 3).
+BUSY_RERUN_HINT = "rerun it while the machine is otherwise idle (more rounds on a busy machine add its disturbance too)"
 #: The hint where the rows show an idle machine; it names no cause (nor "otherwise idle" at 1% other load).
 IDLE_RERUN_HINT = f"the machine was not busy (other processes took little of the CPU); {RERUN_HINT}"
 

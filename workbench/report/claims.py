@@ -314,7 +314,8 @@ def _medians_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
         # as what the interval holds, not as a second figure for the claim (01: "two numbers for one claim")
         if shown != paired:
             said += (f", which holds the {shown} of the cells' own medians" if lo <= m <= hi else
-                     f"; the cells' own medians give {shown}")
+                     f"; the cells' own medians give {shown}, within {pct(MEDIANS_TOLERANCE)} of its "
+                     f"{'low' if (m < lo) != slower else 'high'} end")
     return f" ({said})"
 
 

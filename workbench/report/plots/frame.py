@@ -38,9 +38,14 @@ def split_ok(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return df[ok], df[~ok]
 
 
+#: Legend handles long enough for a dashed line (a second run, a second dtype) to read dashed beside its marker:
+#: at matplotlib's 2.0, 07's run A and run B entries looked the same.
+HANDLE_LENGTH = 3.5
+
+
 def _legend_width(labels: list[str]) -> float:
     """Inches a legend of these labels takes beside the axes (7.5 pt text: ~0.058 in per character)."""
-    return 0.0 if not labels else min(4.2, 0.45 + 0.052 * max(len(s) for s in labels))
+    return 0.0 if not labels else min(4.4, 0.6 + 0.052 * max(len(s) for s in labels))
 
 
 def _figure_legend(fig: Figure, axes: list[Axes]) -> float:
@@ -57,7 +62,8 @@ def _figure_legend(fig: Figure, axes: list[Axes]) -> float:
                 labels.append(lab)
     if not labels:
         return 0.0
-    fig.legend(handles, labels, loc="upper right", fontsize=LEGEND_FONT, frameon=False, borderaxespad=0.4)
+    fig.legend(handles, labels, loc="upper right", fontsize=LEGEND_FONT, frameon=False, borderaxespad=0.4,
+               handlelength=HANDLE_LENGTH)
     return _legend_width(labels)
 
 
@@ -91,7 +97,7 @@ def finish(fig: Figure, bad: pd.DataFrame, layout: bool = True, notes: list[str]
             fig.text(0.01, 0.01 + bad_h / h, "\n".join(notes), fontsize=7, color="#8a4b00", va="bottom")
         for a in fig.axes:
             if a.get_legend_handles_labels()[0]:
-                a.legend(fontsize=LEGEND_FONT)
+                a.legend(fontsize=LEGEND_FONT, handlelength=HANDLE_LENGTH)
         return fig
     axes = list(fig.axes)
     fig.set_size_inches(w + legend_w, h + note_h)
