@@ -417,7 +417,8 @@ def test_a_same_whose_medians_lie_outside_its_interval_is_not_settled():
 
 
 @pytest.mark.parametrize("v, medians, aside", [
-    (verdict("faster", 1.6, 1.45, 1.75, 0.09), (346, 197), "; the cells' own medians give 1.8×, within 1.0% of its high end)"),  # 03
+    (verdict("faster", 1.6, 1.45, 1.75, 0.09), (346, 197),
+     "; the cells' own medians give 1.8×, within 1.0% of its high end)"),  # 03
     (verdict("slower", 1 / 1.05, 1 / 1.07, 1 / 1.03, 0.02), (63.4, 65.7), "which holds the 1.04× of the cells' "
                                                                           "own medians)"),   # 08: 1.05x vs 1.04x
     (verdict("faster", 2.0, 1.9, 2.1, 0.05), (2.02, 1.0), ""),   # both print 2.0x: one figure
