@@ -32,11 +32,14 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.judge.verdicts import MIN_EFFECT, is_disturbed
-from workbench.report.claims import (check_claim, disturbance_text, machine_busy, medians_disagree, medians_ratio,
-                                     pair_verdicts, reading, settled_direction, table_ratio, verdict_sentence)
+from workbench.report.claims import (check_claim, disturbance_text, machine_busy, medians_disagree,
+                                     medians_ratio, pair_verdicts, reading, settled_direction, table_ratio,
+                                     verdict_sentence)
 
 import os
 import tempfile
+
+import numpy as np
 
 # A configuration file of this notebook's own, so that running the tutorial leaves yours alone
 # (workbench tune writes to $WORKBENCH_CONFIG; set before the first benchmark, worker processes inherit it).
@@ -50,6 +53,28 @@ tutorial.begin(FULL)
 
 N = 128 if SMALL else 1024 if FULL else 512
 SIZE = {"m": N, "n": N, "k": N}
+TUNE_CMD = f"workbench tune --kernel gemm --variant numba-tiled --backend numba --size {N}x{N}x{N}"
+BENCH_CMD = ("workbench bench --kernels gemm --variants numba-tiled[NB=...,KC=...,MC=...] numba-tiled "
+             f"--backends numba --sizes {N}x{N}x{N} --no-tuned")
+
+
+def rerun_advice(rows, command, rounds_flag):
+    # what would settle a comparison, from what its own rows recorded of the machine: on a busy one a quieter
+    # machine, not more rounds (docs/statistics.md, "Where the power goes": at load 10-11 nine rounds gave floors
+    # of ±25-28% against ±11-12% with three); on an idle one more rounds; `command` is what reruns it
+    if machine_busy(rows):
+        return (f"rerun it on a quieter machine ({command}): on a machine this busy more rounds can widen the floors "
+                "rather than narrow them (docs/statistics.md: at load 10-11, nine rounds gave ±25-28% against "
+                "±11-12% with three)")
+    return f"rerun it with more rounds ({command} {rounds_flag})"
+
+
+def ms_column(values):
+    # one precision for a column of single timings: two significant digits of the smallest ("5.7" beside "20.5",
+    # never "18" beside "9.96"); None stays blank
+    known = [x for x in values if x is not None and x > 0]
+    decimals = max(0, 1 - int(np.floor(np.log10(min(known))))) if known else 1
+    return [f"{x:.{decimals}f}" if x is not None else "" for x in values]
 """),
     md("""
 ## What the variant declares
@@ -66,10 +91,11 @@ pd.DataFrame([{"tunable": t.name, "values": t.values, "hand-picked": t.default, 
 `strategy="bayes"` is optuna's TPE sampler (`"grid"` and `"random"` are the others). The hand-picked
 configuration is measured first, so the search always knows what it has to beat. Each configuration is
 timed once, so the budget covers many of them; one timing calls no winner, since the fastest of many noisy
-single timings is biased low (below you see how far this run's single timings were from the medians of the
-same tiles). So the tuner then **confirms**: the few fastest are measured with the hand-picked one in one run
-of interleaved rounds, and a candidate is kept only where the paired verdict calls it faster; otherwise the
-hand-picked tiles are kept.
+single timings is biased low (where the confirmation below is not disturbed, the plot sets this run's single
+timings beside the medians of the same tiles, so you see how far apart they were; where it is, its medians are
+not shown, and the plot says so). So the tuner then **confirms**: the few fastest are measured with the
+hand-picked one in one run of interleaved rounds, and a candidate is kept only where the paired verdict calls
+it faster; otherwise the hand-picked tiles are kept.
 """),
     code("""
 result = tune("gemm", "numba-tiled", "numba", params=SIZE, strategy="bayes", budget_s=TUNE_BUDGET_S,
@@ -80,6 +106,8 @@ trials = pd.DataFrame([{"trial": t.number, "config": format_config(t.config), "s
                         "ms (one timing)": t.median_s * 1e3 if t.median_s else None,
                         "lowest so far (ms)": t.best_so_far_s * 1e3 if t.best_so_far_s else None}
                        for t in result.trials])
+shown_trials = trials.assign(**{c: ms_column([None if pd.isna(x) else x for x in trials[c]])
+                                for c in ("ms (one timing)", "lowest so far (ms)")})
 print(f"{len(result.trials)} of {result.space_size} configurations, {result.shape_class}, device {result.device}"
       + (": the whole space, so within this budget the search was exhaustive and the sampler only set the order"
          if len(result.trials) == result.space_size else ""))
@@ -93,14 +121,24 @@ if v is None:   # no candidate and the default were both ok in the confirmation 
     print(f"confirmation: nothing could be judged (its rows: {statuses or 'none'}); "
           f"kept {format_config(result.kept.config)}, the hand-picked tiles")
     assert result.kept.config == tiled.default_config()
+    pick = result.best.config   # nothing confirmed: the search's lowest single timing is checked below
 else:
     from workbench.store.database import open_store
     conf = open_store(None).results([result.confirm_run_id])   # the confirmation's rows (their ceilings, below)
-    # what the confirmation's rows recorded of the machine decides the advice: a busy one's, or more rounds
-    confirmation = verdict_sentence(v, "hand-picked", format_config(v["against"]), busy=machine_busy(conf))
-    check_claim(v, confirmation)   # the sentence says what the confirmation's verdict says, and nothing more
-    print(f"confirmation: {confirmation}; kept {format_config(result.kept.config)}"
-          + ("" if v["settled"] else " (the hand-picked tiles: nothing was settled as faster)"))
+    # what the confirmation's rows recorded of the machine decides the advice (a quieter machine where it was busy,
+    # more rounds where not), and the command that reruns it is `workbench tune`: it alone changes what is kept
+    advice = rerun_advice(conf, TUNE_CMD, "--confirm-rounds 10")
+    every_disturbed = all(is_disturbed(float(cv["floor"])) for cv in result.candidates)
+    if every_disturbed:   # no candidate's estimate informs: none is named as "the" one reported
+        print(f"confirmation: every candidate's comparison with the hand-picked tiles was disturbed "
+              f"({disturbance_text(conf) or 'no load recorded'}), so none was settled faster and no paired "
+              f"speed-up ranks them; kept {format_config(result.kept.config)}, the hand-picked tiles; {advice}")
+    else:
+        confirmation = verdict_sentence(v, "hand-picked", format_config(v["against"]),
+                                        disturbed_by=disturbance_text(conf), rerun=advice)
+        check_claim(v, confirmation)   # the sentence says what the confirmation's verdict says, and nothing more
+        print(f"confirmation: {confirmation}; kept {format_config(result.kept.config)}"
+              + ("" if v["settled"] else " (the hand-picked tiles: nothing was settled as faster)"))
     # every candidate the confirmation measured, each against the hand-picked tiles in the same run, as the tuner
     # judged it (result.candidates: the reported one among them)
     # one precision for the list: the finest any candidate's interval supports (claims.table_ratio), so
@@ -114,11 +152,20 @@ else:
         print(f"  candidate {format_config(cv['against'])}: {said}")
     assert v in result.candidates or any(c["speedup"] == v["speedup"] for c in result.candidates)
     assert (result.kept.config != tiled.default_config()) == v["settled"]   # kept only on a settled "faster"
-trials
+    # the pair checked side by side below: the tuner's reported candidate (the one settled faster with the highest
+    # paired speed-up, else the undisturbed one with the highest); where every comparison was disturbed no estimate
+    # ranks them, so the candidate with the lowest single timing in the search
+    once = {format_config(t.config): t.median_s for t in result.trials if t.median_s}
+    pick = (min((cv["against"] for cv in result.candidates), key=lambda c: once[format_config(c)])
+            if every_disturbed else v["against"])
+    print(f"checked side by side below: {format_config(pick)}, "
+          + ("the lowest single timing in the search among the candidates (every comparison disturbed)"
+             if every_disturbed else "the settled-faster candidate with the highest paired speed-up" if v["settled"]
+             else "the undisturbed candidate with the highest paired speed-up (none settled faster)"))
+shown_trials
 """),
     code("""
 import matplotlib.pyplot as plt
-import numpy as np
 
 ok = trials[trials["status"] == "ok"]
 fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -137,8 +184,21 @@ plt.show()
 # single timings steer the search; a conclusion is the confirmation's, from its rounds (said above)
 spread = ok["ms (one timing)"]
 slowest = ok.loc[spread.idxmax()]
-print(f"single timings ran from {spread.min():.3g} to {spread.max():.3g} ms (the slowest, trial "
-      f"{slowest['trial']}, {slowest['config']}, is one draw, never repeated).")
+lo_ms, hi_ms = ms_column([spread.min(), spread.max()])
+# which configurations were measured again after the search: the hand-picked tiles and the confirmed candidates
+# (the confirmation), the pick (side by side, below); only the others are single draws
+side_by_side = pick != result.default.config   # the check below runs only where the pick is not hand-picked
+again = {format_config(cv["against"]): "a candidate, measured again in the confirmation" for cv in result.candidates}
+if result.confirm_run_id or side_by_side:
+    again[format_config(result.default.config)] = "the hand-picked tiles, measured again" + " and".join(
+        w for w, hit in ((" in the confirmation", result.confirm_run_id), (" side by side below", side_by_side)) if hit)
+if side_by_side and format_config(pick) in again:
+    again[format_config(pick)] += " and side by side below"
+elif side_by_side:
+    again[format_config(pick)] = "the search's pick, measured again side by side below"
+print(f"single timings ran from {lo_ms} to {hi_ms} ms (the slowest, trial {slowest['trial']}, {slowest['config']}, "
+      + (f"{again[slowest['config']]}: its one timing in the search is not its time over rounds)."
+         if slowest["config"] in again else "is one draw, never repeated)."))
 if medians:   # each confirmed configuration: its one timing in the search against its median over the rounds
     offs, onces = [], []
     for label, cfg, med in [("hand-picked", result.default.config, v["median_a"]),
@@ -165,15 +225,19 @@ if medians:   # each confirmed configuration: its one timing in the search again
           "interval, so that lead is no finding and no line of this plot is one: whether the search beat the "
           "hand-picked tiles is the confirmation's verdict above.")
 elif v is not None:
-    print("the confirmation was disturbed, so its medians are not shown; whether the search beat the hand-picked "
+    print(f"the confirmation was disturbed ({disturbance_text(conf) or 'no load recorded'}), so its medians are not "
+          "shown and this run's single timings are not set beside them; whether the search beat the hand-picked "
           "tiles is the confirmation's verdict above, not a line of this plot.")
 """, "figure"),
     md("""
 ## The search's pick vs hand-picked, side by side
 
-The same check by hand: one benchmark run holding the search's pick (the candidate the confirmation above set
-against the hand-picked tiles: of the candidates listed there, the one settled faster with the highest paired
-speed-up, else the undisturbed one with the highest paired speed-up) and the hand-picked tiles
+The same check by hand: one benchmark run holding the search's pick (of the candidates the confirmation above
+listed: the one settled faster with the highest paired speed-up, else the undisturbed one with the highest
+paired speed-up, as the tuner reports; where every candidate's comparison was disturbed, no paired speed-up
+ranks them and the pick is the candidate with the lowest single timing in the search, while the tuner keeps
+the hand-picked tiles, since nothing was settled faster; the line above the table names the pick and which
+rule chose it) and the hand-picked tiles
 (`numba-tiled[NB=...,KC=...,MC=...]` names a configuration), measured in interleaved rounds and judged by the
 package's paired verdict. It is a second run of a pair the confirmation already judged: where the two runs
 agree, that is a finding; where they point opposite ways, neither run's verdict is one. Two readings point
@@ -204,8 +268,9 @@ def said_of(verdict):
 
 
 hand = registry.configured("gemm", "numba-tiled", tiled.default_config()).name
-pick = result.verdict["against"] if result.verdict else result.best.config   # what the confirmation tested
-best = registry.configured("gemm", "numba-tiled", pick).name
+best = registry.configured("gemm", "numba-tiled", pick).name   # the pick named (and its rule said) above
+# the command that reruns this check (`workbench tune` reruns the confirmation, which alone changes what is kept)
+bench_cmd = f"workbench bench --kernels gemm --variants '{hand}' '{best}' --backends numba --sizes {N}x{N}x{N}"
 print("hand-picked:", hand, "| the search's pick:", best)
 contradicted = False   # the two runs of this pair read differently (used by the figure below)
 if best == hand:
@@ -216,9 +281,12 @@ else:
                               name="tuned vs hand-picked gemm tiles")
     assert set(res.df["status"]) == {"ok"}
     for _, v in pair_verdicts(res.df, hand, best, "numba").iterrows():
-        sentence = verdict_sentence(v, "hand-picked", "the search's pick")
+        advice = rerun_advice(res.df, bench_cmd, "--rounds 10")
+        sentence = verdict_sentence(v, "hand-picked", "the search's pick", disturbed_by=disturbance_text(res.df),
+                                    rerun=advice)
         check_claim(v, sentence)
-        confirmed = result.verdict
+        # the confirmation's verdict on this same pair (None where the confirmation did not judge it)
+        confirmed = next((cv for cv in result.candidates if cv["against"] == pick), None)
         # what each run says of the pair: its settled direction where only the size is unsettled, else its reading
         here, there = said_of(v), said_of(confirmed) if confirmed else None
         words = {here.split()[0], there.split()[0]} if there else set()
@@ -247,7 +315,8 @@ else:
                  f"two runs of one pair whose {apart}" if apart else "two runs of one pair that disagree")
               + f" (this run's rows: {disturbance_text(res.df) or 'no load recorded'}), so neither verdict is a "
               f"finding; the tuner kept {format_config(result.kept.config)} on the confirmation's verdict. "
-              "Rerun both with more rounds before trusting either.")
+              + ("Rerun both on a quieter machine before trusting either (`workbench tune` for the confirmation)."
+                 if machine_busy(res.df) else "Rerun both with more rounds before trusting either."))
 """),
     code("""
 if best != hand:
@@ -258,7 +327,8 @@ if best != hand:
     fig, ax = plt.subplots(figsize=(6, 2.2))
     if is_disturbed(float(pv["floor"])):   # an interval this wide informs nothing: drawn as the sentence says it
         ax.text(0.5, 0.5, "the comparison was disturbed: no interval is drawn" + chr(10)
-                + "(rerun with more rounds on an otherwise idle machine)", ha="center", va="center",
+                + ("(rerun on a quieter machine: see the line above)" if machine_busy(res.df) else
+                   "(rerun with more rounds: see the line above)"), ha="center", va="center",
                 transform=ax.transAxes)
         ax.set(xticks=[], yticks=[], title="one run, interleaved rounds: disturbed")
         plt.show()
