@@ -26,6 +26,7 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
     code("""
 import workbench
 from workbench import tutorial
+from workbench.judge.verdicts import BUSY_RERUN_HINT
 from workbench.report.claims import (busy_text, check_claim, pair_verdicts, reading, settled_direction,
                                      verdict_sentence)
 
@@ -124,7 +125,10 @@ read half the 4096-row time measured above.
 naive = {"faster": [], "slower": []}   # the sizes where numpy-naive's direction is settled
 for other in ("torch", "numpy-naive"):
     for _, v in pair_verdicts(res.df, "numpy", other, "numpy").iterrows():
-        sentence = verdict_sentence(v, "numpy", other)
+        # the rerun that applies to a quick() comparison: its own rounds= on an idle machine, a quieter machine
+        # where the rows saw a busy one (more rounds there add its disturbance too)
+        hint = BUSY_RERUN_HINT if v.get("busy") else "rerun it with more rounds (workbench.quick(..., rounds=10))"
+        sentence = verdict_sentence(v, "numpy", other, rerun=hint)
         check_claim(v, sentence)
         print(f"{v['size_label']:>8}: {sentence}")
         # faster by a settled verdict, or in direction only where the size is unsettled (settled_direction):
