@@ -1,0 +1,88 @@
+"""The sentence helpers of tutorials 10 and 11 (defined in their sources), held to what their numbers allow:
+a share above 100% is never "all or nearly all", a wide settled interval says its direction and not its size,
+a column of single timings has one precision, and a busy machine's rerun advice is a quieter machine."""
+
+from __future__ import annotations
+
+import ast
+import runpy
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+def helpers(stem: str) -> dict[str, Any]:
+    """The imports and top-level functions of a tutorial's code cells, run without the rest of its cells."""
+    sys.path.insert(0, str(NOTEBOOKS))
+    try:
+        cells = runpy.run_path(str(NOTEBOOKS / f"_nb_{stem}.py"))["CELLS"]
+    finally:
+        sys.path.remove(str(NOTEBOOKS))
+    keep: list[ast.stmt] = []
+    for cell in cells:
+        if cell.cell_type != "code":
+            continue
+        tree = ast.parse(cell.source)
+        keep += [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef))]
+    space: dict[str, Any] = {}
+    exec(compile(ast.Module(body=keep, type_ignores=[]), f"_nb_{stem}", "exec"), space)  # noqa: S102
+    return space
+
+
+@pytest.fixture(scope="module")
+def nb10() -> dict[str, Any]:
+    return helpers("10_where_decode_time_goes")
+
+
+@pytest.fixture(scope="module")
+def nb11() -> dict[str, Any]:
+    return helpers("11_tuning_gemm")
+
+
+def test_share_above_the_probe_is_not_all_of_the_time(nb10):
+    above = nb10["stream_share_text"](1.53, "its weights")
+    assert "153%" in above and "nearly all" not in above and "above 100%" in above and "cache" in above
+    assert "all or nearly all" in nb10["stream_share_text"](0.8, "its weights")
+
+
+def pair(speedup: float, lo: float, hi: float) -> dict[str, Any]:
+    verdict = "faster" if lo > 1 else "slower"
+    return {"verdict": verdict, "speedup": speedup, "ci_low": lo, "ci_high": hi, "floor": (hi / lo) ** 0.5 - 1,
+            "median_a": speedup, "median_b": 1.0}
+
+
+def test_wide_settled_interval_says_the_direction_not_the_size(nb10):
+    from workbench.report.claims import check_claim, verdict_sentence
+
+    v = pair(1.4, 1.004, 2.0)   # tutorial 10 printed "ran 1.4x faster (paired, interval 1.004-2.00x ...)"
+    said = nb10["with_figures"](v, verdict_sentence(v, "numba-eager", "numba-fused"))
+    check_claim(v, said)
+    assert "numba-fused ran at least 1.004× faster than numba-eager" in said
+    assert "the direction is settled, its size is not" in said and "1.004-2.00×" in said
+    slow = pair(1 / 1.4, 1 / 2.0, 1 / 1.004)
+    said = nb10["with_figures"](slow, verdict_sentence(slow, "numpy-naive", "numba-flash"))
+    check_claim(slow, said)
+    assert "numba-flash took at least 1.004× its time" in said and "its size is not" in said
+    narrow = pair(1.4, 1.3, 1.5)
+    said = nb10["with_figures"](narrow, verdict_sentence(narrow, "numba-eager", "numba-fused"))
+    assert "at least" not in said and "1.4× faster" in said
+
+
+def test_single_timings_in_one_precision(nb11):
+    assert nb11["ms_column"]([20.5, 5.68, 18.0, 9.96, None]) == ["20.5", "5.7", "18.0", "10.0", ""]
+    assert nb11["ms_column"]([0.054, 0.031]) == ["0.054", "0.031"]
+
+
+@pytest.mark.parametrize("nb", ["nb10", "nb11"])
+def test_busy_rows_advise_a_quieter_machine_not_more_rounds(nb, request):
+    advice = request.getfixturevalue(nb)["rerun_advice"]
+    args = ("workbench tune ...", "--confirm-rounds 10") if nb == "nb11" else ()
+    busy = advice(pd.DataFrame({"other_cpu_share": [0.8], "load_avg_1m": [7.0]}), *args)
+    idle = advice(pd.DataFrame({"other_cpu_share": [0.01], "load_avg_1m": [0.2]}), *args)
+    assert "quieter machine" in busy and "rounds 10" not in busy
+    assert "rounds 10" in idle and "quieter" not in idle
