@@ -6,7 +6,10 @@ than the kernel has outputs is an error (15)."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +19,7 @@ from workbench.catalog.reference_check import BadReference
 from workbench.catalog.spec import KernelSpec, Variant
 from workbench.measure.case import Case, normalize_outputs
 
+ROOT = Path(__file__).resolve().parents[2]
 VECTOR_ADD_SIZES = {"verify": [{"n": 101}]}
 
 
@@ -83,6 +87,9 @@ def _folder(tmp_path, name: str, top: str):
     ("class E(Exception):\n    def __str__(self): raise RuntimeError\nraise E()", "E: (its message could not be read)"),
     ("while True:\n    pass", "timed out: importing it took longer than 1 s"),
     ("import time\ntry:\n    time.sleep(60)\nexcept Exception:\n    pass", "timed out"),
+    ("import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass",
+     "timed out: importing it took longer than 1 s"),
+    ("import signal\nsignal.setitimer(signal.ITIMER_REAL, 0)\nwhile True:\n    pass", "timed out"),
 ])
 def test_a_catalog_file_that_exits_or_hangs_fails_to_load_named(tmp_path, monkeypatch, top, words):
     """Group 9: sys.exit(0) in a spec.py made verify and bench exit 0 with no output; a loop hung them."""
@@ -94,6 +101,58 @@ def test_a_catalog_file_that_exits_or_hangs_fails_to_load_named(tmp_path, monkey
     finally:
         loader.load_errors.pop(f"{folder.name}/spec.py", None)
         loader.forget_folder(folder.resolve())
+
+
+def test_a_catalog_file_that_calls_os_exit_fails_to_load_named(tmp_path):
+    """Round five of group 9: os._exit(0) in a spec.py ended the command with exit 0 and no output (a CI gate
+    passed on nothing). In a child process: without the guard it would end the test run itself."""
+    folder = _folder(tmp_path, "wb_round5_osexit", "import os\nos._exit(0)")
+    code = ("import sys; from workbench.catalog import loader; loader.load_catalog(sys.argv[1]); "
+            "print('after:', loader.load_errors)")
+    done = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "after:" in done.stdout and "the file called os._exit(0) while loading" in done.stdout
+
+
+def test_a_catalog_file_cannot_close_the_commands_output(tmp_path):
+    """Round five of groups 9 and 12: sys.stdout.close() in a spec.py ended verify with "I/O operation on closed
+    file"; sys.stderr replaced stayed replaced."""
+    out, err = sys.stdout, sys.stderr
+    folder = _folder(tmp_path, "wb_round5_closeout", "import sys\nsys.stdout.close()\nsys.stderr = None")
+    try:
+        assert loader.load_catalog(folder) == [folder.name]
+        assert "wb_round5_closeout/spec.py" not in loader.load_errors
+        assert sys.stdout is out and sys.stderr is err and not out.closed
+        print("still printing")
+    finally:
+        sys.stdout, sys.stderr = out, err
+        loader.forget_folder(folder.resolve())
+
+
+def test_a_stop_signal_while_a_catalog_file_imports_stops_the_command(tmp_path, monkeypatch):
+    """Round five of group 16: Ctrl-C or SIGTERM while a slow spec.py imported was recorded as that file's
+    failure and the command went on."""
+    import signal
+
+    class Stop(BaseException):
+        pass
+
+    def stop(signum, frame):
+        raise Stop(signum)
+
+    top = ("import os, signal, time\nos.kill(os.getpid(), signal.{})\n"
+           "try:\n    time.sleep(30)\nexcept BaseException:\n    pass")
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        for name, expected in (("SIGINT", KeyboardInterrupt), ("SIGTERM", Stop)):
+            folder = _folder(tmp_path, f"wb_round5_{name.lower()}", top.format(name))
+            with pytest.raises(expected):
+                loader.load_catalog(folder)
+            assert f"{folder.name}/spec.py" not in loader.load_errors
+            loader.forget_folder(folder.resolve())
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def test_the_import_bound_keeps_a_timer_someone_else_armed(tmp_path, monkeypatch):

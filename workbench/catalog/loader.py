@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.abc
 import importlib.util
 import logging
 import math
@@ -22,7 +23,9 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
+from types import FrameType, ModuleType
+
+from workbench.catalog.import_guard import CatalogExit, CatalogWatchdogTimeout, guarded_import, stop_signal
 
 log = logging.getLogger(__name__)
 
@@ -106,19 +109,28 @@ def _load_files(folder: Path) -> None:
         assert spec and spec.loader
         mod = importlib.util.module_from_spec(spec)
         sys.modules[modname] = mod
-        try:
-            with _import_bound(f):
-                spec.loader.exec_module(mod)
-        except BaseException as exc:  # noqa: BLE001  (sys.exit or a hang in one file must not end or stall the run)
-            sys.modules.pop(modname, None)
-            key = f"{folder.name}/{f.name}"
-            load_errors[key] = _load_error(exc)
-            log.warning("catalog file %s failed to load: %s", f, load_errors[key])
-            if f.name == "spec.py":
-                return  # variants of a kernel without a spec cannot register
-            continue
-        if f.name == "spec.py" and getattr(mod, "SPEC", None) is not None:
+        with guarded_import(import_timeout_s()):  # a stop signal met inside is raised again as it leaves
+            failed = _exec_file(folder, f, spec.loader, mod)
+        if failed and f.name == "spec.py":
+            return  # variants of a kernel without a spec cannot register
+        if not failed and f.name == "spec.py" and getattr(mod, "SPEC", None) is not None:
             mod.SPEC.path = str(folder)
+
+
+def _exec_file(folder: Path, f: Path, loader: importlib.abc.Loader, mod: ModuleType) -> bool:
+    """Import one catalog file; True when it failed (its error kept in :data:`load_errors`)."""
+    try:
+        with _import_bound(f):
+            loader.exec_module(mod)
+    except BaseException as exc:  # noqa: BLE001  (sys.exit or a hang in one file must not end or stall the run)
+        sys.modules.pop(mod.__name__, None)
+        if stop_signal(exc):
+            raise  # Ctrl-C / SIGTERM while importing: the command stops
+        key = f"{folder.name}/{f.name}"
+        load_errors[key] = _load_error(exc)
+        log.warning("catalog file %s failed to load: %s", f, load_errors[key])
+        return True
+    return False
 
 
 #: Seconds one catalog file may take to import (``WORKBENCH_CATALOG_IMPORT_TIMEOUT`` overrides): a file that
@@ -140,6 +152,11 @@ def import_timeout_s() -> float:
     except ValueError:
         value = IMPORT_TIMEOUT_S
     return value if math.isfinite(value) and value > 0 else IMPORT_TIMEOUT_S
+
+
+def _timeout_text(limit: float) -> str:
+    return (f"importing it took longer than {limit:g} s (does it loop or wait at import time?); "
+            f"{ENV_IMPORT_TIMEOUT} sets the limit")
 
 
 @contextlib.contextmanager
@@ -164,8 +181,7 @@ def _import_bound(path: Path) -> Iterator[None]:
             if callable(previous):
                 previous(signum, frame)
             return
-        raise CatalogImportTimeout(f"importing it took longer than {limit:g} s (does it loop or wait at import "
-                                   f"time?); {ENV_IMPORT_TIMEOUT} sets the limit")
+        raise CatalogImportTimeout(_timeout_text(limit))
 
     signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, min(limit, their_delay) if their_delay > 0 else limit)
@@ -184,8 +200,10 @@ def _load_error(exc: BaseException) -> str:
         return f"SystemExit: the file called sys.exit({exc.code!r}) while loading"
     if isinstance(exc, KeyboardInterrupt):
         return "KeyboardInterrupt: raised while loading"
-    if isinstance(exc, CatalogImportTimeout):
-        return f"timed out: {exc}"
+    if isinstance(exc, CatalogExit):
+        return f"exit: the file called os._exit({exc.code!r}) while loading"
+    if isinstance(exc, CatalogImportTimeout | CatalogWatchdogTimeout):
+        return f"timed out: {str(exc) or _timeout_text(import_timeout_s())}"
     try:
         text = str(exc)
     except Exception:  # noqa: BLE001  (an exception whose __str__ raises)
