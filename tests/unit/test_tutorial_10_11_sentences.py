@@ -86,3 +86,9 @@ def test_busy_rows_advise_a_quieter_machine_not_more_rounds(nb, request):
     idle = advice(pd.DataFrame({"other_cpu_share": [0.01], "load_avg_1m": [0.2]}), *args)
     assert "quieter machine" in busy and "rounds 10" not in busy
     assert "rounds 10" in idle and "quieter" not in idle
+
+
+def test_probe_spread_reads_the_rows_probes(nb10):
+    rows = pd.DataFrame({"round_bandwidth_gbs": ["[37.1, 37.4, 36.0]", "[18.6, 22.6]", None]})
+    assert nb10["probe_spread"](rows) == (36.0, 18.6, 37.4)
+    assert nb10["probe_spread"](pd.DataFrame({"round_bandwidth_gbs": [None]})) is None
