@@ -143,6 +143,26 @@ def test_a_newer_schema_version_is_never_written(tmp_path):
     assert any("schema version is 99" in p for p in Store(path, read_only=True).check())
 
 
+def test_another_programs_database_is_never_written(tmp_path):
+    """Round five of group 8: bench --store on another program's SQLite database added the workbench's tables
+    and rows to it; a 0-byte file and a store from before the meta table still open."""
+    path = tmp_path / "app.sqlite"
+    with sqlite3.connect(path) as c:
+        c.execute("CREATE TABLE customers (name TEXT)")
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match=r"database of another program \(tables: customers\)"):
+        Store(path)
+    assert path.read_bytes() == before and not Path(f"{path}-wal").exists()
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    Store(empty).close()
+    old = tmp_path / "old.sqlite"
+    _store_with_run(old)
+    with sqlite3.connect(old) as c:
+        c.execute("DROP TABLE meta")
+    Store(old).close()
+
+
 def test_a_fifo_or_a_link_to_dev_null_is_no_store(tmp_path):
     fifo = tmp_path / "f.sqlite"
     os.mkfifo(fifo)

@@ -112,7 +112,14 @@ class StoreConnection:
         read: another workbench made it, and our writes could break it."""
         try:
             found = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except sqlite3.OperationalError:  # no meta table: a new store, or one from before it
+        except sqlite3.OperationalError:  # no meta table: a new store, one from before it, or another program's
+            tables = sorted(r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+            if tables and not {"runs", "results"} <= set(tables):
+                shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+                raise StoreError(f"results store {self.path} is an SQLite database of another program (tables: "
+                                 f"{shown}), not a workbench results store; nothing was written to it: give "
+                                 "another --store") from None
             return
         message = schema_version_problem(found[0] if found else None)
         if message:
