@@ -183,6 +183,36 @@ def test_closed_stdout_is_a_clear_error(tmp_path):
     assert r.returncode == 2 and "stdout is closed" in r.stderr and "internal error" not in r.stderr
 
 
+def test_a_full_stdout_is_named_and_never_exit_0(tmp_path):
+    """Round five of group 12: `runs > /dev/full` said "[Errno 28] No space left on device", naming nothing, and
+    `export -o /dev/stdout > /dev/full` the same; with stderr full too, an error's exit 2 became 1."""
+    store = tmp_path / "s.sqlite"
+    _store_with_run(store)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), WORKBENCH_AUTO_PEAKS="0")
+
+    def run(*args: str, **streams: object) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "workbench", *args, "--store", str(store)], text=True,
+                              env=env, timeout=120, **streams)  # type: ignore[call-overload]
+
+    with open("/dev/full", "w") as full:
+        r = run("runs", stdout=full, stderr=subprocess.PIPE)
+        assert r.returncode == 2 and "could not write to stdout (No space left on device)" in r.stderr
+        r = run("export", "-o", "/dev/stdout", stdout=full, stderr=subprocess.PIPE)
+        assert r.returncode == 2 and "/dev/stdout: No space left on device" in r.stderr
+        assert run("report", "nope", stdout=subprocess.PIPE, stderr=full).returncode == 2
+    stream = SafeTextStream(open("/dev/full", "w"))  # noqa: SIM115 - closed below
+    stream.write("x" * 10_000)
+    stream.flush()
+    assert stream.failed is not None and stream.failed.strerror == "No space left on device"
+    stream.raw.close()
+
+
+def test_an_output_whose_folder_takes_no_file_is_named(tmp_path):
+    """Round five of group 1: `report --out /proc/self/status` named our temporary file under /proc."""
+    with pytest.raises(OSError, match=r"the folder of /proc/self/status \(/proc/[0-9]+\) takes no new file"):
+        write_output("/proc/self/status", "x", flag="--out")
+
+
 # -- 14: read-only stores -----------------------------------------------------------------------------
 
 def test_a_store_on_a_read_only_mount_says_so(tmp_path, monkeypatch):

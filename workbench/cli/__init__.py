@@ -106,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
         rc = _main(argv)
         with contextlib.suppress(OSError, ValueError):
             out.flush()
+        if out.failed is not None:  # `> /dev/full`: said, never "[Errno 28]" naming nothing, never exit 0
+            print(f"workbench: error: could not write to stdout ({out.failed.strerror or out.failed}); what it "
+                  "printed is incomplete", file=sys.stderr)
+            return rc or EXIT_USAGE
         return EXIT_BROKEN_PIPE if out.broken else rc
 
 

@@ -153,7 +153,13 @@ def atomic_write_chunks(path: str | os.PathLike, chunks: Iterable[bytes]) -> Pat
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:  # /proc, /sys, a read-only folder: name the file asked for, not our temporary file
+        refused = OSError(f"the folder of {os.fspath(path)} ({target.parent}) takes no new file "
+                          f"({exc.strerror or exc}); give a path in a writable folder")
+        refused.errno = exc.errno
+        raise refused from None
     try:
         with os.fdopen(fd, "wb") as f:
             for data in chunks:
@@ -190,10 +196,15 @@ def _write_stdout(path: str | os.PathLike, pieces: Iterable[str]) -> Path:
     """``pieces`` written to stdout as UTF-8 bytes as they come (a report to ``/dev/stdout``)."""
     sys.stdout.flush()
     out = getattr(sys.stdout, "buffer", None)
-    for piece in pieces:
-        if out is not None:
-            out.write(piece.encode("utf-8"))
-        else:
-            sys.stdout.write(piece)
-    (out or sys.stdout).flush()
+    try:
+        for piece in pieces:
+            if out is not None:
+                out.write(piece.encode("utf-8"))
+            else:
+                sys.stdout.write(piece)
+        (out or sys.stdout).flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # `> /dev/full`: named, not "[Errno 28] No space left on device" alone
+        raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from None
     return Path(path)

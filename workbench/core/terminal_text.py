@@ -46,6 +46,8 @@ class SafeTextStream:
     def __init__(self, stream: TextIO):
         self.raw = stream
         self.broken = False
+        #: The first error other than a broken pipe that writing met (``> /dev/full``: no space left), or None.
+        self.failed: OSError | None = None
         reconfigure = getattr(stream, "reconfigure", None)
         encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
         if reconfigure is not None and encoding not in ("utf8", "utf8sig"):
@@ -62,6 +64,9 @@ class SafeTextStream:
         except BrokenPipeError:
             self._break()
             return len(text)
+        except OSError as exc:  # a full disk or an I/O error: the output is lost, the command's work is not
+            self._fail(exc)
+            return len(text)
 
     def flush(self) -> None:
         if self.broken:
@@ -70,6 +75,13 @@ class SafeTextStream:
             self.raw.flush()
         except BrokenPipeError:
             self._break()
+        except OSError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        """Writing failed (not a reader leaving): kept in ``failed`` for the command to say, output dropped."""
+        self.failed = self.failed or exc
+        self._break()
 
     def _break(self) -> None:
         """The reader left (``| head``): further output goes nowhere, and the command goes on with its work."""
