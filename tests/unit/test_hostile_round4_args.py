@@ -50,6 +50,8 @@ TUNE = ["tune", "--kernel", "gemm", "--variant", "numba-tiled", "--backend", "nu
     (["compile-check", "--timeout", "nan"], "argument --timeout: 'nan' is not a usable number of seconds"),
     (["compile-check", "--timeout", "0"], "argument --timeout: '0' is not a usable number of seconds"),
     (["compile-check", "--timeout", "inf"], "argument --timeout: 'inf'"),
+    (["bench", "--kernels", "vector_add", "--backends", "numpy", "--name", ""], "--name '' is empty"),
+    (["bench", "--kernels", "vector_add", "--backends", "numpy", "--tag", "  "], "--tag '  ' is empty"),
 ])
 def test_arguments_are_refused_before_a_run_exists(store, capsys, argv, words):
     """Groups 10 and 13: tune --seed -1 left a run "running" with optuna's message; --config <dir> was refused
@@ -63,6 +65,10 @@ def test_arguments_are_refused_before_a_run_exists(store, capsys, argv, words):
 @pytest.mark.parametrize("name, value, words", [
     ("WORKBENCH_AUTO_PEAKS", "maybe", "WORKBENCH_AUTO_PEAKS='maybe' is not understood: use 1 or 0"),
     ("WORKBENCH_WORKER_PROFILE", "1", "WORKBENCH_WORKER_PROFILE='1' is not a folder"),
+    ("WORKBENCH_TUNED", "maybe", "WORKBENCH_TUNED='maybe' is not understood: use 1 or 0"),
+    ("WORKBENCH_CATALOG_IMPORT_TIMEOUT", "nan", "WORKBENCH_CATALOG_IMPORT_TIMEOUT='nan' is not a usable number"),
+    ("WORKBENCH_CATALOG_IMPORT_TIMEOUT", "-1", "WORKBENCH_CATALOG_IMPORT_TIMEOUT='-1' is not a usable number"),
+    ("WORKBENCH_BACKEND", "bogus", "WORKBENCH_BACKEND='bogus' names no backend; valid backends: auto"),
 ])
 def test_a_switch_we_do_not_understand_is_refused(store, capsys, monkeypatch, name, value, words):
     """Groups 11 and 15: AUTO_PEAKS=maybe was taken for yes; WORKER_PROFILE=1 ended each worker in a traceback."""

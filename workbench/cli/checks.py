@@ -45,10 +45,16 @@ def check_catalog_env() -> None:
 def check_env_values() -> None:
     """The workbench's switches in the environment are values it understands (``WORKBENCH_AUTO_PEAKS=maybe``
     was taken for yes; ``WORKBENCH_WORKER_PROFILE=1`` ended every worker in a traceback)."""
-    from workbench.core.env_values import env_flag, worker_profile_dir
+    from workbench.backends.registry import override_name
+    from workbench.catalog.loader import ENV_IMPORT_TIMEOUT
+    from workbench.core.env_values import env_flag, env_seconds, worker_profile_dir
     from workbench.roofs.peaks import ENV_AUTO_PEAKS
+    from workbench.tuning.resolve import ENV_TUNED
 
     env_flag(ENV_AUTO_PEAKS, True)
+    env_flag(ENV_TUNED, True)  # `maybe` was taken for yes
+    env_seconds(ENV_IMPORT_TIMEOUT)  # `nan` or `-1` fell back to 120 s unsaid
+    override_name()  # a misspelt backend was refused by bench and ignored by verify
     worker_profile_dir()
 
 
@@ -150,10 +156,12 @@ def check_bench(args: argparse.Namespace, outputs: Iterable[tuple[str, str | Non
     check_catalog_env()
     check_backend_env()
     check_outputs(outputs, getattr(args, "store", None))
-    if getattr(args, "name", None) is not None:
-        check_run_name(args.name, flag="--name")
-    if getattr(args, "tag", None) is not None:
-        check_run_name(args.tag, flag="--tag")
+    for flag in ("name", "tag"):
+        value = getattr(args, flag, None)
+        if value is not None and not value.strip():  # a run named '' was stored, and found by no name
+            raise ValueError(f"--{flag} {value!r} is empty; give it a visible character, or leave --{flag} out")
+        if value is not None:
+            check_run_name(value, flag=f"--{flag}")
     check_cluster_address(getattr(args, "cluster", None))
     check_memory_cap(getattr(args, "memory_cap", None))  # "0.5" (half a byte) and "200%": parsed, but refused
 

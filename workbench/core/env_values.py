@@ -5,6 +5,7 @@ never taken for a default (``WORKBENCH_AUTO_PEAKS=maybe`` ran the probe as if it
 from __future__ import annotations
 
 import logging
+import math
 import os
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -25,6 +26,22 @@ def env_flag(name: str, default: bool) -> bool:
         return False
     raise ValueError(f"{name}={os.environ[name]!r} is not understood: use 1 or 0 (also true/false, yes/no, "
                      "on/off), or unset it")
+
+
+def env_seconds(name: str) -> float | None:
+    """``$name`` as a number of seconds (unset or empty: None); ValueError naming the value unless it is a
+    finite number above 0."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name}={os.environ[name]!r} is not a usable number of seconds: give a finite number "
+                         "above 0, or unset it")
+    return value
 
 
 def log_level() -> tuple[str, str | None]:

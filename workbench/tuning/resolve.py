@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import logging
 import math
-import os
 import platform
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -23,6 +22,7 @@ from workbench import config as config_file
 from workbench.catalog.registry import given_or_default, set_config_resolver
 from workbench.catalog.spec import BuildContext, KernelSpec, TunableConfig, Variant, format_config
 from workbench.core.dtypes import itemsize
+from workbench.core.env_values import env_flag
 
 if TYPE_CHECKING:
     from workbench.backends.base import Backend
@@ -34,7 +34,8 @@ ENV_TUNED = "WORKBENCH_TUNED"
 
 
 def tuned_enabled() -> bool:
-    return os.environ.get(ENV_TUNED, "1").strip().lower() not in ("0", "false", "no", "off")
+    """Builds use tuned configurations (``WORKBENCH_TUNED``: 1/0, yes/no...; a value not understood raises)."""
+    return env_flag(ENV_TUNED, True)
 
 
 @functools.cache
