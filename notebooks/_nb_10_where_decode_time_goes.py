@@ -100,14 +100,14 @@ def direction_only(v, sentence):
     return f"{head}{verb}at least {bound}× {rest}: the direction is settled, its size is not"
 
 
-def rerun_advice(rows):
+def rerun_advice(rows, kernel="mlp_block"):
     # what would settle a comparison, from what its rows recorded of the machine: on a busy one a quieter machine,
     # not more rounds (docs/statistics.md, "Where the power goes": at load 10-11 nine rounds gave floors of ±25-28%
     # against ±11-12% with three); on an idle one more rounds
     if machine_busy(rows):
-        return ("rerun it on a quieter machine (workbench bench --kernels mlp_block ...): on a machine this busy "
+        return (f"rerun it on a quieter machine (workbench bench --kernels {kernel} ...): on a machine this busy "
                 "more rounds can widen the floors rather than narrow them (docs/statistics.md)")
-    return "rerun it with more rounds (workbench bench --kernels mlp_block ... --rounds 10)"
+    return f"rerun it with more rounds (workbench bench --kernels {kernel} ... --rounds 10)"
 
 
 def stream_share_text(share, what):
@@ -264,8 +264,9 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
         if noisy_at or min(ks) <= 0:
             why = f"the cells at L={', '.join(noisy_at)} are marked noisy" if noisy_at else "a step fell"
             said.append(f"by the medians it steepens from L^{before:.2f} to L^{after:.2f} on the step where the "
-                        f"cache leaves {left}, but {why}: not read as a finding; more rounds or a quieter machine "
-                        "would settle it")
+                        f"cache leaves {left}, but {why}: not read as a finding; "
+                        + ("a quieter machine would settle it (on a busy one more rounds can widen the noise)"
+                           if machine_busy(g) else "more rounds would settle it"))
         else:
             # what the medians show, without a cause: the bandwidth lines below say whether the bytes set the time
             said.append(f"it steepens from L^{before:.2f} to L^{after:.2f} on the step where the cache leaves {left}: "
@@ -284,7 +285,10 @@ for L, row in lowest.iterrows():
     judged = speedup_vs_baseline(at, baseline_variant=row["variant"], baseline_backend=row["backend"])
     said = []
     for _, v in judged[judged["verdict"] != "baseline"].iterrows():
-        sentence = with_figures(v, verdict_sentence(v, row["variant"], v["variant"]))
+        sides = at[at["variant"].isin([row["variant"], v["variant"]])]
+        sentence = with_figures(v, verdict_sentence(v, row["variant"], v["variant"],
+                                                    disturbed_by=disturbance_text(sides),
+                                                    rerun=rerun_advice(sides, "attention_decode")))
         check_claim(v, sentence)
         said.append((reading(v), sentence))
         judged_at[(L, row["variant"], v["variant"])] = v
@@ -389,7 +393,9 @@ llc = tutorial.machine_caches().llc
 print(f"the block's weights: {fmt_bytes(weights)} (3 matrices of {hidden} x {intermediate} float32); "
       + (f"they fit in the {fmt_bytes(llc)} last-level cache, so after the first call the block reads them from "
          "cache, not DRAM: its time here is not DRAM bandwidth" if llc and weights <= llc else
-         f"they exceed the {fmt_bytes(llc)} last-level cache, so they cannot all stay in it between calls" if llc else
+         f"they exceed the {fmt_bytes(llc)} last-level cache, so they cannot all stay in it between calls"
+         + (f" (though part of them can: they are less than twice it, {fmt_bytes(2 * llc)})" if weights < 2 * llc
+            else "") if llc else
          "the last-level cache size is unknown here"))
 print("median time per call (each cell's own rounds; the verdicts below are paired):")
 table = every.pivot(index="backend", columns="mode", values="time")
@@ -419,17 +425,17 @@ ranges that do not overlap, it says that too: the host's bandwidth moved between
 # each runtime's block against the host's copy bandwidth, as the attention lines set the KV cache against it
 probe = host_bandwidth(m)
 bands = {}
-dram = tutorial.machine_caches().dram   # this notebook's DRAM working set: twice the last-level cache
 if llc and weights <= llc:
     print(f"the weights ({fmt_bytes(weights)}) fit in the {fmt_bytes(llc)} last-level cache: after the first call "
           "they are read from cache, so no block's time is set against DRAM's rate here")
 elif probe is None:
     print("these rows took no bandwidth probe: the MLP's GB/s is not set against the memory's rate in this run")
 else:
-    if dram and weights < dram:   # past the LLC but short of this notebook's DRAM standard (twice it)
+    if llc and weights < 2 * llc:   # past the LLC but short of this notebook's DRAM standard (twice it)
         print(f"the weights ({fmt_bytes(weights)}) exceed the {fmt_bytes(llc)} last-level cache but are less than "
-              f"twice it ({fmt_bytes(dram)}, this notebook's standard for a working set read from DRAM): part of them "
-              "can stay in the cache between calls, so each share below is of the host's copy rate, not a DRAM share")
+              f"twice it ({fmt_bytes(2 * llc)}, this notebook's standard for a working set read from DRAM): part of "
+              "them can stay in the cache between calls, so each share below is of the host's copy rate, not a DRAM "
+              "share")
     # the two sections' probes: where their ranges do not overlap, the host's bandwidth moved between them
     here_, there_ = probe_spread(m), probe_spread(far)
     if here_ and there_ and (here_[2] < there_[1] or there_[2] < here_[1]):
