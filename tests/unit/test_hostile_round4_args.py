@@ -43,6 +43,7 @@ TUNE = ["tune", "--kernel", "gemm", "--variant", "numba-tiled", "--backend", "nu
     (TUNE + ["--seed", "-1"], "argument --seed: '-1' is out of range; give a whole number from 0 to 4,294,967,295"),
     (TUNE + ["--seed", "1" * 23], "argument --seed: '11111111111111111111111' is out of range"),
     (TUNE + ["--config", "."], "--config '.' is a directory"),
+    (TUNE + ["--config", "/proc/wb_round5.json"], "--config '/proc/wb_round5.json': the folder /proc takes no new"),
     (TUNE + ["--trials", "0"], "argument --trials: '0' is out of range"),
     (TUNE + ["--budget", "nan"], "argument --budget: 'nan' is not a usable number of seconds"),
     (["compile-check", "--jobs", "-1"], "argument --jobs: '-1' is out of range; give a whole number from 1"),

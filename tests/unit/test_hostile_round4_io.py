@@ -209,8 +209,12 @@ def test_a_full_stdout_is_named_and_never_exit_0(tmp_path):
 
 def test_an_output_whose_folder_takes_no_file_is_named(tmp_path):
     """Round five of group 1: `report --out /proc/self/status` named our temporary file under /proc."""
-    with pytest.raises(OSError, match=r"the folder of /proc/self/status \(/proc/[0-9]+\) takes no new file"):
+    with pytest.raises(ValueError, match=r"--out '/proc/self/status': the folder /proc/[0-9]+ takes no new file"):
         write_output("/proc/self/status", "x", flag="--out")
+    with pytest.raises(ValueError, match=r"the folder /sys takes no new file"):
+        check_output_path("/sys/wb_round5/new/x.json", flag="--json")  # folders still to make: their ancestor
+    check_output_path(tmp_path / "new" / "deeper" / "x.json")
+    assert list(tmp_path.iterdir()) == []  # the probe leaves nothing behind
 
 
 # -- 14: read-only stores -----------------------------------------------------------------------------

@@ -95,6 +95,23 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _require_writable_folder(real: Path, text: str, flag: str) -> None:
+    """A ValueError unless a new file can be made in ``real``'s folder (or its nearest existing ancestor, where
+    the folder is still to be made): tried with a temporary file, removed at once. Permissions alone do not
+    say it for root, nor under /proc or /sys: ``tune --config /proc/x.json`` measured first and failed after."""
+    folder = real.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".workbench-probe.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise ValueError(f"{flag} {text!r}: the folder {folder} takes no new file ({exc.strerror or exc}); give a "
+                         "path in a writable folder") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
 def check_output_path(path: str | os.PathLike, *, flag: str = "output",
                       stores: Iterable[str | os.PathLike | None] = (), export: bool = False) -> Path:
     """``path`` checked as a file to write: a ValueError naming it when it is empty, a folder, or would
@@ -111,6 +128,7 @@ def check_output_path(path: str | os.PathLike, *, flag: str = "output",
         raise ValueError(f"{flag} {text!r} is a directory; give a file name")
     refuse_non_regular(p, flag)
     real = Path(os.path.realpath(p))
+    _require_writable_folder(real, text, flag)
     for store in stores:
         if store is None or not str(store).strip():
             continue
