@@ -220,7 +220,6 @@ def test_cli_verify_json_saxpy(run_python):
     assert doc["passed"] is True and all(r["passed"] == (r["status"] == "ok") for r in doc["results"])
 
 
-@pytest.mark.extras  # checks more where an optional runtime is installed: runs in both venvs
 def test_cli_verify_table_and_default_backends(run_python):
     proc = run_python("-m", "workbench", "verify", "--kernel", "saxpy", "--seeds", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
