@@ -1,6 +1,7 @@
 """Hostile round four (issue 38), group 7: whatever a variant starts in its worker process ends with it. A
 plain fork, a fork that calls ``setsid`` and forks again (re-parented to init, in its own session), and a
-non-daemon ``multiprocessing.Process`` each outlived ``bench``, which exited 0."""
+non-daemon ``multiprocessing.Process`` each outlived ``bench``, which exited 0. Round five: a double fork that
+``exec``s with an empty environment (no token) outlived it too, until the worker became a child subreaper."""
 
 from __future__ import annotations
 
@@ -55,6 +56,11 @@ def leaves_children(ctx):
                     time.sleep(600)
                 os._exit(0)
             multiprocessing.Process(target=_sleep).start()
+            if os.fork() == 0:  # round five: no token (an empty environment), re-parented away at once
+                os.setsid()
+                if os.fork() == 0:
+                    os.execve("/bin/sh", ["sh", "-c", f'echo "tokenless $$" >> {PIDS}; exec sleep 600'], {})
+                os._exit(0)
         np.add(i["a"], i["b"], out=o["out"])
     return run
 '''
@@ -80,7 +86,7 @@ def test_bench_ends_what_a_variant_started(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     started = dict(line.split() for line in pids.read_text().splitlines())
-    assert set(started) == {"fork", "setsid", "mp"}, started
+    assert set(started) == {"fork", "setsid", "mp", "tokenless"}, started
     deadline = time.monotonic() + 5
     alive = {}
     while time.monotonic() < deadline:

@@ -10,9 +10,11 @@ before it was stopped are killed too (one that cleared its environment and ``exe
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import secrets
+import sys
 from collections.abc import Sequence
 
 import psutil
@@ -26,6 +28,23 @@ ENV_TOKEN = "WORKBENCH_WORKER_TOKEN"
 def new_token() -> str:
     """A token no other worker has."""
     return secrets.token_hex(12)
+
+
+#: prctl's PR_SET_CHILD_SUBREAPER (Linux).
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make this process (a worker) the one its orphaned descendants are re-parented to, instead of init: a
+    kernel that forks, ``setsid``s, forks again and ``exec``s with an empty environment leaves a process that
+    carries no token and is no child of anyone we know, except the worker's when it is a subreaper (its
+    children, read before it stops, are then ended). Linux only; False elsewhere or when refused."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def children_of(proc: psutil.Process | None) -> list[psutil.Process]:

@@ -32,6 +32,7 @@ from workbench.core.env_values import worker_profile_dir
 from workbench.core.status import Status
 from workbench.measure.backend_facts import after_oom, prepare_backend
 from workbench.measure.cell import measure
+from workbench.measure.descendants import become_subreaper
 from workbench.measure.failures import failed_result
 from workbench.measure.input_cache import InputCache
 from workbench.measure.limits import Limits
@@ -164,6 +165,7 @@ def main(argv: list[str]) -> int:
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
     _die_with_parent()
+    become_subreaper()  # a kernel's double-forked, token-less orphans stay our children, and end with us
     faulthandler.enable()  # a crash prints the Python frame it happened in; the parent quotes it
     conn = Connection(int(argv[1]))
     try:  # a folder: each worker writes its cProfile there (the command refused a value that is not one)
