@@ -107,6 +107,19 @@ def test_a_huge_message_and_an_escape_in_a_name_are_stored_importable(tmp_path):
     assert counts["results"] == 1
 
 
+def test_a_message_with_a_lone_surrogate_is_stored_importable(tmp_path):
+    """Round five of group 4: a variant's exception holding '\\udcff' (bytes decoded with surrogateescape)
+    could not be stored: 'surrogates not allowed' ended bench, its run interrupted with no rows."""
+    src = tmp_path / "s.sqlite"
+    _store_with_run(src, message="bad byte \udcff here", variant="v\ud800")
+    st = Store(src, read_only=True)
+    row = st.rows()[0]
+    assert row["message"] == "bad byte \\udcff here" and row["variant"] == "v\\ud800"
+    out = tmp_path / "e.json"
+    st.export(None, out)
+    assert Store(tmp_path / "t.sqlite").import_file(out)["results"] == 1
+
+
 # -- 5: locale ------------------------------------------------------------------------------------------------
 
 def test_printing_never_fails_on_the_locale():

@@ -3,8 +3,9 @@ exported, imported elsewhere and printed.
 
 Why here: a variant raising a 20 MiB message once made a 42 MB store and HTML report, and its export was then
 refused whole by ``workbench import`` (whose limits are :mod:`workbench.store.export_schema`'s); a variant name
-holding ESC made the export unimportable too. So a result row's text is cleaned as it is stored: control
-characters (ESC, NUL ...) become visible escapes (``\\x1b``), short text (names, statuses) is cut at
+holding ESC made the export unimportable too, and a message holding a lone surrogate (``\\udcff``) ended the
+sweep, unstorable. So a result row's text is cleaned as it is stored: control characters (ESC, NUL ...) and
+lone surrogates become visible escapes (``\\x1b``, ``\\udcff``), short text (names, statuses) is cut at
 :data:`~workbench.store.export_schema.MAX_TEXT_CHARS`, and long text (messages, tracebacks) at
 :data:`MAX_STORED_LONG_TEXT_CHARS`, keeping its start and its end (where a traceback names the error).
 """
@@ -33,6 +34,10 @@ def stored_text(value: str, limit: int) -> str:
     """``value`` with control characters but tab and line breaks escaped, at most ``limit`` characters: a
     longer one keeps its first and last parts around a note of how much was cut."""
     text = CONTROL_CHARS.sub(_escape, value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ('\udcff' from a bytes message decoded with surrogateescape)
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # SQLite refused it: the sweep ended
     if len(text) <= limit:
         return text
     keep = limit - 60  # the note below is shorter than 60 characters
