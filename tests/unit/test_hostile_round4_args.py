@@ -178,6 +178,22 @@ def test_tls_files_are_checked_for_what_they_hold(pem, tmp_path):
         tls_security("tls://head:8786", pem["ca"], pem["cert"], str(other))
 
 
+def test_an_encrypted_tls_key_is_named_not_prompted_for(pem, tmp_path):
+    """Round five of group 18: a passphrase-protected key made OpenSSL prompt on the terminal, then fail with
+    "[Errno 22] Invalid argument", naming no file."""
+    from cryptography.hazmat.primitives import serialization
+
+    from workbench.cluster import tls_security
+
+    key = serialization.load_pem_private_key(open(pem["key"], "rb").read(), password=None)
+    locked = tmp_path / "locked-key.pem"
+    locked.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                         serialization.BestAvailableEncryption(b"secret")))
+    locked.chmod(0o600)
+    with pytest.raises(ValueError, match=r"--tls-key '.*locked-key.pem' is encrypted .*openssl pkey -in"):
+        tls_security("tls://head:8786", pem["ca"], pem["cert"], str(locked))
+
+
 def test_vulkan_runtime_folder_is_one_per_user_not_one_per_process(tmp_path, monkeypatch):
     """Group 19: each Vulkan process left an empty /tmp/workbench-xdg-* folder (48 found)."""
     import tempfile

@@ -117,8 +117,15 @@ def _check_pair(cert: str | None, key: str | None) -> None:
     files named."""
     import ssl
 
+    key_file, key_flag = (key, "--tls-key") if key is not None else (cert, "--tls-cert")
+
+    def no_passphrase() -> str:  # OpenSSL asked on the terminal (then "[Errno 22] Invalid argument")
+        raise ValueError(f"{key_flag} {key_file!r} is encrypted (it needs a passphrase), and Dask's workers and "
+                         f"this client cannot ask for one: write it unencrypted, for you only: openssl pkey -in "
+                         f"{key_file} -out key.pem && chmod 600 key.pem")
+
     try:
-        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_cert_chain(cert, key)  # type: ignore[arg-type]
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_cert_chain(cert, key, password=no_passphrase)  # type: ignore[arg-type]
     except ssl.SSLError as exc:
         reason = exc.reason or str(exc)
         raise ValueError(f"--tls-cert {cert!r} and --tls-key {key or cert!r} do not load as a certificate and its "
