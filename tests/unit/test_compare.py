@@ -257,6 +257,17 @@ def test_gate_fails_on_a_sure_regression_and_names_the_cells(tmp_path, capsys):
     assert main_compare(store, ids) == 0  # without --fail-on: a table, exit 0
 
 
+def test_gate_on_runs_with_no_cell_in_common_is_refused(tmp_path, capsys):
+    """Hostile round five (issue 38, group 15): two runs that share no cell printed "(no matching cells)", then
+    "gate passed" and exit 0: a CI gate passed on nothing."""
+    other = many_cells("B").assign(kernel=lambda d: "other_" + d["kernel"])
+    store, ids = stored(tmp_path, with_rounds(many_cells("A"), seed=15), with_rounds(other, seed=16))
+    assert gate(store, ids) == 2
+    err = capsys.readouterr().err
+    assert "--fail-on: no cell of the two sides matches" in err and "gate passed" not in err
+    assert main_compare(store, ids) == 0  # without --fail-on: the (empty) table, as before
+
+
 def main_compare(store, ids):
     from workbench.cli import main
 
