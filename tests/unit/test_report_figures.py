@@ -220,3 +220,27 @@ def test_many_sizes_get_ticks_spread_along_a_log_axis():
                                           for r in [synthetic_results().iloc[0].to_dict()]]))
     shown = [t for t in fig.axes[0].get_xticks() if t > 0]
     assert len(shown) <= plots.MAX_TICKS and all(b / a > 1.8 for a, b in zip(shown, shown[1:], strict=False))
+
+
+def test_the_band_is_scaled_by_the_median_its_quartiles_are_weighted_by():
+    """04: quartiles weigh every round the same; the band was scaled by the unweighted median of the pooled
+    samples, and a round of many fast samples moved it off its line (a band of 11-65 GFLOP/s under a point
+    at 70)."""
+    import json
+
+    import pandas as pd
+
+    from workbench.judge.stats import round_weighted_quartiles
+    from workbench.report.plots.lines import quartile_band
+
+    import numpy as np
+
+    fast, slow = list(np.linspace(0.9, 1.1, 40)), [5.0] * 4 + [6.0] * 4   # a quiet round of 40 samples, two of 4
+    samples, sizes = fast + slow, [40, 4, 4]
+    q1, q3 = round_weighted_quartiles(samples, sizes)
+    g = pd.DataFrame({"samples_s": [json.dumps(samples)], "round_sizes": [json.dumps(sizes)], "q1_s": [q1],
+                      "q3_s": [q3], "median_s": [5.0], "gflops": [10.0]})
+    lo, hi = quartile_band(g, "median_s")
+    assert lo[0] <= 5.0 <= hi[0]   # the line (the median of the round medians) inside its band
+    lo, hi = quartile_band(g, "gflops")
+    assert lo[0] <= 10.0 <= hi[0]
