@@ -44,6 +44,7 @@ def test_old_store_without_new_columns_loads(tmp_path):
     old_cols = [c for c in RESULT_COLUMNS if c not in ("library", "bound", "first_call_s")]
     path = tmp_path / "old.sqlite"
     con = sqlite3.connect(path)
+    con.execute("CREATE TABLE runs (run_id TEXT PRIMARY KEY, created_at TEXT)")   # a workbench store: runs too
     con.execute(f"CREATE TABLE results ({', '.join(old_cols)}, extra TEXT, UNIQUE(run_id, cell_key))")
     con.execute("INSERT INTO results (run_id, cell_key, kernel, variant, status) VALUES ('r', 'k', 'saxpy', "
                 "'numpy', 'ok')")

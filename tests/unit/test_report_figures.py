@@ -228,12 +228,11 @@ def test_the_band_is_scaled_by_the_median_its_quartiles_are_weighted_by():
     at 70)."""
     import json
 
+    import numpy as np
     import pandas as pd
 
     from workbench.judge.stats import round_weighted_quartiles
     from workbench.report.plots.lines import quartile_band
-
-    import numpy as np
 
     fast, slow = list(np.linspace(0.9, 1.1, 40)), [5.0] * 4 + [6.0] * 4   # a quiet round of 40 samples, two of 4
     samples, sizes = fast + slow, [40, 4, 4]

@@ -20,8 +20,7 @@ Everything is on log times:
   adds both runs' round spreads (:func:`round_sigma`) to the run-to-run spread seen across all cells of
   the comparison (:func:`run_to_run_noise`), which a single cell cannot see. Between two runs
   (``workbench compare``) each side counts as the standard error of its median, and the run-to-run part is
-  only what the rounds do not explain
-  (:func:`workbench.judge.between_runs.between_run_noise`).
+  only what the rounds do not explain (:func:`workbench.judge.between_runs.between_run_noise`).
 
 The decision (:func:`decide`) reads the interval, whose coverage is stated with it (:attr:`Verdict.coverage`):
 "faster" / "slower" when it excludes no change and the effect exceeds :data:`MIN_EFFECT`; "same" only when
@@ -137,11 +136,10 @@ class VerdictFields(TypedDict):
 #: to rerun (:func:`is_disturbed`, :data:`RERUN_HINT`). Intervals of ±1,361% and ±371,597,614% had been printed
 #: as findings under load.
 DISTURBED_FLOOR = 0.5
-#: What to do about a disturbed or unsettled comparison, said with it (every hint below contains it).
+#: What to do about a disturbed or unsettled comparison, said with it.
 RERUN_HINT = "rerun it with more rounds (workbench bench ... --rounds 10)"
-#: The hint where the rows show a busy machine (other processes past BUSY_CPU_SHARE of the CPU).
-#: More rounds are not advised there: on a busy machine they add the disturbance too (docs/statistics.md: `--rounds
-#: 9` widened floors at load 10-11, ±25-28% against ±11-12% with 3).
+#: Where the rows show a busy machine (other processes past BUSY_CPU_SHARE of the CPU): no more rounds, which add
+#: the disturbance too (docs/statistics.md: `--rounds 9` widened floors at load 10-11, ±25-28% against ±11-12%).
 BUSY_RERUN_HINT = "rerun it while the machine is otherwise idle (more rounds on a busy machine add its disturbance too)"
 #: The hint where the rows show an idle machine; it names no cause (nor "otherwise idle" at 1% other load).
 IDLE_RERUN_HINT = f"the machine was not busy (other processes took little of the CPU); {RERUN_HINT}"
