@@ -85,7 +85,8 @@ print(f"timeit {m.median_s * 1e3:.3g} ms, %wb_timeit {m2.median_s * 1e3:.3g} ms 
          "other processes took); this is why quick() below judges with paired rounds, not with two medians"
          if apart else "each median lies within the other's quartiles" if m2_in_m and m_in_m2 else
          f"only {'%wb_timeit' if m2_in_m else 'timeit'}'s median lies within the other's quartiles, not the reverse: "
-         f"close ({ratio:.2f}× apart), not the same"))
+         f"{ratio:.2f}× apart; two medians carry no interval, so whether the two measurements agree is not "
+         "settled either way (quick() below judges with paired rounds)"))
 for name, t in (("timeit", m), ("%wb_timeit", m2)):   # each one's own noise flag, side by side
     print(f"  {name}: {'noisy (' + t.noise_note + ')' if t.noisy else 'not noisy'}")
 """),

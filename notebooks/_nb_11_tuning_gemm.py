@@ -90,8 +90,8 @@ pd.DataFrame([{"tunable": t.name, "values": t.values, "hand-picked": t.default, 
 
 `strategy="bayes"` is optuna's TPE sampler (`"grid"` and `"random"` are the others). The hand-picked
 configuration is measured first, so the search always knows what it has to beat. Each configuration is
-timed once, so the budget covers many of them; one timing calls no winner, since the fastest of many noisy
-single timings is biased low (where the confirmation below is not disturbed, the plot sets this run's single
+timed once, so the budget covers many of them; one timing calls no winner: the fastest of many noisy single
+timings is biased low, and every single timing carries the moment it was taken (where the confirmation below is not disturbed, the plot sets this run's single
 timings beside the medians of the same tiles, so you see how far apart they were; where it is, its medians are
 not shown, and the plot says so). So the tuner then **confirms**: the few fastest are measured with the
 hand-picked one in one run of interleaved rounds, and a candidate is kept only where the paired verdict calls
@@ -209,8 +209,15 @@ if medians:   # each confirmed configuration: its one timing in the search again
         print(f"{label} ({format_config(cfg)}): {once * 1e3:.3g} ms once in the search, {med * 1e3:.3g} ms as the "
               f"median of the confirmation's rounds ({offs[-1]:.3g}× apart)")
     lead = result.default.median_s / next(t.median_s for t in result.trials if t.config == v["against"])
-    side = (" (both read below their medians)" if max(onces) < 1 else " (both read above their medians)"
-            if min(onces) > 1 else "")
+    # both off the same way: a shift of the search's moment (the hand-picked tiles were not selected), not the
+    # low bias of picking the fastest of many noisy timings
+    side = ((" (both read below their medians: the search ran at a faster moment than the confirmation, for the "
+             "hand-picked tiles too, which nothing selected)") if max(onces) < 1 else
+            " (both read above their medians: the search ran at a slower moment)" if min(onces) > 1 else "")
+    lead_text = (f"matched hand-picked's ({result.default.median_s / lead * 1e3:.3g} ms against "
+                 f"{result.default.median_s * 1e3:.3g} ms)" if f"{lead:.2g}" in ("1", "1.0") or f"{1 / lead:.2g}"
+                 in ("1", "1.0") else f"read {lead:.2g}× faster than hand-picked's" if lead > 1 else
+                 f"read {1 / lead:.2g}× slower than hand-picked's")
     # the medians as GFLOP/s, beside the GEMM ceiling the confirmation's rows name (tutorial 04's roof)
     ceiling = pd.to_numeric(conf.get("ceiling_gflops", pd.Series(dtype=float)), errors="coerce").dropna()
     rates = [2 * N**3 / m / 1e9 for m in (v["median_a"], v["median_b"])]
@@ -220,7 +227,7 @@ if medians:   # each confirmed configuration: its one timing in the search again
               f"ceiling these rows name ({conf['ceiling_source'].dropna().iloc[0]})"
               + (": above it, which a kernel can be, since on a CPU that ceiling is numpy's BLAS at the probe's own "
                  "size, not the hardware's peak (tutorial 04)" if max(rates) > top else ""))
-    print(f"In the search the pick's one timing read {lead:.2g}× faster than hand-picked's; single timings were "
+    print(f"In the search the pick's one timing {lead_text}; single timings were "
           f"up to {max(offs):.3g}× off from the same tiles' medians here{side}; a single timing carries no "
           "interval, so that lead is no finding and no line of this plot is one: whether the search beat the "
           "hand-picked tiles is the confirmation's verdict above.")

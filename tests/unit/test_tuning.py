@@ -303,8 +303,32 @@ def test_the_confirmation_reports_an_undisturbed_candidate_over_a_disturbed_one(
     assert faster.empty and pick["variant"] == "calm"
     faster, pick = confirmation_pick(table.iloc[:1])   # only a disturbed one: it is still the one reported
     assert pick["variant"] == "noisy"
+    # every one disturbed: the first (the search's lowest single timing), never the highest disturbed estimate
+    both = pd.DataFrame([{**table.iloc[0].to_dict(), "variant": "first", "speedup": 1.1},
+                         {**table.iloc[0].to_dict(), "variant": "second", "speedup": 2.5}])
+    assert confirmation_pick(both)[1]["variant"] == "first"
     won = pd.concat([table, pd.DataFrame([{"variant": "win", "speedup": 1.3, "ci_low": 1.2, "ci_high": 1.4,
                                            "floor": 0.05, "verdict": "faster", "median_a": 1.3, "median_b": 1.0}])])
     faster, pick = confirmation_pick(won)
     assert list(faster["variant"]) == ["win"] and pick["variant"] == "win"
     assert confirmation_pick(table.iloc[:0])[1] is None
+
+
+def test_a_disturbed_confirmation_prints_no_estimate():
+    """Tutorial 11's reader: `workbench tune` printed a disturbed candidate's "1.40x [0.50, 3.00], floor ±80%"
+    (an interval wider than ±50%, which informs nothing)."""
+    from workbench.cli.cmd_tune import summary
+    from workbench.report.claims import check_printed_intervals
+    from workbench.tuning.search import Trial, TuneResult
+
+    default = Trial(0, {"NB": 256}, "ok", 2e-3)
+    other = Trial(1, {"NB": 512}, "ok", 1.5e-3)
+    result = TuneResult("gemm", "numpy-tiled", "numpy", "float32", {"m": 512}, "exhaustive", "cpu", "512", "r1",
+                        trials=[default, other], best=other, default=default, space_size=2, chosen=default,
+                        confirm_run_id="c1",
+                        verdict={"speedup": 1.4, "ci_low": 0.5, "ci_high": 3.0, "floor": 0.8,
+                                 "verdict": "inconclusive", "against": {"NB": 512}, "median_a": 2e-3,
+                                 "median_b": 1.5e-3, "settled": False})
+    text = summary(result)
+    assert "NB=512 vs hand-picked: disturbed" in text and "1.40x" not in text and "±80%" not in text
+    check_printed_intervals(text)

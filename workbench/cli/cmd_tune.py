@@ -16,6 +16,7 @@ from workbench.core.dtypes import check_dtype
 from workbench.core.output_guard import check_output_path
 from workbench.core.record import size_label
 from workbench.core.status import Status
+from workbench.judge.verdicts import is_disturbed
 from workbench.tuning import tune
 from workbench.tuning.search import STRATEGIES
 
@@ -113,7 +114,11 @@ def summary(result: Any) -> str:
         lines.append(f"hand-picked    {format_config(result.default.config)}: {result.default.median_s * 1e3:.3f} ms "
                      f"(timed once)")
     v = result.verdict
-    if v:
+    if v and is_disturbed(v["floor"]):   # past ±50% no estimate or interval is printed: it informs nothing
+        lines.append(f"confirmation (run {result.confirm_run_id}): {format_config(v['against'])} vs hand-picked: "
+                     "disturbed (its interval is wider than ±50%: no estimate); not kept; rerun `workbench tune`, "
+                     "on a quieter machine if this one was busy")
+    elif v:
         lines.append(f"confirmation (run {result.confirm_run_id}): {format_config(v['against'])} vs hand-picked "
                      f"{v['speedup']:.2f}x [{v['ci_low']:.2f}, {v['ci_high']:.2f}], floor ±{v['floor']:.0%}: "
                      f"{v['verdict']}" + ("" if v["settled"] or v["verdict"] != "faster" else

@@ -68,9 +68,10 @@ def interval_text(lo: Any, hi: Any) -> str:
     is known (a bare "0.95×" in an interval column read as a two-sided figure); "" where neither is."""
     known = [None if x is None or pd.isna(x) else float(x) for x in (lo, hi)]
     if known[0] is not None and known[1] is not None:
-        # an end of 10 or more in whole numbers, rounded outward so the printed interval still holds the computed
-        # one (06 printed "75.3×-103×" and "17.7×-24.7×": a tenth that no interval that wide supports)
-        ends = [f"{(math.floor, math.ceil)[i](x):.0f}×" if x >= 10 else _ratio(x) for i, x in enumerate(known)]
+        # an end of 10 or more in whole numbers (06 printed "75.3×-103×" and "17.7×-24.7×": a tenth that no
+        # interval that wide supports), rounded to the nearest, as the table beside it rounds (outward, 10.1
+        # printed "11×" beside a table's 0.0993×)
+        ends = [f"{x:.0f}×" if x >= 10 else _ratio(x) for x in known]
         return "-".join(ends)
     if known[0] is not None:
         return f"≥ {_ratio(known[0])}"

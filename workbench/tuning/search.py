@@ -315,14 +315,17 @@ def confirmation_pick(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series | No
     """(the candidates settled faster, fastest first; the one reported against the default): the fastest settled
     one, else the undisturbed one with the highest paired speed-up (a disturbed comparison's point estimate
     ranks nothing: tutorial 11 named a disturbed candidate beside an undisturbed one it could not be set
-    against), else any; None for an empty table."""
+    against), else, every comparison disturbed, the first row (the candidate with the search's lowest single
+    timing: the table keeps the candidates' order), never the highest disturbed estimate; None for an empty
+    table."""
     settled = table.apply(settled_faster, axis=1).astype(bool) if len(table) else table["verdict"].astype(bool)
     faster = table[settled].sort_values("speedup", ascending=False)
     if len(faster):
         return faster, faster.iloc[0]
     informs = table[[not vd.is_disturbed(f) for f in table["floor"]]] if len(table) else table
-    ranked = (informs if len(informs) else table).sort_values("speedup", ascending=False)
-    return faster, ranked.iloc[0] if len(ranked) else None
+    if not len(informs):
+        return faster, table.iloc[0] if len(table) else None
+    return faster, informs.sort_values("speedup", ascending=False).iloc[0]
 
 
 def _confirm(result: TuneResult, st: Any, default: TunableConfig, top: int, rounds: int,
