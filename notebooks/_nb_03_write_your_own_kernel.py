@@ -11,7 +11,7 @@ A kernel is a *spec* (inputs, a float64 reference, FLOPs and bytes per call, siz
 numba variant and a portable device kernel, check all of them against the reference, and benchmark them.
 The portable kernel is the same CUDA-C source that CuPy would compile for an NVIDIA or AMD GPU; on a
 machine without a GPU it runs through OpenCL on the CPU (PoCL), which checks it there (against the reference,
-at the sizes and seeds printed below).
+at the spec's odd "verify" sizes and the seeds named below).
 """),
     params("""
 SMALL = False      # True: tiny sizes, only to check that the notebook runs (the tests)

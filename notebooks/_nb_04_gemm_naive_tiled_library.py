@@ -177,8 +177,7 @@ for size, g in ok.groupby("size_label", sort=False):
 res.plot(kind="roofline")
 """, "figure"),
     md("""
-Points above their roof are ringed, and the text under the plot says why. The cell below works the same
-out from the rows: a point is above its ceiling when its `pct_peak_bw` or `pct_peak_flops` (against the
+Points above their roof are listed, each with its reason, by the cell below, worked out from the rows: a point is above its ceiling when its `pct_peak_bw` or `pct_peak_flops` (against the
 ceiling its row names) exceeds 100, and the reason depends on whether its working set fits in the
 device's last-level cache.
 """),
@@ -211,10 +210,15 @@ else:
         parts.append(f"{cached} run above the DRAM bandwidth slope because their working set is cache-resident "
                      "(the slope bounds data that streams from memory, not data that stays in cache)")
     if n - cached:
-        parts.append(f"{n - cached} point to the ceiling itself: it was measured low (see each reason)")
+        parts.append(f"{n - cached} at or past a ceiling that is numpy's own BLAS at the probe's size and "
+                     "moment: the ceiling may have been measured low, or the library ran faster here than then "
+                     "(see each reason)")
     print(f"{n} of {m} points sit above their ceiling: " + "; ".join(parts) + ".")
     for _, r in above.iterrows():
-        print(f"  {r['variant']} @ {r['backend']} {r['size_label']}: {r['why']}")
+        # one decimal: 100.3% is above its ceiling, and "100" would read as on it
+        pcts = ", ".join(f"{r[c]:.1f}% of its {what} ceiling" for c, what in
+                         (("pct_peak_bw", "bandwidth"), ("pct_peak_flops", "GFLOP/s")) if pd.notna(r[c]) and r[c] > 100)
+        print(f"  {r['variant']} @ {r['backend']} {r['size_label']} ({pcts}): {r['why']}")
 # what was said matches the rows: the points called above are exactly those over 100%, each with its reason
 assert (n == 0) == (roof[["pct_peak_bw", "pct_peak_flops"]].max(axis=1, skipna=True).fillna(0) <= 100).all()
 assert all(above["why"] != ""), "every point above its ceiling has a reason"

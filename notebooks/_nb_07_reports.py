@@ -102,7 +102,7 @@ two modes (bimodal), that headline is the majority mode's, while a figure's quar
 so the two can differ. The interval and `floor` add both runs' spread across rounds to the run-to-run noise,
 the scatter around their common shift of the ratios of the matched cells whose rows record the same thread
 pools in both runs — numpy's here: numba's one thread is the change under test, not noise (with fewer than
-five cells it cannot be measured and ±15% is assumed); a cell whose own rounds agree can still get a wide
+five cells it cannot be measured and 0.15 is assumed, as a log sigma: about ±16%); a cell whose own rounds agree can still get a wide
 floor from it. A verdict says "faster" or "slower" only when the difference exceeds the noise floor (`floor`, from the noise measured
 across rounds and runs) and its interval excludes no change; "same" only when the whole interval lies
 within ±5%, a floor that is itself small (a "same" under a ±300% floor would only say that the noise hid
@@ -179,11 +179,14 @@ for variant, g in cmp.groupby("variant"):
         # so a reader can see whether the change under test is itself in the scatter
         moves = "; ".join(f"{name}'s cells {float(np.exp(np.log(m['speedup'].astype(float)).median())):.2g}×"
                           for name, m in cmp.dropna(subset=["speedup"]).groupby("variant"))
+        measured = cells >= MIN_CELLS
         why = width if len(noise) else (
             f"every comparison was disturbed: the run-to-run noise they share is ±{pct(math.expm1(run_sigma))} "
-            f"({run_basis} around their common shift), and at the median the runs moved them apart ({moves}, "
-            "A's time over B's)"
-            + (": the cells that noise is measured from moved apart by more than their rounds explain, so none of "
+            f"({run_basis}{' around their common shift' if measured else ''}), and at the median the runs moved "
+            f"them apart ({moves}, A's time over B's)"
+            + ((": an assumed noise that wide puts every floor past ±50%, whatever the machine did: more matched "
+                "cells (more sizes) let it be measured") if not measured else
+               ": the cells that noise is measured from moved apart by more than their rounds explain, so none of "
                "the cells can be told from it here" if left_out else
                ": what the runs changed is itself part of the scatter that noise is measured from, so none of the "
                "cells can be told from it here") + "; the figure below shows each run's own medians")

@@ -112,5 +112,8 @@ def test_a_run_in_one_process_records_every_pool_on_every_row():
     a["threads"], b["threads"] = "numba 2, blas:openblas 2; wait", "numba 1, blas:openblas 2; wait"
     table = compare_runs(pd.concat([a, b], ignore_index=True), "A", "B")
     assert table.attrs["noise_cells"] == (5, 5)
+    # a pool one row does not name had not started yet (OpenMP before numba's first parallel call): no change
+    a.loc[0, "threads"] = "numba 2, blas:openblas 2, openmp:openmp 2; wait"
+    assert compare_runs(pd.concat([a, b], ignore_index=True), "A", "B").attrs["noise_cells"] == (5, 5)
     assert br.cell_pools("numba 2, blas:openblas 2, torch 4; w", "torch-cpu") == {"": "w", "blas:openblas": "2",
                                                                                "torch": "4"}
