@@ -81,8 +81,8 @@ print(f"timeit {m.median_s * 1e3:.3g} ms, %wb_timeit {m2.median_s * 1e3:.3g} ms 
          if shaky else
          f"they differ {ratio:.2f}×, beyond each other's quartiles: the quartiles measure the spread within one "
          "measurement, not between two taken seconds apart, and two measurements cannot say which of them is "
-         "nearer this call's usual time (the lines above say whether either was noisy and how much of the CPU "
-         "other processes took); this is why quick() below judges with paired rounds, not with two medians"
+         "nearer this call's usual time (the lines below say whether either was noisy, and why); this is why "
+         "quick() below judges with paired rounds, not with two medians"
          if apart else "each median lies within the other's quartiles" if m2_in_m and m_in_m2 else
          f"only {'%wb_timeit' if m2_in_m else 'timeit'}'s median lies within the other's quartiles, not the reverse: "
          f"{ratio:.2f}× apart; two medians carry no interval, so whether the two measurements agree is not "

@@ -489,3 +489,14 @@ def test_an_inconclusive_pair_at_the_band_prints_its_interval_not_the_band_as_no
     above = verdict("inconclusive", 1.03, 1.01, 1.06, vd.MIN_EFFECT)
     assert "lies on one side of no change, but the difference is smaller than the 5.0%" in \
         verdict_sentence(above, "a", "b")
+
+
+def test_an_interval_narrower_than_the_band_is_not_sent_to_a_quieter_machine():
+    """08, one core busy: "could not tell … interval (0.947×-0.978×) … rerun it while the machine is otherwise
+    idle": an interval of ±1.6% is left open by the 5% band's edge, not by noise."""
+    v = {**verdict("inconclusive", 1 / 1.038, 0.947, 0.978, 0.05), "busy": True}
+    sentence = verdict_sentence(v, "numpy", "numpy-naive", rerun=vd.BUSY_RERUN_HINT)
+    assert sentence.endswith(claims.SETTLE_AT_BAND) and "otherwise idle" not in sentence
+    check_claim(v, sentence)
+    wide = {**verdict("inconclusive", 1.1, 0.8, 1.5, 0.3), "busy": True}
+    assert verdict_sentence(wide, "a", "b", rerun=vd.BUSY_RERUN_HINT).endswith(vd.BUSY_RERUN_HINT)

@@ -80,6 +80,8 @@ DISTURBED = "was disturbed"
 SETTLE = "more rounds or a quieter machine would settle it"
 #: The same on a machine its rows show was not busy (:func:`machine_busy` False): a quieter machine is not the cure.
 SETTLE_IDLE = "more rounds would settle it"
+#: Where the interval is narrower than the ±5% band and only its edge leaves the pair open.
+SETTLE_AT_BAND = "its interval is narrower than the 5% band: more rounds would say on which side of 5% it lies"
 #: The phrase a sentence carries where the paired estimate and the cells' own medians disagree
 #: (:func:`medians_disagree`); the basis ("paired blocks" / "paired rounds") is put in front of it.
 DISAGREE = "and the cells' own rounds disagree"
@@ -277,6 +279,10 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
                 f"({interval_text(lo, hi)}, {s:.2f}× measured) lies inside it")
     if said == "inconclusive":
         advice = given or (SETTLE_IDLE if busy is False else SETTLE)
+        if 0 < lo <= hi and hi / lo <= (1 + MIN_EFFECT) ** 2 and given != RUNS_RERUN_HINT:
+            # an interval narrower than the 5% band, stopped at its edge: noise is not what left it open, so a
+            # quieter machine is not the cure (08 busy: "interval (0.947×-0.978×) … rerun while otherwise idle")
+            advice = SETTLE_AT_BAND
         return f"could not tell {other} from {base}: {_unsettled_why(other, s, lo, hi, floor)}; {advice}"
     return f"no call between {other} and {base}: {v.get('verdict')}"
 
