@@ -201,8 +201,10 @@ above = roof[roof["above"]]
 n, m = len(above), len(roof)
 if n == 0:
     # three significant figures: a point at 99.6% is under its roof and must not print as 100%
-    print(f"Every one of the {m} points sits under its roof: at most {roof['pct_peak_bw'].max():.3g}% of its "
-          f"bandwidth ceiling and {roof['pct_peak_flops'].max():.3g}% of its GFLOP/s ceiling.")
+    # three significant figures, one decimal near 100 (99.6% is under its roof and must not print as 100%)
+    under = lambda x: f"{x:.1f}" if 99.5 <= x <= 100 else f"{x:.3g}"  # noqa: E731
+    print(f"Every one of the {m} points sits under its roof: at most {under(roof['pct_peak_bw'].max())}% of its "
+          f"bandwidth ceiling and {under(roof['pct_peak_flops'].max())}% of its GFLOP/s ceiling.")
 else:
     cached = int(above["cache_resident"].sum())
     parts = []

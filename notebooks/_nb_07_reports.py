@@ -151,7 +151,9 @@ for variant, g in cmp.groupby("variant"):
         # what would settle it: more runs where the run-to-run part is the larger share of the cell's noise, more
         # rounds in each run where its own rounds are (more runs bring their own rounds too)
         own_part = math.sqrt(max(float(v["noise"]) ** 2 - run_sigma ** 2, 0)) if pd.notna(v["noise"]) else 0.0
-        hint = RUNS_RERUN_HINT if own_part <= run_sigma else (
+        # more rounds help only where the run-to-run part alone leaves a floor inside the 5% a change must reach
+        runs_alone = math.expm1(3 * run_sigma) >= 0.05
+        hint = RUNS_RERUN_HINT if own_part <= run_sigma or runs_alone else (
             "more rounds in each run would settle it (its own rounds make most of its noise), or more runs of each "
             "side (workbench compare A1,A2,A3 B1,B2,B3)")
         sentence = verdict_sentence(v, *names, disturbance_text(df), rerun=hint)

@@ -242,7 +242,7 @@ def test_a_one_sided_interval_is_labelled_as_one():
     assert interval_text(75.3, 102.6) == "75×-103×" and interval_text(17.7, 24.7) == "18×-25×"   # 06
     assert interval_text(8.71, 12.3) == "8.71×-12×"
     assert interval_text(float("nan"), 0.95) == "≤ 0.95×"
-    assert interval_text(1.1, None) == "≥ 1.1×"
+    assert interval_text(1.1, None) == "≥ 1.10×"   # as its sentence says it ("at least 1.10×")
     assert interval_text(None, float("nan")) == ""
 
 

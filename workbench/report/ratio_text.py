@@ -73,9 +73,11 @@ def interval_text(lo: Any, hi: Any) -> str:
         # printed "11×" beside a table's 0.0993×)
         ends = [f"{x:.0f}×" if x >= 10 else _ratio(x) for x in known]
         return "-".join(ends)
+    # a one-sided bound rounded as its sentence rounds it (:func:`bound_text`: 07 printed "≥ 1.27×" in the table
+    # beside "at least 1.2× faster")
     if known[0] is not None:
-        return f"≥ {_ratio(known[0])}"
-    return f"≤ {_ratio(known[1])}" if known[1] is not None else ""
+        return f"≥ {bound_text(known[0])}"
+    return f"≤ {bound_text(known[1], up=True)}" if known[1] is not None else ""
 
 
 def _ratio(x: float) -> str:
