@@ -48,8 +48,6 @@ from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorial
     own_rounds_share,
 )
 from workbench.report.ratio_text import (  # noqa: F401  (re-exported: tutorials import them from here)
-    _estimate_decimals,
-    _ratio,
     bound_text,
     estimate_text,
     interval_text,
@@ -263,10 +261,10 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
                 f"{_as_speed(other, medians_ratio(v))} from the medians): {hint}")
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
     if said == "faster":
-        return f"{other} ran {estimate_text(s, lo, hi)} faster than {base}{_medians_aside(v, s, False)}"
+        return f"{other} ran {estimate_text(s, lo, hi)} faster than {base}{_settled_aside(v, s, False)}"
     if said == "slower":
         return (f"{base} was faster: {other} took {estimate_text(1 / s, 1 / hi, 1 / lo)} its time"
-                f"{_medians_aside(v, s, True)}")
+                f"{_settled_aside(v, s, True)}")
     if said == "same":
         if lo > 1 or hi < 1:   # measurably apart, but by less than "same" allows: said as such, not as noise
             by = f"about {pct(abs(s - 1))} {'faster' if s > 1 else 'slower'}"
@@ -320,7 +318,7 @@ def _unsettled_why(other: str, s: float, lo: float, hi: float, floor: float) -> 
 MEDIANS_ASIDE = 0.03
 
 
-def _medians_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
+def _settled_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
     """A settled pair's interval, in the sentence's own direction (08: "torch ran 1.5x faster" printed no
     interval, and the reader could not tell how well 1.5 was known), and where the medians' ratio (inside the
     interval: else the pair reads "not settled") prints differently from the paired speed-up ``s``, that ratio
