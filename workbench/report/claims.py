@@ -320,10 +320,10 @@ MEDIANS_ASIDE = 0.03
 
 def _settled_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
     """A settled pair's interval, in the sentence's own direction (08: "torch ran 1.5x faster" printed no
-    interval, and the reader could not tell how well 1.5 was known), and where the medians' ratio (inside the
-    interval: else the pair reads "not settled") prints differently from the paired speed-up ``s``, that ratio
-    too, at the precision the paired figure is printed with (:func:`estimate_text`): " (interval 1.42×-1.58×;
-    paired: the cells' own medians give 1.5×)"."""
+    interval, and the reader could not tell how well 1.5 was known); where the medians' ratio lies just past the
+    interval (within :data:`MEDIANS_TOLERANCE`, else the pair reads "not settled") and prints differently from
+    the paired speed-up ``s``, that ratio too: " (interval 1.42×-1.58×; the cells' own medians give 1.6×, within
+    1.0% of its high end)"."""
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
     if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= hi):
         return ""
