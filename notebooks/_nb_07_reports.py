@@ -337,7 +337,7 @@ if remote_id is not None:
                                                  else ", and no busy machine: other processes took at most "
                                                  f"{busy_share(mine) or 0:.0%} of the CPU here") + ".")
     # the numbers each sentence rests on, shown: past ±50% no estimate or interval, only the bound kept
-    shown_x = shown_verdicts(judged)
+    shown_x = shown_verdicts(judged, wide=True)   # between machines, a wide interval is scatter, not disturbance
     print(pd.DataFrame({"kernel": shown_x["kernel"], "size": shown_x["size_label"],
                         "speed-up (this machine over the other)": [table_ratio(*r) if pd.notna(r[0]) else "" for r in
                                                                    zip(shown_x["speedup"], shown_x["ci_low"],
@@ -346,7 +346,10 @@ if remote_id is not None:
                                                                              strict=True)],
                         "verdict": shown_x["verdict"]}).to_string(index=False))
     for _, v in judged.iterrows():
-        sentence = verdict_sentence(v, "the other host", "this machine", "by the cells' scatter above",
+        # the scatter between two machines is what they differ in, kernel by kernel: no disturbance of either
+        sentence = verdict_sentence(v, "the other host", "this machine",
+                                    wide_because="the machines favour each kernel differently, so the cells' "
+                                                 "ratios scatter around their common ratio, as printed above",
                                     rerun="no rerun narrows it: the cells' ratios between the machines scatter "
                                           "around one common ratio by more than their rounds explain, and that "
                                           "scatter, not either machine's rounds, sets each interval")

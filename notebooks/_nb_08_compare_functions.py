@@ -27,7 +27,7 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 import workbench
 from workbench import tutorial
 from workbench.judge.verdicts import BUSY_RERUN_HINT
-from workbench.report.claims import (busy_text, check_claim, pair_verdicts, reading, settled_direction,
+from workbench.report.claims import (busy_text, check_claim, pair_verdicts, reading, settled_direction, sizes_said,
                                      verdict_sentence)
 
 import numpy as np
@@ -87,8 +87,12 @@ print(f"timeit {m.median_s * 1e3:.3g} ms, %wb_timeit {m2.median_s * 1e3:.3g} ms 
          f"only {'%wb_timeit' if m2_in_m else 'timeit'}'s median lies within the other's quartiles, not the reverse: "
          f"{ratio:.2f}× apart; two medians carry no interval, so whether the two measurements agree is not "
          "settled either way (quick() below judges with paired rounds)"))
-for name, t in (("timeit", m), ("%wb_timeit", m2)):   # each one's own noise flag, side by side
-    print(f"  {name}: {'noisy (' + t.noise_note + ')' if t.noisy else 'not noisy'}")
+# each one's own noise flag, side by side, with the machine it recorded: the flag is the library's noisy mark (rounds
+# spread past 10%, or other processes past 25% of the CPU), so it follows the share printed beside it
+for name, t in (("timeit", m), ("%wb_timeit", m2)):
+    seen = (f"other processes {t.other_cpu_share:.0%} of the CPU" if t.other_cpu_share is not None
+            else "other processes' CPU share not read") + (f", load {t.load_avg_1m:.1f}" if t.load_avg_1m else "")
+    print(f"  {name}: {'noisy (' + t.noise_note + ')' if t.noisy else 'not noisy'} ({seen})")
 """),
     md("""
 ## Three softmaxes, under ten lines
@@ -123,7 +127,7 @@ These rows are not the `timeit` above: `quick` times `torch.softmax(torch.from_n
 read half the 4096-row time measured above.
 """),
     code("""
-naive = {"faster": [], "slower": []}   # the sizes where numpy-naive's direction is settled
+naive = {}   # numpy-naive's reading at each size it was measured at (sizes_said accounts for every one)
 for other in ("torch", "numpy-naive"):
     for _, v in pair_verdicts(res.df, "numpy", other, "numpy").iterrows():
         # the rerun that applies to a quick() comparison: its own rounds= on an idle machine, a quieter machine
@@ -135,15 +139,15 @@ for other in ("torch", "numpy-naive"):
         # faster by a settled verdict, or in direction only where the size is unsettled (settled_direction):
         # the summary keeps the two apart, as the sentences do
         direction = settled_direction(v)
-        if other == "numpy-naive" and reading(v) in naive:
-            naive[reading(v)].append(v["size_label"])
-        elif other == "numpy-naive" and direction and direction[0] in naive:
-            naive[direction[0]].append(f"{v['size_label']} by direction only, size not settled")
+        if other == "numpy-naive" and reading(v) in ("faster", "slower", "same"):
+            naive.setdefault("the same" if reading(v) == "same" else reading(v), []).append(v["size_label"])
+        elif other == "numpy-naive" and direction:
+            naive.setdefault(f"{direction[0]} by direction only (size not settled)", []).append(v["size_label"])
 if busy_text(res.df):   # the floors above are this run's: say when it shared the machine
     print(f"(This run shared the machine: {busy_text(res.df)}.)")
 # what numpy-naive does differently, said without a cause the timings cannot separate: it skips one pass
 # (the row maximum and its subtraction) and evaluates np.exp(x) twice
-where = "; ".join(f"{way} at {', '.join(sizes)}" for way, sizes in naive.items() if sizes)
+where = sizes_said(naive, list(dict.fromkeys(res.df["size_label"])))   # every size measured, each said once
 print("numpy-naive skips the row maximum and its subtraction but evaluates np.exp(x) twice; these timings "
       "do not separate the two effects"
       + (f" (it ran {where})" if where else "")

@@ -45,9 +45,9 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 import pandas as pd
 import workbench
 from workbench import tutorial
-from workbench.report.claims import (busy_text, check_claim, disturbance_text, estimate_text, host_bandwidth,
-                                     json_list, machine_busy, may_state_cause, medians_ratio, own_rounds_share,
-                                     pair_verdicts, reading, verdict_sentence)
+from workbench.report.claims import (busy_text, busy_words, check_claim, disturbance_text, estimate_text,
+                                     host_bandwidth, json_list, machine_busy, may_state_cause, medians_ratio,
+                                     own_rounds_share, pair_verdicts, reading, round_rates, verdict_sentence)
 
 import json
 
@@ -104,9 +104,9 @@ def rerun_advice(rows, kernel="mlp_block"):
     # what would settle a comparison, from what its rows recorded of the machine: on a busy one a quieter machine,
     # not more rounds (docs/statistics.md, "Where the power goes": at load 10-11 nine rounds gave floors of ±25-28%
     # against ±11-12% with three); on an idle one more rounds
-    if machine_busy(rows):
-        return (f"rerun it on a quieter machine (workbench bench --kernels {kernel} ...): on a machine this busy "
-                "more rounds can widen the floors rather than narrow them (docs/statistics.md)")
+    if machine_busy(rows):   # by the threshold the rows' own noisy mark uses, said with it (busy_words)
+        return (f"rerun it on a quieter machine (workbench bench --kernels {kernel} ...): {busy_words(rows)}, and "
+                "more rounds on a busy machine add its disturbance too")
     return f"rerun it with more rounds (workbench bench --kernels {kernel} ... --rounds 10)"
 
 
@@ -127,14 +127,14 @@ def probe_spread(rows):
     return (float(np.median(probes)), min(probes), max(probes)) if probes else None
 
 
-def against_text(row, own):
-    # which rate a share was taken against, with that rate, so the reader can redo the division
-    probes = [float(g) for g in json_list(row.get("round_bandwidth_gbs"))]
-    if own is None or not probes:
-        return f"of the best probe ({row['gbps']:.1f} over it)"
-    # the median of per-round shares (each round's GB/s over that round's probe): not median GB/s over median probe
-    return (f"of its own rounds' probes (the median of each round's GB/s over that round's probe; the probes' "
-            f"median {float(np.median(probes)):.1f} GB/s)")
+def against_text(row, own, best):
+    # which rate a share was taken against, with the figures it comes from, so the reader can redo the division:
+    # the median of per-round shares (each round's GB/s over that round's probe), printed round by round
+    rates = round_rates(row)
+    if own is None or not rates:
+        return f"of the best probe ({row['gbps']:.1f} over {best:.1f} GB/s)"
+    return ("of its own rounds' probes (the median over its rounds of GB/s over that round's probe: "
+            + ", ".join(f"{g:.1f}/{p:.1f}" for g, p in rates) + ")")
 
 
 
@@ -265,8 +265,8 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
             why = f"the cells at L={', '.join(noisy_at)} are marked noisy" if noisy_at else "a step fell"
             said.append(f"by the medians it steepens from L^{before:.2f} to L^{after:.2f} on the step where the "
                         f"cache leaves {left}, but {why}: not read as a finding; "
-                        + ("a quieter machine would settle it (on a busy one more rounds can widen the noise)"
-                           if machine_busy(g) else "more rounds would settle it"))
+                        + (f"a quieter machine would settle it ({busy_words(g)}, and more rounds on a busy machine "
+                           "add its disturbance too)" if machine_busy(g) else "more rounds would settle it"))
         else:
             # what the medians show, without a cause: the bandwidth lines below say whether the bytes set the time
             said.append(f"it steepens from L^{before:.2f} to L^{after:.2f} on the step where the cache leaves {left}: "
@@ -346,7 +346,7 @@ else:
     for r in far[far["kv_len"] == L].sort_values("gbps", ascending=False).to_dict("records"):
         own = own_rounds_share(r)
         share = own if own is not None else r["gbps"] / probe[0]
-        against = against_text(r, own)
+        against = against_text(r, own, probe[0])
         print(f"  {r['variant']}: {r['gbps']:.1f} GB/s (median), {share:.0%} {against}: "
               + stream_share_text(share, "the KV cache"))
 """),
@@ -453,7 +453,7 @@ else:
             band = stream_share_text(share, "its weights")
             noisy = bool(noisy_mask(pd.DataFrame([r]))[0])   # its rounds disagree: the share may move on a rerun
             bands.setdefault(runtime, []).append((r["mode"], share, noisy))
-            against = against_text(r, own)
+            against = against_text(r, own, probe[0])
             print(f"  {r['variant']}: {fmt_seconds(r['median_s'])} for {fmt_bytes(r['bytes'])}, {r['gbps']:.1f} GB/s, "
                   f"{share:.0%} {against}: {band}" + (" (a noisy cell: may move on a rerun)" if noisy else ""))
     if any(x > 1 for said in bands.values() for _, x, _ in said):

@@ -32,7 +32,7 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.judge.verdicts import MIN_EFFECT, is_disturbed
-from workbench.report.claims import (check_claim, disturbance_text, machine_busy, medians_disagree,
+from workbench.report.claims import (busy_words, check_claim, disturbance_text, machine_busy, medians_disagree,
                                      medians_ratio, pair_verdicts, reading, settled_direction, table_ratio,
                                      verdict_sentence)
 
@@ -62,10 +62,9 @@ def rerun_advice(rows, command, rounds_flag):
     # what would settle a comparison, from what its own rows recorded of the machine: on a busy one a quieter
     # machine, not more rounds (docs/statistics.md, "Where the power goes": at load 10-11 nine rounds gave floors
     # of ±25-28% against ±11-12% with three); on an idle one more rounds; `command` is what reruns it
-    if machine_busy(rows):
-        return (f"rerun it on a quieter machine ({command}): on a machine this busy more rounds can widen the floors "
-                "rather than narrow them (docs/statistics.md: at load 10-11, nine rounds gave ±25-28% against "
-                "±11-12% with three)")
+    if machine_busy(rows):   # by the threshold the rows' own noisy mark uses, said with it (busy_words)
+        return (f"rerun it on a quieter machine ({command}): {busy_words(rows)}, and more rounds on a busy machine "
+                "add its disturbance too")
     return f"rerun it with more rounds ({command} {rounds_flag})"
 
 

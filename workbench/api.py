@@ -23,6 +23,7 @@ from workbench.catalog import kernels
 from workbench.judge.compare import speedup_vs_baseline
 from workbench.report.data import check_baseline, resolve_run_ids, store_peaks
 from workbench.report.summary import NOT_OK_CELLS, failures_table, summary_table
+from workbench.roofs.model import resolve_roofs
 from workbench.store.database import open_store
 from workbench.sweep.driver import SweepSpec, run_sweep
 
@@ -60,7 +61,8 @@ class Results:
     # -- tables -------------------------------------------------------------
     def summary(self) -> pd.DataFrame:
         """One formatted line per cell: status, median ± IQR, GB/s, GFLOP/s, % of peak, memory, error."""
-        return summary_table(self.df)
+        # the store's measured peaks name each ceiling's level (L2 / LLC / DRAM); the rows alone do not
+        return summary_table(self.df, roofs=resolve_roofs(self.df, self._peaks()))
 
     def speedup(self, baseline: Any = None) -> pd.DataFrame:
         """Speed-up of every ok cell against ``baseline`` ("variant", "variant @ backend", or a dict;

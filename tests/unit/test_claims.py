@@ -466,7 +466,37 @@ def test_an_idle_machine_is_not_told_a_quieter_one_would_settle_it_nor_a_range_o
     v = {"speedup": 1.02, "ci_low": 0.95, "ci_high": 1.1, "floor": 0.1, "verdict": "inconclusive",
          "median_a": 1.0, "median_b": 0.98}
     assert verdict_sentence(v, "numpy", "numba", busy=False).endswith(SETTLE_IDLE)
-    assert "quieter machine" in verdict_sentence(v, "numpy", "numba", busy=True)
+    assert "otherwise idle" in verdict_sentence(v, "numpy", "numba", busy=True)
+
+
+def test_a_busy_machine_gets_one_rerun_advice_whether_the_pair_is_disturbed_or_inconclusive():
+    """issue 39 (05, one core busy): a disturbed pair was told more rounds add the disturbance, and the next cell's
+    inconclusive pair, from the same busy rows, "more rounds or a quieter machine would settle it"."""
+    from workbench.report.claims import SETTLE_BUSY, verdict_sentence
+
+    unsettled = verdict("inconclusive", 1.04, 0.85, 1.27, 0.2)
+    disturbed = verdict("inconclusive", 1.1, 0.5, 2.4, 0.9)
+    said = [verdict_sentence(v, "eager", "fused", busy=True) for v in (unsettled, disturbed)]
+    assert said[0].endswith(SETTLE_BUSY) and vd.BUSY_RERUN_HINT in said[1]
+    assert all("more rounds on a busy machine add its disturbance too" in s for s in said)
+    assert not any("more rounds or a quieter" in s for s in said)
+
+
+def test_a_wide_interval_between_machines_is_said_as_too_wide_not_disturbed():
+    """issue 39 (07): two machines' cells scatter around their common ratio; that scatter is what the machines
+    differ in, not a disturbance, and the sentence and the table say so."""
+    from workbench.report.claims import TOO_WIDE, shown_verdicts
+
+    v = {**verdict("faster", 1.9, 1.2, 3.1, 0.6), "kernel": "saxpy"}
+    sentence = verdict_sentence(v, "the other host", "this machine", wide_because="the machines favour each kernel "
+                                "differently")
+    assert TOO_WIDE in sentence and "disturbed" not in sentence and "at least 1.2× faster" in sentence
+    check_claim(v, sentence)
+    with pytest.raises(ClaimMismatch):   # a wide interval still may not be printed as a finding
+        check_claim(v, "this machine ran 1.9× faster than the other host")
+    table = shown_verdicts(pd.DataFrame([v]), wide=True)
+    assert table["verdict"].iloc[0] == "faster, too wide to read"
+    assert shown_verdicts(pd.DataFrame([v]))["verdict"].iloc[0] == "faster, disturbed"
 
 
 def test_two_runs_compared_are_told_to_add_runs_not_rounds():

@@ -38,6 +38,7 @@ from workbench.judge.verdicts import (
     rerun_hint,
     verdict_label,
 )
+from workbench.report.claim_words import UNSETTLED_SIZES, busy_words, sizes_said  # noqa: F401  (re-exported)
 from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorials import them from here)
     BANDWIDTH_DOWN_NOTE,
     _num,
@@ -46,6 +47,7 @@ from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorial
     host_bandwidth,
     json_list,
     own_rounds_share,
+    round_rates,
 )
 from workbench.report.ratio_text import (  # noqa: F401  (re-exported: tutorials import them from here)
     bound_text,
@@ -73,11 +75,19 @@ PHRASES: dict[str, str] = {
 #: The phrase a sentence on a disturbed comparison carries (:func:`verdict_sentence`, past
 #: :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`): its interval is not printed.
 DISTURBED = "was disturbed"
+#: The phrase a sentence carries instead, where its interval is that wide for a reason that is no disturbance
+#: (``wide_because``: two machines' cells scatter around their common ratio; 07 called that scatter "disturbed").
+TOO_WIDE = "is too wide to read"
 
 #: What would settle an inconclusive comparison, said with it.
 SETTLE = "more rounds or a quieter machine would settle it"
 #: The same on a machine its rows show was not busy (:func:`machine_busy` False): a quieter machine is not the cure.
 SETTLE_IDLE = "more rounds would settle it"
+#: The same where the rows show a busy machine: the advice a disturbed sentence gives there
+#: (:data:`~workbench.judge.verdicts.BUSY_RERUN_HINT`), so that two cells of one run do not advise more rounds in one
+#: and warn against them in the next (05, one core busy).
+SETTLE_BUSY = ("a rerun while the machine is otherwise idle would settle it (more rounds on a busy machine add its "
+               "disturbance too)")
 #: Where the interval is narrower than the ±5% band and only its edge leaves the pair open.
 SETTLE_AT_BAND = "its interval is narrower than the 5% band: more rounds would say on which side of 5% it lies"
 #: The phrase a sentence carries where the paired estimate and the cells' own medians disagree
@@ -227,7 +237,7 @@ RUNS_RERUN_HINT = ("run each side again and compare several runs a side (workben
 
 
 def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: str = "",
-                     rerun: str | None = None, busy: bool | None = None) -> str:
+                     rerun: str | None = None, busy: bool | None = None, wide_because: str = "") -> str:
     """``other`` against ``base`` in words, chosen by the verdict (speed-up = time(base) / time(other)).
 
     Past :data:`~workbench.judge.verdicts.DISTURBED_FLOOR` no interval or floor is printed: the sentence says
@@ -244,7 +254,7 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     rerun = hint
     said = reading(v)
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
-        return _disturbed_sentence(v, said, base, other, disturbed_by, rerun)
+        return _disturbed_sentence(v, said, base, other, disturbed_by, rerun, wide_because)
     direction = settled_direction(v)
     if direction is not None:   # every estimate on one side, past the band: who was faster is settled
         return _direction_sentence(v, direction, base, other, hint)
@@ -276,7 +286,7 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
         return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole interval "
                 f"({interval_text(lo, hi)}, {s:.2f}× measured) lies inside it")
     if said == "inconclusive":
-        advice = given or (SETTLE_IDLE if busy is False else SETTLE)
+        advice = given or (SETTLE_IDLE if busy is False else SETTLE_BUSY if busy else SETTLE)
         if 0 < lo <= hi and hi / lo <= (1 + MIN_EFFECT) ** 2 and given != RUNS_RERUN_HINT:
             # an interval narrower than the 5% band, stopped at its edge: noise is not what left it open, so a
             # quieter machine is not the cure (08 busy: "interval (0.947×-0.978×) … rerun while otherwise idle")
@@ -366,12 +376,14 @@ def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float
 
 
 def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: str, by: str,
-                        rerun: str = RERUN_HINT) -> str:
+                        rerun: str = RERUN_HINT, wide_because: str = "") -> str:
     """A comparison whose interval is too wide to inform: its direction where settled (as the bound its
-    interval guarantees), else no number at all; what disturbed it and how to rerun."""
+    interval guarantees), else no number at all; what disturbed it (or, ``wide_because``, why it is that wide
+    without a disturbance) and how to rerun."""
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
     cause = f" ({by})" if by else ""
-    tail = f"the comparison {DISTURBED}{cause}: {rerun}"
+    tail = (f"the comparison's interval {TOO_WIDE} ({wide_because}): {rerun}" if wide_because
+            else f"the comparison {DISTURBED}{cause}: {rerun}")
     if said == "faster":
         return f"{other} ran at least {bound_text(lo)} faster than {base}, by how much is unknown: {tail}"
     if said == "slower":
@@ -436,8 +448,9 @@ def check_claim(v: Mapping[str, Any], sentence: str, phrases: Mapping[str, str] 
                                 f"({v.get('verdict')}, speed-up {_num(v, 'speedup'):.3g}, "
                                 f"floor {fmt_floor(_num(v, 'floor'))})")
     disturbed = said in ("faster", "slower", "inconclusive") and is_disturbed(_num(v, "floor"))
-    if phrases is None and (DISTURBED in sentence) != disturbed:
-        raise ClaimMismatch(f"{sentence!r} {'says' if DISTURBED in sentence else 'does not say'} {DISTURBED!r}, "
+    marked = DISTURBED in sentence or TOO_WIDE in sentence
+    if phrases is None and marked != disturbed:
+        raise ClaimMismatch(f"{sentence!r} {'says' if marked else 'does not say'} {DISTURBED!r} (or {TOO_WIDE!r}), "
                             f"but the comparison's floor is {fmt_floor(_num(v, 'floor'))}")
     parted = medians_disagree(v) and not disturbed
     if phrases is None and (DISAGREE in sentence) != parted:
@@ -458,14 +471,15 @@ def check_printed_intervals(text: str) -> None:
                                 f"(±{DISTURBED_FLOOR:.0%}): say the comparison was disturbed instead")
 
 
-def shown_verdicts(table: pd.DataFrame) -> pd.DataFrame:
+def shown_verdicts(table: pd.DataFrame, wide: bool = False) -> pd.DataFrame:
     """A speed-up table as a tutorial shows it beside its sentences: a disturbed comparison (floor past
     :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`) reads "disturbed" (or "faster, disturbed") as its
     sentence does, and keeps only the bound that sentence quotes (``ci_low`` of a faster, ``ci_high`` of a
     slower one): no floor, no speed-up, no other bound. A pair whose medians disagree with its interval
     (:func:`medians_disagree`) reads "not settled (medians disagree)", as its sentence does. A table without a
     ``floor`` column gets the interval's half-width as one, so a disturbed row is caught all the same. The rest
-    as they are."""
+    as they are. ``wide``: such rows are that wide for a reason that is no disturbance (two machines: the
+    sentences' ``wide_because``), and read "too wide to read" ("faster, too wide to read") instead."""
     out = table.copy()
     if "verdict" not in out:
         return out
@@ -477,7 +491,7 @@ def shown_verdicts(table: pd.DataFrame) -> pd.DataFrame:
     verdicts = out["verdict"].astype(str)
     parted = pd.Series([medians_disagree(r) for r in out.to_dict("records")], index=out.index, dtype=bool)
     hit = out["floor"].map(is_disturbed) & verdicts.isin(["faster", "slower", "same", "inconclusive"])
-    out["verdict"] = [verdict_label(v, f) if h else "not settled (medians disagree)" if p else v
+    out["verdict"] = [_wide_label(verdict_label(v, f), wide) if h else "not settled (medians disagree)" if p else v
                       for v, f, h, p in zip(verdicts, out["floor"], hit, parted, strict=True)]
     blank = {"floor": hit, "speedup": hit, "ci_low": hit & (verdicts != "faster"),
              "ci_high": hit & (verdicts != "slower")}
@@ -485,6 +499,10 @@ def shown_verdicts(table: pd.DataFrame) -> pd.DataFrame:
         if col in out:
             out[col] = pd.to_numeric(out[col], errors="coerce").where(~mask)
     return out
+
+
+def _wide_label(label: str, wide: bool) -> str:
+    return label.replace("disturbed", "too wide to read") if wide else label
 
 
 def pair_verdicts(df: pd.DataFrame, base: str, other: str, backend: str) -> pd.DataFrame:

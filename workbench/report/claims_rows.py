@@ -69,18 +69,25 @@ def bandwidth_down_text(rows: pd.DataFrame, label: str = "size_label") -> str:
             "their GB/s understate what this machine streams in its faster rounds")
 
 
+def round_rates(row: Mapping[str, Any]) -> list[tuple[float, float]]:
+    """(GB/s, probe GB/s) of each round of a cell whose rounds took a bandwidth probe: the compulsory bytes over the
+    round's median, and that round's probe (empty where the rounds carry no probes). Printed beside a share from
+    :func:`own_rounds_share`, they let a reader redo it (10 printed shares no printed figure reproduced)."""
+    medians = [float(m) for m in json_list(row.get("round_medians_s"))]
+    probes = [float(g) for g in json_list(row.get("round_bandwidth_gbs"))]
+    nbytes = _num(row, "bytes")
+    if not medians or len(medians) != len(probes) or not math.isfinite(nbytes):
+        return []
+    return [(nbytes / m / 1e9, g) for m, g in zip(medians, probes, strict=True) if m > 0 and g > 0]
+
+
 def own_rounds_share(row: Mapping[str, Any]) -> float | None:
     """A cell's GB/s as a share of the host's bandwidth in its own rounds: per round, the compulsory bytes over the
     round's median (``round_medians_s``) against that round's probe (``round_bandwidth_gbs``), and the median of
     those shares. A kernel timed while another tenant shared the memory bus is set against the rate that bus gave
     then, not against the best probe of the run (05 read 'no variant streams near the memory's rate' from medians
     of bandwidth-down rounds divided by an undisturbed probe). None where the rounds carry no probes."""
-    medians = [float(m) for m in json_list(row.get("round_medians_s"))]
-    probes = [float(g) for g in json_list(row.get("round_bandwidth_gbs"))]
-    nbytes = _num(row, "bytes")
-    if not medians or len(medians) != len(probes) or not math.isfinite(nbytes):
-        return None
-    shares = sorted(nbytes / m / 1e9 / g for m, g in zip(medians, probes, strict=True) if m > 0 and g > 0)
+    shares = sorted(gbps / probe for gbps, probe in round_rates(row))
     if not shares:
         return None
     mid = len(shares) // 2

@@ -12,7 +12,7 @@ from workbench.core.frames import none_columns, records
 from workbench.core.record import JsonObject, RowDict
 from workbench.core.status import Status
 from workbench.roofs.ceilings import headline_pct, is_compute_bound, is_noisy, llc_of, noise_text, row_peak_note
-from workbench.roofs.model import SHORT_SOURCE, RoofKey, RoofKind, RoofSet, resolve_roofs, roofs_of_row
+from workbench.roofs.model import ROWS_METHOD, SHORT_SOURCE, RoofKey, RoofSet, resolve_roofs, roofs_of_row
 
 
 def fmt_num(x: Any, digits: int = 3) -> str:
@@ -84,7 +84,9 @@ def _ceiling_text(ok: bool, compute: bool, value: float | None, src: str, rs: Ro
         missing = rs.for_row("compute-bound" if compute else "memory-bound", dtype).missing if rs is not None else None
         return f"none: {missing or f'no {unit} ceiling measured'}"
     level = rs.level_of(value) if rs is not None and not compute else None
-    at = f", {level.kind.short}" if level is not None and level.kind is not RoofKind.DRAM else ""
+    # the level by name, DRAM too (03 printed "194 GB/s (probe)" beside "142 GB/s (probe)" and left the reader to
+    # guess which was L2 and which the LLC); a roof known only from the rows' own ceilings has no known level
+    at = f", {level.kind.short}" if level is not None and level.method != ROWS_METHOD else ""
     return f"{fmt_num(value)} {unit} ({SHORT_SOURCE.get(src, src)}{at})"
 
 

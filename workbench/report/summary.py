@@ -11,16 +11,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.frames import split_by
 from workbench.core.record import JsonObject
 from workbench.core.status import Status
 from workbench.core.units import fmt_bytes, fmt_seconds, interval_label
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.verdicts import is_disturbed, pct, verdict_label
+from workbench.judge.verdicts import DISTURBED_FLOOR, is_disturbed, pct, rerun_hint, verdict_label
 from workbench.report.findings import is_default_reference, parse_reference, pick_reference
 from workbench.report.reference_checks import ReferenceChecks
 from workbench.report.row_notes import fmt_num, row_notes, text_of, value_of
 from workbench.report.styles import foreign_runtime, parse_baseline
+from workbench.roofs.model import RoofKey, RoofSet
 
 if TYPE_CHECKING:
     from workbench.report.data import ReportData
@@ -38,14 +40,16 @@ def backend_label(backend: object, runtime: object) -> object:
 
 
 def summary_table(df: pd.DataFrame, environments: Mapping[str, JsonObject] | None = None,
-                  notes: pd.DataFrame | None = None) -> pd.DataFrame:
+                  notes: pd.DataFrame | None = None, roofs: Mapping[RoofKey, RoofSet] | None = None) -> pd.DataFrame:
     """The compact, human-formatted table (one line per cell) that the CLI prints and reports show.
 
     "% peak" is the share of the ceiling that bounds the kernel (GFLOP/s for compute-bound kernels, GB/s
     for memory-bound ones), "ceiling" names it and where it came from; a noisy cell's time starts with
-    ``~`` and a % of peak above 100 ends with ``⚠``, both explained under "notes".
+    ``~`` and a % of peak above 100 ends with ``⚠``, both explained under "notes". A time whose quartiles span
+    more than ±50% of its median prints no "±": it reads "disturbed", its note says why and how to rerun.
+    ``roofs`` (default: :func:`~workbench.roofs.model.resolve_roofs` of the rows) names each ceiling's level.
     """
-    notes = row_notes(df, environments) if notes is None else notes
+    notes = row_notes(df, environments, roofs) if notes is None else notes
     rows = []
     for (_, r), (_, n) in zip(df.iterrows(), notes.iterrows(), strict=True):
         # a cell that failed a check after timing keeps its samples in the store, but its time is not a result
@@ -53,6 +57,10 @@ def summary_table(df: pd.DataFrame, environments: Mapping[str, JsonObject] | Non
         med, iqr = (value_of(r, "median_s"), value_of(r, "iqr_s")) if timed else (None, None)
         time_text = (f"{fmt_seconds(med, '')} ± {fmt_seconds(iqr, '')}" if med is not None and iqr is not None
                      else fmt_seconds(med, ""))
+        # past ±50% no "±" is printed (issue 39): a spread that wide informs nothing, the cell reads disturbed
+        spread = med is not None and iqr is not None and med > 0 and iqr > DISTURBED_FLOOR * med
+        if spread:
+            time_text = f"{fmt_seconds(med, '')}, disturbed"
         pct = n["pct"] if n["pct"] is not None and not pd.isna(n["pct"]) else None
         rows.append({
             "kernel": r.get("kernel"), "variant": r.get("variant"),
@@ -66,11 +74,21 @@ def summary_table(df: pd.DataFrame, environments: Mapping[str, JsonObject] | Non
             "peak memory": fmt_bytes(value_of(r, "peak_mem_bytes")), "max error": fmt_num(r.get("max_error"), 2),
             "timer": r.get("timer_kind") or "",
             "timing mode": text_of(r.get("timing_mode")),
-            "notes": "; ".join(x for x in (f"{NOISY_MARK} noisy: {n['noise_note']}" if n["noisy"] else "",
+            "notes": "; ".join(x for x in (_disturbed_note(r) if spread else "",
+                                           f"{NOISY_MARK} noisy: {n['noise_note']}" if n["noisy"] else "",
                                            f"{PEAK_MARK} {n['peak_note']}" if n["peak_note"] else "",
                                            n["exec_cache"]) if x),
         })
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def _disturbed_note(r: pd.Series) -> str:
+    """Why a cell's time reads "disturbed" (its quartiles span more than half its median either way), and how to
+    rerun: on a quieter machine where its row saw a busy one."""
+    share = value_of(r, "other_cpu_share")
+    busy = None if share is None else share > BUSY_CPU_SHARE
+    return (f"disturbed: its samples' quartiles span more than ±{DISTURBED_FLOOR:.0%} of its median; "
+            f"{rerun_hint(busy)}")
 
 
 def noise_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None, listed: int = 5) -> str:

@@ -317,6 +317,10 @@ def _wide_table(peaks: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["env_id", "backend", "metric", "dtype", "value", "method", "details"])
 
 
+#: The ``method`` of a roof known only as the ceiling the rows were scored against: its level is not known.
+ROWS_METHOD = "as the rows were scored"
+
+
 def _rows_roof_set(rows: pd.DataFrame, device: str) -> RoofSet:
     """The roofs the rows themselves were scored against (``ceiling_gbps`` / ``ceiling_gflops``)."""
     import pandas as pd
@@ -326,7 +330,7 @@ def _rows_roof_set(rows: pd.DataFrame, device: str) -> RoofSet:
     bw_src, fl_src = split_source(src)
     bw = pd.to_numeric(rows.get("ceiling_gbps", pd.Series(dtype=float)), errors="coerce").max()
     if _num(bw) is not None:
-        out.roofs.append(Roof(device, RoofKind.DRAM, float(bw), bw_src or "rows", "as the rows were scored"))
+        out.roofs.append(Roof(device, RoofKind.DRAM, float(bw), bw_src or "rows", ROWS_METHOD))
     if "ceiling_gflops" in rows:
         for dtype, g in rows.groupby("dtype"):
             fl = pd.to_numeric(g["ceiling_gflops"], errors="coerce").max()

@@ -1,0 +1,56 @@
+"""Wording rules a claim follows beyond its verdict: a list of sizes that accounts for every size it covers, and a
+busy machine said against the threshold the rows' own noisy mark uses. Split from :mod:`workbench.report.claims`,
+which re-exports them (tutorials import them from there)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from workbench.core.conditions import BUSY_CPU_SHARE
+
+#: How a sizes list names the sizes no reading covers.
+UNSETTLED_SIZES = "not settled"
+
+
+def sizes_said(by_reading: Mapping[str, Sequence[str]], every: Sequence[str]) -> str:
+    """Where each reading held, accounting for every size in ``every``: "faster at n=2048; slower at n=64; not
+    settled at n=512", or "faster at every size" / "faster at every size but n=64 (not settled there)". A sentence
+    that lists only some sizes reads as if the rest went the other way or were not measured (08 printed "it ran
+    faster at n=2048" where n=64 had also been measured, and read the other way). Sizes keep ``every``'s order."""
+    order = {s: i for i, s in enumerate(every)}
+    covered = {s for sizes in by_reading.values() for s in sizes}
+    groups = {way: sorted(sizes, key=lambda s: order.get(s, len(order))) for way, sizes in by_reading.items() if sizes}
+    rest = [s for s in every if s not in covered]
+    if rest:
+        groups[UNSETTLED_SIZES] = rest
+    if not groups:
+        return ""
+    if len(groups) == 1:
+        return f"{next(iter(groups))} at every size measured ({', '.join(every)})"
+    main = max(groups, key=lambda w: len(groups[w]))
+    if len(every) > 2 and len(groups[main]) == len(every) - 1 and main != UNSETTLED_SIZES:
+        (way, sizes), = ((w, s) for w, s in groups.items() if w != main)
+        return f"{main} at every size but {sizes[0]} ({way} there)"
+    return "; ".join(f"{way} at {', '.join(sizes)}" for way, sizes in groups.items())
+
+
+def busy_words(rows: pd.DataFrame, cores: int | None = None) -> str:
+    """Why the rows count as a busy machine, against the threshold their noisy mark uses: "other processes took up
+    to 52% of the CPU, past the 25% (half a core of 2) at which a row is marked busy"; "" where no row passed it.
+    Said with any advice that blames a busy machine, so that "this busy" is never said of a load the library does
+    not call busy (11 printed "on a machine this busy" at load 2.5 on 2 cores, citing floors seen at load 10)."""
+    if "other_cpu_share" not in rows:
+        return ""
+    shares = pd.to_numeric(rows["other_cpu_share"], errors="coerce").dropna()
+    if shares.empty or shares.max() <= BUSY_CPU_SHARE:
+        return ""
+    if cores is None:
+        import psutil
+
+        cores = psutil.cpu_count() or 1
+    of_cores = BUSY_CPU_SHARE * cores
+    core = "half a core" if abs(of_cores - 0.5) < 1e-9 else f"{of_cores:g} cores' worth"
+    return (f"other processes took up to {shares.max():.0%} of the CPU, past the {BUSY_CPU_SHARE:.0%} ({core} of "
+            f"{cores}) at which a row is marked busy")
