@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from workbench.core.allocator import release_free_memory
 from workbench.core.record import JsonObject
 
 
@@ -76,6 +77,7 @@ class HighWaterMemory(MemoryMeter):
         self._suffix = f"; {note}" if note else ""
 
     def reset(self) -> None:
+        release_free_memory()  # a worker keeps its heap (core/allocator.py): a call's temporaries must show again
         try:
             Path("/proc/self/clear_refs").write_text("5")
         except OSError:

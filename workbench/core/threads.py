@@ -23,6 +23,8 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 
+from workbench.core import allocator
+
 _OPENMP_USERS = ("torch", "numba")
 #: libgomp spin iterations before an idle thread sleeps (its default is 300,000; PASSIVE is 0).
 SPIN_COUNT = 10_000
@@ -142,7 +144,8 @@ def thread_counts() -> dict[str, int]:
 
 def describe(counts: Mapping[str, int] | None = None) -> str:
     """Threads in words, for a row's ``threads`` column and ``timeit``:
-    ``"torch 2, blas:openblas 2, openmp:libgomp 2; OpenMP wait: spin 10000 then sleep (set by workbench)"``."""
+    ``"torch 2, blas:openblas 2, openmp:libgomp 2; OpenMP wait: spin 10000 then sleep (set by workbench); malloc:
+    default"``: the allocator's settings ride along (:mod:`workbench.core.allocator`), as they move a time too."""
     counts = thread_counts() if counts is None else counts
     pools = ", ".join(f"{k} {v}" for k, v in counts.items()) or "no threaded runtime loaded"
-    return f"{pools}; OpenMP wait: {policy_note()}"
+    return f"{pools}; OpenMP wait: {policy_note()}; malloc: {allocator.note()}"
