@@ -217,6 +217,19 @@ def variant(kernel: str, name: str, runtimes: Iterable[str] | str, *, mode: str 
     return deco
 
 
+def variant_at(file: str, function: str) -> str | None:
+    """``kernel/variant`` whose build is ``function`` (a ``co_qualname``) of ``file`` or encloses it (the call it
+    returns), among the variants registered so far; None when no variant's code is there."""
+    for kernel, vs in _variants.items():
+        for name, v in vs.items():
+            build = getattr(v.build, "author_build", v.build)
+            code = getattr(build, "__code__", None)
+            qual = getattr(build, "__qualname__", "")
+            if code is not None and code.co_filename == file and (function == qual or function.startswith(qual + ".")):
+                return f"{kernel}/{name}"
+    return None
+
+
 def _ensure_loaded() -> None:
     ensure_default_catalog()
 

@@ -20,6 +20,8 @@ import traceback
 from typing import NoReturn
 
 from workbench.cli.termination import Terminated, termination_as_interrupt
+from workbench.cli.threads_note import say_threads_left
+from workbench.core.threads_left import exit_now, recording_origins, threads_left
 
 
 def command_modules() -> list[str]:
@@ -102,15 +104,23 @@ def main(argv: list[str] | None = None) -> int:
         print("workbench: error: stdout is closed, so nothing could be printed; run it with stdout open (to "
               "discard the output: > /dev/null)", file=sys.stderr)
         return EXIT_USAGE
-    with safe_std_streams() as (out, _err), termination_as_interrupt():
+    left = []
+    with safe_std_streams() as (out, _err), termination_as_interrupt(), recording_origins():
         rc = _main(argv)
+        left = threads_left()
+        if left:  # a kernel's thread (--in-process): the interpreter would wait for it at exit
+            say_threads_left(left)
         with contextlib.suppress(OSError, ValueError):
             out.flush()
         if out.failed is not None:  # `> /dev/full`: said, never "[Errno 28]" naming nothing, never exit 0
             print(f"workbench: error: could not write to stdout ({out.failed.strerror or out.failed}); what it "
                   "printed is incomplete", file=sys.stderr)
-            return rc or EXIT_USAGE
-        return EXIT_BROKEN_PIPE if out.broken else rc
+            rc = rc or EXIT_USAGE
+        elif out.broken:
+            rc = EXIT_BROKEN_PIPE
+    if left and argv is None:  # the command itself (not a library call): done, so exit without joining them
+        exit_now(rc)
+    return rc
 
 
 def _main(argv: list[str] | None) -> int:

@@ -30,6 +30,7 @@ from workbench.catalog.shipping import install
 from workbench.core.conditions import count_as_own, take_reading
 from workbench.core.env_values import worker_profile_dir
 from workbench.core.status import Status
+from workbench.core.threads_left import exit_now
 from workbench.measure.backend_facts import after_oom, prepare_backend
 from workbench.measure.cell import measure
 from workbench.measure.descendants import become_subreaper
@@ -189,5 +190,5 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+if __name__ == "__main__":  # without joining a thread a kernel left running: the parent would wait, then kill
+    exit_now(main(sys.argv))
