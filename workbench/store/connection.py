@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from workbench.core.record import RowDict
 from workbench.core.regular_files import file_kind
 from workbench.store.errors import StoreError, damaged_store_message, describe_sqlite_error, read_only_folder
+from workbench.store.lock_wait import begin_immediate
 from workbench.store.schema import DEFAULT_STORE_NAME, EXPORT_VERSION, SCHEMA, create_tables, default_store_path
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ class WriteTransaction:
     def __enter__(self) -> sqlite3.Connection:
         self.store._lock.acquire()
         try:
-            self.store._conn.execute("BEGIN IMMEDIATE")
+            begin_immediate(self.store._conn, self.store.path, self.store.timeout_s)
         except BaseException:
             self.store._lock.release()
             raise
@@ -77,6 +78,7 @@ class StoreConnection:
                              f"for {default_store_path()})")
         self.path = Path(path) if path is not None else default_store_path()
         self.read_only = read_only
+        self.timeout_s = timeout_s
         if self.path.is_dir():
             raise StoreError(f"store path {self.path} is a folder; give a file in it, e.g. "
                              f"{self.path / DEFAULT_STORE_NAME}")

@@ -34,6 +34,9 @@ def describe_sqlite_error(path: str | os.PathLike, exc: BaseException) -> str:
     if "readonly" in low or "read-only" in low or "attempt to write" in low:
         return (f"cannot write to store {path}: it is read-only ({text}); give a writable --store, or only read "
                 "it (`workbench runs`, `report`, `export` open it read-only)")
+    if "database is locked" in low:  # met outside a write transaction (those wait and say so: lock_wait)
+        return (f"results store {path} is locked by another process, so nothing was written; run again when that "
+                "process is done (or end it)")
     if "unable to open" in low or "disk i/o error" in low:
         folder = read_only_folder(path)
         if folder is not None:
