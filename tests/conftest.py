@@ -255,15 +255,43 @@ def catalog_verify() -> dict[str, object]:
     room for a busy machine (the interpreter's attention_decode cell passed the default 120 s at load 10).
     Returns the process's ``returncode``, ``stdout`` and ``stderr``.
     """
+    return _once_per_run("catalog-verify", ["verify", "--json", "--timeout", "600"], timeout=1800)
+
+
+#: The architectures the catalog's compile check is run for once per test run (:func:`catalog_compile_check`).
+COMPILE_CHECK_ARCHS = ("sm_80", "sm_90")
+
+
+@pytest.fixture(scope="session")
+def catalog_compile_check() -> dict[str, object]:
+    """``workbench compile-check --arch sm_80,sm_90 --json`` over the whole catalog, once per test run.
+
+    WHY: the catalog's portable and Triton sources compiled for both NVIDIA targets is 50-60 s on two cores,
+    and three tests check parts of that same table: test_done_criteria the command's exit code and archs,
+    test_compile_check every portable row (no errors, no spills, a resource report per entry, shared memory),
+    test_compile_check_triton that every catalog Triton file compiled. Each compiled it again before; they now
+    read one run of the command (shared by pytest-xdist workers like :func:`catalog_verify`). Tests of one
+    small unit, of other flags or of other targets still compile their own. Returns ``returncode``,
+    ``stdout`` and ``stderr``.
+    """
+    return _once_per_run("catalog-compile-check", ["compile-check", "--arch", ",".join(COMPILE_CHECK_ARCHS),
+                                                   "--json"], timeout=1800)
+
+
+def _once_per_run(name: str, args: list[str], timeout: float) -> dict[str, object]:
+    """``python -m workbench *args`` run once per test run, its result kept in the run's shared folder.
+
+    pytest-xdist workers share it through a file under a lock: the first test to ask runs it, another waits.
+    """
     import fcntl
 
     shared = Path(os.environ[SHARED_ENV])
-    done = shared / "catalog-verify.json"
-    with open(shared / "catalog-verify.lock", "w") as lock:
+    done = shared / f"{name}.json"
+    with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
-            proc = subprocess.run([sys.executable, "-m", "workbench", "verify", "--json", "--timeout", "600"],
-                                  capture_output=True, text=True, timeout=1800)
+            proc = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
+                                  timeout=timeout)
             done.write_text(json.dumps({"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}))
         return json.loads(done.read_text())
 

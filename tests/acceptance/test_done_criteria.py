@@ -3,23 +3,17 @@
 `workbench verify --json` must pass every kernel x variant on every available CPU-capable backend
 (numpy, numba, torch-cpu, an OpenCL device), with unsupported ones carrying a reason; the portable
 sources must compile for sm_80 and sm_90 without errors or spills (tested in detail in
-test_compile_check.py; here the command's exit code and summary).
+test_compile_check.py, from the same run of the command: tests/conftest.py's catalog_compile_check; here the
+command's exit code and summary).
 """
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from workbench.catalog import kernels, variants
 from workbench.catalog.registry import _CONFIGURED
-
-
-def _run(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          timeout=timeout)
 
 
 #: Variants that stand for something a CPU-only machine lacks, and the words their unsupported rows must
@@ -66,9 +60,9 @@ def test_verify_passes_every_variant_on_every_available_backend(catalog_verify):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not on PATH (NVRTC path is covered in test_compile_check)")
-def test_compile_check_cli_is_clean_for_sm80_sm90():
-    proc = _run("compile-check", "--arch", "sm_80,sm_90", "--json")
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    doc = json.loads(proc.stdout)
+def test_compile_check_cli_is_clean_for_sm80_sm90(catalog_compile_check):
+    proc = catalog_compile_check  # `workbench compile-check --arch sm_80,sm_90 --json`, run once per test run
+    assert proc["returncode"] == 0, proc["stdout"][-2000:] + proc["stderr"][-2000:]
+    doc = json.loads(proc["stdout"])
     rows = doc["rows"] if isinstance(doc, dict) else doc
     assert rows and {r["arch"] for r in rows} == {"sm_80", "sm_90"}

@@ -1,7 +1,8 @@
 """Rung 4: the catalog's device sources compile for sm_80 and sm_90 with a resource report.
 
 Runs where nvcc or NVRTC is present (CI has nvcc) and skips with the reason
-otherwise. The whole catalog is compiled once per session; the other tests
+otherwise. The whole catalog is compiled once per test run, by the command (tests/conftest.py's
+catalog_compile_check, which test_done_criteria and test_compile_check_triton read too); the other tests
 compile one small unit each.
 """
 
@@ -9,8 +10,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from conftest import COMPILE_CHECK_ARCHS
 
 from workbench.cli import main
 from workbench.portable import compile_check as cc
@@ -30,9 +33,18 @@ def compiler() -> Compiler:
 
 
 @pytest.fixture(scope="module")
-def catalog_rows(compiler):
-    units = cc.units_from_catalog()
-    return units, cc.run_check(units, ARCHS, compiler)
+def catalog_rows(compiler, catalog_compile_check):
+    """The portable rows of ``workbench compile-check --arch sm_80,sm_90 --json`` over the catalog (run once per
+    test run, tests/conftest.py's catalog_compile_check), each with the attributes of a check row."""
+    assert ARCHS == COMPILE_CHECK_ARCHS
+    try:
+        doc = json.loads(catalog_compile_check["stdout"])
+    except json.JSONDecodeError:
+        pytest.fail(f"compile-check printed no JSON: {catalog_compile_check['stderr'][-2000:]}")
+    assert doc["compiler"] == compiler.describe(), (doc["compiler"], compiler)  # the compiler these tests found
+    rows = [SimpleNamespace(**r) for r in doc["rows"] if r["tool"] == compiler.kind]
+    assert rows, f"no portable rows: {catalog_compile_check['stderr'][-2000:]}"
+    return cc.units_from_catalog(), rows
 
 
 def test_catalog_compiles_without_errors_or_spills(catalog_rows):
