@@ -1,10 +1,11 @@
 """The dashboard in a real browser: JupyterLab and Voila driven by headless Debian Chromium (playwright).
 
-Each test starts its own server on a free local port with a token, opens
-notebooks/dashboard.ipynb (copied into a temporary root), picks a backend and
-a kernel, runs a tiny sweep, waits for the plot image and the results table,
-exports a report and checks the file on disk, then saves a screenshot in the
-test's folder and in $WORKBENCH_TEST_OUTPUT (tests/conftest.py).
+The JupyterLab tests share one server (a module fixture: starting JupyterLab is several seconds of a
+busy core) on a free local port with a token, and each opens its own copy of notebooks/dashboard.ipynb
+(in a folder of its own under the server's temporary root, so each has its own kernel, store and
+workspace); the Voila test starts its own server. Each picks a backend and a kernel, runs a tiny sweep,
+waits for the plot image and the results table, exports a report and checks the file on disk, then
+saves a screenshot in the test's folder and in $WORKBENCH_TEST_OUTPUT (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -79,9 +80,27 @@ def drive_dashboard(page, scope: str, export_dir: Path) -> None:
     root.locator(".wb-plot img").first.scroll_into_view_if_needed()
 
 
-def open_in_jupyterlab(page, server, token) -> str:
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """One JupyterLab server for the module's JupyterLab tests; yields (its folder, server, token)."""
+    tmp = tmp_path_factory.mktemp("jupyterlab")
+    (tmp / "root").mkdir()
+    with jupyterlab(tmp) as (server, token):
+        yield tmp, server, token
+
+
+def stage_in_lab(lab, tmp_path: Path) -> tuple[str, object, str]:
+    """A copy of the dashboard notebook in a folder of this test's own under the shared server's root;
+    returns its path under the root, the server and its token."""
+    folder, server, token = lab
+    sub = tmp_path.name
+    stage_notebook("dashboard.ipynb", folder / "root" / sub)
+    return f"{sub}/dashboard.ipynb", server, token
+
+
+def open_in_jupyterlab(page, server, token, notebook: str = "dashboard.ipynb") -> str:
     """Open the staged dashboard notebook, run all cells; the CSS scope of the notebook panel."""
-    page.goto(f"{server.url}/lab/tree/dashboard.ipynb?token={token}&reset")
+    page.goto(f"{server.url}/lab/tree/{notebook}?token={token}&reset")
     # The toolbar's indicator says idle while the kernel is still starting; the status bar does not.
     page.wait_for_function(
         "() => /Python 3 \\(ipykernel\\)\\s*\\|\\s*Idle/.test("
@@ -91,10 +110,10 @@ def open_in_jupyterlab(page, server, token) -> str:
     return ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 
-def test_dashboard_in_jupyterlab(tmp_path):
-    stage_notebook("dashboard.ipynb", tmp_path / "root")
-    with jupyterlab(tmp_path) as (server, token), chromium_page(tmp_path) as page:
-        scope = open_in_jupyterlab(page, server, token)
+def test_dashboard_in_jupyterlab(lab, tmp_path):
+    notebook, server, token = stage_in_lab(lab, tmp_path)
+    with chromium_page(tmp_path) as page:
+        scope = open_in_jupyterlab(page, server, token, notebook)
         t0 = time.monotonic()
         drive_dashboard(page, scope, tmp_path / "exports")
         print(f"JupyterLab: dashboard driven in {time.monotonic() - t0:.1f} s")
@@ -112,12 +131,12 @@ def test_dashboard_in_voila(tmp_path):
         save_screenshot(page, tmp_path, "dashboard-voila.png")
 
 
-def test_dashboard_at_1280x800_with_the_file_browser_open(tmp_path):
+def test_dashboard_at_1280x800_with_the_file_browser_open(lab, tmp_path):
     """A laptop screen with JupyterLab's file browser open: the controls stay right of the cell prompt and
     inside the window, and nothing is cut off on the right (the results wrap below when both do not fit)."""
-    stage_notebook("dashboard.ipynb", tmp_path / "root")
-    with jupyterlab(tmp_path) as (server, token), chromium_page(tmp_path, width=1280, height=800) as page:
-        scope = open_in_jupyterlab(page, server, token)
+    notebook, server, token = stage_in_lab(lab, tmp_path)
+    with chromium_page(tmp_path, width=1280, height=800) as page:
+        scope = open_in_jupyterlab(page, server, token, notebook)
         browser = page.locator(".jp-FileBrowser").first
         if not browser.is_visible():
             page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab[data-id='filebrowser']").first.click()
