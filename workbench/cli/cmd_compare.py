@@ -196,6 +196,8 @@ def run(args: argparse.Namespace) -> int:
             notes.append(twins)
     if "size_label" in table:  # the readable size ("m=64 n=64 k=64") instead of the product
         table = table.drop(columns=["size"], errors="ignore").rename(columns={"size_label": "size"})
+        # a row stored without params (an import, an old store) is a cell with no size: "-", never "None"
+        table["size"] = table["size"].map(lambda v: v if isinstance(v, str) and v.strip() else "-")
     if threshold is not None and table.empty:  # "gate passed" on no cell at all: a CI gate passed on nothing
         raise ValueError("--fail-on: no cell of the two sides matches (same kernel, variant, backend, dtype and "
                          "size), so there is nothing to judge; compare runs that measured the same cells")

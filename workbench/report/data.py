@@ -68,6 +68,19 @@ def known_run_ids(store_or_df: Any) -> list[str]:
     return [str(r) for r in runs["run_id"]]
 
 
+def params_filled(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with ``params`` ``"{}"`` where a row has none (NULL, empty text: an import, an old store): such a
+    row is a cell of its kernel with no size. A missing value never equals itself, so the report's findings
+    found no rows for its size and failed ("single positional indexer is out-of-bounds")."""
+    if "params" not in df or df.empty:
+        return df
+    col = df["params"]
+    missing = col.isna() | col.map(lambda v: isinstance(v, str) and not v.strip()).astype(bool)
+    if not missing.any():
+        return df
+    return df.assign(params=col.where(~missing, "{}"))
+
+
 def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None,
            columns: Iterable[str] | None = None, thin: bool = False) -> ReportData:
     """What a report of ``run_ids`` shows; from a store, only the record columns ``columns`` (None: all), and
@@ -78,10 +91,10 @@ def gather(store_or_df: Any, run_ids: str | Iterable[str] | None = None,
         return store_or_df
     if isinstance(store_or_df, pd.DataFrame):
         df = store_or_df if ids is None else store_or_df[store_or_df["run_id"].isin(ids)]
-        return ReportData(df.reset_index(drop=True), run_ids=ids or known_run_ids(df))
+        return ReportData(params_filled(df.reset_index(drop=True)), run_ids=ids or known_run_ids(df))
     store = store_or_df
-    df = store.results(run_ids=ids) if columns is None else store.results(
-        run_ids=ids, columns=columns, share_empty=True, chunk_map=thin_samples if thin else None)
+    df = params_filled(store.results(run_ids=ids) if columns is None else store.results(
+        run_ids=ids, columns=columns, share_empty=True, chunk_map=thin_samples if thin else None))
     if ids is None:
         ids = [str(r) for r in dict.fromkeys(df["run_id"])] if "run_id" in df else []
     runs = store.runs()

@@ -27,7 +27,7 @@ from workbench.report.plots.series import (
     series_columns,
     series_label,
 )
-from workbench.report.plots.size_axis import set_plain_axis, set_size_axis, set_time_axis, with_x
+from workbench.report.plots.size_axis import positive_finite, set_plain_axis, set_size_axis, set_time_axis, with_x
 from workbench.report.plots.speedup import plot_speedup
 from workbench.report.styles import LINESTYLES, SeriesStyle, styles_for
 
@@ -66,6 +66,10 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
         ax.text(0.5, 0.5, f"no {METRIC_LABELS[metric]} values", ha="center", va="center", transform=ax.transAxes)
         return False
     data, axis = with_x(ok)
+    if not len(positive_finite(data["_x"])):  # rows stored without params (an import): no size to draw against
+        ax.set_xlabel("size")
+        ax.text(0.5, 0.5, "no sizes (rows stored without params)", ha="center", va="center", transform=ax.transAxes)
+        return False
     data[metric] = pd.to_numeric(data[metric], errors="coerce")
     cols = series_columns(data)
     runs = run_order(data)
