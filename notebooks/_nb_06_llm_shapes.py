@@ -25,7 +25,8 @@ import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
 from workbench.report.claims import (bimodal_fields, busy_text, cache_text, check_claim, estimate_text,
-                                     last_level_cache_bytes, reading, settled_direction, verdict_sentence)
+                                     last_level_cache_bytes, machine_busy, reading, settled_direction,
+                                     verdict_sentence)
 from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.judge.compare import judge_pair
 from workbench.judge.verdicts import is_disturbed
@@ -165,7 +166,8 @@ for variant, backend, label, a, b in pairs:
     # a side whose rounds fell in two modes: named, and each mode set against the other side (claims.bimodal_fields)
     v = {**judge_pair(a, b, typical), "median_a": a["median_s"], "median_b": b["median_s"],
          **bimodal_fields(a, b, "float32", "float16")}
-    sentence = verdict_sentence(v, "float32", "float16")
+    # the rerun advice from what the pair's own two rows recorded of the machine (claims.machine_busy)
+    sentence = verdict_sentence(v, "float32", "float16", busy=machine_busy(pd.DataFrame([a, b])))
     check_claim(v, sentence)
     verdicts.append({"variant": variant, "backend": backend, "shape": label, "speedup": v["speedup"],
                      "ci_low": v["ci_low"], "ci_high": v["ci_high"],

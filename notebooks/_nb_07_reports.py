@@ -337,7 +337,8 @@ if remote_id is not None:
                                                  else ", and no busy machine: other processes took at most "
                                                  f"{busy_share(mine) or 0:.0%} of the CPU here") + ".")
     # the numbers each sentence rests on, shown: past ±50% no estimate or interval, only the bound kept
-    shown_x = shown_verdicts(judged, wide=True)   # between machines, a wide interval is scatter, not disturbance
+    # between machines a wide interval is their scatter, not a disturbance, unless this side's rows saw a busy machine
+    shown_x = shown_verdicts(judged, wide=not here_busy)
     print(pd.DataFrame({"kernel": shown_x["kernel"], "size": shown_x["size_label"],
                         "speed-up (this machine over the other)": [table_ratio(*r) if pd.notna(r[0]) else "" for r in
                                                                    zip(shown_x["speedup"], shown_x["ci_low"],
@@ -347,12 +348,12 @@ if remote_id is not None:
                         "verdict": shown_x["verdict"]}).to_string(index=False))
     for _, v in judged.iterrows():
         # the scatter between two machines is what they differ in, kernel by kernel: no disturbance of either
-        sentence = verdict_sentence(v, "the other host", "this machine",
-                                    wide_because="the machines favour each kernel differently, so the cells' "
-                                                 "ratios scatter around their common ratio, as printed above",
-                                    rerun="no rerun narrows it: the cells' ratios between the machines scatter "
-                                          "around one common ratio by more than their rounds explain, and that "
-                                          "scatter, not either machine's rounds, sets each interval")
+        sentence = verdict_sentence(v, "the other host", "this machine", here_busy,
+                                    wide_because="" if here_busy else "the machines favour each kernel "
+                                    "differently, so the cells' ratios scatter around their common ratio, as printed "
+                                    "above",
+                                    rerun="no rerun of either machine narrows it: that scatter, not either "
+                                          "machine's rounds, sets each interval")
         check_claim(v, sentence)
         print(f"  {v['kernel']} at {v['size_label']}: {sentence}")
 """),

@@ -92,7 +92,8 @@ print(f"timeit {m.median_s * 1e3:.3g} ms, %wb_timeit {m2.median_s * 1e3:.3g} ms 
 for name, t in (("timeit", m), ("%wb_timeit", m2)):
     seen = (f"other processes {t.other_cpu_share:.0%} of the CPU" if t.other_cpu_share is not None
             else "other processes' CPU share not read") + (f", load {t.load_avg_1m:.1f}" if t.load_avg_1m else "")
-    print(f"  {name}: {'noisy (' + t.noise_note + ')' if t.noisy else 'not noisy'} ({seen})")
+    load = f"; load {t.load_avg_1m:.1f}" if t.load_avg_1m else ""
+    print(f"  {name}: " + (f"noisy ({t.noise_note}{load})" if t.noisy else f"not noisy ({seen})"))
 """),
     md("""
 ## Three softmaxes, under ten lines
@@ -142,7 +143,7 @@ for other in ("torch", "numpy-naive"):
         if other == "numpy-naive" and reading(v) in ("faster", "slower", "same"):
             naive.setdefault("the same" if reading(v) == "same" else reading(v), []).append(v["size_label"])
         elif other == "numpy-naive" and direction:
-            naive.setdefault(f"{direction[0]} by direction only (size not settled)", []).append(v["size_label"])
+            naive.setdefault(f"{direction[0]} (in direction only: size not settled)", []).append(v["size_label"])
 if busy_text(res.df):   # the floors above are this run's: say when it shared the machine
     print(f"(This run shared the machine: {busy_text(res.df)}.)")
 # what numpy-naive does differently, said without a cause the timings cannot separate: it skips one pass
@@ -150,7 +151,7 @@ if busy_text(res.df):   # the floors above are this run's: say when it shared th
 where = sizes_said(naive, list(dict.fromkeys(res.df["size_label"])))   # every size measured, each said once
 print("numpy-naive skips the row maximum and its subtraction but evaluates np.exp(x) twice; these timings "
       "do not separate the two effects"
-      + (f" (it ran {where})" if where else "")
+      + (f" (numpy-naive against numpy: {where})" if where else "")
       + "; the next section shows what skipping the maximum risks: overflow on large inputs")
 """),
     code("""

@@ -48,3 +48,18 @@ def test_a_summary_time_wider_than_half_its_median_reads_disturbed_with_the_reru
     assert "±" in tight["median ± IQR"] and "disturbed" not in tight["notes"]
     for cell in table["median ± IQR"]:
         check_printed_intervals(cell)
+
+
+def test_the_ceiling_column_names_its_level_dram_included_and_only_where_known():
+    # 03 printed "194 GB/s (probe)" beside "142 GB/s (probe)": which was L2 and which the LLC was left to guess
+    from workbench.roofs.model import Roof, RoofKind, RoofSet
+
+    rows = pd.DataFrame([{**_row(1e-3, 1e-5, 0.0), "gbps": 40.0, "ceiling_gbps": g, "ceiling_source": "measured",
+                          "kernel": "saxpy", "bytes": 1e6, "flops": 1e5} for g in (194.0, 142.0, 45.0)])
+    known = RoofSet("cpu", [Roof("cpu", RoofKind.L2, 194.0, "measured", "probe"),
+                            Roof("cpu", RoofKind.LLC, 142.0, "measured", "probe"),
+                            Roof("cpu", RoofKind.DRAM, 45.0, "measured", "probe")])
+    named = summary_table(rows, roofs={("", "numpy"): known})["ceiling"].tolist()
+    assert [c.split(", ")[-1] for c in named] == ["L2)", "LLC)", "DRAM)"]
+    # from the rows alone (no peaks table) the level is not known, and none is named
+    assert not any(level in c for c in summary_table(rows)["ceiling"] for level in ("L2", "LLC", "DRAM"))

@@ -336,7 +336,7 @@ def _rows_roof_set(rows: pd.DataFrame, device: str) -> RoofSet:
             fl = pd.to_numeric(g["ceiling_gflops"], errors="coerce").max()
             if _num(fl) is not None:
                 out.roofs.append(Roof(device, RoofKind.FLOPS, float(fl), fl_src or "rows",
-                                      "as the rows were scored", str(dtype)))
+                                      ROWS_METHOD, str(dtype)))
     return out
 
 
