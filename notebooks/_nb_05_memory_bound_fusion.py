@@ -327,9 +327,8 @@ def bytes_answer(res, kernel):
         print(f"  {name}: {r['gbps']:.1f} GB/s (median), {shares}: {said}{note}")
     # above the probe's rate: in compulsory bytes, or in the bytes an unfused variant moves (its extra passes too)
     fused_passes, unfused_passes = PASSES[kernel]
-    moved = {id(r): (unfused_passes / fused_passes if r["mode"] == "eager" else 1.0) for r in big.to_dict("records")}
-    above = [r for r in big.to_dict("records")
-             if max(r["gbps"] / rate, own_rounds_share(r) or 0) * moved[id(r)] > 1]
+    above = [r for r in big.to_dict("records") if max(r["gbps"] / rate, own_rounds_share(r) or 0)
+             * (unfused_passes / fused_passes if r["mode"] == "eager" else 1.0) > 1]
     if above:
         print("  " + above_probe_text(above, rate, kernel))
     # where a fused and an unfused variant both sit near the rate, the pair's settled verdict tests the bytes: if

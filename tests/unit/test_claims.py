@@ -396,6 +396,8 @@ def test_the_rerun_hint_blames_other_work_only_where_the_rows_show_a_busy_machin
     check_claim(idle, sentence)
     busy = claims.mark_busy(table, rows.assign(other_cpu_share=[0.01, 0.51])).iloc[0].to_dict()
     assert verdict_sentence(busy, "a", "b").endswith(vd.BUSY_RERUN_HINT)
+    # a disturbed sentence whose caller gave no cause names the pair's own rows' load (04 said "was disturbed" only)
+    assert "was disturbed (load up to 1.1, other processes up to 51% of the CPU)" in verdict_sentence(busy, "a", "b")
     assert verdict_sentence(WIDE_SAME, "a", "b").endswith(vd.RERUN_HINT)   # the rows did not say: no cause
     parted = {**verdict("faster", 1.18, 1.10, 1.27, 0.07), "median_a": 544e-6, "median_b": 526e-6,
               "basis": vd.BLOCKS, "busy": False}

@@ -207,14 +207,15 @@ def machine_busy(rows: pd.DataFrame) -> bool | None:
 def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     """``table`` (a speed-up table) with a ``busy`` column: per pair, :func:`machine_busy` of the rows of its two
     sides (same variant and backend, or the baseline's, at its size), which :func:`verdict_sentence` reads to
-    choose its rerun hint."""
+    choose its rerun hint; and ``disturbed_by`` (:func:`disturbance_text` of those rows), which a disturbed
+    sentence names where its caller gave no cause (04 printed "the comparison was disturbed" and not by what)."""
     out = table.copy()
     if out.empty or "other_cpu_share" not in rows:
-        out["busy"] = None
+        out["busy"], out["disturbed_by"] = None, ""
         return out
     share = pd.to_numeric(rows["other_cpu_share"], errors="coerce")
     key = "size_label" if "size_label" in rows and "size_label" in out else None
-    busy = []
+    busy, by = [], []
     for r in out.to_dict("records"):
         sides = (((rows["variant"] == r.get("variant")) & (rows["backend"] == r.get("backend")))
                  | ((rows["variant"] == r.get("baseline_variant")) & (rows["backend"] == r.get("baseline_backend"))))
@@ -222,7 +223,8 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
             sides &= rows[key] == r.get(key)
         seen = share[sides].dropna()
         busy.append(None if seen.empty else bool(seen.max() > BUSY_CPU_SHARE))
-    out["busy"] = busy
+        by.append(disturbance_text(rows[sides]))
+    out["busy"], out["disturbed_by"] = busy, by
     return out
 
 
@@ -254,7 +256,8 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     rerun = hint
     said = reading(v)
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
-        return _disturbed_sentence(v, said, base, other, disturbed_by, rerun, wide_because)
+        by = disturbed_by or str(v.get("disturbed_by") or "")   # the pair's own rows' load (mark_busy)
+        return _disturbed_sentence(v, said, base, other, by, rerun, wide_because)
     direction = settled_direction(v)
     if direction is not None:   # every estimate on one side, past the band: who was faster is settled
         return _direction_sentence(v, direction, base, other, hint)
