@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from import_docs import import_doc
+from import_docs import import_row as _row
 
 from workbench.cli import main
 from workbench.store.database import Store
@@ -15,19 +17,8 @@ from workbench.store.import_stream import insert_groups
 from workbench.store.plain_rows import plain_groups, plain_rows
 
 
-def _row(key: str, run: str = "r1", **kw) -> dict:
-    row = {"run_id": run, "cell_key": key, "kernel": "saxpy", "variant": "numpy", "backend": "numpy",
-           "dtype": "float32", "params": json.dumps({"n": 8}), "size": 8, "status": "ok", "median_s": 1e-3,
-           "samples_s": json.dumps([1e-3, 1.1e-3]), "env_id": "envA"}
-    row.update(kw)
-    return row
-
-
 def _doc(rows: list[dict]) -> dict:
-    return {"format": "workbench-results", "version": 1,
-            "runs": [{"run_id": r, "created_at": "2026-01-01T00:00:00.000Z", "status": "finished", "env_id": "envA"}
-                     for r in ("r1", "r2")],
-            "environments": [{"env_id": "envA", "record": {"host": "A"}}], "results": rows, "peaks": []}
+    return import_doc(rows, runs=("r1", "r2"))
 
 
 def _import(tmp_path: Path, rows: list[dict], capsys, monkeypatch, batch: int = 4) -> tuple[int, str, Path]:

@@ -10,6 +10,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from import_docs import import_doc as _doc
+from import_docs import import_row as _row
 
 from workbench.cli import main
 from workbench.store.database import Store
@@ -20,21 +22,6 @@ def reading(request, monkeypatch) -> str:
     if request.param == "streamed":
         monkeypatch.setattr("workbench.store.import_stream.STREAM_FROM_BYTES", 0)
     return request.param
-
-
-def _row(key: str, **kw) -> dict:
-    row = {"run_id": "r1", "cell_key": key, "kernel": "saxpy", "variant": "numpy", "backend": "numpy",
-           "dtype": "float32", "params": json.dumps({"n": 8}), "size": 8, "status": "ok", "median_s": 1e-3,
-           "samples_s": json.dumps([1e-3, 1.1e-3]), "env_id": "envA"}
-    row.update(kw)
-    return row
-
-
-def _doc(rows: list[dict]) -> dict:
-    return {"format": "workbench-results", "version": 1,
-            "runs": [{"run_id": "r1", "created_at": "2026-01-01T00:00:00.000Z", "status": "finished",
-                      "env_id": "envA"}],
-            "environments": [{"env_id": "envA", "record": {"host": "A"}}], "results": rows, "peaks": []}
 
 
 def _import(tmp_path: Path, doc: dict, capsys) -> tuple[int, str, Path]:

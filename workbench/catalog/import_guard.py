@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
+from workbench.core.signal_handlers import handlers_replaced
+
 #: Signals that stop a command: never swallowed as a catalog file's failure.
 STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
 #: Seconds past the import bound after which the watchdog thread ends the import (the alarm goes first).
@@ -119,25 +121,16 @@ def _watchdog(limit_s: float) -> Iterator[None]:
 def _stop_signals_kept() -> Iterator[None]:
     """A stop signal during the import raises :class:`SignalWhileImporting` there, and is raised again after,
     under the handler that was there before (Ctrl-C then ends the command as anywhere else)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     arrived: list[int] = []
 
     def note(signum: int, frame: FrameType | None) -> None:
         arrived.append(signum)
         raise SignalWhileImporting(signum)
 
-    previous = {}
-    for signum in STOP_SIGNALS:
-        handler = signal.getsignal(signum)
-        if handler not in (signal.SIG_IGN, None):
-            previous[signum] = signal.signal(signum, note)
     try:
-        yield
+        with handlers_replaced(STOP_SIGNALS, note, lambda handler: handler not in (signal.SIG_IGN, None)):
+            yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
         if arrived:
             signal.raise_signal(arrived[0])
 

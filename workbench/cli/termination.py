@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import threading
 from collections.abc import Iterator
 from types import FrameType
+
+from workbench.core.signal_handlers import handlers_replaced
 
 #: The signals turned into :class:`Terminated` (those this platform has).
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -35,15 +36,5 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
 def termination_as_interrupt() -> Iterator[None]:
     """Within, SIGTERM and SIGHUP raise :class:`Terminated` on the main thread; a signal set to be ignored
     stays ignored (``nohup`` ignores SIGHUP), and a handler someone else installed is left alone."""
-    if threading.current_thread() is not threading.main_thread():
+    with handlers_replaced(SIGNALS, _raise_terminated, lambda handler: handler == signal.SIG_DFL):
         yield
-        return
-    replaced = {}
-    for signum in SIGNALS:
-        if signal.getsignal(signum) == signal.SIG_DFL:
-            replaced[signum] = signal.signal(signum, _raise_terminated)
-    try:
-        yield
-    finally:
-        for signum, previous in replaced.items():
-            signal.signal(signum, previous)

@@ -62,24 +62,19 @@ def begin_immediate(conn: sqlite3.Connection, path: str | os.PathLike, timeout_s
     process holds the lock past :data:`NOTE_AFTER_S`; a :class:`StoreError` when it holds it past
     ``timeout_s``."""
     first = min(NOTE_AFTER_S, timeout_s)
-    conn.execute(f"PRAGMA busy_timeout = {int(first * 1000)}")
+    waits = [first, timeout_s - first] if timeout_s > first else [first]
     try:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            return
-        except sqlite3.OperationalError as exc:
-            if not is_locked(exc):
-                raise
-        if timeout_s > first:
-            print(f"workbench: results store {path} is locked by another process{_held_by(path)}; waiting up to "
-                  f"{timeout_s - first:.0f} s for it", file=sys.stderr, flush=True)
-            conn.execute(f"PRAGMA busy_timeout = {int((timeout_s - first) * 1000)}")
+        for i, wait_s in enumerate(waits):
+            if i:
+                print(f"workbench: results store {path} is locked by another process{_held_by(path)}; waiting up "
+                      f"to {wait_s:.0f} s for it", file=sys.stderr, flush=True)
+            conn.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 return
             except sqlite3.OperationalError as exc:
                 if not is_locked(exc):
                     raise
-        raise StoreError(locked_message(path, timeout_s)) from None
+        raise StoreError(locked_message(path, timeout_s))
     finally:
         conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
