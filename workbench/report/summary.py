@@ -95,14 +95,16 @@ def noise_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None, listed: i
     """"3 of 40 cells were noisy: ..." (empty when no ok cell was)."""
     notes = row_notes(df) if notes is None else notes
     ok = df["status"] == Status.OK if "status" in df else pd.Series(False, index=df.index)
-    noisy = df[notes["noisy"].astype(bool) & ok]
-    if noisy.empty:
+    mask = (notes["noisy"].astype(bool) & ok).to_numpy()
+    n_noisy = int(mask.sum())
+    if not n_noisy:
         return ""
+    noisy = df.iloc[mask.nonzero()[0][:listed]]  # the rows named, not a copy of every noisy row
     names = [f"{r.get('kernel')}/{r.get('variant')} @ {r.get('backend')} {r.get('size_label') or ''}".strip()
              + (f" ({notes.loc[i, 'noise_note']})" if notes.loc[i, "noise_note"] else "")
-             for i, r in noisy.head(listed).iterrows()]
-    more = f", and {len(noisy) - listed} more" if len(noisy) > listed else ""
-    return (f"{len(noisy)} of {int(ok.sum())} measured cells were noisy (marked {NOISY_MARK}; hollow markers in "
+             for i, r in noisy.iterrows()]
+    more = f", and {n_noisy - listed} more" if n_noisy > listed else ""
+    return (f"{n_noisy} of {int(ok.sum())} measured cells were noisy (marked {NOISY_MARK}; hollow markers in "
             f"the plots): " + "; ".join(names) + more)
 
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.allocator import release_free_memory
 from workbench.core.frames import share_strings
 from workbench.core.record import RESULT_COLUMNS, RowDict, RowValue
 from workbench.core.timestamps import now_iso
@@ -148,27 +149,27 @@ class ResultRows(StoreConnection):
                 c for c in [*wanted, "extra"] if c in have and c not in empty)
             query = f"SELECT {select} FROM results {where} ORDER BY rowid"
             shared: dict[str, dict[Any, Any]] = {}
-            chunks = [share_strings(chunk_map(chunk) if chunk_map else chunk, shared) for chunk in pd.read_sql_query(
-                query, self._conn, params=ids or None, chunksize=RESULT_CHUNK_ROWS)]
-            df = _joined(chunks) if chunks else pd.read_sql_query(query, self._conn, params=ids or None)
+            # a record column left in SQLite stays out of the extra fields (an extra field never shadows one)
+            stored = set(empty) | (have if columns is not None or empty else set())
+            chunks: list[dict[str, Any]] = []
+            for chunk in pd.read_sql_query(query, self._conn, params=ids or None, chunksize=RESULT_CHUNK_ROWS):
+                chunk = _with_extra_fields(share_strings(chunk_map(chunk) if chunk_map else chunk, shared),
+                                           stored, shared)
+                chunks.append({name: chunk[name] for name in chunk.columns})
+                del chunk
+                # each chunk's texts as SQLite gave them (a string per cell, its samples, its extra fields'
+                # dicts) are garbage now, and glibc kept their pages between what stays: a million-row report's
+                # read held 1.5x its frame
+                release_free_memory()
+            df = _joined(chunks) if chunks else _with_extra_fields(
+                pd.read_sql_query(query, self._conn, params=ids or None), stored, shared)
+            del chunks
+            release_free_memory()
         if empty:  # as read, they would be object columns of None: one shared array (pandas copies on write)
             import numpy as np
 
             nulls = pd.Series(np.full(len(df), None, dtype=object), index=df.index)
             df = pd.concat([df, pd.DataFrame(dict.fromkeys(empty, nulls), copy=False)], axis=1)
-        extra = df.pop("extra") if "extra" in df else None
-        if extra is not None and extra.notna().any():
-            parsed = [extra_fields(x) for x in extra]
-            more = pd.DataFrame.from_records([x if isinstance(x, dict) else {} for x in parsed], index=df.index)
-            stored = set(df.columns) | (have if columns is not None or empty else set())  # a left-out column stays out
-            # repeated texts shared, as the record columns' are (a million rows' round ids and precision
-            # settings, a few values, held a string per row: ~200 MB)
-            more = more[[c for c in more.columns if c not in stored]]
-            try:
-                more = share_strings(more, shared)
-            except TypeError:  # a field holding lists or objects (unhashable): kept as decoded
-                pass
-            df = pd.concat([df, more], axis=1)
         return df.reindex(columns=wanted + sorted(set(df.columns) - set(RESULT_COLUMNS)))
 
     def _fewer_runs(self, run_ids: Iterable[str] | str | None) -> Iterable[str] | str | None:
@@ -336,19 +337,47 @@ def extra_fields(text: Any) -> Any:
     return json.loads(text)
 
 
-def _joined(chunks: list[pd.DataFrame]) -> pd.DataFrame:
-    """Frames read in chunks as one frame with the dtypes one read would have given: a chunk whose numeric
-    column was NULL throughout reads it as object (None), which would make the joined column object too."""
+def _with_extra_fields(df: pd.DataFrame, stored: set[str], shared: dict[str, dict[Any, Any]]) -> pd.DataFrame:
+    """``df`` with its ``extra`` JSON column replaced by a column per extra field (those not in ``df`` or
+    ``stored``), repeated texts shared as the record columns' are (:func:`share_strings`)."""
+    import pandas as pd
+
+    extra = df.pop("extra") if "extra" in df else None
+    if extra is None or not extra.notna().any():
+        return df
+    parsed = [extra_fields(x) for x in extra]
+    more = pd.DataFrame.from_records([x if isinstance(x, dict) else {} for x in parsed], index=df.index)
+    # a million rows' round ids and precision settings, a few values, held a string per row: ~200 MB
+    more = more[[c for c in more.columns if c not in stored and c not in df.columns]]
+    try:
+        more = share_strings(more, shared)
+    except TypeError:  # a field holding lists or objects (unhashable): kept as decoded
+        pass
+    return pd.concat([df, more], axis=1)
+
+
+def _joined(chunks: list[dict[str, Any]]) -> pd.DataFrame:
+    """Frames read in chunks (each as its columns) as one frame with the dtypes one read would have given: a
+    chunk whose numeric column was NULL throughout reads it as object (None), which would make the joined
+    column object too. Joined a column at a time, each chunk's column let go once joined (a frame's concat
+    held every row twice). An extra field missing from a chunk is missing (NaN) in its rows, as
+    ``DataFrame.from_records`` leaves a key that some rows lack."""
     import pandas as pd
 
     if len(chunks) == 1:
-        return chunks[0]
-    df = pd.concat(chunks, ignore_index=True)
-    for name in df.columns:
-        col = df[name]
-        if col.dtype == object and any(c[name].dtype.kind in "iuf" for c in chunks):
+        return pd.DataFrame(chunks[0], copy=False)
+    names = list(dict.fromkeys(name for c in chunks for name in c))
+    if any(len(c) != len(names) for c in chunks):  # some extra field in some chunks only: pandas fills the gaps
+        return pd.concat([pd.DataFrame(c, copy=False) for c in chunks], ignore_index=True)
+    out: dict[str, pd.Series] = {}
+    for name in names:
+        parts = [c.pop(name) for c in chunks]
+        col = pd.concat(parts, ignore_index=True)
+        if col.dtype == object and any(p.dtype.kind in "iuf" for p in parts):
             try:
-                df[name] = pd.to_numeric(col)
+                col = pd.to_numeric(col)
             except (TypeError, ValueError):  # text in a numeric column (an odd import): left as read
                 pass
-    return df
+        out[name] = col
+        del parts
+    return pd.DataFrame(out, copy=False)
