@@ -196,3 +196,21 @@ def test_compare_names_what_differs_between_the_runs_environments(tmp_path, caps
         con.execute("UPDATE results SET env_id = 'env-other' WHERE run_id = ?", (ids["B1"],))
     assert _compare(store, "A1", "B1") == 0
     assert "note: the machines differ:" in capsys.readouterr().out
+
+
+def test_cells_with_one_round_each_are_said_unjudged_not_unmatched(tmp_path, capsys):
+    """Runs of one round: the cells match, but no run's median can be placed; the command says so (and why),
+    never "(no matching cells)", and a --fail-on gate refuses with the same reason."""
+    import sqlite3
+
+    store, ids = _stored(tmp_path, ["A1", "A2", "B1", "B2"])
+    with sqlite3.connect(store.path) as db:  # every row keeps one round median
+        for run, key, rounds in db.execute("SELECT run_id, cell_key, round_medians_s FROM results").fetchall():
+            db.execute("UPDATE results SET round_medians_s = ? WHERE run_id = ? AND cell_key = ?",
+                       (json.dumps(json.loads(rounds)[:1]), run, key))
+    assert _compare(store, "A1,A2", "B1,B2") == 0
+    out = capsys.readouterr().out
+    assert "(no matching cells)" not in out
+    assert "30 cell(s) ok on both sides not judged" in out and "--rounds 3" in out
+    assert _compare(store, "A1,A2", "B1,B2", "--fail-on", "slower") == 2
+    assert "30 cell(s) ok on both sides not judged" in capsys.readouterr().err

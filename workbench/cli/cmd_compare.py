@@ -119,6 +119,8 @@ def between_runs(df: pd.DataFrame, side_a: list[str], side_b: list[str]) -> tupl
     notes += [f"note: {c}" for c in table.attrs.get("conditions", [])]
     if table.attrs.get("timing_modes"):
         notes.append(f"note: {table.attrs['timing_modes']}")
+    if table.attrs.get("unjudged") and not table.empty:
+        notes.append(f"note: {table.attrs['unjudged']}")
     if (drift := table.attrs.get("speed_drift")) is not None and table.attrs.get("speed_scatter") is not None:
         notes.append(f"the machine's speed probe read {100 * (drift - 1):+.1f}% in {ids[1]} against {ids[0]}, within "
                      f"{PROBE_K:g}x its own round-to-round scatter (±{100 * table.attrs['speed_scatter']:.1f}%): "
@@ -199,7 +201,8 @@ def run(args: argparse.Namespace) -> int:
         # a row stored without params (an import, an old store) is a cell with no size: "-", never "None"
         table["size"] = table["size"].map(lambda v: v if isinstance(v, str) and v.strip() else "-")
     if threshold is not None and table.empty:  # "gate passed" on no cell at all: a CI gate passed on nothing
-        raise ValueError("--fail-on: no cell of the two sides matches (same kernel, variant, backend, dtype and "
+        raise ValueError(f"--fail-on: {table.attrs['unjudged']}" if table.attrs.get("unjudged") else
+                         "--fail-on: no cell of the two sides matches (same kernel, variant, backend, dtype and "
                          "size), so there is nothing to judge; compare runs that measured the same cells")
     failed = gate_failures(table, threshold) if threshold is not None else None
     if args.json:
@@ -348,7 +351,7 @@ def _store_args(argv: list[str] | None) -> list[str]:
 
 def format_table(table: pd.DataFrame) -> str:
     if table.empty:
-        return "(no matching cells)"
+        return f"(no cell judged: {table.attrs['unjudged']})" if table.attrs.get("unjudged") else "(no matching cells)"
     cols = [c for c in COLUMNS if c in table] + [c for c in ("baseline_variant", "baseline_backend", "run_id")
                                                   if c in table and table[c].nunique() > 1]
     if {"device_a", "device_b"} <= set(table) and (table["device_a"] != table["device_b"]).any() or "env_id" in table:

@@ -154,14 +154,15 @@ def compare_run_groups(df: pd.DataFrame, runs_a: Sequence[str], runs_b: Sequence
     tau = pair_noise / math.sqrt(2)  # a pair's difference holds two runs' noise: one run's is 1/sqrt(2) of it
     medians = {run: _medians(df[df["run_id"] == run], key) for run in runs_a + runs_b}
     cells = list(dict.fromkeys(c for run in runs_a + runs_b for c in medians[run]))
-    rows, modes_differ = [], 0
+    rows, modes_differ, few_rounds = [], 0, 0
     for cell in cells:
         if len({medians[r][cell][1] for r in runs_a + runs_b if cell in medians[r]} - {None}) > 1:
             modes_differ += 1  # a time of one timing mode is never set against another's
             continue
         a = [levels[r][cell] for r in runs_a if cell in levels[r]]
         b = [levels[r][cell] for r in runs_b if cell in levels[r]]
-        if not a or not b:
+        if not a or not b:  # ok on both sides but with too few rounds to place its median: said, not dropped
+            few_rounds += any(cell in medians[r] for r in runs_a) and any(cell in medians[r] for r in runs_b)
             continue
         v = replicated_verdict(a, b, tau, **kw)
         ma = [medians[r][cell][0] for r in runs_a if cell in medians[r]]
@@ -178,6 +179,10 @@ def compare_run_groups(df: pd.DataFrame, runs_a: Sequence[str], runs_b: Sequence
                                                                  "anchor"])
     modes = (f"{modes_differ} cell(s) not compared: their runs timed them in different timing modes"
              if modes_differ else None)
+    table.attrs["unjudged"] = (f"{few_rounds} cell(s) ok on both sides not judged: a run's row needs at least "
+                               f"{vd.MIN_ROUNDS} round medians (bench --rounds {vd.MIN_ROUNDS}) to place its median "
+                               "among several runs; compare two runs (one a side) to judge them on their samples"
+                               if few_rounds else None)
     table.attrs.update(run_noise=pair_noise, run_noise_per_run=tau, speed_drift=None, bandwidth_drift=None,
                        timing_modes=modes, conditions=run_conditions(*sides), runs=(runs_a, runs_b),
                        probes_unused=probes_unused, anchored=anchored, anchored_noise=anchored_noise)
