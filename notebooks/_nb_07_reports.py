@@ -352,8 +352,10 @@ if remote_id is not None:
                                     wide_because="" if here_busy else "the machines favour each kernel "
                                     "differently, so the cells' ratios scatter around their common ratio, as printed "
                                     "above",
-                                    rerun="no rerun of either machine narrows it: that scatter, not either "
-                                          "machine's rounds, sets each interval")
+                                    rerun=("rerun this machine's side while it is otherwise idle; the "
+                                           "scatter between the machines, printed above, would still be left")
+                                    if here_busy else ("no rerun of either machine narrows it: that scatter, not "
+                                                       "either machine's rounds, sets each interval"))
         check_claim(v, sentence)
         print(f"  {v['kernel']} at {v['size_label']}: {sentence}")
 """),
