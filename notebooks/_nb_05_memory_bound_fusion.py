@@ -272,12 +272,15 @@ def bytes_test(res, kernel, big, near):
         if not eager or not fused or not all(n in near for n in names):
             continue
         ok = res.df[res.df["status"] == "ok"]
-        v = pair_verdicts(ok[ok["bytes"] == big["bytes"].max()], eager[0], fused[0], backend).iloc[0]
+        pair = pair_verdicts(ok[ok["bytes"] == big["bytes"].max()], eager[0], fused[0], backend)
+        if pair.empty:
+            continue
+        v = pair.iloc[0]
         if not may_state_cause(v) or v["ci_low"] <= expect <= v["ci_high"]:
             continue   # unsettled, or as the bytes predict: the bands above stand
         said = table_ratio(v["speedup"], v["ci_low"], v["ci_high"])
         out.append((f"{fused[0]} on {backend} moves {fused_passes} passes to {eager[0]}'s {unfused_passes}: if the "
-                    f"bytes alone set the time it would run {expect:.2f}x faster; it ran {said} (interval "
+                    f"bytes alone set the time it would run {expect:.2f}× faster; it ran {said} faster (interval "
                     f"{interval_text(v['ci_low'], v['ci_high'])}), so the bytes are part of the time, not all of it "
                     f"(and {eager[0]}'s share counts {fused_passes} of its {unfused_passes} passes)", names))
     return out
