@@ -179,14 +179,20 @@ def compare_run_groups(df: pd.DataFrame, runs_a: Sequence[str], runs_b: Sequence
                                                                  "anchor"])
     modes = (f"{modes_differ} cell(s) not compared: their runs timed them in different timing modes"
              if modes_differ else None)
-    table.attrs["unjudged"] = (f"{few_rounds} cell(s) ok on both sides not judged: a run's row needs at least "
-                               f"{vd.MIN_ROUNDS} round medians (bench --rounds {vd.MIN_ROUNDS}) to place its median "
-                               "among several runs; compare two runs (one a side) to judge them on their samples"
-                               if few_rounds else None)
+    table.attrs["unjudged"] = _unjudged(few_rounds)
     table.attrs.update(run_noise=pair_noise, run_noise_per_run=tau, speed_drift=None, bandwidth_drift=None,
                        timing_modes=modes, conditions=run_conditions(*sides), runs=(runs_a, runs_b),
                        probes_unused=probes_unused, anchored=anchored, anchored_noise=anchored_noise)
     return table
+
+
+def _unjudged(cells: int) -> str | None:
+    """Why ``cells`` cells ok on both sides have no verdict (None when there are none)."""
+    if not cells:
+        return None
+    return (f"{cells} cell(s) ok on both sides not judged: a run's row needs at least {vd.MIN_ROUNDS} round medians "
+            f"(bench --rounds {vd.MIN_ROUNDS}) to place its median among several runs; compare two runs (one a "
+            "side) to judge them on their samples")
 
 
 def _medians(run: pd.DataFrame, key: list[str]) -> dict[tuple, tuple[float, str | None]]:
