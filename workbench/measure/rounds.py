@@ -216,17 +216,32 @@ def noise_fields(row: Mapping[str, Any]) -> dict[str, Any]:
                        f"{'faster' if len(fast) >= len(slow) else 'slower'} mode's)")
     elif verdicts.is_noisy(noise):
         reasons.append(f"spread {100 * noise:.0f}% {where}")
-    bandwidths = _loads(row.get("round_bandwidth_gbs"))
-    if len(medians) >= 2 and len(bandwidths) == len(medians):
-        dips = bandwidth_dips([float(g) for g in bandwidths])
-        if dips:
-            best = max(float(g) for g in bandwidths)
-            reasons.append("the host's memory bandwidth was down in " + ", ".join(
-                f"round {i + 1} ({frac * best:.1f} of {best:.1f} GB/s)" for i, frac in dips))
+    if dips := _felt_dips(medians, _loads(row.get("round_bandwidth_gbs"))):
+        reasons.append("the host's memory bandwidth was down in " + ", ".join(dips))
     share = row.get("other_cpu_share")
     if share is not None and share > BUSY_CPU_SHARE:
         reasons.append(f"other processes used {100 * share:.0f}% of the CPU")
     return {"noise": noise, "noisy": bool(reasons), "noise_note": "; ".join(reasons)}
+
+
+#: A round of a cell counts as slowed by a dip of the host's bandwidth when it ran this much slower than the cell's
+#: rounds without a dip (a dip the cell did not feel is the probe's, not the cell's: tutorial 05's readers found
+#: "bandwidth down" rows whose dipped round was their fastest).
+DIP_FELT = 1.05
+
+
+def _felt_dips(medians: list[float], bandwidths: list[float]) -> list[str]:
+    """Each round whose bandwidth probe read low (:func:`~workbench.measure.speed_probe.bandwidth_dips`) and in
+    which the cell itself ran :data:`DIP_FELT` slower than the median of its other rounds, in words."""
+    if len(medians) < 2 or len(bandwidths) != len(medians):
+        return []
+    dips = bandwidth_dips([float(g) for g in bandwidths])
+    steady = [m for i, m in enumerate(medians) if i not in {d for d, _ in dips}]
+    if not dips or not steady:
+        return []
+    base, best = float(np.median(steady)), max(float(g) for g in bandwidths)
+    return [f"round {i + 1} ({frac * best:.1f} of {best:.1f} GB/s; the cell {medians[i] / base:.2f}x its other "
+            "rounds' time)" for i, frac in dips if medians[i] > DIP_FELT * base]
 
 
 def label_round(prev: Mapping[str, Any] | None, row: dict[str, Any], round_id: str) -> dict[str, Any]:

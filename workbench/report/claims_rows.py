@@ -64,9 +64,9 @@ def bandwidth_down_text(rows: pd.DataFrame, label: str = "size_label") -> str:
     # every name up to six (a reader met "... and 1 more" and could not tell which); past that, the count
     shown = (", ".join(names[:-1]) + f" and {names[-1]}" if 1 < len(names) <= 6 else names[0] if len(names) == 1
              else ", ".join(names[:5]) + f" and {len(names) - 5} more")
-    return (f"the host's memory bandwidth was down in some rounds of {len(names)} of {len(rows)} cells ({shown}; "
-            "their notes give each round's probe): those cells' medians and quartiles carry the slow rounds, so "
-            "their GB/s understate what this machine streams in its faster rounds")
+    return (f"the host's memory bandwidth was down in some rounds of {len(names)} of {len(rows)} cells, and those "
+            f"cells ran slower in them ({shown}; their notes give each such round's probe and how much slower the "
+            "cell ran): their quartiles carry those rounds, and so does a median where they are not outvoted")
 
 
 def round_rates(row: Mapping[str, Any]) -> list[tuple[float, float]]:
