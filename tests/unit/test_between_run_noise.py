@@ -117,3 +117,12 @@ def test_a_run_in_one_process_records_every_pool_on_every_row():
     assert compare_runs(pd.concat([a, b], ignore_index=True), "A", "B").attrs["noise_cells"] == (5, 5)
     assert br.cell_pools("numba 2, blas:openblas 2, torch 4; w", "torch-cpu") == {"": "w", "blas:openblas": "2",
                                                                                "torch": "4"}
+
+
+def test_a_numpy_cell_does_not_count_openmps_pool_as_its_own():
+    """numba set to one thread in one process moves OpenMP's pool; numpy never runs on it, so its cell stays in
+    the noise's calibration (tutorial 07 left one out and every verdict fell back to an assumed noise)."""
+    assert "openmp:openmp" not in br.cell_pools("numba 1, blas:openblas 1, openmp:openmp 1; w", "numpy")
+    assert br.cell_pools("numba 1, blas:openblas 1, openmp:openmp 1; w", "numba")["openmp:openmp"] == "1"
+    assert br.cell_pools("torch 2, openmp:libgomp 2; w", "torch-cpu")["openmp:libgomp"] == "2"
+    assert "openmp:libgomp" not in br.cell_pools("torch 2, openmp:libgomp 2; w", "opencl-0")

@@ -197,16 +197,23 @@ def _pools_differ(a: dict[str, str], b: dict[str, str]) -> bool:
     return any(a[k] != b[k] for k in a.keys() & b.keys())
 
 
+#: Backends whose runtimes run on an OpenMP pool (numba's omp layer, torch's intra-op threads): for the others an
+#: ``openmp:...`` pool in the row is another runtime's (tutorial 07 set numba to one thread in run B; in its one
+#: process OpenMP's pool read 1, and a numpy cell, which never runs on it, was left out of the noise as changed).
+OPENMP_BACKENDS = ("numba", "torch")
+
+
 def cell_pools(threads: str, backend: str) -> dict[str, str]:
     """The thread pools of a row's ``threads`` text (``numba 2, blas:openblas 2, torch 2; OpenMP wait: ...``)
-    that its own backend runs on: a library's pool (``blas:...``, ``openmp:...``) and the pool named after its
-    backend's runtime (``torch`` for ``torch-cpu``), not another runtime's; the text after ``;`` (how threads
-    wait) counts for every backend."""
+    that its own backend runs on: a BLAS pool (``blas:...``), OpenMP's (``openmp:...``) for the backends of
+    :data:`OPENMP_BACKENDS`, and the pool named after its backend's runtime (``torch`` for ``torch-cpu``), not
+    another runtime's; the text after ``;`` (how threads wait) counts for every backend."""
     pools, _, rest = threads.partition(";")
     own = {"": rest.strip()}
     for part in pools.split(","):
         name, _, count = part.strip().rpartition(" ")
-        if name and (":" in name or backend.startswith(name)):
+        library = name.startswith("blas:") or (name.startswith("openmp:") and backend.startswith(OPENMP_BACKENDS))
+        if name and (library or (":" not in name and backend.startswith(name))):
             own[name] = count
     return own
 
