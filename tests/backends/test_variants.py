@@ -5,9 +5,16 @@ added. float32 everywhere; the half precisions where a variant declares them;
 float64 for numpy and torch, and for the numba kernels whose float64 path is
 different code (polynomial exp64, libm erf). One torch.compile variant is
 compiled for real, at one size (it costs ~10-30 s on two cores).
+
+The float32 cases read their rows of the catalog's verify (conftest's ``catalog_verify``: the same variants,
+the same 'verify' sizes, seeds 0-2 where these ran 0-1, float32, a worker process per backend), run once per
+test run for test_done_criteria, instead of verifying the same cells again in this process.
 """
 
 from __future__ import annotations
+
+import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -77,6 +84,11 @@ def _assert_passes(kernel, name, runtime, dtype, seeds=SEEDS):
     # in-process: this checks each variant's answers (isolation has its own tests); a worker process per case
     # would start a fresh interpreter, torch and numba included, hundreds of times
     (row,) = verify(backends=backend, kernels=kernel, variants=name, dtypes=dtype, seeds=seeds, isolation="in-process")
+    _assert_row(row, kernel, name, backend, dtype, len(seeds))
+
+
+def _assert_row(row, kernel, name, backend, dtype, n_seeds):
+    """``row`` (a verify result) passed, or is unsupported where and why this machine is known to lack it."""
     if (kernel, name, dtype) in KNOWN_UNSUPPORTED and backend == "torch-cpu":
         assert row.status == "unsupported" and KNOWN_UNSUPPORTED[kernel, name, dtype] in row.message, row.message
         return
@@ -86,12 +98,7 @@ def _assert_passes(kernel, name, runtime, dtype, seeds=SEEDS):
     if row.status == "unsupported" and name in DEVICE_ONLY:
         pytest.skip(f"{name} on {backend}: {row.message}")
     assert row.status == "ok", f"{row.status}: {row.message} (params {row.params}, seed {row.seed})"
-    assert row.trials == len(seeds) * len(kernels()[kernel].sizes["verify"])
-
-
-@pytest.mark.parametrize("kernel, name, runtime, dtype", _cases(_float32))
-def test_variant_float32(kernel, name, runtime, dtype):
-    _assert_passes(kernel, name, runtime, dtype)
+    assert row.trials == n_seeds * len(kernels()[kernel].sizes["verify"])
 
 
 @pytest.mark.parametrize("kernel, name, runtime, dtype", _cases(_halves))
@@ -142,3 +149,20 @@ def test_torch_compile_variant_really_compiles_and_passes():
     (row,) = verify(backends="torch-cpu", kernels="rmsnorm_residual", variants="torch-compile",
                     sizes=[{"rows": 5, "cols": 4097}], seeds=(0, 1), include_compiled=True)
     assert row.status == "ok", row.message
+
+
+#: Seeds per size of the catalog's verify (`workbench verify`'s default, 0..2), which the float32 cases read.
+CATALOG_VERIFY_SEEDS = 3
+
+
+# Last in the file: pytest-xdist hands this file to a worker while another may still be running the catalog's
+# verify (test_done_criteria); by the time these ask for it, it has usually finished.
+@pytest.mark.timeout(1800)  # a hang guard as long as catalog_verify's, which this test may run or wait for
+@pytest.mark.parametrize("kernel, name, runtime, dtype", _cases(_float32))
+def test_variant_float32(kernel, name, runtime, dtype, catalog_verify):
+    backend = _backend_or_skip(runtime)
+    assert catalog_verify["stdout"].strip(), catalog_verify["stderr"][-2000:]
+    rows = [r for r in json.loads(catalog_verify["stdout"])["results"]
+            if (r["kernel"], r["variant"], r["backend"], r["dtype"]) == (kernel, name, backend, dtype)]
+    assert len(rows) == 1, f"{kernel}/{name} on {backend} ({dtype}): {len(rows)} rows in the catalog's verify"
+    _assert_row(SimpleNamespace(**rows[0]), kernel, name, backend, dtype, CATALOG_VERIFY_SEEDS)
