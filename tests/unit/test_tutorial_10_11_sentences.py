@@ -20,6 +20,15 @@ pytest.importorskip("nbformat", reason="the notebook extra (nbformat) is not ins
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
+def literal(node: ast.expr) -> bool:
+    """Whether ``node`` is a plain literal (a constant a tutorial's functions read, never a computation)."""
+    try:
+        ast.literal_eval(node)
+    except ValueError:
+        return False
+    return True
+
+
 def helpers(stem: str) -> dict[str, Any]:
     """The imports and top-level functions of a tutorial's code cells, run without the rest of its cells."""
     sys.path.insert(0, str(NOTEBOOKS))
@@ -32,7 +41,8 @@ def helpers(stem: str) -> dict[str, Any]:
         if cell.cell_type != "code":
             continue
         tree = ast.parse(cell.source)
-        keep += [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef))]
+        keep += [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef))
+                 or (isinstance(n, ast.Assign) and literal(n.value))]   # constants the functions read (05's PASSES)
     space: dict[str, Any] = {}
     exec(compile(ast.Module(body=keep, type_ignores=[]), f"_nb_{stem}", "exec"), space)  # noqa: S102
     return space
@@ -78,8 +88,19 @@ def test_wide_settled_interval_says_the_direction_not_the_size(nb10):
 
 
 def test_single_timings_in_one_precision(nb11):
-    assert nb11["ms_column"]([20.5, 5.68, 18.0, 9.96, None]) == ["20.5", "5.7", "18.0", "10.0", ""]
-    assert nb11["ms_column"]([0.054, 0.031]) == ["0.054", "0.031"]
+    # three significant digits of the smallest: trials 1.74 and 1.78 ms (the confirmed ones) must not both read 1.7
+    assert nb11["ms_column"]([20.5, 5.68, 18.0, 9.96, None]) == ["20.50", "5.68", "18.00", "9.96", ""]
+    assert nb11["ms_column"]([1.74, 1.78]) == ["1.74", "1.78"]
+    assert nb11["ms_column"]([0.054, 0.031]) == ["0.0540", "0.0310"]
+
+
+def test_two_runs_whose_intervals_each_exclude_the_others_estimate_disagree(nb11):
+    # 11: a side-by-side 1.12x (1.08-1.16) beside a confirmation's 1.03x (0.98-1.09) read as a finding
+    here = {"speedup": 1.12, "ci_low": 1.08, "ci_high": 1.16, "floor": 0.04}
+    confirmation = {"speedup": 1.033, "ci_low": 0.98, "ci_high": 1.086, "floor": 0.051}
+    assert "each exclude the other's estimate" in nb11["readings_apart"](here, confirmation)
+    near = {"speedup": 1.06, "ci_low": 1.01, "ci_high": 1.11, "floor": 0.04}
+    assert nb11["readings_apart"](near, confirmation) is None
 
 
 @pytest.mark.parametrize("nb", ["nb10", "nb11"])
