@@ -2,6 +2,7 @@
 or a verdict that does not follow from the measurement."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
 
 @pytest.mark.parametrize("v, expected", [
     (FASTER, "fused ran 2.0× faster than eager (interval 1.8×-2.2×)"),
-    (SLOWER, "eager was faster: fused took 2.0× its time (interval 1.82×-2.22×)"),
+    (SLOWER, "eager was faster: fused took 2.0× its time (interval 1.8×-2.2×)"),
     (SAME, "fused and eager ran the same within ±5.0%: the whole interval (0.98×-1.04×, 1.02× measured) lies "
            "inside it"),
     (WIDE_SAME, "could not tell fused from eager: the comparison was disturbed: " + vd.RERUN_HINT),
@@ -43,7 +44,7 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
                        "disturbed: " + vd.RERUN_HINT),
     (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.3× faster, within ±45% noise; "
                    "more rounds or a quieter machine would settle it"),
-    (AMBIGUOUS, "could not tell fused from eager: fused measured 1.4× faster, but the interval 0.95-2.10× includes "
+    (AMBIGUOUS, "could not tell fused from eager: fused measured 1.4× faster, but the interval 0.9×-2.1× includes "
                 "no change; "
                 "more rounds or a quieter machine would settle it"),
     (TOO_FEW, "no call between fused and eager: insufficient samples"),
@@ -217,7 +218,7 @@ def test_a_same_whose_interval_excludes_no_change_says_how_far_apart_not_noise()
     # tutorial 11: "the same within the noise (0.98x measured, floor ±5.0%)" beside an interval 0.972-0.988
     v = verdict("same", 0.98, 0.972, 0.988, 0.028)
     sentence = verdict_sentence(v, "hand-picked", "tuned")
-    assert "noise" not in sentence and "tuned was about 2.0% slower" in sentence and "0.972-0.988×" in sentence
+    assert "noise" not in sentence and "tuned was about 2.0% slower" in sentence and "0.972×-0.988×" in sentence
     check_claim(v, sentence)
     assert "the whole interval" in verdict_sentence(SAME, "eager", "fused")   # an interval holding 1: said whole
 
@@ -240,7 +241,7 @@ def test_a_one_sided_interval_is_labelled_as_one():
 
     assert interval_text(1.03, 1.26) == "1.03×-1.26×"
     assert interval_text(75.3, 102.6) == "75×-103×" and interval_text(17.7, 24.7) == "18×-25×"   # 06
-    assert interval_text(8.71, 12.3) == "8.71×-12×"
+    assert interval_text(8.71, 12.3) == "9×-12×"   # one precision for both ends (issue 39)
     assert interval_text(float("nan"), 0.95) == "≤ 0.95×"
     assert interval_text(1.1, None) == "≥ 1.10×"   # as its sentence says it ("at least 1.10×")
     assert interval_text(None, float("nan")) == ""
@@ -340,7 +341,7 @@ def test_a_settled_sentence_names_the_medians_where_they_differ_from_its_paired_
     reconcile them. The medians inside the interval do not unsettle the verdict; the sentence names both."""
     v = {**verdict("slower", 1 / 1.72, 1 / 2.0, 1 / 1.45, 0.2), "median_a": 415e-6, "median_b": 624e-6}
     sentence = verdict_sentence(v, "numpy-naive", "numba-flash")
-    assert sentence == "numpy-naive was faster: numba-flash took 1.7× its time (interval 1.45×-2×)"
+    assert sentence == "numpy-naive was faster: numba-flash took 1.7× its time (interval 1.4×-2.0×)"
     check_claim(v, sentence)
     close = {**verdict("faster", 2.0, 1.9, 2.1, 0.05), "median_a": 2.02, "median_b": 1.0}
     assert verdict_sentence(close, "a", "b") == "b ran 2.0× faster than a (interval 1.9×-2.1×)"  # within 3%: one figure
@@ -353,7 +354,7 @@ def test_a_settled_sentence_names_the_medians_where_they_differ_from_its_paired_
     (3.02, 2.13, 4.31, "3×"),        # 01: "took 3.0× its time" beside 2.1-4.3×
     (1.62, 1.2, 2.2, "1.6×"),        # below 2, never fewer than two significant digits
     (1.3, 0.9, 1.9, "1.3×"),         # "1× faster" would read as no change
-    (312.0, 250.0, 400.0, "310×"),
+    (312.0, 250.0, 400.0, "312×"),
     (1.5, float("nan"), 2.0, "1.50×"),   # no interval: two decimals, as before
 ])
 def test_a_ratio_is_printed_as_precisely_as_its_interval_supports(x, lo, hi, shown):
@@ -431,9 +432,9 @@ def test_the_medians_are_named_only_where_they_lie_past_the_interval(v, medians,
 
 @pytest.mark.parametrize("x, lo, hi, shown", [
     (1.13, 1.02, 1.24, "1.13×"),         # 01: the table read 1.13x beside "1.1x faster": both 1.13x now
-    (0.181, 0.162, 0.202, "0.18×"),      # the sentence says "took 5.5x its time"
+    (0.181, 0.162, 0.202, "0.181×"),     # the sentence says "took 5.5x its time"; 0.18 inverts to 5.6
     (0.0199, 0.0184, 0.0215, "0.020×"),  # "took 50x its time"
-    (0.952, 0.85, 1.07, "0.952×"),      # the sentence says "1.05x slower": three digits as it
+    (0.952, 0.85, 1.07, "0.95×"),       # the sentence says "1.1x slower", as 1 / 0.95 prints
 ])
 def test_a_table_prints_a_speed_up_at_its_sentence_s_precision(x, lo, hi, shown):
     assert claims.table_ratio(x, lo, hi) == shown
@@ -442,7 +443,7 @@ def test_a_table_prints_a_speed_up_at_its_sentence_s_precision(x, lo, hi, shown)
 def test_an_inconclusive_ratio_near_one_keeps_the_digits_that_tell_it_from_one():
     """07: "measured no difference at this precision (1.0x)" beside a table reading 0.95x."""
     sentence = verdict_sentence(verdict("inconclusive", 0.952, 0.80, 1.13, 0.17), "a", "b")
-    assert "b measured 1.05× slower" in sentence and "(1.0×)" not in sentence
+    assert "b measured 1.1× slower" in sentence and "(1.0×)" not in sentence
 
 
 def test_compare_s_disturbed_note_names_other_work_only_on_a_busy_machine():
@@ -528,7 +529,56 @@ def test_an_interval_narrower_than_the_band_is_not_sent_to_a_quieter_machine():
     idle": an interval of ±1.6% is left open by the 5% band's edge, not by noise."""
     v = {**verdict("inconclusive", 1 / 1.038, 0.947, 0.978, 0.05), "busy": True}
     sentence = verdict_sentence(v, "numpy", "numpy-naive", rerun=vd.BUSY_RERUN_HINT)
-    assert sentence.endswith(claims.SETTLE_AT_BAND) and "otherwise idle" not in sentence
+    # busy rows are never told to add rounds (10 printed both advices in one block): an idle rerun decides it
+    assert sentence.endswith(claims.SETTLE_AT_BAND_BUSY) and "more rounds would" not in sentence
     check_claim(v, sentence)
+    idle = verdict_sentence({**v, "busy": False}, "numpy", "numpy-naive")
+    assert idle.endswith(claims.SETTLE_AT_BAND) and "otherwise idle" not in idle
     wide = {**verdict("inconclusive", 1.1, 0.8, 1.5, 0.3), "busy": True}
     assert verdict_sentence(wide, "a", "b", rerun=vd.BUSY_RERUN_HINT).endswith(vd.BUSY_RERUN_HINT)
+
+
+# issue 39 readers: one precision rule for every estimate, interval end and bound (claims.RatioPrecision)
+@pytest.mark.parametrize("x, lo, hi, estimate, interval", [
+    (1.06, 1.02, 1.10, "1.06×", "1.02×-1.10×"),    # trailing zero kept: "1.02×-1.1×" mixed two precisions
+    (2.9, 2.49, 3.43, "2.9×", "2.5×-3.4×"),        # 01 busy: "2.9×" beside "2.49×-3.43×"
+    (6.1, 4.0, 8.2, "6×", "4×-8×"),
+    (1.2, 0.99, 1.40, "1.2×", "1.0×-1.4×"),        # 01 busy: "1.15× faster, within ±16%" had three figures
+    (1.14, 1.03, 1.26, "1.14×", "1.03×-1.26×"),    # excludes 1: "1.0×-1.3×" would read as including it
+    (0.34, 0.291, 0.401, "0.34×", "0.29×-0.40×"),
+    (0.053, 0.0412, 0.0675, "0.053×", "0.041×-0.068×"),   # below 1: two significant digits at the low end
+])
+def test_one_precision_rule_sets_estimate_and_both_ends(x, lo, hi, estimate, interval):
+    assert claims.estimate_text(x, lo, hi) == estimate
+    assert claims.interval_text(lo, hi) == interval
+    ends = interval.split("-")
+    assert len({e.rstrip("×").partition(".")[2].__len__() for e in ends}) == 1   # both ends alike
+
+
+def test_a_table_below_one_inverts_to_the_figure_its_sentence_prints():
+    """01 busy: "took 5× its time" beside a table's 0.18× (which inverts to 5.6×)."""
+    v = verdict("slower", 0.182, 0.13, 0.259, 0.41)
+    sentence = verdict_sentence(v, "numpy", "portable")
+    said = re.search(r"took ([\d.]+)× its time", sentence).group(1)
+    cell = claims.table_ratio(0.182, 0.13, 0.259)
+    assert claims.estimate_text(1 / float(cell.rstrip("×")), 1 / 0.259, 1 / 0.13) == f"{said}×"
+    for x, lo, hi in [(0.34, 0.291, 0.401), (0.0181, 0.0152, 0.021), (0.82, 0.704, 0.958)]:
+        shown = claims.table_ratio(x, lo, hi)
+        assert claims.estimate_text(1 / float(shown.rstrip("×")), 1 / hi, 1 / lo) == claims.estimate_text(
+            1 / x, 1 / hi, 1 / lo)
+
+
+def test_an_interval_said_to_reach_past_the_band_prints_past_it():
+    """08/10: "its interval (0.952×-1.05×) includes no change, yet reaches past the ±5.0% we call the same": the
+    printed ends sat on the band's edges."""
+    v = verdict("inconclusive", 1.0, 0.948, 1.0512, vd.MIN_EFFECT)
+    sentence = verdict_sentence(v, "a", "b", busy=False)
+    assert "(0.948×-1.051×)" in sentence and "(0.952×-1.050×)" in sentence
+    assert "on which side of 5%" not in sentence
+    check_claim(v, sentence)
+
+
+def test_a_log_sigma_reads_as_one_percentage_everywhere():
+    """07: σ = 0.15 said "about ±16%" (e^σ - 1) in one cell and a scatter of 0.21 "±21%" (100·σ) in another."""
+    assert claims.sigma_pct(0.15) == "±16%" and claims.sigma_pct(0.21) == "±23%"
+    assert claims.sigma_pct(0.03) == "±3.0%" and claims.sigma_pct(float("nan")) == "±?"

@@ -50,9 +50,11 @@ from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorial
     round_rates,
 )
 from workbench.report.ratio_text import (  # noqa: F401  (re-exported: tutorials import them from here)
+    RatioPrecision,
     bound_text,
     estimate_text,
     interval_text,
+    sigma_pct,
     table_ratio,
 )
 
@@ -88,8 +90,15 @@ SETTLE_IDLE = "more rounds would settle it"
 #: and warn against them in the next (05, one core busy).
 SETTLE_BUSY = ("a rerun while the machine is otherwise idle would settle it (more rounds on a busy machine add its "
                "disturbance too)")
-#: Where the interval is narrower than the ±5% band and only its edge leaves the pair open.
-SETTLE_AT_BAND = "its interval is narrower than the 5% band: more rounds would say on which side of 5% it lies"
+#: Where the interval is narrower than the ±5% band and only its edge leaves the pair open: what more rounds would
+#: decide (08 printed "more rounds would say on which side of 5% it lies" of an estimate of 1.00×).
+SETTLE_AT_BAND = (f"more rounds would narrow its interval and say whether the difference is within "
+                  f"±{pct(SAME_WITHIN)} (the same) or not")
+#: The same on a machine the rows show busy: no more rounds, which add its disturbance (10 printed both advices).
+SETTLE_AT_BAND_BUSY = (f"a rerun while the machine is otherwise idle would say whether the difference is within "
+                       f"±{pct(SAME_WITHIN)} (the same) or not (more rounds on a busy machine add its disturbance too)")
+#: The edges of the band "same" is said within, as ratios (:func:`workbench.judge.verdicts.decide`, on a log scale).
+BAND_EDGES = (1 / (1 + SAME_WITHIN), 1 + SAME_WITHIN)
 #: The phrase a sentence carries where the paired estimate and the cells' own medians disagree
 #: (:func:`medians_disagree`); the basis ("paired blocks" / "paired rounds") is put in front of it.
 DISAGREE = "and the cells' own rounds disagree"
@@ -281,19 +290,20 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     if said == "same":
         if lo > 1 or hi < 1:   # measurably apart, but by less than "same" allows: said as such, not as noise
             by = f"about {pct(abs(s - 1))} {'faster' if s > 1 else 'slower'}"
-            return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {by} ({s:.3f}× "
-                    f"measured, interval {lo:.3f}-{hi:.3f}×), measurably but inside the ±{pct(SAME_WITHIN)} we call "
-                    "the same")
+            at = RatioPrecision.of(lo, hi, BAND_EDGES)
+            return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {by} ({at.fmt(s)} "
+                    f"measured, interval {at.interval(lo, hi)}), measurably but inside the ±{pct(SAME_WITHIN)} we "
+                    "call the same")
         # the interval itself, not the floor (which never goes below the ±5% band: "floor ±5.0%" beside an
         # interval of ±2% read as a contradiction)
         return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole interval "
-                f"({interval_text(lo, hi)}, {s:.2f}× measured) lies inside it")
+                f"({interval_text(lo, hi)}, {estimate_text(s, lo, hi)} measured) lies inside it")
     if said == "inconclusive":
         advice = given or (SETTLE_IDLE if busy is False else SETTLE_BUSY if busy else SETTLE)
         if 0 < lo <= hi and hi / lo <= (1 + MIN_EFFECT) ** 2 and given != RUNS_RERUN_HINT:
             # an interval narrower than the 5% band, stopped at its edge: noise is not what left it open, so a
             # quieter machine is not the cure (08 busy: "interval (0.947×-0.978×) … rerun while otherwise idle")
-            advice = SETTLE_AT_BAND
+            advice = SETTLE_AT_BAND_BUSY if busy else SETTLE_AT_BAND
         return f"could not tell {other} from {base}: {_unsettled_why(other, s, lo, hi, floor)}; {advice}"
     return f"no call between {other} and {base}: {v.get('verdict')}"
 
@@ -306,23 +316,38 @@ def _as_speed(other: str, x: float) -> str:
     return f"{other} {x:.2f}× faster" if x >= 1 else f"{other} took {1 / x:.2f}× the time"
 
 
+def _flip(lo: float, hi: float) -> tuple[float, float]:
+    return 1 / hi, 1 / lo
+
+
 def _unsettled_why(other: str, s: float, lo: float, hi: float, floor: float) -> str:
     """Why an inconclusive pair settles nothing, with the estimate in words ("0.12× measured" leaves the reader to
     work out which took longer): an interval that holds no change, or the noise it lies within."""
-    shown = estimate_text(s, lo, hi) if s >= 1 else estimate_text(1 / s, 1 / hi, 1 / lo)
+    wide = math.isfinite(floor) and abs(math.log(s)) > math.log1p(floor)
+    at_band = not wide and floor <= MIN_EFFECT + 1e-9 and 0 < lo <= hi
+    # the estimate and the interval printed with it at one precision, fine enough that an interval said to hold
+    # no change prints on both sides of 1 (11 printed "1.00×-1.07× includes no change" for 0.997-1.068) and one
+    # said to reach past the band prints past its edges
+    marks = (1.0, *BAND_EDGES) if at_band else (1.0,) if wide else ()
+    at = RatioPrecision.of(lo, hi, marks)   # the interval, printed as A's time over B's
+    said = at if s >= 1 else RatioPrecision.of(*_flip(lo, hi), [1 / m for m in marks])   # the estimate, inverted
+    shown = said.fmt(s if s >= 1 else 1 / s)
     measured = (f"{other} measured no difference at this precision ({shown})" if float(shown[:-1]) == 1
                 else f"{other} measured {shown} {'faster' if s >= 1 else 'slower'}")   # never "1.00× slower"
-    if math.isfinite(floor) and abs(math.log(s)) > math.log1p(floor):
-        return f"{measured}, but the interval {lo:.2f}-{hi:.2f}× includes no change"
-    if floor <= MIN_EFFECT + 1e-9 and 0 < lo <= hi:
+    if wide:
+        return f"{measured}, but the interval {at.interval(lo, hi)} includes no change"
+    if at_band:
         # the floor is the ±5% band itself, not a measured noise: "within ±5.0% noise" read as a measurement
         # beside an interval of ±3.5% (tutorial 11)
+        # its ends printed finely enough to show where they pass the band's edges (08 printed "0.952×-1.05×",
+        # exactly the band, as "reaches past" it)
+        band, shown = f"±{pct(SAME_WITHIN)} ({at.interval(*BAND_EDGES)})", at.interval(lo, hi)
         if lo <= 1 <= hi:
-            return (f"{measured}: its interval ({interval_text(lo, hi)}) includes no change, yet reaches past the "
-                    f"±{pct(SAME_WITHIN)} we call the same")
-        return (f"{measured}: its interval ({interval_text(lo, hi)}) lies on one side of no change, but the "
-                f"difference is smaller than the {pct(MIN_EFFECT)} a change must reach, and the interval reaches "
-                f"past the ±{pct(SAME_WITHIN)} we call the same")
+            return (f"{measured}: its interval ({shown}) includes no change but reaches past {band}, the band we "
+                    "call the same")
+        return (f"{measured}: its interval ({shown}) lies on one side of no change, but the difference is smaller "
+                f"than the {pct(MIN_EFFECT)} a change must reach, and the interval reaches past {band}, the band we "
+                "call the same")
     return f"{measured}, within {fmt_floor(floor)} noise"
 
 

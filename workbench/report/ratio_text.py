@@ -1,78 +1,89 @@
 """Ratios in words and table cells, as precise as their intervals allow (:mod:`workbench.report.claims` and
-the tutorials print every speed-up through these, so a sentence and the table beside it agree digit for digit)."""
+the tutorials print every speed-up through these, so a sentence and the table beside it agree digit for digit).
+
+One rule (:class:`RatioPrecision`) sets the decimals of every estimate, interval end and one-sided bound: they
+follow the interval's half-width in ratio units, ``clamp(-floor(log10(half_width)), 0, 3)`` ("1.06× (1.02-1.10)",
+"2.9× (2.5-3.4)", "6× (4-8)", "1.2× within ±16%"), both ends of an interval with the same decimals. Readers of
+issue 39 met the opposite: three significant figures on inconclusive estimates ("1.15× faster, within ±16%"), two on
+settled ones, bounds with three ("2.49×-3.43×" around "2.9×") and mixed decimals in one interval ("1.02×-1.1×")."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+#: The most decimals the rule gives (a ratio known to better than ±0.0005 is still printed to three).
+MAX_DECIMALS = 3
+#: The most decimals any printed ratio gets, where a mark must be told apart or a small ratio needs two digits.
+MAX_EXTRA_DECIMALS = 5
 
-def bound_text(x: float, up: bool = False) -> str:
-    """A lower bound ("at least ...") with two significant digits, rounded down so that it stays a bound: "14×" for
-    14.89 (01 printed "took at least 14.89× its time" of a comparison whose size is unknown), "1.8×" for 1.80;
-    ``up``: an upper bound ("rules out more than ..."), rounded up ("1.13×" for 1.127: 07 printed 1.127×)."""
-    if not (math.isfinite(x) and x > 0):
-        return f"{x}×"
-    rnd = math.ceil if up else math.floor
-    decimals = 1 - math.floor(math.log10(x)) + (1 if 1 <= x < 1.15 else 0)   # near 1, as estimate_text
-    shown = rnd(x * 10 ** decimals + (-1e-9 if up else 1e-9)) / 10 ** decimals
-    while shown == 1 != x and decimals < 3:   # "at least 1.0× faster" would read as no change: "1.04×"
-        decimals += 1
-        shown = rnd(x * 10 ** decimals + (-1e-9 if up else 1e-9)) / 10 ** decimals
-    return f"{shown:.{max(decimals, 0)}f}×"
+
+def _finite(*xs: float) -> bool:
+    return all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
+
+
+@dataclass(frozen=True)
+class RatioPrecision:
+    """How many decimals an interval ``lo``-``hi`` (ratios) and every figure said with it are printed with."""
+
+    decimals: int
+
+    @classmethod
+    def of(cls, lo: float, hi: float, marks: Sequence[float] = ()) -> RatioPrecision:
+        """The decimals the interval's half-width supports (:data:`MAX_DECIMALS` at most; 2 without a finite
+        interval). Then more, where needed: so that an interval that excludes no change (1) prints on its side of 1
+        ("1.0×-1.3×" for 1.03-1.26 read as including no change), an end on the far side of a ``mark`` (a band
+        edge) prints past it ("0.952×-1.05×" sat exactly on the ±5% band it was said to reach past), and an interval
+        below 1 keeps two significant digits at its low end ("0.04×-0.07×" for 0.0412-0.0675)."""
+        if not (_finite(lo, hi) and 0 < lo <= hi):
+            return cls(2)
+        half = (hi - lo) / 2
+        decimals = MAX_DECIMALS if half <= 0 else min(max(-math.floor(math.log10(half)), 0), MAX_DECIMALS)
+        if hi < 1:   # two significant digits of the low end
+            decimals = max(decimals, 1 - math.floor(math.log10(lo)))
+        checks = [(e, m) for m in marks for e in (lo, hi) if e != m]
+        if lo > 1 or hi < 1:
+            checks += [(lo, 1.0), (hi, 1.0)]
+        while decimals < MAX_EXTRA_DECIMALS and not all(_apart(e, m, decimals) for e, m in checks):
+            decimals += 1
+        return cls(min(decimals, MAX_EXTRA_DECIMALS))
+
+    def fmt(self, x: float) -> str:
+        """``x`` at these decimals, with "×" (trailing zeros kept: "1.10×" beside "1.02×")."""
+        return f"{x:.{self.decimals}f}×" if _finite(x) else f"{x}×"
+
+    def interval(self, lo: float, hi: float) -> str:
+        return f"{self.fmt(lo)}-{self.fmt(hi)}"
+
+
+def _apart(e: float, mark: float, decimals: int) -> bool:
+    """Whether ``e``, printed at ``decimals``, is printed on its own side of ``mark`` printed alike."""
+    a, b = round(e, decimals), round(mark, decimals)
+    return a != b or e == mark
+
+
+def _inverse(lo: float, hi: float) -> tuple[float, float]:
+    return (1 / hi if _finite(hi) and hi > 0 else float("nan")), (1 / lo if _finite(lo) and lo > 0 else float("nan"))
 
 
 def estimate_text(x: float, lo: float, hi: float) -> str:
-    """A ratio as precise as its interval ``lo``-``hi`` supports: its last digit is the first significant digit of
-    the interval's half-width ("50×" for 49.54 in 47.6-51.5, "1.12×" in 1.08-1.17, "3×" in 2.1-4.3), never fewer
-    than two significant digits below 2 ("1.3×": "1× faster" reads as no change) and never more than two decimals
-    ("310×" for 312 in 250-400).
-    Without a finite interval: two decimals (01 printed "took 49.54× its time" beside an interval of ±4%).
-    A figure near 1 (below 1.15) keeps two decimals (07 printed "(1.0×)" beside a table reading 0.95×; "1.1×" is
-    anything from 5% to 15%)."""
-    decimals = _estimate_decimals(x, lo, hi)
-    return f"{x:.{decimals}f}×" if decimals >= 0 else f"{round(x, decimals):.0f}×"   # 312 in 250-400: "310×"
+    """A ratio at the precision of its interval ``lo``-``hi`` (:class:`RatioPrecision`): "1.06×" in 1.02-1.10,
+    "2.9×" in 2.5-3.4, "6×" in 4-8, "1.2×" within ±16%; two decimals without a finite interval."""
+    return RatioPrecision.of(lo, hi).fmt(x)
 
 
-def _estimate_decimals(x: float, lo: float, hi: float) -> int:
-    half = (hi - lo) / 2 if math.isfinite(lo) and math.isfinite(hi) else float("nan")
-    decimals = 2 if not (math.isfinite(half) and half > 0) else -math.floor(math.log10(half))
-    if math.isfinite(x) and x > 0:
-        # two significant digits below 2 ("1×" reads as no change); from 2 on, one is enough where the interval
-        # is that wide (01 printed "took 3.0× its time" beside an interval of 2.1-4.3×)
-        decimals = max(decimals, (1 if x < 2 else 0) - math.floor(math.log10(x)))
-    decimals = min(decimals, 2)
-    if decimals == 1 and x < 1.15:   # "1.0x"/"1.1x" for 0.95-1.15 hides the size a table beside it shows
-        decimals = 2
-    return decimals
-
-
-def table_ratio(x: float, lo: float, hi: float) -> str:
-    """A speed-up as a table beside its sentence prints it: at the precision :func:`estimate_text` gives the
-    sentence (01 printed "1.1× faster" beside a table reading 1.13×). A ratio below 1, which the sentence says
-    inverted ("took 5.5× its time"), keeps as many significant digits as that inverted figure ("0.18×")."""
-    if not (math.isfinite(x) and x > 0):
-        return ""
-    if x >= 1:
-        return estimate_text(x, lo, hi)
-    inv = 1 / x
-    inv_lo, inv_hi = (1 / hi if hi > 0 else float("nan")), (1 / lo if lo > 0 else float("nan"))
-    digits = max(_estimate_decimals(inv, inv_lo, inv_hi) + math.floor(math.log10(inv)) + 1, 2)
-    return f"{x:.{max(digits - 1 - math.floor(math.log10(x)), 0)}f}×"
-
-
-def interval_text(lo: Any, hi: Any) -> str:
-    """An interval cell: "1.03×-1.26×", or a one-sided bound said as one ("≥ 1.03×", "≤ 0.95×") where only one end
-    is known (a bare "0.95×" in an interval column read as a two-sided figure); "" where neither is."""
+def interval_text(lo: Any, hi: Any, marks: Sequence[float] = ()) -> str:
+    """An interval cell at its own precision, both ends alike ("1.02×-1.10×", "2.5×-3.4×"), or a one-sided bound
+    said as one ("≥ 1.03×", "≤ 0.95×") where only one end is known (a bare "0.95×" in an interval column read as
+    a two-sided figure); "" where neither is. ``marks``: band edges an end must print past where it lies past
+    them (:meth:`RatioPrecision.of`)."""
     known = [None if x is None or pd.isna(x) else float(x) for x in (lo, hi)]
     if known[0] is not None and known[1] is not None:
-        # an end of 10 or more in whole numbers (06 printed "75.3×-103×" and "17.7×-24.7×": a tenth that no
-        # interval that wide supports), rounded to the nearest, as the table beside it rounds (outward, 10.1
-        # printed "11×" beside a table's 0.0993×)
-        ends = [f"{x:.0f}×" if x >= 10 else _ratio(x) for x in known]
-        return "-".join(ends)
+        return RatioPrecision.of(known[0], known[1], marks).interval(known[0], known[1])
     # a one-sided bound rounded as its sentence rounds it (:func:`bound_text`: 07 printed "≥ 1.27×" in the table
     # beside "at least 1.2× faster")
     if known[0] is not None:
@@ -80,8 +91,50 @@ def interval_text(lo: Any, hi: Any) -> str:
     return f"≤ {bound_text(known[1], up=True)}" if known[1] is not None else ""
 
 
-def _ratio(x: float) -> str:
-    """A ratio with three significant digits; one that rounds to 1 keeps three decimals ("1.002×", never a bare
-    "1×" for a bound of 1.0015, which reads as "no change")."""
-    text = f"{x:.3g}"
-    return f"{f'{x:.3f}' if text == '1' else text}×"
+def bound_text(x: float, up: bool = False, precision: RatioPrecision | None = None) -> str:
+    """A one-sided bound ("at least ..."), rounded down so that it stays a bound; ``up``: an upper bound ("rules out
+    more than ..."), rounded up. At ``precision`` where the bound comes from an interval that sets one (a bound
+    said beside its interval prints as that interval's ends do); else the interval is too wide to set one (a
+    disturbed comparison) and the bound keeps two significant digits ("14×" for 14.89, "1.8×", "0.067×"), or
+    three where two would print it as 1 ("1.04×": "at least 1.0× faster" reads as no change)."""
+    if not (_finite(x) and x > 0):
+        return f"{x}×"
+    rnd = math.ceil if up else math.floor
+    if precision is not None:
+        decimals = precision.decimals
+    else:
+        decimals = 1 - math.floor(math.log10(x)) + (1 if 1 <= x < 1.15 else 0)   # "1.13×", not "1.2×", for 1.127
+    shown = rnd(x * 10 ** decimals + (-1e-9 if up else 1e-9)) / 10 ** decimals
+    while shown == 1 != x and decimals < MAX_DECIMALS:
+        decimals += 1
+        shown = rnd(x * 10 ** decimals + (-1e-9 if up else 1e-9)) / 10 ** decimals
+    return f"{shown:.{max(decimals, 0)}f}×"
+
+
+def table_ratio(x: float, lo: float, hi: float) -> str:
+    """A speed-up as a table beside its sentence prints it. From 1 up, as the sentence ("1.14×"). Below 1, which
+    the sentence says inverted ("took 5× its time"), with the fewest digits (two significant at least) whose
+    inverse prints as the sentence's figure: a table's "0.18×" (5.6×) beside "took 5× its time" read as a
+    contradiction; "0.182×" inverts to 5.49, which the sentence prints as 5."""
+    if not (_finite(x) and x > 0):
+        return ""
+    if x >= 1:
+        return estimate_text(x, lo, hi)
+    inv_lo, inv_hi = _inverse(lo, hi)
+    said = estimate_text(1 / x, inv_lo, inv_hi)
+    start = max(1 - math.floor(math.log10(x)), 1)
+    for decimals in range(start, start + 4):
+        shown = round(x, decimals)
+        if shown > 0 and estimate_text(1 / shown, inv_lo, inv_hi) == said:
+            return f"{shown:.{decimals}f}×"
+    return f"{x:.{start + 3}f}×"
+
+
+def sigma_pct(sigma: float) -> str:
+    """A log-scale sigma as the percentage it scatters a ratio by, ``e^σ - 1`` ("±16%" for σ = 0.15), the one
+    conversion every sentence uses (07 printed σ = 0.15 as "about ±16%" in one cell and a scatter of 0.21 as
+    "±21%", i.e. 100·σ, in another)."""
+    if not _finite(sigma):
+        return "±?"
+    v = 100 * math.expm1(abs(sigma))
+    return f"±{v:.1f}%" if v < 10 else f"±{v:,.0f}%"
