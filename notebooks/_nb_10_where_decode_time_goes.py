@@ -48,6 +48,7 @@ from workbench import tutorial
 from workbench.report.claims import (busy_text, busy_words, check_claim, disturbance_text, estimate_text,
                                      host_bandwidth, json_list, machine_busy, may_state_cause, medians_ratio,
                                      own_rounds_share, pair_verdicts, reading, round_rates, verdict_sentence)
+from workbench.report.claims import DISAGREE, MEDIANS_TOLERANCE, medians_disagree
 
 import json
 
@@ -76,10 +77,25 @@ def with_figures(v, sentence):
         lo, hi, med = 1 / hi, 1 / lo, 1 / med
     x = lambda r: f"{r:.3f}" if f"{r:.2f}" == "1.00" else f"{r:.2f}"  # noqa: E731 - a bound near 1 keeps its digit
     sentence = sentence.split(" (interval ")[0]   # the interval and the medians said once, in the parenthesis below
-    figures = f"paired, interval {x(lo)}-{x(hi)}×; medians {estimate_text(med, lo, hi)}"
+    # the ratio of the paired samples' medians (median_a / median_b), printed with both, so it is not read as the
+    # ratio of the table's medians (each cell's own over all its samples: 783/479 µs read 1.63× beside 1.7× here)
+    ta, tb = float(v["median_a"]), float(v["median_b"])
+    slow_fast = (fmt_seconds(tb), fmt_seconds(ta)) if reading(v) == "slower" else (fmt_seconds(ta), fmt_seconds(tb))
+    figures = (f"paired, interval {x(lo)}-{x(hi)}×; the paired samples' medians {slow_fast[0]} / {slow_fast[1]}, "
+               f"{estimate_text(med, lo, hi)}")
     if size_unsettled(v):   # e.g. 1.004-2.00×: who was faster is settled, by how much is not
         return f"{direction_only(v, sentence)} ({figures})"
     return f"{sentence} ({figures})"
+
+
+def probes_said(rows, probe):
+    # which probes host_bandwidth's best counts: one before each round (printed per round below) and one per cell
+    # taken before its first round (bandwidth_probe_gbs, not printed), so the reader can count them
+    rounds = sum(len(json_list(t)) for t in rows.get("round_bandwidth_gbs", pd.Series(dtype=object)).dropna())
+    cells = int(pd.to_numeric(rows.get("bandwidth_probe_gbs", pd.Series(dtype=float)), errors="coerce").notna().sum())
+    return (f"best of {probe[1]} probes: {rounds} taken before the rounds of the {len(rows)} cells below, each printed "
+            f"beside its round, and {cells} more, one before each cell's first round" if rounds + cells == probe[1]
+            else f"best of {probe[1]} probes taken before these rounds")
 
 
 def size_unsettled(v):
@@ -342,7 +358,7 @@ if far.empty or probe is None:
 else:
     L = int(far["kv_len"].max())
     print(f"at L={L:,} the KV cache ({fmt_bytes(L * per_token)}) is past the {fmt_bytes(caches.llc)} last-level cache; "
-          f"the host's copy bandwidth: {probe[0]:.1f} GB/s (best of {probe[1]} probes taken before these rounds)")
+          f"the host's copy bandwidth: {probe[0]:.1f} GB/s ({probes_said(far, probe)})")
     for r in far[far["kv_len"] == L].sort_values("gbps", ascending=False).to_dict("records"):
         own = own_rounds_share(r)
         share = own if own is not None else r["gbps"] / probe[0]
@@ -370,8 +386,9 @@ At decode the MLP block multiplies a single row by three weight matrices. What e
 backend is in the README ("Execution modes"): on numpy and torch-cpu `graph` is a pre-planned sequence of
 `out=` calls into preallocated buffers (no allocation, no per-call planning); on numba it is one compiled
 driver for the whole block; `fused` is torch.compile on torch and fused kernels elsewhere. torch.compile
-takes a minute or more to compile on a busy 2-core machine, so the quick run leaves `torch-fused` out
-(`FULL = True` measures it).
+compiles on its first call, which can take far longer than the block itself, so the quick run leaves
+`torch-fused` out; `FULL = True` measures it, and the execution-cache table in section 3 then prints its
+recording (the compile and the first call).
 """),
     code("""
 # each CPU runtime's block in the three modes (torch-fused, i.e. torch.compile, only with FULL); FULL also
@@ -444,8 +461,8 @@ else:
               f"{here_[2]:.1f} GB/s (median {here_[0]:.1f}), ranges that do not overlap; each share below uses the "
               "probes of its own rounds (said beside it), so a share here and one in section 1 are against different "
               "rates")
-    print(f"stream rate: the host's copy bandwidth, {probe[0]:.1f} GB/s (best of {probe[1]} probes taken before "
-          "these rounds); each cell against the probes of its own rounds where they took them:")
+    print(f"stream rate: the host's copy bandwidth, {probe[0]:.1f} GB/s ({probes_said(m, probe)}); each cell "
+          "against the probes of its own rounds where they took them:")
     for runtime in ("numpy", "numba", "torch"):
         for r in m[m["variant"].str.startswith(runtime + "-")].sort_values("mode").to_dict("records"):
             own = own_rounds_share(r)
@@ -470,7 +487,7 @@ else:
           + "; ".join(f"{rt}: {said}" for rt, said in per_runtime.items()))
 """),
     code("""
-sentences, readings = [], {}
+sentences, readings, apart = [], {}, []
 for backend, g in m.groupby("backend"):
     names = dict(zip(g["mode"], g["variant"]))
     for other in ("graph", "fused"):
@@ -485,6 +502,15 @@ for backend, g in m.groupby("backend"):
             check_claim(v, sentence)
             sentences.append(f"{backend}: {sentence}")
             readings.setdefault(other, []).append((backend, reading(v), size_unsettled(v)))
+            # the table's two medians (each cell's own), as a speed-up of the other mode over eager
+            t_ = sides.set_index("variant")["median_s"]
+            med, lo, hi = float(t_[names["eager"]] / t_[names[other]]), float(v["ci_low"]), float(v["ci_high"])
+            if np.isfinite([med, lo, hi]).all() and not lo <= med <= hi and not medians_disagree(v):
+                # outside the interval, yet within the tolerance medians_disagree allows each median's own error
+                apart.append(f"{backend}'s {other}: the paired rounds {DISAGREE} ({med:.3f}× from the table's "
+                             f"medians, outside the paired interval {lo:.3f}-{hi:.3f}×, by less than the "
+                             f"{MEDIANS_TOLERANCE:.0%} the verdict allows for each median's own error, so it still "
+                             "reads as judged)")
 print("\\n".join(sentences))
 for other, said in readings.items():   # what the paragraph below may say, from these verdicts
     wins = sorted({b + (" (the direction is settled, its size is not)" if wide else "")
@@ -518,6 +544,8 @@ if {"eager", "graph"} <= set(t.columns):
           f"{len(pairs)} backends; the paired verdicts above read {verdicts}: "
           + ("so only there is a direction a finding" if settled_graph else
              "none settles a direction, so the medians' order is not a finding"))
+if apart:
+    print("Where the two statistics part: " + "; ".join(apart) + ": neither states a direction.")
 """),
     md("""
 Each sentence above is the package's paired verdict (blocks timed side by side in one visit, or interleaved
@@ -546,6 +574,28 @@ eager MLP block, by the medians of the two cells (different kernels: no paired v
 cells' quartile ranges overlap the order is not read.
 """),
     code("""
+def warm_bound(attention, longest, b):
+    # one layer's KV at a length within the model's context fits in the last-level cache and was timed warm, each
+    # call rereading what the last left there; a step reads every layer's KV and weights once, through that cache:
+    # the estimate is then a lower bound, and the GB/s this attention reached past the cache says by how much
+    llc = caches.llc or 0
+    if not len(longest) or not llc or float(longest["bytes"].iloc[0]) > llc:
+        return ""
+    L, kv = int(longest["kv_len"].iloc[0]), float(longest["bytes"].iloc[0])
+    said = (f". A lower bound: at L={L:,} one layer's attention working set ({fmt_bytes(kv)}) fits in the "
+            f"{fmt_bytes(llc)} last-level cache and was timed warm, call after call, while a step reads all "
+            f"{layers} layers' ({fmt_bytes(layers * kv)}) and their MLP weights ({fmt_bytes(layers * float(b.bytes))}) "
+            "once each, from DRAM past that cache")
+    cold = d[(d["variant"] == attention) & (d["bytes"] > llc)]
+    if len(cold):
+        c = cold.loc[cold["kv_len"].idxmin()]
+        said += (f"; this attention ran {float(longest['gbps'].iloc[0]):.1f} GB/s warm at L={L:,} and "
+                 f"{float(c['gbps']):.1f} GB/s at L={int(c['kv_len']):,} ({fmt_bytes(float(c['bytes']))}, past the "
+                 f"cache), {float(longest['gbps'].iloc[0]) / float(c['gbps']):.1f}× apart: read from DRAM, its time "
+                 "and share in a real step can be up to about that much larger")
+    return said
+
+
 pairs = [("numpy-naive", "numpy-eager"), ("numba-flash", "numba-eager"), ("torch-sdpa", "torch-eager")]
 noisy_at = pd.Series(np.asarray(noisy_mask(d), dtype=bool), index=d.index)
 mlp_at = {r.variant: r for r in m.itertuples()}
@@ -578,6 +628,7 @@ for attention, block in pairs:
             f"L={int(longest['kv_len'].iloc[0]):,}, the longest length measured within the model's context "
             f"({layers} times two medians: any error in them is multiplied too)"
             if len(longest) else "")
+    step += warm_bound(attention, longest, b)
     print(f"{attention} beside {block} ({fmt_seconds(b.median_s)} a layer, any L): " + "; ".join(parts) + step)
 """),
     md("""
@@ -642,7 +693,10 @@ if len(mine) and len(worker) and s["entries"]:
           f"({two(rec / w['record_s'])} the worker's). The worker's cell also timed its calls over rounds (median "
           f"{fmt_seconds(w['call'])}), so its recording took {two(w['record_s'] / w['call'])} one median call: a "
           "recording holds one call of the block, and what it takes past one median call is the plan and how much "
-          "slower that first call ran than the calls after it. This process's single short round gives no median "
+          "slower that first call ran than the calls after it"
+          + (" (here it took less than one median call: that single first call ran faster than the rounds' median, "
+             "by more than the plan cost, so the plan's cost is not separable from one call's spread here)"
+             if w["record_s"] < w["call"] else "") + ". This process's single short round gives no median "
           "with a known noise, so its recording is set beside the worker's recording only; two single timings carry "
           "no interval, so their ratio is no finding.")
 pd.DataFrame(s["entries"])

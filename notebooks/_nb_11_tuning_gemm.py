@@ -69,10 +69,10 @@ def rerun_advice(rows, command, rounds_flag):
 
 
 def ms_column(values):
-    # one precision for a column of single timings: two significant digits of the smallest ("5.7" beside "20.5",
-    # never "18" beside "9.96"); None stays blank
+    # one precision for a column of single timings: three significant digits of the smallest ("1.74" beside
+    # "1.78", so the fastest trials, the ones the confirmation measured again, can be told apart); None stays blank
     known = [x for x in values if x is not None and x > 0]
-    decimals = max(0, 1 - int(np.floor(np.log10(min(known))))) if known else 1
+    decimals = max(0, 2 - int(np.floor(np.log10(min(known))))) if known else 2
     return [f"{x:.{decimals}f}" if x is not None else "" for x in values]
 """),
     md("""
@@ -90,7 +90,8 @@ pd.DataFrame([{"tunable": t.name, "values": t.values, "hand-picked": t.default, 
 `strategy="bayes"` is optuna's TPE sampler (`"grid"` and `"random"` are the others). The hand-picked
 configuration is measured first, so the search always knows what it has to beat. Each configuration is
 timed once, so the budget covers many of them; one timing calls no winner: the fastest of many noisy single
-timings is biased low, and every single timing carries the moment it was taken (where the confirmation below is not disturbed, the plot sets this run's single
+timings is biased low, and every single timing carries the moment it was taken (where the confirmation below
+is not disturbed, the plot sets this run's single
 timings beside the medians of the same tiles, so you see how far apart they were; where it is, its medians are
 not shown, and the plot says so). So the tuner then **confirms**: the few fastest are measured with the
 hand-picked one in one run of interleaved rounds, and a candidate is kept only where the paired verdict calls
@@ -170,7 +171,8 @@ ok = trials[trials["status"] == "ok"]
 fig, ax = plt.subplots(figsize=(7, 3.5))
 ax.scatter(ok["trial"], ok["ms (one timing)"], s=14, color="0.6", label="configuration (one timing)")
 ax.step(trials["trial"], trials["lowest so far (ms)"], where="post", color="C0", label="lowest single timing so far")
-ax.axhline(result.default.median_s * 1e3, color="C3", ls="--", lw=1, label="hand-picked (its one timing)")
+# on top (zorder): it can sit on a confirmation median, which would hide it
+ax.axhline(result.default.median_s * 1e3, color="C3", ls="--", lw=1.2, zorder=4, label="hand-picked (its one timing)")
 v = result.verdict
 # the confirmation's medians, unless its rounds disagreed past the point where a median can stand (disturbed)
 medians = v is not None and all(np.isfinite([v["median_a"], v["median_b"]])) and not is_disturbed(float(v["floor"]))
@@ -210,9 +212,9 @@ if medians:   # each confirmed configuration: its one timing in the search again
     lead = result.default.median_s / next(t.median_s for t in result.trials if t.config == v["against"])
     # both off the same way: a shift of the search's moment (the hand-picked tiles were not selected), not the
     # low bias of picking the fastest of many noisy timings
-    side = ((" (both read below their medians: the search ran at a faster moment than the confirmation, for the "
-             "hand-picked tiles too, which nothing selected)") if max(onces) < 1 else
-            " (both read above their medians: the search ran at a slower moment)" if min(onces) > 1 else "")
+    # what the numbers show, no cause: one timing each carries no interval to name one
+    side = (" (both read below their confirmation medians, the hand-picked tiles' too, which nothing selected)"
+            if max(onces) < 1 else " (both read above their confirmation medians)" if min(onces) > 1 else "")
     lead_text = (f"matched hand-picked's ({result.default.median_s / lead * 1e3:.3g} ms against "
                  f"{result.default.median_s * 1e3:.3g} ms)" if f"{lead:.2g}" in ("1", "1.0") or f"{1 / lead:.2g}"
                  in ("1", "1.0") else f"read {lead:.2g}× faster than hand-picked's" if lead > 1 else
@@ -223,7 +225,7 @@ if medians:   # each confirmed configuration: its one timing in the search again
     if len(ceiling):
         top = float(ceiling.max())
         print(f"as GFLOP/s: hand-picked {rates[0]:.0f}, the pick {rates[1]:.0f}, against the {top:.0f} GFLOP/s GEMM "
-              f"ceiling these rows name ({conf['ceiling_source'].dropna().iloc[0]})"
+              f"ceiling these rows name (source: {conf['ceiling_source'].dropna().iloc[0]})"
               + (": above it, which a kernel can be, since on a CPU that ceiling is numpy's BLAS at the probe's own "
                  "size, not the hardware's peak (tutorial 04)" if max(rates) > top else ""))
     print(f"In the search the pick's one timing {lead_text}; single timings were "
@@ -263,12 +265,16 @@ def readings_apart(a, b):
             f"{b['ci_low']:.2f}-{b['ci_high']:.2f}× in the confirmation")
     if a["ci_high"] < b["ci_low"] or b["ci_high"] < a["ci_low"]:
         return f"intervals do not overlap ({figs})"
+    if not a["ci_low"] <= b["speedup"] <= a["ci_high"] and not b["ci_low"] <= a["speedup"] <= b["ci_high"]:
+        return f"intervals each exclude the other's estimate ({figs})"
     if min(a["speedup"], b["speedup"]) < 1 / (1 + MIN_EFFECT) and max(a["speedup"], b["speedup"]) > 1 + MIN_EFFECT:
         return f"estimates point opposite ways past the ±5% band ({figs})"
     return None
 
 
 def said_of(verdict):
+    if is_disturbed(float(verdict["floor"])):   # as the candidates' list prints it ("disturbed: no estimate")
+        return "disturbed"
     direction = settled_direction(verdict)
     return f"{direction[0]} (size not settled)" if direction else reading(verdict)
 
@@ -301,14 +307,15 @@ else:
         # the ±5% band (an inconclusive 0.885× beside a settled 1.4× is not a confirmation of either)
         same_pair = bool(confirmed and confirmed.get("against") == pick)
         apart = readings_apart(v, confirmed) if same_pair else None
-        contradicted = same_pair and ((len(words) == 2 and "inconclusive" not in words) or apart is not None)
+        contradicted = same_pair and "disturbed" not in words and (
+            (len(words) == 2 and "inconclusive" not in words) or apart is not None)
         if not contradicted:
             print(f"{v['size_label']}: {sentence}")
             if confirmed and confirmed.get("against") == pick and here != there:
                 print(f"(the confirmation, an earlier run of the same pair, read {there!r}: "
-                      + (f"it settled nothing, so the tuner kept {format_config(result.kept.config)}; the tuner acts "
-                         "on its confirmation only, so this run changes what is kept only through another "
-                         "`workbench tune`.)" if there == "inconclusive" else
+                      + (f"it settled nothing, so the tuner kept {format_config(result.kept.config)}. The tuner "
+                         "decides by its confirmation only: this check changes nothing that is kept; a new "
+                         "`workbench tune` run would.)" if there in ("inconclusive", "disturbed") else
                          f"this run could not tell them apart; the tuner kept {format_config(result.kept.config)} "
                          "on the confirmation's verdict.)"))
             continue
