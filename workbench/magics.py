@@ -23,7 +23,6 @@ from workbench import adhoc
 from workbench.adhoc.devices import backend_for
 from workbench.adhoc.timing import Measurement
 from workbench.backends import registry
-from workbench.core.units import fmt_seconds
 from workbench.sweep.driver import SweepSpec
 
 #: One token of a magic's option part: a run of non-blanks, quoted stretches may hold blanks.
@@ -165,7 +164,7 @@ def measurement_line(m: Measurement) -> str:
     noise = f"{m.noise:.0%}" if m.noise is not None else "n/a"   # as the noise note prints it ("spread 12% ...")
     flag = f"NOISY: {m.noise_note}" if m.noisy else "not noisy"
     calls = f"{m.calls_per_sample} call{'s' * (m.calls_per_sample != 1)}"
-    return (f"{fmt_seconds(m.median_s)} median (IQR {fmt_seconds(m.q1_s)} to {fmt_seconds(m.q3_s)}); "
+    return (f"{m.spread_text()}; "
             f"{m.rounds} rounds, {m.n_samples} samples of {calls}; spread across rounds {noise}, {flag}; "
             f"timing mode {m.timing_mode}, timer {m.timer_kind} on {m.backend}; threads: {m.threads}")
 

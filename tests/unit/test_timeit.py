@@ -67,3 +67,28 @@ def test_the_printed_median_lies_inside_the_printed_quartiles():
     for _ in range(3):
         m = workbench.timeit(_np.sin, x, budget_s=0.02, rounds=3)
         assert m.q1_s <= m.median_s <= m.q3_s, m
+
+
+def _measurement(median: float, q1: float, q3: float, share: float | None) -> timing.Measurement:
+    return timing.Measurement(label="f", median_s=median, q1_s=q1, q3_s=q3, samples_s=(q1, median, q3),
+                              round_medians_s=(median,) * 3, timer_kind="perf_counter", backend="numpy",
+                              calls_per_sample=1, noise=0.01, noisy=False, noise_note=None, wall_s=0.1,
+                              first_call_s=0.01, other_cpu_share=share)
+
+
+def test_quartiles_past_half_the_median_read_disturbed_with_no_spread():
+    """08 busy: "1.29 ms median (IQR 1.15 ms – 6.33 ms)": quartiles spanning past ±50% of the median inform
+    nothing; as a summary's cell, the time reads disturbed, prints no spread and says how to rerun."""
+    from workbench.judge.verdicts import BUSY_RERUN_HINT
+
+    busy = _measurement(1.29e-3, 1.15e-3, 6.33e-3, share=0.52)
+    assert busy.disturbed and "6.33" not in str(busy) and "1.29 ms median, disturbed" in str(busy)
+    assert BUSY_RERUN_HINT in str(busy) and "rounds=" not in str(busy)   # busy: not more rounds
+    idle = _measurement(1.29e-3, 1.15e-3, 6.33e-3, share=0.01)
+    assert "rounds=" in idle.spread_text() and BUSY_RERUN_HINT not in idle.spread_text()
+
+
+def test_a_settled_spread_is_said_as_quartiles_not_as_a_half_width():
+    m = _measurement(63.5e-6, 62.8e-6, 64.4e-6, share=0.01)
+    assert not m.disturbed
+    assert m.spread_text() == "63.5 µs median (quartiles 62.8 µs to 64.4 µs)" and "IQR" not in str(m)

@@ -17,11 +17,12 @@ from typing import Any
 
 from workbench.adhoc.devices import backend_for
 from workbench.backends import registry
-from workbench.core.conditions import MIN_USABLE_S, Conditions, ConditionsMeter
+from workbench.core.conditions import BUSY_CPU_SHARE, MIN_USABLE_S, Conditions, ConditionsMeter
 from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
 from workbench.judge.stats import summarize
+from workbench.judge.verdicts import BUSY_RERUN_HINT, DISTURBED_FLOOR
 from workbench.measure.audit import NoAudit
 from workbench.measure.rounds import merge_rounds, noise_fields, round_config
 from workbench.measure.timer import TimingConfig, time_calls
@@ -91,10 +92,28 @@ class Measurement:
     def rounds(self) -> int:
         return len(self.round_medians_s)
 
+    @property
+    def disturbed(self) -> bool:
+        """Whether the samples' quartiles span more than ±50% of the median
+        (:data:`~workbench.judge.verdicts.DISTURBED_FLOOR`): then no spread is printed and the time reads
+        "disturbed", as a summary table's cell does (08 printed "1.29 ms median (IQR 1.15 ms – 6.33 ms)")."""
+        return self.median_s > 0 and self.iqr_s > DISTURBED_FLOOR * self.median_s
+
+    def spread_text(self) -> str:
+        """The median with its spread in words: "63.5 µs median (quartiles 62.8 µs to 64.4 µs)" (an "IQR" beside a
+        median read as a half-width), or, where :attr:`disturbed`, the median and why no spread is given, with the
+        rerun advice the machine's state allows (busy: not more rounds, which add its disturbance)."""
+        if not self.disturbed:
+            return (f"{fmt_seconds(self.median_s)} median (quartiles {fmt_seconds(self.q1_s)} to "
+                    f"{fmt_seconds(self.q3_s)})")
+        busy = None if self.other_cpu_share is None else self.other_cpu_share > BUSY_CPU_SHARE
+        hint = BUSY_RERUN_HINT if busy else f"time it again with more rounds (rounds={2 * max(self.rounds, 5)})"
+        return (f"{fmt_seconds(self.median_s)} median, disturbed (its samples' quartiles span more than "
+                f"±{DISTURBED_FLOOR:.0%} of the median, so no spread is given; {hint})")
+
     def __str__(self) -> str:
         flag = f" ~noisy ({self.noise_note})" if self.noisy else ""
-        return (f"{self.label}: {fmt_seconds(self.median_s)} median (IQR {fmt_seconds(self.q1_s)} – "
-                f"{fmt_seconds(self.q3_s)}){flag}; {self.rounds} rounds, {self.n_samples} samples of "
+        return (f"{self.label}: {self.spread_text()}{flag}; {self.rounds} rounds, {self.n_samples} samples of "
                 f"{self.calls_per_sample} call{'s' * (self.calls_per_sample != 1)}, timing mode {self.timing_mode}, "
                 f"timer {self.timer_kind} on {self.backend}; threads: {self.threads}")
 
