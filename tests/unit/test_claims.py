@@ -582,3 +582,15 @@ def test_a_log_sigma_reads_as_one_percentage_everywhere():
     """07: σ = 0.15 said "about ±16%" (e^σ - 1) in one cell and a scatter of 0.21 "±21%" (100·σ) in another."""
     assert claims.sigma_pct(0.15) == "±16%" and claims.sigma_pct(0.21) == "±23%"
     assert claims.sigma_pct(0.03) == "±3.0%" and claims.sigma_pct(float("nan")) == "±?"
+
+
+def test_compare_says_the_run_to_run_sigma_as_every_sentence_does(monkeypatch):
+    """07: the run-to-run noise σ = 0.21 printed "21%" (100·σ) beside cells that said σ = 0.15 as "±16%"."""
+    import workbench.judge.compare as judge_compare
+    from workbench.cli.cmd_compare import between_runs
+
+    table = pd.DataFrame({"floor": []})
+    table.attrs["run_noise"] = 0.21
+    monkeypatch.setattr(judge_compare, "compare_runs", lambda df, a, b: table)
+    _, _, notes = between_runs(pd.DataFrame(), ["A"], ["B"])
+    assert "run-to-run noise beyond the cells' own rounds: ±23% (one sigma)" in notes[0]

@@ -94,6 +94,7 @@ def between_runs(df: pd.DataFrame, side_a: list[str], side_b: list[str]) -> tupl
     """The table of two runs (or of several runs a side), its title and the notes that go under it."""
     from workbench.judge.compare import compare_runs
     from workbench.judge.replicates import compare_run_groups
+    from workbench.report.ratio_text import sigma_pct  # a log sigma as e^σ - 1, as every sentence says it
 
     ids = side_a + side_b
     notes = []
@@ -101,12 +102,12 @@ def between_runs(df: pd.DataFrame, side_a: list[str], side_b: list[str]) -> tupl
         table = compare_run_groups(df, side_a, side_b)
         title = f"speed-up of {', '.join(side_b)} over {', '.join(side_a)} (> 1: the second side is faster)"
         notes.append(f"run-to-run noise beyond the cells' own rounds, between the runs of each side: "
-                     f"{100 * table.attrs['run_noise']:.1f}%; each side is the mean of its runs' medians")
+                     f"{sigma_pct(table.attrs['run_noise'])} (one sigma); each side is the mean of its runs' medians")
     else:
         table = compare_runs(df, ids[0], ids[1])
         title = f"speed-up of {ids[1]} over {ids[0]} (> 1: {ids[1]} is faster)"
         used, left = table.attrs.get("noise_cells", (0, 0))
-        notes.append(f"run-to-run noise beyond the cells' own rounds: {100 * table.attrs['run_noise']:.1f}%"
+        notes.append(f"run-to-run noise beyond the cells' own rounds: {sigma_pct(table.attrs['run_noise'])} (one sigma)"
                      + (f", measured on the {used} cells whose rows record the same thread pools and device in both "
                         f"runs ({left} that differ left out: their change is what is compared)" if left else ""))
     if anchored := table.attrs.get("anchored"):
