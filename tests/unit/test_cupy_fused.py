@@ -38,16 +38,54 @@ def test_the_quick_suite_measures_the_fused_variant(kernel):
     assert [v.name for v in quick_variants(kernel, _Cupy())] == ["cupy"]
 
 
-def _nvrtc(tmp_path, name: str, source: str) -> subprocess.CompletedProcess:
-    from workbench.portable import cupy_nvrtc
+def _require_nvrtc() -> None:
     from workbench.portable.compile_check import nvrtc_version
 
     if nvrtc_version() is None:
         pytest.skip("NVRTC is not loadable here (pip install cupy-cuda13x nvidia-cuda-nvrtc)")
+
+
+def _nvrtc(tmp_path, name: str, source: str) -> subprocess.CompletedProcess:
+    """``source`` compiled by the harness's command line (``python -m workbench.portable.cupy_nvrtc``)."""
+    from workbench.portable import cupy_nvrtc
+
+    _require_nvrtc()
     src = tmp_path / f"{name}.cu"
     src.write_text(source)
     return subprocess.run([sys.executable, "-m", cupy_nvrtc.__name__, "compute_80", str(src),
                            str(tmp_path / f"{name}.ptx")], capture_output=True, text=True, timeout=120, check=False)
+
+
+#: Compiles each (source, PTX) pair of argv[1] (a JSON list) with the harness's ``main``, in one process; prints
+#: each one's exit status and NVRTC log as a JSON list.
+_COMPILE_EACH = """
+import contextlib, io, json, sys
+from workbench.portable.cupy_nvrtc import main
+done = []
+for src, ptx in json.loads(sys.argv[1]):
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log):
+        status = main(["compute_80", src, ptx])
+    done.append([status, log.getvalue()])
+print(json.dumps(done))
+"""
+
+
+def _nvrtc_each(tmp_path, sources: dict[str, str]) -> dict[str, tuple[int, str]]:
+    """Each of ``sources`` compiled by the harness (:func:`workbench.portable.cupy_nvrtc.main`), all in one
+    subprocess (a process per snippet spent most of its time starting Python and CuPy's binding): name ->
+    (exit status, NVRTC log). The command line itself is checked by the broken-snippet test."""
+    import json
+
+    _require_nvrtc()
+    pairs = []
+    for name, source in sources.items():
+        (tmp_path / f"{name}.cu").write_text(source)
+        pairs.append([str(tmp_path / f"{name}.cu"), str(tmp_path / f"{name}.ptx")])
+    done = subprocess.run([sys.executable, "-c", _COMPILE_EACH, json.dumps(pairs)], capture_output=True, text=True,
+                          timeout=120 * len(pairs), check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {name: (status, log) for name, (status, log) in zip(sources, json.loads(done.stdout), strict=True)}
 
 
 @pytest.mark.parametrize("ctype", ["float", "double"])
@@ -62,9 +100,11 @@ def test_the_fused_snippets_compile_with_nvrtc(tmp_path, ctype):
              "rmsnorm_scale": f.elementwise_source(f.RMSNORM_SCALE, ctype, ("x", "w"), ("ms", "eps")),
              "rope_half": f.elementwise_source(f.ROPE_HALF, ctype, (), raw_params=("x", "c", "s"),
                                                int_params=("heads", "half"))}
+    done = _nvrtc_each(tmp_path, {f"{name}_{ctype}": source for name, source in units.items()})
     for name, source in units.items():
-        done = _nvrtc(tmp_path, f"{name}_{ctype}", source)
-        assert done.returncode == 0, f"{name} ({ctype}):\n{done.stdout}\n{done.stderr}\n{source}"
+        status, log = done[f"{name}_{ctype}"]
+        assert status == 0, f"{name} ({ctype}):\n{log}\n{source}"
+        assert (tmp_path / f"{name}_{ctype}.ptx").stat().st_size > 0, name
 
 
 def test_the_harness_fails_a_snippet_that_does_not_compile(tmp_path):
