@@ -25,7 +25,7 @@ from workbench.backends.plain_words import what_it_is
 from workbench.backends.registry import all_backends
 from workbench.core.units import fmt_bytes
 from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim, disturbance_text,
-                                     last_level_cache_bytes,
+                                     busy_text, last_level_cache_bytes,
                                      mark_busy, may_state_cause, reading, verdict_sentence, verdict_table)
 
 tutorial.begin(FULL, colwidth=None)  # figures inline; reasons in full
@@ -48,7 +48,8 @@ pd.DataFrame(rows).sort_values(["available", "backend"], ascending=[False, True]
 """),
     code("""
 print("picked automatically:", workbench.get_backend().name)
-print("available, best first:", workbench.available_backends())
+# the order the workbench tries backends in when none is named (its priority), not a ranking by speed
+print("available, in priority order (not a speed ranking):", workbench.available_backends())
 """),
     md("""
 ## One comparison
@@ -107,6 +108,12 @@ for name in res.df["backend"].unique():
             f"{api} on the CPU ({'PoCL' if api == 'OpenCL' else 'lavapipe'}), which checks that {kernels} "
             "correct and says nothing about GPU speed" if on_cpu else f"a real {api} device, so its speed is "
             "that device's"))
+# a band the plot draws wide is said, with its figures and no cause (nothing here measures one)
+for r in res.df[res.df["status"] == "ok"].itertuples():
+    if r.q1_s > 0 and r.q3_s / r.q1_s > 1.5:
+        print(f"{r.variant} @ {r.backend} at {r.size_label}: its quartiles span {r.bytes / r.q3_s / 1e9:.2g}-"
+              f"{r.bytes / r.q1_s / 1e9:.2g} GB/s around a median of {r.gbps:.2g} GB/s: a call's time varied that "
+              "much at this size, so its line in the plot is one value from a wide band")
 """),
     md("""
 Each variant against numpy's library call (`baseline="numpy"`; without it, a backend with a library call of
@@ -141,7 +148,10 @@ noisy = res.df[res.df["status"] == "ok"]["noisy"].astype(bool)
 if noisy.any():   # said, so a reader knows the mark is the machine's, and the verdicts' intervals carry it
     print(f"{int(noisy.sum())} of {len(noisy)} cells are marked noisy (their rounds spread more than 10%, or other "
           "processes took the CPU while they ran): the verdicts' intervals include that noise")
-if bandwidth_down_text(res.df[res.df["status"] == "ok"]):   # rounds timed while another tenant shared the memory bus
+if busy_text(res.df):   # the figure behind any sentence above that advises a rerun on an idle machine
+    print(f"(This run shared the machine: {busy_text(res.df)}.)")
+# cells that ran slower in rounds whose bandwidth probe read low
+if bandwidth_down_text(res.df[res.df["status"] == "ok"]):
     print(f"Also: {bandwidth_down_text(res.df[res.df['status'] == 'ok'])}.")
 # GB/s counts each kernel's compulsory bytes (read x and y, write out) for every variant alike. That numpy's
 # expression moved more (a temporary) is said only where a settled verdict has numpy slower there and its peak

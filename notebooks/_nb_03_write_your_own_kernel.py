@@ -60,8 +60,8 @@ spec = register_kernel(KernelSpec(
 ## Variants
 
 A variant is a *builder*: given the backend, sizes and dtype it prepares whatever it needs and returns a
-function `run(inputs, outputs)`. The numpy one is what most people would write first, so it is the
-library baseline.
+function `run(inputs, outputs)`. The numpy one is numpy's own calls writing into the output (`np.multiply`
+with `out=`, then an in-place add: no temporary array), so it is the library baseline.
 """),
     code("""
 @variant("axpby", "numpy", "numpy", library=True)
@@ -142,7 +142,11 @@ unregister_variant("axpby", "numba-buggy")   # it has made its point; out of the
 res = workbench.benchmark(kernel="axpby", backends=here, sizes=sizes, budget_s=BUDGET_S, store=STORE,
                           progress=False)
 print(res)
-res.summary()
+summary = res.summary()
+# a disturbed cell's median is no rate to read: its GB/s, GFLOP/s and % peak are not printed either
+disturbed = summary["median ± IQR"].astype(str).str.contains("disturbed")
+summary.loc[disturbed, [c for c in ("GB/s", "GFLOP/s", "% peak") if c in summary.columns]] = "(disturbed)"
+summary
 """),
     md("""
 Two columns say how each time was taken, and they are two different things. **timer** is the clock that read
@@ -159,7 +163,10 @@ memory level whose measured bandwidth "% peak" is taken against (L2, LLC or DRAM
 Each of them against numpy's library form (`baseline="numpy"`): the paired speed-up, and a verdict that says
 "faster" or "slower" only where the interval and the noise floor allow it (past ±50% neither the estimate nor the
 interval is printed, only the bound the interval still guarantees: "disturbed").
-The sentences are chosen by the verdicts and checked against their numbers (`check_claim`).
+The sentences are chosen by the verdicts and checked against their numbers (`check_claim`). A settled
+verdict can stand beside a cell the table marks disturbed: the verdict pairs the two variants round by round,
+so a disturbance both met in the same round cancels, while the cell's mark reads the spread of its own samples,
+which that disturbance widens.
 """),
     code("""
 from workbench.report.claims import check_claim, disturbance_text, mark_busy, verdict_sentence, verdict_table
