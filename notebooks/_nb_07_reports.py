@@ -28,6 +28,7 @@ import math
 
 import pandas as pd
 import numpy as np
+from workbench.report.claims import json_list
 from workbench.report.claims import (bound_text, busy_share, busy_text, check_claim, check_printed_intervals,
                                      check_verdict, disturbance_text, fmt_floor, interval_text, mark_busy,
                                      may_state_cause, reading, RUNS_RERUN_HINT, shown_verdicts, table_ratio,
@@ -96,20 +97,20 @@ pd.DataFrame({"variant": shown["variant"], "backend": shown["backend"], "size": 
               "verdict": shown["verdict"]})
 """),
     md("""
-The speed-up is run A's time over run B's, each run's time being the median of its round medians (each
-round's median, then the median across rounds): below 1 means run B is slower. Where a run's rounds fall in
-two modes (bimodal), that headline is the majority mode's, while a figure's quartile band pools every sample,
-so the two can differ. The interval and `floor` add both runs' spread across rounds to the run-to-run noise,
-the scatter around their common shift of the ratios of the matched cells whose rows record the same thread
-pools in both runs — numpy's here: numba's one thread is the change under test, not noise (with fewer than
-five cells it cannot be measured and 0.15 is assumed, as a log sigma: about ±16%); a cell whose own rounds agree can still get a wide
-floor from it. A verdict says "faster" or "slower" only when the difference exceeds the noise floor (`floor`, from the noise measured
-across rounds and runs) and its interval excludes no change; "same" only when the whole interval lies
-within ±5%, a floor that is itself small (a "same" under a ±300% floor would only say that the noise hid
-everything). Anything else is read as *inconclusive* — the noise or the interval does not settle it — and
-says what would: between two runs, more runs of each side (`workbench compare A1,A2,A3 B1,B2,B3`; more rounds
-shrink a run's own noise, not the noise between runs), and a quieter machine where the rows saw a busy one.
-`noisy` marks cells measured while their time varied a lot or the machine was busy.
+The speed-up is run A's time over run B's, each run's time being the median of its round medians (each round's
+median, then the median across rounds): below 1 means run B is slower. Where a run's rounds fall in two modes
+(bimodal), that headline is the majority mode's, while a figure's quartile band pools every sample, so the two
+can differ. The interval and `floor` add both runs' spread across rounds to the run-to-run noise, the scatter
+around their common shift of the ratios of the matched cells whose rows record the same thread pools in both
+runs — numpy's here: numba's one thread is the change under test, not noise (with fewer than five cells it
+cannot be measured and 0.15 is assumed, as a log sigma: about ±16%); a cell whose own rounds agree can still get
+a wide floor from it. A verdict says "faster" or "slower" only when the difference exceeds the noise floor
+(`floor`, from the noise measured across rounds and runs) and its interval excludes no change; "same" only when
+the whole interval lies within ±5%, a floor that is itself small (a "same" under a ±300% floor would only say
+that the noise hid everything). Anything else is read as *inconclusive* — the noise or the interval does not
+settle it — and says what would: between two runs, more runs of each side (`workbench compare A1,A2,A3
+B1,B2,B3`; more rounds shrink a run's own noise, not the noise between runs), and a quieter machine where the
+rows saw a busy one. `noisy` marks cells measured while their time varied a lot or the machine was busy.
 """),
     code("""
 # The rules just stated, checked on this table: every verdict follows from its speed-up, interval and floor
@@ -330,12 +331,22 @@ if remote_id is not None:
     # two machines: the width comes from their kernels' ratios scattering around one common ratio (each kernel
     # favours the machines differently), not from a busy machine; an idle rerun would not narrow it
     mine = both[both["run_id"] == here_id]
-    here_busy = busy_text(mine)
-    print(f"The {len(judged)} cells' ratios between the machines scatter by about "
-          f"±{100 * float(across.attrs['run_noise']):.0f}% (one sigma) around their common ratio: that scatter sets "
-          "how wide each comparison below is" + (f" (and {here_busy}, which widens this machine's side)" if here_busy
-                                                 else ", and no busy machine: other processes took at most "
-                                                 f"{busy_share(mine) or 0:.0%} of the CPU here") + ".")
+    scatter = float(across.attrs["run_noise"])
+    # the busy CPU is blamed only where this machine's own rounds varied more than the machines' scatter: where
+    # they agreed closer than it, the scatter alone gives the width, busy or not
+    spreads = [max(r) / min(r) - 1 for r in (json_list(t) for t in mine["round_medians_s"].dropna())
+               if len(r) > 1 and min(r) > 0]
+    spread_here = max(spreads, default=0.0)
+    busy_seen = busy_text(mine)
+    here_busy = busy_seen if busy_seen and spread_here > scatter else ""
+    print(f"The {len(judged)} cells' ratios between the machines scatter by about ±{100 * scatter:.0f}% (one sigma) "
+          "around their common ratio: that scatter sets how wide each comparison below is"
+          + (f" (and {here_busy}; this machine's rounds varied by up to {spread_here:.0%}, more than that scatter, "
+             "which widens this machine's side)" if here_busy else
+             f" ({busy_seen}, but this machine's rounds agreed within {spread_here:.0%}, less than that scatter: the "
+             "busy CPU is not what makes them wide)" if busy_seen else
+             ", and no busy machine: other processes took at most "
+             f"{busy_share(mine) or 0:.0%} of the CPU here") + ".")
     # the numbers each sentence rests on, shown: past ±50% no estimate or interval, only the bound kept
     # between machines a wide interval is their scatter, not a disturbance, unless this side's rows saw a busy machine
     shown_x = shown_verdicts(judged, wide=not here_busy)

@@ -29,6 +29,7 @@ from workbench import tutorial
 from workbench.judge.verdicts import BUSY_RERUN_HINT
 from workbench.report.claims import (busy_text, check_claim, pair_verdicts, reading, settled_direction, sizes_said,
                                      verdict_sentence)
+from workbench.report.claims import interval_text, medians_disagree
 
 import numpy as np
 import torch
@@ -124,10 +125,14 @@ the sentence says so and settles no size: where both estimates lie on the same s
 names that direction (and gives both figures), a direction only; otherwise it settles nothing.
 
 These rows are not the `timeit` above: `quick` times `torch.softmax(torch.from_numpy(x))` on a fresh
-`n x 1024` matrix from numpy, in the numpy backend's worker process, so its torch row at 2048 rows need not
-read half the 4096-row time measured above.
+`n x 1024` matrix from numpy, in the numpy backend's worker process, at other sizes, so its torch row at 2048
+rows and the 4096-row `timeit` are two measurements of two calls in two processes. The threads each used are
+printed below; why the 2048-row time is not half the 4096-row one, these rows do not measure.
 """),
     code("""
+# the threads the torch callable ran on in the worker, beside the timeit's (its repr above names them)
+print("quick()'s torch rows ran with threads:", "; ".join(sorted(set(str(t) for t in res.df.loc[
+    res.df["variant"] == "torch", "threads"].dropna()))) or "not recorded")
 naive = {}   # numpy-naive's reading at each size it was measured at (sizes_said accounts for every one)
 for other in ("torch", "numpy-naive"):
     for _, v in pair_verdicts(res.df, "numpy", other, "numpy").iterrows():
@@ -135,6 +140,8 @@ for other in ("torch", "numpy-naive"):
         # where the rows saw a busy one (more rounds there add its disturbance too)
         hint = BUSY_RERUN_HINT if v.get("busy") else "rerun it with more rounds (workbench.quick(..., rounds=10))"
         sentence = verdict_sentence(v, "numpy", other, rerun=hint)
+        if medians_disagree(v):   # the paired figure's interval, which the disagreement sentence leaves out
+            sentence += f" (paired interval {interval_text(v['ci_low'], v['ci_high'])})"
         check_claim(v, sentence)
         print(f"{v['size_label']:>8}: {sentence}")
         # faster by a settled verdict, or in direction only where the size is unsettled (settled_direction):
@@ -155,7 +162,16 @@ print("numpy-naive skips the row maximum and its subtraction but evaluates np.ex
       + "; the next section shows what skipping the maximum risks: overflow on large inputs")
 """),
     code("""
-res.plot("gbps")
+from matplotlib.ticker import FuncFormatter, NullFormatter
+
+fig = res.plot("gbps")
+for ax in fig.axes:   # one style for the size ticks ("2,048", not "2¹¹" beside "512")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, pos: f"{x:,.0f}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+for legend in [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]:
+    for t in legend.get_texts():   # as the other entries and the text say it: torch's callable in numpy's worker
+        t.set_text(t.get_text().replace("torch (torch, numpy inputs)", "torch @ numpy (torch on numpy inputs)"))
+fig
 """, "figure"),
     md("""
 ## A wrong answer is a row, not a number
