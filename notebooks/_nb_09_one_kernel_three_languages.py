@@ -119,8 +119,9 @@ by_pair = {(r.variant, r.backend): r for r in results}
 for language, backend in chosen.items():
     r = by_pair[(variant_of[language], backend)]
     assert r.passed, (language, r.status, r.message)
-    print(f"{language:10s} on {r.backend:13s}: {r.status}, worst error {r.max_error:.1e} "
-          f"(tolerance {r.tolerance:.0e}) over {r.trials} trials")
+    device = workbench.device_info(backend)   # what the backend's name stands for on this machine
+    print(f"{language:10s} on {r.backend:13s} ({device.get('name', 'device unknown')}, {device.get('kind', '?')}): "
+          f"{r.status}, worst error {r.max_error:.1e} (tolerance {r.tolerance:.0e}) over {r.trials} trials")
 """),
     md("""
 ## Rung 4: compiled for NVIDIA and AMD, side by side
@@ -149,7 +150,8 @@ done = compiled[compiled["skipped"] == ""]
 # spills beside registers and shared memory; a cell left empty (NaN) is a target that compiler did not build
 side_by_side = done.astype({"regs": "Int64", "smem": "Int64", "spills": "Int64"}).pivot(
     index=["language", "kernel"], columns="arch", values=["regs", "smem", "spills"])
-side_by_side
+for metric in ("regs", "smem", "spills"):   # one narrow table per figure, so none wraps into fragments
+    print(f"{metric}:" + chr(10) + side_by_side[metric].to_string() + chr(10))
 """),
     code("""
 assert done["ok"].all(), done[~done["ok"]]
@@ -162,19 +164,20 @@ triton_rows = done[done["language"] == "Triton"].set_index("arch")
 for arch in sorted(set(portable.index) & set(triton_rows.index)):
     p, t = portable.loc[arch], triton_rows.loc[arch]
     more = "more" if t["regs"] > p["regs"] else "fewer" if t["regs"] < p["regs"] else "as many"
-    print(f"{arch}: Triton's kernel uses {int(t['regs'])} registers, {more} than the portable C's "
+    print(f"{arch}: Triton's {t['kernel']} uses {int(t['regs'])} registers, {more} than the portable C's "
           f"{int(p['regs'])}; shared memory {int(t['smem'])} vs {int(p['smem'])} bytes")
     # what the next paragraph says, checked on every target compiled here
     assert t["regs"] > p["regs"] and t["smem"] < p["smem"], (arch, dict(t), dict(p))
 """),
     md("""
 Why the numbers differ: the portable kernel keeps one value per thread and reduces through a 256-float
-shared-memory tree (1 KiB of shared memory per block), while Triton keeps a whole row block in registers
-spread over its warps, so it needs more registers per thread and only a few bytes of shared memory for the
-cross-warp step. The third row, `softmax_rows_warp` (the `cuda-warp-shuffle` variant, CUDA and HIP only),
-reduces within each warp by shuffles and keeps only one partial result per warp in shared memory, hence its
-few bytes. The table above gives each compiled target's spills; a target one compiler refused while another
-built it keeps its column, with that compiler's cells empty (NaN), and the table before it says why. Which one
+shared-memory tree (1 KiB of shared memory per block), while Triton keeps a whole row block in registers spread
+over its warps (its figures are for the block size the catalog compiles, `BLOCK=4096`, named in the kernel
+column; another block size would change them), so it needs more registers per thread and only a few bytes of
+shared memory for the cross-warp step. The third row, `softmax_rows_warp` (the `cuda-warp-shuffle` variant, CUDA
+and HIP only), reduces within each warp by shuffles and keeps only one partial result per warp in shared memory,
+hence its few bytes. The `spills` table above gives each compiled target's spills; a target one compiler refused while
+another built it keeps its column, with that compiler's cells empty (NaN), and the table before it says why. Which one
 is faster on a GPU is a rung-6 question: run
 `workbench bench --kernels softmax` on a machine with one.
 """),
