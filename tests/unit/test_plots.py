@@ -218,3 +218,18 @@ def test_roofline_shows_every_slope_it_names_up_to_its_ridge(df):
     assert ax.get_xlim()[0] <= 5.0 / 3 * 1.0001  # the ridge (100 / 20) a factor of 3 inside the axes
     roof = next(ln for ln in ax.lines if ln.get_label().startswith("numpy roof (measured): DRAM "))
     assert (roof.get_ydata() < 100.0).any()  # some of the slope is on the plot, not only the flat roof
+
+
+def test_a_noisy_point_is_drawn_hollow_in_its_series_own_marker(df):
+    """The hollow mark over a noisy point keeps its series' marker shape, so the legend's shapes still tell the
+    series apart (every noisy point had been a circle beside a legend of squares and triangles)."""
+    rows = df[df["kernel"] == "saxpy"].copy()
+    rows["noisy"] = rows["status"] == "ok"
+    fig = plots.plot_kernel(rows, "saxpy")
+    ax = fig.axes[0]
+    drawn = {line.get_color(): line.get_marker() for line in ax.get_lines() if line.get_linestyle() != "None"}
+    hollow = [(line.get_markeredgecolor(), line.get_marker()) for line in ax.get_lines()
+              if line.get_linestyle() == "None" and line.get_markerfacecolor() == "white" and len(line.get_xdata())]
+    assert hollow and len(set(drawn.values())) > 1
+    for color, marker in hollow:
+        assert drawn.get(color) == marker, (color, marker, drawn)

@@ -92,7 +92,7 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
             ax.fill_between(g["_x"], band[0], band[1], color=style.color, alpha=0.15, linewidth=0)
         noisy = noisy_mask(g)
         if noisy.any():
-            mark_noisy(ax, g["_x"][noisy], g[metric][noisy], style.color)
+            mark_noisy(ax, g["_x"][noisy], g[metric][noisy], style.color, marker=style.marker)
             n_noisy += int(noisy.sum())
     noisy_legend(ax, n_noisy)
     set_size_axis(ax, data["_x"], axis, data.attrs.get("companions"))

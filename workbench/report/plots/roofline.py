@@ -226,7 +226,7 @@ def _draw_points(a: Axes, ok: pd.DataFrame, styles: Mapping[str, SeriesStyle],
                   label=ps.series_label(key, cols, run_names, styles), zorder=3)
         noisy = ps.noisy_mask(g)
         if noisy.any():
-            ps.mark_noisy(a, g["intensity"][noisy], g["gflops"][noisy], style.color, size=6)
+            ps.mark_noisy(a, g["intensity"][noisy], g["gflops"][noisy], style.color, size=6, marker=style.marker)
             n_noisy += int(noisy.sum())
     ps.noisy_legend(a, n_noisy)
 

@@ -97,14 +97,16 @@ def noisy_mask(df: pd.DataFrame) -> np.ndarray:
     return np.array([is_noisy({"noisy": f, "rel_spread": s}) for f, s in zip(flags, spreads, strict=True)], dtype=bool)
 
 
-def mark_noisy(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0) -> None:
-    """Hollow rings over noisy points (white inside, the series colour around)."""
-    ax.plot(x, y, ls="none", marker="o", ms=size, mfc="white", mec=color, mew=1.3, zorder=4)
+def mark_noisy(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0, marker: str = "o") -> None:
+    """Noisy points drawn hollow in their series' own marker (white inside, the series colour around): a ring
+    of one shape for every series hid the shape the legend gives each (readers of tutorials 01-05 found every
+    point a circle beside a legend of squares, diamonds and triangles)."""
+    ax.plot(x, y, ls="none", marker=marker, ms=size, mfc="white", mec=color, mew=1.3, zorder=4)
 
 
 def noisy_legend(ax: Axes, n: int) -> None:
-    """One legend entry for the ``n`` rings of a panel (:func:`~workbench.report.plots.frame.finish` merges
-    the panels' into one)."""
+    """One legend entry for the ``n`` hollow points of a panel (:func:`~workbench.report.plots.frame.finish`
+    merges the panels' into one)."""
     if n:
         ax.plot([], [], ls="none", marker="o", ms=6, mfc="white", mec="#555", mew=1.3,
                 label=f"{NOISY_LABEL} ({n})")
