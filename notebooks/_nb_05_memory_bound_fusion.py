@@ -34,8 +34,7 @@ import workbench
 from workbench import tutorial
 from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.backends.registry import all_backends
-from workbench.measure.rounds import DIP_FELT
-from workbench.measure.speed_probe import bandwidth_dips
+from workbench.judge.dips import DIP_FELT, bandwidth_dips
 from workbench.report.claims import (bandwidth_down_text, busy_text, cache_text, check_claim,
                                      host_bandwidth, interval_text, json_list, last_level_cache_bytes, may_state_cause,
                                      pair_verdicts, reading, shown_verdicts, table_ratio, verdict_sentence)

@@ -311,10 +311,16 @@ def test_a_settled_direction_with_an_unsettled_size_says_who_was_faster():
 
 
 def test_a_cells_share_is_against_its_own_rounds_probes():
-    # 05: medians of bandwidth-down rounds divided by the run's best probe read 40%; against their own rounds 72%
-    row = {"bytes": 1e9, "round_medians_s": json.dumps([0.1, 0.1, 0.1]),
-           "round_bandwidth_gbs": json.dumps([14.0, 14.0, 41.3])}
-    assert claims.own_rounds_share(row) == pytest.approx(10 / 14)
+    # 05: medians of bandwidth-down rounds divided by the run's best probe read 40%; against their own rounds 72%:
+    # a round is set against its own probe where the cell felt the dip (ran 5% or more slower there)
+    row = {"bytes": 1e9, "round_medians_s": json.dumps([0.25, 0.1, 0.1]),
+           "round_bandwidth_gbs": json.dumps([14.0, 41.3, 40.0])}
+    assert claims.round_rates(row)[0] == pytest.approx((4.0, 14.0))
+    assert claims.own_rounds_share(row) == pytest.approx(10 / 41.3)  # the median of 4/14, 10/41.3, 10/41.3
+    # a dip the cell did not feel (the same time in every round) is the probe's: set against the best probe
+    unfelt = {**row, "round_medians_s": json.dumps([0.1, 0.1, 0.1])}
+    assert [d for _, d in claims.round_rates(unfelt)] == [41.3, 41.3, 41.3]
+    assert claims.own_rounds_share(unfelt) == pytest.approx(10 / 41.3)
     assert claims.own_rounds_share({**row, "round_bandwidth_gbs": None}) is None
     assert claims.own_rounds_share({**row, "round_bandwidth_gbs": "[14.0]"}) is None
 

@@ -28,10 +28,10 @@ from workbench.core.record import finite_or_none
 from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
 from workbench.judge import verdicts
+from workbench.judge.dips import felt_dips
 from workbench.judge.stats import bimodal_split, mode_median, relative_spread_of, round_weighted_quartiles, summarize
 from workbench.measure.gpu_visit import merge_gpu_rounds
 from workbench.measure.result import PAIR_VISIT
-from workbench.measure.speed_probe import bandwidth_dips
 from workbench.measure.timer import TimingConfig
 from workbench.roofs.ceilings import refresh_peak_note
 
@@ -224,24 +224,11 @@ def noise_fields(row: Mapping[str, Any]) -> dict[str, Any]:
     return {"noise": noise, "noisy": bool(reasons), "noise_note": "; ".join(reasons)}
 
 
-#: A round of a cell counts as slowed by a dip of the host's bandwidth when it ran this much slower than the cell's
-#: rounds without a dip (a dip the cell did not feel is the probe's, not the cell's: tutorial 05's readers found
-#: "bandwidth down" rows whose dipped round was their fastest).
-DIP_FELT = 1.05
-
-
 def _felt_dips(medians: list[float], bandwidths: list[float]) -> list[str]:
-    """Each round whose bandwidth probe read low (:func:`~workbench.measure.speed_probe.bandwidth_dips`) and in
-    which the cell itself ran :data:`DIP_FELT` slower than the median of its other rounds, in words."""
-    if len(medians) < 2 or len(bandwidths) != len(medians):
-        return []
-    dips = bandwidth_dips([float(g) for g in bandwidths])
-    steady = [m for i, m in enumerate(medians) if i not in {d for d, _ in dips}]
-    if not dips or not steady:
-        return []
-    base, best = float(np.median(steady)), max(float(g) for g in bandwidths)
-    return [f"round {i + 1} ({frac * best:.1f} of {best:.1f} GB/s; the cell {medians[i] / base:.2f}x its other "
-            "rounds' time)" for i, frac in dips if medians[i] > DIP_FELT * base]
+    """:func:`felt_dips` in words, for a row's noise note."""
+    best = max((float(g) for g in bandwidths), default=0.0)
+    return [f"round {i + 1} ({frac * best:.1f} of {best:.1f} GB/s; the cell {slow:.2f}x its other rounds' time)"
+            for i, (frac, slow) in felt_dips(medians, bandwidths).items()]
 
 
 def label_round(prev: Mapping[str, Any] | None, row: dict[str, Any], round_id: str) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from workbench.core import placement
+from workbench.judge.dips import BANDWIDTH_DOWN, bandwidth_dips  # noqa: F401 - tutorial 05 reads them here
 
 #: Elements of the probe's array: float32, 64 KiB, in every core's L2.
 PROBE_ELEMENTS = 1 << 14
@@ -55,8 +56,6 @@ def speed_probe_s(seconds: float = PROBE_S, blocks: int = PROBE_BLOCKS) -> float
 MIN_BANDWIDTH_BYTES = 64 << 20
 #: Copies the bandwidth probe times; its figure is the fastest (a copy slowed by another tenant only loses).
 BANDWIDTH_COPIES = 5
-#: A round whose bandwidth probe read below this share of the best round's is marked with the figure.
-BANDWIDTH_DOWN = 0.85
 
 
 def bandwidth_probe_gbs(llc_bytes: int | None, copies: int = BANDWIDTH_COPIES) -> float:
@@ -81,11 +80,3 @@ def bandwidth_probe_gbs(llc_bytes: int | None, copies: int = BANDWIDTH_COPIES) -
         best = min(best, time.perf_counter() - t0)
     return 2 * src.nbytes / best / 1e9
 
-
-def bandwidth_dips(round_gbs: list[float], down: float = BANDWIDTH_DOWN) -> list[tuple[int, float]]:
-    """(round index, share of the best round's bandwidth) of each round whose bandwidth probe read below
-    ``down`` of the best: rounds timed while the host's memory bus was shared more than in the others."""
-    top = max(round_gbs, default=0.0)
-    if top <= 0:
-        return []
-    return [(i, g / top) for i, g in enumerate(round_gbs) if g < down * top]
