@@ -70,9 +70,12 @@ demo: system-deps $(VENV)/.installed-demo
 # the installs (mostly network and disk) side by side, then each tier as soon as its own venv is ready, so the
 # full suite starts beside the core tier instead of after it (the core tier is one process). Every tier runs
 # even after another fails (-k), and make still exits non-zero. The unit tiers' lines start with "core| " and
-# "unit+| " (written whole, so other output cannot split them).
+# "unit+| " (written whole, so other output cannot split them). The tiers share one private ceilings cache
+# (tests/conftest.py gives each pytest run its own otherwise): test-unit-extras and test-full run in one
+# environment, so the automatic ceilings probe (10-25 s of busy cores under load) runs once for both.
 test:
-	@$(MAKE) --no-print-directory -k -j3 test-core test-unit-extras test-full lint \
+	@export WORKBENCH_CEILINGS_CACHE="$${WORKBENCH_CEILINGS_CACHE:-$$(mktemp -d -t wb-ceilings-XXXXXX)/ceilings.json}"; \
+	$(MAKE) --no-print-directory -k -j3 test-core test-unit-extras test-full lint \
 		'FULL_TESTS=--ignore=tests/unit tests'
 
 # The full suite in TEST_WORKERS pytest-xdist processes (0: in pytest's own), a test file per worker at a time

@@ -255,7 +255,7 @@ def catalog_verify() -> dict[str, object]:
     room for a busy machine (the interpreter's attention_decode cell passed the default 120 s at load 10).
     Returns the process's ``returncode``, ``stdout`` and ``stderr``.
     """
-    return _once_per_run("catalog-verify", ["verify", "--json", "--timeout", "600"], timeout=1800)
+    return _once_per_run(*ONCE_PER_RUN["catalog_verify"])
 
 
 #: The architectures the catalog's compile check is run for once per test run (:func:`catalog_compile_check`).
@@ -274,14 +274,51 @@ def catalog_compile_check() -> dict[str, object]:
     small unit, of other flags or of other targets still compile their own. Returns ``returncode``,
     ``stdout`` and ``stderr``.
     """
-    return _once_per_run("catalog-compile-check", ["compile-check", "--arch", ",".join(COMPILE_CHECK_ARCHS),
-                                                   "--json"], timeout=1800)
+    return _once_per_run(*ONCE_PER_RUN["catalog_compile_check"])
+
+
+#: The commands run once per test run (:func:`_once_per_run`), by the fixture that returns each one's result:
+#: (name of its result in the run's shared folder, ``workbench`` arguments, seconds it may take).
+ONCE_PER_RUN: dict[str, tuple[str, list[str], float]] = {
+    "catalog_verify": ("catalog-verify", ["verify", "--json", "--timeout", "600"], 1800),
+    "catalog_compile_check": ("catalog-compile-check",
+                              ["compile-check", "--arch", ",".join(COMPILE_CHECK_ARCHS), "--json"], 1800),
+}
+#: The once-per-run commands this process started and has not seen end (ended at exit: :func:`pytest_unconfigure`).
+_running: set[subprocess.Popen] = set()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start each once-per-run command a selected test will ask for, in a background thread, as tests begin.
+
+    WHY: the catalog's verify is 5-8 minutes under CI load; started by its first test (test_done_criteria),
+    it left the other pytest-xdist worker idle wherever a test of its own asked for the same result
+    (test_variants' float32 cases, test_triton) before it was done. Started here, it runs beside the first
+    files instead; a test that asks waits only for what is left. Both workers start a thread; the lock in
+    :func:`_once_per_run` makes one of them run the command and the other read its result.
+    """
+    if session.config.option.collectonly:
+        return
+    import threading
+
+    wanted = {name for item in session.items for name in getattr(item, "fixturenames", ()) if name in ONCE_PER_RUN}
+    for fixture in sorted(wanted):
+        threading.Thread(target=_once_per_run, args=ONCE_PER_RUN[fixture], name=f"once-per-run {fixture}",
+                         daemon=True).start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the once-per-run commands this process started and no test waited for (a run stopped early, -x):
+    a killed one leaves no result, so a worker still running asks again instead of reading it."""
+    for proc in list(_running):
+        proc.kill()
 
 
 def _once_per_run(name: str, args: list[str], timeout: float) -> dict[str, object]:
     """``python -m workbench *args`` run once per test run, its result kept in the run's shared folder.
 
-    pytest-xdist workers share it through a file under a lock: the first test to ask runs it, another waits.
+    pytest-xdist workers share it through a file under a lock: the first to ask (a test, or the thread
+    :func:`pytest_collection_finish` starts) runs it, another waits.
     """
     import fcntl
 
@@ -290,9 +327,20 @@ def _once_per_run(name: str, args: list[str], timeout: float) -> dict[str, objec
     with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
-            proc = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                                  timeout=timeout)
-            done.write_text(json.dumps({"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}))
+            proc = subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            _running.add(proc)
+            try:
+                stdout, stderr = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise
+            finally:
+                _running.discard(proc)
+            if proc.returncode < 0:  # killed (pytest_unconfigure, or from outside): no result to keep
+                raise RuntimeError(f"workbench {' '.join(args)} was killed (signal {-proc.returncode})")
+            done.write_text(json.dumps({"returncode": proc.returncode, "stdout": stdout, "stderr": stderr}))
         return json.loads(done.read_text())
 
 
