@@ -67,8 +67,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--file-durations-out", metavar="PATH", default=None,
-                     help=f"write each test file's measured seconds (setup + call + teardown) to PATH, in the form "
-                          f"of {FILE_DURATIONS.name}, to refresh that table")
+                     help=f"write each test file's measured seconds (setup + call + teardown, less any wait for a "
+                          f"once-per-run command, which runs beside the files) to PATH, in the form of "
+                          f"{FILE_DURATIONS.name}, to refresh that table")
     parser.addoption("--ran-out", metavar="PATH", default=None,
                      help="write the node id of every test that ran (passed or failed, not skipped) to PATH, one a "
                           "line: `make test-core` writes it for --skip-ran-in")
@@ -139,9 +140,25 @@ _file_seconds: dict[str, float] = {}
 _ran: list[str] = []
 
 
+#: A test's user property: seconds its setup waited for a once-per-run command (:func:`_once_per_run`), which the
+#: durations table leaves out: the command runs in a thread of its own from the start of a run.
+ONCE_PER_RUN_WAIT = "once_per_run_wait_s"
+_current_item: list[pytest.Item] = []
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    _current_item[:] = [item]
+    try:
+        return (yield)
+    finally:
+        _current_item.clear()
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     key = report.nodeid.split("::", 1)[0]
-    _file_seconds[key] = _file_seconds.get(key, 0.0) + report.duration
+    waited = sum(v for k, v in report.user_properties if k == ONCE_PER_RUN_WAIT) if report.when == "setup" else 0.0
+    _file_seconds[key] = _file_seconds.get(key, 0.0) + max(0.0, report.duration - waited)
     if report.when == "call" and (not report.skipped or hasattr(report, "wasxfail")):
         _ran.append(report.nodeid)
 
@@ -156,7 +173,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     out = session.config.getoption("--file-durations-out")
     if out and not hasattr(session.config, "workerinput"):  # the controller (or a plain run) saw every report
         table = {_table_key(f): round(s, 1) for f, s in sorted(_file_seconds.items(), key=lambda kv: -kv[1])}
-        how = "each file's setup + call + teardown seconds in one process, from pytest --file-durations-out"
+        how = ("each file's setup + call + teardown seconds in one process, less waits for a once-per-run command, "
+               "from pytest --file-durations-out")
         Path(out).write_text(json.dumps({"how": how, "seconds": table}, indent=1) + "\n")
     ran_out = session.config.getoption("--ran-out")
     if ran_out and not hasattr(session.config, "workerinput"):
@@ -255,7 +273,7 @@ def catalog_verify() -> dict[str, object]:
     room for a busy machine (the interpreter's attention_decode cell passed the default 120 s at load 10).
     Returns the process's ``returncode``, ``stdout`` and ``stderr``.
     """
-    return _once_per_run(*ONCE_PER_RUN["catalog_verify"])
+    return _waited_for(*ONCE_PER_RUN["catalog_verify"])
 
 
 #: The architectures the catalog's compile check is run for once per test run (:func:`catalog_compile_check`).
@@ -274,7 +292,18 @@ def catalog_compile_check() -> dict[str, object]:
     small unit, of other flags or of other targets still compile their own. Returns ``returncode``,
     ``stdout`` and ``stderr``.
     """
-    return _once_per_run(*ONCE_PER_RUN["catalog_compile_check"])
+    return _waited_for(*ONCE_PER_RUN["catalog_compile_check"])
+
+
+def _waited_for(name: str, args: list[str], timeout: float) -> dict[str, object]:
+    """:func:`_once_per_run`'s result, the seconds waited for it noted on the test being set up."""
+    import time
+
+    t0 = time.monotonic()
+    result = _once_per_run(name, args, timeout)
+    for item in _current_item:
+        item.user_properties.append((ONCE_PER_RUN_WAIT, time.monotonic() - t0))
+    return result
 
 
 #: The commands run once per test run (:func:`_once_per_run`), by the fixture that returns each one's result:
