@@ -24,6 +24,7 @@ from workbench import tutorial
 from workbench.backends.plain_words import what_it_is
 from workbench.backends.registry import all_backends
 from workbench.core.units import fmt_bytes
+from workbench.report.plots.lines import quartile_band
 from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim, disturbance_text,
                                      busy_text, last_level_cache_bytes,
                                      mark_busy, may_state_cause, reading, verdict_sentence, verdict_table)
@@ -108,11 +109,13 @@ for name in res.df["backend"].unique():
             f"{api} on the CPU ({'PoCL' if api == 'OpenCL' else 'lavapipe'}), which checks that {kernels} "
             "correct and says nothing about GPU speed" if on_cpu else f"a real {api} device, so its speed is "
             "that device's"))
-# a band the plot draws wide is said, with its figures and no cause (nothing here measures one)
-for r in res.df[res.df["status"] == "ok"].itertuples():
-    if r.q1_s > 0 and r.q3_s / r.q1_s > 1.5:
-        print(f"{r.variant} @ {r.backend} at {r.size_label}: its quartiles span {r.bytes / r.q3_s / 1e9:.2g}-"
-              f"{r.bytes / r.q1_s / 1e9:.2g} GB/s around a median of {r.gbps:.2g} GB/s: a call's time varied that "
+# a band the plot draws wide is said, with the band's own figures (the plot's, quartile_band) and no cause
+ok = res.df[res.df["status"] == "ok"]
+for i in ok.index:
+    r, band = ok.loc[i], quartile_band(ok.loc[[i]], "gbps")
+    if band is not None and band[0][0] > 0 and band[1][0] / band[0][0] > 1.5:
+        print(f"{r.variant} @ {r.backend} at {r.size_label}: the plot's band spans {band[0][0]:.2g}-"
+              f"{band[1][0]:.2g} GB/s around a median of {r.gbps:.2g} GB/s: a call's time varied that "
               "much at this size, so its line in the plot is one value from a wide band")
 """),
     md("""

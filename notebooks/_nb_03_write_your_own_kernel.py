@@ -61,7 +61,8 @@ spec = register_kernel(KernelSpec(
 
 A variant is a *builder*: given the backend, sizes and dtype it prepares whatever it needs and returns a
 function `run(inputs, outputs)`. The numpy one is numpy's own calls writing into the output (`np.multiply`
-with `out=`, then an in-place add: no temporary array), so it is the library baseline.
+with `out=`, then an in-place add of `BETA * y`, which makes one temporary the size of `y`: its peak memory
+below shows it), so it is the library baseline: the expression a numpy user writes, not a traffic-equal loop.
 """),
     code("""
 @variant("axpby", "numpy", "numpy", library=True)
