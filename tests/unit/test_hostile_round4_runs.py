@@ -141,7 +141,10 @@ def test_a_stop_signal_while_a_catalog_file_imports_stops_the_command(tmp_path, 
     def stop(signum, frame):
         raise Stop(signum)
 
-    top = ("import os, signal, time\nos.kill(os.getpid(), signal.{})\n"
+    # raise_signal delivers to the importing thread itself: os.kill's process-directed signal may land on another
+    # thread of the test process (a fixture's background thread), leaving the import asleep (a fresh-clone CI
+    # run failed so under load, 12:20)
+    top = ("import signal, time\nsignal.raise_signal(signal.{})\n"
            "try:\n    time.sleep(30)\nexcept BaseException:\n    pass")
     previous = signal.signal(signal.SIGTERM, stop)
     try:
