@@ -141,14 +141,18 @@ def test_a_stop_signal_while_a_catalog_file_imports_stops_the_command(tmp_path, 
     def stop(signum, frame):
         raise Stop(signum)
 
-    # raise_signal delivers to the importing thread itself: os.kill's process-directed signal may land on another
-    # thread of the test process (a fixture's background thread), leaving the import asleep (a fresh-clone CI
-    # run failed so under load, 12:20)
+    # raise_signal delivers to the importing thread itself, whatever other threads the test process has
     top = ("import signal, time\nsignal.raise_signal(signal.{})\n"
            "try:\n    time.sleep(30)\nexcept BaseException:\n    pass")
+    # a test process started with SIGINT ignored (a background job of a non-interactive shell: `make test &`)
+    # ignores Ctrl-C as the command would, rightly: only SIGTERM is checked there (two fresh-clone core tiers
+    # started with `&` failed here, 12:20 and 12:37; run in the foreground it passed)
+    cases = [("SIGTERM", Stop)]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        cases.insert(0, ("SIGINT", KeyboardInterrupt))
     previous = signal.signal(signal.SIGTERM, stop)
     try:
-        for name, expected in (("SIGINT", KeyboardInterrupt), ("SIGTERM", Stop)):
+        for name, expected in cases:
             folder = _folder(tmp_path, f"wb_round5_{name.lower()}", top.format(name))
             with pytest.raises(expected):
                 loader.load_catalog(folder)
