@@ -34,7 +34,7 @@ import workbench
 from workbench import tutorial
 from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.backends.registry import all_backends
-from workbench.judge.dips import DIP_FELT, bandwidth_dips
+from workbench.judge.dips import DIP_FELT, bandwidth_dips, felt_dips
 from workbench.report.claims import (bandwidth_down_text, busy_text, cache_text, check_claim,
                                      host_bandwidth, interval_text, json_list, last_level_cache_bytes, may_state_cause,
                                      pair_verdicts, reading, shown_verdicts, table_ratio, verdict_sentence)
@@ -256,14 +256,13 @@ def felt_rounds(r, rate):
     probes = [float(g) for g in json_list(r.get("round_bandwidth_gbs"))]
     if not medians or len(medians) != len(probes):
         return []
-    dipped = {i for i, _ in bandwidth_dips(probes)}
+    dipped, felt = {i for i, _ in bandwidth_dips(probes)}, felt_dips(medians, probes)
     steady = [m for i, m in enumerate(medians) if i not in dipped]
     base = float(np.median(steady)) if steady else None
     out = []
     for i, (m, g) in enumerate(zip(medians, probes)):
-        felt = i in dipped and base is not None and m > DIP_FELT * base
         slow = m / base if i in dipped and base else None
-        out.append((float(r["bytes"]) / m / 1e9, g if felt else rate, i + 1, slow))
+        out.append((float(r["bytes"]) / m / 1e9, g if i in felt else rate, i + 1, slow))
     return out
 
 
