@@ -153,3 +153,29 @@ def test_binding_does_not_shrink_the_pools_to_one_core():
     assert {"OMP_NUM_THREADS", "NUMBA_NUM_THREADS"} == set(COUNT_VARS)
     mine = _counts({"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})  # the user's counts are kept
     assert mine["omp"] == "1" and mine.get("numba", 1) == 1
+
+
+WORKER_MASK = """
+import json, os, subprocess, sys
+import workbench
+from workbench.core import threads
+given = sorted(os.sched_getaffinity(0))
+os.sched_setaffinity(0, {given[0]})  # what torch's libgomp does to the first thread when it loads, bound
+env = dict(os.environ, **threads.worker_env())
+child = subprocess.run([sys.executable, "-c", "import json, os, workbench; from workbench.core import threads; "
+                        "print(json.dumps([sorted(os.sched_getaffinity(0)), threads.usable_cores(), "
+                        "os.environ.get(threads.ENV_WORKER_CPUS)]))"], env=env, capture_output=True, text=True)
+print(json.dumps({"given": given, "parent_usable": threads.usable_cores(), "child": json.loads(child.stdout)}))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs a CPU mask of two cores or more")
+def test_a_worker_runs_on_the_parents_cores_not_the_one_its_binding_left():
+    """Once a parent bound by libgomp (torch imported) started workers, each inherited one core: a numba worker
+    ran its two-thread pool there and numpy's OpenBLAS sized itself to one thread, in sweeps holding torch-cpu
+    only (2026-12-07). A worker takes the cores its parent was given, and does not pass the setting on."""
+    out = subprocess.run([sys.executable, "-c", WORKER_MASK], capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["parent_usable"] == len(got["given"])
+    assert got["child"] == [got["given"], len(got["given"]), None]

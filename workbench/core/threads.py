@@ -49,6 +49,20 @@ COUNT_VARS = ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 #: Set beside the variables by workbench (their values as set), so a worker process that inherits them says so.
 ENV_SET_BY_WORKBENCH = "WORKBENCH_OPENMP_WAIT"
+#: The cores a worker process is to run on, set by its parent (:func:`worker_env`). Binding pins the first thread
+#: of a process that loads an OpenMP runtime to one core, and a child inherits its parent's mask: once the parent
+#: had imported torch, every worker it started ran on core 0 alone, so a numba worker ran its two-thread pool on
+#: one core (a ``prange`` rope of 4k elements read 13-16 us where it reads 2.5 us) and numpy's OpenBLAS sized its
+#: pool to one thread ("blas:openblas 1" on a 2-core machine), but only in sweeps that held torch-cpu (2026-12-07).
+ENV_WORKER_CPUS = "WORKBENCH_WORKER_CPUS"
+
+
+def _mask() -> frozenset[int]:
+    return frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else frozenset()
+
+
+#: The cores this process was given when workbench was imported, before any runtime's binding narrowed them.
+START_CPUS: frozenset[int] = _mask()
 
 _SET_BY_WORKBENCH = f"spin {SPIN_COUNT} then sleep, one thread per core (set by workbench)"
 
@@ -61,14 +75,35 @@ def _chosen() -> str:
 
 
 def usable_cores() -> int:
-    """Cores this process may run on now (its CPU mask; the CPU count where the platform has none)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    """Cores this process was given (its CPU mask when workbench was imported, not the one core an OpenMP
+    runtime's binding later pinned its first thread to; the CPU count where the platform has none)."""
+    return len(START_CPUS) or (os.cpu_count() or 1)
+
+
+def worker_env() -> dict[str, str]:
+    """What a worker process's environment needs so that it runs on the cores this process was given."""
+    return {ENV_WORKER_CPUS: ",".join(map(str, sorted(START_CPUS)))} if START_CPUS else {}
+
+
+def _take_worker_cpus() -> None:
+    """In a worker: run on the cores its parent was given, not the one core the parent's binding left it."""
+    global START_CPUS
+    given = os.environ.pop(ENV_WORKER_CPUS, "")
+    cpus = frozenset(int(c) for c in given.split(",") if c.strip().isdigit())
+    if not cpus or cpus == START_CPUS:
+        return
+    try:
+        os.sched_setaffinity(0, cpus)
+    except OSError:  # a core the parent had is gone from this cgroup: keep what the system gave
+        return
+    START_CPUS = _mask()
 
 
 def default_omp_wait_policy() -> str | None:
     """Bound OpenMP's idle spin (``GOMP_SPINCOUNT``, ``KMP_BLOCKTIME``) unless the user chose how threads wait or
     an OpenMP runtime is already loaded; returns the setting in force in words, None when none could be set."""
     global _policy_outcome
+    _take_worker_cpus()  # first: a runtime's pool sizes itself from the mask when it loads
     chosen = _chosen()
     if chosen:  # the user's, or workbench's inherited by a worker of a process that set them
         ours = os.environ.get(ENV_SET_BY_WORKBENCH) == chosen

@@ -39,7 +39,7 @@ import psutil
 
 from workbench.backends import registry
 from workbench.catalog.shipping import CannotShip, Shipment, Shipper
-from workbench.core import allocator
+from workbench.core import allocator, threads
 from workbench.core.processes import pid_alive
 from workbench.core.status import Status
 from workbench.measure.audit import judge_reported
@@ -210,6 +210,7 @@ class WorkerProcess:
         env[ENV_TOKEN] = self.token
         env.update(_backend_env(self.backend))
         env.update(allocator.worker_env(env))  # the allocator's state fixed from the start (core/allocator.py)
+        env.update(threads.worker_env())  # the cores this process was given, not the one its binding left it
         env.setdefault("PYTHONUNBUFFERED", "1")
         try:
             self.proc = subprocess.Popen(

@@ -34,7 +34,7 @@ from typing import Any
 
 from workbench.backends import registry
 from workbench.core.record import Json, JsonObject
-from workbench.core.threads import WAIT_VARS
+from workbench.core.threads import WAIT_VARS, usable_cores
 
 #: Distributions whose versions decide results, besides those each runtime declares
 #: (:attr:`~workbench.backends.runtime.Runtime.packages`); read from metadata, never imported.
@@ -122,7 +122,7 @@ def host_info() -> JsonObject:
         "simd": [f for f in SIMD_FLAGS if f in flags],
         "physical_cores": psutil.cpu_count(logical=False),
         "logical_cores": psutil.cpu_count(logical=True),
-        "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "usable_cores": usable_cores(),  # as given, not as a runtime's binding narrowed the first thread
         "ram_bytes": psutil.virtual_memory().total,
         "accelerators": pci_accelerators(),
         "drivers": runtime_drivers(),
