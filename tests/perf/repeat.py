@@ -49,6 +49,29 @@ def llc_bytes() -> int:
     return max(sizes) if sizes else 32 * 2**20
 
 
+def machine_repeat() -> str:
+    """What this machine allows now: a plain loop's block-to-block spread (twelve 200 ms blocks, 0.3 s apart,
+    of ``np.add`` over 16k floats and ``np.sin`` over 1M), the figure issue 36 set its 5% target against
+    (0.3-0.4% on a quiet host). A host whose plain loop varies more cannot show the workbench repeating better."""
+    a = np.random.rand(1 << 14).astype(np.float32)
+    b, c = a.copy(), np.empty_like(a)
+    x = np.random.rand(1 << 20).astype(np.float32)
+    o = np.empty_like(x)
+    out = []
+    for name, call in (("np.add 16k", lambda: np.add(a, b, out=c)), ("np.sin 1M", lambda: np.sin(x, out=o))):
+        medians = []
+        for _ in range(12):
+            times, end = [], time.perf_counter() + 0.2
+            while time.perf_counter() < end:
+                t = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - t)
+            medians.append(float(np.median(times)))
+            time.sleep(0.3)
+        out.append(f"{name} blocks max/min {max(medians) / min(medians):.3f}")
+    return "; ".join(out) + f" (load {os.getloadavg()[0]:.2f})"
+
+
 def bench(store: Path, name: str, extra: list[str], env: dict[str, str] | None = None) -> str:
     """One ``workbench bench`` run; returns its run id."""
     t0 = time.perf_counter()
@@ -199,6 +222,7 @@ def main() -> None:
         power(store.parent, llc, args.per_side)
         return
     busy = subprocess.Popen("exec yes > /dev/null", shell=True) if args.busy else None
+    print(f"  plain loop before: {machine_repeat()}", flush=True)
     try:
         if args.runs:
             a, b = args.runs
@@ -210,6 +234,7 @@ def main() -> None:
         f = figures(store, a, b, llc)
         c = compare(store, a, b, llc)
         g = compare(store, ",".join([a, *more_a]), ",".join([b, *more_b]), llc) if more_a else None
+        print(f"  plain loop after: {machine_repeat()}", flush=True)
     finally:
         if busy is not None:
             busy.kill()
