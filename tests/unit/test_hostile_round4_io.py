@@ -60,6 +60,43 @@ def test_a_fifo_or_a_device_is_never_replaced(tmp_path):
     assert fifo.is_fifo() and Path("/dev/full").is_char_device() and link.resolve() == Path(os.devnull)
 
 
+
+def test_caches_named_by_the_environment_never_replace_a_fifo(tmp_path, monkeypatch, caplog):
+    """``WORKBENCH_CEILINGS_CACHE=/dev/zero`` turned /dev/zero into a regular file (root, 2026-12-07): the peaks
+    cache and the info-probes cache renamed their temporary file over whatever the path named."""
+    from workbench.backends import described
+    from workbench.roofs import peaks
+
+    fifo = tmp_path / "ceilings.json"
+    os.mkfifo(fifo)
+    monkeypatch.setenv(peaks.ENV_CEILINGS_CACHE, str(fifo))
+    peak = peaks.Peak("numpy", "bandwidth", "float32", 10.0, "GB/s", "test", {})
+    with caplog.at_level("WARNING"):
+        peaks._remember_probe("env", "cpu", [peak])
+    assert fifo.is_fifo() and "not a regular file" in caplog.text and peaks.ENV_CEILINGS_CACHE in caplog.text
+    home = tmp_path / "xdg"
+    (home / "workbench").mkdir(parents=True)
+    probes = home / "workbench" / "info-probes.json"
+    os.mkfifo(probes)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    described.write_cache("key", {"backends": {}}, {})
+    assert probes.is_fifo()
+
+
+def test_every_rename_over_a_path_goes_through_the_output_guard():
+    """The class behind the case above: a write-to-temp-then-rename anywhere but ``core/output_guard.py`` can
+    replace a device, a FIFO or a store; renames of our own fresh folders (shared arrays) are the exception."""
+    import re
+
+    allowed = {"workbench/core/output_guard.py", "workbench/measure/shared_arrays.py"}
+    found = []
+    for path in sorted((ROOT / "workbench").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        text = path.read_text()
+        if rel not in allowed and re.search(r"os\.replace\(|os\.rename\(|\btmp\w*\.(replace|rename)\(", text):
+            found.append(rel)
+    assert not found, f"renames outside the output guard: {found}"
+
 def test_report_to_dev_stdout_streams_the_report(tmp_path):
     store = tmp_path / "s.sqlite"
     _store_with_run(store)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.backends.base import Backend, BackendUnavailable, Capabilities, DeviceInfo, Probe
+from workbench.core.output_guard import atomic_write_text
 from workbench.core.record import JsonObject
 from workbench.core.regular_files import read_regular_text
 
@@ -77,13 +78,10 @@ def write_cache(key: str, found: Mapping[str, Any], static: Mapping[str, Mapping
     ``XDG_RUNTIME_DIR``)."""
     path = cache_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "time": time.time(), **found,
-                                   "static": static}, default=str))
-        tmp.replace(path)
-    except OSError:
-        pass  # a read-only home: no cache, the listing is still right
+        atomic_write_text(path, json.dumps({"key": key, "time": time.time(), **found, "static": static},
+                                           default=str))  # never renamed over a device or a FIFO
+    except (OSError, ValueError):
+        pass  # a read-only home, or a cache path that is not a regular file: no cache, the listing is still right
 
 
 def static_fields(b: Backend) -> JsonObject:

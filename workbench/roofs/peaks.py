@@ -48,6 +48,7 @@ from workbench.backends.cpu_common import cpu_device_info
 from workbench.catalog import registry as catalog
 from workbench.catalog.spec import Variant
 from workbench.core.env_values import env_flag
+from workbench.core.output_guard import atomic_write_text
 from workbench.core.record import JsonObject, RowDict
 from workbench.core.regular_files import read_regular_text
 from workbench.core.status import Status
@@ -474,10 +475,9 @@ def _remember_probe(env_id: str, key: str, peaks: list[Peak]) -> None:
         doc.setdefault(env_id, {})[key] = {"probe_version": PROBE_VERSION, "peaks": [
             {"backend": p.backend, "metric": p.metric, "dtype": p.dtype, "value": p.value, "unit": p.unit,
              "method": p.method, "details": p.details} for p in peaks if p.value is not None]}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(doc, indent=1, default=str))
-        tmp.replace(path)
+        atomic_write_text(path, json.dumps(doc, indent=1, default=str))  # never renamed over a device or FIFO
+    except ValueError as exc:  # $WORKBENCH_CEILINGS_CACHE names a device, a FIFO, a folder: say so, keep it
+        log.warning("%s: probed ceilings not kept (%s)", ENV_CEILINGS_CACHE, exc)
     except OSError as exc:  # the store still has them; only a fresh store will probe again
         log.info("could not keep the probed ceilings in %s: %s", path, exc)
 
