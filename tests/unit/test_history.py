@@ -191,6 +191,8 @@ def test_history_gate_exits_1_naming_the_series_and_run(tmp_path, capsys):
     (["--fail-on-regression", "nan"], "--fail-on-regression nan"),
     (["--since", "yesterday"], "--since 'yesterday' is neither a run id"),
     (["--kernel", "nope"], "--kernel nope: no such kernel"),
+    (["--machine", "zzz"], "--machine 'zzz': no machine of"),  # was "no series" and exit 0
+    (["--since", "2099-01-01", "--fail-on-regression", "5"], "no series to judge"),  # a gate passing on nothing
 ])
 def test_bad_history_flags_are_one_line_errors(tmp_path, capsys, argv, message):
     st = Store(tmp_path / "g.sqlite")

@@ -10,7 +10,7 @@ import sys
 
 from workbench.core.units import fmt_time_auto
 from workbench.history.changes import DEFAULT_THRESHOLD
-from workbench.history.series import SeriesFilter
+from workbench.history.series import SeriesFilter, machine_matches, machines
 from workbench.history.timeline import History, build_history
 from workbench.store.database import open_store
 
@@ -61,6 +61,15 @@ def run(args: argparse.Namespace) -> int:
         if missing:
             raise ValueError(f"--kernel {', '.join(missing)}: no such kernel in {store.path}; kernels there: "
                              f"{', '.join(known) or '(none)'}")
+    if args.machine and not history.series:
+        known = machines(store.connection)
+        if not any(machine_matches(args.machine, m, env) for env, m in known.items()):
+            listed = "; ".join(sorted({f"{m.id} ({m.label})" for m in known.values()})) or "(none)"
+            raise ValueError(f"--machine {args.machine!r}: no machine of {store.path} matches; machines there: "
+                             f"{listed}")
+    if gate is not None and not history.series:  # a CI gate that passes on nothing would pass on anything
+        raise ValueError(f"--fail-on-regression: no series to judge in {store.path} for the runs selected "
+                         "(no ok rows there); widen --since, --machine or --kernel, or check the store")
     if args.json:
         text = json.dumps(history.to_json(), indent=1, allow_nan=False, default=str)
         if args.json == "-":

@@ -281,7 +281,7 @@ def read_series(conn: sqlite3.Connection, which: SeriesFilter = SeriesFilter(),
         if row["run_id"] not in order:
             continue
         machine = envs.get(row["env_id"]) or machine_of(str(row["env_id"]), None)
-        if which.machine and not _machine_matches(which.machine, machine, str(row["env_id"])):
+        if which.machine and not machine_matches(which.machine, machine, str(row["env_id"])):
             continue
         key = (machine.id, row["cell_key"], str(row["timer_kind"] or ""))
         s = series.get(key)
@@ -297,7 +297,7 @@ def read_series(conn: sqlite3.Connection, which: SeriesFilter = SeriesFilter(),
     return sorted(series.values(), key=lambda s: (s.machine.label, s.kernel, s.label)), runs
 
 
-def _machine_matches(text: str, machine: Machine, env_id: str) -> bool:
+def machine_matches(text: str, machine: Machine, env_id: str) -> bool:
     t = text.lower()
     return t in machine.id.lower() or t in machine.label.lower() or t in env_id.lower()
 
