@@ -39,3 +39,46 @@ def test_the_unfused_extra_pass_is_the_kernels_own(nb05):
     assert "5 passes over the array to the fused kernel's 4" in nb05["extra_pass"]("rmsnorm_residual")
     assert "reads residual_out" in nb05["extra_pass"]("rmsnorm_residual")
     assert "writes x + bias and reads it back" in nb05["extra_pass"]("bias_gelu")
+
+
+def test_cache_against_dram_is_said_in_the_direction_the_figures_show(nb05):
+    # 05's readers: "at most 20% faster ... in cache (27.9 GB/s)" beside 28.9 GB/s from DRAM
+    assert nb05["cache_vs_dram"](27.9, 28.9) == "slower"
+    assert nb05["cache_vs_dram"](30.0, 28.0) == "only 7% faster"
+    assert nb05["cache_vs_dram"](28.92, 28.9) == "no faster"
+
+
+def verdict(speedup: float, lo: float, hi: float, floor: float, **extra: Any) -> dict[str, Any]:
+    return {"verdict": "faster" if lo > 1 else "slower" if hi < 1 else "inconclusive", "speedup": speedup,
+            "ci_low": lo, "ci_high": hi, "floor": floor, "kernel": "rmsnorm_residual", **extra}
+
+
+@pytest.mark.parametrize(("v", "bucket"), [
+    (verdict(1.10, 1.04, 1.17, 0.06), "part"),       # excludes the 1.25x five passes over four predict
+    (verdict(1.10, 0.4, 3.0, 0.9), "untested"),      # disturbed: it cannot test the bytes
+    (verdict(1.10, 1.04, 1.17, 0.06, median_a=1.3, median_b=1.0), "untested"),   # its medians disagree
+    (verdict(1.24, 1.15, 1.33, 0.07), None),         # as the bytes predict: the band stands
+])
+def test_a_bytes_bound_claim_agrees_with_the_pairs_interval(nb05, monkeypatch, v, bucket):
+    import pandas as pd
+
+    monkeypatch.setitem(nb05, "pair_verdicts", lambda *a: pd.DataFrame([v]))
+    rows = pd.DataFrame([{"backend": "numba", "mode": m, "variant": n, "bytes": 1, "status": "ok"}
+                         for m, n in (("eager", "numba-unfused"), ("fused", "numba-fused"))])
+    res = type("R", (), {"df": rows})()
+    out = nb05["bytes_test"](res, "rmsnorm_residual", rows, ["numba-fused on numba", "numba-unfused on numba"])
+    assert [b for _, _, b in out] == ([bucket] if bucket else [])
+    for line, _, b in out:
+        assert "1.25× faster" in line and ("excludes" in line or "disturbed" in line)
+        assert (b == "part") == ("so the bytes are part of the time" in line)
+
+
+def test_a_slower_fused_kernel_far_below_the_stream_rate_is_not_blamed_on_traffic(nb05):
+    # 05's readers: "the fused kernel's other costs outweigh the traffic it saves" where both PoCL variants ran at
+    # 10-12% of the stream rate
+    v = verdict(0.8, 0.75, 0.85, 0.05)
+    why = nb05["fusion_why"](v, "numpy", "numba-fused", 1e12, False, (0.10, 0.15))
+    assert why.startswith("Likely why: not the bytes") and "outweigh the traffic" not in why
+    assert "10%" in why and "15%" in why
+    near = nb05["fusion_why"](v, "numpy", "numba-fused", 1e12, False, (0.8, 0.9))
+    assert "outweigh the traffic it saves" in near
