@@ -46,6 +46,7 @@ TUNE = ["tune", "--kernel", "gemm", "--variant", "numba-tiled", "--backend", "nu
     (TUNE + ["--config", "/proc/wb_round5.json"], "--config '/proc/wb_round5.json': the folder /proc takes no new"),
     (TUNE + ["--trials", "0"], "argument --trials: '0' is out of range"),
     (TUNE + ["--budget", "nan"], "argument --budget: 'nan' is not a usable number of seconds"),
+    (TUNE + ["--size", "12ab"], "bad size '12ab' in --size: not understood"),  # named --sizes, a flag tune lacks
     (["compile-check", "--jobs", "-1"], "argument --jobs: '-1' is out of range; give a whole number from 1"),
     (["compile-check", "--jobs", "x"], "argument --jobs: 'x' is not a whole number"),
     (["compile-check", "--timeout", "nan"], "argument --timeout: 'nan' is not a usable number of seconds"),

@@ -124,12 +124,14 @@ _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _COUNT = re.compile(r"[0-9]+")
 
 
-def parse_sizes(tokens: Iterable[str], axes_hint: str = "") -> str | list[tuple[int, ...] | dict[str, int]]:
+def parse_sizes(tokens: Iterable[str], axes_hint: str = "",
+                flag: str = "--sizes") -> str | list[tuple[int, ...] | dict[str, int]]:
     """``["4096,1000003", "37x1000", "n=5"]`` -> ``[(4096,), (1000003,), (37, 1000), {"n": 5}]``; a lone
-    name stays a name. A token that is none of these (-1, 1.5, 4096x, n=) is a ValueError naming it."""
+    name stays a name. A token that is none of these (-1, 1.5, 4096x, n=) is a ValueError naming it and
+    ``flag`` (the option the user typed)."""
     parts = [t.strip() for tok in tokens for t in tok.split(",") if t.strip()]
     if not parts:
-        raise ValueError(f"--sizes needs at least one size; {SIZE_HELP}")
+        raise ValueError(f"{flag} needs at least one size; {SIZE_HELP}")
     if len(parts) == 1 and _NAME.fullmatch(parts[0]) and not _COUNT.fullmatch(parts[0].replace("x", "")):
         return parts[0]
     out: list[tuple[int, ...] | dict[str, int]] = []
@@ -137,7 +139,7 @@ def parse_sizes(tokens: Iterable[str], axes_hint: str = "") -> str | list[tuple[
         keys = [kv.partition("=")[0].strip() for kv in part.split(":")] if "=" in part else []
         twice = sorted({k for k in keys if keys.count(k) > 1})
         if twice:  # rows=4:rows=5 ran rows=5, unsaid
-            raise ValueError(f"bad size {part!r} in --sizes: {', '.join(twice)} given more than once; give each "
+            raise ValueError(f"bad size {part!r} in {flag}: {', '.join(twice)} given more than once; give each "
                              f"axis once{axes_hint}")
         try:
             if "=" in part:
@@ -151,7 +153,7 @@ def parse_sizes(tokens: Iterable[str], axes_hint: str = "") -> str | list[tuple[
                     raise ValueError
                 out.append(tuple(int(x) for x in items))
         except ValueError:
-            raise ValueError(f"bad size {part!r} in --sizes: not understood; {SIZE_HELP}{axes_hint}") from None
+            raise ValueError(f"bad size {part!r} in {flag}: not understood; {SIZE_HELP}{axes_hint}") from None
     return out
 
 

@@ -54,7 +54,7 @@ def parse_size(text: str | None, kernel: str) -> dict[str, int] | None:
         return None
 
     spec = get_kernel(kernel)
-    parsed = parse_sizes([text], f" ({kernel} takes {' x '.join(spec.axes)})")
+    parsed = parse_sizes([text], f" ({kernel} takes {' x '.join(spec.axes)})", flag="--size")
     if isinstance(parsed, str):
         if parsed not in spec.sizes:
             raise ValueError(f"--size {text!r}: {kernel} has no size list {parsed!r}; {SIZE_HELP}")
