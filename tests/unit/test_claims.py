@@ -299,7 +299,10 @@ def test_a_settled_direction_with_an_unsettled_size_says_who_was_faster():
          "bimodal_note": "float16's rounds were bimodal", "mode_ratios": [141e-6 / 3.67e-3, 141e-6 / 7.27e-3]}
     assert claims.settled_direction(b)[0] == "slower"
     sb = verdict_sentence(b, "float32", "float16")
-    assert sb.startswith("float32 ran faster, by at least 25×: the size") and "bimodal" in sb
+    # its lowest estimate is one mode's median, not a bound: no "at least" (06's readers)
+    assert sb.startswith("float32 ran faster by every estimate (the paired speed-up, the medians' ratio and each mode "
+                         "of the rounds), by how much is unknown: the size") and "bimodal" in sb
+    assert "at least" not in sb and "25×" not in sb
     assert "25-51.6" not in sb  # estimates 2x apart: a range that wide is no finding (third reader, 08)
     check_claim(b, sb)
     # estimates on both sides of the band, or inside it: not a direction
@@ -337,7 +340,8 @@ def test_a_bimodal_side_is_named_once_and_each_of_its_modes_counts():
     assert way == "slower" and 1 / hi == pytest.approx(3.45e-3 / 141e-6, rel=0.01)
     assert 1 / lo == pytest.approx(7.36e-3 / 141e-6, rel=0.01)  # the slow mode's 52x is part of the range
     sentence = verdict_sentence(v, "float32", "float16")
-    assert "by at least 24.4×" in sentence and "rounds were bimodal rounds" not in sentence
+    assert "ran faster by every estimate" in sentence and "at least" not in sentence
+    assert "rounds were bimodal rounds" not in sentence and "1 near 7.36 ms" in sentence
     check_claim(v, sentence)
     assert claims.bimodal_fields(a, {**b, "round_medians_s": json.dumps([3.45e-3] * 3)}, "x", "y") == {}
 
@@ -449,7 +453,22 @@ def test_a_table_prints_a_speed_up_at_its_sentence_s_precision(x, lo, hi, shown)
 def test_an_inconclusive_ratio_near_one_keeps_the_digits_that_tell_it_from_one():
     """07: "measured no difference at this precision (1.0x)" beside a table reading 0.95x."""
     sentence = verdict_sentence(verdict("inconclusive", 0.952, 0.80, 1.13, 0.17), "a", "b")
-    assert "b measured 1.1× slower" in sentence and "(1.0×)" not in sentence
+    # and the figure said inverted does not double the effect: "1.1× slower" beside 0.95× read as 10% (07, later)
+    assert "b measured 1.05× slower" in sentence and "(1.0×)" not in sentence
+    assert claims.table_ratio(0.952, 0.80, 1.13) == "0.95×"
+
+
+@pytest.mark.parametrize(("x", "lo", "hi", "said"), [
+    (0.952, 0.80, 1.13, "1.05×"),    # one decimal (1.1) would double the 5% measured
+    (0.182, 0.12, 0.25, "5×"),       # a large effect keeps the interval's precision: 5× for 5.49
+    (0.90, 0.85, 0.95, "1.11×"),
+    (0.999, 0.90, 1.10, "1.0×"),     # prints as 1: left so (the sentence says "no difference")
+])
+def test_an_inverted_figure_keeps_its_effect(x, lo, hi, said):
+    shown = claims.inverse_text(x, lo, hi)
+    assert shown == said
+    t = float(shown[:-1])
+    assert t == 1 or abs(t - 1 / x) <= 0.25 * abs(1 / x - 1)
 
 
 def test_compare_s_disturbed_note_names_other_work_only_on_a_busy_machine():

@@ -54,6 +54,7 @@ from workbench.report.ratio_text import (  # noqa: F401  (re-exported: tutorials
     bound_text,
     estimate_text,
     interval_text,
+    inverse_text,
     sigma_pct,
     table_ratio,
 )
@@ -285,7 +286,7 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     if said == "faster":
         return f"{other} ran {estimate_text(s, lo, hi)} faster than {base}{_settled_aside(v, s, False)}"
     if said == "slower":
-        return (f"{base} was faster: {other} took {estimate_text(1 / s, 1 / hi, 1 / lo)} its time"
+        return (f"{base} was faster: {other} took {inverse_text(s, lo, hi)} its time"
                 f"{_settled_aside(v, s, True)}")
     if said == "same":
         if lo > 1 or hi < 1:   # measurably apart, but by less than "same" allows: said as such, not as noise
@@ -330,8 +331,7 @@ def _unsettled_why(other: str, s: float, lo: float, hi: float, floor: float) -> 
     # said to reach past the band prints past its edges
     marks = (1.0, *BAND_EDGES) if at_band else (1.0,) if wide else ()
     at = RatioPrecision.of(lo, hi, marks)   # the interval, printed as A's time over B's
-    said = at if s >= 1 else RatioPrecision.of(*_flip(lo, hi), [1 / m for m in marks])   # the estimate, inverted
-    shown = said.fmt(s if s >= 1 else 1 / s)
+    shown = at.fmt(s) if s >= 1 else inverse_text(s, lo, hi, marks)   # the estimate, inverted
     measured = (f"{other} measured no difference at this precision ({shown})" if float(shown[:-1]) == 1
                 else f"{other} measured {shown} {'faster' if s >= 1 else 'slower'}")   # never "1.00× slower"
     if wide:
@@ -368,8 +368,8 @@ def _settled_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
     said = f"interval {interval_text(1 / hi, 1 / lo) if slower else interval_text(lo, hi)}"
     m = medians_ratio(v)
     if math.isfinite(m) and m > 0:
-        shown = estimate_text(1 / m, 1 / hi, 1 / lo) if slower else estimate_text(m, lo, hi)
-        paired = estimate_text(1 / s, 1 / hi, 1 / lo) if slower else estimate_text(s, lo, hi)
+        shown = inverse_text(m, lo, hi) if slower else estimate_text(m, lo, hi)
+        paired = inverse_text(s, lo, hi) if slower else estimate_text(s, lo, hi)
         # named wherever the two print differently (08 read "took 1.05x" beside medians giving 1.04x, unnamed),
         # as what the interval holds, not as a second figure for the claim (01: "two numbers for one claim")
         # inside the interval they are one of the values it holds, and a second figure in the sentence only
@@ -394,9 +394,12 @@ def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float
         parts.append(f"the {basis} {DISAGREE} on how much ({_num(v, 'speedup'):.3g}× paired against "
                      f"{medians_ratio(v):.3g}× from the medians, both as {other} against {base})")
     why = "; ".join(parts) or "its estimates part"
-    if hi / lo > 1 + DISTURBED_FLOOR:  # a range this wide is no finding: only the bound every estimate clears
-        least = f"{lo:.3g}×" if way == "faster" else f"{1 / hi:.3g}×"
-        return f"{winner} ran faster, by at least {least}: {PHRASES['direction']} ({why}); {hint}"
+    if hi / lo > 1 + DISTURBED_FLOOR:
+        # a range this wide is no finding, and its low end is no bound: it is one estimate (often one mode's median
+        # of a bimodal side, 06's "by at least 1.41x"), with no interval of its own; the direction alone is said
+        every = "every estimate (the paired speed-up, the medians' ratio" + (
+            " and each mode of the rounds)" if v.get("bimodal_note") else ")")
+        return f"{winner} ran faster by {every}, by how much is unknown: {PHRASES['direction']} ({why}); {hint}"
     # two estimates, not an interval: "by 1.22-1.59x" read as one (11); each named as what it is
     ends = by[:-1].split("-") if by.endswith("×") and by.count("-") == 1 else None
     by = f"{ends[0]}× by one estimate and {ends[1]}× by the other" if ends else by

@@ -111,6 +111,24 @@ def bound_text(x: float, up: bool = False, precision: RatioPrecision | None = No
     return f"{shown:.{max(decimals, 0)}f}×"
 
 
+#: The most an inverted figure's rounding may move its effect (``N - 1`` of "took N× the time"), relative.
+EFFECT_ROUNDING = 0.25
+
+
+def inverse_text(x: float, lo: float, hi: float, marks: Sequence[float] = ()) -> str:
+    """A speed-up ``x`` below 1 said inverted ("took 1.05× its time"), at the precision of the inverted interval
+    (:class:`RatioPrecision`; ``marks`` as A's time over B's), with more decimals where that rounding would move
+    the effect by more than :data:`EFFECT_ROUNDING` of it: 07 printed "1.1× slower" beside a table's 0.95×
+    (1.053), doubling the 5% it measured; a figure that prints as 1 stays so (the sentence says "no difference")."""
+    if not (_finite(x) and x > 0):
+        return f"{x}×"
+    inv_lo, inv_hi = _inverse(lo, hi)
+    t, d = 1 / x, RatioPrecision.of(inv_lo, inv_hi, [1 / m for m in marks if m]).decimals
+    while d < MAX_EXTRA_DECIMALS and round(t, d) != 1 and abs(round(t, d) - t) > EFFECT_ROUNDING * abs(t - 1):
+        d += 1
+    return RatioPrecision(d).fmt(t)
+
+
 def table_ratio(x: float, lo: float, hi: float) -> str:
     """A speed-up as a table beside its sentence prints it. From 1 up, as the sentence ("1.14×"). Below 1, which
     the sentence says inverted ("took 5× its time"), with the fewest digits (two significant at least) whose
@@ -120,12 +138,11 @@ def table_ratio(x: float, lo: float, hi: float) -> str:
         return ""
     if x >= 1:
         return estimate_text(x, lo, hi)
-    inv_lo, inv_hi = _inverse(lo, hi)
-    said = estimate_text(1 / x, inv_lo, inv_hi)
+    said = inverse_text(x, lo, hi)
     start = max(1 - math.floor(math.log10(x)), 1)
     for decimals in range(start, start + 4):
         shown = round(x, decimals)
-        if shown > 0 and estimate_text(1 / shown, inv_lo, inv_hi) == said:
+        if 0 < shown < 1 and inverse_text(shown, lo, hi) == said:
             return f"{shown:.{decimals}f}×"
     return f"{x:.{start + 3}f}×"
 
