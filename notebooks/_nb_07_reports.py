@@ -29,11 +29,12 @@ import math
 import pandas as pd
 import numpy as np
 from workbench.report.claims import json_list
-from workbench.report.claims import (bound_text, busy_share, busy_text, check_claim, check_printed_intervals,
-                                     check_verdict, disturbance_text, fmt_floor, interval_text, mark_busy,
-                                     may_state_cause, reading, RUNS_RERUN_HINT, shown_verdicts, table_ratio,
-                                     verdict_sentence)
-from workbench.judge.verdicts import MIN_CELLS, is_disturbed, pct
+from workbench.report.claims import (RatioPrecision, bound_text, busy_share, busy_text, check_claim,
+                                     check_printed_intervals, check_verdict, disturbance_text, fmt_floor,
+                                     interval_text, mark_busy,
+                                     may_state_cause, reading, RUNS_RERUN_HINT, shown_verdicts, sigma_pct,
+                                     table_ratio, verdict_sentence)
+from workbench.judge.verdicts import K_BETWEEN, MIN_CELLS, is_disturbed, pct
 from workbench.judge.compare import compare_runs
 from workbench.core.units import fmt_bytes
 from workbench.store import Store
@@ -125,6 +126,14 @@ base, other = f"run A ({threads} threads)", "run B (1 thread)"
 expected = {"numpy": {"same"}, "numba": {"slower", "same", "faster"} if threads > 1 else {"same"}}
 
 
+def b_over_a(lo: float, hi: float) -> tuple[str, str]:
+    # an interval of A's time over B's (lo-hi) turned to B's time over A's, both ends printed at the one precision
+    # its width sets (claims.RatioPrecision) and rounded outward, so that a bound said from it is one of these
+    # printed ends and still a bound
+    at = RatioPrecision.of(1 / hi, 1 / lo)
+    return bound_text(1 / hi, precision=at), bound_text(1 / lo, up=True, precision=at)
+
+
 def as_expected(variant: str, g: pd.DataFrame, said: pd.Series) -> bool:
     # the text's expectation: only the calls it allows, and numba's one thread faster only at sizes below
     # every size where it is slower (waking a second thread costs more than it saves only at small sizes)
@@ -162,8 +171,11 @@ for variant, g in cmp.groupby("variant"):
         lo, hi = float(v["ci_low"]), float(v["ci_high"])
         if reading(v) in ("inconclusive", "same") and not is_disturbed(float(v["floor"])) and 0 < lo <= hi:
             bounded = True
-            sentence += (f"; its interval ({interval_text(lo, hi)}, A's time over B's) rules out run B taking more "
-                         f"than {bound_text(1 / lo, up=True)} or less than {bound_text(1 / hi)} run A's time")
+            # the bounds are the interval's own printed ends, turned to B's time over A's at one precision (07 printed
+            # "0.9×-1.1×" beside "more than 1.15×", a bound drawn from the interval's unrounded end)
+            b_lo, b_hi = b_over_a(lo, hi)
+            sentence += (f"; its interval, turned to run B's time over run A's ({b_lo}-{b_hi}), rules out run B "
+                         f"taking more than {b_hi} or less than {b_lo} run A's time")
         lines.append(f"  {v['size_label']}: {sentence}")
     if not called:
         # where the width comes from: each cell's noise (one sigma, log) is its own rounds' part (both runs'
@@ -198,7 +210,7 @@ for variant, g in cmp.groupby("variant"):
         ok = g[~g["floor"].map(lambda f: is_disturbed(float(f)))]
         small = ok[1 / ok["ci_low"].astype(float) <= 1.1] if variant == "numba" and threads > 1 else ok.iloc[0:0]
         if len(small):
-            at = "; ".join(f"at {r['size_label']} more than {bound_text(1 / float(r['ci_low']), up=True)}"
+            at = "; ".join(f"at {r['size_label']} more than {b_over_a(float(r['ci_low']), float(r['ci_high']))[1]}"
                            for _, r in small.iterrows())
             lines.append(f"  the intervals rule out one thread taking longer than {threads} threads by these factors "
                          f"({at}): there the extra cores bought numba at most that much, far from the {threads}× "
@@ -312,6 +324,15 @@ run-to-run noise to be measured from their scatter), and `compare_runs` judges e
 say what besides the code differs between the two runs, and every verdict compares the machines too.
 """),
     code("""
+def blamed_busy(scatter, busy_seen, spread_here):
+    # the busy machine the sentences blame, and whose idle rerun they advise: only where this machine's rounds varied
+    # more than the machines' scatter, and where that scatter alone, at the K_BETWEEN sigmas an interval spans, leaves
+    # an interval that can inform (within ±50%): advice must be able to settle it (07 advised an idle rerun beside a
+    # scatter of ±19%, 3 sigmas ±57%, which no rerun of this machine narrows)
+    alone_wide = is_disturbed(math.expm1(K_BETWEEN * scatter))
+    return busy_seen if busy_seen and spread_here > scatter and not alone_wide else ""
+
+
 if remote_id is not None:
     theirs = merged.results([remote_id])
     theirs = theirs[(theirs["backend"] == "numpy") & theirs["kernel"].isin(["saxpy", "gelu_tanh", "sum"])
@@ -338,11 +359,16 @@ if remote_id is not None:
                if len(r) > 1 and min(r) > 0]
     spread_here = max(spreads, default=0.0)
     busy_seen = busy_text(mine)
-    here_busy = busy_seen if busy_seen and spread_here > scatter else ""
-    print(f"The {len(judged)} cells' ratios between the machines scatter by about ±{100 * scatter:.0f}% (one sigma) "
+    scatter_wide = is_disturbed(math.expm1(K_BETWEEN * scatter))
+    here_busy = blamed_busy(scatter, busy_seen, spread_here)
+    print(f"The {len(judged)} cells' ratios between the machines scatter by about {sigma_pct(scatter)} (one sigma) "
           "around their common ratio: that scatter sets how wide each comparison below is"
+          + (f", and alone, at the {K_BETWEEN:g} sigmas an interval spans, it is wider than the ±50% an interval "
+             "can inform within" if scatter_wide else "")
           + (f" (and {here_busy}; this machine's rounds varied by up to {spread_here:.0%}, more than that scatter, "
              "which widens this machine's side)" if here_busy else
+             f" ({busy_seen}; no rerun of this machine, idle or not, narrows what the scatter alone sets)"
+             if busy_seen and scatter_wide else
              f" ({busy_seen}, but this machine's rounds agreed within {spread_here:.0%}, less than that scatter: the "
              "busy CPU is not what makes them wide)" if busy_seen else
              ", and no busy machine: other processes took at most "
@@ -366,7 +392,8 @@ if remote_id is not None:
                                     rerun=("rerun this machine's side while it is otherwise idle; the "
                                            "scatter between the machines, printed above, would still be left")
                                     if here_busy else ("no rerun of either machine narrows it: that scatter, not "
-                                                       "either machine's rounds, sets each interval"))
+                                                       "either machine's rounds, sets each interval"
+                                                       + (", and alone it passes ±50%" if scatter_wide else "")))
         check_claim(v, sentence)
         print(f"  {v['kernel']} at {v['size_label']}: {sentence}")
 """),
