@@ -97,6 +97,27 @@ def test_every_rename_over_a_path_goes_through_the_output_guard():
             found.append(rel)
     assert not found, f"renames outside the output guard: {found}"
 
+
+def test_run_fields_from_git_or_an_import_are_stored_clean(tmp_path):
+    """A run's commits (``code_commits``), name and tag reach ``history``, the Markdown report and the HTML
+    hover text: an imported commit field holding an escape sequence was stored and printed raw."""
+    st = Store(tmp_path / "a.sqlite")
+    run_id = st.new_run(code_commits=[{"catalog": "/c\x1b]0;t\x07", "commit": "\x1b[31mabc", "dirty": False}])
+    st.set_run_status(run_id, "finished")
+    stored = json.dumps(st.run(run_id)["code_commits"])
+    st.close()
+    assert "\x1b" not in json.loads(stored)[0]["commit"] and "\\x1b[31mabc" in stored
+    with sqlite3.connect(tmp_path / "a.sqlite") as c:  # as a store written before commits were cleaned holds them
+        c.execute("UPDATE runs SET code_commits = ?", (json.dumps([{"catalog": "/c", "commit": "\x1b[31mdef"}]),))
+    from workbench.history.series import _commits
+
+    assert "\x1b" not in _commits(json.dumps([{"commit": "\x1b[31mdef"}]), None)[0]["commit"]  # the report's text
+    out = tmp_path / "e.json"
+    assert _cli("export", "--store", str(tmp_path / "a.sqlite"), "-o", str(out)).returncode == 0
+    r = _cli("import", str(out), "--store", str(tmp_path / "b.sqlite"))  # was refused: a control character
+    assert r.returncode == 0, r.stderr
+
+
 def test_report_to_dev_stdout_streams_the_report(tmp_path):
     store = tmp_path / "s.sqlite"
     _store_with_run(store)

@@ -21,6 +21,7 @@ from typing import Any
 
 from workbench.core.record import Json
 from workbench.history.provenance import CodeCommit, commit_label
+from workbench.store.stored_text import stored_json
 
 #: Columns of the results table a series point is read from (the rest of a row is never loaded: a history
 #: of 1,000 runs of 100 cells reads 100,000 rows).
@@ -187,9 +188,9 @@ def run_infos(conn: sqlite3.Connection) -> dict[str, RunInfo]:
 def _commits(text: Any, workbench_commit: Any) -> tuple[CodeCommit, ...]:
     """The run's recorded commits; a run from before them has the workbench checkout's commit, if any."""
     try:
-        value = json.loads(text) if isinstance(text, str) and text else None
+        value = stored_json(json.loads(text)) if isinstance(text, str) and text else None
     except ValueError:
-        value = None
+        value = None  # (cleaned: a store written before commits were cleaned when stored still shows them safely)
     if isinstance(value, list):
         return tuple(CodeCommit(**{k: v for k, v in c.items() if k in CodeCommit.__annotations__})
                      for c in value if isinstance(c, dict))

@@ -27,6 +27,7 @@ from workbench.core.timestamps import now_iso
 from workbench.store.connection import StoreConnection
 from workbench.store.errors import StoreError
 from workbench.store.schema import RUN_COLUMNS, RUN_STATUSES
+from workbench.store.stored_text import stored_json
 from workbench.version import __version__
 
 if TYPE_CHECKING:  # pandas costs ~0.25 s and 45 MB a process; loaded only to return a table
@@ -81,6 +82,7 @@ class RunRecords(StoreConnection):
         (:func:`workbench.history.provenance.code_commits`)."""
         check_run_name(name)
         check_run_name(tag, flag="tag")
+        commits = None if code_commits is None else json.dumps(stored_json([dict(c) for c in code_commits]))
         for attempt in range(RUN_ID_TRIES):  # ids share their second: 400 runs made in one drew the same one
             run_id = new_run_id()
             try:
@@ -90,7 +92,7 @@ class RunRecords(StoreConnection):
                               "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
                               (run_id, now_iso(), name, suite, json.dumps(argv or []), env_id, git_commit(),
                                json.dumps(spec) if spec is not None else None, tag, __version__,
-                               json.dumps([dict(c) for c in code_commits]) if code_commits is not None else None))
+                               commits))
                 break
             except sqlite3.IntegrityError:
                 if attempt == RUN_ID_TRIES - 1:
@@ -213,6 +215,8 @@ def decoded_run(stored: Mapping[str, Any]) -> JsonObject:
         if k in rec or k != "code_commits":
             text = rec.get(k)
             rec[k] = json.loads(text) if isinstance(text, str) and text else (text or None)
+    if rec.get("code_commits") is not None:  # a store written before they were cleaned exports importable ones
+        rec["code_commits"] = stored_json(rec["code_commits"])
     return rec
 
 
