@@ -26,7 +26,7 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
     code("""
 import workbench
 from workbench import tutorial
-from workbench.judge.verdicts import BUSY_RERUN_HINT
+from workbench.judge.verdicts import BUSY_RERUN_HINT, DISTURBED_FLOOR, is_disturbed
 from workbench.report.claims import (busy_text, check_claim, pair_verdicts, reading, settled_direction, sizes_said,
                                      verdict_sentence)
 from workbench.report.claims import interval_text, medians_disagree
@@ -130,6 +130,28 @@ rows and the 4096-row `timeit` are two measurements of two calls in two processe
 printed below; why the 2048-row time is not half the 4096-row one, these rows do not measure.
 """),
     code("""
+def paired_interval(v, other):
+    # the paired interval in the direction its estimate is said in (08 printed "took 1.03x the time paired" beside
+    # "paired interval 0.94x-1.01x", the speed-up's interval, which reads as the other direction)
+    lo, hi = float(v["ci_low"]), float(v["ci_high"])
+    if float(v["speedup"]) >= 1:
+        return f"paired interval {interval_text(lo, hi)}, as {other}'s speed-up"
+    return f"paired interval: {other} took {interval_text(1 / hi, 1 / lo)} the time"
+
+
+def disturbed_cells_note(df, v, variants):
+    # a pair whose cells the summary table reads "disturbed" (quartiles past ±50% of the median): said, so that a
+    # settled paired figure does not stand unexplained beside them (08: "4x faster (interval 3x-6x)" on a cell the
+    # summary marked disturbed). The paired blocks cancel what the rounds share; their interval carries the rest
+    rows = df[(df["size_label"] == v["size_label"]) & df["variant"].isin(variants) & (df["status"] == "ok")]
+    wide = [r["variant"] for _, r in rows.iterrows() if r["iqr_s"] > DISTURBED_FLOOR * r["median_s"]]
+    if not wide or is_disturbed(float(v["floor"])):
+        return ""
+    return (f" (the table above reads {' and '.join(wide)} disturbed at this size: the samples spread past "
+            f"±{DISTURBED_FLOOR:.0%} of the median, which is not a finding there; this comparison rests on the "
+            "paired blocks, whose interval carries that spread)")
+
+
 # the threads the torch callable ran on in the worker, beside the timeit's (its repr above names them)
 print("quick()'s torch rows ran with threads:", "; ".join(sorted(set(str(t) for t in res.df.loc[
     res.df["variant"] == "torch", "threads"].dropna()))) or "not recorded")
@@ -141,7 +163,8 @@ for other in ("torch", "numpy-naive"):
         hint = BUSY_RERUN_HINT if v.get("busy") else "rerun it with more rounds (workbench.quick(..., rounds=10))"
         sentence = verdict_sentence(v, "numpy", other, rerun=hint)
         if medians_disagree(v):   # the paired figure's interval, which the disagreement sentence leaves out
-            sentence += f" (paired interval {interval_text(v['ci_low'], v['ci_high'])})"
+            sentence += f" ({paired_interval(v, other)})"
+        sentence += disturbed_cells_note(res.df, v, ["numpy", other])
         check_claim(v, sentence)
         print(f"{v['size_label']:>8}: {sentence}")
         # faster by a settled verdict, or in direction only where the size is unsettled (settled_direction):

@@ -40,7 +40,10 @@ def helpers(stem: str) -> dict[str, Any]:
     for cell in cells:
         if cell.cell_type != "code":
             continue
-        tree = ast.parse(cell.source)
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:   # an IPython magic (08's %wb_timeit): plain Python only
+            continue
         keep += [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef))
                  or (isinstance(n, ast.Assign) and literal(n.value))]   # constants the functions read (05's PASSES)
     space: dict[str, Any] = {}

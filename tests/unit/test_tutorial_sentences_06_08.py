@@ -1,0 +1,85 @@
+"""Tutorials 06-08: each printed figure follows the numbers beside it (issue 39's readers' classes)."""
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.unit.test_tutorial_10_11_sentences import helpers
+
+
+@pytest.fixture(scope="module")
+def nb06() -> dict[str, Any]:
+    return helpers("06_llm_shapes")
+
+
+def test_a_bimodal_cell_prints_both_modes_not_a_headline(nb06):
+    # 06's readers: the pivot showed a bimodal cell's slow mode (6.64 ms) unmarked beside "the gap is unsettled"
+    bimodal = {"round_medians_s": json.dumps([3.45e-3, 3.46e-3, 6.64e-3]), "median_s": 6.64e-3}
+    said = nb06["cell_time"](bimodal)
+    assert said.startswith("two modes: ") and "(2 rounds)" in said and "(1 round)" in said
+    one = {"round_medians_s": json.dumps([3.45e-3, 3.46e-3, 3.5e-3]), "median_s": 3.46e-3}
+    assert not nb06["cell_time"](one).startswith("two modes")
+
+
+@pytest.fixture(scope="module")
+def nb07() -> dict[str, Any]:
+    return helpers("07_reports")
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(0.87, 1.10), (0.952, 1.049), (0.5, 0.9), (1.02, 1.31)])
+def test_a_bound_is_one_of_the_printed_ends_of_its_interval(nb07, lo, hi):
+    # 07's readers: "0.9×-1.1×" beside "more than 1.15×", a bound drawn from the interval's unrounded end
+    b_lo, b_hi = (x.removesuffix("×") for x in nb07["b_over_a"](lo, hi))
+    assert len(b_lo.split(".")[-1]) == len(b_hi.split(".")[-1])   # one precision
+    unit = 10 ** -len(b_lo.split(".")[-1]) if "." in b_lo else 1
+    # rounded outward, by less than one printed unit: each end is still a bound
+    assert 1 / hi - unit < float(b_lo) <= 1 / hi and 1 / lo <= float(b_hi) < 1 / lo + unit
+
+
+def test_an_idle_rerun_is_advised_only_where_it_can_settle_it(nb07):
+    # 07's readers: "rerun this machine's side while it is otherwise idle" beside a scatter of ±19% (3 sigmas ±57%)
+    busy = "other processes used up to 80% of the CPU"
+    assert nb07["blamed_busy"](0.174, busy, 0.5) == ""          # e^(3·0.174)-1 = 69%: the scatter alone passes ±50%
+    assert nb07["blamed_busy"](0.05, busy, 0.5) == busy         # a narrow scatter: this machine's rounds widen it
+    assert nb07["blamed_busy"](0.05, busy, 0.01) == ""          # its rounds agreed closer than the scatter
+    assert nb07["blamed_busy"](0.05, "", 0.5) == ""
+
+
+def test_a_figure_draws_no_band_the_table_withholds_as_disturbed():
+    # 08's readers: figures drew quartile bands for cells the summary table read "disturbed" (IQR past ±50%)
+    import numpy as np
+    import pandas as pd
+
+    from workbench.report.plots.lines import quartile_band
+
+    g = pd.DataFrame({"median_s": [1.0, 1.0], "q1_s": [0.9, 0.5], "q3_s": [1.1, 1.7], "iqr_s": [0.2, 1.2],
+                      "gbps": [2.0, 2.0]})
+    for metric in ("median_s", "gbps"):
+        lo, hi = quartile_band(g, metric)
+        assert np.isfinite([lo[0], hi[0]]).all() and np.isnan([lo[1], hi[1]]).all()
+
+
+@pytest.fixture(scope="module")
+def nb08() -> dict[str, Any]:
+    return helpers("08_compare_functions")
+
+
+def test_a_paired_interval_is_said_in_its_estimates_direction(nb08):
+    # 08's readers: "took 1.03x the time paired ... (paired interval 0.94x-1.01x)", the speed-up's interval
+    slower = {"speedup": 1 / 1.03, "ci_low": 0.94, "ci_high": 1.01}
+    said = nb08["paired_interval"](slower, "torch")
+    assert said.startswith("paired interval: torch took 0.99") and said.endswith("1.06× the time")
+    faster = {"speedup": 1.07, "ci_low": 1.02, "ci_high": 1.12}
+    assert nb08["paired_interval"](faster, "torch") == "paired interval 1.02×-1.12×, as torch's speed-up"
+
+
+def test_a_settled_pair_beside_a_disturbed_cell_says_what_it_rests_on(nb08):
+    import pandas as pd
+
+    df = pd.DataFrame({"size_label": ["n=64"] * 2, "variant": ["numpy", "torch"], "status": ["ok"] * 2,
+                       "median_s": [1e-3, 2.5e-4], "iqr_s": [8e-4, 1e-5]})
+    v = {"size_label": "n=64", "floor": 0.2}
+    assert "reads numpy disturbed" in nb08["disturbed_cells_note"](df, v, ["numpy", "torch"])
+    assert nb08["disturbed_cells_note"](df.assign(iqr_s=[1e-4, 1e-5]), v, ["numpy", "torch"]) == ""
+    assert nb08["disturbed_cells_note"](df, {**v, "floor": 0.9}, ["numpy", "torch"]) == ""   # said disturbed already
