@@ -108,6 +108,27 @@ def test_in_process_is_available_and_runs_here(bad_catalog, tmp_path):
         unregister_variant(K, "pid-probe")
 
 
+def test_an_in_process_kernel_calling_os_exit_is_an_error_row_not_the_end(bad_catalog, tmp_path):
+    """``bench --in-process`` with a variant calling ``os._exit(0)`` ended at once with exit status 0, no
+    output and its run "interrupted": a gate passed on nothing. The call is refused while a cell runs here."""
+    def build(ctx):
+        def run(i, o):
+            os._exit(0)
+        return run
+
+    register_variant(Variant(K, "exits", ("numpy",), build))
+    try:
+        spec = SweepSpec(kernels=[K], variants=["exits"], backends=["numpy"], isolation="in-process", **FAST)
+        row = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False).rows[0]
+        assert row["status"] == "error" and "os._exit(0)" in row["message"]
+        from workbench.measure import exit_guard
+
+        assert os._exit is exit_guard._real_exit  # given back when the cell is done
+    finally:
+        from workbench.catalog import unregister_variant
+
+        unregister_variant(K, "exits")
+
 def test_an_inline_variant_travels_by_value_and_runs_in_a_worker(bad_catalog, tmp_path):
     marker = tmp_path / "pid.txt"
 

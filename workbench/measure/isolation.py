@@ -28,6 +28,7 @@ from workbench.measure.audit import judge_reported
 from workbench.measure.backend_facts import after_oom, prepare_backend
 from workbench.measure.cell import measure
 from workbench.measure.executor import CellExecutor, LocalExecutor, ShouldStop
+from workbench.measure.exit_guard import process_exit_refused
 from workbench.measure.failures import failed_result, timeout_message
 from workbench.measure.input_cache import InputCache
 from workbench.measure.limits import Limits
@@ -78,7 +79,7 @@ class InProcessExecutor(LocalExecutor):
         if problem:
             return failed_result(request.cell, Status.UNSUPPORTED, problem, seed=request.seed,
                                  started=time.perf_counter())
-        with backend_environment(request.cell.backend):
+        with backend_environment(request.cell.backend), process_exit_refused():
             return run_on_thread(request, self.worker, self.inputs)
 
     def close(self) -> None:
