@@ -162,7 +162,9 @@ for other in ("torch", "numpy-naive"):
         # where the rows saw a busy one (more rounds there add its disturbance too)
         hint = BUSY_RERUN_HINT if v.get("busy") else "rerun it with more rounds (workbench.quick(..., rounds=10))"
         sentence = verdict_sentence(v, "numpy", other, rerun=hint)
-        if medians_disagree(v):   # the paired figure's interval, which the disagreement sentence leaves out
+        # the paired figure's interval, which the disagreement sentence leaves out; never a disturbed one's (past
+        # ±50% no interval is printed: the sentence says it was disturbed)
+        if medians_disagree(v) and not is_disturbed(float(v["floor"])):
             sentence += f" ({paired_interval(v, other)})"
         sentence += disturbed_cells_note(res.df, v, ["numpy", other])
         check_claim(v, sentence)
