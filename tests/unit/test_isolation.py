@@ -129,6 +129,32 @@ def test_an_in_process_kernel_calling_os_exit_is_an_error_row_not_the_end(bad_ca
 
         unregister_variant(K, "exits")
 
+def test_processes_an_in_process_kernel_started_end_with_the_sweep(bad_catalog, tmp_path):
+    """A variant starting ``sleep`` in a new session left it running after ``bench --in-process`` exited 0
+    (group 7 of issue 38 held for workers only)."""
+    import psutil
+
+    started: list[int] = []
+
+    def build(ctx):
+        def run(i, o):
+            if not started:
+                started.append(subprocess.Popen(["sleep", "300"], start_new_session=True).pid)
+            np.add(i["a"], i["b"], out=o["out"])
+        return run
+
+    register_variant(Variant(K, "spawns", ("numpy",), build))
+    try:
+        spec = SweepSpec(kernels=[K], variants=["spawns"], backends=["numpy"], isolation="in-process", **FAST)
+        assert run_sweep(spec, store=tmp_path / "s.sqlite", progress=False).rows[0]["status"] == "ok"
+        assert started and not (psutil.pid_exists(started[0])
+                                and psutil.Process(started[0]).status() != psutil.STATUS_ZOMBIE)
+        assert "WORKBENCH_WORKER_TOKEN" not in os.environ  # carried only while a cell ran
+    finally:
+        from workbench.catalog import unregister_variant
+
+        unregister_variant(K, "spawns")
+
 def test_an_inline_variant_travels_by_value_and_runs_in_a_worker(bad_catalog, tmp_path):
     marker = tmp_path / "pid.txt"
 

@@ -19,7 +19,7 @@ import functools
 import math
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from workbench.backends.registry import get as get_backend
 from workbench.core.record import RowDict
@@ -27,6 +27,7 @@ from workbench.core.status import Status
 from workbench.measure.audit import judge_reported
 from workbench.measure.backend_facts import after_oom, prepare_backend
 from workbench.measure.cell import measure
+from workbench.measure.descendants import ENV_TOKEN, end_descendants, new_token
 from workbench.measure.executor import CellExecutor, LocalExecutor, ShouldStop
 from workbench.measure.exit_guard import process_exit_refused
 from workbench.measure.failures import failed_result, timeout_message
@@ -68,6 +69,9 @@ class InProcessExecutor(LocalExecutor):
     def __init__(self, name: str = "workbench-cell", worker: CellWorker | None = None) -> None:
         self.worker = worker or CellWorker(name)
         self.inputs = InputCache()
+        #: Carried by every process a kernel starts while its cell runs here, so that those still running end
+        #: with this executor, as a worker's do with the worker (:mod:`workbench.measure.descendants`).
+        self.token = new_token()
 
     def prepare(self, backend: str) -> str | None:
         return prepare_backend(backend)
@@ -79,11 +83,12 @@ class InProcessExecutor(LocalExecutor):
         if problem:
             return failed_result(request.cell, Status.UNSUPPORTED, problem, seed=request.seed,
                                  started=time.perf_counter())
-        with backend_environment(request.cell.backend), process_exit_refused():
+        with backend_environment(request.cell.backend, {ENV_TOKEN: self.token}), process_exit_refused():
             return run_on_thread(request, self.worker, self.inputs)
 
     def close(self) -> None:
         self.worker.close()
+        end_descendants(self.token)  # a kernel's `sleep 777 &` outlived `bench --in-process`, which exited 0
 
 
 def in_process_problem(backend: str) -> str | None:
@@ -95,13 +100,15 @@ def in_process_problem(backend: str) -> str | None:
 
 
 @contextlib.contextmanager
-def backend_environment(backend: str) -> Iterator[None]:
-    """The backend's ``worker_env`` (e.g. ``TRITON_INTERPRET=1`` for Triton's interpreter) set in this process
-    while one of its cells runs here, as its worker process would start with it; restored afterwards."""
+def backend_environment(backend: str, more: Mapping[str, str] | None = None) -> Iterator[None]:
+    """The backend's ``worker_env`` (e.g. ``TRITON_INTERPRET=1`` for Triton's interpreter) and ``more`` set in
+    this process while one of its cells runs here, as its worker process would start with them; restored
+    afterwards."""
     try:
         env = dict(get_backend(backend).worker_env)
     except Exception:  # noqa: BLE001 - an unknown backend's cell fails in execute_cell with the reason
         env = {}
+    env.update(more or {})
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
