@@ -89,13 +89,13 @@ def with_figures(v, sentence):
 
 
 def probes_said(rows, probe):
-    # which probes host_bandwidth's best counts: one before each round (printed per round below) and one per cell
-    # taken before its first round (bandwidth_probe_gbs, not printed), so the reader can count them
-    rounds = sum(len(json_list(t)) for t in rows.get("round_bandwidth_gbs", pd.Series(dtype=object)).dropna())
-    cells = int(pd.to_numeric(rows.get("bandwidth_probe_gbs", pd.Series(dtype=float)), errors="coerce").notna().sum())
-    return (f"best of {probe[1]} probes: {rounds} taken before the rounds of the {len(rows)} cells below, each printed "
-            f"beside its round, and {cells} more, one before each cell's first round" if rounds + cells == probe[1]
-            else f"best of {probe[1]} probes taken before these rounds")
+    # how many probes host_bandwidth's best is of: one copy is timed before each round past the cache and shared by
+    # every cell measured in that round, so the cells carry copies of it (10 printed "best of 21 probes", each
+    # 11.6 GB/s: seven cells' copies of the rounds' probes); counted once per round, the copies said as such
+    cell_rounds = sum(len(json_list(t)) for t in rows.get("round_bandwidth_gbs", pd.Series(dtype=object)).dropna())
+    return (f"best of {probe[1]} distinct probes: one is timed before each round and shared by every cell past the "
+            f"cache in that round, so the {len(rows)} cells below carry {cell_rounds} copies of them, each printed "
+            "beside its round")
 
 
 def size_unsettled(v):
@@ -126,10 +126,25 @@ def rerun_advice(rows, kernel="mlp_block"):
     return f"rerun it with more rounds (workbench bench --kernels {kernel} ... --rounds 10)"
 
 
-def stream_share_text(share, what):
+def share_band(x):
+    return "above" if x > 1 else "near" if x >= 0.7 else "part" if x >= 0.4 else "low"
+
+
+def rounds_across_bands(row):
+    # the per-round shares (GB/s over the probe each round is set against) where they fall in more than one band:
+    # then no band is read from their median (10 gave "70-100%" to rounds at 33%, 83% and 259%); [] otherwise
+    shares = [g / p for g, p in round_rates(row)]
+    return sorted(shares) if len({share_band(x) for x in shares}) > 1 else []
+
+
+def stream_share_text(share, what, across=()):
     # what a share of the stream rate says, and only that: reading the compulsory bytes once at the host's copy
-    # rate would take that share of the time (the rows count compulsory bytes only, so re-reads are not in it)
+    # rate would take that share of the time (the rows count compulsory bytes only, so re-reads are not in it).
+    # ``across``: the per-round shares where they fall in more than one band (rounds_across_bands): no band said
     said = f"reading {what} once at the stream rate would take {share:.0%} of its time"
+    if across:
+        return (said + f" by the median of its rounds, but its rounds read {across[0]:.0%} to {across[-1]:.0%}, in "
+                "more than one band: no band is read from them (a rerun on a quieter machine may settle it)")
     if share > 1:   # the kernel read faster than the reference rate: the rate is no ceiling for it here
         return said + (" (above 100%: it moved its bytes faster than the probe's rate, so part of them came from the "
                        "cache, or the probe read low; no share of its time is read from it)")
@@ -364,7 +379,7 @@ else:
         share = own if own is not None else r["gbps"] / probe[0]
         against = against_text(r, own, probe[0])
         print(f"  {r['variant']}: {r['gbps']:.1f} GB/s (median), {share:.0%} {against}: "
-              + stream_share_text(share, "the KV cache"))
+              + stream_share_text(share, "the KV cache", rounds_across_bands(r)))
 """),
     md("""
 Attention decode reads the whole cache for every generated token, so its time follows the cache length.
@@ -467,21 +482,24 @@ else:
         for r in m[m["variant"].str.startswith(runtime + "-")].sort_values("mode").to_dict("records"):
             own = own_rounds_share(r)
             share = own if own is not None else r["gbps"] / probe[0]
-            band = stream_share_text(share, "its weights")
+            across = rounds_across_bands(r)
+            band = stream_share_text(share, "its weights", across)
             noisy = bool(noisy_mask(pd.DataFrame([r]))[0])   # its rounds disagree: the share may move on a rerun
-            bands.setdefault(runtime, []).append((r["mode"], share, noisy))
+            bands.setdefault(runtime, []).append((r["mode"], share, noisy, bool(across)))
             against = against_text(r, own, probe[0])
             print(f"  {r['variant']}: {fmt_seconds(r['median_s'])} for {fmt_bytes(r['bytes'])}, {r['gbps']:.1f} GB/s, "
                   f"{share:.0%} {against}: {band}" + (" (a noisy cell: may move on a rerun)" if noisy else ""))
-    if any(x > 1 for said in bands.values() for _, x, _ in said):
+    if any(x > 1 and not split for said in bands.values() for _, x, _, split in said):
         print("  (Above 100%: the block moved its bytes faster than the probe's rate, so that rate is no ceiling for "
               "it here: part of its weights came from the cache, or the probe read low; the copy probe also counts "
               "the bytes it reads and writes, not the reads of the lines it overwrites, which the memory moves too.)")
-    def word(x):
+    def word(x, split):
+        if split:   # its rounds fall in more than one band: none is read
+            return "its rounds in more than one band"
         return "above it" if x > 1 else "near it" if x >= 0.7 else "part" if x >= 0.4 else "well below"
 
-    per_runtime = {rt: ", ".join(f"{mode} {word(x)} ({x:.0%}{', noisy cell' if n else ''})" for mode, x, n in said)
-                   for rt, said in bands.items()}
+    per_runtime = {rt: ", ".join(f"{mode} {word(x, split)} ({x:.0%}{', noisy cell' if n else ''})"
+                                 for mode, x, n, split in said) for rt, said in bands.items()}
     print("Share of the stream rate, per runtime (above it: over 100%, from the cache or a low probe; near it: "
           "70-100%; part: 40-70%; well below: under 40%): "
           + "; ".join(f"{rt}: {said}" for rt, said in per_runtime.items()))
@@ -574,6 +592,13 @@ eager MLP block, by the medians of the two cells (different kernels: no paired v
 cells' quartile ranges overlap the order is not read.
 """),
     code("""
+def cell_unread(row):
+    # a cell section 1 does not read: marked noisy (its rounds spread past 10%, or the machine was busy), or its
+    # quartiles past ±50% of its median (the summary's "disturbed")
+    one = pd.DataFrame([row])
+    return bool(noisy_mask(one)[0]) or float(row["iqr_s"]) > DISTURBED_FLOOR * float(row["median_s"])
+
+
 def warm_bound(attention, longest, b):
     # one layer's KV at a length within the model's context fits in the last-level cache and was timed warm, each
     # call rereading what the last left there; a step reads every layer's KV and weights once, through that cache:
@@ -589,6 +614,13 @@ def warm_bound(attention, longest, b):
     cold = d[(d["variant"] == attention) & (d["bytes"] > llc)]
     if len(cold):
         c = cold.loc[cold["kv_len"].idxmin()]
+        unread = [f"L={int(x['kv_len']):,}" for x in (longest.iloc[0], c) if cell_unread(x)]
+        if unread:
+            # a bound or a cause drawn from cells section 1 did not read is no finding (10 gave "up to 8.3x", read
+            # from DRAM, from two noisy cells whose steps section 1 refused to read)
+            cells = f"cell at {unread[0]} is" if len(unread) == 1 else f"cells at {' and '.join(unread)} are"
+            return said + (f"; how much larger is not read here: this attention's {cells} marked noisy, as section 1 "
+                           "says, so no GB/s of it is set against another's")
         said += (f"; this attention ran {float(longest['gbps'].iloc[0]):.1f} GB/s warm at L={L:,} and "
                  f"{float(c['gbps']):.1f} GB/s at L={int(c['kv_len']):,} ({fmt_bytes(float(c['bytes']))}, past the "
                  f"cache), {float(longest['gbps'].iloc[0]) / float(c['gbps']):.1f}× apart: read from DRAM, its time "

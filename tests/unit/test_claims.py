@@ -253,7 +253,12 @@ def test_the_host_bandwidth_is_the_best_probe_and_dips_are_named():
     rows = pd.DataFrame({"variant": ["a", "b"], "backend": ["numpy", "numba"], "size_label": ["n=1", "n=2"],
                          "round_bandwidth_gbs": ["[34.1, 40.1, 11.4]", None], "bandwidth_probe_gbs": [34.1, None],
                          "noise_note": ["the host's memory bandwidth was down in round 3 (11.4 of 40.1 GB/s)", ""]})
-    assert host_bandwidth(rows) == (40.1, 4)
+    assert host_bandwidth(rows) == (40.1, 3)   # the row's bandwidth_probe_gbs is its rounds' median, not a probe
+    # two cells of one round carry that round's one probe: counted once (10's "21 probes" were seven cells' copies)
+    shared = rows.assign(round_bandwidth_gbs=["[34.1, 40.1, 11.4]"] * 2, bandwidth_probe_gbs=[34.1] * 2)
+    assert host_bandwidth(shared) == (40.1, 3)
+    alone = rows.assign(round_bandwidth_gbs=[None, None], bandwidth_probe_gbs=[30.0, 31.0])
+    assert host_bandwidth(alone) == (31.0, 2)
     assert host_bandwidth(rows.drop(columns=["round_bandwidth_gbs", "bandwidth_probe_gbs"])) is None
     said = bandwidth_down_text(rows)
     assert "1 of 2 cells" in said and "a on numpy at n=1" in said
@@ -619,3 +624,14 @@ def test_compare_says_the_run_to_run_sigma_as_every_sentence_does(monkeypatch):
     monkeypatch.setattr(judge_compare, "compare_runs", lambda df, a, b: table)
     _, _, notes = between_runs(pd.DataFrame(), ["A"], ["B"])
     assert "run-to-run noise beyond the cells' own rounds: ±23% (one sigma)" in notes[0]
+
+
+def test_an_unsettled_sentence_flags_medians_that_point_the_other_way():
+    # 11's readers: "measured 1.3x faster, within ±33% noise" beside medians giving 0.96x
+    v = {**verdict("inconclusive", 1.3, 0.95, 1.78, 0.33), "median_a": 0.96, "median_b": 1.0}
+    assert not claims.medians_disagree(v)   # inside the interval: not the "disagree" rule
+    sentence = verdict_sentence(v, "hand-picked", "the pick")
+    assert "medians point the other way: the pick took 1.04× the time" in sentence
+    check_claim(v, sentence)
+    same_way = {**v, "median_a": 1.2}
+    assert "other way" not in verdict_sentence(same_way, "hand-picked", "the pick")

@@ -120,3 +120,32 @@ def test_probe_spread_reads_the_rows_probes(nb10):
     rows = pd.DataFrame({"round_bandwidth_gbs": ["[37.1, 37.4, 36.0]", "[18.6, 22.6]", None]})
     assert nb10["probe_spread"](rows) == (36.0, 18.6, 37.4)
     assert nb10["probe_spread"](pd.DataFrame({"round_bandwidth_gbs": [None]})) is None
+
+
+def test_a_share_whose_rounds_span_bands_gets_no_band(nb10, monkeypatch):
+    # 10: "70-100%: all or nearly all of it" from rounds at 33%, 83% and 259% of their probes
+    monkeypatch.setitem(nb10, "round_rates", lambda row: [(10.0, 30.3), (10.0, 12.05), (10.0, 3.86)])
+    across = nb10["rounds_across_bands"]({})
+    assert [round(x, 2) for x in across] == [0.33, 0.83, 2.59]
+    said = nb10["stream_share_text"](0.83, "its weights", across)
+    assert "33% to 259%" in said and "no band is read" in said and "nearly all" not in said
+    monkeypatch.setitem(nb10, "round_rates", lambda row: [(10.0, 12.0), (10.0, 12.5), (10.0, 13.0)])
+    assert nb10["rounds_across_bands"]({}) == []
+
+
+def test_probes_are_counted_once_per_round_not_per_cell(nb10):
+    # 10: "best of 21 probes", seven cells' copies of the probes their rounds shared
+    from workbench.report.claims import host_bandwidth
+
+    rows = pd.DataFrame({"round_bandwidth_gbs": ["[11.6, 12.0, 11.9]"] * 7, "bandwidth_probe_gbs": [11.9] * 7})
+    probe = host_bandwidth(rows)
+    assert probe == (12.0, 3)
+    said = nb10["probes_said"](rows, probe)
+    assert "best of 3 distinct probes" in said and "21 copies" in said
+
+
+def test_no_bound_is_drawn_from_cells_section_1_did_not_read(nb10):
+    quiet = {"noisy": False, "rel_spread": 0.02, "iqr_s": 1e-4, "median_s": 1e-3}
+    assert not nb10["cell_unread"](quiet)
+    assert nb10["cell_unread"]({**quiet, "noisy": True})
+    assert nb10["cell_unread"]({**quiet, "iqr_s": 6e-4})

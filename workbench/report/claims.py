@@ -38,7 +38,7 @@ from workbench.judge.verdicts import (
     rerun_hint,
     verdict_label,
 )
-from workbench.report.claim_words import UNSETTLED_SIZES, busy_words, sizes_said  # noqa: F401  (re-exported)
+from workbench.report.claim_words import UNSETTLED_SIZES, busy_words, opposite_medians, sizes_said  # noqa: F401
 from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorials import them from here)
     BANDWIDTH_DOWN_NOTE,
     _num,
@@ -295,8 +295,7 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
             return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {by} ({at.fmt(s)} "
                     f"measured, interval {at.interval(lo, hi)}), measurably but inside the ±{pct(SAME_WITHIN)} we "
                     "call the same")
-        # the interval itself, not the floor (which never goes below the ±5% band: "floor ±5.0%" beside an
-        # interval of ±2% read as a contradiction)
+        # the interval, not the floor (never under the ±5% band: "floor ±5.0%" beside ±2% read as a contradiction)
         return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole interval "
                 f"({interval_text(lo, hi)}, {estimate_text(s, lo, hi)} measured) lies inside it")
     if said == "inconclusive":
@@ -305,7 +304,8 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
             # an interval narrower than the 5% band, stopped at its edge: noise is not what left it open, so a
             # quieter machine is not the cure (08 busy: "interval (0.947×-0.978×) … rerun while otherwise idle")
             advice = SETTLE_AT_BAND_BUSY if busy else SETTLE_AT_BAND
-        return f"could not tell {other} from {base}: {_unsettled_why(other, s, lo, hi, floor)}; {advice}"
+        why = _unsettled_why(other, s, lo, hi, floor) + opposite_medians(v, s, other)
+        return f"could not tell {other} from {base}: {why}; {advice}"
     return f"no call between {other} and {base}: {v.get('verdict')}"
 
 

@@ -25,20 +25,26 @@ BANDWIDTH_DOWN_NOTE = "memory bandwidth was down"
 
 def host_bandwidth(rows: pd.DataFrame) -> tuple[float, int] | None:
     """(GB/s, probes): the best of the host-bandwidth probes the rows' rounds took (``round_bandwidth_gbs``, a copy
-    through twice the last-level cache before each round past the cache), and how many there were; None where no
+    through twice the last-level cache before each round past the cache), and how many distinct ones; None where no
     row has one. The best, not a median: a probe only reads low when another tenant shares the memory bus, so
     the best is the host's rate undisturbed, the reference a kernel past the cache is set against (a kernel
     timed in a disturbed round set against its own round's saxpy would read a share of a rate that was down)."""
     values: list[float] = []
-    for text in rows.get("round_bandwidth_gbs", pd.Series(dtype=object)).dropna():
+    lists = rows.get("round_bandwidth_gbs", pd.Series([None] * len(rows), index=rows.index, dtype=object))
+    ones = pd.to_numeric(rows.get("bandwidth_probe_gbs", pd.Series(dtype=float)), errors="coerce")
+    for i, text in lists.items():
+        # a row's bandwidth_probe_gbs is its rounds' median, not another probe: read only where it has no rounds'
+        if text is None or (isinstance(text, float) and math.isnan(text)):
+            values += [float(ones[i])] if i in ones.index and pd.notna(ones[i]) else []
+            continue
         try:
             values += [float(g) for g in (json_list(text))]
         except (TypeError, ValueError):
             continue
-    for g in pd.to_numeric(rows.get("bandwidth_probe_gbs", pd.Series(dtype=float)), errors="coerce").dropna():
-        values.append(float(g))
     values = [g for g in values if math.isfinite(g) and g > 0]
-    return (max(values), len(values)) if values else None
+    # one probe per round, shared by every cell past the cache in it (sweep.driver): counted once, not per cell
+    # (10 printed "best of 21 probes" for seven cells' copies of three)
+    return (max(values), len(set(values))) if values else None
 
 
 def json_list(text: Any) -> list[Any]:
