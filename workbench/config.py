@@ -19,7 +19,7 @@ from typing import Any, TypedDict
 
 from workbench.backends.registry import all_backends
 from workbench.catalog.spec import TunableConfig
-from workbench.core.output_guard import check_output_path, write_output
+from workbench.core.output_guard import check_output_path, refuse_non_regular, write_output
 from workbench.core.record import JsonObject
 from workbench.core.regular_files import read_regular_text
 
@@ -204,7 +204,8 @@ def set_value(config: WorkbenchConfig, key: str, value: str) -> WorkbenchConfig:
     elif key == "default_backend":
         check_backend(value)
         out[key] = value
-    else:
+    else:  # the store: refused now if it cannot be one, not at every later command
+        refuse_non_regular(value, flag="config key 'store':")
         out[key] = value
     return out
 

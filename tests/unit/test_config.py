@@ -54,6 +54,7 @@ def test_bad_json_says_where(cfg_path):
     ("threads.numba", "-2", ["'threads.numba'", "positive integer"]),
     ("threads.gpu", "2", ["unknown config key 'threads.gpu'", "threads.numba"]),
     ("default_backend", "nope", ["'nope' names no backend", "numpy"]),
+    ("store", "/dev/zero", ["config key 'store'", "character device, not a regular file"]),  # was kept
 ])
 def test_set_value_refuses_bad_values(key, value, words):
     with pytest.raises(ValueError) as err:
