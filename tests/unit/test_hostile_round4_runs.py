@@ -48,12 +48,23 @@ def _random(i, o):
     (lambda inp, p: {"out": np.zeros(p["n"] + 1)}, "has shape (102,), output_shapes says (101,)"),
     (lambda inp, p: {"result": inp["a"] + inp["b"]}, "gives outputs ['result'], output_shapes declares ['out']"),
     (lambda inp, p: inp["a"] + inp["b"], "returned ndarray, not a dict"),
+    # a reference that zeroed its inputs (or ignores them) verified a variant writing zeros as ok
+    (lambda inp, p: {"out": np.zeros(p["n"])}, "all zeros for random inputs"),
 ])
 def test_a_reference_is_checked_like_a_variant(reference, words):
     """Group 3: a NaN reference verified a variant writing random numbers as ok with error 0."""
     with pytest.raises(BadReference, match="wb_round4") as err:
         _case(_spec(reference=reference), _random)
     assert words in str(err.value)
+
+
+def test_an_all_zero_reference_at_an_axis_of_one_is_still_allowed():
+    """A layer norm over one column is all zeros by right: only sizes with every axis at least 2 refuse it."""
+    from workbench.backends import registry
+
+    spec = _spec(reference=lambda inp, p: {"out": np.zeros(p["n"])})
+    case = Case(spec, _variant(lambda i, o: o["out"].fill(0)), registry.get("numpy"), {"n": 1}, "float32")
+    assert case.run_and_check().passed
 
 
 def test_a_good_reference_still_judges_the_variant():

@@ -1,6 +1,7 @@
 """The float64 reference held to what a variant's outputs are held to: a spec's reference that is NaN, of the
 wrong shape or missing an output is refused, since every comparison with NaN is false and let any output pass
-(a variant writing random numbers verified "ok, error 0")."""
+(a variant writing random numbers verified "ok, error 0"); an all-zero one, at sizes where no axis is 1, is
+refused too, since a variant writing zeros would pass against it."""
 
 from __future__ import annotations
 
@@ -28,9 +29,19 @@ def reference_problem(spec: KernelSpec, reference: dict[str, np.ndarray], params
             bad = int(ref.size - np.count_nonzero(np.isfinite(ref)))
             if bad:
                 return f"output {name!r} has {bad} non-finite values (NaN/Inf) of {ref.size}"
+            if ref.dtype.kind == "f" and _every_axis_at_least_2(params) and not np.any(ref):
+                return (f"output {name!r} is all zeros for random inputs, so a variant that writes only zeros "
+                        "would pass against it (a reference that zeroed its inputs did; if zeros are right for "
+                        "this kernel, make_inputs must give inputs for which they are not)")
         elif ref.dtype.kind not in "biuf":
             return f"output {name!r} has dtype {ref.dtype}, not a number"
     return None
+
+
+def _every_axis_at_least_2(params: dict[str, int]) -> bool:
+    """No axis of 1 (or 0): there a true output may be all zeros (a layer norm over one column is)."""
+    sizes = [v for v in params.values() if isinstance(v, int) and not isinstance(v, bool)]
+    return bool(sizes) and min(sizes) >= 2
 
 
 def checked_reference(spec: KernelSpec, reference: dict[str, np.ndarray],
