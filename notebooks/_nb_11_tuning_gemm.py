@@ -68,6 +68,34 @@ def rerun_advice(rows, command, rounds_flag):
     return f"rerun it with more rounds ({command} {rounds_flag})"
 
 
+def gemm_ceiling(rows):
+    # the GEMM ceiling (GFLOP/s) the rows name, None where they name none
+    ceiling = pd.to_numeric(rows.get("ceiling_gflops", pd.Series(dtype=float)), errors="coerce").dropna()
+    return float(ceiling.max()) if len(ceiling) else None
+
+
+def once_rate_cell(g, top, medians_above):
+    # a single timing's GFLOP/s; past the ceiling, where the confirmation's medians are not, marked implausible
+    if g is None:
+        return ""
+    return f"{g:.0f}" + (" (implausible: above the ceiling)" if top and g > top and not medians_above else "")
+
+
+def above_ceiling_note(rates, top, medians_above):
+    # the single timings above the ceiling, said: implausible as this kernel's speed where the confirmation's
+    # medians (rounds, not one draw) stay below it; where those medians pass it too, the ceiling is what is low
+    above = [g for g in rates if g is not None and top and g > top]
+    if not above:
+        return ""
+    head = (f"{len(above)} single timing{'s' * (len(above) > 1)} read above the {top:.0f} GFLOP/s GEMM ceiling "
+            f"these rows name (up to {max(above):.0f} GFLOP/s)")
+    if medians_above:
+        return (head + ", as the confirmation's medians do (below): on a CPU that ceiling is numpy's BLAS at the "
+                "probe's own size")
+    return (head + ", while the confirmation's medians stay below it: implausible as this kernel's speed (one "
+            "timing each, no rounds behind it), so they are marked and not read")
+
+
 def ms_column(values):
     # one precision for a column of single timings: three significant digits of the smallest ("1.74" beside
     # "1.78", so the fastest trials, the ones the confirmation measured again, can be told apart); None stays blank
@@ -162,6 +190,19 @@ else:
           + ("the lowest single timing in the search among the candidates (every comparison disturbed)"
              if every_disturbed else "the settled-faster candidate with the highest paired speed-up" if v["settled"]
              else "the undisturbed candidate with the highest paired speed-up (none settled faster)"))
+# each single timing as GFLOP/s beside the GEMM ceiling the confirmation's rows name: one above it, where the
+# confirmation's medians stay below, is flagged implausible (11 listed single timings at 149 GFLOP/s against a
+# 128 GFLOP/s ceiling unflagged)
+conf_rows = open_store(None).results([result.confirm_run_id]) if result.confirm_run_id else pd.DataFrame()
+top = gemm_ceiling(conf_rows)
+med_rates = ([2 * N**3 / m / 1e9 for m in (v["median_a"], v["median_b"]) if np.isfinite(m) and m > 0]
+             if v is not None else [])
+medians_above = bool(top and med_rates and max(med_rates) > top)
+rates_once = [2 * N**3 / (x / 1e3) / 1e9 if x is not None and not pd.isna(x) else None
+              for x in trials["ms (one timing)"]]
+shown_trials["GFLOP/s (one timing)"] = [once_rate_cell(g, top, medians_above) for g in rates_once]
+if note := above_ceiling_note(rates_once, top, medians_above):
+    print(note)
 shown_trials
 """),
     code("""

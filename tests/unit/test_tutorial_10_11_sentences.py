@@ -149,3 +149,16 @@ def test_no_bound_is_drawn_from_cells_section_1_did_not_read(nb10):
     assert not nb10["cell_unread"](quiet)
     assert nb10["cell_unread"]({**quiet, "noisy": True})
     assert nb10["cell_unread"]({**quiet, "iqr_s": 6e-4})
+
+
+def test_single_timings_above_the_ceiling_are_flagged_where_the_medians_are_not(nb11):
+    # 11: single timings at 149 GFLOP/s against a 128 GFLOP/s GEMM ceiling, unflagged
+    rates = [149.0, 120.0, None]
+    assert nb11["once_rate_cell"](149.0, 128.0, False) == "149 (implausible: above the ceiling)"
+    assert nb11["once_rate_cell"](120.0, 128.0, False) == "120"
+    assert "implausible" in nb11["above_ceiling_note"](rates, 128.0, False)
+    both = nb11["above_ceiling_note"](rates, 128.0, True)   # the medians pass it too: the ceiling is what is low
+    assert "implausible" not in both and "as the confirmation's medians do" in both
+    assert nb11["once_rate_cell"](149.0, 128.0, True) == "149"
+    assert nb11["above_ceiling_note"](rates, None, False) == ""
+    assert nb11["gemm_ceiling"](pd.DataFrame({"ceiling_gflops": [None, 128.0]})) == 128.0
