@@ -155,3 +155,16 @@ def test_cli_without_a_compiler(monkeypatch, capsys):
     assert main(["compile-check", "--source", "portable"]) == 0
     assert "neither nvcc nor NVRTC" in capsys.readouterr().err
     assert main(["compile-check", "--source", "portable", "--strict"]) == 1
+
+
+def test_cli_fails_on_a_catalog_file_that_did_not_load_and_on_nothing_compiled(monkeypatch, capsys):
+    """A catalog whose portable.py failed to load (its source a link to /dev/zero) and a named kernel with
+    nothing to compile both exited 0 with "0 kernel rows" (2026-12-07): a gate passed on nothing."""
+    from workbench.catalog import loader
+
+    assert main(["compile-check", "--source", "triton", "--kernel", "gemm_int8", "--arch", "sm_80"]) == 1
+    assert "nothing to compile for gemm_int8" in capsys.readouterr().err
+    monkeypatch.setattr(cc, "find_compiler", lambda prefer=None: None)
+    monkeypatch.setitem(loader.load_errors, "zz/portable.py", "ValueError: kernel source /dev/zero is a device")
+    assert main(["compile-check", "--source", "portable", "--kernel", "saxpy"]) == 1
+    assert "catalog file failed to load: zz/portable.py" in capsys.readouterr().err

@@ -220,6 +220,8 @@ def folders_under(path: str | os.PathLike) -> list[Path]:
 def forget_folder(folder: Path) -> None:
     """Forget that ``folder`` was loaded (and its modules), so that :func:`load_catalog` loads it afresh."""
     _loaded.pop(folder, None)
+    for key in [k for k in load_errors if k.split("/", 1)[0] == folder.name]:  # a fresh load says them again
+        del load_errors[key]
     package = _package_of(folder)
     for name in [m for m in sys.modules if m.startswith(f"{package}.")]:
         del sys.modules[name]

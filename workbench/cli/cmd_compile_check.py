@@ -84,7 +84,15 @@ def run(args: argparse.Namespace) -> int:
         _print_table(rows, s, f"compile-check: {' + '.join(tools) or 'no compiler'}; archs {', '.join(archs)}; "
                               f"dtype {', '.join(dtypes)}; {len(units)} portable compilation units"
                               + (f", {files} Triton kernel files" if triton else ""))
-    if s["failed"]:
+    from workbench.catalog.loader import load_errors
+
+    for where, err in load_errors.items():  # its sources were never seen: not a pass (verify says so too)
+        print(f"catalog file failed to load: {where}: {err}", file=sys.stderr)
+    if s["failed"] or load_errors:
+        return 1
+    if not rows and kernels:  # a gate on named kernels that compiled nothing passes on nothing
+        print(f"compile-check: nothing to compile for {', '.join(kernels)}: no portable source and no Triton "
+              "COMPILE entry was found for it", file=sys.stderr)
         return 1
     if not rows or s["skipped"] == s["rows"]:
         return 1 if args.strict else 0
