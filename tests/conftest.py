@@ -266,14 +266,57 @@ def require_backend(name: str):
 def catalog_verify() -> dict[str, object]:
     """``workbench verify --json`` over the whole catalog on every available backend, once per test run.
 
-    WHY: it is the longest single thing the suite runs (280-460 s under load, most of it the Triton
-    interpreter); test_done_criteria checks every row of it and the backends tier reads its own backend's rows
-    (test_triton) instead of verifying the same cells again. pytest-xdist workers share it through a file
-    under a lock: the first test to ask runs it, another waits for it. ``--timeout 600`` is a hang guard with
-    room for a busy machine (the interpreter's attention_decode cell passed the default 120 s at load 10).
-    Returns the process's ``returncode``, ``stdout`` and ``stderr``.
+    WHY: it is the longest single thing the suite runs (280-460 s under load as one command, most of it the
+    Triton interpreter and torch.compile); test_done_criteria checks every row of it and the backends tier
+    reads its own backend's rows (test_triton) instead of verifying the same cells again. pytest-xdist workers
+    share it through a file under a lock: the first test to ask runs it, another waits for it. ``--timeout 600``
+    is a hang guard with room for a busy machine (the interpreter's attention_decode cell passed the default
+    120 s at load 10). It runs as two commands side by side (:func:`verify_parts`). Returns ``returncode``,
+    ``stdout`` (one ``--json`` document of both parts' rows) and ``stderr``, as one command's would be.
     """
-    return _waited_for(*ONCE_PER_RUN["catalog_verify"])
+    return merged_verify([_waited_for(*command) for command in ONCE_PER_RUN["catalog_verify"]])
+
+
+#: The catalog's kernels whose verify cells take longest (torch.compile of the blocks per shape, the Triton
+#: interpreter's attention: ~520 of ~1010 cell-seconds, measured at load 8): one part of the catalog's verify.
+VERIFY_HEAVY = ("attention_block", "attention_decode", "attention_prefill", "mlp_block")
+
+
+def catalog_kernel_names() -> list[str]:
+    """The shipped catalog's kernels: a folder each under ``kernels/`` (read from disk, not from this process's
+    registry, which tests extend with kernels of their own)."""
+    return sorted(p.parent.name for p in (REPO / "kernels").glob("*/spec.py"))
+
+
+def verify_parts() -> list[list[str]]:
+    """``workbench verify`` arguments of the catalog's verify in two parts: :data:`VERIFY_HEAVY`, then every other
+    kernel. WHY: one command verifies one cell at a time, 5-8 minutes under CI load, and test_variants,
+    test_triton and test_done_criteria wait for it; two run side by side in about half that. Together they
+    verify the same cells (every kernel, every available backend, the default sizes and seeds); a kernel that
+    neither names would leave test_done_criteria without its rows, and fail it."""
+    names = catalog_kernel_names()
+    heavy = [k for k in VERIFY_HEAVY if k in names]
+    rest = [k for k in names if k not in heavy]
+    return [["verify", "--json", "--timeout", "600", "--kernel", *part] for part in (heavy, rest) if part]
+
+
+def merged_verify(parts: list[dict[str, object]]) -> dict[str, object]:
+    """One result of the :func:`verify_parts` commands' results: the first non-zero exit status (else 0), one
+    ``--json`` document of every part's rows (empty stdout where a part wrote no document), both stderrs."""
+    returncode = next((p["returncode"] for p in parts if p["returncode"]), 0)
+    stderr = "".join(str(p["stderr"]) for p in parts)
+    try:
+        docs = [json.loads(str(p["stdout"])) for p in parts]
+    except json.JSONDecodeError:
+        return {"returncode": returncode or 1, "stdout": "", "stderr": stderr}
+    counts: dict[str, int] = {}
+    for doc in docs:
+        for status, n in doc["counts"].items():
+            counts[status] = counts.get(status, 0) + n
+    doc = {"passed": all(d["passed"] for d in docs), "results": [r for d in docs for r in d["results"]],
+           "counts": counts, "skipped": [s for d in docs for s in d["skipped"]],
+           "catalog_load_errors": {k: v for d in docs for k, v in d["catalog_load_errors"].items()}}
+    return {"returncode": returncode, "stdout": json.dumps(doc), "stderr": stderr}
 
 
 #: The architectures the catalog's compile check is run for once per test run (:func:`catalog_compile_check`).
@@ -292,7 +335,8 @@ def catalog_compile_check() -> dict[str, object]:
     small unit, of other flags or of other targets still compile their own. Returns ``returncode``,
     ``stdout`` and ``stderr``.
     """
-    return _waited_for(*ONCE_PER_RUN["catalog_compile_check"])
+    (command,) = ONCE_PER_RUN["catalog_compile_check"]
+    return _waited_for(*command)
 
 
 def _waited_for(name: str, args: list[str], timeout: float) -> dict[str, object]:
@@ -306,12 +350,12 @@ def _waited_for(name: str, args: list[str], timeout: float) -> dict[str, object]
     return result
 
 
-#: The commands run once per test run (:func:`_once_per_run`), by the fixture that returns each one's result:
+#: The commands run once per test run (:func:`_once_per_run`), by the fixture that returns their result: each
 #: (name of its result in the run's shared folder, ``workbench`` arguments, seconds it may take).
-ONCE_PER_RUN: dict[str, tuple[str, list[str], float]] = {
-    "catalog_verify": ("catalog-verify", ["verify", "--json", "--timeout", "600"], 1800),
-    "catalog_compile_check": ("catalog-compile-check",
-                              ["compile-check", "--arch", ",".join(COMPILE_CHECK_ARCHS), "--json"], 1800),
+ONCE_PER_RUN: dict[str, list[tuple[str, list[str], float]]] = {
+    "catalog_verify": [(f"catalog-verify-{i}", args, 1800) for i, args in enumerate(verify_parts())],
+    "catalog_compile_check": [("catalog-compile-check",
+                               ["compile-check", "--arch", ",".join(COMPILE_CHECK_ARCHS), "--json"], 1800)],
 }
 #: The once-per-run commands this process started and has not seen end (ended at exit: :func:`pytest_unconfigure`).
 _running: set[subprocess.Popen] = set()
@@ -332,8 +376,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
     wanted = {name for item in session.items for name in getattr(item, "fixturenames", ()) if name in ONCE_PER_RUN}
     for fixture in sorted(wanted):
-        threading.Thread(target=_once_per_run, args=ONCE_PER_RUN[fixture], name=f"once-per-run {fixture}",
-                         daemon=True).start()
+        for command in ONCE_PER_RUN[fixture]:
+            threading.Thread(target=_once_per_run, args=command, name=f"once-per-run {command[0]}",
+                             daemon=True).start()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -71,12 +71,17 @@ print(json.dumps(m.threads)); print(str(m))
 def test_timeit_reports_threads_and_an_unapplied_policy():
     pytest.importorskip("torch")
     env = {k: v for k, v in os.environ.items() if k not in WAIT_VARS and k != ENV_SET_BY_WORKBENCH}
-    run = lambda pre: subprocess.run([sys.executable, "-c", TIMEIT.format(pre=pre)], env=env,  # noqa: E731
-                                     capture_output=True, text=True, check=True).stdout.splitlines()
-    late, text = run("import torch")
+    # both interpreters at once: each imports torch, and neither waits on the other
+    procs = [subprocess.Popen([sys.executable, "-c", TIMEIT.format(pre=pre)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for pre in ("import torch", "")]
+    outs = []
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=600)
+        assert proc.returncode == 0, stderr[-2000:]
+        outs.append(stdout.splitlines())
+    (late, text), (first, _) = outs
     assert "torch " in json.loads(late) and "not applied: torch imported before workbench" in json.loads(late)
     assert "threads: torch " in text
-    first, _ = run("")
     assert "spin 10000 then sleep, one thread per core (set by workbench)" in json.loads(first)
 
 
@@ -129,13 +134,19 @@ print(json.dumps(out))
 """
 
 
-def _counts(env_extra: dict[str, str] | None = None) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if k not in WAIT_VARS and k not in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS") and k != ENV_SET_BY_WORKBENCH}
-    env.update(env_extra or {})
-    out = subprocess.run([sys.executable, "-c", COUNTS.format(pre="")], env=env, capture_output=True, text=True,
-                         check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def _counts(*envs_extra: dict[str, str]) -> list[dict]:
+    """COUNTS from a fresh interpreter per ``envs_extra`` (started together: each imports torch and numba, a few
+    seconds of a core, and they wait on nothing of each other)."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in WAIT_VARS and k not in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS") and k != ENV_SET_BY_WORKBENCH}
+    procs = [subprocess.Popen([sys.executable, "-c", COUNTS.format(pre="")], env={**base, **extra},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for extra in envs_extra]
+    outs = []
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=600)
+        assert proc.returncode == 0, stderr[-2000:]
+        outs.append(json.loads(stdout.strip().splitlines()[-1]))
+    return outs
 
 
 @pytest.mark.extras  # checks more where an optional runtime is installed: runs in both venvs
@@ -144,14 +155,13 @@ def test_binding_does_not_shrink_the_pools_to_one_core():
     CPU mask, ran every prange on one thread (2026-12-07). The pools are sized to the usable cores first."""
     from workbench.core.threads import COUNT_VARS
 
-    got = _counts()
+    got, mine = _counts({}, {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})  # mine: the user's counts are kept
     assert got["omp"] == str(got["cores"])
     if "numba" in got:
         assert got["numba"] == got["cores"]
     if "torch" in got:
         assert got["torch"] == got["cores"]
     assert {"OMP_NUM_THREADS", "NUMBA_NUM_THREADS"} == set(COUNT_VARS)
-    mine = _counts({"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})  # the user's counts are kept
     assert mine["omp"] == "1" and mine.get("numba", 1) == 1
 
 
