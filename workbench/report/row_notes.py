@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any, TypedDict
 
+import numpy as np
 import pandas as pd
 
 from workbench.core.frames import none_columns, records
@@ -62,17 +63,19 @@ def exec_cache_text(value: Any) -> str:
 
 
 
-#: Rows read as dicts at a time (a dict of every column per row, for a million rows at once, took gigabytes).
-NOTES_CHUNK_ROWS = 20_000
+#: Rows read as dicts at a time (a dict of every column per row, for a million rows at once, took gigabytes;
+#: 20,000 rows' dicts were 50 MB).
+NOTES_CHUNK_ROWS = 5_000
 
 
-def _chunked_records(df: pd.DataFrame) -> Iterator[RowDict]:
-    """The rows as dicts, without the columns that are None throughout (the notes read rows by ``.get``,
-    which reads a missing key as None: 28 of 52 columns of a 1M-row store, a third of this function's time)."""
+def _record_chunks(df: pd.DataFrame) -> Iterator[list[RowDict]]:
+    """The rows as dicts, a chunk at a time, without the columns that are None throughout (the notes read rows
+    by ``.get``, which reads a missing key as None: 28 of 52 columns of a 1M-row store, a third of this
+    function's time)."""
     empty = none_columns(df)
     columns = [c for c in df.columns if c not in empty]
     for start in range(0, len(df), NOTES_CHUNK_ROWS):
-        yield from records(df.iloc[start:start + NOTES_CHUNK_ROWS], columns)
+        yield records(df.iloc[start:start + NOTES_CHUNK_ROWS], columns)
 
 
 def _ceiling_text(ok: bool, compute: bool, value: float | None, src: str, rs: RoofSet | None, dtype: str) -> str:
@@ -150,7 +153,23 @@ def row_notes(df: pd.DataFrame, environments: Mapping[str, JsonObject] | None = 
     execution-cache statistics, in words). Rows are read as plain dicts (a row Series costs ten times one:
     most of this function's time on a large report)."""
     notes = _Notes(environments, resolve_roofs(df) if roofs is None else roofs)
-    return pd.DataFrame([notes(r) for r in _chunked_records(df)], columns=NOTE_COLUMNS, index=df.index)
+    if df.empty:
+        return pd.DataFrame([], columns=NOTE_COLUMNS, index=df.index)
+    columns: list[list[Any]] = [[] for _ in NOTE_COLUMNS]
+    pct: list[np.ndarray] = []
+    for chunk in _record_chunks(df):
+        for j, values in enumerate(zip(*map(notes, chunk), strict=True)):
+            if j == _PCT:  # no float object per row kept: interleaved with each chunk's dicts, they kept a
+                pct.append(np.array(values, dtype=float))  # million rows' garbage from going back to the OS
+            else:
+                columns[j].extend(values)
+    pcts = np.concatenate(pct)
+    # all None stays an object column of None, as a frame of the rows' tuples had it
+    columns[_PCT] = pcts if not np.isnan(pcts).all() else np.full(len(pcts), None, dtype=object)
+    return pd.DataFrame(dict(zip(NOTE_COLUMNS, columns, strict=True)), columns=NOTE_COLUMNS, index=df.index)
+
+
+_PCT = NOTE_COLUMNS.index("pct")
 
 
 def one_row_notes(row: pd.Series, environments: Mapping[str, JsonObject] | None = None,
