@@ -43,6 +43,8 @@ class _Scanner:
         self.text = codecs.getincrementaldecoder("utf-8-sig")()
         self.decoder = json.JSONDecoder(parse_constant=refuse_constant)
         self.buf, self.pos, self.eof, self.offset = "", 0, False, 0
+        #: No :meth:`fast_rows` before this place in the text (where its tries last failed: see there).
+        self.no_fast_before = 0
 
     def close(self) -> None:
         self.f.close()
@@ -110,7 +112,7 @@ class _Scanner:
         a string or an inner object leaves it open). Each row's ``texts`` entry is the chunk and its place
         there (:func:`row_texts` splits it when the caller decodes a row again). Returns the chunk and its
         rows; no rows: :meth:`fast_object` and :meth:`value` take the next row."""
-        if texts is None or self.peek() != "{":
+        if texts is None or self.peek() != "{" or self.offset + self.pos < self.no_fast_before:
             return "", None
         if len(self.buf) - self.pos < CHUNK_CHARS and not self.eof:
             self._more()
@@ -126,6 +128,9 @@ class _Scanner:
                 continue
             self.pos = end + 1
             return chunk, rows
+        # the rows up to the buffer's end go one by one: every try here would fail again the same way (the last
+        # rows of a file, with the peaks' "}, {" after them, failed 4 tries of a 1 MB decode for every row)
+        self.no_fast_before = self.offset + len(self.buf)
         return "", None
 
     def value(self, depth_check: Callable[[str, int, int], None]) -> Any:
