@@ -159,11 +159,12 @@ def main() -> int:
         steps[f"report {fmt}"] = [*wb, "report", *ids, "--store", str(store), "--out", str(work / f"r.{fmt}")]
     ok = True
     for name, argv in steps.items():
+        load_before = os.getloadavg()[0]
         wall, cpu, rss, rc, tail = timed(argv, env, args.step_timeout)
         met = rc == 0 and wall <= TARGETS[name] and rss <= MEMORY_TARGET_MB
         ok &= met
         print(f"{name:12s} {wall:7.1f} s wall  {cpu:7.1f} s CPU  {rss:7.0f} MB peak  exit {rc}  load "
-              f"{os.getloadavg()[0]:.1f}  target <= {TARGETS[name]:.0f} s and "
+              f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}  target <= {TARGETS[name]:.0f} s and "
               f"<= {MEMORY_TARGET_MB:.0f} MB: {'met' if met else 'NOT met'}" + (f"\n  {tail}" if rc else ""))
     print(f"peak of this script: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; files in {work}")
     return 0 if ok else 1
