@@ -27,7 +27,7 @@ install = if [ -x $(UV) ]; then $(UV) pip install --quiet --python $(1) $(2); \
 # (In variables: a comma written in a $(call) argument would split it.)
 DEMO_REQS := -e ".[$(RUNTIME_EXTRAS),notebook,history]"
 TEST_REQS := -e ".[$(RUNTIME_EXTRAS),notebook,history,dev]"
-CORE_REQS := -e . "pytest>=8.0" "pytest-timeout>=2.3"
+CORE_REQS := -e . "pytest>=8.0" "pytest-timeout>=2.3" "pytest-xdist>=3.6"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -68,7 +68,7 @@ demo: system-deps $(VENV)/.installed-demo
 # run could not (test-unit-extras); every other tier in .venv. Each unit test runs at least once, and twice only
 # where a second run checks more (it skipped for want of a runtime, or is marked `extras`). Three jobs at once:
 # the installs (mostly network and disk) side by side, then each tier as soon as its own venv is ready, so the
-# full suite starts beside the core tier instead of after it (the core tier is one process). Every tier runs
+# full suite starts beside the core tier instead of after it. Every tier runs
 # even after another fails (-k), and make still exits non-zero. The unit tiers' lines start with "core| " and
 # "unit+| " (written whole, so other output cannot split them). The tiers share one private ceilings cache
 # (tests/conftest.py gives each pytest run its own otherwise): test-unit-extras and test-full run in one
@@ -98,6 +98,13 @@ $(CORE_VENV)/.installed: pyproject.toml | $(PY)
 	$(call install,$(CORE_VENV)/bin/python,$(CORE_REQS))
 	touch $@
 
+# The unit tiers run in UNIT_WORKERS pytest-xdist processes each, files handed out longest first as in test-full.
+# WHY: each is one chain (test-unit-extras starts when test-core has ended): in one process each, the two took
+# 275-315 s + 309-334 s of a fresh-clone CI run, a floor under `make test` however fast the full tier got.
+# xdist's controller sees every report, so --ran-out and --skip-ran-in work as in one process.
+UNIT_WORKERS ?= 2
+UNIT_XDIST := $(if $(filter 0,$(UNIT_WORKERS)),,-n $(UNIT_WORKERS) --dist loadfile --no-loadscope-reorder)
+
 # CORE_RAN lists the unit tests that ran there (not skipped; tests/conftest.py's --ran-out). Its rule succeeds
 # even where a test failed, keeping pytest's status in CORE_STATUS for test-core to exit with: under make -k a
 # failed target's dependents would not run, and test-unit-extras must run all the same.
@@ -106,7 +113,8 @@ CORE_STATUS := $(CORE_VENV)/unit-status
 $(CORE_RAN): SHELL := /bin/bash
 $(CORE_RAN): FORCE $(CORE_VENV)/.installed
 	@rm -f $@ $(CORE_STATUS)
-	$(CORE_VENV)/bin/python -m pytest -q -p no:cacheprovider --ran-out $@ tests/unit 2>&1 | sed -u 's/^/core| /'; \
+	$(CORE_VENV)/bin/python -m pytest -q -p no:cacheprovider $(UNIT_XDIST) --ran-out $@ tests/unit 2>&1 \
+		| sed -u 's/^/core| /'; \
 		echo $${PIPESTATUS[0]} > $(CORE_STATUS)
 
 test-core: $(CORE_RAN)
@@ -118,7 +126,8 @@ test-core: $(CORE_RAN)
 test-unit-extras: SHELL := /bin/bash
 test-unit-extras: .SHELLFLAGS := -o pipefail -c
 test-unit-extras: $(CORE_RAN) system-deps-test $(VENV)/.installed-test
-	$(PY) -m pytest -q -p no:cacheprovider --skip-ran-in $(CORE_RAN) tests/unit 2>&1 | sed -u 's/^/unit+| /'
+	$(PY) -m pytest -q -p no:cacheprovider $(UNIT_XDIST) --skip-ran-in $(CORE_RAN) tests/unit 2>&1 \
+		| sed -u 's/^/unit+| /'
 
 FORCE:
 
