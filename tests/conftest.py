@@ -13,6 +13,7 @@ Every marker is registered here, in one place.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -42,6 +43,13 @@ SHARED_ENV = "WORKBENCH_TESTS_SHARED"
 TEST_OUTPUT_ENV = "WORKBENCH_TEST_OUTPUT"
 
 
+#: Temporary folders this process made for the run (not those a pytest-xdist worker inherited), removed at its
+#: end: every `make test` had left three empty or near-empty folders in /tmp per tier (230 after a day's work).
+_made_here: list[str] = []
+#: The screenshots' and executed notebooks' folder this process made: kept when a test put something there.
+_output_made_here: list[str] = []
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
@@ -49,20 +57,25 @@ def pytest_configure(config: pytest.Config) -> None:
     if "WORKBENCH_CEILINGS_CACHE" not in os.environ:
         import tempfile
 
-        os.environ["WORKBENCH_CEILINGS_CACHE"] = str(Path(tempfile.mkdtemp(prefix="wb-ceilings-")) / "ceilings.json")
+        _made_here.append(tempfile.mkdtemp(prefix="wb-ceilings-"))
+        os.environ["WORKBENCH_CEILINGS_CACHE"] = str(Path(_made_here[-1]) / "ceilings.json")
     if SHARED_ENV not in os.environ:  # set before pytest-xdist starts its workers, so they inherit it
         import tempfile
 
-        os.environ[SHARED_ENV] = tempfile.mkdtemp(prefix="wb-tests-shared-")
+        _made_here.append(tempfile.mkdtemp(prefix="wb-tests-shared-"))
+        os.environ[SHARED_ENV] = _made_here[-1]
     # Nothing a test writes lands in the working tree (issue 38: `make test` left ./workbench-results.sqlite,
     # which the README's `workbench report latest` then reported): the default store of every command a test
     # runs is a temporary one, and screenshots and executed notebooks go to a temporary folder unless
     # WORKBENCH_TEST_OUTPUT names one (`WORKBENCH_TEST_OUTPUT=test-output make test` keeps them there).
     import tempfile
 
-    os.environ.setdefault("WORKBENCH_STORE", str(Path(tempfile.mkdtemp(prefix="wb-tests-store-"))
-                                                 / "workbench-results.sqlite"))
-    os.environ.setdefault(TEST_OUTPUT_ENV, tempfile.mkdtemp(prefix="wb-test-output-"))
+    if "WORKBENCH_STORE" not in os.environ:
+        _made_here.append(tempfile.mkdtemp(prefix="wb-tests-store-"))
+        os.environ["WORKBENCH_STORE"] = str(Path(_made_here[-1]) / "workbench-results.sqlite")
+    if TEST_OUTPUT_ENV not in os.environ:
+        _output_made_here.append(tempfile.mkdtemp(prefix="wb-test-output-"))
+        os.environ[TEST_OUTPUT_ENV] = _output_made_here[-1]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -386,6 +399,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     a killed one leaves no result, so a worker still running asks again instead of reading it."""
     for proc in list(_running):
         proc.kill()
+    import shutil
+
+    for folder in _made_here:
+        shutil.rmtree(folder, ignore_errors=True)
+    for folder in _output_made_here:  # screenshots and executed notebooks are kept to look at
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)  # only when empty
 
 
 def _once_per_run(name: str, args: list[str], timeout: float) -> dict[str, object]:

@@ -13,6 +13,7 @@ CuPy's float16 type (the host has none: float32 and float64 only), launch shapes
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import re
@@ -46,6 +47,7 @@ CTYPES = {"float": ctypes.c_float, "double": ctypes.c_double, "int": ctypes.c_in
 _PARAM = re.compile(r"(raw\s+)?(\w+)\s+(\w+)")
 _BUILT: dict[str, ctypes.CDLL] = {}
 _BUILD_DIR = Path(tempfile.mkdtemp(prefix="wb-cupy-host-"))
+atexit.register(shutil.rmtree, _BUILD_DIR, True)  # the built libraries are this process's only
 
 
 def _params(text: str) -> list[tuple[bool, str, str]]:
