@@ -73,8 +73,10 @@ demo: system-deps $(VENV)/.installed-demo
 # "unit+| " (written whole, so other output cannot split them). The tiers share one private ceilings cache
 # (tests/conftest.py gives each pytest run its own otherwise): test-unit-extras and test-full run in one
 # environment, so the automatic ceilings probe (10-25 s of busy cores under load) runs once for both.
+# One ceilings cache for every tier (each probes the CPU once, not once per tier), removed at the end.
 test:
-	@export WORKBENCH_CEILINGS_CACHE="$${WORKBENCH_CEILINGS_CACHE:-$$(mktemp -d -t wb-ceilings-XXXXXX)/ceilings.json}"; \
+	@if [ -z "$$WORKBENCH_CEILINGS_CACHE" ]; then made=$$(mktemp -d -t wb-ceilings-XXXXXX) || exit 1; \
+		trap 'rm -rf "$$made"' EXIT; export WORKBENCH_CEILINGS_CACHE="$$made/ceilings.json"; fi; \
 	$(MAKE) --no-print-directory -k -j3 test-core test-unit-extras test-full lint \
 		'FULL_TESTS=--ignore=tests/unit tests'
 
