@@ -30,7 +30,7 @@ from workbench.measure.case import (
     check as _check_outputs,  # bound here: replacing workbench.measure.case.check later does not reach audits
 )
 from workbench.measure.gaming import FINISHES_LATER, IMPOSSIBLE_SPEED, STALE, TAMPERS, TRADES_PRECISION
-from workbench.roofs.model import above_top_roof, flops_roof_of
+from workbench.roofs.model import above_top_roof
 
 #: How long a failed check waits before reading the output again (a thread or side stream still writing it).
 LATE_WAIT_S = 0.05
@@ -134,16 +134,15 @@ def reduced_precision(settings: Mapping[str, Any] | None, dtype: str) -> str:
 
 # -- impossible speed -----------------------------------------------------------------------------------------
 #: The swappable roof test until a measured top roof (L1 bandwidth, peak FLOP/s) is known for the device: no
-#: cache moves data more than this many times the DRAM roof, no kernel beats the FLOP roof by more than this.
+#: cache moves data more than this many times the DRAM roof.
 FALLBACK_BANDWIDTH_FACTOR = 64.0
-FALLBACK_FLOPS_FACTOR = 1.5
 
 
 def implausible_reason(row: Mapping[str, Any], roofs: Any = None) -> str | None:
     """Why a measured rate is beyond the device, else None: the roofs' own test
     (:func:`workbench.roofs.model.above_top_roof`) where the device's roof set is known, and where it has no top
-    bandwidth roof, a bandwidth above :data:`FALLBACK_BANDWIDTH_FACTOR` times the row's DRAM ceiling or a FLOP
-    rate above :data:`FALLBACK_FLOPS_FACTOR` times its FLOP ceiling."""
+    bandwidth roof, a bandwidth above :data:`FALLBACK_BANDWIDTH_FACTOR` times the row's DRAM ceiling; FLOP/s is
+    always judged against the roof the row names (its table's ceiling), as the roofs' test judges it."""
     if roofs is not None:
         reason = above_top_roof(row, roofs)
         if reason:
@@ -155,12 +154,10 @@ def implausible_reason(row: Mapping[str, Any], roofs: Any = None) -> str | None:
     if gbps is not None and bw and gbps > FALLBACK_BANDWIDTH_FACTOR * bw:
         reasons.append(f"{gbps:.3g} GB/s is {gbps / bw:.0f}x the {bw:.3g} GB/s DRAM roof: no cache level is that "
                        "much faster")
-    gflops, fl = number_or_none(row.get("gflops")), number_or_none(row.get("ceiling_gflops"))
-    if row.get("dtype") == "float32" and reduced_float32_flags(row.get("precision")):
-        tf32 = flops_roof_of(row, roofs) if roofs is not None else None  # the float32 ceiling does not bound it
-        fl = tf32.value if tf32 is not None else None
-    if gflops is not None and fl and gflops > FALLBACK_FLOPS_FACTOR * fl:
-        reasons.append(f"{gflops:.3g} GFLOP/s is {gflops / fl:.1f}x the {fl:.3g} GFLOP/s roof")
+    # FLOP/s: the roof the row names, as the roofs' own test judges it (the probe's own workload is never beyond it)
+    flops = above_top_roof({k: v for k, v in row.items() if k != "gbps"}, roofs)
+    if flops:
+        reasons.append(flops.removeprefix("implausible: ").split(": the timing")[0])
     if not reasons:
         return None
     return ("implausible: " + "; ".join(reasons)

@@ -119,7 +119,8 @@ def _judged(request: CellRequest, config: TimingConfig, case: Case, sets: list[I
     dtype = request.cell.dtype
     res.rates = Rates(**rates(res.rates.flops or 0.0, res.rates.bytes or 0.0, st.median, dtype,
                               request.ceilings, published_ceilings(res.device, dtype), case.spec.bound,
-                              chain_steps=case.spec.chain(case.params) if case.spec.chain else None))
+                              chain_steps=case.spec.chain(case.params) if case.spec.chain else None,
+                              who=_who(res)))
     if timing.stopped_by == "deadline" and st.n < config.min_samples:
         raise CellTimeout(f"timed out after {st.n} of {config.min_samples} samples (limit {clock.limit_s:g} s)")
     note_tuned_config(res, case.call)
@@ -151,13 +152,20 @@ def end_timed(res: CellResult, dtype: str, ceilings: Peaks | None) -> None:
     if settings:
         res.placement["precision"] = json.dumps(settings, sort_keys=True)
         res.note(reduced_precision(settings, dtype))
-    why = implausible_reason({**vars(res.rates), "dtype": dtype, "precision": settings},
+    # the round's own median rate against the roof its row names (``ceiling_gflops``): a merged row is judged
+    # again on its pooled median (:func:`workbench.measure.rounds.merge_rounds`)
+    why = implausible_reason({**vars(res.rates), **_who(res), "dtype": dtype, "precision": settings},
                              getattr(ceilings, "roof_set", None))
     if why:
         res.rates.peak_note = None
         res.end(Status.IMPLAUSIBLE, why)
         return
     res.end(Status.OK)
+
+
+def _who(res: CellResult) -> dict[str, str]:
+    """The row's kernel and backend: what tells the probe's own workload (numpy's GEMM) from any other call."""
+    return {"kernel": res.cell.kernel, "backend": res.cell.backend}
 
 
 def warmup_left(config: TimingConfig, ran_s: float, device_class: str) -> TimingConfig:

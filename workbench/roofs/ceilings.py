@@ -26,6 +26,8 @@ from workbench.roofs.model import (
     RoofKind,
     RoofSet,
     above_top_roof,
+    is_probe_workload,
+    named_flops_roof,
     split_source,
 )
 
@@ -76,9 +78,16 @@ def peak_note(pct_bw: float | None, pct_flops: float | None, nbytes: float | Non
         parts.append(f"{pct_bw:.0f}% of the {bw_src or 'measured'}{which} bandwidth ceiling: "
                      f"{_above_bandwidth(pct_bw, nbytes, llc_bytes, bw_src, roofs, row)}")
     if pct_flops is not None and pct_flops > 100.0:
+        own = row is not None and is_probe_workload(row, named_flops_roof(row, roofs))
         parts.append(f"{pct_flops:.0f}% of the {fl_src or 'measured'} GFLOP/s ceiling: "
-                     f"{ceiling_suspect(fl_src, 'GEMM')}")
+                     + (PROBE_READ_LOW if own else ceiling_suspect(fl_src, 'GEMM')))
     return "; ".join(parts) or None
+
+
+#: Why the probe's own workload reads above the roof it set (:func:`workbench.roofs.model.is_probe_workload`).
+PROBE_READ_LOW = ("the ceiling was measured low: this cell runs the probe's own GEMM (numpy.matmul), so reading above "
+                  "it means the probe read low (a shared host's speed moves 1.3-1.5x between the probe and the run), "
+                  "not a call beyond the device; `workbench peaks` on an idle machine measures a better ceiling")
 
 
 def ceiling_suspect(src: str | None, what: str) -> str:

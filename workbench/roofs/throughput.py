@@ -93,13 +93,15 @@ def combined_source(bw_src: str | None, fl_src: str | None) -> str | None:
 
 def rates(flops: float, nbytes: float, seconds: float | None, dtype: str, peaks: Peaks | None = None,
           published: Mapping[str, float] | None = None, bound: str = "memory-bound",
-          llc_bytes: int | None = None, chain_steps: float | None = None) -> RowDict:
+          llc_bytes: int | None = None, chain_steps: float | None = None,
+          who: Mapping[str, str] | None = None) -> RowDict:
     """gflops, gbps, intensity, the percentages of peak for one median time, and the ceilings behind them.
 
     A ``latency-bound`` or ``none`` kernel (``bound``) gets no % of peak; its note gives the time of one of
     its ``chain_steps`` dependent steps. Ceilings are ``peaks`` (measured; a :class:`Ceilings` says by what)
     where known, else ``published``; ``llc_bytes`` (default: ``peaks.llc_bytes``) lets a
-    percentage above 100 be explained by the cache (``peak_note``).
+    percentage above 100 be explained by the cache (``peak_note``); ``who``: the row's kernel and backend, which
+    tell the probe's own workload (numpy's GEMM, whose reading above its roof means the probe read low).
     """
     out: RowDict = {"flops": flops, "bytes": nbytes,
                            "intensity": flops / nbytes if nbytes else None,
@@ -125,7 +127,7 @@ def rates(flops: float, nbytes: float, seconds: float | None, dtype: str, peaks:
     if llc_bytes is None:
         llc_bytes = getattr(peaks, "llc_bytes", None)
     out["peak_note"] = peak_note(out["pct_peak_bw"], out["pct_peak_flops"], nbytes, llc_bytes, bw_src, fl_src,
-                                 roofs=getattr(peaks, "roof_set", None), row={**out, "dtype": dtype})
+                                 roofs=getattr(peaks, "roof_set", None), row={**out, **(who or {}), "dtype": dtype})
     if published:
         if bound == "compute-bound" and published.get(FLOPS):
             out["pct_published"] = 100.0 * gflops / published[FLOPS]
