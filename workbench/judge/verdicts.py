@@ -136,8 +136,8 @@ class VerdictFields(TypedDict):
 #: to rerun (:func:`is_disturbed`, :data:`RERUN_HINT`). Intervals of ±1,361% and ±371,597,614% had been printed
 #: as findings under load.
 DISTURBED_FLOOR = 0.5
-#: What to do about a disturbed or unsettled comparison, said with it.
-RERUN_HINT = "rerun it with more rounds (workbench bench ... --rounds 10)"
+#: No command: the hint does not know the cell's flags ("workbench bench ... --rounds 10" could not be copied, 06).
+RERUN_HINT = "rerun it with more rounds (add --rounds 10 to the command that measured it)"
 #: Where the rows show a busy machine (other processes past BUSY_CPU_SHARE of the CPU): no more rounds, which add
 #: the disturbance too (docs/statistics.md: `--rounds 9` widened floors at load 10-11, ±25-28% against ±11-12%).
 BUSY_RERUN_HINT = "rerun it while the machine is otherwise idle (more rounds on a busy machine add its disturbance too)"

@@ -39,6 +39,13 @@ from workbench.judge.verdicts import (
     verdict_label,
 )
 from workbench.report.claim_words import UNSETTLED_SIZES, busy_words, opposite_medians, sizes_said  # noqa: F401
+from workbench.report.claims_cause import (  # noqa: F401  (re-exported)
+    busy_share,
+    disturbance_text,
+    noise_cause,
+    one_way_text,
+    pair_rounds,
+)
 from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorials import them from here)
     BANDWIDTH_DOWN_NOTE,
     _num,
@@ -220,12 +227,12 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     choose its rerun hint; and ``disturbed_by`` (:func:`disturbance_text` of those rows), which a disturbed
     sentence names where its caller gave no cause (04 printed "the comparison was disturbed" and not by what)."""
     out = table.copy()
-    if out.empty or "other_cpu_share" not in rows:
-        out["busy"], out["disturbed_by"] = None, ""
+    if out.empty:
+        out["busy"], out["disturbed_by"], out["round_ratios"], out["rounds_apart"] = None, "", None, None
         return out
-    share = pd.to_numeric(rows["other_cpu_share"], errors="coerce")
+    share = pd.to_numeric(rows.get("other_cpu_share", pd.Series(float("nan"), index=rows.index)), errors="coerce")
     key = "size_label" if "size_label" in rows and "size_label" in out else None
-    busy, by = [], []
+    busy, by, rounds = [], [], []
     for r in out.to_dict("records"):
         sides = (((rows["variant"] == r.get("variant")) & (rows["backend"] == r.get("backend")))
                  | ((rows["variant"] == r.get("baseline_variant")) & (rows["backend"] == r.get("baseline_backend"))))
@@ -234,7 +241,9 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         seen = share[sides].dropna()
         busy.append(None if seen.empty else bool(seen.max() > BUSY_CPU_SHARE))
         by.append(disturbance_text(rows[sides]))
+        rounds.append(pair_rounds(r, rows[sides]))
     out["busy"], out["disturbed_by"] = busy, by
+    out["round_ratios"], out["rounds_apart"] = [x[0] for x in rounds], [x[1] for x in rounds]
     return out
 
 
@@ -259,15 +268,15 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     it (two machines compared: their kernels' ratios differ, which no idle rerun removes; two runs compared:
     :data:`RUNS_RERUN_HINT`). ``busy`` (else the pair's ``busy`` field, from
     :func:`mark_busy` / :func:`pair_verdicts`) says whether the rows showed a busy machine: only then does the
-    advice name other work ("while the machine is otherwise idle"); on an idle one it says the rounds varied."""
-    s, floor = _num(v, "speedup"), _num(v, "floor")
+    advice name other work ("while the machine is otherwise idle"); on an idle one the disturbed sentence names
+    what its numbers show varied (:func:`~workbench.report.claims_cause.noise_cause`), the load only as context."""
+    s, floor, said = _num(v, "speedup"), _num(v, "floor"), reading(v)
     busy = _busy_of(v) if busy is None else busy
     given, hint = rerun, rerun_hint(busy) if rerun is None else rerun
-    rerun = hint
-    said = reading(v)
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
         by = disturbed_by or str(v.get("disturbed_by") or "")   # the pair's own rows' load (mark_busy)
-        return _disturbed_sentence(v, said, base, other, by, rerun, wide_because)
+        by = "; ".join(x for x in (noise_cause(v), by) if x) if busy is False else by
+        return _disturbed_sentence(v, said, base, other, by, hint, wide_because)
     direction = settled_direction(v)
     if direction is not None:   # every estimate on one side, past the band: who was faster is settled
         return _direction_sentence(v, direction, base, other, hint)
@@ -305,7 +314,8 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
             # quieter machine is not the cure (08 busy: "interval (0.947×-0.978×) … rerun while otherwise idle")
             advice = SETTLE_AT_BAND_BUSY if busy else SETTLE_AT_BAND
         why = _unsettled_why(other, s, lo, hi, floor) + opposite_medians(v, s, other)
-        return f"could not tell {other} from {base}: {why}; {advice}"
+        one_way = one_way_text(v, base, other) if lo <= 1 <= hi else ""
+        return f"could not tell {other} from {base}: {why}{'; ' + one_way if one_way else ''}; {advice}"
     return f"no call between {other} and {base}: {v.get('verdict')}"
 
 
@@ -419,21 +429,8 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
         return f"{other} ran at least {bound_text(lo)} faster than {base}, by how much is unknown: {tail}"
     if said == "slower":
         return f"{base} was faster: {other} took at least {bound_text(1 / hi)} its time, by how much is unknown: {tail}"
-    return f"could not tell {other} from {base}: {tail}"
-
-
-def disturbance_text(rows: pd.DataFrame) -> str:
-    """What the machine was doing while ``rows`` were measured, from their own records: "load up to 4.7,
-    other processes up to 85% of the CPU" ("" where no row says); said beside a disturbed comparison."""
-    parts = []
-    if "load_avg_1m" in rows:
-        load = pd.to_numeric(rows["load_avg_1m"], errors="coerce").dropna()
-        if len(load):
-            parts.append(f"load up to {load.max():.1f}")
-    share = busy_share(rows)
-    if share is not None:
-        parts.append(f"other processes up to {share:.0%} of the CPU")
-    return ", ".join(parts)
+    one_way = one_way_text(v, base, other)
+    return f"could not tell {other} from {base}: {one_way + '; ' if one_way else ''}{tail}"
 
 
 def check_verdict(v: Mapping[str, Any]) -> None:
@@ -557,15 +554,6 @@ def cache_text(nbytes: float, llc: float | None) -> str:
         return f"working set {fmt_bytes(nbytes)} (last-level cache size unknown)"
     verb = "fits in" if nbytes <= llc else "exceeds"
     return f"working set {fmt_bytes(nbytes)} {verb} the {fmt_bytes(llc)} last-level cache"
-
-
-def busy_share(rows: pd.DataFrame) -> float | None:
-    """The largest share of the CPU that other processes used while ``rows`` were measured (each row records
-    its cell's ``other_cpu_share``); None where no row says."""
-    if "other_cpu_share" not in rows:
-        return None
-    shares = pd.to_numeric(rows["other_cpu_share"], errors="coerce").dropna()
-    return float(shares.max()) if len(shares) else None
 
 
 def busy_text(rows: pd.DataFrame) -> str:
