@@ -78,7 +78,7 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
     pooled = "run_id" in cols and len(runs) > MAX_RUN_LINES
     if pooled:
         _draw_pooled_runs(ax, data, metric, [c for c in cols if c != "run_id"], styles, len(runs))
-    n_noisy = 0
+    n_noisy, banded = 0, False
     for key, g in [] if pooled else data.groupby([*cols, "_group"], sort=True, dropna=False):
         g = g.dropna(subset=[metric]).sort_values("_x")
         if g.empty:
@@ -89,12 +89,15 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
         label = series_label(key[:-1], cols, run_names, styles) + (f", {key[-1]}" if key[-1] else "")
         ax.plot(g["_x"], g[metric], marker=style.marker, ms=4, color=style.color, ls=ls, label=label)
         band = quartile_band(g, metric) if bands else None
-        if band is not None:
+        if band is not None and np.isfinite(band[0]).any():
             ax.fill_between(g["_x"], band[0], band[1], color=style.color, alpha=0.15, linewidth=0)
+            banded = True
         noisy = noisy_mask(g)
         if noisy.any():
             mark_noisy(ax, g["_x"][noisy], g[metric][noisy], style.color, marker=style.marker)
             n_noisy += int(noisy.sum())
+    if banded:
+        ax.plot([], [], ls="none", label=BAND_LABEL)  # what the shading is, in the legend as on the table
     noisy_legend(ax, n_noisy)
     set_size_axis(ax, data["_x"], axis, data.attrs.get("companions"))
     if metric == "median_s":
@@ -107,6 +110,10 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
             ax.set_ylim(bottom=0) if ax.get_yscale() == "linear" else None
     ax.grid(True, alpha=0.3)
     return pooled
+
+
+#: What the shaded band is (the legend says it): the table's "median ± IQR" spread.
+BAND_LABEL = "band: IQR of all samples (the table's ± IQR)"
 
 
 def _draw_pooled_runs(ax: Axes, data: pd.DataFrame, metric: str, cols: list[str],
@@ -126,20 +133,24 @@ def _draw_pooled_runs(ax: Axes, data: pd.DataFrame, metric: str, cols: list[str]
 
 
 def quartile_band(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
-    """Lower/upper edge of the interquartile band of ``metric`` (None when quartiles are unknown)."""
+    """Lower/upper edge of the interquartile band of ``metric`` (None when quartiles are unknown): in time, the
+    table's own "± IQR" (``iqr_s``, the round-weighted quartiles of all rounds' samples), exactly as wide, placed
+    around the line as the samples lie around their own median."""
     if not {"q1_s", "q3_s", "median_s"} <= set(g.columns):
         return None
     q1, q3, med = (pd.to_numeric(g[c], errors="coerce").to_numpy(float) for c in ("q1_s", "q3_s", "median_s"))
     if np.isnan(q1).all() or np.isnan(q3).all():
         return None
     # The line is the median of the rounds' medians; the quartiles are of all samples pooled. Where rounds
-    # drifted apart those two need not agree (the line ran outside its band), so the band is the samples'
-    # spread around the line: the quartiles scaled by line / pooled median (no change for one round).
-    scale = med / _pooled_medians(g, med)
-    q1, q3 = q1 * scale, q3 * scale
+    # drifted apart those two need not agree (the line ran outside its band), so the quartiles are moved by the
+    # line's distance from the pooled median: the band keeps the table's width (q3 - q1). Scaling them instead
+    # drew 01's "116 µs ± 47.9 µs" as a 60 µs band (99-159 µs) and 08's "26 µs ± 12.3 µs" as a 9.6 µs one.
+    shift = med - _pooled_medians(g, med)
+    lo, hi = q1 + shift, q3 + shift
+    q1, q3 = np.where(lo > 0, lo, q1), np.where(lo > 0, hi, q3)  # a band moved past zero stays where it was
     # no band where the summary table withholds the spread as disturbed (its quartiles span more than ±50% of its
     # median, report.summary): 08 drew bands for cells its table read "disturbed"
-    iqr = pd.to_numeric(g["iqr_s"], errors="coerce").to_numpy(float) if "iqr_s" in g else q3 / scale - q1 / scale
+    iqr = pd.to_numeric(g["iqr_s"], errors="coerce").to_numpy(float) if "iqr_s" in g else q3 - q1
     with np.errstate(invalid="ignore"):
         withheld = iqr > DISTURBED_FLOOR * med
     q1, q3 = np.where(withheld, np.nan, q1), np.where(withheld, np.nan, q3)
