@@ -152,10 +152,18 @@ look before it is believed: where it measured slower while other processes were 
 """),
     code("""
 library = ok["library"].astype(bool)
+ran = res.df[res.df["median_s"].notna()]   # timed, whatever its status (a cell set aside still ran)
 for size, g in ok.groupby("size_label", sort=False):
     lib, hand = g[library[g.index]], g[~library[g.index]]
     if lib.empty or hand.empty:
-        print(f"{size}: no library call and hand-written kernel both ran")
+        # which side is missing: never ran, or ran and was set aside for its status (its row says why)
+        side = "library call" if lib.empty else "hand-written kernel"
+        aside = ran[(ran["size_label"] == size) & (ran["status"] != "ok")
+                    & (ran["library"].astype(bool) == lib.empty)]
+        print(f"{size}: no comparison: " + (
+            f"the {side} ran but was set aside for its status ("
+            + "; ".join(f"{r['variant']} @ {r['backend']}: {r['status']}" for _, r in aside.iterrows()) + ")"
+            if len(aside) else f"no {side} ran at this size"))
         continue
     a, b = lib.loc[lib["median_s"].idxmin()], hand.loc[hand["median_s"].idxmin()]
     v = judge_pair(a, b)   # the library as baseline: "faster" only if the kernel's gain beats the noise
@@ -183,6 +191,7 @@ device's last-level cache.
 """),
     code("""
 from workbench.roofs.ceilings import row_peak_note
+from workbench.roofs.model import resolve_roofs, roofs_of_row
 
 for size, g in ok.groupby("size_label", sort=False):
     print(f"{size}: {cache_text(float(g['bytes'].iloc[0]), last_level_cache_bytes(g['backend'].iloc[0]))}")
@@ -199,12 +208,31 @@ for _, r in ok.iterrows():
 roof = pd.DataFrame(rows)
 above = roof[roof["above"]]
 n, m = len(above), len(roof)
+# cells timed but set aside for their status are not plotted: say how many, and which, beside the count
+aside = res.df[res.df["median_s"].notna() & (res.df["status"] != "ok")]
+aside_text = (f" ({len(aside)} more cell{'s' if len(aside) > 1 else ''} set aside for its status, not plotted: "
+              + "; ".join(f"{r['variant']} @ {r['backend']} {r['size_label']}: {r['status']}"
+                          for _, r in aside.iterrows()) + ")") if len(aside) else ""
+
+
+def ceiling_named(col, unit):
+    # the ceiling of the row at the highest percentage, as that row names it (value and roof level)
+    r = ok.loc[pd.to_numeric(ok[col], errors="coerce").idxmax()]
+    value = r["ceiling_gbps" if unit == "GB/s" else "ceiling_gflops"]
+    rs = roofs_of_row(resolve_roofs(ok, res._peaks()), r)
+    level = rs.level_of(value) if rs is not None and unit == "GB/s" else None
+    what = (f"the {level.kind.short} roof" if level is not None else
+            "the peak FLOP/s roof" if unit == "GFLOP/s" else "its row's ceiling")
+    return f"{value:.3g} {unit}, {what}, for {r['variant']} @ {r['backend']} {r['size_label']}"
+
+
 if n == 0:
-    # three significant figures: a point at 99.6% is under its roof and must not print as 100%
     # three significant figures, one decimal near 100 (99.6% is under its roof and must not print as 100%)
     under = lambda x: f"{x:.1f}" if 99.5 <= x <= 100 else f"{x:.3g}"  # noqa: E731
-    print(f"Every one of the {m} points sits under its roof: at most {under(roof['pct_peak_bw'].max())}% of its "
-          f"bandwidth ceiling and {under(roof['pct_peak_flops'].max())}% of its GFLOP/s ceiling.")
+    print(f"Every one of the {m} plotted points sits under its roof{aside_text}: at most "
+          f"{under(roof['pct_peak_bw'].max())}% of its bandwidth ceiling ({ceiling_named('pct_peak_bw', 'GB/s')}) "
+          f"and {under(roof['pct_peak_flops'].max())}% of its GFLOP/s ceiling "
+          f"({ceiling_named('pct_peak_flops', 'GFLOP/s')}).")
 else:
     cached = int(above["cache_resident"].sum())
     parts = []
@@ -215,7 +243,7 @@ else:
         parts.append(f"{n - cached} at or past a ceiling that is numpy's own BLAS at the probe's size and "
                      "moment: the ceiling may have been measured low, or the library ran faster here than then "
                      "(see each reason)")
-    print(f"{n} of {m} points sit above their ceiling: " + "; ".join(parts) + ".")
+    print(f"{n} of {m} plotted points sit above their ceiling{aside_text}: " + "; ".join(parts) + ".")
     for _, r in above.iterrows():
         # one decimal: 100.3% is above its ceiling, and "100" would read as on it
         pcts = ", ".join(f"{r[c]:.1f}% of its {what} ceiling" for c, what in
