@@ -77,6 +77,7 @@ print(run_a.run_id, run_b.run_id, f"(numba threads: {threads} in run A, 1 in run
 store = Store(STORE)
 df = store.results([run_a.run_id, run_b.run_id])
 cmp = mark_busy(compare_runs(df, run_a.run_id, run_b.run_id), df)   # which cells' rows saw a busy machine
+cmp["run_noise"] = cmp.attrs["run_noise"]   # a disturbed sentence names the runs' scatter against the cells' rounds
 # what the rows recorded of the two runs besides the code: run B's one numba thread is among them
 print("what differs between the runs besides the code, as compare_runs reads their rows:")
 print("\\n".join(f"  - {c}" for c in cmp.attrs.get("conditions", [])) or "  (nothing beyond the threads below)")
@@ -132,6 +133,16 @@ def b_over_a(lo: float, hi: float) -> tuple[str, str]:
     # printed ends and still a bound
     at = RatioPrecision.of(1 / hi, 1 / lo)
     return bound_text(1 / hi, precision=at), bound_text(1 / lo, up=True, precision=at)
+
+
+def runs_needed(sigma: float) -> str:
+    # how many runs a side the run-to-run scatter implies: sigma is already that of one run's ratio to the other's,
+    # so n runs a side give sigma/sqrt(n), and K_BETWEEN of those must fit inside the 5% band for "same"; 07 advised
+    # "more runs would settle it" where +-14% needed about 65 a side
+    n = math.ceil((K_BETWEEN * sigma / math.log1p(0.05)) ** 2)
+    said = f"the run-to-run scatter ({sigma_pct(sigma)}) needs about {n:,} runs a side to settle ±5%"
+    return said + (": no practical number of runs does; quieter runs (less scatter between them) would" if n > 20
+                   else " (workbench compare A1,A2,... B1,B2,...)")
 
 
 def as_expected(variant: str, g: pd.DataFrame, said: pd.Series) -> bool:
@@ -219,9 +230,7 @@ for variant, g in cmp.groupby("variant"):
                      + (f" ({busy})" if busy else "")
                      + ("; the text's expectation is checked only as far as the intervals above bound it"
                         if bounded else "; so this run cannot check the text's expectation")
-                     + ("; more runs of each side, on a quieter machine, would settle it" if busy
-                        else "; more runs of each side would settle it (each brings its own rounds, and the "
-                             "noise between runs shrinks only with runs)"))
+                     + f"; {runs_needed(run_sigma)}" + ("; on a quieter machine" if busy else ""))
     elif as_expected(variant, g, said):
         lines.append("  as the text above expects"
                      + (" where the noise let us tell" if (said == "inconclusive").any() else ""))

@@ -121,9 +121,11 @@ def rerun_advice(rows, kernel="mlp_block"):
     # not more rounds (docs/statistics.md, "Where the power goes": at load 10-11 nine rounds gave floors of ±25-28%
     # against ±11-12% with three); on an idle one more rounds
     if machine_busy(rows):   # by the threshold the rows' own noisy mark uses, said with it (busy_words)
-        return (f"rerun it on a quieter machine (workbench bench --kernels {kernel} ...): {busy_words(rows)}, and "
+        return (f"rerun it on a quieter machine: {busy_words(rows)}, and "
                 "more rounds on a busy machine add its disturbance too")
-    return f"rerun it with more rounds (workbench bench --kernels {kernel} ... --rounds 10)"
+    # no "workbench bench --kernels K ... --rounds 10": a command printed must be copyable, and these cells' LLM
+    # shapes are the notebook's own, not flags; the rounds are set where this notebook calls workbench.benchmark
+    return "rerun it with more rounds (FULL = True in the parameters cell measures 5 rounds a cell, not 3)"
 
 
 def share_band(x):
@@ -144,7 +146,8 @@ def stream_share_text(share, what, across=()):
     said = f"reading {what} once at the stream rate would take {share:.0%} of its time"
     if across:
         return (said + f" by the median of its rounds, but its rounds read {across[0]:.0%} to {across[-1]:.0%}, in "
-                "more than one band: no band is read from them (a rerun on a quieter machine may settle it)")
+                "more than one band: no band is read from them (the rounds, not the median, decide the band: more "
+                "rounds would show where most of them fall)")
     if share > 1:   # the kernel read faster than the reference rate: the rate is no ceiling for it here
         return said + (" (above 100%: it moved its bytes faster than the probe's rate, so part of them came from the "
                        "cache, or the probe read low; no share of its time is read from it)")
@@ -336,30 +339,41 @@ if lowest["variant"].nunique() == 1:
 # numba-flash splits the cache across the cores; does that beat numpy's plain materialised scores? Said from
 # the paired verdicts only: "beyond the noise" where the verdict is settled (may_state_cause), else not settled
 if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
-    by = {"faster": [], "slower": [], "not settled": []}
+    by = {"faster": [], "slower": [], "faster, disturbed": [], "slower, disturbed": [], "not settled": []}
     flip = {"faster": "slower", "slower": "faster"}
+
+    def said_as(v):
+        # the verdict the per-length lines print: settled; a direction whose interval excludes no change though
+        # disturbed ("at least 1.04x", counted with its direction, not as "not settled"); else not settled
+        r = reading(v)
+        return r if may_state_cause(v) else f"{r}, disturbed" if r in ("faster", "slower") else "not settled"
+
     for L in kv_lens:
         # the verdict the lines above printed for this pair where they judged it (one verdict per pair and length:
         # judged against another baseline, the run's typical noise differs and the two could read differently)
         if (L, "numpy-naive", "numba-flash") in judged_at:
             v = judged_at[(L, "numpy-naive", "numba-flash")]
-            by[reading(v) if may_state_cause(v) else "not settled"].append(f"{L:,}")
+            by[said_as(v)].append(f"{L:,}")
             continue
         if (L, "numba-flash", "numpy-naive") in judged_at:
             v = judged_at[(L, "numba-flash", "numpy-naive")]
-            by[flip.get(reading(v), "not settled") if may_state_cause(v) else "not settled"].append(f"{L:,}")
+            said = said_as(v)
+            by[said.replace(said.split(",")[0], flip[said.split(",")[0]]) if said != "not settled" else said].append(
+                f"{L:,}")
             continue
         at = decode.df[decode.df["cell_key"].isin(d.loc[d["kv_len"] == L, "cell_key"])]
         judged = speedup_vs_baseline(at, baseline_variant="numpy-naive", baseline_backend="numpy")
         flash = judged[judged["variant"] == "numba-flash"]
         for v in flash.to_dict("records"):
-            by[reading(v) if may_state_cause(v) else "not settled"].append(f"{L:,}")
+            by[said_as(v)].append(f"{L:,}")
     import numba
 
     cores = numba.get_num_threads()
     print(f"numba-flash ({cores} threads) against numpy-naive: "
-          + "; ".join(f"{'ran faster' if k == 'faster' else 'was slower' if k == 'slower' else k} at L={', '.join(v)}"
-                      + (" (beyond the noise)" if k != "not settled" else "") for k, v in by.items() if v)
+          + "; ".join(f"{'ran faster' if k.startswith('faster') else 'was slower' if k.startswith('slower') else k} "
+                      f"at L={', '.join(v)}" + (" (beyond the noise)" if k in ("faster", "slower") else
+                                                " (its interval excludes no change; by how much is disturbed)"
+                                                if k != "not settled" else "") for k, v in by.items() if v)
           + (f"; this run shared the machine: {busy_text(d)}" if busy_text(d) else ""))
 
 # the memory's rate the GB/s column is set against: the host's copy bandwidth, probed before each round of a cell
