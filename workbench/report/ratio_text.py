@@ -87,8 +87,34 @@ def interval_text(lo: Any, hi: Any, marks: Sequence[float] = ()) -> str:
     # a one-sided bound rounded as its sentence rounds it (:func:`bound_text`: 07 printed "≥ 1.27×" in the table
     # beside "at least 1.2× faster")
     if known[0] is not None:
-        return f"≥ {bound_text(known[0])}"
-    return f"≤ {bound_text(known[1], up=True)}" if known[1] is not None else ""
+        return f"≥ {_bound_cell(known[0], up=False)}"
+    return f"≤ {_bound_cell(known[1], up=True)}" if known[1] is not None else ""
+
+
+def _bound_cell(x: float, up: bool) -> str:
+    """A one-sided bound as a table cell. From 1 up, as its sentence rounds it (:func:`bound_text`); below 1, which
+    the sentence says inverted ("took at least 5.4× its time"), with the fewest digits whose inverse the sentence
+    rounds alike: 01 printed "≤ 0.19×" (1/0.19 = 5.26) beside "at least 5.4× its time" (1/0.185)."""
+    if not (_finite(x) and 0 < x < 1):
+        return bound_text(x, up=up)
+    said = bound_text(1 / x, up=not up)
+    rnd = math.ceil if up else math.floor
+    start = max(1 - math.floor(math.log10(x)), 1)
+    for decimals in range(start, start + 4):
+        shown = rnd(x * 10 ** decimals + (-1e-9 if up else 1e-9)) / 10 ** decimals
+        if 0 < shown < 1 and bound_text(1 / shown, up=not up) == said:
+            return f"{shown:.{decimals}f}×"
+    return bound_text(x, up=up)
+
+
+def mark_text(x: float, mark: float, decimals: int = 2) -> str:
+    """A ratio said beside a threshold ``mark`` it is tested against, with the decimals that print it on its own
+    side of the mark: 05 printed a round "1.05×" slower as under a 5% threshold (1.049)."""
+    if not _finite(x):
+        return f"{x}×"
+    while decimals < MAX_EXTRA_DECIMALS and not _apart(x, mark, decimals):
+        decimals += 1
+    return f"{x:.{decimals}f}×"
 
 
 def bound_text(x: float, up: bool = False, precision: RatioPrecision | None = None) -> str:
