@@ -35,6 +35,7 @@ from workbench import tutorial
 from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.backends.registry import all_backends
 from workbench.judge.dips import DIP_FELT, bandwidth_dips, felt_dips
+from workbench.report.ratio_text import mark_text
 from workbench.report.claims import (bandwidth_down_text, busy_text, cache_text, check_claim,
                                      host_bandwidth, interval_text, is_disturbed, json_list, last_level_cache_bytes,
                                      may_state_cause, medians_disagree,
@@ -299,10 +300,16 @@ def band_said(share, unfused, flat):
 def cache_vs_dram(in_cache, dram):
     # the direction the two figures show, in the words that say it: "slower" where the cache's GB/s is the lower
     # one (05 printed "at most 20% faster ... in cache (27.9 GB/s)" beside 28.9 from DRAM), the gain otherwise
-    gain = in_cache / dram - 1
-    if f"{in_cache:.1f}" == f"{dram:.1f}" or round(100 * gain) == 0:
+    # the gain from the figures as printed beside it (gbps_text): 05 said "only 5% faster" beside 0.9 and 0.8 GB/s
+    gain = float(gbps_text(in_cache)) / float(gbps_text(dram)) - 1
+    if gbps_text(in_cache) == gbps_text(dram) or round(100 * gain) == 0:
         return "no faster"
     return "slower" if gain < 0 else f"only {gain:.0%} faster"
+
+
+def gbps_text(x):
+    # a rate with three significant figures (0.853, 27.9, 112): "0.9" and "0.8" could not carry the ratio said
+    return f"{x:.3g}"
 
 
 def above_probe_text(rows, rate, kernel):
@@ -382,9 +389,10 @@ def bytes_answer(res, kernel):
         rounds = felt_rounds(r, rate)
         share = share_of(r, rate)
         per_round = ", ".join(f"{g:.1f}/{d:.1f}" for g, d, _, _ in rounds)
-        felt = [f"round {i} ({d:.1f} GB/s; the cell {x:.2f}× its other rounds' time)" for _, d, i, x in rounds
-                if d != rate]
-        unfelt = [f"round {i} ({x:.2f}×)" for g, d, i, x in rounds if x is not None and d == rate]
+        # each round's ratio with the digit that shows its side of the DIP_FELT threshold (05: "1.05×" for 1.049)
+        felt = [f"round {i} ({d:.1f} GB/s; the cell {mark_text(x, DIP_FELT)} its other rounds' time)"
+                for _, d, i, x in rounds if d != rate]
+        unfelt = [f"round {i} ({mark_text(x, DIP_FELT)})" for g, d, i, x in rounds if x is not None and d == rate]
         shares = (f"{share:.0%} of the stream rate (the median over its rounds of GB/s over what each is set "
                   f"against: {per_round})" if rounds else f"{share:.0%} of the stream rate (its rounds took no probe)")
         note = ""
@@ -401,9 +409,9 @@ def bytes_answer(res, kernel):
         flat = in_cache is not None and in_cache <= 1.2 * r["gbps"]
         said, bucket = band_said(share, r["mode"] == "eager", flat)
         if flat:
-            said += (f", and {cache_vs_dram(in_cache, r['gbps'])} with its working set in cache ({in_cache:.1f} "
-                     f"GB/s at {fmt_bytes(float(cached['bytes'].iloc[0]))}, {r['gbps']:.1f} from DRAM): these rows "
-                     "do not show that the memory sets its time")
+            said += (f", and {cache_vs_dram(in_cache, r['gbps'])} with its working set in cache "
+                     f"({gbps_text(in_cache)} GB/s at {fmt_bytes(float(cached['bytes'].iloc[0]))}, "
+                     f"{gbps_text(r['gbps'])} from DRAM): these rows do not show that the memory sets its time")
         {"near": near, "part": part, "loop": loop, "low": low, "low_unfused": low_unfused}[bucket].append(name)
         print(f"  {name}: {r['gbps']:.1f} GB/s (median), {shares}: {said}" + (f" ({note[2:]})" if note else ""))
     # above the probe's rate: in compulsory bytes, or in the bytes an unfused variant moves (its extra passes too)
