@@ -46,8 +46,7 @@ from workbench.store import open_store
 from workbench.sweep.suites import llm_shapes as layer_cases  # model shape x batch x seq, ready for a sweep
 from workbench.sweep import SweepSpec, run_sweep
 from workbench.judge.verdicts import typical_noise
-from workbench.judge.stats import bimodal_split
-from workbench.report.claims import json_list
+from workbench.report.claims_rows import marked_times
 
 tutorial.begin(FULL)
 """),
@@ -90,8 +89,9 @@ Half precision halves the bytes a kernel moves. Whether that makes it faster dep
 computing in half precision efficiently, which is measured here rather than assumed. Both dtypes run in
 one sweep: every round measures each cell of both in a shuffled order, so a variant's float16 and
 float32 rows are compared round by round and the machine's drift common to both cancels; a disturbance that
-hits one dtype's visit in a round does not, and where it leaves that dtype's rounds in two modes the sentence
-below says so and leaves the size of the gap unsettled. A variant that does not
+hits one dtype's visit in a round does not. Where it leaves a dtype's rounds in two modes, the sentence below
+names both modes, and says who was faster (never by how much) only where every mode lies on the same side of the
+other dtype, past the noise. A variant that does not
 implement a dtype is recorded as `unsupported` with the reason, not silently dropped.
 """),
     code("""
@@ -256,18 +256,9 @@ ok["shape"] = pd.Categorical(ok["key"].map(label_of), categories=list(dict.fromk
                              ordered=True)
 
 
-def cell_time(row):
-    # a cell's time as the pivot prints it: its median, or, where its rounds fell in two modes, both modes with
-    # their rounds and no headline (06 printed a bimodal cell's slow mode, 6.64 ms, unmarked beside a sentence saying
-    # the gap was not settled: a median from disagreeing rounds is never headlined)
-    split = bimodal_split([float(x) for x in json_list(row.get("round_medians_s"))])
-    if split is None:
-        return fmt_seconds(row["median_s"])
-    return "two modes: " + " / ".join(f"{fmt_seconds(float(np.median(m)))} ({len(m)} round{'s' * (len(m) > 1)})"
-                                      for m in split)
-
-
-ok["time"] = [cell_time(r) for r in ok.to_dict("records")]
+# a cell's time as the pivot prints it (claims.marked_times): its median, or, where its rounds fell in two modes,
+# both modes with their rounds and no headline, with the results table's own marks ("~" noisy, ", disturbed")
+ok["time"] = marked_times(ok)
 pivot = ok.pivot_table(index=["variant", "backend", "shape"], columns="dtype", values="time", aggfunc="first",
                        observed=True)
 print(f"working sets {fmt_bytes(float(ok['bytes'].min()))} to {fmt_bytes(float(ok['bytes'].max()))}; "
@@ -275,9 +266,15 @@ print(f"working sets {fmt_bytes(float(ok['bytes'].min()))} to {fmt_bytes(float(o
       + (": every shape here is cache-resident, so none of these comparisons measures what halving DRAM traffic "
          "buys"
          if (last_level_cache_bytes(ok["backend"].iloc[0]) or 0) >= ok["bytes"].max() else ""))
-if ok["time"].str.startswith("two modes").any():
+if ok["time"].str.contains("two modes").any():
+    # what the verdicts did with the modes, as they did it (claims.settled_direction): each mode set against the
+    # other dtype's median; a direction only where every mode lies on one side past the noise
     print("(A cell whose rounds fell in two modes prints both, with how many rounds each drew: its median would "
-          "headline one mode; the verdicts above count both.)")
+          "headline one mode. Its line above names both modes; it says who was faster only where every mode lies "
+          "on the same side of the other dtype's median, past the noise, and never by how much.)")
+if ok["time"].str.contains("disturbed|~", regex=True).any():
+    print("(~: a noisy cell; disturbed: its quartiles span past ±50% of its median, as in the results table "
+          "above.)")
 pivot.fillna("")
 """),
 ]

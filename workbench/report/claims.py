@@ -50,7 +50,9 @@ from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorial
     BANDWIDTH_DOWN_NOTE,
     _num,
     bandwidth_down_text,
+    bimodal_direction_text,
     bimodal_fields,
+    disturbed_bimodal_direction,
     host_bandwidth,
     json_list,
     own_rounds_share,
@@ -164,9 +166,12 @@ def settled_direction(v: Mapping[str, Any]) -> tuple[str, float, float] | None:
     medians' ratio, and any ``mode_ratios`` of a bimodal side's modes against the other side) lies on the same
     side, past :data:`DIRECTION_MARGIN`: then who was faster is settled and only the size is not (08 read "could
     not tell torch from numpy" at 2.20× paired against 2.76× from the medians). None otherwise, and None for a
-    disturbed pair (its paired figure informs nothing)."""
-    if not (medians_disagree(v) or v.get("bimodal_note")) or is_disturbed(_num(v, "floor")):
+    disturbed pair (its paired figure informs nothing) unless a side is bimodal and every mode lies on one side past
+    the noise (:func:`~workbench.report.claims_rows.disturbed_bimodal_direction`)."""
+    if not (medians_disagree(v) or v.get("bimodal_note")):
         return None
+    if is_disturbed(_num(v, "floor")):   # only a bimodal side's modes, each past the noise, settle it (06)
+        return disturbed_bimodal_direction(v, DIRECTION_MARGIN)
     estimates = [_num(v, "speedup"), medians_ratio(v)] + [float(x) for x in (v.get("mode_ratios") or [])]
     if not all(math.isfinite(x) and x > 0 for x in estimates):
         return None
@@ -429,8 +434,11 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
         return f"{other} ran at least {bound_text(lo)} faster than {base}, by how much is unknown: {tail}"
     if said == "slower":
         return f"{base} was faster: {other} took at least {bound_text(1 / hi)} its time, by how much is unknown: {tail}"
-    one_way = one_way_text(v, base, other)
-    return f"could not tell {other} from {base}: {one_way + '; ' if one_way else ''}{tail}"
+    direction = settled_direction(v)
+    if direction is not None:   # a bimodal side, every mode one way past the noise: the direction, no size
+        return f"{bimodal_direction_text(v, direction[0], base, other)}; {PHRASES['direction']}; {tail}"
+    why = [x for x in (str(v.get("bimodal_note") or ""), one_way_text(v, base, other)) if x]  # bimodal: said
+    return f"could not tell {other} from {base}: {'; '.join([*why, tail])}"
 
 
 def check_verdict(v: Mapping[str, Any]) -> None:
