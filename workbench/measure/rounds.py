@@ -346,6 +346,20 @@ def _per_round(prev: Mapping[str, Any], new: Mapping[str, Any], one: str, each: 
     return [float(v) for v in values] if all(values) and len(values) == rounds else []
 
 
+def _rates_at(median: float, *rows: Mapping[str, Any]) -> dict[str, Any]:
+    """Throughput and % of peak at the headline ``median`` (they scale with 1 / median), from the first of
+    ``rows`` that has each, with the ceilings its percentages were taken of."""
+    out: dict[str, Any] = {}
+    for k in RATE_FIELDS:
+        for src in rows:
+            if src.get(k) is not None and src.get("median_s") and median > 0:
+                out[k] = src[k] * src["median_s"] / median
+                if k.startswith("pct_peak"):  # the ceilings named are those the percentages were taken of
+                    out.update({c: src.get(c) for c in CEILING_FIELDS if src.get(c) is not None})
+                break
+    return out
+
+
 def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[str, Any]:
     """The row of a cell after one more round: ``prev`` (the rounds so far, or None) and ``new`` (this
     round's row from :func:`~workbench.measure.cell.run_cell`).
@@ -398,13 +412,7 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
                stopped_by=min((s for s in (prev.get("stopped_by"), new.get("stopped_by")) if s),
                               key=lambda s: _STOP_RANK.get(s, 9), default=None),
                **_verdict_of_rounds(prev, new))
-    for k in RATE_FIELDS:  # throughput and % of peak follow the headline median (they scale with 1 / median)
-        for src in (new, prev):
-            if src.get(k) is not None and src.get("median_s") and median > 0:
-                out[k] = src[k] * src["median_s"] / median
-                if k.startswith("pct_peak"):  # the ceilings named are those the percentages were taken of
-                    out.update({c: src.get(c) for c in CEILING_FIELDS if src.get(c) is not None})
-                break
+    out.update(_rates_at(median, new, prev))
     out.update(_rejudged(out, prev, new))
     refresh_peak_note(out)  # the note of a % above 100 follows the rescaled percentages
     out.update(noise_fields(out))
