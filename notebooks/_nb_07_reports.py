@@ -54,9 +54,11 @@ confident call the noise does not support — and one thread can even be faster 
 waits for a core more than it helps.
 """),
     code("""
-# five sizes: numpy's five cells, whose code and threads stay the same, are enough (MIN_CELLS = 5) for the
-# run-to-run noise to be measured from their scatter instead of assumed; numba's cells, whose rows record other
-# thread pools in run B, are the change under test and stay out of that noise (compare_runs reads the rows)
+# five sizes: numpy's five cells, whose code and threads stay the same, are meant to be enough (MIN_CELLS = 5) for
+# the run-to-run noise to be measured from their scatter instead of assumed (a cell that failed, or whose rows
+# record other thread pools, is not counted: the output below says how many were); numba's cells, whose rows
+# record other thread pools in run B, are the change under test and stay out of that noise (compare_runs reads
+# the rows)
 sizes = ([2**12, 2**13, 2**14, 2**16, 2**18] if SMALL else [2**16, 2**18, 2**20, 2**22, 2**23] if FULL
          else [2**14, 2**16, 2**17, 2**18, 2**20])
 here = tutorial.available("numpy", "numba")
@@ -88,6 +90,12 @@ for rid, label in ((run_a.run_id, "run A"), (run_b.run_id, "run B")):
 if "numba 1," not in (recorded.get(run_b.run_id) or ""):   # said, not hidden: the premise of the comparison
     print("  run B's rows do not record one numba thread (numba's thread count is per Python thread, and the rows "
           "read it where they were measured): the verdicts below may compare two runs on the same threads")
+# what the run-to-run noise rests on, as it happened: measured from enough matched cells, or assumed
+noise_on, noise_off = cmp.attrs["noise_cells"]
+print(f"the run-to-run noise: {sigma_pct(float(cmp.attrs['run_noise']))} (one sigma), "
+      + (f"measured from the scatter of {noise_on} matched cells" if noise_on >= MIN_CELLS else
+         f"assumed: {noise_on} matched cells are fewer than the {MIN_CELLS} it takes to measure it")
+      + (f"; {noise_off} cells whose rows record other thread pools are left out of it" if noise_off else ""))
 shown = shown_verdicts(cmp)   # past ±50% no interval: the verdict reads "disturbed"
 x = lambda v: "" if pd.isna(v) else f"{v:.2f}×"
 pd.DataFrame({"variant": shown["variant"], "backend": shown["backend"], "size": shown["size_label"],

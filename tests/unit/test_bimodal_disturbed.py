@@ -36,3 +36,23 @@ def test_modes_within_the_noise_or_an_interval_holding_no_change_settle_nothing(
         # a bimodal side is named in the disturbed sentence too (06 said only "disturbed")
         assert sentence.startswith("could not tell float16 from float32: float32's rounds fell in two modes")
         claims.check_claim(v, sentence)
+
+
+def test_a_disturbed_rows_label_says_what_its_sentence_says():
+    """07 (one core busy): "gelu_tanh ... ≥ 1.1× faster, too wide to read" beside a sentence that could not tell:
+    a disturbed "faster" whose medians part with its interval reads "could not tell", so its row shows no direction
+    and no bound; one whose interval settles the direction says only its size is unreadable."""
+    import pandas as pd
+
+    parted = {"verdict": "faster", "speedup": 1.9, "ci_low": 1.1, "ci_high": 3.3, "floor": 0.75,
+              "median_a": 1.0, "median_b": 1.0}   # the medians give 1.0x, outside the interval
+    sentence = claims.verdict_sentence(parted, "the other host", "this machine", wide_because="the machines differ")
+    assert sentence.startswith("could not tell")
+    for wide, label in ((True, "too wide to read"), (False, "disturbed")):
+        row = claims.shown_verdicts(pd.DataFrame([parted]), wide=wide).iloc[0]
+        assert row["verdict"] == label and pd.isna(row["ci_low"]) and pd.isna(row["ci_high"])
+    settled = {**parted, "median_a": 1.9}
+    row = claims.shown_verdicts(pd.DataFrame([settled]), wide=True).iloc[0]
+    assert row["verdict"] == "faster, size too wide to read" and row["ci_low"] == 1.1
+    assert "ran at least 1.10× faster" in claims.verdict_sentence(settled, "the other host", "this machine",
+                                                             wide_because="the machines differ")

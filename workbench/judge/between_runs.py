@@ -185,13 +185,13 @@ def same_settings(merged: pd.DataFrame) -> dict[object, bool]:
         for i, va, vb, backend in zip(merged.index, merged[ca], merged[cb], backends, strict=True):
             if not (isinstance(va, str) and isinstance(vb, str)) or va == vb:
                 continue
-            if col != "threads" or _pools_differ(cell_pools(va, str(backend)), cell_pools(vb, str(backend))):
+            if col != "threads" or _pools_differ(row_pools(va, str(backend)), row_pools(vb, str(backend))):
                 same[i] = False
     return same
 
 
-def _pools_differ(a: dict[str, str], b: dict[str, str]) -> bool:
-    """Whether a pool both rows name has another count: a pool one side does not name had not started when that
+def _pools_differ(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
+    """Whether a pool both rows name has other counts: a pool one side does not name had not started when that
     row ran (in one process, OpenMP's pool appears once numba's parallel code first runs: tutorial 07's first
     numpy row of run A lacked it, and a numpy cell whose code and threads never changed was left out)."""
     return any(a[k] != b[k] for k in a.keys() & b.keys())
@@ -204,18 +204,31 @@ OPENMP_BACKENDS = ("numba", "torch")
 
 
 def cell_pools(threads: str, backend: str) -> dict[str, str]:
-    """The thread pools of a row's ``threads`` text (``numba 2, blas:openblas 2, torch 2; OpenMP wait: ...``)
-    that its own backend runs on: a BLAS pool (``blas:...``), OpenMP's (``openmp:...``) for the backends of
+    """The thread pools of one ``threads`` text (``numba 2, blas:openblas 2, torch 2; OpenMP wait: ...``) that
+    its own backend runs on: a BLAS pool (``blas:...``), OpenMP's (``openmp:...``) for the backends of
     :data:`OPENMP_BACKENDS`, and the pool named after its backend's runtime (``torch`` for ``torch-cpu``), not
-    another runtime's; the text after ``;`` (how threads wait) counts for every backend."""
-    pools, _, rest = threads.partition(";")
-    own = {"": rest.strip()}
+    another runtime's. The text after ``;`` (how threads wait, the allocator) is no pool: the runs' conditions
+    name it (:func:`run_conditions`), and it does not decide which cells measure the noise."""
+    pools, _, _ = threads.partition(";")
+    own = {}
     for part in pools.split(","):
         name, _, count = part.strip().rpartition(" ")
         library = name.startswith("blas:") or (name.startswith("openmp:") and backend.startswith(OPENMP_BACKENDS))
         if name and (library or (":" not in name and backend.startswith(name))):
             own[name] = count
     return own
+
+
+def row_pools(threads: str, backend: str) -> dict[str, set[str]]:
+    """Each pool of a row (:func:`cell_pools`) with every count its rounds recorded: a row whose rounds saw two
+    thread texts joins them with " | " (:func:`workbench.measure.rounds.merge_conditions`), and read as one text,
+    the second text's pools fell into the part after the first ";" (07, one core busy: a numpy cell whose first
+    round ran before numba's pool started was counted as on "other thread pools" and left out of the noise)."""
+    out: dict[str, set[str]] = {}
+    for text in threads.split(" | "):
+        for name, count in cell_pools(text, backend).items():
+            out.setdefault(name, set()).add(count)
+    return out
 
 
 def run_conditions(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:

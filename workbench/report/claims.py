@@ -527,18 +527,21 @@ def shown_verdicts(table: pd.DataFrame, wide: bool = False) -> pd.DataFrame:
     verdicts = out["verdict"].astype(str)
     parted = pd.Series([medians_disagree(r) for r in out.to_dict("records")], index=out.index, dtype=bool)
     hit = out["floor"].map(is_disturbed) & verdicts.isin(["faster", "slower", "same", "inconclusive"])
-    out["verdict"] = [_wide_label(verdict_label(v, f), wide) if h else "not settled (medians disagree)" if p else v
-                      for v, f, h, p in zip(verdicts, out["floor"], hit, parted, strict=True)]
-    blank = {"floor": hit, "speedup": hit, "ci_low": hit & (verdicts != "faster"),
-             "ci_high": hit & (verdicts != "slower")}
+    # a disturbed row's direction as its sentence reads it: a "faster" whose medians part says "could not tell" (07)
+    said = pd.Series([x if x in ("faster", "slower") else "inconclusive" for x in map(reading, out.to_dict("records"))],
+                     index=out.index, dtype=object)
+    out["verdict"] = [_wide_label(verdict_label(s, f), wide) if h else "not settled (medians disagree)" if p else v
+                      for v, s, f, h, p in zip(verdicts, said, out["floor"], hit, parted, strict=True)]
+    blank = {"floor": hit, "speedup": hit, "ci_low": hit & (said != "faster"), "ci_high": hit & (said != "slower")}
     for col, mask in blank.items():
         if col in out:
             out[col] = pd.to_numeric(out[col], errors="coerce").where(~mask)
     return out
 
 
-def _wide_label(label: str, wide: bool) -> str:
-    return label.replace("disturbed", "too wide to read") if wide else label
+def _wide_label(label: str, wide: bool) -> str:   # a direction's size is unreadable, not the direction (07)
+    return label.replace(", disturbed", ", size too wide to read").replace("disturbed", "too wide to read") if wide \
+        else label
 
 
 def pair_verdicts(df: pd.DataFrame, base: str, other: str, backend: str) -> pd.DataFrame:
