@@ -49,6 +49,7 @@ from workbench.report.claims import (busy_text, busy_words, check_claim, disturb
                                      host_bandwidth, json_list, machine_busy, may_state_cause, medians_ratio,
                                      own_rounds_share, pair_verdicts, reading, round_rates, verdict_sentence)
 from workbench.report.claims import DISAGREE, MEDIANS_TOLERANCE, medians_disagree
+from workbench.report.claims_rows import median_rounds, quartiles_wide, two_figures
 
 import json
 
@@ -82,7 +83,7 @@ def with_figures(v, sentence):
     ta, tb = float(v["median_a"]), float(v["median_b"])
     slow_fast = (fmt_seconds(tb), fmt_seconds(ta)) if reading(v) == "slower" else (fmt_seconds(ta), fmt_seconds(tb))
     figures = (f"paired, interval {x(lo)}-{x(hi)}×; the paired samples' medians {slow_fast[0]} / {slow_fast[1]}, "
-               f"{estimate_text(med, lo, hi)}")
+               f"{two_figures(estimate_text(med, lo, hi), med)}")   # never coarser than the medians (10: "8×" for 7.5)
     if size_unsettled(v):   # e.g. 1.004-2.00×: who was faster is settled, by how much is not
         return f"{direction_only(v, sentence)} ({figures})"
     return f"{sentence} ({figures})"
@@ -167,8 +168,14 @@ def against_text(row, own, best):
     rates = round_rates(row)
     if own is None or not rates:
         return f"of the best probe ({row['gbps']:.1f} over {best:.1f} GB/s)"
+    # the share is the median round's, not the headline's: that round is named, and where the headline GB/s (the
+    # median of all samples) prints otherwise, said as such (10: "4.2 GB/s (median), 16%" came from 3.8/23.1)
+    mid = median_rounds(row)
+    at = " and ".join(f"{g:.1f}/{p:.1f}" for g, p in mid)
+    differs = all(f"{g:.1f}" != f"{row['gbps']:.1f}" for g, _ in mid)
     return ("of its own rounds' probes (the median over its rounds of GB/s over that round's probe: "
-            + ", ".join(f"{g:.1f}/{p:.1f}" for g, p in rates) + ")")
+            + ", ".join(f"{g:.1f}/{p:.1f}" for g, p in rates) + f"; the median {'between ' * (len(mid) > 1)}{at}"
+            + (f", not the {row['gbps']:.1f} GB/s median of all its samples" if differs else "") + ")")
 
 
 
@@ -392,7 +399,7 @@ else:
         own = own_rounds_share(r)
         share = own if own is not None else r["gbps"] / probe[0]
         against = against_text(r, own, probe[0])
-        print(f"  {r['variant']}: {r['gbps']:.1f} GB/s (median), {share:.0%} {against}: "
+        print(f"  {r['variant']}: {r['gbps']:.1f} GB/s (median of all samples), {share:.0%} {against}: "
               + stream_share_text(share, "the KV cache", rounds_across_bands(r)))
 """),
     md("""
@@ -603,7 +610,8 @@ layer, and the shares below are each part's share of the two. The rest of a laye
 two norms, rope) and the step's embedding and output projection are not measured here. Attention grows with
 the cache length, the MLP does not depend on it. Each runtime's attention is set beside the same runtime's
 eager MLP block, by the medians of the two cells (different kernels: no paired verdict), and where the two
-cells' quartile ranges overlap the order is not read.
+cells' quartile ranges overlap the order is not read. A cell whose quartiles span past ±50% of its median (the
+results table's "disturbed") gives no share, and no step total is built on it.
 """),
     code("""
 def cell_unread(row):
@@ -654,28 +662,43 @@ for attention, block in pairs:
         continue
     b = mlp_at[block]
     parts = []
+    b_wide = quartiles_wide(b._asdict())
     for r in d[d["variant"] == attention].sort_values("kv_len").itertuples():
         overlap = r.q1_s <= b.q3_s and b.q1_s <= r.q3_s
+        # a cell whose quartiles span past ±50% of its median (the summary's "disturbed"): no share rests on its
+        # median (10 printed "93% of the two" from an MLP median whose quartiles overlapped an attention's 3.9x away)
+        wide = [w for w, hit in (("this cell's", quartiles_wide(r._asdict())), ("the MLP's", b_wide)) if hit]
         share = r.median_s / (r.median_s + b.median_s)
         # whole percents (a median of noisy rounds has no third digit), a noisy cell and a length past the
         # model's context said as such
         pct_ = "under 1%" if share < 0.01 else f"{100 * share:.0f}%"
         caveat = [w for w, hit in (("a noisy cell: may move on a rerun", bool(noisy_at.loc[r.Index])),
                                    ("past the model's context", r.kv_len > context)) if hit]
+        whose = "its median" if len(wide) == 1 else "their medians"
+        unread = f"{' and '.join(wide)} quartiles span past ±50% of {whose}"
         parts.append(f"L={r.kv_len:,}: {fmt_seconds(r.median_s)}, " + (
-            "quartile ranges overlap the MLP's: not ordered" if overlap else f"{pct_} of the two")
+            f"quartile ranges overlap the MLP's ({unread}, disturbed): not ordered" if overlap and wide else
+            "quartile ranges overlap the MLP's: not ordered" if overlap else
+            f"no share read ({unread}, disturbed)" if wide else f"{pct_} of the two")
             + (f" ({'; '.join(caveat)})" if caveat else ""))
     # the step's total at the longest length this model runs at (a length past its context is not its step)
     within = d[(d["variant"] == attention) & (d["kv_len"] <= context)]
     longest = within[within["kv_len"] == within["kv_len"].max()]
     total = layers * (longest["median_s"].iloc[0] + b.median_s) if len(longest) else 0.0
-    step = (f"; a decode step runs both in each of the {layers} layers: about "
+    wide_total = [w for w, hit in (("the attention's", len(longest) and quartiles_wide(longest.iloc[0])),
+                                   ("the MLP's", b_wide)) if hit]
+    at_longest = f"L={int(longest['kv_len'].iloc[0]):,}" if len(longest) else ""
+    step = ("" if not len(longest) else
+            f"; no decode-step total at {at_longest}: {' and '.join(wide_total)} quartiles span past ±50% of "
+            f"{'its median' if len(wide_total) == 1 else 'their medians'} (disturbed), and {layers} times a "
+            "median that uncertain informs nothing" if wide_total else
+            f"; a decode step runs both in each of the {layers} layers: about "
             f"{fmt_seconds(float(f'{total:.2g}'))} for the two at "
-            f"L={int(longest['kv_len'].iloc[0]):,}, the longest length measured within the model's context "
-            f"({layers} times two medians: any error in them is multiplied too)"
-            if len(longest) else "")
+            f"{at_longest}, the longest length measured within the model's context "
+            f"({layers} times two medians: any error in them is multiplied too)")
     step += warm_bound(attention, longest, b)
-    print(f"{attention} beside {block} ({fmt_seconds(b.median_s)} a layer, any L): " + "; ".join(parts) + step)
+    print(f"{attention} beside {block} ({fmt_seconds(b.median_s)} a layer, any L"
+          + (", its quartiles past ±50% of it: disturbed" if b_wide else "") + "): " + "; ".join(parts) + step)
 """),
     md("""
 ## 3. The execution cache

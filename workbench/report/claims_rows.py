@@ -191,3 +191,36 @@ def marked_times(rows: pd.DataFrame) -> list[str]:
         noisy = f"{NOISY_MARK} " if text.startswith(NOISY_MARK) else ""
         out.append(f"{noisy}{core}{', disturbed' if text.endswith(', disturbed') else ''}")
     return out
+
+
+def median_rounds(row: Mapping[str, Any]) -> list[tuple[float, float]]:
+    """The round(s) (GB/s, probe GB/s) whose share is :func:`own_rounds_share`: one round for an odd count, the two
+    middle ones (whose shares it averages) for an even one, [] where the rounds carry no probes. A share is printed
+    beside the figure it comes from: 10 printed "4.2 GB/s (median), 16% of its own rounds' probes" where the 4.2 was
+    the median of all samples and the 16% the round at 3.8/23.1."""
+    rates = sorted(round_rates(row), key=lambda gp: gp[0] / gp[1])
+    if not rates:
+        return []
+    mid = len(rates) // 2
+    return [rates[mid]] if len(rates) % 2 else rates[mid - 1:mid + 1]
+
+
+def two_figures(text: str, value: float) -> str:
+    """``text`` (a ratio printed as "8×" or "7.53×") where it carries at least two significant figures, else
+    ``value`` to two ("7.5×"): a ratio printed beside three-figure medians (10: "23.8 ms / 3.16 ms, 8x") must not
+    read coarser than the figures it divides."""
+    digits = text.rstrip("×x").replace(".", "").replace(",", "").lstrip("0")
+    return text if len(digits) >= 2 or not math.isfinite(value) else f"{value:.2g}×"
+
+
+def quartiles_wide(row: Mapping[str, Any]) -> bool:
+    """Whether a cell's quartiles span past :data:`~workbench.judge.verdicts.DISTURBED_FLOOR` (±50%, the summary's
+    "disturbed") of its median, by the
+    table's IQR or by its quartiles (``q1_s``/``q3_s``, what an overlap test reads): its median then informs no
+    share or total built on it (10 printed "quartile ranges overlap the MLP's: not ordered" beside medians 3.9x
+    apart, then "93% of the two" and a step total from those same medians)."""
+    from workbench.judge.verdicts import DISTURBED_FLOOR
+
+    spreads = [x for x in (_num(row, "iqr_s"), _num(row, "q3_s") - _num(row, "q1_s")) if math.isfinite(x)]
+    median = _num(row, "median_s")
+    return bool(spreads) and math.isfinite(median) and max(spreads) > DISTURBED_FLOOR * median

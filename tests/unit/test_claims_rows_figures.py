@@ -1,0 +1,32 @@
+"""Figures printed beside each other come from one another (tutorial 10, one core busy)."""
+
+import json
+
+from workbench.report.claims_rows import median_rounds, own_rounds_share, quartiles_wide, two_figures
+
+
+def test_a_share_names_the_round_it_comes_from():
+    # 10: "4.2 GB/s (median), 16% of its own rounds' probes (1.8/23.1, 4.6/23.1, 3.8/23.1)": 16% is 3.8/23.1
+    row = {"bytes": 1e9, "round_medians_s": json.dumps([1 / 1.8, 1 / 4.6, 1 / 3.8]),
+           "round_bandwidth_gbs": json.dumps([23.1, 23.1, 23.1])}
+    (g, p), = median_rounds(row)
+    assert round(g, 1) == 3.8 and g / p == own_rounds_share(row)
+    even = {**row, "round_medians_s": json.dumps([1 / 1.8, 1 / 4.6, 1 / 3.8, 1 / 2.0]),
+            "round_bandwidth_gbs": json.dumps([23.1] * 4)}
+    assert sum(g / p for g, p in median_rounds(even)) / 2 == own_rounds_share(even)
+    assert median_rounds({"bytes": 1e9}) == []
+
+
+def test_a_ratio_of_three_figure_medians_prints_two_figures_at_least():
+    # 10: "the paired samples' medians 23.8 ms / 3.16 ms, 8x" (7.5)
+    assert two_figures("8×", 23.8 / 3.16) == "7.5×"
+    assert two_figures("7.53×", 7.53) == "7.53×" and two_figures("0.9×", 0.93) == "0.93×"
+    assert two_figures("12×", 12.4) == "12×"
+
+
+def test_a_cell_whose_quartiles_span_past_half_its_median_is_wide():
+    # 10: medians 810 µs and 3.16 ms whose quartile ranges overlap: one of them spans past ±50%
+    assert quartiles_wide({"median_s": 3.16e-3, "q1_s": 0.7e-3, "q3_s": 3.3e-3, "iqr_s": 2.6e-3})
+    assert quartiles_wide({"median_s": 3.16e-3, "q1_s": 3.0e-3, "q3_s": 3.3e-3, "iqr_s": 1.8e-3})  # the table's IQR
+    assert not quartiles_wide({"median_s": 3.16e-3, "q1_s": 3.0e-3, "q3_s": 3.3e-3, "iqr_s": 0.3e-3})
+    assert not quartiles_wide({"median_s": 3.16e-3})
