@@ -34,7 +34,8 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.report.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, may_state_cause,
+from workbench.report.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, machine_busy,
+                                     may_state_cause,
                                      pair_verdicts, reading, settled_direction, verdict_sentence)
 from workbench.judge.compare import judge_pair
 
@@ -167,7 +168,9 @@ for size, g in ok.groupby("size_label", sort=False):
         continue
     a, b = lib.loc[lib["median_s"].idxmin()], hand.loc[hand["median_s"].idxmin()]
     v = judge_pair(a, b)   # the library as baseline: "faster" only if the kernel's gain beats the noise
-    sentence = verdict_sentence(v, f"{a['variant']} @ {a['backend']}", f"{b['variant']} @ {b['backend']}")
+    # the rows' machine state picks the rerun advice (a busy pair: rerun idle, not more rounds)
+    sentence = verdict_sentence(v, f"{a['variant']} @ {a['backend']}", f"{b['variant']} @ {b['backend']}",
+                                busy=machine_busy(pd.DataFrame([a, b])))
     check_claim(v, sentence)
     busy = busy_text(g)
     # where the library measured slower (called or not) on a shared machine, say what may explain it
