@@ -94,9 +94,12 @@ def probes_said(rows, probe):
     # every cell measured in that round, so the cells carry copies of it (10 printed "best of 21 probes", each
     # 11.6 GB/s: seven cells' copies of the rounds' probes); counted once per round, the copies said as such
     cell_rounds = sum(len(json_list(t)) for t in rows.get("round_bandwidth_gbs", pd.Series(dtype=object)).dropna())
+    # (a re-reader counted the divisors printed beside the rounds and found the best probe in most rounds: each
+    # round is set against its own probe only where the cell ran 5% slower in it, judge/dips.felt_dips; say so)
     return (f"best of {probe[1]} distinct probes: one is timed before each round and shared by every cell past the "
-            f"cache in that round, so the {len(rows)} cells below carry {cell_rounds} copies of them, each printed "
-            "beside its round")
+            f"cache in that round, so the {len(rows)} cells below carry {cell_rounds} copies of them; a round is set "
+            "against its own probe only where the cell ran at least 5% slower in it than in its other rounds (the "
+            "host's dip was felt), against the best probe of its rounds otherwise")
 
 
 def size_unsettled(v):
@@ -173,7 +176,8 @@ def against_text(row, own, best):
     mid = median_rounds(row)
     at = " and ".join(f"{g:.1f}/{p:.1f}" for g, p in mid)
     differs = all(f"{g:.1f}" != f"{row['gbps']:.1f}" for g, _ in mid)
-    return ("of its own rounds' probes (the median over its rounds of GB/s over that round's probe: "
+    return ("of its own rounds' probes (the median over its rounds of GB/s over the probe that round is set "
+            "against, its own where the cell felt its dip, else the best: "
             + ", ".join(f"{g:.1f}/{p:.1f}" for g, p in rates) + f"; the median {'between ' * (len(mid) > 1)}{at}"
             + (f", not the {row['gbps']:.1f} GB/s median of all its samples" if differs else "") + ")")
 
@@ -498,7 +502,8 @@ else:
               "probes of its own rounds (said beside it), so a share here and one in section 1 are against different "
               "rates")
     print(f"stream rate: the host's copy bandwidth, {probe[0]:.1f} GB/s ({probes_said(m, probe)}); each cell "
-          "against the probes of its own rounds where they took them:")
+          "against the probes of its own rounds where they took them (the best of them, except in a round whose dip "
+          "the cell felt):")
     for runtime in ("numpy", "numba", "torch"):
         for r in m[m["variant"].str.startswith(runtime + "-")].sort_values("mode").to_dict("records"):
             own = own_rounds_share(r)
