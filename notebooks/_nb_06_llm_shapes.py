@@ -46,7 +46,7 @@ from workbench.store import open_store
 from workbench.sweep.suites import llm_shapes as layer_cases  # model shape x batch x seq, ready for a sweep
 from workbench.sweep import SweepSpec, run_sweep
 from workbench.judge.verdicts import typical_noise
-from workbench.report.claims_rows import marked_times
+from workbench.report.marked_times import marked_times
 
 tutorial.begin(FULL)
 """),
@@ -256,7 +256,7 @@ ok["shape"] = pd.Categorical(ok["key"].map(label_of), categories=list(dict.fromk
                              ordered=True)
 
 
-# a cell's time as the pivot prints it (claims.marked_times): its median, or, where its rounds fell in two modes,
+# a cell's time as the pivot prints it (report.marked_times): its median, or, where its rounds fell in two modes,
 # both modes with their rounds and no headline, with the results table's own marks ("~" noisy, ", disturbed")
 ok["time"] = marked_times(ok)
 pivot = ok.pivot_table(index=["variant", "backend", "shape"], columns="dtype", values="time", aggfunc="first",

@@ -138,7 +138,9 @@ def test_a_catalog_file_cannot_close_the_commands_output(tmp_path):
         print("still printing")
     finally:
         sys.stdout, sys.stderr = out, err
-        loader.forget_folder(folder.resolve())
+        from workbench.catalog import unload_catalog
+
+        unload_catalog(str(folder))  # its kernel too: a later test of the same process lists every kernel
 
 
 def test_a_stop_signal_while_a_catalog_file_imports_stops_the_command(tmp_path, monkeypatch):

@@ -8,18 +8,20 @@ import pytest
 from tests.unit.test_tutorial_10_11_sentences import helpers
 
 
-@pytest.fixture(scope="module")
-def nb06() -> dict[str, Any]:
-    return helpers("06_llm_shapes")
+def test_a_bimodal_cell_prints_both_modes_not_a_headline():
+    # 06's readers: the pivot showed a bimodal cell's slow mode (6.64 ms) unmarked beside "the gap is unsettled";
+    # 06's pivot prints report.marked_times (it had its own cell_time)
+    import pandas as pd
 
+    from workbench.report.marked_times import marked_times
 
-def test_a_bimodal_cell_prints_both_modes_not_a_headline(nb06):
-    # 06's readers: the pivot showed a bimodal cell's slow mode (6.64 ms) unmarked beside "the gap is unsettled"
-    bimodal = {"round_medians_s": json.dumps([3.45e-3, 3.46e-3, 6.64e-3]), "median_s": 6.64e-3}
-    said = nb06["cell_time"](bimodal)
-    assert said.startswith("two modes: ") and "(2 rounds)" in said and "(1 round)" in said
-    one = {"round_medians_s": json.dumps([3.45e-3, 3.46e-3, 3.5e-3]), "median_s": 3.46e-3}
-    assert not nb06["cell_time"](one).startswith("two modes")
+    cell = {"kernel": "k", "variant": "v", "backend": "numpy", "dtype": "float32", "status": "ok"}
+    rows = pd.DataFrame([
+        {**cell, "size_label": "n=1", "round_medians_s": json.dumps([3.45e-3, 3.46e-3, 6.64e-3]), "median_s": 6.64e-3},
+        {**cell, "size_label": "n=2", "round_medians_s": json.dumps([3.45e-3, 3.46e-3, 3.5e-3]), "median_s": 3.46e-3}])
+    bimodal, one = marked_times(rows)
+    assert bimodal.startswith("two modes: ") and "(2 rounds)" in bimodal and "(1 round)" in bimodal
+    assert not one.startswith("two modes")
 
 
 @pytest.fixture(scope="module")

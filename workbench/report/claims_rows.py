@@ -171,28 +171,6 @@ def bimodal_direction_text(v: Mapping[str, Any], way: str, base: str, other: str
             + (f", against {medians}" if medians else "") + ", every mode on the same side past the noise")
 
 
-def marked_times(rows: pd.DataFrame) -> list[str]:
-    """Each row's time as a pivot beside the results table prints it: the median, or where its rounds fell in
-    two modes both modes with their rounds (no headline: a median of disagreeing rounds headlines one mode), and
-    the results table's own marks on it (:func:`~workbench.report.summary.summary_table`: "~ " before a noisy
-    cell's time, ", disturbed" after one whose quartiles span past ±50%), so the two never part (06's pivot
-    printed "41 µs" where the table printed "~ 41 µs ± 30 µs, disturbed")."""
-    from workbench.core.units import fmt_seconds
-    from workbench.judge.stats import bimodal_split
-    from workbench.report.summary import summary_table
-    from workbench.report.tables import NOISY_MARK
-
-    out = []
-    shown = summary_table(rows)["median ± IQR"].astype(str).tolist() if len(rows) else []
-    for r, text in zip(rows.to_dict("records"), shown, strict=True):
-        split = bimodal_split([float(x) for x in json_list(r.get("round_medians_s"))])
-        core = fmt_seconds(_num(r, "median_s")) if split is None else "two modes: " + " / ".join(
-            f"{fmt_seconds(float(pd.Series(m).median()))} ({len(m)} round{'s' * (len(m) > 1)})" for m in split)
-        noisy = f"{NOISY_MARK} " if text.startswith(NOISY_MARK) else ""
-        out.append(f"{noisy}{core}{', disturbed' if text.endswith(', disturbed') else ''}")
-    return out
-
-
 def median_rounds(row: Mapping[str, Any]) -> list[tuple[float, float]]:
     """The round(s) (GB/s, probe GB/s) whose share is :func:`own_rounds_share`: one round for an odd count, the two
     middle ones (whose shares it averages) for an even one, [] where the rounds carry no probes. A share is printed
