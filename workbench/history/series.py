@@ -188,9 +188,10 @@ def run_infos(conn: sqlite3.Connection) -> dict[str, RunInfo]:
 def _commits(text: Any, workbench_commit: Any) -> tuple[CodeCommit, ...]:
     """The run's recorded commits; a run from before them has the workbench checkout's commit, if any."""
     try:
+        # cleaned: a store written before commits were cleaned where stored still shows them safely
         value = stored_json(json.loads(text)) if isinstance(text, str) and text else None
     except ValueError:
-        value = None  # (cleaned: a store written before commits were cleaned when stored still shows them safely)
+        value = None
     if isinstance(value, list):
         return tuple(CodeCommit(**{k: v for k, v in c.items() if k in CodeCommit.__annotations__})
                      for c in value if isinstance(c, dict))

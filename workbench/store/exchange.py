@@ -29,7 +29,6 @@ from workbench.store.plain_rows import FieldGroup
 from workbench.store.rows import ResultRows, run_filter
 from workbench.store.runs import decoded_run
 from workbench.store.schema import EXPORT_FORMAT, EXPORT_VERSION, PEAK_COLUMNS, RUN_COLUMNS, default_store_path
-from workbench.store.stored_text import stored_run
 
 
 @dataclass
@@ -248,7 +247,7 @@ def _insert_new(c: sqlite3.Connection, incoming: IncomingExport) -> dict[str, in
     before = c.total_changes
     c.executemany(f"INSERT OR IGNORE INTO runs ({', '.join(RUN_COLUMNS)}) "
                   f"VALUES ({', '.join('?' * len(RUN_COLUMNS))})",
-                  ([stored_value(r.get(k)) for k in RUN_COLUMNS] for r in map(stored_run, incoming.runs)))
+                  ([stored_value(r.get(k)) for k in RUN_COLUMNS] for r in incoming.runs))
     added["runs"] = c.total_changes - before
     before = c.total_changes
     stamp = now_iso()

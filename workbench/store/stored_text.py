@@ -56,10 +56,6 @@ def stored_row(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: Text fields of a run a kernel author, a git repository or an imported file chose (ids and times are ours).
-_RUN_TEXT = ("name", "suite", "git_commit", "tag", "workbench_version")
-
-
 def stored_json(value: Any) -> Any:
     """``value`` (decoded JSON) with every string in it as :func:`stored_text` makes it: a commit or a folder
     name of a run's ``code_commits`` reaches the terminal, the Markdown report and the HTML hover text."""
@@ -70,15 +66,3 @@ def stored_json(value: Any) -> Any:
     if isinstance(value, dict):
         return {stored_json(k): stored_json(v) for k, v in value.items()}
     return value
-
-
-def stored_run(run: Mapping[str, Any]) -> dict[str, Any]:
-    """``run`` (a runs-table record) with its free text fields and its ``code_commits`` cleaned as stored rows
-    are: an export whose commit field held an escape sequence printed it raw in ``history`` and the report."""
-    out = dict(run)
-    for key in _RUN_TEXT:
-        if isinstance(out.get(key), str):
-            out[key] = stored_text(out[key], MAX_TEXT_CHARS)
-    if out.get("code_commits") is not None:
-        out["code_commits"] = stored_json(out["code_commits"])
-    return out
