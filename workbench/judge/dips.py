@@ -1,5 +1,6 @@
-"""The host's memory weather in a cell's rounds: which rounds' bandwidth probes read low, and which of those the
-cell itself felt. Plain statistics on a row's per-round figures, shared by the harness (a row's noise note,
+"""The host's weather in a cell's rounds: which rounds' bandwidth probes read low or were taken while the host ran
+slow (:mod:`workbench.measure.host_settle`), and which of those the cell itself felt. Plain statistics on a row's
+per-round figures, shared by the harness (a row's noise note,
 :mod:`workbench.measure.rounds`) and the sentences that set a cell against the bandwidth it had
 (:mod:`workbench.report.claims_rows`)."""
 
@@ -41,3 +42,30 @@ def felt_dips(medians: Sequence[float], bandwidths: Sequence[float]) -> dict[int
         return {}
     base = float(np.median(steady))
     return {i: (frac, medians[i] / base) for i, frac in dips if medians[i] > DIP_FELT * base}
+
+
+#: A round whose host probe read this much over its process's best was taken while the host ran slow
+#: (:mod:`workbench.measure.host_settle`: the slow host read its probe 1.25-1.45x, a host at speed within 4%).
+HOST_SLOW = 1.08
+
+
+def host_slow_rounds(medians: Sequence[float], slowdowns: Sequence[float],
+                     slow: float = HOST_SLOW) -> dict[int, tuple[float, float]]:
+    """Round index -> (the host's slowdown around it, the cell's time there over the median of its rounds at speed)
+    for each round taken while the host ran ``slow`` and in which the cell itself ran :data:`DIP_FELT` slower. None
+    where no round was at speed: there is nothing to set the slow ones against."""
+    if len(medians) < 2 or len(slowdowns) != len(medians):
+        return {}
+    at_speed = [m for m, s in zip(medians, slowdowns, strict=True) if s <= slow]
+    if not at_speed:
+        return {}
+    base = float(np.median(at_speed))
+    return {i: (float(s), medians[i] / base) for i, s in enumerate(slowdowns)
+            if s > slow and medians[i] > DIP_FELT * base}
+
+
+def rounds_at_speed(medians: Sequence[float], slowdowns: Sequence[float]) -> list[float]:
+    """The round medians without those :func:`host_slow_rounds` finds: what a cell's headline and spread are taken
+    of (all of them where none was felt)."""
+    felt = host_slow_rounds(medians, slowdowns)
+    return [float(m) for i, m in enumerate(medians) if i not in felt]

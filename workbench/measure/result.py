@@ -60,6 +60,9 @@ class TimingStats:
     warmup_calls: int | None = None
     stopped_by: str | None = None
     median_precision: float | None = None
+    #: A CPU timing's wait for the host to run at speed, and how slow it ran around the timing (probe over best).
+    host_settle_s: float | None = None
+    host_slowdown: float | None = None
 
     def take(self, timing: Timing) -> Stats:
         """The samples of a timing loop and their statistics (returned too: their raw spread)."""
@@ -225,4 +228,4 @@ PAIR_VISIT = "pair_visit"
 #: by merging rounds.
 SWEEP_COLUMNS = ("run_id", "env_id", "llm_shape", "rounds", "round_medians_s", "noise", "noisy", "noise_note",
                  "speed_probe_s", "round_probes_s", "bandwidth_probe_gbs", "round_bandwidth_gbs",
-                 "round_sizes")
+                 "round_sizes", "round_host_slowdowns")

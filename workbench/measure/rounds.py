@@ -28,7 +28,7 @@ from workbench.core.record import finite_or_none
 from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
 from workbench.judge import verdicts
-from workbench.judge.dips import felt_dips
+from workbench.judge.dips import felt_dips, host_slow_rounds, rounds_at_speed
 from workbench.judge.stats import bimodal_split, mode_median, relative_spread_of, round_weighted_quartiles, summarize
 from workbench.measure.gpu_visit import merge_gpu_rounds
 from workbench.measure.result import PAIR_VISIT
@@ -132,11 +132,14 @@ REMEASURE_ABOVE_FASTEST = 0.10
 
 
 def median_above_fastest(row: Mapping[str, Any] | None) -> bool:
-    """Whether an ok row's median round is more than :data:`REMEASURE_ABOVE_FASTEST` slower than its fastest:
-    its headline may rest on disturbed rounds, and more rounds would tell."""
+    """Whether an ok row's median round is more than :data:`REMEASURE_ABOVE_FASTEST` slower than its fastest, or
+    fewer than two of its rounds were taken with the host at speed: its headline may rest on disturbed rounds, and
+    more rounds would tell."""
     if not row or row.get("status") != "ok":
         return False
     medians = [m for m in _loads(row.get("round_medians_s")) if m and m > 0]
+    if len(medians) >= 2 and len(rounds_at_speed(medians, _loads(row.get("round_host_slowdowns")))) < 2:
+        return True  # the host slowed all its rounds but one: its headline rests on that one
     return len(medians) >= 2 and statistics.median(medians) > (1.0 + REMEASURE_ABOVE_FASTEST) * min(medians)
 
 
@@ -197,8 +200,10 @@ def merge_conditions(prev: Mapping[str, Any], new: Mapping[str, Any]) -> dict[st
 def noise_fields(row: Mapping[str, Any]) -> dict[str, Any]:
     """``noise``, ``noisy`` and ``noise_note`` from a row's round medians (≥ 2 rounds) or, with one
     round, the spread of its samples; plus the busy-machine flag from ``other_cpu_share``."""
-    medians = _loads(row.get("round_medians_s"))
+    every = _loads(row.get("round_medians_s"))
     samples = _loads(row.get("samples_s"))
+    host_slow = host_slow_rounds(every, _loads(row.get("round_host_slowdowns")))
+    medians = [m for i, m in enumerate(every) if i not in host_slow]  # the rounds the headline is taken of
     if len(medians) >= 2:
         noise = verdicts.rel_spread(medians)
         where = f"across {len(medians)} rounds"
@@ -217,12 +222,14 @@ def noise_fields(row: Mapping[str, Any]) -> dict[str, Any]:
                        f"{'faster' if len(fast) >= len(slow) else 'slower'} mode's)")
     elif verdicts.is_noisy(noise):
         reasons.append(f"spread {100 * noise:.0f}% {where}")
-    if dips := _felt_dips(medians, _loads(row.get("round_bandwidth_gbs"))):
+    if dips := _felt_dips(every, _loads(row.get("round_bandwidth_gbs"))):
         reasons.append("the host's memory bandwidth was down in " + ", ".join(dips))
     share = row.get("other_cpu_share")
     if share is not None and share > BUSY_CPU_SHARE:
         reasons.append(f"other processes used {100 * share:.0f}% of the CPU")
-    return {"noise": noise, "noisy": bool(reasons), "noise_note": "; ".join(reasons)}
+    aside = [f"round {i + 1} set aside: taken while the host ran slow (its probe {s:.2f}x its best; the cell "
+             f"{felt:.2f}x its rounds at speed)" for i, (s, felt) in host_slow.items()]
+    return {"noise": noise, "noisy": bool(reasons), "noise_note": "; ".join(reasons + aside)}
 
 
 def _felt_dips(medians: list[float], bandwidths: list[float]) -> list[str]:
@@ -303,6 +310,8 @@ def finish_single_round(row: dict[str, Any]) -> dict[str, Any]:
         row["round_probes_s"] = json.dumps([row["speed_probe_s"]]) if row.get("speed_probe_s") else None
         bandwidth = row.get("bandwidth_probe_gbs")
         row["round_bandwidth_gbs"] = json.dumps([bandwidth]) if bandwidth else None
+        slowdown = row.get("host_slowdown")
+        row["round_host_slowdowns"] = json.dumps([slowdown]) if slowdown else None
     row.update(noise_fields(row))
     return row
 
@@ -393,8 +402,10 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
     medians = [float(m) for m in medians if m is not None]
     probes = _per_round(prev, new, "speed_probe_s", "round_probes_s", len(medians))
     bandwidths = _per_round(prev, new, "bandwidth_probe_gbs", "round_bandwidth_gbs", len(medians))
+    slowdowns = _per_round(prev, new, "host_slowdown", "round_host_slowdowns", len(medians))
     st = summarize(samples)
-    median = mode_median(medians)  # with two modes: the majority mode's, never a time between them
+    # rounds the host slowed (and the cell felt) set aside; with two modes: the majority mode's, never between
+    median = mode_median(rounds_at_speed(medians, slowdowns))
     sizes = [int(n) for n in _loads(prev.get("round_sizes"))] + [len(_loads(new.get("samples_s")))]
     sizes = sizes if len(sizes) == len(medians) and sum(sizes) == len(samples) else []
     q1, q3 = round_weighted_quartiles(samples, sizes) or (st.q1, st.q3)
@@ -408,6 +419,9 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
                speed_probe_s=float(np.median(probes)) if probes else None,
                round_bandwidth_gbs=json.dumps(bandwidths) if bandwidths else None,
                bandwidth_probe_gbs=float(np.median(bandwidths)) if bandwidths else None,
+               round_host_slowdowns=json.dumps(slowdowns) if slowdowns else None,
+               host_slowdown=max(slowdowns) if slowdowns else None,
+               host_settle_s=_sum(prev.get("host_settle_s"), new.get("host_settle_s")),
                calls_per_sample=max(prev.get("calls_per_sample") or 1, new.get("calls_per_sample") or 1),
                stopped_by=min((s for s in (prev.get("stopped_by"), new.get("stopped_by")) if s),
                               key=lambda s: _STOP_RANK.get(s, 9), default=None),

@@ -33,6 +33,7 @@ from workbench.measure.backend_facts import gpu_monitor
 from workbench.measure.case import Case, output_dtype, reference_outputs
 from workbench.measure.cell_facts import note_tuned_config
 from workbench.measure.gpu_visit import begin_visit, end_visit
+from workbench.measure.host_settle import settle, settle_cap
 from workbench.measure.input_cache import InputCache
 from workbench.measure.input_set import InputSet
 from workbench.measure.limits import CellTimeout, Clock
@@ -42,7 +43,7 @@ from workbench.measure.request import CellRequest
 from workbench.measure.result import CellResult, Memory, Rates
 from workbench.measure.rotation import auditor, check_rotations, identical_sets, rotation_count
 from workbench.measure.timer import PartnerFailed, Timing, TimingConfig, time_calls, timer_overhead
-from workbench.measure.timing_modes import choose_timer
+from workbench.measure.timing_modes import choose_timer, on_cpu
 from workbench.roofs.throughput import Peaks, published_ceilings, rates
 
 
@@ -66,6 +67,7 @@ def time_case(request: CellRequest, config: TimingConfig, case: Case, backend: B
     seed = request.seed
     flush = backend.flush_cache if config.cache == "cold" else None
     beside = None if other is None else partner(other, other_sets, calls, request, inputs, res, clock)
+    host = settle(clock.deadline, settle_cap(config)) if on_cpu(backend) else None  # at speed as timing starts
     meter = ConditionsMeter(gpu_monitor(backend))
     meter.start()
     try:
@@ -80,6 +82,9 @@ def time_case(request: CellRequest, config: TimingConfig, case: Case, backend: B
             timing = time_calls(timer, calls, config, audit=auditor(case, sets, seed, inputs, config), **how)
     finally:
         res.conditions = meter.stop()
+    if host is not None:
+        host.end()
+        res.timing.host_settle_s, res.timing.host_slowdown = host.settle_s, host.slowdown
     end_visit(visit, backend, calls, res, timing, not request.role.later)
     del calls
     if beside is not None:

@@ -1,0 +1,107 @@
+"""The host's speed around a CPU cell's timing (:mod:`workbench.measure.host_settle`): waited for before it, read
+after it, and a round the slow host stretched set aside from the headline, named, and measured again."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.judge.dips import host_slow_rounds, rounds_at_speed
+from workbench.measure import host_settle
+from workbench.measure.rounds import median_above_fastest, merge_rounds
+
+
+class _Scripted:
+    """A probe whose windows read the given multiples of 1 us (then 1 us): a host slow for a while."""
+
+    def __init__(self, readings: list[float]) -> None:
+        self.readings, self.best, self.windows = list(readings), 1e-6, 0
+
+    def window(self, seconds: float = host_settle.WINDOW_S) -> float:
+        self.windows += 1
+        return 1e-6 * (self.readings.pop(0) if self.readings else 1.0)
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    def make(readings: list[float]) -> _Scripted:
+        probe = _Scripted(readings)
+        monkeypatch.setattr(host_settle, "_the_probe", lambda: probe)
+        return probe
+    return make
+
+
+def test_a_cell_waits_while_the_host_runs_slow_and_starts_once_it_is_at_speed(scripted):
+    probe = scripted([1.35, 1.3, 1.02])
+    visit = host_settle.settle()
+    assert probe.windows == 3 and visit.before == pytest.approx(1.02)
+    probe.readings = [1.3]
+    assert visit.end().after == pytest.approx(1.3) and visit.slowdown == pytest.approx(1.3)
+
+
+def test_the_wait_is_bounded_and_the_slowdown_it_ended_at_is_kept(scripted):
+    scripted([1.4] * 10_000)
+    visit = host_settle.settle(cap_s=0.0)
+    assert visit.before == pytest.approx(1.4) and visit.settle_s < 0.5
+
+
+def test_the_wait_can_be_turned_off_and_the_reading_is_still_taken(scripted, monkeypatch):
+    monkeypatch.setenv(host_settle.SETTLE_ENV, "0")
+    probe = scripted([1.4, 1.4, 1.0])
+    visit = host_settle.settle()
+    assert probe.windows == 1 and visit.before == pytest.approx(1.4)
+
+
+def test_the_real_probe_reads_at_speed_against_its_own_best():
+    visit = host_settle.settle(cap_s=0.05)
+    assert visit.before >= 1.0 and visit.end().after >= 1.0
+
+
+def test_a_round_the_slow_host_stretched_is_set_aside_where_another_was_at_speed():
+    medians, slowdowns = [1.0, 1.32, 1.02], [1.01, 1.3, 1.0]
+    assert host_slow_rounds(medians, slowdowns) == {1: (1.3, pytest.approx(1.32 / 1.01))}
+    assert rounds_at_speed(medians, slowdowns) == [1.0, 1.02]
+    # the host slow but the cell not slower there: nothing to set aside
+    assert host_slow_rounds([1.0, 1.01, 1.02], slowdowns) == {}
+    # no round at speed: nothing to set them against, every round kept
+    assert rounds_at_speed([1.3, 1.0, 1.2], [1.2, 1.3, 1.25]) == [1.3, 1.0, 1.2]
+
+
+def _merged(medians: list[float], slowdowns: list[float]) -> dict:
+    row = None
+    for m, s in zip(medians, slowdowns, strict=True):
+        row = merge_rounds(row, {"status": "ok", "samples_s": json.dumps([m] * 3), "median_s": m,
+                                 "host_slowdown": s, "host_settle_s": 0.01})
+    return row
+
+
+def test_a_merged_row_takes_its_headline_and_spread_from_its_rounds_at_speed_and_says_so():
+    row = _merged([1.0, 1.4, 1.02], [1.0, 1.35, 1.02])
+    assert row["median_s"] == pytest.approx(1.01)  # the median of 1.0 and 1.02, never 1.02 from all three
+    assert json.loads(row["round_host_slowdowns"]) == [1.0, 1.35, 1.02] and row["host_slowdown"] == 1.35
+    assert row["host_settle_s"] == pytest.approx(0.03)
+    assert "round 2 set aside: taken while the host ran slow (its probe 1.35x its best" in row["noise_note"]
+    assert not row["noisy"]  # the rounds the headline rests on agree
+    plain = _merged([1.0, 1.4, 1.02], [1.0, 1.0, 1.0])  # the same times with the host at speed: all count
+    assert plain["median_s"] == pytest.approx(1.02) and "set aside" not in (plain["noise_note"] or "")
+
+
+def test_a_cell_with_one_round_at_speed_is_measured_again():
+    assert median_above_fastest(_merged([1.0, 1.4, 1.41], [1.0, 1.35, 1.3]))
+    assert not median_above_fastest(_merged([1.0, 1.4, 1.02], [1.0, 1.35, 1.02]))
+
+
+def test_a_cpu_cell_records_the_host_around_its_timing():
+    from workbench.measure.cell import Cell, TimingConfig, run_cell
+    row = run_cell(Cell.make("saxpy", "numpy", "numpy", "float32", {"n": 4099}),
+                   TimingConfig(warmup_s=0.0, budget_s=0.01, min_samples=3))
+    assert row["status"] == "ok", row["message"]
+    assert row["host_slowdown"] >= 1.0 and 0.0 <= row["host_settle_s"] <= host_settle.SETTLE_CAP_S + 0.05
+    assert json.loads(row["round_host_slowdowns"]) == [row["host_slowdown"]]
+
+
+def test_a_short_round_waits_at_most_twice_its_own_time():
+    from workbench.measure.timer import TimingConfig
+    assert host_settle.settle_cap(TimingConfig(warmup_s=0.01, budget_s=0.04)) == pytest.approx(0.1)
+    assert host_settle.settle_cap(TimingConfig(warmup_s=0.1, budget_s=1.0)) == host_settle.SETTLE_CAP_S

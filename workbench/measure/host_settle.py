@@ -1,0 +1,131 @@
+"""The host's speed around a CPU cell's timing: waited for before it, read again after it.
+
+WHY: on our shared 2-core VMs the host slows a vCPU by 25-45% for tens to hundreds of milliseconds at a time,
+and it does so after the vCPU has been idle. A plain ``np.add`` loop over 16k floats, 30 blocks of 0.2 s with
+0.3 s sleeps between them, read 2.22 us in most blocks and 2.7-3.3 us in 3-10 of 30 in every trial; the same loop
+spinning between blocks instead of sleeping read 0 slow blocks in 4 of 5 trials (2026-12-07, idle, load 0.3).
+Timed in 10 ms windows after a 0.3 s sleep, 20% of the first windows were slow, 15% at 100 ms, 5-7% at 250 ms.
+A worker waits (idle) for every visit, so every round started in that window: two back-to-back quick suites read
+16% of their cache-resident cells within 5% of each other, one run 17% slower than the other at the median cell,
+while the sweep's own speed probe (another process, maybe another vCPU) read the same in both.
+
+So before its warm-up a CPU cell keeps its core busy with a short probe until the probe reads at the best speed
+this process has seen (or :data:`SETTLE_CAP_S` passes), and after its timing reads the probe once more. The row
+keeps, per round, how slow the host was around it (``round_host_slowdowns``: the probe over this process's best,
+the worse of before and after); :mod:`workbench.measure.rounds` sets a round taken while the host ran slow aside
+from the headline when another round was taken at speed, and names it. ``WORKBENCH_HOST_SETTLE=0`` turns the wait
+off (the probe after the timing is still read).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.core import placement
+
+#: Elements of the probe's arrays: float32, 64 KiB each, in every core's L2.
+PROBE_ELEMENTS = 1 << 14
+#: Seconds of one probe window; its figure is the median call in it.
+WINDOW_S = 0.002
+#: Windows the first probe of a process takes to find its best.
+FIRST_WINDOWS = 5
+#: A window within this factor of the best reads "at speed".
+AT_SPEED = 1.04
+#: Longest wait for the host before a cell is timed anyway (its slowdown is then on the row), and the share of a
+#: round's own warm-up and budget it may take at most: a quick suite's 50 ms round waits up to 0.1 s, not 0.25 s
+#: (on a machine kept busy most waits run to the cap, and 300 visits would add over a minute).
+SETTLE_CAP_S = 0.25
+SETTLE_SHARE = 2.0
+#: A round whose probe read this much over the best was taken while the host ran slow.
+HOST_SLOW = 1.08
+#: Environment variable: "0" turns the wait off.
+SETTLE_ENV = "WORKBENCH_HOST_SETTLE"
+
+
+class _Probe:
+    """``np.add`` over two placed 64 KiB arrays: a fixed cache-resident workload whose time follows the core's
+    speed (the slow host read it 1.25-1.45x slower)."""
+
+    def __init__(self) -> None:
+        a = np.linspace(0.0, 1.0, PROBE_ELEMENTS, dtype=np.float32)
+        self.a, self.b = placement.placed_copy(a, 0), placement.placed_copy(a[::-1].copy(), 1)
+        self.out = placement.placed_empty(a.shape, a.dtype, 2)
+        self.best = float("inf")
+        np.add(self.a, self.b, out=self.out)  # pages and the ufunc's set-up paid before any window
+
+    def window(self, seconds: float = WINDOW_S) -> float:
+        """Seconds of the median call over one window of ``seconds``; lowers :attr:`best` when faster."""
+        times: list[float] = []
+        end = time.perf_counter() + seconds
+        while True:
+            t0 = time.perf_counter()
+            np.add(self.a, self.b, out=self.out)
+            t = time.perf_counter() - t0
+            times.append(t)
+            if t0 + t >= end:
+                break
+        times.sort()
+        m = times[len(times) // 2]
+        self.best = min(self.best, m)
+        return m
+
+
+_probe: _Probe | None = None
+
+
+def _the_probe() -> _Probe:
+    global _probe
+    if _probe is None:
+        _probe = _Probe()
+        for _ in range(FIRST_WINDOWS):
+            _probe.window()
+    return _probe
+
+
+def settle_enabled() -> bool:
+    """Whether a cell waits for the host before its timing (``WORKBENCH_HOST_SETTLE``; on by default)."""
+    return os.environ.get(SETTLE_ENV, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+@dataclass
+class HostVisit:
+    """One CPU timing's host readings: how long it waited, and the probe over its best before and after."""
+
+    settle_s: float = 0.0
+    before: float = 1.0
+    after: float = 1.0
+
+    @property
+    def slowdown(self) -> float:
+        """How slow the host ran around the timing: the worse of the readings before and after it."""
+        return max(self.before, self.after)
+
+    def end(self) -> HostVisit:
+        """Read the probe once more, right after the timing."""
+        probe = _the_probe()
+        m = probe.window()
+        self.after = m / probe.best
+        return self
+
+
+def settle_cap(config: object) -> float:
+    """The longest wait before a round of ``config`` (a :class:`~workbench.measure.timer.TimingConfig`)."""
+    budget = float(getattr(config, "warmup_s", 0.0) or 0.0) + float(getattr(config, "budget_s", 0.0) or 0.0)
+    return min(SETTLE_CAP_S, SETTLE_SHARE * budget)
+
+
+def settle(deadline: float = float("inf"), cap_s: float = SETTLE_CAP_S) -> HostVisit:
+    """Keep this core busy with the probe until one window reads at speed, for at most ``cap_s`` (never past
+    ``deadline``); without the wait (``WORKBENCH_HOST_SETTLE=0``), one window's reading."""
+    probe = _the_probe()
+    t0 = time.perf_counter()
+    end = min(t0 + (cap_s if settle_enabled() else 0.0), deadline)
+    while True:
+        m = probe.window()
+        if m <= AT_SPEED * probe.best or time.perf_counter() >= end:
+            break
+    return HostVisit(settle_s=time.perf_counter() - t0, before=m / probe.best)
