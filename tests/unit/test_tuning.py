@@ -332,3 +332,26 @@ def test_a_disturbed_confirmation_prints_no_estimate():
     text = summary(result)
     assert "NB=512 vs hand-picked: disturbed" in text and "1.40x" not in text and "±80%" not in text
     check_printed_intervals(text)
+
+
+def test_a_tune_stopped_in_its_confirmation_leaves_its_run_interrupted_not_finished(tunable, isolated, monkeypatch):
+    """Issue 38, noticed: a tune SIGTERMed while it confirmed its candidates stored its run "finished", as if a
+    configuration had been kept."""
+    pytest.importorskip("optuna")
+    from workbench.measure.timer import TimingConfig
+    from workbench.tuning import search
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # what SIGTERM raises on the main thread (workbench.cli.termination)
+
+    monkeypatch.setattr(search, "_confirm", stopped)
+    store = isolated / "s.sqlite"
+    with pytest.raises(KeyboardInterrupt):
+        _tune(strategy="grid", budget_s=60, store=str(store), confirm=2,
+              timing=TimingConfig(budget_s=0.01, min_samples=3, warmup_s=0.0))
+    statuses = {s for (s,) in sqlite3.connect(store).execute("SELECT status FROM runs")}
+    assert statuses == {"interrupted"}
+    done = _tune(strategy="grid", budget_s=60, store=str(store), confirm=0,
+                 timing=TimingConfig(budget_s=0.01, min_samples=3, warmup_s=0.0))
+    (status,) = sqlite3.connect(store).execute("SELECT status FROM runs WHERE run_id = ?", (done.run_id,)).fetchone()
+    assert status == "finished"

@@ -192,14 +192,20 @@ def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", par
                         seed, number)
 
     search = _Search(result, base, measure, len(space), max_trials, _bar(len(space), progress), on_trial)
+    # the run is "finished" only once its search and confirmation are: a tune stopped in either (Ctrl-C, SIGTERM)
+    # kept no configuration, and its run must not read as one that did
+    status = "interrupted"
     try:
-        study.optimize(search, timeout=budget_s, catch=(_Failed,))
+        try:
+            study.optimize(search, timeout=budget_s, catch=(_Failed,))
+        finally:
+            if search.bar is not None:
+                search.bar.close()
+        if confirm > 0 and result.best is not None:
+            _confirm(result, st, base.default_config(), confirm, confirm_rounds, timing)
+        status = "finished"
     finally:
-        if search.bar is not None:
-            search.bar.close()
-        st.set_run_status(run_id, "finished", wall_s=time.perf_counter() - search.started)
-    if confirm > 0 and result.best is not None:
-        _confirm(result, st, base.default_config(), confirm, confirm_rounds, timing)
+        st.set_run_status(run_id, status, wall_s=time.perf_counter() - search.started)
     if save and result.kept is not None:
         path = config_path or config_file.config_path()
         config_file.write(config_file.with_tuned(config_file.read(path), result.entry()), path)
