@@ -87,9 +87,28 @@ def test_a_merged_row_takes_its_headline_and_spread_from_its_rounds_at_speed_and
     assert plain["median_s"] == pytest.approx(1.02) and "set aside" not in (plain["noise_note"] or "")
 
 
-def test_a_cell_with_one_round_at_speed_is_measured_again():
+def test_a_cell_left_with_too_few_rounds_at_speed_is_measured_again():
     assert median_above_fastest(_merged([1.0, 1.4, 1.41], [1.0, 1.35, 1.3]))
-    assert not median_above_fastest(_merged([1.0, 1.4, 1.02], [1.0, 1.35, 1.02]))
+    assert median_above_fastest(_merged([1.0, 1.4, 1.02], [1.0, 1.35, 1.02]))  # 2 at speed: a verdict needs 3
+    assert not median_above_fastest(_merged([1.0, 1.4, 1.02, 1.01], [1.0, 1.35, 1.02, 1.0]))
+    assert not median_above_fastest(_merged([1.0, 1.02, 1.01], [1.0, 1.35, 1.0]))  # the cell did not feel it
+
+
+def test_compare_between_runs_leaves_out_the_rounds_the_headline_left_out():
+    import numpy as np
+    import pandas as pd
+
+    from workbench.judge.between_runs import at_speed, kept_rounds
+    r = pd.Series({"round_medians_s_a": json.dumps([1.0, 1.4, 1.02, 1.01]),
+                   "round_host_slowdowns_a": json.dumps([1.0, 1.35, 1.02, 1.0]),
+                   "round_medians_s_b": json.dumps([1.0, 1.4, 1.02]),
+                   "round_host_slowdowns_b": json.dumps([1.0, 1.35, 1.02])})
+    masks = (at_speed(r, "a"), at_speed(r, "b"))
+    assert masks[0].tolist() == [True, False, True, True] and masks[1] is None  # b: 2 left, judged as measured
+    raw = ((np.array([1.0, 1.4, 1.02, 1.01]), True), (np.array([1.0, 1.4, 1.02]), True))
+    both, probes = kept_rounds(raw, masks, (np.array([5.0, 6.0, 5.0, 5.0]), np.array([5.0, 6.0, 5.0])))
+    assert both[0][0].tolist() == [1.0, 1.02, 1.01] and both[1][0].tolist() == [1.0, 1.4, 1.02]
+    assert probes[0].tolist() == [5.0, 5.0, 5.0] and probes[1].tolist() == [5.0, 6.0, 5.0]
 
 
 def test_a_cpu_cell_records_the_host_around_its_timing():

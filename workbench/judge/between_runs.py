@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from workbench.judge import verdicts as vd
+from workbench.judge.dips import host_slow_rounds
 from workbench.judge.verdicts import MIN_CELLS, MIN_EFFECT, STREAM_NOISE, median, parse_samples
 
 if TYPE_CHECKING:
@@ -271,3 +273,33 @@ def _device_changes(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
     return [f"{backend} ran on {', '.join(sorted(da[backend]))} in the first run and on "
             f"{', '.join(sorted(db[backend]))} in the second: its verdicts compare the devices too"
             for backend in sorted(set(da) & set(db)) if da[backend] and db[backend] and da[backend] != db[backend]]
+
+
+def at_speed(r: pd.Series, side: str) -> np.ndarray | None:
+    """Which of one side's rounds (of a merged row; ``side`` "a" or "b") were taken with the host at speed, as a
+    mask over its ``round_medians_s``; None to judge every round as measured: where none was set aside, or too few
+    (:data:`~workbench.judge.verdicts.MIN_ROUNDS`) would be left to judge on rounds.
+
+    WHY: a round the slow host stretched (:func:`workbench.judge.dips.host_slow_rounds`: its probe read slow, the
+    cell felt it) is left out of the row's headline; judged between runs with it, one such round widened the side's
+    standard error as if the kernel had varied."""
+    medians = parse_samples(r.get(f"round_medians_s_{side}", r.get("round_medians_s")))
+    slowdowns = parse_samples(r.get(f"round_host_slowdowns_{side}", r.get("round_host_slowdowns")))
+    slow = host_slow_rounds(list(medians), list(slowdowns))
+    if not slow or len(medians) - len(slow) < vd.MIN_ROUNDS:
+        return None
+    return np.array([i not in slow for i in range(len(medians))])
+
+
+def kept_rounds(both: BothTimes, masks: tuple[np.ndarray | None, np.ndarray | None],
+                probes: tuple[np.ndarray, np.ndarray] | None) -> tuple[BothTimes, tuple[np.ndarray, np.ndarray] | None]:
+    """Both sides' round times, and their probes where they have one per round, without the rounds ``masks``
+    (:func:`at_speed`) leave out; a side judged on one stream of samples, or without a mask, as it was."""
+    sides, kept_probes = [], []
+    for (times, rounds), mask, probe in zip(both, masks, probes or (None, None), strict=True):
+        use = mask is not None and rounds and len(mask) == len(times)
+        sides.append((times[mask], rounds) if use else (times, rounds))
+        kept_probes.append(probe[mask] if use and probe is not None and len(probe) == len(mask) else probe)
+    out_probes = None if probes is None else (kept_probes[0], kept_probes[1])
+    return (sides[0], sides[1]), out_probes
+

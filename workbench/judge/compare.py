@@ -33,7 +33,15 @@ from workbench.judge import verdicts as vd
 from workbench.judge.anchored import anchor
 from workbench.judge.baselines import _pick_baseline as _pick_baseline  # tests check the fast path by it
 from workbench.judge.baselines import library_variants, pair_positions
-from workbench.judge.between_runs import BothTimes, SpeedProbes, between_run_noise, run_conditions, same_settings
+from workbench.judge.between_runs import (
+    BothTimes,
+    SpeedProbes,
+    at_speed,
+    between_run_noise,
+    kept_rounds,
+    run_conditions,
+    same_settings,
+)
 from workbench.judge.pair_rows import PAIR_COLUMNS as PAIR_COLUMNS
 from workbench.judge.pair_rows import _paired_rounds, _same_row, baseline_pairs, row_times
 from workbench.judge.verdicts import parse_samples  # noqa: F401 - stats_compare.parse_samples, as before
@@ -115,13 +123,15 @@ def _judged_times(merged: pd.DataFrame) -> tuple[dict[Any, BothTimes], dict[Any,
     for i, r in merged.iterrows():
         if r["status_a"] == Status.OK and r["status_b"] == Status.OK and not mode_clash(_side(r, "a"),
                                                                                        _side(r, "b")):
-            times[i] = (row_times(_side(r, "a")), row_times(_side(r, "b")))
+            raw = (row_times(_side(r, "a")), row_times(_side(r, "b")))
+            masks = (at_speed(r, "a"), at_speed(r, "b"))  # rounds the slow host stretched left out, as the headline
+            times[i], _ = kept_rounds(raw, masks, None)
             if not SpeedProbes.one_machine(r):
                 continue
             if (per_byte := SpeedProbes.bandwidth_pair(r)) is not None:
-                bandwidth[i] = per_byte
+                bandwidth[i] = kept_rounds(raw, masks, per_byte)[1]
             else:
-                probes[i] = (SpeedProbes.read(r, "a"), SpeedProbes.read(r, "b"))
+                probes[i] = kept_rounds(raw, masks, (SpeedProbes.read(r, "a"), SpeedProbes.read(r, "b")))[1]
     speed, memory = SpeedProbes.of(probes.values()), SpeedProbes.of(bandwidth.values())
     judged = {i: memory.adjusted(t, bandwidth[i]) if i in bandwidth else speed.adjusted(t, probes.get(i))
               for i, t in times.items()}

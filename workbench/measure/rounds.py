@@ -133,13 +133,15 @@ REMEASURE_ABOVE_FASTEST = 0.10
 
 def median_above_fastest(row: Mapping[str, Any] | None) -> bool:
     """Whether an ok row's median round is more than :data:`REMEASURE_ABOVE_FASTEST` slower than its fastest, or
-    fewer than two of its rounds were taken with the host at speed: its headline may rest on disturbed rounds, and
-    more rounds would tell."""
+    a round the slow host stretched left it fewer rounds at speed than a verdict judges on
+    (:data:`~workbench.judge.verdicts.MIN_ROUNDS`): its headline may rest on disturbed rounds, and more rounds
+    would tell."""
     if not row or row.get("status") != "ok":
         return False
     medians = [m for m in _loads(row.get("round_medians_s")) if m and m > 0]
-    if len(medians) >= 2 and len(rounds_at_speed(medians, _loads(row.get("round_host_slowdowns")))) < 2:
-        return True  # the host slowed all its rounds but one: its headline rests on that one
+    at_speed = rounds_at_speed(medians, _loads(row.get("round_host_slowdowns")))
+    if len(medians) >= 2 and len(at_speed) < min(len(medians), verdicts.MIN_ROUNDS):
+        return True  # the host slowed a round it felt: fewer rounds than a verdict needs are left to judge it by
     return len(medians) >= 2 and statistics.median(medians) > (1.0 + REMEASURE_ABOVE_FASTEST) * min(medians)
 
 
