@@ -371,6 +371,13 @@ def _rates_at(median: float, *rows: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _host_rounds(prev: Mapping[str, Any], new: Mapping[str, Any], slowdowns: list[float]) -> dict[str, Any]:
+    """The host's readings of a cell after one more round: each round's slowdown, the worst, the waits summed."""
+    return {"round_host_slowdowns": json.dumps(slowdowns) if slowdowns else None,
+            "host_slowdown": max(slowdowns) if slowdowns else None,
+            "host_settle_s": _sum(prev.get("host_settle_s"), new.get("host_settle_s"))}
+
+
 def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[str, Any]:
     """The row of a cell after one more round: ``prev`` (the rounds so far, or None) and ``new`` (this
     round's row from :func:`~workbench.measure.cell.run_cell`).
@@ -421,9 +428,7 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
                speed_probe_s=float(np.median(probes)) if probes else None,
                round_bandwidth_gbs=json.dumps(bandwidths) if bandwidths else None,
                bandwidth_probe_gbs=float(np.median(bandwidths)) if bandwidths else None,
-               round_host_slowdowns=json.dumps(slowdowns) if slowdowns else None,
-               host_slowdown=max(slowdowns) if slowdowns else None,
-               host_settle_s=_sum(prev.get("host_settle_s"), new.get("host_settle_s")),
+               **_host_rounds(prev, new, slowdowns),
                calls_per_sample=max(prev.get("calls_per_sample") or 1, new.get("calls_per_sample") or 1),
                stopped_by=min((s for s in (prev.get("stopped_by"), new.get("stopped_by")) if s),
                               key=lambda s: _STOP_RANK.get(s, 9), default=None),
