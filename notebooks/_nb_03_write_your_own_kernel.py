@@ -157,7 +157,7 @@ idle queue to the call's last command finishing: the span the host's clock sees,
 rows hold the same span. **timing mode** is which span a row holds: `host` here, the only one a CPU device has;
 a GPU adds `launch`, `kernel` and `graph` (docs/gpu-timing.md). Rows are compared only within one timing mode,
 whichever timer read them. "median ± IQR" gives the interquartile range of the samples after the ±, a
-spread, not an interval: the verdicts below carry the intervals. A cell whose quartiles span more than ±50%
+spread, not an interval: the verdicts below carry the intervals. A cell whose quartiles span ±50% or more
 of its median prints no ±: it reads "disturbed", and its note says how to rerun it. **ceiling** names the
 memory level whose measured bandwidth "% peak" is taken against (L2, LLC or DRAM), with where it came from.
 

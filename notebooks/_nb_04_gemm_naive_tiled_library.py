@@ -38,6 +38,7 @@ from workbench.report.claims import (busy_text, cache_text, check_claim, last_le
                                      may_state_cause,
                                      pair_verdicts, reading, settled_direction, verdict_sentence)
 from workbench.judge.compare import judge_pair
+from workbench.report.ceiling_share import library_ceiling_text
 
 tutorial.begin(FULL, ceilings=True)
 """),
@@ -55,11 +56,12 @@ reused afterwards. `workbench peaks` (or `measure_peaks`, run below when `MEASUR
 for longer; a ceiling it stores is used instead of the probe's. Every row names the ceiling its "% of peak"
 used (`ceiling_gbps`, `ceiling_gflops`, `ceiling_source`: measured by `workbench peaks`, by the automatic
 probe, or the published figure); which ones this run used is printed after the benchmark. On a CPU the probe's
-GEMM ceiling is the BLAS library numpy calls (`numpy.matmul`, at the probe's own size and at the probe's moment),
-so numpy's own GEMM reads near it — at other sizes, and with the machine's speed moving between the probe and the
-run, some way below or above it (the table below prints what it read here): that roof says how close a
-hand-written kernel comes to the library on this machine, not how close the library comes to the hardware's
-peak (the published figure, where one is known, says that).
+GEMM ceiling is the BLAS library numpy calls (`numpy.matmul`, at the probe's own size and at the probe's moment);
+at other sizes (a small GEMM is mostly the call's overhead), and with the machine's speed moving between the probe
+and the run, numpy's own GEMM can read far below or above it: the lines after the benchmark print the share it
+read at each size, and call it near only from 80% of the ceiling up. That roof says how close a hand-written kernel
+comes to the library on this machine, not how close the library comes to the hardware's peak (the published
+figure, where one is known, says that).
 """),
     code("""
 if MEASURE_PEAKS:
@@ -89,6 +91,9 @@ res.plot(metric="gflops")
 for backend, g in res.df[res.df["status"] == "ok"].groupby("backend"):
     sources = sorted(set(g["ceiling_source"].dropna().astype(str))) or ["none: % of peak left empty"]
     print(f"{backend}: {'; '.join(sources)}")
+# how close the library read to that ceiling, size by size: "near" only from NEAR_SHARE of it up, with the share
+for line in library_ceiling_text(res.df[res.df["status"] == "ok"]):
+    print(line)
 """),
     md("""
 Where a variant is missing from the plot, its row in `res.df` says why (`status` and `message`: e.g. no

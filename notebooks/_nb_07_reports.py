@@ -32,9 +32,10 @@ from workbench.report.claims import json_list
 from workbench.report.claims import (RatioPrecision, bound_text, busy_share, busy_text, check_claim,
                                      check_printed_intervals, check_verdict, disturbance_text, fmt_floor,
                                      interval_text, mark_busy,
-                                     may_state_cause, reading, RUNS_RERUN_HINT, shown_verdicts, sigma_pct,
+                                     may_state_cause, reading, shown_verdicts, sigma_pct,
                                      table_ratio, verdict_sentence)
 from workbench.judge.verdicts import K_BETWEEN, MIN_CELLS, is_disturbed, pct
+from workbench.report.runs_needed import practical, runs_needed_text, runs_rerun_hint
 from workbench.judge.compare import compare_runs
 from workbench.core.units import fmt_bytes
 from workbench.store import Store
@@ -118,9 +119,9 @@ a wide floor from it. A verdict says "faster" or "slower" only when the differen
 (`floor`, from the noise measured across rounds and runs) and its interval excludes no change; "same" only when
 the whole interval lies within ±5%, a floor that is itself small (a "same" under a ±300% floor would only say
 that the noise hid everything). Anything else is read as *inconclusive* — the noise or the interval does not
-settle it — and says what would: between two runs, more runs of each side (`workbench compare A1,A2,A3
-B1,B2,B3`; more rounds shrink a run's own noise, not the noise between runs), and a quieter machine where the
-rows saw a busy one. `noisy` marks cells measured while their time varied a lot or the machine was busy.
+settle it — and says what would: between two runs, more runs of each side, as many as the run-to-run scatter
+needs (`workbench compare A1,A2,... B1,B2,...`; more rounds shrink a run's own noise, not the noise between runs),
+or, where that is more than 20 a side, quieter runs; and a quieter machine where the rows saw a busy one. `noisy` marks cells measured while their time varied a lot or the machine was busy.
 """),
     code("""
 # The rules just stated, checked on this table: every verdict follows from its speed-up, interval and floor
@@ -141,16 +142,6 @@ def b_over_a(lo: float, hi: float) -> tuple[str, str]:
     # printed ends and still a bound
     at = RatioPrecision.of(1 / hi, 1 / lo)
     return bound_text(1 / hi, precision=at), bound_text(1 / lo, up=True, precision=at)
-
-
-def runs_needed(sigma: float) -> str:
-    # how many runs a side the run-to-run scatter implies: sigma is already that of one run's ratio to the other's,
-    # so n runs a side give sigma/sqrt(n), and K_BETWEEN of those must fit inside the 5% band for "same"; 07 advised
-    # "more runs would settle it" where +-14% needed about 65 a side
-    n = math.ceil((K_BETWEEN * sigma / math.log1p(0.05)) ** 2)
-    said = f"the run-to-run scatter ({sigma_pct(sigma)}) needs about {n:,} runs a side to settle ±5%"
-    return said + (": no practical number of runs does; quieter runs (less scatter between them) would" if n > 20
-                   else " (workbench compare A1,A2,... B1,B2,...)")
 
 
 def as_expected(variant: str, g: pd.DataFrame, said: pd.Series) -> bool:
@@ -182,9 +173,10 @@ for variant, g in cmp.groupby("variant"):
         own_part = math.sqrt(max(float(v["noise"]) ** 2 - run_sigma ** 2, 0)) if pd.notna(v["noise"]) else 0.0
         # more rounds help only where the run-to-run part alone leaves a floor inside the 5% a change must reach
         runs_alone = math.expm1(3 * run_sigma) >= 0.05
-        hint = RUNS_RERUN_HINT if own_part <= run_sigma or runs_alone else (
-            "more rounds in each run would settle it (its own rounds make most of its noise), or more runs of each "
-            "side (workbench compare A1,A2,A3 B1,B2,B3)")
+        # the runs a side named are the summary's own figure (runs_needed), never advice it calls impractical
+        hint = runs_rerun_hint(run_sigma) if own_part <= run_sigma or runs_alone else (
+            "more rounds in each run would settle it (its own rounds make most of its noise)"
+            + (f", or {runs_rerun_hint(run_sigma)}" if practical(run_sigma) else ""))
         sentence = verdict_sentence(v, *names, disturbance_text(df), rerun=hint)
         check_claim(v, sentence)
         lo, hi = float(v["ci_low"]), float(v["ci_high"])
@@ -238,7 +230,7 @@ for variant, g in cmp.groupby("variant"):
                      + (f" ({busy})" if busy else "")
                      + ("; the text's expectation is checked only as far as the intervals above bound it"
                         if bounded else "; so this run cannot check the text's expectation")
-                     + f"; {runs_needed(run_sigma)}" + ("; on a quieter machine" if busy else ""))
+                     + f"; {runs_needed_text(run_sigma)}" + ("; on a quieter machine" if busy else ""))
     elif as_expected(variant, g, said):
         lines.append("  as the text above expects"
                      + (" where the noise let us tell" if (said == "inconclusive").any() else ""))
@@ -410,7 +402,7 @@ if remote_id is not None:
                                            "scatter between the machines, printed above, would still be left")
                                     if here_busy else ("no rerun of either machine narrows it: that scatter, not "
                                                        "either machine's rounds, sets each interval"
-                                                       + (", and alone it passes ±50%" if scatter_wide else "")))
+                                                       + (", and alone it reaches ±50% or more" if scatter_wide else "")))
         check_claim(v, sentence)
         print(f"  {v['kernel']} at {v['size_label']}: {sentence}")
 """),

@@ -26,7 +26,7 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
     code("""
 import workbench
 from workbench import tutorial
-from workbench.judge.verdicts import BUSY_RERUN_HINT, DISTURBED_FLOOR, is_disturbed
+from workbench.judge.verdicts import BUSY_RERUN_HINT, DISTURBED_FLOOR, is_disturbed, spread_disturbed
 from workbench.report.claims import (busy_text, check_claim, pair_verdicts, reading, settled_direction, sizes_said,
                                      verdict_sentence)
 from workbench.report.claims import interval_text, medians_disagree
@@ -146,7 +146,7 @@ def disturbed_cells_note(df, v, variants):
     # settled paired figure does not stand unexplained beside them (08: "4x faster (interval 3x-6x)" on a cell the
     # summary marked disturbed). The paired blocks cancel what the rounds share; their interval carries the rest
     rows = df[(df["size_label"] == v["size_label"]) & df["variant"].isin(variants) & (df["status"] == "ok")]
-    wide = [r["variant"] for _, r in rows.iterrows() if r["iqr_s"] > DISTURBED_FLOOR * r["median_s"]]
+    wide = [r["variant"] for _, r in rows.iterrows() if spread_disturbed(r["iqr_s"], r["median_s"])]
     if not wide or is_disturbed(float(v["floor"])):
         return ""
     return (f" (the table above reads {' and '.join(wide)} disturbed at this size: the samples spread past "

@@ -50,6 +50,7 @@ from workbench.report.claims import (busy_text, busy_words, check_claim, disturb
                                      own_rounds_share, pair_verdicts, reading, round_rates, verdict_sentence)
 from workbench.report.claims import DISAGREE, MEDIANS_TOLERANCE, medians_disagree
 from workbench.report.claims_rows import median_rounds, quartiles_wide, two_figures
+from workbench.report.beyond_noise import beyond_noise, direction_said
 
 import json
 
@@ -60,7 +61,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLoca
 from workbench.core.datasets import llm_shapes
 from workbench.core.units import fmt_bytes, fmt_seconds, fmt_tick_time
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.verdicts import DISTURBED_FLOOR, is_disturbed
+from workbench.judge.verdicts import DISTURBED_FLOOR, is_disturbed, span_disturbed, spread_disturbed
 from workbench.report.plots.series import mark_noisy, noisy_legend, noisy_mask
 
 tutorial.begin(FULL)
@@ -72,7 +73,7 @@ def with_figures(v, sentence):
     # pair); computed from the verdict row, and nothing added where the interval is too wide to inform (±50%)
     lo, hi, med = float(v["ci_low"]), float(v["ci_high"]), medians_ratio(v)
     if (reading(v) not in ("faster", "slower") or is_disturbed(float(v["floor"]))
-            or not (np.isfinite([lo, hi, med]).all() and lo > 0) or (hi / lo) ** 0.5 - 1 > DISTURBED_FLOOR):
+            or not (np.isfinite([lo, hi, med]).all() and lo > 0) or is_disturbed((hi / lo) ** 0.5 - 1)):
         return sentence
     if reading(v) == "slower":
         lo, hi, med = 1 / hi, 1 / lo, 1 / med
@@ -106,7 +107,7 @@ def size_unsettled(v):
     # a settled verdict whose interval spans more than DISTURBED_FLOOR end to end (the bound claims.settled_direction
     # holds two estimates to): its direction is a finding, its size is not
     lo, hi = float(v["ci_low"]), float(v["ci_high"])
-    return reading(v) in ("faster", "slower") and lo > 0 and hi / lo > 1 + DISTURBED_FLOOR
+    return reading(v) in ("faster", "slower") and lo > 0 and span_disturbed(lo, hi)
 
 
 def direction_only(v, sentence):
@@ -353,22 +354,23 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
     by = {"faster": [], "slower": [], "faster, disturbed": [], "slower, disturbed": [], "not settled": []}
     flip = {"faster": "slower", "slower": "faster"}
 
-    def said_as(v):
-        # the verdict the per-length lines print: settled; a direction whose interval excludes no change though
-        # disturbed ("at least 1.04x", counted with its direction, not as "not settled"); else not settled
-        r = reading(v)
-        return r if may_state_cause(v) else f"{r}, disturbed" if r in ("faster", "slower") else "not settled"
+    def said_as(v, L):
+        # the verdict the per-length lines print: settled on cells none of which is disturbed (beyond_noise); a
+        # direction whose interval excludes no change though the interval or a cell is disturbed ("at least
+        # 1.04x", counted with its direction, never as beyond the noise); else not settled
+        cells = d[(d["kv_len"] == L) & d["variant"].isin(["numba-flash", "numpy-naive"])].to_dict("records")
+        return direction_said(v, cells)
 
     for L in kv_lens:
         # the verdict the lines above printed for this pair where they judged it (one verdict per pair and length:
         # judged against another baseline, the run's typical noise differs and the two could read differently)
         if (L, "numpy-naive", "numba-flash") in judged_at:
             v = judged_at[(L, "numpy-naive", "numba-flash")]
-            by[said_as(v)].append(f"{L:,}")
+            by[said_as(v, L)].append(f"{L:,}")
             continue
         if (L, "numba-flash", "numpy-naive") in judged_at:
             v = judged_at[(L, "numba-flash", "numpy-naive")]
-            said = said_as(v)
+            said = said_as(v, L)
             by[said.replace(said.split(",")[0], flip[said.split(",")[0]]) if said != "not settled" else said].append(
                 f"{L:,}")
             continue
@@ -376,14 +378,14 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
         judged = speedup_vs_baseline(at, baseline_variant="numpy-naive", baseline_backend="numpy")
         flash = judged[judged["variant"] == "numba-flash"]
         for v in flash.to_dict("records"):
-            by[said_as(v)].append(f"{L:,}")
+            by[said_as(v, L)].append(f"{L:,}")
     import numba
 
     cores = numba.get_num_threads()
     print(f"numba-flash ({cores} threads) against numpy-naive: "
           + "; ".join(f"{'ran faster' if k.startswith('faster') else 'was slower' if k.startswith('slower') else k} "
                       f"at L={', '.join(v)}" + (" (beyond the noise)" if k in ("faster", "slower") else
-                                                " (its interval excludes no change; by how much is disturbed)"
+                                                " (its interval excludes no change, but it or a cell is disturbed: not beyond the noise)"
                                                 if k != "not settled" else "") for k, v in by.items() if v)
           + (f"; this run shared the machine: {busy_text(d)}" if busy_text(d) else ""))
 
@@ -545,7 +547,9 @@ for backend, g in m.groupby("backend"):
                                                         rerun=rerun_advice(sides)))
             check_claim(v, sentence)
             sentences.append(f"{backend}: {sentence}")
-            readings.setdefault(other, []).append((backend, reading(v), size_unsettled(v)))
+            # beyond the noise only where neither the interval nor a cell is disturbed (report.beyond_noise)
+            readings.setdefault(other, []).append((backend, reading(v), size_unsettled(v),
+                                                   beyond_noise(v, sides.to_dict("records"))))
             # the table's two medians (each cell's own), as a speed-up of the other mode over eager
             t_ = sides.set_index("variant")["median_s"]
             med, lo, hi = float(t_[names["eager"]] / t_[names[other]]), float(v["ci_low"]), float(v["ci_high"])
@@ -558,9 +562,12 @@ for backend, g in m.groupby("backend"):
 print("\\n".join(sentences))
 for other, said in readings.items():   # what the paragraph below may say, from these verdicts
     wins = sorted({b + (" (the direction is settled, its size is not)" if wide else "")
-                   for b, s, wide in said if s == "faster"})
-    print(f"{other} beat eager beyond the noise on {', '.join(wins)}" if wins else
-          f"{other} did not beat eager beyond the noise on any backend here")
+                   for b, s, wide, beyond in said if s == "faster" and beyond})
+    noisy_wins = sorted(b for b, s, _, beyond in said if s == "faster" and not beyond)
+    print((f"{other} beat eager beyond the noise on {', '.join(wins)}" if wins else
+           f"{other} did not beat eager beyond the noise on any backend here")
+          + (f"; it measured faster on {', '.join(noisy_wins)}, where the comparison or a cell is disturbed: not "
+             "beyond the noise" if noisy_wins else ""))
 # across runtimes: each runtime's eager block against numpy's (one statistic: the paired speed-up)
 across = speedup_vs_baseline(m[m["mode"] == "eager"], baseline_variant="numpy-eager", baseline_backend="numpy")
 eager_rows = m[m["mode"] == "eager"]
@@ -582,8 +589,9 @@ if {"eager", "graph"} <= set(t.columns):
     medians = ", ".join(f"{b} {g} vs {e}" for b, (g, e) in shown.items())
     words = {"faster": "graph faster", "slower": "graph slower", "same": "the same within ±5%",
              "inconclusive": "not settled", "no call": "no call"}
-    verdicts = ", ".join(f"{b}: {words[r]}" for b, r, _ in readings.get("graph", []))
-    settled_graph = [b for b, r, _ in readings.get("graph", []) if r in ("faster", "slower")]
+    verdicts = ", ".join(f"{b}: {words[r]}" + ("" if beyond or r not in ("faster", "slower") else ", disturbed")
+                         for b, r, _, beyond in readings.get("graph", []))
+    settled_graph = [b for b, r, _, _ in readings.get("graph", []) if r in ("faster", "slower")]
     print(f"By the medians (graph vs eager: {medians}) graph took longer than eager on {len(longer)} of "
           f"{len(pairs)} backends; the paired verdicts above read {verdicts}: "
           + ("so only there is a direction a finding" if settled_graph else
@@ -623,7 +631,7 @@ def cell_unread(row):
     # a cell section 1 does not read: marked noisy (its rounds spread past 10%, or the machine was busy), or its
     # quartiles past ±50% of its median (the summary's "disturbed")
     one = pd.DataFrame([row])
-    return bool(noisy_mask(one)[0]) or float(row["iqr_s"]) > DISTURBED_FLOOR * float(row["median_s"])
+    return bool(noisy_mask(one)[0]) or spread_disturbed(float(row["iqr_s"]), float(row["median_s"]))
 
 
 def warm_bound(attention, longest, b):
@@ -634,7 +642,7 @@ def warm_bound(attention, longest, b):
     if not len(longest) or not llc or float(longest["bytes"].iloc[0]) > llc:
         return ""
     L, kv = int(longest["kv_len"].iloc[0]), float(longest["bytes"].iloc[0])
-    said = (f". A lower bound: at L={L:,} one layer's attention working set ({fmt_bytes(kv)}) fits in the "
+    said = (f". That total is a lower bound: at L={L:,} one layer's attention working set ({fmt_bytes(kv)}) fits in the "
             f"{fmt_bytes(llc)} last-level cache and was timed warm, call after call, while a step reads all "
             f"{layers} layers' ({fmt_bytes(layers * kv)}) and their MLP weights ({fmt_bytes(layers * float(b.bytes))}) "
             "once each, from DRAM past that cache")
@@ -701,7 +709,10 @@ for attention, block in pairs:
             f"{fmt_seconds(float(f'{total:.2g}'))} for the two at "
             f"{at_longest}, the longest length measured within the model's context "
             f"({layers} times two medians: any error in them is multiplied too)")
-    step += warm_bound(attention, longest, b)
+    # the bound bounds the total just printed: none is added where no total was (10 printed "A lower bound"
+    # after "no decode-step total", bounding nothing)
+    step += warm_bound(attention, longest, b) if len(longest) and not wide_total else ""
+    assert "lower bound" not in step or "a decode step runs both" in step, step
     print(f"{attention} beside {block} ({fmt_seconds(b.median_s)} a layer, any L"
           + (", its quartiles past ±50% of it: disturbed" if b_wide else "") + "): " + "; ".join(parts) + step)
 """),

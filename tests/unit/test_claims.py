@@ -44,7 +44,8 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
                        "disturbed: " + vd.RERUN_HINT),
     (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.3× faster, within ±45% noise; "
                    "more rounds or a quieter machine would settle it"),
-    (AMBIGUOUS, "could not tell fused from eager: fused measured 1.4× faster, but the interval 0.9×-2.1× includes "
+    # 0.95-2.1 (±49%) prints finely enough not to read ±50% or more ("0.9×-2.1×" would: check_printed_intervals)
+    (AMBIGUOUS, "could not tell fused from eager: fused measured 1.40× faster, but the interval 0.95×-2.10× includes "
                 "no change; "
                 "more rounds or a quieter machine would settle it"),
     (TOO_FEW, "no call between fused and eager: insufficient samples"),

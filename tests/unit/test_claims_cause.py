@@ -51,8 +51,8 @@ def test_rounds_all_one_way_are_said_beside_could_not_tell():
 def test_two_runs_whose_rounds_do_not_overlap_say_so():
     rows = pd.DataFrame({"variant": ["k", "k"], "backend": ["numba"] * 2, "size_label": ["n"] * 2,
                          "run_id": ["A", "B"], "round_medians_s": ["[1.0, 1.1, 1.05]", "[2.0, 2.2, 2.1]"]})
-    v = {**DISTURBED, "variant": "k", "backend": "numba", "size_label": "n", "speedup": 0.5, "ci_low": 0.3,
-         "ci_high": 1.2, "floor": 0.45, "median_a": 1.05, "median_b": 2.1, "basis": "rounds"}
+    v = {**DISTURBED, "variant": "k", "backend": "numba", "size_label": "n", "speedup": 0.8, "ci_low": 0.6,
+         "ci_high": 1.05, "floor": 0.33, "median_a": 1.05, "median_b": 1.3, "basis": "rounds"}
     v = mark_busy(pd.DataFrame([v]), rows).iloc[0].to_dict()
     sentence = verdict_sentence(v, "run A", "run B")
     check_claim(v, sentence)

@@ -22,7 +22,7 @@ from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
 from workbench.judge.stats import summarize
-from workbench.judge.verdicts import BUSY_RERUN_HINT, DISTURBED_FLOOR
+from workbench.judge.verdicts import BUSY_RERUN_HINT, DISTURBED_FLOOR, spread_disturbed
 from workbench.measure.audit import NoAudit
 from workbench.measure.rounds import merge_rounds, noise_fields, round_config
 from workbench.measure.timer import TimingConfig, time_calls
@@ -97,7 +97,7 @@ class Measurement:
         """Whether the samples' quartiles span more than ±50% of the median
         (:data:`~workbench.judge.verdicts.DISTURBED_FLOOR`): then no spread is printed and the time reads
         "disturbed", as a summary table's cell does (08 printed "1.29 ms median (IQR 1.15 ms – 6.33 ms)")."""
-        return self.median_s > 0 and self.iqr_s > DISTURBED_FLOOR * self.median_s
+        return self.median_s > 0 and spread_disturbed(self.iqr_s, self.median_s)
 
     def spread_text(self) -> str:
         """The median with its spread in words: "63.5 µs median (quartiles 62.8 µs to 64.4 µs)" (an "IQR" beside a

@@ -260,7 +260,7 @@ def settle_notes(table: pd.DataFrame) -> list[str]:
     advice = table.loc[table["verdict"] == "inconclusive", "settle"].dropna()
     # advice naming a spread past ±50% ("each round varied by ±277%") is a disturbed cell's: its rerun line is
     # disturbed_notes'
-    advice = [t for t in advice if not any(float(m.replace(",", "")) > 100 * DISTURBED_FLOOR
+    advice = [t for t in advice if not any(float(m.replace(",", "")) >= 100 * DISTURBED_FLOOR
                                            for m in re.findall(r"±([\d,.]+)%", str(t)))]
     kinds: dict[str, list[str]] = {}
     for text in advice:
@@ -393,7 +393,7 @@ def disturbed_notes(table: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
     if not n:
         return []
     by = disturbance_text(rows)
-    return [f"{n} cell(s) disturbed (intervals wider than ±{DISTURBED_FLOOR:.0%} are not printed)"
+    return [f"{n} cell(s) disturbed (intervals of ±{DISTURBED_FLOOR:.0%} or wider are not printed)"
             f"{f'; the rows record {by}' if by else ''}: {rerun_hint(machine_busy(rows))}"]
 
 

@@ -116,7 +116,7 @@ def summary(result: Any) -> str:
     v = result.verdict
     if v and is_disturbed(v["floor"]):   # past ±50% no estimate or interval is printed: it informs nothing
         lines.append(f"confirmation (run {result.confirm_run_id}): {format_config(v['against'])} vs hand-picked: "
-                     "disturbed (its interval is wider than ±50%: no estimate); not kept; rerun `workbench tune`, "
+                     "disturbed (its interval is ±50% or wider: no estimate); not kept; rerun `workbench tune`, "
                      "on a quieter machine if this one was busy")
     elif v:
         lines.append(f"confirmation (run {result.confirm_run_id}): {format_config(v['against'])} vs hand-picked "

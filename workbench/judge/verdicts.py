@@ -152,13 +152,26 @@ def rerun_hint(busy: bool | None) -> str:
 
 
 def is_disturbed(floor: Any) -> bool:
-    """Whether an interval of half-width ``floor`` (relative) is too wide to inform (above
-    :data:`DISTURBED_FLOOR`, or unknown though a verdict was reached)."""
+    """Whether an interval of half-width ``floor`` (relative) is too wide to inform (at or past
+    :data:`DISTURBED_FLOOR`, inclusive: 04 printed "4×-9×", exactly ±50%, as a finding; or unknown though a verdict
+    was reached)."""
     try:
         f = float(floor)
     except (TypeError, ValueError):
         return False
-    return not math.isfinite(f) or f > DISTURBED_FLOOR if f == f else False
+    return not math.isfinite(f) or f >= DISTURBED_FLOOR if f == f else False
+
+
+def spread_disturbed(spread: float, median: float) -> bool:
+    """Whether a cell's spread (its IQR, or q3 - q1) reaches :data:`DISTURBED_FLOOR` of its median (inclusive, as
+    :func:`is_disturbed`): its time then reads "disturbed" and no "±" is printed. The one edge every such test uses."""
+    return spread >= DISTURBED_FLOOR * median
+
+
+def span_disturbed(lo: float, hi: float) -> bool:
+    """Whether two estimates ``lo`` <= ``hi`` (ratios) lie :data:`DISTURBED_FLOOR` or more apart end to end
+    (``hi / lo >= 1 + DISTURBED_FLOOR``, inclusive): their range is no finding, only the direction is."""
+    return hi >= (1 + DISTURBED_FLOOR) * lo
 
 
 def verdict_label(verdict: str, floor: float) -> str:

@@ -16,7 +16,6 @@ reads "inconclusive" whatever its verdict: two statistics of one comparison that
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -29,13 +28,13 @@ from workbench.core.units import fmt_bytes
 from workbench.judge.compare import speedup_vs_baseline
 from workbench.judge.verdicts import (
     BLOCKS,
-    DISTURBED_FLOOR,
     MIN_EFFECT,
     RERUN_HINT,
     SAME_WITHIN,
     is_disturbed,
     pct,
     rerun_hint,
+    span_disturbed,
     verdict_label,
 )
 from workbench.report.claim_words import UNSETTLED_SIZES, busy_words, opposite_medians, sizes_said  # noqa: F401
@@ -58,6 +57,7 @@ from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorial
     own_rounds_share,
     round_rates,
 )
+from workbench.report.printed_intervals import ClaimMismatch, check_printed_intervals  # noqa: F401
 from workbench.report.ratio_text import (  # noqa: F401  (re-exported: tutorials import them from here)
     RatioPrecision,
     bound_text,
@@ -67,6 +67,7 @@ from workbench.report.ratio_text import (  # noqa: F401  (re-exported: tutorials
     sigma_pct,
     table_ratio,
 )
+from workbench.report.runs_needed import is_runs_hint
 
 Reading = Literal["faster", "slower", "same", "inconclusive", "no call"]
 
@@ -120,10 +121,6 @@ DISAGREE_HINT = (f"not settled; {RERUN_HINT}; if they still part, each side runs
 def disagree_hint(busy: bool | None) -> str:
     """:data:`DISAGREE_HINT` with the rerun advice the rows' machine state allows (:func:`rerun_hint`)."""
     return DISAGREE_HINT.replace(RERUN_HINT, rerun_hint(busy))
-
-
-class ClaimMismatch(AssertionError):
-    """A sentence says something its verdict does not, or a verdict disagrees with its own numbers."""
 
 
 def fmt_floor(floor: float) -> str:
@@ -257,7 +254,8 @@ def _busy_of(v: Mapping[str, Any]) -> bool | None:
     return None if b is None or (isinstance(b, float) and math.isnan(b)) else bool(b)
 
 
-#: The rerun advice for a comparison between two runs: their run-to-run noise shrinks with runs, not rounds.
+#: The rerun advice for a comparison between two runs: their run-to-run noise shrinks with runs, not rounds. Kept
+#: for callers that know no scatter; :func:`~workbench.report.runs_needed.runs_rerun_hint` says how many runs.
 RUNS_RERUN_HINT = ("run each side again and compare several runs a side (workbench compare A1,A2,A3 B1,B2,B3): "
                    "the noise between runs shrinks with runs, not with rounds")
 
@@ -314,7 +312,7 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
                 f"({interval_text(lo, hi)}, {estimate_text(s, lo, hi)} measured) lies inside it")
     if said == "inconclusive":
         advice = given or (SETTLE_IDLE if busy is False else SETTLE_BUSY if busy else SETTLE)
-        if 0 < lo <= hi and hi / lo <= (1 + MIN_EFFECT) ** 2 and given != RUNS_RERUN_HINT:
+        if 0 < lo <= hi and hi / lo <= (1 + MIN_EFFECT) ** 2 and not is_runs_hint(given):
             # an interval narrower than the 5% band, stopped at its edge: noise is not what left it open, so a
             # quieter machine is not the cure (08 busy: "interval (0.947×-0.978×) … rerun while otherwise idle")
             advice = SETTLE_AT_BAND_BUSY if busy else SETTLE_AT_BAND
@@ -409,7 +407,7 @@ def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float
         parts.append(f"the {basis} {DISAGREE} on how much ({_num(v, 'speedup'):.3g}× paired against "
                      f"{medians_ratio(v):.3g}× from the medians, both as {other} against {base})")
     why = "; ".join(parts) or "its estimates part"
-    if hi / lo > 1 + DISTURBED_FLOOR:
+    if span_disturbed(lo, hi):
         # a range this wide is no finding, and its low end is no bound: it is one estimate (often one mode's median
         # of a bimodal side, 06's "by at least 1.41x"), with no interval of its own; the direction alone is said
         every = "every estimate (the paired speed-up, the medians' ratio" + (
@@ -493,18 +491,6 @@ def check_claim(v: Mapping[str, Any], sentence: str, phrases: Mapping[str, str] 
         raise ClaimMismatch(f"{sentence!r} {'says' if DISAGREE in sentence else 'does not say'} {DISAGREE!r}, "
                             f"but the medians give {medians_ratio(v):.3g}× against the interval "
                             f"{_num(v, 'ci_low'):.3g}-{_num(v, 'ci_high'):.3g}×")
-
-
-_PRINTED_FLOOR = re.compile(r"±\s*([\d,]+(?:\.\d+)?)\s*%")
-
-
-def check_printed_intervals(text: str) -> None:
-    """Raise :class:`ClaimMismatch` where ``text`` prints a ± wider than
-    :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`: such a comparison is said as disturbed, not as a number."""
-    for m in _PRINTED_FLOOR.finditer(text):
-        if float(m.group(1).replace(",", "")) / 100 > DISTURBED_FLOOR:
-            raise ClaimMismatch(f"{text!r} prints ±{m.group(1)}%, wider than an interval that can inform "
-                                f"(±{DISTURBED_FLOOR:.0%}): say the comparison was disturbed instead")
 
 
 def shown_verdicts(table: pd.DataFrame, wide: bool = False) -> pd.DataFrame:

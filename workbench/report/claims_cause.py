@@ -126,6 +126,16 @@ def rounds_apart(base: Mapping[str, Any], other: Mapping[str, Any]) -> tuple[flo
     return float(a.min() / b.max()), float(a.max() / b.min())
 
 
+def past_one_text(lo: float, hi: float) -> str | None:
+    """A range of ratios all above 1 ("1.004-1.72×"), with as many decimals as its low end needs to print above 1
+    (10 printed "faster in every round (1.00-1.72x)": a round at 1.00× is not faster); None where even
+    four decimals print it as 1 (no round can then be called faster in print)."""
+    for decimals in (2, 3, 4):
+        if float(f"{lo:.{decimals}f}") > 1:
+            return f"{lo:.{decimals}f}-{hi:.{decimals}f}×"
+    return None
+
+
 def one_way_text(v: Mapping[str, Any], base: str, other: str) -> str:
     """Where a pair's rounds all point one way though its interval spans no change: that, and why it still settles
     nothing; "" otherwise. Reads ``round_ratios`` (same run: one speed-up per round) or ``rounds_apart`` (two runs:
@@ -136,13 +146,19 @@ def one_way_text(v: Mapping[str, Any], base: str, other: str) -> str:
         lo, hi = min(r), max(r)
         who, by = (other, (lo, hi)) if lo > 1 else (base, (1 / hi, 1 / lo))
         chance = 2.0 ** (1 - len(r))   # every round one way, either way, with no difference at all
-        return (f"{who} was faster in every one of its {len(r)} rounds ({by[0]:.2f}-{by[1]:.2f}×), but {len(r)} "
+        shown = past_one_text(*by)
+        if shown is None:
+            return ""
+        return (f"{who} was faster in every one of its {len(r)} rounds ({shown}), but {len(r)} "
                 f"rounds all one way happen by chance {chance:.0%} of the time with no difference, and the interval "
                 "the rounds' scatter gives spans no change")
     if isinstance(apart, (tuple, list)) and len(apart) == 2 and (apart[0] > 1 or apart[1] < 1):
         lo, hi = float(apart[0]), float(apart[1])
         who, slow, by = (other, base, (lo, hi)) if lo > 1 else (base, other, (1 / hi, 1 / lo))
-        return (f"every round of {who} was faster than every round of {slow} ({by[0]:.2f}-{by[1]:.2f}×), but "
+        shown = past_one_text(*by)
+        if shown is None:
+            return ""
+        return (f"every round of {who} was faster than every round of {slow} ({shown}), but "
                 "the scatter between runs, which no cell's rounds can see, is wide enough that the interval spans "
                 "no change")
     return ""

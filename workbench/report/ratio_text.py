@@ -16,6 +16,9 @@ from typing import Any
 
 import pandas as pd
 
+from workbench.judge.verdicts import DISTURBED_FLOOR
+from workbench.report.printed_intervals import printed_half_width
+
 #: The most decimals the rule gives (a ratio known to better than ±0.0005 is still printed to three).
 MAX_DECIMALS = 3
 #: The most decimals any printed ratio gets, where a mark must be told apart or a small ratio needs two digits.
@@ -49,6 +52,11 @@ class RatioPrecision:
         if lo > 1 or hi < 1:
             checks += [(lo, 1.0), (hi, 1.0)]
         while decimals < MAX_EXTRA_DECIMALS and not all(_apart(e, m, decimals) for e, m in checks):
+            decimals += 1
+        # an interval under the ±50% that can inform prints under it too: 4.4-8.6 at no decimals read "4×-9×",
+        # exactly ±50% around 6× (04), beside no "disturbed"
+        while (decimals < MAX_EXTRA_DECIMALS and printed_half_width(lo, hi) < DISTURBED_FLOOR
+               <= printed_half_width(round(lo, decimals), round(hi, decimals))):
             decimals += 1
         return cls(min(decimals, MAX_EXTRA_DECIMALS))
 

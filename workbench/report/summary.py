@@ -17,7 +17,7 @@ from workbench.core.record import JsonObject
 from workbench.core.status import Status
 from workbench.core.units import fmt_bytes, fmt_seconds, interval_label
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.verdicts import DISTURBED_FLOOR, is_disturbed, pct, rerun_hint, verdict_label
+from workbench.judge.verdicts import DISTURBED_FLOOR, is_disturbed, pct, rerun_hint, spread_disturbed, verdict_label
 from workbench.report.findings import is_default_reference, parse_reference, pick_reference
 from workbench.report.reference_checks import ReferenceChecks
 from workbench.report.row_notes import fmt_num, row_notes, text_of, value_of
@@ -58,7 +58,7 @@ def summary_table(df: pd.DataFrame, environments: Mapping[str, JsonObject] | Non
         time_text = (f"{fmt_seconds(med, '')} ± {fmt_seconds(iqr, '')}" if med is not None and iqr is not None
                      else fmt_seconds(med, ""))
         # past ±50% no "±" is printed (issue 39): a spread that wide informs nothing, the cell reads disturbed
-        spread = med is not None and iqr is not None and med > 0 and iqr > DISTURBED_FLOOR * med
+        spread = med is not None and iqr is not None and med > 0 and spread_disturbed(iqr, med)
         if spread:
             time_text = f"{fmt_seconds(med, '')}, disturbed"
         pct = n["pct"] if n["pct"] is not None and not pd.isna(n["pct"]) else None
@@ -87,7 +87,7 @@ def _disturbed_note(r: pd.Series) -> str:
     rerun: on a quieter machine where its row saw a busy one."""
     share = value_of(r, "other_cpu_share")
     busy = None if share is None else share > BUSY_CPU_SHARE
-    return (f"disturbed: its samples' quartiles span more than ±{DISTURBED_FLOOR:.0%} of its median; "
+    return (f"disturbed: its samples' quartiles span ±{DISTURBED_FLOOR:.0%} of its median or more; "
             f"{rerun_hint(busy)}")
 
 

@@ -12,7 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from workbench.judge.stats import round_weighted_quantiles
-from workbench.judge.verdicts import DISTURBED_FLOOR
+from workbench.judge.verdicts import spread_disturbed
 from workbench.report.plots.frame import finish, new_figure, split_ok
 from workbench.report.plots.memory import plot_memory
 from workbench.report.plots.metrics import INVERSE_TIME, METRIC_LABELS, resolve_metric
@@ -152,7 +152,7 @@ def quartile_band(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]
     # median, report.summary): 08 drew bands for cells its table read "disturbed"
     iqr = pd.to_numeric(g["iqr_s"], errors="coerce").to_numpy(float) if "iqr_s" in g else q3 - q1
     with np.errstate(invalid="ignore"):
-        withheld = iqr > DISTURBED_FLOOR * med
+        withheld = spread_disturbed(iqr, med)
     q1, q3 = np.where(withheld, np.nan, q1), np.where(withheld, np.nan, q3)
     if metric == "median_s":
         return q1, q3

@@ -1,0 +1,37 @@
+"""When a comparison may be called "beyond the noise": never where its interval, or one of its cells, reads
+"disturbed".
+
+10 printed "numba-flash was slower at L=4,096 (beyond the noise)" from a settled paired verdict, and "graph beat
+eager beyond the noise" from a "faster" verdict, while the same cells were called disturbed further on (a cell's
+quartiles spanning ±50% of its median, or the pair's interval past ±50%). A disturbed cell is never beyond the
+noise: :func:`beyond_noise` asks both, and :func:`direction_said` labels a pair the way the summary lines count it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from workbench.report.claims import may_state_cause, reading
+from workbench.report.claims_rows import quartiles_wide
+
+
+def disturbed_cells(cells: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The cells whose quartiles span ±50% of their median or more (the summary's "disturbed")."""
+    return [c for c in cells if quartiles_wide(c)]
+
+
+def beyond_noise(v: Mapping[str, Any], cells: Iterable[Mapping[str, Any]] = ()) -> bool:
+    """Whether the pair ``v`` may be called faster or slower "beyond the noise": a settled verdict
+    (:func:`~workbench.report.claims.may_state_cause`: its interval within ±50%) on cells none of which reads
+    "disturbed" (``cells``: the pair's own rows, each with ``median_s`` and ``iqr_s`` or ``q1_s``/``q3_s``)."""
+    return may_state_cause(v) and not disturbed_cells(cells)
+
+
+def direction_said(v: Mapping[str, Any], cells: Iterable[Mapping[str, Any]] = ()) -> str:
+    """"faster" / "slower" beyond the noise (:func:`beyond_noise`); "faster, disturbed" / "slower, disturbed" where
+    the direction is the verdict's but the interval or a cell is disturbed; else "not settled"."""
+    r = reading(v)
+    if r not in ("faster", "slower"):
+        return "not settled"
+    return r if beyond_noise(v, cells) else f"{r}, disturbed"
