@@ -1,0 +1,50 @@
+"""When a comparison is "disturbed": an interval or spread too wide to inform (±50% or more), and the rerun advice
+printed instead of it. Apart from :mod:`workbench.judge.verdicts` (which re-exports every name here) so the one edge
+every such test uses lives in one small place."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: Past this half-width an interval cannot inform (±50%: a speed-up anywhere from 0.67× to 1.5×): the
+#: comparison is said to be disturbed, its interval is not printed, and the words say what disturbed it and how
+#: to rerun (:func:`is_disturbed`, :data:`RERUN_HINT`). Intervals of ±1,361% and ±371,597,614% had been printed
+#: as findings under load.
+DISTURBED_FLOOR = 0.5
+#: No command: the hint does not know the cell's flags ("workbench bench ... --rounds 10" could not be copied, 06).
+RERUN_HINT = "rerun it with more rounds (add --rounds 10 to the command that measured it)"
+#: Where the rows show a busy machine (other processes past BUSY_CPU_SHARE of the CPU): no more rounds, which add
+#: the disturbance too (docs/statistics.md: `--rounds 9` widened floors at load 10-11, ±25-28% against ±11-12%).
+BUSY_RERUN_HINT = "rerun it while the machine is otherwise idle (more rounds on a busy machine add its disturbance too)"
+#: The hint where the rows show an idle machine; it names no cause (nor "otherwise idle" at 1% other load).
+IDLE_RERUN_HINT = f"the machine was not busy (other processes took little of the CPU); {RERUN_HINT}"
+
+
+def rerun_hint(busy: bool | None) -> str:
+    """The rerun advice for a comparison whose rows showed a busy machine (True), an idle one (False), or did not
+    say (None): a busy-machine cause only where the rows record one."""
+    return BUSY_RERUN_HINT if busy else IDLE_RERUN_HINT if busy is not None else RERUN_HINT
+
+
+def is_disturbed(floor: Any) -> bool:
+    """Whether an interval of half-width ``floor`` (relative) is too wide to inform (at or past
+    :data:`DISTURBED_FLOOR`, inclusive: 04 printed "4×-9×", exactly ±50%, as a finding; or unknown though a verdict
+    was reached)."""
+    try:
+        f = float(floor)
+    except (TypeError, ValueError):
+        return False
+    return not math.isfinite(f) or f >= DISTURBED_FLOOR if f == f else False
+
+
+def spread_disturbed(spread: float, median: float) -> bool:
+    """Whether a cell's spread (its IQR, or q3 - q1) reaches :data:`DISTURBED_FLOOR` of its median (inclusive, as
+    :func:`is_disturbed`): its time then reads "disturbed" and no "±" is printed. The one edge every such test uses."""
+    return spread >= DISTURBED_FLOOR * median
+
+
+def span_disturbed(lo: float, hi: float) -> bool:
+    """Whether two estimates ``lo`` <= ``hi`` (ratios) lie :data:`DISTURBED_FLOOR` or more apart end to end
+    (``hi / lo >= 1 + DISTURBED_FLOOR``, inclusive): their range is no finding, only the direction is."""
+    return hi >= (1 + DISTURBED_FLOOR) * lo
