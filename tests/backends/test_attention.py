@@ -18,7 +18,10 @@ DECODE_EDGES = [{"batch": 2, "heads": 6, "kv_heads": 2, "kv_len": 600, "head_dim
 
 
 def _ok(backend, kernel, variant, sizes, dtype):
-    (row,) = verify(backends=backend, kernels=kernel, variants=variant, dtypes=dtype, sizes=sizes, seeds=(0, 1))
+    # in-process, as in test_variants: these check answers at tile edges (isolation has its own tests); a worker
+    # per call started a fresh interpreter with numpy, numba or PoCL each time (~2 s of a ~3 s call)
+    (row,) = verify(backends=backend, kernels=kernel, variants=variant, dtypes=dtype, sizes=sizes, seeds=(0, 1),
+                    isolation="in-process")
     assert row.status == "ok", f"{row.status}: {row.message} (params {row.params}, seed {row.seed})"
 
 
@@ -39,7 +42,7 @@ def test_portable_flash_on_opencl_across_tiles(dtype):
 def test_portable_flash_refuses_wide_heads_with_the_reason():
     require_backend("opencl-0")
     (row,) = verify(backends="opencl-0", kernels="attention_prefill", variants="portable-flash", seeds=(0,),
-                    sizes=[{"batch": 1, "heads": 1, "kv_heads": 1, "seq": 3, "head_dim": 129}])
+                    sizes=[{"batch": 1, "heads": 1, "kv_heads": 1, "seq": 3, "head_dim": 129}], isolation="in-process")
     assert row.status == "unsupported" and "head_dim 129" in row.message
 
 
@@ -48,7 +51,7 @@ def test_sdpa_backend_variants_on_cpu(kernel):
     """math and flash run on torch's CPU build; the others are unsupported there, naming the backend and torch's
     own words, never a silent fallback to another backend."""
     require_backend("torch-cpu")
-    rows = {r.variant: r for r in verify(backends="torch-cpu", kernels=kernel, seeds=(0,),
+    rows = {r.variant: r for r in verify(backends="torch-cpu", kernels=kernel, seeds=(0,), isolation="in-process",
                                          variants=["torch-sdpa", "torch-sdpa-math", "torch-sdpa-flash",
                                                    "torch-sdpa-efficient", "torch-sdpa-cudnn", "torch-naive"])}
     for name in ("torch-sdpa", "torch-sdpa-math", "torch-sdpa-flash", "torch-naive"):
