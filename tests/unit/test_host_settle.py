@@ -124,3 +124,20 @@ def test_a_short_round_waits_at_most_twice_its_own_time():
     from workbench.measure.timer import TimingConfig
     assert host_settle.settle_cap(TimingConfig(warmup_s=0.01, budget_s=0.04)) == pytest.approx(0.1)
     assert host_settle.settle_cap(TimingConfig(warmup_s=0.1, budget_s=1.0)) == host_settle.SETTLE_CAP_S
+
+
+def test_timeit_waits_for_the_host_before_each_of_its_rounds(monkeypatch):
+    import numpy as np
+
+    import workbench
+    seen = []
+    real_settle = host_settle.settle
+
+    def counted(*a, **k):
+        seen.append(1)
+        return real_settle(*a, **k)
+
+    monkeypatch.setattr(host_settle, "settle", counted)
+    x = np.ones(1000)
+    m = workbench.timeit(np.sum, x, budget_s=0.03, rounds=3)
+    assert len(seen) == 3 and len(m.round_medians_s) == 3

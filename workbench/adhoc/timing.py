@@ -23,10 +23,11 @@ from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
 from workbench.judge.stats import summarize
 from workbench.judge.verdicts import BUSY_RERUN_HINT, DISTURBED_FLOOR, spread_disturbed
+from workbench.measure import host_settle
 from workbench.measure.audit import NoAudit
 from workbench.measure.rounds import merge_rounds, noise_fields, round_config
 from workbench.measure.timer import TimingConfig, time_calls
-from workbench.measure.timing_modes import choose_timer, sample_config, settle
+from workbench.measure.timing_modes import choose_timer, on_cpu, sample_config, settle
 from workbench.sweep.driver import SweepSpec
 
 #: Timing defaults of :func:`timeit`, chosen so an answer comes about as fast as torch.utils.benchmark's
@@ -179,13 +180,15 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
     row: RowDict | None = None
     for r in range(int(rounds)):
         cfg = round_config(config, int(rounds), later=r > 0)
+        host = host_settle.settle(cap_s=host_settle.settle_cap(cfg)) if on_cpu(be) else None  # as a sweep's cell
         timing = time_calls(timer, [call], cfg, audit=NoAudit("workbench.timeit: a callable without a spec or "
                                                               "a reference, not a catalog variant"))
         st = summarize(timing.samples_s)
+        host_facts = {} if host is None else {"host_slowdown": host.end().slowdown, "host_settle_s": host.settle_s}
         row = merge_rounds(row, {"status": Status.OK, "samples_s": json.dumps(timing.samples_s),
                                  "host_samples_s": json.dumps(timing.host_samples_s), "median_s": st.median,
                                  "calls_per_sample": timing.calls_per_sample, "stopped_by": timing.stopped_by,
-                                 "timing_mode": choice.mode})
+                                 "timing_mode": choice.mode, **host_facts})
     assert row is not None
     conditions = _machine_read(meter, t0)
     row.update(other_cpu_share=conditions.other_cpu_share)
