@@ -133,21 +133,23 @@ def test_gemm_tiled_handles_edges_and_multiple_panels():
     """Sizes that are not multiples of the tile (MR, NB) and k spanning several KC panels."""
     _backend_or_skip("numba")
     sizes = [{"m": 67, "n": 131, "k": 600}, {"m": 3, "n": 257, "k": 257}]
-    (row,) = verify(backends="numba", kernels="gemm", variants="numba-tiled", sizes=sizes, seeds=(0,))
+    (row,) = verify(backends="numba", kernels="gemm", variants="numba-tiled", sizes=sizes, seeds=(0,),
+                    isolation="in-process")
     assert row.status == "ok", row.message
 
 
 def test_transpose_tiled_handles_partial_tiles():
     _backend_or_skip("numba")
     sizes = [{"rows": 33, "cols": 65}, {"rows": 100, "cols": 31}]
-    (row,) = verify(backends="numba", kernels="transpose", variants="numba-tiled", sizes=sizes, seeds=(0,))
+    (row,) = verify(backends="numba", kernels="transpose", variants="numba-tiled", sizes=sizes, seeds=(0,),
+                    isolation="in-process")
     assert row.status == "ok", row.message
 
 
 def test_torch_compile_variant_really_compiles_and_passes():
     _backend_or_skip("torch")
     (row,) = verify(backends="torch-cpu", kernels="rmsnorm_residual", variants="torch-compile",
-                    sizes=[{"rows": 5, "cols": 4097}], seeds=(0, 1), include_compiled=True)
+                    sizes=[{"rows": 5, "cols": 4097}], seeds=(0, 1), include_compiled=True, isolation="in-process")
     assert row.status == "ok", row.message
 
 
