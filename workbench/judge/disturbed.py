@@ -27,15 +27,24 @@ def rerun_hint(busy: bool | None) -> str:
     return BUSY_RERUN_HINT if busy else IDLE_RERUN_HINT if busy is not None else RERUN_HINT
 
 
+def pct(x: float) -> str:
+    """A relative difference as a percentage with sensible digits: 4.2%, 38%, 1,155%."""
+    v = 100 * x
+    return f"{v:.1f}%" if v < 10 else f"{v:,.0f}%"
+
+
 def is_disturbed(floor: Any) -> bool:
-    """Whether an interval of half-width ``floor`` (relative) is too wide to inform (at or past
-    :data:`DISTURBED_FLOOR`, inclusive: 04 printed "4×-9×", exactly ±50%, as a finding; or unknown though a verdict
-    was reached)."""
+    """Whether an interval of half-width ``floor`` (relative) is too wide to inform: at or past
+    :data:`DISTURBED_FLOOR` as printed (inclusive: 04 printed "4×-9×", exactly ±50%, as a finding; 07 printed
+    "within ±50% noise" for a floor of 49.7%, which :func:`pct` rounds to the edge), or unknown though a verdict
+    was reached."""
     try:
         f = float(floor)
     except (TypeError, ValueError):
         return False
-    return not math.isfinite(f) or f >= DISTURBED_FLOOR if f == f else False
+    if f != f:
+        return False
+    return not math.isfinite(f) or f >= DISTURBED_FLOOR or pct(f) == pct(DISTURBED_FLOOR)
 
 
 def spread_disturbed(spread: float, median: float) -> bool:

@@ -50,6 +50,7 @@ from workbench.judge.disturbed import DISTURBED_FLOOR as DISTURBED_FLOOR
 from workbench.judge.disturbed import IDLE_RERUN_HINT as IDLE_RERUN_HINT
 from workbench.judge.disturbed import RERUN_HINT as RERUN_HINT
 from workbench.judge.disturbed import is_disturbed as is_disturbed
+from workbench.judge.disturbed import pct as pct
 from workbench.judge.disturbed import rerun_hint as rerun_hint
 from workbench.judge.disturbed import span_disturbed as span_disturbed
 from workbench.judge.disturbed import spread_disturbed as spread_disturbed
@@ -150,12 +151,6 @@ def verdict_label(verdict: str, floor: float) -> str:
     if verdict in ("same", "inconclusive") and floor is not None and math.isfinite(floor):
         return f"same (within ±{pct(floor)})" if verdict == "same" else f"inconclusive (±{pct(floor)})"
     return verdict
-
-
-def pct(x: float) -> str:
-    """A relative difference as a percentage with sensible digits: 4.2%, 38%, 1,155%."""
-    v = 100 * x
-    return f"{v:.1f}%" if v < 10 else f"{v:,.0f}%"
 
 
 def median(x: Any) -> float:
