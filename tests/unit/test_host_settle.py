@@ -141,3 +141,28 @@ def test_timeit_waits_for_the_host_before_each_of_its_rounds(monkeypatch):
     x = np.ones(1000)
     m = workbench.timeit(np.sum, x, budget_s=0.03, rounds=3)
     assert len(seen) == 3 and len(m.round_medians_s) == 3
+
+
+def test_a_paired_verdict_leaves_out_a_round_the_slow_host_stretched_as_the_headline_does():
+    """03 (reader, busy run): a numpy baseline's note said "round 1 set aside", and its verdicts paired on it."""
+    import numpy as np
+
+    from workbench.judge import many
+    from workbench.judge.pair_rows import _paired_rounds
+    ids = json.dumps(["s:0", "s:1", "s:2", "s:3"])
+    base = {"round_medians_s": json.dumps([1.0, 1.5, 1.0, 1.01]), "round_ids": ids,
+            "round_host_slowdowns": json.dumps([1.0, 1.4, 1.0, 1.0]), "samples_s": "[1.0]"}
+    row = {"round_medians_s": json.dumps([0.5, 0.5, 0.51, 0.5]), "round_ids": ids,
+           "round_host_slowdowns": json.dumps([1.0, 1.0, 1.0, 1.0]), "samples_s": "[0.5]"}
+    a, b, paired = _paired_rounds(base, row)
+    assert paired and a.tolist() == [1.0, 1.0, 1.01] and b.tolist() == [0.5, 0.51, 0.5]
+    table = {k: [base.get(k), row.get(k)] for k in base}
+    rows = many.Rows(lambda name: table.get(name, [None, None]))
+    a2, b2, paired2 = rows.paired_rounds(0, 1)
+    assert paired2 and np.array_equal(a2, a) and np.array_equal(b2, b)
+    # both sides set aside the same round: the fast path of identical ids must not pair it back in
+    both = {**row, "round_medians_s": json.dumps([0.5, 0.8, 0.51, 0.5]),
+            "round_host_slowdowns": json.dumps([1.0, 1.4, 1.0, 1.0])}
+    table = {k: [base.get(k), both.get(k)] for k in base}
+    a3, b3, paired3 = many.Rows(lambda name: table.get(name, [None, None])).paired_rounds(0, 1)
+    assert paired3 and a3.tolist() == [1.0, 1.0, 1.01] and b3.tolist() == [0.5, 0.51, 0.5]

@@ -69,3 +69,27 @@ def rounds_at_speed(medians: Sequence[float], slowdowns: Sequence[float]) -> lis
     of (all of them where none was felt)."""
     felt = host_slow_rounds(medians, slowdowns)
     return [float(m) for i, m in enumerate(medians) if i not in felt]
+
+
+#: Appended to the id of a round set aside (:func:`ids_at_speed`): no other row's round has that id, so no pairing
+#: matches it.
+SET_ASIDE = "#host-slow"
+
+
+def ids_at_speed(ids: list[str] | None, medians: Sequence[float], slowdowns: Sequence[float]) -> list[str] | None:
+    """A row's round ids with those of the rounds :func:`host_slow_rounds` sets aside marked (:data:`SET_ASIDE`),
+    so that a verdict pairing rounds by id leaves them out, as the row's headline does: 03 judged a numpy baseline
+    on a round its own note said was set aside."""
+    if not ids or len(ids) != len(medians):
+        return ids
+    slow = host_slow_rounds(medians, slowdowns)
+    return [f"{k}{SET_ASIDE}" if i in slow else k for i, k in enumerate(ids)] if slow else ids
+
+
+def set_aside_out(times: np.ndarray, ids: list[str] | None) -> tuple[np.ndarray, list[str] | None]:
+    """``times`` and ``ids`` without the rounds whose ids :func:`ids_at_speed` marked (as they are where none is):
+    what a verdict pairs by id, so a round set aside on both sides is never paired back in."""
+    if not ids or len(ids) != len(times) or not any(k.endswith(SET_ASIDE) for k in ids):
+        return times, ids
+    keep = [not k.endswith(SET_ASIDE) for k in ids]
+    return np.asarray(times)[keep], [k for k, kept in zip(ids, keep, strict=True) if kept]

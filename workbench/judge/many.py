@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from workbench.judge import verdicts as vd
+from workbench.judge.dips import ids_at_speed, set_aside_out
 
 #: The verdict fields a judged pair gets, in :data:`workbench.judge.compare.RESULT_COLUMNS` order.
 FIELDS = ("speedup", "ci_low", "ci_high", "coverage", "floor", "noise", "verdict", "settle", "basis",
@@ -43,7 +44,9 @@ class Rows:
             else:
                 self.times.append(s)
                 self.is_rounds.append(False)
-        self.round_ids = [vd.round_ids(v) for v in column(vd.ROUND_IDS)]
+        slowdowns = many_floats(column("round_host_slowdowns"))
+        self.round_ids = [ids_at_speed(vd.round_ids(v), list(m), list(h))  # set-aside rounds pair with none
+                          for v, m, h in zip(column(vd.ROUND_IDS), medians, slowdowns, strict=True)]
         self.cell_key = list(column("cell_key"))
         self.pair_with = list(column(vd.PAIR_WITH))
         self._pair_d = column(vd.PAIR_D)
@@ -65,13 +68,16 @@ class Rows:
         a, b = self.times[base], self.times[row]
         ra, rb = self.is_rounds[base], self.is_rounds[row]
         if ra and rb:
-            ids_a, ids_b = self.round_ids[base], self.round_ids[row]
-            if ids_a and ids_b and ids_a == ids_b and len(ids_a) == len(a) == len(b) \
+            (kept_a, ids_a), (kept_b, ids_b) = (set_aside_out(a, self.round_ids[base]),  # rounds the slow host
+                                                set_aside_out(b, self.round_ids[row]))  # stretched: paired with none
+            if ids_a and ids_b and ids_a == ids_b and len(ids_a) == len(kept_a) == len(kept_b) \
                     and len(set(ids_a)) == len(ids_a):  # the same rounds, once each: aligned as they are
-                return a, b, len(a) >= vd.MIN_ROUNDS
-            both = vd.aligned(a, ids_a, b, ids_b)
+                return kept_a, kept_b, len(kept_a) >= vd.MIN_ROUNDS
+            both = vd.aligned(kept_a, ids_a, kept_b, ids_b)
             if both is not None:
                 return both[0], both[1], True
+            if len(kept_a) < len(a) or len(kept_b) < len(b):  # too few rounds at speed to pair: judged unpaired
+                return kept_a, kept_b, False
         return a, b, ra and rb and len(a) == len(b)
 
     def twin_effects(self, row: int) -> tuple[str, np.ndarray] | None:

@@ -14,6 +14,7 @@ from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.judge import verdicts as vd
 from workbench.judge.baselines import pair_positions
+from workbench.judge.dips import ids_at_speed, set_aside_out
 from workbench.judge.verdicts import parse_samples
 
 if TYPE_CHECKING:
@@ -41,8 +42,8 @@ def row_times(row: pd.Series | RowDict) -> tuple[np.ndarray, bool]:
 #: rows so (700 MB per 200,000).
 PAIR_COLUMNS = ("run_id", "env_id", "device", "cell_key", "kernel", "variant", "backend", "dtype", "params", "size",
                 "size_label", "mode", "cache", "timing_mode", "status", "library", "noisy", "rel_spread", "samples_s",
-                "round_medians_s", vd.ROUND_IDS, vd.PAIR_WITH, vd.PAIR_D, vd.PAIR_IDS, vd.TWIN_MEDIANS, vd.TWIN_IDS,
-                vd.TWIN_PAIR_D, vd.TWIN_PAIR_IDS)
+                "round_medians_s", "round_host_slowdowns", vd.ROUND_IDS, vd.PAIR_WITH, vd.PAIR_D, vd.PAIR_IDS,
+                vd.TWIN_MEDIANS, vd.TWIN_IDS, vd.TWIN_PAIR_D, vd.TWIN_PAIR_IDS)
 
 
 class _Row(dict):
@@ -76,10 +77,19 @@ def _paired_rounds(base: Any, row: Any) -> tuple[np.ndarray, np.ndarray, bool]:
     a, a_rounds = row_times(base)
     b, b_rounds = row_times(row)
     if a_rounds and b_rounds:
-        both = vd.aligned(a, vd.round_ids(base.get(vd.ROUND_IDS)), b, vd.round_ids(row.get(vd.ROUND_IDS)))
+        (kept_a, ids_a), (kept_b, ids_b) = set_aside_out(a, _ids(base, a)), set_aside_out(b, _ids(row, b))
+        both = vd.aligned(kept_a, ids_a, kept_b, ids_b)  # rounds the slow host stretched pair with none
         if both is not None:
             return both[0], both[1], True
+        if len(kept_a) < len(a) or len(kept_b) < len(b):  # too few rounds at speed to pair: judged unpaired
+            return kept_a, kept_b, False
     return a, b, a_rounds and b_rounds and len(a) == len(b)
+
+
+def _ids(row: Any, medians: np.ndarray) -> list[str] | None:
+    """A row's round ids, those of rounds set aside as taken while the host ran slow marked to pair with none."""
+    return ids_at_speed(vd.round_ids(row.get(vd.ROUND_IDS)), list(medians),
+                        list(parse_samples(row.get("round_host_slowdowns"))))
 
 
 def _same_row(a: Any, b: Any) -> bool:
