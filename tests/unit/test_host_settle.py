@@ -166,3 +166,25 @@ def test_a_paired_verdict_leaves_out_a_round_the_slow_host_stretched_as_the_head
     table = {k: [base.get(k), both.get(k)] for k in base}
     a3, b3, paired3 = many.Rows(lambda name: table.get(name, [None, None])).paired_rounds(0, 1)
     assert paired3 and a3.tolist() == [1.0, 1.0, 1.01] and b3.tolist() == [0.5, 0.51, 0.5]
+
+
+def test_a_round_the_host_slowed_is_timed_once_more_and_the_row_says_so(scripted, monkeypatch):
+    from workbench.measure.cell import Cell, TimingConfig, run_cell
+    from workbench.measure.timer import time_calls as real_time_calls
+    calls = []
+
+    def counted(*a, **k):
+        calls.append(1)
+        return real_time_calls(*a, **k)
+
+    monkeypatch.setattr("workbench.measure.timed.time_calls", counted)
+    # settle at speed, slow after the first timing, at speed after the second
+    scripted([1.0, 1.3, 1.0, 1.0])
+    config = TimingConfig(warmup_s=0.0, budget_s=0.01, min_samples=3)
+    row = run_cell(Cell.make("saxpy", "numpy", "numpy", "float32", {"n": 4099}), config)
+    assert row["status"] == "ok" and len(calls) == 2 and row["host_retries"] == 1 and row["host_slowdown"] == 1.0
+    calls.clear()
+    monkeypatch.setenv(host_settle.SETTLE_ENV, "0")  # the wait off: no timing again either
+    scripted([1.0, 1.3, 1.0, 1.0])
+    row = run_cell(Cell.make("saxpy", "numpy", "numpy", "float32", {"n": 4099}), config)
+    assert len(calls) == 1 and row["host_retries"] == 0 and row["host_slowdown"] == pytest.approx(1.3)

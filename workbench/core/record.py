@@ -106,6 +106,7 @@ class Row:
     median_precision: float | None = None
     host_settle_s: float | None = None
     host_slowdown: float | None = None
+    host_retries: int | None = None
     seed: int | None = None
     # -- noise: rounds, the flag, and the conditions the cell ran under ---------------------------------
     rounds: int | None = None

@@ -12,9 +12,10 @@ while the sweep's own speed probe (another process, maybe another vCPU) read the
 So before its warm-up a CPU cell keeps its core busy with a short probe until the probe reads at the best speed
 this process has seen (or :data:`SETTLE_CAP_S` passes), and after its timing reads the probe once more. The row
 keeps, per round, how slow the host was around it (``round_host_slowdowns``: the probe over this process's best,
-the worse of before and after); :mod:`workbench.measure.rounds` sets a round taken while the host ran slow aside
-from the headline when another round was taken at speed, and names it. ``WORKBENCH_HOST_SETTLE=0`` turns the wait
-off (the probe after the timing is still read).
+the worse of before and after). A round the host slowed is timed once more (:data:`HOST_RETRIES`,
+``host_retries`` on the row); if it is still slow, :mod:`workbench.measure.rounds` sets it aside from the headline
+when another round was taken at speed, and names it. ``WORKBENCH_HOST_SETTLE=0`` turns the wait and the retry off
+(the probe after the timing is still read).
 """
 
 from __future__ import annotations
@@ -42,8 +43,11 @@ SETTLE_CAP_S = 0.25
 SETTLE_SHARE = 2.0
 #: A round whose probe read this much over the best was taken while the host ran slow.
 HOST_SLOW = 1.08
-#: Environment variable: "0" turns the wait off.
+#: Environment variable: "0" turns the wait (and the timing again) off.
 SETTLE_ENV = "WORKBENCH_HOST_SETTLE"
+#: Times a CPU round is timed again when the host ran slow around it (its probe over
+#: :data:`~workbench.judge.dips.HOST_SLOW`): each costs the round's warm-up and budget once more.
+HOST_RETRIES = 1
 
 
 class _Probe:
@@ -89,6 +93,11 @@ def _the_probe() -> _Probe:
 def settle_enabled() -> bool:
     """Whether a cell waits for the host before its timing (``WORKBENCH_HOST_SETTLE``; on by default)."""
     return os.environ.get(SETTLE_ENV, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+def retries_allowed() -> int:
+    """How often a round the slow host stretched is timed again: :data:`HOST_RETRIES`, none with the wait off."""
+    return HOST_RETRIES if settle_enabled() else 0
 
 
 @dataclass

@@ -63,6 +63,7 @@ class TimingStats:
     #: A CPU timing's wait for the host to run at speed, and how slow it ran around the timing (probe over best).
     host_settle_s: float | None = None
     host_slowdown: float | None = None
+    host_retries: int | None = None
 
     def take(self, timing: Timing) -> Stats:
         """The samples of a timing loop and their statistics (returned too: their raw spread)."""

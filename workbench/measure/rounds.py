@@ -375,7 +375,8 @@ def _host_rounds(prev: Mapping[str, Any], new: Mapping[str, Any], slowdowns: lis
     """The host's readings of a cell after one more round: each round's slowdown, the worst, the waits summed."""
     return {"round_host_slowdowns": json.dumps(slowdowns) if slowdowns else None,
             "host_slowdown": max(slowdowns) if slowdowns else None,
-            "host_settle_s": _sum(prev.get("host_settle_s"), new.get("host_settle_s"))}
+            "host_settle_s": _sum(prev.get("host_settle_s"), new.get("host_settle_s")),
+            "host_retries": _sum(prev.get("host_retries"), new.get("host_retries"))}
 
 
 def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from workbench.backends.base import Backend, Timer
 from workbench.core.conditions import ConditionsMeter
 from workbench.core.dtypes import itemsize
 from workbench.core.status import Status
+from workbench.judge.dips import HOST_SLOW
 from workbench.judge.stats import Stats
 from workbench.measure.audit import (
     Call,
@@ -33,7 +34,7 @@ from workbench.measure.backend_facts import gpu_monitor
 from workbench.measure.case import Case, output_dtype, reference_outputs
 from workbench.measure.cell_facts import note_tuned_config
 from workbench.measure.gpu_visit import begin_visit, end_visit
-from workbench.measure.host_settle import settle, settle_cap
+from workbench.measure.host_settle import retries_allowed, settle, settle_cap
 from workbench.measure.input_cache import InputCache
 from workbench.measure.input_set import InputSet
 from workbench.measure.limits import CellTimeout, Clock
@@ -42,7 +43,7 @@ from workbench.measure.partner import note_pairing, partner, partner_case, timin
 from workbench.measure.request import CellRequest
 from workbench.measure.result import CellResult, Memory, Rates
 from workbench.measure.rotation import auditor, check_rotations, identical_sets, rotation_count
-from workbench.measure.timer import PartnerFailed, Timing, TimingConfig, time_calls, timer_overhead
+from workbench.measure.timer import Partner, PartnerFailed, Timing, TimingConfig, time_calls, timer_overhead
 from workbench.measure.timing_modes import choose_timer, on_cpu
 from workbench.roofs.throughput import Peaks, published_ceilings, rates
 
@@ -67,24 +68,15 @@ def time_case(request: CellRequest, config: TimingConfig, case: Case, backend: B
     seed = request.seed
     flush = backend.flush_cache if config.cache == "cold" else None
     beside = None if other is None else partner(other, other_sets, calls, request, inputs, res, clock)
-    host = settle(clock.deadline, settle_cap(config)) if on_cpu(backend) else None  # at speed as timing starts
     meter = ConditionsMeter(gpu_monitor(backend))
     meter.start()
     try:
         how = {"flush": flush, "deadline": clock.deadline, "cancel": clock.cancel, "sync": backend.synchronize,
                "gate": visit.gate if visit is not None else None}
-        try:
-            timing = time_calls(timer, calls, config, audit=auditor(case, sets, seed, inputs, config), **how,
-                                partner=beside)
-        except PartnerFailed as exc:  # the baseline's fault: the cell is timed alone
-            res.note(f"its baseline was not timed beside it: {type(exc.__cause__).__name__}: {exc.__cause__}")
-            beside = None
-            timing = time_calls(timer, calls, config, audit=auditor(case, sets, seed, inputs, config), **how)
+        timing, beside = _timed_at_speed(on_cpu(backend), timer, calls, config, case, sets, seed, inputs, how,
+                                         beside, res)
     finally:
         res.conditions = meter.stop()
-    if host is not None:
-        host.end()
-        res.timing.host_settle_s, res.timing.host_slowdown = host.settle_s, host.slowdown
     end_visit(visit, backend, calls, res, timing, not request.role.later)
     del calls
     if beside is not None:
@@ -96,6 +88,34 @@ def time_case(request: CellRequest, config: TimingConfig, case: Case, backend: B
     if not request.role.later:
         _first_round_facts(case, backend, request.cell.dtype, config, timing, st, res)
     end_timed(res, request.cell.dtype, request.ceilings)
+
+
+def _timed_at_speed(cpu: bool, timer: Timer, calls: list[Call], config: TimingConfig, case: Case,
+                    sets: list[InputSet], seed: int, inputs: InputCache | None, how: dict, beside: Partner | None,
+                    res: CellResult) -> tuple[Timing, Partner | None]:
+    """The audited timing loop (with its baseline beside it while that works); on a CPU with the host waited for
+    before it (:func:`~workbench.measure.host_settle.settle`) and, where the host ran slow around it, timed once
+    more (:data:`~workbench.measure.host_settle.HOST_RETRIES`): a round taken while the host ran slow is measured
+    again, not only set aside later. A failed audit is never timed away."""
+    retries = 0
+    while True:
+        host = settle(how["deadline"], settle_cap(config)) if cpu else None  # the core at speed as timing starts
+        try:
+            timing = time_calls(timer, calls, config, audit=auditor(case, sets, seed, inputs, config), **how,
+                                partner=beside)
+        except PartnerFailed as exc:  # the baseline's fault: the cell is timed alone
+            res.note(f"its baseline was not timed beside it: {type(exc.__cause__).__name__}: {exc.__cause__}")
+            beside = None
+            timing = time_calls(timer, calls, config, audit=auditor(case, sets, seed, inputs, config), **how)
+        if host is None:
+            return timing, beside
+        host.end()
+        res.timing.host_settle_s = (res.timing.host_settle_s or 0.0) + host.settle_s
+        res.timing.host_slowdown, res.timing.host_retries = host.slowdown, retries
+        if (host.slowdown <= HOST_SLOW or retries >= retries_allowed() or timing.audit_failure
+                or time.perf_counter() >= how["deadline"]):
+            return timing, beside
+        retries += 1
 
 
 def _prepare(request: CellRequest, config: TimingConfig, case: Case, res: CellResult, clock: Clock,
