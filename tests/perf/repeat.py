@@ -79,7 +79,12 @@ def bench(store: Path, name: str, extra: list[str], env: dict[str, str] | None =
                           capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=ROOT)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"bench failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    run_id = next(line.split()[1].rstrip(":") for line in proc.stdout.splitlines() if line.startswith("run "))
+    run_id = next((line.split()[1].rstrip(":") for line in proc.stdout.splitlines() if line.startswith("run ")), None)
+    if run_id is None:  # seen once (16:52): a finished run whose summary line was not on stdout; the store has it
+        print(f"  {name}: no 'run' line (exit {proc.returncode}); stdout tail {proc.stdout[-300:]!r}, stderr tail "
+              f"{proc.stderr[-300:]!r}: the store's latest run is taken", flush=True)
+        with sqlite3.connect(store) as con:
+            run_id = con.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()[0]
     print(f"  {name}: run {run_id}, {time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.2f}", flush=True)
     return run_id
 
