@@ -43,11 +43,11 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
     (DISTURBED_FASTER, "fused ran at least 1.8× faster than eager, by how much is unknown: the comparison was "
                        "disturbed: " + vd.RERUN_HINT),
     (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.3× faster, within ±45% noise; "
-                   "more rounds or a quieter machine would settle it"),
+                   "more rounds or a quieter machine could settle it"),
     # 0.95-2.1 (±49%) prints finely enough not to read ±50% or more ("0.9×-2.1×" would: check_printed_intervals)
     (AMBIGUOUS, "could not tell fused from eager: fused measured 1.40× faster, but the interval 0.95×-2.10× includes "
                 "no change; "
-                "more rounds or a quieter machine would settle it"),
+                "more rounds or a quieter machine could settle it"),
     (TOO_FEW, "no call between fused and eager: insufficient samples"),
 ])
 def test_the_sentence_is_chosen_by_the_verdict_and_passes_its_check(v, expected):
@@ -183,7 +183,7 @@ def test_a_pair_whose_medians_disagree_with_its_interval_is_not_settled():
     sentence = verdict_sentence(parted, "numpy-eager", "numpy-graph")
     assert sentence.startswith("could not tell numpy-graph from numpy-eager: the paired blocks and the cells' own "
                                "rounds disagree (numpy-graph at the same speed (1.00×) paired, numpy-graph "
-                               "took 1.20× the time from the medians): not settled; rerun")
+                               "took 1.20× the time from the medians (294 µs / 353 µs)): not settled; rerun")
     check_claim(parted, sentence)
     with pytest.raises(ClaimMismatch, match="the verdict reads 'inconclusive'"):
         check_claim(parted, "numpy-graph and numpy-eager ran the same within the noise (1.00× measured, floor ±3.0%)")
@@ -219,7 +219,9 @@ def test_a_same_whose_interval_excludes_no_change_says_how_far_apart_not_noise()
     # tutorial 11: "the same within the noise (0.98x measured, floor ±5.0%)" beside an interval 0.972-0.988
     v = verdict("same", 0.98, 0.972, 0.988, 0.028)
     sentence = verdict_sentence(v, "hand-picked", "tuned")
-    assert "noise" not in sentence and "tuned was about 2.0% slower" in sentence and "0.972×-0.988×" in sentence
+    # slower said as the time it took, its interval too (08: "1.03× slower" beside a speed-up's 0.94×-0.99×)
+    assert "noise" not in sentence and "tuned was about 2.0% slower (took 1.020× the time, interval " \
+        "1.012×-1.029×)" in sentence
     check_claim(v, sentence)
     assert "the whole interval" in verdict_sentence(SAME, "eager", "fused")   # an interval holding 1: said whole
 
@@ -437,7 +439,7 @@ def test_a_same_whose_medians_lie_outside_its_interval_is_not_settled():
 
 @pytest.mark.parametrize("v, medians, aside", [
     (verdict("faster", 1.6, 1.45, 1.75, 0.09), (346, 197),
-     "; the cells' own medians give 1.8×, within 1.0% of its high end)"),  # 03
+     "; the cells' own medians (346 s / 197 s) give 1.8×, within 1.0% of its high end)"),  # 03, each named
     (verdict("slower", 1 / 1.05, 1 / 1.07, 1 / 1.03, 0.02), (63.4, 65.7), ""),   # 08: 1.05x vs 1.04x
     (verdict("faster", 2.0, 1.9, 2.1, 0.05), (2.02, 1.0), ""),   # both print 2.0x: one figure
 ])
@@ -574,7 +576,9 @@ def test_an_interval_narrower_than_the_band_is_not_sent_to_a_quieter_machine():
     (1.06, 1.02, 1.10, "1.06×", "1.02×-1.10×"),    # trailing zero kept: "1.02×-1.1×" mixed two precisions
     (2.9, 2.49, 3.43, "2.9×", "2.5×-3.4×"),        # 01 busy: "2.9×" beside "2.49×-3.43×"
     (6.1, 4.0, 8.2, "6×", "4×-8×"),
-    (1.2, 0.99, 1.40, "1.2×", "1.0×-1.4×"),        # 01 busy: "1.15× faster, within ±16%" had three figures
+    # 01 busy: "1.15× faster, within ±16%" had three figures; the interval's low end prints under 1 ("1.0×-1.4×"
+    # hid whether it held no change)
+    (1.2, 0.99, 1.40, "1.2×", "0.99×-1.40×"),
     (1.14, 1.03, 1.26, "1.14×", "1.03×-1.26×"),    # excludes 1: "1.0×-1.3×" would read as including it
     (0.34, 0.291, 0.401, "0.34×", "0.29×-0.40×"),
     (0.053, 0.0412, 0.0675, "0.053×", "0.041×-0.068×"),   # below 1: two significant digits at the low end
@@ -632,7 +636,7 @@ def test_an_unsettled_sentence_flags_medians_that_point_the_other_way():
     v = {**verdict("inconclusive", 1.3, 0.95, 1.78, 0.33), "median_a": 0.96, "median_b": 1.0}
     assert not claims.medians_disagree(v)   # inside the interval: not the "disagree" rule
     sentence = verdict_sentence(v, "hand-picked", "the pick")
-    assert "medians point the other way: the pick took 1.04× the time" in sentence
+    assert "medians (960 ms / 1 s) point the other way: the pick took 1.04× the time" in sentence
     check_claim(v, sentence)
     same_way = {**v, "median_a": 1.2}
     assert "other way" not in verdict_sentence(same_way, "hand-picked", "the pick")

@@ -90,6 +90,27 @@ def test_wide_settled_interval_says_the_direction_not_the_size(nb10):
     assert "at least" not in said and "1.4× faster" in said
 
 
+def test_the_medians_beside_a_settled_sentence_are_the_tables(nb10):
+    """10: "(the paired samples' medians 23.8 ms / 2.9 ms, 8.2×)" beside a table of 23.8 ms / 2.75 ms (8.65×), under
+    a paragraph promising "the ratio of the two medians in the table"."""
+    from workbench.report.claims import verdict_sentence
+
+    v = {"verdict": "faster", "speedup": 8.2, "ci_low": 7.0, "ci_high": 9.9, "floor": 0.19, "median_a": 23.8e-3,
+         "median_b": 2.9e-3, "variant": "torch-eager", "backend": "torch-cpu", "baseline_variant": "numpy-eager",
+         "baseline_backend": "numpy"}
+    rows = pd.DataFrame({"variant": ["numpy-eager", "torch-eager"], "backend": ["numpy", "torch-cpu"],
+                         "median_s": [23.8e-3, 2.75e-3]})
+    said = nb10["with_figures"](v, verdict_sentence(v, "numpy-eager", "torch-eager"), rows)
+    assert "the table's medians 23.8 ms / 2.75 ms, 8.7×" in said and "2.9 ms" not in said
+
+
+def test_advice_for_rounds_across_bands_follows_the_busy_flag(nb10):
+    """10: "more rounds would show where most of them fall" on a run that said it shared the machine."""
+    busy = nb10["stream_share_text"](0.7, "its weights", [0.64, 0.78], True)
+    assert "more rounds could" not in busy and "otherwise idle could show where most of them fall" in busy
+    assert "more rounds could show where most of them fall" in nb10["stream_share_text"](0.7, "x", [0.64, 0.78])
+
+
 def test_single_timings_in_one_precision(nb11):
     # three significant digits of the smallest: trials 1.74 and 1.78 ms (the confirmed ones) must not both read 1.7
     assert nb11["ms_column"]([20.5, 5.68, 18.0, 9.96, None]) == ["20.50", "5.68", "18.00", "9.96", ""]

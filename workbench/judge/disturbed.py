@@ -27,6 +27,18 @@ def rerun_hint(busy: bool | None) -> str:
     return BUSY_RERUN_HINT if busy else IDLE_RERUN_HINT if busy is not None else RERUN_HINT
 
 
+def rounds_could(busy: bool | None, goal: str) -> str:
+    """Advice that more evidence *could* ``goal`` ("show where most of them fall"), following the rows' busy flag as
+    :func:`rerun_hint` does: on a busy machine a rerun while it is otherwise idle, never more rounds there (10 advised
+    "more rounds would show where most of them fall" on a run it said shared the machine, beside lines warning that
+    more rounds on a busy machine add its disturbance); "could", since nothing printed shows what the rerun's noise
+    will be."""
+    if busy:
+        return f"a rerun while the machine is otherwise idle could {goal} (more rounds on a busy machine add its " \
+               "disturbance too)"
+    return f"more rounds could {goal}"
+
+
 def pct(x: float) -> str:
     """A relative difference as a percentage with sensible digits: 4.2%, 38%, 1,155%."""
     v = 100 * x

@@ -52,6 +52,7 @@ from workbench.judge.disturbed import RERUN_HINT as RERUN_HINT
 from workbench.judge.disturbed import is_disturbed as is_disturbed
 from workbench.judge.disturbed import pct as pct
 from workbench.judge.disturbed import rerun_hint as rerun_hint
+from workbench.judge.disturbed import rounds_could as rounds_could
 from workbench.judge.disturbed import span_disturbed as span_disturbed
 from workbench.judge.disturbed import spread_disturbed as spread_disturbed
 

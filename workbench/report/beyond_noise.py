@@ -35,3 +35,11 @@ def direction_said(v: Mapping[str, Any], cells: Iterable[Mapping[str, Any]] = ()
     if r not in ("faster", "slower"):
         return "not settled"
     return r if beyond_noise(v, cells) else f"{r}, disturbed"
+
+
+def settled_count(pairs: Iterable[tuple[Mapping[str, Any], Iterable[Mapping[str, Any]]]], way: str) -> int:
+    """How many of ``pairs`` ((verdict, its cells)) read ``way`` ("faster" / "slower") beyond the noise
+    (:func:`direction_said`): a count of settled results never counts a disturbed one. 10 said "the verdicts settle
+    that it was faster than both others at 2 of 3 lengths", counting a length whose two comparisons it printed as
+    disturbed ("at least 6.7×, by how much is unknown: the comparison was disturbed")."""
+    return sum(direction_said(v, cells) == way for v, cells in pairs)

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from workbench.core.conditions import BUSY_CPU_SHARE
+from workbench.report.pair_words import medians_source
 
 #: How a sizes list names the sizes no reading covers.
 UNSETTLED_SIZES = "not settled"
@@ -76,5 +77,6 @@ def opposite_medians(v: Mapping[str, object], s: float, other: str) -> str:
     if min(abs(math.log(m)), abs(math.log(s))) < OPPOSITE_FROM or (m > 1) == (s > 1):
         return ""
     way = f"{m:.2f}× faster" if m > 1 else f"took {1 / m:.2f}× the time"
-    return (f" (the cells' own medians point the other way: {other} {way}; both lie in the interval, which "
-            "settles neither direction)")
+    named = medians_source(v)   # the two medians divided, so the figure is found in the table (10)
+    return (f" (the cells' own medians{f' ({named})' if named else ''} point the other way: {other} {way}; both lie "
+            "in the interval, which settles neither direction)")

@@ -39,10 +39,12 @@ from workbench.judge.verdicts import (
 )
 from workbench.report.claim_words import UNSETTLED_SIZES, busy_words, opposite_medians, sizes_said  # noqa: F401
 from workbench.report.claims_cause import (  # noqa: F401  (re-exported)
+    apart_undecided_text,
     busy_share,
     disturbance_text,
     noise_cause,
     one_way_text,
+    pair_medians,
     pair_rounds,
 )
 from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorials import them from here)
@@ -57,6 +59,10 @@ from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorial
     own_rounds_share,
     round_rates,
 )
+from workbench.report.pair_words import BAND_EDGES, fmt_floor, medians_source  # noqa: F401  (re-exported)
+from workbench.report.pair_words import as_speed as _as_speed
+from workbench.report.pair_words import flip as _flip
+from workbench.report.pair_words import unsettled_why as _unsettled_why
 from workbench.report.printed_intervals import ClaimMismatch, check_printed_intervals  # noqa: F401
 from workbench.report.ratio_text import (  # noqa: F401  (re-exported: tutorials import them from here)
     RatioPrecision,
@@ -92,24 +98,24 @@ DISTURBED = "was disturbed"
 #: (``wide_because``: two machines' cells scatter around their common ratio; 07 called that scatter "disturbed").
 TOO_WIDE = "is too wide to read"
 
-#: What would settle an inconclusive comparison, said with it.
-SETTLE = "more rounds or a quieter machine would settle it"
+#: What could settle an inconclusive comparison, said with it. "Could", not "would": no printed number shows what a
+#: rerun's noise will be (01 and 03 promised an idle rerun "would settle" a ~5% effect whose idle floor nothing showed
+#: under 5%).
+SETTLE = "more rounds or a quieter machine could settle it"
 #: The same on a machine its rows show was not busy (:func:`machine_busy` False): a quieter machine is not the cure.
-SETTLE_IDLE = "more rounds would settle it"
+SETTLE_IDLE = "more rounds could settle it"
 #: The same where the rows show a busy machine: the advice a disturbed sentence gives there
 #: (:data:`~workbench.judge.verdicts.BUSY_RERUN_HINT`), so that two cells of one run do not advise more rounds in one
 #: and warn against them in the next (05, one core busy).
-SETTLE_BUSY = ("a rerun while the machine is otherwise idle would settle it (more rounds on a busy machine add its "
+SETTLE_BUSY = ("a rerun while the machine is otherwise idle could settle it (more rounds on a busy machine add its "
                "disturbance too)")
 #: Where the interval is narrower than the ±5% band and only its edge leaves the pair open: what more rounds would
 #: decide (08 printed "more rounds would say on which side of 5% it lies" of an estimate of 1.00×).
-SETTLE_AT_BAND = (f"more rounds would narrow its interval and say whether the difference is within "
+SETTLE_AT_BAND = (f"more rounds would narrow its interval and could say whether the difference is within "
                   f"±{pct(SAME_WITHIN)} (the same) or not")
 #: The same on a machine the rows show busy: no more rounds, which add its disturbance (10 printed both advices).
-SETTLE_AT_BAND_BUSY = (f"a rerun while the machine is otherwise idle would say whether the difference is within "
+SETTLE_AT_BAND_BUSY = (f"a rerun while the machine is otherwise idle could say whether the difference is within "
                        f"±{pct(SAME_WITHIN)} (the same) or not (more rounds on a busy machine add its disturbance too)")
-#: The edges of the band "same" is said within, as ratios (:func:`workbench.judge.verdicts.decide`, on a log scale).
-BAND_EDGES = (1 / (1 + SAME_WITHIN), 1 + SAME_WITHIN)
 #: The phrase a sentence carries where the paired estimate and the cells' own medians disagree
 #: (:func:`medians_disagree`); the basis ("paired blocks" / "paired rounds") is put in front of it.
 DISAGREE = "and the cells' own rounds disagree"
@@ -121,11 +127,6 @@ DISAGREE_HINT = (f"not settled; {RERUN_HINT}; if they still part, each side runs
 def disagree_hint(busy: bool | None) -> str:
     """:data:`DISAGREE_HINT` with the rerun advice the rows' machine state allows (:func:`rerun_hint`)."""
     return DISAGREE_HINT.replace(RERUN_HINT, rerun_hint(busy))
-
-
-def fmt_floor(floor: float) -> str:
-    """A noise floor as "±12%" (thousands grouped: a floor of ±80,341,800% has been seen under load)."""
-    return f"±{pct(floor)}" if math.isfinite(floor) else "±?"
 
 
 def medians_ratio(v: Mapping[str, Any]) -> float:
@@ -227,14 +228,16 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     """``table`` (a speed-up table) with a ``busy`` column: per pair, :func:`machine_busy` of the rows of its two
     sides (same variant and backend, or the baseline's, at its size), which :func:`verdict_sentence` reads to
     choose its rerun hint; and ``disturbed_by`` (:func:`disturbance_text` of those rows), which a disturbed
-    sentence names where its caller gave no cause (04 printed "the comparison was disturbed" and not by what)."""
+    sentence names where its caller gave no cause (04 printed "the comparison was disturbed" and not by what); and
+    ``table_median_a``/``_b``, the medians the rows' table prints (:func:`pair_medians`)."""
     out = table.copy()
     if out.empty:
         out["busy"], out["disturbed_by"], out["round_ratios"], out["rounds_apart"] = None, "", None, None
+        out["table_median_a"], out["table_median_b"] = float("nan"), float("nan")
         return out
     share = pd.to_numeric(rows.get("other_cpu_share", pd.Series(float("nan"), index=rows.index)), errors="coerce")
     key = "size_label" if "size_label" in rows and "size_label" in out else None
-    busy, by, rounds = [], [], []
+    busy, by, rounds, medians = [], [], [], []
     for r in out.to_dict("records"):
         sides = (((rows["variant"] == r.get("variant")) & (rows["backend"] == r.get("backend")))
                  | ((rows["variant"] == r.get("baseline_variant")) & (rows["backend"] == r.get("baseline_backend"))))
@@ -244,7 +247,9 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         busy.append(None if seen.empty else bool(seen.max() > BUSY_CPU_SHARE))
         by.append(disturbance_text(rows[sides]))
         rounds.append(pair_rounds(r, rows[sides]))
+        medians.append(pair_medians(r, rows[sides]))
     out["busy"], out["disturbed_by"] = busy, by
+    out["table_median_a"], out["table_median_b"] = [x[0] for x in medians], [x[1] for x in medians]
     out["round_ratios"], out["rounds_apart"] = [x[0] for x in rounds], [x[1] for x in rounds]
     return out
 
@@ -293,7 +298,7 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
         # each figure said with its direction (08: "1.07× paired against 0.98× from the medians" left the reader
         # to guess who was faster by which)
         return (f"could not tell {other} from {base}: the {basis} {DISAGREE} ({_as_speed(other, s)} paired, "
-                f"{_as_speed(other, medians_ratio(v))} from the medians): {hint}")
+                f"{_as_speed(other, medians_ratio(v))} from the medians{_named(v)}): {hint}")
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
     if said == "faster":
         return f"{other} ran {estimate_text(s, lo, hi)} faster than {base}{_settled_aside(v, s, False)}"
@@ -302,11 +307,17 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
                 f"{_settled_aside(v, s, True)}")
     if said == "same":
         if lo > 1 or hi < 1:   # measurably apart, but by less than "same" allows: said as such, not as noise
-            by = f"about {pct(abs(s - 1))} {'faster' if s > 1 else 'slower'}"
-            at = RatioPrecision.of(lo, hi, BAND_EDGES)
-            return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {by} ({at.fmt(s)} "
-                    f"measured, interval {at.interval(lo, hi)}), measurably but inside the ±{pct(SAME_WITHIN)} we "
-                    "call the same")
+            # a slower one in its own direction, estimate and interval alike: the time it took ("0.970× measured,
+            # interval 0.955×-0.985×" beside "slower" read as a speed-up)
+            if s > 1:
+                at = RatioPrecision.of(lo, hi, BAND_EDGES)
+                by = f"about {pct(s - 1)} faster ({at.fmt(s)} measured, interval {at.interval(lo, hi)})"
+            else:
+                at = RatioPrecision.of(*_flip(lo, hi), BAND_EDGES)
+                by = (f"about {pct(1 / s - 1)} slower (took {at.fmt(1 / s)} the time, interval "
+                      f"{at.interval(*_flip(lo, hi))})")
+            return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {by}, measurably but "
+                    f"inside the ±{pct(SAME_WITHIN)} we call the same")
         # the interval, not the floor (never under the ±5% band: "floor ±5.0%" beside ±2% read as a contradiction)
         return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole interval "
                 f"({interval_text(lo, hi)}, {estimate_text(s, lo, hi)} measured) lies inside it")
@@ -322,51 +333,16 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     return f"no call between {other} and {base}: {v.get('verdict')}"
 
 
-def _as_speed(other: str, x: float) -> str:
-    """A speed-up (time base / time other) with its direction in words, two decimals: "numba 1.07× faster",
-    "numba took 1.03× the time"."""
-    if f"{x:.2f}" == "1.00" and f"{1 / x:.2f}" == "1.00":
-        return f"{other} at the same speed (1.00×)"
-    return f"{other} {x:.2f}× faster" if x >= 1 else f"{other} took {1 / x:.2f}× the time"
-
-
-def _flip(lo: float, hi: float) -> tuple[float, float]:
-    return 1 / hi, 1 / lo
-
-
-def _unsettled_why(other: str, s: float, lo: float, hi: float, floor: float) -> str:
-    """Why an inconclusive pair settles nothing, with the estimate in words ("0.12× measured" leaves the reader to
-    work out which took longer): an interval that holds no change, or the noise it lies within."""
-    wide = math.isfinite(floor) and abs(math.log(s)) > math.log1p(floor)
-    at_band = not wide and floor <= MIN_EFFECT + 1e-9 and 0 < lo <= hi
-    # the estimate and the interval printed with it at one precision, fine enough that an interval said to hold
-    # no change prints on both sides of 1 (11 printed "1.00×-1.07× includes no change" for 0.997-1.068) and one
-    # said to reach past the band prints past its edges
-    marks = (1.0, *BAND_EDGES) if at_band else (1.0,) if wide else ()
-    at = RatioPrecision.of(lo, hi, marks)   # the interval, printed as A's time over B's
-    shown = at.fmt(s) if s >= 1 else inverse_text(s, lo, hi, marks)   # the estimate, inverted
-    measured = (f"{other} measured no difference at this precision ({shown})" if float(shown[:-1]) == 1
-                else f"{other} measured {shown} {'faster' if s >= 1 else 'slower'}")   # never "1.00× slower"
-    if wide:
-        return f"{measured}, but the interval {at.interval(lo, hi)} includes no change"
-    if at_band:
-        # the floor is the ±5% band itself, not a measured noise: "within ±5.0% noise" read as a measurement
-        # beside an interval of ±3.5% (tutorial 11)
-        # its ends printed finely enough to show where they pass the band's edges (08 printed "0.952×-1.05×",
-        # exactly the band, as "reaches past" it)
-        band, shown = f"±{pct(SAME_WITHIN)} ({at.interval(*BAND_EDGES)})", at.interval(lo, hi)
-        if lo <= 1 <= hi:
-            return (f"{measured}: its interval ({shown}) includes no change but reaches past {band}, the band we "
-                    "call the same")
-        return (f"{measured}: its interval ({shown}) lies on one side of no change, but the difference is smaller "
-                f"than the {pct(MIN_EFFECT)} a change must reach, and the interval reaches past {band}, the band we "
-                "call the same")
-    return f"{measured}, within {fmt_floor(floor)} noise"
-
-
 #: A settled sentence names the cells' own medians beside its paired figure where the two differ by more than this
 #: (relative): a reader who divides the medians in the table then finds the number the sentence did not quote.
 MEDIANS_ASIDE = 0.03
+
+
+def _named(v: Mapping[str, Any]) -> str:
+    """" (2.9 ms / 2.65 ms ...)": the medians a "from the medians" figure divides (:func:`medians_source`), so a
+    reader who divides the table's medians is not left with another figure unexplained (10)."""
+    said = medians_source(v)
+    return f" ({said})" if said else ""
 
 
 def _settled_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
@@ -389,7 +365,7 @@ def _settled_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
         # invites a reader to reconcile two roundings (idle readers: "1.3x paired vs 1.4x medians", 1.34 vs 1.35);
         # just past it (within the tolerance that keeps the pair settled), that is said
         if shown != paired and not lo <= m <= hi:
-            said += (f"; the cells' own medians give {shown}, within {pct(MEDIANS_TOLERANCE)} of its "
+            said += (f"; the cells' own medians{_named(v)} give {shown}, within {pct(MEDIANS_TOLERANCE)} of its "
                      f"{'low' if (m < lo) != slower else 'high'} end")
     return f" ({said})"
 
@@ -405,7 +381,7 @@ def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float
     if medians_disagree(v):
         basis = str(v.get("basis") or "paired estimate")
         parts.append(f"the {basis} {DISAGREE} on how much ({_num(v, 'speedup'):.3g}× paired against "
-                     f"{medians_ratio(v):.3g}× from the medians, both as {other} against {base})")
+                     f"{medians_ratio(v):.3g}× from the medians{_named(v)}, both as {other} against {base})")
     why = "; ".join(parts) or "its estimates part"
     if span_disturbed(lo, hi):
         # a range this wide is no finding, and its low end is no bound: it is one estimate (often one mode's median
@@ -435,7 +411,9 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
     direction = settled_direction(v)
     if direction is not None:   # a bimodal side, every mode one way past the noise: the direction, no size
         return f"{bimodal_direction_text(v, direction[0], base, other)}; {PHRASES['direction']}; {tail}"
-    why = [x for x in (str(v.get("bimodal_note") or ""), one_way_text(v, base, other)) if x]  # bimodal: said
+    # a bimodal side, rounds all one way, or medians far apart that the paired rounds still cannot order: said
+    why = [x for x in (str(v.get("bimodal_note") or ""), one_way_text(v, base, other),
+                       apart_undecided_text(v, base, other, by)) if x]
     return f"could not tell {other} from {base}: {'; '.join([*why, tail])}"
 
 

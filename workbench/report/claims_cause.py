@@ -18,9 +18,19 @@ import numpy as np
 import pandas as pd
 
 from workbench.core.conditions import BUSY_CPU_SHARE
-from workbench.judge.verdicts import BLOCKS, effects, parse_samples, round_ids
+from workbench.core.units import fmt_seconds
+from workbench.judge.verdicts import (
+    BLOCKS,
+    PRIOR_DF,
+    effects,
+    is_disturbed,
+    paired_noise,
+    parse_samples,
+    round_ids,
+    span_disturbed,
+)
 from workbench.report.claims_rows import _num, json_list
-from workbench.report.ratio_text import sigma_pct
+from workbench.report.ratio_text import interval_text, sigma_pct
 
 
 def busy_share(rows: pd.DataFrame) -> float | None:
@@ -136,10 +146,52 @@ def past_one_text(lo: float, hi: float) -> str | None:
     return None
 
 
+def _solve_typical(d: np.ndarray, noise: float) -> float | None:
+    """The typical spread ``t`` that :func:`~workbench.judge.verdicts.paired_noise` moderated the effects ``d`` with
+    to give ``noise`` (it grows with ``t``: bisection), or None where no ``t`` gives it (the pair was judged on other
+    effects than ``d``, or unmoderated)."""
+    def noise_at(t: float) -> float:
+        return paired_noise(d, t)[0]
+
+    lo, hi = 0.0, 10.0 * noise + 1.0
+    if not noise_at(lo) <= noise <= noise_at(hi):
+        return None
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if noise_at(mid) < noise else (lo, mid)
+    t = (lo + hi) / 2
+    return t if abs(noise_at(t) - noise) <= 1e-6 * max(noise, 1e-12) else None
+
+
+def interval_makeup(v: Mapping[str, Any], ratios: list[float]) -> str:
+    """What a paired interval rests on, in words with its figures: the pair's own rounds' scatter moderated by the
+    typical paired scatter of its group in the run, which counts as :data:`~workbench.judge.verdicts.PRIOR_DF` rounds
+    (docs/statistics.md). With 3 rounds the typical part weighs two thirds: 01 said "the interval the rounds'
+    scatter gives" of an interval of ±35% beside 3 rounds within 1.28-1.42×, which is mostly the run's scatter.
+    "" where the pair's fields do not give the split (not paired, or judged on other rounds than ``ratios``)."""
+    noise, n = _num(v, "noise"), len(ratios)
+    if str(v.get("basis") or "") not in ("paired rounds", BLOCKS) or not math.isfinite(noise) or noise <= 0 \
+            or n != _num(v, "n_a") or n < 2:
+        return ""
+    d = np.log(np.asarray(ratios, float))
+    t = _solve_typical(d, noise)
+    if t is None:
+        return ""
+    own = math.sqrt(max(((PRIOR_DF + n - 1) * noise ** 2 - PRIOR_DF * t ** 2) / (n - 1), 0.0))
+    typical_part = PRIOR_DF * t ** 2 >= (n - 1) * own ** 2
+    typical = (f"the typical paired scatter of its group in this run ({scatter_text(t)} a round, counted as "
+               f"{PRIOR_DF:g} rounds)")
+    mine = f"these {n} rounds' own scatter ({scatter_text(own)})"
+    first, then = (typical, mine) if typical_part else (mine, typical)
+    return f"it rests mostly on {first}, weighed with {then} (docs/statistics.md)"
+
+
 def one_way_text(v: Mapping[str, Any], base: str, other: str) -> str:
     """Where a pair's rounds all point one way though its interval spans no change: that, and why it still settles
     nothing; "" otherwise. Reads ``round_ratios`` (same run: one speed-up per round) or ``rounds_apart`` (two runs:
-    the extreme ratios of their rounds), set by :func:`workbench.report.claims.mark_busy`."""
+    the extreme ratios of their rounds), set by :func:`workbench.report.claims.mark_busy`. The interval is printed
+    (where it can inform) in the rounds' direction, with the digits that show it spans 1, and what it rests on is
+    said (:func:`interval_makeup`), not called the rounds' own scatter."""
     r = [float(x) for x in (v.get("round_ratios") or []) if np.isfinite(x) and x > 0]
     apart = v.get("rounds_apart")
     if len(r) >= 2 and (min(r) > 1 or max(r) < 1):
@@ -149,9 +201,16 @@ def one_way_text(v: Mapping[str, Any], base: str, other: str) -> str:
         shown = past_one_text(*by)
         if shown is None:
             return ""
+        ci = (_num(v, "ci_low"), _num(v, "ci_high"))
+        if all(math.isfinite(x) and x > 0 for x in ci) and not is_disturbed(_num(v, "floor")):
+            ends = ci if lo > 1 else (1 / ci[1], 1 / ci[0])
+            interval = f"its interval ({interval_text(*ends)}" + (f", as {base}'s speed-up" if lo < 1 else "") + ")"
+        else:
+            interval = "its interval"
+        makeup = interval_makeup(v, r)
         return (f"{who} was faster in every one of its {len(r)} rounds ({shown}), but {len(r)} "
-                f"rounds all one way happen by chance {chance:.0%} of the time with no difference, and the interval "
-                "the rounds' scatter gives spans no change")
+                f"rounds all one way happen by chance {chance:.0%} of the time with no difference, and {interval} "
+                "spans no change" + (f": {makeup}" if makeup else ""))
     if isinstance(apart, (tuple, list)) and len(apart) == 2 and (apart[0] > 1 or apart[1] < 1):
         lo, hi = float(apart[0]), float(apart[1])
         who, slow, by = (other, base, (lo, hi)) if lo > 1 else (base, other, (1 / hi, 1 / lo))
@@ -181,3 +240,48 @@ def pair_rounds(r: Mapping[str, Any], sides: pd.DataFrame) -> tuple[list[float],
         a, b = (a, b) if near[0] <= near[1] else (b, a)
         return [], rounds_apart(a, b)
     return [], None
+
+
+def apart_undecided_text(v: Mapping[str, Any], base: str, other: str, said_cause: str = "") -> str:
+    """Why a pair could not be told apart although its cells' medians lie :data:`~workbench.judge.verdicts.
+    DISTURBED_FLOOR` or more apart (1.5×): its paired rounds pointing both ways (``round_ratios``), or its paired
+    ratio's scatter round to round (:func:`noise_cause`; not repeated where ``said_cause``, the sentence's cause,
+    already gives it). 06 printed "could not tell float16 from float32" at 143 against 69.7 µs beside "float32 was
+    faster ... at least 1.08×" at 799 against 399 µs, with nothing to reconcile the two. "" where the medians lie
+    closer (or are not known), or the rounds all point one way (:func:`one_way_text` says that)."""
+    a, b = _num(v, "median_a"), _num(v, "median_b")
+    if not (math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0) or not span_disturbed(min(a, b), max(a, b)):
+        return ""
+    faster = other if a > b else base
+    medians = (f"the cells' medians lie {max(a, b) / min(a, b):.2f}× apart ({fmt_seconds(a)} for {base}, "
+               f"{fmt_seconds(b)} for {other}, {faster} the faster)")
+    r = [float(x) for x in (v.get("round_ratios") or []) if np.isfinite(x) and x > 0]
+    if len(r) >= 2 and (min(r) > 1 or max(r) < 1):
+        return ""
+    cause = noise_cause(v)
+    if len(r) >= 2:
+        why = (f"its paired rounds point both ways ({min(r):.2f}× to {max(r):.2f}× as {other}'s speed-up over "
+               f"{base}, {sum(x > 1 for x in r)} of {len(r)} rounds with {other} faster)")
+    elif cause and cause not in said_cause:
+        why = cause
+    elif cause:
+        why = "its paired ratio's scatter round to round (given below) is wider than that gap"
+    else:
+        why = "its paired interval reaches past no change"
+    return f"{medians}, but {why}, so the paired comparison cannot say which was faster"
+
+
+def pair_medians(r: Mapping[str, Any], sides: pd.DataFrame) -> tuple[float, float]:
+    """(base's, variant's) ``median_s`` as the table of the pair's rows prints them, where each side has exactly one
+    row (a variant against its baseline in one run); NaNs otherwise. A pair's ``median_a``/``median_b`` are the
+    medians of its paired rounds, which a table's medians (over all samples) need not equal (10: 2.9 ms against the
+    table's 2.75 ms), so a sentence names both where they print otherwise
+    (:func:`~workbench.report.pair_words.medians_source`)."""
+    nan = float("nan")
+    if r.get("baseline_variant") is None or "median_s" not in sides:
+        return nan, nan
+    base = sides[(sides["variant"] == r.get("baseline_variant")) & (sides["backend"] == r.get("baseline_backend"))]
+    other = sides[(sides["variant"] == r.get("variant")) & (sides["backend"] == r.get("backend"))]
+    if len(base) != 1 or len(other) != 1 or base.index[0] == other.index[0]:
+        return nan, nan
+    return _num(base.iloc[0], "median_s"), _num(other.iloc[0], "median_s")

@@ -88,10 +88,12 @@ def interval_text(lo: Any, hi: Any, marks: Sequence[float] = ()) -> str:
     """An interval cell at its own precision, both ends alike ("1.02×-1.10×", "2.5×-3.4×"), or a one-sided bound
     said as one ("≥ 1.03×", "≤ 0.95×") where only one end is known (a bare "0.95×" in an interval column read as
     a two-sided figure); "" where neither is. ``marks``: band edges an end must print past where it lies past
-    them (:meth:`RatioPrecision.of`)."""
+    them (:meth:`RatioPrecision.of`); no change (1) is always one, so an end near 1 prints on its own side of it."""
     known = [None if x is None or pd.isna(x) else float(x) for x in (lo, hi)]
     if known[0] is not None and known[1] is not None:
-        return RatioPrecision.of(known[0], known[1], marks).interval(known[0], known[1])
+        # no change (1) is always a mark: an end that prints as "1.0×" hides whether the interval holds it (01 printed
+        # "1.0×-1.7×" for an interval whose low end lay just under 1)
+        return RatioPrecision.of(known[0], known[1], (*marks, 1.0)).interval(known[0], known[1])
     # a one-sided bound rounded as its sentence rounds it (:func:`bound_text`: 07 printed "≥ 1.27×" in the table
     # beside "at least 1.2× faster")
     if known[0] is not None:

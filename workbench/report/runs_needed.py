@@ -41,7 +41,7 @@ def runs_needed_text(sigma: float) -> str:
     """The summary's sentence: the scatter, the runs a side it needs, and whether that is a practical number."""
     n = runs_a_side(sigma)
     said = f"the run-to-run scatter ({sigma_pct(sigma)}) needs about {n:,} runs a side to settle ±{SAME_WITHIN:.0%}"
-    return said + (": no practical number of runs does; quieter runs (less scatter between them) would"
+    return said + (": no practical number of runs does; quieter runs (less scatter between them) could"
                    if not practical(sigma) else f" ({_command(n)})")
 
 
@@ -53,7 +53,7 @@ def runs_rerun_hint(sigma: float) -> str:
         return (f"run each side again and compare about {n} runs a side ({_command(n)}): the noise between runs "
                 "shrinks with runs, not with rounds")
     return (f"no practical number of runs settles it (the run-to-run scatter, {sigma_pct(sigma)}, needs about "
-            f"{n:,} runs a side); quieter runs (less scatter between them) would")
+            f"{n:,} runs a side); quieter runs (less scatter between them) could")
 
 
 def is_runs_hint(hint: str | None) -> bool:
