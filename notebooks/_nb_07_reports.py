@@ -175,7 +175,7 @@ for variant, g in cmp.groupby("variant"):
         runs_alone = math.expm1(3 * run_sigma) >= 0.05
         # the runs a side named are the summary's own figure (runs_needed), never advice it calls impractical
         hint = runs_rerun_hint(run_sigma) if own_part <= run_sigma or runs_alone else (
-            "more rounds in each run would settle it (its own rounds make most of its noise)"
+            "more rounds in each run could settle it (its own rounds make most of its noise)"
             + (f", or {runs_rerun_hint(run_sigma)}" if practical(run_sigma) else ""))
         sentence = verdict_sentence(v, *names, disturbance_text(df), rerun=hint)
         check_claim(v, sentence)
