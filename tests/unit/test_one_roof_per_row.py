@@ -36,7 +36,9 @@ def test_the_probes_own_workload_above_its_roof_means_the_probe_read_low():
     row = _gemm(260.0, backend="numpy")
     assert above_top_roof(row, _roofs(126.0)) is None
     note = row_peak_note(row, roofs=_roofs(126.0))
-    assert "ceiling was measured low" in note and "implausible" not in note
+    # one hedged cause with the row's own ratio (260 / 126), never stated as fact nor with a drift quoted from elsewhere
+    assert "may have read low" in note and "2.06x" in note and "implausible" not in note
+    assert "ceiling was measured low" not in note and "1.3-1.5" not in note
     # the same rate from a hand-written kernel is beyond the device
     assert above_top_roof(_gemm(260.0), _roofs(126.0)).startswith("implausible")
 

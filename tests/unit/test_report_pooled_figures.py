@@ -19,8 +19,10 @@ def _runs(n: int) -> pd.DataFrame:
 
 
 def _points(fig) -> int:
-    return sum(len(c.get_offsets()) for c in fig.axes[0].collections if c.get_label() and
-               not c.get_label().startswith(("_", "above")))
+    """Points drawn: the series' scatter, and the crosses of disturbed cells (drawn apart from it)."""
+    crosses = sum(len(line.get_xdata()) for line in fig.axes[0].get_lines() if line.get_marker() == "x")
+    return crosses + sum(len(c.get_offsets()) for c in fig.axes[0].collections if c.get_label() and
+                         not c.get_label().startswith(("_", "above")))
 
 
 def test_roofline_of_many_runs_draws_the_median_of_each_series_and_size():

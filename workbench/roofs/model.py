@@ -203,8 +203,8 @@ PROBE_WORKLOAD = ("gemm", "numpy")
 
 def is_probe_workload(row: Mapping[str, Any], roof: Roof | None) -> bool:
     """Whether the row runs the very call its measured FLOP roof was probed with (numpy's matmul against a GEMM
-    roof timed with ``numpy.matmul``): above that roof, the probe read low (the host's speed moved 1.3-1.5x between
-    the probe and the run), never the call beyond the device."""
+    roof timed with ``numpy.matmul``): above that roof the probe read low or the call ran faster than at the probe's
+    size and moment (:func:`workbench.roofs.ceilings.probe_read_low`), never the call beyond the device."""
     if roof is None or roof.source == PUBLISHED:
         return False
     return (str(row.get("kernel")), str(row.get("backend"))) == PROBE_WORKLOAD and "datasheet" not in roof.method

@@ -18,6 +18,11 @@ MAX_LISTED = 8
 LEGEND_FONT = 7.5
 #: Legend entry of the hollow rings over noisy points (one per figure, whatever its panels count).
 NOISY_LABEL = "hollow: noisy cell"
+#: Legend entry of the crosses drawn for disturbed cells (quartiles spanning ±50% of the median or more: the tables
+#: print "disturbed" and no rate for them), counted apart from the noisy ones.
+DISTURBED_LABEL = "x: disturbed cell"
+#: Legend entries that carry a count of points: one entry per figure, the largest panel's count.
+COUNTED_LABELS = (NOISY_LABEL, DISTURBED_LABEL)
 
 
 def new_figure(n_axes: int = 1, width: float = 5.6, height: float = 3.4) -> tuple[Figure, list[Axes]]:
@@ -44,8 +49,9 @@ HANDLE_LENGTH = 3.5
 
 
 def _legend_width(labels: list[str]) -> float:
-    """Inches a legend of these labels takes beside the axes (7.5 pt text: ~0.058 in per character)."""
-    return 0.0 if not labels else min(4.4, 0.6 + 0.052 * max(len(s) for s in labels))
+    """Inches a legend of these labels takes beside the axes (7.5 pt text: ~0.058 in per character); a label of
+    several lines is as wide as its longest."""
+    return 0.0 if not labels else min(4.4, 0.6 + 0.052 * max(len(ln) for s in labels for ln in s.split("\n")))
 
 
 def _figure_legend(fig: Figure, axes: list[Axes]) -> float:
@@ -53,8 +59,9 @@ def _figure_legend(fig: Figure, axes: list[Axes]) -> float:
     handles, labels = [], []
     for a in axes:
         for h, lab in zip(*a.get_legend_handles_labels(), strict=True):
-            if lab.startswith(NOISY_LABEL) and any(x.startswith(NOISY_LABEL) for x in labels):
-                i = next(i for i, x in enumerate(labels) if x.startswith(NOISY_LABEL))  # one entry, the panels'
+            counted = next((c for c in COUNTED_LABELS if lab.startswith(c)), None)
+            if counted and any(x.startswith(counted) for x in labels):
+                i = next(i for i, x in enumerate(labels) if x.startswith(counted))  # one entry, the panels'
                 labels[i] = max(labels[i], lab, key=lambda t: int("".join(filter(str.isdigit, t)) or 0))  # largest
                 continue
             if lab not in labels and not lab.startswith("_"):

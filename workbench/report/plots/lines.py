@@ -4,23 +4,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 
 from workbench.judge.stats import round_weighted_quantiles
-from workbench.judge.verdicts import spread_disturbed
 from workbench.report.plots.frame import finish, new_figure, split_ok
 from workbench.report.plots.memory import plot_memory
 from workbench.report.plots.metrics import INVERSE_TIME, METRIC_LABELS, resolve_metric
 from workbench.report.plots.series import (
     MAX_RUN_LINES,
+    disturbed_legend,
+    disturbed_mask,
     for_kernel,
     kernel_names,
     line_style,
+    mark_disturbed,
     mark_noisy,
     noisy_legend,
     noisy_mask,
@@ -78,7 +82,7 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
     pooled = "run_id" in cols and len(runs) > MAX_RUN_LINES
     if pooled:
         _draw_pooled_runs(ax, data, metric, [c for c in cols if c != "run_id"], styles, len(runs))
-    n_noisy, banded = 0, False
+    drawn = _Drawn()
     for key, g in [] if pooled else data.groupby([*cols, "_group"], sort=True, dropna=False):
         g = g.dropna(subset=[metric]).sort_values("_x")
         if g.empty:
@@ -87,18 +91,13 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
         if len(groups) > 1 and len(runs) <= 1:
             ls = LINESTYLES[groups.index(key[-1]) % len(LINESTYLES)]
         label = series_label(key[:-1], cols, run_names, styles) + (f", {key[-1]}" if key[-1] else "")
-        ax.plot(g["_x"], g[metric], marker=style.marker, ms=4, color=style.color, ls=ls, label=label)
-        band = quartile_band(g, metric) if bands else None
-        if band is not None and np.isfinite(band[0]).any():
-            ax.fill_between(g["_x"], band[0], band[1], color=style.color, alpha=0.15, linewidth=0)
-            banded = True
-        noisy = noisy_mask(g)
-        if noisy.any():
-            mark_noisy(ax, g["_x"][noisy], g[metric][noisy], style.color, marker=style.marker)
-            n_noisy += int(noisy.sum())
-    if banded:
-        ax.plot([], [], ls="none", label=BAND_LABEL)  # what the shading is, in the legend as on the table
-    noisy_legend(ax, n_noisy)
+        _draw_series(ax, g, metric, style, ls, label, bands, drawn)
+    if drawn.banded:
+        ax.plot([], [], ls="none", label=BAND_LABEL)  # what the shading is, in the legend
+    if drawn.lone:
+        ax.plot([], [], ls="none", marker="|", ms=9, mew=1.4, color="#777", label=LONE_BAND_LABEL)
+    noisy_legend(ax, drawn.noisy)
+    disturbed_legend(ax, drawn.disturbed)
     set_size_axis(ax, data["_x"], axis, data.attrs.get("companions"))
     if metric == "median_s":
         set_time_axis(ax, data[metric])
@@ -112,8 +111,59 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
     return pooled
 
 
-#: What the shaded band is (the legend says it): the table's "median ± IQR" spread.
-BAND_LABEL = "band: IQR of all samples (the table's ± IQR)"
+#: What the shaded band is (the legend says it): the interquartile range of the samples, the spread a summary
+#: table prints as "median ± IQR". Worded without the table: tutorial 01 shows the figure with no such column.
+BAND_LABEL = "band: IQR of all samples (q1 to q3)"
+#: The band of a point with no banded neighbour, drawn as a bar (a fill between one point has no width: 03's
+#: portable 2^20 and 08's torch n=64 had a table IQR and no visible band).
+LONE_BAND_LABEL = "band: a bar where a point has no banded neighbour"
+
+
+@dataclass
+class _Drawn:
+    """What a panel's series drew, for its legend: noisy and disturbed points, bands, lone-point bars."""
+
+    noisy: int = 0
+    disturbed: int = 0
+    banded: bool = False
+    lone: bool = False
+
+
+def _draw_series(ax: Axes, g: pd.DataFrame, metric: str, style: SeriesStyle, ls: str, label: str, bands: bool,
+                 drawn: _Drawn) -> None:
+    """One series' line through its readable cells, its band, hollow noisy points and crossed disturbed ones.
+
+    A disturbed cell (:func:`~workbench.report.plots.series.disturbed_mask`, the tables' "disturbed") is a cross
+    off the line with no band: its median is no value to read, so no segment leads to or from it."""
+    x, y = g["_x"].to_numpy(float), g[metric].to_numpy(float)
+    disturbed = disturbed_mask(g)
+    ax.plot(x, np.where(disturbed, np.nan, y), marker=style.marker, ms=4, color=style.color, ls=ls, label=label)
+    band = quartile_band(g, metric) if bands else None
+    if band is not None and np.isfinite(band[0]).any():
+        drawn.lone |= draw_band(ax, x, band[0], band[1], style.color)
+        drawn.banded = True
+    noisy = noisy_mask(g) & ~disturbed
+    if noisy.any():
+        mark_noisy(ax, x[noisy], y[noisy], style.color, marker=style.marker)
+        drawn.noisy += int(noisy.sum())
+    if disturbed.any():
+        mark_disturbed(ax, x[disturbed], y[disturbed], style.color)
+        drawn.disturbed += int(disturbed.sum())
+
+
+def draw_band(ax: Axes, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, color: Any) -> bool:
+    """The band from ``lo`` to ``hi``: shaded, with an outline in the series' colour so a band over another
+    (03: portable's under numpy's at 2^20) still shows its edges; a point whose neighbours have no band gets a
+    bar instead, which a fill cannot draw. Returns whether any bar was drawn."""
+    ax.fill_between(x, lo, hi, facecolor=to_rgba(color, 0.15), edgecolor=to_rgba(color, 0.55), linewidth=0.7)
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    lone = ok & ~np.r_[False, ok[:-1]] & ~np.r_[ok[1:], False]
+    if not lone.any():
+        return False
+    ax.vlines(x[lone], lo[lone], hi[lone], colors=[to_rgba(color, 0.7)], linewidth=1.4, zorder=2.5)
+    ax.plot(np.r_[x[lone], x[lone]], np.r_[lo[lone], hi[lone]], ls="none", marker="_", ms=7, mew=1.4,
+            color=to_rgba(color, 0.7), zorder=2.5)
+    return True
 
 
 def _draw_pooled_runs(ax: Axes, data: pd.DataFrame, metric: str, cols: list[str],
@@ -148,11 +198,9 @@ def quartile_band(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]
     shift = med - _pooled_medians(g, med)
     lo, hi = q1 + shift, q3 + shift
     q1, q3 = np.where(lo > 0, lo, q1), np.where(lo > 0, hi, q3)  # a band moved past zero stays where it was
-    # no band where the summary table withholds the spread as disturbed (its quartiles span more than ±50% of its
-    # median, report.summary): 08 drew bands for cells its table read "disturbed"
-    iqr = pd.to_numeric(g["iqr_s"], errors="coerce").to_numpy(float) if "iqr_s" in g else q3 - q1
-    with np.errstate(invalid="ignore"):
-        withheld = spread_disturbed(iqr, med)
+    # no band where the summary table withholds the spread as disturbed (its quartiles span ±50% of its median
+    # or more, report.summary): 08 drew bands for cells its table read "disturbed"
+    withheld = disturbed_mask(g)
     q1, q3 = np.where(withheld, np.nan, q1), np.where(withheld, np.nan, q3)
     if metric == "median_s":
         return q1, q3

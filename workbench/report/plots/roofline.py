@@ -16,7 +16,7 @@ from workbench.core.units import fmt_bytes
 from workbench.report.plots import series as ps
 from workbench.report.plots.frame import MAX_LISTED, finish, new_figure, split_ok
 from workbench.report.styles import SeriesStyle, styles_for
-from workbench.roofs.ceilings import ceiling_suspect, llc_of
+from workbench.roofs.ceilings import ceiling_suspect, llc_of, probe_read_low
 from workbench.roofs.model import (
     AUTO_PROBE,
     CACHE_LEVELS,
@@ -26,6 +26,8 @@ from workbench.roofs.model import (
     RoofKind,
     RoofSet,
     above_top_roof,
+    is_probe_workload,
+    named_flops_roof,
     resolve_roofs,
 )
 
@@ -102,7 +104,11 @@ def _above_reason(r: Any, line: DrawnRoof, roofs: RoofSet | None, llc: float | N
             reasons.append(f"above the {line.source} {line.bandwidth:.3g} GB/s slope: "
                            f"{ceiling_suspect(kind, 'bandwidth')}")
     if line.flops and gflops > line.flops:
-        reasons.append(f"above the {line.source} {line.flops:.3g} GFLOP/s roof: {ceiling_suspect(kind, 'GEMM')}")
+        # the probe's own call: the one hedged cause, with this point's ratio, that its row's note gives too (04
+        # printed a second explanation here beside the row's)
+        own = is_probe_workload(r, named_flops_roof(r, roofs))
+        why = probe_read_low(gflops / line.flops) if own else ceiling_suspect(kind, "GEMM")
+        reasons.append(f"above the {line.source} {line.flops:.3g} GFLOP/s roof: {why}")
     return "; ".join(reasons) or "above the roof"
 
 
@@ -217,18 +223,30 @@ def _draw_roofline_axes(a: Axes, title: str | None) -> None:
 
 def _draw_points(a: Axes, ok: pd.DataFrame, styles: Mapping[str, SeriesStyle],
                  run_names: Mapping[str, str] | None) -> None:
+    """Each series' points in its marker; noisy ones hollow, disturbed ones (the tables' "disturbed": no rate
+    printed) a cross counted apart, as in the line figures."""
     cols = ps.series_columns(ok)
     runs = ps.run_order(ok)
-    n_noisy = 0
+    n_noisy = n_disturbed = 0
     for key, g in ok.groupby(cols, sort=True, dropna=False):
         style, _ = ps.line_style(key, cols, styles, runs)
-        a.scatter(g["intensity"], g["gflops"], s=22, marker=style.marker, color=style.color,
-                  label=ps.series_label(key, cols, run_names, styles), zorder=3)
-        noisy = ps.noisy_mask(g)
+        label = ps.series_label(key, cols, run_names, styles)
+        disturbed = ps.disturbed_mask(g)
+        readable = g[~disturbed]
+        if len(readable):
+            a.scatter(readable["intensity"], readable["gflops"], s=22, marker=style.marker, color=style.color,
+                      label=label, zorder=3)
+        else:  # the series' legend entry all the same
+            a.plot([], [], ls="none", marker=style.marker, color=style.color, label=label)
+        noisy = ps.noisy_mask(g) & ~disturbed
         if noisy.any():
             ps.mark_noisy(a, g["intensity"][noisy], g["gflops"][noisy], style.color, size=6, marker=style.marker)
             n_noisy += int(noisy.sum())
+        if disturbed.any():
+            ps.mark_disturbed(a, g["intensity"][disturbed], g["gflops"][disturbed], style.color, size=6)
+            n_disturbed += int(disturbed.sum())
     ps.noisy_legend(a, n_noisy)
+    ps.disturbed_legend(a, n_disturbed)
 
 
 def has_roof(df: pd.DataFrame, peaks: pd.DataFrame | None = None, published: bool = True) -> bool:

@@ -1,5 +1,5 @@
 """Telling a figure's lines apart: which columns make a series, its legend text, colour, marker and line
-style, and the hollow rings over its noisy points.
+style, the hollow rings over its noisy points and the crosses of its disturbed ones.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from workbench.core.frames import where_rows
-from workbench.report.plots.frame import NOISY_LABEL
+from workbench.judge.disturbed import spread_disturbed
+from workbench.report.plots.frame import DISTURBED_LABEL, NOISY_LABEL
 from workbench.report.styles import LINESTYLES, SeriesStyle, display_name, series_key, series_style
 from workbench.roofs.ceilings import is_noisy
 
@@ -95,6 +96,39 @@ def noisy_mask(df: pd.DataFrame) -> np.ndarray:
     flags = df["noisy"].tolist() if "noisy" in df else [None] * len(df)
     spreads = df["rel_spread"].tolist() if "rel_spread" in df else [None] * len(df)
     return np.array([is_noisy({"noisy": f, "rel_spread": s}) for f, s in zip(flags, spreads, strict=True)], dtype=bool)
+
+
+def disturbed_mask(df: pd.DataFrame) -> np.ndarray:
+    """Which rows the summary table reads "disturbed" (their IQR, ``iqr_s`` or else q3 - q1, spans
+    :data:`~workbench.judge.disturbed.DISTURBED_FLOOR` of their median or more: no "±" and no rate is printed
+    for them). A figure draws these apart from noisy cells: 03 and 08 drew them as ordinary hollow points, an
+    11x gap and a dip their own text said could not be read."""
+    if not len(df) or "median_s" not in df:
+        return np.zeros(len(df), bool)
+    med = pd.to_numeric(df["median_s"], errors="coerce").to_numpy(float)
+    if "iqr_s" in df:
+        iqr = pd.to_numeric(df["iqr_s"], errors="coerce").to_numpy(float)
+    elif {"q1_s", "q3_s"} <= set(df.columns):
+        q1, q3 = (pd.to_numeric(df[c], errors="coerce").to_numpy(float) for c in ("q1_s", "q3_s"))
+        iqr = q3 - q1
+    else:
+        return np.zeros(len(df), bool)
+    with np.errstate(invalid="ignore"):
+        return np.asarray((med > 0) & np.isfinite(iqr) & spread_disturbed(iqr, med), dtype=bool)
+
+
+def mark_disturbed(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0) -> None:
+    """Disturbed points as a cross in their series' colour, unjoined and with no band: their median is no value to
+    read, so they must not look like a point of the line (nor like a merely noisy one)."""
+    ax.plot(x, y, ls="none", marker="x", ms=size, mec=color, mew=1.6, alpha=0.8, zorder=4)
+
+
+def disturbed_legend(ax: Axes, n: int) -> None:
+    """One legend entry for the ``n`` crosses of a panel, counted apart from the noisy rings (merged across
+    panels as theirs are: :func:`~workbench.report.plots.frame.finish`)."""
+    if n:
+        ax.plot([], [], ls="none", marker="x", ms=6, mec="#555", mew=1.6,
+                label=f"{DISTURBED_LABEL} ({n}), no band:\nits median is no value to read")
 
 
 def mark_noisy(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0, marker: str = "o") -> None:
