@@ -193,9 +193,11 @@ for size, g in ok.groupby("size_label", sort=False):
 res.plot(kind="roofline")
 """, "figure"),
     md("""
-Points above their roof are listed, each with its reason, by the cell below, worked out from the rows: a point is above its ceiling when its `pct_peak_bw` or `pct_peak_flops` (against the
-ceiling its row names) exceeds 100, and the reason depends on whether its working set fits in the
-device's last-level cache.
+Points above their roof are listed, each with its reason, by the cell below, worked out from the rows: a point
+is above its ceiling when its `pct_peak_bw` or `pct_peak_flops` exceeds 100. Each is a share of the ceiling its
+row names, printed beside it (`bw_roof`, `flops_roof`): the bandwidth one is the roof of the memory level the row
+was scored against, which may be a cache level's dashed slope on the roofline rather than its solid DRAM one.
+The reason depends on whether its working set fits in the device's last-level cache.
 """),
     code("""
 from workbench.roofs.ceilings import row_peak_note
@@ -204,16 +206,41 @@ from workbench.roofs.model import resolve_roofs, roofs_of_row
 for size, g in ok.groupby("size_label", sort=False):
     print(f"{size}: {cache_text(float(g['bytes'].iloc[0]), last_level_cache_bytes(g['backend'].iloc[0]))}")
 
+roofs = resolve_roofs(ok, res._peaks())
+
+
+def roof_of(r, unit):
+    # the roof a row's percentage is of, as the row names it: its value and, for bandwidth, its memory level
+    # (the level the row was scored against, which need not be the roofline's solid DRAM slope)
+    value = r["ceiling_gbps" if unit == "GB/s" else "ceiling_gflops"]
+    if pd.isna(value):
+        return "none"
+    rs = roofs_of_row(roofs, r)
+    level = rs.level_of(value) if rs is not None and unit == "GB/s" else None
+    if level is None and unit == "GB/s":
+        return f"{value:.3g} GB/s (level unknown)"
+    return f"{level.kind.short if level is not None else 'peak'} {value:.3g} {unit}"
+
+
 rows = []
 for _, r in ok.iterrows():
     llc = last_level_cache_bytes(r["backend"])
     bw, fl = r["pct_peak_bw"], r["pct_peak_flops"]
     above_bw, above_fl = bool(pd.notna(bw) and bw > 100), bool(pd.notna(fl) and fl > 100)
     rows.append({"variant": r["variant"], "backend": r["backend"], "size_label": r["size_label"],
-                 "pct_peak_bw": bw, "pct_peak_flops": fl, "above": above_bw or above_fl,
+                 "pct_peak_bw": bw, "bw_roof": roof_of(r, "GB/s"), "pct_peak_flops": fl,
+                 "flops_roof": roof_of(r, "GFLOP/s"), "above": above_bw or above_fl,
                  "cache_resident": above_bw and bool(llc) and r["bytes"] <= llc,
                  "why": row_peak_note(r.to_dict(), llc)})   # worked out from the row's current percentages
 roof = pd.DataFrame(rows)
+# which roof each percentage is of: pct_peak_bw of the bandwidth roof its row was scored against (named by level),
+# pct_peak_flops of the peak FLOP/s roof; the roofline's solid slope is the DRAM one, its dashed ones the caches
+bw_roofs = list(dict.fromkeys(roof["bw_roof"]))
+cache_level = any(not t.startswith(("DRAM", "none")) for t in bw_roofs)
+print(f"pct_peak_bw is of bw_roof ({', '.join(bw_roofs)}), pct_peak_flops of flops_roof "
+      f"({', '.join(dict.fromkeys(roof['flops_roof']))}): each row's own ceilings"
+      + (" (a cache level's roof is a dashed slope on the roofline above, not its solid DRAM one)" if cache_level
+         else ""))
 above = roof[roof["above"]]
 n, m = len(above), len(roof)
 # cells timed but set aside for their status are not plotted: say how many, and which, beside the count
@@ -226,12 +253,7 @@ aside_text = (f" ({len(aside)} more cell{'s' if len(aside) > 1 else ''} set asid
 def ceiling_named(col, unit):
     # the ceiling of the row at the highest percentage, as that row names it (value and roof level)
     r = ok.loc[pd.to_numeric(ok[col], errors="coerce").idxmax()]
-    value = r["ceiling_gbps" if unit == "GB/s" else "ceiling_gflops"]
-    rs = roofs_of_row(resolve_roofs(ok, res._peaks()), r)
-    level = rs.level_of(value) if rs is not None and unit == "GB/s" else None
-    what = (f"the {level.kind.short} roof" if level is not None else
-            "the peak FLOP/s roof" if unit == "GFLOP/s" else "its row's ceiling")
-    return f"{value:.3g} {unit}, {what}, for {r['variant']} @ {r['backend']} {r['size_label']}"
+    return f"{roof_of(r, unit)} roof, for {r['variant']} @ {r['backend']} {r['size_label']}"
 
 
 if n == 0:
@@ -247,15 +269,15 @@ else:
     if cached:
         parts.append(f"{cached} run above the DRAM bandwidth slope because their working set is cache-resident "
                      "(the slope bounds data that streams from memory, not data that stays in cache)")
-    if n - cached:
-        parts.append(f"{n - cached} at or past a ceiling that is numpy's own BLAS at the probe's size and "
-                     "moment: the ceiling may have been measured low, or the library ran faster here than then "
-                     "(see each reason)")
+    if n - cached:   # no cause here: each point's one reason follows, with its own ratio to its roof
+        whose = "its" if n - cached == 1 else "each one's"
+        parts.append(f"{n - cached} for the reason {whose} line gives below")
     print(f"{n} of {m} plotted points sit above their ceiling{aside_text}: " + "; ".join(parts) + ".")
     for _, r in above.iterrows():
         # one decimal: 100.3% is above its ceiling, and "100" would read as on it
-        pcts = ", ".join(f"{r[c]:.1f}% of its {what} ceiling" for c, what in
-                         (("pct_peak_bw", "bandwidth"), ("pct_peak_flops", "GFLOP/s")) if pd.notna(r[c]) and r[c] > 100)
+        pcts = ", ".join(f"{r[c]:.1f}% of its {r[of]} ceiling" for c, of in
+                         (("pct_peak_bw", "bw_roof"), ("pct_peak_flops", "flops_roof"))
+                         if pd.notna(r[c]) and r[c] > 100)
         print(f"  {r['variant']} @ {r['backend']} {r['size_label']} ({pcts}): {r['why']}")
 # what was said matches the rows: the points called above are exactly those over 100%, each with its reason
 assert (n == 0) == (roof[["pct_peak_bw", "pct_peak_flops"]].max(axis=1, skipna=True).fillna(0) <= 100).all()
