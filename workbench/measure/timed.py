@@ -34,7 +34,7 @@ from workbench.measure.backend_facts import gpu_monitor
 from workbench.measure.case import Case, output_dtype, reference_outputs
 from workbench.measure.cell_facts import note_tuned_config
 from workbench.measure.gpu_visit import begin_visit, end_visit
-from workbench.measure.host_settle import retries_allowed, settle, settle_cap
+from workbench.measure.host_settle import count_visit, retries_allowed, settle, settle_cap
 from workbench.measure.input_cache import InputCache
 from workbench.measure.input_set import InputSet
 from workbench.measure.limits import CellTimeout, Clock
@@ -114,6 +114,7 @@ def _timed_at_speed(cpu: bool, timer: Timer, calls: list[Call], config: TimingCo
         res.timing.host_slowdown, res.timing.host_retries = host.slowdown, retries
         if (host.slowdown <= HOST_SLOW or retries >= retries_allowed() or timing.audit_failure
                 or time.perf_counter() >= how["deadline"]):
+            count_visit(retries)
             return timing, beside
         retries += 1
 
