@@ -150,6 +150,9 @@ def test_could_not_tell_beside_medians_far_apart_says_why():
     assert "its paired ratio varied by 2.5× either way round to round (one sigma, over 3 rounds)" in sentence
     both = {**v, "round_ratios": [0.4, 1.9, 0.5]}
     assert "its paired rounds point both ways (0.40× to 1.90×" in verdict_sentence(both, "float32", "float16")
+    # two runs or machines are not paired: their sentence does not call the comparison so (07)
+    runs = verdict_sentence({**v, "basis": "rounds", "run_noise": 0.3}, "run A", "run B", busy=True)
+    assert "so the comparison cannot say" in runs and "paired comparison" not in runs
     close = {**v, "median_b": 80e-6}
     assert apart_undecided_text(close, "float32", "float16") == ""
     # the cause already given (an idle machine's disturbed sentence names the paired scatter): not repeated

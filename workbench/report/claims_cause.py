@@ -268,7 +268,8 @@ def apart_undecided_text(v: Mapping[str, Any], base: str, other: str, said_cause
         why = "its paired ratio's scatter round to round (given below) is wider than that gap"
     else:
         why = "its paired interval reaches past no change"
-    return f"{medians}, but {why}, so the paired comparison cannot say which was faster"
+    paired = str(v.get("basis") or "") in ("paired rounds", BLOCKS)   # two runs or machines: not paired (07)
+    return f"{medians}, but {why}, so the {'paired ' if paired else ''}comparison cannot say which was faster"
 
 
 def pair_medians(r: Mapping[str, Any], sides: pd.DataFrame) -> tuple[float, float]:
