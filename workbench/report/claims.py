@@ -59,9 +59,8 @@ from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorial
     own_rounds_share,
     round_rates,
 )
-from workbench.report.pair_words import BAND_EDGES, fmt_floor, medians_source  # noqa: F401  (re-exported)
+from workbench.report.pair_words import BAND_EDGES, apart_text, fmt_floor, medians_source  # noqa: F401
 from workbench.report.pair_words import as_speed as _as_speed
-from workbench.report.pair_words import flip as _flip
 from workbench.report.pair_words import unsettled_why as _unsettled_why
 from workbench.report.printed_intervals import ClaimMismatch, check_printed_intervals  # noqa: F401
 from workbench.report.ratio_text import (  # noqa: F401  (re-exported: tutorials import them from here)
@@ -307,17 +306,8 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
                 f"{_settled_aside(v, s, True)}")
     if said == "same":
         if lo > 1 or hi < 1:   # measurably apart, but by less than "same" allows: said as such, not as noise
-            # a slower one in its own direction, estimate and interval alike: the time it took ("0.970× measured,
-            # interval 0.955×-0.985×" beside "slower" read as a speed-up)
-            if s > 1:
-                at = RatioPrecision.of(lo, hi, BAND_EDGES)
-                by = f"about {pct(s - 1)} faster ({at.fmt(s)} measured, interval {at.interval(lo, hi)})"
-            else:
-                at = RatioPrecision.of(*_flip(lo, hi), BAND_EDGES)
-                by = (f"about {pct(1 / s - 1)} slower (took {at.fmt(1 / s)} the time, interval "
-                      f"{at.interval(*_flip(lo, hi))})")
-            return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {by}, measurably but "
-                    f"inside the ±{pct(SAME_WITHIN)} we call the same")
+            return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {apart_text(s, lo, hi)}, "
+                    f"measurably but inside the ±{pct(SAME_WITHIN)} we call the same")
         # the interval, not the floor (never under the ±5% band: "floor ±5.0%" beside ±2% read as a contradiction)
         return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole interval "
                 f"({interval_text(lo, hi)}, {estimate_text(s, lo, hi)} measured) lies inside it")

@@ -58,6 +58,17 @@ def flip(lo: float, hi: float) -> tuple[float, float]:
     return 1 / hi, 1 / lo
 
 
+def apart_text(s: float, lo: float, hi: float) -> str:
+    """A "same" pair measurably apart (its interval ``lo``-``hi`` excludes 1), in its own direction, estimate and
+    interval alike: "about 2.0% slower (took 1.020× the time, interval 1.012×-1.029×)" ("0.98× measured, interval
+    0.972×-0.988×" beside "slower" read as a speed-up), "about 3.0% faster (1.030× measured, interval ...)"."""
+    if s > 1:
+        at = RatioPrecision.of(lo, hi, BAND_EDGES)
+        return f"about {pct(s - 1)} faster ({at.fmt(s)} measured, interval {at.interval(lo, hi)})"
+    at = RatioPrecision.of(*flip(lo, hi), BAND_EDGES)
+    return f"about {pct(1 / s - 1)} slower (took {at.fmt(1 / s)} the time, interval {at.interval(*flip(lo, hi))})"
+
+
 def unsettled_why(other: str, s: float, lo: float, hi: float, floor: float) -> str:
     """Why an inconclusive pair settles nothing, with the estimate in words ("0.12× measured" leaves the reader to
     work out which took longer): an interval that holds no change, or the noise it lies within."""
