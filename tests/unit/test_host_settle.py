@@ -200,6 +200,6 @@ def test_a_worker_that_retries_most_visits_stops_retrying(monkeypatch):
         assert host_settle.retries_allowed() == host_settle.HOST_RETRIES
         host_settle.count_visit(1)
     assert host_settle.retries_allowed() == 0
-    for _ in range(4 * host_settle.RETRY_WARMUP):
+    for _ in range(round(host_settle.RETRY_WARMUP / host_settle.MAX_RETRY_SHARE)):
         host_settle.count_visit(0)
-    assert host_settle.retries_allowed() == host_settle.HOST_RETRIES  # 12 of 60 retried: under the share again
+    assert host_settle.retries_allowed() == host_settle.HOST_RETRIES  # under the share again
