@@ -35,6 +35,7 @@ from workbench import tutorial
 from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.backends.registry import all_backends
 from workbench.judge.dips import DIP_FELT, bandwidth_dips, felt_dips
+from workbench.judge.disturbed import spread_disturbed
 from workbench.report.ratio_text import mark_text
 from workbench.report.claims import (bandwidth_down_text, busy_text, cache_text, check_claim,
                                      host_bandwidth, interval_text, is_disturbed, json_list, last_level_cache_bytes,
@@ -381,9 +382,15 @@ def bytes_answer(res, kernel):
     print(f"{kernel} at {fmt_bytes(float(big['bytes'].max()))} of compulsory bytes; stream rate {rate:.1f} GB/s "
           f"({what}); each round of a cell is set against the stream rate, or against its own probe where that "
           f"probe dipped and the cell ran {DIP_FELT - 1:.0%} or more slower in that round than in its other rounds:")
-    near, part, loop, low, low_unfused = [], [], [], [], []
+    near, part, loop, low, low_unfused, disturbed = [], [], [], [], [], []
     small = ok[ok["bytes"] == ok["bytes"].min()]
     for r in big.sort_values("gbps", ascending=False).to_dict("records"):
+        if spread_disturbed(float(r["iqr_s"]), float(r["median_s"])):
+            # a cell whose quartiles span ±50% of its median has no rate to read (the table says "disturbed", the
+            # figure draws an x): no share or band from it (05, 17:45: "part of the time" from such a cell)
+            disturbed.append(f"{r['variant']} on {r['backend']}")
+            print(f"  {disturbed[-1]}: disturbed (its quartiles span ±50% or more of its median): no share is read")
+            continue
         # one share, printed with what it divides: per round, the round's GB/s over the stream rate, or over the
         # round's own probe where the cell felt that round's dip (felt_rounds); then the median over the rounds
         rounds = felt_rounds(r, rate)
@@ -447,6 +454,9 @@ def bytes_answer(res, kernel):
     if low_unfused:
         parts.append(f"{', '.join(low_unfused)} ran under 40% of it in compulsory bytes, a lower bound of the "
                      "traffic an unfused variant moves, so these rows do not say what sets its time")
+    if disturbed:
+        parts.append(f"{', '.join(disturbed)} {'was' if len(disturbed) == 1 else 'were'} disturbed, so these rows "
+                     "say nothing of what sets their time (a rerun while the machine is otherwise idle could)")
     print(f"Answer for {kernel}: " + "; ".join(parts) + ". These rates count the compulsory bytes only: the "
           f"unfused variant {extra_pass(kernel)}, so it moves more than its line says, and its share of the stream "
           "rate is a lower bound.")

@@ -82,3 +82,17 @@ def test_a_slower_fused_kernel_far_below_the_stream_rate_is_not_blamed_on_traffi
     assert "10%" in why and "15%" in why
     near = nb05["fusion_why"](v, "numpy", "numba-fused", 1e12, False, (0.8, 0.9))
     assert "outweigh the traffic it saves" in near
+
+
+def test_a_disturbed_cell_gets_no_share_and_no_band(nb05, monkeypatch, capsys):
+    # 05's reader (17:45, beside CI): "the bytes are part of the time, not all of it, for numba-fused" from a cell
+    # the table called disturbed and the figure drew as an x ("its median is no value to read")
+    import pandas as pd
+
+    monkeypatch.setitem(nb05, "stream_rate", lambda big: (40.0, "a test rate"))
+    monkeypatch.setitem(nb05, "bytes_test", lambda *a: [])
+    r = {**row([1.6, 1.7, 3.5], [40.0] * 3), "status": "ok", "median_s": 1.7e-3, "iqr_s": 0.9e-3}
+    nb05["bytes_answer"](type("R", (), {"df": pd.DataFrame([r])})(), "bias_gelu")
+    said = capsys.readouterr().out
+    assert "numba-fused on numba: disturbed" in said and "% of the stream rate" not in said
+    assert "numba-fused on numba was disturbed" in said and "part of the time" not in said
