@@ -35,6 +35,7 @@ from workbench.report.claims import (RatioPrecision, bound_text, busy_share, bus
                                      may_state_cause, reading, shown_verdicts, sigma_pct,
                                      table_ratio, verdict_sentence)
 from workbench.judge.verdicts import K_BETWEEN, MIN_CELLS, is_disturbed, pct
+from workbench.judge.disturbed import rounds_could
 from workbench.report.runs_needed import practical, runs_needed_text, runs_rerun_hint
 from workbench.judge.compare import compare_runs
 from workbench.core.units import fmt_bytes
@@ -174,9 +175,12 @@ for variant, g in cmp.groupby("variant"):
         # more rounds help only where the run-to-run part alone leaves a floor inside the 5% a change must reach
         runs_alone = math.expm1(3 * run_sigma) >= 0.05
         # the runs a side named are the summary's own figure (runs_needed), never advice it calls impractical
+        # on a busy machine never more rounds (they add its disturbance): a rerun while it is otherwise idle (07 read
+        # beside a test suite: "more rounds in each run could settle it" on rows at up to 94% other processes)
+        own_hint = (rounds_could(True, "settle it") + " (its own rounds make most of its noise)" if busy else
+                    "more rounds in each run could settle it (its own rounds make most of its noise)")
         hint = runs_rerun_hint(run_sigma) if own_part <= run_sigma or runs_alone else (
-            "more rounds in each run could settle it (its own rounds make most of its noise)"
-            + (f", or {runs_rerun_hint(run_sigma)}" if practical(run_sigma) else ""))
+            own_hint + (f", or {runs_rerun_hint(run_sigma)}" if practical(run_sigma) else ""))
         sentence = verdict_sentence(v, *names, disturbance_text(df), rerun=hint)
         check_claim(v, sentence)
         lo, hi = float(v["ci_low"]), float(v["ci_high"])
