@@ -203,3 +203,13 @@ def test_a_worker_that_retries_most_visits_stops_retrying(monkeypatch):
     for _ in range(round(host_settle.RETRY_WARMUP / host_settle.MAX_RETRY_SHARE)):
         host_settle.count_visit(0)
     assert host_settle.retries_allowed() == host_settle.HOST_RETRIES  # under the share again
+
+
+def test_no_retry_that_could_run_past_the_cells_limit(scripted, monkeypatch):
+    from workbench.measure.cell import Cell, TimingConfig, run_cell
+    monkeypatch.setattr(host_settle, "_visits", 0)
+    monkeypatch.setattr(host_settle, "_retried", 0)
+    scripted([1.0, 1.3, 1.0, 1.0])  # slow after the first timing: a retry is due, but the limit is near
+    row = run_cell(Cell.make("saxpy", "numpy", "numpy", "float32", {"n": 4099}),
+                   TimingConfig(warmup_s=0.0, budget_s=0.3, min_samples=3, target_spread=0.0), timeout_s=0.5)
+    assert row["status"] == "ok" and row["host_retries"] == 0
