@@ -223,3 +223,9 @@ def test_no_retry_that_could_run_past_the_cells_limit(scripted, monkeypatch):
     row = run_cell(Cell.make("saxpy", "numpy", "numpy", "float32", {"n": 4099}),
                    TimingConfig(warmup_s=0.0, budget_s=0.01, min_samples=3), timeout_s=0.5)
     assert row["status"] == "ok" and row["host_retries"] == 0
+
+
+def test_the_quartiles_beside_the_headline_are_of_the_same_rounds():
+    """timeit printed "33.7 µs median (quartiles 35.2 µs to 44.2 µs)": the quartiles had kept a set-aside round."""
+    row = _merged([1.0, 1.4, 1.02], [1.0, 1.35, 1.02])
+    assert row["q1_s"] <= row["median_s"] <= row["q3_s"] and row["q3_s"] < 1.4
