@@ -15,6 +15,7 @@ from workbench.judge import verdicts
 from workbench.judge.dips import rounds_at_speed
 from workbench.judge.stats import mode_median, round_weighted_quartiles
 from workbench.measure.request import NO_VARIANT
+from workbench.measure.rounds import _at_speed
 from workbench.store.database import Store
 from workbench.sweep.driver import SweepSpec, run_sweep
 from workbench.sweep.suites import llm_shapes, suite_spec
@@ -230,9 +231,10 @@ def test_rounds_pool_samples_and_take_the_median_of_round_medians(test_kernel, t
         assert len(samples) == row["n_samples"] >= 3 * 3  # a per-round minimum of samples
         sizes = json.loads(row["round_sizes"])  # each round weighs the same in the quartiles
         assert sum(sizes) == len(samples) and len(sizes) == 3
-        assert row["q1_s"] == pytest.approx(round_weighted_quartiles(samples, sizes)[0])
+        slowdowns = json.loads(row["round_host_slowdowns"] or "[]")  # quartiles and noise: the rounds at speed too
+        assert row["q1_s"] == pytest.approx(round_weighted_quartiles(*_at_speed(samples, sizes, medians, slowdowns))[0])
         assert row["gbps"] == pytest.approx(row["bytes"] / row["median_s"] / 1e9)
-        assert row["noise"] == pytest.approx(verdicts.rel_spread(medians))
+        assert row["noise"] == pytest.approx(verdicts.rel_spread(at_speed))
         assert isinstance(row["noisy"], bool) and row["noise_note"] is not None
         assert row["first_call_s"] > 0 and row["peak_mem_bytes"]  # from the first round
         assert row["load_avg_1m"] is not None and 0 <= row["other_cpu_share"] <= 1
