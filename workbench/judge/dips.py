@@ -52,7 +52,7 @@ HOST_SLOW = 1.08
 def host_slow_rounds(medians: Sequence[float], slowdowns: Sequence[float],
                      slow: float = HOST_SLOW) -> dict[int, tuple[float, float]]:
     """Round index -> (the host's slowdown around it, the cell's time there over the median of its rounds at speed)
-    for each round taken while the host ran ``slow`` and in which the cell itself ran :data:`DIP_FELT` slower. None
+    for each round taken while the host ran ``slow`` and in which the cell itself ran :data:`DIP_FELT` slower. Empty
     where no round was at speed: there is nothing to set the slow ones against."""
     if len(medians) < 2 or len(slowdowns) != len(medians):
         return {}
