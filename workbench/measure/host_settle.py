@@ -41,8 +41,6 @@ AT_SPEED = 1.04
 #: (on a machine kept busy most waits run to the cap, and 300 visits would add over a minute).
 SETTLE_CAP_S = 0.25
 SETTLE_SHARE = 2.0
-#: A round whose probe read this much over the best was taken while the host ran slow.
-HOST_SLOW = 1.08
 #: Environment variable: "0" turns the wait (and the timing again) off.
 SETTLE_ENV = "WORKBENCH_HOST_SETTLE"
 #: Times a CPU round is timed again when the host ran slow around it (its probe over
