@@ -156,3 +156,48 @@ def test_only_a_round_with_a_cell_past_the_cache_gets_a_bandwidth_probe():
     for cell, expected in ((small[0], None), (large[0], 20.0)):
         row = plan.merged(cell, new_result(cell), "run", "env")
         assert row.get("bandwidth_probe_gbs") == expected, (cell.params_dict, row.get("bandwidth_probe_gbs"))
+
+
+def _cpu_run(run_id: str, slow: float, host_probe: float, seed: int, sweep_probe: float = 2e-5,
+             cells: int = 12) -> pd.DataFrame:
+    """A run whose CPU cells' workers probed the host around each round (``round_host_probes_s``), the sweep's own
+    probe reading ``sweep_probe`` throughout."""
+    df = _run(run_id, "env", slow, sweep_probe, cells=cells, seed=seed)
+    rng = np.random.default_rng(seed + 100)
+    df["round_host_probes_s"] = [json.dumps([host_probe * (1 + 0.02 * rng.standard_normal()) for _ in range(4)])
+                                 for _ in range(len(df))]
+    return df
+
+
+def test_a_run_taken_while_the_host_ran_slow_is_judged_at_the_host_speed():
+    """An idle pair (2026-12-07): every cell 14% slower in run B, the workers' host probes 14.7% slower, the
+    sweep's probe (another process) 1.8% faster: the host's phase, not the kernels."""
+    df = pd.concat([_cpu_run("A", 1.00, 2.2e-6, 0), _cpu_run("B", 1.14, 2.2e-6 * 1.14, 1, sweep_probe=1.96e-5)],
+                   ignore_index=True)
+    table = compare_runs(df, "A", "B")
+    assert table.attrs["host_drift"] == pytest.approx(1.14, rel=0.02)
+    assert table.attrs["host_scatter"] is None  # 48 rounds a run: the drift is far beyond the probes' scatter
+    assert not (table["verdict"] == "slower").any(), table["verdict"].value_counts()
+
+
+def test_a_real_slow_down_with_the_host_at_one_speed_is_seen():
+    df = pd.concat([_cpu_run("A", 1.00, 2.2e-6, 0), _cpu_run("B", 1.15, 2.2e-6, 1)], ignore_index=True)
+    table = compare_runs(df, "A", "B")
+    assert (table["verdict"] == "slower").all(), table["verdict"].value_counts()
+
+
+def test_host_probes_are_kept_per_round_and_summarised_by_their_median():
+    row = None
+    for probe in (2.0e-6, 2.6e-6, 2.2e-6):
+        row = merge_rounds(row, {"status": "ok", "samples_s": json.dumps([1e-4, 1.1e-4]), "median_s": 1.05e-4,
+                                 "host_slowdown": probe / 2e-6, "host_probe_s": probe})
+    assert json.loads(row["round_host_probes_s"]) == pytest.approx([2.0e-6, 2.6e-6, 2.2e-6])
+    assert row["host_probe_s"] == pytest.approx(2.2e-6)
+
+
+def test_cells_without_host_probes_on_one_side_fall_back_to_the_sweep_probe():
+    a = _cpu_run("A", 1.00, 2.2e-6, 0)
+    b = _run("B", "env", 1.06, 2.12e-5, seed=1)  # an older run: no host probes
+    table = compare_runs(pd.concat([a, b], ignore_index=True), "A", "B")
+    assert table.attrs["host_drift"] is None
+    assert table.attrs["speed_drift"] == pytest.approx(1.06, rel=0.01)

@@ -130,6 +130,13 @@ def between_runs(df: pd.DataFrame, side_a: list[str], side_b: list[str]) -> tupl
         notes.append(f"the machine's speed probe read {100 * abs(drift - 1):.1f}% "
                      f"{'slower' if drift > 1 else 'faster'} in {ids[1]} than in {ids[0]}: cells measured on "
                      "one machine in both runs are judged at one speed (each round's median over its probe)")
+    if (drift := table.attrs.get("host_drift")) is not None:
+        how = (f"within {PROBE_K:g}x its own scatter (±{100 * table.attrs['host_scatter']:.1f}%): CPU cells are "
+               "judged as measured" if table.attrs.get("host_scatter") is not None else
+               f"CPU cells of {ids[1]} are judged at {ids[0]}'s host speed (divided by that drift)")
+        notes.append(f"the host probe each CPU cell's worker timed around its rounds read "
+                     f"{100 * abs(drift - 1):.1f}% {'slower' if drift > 1 else 'faster'} in {ids[1]} than in "
+                     f"{ids[0]} at the median round: {how}")
     if (drift := table.attrs.get("bandwidth_drift")) is not None:
         notes.append(f"the host's memory bandwidth probe read {100 * abs(1 / drift - 1):.1f}% "
                      f"{'lower' if drift > 1 else 'higher'} in {ids[1]} than in {ids[0]}: memory-bound cells "

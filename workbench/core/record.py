@@ -37,7 +37,7 @@ JsonObject = dict[str, Json]
 BOUNDS = ("memory-bound", "compute-bound")
 #: Columns stored as JSON text.
 JSON_COLUMNS = ("params", "samples_s", "host_samples_s", "round_medians_s", "round_probes_s", "round_bandwidth_gbs",
-                "round_host_slowdowns", "round_gpu")
+                "round_host_slowdowns", "round_host_probes_s", "round_gpu")
 #: What a row's time is (``timing_mode``): ``host`` (a CPU's wall clock), ``launch`` (device events or a
 #: synchronised clock around each call: launch gaps included), ``kernel`` (the kernels a call launched, first
 #: start to last end, from CUPTI activity records) and ``graph`` (replays of a captured device graph of the
@@ -107,6 +107,7 @@ class Row:
     host_settle_s: float | None = None
     host_slowdown: float | None = None
     host_retries: int | None = None
+    host_probe_s: float | None = None
     seed: int | None = None
     # -- noise: rounds, the flag, and the conditions the cell ran under ---------------------------------
     rounds: int | None = None
@@ -117,6 +118,7 @@ class Row:
     bandwidth_probe_gbs: float | None = None
     round_bandwidth_gbs: str | None = None
     round_host_slowdowns: str | None = None
+    round_host_probes_s: str | None = None
     noise: float | None = None
     noisy: bool | None = None
     noise_note: str | None = None

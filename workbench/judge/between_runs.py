@@ -115,6 +115,20 @@ class SpeedProbes:
         return 1.0 / g if len(g) and (g > 0).all() else np.array([])
 
     @staticmethod
+    def host_pair(r: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+        """Both sides' host probes of a CPU cell (``round_host_probes_s``: a fixed loop timed by the cell's own
+        worker on its own core right around each round, :mod:`workbench.measure.host_settle`), where both sides
+        have one for every round; else None."""
+        sides = []
+        for side in ("a", "b"):
+            p = parse_samples(r.get(f"round_host_probes_s_{side}", r.get("round_host_probes_s")))
+            rounds = parse_samples(r.get(f"round_medians_s_{side}", r.get("round_medians_s")))
+            if not len(p) or len(p) != len(rounds) or not (p > 0).all():
+                return None
+            sides.append(p)
+        return sides[0], sides[1]
+
+    @staticmethod
     def one_machine(r: pd.Series) -> bool:
         env_a, env_b = r.get("env_id_a", r.get("env_id")), r.get("env_id_b", r.get("env_id"))
         return env_a is not None and env_a == env_b
@@ -164,6 +178,17 @@ class SpeedProbes:
         if len(pa) != len(ta) or len(pb) != len(tb):
             return both
         return (ta / float(np.median(pa)) * self.reference, ra), (tb / float(np.median(pb)) * self.reference, rb)
+
+    def shifted(self, both: BothTimes) -> BothTimes:
+        """Both sides' times with run B's divided by the runs' :attr:`drift` (run A's as measured), where it is
+        used; else as measured. For the host probes: each cell's own probes are a few windows of 2 ms, whose
+        scatter would be divided into the cell, while their median over a run's hundreds of rounds is the host's
+        speed in that run (an idle pair of 2026-12-07: the workers' probes read a run 14.7% slower at the median
+        round, the cells 14.2% at the median cell, while the sweep's probe read it 1.8% faster)."""
+        if self.reference is None or self.drift is None:
+            return both
+        (ta, ra), (tb, rb) = both
+        return (ta, ra), (tb / self.drift, rb)
 
 
 #: Row columns that record, per cell, a setting that moves its time (thread pools, the device it ran on).

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 import numpy as np
 
@@ -112,14 +112,15 @@ def _check_runs(df: pd.DataFrame, run_ids: Iterable[str]) -> None:
         raise ValueError(f"unknown run id(s) {missing}; valid run ids: {', '.join(map(str, known)) or '(none)'}")
 
 
-def _judged_times(merged: pd.DataFrame) -> tuple[dict[Any, BothTimes], dict[Any, BothTimes], SpeedProbes,
-                                                  SpeedProbes]:
+def _judged_times(merged: pd.DataFrame) -> tuple[dict[Any, BothTimes], dict[Any, BothTimes], Probes]:
     """Both runs' times of each comparable cell (ok on both sides, one timing mode) as measured, and as judged:
-    at one speed (each round over its speed probe) for cells of one machine, at one memory bandwidth for
-    memory-bound cells past the cache; with the two probes' summaries."""
+    for cells of one machine, at one memory bandwidth for memory-bound cells past the cache, at the host's speed
+    for CPU cells whose workers probed it (:meth:`SpeedProbes.shifted`), at one speed for the rest (each side over
+    its rounds' speed probes); with the three probes' summaries."""
     times: dict[Any, BothTimes] = {}
     probes: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # cells measured on one machine in both runs
     bandwidth: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # of them, memory-bound ones past the LLC
+    host: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # of the rest, CPU cells with their workers' host probes
     for i, r in merged.iterrows():
         if r["status_a"] == Status.OK and r["status_b"] == Status.OK and not mode_clash(_side(r, "a"),
                                                                                        _side(r, "b")):
@@ -130,12 +131,14 @@ def _judged_times(merged: pd.DataFrame) -> tuple[dict[Any, BothTimes], dict[Any,
                 continue
             if (per_byte := SpeedProbes.bandwidth_pair(r)) is not None:
                 bandwidth[i] = kept_rounds(raw, masks, per_byte)[1]
+            elif (host_probes := SpeedProbes.host_pair(r)) is not None:
+                host[i] = kept_rounds(raw, masks, host_probes)[1]
             else:
                 probes[i] = kept_rounds(raw, masks, (SpeedProbes.read(r, "a"), SpeedProbes.read(r, "b")))[1]
-    speed, memory = SpeedProbes.of(probes.values()), SpeedProbes.of(bandwidth.values())
-    judged = {i: memory.adjusted(t, bandwidth[i]) if i in bandwidth else speed.adjusted(t, probes.get(i))
-              for i, t in times.items()}
-    return times, judged, speed, memory
+    p = Probes(SpeedProbes.of(probes.values()), SpeedProbes.of(bandwidth.values()), SpeedProbes.of(host.values()))
+    judged = {i: p.memory.adjusted(t, bandwidth[i]) if i in bandwidth
+              else p.host.shifted(t) if i in host else p.speed.adjusted(t, probes.get(i)) for i, t in times.items()}
+    return times, judged, p
 
 
 def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.DataFrame:
@@ -159,12 +162,12 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     if any(x.duplicated(key).any() for x in (a, b)):
         key += [c for c in ("env_id", "device") if c in df][:1]
     merged = a.merge(b, on=key, suffixes=("_a", "_b"))
-    times, judged, speed, memory = _judged_times(merged)
+    times, judged, probes = _judged_times(merged)
     # the noise between the runs is measured on the cells whose recorded settings did not change (a cell on other
     # thread pools or another device is what the comparison is about); all cells where none stayed the same
     same = same_settings(merged)
     calibrating = [i for i in judged if same[i]] or list(judged)
-    judged, run_noise, speed, memory, probes_unused = _run_noise(times, judged, speed, memory, calibrating)
+    judged, run_noise, probes, probes_unused = _run_noise(times, judged, probes, calibrating)
     rows, modes_differ = [], 0
     for i, r in merged.iterrows():
         rec = {k: r[k] for k in key}
@@ -189,33 +192,47 @@ def compare_runs(df: pd.DataFrame, run_a: str, run_b: str, **kw: Any) -> pd.Data
     table.attrs["noise_cells"] = (len(calibrating), len(judged) - len(calibrating))
     table.attrs["probes_unused"] = probes_unused
     table.attrs["anchored"] = anchor(table, a, b, key, **kw)  # a variant against its baseline in both runs
-    table.attrs["speed_drift"], table.attrs["speed_scatter"] = speed.drift, speed.scatter
-    table.attrs["bandwidth_drift"] = memory.drift
+    table.attrs["speed_drift"], table.attrs["speed_scatter"] = probes.speed.drift, probes.speed.scatter
+    table.attrs["bandwidth_drift"] = probes.memory.drift
+    table.attrs["host_drift"], table.attrs["host_scatter"] = probes.host.drift, probes.host.scatter
     table.attrs["conditions"] = run_conditions(a, b)
     table.attrs["timing_modes"] = (f"{modes_differ} cell(s) not compared: the two runs timed them in different "
                                    "timing modes" if modes_differ else None)
     return table
 
 
-def _run_noise(times: dict[Any, BothTimes], judged: dict[Any, BothTimes], speed: SpeedProbes, memory: SpeedProbes,
-               calibrating: list[Any]) -> tuple[dict[Any, BothTimes], float, SpeedProbes, SpeedProbes, str | None]:
+class Probes(NamedTuple):
+    """The three probes two runs are judged over: the sweep's speed probe, the host's memory bandwidth, and the
+    host probes the CPU cells' workers timed around their rounds."""
+
+    speed: SpeedProbes
+    memory: SpeedProbes
+    host: SpeedProbes
+
+
+_UNUSED = Probes(SpeedProbes(None, None), SpeedProbes(None, None), SpeedProbes(None, None))
+
+
+def _run_noise(times: dict[Any, BothTimes], judged: dict[Any, BothTimes], probes: Probes,
+               calibrating: list[Any]) -> tuple[dict[Any, BothTimes], float, Probes, str | None]:
     """The run-to-run noise measured on the ``calibrating`` cells, at one speed where the probes help, as measured
-    where judging over the probes widens it: (times judged, noise, speed probes, bandwidth probes, why the probes
-    were not used or None)."""
+    where judging over the probes widens it: (times judged, noise, the probes, why the probes were not used or
+    None)."""
     run_noise = _between_run_noise(judged[i] for i in calibrating)
     probed = any(judged[i] is not t for i, t in times.items())
     if probed and (as_measured := _between_run_noise(times[i] for i in calibrating)) < run_noise:
         # the probes moved unlike the cells (a power pair's probe read 22% faster while its cells moved 0-8%):
         # dividing by them would add their own scatter; chosen across all cells by the noise, never by an effect
-        why = (f"the probes' drift between the runs ({_drift_text(speed, memory)}) did not follow the cells' "
+        why = (f"the probes' drift between the runs ({_drift_text(probes)}) did not follow the cells' "
                f"(run-to-run noise {100 * run_noise:.1f}% judged over them, {100 * as_measured:.1f}% as measured): "
                "cells are judged as measured")
-        return dict(times), as_measured, SpeedProbes(None, None), SpeedProbes(None, None), why
-    return judged, run_noise, speed, memory, None
+        return dict(times), as_measured, _UNUSED, why
+    return judged, run_noise, probes, None
 
 
-def _drift_text(speed: SpeedProbes, memory: SpeedProbes) -> str:
-    named = (("speed-probe time", speed), ("bandwidth-probe time", memory))
+def _drift_text(probes: Probes) -> str:
+    named = (("speed-probe time", probes.speed), ("bandwidth-probe time", probes.memory),
+             ("host-probe time", probes.host))
     parts = [f"{what} {100 * (p.drift - 1):+.1f}%" for what, p in named if p.drift is not None]
     return ", ".join(parts) or "none"
 

@@ -12,7 +12,9 @@ while the sweep's own speed probe (another process, maybe another vCPU) read the
 So before its warm-up a CPU cell keeps its core busy with a short probe until the probe reads at the best speed
 this process has seen (or :data:`SETTLE_CAP_S` passes), and after its timing reads the probe once more. The row
 keeps, per round, how slow the host was around it (``round_host_slowdowns``: the probe over this process's best,
-the worse of before and after). A round the host slowed is timed once more (:data:`HOST_RETRIES`,
+the worse of before and after) and the probe's own seconds (``round_host_probes_s``: one fixed workload in every
+worker and run, so two runs of one machine can be set side by side, where a slowdown over a worker's own best cannot
+tell a run taken wholly in a slow phase of the host). A round the host slowed is timed once more (:data:`HOST_RETRIES`,
 ``host_retries`` on the row); if it is still slow, :mod:`workbench.measure.rounds` sets it aside from the headline
 when another round was taken at speed, and names it. ``WORKBENCH_HOST_SETTLE=0`` turns the wait and the retry off
 (the probe after the timing is still read).
@@ -123,11 +125,13 @@ def count_visit(retries: int) -> None:
 
 @dataclass
 class HostVisit:
-    """One CPU timing's host readings: how long it waited, and the probe over its best before and after."""
+    """One CPU timing's host readings: how long it waited, the probe over its best before and after, and the
+    probe's own seconds there (the worse of the two)."""
 
     settle_s: float = 0.0
     before: float = 1.0
     after: float = 1.0
+    probe_s: float | None = None
 
     @property
     def slowdown(self) -> float:
@@ -139,6 +143,7 @@ class HostVisit:
         probe = _the_probe()
         m = probe.window()
         self.after = m / probe.best
+        self.probe_s = max(self.probe_s or 0.0, m)
         return self
 
 
@@ -158,4 +163,4 @@ def settle(deadline: float = float("inf"), cap_s: float = SETTLE_CAP_S) -> HostV
         m = probe.window()
         if m <= AT_SPEED * probe.best or time.perf_counter() >= end:
             break
-    return HostVisit(settle_s=time.perf_counter() - t0, before=m / probe.best)
+    return HostVisit(settle_s=time.perf_counter() - t0, before=m / probe.best, probe_s=m)

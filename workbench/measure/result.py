@@ -64,6 +64,7 @@ class TimingStats:
     host_settle_s: float | None = None
     host_slowdown: float | None = None
     host_retries: int | None = None
+    host_probe_s: float | None = None
 
     def take(self, timing: Timing) -> Stats:
         """The samples of a timing loop and their statistics (returned too: their raw spread)."""
@@ -229,4 +230,4 @@ PAIR_VISIT = "pair_visit"
 #: by merging rounds.
 SWEEP_COLUMNS = ("run_id", "env_id", "llm_shape", "rounds", "round_medians_s", "noise", "noisy", "noise_note",
                  "speed_probe_s", "round_probes_s", "bandwidth_probe_gbs", "round_bandwidth_gbs",
-                 "round_sizes", "round_host_slowdowns")
+                 "round_sizes", "round_host_slowdowns", "round_host_probes_s")

@@ -314,6 +314,8 @@ def finish_single_round(row: dict[str, Any]) -> dict[str, Any]:
         row["round_bandwidth_gbs"] = json.dumps([bandwidth]) if bandwidth else None
         slowdown = row.get("host_slowdown")
         row["round_host_slowdowns"] = json.dumps([slowdown]) if slowdown else None
+        host_probe = row.get("host_probe_s")
+        row["round_host_probes_s"] = json.dumps([host_probe]) if host_probe else None
     row.update(noise_fields(row))
     return row
 
@@ -430,6 +432,7 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
     probes = _per_round(prev, new, "speed_probe_s", "round_probes_s", len(medians))
     bandwidths = _per_round(prev, new, "bandwidth_probe_gbs", "round_bandwidth_gbs", len(medians))
     slowdowns = _per_round(prev, new, "host_slowdown", "round_host_slowdowns", len(medians))
+    host_probes = _per_round(prev, new, "host_probe_s", "round_host_probes_s", len(medians))
     st = summarize(samples)
     # rounds the host slowed (and the cell felt) set aside; with two modes: the majority mode's, never between
     median = mode_median(rounds_at_speed(medians, slowdowns))
@@ -447,6 +450,8 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
                round_bandwidth_gbs=json.dumps(bandwidths) if bandwidths else None,
                bandwidth_probe_gbs=float(np.median(bandwidths)) if bandwidths else None,
                **_host_rounds(prev, new, slowdowns),
+               round_host_probes_s=json.dumps(host_probes) if host_probes else None,
+               host_probe_s=float(np.median(host_probes)) if host_probes else None,
                calls_per_sample=max(prev.get("calls_per_sample") or 1, new.get("calls_per_sample") or 1),
                stopped_by=min((s for s in (prev.get("stopped_by"), new.get("stopped_by")) if s),
                               key=lambda s: _STOP_RANK.get(s, 9), default=None),

@@ -113,6 +113,7 @@ def _timed_at_speed(cpu: bool, timer: Timer, calls: list[Call], config: TimingCo
         host.end()
         res.timing.host_settle_s = (res.timing.host_settle_s or 0.0) + host.settle_s
         res.timing.host_slowdown, res.timing.host_retries = host.slowdown, retries
+        res.timing.host_probe_s = host.probe_s
         now = time.perf_counter()  # a retry that could not finish before the cell's limit would turn ok into timeout
         if (host.slowdown <= HOST_SLOW or retries >= retries_allowed() or timing.audit_failure
                 or now + 2 * (now - started) >= how["deadline"]):
