@@ -184,7 +184,7 @@ def timeit(fn: Callable[..., Any], *args: Any, backend: str | None = None, budge
         timing = time_calls(timer, [call], cfg, audit=NoAudit("workbench.timeit: a callable without a spec or "
                                                               "a reference, not a catalog variant"))
         st = summarize(timing.samples_s)
-        host_facts = {} if host is None else {"host_slowdown": host.end().slowdown, "host_settle_s": host.settle_s}
+        host_facts = {} if host is None else host.end().facts()
         row = merge_rounds(row, {"status": Status.OK, "samples_s": json.dumps(timing.samples_s),
                                  "host_samples_s": json.dumps(timing.host_samples_s), "median_s": st.median,
                                  "calls_per_sample": timing.calls_per_sample, "stopped_by": timing.stopped_by,

@@ -138,6 +138,10 @@ class HostVisit:
         """How slow the host ran around the timing: the worse of the readings before and after it."""
         return max(self.before, self.after)
 
+    def facts(self) -> dict[str, float | None]:
+        """The row's fields of this visit: its wait, the slowdown around it, and the probe's seconds."""
+        return {"host_settle_s": self.settle_s, "host_slowdown": self.slowdown, "host_probe_s": self.probe_s}
+
     def end(self) -> HostVisit:
         """Read the probe once more, right after the timing."""
         probe = _the_probe()

@@ -390,10 +390,15 @@ def _at_speed(samples: list[float], sizes: list[int], medians: list[float],
     return kept, kept_sizes
 
 
-def _host_rounds(prev: Mapping[str, Any], new: Mapping[str, Any], slowdowns: list[float]) -> dict[str, Any]:
-    """The host's readings of a cell after one more round: each round's slowdown, the worst, the waits summed."""
+def _host_rounds(prev: Mapping[str, Any], new: Mapping[str, Any], slowdowns: list[float],
+                 rounds: int) -> dict[str, Any]:
+    """The host's readings of a cell after one more round: each round's slowdown, the worst, the waits summed;
+    each round's host probe (seconds) and their median."""
+    probes = _per_round(prev, new, "host_probe_s", "round_host_probes_s", rounds)
     return {"round_host_slowdowns": json.dumps(slowdowns) if slowdowns else None,
             "host_slowdown": max(slowdowns) if slowdowns else None,
+            "round_host_probes_s": json.dumps(probes) if probes else None,
+            "host_probe_s": float(np.median(probes)) if probes else None,
             "host_settle_s": _sum(prev.get("host_settle_s"), new.get("host_settle_s")),
             "host_retries": _sum(prev.get("host_retries"), new.get("host_retries"))}
 
@@ -432,7 +437,6 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
     probes = _per_round(prev, new, "speed_probe_s", "round_probes_s", len(medians))
     bandwidths = _per_round(prev, new, "bandwidth_probe_gbs", "round_bandwidth_gbs", len(medians))
     slowdowns = _per_round(prev, new, "host_slowdown", "round_host_slowdowns", len(medians))
-    host_probes = _per_round(prev, new, "host_probe_s", "round_host_probes_s", len(medians))
     st = summarize(samples)
     # rounds the host slowed (and the cell felt) set aside; with two modes: the majority mode's, never between
     median = mode_median(rounds_at_speed(medians, slowdowns))
@@ -449,9 +453,7 @@ def merge_rounds(prev: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict
                speed_probe_s=float(np.median(probes)) if probes else None,
                round_bandwidth_gbs=json.dumps(bandwidths) if bandwidths else None,
                bandwidth_probe_gbs=float(np.median(bandwidths)) if bandwidths else None,
-               **_host_rounds(prev, new, slowdowns),
-               round_host_probes_s=json.dumps(host_probes) if host_probes else None,
-               host_probe_s=float(np.median(host_probes)) if host_probes else None,
+               **_host_rounds(prev, new, slowdowns, len(medians)),
                calls_per_sample=max(prev.get("calls_per_sample") or 1, new.get("calls_per_sample") or 1),
                stopped_by=min((s for s in (prev.get("stopped_by"), new.get("stopped_by")) if s),
                               key=lambda s: _STOP_RANK.get(s, 9), default=None),
