@@ -95,9 +95,22 @@ def rows(store: Path, run_id: str) -> dict[str, dict]:
     return {r["cell_key"]: dict(r) for r in con.execute("SELECT * FROM results WHERE run_id = ?", (run_id,))}
 
 
-def round_spread(row: dict) -> float | None:
+def round_spread(row: dict, at_speed: bool = False) -> float | None:
+    """A row's round medians' max/min; with ``at_speed``, of the rounds its headline is taken of (without those
+    set aside as taken while the host ran slow)."""
+    from workbench.judge.dips import rounds_at_speed
+
     medians = [m for m in json.loads(row.get("round_medians_s") or "[]") if m]
+    slowdowns = json.loads(row.get("round_host_slowdowns") or "[]")
+    if at_speed and len(slowdowns) == len(medians):
+        medians = rounds_at_speed(medians, slowdowns)
     return max(medians) / min(medians) if len(medians) > 1 else None
+
+
+def host_probe(rows_of_run: dict[str, dict]) -> float | None:
+    """The median over a run's CPU rounds of the host probe its workers timed around each (seconds)."""
+    probes = [p for r in rows_of_run.values() for p in json.loads(r.get("round_host_probes_s") or "[]")]
+    return float(np.median(probes)) if probes else None
 
 
 def _at_one_speed(x: dict, y: dict) -> float:
@@ -119,6 +132,7 @@ def figures(store: Path, a: str, b: str, llc: int) -> dict[str, float]:
     fits = np.array([(x["bytes"] or 0) <= llc for x, _ in both])
     steady = np.array([_at_one_speed(x, y) for x, y in both])
     spreads = [s for x, y in both for s in (round_spread(x), round_spread(y)) if s]
+    kept = [s for x, y in both for s in (round_spread(x, True), round_spread(y, True)) if s]
     noisy = [bool(r.get("noisy")) for x, y in both for r in (x, y)]
     out = {"cells": len(both), "cache_cells": int(fits.sum()), "dram_cells": int((~fits).sum()),
            "cache_within_5": float(np.mean(ratio[fits] <= 1.05)) if fits.any() else math.nan,
@@ -127,6 +141,8 @@ def figures(store: Path, a: str, b: str, llc: int) -> dict[str, float]:
            "steady_cache_within_5": float(np.mean(steady[fits] <= 1.05)) if fits.any() else math.nan,
            "ratio_p90": float(np.percentile(ratio, 90)), "ratio_max": float(ratio.max()),
            "round_p90": float(np.percentile(spreads, 90)) if spreads else math.nan,
+           "round_p90_kept": float(np.percentile(kept, 90)) if kept else math.nan,
+           "host_probe": (host_probe(ra), host_probe(rb)),
            "noisy": float(np.mean(noisy)) if noisy else math.nan}
     by_backend: dict[str, list[float]] = {}
     for (x, _), r, f in zip(both, ratio, fits, strict=True):
@@ -145,6 +161,9 @@ def compare(store: Path, a: str, b: str, llc: int) -> dict[str, float]:
     if proc.returncode != 0:
         raise SystemExit(f"compare failed:\n{proc.stderr[-2000:]}")
     records = json.loads(proc.stdout)
+    text = subprocess.run([*WORKBENCH, "compare", a, b, "--store", str(store)], capture_output=True, text=True,
+                          cwd=ROOT).stdout
+    host_drift = next((line.strip() for line in text.splitlines() if "host probe" in line), "none named")
     records = records.get("rows", records) if isinstance(records, dict) else records
     ra = rows(store, a.split(",")[0])
     fits = {k: (r["bytes"] or 0) <= llc for k, r in ra.items()}
@@ -158,7 +177,7 @@ def compare(store: Path, a: str, b: str, llc: int) -> dict[str, float]:
             floors.append(float(floor))
             if fits.get(key, True):
                 cache_floors.append(float(floor))
-    return {"cells": len(records), "false_calls": calls / max(1, len(records)),
+    return {"cells": len(records), "false_calls": calls / max(1, len(records)), "host_drift": host_drift,
             "floor_10": float(np.mean(np.array(cache_floors) <= 0.10)) if cache_floors else math.nan,
             "floor_p50": float(np.median(floors)) if floors else math.nan,
             "verdicts": {v: sum(1 for r in records if r.get("verdict") == v)
@@ -253,8 +272,13 @@ def main() -> None:
                              ("compare: called faster/slower", c["false_calls"], TARGETS["false_calls"])):
         at_most = any(w in key for w in ("noisy", "max/min", "called"))
         print(f"  {key:40s} {value:8.3f}   (target {'<=' if at_most else '>='} {goal})")
+    print(f"  round max/min, 90th pct, of the rounds at speed only (the headline's): {f['round_p90_kept']:.3f}")
     print(f"  cache-resident within 5% at one speed (each round over its speed probe): "
           f"{f['steady_cache_within_5']:.3f}")
+    pa, pb = f["host_probe"]
+    if pa and pb:
+        print(f"  host probe (workers, median round): A {pa * 1e6:.2f} us, B {pb * 1e6:.2f} us: B/A {pb / pa:.3f}; "
+              f"compare's host drift {c['host_drift']}")
     print(f"  all cells within 5%: {f['all_within_5']:.0%}; run/run ratio median {f['ratio_p50']:.3f}, "
           f"p90 {f['ratio_p90']:.3f}, max {f['ratio_max']:.2f}")
     print(f"  cache-resident within 5% by backend: {f['by_backend']}")
