@@ -53,6 +53,6 @@ def test_a_disturbed_rows_label_says_what_its_sentence_says():
         assert row["verdict"] == label and pd.isna(row["ci_low"]) and pd.isna(row["ci_high"])
     settled = {**parted, "median_a": 1.9}
     row = claims.shown_verdicts(pd.DataFrame([settled]), wide=True).iloc[0]
-    assert row["verdict"] == "faster, size too wide to read" and row["ci_low"] == 1.1
+    assert row["verdict"] == "faster, amount too wide to read" and row["ci_low"] == 1.1
     assert "ran at least 1.10× faster" in claims.verdict_sentence(settled, "the other host", "this machine",
                                                              wide_because="the machines differ")

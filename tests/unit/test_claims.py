@@ -531,7 +531,7 @@ def test_a_wide_interval_between_machines_is_said_as_too_wide_not_disturbed():
     with pytest.raises(ClaimMismatch):   # a wide interval still may not be printed as a finding
         check_claim(v, "this machine ran 1.9× faster than the other host")
     table = shown_verdicts(pd.DataFrame([v]), wide=True)
-    assert table["verdict"].iloc[0] == "faster, size too wide to read"
+    assert table["verdict"].iloc[0] == "faster, amount too wide to read"
     assert shown_verdicts(pd.DataFrame([v]))["verdict"].iloc[0] == "faster, disturbed"
 
 

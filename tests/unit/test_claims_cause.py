@@ -21,7 +21,7 @@ def test_an_idle_machines_load_is_context_not_the_cause():
     check_claim(DISTURBED, sentence)
     # the cause first, from the pair's own numbers; the load after it, as context (old: "disturbed (load up to 1.4,
     # other processes up to 1% of the CPU)")
-    assert "was disturbed (its paired ratio varied by 1.8× either way round to round (one sigma, over 3 rounds)" \
+    assert "was disturbed (its interval rests on a paired noise of 1.8× either way a round (one sigma, over 3 rounds)" \
         in sentence
     assert "disturbed (load" not in sentence
 

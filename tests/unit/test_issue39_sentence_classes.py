@@ -148,7 +148,7 @@ def test_could_not_tell_beside_medians_far_apart_says_why():
     assert "the cells' medians lie 2.05× apart (69.7 µs for float32, 143 µs for float16)" \
         in sentence
     assert "the faster" not in sentence  # it cannot say which was: it names none (01, 04 readers)
-    assert "its paired ratio varied by 2.5× either way round to round (one sigma, over 3 rounds)" in sentence
+    assert "its interval rests on a paired noise of 2.5× either way a round (one sigma, over 3 rounds)" in sentence
     both = {**v, "round_ratios": [0.4, 1.9, 0.5]}
     assert "its paired rounds point both ways (0.40× to 1.90×" in verdict_sentence(both, "float32", "float16")
     # two runs or machines are not paired: their sentence does not call the comparison so (07)
@@ -158,4 +158,4 @@ def test_could_not_tell_beside_medians_far_apart_says_why():
     assert apart_undecided_text(close, "float32", "float16") == ""
     # the cause already given (an idle machine's disturbed sentence names the paired scatter): not repeated
     idle = verdict_sentence(v, "float32", "float16", busy=False)
-    assert idle.count("varied by 2.5× either way") == 1
+    assert idle.count("a paired noise of 2.5× either way") == 1

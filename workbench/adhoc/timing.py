@@ -21,8 +21,9 @@ from workbench.core.conditions import BUSY_CPU_SHARE, MIN_USABLE_S, Conditions, 
 from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
+from workbench.judge.disturbed import CELL_RULE
 from workbench.judge.stats import summarize
-from workbench.judge.verdicts import BUSY_RERUN_HINT, DISTURBED_FLOOR, spread_disturbed
+from workbench.judge.verdicts import BUSY_RERUN_HINT, spread_disturbed
 from workbench.measure import host_settle
 from workbench.measure.audit import NoAudit
 from workbench.measure.rounds import merge_rounds, noise_fields, round_config
@@ -95,8 +96,8 @@ class Measurement:
 
     @property
     def disturbed(self) -> bool:
-        """Whether the samples' quartiles span more than ±50% of the median
-        (:data:`~workbench.judge.verdicts.DISTURBED_FLOOR`): then no spread is printed and the time reads
+        """Whether the samples' IQR is half their median or more (:data:`~workbench.judge.disturbed.CELL_RULE`):
+        then no spread is printed and the time reads
         "disturbed", as a summary table's cell does (08 printed "1.29 ms median (IQR 1.15 ms – 6.33 ms)")."""
         return self.median_s > 0 and spread_disturbed(self.iqr_s, self.median_s)
 
@@ -109,8 +110,7 @@ class Measurement:
                     f"{fmt_seconds(self.q3_s)})")
         busy = None if self.other_cpu_share is None else self.other_cpu_share > BUSY_CPU_SHARE
         hint = BUSY_RERUN_HINT if busy else f"time it again with more rounds (rounds={2 * max(self.rounds, 5)})"
-        return (f"{fmt_seconds(self.median_s)} median, disturbed (its samples' quartiles span more than "
-                f"±{DISTURBED_FLOOR:.0%} of the median, so no spread is given; {hint})")
+        return (f"{fmt_seconds(self.median_s)} median, disturbed ({CELL_RULE}, so no spread is given; {hint})")
 
     def __str__(self) -> str:
         flag = f" ~noisy ({self.noise_note})" if self.noisy else ""

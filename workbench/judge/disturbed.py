@@ -21,6 +21,13 @@ BUSY_RERUN_HINT = "rerun it while the machine is otherwise idle (more rounds on 
 IDLE_RERUN_HINT = f"the machine was not busy (other processes took little of the CPU); {RERUN_HINT}"
 
 
+#: A cell's "disturbed" in words, one phrase everywhere (:func:`spread_disturbed`: IQR >= half the median). The "±"
+#: beside a time prints the whole IQR (q3 - q1), so the rule is said in that figure: "quartiles span ±50% of its
+#: median" read as an IQR of a whole median (01, 03, 08 readers). A *disturbed comparison* is another thing: its
+#: interval reaches ±50% (:func:`is_disturbed`), whether or not either cell is disturbed (docs/statistics.md).
+CELL_RULE = "its quartiles lie half its median or more apart (its IQR, q3 - q1, at 50% of the median or more)"
+
+
 def rerun_hint(busy: bool | None) -> str:
     """The rerun advice for a comparison whose rows showed a busy machine (True), an idle one (False), or did not
     say (None): a busy-machine cause only where the rows record one."""

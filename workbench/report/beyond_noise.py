@@ -43,3 +43,14 @@ def settled_count(pairs: Iterable[tuple[Mapping[str, Any], Iterable[Mapping[str,
     that it was faster than both others at 2 of 3 lengths", counting a length whose two comparisons it printed as
     disturbed ("at least 6.7×, by how much is unknown: the comparison was disturbed")."""
     return sum(direction_said(v, cells) == way for v, cells in pairs)
+
+
+#: Said with "beyond the noise" where a cell of the pair is marked noisy (the tables' "~", hollow in the figures): 10
+#: printed "beyond the noise" on cells every figure marked noisy, and said nothing of why both could hold.
+NOISY_ASIDE = ("its cells are marked noisy (~, hollow in the figures) for their own rounds' spread or a busy "
+               "machine, a spread the paired interval already carries and still excludes no change with")
+
+
+def beyond_text(noisy: bool) -> str:
+    """"beyond the noise", with :data:`NOISY_ASIDE` where a cell of the pair is marked noisy."""
+    return "beyond the noise" + (f"; {NOISY_ASIDE}" if noisy else "")

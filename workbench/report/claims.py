@@ -57,6 +57,7 @@ from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorial
     host_bandwidth,
     json_list,
     own_rounds_share,
+    quartiles_wide,
     round_rates,
 )
 from workbench.report.pair_words import BAND_EDGES, apart_text, fmt_floor, medians_source  # noqa: F401
@@ -93,6 +94,11 @@ PHRASES: dict[str, str] = {
 #: The phrase a sentence on a disturbed comparison carries (:func:`verdict_sentence`, past
 #: :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`): its interval is not printed.
 DISTURBED = "was disturbed"
+#: Said after :data:`DISTURBED` where neither cell of the pair reads disturbed: a disturbed *comparison* (its interval
+#: reaches ±50%) is not a disturbed *cell* (its quartiles half its median apart), and 01/03/08 printed the one beside
+#: two cells that were not the other, unexplained (docs/statistics.md, "Disturbed comparisons").
+CALM_CELLS = ("the comparison, not its cells: its interval reaches ±50% or more, while neither cell's own quartiles "
+              "lie half its median apart")
 #: The phrase a sentence carries instead, where its interval is that wide for a reason that is no disturbance
 #: (``wide_because``: two machines' cells scatter around their common ratio; 07 called that scatter "disturbed").
 TOO_WIDE = "is too wide to read"
@@ -228,15 +234,18 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     sides (same variant and backend, or the baseline's, at its size), which :func:`verdict_sentence` reads to
     choose its rerun hint; and ``disturbed_by`` (:func:`disturbance_text` of those rows), which a disturbed
     sentence names where its caller gave no cause (04 printed "the comparison was disturbed" and not by what); and
-    ``table_median_a``/``_b``, the medians the rows' table prints (:func:`pair_medians`)."""
+    ``table_median_a``/``_b``, the medians the rows' table prints (:func:`pair_medians`); ``cells_disturbed``, how
+    many of its cells read disturbed (:func:`~workbench.report.claims_rows.quartiles_wide`), so that a disturbed
+    comparison of two cells that are not says so (:data:`CALM_CELLS`)."""
     out = table.copy()
     if out.empty:
         out["busy"], out["disturbed_by"], out["round_ratios"], out["rounds_apart"] = None, "", None, None
+        out["cells_disturbed"] = None
         out["table_median_a"], out["table_median_b"] = float("nan"), float("nan")
         return out
     share = pd.to_numeric(rows.get("other_cpu_share", pd.Series(float("nan"), index=rows.index)), errors="coerce")
     key = "size_label" if "size_label" in rows and "size_label" in out else None
-    busy, by, rounds, medians = [], [], [], []
+    busy, by, rounds, medians, wide = [], [], [], [], []
     for r in out.to_dict("records"):
         sides = (((rows["variant"] == r.get("variant")) & (rows["backend"] == r.get("backend")))
                  | ((rows["variant"] == r.get("baseline_variant")) & (rows["backend"] == r.get("baseline_backend"))))
@@ -247,10 +256,18 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         by.append(disturbance_text(rows[sides]))
         rounds.append(pair_rounds(r, rows[sides]))
         medians.append(pair_medians(r, rows[sides]))
-    out["busy"], out["disturbed_by"] = busy, by
+        wide.append(_cells_disturbed(rows[sides].to_dict("records")))
+    out["busy"], out["disturbed_by"], out["cells_disturbed"] = busy, by, wide
     out["table_median_a"], out["table_median_b"] = [x[0] for x in medians], [x[1] for x in medians]
     out["round_ratios"], out["rounds_apart"] = [x[0] for x in rounds], [x[1] for x in rounds]
     return out
+
+
+def _cells_disturbed(cells: list[dict[str, Any]]) -> int | None:
+    """How many of a pair's cells read disturbed (:func:`quartiles_wide`); None where a cell's spread is not known."""
+    known = [c for c in cells if math.isfinite(_num(c, "median_s"))
+             and (math.isfinite(_num(c, "iqr_s")) or math.isfinite(_num(c, "q3_s") - _num(c, "q1_s")))]
+    return sum(quartiles_wide(c) for c in cells) if cells and len(known) == len(cells) else None
 
 
 def _busy_of(v: Mapping[str, Any]) -> bool | None:
@@ -391,7 +408,8 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
     interval guarantees), else no number at all; what disturbed it (or, ``wide_because``, why it is that wide
     without a disturbance) and how to rerun."""
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
-    cause = f" ({by})" if by else ""
+    causes = [x for x in (by, CALM_CELLS if _num(v, "cells_disturbed") == 0 else "") if x]
+    cause = f" ({'; '.join(causes)})" if causes else ""
     tail = (f"the comparison's interval {TOO_WIDE} ({wide_because}): {rerun}" if wide_because
             else f"the comparison {DISTURBED}{cause}: {rerun}")
     if said == "faster":
@@ -469,7 +487,7 @@ def shown_verdicts(table: pd.DataFrame, wide: bool = False) -> pd.DataFrame:
     (:func:`medians_disagree`) reads "not settled (medians disagree)", as its sentence does. A table without a
     ``floor`` column gets the interval's half-width as one, so a disturbed row is caught all the same. The rest
     as they are. ``wide``: such rows are that wide for a reason that is no disturbance (two machines: the
-    sentences' ``wide_because``), and read "too wide to read" ("faster, too wide to read") instead."""
+    sentences' ``wide_because``), and read "too wide to read" ("faster, amount too wide to read") instead."""
     out = table.copy()
     if "verdict" not in out:
         return out
@@ -493,8 +511,9 @@ def shown_verdicts(table: pd.DataFrame, wide: bool = False) -> pd.DataFrame:
     return out
 
 
-def _wide_label(label: str, wide: bool) -> str:   # a direction's size is unreadable, not the direction (07)
-    return label.replace(", disturbed", ", size too wide to read").replace("disturbed", "too wide to read") if wide \
+def _wide_label(label: str, wide: bool) -> str:
+    # the amount is unreadable, not the direction; "size" read as the array's size in a table with a size column (07)
+    return label.replace(", disturbed", ", amount too wide to read").replace("disturbed", "too wide to read") if wide \
         else label
 
 

@@ -10,6 +10,7 @@ settled ones, bounds with three ("2.49×-3.43×" around "2.9×") and mixed decim
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -145,6 +146,20 @@ def bound_text(x: float, up: bool = False, precision: RatioPrecision | None = No
         decimals += 1
         shown = rnd(x * 10 ** decimals + (-1e-9 if up else 1e-9)) / 10 ** decimals
     return f"{shown:.{max(decimals, 0)}f}×"
+
+
+def inverted_bounds(lo: float, hi: float) -> tuple[str, str]:
+    """An interval of A's time over B's (``lo``-``hi``), printed by :func:`interval_text`, as bounds on B's time over
+    A's: (at least, at most), one precision (:class:`RatioPrecision` of the inverse), each rounded outward from the
+    worse of the true end and the inverse of the end as printed. 07 printed "0.9×" in its table and "rules out run B
+    taking more than 1.1× run A's time" beside it (1/0.93 rounded up), while the reader's 1/0.9 is 1.11: a bound said
+    beside a printed interval must follow from the printed ends too, not only from the unrounded ones."""
+    shown = interval_text(lo, hi)
+    ends = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", shown.replace(",", ""))]
+    p_lo, p_hi = (ends[0], ends[1]) if len(ends) == 2 and ends[0] > 0 else (lo, hi)
+    at = RatioPrecision.of(1 / hi, 1 / lo)
+    least, most = min(1 / hi, 1 / p_hi), max(1 / lo, 1 / p_lo)
+    return bound_text(least, precision=at), bound_text(most, up=True, precision=at)
 
 
 #: The most an inverted figure's rounding may move its effect (``N - 1`` of "took N× the time"), relative.

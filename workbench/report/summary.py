@@ -17,7 +17,8 @@ from workbench.core.record import JsonObject
 from workbench.core.status import Status
 from workbench.core.units import fmt_bytes, fmt_seconds, interval_label
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.verdicts import DISTURBED_FLOOR, is_disturbed, pct, rerun_hint, spread_disturbed, verdict_label
+from workbench.judge.disturbed import CELL_RULE
+from workbench.judge.verdicts import is_disturbed, pct, rerun_hint, spread_disturbed, verdict_label
 from workbench.report.findings import is_default_reference, parse_reference, pick_reference
 from workbench.report.reference_checks import ReferenceChecks
 from workbench.report.row_notes import fmt_num, row_notes, text_of, value_of
@@ -45,8 +46,8 @@ def summary_table(df: pd.DataFrame, environments: Mapping[str, JsonObject] | Non
 
     "% peak" is the share of the ceiling that bounds the kernel (GFLOP/s for compute-bound kernels, GB/s
     for memory-bound ones), "ceiling" names it and where it came from; a noisy cell's time starts with
-    ``~`` and a % of peak above 100 ends with ``⚠``, both explained under "notes". A time whose quartiles span
-    more than ±50% of its median prints no "±": it reads "disturbed", its note says why and how to rerun.
+    ``~`` and a % of peak above 100 ends with ``⚠``, both explained under "notes". A time whose IQR is half its
+    median or more prints no "±": it reads "disturbed", its note says why and how to rerun.
     ``roofs`` (default: :func:`~workbench.roofs.model.resolve_roofs` of the rows) names each ceiling's level.
     """
     notes = row_notes(df, environments, roofs) if notes is None else notes
@@ -83,11 +84,11 @@ def summary_table(df: pd.DataFrame, environments: Mapping[str, JsonObject] | Non
 
 
 def _disturbed_note(r: pd.Series) -> str:
-    """Why a cell's time reads "disturbed" (its quartiles span more than half its median either way), and how to
+    """Why a cell's time reads "disturbed" (:data:`~workbench.judge.disturbed.CELL_RULE`), and how to
     rerun: on a quieter machine where its row saw a busy one."""
     share = value_of(r, "other_cpu_share")
     busy = None if share is None else share > BUSY_CPU_SHARE
-    return (f"disturbed: its samples' quartiles span ±{DISTURBED_FLOOR:.0%} of its median or more; "
+    return (f"disturbed: {CELL_RULE}; "
             f"{rerun_hint(busy)}")
 
 
