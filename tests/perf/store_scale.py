@@ -1,16 +1,18 @@
-"""Issue 24 scale target: 1,000,000 imported rows import in <= 30 s and report in <= 60 s, each within 1 GB.
+"""Issue 24/38 scale target: 1,000,000 imported rows import in <= 30 s and report in <= 60 s, each within 1 GB.
 
-Writes an export of N rows (default 1,000,000: 100 runs x 10,000 cells, each row the identity, sizes, status,
-timing summary, 5 samples and rates a sweep stores), then times, each in a fresh process so its peak memory
-(max RSS) is its own:
+Writes an export of N real-shaped rows (default 1,000,000 in 100 runs): the rows of a real export (default
+tests/perf/data/quick-numpy.json, `workbench bench --suite quick --backends numpy` exported as stored: every
+column, samples, host samples, round medians, round probes, notes, provenance; about 9.3 KB a row) again and
+again, each copy with a run, cell key, start time and first numbers of its own; then times, each in a fresh
+process so its peak memory (max RSS) is its own:
 
   import   `workbench import export.json --store s.sqlite`
-  report   `workbench report <every run> --store s.sqlite --out r.csv`, and the same as .html
+  report   `workbench report <every run> --store s.sqlite --out r.csv`, and the same as .html (and .md)
 
-Prints one line per step: seconds, peak MB, and whether it met the target. Usage:
+Prints one line per step: wall and CPU seconds, peak MB, the load, and whether it met the target. Usage:
 
   .venv/bin/python tests/perf/store_scale.py [--rows N] [--runs N] [--formats csv,html,md] [--keep DIR]
-      [--step-timeout S]
+      [--step-timeout S] [--templates EXPORT ...] [--synthetic]
 """
 
 from __future__ import annotations
@@ -66,12 +68,14 @@ def write_export(path: Path, rows: int, runs: int) -> None:
         f.write('], "peaks": []}')
 
 
-#: Real rows: quick-suite exports (samples, host samples, round medians, notes, messages as a sweep stores them).
-TEMPLATES = sorted((ROOT / "docs" / "gpu-runs").glob("*/quick*.json"))
+#: Real rows: a quick suite on this project's CPU machine (`workbench bench --suite quick --backends numpy`,
+#: 2026-12-07, exported as stored: samples, host samples, round medians and probes, notes, provenance). The
+#: GPU quick-suite exports in docs/gpu-runs (5.9 KB rows, fewer host columns) can be given with --templates.
+TEMPLATES = [ROOT / "tests" / "perf" / "data" / "quick-numpy.json"]
 
 
 #: Text fields whose first number each copy of a template row varies (see :func:`_varied_template`).
-VARIED = ("samples_s", "round_medians_s")
+VARIED = ("samples_s", "host_samples_s", "round_medians_s")
 _FIRST_NUMBER = re.compile(r"\[\s*(-?[0-9][0-9.eE+-]*)")
 
 
@@ -93,7 +97,7 @@ def _varied_template(row: dict) -> tuple[dict, list[tuple[str, float]]]:
 def write_real_export(path: Path, rows: int, runs: int, templates: list[Path]) -> int:
     """An export of ``rows`` real-shaped rows: the rows of ``templates`` (real exports) again and again, each
     under a run of its own (``runs`` runs), a cell key, start time and first sample and round median of its
-    own (:func:`_varied_template`), its environments and peaks once. Each template row is encoded once, with
+    own (:func:`_varied_template`: first sample, host sample and round median), its environments and peaks once. Each template row is encoded once, with
     markers for what varies, so writing stays fast. Returns the number of template rows."""
     docs = [json.loads(t.read_text()) for t in templates]
     rows_t = [r for d in docs for r in d["results"]]
@@ -161,7 +165,7 @@ def main() -> int:
     ap.add_argument("--synthetic", action="store_true",
                     help="one-shape synthetic rows (5 samples, no round medians or notes) instead of real ones")
     ap.add_argument("--templates", nargs="*", type=Path, default=TEMPLATES, metavar="EXPORT",
-                    help="real exports whose rows are repeated (default: the quick-suite exports in docs/gpu-runs)")
+                    help="real exports whose rows are repeated (default: %(default)s)")
     ap.add_argument("--step-timeout", type=float, default=None, metavar="S",
                     help="stop a step after S seconds and report it as not met (default: no limit)")
     args = ap.parse_args()
