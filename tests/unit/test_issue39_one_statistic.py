@@ -139,3 +139,18 @@ def test_beyond_the_noise_on_noisy_cells_says_why_both_hold():
     from workbench.report.beyond_noise import NOISY_ASIDE, beyond_text
 
     assert beyond_text(False) == "beyond the noise" and NOISY_ASIDE in beyond_text(True)
+
+
+@pytest.mark.parametrize("x,lo,hi", [(0.8814, 0.85, 0.92), (0.181, 0.162, 0.202), (0.5, 0.3, 0.8),
+                                     (0.9431, 0.93, 0.957), (0.0199, 0.0184, 0.0215)])
+def test_a_table_ratio_below_one_has_the_sentences_precision(x, lo, hi):
+    # 05: "0.8814×" at four digits beside "took 1.13× its time"
+    from workbench.report.ratio_text import inverse_text, table_ratio
+
+    said, cell = inverse_text(x, lo, hi), table_ratio(x, lo, hi)
+    if cell.startswith("1/"):
+        assert cell == f"1/{said}"
+        return
+    digits = cell.rstrip("×").split(".")[1].lstrip("0")
+    assert len(digits) <= 3 and inverse_text(float(cell.rstrip("×")), lo, hi) == said, (cell, said)
+    assert table_ratio(0.8814, 0.85, 0.92) == "1/1.13×"

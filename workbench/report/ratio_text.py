@@ -184,18 +184,21 @@ def table_ratio(x: float, lo: float, hi: float) -> str:
     """A speed-up as a table beside its sentence prints it. From 1 up, as the sentence ("1.14×"). Below 1, which
     the sentence says inverted ("took 5× its time"), with the fewest digits (two significant at least) whose
     inverse prints as the sentence's figure: a table's "0.18×" (5.6×) beside "took 5× its time" read as a
-    contradiction; "0.182×" inverts to 5.49, which the sentence prints as 5."""
+    contradiction; "0.182×" inverts to 5.49, which the sentence prints as 5. Never more digits than three significant
+    ones: where none of those inverts to the sentence's figure, "1/1.13×" (that figure, as a fraction)."""
     if not (_finite(x) and x > 0):
         return ""
     if x >= 1:
         return estimate_text(x, lo, hi)
     said = inverse_text(x, lo, hi)
     start = max(1 - math.floor(math.log10(x)), 1)
-    for decimals in range(start, start + 4):
+    for decimals in range(start, start + 2):   # three significant digits at most, as the sentence's figure
         shown = round(x, decimals)
         if 0 < shown < 1 and inverse_text(shown, lo, hi) == said:
             return f"{shown:.{decimals}f}×"
-    return f"{x:.{start + 3}f}×"
+    # no ratio at that precision inverts to the sentence's figure: the table prints that figure, inverted as a
+    # fraction (05 printed "0.8814×" at four digits beside "took 1.13× its time")
+    return f"1/{said}"
 
 
 def sigma_pct(sigma: float) -> str:
