@@ -15,7 +15,7 @@ from workbench.catalog import registry
 
 pytest.importorskip("IPython", reason="IPython is not installed in this venv (the notebook extra provides it)")
 
-LINE = re.compile(r"^\S+ \S?s median (?:\(quartiles \S+ \S?s to \S+ \S?s\)|, disturbed \(.+\)); "
+LINE = re.compile(r"^\S+ \S?s median(?: \(quartiles \S+ \S?s to \S+ \S?s\)|, disturbed \(.+\)); "
                   r"(\d+) rounds, \d+ samples of \d+ calls?; "
                   r"spread across rounds [\d.]+%, (not noisy|NOISY: .+); timing mode (?:host|launch|kernel|graph), "
                   r"timer \S+ on (\S+); threads: .+$")

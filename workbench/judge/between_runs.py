@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from workbench.judge import verdicts as vd
-from workbench.judge.dips import host_slow_rounds
+from workbench.judge.dips import rounds_kept
 from workbench.judge.verdicts import MIN_CELLS, MIN_EFFECT, STREAM_NOISE, median, parse_samples
 
 if TYPE_CHECKING:
@@ -310,10 +310,10 @@ def at_speed(r: pd.Series, side: str) -> np.ndarray | None:
     standard error as if the kernel had varied."""
     medians = parse_samples(r.get(f"round_medians_s_{side}", r.get("round_medians_s")))
     slowdowns = parse_samples(r.get(f"round_host_slowdowns_{side}", r.get("round_host_slowdowns")))
-    slow = host_slow_rounds(list(medians), list(slowdowns))
-    if not slow or len(medians) - len(slow) < vd.MIN_ROUNDS:
+    kept = rounds_kept(list(medians), list(slowdowns))
+    if len(kept) == len(medians) or len(kept) < vd.MIN_ROUNDS:
         return None
-    return np.array([i not in slow for i in range(len(medians))])
+    return np.isin(np.arange(len(medians)), kept)
 
 
 def kept_rounds(both: BothTimes, masks: tuple[np.ndarray | None, np.ndarray | None],

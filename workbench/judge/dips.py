@@ -64,11 +64,19 @@ def host_slow_rounds(medians: Sequence[float], slowdowns: Sequence[float],
             if s > slow and medians[i] > DIP_FELT * base}
 
 
-def rounds_at_speed(medians: Sequence[float], slowdowns: Sequence[float]) -> list[float]:
-    """The round medians without those :func:`host_slow_rounds` finds: what a cell's headline and spread are taken
-    of (all of them where none was felt)."""
+def rounds_kept(medians: Sequence[float], slowdowns: Sequence[float]) -> list[int]:
+    """Indices of the rounds a cell's headline is taken of: every round but those :func:`host_slow_rounds` sets
+    aside. The one rule behind the headline (:func:`rounds_at_speed`), its quartiles
+    (:func:`workbench.measure.rounds.merge_rounds`), paired verdicts (:func:`ids_at_speed`) and ``compare``
+    between runs (:func:`workbench.judge.between_runs.at_speed`)."""
     felt = host_slow_rounds(medians, slowdowns)
-    return [float(m) for i, m in enumerate(medians) if i not in felt]
+    return [i for i in range(len(medians)) if i not in felt]
+
+
+def rounds_at_speed(medians: Sequence[float], slowdowns: Sequence[float]) -> list[float]:
+    """The round medians of :func:`rounds_kept`: what a cell's headline and spread are taken of (all of them where
+    none was felt)."""
+    return [float(medians[i]) for i in rounds_kept(medians, slowdowns)]
 
 
 #: Appended to the id of a round set aside (:func:`ids_at_speed`): no other row's round has that id, so no pairing
@@ -82,8 +90,8 @@ def ids_at_speed(ids: list[str] | None, medians: Sequence[float], slowdowns: Seq
     on a round its own note said was set aside."""
     if not ids or len(ids) != len(medians):
         return ids
-    slow = host_slow_rounds(medians, slowdowns)
-    return [f"{k}{SET_ASIDE}" if i in slow else k for i, k in enumerate(ids)] if slow else ids
+    kept = set(rounds_kept(medians, slowdowns))
+    return [k if i in kept else f"{k}{SET_ASIDE}" for i, k in enumerate(ids)] if len(kept) < len(ids) else ids
 
 
 def set_aside_out(times: np.ndarray, ids: list[str] | None) -> tuple[np.ndarray, list[str] | None]:

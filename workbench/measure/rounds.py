@@ -28,7 +28,7 @@ from workbench.core.record import finite_or_none
 from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
 from workbench.judge import verdicts
-from workbench.judge.dips import felt_dips, host_slow_rounds, rounds_at_speed
+from workbench.judge.dips import felt_dips, host_slow_rounds, rounds_at_speed, rounds_kept
 from workbench.judge.stats import bimodal_split, mode_median, relative_spread_of, round_weighted_quartiles, summarize
 from workbench.measure.gpu_visit import merge_gpu_rounds
 from workbench.measure.result import PAIR_VISIT
@@ -378,12 +378,12 @@ def _at_speed(samples: list[float], sizes: list[int], medians: list[float],
     """The samples and round sizes of the rounds the headline is taken of (without those set aside as taken while
     the host ran slow): the quartiles beside a headline are of the same rounds (a timeit printed "33.7 µs median
     (quartiles 35.2 µs to 44.2 µs)")."""
-    slow = host_slow_rounds(medians, slowdowns)
-    if not slow or not sizes:
+    at_speed = set(rounds_kept(medians, slowdowns))
+    if len(at_speed) == len(medians) or not sizes:
         return samples, sizes
     kept, kept_sizes, start = [], [], 0
     for r, n in enumerate(sizes):
-        if r not in slow:
+        if r in at_speed:
             kept += samples[start:start + n]
             kept_sizes.append(n)
         start += n
