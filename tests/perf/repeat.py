@@ -49,10 +49,16 @@ def llc_bytes() -> int:
     return max(sizes) if sizes else 32 * 2**20
 
 
+#: Each plain-loop workload's median block, per call of :func:`machine_repeat` (before and after the runs).
+PLAIN: dict[str, list[float]] = {}
+
+
 def machine_repeat() -> str:
     """What this machine allows now: a plain loop's block-to-block spread (twelve 200 ms blocks, 0.3 s apart,
     of ``np.add`` over 16k floats and ``np.sin`` over 1M), the figure issue 36 set its 5% target against
-    (0.3-0.4% on a quiet host). A host whose plain loop varies more cannot show the workbench repeating better."""
+    (0.3-0.4% on a quiet host). A host whose plain loop varies more cannot show the workbench repeating better.
+    Each workload's median block is kept in :data:`PLAIN`: after the runs over before is how well the plain loop
+    itself repeated across the pair."""
     a = np.random.rand(1 << 14).astype(np.float32)
     b, c = a.copy(), np.empty_like(a)
     x = np.random.rand(1 << 20).astype(np.float32)
@@ -68,7 +74,8 @@ def machine_repeat() -> str:
                 times.append(time.perf_counter() - t)
             medians.append(float(np.median(times)))
             time.sleep(0.3)
-        out.append(f"{name} blocks max/min {max(medians) / min(medians):.3f}")
+        PLAIN.setdefault(name, []).append(float(np.median(medians)))
+        out.append(f"{name} blocks max/min {max(medians) / min(medians):.3f}, median {np.median(medians) * 1e6:.2f} us")
     return "; ".join(out) + f" (load {os.getloadavg()[0]:.2f})"
 
 
@@ -287,6 +294,8 @@ def main() -> None:
         print(f"  {args.per_side} runs a side: cache-resident floor <= 10% {g['floor_10']:.3f} (target >= "
               f"{TARGETS['floor_10']}); called faster/slower {g['false_calls']:.3f} (target <= "
               f"{TARGETS['false_calls']}); floor median {g['floor_p50']:.3f}; verdicts {g['verdicts']}")
+    print("  plain loop, its median block after the runs over before: "
+          + ", ".join(f"{k} {v[-1] / v[0]:.3f}" for k, v in PLAIN.items() if len(v) > 1))
     print("  worst cells: " + "; ".join(f["worst"]))
     print(f"load at the end: {os.getloadavg()[0]:.2f}")
 
