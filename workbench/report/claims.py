@@ -420,8 +420,9 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
     if direction is not None:   # a bimodal side, every mode one way past the noise: the direction, no size
         return f"{bimodal_direction_text(v, direction[0], base, other)}; {PHRASES['direction']}; {tail}"
     # a bimodal side, rounds all one way, or medians far apart that the paired rounds still cannot order: said
-    why = [x for x in (str(v.get("bimodal_note") or ""), one_way_text(v, base, other),
-                       apart_undecided_text(v, base, other, by)) if x]
+    one_way = one_way_text(v, base, other)   # its cause, where it names one, is not said twice (07)
+    why = [x for x in (str(v.get("bimodal_note") or ""), one_way,
+                       apart_undecided_text(v, base, other, f"{by}; {one_way}")) if x]
     return f"could not tell {other} from {base}: {'; '.join([*why, tail])}"
 
 

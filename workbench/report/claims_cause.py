@@ -113,9 +113,9 @@ def noise_cause(v: Mapping[str, Any]) -> str:
     if math.isfinite(run) and 0 < run <= noise:
         own = math.sqrt(max(noise ** 2 - run ** 2, 0.0))
         runs, rounds = f"the runs' scatter ({scatter_text(run)})", f"its own rounds ({scatter_text(own)})"
-        return (f"{runs} more than {rounds}" if run >= own else f"{rounds} more than {runs}") + (
-            f", together {scatter_text(noise)} (one sigma)")
-    return f"its rounds and the runs' scatter give it a noise of {scatter_text(noise)} (one sigma)"
+        first, then = (runs, rounds) if run >= own else (rounds, runs)
+        return f"its interval rests on {first} more than {then}, together {scatter_text(noise)} (one sigma)"
+    return f"its interval rests on its rounds and the runs' scatter, a noise of {scatter_text(noise)} (one sigma)"
 
 
 def round_ratios(base: Mapping[str, Any], other: Mapping[str, Any], same_run: bool) -> list[float]:
@@ -229,7 +229,7 @@ def one_way_text(v: Mapping[str, Any], base: str, other: str) -> str:
         # wide enough" beside a hint that its own rounds make most of its noise: ±1.6% between runs, ±10% its own)
         cause = noise_cause(v)
         paired = str(v.get("basis") or "") in ("paired rounds", BLOCKS)
-        rests = (f"its interval rests on {cause}" if cause and not paired
+        rests = (cause if cause and not paired
                  else "its interval also carries the scatter between runs, which no cell's rounds can see")
         return (f"every round of {who} was faster than every round of {slow} ({shown}), but {rests}, and it spans "
                 "no change")
@@ -279,7 +279,7 @@ def apart_undecided_text(v: Mapping[str, Any], base: str, other: str, said_cause
     elif cause and cause not in said_cause:
         why = cause
     elif cause:
-        why = "its paired ratio's scatter round to round (given below) is wider than that gap"
+        why = "the noise its interval rests on, said here, spans that gap"
     else:
         why = "its paired interval reaches past no change"
     paired = str(v.get("basis") or "") in ("paired rounds", BLOCKS)   # two runs or machines: not paired (07)
