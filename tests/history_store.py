@@ -36,7 +36,7 @@ def write_history(store: Store, medians: Mapping[tuple[str, str], Sequence[float
     n = max(len(v) for v in medians.values())
     ids = []
     for i in range(n):
-        commit = commits[i] if commits else f"{i:040x}"
+        commit = commits[i] if commits else f"c{i:09x}{i:030x}"  # a new commit each run
         run_id = store.new_run(name=f"run {i + 1}", suite="synthetic", env_id=env_id, tag=f"t{i + 1}",
                                code_commits=[{"catalog": "/cat", "repo": "/cat", "commit": commit, "dirty": False}])
         day, minute = divmod(start_day * 1440 + i, 1440)

@@ -291,16 +291,21 @@ def _judge_real(stores: dict[str, Path], step_at: int) -> bool:
     print(f"(b) real history, {len(runs)} runs of {len(doc['series'])} series; {load()}")
     for label, c in changed:
         print(f"    change: {label}: {c['step']:+.1%} [{c['step_low']:+.1%}, {c['step_high']:+.1%}] at run "
-              f"{c['index'] + 1} (commit {c['commit_before']} -> {c['commit_after']})")
+              f"{c['index'] + 1} (commit {c['commit_before']} -> {c['commit_after']})"
+              + ("; same code on both sides" if c.get("same_code") else ""))
     for s in doc["series"]:
-        print(f"    series {s['label']}: noise ±{s['noise']:.1%}, {len(s['changes'])} change(s)")
+        print(f"    series {s['label']}: noise ±{s['noise']:.1%} (between runs ±{s.get('noise_between', 0):.1%}), "
+              f"{len(s['changes'])} change(s), outliers at runs "
+              f"{[1 + runs.index(r) for r in s.get('outliers', []) if r in runs] or 'none'}")
     right = [c for label, c in changed if "flagged" in label and c["index"] == step_at - 1 and c["step"] > 0]
     wrong = [label for label, c in changed if not ("flagged" in label and c["index"] == step_at - 1)]
     gate_with = workbench("history", "--store", str(stores["with"]), "--fail-on-regression", "10", check=False)
     gate_without = workbench("history", "--store", str(stores["without"]), "--fail-on-regression", "10",
                              check=False)
+    same = [label for label, c in changed if c.get("same_code") and not ("flagged" in label and
+                                                                      c["index"] == step_at - 1)]
     print(f"    found at run {step_at} in the flagged series: {bool(right)}; changes in other series: "
-          f"{len(wrong)} {wrong}")
+          f"{len(wrong)} {wrong}, of which {len(same)} with the same code on both sides (not gated)")
     print(f"    --fail-on-regression 10: exit {gate_with.returncode} with the step "
           f"({gate_with.stderr.strip()[:300]}), exit {gate_without.returncode} without")
     return bool(right) and not wrong and gate_with.returncode == 1 and gate_without.returncode == 0

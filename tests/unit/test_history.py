@@ -143,7 +143,7 @@ def test_a_step_is_found_at_its_run_with_an_interval_and_commits(tmp_path):
     c = changes[0]
     assert c.regression and c.low < 0.15 < c.high and c.low > 0.1
     assert (c.runs_before, c.runs_after) == (12, 8)
-    assert c.commit_before == f"{11:040x}"[:10] and c.commit_after == f"{12:040x}"[:10]
+    assert c.commit_before == f"c{11:09x}" and c.commit_after == f"c{12:09x}" and not c.same_code
 
 
 def test_noise_alone_and_steps_below_the_threshold_are_not_changes(tmp_path):
@@ -184,6 +184,19 @@ def test_history_gate_exits_1_naming_the_series_and_run(tmp_path, capsys):
     assert len(changed[0]["points"]) == 12 and changed[0]["points"][0]["tag"] == "t1"
     assert main(["history", "--store", store, "--since", ids[8]]) == 0  # the step is before: no change now
     assert "no changes" in capsys.readouterr().out
+
+
+def test_the_gate_leaves_a_step_of_the_same_code_to_the_machine(tmp_path, capsys):
+    st = Store(tmp_path / "g.sqlite")
+    rng = np.random.default_rng(5)
+    slow = [1e-3 * math.exp(rng.normal(0, 0.01)) * (1.2 if i >= 6 else 1.0) for i in range(12)]
+    write_history(st, {("k", "slow"): slow}, commits=["ab" * 20] * 12)  # one clean commit throughout
+    st.close()
+    assert main(["history", "--store", str(tmp_path / "g.sqlite"), "--fail-on-regression", "10"]) == 0
+    out, err = capsys.readouterr()
+    assert "slower +" in out and "same code on both sides" in out and "not gated: k slow" in err
+    assert main(["history", "--store", str(tmp_path / "g.sqlite"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["series"][0]["changes"][0]["same_code"] is True
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -37,8 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", nargs="?", const="-", metavar="OUT",
                    help="write the history as JSON (to stdout, or to OUT)")
     p.add_argument("--fail-on-regression", type=float, metavar="PCT",
-                   help="exit 1 when a series' last change is a slowdown of PCT percent or more (CI); "
-                        "combine with --since to judge recent runs only")
+                   help="exit 1 when a series' last change is a slowdown of PCT percent or more (CI); a "
+                        "step with the same clean commits and versions on both sides is the machine's and is "
+                        "named but not gated; combine with --since to judge recent runs only")
     p.set_defaults(func=run)
 
 
@@ -86,6 +87,10 @@ def run(args: argparse.Namespace) -> int:
     for h, c in found:
         print(f"regression: {h.series.label} on {h.series.machine.label} [{h.series.machine.id}]: {c.text}",
               file=sys.stderr)
+    for h in history.series:
+        for c in h.changes:
+            if c.same_code and c.regression and c.step * 100 >= gate:
+                print(f"not gated: {h.series.label} [{h.series.machine.id}]: {c.text}", file=sys.stderr)
     return EXIT_REGRESSION if found else 0
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from workbench.core.record import JsonObject
-from workbench.history.changes import DEFAULT_THRESHOLD, Change, find_changes, latest_level
+from workbench.history.changes import DEFAULT_THRESHOLD, Change, analyse, latest_level
 from workbench.history.series import RunInfo, Series, SeriesFilter, read_series
 
 #: Extra a history needs, for the message that says how to install it.
@@ -21,17 +21,22 @@ INSTALL_HINT = "pip install 'kernel-workbench[history]' (the change points come 
 
 @dataclass
 class SeriesHistory:
-    """One series, its changes (oldest first), its noise σ and its level now."""
+    """One series, its changes (oldest first), its noise σ, its level now, the between-run part of its
+    noise and the points set aside as outliers (indices)."""
 
     series: Series
     changes: list[Change]
     sigma: float
     level_s: float
+    between: float = 0.0
+    outliers: tuple[int, ...] = ()
 
     @property
     def latest_regression(self) -> Change | None:
-        """The series' last change when it is a slowdown: a regression still in effect."""
-        return self.changes[-1] if self.changes and self.changes[-1].regression else None
+        """The series' last change where the code or versions changed, when it is a slowdown: a regression
+        still in effect. A step with the same code on both sides is the machine's, not the code's."""
+        code = [c for c in self.changes if not c.same_code]
+        return code[-1] if code and code[-1].regression else None
 
     def to_json(self) -> JsonObject:
         s = self.series
@@ -44,9 +49,12 @@ class SeriesHistory:
                          "runs_before": c.runs_before, "runs_after": c.runs_after, "step": c.step,
                          "step_low": c.low, "step_high": c.high, "level_before_s": c.level_before_s,
                          "level_after_s": c.level_after_s, "commit_before": c.commit_before,
-                         "commit_after": c.commit_after, "events": list(c.events)} for c in self.changes],
+                         "commit_after": c.commit_after, "events": list(c.events),
+                         "same_code": c.same_code} for c in self.changes],
             "events": [{"index": e.index, "run": s.points[e.index].run.run_id, "changes": list(e.changes)}
                        for e in s.events()],
+            "noise_between": self.between,
+            "outliers": [s.points[i].run.run_id for i in self.outliers],
             "points": [{"run_id": p.run.run_id, "created_at": p.run.created_at, "median_s": p.median_s,
                         "sigma": p.sigma, "commit": p.run.commit, "tag": p.run.tag} for p in s.points],
         }
@@ -62,7 +70,8 @@ class History:
     machines: dict[str, str] = field(default_factory=dict)
 
     def regressions(self, pct: float) -> list[tuple[SeriesHistory, Change]]:
-        """Series whose last change is a slowdown of at least ``pct`` percent, largest first."""
+        """Series whose last change of code or versions is a slowdown of at least ``pct`` percent, largest
+        first."""
         out = [(h, c) for h in self.series if (c := h.latest_regression) is not None and c.step * 100 >= pct]
         return sorted(out, key=lambda hc: -hc[1].step)
 
@@ -87,8 +96,8 @@ def build_history(conn: sqlite3.Connection, which: SeriesFilter = SeriesFilter()
     for s in series:
         if len(s.points) < min_runs:
             continue
-        changes, sigma = find_changes(s, threshold)
-        out.append(SeriesHistory(s, changes, sigma, latest_level(s, changes)))
+        a = analyse(s, threshold)
+        out.append(SeriesHistory(s, a.changes, a.sigma, latest_level(s, a.changes), a.between, a.outliers))
     out.sort(key=lambda h: (not h.changes, -max((abs(c.step) for c in h.changes), default=0.0)))
     return History(out, runs, threshold, {h.series.machine.id: h.series.machine.label for h in out})
 
