@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from workbench.catalog.tolerance import DEFAULT_TOLERANCES, Tolerance, evaluate
+from workbench.catalog.tolerance import DEFAULT_TOLERANCES, Tolerance, evaluate, usable_tolerance
 from workbench.core.dtypes import round_to
 
 Params = Mapping[str, int]
@@ -111,6 +111,15 @@ class KernelSpec:
     def __post_init__(self) -> None:
         self.check_bound()
         self.check_sizes()
+        self.check_tolerances()
+
+    def check_tolerances(self) -> None:
+        """Refuse a constant tolerance that checks nothing at registration (NaN, infinite, >= 1, negative):
+        one of infinity verified a variant writing random numbers as ok. A size-dependent one is checked
+        where it is evaluated."""
+        for dtype, tol in (self.tolerances or {}).items():
+            if not callable(tol):
+                usable_tolerance(tol, f"kernel {self.name!r} {dtype}")
 
     def check_sizes(self) -> None:
         """Refuse an empty size list at registration: verifying or timing over one ran nothing and said "passed"."""

@@ -96,10 +96,25 @@ def evaluate(tolerance: Tolerance, params: Params | None, where: str) -> float:
     """The number a tolerance gives for ``params`` (a number stays itself); a size-dependent tolerance needs
     the params, and must give a number >= 0."""
     if not callable(tolerance):
-        return float(tolerance)
+        return usable_tolerance(tolerance, where)
     if params is None:
         raise ValueError(f"{where}: the tolerance {tolerance!r} depends on the size; pass the params")
-    value = float(tolerance(params))
-    if not (value >= 0 and not np.isnan(value)):
-        raise ValueError(f"{where}: the tolerance {tolerance!r} gave {value!r} for {dict(params)}; it must be >= 0")
-    return value
+    return usable_tolerance(tolerance(params), where, f"the tolerance {tolerance!r} gave it for {dict(params)}")
+
+
+#: A relative error this large passes an output of zeros (or of anything near the reference's size): no check.
+MAX_TOLERANCE = 1.0
+
+
+def usable_tolerance(value: object, where: str, how: str = "") -> float:
+    """``value`` as a float when a comparison against it can fail: a number >= 0 and below
+    :data:`MAX_TOLERANCE`. NaN, infinity or 1e9 verified a variant writing random numbers as ok (every error
+    is below infinity), a negative one failed every variant; each is a ValueError naming ``where``."""
+    x = float(value) if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool) \
+        else math.nan
+    if not (0 <= x < MAX_TOLERANCE):
+        said = f" ({how})" if how else ""
+        raise ValueError(f"{where}: tolerance {value!r}{said} is not usable: give the allowed relative error as "
+                         f"a number >= 0 and < {MAX_TOLERANCE:g} (e.g. 1e-5); a NaN, infinite or huge one "
+                         "passes any output, a negative one fails every output")
+    return x

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from workbench import config as cfg
 from workbench.cli.args_common import command
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.action == "save":
         print(f"saved the configuration of {path} to {cfg.write(cfg.read(path), args.path)}")
     else:
-        if not __import__("pathlib").Path(args.path).is_file():
+        if not os.path.exists(args.path):  # one that is there but is no regular file is named as what it is
             raise ValueError(f"config load: {args.path}: no such file")
         print(f"loaded {args.path} into {cfg.write(cfg.read(args.path), path)}")
     return 0

@@ -57,8 +57,12 @@ def log_level() -> tuple[str, str | None]:
 
 def configure_logging() -> None:
     """The package's logging set up from ``$WORKBENCH_LOG_LEVEL``; a bad level is said once, not raised."""
+    from workbench.core.terminal_text import SafeLogHandler
+
     level, problem = log_level()
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    handler = SafeLogHandler()  # to the stderr of the moment, never a control sequence from a kernel's message
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     if problem:
         logging.getLogger("workbench").warning(problem)
 

@@ -71,3 +71,24 @@ def read_regular_text(path: str | os.PathLike, limit: int = DEFAULT_READ_LIMIT, 
     except UnicodeDecodeError as exc:
         raise ValueError(f"{what} {path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
                          f"{exc.start:,})") from None
+
+
+#: The most of a growing file's new part read back at once (a worker's output): its first and last halves.
+NEW_PART_LIMIT = 64 << 10
+
+
+def read_new_part(fd: int, start: int, limit: int = NEW_PART_LIMIT) -> tuple[bytes, int]:
+    """What the file open on ``fd`` gained past offset ``start``, at most ``limit`` bytes of it (the first and last
+    halves, a line between saying how much was left out), and the offset it ends at now. Read with ``pread``:
+    the file's offset, which a child writing to the file shares, is never moved.
+
+    Why: a worker's output was read back whole, however much a kernel printed, into the command's memory and
+    echoed whole to its stderr (50 MB of one variant's prints reached the terminal)."""
+    end = os.fstat(fd).st_size
+    if end <= start:
+        return b"", start
+    if end - start <= limit:
+        return os.pread(fd, end - start, start), end
+    half = limit // 2
+    left_out = f"\n[... {end - start - 2 * half:,} bytes of output left out ...]\n".encode()
+    return os.pread(fd, half, start) + left_out + os.pread(fd, half, end - half), end

@@ -12,6 +12,7 @@ Our own cursor control (a progress line redrawn in place) writes to :func:`raw_s
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -20,11 +21,13 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 #: C0 controls but tab, line feed and carriage return; DEL and C1 controls; bidirectional overrides, embeddings,
-#: isolates and marks; line and paragraph separators.
+#: isolates and marks; line and paragraph separators; lone surrogates (a path argument's byte that is not UTF-8,
+#: ``--store $'\\xff.sqlite'``: no UTF-8 stream can write one, and printing the error about it failed).
 UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
-                          "\u202a-\u202e\u2066-\u2069]")
+                          "\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 #: The same, carriage return included: for one-line text (names, a progress description).
-UNSAFE_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+UNSAFE_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                            "\ud800-\udfff]")
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -100,6 +103,28 @@ class SafeTextStream:
 def raw_stream(stream: Any) -> Any:
     """The stream under a :class:`SafeTextStream` (for our own control sequences), else ``stream``."""
     return stream.raw if isinstance(stream, SafeTextStream) else stream
+
+
+class SafeLogHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Log records written to whatever ``sys.stderr`` is when they are emitted, their text terminal-safe.
+
+    Why: logging's own handler keeps the stderr it found at ``import workbench``, before the command installs
+    its :class:`SafeTextStream`: a catalog file whose error held an escape sequence ("catalog file ... failed to
+    load: ...") reached the terminal raw through it."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        """Ignored: the stream is always the current ``sys.stderr``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().format(record))
 
 
 @contextmanager

@@ -41,6 +41,7 @@ from workbench.backends import registry
 from workbench.catalog.shipping import CannotShip, Shipment, Shipper
 from workbench.core import allocator, threads
 from workbench.core.processes import pid_alive
+from workbench.core.regular_files import read_new_part
 from workbench.core.status import Status
 from workbench.measure.audit import judge_reported
 from workbench.measure.cell import measure
@@ -276,9 +277,7 @@ class WorkerProcess:
     def _new_output(self) -> str:
         if self._out is None:
             return ""
-        self._out.seek(self._out_pos)
-        data = self._out.read()
-        self._out_pos += len(data)
+        data, self._out_pos = read_new_part(self._out.fileno(), self._out_pos)  # bounded: a kernel may print GBs
         return data.decode("utf-8", "replace")
 
     def _echo(self, text: str) -> None:

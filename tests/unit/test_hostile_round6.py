@@ -1,0 +1,114 @@
+"""Issue 38, hostile round six: cases of the listed kinds that no earlier round tried, each fixed as a class in
+the shared guard (the terminal-safe printer, the bounded reader, the tolerance check, the argument checks)."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from workbench.catalog import get_kernel
+from workbench.catalog.tolerance import usable_tolerance
+from workbench.cli import main
+from workbench.core.regular_files import read_new_part
+from workbench.core.terminal_text import SafeLogHandler, SafeTextStream, terminal_safe
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), WORKBENCH_AUTO_PEAKS="0", **env))
+
+
+# -- 5/6: the terminal-safe printer ----------------------------------------------------------------------------
+
+def test_a_lone_surrogate_prints_on_a_strict_utf8_stream():
+    """A path argument with a byte that is not UTF-8 (``export -o $'e\\xff.json'``) holds a lone surrogate: under
+    PYTHONIOENCODING=utf-8 printing "wrote ..." failed after the file was written (exit 2, "surrogates not
+    allowed")."""
+    assert terminal_safe("e\udcff.json") == "e\\udcff.json"
+    raw = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
+    out = SafeTextStream(raw)
+    out.write("wrote e\udcff.json\n")
+    out.flush()
+    assert raw.buffer.getvalue() == b"wrote e\\udcff.json\n"
+
+
+def test_log_records_go_to_the_current_stderr_made_safe():
+    """A catalog file whose error held an escape sequence reached the terminal raw through logging, whose handler
+    kept the stderr it found at ``import workbench``, before the command's terminal-safe stream."""
+    handler = SafeLogHandler()
+    saved = sys.stderr
+    sys.stderr = io.StringIO()
+    try:
+        handler.emit(logging.LogRecord("workbench.x", logging.WARNING, __file__, 1, "bad \x1b]0;PWNED\x07 spec",
+                                       None, None))
+        text = sys.stderr.getvalue()
+    finally:
+        sys.stderr = saved
+    assert "bad \\x1b]0;PWNED\\x07 spec" in text and "\x1b" not in text
+
+
+def test_the_package_logs_through_the_safe_handler():
+    code = ("import io, logging, sys, workbench; sys.stderr = io.StringIO(); "
+            "logging.getLogger('workbench.catalog.loader').warning('x\\x1b[2Jy'); "
+            "sys.__stdout__.write(repr(sys.stderr.getvalue()))")
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
+    assert "x\\\\x1b[2Jy" in done.stdout and "\x1b" not in done.stderr
+
+
+# -- 3: a reference nobody checks: tolerances that pass anything -----------------------------------------------
+
+@pytest.mark.parametrize("tol", [float("inf"), float("nan"), -1.0, 1e9, 1.0, "1e-5"])
+def test_a_tolerance_that_checks_nothing_is_refused_at_registration(tol):
+    """A spec with ``tolerances={"float32": inf}`` verified a variant writing random numbers as ok."""
+    base = get_kernel("vector_add")
+    with pytest.raises(ValueError, match="tolerance .* is not usable"):
+        dataclasses.replace(base, name="wb_round6", llm_params=None, tolerances={"float32": tol})
+
+
+def test_a_size_dependent_tolerance_that_checks_nothing_is_refused_where_evaluated():
+    base = dataclasses.replace(get_kernel("vector_add"), name="wb_round6", llm_params=None,
+                               tolerances={"float32": lambda p: float("inf")})
+    with pytest.raises(ValueError, match="wb_round6.*not usable"):
+        base.tolerance("float32", {"n": 7})
+    assert usable_tolerance(0.0, "x") == 0.0 and usable_tolerance(2e-5, "x") == 2e-5
+
+
+# -- 2: bounded reads: a worker's output -----------------------------------------------------------------------
+
+def test_a_workers_output_is_read_back_bounded_and_the_offset_kept():
+    """A kernel printing 50 MB in a worker was read back whole into the command and echoed whole to stderr."""
+    with tempfile.TemporaryFile() as f:
+        f.write(b"head" + b"x" * (5 << 20) + b"tail")
+        f.flush()
+        offset = f.tell()
+        data, end = read_new_part(f.fileno(), 0, limit=1024)
+        assert end == offset and f.tell() == offset  # the shared offset a child writes at is not moved
+        assert data.startswith(b"head") and data.endswith(b"tail") and len(data) < 1200
+        assert b"bytes of output left out" in data
+        f.write(b"more")
+        f.flush()
+        assert read_new_part(f.fileno(), end) == (b"more", end + 4)
+        assert read_new_part(f.fileno(), end + 4) == (b"", end + 4)
+
+
+# -- 13: messages that name the wrong thing ---------------------------------------------------------------------
+
+def test_config_load_names_what_a_path_is(tmp_path, capsys, monkeypatch):
+    """``config load /dev/zero`` (or a FIFO, a folder) said "no such file" of a path that is there."""
+    monkeypatch.setenv("WORKBENCH_CONFIG", str(tmp_path / "config.json"))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, words in ((fifo, "is a FIFO"), (tmp_path, "is a directory"), (tmp_path / "nope", "no such file")):
+        assert main(["config", "load", str(path)]) == 2
+        assert words in capsys.readouterr().err
