@@ -43,6 +43,33 @@ SHARED_ENV = "WORKBENCH_TESTS_SHARED"
 TEST_OUTPUT_ENV = "WORKBENCH_TEST_OUTPUT"
 
 
+#: The cores this test process was started on (empty where the platform has no CPU masks).
+START_CPUS = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else frozenset()
+
+
+def unpin() -> None:
+    """Give the calling thread back the cores this process started on, where an OpenMP runtime narrowed them.
+
+    WHY: workbench binds OpenMP threads one per core (``workbench/core/threads.py``), and libgomp then pins the
+    thread that loads it (importing torch) to the first core. Every pytest-xdist worker ran on core 0 once one of
+    its tests had imported torch, and so did all it started (a child inherits the mask): notebook kernels, CLIs,
+    the catalog's verify. In ``make test`` both full-tier workers and both unit+ workers shared one core of two.
+    Workbench's own worker processes still bind as they do anywhere: this is the test processes' mask only.
+    """
+    if START_CPUS and os.sched_getaffinity(0) != START_CPUS:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, START_CPUS)
+
+
+def _unpin_before_a_child(event: str, _args: tuple) -> None:
+    """An audit hook: a process this one starts begins on every core it was given (see :func:`unpin`)."""
+    if event in ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty"):
+        unpin()
+
+
+sys.addaudithook(_unpin_before_a_child)
+
+
 #: Temporary folders this process made for the run (not those a pytest-xdist worker inherited), removed at its
 #: end: every `make test` had left three empty or near-empty folders in /tmp per tier (230 after a day's work).
 _made_here: list[str] = []
@@ -169,6 +196,7 @@ def pytest_runtest_setup(item: pytest.Item):
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    unpin()  # after each phase: a test that imported torch leaves the next one its cores (runs in the worker)
     key = report.nodeid.split("::", 1)[0]
     waited = sum(v for k, v in report.user_properties if k == ONCE_PER_RUN_WAIT) if report.when == "setup" else 0.0
     _file_seconds[key] = _file_seconds.get(key, 0.0) + max(0.0, report.duration - waited)
@@ -385,6 +413,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """
     if session.config.option.collectonly:
         return
+    unpin()  # collection imported torch: the threads started here, and the commands they run, get every core
     import threading
 
     wanted = {name for item in session.items for name in getattr(item, "fixturenames", ()) if name in ONCE_PER_RUN}
