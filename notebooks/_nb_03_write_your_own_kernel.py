@@ -157,8 +157,8 @@ idle queue to the call's last command finishing: the span the host's clock sees,
 rows hold the same span. **timing mode** is which span a row holds: `host` here, the only one a CPU device has;
 a GPU adds `launch`, `kernel` and `graph` (docs/gpu-timing.md). Rows are compared only within one timing mode,
 whichever timer read them. "median ± IQR" gives the interquartile range of the samples after the ±, a
-spread, not an interval: the verdicts below carry the intervals. A cell whose quartiles span ±50% or more
-of its median prints no ±: it reads "disturbed", and its note says how to rerun it. **ceiling** names the
+spread, not an interval: the verdicts below carry the intervals. A cell whose quartiles lie half its median
+or more apart (an IQR after the ± of 50% of the median or more) prints no ±: it reads "disturbed", and its note says how to rerun it. **ceiling** names the
 memory level whose measured bandwidth "% peak" is taken against (L2, LLC or DRAM), with where it came from.
 
 Each of them against numpy's library form (`baseline="numpy"`): the paired speed-up, and a verdict that says

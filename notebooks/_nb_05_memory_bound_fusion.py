@@ -118,22 +118,47 @@ def fusion_why(v, backend, variant, nbytes, other_sizes_slower=False, shares=Non
     return f"The {where}."   # inconclusive: the sentence already says what would settle it
 
 
-def felt_rounds(r, rate):
-    # [(round's GB/s, what it is divided by, round number, the cell's time there over its other rounds')] per round:
-    # a round whose probe dipped is set against its own probe only where the cell itself ran DIP_FELT (5%) slower
-    # there than the median of its undipped rounds (the rule that marks a row, measure/rounds.py); every other round
-    # is set against the run's best probe (the stream rate): a dip the cell did not feel is the probe's, not the cell's
+FRAMES = []   # every result frame fusion_findings reads (group_of looks a cell's group up in them)
+
+
+def _rounds_of(r):
     medians = [float(m) for m in json_list(r.get("round_medians_s"))]
     probes = [float(g) for g in json_list(r.get("round_bandwidth_gbs"))]
-    if not medians or len(medians) != len(probes):
+    return (medians, probes) if medians and len(medians) == len(probes) else ([], [])
+
+
+def group_of(r):
+    # the cells set against one figure per round: every variant of r's backend at r's size (the two sides of each
+    # pair among them), so that no pair's sides are divided by different probes (05 set fused against 4.6 GB/s and
+    # unfused against 4.2 GB/s in one round, and printed 63% against 44%)
+    for df in FRAMES:   # the results fusion_findings has read, each run's own rows
+        rows = df[(df["status"] == "ok") & (df["run_id"] == r.get("run_id")) & (df["kernel"] == r.get("kernel"))
+                  & (df["backend"] == r["backend"]) & (df["bytes"] == r["bytes"])]
+        if len(rows):
+            return rows.to_dict("records")
+    return [r]
+
+
+def felt_rounds(r, rate):
+    # [(round's GB/s, what it is divided by, round number, the cell's time there over its other rounds')] per round:
+    # a round whose probe dipped is set against a probe only where every cell of its group (group_of) ran DIP_FELT
+    # (5%) slower there than the median of its undipped rounds (the rule that marks a row, measure/rounds.py), and
+    # then against the median of the group's probes in that round, one figure for every side; every other round is
+    # set against the run's best probe (the stream rate): a dip a cell did not feel is the probe's, not the cell's
+    medians, probes = _rounds_of(r)
+    if not medians:
         return []
-    dipped, felt = {i for i, _ in bandwidth_dips(probes)}, felt_dips(medians, probes)
+    group = [_rounds_of(x) for x in group_of(r)]
+    aligned = all(len(m) == len(medians) for m, _ in group)
+    felt = set.intersection(*(set(felt_dips(m, p)) for m, p in group)) if aligned else set()
+    dipped = {i for i, _ in bandwidth_dips(probes)}
     steady = [m for i, m in enumerate(medians) if i not in dipped]
     base = float(np.median(steady)) if steady else None
     out = []
-    for i, (m, g) in enumerate(zip(medians, probes)):
+    for i, m in enumerate(medians):
         slow = m / base if i in dipped and base else None
-        out.append((float(r["bytes"]) / m / 1e9, g if i in felt else rate, i + 1, slow))
+        against = float(np.median([p[i] for _, p in group])) if i in felt else rate
+        out.append((float(r["bytes"]) / m / 1e9, against, i + 1, slow))
     return out
 
 
@@ -156,6 +181,7 @@ def pair_shares(g, eager, fused, rate):
 
 
 def fusion_findings(res):
+    FRAMES.append(res.df)
     ok = res.df[res.df["status"] == "ok"]
     lines, checked = [], 0
     for backend, g in ok.groupby("backend", sort=True):
@@ -380,8 +406,9 @@ def bytes_answer(res, kernel):
     big = ok[ok["bytes"] == ok["bytes"].max()]
     rate, what = stream_rate(big)
     print(f"{kernel} at {fmt_bytes(float(big['bytes'].max()))} of compulsory bytes; stream rate {rate:.1f} GB/s "
-          f"({what}); each round of a cell is set against the stream rate, or against its own probe where that "
-          f"probe dipped and the cell ran {DIP_FELT - 1:.0%} or more slower in that round than in its other rounds:")
+          f"({what}); each round of a cell is set against the stream rate, or, where that round's probe dipped and "
+          f"every variant of its backend ran {DIP_FELT - 1:.0%} or more slower in it than in its other rounds, "
+          "against the median of their probes there (one figure for both sides of a pair):")
     near, part, loop, low, low_unfused, disturbed = [], [], [], [], [], []
     small = ok[ok["bytes"] == ok["bytes"].min()]
     for r in big.sort_values("gbps", ascending=False).to_dict("records"):
@@ -389,7 +416,7 @@ def bytes_answer(res, kernel):
             # a cell whose quartiles span ±50% of its median has no rate to read (the table says "disturbed", the
             # figure draws an x): no share or band from it (05, 17:45: "part of the time" from such a cell)
             disturbed.append(f"{r['variant']} on {r['backend']}")
-            print(f"  {disturbed[-1]}: disturbed (its quartiles span ±50% or more of its median): no share is read")
+            print(f"  {disturbed[-1]}: disturbed (its quartiles lie half its median or more apart): no share is read")
             continue
         # one share, printed with what it divides: per round, the round's GB/s over the stream rate, or over the
         # round's own probe where the cell felt that round's dip (felt_rounds); then the median over the rounds
@@ -404,10 +431,10 @@ def bytes_answer(res, kernel):
                   f"against: {per_round})" if rounds else f"{share:.0%} of the stream rate (its rounds took no probe)")
         note = ""
         if felt:
-            note += f"; set against its own dipped probe: {', '.join(felt)}"
+            note += f"; set against its backend's dipped probe (the median of its variants' probes there): {', '.join(felt)}"
         if unfelt:
-            note += (f"; a dipped probe the cell ran less than {DIP_FELT - 1:.0%} slower in, so set against the "
-                     f"stream rate: {', '.join(unfelt)}")
+            note += (f"; a dipped probe not every variant of its backend ran {DIP_FELT - 1:.0%} or more slower in, so "
+                     f"set against the stream rate: {', '.join(unfelt)}")
         name = f"{r['variant']} on {r['backend']}"
         cached = small[(small["variant"] == r["variant"]) & (small["backend"] == r["backend"])]
         in_cache = float(cached["gbps"].iloc[0]) if len(cached) else None
@@ -467,9 +494,10 @@ time_vs_unfused(gelu)
 **Do the bytes decide the time?** Only if the kernel moves its bytes near the rate the memory gives a plain
 stream. Before each round past the cache the harness copies an array twice the last-level cache's size and
 records the host's bandwidth (`round_bandwidth_gbs`). Each variant at the DRAM size gets one share: per round,
-its GB/s of the compulsory bytes over the best probe of the run (the stream rate), or over that round's own
-probe where the probe dipped *and* the cell itself ran 5% or more slower in that round (a dip the cell did not
-feel is the probe's, not the cell's), then the median over its rounds. Each line prints every round's GB/s
+its GB/s of the compulsory bytes over the best probe of the run (the stream rate), or over that round's probe
+where the probe dipped *and* every variant of its backend ran 5% or more slower in that round (a dip a cell did not
+feel is the probe's, not the cell's), then the median over its rounds. Such a round is set against the median of
+its variants' probes there, so the two sides of a pair are always divided by one figure. Each line prints every round's GB/s
 over what it was divided by, and names the dipped rounds either way. A variant that streams no faster with its
 working set in cache than from DRAM is said as such, in every band: its rate then does not show that the
 memory sets it. An unfused variant's share counts only the compulsory bytes, a lower bound of what it moves,

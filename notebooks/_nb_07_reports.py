@@ -29,7 +29,7 @@ import math
 import pandas as pd
 import numpy as np
 from workbench.report.claims import json_list
-from workbench.report.claims import (RatioPrecision, bound_text, busy_share, busy_text, check_claim,
+from workbench.report.claims import (busy_share, busy_text, check_claim,
                                      check_printed_intervals, check_verdict, disturbance_text, fmt_floor,
                                      interval_text, mark_busy,
                                      may_state_cause, reading, shown_verdicts, sigma_pct,
@@ -37,6 +37,9 @@ from workbench.report.claims import (RatioPrecision, bound_text, busy_share, bus
 from workbench.judge.verdicts import K_BETWEEN, MIN_CELLS, is_disturbed, pct
 from workbench.judge.disturbed import rounds_could
 from workbench.report.runs_needed import practical, runs_needed_text, runs_rerun_hint
+from workbench.report.ratio_text import inverted_bounds
+from workbench.report.runs_cause import rest_cause
+from workbench.report.claims_rows import quartiles_wide
 from workbench.judge.compare import compare_runs
 from workbench.core.units import fmt_bytes
 from workbench.store import Store
@@ -138,11 +141,10 @@ expected = {"numpy": {"same"}, "numba": {"slower", "same", "faster"} if threads 
 
 
 def b_over_a(lo: float, hi: float) -> tuple[str, str]:
-    # an interval of A's time over B's (lo-hi) turned to B's time over A's, both ends printed at the one precision
-    # its width sets (claims.RatioPrecision) and rounded outward, so that a bound said from it is one of these
-    # printed ends and still a bound
-    at = RatioPrecision.of(1 / hi, 1 / lo)
-    return bound_text(1 / hi, precision=at), bound_text(1 / lo, up=True, precision=at)
+    # an interval of A's time over B's (lo-hi) turned to B's time over A's, at one precision, each end rounded
+    # outward from the worse of the true end and the inverse of the table's printed end (ratio_text.inverted_bounds):
+    # a bound that follows from the table's "0.9×" as a reader inverts it (1.11), not only from the unrounded 0.93
+    return inverted_bounds(lo, hi)
 
 
 def as_expected(variant: str, g: pd.DataFrame, said: pd.Series) -> bool:
@@ -259,7 +261,7 @@ for variant, g in cmp.groupby("variant"):
     if variant == "numba" and threads > 1 and (said[settled.index] == "slower").any():
         # a settled, undisturbed "slower": the cause the text expects may be named
         # a second core gives at most `threads`x: where run B took more than that even at its interval's low end,
-        # something besides the thread count (the machine between the runs) made part of the difference
+        # something besides the thread count made part of the difference (named only where the numbers agree)
         slow = settled[said[settled.index] == "slower"]
         low_end, high_end = 1 / slow["ci_high"].astype(float), 1 / slow["ci_low"].astype(float)
         within = slow[high_end <= threads]                        # the whole interval at or under `threads`x
@@ -274,10 +276,17 @@ for variant, g in cmp.groupby("variant"):
                   f"consistent with what {threads} threads can give (the interval's low end at or under {threads}×, "
                   "its high end past it): the extra cores can account for it, and the rows cannot say whether more "
                   "than the thread count differed")
-        if len(beyond):
-            print(f"  at {', '.join(beyond['size_label'])} run B took more than {threads}× run A's time even at its "
-                  f"interval's low end, more than {threads} threads can give over one: the thread count alone does "
-                  "not explain it, and the machine between the runs made part of that difference")
+        for _, r in beyond.iterrows():
+            # the machine between the runs is named only where numpy, unchanged, moved the same way at this size and
+            # neither numba cell reads disturbed (07 named it beside numpy 1.2x faster in run B and a crossed cell)
+            same = cmp[(cmp["variant"] == "numpy") & (cmp["size_label"] == r["size_label"])]
+            cells = df[(df["backend"] == "numba") & (df["size_label"] == r["size_label"])]
+            wide = [f"{label}'s numba cell" for rid, label in ((run_a.run_id, "run A"), (run_b.run_id, "run B"))
+                    if any(quartiles_wide(c) for c in cells[cells["run_id"] == rid].to_dict("records"))]
+            rest = rest_cause(same.iloc[0].to_dict() if len(same) else None, "numpy", wide)
+            print(f"  at {r['size_label']} run B took more than {threads}× run A's time even at its interval's low "
+                  f"end, more than {threads} threads can give over one: the thread count alone does not explain "
+                  f"it; {rest}")
     if variant == "numba" and threads > 1 and as_expected(variant, g, said) and (said[settled.index] == "faster").any():
         fast = settled.loc[said[settled.index] == "faster", "size_label"]
         why = ("either waking the second thread cost more than the second core saved, or, on this busy machine, "

@@ -96,3 +96,22 @@ def test_a_disturbed_cell_gets_no_share_and_no_band(nb05, monkeypatch, capsys):
     said = capsys.readouterr().out
     assert "numba-fused on numba: disturbed" in said and "% of the stream rate" not in said
     assert "numba-fused on numba was disturbed" in said and "part of the time" not in said
+
+
+def test_the_two_sides_of_a_pair_are_set_against_one_figure_per_round(nb05):
+    # issue 39: fused set against its dipped probe (4.2 GB/s), unfused against the stream rate (4.6), "63% against 44%"
+    import pandas as pd
+
+    fused = {**row([1.6, 1.6, 2.4], [40.0, 40.0, 20.0]), "run_id": "r", "kernel": "k", "status": "ok"}
+    calm = {**row([2.0, 2.0, 2.02], [40.0, 40.0, 22.0], mode="eager"), "variant": "numba-unfused", "run_id": "r",
+            "kernel": "k", "status": "ok"}
+    felt = {**calm, "round_medians_s": json.dumps([2.0e-3, 2.0e-3, 3.0e-3])}
+    frames = nb05["FRAMES"]
+    try:
+        frames[:] = [pd.DataFrame([fused, calm])]   # only fused felt round 3: both set against the stream rate
+        assert [d for _, d, _, _ in nb05["felt_rounds"](fused, 40.0)] == [40.0] * 3
+        assert [d for _, d, _, _ in nb05["felt_rounds"](calm, 40.0)] == [40.0] * 3
+        frames[:] = [pd.DataFrame([fused, felt])]   # both felt it: both against one figure, their probes' median
+        assert nb05["felt_rounds"](fused, 40.0)[2][1] == nb05["felt_rounds"](felt, 40.0)[2][1] == 21.0
+    finally:
+        frames[:] = []
