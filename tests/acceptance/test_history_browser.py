@@ -16,7 +16,6 @@ from workbench.report import write_report
 from workbench.store.database import Store
 
 pytestmark = [pytest.mark.browser]
-pytest.importorskip("ruptures")
 try:
     import playwright.sync_api  # noqa: F401
     _skip = None if CHROMIUM.exists() else f"{CHROMIUM} is absent"

@@ -13,14 +13,11 @@ import pytest
 from history_store import machine_record, write_history
 
 from workbench.cli import main
+from workbench.history.changes import find_changes
 from workbench.history.provenance import code_commits, commit_label, folder_commit
 from workbench.history.series import SeriesFilter, machine_of, point_sigma, read_series
+from workbench.history.timeline import build_history
 from workbench.store.database import Store
-
-ruptures = pytest.importorskip("ruptures")
-
-from workbench.history.changes import find_changes  # noqa: E402 - after the skip: it needs ruptures
-from workbench.history.timeline import build_history  # noqa: E402
 
 
 def _git(repo, *args):

@@ -12,8 +12,6 @@ from history_store import cell_row, machine_record
 
 from workbench.store.database import Store
 
-pytest.importorskip("ruptures")
-
 
 def _perf():
     path = Path(__file__).resolve().parents[1] / "perf" / "history.py"

@@ -41,6 +41,8 @@ _MEDIAN_ABS_Z = 0.6744897501960817
 #: Degrees of freedom of the t the noise's shape is fitted under (1, a Cauchy: with a dozen runs, one step
 #: among the differences must not decide the shape).
 _T_DOF = 1.0
+#: Successive differences the shape is fitted on, at most (a 1,000-run series is fitted on an even sample).
+_FIT_DIFFS = 200
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,11 @@ class Noise:
 def _t_fit(d: np.ndarray, a: np.ndarray) -> tuple[float, float]:
     """(λ, τ) of the variance λ²a + 2τ² that best fits the differences ``d`` under a Student t of
     :data:`_T_DOF` degrees of freedom (a step or a wild run among them costs little), on a grid."""
-    lam = np.concatenate([[0.0], np.geomspace(0.05, 30.0, 32)])[:, None, None]
-    tau = np.concatenate([[0.0], np.geomspace(MIN_SIGMA / 4, max(float(d.max()), MIN_SIGMA), 32)])[None, :, None]
+    if len(d) > _FIT_DIFFS:  # the shape is the series' whole: an even sample of its differences tells it
+        keep = np.linspace(0, len(d) - 1, _FIT_DIFFS).astype(int)
+        d, a = d[keep], a[keep]
+    lam = np.concatenate([[0.0], np.geomspace(0.05, 30.0, 24)])[:, None, None]
+    tau = np.concatenate([[0.0], np.geomspace(MIN_SIGMA / 4, max(float(d.max()), MIN_SIGMA), 24)])[None, :, None]
     v = np.maximum(lam ** 2 * a[None, None, :] + 2 * tau ** 2, MIN_SIGMA ** 2)
     nu = _T_DOF
     loglik = (-0.5 * np.log(v) - (nu + 1) / 2 * np.log1p(d[None, None, :] ** 2 / (nu * v))).sum(axis=2)
@@ -94,15 +99,26 @@ def outliers(x: np.ndarray, s: np.ndarray) -> np.ndarray:
     is near the runs after it, so it stays. The last run is never one: nothing after it says whether it
     starts a step, and a change needs :data:`MIN_RUNS` runs after it anyway."""
     n = len(x)
-    out = np.zeros(n, dtype=bool)
-    for i in range(n - 1 if n >= 3 else 0):
-        sides = [side for side in (range(max(0, i - 2), i), range(i + 1, min(n, i + 3))) if len(side)]
-        out[i] = all(min(abs(x[i] - x[j]) / math.hypot(s[i], s[j]) for j in side) > OUTLIER_Z for side in sides)
-    return out
+    if n < 3:
+        return np.zeros(n, dtype=bool)
+
+    def z(k: int) -> np.ndarray:
+        """|x_i - x_i+k| in σ, inf where i+k is out of the series."""
+        out = np.full(n, np.inf)
+        i = np.arange(max(0, -k), min(n, n - k))
+        out[i] = np.abs(x[i] - x[i + k]) / np.hypot(s[i], s[i + k])
+        return out
+
+    before, after = np.minimum(z(-1), z(-2)), np.minimum(z(1), z(2))
+    wild = (before > OUTLIER_Z) & (after > OUTLIER_Z)  # the first run has no run before: inf
+    wild[-1] = False
+    return wild
 
 
 def pelt(x: np.ndarray, w: np.ndarray, penalty: float, min_size: int = MIN_RUNS) -> list[int]:
-    """Exact PELT for changes in the weighted mean of ``x``: the first index of each new segment."""
+    """The optimal partition of ``x`` into segments of constant weighted mean (each new segment costs
+    ``penalty``): the first index of each new segment. Exact optimal partitioning; the ``min_size`` ends
+    t, t+1, ... whose segments start before t are solved together (a third of the Python steps)."""
     n = len(x)
     if n < 2 * min_size:
         return []
@@ -110,15 +126,16 @@ def pelt(x: np.ndarray, w: np.ndarray, penalty: float, min_size: int = MIN_RUNS)
     best = np.full(n + 1, np.inf)
     best[0] = -penalty
     last = np.zeros(n + 1, dtype=int)
-    starts = np.array([0])
-    for t in range(min_size, n + 1):
-        if t - min_size >= min_size:
-            starts = np.append(starts, t - min_size)
-        cost = (c2[t] - c2[starts]) - (c1[t] - c1[starts]) ** 2 / (c0[t] - c0[starts])
-        total = best[starts] + cost
-        k = int(np.argmin(total))
-        best[t], last[t] = total[k] + penalty, starts[k]
-        starts = starts[total <= best[t]]
+    for t in range(min_size, n + 1, min_size):
+        ends = np.arange(t, min(t + min_size, n + 1))
+        e = ends[:, None]
+        mean_part = (c1[e] - c1[None, :t]) ** 2 / (c0[e] - c0[None, :t])
+        total = best[None, :t] + (c2[e] - c2[None, :t]) - mean_part
+        for j, end in enumerate(ends):
+            total[j, end - min_size + 1:] = np.inf  # a segment shorter than min_size
+        k = np.argmin(total, axis=1)
+        best[ends] = total[np.arange(len(ends)), k] + penalty
+        last[ends] = k
     cuts = []
     t = n
     while last[t] > 0:

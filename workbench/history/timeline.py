@@ -15,9 +15,6 @@ from workbench.core.record import JsonObject
 from workbench.history.changes import DEFAULT_THRESHOLD, Change, analyse, latest_level
 from workbench.history.series import RunInfo, Series, SeriesFilter, read_series
 
-#: Extra a history needs, for the message that says how to install it.
-INSTALL_HINT = "pip install 'kernel-workbench[history]' (the change points come from ruptures)"
-
 
 @dataclass
 class SeriesHistory:
@@ -83,14 +80,9 @@ class History:
 def build_history(conn: sqlite3.Connection, which: SeriesFilter = SeriesFilter(),
                   threshold: float = DEFAULT_THRESHOLD, min_runs: int = 1) -> History:
     """The history of a store (its SQLite connection): series of at least ``min_runs`` runs, those with
-    changes first (largest step first), then by machine and cell. Raises ImportError naming the extra
-    when ``ruptures`` is missing."""
+    changes first (largest step first), then by machine and cell."""
     if not (isinstance(threshold, (int, float)) and math.isfinite(threshold) and 0 <= threshold < 10):
         raise ValueError(f"threshold {threshold!r} is not a fraction between 0 and 10 (0.05: 5%)")
-    try:
-        import ruptures  # noqa: F401 - checked here, once, for its message
-    except ImportError:
-        raise ImportError(f"workbench history needs ruptures: {INSTALL_HINT}") from None
     series, runs = read_series(conn, which, min_runs)
     out = []
     for s in series:

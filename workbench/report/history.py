@@ -3,15 +3,12 @@ each series on its timeline, the series with changes first (:mod:`workbench.hist
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.history.series import SeriesFilter
 from workbench.history.timeline import History, SeriesHistory, build_history
-
-log = logging.getLogger(__name__)
 
 #: A series needs this many runs before a report shows its history ("more than a few").
 MIN_HISTORY_RUNS = 4
@@ -52,15 +49,11 @@ class HistorySection:
 def history_section(store: Any, kernels: Iterable[str], to_svg: Callable[[Any, str], str] | None = None,
                     figures: bool = True) -> HistorySection | None:
     """The section for the report's ``kernels``, or None when no series has :data:`MIN_HISTORY_RUNS` runs,
-    ``store`` is no store (a report of a table), or ``ruptures`` is not installed (logged)."""
+    or ``store`` is no store (a report of a table)."""
     conn = getattr(store, "connection", None)
     if conn is None:
         return None
-    try:
-        history = build_history(conn, SeriesFilter(kernels=tuple(sorted(set(kernels)))), min_runs=MIN_HISTORY_RUNS)
-    except ImportError as exc:
-        log.info("no History section: %s", exc)
-        return None
+    history = build_history(conn, SeriesFilter(kernels=tuple(sorted(set(kernels)))), min_runs=MIN_HISTORY_RUNS)
     if not history.series:
         return None
     return _section(history, to_svg if figures else None)
