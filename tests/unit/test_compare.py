@@ -305,6 +305,6 @@ def test_compare_table_labels_coverage_floors_and_what_would_settle(tmp_path, ca
     assert "99% interval" in out and "95% interval" not in out and "could see" in out
     # one stream a side between runs: every interval is wider than ±50%, so none is printed (issue 39)
     assert "disturbed" in out and "inconclusive (±" not in out and "same within" not in out
-    assert "14 disturbed" in out and "14 cell(s) disturbed (intervals of ±50% or wider are not printed)" in out
+    assert "14 disturbed" in out and "14 comparison(s) disturbed (intervals of ±50% or wider are not printed" in out
     assert not re.search(r"±\d{3,}", out) and "[" not in out.split("could see")[1].split("16 cells")[0]
     assert "inconclusive cell(s) would be settled by measure both in rounds (--rounds 3 or more)" in out

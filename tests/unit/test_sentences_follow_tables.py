@@ -112,7 +112,7 @@ def test_compare_gives_the_report_s_interval_for_the_report_s_pair(run, capsys):
         else:
             assert "disturbed" in line and "[" not in line
     if kind == "busy":
-        assert "1 cell(s) disturbed" in out and "load up to 3.2, other processes up to 60% of the CPU" in out
+        assert "1 comparison(s) disturbed" in out and "load up to 3.2, other processes up to 60% of the CPU" in out
 
 
 def test_the_header_names_measured_backends_and_peaks_print_readable_numbers():

@@ -390,7 +390,7 @@ def _speedup_text(x: float, verdict: str, floor: float) -> str:
 
 
 def disturbed_notes(table: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
-    """One line for the cells whose interval is too wide to inform (past ±50%, printed as "disturbed"): what
+    """One line for the comparisons whose interval is too wide to inform (past ±50%, printed as "disturbed"): what
     the machine was doing while the rows were measured, and how to rerun."""
     from workbench.report.claims import disturbance_text, machine_busy
 
@@ -400,7 +400,10 @@ def disturbed_notes(table: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
     if not n:
         return []
     by = disturbance_text(rows)
-    return [f"{n} cell(s) disturbed (intervals of ±{DISTURBED_FLOOR:.0%} or wider are not printed)"
+    # "comparison(s)", not "cell(s)": a disturbed comparison (its interval) is not a disturbed cell (its quartiles),
+    # and readers met the one beside cells that were not the other (issue 39; docs/statistics.md)
+    return [f"{n} comparison(s) disturbed (intervals of ±{DISTURBED_FLOOR:.0%} or wider are not printed; the "
+            "comparison's interval, whatever its cells' own spread)"
             f"{f'; the rows record {by}' if by else ''}: {rerun_hint(machine_busy(rows))}"]
 
 
