@@ -313,9 +313,14 @@ def test_a_spec_many_runs_share_is_checked_once_and_a_bad_one_is_named_by_its_ru
     (["[1, [2]]"], False), (["[true]"], False), (["[null, 1.0]"], False), (['["1"]'], False), (["[1e999]"], False),
     (["[99999999999999999999]"], False), (["[-9223372036854775809]"], False), (["[NaN]"], False),
     ([" [1.0]"], False), (["[1.0] "], False), (["{\"n\": 1}"], False), (["[1.0]", "[2.0]", "[3.0]"], True),
+    # a lone non-number compares with nothing in its own list: the comparison across lists refuses it
+    (["[[1]]"], False), (['["a"]'], False), (["[{}]"], False), (["[null]"], False), (['["a", "b"]'], False),
+    (["[1.0, false]"], False), (["[2.0]", "[true]"], False), (["[9.3e18]"], False), (["[-9.3e18]"], False),
+    (["[9.2e18, -9.2e18]", "[0]"], True), (["[]", "[]"], True), ([], True),
 ])
 def test_the_one_decode_check_of_sample_texts_passes_only_what_each_text_passes(texts, ok):
-    """Issue 38: a batch's sample texts are decoded together; True only when each text alone is a plain list."""
+    """Issue 38: a batch's sample texts are judged together (each decoded alone, the numbers by each list's max and
+    min); True only when each text alone is a plain list."""
     from workbench.store.plain_rows import plain_json_column, plain_number_lists
 
     assert plain_number_lists(texts) is ok

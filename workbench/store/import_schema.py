@@ -219,13 +219,12 @@ def _check_plain_json_columns(rows: list[JsonObject], groups: list[FieldGroup], 
     null; ``groups``: its columns): each distinct text decoded once (a batch repeats its ``params``); any
     doubt, row by row."""
     for key in JSON_COLUMNS:
-        texts: set[Any] = set()  # rows of other fields: a key may be missing from some
-        for g in groups:
-            column = g.column(key)
-            if column is not None:
-                texts.update(column)
-        texts.discard(None)
-        if key != "params" and plain_number_lists(list(texts)):  # samples and the like: one decode for all
+        # rows of other fields: a key may be missing from some; params repeat (each decoded once), samples do not
+        # (hashing a batch's 4 KB sample texts into a set cost more than it saved)
+        columns = [c for c in (g.column(key) for g in groups) if c is not None]
+        texts = list({t for c in columns for t in c if t is not None}) if key == "params" else [
+            t for c in columns for t in c if t is not None]
+        if key != "params" and plain_number_lists(texts):  # samples and the like: judged a list at a time
             continue
         if not all(_json_column_is_plain(key, text) for text in texts):
             for i, row in enumerate(rows, start):
