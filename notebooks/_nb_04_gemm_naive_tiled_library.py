@@ -38,7 +38,7 @@ from workbench.report.claims import (busy_text, cache_text, check_claim, last_le
                                      may_state_cause,
                                      pair_verdicts, reading, settled_direction, verdict_sentence)
 from workbench.judge.compare import judge_pair
-from workbench.report.ceiling_share import library_ceiling_text
+from workbench.report.ceiling_share import library_ceiling_text, under_roofs_text
 
 tutorial.begin(FULL, ceilings=True)
 """),
@@ -259,7 +259,8 @@ def ceiling_named(col, unit):
 if n == 0:
     # three significant figures, one decimal near 100 (99.6% is under its roof and must not print as 100%)
     under = lambda x: f"{x:.1f}" if 99.5 <= x <= 100 else f"{x:.3g}"  # noqa: E731
-    print(f"Every one of the {m} plotted points sits under its roof{aside_text}: at most "
+    print(f"{under_roofs_text(roof[['pct_peak_bw', 'pct_peak_flops']].max(axis=1, skipna=True).fillna(0), m)}"
+          f"{aside_text}: at most "
           f"{under(roof['pct_peak_bw'].max())}% of its bandwidth ceiling ({ceiling_named('pct_peak_bw', 'GB/s')}) "
           f"and {under(roof['pct_peak_flops'].max())}% of its GFLOP/s ceiling "
           f"({ceiling_named('pct_peak_flops', 'GFLOP/s')}).")

@@ -47,6 +47,7 @@ from workbench.sweep.suites import llm_shapes as layer_cases  # model shape x ba
 from workbench.sweep import SweepSpec, run_sweep
 from workbench.judge.verdicts import typical_noise
 from workbench.report.marked_times import marked_times
+from workbench.report.beyond_noise import disturbed_cells
 
 tutorial.begin(FULL)
 """),
@@ -176,9 +177,11 @@ for variant, backend, label, a, b in pairs:
                      "floor": v["floor"], "verdict": v["verdict"], "sentence": sentence,
                      # who was faster where that is settled, even when the size is not (claims.settled_direction)
                      "said": settled_direction(v)[0] if settled_direction(v) else reading(v),
-                     # a disturbed comparison's size is unknown ("at least ..."): never quoted in a range
+                     # a disturbed comparison's size is unknown ("at least ..."): never quoted in a range; nor one
+                     # of a cell the pivot marks disturbed (06 quoted settled sizes from such cells)
                      "size_settled": reading(v) in ("faster", "slower", "same")
-                     and not is_disturbed(float(v["floor"]))})
+                     and not is_disturbed(float(v["floor"]))
+                     and not disturbed_cells([a.to_dict(), b.to_dict()])})
     print(f"{variant} @ {backend}, {label}: {sentence}")
 table = pd.DataFrame(verdicts)
 """),
@@ -273,7 +276,7 @@ if ok["time"].str.contains("two modes").any():
           "headline one mode. Its line above names both modes; it says who was faster only where every mode lies "
           "on the same side of the other dtype's median, past the noise, and never by how much.)")
 if ok["time"].str.contains("disturbed|~", regex=True).any():
-    print("(~: a noisy cell; disturbed: its quartiles span past ±50% of its median, as in the results table "
+    print("(~: a noisy cell; disturbed: its quartiles lie half its median or more apart, as in the results table "
           "above.)")
 pivot.fillna("")
 """),
