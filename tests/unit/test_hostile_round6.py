@@ -112,3 +112,35 @@ def test_config_load_names_what_a_path_is(tmp_path, capsys, monkeypatch):
     for path, words in ((fifo, "is a FIFO"), (tmp_path, "is a directory"), (tmp_path / "nope", "no such file")):
         assert main(["config", "load", str(path)]) == 2
         assert words in capsys.readouterr().err
+
+
+# -- 15: accepted silently --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, traceback", [("maybe", None), ("false", False), ("1", True)])
+def test_workbench_debug_is_read_as_a_switch(tmp_path, capsys, monkeypatch, value, traceback):
+    """WORKBENCH_DEBUG=maybe (or =false) turned tracebacks on: any value but '' and '0' did."""
+    monkeypatch.setenv("WORKBENCH_DEBUG", value)
+    assert main(["runs", "--store", str(tmp_path / "none.sqlite")]) == 2
+    err = capsys.readouterr().err
+    if traceback is None:
+        assert "WORKBENCH_DEBUG='maybe' is not understood" in err
+    else:
+        assert ("Traceback" in err) is traceback and "no results store" in err
+
+
+def test_verify_that_checked_nothing_is_no_pass(capsys, monkeypatch):
+    """`verify --kernels ','` said "verification passed: 0 ok" (exit 0), and so did a verify whose every cell was
+    unsupported (numba at float16): a CI gate passed on nothing."""
+    from workbench.sweep import verification
+
+    assert main(["verify", "--kernels", ",", "--backends", "numpy"]) == 2
+    assert "--kernels ',' names nothing" in capsys.readouterr().err
+    row = verification.VerifyResult("vector_add", "numba", "numba", "float16", "unsupported",
+                                    message="backend 'numba' does not support float16")
+    monkeypatch.setattr(verification, "verify", lambda **kw: verification.VerifyResults([row]))
+    assert main(["verify", "--kernels", "vector_add", "--backends", "numpy", "--isolation", "in-process"]) == 2
+    err = capsys.readouterr().err
+    assert "nothing was verified" in err and "does not support float16" in err
+    ok = dataclasses.replace(row, status="ok", message="")
+    monkeypatch.setattr(verification, "verify", lambda **kw: verification.VerifyResults([row, ok]))
+    assert main(["verify", "--kernels", "vector_add", "--backends", "numpy", "--isolation", "in-process"]) == 0

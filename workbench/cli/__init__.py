@@ -21,6 +21,7 @@ from typing import NoReturn
 
 from workbench.cli.termination import Terminated, termination_as_interrupt
 from workbench.cli.threads_note import say_threads_left
+from workbench.core.env_values import env_flag
 from workbench.core.threads_left import exit_now, recording_origins, threads_left
 
 
@@ -59,6 +60,8 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 #: Commands that only read or write stores and files: they never load the kernel catalog.
 STORE_ONLY_COMMANDS = ("config", "runs", "export", "import", "store", "report", "history")
+#: Shows the traceback of an error, as --debug does.
+ENV_DEBUG = "WORKBENCH_DEBUG"
 
 
 def _silence_stdout() -> None:
@@ -126,7 +129,11 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     """:func:`main` inside its streams."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    debug = "--debug" in argv or os.environ.get("WORKBENCH_DEBUG", "") not in ("", "0")
+    try:  # read as every switch is (WORKBENCH_DEBUG=maybe, or =false, turned tracebacks on)
+        debug = "--debug" in argv or env_flag(ENV_DEBUG, False)
+    except ValueError as exc:
+        print(f"workbench: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     argv = [a for a in argv if a != "--debug"]  # accepted anywhere on the line
     parser = build_parser(argv)
     try:

@@ -60,11 +60,15 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _names(values: list[str] | None) -> list[str] | None:
-    """``["a,b", "c"]`` -> ``["a", "b", "c"]``; None (the option was not given) stays None."""
+def _names(values: list[str] | None, flag: str = "--kernels") -> list[str] | None:
+    """``["a,b", "c"]`` -> ``["a", "b", "c"]``; None (the option was not given) stays None. An option given that
+    names nothing (``--kernels ','``) is refused: it selected no kernel, and "verification passed: 0 ok" exited 0."""
     if values is None:
         return None
-    return [n.strip() for v in values for n in v.split(",") if n.strip()]
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    if not names:
+        raise ValueError(f"{flag} {' '.join(values)!r} names nothing; give one or more names, or leave {flag} out")
+    return names
 
 
 def _sizes(tokens: list[str], kernels: list[str] | None) -> str | list[tuple[int, ...] | dict[str, int]]:
@@ -99,14 +103,21 @@ def run(args: argparse.Namespace) -> int:
                timeout_s=args.timeout or DEFAULT_TIMEOUT_S, boundscheck=args.boundscheck,
                build_timeout_s=args.build_timeout or BUILD_TIMEOUT_S, **run_options)
     with stdout_to_stderr():  # runtimes that print while probing/compiling must not corrupt the output
+        names = {flag: _names(getattr(args, flag), f"--{flag}s") for flag in ("kernel", "variant", "backend", "dtype")}
         if args.suite:
-            results = verify_suite(args.suite, _names(args.kernel), _names(args.backend), _names(args.dtype), **how)
+            results = verify_suite(args.suite, names["kernel"], names["backend"], names["dtype"], **how)
         else:
-            results = verify(backends=_names(args.backend), kernels=_names(args.kernel),
-                             variants=_names(args.variant), dtypes=_names(args.dtype) or ("float32",), **how)
+            results = verify(backends=names["backend"], kernels=names["kernel"], variants=names["variant"],
+                             dtypes=names["dtype"] or ("float32",), **how)
     if progress is not None:
         progress.close()
     from workbench.catalog.loader import load_errors
+
+    if results.ok and not any(r.status == "ok" for r in results):  # a gate that checked nothing passes anything
+        why = [f"{r.kernel}/{r.variant} on {r.backend} {r.dtype}: {r.message}" for r in results][:3] + \
+            [f"{s.kernel}/{s.variant}: {s.reason}" for s in results.skipped][:3]
+        raise ValueError("nothing was verified: no variant of the kernels, backends and dtypes asked for ran"
+                         + (f" ({'; '.join(why)})" if why else "") + "; widen --kernels/--variants/--backends/--dtypes")
 
     if args.json:
         print(json.dumps({"passed": results.ok, "results": [r.to_dict() for r in results],
