@@ -54,8 +54,8 @@ def host_slow_rounds(medians: Sequence[float], slowdowns: Sequence[float],
     """Round index -> (the host's slowdown around it, the cell's time there over the median of its rounds at speed)
     for each round taken while the host ran ``slow`` and in which the cell itself ran :data:`DIP_FELT` slower. Empty
     where no round was at speed: there is nothing to set the slow ones against."""
-    if len(medians) < 2 or len(slowdowns) != len(medians):
-        return {}
+    if len(medians) < 2 or len(slowdowns) != len(medians) or not any(s > slow for s in slowdowns):
+        return {}  # (no round slow: nothing set aside, without the median; most rows of a million-row report)
     at_speed = [m for m, s in zip(medians, slowdowns, strict=True) if s <= slow]
     if not at_speed:
         return {}
