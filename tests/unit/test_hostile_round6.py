@@ -144,3 +144,36 @@ def test_verify_that_checked_nothing_is_no_pass(capsys, monkeypatch):
     ok = dataclasses.replace(row, status="ok", message="")
     monkeypatch.setattr(verification, "verify", lambda **kw: verification.VerifyResults([row, ok]))
     assert main(["verify", "--kernels", "vector_add", "--backends", "numpy", "--isolation", "in-process"]) == 0
+
+
+def test_a_complex_reference_is_refused_by_name():
+    """A reference giving complex values failed every variant with numpy's "Cannot cast ufunc 'subtract'",
+    naming neither the reference nor the kernel."""
+    import numpy as np
+
+    from workbench.catalog.reference_check import reference_problem
+
+    spec = get_kernel("vector_add")
+    ref = {"out": (np.arange(7.0) + 1) * 1j}
+    assert "complex values" in reference_problem(spec, ref, {"n": 7})
+    assert reference_problem(spec, {"out": np.arange(7.0) + 1}, {"n": 7}) is None
+
+
+# -- 9: a catalog that prints ------------------------------------------------------------------------------------
+
+def test_what_a_catalog_file_prints_goes_to_stderr_not_the_commands_output(tmp_path):
+    """``print`` at the top of a spec.py broke ``verify --json``'s document (and ``compile-check --json``'s):
+    stdout is the command's output."""
+    folder = tmp_path / "wb_round6_prints"
+    folder.mkdir()
+    (folder / "spec.py").write_text(
+        "print('HELLO FROM SPEC')\n"
+        "import dataclasses\nfrom workbench.catalog import get_kernel, kernel_here\n"
+        "SPEC = kernel_here(__file__).register(lambda name: dataclasses.replace(get_kernel('vector_add'), name=name,"
+        " llm_params=None, sizes={'verify': [{'n': 7}]}))\n")
+    code = ("import sys; from workbench.catalog import loader; loader.load_catalog(sys.argv[1]); "
+            "print('loaded', sorted(loader.load_errors))")
+    done = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "loaded []\n" and "HELLO FROM SPEC" in done.stderr

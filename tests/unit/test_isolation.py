@@ -129,9 +129,11 @@ def test_an_in_process_kernel_calling_os_exit_is_an_error_row_not_the_end(bad_ca
 
         unregister_variant(K, "exits")
 
-def test_processes_an_in_process_kernel_started_end_with_the_sweep(bad_catalog, tmp_path):
+@pytest.mark.parametrize("env", [None, {}])
+def test_processes_an_in_process_kernel_started_end_with_the_sweep(bad_catalog, tmp_path, env):
     """A variant starting ``sleep`` in a new session left it running after ``bench --in-process`` exited 0
-    (group 7 of issue 38 held for workers only)."""
+    (group 7 of issue 38 held for workers only); with an empty environment (no token to carry) it still did
+    (hostile round six)."""
     import psutil
 
     started: list[int] = []
@@ -139,7 +141,7 @@ def test_processes_an_in_process_kernel_started_end_with_the_sweep(bad_catalog, 
     def build(ctx):
         def run(i, o):
             if not started:
-                started.append(subprocess.Popen(["sleep", "300"], start_new_session=True).pid)
+                started.append(subprocess.Popen(["sleep", "300"], start_new_session=True, env=env).pid)
             np.add(i["a"], i["b"], out=o["out"])
         return run
 

@@ -7,7 +7,8 @@ timer) and then looped hung every command, the import bound notwithstanding; and
 arrived while a slow file was importing was taken for that file's failure, so the command went on.
 
 Within :func:`guarded_import`, on the importing thread: ``os._exit`` raises :class:`CatalogExit` (other
-threads still exit), ``sys.stdout``/``sys.stderr`` cannot be closed or replaced for good, a watchdog thread
+threads still exit), ``sys.stdout``/``sys.stderr`` cannot be closed or replaced for good (and what the file
+prints goes to stderr, never into the command's output), a watchdog thread
 ends a pure-Python loop that outlives the bound even when the file disarmed the alarm, and a signal that
 stops commands (SIGINT, SIGTERM, SIGHUP, where not ignored) is delivered again after the import, to the
 handler that was there before, instead of being caught as the file's error.
@@ -82,8 +83,11 @@ def _no_exit() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _std_streams_kept() -> Iterator[None]:
+    """Neither stream can be closed or replaced for good, and what the file prints goes to stderr: stdout is the
+    command's output (``verify --json``'s document was broken by a ``print`` at the top of a spec.py)."""
     saved = sys.stdout, sys.stderr
-    sys.stdout = _Unclosable(saved[0]) if saved[0] is not None else None  # type: ignore[assignment]
+    out = saved[1] if saved[1] is not None else saved[0]
+    sys.stdout = _Unclosable(out) if out is not None else None  # type: ignore[assignment]
     sys.stderr = _Unclosable(saved[1]) if saved[1] is not None else None  # type: ignore[assignment]
     try:
         yield

@@ -21,13 +21,15 @@ import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 
+import psutil
+
 from workbench.backends.registry import get as get_backend
 from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.measure.audit import judge_reported
 from workbench.measure.backend_facts import after_oom, prepare_backend
 from workbench.measure.cell import measure
-from workbench.measure.descendants import ENV_TOKEN, end_descendants, new_token
+from workbench.measure.descendants import ENV_TOKEN, children_of, end_descendants, new_token
 from workbench.measure.executor import CellExecutor, LocalExecutor, ShouldStop
 from workbench.measure.exit_guard import process_exit_refused
 from workbench.measure.failures import failed_result, timeout_message
@@ -72,6 +74,9 @@ class InProcessExecutor(LocalExecutor):
         #: Carried by every process a kernel starts while its cell runs here, so that those still running end
         #: with this executor, as a worker's do with the worker (:mod:`workbench.measure.descendants`).
         self.token = new_token()
+        #: Children of this process that appeared while a cell ran: a kernel's ``Popen(..., env={})`` carries no
+        #: token (``sleep 787`` outlived ``bench --in-process``), but is a child of ours started in its cell.
+        self.started: list[psutil.Process] = []
 
     def prepare(self, backend: str) -> str | None:
         return prepare_backend(backend)
@@ -83,12 +88,18 @@ class InProcessExecutor(LocalExecutor):
         if problem:
             return failed_result(request.cell, Status.UNSUPPORTED, problem, seed=request.seed,
                                  started=time.perf_counter())
-        with backend_environment(request.cell.backend, {ENV_TOKEN: self.token}), process_exit_refused():
-            return run_on_thread(request, self.worker, self.inputs)
+        before = {p.pid for p in children_of(psutil.Process())}
+        try:
+            with backend_environment(request.cell.backend, {ENV_TOKEN: self.token}), process_exit_refused():
+                return run_on_thread(request, self.worker, self.inputs)
+        finally:
+            self.started += [p for p in children_of(psutil.Process()) if p.pid not in before]
 
     def close(self) -> None:
         self.worker.close()
-        end_descendants(self.token)  # a kernel's `sleep 777 &` outlived `bench --in-process`, which exited 0
+        # a kernel's `sleep 777 &` outlived `bench --in-process`, which exited 0
+        end_descendants(self.token, known=self.started)
+        self.started = []
 
 
 def in_process_problem(backend: str) -> str | None:
