@@ -50,7 +50,8 @@ from workbench.report.claims import (busy_text, busy_words, check_claim, disturb
                                      pair_medians, pair_verdicts, reading, round_rates, verdict_sentence)
 from workbench.report.claims import DISAGREE, MEDIANS_TOLERANCE, medians_disagree
 from workbench.report.claims_rows import median_rounds, quartiles_wide, two_figures
-from workbench.report.beyond_noise import beyond_noise, direction_said, settled_count
+from workbench.report.total_band import band_readable, total_band
+from workbench.report.beyond_noise import NOISY_ASIDE, beyond_noise, beyond_text, direction_said, settled_count
 from workbench.judge.verdicts import rounds_could
 
 import json
@@ -393,9 +394,13 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
     import numba
 
     cores = numba.get_num_threads()
+    # "beyond the noise" on cells the figures draw noisy says why both hold (report.beyond_noise.beyond_text)
+    pair_cells = d[d["variant"].isin(["numba-flash", "numpy-naive"])]
+    noisy_L = {f"{int(L):,}" for L in pair_cells.loc[np.asarray(noisy_mask(pair_cells), dtype=bool), "kv_len"]}
     print(f"numba-flash ({cores} threads) against numpy-naive: "
           + "; ".join(f"{'ran faster' if k.startswith('faster') else 'was slower' if k.startswith('slower') else k} "
-                      f"at L={', '.join(v)}" + (" (beyond the noise)" if k in ("faster", "slower") else
+                      f"at L={', '.join(v)}" + (f" ({beyond_text(bool(noisy_L & set(v)))})"
+                                                if k in ("faster", "slower") else
                                                 " (its interval excludes no change, but it or a cell is disturbed: not beyond the noise)"
                                                 if k != "not settled" else "") for k, v in by.items() if v)
           + (f"; this run shared the machine: {busy_text(d)}" if busy_text(d) else ""))
@@ -560,7 +565,8 @@ for backend, g in m.groupby("backend"):
             sentences.append(f"{backend}: {sentence}")
             # beyond the noise only where neither the interval nor a cell is disturbed (report.beyond_noise)
             readings.setdefault(other, []).append((backend, reading(v), size_unsettled(v),
-                                                   beyond_noise(v, sides.to_dict("records"))))
+                                                   beyond_noise(v, sides.to_dict("records")),
+                                                   bool(np.asarray(noisy_mask(sides), dtype=bool).any())))
             # the table's two medians (each cell's own), as a speed-up of the other mode over eager
             t_ = sides.set_index("variant")["median_s"]
             med, lo, hi = float(t_[names["eager"]] / t_[names[other]]), float(v["ci_low"]), float(v["ci_high"])
@@ -580,9 +586,11 @@ for backend, g in m.groupby("backend"):
 print("\\n".join(sentences))
 for other, said in readings.items():   # what the paragraph below may say, from these verdicts
     wins = sorted({b + (" (the direction is settled, its size is not)" if wide else "")
-                   for b, s, wide, beyond in said if s == "faster" and beyond})
-    noisy_wins = sorted(b for b, s, _, beyond in said if s == "faster" and not beyond)
-    print((f"{other} beat eager beyond the noise on {', '.join(wins)}" if wins else
+                   for b, s, wide, beyond, _ in said if s == "faster" and beyond})
+    noisy_wins = sorted(b for b, s, _, beyond, _ in said if s == "faster" and not beyond)
+    noisy = any(n for _, s, _, beyond, n in said if s == "faster" and beyond)
+    print((f"{other} beat eager beyond the noise on {', '.join(wins)}" + (f" ({NOISY_ASIDE})" if noisy else "")
+           if wins else
            f"{other} did not beat eager beyond the noise on any backend here")
           + (f"; it measured faster on {', '.join(noisy_wins)}, where the comparison or a cell is disturbed: not "
              "beyond the noise" if noisy_wins else ""))
@@ -608,8 +616,8 @@ if {"eager", "graph"} <= set(t.columns):
     words = {"faster": "graph faster", "slower": "graph slower", "same": "the same within ±5%",
              "inconclusive": "not settled", "no call": "no call"}
     verdicts = ", ".join(f"{b}: {words[r]}" + ("" if beyond or r not in ("faster", "slower") else ", disturbed")
-                         for b, r, _, beyond in readings.get("graph", []))
-    settled_graph = [b for b, r, _, _ in readings.get("graph", []) if r in ("faster", "slower")]
+                         for b, r, _, beyond, _ in readings.get("graph", []))
+    settled_graph = [b for b, r, _, _, _ in readings.get("graph", []) if r in ("faster", "slower")]
     print(f"By the medians (graph vs eager: {medians}) graph took longer than eager on {len(longer)} of "
           f"{len(pairs)} backends; the paired verdicts above read {verdicts}: "
           + ("so only there is a direction a finding" if settled_graph else
@@ -641,7 +649,7 @@ layer, and the shares below are each part's share of the two. The rest of a laye
 two norms, rope) and the step's embedding and output projection are not measured here. Attention grows with
 the cache length, the MLP does not depend on it. Each runtime's attention is set beside the same runtime's
 eager MLP block, by the medians of the two cells (different kernels: no paired verdict), and where the two
-cells' quartile ranges overlap the order is not read. A cell whose quartiles span past ±50% of its median (the
+cells' quartile ranges overlap the order is not read. A cell whose quartiles lie half its median or more apart (the
 results table's "disturbed") gives no share, and no step total is built on it.
 """),
     code("""
@@ -706,7 +714,7 @@ for attention, block in pairs:
         caveat = [w for w, hit in (("a noisy cell: may move on a rerun", bool(noisy_at.loc[r.Index])),
                                    ("past the model's context", r.kv_len > context)) if hit]
         whose = "its median" if len(wide) == 1 else "their medians"
-        unread = f"{' and '.join(wide)} quartiles span past ±50% of {whose}"
+        unread = f"{' and '.join(wide)} quartiles lie half {whose} or more apart"
         parts.append(f"L={r.kv_len:,}: {fmt_seconds(r.median_s)}, " + (
             f"quartile ranges overlap the MLP's ({unread}, disturbed): not ordered" if overlap and wide else
             "quartile ranges overlap the MLP's: not ordered" if overlap else
@@ -719,10 +727,20 @@ for attention, block in pairs:
     wide_total = [w for w, hit in (("the attention's", len(longest) and quartiles_wide(longest.iloc[0])),
                                    ("the MLP's", b_wide)) if hit]
     at_longest = f"L={int(longest['kv_len'].iloc[0]):,}" if len(longest) else ""
+    # a disturbed part widens the total's band by its own share, it does not void the total (10 refused a total
+    # over an attention 1% of the step): refused only where the summed quartiles themselves span past ±50%
+    band = total_band([longest.iloc[0].to_dict(), b._asdict()], layers) if len(longest) else None
+    whose_wide = (f"{' and '.join(wide_total)} quartiles lie half "
+                  f"{'its median' if len(wide_total) == 1 else 'their medians'} or more apart (disturbed)")
     step = ("" if not len(longest) else
-            f"; no decode-step total at {at_longest}: {' and '.join(wide_total)} quartiles span past ±50% of "
-            f"{'its median' if len(wide_total) == 1 else 'their medians'} (disturbed), and {layers} times a "
-            "median that uncertain informs nothing" if wide_total else
+            f"; no decode-step total at {at_longest}: {whose_wide}, and summed over the {layers} layers their "
+            "quartiles span too wide a band to inform" + (f" ({fmt_seconds(band[1])} to {fmt_seconds(band[2])})"
+                                                          if band else "")
+            if wide_total and not band_readable(band) else
+            f"; a decode step runs both in each of the {layers} layers: about {fmt_seconds(float(f'{band[0]:.2g}'))} "
+            f"for the two at {at_longest}, between {fmt_seconds(band[1])} and {fmt_seconds(band[2])} by their "
+            f"quartiles summed ({whose_wide}, so the band, not the total of the medians, is what is read)"
+            if wide_total else
             f"; a decode step runs both in each of the {layers} layers: about "
             f"{fmt_seconds(float(f'{total:.2g}'))} for the two at "
             f"{at_longest}, the longest length measured within the model's context "
@@ -745,7 +763,7 @@ block's first call*: the builder makes that call itself, before any timed call, 
 in the recording, not in the cell's median. Set beside the cell's median call, it says what recording added.
 """),
     code("""
-stats = pd.DataFrame([{"variant": r["variant"], "backend": r["backend"], "call": r["median_s"],
+stats = pd.DataFrame([{"variant": r["variant"], "backend": r["backend"], "call": r["median_s"], "q1": r.get("q1_s"),
                        **json.loads(r["exec_cache"])}
                       for _, r in every.iterrows() if isinstance(r.get("exec_cache"), str)])
 # per variant: its own shape's replays and recording time; the worker process's totals (hits, misses,
@@ -799,7 +817,14 @@ if len(mine) and len(worker) and s["entries"]:
           "slower that first call ran than the calls after it"
           + (" (here it took less than one median call: that single first call ran faster than the rounds' median, "
              "by more than the plan cost, so the plan's cost is not separable from one call's spread here)"
-             if w["record_s"] < w["call"] else "") + ". This process's single short round gives no median "
+             if w["record_s"] < w["call"] else "")
+          # a recording holds one call: one under the cell's first quartile undercuts its median and any total or
+          # band built on it (10: a 7.83 ms recording beside a 23.8 ms median and a step band from it, unremarked)
+          + (f"; it even ran under the cell's first quartile ({fmt_seconds(w['q1'])}): one call of the block (with "
+             "the plan) ran faster than three quarters of the timed calls, so its median, and its quartile band, may be of a "
+             "slowed host rather than the block's own time"
+             if pd.notna(w.get("q1")) and w["record_s"] < w["q1"] else "")
+          + ". This process's single short round gives no median "
           "with a known noise, so its recording is set beside the worker's recording only; two single timings carry "
           "no interval, so their ratio is no finding.")
 pd.DataFrame(s["entries"])
