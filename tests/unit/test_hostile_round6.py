@@ -177,3 +177,54 @@ def test_what_a_catalog_file_prints_goes_to_stderr_not_the_commands_output(tmp_p
                           cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 0, done.stderr
     assert done.stdout == "loaded []\n" and "HELLO FROM SPEC" in done.stderr
+
+
+def test_a_kernels_own_keyboard_interrupt_in_process_is_an_error_row(bad_catalog, tmp_path):
+    """A variant raising KeyboardInterrupt under ``bench --in-process`` stopped the whole sweep as if Ctrl-C had
+    been pressed: exit 130, the run "interrupted" with no rows. No signal reaches the cell thread, so it is the
+    kernel's own failure."""
+    from workbench.catalog import register_variant, unregister_variant
+    from workbench.catalog.spec import Variant
+    from workbench.sweep import SweepSpec, run_sweep
+
+    def build(ctx):
+        def run(i, o):
+            raise KeyboardInterrupt
+        return run
+
+    register_variant(Variant("wb_bad", "interrupts", ("numpy",), build))
+    try:
+        spec = SweepSpec(kernels=["wb_bad"], variants=["interrupts"], backends=["numpy"], isolation="in-process",
+                         budget_s=0.05, warmup_s=0.01, min_samples=3, max_samples=20, rounds=1)
+        rows = run_sweep(spec, store=tmp_path / "s.sqlite", progress=False).rows
+        assert [r["status"] for r in rows] == ["error"] * len(rows) and rows
+        assert "raised KeyboardInterrupt itself" in rows[0]["message"]
+    finally:
+        unregister_variant("wb_bad", "interrupts")
+
+
+# -- 10: arguments checked before a run exists --------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, words", [
+    (["--confirm-rounds", "9" * 20], "--confirm-rounds"), (["--confirm-rounds", "2"], "--confirm-rounds"),
+    (["--confirm", "-1"], "--confirm"), (["--confirm", "9" * 400], "--confirm")])
+def test_tune_confirmation_options_are_bounded_before_a_run_exists(tmp_path, capsys, argv, words):
+    """``tune --confirm-rounds 99999999999999999999`` stored a run, then failed naming "budget_s 3e+19"."""
+    store = tmp_path / "s.sqlite"
+    assert main(["tune", "--kernel", "gemm", "--variant", "numba-tiled", "--backend", "numpy", "--store", str(store),
+                 *argv]) == 2
+    assert f"argument {words}:" in capsys.readouterr().err and not store.exists()
+
+
+# -- 23: self-contradicting text --------------------------------------------------------------------------------
+
+def test_a_cell_named_twice_is_one_cell_of_the_progress():
+    """``bench --kernels vector_add,vector_add --backends numpy,numpy --sizes n=100,n=100`` ran one cell but its
+    progress counted six cell rounds, and ended at "3/6 cell rounds (50%)"."""
+    from workbench.sweep.plan import SweepPlan
+    from workbench.sweep.spec import SweepSpec
+
+    spec = SweepSpec(kernels=["vector_add", "vector_add"], variants=["numpy"], backends=["numpy", "numpy"],
+                     sizes=[{"n": 100}, {"n": 100}], rounds=3)
+    plan = SweepPlan(spec)
+    assert len(plan.cells) == 1 and plan.total == 3

@@ -20,6 +20,10 @@ from workbench.judge.verdicts import is_disturbed
 from workbench.tuning import tune
 from workbench.tuning.search import STRATEGIES
 
+#: The most candidates a confirmation measures, and its most rounds (a sweep's own limit).
+MAX_CONFIRM = 64
+MAX_CONFIRM_ROUNDS = 1000
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = command(sub, "tune", run, description=__doc__,
@@ -38,11 +42,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_store(p)
     p.add_argument("--config", metavar="PATH", help="configuration file written (default $WORKBENCH_CONFIG)")
     p.add_argument("--no-save", action="store_true", help="measure and report, write no configuration")
-    p.add_argument("--confirm", type=int, default=3, metavar="N",
+    p.add_argument("--confirm", type=whole_number(0, MAX_CONFIRM), default=3, metavar="N",
                    help="then measure the N fastest with the default in one run of interleaved rounds and keep a "
                         "candidate only where the paired verdict calls it faster (default 3; 0: keep the search's "
                         "best as timed once)")
-    p.add_argument("--confirm-rounds", type=int, default=5, metavar="R", help="rounds of the confirmation (default 5)")
+    # bounded here, before a run exists (--confirm-rounds 99999999999999999999 stored a run, then failed naming
+    # "budget_s 3e+19")
+    p.add_argument("--confirm-rounds", type=whole_number(3, MAX_CONFIRM_ROUNDS), default=5, metavar="R",
+                   help=f"rounds of the confirmation, 3 to {MAX_CONFIRM_ROUNDS} (default 5)")
     p.add_argument("--seed", type=whole_number(0, 2**32 - 1), default=0,
                    help="sampler and input seed, 0 to 4294967295 (default 0)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -51,6 +51,11 @@ __all__ = [
 ]
 
 
+class KernelInterrupt(RuntimeError):
+    """A kernel raised KeyboardInterrupt on the cell thread of this process (``--in-process``): it stopped the
+    whole sweep as if the user had pressed Ctrl-C, and the run was stored "interrupted" with no rows."""
+
+
 def measure(request: CellRequest, *, cancel: threading.Event | None = None, inputs: InputCache | None = None,
             limits: Limits | None = None) -> CellResult:
     """Measure (or with :class:`CheckOnly`, only verify) one cell in the calling thread. Never raises for a
@@ -69,8 +74,14 @@ def measure(request: CellRequest, *, cancel: threading.Event | None = None, inpu
     res = new_result(request.cell, request.first_seed)
     try:
         _measure(request, res, limits=limits, cancel=cancel, inputs=inputs)
-    except (Cancelled, KeyboardInterrupt):
+    except Cancelled:
         raise
+    except KeyboardInterrupt as exc:
+        if threading.current_thread() is threading.main_thread():
+            raise  # Ctrl-C or SIGTERM: signals land on the main thread (a worker process's cells run there)
+        end_with(res, KernelInterrupt("the kernel raised KeyboardInterrupt itself (no signal reaches this "
+                                      "thread): a failure of the cell, not a stop of the run"
+                                      ).with_traceback(exc.__traceback__))
     except BaseException as exc:  # noqa: BLE001 - a variant's failure is a result, whatever it raised
         end_with(res, exc)
     if res.exec_cache is None:

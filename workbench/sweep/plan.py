@@ -86,7 +86,9 @@ class SweepPlan:
             cells = spec.cells()  # bad names raise here, before a run is created
         self.spec = spec
         self.rounds = spec.n_rounds()
-        self.cells: list[Cell] = list(cells)
+        # one cell per key: a name or size given twice (--kernels a,a --sizes n=100,n=100) ran once but was counted
+        # once per mention in the progress ("3/6 cell rounds (50%)" at the end)
+        self.cells: list[Cell] = list({c.key: c for c in cells}.values())
         if not self.cells:
             raise ValueError("the sweep has no cells: no kernel, size, variant and backend combination matched")
         stored = dict(stored or {})
