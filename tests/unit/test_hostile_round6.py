@@ -228,3 +228,74 @@ def test_a_cell_named_twice_is_one_cell_of_the_progress():
                      sizes=[{"n": 100}, {"n": 100}], rounds=3)
     plan = SweepPlan(spec)
     assert len(plan.cells) == 1 and plan.total == 3
+
+
+# -- 17: code run in this process changing the process for the command -------------------------------------------
+
+def test_process_state_is_put_back_after_code_we_ran(tmp_path, caplog):
+    from workbench.core.process_state import process_state_kept
+
+    cwd, limit, out, err = os.getcwd(), sys.getrecursionlimit(), sys.stdout, sys.stderr
+    mask = os.umask(0o022)
+    os.umask(mask)
+    with caplog.at_level(logging.WARNING), process_state_kept("hk/hostile (in-process)"):
+        os.chdir(tmp_path)
+        os.umask(0o777)
+        sys.setrecursionlimit(60)
+        os.environ["WORKBENCH_STORE"] = str(tmp_path / "hijack.sqlite")
+        sys.stderr.close()  # refused: the command's stderr stays open
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - what a hostile kernel does
+    assert os.getcwd() == cwd and sys.getrecursionlimit() == limit and sys.stdout is out and sys.stderr is err
+    assert os.umask(mask) == mask and "hijack" not in os.environ.get("WORKBENCH_STORE", "")
+    assert not err.closed
+    said = caplog.text
+    assert "hk/hostile (in-process) changed the working directory, the umask, the recursion limit" in said
+    assert "the environment" in said and "sys.stdout or sys.stderr" in said
+
+
+def test_an_in_process_kernel_cannot_change_the_process_for_the_report(bad_catalog, tmp_path):
+    """``os.umask(0o777)`` in a variant under ``bench --in-process`` made its --report unreadable (mode 000);
+    ``sys.setrecursionlimit(60)`` lost the report; ``sys.stdout = open(os.devnull)`` swallowed the table."""
+    from workbench.catalog import register_variant, unregister_variant
+    from workbench.catalog.spec import Variant
+    from workbench.sweep import SweepSpec, run_sweep
+
+    def build(ctx):
+        def run(i, o):
+            os.umask(0o777)
+            sys.setrecursionlimit(60)
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+            o["out"][...] = i["a"] + i["b"]
+        return run
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    limit, out = sys.getrecursionlimit(), sys.stdout
+    register_variant(Variant("wb_bad", "meddles", ("numpy",), build))
+    try:
+        spec = SweepSpec(kernels=["wb_bad"], variants=["meddles"], backends=["numpy"], isolation="in-process",
+                         budget_s=0.05, warmup_s=0.01, min_samples=3, max_samples=20, rounds=1)
+        run_sweep(spec, store=tmp_path / "s.sqlite", progress=False)
+        assert os.umask(mask) == mask and sys.getrecursionlimit() == limit and sys.stdout is out
+    finally:
+        os.umask(mask)
+        sys.setrecursionlimit(limit)
+        sys.stdout = out
+        unregister_variant("wb_bad", "meddles")
+
+
+def test_a_catalog_file_that_changes_directory_does_not_move_the_commands_paths(tmp_path):
+    """A spec.py calling os.chdir at import put ``bench --store rel.sqlite --json rel.json`` in its folder."""
+    folder = tmp_path / "wb_round6_chdir"
+    folder.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (folder / "spec.py").write_text(
+        f"import os\nos.chdir({str(tmp_path / 'elsewhere')!r})\n"
+        "import dataclasses\nfrom workbench.catalog import get_kernel, kernel_here\n"
+        "SPEC = kernel_here(__file__).register(lambda name: dataclasses.replace(get_kernel('vector_add'), name=name,"
+        " llm_params=None, sizes={'verify': [{'n': 7}]}))\n")
+    code = "import os, sys; from workbench.catalog import loader; loader.load_catalog(sys.argv[1]); print(os.getcwd())"
+    done = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tmp_path) and "changed the working directory" in done.stderr

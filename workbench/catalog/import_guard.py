@@ -8,7 +8,8 @@ arrived while a slow file was importing was taken for that file's failure, so th
 
 Within :func:`guarded_import`, on the importing thread: ``os._exit`` raises :class:`CatalogExit` (other
 threads still exit), ``sys.stdout``/``sys.stderr`` cannot be closed or replaced for good (and what the file
-prints goes to stderr, never into the command's output), a watchdog thread
+prints goes to stderr, never into the command's output), nor the working directory (a ``chdir`` at import moved
+``--store rel.sqlite``), umask or recursion limit changed, a watchdog thread
 ends a pure-Python loop that outlives the bound even when the file disarmed the alarm, and a signal that
 stops commands (SIGINT, SIGTERM, SIGHUP, where not ignored) is delivered again after the import, to the
 handler that was there before, instead of being caught as the file's error.
@@ -21,12 +22,11 @@ import ctypes
 import os
 import posix
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
-from typing import Any
 
+from workbench.core.process_state import process_state_kept
 from workbench.core.signal_handlers import handlers_replaced
 
 #: Signals that stop a command: never swallowed as a catalog file's failure.
@@ -51,19 +51,6 @@ class SignalWhileImporting(BaseException):
     """A stop signal arrived during the import: re-delivered once the import is over."""
 
 
-class _Unclosable:
-    """A standard stream as a catalog file sees it: writes pass on, ``close`` does nothing."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-
-    def close(self) -> None:
-        """A catalog file does not close the command's output."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
 @contextlib.contextmanager
 def _no_exit() -> Iterator[None]:
     """``os._exit`` on this thread raises :class:`CatalogExit`; other threads keep the real one."""
@@ -79,20 +66,6 @@ def _no_exit() -> Iterator[None]:
         yield
     finally:
         os._exit = posix._exit = real  # type: ignore[assignment]
-
-
-@contextlib.contextmanager
-def _std_streams_kept() -> Iterator[None]:
-    """Neither stream can be closed or replaced for good, and what the file prints goes to stderr: stdout is the
-    command's output (``verify --json``'s document was broken by a ``print`` at the top of a spec.py)."""
-    saved = sys.stdout, sys.stderr
-    out = saved[1] if saved[1] is not None else saved[0]
-    sys.stdout = _Unclosable(out) if out is not None else None  # type: ignore[assignment]
-    sys.stderr = _Unclosable(saved[1]) if saved[1] is not None else None  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = saved
 
 
 @contextlib.contextmanager
@@ -140,9 +113,12 @@ def _stop_signals_kept() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def guarded_import(limit_s: float) -> Iterator[None]:
-    """Every guard of this module around one catalog file's import (see the module's docstring)."""
-    with _stop_signals_kept(), _no_exit(), _std_streams_kept(), _watchdog(limit_s):
+def guarded_import(limit_s: float, what: str = "a catalog file") -> Iterator[None]:
+    """Every guard of this module around one catalog file's import (see the module's docstring); the streams,
+    working directory, umask and recursion limit are kept by :func:`~workbench.core.process_state.process_state_kept`
+    (what the file prints goes to stderr)."""
+    with _stop_signals_kept(), _no_exit(), process_state_kept(what, stdout_to_stderr=True, environment=False), \
+            _watchdog(limit_s):
         yield
 
 

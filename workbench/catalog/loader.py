@@ -109,7 +109,8 @@ def _load_files(folder: Path) -> None:
         assert spec and spec.loader
         mod = importlib.util.module_from_spec(spec)
         sys.modules[modname] = mod
-        with guarded_import(import_timeout_s()):  # a stop signal met inside is raised again as it leaves
+        # a stop signal met inside is raised again as it leaves
+        with guarded_import(import_timeout_s(), f"catalog file {f}"):
             failed = _exec_file(folder, f, spec.loader, mod)
         if failed and f.name == "spec.py":
             return  # variants of a kernel without a spec cannot register

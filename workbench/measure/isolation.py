@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import psutil
 
 from workbench.backends.registry import get as get_backend
+from workbench.core.process_state import process_state_kept
 from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.measure.audit import judge_reported
@@ -90,7 +91,8 @@ class InProcessExecutor(LocalExecutor):
                                  started=time.perf_counter())
         before = {p.pid for p in children_of(psutil.Process())}
         try:
-            with backend_environment(request.cell.backend, {ENV_TOKEN: self.token}), process_exit_refused():
+            with process_state_kept(f"{request.cell.kernel}/{request.cell.variant} (in-process)"), \
+                    backend_environment(request.cell.backend, {ENV_TOKEN: self.token}), process_exit_refused():
                 return run_on_thread(request, self.worker, self.inputs)
         finally:
             self.started += [p for p in children_of(psutil.Process()) if p.pid not in before]
