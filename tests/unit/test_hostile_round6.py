@@ -299,3 +299,35 @@ def test_a_catalog_file_that_changes_directory_does_not_move_the_commands_paths(
                           cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(tmp_path) and "changed the working directory" in done.stderr
+
+
+# -- 16: stop signals ------------------------------------------------------------------------------------------------
+
+def test_a_second_stop_signal_does_not_cut_the_closing_short():
+    """A second SIGTERM 50 ms after the first ended ``bench`` with exit 143, no message, and its run "running"."""
+    import signal
+
+    from workbench.cli.termination import Terminated, termination_as_interrupt
+
+    if signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        pytest.skip("SIGTERM is handled by the test runner here")
+    closed = False
+    with termination_as_interrupt():
+        try:
+            signal.raise_signal(signal.SIGTERM)
+        except Terminated as first:
+            signal.raise_signal(signal.SIGTERM)  # while the run is being closed
+            signal.raise_signal(signal.SIGHUP)
+            closed = first.exit_status == 143
+    assert closed and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+# -- 13: numbers out of every range ------------------------------------------------------------------------------
+
+def test_a_count_of_hundreds_of_digits_is_named_not_an_internal_error(tmp_path, capsys):
+    """``bench --rounds 999...9`` (400 digits) ended in "internal error: OverflowError: int too large to convert to
+    float", exit 1."""
+    assert main(["bench", "--kernels", "vector_add", "--backends", "numpy", "--rounds", "9" * 400,
+                 "--store", str(tmp_path / "s.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "--rounds 9999" in err and "(400 digits) is out of range" in err and "internal error" not in err

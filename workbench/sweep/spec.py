@@ -154,9 +154,13 @@ class SweepSpec:
                  f"({what})")
         if isinstance(value, bool) or not isinstance(value, numbers.Integral if integer else numbers.Real):
             raise ValueError(f"{label} must be {valid}, got {value!r}")
-        x = int(value) if integer else float(value)
+        try:  # an integer of hundreds of digits is no float ("--rounds 999...9" ended in an internal OverflowError)
+            x = int(value) if integer else float(value)
+            shown = f"{x:g}"
+        except OverflowError:
+            x, shown = math.inf, f"{str(value)[:20]}... ({len(str(value))} digits)"
         if not math.isfinite(x) or x < low or (x == low and not low_ok) or x > high:
-            raise ValueError(f"{label} {x:g} is out of range: it must be {valid}")
+            raise ValueError(f"{label} {shown} is out of range: it must be {valid}")
         return x
 
     def check(self, flags: Mapping[str, str] | None = None) -> None:
