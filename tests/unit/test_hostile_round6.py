@@ -331,3 +331,19 @@ def test_a_count_of_hundreds_of_digits_is_named_not_an_internal_error(tmp_path, 
                  "--store", str(tmp_path / "s.sqlite")]) == 2
     err = capsys.readouterr().err
     assert "--rounds 9999" in err and "(400 digits) is out of range" in err and "internal error" not in err
+
+
+def test_a_cell_that_ends_early_completes_only_the_rounds_it_had_left():
+    """A worker killed in round 2 of 5 made the bar read "6/5 cell rounds (120%)": the early end counted
+    1 + 5 - 1 rounds after the first had been counted already."""
+    from workbench.sweep.plan import SweepPlan
+    from workbench.sweep.spec import SweepSpec
+
+    plan = SweepPlan(SweepSpec(kernels=["vector_add"], variants=["numpy"], backends=["numpy"], sizes=[{"n": 100}],
+                               rounds=5))
+    cell = plan.cells[0]
+    plan._round(0, [cell]).__next__()
+    assert plan.keep(cell, {"status": "ok", "rounds": 1}) == 1
+    plan._round(1, [cell]).__next__()
+    assert plan.keep(cell, {"status": "crashed", "rounds": 1}) == 4
+    assert plan.done == plan.total == 5
