@@ -347,3 +347,17 @@ def test_a_cell_that_ends_early_completes_only_the_rounds_it_had_left():
     plan._round(1, [cell]).__next__()
     assert plan.keep(cell, {"status": "crashed", "rounds": 1}) == 4
     assert plan.done == plan.total == 5
+
+
+# -- 20: a backend labelled by what it should be, not what runs -----------------------------------------------------
+
+def test_numba_with_its_jit_disabled_is_no_numba_backend(monkeypatch):
+    """Under NUMBA_DISABLE_JIT=1, ``info`` said numba was available and ``bench --backends numba`` stored rows
+    under numba's name that ran plain Python (or failed with "'function' object has no attribute 'py_func'")."""
+    numba = pytest.importorskip("numba")
+    from workbench.backends.numba_backend import _probe_numba
+
+    assert _probe_numba().available
+    monkeypatch.setattr(numba.config, "DISABLE_JIT", True)
+    probe = _probe_numba()
+    assert not probe.available and "NUMBA_DISABLE_JIT is set" in probe.reason

@@ -88,11 +88,14 @@ class NumbaBackend(Backend):
 
 def _probe_numba() -> Probe:
     try:
-        import numba  # noqa: F401
+        import numba
     except ImportError:
         return Probe.missing(f"numba is not installed: {INSTALL_HINT}")
     except Exception as exc:  # noqa: BLE001 - e.g. a numpy too new for this numba
         return Probe.missing(f"numba failed to import ({type(exc).__name__}: {exc}); {INSTALL_HINT} --upgrade")
+    if numba.config.DISABLE_JIT:  # its variants would run as plain Python under numba's name (or fail, naming nothing)
+        return Probe.missing("NUMBA_DISABLE_JIT is set: numba compiles nothing, so its variants would time plain "
+                             "Python under numba's name; unset NUMBA_DISABLE_JIT to use this backend")
     return Probe.ok()
 
 
