@@ -361,3 +361,22 @@ def test_numba_with_its_jit_disabled_is_no_numba_backend(monkeypatch):
     monkeypatch.setattr(numba.config, "DISABLE_JIT", True)
     probe = _probe_numba()
     assert not probe.available and "NUMBA_DISABLE_JIT is set" in probe.reason
+
+
+# -- 11: environment values that ended in a traceback ------------------------------------------------------------
+
+@pytest.mark.parametrize("name, value, ok", [("NUMBA_NUM_THREADS", "abc", False), ("NUMBA_NUM_THREADS", "0", False),
+                                             ("OMP_NUM_THREADS", "4,2", True), ("OMP_NUM_THREADS", "-1", False),
+                                             ("MKL_NUM_THREADS", "2", True)])
+def test_thread_counts_in_the_environment_are_checked(monkeypatch, capsys, name, value, ok):
+    """``NUMBA_NUM_THREADS=abc workbench verify`` printed numba's traceback in every worker and went on."""
+    monkeypatch.setenv(name, value)
+    from workbench.core.env_values import check_thread_counts
+
+    if ok:
+        check_thread_counts()
+        return
+    with pytest.raises(ValueError, match=f"{name}='{value}' is not a thread count"):
+        check_thread_counts()
+    assert main(["verify", "--kernels", "vector_add", "--backends", "numpy"]) == 2
+    assert f"{name}='{value}' is not a thread count" in capsys.readouterr().err

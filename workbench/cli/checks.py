@@ -47,7 +47,7 @@ def check_env_values() -> None:
     was taken for yes; ``WORKBENCH_WORKER_PROFILE=1`` ended every worker in a traceback)."""
     from workbench.backends.registry import override_name
     from workbench.catalog.loader import ENV_IMPORT_TIMEOUT
-    from workbench.core.env_values import env_flag, env_seconds, worker_profile_dir
+    from workbench.core.env_values import check_thread_counts, env_flag, env_seconds, worker_profile_dir
     from workbench.roofs.peaks import ENV_AUTO_PEAKS
     from workbench.tuning.resolve import ENV_TUNED
 
@@ -56,6 +56,7 @@ def check_env_values() -> None:
     env_seconds(ENV_IMPORT_TIMEOUT)  # `nan` or `-1` fell back to 120 s unsaid
     override_name()  # a misspelt backend was refused by bench and ignored by verify
     worker_profile_dir()
+    check_thread_counts()  # NUMBA_NUM_THREADS=abc printed numba's traceback in every worker
 
 
 def check_backend_env() -> None:

@@ -77,3 +77,20 @@ def worker_profile_dir() -> str | None:
         raise ValueError(f"{ENV_WORKER_PROFILE}={text!r} is not a folder: give an existing folder for the "
                          "workers' cProfile files (worker-<pid>.prof), or unset it")
     return text
+
+
+#: Thread counts the runtimes read from the environment: a positive integer each (OpenMP: a comma list of them).
+THREAD_COUNT_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def check_thread_counts() -> None:
+    """Each of :data:`THREAD_COUNT_VARS` that is set is a thread count; ValueError naming it otherwise.
+    ``NUMBA_NUM_THREADS=abc`` printed numba's traceback in every worker and ran with its default."""
+    for name in THREAD_COUNT_VARS:
+        text = os.environ.get(name)
+        if text is None or not text.strip():
+            continue
+        parts = text.split(",") if name == "OMP_NUM_THREADS" else [text]
+        if not all(p.strip().isdigit() and 0 < int(p) <= 1 << 16 for p in parts):
+            raise ValueError(f"{name}={text!r} is not a thread count: give a whole number of threads such as 2, "
+                             "or unset it")
