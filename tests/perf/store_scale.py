@@ -74,8 +74,10 @@ def write_export(path: Path, rows: int, runs: int) -> None:
 TEMPLATES = [ROOT / "tests" / "perf" / "data" / "quick-numpy.json"]
 
 
-#: Text fields whose first number each copy of a template row varies (see :func:`_varied_template`).
-VARIED = ("samples_s", "host_samples_s", "round_medians_s")
+#: Text fields whose first number each copy of a template row varies (see :func:`_varied_template`): every list
+#: of measured numbers a real row has its own of (round sizes and params repeat in real rows too).
+VARIED = ("samples_s", "host_samples_s", "round_medians_s", "round_probes_s", "round_host_slowdowns",
+          "round_bandwidth_gbs", "round_host_probes_s")
 _FIRST_NUMBER = re.compile(r"\[\s*(-?[0-9][0-9.eE+-]*)")
 
 
@@ -96,8 +98,8 @@ def _varied_template(row: dict) -> tuple[dict, list[tuple[str, float]]]:
 
 def write_real_export(path: Path, rows: int, runs: int, templates: list[Path]) -> int:
     """An export of ``rows`` real-shaped rows: the rows of ``templates`` (real exports) again and again, each
-    under a run of its own (``runs`` runs), a cell key, start time and first sample and round median of its
-    own (:func:`_varied_template`: first sample, host sample and round median), its environments and peaks once. Each template row is encoded once, with
+    under a run of its own (``runs`` runs), a cell key, start time and the first number of each measured list of
+    its own (:func:`_varied_template`), its environments and peaks once. Each template row is encoded once, with
     markers for what varies, so writing stays fast. Returns the number of template rows."""
     docs = [json.loads(t.read_text()) for t in templates]
     rows_t = [r for d in docs for r in d["results"]]
