@@ -380,3 +380,12 @@ def test_thread_counts_in_the_environment_are_checked(monkeypatch, capsys, name,
         check_thread_counts()
     assert main(["verify", "--kernels", "vector_add", "--backends", "numpy"]) == 2
     assert f"{name}='{value}' is not a thread count" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["history", "--machine", ""], ["history", "--kernel", ","],
+                                  ["compare", "latest", "--baseline", ""], ["report", "--baseline", " "]])
+def test_an_option_that_names_nothing_is_refused(tmp_path, capsys, argv):
+    """``history --machine '' --fail-on-regression 5`` judged every machine; ``compare --baseline ''`` used the
+    default baseline; neither said the value was empty."""
+    assert main([*argv, "--store", str(tmp_path / "none.sqlite")]) == 2
+    assert "names nothing" in capsys.readouterr().err

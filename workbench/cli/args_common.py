@@ -59,3 +59,11 @@ def seconds(maximum: float = 7 * 24 * 3600.0) -> Callable[[str], float]:
         return x
 
     return parse
+
+
+def given_text(text: str) -> str:
+    """An argparse ``type``: a value with at least one name in it (comma-separated names count each). An empty
+    one (``--machine ''``, ``--kernel ','``, ``--baseline ''``) selected everything, or the default, unsaid."""
+    if not any(part.strip() for part in text.split(",")):
+        raise argparse.ArgumentTypeError(f"{text!r} names nothing; give a value, or leave the option out")
+    return text

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.cli.args_common import add_store, command
+from workbench.cli.args_common import add_store, command, given_text
 from workbench.core.record import JsonObject
 from workbench.judge.between_runs import PROBE_K
 from workbench.judge.verdicts import DISTURBED_FLOOR, K_BETWEEN, is_disturbed, pct, rerun_hint, verdict_label
@@ -36,7 +36,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("run_b", metavar="RUN_B", nargs="?", default=None,
                    help="the run compared with it (id, name or unique prefix), or several: B1,B2,B3")
     add_store(p)
-    p.add_argument("--baseline", default=None, metavar="VARIANT[@BACKEND]",
+    p.add_argument("--baseline", default=None, metavar="VARIANT[@BACKEND]", type=given_text,
                    help="compare variants against this one within each run (default with one run: the "
                         "kernel's library variant)")
     p.add_argument("--json", action="store_true", help="print the table as JSON records")

@@ -8,6 +8,7 @@ import json
 import math
 import sys
 
+from workbench.cli.args_common import given_text
 from workbench.core.units import fmt_time_auto
 from workbench.history.changes import DEFAULT_THRESHOLD
 from workbench.history.series import SeriesFilter, machine_matches, machines
@@ -25,11 +26,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "step of the series' level larger than its own noise and than --threshold.")
     p.add_argument("--store", metavar="PATH", help="results store (default $WORKBENCH_STORE or "
                                                    "./workbench-results.sqlite)")
-    p.add_argument("--since", metavar="DATE|RUN_ID",
+    p.add_argument("--since", metavar="DATE|RUN_ID", type=given_text,
                    help="only runs created at or after this date (2026-12-01, 2026-12-01T09:30, UTC) or run")
-    p.add_argument("--machine", metavar="TEXT",
+    p.add_argument("--machine", metavar="TEXT", type=given_text,
                    help="only machines whose fingerprint, description or env_id contains TEXT")
-    p.add_argument("--kernel", action="append", metavar="NAME",
+    p.add_argument("--kernel", action="append", metavar="NAME", type=given_text,
                    help="only this kernel (repeat, or a comma-separated list)")
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD * 100, metavar="PCT",
                    help="smallest step reported, in percent (default 5)")

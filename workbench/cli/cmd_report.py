@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from workbench.cli.args_common import given_text
 from workbench.core.output_guard import writes_to_stdout
 from workbench.store.database import open_store
 
@@ -28,7 +29,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", default=None, metavar="FILE",
                    help="file to write, ending in .html, .md, .json or .csv (default: reports/<run>.<format>, "
                         "the run id made safe as a file name)")
-    p.add_argument("--baseline", default=None, metavar="VARIANT[@BACKEND]",
+    p.add_argument("--baseline", default=None, metavar="VARIANT[@BACKEND]", type=given_text,
                    help="one reference for the whole report's speed-ups (default: numpy's library variant); "
                         "VARIANT@BACKEND or @BACKEND")
     p.set_defaults(func=run)
