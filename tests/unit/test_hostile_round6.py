@@ -389,3 +389,30 @@ def test_an_option_that_names_nothing_is_refused(tmp_path, capsys, argv):
     default baseline; neither said the value was empty."""
     assert main([*argv, "--store", str(tmp_path / "none.sqlite")]) == 2
     assert "names nothing" in capsys.readouterr().err
+
+
+def test_a_process_a_catalog_file_starts_at_import_ends_with_the_command(tmp_path):
+    """A spec.py that started ``sleep`` at its top left it running after ``verify`` exited (its workers' ones
+    were ended; the command's own were not)."""
+    import psutil
+
+    folder = tmp_path / "wb_round6_forks"
+    folder.mkdir()
+    (folder / "spec.py").write_text(
+        "import subprocess\nP = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+        "import dataclasses\nfrom workbench.catalog import get_kernel, kernel_here\n"
+        "SPEC = kernel_here(__file__).register(lambda name: dataclasses.replace(get_kernel('vector_add'), name=name,"
+        " llm_params=None, sizes={'verify': [{'n': 7}]}))\n")
+    code = ("import sys; from workbench.catalog import loader; loader.load_catalog(sys.argv[1]); "
+            "print(sys.modules['workbench_catalog.wb_round6_forks.spec'].P.pid "
+            "if 'workbench_catalog.wb_round6_forks.spec' in sys.modules else "
+            "[m.P.pid for n, m in sys.modules.items() if n.endswith('wb_round6_forks.spec')][0])")
+    done = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, done.stderr
+    pid = int(done.stdout.split()[-1])
+    try:
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    finally:
+        if psutil.pid_exists(pid):
+            psutil.Process(pid).kill()

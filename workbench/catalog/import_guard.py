@@ -17,6 +17,7 @@ handler that was there before, instead of being caught as the file's error.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import os
@@ -25,6 +26,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from types import FrameType
+from typing import Any
 
 from workbench.core.process_state import process_state_kept
 from workbench.core.signal_handlers import handlers_replaced
@@ -118,8 +120,39 @@ def guarded_import(limit_s: float, what: str = "a catalog file") -> Iterator[Non
     working directory, umask and recursion limit are kept by :func:`~workbench.core.process_state.process_state_kept`
     (what the file prints goes to stderr)."""
     with _stop_signals_kept(), _no_exit(), process_state_kept(what, stdout_to_stderr=True, environment=False), \
-            _watchdog(limit_s):
+            _children_ended_at_exit(), _watchdog(limit_s):
         yield
+
+
+#: Processes catalog files started while they were imported, ended when this process exits.
+_started: list[Any] = []
+
+
+@contextlib.contextmanager
+def _children_ended_at_exit() -> Iterator[None]:
+    """Children of this process that appear during the import are ended at exit: a ``spec.py`` that started
+    ``sleep`` at its top left it running after ``verify`` exited (workers end theirs; this process did not)."""
+    import psutil
+
+    me = psutil.Process()
+    before = {p.pid for p in me.children(recursive=True)}
+    try:
+        yield
+    finally:
+        new = [p for p in me.children(recursive=True) if p.pid not in before]
+        if new and not _started:
+            atexit.register(_end_started)
+        _started.extend(new)
+
+
+def _end_started() -> None:
+    import psutil
+
+    alive = [p for p in _started if p.is_running()]
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=2)
 
 
 def stop_signal(exc: BaseException) -> bool:
