@@ -242,15 +242,14 @@ def test_process_state_is_put_back_after_code_we_ran(tmp_path, caplog):
         os.chdir(tmp_path)
         os.umask(0o777)
         sys.setrecursionlimit(60)
-        os.environ["WORKBENCH_STORE"] = str(tmp_path / "hijack.sqlite")
         sys.stderr.close()  # refused: the command's stderr stays open
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - what a hostile kernel does
     assert os.getcwd() == cwd and sys.getrecursionlimit() == limit and sys.stdout is out and sys.stderr is err
-    assert os.umask(mask) == mask and "hijack" not in os.environ.get("WORKBENCH_STORE", "")
+    assert os.umask(mask) == mask
     assert not err.closed
     said = caplog.text
     assert "hk/hostile (in-process) changed the working directory, the umask, the recursion limit" in said
-    assert "the environment" in said and "sys.stdout or sys.stderr" in said
+    assert "sys.stdout or sys.stderr" in said
 
 
 def test_an_in_process_kernel_cannot_change_the_process_for_the_report(bad_catalog, tmp_path):

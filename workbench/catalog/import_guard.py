@@ -119,7 +119,7 @@ def guarded_import(limit_s: float, what: str = "a catalog file") -> Iterator[Non
     """Every guard of this module around one catalog file's import (see the module's docstring); the streams,
     working directory, umask and recursion limit are kept by :func:`~workbench.core.process_state.process_state_kept`
     (what the file prints goes to stderr)."""
-    with _stop_signals_kept(), _no_exit(), process_state_kept(what, stdout_to_stderr=True, environment=False), \
+    with _stop_signals_kept(), _no_exit(), process_state_kept(what, stdout_to_stderr=True), \
             _children_ended_at_exit(), _watchdog(limit_s):
         yield
 

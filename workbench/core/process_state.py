@@ -1,5 +1,6 @@
 """Process-wide state that code we run in this process (a catalog file, an in-process kernel) must not change for the
-command: the working directory, the umask, the recursion limit, the environment and the standard streams.
+command: the working directory, the umask, the recursion limit and the standard streams. (Not the environment:
+the workbench itself sets variables there the first time a backend is prepared, which may be inside a cell.)
 
 Why: with cells in this process (``bench --in-process``), a variant calling ``os.umask(0o777)`` made the report
 written after the sweep unreadable (mode 000); ``sys.setrecursionlimit(60)`` made it fail ("maximum recursion
@@ -56,14 +57,13 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def process_state_kept(what: str, stdout_to_stderr: bool = False, environment: bool = True) -> Iterator[None]:
+def process_state_kept(what: str, stdout_to_stderr: bool = False) -> Iterator[None]:
     """Within, the standard streams cannot be closed (``stdout_to_stderr``: what is printed goes to stderr); after,
-    the working directory, umask, recursion limit, environment (unless not ``environment``: a catalog file may set
-    a variable its kernels read) and ``sys.stdout/stderr/stdin`` are as they were before, and a warning names
-    ``what`` and each thing it changed."""
+    the working directory, umask, recursion limit and ``sys.stdout/stderr/stdin`` are as they were before, and a
+    warning names ``what`` and each thing it changed."""
     streams = sys.stdout, sys.stderr, sys.stdin
     before, here = _cwd(), _open_cwd()
-    mask, limit, env = _umask(), sys.getrecursionlimit(), dict(os.environ)
+    mask, limit = _umask(), sys.getrecursionlimit()
     out = streams[1] if stdout_to_stderr and streams[1] is not None else streams[0]
     sys.stdout = Unclosable(out) if out is not None else None  # type: ignore[assignment]
     sys.stderr = Unclosable(streams[1]) if streams[1] is not None else None  # type: ignore[assignment]
@@ -82,10 +82,6 @@ def process_state_kept(what: str, stdout_to_stderr: bool = False, environment: b
         if sys.getrecursionlimit() != limit:
             changed.append("the recursion limit")
             sys.setrecursionlimit(limit)
-        if environment and dict(os.environ) != env:
-            changed.append("the environment")
-            os.environ.clear()
-            os.environ.update(env)
         if sys.stdin is not streams[2]:
             changed.append("sys.stdin")
         if not isinstance(sys.stdout, Unclosable) or not isinstance(sys.stderr, Unclosable):
