@@ -415,3 +415,16 @@ def test_a_process_a_catalog_file_starts_at_import_ends_with_the_command(tmp_pat
     finally:
         if psutil.pid_exists(pid):
             psutil.Process(pid).kill()
+
+
+def test_a_user_signal_stops_the_command_as_sigterm_does():
+    """SIGUSR1 mid-sweep killed ``bench`` where it stood: exit 138, no message, its run closed by nobody."""
+    import signal
+
+    from workbench.cli.termination import Terminated, termination_as_interrupt
+
+    if signal.getsignal(signal.SIGUSR1) != signal.SIG_DFL:
+        pytest.skip("SIGUSR1 is handled by the test runner here")
+    with pytest.raises(Terminated) as stopped, termination_as_interrupt():
+        signal.raise_signal(signal.SIGUSR1)
+    assert stopped.value.exit_status == 128 + signal.SIGUSR1

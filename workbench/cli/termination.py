@@ -1,6 +1,6 @@
-"""SIGTERM and SIGHUP end a command the way Ctrl-C does: a sweep stops between cells, its run is closed as
-interrupted (never left "running"), and the line that resumes it is printed. Before, either signal killed
-the process where it stood: exit 143, no message, a run that ``bench --resume`` then had to take for dead."""
+"""SIGTERM and SIGHUP (and SIGUSR1/2) end a command the way Ctrl-C does: a sweep stops between cells, its run is
+closed as interrupted (never left "running"), and the line that resumes it is printed. Before, either signal
+killed the process where it stood: exit 143, no message, a run that ``bench --resume`` then had to take for dead."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from types import FrameType
 
 from workbench.core.signal_handlers import handlers_replaced
 
-#: The signals turned into :class:`Terminated` (those this platform has).
-SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+#: The signals turned into :class:`Terminated` (those this platform has): SIGTERM and SIGHUP, and the user signals,
+#: whose default also ends a process where it stands (SIGUSR1 mid-sweep: exit 138, no message, a run nobody closed).
+SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2") if hasattr(signal, name))
 
 
 class Terminated(KeyboardInterrupt):
