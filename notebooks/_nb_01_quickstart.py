@@ -25,7 +25,7 @@ from workbench.backends.plain_words import what_it_is
 from workbench.backends.registry import all_backends
 from workbench.core.units import fmt_bytes
 from workbench.report.plots.lines import quartile_band
-from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim, disturbance_text,
+from workbench.report.claims import (bandwidth_down_text, cache_place, cache_text, check_claim, disturbance_text,
                                      busy_text, last_level_cache_bytes,
                                      mark_busy, may_state_cause, reading, verdict_sentence, verdict_table)
 
@@ -66,7 +66,8 @@ and Vulkan, where this machine has them; Triton's interpreter, a correctness too
 is left to `FULL = True` (every device, more sizes).
 """),
     code("""
-# from this machine's caches: one size within half the per-core cache, one at twice the last-level cache
+# full run: from this machine's caches, one size within half the per-core cache, one at twice the last-level cache
+# (SMALL: two tiny sizes, both of which may fit in every cache: the cell after the plot says where each lies)
 sizes = [2**12, 2**16] if SMALL else tutorial.cache_and_dram_sizes("saxpy")
 # one device per runtime ("opencl" names the best OpenCL device); FULL: every backend
 backends = tutorial.backends_for(FULL, ["numpy", "numba", "torch-cpu", "opencl", "vulkan"])
@@ -78,9 +79,9 @@ res
 ## One plot
 
 Bandwidth against size; the shaded band is the interquartile range of the samples. The two sizes come from
-this machine's caches (`tutorial.cache_and_dram_sizes`): the smaller fits within half the per-core cache (and pays
-each backend's fixed cost per call in full), the larger is twice the last-level cache, so its arrays stream
-from DRAM wherever this runs. An OpenCL
+this machine's caches (`tutorial.cache_and_dram_sizes`) in a full run: the smaller is chosen within half the per-core
+cache (and pays each backend's fixed cost per call in full), the larger at twice the last-level cache, so that its
+arrays stream from DRAM (a quick run, `SMALL`, uses two tiny sizes instead). An OpenCL
 backend may be a GPU or, through PoCL, this machine's CPU, and Vulkan may be a GPU or lavapipe on the CPU;
 the cell after the plot prints this machine's cache sizes, which sizes fit in them, and what each device is.
 """),
@@ -138,11 +139,13 @@ for _, v in table.iterrows():
     sentence = verdict_sentence(v, base, other, disturbance_text(at))   # a disturbed one says by what
     check_claim(v, sentence)
     print(f"{v['size_label']}: {sentence}")
-# what the sentences add up to at the largest (past the last-level cache) size, from their verdicts only
+# what the sentences add up to at the largest size, from their verdicts only; where it lies against the last-level
+# cache is taken from its working set (cache_place), never from its being the larger size
 big = table[table["size"] == table["size"].max()]
+big_bytes = float(res.df.loc[res.df["size"] == big["size"].max(), "bytes"].max())
 beat = [f"{v['variant']} @ {v['backend']}" for _, v in big.iterrows() if reading(v) == "faster"]
 unsure = [f"{v['variant']} @ {v['backend']}" for _, v in big.iterrows() if reading(v) == "inconclusive"]
-print(f"past the last-level cache ({big['size_label'].iloc[0]}): "
+print(f"at the largest size ({big['size_label'].iloc[0]}, {cache_place(big_bytes, llc)}): "
       + (f"{', '.join(beat)} beat numpy's library call beyond the noise" if beat else
          "no variant beat numpy's library call beyond the noise")
       + (f"; {', '.join(unsure)} could not be told from it, whatever order the plot's medians show" if unsure

@@ -12,6 +12,8 @@ from workbench.judge import verdicts as vd
 from workbench.report import claims
 from workbench.report.claims import (
     ClaimMismatch,
+    bytes_share,
+    cache_place,
     cache_text,
     check_claim,
     check_verdict,
@@ -131,6 +133,23 @@ def test_cache_text_says_whether_the_working_set_fits():
     assert cache_text(2 * 2**20, 32 * 2**20) == "working set 2 MiB fits in the 32 MiB last-level cache"
     assert "exceeds the" in cache_text(64 * 2**20, 32 * 2**20)
     assert "last-level cache size unknown" in cache_text(1024, None)
+
+
+def test_bytes_share_follows_from_the_printed_figures():
+    """Issue 39: 02 printed "21.5 GiB ... 92% of the host's 23.5 GiB" (exact bytes 0.92; the printed ones 91.5%)."""
+    host = 23.5 * 2**30
+    assert f"{21.54 * 2**30 / host:.0%}" == "92%"   # what the exact bytes would have printed
+    assert bytes_share(21.54 * 2**30, host) == ("21.5 GiB", "91.5%", "23.5 GiB")
+    assert bytes_share(2**30, 4 * 2**30) == ("1 GiB", "25%", "4 GiB")
+
+
+def test_cache_place_follows_the_bytes_not_the_size_position():
+    """Issue 39: 01 said "past the last-level cache (n=65536)" of a 768 KiB working set under SMALL."""
+    llc = 32 * 2**20
+    assert cache_place(768 * 2**10, llc) == "within the 32 MiB last-level cache"
+    assert cache_place(64 * 2**20, llc) == "past the 32 MiB last-level cache"
+    assert cache_place(llc, llc).startswith("within")
+    assert cache_place(2**30, None) == cache_place(2**30, 0) == "last-level cache size unknown"
 
 
 def test_same_needs_a_small_floor():

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from workbench.core.conditions import BUSY_CPU_SHARE
+from workbench.core.units import fmt_bytes, parse_bytes
 from workbench.report.pair_words import medians_source
 
 #: How a sizes list names the sizes no reading covers.
@@ -80,3 +81,24 @@ def opposite_medians(v: Mapping[str, object], s: float, other: str) -> str:
     named = medians_source(v)   # the two medians divided, so the figure is found in the table (10)
     return (f" (the cells' own medians{f' ({named})' if named else ''} point the other way: {other} {way}; both lie "
             "in the interval, which settles neither direction)")
+
+
+def cache_place(nbytes: float, llc: float | None) -> str:
+    """Where a working set of ``nbytes`` lies against the measured last-level cache, for a sentence that names the
+    cache level ("past the 32 MiB last-level cache" / "within the 32 MiB last-level cache"), or "last-level cache
+    size unknown". Taken from the bytes, never from a size's position: 01 printed "past the last-level cache
+    (n=65536)" of a 768 KiB working set that its own line above said fits in the 32 MiB cache."""
+    if not llc or not nbytes or nbytes != nbytes:
+        return "last-level cache size unknown"
+    return f"{'past' if nbytes > llc else 'within'} the {fmt_bytes(llc)} last-level cache"
+
+
+def bytes_share(part: float, whole: float) -> tuple[str, str, str]:
+    """("21.5 GiB", "91.5%", "23.5 GiB"): two byte counts and the share of one in the other, printed so that the
+    share follows from the two rounded figures beside it (02 printed "21.5 GiB ... 92% of the host's 23.5 GiB":
+    21.5/23.5 is 91.5%). The share is taken of the printed figures, with a decimal more where that changes it."""
+    a, b = fmt_bytes(part), fmt_bytes(whole)
+    pa, pb = parse_bytes(a), parse_bytes(b)
+    share = pa / pb if pa is not None and pb else part / whole
+    pct = f"{share:.0%}" if abs(share * 100 - round(share * 100)) < 0.05 else f"{share:.1%}"
+    return a, pct, b

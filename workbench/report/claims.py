@@ -37,7 +37,14 @@ from workbench.judge.verdicts import (
     span_disturbed,
     verdict_label,
 )
-from workbench.report.claim_words import UNSETTLED_SIZES, busy_words, opposite_medians, sizes_said  # noqa: F401
+from workbench.report.claim_words import (  # noqa: F401  (re-exported)
+    UNSETTLED_SIZES,
+    busy_words,
+    bytes_share,
+    cache_place,
+    opposite_medians,
+    sizes_said,
+)
 from workbench.report.claims_cause import (  # noqa: F401  (re-exported)
     apart_undecided_text,
     busy_share,
