@@ -36,7 +36,8 @@ SMALL = {"SMALL": True, "BUDGET_S": 0.03, "MEASURE_PEAKS": False}
 #: The kernel's CPU cells time without first waiting for the host to run at its best speed, and a round the host
 #: slowed is not timed again (workbench/measure/host_settle.py). WHY: beside the other tiers of `make test` a core
 #: is never at its best, so every round's wait ran to its cap (a quarter second of a busy core, longer than the
-#: SMALL round it precedes) and bought nothing: 06 took 29.5 s of CPU with the wait, 22.9 s without (load 7-8).
+#: SMALL round it precedes) and bought nothing. Measured alone at load 6-9 (CPU s with -> without): 06 29.5 -> 22.9
+#: and 25.0 -> 23.1, 01 30.2 -> 26.2; 03 and 04 side by side showed no difference beyond the load's noise.
 #: The rows still carry how slow the host ran; the wait and the retry are tested in tests/unit/test_host_settle.py
 #: and run in every other bench the suite starts.
 HOST_SETTLE_OFF = {SETTLE_ENV: "0"}
