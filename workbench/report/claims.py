@@ -51,6 +51,7 @@ from workbench.report.claims_cause import (  # noqa: F401  (re-exported)
     disturbance_text,
     noise_cause,
     one_way_text,
+    pair_headlines,
     pair_medians,
     pair_rounds,
 )
@@ -249,10 +250,11 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         out["busy"], out["disturbed_by"], out["round_ratios"], out["rounds_apart"] = None, "", None, None
         out["cells_disturbed"] = None
         out["table_median_a"], out["table_median_b"] = float("nan"), float("nan")
+        out["headline_a"], out["headline_b"] = "", ""
         return out
     share = pd.to_numeric(rows.get("other_cpu_share", pd.Series(float("nan"), index=rows.index)), errors="coerce")
     key = "size_label" if "size_label" in rows and "size_label" in out else None
-    busy, by, rounds, medians, wide = [], [], [], [], []
+    busy, by, rounds, medians, wide, heads = [], [], [], [], [], []
     for r in out.to_dict("records"):
         sides = (((rows["variant"] == r.get("variant")) & (rows["backend"] == r.get("backend")))
                  | ((rows["variant"] == r.get("baseline_variant")) & (rows["backend"] == r.get("baseline_backend"))))
@@ -263,9 +265,11 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         by.append(disturbance_text(rows[sides]))
         rounds.append(pair_rounds(r, rows[sides]))
         medians.append(pair_medians(r, rows[sides]))
+        heads.append(pair_headlines(r, rows[sides]))   # which rounds each headline leaves out
         wide.append(_cells_disturbed(rows[sides].to_dict("records")))
     out["busy"], out["disturbed_by"], out["cells_disturbed"] = busy, by, wide
     out["table_median_a"], out["table_median_b"] = [x[0] for x in medians], [x[1] for x in medians]
+    out["headline_a"], out["headline_b"] = [x[0] for x in heads], [x[1] for x in heads]
     out["round_ratios"], out["rounds_apart"] = [x[0] for x in rounds], [x[1] for x in rounds]
     return out
 

@@ -19,6 +19,8 @@ import pandas as pd
 
 from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.units import fmt_seconds
+from workbench.judge.dips import host_slow_rounds, ids_at_speed, rounds_kept
+from workbench.judge.stats import mode_median
 from workbench.judge.verdicts import (
     BLOCKS,
     PRIOR_DF,
@@ -128,11 +130,69 @@ def round_ratios(base: Mapping[str, Any], other: Mapping[str, Any], same_run: bo
     if len(d) and other.get("pair_with") is not None and other.get("pair_with") == base.get("cell_key"):
         return [float(math.exp(x)) for x in d]
     a, b = parse_samples(base.get("round_medians_s")), parse_samples(other.get("round_medians_s"))
-    ia, ib = round_ids(base.get("round_ids")), round_ids(other.get("round_ids"))
+    sa, sb = _slowdowns(base), _slowdowns(other)
+    # rounds a headline set aside (taken while the host ran slow) pair with none, as in the verdict (05 printed
+    # "faster in every one of its 3 rounds (1.24-1.41x)" counting a round the fused cell's headline left out)
+    ia, ib = ids_at_speed(round_ids(base.get("round_ids")), list(a), sa), ids_at_speed(
+        round_ids(other.get("round_ids")), list(b), sb)
     if ia and ib and len(ia) == len(a) and len(ib) == len(b):
         at = dict(zip(ib, b, strict=True))
         return [float(x / at[k]) for k, x in zip(ia, a, strict=True) if k in at]
-    return [float(x / y) for x, y in zip(a, b, strict=True)] if len(a) == len(b) else []
+    if len(a) != len(b):
+        return []
+    kept = set(rounds_kept(list(a), sa)) & set(rounds_kept(list(b), sb))
+    return [float(x / y) for i, (x, y) in enumerate(zip(a, b, strict=True)) if i in kept]
+
+
+def _slowdowns(row: Mapping[str, Any]) -> list[float]:
+    """A row's per-round host slowdowns (``round_host_slowdowns``), [] where it has none."""
+    return [float(x) for x in parse_samples(row.get("round_host_slowdowns"))]
+
+
+def headline_rounds_text(row: Mapping[str, Any]) -> str:
+    """Which of a row's rounds its headline median is not taken of, said after "its headline": "leaves out its
+    round 3 (taken while the host ran slow)", or "is the median of one of the two groups its rounds fell in"; ""
+    where it is the median of them all. Said where a table's medians lie outside the range of the pair's rounds
+    (their ratio, over the same rounds, always lies within it)."""
+    medians = [float(x) for x in parse_samples(row.get("round_medians_s"))]
+    slow = sorted(host_slow_rounds(medians, _slowdowns(row)))
+    parts = []
+    if slow:
+        rounds = ", ".join(str(i + 1) for i in slow)
+        parts.append(f"leaves out its round{'s' if len(slow) > 1 else ''} {rounds} (taken while the host ran slow)")
+    kept = [medians[i] for i in rounds_kept(medians, _slowdowns(row))]
+    if len(kept) >= 2 and not math.isclose(mode_median(kept), float(np.median(kept)), rel_tol=1e-9):
+        parts.append("is the median of one of the two groups its rounds fell in")
+    return " and ".join(parts)
+
+
+def pair_headlines(r: Mapping[str, Any], sides: pd.DataFrame) -> tuple[str, str]:
+    """(base's, variant's) :func:`headline_rounds_text`, where each side has exactly one row; ("", "") otherwise."""
+    if r.get("baseline_variant") is None:
+        return "", ""
+    base = sides[(sides["variant"] == r.get("baseline_variant")) & (sides["backend"] == r.get("baseline_backend"))]
+    other = sides[(sides["variant"] == r.get("variant")) & (sides["backend"] == r.get("backend"))]
+    if len(base) != 1 or len(other) != 1 or base.index[0] == other.index[0]:
+        return "", ""
+    return headline_rounds_text(base.iloc[0].to_dict()), headline_rounds_text(other.iloc[0].to_dict())
+
+
+def medians_outside_text(v: Mapping[str, Any], lo: float, hi: float, base: str, other: str) -> str:
+    """Where the table's medians (``table_median_a``/``_b``) give a speed-up outside [lo, hi], the range of the
+    pair's rounds: that, and why (which rounds a headline leaves out, ``headline_a``/``_b`` from
+    :func:`pair_headlines`); "" where it lies within. The ratio of two medians over the same rounds always lies
+    within their rounds' ratios, so a ratio outside says the headlines are taken of other rounds."""
+    a, b = _num(v, "table_median_a"), _num(v, "table_median_b")
+    if not (math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0):
+        return ""
+    ratio = a / b
+    if lo / 1.005 <= ratio <= hi * 1.005:   # within the rounds' range as printed
+        return ""
+    shown = f"{ratio:.2f}×" if lo > 1 else f"{1 / ratio:.2f}×"
+    why = "; ".join(f"{who}'s headline {note}" for who, note in ((base, str(v.get("headline_a") or "")),
+                                                                   (other, str(v.get("headline_b") or ""))) if note)
+    return (f"the table's medians give {shown}, outside these rounds' range, because "
+            + (why if why else "they are taken over other rounds than those paired here"))
 
 
 def rounds_apart(base: Mapping[str, Any], other: Mapping[str, Any]) -> tuple[float, float] | None:
@@ -216,7 +276,9 @@ def one_way_text(v: Mapping[str, Any], base: str, other: str) -> str:
         else:
             interval = "its interval"
         makeup = interval_makeup(v, r)
-        return (f"{who} was faster in every one of its {len(r)} rounds ({shown}), but {len(r)} "
+        outside = medians_outside_text(v, lo, hi, base, other)
+        return (f"{who} was faster in every one of its {len(r)} rounds ({shown}"
+                + (f"; {outside}" if outside else "") + f"), but {len(r)} "
                 f"rounds all one way happen by chance {chance:.0%} of the time with no difference, and {interval} "
                 "spans no change" + (f": {makeup}" if makeup else ""))
     if isinstance(apart, (tuple, list)) and len(apart) == 2 and (apart[0] > 1 or apart[1] < 1):
@@ -261,8 +323,12 @@ def apart_undecided_text(v: Mapping[str, Any], base: str, other: str, said_cause
     ratio's scatter round to round (:func:`noise_cause`; not repeated where ``said_cause``, the sentence's cause,
     already gives it). 06 printed "could not tell float16 from float32" at 143 against 69.7 µs beside "float32 was
     faster ... at least 1.08×" at 799 against 399 µs, with nothing to reconcile the two. "" where the medians lie
-    closer (or are not known), or the rounds all point one way (:func:`one_way_text` says that)."""
-    a, b = _num(v, "median_a"), _num(v, "median_b")
+    closer (or are not known), or the rounds all point one way (:func:`one_way_text` says that). The medians are
+    the table's where the pair carries them (``table_median_a``/``_b``): 10 printed "263 µs for numba-graph" (its
+    paired rounds' median) beside a table of 262 µs for that cell; a cell is quoted by one median."""
+    a, b = _num(v, "table_median_a"), _num(v, "table_median_b")
+    if not (math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0):
+        a, b = _num(v, "median_a"), _num(v, "median_b")
     if not (math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0) or not span_disturbed(min(a, b), max(a, b)):
         return ""
     # no side is named "the faster": the sentence ends "cannot say which was faster", and a disturbed comparison names
