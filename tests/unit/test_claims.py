@@ -17,6 +17,7 @@ from workbench.report.claims import (
     cache_text,
     check_claim,
     check_verdict,
+    noisy_cells_text,
     pair_verdicts,
     verdict_sentence,
 )
@@ -141,6 +142,18 @@ def test_bytes_share_follows_from_the_printed_figures():
     assert f"{21.54 * 2**30 / host:.0%}" == "92%"   # what the exact bytes would have printed
     assert bytes_share(21.54 * 2**30, host) == ("21.5 GiB", "91.5%", "23.5 GiB")
     assert bytes_share(2**30, 4 * 2**30) == ("1 GiB", "25%", "4 GiB")
+
+
+def test_noisy_cells_text_only_where_every_compared_cell_is_noisy():
+    """Issue 39: 04 stated a cause of two cells, both noisy on a busy machine, without saying so."""
+    busy = pd.DataFrame({"noisy": [1, 1], "other_cpu_share": [0.9, 0.4]})
+    assert noisy_cells_text(busy) == ("both its cells are marked noisy (other processes used up to 90% of the CPU "
+                                      "while they ran)")
+    assert noisy_cells_text(busy.assign(noisy=[1, 0])) == ""
+    calm = pd.DataFrame({"noisy": [True, True, True], "other_cpu_share": [0.01, 0.02, None]})
+    assert noisy_cells_text(calm) == ("all 3 of its cells are marked noisy (their rounds spread past the noise "
+                                      "threshold)")
+    assert noisy_cells_text(pd.DataFrame({"variant": ["a"]})) == ""
 
 
 def test_cache_place_follows_the_bytes_not_the_size_position():

@@ -102,3 +102,21 @@ def bytes_share(part: float, whole: float) -> tuple[str, str, str]:
     share = pa / pb if pa is not None and pb else part / whole
     pct = f"{share:.0%}" if abs(share * 100 - round(share * 100)) < 0.05 else f"{share:.1%}"
     return a, pct, b
+
+
+def noisy_cells_text(rows: pd.DataFrame) -> str:
+    """"both its cells are marked noisy (other processes used up to 90% of the CPU while they ran)" where every
+    compared cell in ``rows`` is marked noisy, "" otherwise: said beside a cause a sentence states, so the cause is
+    not read as if the cells were clean (04 said "what it adds cost more than its reuse saved" of two cells, both
+    noisy, at load 8, and did not say so)."""
+    if rows.empty or "noisy" not in rows:
+        return ""
+    noisy = pd.to_numeric(rows["noisy"], errors="coerce").fillna(0).astype(bool)
+    if not noisy.all():
+        return ""
+    n = len(rows)
+    who = "its cell is" if n == 1 else "both its cells are" if n == 2 else f"all {n} of its cells are"
+    share = pd.to_numeric(rows.get("other_cpu_share", pd.Series(dtype=float)), errors="coerce").max()
+    why = (f"other processes used up to {share:.0%} of the CPU while they ran" if share > BUSY_CPU_SHARE
+           else "their rounds spread past the noise threshold")
+    return f"{who} marked noisy ({why})"

@@ -42,6 +42,7 @@ from workbench.report.claim_words import (  # noqa: F401  (re-exported)
     busy_words,
     bytes_share,
     cache_place,
+    noisy_cells_text,
     opposite_medians,
     sizes_said,
 )
