@@ -189,3 +189,34 @@ def test_a_worker_runs_on_the_parents_cores_not_the_one_its_binding_left():
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["parent_usable"] == len(got["given"])
     assert got["child"] == [got["given"], len(got["given"]), None]
+
+
+CHILD_MASK = """
+import json, os, subprocess, sys
+import workbench
+from workbench.core import threads
+given = sorted(os.sched_getaffinity(0))
+os.sched_setaffinity(0, {given[0]})  # what torch's libgomp does to the first thread when it loads, bound
+probe = ("import json, os, workbench; from workbench.core import threads; "
+         "print(json.dumps([sorted(os.sched_getaffinity(0)), threads.usable_cores()]))")
+plain = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)  # `!workbench bench`
+chosen = subprocess.run(["taskset", "-c", str(given[-1]), sys.executable, "-c", probe], capture_output=True,
+                        text=True)
+print(json.dumps({"given": given, "bound": os.environ.get(threads.ENV_BOUND_CPUS), "plain": json.loads(plain.stdout),
+                  "chosen": json.loads(chosen.stdout) if chosen.returncode == 0 else None}))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs a CPU mask of two cores or more")
+def test_a_program_started_from_a_bound_process_gets_its_cores_back_unless_pinned_on_purpose():
+    """A notebook that imported workbench and then torch ran ``!workbench bench`` on core 0 alone: the command
+    inherited the one core libgomp's binding left the kernel's thread. It takes back the cores the notebook was
+    given; a command pinned elsewhere (``taskset``) keeps its mask."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_", "KMP_", "WORKBENCH_"))}
+    out = subprocess.run([sys.executable, "-c", CHILD_MASK], capture_output=True, text=True, check=True, env=env)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["bound"] == ",".join(map(str, got["given"]))
+    assert got["plain"] == [got["given"], len(got["given"])]
+    if got["chosen"] is not None:  # taskset present
+        assert got["chosen"] == [[got["given"][-1]], 1]

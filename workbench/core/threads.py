@@ -55,6 +55,12 @@ ENV_SET_BY_WORKBENCH = "WORKBENCH_OPENMP_WAIT"
 #: one core (a ``prange`` rope of 4k elements read 13-16 us where it reads 2.5 us) and numpy's OpenBLAS sized its
 #: pool to one thread ("blas:openblas 1" on a 2-core machine), but only in sweeps that held torch-cpu (2026-12-07).
 ENV_WORKER_CPUS = "WORKBENCH_WORKER_CPUS"
+#: The cores of the process that set :data:`BIND`, as it was given them, passed to every process it starts: any
+#: program started from it inherits the one core libgomp's binding left its first thread (a notebook that imported
+#: torch ran ``!workbench bench`` on one core of two, workers and all). A workbench process that finds itself on
+#: exactly the first of those cores takes them all back (:func:`_take_bound_parent_cpus`); one pinned elsewhere, or
+#: to more cores, was pinned by someone on purpose and is left as it is.
+ENV_BOUND_CPUS = "WORKBENCH_BOUND_CPUS"
 
 
 def _mask() -> frozenset[int]:
@@ -85,11 +91,23 @@ def worker_env() -> dict[str, str]:
     return {ENV_WORKER_CPUS: ",".join(map(str, sorted(START_CPUS)))} if START_CPUS else {}
 
 
+def _cpus(text: str) -> frozenset[int]:
+    return frozenset(int(c) for c in text.split(",") if c.strip().isdigit())
+
+
+def _take_bound_parent_cpus() -> frozenset[int]:
+    """The cores to take back in a process started (directly or not) from one that set :data:`BIND`: all of that
+    process's where this one sits on exactly the first of them, the one core libgomp pins a first thread to; none
+    otherwise (a mask someone chose)."""
+    cpus = _cpus(os.environ.get(ENV_BOUND_CPUS, ""))
+    return cpus if len(cpus) > 1 and START_CPUS == frozenset({min(cpus)}) else frozenset()
+
+
 def _take_worker_cpus() -> None:
-    """In a worker: run on the cores its parent was given, not the one core the parent's binding left it."""
+    """In a worker: run on the cores its parent was given, not the one core the parent's binding left it; in any
+    other process started from a bound one, the same where its mask is that binding's (:data:`ENV_BOUND_CPUS`)."""
     global START_CPUS
-    given = os.environ.pop(ENV_WORKER_CPUS, "")
-    cpus = frozenset(int(c) for c in given.split(",") if c.strip().isdigit())
+    cpus = _cpus(os.environ.pop(ENV_WORKER_CPUS, "")) or _take_bound_parent_cpus()
     if not cpus or cpus == START_CPUS:
         return
     try:
@@ -120,6 +138,8 @@ def default_omp_wait_policy() -> str | None:
     os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
     os.environ["KMP_BLOCKTIME"] = str(BLOCKTIME_MS)
     os.environ.update(BIND)
+    if len(START_CPUS) > 1:
+        os.environ[ENV_BOUND_CPUS] = ",".join(map(str, sorted(START_CPUS)))
     chosen = os.environ[ENV_SET_BY_WORKBENCH] = _chosen()
     _policy_outcome = _SET_BY_WORKBENCH
     return chosen
