@@ -51,7 +51,8 @@ from workbench.report.claims import (busy_text, busy_words, check_claim, disturb
 from workbench.report.claims import DISAGREE, MEDIANS_TOLERANCE, medians_disagree
 from workbench.report.claims_rows import median_rounds, quartiles_wide, two_figures
 from workbench.report.total_band import band_readable, total_band
-from workbench.report.beyond_noise import NOISY_ASIDE, beyond_noise, beyond_text, direction_said, settled_count
+from workbench.report.beyond_noise import (NOISY_ASIDE, NOT_SETTLED, UNDECIDED, beyond_noise, beyond_text,
+                                          direction_said, settled_count)
 from workbench.judge.verdicts import rounds_could
 
 import json
@@ -237,20 +238,9 @@ d["median"] = d["median_s"].map(fmt_seconds)
 
 levels = [f"the {fmt_bytes(c)} {name} cache" for c, name in ((caches.per_core, "per-core"), (caches.llc, "last-level"))
           if c]
-sizes = [c for c in (caches.per_core, caches.llc) if c]
-
-
-def level(nbytes):   # which of this machine's measured caches a KV cache of this size has left (0: none)
-    return sum(nbytes >= c for c in sizes)
-
-
-def where(nbytes):   # where a KV cache of this size sits among them, in words
-    i = level(nbytes)
-    if not sizes:
-        return "cache sizes unknown"
-    if i < len(sizes):
-        return f"within {levels[i]}" + (f" (as large as {levels[i - 1]})" if i and nbytes == sizes[i - 1] else "")
-    return f"as large as {levels[-1]}" if nbytes == sizes[-1] else f"past {levels[-1]} (DRAM)"
+# one rule for the size line and the steps below: a KV cache leaves a cache only when larger than it (as large as
+# it fills it and has not left it: WorkingSets.caches_left)
+level, where = caches.caches_left, caches.cache_place
 
 
 beyond = [L for L in kv_lens if L > context]
@@ -361,15 +351,17 @@ if lowest["variant"].nunique() == 1:
 """),
     code("""
 # numba-flash splits the cache across the cores; does that beat numpy's plain materialised scores? Said from
-# the paired verdicts only: "beyond the noise" where the verdict is settled (may_state_cause), else not settled
+# the paired verdicts only: "beyond the noise" where the verdict is settled (may_state_cause), else no direction
 if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
-    by = {"faster": [], "slower": [], "faster, disturbed": [], "slower, disturbed": [], "not settled": []}
+    # one list per label direction_said gives: "disturbed" kept where the sentences printed it, "not settled" only
+    # where the paired figure and the medians' ratio part (the note below), "could not tell" otherwise
+    by = {"faster": [], "slower": [], "faster, disturbed": [], "slower, disturbed": [], NOT_SETTLED: []}
     flip = {"faster": "slower", "slower": "faster"}
 
     def said_as(v, L):
         # the verdict the per-length lines print: settled on cells none of which is disturbed (beyond_noise); a
         # direction whose interval excludes no change though the interval or a cell is disturbed ("at least
-        # 1.04x", counted with its direction, never as beyond the noise); else not settled
+        # 1.04x", counted with its direction, never as beyond the noise); else no direction, with "disturbed" kept
         cells = d[(d["kv_len"] == L) & d["variant"].isin(["numba-flash", "numpy-naive"])].to_dict("records")
         return direction_said(v, cells)
 
@@ -378,31 +370,35 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
         # judged against another baseline, the run's typical noise differs and the two could read differently)
         if (L, "numpy-naive", "numba-flash") in judged_at:
             v = judged_at[(L, "numpy-naive", "numba-flash")]
-            by[said_as(v, L)].append(f"{L:,}")
+            by.setdefault(said_as(v, L), []).append(f"{L:,}")
             continue
         if (L, "numba-flash", "numpy-naive") in judged_at:
             v = judged_at[(L, "numba-flash", "numpy-naive")]
             said = said_as(v, L)
-            by[said.replace(said.split(",")[0], flip[said.split(",")[0]]) if said != "not settled" else said].append(
-                f"{L:,}")
+            head = said.split(",")[0]
+            by.setdefault(said.replace(head, flip[head]) if head in flip else said, []).append(f"{L:,}")
             continue
         at = decode.df[decode.df["cell_key"].isin(d.loc[d["kv_len"] == L, "cell_key"])]
         judged = speedup_vs_baseline(at, baseline_variant="numpy-naive", baseline_backend="numpy")
         flash = judged[judged["variant"] == "numba-flash"]
         for v in flash.to_dict("records"):
-            by[said_as(v, L)].append(f"{L:,}")
+            by.setdefault(said_as(v, L), []).append(f"{L:,}")
     import numba
 
     cores = numba.get_num_threads()
     # "beyond the noise" on cells the figures draw noisy says why both hold (report.beyond_noise.beyond_text)
     pair_cells = d[d["variant"].isin(["numba-flash", "numpy-naive"])]
     noisy_L = {f"{int(L):,}" for L in pair_cells.loc[np.asarray(noisy_mask(pair_cells), dtype=bool), "kv_len"]}
+    why = {"faster, disturbed": "its interval excludes no change, but it or a cell is disturbed: not beyond the noise",
+           "slower, disturbed": "its interval excludes no change, but it or a cell is disturbed: not beyond the noise",
+           NOT_SETTLED: "the paired figure and the ratio of the two medians part", f"{UNDECIDED}, disturbed":
+           "the comparison or a cell is disturbed", "same, disturbed": "a cell is disturbed"}
+    verb = {"faster": "ran faster", "slower": "was slower"}
     print(f"numba-flash ({cores} threads) against numpy-naive: "
-          + "; ".join(f"{'ran faster' if k.startswith('faster') else 'was slower' if k.startswith('slower') else k} "
+          + "; ".join(f"{verb.get(k.split(',')[0], k.split(',')[0])} "
                       f"at L={', '.join(v)}" + (f" ({beyond_text(bool(noisy_L & set(v)))})"
-                                                if k in ("faster", "slower") else
-                                                " (its interval excludes no change, but it or a cell is disturbed: not beyond the noise)"
-                                                if k != "not settled" else "") for k, v in by.items() if v)
+                                                if k in ("faster", "slower") else f" ({why[k]})" if k in why else "")
+                      for k, v in by.items() if v)
           + (f"; this run shared the machine: {busy_text(d)}" if busy_text(d) else ""))
 
 # the memory's rate the GB/s column is set against: the host's copy bandwidth, probed before each round of a cell
@@ -549,7 +545,7 @@ else:
           + "; ".join(f"{rt}: {said}" for rt, said in per_runtime.items()))
 """),
     code("""
-sentences, readings, apart = [], {}, []
+sentences, readings, apart, labels = [], {}, [], {}   # labels[(mode, backend)]: direction_said, for the summary
 for backend, g in m.groupby("backend"):
     names = dict(zip(g["mode"], g["variant"]))
     for other in ("graph", "fused"):
@@ -567,6 +563,7 @@ for backend, g in m.groupby("backend"):
             readings.setdefault(other, []).append((backend, reading(v), size_unsettled(v),
                                                    beyond_noise(v, sides.to_dict("records")),
                                                    bool(np.asarray(noisy_mask(sides), dtype=bool).any())))
+            labels[(other, backend)] = direction_said(v, sides.to_dict("records"))
             # the table's two medians (each cell's own), as a speed-up of the other mode over eager
             t_ = sides.set_index("variant")["median_s"]
             med, lo, hi = float(t_[names["eager"]] / t_[names[other]]), float(v["ci_low"]), float(v["ci_high"])
@@ -613,10 +610,12 @@ if {"eager", "graph"} <= set(t.columns):
     # longer as printed: two medians that print alike are not called apart
     longer = [b for b in pairs.index if shown[b][0] != shown[b][1] and pairs.loc[b, "graph"] > pairs.loc[b, "eager"]]
     medians = ", ".join(f"{b} {g} vs {e}" for b, (g, e) in shown.items())
-    words = {"faster": "graph faster", "slower": "graph slower", "same": "the same within ±5%",
-             "inconclusive": "not settled", "no call": "no call"}
-    verdicts = ", ".join(f"{b}: {words[r]}" + ("" if beyond or r not in ("faster", "slower") else ", disturbed")
-                         for b, r, _, beyond, _ in readings.get("graph", []))
+    # the label each sentence above earned (report.beyond_noise.direction_said): "disturbed" kept where it printed
+    # it, "not settled" only where the paired figure and the medians' ratio part (the note below)
+    words = {"faster": "graph faster", "slower": "graph slower", "same": "the same within ±5%"}
+    verdicts = "; ".join(f"{b}: {words.get(head, head)}" + (" (the comparison or a cell is disturbed)" if rest else "")
+                         for b, *_ in readings.get("graph", [])
+                         for head, *rest in [labels[("graph", b)].split(", ")])
     settled_graph = [b for b, r, _, _, _ in readings.get("graph", []) if r in ("faster", "slower")]
     print(f"By the medians (graph vs eager: {medians}) graph took longer than eager on {len(longer)} of "
           f"{len(pairs)} backends; the paired verdicts above read {verdicts}: "
@@ -633,10 +632,10 @@ parenthesis gives that interval and the ratio of the table's two medians. Where 
 50% end to end (say 1.004-2.0×), the sentence gives only the bound it guarantees ("at least 1.004×"): the
 direction is settled, its size is not. "Not settled" where the paired figure and the ratio of the two medians
 in the table part by more than its interval (a variant timed beside its baseline can run otherwise than alone:
-docs/statistics.md), and "disturbed", with no interval, where the noise floor passed ±50%, with the load the
-rows recorded. Every runtime reads the same weights (the same bytes above), so where one runtime's block takes
-several times another's, the compulsory bytes are not the difference; what the rest of its time goes to, these
-rows do not break down. What `graph` can win is what it removes — allocation and per-call setup between the
+docs/statistics.md) — that meaning only; "disturbed", with no interval, where the noise floor passed ±50%, with
+the load the rows recorded; "could not tell" where neither holds and no direction was shown. Every runtime reads
+the same weights (the same bytes above), so where one runtime's block takes several times another's, the
+compulsory bytes are not the difference; what the rest of its time goes to, these rows do not break down. What `graph` can win is what it removes — allocation and per-call setup between the
 five kernels — which matters most when the kernels themselves are short; the last lines above say whether that
 showed beyond the noise here.
 """),

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from workbench.judge import verdicts as vd
-from workbench.report.beyond_noise import beyond_noise, direction_said
+from workbench.report.beyond_noise import NOT_SETTLED, UNDECIDED, beyond_noise, direction_said
 from workbench.report.ceiling_share import NEAR_SHARE, library_ceiling_text, share_word
 from workbench.report.claims import ClaimMismatch, check_claim, check_printed_intervals, verdict_sentence
 from workbench.report.claims_cause import one_way_text
@@ -89,6 +89,20 @@ def test_a_disturbed_pair_or_cell_is_never_beyond_the_noise():
     assert beyond_noise(settled, calm) and direction_said(settled, calm) == "slower"
     assert not beyond_noise(settled, wide) and direction_said(settled, wide) == "slower, disturbed"
     assert not beyond_noise(EDGE_FASTER, calm) and direction_said(EDGE_FASTER, calm) == "faster, disturbed"
+
+
+def test_not_settled_means_only_that_the_paired_figure_and_the_medians_part():
+    """10 summed three disturbed comparisons up as "not settled" beside a note defining it as the paired figure and
+    the medians' ratio disagreeing: a summary keeps "disturbed" and keeps "not settled" for that one meaning."""
+    calm = [{"median_s": 1.0, "iqr_s": 0.1}, {"median_s": 1.1, "iqr_s": 0.1}]
+    wide = [{"median_s": 1.0, "iqr_s": 0.1}, {"median_s": 1.1, "iqr_s": 0.9}]
+    undecided = verdict("inconclusive", 1.02, 0.9, 1.15, 0.1)
+    assert direction_said(undecided, calm) == UNDECIDED
+    assert direction_said(undecided, wide) == f"{UNDECIDED}, disturbed"
+    assert direction_said(verdict("inconclusive", 1.2, 0.3, 4.0, 1.5), calm) == f"{UNDECIDED}, disturbed"
+    apart = {**verdict("faster", 1.3, 1.2, 1.4, 0.05), "median_a": 3.0, "median_b": 1.0}   # medians: 3x
+    assert direction_said(apart, calm) == NOT_SETTLED
+    assert NOT_SETTLED not in (direction_said(undecided, wide), direction_said(undecided, calm))
 
 
 @pytest.mark.parametrize("rule", ["intervals of ±50% or wider are not printed", "its interval is wider than ±50%",

@@ -154,6 +154,10 @@ def test_could_not_tell_beside_medians_far_apart_says_why():
     # two runs or machines are not paired: their sentence does not call the comparison so (07)
     runs = verdict_sentence({**v, "basis": "rounds", "run_noise": 0.3}, "run A", "run B", busy=True)
     assert "so the comparison cannot say" in runs and "paired comparison" not in runs
+    # the table beside it prints each cell's median over all its samples: the sentence quotes those (10: "263 µs"
+    # for a cell the table printed 262 µs)
+    table = verdict_sentence({**v, "table_median_a": 70.2e-6, "table_median_b": 142e-6}, "float32", "float16")
+    assert "(70.2 µs for float32, 142 µs for float16)" in table and "143 µs" not in table
     close = {**v, "median_b": 80e-6}
     assert apart_undecided_text(close, "float32", "float16") == ""
     # the cause already given (an idle machine's disturbed sentence names the paired scatter): not repeated

@@ -170,6 +170,20 @@ def test_the_sizes_note_never_says_twice_the_cache_of_a_set_that_is_not(monkeypa
     assert "more than twice the 512 KiB last-level cache" in suites.quick_sizes_note()
 
 
+def test_a_working_set_leaves_a_cache_only_when_larger_than_it():
+    """Issue 39 (10): a 1 MiB KV cache was "as large as the 1 MiB per-core cache" on its size line and "leaves the
+    1 MiB per-core cache" on its step: the place and the steps read one rule (larger than: past_llc's)."""
+    ws = working_sets_module.WorkingSets(1, 1, 1, 2**20, 32 * 2**20)
+    assert [ws.caches_left(n) for n in (2**18, 2**20, 2**20 + 1, 32 * 2**20, 33 * 2**20)] == [0, 0, 1, 1, 2]
+    assert ws.cache_place(2**20) == "as large as the 1 MiB per-core cache"
+    assert ws.cache_place(4 * 2**20) == "within the 32 MiB last-level cache"
+    assert ws.cache_place(32 * 2**20) == "as large as the 32 MiB last-level cache"
+    assert ws.cache_place(64 * 2**20) == "past the 32 MiB last-level cache (DRAM)"
+    for n in (2**20, 32 * 2**20):   # as large as a cache never also leaves it
+        assert ws.caches_left(n) == ws.caches_left(n - 1)
+    assert working_sets_module.WorkingSets(1, 1, 1, None, None).cache_place(2**20) == "cache sizes unknown"
+
+
 def test_list_suites_prints_counts_and_estimates():
     rows = describe_suites(["quick", "standard"])
     assert [r["suite"] for r in rows] == ["quick", "standard"]

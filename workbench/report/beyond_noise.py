@@ -12,8 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from workbench.report.claims import may_state_cause, reading
+from workbench.judge.verdicts import is_disturbed
+from workbench.report.claims import may_state_cause, medians_disagree, reading
 from workbench.report.claims_rows import quartiles_wide
+
+#: The one meaning of "not settled" in a summary: the paired figure and the ratio of the two cells' medians part
+#: (:func:`~workbench.report.claims.medians_disagree`), as the tutorials' notes define it. A pair that is merely
+#: undecided reads "could not tell", a disturbed one says "disturbed" (10 printed "not settled" for three
+#: disturbed comparisons beside a note defining it as the medians disagreeing).
+NOT_SETTLED = "not settled"
+UNDECIDED = "could not tell"
 
 
 def disturbed_cells(cells: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -30,11 +38,17 @@ def beyond_noise(v: Mapping[str, Any], cells: Iterable[Mapping[str, Any]] = ()) 
 
 def direction_said(v: Mapping[str, Any], cells: Iterable[Mapping[str, Any]] = ()) -> str:
     """"faster" / "slower" beyond the noise (:func:`beyond_noise`); "faster, disturbed" / "slower, disturbed" where
-    the direction is the verdict's but the interval or a cell is disturbed; else "not settled"."""
+    the direction is the verdict's but the interval or a cell is disturbed; :data:`NOT_SETTLED` only where the
+    paired figure and the medians' ratio part; else "same" or :data:`UNDECIDED`, each with ", disturbed" where the
+    interval or a cell is (a summary never drops the word its sentence printed)."""
     r = reading(v)
-    if r not in ("faster", "slower"):
-        return "not settled"
-    return r if beyond_noise(v, cells) else f"{r}, disturbed"
+    disturbed = is_disturbed(v.get("floor")) or bool(disturbed_cells(cells))
+    if r in ("faster", "slower"):
+        return r if beyond_noise(v, cells) else f"{r}, disturbed"
+    if medians_disagree(v):
+        return NOT_SETTLED
+    said = "same" if r == "same" else UNDECIDED
+    return f"{said}, disturbed" if disturbed else said
 
 
 def settled_count(pairs: Iterable[tuple[Mapping[str, Any], Iterable[Mapping[str, Any]]]], way: str) -> int:

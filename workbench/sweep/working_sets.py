@@ -55,6 +55,25 @@ class WorkingSets:
         """Whether ``nbytes`` is larger than the last-level cache (False where its size is unknown)."""
         return bool(self.llc) and nbytes > self.llc  # type: ignore[operator]
 
+    def caches_left(self, nbytes: float) -> int:
+        """How many of the known caches (per-core, last-level) ``nbytes`` has left: only those it is larger than,
+        :meth:`past_llc`'s rule. A working set as large as a cache fills it and has not left it (10 printed "leaves
+        the 1 MiB per-core cache" for a 1 MiB cache its size line called "as large as" it)."""
+        return sum(nbytes > c for c in (self.per_core, self.llc) if c)
+
+    def cache_place(self, nbytes: float) -> str:
+        """Where a working set of ``nbytes`` sits among the known caches, in words, by :meth:`caches_left`'s rule:
+        "within" a cache it is smaller than, "as large as" one it equals (not left), "past" the last-level one."""
+        known = [(c, name) for c, name in ((self.per_core, "per-core"), (self.llc, "last-level")) if c]
+        if not known:
+            return "cache sizes unknown"
+        for c, name in known:
+            if nbytes < c:
+                return f"within the {mib(c)} {name} cache"
+            if nbytes == c:
+                return f"as large as the {mib(c)} {name} cache"
+        return f"past the {mib(known[-1][0])} {known[-1][1]} cache" + (" (DRAM)" if self.llc else "")
+
 
 def cache_sizes() -> tuple[int | None, int | None]:
     """(largest per-core cache, last-level cache) in bytes, from :func:`workbench.roofs.probe.cache_sizes`."""
