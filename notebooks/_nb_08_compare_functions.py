@@ -67,20 +67,19 @@ m2 = %wb_timeit -o torch.softmax(x, dim=1)
 """),
     code("""
 # two measurements of one call: do they agree? (each median against the other's quartiles)
-# a measurement whose rounds spread past 50% or whose quartiles are wider than its median agrees with anything:
-# then both are said as disturbed, not as agreeing
-def disturbed(t):
-    return (t.noise or 0) > 0.5 or (t.q3_s - t.q1_s) > t.median_s
+# a disturbed measurement agrees with anything: then both are said as disturbed, not as agreeing. One rule, the
+# one its line above printed (Measurement.disturbed: the cell rule, CELL_RULE), in the same words
+from workbench.judge.disturbed import CELL_RULE
 
 m2_in_m, m_in_m2 = m.q1_s <= m2.median_s <= m.q3_s, m2.q1_s <= m.median_s <= m2.q3_s
 apart = not (m2_in_m or m_in_m2)
 # the ratio of the medians as printed (08 said "1.11× apart" beside 2.45 and 2.22 ms, which are 1.10× apart)
 shown = [float(f"{t.median_s * 1e3:.3g}") for t in (m, m2)]
 ratio = max(shown) / min(shown)
-shaky = [name for name, t in (("timeit", m), ("%wb_timeit", m2)) if disturbed(t)]
+shaky = [name for name, t in (("timeit", m), ("%wb_timeit", m2)) if t.disturbed]
 print(f"timeit {shown[0]:.3g} ms, %wb_timeit {shown[1]:.3g} ms median: "
-      + (f"{' and '.join(shaky)} {'were' if len(shaky) > 1 else 'was'} disturbed (round spread past 50% or quartiles "
-         "wider than the median), so whether they agree cannot be read from them: rerun on a quieter machine"
+      + (f"{' and '.join(shaky)} {'were' if len(shaky) > 1 else 'was'} disturbed ({CELL_RULE}), so whether they "
+         "agree cannot be read from them: rerun on a quieter machine"
          if shaky else
          f"they differ {ratio:.2f}×, beyond each other's quartiles: the quartiles measure the spread within one "
          "measurement, not between two taken seconds apart, and two measurements cannot say which of them is "

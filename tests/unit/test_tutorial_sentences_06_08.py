@@ -85,3 +85,22 @@ def test_a_settled_pair_beside_a_disturbed_cell_says_what_it_rests_on(nb08):
     assert "reads numpy disturbed" in nb08["disturbed_cells_note"](df, v, ["numpy", "torch"])
     assert nb08["disturbed_cells_note"](df.assign(iqr_s=[1e-4, 1e-5]), v, ["numpy", "torch"]) == ""
     assert nb08["disturbed_cells_note"](df, {**v, "floor": 0.9}, ["numpy", "torch"]) == ""   # said disturbed already
+
+
+def test_a_tutorial_defines_disturbed_by_the_cell_rule_only():
+    """08 printed the timeit repr's "disturbed (its quartiles lie half its median or more apart ...)" and, a cell
+    later, "disturbed (round spread past 50% or quartiles wider than the median)": two rules under one word. A
+    printed rule beside "disturbed" in any tutorial is the cell rule (judge.disturbed.CELL_RULE), in its words."""
+    import re
+    from pathlib import Path
+
+    from workbench.judge.disturbed import CELL_RULE
+
+    head = CELL_RULE.split(" (")[0]   # "its quartiles lie half its median or more apart"
+    for source in sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("_nb_*.py")):
+        for n, line in enumerate(source.read_text().splitlines(), 1):
+            if line.lstrip().startswith("#"):
+                continue
+            for said in re.findall(r"disturbed \(([^)]*)", line):
+                if re.search(r"quartil|spread|IQR|round", said):
+                    assert said.startswith((head, "{CELL_RULE}")), f"{source.name}:{n}: disturbed ({said}"
