@@ -145,8 +145,12 @@ def test_could_not_tell_beside_medians_far_apart_says_why():
          "median_a": 69.7e-6, "median_b": 143e-6}
     sentence = verdict_sentence(v, "float32", "float16", busy=True)
     check_claim(v, sentence)
-    assert "the cells' medians lie 2.05× apart (69.7 µs for float32, 143 µs for float16)" \
-        in sentence
+    # disturbed (its floor past ±50%): the medians are said, no ratio of them headlined (07: "lie 183.76× apart"
+    # beside "the comparison was disturbed")
+    assert "the cells' medians differ (69.7 µs for float32, 143 µs for float16; a disturbed comparison reads no " \
+        "ratio from them)" in sentence and "× apart" not in sentence
+    calm = apart_undecided_text({**v, "floor": 0.4}, "float32", "float16")
+    assert calm.startswith("the cells' medians lie 2.05× apart (69.7 µs for float32, 143 µs for float16)")
     assert "the faster" not in sentence  # it cannot say which was: it names none (01, 04 readers)
     assert "its interval rests on a paired noise of 2.5× either way a round (one sigma, over 3 rounds)" in sentence
     both = {**v, "round_ratios": [0.4, 1.9, 0.5]}
@@ -157,7 +161,7 @@ def test_could_not_tell_beside_medians_far_apart_says_why():
     # the table beside it prints each cell's median over all its samples: the sentence quotes those (10: "263 µs"
     # for a cell the table printed 262 µs)
     table = verdict_sentence({**v, "table_median_a": 70.2e-6, "table_median_b": 142e-6}, "float32", "float16")
-    assert "(70.2 µs for float32, 142 µs for float16)" in table and "143 µs" not in table
+    assert "(70.2 µs for float32, 142 µs for float16;" in table and "143 µs" not in table
     close = {**v, "median_b": 80e-6}
     assert apart_undecided_text(close, "float32", "float16") == ""
     # the cause already given (an idle machine's disturbed sentence names the paired scatter): not repeated

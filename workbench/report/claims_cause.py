@@ -333,7 +333,11 @@ def apart_undecided_text(v: Mapping[str, Any], base: str, other: str, said_cause
         return ""
     # no side is named "the faster": the sentence ends "cannot say which was faster", and a disturbed comparison names
     # no fastest (readers of 01 and 04, 17:42: "numpy the faster" beside a cell the figure marks unreadable)
-    medians = (f"the cells' medians lie {max(a, b) / min(a, b):.2f}× apart ({fmt_seconds(a)} for {base}, "
+    # a disturbed comparison headlines no median ratio (docs/statistics.md): 07 printed "the cells' medians lie
+    # 183.76× apart" beside "the comparison was disturbed", of a cell its figure crossed out
+    medians = (f"the cells' medians differ ({fmt_seconds(a)} for {base}, {fmt_seconds(b)} for {other}; a disturbed "
+               "comparison reads no ratio from them)" if is_disturbed(v.get("floor")) else
+               f"the cells' medians lie {max(a, b) / min(a, b):.2f}× apart ({fmt_seconds(a)} for {base}, "
                f"{fmt_seconds(b)} for {other})")
     r = [float(x) for x in (v.get("round_ratios") or []) if np.isfinite(x) and x > 0]
     if len(r) >= 2 and (min(r) > 1 or max(r) < 1):
