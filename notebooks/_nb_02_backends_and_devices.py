@@ -21,6 +21,7 @@ from workbench import tutorial
 from workbench.backends.plain_words import what_it_is
 from workbench.backends.registry import all_backends
 from workbench.core.units import fmt_bytes
+from workbench.report.claims import bytes_share
 
 import os, subprocess, sys
 
@@ -65,8 +66,10 @@ pd.DataFrame({n: readable({k: v for k, v in d.items() if k not in ("versions", "
 host = info["numpy"]["total_memory_bytes"]
 for n, d in info.items():
     if d["kind"] == "cpu" and d["total_memory_bytes"] and d["total_memory_bytes"] != host:
-        print(f"{n}: {fmt_bytes(d['total_memory_bytes'])} is what its driver reports kernels may use, "
-              f"{d['total_memory_bytes'] / host:.0%} of the host's {fmt_bytes(host)} (same memory, another answer)")
+        # the share is taken of the two printed figures, so it follows from them (bytes_share)
+        got, share, whole = bytes_share(d["total_memory_bytes"], host)
+        print(f"{n}: {got} is what its driver reports kernels may use, {share} of the host's {whole} "
+              "(same memory, another answer)")
 """),
     code("""
 pd.DataFrame({n: readable(backends[n].capabilities().to_dict()) for n in available})
