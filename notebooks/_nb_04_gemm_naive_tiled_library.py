@@ -35,7 +35,7 @@ import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
 from workbench.report.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, machine_busy,
-                                     may_state_cause,
+                                     may_state_cause, noisy_cells_text,
                                      pair_verdicts, reading, settled_direction, verdict_sentence)
 from workbench.judge.compare import judge_pair
 from workbench.report.ceiling_share import library_ceiling_text, under_roofs_text
@@ -143,6 +143,10 @@ for backend, g in ok.groupby("backend", sort=True):
             else:
                 why = f"no difference that the noise lets us call ({where})."
             assert ("variant pays" in why) == (may_state_cause(v) and said == "faster"), why
+            # a cause stated of cells that are all marked noisy says so (the machine's state beside the cause)
+            cells = g[(g["size_label"] == v["size_label"]) & g["variant"].isin([naive, tiled])]
+            if may_state_cause(v) and said in ("faster", "slower") and noisy_cells_text(cells):
+                why = f"{why[:-1]}; {noisy_cells_text(cells)}."
             tiling.append(f"{backend}, {v['size_label']}: {sentence}; {why}")
 print(chr(10).join(tiling) or "no backend ran both a naive and a tiled kernel here")
 if any(all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("kind") == "cpu" for b in ok["backend"]):
