@@ -79,7 +79,8 @@ def fusion_why(v, backend, variant, nbytes, other_sizes_slower=False, shares=Non
     llc = last_level_cache_bytes(backend)
     in_cache = bool(llc) and nbytes <= llc
     where = cache_text(nbytes, llc)
-    if llc and nbytes <= llc / 4:   # the level this size was chosen for, named
+    # the level this size was chosen for, named, only where it was chosen so (a quick run's sizes are fixed)
+    if llc and nbytes <= llc / 4 and not SMALL:
         where += f" (chosen to fit within a quarter of the {fmt_bytes(llc)} last-level cache)"
     said = reading(v)   # faster / slower / same (whole interval within ±5%) / inconclusive
     if said in ("faster", "slower") and not may_state_cause(v):
