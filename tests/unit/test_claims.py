@@ -45,7 +45,7 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
     (WIDE_SAME, "could not tell fused from eager: the comparison was disturbed: " + vd.RERUN_HINT),
     (DISTURBED_FASTER, "fused ran at least 1.8× faster than eager, by how much is unknown: the comparison was "
                        "disturbed: " + vd.RERUN_HINT),
-    (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.3× faster, within ±45% noise; "
+    (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.3× faster, within its ±45% noise floor; "
                    "more rounds or a quieter machine could settle it"),
     # 0.95-2.1 (±49%) prints finely enough not to read ±50% or more ("0.9×-2.1×" would: check_printed_intervals)
     (AMBIGUOUS, "could not tell fused from eager: fused measured 1.40× faster, but the interval 0.95×-2.10× includes "

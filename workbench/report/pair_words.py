@@ -103,4 +103,6 @@ def unsettled_why(other: str, s: float, lo: float, hi: float, floor: float) -> s
         return (f"{measured}: its interval ({shown}) lies on one side of no change, but the difference is smaller "
                 f"than the {pct(MIN_EFFECT)} a change must reach, and the interval reaches past {band}, the band we "
                 "call the same")
-    return f"{measured}, within {fmt_floor(floor)} noise"
+    # "noise floor", the verdict's edge (a multiple of its sigmas), never bare "noise": 07 printed "within ±15% noise"
+    # and "±4.9% (one sigma)" in one sentence, one word for two figures
+    return f"{measured}, within its {fmt_floor(floor)} noise floor"
