@@ -38,7 +38,8 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from workbench.api import Results
 from workbench.core.datasets import llm_shapes            # the table of model shapes
-from workbench.report.plots.series import mark_noisy, noisy_legend, noisy_mask
+from workbench.report.plots.series import (disturbed_legend, disturbed_mask, mark_disturbed, mark_modes, mark_noisy,
+                                          mode_medians, modes_legend, noisy_legend, noisy_mask)
 from workbench.report.styles import series_key, styles_for
 from workbench.core.units import fmt_tick_time
 from workbench.judge.compare import row_times
@@ -46,6 +47,7 @@ from workbench.store import open_store
 from workbench.sweep.suites import llm_shapes as layer_cases  # model shape x batch x seq, ready for a sweep
 from workbench.sweep import SweepSpec, run_sweep
 from workbench.judge.verdicts import typical_noise
+from workbench.judge.disturbed import CELL_RULE
 from workbench.report.marked_times import marked_times
 from workbench.report.beyond_noise import disturbed_cells
 
@@ -112,18 +114,26 @@ ok["key"] = [size_key(p) for p in ok["params"]]
 styles = styles_for(both.df)
 models = list(shape_labels)
 fig, axes = plt.subplots(1, len(models), figsize=(4.6 * len(models) + 2.4, 3.6), squeeze=False)
-n_noisy = 0
+n_noisy = n_wide = n_two = 0
 for ax, model in zip(axes[0], models):
     order = list(shape_labels[model])
     sub = ok[ok["key"].isin(order)]
     for (variant, backend, dtype), g in sub.groupby(["variant", "backend", "dtype"], sort=True):
         g = g.assign(x=[order.index(k) for k in g["key"]]).sort_values("x")
         style = styles[series_key(variant, backend)]
-        ax.plot(g["x"], g["median_s"], marker=style.marker, color=style.color, ms=4,
+        # the library plots' marks (report.plots.series): a two-mode cell as its two modes, a disturbed one as a
+        # cross, neither a point of the line (its median is no value to read); a hollow ring over a noisy one
+        modes = mode_medians(g)
+        two = np.array([m is not None for m in modes], dtype=bool)
+        wide = disturbed_mask(g) & ~two
+        plain = ~(two | wide)
+        ax.plot(g["x"], g["median_s"].where(plain), marker=style.marker, color=style.color, ms=4,
                 ls="-" if dtype == "float32" else "--", label=f"{variant} @ {backend}, {dtype}")
-        noisy = noisy_mask(g)   # the library plots' marker: a hollow ring over each noisy cell
+        noisy = noisy_mask(g) & plain
         mark_noisy(ax, g["x"][noisy], g["median_s"][noisy], style.color, size=6)
-        n_noisy += int(noisy.sum())
+        mark_disturbed(ax, g["x"][wide], g["median_s"][wide], style.color, size=6)
+        mark_modes(ax, g["x"][two], [m for m in modes if m is not None], style.color)
+        n_noisy, n_wide, n_two = n_noisy + int(noisy.sum()), n_wide + int(wide.sum()), n_two + int(two.sum())
     ax.set_xticks(range(len(order)), [shape_labels[model][k] for k in order], rotation=30, ha="right")
     ax.set_xlim(-0.5, len(order) - 0.5)
     ax.set_yscale("log")
@@ -136,6 +146,8 @@ for ax, model in zip(axes[0], models):
     ax.set_ylabel("time per call (median)")
     ax.grid(True, alpha=0.3)
 noisy_legend(axes[0][-1], n_noisy)
+disturbed_legend(axes[0][-1], n_wide)
+modes_legend(axes[0][-1], n_two)
 # long handles, so a dashed (float16) entry reads dashed beside its marker
 axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False, handlelength=4)
 fig.tight_layout()
@@ -269,15 +281,23 @@ print(f"working sets {fmt_bytes(float(ok['bytes'].min()))} to {fmt_bytes(float(o
       + (": every shape here is cache-resident, so none of these comparisons measures what halving DRAM traffic "
          "buys"
          if (last_level_cache_bytes(ok["backend"].iloc[0]) or 0) >= ok["bytes"].max() else ""))
-if ok["time"].str.contains("two modes").any():
+# a pointer to another output only where that output was printed (06 pointed two-mode cells whose float16 was
+# unsupported to "its line above", and its marks to "the results table above", neither printed)
+modal = ok[ok["time"].str.contains("two modes")]
+lined = set(zip(table["variant"], table["backend"], table["shape"])) if len(table) else set()
+modal_lined = [(r["variant"], r["backend"], label_of[r["key"]]) in lined for r in modal.to_dict("records")]
+if len(modal):
     # what the verdicts did with the modes, as they did it (claims.settled_direction): each mode set against the
     # other dtype's median; a direction only where every mode lies on one side past the noise
     print("(A cell whose rounds fell in two modes prints both, with how many rounds each drew: its median would "
-          "headline one mode. Its line above names both modes; it says who was faster only where every mode lies "
-          "on the same side of the other dtype's median, past the noise, and never by how much.)")
+          "headline one mode. "
+          + ("Its verdict line above names both modes" if all(modal_lined) else
+             "Where its pair has a verdict line above, that line names both modes" if any(modal_lined) else
+             "No verdict line above judges it: the other dtype has no row at its shape to pair it with")
+          + ("; it says who was faster only where every mode lies on the same side of the other dtype's median, "
+             "past the noise, and never by how much.)" if any(modal_lined) else ".)"))
 if ok["time"].str.contains("disturbed|~", regex=True).any():
-    print("(~: a noisy cell; disturbed: its quartiles lie half its median or more apart, as in the results table "
-          "above.)")
+    print(f"(~: a noisy cell; disturbed: {CELL_RULE}.)")
 pivot.fillna("")
 """),
 ]

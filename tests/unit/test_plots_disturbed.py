@@ -126,3 +126,28 @@ def test_the_edge_is_the_tables(rel, disturbed):
     rows = _saxpy_numpy()
     _widen(rows, 0, rel)
     assert bool(disturbed_mask(rows)[0]) is disturbed
+
+
+def test_a_two_mode_cell_is_drawn_as_its_two_modes_as_the_tables_print_it():
+    """06 drew a cell its pivot printed "two modes: 1.2 ms (2 rounds) / 3.6 ms (1 round)" as one point of the line:
+    the shared mark draws both modes, at the medians the pivot prints, with its own legend entry."""
+    import json
+
+    from matplotlib.figure import Figure
+
+    from workbench.report.marked_times import marked_times
+    from workbench.report.plots.frame import MODES_LABEL
+    from workbench.report.plots.series import mark_modes, mode_medians, modes_legend
+
+    rows = _saxpy_numpy().iloc[:2].copy()
+    rows["round_medians_s"] = [json.dumps([1.2e-3, 1.21e-3, 3.6e-3]), json.dumps([1e-3, 1.01e-3, 1.02e-3])]
+    modes = mode_medians(rows)
+    assert modes[1] is None and modes[0] is not None
+    printed = marked_times(rows)[0]
+    assert printed.startswith("two modes: ") and all(f"{m * 1e3:.3g} ms" in printed for m in modes[0])
+    ax = Figure().add_subplot()
+    mark_modes(ax, [0.0], [modes[0]], "C0")
+    ys = sorted(float(y) for line in ax.lines for y in line.get_ydata())
+    assert ys[0] == modes[0][0] and ys[-1] == modes[0][1]
+    modes_legend(ax, 1)
+    assert any(lab.startswith(MODES_LABEL) for lab in ax.get_legend_handles_labels()[1])

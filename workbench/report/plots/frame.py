@@ -21,8 +21,10 @@ NOISY_LABEL = "hollow: noisy cell"
 #: Legend entry of the crosses drawn for disturbed cells (quartiles spanning ±50% of the median or more: the tables
 #: print "disturbed" and no rate for them), counted apart from the noisy ones.
 DISTURBED_LABEL = "x: disturbed cell"
+#: The legend entry of a cell whose rounds fell in two modes (:func:`~workbench.report.plots.series.mark_modes`).
+MODES_LABEL = "bar: two-mode cell"
 #: Legend entries that carry a count of points: one entry per figure, the largest panel's count.
-COUNTED_LABELS = (NOISY_LABEL, DISTURBED_LABEL)
+COUNTED_LABELS = (NOISY_LABEL, DISTURBED_LABEL, MODES_LABEL)
 
 
 def new_figure(n_axes: int = 1, width: float = 5.6, height: float = 3.4) -> tuple[Figure, list[Axes]]:

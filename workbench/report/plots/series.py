@@ -13,7 +13,9 @@ from matplotlib.axes import Axes
 
 from workbench.core.frames import where_rows
 from workbench.judge.disturbed import spread_disturbed
-from workbench.report.plots.frame import DISTURBED_LABEL, NOISY_LABEL
+from workbench.judge.stats import bimodal_split
+from workbench.report.claims_rows import json_list
+from workbench.report.plots.frame import DISTURBED_LABEL, MODES_LABEL, NOISY_LABEL
 from workbench.report.styles import LINESTYLES, SeriesStyle, display_name, series_key, series_style
 from workbench.roofs.ceilings import is_noisy
 
@@ -154,3 +156,29 @@ def kernel_names(df: pd.DataFrame) -> list[str]:
 def for_kernel(df: pd.DataFrame, kernel: str) -> pd.DataFrame:
     """The rows of one panel's kernel (all of them for the unnamed panel)."""
     return where_rows(df, df["kernel"] == kernel) if kernel and "kernel" in df else df
+
+
+def mode_medians(df: pd.DataFrame) -> list[tuple[float, float] | None]:
+    """Each row's two modes' medians (faster, slower) where its rounds fell in two modes
+    (:func:`workbench.judge.stats.bimodal_split`, the rule the tables' "two modes: ..." prints), else None."""
+    out: list[tuple[float, float] | None] = []
+    for r in df.get("round_medians_s", pd.Series([None] * len(df), dtype=object)).tolist():
+        split = bimodal_split([float(x) for x in json_list(r)])
+        meds = sorted(float(np.median(m)) for m in split) if split else []
+        out.append((meds[0], meds[-1]) if len(meds) >= 2 else None)
+    return out
+
+
+def mark_modes(ax: Axes, x: Any, modes: list[tuple[float, float]], color: Any, size: float = 6.0) -> None:
+    """A two-mode cell as its two modes (a bar from one to the other, a tick at each), never one point: the tables
+    print both modes and no headline (06 drew such cells as single points of the line)."""
+    for xi, (lo, hi) in zip(x, modes, strict=True):
+        ax.plot([xi, xi], [lo, hi], color=color, lw=1.0, alpha=0.8, zorder=3)
+        ax.plot([xi, xi], [lo, hi], ls="none", marker="_", ms=size + 2, mew=2.0, color=color, zorder=4)
+
+
+def modes_legend(ax: Axes, n: int) -> None:
+    """One legend entry for the ``n`` two-mode cells of a panel."""
+    if n:
+        ax.plot([], [], ls="none", marker="$\u2195$", ms=8, color="#555",
+                label=f"{MODES_LABEL} ({n}):\nits rounds' two modes, no median")
