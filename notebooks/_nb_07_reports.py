@@ -40,6 +40,8 @@ from workbench.report.runs_needed import practical, runs_needed_text, runs_rerun
 from workbench.report.ratio_text import inverted_bounds
 from workbench.report.runs_cause import rest_cause
 from workbench.report.claims_rows import quartiles_wide
+from workbench.report.beyond_noise import direction_said
+from workbench.judge.disturbed import CELL_RULE
 from workbench.judge.compare import compare_runs
 from workbench.core.units import fmt_bytes
 from workbench.store import Store
@@ -162,27 +164,61 @@ run_basis = ((f"measured from the scatter of {cells} matched cells" if cells >= 
               f"assumed: {cells} matched cells are too few to measure it")
              + (f"; the {left_out} cells whose rows record other thread pools are left out of it" if left_out else ""))
 busy = busy_text(df)
-for variant, g in cmp.groupby("variant"):
-    said = g.apply(reading, axis=1)
-    called = set(said) & {"faster", "slower", "same"}
+
+
+
+def cells_of(v):
+    # the pair's two cells (one per run) at its size, for the disturbed-cell rule
+    return df[(df["variant"] == v["variant"]) & (df["backend"] == v["backend"]) & (df["size_label"] == v["size_label"])]
+
+
+def counted(g):
+    # each size's label (report.beyond_noise.direction_said): a direction or "same" resting on a disturbed
+    # comparison or cell is counted apart, never with the settled ones (07 counted "faster at 2 of 5 sizes ... as
+    # the text above expects" with one of them on a cell its figure crossed out); said: what the checks below read
+    labels = pd.Series([direction_said(v, cells_of(v).to_dict("records")) for v in g.to_dict("records")], index=g.index)
+    head = labels.str.split(", ").str[0]
+    apart = labels.str.endswith(", disturbed") & head.isin(["faster", "slower", "same"])
+    said = head.where(~apart & head.isin(["faster", "slower", "same"]), "inconclusive")
     counts = ", ".join(f"{'could not tell' if k == 'inconclusive' else k} at {n} of {len(g)} sizes"
-                       for k, n in said.value_counts().items())
+                       for k, n in said[~apart].value_counts().items())
+    more = ", ".join(f"{k} at {', '.join(g.loc[apart & (head == k), 'size_label'])}"
+                     for k in dict.fromkeys(head[apart]))
+    return said, counts + (f" ({int(apart.sum())} more rests on a disturbed comparison or cell, not counted as "
+                           f"settled: {more})" if apart.any() else "")
+
+
+def rerun_advice(noise, run_sigma, busy):
+    # what would settle it, one advice from the part of the cell's noise that dominates: more runs a side (the
+    # summary's own figure, runs_needed, or that no practical number does) where the run-to-run part is the larger
+    # share or alone leaves a floor past the 5% a change must reach; else its own rounds: no count of runs drawn
+    # from the run-to-run part (07 advised "about 2 runs a side", from ±1.0%, beside rounds of 8.9× either way), and
+    # on a busy machine a rerun while it is otherwise idle, never more rounds (they add its disturbance), said as one
+    # reason, not in two brackets that contradict each other
+    own_part = math.sqrt(max(noise ** 2 - run_sigma ** 2, 0)) if math.isfinite(noise) else 0.0
+    if own_part <= run_sigma or math.expm1(3 * run_sigma) >= 0.05:
+        return runs_rerun_hint(run_sigma)
+    mostly = "its own rounds make most of its noise (more runs a side would shrink it only as more rounds do)"
+    return (f"a rerun while the machine is otherwise idle could settle it: {mostly}, and more rounds on a busy "
+            "machine add its disturbance too" if busy else f"more rounds in each run could settle it: {mostly}")
+
+
+def cell_note(v, sentence):
+    # a comparison one of whose cells is disturbed says so in its own sentence, naming which run's cell
+    wide = [f"run {'A' if c['run_id'] == run_a.run_id else 'B'}'s" for c in cells_of(v).to_dict("records")
+            if quartiles_wide(c)]
+    return (f"; {' and '.join(wide)} {v['variant']} cell {'are' if len(wide) > 1 else 'is'} disturbed ({CELL_RULE}):"
+            f" {'their medians are' if len(wide) > 1 else 'its median is'} no value to read" if wide else "")
+
+
+for variant, g in cmp.groupby("variant"):
+    said, counts = counted(g)
+    called = set(said) & {"faster", "slower", "same"}
     lines, bounded = [f"{variant}: run B against run A: {counts}"], False
     # numpy's threads did not change between the runs (only numba's did): its sentences name the runs alone
     names = (base, other) if variant == "numba" else ("run A", "run B")
     for _, v in g.iterrows():
-        # what would settle it: more runs where the run-to-run part is the larger share of the cell's noise, more
-        # rounds in each run where its own rounds are (more runs bring their own rounds too)
-        own_part = math.sqrt(max(float(v["noise"]) ** 2 - run_sigma ** 2, 0)) if pd.notna(v["noise"]) else 0.0
-        # more rounds help only where the run-to-run part alone leaves a floor inside the 5% a change must reach
-        runs_alone = math.expm1(3 * run_sigma) >= 0.05
-        # the runs a side named are the summary's own figure (runs_needed), never advice it calls impractical
-        # on a busy machine never more rounds (they add its disturbance): a rerun while it is otherwise idle (07 read
-        # beside a test suite: "more rounds in each run could settle it" on rows at up to 94% other processes)
-        own_hint = (rounds_could(True, "settle it") + " (its own rounds make most of its noise)" if busy else
-                    "more rounds in each run could settle it (its own rounds make most of its noise)")
-        hint = runs_rerun_hint(run_sigma) if own_part <= run_sigma or runs_alone else (
-            own_hint + (f", or {runs_rerun_hint(run_sigma)}" if practical(run_sigma) else ""))
+        hint = rerun_advice(float(v["noise"]) if pd.notna(v["noise"]) else float("nan"), run_sigma, bool(busy))
         sentence = verdict_sentence(v, *names, disturbance_text(df), rerun=hint)
         check_claim(v, sentence)
         lo, hi = float(v["ci_low"]), float(v["ci_high"])
@@ -193,7 +229,7 @@ for variant, g in cmp.groupby("variant"):
             b_lo, b_hi = b_over_a(lo, hi)
             sentence += (f"; its interval, turned to run B's time over run A's ({b_lo}-{b_hi}), rules out run B "
                          f"taking more than {b_hi} or less than {b_lo} run A's time")
-        lines.append(f"  {v['size_label']}: {sentence}")
+        lines.append(f"  {v['size_label']}: {sentence}{cell_note(v, sentence)}")
     if not called:
         # where the width comes from: each cell's noise (one sigma, log) is its own rounds' part (both runs'
         # median errors) and the run-to-run part, added in quadrature; the floor is a multiple of their sum

@@ -104,3 +104,42 @@ def test_a_tutorial_defines_disturbed_by_the_cell_rule_only():
             for said in re.findall(r"disturbed \(([^)]*)", line):
                 if re.search(r"quartil|spread|IQR|round", said):
                     assert said.startswith((head, "{CELL_RULE}")), f"{source.name}:{n}: disturbed ({said}"
+
+
+def test_a_direction_on_a_disturbed_cell_is_said_and_counted_apart(nb07):
+    """07: "faster at 2 of 5 sizes ... as the text above expects" counted a size whose run A numba cell its figure
+    crossed out; its sentence did not say so. Counted apart, never as settled, and its sentence names the cell."""
+    import types
+
+    import pandas as pd
+
+    cell = {"variant": "numba", "backend": "numba"}
+    nb07["run_a"] = types.SimpleNamespace(run_id="A")
+    nb07["df"] = pd.DataFrame([
+        {**cell, "size_label": "n=1", "run_id": "A", "median_s": 1.0, "iqr_s": 0.1},
+        {**cell, "size_label": "n=1", "run_id": "B", "median_s": 0.8, "iqr_s": 0.1},
+        {**cell, "size_label": "n=2", "run_id": "A", "median_s": 1.0, "iqr_s": 0.9},   # disturbed: IQR 90%
+        {**cell, "size_label": "n=2", "run_id": "B", "median_s": 0.5, "iqr_s": 0.05}])
+    faster = {"verdict": "faster", "speedup": 1.25, "ci_low": 1.15, "ci_high": 1.35, "floor": 0.1}
+    g = pd.DataFrame([{**cell, "size_label": "n=1", **faster}, {**cell, "size_label": "n=2", **faster}])
+    said, counts = nb07["counted"](g)
+    assert list(said) == ["faster", "inconclusive"]   # the checks read the disturbed size as no finding
+    assert counts.startswith("faster at 1 of 2 sizes (1 more rests on a disturbed comparison or cell")
+    assert "could not tell" not in counts and counts.endswith("faster at n=2)")
+    note = nb07["cell_note"](g.iloc[1].to_dict(), "")
+    assert note.startswith("; run A's numba cell is disturbed (its quartiles lie half") and "no value" in note
+    assert nb07["cell_note"](g.iloc[0].to_dict(), "") == ""
+
+
+def test_the_rerun_advice_comes_from_the_part_of_the_noise_that_dominates(nb07):
+    """07: "compare about 2 runs a side" (from the runs' ±1.0%) beside "its own rounds make most of its noise" (8.9×
+    either way), and on a busy machine "(more rounds ... add its disturbance too) (its own rounds make most of its
+    noise)": one advice, from the dominant part, with no count of runs drawn from the other."""
+    import math
+
+    rounds_heavy = nb07["rerun_advice"](math.log(8.9), 0.01, True)
+    assert "runs a side (" not in rounds_heavy and "compare about" not in rounds_heavy
+    assert rounds_heavy.count("(") == 1 and "otherwise idle" in rounds_heavy and "its own rounds" in rounds_heavy
+    assert "more rounds in each run" in nb07["rerun_advice"](math.log(8.9), 0.01, False)
+    runs_heavy = nb07["rerun_advice"](0.05, 0.045, False)   # the runs' scatter is most of it: runs, with a count
+    assert "runs a side" in runs_heavy and "its own rounds" not in runs_heavy
