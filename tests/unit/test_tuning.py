@@ -248,7 +248,7 @@ def test_numba_tiled_gemm_other_tiles_verify():
     (["--variant", "numba-tiled", "--budget", "0"], ["--budget", "'0' is not a usable number of seconds"]),
     (["--variant", "numba-tiled", "--size", "3x3"], ["gemm takes m x n x k"]),
     (["--variant", "numba-tiled", "--trials", "0"], ["--trials", "'0' is out of range", "1 or more"]),
-    (["--variant", "numba-tiled", "--confirm-rounds", "2"], ["--confirm-rounds at least 3"]),
+    (["--variant", "numba-tiled", "--confirm-rounds", "2"], ["--confirm-rounds", "'2' is out of range", "from 3"]),
     (["--variant", "nope"], ["no variant 'nope'", "valid variants"]),
 ])
 def test_tune_cli_bad_input(argv, words, isolated, capsys):

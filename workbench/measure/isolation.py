@@ -18,6 +18,7 @@ import contextlib
 import functools
 import math
 import os
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 
@@ -205,7 +206,7 @@ def run_on_thread(request: CellRequest, worker: CellWorker, inputs: InputCache |
     ``build_timeout_s``, and the run limit starts after it. After an out-of-memory
     cell the backend frees its caches here, before the next cell starts.
     """
-    t0 = time.perf_counter()
+    t0, depth_limit = time.perf_counter(), sys.getrecursionlimit()
     timeout_s = request.timeout_s
     limits = Limits.of(request)
     grace = min(2.0, 0.1 * timeout_s + 0.2)
@@ -218,6 +219,9 @@ def run_on_thread(request: CellRequest, worker: CellWorker, inputs: InputCache |
         phase = ("first call" if limits.in_first_call else "run") if limits.run_deadline < math.inf else "build"
         res = failed_result(request.cell, Status.TIMEOUT, timeout_message(request, phase)
                             + "; its worker thread was abandoned", seed=request.seed, started=t0)
+    if sys.getrecursionlimit() < depth_limit:  # a kernel's sys.setrecursionlimit(60): the code here needs its depth
+        sys.setrecursionlimit(depth_limit)
+        res.note("its kernel lowered the process's recursion limit; put back")
     res = judge_reported(res, time.perf_counter() - t0)
     if res.status is Status.OOM:
         after_oom(res, request.cell.backend)
