@@ -8,6 +8,7 @@ numba and OpenCL ones.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -427,3 +428,42 @@ def test_workers_started_early_are_taken_by_the_next_executor_with_the_same_sett
         isolation._close_early()
     isolation.start_early(["numpy"], "in-process")  # nothing to start in-process
     assert isolation._early is None
+
+
+def test_a_process_another_thread_starts_while_an_in_process_cell_runs_is_not_ended(bad_catalog, tmp_path):
+    """The fresh-clone CI of 20:56: a test process's background ``workbench verify`` (another thread) started its
+    torch workers while an in-process cell ran, and the executor ended them with the cell's ("died at start"):
+    only what the cell's own thread starts is the cell's."""
+    import threading
+
+    import psutil
+
+    other: list[int] = []
+    cell_running, spawned = threading.Event(), threading.Event()
+
+    def elsewhere() -> None:
+        cell_running.wait(60)
+        other.append(subprocess.Popen(["sleep", "300"], env={"PATH": os.environ.get("PATH", "")}).pid)
+        spawned.set()
+
+    def build(ctx):
+        def run(i, o):
+            cell_running.set()
+            spawned.wait(30)
+            np.add(i["a"], i["b"], out=o["out"])
+        return run
+
+    thread = threading.Thread(target=elsewhere, daemon=True)
+    thread.start()
+    register_variant(Variant(K, "beside", ("numpy",), build))
+    try:
+        spec = SweepSpec(kernels=[K], variants=["beside"], backends=["numpy"], isolation="in-process", **FAST)
+        assert run_sweep(spec, store=tmp_path / "s.sqlite", progress=False).rows[0]["status"] == "ok"
+        assert other and psutil.pid_exists(other[0]) and psutil.Process(other[0]).status() != psutil.STATUS_ZOMBIE
+    finally:
+        from workbench.catalog import unregister_variant
+
+        unregister_variant(K, "beside")
+        for pid in other:
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).kill()

@@ -10,12 +10,14 @@ before it was stopped are killed too (one that cleared its environment and ``exe
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import os
 import secrets
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 import psutil
 
@@ -28,6 +30,40 @@ ENV_TOKEN = "WORKBENCH_WORKER_TOKEN"
 def new_token() -> str:
     """A token no other worker has."""
     return secrets.token_hex(12)
+
+
+_cell = threading.local()
+_hooked = False
+
+
+def _carry_token(event: str, args: tuple) -> None:
+    """An audit hook: a process started from a thread running an in-process cell (:func:`cell_token`) carries
+    that cell's token even where the kernel passed its own environment (``Popen(..., env={})``: ``sleep 787``
+    outlived ``bench --in-process``). The environment is the one the call passes on: a mapping it is given."""
+    token = getattr(_cell, "token", None)
+    if token is None:
+        return
+    env = args[3] if event == "subprocess.Popen" and len(args) > 3 else (
+        args[2] if event in ("os.posix_spawn", "os.exec") and len(args) > 2 else None)
+    if isinstance(env, dict) and env.get(ENV_TOKEN) != token:
+        with contextlib.suppress(TypeError):
+            env[ENV_TOKEN] = token
+
+
+@contextlib.contextmanager
+def cell_token(token: str) -> Iterator[None]:
+    """Within, processes this thread starts carry ``token`` whatever environment they are given; processes other
+    threads start do not (a test process's background ``workbench verify`` and its torch workers, started while an
+    in-process cell ran on another thread, were ended with that cell's executor)."""
+    global _hooked
+    if not _hooked:
+        sys.addaudithook(_carry_token)
+        _hooked = True
+    _cell.token = token
+    try:
+        yield
+    finally:
+        _cell.token = None
 
 
 #: prctl's PR_SET_CHILD_SUBREAPER (Linux).

@@ -20,9 +20,8 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
-
-import psutil
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from workbench.backends.registry import get as get_backend
 from workbench.core.process_state import process_state_kept
@@ -31,7 +30,7 @@ from workbench.core.status import Status
 from workbench.measure.audit import judge_reported
 from workbench.measure.backend_facts import after_oom, prepare_backend
 from workbench.measure.cell import measure
-from workbench.measure.descendants import ENV_TOKEN, children_of, end_descendants, new_token
+from workbench.measure.descendants import ENV_TOKEN, cell_token, end_descendants, new_token
 from workbench.measure.executor import CellExecutor, LocalExecutor, ShouldStop
 from workbench.measure.exit_guard import process_exit_refused
 from workbench.measure.failures import failed_result, timeout_message
@@ -76,9 +75,6 @@ class InProcessExecutor(LocalExecutor):
         #: Carried by every process a kernel starts while its cell runs here, so that those still running end
         #: with this executor, as a worker's do with the worker (:mod:`workbench.measure.descendants`).
         self.token = new_token()
-        #: Children of this process that appeared while a cell ran: a kernel's ``Popen(..., env={})`` carries no
-        #: token (``sleep 787`` outlived ``bench --in-process``), but is a child of ours started in its cell.
-        self.started: list[psutil.Process] = []
 
     def prepare(self, backend: str) -> str | None:
         return prepare_backend(backend)
@@ -90,19 +86,13 @@ class InProcessExecutor(LocalExecutor):
         if problem:
             return failed_result(request.cell, Status.UNSUPPORTED, problem, seed=request.seed,
                                  started=time.perf_counter())
-        before = {p.pid for p in children_of(psutil.Process())}
-        try:
-            with process_state_kept(f"{request.cell.kernel}/{request.cell.variant} (in-process)"), \
-                    backend_environment(request.cell.backend, {ENV_TOKEN: self.token}), process_exit_refused():
-                return run_on_thread(request, self.worker, self.inputs)
-        finally:
-            self.started += [p for p in children_of(psutil.Process()) if p.pid not in before]
+        with process_state_kept(f"{request.cell.kernel}/{request.cell.variant} (in-process)"), \
+                backend_environment(request.cell.backend, {ENV_TOKEN: self.token}), process_exit_refused():
+            return run_on_thread(request, self.worker, self.inputs, token=self.token)
 
     def close(self) -> None:
         self.worker.close()
-        # a kernel's `sleep 777 &` outlived `bench --in-process`, which exited 0
-        end_descendants(self.token, known=self.started)
-        self.started = []
+        end_descendants(self.token)  # a kernel's `sleep 777 &` outlived `bench --in-process`, which exited 0
 
 
 def in_process_problem(backend: str) -> str | None:
@@ -197,7 +187,16 @@ def as_executor(worker: CellWorker | CellExecutor | None, name: str = "workbench
 
 
 # -- a cell on a thread of this process: the in-process isolation, and its row for tests and scripts ----------
-def run_on_thread(request: CellRequest, worker: CellWorker, inputs: InputCache | None = None) -> CellResult:
+def _with_token(token: str | None, fn: Callable[..., CellResult], **kw: Any) -> CellResult:
+    """``fn(**kw)`` on the cell's thread, what that thread starts carrying ``token`` (:func:`cell_token`)."""
+    if token is None:
+        return fn(**kw)
+    with cell_token(token):
+        return fn(**kw)
+
+
+def run_on_thread(request: CellRequest, worker: CellWorker, inputs: InputCache | None = None,
+                  token: str | None = None) -> CellResult:
     """:func:`measure` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.
 
     The cell's own deadline (checked between calls) fires first; the hard limit
@@ -212,7 +211,8 @@ def run_on_thread(request: CellRequest, worker: CellWorker, inputs: InputCache |
     grace = min(2.0, 0.1 * timeout_s + 0.2)
     first_grace = min(grace, 0.1 * request.first_call_limit_s + 0.2)
     try:
-        res = worker.run(functools.partial(measure, request, inputs=inputs, limits=limits),  # called with cancel=
+        res = worker.run(functools.partial(_with_token, token, functools.partial(measure, request, inputs=inputs,
+                                                                                  limits=limits)),  # cancel=
                          timeout_s + grace, deadline=lambda: limits.hard_deadline(
                              first_grace if limits.in_first_call else grace))
     except WorkerTimeout:
