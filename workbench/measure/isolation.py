@@ -18,7 +18,6 @@ import contextlib
 import functools
 import math
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -86,8 +85,7 @@ class InProcessExecutor(LocalExecutor):
         if problem:
             return failed_result(request.cell, Status.UNSUPPORTED, problem, seed=request.seed,
                                  started=time.perf_counter())
-        with process_state_kept(f"{request.cell.kernel}/{request.cell.variant} (in-process)"), \
-                backend_environment(request.cell.backend, {ENV_TOKEN: self.token}), process_exit_refused():
+        with backend_environment(request.cell.backend, {ENV_TOKEN: self.token}), process_exit_refused():
             return run_on_thread(request, self.worker, self.inputs, token=self.token)
 
     def close(self) -> None:
@@ -198,6 +196,9 @@ def _with_token(token: str | None, fn: Callable[..., CellResult], **kw: Any) -> 
 def run_on_thread(request: CellRequest, worker: CellWorker, inputs: InputCache | None = None,
                   token: str | None = None) -> CellResult:
     """:func:`measure` on ``worker`` with a hard wall-time limit; a call that never returns becomes ``timeout``.
+    With an in-process executor's ``token``: what the cell's thread starts carries it (:func:`cell_token`), and
+    the process's state is put back as soon as the cell returns (:func:`process_state_kept`), before its result is
+    judged here (a kernel's ``sys.setrecursionlimit(60)`` failed that judging on a caller deeper than 60 frames).
 
     The cell's own deadline (checked between calls) fires first; the hard limit
     adds a little grace so that a cell which stops by itself keeps its partial
@@ -205,23 +206,23 @@ def run_on_thread(request: CellRequest, worker: CellWorker, inputs: InputCache |
     ``build_timeout_s``, and the run limit starts after it. After an out-of-memory
     cell the backend frees its caches here, before the next cell starts.
     """
-    t0, depth_limit = time.perf_counter(), sys.getrecursionlimit()
+    t0 = time.perf_counter()
     timeout_s = request.timeout_s
     limits = Limits.of(request)
     grace = min(2.0, 0.1 * timeout_s + 0.2)
     first_grace = min(grace, 0.1 * request.first_call_limit_s + 0.2)
+    kept = (process_state_kept(f"{request.cell.kernel}/{request.cell.variant} (in-process)") if token is not None
+            else contextlib.nullcontext())
     try:
-        res = worker.run(functools.partial(_with_token, token, functools.partial(measure, request, inputs=inputs,
-                                                                                  limits=limits)),  # cancel=
-                         timeout_s + grace, deadline=lambda: limits.hard_deadline(
-                             first_grace if limits.in_first_call else grace))
+        with kept:
+            res = worker.run(functools.partial(_with_token, token, functools.partial(measure, request, inputs=inputs,
+                                                                                      limits=limits)),  # cancel=
+                             timeout_s + grace, deadline=lambda: limits.hard_deadline(
+                                 first_grace if limits.in_first_call else grace))
     except WorkerTimeout:
         phase = ("first call" if limits.in_first_call else "run") if limits.run_deadline < math.inf else "build"
         res = failed_result(request.cell, Status.TIMEOUT, timeout_message(request, phase)
                             + "; its worker thread was abandoned", seed=request.seed, started=t0)
-    if sys.getrecursionlimit() < depth_limit:  # a kernel's sys.setrecursionlimit(60): the code here needs its depth
-        sys.setrecursionlimit(depth_limit)
-        res.note("its kernel lowered the process's recursion limit; put back")
     res = judge_reported(res, time.perf_counter() - t0)
     if res.status is Status.OOM:
         after_oom(res, request.cell.backend)
