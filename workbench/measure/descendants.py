@@ -34,17 +34,19 @@ def new_token() -> str:
 
 _cell = threading.local()
 _hooked = False
+#: The audit events that start a process with an environment they are given (its position in their arguments).
+_SPAWN_ENV = {"subprocess.Popen": 3, "os.posix_spawn": 2, "os.exec": 2}
 
 
 def _carry_token(event: str, args: tuple) -> None:
     """An audit hook: a process started from a thread running an in-process cell (:func:`cell_token`) carries
     that cell's token even where the kernel passed its own environment (``Popen(..., env={})``: ``sleep 787``
     outlived ``bench --in-process``). The environment is the one the call passes on: a mapping it is given."""
-    token = getattr(_cell, "token", None)
-    if token is None:
+    at = _SPAWN_ENV.get(event)  # first: the hook sees every audited event of the process (opens, imports ...)
+    token = getattr(_cell, "token", None) if at is not None else None
+    if token is None or len(args) <= at:
         return
-    env = args[3] if event == "subprocess.Popen" and len(args) > 3 else (
-        args[2] if event in ("os.posix_spawn", "os.exec") and len(args) > 2 else None)
+    env = args[at]
     if isinstance(env, dict) and env.get(ENV_TOKEN) != token:
         with contextlib.suppress(TypeError):
             env[ENV_TOKEN] = token
