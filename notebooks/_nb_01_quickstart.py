@@ -78,7 +78,10 @@ res
     md("""
 ## One plot
 
-Bandwidth against size; the shaded band is the interquartile range of the samples. The two sizes come from
+Bandwidth against size. Each point is its cell's headline, the median of its round medians (the figure the
+sentences below quote); the shaded band is the interquartile range of the samples of the same rounds (the
+kept rounds: a round set aside because the host ran slow is in neither), placed around the point as the
+samples lie around their own median (the point lies within its band). The two sizes come from
 this machine's caches (`tutorial.cache_and_dram_sizes`) in a full run: the smaller is chosen within half the per-core
 cache (and pays each backend's fixed cost per call in full), the larger at twice the last-level cache, so that its
 arrays stream from DRAM (a quick run, `SMALL`, uses two tiny sizes instead). An OpenCL

@@ -28,7 +28,7 @@ from workbench.core.record import finite_or_none
 from workbench.core.status import Status
 from workbench.core.units import fmt_seconds
 from workbench.judge import verdicts
-from workbench.judge.dips import felt_dips, host_slow_rounds, rounds_at_speed, rounds_kept
+from workbench.judge.dips import felt_dips, host_slow_rounds, rounds_at_speed, samples_at_speed
 from workbench.judge.stats import bimodal_split, mode_median, relative_spread_of, round_weighted_quartiles, summarize
 from workbench.measure.gpu_visit import merge_gpu_rounds
 from workbench.measure.result import PAIR_VISIT
@@ -377,17 +377,8 @@ def _at_speed(samples: list[float], sizes: list[int], medians: list[float],
               slowdowns: list[float]) -> tuple[list[float], list[int]]:
     """The samples and round sizes of the rounds the headline is taken of (without those set aside as taken while
     the host ran slow): the quartiles beside a headline are of the same rounds (a timeit printed "33.7 µs median
-    (quartiles 35.2 µs to 44.2 µs)")."""
-    at_speed = set(rounds_kept(medians, slowdowns))
-    if len(at_speed) == len(medians) or not sizes:
-        return samples, sizes
-    kept, kept_sizes, start = [], [], 0
-    for r, n in enumerate(sizes):
-        if r in at_speed:
-            kept += samples[start:start + n]
-            kept_sizes.append(n)
-        start += n
-    return kept, kept_sizes
+    (quartiles 35.2 µs to 44.2 µs)"). :func:`~workbench.judge.dips.samples_at_speed`, the figures' rule too."""
+    return samples_at_speed(samples, sizes, medians, slowdowns)
 
 
 def _host_rounds(prev: Mapping[str, Any], new: Mapping[str, Any], slowdowns: list[float],

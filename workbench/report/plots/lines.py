@@ -13,6 +13,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 
+from workbench.judge.dips import samples_at_speed
 from workbench.judge.stats import round_weighted_quantiles
 from workbench.report.plots.frame import finish, new_figure, split_ok
 from workbench.report.plots.memory import plot_memory
@@ -113,7 +114,7 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
 
 #: What the shaded band is (the legend says it): the interquartile range of the samples, the spread a summary
 #: table prints as "median ± IQR". Worded without the table: tutorial 01 shows the figure with no such column.
-BAND_LABEL = "band: IQR of all samples (q1 to q3)"
+BAND_LABEL = "band: IQR of the kept rounds' samples (q1 to q3)"
 #: The band of a point with no banded neighbour, drawn as a bar (a fill between one point has no width: 03's
 #: portable 2^20 and 08's torch n=64 had a table IQR and no visible band).
 LONE_BAND_LABEL = "band: a bar where a point has no banded neighbour"
@@ -219,9 +220,16 @@ def _pooled_medians(g: pd.DataFrame, fallback: np.ndarray) -> np.ndarray:
     if "samples_s" not in g:
         return fallback
     out = fallback.copy()
-    sizes_col = g["round_sizes"] if "round_sizes" in g else [None] * len(g)
-    for i, (text, sizes_text) in enumerate(zip(g["samples_s"], sizes_col, strict=True)):
-        samples, sizes = _json_list(text), _json_list(sizes_text)
+    none = [None] * len(g)
+    sizes_col = g["round_sizes"] if "round_sizes" in g else none
+    medians_col = g["round_medians_s"] if "round_medians_s" in g else none
+    slow_col = g["round_host_slowdowns"] if "round_host_slowdowns" in g else none
+    for i, (text, sizes_text, medians, slow) in enumerate(zip(g["samples_s"], sizes_col, medians_col, slow_col,
+                                                               strict=True)):
+        # the rounds the quartiles are of (judge.dips.samples_at_speed): a round set aside while the host ran slow
+        # is in neither the quartiles nor this median
+        samples, sizes = samples_at_speed(_json_list(text), [int(n) for n in _json_list(sizes_text)],
+                                          _json_list(medians), _json_list(slow))
         if not samples:
             continue
         weighted = round_weighted_quantiles(samples, [int(n) for n in sizes], (0.5,)) if sizes else None
