@@ -36,6 +36,7 @@ from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.backends.registry import all_backends
 from workbench.judge.dips import DIP_FELT, bandwidth_dips, felt_dips
 from workbench.judge.disturbed import spread_disturbed
+from workbench.judge.verdicts import is_noisy
 from workbench.report.ratio_text import mark_text
 from workbench.report.claims import (bandwidth_down_text, busy_text, cache_text, check_claim,
                                      host_bandwidth, interval_text, is_disturbed, json_list, last_level_cache_bytes,
@@ -262,18 +263,34 @@ paired per-round speed-up over the unfused variant of its own backend, the one s
 above quote, with its interval; `median time` and `GB/s` are each cell's own headline, for reading the
 sizes, not a second estimate of the ratio (each side's median comes from its own samples, so their ratio can
 differ from the paired figure within its interval; where it falls outside, the verdict reads "not settled").
-A speed-up past ±50% is not printed: the verdict reads "disturbed", as its sentence does. `noisy` marks a
-cell whose rounds spread more than 10% or that ran while other processes used a good share of the CPU; the
-verdicts' intervals already carry that noise. Whether the bytes fusion saves are what
+A speed-up past ±50% is not printed: the verdict reads "disturbed", as its sentence does. `noisy` names why a
+cell is marked, by the rule every row's mark follows: its round medians scatter by more than 10% (a robust
+one-sigma spread of their logs, leaving out a round set aside because the host's speed probe read it slow;
+with one round, its samples' spread), or its rounds fall in two groups (bimodal), or a round felt a dip of the
+host's memory bandwidth, or other processes used more than 25% of the CPU while it ran; an unmarked cell met
+none, and a set-aside round is named in its column too. A sentence's "a cell's own rounds differed by up to
+1.3×" is another figure: the slowest round over the fastest of any cell in the comparison's rows, set-aside
+rounds included, so it can stand beside cells the table leaves unmarked. The verdicts' intervals already
+carry that noise. Whether the bytes fusion saves are what
 its speed-up buys is a separate question, answered once per kernel under each table from the stream rate.
 """),
     code("""
+def noisy_why(row):
+    # the reason a row's noisy mark rests on, as measure.rounds wrote it; an unmarked row whose round was set aside
+    # says so too (its rounds shown elsewhere include that round)
+    note = row.get("noise_note") if isinstance(row.get("noise_note"), str) else ""
+    if is_noisy(row):   # the stored flag, as every table and figure reads it
+        return f"noisy: {note}" if note else "noisy"
+    return f"not noisy ({note})" if note else ""
+
+
 def time_vs_unfused(res):
     ok = res.df[res.df["status"] == "ok"]
     out = pd.DataFrame({"variant": ok["variant"], "backend": ok["backend"], "mode": ok["mode"],
                         "size_label": ok["size_label"], "median time": ok["median_s"].map(fmt_seconds),
                         "GB/s (median)": ok["gbps"].map("{:.1f}".format),
-                        "noisy": ok["noisy"].map(lambda n: "noisy" if n else "")})
+                        # the mark with its reason (the row's noise_note), so it follows from the rule stated above
+                        "noisy": [noisy_why(r) for r in ok.to_dict("records")]})
     judged = []
     for backend, g in ok.groupby("backend", sort=True):
         eager = sorted(set(g.loc[g["mode"] == "eager", "variant"]))
