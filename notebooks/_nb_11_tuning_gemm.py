@@ -289,10 +289,14 @@ the hand-picked tiles, since nothing was settled faster; the line above the tabl
 rule chose it) and the hand-picked tiles
 (`numba-tiled[NB=...,KC=...,MC=...]` names a configuration), measured in interleaved rounds and judged by the
 package's paired verdict. It is a second run of a pair the confirmation already judged: where the two runs
-agree, that is a finding; where they point opposite ways, neither run's verdict is one. Two readings point
-opposite ways where their verdicts do (faster against slower), and also, even where one run was inconclusive,
-where their intervals do not overlap or their estimates lie on opposite sides of the ±5% band: then this run is
-printed as "this run alone", with no finding, and its marker hollow.
+agree, that is a finding; where they disagree, neither run's verdict is one. Unless either comparison was
+disturbed (then its estimate informs nothing and is not weighed), two readings disagree where their verdicts
+name two different settled words (faster against slower, or either against same), and also, whatever their
+verdicts (both "faster" included), where their intervals do not overlap, where each interval excludes the other
+run's estimate, or where their estimates lie on opposite sides of the ±5% band: two runs of one pair whose
+figures cannot both hold say nothing settled about it. Then this run is printed as "this run alone", the line
+after it names which of these held with both runs' figures, the figure's title says the same, and its marker is
+hollow.
 """),
     code("""
 def readings_apart(a, b):
@@ -326,6 +330,7 @@ best = registry.configured("gemm", "numba-tiled", pick).name   # the pick named 
 bench_cmd = f"workbench bench --kernels gemm --variants '{hand}' '{best}' --backends numba --sizes {N}x{N}x{N}"
 print("hand-picked:", hand, "| the search's pick:", best)
 contradicted = False   # the two runs of this pair read differently (used by the figure below)
+disagreement = ""      # which of the markdown's rules made them disagree (the figure's title)
 if best == hand:
     print("the search found nothing faster than the hand-picked tiles on this machine")
 else:
@@ -363,6 +368,9 @@ else:
         # two runs of one pair that read differently: neither verdict is a finding; what was kept follows the
         # confirmation, the run the tuner decided by
         opposed = words == {"faster", "slower"}
+        # the figure's title says which of the markdown's rules held (both runs read "faster" and still disagree)
+        disagreement = ("the two runs point opposite ways" if opposed else
+                        f"the two runs' {apart.split(' (')[0]}" if apart else "the two runs' verdicts differ")
         print(f"{v['size_label']}, this run alone: {sentence}")
         print(f"the confirmation, an earlier run of the same pair, read {there!r} and this run {here!r}: "
               + ("two runs of one pair pointing opposite ways" if opposed else
@@ -396,7 +404,7 @@ if best != hand:
         ax.set(yticks=[], xlabel=f"speed-up of the search's pick over hand-picked (paired, {pv['coverage']:.1%} "
                "interval)", title="one run, interleaved rounds: " + (
                    "not settled (the cells' own medians fall outside the interval)" if medians_disagree(pv)
-                   else f"{reading(pv)}, but the confirmation read {said_of(result.verdict)!r}: no finding"
+                   else f"this run alone: {reading(pv)}, no finding:" + chr(10) + disagreement
                    if contradicted else reading(pv)))
         ax.legend(loc="lower right", fontsize=8)
         plt.show()
