@@ -91,11 +91,23 @@ for n, d in info.items():
 A backend's **timer** is the clock that reads each call: where a runtime has device events (CUDA events,
 OpenCL profiling, Vulkan timestamps) the harness uses them; otherwise it waits for the device to finish and
 reads the host's clock (`sync+perf_counter`). Every row stores it (`timer_kind`). It is not the **timing
-mode** (`timing_mode`), which says which span of time a row holds: `host` on a CPU device, whatever its timer;
-`launch`, `kernel` or `graph` on a GPU (docs/gpu-timing.md). Rows of two timing modes are never compared.
+mode** (`timing_mode`), which names the span of time a row holds, not the clock that read it: `host` on a CPU
+device (the whole call), `launch`, `kernel` or `graph` on a GPU (docs/gpu-timing.md). So a CPU device whose
+runtime has device timestamps (PoCL's OpenCL profiling, lavapipe's Vulkan timestamps) stores `host`-span rows
+read by the device's clock; the table below says both for each backend (`host span, device clock
+(opencl-profiling)`), never the bare mode name. Rows of two timing modes are never compared.
 """),
     code("""
-{n: backends[n].timer().kind for n in available}
+from workbench.backends.timer_clocks import mode_and_clock, timer_clock
+from workbench.measure.timing_modes import timing_mode_of
+
+# each backend's default timer, the clock it reads, and the span its rows are stored under (timing_mode_of: the
+# mode the harness records for that timer), said together
+timers = {n: backends[n].timer() for n in available}
+pd.DataFrame({"timer": [timers[n].kind for n in available],
+              "what it reads": [timer_clock(timers[n].kind) for n in available],
+              "rows' timing mode and clock": [mode_and_clock(timing_mode_of(backends[n], timers[n]), timers[n].kind)
+                                              for n in available]}, index=available)
 """),
     md("""
 ## Memory

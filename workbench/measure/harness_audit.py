@@ -15,10 +15,9 @@ from typing import Any
 
 from workbench.backends import registry
 from workbench.backends.base import Timer
+from workbench.backends.timer_clocks import HOST_CLOCK_TIMERS  # timers reading the host clock
 from workbench.measure.gaming import FINISHES_LATER, TAMPERS, AuditFailed
 
-#: Timer kinds whose device time is the host clock around the call: it cannot be far below the harness's clock.
-HOST_CLOCK_TIMERS = ("sync+perf_counter",)
 #: Slack per sample for the timer's own synchronisation and call overhead.
 TIMER_SLACK_S = 50e-6
 
