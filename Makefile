@@ -15,6 +15,12 @@ LAB_TOKEN ?=
 
 CORE_VENV ?= .venv-core
 
+# Bytecode is written as modules are first imported, whatever the calling shell says: with
+# PYTHONDONTWRITEBYTECODE=1 (set on some sandboxes and CI runners) every process compiled every module it
+# imported from source again (installs here compile no bytecode up front), `import torch` alone 2.9 s against
+# 1.6 s, the workbench's own modules 1.7 s more, in each sweep worker, notebook kernel and test process.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: demo test test-full test-core test-unit-extras FORCE lint lab info clean system-deps system-deps-test
 
 # Installs go through uv where it installs (several times faster than pip: parallel downloads, no bytecode
