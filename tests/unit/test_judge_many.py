@@ -1,6 +1,7 @@
 """Judging many pairs at once (workbench.judge.many) gives exactly what judging each pair alone gives: the
 same verdicts, intervals, hints and baselines, on random tables that reach every path (block effects, paired
-rounds by id or by count, unpaired rounds, one stream, too few values, odd values, A/A twins)."""
+rounds by id or by count, unpaired rounds, one stream, too few values, odd values, A/A twins, rounds the slow host
+stretched set aside, leaving a pair too few rounds at speed)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from workbench.judge import compare as stats_compare
 from workbench.judge import verdicts as vd
 from workbench.judge.compare import RESULT_COLUMNS, _run_blocks, _speedups_one_by_one, speedup_vs_baseline
+from workbench.judge.few_rounds import read_basis
 
 
 def _times(rng: np.random.Generator, n: int, scale: float) -> list[float]:
@@ -25,8 +27,10 @@ def _times(rng: np.random.Generator, n: int, scale: float) -> list[float]:
 
 def random_table(seed: int, groups: int = 40) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
+    aside = np.random.default_rng(seed + 7919)  # rounds taken while the host ran slow (apart: the draws above stay)
     rows = []
     for g in range(groups):
+        slow_round = int(aside.integers(8))
         run, env = f"run{g % 3}", f"env{g % 2}" if rng.random() < 0.9 else None
         kernel, params = f"k{g % 4}", json.dumps({"n": int(rng.integers(1, 4)) * 1024})
         n_rounds = int(rng.choice([0, 1, 2, 3, 3, 4, 5, 6, 8]))
@@ -53,6 +57,11 @@ def random_table(seed: int, groups: int = 40) -> pd.DataFrame:
                     row[vd.ROUND_IDS] = json.dumps(ids[1:k + 1] if len(ids) > k else ids[:k][::-1])
                 elif r < 0.65 and k >= 2:
                     row[vd.ROUND_IDS] = json.dumps(["r0"] * k)  # duplicated ids
+                if slow_round < k and aside.random() < 0.5:  # a round the host ran slow in, felt by the cell
+                    medians = json.loads(row["round_medians_s"])
+                    medians[slow_round] *= 1.5
+                    row["round_medians_s"] = json.dumps(medians)
+                    row["round_host_slowdowns"] = json.dumps([1.4 if i == slow_round else 1.0 for i in range(k)])
             if m and rng.random() < 0.4:  # timed beside its library variant in alternating blocks
                 row[vd.PAIR_WITH] = f"{kernel}-lib-{backend}-{g}"
                 row[vd.PAIR_D] = json.dumps(rng.normal(0, 0.05, int(rng.choice([2, 3, 4, 6]))).tolist())
@@ -89,6 +98,8 @@ def test_every_path_is_reached() -> None:
     """The random tables reach each basis and verdict, so the equality above covers them."""
     t = pd.concat([speedup_vs_baseline(random_table(s)) for s in range(12)])
     assert {"paired blocks", "paired rounds", "rounds", "one stream"} <= set(t["basis"].dropna())
+    few = t["basis"].dropna().map(read_basis).dropna()  # pairs the slow host left too few rounds at speed
+    assert {True, False} <= {paired for paired, _, _ in few}
     assert {"faster", "slower", "same", "inconclusive", "insufficient samples", "baseline",
             "no baseline"} <= set(t["verdict"])
     assert t["settle"].map(lambda s: isinstance(s, str)).any()

@@ -42,8 +42,9 @@ from workbench.judge.between_runs import (
     run_conditions,
     same_settings,
 )
+from workbench.judge.few_rounds import few_verdict
 from workbench.judge.pair_rows import PAIR_COLUMNS as PAIR_COLUMNS
-from workbench.judge.pair_rows import _paired_rounds, _same_row, baseline_pairs, row_times
+from workbench.judge.pair_rows import _few_rounds, _ids, _paired_rounds, _same_row, baseline_pairs, row_times
 from workbench.judge.verdicts import parse_samples  # noqa: F401 - stats_compare.parse_samples, as before
 
 if TYPE_CHECKING:  # pandas loads only for tables: a sweep judges its undecided pairs on plain rows
@@ -273,18 +274,23 @@ def judge_pair(base: pd.Series | RowDict, row: pd.Series | RowDict,
     baseline in the same visits when it has them (:func:`block_effects`); else paired round by round when
     both have the same number (≥ MIN_ROUNDS) of round medians (``typical``: the typical paired spread of the
     pair's scope in the run, see :func:`workbench.judge.verdicts.paired_noise`, or a function of the basis that
-    gives it: ``vd.BLOCKS`` or "paired rounds"); else unpaired (round medians, or one stream's samples)."""
+    gives it: ``vd.BLOCKS`` or "paired rounds"); where the slow host left fewer than MIN_ROUNDS shared rounds at
+    speed, on those (:func:`workbench.judge.few_rounds.few_verdict`); else unpaired (round medians, or one stream's
+    samples)."""
     clash = mode_clash(base, row)
     if clash:
         return {**_not_comparable(base.get("status"), row.get("status")), "verdict": clash}
     a, b, paired = _paired_rounds(base, row)
     d = block_effects(base, row)
+    few = None if d is not None or paired else _few_rounds(base, row)
     if callable(typical):
         typical = typical(vd.BLOCKS if d is not None else "paired rounds")
     if d is not None:
         v = vd.effects_verdict(d, typical=typical, basis=vd.BLOCKS, **kw)
     elif paired:
         v = vd.paired_verdict(a, b, typical=typical, **kw)
+    elif few is not None:
+        v, a, b = few_verdict(few, typical, **kw)
     else:
         v = vd.unpaired_verdict(a, b, rounds=row_times(base)[1] and row_times(row)[1], **kw)
     return _result(v, a, b, base, row)
@@ -459,7 +465,8 @@ def twin_times(row: pd.Series | RowDict) -> tuple[np.ndarray, np.ndarray] | None
     a, is_rounds = row_times(row)
     if not is_rounds:
         return None
-    return vd.aligned(a, vd.round_ids(row.get(vd.ROUND_IDS)), twin, vd.round_ids(row.get(vd.TWIN_IDS)))
+    # the reference's rounds set aside (taken while the host ran slow) pair with none, as in the batch path
+    return vd.aligned(a, _ids(row, a), twin, vd.round_ids(row.get(vd.TWIN_IDS)))
 
 
 def twin_block_effects(row: Any) -> np.ndarray | None:

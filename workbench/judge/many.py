@@ -21,11 +21,14 @@ import numpy as np
 
 from workbench.judge import verdicts as vd
 from workbench.judge.dips import ids_at_speed, set_aside_out
+from workbench.judge.few_rounds import FewRounds, few_rounds, few_verdict
 
 #: The verdict fields a judged pair gets, in :data:`workbench.judge.compare.RESULT_COLUMNS` order.
 FIELDS = ("speedup", "ci_low", "ci_high", "coverage", "floor", "noise", "verdict", "settle", "basis",
           "n_a", "n_b", "median_a", "median_b", "noisy")
 PAIRED = "paired rounds"
+#: The kind of a pair left with fewer than MIN_ROUNDS shared rounds at speed (:mod:`workbench.judge.few_rounds`).
+FEW = "few rounds at speed"
 
 
 class Rows:
@@ -79,6 +82,12 @@ class Rows:
             if len(kept_a) < len(a) or len(kept_b) < len(b):  # too few rounds at speed to pair: judged unpaired
                 return kept_a, kept_b, False
         return a, b, ra and rb and len(a) == len(b)
+
+    def few_rounds(self, base: int, row: int) -> FewRounds | None:
+        """As :func:`workbench.judge.pair_rows._few_rounds`."""
+        if not (self.is_rounds[base] and self.is_rounds[row]):
+            return None
+        return few_rounds(self.times[base], self.round_ids[base], self.times[row], self.round_ids[row])
 
     def twin_effects(self, row: int) -> tuple[str, np.ndarray] | None:
         """The A/A twin's paired spread source as :func:`workbench.judge.compare.typical_spreads` adds it."""
@@ -149,6 +158,9 @@ def _evidence(rows: Rows, judged: list[tuple[int, int]], scope_keys: Sequence[Sc
                 diff = np.log(a_t) - np.log(b_t)
                 for key in scope_keys[r]:
                     scopes[(PAIRED, *key)].append(diff)
+        elif (few := rows.few_rounds(b, r)) is not None:  # judged once the scopes' typical spreads are known
+            kind.append(FEW)
+            values.append(few)
         else:
             kind.append("unpaired")
             values.append((a_t, b_t))
@@ -173,6 +185,12 @@ def _into_batches(rows: Rows, judged: list[tuple[int, int]], scope_keys: Sequenc
                 _put(out, k, vd.unpaired_verdict(a_t, b_t, rounds=rounds))
                 continue
             batches[("unpaired", len(a_t), len(b_t), rounds)].append(k)
+            continue
+        if kind[k] == FEW:  # one at a time, by the function the one-pair path uses
+            v, a_t, b_t = few_verdict(values[k], typical(scope_keys[r], PAIRED))
+            _put(out, k, v)
+            out["median_a"][k] = vd.median(a_t) if len(a_t) else float("nan")
+            out["median_b"][k] = vd.median(b_t) if len(b_t) else float("nan")
             continue
         t = typical(scope_keys[r], kind[k])
         if kind[k] == PAIRED:

@@ -15,6 +15,7 @@ from workbench.core.status import Status
 from workbench.judge import verdicts as vd
 from workbench.judge.baselines import pair_positions
 from workbench.judge.dips import ids_at_speed, set_aside_out
+from workbench.judge.few_rounds import FewRounds, few_rounds
 from workbench.judge.verdicts import parse_samples
 
 if TYPE_CHECKING:
@@ -84,6 +85,16 @@ def _paired_rounds(base: Any, row: Any) -> tuple[np.ndarray, np.ndarray, bool]:
         if len(kept_a) < len(a) or len(kept_b) < len(b):  # too few rounds at speed to pair: judged unpaired
             return kept_a, kept_b, False
     return a, b, a_rounds and b_rounds and len(a) == len(b)
+
+
+def _few_rounds(base: Any, row: Any) -> FewRounds | None:
+    """Both rows' rounds at speed where the slow host left them fewer than MIN_ROUNDS shared rounds
+    (:func:`workbench.judge.few_rounds.few_rounds`); None otherwise."""
+    a, a_rounds = row_times(base)
+    b, b_rounds = row_times(row)
+    if not (a_rounds and b_rounds):
+        return None
+    return few_rounds(a, _ids(base, a), b, _ids(row, b))
 
 
 def _ids(row: Any, medians: np.ndarray) -> list[str] | None:

@@ -108,7 +108,9 @@ class Verdict:
     n_a: int
     n_b: int
     #: "paired blocks" (each round's effect from blocks timed alternately in one visit), "paired rounds",
-    #: "rounds" or "one stream" (fewer than MIN_ROUNDS rounds).
+    #: "rounds" or "one stream" (fewer than MIN_ROUNDS rounds); where rounds taken while the host ran slow were set
+    #: aside, "2 paired rounds (1 set aside by the slow host)" or "... too few to pair"
+    #: (:mod:`workbench.judge.few_rounds`).
     basis: str
     #: The interval's coverage (0.95: a 95% interval).
     coverage: float = CONFIDENCE

@@ -19,7 +19,8 @@ import pandas as pd
 
 from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.units import fmt_seconds
-from workbench.judge.dips import host_slow_rounds, ids_at_speed, rounds_kept
+from workbench.judge.dips import SET_ASIDE, host_slow_rounds, ids_at_speed, rounds_kept
+from workbench.judge.few_rounds import is_paired_basis, read_basis
 from workbench.judge.stats import mode_median
 from workbench.judge.verdicts import (
     BLOCKS,
@@ -99,6 +100,15 @@ def noise_cause(v: Mapping[str, Any]) -> str:
     if not math.isfinite(noise) or noise <= 0:
         return ""
     basis = str(v.get("basis") or "")
+    few = read_basis(basis)   # rounds set aside as taken while the host ran slow left the pair too few (tutorials)
+    if few is not None and few[0]:
+        return (f"its interval rests on its {few[1]} paired rounds at speed ({few[2]} more set aside as taken while "
+                f"the host ran slow), weighed with its group's typical paired scatter: a paired noise of "
+                f"{scatter_text(noise)} a round (one sigma, docs/statistics.md)")
+    if few is not None:
+        return (f"too few of its rounds were left at speed to pair ({few[1]} shared, {few[2]} set aside as taken "
+                f"while the host ran slow) and no typical paired scatter of its group stood in, so its interval rests "
+                f"on an assumed drift of {scatter_text(noise)} (one sigma)")
     if basis in ("paired rounds", BLOCKS):
         # the noise is the rounds' scatter weighed with the group's typical one (docs/statistics.md), not how far the
         # rounds themselves varied: 06 printed "its paired ratio varied by ±27% round to round" beside rounds whose
@@ -136,8 +146,8 @@ def round_ratios(base: Mapping[str, Any], other: Mapping[str, Any], same_run: bo
     ia, ib = ids_at_speed(round_ids(base.get("round_ids")), list(a), sa), ids_at_speed(
         round_ids(other.get("round_ids")), list(b), sb)
     if ia and ib and len(ia) == len(a) and len(ib) == len(b):
-        at = dict(zip(ib, b, strict=True))
-        return [float(x / at[k]) for k, x in zip(ia, a, strict=True) if k in at]
+        at = dict(zip(ib, b, strict=True))  # a round set aside on both sides is marked alike: it pairs with none
+        return [float(x / at[k]) for k, x in zip(ia, a, strict=True) if k in at and not k.endswith(SET_ASIDE)]
     if len(a) != len(b):
         return []
     kept = set(rounds_kept(list(a), sa)) & set(rounds_kept(list(b), sb))
@@ -238,7 +248,7 @@ def interval_makeup(v: Mapping[str, Any], ratios: list[float]) -> str:
     scatter gives" of an interval of ±35% beside 3 rounds within 1.28-1.42×, which is mostly the run's scatter.
     "" where the pair's fields do not give the split (not paired, or judged on other rounds than ``ratios``)."""
     noise, n = _num(v, "noise"), len(ratios)
-    if str(v.get("basis") or "") not in ("paired rounds", BLOCKS) or not math.isfinite(noise) or noise <= 0 \
+    if not is_paired_basis(v.get("basis")) or not math.isfinite(noise) or noise <= 0 \
             or n != _num(v, "n_a") or n < 2:
         return ""
     d = np.log(np.asarray(ratios, float))
@@ -249,7 +259,9 @@ def interval_makeup(v: Mapping[str, Any], ratios: list[float]) -> str:
     typical_part = PRIOR_DF * t ** 2 >= (n - 1) * own ** 2
     typical = (f"the typical paired scatter of its group in this run ({scatter_text(t)} a round, counted as "
                f"{PRIOR_DF:g} rounds)")
-    mine = f"these {n} rounds' own scatter ({scatter_text(own)})"
+    few = read_basis(v.get("basis"))
+    aside = f"; {few[2]} more set aside as taken while the host ran slow" if few is not None else ""
+    mine = f"these {n} rounds' own scatter ({scatter_text(own)}{aside})"
     first, then = (typical, mine) if typical_part else (mine, typical)
     return f"it rests mostly on {first}, weighed with {then} (docs/statistics.md)"
 
@@ -290,7 +302,7 @@ def one_way_text(v: Mapping[str, Any], base: str, other: str) -> str:
         # what the interval rests on, as the pair's own figures split it (07 said "the scatter between runs ... is
         # wide enough" beside a hint that its own rounds make most of its noise: ±1.6% between runs, ±10% its own)
         cause = noise_cause(v)
-        paired = str(v.get("basis") or "") in ("paired rounds", BLOCKS)
+        paired = is_paired_basis(v.get("basis"))
         rests = (cause if cause and not paired
                  else "its interval also carries the scatter between runs, which no cell's rounds can see")
         return (f"every round of {who} was faster than every round of {slow} ({shown}), but {rests}, and it spans "
@@ -352,7 +364,7 @@ def apart_undecided_text(v: Mapping[str, Any], base: str, other: str, said_cause
         why = "the noise its interval rests on, said here, spans that gap"
     else:
         why = "its paired interval reaches past no change"
-    paired = str(v.get("basis") or "") in ("paired rounds", BLOCKS)   # two runs or machines: not paired (07)
+    paired = is_paired_basis(v.get("basis"))   # two runs or machines: not paired (07)
     return f"{medians}, but {why}, so the {'paired ' if paired else ''}comparison cannot say which was faster"
 
 
