@@ -37,6 +37,7 @@ from workbench.report.claims import (busy_share, busy_text, check_claim,
 from workbench.judge.verdicts import K_BETWEEN, MIN_CELLS, is_disturbed, pct
 from workbench.judge.disturbed import rounds_could
 from workbench.report.runs_needed import practical, runs_needed_text, runs_rerun_hint
+from workbench.report.noise_parts import noise_parts_text, own_part, rerun_advice, summary_advice
 from workbench.report.ratio_text import inverted_bounds
 from workbench.report.runs_cause import rest_cause
 from workbench.report.claims_rows import quartiles_wide
@@ -127,7 +128,11 @@ the whole interval lies within ±5%, a floor that is itself small (a "same" unde
 that the noise hid everything). Anything else is read as *inconclusive* — the noise or the interval does not
 settle it — and says what would: between two runs, more runs of each side, as many as the run-to-run scatter
 needs (`workbench compare A1,A2,... B1,B2,...`; more rounds shrink a run's own noise, not the noise between runs),
-or, where that is more than 20 a side, quieter runs; and a quieter machine where the rows saw a busy one. `noisy` marks cells measured while their time varied a lot or the machine was busy.
+or, where that is more than 20 a side, quieter runs; and a quieter machine where the rows saw a busy one.
+`noisy` marks a comparison either of whose two cells carries the noisy mark, by the rule every row's mark
+follows: its round medians scatter by more than 10% (a robust one-sigma spread, rounds set aside while the
+host ran slow left out), or fall in two groups, or a round felt a dip of the host's memory bandwidth, or other
+processes used more than 25% of the CPU while it ran.
 """),
     code("""
 # The rules just stated, checked on this table: every verdict follows from its speed-up, interval and floor
@@ -184,23 +189,9 @@ def counted(g):
                        for k, n in said[~apart].value_counts().items())
     more = ", ".join(f"{k} at {', '.join(g.loc[apart & (head == k), 'size_label'])}"
                      for k in dict.fromkeys(head[apart]))
-    return said, counts + (f" ({int(apart.sum())} more rests on a disturbed comparison or cell, not counted as "
+    return said, counts + (f" ({int(apart.sum())} more {'rests' if apart.sum() == 1 else 'rest'} on a disturbed "
+                           f"comparison or cell, not counted as "
                            f"settled: {more})" if apart.any() else "")
-
-
-def rerun_advice(noise, run_sigma, busy):
-    # what would settle it, one advice from the part of the cell's noise that dominates: more runs a side (the
-    # summary's own figure, runs_needed, or that no practical number does) where the run-to-run part is the larger
-    # share or alone leaves a floor past the 5% a change must reach; else its own rounds: no count of runs drawn
-    # from the run-to-run part (07 advised "about 2 runs a side", from ±1.0%, beside rounds of 8.9× either way), and
-    # on a busy machine a rerun while it is otherwise idle, never more rounds (they add its disturbance), said as one
-    # reason, not in two brackets that contradict each other
-    own_part = math.sqrt(max(noise ** 2 - run_sigma ** 2, 0)) if math.isfinite(noise) else 0.0
-    if own_part <= run_sigma or math.expm1(3 * run_sigma) >= 0.05:
-        return runs_rerun_hint(run_sigma)
-    mostly = "its own rounds make most of its noise (more runs a side would shrink it only as more rounds do)"
-    return (f"a rerun while the machine is otherwise idle could settle it: {mostly}, and more rounds on a busy "
-            "machine add its disturbance too" if busy else f"more rounds in each run could settle it: {mostly}")
 
 
 def cell_note(v, sentence):
@@ -231,24 +222,21 @@ for variant, g in cmp.groupby("variant"):
                          f"taking more than {b_hi} or less than {b_lo} run A's time")
         lines.append(f"  {v['size_label']}: {sentence}{cell_note(v, sentence)}")
     if not called:
-        # where the width comes from: each cell's noise (one sigma, log) is its own rounds' part (both runs'
-        # median errors) and the run-to-run part, added in quadrature; the floor is a multiple of their sum
-        # (undisturbed cells only: a disturbed one prints no floor, so it explains none)
+        # where the width comes from, over the same cells the lines above print (report.noise_parts): the
+        # undisturbed cells' own rounds and floors, and the disturbed ones apart (07 gave "±7.7% to ±14%" of the
+        # undisturbed cells as "each cell's noise" beside lines reading ±25%)
         noise = g.loc[~g["floor"].map(lambda f: is_disturbed(float(f))), "noise"].astype(float).dropna()
-        own = np.sqrt(np.maximum(noise ** 2 - run_sigma ** 2, 0))
-        share = own ** 2 / noise ** 2
-        mostly = ("most of each floor comes from the cells' own rounds" if (share > 0.5).all() else
-                  "most of each floor comes from the run-to-run part" if (share < 0.5).all() else
-                  "the two parts weigh differently at different sizes")
-        width = (f"of each cell's noise (one sigma) its own rounds give ±{pct(math.expm1(own.min()))} to "
-                 f"±{pct(math.expm1(own.max()))} and the run-to-run noise ±{pct(math.expm1(run_sigma))} "
-                 f"({run_basis}); they add in quadrature, so {mostly}")
+        width = noise_parts_text(g.to_dict("records"), run_sigma, run_basis)
         # every cell disturbed: say what the noise was measured from, with each variant's median move (A over B),
         # so a reader can see whether the change under test is itself in the scatter
         moves = "; ".join(f"{name}'s cells {float(np.exp(np.log(m['speedup'].astype(float)).median())):.2g}×"
                           for name, m in cmp.dropna(subset=["speedup"]).groupby("variant"))
         measured = cells >= MIN_CELLS
-        why = width if len(noise) else (
+        # every comparison disturbed by its cells' own rounds (the lines say so): their noise split, said as the
+        # lines say it; disturbed by the runs' scatter: what that scatter was measured from (07 blamed the ±1.0%
+        # runs' scatter beside lines whose own rounds gave ±14-20%)
+        own_wide = any(own_part(n, run_sigma) > run_sigma for n in g["noise"].astype(float) if math.isfinite(n))
+        why = width if len(noise) else f"every comparison was disturbed: {width}" if own_wide else (
             f"every comparison was disturbed: the run-to-run noise they share is ±{pct(math.expm1(run_sigma))} "
             f"({run_basis}{' around their common shift' if measured else ''}), and at the median the runs moved "
             f"them apart ({moves}, A's time over B's)"
@@ -268,11 +256,14 @@ for variant, g in cmp.groupby("variant"):
             lines.append(f"  the intervals rule out one thread taking longer than {threads} threads by these factors "
                          f"({at}): there the extra cores bought numba at most that much, far from the {threads}× "
                          f"that {threads} threads could give at best")
+        advice = summary_advice(list(g["noise"].astype(float)), run_sigma, bool(busy))
         lines.append(f"  the verdicts did not settle any size: {why}"
                      + (f" ({busy})" if busy else "")
                      + ("; the text's expectation is checked only as far as the intervals above bound it"
                         if bounded else "; so this run cannot check the text's expectation")
-                     + f"; {runs_needed_text(run_sigma)}" + ("; on a quieter machine" if busy else ""))
+                     # the advice the lines above give, by their rule (07 advised "about 2 runs a side" from ±1.0%
+                     # while every line said its own rounds made most of its noise)
+                     + f"; {advice}" + ("; on a quieter machine" if busy and "otherwise idle" not in advice else ""))
     elif as_expected(variant, g, said):
         lines.append("  as the text above expects"
                      + (" where the noise let us tell" if (said == "inconclusive").any() else ""))

@@ -433,8 +433,11 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
         return f"{bimodal_direction_text(v, direction[0], base, other)}; {PHRASES['direction']}; {tail}"
     # a bimodal side, rounds all one way, or medians far apart that the paired rounds still cannot order: said
     one_way = one_way_text(v, base, other)   # its cause, where it names one, is not said twice (07)
+    # a gap between the cells' medians is explained only where both medians can be read: 07 quoted "23 µs for run A"
+    # beside its own note that run A's cell is disturbed, "its median is no value to read" (mark_busy counts them)
+    readable = not _num(v, "cells_disturbed") > 0
     why = [x for x in (str(v.get("bimodal_note") or ""), one_way,
-                       apart_undecided_text(v, base, other, f"{by}; {one_way}")) if x]
+                       apart_undecided_text(v, base, other, f"{by}; {one_way}") if readable else "") if x]
     return f"could not tell {other} from {base}: {'; '.join([*why, tail])}"
 
 

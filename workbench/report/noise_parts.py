@@ -1,0 +1,106 @@
+"""Where the noise of a comparison between two runs comes from, said over the same cells as the lines beside it,
+and the rerun advice that follows from it, one rule for each cell's line and for the summary under them.
+
+Tutorial 07's summary said "of each cell's noise (one sigma) its own rounds give ±7.7% to ±14%" over the
+undisturbed cells alone, beside lines reading "its own rounds (±25%)" and "within its ±25% noise floor"; and it
+advised "about 2 runs a side" from the ±1.0% run-to-run scatter while every line above it said its own rounds made
+most of its noise and advised more rounds. Here the summary names which cells each range covers, gives their
+floors as the lines print them, and advises what the lines advise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from workbench.judge.disturbed import is_disturbed, pct
+from workbench.judge.verdicts import K_BETWEEN
+from workbench.report.runs_needed import runs_needed_text, runs_rerun_hint
+
+#: The rerun advice of a cell whose own rounds make most of its noise (its subject: "it" or "them").
+OWN_ROUNDS = "its own rounds make most of its noise (more runs a side would shrink it only as more rounds do)"
+
+
+def own_part(noise: float, run_sigma: float) -> float:
+    """A cell's own rounds' part of its noise (log, one sigma): the run-to-run part taken out in quadrature."""
+    return math.sqrt(max(noise ** 2 - run_sigma ** 2, 0.0)) if math.isfinite(noise) else 0.0
+
+
+def own_rounds_dominate(noise: float, run_sigma: float) -> bool:
+    """Whether a cell's own rounds make the larger part of its noise and the run-to-run part alone leaves a floor
+    within the 5% a change must reach: then more rounds, not more runs, would settle it."""
+    return own_part(noise, run_sigma) > run_sigma and math.expm1(K_BETWEEN * run_sigma) < 0.05
+
+
+def rerun_advice(noise: float, run_sigma: float, busy: bool, subject: str = "it") -> str:
+    """What would settle a comparison, from the part of its noise that dominates: more runs a side (the summary's
+    own figure, :func:`~workbench.report.runs_needed.runs_rerun_hint`) where the run-to-run part is the larger or
+    alone leaves a floor past the 5% a change must reach; else its own rounds: more rounds in each run, or on a
+    busy machine a rerun while it is otherwise idle (more rounds there add its disturbance)."""
+    if not own_rounds_dominate(noise, run_sigma):
+        return runs_rerun_hint(run_sigma)
+    mostly = OWN_ROUNDS if subject == "it" else OWN_ROUNDS.replace("its own", "their own").replace("its noise",
+                                                                                                  "their noise")
+    return (f"a rerun while the machine is otherwise idle could settle {subject}: {mostly}, and more rounds on a busy "
+            "machine add its disturbance too" if busy else f"more rounds in each run could settle {subject}: {mostly}")
+
+
+def summary_advice(noises: Sequence[float], run_sigma: float, busy: bool) -> str:
+    """The summary's advice, from the same rule as each line's (:func:`rerun_advice`): the runs a side the
+    run-to-run scatter needs where every line's advice is about runs; the lines' own-rounds advice where every
+    line's is that; both, each said of the cells it holds for, where the lines differ."""
+    own = [own_rounds_dominate(n, run_sigma) for n in noises]
+    if not any(own):
+        return runs_needed_text(run_sigma)
+    hint = rerun_advice(next(n for n, o in zip(noises, own, strict=True) if o), run_sigma, busy, "them")
+    if all(own):
+        return hint
+    return (f"where the run-to-run part dominates ({own.count(False)} of {len(own)} cells) "
+            f"{runs_needed_text(run_sigma)}; where their own rounds do ({own.count(True)}), {hint}")
+
+
+def _range(values: list[float]) -> str:
+    lo, hi = min(values), max(values)
+    return f"±{pct(lo)}" if pct(lo) == pct(hi) else f"±{pct(lo)} to ±{pct(hi)}"
+
+
+def _mostly(own: list[float], noise: list[float], subject: str) -> str:
+    share = [o ** 2 / n ** 2 if n > 0 else 0.0 for o, n in zip(own, noise, strict=True)]
+    if all(s > 0.5 for s in share):
+        return f"most of {subject} comes from the cells' own rounds"
+    if all(s < 0.5 for s in share):
+        return f"most of {subject} comes from the run-to-run part"
+    return "the two parts weigh differently at different sizes"
+
+
+def noise_parts_text(rows: Iterable[Mapping[str, Any]], run_sigma: float, run_basis: str) -> str:
+    """Where the noise of ``rows`` (comparisons with ``noise``, a log sigma, and ``floor``) comes from: for the
+    undisturbed cells, their own rounds' range and their noise floors' range as the lines print them; for the
+    disturbed ones, their own rounds' range apart (they print no floor); the run-to-run noise they share. "" where
+    no row has a finite noise."""
+    cells = [(float(r["noise"]), float(r["floor"])) for r in rows
+             if r.get("noise") is not None and math.isfinite(float(r["noise"]))]
+    if not cells:
+        return ""
+    calm = [(n, f) for n, f in cells if not is_disturbed(f)]
+    wild = [n for n, f in cells if is_disturbed(f)]
+    parts = []
+    if calm:
+        noise = [n for n, _ in calm]
+        own = [own_part(n, run_sigma) for n in noise]
+        parts.append(
+            f"of the {len(calm)} undisturbed cells' noise (one sigma, {_range([math.expm1(n) for n in noise])} "
+            f"together; their noise floors, as the lines print them, {_range([f for _, f in calm])}) their own "
+            f"rounds give {_range([math.expm1(o) for o in own])} and the run-to-run noise ±{pct(math.expm1(run_sigma))}"
+            f" ({run_basis}); they add in quadrature, so {_mostly(own, noise, 'each floor')}")
+    if wild:
+        own = [own_part(n, run_sigma) for n in wild]
+        run = f"±{pct(math.expm1(run_sigma))}"
+        shared = f" beside the same run-to-run {run}" if calm else f" and the run-to-run noise {run} ({run_basis})"
+        parts.append(
+            f"of the {len(wild)} disturbed cells' noise (one sigma, "
+            f"{_range([math.expm1(n) for n in wild])} together; their floors reach ±50% or more, so the lines print "
+            f"none) their own rounds give {_range([math.expm1(o) for o in own])}{shared}, so "
+            f"{_mostly(own, wild, 'their noise')}")
+    return "; ".join(parts)
