@@ -49,10 +49,10 @@ from workbench.report.claims import (busy_text, busy_words, check_claim, disturb
                                      host_bandwidth, json_list, machine_busy, may_state_cause, own_rounds_share,
                                      pair_medians, pair_verdicts, reading, round_rates, verdict_sentence)
 from workbench.report.claims import DISAGREE, MEDIANS_TOLERANCE, medians_disagree
-from workbench.report.claims_rows import median_rounds, quartiles_wide, two_figures
+from workbench.report.claims_rows import figures_at_least, median_rounds, printed_ratio, quartiles_wide
 from workbench.report.total_band import band_readable, total_band
 from workbench.report.beyond_noise import (NOISY_ASIDE, NOT_SETTLED, UNDECIDED, beyond_noise, beyond_text,
-                                          direction_said, settled_count)
+                                          direction_said, label_word, settled_count)
 from workbench.judge.verdicts import rounds_could
 
 import json
@@ -84,6 +84,17 @@ def with_figures(v, sentence, rows=None):
     if not np.isfinite([ta, tb]).all():   # no table beside it: the medians the verdict divides, named as such
         ta, tb, which = float(v["median_a"]), float(v["median_b"]), "the paired rounds' medians"
     med = ta / tb
+    if (reading(v) == "inconclusive" and not is_disturbed(float(v["floor"])) and np.isfinite(med) and med > 0
+            and " noise floor" in sentence):
+        # an unsettled estimate is the paired rounds'; the table's medians beside it, and their ratio at their own
+        # three figures, in the estimate's direction (10 printed "torch-sdpa measured 1.1× slower" beside a table of
+        # 42.9 µs / 37.2 µs, 1.15×, and nothing said which figure the 1.1 was)
+        slower = float(v["speedup"]) < 1
+        slow_fast = (fmt_seconds(tb), fmt_seconds(ta)) if slower else (fmt_seconds(ta), fmt_seconds(tb))
+        # the ratio of the medians as printed, so a reader's division of the table gives the same figure
+        ratio = printed_ratio(tb, ta) if slower else printed_ratio(ta, tb)
+        return sentence.replace(" noise floor", f" noise floor (the paired rounds' estimate; {which} {slow_fast[0]} / "
+                                f"{slow_fast[1]}, {figures_at_least(f'{ratio:.2g}×', ratio, 3)})", 1)
     if (reading(v) not in ("faster", "slower") or is_disturbed(float(v["floor"]))
             or not (np.isfinite([lo, hi, med]).all() and lo > 0) or is_disturbed((hi / lo) ** 0.5 - 1)):
         return sentence
@@ -92,8 +103,10 @@ def with_figures(v, sentence, rows=None):
     x = lambda r: f"{r:.3f}" if f"{r:.2f}" == "1.00" else f"{r:.2f}"  # noqa: E731 - a bound near 1 keeps its digit
     sentence = sentence.split(" (interval ")[0]   # the interval and the medians said once, in the parenthesis below
     slow_fast = (fmt_seconds(tb), fmt_seconds(ta)) if reading(v) == "slower" else (fmt_seconds(ta), fmt_seconds(tb))
+    shown = printed_ratio(tb, ta) if reading(v) == "slower" else printed_ratio(ta, tb)   # as the medians print
     figures = (f"paired, interval {x(lo)}-{x(hi)}×; {which} {slow_fast[0]} / {slow_fast[1]}, "
-               f"{two_figures(estimate_text(med, lo, hi), med)}")   # never coarser than the medians (10: "8×" for 7.5)
+               # never coarser than the three-figure medians it divides (10: "8×" for 7.5, "8.7×" for 8.65)
+               f"{figures_at_least(estimate_text(shown, lo, hi), shown, 3)}")
     if size_unsettled(v):   # e.g. 1.004-2.00×: who was faster is settled, by how much is not
         return f"{direction_only(v, sentence)} ({figures})"
     return f"{sentence} ({figures})"
@@ -389,13 +402,18 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
     # "beyond the noise" on cells the figures draw noisy says why both hold (report.beyond_noise.beyond_text)
     pair_cells = d[d["variant"].isin(["numba-flash", "numpy-naive"])]
     noisy_L = {f"{int(L):,}" for L in pair_cells.loc[np.asarray(noisy_mask(pair_cells), dtype=bool), "kv_len"]}
-    why = {"faster, disturbed": "its interval excludes no change, but it or a cell is disturbed: not beyond the noise",
-           "slower, disturbed": "its interval excludes no change, but it or a cell is disturbed: not beyond the noise",
+    # a label with ", disturbed" is printed as the table's one word, "disturbed", naming no direction and not also
+    # "could not tell" (10 printed "could not tell at L=256 (the comparison or a cell is disturbed)")
+    why = {"faster, disturbed": "its interval excludes no change, but it reaches ±50% or more or a cell is disturbed: "
+                                "no direction is read from it",
+           "slower, disturbed": "its interval excludes no change, but it reaches ±50% or more or a cell is disturbed: "
+                                "no direction is read from it",
            NOT_SETTLED: "the paired figure and the ratio of the two medians part", f"{UNDECIDED}, disturbed":
-           "the comparison or a cell is disturbed", "same, disturbed": "a cell is disturbed"}
+           "its interval reaches ±50% or more, or a cell is disturbed", "same, disturbed": "a cell is disturbed"}
     verb = {"faster": "ran faster", "slower": "was slower"}
+    word = lambda k: verb.get(label_word(k), label_word(k))   # noqa: E731 - report.beyond_noise.label_word
     print(f"numba-flash ({cores} threads) against numpy-naive: "
-          + "; ".join(f"{verb.get(k.split(',')[0], k.split(',')[0])} "
+          + "; ".join(f"{word(k)} "
                       f"at L={', '.join(v)}" + (f" ({beyond_text(bool(noisy_L & set(v)))})"
                                                 if k in ("faster", "slower") else f" ({why[k]})" if k in why else "")
                       for k, v in by.items() if v)
@@ -613,7 +631,9 @@ if {"eager", "graph"} <= set(t.columns):
     # the label each sentence above earned (report.beyond_noise.direction_said): "disturbed" kept where it printed
     # it, "not settled" only where the paired figure and the medians' ratio part (the note below)
     words = {"faster": "graph faster", "slower": "graph slower", "same": "the same within ±5%"}
-    verdicts = "; ".join(f"{b}: {words.get(head, head)}" + (" (the comparison or a cell is disturbed)" if rest else "")
+    # one word per comparison: a disturbed one reads "disturbed", never "could not tell (... disturbed)" nor a direction
+    verdicts = "; ".join(f"{b}: disturbed (the comparison or a cell)" if label_word(", ".join([head, *rest])) ==
+                         "disturbed" else f"{b}: {words.get(head, head)}"
                          for b, *_ in readings.get("graph", [])
                          for head, *rest in [labels[("graph", b)].split(", ")])
     settled_graph = [b for b, r, _, _, _ in readings.get("graph", []) if r in ("faster", "slower")]
@@ -628,7 +648,9 @@ if apart:
 Each sentence above is the package's paired verdict (blocks timed side by side in one visit, or interleaved
 rounds), by the rule docs/statistics.md states: "faster" where the interval excludes no change (its lower end
 is above 1×) and the estimate exceeds 5%, the smallest effect a verdict names ("slower" the mirror of it); its
-parenthesis gives that interval and the ratio of the table's two medians. Where that interval spans more than
+parenthesis gives that interval and the ratio of the table's two medians, to three figures as the medians are
+printed (an unsettled sentence, "within its noise floor", gives the same medians and ratio beside its paired
+estimate, which is the paired rounds' and can differ from them). Where that interval spans more than
 50% end to end (say 1.004-2.0×), the sentence gives only the bound it guarantees ("at least 1.004×"): the
 direction is settled, its size is not. "Not settled" where the paired figure and the ratio of the two medians
 in the table part by more than its interval (a variant timed beside its baseline can run otherwise than alone:

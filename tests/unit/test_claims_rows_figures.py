@@ -30,3 +30,22 @@ def test_a_cell_whose_quartiles_span_past_half_its_median_is_wide():
     assert quartiles_wide({"median_s": 3.16e-3, "q1_s": 3.0e-3, "q3_s": 3.3e-3, "iqr_s": 1.8e-3})  # the table's IQR
     assert not quartiles_wide({"median_s": 3.16e-3, "q1_s": 3.0e-3, "q3_s": 3.3e-3, "iqr_s": 0.3e-3})
     assert not quartiles_wide({"median_s": 3.16e-3})
+
+
+def test_a_ratio_of_three_figure_medians_prints_three_figures_where_asked():
+    """10: "1.1×" beside medians of 42.9 µs and 37.2 µs (1.15), "8.7×" beside 23.8 ms / 2.75 ms (8.65)."""
+    from workbench.report.claims_rows import figures_at_least
+
+    assert figures_at_least("1.1×", 42.9 / 37.2, 3) == "1.15×"
+    assert figures_at_least("8.7×", 23.8 / 2.75, 3) == "8.65×"
+    assert figures_at_least("1.064×", 1.0642, 3) == "1.064×"   # finer already: kept
+    assert figures_at_least("1,234×", 1234.4, 3) == "1,234×"
+
+
+def test_a_ratio_of_printed_medians_is_the_printed_figures_ratio():
+    """10: "123 µs / 119 µs, 1.04×" (123.4 / 118.6 unrounded): a reader dividing the printed medians gets 1.03."""
+    from workbench.report.claims_rows import figures_at_least, printed_ratio
+
+    r = printed_ratio(123.4e-6, 118.6e-6)
+    assert abs(r - 123 / 119) < 1e-12 and figures_at_least("1.0×", r, 3) == "1.03×"
+    assert abs(printed_ratio(2.75e-3, 24.3e-6) - 2.75e-3 / 24.3e-6) < 1e-9   # across units

@@ -101,7 +101,7 @@ def test_the_medians_beside_a_settled_sentence_are_the_tables(nb10):
     rows = pd.DataFrame({"variant": ["numpy-eager", "torch-eager"], "backend": ["numpy", "torch-cpu"],
                          "median_s": [23.8e-3, 2.75e-3]})
     said = nb10["with_figures"](v, verdict_sentence(v, "numpy-eager", "torch-eager"), rows)
-    assert "the table's medians 23.8 ms / 2.75 ms, 8.7×" in said and "2.9 ms" not in said
+    assert "the table's medians 23.8 ms / 2.75 ms, 8.65×" in said and "2.9 ms" not in said
 
 
 def test_advice_for_rounds_across_bands_follows_the_busy_flag(nb10):
@@ -185,3 +185,29 @@ def test_single_timings_above_the_ceiling_are_flagged_where_the_medians_are_not(
     assert nb11["once_rate_cell"](149.0, 128.0, True) == "149"
     assert nb11["above_ceiling_note"](rates, None, False) == ""
     assert nb11["gemm_ceiling"](pd.DataFrame({"ceiling_gflops": [None, 128.0]})) == 128.0
+
+
+def test_an_unsettled_estimate_is_set_beside_the_tables_medians_at_their_figures(nb10):
+    """10 (idle run, 21:46): "torch-sdpa measured 1.1× slower, within its ±40% noise floor" beside a table of
+    42.9 µs / 37.2 µs, 1.15×: the sentence now names the estimate as the paired rounds' and gives the table's medians
+    and their ratio at three figures."""
+    from workbench.report.claims import check_claim, verdict_sentence
+
+    v = {"verdict": "inconclusive", "speedup": 1 / 1.12, "ci_low": 0.62, "ci_high": 1.25, "floor": 0.4,
+         "median_a": 37.2e-6, "median_b": 42.9e-6, "table_median_a": 37.2e-6, "table_median_b": 42.9e-6}
+    said = nb10["with_figures"](v, verdict_sentence(v, "numba-flash", "torch-sdpa"))
+    check_claim(v, said)
+    assert "the paired rounds' estimate; the table's medians 42.9 µs / 37.2 µs, 1.15×" in said
+
+
+def test_a_disturbed_comparison_is_summed_up_as_disturbed_naming_no_direction():
+    """10: "could not tell at L=256, 1,024 (the comparison or a cell is disturbed)" and a "faster, disturbed" label
+    summed up as "ran faster": one comparison, one word, the table's."""
+    from workbench.report.beyond_noise import UNDECIDED, direction_said, label_word
+
+    wide = {"verdict": "inconclusive", "speedup": 1.3, "ci_low": 0.5, "ci_high": 3.0, "floor": 1.2}
+    one_way = {"verdict": "faster, disturbed", "speedup": 2.0, "ci_low": 1.2, "ci_high": 4.0, "floor": 0.9}
+    for v in (wide, one_way):
+        assert label_word(direction_said(v)) == "disturbed"
+    calm = {"verdict": "inconclusive", "speedup": 1.05, "ci_low": 0.9, "ci_high": 1.2, "floor": 0.2}
+    assert label_word(direction_said(calm)) == UNDECIDED

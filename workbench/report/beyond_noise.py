@@ -51,6 +51,14 @@ def direction_said(v: Mapping[str, Any], cells: Iterable[Mapping[str, Any]] = ()
     return f"{said}, disturbed" if disturbed else said
 
 
+def label_word(label: str) -> str:
+    """The one word a summary prints for a :func:`direction_said` label: "disturbed" for any label that carries it,
+    naming no direction and no "could not tell" beside it (10 summed up "could not tell at L=256 (the comparison or
+    a cell is disturbed)" and "faster, disturbed" comparisons as "ran faster" beside a table reading "disturbed");
+    the label itself otherwise."""
+    return "disturbed" if label.endswith(", disturbed") else label
+
+
 def settled_count(pairs: Iterable[tuple[Mapping[str, Any], Iterable[Mapping[str, Any]]]], way: str) -> int:
     """How many of ``pairs`` ((verdict, its cells)) read ``way`` ("faster" / "slower") beyond the noise
     (:func:`direction_said`): a count of settled results never counts a disturbed one. 10 said "the verdicts settle

@@ -187,8 +187,34 @@ def two_figures(text: str, value: float) -> str:
     """``text`` (a ratio printed as "8×" or "7.53×") where it carries at least two significant figures, else
     ``value`` to two ("7.5×"): a ratio printed beside three-figure medians (10: "23.8 ms / 3.16 ms, 8x") must not
     read coarser than the figures it divides."""
+    return figures_at_least(text, value, 2)
+
+
+def printed_ratio(a_s: float, b_s: float) -> float:
+    """``a_s / b_s`` as the two times print (:func:`~workbench.core.units.fmt_seconds`, three figures): the ratio a
+    reader dividing the table gets. 10 printed "123 µs / 119 µs, 1.04×" (123.4 / 118.6 unrounded), which the
+    printed figures give as 1.03."""
+    from workbench.core.units import TIME_UNITS, fmt_seconds
+
+    scales = dict(TIME_UNITS)
+
+    def back(x: float) -> float:
+        number, unit = fmt_seconds(x).split(" ")
+        return float(number) * scales[unit]
+
+    return back(a_s) / back(b_s)
+
+
+def figures_at_least(text: str, value: float, n: int) -> str:
+    """``text`` (a ratio printed as "8×" or "7.53×") where it carries at least ``n`` significant figures, else
+    ``value`` to ``n``. Three for the ratio of two medians a table prints to three: 10 printed "1.1×" and "8.7×"
+    beside medians of 42.9 / 37.2 µs (1.15) and 23.8 / 2.75 ms (8.65), a rounding a reader's division of the table
+    contradicts."""
     digits = text.rstrip("×x").replace(".", "").replace(",", "").lstrip("0")
-    return text if len(digits) >= 2 or not math.isfinite(value) else f"{value:.2g}×"
+    if len(digits) >= n or not math.isfinite(value):
+        return text
+    shown = f"{value:.{n}g}"
+    return f"{float(shown):,.0f}×" if "e" in shown else f"{shown}×"
 
 
 def quartiles_wide(row: Mapping[str, Any]) -> bool:
