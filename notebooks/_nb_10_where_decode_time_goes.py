@@ -404,10 +404,9 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
     noisy_L = {f"{int(L):,}" for L in pair_cells.loc[np.asarray(noisy_mask(pair_cells), dtype=bool), "kv_len"]}
     # a label with ", disturbed" is printed as the table's one word, "disturbed", naming no direction and not also
     # "could not tell" (10 printed "could not tell at L=256 (the comparison or a cell is disturbed)")
-    why = {"faster, disturbed": "its interval excludes no change, but it reaches ±50% or more or a cell is disturbed: "
-                                "no direction is read from it",
-           "slower, disturbed": "its interval excludes no change, but it reaches ±50% or more or a cell is disturbed: "
-                                "no direction is read from it",
+    one_way = ("its interval excludes no change but reaches ±50% or more, or a cell is disturbed: its line above "
+               "gives only the bound that interval guarantees, not counted as a finding")
+    why = {"faster, disturbed": one_way, "slower, disturbed": one_way,
            NOT_SETTLED: "the paired figure and the ratio of the two medians part", f"{UNDECIDED}, disturbed":
            "its interval reaches ±50% or more, or a cell is disturbed", "same, disturbed": "a cell is disturbed"}
     verb = {"faster": "ran faster", "slower": "was slower"}
