@@ -12,6 +12,7 @@ The settings are defaults for the environment variables the workbench already re
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -154,6 +155,10 @@ def read(path: str | os.PathLike | None = None) -> WorkbenchConfig:
     """The configuration at ``path`` (default :func:`config_path`), validated; {} when there is no file."""
     p = Path(path) if path is not None else config_path()
     if not p.exists():
+        if p.is_symlink() and _loops(p):  # said, never read as "no file, every default" (a link to a file
+            # not made yet is absent: `config save` makes it)
+            raise ValueError(f"config file {p} is a symbolic link that loops (it never reaches a file); point "
+                             "it at the configuration, or remove it")
         return {}
     text = read_regular_text(p, MAX_CONFIG_BYTES, what="config file")  # a FIFO or /dev/zero: refused, never read
     try:
@@ -167,6 +172,17 @@ def read(path: str | os.PathLike | None = None) -> WorkbenchConfig:
     return validate(data, str(p))
 
 
+def _loops(p: Path) -> bool:
+    """Whether the symbolic link ``p`` is part of a loop."""
+    try:
+        p.resolve(strict=True)
+    except RuntimeError:  # Python 3.11 names a loop so
+        return True
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
 def write(config: WorkbenchConfig, path: str | os.PathLike | None = None) -> Path:
     """Validate and write ``config`` atomically (a reader never sees half a file)."""
     p = Path(path) if path is not None else config_path()
@@ -178,7 +194,13 @@ def write(config: WorkbenchConfig, path: str | os.PathLike | None = None) -> Pat
     )
 
     stores = (default_store_path(), config.get("store"))
-    check_output_path(p, flag="config file", stores=stores)  # never over a results store
+    # checked as given: `config save out/` (no such folder) wrote a file named `out`, Path() having dropped the /
+    given, env = os.fspath(p), os.environ.get(ENV_CONFIG)
+    if env and Path(env).expanduser() == p:
+        given = os.path.expanduser(env)
+    elif path is not None:
+        given = os.fspath(path)
+    check_output_path(given, flag="config file", stores=stores)  # never over a results store
     try:
         return write_output(p, json.dumps(data, indent=2) + "\n", flag="config file", stores=stores)
     except OSError as exc:  # named by the file asked for, not by the temporary file beside it

@@ -146,13 +146,15 @@ class CatalogImportTimeout(BaseException):
 
 
 def import_timeout_s() -> float:
-    """:data:`IMPORT_TIMEOUT_S`, or ``WORKBENCH_CATALOG_IMPORT_TIMEOUT`` where it is a positive number."""
-    text = os.environ.get(ENV_IMPORT_TIMEOUT, "").strip()
-    try:
-        value = float(text) if text else IMPORT_TIMEOUT_S
+    """:data:`IMPORT_TIMEOUT_S`, or ``WORKBENCH_CATALOG_IMPORT_TIMEOUT`` where it is a positive number of seconds
+    of at most a week (:func:`~workbench.core.env_values.env_seconds`)."""
+    from workbench.core.env_values import env_seconds
+
+    try:  # read as the command checked it (workbench.cli.checks); a value it would refuse is not used here
+        value = env_seconds(ENV_IMPORT_TIMEOUT)
     except ValueError:
-        value = IMPORT_TIMEOUT_S
-    return value if math.isfinite(value) and value > 0 else IMPORT_TIMEOUT_S
+        value = None
+    return IMPORT_TIMEOUT_S if value is None else value
 
 
 def _timeout_text(limit: float) -> str:

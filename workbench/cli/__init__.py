@@ -19,10 +19,10 @@ import sys
 import traceback
 from typing import NoReturn
 
-from workbench.cli.termination import Terminated, termination_as_interrupt
+from workbench.cli.termination import Terminated, stop_signals_ignored_from_now, termination_as_interrupt
 from workbench.cli.threads_note import say_threads_left
 from workbench.core.env_values import env_flag
-from workbench.core.threads_left import exit_now, recording_origins, threads_left
+from workbench.core.threads_left import exit_now, recording_origins, status_kept_at_exit, threads_left
 
 
 def command_modules() -> list[str]:
@@ -60,6 +60,8 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 #: Commands that only read or write stores and files: they never load the kernel catalog.
 STORE_ONLY_COMMANDS = ("config", "runs", "export", "import", "store", "report", "history")
+#: Commands that read stored result rows: a value they cannot parse is looked for in the store and named.
+STORE_READING_COMMANDS = ("report", "compare", "history", "export", "bench", "tune")
 #: Shows the traceback of an error, as --debug does.
 ENV_DEBUG = "WORKBENCH_DEBUG"
 
@@ -109,7 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     left = []
     with safe_std_streams() as (out, _err), termination_as_interrupt(), recording_origins():
-        rc = _main(argv)
+        try:
+            rc = _main(argv)
+        except KeyboardInterrupt as exc:  # while the command's module loads or its arguments are read
+            rc = _interrupted(exc)
         left = threads_left()
         if left:  # a kernel's thread (--in-process): the interpreter would wait for it at exit
             say_threads_left(left)
@@ -121,9 +126,20 @@ def main(argv: list[str] | None = None) -> int:
             rc = rc or EXIT_USAGE
         elif out.broken:
             rc = EXIT_BROKEN_PIPE
-    if left and argv is None:  # the command itself (not a library call): done, so exit without joining them
-        exit_now(rc)
+    if argv is None:  # the command itself (not a library call)
+        stop_signals_ignored_from_now()  # done: a stop signal during the interpreter's shutdown changes nothing
+        status_kept_at_exit(rc)  # nor does code a catalog file left to run at exit
+        if left:  # exit without joining them
+            exit_now(rc)
     return rc
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    """Say that the command was stopped (by Ctrl-C, or by the signal named) and give its exit status: 130,
+    whichever stop signal it was (docs/cli.md). SIGTERM while the command's module loaded gave a traceback and
+    exit 1, and before a sweep had begun exit 143."""
+    print(f"interrupted ({exc})" if isinstance(exc, Terminated) else "interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def _main(argv: list[str] | None) -> int:
@@ -159,8 +175,7 @@ def _main(argv: list[str] | None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below, not at interpreter exit
         return rc
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (workbench.cli.termination)
-        print(f"interrupted ({exc})" if isinstance(exc, Terminated) else "interrupted", file=sys.stderr)
-        return exc.exit_status if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+        return _interrupted(exc)
     except BrokenPipeError:  # `workbench runs | head`: the reader left; nothing to say, and nothing more to print
         _silence_stdout()
         return EXIT_BROKEN_PIPE
@@ -175,14 +190,45 @@ def _main(argv: list[str] | None) -> int:
     except (ValueError, LookupError, OSError, RecursionError) as exc:  # bad input: a clear message
         if debug:
             traceback.print_exc()
-        print(f"workbench {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        damaged = _damaged_store(args) if isinstance(exc, ValueError) else None
+        print(f"workbench {args.command}: error: {damaged or _one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - a bug: still no traceback unless asked for
         if debug:
             traceback.print_exc()
+        # unless a stored value of the wrong kind (bytes where a number belongs) caused it: then that is named
+        damaged = _damaged_store(args) if isinstance(exc, TypeError) else None
+        if damaged is not None:
+            print(f"workbench {args.command}: error: {damaged}", file=sys.stderr)
+            return EXIT_USAGE
         print(f"workbench {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)}\n"
               "run again with --debug for the traceback, and please report it", file=sys.stderr)
         return 1
+
+
+def _damaged_store(args: argparse.Namespace) -> str | None:
+    """Where a command that reads stored rows failed on a value: the damaged field named (store, run, cell,
+    column, value), in place of the parser's words ("could not convert string to float: 'abc'", "Expecting
+    value: line 1 column 4"), which named none of them; None when the store's values are all readable."""
+    if args.command not in STORE_READING_COMMANDS:
+        return None
+    try:
+        from workbench.store.database import default_store_path, open_store
+
+        path = getattr(args, "store", None) or default_store_path()
+        store = open_store(path, must_exist=True)
+        try:
+            found = store.damaged_values(limit=1)
+        finally:
+            store.close()
+    except Exception:  # noqa: BLE001 - the diagnosis is a courtesy: the command's own message stands
+        return None
+    if not found:
+        return None
+    where, what = found[0]
+    return (f"results store {path} is damaged: {where} holds {what}; `workbench store check --store {path}` "
+            "lists such fields; restore the store from an export (`workbench import FILE.json`) or drop the run "
+            "(`workbench store drop RUN`)")
 
 
 def _one_line(exc: BaseException) -> str:

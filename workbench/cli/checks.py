@@ -48,12 +48,14 @@ def check_env_values() -> None:
     from workbench.backends.registry import override_name
     from workbench.catalog.loader import ENV_IMPORT_TIMEOUT
     from workbench.core.env_values import check_thread_counts, env_flag, env_seconds, worker_profile_dir
+    from workbench.measure.host_settle import SETTLE_ENV
     from workbench.roofs.peaks import ENV_AUTO_PEAKS
     from workbench.tuning.resolve import ENV_TUNED
 
     env_flag(ENV_AUTO_PEAKS, True)
     env_flag(ENV_TUNED, True)  # `maybe` was taken for yes
-    env_seconds(ENV_IMPORT_TIMEOUT)  # `nan` or `-1` fell back to 120 s unsaid
+    env_seconds(ENV_IMPORT_TIMEOUT)  # `nan` or `-1` fell back to 120 s unsaid; 1e308 failed every kernel's load
+    env_flag(SETTLE_ENV, True)  # `forever` was taken for on
     override_name()  # a misspelt backend was refused by bench and ignored by verify
     worker_profile_dir()
     check_thread_counts()  # NUMBA_NUM_THREADS=abc printed numba's traceback in every worker

@@ -19,6 +19,7 @@ from workbench.cli.probe_cache import describe_from_cache
 from workbench.core.output_guard import writes_to_stdout
 from workbench.core.record import TIMING_MODES, RowDict
 from workbench.core.status import Status
+from workbench.core.terminal_text import terminal_safe
 from workbench.core.units import fmt_seconds
 from workbench.judge.verdicts import NOISY_SPREAD
 from workbench.measure.isolation import default_isolation
@@ -318,7 +319,8 @@ def _print_outcome(args: argparse.Namespace, store: Store, outcome: SweepOutcome
     noisy = sum(1 for r in rows if r.get("noisy"))
     rounds = max((r.get("rounds") or 0 for r in rows), default=0)
     print(f"\nrun {outcome.run_id}: {len(rows)} cells ({', '.join(f'{v} {k}' for k, v in counts.items())}), "
-          f"{rounds} round{'s' if rounds != 1 else ''}, {outcome.wall_s:.1f} s wall{tail}\nstore: {store.path}")
+          f"{rounds} round{'s' if rounds != 1 else ''}, {outcome.wall_s:.1f} s wall{tail}\n"
+          f"store: {terminal_safe(store.path, one_line=True)}")  # a path is data: a line break in it is shown
     if noisy:
         print(f"{noisy} noisy cell(s), marked ~ (spread above {100 * NOISY_SPREAD:.0f}% or the machine was busy): "
               "their timings may not repeat; see noise_note in the rows", file=sys.stderr)
@@ -422,7 +424,7 @@ def write_output(store: Any, run_id: str, path: str, fmt: str | None) -> int:
               f"{store.path}", file=sys.stderr)
         return 1
     out = write_report(store, [run_id], path, format=fmt)
-    print(f"wrote {out}")
+    print(f"wrote {terminal_safe(out, one_line=True)}")
     return 0
 
 

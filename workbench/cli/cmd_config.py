@@ -10,6 +10,7 @@ import os
 
 from workbench import config as cfg
 from workbench.cli.args_common import command
+from workbench.core.terminal_text import terminal_safe
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,9 +35,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(current, indent=2) if args.json else describe(current, str(path), path.exists()))
     elif args.action == "set":
         written = cfg.write(cfg.set_value(cfg.read(path), args.key, args.value), path)
-        print(f"{args.key} = {args.value} in {written}")
+        print(f"{args.key} = {args.value} in {terminal_safe(written, one_line=True)}")
     elif args.action == "save":
-        print(f"saved the configuration of {path} to {cfg.write(cfg.read(path), args.path)}")
+        written = cfg.write(cfg.read(path), args.path)
+        print(f"saved the configuration of {terminal_safe(path, one_line=True)} to "
+              f"{terminal_safe(written, one_line=True)}")
     else:
         if not os.path.exists(args.path):  # one that is there but is no regular file is named as what it is
             raise ValueError(f"config load: {args.path}: no such file")

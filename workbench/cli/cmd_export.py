@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from workbench.core.output_guard import check_output_path, writes_to_stdout
+from workbench.core.terminal_text import terminal_safe
 from workbench.store.database import default_store_path, open_store
 
 #: Extensions an export may have: it is always the store's JSON format (`report` writes CSV, HTML, Markdown).
@@ -44,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
 
     ids = resolve_run_ids(store, args.run_ids)  # ids, 'latest', names or unique prefixes
     path = store.export(ids, args.out)
-    print(f"wrote {path}", file=sys.stderr if writes_to_stdout(args.out) else sys.stdout)
+    print(f"wrote {terminal_safe(path, one_line=True)}", file=sys.stderr if writes_to_stdout(args.out) else sys.stdout)
     return 0

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from workbench.core.terminal_text import terminal_safe
 from workbench.store.connection import BULK_PAGE_SIZE
 from workbench.store.database import EXPORT_FORMAT, EXPORT_VERSION, Store
 from workbench.store.schema import default_store_path
@@ -38,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
         doc = load_export(args.file, export_format=EXPORT_FORMAT, export_version=EXPORT_VERSION)
         store = Store(args.store)
         added, store_path = store.import_file(args.file, validated=doc), store.path
-    print(f"imported {args.file} into {store_path}: " + ", ".join(f"{v} new {k}" for k, v in added.items()))
+    print(f"imported {terminal_safe(args.file, one_line=True)} into {terminal_safe(store_path, one_line=True)}: "
+          + ", ".join(f"{v} new {k}" for k, v in added.items()))
     return 0
 
 

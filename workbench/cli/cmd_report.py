@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli.args_common import given_text
-from workbench.core.output_guard import writes_to_stdout
+from workbench.core.output_guard import check_output_path, writes_to_stdout
+from workbench.core.terminal_text import terminal_safe
 from workbench.store.database import open_store
 
 FORMATS = ("html", "md", "json", "csv")
@@ -40,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
     from workbench.report.exporters import report_format, safe_file_stem, write_report
 
     fmt = report_format(args.out, args.format, flag="--out")  # before the store is even opened
+    if args.out:  # as given (`out/` names a folder; as a Path it was `out`, and a file of that name was written)
+        check_output_path(args.out, flag="--out", export=fmt == "json")
     store = open_store(args.store, must_exist=True)
     ids = resolve_run_ids(store, args.runs)
     # a run id comes from data (an import): it names the default file only as a sanitised stem, never a path
@@ -54,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
             kw["baseline"] = _baseline(args.baseline)
     path = write_report(store, ids, out, format=fmt, **kw)
     # a report streamed to stdout (--out /dev/stdout) is the output: the note goes to stderr
-    print(f"wrote {path} ({fmt}, runs: {', '.join(ids)})", file=sys.stderr if writes_to_stdout(out) else sys.stdout)
+    print(f"wrote {terminal_safe(path, one_line=True)} ({fmt}, runs: {', '.join(ids)})",
+          file=sys.stderr if writes_to_stdout(out) else sys.stdout)
     return 0
 
 

@@ -25,7 +25,9 @@ class Terminated(KeyboardInterrupt):
 
     @property
     def exit_status(self) -> int:
-        """128 + the signal's number, as a shell reports a process the signal ended."""
+        """128 + the signal's number, as a shell reports a process the signal ended. The command does not exit
+        with it: every stop signal exits 130, as Ctrl-C does (docs/cli.md), so a script tells "stopped" by one
+        status whichever signal stopped it."""
         return 128 + self.signum
 
 
@@ -47,3 +49,14 @@ def termination_as_interrupt() -> Iterator[None]:
     stays ignored (``nohup`` ignores SIGHUP), and a handler someone else installed is left alone."""
     with handlers_replaced(SIGNALS, _raise_terminated, lambda handler: handler == signal.SIG_DFL):
         yield
+
+
+def stop_signals_ignored_from_now() -> None:
+    """From now on a stop signal is ignored: the command is done (its status chosen, its run closed), so there
+    is nothing left to stop. Python's shutdown puts back the default action of every signal it handles, and a
+    SIGTERM that came then (a second one, 50 ms after the first, as a supervisor sends) killed the process while
+    it unloaded its modules: exit 143 after the run had been closed and its resume line printed for status 130.
+    An ignored signal stays ignored through the shutdown; SIGKILL still ends it."""
+    for signum in SIGNALS:
+        if signal.getsignal(signum) in (signal.SIG_DFL, _already_stopping, _raise_terminated):
+            signal.signal(signum, signal.SIG_IGN)

@@ -28,9 +28,15 @@ def env_flag(name: str, default: bool) -> bool:
                      "on/off), or unset it")
 
 
+#: The most seconds a duration read from the environment may say (a week, as ``--timeout``'s bound):
+#: ``WORKBENCH_CATALOG_IMPORT_TIMEOUT=1e308`` was taken, and every kernel then failed to load with
+#: "OverflowError: timestamp out of range for platform time_t" (443 lines of it for one ``verify``).
+MAX_ENV_SECONDS = 604_800.0
+
+
 def env_seconds(name: str) -> float | None:
     """``$name`` as a number of seconds (unset or empty: None); ValueError naming the value unless it is a
-    finite number above 0."""
+    finite number above 0 and at most :data:`MAX_ENV_SECONDS`."""
     text = os.environ.get(name, "").strip()
     if not text:
         return None
@@ -38,9 +44,9 @@ def env_seconds(name: str) -> float | None:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not (math.isfinite(value) and value > 0):
+    if not (math.isfinite(value) and 0 < value <= MAX_ENV_SECONDS):
         raise ValueError(f"{name}={os.environ[name]!r} is not a usable number of seconds: give a finite number "
-                         "above 0, or unset it")
+                         f"above 0 and at most {MAX_ENV_SECONDS:.0f} (a week), or unset it")
     return value
 
 

@@ -126,6 +126,10 @@ def check_output_path(path: str | os.PathLike, *, flag: str = "output",
         return p
     if p.is_dir():
         raise ValueError(f"{flag} {text!r} is a directory; give a file name")
+    if text.endswith(("/", os.sep)) or os.path.basename(text) in (".", ".."):
+        # `export -o out/` (no such folder) wrote a file named `out`: a name ending in `/` asks for a folder
+        raise ValueError(f"{flag} {text!r} names a folder (it ends in {text[-1]!r}), and none is there; give a "
+                         "file name, such as out/results.json")
     refuse_non_regular(p, flag)
     real = Path(os.path.realpath(p))
     _require_writable_folder(real, text, flag)

@@ -1,5 +1,6 @@
 """Process-wide state that code we run in this process (a catalog file, an in-process kernel) must not change for the
-command: the working directory, the umask, the recursion limit and the standard streams. (Not the environment:
+command: the working directory, the umask, the recursion limit, the standard streams and their file descriptors
+0-2, and the builtins. (Not the environment:
 the workbench itself sets variables there the first time a backend is prepared, which may be inside a cell.)
 
 Why: with cells in this process (``bench --in-process``), a variant calling ``os.umask(0o777)`` made the report
@@ -7,11 +8,14 @@ written after the sweep unreadable (mode 000); ``sys.setrecursionlimit(60)`` mad
 depth exceeded", the rows stored, the report lost); ``sys.stdout = open(os.devnull, "w")`` swallowed the results
 table (exit 0, nothing printed); ``sys.stderr.close()`` ended the command ("lost sys.stderr", exit 1). A
 ``spec.py`` calling ``os.chdir`` at import put ``--store rel.sqlite`` and ``--json rel.json`` in the folder it
-chose. :func:`process_state_kept` puts each back after the code ran and says what was changed.
+chose. A ``spec.py`` calling ``os.close(1)`` ended ``verify`` in "error: [Errno 9] Bad file descriptor" (naming
+nothing), and one setting ``builtins.print = None`` in a traceback. :func:`process_state_kept` puts each back after
+the code ran and says what was changed.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import logging
 import os
@@ -56,12 +60,60 @@ def _umask() -> int:
     return mask
 
 
+STD_FDS = {0: "stdin", 1: "stdout", 2: "stderr"}
+
+
+def _fd_identity(fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _std_fds_held() -> dict[int, tuple[int, tuple[int, int]]]:
+    """Each open standard descriptor: a duplicate of it, and what it was open on."""
+    held = {}
+    for fd in STD_FDS:
+        ident = _fd_identity(fd)
+        if ident is not None:
+            with contextlib.suppress(OSError):
+                held[fd] = (os.dup(fd), ident)
+    return held
+
+
+def _std_fds_put_back(held: dict[int, tuple[int, tuple[int, int]]]) -> list[str]:
+    """Each standard descriptor closed or pointed elsewhere since :func:`_std_fds_held`, put back; named."""
+    changed = []
+    for fd, (dup, ident) in held.items():
+        if _fd_identity(fd) != ident:
+            with contextlib.suppress(OSError):
+                os.dup2(dup, fd)
+            changed.append(f"file descriptor {fd} ({STD_FDS[fd]})")
+        with contextlib.suppress(OSError):
+            os.close(dup)
+    return changed
+
+
+def _builtins_put_back(saved: dict[str, Any]) -> list[str]:
+    """Each builtin replaced or deleted since ``saved`` was taken, put back; named."""
+    now = vars(builtins)
+    names = [name for name, value in saved.items() if now.get(name, _MISSING) is not value]
+    for name in names:
+        now[name] = saved[name]
+    return [f"builtins.{', builtins.'.join(names)}"] if names else []
+
+
+_MISSING = object()
+
+
 @contextlib.contextmanager
 def process_state_kept(what: str, stdout_to_stderr: bool = False) -> Iterator[None]:
     """Within, the standard streams cannot be closed (``stdout_to_stderr``: what is printed goes to stderr); after,
-    the working directory, umask, recursion limit and ``sys.stdout/stderr/stdin`` are as they were before, and a
-    warning names ``what`` and each thing it changed."""
+    the working directory, umask, recursion limit, ``sys.stdout/stderr/stdin``, descriptors 0-2 and the builtins
+    are as they were before, and a warning names ``what`` and each thing it changed."""
     streams = sys.stdout, sys.stderr, sys.stdin
+    fds, names = _std_fds_held(), dict(vars(builtins))
     before, here = _cwd(), _open_cwd()
     mask, limit = _umask(), sys.getrecursionlimit()
     out = streams[1] if stdout_to_stderr and streams[1] is not None else streams[0]
@@ -70,7 +122,9 @@ def process_state_kept(what: str, stdout_to_stderr: bool = False) -> Iterator[No
     try:
         yield
     finally:
-        changed = ["the working directory"] if _cwd() != before else []
+        changed = _std_fds_put_back(fds) + _builtins_put_back(names)
+        if _cwd() != before:
+            changed.append("the working directory")
         if here is not None:
             os.fchdir(here)
             os.close(here)

@@ -22,13 +22,13 @@ when another round was taken at speed, and names it. ``WORKBENCH_HOST_SETTLE=0``
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from workbench.core import placement
+from workbench.core.env_values import env_flag
 
 #: Elements of the probe's arrays: float32, 64 KiB each, in every core's L2.
 PROBE_ELEMENTS = 1 << 14
@@ -92,7 +92,10 @@ def _the_probe() -> _Probe:
 
 def settle_enabled() -> bool:
     """Whether a cell waits for the host before its timing (``WORKBENCH_HOST_SETTLE``; on by default)."""
-    return os.environ.get(SETTLE_ENV, "1").strip().lower() not in ("0", "off", "false", "no")
+    try:  # read as every switch is (workbench.cli.checks refuses `forever`, which was taken for on, unsaid)
+        return env_flag(SETTLE_ENV, True)
+    except ValueError:
+        return True
 
 
 #: Share of a worker's visits that may be timed again, once it has made :data:`RETRY_WARMUP` visits. WHY: on a

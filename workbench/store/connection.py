@@ -257,7 +257,10 @@ def schema_version_problem(value: object) -> str | None:
     except ValueError:
         return (f"its schema version {str(value)[:40]!r} is not one this workbench knows (it writes "
                 f"{STORE_SCHEMA_VERSION})")
-    if version > STORE_SCHEMA_VERSION or version < 1:
+    if version > STORE_SCHEMA_VERSION:
         return (f"its schema version is {version}, and this workbench knows versions 1 to "
                 f"{STORE_SCHEMA_VERSION}: a newer workbench made it (upgrade to write it), or it is not ours")
+    if version < 1:  # no workbench ever wrote one: "a newer workbench made it" was said of version -1 too
+        return (f"its schema version is {version}, and no workbench writes a version below 1 (this one knows 1 "
+                f"to {STORE_SCHEMA_VERSION}): it is not ours, or it was changed by hand")
     return None

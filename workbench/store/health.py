@@ -14,12 +14,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from workbench.core.record import RESULT_COLUMNS
 from workbench.core.status import Status
 from workbench.store.connection import schema_version_problem
 from workbench.store.runs import RunRecords
 from workbench.store.schema import RUN_STATUSES
 
 log = logging.getLogger(__name__)
+
+#: Result columns stored as JSON text (the other text columns are plain text).
+JSON_RESULT_COLUMNS = ("params", "samples_s", "host_samples_s", "round_medians_s", "round_ids", "extra")
 
 #: ``planned(run)``: (cells, rounds) of a run's stored sweep plan (the caller rebuilds the sweep).
 PlannedCells = Callable[[Mapping[str, Any]], tuple[int, int]]
@@ -91,7 +95,38 @@ class HealthChecks(RunRecords):
                     bad += 1
         if bad:
             problems.append(f"{bad} result fields hold unreadable JSON")
+        for where, what in self.damaged_values(limit=1, numbers_only=True):
+            problems.append(f"result fields hold text where a number belongs (the first found: {where} holds "
+                            f"{what}); a report of their runs fails: drop the run or restore it from an export")
         return problems + self._wal_problems()
+
+    def damaged_values(self, limit: int = 3, numbers_only: bool = False) -> list[tuple[str, str]]:
+        """Up to ``limit`` stored result fields that cannot be what their column holds, as (where, what): text
+        or bytes in a column of numbers, text that is not JSON in a JSON column (``numbers_only``: the first
+        kind alone). Why: a report over a row whose ``median_s`` held 'abc' failed with "could not convert
+        string to float: 'abc'", naming no store, run or column. One scan of the table: it is read when a
+        command has failed, and by ``store check``."""
+        have = {r[1] for r in self._conn.execute("PRAGMA table_info(results)")}
+        numbers = [c for c, kind in RESULT_COLUMNS.items() if kind in ("REAL", "INTEGER") and c in have]
+        texts = [] if numbers_only else [c for c in JSON_RESULT_COLUMNS if c in have]
+        tests = [f"typeof({c}) IN ('text', 'blob')" for c in numbers]
+        tests += [f"({c} IS NOT NULL AND NOT json_valid({c}))" for c in texts]
+        if not tests:
+            return []
+        cols = [*numbers, *texts]
+        found = []
+        query = (f"SELECT run_id, kernel, variant, backend, {', '.join(cols)} FROM results "
+                 f"WHERE {' OR '.join(tests)} LIMIT ?")
+        for run_id, kernel, variant, backend, *values in self._conn.execute(query, (limit,)):
+            for col, value in zip(cols, values, strict=True):
+                if col in numbers and isinstance(value, (str, bytes)):
+                    what = f"{_shown(value)}, not a number"
+                elif col in texts and value is not None and not _is_json(value):
+                    what = f"{_shown(value)}, not JSON"
+                else:
+                    continue
+                found.append((f"run {run_id}'s row of {kernel}/{variant} on {backend}: its {col}", what))
+        return found[:limit]
 
     def _wal_problems(self) -> list[str]:
         """A write-ahead log a checkpoint cannot empty (a reader holds it): the main file alone lacks rows."""
@@ -121,3 +156,17 @@ class HealthChecks(RunRecords):
             text += f" ({short} with fewer rounds than {rounds})"
         return text + (" — rows are missing (not yet measured, or lost with a deleted -wal file)"
                        if len(rows) < cells or short else "")
+
+
+def _shown(value: str | bytes) -> str:
+    """A stored value as a message shows it: quoted, at most 40 characters."""
+    text = repr(value if len(value) <= 40 else value[:40])
+    return text if len(value) <= 40 else f"{text}… ({len(value):,} long)"
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.loads(value)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return True
