@@ -1,7 +1,8 @@
 """The search: optuna proposes configurations, the harness verifies and times each, the store keeps every row.
 
 Each configuration is measured as the variant ``name[K=V,...]`` (:func:`workbench.catalog.registry.configured`)
-through :func:`workbench.measure.run_cell`, in this process: first checked against the float64 reference on
+through :func:`workbench.measure.run_cell`, in this process, on a cell thread as the confirmation's in-process
+sweep runs its cells (:func:`on_cell_thread`): first checked against the float64 reference on
 the spec's odd ``verify`` sizes (two seeds), then, at the tuning size, checked again, timed and checked
 after timing. A configuration that fails any check is stored with its status and never chosen. The
 hand-picked default is measured first, so the result can always say how the best compares with it.
@@ -32,6 +33,7 @@ from workbench.judge import verdicts as vd
 from workbench.judge.compare import speedup_vs_baseline
 from workbench.measure.cell import Cell, CheckOnly, run_cell
 from workbench.measure.timer import TimingConfig
+from workbench.measure.worker import CellWorker
 from workbench.store.database import current_environment, open_store
 from workbench.sweep.driver import SweepSpec, run_sweep
 from workbench.tuning.resolve import device_fingerprint, shape_class
@@ -187,9 +189,11 @@ def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", par
     study = optuna.create_study(direction="minimize", sampler=sampler_for(strategy, base, seed))
     study.enqueue_trial(base.default_config())
 
+    worker = CellWorker("workbench-tune")  # the trials' thread: the confirmation's in-process sweep times on one
+
     def measure(config: TunableConfig, number: int) -> Trial:
         return _measure(st, run_id, env_id, kernel, variant, b.name, dtype, params, verify_sizes, config, timing,
-                        seed, number)
+                        seed, number, on_cell_thread(worker))
 
     search = _Search(result, base, measure, len(space), max_trials, _bar(len(space), progress), on_trial)
     # the run is "finished" only once its search and confirmation are: a tune stopped in either (Ctrl-C, SIGTERM)
@@ -205,6 +209,7 @@ def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", par
             _confirm(result, st, base.default_config(), confirm, confirm_rounds, timing)
         status = "finished"
     finally:
+        worker.close()
         st.set_run_status(run_id, status, wall_s=time.perf_counter() - search.started)
     if save and result.kept is not None:
         path = config_path or config_file.config_path()
@@ -285,18 +290,39 @@ class _Search:
         return trial
 
 
+#: Runs one cell and returns its row: :func:`run_cell` in the calling thread, or on a cell thread.
+CellRunner = Callable[..., RowDict]
+
+
+def on_cell_thread(worker: CellWorker) -> CellRunner:
+    """:func:`run_cell` on ``worker``'s thread, as the confirmation's in-process sweep runs its cells
+    (:func:`workbench.measure.isolation.run_on_thread`). WHY: timed in the calling thread, a search's trials were
+    not comparable with the confirmation's rows of the same tiles. In a notebook kernel (tutorial 11 headless,
+    numba-tiled 128^3, load ~15 on 2 cores, 2026-12-07) all 8 trials of two searches read 1.3-3.9 ms (their
+    samples' 10th percentiles 0.9-1.3 ms) where each confirmation measured the same tiles at 0.13-0.24 ms; a
+    plain script's searches, whose main thread libgomp keeps bound to one core (the notebook harness unbinds the
+    kernel's), read 0.07-0.15 ms. On the cell thread, 6 of the next 8 notebook trials read 0.09-0.22 ms beside
+    confirmation medians of 0.13-0.24 ms (the other two caught the load's slow spells, as the confirmation's
+    first rounds did)."""
+    def run(cell: Cell, what: TimingConfig | CheckOnly, **kwargs: Any) -> RowDict:
+        return worker.run(lambda cancel: run_cell(cell, what, cancel=cancel, **kwargs), math.inf)
+
+    return run
+
+
 def _measure(st: Any, run_id: str, env_id: str, kernel: str, variant: str, backend: str, dtype: str,
              params: dict[str, int], verify_sizes: list[dict[str, int]], config: TunableConfig,
-             timing: TimingConfig, seed: int, number: int) -> Trial:
-    """Verify ``config`` on the odd sizes, then check and time it at ``params``; store the row that decides."""
+             timing: TimingConfig, seed: int, number: int, run: CellRunner = run_cell) -> Trial:
+    """Verify ``config`` on the odd sizes, then check and time it at ``params`` (each cell through ``run``);
+    store the row that decides."""
     name = registry.configured(kernel, variant, config).name
     row: RowDict = {}
     for p in verify_sizes:
-        row = run_cell(Cell.make(kernel, name, backend, dtype, p), CheckOnly((seed, seed + 1)))
+        row = run(Cell.make(kernel, name, backend, dtype, p), CheckOnly((seed, seed + 1)))
         if row["status"] != Status.OK:
             break
     else:
-        row = run_cell(Cell.make(kernel, name, backend, dtype, params), timing, seed=seed)
+        row = run(Cell.make(kernel, name, backend, dtype, params), timing, seed=seed)
     row.update(run_id=run_id, env_id=env_id, tuned_config=format_config(config))
     st.record(row)
     timed = row["status"] == Status.OK and row.get("median_s") is not None and math.isfinite(row["median_s"])
