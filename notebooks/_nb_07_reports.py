@@ -44,6 +44,7 @@ from workbench.report.claims_rows import quartiles_wide
 from workbench.report.beyond_noise import direction_said
 from workbench.judge.disturbed import CELL_RULE
 from workbench.judge.compare import compare_runs
+from workbench.judge.between_runs import RUN_NOISE_MIN
 from workbench.core.units import fmt_bytes
 from workbench.store import Store
 
@@ -100,14 +101,21 @@ if "numba 1," not in (recorded.get(run_b.run_id) or ""):   # said, not hidden: t
           "read it where they were measured): the verdicts below may compare two runs on the same threads")
 # what the run-to-run noise rests on, as it happened: measured from enough matched cells, or assumed
 noise_on, noise_off = cmp.attrs["noise_cells"]
-print(f"the run-to-run noise: {sigma_pct(float(cmp.attrs['run_noise']))} (one sigma), "
-      + (f"measured from the scatter of {noise_on} matched cells" if noise_on >= MIN_CELLS else
+# at its floor (RUN_NOISE_MIN) the noise is the least a comparison between runs assumes, not what was measured
+at_least = float(cmp.attrs["run_noise"]) <= RUN_NOISE_MIN + 1e-12
+noise = ("at least " if at_least else "") + sigma_pct(float(cmp.attrs["run_noise"]))
+print(f"the run-to-run noise: {noise} (one sigma), "
+      + (f"the minimum a comparison between runs assumes: the {noise_on} matched cells scatter less"
+         if at_least and noise_on >= MIN_CELLS else
+         f"measured from the scatter of {noise_on} matched cells" if noise_on >= MIN_CELLS else
          f"assumed: {noise_on} matched cells are fewer than the {MIN_CELLS} it takes to measure it")
       + (f"; {noise_off} cells whose rows record other thread pools are left out of it" if noise_off else ""))
 shown = shown_verdicts(cmp)   # past ±50% no interval: the verdict reads "disturbed"
-x = lambda v: "" if pd.isna(v) else f"{v:.2f}×"
+# each ratio at the figures its sentence prints (table_ratio): "0.99×" stood beside "run B measured 1.008× slower"
+x = [table_ratio(v, lo, hi) if pd.notna(v) else ""
+     for v, lo, hi in zip(shown["speedup"], cmp["ci_low"], cmp["ci_high"])]
 pd.DataFrame({"variant": shown["variant"], "backend": shown["backend"], "size": shown["size_label"],
-              "speed-up (A/B, median of round medians)": shown["speedup"].map(x),
+              "speed-up (A/B, median of round medians)": x,
               "interval": [interval_text(lo, hi) for lo, hi in zip(shown["ci_low"], shown["ci_high"])],
               "floor": shown["floor"].map(lambda f: "" if pd.isna(f) else fmt_floor(f)),
               # a row is flagged noisy where its rounds spread, or where the machine was busy while it ran
@@ -165,7 +173,10 @@ def as_expected(variant: str, g: pd.DataFrame, said: pd.Series) -> bool:
 
 run_sigma = float(cmp.attrs["run_noise"])
 cells, left_out = cmp.attrs["noise_cells"]   # the cells the noise was measured on; those whose settings changed
-run_basis = ((f"measured from the scatter of {cells} matched cells" if cells >= MIN_CELLS else
+# at RUN_NOISE_MIN the noise is the least a comparison between runs assumes: "±1.0% measured" read as a measurement
+run_basis = ((f"the minimum a comparison between runs assumes: the {cells} matched cells scatter less"
+              if cells >= MIN_CELLS and run_sigma <= RUN_NOISE_MIN + 1e-12 else
+               f"measured from the scatter of {cells} matched cells" if cells >= MIN_CELLS else
               f"assumed: {cells} matched cells are too few to measure it")
              + (f"; the {left_out} cells whose rows record other thread pools are left out of it" if left_out else ""))
 busy = busy_text(df)

@@ -38,18 +38,18 @@ TOO_FEW = verdict("insufficient samples", 1.1, float("nan"), float("nan"), float
 
 
 @pytest.mark.parametrize("v, expected", [
-    (FASTER, "fused ran 2.0× faster than eager (interval 1.8×-2.2×)"),
-    (SLOWER, "eager was faster: fused took 2.0× its time (interval 1.8×-2.2×)"),
-    (SAME, "fused and eager ran the same within ±5.0%: the whole interval (0.98×-1.04×, 1.02× measured) lies "
+    (FASTER, "fused ran 2.0× faster than eager (97.5% interval 1.8×-2.2×)"),
+    (SLOWER, "eager was faster: fused took 2.0× its time (97.5% interval 1.8×-2.3×)"),   # ends outward
+    (SAME, "fused and eager ran the same within ±5.0%: the whole 97.5% interval (0.98×-1.04×, 1.02× measured) lies "
            "inside it"),
     (WIDE_SAME, "could not tell fused from eager: the comparison was disturbed: " + vd.RERUN_HINT),
     (DISTURBED_FASTER, "fused ran at least 1.8× faster than eager, by how much is unknown: the comparison was "
                        "disturbed: " + vd.RERUN_HINT),
-    (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.3× faster, within its ±45% noise floor; "
+    (INCONCLUSIVE, "could not tell fused from eager: fused measured 1.30× faster, within its ±45% noise floor; "
                    "more rounds or a quieter machine could settle it"),
     # 0.95-2.1 (±49%) prints finely enough not to read ±50% or more ("0.9×-2.1×" would: check_printed_intervals)
-    (AMBIGUOUS, "could not tell fused from eager: fused measured 1.40× faster, but the interval 0.95×-2.10× includes "
-                "no change; "
+    (AMBIGUOUS, "could not tell fused from eager: fused measured 1.40× faster, but the 97.5% interval 0.95×-2.10× "
+                "includes no change; "
                 "more rounds or a quieter machine could settle it"),
     (TOO_FEW, "no call between fused and eager: insufficient samples"),
 ])
@@ -252,10 +252,10 @@ def test_a_same_whose_interval_excludes_no_change_says_how_far_apart_not_noise()
     v = verdict("same", 0.98, 0.972, 0.988, 0.028)
     sentence = verdict_sentence(v, "hand-picked", "tuned")
     # slower said as the time it took, its interval too (08: "1.03× slower" beside a speed-up's 0.94×-0.99×)
-    assert "noise" not in sentence and "tuned was about 2.0% slower (took 1.020× the time, interval " \
-        "1.012×-1.029×)" in sentence
+    assert "noise" not in sentence and "tuned was about 2.0% slower (took 1.020× the time, 97.5% " \
+        "interval 1.012×-1.029×)" in sentence
     check_claim(v, sentence)
-    assert "the whole interval" in verdict_sentence(SAME, "eager", "fused")   # an interval holding 1: said whole
+    assert "the whole 97.5% interval" in verdict_sentence(SAME, "eager", "fused")   # an interval holding 1: said whole
 
 
 def test_verdict_table_prints_numbers_with_units_and_no_disturbed_interval():
@@ -265,9 +265,9 @@ def test_verdict_table_prints_numbers_with_units_and_no_disturbed_interval():
     shown = claims.verdict_table(table, ["variant"])
     assert list(shown.columns) == ["variant", "speed-up (paired)", "interval (97.5%)", "floor", "verdict"]
     # the speed-up at the precision its sentence prints it (01 read "1.1x faster" beside a table's 1.13x)
-    assert shown.iloc[0].tolist() == ["torch", "1.14×", "1.03×-1.26×", "±10%", "faster"]
+    assert shown.iloc[0].tolist() == ["torch", "1.14×", "1.03×-1.27×", "±10%", "faster"]   # 1.263 outward
     assert (verdict_sentence(table.iloc[0].to_dict(), "numpy", "torch")
-            == "torch ran 1.14× faster than numpy (interval 1.03×-1.26×)")
+            == "torch ran 1.14× faster than numpy (97.5% interval 1.03×-1.27×)")
     assert shown.iloc[1].tolist() == ["portable", "", "≤ 0.37×", "", "slower, disturbed"]
 
 
@@ -275,8 +275,8 @@ def test_a_one_sided_interval_is_labelled_as_one():
     from workbench.report.claims import interval_text
 
     assert interval_text(1.03, 1.26) == "1.03×-1.26×"
-    assert interval_text(75.3, 102.6) == "75×-103×" and interval_text(17.7, 24.7) == "18×-25×"   # 06
-    assert interval_text(8.71, 12.3) == "9×-12×"   # one precision for both ends (issue 39)
+    assert interval_text(75.3, 102.6) == "75×-103×" and interval_text(17.7, 24.7) == "17×-25×"   # 06, rounded outward
+    assert interval_text(8.71, 12.3) == "8.7×-12.3×"   # one precision for both ends, two figures at least
     assert interval_text(float("nan"), 0.95) == "≤ 0.95×"
     assert interval_text(1.1, None) == "≥ 1.10×"   # as its sentence says it ("at least 1.10×")
     assert interval_text(None, float("nan")) == ""
@@ -391,19 +391,20 @@ def test_a_settled_sentence_names_the_medians_where_they_differ_from_its_paired_
     reconcile them. The medians inside the interval do not unsettle the verdict; the sentence names both."""
     v = {**verdict("slower", 1 / 1.72, 1 / 2.0, 1 / 1.45, 0.2), "median_a": 415e-6, "median_b": 624e-6}
     sentence = verdict_sentence(v, "numpy-naive", "numba-flash")
-    assert sentence == "numpy-naive was faster: numba-flash took 1.7× its time (interval 1.4×-2.0×)"
+    assert sentence == "numpy-naive was faster: numba-flash took 1.7× its time (97.5% interval 1.4×-2.0×)"
     check_claim(v, sentence)
     close = {**verdict("faster", 2.0, 1.9, 2.1, 0.05), "median_a": 2.02, "median_b": 1.0}
-    assert verdict_sentence(close, "a", "b") == "b ran 2.0× faster than a (interval 1.9×-2.1×)"  # within 3%: one figure
+    # within 3%: one figure
+    assert verdict_sentence(close, "a", "b") == "b ran 2.0× faster than a (97.5% interval 1.9×-2.1×)"
 
 
 @pytest.mark.parametrize("x, lo, hi, shown", [
     (49.54, 47.6, 51.5, "50×"),      # 01: "took 49.54× its time" beside an interval of ±4%
     (1.12, 1.08, 1.17, "1.12×"),     # a narrow interval keeps its two decimals
-    (8.04, 6.71, 9.62, "8×"),        # from 2 on, one significant digit where the interval is that wide
-    (3.02, 2.13, 4.31, "3×"),        # 01: "took 3.0× its time" beside 2.1-4.3×
+    (8.04, 6.71, 9.62, "8.0×"),      # two significant digits at least (04: "9×" beside a table's 9.4×)
+    (3.02, 2.13, 4.31, "3.0×"),      # 01: "took 4× its time" beside a table giving 4.2×
     (1.62, 1.2, 2.2, "1.6×"),        # below 2, never fewer than two significant digits
-    (1.3, 0.9, 1.9, "1.3×"),         # "1× faster" would read as no change
+    (1.3, 0.9, 1.9, "1.30×"),        # two significant digits of the low end (0.90)
     (312.0, 250.0, 400.0, "312×"),
     (1.5, float("nan"), 2.0, "1.50×"),   # no interval: two decimals, as before
 ])
@@ -414,7 +415,7 @@ def test_a_ratio_is_printed_as_precisely_as_its_interval_supports(x, lo, hi, sho
 def test_a_slower_sentence_quotes_its_ratio_at_its_interval_s_precision():
     v = verdict("slower", 0.0202, 0.0194, 0.021, 0.05)
     sentence = verdict_sentence(v, "numpy", "wgsl")
-    assert sentence == "numpy was faster: wgsl took 50× its time (interval 48×-52×)"
+    assert sentence == "numpy was faster: wgsl took 50× its time (97.5% interval 47×-52×)"   # outward
     check_claim(v, sentence)
 
 
@@ -500,9 +501,9 @@ def test_an_inconclusive_ratio_near_one_keeps_the_digits_that_tell_it_from_one()
 
 @pytest.mark.parametrize(("x", "lo", "hi", "said"), [
     (0.952, 0.80, 1.13, "1.05×"),    # one decimal (1.1) would double the 5% measured
-    (0.182, 0.12, 0.25, "5×"),       # a large effect keeps the interval's precision: 5× for 5.49
+    (0.182, 0.12, 0.25, "5.5×"),     # two significant digits: "5×" for 5.49 read coarser than its table (01)
     (0.90, 0.85, 0.95, "1.11×"),
-    (0.999, 0.90, 1.10, "1.0×"),     # prints as 1: left so (the sentence says "no difference")
+    (0.999, 0.90, 1.10, "1.00×"),    # prints as 1: left so (the sentence says "no difference")
 ])
 def test_an_inverted_figure_keeps_its_effect(x, lo, hi, said):
     shown = claims.inverse_text(x, lo, hi)
@@ -582,7 +583,7 @@ def test_an_inconclusive_pair_at_the_band_prints_its_interval_not_the_band_as_no
     itself, not a measured noise; the sentence now gives the interval and why it settles nothing."""
     straddles = verdict("inconclusive", 1.032, 0.997, 1.068, vd.MIN_EFFECT)
     said = verdict_sentence(straddles, "hand-picked", "the pick")
-    assert "±5.0% noise" not in said and "0.997" in said and "includes no change" in said
+    assert "±5.0% noise" not in said and "(0.99×-1.07×)" in said and "includes no change" in said
     check_claim(straddles, said)
     above = verdict("inconclusive", 1.03, 1.01, 1.06, vd.MIN_EFFECT)
     assert "lies on one side of no change, but the difference is smaller than the 5.0%" in \
@@ -606,13 +607,13 @@ def test_an_interval_narrower_than_the_band_is_not_sent_to_a_quieter_machine():
 # issue 39 readers: one precision rule for every estimate, interval end and bound (claims.RatioPrecision)
 @pytest.mark.parametrize("x, lo, hi, estimate, interval", [
     (1.06, 1.02, 1.10, "1.06×", "1.02×-1.10×"),    # trailing zero kept: "1.02×-1.1×" mixed two precisions
-    (2.9, 2.49, 3.43, "2.9×", "2.5×-3.4×"),        # 01 busy: "2.9×" beside "2.49×-3.43×"
-    (6.1, 4.0, 8.2, "6×", "4×-8×"),
+    (2.9, 2.49, 3.43, "2.9×", "2.4×-3.5×"),        # 01 busy: "2.9×" beside "2.49×-3.43×"; ends outward
+    (6.1, 4.0, 8.2, "6.1×", "4.0×-8.2×"),          # two significant digits at least (04, 01)
     # 01 busy: "1.15× faster, within ±16%" had three figures; the interval's low end prints under 1 ("1.0×-1.4×"
     # hid whether it held no change)
-    (1.2, 0.99, 1.40, "1.2×", "0.99×-1.40×"),
+    (1.2, 0.99, 1.40, "1.20×", "0.99×-1.40×"),
     (1.14, 1.03, 1.26, "1.14×", "1.03×-1.26×"),    # excludes 1: "1.0×-1.3×" would read as including it
-    (0.34, 0.291, 0.401, "0.34×", "0.29×-0.40×"),
+    (0.34, 0.291, 0.401, "0.34×", "0.29×-0.41×"),   # never narrower than the data
     (0.053, 0.0412, 0.0675, "0.053×", "0.041×-0.068×"),   # below 1: two significant digits at the low end
 ])
 def test_one_precision_rule_sets_estimate_and_both_ends(x, lo, hi, estimate, interval):
@@ -640,7 +641,7 @@ def test_an_interval_said_to_reach_past_the_band_prints_past_it():
     printed ends sat on the band's edges."""
     v = verdict("inconclusive", 1.0, 0.948, 1.0512, vd.MIN_EFFECT)
     sentence = verdict_sentence(v, "a", "b", busy=False)
-    assert "(0.948×-1.051×)" in sentence and "(0.952×-1.050×)" in sentence
+    assert "(0.94×-1.06×)" in sentence and "(0.95×-1.05×)" in sentence   # ends outward: past the band as printed
     assert "on which side of 5%" not in sentence
     check_claim(v, sentence)
 

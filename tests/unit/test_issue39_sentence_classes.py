@@ -46,7 +46,7 @@ def test_the_band_prints_alike_in_either_direction():
     v = verdict("inconclusive", 1 / 1.03, 0.94, 0.99, vd.MIN_EFFECT)
     sentence = verdict_sentence(v, "a", "b")
     assert "reaches past ±5.0% (0.95×-1.05×)" in sentence
-    assert "(1.01×-1.06× slower) lies on one side of no change" in sentence
+    assert "(1.01×-1.07× slower) lies on one side of no change" in sentence   # 1/0.94 = 1.064, outward
 
 
 # 2. advice that says what a rerun could do, not what it would
@@ -80,7 +80,7 @@ def test_rounds_all_one_way_say_what_their_interval_rests_on():
     assert "rests mostly on the typical paired scatter of its group in this run (±22% a round" in said
     own = float(re.search(r"these 3 rounds' own scatter \(±([\d.]+)%\)", said).group(1))
     assert own < 22   # the rounds' own scatter, the smaller part, printed beside the typical one
-    shown = re.search(r"its interval \((\d\.\d+)×-", said).group(1)
+    shown = re.search(r"its 97.5% interval \((\d\.\d+)×-", said).group(1)
     assert float(shown) < 1   # its low end prints under 1, as it lies
     check_claim(v, verdict_sentence(v, "numpy", "portable"))
     # the pair's own rounds dominating: said the other way round
@@ -90,7 +90,7 @@ def test_rounds_all_one_way_say_what_their_interval_rests_on():
 
 
 def test_an_interval_end_near_one_prints_on_its_side_of_one():
-    assert interval_text(0.998, 1.652) == "0.998×-1.652×"
+    assert interval_text(0.998, 1.652) == "0.99×-1.66×"   # outward: under 1 as printed, as it lies
     assert interval_text(0.96, 1.7) == "0.96×-1.70×"   # "1.0×-1.7×" hid that it holds no change
 
 

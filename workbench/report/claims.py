@@ -26,6 +26,7 @@ from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.status import Status
 from workbench.core.units import fmt_bytes
 from workbench.judge.compare import speedup_vs_baseline
+from workbench.judge.few_rounds import is_paired_basis
 from workbench.judge.verdicts import (
     BLOCKS,
     MIN_EFFECT,
@@ -77,6 +78,7 @@ from workbench.report.ratio_text import (  # noqa: F401  (re-exported: tutorials
     RatioPrecision,
     bound_text,
     estimate_text,
+    interval_name,
     interval_text,
     inverse_text,
     sigma_pct,
@@ -335,10 +337,11 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
                 f"{_settled_aside(v, s, True)}")
     if said == "same":
         if lo > 1 or hi < 1:   # measurably apart, but by less than "same" allows: said as such, not as noise
-            return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {apart_text(s, lo, hi)}, "
+            apart = apart_text(s, lo, hi, interval_name(v))
+            return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {apart}, "
                     f"measurably but inside the ±{pct(SAME_WITHIN)} we call the same")
         # the interval, not the floor (never under the ±5% band: "floor ±5.0%" beside ±2% read as a contradiction)
-        return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole interval "
+        return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole {interval_name(v)} "
                 f"({interval_text(lo, hi)}, {estimate_text(s, lo, hi)} measured) lies inside it")
     if said == "inconclusive":
         advice = given or (SETTLE_IDLE if busy is False else SETTLE_BUSY if busy else SETTLE)
@@ -346,7 +349,7 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
             # an interval narrower than the 5% band, stopped at its edge: noise is not what left it open, so a
             # quieter machine is not the cure (08 busy: "interval (0.947×-0.978×) … rerun while otherwise idle")
             advice = SETTLE_AT_BAND_BUSY if busy else SETTLE_AT_BAND
-        why = _unsettled_why(other, s, lo, hi, floor) + opposite_medians(v, s, other)
+        why = _unsettled_why(other, s, lo, hi, floor, interval_name(v)) + opposite_medians(v, s, other)
         one_way = one_way_text(v, base, other) if lo <= 1 <= hi else ""
         return f"could not tell {other} from {base}: {why}{'; ' + one_way if one_way else ''}; {advice}"
     return f"no call between {other} and {base}: {v.get('verdict')}"
@@ -373,7 +376,7 @@ def _settled_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
     if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= hi):
         return ""
-    said = f"interval {interval_text(1 / hi, 1 / lo) if slower else interval_text(lo, hi)}"
+    said = f"{interval_name(v)} {interval_text(1 / hi, 1 / lo) if slower else interval_text(lo, hi)}"
     m = medians_ratio(v)
     if math.isfinite(m) and m > 0:
         shown = inverse_text(m, lo, hi) if slower else estimate_text(m, lo, hi)
@@ -437,7 +440,8 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
     # beside its own note that run A's cell is disturbed, "its median is no value to read" (mark_busy counts them)
     readable = not _num(v, "cells_disturbed") > 0
     why = [x for x in (str(v.get("bimodal_note") or ""), one_way,
-                       apart_undecided_text(v, base, other, f"{by}; {one_way}") if readable else "") if x]
+                       apart_undecided_text(v, base, other, f"{by}; {one_way}", bool(wide_because)) if readable
+                       else "") if x]
     return f"could not tell {other} from {base}: {'; '.join([*why, tail])}"
 
 
@@ -568,7 +572,8 @@ def busy_text(rows: pd.DataFrame) -> str:
 
 def verdict_table(table: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
     """A speed-up table as a reader sees it beside its sentences (:func:`shown_verdicts`), its numbers in words:
-    the ``keep`` columns, then "speed-up (paired)" ("1.14×"), "interval" ("1.03-1.26×", its coverage in the
+    the ``keep`` columns, then "basis" where a row was judged on another basis than paired rounds, "speed-up
+    (paired)" ("1.14×"; "speed-up" where some row was not paired), "interval" ("1.03-1.26×", its coverage in the
     header), "floor" ("±13%") and the verdict; blank where :func:`shown_verdicts` blanked a number."""
     shown = shown_verdicts(table)
 
@@ -580,7 +585,14 @@ def verdict_table(table: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
     coverage = pd.to_numeric(shown.get("coverage", pd.Series(dtype=float)), errors="coerce").dropna()
     label = f"interval ({coverage.iloc[0]:.1%})" if len(coverage) and coverage.nunique() == 1 else "interval"
     out = shown[keep].copy()
-    out["speed-up (paired)"] = [times(x, lo, hi) for x, lo, hi in zip(
+    # which rule each row was judged by: "(paired)" in the header only where every row was; else a basis column (03
+    # printed "speed-up (paired)" above pairs judged unpaired, on few rounds at speed: judge/few_rounds.py)
+    bases = [str(b) for b in shown.get("basis", pd.Series(dtype=object)).fillna("")]
+    paired = bool(bases) and all(is_paired_basis(b) for b in bases)
+    head = "speed-up (paired)" if paired or not bases else "speed-up"
+    if bases and set(bases) != {"paired rounds"}:
+        out["basis"] = bases
+    out[head] = [times(x, lo, hi) for x, lo, hi in zip(
         shown["speedup"], table.get("ci_low", shown["ci_low"]), table.get("ci_high", shown["ci_high"]), strict=True)]
     out[label] = [interval_text(lo, hi) for lo, hi in zip(shown["ci_low"], shown["ci_high"], strict=True)]
     out["floor"] = shown["floor"].map(lambda f: "" if pd.isna(f) else fmt_floor(float(f)))

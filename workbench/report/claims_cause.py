@@ -33,7 +33,7 @@ from workbench.judge.verdicts import (
     span_disturbed,
 )
 from workbench.report.claims_rows import _num, json_list
-from workbench.report.ratio_text import interval_text, sigma_pct
+from workbench.report.ratio_text import interval_name, interval_text, sigma_pct
 
 
 def busy_share(rows: pd.DataFrame) -> float | None:
@@ -220,7 +220,10 @@ def past_one_text(lo: float, hi: float) -> str | None:
     four decimals print it as 1 (no round can then be called faster in print)."""
     for decimals in (2, 3, 4):
         if float(f"{lo:.{decimals}f}") > 1:
-            return f"{lo:.{decimals}f}-{hi:.{decimals}f}×"
+            # a high end past 10× at three significant figures at most: 07 printed "1.51-217.76×", two decimals on a
+            # range over 144×, a precision no round's scatter supports (below 10× both ends keep one precision)
+            top = max(0, min(decimals, 2 - math.floor(math.log10(hi)))) if hi >= 10 else decimals
+            return f"{lo:.{decimals}f}-{hi:.{top}f}×"
     return None
 
 
@@ -284,7 +287,8 @@ def one_way_text(v: Mapping[str, Any], base: str, other: str) -> str:
         ci = (_num(v, "ci_low"), _num(v, "ci_high"))
         if all(math.isfinite(x) and x > 0 for x in ci) and not is_disturbed(_num(v, "floor")):
             ends = ci if lo > 1 else (1 / ci[1], 1 / ci[0])
-            interval = f"its interval ({interval_text(*ends)}" + (f", as {base}'s speed-up" if lo < 1 else "") + ")"
+            interval = (f"its {interval_name(v)} ({interval_text(*ends)}"
+                        + (f", as {base}'s speed-up" if lo < 1 else "") + ")")
         else:
             interval = "its interval"
         makeup = interval_makeup(v, r)
@@ -329,7 +333,8 @@ def pair_rounds(r: Mapping[str, Any], sides: pd.DataFrame) -> tuple[list[float],
     return [], None
 
 
-def apart_undecided_text(v: Mapping[str, Any], base: str, other: str, said_cause: str = "") -> str:
+def apart_undecided_text(v: Mapping[str, Any], base: str, other: str, said_cause: str = "",
+                         wide: bool = False) -> str:
     """Why a pair could not be told apart although its cells' medians lie :data:`~workbench.judge.verdicts.
     DISTURBED_FLOOR` or more apart (1.5×): its paired rounds pointing both ways (``round_ratios``), or its paired
     ratio's scatter round to round (:func:`noise_cause`; not repeated where ``said_cause``, the sentence's cause,
@@ -347,8 +352,11 @@ def apart_undecided_text(v: Mapping[str, Any], base: str, other: str, said_cause
     # no fastest (readers of 01 and 04, 17:42: "numpy the faster" beside a cell the figure marks unreadable)
     # a disturbed comparison headlines no median ratio (docs/statistics.md): 07 printed "the cells' medians lie
     # 183.76× apart" beside "the comparison was disturbed", of a cell its figure crossed out
-    medians = (f"the cells' medians differ ({fmt_seconds(a)} for {base}, {fmt_seconds(b)} for {other}; a disturbed "
-               "comparison reads no ratio from them)" if is_disturbed(v.get("floor")) else
+    # ``wide``: that wide for a reason that is no disturbance (two machines, :data:`~workbench.report.claims.TOO_WIDE`),
+    # said in the word the table and the sentence's tail use (07 printed "a disturbed comparison" beside "too wide")
+    kind = "a comparison too wide to read" if wide else "a disturbed comparison"
+    medians = (f"the cells' medians differ ({fmt_seconds(a)} for {base}, {fmt_seconds(b)} for {other}; {kind} "
+               "reads no ratio from them)" if is_disturbed(v.get("floor")) else
                f"the cells' medians lie {max(a, b) / min(a, b):.2f}× apart ({fmt_seconds(a)} for {base}, "
                f"{fmt_seconds(b)} for {other})")
     r = [float(x) for x in (v.get("round_ratios") or []) if np.isfinite(x) and x > 0]

@@ -60,9 +60,16 @@ def summary_advice(noises: Sequence[float], run_sigma: float, busy: bool) -> str
             f"{runs_needed_text(run_sigma)}; where their own rounds do ({own.count(True)}), {hint}")
 
 
+def _one(value: float) -> str:
+    """A relative noise as a ± within ±50%, past it as a factor, as
+    :func:`~workbench.report.claims_cause.scatter_text` says a sigma: 07, one core busy, printed "±41% to ±729%",
+    a ± past what an interval can inform within, and its claim check refused the summary."""
+    return f"±{pct(value)}" if value <= 0.5 else f"{1 + value:.2g}× either way"
+
+
 def _range(values: list[float]) -> str:
-    lo, hi = min(values), max(values)
-    return f"±{pct(lo)}" if pct(lo) == pct(hi) else f"±{pct(lo)} to ±{pct(hi)}"
+    lo, hi = _one(min(values)), _one(max(values))
+    return lo if lo == hi else f"{lo} to {hi}"
 
 
 def _mostly(own: list[float], noise: list[float], subject: str) -> str:

@@ -19,13 +19,20 @@ from workbench.judge.verdicts import MIN_EFFECT, SAME_WITHIN, pct
 from workbench.report.claims_rows import _num
 from workbench.report.ratio_text import RatioPrecision, inverse_text
 
+#: The decimals an unsettled estimate that prints as 1 is given before it is said as "no difference" (three
+#: figures: 1.04 is a difference a table of three-figure medians shows).
+NO_DIFFERENCE_DECIMALS = 2
 #: The edges of the band "same" is said within, as ratios (:func:`workbench.judge.verdicts.decide`, on a log scale).
 BAND_EDGES = (1 / (1 + SAME_WITHIN), 1 + SAME_WITHIN)
 
 
 def fmt_floor(floor: float) -> str:
-    """A noise floor as "±12%" (thousands grouped: a floor of ±80,341,800% has been seen under load)."""
-    return f"±{pct(floor)}" if math.isfinite(floor) else "±?"
+    """A noise floor as "±12%" (thousands grouped: a floor of ±80,341,800% has been seen under load); one at
+    :data:`~workbench.judge.verdicts.MIN_EFFECT`, the least a floor is ever set to, as "±5.0% (the minimum)": 07
+    printed a column of "±5.0%" beside intervals of ±3.5%, as if measured (judge/verdicts.decide clamps it)."""
+    if not math.isfinite(floor):
+        return "±?"
+    return f"±{pct(floor)}" + (" (the minimum)" if abs(floor - MIN_EFFECT) <= 1e-9 else "")
 
 
 def medians_source(v: Mapping[str, Any]) -> str:
@@ -58,20 +65,21 @@ def flip(lo: float, hi: float) -> tuple[float, float]:
     return 1 / hi, 1 / lo
 
 
-def apart_text(s: float, lo: float, hi: float) -> str:
+def apart_text(s: float, lo: float, hi: float, name: str = "interval") -> str:
     """A "same" pair measurably apart (its interval ``lo``-``hi`` excludes 1), in its own direction, estimate and
     interval alike: "about 2.0% slower (took 1.020× the time, interval 1.012×-1.029×)" ("0.98× measured, interval
     0.972×-0.988×" beside "slower" read as a speed-up), "about 3.0% faster (1.030× measured, interval ...)"."""
     if s > 1:
         at = RatioPrecision.of(lo, hi, BAND_EDGES)
-        return f"about {pct(s - 1)} faster ({at.fmt(s)} measured, interval {at.interval(lo, hi)})"
+        return f"about {pct(s - 1)} faster ({at.fmt(s)} measured, {name} {at.interval(lo, hi)})"
     at = RatioPrecision.of(*flip(lo, hi), BAND_EDGES)
-    return f"about {pct(1 / s - 1)} slower (took {at.fmt(1 / s)} the time, interval {at.interval(*flip(lo, hi))})"
+    return f"about {pct(1 / s - 1)} slower (took {at.fmt(1 / s)} the time, {name} {at.interval(*flip(lo, hi))})"
 
 
-def unsettled_why(other: str, s: float, lo: float, hi: float, floor: float) -> str:
+def unsettled_why(other: str, s: float, lo: float, hi: float, floor: float, name: str = "interval") -> str:
     """Why an inconclusive pair settles nothing, with the estimate in words ("0.12× measured" leaves the reader to
-    work out which took longer): an interval that holds no change, or the noise it lies within."""
+    work out which took longer): an interval that holds no change, or the noise it lies within. ``name``: the
+    interval's word with its coverage (:func:`~workbench.report.ratio_text.interval_name`)."""
     wide = math.isfinite(floor) and abs(math.log(s)) > math.log1p(floor)
     at_band = not wide and floor <= MIN_EFFECT + 1e-9 and 0 < lo <= hi
     # the estimate and the interval printed with it at one precision, fine enough that an interval said to hold
@@ -82,6 +90,13 @@ def unsettled_why(other: str, s: float, lo: float, hi: float, floor: float) -> s
     # is too (08 printed "1.03× slower: its interval (0.94×-0.99×)", a speed-up's interval beside a slowdown);
     # the band's edges are their own inverses, so the band prints alike either way
     shown = RatioPrecision.of(lo, hi, marks).fmt(s) if s >= 1 else inverse_text(s, lo, hi, marks)   # inverted
+    # an estimate that prints as 1 at its interval's precision gets two decimals (three figures, as the table's
+    # medians), which show a few percent: 05 printed "measured no difference at this precision (1.0×)" of 1.04,
+    # beside rounds all one way (1.03-1.20×); "no difference" is left for what prints as 1.00
+    digits = len(shown[:-1].split(".")[1]) if "." in shown else 0
+    while float(shown[:-1]) == 1 and s != 1 and digits < NO_DIFFERENCE_DECIMALS:
+        digits += 1
+        shown = RatioPrecision(digits).fmt(s if s >= 1 else 1 / s)
     same = float(shown[:-1]) == 1   # "no difference" keeps the speed-up's direction
     slower = s < 1 and not same
     ends = flip(lo, hi) if slower else (lo, hi)
@@ -90,7 +105,7 @@ def unsettled_why(other: str, s: float, lo: float, hi: float, floor: float) -> s
     measured = (f"{other} measured no difference at this precision ({shown})" if same
                 else f"{other} measured {shown} {'slower' if slower else 'faster'}")   # never "1.00× slower"
     if wide:
-        return f"{measured}, but the interval {at.interval(*ends)}{way} includes no change"
+        return f"{measured}, but the {name} {at.interval(*ends)}{way} includes no change"
     if at_band:
         # the floor is the ±5% band itself, not a measured noise: "within ±5.0% noise" read as a measurement
         # beside an interval of ±3.5% (tutorial 11)
@@ -98,9 +113,9 @@ def unsettled_why(other: str, s: float, lo: float, hi: float, floor: float) -> s
         # exactly the band, as "reaches past" it)
         band, shown = f"±{pct(SAME_WITHIN)} ({at.interval(*BAND_EDGES)})", at.interval(*ends) + way
         if lo <= 1 <= hi:
-            return (f"{measured}: its interval ({shown}) includes no change but reaches past {band}, the band we "
+            return (f"{measured}: its {name} ({shown}) includes no change but reaches past {band}, the band we "
                     "call the same")
-        return (f"{measured}: its interval ({shown}) lies on one side of no change, but the difference is smaller "
+        return (f"{measured}: its {name} ({shown}) lies on one side of no change, but the difference is smaller "
                 f"than the {pct(MIN_EFFECT)} a change must reach, and the interval reaches past {band}, the band we "
                 "call the same")
     # "noise floor", the verdict's edge (a multiple of its sigmas), never bare "noise": 07 printed "within ±15% noise"

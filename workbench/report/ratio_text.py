@@ -47,17 +47,18 @@ class RatioPrecision:
             return cls(2)
         half = (hi - lo) / 2
         decimals = MAX_DECIMALS if half <= 0 else min(max(-math.floor(math.log10(half)), 0), MAX_DECIMALS)
-        if hi < 1:   # two significant digits of the low end
-            decimals = max(decimals, 1 - math.floor(math.log10(lo)))
-        checks = [(e, m) for m in marks for e in (lo, hi) if e != m]
+        # two significant digits of the low end, whichever side of 1 it lies: "9× (8×-11×)" read as a
+        # claim coarser than the table's 9.4× (04), "4× (3×-6×)" beside 0.24 (0.17-0.33) as 4.2 (3.0-5.9) (01)
+        decimals = max(decimals, 1 - math.floor(math.log10(lo)))
+        checks = [(e, m, up) for m in marks for e, up in ((lo, False), (hi, True)) if e != m]
         if lo > 1 or hi < 1:
-            checks += [(lo, 1.0), (hi, 1.0)]
-        while decimals < MAX_EXTRA_DECIMALS and not all(_apart(e, m, decimals) for e, m in checks):
+            checks += [(lo, 1.0, False), (hi, 1.0, True)]
+        while decimals < MAX_EXTRA_DECIMALS and not all(_apart(e, m, decimals, up) for e, m, up in checks):
             decimals += 1
         # an interval under the ±50% that can inform prints under it too: 4.4-8.6 at no decimals read "4×-9×",
         # exactly ±50% around 6× (04), beside no "disturbed"
         while (decimals < MAX_EXTRA_DECIMALS and printed_half_width(lo, hi) < DISTURBED_FLOOR
-               <= printed_half_width(round(lo, decimals), round(hi, decimals))):
+               <= printed_half_width(outward(lo, decimals, False), outward(hi, decimals, True))):
             decimals += 1
         return cls(min(decimals, MAX_EXTRA_DECIMALS))
 
@@ -66,13 +67,40 @@ class RatioPrecision:
         return f"{x:.{self.decimals}f}×" if _finite(x) else f"{x}×"
 
     def interval(self, lo: float, hi: float) -> str:
-        return f"{self.fmt(lo)}-{self.fmt(hi)}"
+        """Both ends at these decimals, rounded outward (the low end down, the high end up): an interval is never
+        printed narrower than the data (01 printed "0.8×-1.1×" for 0.83-1.14, whose inverse reaches 1.2×, not 1.1×)."""
+        if not _finite(lo, hi):
+            return f"{self.fmt(lo)}-{self.fmt(hi)}"
+        d = self.decimals
+        return f"{outward(lo, d, False):.{d}f}×-{outward(hi, d, True):.{d}f}×"
 
 
-def _apart(e: float, mark: float, decimals: int) -> bool:
-    """Whether ``e``, printed at ``decimals``, is printed on its own side of ``mark`` printed alike."""
-    a, b = round(e, decimals), round(mark, decimals)
-    return a != b or e == mark
+def outward(x: float, decimals: int, up: bool) -> float:
+    """``x`` at ``decimals``, rounded away from the interval's middle: up for a high end, down for a low one (a
+    hair's tolerance, so that 1.1 stored as 1.1000000000000001 does not print as 1.2)."""
+    scaled = x * 10 ** decimals
+    return (math.ceil(scaled - 1e-9) if up else math.floor(scaled + 1e-9)) / 10 ** decimals
+
+
+def interval_name(v: Any = None) -> str:
+    """"97.5% interval": the word a sentence prints before an interval's ends, with its coverage (``v``'s
+    ``coverage``, else the verdicts' :data:`~workbench.judge.verdicts.CONFIDENCE`), as docs/statistics.md says each
+    interval is labelled (04, 05 and 06 printed "(interval 2.1×-2.3×)", its coverage left to the reader to guess)."""
+    from workbench.judge.verdicts import CONFIDENCE
+
+    c = v.get("coverage") if hasattr(v, "get") else v
+    try:
+        c = float(c)
+    except (TypeError, ValueError):
+        c = CONFIDENCE
+    return f"{100 * (c if math.isfinite(c) and 0 < c < 1 else CONFIDENCE):g}% interval"
+
+
+def _apart(e: float, mark: float, decimals: int, up: bool | None = None) -> bool:
+    """Whether ``e``, printed at ``decimals`` (rounded outward where ``up`` says which end it is), is printed on its
+    own side of ``mark`` printed alike."""
+    a = round(e, decimals) if up is None else outward(e, decimals, up)
+    return a != round(mark, decimals) or e == mark
 
 
 def _inverse(lo: float, hi: float) -> tuple[float, float]:
