@@ -24,12 +24,16 @@ from workbench import tutorial
 from workbench.backends.plain_words import what_it_is
 from workbench.backends.registry import all_backends
 from workbench.core.units import fmt_bytes
+from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.plots.lines import quartile_band
 from workbench.report.claims import (bandwidth_down_text, cache_place, cache_text, check_claim, disturbance_text,
-                                     busy_text, last_level_cache_bytes,
+                                     last_level_cache_bytes,
                                      mark_busy, may_state_cause, reading, verdict_sentence, verdict_table)
 
-tutorial.begin(FULL, colwidth=None)  # figures inline; reasons in full
+tutorial.begin(FULL, colwidth=None, small=SMALL,  # figures inline; reasons in full
+               leaves_out="the two sizes chosen from this machine's caches (one within half the per-core cache, one "
+                          "at twice the last-level cache, streaming from DRAM): its 2**12 and 2**16 may both fit in "
+                          "every cache, so nothing below reads a DRAM rate")
 """),
     md("""
 ## What this machine has
@@ -84,7 +88,8 @@ kept rounds: a round set aside because the host ran slow is in neither), placed 
 samples lie around their own median (the point lies within its band). The two sizes come from
 this machine's caches (`tutorial.cache_and_dram_sizes`) in a full run: the smaller is chosen within half the per-core
 cache (and pays each backend's fixed cost per call in full), the larger at twice the last-level cache, so that its
-arrays stream from DRAM (a quick run, `SMALL`, uses two tiny sizes instead). An OpenCL
+arrays stream from DRAM (a `SMALL` run, the tests', uses two tiny sizes instead, which may both fit in every
+cache: it says so at its start and under the plot, and reads no DRAM rate). An OpenCL
 backend may be a GPU or, through PoCL, this machine's CPU, and Vulkan may be a GPU or lavapipe on the CPU;
 the cell after the plot prints this machine's cache sizes, which sizes fit in them, and what each device is.
 """),
@@ -103,6 +108,8 @@ if not SMALL and llc:  # what the text above says of the larger size, checked ag
     assert float(res.df["bytes"].max()) > llc, "the larger size must be past the last-level cache"
 for name in res.df["backend"].unique():
     b, info = all_backends()[name], workbench.device_info(name)
+if SMALL:   # where the text above promised a size streaming from DRAM
+    print(tutorial.skipped_in_small("no size at twice the last-level cache, so no rate above is DRAM's"))
     if b.runtime in ("opencl", "wgpu"):
         on_cpu = info.get("kind") == "cpu"
         api = "OpenCL" if b.runtime == "opencl" else "Vulkan"
@@ -157,8 +164,8 @@ noisy = res.df[res.df["status"] == "ok"]["noisy"].astype(bool)
 if noisy.any():   # said, so a reader knows the mark is the machine's, and the verdicts' intervals carry it
     print(f"{int(noisy.sum())} of {len(noisy)} cells are marked noisy (their rounds spread more than 10%, or other "
           "processes took the CPU while they ran): the verdicts' intervals include that noise")
-if busy_text(res.df):   # the figure behind any sentence above that advises a rerun on an idle machine
-    print(f"(This run shared the machine: {busy_text(res.df)}.)")
+if shared_machine_advice(res.df):   # the figure behind any advice above to rerun on an idle machine, and its own
+    print(f"({shared_machine_advice(res.df)})")
 # cells that ran slower in rounds whose bandwidth probe read low
 if bandwidth_down_text(res.df[res.df["status"] == "ok"]):
     print(f"Also: {bandwidth_down_text(res.df[res.df['status'] == 'ok'])}.")

@@ -13,7 +13,10 @@ kernel reuses blocks: on a GPU (`portable-tiled`, `wgsl-tiled`) it stages `TILE 
 memory; on the CPU `numba-tiled` does more than tile: it packs `b` into panels, keeps an accumulator block in
 registers/L1 for a vectorized inner loop, and hands row blocks to the cores (its description below). The
 library (BLAS, cuBLAS) adds its own register blocking, vector instructions and threads. Whether the tiled
-variant pays *here* is measured below, per backend: a comparison of two whole variants, not of tiling alone.
+variant pays *here* is measured below, per backend that runs: a comparison of two whole variants, not of tiling
+alone. The default run measures numpy's library call and numba's naive and tiled kernels on the CPU at 128³ and
+256³; `FULL = True` adds 512³ and every backend (the GPU tiled variants where a device runs them); a `SMALL` run
+(the tests) only checks that the notebook runs, at 32³ and 64³, and says so at its start.
 
 The **roofline** puts each cell at (intensity, GFLOP/s) under `min(peak FLOP/s, intensity × peak GB/s)`,
 where the peaks are this machine's measured *ceilings*. That roof bounds a kernel whose data streams from
@@ -34,13 +37,17 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.report.claims import (busy_text, cache_text, check_claim, last_level_cache_bytes, machine_busy,
+from workbench.report.claims import (cache_text, check_claim, last_level_cache_bytes, machine_busy,
                                      may_state_cause, noisy_cells_text,
                                      pair_verdicts, reading, settled_direction, verdict_sentence)
 from workbench.judge.compare import judge_pair
+from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.ceiling_share import library_ceiling_text, under_roofs_text
 
-tutorial.begin(FULL, ceilings=True)
+tutorial.begin(FULL, ceilings=True, small=SMALL,
+                leaves_out="the sizes the questions are asked at (128³ and 256³; 512³ with FULL), so whether tiling "
+                           "pays and how the library compares are not answered by its 32³ and 64³, and the GPU tiled "
+                           "variants (portable-tiled, wgsl-tiled), which run only with FULL")
 """),
     code("""
 print(workbench.get_kernel("gemm").description)
@@ -77,7 +84,10 @@ else:
 ## Naive vs tiled vs library
 """),
     code("""
+# default: 128³ and 256³; FULL adds 512³; SMALL: 32³ and 64³, only to check that the notebook runs
 sizes = [(32, 32, 32), (64, 64, 64)] if SMALL else [(128, 128, 128), (256, 256, 256)] + [(512, 512, 512)] * FULL
+# a finding of a SMALL run's sizes says so (tutorial.of_small_sizes): 32³ cannot say whether tiling pays
+scope = f" {tutorial.of_small_sizes(', '.join(f'{m}³' for m, _, _ in sizes))}" if SMALL else ""
 # the library call and numba's naive and tiled kernels; FULL: every backend (each probes its own ceilings first)
 backends = tutorial.backends_for(FULL, ["numpy", "numba"])
 res = workbench.benchmark(kernel="gemm", backends=backends, sizes=sizes, budget_s=BUDGET_S, store=STORE, progress=False)
@@ -136,8 +146,10 @@ for backend, g in ok.groupby("backend", sort=True):
                        + f"); it changes more than tiling ({does}); {unmeasured}, nor which change bought how "
                        "much.")
             elif may_state_cause(v) and said == "slower":
-                why = (f"the tiled variant did not pay ({where}; it does: {does}); what it adds cost more than its "
-                       f"reuse saved; {unmeasured}.")
+                # no cause: what the variant adds and what its reuse saves are neither measured here (04 said
+                # "what it adds cost more than its reuse saved" beside "reuse ... is not measured here")
+                why = (f"the tiled variant did not pay ({where}; it does: {does}); {unmeasured}, so which of its "
+                       "changes cost the time is not measured either.")
             elif said in ("faster", "slower") or settled_direction(v):
                 why = f"no cause is given while the comparison is disturbed or its size unsettled ({where})."
             else:
@@ -147,8 +159,11 @@ for backend, g in ok.groupby("backend", sort=True):
             cells = g[(g["size_label"] == v["size_label"]) & g["variant"].isin([naive, tiled])]
             if may_state_cause(v) and said in ("faster", "slower") and noisy_cells_text(cells):
                 why = f"{why[:-1]}; {noisy_cells_text(cells)}."
-            tiling.append(f"{backend}, {v['size_label']}: {sentence}; {why}")
+            tiling.append(f"{backend}, {v['size_label']}: {sentence}; {why[:-1]}{scope}.")
 print(chr(10).join(tiling) or "no backend ran both a naive and a tiled kernel here")
+# both kernels are multi-threaded (their rows' threads column): a shared machine moves them both
+if shared_machine_advice(ok):
+    print(f"({shared_machine_advice(ok)})")
 if any(all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("kind") == "cpu" for b in ok["backend"]):
     print("(opencl on a CPU is PoCL: the portable kernels' order there checks them, it does not predict a GPU)")
 """),
@@ -157,12 +172,14 @@ if any(all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("k
 
 Per size, the fastest library call (BLAS through numpy, or torch) against the fastest kernel written here,
 judged by the same paired verdict; the sentence quotes only its paired speed-up (the per-cell median GFLOP/s
-above are each cell's own headline, not this comparison's estimate). A library that loses is worth a second
-look before it is believed: where it measured slower while other processes were using the CPU, the line says so.
+above are each cell's own headline, not this comparison's estimate). Both sides are usually multi-threaded (BLAS's
+threads, numba's `prange`): where other processes were using the CPU, the line says so and names each side's
+threads, whichever side measured slower, since either loses most when its threads wait for a core.
 """),
     code("""
 library = ok["library"].astype(bool)
 ran = res.df[res.df["median_s"].notna()]   # timed, whatever its status (a cell set aside still ran)
+compared = []   # the rows each line below compares
 for size, g in ok.groupby("size_label", sort=False):
     lib, hand = g[library[g.index]], g[~library[g.index]]
     if lib.empty or hand.empty:
@@ -181,14 +198,14 @@ for size, g in ok.groupby("size_label", sort=False):
     sentence = verdict_sentence(v, f"{a['variant']} @ {a['backend']}", f"{b['variant']} @ {b['backend']}",
                                 busy=machine_busy(pd.DataFrame([a, b])))
     check_claim(v, sentence)
-    busy = busy_text(g)
-    # where the library measured slower (called or not) on a shared machine, say what may explain it
-    caveat = (f" The library measured slower on a shared machine ({busy}): a multi-threaded library loses most "
-              "when its threads wait for a core, so rerun on a quiet machine before reading this order as the "
-              "kernels' own." if v["speedup"] > 1 and busy else "")
+    compared += [a, b]
     # one statistic: the paired speed-up the verdict rests on; the cells' own median GFLOP/s are in the table
     # above, labelled so, and may differ from it when rounds disagree (a median is not this estimate)
-    print(f"{size}: {sentence}.{caveat}")
+    print(f"{size}: {sentence}{scope}.")
+# on a shared machine, every multi-threaded side compared (the rows' threads column) carries the caveat, whichever
+# measured slower (04 warned of the library alone, beside numba's 2-thread kernels)
+if compared and shared_machine_advice(pd.DataFrame(compared)):
+    print(f"({shared_machine_advice(pd.DataFrame(compared))})")
 """),
     md("""
 ## The roofline
@@ -205,7 +222,7 @@ The reason depends on whether its working set fits in the device's last-level ca
 """),
     code("""
 from workbench.roofs.ceilings import row_peak_note
-from workbench.roofs.model import resolve_roofs, roofs_of_row
+from workbench.roofs.model import RoofKind, resolve_roofs, roofs_of_row
 
 for size, g in ok.groupby("size_label", sort=False):
     print(f"{size}: {cache_text(float(g['bytes'].iloc[0]), last_level_cache_bytes(g['backend'].iloc[0]))}")
@@ -223,7 +240,8 @@ def roof_of(r, unit):
     level = rs.level_of(value) if rs is not None and unit == "GB/s" else None
     if level is None and unit == "GB/s":
         return f"{value:.3g} GB/s (level unknown)"
-    return f"{level.kind.short if level is not None else 'peak'} {value:.3g} {unit}"
+    # the FLOP/s roof is the probe's measured ceiling (the cells above), not the hardware's peak: named so
+    return f"{(level.kind if level is not None else RoofKind.FLOPS).short} {value:.3g} {unit}"
 
 
 rows = []
@@ -238,7 +256,7 @@ for _, r in ok.iterrows():
                  "why": row_peak_note(r.to_dict(), llc)})   # worked out from the row's current percentages
 roof = pd.DataFrame(rows)
 # which roof each percentage is of: pct_peak_bw of the bandwidth roof its row was scored against (named by level),
-# pct_peak_flops of the peak FLOP/s roof; the roofline's solid slope is the DRAM one, its dashed ones the caches
+# pct_peak_flops of the measured GFLOP/s ceiling; the roofline's solid slope is the DRAM one, its dashed ones the caches
 bw_roofs = list(dict.fromkeys(roof["bw_roof"]))
 cache_level = any(not t.startswith(("DRAM", "none")) for t in bw_roofs)
 print(f"pct_peak_bw is of bw_roof ({', '.join(bw_roofs)}), pct_peak_flops of flops_roof "

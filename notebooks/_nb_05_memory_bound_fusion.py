@@ -13,12 +13,13 @@ every intermediate is written to memory and read back; a *fused* kernel reads ea
 each output once; a *compiler* (`torch.compile`) can fuse for you.
 
 That is the hypothesis, not a fact about this machine: whether the arithmetic or the bytes set the time is
-what the stream-rate answer under each table tests. Whether fusion pays on this machine, at these sizes, is
-measured below: every backend that has both an unfused and a fused (or compiled) variant gets a verdict from the rounds
-(faster, slower, the same (its whole interval within ±5%), or could not tell), and the text under each table
-is chosen from that verdict, with the explanation that fits what was measured. The spec counts only the
-compulsory bytes, so the GB/s column is the same bytes divided by each variant's time: a slower variant shows
-a lower GB/s.
+what the stream-rate answer under each table tests, at a size past the last-level cache (a `SMALL` run, the tests',
+has no such size: it says so at its start and where each answer would be). Whether fusion pays on this machine,
+at these sizes, is measured below: every backend that has both an unfused and a fused (or compiled) variant gets
+a verdict from the rounds (faster, slower, the same (its whole interval within ±5%), or could not tell), and the
+text under each table is chosen from that verdict, with the explanation that fits what was measured. The spec
+counts only the compulsory bytes, so the GB/s column is the same bytes divided by each variant's time: a slower
+variant shows a lower GB/s.
 """),
     params("""
 SMALL = False              # True: tiny sizes, only to check that the notebook runs (the tests)
@@ -36,14 +37,18 @@ from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.backends.registry import all_backends
 from workbench.judge.dips import DIP_FELT, bandwidth_dips, felt_dips
 from workbench.judge.disturbed import spread_disturbed
+from workbench.report.busy_caveat import shared_machine_advice
+from workbench.report.pass_bound import pass_bound_text
 from workbench.judge.verdicts import is_noisy
 from workbench.report.ratio_text import mark_text
-from workbench.report.claims import (bandwidth_down_text, busy_text, cache_text, check_claim,
+from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim,
                                      host_bandwidth, interval_text, is_disturbed, json_list, last_level_cache_bytes,
                                      may_state_cause, medians_disagree,
                                      pair_verdicts, reading, shown_verdicts, table_ratio, verdict_sentence)
 
-tutorial.begin(FULL)
+tutorial.begin(FULL, small=SMALL,
+                leaves_out="the sizes chosen from this machine's caches (one in the last-level cache, one past it in "
+                           "DRAM; both are 64x1024 here), so the stream-rate answer to the title's question")
 """),
     code("""
 for k in ["bias_gelu", "rmsnorm_residual"]:
@@ -86,15 +91,18 @@ def fusion_why(v, backend, variant, nbytes, other_sizes_slower=False, shares=Non
     said = reading(v)   # faster / slower / same (whole interval within ±5%) / inconclusive
     if said in ("faster", "slower") and not may_state_cause(v):
         return f"No cause is given for a disturbed comparison ({where})."
+        # the most the extra pass can explain, from the passes (05 printed 1.36x beside 5 passes to 4, 1.25x at most)
+        bound = pass_bound_text(v, *PASSES[v["kernel"]])
     if said == "faster":
         if in_cache:
             # what that pass costs in cache (a second loop, a second launch, cache traffic) is not measured here:
             # PoCL's cells run far below any cache's bandwidth, so cache traffic is not what they are said to pay
             return (f"The unfused variant {extra_pass(v['kernel'])}; the {where}, so that pass is not DRAM traffic; "
-                    "what it costs instead is not measured here.")
-        # whether the bytes decide the time is answered once per kernel, below, from the stream rate
-        return (f"The unfused variant {extra_pass(v['kernel'])} ({where}); whether those bytes decide the time is "
-                "answered below.")
+                    f"{bound}; what the pass costs instead is not measured here.")
+        # whether the bytes decide the time is answered once per kernel, below, from the stream rate (not in SMALL)
+        answered = "not answered in this SMALL run" if SMALL else "answered below"
+        return (f"The unfused variant {extra_pass(v['kernel'])} ({where}); {bound}; whether those bytes decide the "
+                f"time is {answered}.")
     if said == "same":
         if in_cache:
             return (f"Fusion saved nothing measurable at this size ({where}): the intermediate's round trip does "
@@ -214,7 +222,9 @@ def fusion_findings(res):
                 assert may_state_cause(v) or ("extra pass" not in why and "Likely why" not in why), why
                 llc = last_level_cache_bytes(backend)
                 assert ("fits in" in why) == bool(llc and nbytes <= llc), why
-                lines.append(f"{backend}, {v['size_label']}: on this machine {sentence}. {why}")
+                # a finding of a SMALL run's one check size says so (tutorial.of_small_sizes)
+                scope = f" {tutorial.of_small_sizes(v['size_label'])}" if SMALL else ""
+                lines.append(f"{backend}, {v['size_label']}: on this machine {sentence}. {why}{scope}")
                 checked += 1
     pairs = ok.groupby("backend")["mode"].agg(lambda m: "eager" in set(m) and bool({"fused", "compiled"} & set(m)))
     assert checked >= int(pairs.astype(bool).sum()), "every backend with a fused/unfused pair gets a verdict"
@@ -223,8 +233,8 @@ def fusion_findings(res):
     if pocl:
         lines.append(f"({', '.join(pocl)}: PoCL runs the OpenCL kernels on this CPU's cores; it checks that they are "
                      "correct, and its timings say nothing about a GPU.)")
-    if busy_text(ok):   # wide floors on a shared machine: say so, so the reader knows which run this was
-        lines.append(f"(This run shared the machine: {busy_text(ok)}.)")
+    if shared_machine_advice(ok):   # which run this was, what its share is of, and what to do about it
+        lines.append(f"({shared_machine_advice(ok)})")
     print(chr(10).join(lines))
     return lines
 '''),
@@ -235,7 +245,8 @@ def fusion_findings(res):
 # from this machine's caches: a working set within a quarter of the last-level cache, and one near twice it (whole
 # rows of 2048 floats, so a little under), so the bytes fusion saves come from DRAM there. The cache size is the
 # last-level cache's, not half the per-core cache's: a call there took 15-30 us, and its fixed costs (a call,
-# waking numba's threads) made a fused kernel read slower in cache than from DRAM, which says nothing of its bytes
+# waking numba's threads) made a fused kernel read slower in cache than from DRAM, which says nothing of its bytes.
+# SMALL: one check size, 64x1024, in every cache: no DRAM size, so the stream-rate answers below are skipped
 def two_sizes(kernel):
     return [(64, 1024)] if SMALL else [(p["rows"], p["cols"])
                                        for p in tutorial.cache_and_dram_sizes(kernel, in_cache="llc")]
@@ -272,7 +283,8 @@ none, and a set-aside round is named in its column too. A sentence's "a cell's o
 1.3×" is another figure: the slowest round over the fastest of any cell in the comparison's rows, set-aside
 rounds included, so it can stand beside cells the table leaves unmarked. The verdicts' intervals already
 carry that noise. Whether the bytes fusion saves are what
-its speed-up buys is a separate question, answered once per kernel under each table from the stream rate.
+its speed-up buys is a separate question, answered once per kernel under each table from the stream rate
+(in a full-size run; a `SMALL` run has no DRAM size and says there that it does not answer it).
 """),
     code("""
 def noisy_why(row):
@@ -535,6 +547,9 @@ if bandwidth_down_text(gelu.df):
 norm = workbench.benchmark(kernel="rmsnorm_residual", backends=backends, sizes=two_sizes("rmsnorm_residual"),
                            mode=MODES, budget_s=BUDGET_S, store=STORE, progress=False)
 norm_findings = fusion_findings(norm)
+else:
+    print(tutorial.skipped_in_small("no DRAM size, so the stream-rate question (do the bytes decide bias_gelu's "
+                                    "time?) is not answered here"))
 time_vs_unfused(norm)
 """),
     md("""
@@ -553,6 +568,9 @@ fig = norm.plot(metric="gbps")
 for ax in fig.axes:   # a log GB/s axis: label 1, 2 and 5 of each decade, not the decades alone
     if ax.get_yscale() == "log":
         ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+else:
+    print(tutorial.skipped_in_small("no DRAM size, so the stream-rate question (do the bytes decide "
+                                    "rmsnorm_residual's time?) is not answered here"))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda s, pos: f"{s:,.4g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
 fig

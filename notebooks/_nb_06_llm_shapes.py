@@ -24,7 +24,8 @@ import pandas as pd
 import workbench
 from workbench import tutorial
 from workbench.backends.registry import all_backends
-from workbench.report.claims import (bimodal_fields, busy_text, cache_text, check_claim, estimate_text,
+from workbench.report.busy_caveat import shared_machine_advice
+from workbench.report.claims import (bimodal_fields, cache_text, check_claim, estimate_text,
                                      last_level_cache_bytes, machine_busy, reading, settled_direction,
                                      verdict_sentence)
 from workbench.core.units import fmt_bytes, fmt_seconds
@@ -51,16 +52,21 @@ from workbench.judge.disturbed import CELL_RULE
 from workbench.report.marked_times import marked_times
 from workbench.report.beyond_noise import disturbed_cells
 
-tutorial.begin(FULL)
+tutorial.begin(FULL, small=SMALL,
+                leaves_out="llama-3-8b and the default run's tokens: it measures gpt2 alone (one panel, not one per "
+                           "model) at batch 1 and 16 and 64 tokens (b1·s16, b1·s64)")
 """),
     code("""
 llm_shapes()[["model", "family", "hidden", "intermediate", "heads", "kv_heads", "layers"]]
 """),
     code('''
+# SMALL: gpt2 alone, batch 1 at 16 and 64 tokens (b1·s16, b1·s64), only to check that the notebook runs;
+# default: gpt2 and llama-3-8b, batch 1 at 64 and 256 tokens; FULL: batch 1 and 4 at 128 and 512 tokens
 if SMALL:
     cases = layer_cases(models=["gpt2"], batch_sizes=[1], seq_lengths=[16, 64])
+    print(tutorial.skipped_in_small("llama-3-8b's shapes; gpt2's alone are measured, at batch 1 and 16 and 64 "
+                                    "tokens, so the figure below has one panel"))
 else:
-    # quick: batch 1 at 64 and 256 tokens; FULL: batch 1 and 4 at 128 and 512 tokens (prefill-sized rows)
     cases = layer_cases(models=["gpt2", "llama-3-8b"], batch_sizes=[1, 4] if FULL else [1],
                         seq_lengths=[128, 512] if FULL else [64, 256])
 # the suite lists each shape once per KV-cache length (attention needs it); rmsnorm does not: one case each
@@ -105,7 +111,8 @@ both = Results(outcome.results(), [outcome.run_id], outcome.store)
 both
 """),
     md("""
-One panel per model (their widths differ), the model's shapes in order along x, one colour per
+One panel per model measured (their widths differ: gpt2 and llama-3-8b; a `SMALL` run measures gpt2 alone and
+draws its one panel), the model's shapes in order along x, one colour per
 variant@backend (the report's colours), solid for float32 and dashed for float16:
 """),
     code("""
@@ -255,8 +262,8 @@ for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if
     assert ("no shape's comparison told them apart" in why) == (not called), why
     summary.append(f"{variant} @ {backend}: float16 against float32: {what} shapes ({span}): {why}")
 print(chr(10).join(summary) or "no variant ran both dtypes here")
-if busy_text(ok):   # the floors above are this run's: say when it shared the machine
-    print(f"(This run shared the machine: {busy_text(ok)}.)")
+if shared_machine_advice(ok):   # the floors above are this run's: what its share is of, and what to do about it
+    print(f"({shared_machine_advice(ok)})")
 
 bad = both.df[(both.df["status"] != "ok") & (both.df["dtype"] == "float16")]
 for (variant, backend), g in bad.groupby(["variant", "backend"]):

@@ -27,7 +27,7 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 import workbench
 from workbench import tutorial
 from workbench.judge.verdicts import BUSY_RERUN_HINT, DISTURBED_FLOOR, is_disturbed, spread_disturbed
-from workbench.report.claims import (busy_text, check_claim, pair_verdicts, reading, settled_direction, sizes_said,
+from workbench.report.claims import (check_claim, pair_verdicts, reading, settled_direction, sizes_said,
                                      verdict_sentence)
 from workbench.report.claims import interval_text, medians_disagree
 
@@ -177,8 +177,10 @@ for other in ("torch", "numpy-naive"):
             naive.setdefault("the same" if reading(v) == "same" else reading(v), []).append(v["size_label"])
         elif other == "numpy-naive" and direction:
             naive.setdefault(f"{direction[0]} (in direction only: size not settled)", []).append(v["size_label"])
-if busy_text(res.df):   # the floors above are this run's: say when it shared the machine
-    print(f"(This run shared the machine: {busy_text(res.df)}.)")
+from workbench.report.busy_caveat import shared_machine_advice
+
+if shared_machine_advice(res.df):   # the floors above are this run's: say when it shared the machine, and what to do
+    print(f"({shared_machine_advice(res.df)})")
 # what numpy-naive does differently, said without a cause the timings cannot separate: it skips one pass
 # (the row maximum and its subtraction) and evaluates np.exp(x) twice
 where = sizes_said(naive, list(dict.fromkeys(res.df["size_label"])))   # every size measured, each said once

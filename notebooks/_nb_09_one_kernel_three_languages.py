@@ -33,7 +33,7 @@ from workbench.backends.registry import all_backends
 
 from workbench.catalog.loader import builtin_catalog_path
 
-tutorial.begin()
+tutorial.begin(small=SMALL, leaves_out="seed 2: it verifies with seeds 0 and 1; its compile tables are a full run's")
 
 folder = builtin_catalog_path() / "softmax"
 """),
@@ -86,7 +86,8 @@ table
 ## Rung 3: executed and checked against the float64 reference
 
 `workbench.verify` runs each variant at the spec's verification sizes (1 row of 1 column, 37 rows of 1000
-columns, 5 rows of 4097 columns) with several seeds and poisoned outputs (`params` in the table is the size of
+columns, 5 rows of 4097 columns) with three seeds (0, 1, 2; a `SMALL` run, the tests', with 0 and 1) and poisoned
+outputs (`params` in the table is the size of
 each variant's worst trial, the one its `max_error` comes from), in a worker process per backend. Each
 language runs on the CPU runtime that executes it here; a runtime this machine lacks is listed with the reason.
 """),
@@ -139,7 +140,17 @@ from workbench.portable import compile_check, triton_catalog
 units = compile_check.units_from_catalog("softmax")
 rows = compile_check.run_check(units, ARCHS, compile_check.find_compiler(), relative_to=folder.parent.parent)
 rows += triton_catalog.check_catalog(ARCHS, loaded_folders(), "softmax", relative_to=folder.parent.parent)
-compiled = pd.DataFrame([{"language": "Triton" if r.tool == "triton" else "portable C", "tool": r.tool,
+
+
+def language(r):
+    # only the source printed above is "portable C"; a CUDA/HIP-only variant compiled from the same folder is named
+    # as what it is (09 listed softmax_rows_warp under "portable C", with no correctness result for it here)
+    if r.tool == "triton":
+        return "Triton"
+    return "portable C" if "softmax/portable" in r.variants else f"CUDA/HIP only ({', '.join(r.variants)})"
+
+
+compiled = pd.DataFrame([{"language": language(r), "tool": r.tool,
                           "kernel": r.kernel, "arch": r.arch, "regs": r.registers, "smem": r.smem_bytes,
                           "spills": (r.spill_stores or 0) + (r.vgpr_spills or 0) + (r.sgpr_spills or 0),
                           "ok": r.ok, "skipped": r.skipped or ""} for r in rows])
@@ -168,17 +179,28 @@ for arch in sorted(set(portable.index) & set(triton_rows.index)):
           f"{int(p['regs'])}; shared memory {int(t['smem'])} vs {int(p['smem'])} bytes")
     # what the next paragraph says, checked on every target compiled here
     assert t["regs"] > p["regs"] and t["smem"] < p["smem"], (arch, dict(t), dict(p))
+# which compiled build rung 3 ran: Triton picks BLOCK = next power of two of cols, so the verify sizes ran builds
+# other than the BLOCK=4096 one compiled here (09 showed BLOCK=4096 figures beside verified rows of 4097 columns)
+cols = sorted({s["cols"] for s in workbench.get_kernel("softmax").sizes["verify"]})
+ran = ", ".join(f"BLOCK={1 << max(c - 1, 0).bit_length()} for {c} column{'s' * (c != 1)}" for c in cols)
+if "Triton" in chosen and "Triton" in set(done["language"]):
+    print(f"Triton's compile figures are for BLOCK=4096 (a 4096-column row); rung 3 ran the builds its rows need "
+          f"({ran}), so the figures above are of a build that was compiled, not verified, here")
+for lang in sorted(set(done["language"]) - set(variant_of)):
+    print(f"{lang}: compiled only; it runs under CuPy on a GPU, so rung 3 has no correctness result for it here")
 """),
     md("""
 Why the numbers differ: the portable kernel keeps one value per thread and reduces through a 256-float
 shared-memory tree (1 KiB of shared memory per block), while Triton keeps a whole row block in registers spread
 over its warps (its figures are for the block size the catalog compiles, `BLOCK=4096`, named in the kernel
 column; another block size would change them), so it needs more registers per thread and only a few bytes of
-shared memory for the cross-warp step. The third row, `softmax_rows_warp` (the `cuda-warp-shuffle` variant, CUDA
-and HIP only), reduces within each warp by shuffles and keeps only one partial result per warp in shared memory,
-hence its few bytes. The `spills` table above gives each compiled target's spills; a target one compiler refused while
-another built it keeps its column, with that compiler's cells empty (NaN), and the table before it says why. Which one
-is faster on a GPU is a rung-6 question: run
-`workbench bench --kernels softmax` on a machine with one.
+shared memory for the cross-warp step; rung 3 ran other builds of it (a block per row's power of two of
+columns), as the line above says. The third row, `softmax_rows_warp` (the `cuda-warp-shuffle` variant, CUDA
+and HIP only, from `softmax_warp.cu`, not the portable source printed above), reduces within each warp by shuffles
+and keeps only one partial result per warp in shared memory, hence its few bytes; it runs only under CuPy on a GPU,
+so it has no correctness result here. The `spills` table above gives each compiled target's spills; a target one
+compiler refused while another built it keeps its column, with that compiler's cells empty (NaN), and the table
+before it says why. Which one is faster on a GPU is a rung-6 question: run `workbench bench --kernels softmax` on a
+machine with one.
 """),
 ]

@@ -22,16 +22,49 @@ from workbench.sweep.working_sets import WorkingSets, sized, working_sets
 COLWIDTH = 240
 
 
-def begin(full: bool = False, *, ceilings: bool | None = None, colwidth: int | None = COLWIDTH) -> None:
+def begin(full: bool = False, *, small: bool = False, leaves_out: str = "", ceilings: bool | None = None,
+          colwidth: int | None = COLWIDTH) -> None:
     """Prepare a tutorial's notebook: figures inline, pandas columns ``colwidth`` wide (None: never cut), and
     the automatic probe of ceilings for "% of peak" on only where ``ceilings`` says (default: in a ``full``
-    run; the quick run saves its few seconds per backend, and ``workbench peaks`` measures them for longer)."""
+    run; the quick run saves its few seconds per backend, and ``workbench peaks`` measures them for longer).
+    A ``small`` run (the tests' SMALL = True) opens with :func:`small_banner` of ``leaves_out``: its readers took
+    check-sized output for the tutorial's findings (04's "did not pay" of 32³)."""
     os.environ[ENV_AUTO_PEAKS] = "1" if (full if ceilings is None else ceilings) else "0"
+    if small:
+        print(small_banner(leaves_out))
     pd.set_option("display.max_colwidth", colwidth)
     pd.set_option("display.float_format", readable_float)  # tables show 92.5, not 92.549975 (the values keep theirs)
     shell = _ipython()
     if shell is not None:
         shell.run_line_magic("matplotlib", "inline")
+
+
+#: How a check-sized run's lines begin, so a reader can tell them from the tutorial's own findings.
+SMALL_RUN = "this SMALL run"
+
+
+def small_banner(leaves_out: str = "") -> str:
+    """The one line a check-sized run (SMALL = True) opens with: what it is, what it ``leaves_out`` (the sections
+    whose question it cannot answer), and that its findings are of its own tiny sizes."""
+    if not leaves_out.strip():
+        raise ValueError("leaves_out='': a SMALL run names what it leaves out (the sections it cannot answer)")
+    return (f"Check-sized run (SMALL = True), only to check that this notebook runs: it leaves out "
+            f"{leaves_out.strip().rstrip('.')}. Every finding below is of this reduced run only; set SMALL = False "
+            "for the tutorial's own measurement.")
+
+
+def skipped_in_small(what: str) -> str:
+    """The line printed where a section that a SMALL run skips would have answered (``what`` it leaves
+    unanswered): "no DRAM size in this SMALL run: the stream-rate question is not answered here"."""
+    if not what.strip():
+        raise ValueError("what='': say what the skipped section would have answered")
+    return f"Not in {SMALL_RUN}: {what.strip().rstrip('.')}."
+
+
+def of_small_sizes(sizes: str) -> str:
+    """The clause a finding printed from a SMALL run's ``sizes`` carries ("32³, 64³"): a "did not pay" of a
+    check size is not the tutorial's finding."""
+    return f"(of {SMALL_RUN}'s check sizes only, {sizes}: not the tutorial's finding)"
 
 
 def readable_float(x: float) -> str:

@@ -174,7 +174,9 @@ def test_same_needs_a_small_floor():
 def test_busy_text_names_the_largest_share_only_on_a_busy_machine():
     busy = pd.DataFrame({"other_cpu_share": [0.1, 0.85, None]})
     assert claims.busy_share(busy) == pytest.approx(0.85)
-    assert claims.busy_text(busy) == "other processes used up to 85% of the CPU while these cells ran"
+    # what the share is of (every core together) and that this run's own processes are not in it
+    assert claims.busy_text(busy).startswith("other processes used up to 85% of the CPU (all ")
+    assert "this run's own processes not counted" in claims.busy_text(busy)
     quiet = pd.DataFrame({"other_cpu_share": [0.02, claims.BUSY_CPU_SHARE]})
     assert claims.busy_text(quiet) == ""
     assert claims.busy_share(pd.DataFrame({"variant": ["numpy"]})) is None

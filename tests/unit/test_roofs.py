@@ -261,3 +261,12 @@ def test_a_probed_flop_roof_is_a_lower_bound_a_measured_one_is_not():
     assert above_top_roof({"gbps": 1.0, "gflops": 80.0, "dtype": "float32"}, probed).startswith("implausible")
     measured = RoofSet("cpu", [Roof("cpu", RoofKind.FLOPS, 50.0, MEASURED, "workbench peaks: gemm", "float32")])
     assert above_top_roof({"gbps": 1.0, "gflops": 60.0, "dtype": "float32"}, measured).startswith("implausible")
+
+
+def test_the_flops_roof_is_labelled_a_ceiling_not_a_peak():
+    # the FLOP/s roof is a measured ceiling (often the BLAS library's rate from a short probe): 04's flops_roof
+    # column read "peak 105 GFLOP/s" beside text saying that figure is not the hardware's peak
+    from workbench.roofs.model import RoofKind
+
+    assert RoofKind.FLOPS.short == "ceiling"
+    assert [k.short for k in (RoofKind.DRAM, RoofKind.L2)] == ["DRAM", "L2"]

@@ -87,3 +87,25 @@ def test_backends_for_a_full_run_is_every_backend(monkeypatch):
 
 def test_numpy_is_available_for_real():
     assert tutorial.available("numpy") == ["numpy"]
+
+
+def test_a_small_run_opens_with_one_line_naming_what_it_leaves_out(capsys, restore_colwidth):
+    tutorial.begin(small=True, leaves_out="the DRAM size, so the stream-rate question")
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith("Check-sized run (SMALL = True)") and "reduced run only" in out[0]
+    assert "leaves out the DRAM size, so the stream-rate question." in out[0]
+    tutorial.begin(small=False)
+    assert capsys.readouterr().out == ""
+
+
+def test_a_small_run_must_say_what_it_leaves_out(restore_colwidth):
+    with pytest.raises(ValueError, match="leaves_out"):
+        tutorial.begin(small=True)
+
+
+def test_skipped_sections_and_small_findings_say_so():
+    assert tutorial.skipped_in_small("no DRAM size: the stream-rate question is not answered here.") == (
+        "Not in this SMALL run: no DRAM size: the stream-rate question is not answered here.")
+    assert "32³, 64³" in tutorial.of_small_sizes("32³, 64³") and "check sizes only" in tutorial.of_small_sizes("x")
+    with pytest.raises(ValueError):
+        tutorial.skipped_in_small(" ")

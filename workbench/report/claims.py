@@ -567,7 +567,10 @@ def busy_text(rows: pd.DataFrame) -> str:
     share = busy_share(rows)
     if share is None or share <= BUSY_CPU_SHARE:
         return ""
-    return f"other processes used up to {share:.0%} of the CPU while these cells ran"
+    # what the share is of, and that our own processes are not in it (04: "76% of the CPU" beside one busy core)
+    from workbench.report.busy_caveat import share_words
+
+    return f"other processes used up to {share_words(share)} while these cells ran"
 
 
 def verdict_table(table: pd.DataFrame, keep: list[str]) -> pd.DataFrame:

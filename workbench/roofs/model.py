@@ -85,8 +85,10 @@ class RoofKind(str, Enum):
 
     @property
     def short(self) -> str:
+        """The roof's label in a table ("L2 112 GB/s", "ceiling 105 GFLOP/s"): the FLOP/s roof is a measured
+        ceiling, often the BLAS library's rate from a short probe, not the hardware's peak (04 labelled it "peak")."""
         return {RoofKind.DRAM: "DRAM", RoofKind.LLC: "LLC", RoofKind.L2: "L2", RoofKind.L1: "L1",
-                RoofKind.FLOPS: "peak"}[self]
+                RoofKind.FLOPS: "ceiling"}[self]
 
 
 _METRICS = {RoofKind.DRAM: "bandwidth_gbps", RoofKind.LLC: "llc_bandwidth_gbps", RoofKind.L2: "l2_bandwidth_gbps",
