@@ -115,3 +115,13 @@ def test_a_wide_noise_in_a_summary_is_said_as_a_factor_and_passes_the_check():
     text = noise_parts_text(rows, 0.01, "measured from the scatter of 5 matched cells")
     assert "±41% to 8.3× either way" in text, text
     check_printed_intervals(text)
+
+
+def test_a_table_of_intervals_of_several_coverages_labels_each():
+    # 03: rows of 97.5% and 99% intervals under one "interval" header, their coverage said nowhere
+    table = pd.DataFrame([{"variant": "a", **verdict("faster", 1.32, 1.23, 1.40, 0.07), "coverage": 0.975},
+                          {"variant": "b", **verdict("faster", 1.5, 1.4, 1.6, 0.07), "coverage": 0.99}])
+    shown = claims.verdict_table(table, ["variant"])
+    assert shown["interval"].tolist() == ["1.23×-1.40× (97.5%)", "1.4×-1.6× (99%)"]
+    same = claims.verdict_table(table.assign(coverage=0.99), ["variant"])
+    assert same["interval (99.0%)"].tolist() == ["1.23×-1.40×", "1.4×-1.6×"]

@@ -598,6 +598,11 @@ def verdict_table(table: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
     out[head] = [times(x, lo, hi) for x, lo, hi in zip(
         shown["speedup"], table.get("ci_low", shown["ci_low"]), table.get("ci_high", shown["ci_high"]), strict=True)]
     out[label] = [interval_text(lo, hi) for lo, hi in zip(shown["ci_low"], shown["ci_high"], strict=True)]
+    if label == "interval" and coverage.nunique() > 1:
+        # rows of more than one coverage: each cell says its own, as its sentence does (03 headed "interval" a
+        # column of 97.5% and 99% intervals, and the reader could not tell which was which)
+        each = pd.to_numeric(shown.get("coverage"), errors="coerce")
+        out[label] = [f"{t} ({100 * c:g}%)" if t and pd.notna(c) else t for t, c in zip(out[label], each, strict=True)]
     out["floor"] = shown["floor"].map(lambda f: "" if pd.isna(f) else fmt_floor(float(f)))
     out["verdict"] = shown["verdict"]
     return out
