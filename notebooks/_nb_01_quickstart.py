@@ -106,10 +106,10 @@ for size, g in res.df.groupby("size", sort=True):
     print(f"{g['size_label'].iloc[0]}: {cache_text(nbytes, llc)}{within}")
 if not SMALL and llc:  # what the text above says of the larger size, checked against this machine
     assert float(res.df["bytes"].max()) > llc, "the larger size must be past the last-level cache"
-for name in res.df["backend"].unique():
-    b, info = all_backends()[name], workbench.device_info(name)
 if SMALL:   # where the text above promised a size streaming from DRAM
     print(tutorial.skipped_in_small("no size at twice the last-level cache, so no rate above is DRAM's"))
+for name in res.df["backend"].unique():
+    b, info = all_backends()[name], workbench.device_info(name)
     if b.runtime in ("opencl", "wgpu"):
         on_cpu = info.get("kind") == "cpu"
         api = "OpenCL" if b.runtime == "opencl" else "Vulkan"

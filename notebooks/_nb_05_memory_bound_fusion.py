@@ -37,9 +37,9 @@ from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.backends.registry import all_backends
 from workbench.judge.dips import DIP_FELT, bandwidth_dips, felt_dips
 from workbench.judge.disturbed import spread_disturbed
+from workbench.judge.verdicts import is_noisy
 from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.pass_bound import pass_bound_text
-from workbench.judge.verdicts import is_noisy
 from workbench.report.ratio_text import mark_text
 from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim,
                                      host_bandwidth, interval_text, is_disturbed, json_list, last_level_cache_bytes,
@@ -91,9 +91,9 @@ def fusion_why(v, backend, variant, nbytes, other_sizes_slower=False, shares=Non
     said = reading(v)   # faster / slower / same (whole interval within ±5%) / inconclusive
     if said in ("faster", "slower") and not may_state_cause(v):
         return f"No cause is given for a disturbed comparison ({where})."
+    if said == "faster":
         # the most the extra pass can explain, from the passes (05 printed 1.36x beside 5 passes to 4, 1.25x at most)
         bound = pass_bound_text(v, *PASSES[v["kernel"]])
-    if said == "faster":
         if in_cache:
             # what that pass costs in cache (a second loop, a second launch, cache traffic) is not measured here:
             # PoCL's cells run far below any cache's bandwidth, so cache traffic is not what they are said to pay
@@ -537,6 +537,9 @@ verdicts above say only which variant was faster.
     code("""
 if not SMALL:
     bytes_answer(gelu, "bias_gelu")
+else:
+    print(tutorial.skipped_in_small("no DRAM size, so the stream-rate question (do the bytes decide bias_gelu's "
+                                    "time?) is not answered here"))
 if bandwidth_down_text(gelu.df):
     print(f"(Of these cells: {bandwidth_down_text(gelu.df)}.)")
 """),
@@ -547,9 +550,6 @@ if bandwidth_down_text(gelu.df):
 norm = workbench.benchmark(kernel="rmsnorm_residual", backends=backends, sizes=two_sizes("rmsnorm_residual"),
                            mode=MODES, budget_s=BUDGET_S, store=STORE, progress=False)
 norm_findings = fusion_findings(norm)
-else:
-    print(tutorial.skipped_in_small("no DRAM size, so the stream-rate question (do the bytes decide bias_gelu's "
-                                    "time?) is not answered here"))
 time_vs_unfused(norm)
 """),
     md("""
@@ -558,6 +558,9 @@ The same question for RMSNorm at its DRAM size, against the same kind of stream 
     code("""
 if not SMALL:
     bytes_answer(norm, "rmsnorm_residual")
+else:
+    print(tutorial.skipped_in_small("no DRAM size, so the stream-rate question (do the bytes decide "
+                                    "rmsnorm_residual's time?) is not answered here"))
 if bandwidth_down_text(norm.df):
     print(f"(Of these cells: {bandwidth_down_text(norm.df)}.)")
 """),
@@ -568,9 +571,6 @@ fig = norm.plot(metric="gbps")
 for ax in fig.axes:   # a log GB/s axis: label 1, 2 and 5 of each decade, not the decades alone
     if ax.get_yscale() == "log":
         ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-else:
-    print(tutorial.skipped_in_small("no DRAM size, so the stream-rate question (do the bytes decide "
-                                    "rmsnorm_residual's time?) is not answered here"))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda s, pos: f"{s:,.4g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
 fig
