@@ -40,7 +40,7 @@ from workbench.judge.disturbed import spread_disturbed
 from workbench.judge.verdicts import is_noisy
 from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.pass_bound import pass_bound_text
-from workbench.report.ratio_text import mark_text
+from workbench.report.ratio_text import interval_name, mark_text
 from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim,
                                      host_bandwidth, interval_text, is_disturbed, json_list, last_level_cache_bytes,
                                      may_state_cause, medians_disagree,
@@ -417,7 +417,7 @@ def bytes_test(res, kernel, big, near):
         if v["ci_low"] <= expect <= v["ci_high"]:
             continue   # as the bytes predict: the bands above stand
         lo, hi = v["ci_low"], v["ci_high"]
-        said = f"{table_ratio(v['speedup'], lo, hi)} (interval {interval_text(lo, hi)})"
+        said = f"{table_ratio(v['speedup'], lo, hi)} ({interval_name(v)} {interval_text(lo, hi)})"
         if medians_disagree(v) or v.get("bimodal_note"):
             out.append((f"{predicted}; the paired speed-up, {said}, excludes that, but its cells' own rounds "
                         "disagree with it, so these rows do not say whether the bytes alone set the time", names,

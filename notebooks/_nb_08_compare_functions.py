@@ -29,7 +29,7 @@ from workbench import tutorial
 from workbench.judge.verdicts import BUSY_RERUN_HINT, DISTURBED_FLOOR, is_disturbed, spread_disturbed
 from workbench.report.claims import (check_claim, pair_verdicts, reading, settled_direction, sizes_said,
                                      verdict_sentence)
-from workbench.report.claims import interval_text, medians_disagree
+from workbench.report.claims import interval_name, interval_text, medians_disagree
 
 import numpy as np
 import torch
@@ -136,8 +136,8 @@ def paired_interval(v, other):
     # "paired interval 0.94x-1.01x", the speed-up's interval, which reads as the other direction)
     lo, hi = float(v["ci_low"]), float(v["ci_high"])
     if float(v["speedup"]) >= 1:
-        return f"paired interval {interval_text(lo, hi)}, as {other}'s speed-up"
-    return f"paired interval: {other} took {interval_text(1 / hi, 1 / lo)} the time"
+        return f"paired {interval_name(v)} {interval_text(lo, hi)}, as {other}'s speed-up"
+    return f"paired {interval_name(v)}: {other} took {interval_text(1 / hi, 1 / lo)} the time"
 
 
 def disturbed_cells_note(df, v, variants):

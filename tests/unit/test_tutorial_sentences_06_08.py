@@ -71,9 +71,10 @@ def test_a_paired_interval_is_said_in_its_estimates_direction(nb08):
     # 08's readers: "took 1.03x the time paired ... (paired interval 0.94x-1.01x)", the speed-up's interval
     slower = {"speedup": 1 / 1.03, "ci_low": 0.94, "ci_high": 1.01}
     said = nb08["paired_interval"](slower, "torch")
-    assert said.startswith("paired interval: torch took 0.99") and said.endswith("1.07× the time")   # 1/0.94, outward
+    # its coverage named, its ends rounded outward (1/0.94 = 1.064)
+    assert said.startswith("paired 97.5% interval: torch took 0.99") and said.endswith("1.07× the time")
     faster = {"speedup": 1.07, "ci_low": 1.02, "ci_high": 1.12}
-    assert nb08["paired_interval"](faster, "torch") == "paired interval 1.02×-1.12×, as torch's speed-up"
+    assert nb08["paired_interval"](faster, "torch") == "paired 97.5% interval 1.02×-1.12×, as torch's speed-up"
 
 
 def test_a_settled_pair_beside_a_disturbed_cell_says_what_it_rests_on(nb08):
