@@ -35,6 +35,7 @@ from workbench.judge.verdicts import MIN_EFFECT, is_disturbed
 from workbench.report.claims import (busy_words, check_claim, disturbance_text, machine_busy, medians_disagree,
                                      medians_ratio, pair_verdicts, reading, settled_direction, table_ratio,
                                      verdict_sentence)
+from workbench.report.claim_words import noisy_cells_text
 
 import os
 import tempfile
@@ -66,6 +67,26 @@ def rerun_advice(rows, command, rounds_flag):
         return (f"rerun it on a quieter machine ({command}): {busy_words(rows)}, and more rounds on a busy machine "
                 "add its disturbance too")
     return f"rerun it with more rounds ({command} {rounds_flag})"
+
+
+def busy_note(rows, beside=""):
+    # what the rows recorded of the machine, said beside every verdict they give (as other tutorials' "other
+    # processes used ..."): every compared cell marked noisy, else the busy share past the rows' own mark; "" where
+    # neither, or where the sentence ``beside`` it already gives the share (its advice to rerun on a quieter machine)
+    # (a settled verdict of a busy machine, printed as if it were quiet, was 11's reader's complaint)
+    said = noisy_cells_text(rows) or busy_words(rows)
+    return f"; {said}" if said and "other processes" not in beside else ""
+
+
+def pair_rows(rows, *configs):
+    # the rows of ``configs`` (the hand-picked tiles, a candidate) among a run's rows
+    names = {registry.configured("gemm", "numba-tiled", c).name for c in configs}
+    return rows[rows["variant"].isin(names)]
+
+
+def fig3(x):
+    # three significant figures, trailing zeros kept (1.50, 2.17, 0.985): every figure a rule is checked at alike
+    return f"{x:.{max(0, 2 - int(np.floor(np.log10(abs(x)))))}f}" if np.isfinite(x) and x else f"{x:g}"
 
 
 def gemm_ceiling(rows):
@@ -117,19 +138,21 @@ pd.DataFrame([{"tunable": t.name, "values": t.values, "hand-picked": t.default, 
 
 `strategy="bayes"` is optuna's TPE sampler (`"grid"` and `"random"` are the others). The hand-picked
 configuration is measured first, so the search always knows what it has to beat. Each configuration is
-timed once, so the budget covers many of them; one timing calls no winner: the fastest of many noisy single
+timed once (one cell: a warm-up, then a short loop of calls, all in one moment of the machine), so the budget
+covers many of them; one timing calls no winner: the fastest of many noisy single
 timings is biased low, and every single timing carries the moment it was taken (where the confirmation below
 is not disturbed, the plot sets this run's single
 timings beside the medians of the same tiles, so you see how far apart they were; where it is, its medians are
-not shown, and the plot says so). So the tuner then **confirms**: the few fastest are measured with the
-hand-picked one in one run of interleaved rounds, and a candidate is kept only where the paired verdict calls
-it faster; otherwise the hand-picked tiles are kept.
+not shown, and the plot says so). So the tuner then **confirms**: the few fastest (two; three with FULL; a SMALL run
+searches 4 configurations and confirms only the fastest one, in 3 rounds, enough to check that the notebook
+runs and too few to rank candidates) are measured with the hand-picked one in one run of interleaved rounds,
+and a candidate is kept only where the paired verdict calls it faster; otherwise the hand-picked tiles are kept.
 """),
     code("""
+CONFIRM = 1 if SMALL else 3 if FULL else 2   # candidates confirmed (the few fastest of the search)
+CONFIRM_ROUNDS = 3 if SMALL else 5            # interleaved rounds of the confirmation
 result = tune("gemm", "numba-tiled", "numba", params=SIZE, strategy="bayes", budget_s=TUNE_BUDGET_S,
-              max_trials=4 if SMALL else None, confirm=1 if SMALL else 3 if FULL else 2,
-              confirm_rounds=3 if SMALL else 5,
-              progress=False)
+              max_trials=4 if SMALL else None, confirm=CONFIRM, confirm_rounds=CONFIRM_ROUNDS, progress=False)
 trials = pd.DataFrame([{"trial": t.number, "config": format_config(t.config), "status": t.status,
                         "ms (one timing)": t.median_s * 1e3 if t.median_s else None,
                         "lowest so far (ms)": t.best_so_far_s * 1e3 if t.best_so_far_s else None}
@@ -165,7 +188,10 @@ else:
         confirmation = verdict_sentence(v, "hand-picked", format_config(v["against"]),
                                         disturbed_by=disturbance_text(conf), rerun=advice)
         check_claim(v, confirmation)   # the sentence says what the confirmation's verdict says, and nothing more
-        print(f"confirmation: {confirmation}; kept {format_config(result.kept.config)}"
+        print(f"confirmation ({len(result.candidates)} candidate{'s' * (len(result.candidates) != 1)} against the "
+              f"hand-picked tiles, {max(CONFIRM_ROUNDS, 3)} interleaved rounds): {confirmation}"
+              f"{busy_note(pair_rows(conf, tiled.default_config(), v['against']), confirmation)}; kept "
+              f"{format_config(result.kept.config)}"
               + ("" if v["settled"] else " (the hand-picked tiles: nothing was settled as faster)"))
     # every candidate the confirmation measured, each against the hand-picked tiles in the same run, as the tuner
     # judged it (result.candidates: the reported one among them)
@@ -188,8 +214,11 @@ else:
             if every_disturbed else v["against"])
     print(f"checked side by side below: {format_config(pick)}, "
           + ("the lowest single timing in the search among the candidates (every comparison disturbed)"
-             if every_disturbed else "the settled-faster candidate with the highest paired speed-up" if v["settled"]
-             else "the undisturbed candidate with the highest paired speed-up (none settled faster)"))
+             if every_disturbed else
+             ("the one candidate confirmed, settled faster" if len(result.candidates) == 1 else
+              "the settled-faster candidate with the highest paired speed-up") if v["settled"] else
+             ("the one candidate confirmed, not settled faster" if len(result.candidates) == 1 else
+              "the undisturbed candidate with the highest paired speed-up (none settled faster)")))
 # each single timing as GFLOP/s beside the GEMM ceiling the confirmation's rows name: one above it, where the
 # confirmation's medians stay below, is flagged implausible (11 listed single timings at 149 GFLOP/s against a
 # 128 GFLOP/s ceiling unflagged)
@@ -207,19 +236,27 @@ shown_trials
 """),
     code("""
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
 ok = trials[trials["status"] == "ok"]
 fig, ax = plt.subplots(figsize=(7, 3.5))
-ax.scatter(ok["trial"], ok["ms (one timing)"], s=14, color="0.6", label="configuration (one timing)")
-ax.step(trials["trial"], trials["lowest so far (ms)"], where="post", color="C0", label="lowest single timing so far")
-# on top (zorder): it can sit on a confirmation median, which would hide it
-ax.axhline(result.default.median_s * 1e3, color="C3", ls="--", lw=1.2, zorder=4, label="hand-picked (its one timing)")
+# the search's single timings: dots and the solid step; the hand-picked tiles' own dot ringed in red (a line across
+# the plot at its height lay on the step until a trial beat it, and the two could not be told apart)
+ax.scatter(ok["trial"], ok["ms (one timing)"], s=14, color="0.6", zorder=3,
+           label="configuration (search: one timing)")
+ax.step(trials["trial"], trials["lowest so far (ms)"], where="post", color="C0", lw=1.5,
+        label="lowest single timing so far (search)")
+ax.scatter([result.trials.index(result.default)], [result.default.median_s * 1e3], s=90, facecolors="none",
+           edgecolors="C3", lw=1.5, zorder=4, label="hand-picked (search: its one timing)")
 v = result.verdict
 # the confirmation's medians, unless its rounds disagreed past the point where a median can stand (disturbed)
 medians = v is not None and all(np.isfinite([v["median_a"], v["median_b"]])) and not is_disturbed(float(v["floor"]))
-if medians:   # what the rounds measured: the confirmation's medians, the figures the verdict rests on
-    ax.axhline(v["median_a"] * 1e3, color="C3", lw=1.5, label="hand-picked (confirmation median)")
-    ax.axhline(v["median_b"] * 1e3, color="C2", lw=1.5, label="the search's pick (confirmation median)")
+if medians:   # what the rounds measured: the confirmation's medians, the figures the verdict rests on (dashed)
+    ax.axhline(v["median_a"] * 1e3, color="C3", ls="--", lw=1.5,
+               label=f"hand-picked (confirmation median, {max(CONFIRM_ROUNDS, 3)} rounds)")
+    ax.axhline(v["median_b"] * 1e3, color="C2", ls=(0, (6, 2, 1, 2)), lw=1.5,
+               label=f"the search's pick (confirmation median, {max(CONFIRM_ROUNDS, 3)} rounds)")
+ax.xaxis.set_major_locator(MaxNLocator(integer=True))   # trials are counted: no 0.5 ticks
 ax.set(xlabel="trial", ylabel="ms per call", title=f"numba-tiled gemm {N}³ float32: the search")
 ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 plt.show()
@@ -269,14 +306,24 @@ if medians:   # each confirmed configuration: its one timing in the search again
               f"ceiling these rows name (source: {conf['ceiling_source'].dropna().iloc[0]})"
               + (": above it, which a kernel can be, since on a CPU that ceiling is numpy's BLAS at the probe's own "
                  "size, not the hardware's peak (tutorial 04)" if max(rates) > top else ""))
+    # what the search's own rows recorded of the machine: a single timing is one short window, and on a busy machine
+    # a window can land while another process holds the core a parallel region waits for (the confirmation's
+    # median of rounds rides such spells out); said, where the rows recorded it, not left for the reader to guess
+    search_rows = open_store(None).results([result.run_id])
+    searched = disturbance_text(search_rows) if machine_busy(search_rows) else ""
     print(f"In the search the pick's one timing {lead_text}; single timings were "
-          f"up to {max(offs):.3g}× off from the same tiles' medians here{side}; a single timing carries no "
-          "interval, so that lead is no finding and no line of this plot is one: whether the search beat the "
-          "hand-picked tiles is the confirmation's verdict above.")
+          f"up to {max(offs):.3g}× off from the same tiles' medians here{side}"
+          + (f", taken while {searched}: each is one short window of a busy machine" if searched else "")
+          + "; a single timing carries no interval, so that lead is no finding. In the plot the grey dots, the "
+          "solid blue step and the red ring are the search's single timings (no finding); the two dashed lines "
+          f"are the confirmation's medians over its {max(CONFIRM_ROUNDS, 3)} rounds, the figures its paired verdict "
+          "above rests on: that verdict, not the gap between two lines, says whether the search beat the "
+          "hand-picked tiles.")
 elif v is not None:
     print(f"the confirmation was disturbed ({disturbance_text(conf) or 'no load recorded'}), so its medians are not "
-          "shown and this run's single timings are not set beside them; whether the search beat the hand-picked "
-          "tiles is the confirmation's verdict above, not a line of this plot.")
+          "shown and this run's single timings are not set beside them; every mark of the plot is a single timing "
+          "of the search (no finding): whether the search beat the hand-picked tiles is the confirmation's "
+          "verdict above.")
 """, "figure"),
     md("""
 ## The search's pick vs hand-picked, side by side
@@ -299,15 +346,47 @@ after it names which of these held with both runs' figures, the figure's title s
 hollow.
 """),
     code("""
+def both_figs(a, b):
+    # both runs' paired speed-ups and interval ends, all at three figures, so each rule can be checked by eye
+    return (f"this run {fig3(a['speedup'])}× in {fig3(a['ci_low'])}×-{fig3(a['ci_high'])}×, the confirmation "
+            f"{fig3(b['speedup'])}× in {fig3(b['ci_low'])}×-{fig3(b['ci_high'])}×")
+
+
+def agreement(a, b, here, there):
+    # the rule of the markdown above applied to two runs it found not to contradict each other, said with the
+    # figures it was checked at: "agree" only where both settled the same word
+    if "disturbed" in (here, there):
+        who = ("both runs were" if here == there else "this run was" if here == "disturbed" else
+               "the confirmation was")
+        return (f"the two runs are not weighed against each other by the rule above: {who} disturbed, and a "
+                "disturbed estimate informs nothing, so neither run confirms the other: no finding")
+    holds = [w for w, hit in (("this run's interval holds the confirmation's estimate",
+                               a["ci_low"] <= b["speedup"] <= a["ci_high"]),
+                              ("the confirmation's interval holds this run's estimate",
+                               b["ci_low"] <= a["speedup"] <= b["ci_high"])) if hit]
+    band = ("both estimates lie above" if min(a["speedup"], b["speedup"]) > 1 + MIN_EFFECT else
+            "both estimates lie below" if max(a["speedup"], b["speedup"]) < 1 / (1 + MIN_EFFECT) else
+            "the estimates are not on opposite sides of")
+    checked = (f"{both_figs(a, b)}: the intervals overlap, {' and '.join(holds)}, and {band} the "
+               f"±{MIN_EFFECT:.0%} band")
+    if here.split()[0] == there.split()[0] and "inconclusive" not in here:
+        return (f"the two runs agree by the rule above ({checked}): both read {here!r}, a finding at {N}³"
+                + (" (this SMALL run's size)" if SMALL else ""))
+    if here == there:   # both inconclusive
+        return (f"the two runs do not contradict each other by the rule above ({checked}), and neither settled a "
+                f"direction (both read {here!r}): no finding")
+    return (f"the two runs do not contradict each other by the rule above ({checked}), but only one settled a "
+            f"word (this run {here!r}, the confirmation {there!r}): no agreement, so that word rests on one run, "
+            "not two")
+
+
 def readings_apart(a, b):
     # two paired readings of one pair (speed-up of the pick over hand-picked) that cannot both hold: intervals
     # that do not overlap, or estimates on opposite sides of the ±5% band; None where they can, or where either
     # was disturbed (its estimate informs nothing)
     if is_disturbed(float(a["floor"])) or is_disturbed(float(b["floor"])):
         return None
-    figs = (f"paired {table_ratio(a['speedup'], a['ci_low'], a['ci_high'])} in "
-            f"{a['ci_low']:.2f}-{a['ci_high']:.2f}× here, {table_ratio(b['speedup'], b['ci_low'], b['ci_high'])} in "
-            f"{b['ci_low']:.2f}-{b['ci_high']:.2f}× in the confirmation")
+    figs = both_figs(a, b)
     if a["ci_high"] < b["ci_low"] or b["ci_high"] < a["ci_low"]:
         return f"intervals do not overlap ({figs})"
     if not a["ci_low"] <= b["speedup"] <= a["ci_high"] and not b["ci_low"] <= a["speedup"] <= b["ci_high"]:
@@ -356,7 +435,9 @@ else:
         contradicted = same_pair and "disturbed" not in words and (
             (len(words) == 2 and "inconclusive" not in words) or apart is not None)
         if not contradicted:
-            print(f"{v['size_label']}: {sentence}")
+            print(f"{v['size_label']}: {sentence}{busy_note(res.df, sentence)}")
+            if same_pair and not (there == "disturbed" and here != there):   # else the line below says it
+                print(agreement(v, confirmed, here, there))
             if confirmed and confirmed.get("against") == pick and here != there:
                 print(f"(the confirmation, an earlier run of the same pair, read {there!r}: "
                       + (f"it settled nothing, so the tuner kept {format_config(result.kept.config)}. The tuner "
@@ -417,8 +498,24 @@ else:
 The kept configuration was stored for this device, dtype and shape class (`workbench config show` lists it).
 A benchmark of plain `numba-tiled` at a size of the same class now builds it and says so in `tuned_config`
 and in the row's message (both printed below); `workbench bench --no-tuned` builds the hand-picked tiles.
+What it rests on is printed first: how many configurations the search timed (once each), how many the
+confirmation measured again and in how many rounds, and what the machine was doing. A SMALL run stores a
+choice from 4 single timings and one confirmed candidate: enough to show the mechanism, thin as evidence, and
+stored in this notebook's own configuration file only.
 """),
     code("""
+# the evidence behind what was stored, in counts: a choice from a handful of single timings on a busy machine is
+# stored all the same, and every later build uses it (11's reader: "Every later build uses it" of 4 timings)
+kept_default = result.kept.config == tiled.default_config()
+print(f"stored {format_config(result.kept.config)}"
+      + (" (the hand-picked tiles: nothing was settled faster)" if kept_default else "")
+      + f", from {len(result.trials)} of {result.space_size} configurations timed once each in the search and "
+      f"{len(result.candidates)} candidate{'s' * (len(result.candidates) != 1)} measured again against the "
+      f"hand-picked tiles in {max(CONFIRM_ROUNDS, 3)} interleaved rounds"
+      + busy_note(conf_rows)
+      + (f"; the configuration file says '{result.entry()['verdict']}'"
+         + ("" if kept_default else ": a longer search (TUNE_BUDGET_S) and more rounds (`workbench tune "
+            "--confirm-rounds 10`) on a quiet machine would make it firmer")))
 plain = workbench.benchmark("gemm", variants="numba-tiled", backends="numba", sizes=[SIZE], rounds=1,
                             budget_s=BUDGET_S, progress=False, name="numba-tiled with its tuned tiles")
 row = plain.df.iloc[0]
