@@ -18,8 +18,8 @@ parts dominate a whole step):
    token for two FLOPs each. Whether that reading is bound by memory depends on where the weights live and
    how fast each runtime reads them: section 2 prints their size against this machine's caches and sets each
    runtime's block against the host's copy bandwidth. What the rest of a block's time goes to (per-call
-   setup, launches) these rows do not break down; `graph` and `fused` remove some of it, and section 2 says
-   whether that showed beyond the noise.
+   setup, launches) these rows do not break down; `graph` and `fused` are meant to remove some of it, and
+   section 2 says whether that showed beyond the noise, and where either was slower than eager beyond it.
 
 This notebook measures both at the shapes of a real model (Qwen2.5-0.5B: hidden 896, intermediate 4864,
 14 query heads sharing 2 KV heads of width 64, a context of 32,768 tokens), on the CPU backends this machine
@@ -48,14 +48,15 @@ from workbench import tutorial
 from workbench.report.claims import (busy_text, busy_words, check_claim, disturbance_text, estimate_text,
                                      host_bandwidth, json_list, machine_busy, may_state_cause, own_rounds_share,
                                      pair_medians, pair_verdicts, reading, round_rates, verdict_sentence)
-from workbench.report.claims import DISAGREE, MEDIANS_TOLERANCE, medians_disagree
+from workbench.report.claims import DISAGREE, MEDIANS_TOLERANCE, mark_busy, medians_disagree
 from workbench.report.claims_rows import figures_at_least, median_rounds, printed_ratio, quartiles_wide
 from workbench.report.total_band import band_readable, total_band
 from workbench.report.beyond_noise import (NOISY_ASIDE, NOT_SETTLED, UNDECIDED, beyond_noise, beyond_text,
-                                          direction_said, label_word, settled_count)
+                                          direction_said, disturbed_why, label_word, lowest_text)
 from workbench.judge.verdicts import rounds_could
 
 import json
+import re
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -65,7 +66,16 @@ from workbench.core.datasets import llm_shapes
 from workbench.core.units import fmt_bytes, fmt_seconds, fmt_tick_time
 from workbench.judge.compare import speedup_vs_baseline
 from workbench.judge.verdicts import DISTURBED_FLOOR, is_disturbed, span_disturbed, spread_disturbed
-from workbench.report.plots.series import mark_noisy, noisy_legend, noisy_mask
+from workbench.report.plots.series import (disturbed_legend, disturbed_mask, mark_disturbed, mark_noisy, noisy_legend,
+                                           noisy_mask)
+from workbench.report.marked_times import marked_times
+from workbench.judge.stats import bimodal_split
+from workbench.report.tables import NOISY_MARK
+
+# what the tables' marks mean, printed above each table that carries them (as the library's tables mark cells)
+MARKS_SAID = (f"(in the table below, '{NOISY_MARK} ' before a time marks a noisy cell: its rounds spread past 10% or "
+              "the machine was busy while it ran, hollow in the figure; ', disturbed' after one marks a cell whose "
+              "quartiles lie half its median or more apart)")
 
 tutorial.begin(FULL)
 
@@ -85,7 +95,7 @@ def with_figures(v, sentence, rows=None):
         ta, tb, which = float(v["median_a"]), float(v["median_b"]), "the paired rounds' medians"
     med = ta / tb
     if (reading(v) == "inconclusive" and not is_disturbed(float(v["floor"])) and np.isfinite(med) and med > 0
-            and " noise floor" in sentence):
+            and " noise floor" in sentence and "the cells' own medians" not in sentence):
         # an unsettled estimate is the paired rounds'; the table's medians beside it, and their ratio at their own
         # three figures, in the estimate's direction (10 printed "torch-sdpa measured 1.1× slower" beside a table of
         # 42.9 µs / 37.2 µs, 1.15×, and nothing said which figure the 1.1 was)
@@ -101,7 +111,9 @@ def with_figures(v, sentence, rows=None):
     if reading(v) == "slower":
         lo, hi, med = 1 / hi, 1 / lo, 1 / med
     x = lambda r: f"{r:.3f}" if f"{r:.2f}" == "1.00" else f"{r:.2f}"  # noqa: E731 - a bound near 1 keeps its digit
-    sentence = sentence.split(" (interval ")[0]   # the interval and the medians said once, in the parenthesis below
+    # the interval and the medians said once, in the parenthesis below (its name may carry its coverage: "(97.5%
+    # interval ...)"; 10 printed both, "(97.5% interval 1.4×-2.2×) (paired, interval 1.48-2.14×; ...)")
+    sentence = re.split(r" [(](?:[0-9.]+% )?interval ", sentence)[0]
     slow_fast = (fmt_seconds(tb), fmt_seconds(ta)) if reading(v) == "slower" else (fmt_seconds(ta), fmt_seconds(tb))
     shown = printed_ratio(tb, ta) if reading(v) == "slower" else printed_ratio(ta, tb)   # as the medians print
     figures = (f"paired, interval {x(lo)}-{x(hi)}×; {which} {slow_fast[0]} / {slow_fast[1]}, "
@@ -246,7 +258,9 @@ decode = workbench.benchmark(
 d = decode.df[decode.df["status"] == "ok"].copy()
 d["kv_len"] = [json.loads(p)["kv_len"] for p in d["params"]]
 d["KV cache"] = (d["kv_len"] * per_token).map(fmt_bytes)
-d["median"] = d["median_s"].map(fmt_seconds)
+# each cell's median with the results table's marks (report.marked_times): "~ " before a noisy cell's (hollow in
+# the figure below), ", disturbed" after one whose quartiles lie half its median or more apart
+d["median"] = marked_times(d)
 
 
 levels = [f"the {fmt_bytes(c)} {name} cache" for c, name in ((caches.per_core, "per-core"), (caches.llc, "last-level"))
@@ -264,25 +278,31 @@ if beyond:   # said plainly: the length that reaches DRAM here is this machine's
           "choice (the first length whose cache is twice this machine's last-level cache), not a length this model "
           "runs at; the per-token shapes are still the model's")
 d["note"] = ["past the model's context" if L > context else "" for L in d["kv_len"]]
+print(MARKS_SAID)
 d[["variant", "backend", "kv_len", "KV cache", "median", "gbps", "note"]].sort_values(["variant", "kv_len"]).rename(
     columns={"gbps": "GB/s"})
 """),
     code("""
 fig, ax = plt.subplots(figsize=(7, 4))
-n_noisy = 0
+n_noisy = n_crossed = 0
 for i, (variant, g) in enumerate(d.sort_values("kv_len").groupby("variant")):
-    ax.loglog(g["kv_len"], g["median_s"], "o-", color=f"C{i}", label=variant)
-    noisy = noisy_mask(g)   # the library plots' marker: a hollow ring over each noisy cell
+    # the library plots' markers: a cross over each disturbed cell (the table's ", disturbed": its median is no
+    # value to read, so the line does not join it), a hollow ring over each other noisy one, counted apart
+    crossed = disturbed_mask(g)
+    ax.loglog(g["kv_len"][~crossed], g["median_s"][~crossed], "o-", color=f"C{i}", label=variant)
+    noisy = noisy_mask(g) & ~crossed
     mark_noisy(ax, g["kv_len"][noisy], g["median_s"][noisy], f"C{i}")
-    n_noisy += int(noisy.sum())
+    mark_disturbed(ax, g["kv_len"][crossed], g["median_s"][crossed], f"C{i}")
+    n_noisy, n_crossed = n_noisy + int(noisy.sum()), n_crossed + int(crossed.sum())
 noisy_legend(ax, n_noisy)
+disturbed_legend(ax, n_crossed)
 ax.set_xticks(kv_lens, [f"{L:,}" for L in kv_lens])   # the measured lengths, nothing in between
 ax.xaxis.set_minor_locator(NullLocator())
 ax.set_xlabel("KV-cache length L (tokens)")
 ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))   # ticks in readable units: "20 µs", "1 ms"
 ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_tick_time(v)))
 ax.yaxis.set_minor_formatter(NullFormatter())
-ax.set_ylabel("attention time per decode step (median)")
+ax.set_ylabel("attention time of one layer, one sequence (median)")
 ax.set_title(f"attention decode, {heads} heads / {kv_heads} KV heads, head_dim {head_dim}, float32")
 ax.legend()
 plt.show()
@@ -341,7 +361,10 @@ lowest = d.loc[d.groupby("kv_len")["median_s"].idxmin()].set_index("kv_len")
 settled, judged_at = [], {}   # judged_at[(L, baseline, other)]: the verdict said here, reused below
 for L, row in lowest.iterrows():
     at = decode.df[decode.df["cell_key"].isin(d.loc[d["kv_len"] == L, "cell_key"])]
-    judged = speedup_vs_baseline(at, baseline_variant=row["variant"], baseline_backend=row["backend"])
+    # mark_busy: the rows' load, the table's medians and which cells read disturbed, so that a verdict resting on a
+    # disturbed cell says so (10 printed "torch-sdpa took at least 1.17× its time" and its median, 578 µs, beside a
+    # table reading "two modes: 578 µs / 3.63 ms, disturbed")
+    judged = mark_busy(speedup_vs_baseline(at, baseline_variant=row["variant"], baseline_backend=row["backend"]), at)
     said = []
     for _, v in judged[judged["verdict"] != "baseline"].iterrows():
         sides = at[at["variant"].isin([row["variant"], v["variant"]])]
@@ -352,15 +375,17 @@ for L, row in lowest.iterrows():
         said.append(((v, sides.to_dict("records")), sentence))
         judged_at[(L, row["variant"], v["variant"])] = v
     # settled only beyond the noise: a length whose comparisons were disturbed ("at least 6.7×, by how much is
-    # unknown: disturbed") is not counted as settled (report.beyond_noise)
-    settled.append(bool(said) and settled_count([p for p, _ in said], "slower") == len(said))
-    print(f"L={L:,}: {row['variant']} had the lowest median ({fmt_seconds(row['median_s'])}); "
-          + "; ".join(sentence for _, sentence in said))
-if lowest["variant"].nunique() == 1:
-    print(f"{lowest['variant'].iloc[0]} had the lowest median at every cache length measured here; "
-          + ("the verdicts settle it at every length" if all(settled) else
-             f"the verdicts settle that it was faster than both others, beyond the noise, at {sum(settled)} of "
-             f"{len(settled)} lengths only, so elsewhere this is a reading of medians, not a finding"))
+    # unknown: disturbed") is not counted as settled (report.beyond_noise); a length with a disturbed comparison
+    # names no fastest and headlines no median (docs/statistics.md): its baseline is said as the table's lowest
+    labels_at = [direction_said(v, cells) for (v, cells), _ in said]
+    settled.append((f"L={L:,}", labels_at))
+    head = (f"against {row['variant']}, the cell with the lowest median in the table (a comparison here is "
+            "disturbed: no fastest is named and no median headlined)"
+            if any(label_word(x) == "disturbed" for x in labels_at) else
+            f"{row['variant']} had the lowest median ({fmt_seconds(row['median_s'])})")
+    print(f"L={L:,}: {head}; " + "; ".join(sentence for _, sentence in said))
+if lowest["variant"].nunique() == 1:   # which lengths settle it, which are disturbed, which are medians only
+    print(lowest_text(lowest["variant"].iloc[0], settled))
 """),
     code("""
 # numba-flash splits the cache across the cores; does that beat numpy's plain materialised scores? Said from
@@ -376,7 +401,10 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
         # direction whose interval excludes no change though the interval or a cell is disturbed ("at least
         # 1.04x", counted with its direction, never as beyond the noise); else no direction, with "disturbed" kept
         cells = d[(d["kv_len"] == L) & d["variant"].isin(["numba-flash", "numpy-naive"])].to_dict("records")
+        why_at[f"{L:,}"] = disturbed_why(v, cells)   # which cell or the comparison, where it reads disturbed
         return direction_said(v, cells)
+
+    why_at = {}
 
     for L in kv_lens:
         # the verdict the lines above printed for this pair where they judged it (one verdict per pair and length:
@@ -411,12 +439,19 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
            "its interval reaches ±50% or more, or a cell is disturbed", "same, disturbed": "a cell is disturbed"}
     verb = {"faster": "ran faster", "slower": "was slower"}
     word = lambda k: verb.get(label_word(k), label_word(k))   # noqa: E731 - report.beyond_noise.label_word
+    # a disturbed label names, length by length, the cell or the comparison that made it (beyond_noise.disturbed_why)
+    named = lambda v: ", ".join(f"{x} ({why_at[x]})" if why_at.get(x) else x for x in v)  # noqa: E731
     print(f"numba-flash ({cores} threads) against numpy-naive: "
           + "; ".join(f"{word(k)} "
-                      f"at L={', '.join(v)}" + (f" ({beyond_text(bool(noisy_L & set(v)))})"
-                                                if k in ("faster", "slower") else f" ({why[k]})" if k in why else "")
+                      + (f"at L={named(v)}" if label_word(k) == "disturbed" else f"at L={', '.join(v)}")
+                      + (f" ({beyond_text(bool(noisy_L & set(v)))})" if k in ("faster", "slower") else
+                         f" ({why[k]})" if k in why and label_word(k) != "disturbed" else
+                         ": its line above gives only the bound its interval guarantees, not counted as a finding"
+                         if k in ("faster, disturbed", "slower, disturbed") else "")
                       for k, v in by.items() if v)
-          + (f"; this run shared the machine: {busy_text(d)}" if busy_text(d) else ""))
+          # whose share it is: every cell of section 1 (a pair's line above gives its own two cells' share)
+          + (f"; this run shared the machine: {busy_text(d)} (the highest of section 1's {len(d)} cells; each "
+             "line above gives its own pair's)" if busy_text(d) else ""))
 
 # the memory's rate the GB/s column is set against: the host's copy bandwidth, probed before each round of a cell
 # whose working set is past the last-level cache (the best probe: a probe reads low only while another tenant
@@ -451,6 +486,16 @@ last lines set each variant's GB/s against the host's copy bandwidth, probed bef
 explains the probe), to say how much of its time reading the cache once at that rate would take (a run without
 such a length says so instead).
 
+**One rule for a busy machine, in both sections.** A reading of medians alone (a step's exponent, a kink, a
+share, which median is lowest) from a cell marked noisy (`~` in the tables, hollow in the figure) is printed with
+that mark and is no finding: a busy machine moves a median and nothing beside it says by how much, so no shape
+or kink is named from one and a share from one may move on a rerun. A paired verdict (who was faster,
+by its interval) may settle a direction on noisy cells, because its interval is built from the same busy rounds
+and carries their spread; it then says its cells are noisy, and it says "disturbed" where that interval or a cell
+passes ±50%. Each busy share printed ("other processes took up to N% of the CPU") is the highest that the rows it
+speaks for recorded: a comparison's line, its own two cells; a section's closing line, all of that section's
+cells. So the figures differ from line to line, each true of its own rows.
+
 ## 2. The MLP block: eager, graph and fused
 
 At decode the MLP block multiplies a single row by three weight matrices. What each mode means on each
@@ -473,7 +518,10 @@ mlp = workbench.benchmark(
 # named variants are tried on every backend: keep each runtime's own (numpy-graph on numpy, not on numba)
 own = [v.split("-")[0] == b.split("-")[0] for v, b in zip(mlp.df["variant"], mlp.df["backend"])]
 every = mlp.df[own].assign(mode=[v.rsplit("-", 1)[-1] for v in mlp.df[own]["variant"]])
-every["time"] = [fmt_seconds(r.median_s) if r.status == "ok" else r.status for r in every.itertuples()]
+m = every[every["status"] == "ok"]
+# the ok cells with the results table's marks (report.marked_times), as section 1's table; others say their status
+every["time"] = every["status"]
+every.loc[m.index, "time"] = marked_times(m)
 m = every[every["status"] == "ok"]
 print("\\n".join(f"{r.variant} on {r.backend}: {r.message}" for r in every.itertuples() if r.status == "unsupported"))
 weights = 3 * hidden * intermediate * 4   # gate, up and down, float32
@@ -486,6 +534,7 @@ print(f"the block's weights: {fmt_bytes(weights)} (3 matrices of {hidden} x {int
             else "") if llc else
          "the last-level cache size is unknown here"))
 print("median time per call (each cell's own rounds; the verdicts below are paired):")
+print(MARKS_SAID)
 table = every.pivot(index="backend", columns="mode", values="time")
 # a pair the run did not measure says why, never a bare NaN
 for backend in table.index:
@@ -563,6 +612,7 @@ else:
 """),
     code("""
 sentences, readings, apart, labels = [], {}, [], {}   # labels[(mode, backend)]: direction_said, for the summary
+whys = {}   # whys[(mode, backend)]: which cell or the comparison is disturbed (beyond_noise.disturbed_why)
 for backend, g in m.groupby("backend"):
     names = dict(zip(g["mode"], g["variant"]))
     for other in ("graph", "fused"):
@@ -581,6 +631,7 @@ for backend, g in m.groupby("backend"):
                                                    beyond_noise(v, sides.to_dict("records")),
                                                    bool(np.asarray(noisy_mask(sides), dtype=bool).any())))
             labels[(other, backend)] = direction_said(v, sides.to_dict("records"))
+            whys[(other, backend)] = disturbed_why(v, sides.to_dict("records"))
             # the table's two medians (each cell's own), as a speed-up of the other mode over eager
             t_ = sides.set_index("variant")["median_s"]
             med, lo, hi = float(t_[names["eager"]] / t_[names[other]]), float(v["ci_low"]), float(v["ci_high"])
@@ -603,42 +654,68 @@ for other, said in readings.items():   # what the paragraph below may say, from 
                    for b, s, wide, beyond, _ in said if s == "faster" and beyond})
     noisy_wins = sorted(b for b, s, _, beyond, _ in said if s == "faster" and not beyond)
     noisy = any(n for _, s, _, beyond, n in said if s == "faster" and beyond)
+    # slower beyond the noise: the introduction says graph and fused are meant to remove per-call cost; where one
+    # took longer than eager beyond the noise, that is said against it (10 printed "removes some of it" and, alone,
+    # "torch-graph took at least 1.08x its time")
+    losses = sorted(b for b, *_ in said if labels[(other, b)] == "slower")
     print((f"{other} beat eager beyond the noise on {', '.join(wins)}" + (f" ({NOISY_ASIDE})" if noisy else "")
            if wins else
            f"{other} did not beat eager beyond the noise on any backend here")
-          + (f"; it measured faster on {', '.join(noisy_wins)}, where the comparison or a cell is disturbed: not "
-             "beyond the noise" if noisy_wins else ""))
+          # which cell or the comparison is disturbed, named as the table and the line print it
+          + (f"; it measured faster on " + "; ".join(f"{b}, where {whys[(other, b)]}" for b in noisy_wins)
+             + ": not beyond the noise" if noisy_wins else "")
+          + (f"; it took longer than eager beyond the noise on {', '.join(losses)}"
+             + (f" ({NOISY_ASIDE})" if any(n for b, *_, n in said if b in losses) else "")
+             + f": there what {other} removes "
+             "(allocation and per-call setup between the five kernels) did not make up for what its own path costs, "
+             "so the introduction's 'meant to remove some of it' did not pay on that runtime in this run (these rows "
+             "do not break down where its extra time goes)" if losses else ""))
 # across runtimes: each runtime's eager block against numpy's (one statistic: the paired speed-up)
-across = speedup_vs_baseline(m[m["mode"] == "eager"], baseline_variant="numpy-eager", baseline_backend="numpy")
 eager_rows = m[m["mode"] == "eager"]
+across = mark_busy(speedup_vs_baseline(eager_rows, baseline_variant="numpy-eager", baseline_backend="numpy"),
+                   eager_rows)
 for _, v in across[across["verdict"] != "baseline"].iterrows():
     sides = eager_rows[eager_rows["variant"].isin(["numpy-eager", v["variant"]])]
     sentence = with_figures(v, verdict_sentence(v, "numpy-eager @ numpy", f"{v['variant']} @ {v['backend']}",
                                                 disturbed_by=disturbance_text(sides), rerun=rerun_advice(sides)), sides)
     check_claim(v, sentence)
     print(sentence)
-if busy_text(m):   # the floors above are this run's: say when it shared the machine
-    print(f"(This run shared the machine: {busy_text(m)}.)")
+if busy_text(m):   # the floors above are this run's: say when it shared the machine, and over which cells
+    print(f"(This run shared the machine: {busy_text(m)} (the highest of section 2's {len(m)} cells; each line above "
+          "gives its own pair's).)")
 # what the table's medians show for graph against eager, and how far the verdicts above settle it
 t = m.pivot(index="backend", columns="mode", values="median_s")
 if {"eager", "graph"} <= set(t.columns):
     pairs = t[["eager", "graph"]].dropna()
-    shown = {b: (fmt_seconds(pairs.loc[b, "graph"]), fmt_seconds(pairs.loc[b, "eager"])) for b in pairs.index}
+    # a disturbed cell's median is no value to read (the table marks it ", disturbed"): its backend is left out of
+    # the medians' order (10 printed "numba 825 µs vs 5.23 ms" of an eager cell whose rounds fell in two modes)
+    # and a cell whose rounds fell in two modes, which the table prints as both modes, no median headlined
+    crossed = [b for b in pairs.index if any(
+        quartiles_wide(r) or bimodal_split([float(x) for x in json_list(r.get("round_medians_s"))]) is not None
+        for r in m[(m["backend"] == b) & m["mode"].isin(["eager", "graph"])].to_dict("records"))]
+    read = pairs.drop(index=crossed)
+    shown = {b: (fmt_seconds(read.loc[b, "graph"]), fmt_seconds(read.loc[b, "eager"])) for b in read.index}
     # longer as printed: two medians that print alike are not called apart
-    longer = [b for b in pairs.index if shown[b][0] != shown[b][1] and pairs.loc[b, "graph"] > pairs.loc[b, "eager"]]
+    longer = [b for b in read.index if shown[b][0] != shown[b][1] and read.loc[b, "graph"] > read.loc[b, "eager"]]
     medians = ", ".join(f"{b} {g} vs {e}" for b, (g, e) in shown.items())
+    unread = (f"; {', '.join(crossed)} left out: a cell there is disturbed or its rounds fell in two modes, no "
+              "median of it headlined" if crossed else "")
     # the label each sentence above earned (report.beyond_noise.direction_said): "disturbed" kept where it printed
     # it, "not settled" only where the paired figure and the medians' ratio part (the note below)
     words = {"faster": "graph faster", "slower": "graph slower", "same": "the same within ±5%"}
     # one word per comparison: a disturbed one reads "disturbed", never "could not tell (... disturbed)" nor a direction
-    verdicts = "; ".join(f"{b}: disturbed (the comparison or a cell)" if label_word(", ".join([head, *rest])) ==
-                         "disturbed" else f"{b}: {words.get(head, head)}"
-                         for b, *_ in readings.get("graph", [])
-                         for head, *rest in [labels[("graph", b)].split(", ")])
-    settled_graph = [b for b, r, _, _, _ in readings.get("graph", []) if r in ("faster", "slower")]
-    print(f"By the medians (graph vs eager: {medians}) graph took longer than eager on {len(longer)} of "
-          f"{len(pairs)} backends; the paired verdicts above read {verdicts}: "
-          + ("so only there is a direction a finding" if settled_graph else
+    # naming which cell or whether the comparison is disturbed (beyond_noise.disturbed_why), as the table marks it
+    verdicts = "; ".join(f"{b}: disturbed ({whys[('graph', b)]})" if label_word(labels[("graph", b)]) ==
+                         "disturbed" else f"{b}: {words.get(labels[('graph', b)], labels[('graph', b)])}"
+                         for b, *_ in readings.get("graph", []))
+    # a direction is a finding only where its label is one beyond the noise (not "faster, disturbed")
+    settled_graph = [b for b, *_ in readings.get("graph", []) if labels[("graph", b)] in ("faster", "slower")]
+    by_medians = (f"By the medians (graph vs eager: {medians}{unread}) graph took longer than eager on {len(longer)} "
+                  f"of {len(read)} backends" if len(read) else
+                  f"No medians are read for graph against eager ({', '.join(crossed)}: a cell on each is disturbed "
+                  "or its rounds fell in two modes, no median of it headlined)")
+    print(f"{by_medians}; the paired verdicts above read {verdicts}: "
+          + (f"so only on {', '.join(settled_graph)} is a direction a finding" if settled_graph else
              "none settles a direction, so the medians' order is not a finding"))
 if apart:
     print("Where the two statistics part: " + "; ".join(apart) + ": neither states a direction.")
@@ -658,7 +735,8 @@ the load the rows recorded; "could not tell" where neither holds and no directio
 the same weights (the same bytes above), so where one runtime's block takes several times another's, the
 compulsory bytes are not the difference; what the rest of its time goes to, these rows do not break down. What `graph` can win is what it removes — allocation and per-call setup between the
 five kernels — which matters most when the kernels themselves are short; the last lines above say whether that
-showed beyond the noise here.
+showed beyond the noise here, and where a mode took longer than eager beyond the noise they say that too: there
+what it removes did not pay on that runtime in this run.
 """),
     md("""
 ## Where the time goes: attention beside the MLP

@@ -9,7 +9,7 @@ noise: :func:`beyond_noise` asks both, and :func:`direction_said` labels a pair 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from workbench.judge.verdicts import is_disturbed
@@ -51,6 +51,20 @@ def direction_said(v: Mapping[str, Any], cells: Iterable[Mapping[str, Any]] = ()
     return f"{said}, disturbed" if disturbed else said
 
 
+def disturbed_why(v: Mapping[str, Any], cells: Iterable[Mapping[str, Any]] = ()) -> str:
+    """Which part of the pair ``v`` made :func:`direction_said` add "disturbed", named as the table and the line
+    print it: each disturbed cell by its variant ("numba-eager's quartiles lie half its median or more apart", the
+    table's ", disturbed") and/or the comparison ("its interval reaches ±50% or more"); "" where neither is. 10
+    summed up "numba: disturbed (the comparison or a cell)" beside a line within a ±26% floor and a table that marked
+    no cell, so the reader could not find what was disturbed."""
+    names = [str(c.get("variant", "a cell")) for c in disturbed_cells(cells)]
+    parts = ([f"{' and '.join(names)}'s quartiles lie half {'its median' if len(names) == 1 else 'their medians'} "
+              "or more apart (the table's ', disturbed')"] if names else [])
+    if is_disturbed(v.get("floor")):
+        parts.append("the comparison's interval reaches ±50% or more")
+    return "; ".join(parts)
+
+
 def label_word(label: str) -> str:
     """The one word a summary prints for a :func:`direction_said` label: "disturbed" for any label that carries it,
     naming no direction and no "could not tell" beside it (10 summed up "could not tell at L=256 (the comparison or
@@ -76,3 +90,30 @@ NOISY_ASIDE = ("its cells are marked noisy (~, hollow in the figures) for their 
 def beyond_text(noisy: bool) -> str:
     """"beyond the noise", with :data:`NOISY_ASIDE` where a cell of the pair is marked noisy."""
     return "beyond the noise" + (f"; {NOISY_ASIDE}" if noisy else "")
+
+
+def lowest_text(variant: str, lengths: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """What a summary may say of ``variant``, the cell with the lowest median at each of ``lengths`` ((a name such
+    as "L=256", the :func:`direction_said` labels of every other variant against it there, "slower" meaning the
+    other was slower)): settled where every label there is "slower" beyond the noise; a length with a disturbed
+    comparison names no fastest and its lowest median is not headlined (docs/statistics.md); elsewhere the lowest
+    median is a reading of medians, not a finding. 10 printed "numba-flash had the lowest median at every cache
+    length" beside disturbed comparisons at L=256, and "settle ... at 0 of 3 lengths only, so elsewhere this is a
+    reading of medians"."""
+    if not lengths:
+        return ""
+    settled = [n for n, labels in lengths if labels and all(x == "slower" for x in labels)]
+    disturbed = [n for n, labels in lengths if any(label_word(x) == "disturbed" for x in labels)]
+    rest = [n for n, _ in lengths if n not in settled and n not in disturbed]
+    if len(settled) == len(lengths):
+        return f"{variant} was faster than every other variant, beyond the noise, at every length measured here"
+    parts = ([f"{variant} had the lowest median at every length measured here"] if not disturbed else [])
+    if settled:
+        parts.append(f"the verdicts settle that {variant} was faster than every other variant, beyond the noise, at "
+                     f"{', '.join(settled)} only")
+    if rest:
+        parts.append(f"at {', '.join(rest)} the verdicts do not settle that {variant} was faster than every other: "
+                     "its lowest median there is a reading of medians, not a finding")
+    if disturbed:
+        parts.append(f"at {', '.join(disturbed)} a comparison is disturbed, so no fastest is named there")
+    return "; ".join(parts)

@@ -423,7 +423,9 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
     interval guarantees), else no number at all; what disturbed it (or, ``wide_because``, why it is that wide
     without a disturbance) and how to rerun."""
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
-    causes = [x for x in (by, CALM_CELLS if _num(v, "cells_disturbed") == 0 else "") if x]
+    # the basis a wide interval on few rounds rests on (claims_cause.basis_why: 10 printed "±50% or more" beside two
+    # rounds 1% apart, and not that they were too few to pair)
+    causes = [x for x in (by, CALM_CELLS if _num(v, "cells_disturbed") == 0 else "", basis_why(v)) if x]
     cause = f" ({'; '.join(causes)})" if causes else ""
     tail = (f"the comparison's interval {TOO_WIDE} ({wide_because}): {rerun}" if wide_because
             else f"the comparison {DISTURBED}{cause}: {rerun}")

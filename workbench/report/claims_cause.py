@@ -199,6 +199,11 @@ def medians_outside_text(v: Mapping[str, Any], lo: float, hi: float, base: str, 
     if lo / 1.005 <= ratio <= hi * 1.005:   # within the rounds' range as printed
         return ""
     shown = f"{ratio:.2f}×" if lo > 1 else f"{1 / ratio:.2f}×"
+    if (ratio > 1) != (lo > 1) and f"{ratio:.2f}" != "1.00":
+        # the other way from the rounds: which cell the table's medians make the faster, said (10 printed "numpy-eager
+        # was faster in every one of its 2 rounds (...; the table's medians give 0.97×" beside a table where
+        # numpy-graph's median was the lower, and left the reader to work out that 0.97× points the other way)
+        shown += f", {other if ratio > 1 else base} the faster by them"
     why = "; ".join(f"{who}'s headline {note}" for who, note in ((base, str(v.get("headline_a") or "")),
                                                                    (other, str(v.get("headline_b") or ""))) if note)
     return (f"the table's medians give {shown}, outside these rounds' range, because "
@@ -220,6 +225,8 @@ def past_one_text(lo: float, hi: float) -> str | None:
     four decimals print it as 1 (no round can then be called faster in print)."""
     for decimals in (2, 3, 4):
         if float(f"{lo:.{decimals}f}") > 1:
+            if f"{lo:.{decimals}f}" == f"{hi:.{decimals}f}":   # one value, not an empty range (10: "1.01-1.01×")
+                return f"{lo:.{decimals}f}×"
             # a high end past 10× at three significant figures at most: 07 printed "1.51-217.76×", two decimals on a
             # range over 144×, a precision no round's scatter supports (below 10× both ends keep one precision)
             top = max(0, min(decimals, 2 - math.floor(math.log10(hi)))) if hi >= 10 else decimals
@@ -267,6 +274,20 @@ def interval_makeup(v: Mapping[str, Any], ratios: list[float]) -> str:
     mine = f"these {n} rounds' own scatter ({scatter_text(own)}{aside})"
     first, then = (typical, mine) if typical_part else (mine, typical)
     return f"it rests mostly on {first}, weighed with {then} (docs/statistics.md)"
+
+
+def basis_why(v: Mapping[str, Any]) -> str:
+    """Why an interval is wide though its rounds may agree, where its basis is one :mod:`workbench.judge.few_rounds`
+    wrote: "judged on 2 shared rounds at speed (1 set aside by the slow host), too few to pair: ..."; "" for any
+    other basis. 10 printed "faster in every one of its 2 rounds (1.01-1.01×)" beside "its interval reaches ±50% or
+    more", and nothing said the rounds left were so few or what the interval then rests on."""
+    few = read_basis(v.get("basis"))
+    if few is None:
+        return ""
+    rests = ("so few rounds lean on the typical paired scatter of its group in this run, which rounds that agree "
+             "cannot narrow" if few[0] else
+             "each side is judged on its own rounds, unpaired, so rounds that agree pair by pair do not narrow it")
+    return f"judged on {v.get('basis')}: {rests}"
 
 
 def one_way_text(v: Mapping[str, Any], base: str, other: str) -> str:

@@ -27,5 +27,6 @@ def marked_times(rows: pd.DataFrame) -> list[str]:
         core = fmt_seconds(_num(r, "median_s")) if split is None else "two modes: " + " / ".join(
             f"{fmt_seconds(float(pd.Series(m).median()))} ({len(m)} round{'s' * (len(m) > 1)})" for m in split)
         noisy = f"{NOISY_MARK} " if text.startswith(NOISY_MARK) else ""
-        out.append(f"{noisy}{core}{', disturbed' if text.endswith(', disturbed') else ''}")
+        # "disturbed" however the table words it ("41 µs, disturbed", or "disturbed" alone where it prints no median)
+        out.append(f"{noisy}{core}{', disturbed' if text.endswith('disturbed') else ''}")
     return out
