@@ -49,6 +49,7 @@ from workbench.report.claim_words import (  # noqa: F401  (re-exported)
 )
 from workbench.report.claims_cause import (  # noqa: F401  (re-exported)
     apart_undecided_text,
+    basis_why,
     busy_share,
     disturbance_text,
     noise_cause,
