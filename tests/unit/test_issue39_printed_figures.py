@@ -125,3 +125,14 @@ def test_a_table_of_intervals_of_several_coverages_labels_each():
     assert shown["interval"].tolist() == ["1.23×-1.40× (97.5%)", "1.4×-1.6× (99%)"]
     same = claims.verdict_table(table.assign(coverage=0.99), ["variant"])
     assert same["interval (99.0%)"].tolist() == ["1.23×-1.40×", "1.4×-1.6×"]
+
+
+def test_an_inverted_interval_holds_the_inverse_of_the_tables_ends():
+    # 01: "took 5.2× its time (interval 4.6×-5.8×)" beside a table's 0.17×-0.22×, which inverts to 4.5-5.9
+    v = {**verdict("slower", 0.193, 0.1725, 0.2185, 0.11), "variant": "portable"}
+    cell = claims.verdict_table(pd.DataFrame([v]), ["variant"]).filter(like="interval").iloc[0, 0]
+    lo, hi = (float(x) for x in re.findall(r"[\d.]+", cell))
+    sentence = verdict_sentence(v, "numpy", "portable")
+    a, b = (float(x) for x in re.search(r"interval ([\d.]+)×-([\d.]+)×", sentence).groups())
+    assert a <= 1 / hi and b >= 1 / lo, (cell, sentence)
+    check_claim(v, sentence)

@@ -17,7 +17,7 @@ from typing import Any
 from workbench.core.units import fmt_seconds
 from workbench.judge.verdicts import MIN_EFFECT, SAME_WITHIN, pct
 from workbench.report.claims_rows import _num
-from workbench.report.ratio_text import RatioPrecision, inverse_text
+from workbench.report.ratio_text import RatioPrecision, flipped, inverse_text
 
 #: The decimals an unsettled estimate that prints as 1 is given before it is said as "no difference" (three
 #: figures: 1.04 is a difference a table of three-figure medians shows).
@@ -62,7 +62,9 @@ def as_speed(other: str, x: float) -> str:
 
 
 def flip(lo: float, hi: float) -> tuple[float, float]:
-    return 1 / hi, 1 / lo
+    """An interval of speed-ups as the time it took, never narrower than the inverse of the ends its table prints
+    (:func:`~workbench.report.ratio_text.flipped`)."""
+    return flipped(lo, hi)
 
 
 def apart_text(s: float, lo: float, hi: float, name: str = "interval") -> str:

@@ -176,6 +176,18 @@ def bound_text(x: float, up: bool = False, precision: RatioPrecision | None = No
     return f"{shown:.{max(decimals, 0)}f}×"
 
 
+def flipped(lo: float, hi: float) -> tuple[float, float]:
+    """An interval of A's time over B's (``lo``-``hi``) as B's time over A's, as wide as the inverse of its true ends
+    and of its ends as :func:`interval_text` prints them, whichever is wider: a sentence saying it inverted must not
+    be narrower than what a reader inverts from the table beside it (01 printed "took 5.2× its time (interval
+    4.6×-5.8×)" beside a table's 0.17×-0.22×, which inverts to 4.5-5.9)."""
+    if not (_finite(lo, hi) and 0 < lo <= hi):
+        return _inverse(lo, hi)
+    ends = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", interval_text(lo, hi).replace(",", ""))]
+    p_lo, p_hi = (ends[0], ends[1]) if len(ends) == 2 and ends[0] > 0 else (lo, hi)
+    return min(1 / hi, 1 / p_hi), max(1 / lo, 1 / p_lo)
+
+
 def inverted_bounds(lo: float, hi: float) -> tuple[str, str]:
     """An interval of A's time over B's (``lo``-``hi``), printed by :func:`interval_text`, as bounds on B's time over
     A's: (at least, at most), one precision (:class:`RatioPrecision` of the inverse), each rounded outward from the
