@@ -211,3 +211,30 @@ def test_a_disturbed_comparison_is_summed_up_as_disturbed_naming_no_direction():
         assert label_word(direction_said(v)) == "disturbed"
     calm = {"verdict": "inconclusive", "speedup": 1.05, "ci_low": 0.9, "ci_high": 1.2, "floor": 0.2}
     assert label_word(direction_said(calm)) == UNDECIDED
+
+
+def test_two_runs_that_agree_say_so_with_every_figure_at_three_figures(nb11):
+    # 11's reader (issue 39): a confirmation "1.8x faster (interval 1.5x-2.2x)" and a side-by-side "2.17x faster
+    # (interval 2.10x-2.24x)" of one pair, and cell 9's "where the two runs agree, that is a finding" printed nothing
+    nb11["N"] = 128
+    here = {"speedup": 2.17, "ci_low": 2.10, "ci_high": 2.24, "floor": 0.03}
+    confirmation = {"speedup": 1.8, "ci_low": 1.5, "ci_high": 2.2, "floor": 0.1}
+    said = nb11["agreement"](here, confirmation, "faster", "faster")
+    assert "agree by the rule above" in said and "a finding at 128³" in said
+    assert "this run 2.17× in 2.10×-2.24×, the confirmation 1.80× in 1.50×-2.20×" in said
+    assert "this run's interval holds" not in said and "the confirmation's interval holds this run's estimate" in said
+    assert "both estimates lie above the ±5% band" in said
+    unsettled = {"speedup": 1.01, "ci_low": 0.852, "ci_high": 1.2, "floor": 0.19}
+    assert "no finding" in nb11["agreement"](unsettled, unsettled, "inconclusive", "inconclusive")
+    assert "not weighed" in nb11["agreement"](here, confirmation, "disturbed", "faster")
+    assert nb11["fig3"](0.985) == "0.985" and nb11["fig3"](1.5) == "1.50" and nb11["fig3"](12.345) == "12.3"
+
+
+def test_a_verdict_carries_its_rows_busy_note_once(nb11):
+    # 11's reader (issue 39): run with one core busy, the output never said the machine was busy
+    rows = pd.DataFrame({"noisy": [True, True], "other_cpu_share": [0.8, 0.6]})
+    note = nb11["busy_note"](rows, "ran 1.8× faster than hand-picked")
+    assert note.startswith("; ") and "marked noisy (other processes used up to 80% of the CPU" in note
+    assert nb11["busy_note"](rows, "rerun it on a quieter machine: other processes took up to 80%") == ""
+    quiet = pd.DataFrame({"noisy": [False, False], "other_cpu_share": [0.05, 0.1]})
+    assert nb11["busy_note"](quiet, "ran 1.8× faster") == ""
