@@ -27,7 +27,7 @@ from workbench.core.units import fmt_bytes
 from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.plots.lines import quartile_band
 from workbench.report.claims import (bandwidth_down_text, cache_place, cache_text, check_claim, disturbance_text,
-                                     last_level_cache_bytes,
+                                     disturbed_cells_text, last_level_cache_bytes, noisy_count_text,
                                      mark_busy, may_state_cause, reading, verdict_sentence, verdict_table)
 
 tutorial.begin(FULL, colwidth=None, small=SMALL,  # figures inline; reasons in full
@@ -85,7 +85,9 @@ res
 Bandwidth against size. Each point is its cell's headline, the median of its round medians (the figure the
 sentences below quote); the shaded band is the interquartile range of the samples of the same rounds (the
 kept rounds: a round set aside because the host ran slow is in neither), placed around the point as the
-samples lie around their own median (the point lies within its band). The two sizes come from
+samples lie around their own median (the point lies within its band). A hollow point is a noisy cell; an x, off
+the line and with no band, a disturbed one (its quartiles lie half its median or more apart): its median is no value
+to read, and the cell after the plot names it. The two sizes come from
 this machine's caches (`tutorial.cache_and_dram_sizes`) in a full run: the smaller is chosen within half the per-core
 cache (and pays each backend's fixed cost per call in full), the larger at twice the last-level cache, so that its
 arrays stream from DRAM (a `SMALL` run, the tests', uses two tiny sizes instead, which may both fit in every
@@ -128,6 +130,9 @@ for i in ok.index:
         print(f"{r.variant} @ {r.backend} at {r.size_label}: the plot's band spans {band[0][0]:.2g}-"
               f"{band[1][0]:.2g} GB/s around a median of {r.gbps:.2g} GB/s: a call's time varied that "
               "much at this size, so its line in the plot is one value from a wide band")
+# a cell the plot draws as an x (no band, no value to read) is named, with its rule, its cause and the rerun hint
+if disturbed_cells_text(ok):
+    print(disturbed_cells_text(ok))
 """),
     md("""
 Each variant against numpy's library call (`baseline="numpy"`; without it, a backend with a library call of
@@ -136,7 +141,9 @@ verdict. "faster" or "slower" only where the interval and the noise floor allow 
 says the noise could not tell, and where the interval is wider than ±50% it prints neither the estimate nor the
 interval, only the bound the interval still guarantees where it lies wholly on one side ("at least 1.5× faster"):
 the comparison "was disturbed", with how to rerun it, and with other work on the machine named as the cause only
-where the rows recorded other processes taking the CPU (else it says the machine was not busy). The sentences are
+where the rows recorded other processes taking the CPU (else it says the machine was not busy). A comparison with
+a side the plot draws as an x reads "disturbed" too, whatever its interval, with no ratio and no direction: that
+cell's median is no value to read. The sentences are
 chosen by the verdicts and checked against their numbers (`check_claim`).
 """),
     code("""
@@ -162,8 +169,9 @@ print(f"at the largest size ({big['size_label'].iloc[0]}, {cache_place(big_bytes
          else ""))
 noisy = res.df[res.df["status"] == "ok"]["noisy"].astype(bool)
 if noisy.any():   # said, so a reader knows the mark is the machine's, and the verdicts' intervals carry it
-    print(f"{int(noisy.sum())} of {len(noisy)} cells are marked noisy (their rounds spread more than 10%, or other "
-          "processes took the CPU while they ran): the verdicts' intervals include that noise")
+    # counted as the figure's legend counts them: its x (disturbed) apart from its hollow points
+    print(f"{noisy_count_text(res.df, noisy)}: their rounds spread more than 10%, or other processes took the CPU "
+          "while they ran, and the verdicts' intervals include that noise")
 if shared_machine_advice(res.df):   # the figure behind any advice above to rerun on an idle machine, and its own
     print(f"({shared_machine_advice(res.df)})")
 # cells that ran slower in rounds whose bandwidth probe read low

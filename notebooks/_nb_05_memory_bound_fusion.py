@@ -36,14 +36,13 @@ from workbench import tutorial
 from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.backends.registry import all_backends
 from workbench.judge.dips import DIP_FELT, bandwidth_dips, felt_dips
-from workbench.judge.disturbed import spread_disturbed
 from workbench.judge.verdicts import is_noisy
 from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.pass_bound import pass_bound_text
 from workbench.report.ratio_text import interval_name, mark_text
-from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim,
+from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim, disturbed_cells_text,
                                      host_bandwidth, interval_text, is_disturbed, json_list, last_level_cache_bytes,
-                                     may_state_cause, medians_disagree,
+                                     may_state_cause, medians_disagree, quartiles_wide, rests_on_disturbed,
                                      pair_verdicts, reading, shown_verdicts, table_ratio, verdict_sentence)
 
 tutorial.begin(FULL, small=SMALL,
@@ -233,6 +232,8 @@ def fusion_findings(res):
     if pocl:
         lines.append(f"({', '.join(pocl)}: PoCL runs the OpenCL kernels on this CPU's cores; it checks that they are "
                      "correct, and its timings say nothing about a GPU.)")
+    if disturbed_cells_text(ok):   # the figure's crosses, named: no sentence above reads a ratio from them
+        lines.append(disturbed_cells_text(ok) + ".")
     if shared_machine_advice(ok):   # which run this was, what its share is of, and what to do about it
         lines.append(f"({shared_machine_advice(ok)})")
     print(chr(10).join(lines))
@@ -274,7 +275,9 @@ paired per-round speed-up over the unfused variant of its own backend, the one s
 above quote, with its interval; `median time` and `GB/s` are each cell's own headline, for reading the
 sizes, not a second estimate of the ratio (each side's median comes from its own samples, so their ratio can
 differ from the paired figure within its interval; where it falls outside, the verdict reads "not settled").
-A speed-up past ±50% is not printed: the verdict reads "disturbed", as its sentence does. `noisy` names why a
+A speed-up past ±50% is not printed: the verdict reads "disturbed", as its sentence does. A cell the figure draws
+as an x (its quartiles half its median or more apart) reads "disturbed" in `median time` and `noisy`, with no
+time or rate to read, and a verdict resting on it reads "disturbed" with no speed-up. `noisy` names why a
 cell is marked, by the rule every row's mark follows: its round medians scatter by more than 10% (a robust
 one-sigma spread of their logs, leaving out a round set aside because the host's speed probe read it slow;
 with one round, its samples' spread), or its rounds fall in two groups (bimodal), or a round felt a dip of the
@@ -289,8 +292,10 @@ its speed-up buys is a separate question, answered once per kernel under each ta
     code("""
 def noisy_why(row):
     # the reason a row's noisy mark rests on, as measure.rounds wrote it; an unmarked row whose round was set aside
-    # says so too (its rounds shown elsewhere include that round)
+    # says so too (its rounds shown elsewhere include that round); a disturbed cell (the figure's x) says that first
     note = row.get("noise_note") if isinstance(row.get("noise_note"), str) else ""
+    if quartiles_wide(row):
+        return "disturbed (the figure's x)" + (f"; noisy: {note}" if is_noisy(row) and note else "")
     if is_noisy(row):   # the stored flag, as every table and figure reads it
         return f"noisy: {note}" if note else "noisy"
     return f"not noisy ({note})" if note else ""
@@ -298,9 +303,12 @@ def noisy_why(row):
 
 def time_vs_unfused(res):
     ok = res.df[res.df["status"] == "ok"]
+    # a cell the figure draws as an x (quartiles half its median or more apart) reads "disturbed": no median, no rate
+    crossed = [quartiles_wide(r) for r in ok.to_dict("records")]
     out = pd.DataFrame({"variant": ok["variant"], "backend": ok["backend"], "mode": ok["mode"],
-                        "size_label": ok["size_label"], "median time": ok["median_s"].map(fmt_seconds),
-                        "GB/s (median)": ok["gbps"].map("{:.1f}".format),
+                        "size_label": ok["size_label"],
+                        "median time": ["disturbed" if c else fmt_seconds(m) for c, m in zip(crossed, ok["median_s"])],
+                        "GB/s (median)": ["" if c else f"{g:.1f}" for c, g in zip(crossed, ok["gbps"])],
                         # the mark with its reason (the row's noise_note), so it follows from the rule stated above
                         "noisy": [noisy_why(r) for r in ok.to_dict("records")]})
     judged = []
@@ -308,8 +316,9 @@ def time_vs_unfused(res):
         eager = sorted(set(g.loc[g["mode"] == "eager", "variant"]))
         for f in sorted(set(g.loc[g["mode"].isin(["fused", "compiled"]), "variant"])) if eager else []:
             t = pair_verdicts(ok, eager[0], f, backend)
+            # cells_disturbed: a pair resting on a disturbed cell reads "disturbed", as its sentence does
             judged.append(t.assign(backend=backend)[["variant", "backend", "size_label", "speedup", "ci_low",
-                                                      "ci_high", "verdict"]])
+                                                      "ci_high", "verdict", "cells_disturbed"]])
     if not judged:
         return out
     table = shown_verdicts(pd.concat(judged))
@@ -410,7 +419,8 @@ def bytes_test(res, kernel, big, near):
         v = pair.iloc[0]
         predicted = (f"{fused[0]} on {backend} moves {fused_passes} passes to {eager[0]}'s {unfused_passes}: if the "
                      f"bytes alone set the time it would run {expect:.2f}× faster")
-        if is_disturbed(v["floor"]) or not (np.isfinite(v["ci_low"]) and np.isfinite(v["ci_high"])):
+        if is_disturbed(v["floor"]) or rests_on_disturbed(v) or not (np.isfinite(v["ci_low"])
+                                                                      and np.isfinite(v["ci_high"])):
             out.append((f"{predicted}; their speed-up, which would test that, was disturbed, so these rows do not "
                         "say whether the bytes alone set the time", names, "untested"))
             continue
@@ -442,7 +452,7 @@ def bytes_answer(res, kernel):
     near, part, loop, low, low_unfused, disturbed = [], [], [], [], [], []
     small = ok[ok["bytes"] == ok["bytes"].min()]
     for r in big.sort_values("gbps", ascending=False).to_dict("records"):
-        if spread_disturbed(float(r["iqr_s"]), float(r["median_s"])):
+        if quartiles_wide(r):   # the one cell rule: the figure's x, the table's "disturbed"
             # a cell whose quartiles span ±50% of its median has no rate to read (the table says "disturbed", the
             # figure draws an x): no share or band from it (05, 17:45: "part of the time" from such a cell)
             disturbed.append(f"{r['variant']} on {r['backend']}")

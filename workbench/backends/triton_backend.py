@@ -47,7 +47,7 @@ INTERPRET_ENV = {"TRITON_INTERPRET": "1"}
 #: Where this module's backends come in every listing of backends (``workbench info``, the environment record).
 LISTING_ORDER = 70
 #: Its arrays are torch tensors: audits edit them as torch's, and a row's device time is torch's.
-RUNTIMES = (Runtime("triton", rank=60, modules=("triton",), marker="P", packages=("triton",),
+RUNTIMES = (Runtime("triton", rank=60, modules=("triton",), marker="h", packages=("triton",),
                     headline_package="triton"),)
 
 

@@ -81,7 +81,7 @@ def vulkan_drivers() -> list[str]:
     return sorted(found)
 
 
-RUNTIMES = (Runtime("wgpu", rank=70, families=("vulkan",), modules=("wgpu",), marker="X", headline_package="wgpu",
+RUNTIMES = (Runtime("wgpu", rank=70, families=("vulkan",), modules=("wgpu",), marker="p", headline_package="wgpu",
                     drivers=vulkan_drivers),)
 #: Storage buffers are read and written by shaders and copied to and from the host.
 _STORAGE = 0x80 | 0x4 | 0x8  # STORAGE | COPY_SRC | COPY_DST

@@ -26,6 +26,7 @@ from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.status import Status
 from workbench.core.units import fmt_bytes
 from workbench.judge.compare import speedup_vs_baseline
+from workbench.judge.disturbed import CELL_RULE
 from workbench.judge.few_rounds import is_paired_basis
 from workbench.judge.verdicts import (
     BLOCKS,
@@ -71,6 +72,7 @@ from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorial
     quartiles_wide,
     round_rates,
 )
+from workbench.report.disturbed_cells import disturbed_cells_text, noisy_count_text  # noqa: F401  (re-exported)
 from workbench.report.pair_words import BAND_EDGES, apart_text, fmt_floor, medians_source  # noqa: F401
 from workbench.report.pair_words import as_speed as _as_speed
 from workbench.report.pair_words import unsettled_why as _unsettled_why
@@ -184,7 +186,7 @@ def settled_direction(v: Mapping[str, Any]) -> tuple[str, float, float] | None:
     not tell torch from numpy" at 2.20× paired against 2.76× from the medians). None otherwise, and None for a
     disturbed pair (its paired figure informs nothing) unless a side is bimodal and every mode lies on one side past
     the noise (:func:`~workbench.report.claims_rows.disturbed_bimodal_direction`)."""
-    if not (medians_disagree(v) or v.get("bimodal_note")):
+    if rests_on_disturbed(v) or not (medians_disagree(v) or v.get("bimodal_note")):
         return None
     if is_disturbed(_num(v, "floor")):   # only a bimodal side's modes, each past the noise, settle it (06)
         return disturbed_bimodal_direction(v, DIRECTION_MARGIN)
@@ -196,6 +198,24 @@ def settled_direction(v: Mapping[str, Any]) -> tuple[str, float, float] | None:
     if max(estimates) < 1 / (1 + DIRECTION_MARGIN):
         return "slower", min(estimates), max(estimates)
     return None
+
+
+def rests_on_disturbed(v: Mapping[str, Any]) -> bool:
+    """Whether a comparison rests on a cell that reads disturbed (``cells_disturbed`` > 0, :func:`mark_busy`): a
+    cell whose quartiles lie half its median or more apart (:func:`~workbench.judge.disturbed.cell_disturbed`), the
+    cell its figure draws as a cross, "no value to read", and its tables read "disturbed". Such a comparison reads
+    "disturbed", whatever its paired interval: no "faster", no cause, the rerun hint (:func:`verdict_sentence`).
+    01 printed "numpy @ numpy was faster: numba @ numba took 1.35× its time" beside a figure crossing numba's cell
+    out; 05 gave "portable-fused ran 1.2× faster" and its cause for two crossed-out cells."""
+    return _num(v, "cells_disturbed") > 0
+
+
+def comparison_disturbed(v: Mapping[str, Any]) -> bool:
+    """Whether a comparison reads "disturbed": its interval reaches :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`
+    (a verdict reached, :func:`~workbench.judge.verdicts.is_disturbed`), or it rests on a disturbed cell
+    (:func:`rests_on_disturbed`). The one test the sentence, its check and the table beside it apply."""
+    return reading(v) in ("faster", "slower", "inconclusive") and (
+        is_disturbed(_num(v, "floor")) or rests_on_disturbed(v))
 
 
 def may_state_cause(v: Mapping[str, Any]) -> bool:
@@ -220,8 +240,11 @@ def reading(v: Mapping[str, Any]) -> Reading:
     """What a verdict lets a sentence say: ``v`` is a row of a speed-up table or a verdict's dict (keys
     ``verdict``, ``speedup``, ``ci_low``, ``ci_high``, ``floor``; with ``median_a``/``median_b`` a pair whose
     medians disagree with its interval reads "inconclusive", :func:`medians_disagree`; so does one with a
-    ``bimodal_note``, a side whose rounds fell in two modes)."""
+    ``bimodal_note``, a side whose rounds fell in two modes; and so does one that rests on a disturbed cell,
+    :func:`rests_on_disturbed`)."""
     verdict = str(v.get("verdict"))
+    if verdict in ("faster", "slower", "same", "inconclusive", "ambiguous") and rests_on_disturbed(v):
+        return "inconclusive"   # a side the figure crosses out: no call rests on it (rests_on_disturbed)
     if medians_disagree(v) or v.get("bimodal_note"):
         return "inconclusive"
     if verdict in ("faster", "slower"):
@@ -249,17 +272,18 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     sentence names where its caller gave no cause (04 printed "the comparison was disturbed" and not by what); and
     ``table_median_a``/``_b``, the medians the rows' table prints (:func:`pair_medians`); ``cells_disturbed``, how
     many of its cells read disturbed (:func:`~workbench.report.claims_rows.quartiles_wide`), so that a disturbed
-    comparison of two cells that are not says so (:data:`CALM_CELLS`)."""
+    comparison of two cells that are not says so (:data:`CALM_CELLS`), and one that rests on a disturbed cell reads
+    "disturbed" (:func:`rests_on_disturbed`); ``disturbed_cells``, those cells by name ("numba @ numba")."""
     out = table.copy()
     if out.empty:
         out["busy"], out["disturbed_by"], out["round_ratios"], out["rounds_apart"] = None, "", None, None
-        out["cells_disturbed"] = None
+        out["cells_disturbed"], out["disturbed_cells"] = None, ""
         out["table_median_a"], out["table_median_b"] = float("nan"), float("nan")
         out["headline_a"], out["headline_b"] = "", ""
         return out
     share = pd.to_numeric(rows.get("other_cpu_share", pd.Series(float("nan"), index=rows.index)), errors="coerce")
     key = "size_label" if "size_label" in rows and "size_label" in out else None
-    busy, by, rounds, medians, wide, heads = [], [], [], [], [], []
+    busy, by, rounds, medians, wide, heads, names = [], [], [], [], [], [], []
     for r in out.to_dict("records"):
         sides = (((rows["variant"] == r.get("variant")) & (rows["backend"] == r.get("backend")))
                  | ((rows["variant"] == r.get("baseline_variant")) & (rows["backend"] == r.get("baseline_backend"))))
@@ -272,7 +296,9 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         medians.append(pair_medians(r, rows[sides]))
         heads.append(pair_headlines(r, rows[sides]))   # which rounds each headline leaves out
         wide.append(_cells_disturbed(rows[sides].to_dict("records")))
+        names.append(_disturbed_names(rows[sides].to_dict("records")))
     out["busy"], out["disturbed_by"], out["cells_disturbed"] = busy, by, wide
+    out["disturbed_cells"] = names
     out["table_median_a"], out["table_median_b"] = [x[0] for x in medians], [x[1] for x in medians]
     out["headline_a"], out["headline_b"] = [x[0] for x in heads], [x[1] for x in heads]
     out["round_ratios"], out["rounds_apart"] = [x[0] for x in rounds], [x[1] for x in rounds]
@@ -284,6 +310,12 @@ def _cells_disturbed(cells: list[dict[str, Any]]) -> int | None:
     known = [c for c in cells if math.isfinite(_num(c, "median_s"))
              and (math.isfinite(_num(c, "iqr_s")) or math.isfinite(_num(c, "q3_s") - _num(c, "q1_s")))]
     return sum(quartiles_wide(c) for c in cells) if cells and len(known) == len(cells) else None
+
+
+def _disturbed_names(cells: list[dict[str, Any]]) -> str:
+    """"numba @ numba and portable @ opencl-0": the pair's cells that read disturbed, by name, in the pair's order."""
+    names = list(dict.fromkeys(f"{c.get('variant')} @ {c.get('backend')}" for c in cells if quartiles_wide(c)))
+    return " and ".join(names)
 
 
 def _busy_of(v: Mapping[str, Any]) -> bool | None:
@@ -313,6 +345,9 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     s, floor, said = _num(v, "speedup"), _num(v, "floor"), reading(v)
     busy = _busy_of(v) if busy is None else busy
     given, hint = rerun, rerun_hint(busy) if rerun is None else rerun
+    if said == "inconclusive" and rests_on_disturbed(v):   # a side the figure crosses out: no ratio, no direction
+        by = disturbed_by or str(v.get("disturbed_by") or "")
+        return _disturbed_cell_sentence(v, base, other, by, hint)
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
         by = disturbed_by or str(v.get("disturbed_by") or "")   # the pair's own rows' load (mark_busy)
         by = "; ".join(x for x in (noise_cause(v), by) if x) if busy is False else by
@@ -419,6 +454,23 @@ def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float
     return f"{winner} ran faster, by {by}: {PHRASES['direction']} ({why}); {hint}"
 
 
+#: Why a comparison resting on a disturbed cell says no ratio, in the figure's words (its cross's legend).
+CELL_CROSSED = "its median is no value to read (the figure draws it as an x)"
+
+
+def _disturbed_cell_sentence(v: Mapping[str, Any], base: str, other: str, by: str, rerun: str) -> str:
+    """A comparison resting on a disturbed cell (:func:`rests_on_disturbed`): which cell, the rule it broke, what
+    disturbed it (``by``) and how to rerun; no ratio, interval, direction or cause."""
+    n = int(_num(v, "cells_disturbed"))
+    named = str(v.get("disturbed_cells") or "")
+    who = (f"{named}'s cell reads" if n == 1 else f"the cells of {named} read") if named else (
+        "one of its cells reads" if n == 1 else "both its cells read")
+    cause = f" ({by})" if by else ""
+    rule = CELL_RULE if n == 1 else f"in each {CELL_RULE}"
+    return (f"could not tell {other} from {base}: {who} disturbed, since {rule}: {CELL_CROSSED}, so no ratio is "
+            f"read from it: the comparison {DISTURBED}{cause}: {rerun}")
+
+
 def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: str, by: str,
                         rerun: str = RERUN_HINT, wide_because: str = "") -> str:
     """A comparison whose interval is too wide to inform: its direction where settled (as the bound its
@@ -465,7 +517,7 @@ def check_verdict(v: Mapping[str, Any]) -> None:
     held = {"faster": math.log(s) > margin and lo > 1,
             "slower": math.log(s) < -margin and hi < 1,
             "same": not beyond and floor <= SAME_MAX_FLOOR,
-            "inconclusive": medians_disagree(v) or bool(v.get("bimodal_note"))
+            "inconclusive": medians_disagree(v) or bool(v.get("bimodal_note")) or rests_on_disturbed(v)
             or not (beyond and (lo > 1 or hi < 1))}[said]
     if not held:
         raise ClaimMismatch(f"the verdict does not follow from its numbers: {numbers}")
@@ -490,12 +542,16 @@ def check_claim(v: Mapping[str, Any], sentence: str, phrases: Mapping[str, str] 
             says = "says" if phrase in sentence else "does not say"
             raise ClaimMismatch(f"{sentence!r} {says} {phrase!r}, but the verdict reads {said!r} "
                                 f"({v.get('verdict')}, speed-up {_num(v, 'speedup'):.3g}, "
-                                f"floor {fmt_floor(_num(v, 'floor'))})")
-    disturbed = said in ("faster", "slower", "inconclusive") and is_disturbed(_num(v, "floor"))
+                                f"floor {fmt_floor(_num(v, 'floor'))}"
+                                + (f"; it rests on a disturbed cell, {v.get('disturbed_cells') or 'one of its two'})"
+                                   if rests_on_disturbed(v) else ")"))
+    disturbed = comparison_disturbed(v)
     marked = DISTURBED in sentence or TOO_WIDE in sentence
     if phrases is None and marked != disturbed:
         raise ClaimMismatch(f"{sentence!r} {'says' if marked else 'does not say'} {DISTURBED!r} (or {TOO_WIDE!r}), "
-                            f"but the comparison's floor is {fmt_floor(_num(v, 'floor'))}")
+                            f"but the comparison's floor is {fmt_floor(_num(v, 'floor'))} and "
+                            f"{int(_num(v, 'cells_disturbed')) if rests_on_disturbed(v) else 'none'} of its cells "
+                            "read disturbed")
     parted = medians_disagree(v) and not disturbed
     if phrases is None and (DISAGREE in sentence) != parted:
         raise ClaimMismatch(f"{sentence!r} {'says' if DISAGREE in sentence else 'does not say'} {DISAGREE!r}, "
@@ -508,9 +564,10 @@ def shown_verdicts(table: pd.DataFrame, wide: bool = False) -> pd.DataFrame:
     :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`) reads "disturbed" (or "faster, disturbed") as its
     sentence does, and keeps only the bound that sentence quotes (``ci_low`` of a faster, ``ci_high`` of a
     slower one): no floor, no speed-up, no other bound. A pair whose medians disagree with its interval
-    (:func:`medians_disagree`) reads "not settled (medians disagree)", as its sentence does. A table without a
-    ``floor`` column gets the interval's half-width as one, so a disturbed row is caught all the same. The rest
-    as they are. ``wide``: such rows are that wide for a reason that is no disturbance (two machines: the
+    (:func:`medians_disagree`) reads "not settled (medians disagree)", as its sentence does; one resting on a
+    disturbed cell (:func:`rests_on_disturbed`, a ``cells_disturbed`` column) reads "disturbed", with no number.
+    A table without a ``floor`` column gets the interval's half-width as one, so a disturbed row is caught all the
+    same. The rest as they are. ``wide``: such rows are that wide for a reason that is no disturbance (two machines: the
     sentences' ``wide_because``), and read "too wide to read" ("faster, amount too wide to read") instead."""
     out = table.copy()
     if "verdict" not in out:
@@ -522,12 +579,14 @@ def shown_verdicts(table: pd.DataFrame, wide: bool = False) -> pd.DataFrame:
         return out
     verdicts = out["verdict"].astype(str)
     parted = pd.Series([medians_disagree(r) for r in out.to_dict("records")], index=out.index, dtype=bool)
-    hit = out["floor"].map(is_disturbed) & verdicts.isin(["faster", "slower", "same", "inconclusive"])
+    crossed = pd.Series([rests_on_disturbed(r) for r in out.to_dict("records")], index=out.index, dtype=bool)
+    hit = (out["floor"].map(is_disturbed) | crossed) & verdicts.isin(["faster", "slower", "same", "inconclusive"])
     # a disturbed row's direction as its sentence reads it: a "faster" whose medians part says "could not tell" (07)
     said = pd.Series([x if x in ("faster", "slower") else "inconclusive" for x in map(reading, out.to_dict("records"))],
                      index=out.index, dtype=object)
-    out["verdict"] = [_wide_label(verdict_label(s, f), wide) if h else "not settled (medians disagree)" if p else v
-                      for v, s, f, h, p in zip(verdicts, said, out["floor"], hit, parted, strict=True)]
+    out["verdict"] = ["disturbed" if c else _wide_label(verdict_label(s, f), wide) if h
+                      else "not settled (medians disagree)" if p else v
+                      for v, s, f, h, p, c in zip(verdicts, said, out["floor"], hit, parted, crossed, strict=True)]
     blank = {"floor": hit, "speedup": hit, "ci_low": hit & (said != "faster"), "ci_high": hit & (said != "slower")}
     for col, mask in blank.items():
         if col in out:

@@ -223,8 +223,6 @@ def quartiles_wide(row: Mapping[str, Any]) -> bool:
     table's IQR or by its quartiles (``q1_s``/``q3_s``, what an overlap test reads): its median then informs no
     share or total built on it (10 printed "quartile ranges overlap the MLP's: not ordered" beside medians 3.9x
     apart, then "93% of the two" and a step total from those same medians)."""
-    from workbench.judge.verdicts import spread_disturbed
+    from workbench.judge.disturbed import cell_disturbed
 
-    spreads = [x for x in (_num(row, "iqr_s"), _num(row, "q3_s") - _num(row, "q1_s")) if math.isfinite(x)]
-    median = _num(row, "median_s")
-    return bool(spreads) and math.isfinite(median) and spread_disturbed(max(spreads), median)
+    return cell_disturbed(*(_num(row, k) for k in ("median_s", "iqr_s", "q1_s", "q3_s")))

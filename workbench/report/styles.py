@@ -28,8 +28,13 @@ from workbench.backends import registry
 PALETTE: tuple[str, ...] = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
     "#393b79", "#637939", "#b8860b", "#5e3c99", "#7b4173", "#252525", "#00796b", "#6b6ecf", "#e7298a", "#a55194")
-#: Markers of backend families no runtime declares one for, drawn by the family's hash.
-OTHER_MARKERS: tuple[str, ...] = ("*", "h", "<", ">", "p", "8")
+#: Markers of backend families no runtime declares one for, drawn by the family's hash (none the built-in runtimes
+#: declare: vulkan's pentagon, triton's hexagon).
+OTHER_MARKERS: tuple[str, ...] = ("*", "<", ">", "8", "H", "d")
+#: Markers that read as the cross every figure draws over a disturbed cell (:data:`~workbench.report.plots.frame.
+#: DISTURBED_LABEL`, "no value to read"): no series gets one, declared or not. Vulkan's hollow filled "X" read as
+#: that cross in tutorial 01's figure, beside a legend saying its crosses were disturbed cells.
+CROSS_MARKERS: frozenset[str] = frozenset({"x", "X", "+", "P", "1", "2", "3", "4"})
 #: Line styles that tell runs (or a second size parameter) apart while the colour stays the series'.
 LINESTYLES: tuple[str, ...] = ("-", "--", ":", "-.")
 
@@ -78,11 +83,12 @@ def foreign_runtime(backend: object, runtime: object) -> str:
 
 def _marker(key: str) -> str:
     """The marker of the runtime whose name or backend family (the backend name up to its first '-') the
-    series' backend has."""
+    series' backend has; one drawn from :data:`OTHER_MARKERS` where it declares none, or a cross
+    (:data:`CROSS_MARKERS`, the disturbed cell's mark)."""
     backend = key.partition(" @ ")[2]
     family = backend.split("-")[0].lower()
     declared = registry.runtime(family)
-    if declared is not None and declared.marker:
+    if declared is not None and declared.marker and declared.marker not in CROSS_MARKERS:
         return declared.marker
     return OTHER_MARKERS[zlib.crc32(family.encode()) % len(OTHER_MARKERS)]
 

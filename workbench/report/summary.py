@@ -17,8 +17,8 @@ from workbench.core.record import JsonObject
 from workbench.core.status import Status
 from workbench.core.units import fmt_bytes, fmt_seconds, interval_label
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.disturbed import CELL_RULE
-from workbench.judge.verdicts import is_disturbed, pct, rerun_hint, spread_disturbed, verdict_label
+from workbench.judge.disturbed import CELL_RULE, cell_disturbed
+from workbench.judge.verdicts import is_disturbed, pct, rerun_hint, verdict_label
 from workbench.report.findings import is_default_reference, parse_reference, pick_reference
 from workbench.report.reference_checks import ReferenceChecks
 from workbench.report.row_notes import fmt_num, row_notes, text_of, value_of
@@ -46,8 +46,9 @@ def summary_table(df: pd.DataFrame, environments: Mapping[str, JsonObject] | Non
 
     "% peak" is the share of the ceiling that bounds the kernel (GFLOP/s for compute-bound kernels, GB/s
     for memory-bound ones), "ceiling" names it and where it came from; a noisy cell's time starts with
-    ``~`` and a % of peak above 100 ends with ``⚠``, both explained under "notes". A time whose IQR is half its
-    median or more prints no "±": it reads "disturbed", its note says why and how to rerun.
+    ``~`` and a % of peak above 100 ends with ``⚠``, both explained under "notes". A time whose IQR (or quartiles)
+    span half its median or more (:func:`~workbench.judge.disturbed.cell_disturbed`, the figure's cross) prints no
+    median, "±", rate or % peak: it reads "disturbed", its note says why and how to rerun.
     ``roofs`` (default: :func:`~workbench.roofs.model.resolve_roofs` of the rows) names each ceiling's level.
     """
     notes = row_notes(df, environments, roofs) if notes is None else notes
@@ -59,17 +60,19 @@ def summary_table(df: pd.DataFrame, environments: Mapping[str, JsonObject] | Non
         time_text = (f"{fmt_seconds(med, '')} ± {fmt_seconds(iqr, '')}" if med is not None and iqr is not None
                      else fmt_seconds(med, ""))
         # past ±50% no "±" is printed (issue 39): a spread that wide informs nothing, the cell reads disturbed
-        spread = med is not None and iqr is not None and med > 0 and spread_disturbed(iqr, med)
-        if spread:
-            time_text = f"{fmt_seconds(med, '')}, disturbed"
+        # the one cell rule the figure's crosses and the sentences follow (judge.disturbed.cell_disturbed)
+        spread = med is not None and cell_disturbed(med, iqr, value_of(r, "q1_s"), value_of(r, "q3_s"))
+        if spread:   # no median and no rate as a value: the figure draws the cell as a cross, "no value to read"
+            time_text = "disturbed"
+        rated = timed and not spread
         pct = n["pct"] if n["pct"] is not None and not pd.isna(n["pct"]) else None
         rows.append({
             "kernel": r.get("kernel"), "variant": r.get("variant"),
             "backend": backend_label(r.get("backend"), r.get("runtime")),
             "dtype": r.get("dtype"), "size": r.get("size_label") or r.get("size"), "status": r.get("status"),
             "median ± IQR": f"{NOISY_MARK} {time_text}" if n["noisy"] and time_text else time_text,
-            "GB/s": fmt_num(r.get("gbps")) if timed else "", "GFLOP/s": fmt_num(r.get("gflops")) if timed else "",
-            "% peak": (fmt_num(pct) + (f" {PEAK_MARK}" if n["peak_note"] else "")) if pct is not None and timed
+            "GB/s": fmt_num(r.get("gbps")) if rated else "", "GFLOP/s": fmt_num(r.get("gflops")) if rated else "",
+            "% peak": (fmt_num(pct) + (f" {PEAK_MARK}" if n["peak_note"] else "")) if pct is not None and rated
             else "",
             "ceiling": n["ceiling"],
             "peak memory": fmt_bytes(value_of(r, "peak_mem_bytes")), "max error": fmt_num(r.get("max_error"), 2),

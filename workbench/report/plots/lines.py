@@ -148,7 +148,7 @@ def _draw_series(ax: Axes, g: pd.DataFrame, metric: str, style: SeriesStyle, ls:
         mark_noisy(ax, x[noisy], y[noisy], style.color, marker=style.marker)
         drawn.noisy += int(noisy.sum())
     if disturbed.any():
-        mark_disturbed(ax, x[disturbed], y[disturbed], style.color)
+        mark_disturbed(ax, x[disturbed], y[disturbed], style.color, span=quartile_span(g[disturbed], metric))
         drawn.disturbed += int(disturbed.sum())
 
 
@@ -203,6 +203,21 @@ def quartile_band(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]
     # or more, report.summary): 08 drew bands for cells its table read "disturbed"
     withheld = disturbed_mask(g)
     q1, q3 = np.where(withheld, np.nan, q1), np.where(withheld, np.nan, q3)
+    if metric == "median_s":
+        return q1, q3
+    if metric in INVERSE_TIME:
+        v = g[metric].to_numpy(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return v * med / q3, v * med / q1
+    return None
+
+
+def quartile_span(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each row's quartiles in ``metric``'s unit, as stored (no band is drawn of them): the dotted bar through a
+    disturbed cell's cross (:func:`~workbench.report.plots.series.mark_disturbed`); None where unknown."""
+    if not {"q1_s", "q3_s", "median_s"} <= set(g.columns):
+        return None
+    q1, q3, med = (pd.to_numeric(g[c], errors="coerce").to_numpy(float) for c in ("q1_s", "q3_s", "median_s"))
     if metric == "median_s":
         return q1, q3
     if metric in INVERSE_TIME:

@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from workbench.core.frames import where_rows
-from workbench.judge.disturbed import spread_disturbed
+from workbench.judge.disturbed import cells_disturbed
 from workbench.judge.stats import bimodal_split
 from workbench.report.claims_rows import json_list
 from workbench.report.plots.frame import DISTURBED_LABEL, MODES_LABEL, NOISY_LABEL
@@ -101,36 +101,44 @@ def noisy_mask(df: pd.DataFrame) -> np.ndarray:
 
 
 def disturbed_mask(df: pd.DataFrame) -> np.ndarray:
-    """Which rows the summary table reads "disturbed" (their IQR, ``iqr_s`` or else q3 - q1, spans
-    :data:`~workbench.judge.disturbed.DISTURBED_FLOOR` of their median or more: no "±" and no rate is printed
-    for them). A figure draws these apart from noisy cells: 03 and 08 drew them as ordinary hollow points, an
-    11x gap and a dip their own text said could not be read."""
+    """Which rows read "disturbed" (:func:`~workbench.judge.disturbed.cells_disturbed`: the wider of their IQR,
+    ``iqr_s``, and their quartiles, ``q3_s - q1_s``, spans :data:`~workbench.judge.disturbed.DISTURBED_FLOOR` of
+    their median or more), the rule the tables and sentences follow (``claims_rows.quartiles_wide``). A figure draws
+    these apart from noisy cells: 03 and 08 drew them as ordinary hollow points, an 11x gap and a dip their own text
+    said could not be read."""
     if not len(df) or "median_s" not in df:
         return np.zeros(len(df), bool)
-    med = pd.to_numeric(df["median_s"], errors="coerce").to_numpy(float)
-    if "iqr_s" in df:
-        iqr = pd.to_numeric(df["iqr_s"], errors="coerce").to_numpy(float)
-    elif {"q1_s", "q3_s"} <= set(df.columns):
-        q1, q3 = (pd.to_numeric(df[c], errors="coerce").to_numpy(float) for c in ("q1_s", "q3_s"))
-        iqr = q3 - q1
-    else:
-        return np.zeros(len(df), bool)
-    with np.errstate(invalid="ignore"):
-        return np.asarray((med > 0) & np.isfinite(iqr) & spread_disturbed(iqr, med), dtype=bool)
+
+    def col(c: str) -> np.ndarray | None:
+        return pd.to_numeric(df[c], errors="coerce").to_numpy(float) if c in df else None
+
+    return cells_disturbed(col("median_s"), col("iqr_s"), col("q1_s"), col("q3_s"))
 
 
-def mark_disturbed(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0) -> None:
+def mark_disturbed(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0,
+                   span: tuple[Any, Any] | None = None) -> None:
     """Disturbed points as a cross in their series' colour, unjoined and with no band: their median is no value to
-    read, so they must not look like a point of the line (nor like a merely noisy one)."""
+    read, so they must not look like a point of the line (nor like a merely noisy one). ``span`` (low, high ends of
+    each point's quartiles, in the plotted unit) draws a dotted bar through the cross: where its samples lay, so its
+    height reads as one value from that span, not as a value (05, 07: a cross drawn at a height the text called "no
+    value to read")."""
+    if span is not None:
+        lo, hi = (np.asarray(v, dtype=float) for v in span)
+        ok = np.isfinite(lo) & np.isfinite(hi)
+        if ok.any():
+            ax.vlines(np.asarray(x, dtype=float)[ok], lo[ok], hi[ok], colors=[color], linestyles=":", lw=1.2,
+                      alpha=0.8, zorder=3)
     ax.plot(x, y, ls="none", marker="x", ms=size, mec=color, mew=1.6, alpha=0.8, zorder=4)
 
 
 def disturbed_legend(ax: Axes, n: int) -> None:
     """One legend entry for the ``n`` crosses of a panel, counted apart from the noisy rings (merged across
-    panels as theirs are: :func:`~workbench.report.plots.frame.finish`)."""
+    panels as theirs are: :func:`~workbench.report.plots.frame.finish`), and saying so: 01's legend read "hollow:
+    noisy cell (7)" beside a text counting 10 noisy cells, 3 of them the crosses."""
     if n:
         ax.plot([], [], ls="none", marker="x", ms=6, mec="#555", mew=1.6,
-                label=f"{DISTURBED_LABEL} ({n}), no band:\nits median is no value to read")
+                label=f"{DISTURBED_LABEL} ({n}), not among the hollow ones,\nno band: its median is no value to "
+                      "read\n(dotted: where its quartiles lie)")
 
 
 def mark_noisy(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0, marker: str = "o") -> None:
