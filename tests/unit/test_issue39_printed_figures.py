@@ -136,3 +136,8 @@ def test_an_inverted_interval_holds_the_inverse_of_the_tables_ends():
     a, b = (float(x) for x in re.search(r"interval ([\d.]+)×-([\d.]+)×", sentence).groups())
     assert a <= 1 / hi and b >= 1 / lo, (cell, sentence)
     check_claim(v, sentence)
+    # and at the estimate's precision, one per sentence (01: "took 1.31× its time (97.5% interval 1.2×-1.5×)")
+    for pair in (verdict("slower", 1 / 1.31, 1 / 1.42, 1 / 1.23, 0.1), verdict("faster", 1.31, 1.23, 1.42, 0.1), v):
+        sentence = verdict_sentence(pair, "numpy", "numba")
+        assert len({len(d) for _, d in re.findall(r"(\d+(?:\.(\d+))?)×", sentence)}) == 1, sentence
+

@@ -82,6 +82,7 @@ from workbench.report.ratio_text import (  # noqa: F401  (re-exported: tutorials
     bound_text,
     estimate_text,
     flipped,
+    interval_beside,
     interval_name,
     interval_text,
     inverse_text,
@@ -413,7 +414,8 @@ def _settled_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
     if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= hi):
         return ""
-    said = f"{interval_name(v)} {interval_text(*flipped(lo, hi)) if slower else interval_text(lo, hi)}"
+    figure = inverse_text(s, lo, hi) if slower else estimate_text(s, lo, hi)   # the estimate the sentence prints
+    said = f"{interval_name(v)} {interval_beside(figure, *(flipped(lo, hi) if slower else (lo, hi)))}"
     m = medians_ratio(v)
     if math.isfinite(m) and m > 0:
         shown = inverse_text(m, lo, hi) if slower else estimate_text(m, lo, hi)

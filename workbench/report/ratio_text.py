@@ -176,6 +176,17 @@ def bound_text(x: float, up: bool = False, precision: RatioPrecision | None = No
     return f"{shown:.{max(decimals, 0)}f}×"
 
 
+def interval_beside(figure: str, lo: float, hi: float) -> str:
+    """:func:`interval_text` of ``lo``-``hi`` at no fewer decimals than ``figure`` (the estimate printed beside it):
+    one precision in one sentence (01 printed "took 1.31× its time (interval 1.2×-1.5×)")."""
+    if not (_finite(lo, hi) and 0 < lo <= hi):
+        return interval_text(lo, hi)
+    shown = figure.rstrip("×").replace(",", "")
+    given = len(shown.partition(".")[2]) if shown.replace(".", "").isdigit() else 0
+    own = RatioPrecision.of(lo, hi, (1.0,))
+    return RatioPrecision(max(own.decimals, given)).interval(lo, hi)
+
+
 def flipped(lo: float, hi: float) -> tuple[float, float]:
     """An interval of A's time over B's (``lo``-``hi``) as B's time over A's, as wide as the inverse of its true ends
     and of its ends as :func:`interval_text` prints them, whichever is wider: a sentence saying it inverted must not
