@@ -314,9 +314,12 @@ def _cells_disturbed(cells: list[dict[str, Any]]) -> int | None:
 
 
 def _disturbed_names(cells: list[dict[str, Any]]) -> str:
-    """"numba @ numba and portable @ opencl-0": the pair's cells that read disturbed, by name, in the pair's order."""
-    names = list(dict.fromkeys(f"{c.get('variant')} @ {c.get('backend')}" for c in cells if quartiles_wide(c)))
-    return " and ".join(names)
+    """"numba @ numba and portable @ opencl-0": the pair's cells that read disturbed, by name, in the pair's order;
+    "" where the name does not tell the pair's sides apart (two runs of one variant: 07 read "numba @ numba's cell"
+    of a run A against run B pair, both numba @ numba)."""
+    names = [f"{c.get('variant')} @ {c.get('backend')}" for c in cells]
+    crossed = [n for n, c in zip(names, cells, strict=True) if quartiles_wide(c)]
+    return "" if len(set(names)) < len(names) else " and ".join(crossed)
 
 
 def _busy_of(v: Mapping[str, Any]) -> bool | None:
@@ -466,7 +469,7 @@ def _disturbed_cell_sentence(v: Mapping[str, Any], base: str, other: str, by: st
     n = int(_num(v, "cells_disturbed"))
     named = str(v.get("disturbed_cells") or "")
     who = (f"{named}'s cell reads" if n == 1 else f"the cells of {named} read") if named else (
-        "one of its cells reads" if n == 1 else "both its cells read")
+        "one of its cells reads" if n == 1 else f"{n} of its cells read")
     cause = f" ({by})" if by else ""
     rule = CELL_RULE if n == 1 else f"in each {CELL_RULE}"
     return (f"could not tell {other} from {base}: {who} disturbed, since {rule}: {CELL_CROSSED}, so no ratio is "
