@@ -93,12 +93,25 @@ def test_an_output_never_written_says_so_and_a_partly_written_one_points_at_the_
     params = {"rows": 2, "cols": 8}
     x, ref = scan_case(spec, params, "float32")
     res = check(spec, {"out": np.full((2, 8), np.nan, np.float32)}, {"out": ref}, "float32", params=params)
-    assert "never written" in res.message and "all 16 elements" in res.message, res.message
+    assert "never written" in res.message and "all 16 of its 16 elements" in res.message, res.message
+    assert "out[0, 0] to out[1, 7]" in res.message and np.isnan(res.max_error), (res.message, res.max_error)
     part = np.cumsum(x, axis=1)
     part[1, 5:] = np.nan
     res = check(spec, {"out": part}, {"out": ref}, "float32", params=params)
     assert "3 of 16 elements non-finite" in res.message and "first at out[1, 5]" in res.message, res.message
-    assert "never written" in res.message
+    assert "never written" in res.message and np.isnan(res.max_error)
+
+
+def test_a_one_element_output_never_written_names_the_element_and_its_error_is_nan_not_inf():
+    # 03 printed "its one element is non-finite" and a max error of "inf" for an output holding only NaN
+    spec = scan_spec(tolerances={"float32": 1e-5})
+    params = {"rows": 1, "cols": 1}
+    _, ref = scan_case(spec, params, "float32")
+    res = check(spec, {"out": np.full((1, 1), np.nan, np.float32)}, {"out": ref}, "float32", params=params)
+    assert "its only element, out[0, 0] (1 of 1), is non-finite" in res.message, res.message
+    assert np.isnan(res.max_error), res.max_error
+    res = check(spec, {"out": np.full((1, 1), np.inf, np.float32)}, {"out": ref}, "float32", params=params)
+    assert res.max_error == float("inf"), res.max_error
 
 
 def test_the_precision_hint_follows_the_pattern_not_just_the_size_of_the_error():

@@ -28,7 +28,7 @@ ROUNDING_RELATIVE = 1e-2
 @dataclass
 class CheckResult:
     passed: bool
-    max_error: float  # max |out - ref| / max |ref| over outputs (inf on NaN / shape mismatch)
+    max_error: float  # max |out - ref| / max |ref| over outputs (nan where outputs hold NaN only; inf on Inf / shape)
     tolerance: float
     message: str = ""
     #: The failure's errors are spread like rounding (most elements off, each by a small part of itself), so
@@ -98,15 +98,21 @@ def non_finite(name: str, x: np.ndarray, ref: np.ndarray, tol: float) -> CheckRe
     bad = ~np.isfinite(x)
     n_bad, flat = int(np.count_nonzero(bad)), int(np.argmax(bad))
     nan_only = bool(np.isnan(x[bad]).all())
+    # the error of an output holding only NaN is NaN, not inf: 03 printed "inf" beside "still the NaN"
+    err = float("nan") if nan_only else float("inf")
     if nan_only and n_bad == x.size:
-        what = "its one element is" if x.size == 1 else f"all {x.size:,} elements are"
-        return CheckResult(False, float("inf"), tol, f"{name}: never written: {what} non-finite, still the NaN "
-                                                     "the harness fills outputs with before a checked call")
+        # how many of how many, and which: 03 printed "its one element is non-finite" beside a spec whose sizes
+        # run to 100,003 elements, which left the reader to guess which size and which element
+        what = (f"its only element, {index_text(name, x.shape, 0)} (1 of 1), is" if x.size == 1 else
+                f"all {x.size:,} of its {x.size:,} elements ({index_text(name, x.shape, 0)} to "
+                f"{index_text(name, x.shape, x.size - 1)}) are")
+        return CheckResult(False, err, tol, f"{name}: never written: {what} non-finite, still the NaN "
+                                            "the harness fills outputs with before a checked call")
     where = (f"first at {index_text(name, ref.shape, flat)} (reference {float(ref.flat[flat]):.6g})"
              if ref.shape == x.shape else "")
     why = ("NaN: never written (the harness fills outputs with NaN before a checked call), or computed as NaN"
            if nan_only else "NaN/Inf")
-    return CheckResult(False, float("inf"), tol,
+    return CheckResult(False, err, tol,
                        f"{name}: {n_bad:,} of {x.size:,} elements non-finite ({why}); {where}".rstrip("; "))
 
 
