@@ -146,8 +146,8 @@ for backend, g in ok.groupby("backend", sort=True):
                        + f"); it changes more than tiling ({does}); {unmeasured}, nor which change bought how "
                        "much.")
             elif may_state_cause(v) and said == "slower":
-                # no cause: what the variant adds and what its reuse saves are neither measured here (04 said
-                # "what it adds cost more than its reuse saved" beside "reuse ... is not measured here")
+                # no cause: neither what the variant adds nor what its reuse saves is measured here, so the
+                # sentence weighs neither against the other
                 why = (f"the tiled variant did not pay ({where}; it does: {does}); {unmeasured}, so which of its "
                        "changes cost the time is not measured either.")
             elif said in ("faster", "slower") or settled_direction(v):
@@ -203,7 +203,7 @@ for size, g in ok.groupby("size_label", sort=False):
     # above, labelled so, and may differ from it when rounds disagree (a median is not this estimate)
     print(f"{size}: {sentence}{scope}.")
 # on a shared machine, every multi-threaded side compared (the rows' threads column) carries the caveat, whichever
-# measured slower (04 warned of the library alone, beside numba's 2-thread kernels)
+# measured slower: other processes slow any multi-threaded kernel, the library's and numba's alike
 if compared and shared_machine_advice(pd.DataFrame(compared)):
     print(f"({shared_machine_advice(pd.DataFrame(compared))})")
 """),

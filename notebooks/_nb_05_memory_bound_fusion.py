@@ -80,7 +80,7 @@ def fusion_why(v, backend, variant, nbytes, other_sizes_slower=False, shares=Non
     ``other_sizes_slower``: the fused variant was also settled slower at the pair's other size (the cache level
     then cannot be why). ``shares``: (fused, unfused in the passes it moves) shares of the stream rate at the DRAM
     size, where a probe measured it: a cause that weighs saved traffic is given only where the traffic can weigh
-    (05 said "other costs outweigh the traffic it saves" of PoCL variants both at 10-12% of the stream rate)."""
+    (not where both variants stream at under 40% of the stream rate, so neither time is set by its bytes)."""
     llc = last_level_cache_bytes(backend)
     in_cache = bool(llc) and nbytes <= llc
     where = cache_text(nbytes, llc)
@@ -91,7 +91,7 @@ def fusion_why(v, backend, variant, nbytes, other_sizes_slower=False, shares=Non
     if said in ("faster", "slower") and not may_state_cause(v):
         return f"No cause is given for a disturbed comparison ({where})."
     if said == "faster":
-        # the most the extra pass can explain, from the passes (05 printed 1.36x beside 5 passes to 4, 1.25x at most)
+        # the most the extra pass can explain, from the pass counts (5 passes to 4 account for 1.25x at most)
         bound = pass_bound_text(v, *PASSES[v["kernel"]])
         if in_cache:
             # what that pass costs in cache (a second loop, a second launch, cache traffic) is not measured here:
@@ -138,8 +138,8 @@ def _rounds_of(r):
 
 def group_of(r):
     # the cells set against one figure per round: every variant of r's backend at r's size (the two sides of each
-    # pair among them), so that no pair's sides are divided by different probes (05 set fused against 4.6 GB/s and
-    # unfused against 4.2 GB/s in one round, and printed 63% against 44%)
+    # pair among them), so that no pair's sides are divided by different probes: the probe's own swing from one
+    # measurement to the next would otherwise read as a difference between the variants
     for df in FRAMES:   # the results fusion_findings has read, each run's own rows
         rows = df[(df["status"] == "ok") & (df["run_id"] == r.get("run_id")) & (df["kernel"] == r.get("kernel"))
                   & (df["backend"] == r["backend"]) & (df["bytes"] == r["bytes"])]
@@ -245,8 +245,8 @@ def fusion_findings(res):
     code("""
 # from this machine's caches: a working set within a quarter of the last-level cache, and one near twice it (whole
 # rows of 2048 floats, so a little under), so the bytes fusion saves come from DRAM there. The cache size is the
-# last-level cache's, not half the per-core cache's: a call there took 15-30 us, and its fixed costs (a call,
-# waking numba's threads) made a fused kernel read slower in cache than from DRAM, which says nothing of its bytes.
+# last-level cache's, not half the per-core cache's: a call there takes 15-30 us, and its fixed costs (a call,
+# waking numba's threads) can make a fused kernel read slower in cache than from DRAM, which says nothing of its bytes.
 # SMALL: one check size, 64x1024, in every cache: no DRAM size, so the stream-rate answers below are skipped
 def two_sizes(kernel):
     return [(64, 1024)] if SMALL else [(p["rows"], p["cols"])
@@ -365,8 +365,8 @@ def band_said(share, unfused, flat):
 
 def cache_vs_dram(in_cache, dram):
     # the direction the two figures show, in the words that say it: "slower" where the cache's GB/s is the lower
-    # one (05 printed "at most 20% faster ... in cache (27.9 GB/s)" beside 28.9 from DRAM), the gain otherwise
-    # the gain from the figures as printed beside it (gbps_text): 05 said "only 5% faster" beside 0.9 and 0.8 GB/s
+    # one, the gain otherwise; the gain is taken from the figures as printed beside it (gbps_text), so the
+    # percentage follows from the two numbers a reader sees
     gain = float(gbps_text(in_cache)) / float(gbps_text(dram)) - 1
     if gbps_text(in_cache) == gbps_text(dram) or round(100 * gain) == 0:
         return "no faster"
@@ -401,8 +401,8 @@ def bytes_test(res, kernel, big, near):
     # if the bytes alone set the time, fusion buys the ratio of the passes each moves, and a bytes-bound claim must
     # agree with the pair's measured interval. Where the interval excludes that ratio the bytes are part of the time,
     # not all of it ("part"); where the pair cannot be read (disturbed, or its medians or rounds disagree) the claim
-    # is said untested ("untested"). 05's readers met "the bytes can decide the time" beside "1.1x faster (interval
-    # 1.0x-1.2x)", which excludes the 1.25x that five passes over four predict.
+    # is said untested ("untested"). For example, "1.1x faster (interval 1.0x-1.2x)" excludes the 1.25x that five
+    # passes over four predict, so there the bytes cannot be all of the time.
     out = []
     fused_passes, unfused_passes = PASSES[kernel]
     expect = unfused_passes / fused_passes
@@ -434,7 +434,8 @@ def bytes_test(res, kernel, big, near):
                         "untested"))
             continue
         out.append((f"{predicted}; its paired speed-up was {said}, which excludes {expect:.2f}×, so the bytes are "
-                    f"part of the time, not all of it (and {eager[0]}'s share counts {fused_passes} of its {unfused_passes} passes)",
+                    f"part of the time, not all of it (and {eager[0]}'s share counts {fused_passes} of its "
+                    f"{unfused_passes} passes)",
                     names, "part"))
     return out
 
@@ -454,7 +455,7 @@ def bytes_answer(res, kernel):
     for r in big.sort_values("gbps", ascending=False).to_dict("records"):
         if quartiles_wide(r):   # the one cell rule: the figure's x, the table's "disturbed"
             # a cell whose quartiles span ±50% of its median has no rate to read (the table says "disturbed", the
-            # figure draws an x): no share or band from it (05, 17:45: "part of the time" from such a cell)
+            # figure draws an x): no share or band is read from it
             disturbed.append(f"{r['variant']} on {r['backend']}")
             print(f"  {disturbed[-1]}: disturbed (its quartiles lie half its median or more apart): no share is read")
             continue
@@ -463,7 +464,8 @@ def bytes_answer(res, kernel):
         rounds = felt_rounds(r, rate)
         share = share_of(r, rate)
         per_round = ", ".join(f"{g:.1f}/{d:.1f}" for g, d, _, _ in rounds)
-        # each round's ratio with the digit that shows its side of the DIP_FELT threshold (05: "1.05×" for 1.049)
+        # each round's ratio with the digits that show its side of the DIP_FELT threshold (1.049 prints as
+        # "1.049×", not as a "1.05×" that would read as on the threshold)
         felt = [f"round {i} ({d:.1f} GB/s; the cell {mark_text(x, DIP_FELT)} its other rounds' time)"
                 for _, d, i, x in rounds if d != rate]
         unfelt = [f"round {i} ({mark_text(x, DIP_FELT)})" for g, d, i, x in rounds if x is not None and d == rate]
@@ -471,7 +473,8 @@ def bytes_answer(res, kernel):
                   f"against: {per_round})" if rounds else f"{share:.0%} of the stream rate (its rounds took no probe)")
         note = ""
         if felt:
-            note += f"; set against its backend's dipped probe (the median of its variants' probes there): {', '.join(felt)}"
+            note += ("; set against its backend's dipped probe (the median of its variants' probes there): "
+                     f"{', '.join(felt)}")
         if unfelt:
             note += (f"; a dipped probe not every variant of its backend ran {DIP_FELT - 1:.0%} or more slower in, so "
                      f"set against the stream rate: {', '.join(unfelt)}")
@@ -496,7 +499,7 @@ def bytes_answer(res, kernel):
         print("  " + above_probe_text(above, rate, kernel))
     # where a fused and an unfused variant both sit near the rate, the pair's settled verdict tests the bytes: if
     # they alone set the time, fusion buys the ratio of the passes each moves; a speed-up that falls short of it
-    # says the bytes are not all of the time (05, one core busy: "the bytes can decide the time" beside 1.07x)
+    # says the bytes are not all of the time
     untested = []
     for line, names, bucket in bytes_test(res, kernel, big, near):
         print("  " + line)
@@ -537,10 +540,10 @@ records the host's bandwidth (`round_bandwidth_gbs`). Each variant at the DRAM s
 its GB/s of the compulsory bytes over the best probe of the run (the stream rate), or over that round's probe
 where the probe dipped *and* every variant of its backend ran 5% or more slower in that round (a dip a cell did not
 feel is the probe's, not the cell's), then the median over its rounds. Such a round is set against the median of
-its variants' probes there, so the two sides of a pair are always divided by one figure. Each line prints every round's GB/s
-over what it was divided by, and names the dipped rounds either way. A variant that streams no faster with its
-working set in cache than from DRAM is said as such, in every band: its rate then does not show that the
-memory sets it. An unfused variant's share counts only the compulsory bytes, a lower bound of what it moves,
+its variants' probes there, so the two sides of a pair are always divided by one figure. Each line prints every
+round's GB/s over what it was divided by, and names the dipped rounds either way. A variant that streams no
+faster with its working set in cache than from DRAM is said as such, in every band: its rate then does not show
+that the memory sets it. An unfused variant's share counts only the compulsory bytes, a lower bound of what it moves,
 so under 40% it is not said to be set by something besides its bytes. This is the one answer per kernel; the
 verdicts above say only which variant was faster.
 """),

@@ -196,8 +196,8 @@ for variant, backend, label, a, b in pairs:
                      "floor": v["floor"], "verdict": v["verdict"], "sentence": sentence,
                      # who was faster where that is settled, even when the size is not (claims.settled_direction)
                      "said": settled_direction(v)[0] if settled_direction(v) else reading(v),
-                     # a disturbed comparison's size is unknown ("at least ..."): never quoted in a range; nor one
-                     # of a cell the pivot marks disturbed (06 quoted settled sizes from such cells)
+                     # a disturbed comparison's size is unknown ("at least ..."): never quoted in a range; nor the
+                     # size of a pair with a cell the pivot marks disturbed (that cell has no median to read)
                      "size_settled": reading(v) in ("faster", "slower", "same")
                      and not is_disturbed(float(v["floor"]))
                      and not disturbed_cells([a.to_dict(), b.to_dict()])})
@@ -288,8 +288,8 @@ print(f"working sets {fmt_bytes(float(ok['bytes'].min()))} to {fmt_bytes(float(o
       + (": every shape here is cache-resident, so none of these comparisons measures what halving DRAM traffic "
          "buys"
          if (last_level_cache_bytes(ok["backend"].iloc[0]) or 0) >= ok["bytes"].max() else ""))
-# a pointer to another output only where that output was printed (06 pointed two-mode cells whose float16 was
-# unsupported to "its line above", and its marks to "the results table above", neither printed)
+# a pointer to another output ("its verdict line above") only where that output is printed: a two-mode cell whose
+# other dtype has no row (float16 unsupported) has no verdict line, and the note says so
 modal = ok[ok["time"].str.contains("two modes")]
 lined = set(zip(table["variant"], table["backend"], table["shape"])) if len(table) else set()
 modal_lined = [(r["variant"], r["backend"], label_of[r["key"]]) in lined for r in modal.to_dict("records")]

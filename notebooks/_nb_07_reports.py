@@ -111,7 +111,7 @@ print(f"the run-to-run noise: {noise} (one sigma), "
          f"assumed: {noise_on} matched cells are fewer than the {MIN_CELLS} it takes to measure it")
       + (f"; {noise_off} cells whose rows record other thread pools are left out of it" if noise_off else ""))
 shown = shown_verdicts(cmp)   # past ±50% no interval: the verdict reads "disturbed"
-# each ratio at the figures its sentence prints (table_ratio): "0.99×" stood beside "run B measured 1.008× slower"
+# each ratio at the precision its sentence prints (table_ratio), so the table and the sentence show one figure
 x = [table_ratio(v, lo, hi) if pd.notna(v) else ""
      for v, lo, hi in zip(shown["speedup"], cmp["ci_low"], cmp["ci_high"])]
 pd.DataFrame({"variant": shown["variant"], "backend": shown["backend"], "size": shown["size_label"],
@@ -173,7 +173,7 @@ def as_expected(variant: str, g: pd.DataFrame, said: pd.Series) -> bool:
 
 run_sigma = float(cmp.attrs["run_noise"])
 cells, left_out = cmp.attrs["noise_cells"]   # the cells the noise was measured on; those whose settings changed
-# at RUN_NOISE_MIN the noise is the least a comparison between runs assumes: "±1.0% measured" read as a measurement
+# at RUN_NOISE_MIN the noise is the least a comparison between runs assumes, said so: a floor, not a measurement
 run_basis = ((f"the minimum a comparison between runs assumes: the {cells} matched cells scatter less"
               if cells >= MIN_CELLS and run_sigma <= RUN_NOISE_MIN + 1e-12 else
                f"measured from the scatter of {cells} matched cells" if cells >= MIN_CELLS else
@@ -190,8 +190,8 @@ def cells_of(v):
 
 def counted(g):
     # each size's label (report.beyond_noise.direction_said): a direction or "same" resting on a disturbed
-    # comparison or cell is counted apart, never with the settled ones (07 counted "faster at 2 of 5 sizes ... as
-    # the text above expects" with one of them on a cell its figure crossed out); said: what the checks below read
+    # comparison or cell (one the figure crosses out) is counted apart, never with the settled ones; said: what the
+    # checks below read
     labels = pd.Series([direction_said(v, cells_of(v).to_dict("records")) for v in g.to_dict("records")], index=g.index)
     head = labels.str.split(", ").str[0]
     apart = labels.str.endswith(", disturbed") & head.isin(["faster", "slower", "same"])
@@ -226,16 +226,16 @@ for variant, g in cmp.groupby("variant"):
         lo, hi = float(v["ci_low"]), float(v["ci_high"])
         if reading(v) in ("inconclusive", "same") and not is_disturbed(float(v["floor"])) and 0 < lo <= hi:
             bounded = True
-            # the bounds are the interval's own printed ends, turned to B's time over A's at one precision (07 printed
-            # "0.9×-1.1×" beside "more than 1.15×", a bound drawn from the interval's unrounded end)
+            # the bounds are the interval's own printed ends, turned to B's time over A's at one precision, so each
+            # bound follows from the interval as printed, not from its unrounded ends
             b_lo, b_hi = b_over_a(lo, hi)
             sentence += (f"; its interval, turned to run B's time over run A's ({b_lo}-{b_hi}), rules out run B "
                          f"taking more than {b_hi} or less than {b_lo} run A's time")
         lines.append(f"  {v['size_label']}: {sentence}{cell_note(v, sentence)}")
     if not called:
         # where the width comes from, over the same cells the lines above print (report.noise_parts): the
-        # undisturbed cells' own rounds and floors, and the disturbed ones apart (07 gave "±7.7% to ±14%" of the
-        # undisturbed cells as "each cell's noise" beside lines reading ±25%)
+        # undisturbed cells' own rounds and floors, and the disturbed ones apart, so the noise said here is the
+        # noise of the lines above
         noise = g.loc[~g["floor"].map(lambda f: is_disturbed(float(f))), "noise"].astype(float).dropna()
         width = noise_parts_text(g.to_dict("records"), run_sigma, run_basis)
         # every cell disturbed: say what the noise was measured from, with each variant's median move (A over B),
@@ -244,8 +244,8 @@ for variant, g in cmp.groupby("variant"):
                           for name, m in cmp.dropna(subset=["speedup"]).groupby("variant"))
         measured = cells >= MIN_CELLS
         # every comparison disturbed by its cells' own rounds (the lines say so): their noise split, said as the
-        # lines say it; disturbed by the runs' scatter: what that scatter was measured from (07 blamed the ±1.0%
-        # runs' scatter beside lines whose own rounds gave ±14-20%)
+        # lines say it; disturbed by the runs' scatter: what that scatter was measured from. The runs' scatter is
+        # named only where no line's own rounds are wider than it (own_wide)
         own_wide = any(own_part(n, run_sigma) > run_sigma for n in g["noise"].astype(float) if math.isfinite(n))
         why = width if len(noise) else f"every comparison was disturbed: {width}" if own_wide else (
             f"every comparison was disturbed: the run-to-run noise they share is ±{pct(math.expm1(run_sigma))} "
@@ -272,8 +272,8 @@ for variant, g in cmp.groupby("variant"):
                      + (f" ({busy})" if busy else "")
                      + ("; the text's expectation is checked only as far as the intervals above bound it"
                         if bounded else "; so this run cannot check the text's expectation")
-                     # the advice the lines above give, by their rule (07 advised "about 2 runs a side" from ±1.0%
-                     # while every line said its own rounds made most of its noise)
+                     # the advice the lines above give, by their rule (summary_advice): more runs a side where the
+                     # runs' scatter makes most of a line's noise, the cells' own-rounds advice where their rounds do
                      + f"; {advice}" + ("; on a quieter machine" if busy and "otherwise idle" not in advice else ""))
     elif as_expected(variant, g, said):
         lines.append("  as the text above expects"
@@ -316,7 +316,7 @@ for variant, g in cmp.groupby("variant"):
                   "than the thread count differed")
         for _, r in beyond.iterrows():
             # the machine between the runs is named only where numpy, unchanged, moved the same way at this size and
-            # neither numba cell reads disturbed (07 named it beside numpy 1.2x faster in run B and a crossed cell)
+            # neither numba cell reads disturbed (rest_cause)
             same = cmp[(cmp["variant"] == "numpy") & (cmp["size_label"] == r["size_label"])]
             cells = df[(df["backend"] == "numba") & (df["size_label"] == r["size_label"])]
             wide = [f"{label}'s numba cell" for rid, label in ((run_a.run_id, "run A"), (run_b.run_id, "run B"))
@@ -387,8 +387,8 @@ say what besides the code differs between the two runs, and every verdict compar
 def blamed_busy(scatter, busy_seen, spread_here):
     # the busy machine the sentences blame, and whose idle rerun they advise: only where this machine's rounds varied
     # more than the machines' scatter, and where that scatter alone, at the K_BETWEEN sigmas an interval spans, leaves
-    # an interval that can inform (within ±50%): advice must be able to settle it (07 advised an idle rerun beside a
-    # scatter of ±19%, 3 sigmas ±57%, which no rerun of this machine narrows)
+    # an interval that can inform (within ±50%): advice must be able to settle it (a scatter whose K_BETWEEN sigmas
+    # pass ±50% stays that wide however quiet this machine is, so no idle rerun narrows it)
     alone_wide = is_disturbed(math.expm1(K_BETWEEN * scatter))
     return busy_seen if busy_seen and spread_here > scatter and not alone_wide else ""
 
@@ -453,7 +453,8 @@ if remote_id is not None:
                                            "scatter between the machines, printed above, would still be left")
                                     if here_busy else ("no rerun of either machine narrows it: that scatter, not "
                                                        "either machine's rounds, sets each interval"
-                                                       + (", and alone it reaches ±50% or more" if scatter_wide else "")))
+                                                       + (", and alone it reaches ±50% or more"
+                                                          if scatter_wide else "")))
         check_claim(v, sentence)
         print(f"  {v['kernel']} at {v['size_label']}: {sentence}")
 """),

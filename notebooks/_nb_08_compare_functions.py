@@ -73,7 +73,7 @@ from workbench.judge.disturbed import CELL_RULE
 
 m2_in_m, m_in_m2 = m.q1_s <= m2.median_s <= m.q3_s, m2.q1_s <= m.median_s <= m2.q3_s
 apart = not (m2_in_m or m_in_m2)
-# the ratio of the medians as printed (08 said "1.11× apart" beside 2.45 and 2.22 ms, which are 1.10× apart)
+# the ratio of the medians as printed (three significant figures), so it follows from the two figures a reader sees
 shown = [float(f"{t.median_s * 1e3:.3g}") for t in (m, m2)]
 ratio = max(shown) / min(shown)
 shaky = [name for name, t in (("timeit", m), ("%wb_timeit", m2)) if t.disturbed]
@@ -132,8 +132,8 @@ printed below; why the 2048-row time is not half the 4096-row one, these rows do
 """),
     code("""
 def paired_interval(v, other):
-    # the paired interval in the direction its estimate is said in (08 printed "took 1.03x the time paired" beside
-    # "paired interval 0.94x-1.01x", the speed-up's interval, which reads as the other direction)
+    # the paired interval in the direction its estimate is said in: a speed-up with the speed-up's interval, a
+    # "took ... the time" with the interval of the time ratio (the speed-up's would read as the other direction)
     lo, hi = float(v["ci_low"]), float(v["ci_high"])
     if float(v["speedup"]) >= 1:
         return f"paired {interval_name(v)} {interval_text(lo, hi)}, as {other}'s speed-up"
@@ -142,8 +142,8 @@ def paired_interval(v, other):
 
 def disturbed_cells_note(df, v, variants):
     # a pair whose cells the summary table reads "disturbed" (quartiles past ±50% of the median): said, so that a
-    # settled paired figure does not stand unexplained beside them (08: "4x faster (interval 3x-6x)" on a cell the
-    # summary marked disturbed). The paired blocks cancel what the rounds share; their interval carries the rest
+    # settled paired figure does not stand unexplained beside them. The paired blocks cancel what the rounds share;
+    # their interval carries the rest
     rows = df[(df["size_label"] == v["size_label"]) & df["variant"].isin(variants) & (df["status"] == "ok")]
     wide = [r["variant"] for _, r in rows.iterrows() if spread_disturbed(r["iqr_s"], r["median_s"])]
     if not wide or is_disturbed(float(v["floor"])):

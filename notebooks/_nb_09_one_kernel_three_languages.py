@@ -143,8 +143,8 @@ rows += triton_catalog.check_catalog(ARCHS, loaded_folders(), "softmax", relativ
 
 
 def language(r):
-    # only the source printed above is "portable C"; a CUDA/HIP-only variant compiled from the same folder is named
-    # as what it is (09 listed softmax_rows_warp under "portable C", with no correctness result for it here)
+    # only the source printed above is "portable C"; a CUDA/HIP-only variant compiled from the same folder
+    # (softmax_rows_warp) is named as what it is, and rung 3 has no correctness result for it here
     if r.tool == "triton":
         return "Triton"
     return "portable C" if "softmax/portable" in r.variants else f"CUDA/HIP only ({', '.join(r.variants)})"
@@ -179,8 +179,9 @@ for arch in sorted(set(portable.index) & set(triton_rows.index)):
           f"{int(p['regs'])}; shared memory {int(t['smem'])} vs {int(p['smem'])} bytes")
     # what the next paragraph says, checked on every target compiled here
     assert t["regs"] > p["regs"] and t["smem"] < p["smem"], (arch, dict(t), dict(p))
-# which compiled build rung 3 ran: Triton picks BLOCK = next power of two of cols, so the verify sizes ran builds
-# other than the BLOCK=4096 one compiled here (09 showed BLOCK=4096 figures beside verified rows of 4097 columns)
+# which compiled build rung 3 ran: Triton picks BLOCK = next power of two of cols, so the verify sizes run builds
+# other than the BLOCK=4096 one compiled here (4097 columns need BLOCK=8192): the line says so, so the compile
+# figures are not read as those of the verified builds
 cols = sorted({s["cols"] for s in workbench.get_kernel("softmax").sizes["verify"]})
 ran = ", ".join(f"BLOCK={1 << max(c - 1, 0).bit_length()} for {c} column{'s' * (c != 1)}" for c in cols)
 if "Triton" in chosen and "Triton" in set(done["language"]):

@@ -72,8 +72,8 @@ def rerun_advice(rows, command, rounds_flag):
 def busy_note(rows, beside=""):
     # what the rows recorded of the machine, said beside every verdict they give (as other tutorials' "other
     # processes used ..."): every compared cell marked noisy, else the busy share past the rows' own mark; "" where
-    # neither, or where the sentence ``beside`` it already gives the share (its advice to rerun on a quieter machine)
-    # (a settled verdict of a busy machine, printed as if it were quiet, was 11's reader's complaint)
+    # neither, or where the sentence ``beside`` it already gives the share (its advice to rerun on a quieter machine),
+    # so a settled verdict from a busy machine never reads as if the machine were quiet
     said = noisy_cells_text(rows) or busy_words(rows)
     return f"; {said}" if said and "other processes" not in beside else ""
 
@@ -220,8 +220,7 @@ else:
              ("the one candidate confirmed, not settled faster" if len(result.candidates) == 1 else
               "the undisturbed candidate with the highest paired speed-up (none settled faster)")))
 # each single timing as GFLOP/s beside the GEMM ceiling the confirmation's rows name: one above it, where the
-# confirmation's medians stay below, is flagged implausible (11 listed single timings at 149 GFLOP/s against a
-# 128 GFLOP/s ceiling unflagged)
+# confirmation's medians stay below, is flagged implausible (one timing, no rounds behind it)
 conf_rows = open_store(None).results([result.confirm_run_id]) if result.confirm_run_id else pd.DataFrame()
 top = gemm_ceiling(conf_rows)
 med_rates = ([2 * N**3 / m / 1e9 for m in (v["median_a"], v["median_b"]) if np.isfinite(m) and m > 0]
@@ -241,7 +240,7 @@ from matplotlib.ticker import MaxNLocator
 ok = trials[trials["status"] == "ok"]
 fig, ax = plt.subplots(figsize=(7, 3.5))
 # the search's single timings: dots and the solid step; the hand-picked tiles' own dot ringed in red (a line across
-# the plot at its height lay on the step until a trial beat it, and the two could not be told apart)
+# the plot at its height would lie on the step until a trial beats it, and the two could not be told apart)
 ax.scatter(ok["trial"], ok["ms (one timing)"], s=14, color="0.6", zorder=3,
            label="configuration (search: one timing)")
 ax.step(trials["trial"], trials["lowest so far (ms)"], where="post", color="C0", lw=1.5,
@@ -505,7 +504,7 @@ stored in this notebook's own configuration file only.
 """),
     code("""
 # the evidence behind what was stored, in counts: a choice from a handful of single timings on a busy machine is
-# stored all the same, and every later build uses it (11's reader: "Every later build uses it" of 4 timings)
+# stored all the same, and every later build uses it: the counts say how much that choice rests on
 kept_default = result.kept.config == tiled.default_config()
 print(f"stored {format_config(result.kept.config)}"
       + (" (the hand-picked tiles: nothing was settled faster)" if kept_default else "")
