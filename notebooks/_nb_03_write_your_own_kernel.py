@@ -31,7 +31,10 @@ from workbench.catalog import KernelSpec, register_kernel, unregister_variant, v
 
 tutorial.begin(FULL, ceilings=not SMALL,  # "% of peak" needs this machine's ceilings: probed on first use
                small=SMALL, leaves_out="seeds 1 and 2 (it verifies with seed 0 alone), the default sizes 2**16 and "
-                                       "2**20 (it times 2**12 and 2**16) and the ceilings, so '% of peak' is empty")
+                                       "2**20 (it times 2**12 and 2**16) and the probe of this machine's ceilings: "
+                                       "'% peak' is read against ceilings already on record here (from an earlier "
+                                       "run or `workbench peaks`, named in the 'ceiling' column) and is empty where "
+                                       "there are none")
 """),
     md("""
 ## The spec: what the kernel computes, how much it moves
@@ -135,7 +138,9 @@ if not FULL:  # one OpenCL device is enough to check a portable kernel (FULL: ea
     opencl = [b for b in here if all_backends()[b].runtime == "opencl"]
     here = [b for b in here if b not in opencl[1:]]
 checked = workbench.verify(kernels="axpby", backends=here, seeds=(0,) if SMALL else (0, 1, 2))
-pd.DataFrame([r.to_dict() for r in checked])[["variant", "backend", "dtype", "status", "max_error", "message"]]
+# "params" and "seed": the size and seed a row's error (or its first failure) comes from
+pd.DataFrame([r.to_dict() for r in checked])[["variant", "backend", "dtype", "status", "params", "seed", "max_error",
+                                              "message"]]
 """),
     md("""
 ## Benchmark against the library (the buggy variant stays out)
@@ -160,17 +165,27 @@ idle queue to the call's last command finishing: the span the host's clock sees,
 rows hold the same span. **timing mode** is which span a row holds: `host` here, the only one a CPU device has;
 a GPU adds `launch`, `kernel` and `graph` (docs/gpu-timing.md). Rows are compared only within one timing mode,
 whichever timer read them. "median ± IQR" gives the interquartile range of the samples after the ±, a
-spread, not an interval: the verdicts below carry the intervals. A cell whose quartiles lie half its median
+spread, not an interval (the intervals are the verdicts', below). A cell whose quartiles lie half its median
 or more apart (an IQR after the ± of 50% of the median or more) prints no ±: it reads "disturbed", and its note says how to rerun it. **ceiling** names the
 memory level whose measured bandwidth "% peak" is taken against (L2, LLC or DRAM), with where it came from.
 
 Each of them against numpy's library form (`baseline="numpy"`): the paired speed-up, and a verdict that says
 "faster" or "slower" only where the interval and the noise floor allow it (past ±50% neither the estimate nor the
 interval is printed, only the bound the interval still guarantees: "disturbed").
-The sentences are chosen by the verdicts and checked against their numbers (`check_claim`). A settled
-verdict can stand beside a cell the table marks disturbed: the verdict pairs the two variants round by round,
-so a disturbance both met in the same round cancels, while the cell's mark reads the spread of its own samples,
-which that disturbance widens.
+The sentences are chosen by the verdicts and checked against their numbers (`check_claim`). A comparison
+that rests on a cell the table marks disturbed reads "disturbed" whatever its paired interval: that cell's
+median is no value to read, so its sentence names the cell, says by what it was disturbed and how to rerun,
+and gives no ratio and no direction (docs/statistics.md). The other way round, two steady cells can still give
+a disturbed comparison, where their paired rounds disagree by ±50% or more ("the comparison, not its cells").
+
+The table under the sentences: **basis** says what each verdict was judged on (paired rounds, or fewer rounds
+where some were set aside as taken while the host ran slow); **speed-up** the estimate (headed "(paired)" where
+every row was paired), **interval** its interval and **floor** the noise floor it was held to (the smallest
+change this run's noise lets a verdict name, "±8%"), each only where the comparison informs. A "disturbed" row
+has none of them. A row whose verdict names a direction but not its amount ("faster, disturbed", "slower,
+amount unknown ...") gives only the one-sided bound its interval still guarantees, in the interval column:
+"≥ B×" (a speed-up of at least B) for a faster one, "≤ B×" (a speed-up of at most B; its sentence says it as
+"took at least 1/B× its time") for a slower one, and no estimate: the direction is settled, its size is not.
 """),
     code("""
 from workbench.report.claims import check_claim, disturbance_text, mark_busy, verdict_sentence, verdict_table

@@ -48,7 +48,7 @@ from workbench import tutorial
 from workbench.report.claims import (busy_text, busy_words, check_claim, disturbance_text, estimate_text,
                                      host_bandwidth, json_list, machine_busy, may_state_cause, own_rounds_share,
                                      pair_medians, pair_verdicts, reading, round_rates, verdict_sentence)
-from workbench.report.claims import DISAGREE, MEDIANS_TOLERANCE, mark_busy, medians_disagree
+from workbench.report.claims import CELL_CROSSED, DISAGREE, MEDIANS_TOLERANCE, mark_busy, medians_disagree
 from workbench.report.claims_rows import figures_at_least, median_rounds, printed_ratio, quartiles_wide
 from workbench.report.total_band import band_readable, total_band
 from workbench.report.beyond_noise import (NOISY_ASIDE, NOT_SETTLED, UNDECIDED, beyond_noise, beyond_text,
@@ -66,16 +66,69 @@ from workbench.core.datasets import llm_shapes
 from workbench.core.units import fmt_bytes, fmt_seconds, fmt_tick_time
 from workbench.judge.compare import speedup_vs_baseline
 from workbench.judge.verdicts import DISTURBED_FLOOR, is_disturbed, span_disturbed, spread_disturbed
-from workbench.report.plots.series import (disturbed_legend, disturbed_mask, mark_disturbed, mark_noisy, noisy_legend,
-                                           noisy_mask)
+from workbench.report.plots.lines import quartile_span
+from workbench.report.plots.series import (disturbed_legend, disturbed_mask, mark_disturbed, mark_modes, mark_noisy,
+                                           mode_medians, modes_legend, noisy_legend, noisy_mask)
 from workbench.report.marked_times import marked_times
 from workbench.judge.stats import bimodal_split
 from workbench.report.tables import NOISY_MARK
 
-# what the tables' marks mean, printed above each table that carries them (as the library's tables mark cells)
-MARKS_SAID = (f"(in the table below, '{NOISY_MARK} ' before a time marks a noisy cell: its rounds spread past 10% or "
-              "the machine was busy while it ran, hollow in the figure; ', disturbed' after one marks a cell whose "
-              "quartiles lie half its median or more apart)")
+
+
+def marks_said(figure):
+    # what the tables' marks mean, printed above each table that carries them (as the library's tables mark cells);
+    # how the figure draws them only where a figure follows (section 2 has none: 10 said "hollow in the figure" there)
+    drawn = lambda how: f", {how} in the figure" if figure else ""   # noqa: E731
+    return (f"(in the table below, '{NOISY_MARK} ' before a time marks a noisy cell: its rounds spread past 10% or the "
+            f"machine was busy while it ran{drawn('hollow')}; 'two modes: A / B' a cell whose rounds fell in two "
+            f"modes{drawn('a bar between them')}; ', disturbed' after one marks a cell whose quartiles lie half its "
+            f"median or more apart{drawn('an x')}. Neither of the last two has a median to read: no rate (GB/s) and "
+            "no ratio is taken from it)")
+
+
+def two_figures(x):
+    # a ratio of single values (a recording over a median) at two significant figures: "5.5x", "59x", "2,300x"
+    r = float(f"{x:.2g}")
+    return f"{r:,.0f}x" if r >= 10 else f"{r:.2g}x"
+
+
+def median_unread(g):
+    # the cells whose median the tables do not print as one: disturbed (quartiles half the median or more apart)
+    # or with rounds in two modes; no ratio, rate or baseline is taken from them
+    two = np.array([x is not None for x in mode_medians(g)], dtype=bool)
+    return np.asarray(disturbed_mask(g), dtype=bool) | two
+
+
+def readable_lowest(d):
+    # each length's baseline: the lowest median among the cells whose median is read (median_unread), so clean
+    # pairs are judged; the lowest of all only where every cell at that length is unread. One row per kv_len.
+    out = []
+    for L in sorted(set(d["kv_len"])):
+        at = d[d["kv_len"] == L]
+        read = at[~median_unread(at)]
+        out.append((read if len(read) else at).nsmallest(1, "median_s"))
+    return pd.concat(out).set_index("kv_len")
+
+
+def unread_why(row):
+    one = pd.DataFrame([dict(row)])
+    return "in two modes" if mode_medians(one)[0] is not None else "disturbed"
+
+
+def figure_said(sentence, sides, figure):
+    # claims.CELL_CROSSED says "(the figure draws it as an x)": true of a disturbed cell in section 1's figure, not
+    # of a two-mode one (drawn as its two modes) nor where no figure follows (section 2)
+    bare = CELL_CROSSED.split(" (")[0]
+    if CELL_CROSSED not in sentence:
+        return sentence
+    if not figure:
+        return sentence.replace(CELL_CROSSED, bare)
+    hit = sides[np.asarray(disturbed_mask(sides), dtype=bool)]
+    two = [x is not None for x in mode_medians(hit)]
+    if two and all(two):
+        return sentence.replace(CELL_CROSSED, bare + " (the figure draws its two modes, a bar between them)")
+    return sentence.replace(CELL_CROSSED, bare + " (the figure draws it as an x, or as its two modes where its "
+                                                 "rounds fell in two)") if any(two) else sentence
 
 tutorial.begin(FULL)
 
@@ -278,24 +331,33 @@ if beyond:   # said plainly: the length that reaches DRAM here is this machine's
           "choice (the first length whose cache is twice this machine's last-level cache), not a length this model "
           "runs at; the per-token shapes are still the model's")
 d["note"] = ["past the model's context" if L > context else "" for L in d["kv_len"]]
-print(MARKS_SAID)
-d[["variant", "backend", "kv_len", "KV cache", "median", "gbps", "note"]].sort_values(["variant", "kv_len"]).rename(
-    columns={"gbps": "GB/s"})
+print(marks_said(figure=True))
+# a cell with no median to read (disturbed, or in two modes) gets no rate either (docs/statistics.md: such a time
+# prints no median, ±, rate or % peak): 10 printed 12.7 GB/s beside "two modes: 83.3 µs / 134 µs, disturbed"
+d["GB/s"] = [f"({unread_why(r)})" if u else f"{r['gbps']:.3g}" for (_, r), u in zip(d.iterrows(), median_unread(d))]
+d[["variant", "backend", "kv_len", "KV cache", "median", "GB/s", "note"]].sort_values(["variant", "kv_len"])
 """),
     code("""
 fig, ax = plt.subplots(figsize=(7, 4))
-n_noisy = n_crossed = 0
+n_noisy = n_crossed = n_two = 0
 for i, (variant, g) in enumerate(d.sort_values("kv_len").groupby("variant")):
-    # the library plots' markers: a cross over each disturbed cell (the table's ", disturbed": its median is no
-    # value to read, so the line does not join it), a hollow ring over each other noisy one, counted apart
-    crossed = disturbed_mask(g)
-    ax.loglog(g["kv_len"][~crossed], g["median_s"][~crossed], "o-", color=f"C{i}", label=variant)
-    noisy = noisy_mask(g) & ~crossed
+    # the library plots' marks (report.plots): a cell whose rounds fell in two modes as its two modes (a bar between
+    # them, the table prints both), a disturbed one as a cross with a dotted bar where its quartiles lie, neither
+    # joined by the line (its median is no value to read); a hollow ring over each other noisy one, counted apart
+    modes = mode_medians(g)
+    two = np.array([x is not None for x in modes], dtype=bool)
+    crossed = disturbed_mask(g) & ~two
+    plain = ~(two | crossed)
+    ax.loglog(g["kv_len"][plain], g["median_s"][plain], "o-", color=f"C{i}", label=variant)
+    noisy = noisy_mask(g) & plain
     mark_noisy(ax, g["kv_len"][noisy], g["median_s"][noisy], f"C{i}")
-    mark_disturbed(ax, g["kv_len"][crossed], g["median_s"][crossed], f"C{i}")
-    n_noisy, n_crossed = n_noisy + int(noisy.sum()), n_crossed + int(crossed.sum())
+    mark_disturbed(ax, g["kv_len"][crossed], g["median_s"][crossed], f"C{i}",
+                   span=quartile_span(g[crossed], "median_s"))
+    mark_modes(ax, g["kv_len"][two], [x for x in modes if x is not None], f"C{i}")
+    n_noisy, n_crossed, n_two = n_noisy + int(noisy.sum()), n_crossed + int(crossed.sum()), n_two + int(two.sum())
 noisy_legend(ax, n_noisy)
 disturbed_legend(ax, n_crossed)
+modes_legend(ax, n_two)
 ax.set_xticks(kv_lens, [f"{L:,}" for L in kv_lens])   # the measured lengths, nothing in between
 ax.xaxis.set_minor_locator(NullLocator())
 ax.set_xlabel("KV-cache length L (tokens)")
@@ -320,13 +382,23 @@ def shape(k):
 
 
 for variant, g in d.sort_values("kv_len").groupby("variant"):
-    Ls, t, noisy = g["kv_len"].tolist(), g["median_s"].tolist(), noisy_mask(g)
+    Ls, t, noisy, unread = g["kv_len"].tolist(), g["median_s"].tolist(), noisy_mask(g), median_unread(g)
     steps, ks = [], []
     for i in range(len(Ls) - 1):
+        a, b = level(Ls[i] * per_token), level(Ls[i + 1] * per_token)
+        if unread[i] or unread[i + 1]:
+            # a step from a median the table does not print (a disturbed cell, or one whose rounds fell in two
+            # modes) is no ratio to read: left out, said why, as the verdict lines do (10 printed "3.48x the time"
+            # between two-mode cells)
+            ks.append(float("nan"))
+            why = "; ".join(f"L={Ls[j]:,} {unread_why(g.iloc[j])}" for j in (i, i + 1) if unread[j])
+            whose = "their medians are" if unread[i] and unread[i + 1] else "its median is"
+            steps.append(f"L={Ls[i]:,}->{Ls[i + 1]:,}" + (f" (leaves {levels[a]})" if a != b else "")
+                         + f": not read ({why}: {whose} no value to read, so no ratio is taken from it)")
+            continue
         ratio = t[i + 1] / t[i]
         k = np.log(ratio) / np.log(Ls[i + 1] / Ls[i])
         ks.append(k)
-        a, b = level(Ls[i] * per_token), level(Ls[i + 1] * per_token)
         # a step's shape is read only where neither of its cells is marked noisy, as a kink is below
         quiet = not (noisy[i] or noisy[i + 1])
         steps.append(f"L={Ls[i]:,}->{Ls[i + 1]:,}" + (f" (leaves {levels[a]})" if a != b else "")
@@ -335,12 +407,14 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
                          else f"L^{k:.2f}, {shape(round(k, 2))}" if quiet else
                          f"L^{k:.2f} by the medians (a noisy cell: its shape is not read)"))
     noisy_at = [f"{L:,}" for L, n in zip(Ls, noisy) if n]
+    # a step left out (nan) bounds no kink: both steps of a kink must be read
     kinks = [(i, ks[i - 1], ks[i]) for i in range(1, len(ks)) if ks[i] - ks[i - 1] >= STEEPER
              and level(Ls[i] * per_token) != level(Ls[i + 1] * per_token)]
+    read_ks = [k for k in ks if np.isfinite(k)]
     said = []
     for i, before, after in kinks:
         left = levels[level(Ls[i] * per_token)]
-        if noisy_at or min(ks) <= 0:
+        if noisy_at or min(read_ks) <= 0:
             why = f"the cells at L={', '.join(noisy_at)} are marked noisy" if noisy_at else "a step fell"
             said.append(f"by the medians it steepens from L^{before:.2f} to L^{after:.2f} on the step where the "
                         f"cache leaves {left}, but {why}: not read as a finding; "
@@ -351,13 +425,15 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
             said.append(f"it steepens from L^{before:.2f} to L^{after:.2f} on the step where the cache leaves {left}: "
                         "past it each token costs more time than before (the bandwidth lines below say whether "
                         "reading the cache is what sets it)")
-    if not kinks and len(ks) > 1 and not noisy_at and min(ks) > 0:
+    if not kinks and len(read_ks) > 1 and len(read_ks) == len(ks) and not noisy_at and min(read_ks) > 0:
         said.append("no step is steeper than the one before it by " + f"{STEEPER} or more")
     print(f"{variant}: " + "; ".join(steps) + (". " + "; ".join(said) if said else "")
           + (f" (noisy cells: L={', '.join(noisy_at)})" if noisy_at and not kinks else ""))
 # what the figure shows, said: which variant had the lowest median at each length, and whether the verdict
-# (the others paired round by round against it) settles that it was faster
-lowest = d.loc[d.groupby("kv_len")["median_s"].idxmin()].set_index("kv_len")
+# (the others paired round by round against it) settles that it was faster. The baseline is the lowest median among
+# the cells whose median is read (neither disturbed nor in two modes): one chosen from an unread cell made every
+# comparison at its length disturbed, while pairs of clean cells went unjudged (10: numba-flash's two-mode cell)
+lowest = readable_lowest(d)
 settled, judged_at = [], {}   # judged_at[(L, baseline, other)]: the verdict said here, reused below
 for L, row in lowest.iterrows():
     at = decode.df[decode.df["cell_key"].isin(d.loc[d["kv_len"] == L, "cell_key"])]
@@ -368,9 +444,10 @@ for L, row in lowest.iterrows():
     said = []
     for _, v in judged[judged["verdict"] != "baseline"].iterrows():
         sides = at[at["variant"].isin([row["variant"], v["variant"]])]
-        sentence = with_figures(v, verdict_sentence(v, row["variant"], v["variant"],
-                                                    disturbed_by=disturbance_text(sides),
-                                                    rerun=rerun_advice(sides, "attention_decode")), sides)
+        sentence = with_figures(v, figure_said(verdict_sentence(v, row["variant"], v["variant"],
+                                                                disturbed_by=disturbance_text(sides),
+                                                                rerun=rerun_advice(sides, "attention_decode")),
+                                               sides, figure=True), sides)
         check_claim(v, sentence)
         said.append(((v, sides.to_dict("records")), sentence))
         judged_at[(L, row["variant"], v["variant"])] = v
@@ -379,10 +456,15 @@ for L, row in lowest.iterrows():
     # names no fastest and headlines no median (docs/statistics.md): its baseline is said as the table's lowest
     labels_at = [direction_said(v, cells) for (v, cells), _ in said]
     settled.append((f"L={L:,}", labels_at))
-    head = (f"against {row['variant']}, the cell with the lowest median in the table (a comparison here is "
-            "disturbed: no fastest is named and no median headlined)"
-            if any(label_word(x) == "disturbed" for x in labels_at) else
+    here = d[d["kv_len"] == L]
+    unread_here = [f"{r['variant']} ({unread_why(r)})" for (_, r), u in zip(here.iterrows(), median_unread(here)) if u]
+    head = (f"no cell here has a median to read ({', '.join(unread_here)}): against {row['variant']}, the lowest "
+            "median, every comparison disturbed" if len(unread_here) == len(here) else
+            f"against {row['variant']}, the lowest median among the cells whose median is read (a comparison here "
+            "is disturbed: no fastest is named)" if any(label_word(x) == "disturbed" for x in labels_at) else
             f"{row['variant']} had the lowest median ({fmt_seconds(row['median_s'])})")
+    if unread_here and len(unread_here) < len(here):
+        head += f", not chosen from {', '.join(unread_here)}"
     print(f"L={L:,}: {head}; " + "; ".join(sentence for _, sentence in said))
 if lowest["variant"].nunique() == 1:   # which lengths settle it, which are disturbed, which are medians only
     print(lowest_text(lowest["variant"].iloc[0], settled))
@@ -466,6 +548,9 @@ else:
     print(f"at L={L:,} the KV cache ({fmt_bytes(L * per_token)}) is past the {fmt_bytes(caches.llc)} last-level cache; "
           f"the host's copy bandwidth: {probe[0]:.1f} GB/s ({probes_said(far, probe)})")
     for r in far[far["kv_len"] == L].sort_values("gbps", ascending=False).to_dict("records"):
+        if median_unread(pd.DataFrame([r]))[0]:   # no median to read: no rate, no share (the table's mark)
+            print(f"  {r['variant']}: {unread_why(r)}, as the table marks it: no GB/s and no share read from it")
+            continue
         own = own_rounds_share(r)
         share = own if own is not None else r["gbps"] / probe[0]
         against = against_text(r, own, probe[0])
@@ -485,6 +570,13 @@ measured (quick run and FULL alike) is twice the last-level cache, so each step 
 last lines set each variant's GB/s against the host's copy bandwidth, probed before each of its rounds (05
 explains the probe), to say how much of its time reading the cache once at that rate would take (a run without
 such a length says so instead).
+
+**Which cells are read.** A cell the table marks disturbed (its quartiles half its median or more apart) or in
+two modes (its rounds fell in two groups) has no median to read: the table prints its mark instead of a GB/s,
+no step's ratio or exponent is taken from it (its steps say "not read" and why), and it is never the baseline.
+At each length the others are paired against the lowest median among the cells whose median is read; only
+where every cell there is unread is the lowest median of all taken, and then every comparison there reads
+disturbed. A comparison with an unread cell reads disturbed, as its line says.
 
 **One rule for a busy machine, in both sections.** A reading of medians alone (a step's exponent, a kink, a
 share, which median is lowest) from a cell marked noisy (`~` in the tables, hollow in the figure) is printed with
@@ -534,7 +626,7 @@ print(f"the block's weights: {fmt_bytes(weights)} (3 matrices of {hidden} x {int
             else "") if llc else
          "the last-level cache size is unknown here"))
 print("median time per call (each cell's own rounds; the verdicts below are paired):")
-print(MARKS_SAID)
+print(marks_said(figure=False))
 table = every.pivot(index="backend", columns="mode", values="time")
 # a pair the run did not measure says why, never a bare NaN
 for backend in table.index:
@@ -586,6 +678,9 @@ else:
           "the cell felt):")
     for runtime in ("numpy", "numba", "torch"):
         for r in m[m["variant"].str.startswith(runtime + "-")].sort_values("mode").to_dict("records"):
+            if median_unread(pd.DataFrame([r]))[0]:   # no median to read: no rate, no share (the table's mark)
+                print(f"  {r['variant']}: {unread_why(r)}, as the table marks it: no GB/s and no share read from it")
+                continue
             own = own_rounds_share(r)
             share = own if own is not None else r["gbps"] / probe[0]
             across = rounds_across_bands(r)
@@ -621,9 +716,10 @@ for backend, g in m.groupby("backend"):
         verdicts = pair_verdicts(mlp.df, names["eager"], names[other], backend)
         sides = m[(m["backend"] == backend) & m["variant"].isin([names["eager"], names[other]])]
         for _, v in verdicts.iterrows():
-            sentence = with_figures(v, verdict_sentence(v, names["eager"], names[other],
-                                                        disturbed_by=disturbance_text(sides),
-                                                        rerun=rerun_advice(sides)), sides)
+            sentence = with_figures(v, figure_said(verdict_sentence(v, names["eager"], names[other],
+                                                                    disturbed_by=disturbance_text(sides),
+                                                                    rerun=rerun_advice(sides)),
+                                                   sides, figure=False), sides)   # section 2 draws no figure
             check_claim(v, sentence)
             sentences.append(f"{backend}: {sentence}")
             # beyond the noise only where neither the interval nor a cell is disturbed (report.beyond_noise)
@@ -676,8 +772,9 @@ across = mark_busy(speedup_vs_baseline(eager_rows, baseline_variant="numpy-eager
                    eager_rows)
 for _, v in across[across["verdict"] != "baseline"].iterrows():
     sides = eager_rows[eager_rows["variant"].isin(["numpy-eager", v["variant"]])]
-    sentence = with_figures(v, verdict_sentence(v, "numpy-eager @ numpy", f"{v['variant']} @ {v['backend']}",
-                                                disturbed_by=disturbance_text(sides), rerun=rerun_advice(sides)), sides)
+    said = verdict_sentence(v, "numpy-eager @ numpy", f"{v['variant']} @ {v['backend']}",
+                            disturbed_by=disturbance_text(sides), rerun=rerun_advice(sides))
+    sentence = with_figures(v, figure_said(said, sides, figure=False), sides)
     check_claim(v, sentence)
     print(sentence)
 if busy_text(m):   # the floors above are this run's: say when it shared the machine, and over which cells
@@ -741,9 +838,11 @@ what it removes did not pay on that runtime in this run.
     md("""
 ## Where the time goes: attention beside the MLP
 
-Both parts were measured at this model's own shapes for one layer and one sequence (the MLP at its own widths,
-attention with its own heads), so their times can be set side by side: a decode step runs both once per
-layer, and the shares below are each part's share of the two. The rest of a layer (the q/k/v/o projections,
+In the quick run and in `FULL` both parts are measured at this model's own shapes for one layer and one sequence
+(the MLP at its own widths, attention with its own heads), so their times can be set side by side: a decode
+step runs both once per layer, and the shares below are each part's share of the two. A `SMALL` run (the
+tests') shrinks the MLP to 256 -> 1024, so its MLP time is not the model's: it sets no share, and says so.
+The rest of a layer (the q/k/v/o projections,
 two norms, rope) and the step's embedding and output projection are not measured here. Attention grows with
 the cache length, the MLP does not depend on it. Each runtime's attention is set beside the same runtime's
 eager MLP block, by the medians of the two cells (different kernels: no paired verdict), and where the two
@@ -861,7 +960,10 @@ block's first call*: the builder makes that call itself, before any timed call, 
 in the recording, not in the cell's median. Set beside the cell's median call, it says what recording added.
 """),
     code("""
+# a cell section 2 marks disturbed or in two modes has no median to divide by (median_unread): its mark is printed
+# in place of a median call and no ratio is taken from it (10 printed "2,255x" over a two-mode cell's 295 µs)
 stats = pd.DataFrame([{"variant": r["variant"], "backend": r["backend"], "call": r["median_s"], "q1": r.get("q1_s"),
+                       "time": r["time"], "unread": bool(median_unread(pd.DataFrame([dict(r)]))[0]),
                        **json.loads(r["exec_cache"])}
                       for _, r in every.iterrows() if isinstance(r.get("exec_cache"), str)])
 # per variant: its own shape's replays and recording time; the worker process's totals (hits, misses,
@@ -869,10 +971,11 @@ stats = pd.DataFrame([{"variant": r["variant"], "backend": r["backend"], "call":
 pd.DataFrame({"variant": stats["variant"], "backend": stats["backend"], "mode": stats["mode"],
               "replays of its shape": stats["shape_hits"],
               "recording (plan + first call)": stats["record_s"].map(fmt_seconds),
-              "median call": stats["call"].map(fmt_seconds),
-              # a single recording over a median: two significant digits at most ("3.7x", "40x")
-              "recording / median call": (stats["record_s"] / stats["call"]).map(
-                  lambda x: f"{x:,.0f}x" if x >= 10 else f"{x:.2g}x"),
+              "median call": [t if u else fmt_seconds(c) for t, u, c in zip(stats["time"], stats["unread"],
+                                                                           stats["call"])],
+              # a single recording over a median: two significant figures ("3.7x", "40x", "2,300x")
+              "recording / median call": ["none: no median to read" if u else two_figures(x) for x, u in
+                                          zip(stats["record_s"] / stats["call"], stats["unread"])],
               "fell back to eager": stats["fallback"].map(lambda f: f if isinstance(f, str) else "no")})
 """),
     code("""
@@ -906,22 +1009,25 @@ mine = here.df[here.df["status"] == "ok"]
 worker = stats[stats["variant"] == "numpy-graph"]
 if len(mine) and len(worker) and s["entries"]:
     rec, w = s["entries"][0]["record_s"], worker.iloc[0]
-    two = lambda x: f"{x:,.0f}x" if x >= 10 else f"{x:.2g}x"  # noqa: E731 - ratios of single values: 2 digits
+    two = two_figures   # ratios of single values: two significant figures
+    beside = (f"The worker's cell also timed its calls over rounds, but section 2 gives it no median to read "
+              f"({w['time']}): its recording is not set beside one" if w["unread"] else
+              f"The worker's cell also timed its calls over rounds (median "
+              f"{fmt_seconds(w['call'])}), so its recording took {two(w['record_s'] / w['call'])} one median call: a "
+              "recording holds one call of the block, and what it takes past one median call is the plan and how much "
+              "slower that first call ran than the calls after it"
+              + (" (here it took less than one median call: that single first call ran faster than the rounds' "
+                 "median, by more than the plan cost, so the plan's cost is not separable from one call's spread here)"
+                 if w["record_s"] < w["call"] else ""))
     print(f"numpy-graph's recording (the plan plus the block's first call), one timing in each process: "
           f"{fmt_seconds(rec)} in this process, {fmt_seconds(w['record_s'])} in the worker "
-          f"({two(rec / w['record_s'])} the worker's). The worker's cell also timed its calls over rounds (median "
-          f"{fmt_seconds(w['call'])}), so its recording took {two(w['record_s'] / w['call'])} one median call: a "
-          "recording holds one call of the block, and what it takes past one median call is the plan and how much "
-          "slower that first call ran than the calls after it"
-          + (" (here it took less than one median call: that single first call ran faster than the rounds' median, "
-             "by more than the plan cost, so the plan's cost is not separable from one call's spread here)"
-             if w["record_s"] < w["call"] else "")
+          f"({two(rec / w['record_s'])} the worker's). " + beside
           # a recording holds one call: one under the cell's first quartile undercuts its median and any total or
           # band built on it (10: a 7.83 ms recording beside a 23.8 ms median and a step band from it, unremarked)
           + (f"; it even ran under the cell's first quartile ({fmt_seconds(w['q1'])}): one call of the block (with "
              "the plan) ran faster than three quarters of the timed calls, so its median, and its quartile band, may be of a "
              "slowed host rather than the block's own time"
-             if pd.notna(w.get("q1")) and w["record_s"] < w["q1"] else "")
+             if pd.notna(w.get("q1")) and w["record_s"] < w["q1"] and not w["unread"] else "")
           + ". This process's single short round gives no median "
           "with a known noise, so its recording is set beside the worker's recording only; two single timings carry "
           "no interval, so their ratio is no finding.")

@@ -238,3 +238,48 @@ def test_a_verdict_carries_its_rows_busy_note_once(nb11):
     assert nb11["busy_note"](rows, "rerun it on a quieter machine: other processes took up to 80%") == ""
     quiet = pd.DataFrame({"noisy": [False, False], "other_cpu_share": [0.05, 0.1]})
     assert nb11["busy_note"](quiet, "ran 1.8× faster") == ""
+
+
+def _cell(variant: str, median: float, rounds: list[float], iqr: float | None = None, kv_len: int = 1024) -> dict:
+    """A section-1 row: its median, quartiles (``iqr`` wide, else 2% of it) and round medians."""
+    iqr = 0.02 * median if iqr is None else iqr
+    return {"variant": variant, "backend": variant.split("-")[0], "kv_len": kv_len, "median_s": median,
+            "iqr_s": iqr, "q1_s": median - iqr / 2, "q3_s": median + iqr / 2, "noisy": False, "rel_spread": 0.02,
+            "round_medians_s": str(rounds)}
+
+
+def test_no_median_is_read_from_a_disturbed_or_two_mode_cell_and_neither_is_the_baseline(nb10):
+    # 10 chose "the cell with the lowest median in the table", a two-mode numba-flash, as every length's baseline,
+    # so every comparison read disturbed while torch-sdpa against numpy-naive (two clean cells) went unjudged
+    d = pd.DataFrame([_cell("numba-flash", 83e-6, [83.3e-6, 83.5e-6, 134e-6]),
+                      _cell("numpy-naive", 114e-6, [113e-6, 114e-6, 115e-6]),
+                      _cell("torch-sdpa", 99e-6, [98e-6, 99e-6, 100e-6]),
+                      _cell("numba-flash", 300e-6, [300e-6, 301e-6, 302e-6], iqr=200e-6, kv_len=4096),
+                      _cell("numpy-naive", 480e-6, [479e-6, 480e-6, 481e-6], kv_len=4096)])
+    assert list(nb10["median_unread"](d)) == [True, False, False, True, False]
+    assert nb10["unread_why"](d.iloc[0]) == "in two modes" and nb10["unread_why"](d.iloc[3]) == "disturbed"
+    lowest = nb10["readable_lowest"](d)
+    assert lowest.loc[1024, "variant"] == "torch-sdpa" and lowest.loc[4096, "variant"] == "numpy-naive"
+    # where every cell is unread, the lowest of them, so that a baseline is still named
+    both = d[d["kv_len"] == 4096].assign(iqr_s=300e-6, q1_s=200e-6, q3_s=500e-6)
+    assert nb10["readable_lowest"](both).loc[4096, "variant"] == "numba-flash"
+
+
+def test_a_ratio_of_single_values_prints_two_significant_figures(nb10):
+    # 10's cell comment promised two figures and printed "2,255x"
+    two = nb10["two_figures"]
+    assert [two(2255.3), two(59.2), two(8.43), two(0.823)] == ["2,300x", "59x", "8.4x", "0.82x"]
+
+
+def test_a_sentence_says_how_a_figure_draws_a_cell_only_where_one_does(nb10):
+    from workbench.report.claims import CELL_CROSSED
+
+    sentence = f"could not tell a from b: a's cell reads disturbed: {CELL_CROSSED}, so no ratio is read from it"
+    wide = _cell("numba-graph", 300e-6, [300e-6, 301e-6, 302e-6], iqr=200e-6)
+    two = _cell("numba-flash", 83e-6, [83.3e-6, 83.5e-6, 134e-6], iqr=60e-6)
+    said = nb10["figure_said"]
+    assert "figure" not in said(sentence, pd.DataFrame([wide]), figure=False)   # section 2 draws none
+    assert "as an x" in said(sentence, pd.DataFrame([wide]), figure=True)
+    drawn = said(sentence, pd.DataFrame([two]), figure=True)   # a two-mode cell is drawn as its modes, not an x
+    assert "two modes" in drawn and "as an x" not in drawn, drawn
+    assert "figure" not in nb10["marks_said"](False) and "hollow in the figure" in nb10["marks_said"](True)
