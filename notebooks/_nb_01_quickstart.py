@@ -142,8 +142,9 @@ says the noise could not tell, and where the interval is wider than ±50% it pri
 interval, only the bound the interval still guarantees where it lies wholly on one side ("at least 1.5× faster"):
 the comparison "was disturbed", with how to rerun it, and with other work on the machine named as the cause only
 where the rows recorded other processes taking the CPU (else it says the machine was not busy). A comparison with
-a side the plot draws as an x reads "disturbed" too, whatever its interval, with no ratio and no direction: that
-cell's median is no value to read. The sentences are
+a side the plot draws as an x reads "disturbed" too, whatever its interval, with no ratio: that cell's median is
+no value to read; where every quartile of one side lies below every quartile of the other, it says which was
+faster, "the amount not readable". The sentences are
 chosen by the verdicts and checked against their numbers (`check_claim`).
 """),
     code("""

@@ -316,9 +316,10 @@ def time_vs_unfused(res):
         eager = sorted(set(g.loc[g["mode"] == "eager", "variant"]))
         for f in sorted(set(g.loc[g["mode"].isin(["fused", "compiled"]), "variant"])) if eager else []:
             t = pair_verdicts(ok, eager[0], f, backend)
-            # cells_disturbed: a pair resting on a disturbed cell reads "disturbed", as its sentence does
+            # cells_disturbed: a pair resting on a disturbed cell reads "disturbed", as its sentence does; basis: one
+            # left too few rounds at speed reads that instead (no disturbance), as its sentence does
             judged.append(t.assign(backend=backend)[["variant", "backend", "size_label", "speedup", "ci_low",
-                                                      "ci_high", "verdict", "cells_disturbed"]])
+                                                      "ci_high", "verdict", "cells_disturbed", "basis"]])
     if not judged:
         return out
     table = shown_verdicts(pd.concat(judged))

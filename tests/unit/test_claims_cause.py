@@ -16,7 +16,7 @@ DISTURBED = {"verdict": "inconclusive", "speedup": 1.3, "ci_low": 0.4, "ci_high"
 def test_an_idle_machines_load_is_context_not_the_cause():
     by = claims.disturbance_text(IDLE_ROWS)
     assert by.startswith("a cell's own rounds differed by up to 1.90×")
-    assert "on a machine that was not busy (load up to 1.4, other processes up to 1% of the CPU)" in by
+    assert "on a machine that was not busy, with load up to 1.4, other processes up to 1% of the CPU" in by
     sentence = verdict_sentence(DISTURBED, "a", "b", by, busy=False)
     check_claim(DISTURBED, sentence)
     # the cause first, from the pair's own numbers; the load after it, as context (old: "disturbed (load up to 1.4,

@@ -15,12 +15,17 @@ import numpy as np
 #: as findings under load.
 DISTURBED_FLOOR = 0.5
 #: No command: the hint does not know the cell's flags ("workbench bench ... --rounds 10" could not be copied, 06).
-RERUN_HINT = "rerun it with more rounds (add --rounds 10 to the command that measured it)"
+#: Both forms, since a tutorial measures through :func:`workbench.benchmark` (its ``rounds`` parameter): 05 advised
+#: "add --rounds 10 to the command that measured it" of cells no command measured.
+RERUN_HINT = "rerun it with more rounds (--rounds 10 on the command line, rounds=10 in workbench.benchmark)"
 #: Where the rows show a busy machine (other processes past BUSY_CPU_SHARE of the CPU): no more rounds, which add
 #: the disturbance too (docs/statistics.md: `--rounds 9` widened floors at load 10-11, ±25-28% against ±11-12%).
 BUSY_RERUN_HINT = "rerun it while the machine is otherwise idle (more rounds on a busy machine add its disturbance too)"
 #: The hint where the rows show an idle machine; it names no cause (nor "otherwise idle" at 1% other load).
 IDLE_RERUN_HINT = f"the machine was not busy (other processes took little of the CPU); {RERUN_HINT}"
+#: How a cause text (:func:`workbench.report.claims_cause.disturbance_text`) says an idle machine; where it is said
+#: there, the hint does not say it again (:func:`hint_after`).
+NOT_BUSY = "not busy"
 
 
 #: A cell's "disturbed" in words, one phrase everywhere (:func:`spread_disturbed`: IQR >= half the median). The "±"
@@ -34,6 +39,14 @@ def rerun_hint(busy: bool | None) -> str:
     """The rerun advice for a comparison whose rows showed a busy machine (True), an idle one (False), or did not
     say (None): a busy-machine cause only where the rows record one."""
     return BUSY_RERUN_HINT if busy else IDLE_RERUN_HINT if busy is not None else RERUN_HINT
+
+
+def hint_after(cause: str, hint: str) -> str:
+    """``hint`` said after ``cause``: without :data:`IDLE_RERUN_HINT`'s "the machine was not busy (...)" where
+    ``cause`` already says :data:`NOT_BUSY` (05 printed "on a machine that was not busy (load up to 0.8, ...)): the
+    machine was not busy (other processes took little of the CPU)", one fact twice in one sentence)."""
+    return RERUN_HINT + hint[len(IDLE_RERUN_HINT):] if NOT_BUSY in cause and hint.startswith(IDLE_RERUN_HINT) \
+        else hint
 
 
 def rounds_could(busy: bool | None, goal: str) -> str:

@@ -80,6 +80,14 @@ def read_basis(basis: Any) -> tuple[bool, int, int] | None:
     return None
 
 
+def too_few_words(basis: Any) -> str:
+    """"too few rounds at speed: 1 set aside" where ``basis`` is a :func:`too_few_basis_text` (a pair judged
+    unpaired, its interval an assumed drift that can reach ±50% with no disturbance at all); "" for any other. A
+    verdict on such a basis reads this, never "disturbed" (docs/statistics.md, "The decision")."""
+    read = read_basis(basis)
+    return f"too few rounds at speed: {read[2]} set aside" if read is not None and not read[0] else ""
+
+
 def is_paired_basis(basis: Any) -> bool:
     """Whether a verdict's basis is paired: "paired rounds", "paired blocks", or a few paired rounds at speed."""
     if basis in ("paired rounds", vd.BLOCKS):

@@ -120,7 +120,7 @@ class Verdict:
     @property
     def label(self) -> str:
         """The verdict in words with its floor: "same (within ±4%)", "inconclusive (±38%)", "faster"."""
-        return verdict_label(self.verdict, self.floor)
+        return verdict_label(self.verdict, self.floor, self.basis)
 
     def to_dict(self) -> VerdictFields:
         # its fields are plain values: a shallow copy is asdict's answer, without its recursion (a report
@@ -146,10 +146,18 @@ class VerdictFields(TypedDict):
     settle: str | None
 
 
-def verdict_label(verdict: str, floor: float) -> str:
+def verdict_label(verdict: str, floor: float, basis: Any = None) -> str:
     """"same (within ±X%)" / "inconclusive (±X%)" with the floor; "disturbed" (and "faster, disturbed") past
-    :data:`DISTURBED_FLOOR`, where no floor is printed; other verdicts as they are."""
+    :data:`DISTURBED_FLOOR`, where no floor is printed; other verdicts as they are. Past it on a ``basis`` of too
+    few rounds at speed (:func:`workbench.judge.few_rounds.too_few_words`) the label says that instead of
+    "disturbed": "could not tell (too few rounds at speed: 1 set aside)" (05 read "disturbed" of two shared rounds
+    at 1.35-1.45x, neither cell noisy, on a machine not busy: the width was an assumed drift, no disturbance)."""
     if verdict in ("same", "inconclusive", "faster", "slower") and is_disturbed(floor):
+        from workbench.judge.few_rounds import too_few_words  # few_rounds imports this module
+
+        if few := too_few_words(basis):
+            return f"could not tell ({few})" if verdict in ("same", "inconclusive") else \
+                f"{verdict}, amount unknown ({few})"
         return "disturbed" if verdict in ("same", "inconclusive") else f"{verdict}, disturbed"
     if verdict in ("same", "inconclusive") and floor is not None and math.isfinite(floor):
         return f"same (within ±{pct(floor)})" if verdict == "same" else f"inconclusive (±{pct(floor)})"

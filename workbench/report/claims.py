@@ -26,8 +26,8 @@ from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.status import Status
 from workbench.core.units import fmt_bytes
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.disturbed import CELL_RULE
-from workbench.judge.few_rounds import is_paired_basis
+from workbench.judge.disturbed import CELL_RULE, hint_after
+from workbench.judge.few_rounds import is_paired_basis, too_few_words
 from workbench.judge.verdicts import (
     BLOCKS,
     MIN_EFFECT,
@@ -57,6 +57,7 @@ from workbench.report.claims_cause import (  # noqa: F401  (re-exported)
     one_way_text,
     pair_headlines,
     pair_medians,
+    pair_quartiles_apart,
     pair_rounds,
 )
 from workbench.report.claims_rows import (  # noqa: F401  (re-exported: tutorials import them from here)
@@ -106,6 +107,7 @@ PHRASES: dict[str, str] = {
     "inconclusive": "could not tell",
     "no call": "no call between",
     "direction": "the size of the gap is not settled",
+    "disturbed cell": "rests on a disturbed cell",
 }
 #: The phrase a sentence on a disturbed comparison carries (:func:`verdict_sentence`, past
 #: :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`): its interval is not printed.
@@ -118,6 +120,11 @@ CALM_CELLS = ("the comparison, not its cells: its interval reaches ±50% or more
 #: The phrase a sentence carries instead, where its interval is that wide for a reason that is no disturbance
 #: (``wide_because``: two machines' cells scatter around their common ratio; 07 called that scatter "disturbed").
 TOO_WIDE = "is too wide to read"
+#: The phrase a sentence carries instead of :data:`DISTURBED` where its interval is that wide because too few rounds
+#: were left at speed to pair and no typical scatter stood in (:func:`~workbench.judge.few_rounds.too_few_words`):
+#: an assumed drift, no disturbance (05 read "the comparison was disturbed" beside two rounds 1.35-1.45x apart,
+#: neither cell noisy, on a machine it said was not busy).
+TOO_FEW = "no amount is read from its rounds at speed"
 
 #: What could settle an inconclusive comparison, said with it. "Could", not "would": no printed number shows what a
 #: rerun's noise will be (01 and 03 promised an idle rerun "would settle" a ~5% effect whose idle floor nothing showed
@@ -216,7 +223,7 @@ def comparison_disturbed(v: Mapping[str, Any]) -> bool:
     (a verdict reached, :func:`~workbench.judge.verdicts.is_disturbed`), or it rests on a disturbed cell
     (:func:`rests_on_disturbed`). The one test the sentence, its check and the table beside it apply."""
     return reading(v) in ("faster", "slower", "inconclusive") and (
-        is_disturbed(_num(v, "floor")) or rests_on_disturbed(v))
+        (is_disturbed(_num(v, "floor")) and not too_few_words(v.get("basis"))) or rests_on_disturbed(v))
 
 
 def may_state_cause(v: Mapping[str, Any]) -> bool:
@@ -278,13 +285,13 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     out = table.copy()
     if out.empty:
         out["busy"], out["disturbed_by"], out["round_ratios"], out["rounds_apart"] = None, "", None, None
-        out["cells_disturbed"], out["disturbed_cells"] = None, ""
+        out["cells_disturbed"], out["disturbed_cells"], out["quartiles_apart"] = None, "", ""
         out["table_median_a"], out["table_median_b"] = float("nan"), float("nan")
         out["headline_a"], out["headline_b"] = "", ""
         return out
     share = pd.to_numeric(rows.get("other_cpu_share", pd.Series(float("nan"), index=rows.index)), errors="coerce")
     key = "size_label" if "size_label" in rows and "size_label" in out else None
-    busy, by, rounds, medians, wide, heads, names = [], [], [], [], [], [], []
+    busy, by, rounds, medians, wide, heads, names, apart = [], [], [], [], [], [], [], []
     for r in out.to_dict("records"):
         sides = (((rows["variant"] == r.get("variant")) & (rows["backend"] == r.get("backend")))
                  | ((rows["variant"] == r.get("baseline_variant")) & (rows["backend"] == r.get("baseline_backend"))))
@@ -298,8 +305,9 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         heads.append(pair_headlines(r, rows[sides]))   # which rounds each headline leaves out
         wide.append(_cells_disturbed(rows[sides].to_dict("records")))
         names.append(_disturbed_names(rows[sides].to_dict("records")))
+        apart.append(pair_quartiles_apart(r, rows[sides]))
     out["busy"], out["disturbed_by"], out["cells_disturbed"] = busy, by, wide
-    out["disturbed_cells"] = names
+    out["disturbed_cells"], out["quartiles_apart"] = names, apart
     out["table_median_a"], out["table_median_b"] = [x[0] for x in medians], [x[1] for x in medians]
     out["headline_a"], out["headline_b"] = [x[0] for x in heads], [x[1] for x in heads]
     out["round_ratios"], out["rounds_apart"] = [x[0] for x in rounds], [x[1] for x in rounds]
@@ -349,13 +357,14 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     s, floor, said = _num(v, "speedup"), _num(v, "floor"), reading(v)
     busy = _busy_of(v) if busy is None else busy
     given, hint = rerun, rerun_hint(busy) if rerun is None else rerun
-    if said == "inconclusive" and rests_on_disturbed(v):   # a side the figure crosses out: no ratio, no direction
+    if said == "inconclusive" and rests_on_disturbed(v):   # a side the figure crosses out: no ratio
         by = disturbed_by or str(v.get("disturbed_by") or "")
         return _disturbed_cell_sentence(v, base, other, by, hint)
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
         by = disturbed_by or str(v.get("disturbed_by") or "")   # the pair's own rows' load (mark_busy)
-        by = "; ".join(x for x in (noise_cause(v), by) if x) if busy is False else by
-        return _disturbed_sentence(v, said, base, other, by, hint, wide_because)
+        few = bool(too_few_words(v.get("basis")))   # too few rounds at speed: its assumed drift said, whatever the load
+        by = "; ".join(x for x in (noise_cause(v), by) if x) if busy is False or few else by
+        return _disturbed_sentence(v, said, base, other, by, hint_after(by, hint), wide_because)
     direction = settled_direction(v)
     if direction is not None:   # every estimate on one side, past the band: who was faster is settled
         return _direction_sentence(v, direction, base, other, hint)
@@ -464,16 +473,24 @@ CELL_CROSSED = "its median is no value to read (the figure draws it as an x)"
 
 
 def _disturbed_cell_sentence(v: Mapping[str, Any], base: str, other: str, by: str, rerun: str) -> str:
-    """A comparison resting on a disturbed cell (:func:`rests_on_disturbed`): which cell, the rule it broke, what
-    disturbed it (``by``) and how to rerun; no ratio, interval, direction or cause."""
+    """A comparison resting on a disturbed cell (:func:`rests_on_disturbed`): "disturbed", as its table reads, which
+    cell, the rule it broke, what disturbed it (``by``) and how to rerun; no ratio, interval or cause. Never "could not
+    tell": 01 printed "could not tell portable @ opencl-0 from numpy @ numpy" of cells ~25x apart. Where every
+    quartile of one side lies beyond the other's (``quartiles_apart``, :func:`mark_busy`), who was faster is said,
+    its amount not readable."""
     n = int(_num(v, "cells_disturbed"))
     named = str(v.get("disturbed_cells") or "")
     who = (f"{named}'s cell reads" if n == 1 else f"the cells of {named} read") if named else (
         "one of its cells reads" if n == 1 else f"{n} of its cells read")
     cause = f" ({by})" if by else ""
     rule = CELL_RULE if n == 1 else f"in each {CELL_RULE}"
-    return (f"could not tell {other} from {base}: {who} disturbed, since {rule}: {CELL_CROSSED}, so no ratio is "
-            f"read from it: the comparison {DISTURBED}{cause}: {rerun}")
+    way = str(v.get("quartiles_apart") or "")
+    winner, loser = (other, base) if way == "faster" else (base, other)
+    direction = (f"; {winner} was faster than {loser}, the amount not readable: every quartile of {winner}'s times "
+                 f"lies below every quartile of {loser}'s" if way in ("faster", "slower") else "")
+    return (f"{other} against {base}: the comparison {DISTURBED}, as it {PHRASES['disturbed cell']}: {who} "
+            f"disturbed, since {rule}: {CELL_CROSSED}, so no ratio is read from it{direction}{cause}: "
+            f"{hint_after(by, rerun)}")
 
 
 def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: str, by: str,
@@ -484,10 +501,15 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
     lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
     # the basis a wide interval on few rounds rests on (claims_cause.basis_why: 10 printed "±50% or more" beside two
     # rounds 1% apart, and not that they were too few to pair)
-    causes = [x for x in (by, CALM_CELLS if _num(v, "cells_disturbed") == 0 else "", basis_why(v)) if x]
+    few = too_few_words(v.get("basis"))
+    # too few rounds at speed: no disturbance to explain (CALM_CELLS), and its basis said once, by noise_cause in
+    # ``by`` (04 printed "too few of its rounds were left at speed to pair (2 shared, 1 set aside ...)" and then
+    # "judged on 2 shared rounds at speed (1 set aside by the slow host), too few to pair")
+    causes = [x for x in (by, CALM_CELLS if _num(v, "cells_disturbed") == 0 and not few else "",
+                          "" if few and "too few" in by else basis_why(v)) if x]
     cause = f" ({'; '.join(causes)})" if causes else ""
     tail = (f"the comparison's interval {TOO_WIDE} ({wide_because}): {rerun}" if wide_because
-            else f"the comparison {DISTURBED}{cause}: {rerun}")
+            else f"{TOO_FEW}{cause}: {rerun}" if few else f"the comparison {DISTURBED}{cause}: {rerun}")
     if said == "faster":
         return f"{other} ran at least {bound_text(lo)} faster than {base}, by how much is unknown: {tail}"
     if said == "slower":
@@ -541,6 +563,7 @@ def check_claim(v: Mapping[str, Any], sentence: str, phrases: Mapping[str, str] 
     check_printed_intervals(sentence)
     table = PHRASES if phrases is None else phrases
     meaning_said: str = "direction" if said == "inconclusive" and "direction" in table and settled_direction(v) \
+        else "disturbed cell" if said == "inconclusive" and "disturbed cell" in table and rests_on_disturbed(v) \
         else said
     for meaning, phrase in table.items():
         if (phrase in sentence) != (meaning == meaning_said):
@@ -589,9 +612,11 @@ def shown_verdicts(table: pd.DataFrame, wide: bool = False) -> pd.DataFrame:
     # a disturbed row's direction as its sentence reads it: a "faster" whose medians part says "could not tell" (07)
     said = pd.Series([x if x in ("faster", "slower") else "inconclusive" for x in map(reading, out.to_dict("records"))],
                      index=out.index, dtype=object)
-    out["verdict"] = ["disturbed" if c else _wide_label(verdict_label(s, f), wide) if h
+    bases = out["basis"] if "basis" in out else pd.Series(None, index=out.index, dtype=object)
+    out["verdict"] = ["disturbed" if c else _wide_label(verdict_label(s, f, b), wide) if h
                       else "not settled (medians disagree)" if p else v
-                      for v, s, f, h, p, c in zip(verdicts, said, out["floor"], hit, parted, crossed, strict=True)]
+                      for v, s, f, h, p, c, b in zip(verdicts, said, out["floor"], hit, parted, crossed, bases,
+                                                     strict=True)]
     blank = {"floor": hit, "speedup": hit, "ci_low": hit & (said != "faster"), "ci_high": hit & (said != "slower")}
     for col, mask in blank.items():
         if col in out:

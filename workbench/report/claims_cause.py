@@ -20,6 +20,7 @@ import pandas as pd
 from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.units import fmt_seconds
 from workbench.judge.dips import SET_ASIDE, host_slow_rounds, ids_at_speed, rounds_kept
+from workbench.judge.disturbed import NOT_BUSY
 from workbench.judge.few_rounds import is_paired_basis, read_basis
 from workbench.judge.stats import mode_median
 from workbench.judge.verdicts import (
@@ -68,8 +69,17 @@ def spread_text(rows: pd.DataFrame) -> str:
         parts.append(f"a cell's own rounds differed by up to {widest:.2f}× (its slowest round over its fastest)")
     probes = [float(max(p) / min(p)) for p in (json_list(t) for t in rows.get(
         "round_probes_s", pd.Series(dtype=object)).dropna()) if len(p) > 1 and min(p) > 0]
+    # two probes, each named (docs/statistics.md): the sweep's own, read between rounds in the sweep's process, and
+    # each worker's host probe, read around the cell's rounds, which sets a slow host's round aside (judge/dips.py).
+    # 05 printed "the host's speed probe moved by up to 1% between rounds" beside "round 2 set aside: taken while the
+    # host ran slow (its probe 1.17x its best ...)": one probe's calm read as the other's verdict undone
+    aside = sum(len(host_slow_rounds([float(x) for x in parse_samples(r.get("round_medians_s"))], _slowdowns(r)))
+                for r in rows.to_dict("records"))
     if probes and max(probes) > 1.005:
-        parts.append(f"the host's speed probe moved by up to {max(probes) - 1:.0%} between rounds")
+        parts.append(f"the sweep's between-rounds speed probe moved by up to {max(probes) - 1:.0%}")
+    if aside:
+        parts.append(f"the workers' host probe, read around each cell's rounds, set {aside} round"
+                     f"{'' if aside == 1 else 's'} aside as taken while the host ran slow")
     return "; ".join(parts)
 
 
@@ -82,8 +92,9 @@ def disturbance_text(rows: pd.DataFrame) -> str:
     if share is None or share > BUSY_CPU_SHARE:
         return load
     spread = spread_text(rows)
-    idle = f"on a machine that was not busy ({load})"
-    return f"{spread}, {idle}" if spread else f"not by a busy machine ({load})"
+    # no parentheses: this text is put inside a sentence's own (05 printed "... (load up to 0.8, ... of the CPU)): ")
+    idle = f"on a machine that was {NOT_BUSY}, with {load}" if load else f"on a machine that was {NOT_BUSY}"
+    return f"{spread}, {idle}" if spread else f"not by a busy machine, with {load}" if load else "not by a busy machine"
 
 
 def scatter_text(sigma: float) -> str:
@@ -107,7 +118,8 @@ def noise_cause(v: Mapping[str, Any]) -> str:
                 f"{scatter_text(noise)} a round (one sigma, docs/statistics.md)")
     if few is not None:
         return (f"too few of its rounds were left at speed to pair ({few[1]} shared, {few[2]} set aside as taken "
-                f"while the host ran slow) and no typical paired scatter of its group stood in, so its interval rests "
+                f"while the host ran slow) and no typical paired scatter stood in (none of its group, its kernel or "
+                f"the run had one), so its interval rests "
                 f"on an assumed drift of {scatter_text(noise)} (one sigma)")
     if basis in ("paired rounds", BLOCKS):
         # the noise is the rounds' scatter weighed with the group's typical one (docs/statistics.md), not how far the
@@ -411,3 +423,21 @@ def pair_medians(r: Mapping[str, Any], sides: pd.DataFrame) -> tuple[float, floa
     if len(base) != 1 or len(other) != 1 or base.index[0] == other.index[0]:
         return nan, nan
     return _num(base.iloc[0], "median_s"), _num(other.iloc[0], "median_s")
+
+
+def pair_quartiles_apart(r: Mapping[str, Any], sides: pd.DataFrame) -> str:
+    """"faster" where every quartile of the variant's times lies below every one of its baseline's (its q3 under the
+    baseline's q1), "slower" the other way, "" otherwise or where a side has no single row with both quartiles: the
+    direction a comparison resting on a disturbed cell may say with its amount unreadable (01 printed "could not
+    tell portable @ opencl-0 from numpy @ numpy" of medians ~25x apart, quartiles nowhere near)."""
+    if r.get("baseline_variant") is None or not {"q1_s", "q3_s"} <= set(sides):
+        return ""
+    base = sides[(sides["variant"] == r.get("baseline_variant")) & (sides["backend"] == r.get("baseline_backend"))]
+    other = sides[(sides["variant"] == r.get("variant")) & (sides["backend"] == r.get("backend"))]
+    if len(base) != 1 or len(other) != 1 or base.index[0] == other.index[0]:
+        return ""
+    (b1, b3), (o1, o3) = ((_num(x.iloc[0], "q1_s"), _num(x.iloc[0], "q3_s")) for x in (base, other))
+    if not all(math.isfinite(q) and q > 0 for q in (b1, b3, o1, o3)):
+        return ""
+    return "faster" if o3 < b1 else "slower" if b3 < o1 else ""
+

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.core.conditions import BUSY_CPU_SHARE
-from workbench.judge.disturbed import CELL_RULE, rerun_hint
+from workbench.judge.disturbed import CELL_RULE, hint_after, rerun_hint
 from workbench.report.claims_cause import busy_share, disturbance_text
 from workbench.report.claims_rows import quartiles_wide
 
@@ -38,7 +38,8 @@ def disturbed_cells_text(rows: pd.DataFrame) -> str:
     busy = None if share is None else share > BUSY_CPU_SHARE
     by = disturbance_text(crossed)
     one = n == 1
-    hint = rerun_hint(busy) if one else rerun_hint(busy).replace("rerun it", "rerun them", 1)
+    hint = hint_after(by, rerun_hint(busy))   # "not busy" once: the cause says it where it does
+    hint = hint if one else hint.replace("rerun it", "rerun them", 1)
     return (f"{' and '.join(cells)} read{'s' if one else ''} disturbed, since {'' if one else 'in each '}{CELL_RULE}: "
             f"the figure draws {'it' if one else 'each'} as an x with no band, its median no value to read, and no "
             f"comparison reads a ratio from {'it' if one else 'them'}"

@@ -373,8 +373,9 @@ def _backends_of(df: pd.DataFrame, env_id: str) -> set[str]:
 def _shown_verdicts(judged: pd.DataFrame) -> list[str]:
     """The verdicts as the speed-up table prints them: "disturbed" where the interval cannot inform."""
     floors = judged["floor"] if "floor" in judged else [None] * len(judged)
-    return [verdict_label(text_of(v), f) if is_disturbed(f) else text_of(v)
-            for v, f in zip(judged["verdict"], floors, strict=True)]
+    bases = judged["basis"] if "basis" in judged else [None] * len(judged)   # too few rounds at speed: said so
+    return [verdict_label(text_of(v), f, b) if is_disturbed(f) else text_of(v)
+            for v, f, b in zip(judged["verdict"], floors, bases, strict=True)]
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, str]]:

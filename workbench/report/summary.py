@@ -200,8 +200,9 @@ def speedup_table(df: pd.DataFrame, baseline: Any = None, checks: ReferenceCheck
                                               for lo, hi, ok in zip(t["ci_low"], t["ci_high"], shown, strict=True)]
     # the smallest effect each comparison could have seen (for "same": the bound its interval lies within)
     out["could see"] = [f"±{pct(f)}" if ok else "" for f, ok in zip(floors, shown, strict=True)]
-    out["verdict"] = [verdict_label(str(v), f) if is_disturbed(f) else v
-                      for v, f in zip(t["verdict"], floors, strict=True)]
+    bases = t["basis"] if "basis" in t else [None] * len(t)   # too few rounds at speed reads so, not "disturbed"
+    out["verdict"] = [verdict_label(str(v), f, b) if is_disturbed(f) else v
+                      for v, f, b in zip(t["verdict"], floors, bases, strict=True)]
     off = _reference_offs(df, t, checks)
     if any(off):  # a reference time off its own other evidence: every speed-up over it inherits the error
         out["reference"] = [f"⚠ {why}" if why else "" for why in off]
