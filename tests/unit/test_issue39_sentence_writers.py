@@ -35,10 +35,14 @@ def test_too_few_rounds_at_speed_reads_so_not_disturbed_in_table_and_sentence():
     assert shown_verdicts(pd.DataFrame([TOO_FEW]))["verdict"].iloc[0] == label
     sentence = verdict_sentence(TOO_FEW, "numba-unfused", "numba-fused", disturbance_text(IDLE))
     check_claim(TOO_FEW, sentence)
-    assert "disturbed" not in sentence and claims.TOO_FEW in sentence
+    assert "disturbed" not in sentence and "too few of its rounds were left at speed to pair" in sentence
     # the scopes tried are named, and the basis is said once (04: "too few ... to pair" and "judged on ..., too few")
     assert "none of its group, its kernel or the run had one" in sentence
     assert sentence.count("too few") == 1 and "judged on" not in sentence
+    # its basis alone (no noise to say it): the sentence still says why no amount is read
+    bare = verdict_sentence({**TOO_FEW, "noise": float("nan")}, "numba-unfused", "numba-fused")
+    check_claim(TOO_FEW, bare)
+    assert claims.TOO_FEW in bare and "disturbed" not in bare and bare.count("too few") == 1, bare
 
 
 def test_a_pair_resting_on_a_disturbed_cell_says_disturbed_and_the_direction_its_quartiles_show():

@@ -121,8 +121,9 @@ CALM_CELLS = ("the comparison, not its cells: its interval reaches ±50% or more
 #: (``wide_because``: two machines' cells scatter around their common ratio; 07 called that scatter "disturbed").
 TOO_WIDE = "is too wide to read"
 #: The phrase a sentence carries instead of :data:`DISTURBED` where its interval is that wide because too few rounds
-#: were left at speed to pair and no typical scatter stood in (:func:`~workbench.judge.few_rounds.too_few_words`):
-#: an assumed drift, no disturbance (05 read "the comparison was disturbed" beside two rounds 1.35-1.45x apart,
+#: were left at speed to pair and no typical scatter stood in (:func:`~workbench.judge.few_rounds.too_few_words`),
+#: unless its cause (:func:`~workbench.report.claims_cause.noise_cause`) says so itself: an assumed drift, no
+#: disturbance (05 read "the comparison was disturbed" beside two rounds 1.35-1.45x apart,
 #: neither cell noisy, on a machine it said was not busy).
 TOO_FEW = "no amount is read from its rounds at speed"
 
@@ -509,6 +510,7 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
                           "" if few and "too few" in by else basis_why(v)) if x]
     cause = f" ({'; '.join(causes)})" if causes else ""
     tail = (f"the comparison's interval {TOO_WIDE} ({wide_because}): {rerun}" if wide_because
+            else f"{'; '.join(causes)}: {rerun}" if few and "too few" in by
             else f"{TOO_FEW}{cause}: {rerun}" if few else f"the comparison {DISTURBED}{cause}: {rerun}")
     if said == "faster":
         return f"{other} ran at least {bound_text(lo)} faster than {base}, by how much is unknown: {tail}"
