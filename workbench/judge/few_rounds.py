@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from workbench.judge import verdicts as vd
 from workbench.judge.dips import SET_ASIDE, set_aside_out
+from workbench.judge.few_rounds_basis import paired_basis_text as paired_basis_text  # callers import these from here
+from workbench.judge.few_rounds_basis import read_basis as read_basis
+from workbench.judge.few_rounds_basis import too_few_basis_text as too_few_basis_text
+from workbench.judge.few_rounds_basis import too_few_words as too_few_words
 
 #: Fewest shared rounds at speed a pair is judged paired on where rounds were set aside and its scope's typical
 #: paired spread stands in for the spread that so few rounds cannot show.
@@ -55,37 +58,6 @@ def few_rounds(a: np.ndarray, ids_a: list[str] | None, b: np.ndarray, ids_b: lis
     both = vd.aligned(kept_a, kept_ids_a, kept_b, kept_ids_b, min_rounds=0)
     shared = both if both is not None else (np.empty(0), np.empty(0))
     return FewRounds(shared[0], shared[1], kept_a, kept_b, len(aside))
-
-
-def paired_basis_text(n: int, set_aside: int) -> str:
-    """The basis of a pair judged on ``n`` shared rounds at speed: "2 paired rounds (1 set aside by the slow host)"."""
-    return f"{n} paired rounds ({set_aside} set aside by the slow host)"
-
-
-def too_few_basis_text(n: int, set_aside: int) -> str:
-    """The basis of a pair whose rounds at speed were too few to pair, and that had no typical spread to lean on."""
-    return f"{n} shared round{'' if n == 1 else 's'} at speed ({set_aside} set aside by the slow host), too few to pair"
-
-
-_PAIRED = re.compile(r"(\d+) paired rounds \((\d+) set aside by the slow host\)\Z")
-_TOO_FEW = re.compile(r"(\d+) shared rounds? at speed \((\d+) set aside by the slow host\), too few to pair\Z")
-
-
-def read_basis(basis: Any) -> tuple[bool, int, int] | None:
-    """(paired, rounds shared at speed, rounds set aside) of a basis this module wrote; None for any other."""
-    text = str(basis or "")
-    for paired, pattern in ((True, _PAIRED), (False, _TOO_FEW)):
-        if m := pattern.match(text):
-            return paired, int(m.group(1)), int(m.group(2))
-    return None
-
-
-def too_few_words(basis: Any) -> str:
-    """"too few rounds at speed: 1 set aside" where ``basis`` is a :func:`too_few_basis_text` (a pair judged
-    unpaired, its interval an assumed drift that can reach ±50% with no disturbance at all); "" for any other. A
-    verdict on such a basis reads this, never "disturbed" (docs/statistics.md, "The decision")."""
-    read = read_basis(basis)
-    return f"too few rounds at speed: {read[2]} set aside" if read is not None and not read[0] else ""
 
 
 def is_paired_basis(basis: Any) -> bool:
