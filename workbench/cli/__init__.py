@@ -162,15 +162,7 @@ def _main(argv: list[str] | None) -> int:
     if not faulthandler.is_enabled():  # a kernel crashing in-process prints the Python frame it died in
         faulthandler.enable()
     try:
-        if args.command != "config":  # `config` must be able to show and repair a broken file
-            from workbench import config
-
-            config.apply_to_environment(config.read())
-        if args.command not in STORE_ONLY_COMMANDS:  # a catalog folder that is not there fails now, not per cell
-            from workbench.cli.checks import check_catalog_env, check_env_values
-
-            check_catalog_env()
-            check_env_values()
+        _before_command(args)
         rc = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below, not at interpreter exit
         return rc
@@ -204,6 +196,20 @@ def _main(argv: list[str] | None) -> int:
         print(f"workbench {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)}\n"
               "run again with --debug for the traceback, and please report it", file=sys.stderr)
         return 1
+
+
+def _before_command(args: argparse.Namespace) -> None:
+    """The configuration file applied and the catalog and environment values checked, before a command runs (its
+    errors are the command's: :func:`_main` words them)."""
+    if args.command != "config":  # `config` must be able to show and repair a broken file
+        from workbench import config
+
+        config.apply_to_environment(config.read())
+    if args.command not in STORE_ONLY_COMMANDS:  # a catalog folder that is not there fails now, not per cell
+        from workbench.cli.checks import check_catalog_env, check_env_values
+
+        check_catalog_env()
+        check_env_values()
 
 
 def _damaged_store(args: argparse.Namespace) -> str | None:

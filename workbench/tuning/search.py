@@ -212,10 +212,15 @@ def tune(kernel: str, variant: str, backend: str, *, dtype: str = "float32", par
         worker.close()
         st.set_run_status(run_id, status, wall_s=time.perf_counter() - search.started)
     if save and result.kept is not None:
-        path = config_path or config_file.config_path()
-        config_file.write(config_file.with_tuned(config_file.read(path), result.entry()), path)
-        result.saved_to = str(path)
+        result.saved_to = _save_kept(result, config_path)
     return result
+
+
+def _save_kept(result: TuneResult, config_path: str | None) -> str:
+    """Where the kept configuration was written: ``config_path``, else this machine's configuration file."""
+    path = config_path or config_file.config_path()
+    config_file.write(config_file.with_tuned(config_file.read(path), result.entry()), path)
+    return str(path)
 
 
 def _target(kernel: str, variant: str, backend: str, dtype: str, strategy: str,
