@@ -571,7 +571,7 @@ last lines set each variant's GB/s against the host's copy bandwidth, probed bef
 explains the probe), to say how much of its time reading the cache once at that rate would take (a run without
 such a length says so instead).
 
-**Which cells are read.** A cell the table marks disturbed (its quartiles half its median or more apart) or in
+**Which cells are read.** A cell the table marks disturbed (its quartiles lie half its median or more apart) or in
 two modes (its rounds fell in two groups) has no median to read: the table prints its mark instead of a GB/s,
 no step's ratio or exponent is taken from it (its steps say "not read" and why), and it is never the baseline.
 At each length the others are paired against the lowest median among the cells whose median is read; only
