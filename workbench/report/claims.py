@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 
@@ -27,7 +27,7 @@ from workbench.core.status import Status
 from workbench.core.units import fmt_bytes
 from workbench.judge.compare import speedup_vs_baseline
 from workbench.judge.disturbed import CELL_RULE, hint_after
-from workbench.judge.few_rounds import is_paired_basis, too_few_words
+from workbench.judge.few_rounds import too_few_words
 from workbench.judge.verdicts import (
     BLOCKS,
     MIN_EFFECT,
@@ -37,7 +37,6 @@ from workbench.judge.verdicts import (
     pct,
     rerun_hint,
     span_disturbed,
-    verdict_label,
 )
 from workbench.report.claim_words import (  # noqa: F401  (re-exported)
     UNSETTLED_SIZES,
@@ -91,13 +90,21 @@ from workbench.report.ratio_text import (  # noqa: F401  (re-exported: tutorials
     table_ratio,
 )
 from workbench.report.runs_needed import is_runs_hint
-
-Reading = Literal["faster", "slower", "same", "inconclusive", "no call"]
-
-#: The widest floor (relative) at which "same" is said as "same": beyond it a difference of that size could
-#: hide in the noise, so "same" would claim more than was measured. The verdicts' own bound (a "same" verdict
-#: now has its whole interval within it); rows judged before that rule are held to it here.
-SAME_MAX_FLOOR = SAME_WITHIN
+from workbench.report.verdict_reading import (  # noqa: F401  (re-exported: tutorials and tests import them from here)
+    DIRECTION_MARGIN,
+    MEDIANS_TOLERANCE,
+    SAME_MAX_FLOOR,
+    Reading,
+    comparison_disturbed,
+    may_state_cause,
+    medians_disagree,
+    medians_ratio,
+    reading,
+    rests_on_disturbed,
+    settled,
+    settled_direction,
+)
+from workbench.report.verdict_tables import shown_verdicts, verdict_table  # noqa: F401  (re-exported)
 
 #: The phrase :func:`verdict_sentence` uses for each reading; :func:`check_claim` looks for these.
 PHRASES: dict[str, str] = {
@@ -158,112 +165,11 @@ def disagree_hint(busy: bool | None) -> str:
     return DISAGREE_HINT.replace(RERUN_HINT, rerun_hint(busy))
 
 
-def medians_ratio(v: Mapping[str, Any]) -> float:
-    """The speed-up the two cells' own headline medians give (``median_a / median_b``; NaN where not known)."""
-    a, b = _num(v, "median_a"), _num(v, "median_b")
-    return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else float("nan")
-
-
-#: How far outside the paired interval the medians' ratio must lie to disagree with it (relative): each median
-#: has its own error, and "0.94x paired against 0.95x from the medians" read to every reader as agreement; but
-#: 3% let "the same within ±5%: the whole interval (0.973-1.02x)" stand beside medians 0.952x apart, and a
-#: "slower, 1.06x" beside medians that coincide.
-MEDIANS_TOLERANCE = 0.01
-
-
-def medians_disagree(v: Mapping[str, Any]) -> bool:
-    """Whether the ratio of the two cells' own medians lies outside the paired estimate's interval (by more than
-    :data:`MEDIANS_TOLERANCE`): then the paired figure and the medians printed beside it tell two stories, and
-    neither is stated as a finding."""
-    if str(v.get("verdict")) not in ("faster", "slower", "same", "inconclusive", "ambiguous"):
-        return False
-    m, lo, hi = medians_ratio(v), _num(v, "ci_low"), _num(v, "ci_high")
-    return all(math.isfinite(x) for x in (m, lo, hi)) and not lo / (1 + MEDIANS_TOLERANCE) <= m <= hi * (
-        1 + MEDIANS_TOLERANCE)
-
-
-#: How far past the ±5% "same" band every estimate of a pair must lie, on one side, for its direction to be said
-#: while its size is not settled (:func:`settled_direction`): twice the band.
-DIRECTION_MARGIN = 2 * SAME_WITHIN
-
-
-def settled_direction(v: Mapping[str, Any]) -> tuple[str, float, float] | None:
-    """("faster" | "slower", lowest, highest estimate) where a pair reads "inconclusive" only because its
-    estimates part (:func:`medians_disagree`, a ``bimodal_note``) yet every one of them (the paired speed-up, the
-    medians' ratio, and any ``mode_ratios`` of a bimodal side's modes against the other side) lies on the same
-    side, past :data:`DIRECTION_MARGIN`: then who was faster is settled and only the size is not (08 read "could
-    not tell torch from numpy" at 2.20× paired against 2.76× from the medians). None otherwise, and None for a
-    disturbed pair (its paired figure informs nothing) unless a side is bimodal and every mode lies on one side past
-    the noise (:func:`~workbench.report.claims_rows.disturbed_bimodal_direction`)."""
-    if rests_on_disturbed(v) or not (medians_disagree(v) or v.get("bimodal_note")):
-        return None
-    if is_disturbed(_num(v, "floor")):   # only a bimodal side's modes, each past the noise, settle it (06)
-        return disturbed_bimodal_direction(v, DIRECTION_MARGIN)
-    estimates = [_num(v, "speedup"), medians_ratio(v)] + [float(x) for x in (v.get("mode_ratios") or [])]
-    if not all(math.isfinite(x) and x > 0 for x in estimates):
-        return None
-    if min(estimates) > 1 + DIRECTION_MARGIN:
-        return "faster", min(estimates), max(estimates)
-    if max(estimates) < 1 / (1 + DIRECTION_MARGIN):
-        return "slower", min(estimates), max(estimates)
-    return None
-
-
-def rests_on_disturbed(v: Mapping[str, Any]) -> bool:
-    """Whether a comparison rests on a cell that reads disturbed (``cells_disturbed`` > 0, :func:`mark_busy`): a
-    cell whose quartiles lie half its median or more apart (:func:`~workbench.judge.disturbed.cell_disturbed`), the
-    cell its figure draws as a cross, "no value to read", and its tables read "disturbed". Such a comparison reads
-    "disturbed", whatever its paired interval: no "faster", no cause, the rerun hint (:func:`verdict_sentence`).
-    01 printed "numpy @ numpy was faster: numba @ numba took 1.35× its time" beside a figure crossing numba's cell
-    out; 05 gave "portable-fused ran 1.2× faster" and its cause for two crossed-out cells."""
-    return _num(v, "cells_disturbed") > 0
-
-
-def comparison_disturbed(v: Mapping[str, Any]) -> bool:
-    """Whether a comparison reads "disturbed": its interval reaches :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`
-    (a verdict reached, :func:`~workbench.judge.verdicts.is_disturbed`), or it rests on a disturbed cell
-    (:func:`rests_on_disturbed`). The one test the sentence, its check and the table beside it apply."""
-    return reading(v) in ("faster", "slower", "inconclusive") and (
-        (is_disturbed(_num(v, "floor")) and not too_few_words(v.get("basis"))) or rests_on_disturbed(v))
-
-
-def may_state_cause(v: Mapping[str, Any]) -> bool:
-    """Whether a sentence may give a cause for this pair ("tiling pays: ...", "fusion saves a pass"): only under
-    a settled verdict, i.e. "faster" or "slower" (:func:`reading`: the medians agree with the interval and no
-    side is bimodal) and not disturbed (its floor within
-    :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`). Every tutorial's cause sentence is conditional on it."""
-    return reading(v) in ("faster", "slower") and not is_disturbed(_num(v, "floor"))
-
-
-settled = may_state_cause
-
-
 def ratio_text(lo: float, hi: float) -> str:
     """A range of ratios as one figure where its ends print alike ("1.4×", never "1.4-1.4×"), else "1.35-1.39×";
     always with "×" and three significant digits at most."""
     a, b = f"{lo:.3g}", f"{hi:.3g}"
     return f"{a}×" if a == b else f"{a}-{b}×"
-
-
-def reading(v: Mapping[str, Any]) -> Reading:
-    """What a verdict lets a sentence say: ``v`` is a row of a speed-up table or a verdict's dict (keys
-    ``verdict``, ``speedup``, ``ci_low``, ``ci_high``, ``floor``; with ``median_a``/``median_b`` a pair whose
-    medians disagree with its interval reads "inconclusive", :func:`medians_disagree`; so does one with a
-    ``bimodal_note``, a side whose rounds fell in two modes; and so does one that rests on a disturbed cell,
-    :func:`rests_on_disturbed`)."""
-    verdict = str(v.get("verdict"))
-    if verdict in ("faster", "slower", "same", "inconclusive", "ambiguous") and rests_on_disturbed(v):
-        return "inconclusive"   # a side the figure crosses out: no call rests on it (rests_on_disturbed)
-    if medians_disagree(v) or v.get("bimodal_note"):
-        return "inconclusive"
-    if verdict in ("faster", "slower"):
-        return verdict  # type: ignore[return-value]
-    if verdict == "same":
-        floor = _num(v, "floor")
-        return "same" if math.isfinite(floor) and floor <= SAME_MAX_FLOOR else "inconclusive"
-    if verdict in ("inconclusive", "ambiguous"):
-        return "inconclusive"
-    return "no call"
 
 
 def machine_busy(rows: pd.DataFrame) -> bool | None:
@@ -387,13 +293,7 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
         return (f"{base} was faster: {other} took {inverse_text(s, lo, hi)} its time"
                 f"{_settled_aside(v, s, True)}")
     if said == "same":
-        if lo > 1 or hi < 1:   # measurably apart, but by less than "same" allows: said as such, not as noise
-            apart = apart_text(s, lo, hi, interval_name(v))
-            return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {apart}, "
-                    f"measurably but inside the ±{pct(SAME_WITHIN)} we call the same")
-        # the interval, not the floor (never under the ±5% band: "floor ±5.0%" beside ±2% read as a contradiction)
-        return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole {interval_name(v)} "
-                f"({interval_text(lo, hi)}, {estimate_text(s, lo, hi)} measured) lies inside it")
+        return _same_sentence(v, base, other)
     if said == "inconclusive":
         advice = given or (SETTLE_IDLE if busy is False else SETTLE_BUSY if busy else SETTLE)
         if 0 < lo <= hi and hi / lo <= (1 + MIN_EFFECT) ** 2 and not is_runs_hint(given):
@@ -404,6 +304,19 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
         one_way = one_way_text(v, base, other) if lo <= 1 <= hi else ""
         return f"could not tell {other} from {base}: {why}{'; ' + one_way if one_way else ''}; {advice}"
     return f"no call between {other} and {base}: {v.get('verdict')}"
+
+
+def _same_sentence(v: Mapping[str, Any], base: str, other: str) -> str:
+    """A pair that reads "same" (:func:`reading`): by its interval, and as measurably apart where that interval
+    excludes 1 but lies within the ±5% band."""
+    s, lo, hi = _num(v, "speedup"), _num(v, "ci_low"), _num(v, "ci_high")
+    if lo > 1 or hi < 1:   # measurably apart, but by less than "same" allows: said as such, not as noise
+        apart = apart_text(s, lo, hi, interval_name(v))
+        return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: {other} was {apart}, "
+                f"measurably but inside the ±{pct(SAME_WITHIN)} we call the same")
+    # the interval, not the floor (never under the ±5% band: "floor ±5.0%" beside ±2% read as a contradiction)
+    return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole {interval_name(v)} "
+            f"({interval_text(lo, hi)}, {estimate_text(s, lo, hi)} measured) lies inside it")
 
 
 #: A settled sentence names the cells' own medians beside its paired figure where the two differ by more than this
@@ -589,49 +502,6 @@ def check_claim(v: Mapping[str, Any], sentence: str, phrases: Mapping[str, str] 
                             f"{_num(v, 'ci_low'):.3g}-{_num(v, 'ci_high'):.3g}×")
 
 
-def shown_verdicts(table: pd.DataFrame, wide: bool = False) -> pd.DataFrame:
-    """A speed-up table as a tutorial shows it beside its sentences: a disturbed comparison (floor past
-    :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`) reads "disturbed" (or "faster, disturbed") as its
-    sentence does, and keeps only the bound that sentence quotes (``ci_low`` of a faster, ``ci_high`` of a
-    slower one): no floor, no speed-up, no other bound. A pair whose medians disagree with its interval
-    (:func:`medians_disagree`) reads "not settled (medians disagree)", as its sentence does; one resting on a
-    disturbed cell (:func:`rests_on_disturbed`, a ``cells_disturbed`` column) reads "disturbed", with no number.
-    A table without a ``floor`` column gets the interval's half-width as one, so a disturbed row is caught all the
-    same. The rest as they are. ``wide``: such rows are that wide for a reason that is no disturbance (two machines: the
-    sentences' ``wide_because``), and read "too wide to read" ("faster, amount too wide to read") instead."""
-    out = table.copy()
-    if "verdict" not in out:
-        return out
-    if "floor" not in out and {"ci_low", "ci_high"} <= set(out):
-        lo, hi = (pd.to_numeric(out[c], errors="coerce") for c in ("ci_low", "ci_high"))
-        out["floor"] = (hi / lo) ** 0.5 - 1
-    if "floor" not in out:
-        return out
-    verdicts = out["verdict"].astype(str)
-    parted = pd.Series([medians_disagree(r) for r in out.to_dict("records")], index=out.index, dtype=bool)
-    crossed = pd.Series([rests_on_disturbed(r) for r in out.to_dict("records")], index=out.index, dtype=bool)
-    hit = (out["floor"].map(is_disturbed) | crossed) & verdicts.isin(["faster", "slower", "same", "inconclusive"])
-    # a disturbed row's direction as its sentence reads it: a "faster" whose medians part says "could not tell" (07)
-    said = pd.Series([x if x in ("faster", "slower") else "inconclusive" for x in map(reading, out.to_dict("records"))],
-                     index=out.index, dtype=object)
-    bases = out["basis"] if "basis" in out else pd.Series(None, index=out.index, dtype=object)
-    out["verdict"] = ["disturbed" if c else _wide_label(verdict_label(s, f, b), wide) if h
-                      else "not settled (medians disagree)" if p else v
-                      for v, s, f, h, p, c, b in zip(verdicts, said, out["floor"], hit, parted, crossed, bases,
-                                                     strict=True)]
-    blank = {"floor": hit, "speedup": hit, "ci_low": hit & (said != "faster"), "ci_high": hit & (said != "slower")}
-    for col, mask in blank.items():
-        if col in out:
-            out[col] = pd.to_numeric(out[col], errors="coerce").where(~mask)
-    return out
-
-
-def _wide_label(label: str, wide: bool) -> str:
-    # the amount is unreadable, not the direction; "size" read as the array's size in a table with a size column (07)
-    return label.replace(", disturbed", ", amount too wide to read").replace("disturbed", "too wide to read") if wide \
-        else label
-
-
 def pair_verdicts(df: pd.DataFrame, base: str, other: str, backend: str) -> pd.DataFrame:
     """Variant ``other`` against variant ``base`` on one backend, one row per size, with the package's paired
     verdict (:func:`workbench.judge.compare.speedup_vs_baseline`; speed-up above 1: ``other`` is faster)."""
@@ -668,36 +538,3 @@ def busy_text(rows: pd.DataFrame) -> str:
     return f"other processes used up to {share_words(share)} while these cells ran"
 
 
-def verdict_table(table: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
-    """A speed-up table as a reader sees it beside its sentences (:func:`shown_verdicts`), its numbers in words:
-    the ``keep`` columns, then "basis" where a row was judged on another basis than paired rounds, "speed-up
-    (paired)" ("1.14×"; "speed-up" where some row was not paired), "interval" ("1.03-1.26×", its coverage in the
-    header), "floor" ("±13%") and the verdict; blank where :func:`shown_verdicts` blanked a number."""
-    shown = shown_verdicts(table)
-
-    def times(x: Any, lo: Any, hi: Any) -> str:
-        if pd.isna(x):
-            return ""
-        return table_ratio(float(x), *(float("nan") if pd.isna(b) else float(b) for b in (lo, hi)))
-
-    coverage = pd.to_numeric(shown.get("coverage", pd.Series(dtype=float)), errors="coerce").dropna()
-    label = f"interval ({coverage.iloc[0]:.1%})" if len(coverage) and coverage.nunique() == 1 else "interval"
-    out = shown[keep].copy()
-    # which rule each row was judged by: "(paired)" in the header only where every row was; else a basis column (03
-    # printed "speed-up (paired)" above pairs judged unpaired, on few rounds at speed: judge/few_rounds.py)
-    bases = [str(b) for b in shown.get("basis", pd.Series(dtype=object)).fillna("")]
-    paired = bool(bases) and all(is_paired_basis(b) for b in bases)
-    head = "speed-up (paired)" if paired or not bases else "speed-up"
-    if bases and set(bases) != {"paired rounds"}:
-        out["basis"] = bases
-    out[head] = [times(x, lo, hi) for x, lo, hi in zip(
-        shown["speedup"], table.get("ci_low", shown["ci_low"]), table.get("ci_high", shown["ci_high"]), strict=True)]
-    out[label] = [interval_text(lo, hi) for lo, hi in zip(shown["ci_low"], shown["ci_high"], strict=True)]
-    if label == "interval" and coverage.nunique() > 1:
-        # rows of more than one coverage: each cell says its own, as its sentence does (03 headed "interval" a
-        # column of 97.5% and 99% intervals, and the reader could not tell which was which)
-        each = pd.to_numeric(shown.get("coverage"), errors="coerce")
-        out[label] = [f"{t} ({100 * c:g}%)" if t and pd.notna(c) else t for t, c in zip(out[label], each, strict=True)]
-    out["floor"] = shown["floor"].map(lambda f: "" if pd.isna(f) else fmt_floor(float(f)))
-    out["verdict"] = shown["verdict"]
-    return out
