@@ -28,7 +28,8 @@ from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.plots.lines import quartile_band
 from workbench.report.claims import (bandwidth_down_text, cache_place, cache_text, check_claim, disturbance_text,
                                      disturbed_cells_text, last_level_cache_bytes, noisy_count_text,
-                                     mark_busy, may_state_cause, reading, verdict_sentence, verdict_table)
+                                     mark_busy, may_state_cause, verdict_sentence, verdict_table)
+from workbench.report.verdict_reading import summary_reading
 
 tutorial.begin(FULL, colwidth=None, small=SMALL,  # figures inline; reasons in full
                leaves_out="the two sizes chosen from this machine's caches (one within half the per-core cache, one "
@@ -161,11 +162,16 @@ for _, v in table.iterrows():
 # cache is taken from its working set (cache_place), never from its being the larger size
 big = table[table["size"] == table["size"].max()]
 big_bytes = float(res.df.loc[res.df["size"] == big["size"].max(), "bytes"].max())
-beat = [f"{v['variant']} @ {v['backend']}" for _, v in big.iterrows() if reading(v) == "faster"]
-unsure = [f"{v['variant']} @ {v['backend']}" for _, v in big.iterrows() if reading(v) == "inconclusive"]
+# read as the sentences above read them (summary_reading): a pair resting on a disturbed cell whose quartiles lie
+# apart was said faster or slower, the amount not readable, never "could not be told"
+said = {f"{v['variant']} @ {v['backend']}": summary_reading(v) for _, v in big.iterrows()}
+beat, unsure, ahead, behind = ([k for k, r in said.items() if r == want] for want in
+                               ("faster", "inconclusive", "faster, disturbed", "slower, disturbed"))
 print(f"at the largest size ({big['size_label'].iloc[0]}, {cache_place(big_bytes, llc)}): "
       + (f"{', '.join(beat)} beat numpy's library call beyond the noise" if beat else
          "no variant beat numpy's library call beyond the noise")
+      + (f"; {', '.join(ahead)} ran faster than it, the amount not readable (disturbed)" if ahead else "")
+      + (f"; it ran faster than {', '.join(behind)}, the amount not readable (disturbed)" if behind else "")
       + (f"; {', '.join(unsure)} could not be told from it, whatever order the plot's medians show" if unsure
          else ""))
 noisy = res.df[res.df["status"] == "ok"]["noisy"].astype(bool)

@@ -59,6 +59,19 @@ def load_text(rows: pd.DataFrame) -> str:
     return ", ".join(parts)
 
 
+def aside_rounds(rows: pd.DataFrame) -> set[Any]:
+    """The rounds the workers' host probe set aside in any of ``rows``, by round id where a row has its ids (a
+    round set aside on both sides of a pair is one round, as a few-rounds basis counts it: 03 said "2 set aside"
+    and, in the same sentence, "set 4 rounds aside"), else by row and index."""
+    out: set[Any] = set()
+    for n, r in enumerate(rows.to_dict("records")):
+        medians = [float(x) for x in parse_samples(r.get("round_medians_s"))]
+        ids = round_ids(r.get("round_ids"))
+        for i in host_slow_rounds(medians, _slowdowns(r)):
+            out.add(ids[i] if ids and len(ids) == len(medians) else (n, i))
+    return out
+
+
 def spread_text(rows: pd.DataFrame) -> str:
     """What the rows' own numbers show varied: a cell's rounds (its slowest round median over its fastest) and the
     host's speed probe between rounds ("" where the rows hold neither)."""
@@ -73,8 +86,7 @@ def spread_text(rows: pd.DataFrame) -> str:
     # each worker's host probe, read around the cell's rounds, which sets a slow host's round aside (judge/dips.py).
     # 05 printed "the host's speed probe moved by up to 1% between rounds" beside "round 2 set aside: taken while the
     # host ran slow (its probe 1.17x its best ...)": one probe's calm read as the other's verdict undone
-    aside = sum(len(host_slow_rounds([float(x) for x in parse_samples(r.get("round_medians_s"))], _slowdowns(r)))
-                for r in rows.to_dict("records"))
+    aside = len(aside_rounds(rows))
     if probes and max(probes) > 1.005:
         parts.append(f"the sweep's between-rounds speed probe moved by up to {max(probes) - 1:.0%}")
     if aside:

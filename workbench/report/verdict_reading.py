@@ -124,3 +124,14 @@ def reading(v: Mapping[str, Any]) -> Reading:
     if verdict in ("inconclusive", "ambiguous"):
         return "inconclusive"
     return "no call"
+
+
+def summary_reading(v: Mapping[str, Any]) -> str:
+    """What a summary may list a pair under, as its sentence reads it: :func:`reading`, except that a pair resting on a
+    disturbed cell with every quartile of one side beyond the other's (``quartiles_apart``) reads "faster,
+    disturbed" or "slower, disturbed", as its sentence says who was faster, the amount not readable. 01's summary
+    said "could not be told from it" of pairs its sentences had just called faster."""
+    way = str(v.get("quartiles_apart") or "")
+    if way in ("faster", "slower") and rests_on_disturbed(v):
+        return f"{way}, disturbed"
+    return reading(v)
