@@ -203,13 +203,7 @@ def quartile_band(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]
     # or more, report.summary): 08 drew bands for cells its table read "disturbed"
     withheld = disturbed_mask(g)
     q1, q3 = np.where(withheld, np.nan, q1), np.where(withheld, np.nan, q3)
-    if metric == "median_s":
-        return q1, q3
-    if metric in INVERSE_TIME:
-        v = g[metric].to_numpy(float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return v * med / q3, v * med / q1
-    return None
+    return _in_metric(g, metric, q1, q3, med)
 
 
 def quartile_span(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -218,6 +212,13 @@ def quartile_span(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]
     if not {"q1_s", "q3_s", "median_s"} <= set(g.columns):
         return None
     q1, q3, med = (pd.to_numeric(g[c], errors="coerce").to_numpy(float) for c in ("q1_s", "q3_s", "median_s"))
+    return _in_metric(g, metric, q1, q3, med)
+
+
+def _in_metric(g: pd.DataFrame, metric: str, q1: np.ndarray, q3: np.ndarray,
+               med: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Quartile times ``q1``, ``q3`` (seconds) in ``metric``'s unit: as they are for time, inverted about each
+    row's ``metric`` value for a rate (the slower quartile gives the lower rate); None for another metric."""
     if metric == "median_s":
         return q1, q3
     if metric in INVERSE_TIME:
