@@ -38,6 +38,7 @@ from workbench.judge.verdicts import (
     rerun_hint,
     span_disturbed,
 )
+from workbench.report.claim_notes import Claim, clauses
 from workbench.report.claim_words import (  # noqa: F401  (re-exported)
     UNSETTLED_SIZES,
     busy_words,
@@ -250,7 +251,16 @@ RUNS_RERUN_HINT = ("run each side again and compare several runs a side (workben
 
 def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: str = "",
                      rerun: str | None = None, busy: bool | None = None, wide_because: str = "") -> str:
-    """``other`` against ``base`` in words, chosen by the verdict (speed-up = time(base) / time(other)).
+    """``other`` against ``base`` in one sentence: :func:`verdict_claim`'s whole text (head and reasons)."""
+    return verdict_claim(v, base, other, disturbed_by, rerun, busy, wide_because).text()
+
+
+def verdict_claim(v: Mapping[str, Any], base: str, other: str, disturbed_by: str = "",
+                  rerun: str | None = None, busy: bool | None = None, wide_because: str = "") -> Claim:
+    """``other`` against ``base`` in words, chosen by the verdict (speed-up = time(base) / time(other)), as a
+    :class:`~workbench.report.claim_notes.Claim`: its head (the verdict, its number or bound, and the phrase
+    :func:`check_claim` looks for) and its reasons, which a :class:`~workbench.report.claim_notes.NoteBlock` says
+    once under a list of verdicts; ``.text()`` is the whole sentence.
 
     Past :data:`~workbench.judge.verdicts.DISTURBED_FLOOR` no interval or floor is printed: the sentence says
     the comparison was disturbed, by what (``disturbed_by``: :func:`disturbance_text` of the rows), and how to
@@ -276,24 +286,41 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
     if direction is not None:   # every estimate on one side, past the band: who was faster is settled
         return _direction_sentence(v, direction, base, other, hint)
     if v.get("bimodal_note"):   # a cell whose rounds fell in two modes: its ratio says which mode it drew
-        return (f"could not tell {other} from {base}: {v['bimodal_note']}, so the ratio ({s:.2f}× paired) depends on "
-                f"which mode each round fell in: not settled; {hint}")
+        head = f"could not tell {other} from {base}"
+        return Claim(f"{head}: the ratio ({s:.2f}× paired) depends on which mode each round fell in: not settled",
+                     (str(v["bimodal_note"]), hint),
+                     f"{head}: {v['bimodal_note']}, so the ratio ({s:.2f}× paired) depends on which mode each round "
+                     f"fell in: not settled; {hint}")
     if medians_disagree(v):
-        basis = str(v.get("basis") or "paired estimate")
-        hint = (disagree_hint(busy) if given is None else f"not settled; {given}") if basis == BLOCKS else (
-            f"not settled; {hint} (paired round by round, a few rounds far apart pull the two figures apart)")
-        # each figure said with its direction (08: "1.07× paired against 0.98× from the medians" left the reader
-        # to guess who was faster by which)
-        return (f"could not tell {other} from {base}: the {basis} {DISAGREE} ({_as_speed(other, s)} paired, "
-                f"{_as_speed(other, medians_ratio(v))} from the medians{_named(v)}): {hint}")
-    lo, hi = _num(v, "ci_low"), _num(v, "ci_high")
+        return _disagree_claim(v, base, other, busy, given, hint)
+    return _settled_claim(v, said, base, other, busy, given)
+
+
+def _disagree_claim(v: Mapping[str, Any], base: str, other: str, busy: bool | None, given: str | None,
+                    hint: str) -> Claim:
+    """A pair whose paired estimate and cells' own medians disagree (:func:`medians_disagree`): both figures, each
+    with its direction, and what to do about it."""
+    s, basis = _num(v, "speedup"), str(v.get("basis") or "paired estimate")
+    hint = (disagree_hint(busy) if given is None else f"not settled; {given}") if basis == BLOCKS else (
+        f"not settled; {hint} (paired round by round, a few rounds far apart pull the two figures apart)")
+    # each figure said with its direction (08: "1.07× paired against 0.98× from the medians" left the reader
+    # to guess who was faster by which)
+    head = (f"could not tell {other} from {base}: the {basis} {DISAGREE} ({_as_speed(other, s)} paired, "
+            f"{_as_speed(other, medians_ratio(v))} from the medians{_named(v)})")
+    return Claim(head, clauses(hint), f"{head}: {hint}")
+
+
+def _settled_claim(v: Mapping[str, Any], said: Reading, base: str, other: str, busy: bool | None,
+                   given: str | None) -> Claim:
+    """A pair read faster, slower, the same, inconclusive within an interval that informs, or no call."""
+    s, floor, lo, hi = _num(v, "speedup"), _num(v, "floor"), _num(v, "ci_low"), _num(v, "ci_high")
     if said == "faster":
-        return f"{other} ran {estimate_text(s, lo, hi)} faster than {base}{_settled_aside(v, s, False)}"
+        return Claim(f"{other} ran {estimate_text(s, lo, hi)} faster than {base}{_settled_aside(v, s, False)}")
     if said == "slower":
-        return (f"{base} was faster: {other} took {inverse_text(s, lo, hi)} its time"
-                f"{_settled_aside(v, s, True)}")
+        return Claim(f"{base} was faster: {other} took {inverse_text(s, lo, hi)} its time"
+                     f"{_settled_aside(v, s, True)}")
     if said == "same":
-        return _same_sentence(v, base, other)
+        return Claim(_same_sentence(v, base, other))
     if said == "inconclusive":
         advice = given or (SETTLE_IDLE if busy is False else SETTLE_BUSY if busy else SETTLE)
         if 0 < lo <= hi and hi / lo <= (1 + MIN_EFFECT) ** 2 and not is_runs_hint(given):
@@ -302,8 +329,10 @@ def verdict_sentence(v: Mapping[str, Any], base: str, other: str, disturbed_by: 
             advice = SETTLE_AT_BAND_BUSY if busy else SETTLE_AT_BAND
         why = _unsettled_why(other, s, lo, hi, floor, interval_name(v)) + opposite_medians(v, s, other)
         one_way = one_way_text(v, base, other) if lo <= 1 <= hi else ""
-        return f"could not tell {other} from {base}: {why}{'; ' + one_way if one_way else ''}; {advice}"
-    return f"no call between {other} and {base}: {v.get('verdict')}"
+        head = f"could not tell {other} from {base}: {why}"
+        return Claim(head, tuple(x for x in (one_way, advice) if x),
+                     f"{head}{'; ' + one_way if one_way else ''}; {advice}")
+    return Claim(f"no call between {other} and {base}: {v.get('verdict')}")
 
 
 def _same_sentence(v: Mapping[str, Any], base: str, other: str) -> str:
@@ -358,35 +387,41 @@ def _settled_aside(v: Mapping[str, Any], s: float, slower: bool) -> str:
 
 
 def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float], base: str, other: str,
-                        hint: str = RERUN_HINT) -> str:
+                        hint: str = RERUN_HINT) -> Claim:
     """Who was faster, by the range its estimates span (by the least of them where they span more than
     :data:`~workbench.judge.verdicts.DISTURBED_FLOOR`: "2.65-6.37×" is no finding), and that the size is not
     settled (and why)."""
     way, lo, hi = direction
     winner, by = (other, ratio_text(lo, hi)) if way == "faster" else (base, ratio_text(1 / hi, 1 / lo))
     parts = [f"{v['bimodal_note']}, every mode on the same side"] if v.get("bimodal_note") else []
+    disagree = ""
     if medians_disagree(v):
         basis = str(v.get("basis") or "paired estimate")
-        parts.append(f"the {basis} {DISAGREE} on how much ({_num(v, 'speedup'):.3g}× paired against "
+        disagree = f"the {basis} {DISAGREE} on how much"   # in the head too: check_claim looks for it there
+        parts.append(f"{disagree} ({_num(v, 'speedup'):.3g}× paired against "
                      f"{medians_ratio(v):.3g}× from the medians{_named(v)}, both as {other} against {base})")
     why = "; ".join(parts) or "its estimates part"
+    reasons = (*parts, hint) if parts else (hint,)
+    aside = f" ({disagree})" if disagree else ""
     if span_disturbed(lo, hi):
         # a range this wide is no finding, and its low end is no bound: it is one estimate (often one mode's median
         # of a bimodal side, 06's "by at least 1.41x"), with no interval of its own; the direction alone is said
         every = "every estimate (the paired speed-up, the medians' ratio" + (
             " and each mode of the rounds)" if v.get("bimodal_note") else ")")
-        return f"{winner} ran faster by {every}, by how much is unknown: {PHRASES['direction']} ({why}); {hint}"
+        head = f"{winner} ran faster by {every}, by how much is unknown: {PHRASES['direction']}"
+        return Claim(head + aside, reasons, f"{head} ({why}); {hint}")
     # two estimates, not an interval: "by 1.22-1.59x" read as one (11); each named as what it is
     ends = by[:-1].split("-") if by.endswith("×") and by.count("-") == 1 else None
     by = f"{ends[0]}× by one estimate and {ends[1]}× by the other" if ends else by
-    return f"{winner} ran faster, by {by}: {PHRASES['direction']} ({why}); {hint}"
+    head = f"{winner} ran faster, by {by}: {PHRASES['direction']}"
+    return Claim(head + aside, reasons, f"{head} ({why}); {hint}")
 
 
 #: Why a comparison resting on a disturbed cell says no ratio, in the figure's words (its cross's legend).
 CELL_CROSSED = "its median is no value to read (the figure draws it as an x)"
 
 
-def _disturbed_cell_sentence(v: Mapping[str, Any], base: str, other: str, by: str, rerun: str) -> str:
+def _disturbed_cell_sentence(v: Mapping[str, Any], base: str, other: str, by: str, rerun: str) -> Claim:
     """A comparison resting on a disturbed cell (:func:`rests_on_disturbed`): "disturbed", as its table reads, which
     cell, the rule it broke, what disturbed it (``by``) and how to rerun; no ratio, interval or cause. Never "could not
     tell": 01 printed "could not tell portable @ opencl-0 from numpy @ numpy" of cells ~25x apart. Where every
@@ -400,15 +435,20 @@ def _disturbed_cell_sentence(v: Mapping[str, Any], base: str, other: str, by: st
     rule = CELL_RULE if n == 1 else f"in each {CELL_RULE}"
     way = str(v.get("quartiles_apart") or "")
     winner, loser = (other, base) if way == "faster" else (base, other)
-    direction = (f"; {winner} was faster than {loser}, the amount not readable: every quartile of {winner}'s times "
-                 f"lies below every quartile of {loser}'s" if way in ("faster", "slower") else "")
-    return (f"{other} against {base}: the comparison {DISTURBED}, as it {PHRASES['disturbed cell']}: {who} "
-            f"disturbed, since {rule}: {CELL_CROSSED}, so no ratio is read from it{direction}{cause}: "
-            f"{hint_after(by, rerun)}")
+    apart = f"every quartile of {winner}'s times lies below every quartile of {loser}'s"
+    ordered = way in ("faster", "slower")
+    direction = f"; {winner} was faster than {loser}, the amount not readable: {apart}" if ordered else ""
+    head = f"{other} against {base}: the comparison {DISTURBED}, as it {PHRASES['disturbed cell']}"
+    short = head + (f" ({named})" if named else "") + (
+        f"; {winner} was faster than {loser}, the amount not readable" if ordered else "")
+    reasons = (f"{who} disturbed, since {rule}: {CELL_CROSSED}, so no ratio is read from it",
+               *((apart,) if ordered else ()), *clauses(by, hint_after(by, rerun)))
+    return Claim(short, reasons, f"{head}: {who} disturbed, since {rule}: {CELL_CROSSED}, so no ratio is read from "
+                                 f"it{direction}{cause}: {hint_after(by, rerun)}")
 
 
 def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: str, by: str,
-                        rerun: str = RERUN_HINT, wide_because: str = "") -> str:
+                        rerun: str = RERUN_HINT, wide_because: str = "") -> Claim:
     """A comparison whose interval is too wide to inform: its direction where settled (as the bound its
     interval guarantees), else no number at all; what disturbed it (or, ``wide_because``, why it is that wide
     without a disturbance) and how to rerun."""
@@ -425,13 +465,18 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
     tail = (f"the comparison's interval {TOO_WIDE} ({wide_because}): {rerun}" if wide_because
             else f"{'; '.join(causes)}: {rerun}" if few and "too few" in by
             else f"{TOO_FEW}{cause}: {rerun}" if few else f"the comparison {DISTURBED}{cause}: {rerun}")
-    if said == "faster":
-        return f"{other} ran at least {bound_text(lo)} faster than {base}, by how much is unknown: {tail}"
-    if said == "slower":
-        return f"{base} was faster: {other} took at least {bound_text(1 / hi)} its time, by how much is unknown: {tail}"
+    # the head keeps the tail's marking phrase (check_claim reads it there); its causes and advice go to the notes
+    mark = (f"the comparison's interval {TOO_WIDE}" if wide_because else "" if few and "too few" in by
+            else TOO_FEW if few else f"the comparison {DISTURBED}")
+    reasons = ((wide_because,) if wide_because else tuple(causes)) + (rerun,)
+    if said in ("faster", "slower"):
+        head = (f"{other} ran at least {bound_text(lo)} faster than {base}, by how much is unknown" if said == "faster"
+                else f"{base} was faster: {other} took at least {bound_text(1 / hi)} its time, by how much is unknown")
+        return Claim(f"{head}: {mark}" if mark else head, reasons, f"{head}: {tail}")
     direction = settled_direction(v)
     if direction is not None:   # a bimodal side, every mode one way past the noise: the direction, no size
-        return f"{bimodal_direction_text(v, direction[0], base, other)}; {PHRASES['direction']}; {tail}"
+        head = f"{bimodal_direction_text(v, direction[0], base, other)}; {PHRASES['direction']}"
+        return Claim(f"{head}; {mark}" if mark else head, reasons, f"{head}; {tail}")
     # a bimodal side, rounds all one way, or medians far apart that the paired rounds still cannot order: said
     one_way = one_way_text(v, base, other)   # its cause, where it names one, is not said twice (07)
     # a gap between the cells' medians is explained only where both medians can be read: 07 quoted "23 µs for run A"
@@ -440,7 +485,8 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
     why = [x for x in (str(v.get("bimodal_note") or ""), one_way,
                        apart_undecided_text(v, base, other, f"{by}; {one_way}", bool(wide_because)) if readable
                        else "") if x]
-    return f"could not tell {other} from {base}: {'; '.join([*why, tail])}"
+    head = f"could not tell {other} from {base}"
+    return Claim(f"{head}: {mark}" if mark else head, (*why, *reasons), f"{head}: {'; '.join([*why, tail])}")
 
 
 def check_verdict(v: Mapping[str, Any]) -> None:
