@@ -204,9 +204,9 @@ def test_the_check_refuses_an_interval_past_the_floor_that_can_inform():
     with pytest.raises(ClaimMismatch, match="says 'was disturbed'"):
         check_claim(INCONCLUSIVE, "could not tell fused from eager: the comparison was disturbed")
     claims.check_printed_intervals("within ±45% noise, ±5.0%")  # informative widths pass
-    assert vd.verdict_label("inconclusive", 13.61) == "disturbed"
-    assert vd.verdict_label("faster", 1.06) == "faster, disturbed"
-    assert vd.verdict_label("inconclusive", 0.45) == "inconclusive (±45%)"
+    assert vd.verdict_label("inconclusive", 13.61, "paired rounds") == "disturbed"
+    assert vd.verdict_label("faster", 1.06, "paired rounds") == "faster, disturbed"
+    assert vd.verdict_label("inconclusive", 0.45, "paired rounds") == "inconclusive (±45%)"
 
 
 def test_a_pair_whose_medians_disagree_with_its_interval_is_not_settled():

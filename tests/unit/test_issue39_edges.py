@@ -30,7 +30,7 @@ def test_the_disturbed_edge_is_inclusive():
     assert vd.is_disturbed(0.5) and vd.is_disturbed(0.4999) and not vd.is_disturbed(0.494)  # 0.4999 prints "50%"
     assert vd.spread_disturbed(0.5, 1.0) and not vd.spread_disturbed(0.4999, 1.0)
     assert vd.span_disturbed(1.0, 1.5) and not vd.span_disturbed(1.0, 1.4999)
-    assert vd.verdict_label("faster", 0.5) == "faster, disturbed"
+    assert vd.verdict_label("faster", 0.5, "paired rounds") == "faster, disturbed"
     assert quartiles_wide({"median_s": 1.0, "iqr_s": 0.5})
 
 
@@ -114,5 +114,6 @@ def test_the_rule_itself_is_no_printed_interval(rule):
 def test_a_floor_that_prints_as_the_disturbed_edge_is_disturbed():
     """07 printed "within ±50% noise" (and its own check refused it) for a floor of 49.7%: pct rounds it to 50%."""
     from workbench.judge.verdicts import is_disturbed, pct, verdict_label
-    assert pct(0.497) == "50%" and is_disturbed(0.497) and verdict_label("inconclusive", 0.497) == "disturbed"
+    assert pct(0.497) == "50%" and is_disturbed(0.497)
+    assert verdict_label("inconclusive", 0.497, "paired rounds") == "disturbed"
     assert pct(0.494) == "49%" and not is_disturbed(0.494)

@@ -19,7 +19,9 @@ import pandas as pd
 from workbench.cli.args_common import add_store, command, given_text
 from workbench.core.record import JsonObject
 from workbench.judge.between_runs import PROBE_K
-from workbench.judge.verdicts import DISTURBED_FLOOR, K_BETWEEN, is_disturbed, pct, rerun_hint, verdict_label
+from workbench.judge.few_rounds_basis import too_few_words
+from workbench.judge.verdict_labels import reads_disturbed, verdict_label, verdict_labels
+from workbench.judge.verdicts import DISTURBED_FLOOR, K_BETWEEN, is_disturbed, pct, rerun_hint
 from workbench.store.database import open_store
 
 #: The gate's default threshold: a sure "slower" must also be more than this much slower to fail it.
@@ -218,9 +220,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(title)
         print(format_table(table))
-        counts = pd.Series([verdict_label(v, f) if is_disturbed(f) else v  # as the table prints them
-                            for v, f in zip(table["verdict"], table.get("floor", [math.nan] * len(table)),
-                                            strict=True)]).value_counts()
+        counts = pd.Series(verdict_labels(table, past_floor_only=True)).value_counts()  # as the table prints them
         notes.insert(0, f"{len(table)} cells: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
         notes += settle_notes(table) + disturbed_notes(table, df)
         if args.run_b and not args.baseline:
@@ -243,7 +243,8 @@ def _gate(failed: pd.DataFrame, threshold: float) -> int:
         return 0
     print(f"gate FAILED: {len(failed)} cell(s) surely slower by more than {limit}:", file=sys.stderr)
     for _, r in failed.iterrows():
-        how = (f"at most {r['ci_high']:.3g}x, disturbed" if is_disturbed(r["floor"]) else
+        how = (f"at most {r['ci_high']:.3g}x ({verdict_label(r['verdict'], r['floor'], r.get('basis'))})"
+               if is_disturbed(r["floor"]) else
                f"{r['speedup']:.3g}x ({coverage_text(r.get('coverage'))} interval {r['ci_low']:.3g}-"
                f"{r['ci_high']:.3g}x, could see ±{pct(r['floor'])})")
         print(f"  {r['kernel']} {r['variant']} @ {r['backend']} {r['dtype']} {r['size']}: {how}", file=sys.stderr)
@@ -373,7 +374,7 @@ def format_table(table: pd.DataFrame) -> str:
              for lo, hi, ok in zip(t.pop("ci_low"), t.pop("ci_high"), shown, strict=True)]
     t["speedup"] = [_speedup_text(x, v, f) for x, v, f in zip(t["speedup"], t["verdict"], floors, strict=True)]
     t["could see"] = [f"±{pct(f)}" if ok else "" for f, ok in zip(floors, shown, strict=True)]
-    t["verdict"] = [verdict_label(v, f) for v, f in zip(t["verdict"], floors, strict=True)]
+    t["verdict"] = verdict_labels(table)   # with each row's basis: too few rounds at speed reads so, not "disturbed"
     tail = [ci, "could see", "verdict"]
     if _noisy(table).any():
         t["noisy"] = ["~" if x else "" for x in _noisy(table)]
@@ -391,20 +392,26 @@ def _speedup_text(x: float, verdict: str, floor: float) -> str:
 
 def disturbed_notes(table: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
     """One line for the comparisons whose interval is too wide to inform (past ±50%, printed as "disturbed"): what
-    the machine was doing while the rows were measured, and how to rerun."""
+    the machine was doing while the rows were measured, and how to rerun; one before it for those that wide because
+    the slow host left too few rounds at speed to pair (printed "could not tell (too few rounds at speed ...)")."""
     from workbench.report.claims import disturbance_text, machine_busy
 
     if "floor" not in table:
         return []
-    n = int(sum(is_disturbed(f) for f in table["floor"]))
+    bases = table["basis"] if "basis" in table else [None] * len(table)
+    few = sum(bool(is_disturbed(f) and too_few_words(b)) for f, b in zip(table["floor"], bases, strict=True))
+    out = [f"{few} comparison(s) left too few rounds at speed to pair (rounds taken while the host ran slow were set "
+           "aside; their intervals rest on an assumed drift, no disturbance, and are not printed): rerun with more "
+           "rounds, on a host that keeps its speed"] if few else []
+    n = int(sum(reads_disturbed(f, b) for f, b in zip(table["floor"], bases, strict=True)))
     if not n:
-        return []
+        return out
     by = disturbance_text(rows)
     # "comparison(s)", not "cell(s)": a disturbed comparison (its interval) is not a disturbed cell (its quartiles),
     # and readers met the one beside cells that were not the other (issue 39; docs/statistics.md)
-    return [f"{n} comparison(s) disturbed (intervals of ±{DISTURBED_FLOOR:.0%} or wider are not printed; the "
-            "comparison's interval, whatever its cells' own spread)"
-            f"{f'; the rows record {by}' if by else ''}: {rerun_hint(machine_busy(rows))}"]
+    return out + [f"{n} comparison(s) disturbed (intervals of ±{DISTURBED_FLOOR:.0%} or wider are not printed; the "
+                  "comparison's interval, whatever its cells' own spread)"
+                  f"{f'; the rows record {by}' if by else ''}: {rerun_hint(machine_busy(rows))}"]
 
 
 def _noisy(table: pd.DataFrame) -> pd.Series:

@@ -16,6 +16,7 @@ from workbench.core.dtypes import check_dtype
 from workbench.core.output_guard import check_output_path
 from workbench.core.record import size_label
 from workbench.core.status import Status
+from workbench.judge.verdict_labels import verdict_label
 from workbench.judge.verdicts import is_disturbed
 from workbench.tuning import tune
 from workbench.tuning.search import STRATEGIES
@@ -122,9 +123,12 @@ def summary(result: Any) -> str:
                      f"(timed once)")
     v = result.verdict
     if v and is_disturbed(v["floor"]):   # past ±50% no estimate or interval is printed: it informs nothing
+        # in the label's words with its basis: too few rounds at speed is no disturbance (verdict_labels)
+        label = verdict_label(v["verdict"], v["floor"], v.get("basis"))
         lines.append(f"confirmation (run {result.confirm_run_id}): {format_config(v['against'])} vs hand-picked: "
-                     "disturbed (its interval is ±50% or wider: no estimate); not kept; rerun `workbench tune`, "
-                     "on a quieter machine if this one was busy")
+                     f"{label} (its interval is ±50% or wider: no estimate); not kept; rerun `workbench tune`, "
+                     + ("with more rounds, on a host that keeps its speed" if "too few" in label else
+                        "on a quieter machine if this one was busy"))
     elif v:
         lines.append(f"confirmation (run {result.confirm_run_id}): {format_config(v['against'])} vs hand-picked "
                      f"{v['speedup']:.2f}x [{v['ci_low']:.2f}, {v['ci_high']:.2f}], floor ±{v['floor']:.0%}: "

@@ -55,10 +55,10 @@ from workbench.judge.disturbed import rerun_hint as rerun_hint
 from workbench.judge.disturbed import rounds_could as rounds_could
 from workbench.judge.disturbed import span_disturbed as span_disturbed
 from workbench.judge.disturbed import spread_disturbed as spread_disturbed
-from workbench.judge.few_rounds_basis import too_few_words
 
 # t quantiles (97.5% intervals) and medians of chi2(df) / df, df 1-40, without scipy
 from workbench.judge.quantile_tables import CHI2_MEDIAN_RATIOS, T_QUANTILES
+from workbench.judge.verdict_labels import verdict_label as verdict_label  # re-exported: callers import it here
 
 VERDICTS = ("faster", "slower", "same", "inconclusive", "insufficient samples")
 
@@ -145,22 +145,6 @@ class VerdictFields(TypedDict):
     basis: str
     coverage: float
     settle: str | None
-
-
-def verdict_label(verdict: str, floor: float, basis: Any = None) -> str:
-    """"same (within ±X%)" / "inconclusive (±X%)" with the floor; "disturbed" (and "faster, disturbed") past
-    :data:`DISTURBED_FLOOR`, where no floor is printed; other verdicts as they are. Past it on a ``basis`` of too
-    few rounds at speed (:func:`workbench.judge.few_rounds_basis.too_few_words`) the label says that instead of
-    "disturbed": "could not tell (too few rounds at speed: 1 set aside)" (05 read "disturbed" of two shared rounds
-    at 1.35-1.45x, neither cell noisy, on a machine not busy: the width was an assumed drift, no disturbance)."""
-    if verdict in ("same", "inconclusive", "faster", "slower") and is_disturbed(floor):
-        if few := too_few_words(basis):
-            return f"could not tell ({few})" if verdict in ("same", "inconclusive") else \
-                f"{verdict}, amount unknown ({few})"
-        return "disturbed" if verdict in ("same", "inconclusive") else f"{verdict}, disturbed"
-    if verdict in ("same", "inconclusive") and floor is not None and math.isfinite(floor):
-        return f"same (within ±{pct(floor)})" if verdict == "same" else f"inconclusive (±{pct(floor)})"
-    return verdict
 
 
 def median(x: Any) -> float:

@@ -20,9 +20,12 @@ from workbench.core.status import Status
 from workbench.core.units import fmt_time_auto, interval_label
 from workbench.judge.baselines import library_variants
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.verdicts import is_disturbed, rerun_hint, verdict_label
+from workbench.judge.few_rounds_basis import too_few_words
+from workbench.judge.verdict_labels import verdict_label
+from workbench.judge.verdicts import is_disturbed, rerun_hint
 from workbench.report.caveats import FAILED_STATUSES, caveat, failed_cells, report_caveats, row_caveats
 from workbench.report.claims import disturbance_text, machine_busy
+from workbench.report.claims_cause import noise_cause
 from workbench.report.reference_checks import ReferenceChecks
 from workbench.report.row_notes import RowNotes, one_row_notes
 from workbench.report.styles import parse_baseline, series_key
@@ -57,12 +60,21 @@ class Finding:
     #: Where the reference is itself the fastest: its margin over the runner-up, in the same paired speed-up
     #: ("runner-up numba @ numba: 0.8× (slower)"); else "".
     runner_up: str = ""
+    #: What the verdict rests on (its ``basis``): a pair left too few rounds at speed reads so, not "disturbed".
+    basis: str = ""
 
     @property
     def disturbed(self) -> bool:
         """The interval is too wide to inform (:data:`~workbench.judge.verdicts.DISTURBED_FLOOR`): no interval,
-        floor or (unless the direction is settled) speed-up is printed; the verdict reads "disturbed"."""
+        floor or (unless the direction is settled) speed-up is printed; the verdict reads "disturbed", or, where
+        too few rounds were left at speed to pair (:attr:`too_few`), "could not tell (too few rounds at speed ...)"."""
         return self.speedup is not None and is_disturbed(self.floor)
+
+    @property
+    def too_few(self) -> str:
+        """"too few rounds at speed: 1 set aside" where the interval is that wide because the slow host's rounds were
+        set aside and too few were left to pair (no disturbance: its caveat says so, not "disturbed"); else ""."""
+        return too_few_words(self.basis) if self.disturbed else ""
 
     @property
     def settled(self) -> bool:
@@ -86,8 +98,11 @@ class Finding:
 
     @property
     def verdict_shown(self) -> str:
-        """The verdict as printed: "disturbed" (or "faster, disturbed") past the floor that can inform."""
-        return verdict_label(self.verdict, self.floor) if self.disturbed and self.floor is not None else self.verdict
+        """The verdict as printed: "disturbed" (or "faster, disturbed") past the floor that can inform; "could not
+        tell (too few rounds at speed: 1 set aside)" where that is why
+        (:func:`workbench.judge.verdict_labels.verdict_label`)."""
+        return verdict_label(self.verdict, self.floor, self.basis) if self.disturbed and self.floor is not None \
+            else self.verdict
 
     @property
     def verdict_text(self) -> str:
@@ -351,8 +366,11 @@ def _size_finding(ctx: _Context, kr: _KernelRun, cls: str, params: str) -> Findi
     finding = Finding(kr.kernel, cls, label, kr.run, series_key(best["variant"], best["backend"]),
                       f"~ {time}" if notes["noisy"] else time, vs.reference, vs.speedup, vs.ci, vs.verdict, pct,
                       _text(notes["ceiling"]), caveats + vs.caveats, vs.floor if vs.speedup is not None else None,
-                      vs.settle, vs.coverage)
-    if finding.disturbed:  # no interval: what disturbed it, from the pair's own rows, and how to rerun
+                      vs.settle, vs.coverage, basis=vs.basis)
+    if finding.too_few:  # no interval, and no disturbance: too few rounds were left at speed to pair
+        finding.settle = _too_few_settle(finding, vs.row)
+        finding.caveats.insert(0, caveat(finding.settle.split(":")[0], finding.settle))
+    elif finding.disturbed:  # no interval: what disturbed it, from the pair's own rows, and how to rerun
         finding.settle = _disturbed_settle(ctx, kr, cell, best)
         finding.caveats.insert(0, caveat(finding.settle.split(":")[0], finding.settle))
     if vs.verdict == "reference":
@@ -392,7 +410,7 @@ def _runner_up(kr: _KernelRun, cell: pd.DataFrame, params: str, ratios: np.ndarr
     ratio, i = max(others)
     key = series[i]
     m = kr.table.iloc[kr.judged_at[(*key, params)]]
-    shown = verdict_label(str(m["verdict"]), float(m["floor"]))
+    shown = verdict_label(str(m["verdict"]), float(m["floor"]), m.get("basis"))
     number = "" if is_disturbed(m["floor"]) else f"{ratio:.3g}× "
     return f"runner-up {series_key(*key)}: {number}({shown})"
 
@@ -409,6 +427,16 @@ def _disturbed_settle(ctx: _Context, kr: _KernelRun, cell: pd.DataFrame, best: p
     by = disturbance_text(rows)
     # "while the machine is otherwise idle" only where the rows show other work (an idle run's rounds varied)
     return f"disturbed{f' ({by})' if by else ''}: {rerun_hint(machine_busy(rows))}"
+
+
+def _too_few_settle(finding: Finding, row: Mapping[str, Any]) -> str:
+    """Why a comparison too wide to inform is no disturbance: the slow host's rounds were set aside and too few were
+    left to pair, so its interval rests on an assumed drift (:func:`~workbench.report.claims_cause.noise_cause`);
+    then what would settle it (the verdict's own advice, which counts the rounds set aside). Its head, before the
+    first colon, is the caveat's text: "too few rounds at speed (1 set aside)", never "disturbed"."""
+    why = noise_cause(row) or str(row.get("basis") or "")
+    rerun = finding.settle or rerun_hint(None)
+    return f"{finding.too_few.replace(': ', ' (', 1)}): {why}; {rerun}"
 
 
 def _best_caveats(ctx: _Context, kr: _KernelRun, best: pd.Series, notes: RowNotes,
@@ -443,6 +471,9 @@ class _VersusReference:
     settle: str = ""
     coverage: float | None = None
     caveats: list[dict[str, str]] = field(default_factory=list)
+    #: The verdict's basis (what it rests on), and its judged row as a mapping (what its caveat words read).
+    basis: str = ""
+    row: dict[str, Any] = field(default_factory=dict)
 
 
 def _versus_reference(ctx: _Context, kr: _KernelRun, best: pd.Series, params: str,
@@ -458,7 +489,8 @@ def _versus_reference(ctx: _Context, kr: _KernelRun, best: pd.Series, params: st
     m = kr.table.iloc[at]
     vs = _VersusReference(str(m["verdict"]), ref_key, floor=float(m["floor"]) if pd.notna(m.get("floor")) else None,
                           settle=_text(m.get("settle")),
-                          coverage=float(m["coverage"]) if pd.notna(m.get("coverage")) else None)
+                          coverage=float(m["coverage"]) if pd.notna(m.get("coverage")) else None,
+                          basis=_text(m.get("basis")), row=m.to_dict())
     if vs.verdict == "baseline":
         vs.verdict = "reference"
     elif pd.notna(m["speedup"]):

@@ -62,9 +62,11 @@ MAX_TABLE_ROWS = 5_000
 #: The columns :func:`workbench.roofs.model.resolve_roofs` reads of the rows.
 ROOF_COLUMNS = ("env_id", "backend", "device", "dtype", "ceiling_gbps", "ceiling_gflops", "ceiling_source")
 
-#: The columns of a kernel's judged speed-ups that the key findings read (kept for them across kernels).
+#: The columns of a kernel's judged speed-ups that the key findings read (kept for them across kernels): the basis
+#: among them, with the noise and rounds its caveat words read, so a pair left too few rounds at speed reads so there,
+#: not "disturbed" (issue 39: the report said "disturbed" of a pair its tutorials said "could not tell" of).
 JUDGED_COLUMNS = ("run_id", "variant", "backend", "params", "verdict", "speedup", "ci_low", "ci_high", "floor",
-                  "coverage", "settle")
+                  "coverage", "settle", "basis", "noise", "n_a")
 
 
 class _ByName:

@@ -69,6 +69,8 @@ class TuneVerdict(TypedDict):
     #: Both cells' own medians (the default's, the candidate's), printed beside the paired figure.
     median_a: float
     median_b: float
+    #: What the verdict rests on: too few rounds at speed reads so in its label, not "disturbed".
+    basis: str
     #: Whether the tuner may act on it: "faster" with an interval that informs (not disturbed) and the cells'
     #: own medians inside it (:func:`settled_faster`); only then is the candidate kept.
     settled: bool
@@ -394,7 +396,7 @@ def _confirm(result: TuneResult, st: Any, default: TunableConfig, top: int, roun
         return {"speedup": row["speedup"], "ci_low": row["ci_low"], "ci_high": row["ci_high"], "floor": row["floor"],
                 "verdict": row["verdict"], "against": names[row["variant"]].config,
                 "median_a": float(row.get("median_a", math.nan)), "median_b": float(row.get("median_b", math.nan)),
-                "settled": bool(settled_faster(row))}
+                "basis": str(row.get("basis") or ""), "settled": bool(settled_faster(row))}
 
     result.candidates = [judged(row) for _, row in table.iterrows()]
     if pick is not None:

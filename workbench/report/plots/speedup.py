@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.verdicts import verdict_label
+from workbench.judge.verdict_labels import verdict_labels
 from workbench.report.plots.frame import finish, new_figure, split_ok
 from workbench.report.plots.metrics import METRIC_LABELS
 from workbench.report.plots.series import for_kernel, kernel_names, line_style, run_order, series_columns, series_label
@@ -29,13 +29,12 @@ SETTLED = ("faster", "slower")
 
 
 def _mark_verdicts(ax: Axes, g: pd.DataFrame, color: Any, label_points: bool) -> int:
-    """The verdict at each point of one series: a hollow ring where it names no direction (same,
-    inconclusive, disturbed), and, where few points are drawn, the verdict in words; returns the rings drawn."""
+    """The verdict at each point of one series: a hollow ring where it names no direction (same, inconclusive,
+    disturbed, could not tell), and, where few points are drawn, the verdict in words (each with its basis, as
+    :func:`~workbench.judge.verdict_labels.verdict_labels` reads it); returns the rings drawn."""
     if "verdict" not in g:
         return 0
-    floors = g["floor"] if "floor" in g else pd.Series(np.nan, index=g.index)
-    words = [verdict_label(str(v), float(f)) if pd.notna(f) else str(v) for v, f in zip(g["verdict"], floors,
-                                                                                       strict=True)]
+    words = verdict_labels(g)   # each with its basis: too few rounds at speed reads so, not "disturbed"
     open_ = np.array([str(v) not in SETTLED for v in g["verdict"]], dtype=bool)
     if open_.any():
         ax.plot(g["_x"][open_], g["speedup"][open_], ls="none", marker="o", ms=7, mfc="white", mec=color, mew=1.3,
