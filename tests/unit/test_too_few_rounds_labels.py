@@ -99,3 +99,15 @@ def test_speedup_figure_labels_say_too_few_rounds(rows):
     finally:
         plt.close(fig)
     assert LABEL in texts and not any("disturbed" in t for t in texts)
+
+
+def test_medians_apart_on_too_few_rounds_are_not_called_a_disturbed_comparison():
+    from workbench.report.claims_cause import apart_undecided_text
+
+    v = {"verdict": "inconclusive", "speedup": 1.2, "ci_low": 0.5, "ci_high": 2.9, "floor": 0.62, "noise": 0.15,
+         "basis": too_few_basis_text(2, 1), "n_a": 2, "n_b": 2, "median_a": 2e-3, "median_b": 1e-3,
+         "round_ratios": [0.8, 1.9]}
+    said = apart_undecided_text(v, "lib", "fast")
+    assert "a comparison on too few rounds at speed reads no ratio" in said and "disturbed" not in said, said
+    paired = apart_undecided_text({**v, "basis": "paired rounds"}, "lib", "fast")
+    assert "a disturbed comparison reads no ratio" in paired

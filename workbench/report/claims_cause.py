@@ -21,7 +21,7 @@ from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.units import fmt_seconds
 from workbench.judge.dips import SET_ASIDE, host_slow_rounds, ids_at_speed, rounds_kept
 from workbench.judge.disturbed import NOT_BUSY
-from workbench.judge.few_rounds import is_paired_basis, read_basis
+from workbench.judge.few_rounds import is_paired_basis, read_basis, too_few_words
 from workbench.judge.stats import mode_median
 from workbench.judge.verdicts import (
     BLOCKS,
@@ -399,7 +399,9 @@ def apart_undecided_text(v: Mapping[str, Any], base: str, other: str, said_cause
     # 183.76× apart" beside "the comparison was disturbed", of a cell its figure crossed out
     # ``wide``: that wide for a reason that is no disturbance (two machines, :data:`~workbench.report.claims.TOO_WIDE`),
     # said in the word the table and the sentence's tail use (07 printed "a disturbed comparison" beside "too wide")
-    kind = "a comparison too wide to read" if wide else "a disturbed comparison"
+    # too few rounds at speed to pair (the slow host's set aside): no disturbance either, said as the table says it
+    kind = ("a comparison too wide to read" if wide else
+            "a comparison on too few rounds at speed" if too_few_words(v.get("basis")) else "a disturbed comparison")
     medians = (f"the cells' medians differ ({fmt_seconds(a)} for {base}, {fmt_seconds(b)} for {other}; {kind} "
                "reads no ratio from them)" if is_disturbed(v.get("floor")) else
                f"the cells' medians lie {max(a, b) / min(a, b):.2f}× apart ({fmt_seconds(a)} for {base}, "
