@@ -83,7 +83,11 @@ def few_verdict(few: FewRounds, typical: float | None, **kw: Any) -> tuple[vd.Ve
     v = vd.unpaired_verdict(few.kept_a, few.kept_b, **kw)
     if v.basis != "one stream":  # each side kept MIN_ROUNDS rounds at speed: judged on their spread, as before
         return v, few.kept_a, few.kept_b
-    settle = None if v.settle is None else (
-        f"more rounds, so that at least {vd.MIN_ROUNDS} are shared at speed (--rounds {vd.MIN_ROUNDS + k} or more), "
-        "on a host that keeps its speed")
+    settle = None if v.settle is None else too_few_settle(k)
     return dataclasses.replace(v, basis=too_few_basis_text(n, k), settle=settle), few.kept_a, few.kept_b
+
+
+def too_few_settle(set_aside: int) -> str:
+    """What would settle a pair judged unpaired because the slow host left too few shared rounds at speed."""
+    return (f"more rounds, so that at least {vd.MIN_ROUNDS} are shared at speed (--rounds {vd.MIN_ROUNDS + set_aside} "
+            "or more), on a host that keeps its speed")

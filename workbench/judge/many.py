@@ -20,8 +20,16 @@ from typing import Any
 import numpy as np
 
 from workbench.judge import verdicts as vd
-from workbench.judge.dips import ids_at_speed, set_aside_out
-from workbench.judge.few_rounds import FewRounds, few_rounds, few_verdict
+from workbench.judge.dips import many_ids_at_speed, set_aside_out
+from workbench.judge.few_rounds import (
+    MIN_AT_SPEED,
+    FewRounds,
+    few_rounds,
+    few_verdict,
+    paired_basis_text,
+    too_few_basis_text,
+    too_few_settle,
+)
 
 #: The verdict fields a judged pair gets, in :data:`workbench.judge.compare.RESULT_COLUMNS` order.
 FIELDS = ("speedup", "ci_low", "ci_high", "coverage", "floor", "noise", "verdict", "settle", "basis",
@@ -48,8 +56,8 @@ class Rows:
                 self.times.append(s)
                 self.is_rounds.append(False)
         slowdowns = many_floats(column("round_host_slowdowns"))
-        self.round_ids = [ids_at_speed(vd.round_ids(v), list(m), list(h))  # set-aside rounds pair with none
-                          for v, m, h in zip(column(vd.ROUND_IDS), medians, slowdowns, strict=True)]
+        self.round_ids = many_ids_at_speed([vd.round_ids(v) for v in column(vd.ROUND_IDS)], medians,
+                                           slowdowns)  # set-aside rounds pair with none
         self.cell_key = list(column("cell_key"))
         self.pair_with = list(column(vd.PAIR_WITH))
         self._pair_d = column(vd.PAIR_D)
@@ -128,6 +136,8 @@ def judge(rows: Rows, pairs: Sequence[tuple[int, int | None]], scope_keys: Seque
     for (what, *shape), ks in batches.items():
         if what == "unpaired":
             _unpaired_batch(out, ks, [values[k] for k in ks], rounds=shape[2], hints=hints)
+        elif what in (FEW_PAIRED, FEW_UNPAIRED):
+            _few_batch(out, what, shape, ks, values, hints)
         else:
             _effects_batch(out, ks, [values[k] for k in ks], basis=shape[1], has_typical=shape[2], hints=hints)
     return out
@@ -186,11 +196,13 @@ def _into_batches(rows: Rows, judged: list[tuple[int, int]], scope_keys: Sequenc
                 continue
             batches[("unpaired", len(a_t), len(b_t), rounds)].append(k)
             continue
-        if kind[k] == FEW:  # one at a time, by the function the one-pair path uses
-            v, a_t, b_t = few_verdict(values[k], typical(scope_keys[r], PAIRED))
-            _put(out, k, v)
-            out["median_a"][k] = vd.median(a_t) if len(a_t) else float("nan")
-            out["median_b"][k] = vd.median(b_t) if len(b_t) else float("nan")
+        if kind[k] == FEW:  # in a batch as few_verdict judges it, else one at a time by few_verdict itself
+            t_few = typical(scope_keys[r], PAIRED)
+            if not _few_batched(batches, values, k, t_few):
+                v, a_t, b_t = few_verdict(values[k], t_few)
+                _put(out, k, v)
+                out["median_a"][k] = vd.median(a_t) if len(a_t) else float("nan")
+                out["median_b"][k] = vd.median(b_t) if len(b_t) else float("nan")
             continue
         t = typical(scope_keys[r], kind[k])
         if kind[k] == PAIRED:
@@ -208,6 +220,53 @@ def _into_batches(rows: Rows, judged: list[tuple[int, int]], scope_keys: Sequenc
         batches[("effects", len(d), kind[k], has_typical)].append(k)
         values[k] = (d, t if has_typical else float("nan"))
     return batches
+
+
+#: Batches of pairs with few rounds at speed (:func:`_few_batched`): paired on their shared rounds, or unpaired.
+FEW_PAIRED, FEW_UNPAIRED = "few paired", "few unpaired"
+
+
+def _few_batched(batches: dict[tuple, list[int]], values: list[Any], k: int, typical: float | None) -> bool:
+    """Whether pair ``k`` (few rounds at speed, ``values[k]`` its :class:`FewRounds`) went into a batch, judged as
+    :func:`few_verdict` judges it: paired on its shared rounds where its scope has a typical spread, else unpaired
+    on each side's rounds at speed (``values[k]`` made what the batch reads). Why: on a busy host most real rows
+    have a round set aside, and one verdict at a time was a fifth of a report's judging. False where a batch
+    would not read the values as the one-pair path does (a value not finite and positive, a side empty)."""
+    few: FewRounds = values[k]
+    n, aside = len(few.a), few.set_aside
+    if n >= MIN_AT_SPEED and typical is not None and math.isfinite(typical):
+        d = np.log(few.a) - np.log(few.b)
+        if not np.isfinite(d).all():
+            return False
+        batches[(FEW_PAIRED, n, aside)].append(k)
+        values[k] = (d, typical, few.a, few.b)
+        return True
+    a, b = few.kept_a, few.kept_b
+    if not (len(a) and len(b) and (np.isfinite(a) & (a > 0)).all() and (np.isfinite(b) & (b > 0)).all()):
+        return False
+    batches[(FEW_UNPAIRED, len(a), len(b), n, aside)].append(k)
+    values[k] = (a, b)
+    return True
+
+
+def _few_batch(out: dict[str, list[Any]], what: str, shape: list[Any], ks: list[int], values: list[Any],
+               hints: dict[str, str]) -> None:
+    """:func:`few_verdict` of a batch of :func:`_few_batched` pairs, at once: their basis says how many rounds were
+    shared and set aside, their advice counts the rounds set aside, each side is quoted by the times judged."""
+    if what == FEW_PAIRED:
+        n, aside = shape
+        _effects_batch(out, ks, [values[k][:2] for k in ks], basis=PAIRED, has_typical=True, hints=hints,
+                       shown_basis=paired_basis_text(n, aside), settle_rounds=aside)
+    else:
+        na, nb, n, aside = shape
+        stream = na < vd.MIN_ROUNDS or nb < vd.MIN_ROUNDS  # judged on one stream: said so, with its own advice
+        _unpaired_batch(out, ks, [values[k] for k in ks], rounds=True, hints=hints,
+                        shown_basis=too_few_basis_text(n, aside) if stream else None,
+                        settle_text=too_few_settle(aside) if stream else None)
+    for side, medians in (("median_a", _medians([values[k][-2] for k in ks])),
+                          ("median_b", _medians([values[k][-1] for k in ks]))):
+        for k, m in zip(ks, medians, strict=True):
+            out[side][k] = m
 
 
 def _medians(arrays: list[np.ndarray]) -> list[float]:
@@ -260,7 +319,7 @@ def _typicals(scopes: Scopes) -> Callable[[ScopeKeys, str], float | None]:
 
 
 def _effects_batch(out: dict[str, list[Any]], ks: list[int], items: list[tuple[np.ndarray, float]], basis: str,
-                   has_typical: bool, hints: dict[str, str]) -> None:
+                   has_typical: bool, hints: dict[str, str], **shown: Any) -> None:
     """:func:`workbench.judge.verdicts.effects_verdict` of equal-length effects, at once."""
     d = np.array([x for x, _ in items], dtype=float)
     n = d.shape[1]
@@ -280,11 +339,11 @@ def _effects_batch(out: dict[str, list[Any]], ks: list[int], items: list[tuple[n
         df = vd.PRIOR_DF + n - 1
     half = vd._quantile(vd.CONFIDENCE, df) * vd.MEDIAN_EFFICIENCY * noise / math.sqrt(n)
     _verdicts(out, ks, effect, effect - half, effect + half, noise, [n] * len(ks), [n] * len(ks), basis,
-              vd.CONFIDENCE, hints)
+              vd.CONFIDENCE, hints, **shown)
 
 
 def _unpaired_batch(out: dict[str, list[Any]], ks: list[int], items: list[tuple[np.ndarray, np.ndarray]],
-                    rounds: bool, hints: dict[str, str]) -> None:
+                    rounds: bool, hints: dict[str, str], **shown: Any) -> None:
     """:func:`workbench.judge.verdicts.unpaired_verdict` (no run-to-run noise) of pairs of equal lengths, at once."""
     la = np.log(np.array([a for a, _ in items], dtype=float))
     lb = np.log(np.array([b for _, b in items], dtype=float))
@@ -300,7 +359,7 @@ def _unpaired_batch(out: dict[str, list[Any]], ks: list[int], items: list[tuple[
     q = vd._quantile(vd.BETWEEN_COVERAGE, None)
     half = vd.K_BETWEEN * noise * q / q  # as the verdict writes it (x * q / q is not always x, to the last bit)
     _verdicts(out, ks, effect, effect - half, effect + half, noise, [na] * len(ks), [nb] * len(ks), basis,
-              vd.BETWEEN_COVERAGE, hints)
+              vd.BETWEEN_COVERAGE, hints, **shown)
 
 
 def _round_sigma(x: np.ndarray) -> np.ndarray:
@@ -315,9 +374,11 @@ def _round_sigma(x: np.ndarray) -> np.ndarray:
 
 def _verdicts(out: dict[str, list[Any]], ks: list[int], effect: np.ndarray, lo: np.ndarray, hi: np.ndarray,
               noise: np.ndarray, n_a: list[int], n_b: list[int], basis: str, coverage: float,
-              hints: dict[str, str]) -> None:
+              hints: dict[str, str], shown_basis: str | None = None, settle_rounds: int = 0,
+              settle_text: str | None = None) -> None:
     """:func:`workbench.judge.verdicts.decide` and the verdict's fields, for a batch (settle hints per pair, only
-    for the inconclusive)."""
+    for the inconclusive). ``shown_basis``: the basis written in place of ``basis``; ``settle_rounds``: rounds
+    the advice counts on top of those judged; ``settle_text``: the advice in place of the computed one."""
     margin = math.log1p(vd.MIN_EFFECT)
     half = np.maximum(np.maximum(effect - lo, hi - effect), margin)
     bound = np.maximum(np.maximum(-lo, hi), margin)
@@ -336,9 +397,10 @@ def _verdicts(out: dict[str, list[Any]], ks: list[int], effect: np.ndarray, lo: 
         v = words[str(verdict[i])]
         out["speedup"][k], out["ci_low"][k], out["ci_high"][k] = speedup[i], ci_low[i], ci_high[i]
         out["coverage"][k], out["floor"][k], out["noise"][k] = coverage, floor_l[i], noise_l[i]
-        out["verdict"][k], out["basis"][k], out["n_a"][k], out["n_b"][k] = v, basis, n_a[i], n_b[i]
+        out["verdict"][k], out["basis"][k], out["n_a"][k], out["n_b"][k] = v, shown_basis or basis, n_a[i], n_b[i]
         if v == "inconclusive":
-            hint = vd.settle_advice(effect_l[i], noise_l[i], min(n_a[i], n_b[i]), basis, coverage, 0.0, vd.MIN_EFFECT)
+            hint = settle_text or vd.settle_advice(effect_l[i], noise_l[i], min(n_a[i], n_b[i]) + settle_rounds,
+                                                   basis, coverage, 0.0, vd.MIN_EFFECT)
             out["settle"][k] = hints.setdefault(hint, hint)
         else:
             out["settle"][k] = None
