@@ -25,6 +25,7 @@ from workbench import tutorial
 import numba
 from workbench.api import Results
 import math
+import re
 
 import pandas as pd
 import numpy as np
@@ -33,10 +34,12 @@ from workbench.report.claims import (busy_share, busy_text, check_claim,
                                      check_printed_intervals, check_verdict, disturbance_text, fmt_floor,
                                      interval_text, mark_busy,
                                      may_state_cause, reading, shown_verdicts, sigma_pct,
-                                     table_ratio, verdict_sentence)
-from workbench.judge.verdicts import K_BETWEEN, MIN_CELLS, is_disturbed, pct
+                                     table_ratio, verdict_claim)
+from workbench.report.claim_notes import Claim, NoteBlock
+from workbench.judge.verdicts import K_BETWEEN, MIN_CELLS, NOISY_SPREAD, is_disturbed, pct
 from workbench.judge.disturbed import rounds_could
 from workbench.report.runs_needed import practical, runs_needed_text, runs_rerun_hint
+from workbench.report.claims_cause import scatter_text
 from workbench.report.noise_parts import noise_parts_text, own_part, rerun_advice, summary_advice
 from workbench.report.ratio_text import inverted_bounds
 from workbench.report.runs_cause import rest_cause
@@ -110,6 +113,20 @@ print(f"the run-to-run noise: {noise} (one sigma), "
          f"measured from the scatter of {noise_on} matched cells" if noise_on >= MIN_CELLS else
          f"assumed: {noise_on} matched cells are fewer than the {MIN_CELLS} it takes to measure it")
       + (f"; {noise_off} cells whose rows record other thread pools are left out of it" if noise_off else ""))
+
+
+def noisy_mark(v, run_sigma: float) -> str:
+    # a comparison is noisy where either cell carries the noisy mark, or where its own rounds' part of the noise (the
+    # figure its line prints as "its own rounds (±x%)") passes the 10% a cell's rounds are held to: the column and
+    # the line cannot disagree, and the column says which of the two it is
+    noise = float(v.get("noise")) if pd.notna(v.get("noise")) else float("nan")
+    own = math.expm1(own_part(noise, run_sigma)) if math.isfinite(noise) else 0.0
+    if own > NOISY_SPREAD:
+        # one decimal within ±50%, so a figure near the 10% threshold never prints as "±10%" on either side of it
+        return f"yes: its own rounds {f'±{own:.1%}' if own <= 0.5 else scatter_text(own_part(noise, run_sigma))}"
+    return "yes: a cell's mark" if bool(v.get("noisy")) else "no"
+
+
 shown = shown_verdicts(cmp)   # past ±50% no interval: the verdict reads "disturbed"
 # each ratio at the precision its sentence prints (table_ratio), so the table and the sentence show one figure
 x = [table_ratio(v, lo, hi) if pd.notna(v) else ""
@@ -118,8 +135,8 @@ pd.DataFrame({"variant": shown["variant"], "backend": shown["backend"], "size": 
               "speed-up (A/B, median of round medians)": x,
               "interval": [interval_text(lo, hi) for lo, hi in zip(shown["ci_low"], shown["ci_high"])],
               "floor": shown["floor"].map(lambda f: "" if pd.isna(f) else fmt_floor(f)),
-              # a row is flagged noisy where its rounds spread, or where the machine was busy while it ran
-              "noisy (rounds or a busy machine)": shown["noisy"].map(lambda n: "yes" if n else "no"),
+              # one rule for the mark and the noise the lines print (noisy_mark)
+              "noisy": [noisy_mark(v, float(cmp.attrs["run_noise"])) for v in shown.to_dict("records")],
               "verdict": shown["verdict"]})
 """),
     md("""
@@ -137,9 +154,10 @@ that the noise hid everything). Anything else is read as *inconclusive* — the 
 settle it — and says what would: between two runs, more runs of each side, as many as the run-to-run scatter
 needs (`workbench compare A1,A2,... B1,B2,...`; more rounds shrink a run's own noise, not the noise between runs),
 or, where that is more than 20 a side, quieter runs; and a quieter machine where the rows saw a busy one.
-`noisy` marks a comparison either of whose two cells carries the noisy mark, by the rule every row's mark
-follows: its round medians scatter by more than 10% (a robust one-sigma spread, rounds set aside while the
-host ran slow left out), or fall in two groups, or a round felt a dip of the host's memory bandwidth, or other
+`noisy` reads "yes: its own rounds ±x%" where the comparison's own rounds, the figure its line prints, pass
+10% (one sigma), the threshold a cell's rounds are held to. It reads "yes: a cell's mark" where either cell
+carries the noisy mark: its round medians scatter by more than 10% (a robust spread, rounds set aside while the
+host ran slow left out), or fall in two groups, or a round felt a dip of the memory bandwidth, or other
 processes used more than 25% of the CPU while it ran.
 """),
     code("""
@@ -205,10 +223,27 @@ def counted(g):
                            f"settled: {more})" if apart.any() else "")
 
 
+def named_cells(v, sentence: str) -> str:
+    # a sentence that says "one of its cells reads disturbed" of a pair whose two cells are both numba @ numba names
+    # the run whose cell it is, in that place
+    wide = [f"run {'A' if c['run_id'] == run_a.run_id else 'B'}'s" for c in cells_of(v).to_dict("records")
+            if quartiles_wide(c)]
+    if not wide:
+        return sentence
+    if "rests on a disturbed cell" in sentence:   # the head alone (its reasons, with the rule, are notes)
+        return sentence.replace("rests on a disturbed cell", f"rests on a disturbed cell ({' and '.join(wide)} "
+                                f"{'cells' if len(wide) > 1 else 'cell'})", 1)
+    if len(wide) == 1:
+        return sentence.replace("one of its cells reads disturbed", f"{wide[0]} cell reads disturbed", 1)
+    return sentence.replace("2 of its cells read disturbed", "both runs' cells read disturbed", 1)
+
+
 def cell_note(v, sentence):
     # a comparison one of whose cells is disturbed says so in its own sentence, naming which run's cell
     wide = [f"run {'A' if c['run_id'] == run_a.run_id else 'B'}'s" for c in cells_of(v).to_dict("records")
             if quartiles_wide(c)]
+    if CELL_RULE in sentence:   # the rule already said: named_cells names the run in its place
+        return ""
     return (f"; {' and '.join(wide)} {v['variant']} cell {'are' if len(wide) > 1 else 'is'} disturbed ({CELL_RULE}):"
             f" {'their medians are' if len(wide) > 1 else 'its median is'} no value to read" if wide else "")
 
@@ -216,22 +251,24 @@ def cell_note(v, sentence):
 for variant, g in cmp.groupby("variant"):
     said, counts = counted(g)
     called = set(said) & {"faster", "slower", "same"}
-    lines, bounded = [f"{variant}: run B against run A: {counts}"], False
+    block, lines, bounded = NoteBlock(), [], False   # the per-size lines (reasons said once, as notes); the summary
     # numpy's threads did not change between the runs (only numba's did): its sentences name the runs alone
     names = (base, other) if variant == "numba" else ("run A", "run B")
     for _, v in g.iterrows():
         hint = rerun_advice(float(v["noise"]) if pd.notna(v["noise"]) else float("nan"), run_sigma, bool(busy))
-        sentence = verdict_sentence(v, *names, disturbance_text(df), rerun=hint)
-        check_claim(v, sentence)
+        claim = verdict_claim(v, *names, disturbance_text(df), rerun=hint)
+        check_claim(v, claim.text())
+        check_claim(v, claim.head)   # the line prints the head; its reasons are the block's notes
+        sentence = claim.head
         lo, hi = float(v["ci_low"]), float(v["ci_high"])
-        if reading(v) in ("inconclusive", "same") and not is_disturbed(float(v["floor"])) and 0 < lo <= hi:
-            bounded = True
+        bounds = reading(v) in ("inconclusive", "same") and not is_disturbed(float(v["floor"])) and 0 < lo <= hi
+        bounded = bounded or bounds
+        if bounds and "interval (" not in sentence:   # a line that prints no interval: its bound, said once
             # the bounds are the interval's own printed ends, turned to B's time over A's at one precision, so each
             # bound follows from the interval as printed, not from its unrounded ends
             b_lo, b_hi = b_over_a(lo, hi)
-            sentence += (f"; its interval, turned to run B's time over run A's ({b_lo}-{b_hi}), rules out run B "
-                         f"taking more than {b_hi} or less than {b_lo} run A's time")
-        lines.append(f"  {v['size_label']}: {sentence}{cell_note(v, sentence)}")
+            sentence += f"; by its interval run B took {b_lo}-{b_hi} run A's time"
+        block.add(v["size_label"], Claim(f"{named_cells(v, sentence)}{cell_note(v, claim.text())}", claim.reasons))
     if not called:
         # where the width comes from, over the same cells the lines above print (report.noise_parts): the
         # undisturbed cells' own rounds and floors, and the disturbed ones apart, so the noise said here is the
@@ -247,8 +284,8 @@ for variant, g in cmp.groupby("variant"):
         # lines say it; disturbed by the runs' scatter: what that scatter was measured from. The runs' scatter is
         # named only where no line's own rounds are wider than it (own_wide)
         own_wide = any(own_part(n, run_sigma) > run_sigma for n in g["noise"].astype(float) if math.isfinite(n))
-        why = width if len(noise) else f"every comparison was disturbed: {width}" if own_wide else (
-            f"every comparison was disturbed: the run-to-run noise they share is ±{pct(math.expm1(run_sigma))} "
+        why = width if len(noise) else f"Every comparison was disturbed. {width}" if own_wide else (
+            f"Every comparison was disturbed: the run-to-run noise they share is ±{pct(math.expm1(run_sigma))} "
             f"({run_basis}{' around their common shift' if measured else ''}), and at the median the runs moved "
             f"them apart ({moves}, A's time over B's)"
             + ((": an assumed noise that wide puts every floor past ±50%, whatever the machine did: more matched "
@@ -256,7 +293,7 @@ for variant, g in cmp.groupby("variant"):
                ": the cells that noise is measured from moved apart by more than their rounds explain, so none of "
                "the cells can be told from it here" if left_out else
                ": what the runs changed is itself part of the scatter that noise is measured from, so none of the "
-               "cells can be told from it here") + "; the figure below shows each run's own medians")
+               "cells can be told from it here") + ". The figure below shows each run's own medians.")
         # what the intervals still say: at each undisturbed size whose interval rules out run B (one thread)
         # taking more than 1.1x run A's time, the second core bought numba at most that much there
         ok = g[~g["floor"].map(lambda f: is_disturbed(float(f)))]
@@ -268,13 +305,13 @@ for variant, g in cmp.groupby("variant"):
                          f"({at}): there the extra cores bought numba at most that much, far from the {threads}× "
                          f"that {threads} threads could give at best")
         advice = summary_advice(list(g["noise"].astype(float)), run_sigma, bool(busy))
-        lines.append(f"  the verdicts did not settle any size: {why}"
-                     + (f" ({busy})" if busy else "")
-                     + ("; the text's expectation is checked only as far as the intervals above bound it"
-                        if bounded else "; so this run cannot check the text's expectation")
-                     # the advice the lines above give, by their rule (summary_advice): more runs a side where the
-                     # runs' scatter makes most of a line's noise, the cells' own-rounds advice where their rounds do
-                     + f"; {advice}" + ("; on a quieter machine" if busy and "otherwise idle" not in advice else ""))
+        lines.append("  No size settled" + (f" ({busy})" if busy else "") + f". {why}"
+                     + (" The text's expectation is checked only as far as the intervals above bound it."
+                        if bounded else " So this run cannot check the text's expectation.")
+                     # the advice the lines above give, by their rule (summary_advice): said here only where no line
+                     # carried it (its notes, under the block, say it once)
+                     + ("" if any(r for _, _, r in block.lines) else f" {advice[0].upper()}{advice[1:]}"
+                        + ("; on a quieter machine." if busy and "otherwise idle" not in advice else ".")))
     elif as_expected(variant, g, said):
         lines.append("  as the text above expects"
                      + (" where the noise let us tell" if (said == "inconclusive").any() else ""))
@@ -289,7 +326,7 @@ for variant, g in cmp.groupby("variant"):
                         "one thread faster at a size above one where it is slower, or at every size on a quiet "
                         "machine: the thread count and the machine between the runs both differ, and this run "
                         "cannot tell which made the difference") + (f" ({busy})" if busy else ""))
-    text = "\\n".join(lines)
+    text = "\\n".join([f"{variant}: run B against run A: {counts}"] + [f"  {x}" for x in block.render()] + lines)
     assert ("as the text above expects" in text) == as_expected(variant, g, said)
     assert ("one thread was faster" in text) == (variant == "numba" and threads > 1 and called == {"faster"}
                                                  and bool(busy))
@@ -393,6 +430,28 @@ def blamed_busy(scatter, busy_seen, spread_here):
     return busy_seen if busy_seen and spread_here > scatter and not alone_wide else ""
 
 
+def scatter_sentences(n: int, scatter: float, here_busy: str, busy_seen: str, spread_here: float,
+                      share: float) -> list[str]:
+    # what sets the width of every comparison between the machines, one thing a sentence, said once for the lines
+    # below (each line then names it in a few words)
+    alone_wide = is_disturbed(math.expm1(K_BETWEEN * scatter))
+    out = [f"The {n} cells' ratios between the machines scatter by {sigma_pct(scatter)} (one sigma) around their "
+           "common ratio.", "That scatter sets how wide each comparison below is."]
+    if alone_wide:
+        out.append(f"At the {K_BETWEEN:g} sigmas an interval spans, it alone passes ±50%, so no interval below can "
+                   "inform.")
+    if here_busy:
+        out.append(f"This machine's rounds varied by up to {spread_here:.0%}, more than that scatter: {here_busy}, "
+                   "which widens this machine's side.")
+    elif busy_seen and spread_here <= scatter:
+        out.append(f"{busy_seen[0].upper()}{busy_seen[1:]}, but this machine's rounds agreed within "
+                   f"{spread_here:.0%}, less than that scatter: the busy CPU is not what makes them wide.")
+    else:
+        out.append(f"{busy_seen[0].upper()}{busy_seen[1:]}." if busy_seen else
+                   f"No busy machine: other processes took at most {share:.0%} of the CPU here.")
+    return out
+
+
 if remote_id is not None:
     theirs = merged.results([remote_id])
     theirs = theirs[(theirs["backend"] == "numpy") & theirs["kernel"].isin(["saxpy", "gelu_tanh", "sum"])
@@ -406,9 +465,8 @@ if remote_id is not None:
                       merged.results([r.run_id for r in ours]).assign(run_id=here_id)], ignore_index=True)
     across = compare_runs(both, remote_id, here_id)
     judged = across[across["verdict"].notna()]
-    print(f"{len(judged)} cells matched across the two machines; the comparison's conditions:")
+    print(f"{len(judged)} cells matched across the two machines. Besides the code, the two runs differ in:")
     print("\\n".join(f"  - {c}" for c in across.attrs["conditions"]))
-    print("(speed-up above 1: this machine was faster)")
     # two machines: the width comes from their kernels' ratios scattering around one common ratio (each kernel
     # favours the machines differently), not from a busy machine; an idle rerun would not narrow it
     mine = both[both["run_id"] == here_id]
@@ -421,18 +479,7 @@ if remote_id is not None:
     busy_seen = busy_text(mine)
     scatter_wide = is_disturbed(math.expm1(K_BETWEEN * scatter))
     here_busy = blamed_busy(scatter, busy_seen, spread_here)
-    print(f"The {len(judged)} cells' ratios between the machines scatter by about {sigma_pct(scatter)} (one sigma) "
-          "around their common ratio: that scatter sets how wide each comparison below is"
-          + (f", and alone, at the {K_BETWEEN:g} sigmas an interval spans, it is wider than the ±50% an interval "
-             "can inform within" if scatter_wide else "")
-          + (f" (and {here_busy}; this machine's rounds varied by up to {spread_here:.0%}, more than that scatter, "
-             "which widens this machine's side)" if here_busy else
-             f" ({busy_seen}; no rerun of this machine, idle or not, narrows what the scatter alone sets)"
-             if busy_seen and scatter_wide else
-             f" ({busy_seen}, but this machine's rounds agreed within {spread_here:.0%}, less than that scatter: the "
-             "busy CPU is not what makes them wide)" if busy_seen else
-             ", and no busy machine: other processes took at most "
-             f"{busy_share(mine) or 0:.0%} of the CPU here") + ".")
+    print(" ".join(scatter_sentences(len(judged), scatter, here_busy, busy_seen, spread_here, busy_share(mine) or 0)))
     # the numbers each sentence rests on, shown: past ±50% no estimate or interval, only the bound kept
     # between machines a wide interval is their scatter, not a disturbance, unless this side's rows saw a busy machine
     shown_x = shown_verdicts(judged, wide=not here_busy)
@@ -443,20 +490,20 @@ if remote_id is not None:
                         "interval": [interval_text(lo, hi) for lo, hi in zip(shown_x["ci_low"], shown_x["ci_high"],
                                                                              strict=True)],
                         "verdict": shown_x["verdict"]}).to_string(index=False))
+    print("(speed-up above 1: this machine was faster)")
+    xblock = NoteBlock()
     for _, v in judged.iterrows():
-        # the scatter between two machines is what they differ in, kernel by kernel: no disturbance of either
-        sentence = verdict_sentence(v, "the other host", "this machine", here_busy,
-                                    wide_because="" if here_busy else "the machines favour each kernel "
-                                    "differently, so the cells' ratios scatter around their common ratio, as printed "
-                                    "above",
-                                    rerun=("rerun this machine's side while it is otherwise idle; the "
-                                           "scatter between the machines, printed above, would still be left")
-                                    if here_busy else ("no rerun of either machine narrows it: that scatter, not "
-                                                       "either machine's rounds, sets each interval"
-                                                       + (", and alone it reaches ±50% or more"
-                                                          if scatter_wide else "")))
-        check_claim(v, sentence)
-        print(f"  {v['kernel']} at {v['size_label']}: {sentence}")
+        # the scatter between two machines is what they differ in, kernel by kernel: its reasons were said once above,
+        # so each line names them in a few words, and the load and advice they share are notes under the lines
+        rerun = ("rerun this machine's side while it is otherwise idle" if here_busy else
+                 "no rerun of either machine narrows it: the kernels favour each machine differently")
+        claim = verdict_claim(v, "the other host", "this machine", here_busy,
+                              wide_because="" if here_busy else
+                              "the machines' scatter around their common ratio, printed above", rerun=rerun)
+        check_claim(v, claim.text())
+        check_claim(v, claim.head)
+        xblock.add(f"{v['kernel']} at {v['size_label']}", claim)
+    print("\\n".join(f"  {x}" for x in xblock.render()))
 """),
     code("""
 from workbench.report import write_report

@@ -22,9 +22,10 @@ ROWS = [_row(7.8, 0.25), _row(11.0, 0.32), _row(14.0, 0.48), _row(25.0, 0.9), _r
 
 def test_the_summary_covers_the_cells_the_lines_print_disturbed_ones_apart():
     text = noise_parts_text(ROWS, RUN, "measured from the scatter of 5 matched cells")
-    assert "of the 3 undisturbed cells' noise" in text and "of the 2 disturbed cells' noise" in text
+    assert "Of the 3 undisturbed cells' noise" in text and "Of the 2 disturbed cells' noise" in text
     assert "noise floors, as the lines print them, ±25% to ±48%" in text    # the figures each line prints
-    assert "own rounds give ±25% to ±27%" in text                           # the disturbed lines' own figures
+    # the disturbed lines' own figures: their own rounds are nearly all of it (the runs' part is ±1.0%), said once
+    assert "(±25% to ±27% one sigma;" in text and "nearly all comes from their own rounds" in text
     assert "each cell's noise" not in text
 
 
@@ -52,3 +53,17 @@ def test_a_disturbed_cells_median_is_not_quoted_beside_its_note():
     assert "23 µs for run A" in verdict_sentence(v, "run A", "run B", busy=False)
     sentence = verdict_sentence({**v, "cells_disturbed": 1}, "run A", "run B", busy=False)
     assert "23 µs" not in sentence and "medians differ" not in sentence
+
+
+def test_advice_follows_the_part_its_line_names_even_when_the_runs_part_is_not_small():
+    # 07's n=4096 line: "its interval rests on its own rounds (±3.5%) more than the runs' scatter (±2.0%)", then
+    # advised "about 2 runs a side" alone (the runs' part alone, 3 sigmas = ±6%, passes 5%, and the old rule then
+    # sent every such cell to runs). The advice now leads with rounds and names the runs the runs' part needs.
+    run = math.log1p(0.020)
+    noise = math.hypot(math.log1p(0.035), run)
+    hint = rerun_advice(noise, run, False)
+    assert hint.startswith("more rounds in each run could settle it (its own rounds make most of its noise)")
+    assert "about 2 runs a side" in hint and "still needs" in hint
+    assert summary_advice([noise, noise], run, False).startswith("more rounds in each run could settle them")
+    # the runs' part the larger: runs only, as before
+    assert rerun_advice(math.hypot(math.log1p(0.01), run), run, False).startswith("run each side again")

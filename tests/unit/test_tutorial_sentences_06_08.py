@@ -144,3 +144,17 @@ def test_the_rerun_advice_comes_from_the_part_of_the_noise_that_dominates(nb07):
     assert "more rounds in each run" in nb07["rerun_advice"](math.log(8.9), 0.01, False)
     runs_heavy = nb07["rerun_advice"](0.05, 0.045, False)   # the runs' scatter is most of it: runs, with a count
     assert "runs a side" in runs_heavy and "its own rounds" not in runs_heavy
+
+
+def test_the_noisy_column_and_the_printed_own_rounds_follow_one_rule(nb07):
+    # 07's readers: "noisy: no" beside a line reading "its interval rests on its own rounds (±19%)", past the 10% a
+    # cell's rounds are held to: the column now marks what the line prints, and says which rule marked it
+    import math
+
+    run = math.log1p(0.02)
+    own19 = {"noise": math.hypot(math.log1p(0.19), run), "noisy": False}
+    assert nb07["noisy_mark"](own19, run) == "yes: its own rounds ±19.0%"
+    quiet = {"noise": math.hypot(math.log1p(0.035), run), "noisy": False}
+    assert nb07["noisy_mark"](quiet, run) == "no"
+    assert nb07["noisy_mark"]({**quiet, "noisy": True}, run) == "yes: a cell's mark"
+

@@ -16,10 +16,11 @@ from typing import Any
 
 from workbench.judge.disturbed import is_disturbed, pct
 from workbench.judge.verdicts import K_BETWEEN
-from workbench.report.runs_needed import runs_needed_text, runs_rerun_hint
+from workbench.report.ratio_text import sigma_pct
+from workbench.report.runs_needed import practical, runs_a_side, runs_command, runs_needed_text, runs_rerun_hint
 
 #: The rerun advice of a cell whose own rounds make most of its noise (its subject: "it" or "them").
-OWN_ROUNDS = "its own rounds make most of its noise (more runs a side would shrink it only as more rounds do)"
+OWN_ROUNDS = "its own rounds make most of its noise"
 
 
 def own_part(noise: float, run_sigma: float) -> float:
@@ -28,22 +29,35 @@ def own_part(noise: float, run_sigma: float) -> float:
 
 
 def own_rounds_dominate(noise: float, run_sigma: float) -> bool:
-    """Whether a cell's own rounds make the larger part of its noise and the run-to-run part alone leaves a floor
-    within the 5% a change must reach: then more rounds, not more runs, would settle it."""
-    return own_part(noise, run_sigma) > run_sigma and math.expm1(K_BETWEEN * run_sigma) < 0.05
+    """Whether a cell's own rounds make the larger part of its noise: the one rule its line ("rests on its own
+    rounds more than the runs' scatter") and its advice follow. 07 said the first and then advised "about 7 runs
+    a side" alone, because this also asked that the runs' part leave a floor within 5%."""
+    return own_part(noise, run_sigma) > run_sigma
+
+
+def runs_alone_settle(run_sigma: float) -> bool:
+    """Whether the run-to-run part alone leaves a floor within the 5% a change must reach."""
+    return math.expm1(K_BETWEEN * run_sigma) < 0.05
 
 
 def rerun_advice(noise: float, run_sigma: float, busy: bool, subject: str = "it") -> str:
     """What would settle a comparison, from the part of its noise that dominates: more runs a side (the summary's
-    own figure, :func:`~workbench.report.runs_needed.runs_rerun_hint`) where the run-to-run part is the larger or
-    alone leaves a floor past the 5% a change must reach; else its own rounds: more rounds in each run, or on a
-    busy machine a rerun while it is otherwise idle (more rounds there add its disturbance)."""
+    own figure, :func:`~workbench.report.runs_needed.runs_rerun_hint`) where the run-to-run part is the larger;
+    else its own rounds first: more rounds in each run, or on a busy machine a rerun while it is otherwise idle
+    (more rounds there add its disturbance), and more runs a side too where the runs' part alone leaves a floor
+    past 5%."""
     if not own_rounds_dominate(noise, run_sigma):
         return runs_rerun_hint(run_sigma)
-    mostly = OWN_ROUNDS if subject == "it" else OWN_ROUNDS.replace("its own", "their own").replace("its noise",
-                                                                                                  "their noise")
-    return (f"a rerun while the machine is otherwise idle could settle {subject}: {mostly}, and more rounds on a busy "
-            "machine add its disturbance too" if busy else f"more rounds in each run could settle {subject}: {mostly}")
+    mostly = OWN_ROUNDS if subject == "it" else "their own rounds make most of their noise"
+    head = (f"a rerun while the machine is otherwise idle could settle {subject} ({mostly}; more rounds on a busy "
+            "machine add its disturbance too)" if busy else
+            f"more rounds in each run could settle {subject} ({mostly})")
+    if runs_alone_settle(run_sigma):
+        return head
+    n = runs_a_side(run_sigma)
+    runs = (f"about {n} runs a side ({runs_command(n)})" if practical(run_sigma) else
+            f"quieter runs (the run-to-run scatter, {sigma_pct(run_sigma)}, would need about {n:,} runs a side)")
+    return f"{head}; the run-to-run part alone still needs {runs}"
 
 
 def summary_advice(noises: Sequence[float], run_sigma: float, busy: bool) -> str:
@@ -82,10 +96,10 @@ def _mostly(own: list[float], noise: list[float], subject: str) -> str:
 
 
 def noise_parts_text(rows: Iterable[Mapping[str, Any]], run_sigma: float, run_basis: str) -> str:
-    """Where the noise of ``rows`` (comparisons with ``noise``, a log sigma, and ``floor``) comes from: for the
-    undisturbed cells, their own rounds' range and their noise floors' range as the lines print them; for the
-    disturbed ones, their own rounds' range apart (they print no floor); the run-to-run noise they share. "" where
-    no row has a finite noise."""
+    """Where the noise of ``rows`` (comparisons with ``noise``, a log sigma, and ``floor``) comes from, one thing a
+    sentence: for the undisturbed cells, their noise and floors as the lines print them, then their own rounds'
+    part; for the disturbed ones, their own rounds' part apart (they print no floor); the run-to-run noise they
+    share, once; which part weighs more. "" where no row has a finite noise."""
     cells = [(float(r["noise"]), float(r["floor"])) for r in rows
              if r.get("noise") is not None and math.isfinite(float(r["noise"]))]
     if not cells:
@@ -97,17 +111,21 @@ def noise_parts_text(rows: Iterable[Mapping[str, Any]], run_sigma: float, run_ba
         noise = [n for n, _ in calm]
         own = [own_part(n, run_sigma) for n in noise]
         parts.append(
-            f"of the {len(calm)} undisturbed cells' noise (one sigma, {_range([math.expm1(n) for n in noise])} "
-            f"together; their noise floors, as the lines print them, {_range([f for _, f in calm])}) their own "
-            f"rounds give {_range([math.expm1(o) for o in own])} and the run-to-run noise ±{pct(math.expm1(run_sigma))}"
-            f" ({run_basis}); they add in quadrature, so {_mostly(own, noise, 'each floor')}")
+            f"Of the {len(calm)} undisturbed cells' noise ({_range([math.expm1(n) for n in noise])} one sigma; "
+            f"noise floors, as the lines print them, {_range([f for _, f in calm])}), their own rounds give "
+            f"{_range([math.expm1(o) for o in own])}.")
     if wild:
         own = [own_part(n, run_sigma) for n in wild]
-        run = f"±{pct(math.expm1(run_sigma))}"
-        shared = f" beside the same run-to-run {run}" if calm else f" and the run-to-run noise {run} ({run_basis})"
+        total, mine = _range([math.expm1(n) for n in wild]), _range([math.expm1(o) for o in own])
         parts.append(
-            f"of the {len(wild)} disturbed cells' noise (one sigma, "
-            f"{_range([math.expm1(n) for n in wild])} together; their floors reach ±50% or more, so the lines print "
-            f"none) their own rounds give {_range([math.expm1(o) for o in own])}{shared}, so "
-            f"{_mostly(own, wild, 'their noise')}")
-    return "; ".join(parts)
+            f"Of the {len(wild)} disturbed cells' noise ({total} one sigma; floors past ±50%, so the lines print "
+            "none), " + ("nearly all comes from their own rounds." if mine == total else
+                         f"their own rounds give {mine}."))
+    parts.append(f"The run-to-run noise is ±{pct(math.expm1(run_sigma))} ({run_basis}).")
+    groups = [(own_all, n_all) for own_all, n_all in
+              (([own_part(n, run_sigma) for n, _ in calm], [n for n, _ in calm]),
+               ([own_part(n, run_sigma) for n in wild], wild)) if n_all]
+    own_all = [o for g, _ in groups for o in g]
+    noise_all = [n for _, g in groups for n in g]
+    parts.append(f"The parts add in quadrature: {_mostly(own_all, noise_all, 'the noise')}.")
+    return " ".join(parts)

@@ -33,7 +33,8 @@ def _side(letter: str, n: int) -> str:
     return ",".join(f"{letter}{i}" for i in range(1, n + 1)) if n <= 4 else f"{letter}1,{letter}2,...,{letter}{n}"
 
 
-def _command(n: int) -> str:
+def runs_command(n: int) -> str:
+    """The compare command over ``n`` runs a side."""
     return f"workbench compare {_side('A', n)} {_side('B', n)}"
 
 
@@ -42,7 +43,7 @@ def runs_needed_text(sigma: float) -> str:
     n = runs_a_side(sigma)
     said = f"the run-to-run scatter ({sigma_pct(sigma)}) needs about {n:,} runs a side to settle ±{SAME_WITHIN:.0%}"
     return said + (": no practical number of runs does; quieter runs (less scatter between them) could"
-                   if not practical(sigma) else f" ({_command(n)})")
+                   if not practical(sigma) else f" ({runs_command(n)})")
 
 
 def runs_rerun_hint(sigma: float) -> str:
@@ -50,7 +51,7 @@ def runs_rerun_hint(sigma: float) -> str:
     practical, else that no practical number does and quieter runs would."""
     n = runs_a_side(sigma)
     if practical(sigma):
-        return (f"run each side again and compare about {n} runs a side ({_command(n)}): the noise between runs "
+        return (f"run each side again and compare about {n} runs a side ({runs_command(n)}): the noise between runs "
                 "shrinks with runs, not with rounds")
     return (f"no practical number of runs settles it (the run-to-run scatter, {sigma_pct(sigma)}, needs about "
             f"{n:,} runs a side); quieter runs (less scatter between them) could")
