@@ -43,16 +43,19 @@ class FewRounds(NamedTuple):
     set_aside: int
 
 
-def few_rounds(a: np.ndarray, ids_a: list[str] | None, b: np.ndarray, ids_b: list[str] | None) -> FewRounds | None:
+def few_rounds(a: np.ndarray, ids_a: list[str] | None, b: np.ndarray, ids_b: list[str] | None,
+               kept: tuple[tuple[np.ndarray, list[str] | None], tuple[np.ndarray, list[str] | None]] | None = None
+               ) -> FewRounds | None:
     """Both sides' round medians and their ids (rounds set aside marked :data:`~workbench.judge.dips.SET_ASIDE`) as
     a :class:`FewRounds` where rounds were set aside and fewer than MIN_ROUNDS shared rounds are left at speed;
-    None otherwise (nothing set aside, ids missing, or enough rounds left to pair as usual)."""
+    None otherwise (nothing set aside, ids missing, or enough rounds left to pair as usual). ``kept``: each side's
+    :func:`~workbench.judge.dips.set_aside_out`, where the caller has them already."""
     if not ids_a or not ids_b or len(ids_a) != len(a) or len(ids_b) != len(b):
         return None
     aside = {k[: -len(SET_ASIDE)] for k in (*ids_a, *ids_b) if k.endswith(SET_ASIDE)}
     if not aside:
         return None
-    (kept_a, kept_ids_a), (kept_b, kept_ids_b) = set_aside_out(a, ids_a), set_aside_out(b, ids_b)
+    (kept_a, kept_ids_a), (kept_b, kept_ids_b) = kept or (set_aside_out(a, ids_a), set_aside_out(b, ids_b))
     if vd.aligned(kept_a, kept_ids_a, kept_b, kept_ids_b) is not None:
         return None
     both = vd.aligned(kept_a, kept_ids_a, kept_b, kept_ids_b, min_rounds=0)

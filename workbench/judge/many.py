@@ -65,6 +65,7 @@ class Rows:
         self._twin_ids = column(vd.TWIN_IDS)
         self._twin_d = column(vd.TWIN_PAIR_D)
         self.noisy = [vd.flag(v) for v in column("noisy")]
+        self._at_speed: dict[int, tuple[np.ndarray, list[str] | None]] = {}
 
     def block_effects(self, base: int, row: int) -> np.ndarray | None:
         """As :func:`workbench.judge.compare.block_effects`."""
@@ -79,8 +80,8 @@ class Rows:
         a, b = self.times[base], self.times[row]
         ra, rb = self.is_rounds[base], self.is_rounds[row]
         if ra and rb:
-            (kept_a, ids_a), (kept_b, ids_b) = (set_aside_out(a, self.round_ids[base]),  # rounds the slow host
-                                                set_aside_out(b, self.round_ids[row]))  # stretched: paired with none
+            (kept_a, ids_a), (kept_b, ids_b) = self.at_speed(base), self.at_speed(row)  # rounds the slow host
+            # stretched: paired with none
             if ids_a and ids_b and ids_a == ids_b and len(ids_a) == len(kept_a) == len(kept_b) \
                     and len(set(ids_a)) == len(ids_a):  # the same rounds, once each: aligned as they are
                 return kept_a, kept_b, len(kept_a) >= vd.MIN_ROUNDS
@@ -91,11 +92,20 @@ class Rows:
                 return kept_a, kept_b, False
         return a, b, ra and rb and len(a) == len(b)
 
+    def at_speed(self, i: int) -> tuple[np.ndarray, list[str] | None]:
+        """Row ``i``'s times and round ids without the rounds set aside (:func:`set_aside_out`), once per row: a
+        reference row is in every pair of its group."""
+        got = self._at_speed.get(i)
+        if got is None:
+            got = self._at_speed[i] = set_aside_out(self.times[i], self.round_ids[i])
+        return got
+
     def few_rounds(self, base: int, row: int) -> FewRounds | None:
         """As :func:`workbench.judge.pair_rows._few_rounds`."""
         if not (self.is_rounds[base] and self.is_rounds[row]):
             return None
-        return few_rounds(self.times[base], self.round_ids[base], self.times[row], self.round_ids[row])
+        return few_rounds(self.times[base], self.round_ids[base], self.times[row], self.round_ids[row],
+                          kept=(self.at_speed(base), self.at_speed(row)))
 
     def twin_effects(self, row: int) -> tuple[str, np.ndarray] | None:
         """The A/A twin's paired spread source as :func:`workbench.judge.compare.typical_spreads` adds it."""
