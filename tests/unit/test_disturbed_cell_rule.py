@@ -117,10 +117,12 @@ def test_the_run_names_its_disturbed_cells_and_counts_them_as_the_legend_does():
     assert disturbed_cells_text(calm) == ""
     rows = pd.concat([calm, _pair((0.8, 1.7), 0.9).assign(status="ok", size_label="n=65536")], ignore_index=True)
     text = disturbed_cells_text(rows)
-    assert text.startswith("numba @ numba at n=65536 reads disturbed") and "x with no band" in text
+    assert text.startswith("numba @ numba at n=65536 reads disturbed") and "an x at each quartile" in text
+    assert "no point at its median" in text
     assert "other processes up to 50% of the CPU" in text and "otherwise idle" in text
     said = noisy_count_text(rows, pd.Series(True, index=rows.index))
-    assert said == "4 of 4 cells are marked noisy (the figure's 3 hollow points and its 1 x, a disturbed cell)"
+    assert said == ("4 of 4 cells are marked noisy (the figure's 3 hollow points and its 1 disturbed cell, x's at its "
+                    "quartiles)")
 
 
 def test_tutorial_05s_table_reads_a_crossed_cell_disturbed_with_no_time_or_rate():

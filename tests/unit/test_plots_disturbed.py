@@ -50,7 +50,12 @@ def test_the_figure_draws_as_disturbed_exactly_the_cells_the_table_reads_disturb
     y = np.asarray(line.get_ydata(), float)
     assert np.isnan(y[1]) and np.isfinite(y[[0, 2, 3]]).all()   # no segment leads to or from the disturbed cell
     crosses = [ln for ln in ax.lines if ln.get_marker() == "x" and len(ln.get_xdata())]
-    assert len(crosses) == 1 and np.allclose(crosses[0].get_ydata(), rows.loc[[1], "gbps"])
+    # its quartiles only, an x at each: nothing at the median the text calls no value to read (01, 05)
+    assert len(crosses) == 1 and np.allclose(crosses[0].get_xdata(), [rows.loc[1, "size"]] * 2)
+    gbps, med = rows.loc[1, "gbps"], rows.loc[1, "median_s"]
+    quartiles = [gbps * med / rows.loc[1, "q3_s"], gbps * med / rows.loc[1, "q1_s"]]   # as rates: inverted
+    assert np.allclose(sorted(crosses[0].get_ydata()), quartiles)
+    assert not np.isclose(crosses[0].get_ydata(), gbps).any()
     hollow = [ln for ln in ax.lines if ln.get_linestyle() == "None" and ln.get_markerfacecolor() == "white"
               and len(ln.get_xdata())]
     assert sum(len(h.get_xdata()) for h in hollow) == 1   # the noisy cell only, not the disturbed one too
@@ -95,7 +100,9 @@ def test_the_roofline_crosses_a_disturbed_point_and_counts_it_apart():
     fig = plots.plot_roofline(gemm, synthetic_peaks(gbps=20.0, gflops=1000.0))
     ax = fig.axes[0]
     crosses = [ln for ln in ax.lines if ln.get_marker() == "x" and len(ln.get_xdata())]
-    assert len(crosses) == 1 and np.allclose(crosses[0].get_ydata(), gemm.loc[[0], "gflops"])
+    gflops, med = gemm.loc[0, "gflops"], gemm.loc[0, "median_s"]   # an x at each quartile, none at the median
+    assert len(crosses) == 1 and np.allclose(sorted(crosses[0].get_ydata()),
+                                             [gflops * med / gemm.loc[0, "q3_s"], gflops * med / gemm.loc[0, "q1_s"]])
     drawn = np.concatenate([c.get_offsets()[:, 1] for c in ax.collections if "@" in str(c.get_label())])
     assert not np.isclose(drawn, gemm.loc[0, "gflops"]).any()   # not also drawn as an ordinary point
     texts = _legend(fig)

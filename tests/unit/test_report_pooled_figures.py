@@ -19,8 +19,9 @@ def _runs(n: int) -> pd.DataFrame:
 
 
 def _points(fig) -> int:
-    """Points drawn: the series' scatter, and the crosses of disturbed cells (drawn apart from it)."""
-    crosses = sum(len(line.get_xdata()) for line in fig.axes[0].get_lines() if line.get_marker() == "x")
+    """Points drawn: the series' scatter, and the disturbed cells drawn apart from it (an x at each quartile: one
+    cell per intensity its x's stand at)."""
+    crosses = sum(len(np.unique(line.get_xdata())) for line in fig.axes[0].get_lines() if line.get_marker() == "x")
     return crosses + sum(len(c.get_offsets()) for c in fig.axes[0].collections if c.get_label() and
                          not c.get_label().startswith(("_", "above")))
 

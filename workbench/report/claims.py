@@ -417,8 +417,9 @@ def _direction_sentence(v: Mapping[str, Any], direction: tuple[str, float, float
     return Claim(head + aside, reasons, f"{head} ({why}); {hint}")
 
 
-#: Why a comparison resting on a disturbed cell says no ratio, in the figure's words (its cross's legend).
-CELL_CROSSED = "its median is no value to read (the figure draws it as an x)"
+#: Why a comparison resting on a disturbed cell says no ratio, in the figure's words (its legend): the figure draws
+#: its quartiles only, an x at each, and no mark at the median it calls no value to read (01, 05).
+CELL_CROSSED = "its median is no value to read (the figure draws it as an x at each quartile, none at its median)"
 
 
 def _disturbed_cell_sentence(v: Mapping[str, Any], base: str, other: str, by: str, rerun: str) -> Claim:

@@ -1,10 +1,10 @@
 """The sentence that names a run's disturbed cells: which, by what rule, what disturbed them, how to rerun.
 
-A figure draws a disturbed cell (:func:`~workbench.judge.disturbed.cell_disturbed`) as a cross with no band, "no
-value to read"; 01 and 05 showed three such crosses and no sentence named them, their cause or the rerun hint
-docs/statistics.md promises, while the text beside them counted every cell "noisy" and the legend 7 hollow and
-3 crossed. :func:`disturbed_cells_text` names them; :func:`noisy_count_text` counts the noisy cells as the legend
-does (the crosses apart).
+A figure draws a disturbed cell (:func:`~workbench.judge.disturbed.cell_disturbed`) as its quartiles only, an x at
+each and no band, nothing at its median ("no value to read"); 01 and 05 showed three such cells and no sentence
+named them, their cause or the rerun hint docs/statistics.md promises, while the text beside them counted every
+cell "noisy" and the legend 7 hollow and 3 crossed. :func:`disturbed_cells_text` names them;
+:func:`noisy_count_text` counts the noisy cells as the legend does (the crossed ones apart).
 """
 
 from __future__ import annotations
@@ -41,19 +41,22 @@ def disturbed_cells_text(rows: pd.DataFrame) -> str:
     hint = hint_after(by, rerun_hint(busy))   # "not busy" once: the cause says it where it does
     hint = hint if one else hint.replace("rerun it", "rerun them", 1)
     return (f"{' and '.join(cells)} read{'s' if one else ''} disturbed, since {'' if one else 'in each '}{CELL_RULE}: "
-            f"the figure draws {'it' if one else 'each'} as an x with no band, its median no value to read, and no "
+            f"the figure draws {'it' if one else 'each'} as an x at each quartile, dotted between, with no band and "
+            f"no point at its median (no value to read), and no "
             f"comparison reads a ratio from {'it' if one else 'them'}"
             + (f" ({'its row' if one else 'their rows'} recorded {by})" if by else "") + f": {hint}")
 
 
 def noisy_count_text(rows: pd.DataFrame, noisy: pd.Series) -> str:
-    """"10 of 10 cells are marked noisy (the figure's 7 hollow points and its 3 x, disturbed cells)":
-    the noisy count said as the figure's legend counts it, its crosses apart from its hollow points (01's text
-    read "10 of 10" beside a legend of "hollow (7)" and "x (3)"). ``noisy``: the rows' noisy flags, aligned."""
+    """"10 of 10 cells are marked noisy (the figure's 7 hollow points and its 3 disturbed cells, x's at their
+    quartiles)": the noisy count said as the figure's legend counts it, its crossed cells apart from its hollow
+    points (01's text read "10 of 10" beside a legend of "hollow (7)" and "x (3)"). ``noisy``: the rows' noisy
+    flags, aligned."""
     ok = rows[rows["status"] == "ok"] if "status" in rows else rows
     flags = noisy.reindex(ok.index).fillna(False).astype(bool)
     crossed = pd.Series([quartiles_wide(r) for r in ok.to_dict("records")], index=ok.index, dtype=bool)
     both, n = int((flags & crossed).sum()), int(flags.sum())
-    split = (f" (the figure's {n - both} hollow point{'s' if n - both != 1 else ''} and its {both} x, "
-             f"{'a disturbed cell' if both == 1 else 'disturbed cells'})" if both else "")
+    split = (f" (the figure's {n - both} hollow point{'s' if n - both != 1 else ''} and its {both} "
+             f"{'disturbed cell, x' if both == 1 else 'disturbed cells, x'}'s at {'its' if both == 1 else 'their'} "
+             "quartiles)" if both else "")
     return f"{n} of {len(ok)} cells are marked noisy{split}"

@@ -207,11 +207,17 @@ def quartile_band(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]
 
 
 def quartile_span(g: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
-    """Each row's quartiles in ``metric``'s unit, as stored (no band is drawn of them): the dotted bar through a
-    disturbed cell's cross (:func:`~workbench.report.plots.series.mark_disturbed`); None where unknown."""
-    if not {"q1_s", "q3_s", "median_s"} <= set(g.columns):
+    """Each row's quartiles in ``metric``'s unit, as stored (no band is drawn of them): all a disturbed cell is drawn
+    as (:func:`~workbench.report.plots.series.mark_disturbed`); where a row stores its IQR (``iqr_s``) but no
+    quartiles, the IQR centred on its median (the disturbed rule reads either). None where neither is known."""
+    if "median_s" not in g or not ({"q1_s", "q3_s"} <= set(g.columns) or "iqr_s" in g):
         return None
-    q1, q3, med = (pd.to_numeric(g[c], errors="coerce").to_numpy(float) for c in ("q1_s", "q3_s", "median_s"))
+    med = pd.to_numeric(g["median_s"], errors="coerce").to_numpy(float)
+    nan = np.full(len(g), np.nan)
+    q1, q3 = (pd.to_numeric(g[c], errors="coerce").to_numpy(float) if c in g else nan for c in ("q1_s", "q3_s"))
+    half = pd.to_numeric(g["iqr_s"], errors="coerce").to_numpy(float) / 2 if "iqr_s" in g else nan
+    gone = ~(np.isfinite(q1) & np.isfinite(q3))
+    q1, q3 = np.where(gone, med - half, q1), np.where(gone, med + half, q3)
     return _in_metric(g, metric, q1, q3, med)
 
 

@@ -15,6 +15,7 @@ from matplotlib.ticker import FuncFormatter
 from workbench.core.units import fmt_bytes
 from workbench.report.plots import series as ps
 from workbench.report.plots.frame import MAX_LISTED, finish, new_figure, split_ok
+from workbench.report.plots.lines import quartile_span
 from workbench.report.styles import SeriesStyle, styles_for
 from workbench.roofs.ceilings import ceiling_suspect, llc_of, probe_read_low
 from workbench.roofs.model import (
@@ -224,7 +225,7 @@ def _draw_roofline_axes(a: Axes, title: str | None) -> None:
 def _draw_points(a: Axes, ok: pd.DataFrame, styles: Mapping[str, SeriesStyle],
                  run_names: Mapping[str, str] | None) -> None:
     """Each series' points in its marker; noisy ones hollow, disturbed ones (the tables' "disturbed": no rate
-    printed) a cross counted apart, as in the line figures."""
+    printed) their quartiles only, an x at each, counted apart, as in the line figures."""
     cols = ps.series_columns(ok)
     runs = ps.run_order(ok)
     n_noisy = n_disturbed = 0
@@ -243,7 +244,8 @@ def _draw_points(a: Axes, ok: pd.DataFrame, styles: Mapping[str, SeriesStyle],
             ps.mark_noisy(a, g["intensity"][noisy], g["gflops"][noisy], style.color, size=6, marker=style.marker)
             n_noisy += int(noisy.sum())
         if disturbed.any():
-            ps.mark_disturbed(a, g["intensity"][disturbed], g["gflops"][disturbed], style.color, size=6)
+            ps.mark_disturbed(a, g["intensity"][disturbed], g["gflops"][disturbed], style.color, size=6,
+                              span=quartile_span(g[disturbed], "gflops"))   # its quartiles only, as the lines draw it
             n_disturbed += int(disturbed.sum())
     ps.noisy_legend(a, n_noisy)
     ps.disturbed_legend(a, n_disturbed)

@@ -117,28 +117,32 @@ def disturbed_mask(df: pd.DataFrame) -> np.ndarray:
 
 def mark_disturbed(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0,
                    span: tuple[Any, Any] | None = None) -> None:
-    """Disturbed points as a cross in their series' colour, unjoined and with no band: their median is no value to
-    read, so they must not look like a point of the line (nor like a merely noisy one). ``span`` (low, high ends of
-    each point's quartiles, in the plotted unit) draws a dotted bar through the cross: where its samples lay, so its
-    height reads as one value from that span, not as a value (05, 07: a cross drawn at a height the text called "no
-    value to read")."""
-    if span is not None:
-        lo, hi = (np.asarray(v, dtype=float) for v in span)
-        ok = np.isfinite(lo) & np.isfinite(hi)
-        if ok.any():
-            ax.vlines(np.asarray(x, dtype=float)[ok], lo[ok], hi[ok], colors=[color], linestyles=":", lw=1.2,
-                      alpha=0.8, zorder=3)
-    ax.plot(x, y, ls="none", marker="x", ms=size, mec=color, mew=1.6, alpha=0.8, zorder=4)
+    """Disturbed points as their quartiles only: an x at each quartile (``span``: the low and high ends, in the
+    plotted unit), dotted between, in their series' colour, unjoined and with no band, and nothing at the median:
+    it is no value to read, so no mark stands at its height (01, 05: "draws a cross at a height it calls no value to
+    read", when the cross stood at the median). Only where a point's quartiles are unknown (no ``span``, or not
+    finite) does a single x stand at ``y``, the one place left to show the cell at all."""
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    lo, hi = ((np.asarray(v, dtype=float) for v in span) if span is not None
+              else (np.full(len(xs), np.nan), np.full(len(xs), np.nan)))
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    if ok.any():
+        ax.vlines(xs[ok], lo[ok], hi[ok], colors=[color], linestyles=":", lw=1.2, alpha=0.8, zorder=3)
+        ax.plot(np.r_[xs[ok], xs[ok]], np.r_[lo[ok], hi[ok]], ls="none", marker="x", ms=0.8 * size, mec=color,
+                mew=1.5, alpha=0.8, zorder=4)
+    if (~ok).any():
+        ax.plot(xs[~ok], ys[~ok], ls="none", marker="x", ms=size, mec=color, mew=1.6, alpha=0.8, zorder=4)
 
 
 def disturbed_legend(ax: Axes, n: int) -> None:
-    """One legend entry for the ``n`` crosses of a panel, counted apart from the noisy rings (merged across
+    """One legend entry for the ``n`` disturbed cells of a panel, counted apart from the noisy rings (merged across
     panels as theirs are: :func:`~workbench.report.plots.frame.finish`), and saying so: 01's legend read "hollow:
-    noisy cell (7)" beside a text counting 10 noisy cells, 3 of them the crosses."""
+    noisy cell (7)" beside a text counting 10 noisy cells, 3 of them the crosses. It says what the x's mark (the
+    quartiles) and that no mark stands at the median."""
     if n:
         ax.plot([], [], ls="none", marker="x", ms=6, mec="#555", mew=1.6,
-                label=f"{DISTURBED_LABEL} ({n}), not among the hollow ones,\nno band: its median is no value to "
-                      "read\n(dotted: where its quartiles lie)")
+                label=f"{DISTURBED_LABEL} ({n}), not among the hollow ones:\nits quartiles only, an x at each, "
+                      "dotted\nbetween; no band and no point: its\nmedian is no value to read")
 
 
 def mark_noisy(ax: Axes, x: Any, y: Any, color: Any, size: float = 7.0, marker: str = "o") -> None:
