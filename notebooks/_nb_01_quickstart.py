@@ -28,7 +28,8 @@ from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.plots.lines import quartile_band
 from workbench.report.claims import (bandwidth_down_text, cache_place, cache_text, check_claim, disturbance_text,
                                      disturbed_cells_text, last_level_cache_bytes, noisy_count_text,
-                                     mark_busy, may_state_cause, verdict_sentence, verdict_table)
+                                     mark_busy, may_state_cause, verdict_claim, verdict_table)
+from workbench.report.claim_notes import NoteBlock
 from workbench.report.verdict_reading import summary_reading
 
 tutorial.begin(FULL, colwidth=None, small=SMALL,  # figures inline; reasons in full
@@ -146,18 +147,23 @@ where the rows recorded other processes taking the CPU (else it says the machine
 a side the plot draws as an x reads "disturbed" too, whatever its interval, with no ratio: that cell's median is
 no value to read; where every quartile of one side lies below every quartile of the other, it says which was
 faster, "the amount not readable". The sentences are
-chosen by the verdicts and checked against their numbers (`check_claim`).
+chosen by the verdicts and checked against their numbers (`check_claim`). Each line says its verdict; the
+numbered notes under the list say why it is not settled and what to do, once for every line marked with them,
+and a figure that differs from line to line stays in that line's parenthesis.
 """),
     code("""
 table = mark_busy(res.speedup(baseline="numpy"), res.df)   # which pairs' rows saw a busy machine
 table = table[table["verdict"] != "baseline"]
+verdicts = NoteBlock()   # each verdict's head on its line, each reason once in the numbered notes under them
 for _, v in table.iterrows():
     base, other = f"{v['baseline_variant']} @ {v['baseline_backend']}", f"{v['variant']} @ {v['backend']}"
     at = res.df[(res.df["status"] == "ok") & (res.df["size_label"] == v["size_label"])
                 & res.df["variant"].isin([v["variant"], v["baseline_variant"]])]
-    sentence = verdict_sentence(v, base, other, disturbance_text(at))   # a disturbed one says by what
-    check_claim(v, sentence)
-    print(f"{v['size_label']}: {sentence}")
+    claim = verdict_claim(v, base, other, disturbance_text(at))   # a disturbed one says by what
+    check_claim(v, claim.text())   # the whole sentence, and the head printed on its line
+    check_claim(v, claim.head)
+    verdicts.add(v["size_label"], claim)
+print(verdicts)
 # what the sentences add up to at the largest size, from their verdicts only; where it lies against the last-level
 # cache is taken from its working set (cache_place), never from its being the larger size
 big = table[table["size"] == table["size"].max()]

@@ -166,13 +166,16 @@ rows hold the same span. **timing mode** is which span a row holds: `host` here,
 a GPU adds `launch`, `kernel` and `graph` (docs/gpu-timing.md). Rows are compared only within one timing mode,
 whichever timer read them. "median ± IQR" gives the interquartile range of the samples after the ±, a
 spread, not an interval (the intervals are the verdicts', below). A cell whose quartiles lie half its median
-or more apart (an IQR after the ± of 50% of the median or more) prints no ±: it reads "disturbed", and its note says how to rerun it. **ceiling** names the
-memory level whose measured bandwidth "% peak" is taken against (L2, LLC or DRAM), with where it came from.
+or more apart (an IQR after the ± of 50% of the median or more) prints no ±: it reads "disturbed", and its note
+says how to rerun it. **ceiling** names the memory level whose measured bandwidth "% peak" is taken against
+(L2, LLC or DRAM), with where it came from.
 
 Each of them against numpy's library form (`baseline="numpy"`): the paired speed-up, and a verdict that says
 "faster" or "slower" only where the interval and the noise floor allow it (past ±50% neither the estimate nor the
 interval is printed, only the bound the interval still guarantees: "disturbed").
-The sentences are chosen by the verdicts and checked against their numbers (`check_claim`). A comparison
+The sentences are chosen by the verdicts and checked against their numbers (`check_claim`). Each line says its
+verdict; the numbered notes under the list say why it is not settled and what to do, once for every line marked
+with them (a figure that differs from line to line stays in that line's parenthesis). A comparison
 that rests on a cell the table marks disturbed reads "disturbed" whatever its paired interval: that cell's
 median is no value to read, so its sentence names the cell, says by what it was disturbed and how to rerun,
 and gives no ratio and no direction (docs/statistics.md). The other way round, two steady cells can still give
@@ -188,17 +191,21 @@ amount unknown ...") gives only the one-sided bound its interval still guarantee
 "took at least 1/B× its time") for a slower one, and no estimate: the direction is settled, its size is not.
 """),
     code("""
-from workbench.report.claims import check_claim, disturbance_text, mark_busy, verdict_sentence, verdict_table
+from workbench.report.claim_notes import NoteBlock
+from workbench.report.claims import check_claim, disturbance_text, mark_busy, verdict_claim, verdict_table
 
 table = mark_busy(res.speedup(baseline="numpy"), res.df)   # which pairs' rows saw a busy machine
 table = table[table["verdict"] != "baseline"]
+verdicts = NoteBlock()   # each verdict's head on its line, each reason once in the numbered notes under them
 for _, v in table.iterrows():
     base, other = f"{v['baseline_variant']} @ {v['baseline_backend']}", f"{v['variant']} @ {v['backend']}"
     at = res.df[(res.df["status"] == "ok") & (res.df["size_label"] == v["size_label"])
                 & res.df["variant"].isin([v["variant"], v["baseline_variant"]])]
-    sentence = verdict_sentence(v, base, other, disturbance_text(at))   # a disturbed one says by what
-    check_claim(v, sentence)
-    print(f"{v['size_label']}: {sentence}")
+    claim = verdict_claim(v, base, other, disturbance_text(at))   # a disturbed one says by what
+    check_claim(v, claim.text())   # the whole sentence, and the head printed on its line
+    check_claim(v, claim.head)
+    verdicts.add(v["size_label"], claim)
+print(verdicts)
 for name in res.df["backend"].unique():   # what an OpenCL row's speed is the speed of
     info = workbench.device_info(name)
     if all_backends()[name].runtime == "opencl" and info.get("kind") == "cpu":

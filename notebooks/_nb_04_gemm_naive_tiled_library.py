@@ -39,7 +39,8 @@ from workbench import tutorial
 from workbench.backends.registry import all_backends
 from workbench.report.claims import (cache_text, check_claim, last_level_cache_bytes, machine_busy,
                                      may_state_cause, noisy_cells_text,
-                                     pair_verdicts, reading, settled_direction, verdict_sentence)
+                                     pair_verdicts, reading, settled_direction, verdict_claim)
+from workbench.report.claim_notes import Claim, NoteBlock
 from workbench.judge.compare import judge_pair
 from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.ceiling_share import library_ceiling_text, under_roofs_text
@@ -119,7 +120,7 @@ gain is that whole variant's, not one technique's.
 """),
     code("""
 ok = res.df[res.df["status"] == "ok"]
-tiling = []
+tiling = NoteBlock()   # each verdict's head on its line, each reason once in the numbered notes under them
 for backend, g in ok.groupby("backend", sort=True):
     names = set(g["variant"])
     for naive in sorted(n for n in names if n.endswith("-naive")):
@@ -127,8 +128,9 @@ for backend, g in ok.groupby("backend", sort=True):
         if tiled not in names:
             continue
         for _, v in pair_verdicts(ok, naive, tiled, backend).iterrows():
-            sentence = verdict_sentence(v, naive, tiled)
-            check_claim(v, sentence)
+            claim = verdict_claim(v, naive, tiled)
+            check_claim(v, claim.text())   # the whole sentence, and the head printed on its line
+            check_claim(v, claim.head)
             nbytes = float(g.loc[g["size_label"] == v["size_label"], "bytes"].iloc[0])
             llc = last_level_cache_bytes(backend)
             where = cache_text(nbytes, llc)
@@ -140,27 +142,32 @@ for backend, g in ok.groupby("backend", sort=True):
                           "and from which level, is not measured here")
             does = workbench.variants("gemm")[tiled].description.rstrip(".")
             does = does[:1].lower() + does[1:]
+            # the explanation's head (its verdict on tiling, with the working set's place) on the line; what the
+            # variant changes and what the rows cannot show go to the notes, said once for every line
             if may_state_cause(v) and said == "faster":
-                why = (f"the tiled variant pays ({where}" + (", so what it saves is not DRAM traffic" if in_cache
-                                                            else "")
-                       + f"); it changes more than tiling ({does}); {unmeasured}, nor which change bought how "
-                       "much.")
+                why = f"the tiled variant pays ({where}" + (
+                    ", so what it saves is not DRAM traffic)" if in_cache else ")")
+                more = (f"the tiled variant changes more than tiling: {does}",
+                        f"{unmeasured}, nor which of its changes bought or cost the time")
             elif may_state_cause(v) and said == "slower":
                 # no cause: neither what the variant adds nor what its reuse saves is measured here, so the
                 # sentence weighs neither against the other
-                why = (f"the tiled variant did not pay ({where}; it does: {does}); {unmeasured}, so which of its "
-                       "changes cost the time is not measured either.")
+                why = f"the tiled variant did not pay ({where})"
+                more = (f"the tiled variant changes more than tiling: {does}",
+                        f"{unmeasured}, nor which of its changes bought or cost the time")
             elif said in ("faster", "slower") or settled_direction(v):
-                why = f"no cause is given while the comparison is disturbed or its size unsettled ({where})."
+                why, more = where, ("no cause is given while the comparison is disturbed or its size unsettled",)
             else:
-                why = f"no difference that the noise lets us call ({where})."
+                why, more = where, ("no difference that the noise lets us call",)
             assert ("variant pays" in why) == (may_state_cause(v) and said == "faster"), why
             # a cause stated of cells that are all marked noisy says so (the machine's state beside the cause)
             cells = g[(g["size_label"] == v["size_label"]) & g["variant"].isin([naive, tiled])]
             if may_state_cause(v) and said in ("faster", "slower") and noisy_cells_text(cells):
-                why = f"{why[:-1]}; {noisy_cells_text(cells)}."
-            tiling.append(f"{backend}, {v['size_label']}: {sentence}; {why[:-1]}{scope}.")
-print(chr(10).join(tiling) or "no backend ran both a naive and a tiled kernel here")
+                more += (noisy_cells_text(cells),)
+            tiling.add(f"{backend}, {v['size_label']}", Claim(f"{claim.head}; {why}", (*claim.reasons, *more)))
+if scope:
+    tiling.footnote(scope.strip())
+print(tiling if tiling.lines else "no backend ran both a naive and a tiled kernel here")
 # both kernels are multi-threaded (their rows' threads column): a shared machine moves them both
 if shared_machine_advice(ok):
     print(f"({shared_machine_advice(ok)})")
@@ -180,6 +187,7 @@ threads, whichever side measured slower, since either loses most when its thread
 library = ok["library"].astype(bool)
 ran = res.df[res.df["median_s"].notna()]   # timed, whatever its status (a cell set aside still ran)
 compared = []   # the rows each line below compares
+against = NoteBlock()   # the verdicts, each reason once in the numbered notes under them
 for size, g in ok.groupby("size_label", sort=False):
     lib, hand = g[library[g.index]], g[~library[g.index]]
     if lib.empty or hand.empty:
@@ -187,7 +195,7 @@ for size, g in ok.groupby("size_label", sort=False):
         side = "library call" if lib.empty else "hand-written kernel"
         aside = ran[(ran["size_label"] == size) & (ran["status"] != "ok")
                     & (ran["library"].astype(bool) == lib.empty)]
-        print(f"{size}: no comparison: " + (
+        against.add(size, "no comparison: " + (
             f"the {side} ran but was set aside for its status ("
             + "; ".join(f"{r['variant']} @ {r['backend']}: {r['status']}" for _, r in aside.iterrows()) + ")"
             if len(aside) else f"no {side} ran at this size"))
@@ -195,13 +203,17 @@ for size, g in ok.groupby("size_label", sort=False):
     a, b = lib.loc[lib["median_s"].idxmin()], hand.loc[hand["median_s"].idxmin()]
     v = judge_pair(a, b)   # the library as baseline: "faster" only if the kernel's gain beats the noise
     # the rows' machine state picks the rerun advice (a busy pair: rerun idle, not more rounds)
-    sentence = verdict_sentence(v, f"{a['variant']} @ {a['backend']}", f"{b['variant']} @ {b['backend']}",
-                                busy=machine_busy(pd.DataFrame([a, b])))
-    check_claim(v, sentence)
+    claim = verdict_claim(v, f"{a['variant']} @ {a['backend']}", f"{b['variant']} @ {b['backend']}",
+                          busy=machine_busy(pd.DataFrame([a, b])))
+    check_claim(v, claim.text())   # the whole sentence, and the head printed on its line
+    check_claim(v, claim.head)
     compared += [a, b]
     # one statistic: the paired speed-up the verdict rests on; the cells' own median GFLOP/s are in the table
     # above, labelled so, and may differ from it when rounds disagree (a median is not this estimate)
-    print(f"{size}: {sentence}{scope}.")
+    against.add(size, claim)
+if scope and against.lines:
+    against.footnote(scope.strip())
+print(against)
 # on a shared machine, every multi-threaded side compared (the rows' threads column) carries the caveat, whichever
 # measured slower: other processes slow any multi-threaded kernel, the library's and numba's alike
 if compared and shared_machine_advice(pd.DataFrame(compared)):

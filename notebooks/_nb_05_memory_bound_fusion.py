@@ -43,7 +43,8 @@ from workbench.report.ratio_text import interval_name, mark_text
 from workbench.report.claims import (bandwidth_down_text, cache_text, check_claim, disturbed_cells_text,
                                      host_bandwidth, interval_text, is_disturbed, json_list, last_level_cache_bytes,
                                      may_state_cause, medians_disagree, quartiles_wide, rests_on_disturbed,
-                                     pair_verdicts, reading, shown_verdicts, table_ratio, verdict_sentence)
+                                     pair_verdicts, reading, shown_verdicts, table_ratio, verdict_claim)
+from workbench.report.claim_notes import Claim, NoteBlock
 
 tutorial.begin(FULL, small=SMALL,
                 leaves_out="the sizes chosen from this machine's caches (one in the last-level cache, one past it in "
@@ -96,12 +97,13 @@ def fusion_why(v, backend, variant, nbytes, other_sizes_slower=False, shares=Non
         if in_cache:
             # what that pass costs in cache (a second loop, a second launch, cache traffic) is not measured here:
             # PoCL's cells run far below any cache's bandwidth, so cache traffic is not what they are said to pay
-            return (f"The unfused variant {extra_pass(v['kernel'])}; the {where}, so that pass is not DRAM traffic; "
-                    f"{bound}; what the pass costs instead is not measured here.")
+            # one sentence a finding: a reader met one 60-word sentence of four (issue 39)
+            return (f"The unfused variant {extra_pass(v['kernel'])}. The {where}, so that pass is not DRAM traffic. "
+                    f"{bound[:1].upper()}{bound[1:]}. What the pass costs instead is not measured here.")
         # whether the bytes decide the time is answered once per kernel, below, from the stream rate (not in SMALL)
         answered = "not answered in this SMALL run" if SMALL else "answered below"
-        return (f"The unfused variant {extra_pass(v['kernel'])} ({where}); {bound}; whether those bytes decide the "
-                f"time is {answered}.")
+        return (f"The unfused variant {extra_pass(v['kernel'])} ({where}). {bound[:1].upper()}{bound[1:]}. Whether "
+                f"those bytes decide the time is {answered}.")
     if said == "same":
         if in_cache:
             return (f"Fusion saved nothing measurable at this size ({where}): the intermediate's round trip does "
@@ -114,7 +116,7 @@ def fusion_why(v, backend, variant, nbytes, other_sizes_slower=False, shares=Non
             reason = (f"not the bytes: at the DRAM size the fused variant streamed at {shares[0]:.0%} of the stream "
                       f"rate and the unfused one at {shares[1]:.0%} (in the {unfused_passes} passes it moves), both "
                       "under 40%, so neither time is set by memory traffic and the traffic fusion saves could not "
-                      f"show; what makes the fused kernel slower is its own work, which these rows do not break down "
+                      f"show. What makes the fused kernel slower is its own work, which these rows do not break down "
                       f"({where})")
         elif other_sizes_slower:   # slower in cache and past it: the cache level is not what decides it
             reason = (f"the fused kernel's other costs outweigh the traffic it saves; the {where}, and it was slower "
@@ -192,7 +194,7 @@ def pair_shares(g, eager, fused, rate):
 def fusion_findings(res):
     FRAMES.append(res.df)
     ok = res.df[res.df["status"] == "ok"]
-    lines, checked = [], 0
+    lines, checked = NoteBlock(), 0   # each verdict's head on its line, each reason once in the notes under them
     for backend, g in ok.groupby("backend", sort=True):
         eager = sorted(set(g.loc[g["mode"] == "eager", "variant"]))
         fused = sorted(set(g.loc[g["mode"].isin(["fused", "compiled"]), "variant"]))
@@ -202,8 +204,8 @@ def fusion_findings(res):
             failed = res.df[(res.df["backend"] == backend) & ~res.df["status"].isin(["ok", "unsupported"])]
             why_not = "".join(f"; {r.variant} {r.status}: {str(r.message).splitlines()[0]}"
                               for r in failed.drop_duplicates("variant").itertuples())
-            lines.append(f"{backend}: only {', '.join(sorted(set(g['variant'])))} ran here: no fused/unfused pair"
-                         + hint + why_not)
+            lines.add(backend, f"only {', '.join(sorted(set(g['variant'])))} ran here: no fused/unfused pair"
+                      + hint + why_not)
             continue
         rate = host_bandwidth(ok[ok["bytes"] == ok["bytes"].max()])   # the stream rate the answer below uses
         for f in fused:
@@ -211,8 +213,9 @@ def fusion_findings(res):
             shares = pair_shares(g, eager[0], f, rate[0]) if rate else None
             slower = [v["size_label"] for _, v in verdicts.iterrows() if may_state_cause(v) and reading(v) == "slower"]
             for _, v in verdicts.iterrows():
-                sentence = verdict_sentence(v, eager[0], f)
-                check_claim(v, sentence)
+                claim = verdict_claim(v, eager[0], f)
+                check_claim(v, claim.text())   # the whole sentence, and the head printed on its line
+                check_claim(v, claim.head)
                 nbytes = float(g.loc[g["size_label"] == v["size_label"], "bytes"].iloc[0])
                 why = fusion_why(v, backend, f, nbytes, any(s != v["size_label"] for s in slower), shares)
                 # the explanation's branch matches the verdict, and the cache fact it cites the device's
@@ -221,23 +224,25 @@ def fusion_findings(res):
                 assert may_state_cause(v) or ("extra pass" not in why and "Likely why" not in why), why
                 llc = last_level_cache_bytes(backend)
                 assert ("fits in" in why) == bool(llc and nbytes <= llc), why
-                # a finding of a SMALL run's one check size says so (tutorial.of_small_sizes)
-                scope = f" {tutorial.of_small_sizes(v['size_label'])}" if SMALL else ""
-                lines.append(f"{backend}, {v['size_label']}: on this machine {sentence}. {why}{scope}")
+                # a finding of a SMALL run's one check size says so (tutorial.of_small_sizes), once under the list
+                if SMALL:
+                    lines.footnote(tutorial.of_small_sizes(v["size_label"]))
+                lines.add(f"{backend}, {v['size_label']}", Claim(f"on this machine {claim.head}", claim.reasons))
+                lines.add("", f"  {why}")   # the explanation that fits the verdict, under its line
                 checked += 1
     pairs = ok.groupby("backend")["mode"].agg(lambda m: "eager" in set(m) and bool({"fused", "compiled"} & set(m)))
     assert checked >= int(pairs.astype(bool).sum()), "every backend with a fused/unfused pair gets a verdict"
     pocl = [b for b in sorted(set(ok["backend"]))
             if all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("kind") == "cpu"]
     if pocl:
-        lines.append(f"({', '.join(pocl)}: PoCL runs the OpenCL kernels on this CPU's cores; it checks that they are "
-                     "correct, and its timings say nothing about a GPU.)")
+        lines.footnote(f"({', '.join(pocl)}: PoCL runs the OpenCL kernels on this CPU's cores; it checks that they "
+                       "are correct, and its timings say nothing about a GPU.)")
     if disturbed_cells_text(ok):   # the figure's crosses, named: no sentence above reads a ratio from them
-        lines.append(disturbed_cells_text(ok) + ".")
+        lines.footnote(disturbed_cells_text(ok) + ".")
     if shared_machine_advice(ok):   # which run this was, what its share is of, and what to do about it
-        lines.append(f"({shared_machine_advice(ok)})")
-    print(chr(10).join(lines))
-    return lines
+        lines.footnote(f"({shared_machine_advice(ok)})")
+    print(lines)
+    return lines.render()
 '''),
     md("""
 ## bias + GELU

@@ -28,7 +28,8 @@ import workbench
 from workbench import tutorial
 from workbench.judge.verdicts import BUSY_RERUN_HINT, DISTURBED_FLOOR, is_disturbed, spread_disturbed
 from workbench.report.claims import (check_claim, pair_verdicts, reading, settled_direction, sizes_said,
-                                     verdict_sentence)
+                                     verdict_claim)
+from workbench.report.claim_notes import Claim, NoteBlock
 from workbench.report.claims import interval_name, interval_text, medians_disagree
 
 import numpy as np
@@ -148,28 +149,33 @@ def disturbed_cells_note(df, v, variants):
     wide = [r["variant"] for _, r in rows.iterrows() if spread_disturbed(r["iqr_s"], r["median_s"])]
     if not wide or is_disturbed(float(v["floor"])):
         return ""
-    return (f" (the table above reads {' and '.join(wide)} disturbed at this size: the samples spread past "
+    return (f"the table above reads {' and '.join(wide)} disturbed at this size: the samples spread past "
             f"±{DISTURBED_FLOOR:.0%} of the median, which is not a finding there; this comparison rests on the "
-            "paired blocks, whose interval carries that spread)")
+            "paired blocks, whose interval carries that spread")
 
 
 # the threads the torch callable ran on in the worker, beside the timeit's (its repr above names them)
 print("quick()'s torch rows ran with threads:", "; ".join(sorted(set(str(t) for t in res.df.loc[
     res.df["variant"] == "torch", "threads"].dropna()))) or "not recorded")
 naive = {}   # numpy-naive's reading at each size it was measured at (sizes_said accounts for every one)
+verdicts = NoteBlock()   # each verdict's head on its line, each reason once in the numbered notes under them
 for other in ("torch", "numpy-naive"):
     for _, v in pair_verdicts(res.df, "numpy", other, "numpy").iterrows():
         # the rerun that applies to a quick() comparison: its own rounds= on an idle machine, a quieter machine
         # where the rows saw a busy one (more rounds there add its disturbance too)
         hint = BUSY_RERUN_HINT if v.get("busy") else "rerun it with more rounds (workbench.quick(..., rounds=10))"
-        sentence = verdict_sentence(v, "numpy", other, rerun=hint)
+        claim = verdict_claim(v, "numpy", other, rerun=hint)
+        head, sentence = claim.head, claim.text()
         # the paired figure's interval, which the disagreement sentence leaves out; never a disturbed one's (past
         # ±50% no interval is printed: the sentence says it was disturbed)
         if medians_disagree(v) and not is_disturbed(float(v["floor"])):
+            head += f" ({paired_interval(v, other)})"
             sentence += f" ({paired_interval(v, other)})"
-        sentence += disturbed_cells_note(res.df, v, ["numpy", other])
-        check_claim(v, sentence)
-        print(f"{v['size_label']:>8}: {sentence}")
+        cells = disturbed_cells_note(res.df, v, ["numpy", other])
+        sentence += f" ({cells})" if cells else ""
+        check_claim(v, sentence)   # the whole sentence, and the head printed on its line
+        check_claim(v, head)
+        verdicts.add(f"{v['size_label']:>8}", Claim(head, (*claim.reasons, *((cells,) if cells else ()))))
         # faster by a settled verdict, or in direction only where the size is unsettled (settled_direction):
         # the summary keeps the two apart, as the sentences do
         direction = settled_direction(v)
@@ -177,6 +183,7 @@ for other in ("torch", "numpy-naive"):
             naive.setdefault("the same" if reading(v) == "same" else reading(v), []).append(v["size_label"])
         elif other == "numpy-naive" and direction:
             naive.setdefault(f"{direction[0]} (in direction only: size not settled)", []).append(v["size_label"])
+print(verdicts)
 from workbench.report.busy_caveat import shared_machine_advice
 
 if shared_machine_advice(res.df):   # the floors above are this run's: say when it shared the machine, and what to do

@@ -48,6 +48,6 @@ def test_advice_on_a_busy_machine_names_the_threaded_sides_and_the_rerun():
     text = shared_machine_advice(rows(0.73), cores=2)
     assert "73% of the CPU (all 2 cores together" in text
     assert "numba-naive @ numba (numba, 2 threads)" in text and "numpy @ numpy" in text
-    assert "rerun on an idle machine" in text
+    assert "Rerun on an idle machine" in text   # its own sentence (issue 39: one was 90 words)
     assert shared_machine_advice(rows(0.1), cores=2) == ""
     assert shared_machine_advice(pd.DataFrame({"variant": ["x"]}), cores=2) == ""

@@ -68,16 +68,16 @@ def share_words(share: float, cores: int | None = None) -> str:
 
 
 def shared_machine_advice(rows: pd.DataFrame, cores: int | None = None) -> str:
-    """"" on a quiet machine; else one sentence: the other processes' share in words (:func:`share_words`), and
-    that every multi-threaded side among ``rows`` (:func:`threaded_sides`) loses most when its threads wait for
-    a core, with the rerun that would tell the kernels' own times from the machine's."""
+    """"" on a quiet machine; else three short sentences (one was 90 words, issue 39): the other processes' share in
+    words (:func:`share_words`); that every multi-threaded side among ``rows`` (:func:`threaded_sides`) loses most
+    when its threads wait for a core; and the rerun that would tell the kernels' own times from the machine's."""
     share = busy_share(rows)
     if share is None or share <= BUSY_CPU_SHARE:
         return ""
     sides = threaded_sides(rows)
-    who = (f"the kernels here whose runtime ran a pool of several threads, as their rows record ({'; '.join(sides)}), "
+    who = (f"The kernels here whose runtime ran a pool of several threads, as their rows record ({'; '.join(sides)}), "
            "lose most when their threads wait for a core, whichever side of a comparison they are on" if sides
-           else "a kernel's time and the order of two can move with it")
+           else "A kernel's time and the order of two can move with it")
     return (f"This run shared the machine: other processes used up to {share_words(share, cores)} while these "
-            f"cells ran; {who}: rerun on an idle machine before reading these times or their order as the "
+            f"cells ran. {who}. Rerun on an idle machine before reading these times or their order as the "
             "kernels' own.")

@@ -22,8 +22,9 @@ How to use it (a tutorial's verdict list)::
 A reason that names a figure differing from line to line (how many rounds were left at speed, how far a cell's
 rounds lay apart) is said once in the notes without that figure, and each line keeps its own figure in a short
 parenthesis beside its marker; where every line has the same figure the note says it. An "up to" figure (the load,
-the speed probe) is said once as the block's largest, which bounds every line's. ``block.add(label, text)`` also
-takes a plain sentence (a line with no notes), and ``block.footnote(text)`` adds a note said once after them.
+the speed probe, how far a cell's rounds lay apart) is said once as the block's largest, which bounds every line's.
+``block.add(label, text)`` also takes a plain sentence (a line with no notes), and ``block.footnote(text)`` adds a
+line said once after the notes (what holds for the whole block).
 """
 
 from __future__ import annotations
@@ -99,8 +100,10 @@ def _one_way(m: re.Match[str]) -> Reason:
 PATTERNS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Reason]], ...] = (
     (re.compile(r"too few of its rounds were left at speed to pair \((\d+) shared, (\d+) set aside as taken while "
                 r"the host ran slow\) (and .*)", re.S),
-     lambda m: Reason(m.group(0), note="too few of its rounds were left at speed to pair (the others set aside as "
-                      f"taken while the host ran slow) {m.group(3)}",
+     lambda m: Reason(f"too few of its rounds were left at speed to pair ({m.group(1)} shared, {m.group(2)} set aside "
+                      f"as taken while the host ran slow) {_sentences(m.group(3))}",
+                      note="too few of its rounds were left at speed to pair (the others set aside as taken while the "
+                      f"host ran slow) {_sentences(m.group(3))}",
                       detail=f"{m.group(1)} shared round{'' if m.group(1) == '1' else 's'} at speed, "
                              f"{m.group(2)} set aside")),
     (re.compile(r"its interval rests on its (\d+) paired rounds at speed \((\d+) more set aside as taken while the "
@@ -109,8 +112,8 @@ PATTERNS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Reason]], ...] 
                       f"taken while the host ran slow), {m.group(3)}",
                       detail=f"{m.group(1)} paired rounds at speed, {m.group(2)} set aside")),
     (re.compile(r"a cell's own rounds differed by up to ([\d.]+×) \(its slowest round over its fastest\)"),
-     lambda m: Reason(m.group(0), note="a cell's own rounds differed, its slowest round over its fastest by up to the "
-                      "factor beside the line", detail=f"rounds up to {m.group(1)} apart")),
+     lambda m: Reason(m.group(0), note="a cell's own rounds differed by up to {} (its slowest round over its fastest, "
+                      "at the size where they differed most)", bounds=((float(m.group(1)[:-1]), m.group(1)),))),
     (re.compile(r"the sweep's between-rounds speed probe moved by up to (\d+)%"),
      lambda m: Reason(m.group(0), note="the sweep's between-rounds speed probe moved by up to {}%",
                       bounds=((float(m.group(1)), m.group(1)),))),
@@ -123,9 +126,33 @@ PATTERNS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Reason]], ...] 
      lambda m: Reason(f"the machine was not busy (load up to {m.group(1)}, other processes up to {m.group(2)}% of the "
                       "CPU)", note="the machine was not busy (load up to {}, other processes up to {}% of the CPU)",
                       bounds=((float(m.group(1)), m.group(1)), (float(m.group(2)), m.group(2))))),
+    # the same context where the rows show a busy machine (disturbance_text gives the load alone there)
+    (re.compile(r"load up to ([\d.]+), other processes up to (\d+)% of the CPU"),
+     lambda m: Reason(f"the machine was busy (load up to {m.group(1)}, other processes up to {m.group(2)}% of the CPU)",
+                      note="the machine was busy (load up to {}, other processes up to {}% of the CPU)",
+                      bounds=((float(m.group(1)), m.group(1)), (float(m.group(2)), m.group(2))))),
+    (re.compile(r"(both its cells are|all \d+ of its cells are|its cell is) marked noisy \(other processes used up to "
+                r"(\d+)% of the CPU while they ran\)"),
+     lambda m: Reason(m.group(0), note=f"{m.group(1)} marked noisy (other processes used up to {{}}% of the CPU while "
+                      "they ran)", bounds=((float(m.group(2)), m.group(2)),))),
     (re.compile(r"(.+) was faster in every one of its (\d+) rounds \(([^;()]*)\), but (\d+) rounds all one way happen "
                 r"by chance (\d+%) of the time with no difference, and its interval spans no change"), _one_way),
 )
+
+
+def one_way_parts(one_way: str) -> tuple[str, ...]:
+    """A "faster in every one of its rounds ..., and its interval spans no change: it rests ..." clause
+    (:func:`~workbench.report.claims_cause.one_way_text`) as two reasons: the rounds all one way, and what the
+    interval rests on (01 printed one note of 70 words)."""
+    rounds, apart, makeup = one_way.partition(" spans no change: it rests ")
+    return (f"{rounds} spans no change", f"that interval rests {makeup}") if apart else (one_way,)
+
+
+def _sentences(text: str) -> str:
+    """"and no typical paired scatter stood in (...), so its interval rests on ...": the clause after "too few ..."
+    as two sentences where it has that "so" (a note of 53 words read as one breath)."""
+    head, sep, tail = text.partition(", so its interval rests on ")
+    return f"{head}. Its interval therefore rests on {tail}" if sep else text
 
 
 def reason_of(text: str) -> Reason:

@@ -38,7 +38,7 @@ from workbench.judge.verdicts import (
     rerun_hint,
     span_disturbed,
 )
-from workbench.report.claim_notes import Claim, clauses
+from workbench.report.claim_notes import Claim, clauses, one_way_parts
 from workbench.report.claim_words import (  # noqa: F401  (re-exported)
     UNSETTLED_SIZES,
     busy_words,
@@ -330,7 +330,7 @@ def _settled_claim(v: Mapping[str, Any], said: Reading, base: str, other: str, b
         why = _unsettled_why(other, s, lo, hi, floor, interval_name(v)) + opposite_medians(v, s, other)
         one_way = one_way_text(v, base, other) if lo <= 1 <= hi else ""
         head = f"could not tell {other} from {base}: {why}"
-        return Claim(head, tuple(x for x in (one_way, advice) if x),
+        return Claim(head, tuple(x for x in (*one_way_parts(one_way), advice) if x),
                      f"{head}{'; ' + one_way if one_way else ''}; {advice}")
     return Claim(f"no call between {other} and {base}: {v.get('verdict')}")
 
@@ -440,9 +440,9 @@ def _disturbed_cell_sentence(v: Mapping[str, Any], base: str, other: str, by: st
     ordered = way in ("faster", "slower")
     direction = f"; {winner} was faster than {loser}, the amount not readable: {apart}" if ordered else ""
     head = f"{other} against {base}: the comparison {DISTURBED}, as it {PHRASES['disturbed cell']}"
-    short = head + (f" ({named})" if named else "") + (
-        f"; {winner} was faster than {loser}, the amount not readable" if ordered else "")
-    reasons = (f"{who} disturbed, since {rule}: {CELL_CROSSED}, so no ratio is read from it",
+    short = head + (f" ({named}'s)" if named and n == 1 else f" ({named})" if named else "") + (
+        f"; {winner} was faster, the amount not readable" if ordered else "")
+    reasons = (f"{who} disturbed, since {rule}", f"{CELL_CROSSED}, so no ratio is read from it",
                *((apart,) if ordered else ()), *clauses(by, hint_after(by, rerun)))
     return Claim(short, reasons, f"{head}: {who} disturbed, since {rule}: {CELL_CROSSED}, so no ratio is read from "
                                  f"it{direction}{cause}: {hint_after(by, rerun)}")
@@ -487,7 +487,8 @@ def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: s
                        apart_undecided_text(v, base, other, f"{by}; {one_way}", bool(wide_because)) if readable
                        else "") if x]
     head = f"could not tell {other} from {base}"
-    return Claim(f"{head}: {mark}" if mark else head, (*why, *reasons), f"{head}: {'; '.join([*why, tail])}")
+    notes = tuple(x for w in why for x in (one_way_parts(w) if w == one_way else (w,)))
+    return Claim(f"{head}: {mark}" if mark else head, (*notes, *reasons), f"{head}: {'; '.join([*why, tail])}")
 
 
 def check_verdict(v: Mapping[str, Any]) -> None:
