@@ -8,6 +8,7 @@ batch of rows a column at a time (:func:`plain_rows`), else a row at a time (:fu
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -86,31 +87,40 @@ def plain_json_column(key: str, value: Any) -> bool:
 def plain_number_lists(texts: Sequence[str]) -> bool:
     """True only when every text is a JSON list of numbers :func:`plain_json_column` passes (finite, within
     64 bits: orjson reads a larger integer as a float, and refuses an infinity such as 1e999). Each text is
-    decoded alone (no joined copy of a batch's megabytes), and the numbers are judged by the C-level ``max``
-    and ``min`` of each list: comparing a number with a string, null, list or object raises TypeError, and a
-    text holding the letter ``t`` or ``f`` (a ``true`` or ``false``: a bool compares as a number) is not
-    judged here. Why: a sweep's rows carry several such columns (samples, host samples, round medians: ~350
-    numbers a row), and a list of every number and passes over it for their types and sum cost a third of a
-    million-row import's checks. False for any doubt (whitespace around a text, a bool, an empty text): those
-    texts are judged one by one."""
+    decoded alone (no joined copy of a batch's megabytes), and the numbers of them all are judged by one
+    :func:`_within_int64` (a string, null, list or object among them raises TypeError there); a text holding
+    the letter ``t`` or ``f`` (a ``true`` or ``false``: a bool passes as a number) is not judged here. Why: a
+    sweep's rows carry several such columns (samples, host samples, round medians: ~350 numbers a row), and
+    their check was a third of a million-row import's. False for any doubt (whitespace around a text, a bool,
+    an empty text): those texts are judged one by one."""
     if not texts:
         return True
     if not all(t[:1] == "[" and t[-1:] == "]" for t in texts):
         return False
     try:
-        lists = list(map(fast_json.loads, texts))
+        lists = list(map(fast_json.loader(), texts))
     except (ValueError, RecursionError):
         return False
     if set(map(type, lists)) != {list} or max(map(len, lists)) > MAX_ITEMS:
         return False
-    filled = list(filter(None, lists))
-    if not filled:
+    if not any(lists):
         return True
     if any("t" in t or "f" in t for t in texts):
         return False
+    return _within_int64(list(itertools.chain.from_iterable(lists)))
+
+
+def _within_int64(numbers: Sequence[Any]) -> bool:
+    """Every one of ``numbers`` (ints, floats or bools, nothing else) under 2**63 in magnitude, so also finite
+    (False for anything else). Why ``math.hypot``: it is at least the largest magnitude, and reads its
+    arguments as C doubles in one pass (a string, None, list or object raises TypeError), where ``max`` and
+    ``min`` compared Python objects twice (3.5x as long). A hypot of 2**62 or more (many numbers near the limit,
+    or a larger one) is judged exactly, by ``max`` and ``min``."""
     try:
-        return max(map(max, filled)) < 2.0 ** 63 and min(map(min, filled)) > -2.0 ** 63
-    except TypeError:  # a string, null, list or object among the numbers
+        if math.hypot(*numbers) < 2.0 ** 62:
+            return True
+        return max(numbers) < 2.0 ** 63 and min(numbers) > -2.0 ** 63
+    except (TypeError, OverflowError):  # a non-number; an integer beyond a double's range
         return False
 
 
@@ -137,36 +147,34 @@ def plain_row(row: Any) -> bool:
     return True
 
 
-def _plain_numbers(values: Sequence[Any], nullable: bool, allow_bool: bool, non_negative: bool) -> bool:
-    """:func:`_plain_number` (or a bool, or >= 0) of every value, in C-level loops (min, max, sum)."""
-    types = set(map(type, values))
+def _plain_numbers(values: Sequence[Any], types: set[type], nullable: bool, allow_bool: bool,
+                   non_negative: bool) -> bool:
+    """:func:`_plain_number` (or a bool, or >= 0) of every value (of ``types``), in C-level loops
+    (:func:`_within_int64`, and ``min`` for ``non_negative``)."""
     allowed = {int, float} | ({type(None)} if nullable else set()) | ({bool} if allow_bool else set())
     if not types <= allowed:
         return False
     nums = [v for v in values if v is not None] if type(None) in types else values
     if not nums:
         return True
-    try:  # a finite sum says every number is finite; an overflow (or a huge integer) is judged row by row
-        if not math.isfinite(sum(nums)):
-            return False
-    except OverflowError:
+    if not _within_int64(nums):  # beyond 64 bits (or infinite): judged row by row
         return False
-    low, high = min(nums), max(nums)
-    return (low >= 0 if non_negative else low >= INT64[0]) and high <= INT64[1]
+    return not non_negative or min(nums) >= 0
 
 
-def _strings(values: Sequence[Any], nullable: bool) -> Sequence[str] | None:
-    """The values that are not None when every one is a string (or None, if ``nullable``), else None."""
-    types = set(map(type, values))
+def _strings(values: Sequence[Any], types: set[type], nullable: bool) -> Sequence[str] | None:
+    """The values that are not None when every one (of ``types``) is a string (or None, if ``nullable``), else
+    None."""
     if not types <= ({str, type(None)} if nullable else {str}):
         return None
     return [v for v in values if v is not None] if type(None) in types else values
 
 
-def _plain_texts(values: Sequence[Any], nullable: bool, limit: int, printable: bool, min_len: int = 0) -> bool:
+def _plain_texts(values: Sequence[Any], types: set[type], nullable: bool, limit: int, printable: bool,
+                 min_len: int = 0) -> bool:
     """Every value a string (or None) of ``min_len`` to ``limit`` characters, without control characters when
     ``printable`` (one search of them all)."""
-    strs = _strings(values, nullable)
+    strs = _strings(values, types, nullable)
     if strs is None:
         return False
     if not strs:
@@ -184,41 +192,51 @@ def _plain_texts(values: Sequence[Any], nullable: bool, limit: int, printable: b
 _IDS = re.compile(rf"(?:[A-Za-z0-9_][A-Za-z0-9_.:+-]{{0,{MAX_ID_CHARS - 1}}}\n)*")
 
 
-def _plain_ids(values: Sequence[Any], nullable: bool) -> bool:
+def _plain_ids(values: Sequence[Any], types: set[type], nullable: bool) -> bool:
     """Every value an identifier (:data:`ID_PATTERN`, at most :data:`MAX_ID_CHARS`), by one regular expression
     over them all, one per line."""
-    strs = _strings(values, nullable)
+    strs = _strings(values, types, nullable)
     return strs is not None and _IDS.fullmatch("".join(v + "\n" for v in strs)) is not None
 
 
-def _plain_column(name: str, sql_type: str) -> Callable[[Sequence[Any]], bool]:
+#: A column check of :func:`plain_rows`: the column's values and the set of their types (made once per column).
+ColumnCheck = Callable[[Sequence[Any], set[type]], bool]
+
+
+def _plain_enum(allowed: tuple[str, ...]) -> ColumnCheck:
+    """Every value None or one of the strings ``allowed`` (each distinct value looked at once)."""
+    names = frozenset(allowed)
+    return lambda vs, types: types <= {str, type(None)} and set(vs) - {None} <= names
+
+
+def _plain_column(name: str, sql_type: str) -> ColumnCheck:
     """The column check of :func:`plain_rows` for ``name``: True only if :func:`_plain_check` would say
     True for every value."""
     if name in ("run_id", "cell_key", "env_id"):
-        return lambda vs: _plain_ids(vs, nullable=name == "env_id")
+        return lambda vs, ts: _plain_ids(vs, ts, nullable=name == "env_id")
     if name in JSON_COLUMNS:
-        return lambda vs: _plain_texts(vs, True, MAX_JSON_TEXT_CHARS, printable=False)
+        return lambda vs, ts: _plain_texts(vs, ts, True, MAX_JSON_TEXT_CHARS, printable=False)
     if name in ENUM_COLUMNS:
-        return lambda vs: all(v is None or (type(v) is str and v in ENUM_COLUMNS[name]) for v in vs)
+        return _plain_enum(ENUM_COLUMNS[name])
     if name in REQUIRED_TEXT_COLUMNS:
-        return lambda vs: _plain_texts(vs, False, MAX_TEXT_CHARS, printable=True, min_len=1)
+        return lambda vs, ts: _plain_texts(vs, ts, False, MAX_TEXT_CHARS, printable=True, min_len=1)
     if name in NON_NEGATIVE_COLUMNS:
-        return lambda vs: _plain_numbers(vs, nullable=True, allow_bool=False, non_negative=True)
+        return lambda vs, ts: _plain_numbers(vs, ts, nullable=True, allow_bool=False, non_negative=True)
     if sql_type == "TEXT":
         long = name in LONG_TEXT_COLUMNS
-        return lambda vs: _plain_texts(vs, True, MAX_LONG_TEXT_CHARS if long else MAX_TEXT_CHARS, printable=not long)
-    return lambda vs: _plain_numbers(vs, nullable=True, allow_bool=sql_type == "INTEGER", non_negative=False)
+        return lambda vs, ts: _plain_texts(vs, ts, True, MAX_LONG_TEXT_CHARS if long else MAX_TEXT_CHARS,
+                                           printable=not long)
+    return lambda vs, ts: _plain_numbers(vs, ts, nullable=True, allow_bool=sql_type == "INTEGER", non_negative=False)
 
 
 _PLAIN_COLUMNS = {k: _plain_column(k, t) for k, t in RESULT_COLUMNS.items()}
 
 
-def _plain_extra_column(values: Sequence[Any]) -> bool:
+def _plain_extra_column(values: Sequence[Any], types: set[type]) -> bool:
     """:func:`plain_extra` of every value of a field that is no column: texts, or numbers, bools and nulls."""
-    types = set(map(type, values))
     if types <= {str, type(None)}:
-        return _plain_texts(values, True, MAX_LONG_TEXT_CHARS, printable=False)
-    return types <= {int, float, bool, type(None)} and _plain_numbers(values, True, True, False)
+        return _plain_texts(values, types, True, MAX_LONG_TEXT_CHARS, printable=False)
+    return types <= {int, float, bool, type(None)} and _plain_numbers(values, types, True, True, False)
 
 
 @dataclass(frozen=True)
@@ -230,6 +248,9 @@ class FieldGroup:
     keys: tuple[str, ...]
     members: list[int]
     columns: list[tuple[Any, ...]]
+    #: The places (in ``keys``) of the fields that are None in every one of these rows (seen by the check, which
+    #: makes each column's set of types: the insert leaves them out without looking at them again).
+    empty: frozenset[int] = frozenset()
 
     def column(self, key: str) -> tuple[Any, ...] | None:
         """The values of field ``key`` (None when these rows lack it)."""
@@ -256,10 +277,10 @@ def plain_groups(rows: list[Any]) -> list[FieldGroup] | None:
     groups = []
     for keys, members in by_keys.items():
         group = rows if len(members) == len(rows) else [rows[i] for i in members]
-        columns = _plain_columns(keys, group)
-        if columns is None:
+        checked = _plain_columns(keys, group)
+        if checked is None:
             return None
-        groups.append(FieldGroup(keys, members, columns))
+        groups.append(FieldGroup(keys, members, *checked))
     return groups
 
 
@@ -268,9 +289,9 @@ def plain_rows(rows: list[Any]) -> bool:
     return plain_groups(rows) is not None
 
 
-def _plain_columns(keys: tuple[str, ...], rows: list[Any]) -> list[tuple[Any, ...]] | None:
-    """The columns of rows with the fields ``keys`` in that order, when every value passes its column's check
-    (else None)."""
+def _plain_columns(keys: tuple[str, ...], rows: list[Any]) -> tuple[list[tuple[Any, ...]], frozenset[int]] | None:
+    """The columns of rows with the fields ``keys`` in that order and the places of those that are None in every
+    row, when every value passes its column's check (else None)."""
     if not all(k in keys for k in _REQUIRED_KEYS):
         return None
     checks = [_PLAIN_COLUMNS.get(k, _plain_extra_column if k != "extra" else None) for k in keys]
@@ -279,7 +300,17 @@ def _plain_columns(keys: tuple[str, ...], rows: list[Any]) -> list[tuple[Any, ..
     # the same fields in the same order: the batch turned into its columns in one C-level transposition (of
     # tuples: zip over a thousand dict views took 1.6x as long)
     columns = list(zip(*map(tuple, map(dict.values, rows)), strict=True))
-    return columns if all(check(values) for check, values in zip(checks, columns, strict=True)) else None
+    empty = []
+    for j, (check, values) in enumerate(zip(checks, columns, strict=True)):
+        types = set(map(type, values))
+        if not check(values, types):
+            return None
+        if types == _NONE_ONLY:
+            empty.append(j)
+    return columns, frozenset(empty)
+
+
+_NONE_ONLY = {type(None)}
 
 
 #: Rows checked together by :func:`plain_rows`.
