@@ -27,7 +27,8 @@ from workbench.backends.registry import all_backends
 from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.claims import (bimodal_fields, cache_text, check_claim, estimate_text,
                                      last_level_cache_bytes, machine_busy, reading, settled_direction,
-                                     verdict_sentence)
+                                     verdict_claim)
+from workbench.report.claim_notes import NoteBlock
 from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.judge.compare import judge_pair
 from workbench.judge.verdicts import is_disturbed
@@ -181,7 +182,7 @@ for *_, a, b in pairs:
         diffs.append(np.log(ta) - np.log(tb))
 typical = typical_noise(diffs)   # the run's typical paired spread, as speedup_vs_baseline uses
 
-verdicts = []
+verdicts, block = [], NoteBlock()   # each shared reason said once, under the lines
 for variant, backend, label, a, b in pairs:
     # the cells' own medians (the pivot below shows them) beside the paired estimate: where they part, or a side's
     # rounds fell in two modes, the pair is not settled (workbench.report.claims' rule)
@@ -189,8 +190,10 @@ for variant, backend, label, a, b in pairs:
     v = {**judge_pair(a, b, typical), "median_a": a["median_s"], "median_b": b["median_s"],
          **bimodal_fields(a, b, "float32", "float16")}
     # the rerun advice from what the pair's own two rows recorded of the machine (claims.machine_busy)
-    sentence = verdict_sentence(v, "float32", "float16", busy=machine_busy(pd.DataFrame([a, b])))
+    claim = verdict_claim(v, "float32", "float16", busy=machine_busy(pd.DataFrame([a, b])))
+    sentence = claim.text()
     check_claim(v, sentence)
+    check_claim(v, claim.head)   # the line prints the head; its reasons are the block's notes
     verdicts.append({"variant": variant, "backend": backend, "shape": label, "speedup": v["speedup"],
                      "ci_low": v["ci_low"], "ci_high": v["ci_high"],
                      "floor": v["floor"], "verdict": v["verdict"], "sentence": sentence,
@@ -201,7 +204,8 @@ for variant, backend, label, a, b in pairs:
                      "size_settled": reading(v) in ("faster", "slower", "same")
                      and not is_disturbed(float(v["floor"]))
                      and not disturbed_cells([a.to_dict(), b.to_dict()])})
-    print(f"{variant} @ {backend}, {label}: {sentence}")
+    block.add(f"{variant} @ {backend}, {label}", claim)
+print(block)
 table = pd.DataFrame(verdicts)
 """),
     code('''
@@ -221,9 +225,9 @@ def fp16_why(backend, said, speedups):
             return ("these rows do not measure why (background: numpy has no float16 arithmetic of its own and "
                     "converts elements through float32 in its own loops)" + note + ".")
         resident = (last_level_cache_bytes(backend) or 0) >= ok.loc[ok["backend"] == backend, "bytes"].max()
-        return ("float16 cost this variant time here; these rows do not measure why" + (
-            ", and with every shape cache-resident they do not test what halving the DRAM traffic buys (see the "
-            "working sets below)" if resident else "") + note + ".")
+        return ("float16 cost this variant time here. These rows do not measure why" + note + "." + (
+            " With every shape cache-resident, they do not test what halving the DRAM traffic buys (see the "
+            "working sets below)." if resident else ""))
     if set(called) == {"faster"}:
         top = max(sp for sp, s in zip(speedups, said) if s == "faster")
         return ("consistent with float16 moving half the bytes" + (
@@ -232,6 +236,11 @@ def fp16_why(backend, said, speedups):
     if set(called) == {"same"}:
         return "halving the bytes made no difference the noise lets us call at these shapes" + note + "."
     return "the shapes disagree (see the verdict per shape above): no single reading holds here."
+
+
+def lead(text):
+    # a sentence's first letter capitalised, unless it starts with a name that is lower case (float16)
+    return text if text.startswith("float16") else text[:1].upper() + text[1:]
 
 
 summary = []
@@ -246,11 +255,12 @@ for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if
     settled = sorted((x, lo, hi) for x, lo, hi, r, k in zip(speedups, g["ci_low"], g["ci_high"], said,
                                                              g["size_settled"]) if r != "inconclusive" and k)
     shown = [estimate_text(1 / x, 1 / hi, 1 / lo) for x, lo, hi in settled]
-    span = ("no shape settled its size" if not settled else
-            f"float16 took {shown[-1]} to {shown[0]} the float32 time (paired estimates) at the {len(settled)} "
-            "shapes whose size settled" if len(settled) > 1 and shown[0] != shown[-1] else
-            f"float16 took {shown[0]} the float32 time (paired) at the "
-            + ("one shape whose size settled" if len(settled) == 1 else f"{len(settled)} shapes whose size settled"))
+    span = ("No shape settled its size." if not settled else
+            f"At the {len(settled)} shapes whose size settled, float16 took {shown[-1]} to {shown[0]} the float32 "
+            "time (paired estimates)." if len(settled) > 1 and shown[0] != shown[-1] else
+            ("At the one shape whose size settled" if len(settled) == 1 else
+             f"At the {len(settled)} shapes whose size settled")
+            + f", float16 took {shown[0]} the float32 time (paired).")
     why = fp16_why(backend, said, speedups)
     # what the sentence says follows the verdicts it counts
     called = set(said) - {"inconclusive"}
@@ -260,7 +270,7 @@ for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if
     assert ("half the bytes" in why) == (called == {"faster"}), why
     assert ("disagree" in why) == (len(called) > 1), why
     assert ("no shape's comparison told them apart" in why) == (not called), why
-    summary.append(f"{variant} @ {backend}: float16 against float32: {what} shapes ({span}): {why}")
+    summary.append(f"{variant} @ {backend}: float16 against float32: {what} shapes. {span} {lead(why)}")
 print(chr(10).join(summary) or "no variant ran both dtypes here")
 if shared_machine_advice(ok):   # the floors above are this run's: what its share is of, and what to do about it
     print(f"({shared_machine_advice(ok)})")

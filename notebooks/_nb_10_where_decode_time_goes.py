@@ -47,8 +47,9 @@ import workbench
 from workbench import tutorial
 from workbench.report.claims import (busy_text, busy_words, check_claim, disturbance_text, estimate_text,
                                      host_bandwidth, json_list, machine_busy, may_state_cause, own_rounds_share,
-                                     pair_medians, pair_verdicts, reading, round_rates, verdict_sentence)
-from workbench.report.claims import CELL_CROSSED, DISAGREE, MEDIANS_TOLERANCE, mark_busy, medians_disagree
+                                     pair_medians, pair_verdicts, reading, round_rates, verdict_claim)
+from workbench.report.claim_notes import Claim, NoteBlock
+from workbench.report.claims import PHRASES, CELL_CROSSED, DISAGREE, MEDIANS_TOLERANCE, mark_busy, medians_disagree
 from workbench.report.claims_rows import figures_at_least, median_rounds, printed_ratio, quartiles_wide
 from workbench.report.total_band import band_readable, total_band
 from workbench.report.beyond_noise import (NOISY_ASIDE, NOT_SETTLED, UNDECIDED, beyond_noise, beyond_text,
@@ -57,6 +58,8 @@ from workbench.judge.verdicts import rounds_could
 
 import json
 import re
+
+from workbench.core.conditions import BUSY_CPU_SHARE
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -177,6 +180,51 @@ def with_figures(v, sentence, rows=None):
     return f"{sentence} ({figures})"
 
 
+def noted_claim(v, sides, base, other, figure=False, kernel="mlp_block"):
+    # a verdict as its head (with the figures a reader reconciles it by) and its reasons, for a NoteBlock that says
+    # each shared reason once under the lines; both the whole sentence and the head pass check_claim
+    claim = verdict_claim(v, base, other, disturbed_by=disturbance_text(sides), rerun=rerun_advice(sides, kernel))
+    claim = Claim(with_figures(v, figure_said(claim.head, sides, figure), sides),
+                  tuple(figure_said(r, sides, figure) for r in claim.reasons),
+                  with_figures(v, figure_said(claim.text(), sides, figure), sides))
+    check_claim(v, claim.text())
+    check_claim(v, claim.head)
+    return both_modes(v, sides, claim, base, other)
+
+
+def both_modes(v, sides, claim, base, other):
+    # a bound ("took at least 4.0x its time") must hold against both modes of a side whose rounds fell in two, or it
+    # is not printed: 10 printed "numba-eager took at least 4.0x its time" of a numpy-eager in two modes, 65.1 us
+    # and 117 us, against 417 us (3.6x the slower mode). The direction stays where every mode lies on its side.
+    m_ = re.search(r"(?:ran|took) at least [0-9.,]+× (?:faster than|its time)", claim.head)
+    rows = sides.to_dict("records")
+    modes = dict(zip([r["variant"] for r in rows], mode_medians(sides)))
+    two = [x for x, mm in modes.items() if mm is not None]
+    if not m_ or not two:
+        return claim
+    bound = float(re.search(r"[0-9.,]+", m_.group(0).split("least ")[1]).group(0).replace(",", ""))
+    times = {r["variant"]: list(modes[r["variant"]] or (float(r["median_s"]),)) for r in rows}
+    mine = [x for x in times if x == v["variant"]]
+    theirs = [x for x in times if x != v["variant"]]
+    if len(mine) != 1 or len(theirs) != 1:
+        return claim
+    faster = "faster than" in m_.group(0)
+    # each side's every mode against the other's: other's time over base's where base was faster, else the reverse
+    ratios = [(b_ / o_ if faster else o_ / b_) for o_ in times[mine[0]] for b_ in times[theirs[0]]]
+    if min(ratios) >= bound:
+        return claim
+    cell = " and ".join(two)
+    if min(ratios) > 1:
+        head = (f"{other} ran faster than {base} against both of {cell}'s modes, by how much is unknown" if faster
+                else f"{base} was faster: {other} took longer against both of {cell}'s modes, by how much is unknown")
+        check_claim(v, head, dict(PHRASES, faster=" faster than "))
+    else:
+        head = (f"no direction holds between {other} and {base}: {cell}'s two modes lie on both sides of the other's "
+                "time")
+    why = f"{cell}'s rounds fell in two modes, and the interval's bound holds against only one of them"
+    return Claim(head, (why, *claim.reasons), claim.text())
+
+
 def probes_said(rows, probe):
     # how many probes host_bandwidth's best is of: one copy is timed before each round past the cache and shared by
     # every cell measured in that round, so the cells carry copies of it (10 printed "best of 21 probes", each
@@ -212,9 +260,9 @@ def rerun_advice(rows, kernel="mlp_block"):
     # what would settle a comparison, from what its rows recorded of the machine: on a busy one a quieter machine,
     # not more rounds (docs/statistics.md, "Where the power goes": at load 10-11 nine rounds gave floors of ±25-28%
     # against ±11-12% with three); on an idle one more rounds
-    if machine_busy(rows):   # by the threshold the rows' own noisy mark uses, said with it (busy_words)
-        return (f"rerun it on a quieter machine: {busy_words(rows)}, and "
-                "more rounds on a busy machine add its disturbance too")
+    if machine_busy(rows):   # by the threshold the rows' own noisy mark uses; the share itself is its own note
+        return (f"rerun it on a quieter machine (other processes took past the {BUSY_CPU_SHARE:.0%} of the CPU at "
+                "which a row is marked busy): more rounds on a busy machine add its disturbance too")
     # no "workbench bench --kernels K ... --rounds 10": a command printed must be copyable, and these cells' LLM
     # shapes are the notebook's own, not flags; the rounds are set where this notebook calls workbench.benchmark
     return "rerun it with more rounds (FULL = True in the parameters cell measures 5 rounds a cell, not 3)"
@@ -398,28 +446,26 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
             continue
         ratio = t[i + 1] / t[i]
         k = np.log(ratio) / np.log(Ls[i + 1] / Ls[i])
-        ks.append(k)
-        # a step's shape is read only where neither of its cells is marked noisy, as a kink is below
+        # a step's shape is read only where neither of its cells is marked noisy: a noisy step prints no exponent
+        # (10 printed "L^0.86 by the medians (a noisy cell: its shape is not read)"), and bounds no kink below
         quiet = not (noisy[i] or noisy[i + 1])
+        ks.append(k if quiet else float("nan"))
+        noisy_here = ", ".join(f"L={Ls[j]:,}" for j in (i, i + 1) if noisy[j])
         steps.append(f"L={Ls[i]:,}->{Ls[i + 1]:,}" + (f" (leaves {levels[a]})" if a != b else "")
-                     + f": {ratio:.3g}x the time, " + (
-                         ("the time fell, which a longer cache cannot cause: noise moved these medians") if ratio <= 1
-                         else f"L^{k:.2f}, {shape(round(k, 2))}" if quiet else
-                         f"L^{k:.2f} by the medians (a noisy cell: its shape is not read)"))
+                     + (f": {ratio:.3g}x the time, " + (
+                         "the time fell, which a longer cache cannot cause: noise moved these medians" if ratio <= 1
+                         else f"L^{k:.2f}, {shape(round(k, 2))}") if quiet else
+                        f": no shape read ({noisy_here} marked noisy)"))
     noisy_at = [f"{L:,}" for L, n in zip(Ls, noisy) if n]
-    # a step left out (nan) bounds no kink: both steps of a kink must be read
+    # a step left out (nan: unread or noisy) bounds no kink: both steps of a kink must be read
     kinks = [(i, ks[i - 1], ks[i]) for i in range(1, len(ks)) if ks[i] - ks[i - 1] >= STEEPER
              and level(Ls[i] * per_token) != level(Ls[i + 1] * per_token)]
     read_ks = [k for k in ks if np.isfinite(k)]
     said = []
     for i, before, after in kinks:
         left = levels[level(Ls[i] * per_token)]
-        if noisy_at or min(read_ks) <= 0:
-            why = f"the cells at L={', '.join(noisy_at)} are marked noisy" if noisy_at else "a step fell"
-            said.append(f"by the medians it steepens from L^{before:.2f} to L^{after:.2f} on the step where the "
-                        f"cache leaves {left}, but {why}: not read as a finding; "
-                        + (f"a quieter machine could settle it ({busy_words(g)}, and more rounds on a busy machine "
-                           "add its disturbance too)" if machine_busy(g) else "more rounds could settle it"))
+        if min(read_ks) <= 0:   # a step fell: its line says noise moved those medians, so no kink is read
+            continue
         else:
             # what the medians show, without a cause: the bandwidth lines below say whether the bytes set the time
             said.append(f"it steepens from L^{before:.2f} to L^{after:.2f} on the step where the cache leaves {left}: "
@@ -427,14 +473,17 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
                         "reading the cache is what sets it)")
     if not kinks and len(read_ks) > 1 and len(read_ks) == len(ks) and not noisy_at and min(read_ks) > 0:
         said.append("no step is steeper than the one before it by " + f"{STEEPER} or more")
-    print(f"{variant}: " + "; ".join(steps) + (". " + "; ".join(said) if said else "")
-          + (f" (noisy cells: L={', '.join(noisy_at)})" if noisy_at and not kinks else ""))
+    advice = (f"a quieter machine could read {'their' if len(noisy_at) > 1 else 'its'} steps ({busy_words(g)})"
+              if machine_busy(g) else "more rounds could read their steps")
+    print(f"{variant}: " + "; ".join(steps) + "." + (" " + "; ".join(said) + "." if said else "")
+          + (f" Noisy cells: L={', '.join(noisy_at)}; {advice}." if noisy_at else ""))
 # what the figure shows, said: which variant had the lowest median at each length, and whether the verdict
 # (the others paired round by round against it) settles that it was faster. The baseline is the lowest median among
 # the cells whose median is read (neither disturbed nor in two modes): one chosen from an unread cell made every
 # comparison at its length disturbed, while pairs of clean cells went unjudged (10: numba-flash's two-mode cell)
 lowest = readable_lowest(d)
 settled, judged_at = [], {}   # judged_at[(L, baseline, other)]: the verdict said here, reused below
+block = NoteBlock()   # each length's verdicts, their shared reasons said once under all of them
 for L, row in lowest.iterrows():
     at = decode.df[decode.df["cell_key"].isin(d.loc[d["kv_len"] == L, "cell_key"])]
     # mark_busy: the rows' load, the table's medians and which cells read disturbed, so that a verdict resting on a
@@ -444,12 +493,8 @@ for L, row in lowest.iterrows():
     said = []
     for _, v in judged[judged["verdict"] != "baseline"].iterrows():
         sides = at[at["variant"].isin([row["variant"], v["variant"]])]
-        sentence = with_figures(v, figure_said(verdict_sentence(v, row["variant"], v["variant"],
-                                                                disturbed_by=disturbance_text(sides),
-                                                                rerun=rerun_advice(sides, "attention_decode")),
-                                               sides, figure=True), sides)
-        check_claim(v, sentence)
-        said.append(((v, sides.to_dict("records")), sentence))
+        claim = noted_claim(v, sides, row["variant"], v["variant"], figure=True, kernel="attention_decode")
+        said.append(((v, sides.to_dict("records")), claim))
         judged_at[(L, row["variant"], v["variant"])] = v
     # settled only beyond the noise: a length whose comparisons were disturbed ("at least 6.7×, by how much is
     # unknown: disturbed") is not counted as settled (report.beyond_noise); a length with a disturbed comparison
@@ -458,14 +503,17 @@ for L, row in lowest.iterrows():
     settled.append((f"L={L:,}", labels_at))
     here = d[d["kv_len"] == L]
     unread_here = [f"{r['variant']} ({unread_why(r)})" for (_, r), u in zip(here.iterrows(), median_unread(here)) if u]
-    head = (f"no cell here has a median to read ({', '.join(unread_here)}): against {row['variant']}, the lowest "
-            "median, every comparison disturbed" if len(unread_here) == len(here) else
-            f"against {row['variant']}, the lowest median among the cells whose median is read (a comparison here "
-            "is disturbed: no fastest is named)" if any(label_word(x) == "disturbed" for x in labels_at) else
+    head = (f"no cell has a median to read ({', '.join(unread_here)}); each is paired against {row['variant']}, "
+            "the lowest median, and every comparison reads disturbed" if len(unread_here) == len(here) else
+            f"each is paired against {row['variant']}, the lowest median that can be read; a comparison here is "
+            "disturbed, so no fastest is named" if any(label_word(x) == "disturbed" for x in labels_at) else
             f"{row['variant']} had the lowest median ({fmt_seconds(row['median_s'])})")
     if unread_here and len(unread_here) < len(here):
-        head += f", not chosen from {', '.join(unread_here)}"
-    print(f"L={L:,}: {head}; " + "; ".join(sentence for _, sentence in said))
+        head += f"; not taken as the baseline: {', '.join(unread_here)}"
+    block.add(f"L={L:,}", head)
+    for (v, _), claim in said:
+        block.add(f"  {v['variant']}", claim)
+print(block)
 if lowest["variant"].nunique() == 1:   # which lengths settle it, which are disturbed, which are medians only
     print(lowest_text(lowest["variant"].iloc[0], settled))
 """),
@@ -716,12 +764,7 @@ for backend, g in m.groupby("backend"):
         verdicts = pair_verdicts(mlp.df, names["eager"], names[other], backend)
         sides = m[(m["backend"] == backend) & m["variant"].isin([names["eager"], names[other]])]
         for _, v in verdicts.iterrows():
-            sentence = with_figures(v, figure_said(verdict_sentence(v, names["eager"], names[other],
-                                                                    disturbed_by=disturbance_text(sides),
-                                                                    rerun=rerun_advice(sides)),
-                                                   sides, figure=False), sides)   # section 2 draws no figure
-            check_claim(v, sentence)
-            sentences.append(f"{backend}: {sentence}")
+            sentences.append((f"{backend}", noted_claim(v, sides, names["eager"], names[other])))
             # beyond the noise only where neither the interval nor a cell is disturbed (report.beyond_noise)
             readings.setdefault(other, []).append((backend, reading(v), size_unsettled(v),
                                                    beyond_noise(v, sides.to_dict("records")),
@@ -744,7 +787,17 @@ for backend, g in m.groupby("backend"):
                                 f"; the verdict reads the medians of the paired rounds, "
                                 f"{float(v['median_a']) / float(v['median_b']):.3f}×, within that tolerance, so it "
                                 "still reads as judged)"))
-print("\\n".join(sentences))
+# across runtimes: each runtime's eager block against numpy's (one statistic: the paired speed-up)
+eager_rows = m[m["mode"] == "eager"]
+across = mark_busy(speedup_vs_baseline(eager_rows, baseline_variant="numpy-eager", baseline_backend="numpy"),
+                   eager_rows)
+for _, v in across[across["verdict"] != "baseline"].iterrows():
+    sides = eager_rows[eager_rows["variant"].isin(["numpy-eager", v["variant"]])]
+    sentences.append(("", noted_claim(v, sides, "numpy-eager @ numpy", f"{v['variant']} @ {v['backend']}")))
+block = NoteBlock()   # the section's verdicts, each shared reason said once under them
+for label, claim in sentences:
+    block.add(label, claim)
+print(block)
 for other, said in readings.items():   # what the paragraph below may say, from these verdicts
     wins = sorted({b + (" (the direction is settled, its size is not)" if wide else "")
                    for b, s, wide, beyond, _ in said if s == "faster" and beyond})
@@ -766,17 +819,6 @@ for other, said in readings.items():   # what the paragraph below may say, from 
              "(allocation and per-call setup between the five kernels) did not make up for what its own path costs, "
              "so the introduction's 'meant to remove some of it' did not pay on that runtime in this run (these rows "
              "do not break down where its extra time goes)" if losses else ""))
-# across runtimes: each runtime's eager block against numpy's (one statistic: the paired speed-up)
-eager_rows = m[m["mode"] == "eager"]
-across = mark_busy(speedup_vs_baseline(eager_rows, baseline_variant="numpy-eager", baseline_backend="numpy"),
-                   eager_rows)
-for _, v in across[across["verdict"] != "baseline"].iterrows():
-    sides = eager_rows[eager_rows["variant"].isin(["numpy-eager", v["variant"]])]
-    said = verdict_sentence(v, "numpy-eager @ numpy", f"{v['variant']} @ {v['backend']}",
-                            disturbed_by=disturbance_text(sides), rerun=rerun_advice(sides))
-    sentence = with_figures(v, figure_said(said, sides, figure=False), sides)
-    check_claim(v, sentence)
-    print(sentence)
 if busy_text(m):   # the floors above are this run's: say when it shared the machine, and over which cells
     print(f"(This run shared the machine: {busy_text(m)} (the highest of section 2's {len(m)} cells; each line above "
           "gives its own pair's).)")
@@ -830,7 +872,8 @@ in the table part by more than its interval (a variant timed beside its baseline
 docs/statistics.md) — that meaning only; "disturbed", with no interval, where the noise floor passed ±50%, with
 the load the rows recorded; "could not tell" where neither holds and no direction was shown. Every runtime reads
 the same weights (the same bytes above), so where one runtime's block takes several times another's, the
-compulsory bytes are not the difference; what the rest of its time goes to, these rows do not break down. What `graph` can win is what it removes — allocation and per-call setup between the
+compulsory bytes are not the difference; what the rest of its time goes to, these rows do not break down.
+What `graph` can win is what it removes — allocation and per-call setup between the
 five kernels — which matters most when the kernels themselves are short; the last lines above say whether that
 showed beyond the noise here, and where a mode took longer than eager beyond the noise they say that too: there
 what it removes did not pay on that runtime in this run.
@@ -865,8 +908,8 @@ def warm_bound(attention, longest, b):
     if not len(longest) or not llc or float(longest["bytes"].iloc[0]) > llc:
         return ""
     L, kv = int(longest["kv_len"].iloc[0]), float(longest["bytes"].iloc[0])
-    said = (f". That total is a lower bound: at L={L:,} one layer's attention working set ({fmt_bytes(kv)}) fits in the "
-            f"{fmt_bytes(llc)} last-level cache and was timed warm, call after call, while a step reads all "
+    said = (f". That total is a lower bound: at L={L:,} one layer's attention working set ({fmt_bytes(kv)}) fits in "
+            f"the {fmt_bytes(llc)} last-level cache and was timed warm, call after call, while a step reads all "
             f"{layers} layers' ({fmt_bytes(layers * kv)}) and their MLP weights ({fmt_bytes(layers * float(b.bytes))}) "
             "once each, from DRAM past that cache")
     cold = d[(d["variant"] == attention) & (d["bytes"] > llc)]
@@ -1025,8 +1068,8 @@ if len(mine) and len(worker) and s["entries"]:
           # a recording holds one call: one under the cell's first quartile undercuts its median and any total or
           # band built on it (10: a 7.83 ms recording beside a 23.8 ms median and a step band from it, unremarked)
           + (f"; it even ran under the cell's first quartile ({fmt_seconds(w['q1'])}): one call of the block (with "
-             "the plan) ran faster than three quarters of the timed calls, so its median, and its quartile band, may be of a "
-             "slowed host rather than the block's own time"
+             "the plan) ran faster than three quarters of the timed calls, so its median, and its quartile band, may "
+             "be of a slowed host rather than the block's own time"
              if pd.notna(w.get("q1")) and w["record_s"] < w["q1"] and not w["unread"] else "")
           + ". This process's single short round gives no median "
           "with a known noise, so its recording is set beside the worker's recording only; two single timings carry "

@@ -34,7 +34,8 @@ from workbench import tutorial
 from workbench.judge.verdicts import MIN_EFFECT, is_disturbed
 from workbench.report.claims import (busy_words, check_claim, disturbance_text, machine_busy, medians_disagree,
                                      medians_ratio, pair_verdicts, reading, settled_direction, table_ratio,
-                                     verdict_sentence)
+                                     verdict_claim)
+from workbench.report.claim_notes import Claim, NoteBlock
 from workbench.report.claim_words import noisy_cells_text
 
 import os
@@ -185,14 +186,19 @@ else:
               f"({disturbance_text(conf) or 'no load recorded'}), so none was settled faster and no paired "
               f"speed-up ranks them; kept {format_config(result.kept.config)}, the hand-picked tiles; {advice}")
     else:
-        confirmation = verdict_sentence(v, "hand-picked", format_config(v["against"]),
-                                        disturbed_by=disturbance_text(conf), rerun=advice)
+        claim = verdict_claim(v, "hand-picked", format_config(v["against"]),
+                              disturbed_by=disturbance_text(conf), rerun=advice)
+        confirmation = claim.text()
         check_claim(v, confirmation)   # the sentence says what the confirmation's verdict says, and nothing more
-        print(f"confirmation ({len(result.candidates)} candidate{'s' * (len(result.candidates) != 1)} against the "
-              f"hand-picked tiles, {max(CONFIRM_ROUNDS, 3)} interleaved rounds): {confirmation}"
-              f"{busy_note(pair_rows(conf, tiled.default_config(), v['against']), confirmation)}; kept "
-              f"{format_config(result.kept.config)}"
-              + ("" if v["settled"] else " (the hand-picked tiles: nothing was settled as faster)"))
+        check_claim(v, claim.head)     # the line prints the head; its reasons are notes under it
+        kept = (f"kept {format_config(result.kept.config)}"
+                + ("" if v["settled"] else " (the hand-picked tiles: nothing was settled as faster)"))
+        block = NoteBlock()
+        block.add(f"confirmation ({len(result.candidates)} candidate{'s' * (len(result.candidates) != 1)} against "
+                  f"the hand-picked tiles, {max(CONFIRM_ROUNDS, 3)} interleaved rounds)",
+                  Claim(f"{claim.head}; {kept}", (*claim.reasons, busy_note(
+                      pair_rows(conf, tiled.default_config(), v["against"]), confirmation)[2:])))
+        print(block)
     # every candidate the confirmation measured, each against the hand-picked tiles in the same run, as the tuner
     # judged it (result.candidates: the reported one among them)
     # one precision for the list: the finest any candidate's interval supports (claims.table_ratio), so
@@ -310,13 +316,12 @@ if medians:   # each confirmed configuration: its one timing in the search again
     # median of rounds rides such spells out); said, where the rows recorded it, not left for the reader to guess
     search_rows = open_store(None).results([result.run_id])
     searched = disturbance_text(search_rows) if machine_busy(search_rows) else ""
-    print(f"In the search the pick's one timing {lead_text}; single timings were "
-          f"up to {max(offs):.3g}× off from the same tiles' medians here{side}"
-          + (f", taken while {searched}: each is one short window of a busy machine" if searched else "")
-          + "; a single timing carries no interval, so that lead is no finding. In the plot the grey dots, the "
-          "solid blue step and the red ring are the search's single timings (no finding); the two dashed lines "
-          f"are the confirmation's medians over its {max(CONFIRM_ROUNDS, 3)} rounds, the figures its paired verdict "
-          "above rests on: that verdict, not the gap between two lines, says whether the search beat the "
+    print(f"In the search the pick's one timing {lead_text}. A single timing carries no interval, so that lead is "
+          f"no finding: single timings were up to {max(offs):.3g}× off from the same tiles' medians here{side}."
+          + (f" They were taken while {searched}: each is one short window of a busy machine." if searched else ""))
+    print("In the plot, the grey dots, the solid blue step and the red ring are the search's single timings (no "
+          f"finding). The two dashed lines are the confirmation's medians over its {max(CONFIRM_ROUNDS, 3)} rounds. "
+          "Its paired verdict above, not the gap between the two lines, says whether the search beat the "
           "hand-picked tiles.")
 elif v is not None:
     print(f"the confirmation was disturbed ({disturbance_text(conf) or 'no load recorded'}), so its medians are not "
@@ -357,8 +362,8 @@ def agreement(a, b, here, there):
     if "disturbed" in (here, there):
         who = ("both runs were" if here == there else "this run was" if here == "disturbed" else
                "the confirmation was")
-        return (f"the two runs are not weighed against each other by the rule above: {who} disturbed, and a "
-                "disturbed estimate informs nothing, so neither run confirms the other: no finding")
+        return (f"The two runs are not weighed against each other: {who} disturbed. A disturbed estimate informs "
+                "nothing, so neither run confirms the other.")
     holds = [w for w, hit in (("this run's interval holds the confirmation's estimate",
                                a["ci_low"] <= b["speedup"] <= a["ci_high"]),
                               ("the confirmation's interval holds this run's estimate",
@@ -366,17 +371,17 @@ def agreement(a, b, here, there):
     band = ("both estimates lie above" if min(a["speedup"], b["speedup"]) > 1 + MIN_EFFECT else
             "both estimates lie below" if max(a["speedup"], b["speedup"]) < 1 / (1 + MIN_EFFECT) else
             "the estimates are not on opposite sides of")
-    checked = (f"{both_figs(a, b)}: the intervals overlap, {' and '.join(holds)}, and {band} the "
-               f"±{MIN_EFFECT:.0%} band")
+    # the claim first, then the figures it was checked at, in a sentence of its own
+    checked = (f" Checked at {both_figs(a, b)}: the intervals overlap, {' and '.join(holds)}, and {band} the "
+               f"±{MIN_EFFECT:.0%} band.")
     if here.split()[0] == there.split()[0] and "inconclusive" not in here:
-        return (f"the two runs agree by the rule above ({checked}): both read {here!r}, a finding at {N}³"
-                + (" (this SMALL run's size)" if SMALL else ""))
+        return (f"The two runs agree by the rule above: both read {here!r}, a finding at {N}³"
+                + (" (this SMALL run's size)" if SMALL else "") + "." + checked)
     if here == there:   # both inconclusive
-        return (f"the two runs do not contradict each other by the rule above ({checked}), and neither settled a "
-                f"direction (both read {here!r}): no finding")
-    return (f"the two runs do not contradict each other by the rule above ({checked}), but only one settled a "
-            f"word (this run {here!r}, the confirmation {there!r}): no agreement, so that word rests on one run, "
-            "not two")
+        return (f"The two runs do not contradict each other by the rule above, and neither settled a direction "
+                f"(both read {here!r}): no finding." + checked)
+    return (f"The two runs do not contradict each other by the rule above, but only one settled a word (this run "
+            f"{here!r}, the confirmation {there!r}): that word rests on one run, not two." + checked)
 
 
 def readings_apart(a, b):
@@ -418,9 +423,11 @@ else:
     assert set(res.df["status"]) == {"ok"}
     for _, v in pair_verdicts(res.df, hand, best, "numba").iterrows():
         advice = rerun_advice(res.df, bench_cmd, "--rounds 10")
-        sentence = verdict_sentence(v, "hand-picked", "the search's pick", disturbed_by=disturbance_text(res.df),
-                                    rerun=advice)
+        claim = verdict_claim(v, "hand-picked", "the search's pick", disturbed_by=disturbance_text(res.df),
+                              rerun=advice)
+        sentence = claim.text()
         check_claim(v, sentence)
+        check_claim(v, claim.head)   # the line prints the head; its reasons are notes under it
         # the confirmation's verdict on this same pair (None where the confirmation did not judge it)
         confirmed = next((cv for cv in result.candidates if cv["against"] == pick), None)
         # what each run says of the pair: its settled direction where only the size is unsettled, else its reading
@@ -434,7 +441,9 @@ else:
         contradicted = same_pair and "disturbed" not in words and (
             (len(words) == 2 and "inconclusive" not in words) or apart is not None)
         if not contradicted:
-            print(f"{v['size_label']}: {sentence}{busy_note(res.df, sentence)}")
+            block = NoteBlock()
+            block.add(v["size_label"], Claim(claim.head, (*claim.reasons, busy_note(res.df, sentence)[2:])))
+            print(block)
             if same_pair and not (there == "disturbed" and here != there):   # else the line below says it
                 print(agreement(v, confirmed, here, there))
             if confirmed and confirmed.get("against") == pick and here != there:
@@ -442,8 +451,11 @@ else:
                       + (f"it settled nothing, so the tuner kept {format_config(result.kept.config)}. The tuner "
                          "decides by its confirmation only: this check changes nothing that is kept; a new "
                          "`workbench tune` run would.)" if there in ("inconclusive", "disturbed") else
-                         f"this run could not tell them apart; the tuner kept {format_config(result.kept.config)} "
-                         "on the confirmation's verdict.)"))
+                         # this run's own word, as its line above says it: a disturbed run bounds the lead, it does
+                         # not fail to tell them apart (11 printed "could not tell" beside "at least 1.3x faster")
+                         ("" if here == "disturbed" else "this run could not tell them apart; "
+                          if here == "inconclusive" else f"this run read {here!r}; ")
+                         + f"the tuner kept {format_config(result.kept.config)} on the confirmation's verdict.)"))
             continue
         # two runs of one pair that read differently: neither verdict is a finding; what was kept follows the
         # confirmation, the run the tuner decided by
@@ -506,15 +518,16 @@ stored in this notebook's own configuration file only.
 # the evidence behind what was stored, in counts: a choice from a handful of single timings on a busy machine is
 # stored all the same, and every later build uses it: the counts say how much that choice rests on
 kept_default = result.kept.config == tiled.default_config()
+busy = busy_note(conf_rows)[2:]
 print(f"stored {format_config(result.kept.config)}"
       + (" (the hand-picked tiles: nothing was settled faster)" if kept_default else "")
-      + f", from {len(result.trials)} of {result.space_size} configurations timed once each in the search and "
-      f"{len(result.candidates)} candidate{'s' * (len(result.candidates) != 1)} measured again against the "
-      f"hand-picked tiles in {max(CONFIRM_ROUNDS, 3)} interleaved rounds"
-      + busy_note(conf_rows)
-      + (f"; the configuration file says '{result.entry()['verdict']}'"
-         + ("" if kept_default else ": a longer search (TUNE_BUDGET_S) and more rounds (`workbench tune "
-            "--confirm-rounds 10`) on a quiet machine would make it firmer")))
+      + f"; the configuration file says '{result.entry()['verdict']}'. It rests on {len(result.trials)} of "
+      f"{result.space_size} configurations timed once each in the search and {len(result.candidates)} "
+      f"candidate{'s' * (len(result.candidates) != 1)} measured again against the hand-picked tiles in "
+      f"{max(CONFIRM_ROUNDS, 3)} interleaved rounds."
+      + (f" {busy[:1].upper()}{busy[1:]}." if busy else "")
+      + ("" if kept_default else " A longer search (TUNE_BUDGET_S) and more rounds (`workbench tune "
+         "--confirm-rounds 10`) on a quiet machine would make it firmer."))
 plain = workbench.benchmark("gemm", variants="numba-tiled", backends="numba", sizes=[SIZE], rounds=1,
                             budget_s=BUDGET_S, progress=False, name="numba-tiled with its tuned tiles")
 row = plain.df.iloc[0]
