@@ -316,8 +316,8 @@ for variant, g in cmp.groupby("variant"):
         lines.append("  as the text above expects"
                      + (" where the noise let us tell" if (said == "inconclusive").any() else ""))
     elif variant == "numba" and threads > 1 and called == {"faster"} and busy:
-        lines.append(f"  one thread was faster, the busy case the text above allows for ({busy}): "
-                     "a quiet machine is where a second core can show what it is worth")
+        lines.append(f"  one thread was faster, the busy case the text above allows for: {busy}. A quiet machine is "
+                     "where a second core can show what it is worth.")
     else:   # a settled call the text did not expect: for numpy, whose code and threads did not change, it
         # measures the machine between the runs; for numba it may be either
         lines.append("  not what the text above expects: "
@@ -444,8 +444,9 @@ def scatter_sentences(n: int, scatter: float, here_busy: str, busy_seen: str, sp
         out.append(f"This machine's rounds varied by up to {spread_here:.0%}, more than that scatter: {here_busy}, "
                    "which widens this machine's side.")
     elif busy_seen and spread_here <= scatter:
-        out.append(f"{busy_seen[0].upper()}{busy_seen[1:]}, but this machine's rounds agreed within "
-                   f"{spread_here:.0%}, less than that scatter: the busy CPU is not what makes them wide.")
+        out.append(f"{busy_seen[0].upper()}{busy_seen[1:]}.")
+        out.append(f"This machine's rounds agreed within {spread_here:.0%}, less than that scatter, so the busy CPU "
+                   "is not what makes the intervals wide.")
     else:
         out.append(f"{busy_seen[0].upper()}{busy_seen[1:]}." if busy_seen else
                    f"No busy machine: other processes took at most {share:.0%} of the CPU here.")

@@ -52,7 +52,7 @@ from workbench.report.claim_notes import Claim, NoteBlock
 from workbench.report.claims import PHRASES, CELL_CROSSED, DISAGREE, MEDIANS_TOLERANCE, mark_busy, medians_disagree
 from workbench.report.claims_rows import figures_at_least, median_rounds, printed_ratio, quartiles_wide
 from workbench.report.total_band import band_readable, total_band
-from workbench.report.beyond_noise import (NOISY_ASIDE, NOT_SETTLED, UNDECIDED, beyond_noise, beyond_text,
+from workbench.report.beyond_noise import (NOISY_ASIDE, NOT_SETTLED, UNDECIDED, beyond_noise,
                                           direction_said, disturbed_why, label_word, lowest_text)
 from workbench.judge.verdicts import rounds_could
 
@@ -82,11 +82,11 @@ def marks_said(figure):
     # what the tables' marks mean, printed above each table that carries them (as the library's tables mark cells);
     # how the figure draws them only where a figure follows (section 2 has none: 10 said "hollow in the figure" there)
     drawn = lambda how: f", {how} in the figure" if figure else ""   # noqa: E731
-    return (f"(in the table below, '{NOISY_MARK} ' before a time marks a noisy cell: its rounds spread past 10% or the "
-            f"machine was busy while it ran{drawn('hollow')}; 'two modes: A / B' a cell whose rounds fell in two "
-            f"modes{drawn('a bar between them')}; ', disturbed' after one marks a cell whose quartiles lie half its "
-            f"median or more apart{drawn('an x')}. Neither of the last two has a median to read: no rate (GB/s) and "
-            "no ratio is taken from it)")
+    return (f"(In the table below, '{NOISY_MARK} ' before a time marks a noisy cell: its rounds spread past 10%, or "
+            f"the machine was busy while it ran{drawn('hollow')}. 'two modes: A / B' marks a cell whose rounds fell "
+            f"in two modes{drawn('a bar between them')}. ', disturbed' after a time marks a cell whose quartiles lie "
+            f"half its median or more apart{drawn('an x')}. Neither of the last two has a median to read: no rate "
+            "(GB/s) and no ratio is taken from it.)")
 
 
 def two_figures(x):
@@ -429,6 +429,7 @@ def shape(k):
     return "close to linear" if 0.9 <= k <= 1.1 else "less than linear" if k < 0.9 else "more than linear"
 
 
+unshaped = False   # whether any step was left unread for a noisy cell (its advice is said once, after the lines)
 for variant, g in d.sort_values("kv_len").groupby("variant"):
     Ls, t, noisy, unread = g["kv_len"].tolist(), g["median_s"].tolist(), noisy_mask(g), median_unread(g)
     steps, ks = [], []
@@ -473,10 +474,12 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
                         "reading the cache is what sets it)")
     if not kinks and len(read_ks) > 1 and len(read_ks) == len(ks) and not noisy_at and min(read_ks) > 0:
         said.append("no step is steeper than the one before it by " + f"{STEEPER} or more")
-    advice = (f"a quieter machine could read {'their' if len(noisy_at) > 1 else 'its'} steps ({busy_words(g)})"
-              if machine_busy(g) else "more rounds could read their steps")
-    print(f"{variant}: " + "; ".join(steps) + "." + (" " + "; ".join(said) + "." if said else "")
-          + (f" Noisy cells: L={', '.join(noisy_at)}; {advice}." if noisy_at else ""))
+    print(f"{variant}: " + "; ".join(steps) + "." + (" " + "; ".join(said) + "." if said else ""))
+    unshaped = unshaped or bool(noisy_at)
+if unshaped:   # said once for every variant above: what would let the steps a noisy cell left unread be read
+    print("A step with a noisy cell is not read: "
+          + (f"a quieter machine could read it ({busy_words(d)})." if machine_busy(d) else
+             "more rounds could read it (FULL = True in the parameters cell measures 5 rounds a cell, not 3)."))
 # what the figure shows, said: which variant had the lowest median at each length, and whether the verdict
 # (the others paired round by round against it) settles that it was faster. The baseline is the lowest median among
 # the cells whose median is read (neither disturbed nor in two modes): one chosen from an unread cell made every
@@ -574,14 +577,17 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
     print(f"numba-flash ({cores} threads) against numpy-naive: "
           + "; ".join(f"{word(k)} "
                       + (f"at L={named(v)}" if label_word(k) == "disturbed" else f"at L={', '.join(v)}")
-                      + (f" ({beyond_text(bool(noisy_L & set(v)))})" if k in ("faster", "slower") else
+                      + (" (beyond the noise)" if k in ("faster", "slower") else
                          f" ({why[k]})" if k in why and label_word(k) != "disturbed" else
                          ": its line above gives only the bound its interval guarantees, not counted as a finding"
                          if k in ("faster, disturbed", "slower, disturbed") else "")
-                      for k, v in by.items() if v)
+                      for k, v in by.items() if v) + "."
+          # "beyond the noise" on cells the figures draw noisy says why both hold, in a sentence of its own
+          + (f" {NOISY_ASIDE[:1].upper()}{NOISY_ASIDE[1:]}." if any(noisy_L & set(by[k]) for k in ("faster", "slower")
+                                                                   if by.get(k)) else "")
           # whose share it is: every cell of section 1 (a pair's line above gives its own two cells' share)
-          + (f"; this run shared the machine: {busy_text(d)} (the highest of section 1's {len(d)} cells; each "
-             "line above gives its own pair's)" if busy_text(d) else ""))
+          + (f" This run shared the machine: {busy_text(d)} (the highest of section 1's {len(d)} cells; each "
+             "line above gives its own pair's)." if busy_text(d) else ""))
 
 # the memory's rate the GB/s column is set against: the host's copy bandwidth, probed before each round of a cell
 # whose working set is past the last-level cache (the best probe: a probe reads low only while another tenant
@@ -837,25 +843,27 @@ if {"eager", "graph"} <= set(t.columns):
     # longer as printed: two medians that print alike are not called apart
     longer = [b for b in read.index if shown[b][0] != shown[b][1] and read.loc[b, "graph"] > read.loc[b, "eager"]]
     medians = ", ".join(f"{b} {g} vs {e}" for b, (g, e) in shown.items())
-    unread = (f"; {', '.join(crossed)} left out: a cell there is disturbed or its rounds fell in two modes, no "
-              "median of it headlined" if crossed else "")
+    unread = (f" {', '.join(crossed)} {'is' if len(crossed) == 1 else 'are'} left out: a cell there is disturbed "
+              "or its rounds fell in two modes, so no median of it is headlined." if crossed else "")
     # the label each sentence above earned (report.beyond_noise.direction_said): "disturbed" kept where it printed
     # it, "not settled" only where the paired figure and the medians' ratio part (the note below)
     words = {"faster": "graph faster", "slower": "graph slower", "same": "the same within ±5%"}
     # one word per comparison: a disturbed one reads "disturbed", never "could not tell (... disturbed)" nor a direction
     # naming which cell or whether the comparison is disturbed (beyond_noise.disturbed_why), as the table marks it
-    verdicts = "; ".join(f"{b}: disturbed ({whys[('graph', b)]})" if label_word(labels[("graph", b)]) ==
+    # a disturbed one is said in one word: its line above names the cell or the interval that made it so
+    verdicts = "; ".join(f"{b}: disturbed" if label_word(labels[("graph", b)]) ==
                          "disturbed" else f"{b}: {words.get(labels[('graph', b)], labels[('graph', b)])}"
                          for b, *_ in readings.get("graph", []))
     # a direction is a finding only where its label is one beyond the noise (not "faster, disturbed")
     settled_graph = [b for b, *_ in readings.get("graph", []) if labels[("graph", b)] in ("faster", "slower")]
-    by_medians = (f"By the medians (graph vs eager: {medians}{unread}) graph took longer than eager on {len(longer)} "
-                  f"of {len(read)} backends" if len(read) else
+    # the verdicts first (the finding, where there is one), then the medians' order, said as no finding beyond them
+    by_medians = (f"By the medians alone, graph took longer than eager on {len(longer)} of {len(read)} backends "
+                  f"(graph vs eager: {medians}).{unread}" if len(read) else
                   f"No medians are read for graph against eager ({', '.join(crossed)}: a cell on each is disturbed "
-                  "or its rounds fell in two modes, no median of it headlined)")
-    print(f"{by_medians}; the paired verdicts above read {verdicts}: "
-          + (f"so only on {', '.join(settled_graph)} is a direction a finding" if settled_graph else
-             "none settles a direction, so the medians' order is not a finding"))
+                  "or its rounds fell in two modes, so no median of it is headlined).")
+    print(f"Graph against eager, by the paired verdicts above: {verdicts}. "
+          + (f"Only on {', '.join(settled_graph)} is a direction a finding. {by_medians}" if settled_graph else
+             f"None settles a direction. {by_medians}" + (" That order is not a finding." if len(read) else "")))
 if apart:
     print("Where the two statistics part: " + "; ".join(apart) + ": neither states a direction.")
 """),
@@ -1056,8 +1064,8 @@ if len(mine) and len(worker) and s["entries"]:
     beside = (f"The worker's cell also timed its calls over rounds, but section 2 gives it no median to read "
               f"({w['time']}): its recording is not set beside one" if w["unread"] else
               f"The worker's cell also timed its calls over rounds (median "
-              f"{fmt_seconds(w['call'])}), so its recording took {two(w['record_s'] / w['call'])} one median call: a "
-              "recording holds one call of the block, and what it takes past one median call is the plan and how much "
+              f"{fmt_seconds(w['call'])}), so its recording took {two(w['record_s'] / w['call'])} one median call. A "
+              "recording holds one call of the block: what it takes past one median call is the plan, and how much "
               "slower that first call ran than the calls after it"
               + (" (here it took less than one median call: that single first call ran faster than the rounds' "
                  "median, by more than the plan cost, so the plan's cost is not separable from one call's spread here)"
@@ -1067,13 +1075,12 @@ if len(mine) and len(worker) and s["entries"]:
           f"({two(rec / w['record_s'])} the worker's). " + beside
           # a recording holds one call: one under the cell's first quartile undercuts its median and any total or
           # band built on it (10: a 7.83 ms recording beside a 23.8 ms median and a step band from it, unremarked)
-          + (f"; it even ran under the cell's first quartile ({fmt_seconds(w['q1'])}): one call of the block (with "
+          + (f". It even ran under the cell's first quartile ({fmt_seconds(w['q1'])}): one call of the block (with "
              "the plan) ran faster than three quarters of the timed calls, so its median, and its quartile band, may "
              "be of a slowed host rather than the block's own time"
              if pd.notna(w.get("q1")) and w["record_s"] < w["q1"] and not w["unread"] else "")
-          + ". This process's single short round gives no median "
-          "with a known noise, so its recording is set beside the worker's recording only; two single timings carry "
-          "no interval, so their ratio is no finding.")
+          + ". This process's single short round gives no median with a known noise, so its recording is set beside "
+          "the worker's recording only. Two single timings carry no interval, so their ratio is no finding.")
 pd.DataFrame(s["entries"])
 """),
 ]

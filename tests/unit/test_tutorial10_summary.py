@@ -37,15 +37,15 @@ def test_no_length_settled_and_one_disturbed_reads_without_counts_or_a_fastest_t
     said = lowest_text("numba-flash", [("L=256", ["could not tell, disturbed", "could not tell, disturbed"]),
                                        ("L=1,024", ["could not tell", "could not tell"]),
                                        ("L=4,096", ["could not tell, disturbed", "slower, disturbed"])])
-    assert "0 of" not in said and "every length" not in said and "at L=1,024 the verdicts do not settle" in said
-    assert "at L=256, L=4,096 a comparison is disturbed, so no fastest is named there" in said
+    assert "0 of" not in said and "every length" not in said and "At L=1,024 the verdicts do not settle" in said
+    assert "At L=256, L=4,096 a comparison is disturbed, so no fastest is named there." in said
 
 
 def test_every_length_settled_says_so_and_some_settled_names_them():
     assert "at every length" in lowest_text("a", [("L=1", ["slower", "slower"]), ("L=2", ["slower"])])
     said = lowest_text("a", [("L=1", ["slower", "slower"]), ("L=2", ["slower", "could not tell"])])
     assert said.startswith("a had the lowest median at every length") and "at L=1 only" in said
-    assert "at L=2 the verdicts do not settle" in said
+    assert "At L=2 the verdicts do not settle" in said and said.count(". ") == 2
 
 
 def test_rounds_that_print_alike_print_one_value():

@@ -116,4 +116,5 @@ def lowest_text(variant: str, lengths: Sequence[tuple[str, Sequence[str]]]) -> s
                      "its lowest median there is a reading of medians, not a finding")
     if disturbed:
         parts.append(f"at {', '.join(disturbed)} a comparison is disturbed, so no fastest is named there")
-    return "; ".join(parts)
+    # one thing a sentence: the variant's name keeps its case, a sentence opening on "at" or "the" is capitalised
+    return " ".join((p[:1].upper() + p[1:] if p.split()[0] in ("at", "the") else p) + "." for p in parts)
