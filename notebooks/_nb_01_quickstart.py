@@ -184,7 +184,7 @@ noisy = res.df[res.df["status"] == "ok"]["noisy"].astype(bool)
 if noisy.any():   # said, so a reader knows the mark is the machine's, and the verdicts' intervals carry it
     # counted as the figure's legend counts them: its x (disturbed) apart from its hollow points
     print(f"{noisy_count_text(res.df, noisy)}: their rounds spread more than 10%, or other processes took the CPU "
-          "while they ran, and the verdicts' intervals include that noise")
+          "while they ran. The verdicts' intervals include that noise.")
 if shared_machine_advice(res.df):   # the figure behind any advice above to rerun on an idle machine, and its own
     print(f"({shared_machine_advice(res.df)})")
 # cells that ran slower in rounds whose bandwidth probe read low

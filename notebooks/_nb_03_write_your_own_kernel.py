@@ -31,10 +31,10 @@ from workbench.catalog import KernelSpec, register_kernel, unregister_variant, v
 
 tutorial.begin(FULL, ceilings=not SMALL,  # "% of peak" needs this machine's ceilings: probed on first use
                small=SMALL, leaves_out="seeds 1 and 2 (it verifies with seed 0 alone), the default sizes 2**16 and "
-                                       "2**20 (it times 2**12 and 2**16) and the probe of this machine's ceilings: "
+                                       "2**20 (it times 2**12 and 2**16) and the probe of this machine's ceilings. "
                                        "'% peak' is read against ceilings already on record here (from an earlier "
-                                       "run or `workbench peaks`, named in the 'ceiling' column) and is empty where "
-                                       "there are none")
+                                       "run or `workbench peaks`, named in the 'ceiling' column), and is empty "
+                                       "where there are none")
 """),
     md("""
 ## The spec: what the kernel computes, how much it moves

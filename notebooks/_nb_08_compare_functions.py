@@ -78,18 +78,19 @@ apart = not (m2_in_m or m_in_m2)
 shown = [float(f"{t.median_s * 1e3:.3g}") for t in (m, m2)]
 ratio = max(shown) / min(shown)
 shaky = [name for name, t in (("timeit", m), ("%wb_timeit", m2)) if t.disturbed]
+# one thing per sentence (issue 39: this line ran to 87 words)
 print(f"timeit {shown[0]:.3g} ms, %wb_timeit {shown[1]:.3g} ms median: "
       + (f"{' and '.join(shaky)} {'were' if len(shaky) > 1 else 'was'} disturbed ({CELL_RULE}), so whether they "
-         "agree cannot be read from them: rerun on a quieter machine"
+         "agree cannot be read from them. Rerun on a quieter machine."
          if shaky else
-         f"they differ {ratio:.2f}×, beyond each other's quartiles: the quartiles measure the spread within one "
-         "measurement, not between two taken seconds apart, and two measurements cannot say which of them is "
-         "nearer this call's usual time (the lines below say whether either was noisy, and why); this is why "
-         "quick() below judges with paired rounds, not with two medians"
-         if apart else "each median lies within the other's quartiles" if m2_in_m and m_in_m2 else
-         f"only {'%wb_timeit' if m2_in_m else 'timeit'}'s median lies within the other's quartiles, not the reverse: "
-         f"{ratio:.2f}× apart; two medians carry no interval, so whether the two measurements agree is not "
-         "settled either way (quick() below judges with paired rounds)"))
+         f"they differ {ratio:.2f}×, beyond each other's quartiles. The quartiles measure the spread within one "
+         "measurement, not between two taken seconds apart. Two measurements cannot say which of them is "
+         "nearer this call's usual time (the lines below say whether either was noisy, and why). This is why "
+         "quick() below judges with paired rounds, not with two medians."
+         if apart else "each median lies within the other's quartiles." if m2_in_m and m_in_m2 else
+         f"only {'%wb_timeit' if m2_in_m else 'timeit'}'s median lies within the other's quartiles, not the reverse "
+         f"({ratio:.2f}× apart). Two medians carry no interval, so whether the two measurements agree is not "
+         "settled either way (quick() below judges with paired rounds)."))
 # each one's own noise flag, side by side, with the machine it recorded: the flag is the library's noisy mark (rounds
 # spread past 10%, or other processes past 25% of the CPU), so it follows the share printed beside it
 for name, t in (("timeit", m), ("%wb_timeit", m2)):
@@ -191,10 +192,10 @@ if shared_machine_advice(res.df):   # the floors above are this run's: say when 
 # what numpy-naive does differently, said without a cause the timings cannot separate: it skips one pass
 # (the row maximum and its subtraction) and evaluates np.exp(x) twice
 where = sizes_said(naive, list(dict.fromkeys(res.df["size_label"])))   # every size measured, each said once
-print("numpy-naive skips the row maximum and its subtraction but evaluates np.exp(x) twice; these timings "
+print("numpy-naive skips the row maximum and its subtraction but evaluates np.exp(x) twice. These timings "
       "do not separate the two effects"
       + (f" (numpy-naive against numpy: {where})" if where else "")
-      + "; the next section shows what skipping the maximum risks: overflow on large inputs")
+      + ". The next section shows what skipping the maximum risks: overflow on large inputs.")
 """),
     code("""
 from matplotlib.ticker import FuncFormatter, NullFormatter

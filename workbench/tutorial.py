@@ -48,7 +48,7 @@ def small_banner(leaves_out: str = "") -> str:
     whose question it cannot answer), and that its findings are of its own tiny sizes."""
     if not leaves_out.strip():
         raise ValueError("leaves_out='': a SMALL run names what it leaves out (the sections it cannot answer)")
-    return (f"Check-sized run (SMALL = True), only to check that this notebook runs: it leaves out "
+    return (f"Check-sized run (SMALL = True), only to check that this notebook runs. It leaves out "
             f"{leaves_out.strip().rstrip('.')}. Every finding below is of this reduced run only; set SMALL = False "
             "for the tutorial's own measurement.")
 

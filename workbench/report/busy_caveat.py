@@ -75,8 +75,8 @@ def shared_machine_advice(rows: pd.DataFrame, cores: int | None = None) -> str:
     if share is None or share <= BUSY_CPU_SHARE:
         return ""
     sides = threaded_sides(rows)
-    who = (f"The kernels here whose runtime ran a pool of several threads, as their rows record ({'; '.join(sides)}), "
-           "lose most when their threads wait for a core, whichever side of a comparison they are on" if sides
+    who = (f"Kernels that ran a pool of threads ({'; '.join(sides)}, as their rows record) lose most when their "
+           "threads wait for a core, on either side of a comparison" if sides
            else "A kernel's time and the order of two can move with it")
     return (f"This run shared the machine: other processes used up to {share_words(share, cores)} while these "
             f"cells ran. {who}. Rerun on an idle machine before reading these times or their order as the "

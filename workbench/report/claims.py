@@ -440,7 +440,7 @@ def _disturbed_cell_sentence(v: Mapping[str, Any], base: str, other: str, by: st
     ordered = way in ("faster", "slower")
     direction = f"; {winner} was faster than {loser}, the amount not readable: {apart}" if ordered else ""
     head = f"{other} against {base}: the comparison {DISTURBED}, as it {PHRASES['disturbed cell']}"
-    short = head + (f" ({named}'s)" if named and n == 1 else f" ({named})" if named else "") + (
+    short = head + (f" ({named}'s cell)" if named and n == 1 else f" (the cells of {named})" if named else "") + (
         f"; {winner} was faster, the amount not readable" if ordered else "")
     reasons = (f"{who} disturbed, since {rule}", f"{CELL_CROSSED}, so no ratio is read from it",
                *((apart,) if ordered else ()), *clauses(by, hint_after(by, rerun)))

@@ -40,11 +40,11 @@ def disturbed_cells_text(rows: pd.DataFrame) -> str:
     one = n == 1
     hint = hint_after(by, rerun_hint(busy))   # "not busy" once: the cause says it where it does
     hint = hint if one else hint.replace("rerun it", "rerun them", 1)
-    return (f"{' and '.join(cells)} read{'s' if one else ''} disturbed, since {'' if one else 'in each '}{CELL_RULE}: "
-            f"the figure draws {'it' if one else 'each'} as an x at each quartile, dotted between, with no band and "
-            f"no point at its median (no value to read), and no "
-            f"comparison reads a ratio from {'it' if one else 'them'}"
-            + (f" ({'its row' if one else 'their rows'} recorded {by})" if by else "") + f": {hint}")
+    # one thing per sentence: the rule, the figure, the cause and the rerun (one sentence of 95-105 words, issue 39)
+    return (f"{' and '.join(cells)} read{'s' if one else ''} disturbed, since {'' if one else 'in each '}{CELL_RULE}. "
+            f"The figure draws {'it' if one else 'each'} as an x at each quartile, dotted between, with no band and "
+            f"no point at its median (no value to read); no comparison reads a ratio from {'it' if one else 'them'}. "
+            + (f"{'Its row' if one else 'Their rows'} recorded {by}. " if by else "") + f"{hint[:1].upper()}{hint[1:]}")
 
 
 def noisy_count_text(rows: pd.DataFrame, noisy: pd.Series) -> str:
