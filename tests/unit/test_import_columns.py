@@ -80,3 +80,49 @@ def test_the_environments_of_plain_rows_are_recorded_and_a_row_without_one_names
     s = Store(store)
     assert s.environment("envB")["described"] is False  # named by a row, described by nobody: recorded so
     assert {r["cell_key"]: r["env_id"] for r in s.rows("r1")} == {"a": "envA", "b": "envB", "c": None, "d": "envA"}
+
+
+def test_a_column_some_rows_leave_null_and_one_all_leave_null_are_stored_as_each_row_has_them(tmp_path, capsys,
+                                                                                              monkeypatch):
+    """Issue 38: a plain batch's statement binds NULL where some of its rows fill a column, and leaves out a column
+    none of them fills; each row reads back with its own values."""
+    rows = [_row("a", message="slow", mean_s=None), _row("b", message=None, mean_s=None),
+            _row("c", message="x", mean_s=None, note="n"), _row("d", message=None, mean_s=2e-3)]
+    rc, err, store = _import(tmp_path, rows, capsys, monkeypatch)
+    assert rc == 0, err
+    got = {r["cell_key"]: r for r in Store(store).rows("r1")}
+    assert [got[k]["message"] for k in "abcd"] == ["slow", None, "x", None]
+    assert [got[k]["mean_s"] for k in "abcd"] == [None, None, None, 2e-3]
+    assert got["c"]["note"] == "n" and "note" not in got["a"]
+
+
+@pytest.mark.parametrize("value, plain", [(2**63 - 1, True), (-2**63, True), (2**63, False), (-2**63 - 1, False)])
+def test_numbers_near_the_64_bit_limit_are_judged_exactly(value, plain):
+    """Issue 38: one math.hypot judges a column or a batch's sample lists; where it cannot vouch for them (2**62
+    or more: many large numbers), max and min judge exactly, so a column of large seeds stays on the fast path."""
+    from workbench.store.plain_rows import plain_number_lists
+
+    rows = [_row(k, seed=value - (k == "b") * (1 if value > 0 else -1), peak_mem_bytes=2**62 + 7) for k in "abc"]
+    assert (plain_groups(rows) is not None) is plain
+    assert plain_number_lists([json.dumps([2**63 - 1, -2**62]), json.dumps([3e18] * 9)])
+    assert not plain_number_lists([json.dumps([2**62] * 4), json.dumps([2**63])])
+
+
+def test_the_collector_runs_less_often_while_rows_are_read_and_as_before_after():
+    """Issue 38: the cyclic collector's first threshold is raised while a large file is read (not turned off), and
+    set back after, also after an error; a collector someone turned off stays off."""
+    import gc
+
+    from workbench.store.import_stream import GC_YOUNG_THRESHOLD, fewer_gc_passes
+
+    before = gc.get_threshold()
+    with pytest.raises(RuntimeError), fewer_gc_passes():
+        assert gc.get_threshold()[0] == max(before[0], GC_YOUNG_THRESHOLD) and gc.isenabled()
+        raise RuntimeError
+    assert gc.get_threshold() == before
+    try:
+        gc.set_threshold(0)
+        with fewer_gc_passes():
+            assert gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*before)

@@ -39,7 +39,7 @@ from workbench.store.export_schema import (
     RESULT_SCHEMA,
     SAMPLES_SCHEMA,
 )
-from workbench.store.import_stream import RowSink, RowText, StreamedRows, iter_export, row_texts
+from workbench.store.import_stream import RowSink, RowText, StreamedRows, fewer_gc_passes, iter_export, row_texts
 from workbench.store.plain_rows import (
     PLAIN_BATCH_ROWS,
     FieldGroup,
@@ -449,7 +449,8 @@ def _load_streamed(p: Path, where: str, export_format: str, export_version: int,
     first_of_run: dict[str, int] = {}
     env_ids: set[str] = set()
     repeats: dict[int, list[tuple[int, str, str, str]]] = {}
-    count = _check_streamed_rows(p, where, head, sink, first_of_cell, first_of_run, env_ids, repeats)
+    with fewer_gc_passes():
+        count = _check_streamed_rows(p, where, head, sink, first_of_cell, first_of_run, env_ids, repeats)
     if repeats:
         _check_repeats(p, where, repeats)
     doc = validate_export(head, where, export_format, export_version)

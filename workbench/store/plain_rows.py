@@ -8,11 +8,11 @@ batch of rows a column at a time (:func:`plain_rows`), else a row at a time (:fu
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat, starmap
 from typing import Any
 
 from workbench.core.record import JSON_COLUMNS, RESULT_COLUMNS
@@ -87,15 +87,15 @@ def plain_json_column(key: str, value: Any) -> bool:
 def plain_number_lists(texts: Sequence[str]) -> bool:
     """True only when every text is a JSON list of numbers :func:`plain_json_column` passes (finite, within
     64 bits: orjson reads a larger integer as a float, and refuses an infinity such as 1e999). Each text is
-    decoded alone (no joined copy of a batch's megabytes), and the numbers of them all are judged by one
-    :func:`_within_int64` (a string, null, list or object among them raises TypeError there); a text holding
-    the letter ``t`` or ``f`` (a ``true`` or ``false``: a bool passes as a number) is not judged here. Why: a
-    sweep's rows carry several such columns (samples, host samples, round medians: ~350 numbers a row), and
-    their check was a third of a million-row import's. False for any doubt (whitespace around a text, a bool,
-    an empty text): those texts are judged one by one."""
+    decoded alone (no joined copy of a batch's megabytes), and each list's numbers are judged by one
+    ``math.hypot`` (see :func:`_plain_numbers`; a string, null, list or object among them raises TypeError
+    there); a text holding the letter ``t`` or ``f`` (a ``true`` or ``false``: a bool passes as a number) is not
+    judged here. Why: a sweep's rows carry several such columns (samples, host samples, round medians: ~350
+    numbers a row), and their check was a third of a million-row import's. False for any doubt (whitespace
+    around a text, a bool, an empty text): those texts are judged one by one."""
     if not texts:
         return True
-    if not all(t[:1] == "[" and t[-1:] == "]" for t in texts):
+    if not all(map(str.startswith, texts, repeat("["))) or not all(map(str.endswith, texts, repeat("]"))):
         return False
     try:
         lists = list(map(fast_json.loader(), texts))
@@ -105,22 +105,15 @@ def plain_number_lists(texts: Sequence[str]) -> bool:
         return False
     if not any(lists):
         return True
-    if any("t" in t or "f" in t for t in texts):
+    joined = "".join(texts)  # one scan of them all (a text starts with [ and ends with ]: no letter spans two)
+    if "t" in joined or "f" in joined:
         return False
-    return _within_int64(list(itertools.chain.from_iterable(lists)))
-
-
-def _within_int64(numbers: Sequence[Any]) -> bool:
-    """Every one of ``numbers`` (ints, floats or bools, nothing else) under 2**63 in magnitude, so also finite
-    (False for anything else). Why ``math.hypot``: it is at least the largest magnitude, and reads its
-    arguments as C doubles in one pass (a string, None, list or object raises TypeError), where ``max`` and
-    ``min`` compared Python objects twice (3.5x as long). A hypot of 2**62 or more (many numbers near the limit,
-    or a larger one) is judged exactly, by ``max`` and ``min``."""
-    try:
-        if math.hypot(*numbers) < 2.0 ** 62:
+    try:  # a list's hypot is at least its largest magnitude (see _plain_numbers)
+        if max(starmap(math.hypot, lists)) < 2.0 ** 62:
             return True
+        numbers = list(chain.from_iterable(lists))  # large numbers: judged exactly
         return max(numbers) < 2.0 ** 63 and min(numbers) > -2.0 ** 63
-    except (TypeError, OverflowError):  # a non-number; an integer beyond a double's range
+    except (TypeError, OverflowError):  # a non-number
         return False
 
 
@@ -149,17 +142,26 @@ def plain_row(row: Any) -> bool:
 
 def _plain_numbers(values: Sequence[Any], types: set[type], nullable: bool, allow_bool: bool,
                    non_negative: bool) -> bool:
-    """:func:`_plain_number` (or a bool, or >= 0) of every value (of ``types``), in C-level loops
-    (:func:`_within_int64`, and ``min`` for ``non_negative``)."""
+    """:func:`_plain_number` (or a bool, or >= 0) of every value (of ``types``), in C-level loops. Why
+    ``math.hypot``: it is at least the largest magnitude, and reads its arguments as C doubles in one pass,
+    where ``sum``, ``max`` and ``min`` made three (``max`` and ``min`` comparing Python objects: 3.5x as long);
+    under 2**62 (a margin for its rounding) every number is finite and within 64 bits. Larger numbers are
+    judged exactly, by ``max`` and ``min``, so that a column of large seeds stays on this path."""
     allowed = {int, float} | ({type(None)} if nullable else set()) | ({bool} if allow_bool else set())
     if not types <= allowed:
         return False
     nums = [v for v in values if v is not None] if type(None) in types else values
     if not nums:
         return True
-    if not _within_int64(nums):  # beyond 64 bits (or infinite): judged row by row
+    try:
+        if math.hypot(*nums) < 2.0 ** 62:
+            return not non_negative or min(nums) >= 0
+        if not math.isfinite(sum(nums)):  # an infinity (or an overflow): judged row by row
+            return False
+    except OverflowError:  # an integer beyond a double's range
         return False
-    return not non_negative or min(nums) >= 0
+    low, high = min(nums), max(nums)
+    return (low >= 0 if non_negative else low >= INT64[0]) and high <= INT64[1]
 
 
 def _strings(values: Sequence[Any], types: set[type], nullable: bool) -> Sequence[str] | None:
