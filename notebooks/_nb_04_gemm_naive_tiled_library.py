@@ -294,9 +294,8 @@ if n == 0:
     # three significant figures, one decimal near 100 (99.6% is under its roof and must not print as 100%)
     under = lambda x: f"{x:.1f}" if 99.5 <= x <= 100 else f"{x:.3g}"  # noqa: E731
     print(f"{under_roofs_text(roof[['pct_peak_bw', 'pct_peak_flops']].max(axis=1, skipna=True).fillna(0), m)}"
-          f"{aside_text}: at most "
-          f"{under(roof['pct_peak_bw'].max())}% of its bandwidth ceiling ({ceiling_named('pct_peak_bw', 'GB/s')}) "
-          f"and {under(roof['pct_peak_flops'].max())}% of its GFLOP/s ceiling "
+          f"{aside_text}. The closest reach {under(roof['pct_peak_bw'].max())}% of a bandwidth ceiling "
+          f"({ceiling_named('pct_peak_bw', 'GB/s')}) and {under(roof['pct_peak_flops'].max())}% of a GFLOP/s ceiling "
           f"({ceiling_named('pct_peak_flops', 'GFLOP/s')}).")
 else:
     cached = int(above["cache_resident"].sum())

@@ -117,3 +117,22 @@ def test_each_head_says_its_verdict_short_and_the_whole_text_is_verdict_sentence
     rest = claim.text()
     for part in clauses(*claim.reasons):   # nothing a reader needs is lost: each reason is said in the sentence
         assert part.replace("that interval rests", "it rests") in rest, (part, rest)
+
+
+def test_the_notes_read_the_clauses_the_sentence_writers_print():
+    """The patterns that move a per-line figure out of a note follow the texts noise_cause and disturbance_text write:
+    were those reworded, each line's note would differ and the block would say one caveat once per line again."""
+    import json
+
+    import pandas as pd
+
+    from workbench.report.claims_cause import disturbance_text, noise_cause
+
+    few = reason_of(noise_cause(KINDS[4]))
+    assert few.detail == "1 shared round at speed, 2 set aside" and "assumed drift of ±16%" in few.note
+    rows = pd.DataFrame([{"round_medians_s": json.dumps([1.0, 1.3, 1.1]), "load_avg_1m": 0.9, "other_cpu_share": 0.01},
+                         {"round_medians_s": json.dumps([2.0, 2.1, 2.2]), "load_avg_1m": 0.5, "other_cpu_share": 0.0}])
+    said = clauses(disturbance_text(rows))
+    assert [bool(reason_of(c).bounds) for c in said] == [True, True], said   # rounds apart; the machine's state
+    busy = rows.assign(other_cpu_share=[0.6, 0.4])
+    assert reason_of(disturbance_text(busy)).said.startswith("the machine was busy (load up to 0.9")
