@@ -36,6 +36,7 @@ from workbench.report.claims import (busy_share, busy_text, check_claim,
                                      may_state_cause, reading, shown_verdicts, sigma_pct,
                                      table_ratio, verdict_claim)
 from workbench.report.claim_notes import Claim, NoteBlock
+from workbench.report.claims import PHRASES
 from workbench.judge.verdicts import K_BETWEEN, MIN_CELLS, NOISY_SPREAD, is_disturbed, pct
 from workbench.judge.disturbed import rounds_could
 from workbench.report.runs_needed import practical, runs_needed_text, runs_rerun_hint
@@ -180,6 +181,21 @@ def b_over_a(lo: float, hi: float) -> tuple[str, str]:
     return inverted_bounds(lo, hi)
 
 
+def interval_bound(v, text: str, head: str) -> str | None:
+    # what an unsettled comparison's interval still bounds (run B's time over run A's): None where it bounds
+    # nothing (a disturbed interval, or a comparison resting on a disturbed cell, whose line says no ratio is read
+    # from it: 07 printed "rests on a disturbed cell; by its interval run B took 0.061x-0.068x"); "" where the line
+    # already prints that interval; else the bound, at the interval's printed ends turned to B over A
+    lo, hi = float(v["ci_low"]), float(v["ci_high"])
+    if (reading(v) not in ("inconclusive", "same") or is_disturbed(float(v["floor"])) or not 0 < lo <= hi
+            or PHRASES["disturbed cell"] in text):
+        return None
+    if "interval (" in head:
+        return ""
+    b_lo, b_hi = b_over_a(lo, hi)
+    return f"; by its interval run B took {b_lo}-{b_hi} run A's time"
+
+
 def as_expected(variant: str, g: pd.DataFrame, said: pd.Series) -> bool:
     # the text's expectation: only the calls it allows, and numba's one thread faster only at sizes below
     # every size where it is slower (waking a second thread costs more than it saves only at small sizes)
@@ -259,15 +275,9 @@ for variant, g in cmp.groupby("variant"):
         claim = verdict_claim(v, *names, disturbance_text(df), rerun=hint)
         check_claim(v, claim.text())
         check_claim(v, claim.head)   # the line prints the head; its reasons are the block's notes
-        sentence = claim.head
-        lo, hi = float(v["ci_low"]), float(v["ci_high"])
-        bounds = reading(v) in ("inconclusive", "same") and not is_disturbed(float(v["floor"])) and 0 < lo <= hi
-        bounded = bounded or bounds
-        if bounds and "interval (" not in sentence:   # a line that prints no interval: its bound, said once
-            # the bounds are the interval's own printed ends, turned to B's time over A's at one precision, so each
-            # bound follows from the interval as printed, not from its unrounded ends
-            b_lo, b_hi = b_over_a(lo, hi)
-            sentence += f"; by its interval run B took {b_lo}-{b_hi} run A's time"
+        bound = interval_bound(v, claim.text(), claim.head)
+        bounded = bounded or bound is not None
+        sentence = claim.head + (bound or "")
         block.add(v["size_label"], Claim(f"{named_cells(v, sentence)}{cell_note(v, claim.text())}", claim.reasons))
     if not called:
         # where the width comes from, over the same cells the lines above print (report.noise_parts): the
@@ -297,6 +307,8 @@ for variant, g in cmp.groupby("variant"):
         # what the intervals still say: at each undisturbed size whose interval rules out run B (one thread)
         # taking more than 1.1x run A's time, the second core bought numba at most that much there
         ok = g[~g["floor"].map(lambda f: is_disturbed(float(f)))]
+        if "cells_disturbed" in ok:   # nor from a comparison resting on a disturbed cell (no ratio is read from it)
+            ok = ok[pd.to_numeric(ok["cells_disturbed"], errors="coerce").fillna(0) == 0]
         small = ok[1 / ok["ci_low"].astype(float) <= 1.1] if variant == "numba" and threads > 1 else ok.iloc[0:0]
         if len(small):
             at = "; ".join(f"at {r['size_label']} more than {b_over_a(float(r['ci_low']), float(r['ci_high']))[1]}"

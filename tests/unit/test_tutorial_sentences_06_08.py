@@ -158,3 +158,16 @@ def test_the_noisy_column_and_the_printed_own_rounds_follow_one_rule(nb07):
     assert nb07["noisy_mark"](quiet, run) == "no"
     assert nb07["noisy_mark"]({**quiet, "noisy": True}, run) == "yes: a cell's mark"
 
+
+
+def test_no_bound_is_read_from_a_comparison_resting_on_a_disturbed_cell(nb07):
+    # 07 printed "the comparison was disturbed, as it rests on a disturbed cell (run A's cell); by its interval run
+    # B took 0.061x-0.068x run A's time": a figure beside its own "no ratio is read from it"
+    v = {"verdict": "inconclusive", "speedup": 15.5, "ci_low": 14.7, "ci_high": 16.4, "floor": 0.2}
+    text = "run B against run A: the comparison was disturbed, as it rests on a disturbed cell: no ratio is read"
+    assert nb07["interval_bound"](v, text, text.split(":")[0]) is None
+    assert nb07["interval_bound"](v, "could not tell run B from run A", "could not tell") is not None   # the rule
+    plain = "could not tell run B from run A: run B measured 1.02x faster, within its ±20% noise floor"
+    near = {**v, "speedup": 1.02, "ci_low": 0.85, "ci_high": 1.2}
+    assert nb07["interval_bound"](near, plain, plain).startswith("; by its interval run B took 0.83")
+    assert nb07["interval_bound"](near, plain, plain + " (99% interval (0.85x-1.20x))") == ""
