@@ -150,7 +150,11 @@ def with_figures(v, sentence, rows=None):
     if not np.isfinite([ta, tb]).all():   # no table beside it: the medians the verdict divides, named as such
         ta, tb, which = float(v["median_a"]), float(v["median_b"]), "the paired rounds' medians"
     med = ta / tb
+    # a side the table prints in two modes, or disturbed, has no median to quote: only the paired interval is given
+    # (10 quoted "the table's medians 31.9 µs / 23.9 µs" of a cell the table printed as 31.9 µs / 49.1 µs modes)
+    unread = rows is not None and len(rows) > 0 and bool(median_unread(rows).any())
     if (reading(v) == "inconclusive" and not is_disturbed(float(v["floor"])) and np.isfinite(med) and med > 0
+            and not unread
             and " noise floor" in sentence and "the cells' own medians" not in sentence):
         # an unsettled estimate is the paired rounds'; the table's medians beside it, and their ratio at their own
         # three figures, in the estimate's direction (10 printed "torch-sdpa measured 1.1× slower" beside a table of
@@ -172,7 +176,8 @@ def with_figures(v, sentence, rows=None):
     sentence = re.split(r" [(](?:[0-9.]+% )?interval ", sentence)[0]
     slow_fast = (fmt_seconds(tb), fmt_seconds(ta)) if reading(v) == "slower" else (fmt_seconds(ta), fmt_seconds(tb))
     shown = printed_ratio(tb, ta) if reading(v) == "slower" else printed_ratio(ta, tb)   # as the medians print
-    figures = (f"paired, interval {x(lo)}-{x(hi)}×; {which} {slow_fast[0]} / {slow_fast[1]}, "
+    figures = (f"paired, interval {x(lo)}-{x(hi)}×" if unread else
+               f"paired, interval {x(lo)}-{x(hi)}×; {which} {slow_fast[0]} / {slow_fast[1]}, "
                # never coarser than the three-figure medians it divides (10: "8×" for 7.5, "8.7×" for 8.65)
                f"{figures_at_least(estimate_text(shown, lo, hi), shown, 3)}")
     if size_unsettled(v):   # e.g. 1.004-2.00×: who was faster is settled, by how much is not

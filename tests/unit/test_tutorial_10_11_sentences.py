@@ -303,3 +303,21 @@ def test_a_bound_holds_against_both_modes_of_a_two_mode_cell_or_is_not_printed(n
     # a bound that holds against both modes (417 us is 3.56x the slower one) is kept as it is
     kept = head.replace("4.0×", "3.5×")
     assert nb10["both_modes"](v, sides, Claim(kept, (), kept), "numpy-eager", "numba-eager").head == kept
+
+
+def test_no_median_is_quoted_of_a_side_the_table_prints_in_two_modes(nb10):
+    # 10 quoted "the table's medians 31.9 µs / 23.9 µs, 1.33×" of a torch-sdpa the table printed as
+    # "two modes: 31.9 µs (2 rounds) / 49.1 µs (1 round)": no median of it can be read
+    import json
+
+    from workbench.report.claims import verdict_sentence
+
+    v = {"verdict": "slower", "speedup": 1 / 1.35, "ci_low": 1 / 1.40, "ci_high": 1 / 1.29, "floor": 0.05,
+         "median_a": 23.9e-6, "median_b": 32.2e-6, "variant": "torch-sdpa", "backend": "torch-cpu",
+         "baseline_variant": "numba-flash", "baseline_backend": "numba"}
+    rows = pd.DataFrame({"variant": ["numba-flash", "torch-sdpa"], "backend": ["numba", "torch-cpu"],
+                         "median_s": [23.9e-6, 31.9e-6],
+                         "round_medians_s": [json.dumps([23.8e-6, 23.9e-6, 24.0e-6]),
+                                             json.dumps([31.8e-6, 32.0e-6, 49.1e-6])]})
+    said = nb10["with_figures"](v, verdict_sentence(v, "numba-flash", "torch-sdpa"), rows)
+    assert "(paired, interval 1.29-1.40×)" in said and "31.9 µs" not in said and "table's medians" not in said
