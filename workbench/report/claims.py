@@ -327,11 +327,16 @@ def _settled_claim(v: Mapping[str, Any], said: Reading, base: str, other: str, b
             # an interval narrower than the 5% band, stopped at its edge: noise is not what left it open, so a
             # quieter machine is not the cure (08 busy: "interval (0.947×-0.978×) … rerun while otherwise idle")
             advice = SETTLE_AT_BAND_BUSY if busy else SETTLE_AT_BAND
-        why = _unsettled_why(other, s, lo, hi, floor, interval_name(v)) + opposite_medians(v, s, other)
+        why, opposite = _unsettled_why(other, s, lo, hi, floor, interval_name(v)), opposite_medians(v, s, other)
         one_way = one_way_text(v, base, other) if lo <= 1 <= hi else ""
-        head = f"could not tell {other} from {base}: {why}"
-        return Claim(head, tuple(x for x in (*one_way_parts(one_way), advice) if x),
-                     f"{head}{'; ' + one_way if one_way else ''}; {advice}")
+        head = f"could not tell {other} from {base}: {why}{opposite}"
+        # the head keeps the estimate; where its interval sits against the band, and medians pointing the other way,
+        # go to the notes (05 printed a head of 53 words)
+        measured, at_band, band = why.partition(": its ")
+        shown = band.split(") ", 1)[0].replace(" (", " ", 1) + ")" if at_band else ""   # "97.5% interval 1.02×-1.07×)"
+        notes = (f"its {band}" if at_band else "", opposite.strip()[1:-1], *one_way_parts(one_way), advice)
+        return Claim(f"could not tell {other} from {base}: {f'{measured} ({shown}' if at_band else why}",
+                     tuple(x for x in notes if x), f"{head}{'; ' + one_way if one_way else ''}; {advice}")
     return Claim(f"no call between {other} and {base}: {v.get('verdict')}")
 
 
