@@ -169,6 +169,13 @@ package's paired verdict (speed-up = time(float32) / time(float16)). The explana
 backend is the one that fits its verdicts; the cell asserts that every sentence says what its numbers say.
 """),
     code("""
+def disturbed_fields(a, b):
+    # a cell the pivot marks disturbed (its quartiles half its median apart) has no median to read, and its
+    # comparison reads so (06 printed "float16 took 24.0x its time" of a float16 cell its pivot marked disturbed)
+    wide = [dt for dt, row in (("float32", a), ("float16", b)) if disturbed_cells([dict(row)])]
+    return {"cells_disturbed": len(wide), "disturbed_cells": " and ".join(wide)}
+
+
 pairs = []   # (variant, backend, label, float32 row, float16 row)
 for (variant, backend, key), g in ok.groupby(["variant", "backend", "key"], sort=True):
     d = g.set_index("dtype")
@@ -188,7 +195,7 @@ for variant, backend, label, a, b in pairs:
     # rounds fell in two modes, the pair is not settled (workbench.report.claims' rule)
     # a side whose rounds fell in two modes: named, and each mode set against the other side (claims.bimodal_fields)
     v = {**judge_pair(a, b, typical), "median_a": a["median_s"], "median_b": b["median_s"],
-         **bimodal_fields(a, b, "float32", "float16")}
+         **bimodal_fields(a, b, "float32", "float16"), **disturbed_fields(a, b)}
     # the rerun advice from what the pair's own two rows recorded of the machine (claims.machine_busy)
     claim = verdict_claim(v, "float32", "float16", busy=machine_busy(pd.DataFrame([a, b])))
     sentence = claim.text()

@@ -171,3 +171,20 @@ def test_no_bound_is_read_from_a_comparison_resting_on_a_disturbed_cell(nb07):
     near = {**v, "speedup": 1.02, "ci_low": 0.85, "ci_high": 1.2}
     assert nb07["interval_bound"](near, plain, plain).startswith("; by its interval run B took 0.83")
     assert nb07["interval_bound"](near, plain, plain + " (99% interval (0.85x-1.20x))") == ""
+
+
+def test_a_pair_with_a_cell_the_pivot_marks_disturbed_reads_no_ratio():
+    # 06 printed "float32 was faster: float16 took 24.0x its time (97.5% interval 23.2x-25.0x)" of a float16 cell its
+    # pivot marked "~ 961 µs, disturbed", and its summary then counted one shape fewer as settled
+    from workbench.report.claims import check_claim, verdict_claim
+
+    nb06 = helpers("06_llm_shapes")
+    calm = {"median_s": 40e-6, "q1_s": 39e-6, "q3_s": 41e-6, "iqr_s": 2e-6}
+    wide = {"median_s": 961e-6, "q1_s": 700e-6, "q3_s": 1400e-6, "iqr_s": 700e-6}
+    fields = nb06["disturbed_fields"](calm, wide)
+    assert fields == {"cells_disturbed": 1, "disturbed_cells": "float16"}
+    v = {"verdict": "slower", "speedup": 1 / 24.0, "ci_low": 1 / 25.0, "ci_high": 1 / 23.2, "floor": 0.05, **fields}
+    claim = verdict_claim(v, "float32", "float16")
+    check_claim(v, claim.text())
+    assert "24" not in claim.text() and "rests on a disturbed cell (float16's cell)" in claim.head
+    assert nb06["disturbed_fields"](calm, calm)["cells_disturbed"] == 0
