@@ -464,11 +464,13 @@ else:
         disagreement = ("the two runs point opposite ways" if opposed else
                         f"the two runs' {apart.split(' (')[0]}" if apart else "the two runs' verdicts differ")
         print(f"{v['size_label']}, this run alone: {sentence}")
-        print(f"the confirmation, an earlier run of the same pair, read {there!r} and this run {here!r}: "
-              + ("two runs of one pair pointing opposite ways" if opposed else
-                 f"two runs of one pair whose {apart}" if apart else "two runs of one pair that disagree")
-              + f" (this run's rows: {disturbance_text(res.df) or 'no load recorded'}), so neither verdict is a "
-              f"finding; the tuner kept {format_config(result.kept.config)} on the confirmation's verdict. "
+        # the finding (none) first, then why, what was kept, and what would settle it: one thing a sentence
+        print("Neither run's verdict is a finding: "
+              + ("the two runs of this pair point opposite ways" if opposed else
+                 f"the two runs' {apart}" if apart else "the two runs of this pair disagree")
+              + f". The confirmation, an earlier run of the same pair, read {there!r}; this run read {here!r} "
+              f"(its rows: {disturbance_text(res.df) or 'no load recorded'}). The tuner kept "
+              f"{format_config(result.kept.config)} on the confirmation's verdict. "
               + ("Rerun both on a quieter machine before trusting either (`workbench tune` for the confirmation)."
                  if machine_busy(res.df) else "Rerun both with more rounds before trusting either."))
 """),
