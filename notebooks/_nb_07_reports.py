@@ -98,8 +98,10 @@ print("what differs between the runs besides the code, as compare_runs reads the
 print("\\n".join(f"  - {c}" for c in cmp.attrs.get("conditions", [])) or "  (nothing beyond the threads below)")
 # run B's one numba thread, as its rows recorded it (each row stores the thread settings it ran under)
 recorded = df[df["backend"] == "numba"].groupby("run_id")["threads"].agg(lambda t: "; ".join(sorted(set(t.dropna()))))
+pools_said = any(c.startswith("the thread pools differed") for c in cmp.attrs.get("conditions", []))
 for rid, label in ((run_a.run_id, "run A"), (run_b.run_id, "run B")):
-    print(f"  {label}'s numba rows ran with: {recorded.get(rid) or 'threads not recorded'}")
+    if not pools_said:   # the conditions above already quote both runs' pools: not said twice
+        print(f"  {label}'s numba rows ran with: {recorded.get(rid) or 'threads not recorded'}")
 if "numba 1," not in (recorded.get(run_b.run_id) or ""):   # said, not hidden: the premise of the comparison
     print("  run B's rows do not record one numba thread (numba's thread count is per Python thread, and the rows "
           "read it where they were measured): the verdicts below may compare two runs on the same threads")
