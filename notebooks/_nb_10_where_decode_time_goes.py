@@ -590,9 +590,9 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
           # "beyond the noise" on cells the figures draw noisy says why both hold, in a sentence of its own
           + (f" {NOISY_ASIDE[:1].upper()}{NOISY_ASIDE[1:]}." if any(noisy_L & set(by[k]) for k in ("faster", "slower")
                                                                    if by.get(k)) else "")
-          # whose share it is: every cell of section 1 (a pair's line above gives its own two cells' share)
-          + (f" This run shared the machine: {busy_text(d)} (the highest of section 1's {len(d)} cells; each "
-             "line above gives its own pair's)." if busy_text(d) else ""))
+          # whose share it is: every cell of section 1 (the verdicts' note gives the highest of their pairs' rows)
+          + (f" This run shared the machine: {busy_text(d)} (the highest of section 1's {len(d)} cells)."
+             if busy_text(d) else ""))
 
 # the memory's rate the GB/s column is set against: the host's copy bandwidth, probed before each round of a cell
 # whose working set is past the last-level cache (the best probe: a probe reads low only while another tenant
@@ -644,8 +644,8 @@ or kink is named from one and a share from one may move on a rerun. A paired ver
 by its interval) may settle a direction on noisy cells, because its interval is built from the same busy rounds
 and carries their spread; it then says its cells are noisy, and it says "disturbed" where that interval or a cell
 passes ±50%. Each busy share printed ("other processes took up to N% of the CPU") is the highest that the rows it
-speaks for recorded: a comparison's line, its own two cells; a section's closing line, all of that section's
-cells. So the figures differ from line to line, each true of its own rows.
+speaks for recorded: a note under a list of verdicts, the highest of the pairs it is marked on; a section's
+closing line, all of that section's cells. So the figures differ from place to place, each true of its own rows.
 
 ## 2. The MLP block: eager, graph and fused
 
@@ -831,8 +831,7 @@ for other, said in readings.items():   # what the paragraph below may say, from 
              "so the introduction's 'meant to remove some of it' did not pay on that runtime in this run (these rows "
              "do not break down where its extra time goes)" if losses else ""))
 if busy_text(m):   # the floors above are this run's: say when it shared the machine, and over which cells
-    print(f"(This run shared the machine: {busy_text(m)} (the highest of section 2's {len(m)} cells; each line above "
-          "gives its own pair's).)")
+    print(f"(This run shared the machine: {busy_text(m)} (the highest of section 2's {len(m)} cells).)")
 # what the table's medians show for graph against eager, and how far the verdicts above settle it
 t = m.pivot(index="backend", columns="mode", values="median_s")
 if {"eager", "graph"} <= set(t.columns):
