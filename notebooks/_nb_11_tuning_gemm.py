@@ -183,8 +183,9 @@ else:
     every_disturbed = all(is_disturbed(float(cv["floor"])) for cv in result.candidates)
     if every_disturbed:   # no candidate's estimate informs: none is named as "the" one reported
         print(f"confirmation: every candidate's comparison with the hand-picked tiles was disturbed "
-              f"({disturbance_text(conf) or 'no load recorded'}), so none was settled faster and no paired "
-              f"speed-up ranks them; kept {format_config(result.kept.config)}, the hand-picked tiles; {advice}")
+              f"({disturbance_text(conf) or 'no load recorded'}). None was settled faster, and no paired speed-up "
+              f"ranks them. Kept {format_config(result.kept.config)}, the hand-picked tiles. "
+              f"{advice[:1].upper()}{advice[1:]}.")
     else:
         claim = verdict_claim(v, "hand-picked", format_config(v["against"]),
                               disturbed_by=disturbance_text(conf), rerun=advice)
@@ -324,9 +325,9 @@ if medians:   # each confirmed configuration: its one timing in the search again
           "Its paired verdict above, not the gap between the two lines, says whether the search beat the "
           "hand-picked tiles.")
 elif v is not None:
-    print(f"the confirmation was disturbed ({disturbance_text(conf) or 'no load recorded'}), so its medians are not "
-          "shown and this run's single timings are not set beside them; every mark of the plot is a single timing "
-          "of the search (no finding): whether the search beat the hand-picked tiles is the confirmation's "
+    print(f"The confirmation was disturbed ({disturbance_text(conf) or 'no load recorded'}), so its medians are not "
+          "shown and this run's single timings are not set beside them. Every mark of the plot is a single timing "
+          "of the search (no finding). Whether the search beat the hand-picked tiles is the confirmation's "
           "verdict above.")
 """, "figure"),
     md("""
