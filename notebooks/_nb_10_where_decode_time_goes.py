@@ -519,8 +519,8 @@ for L, row in lowest.iterrows():
     if unread_here and len(unread_here) < len(here):
         head += f"; not taken as the baseline: {', '.join(unread_here)}"
     block.add(f"L={L:,}", head)
-    for (v, _), claim in said:
-        block.add(f"  {v['variant']}", claim)
+    for (v, _), claim in said:   # each head names both sides: indented under its length, with no label
+        block.add("", Claim(f"  {claim.head}", claim.reasons, claim.text()))
 print(block)
 if lowest["variant"].nunique() == 1:   # which lengths settle it, which are disturbed, which are medians only
     print(lowest_text(lowest["variant"].iloc[0], settled))
