@@ -308,3 +308,14 @@ def test_compare_table_labels_coverage_floors_and_what_would_settle(tmp_path, ca
     assert "14 disturbed" in out and "14 comparison(s) disturbed (intervals of ±50% or wider are not printed" in out
     assert not re.search(r"±\d{3,}", out) and "[" not in out.split("could see")[1].split("16 cells")[0]
     assert "inconclusive cell(s) would be settled by measure both in rounds (--rounds 3 or more)" in out
+
+
+def test_thread_pools_that_differ_are_quoted_by_what_differs():
+    # 07 quoted both runs' whole thread strings (48 words) to show that numba's pool went from 2 threads to 1
+    from workbench.judge.between_runs import pools_diff
+
+    rest = "blas:openblas 2, openmp:openmp 2; OpenMP wait: spin 10000 then sleep; malloc: default"
+    said = pools_diff(f"numba 2, {rest}", f"numba 1, {rest}")
+    assert said == "'numba 2' against 'numba 1' (4 other settings alike)"
+    # nothing shared to pair a difference with: both whole, as before
+    assert pools_diff("a 1", "b 2") == "'a 1' against 'b 2'"

@@ -284,8 +284,27 @@ def run_conditions(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
     ta = set(a["threads"].dropna()) if "threads" in a else set()
     tb = set(b["threads"].dropna()) if "threads" in b else set()
     if ta and tb and ta.isdisjoint(tb):
-        out.append(f"the thread pools differed: {sorted(ta)[0]!r} against {sorted(tb)[0]!r}")
+        out.append(f"the thread pools differed: {pools_diff(sorted(ta)[0], sorted(tb)[0])}")
     return out
+
+
+def _parts(threads: str) -> list[str]:
+    """A rows' ``threads`` string cut into its settings: the pools (first segment, at ", ") and each later
+    "; " segment whole (they carry commas of their own)."""
+    head, *rest = threads.split("; ")
+    return [*head.split(", "), *rest]
+
+
+def pools_diff(first: str, second: str) -> str:
+    """Two runs' thread settings, only where they differ ("'numba 2' against 'numba 1'"), the settings they share
+    counted: 07 quoted both whole strings (48 words) to show one pool's count changed."""
+    a, b = _parts(first), _parts(second)
+    only_a, only_b = [x for x in a if x not in b], [x for x in b if x not in a]
+    if not only_a or not only_b:   # nothing to pair the difference with: both whole
+        return f"{first!r} against {second!r}"
+    shared = len([x for x in a if x in b])
+    return (f"{'; '.join(only_a)!r} against {'; '.join(only_b)!r}"
+            + (f" ({shared} other setting{'s' * (shared != 1)} alike)" if shared else ""))
 
 
 def _device_changes(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
