@@ -192,7 +192,7 @@ def interval_bound(v, text: str, head: str) -> str | None:
     if (reading(v) not in ("inconclusive", "same") or is_disturbed(float(v["floor"])) or not 0 < lo <= hi
             or PHRASES["disturbed cell"] in text):
         return None
-    if "interval (" in head:
+    if "interval" in head:   # the line prints its interval already (as "(99% interval ...)" or "interval (...)")
         return ""
     b_lo, b_hi = b_over_a(lo, hi)
     return f"; by its interval run B took {b_lo}-{b_hi} run A's time"

@@ -171,6 +171,7 @@ def test_no_bound_is_read_from_a_comparison_resting_on_a_disturbed_cell(nb07):
     near = {**v, "speedup": 1.02, "ci_low": 0.85, "ci_high": 1.2}
     assert nb07["interval_bound"](near, plain, plain).startswith("; by its interval run B took 0.83")
     assert nb07["interval_bound"](near, plain, plain + " (99% interval (0.85x-1.20x))") == ""
+    assert nb07["interval_bound"](near, plain, "run B measured 1.01x faster (99% interval 0.97x-1.06x)") == ""
 
 
 def test_a_pair_with_a_cell_the_pivot_marks_disturbed_reads_no_ratio():
