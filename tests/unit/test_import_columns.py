@@ -126,3 +126,18 @@ def test_the_collector_runs_less_often_while_rows_are_read_and_as_before_after()
             assert gc.get_threshold()[0] == 0
     finally:
         gc.set_threshold(*before)
+
+
+def test_a_large_files_batches_hold_about_a_megabyte_of_sample_texts():
+    """Issue 38: the next batch of a large file takes about BATCH_TEXT_CHARS of JSON text columns at the last
+    batch's rate (real rows with hundreds of samples: ~160 rows), MIN_BATCH_ROWS at least, the limit at most (a
+    batch of small rows, or one that was not plain, takes the limit)."""
+    from workbench.store.plain_rows import BATCH_TEXT_CHARS, MIN_BATCH_ROWS, next_batch_rows
+
+    big = [_row(k, samples_s=json.dumps([1.25e-05] * 500)) for k in "abcd"]
+    per_row = len(big[0]["samples_s"]) + len(big[0]["params"])
+    assert next_batch_rows(plain_groups(big), 4, 1024) == BATCH_TEXT_CHARS // per_row
+    huge = [_row(k, samples_s=json.dumps([1.25e-05] * 60_000)) for k in "ab"]
+    assert next_batch_rows(plain_groups(huge), 2, 1024) == MIN_BATCH_ROWS
+    assert next_batch_rows(plain_groups([_row("a"), _row("b")]), 2, 1024) == 1024
+    assert next_batch_rows(None, 4, 1024) == 1024 and next_batch_rows(plain_groups(huge), 2, 4) == 4

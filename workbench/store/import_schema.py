@@ -43,6 +43,7 @@ from workbench.store.import_stream import RowSink, RowText, StreamedRows, fewer_
 from workbench.store.plain_rows import (
     PLAIN_BATCH_ROWS,
     FieldGroup,
+    next_batch_rows,
     plain_groups,
     plain_json_column,
     plain_number_lists,
@@ -474,7 +475,8 @@ def _check_streamed_rows(p: Path, where: str, head: JsonObject, sink: RowSink | 
     count = 0
     texts: list[RowText] = []
     rows = iter_export(p, where, head, _refuse_constant, _depth_checker(where), texts)
-    while batch := list(itertools.islice(rows, PLAIN_BATCH_ROWS)):
+    size = PLAIN_BATCH_ROWS
+    while batch := list(itertools.islice(rows, size)):
         if count + len(batch) > MAX_ITEMS:
             raise ValueError(f"{where}: results: more than {MAX_ITEMS:,} rows is more than an export may hold")
         groups = plain_groups(batch)  # the usual batch: every field plain, checked a column at a time
@@ -500,6 +502,7 @@ def _check_streamed_rows(p: Path, where: str, head: JsonObject, sink: RowSink | 
         if sink is not None:
             sink(batch, groups, count)
         count += len(batch)
+        size = next_batch_rows(groups, len(batch), PLAIN_BATCH_ROWS)
     return count
 
 
