@@ -37,6 +37,7 @@ from workbench.core.units import fmt_bytes, fmt_seconds
 from workbench.backends.registry import all_backends
 from workbench.judge.dips import DIP_FELT, bandwidth_dips, felt_dips
 from workbench.judge.verdicts import is_noisy
+from workbench.judge.verdict_labels import reads_disturbed
 from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.pass_bound import pass_bound_text
 from workbench.report.ratio_text import interval_name, mark_text
@@ -427,7 +428,10 @@ def bytes_test(res, kernel, big, near):
                      f"bytes alone set the time it would run {expect:.2f}× faster")
         if is_disturbed(v["floor"]) or rests_on_disturbed(v) or not (np.isfinite(v["ci_low"])
                                                                       and np.isfinite(v["ci_high"])):
-            out.append((f"{predicted}; their speed-up, which would test that, was disturbed, so these rows do not "
+            # too few rounds left at speed to pair is said as that, never as "disturbed" (its verdict line says so)
+            why = ("rests on too few rounds at speed" if is_disturbed(v["floor"]) and not rests_on_disturbed(v)
+                   and not reads_disturbed(v["floor"], v.get("basis")) else "was disturbed")
+            out.append((f"{predicted}; their speed-up, which would test that, {why}, so these rows do not "
                         "say whether the bytes alone set the time", names, "untested"))
             continue
         if v["ci_low"] <= expect <= v["ci_high"]:

@@ -229,16 +229,18 @@ def counted(g):
     # comparison or cell (one the figure crosses out) is counted apart, never with the settled ones; said: what the
     # checks below read
     labels = pd.Series([direction_said(v, cells_of(v).to_dict("records")) for v in g.to_dict("records")], index=g.index)
-    head = labels.str.split(", ").str[0]
-    apart = labels.str.endswith(", disturbed") & head.isin(["faster", "slower", "same"])
+    head, qualifier = labels.str.partition(", ")[0], labels.str.partition(", ")[2]
+    # a direction qualified as disturbed, or as resting on too few rounds at speed (FEW_ROUNDS), is not settled
+    apart = (qualifier != "") & head.isin(["faster", "slower", "same"])
     said = head.where(~apart & head.isin(["faster", "slower", "same"]), "inconclusive")
     counts = ", ".join(f"{'could not tell' if k == 'inconclusive' else k} at {n} of {len(g)} sizes"
                        for k, n in said[~apart].value_counts().items())
     more = ", ".join(f"{k} at {', '.join(g.loc[apart & (head == k), 'size_label'])}"
                      for k in dict.fromkeys(head[apart]))
-    return said, counts + (f" ({int(apart.sum())} more {'rests' if apart.sum() == 1 else 'rest'} on a disturbed "
-                           f"comparison or cell, not counted as "
-                           f"settled: {more})" if apart.any() else "")
+    on = " or ".join(dict.fromkeys("a disturbed comparison or cell" if q == "disturbed" else q
+                                   for q in qualifier[apart]))
+    return said, counts + (f" ({int(apart.sum())} more {'rests' if apart.sum() == 1 else 'rest'} on {on}, "
+                           f"not counted as settled: {more})" if apart.any() else "")
 
 
 def named_cells(v, sentence: str) -> str:

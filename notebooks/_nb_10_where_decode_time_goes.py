@@ -53,7 +53,8 @@ from workbench.report.claims import PHRASES, CELL_CROSSED, DISAGREE, MEDIANS_TOL
 from workbench.report.claims_rows import figures_at_least, median_rounds, printed_ratio, quartiles_wide
 from workbench.report.total_band import band_readable, total_band
 from workbench.report.beyond_noise import (NOISY_ASIDE, NOT_SETTLED, UNDECIDED, beyond_noise,
-                                          direction_said, disturbed_why, label_word, lowest_text)
+                                          FEW_ROUNDS, direction_said, disturbed_why, label_word,
+                                          lowest_text)
 from workbench.judge.verdicts import rounds_could
 
 import json
@@ -575,8 +576,14 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
     why = {"faster, disturbed": one_way, "slower, disturbed": one_way,
            NOT_SETTLED: "the paired figure and the ratio of the two medians part", f"{UNDECIDED}, disturbed":
            "its interval reaches ±50% or more, or a cell is disturbed", "same, disturbed": "a cell is disturbed"}
+    # too few rounds left at speed to pair is said as that, not as "disturbed" (report.beyond_noise.FEW_ROUNDS)
+    few_why = ("too few of its rounds were left at speed to pair: its line above gives only the bound its interval "
+               "guarantees, not counted as a finding")
+    why.update({f"faster, {FEW_ROUNDS}": few_why, f"slower, {FEW_ROUNDS}": few_why,
+                f"{UNDECIDED}, {FEW_ROUNDS}": "too few of its rounds were left at speed to pair"})
     verb = {"faster": "ran faster", "slower": "was slower"}
-    word = lambda k: verb.get(label_word(k), label_word(k))   # noqa: E731 - report.beyond_noise.label_word
+    word = lambda k: verb.get(label_word(k).removesuffix(f", {FEW_ROUNDS}"),   # noqa: E731 - beyond_noise.label_word
+                              label_word(k).removesuffix(f", {FEW_ROUNDS}"))
     # a disturbed label names, length by length, the cell or the comparison that made it (beyond_noise.disturbed_why)
     named = lambda v: ", ".join(f"{x} ({why_at[x]})" if why_at.get(x) else x for x in v)  # noqa: E731
     print(f"numba-flash ({cores} threads) against numpy-naive: "
@@ -851,7 +858,10 @@ if {"eager", "graph"} <= set(t.columns):
               "or its rounds fell in two modes, so no median of it is headlined." if crossed else "")
     # the label each sentence above earned (report.beyond_noise.direction_said): "disturbed" kept where it printed
     # it, "not settled" only where the paired figure and the medians' ratio part (the note below)
-    words = {"faster": "graph faster", "slower": "graph slower", "same": "the same within ±5%"}
+    words = {"faster": "graph faster", "slower": "graph slower", "same": "the same within ±5%",
+             f"faster, {FEW_ROUNDS}": f"graph faster, amount unknown ({FEW_ROUNDS})",
+             f"slower, {FEW_ROUNDS}": f"graph slower, amount unknown ({FEW_ROUNDS})",
+             f"{UNDECIDED}, {FEW_ROUNDS}": f"{UNDECIDED} ({FEW_ROUNDS})"}
     # one word per comparison: a disturbed one reads "disturbed", never "could not tell (... disturbed)" nor a direction
     # naming which cell or whether the comparison is disturbed (beyond_noise.disturbed_why), as the table marks it
     # a disturbed one is said in one word: its line above names the cell or the interval that made it so

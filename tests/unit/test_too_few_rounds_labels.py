@@ -111,3 +111,23 @@ def test_medians_apart_on_too_few_rounds_are_not_called_a_disturbed_comparison()
     assert "a comparison on too few rounds at speed reads no ratio" in said and "disturbed" not in said, said
     paired = apart_undecided_text({**v, "basis": "paired rounds"}, "lib", "fast")
     assert "a disturbed comparison reads no ratio" in paired
+
+
+def test_a_summary_label_says_too_few_rounds_not_disturbed():
+    # 10's and 07's summaries (report.beyond_noise.direction_said) read ", disturbed" of a pair whose interval was
+    # wide only because too few rounds were left at speed, beside verdict lines reading "could not tell (too few ...)"
+    from workbench.report.beyond_noise import FEW_ROUNDS, UNDECIDED, direction_said, disturbed_why, label_word
+
+    few = too_few_basis_text(2, 1)
+    calm = [{"median_s": 1.0, "iqr_s": 0.05}, {"median_s": 2.0, "iqr_s": 0.1}]
+    wide_cell = [{"median_s": 1.0, "iqr_s": 0.6, "variant": "numba"}, {"median_s": 2.0, "iqr_s": 0.1}]
+    undecided = {"verdict": "inconclusive", "speedup": 1.1, "ci_low": 0.5, "ci_high": 2.4, "floor": 0.8}
+    one_way = {"verdict": "faster", "speedup": 3.0, "ci_low": 1.3, "ci_high": 7.0, "floor": 0.8}
+    assert direction_said({**undecided, "basis": few}, calm) == f"{UNDECIDED}, {FEW_ROUNDS}"
+    assert direction_said({**one_way, "basis": few}, calm) == f"faster, {FEW_ROUNDS}"
+    assert label_word(f"faster, {FEW_ROUNDS}") != "disturbed"
+    assert disturbed_why({**one_way, "basis": few}, calm) == ""
+    # a real disturbance keeps its word: paired rounds as wide, or a disturbed cell whatever the basis
+    assert direction_said({**undecided, "basis": "paired rounds"}, calm) == f"{UNDECIDED}, disturbed"
+    assert direction_said({**one_way, "basis": "paired rounds"}, calm) == "faster, disturbed"
+    assert direction_said({**one_way, "basis": few}, wide_cell) == "faster, disturbed"

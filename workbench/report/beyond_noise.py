@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from workbench.judge.few_rounds_basis import too_few_words
+from workbench.judge.verdict_labels import reads_disturbed
 from workbench.judge.verdicts import is_disturbed
 from workbench.report.claims import may_state_cause, medians_disagree, reading
 from workbench.report.claims_rows import quartiles_wide
@@ -22,6 +24,10 @@ from workbench.report.claims_rows import quartiles_wide
 #: disturbed comparisons beside a note defining it as the medians disagreeing).
 NOT_SETTLED = "not settled"
 UNDECIDED = "could not tell"
+#: The qualifier a label carries where the pair's interval is too wide only because too few of its rounds were left
+#: at speed to pair (:mod:`workbench.judge.few_rounds`): its verdict tables read "could not tell (too few rounds at
+#: speed ...)", never "disturbed", and a summary of it says the same (10 summed such a pair up as "disturbed").
+FEW_ROUNDS = "too few rounds at speed"
 
 
 def disturbed_cells(cells: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -40,15 +46,18 @@ def direction_said(v: Mapping[str, Any], cells: Iterable[Mapping[str, Any]] = ()
     """"faster" / "slower" beyond the noise (:func:`beyond_noise`); "faster, disturbed" / "slower, disturbed" where
     the direction is the verdict's but the interval or a cell is disturbed; :data:`NOT_SETTLED` only where the
     paired figure and the medians' ratio part; else "same" or :data:`UNDECIDED`, each with ", disturbed" where the
-    interval or a cell is (a summary never drops the word its sentence printed)."""
-    r = reading(v)
-    disturbed = is_disturbed(v.get("floor")) or bool(disturbed_cells(cells))
+    interval or a cell is (a summary never drops the word its sentence printed); ", too few rounds at speed"
+    (:data:`FEW_ROUNDS`) instead of ", disturbed" where the interval is wide only because too few rounds were left
+    at speed to pair and no cell is disturbed."""
+    r, wide_cells = reading(v), bool(disturbed_cells(cells))
+    few = is_disturbed(v.get("floor")) and bool(too_few_words(v.get("basis"))) and not wide_cells
+    disturbed = reads_disturbed(v.get("floor"), v.get("basis")) or wide_cells
     if r in ("faster", "slower"):
-        return r if beyond_noise(v, cells) else f"{r}, disturbed"
+        return r if beyond_noise(v, cells) else f"{r}, {FEW_ROUNDS}" if few else f"{r}, disturbed"
     if medians_disagree(v):
         return NOT_SETTLED
     said = "same" if r == "same" else UNDECIDED
-    return f"{said}, disturbed" if disturbed else said
+    return f"{said}, disturbed" if disturbed else f"{said}, {FEW_ROUNDS}" if few else said
 
 
 def disturbed_why(v: Mapping[str, Any], cells: Iterable[Mapping[str, Any]] = ()) -> str:
@@ -60,7 +69,7 @@ def disturbed_why(v: Mapping[str, Any], cells: Iterable[Mapping[str, Any]] = ())
     names = [str(c.get("variant", "a cell")) for c in disturbed_cells(cells)]
     parts = ([f"{' and '.join(names)}'s quartiles lie half {'its median' if len(names) == 1 else 'their medians'} "
               "or more apart (the table's ', disturbed')"] if names else [])
-    if is_disturbed(v.get("floor")):
+    if reads_disturbed(v.get("floor"), v.get("basis")):
         parts.append("the comparison's interval reaches ±50% or more")
     return "; ".join(parts)
 
