@@ -40,6 +40,9 @@ def test_a_ratio_of_three_figure_medians_prints_three_figures_where_asked():
     assert figures_at_least("8.7×", 23.8 / 2.75, 3) == "8.65×"
     assert figures_at_least("1.064×", 1.0642, 3) == "1.064×"   # finer already: kept
     assert figures_at_least("1,234×", 1234.4, 3) == "1,234×"
+    # 10: "the table's medians 69.1 µs / 63.1 µs, 1.1×" where three figures were promised: a trailing zero is a figure
+    assert figures_at_least("1.1×", 69.1 / 63.1, 3) == "1.10×"
+    assert figures_at_least("2×", 2.0, 3) == "2.00×" and figures_at_least("12×", 123.4 / 10, 3) == "12.3×"
 
 
 def test_a_ratio_of_printed_medians_is_the_printed_figures_ratio():

@@ -213,8 +213,9 @@ def figures_at_least(text: str, value: float, n: int) -> str:
     digits = text.rstrip("×x").replace(".", "").replace(",", "").lstrip("0")
     if len(digits) >= n or not math.isfinite(value):
         return text
-    shown = f"{value:.{n}g}"
-    return f"{float(shown):,.0f}×" if "e" in shown else f"{shown}×"
+    # "#" keeps trailing zeros: 69.1 / 63.1 printed "1.1×" at "three figures" (".3g" drops the zero of 1.10)
+    shown = f"{value:#.{n}g}"
+    return f"{float(shown):,.0f}×" if "e" in shown else f"{shown.rstrip('.')}×"
 
 
 def quartiles_wide(row: Mapping[str, Any]) -> bool:
