@@ -189,3 +189,21 @@ def test_a_pair_with_a_cell_the_pivot_marks_disturbed_reads_no_ratio():
     check_claim(v, claim.text())
     assert "24" not in claim.text() and "rests on a disturbed cell (float16's cell)" in claim.head
     assert nb06["disturbed_fields"](calm, calm)["cells_disturbed"] == 0
+
+
+def test_a_disturbed_cell_prints_no_median_and_no_noisy_mark():
+    # 06's readers: the pivot printed "~ 63 µs, disturbed" of the cell the figure crosses out "not among the hollow
+    # ones", whose legend says "its median is no value to read" (docs/statistics.md: it "prints no median")
+    import pandas as pd
+
+    from workbench.report.marked_times import marked_times
+
+    cell = {"kernel": "k", "variant": "v", "backend": "numpy", "dtype": "float32", "status": "ok", "noisy": True,
+            "rel_spread": 0.6, "round_medians_s": json.dumps([60e-6, 63e-6, 66e-6])}
+    rows = pd.DataFrame([{**cell, "size_label": "n=1", "median_s": 63e-6, "q1_s": 40e-6, "q3_s": 90e-6,
+                          "iqr_s": 50e-6},
+                         {**cell, "size_label": "n=2", "median_s": 63e-6, "q1_s": 60e-6, "q3_s": 66e-6,
+                          "iqr_s": 6e-6}])
+    wide, narrow = marked_times(rows)
+    assert wide == "disturbed"
+    assert narrow.startswith("~ ") and "63" in narrow
