@@ -49,5 +49,8 @@ def test_advice_on_a_busy_machine_names_the_threaded_sides_and_the_rerun():
     assert "73% of the CPU (all 2 cores together" in text
     assert "numba-naive @ numba (numba, 2 threads)" in text and "numpy @ numpy" in text
     assert "Rerun on an idle machine" in text   # its own sentence (issue 39: one was 90 words)
+    # it says how it fits a settled verdict beside it, not that no order may be read (06: "before reading these
+    # times or their order as the kernels' own" beneath verdicts settled past the noise the load added)
+    assert "or their order" not in text and "interval already counts the noise" in text
     assert shared_machine_advice(rows(0.1), cores=2) == ""
     assert shared_machine_advice(pd.DataFrame({"variant": ["x"]}), cores=2) == ""

@@ -68,9 +68,10 @@ def share_words(share: float, cores: int | None = None) -> str:
 
 
 def shared_machine_advice(rows: pd.DataFrame, cores: int | None = None) -> str:
-    """"" on a quiet machine; else three short sentences (one was 90 words, issue 39): the other processes' share in
+    """"" on a quiet machine; else short sentences (one was 90 words, issue 39): the other processes' share in
     words (:func:`share_words`); that every multi-threaded side among ``rows`` (:func:`threaded_sides`) loses most
-    when its threads wait for a core; and the rerun that would tell the kernels' own times from the machine's."""
+    when its threads wait for a core; what a paired verdict's interval already counts of it and what it cannot;
+    and the rerun that would tell the kernels' own times from the machine's."""
     share = busy_share(rows)
     if share is None or share <= BUSY_CPU_SHARE:
         return ""
@@ -78,6 +79,11 @@ def shared_machine_advice(rows: pd.DataFrame, cores: int | None = None) -> str:
     who = (f"Kernels that ran a pool of threads ({'; '.join(sides)}, as their rows record) lose most when their "
            "threads wait for a core, on either side of a comparison" if sides
            else "A kernel's time and the order of two can move with it")
+    # how the caveat fits a settled verdict beside it: the paired interval already counts the noise the load added
+    # between rounds; what it cannot remove is a slowdown held through every round, which falls unequally (06 told
+    # readers not to read "their order" at all, beneath verdicts settled past that noise)
+    threaded = " and any verdict with a threaded side" if sides else ""
     return (f"This run shared the machine: other processes used up to {share_words(share, cores)} while these "
-            f"cells ran. {who}. Rerun on an idle machine before reading these times or their order as the "
-            "kernels' own.")
+            f"cells ran. {who}. A paired verdict's interval already counts the noise this added between rounds; "
+            "what it cannot remove is a slowdown that lasted through every round, which the load lays on kernels "
+            f"unequally. Rerun on an idle machine to read the times{threaded} as the kernels' own.")
