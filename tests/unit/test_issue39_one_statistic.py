@@ -139,6 +139,8 @@ def test_beyond_the_noise_on_noisy_cells_says_why_both_hold():
     from workbench.report.beyond_noise import NOISY_ASIDE, beyond_text
 
     assert beyond_text(False) == "beyond the noise" and NOISY_ASIDE in beyond_text(True)
+    # said as what the interval does, not as a double negative ("still excludes no change with")
+    assert "excludes no change" not in NOISY_ASIDE and "wholly on one side of no change" in NOISY_ASIDE
 
 
 @pytest.mark.parametrize("x,lo,hi", [(0.8814, 0.85, 0.92), (0.181, 0.162, 0.202), (0.5, 0.3, 0.8),

@@ -92,8 +92,11 @@ def settled_count(pairs: Iterable[tuple[Mapping[str, Any], Iterable[Mapping[str,
 
 #: Said with "beyond the noise" where a cell of the pair is marked noisy (the tables' "~", hollow in the figures): 10
 #: printed "beyond the noise" on cells every figure marked noisy, and said nothing of why both could hold.
+#: said beside "beyond the noise" on noisy cells, as a claim, not a double negative (10 printed "a spread the paired
+#: interval already carries and still excludes no change with", read as if the interval did not exclude it)
 NOISY_ASIDE = ("its cells are marked noisy (~, hollow in the figures) for their own rounds' spread or a busy "
-               "machine, a spread the paired interval already carries and still excludes no change with")
+               "machine; the paired interval is built from those same rounds, so it carries that spread, and it still "
+               "lies wholly on one side of no change")
 
 
 def beyond_text(noisy: bool) -> str:
