@@ -83,7 +83,24 @@ def shared_machine_advice(rows: pd.DataFrame, cores: int | None = None) -> str:
     # between rounds; what it cannot remove is a slowdown held through every round, which falls unequally (06 told
     # readers not to read "their order" at all, beneath verdicts settled past that noise)
     threaded = " and any verdict with a threaded side" if sides else ""
+    # which verdicts stand as printed (03, 04, 05's readers: the advice undercut every verdict above it alike)
+    single = _single_threaded(rows)
+    stand = (f" A verdict between two single-threaded sides ({'; '.join(single)}) stands as printed: the load "
+             "slows both alike within each round, and its paired interval counts the rest." if single and sides
+             else "")
+    n = len(rows)
     return (f"This run shared the machine: other processes used up to {share_words(share, cores)} while these "
-            f"cells ran. {who}. A paired verdict's interval already counts the noise this added between rounds; "
-            "what it cannot remove is a slowdown that lasted through every round, which the load lays on kernels "
-            f"unequally. Rerun on an idle machine to read the times{threaded} as the kernels' own.")
+            f"cells ran (the largest over the {n} row{'' if n == 1 else 's'} these verdicts rest on). {who}. "
+            "A paired verdict's interval already counts the noise this added between rounds; what it cannot remove "
+            "is a slowdown that lasted through every round, which falls on the threaded sides more than on the "
+            f"others.{stand} Rerun on an idle machine to read the times{threaded} as the kernels' own.")
+
+
+def _single_threaded(rows: pd.DataFrame) -> list[str]:
+    """The variants among ``rows`` whose rows record one thread: "numpy-unfused @ numpy"."""
+    out = []
+    for r in rows.drop_duplicates(["variant", "backend"]).to_dict("records"):
+        got = row_threads(r)
+        if got is not None and got[1] == 1:
+            out.append(f"{r['variant']} @ {r['backend']}")
+    return out
