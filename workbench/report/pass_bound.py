@@ -30,4 +30,11 @@ def pass_bound_text(v: Mapping[str, Any], fused: int, unfused: int) -> str:
     if math.isfinite(low) and low > most:
         return (f"{said}; its whole interval lies above that ({low:.2f}× at its low end), so the rest is not "
                 "explained by the bytes moved")
+    high = float(v.get("ci_high", math.nan))
+    if math.isfinite(high) and high <= most:
+        # a ceiling above the whole measurement says nothing of the pass's share (05: "at most 1.25×" beside
+        # 1.13× (1.09×-1.17×)): the pass could explain all of it or none, and these rows do not tell which
+        return (f"the extra pass could explain all of the speed-up or none of it: its whole interval lies within the "
+                f"{most:.2f}× ({unfused} passes / {fused}) that the pass count allows, and these rows do not "
+                "measure which")
     return said
