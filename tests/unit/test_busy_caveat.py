@@ -60,8 +60,13 @@ def test_advice_says_which_verdicts_stand_and_what_its_figure_is_the_largest_of(
     # 03/04/05's readers: the advice undercut settled verdicts alike and its load figure was not said as a maximum
     two = pd.concat([rows(0.73), pd.DataFrame([{"variant": "numpy-unfused", "backend": "numpy", "runtime": "numpy",
                                                 "bound": "memory-bound", "other_cpu_share": 0.6,
-                                                "threads": "blas:openblas 2; x"}])], ignore_index=True)
+                                                "threads": "blas:openblas 2; x"},
+                                               {"variant": "numba-serial", "backend": "numba", "runtime": "numba",
+                                                "other_cpu_share": 0.6, "threads": "numba 1; x"}])],
+                    ignore_index=True)
     text = shared_machine_advice(two, cores=2)
-    assert "the largest over the 4 rows" in text
-    assert "single-threaded sides (numpy-unfused @ numpy) stands as printed" in text
+    assert "the largest over the 5 rows" in text
+    assert "single-threaded sides (of numpy-unfused @ numpy; numba-serial @ numba) stands as printed" in text
+    # one single-threaded side alone makes no such pair (03: "between two single-threaded sides (numpy @ numpy)")
+    assert "stands as printed" not in shared_machine_advice(two.iloc[:-1], cores=2)
     assert "stands as printed" not in shared_machine_advice(rows(0.73), cores=2)   # no single-threaded side here

@@ -85,9 +85,9 @@ def shared_machine_advice(rows: pd.DataFrame, cores: int | None = None) -> str:
     threaded = " and any verdict with a threaded side" if sides else ""
     # which verdicts stand as printed (03, 04, 05's readers: the advice undercut every verdict above it alike)
     single = _single_threaded(rows)
-    stand = (f" A verdict between two single-threaded sides ({'; '.join(single)}) stands as printed: the load "
-             "slows both alike within each round, and its paired interval counts the rest." if single and sides
-             else "")
+    stand = (f" A verdict between two single-threaded sides (of {'; '.join(single)}) stands as printed: the load "
+             "slows both alike within each round, and its paired interval counts the rest." if len(single) > 1
+             and sides else "")
     n = len(rows)
     return (f"This run shared the machine: other processes used up to {share_words(share, cores)} while these "
             f"cells ran (the largest over the {n} row{'' if n == 1 else 's'} these verdicts rest on). {who}. "
