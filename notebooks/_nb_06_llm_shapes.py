@@ -10,7 +10,8 @@ A sweep over powers of two misses sizes that models run: GPT-2's hidden width is
 is (Llama-3-8B's 4096 happens to be one; the table below lists both). `workbench.core.datasets` ships the
 layer shapes of common transformer models (from their published configs); each kernel spec maps
 (batch, seq, hidden, intermediate, ...) to its own sizes — RMSNorm runs on `batch·seq` rows of `hidden`
-columns, the MLP's GELU on `batch·seq × intermediate`. Here we sweep them in two dtypes.
+columns, the MLP's GELU on `batch·seq × intermediate`. Here we measure one of them, RMSNorm, at those shapes in
+two dtypes.
 """),
     params("""
 SMALL = False      # True: tiny sizes, only to check that the notebook runs (the tests)
@@ -40,6 +41,7 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from workbench.api import Results
 from workbench.core.datasets import llm_shapes            # the table of model shapes
+from workbench.report.plots.lines import quartile_span
 from workbench.report.plots.series import (disturbed_legend, disturbed_mask, mark_disturbed, mark_modes, mark_noisy,
                                           mode_medians, modes_legend, noisy_legend, noisy_mask)
 from workbench.report.styles import series_key, styles_for
@@ -50,6 +52,7 @@ from workbench.sweep.suites import llm_shapes as layer_cases  # model shape x ba
 from workbench.sweep import SweepSpec, run_sweep
 from workbench.judge.verdicts import typical_noise
 from workbench.judge.disturbed import CELL_RULE
+from workbench.roofs.ceilings import noise_text
 from workbench.report.marked_times import marked_times
 from workbench.report.beyond_noise import disturbed_cells
 
@@ -97,9 +100,11 @@ pd.DataFrame([{**{k: c[k] for k in ("model", "batch", "seq", "hidden")}, **spec.
 
 Half precision halves the bytes a kernel moves. Whether that makes it faster depends on the backend
 computing in half precision efficiently, which is measured here rather than assumed. Both dtypes run in
-one sweep: every round measures each cell of both in a shuffled order, so a variant's float16 and
-float32 rows are compared round by round and the machine's drift common to both cancels; a disturbance that
-hits one dtype's visit in a round does not. Where it leaves a dtype's rounds in two modes, the sentence below
+one sweep: every round measures each cell of both in a shuffled order, and a variant's float16 and float32
+rows are compared round by round. That pairing removes the machine's slow drift, which moves both visits of a
+round alike; it does not remove what changes between the two visits — a disturbance that hits one dtype's visit,
+and drift that grows with the number of cells measured between them (docs/statistics.md) — which stays in each
+comparison's interval. Where it leaves a dtype's rounds in two modes, the sentence below
 names both modes, and says who was faster (never by how much) only where every mode lies on the same side of the
 other dtype, past the noise. A variant that does not
 implement a dtype is recorded as `unsupported` with the reason, not silently dropped.
@@ -138,8 +143,11 @@ for ax, model in zip(axes[0], models):
         ax.plot(g["x"], g["median_s"].where(plain), marker=style.marker, color=style.color, ms=4,
                 ls="-" if dtype == "float32" else "--", label=f"{variant} @ {backend}, {dtype}")
         noisy = noisy_mask(g) & plain
-        mark_noisy(ax, g["x"][noisy], g["median_s"][noisy], style.color, size=6)
-        mark_disturbed(ax, g["x"][wide], g["median_s"][wide], style.color, size=6)
+        # the ring in the series' own marker, so a hollow square still reads as numba's square
+        mark_noisy(ax, g["x"][noisy], g["median_s"][noisy], style.color, size=6, marker=style.marker)
+        # a disturbed cell as its quartiles (an x at each, dotted between), as the legend says
+        mark_disturbed(ax, g["x"][wide], g["median_s"][wide], style.color, size=6,
+                       span=quartile_span(g[wide], "median_s"))
         mark_modes(ax, g["x"][two], [m for m in modes if m is not None], style.color)
         n_noisy, n_wide, n_two = n_noisy + int(noisy.sum()), n_wide + int(wide.sum()), n_two + int(two.sum())
     ax.set_xticks(range(len(order)), [shape_labels[model][k] for k in order], rotation=30, ha="right")
@@ -160,6 +168,21 @@ modes_legend(axes[0][-1], n_two)
 axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False, handlelength=4)
 fig.tight_layout()
 plt.show()
+# how many cells the rings mark, and why, said outright: the noise notes the rows stored (a ring alone does not say)
+if n_noisy:
+    hollow = noisy_mask(ok) & ~disturbed_mask(ok) & np.array([m is None for m in mode_medians(ok)], dtype=bool)
+    why = pd.Series([noise_text(r) for r in ok[hollow].to_dict("records")])
+    parts = {"other processes took more than a quarter of the CPU while they ran": why.str.contains("other process"),
+             "their rounds scattered by more than 10%": why.str.contains("spread|scatter")}
+    said = ", ".join(f"{int(m.sum())} where {k}" for k, m in parts.items() if m.any())
+    every = n_noisy == len(ok) - n_wide - n_two > 1   # each cell drawn as a point: said so outright
+    print(f"{n_noisy} of the {len(ok)} measured cells {'is' if n_noisy == 1 else 'are'} noisy"
+          + (", every cell the figure draws as a point" + (f" (the other {n_wide + n_two} are drawn crossed out or "
+                                                            "as two modes)" if n_wide + n_two else "")
+             if every else "") + ' (hollow here, "~" in the table below)'
+          + (f": {said} (a cell can have both)" if said.count(" where ") > 1 else f": {said}" if said else "")
+          + ". A ring says a cell's time may sit off its kernel's own; the verdicts "
+          "below pair float16 with float32 round by round, and their intervals carry that noise.")
 """, "figure"),
     md("""
 ## What float16 did, per backend
@@ -220,28 +243,25 @@ def fp16_why(backend, said, speedups):
     """The explanation that fits a series' readings: one reading only where every shape the noise let us
     call agrees; the shapes it did not are counted, never explained."""
     called = [s for s in said if s != "inconclusive"]
-    unsure = len(said) - len(called)
     # an untold shape is noisy or disturbed: its own line above says which, and how to rerun
-    told = f" (at {unsure} of {len(said)} shapes the comparison could not tell: see its line)"
-    note = told if unsure and called else ""
+    # the untold shapes are counted on the summary line's head already: not said again here
     if not called:
         return "no shape's comparison told them apart: each line above says why and how to rerun."
     if set(called) == {"slower"}:
         if all_backends()[backend].runtime == "numpy":
             # the mechanism is background, not measured by these rows: said as such
             return ("these rows do not measure why (background: numpy has no float16 arithmetic of its own and "
-                    "converts elements through float32 in its own loops)" + note + ".")
-        resident = (last_level_cache_bytes(backend) or 0) >= ok.loc[ok["backend"] == backend, "bytes"].max()
-        return ("float16 cost this variant time here. These rows do not measure why" + note + "." + (
-            " With every shape cache-resident, they do not test what halving the DRAM traffic buys (see the "
-            "working sets below)." if resident else ""))
+                    "converts elements through float32 in its own loops).")
+        # the count and ratios are the line's own (not restated); whether the shapes reach DRAM is said once for
+        # every backend, under the lines
+        return "these rows do not measure why."
     if set(called) == {"faster"}:
         top = max(sp for sp, s in zip(speedups, said) if s == "faster")
         return ("consistent with float16 moving half the bytes" + (
             f"; the best gain ({top:.2f}×) is more than the 2× that halving the bytes alone explains"
-            if top > 2 else "") + note + ".")
+            if top > 2 else "") + ".")
     if set(called) == {"same"}:
-        return "halving the bytes made no difference the noise lets us call at these shapes" + note + "."
+        return "halving the bytes made no difference the noise lets us call at these shapes."
     return "the shapes disagree (see the verdict per shape above): no single reading holds here."
 
 
@@ -256,18 +276,23 @@ for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if
     speedups = g["speedup"].tolist()
     counts = pd.Series(said).value_counts().to_dict()
     what = ", ".join(f"{'could not tell' if k == 'inconclusive' else k} at {n} of {len(g)}" for k, n in counts.items())
+    # one reading at every shape: said as one ("was slower at both of its 2 shapes"), else counted per reading
+    what = (f"was {next(iter(counts))} at {'each' if len(g) > 1 else 'the one'} of its {len(g)} "
+            f"shape{'s' * (len(g) > 1)}" if len(counts) == 1 and "inconclusive" not in counts else
+            f"against float32: {what} shapes")
     # the range quotes only the shapes whose verdict settled something: an inconclusive shape's ratio is noise
     # (a shape whose direction is settled but not its size is counted by its direction and quotes no figure)
     # each end as its line above prints it (claims.estimate_text: as precise as that shape's interval)
     settled = sorted((x, lo, hi) for x, lo, hi, r, k in zip(speedups, g["ci_low"], g["ci_high"], said,
                                                              g["size_settled"]) if r != "inconclusive" and k)
     shown = [estimate_text(1 / x, 1 / hi, 1 / lo) for x, lo, hi in settled]
-    span = ("No shape settled its size." if not settled else
-            f"At the {len(settled)} shapes whose size settled, float16 took {shown[-1]} to {shown[0]} the float32 "
-            "time (paired estimates)." if len(settled) > 1 and shown[0] != shown[-1] else
-            ("At the one shape whose size settled" if len(settled) == 1 else
-             f"At the {len(settled)} shapes whose size settled")
-            + f", float16 took {shown[0]} the float32 time (paired).")
+    # "whose line gives a ratio": a line above that prints "took N× its time" (not a direction alone, nor a
+    # disturbed or could-not-tell line); said in those words, not as "size settled" (a reader's undefined jargon)
+    ratio = "" if not settled else shown[0] if shown[0] == shown[-1] else f"{shown[-1]} to {shown[0]}"
+    span = ("; no line above gives a ratio" if not settled else
+            f": float16 took {ratio} the float32 time (the paired estimates above)" if len(settled) == len(g) else
+            f"; at the {'one shape' if len(settled) == 1 else f'{len(settled)} shapes'} whose line above gives a "
+            f"ratio, float16 took {ratio} the float32 time")
     why = fp16_why(backend, said, speedups)
     # what the sentence says follows the verdicts it counts
     called = set(said) - {"inconclusive"}
@@ -277,10 +302,19 @@ for (variant, backend), g in table.groupby(["variant", "backend"], sort=True) if
     assert ("half the bytes" in why) == (called == {"faster"}), why
     assert ("disagree" in why) == (len(called) > 1), why
     assert ("no shape's comparison told them apart" in why) == (not called), why
-    summary.append(f"{variant} @ {backend}: float16 against float32: {what} shapes. {span} {lead(why)}")
+    summary.append(f"{variant} @ {backend}: float16 {what}{span}. {lead(why)}")
 print(chr(10).join(summary) or "no variant ran both dtypes here")
-if shared_machine_advice(ok):   # the floors above are this run's: what its share is of, and what to do about it
-    print(f"({shared_machine_advice(ok)})")
+# whether the shapes reach DRAM is the same for every backend here: said once, under all the lines (06 repeated it
+# word for word on each torch line and left it off numpy's, as if it were a torch caveat)
+compared = ok[pd.Series(list(zip(ok["variant"], ok["backend"], strict=True)), index=ok.index).isin(
+    set(zip(table["variant"], table["backend"], strict=True)) if len(table) else set())]
+llc = last_level_cache_bytes(ok["backend"].iloc[0]) or 0
+if len(compared) and llc >= compared["bytes"].max():
+    print(f"Every shape compared fits in the {fmt_bytes(float(llc))} last-level cache (working sets below), so for "
+          "every backend above these comparisons do not test what halving the DRAM traffic buys.")
+# the advice names only the kernels in the comparisons above (06 named numba, which ran no float16)
+if shared_machine_advice(compared):   # the floors above are this run's: what its share is of, and what to do
+    print(f"({shared_machine_advice(compared)})")
 
 bad = both.df[(both.df["status"] != "ok") & (both.df["dtype"] == "float16")]
 for (variant, backend), g in bad.groupby(["variant", "backend"]):
@@ -301,10 +335,7 @@ ok["time"] = marked_times(ok)
 pivot = ok.pivot_table(index=["variant", "backend", "shape"], columns="dtype", values="time", aggfunc="first",
                        observed=True)
 print(f"working sets {fmt_bytes(float(ok['bytes'].min()))} to {fmt_bytes(float(ok['bytes'].max()))}; "
-      + cache_text(float(ok["bytes"].max()), last_level_cache_bytes(ok["backend"].iloc[0]))
-      + (": every shape here is cache-resident, so none of these comparisons measures what halving DRAM traffic "
-         "buys"
-         if (last_level_cache_bytes(ok["backend"].iloc[0]) or 0) >= ok["bytes"].max() else ""))
+      + cache_text(float(ok["bytes"].max()), last_level_cache_bytes(ok["backend"].iloc[0])))
 # a pointer to another output ("its verdict line above") only where that output is printed: a two-mode cell whose
 # other dtype has no row (float16 unsupported) has no verdict line, and the note says so
 modal = ok[ok["time"].str.contains("two modes")]

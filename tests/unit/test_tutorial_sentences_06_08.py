@@ -207,3 +207,23 @@ def test_a_disturbed_cell_prints_no_median_and_no_noisy_mark():
     wide, narrow = marked_times(rows)
     assert wide == "disturbed"
     assert narrow.startswith("~ ") and "63" in narrow
+
+
+def test_every_hand_drawn_disturbed_mark_is_given_the_quartiles_it_draws():
+    # 06's readers: its legend read "an x at each [quartile], dotted between" while its hand-drawn figure showed one
+    # x near the median: it called mark_disturbed without the cells' quartiles (span=), the one-x fallback
+    import re
+    from pathlib import Path
+
+    notebooks = Path(__file__).resolve().parents[2] / "notebooks"
+    calls = []
+    for path in sorted(notebooks.glob("_nb_*.py")):
+        text = path.read_text()
+        for m in re.finditer(r"mark_disturbed\(", text):
+            depth, i = 1, m.end()
+            while depth:
+                depth += {"(": 1, ")": -1}.get(text[i], 0)
+                i += 1
+            calls.append((path.name, text[m.start():i]))
+    assert calls
+    assert [name for name, call in calls if "span=" not in call] == []
