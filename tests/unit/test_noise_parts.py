@@ -22,11 +22,21 @@ ROWS = [_row(7.8, 0.25), _row(11.0, 0.32), _row(14.0, 0.48), _row(25.0, 0.9), _r
 
 def test_the_summary_covers_the_cells_the_lines_print_disturbed_ones_apart():
     text = noise_parts_text(ROWS, RUN, "measured from the scatter of 5 matched cells")
-    assert "Of the 3 undisturbed cells' noise" in text and "Of the 2 disturbed cells' noise" in text
+    # comparisons, not cells: a "disturbed cell" is another thing (docs/statistics.md, "Disturbed comparisons")
+    assert "Of the 3 undisturbed comparisons' noise" in text and "Of the 2 disturbed comparisons' noise" in text
+    assert "cells' noise" not in text
     assert "noise floors, as the lines print them, ±25% to ±48%" in text    # the figures each line prints
     # the disturbed lines' own figures: their own rounds are nearly all of it (the runs' part is ±1.0%), said once
     assert "(±25% to ±27% one sigma;" in text and "nearly all comes from their own rounds" in text
     assert "each cell's noise" not in text
+
+
+def test_which_part_weighs_more_is_said_once():
+    # 07: "nearly all comes from their own rounds. ... The parts add in quadrature: most of the noise comes from the
+    # cells' own rounds", one thing said twice
+    text = noise_parts_text([_row(400.0, 9.0), _row(800.0, 20.0)], RUN, "assumed")
+    assert "nearly all comes from their own rounds" in text and "quadrature" not in text
+    assert "quadrature" in noise_parts_text(ROWS, RUN, "assumed")
 
 
 def test_one_value_is_not_printed_as_a_range():

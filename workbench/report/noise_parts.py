@@ -96,8 +96,9 @@ def _mostly(own: list[float], noise: list[float], subject: str) -> str:
 
 
 def noise_parts_text(rows: Iterable[Mapping[str, Any]], run_sigma: float, run_basis: str) -> str:
-    """Where the noise of ``rows`` (comparisons with ``noise``, a log sigma, and ``floor``) comes from, one thing a
-    sentence: for the undisturbed cells, their noise and floors as the lines print them, then their own rounds'
+    """Where the noise of ``rows`` (comparisons with ``noise``, a log sigma, and ``floor``; said as comparisons, not
+    cells: 07's "the 5 disturbed cells' noise" quoted comparisons beside cells it calls disturbed) comes from, one
+    thing a sentence: for the undisturbed cells, their noise and floors as the lines print them, then their own rounds'
     part; for the disturbed ones, their own rounds' part apart (they print no floor); the run-to-run noise they
     share, once; which part weighs more. "" where no row has a finite noise."""
     cells = [(float(r["noise"]), float(r["floor"])) for r in rows
@@ -111,14 +112,14 @@ def noise_parts_text(rows: Iterable[Mapping[str, Any]], run_sigma: float, run_ba
         noise = [n for n, _ in calm]
         own = [own_part(n, run_sigma) for n in noise]
         parts.append(
-            f"Of the {len(calm)} undisturbed cells' noise ({_range([math.expm1(n) for n in noise])} one sigma; "
+            f"Of the {len(calm)} undisturbed comparisons' noise ({_range([math.expm1(n) for n in noise])} one sigma; "
             f"noise floors, as the lines print them, {_range([f for _, f in calm])}), their own rounds give "
             f"{_range([math.expm1(o) for o in own])}.")
     if wild:
         own = [own_part(n, run_sigma) for n in wild]
         total, mine = _range([math.expm1(n) for n in wild]), _range([math.expm1(o) for o in own])
         parts.append(
-            f"Of the {len(wild)} disturbed cells' noise ({total} one sigma; floors past ±50%, so the lines print "
+            f"Of the {len(wild)} disturbed comparisons' noise ({total} one sigma; floors past ±50%, so the lines print "
             "none), " + ("nearly all comes from their own rounds." if mine == total else
                          f"their own rounds give {mine}."))
     parts.append(f"The run-to-run noise is ±{pct(math.expm1(run_sigma))} ({run_basis}).")
@@ -127,5 +128,8 @@ def noise_parts_text(rows: Iterable[Mapping[str, Any]], run_sigma: float, run_ba
                ([own_part(n, run_sigma) for n in wild], wild)) if n_all]
     own_all = [o for g, _ in groups for o in g]
     noise_all = [n for _, g in groups for n in g]
-    parts.append(f"The parts add in quadrature: {_mostly(own_all, noise_all, 'the noise')}.")
+    # which part weighs more, only where the sentences above have not said it: 07 printed "nearly all comes from
+    # their own rounds" and then "most of the noise comes from the cells' own rounds"
+    if calm or not wild or _range([math.expm1(o) for o in own_all]) != _range([math.expm1(n) for n in noise_all]):
+        parts.append(f"The parts add in quadrature: {_mostly(own_all, noise_all, 'the noise')}.")
     return " ".join(parts)
