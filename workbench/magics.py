@@ -161,11 +161,8 @@ def statement_error(exc: BaseException, prog: str) -> MagicInputError | None:
 
 def measurement_line(m: Measurement) -> str:
     """One line: median, quartiles, rounds and samples, the noise flag, timer, backend and threads."""
-    noise = f"{m.noise:.0%}" if m.noise is not None else "n/a"   # as the noise note prints it ("spread 12% ...")
-    flag = f"NOISY: {m.noise_note}" if m.noisy else "not noisy"
     calls = f"{m.calls_per_sample} call{'s' * (m.calls_per_sample != 1)}"
-    return (f"{m.spread_text()}; "
-            f"{m.rounds} rounds, {m.n_samples} samples of {calls}; spread across rounds {noise}, {flag}; "
+    return (f"{m.spread_text()}; {m.noise_text()}; {m.rounds} rounds, {m.n_samples} samples of {calls}; "
             f"timing mode {m.timing_mode}, timer {m.timer_kind} on {m.backend}; threads: {m.threads}")
 
 

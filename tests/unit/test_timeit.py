@@ -92,3 +92,22 @@ def test_a_settled_spread_is_said_as_quartiles_not_as_a_half_width():
     m = _measurement(63.5e-6, 62.8e-6, 64.4e-6, share=0.01)
     assert not m.disturbed
     assert m.spread_text() == "63.5 µs median (quartiles 62.8 µs to 64.4 µs)" and "IQR" not in str(m)
+
+
+def test_the_noise_flag_reads_one_way_in_the_repr_and_the_magic_with_its_spread_said_once():
+    """08 (issue 39): the magic printed "spread across rounds 125%, NOISY: spread 125% across 3 rounds" and the repr
+    "~noisy (...)" of the same kind of measurement; both now print ``noise_text`` once."""
+    import dataclasses
+
+    from workbench.magics import measurement_line
+
+    noisy = dataclasses.replace(_measurement(5.36e-3, 1e-3, 9e-3, share=0.73), noise=1.25, noisy=True,
+                                noise_note="spread 125% across 3 rounds; other processes used 73% of the CPU")
+    line, text = measurement_line(noisy), str(noisy)
+    assert line.count("125%") == 1 and text.count("125%") == 1 and "NOISY" not in line and "~noisy" not in text
+    assert "; ~ noisy (spread 125% across 3 rounds; other" in line and noisy.noise_text() in text
+    quiet = _measurement(63.5e-6, 62.8e-6, 64.4e-6, share=0.01)
+    assert quiet.noise_text() == "not noisy (spread 1% across 3 rounds)"
+    assert quiet.noise_text() in measurement_line(quiet)
+    rule = noisy.spread_text().split("disturbed: ")[1].split(" (its IQR")[0]
+    assert "(" not in rule   # no nested parentheses

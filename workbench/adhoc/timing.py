@@ -103,18 +103,29 @@ class Measurement:
 
     def spread_text(self) -> str:
         """The median with its spread in words: "63.5 µs median (quartiles 62.8 µs to 64.4 µs)" (an "IQR" beside a
-        median read as a half-width), or, where :attr:`disturbed`, the median and why no spread is given, with the
+        median read as a half-width), or, where :attr:`disturbed`, the median and why no quartiles are given, with the
         rerun advice the machine's state allows (busy: not more rounds, which add its disturbance)."""
         if not self.disturbed:
             return (f"{fmt_seconds(self.median_s)} median (quartiles {fmt_seconds(self.q1_s)} to "
                     f"{fmt_seconds(self.q3_s)})")
         busy = None if self.other_cpu_share is None else self.other_cpu_share > BUSY_CPU_SHARE
         hint = BUSY_RERUN_HINT if busy else f"time it again with more rounds (rounds={2 * max(self.rounds, 5)})"
-        return (f"{fmt_seconds(self.median_s)} median, disturbed ({CELL_RULE}, so no spread is given; {hint})")
+        return f"{fmt_seconds(self.median_s)} median, disturbed: {CELL_RULE}, so its quartiles are not given; {hint}"
+
+    def noise_text(self) -> str:
+        """The noise flag in one format for the repr and ``%wb_timeit``, the rounds' spread said once (the magic
+        printed "spread across rounds 125%, NOISY: spread 125% across 3 rounds"; the repr "~noisy"). It is the
+        spread between the rounds' medians, not the quartiles of the samples (:meth:`spread_text`)."""
+        where = f"across {self.rounds} rounds" if self.rounds >= 2 else "within one stream of samples"
+        spread = f"spread {self.noise:.0%} {where}" if self.noise is not None else ""
+        if self.noisy:
+            note = self.noise_note or ""
+            return f"~ noisy ({note if 'spread' in note or not spread else f'{spread}; {note}'})"
+        return "not noisy" + (f" ({spread})" if spread else "")
 
     def __str__(self) -> str:
-        flag = f" ~noisy ({self.noise_note})" if self.noisy else ""
-        return (f"{self.label}: {self.spread_text()}{flag}; {self.rounds} rounds, {self.n_samples} samples of "
+        return (f"{self.label}: {self.spread_text()}; {self.noise_text()}; {self.rounds} rounds, "
+                f"{self.n_samples} samples of "
                 f"{self.calls_per_sample} call{'s' * (self.calls_per_sample != 1)}, timing mode {self.timing_mode}, "
                 f"timer {self.timer_kind} on {self.backend}; threads: {self.threads}")
 
