@@ -156,3 +156,11 @@ def test_a_table_ratio_below_one_has_the_sentences_precision(x, lo, hi):
     digits = cell.rstrip("×").split(".")[1].lstrip("0")
     assert len(digits) <= 3 and inverse_text(float(cell.rstrip("×")), lo, hi) == said, (cell, said)
     assert table_ratio(0.8814, 0.85, 0.92) == "1/1.13×"
+
+
+@pytest.mark.parametrize("x", [0.999, 0.9996])
+def test_a_ratio_that_inverts_to_no_change_prints_as_its_sentence_does(x):
+    # 07: the table printed "0.999×" and "1/1.00×" beside sentences reading "1.00× measured"
+    from workbench.report.ratio_text import estimate_text, table_ratio
+
+    assert table_ratio(x, 0.96, 1.04) == estimate_text(x, 0.96, 1.04) == "1.00×"

@@ -242,6 +242,10 @@ def table_ratio(x: float, lo: float, hi: float) -> str:
     if x >= 1:
         return estimate_text(x, lo, hi)
     said = inverse_text(x, lo, hi)
+    if float(said.rstrip("×")) == 1:
+        # no change at the sentence's precision reads the same either way up: the table prints the sentence's
+        # figure as it is (07 printed "0.999×" and "1/1.00×" beside sentences reading "1.00× measured")
+        return estimate_text(x, lo, hi)
     start = max(1 - math.floor(math.log10(x)), 1)
     for decimals in range(start, start + 2):   # three significant digits at most, as the sentence's figure
         shown = round(x, decimals)
