@@ -16,8 +16,9 @@ parts dominate a whole step):
 2. **the MLP block** (rmsnorm → gate/up projections → SwiGLU → down projection + residual): five kernels,
    three of which multiply a single row by a weight matrix (gate, up, down), reading every weight once per
    token for two FLOPs each. Whether that reading is bound by memory depends on where the weights live and
-   how fast each runtime reads them: section 2 prints their size against this machine's caches and sets each
-   runtime's block against the host's copy bandwidth. What the rest of a block's time goes to (per-call
+   how fast each runtime reads them: section 2 prints their size against this machine's caches and, where
+   they do not fit in the last-level cache, sets each runtime's block against the host's copy bandwidth
+   (where they fit, as in a `SMALL` run, it says so and sets none). What the rest of a block's time goes to (per-call
    setup, launches) these rows do not break down; `graph` and `fused` are meant to remove some of it, and
    section 2 says whether that showed beyond the noise, and where either was slower than eager beyond it.
 
@@ -25,7 +26,8 @@ This notebook measures both at the shapes of a real model (Qwen2.5-0.5B: hidden 
 14 query heads sharing 2 KV heads of width 64, a context of 32,768 tokens), on the CPU backends this machine
 has, for one layer and one sequence: both parts repeat once per layer (24 in this model), so their shares of a
 step are the shares of one layer. The KV-cache lengths: the quick run measures 256 and 4,096 tokens and one
-length taken from this machine's caches, the first whose cache is twice the last-level cache, so that it
+length taken from this machine's caches (a `SMALL` run, the tests', measures 256, 1,024 and 4,096 instead, none
+of them taken from the caches), the first whose cache is twice the last-level cache, so that it
 streams from DRAM (65,536 tokens on a 32 MiB last-level cache; section 1 prints the lengths it measured).
 Where that length is past the model's 32,768-token context it is a memory-sizing choice, not a length this
 model runs at: the per-token shapes are the model's, the length is this machine's, and the notebook says so
@@ -45,10 +47,12 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 import pandas as pd
 import workbench
 from workbench import tutorial
-from workbench.report.claims import (busy_text, busy_words, check_claim, disturbance_text, estimate_text,
+from workbench.report.claims import (busy_text, check_claim, disturbance_text,
                                      host_bandwidth, json_list, machine_busy, may_state_cause, own_rounds_share,
                                      pair_medians, pair_verdicts, reading, round_rates, verdict_claim)
-from workbench.report.claim_notes import Claim, NoteBlock
+from workbench.report.claim_notes import Claim, NoteBlock, clauses
+from workbench.report.claims_cause import busy_share
+from workbench.report.busy_caveat import share_words
 from workbench.report.claims import PHRASES, CELL_CROSSED, DISAGREE, MEDIANS_TOLERANCE, mark_busy, medians_disagree
 from workbench.report.claims_rows import figures_at_least, median_rounds, printed_ratio, quartiles_wide
 from workbench.report.total_band import band_readable, total_band
@@ -88,6 +92,22 @@ def marks_said(figure):
             f"in two modes{drawn('a bar between them')}. ', disturbed' after a time marks a cell whose quartiles lie "
             f"half its median or more apart{drawn('an x')}. Neither of the last two has a median to read: no rate "
             "(GB/s) and no ratio is taken from it.)")
+
+
+# claims_cause.disturbance_text's busy reason (claim_notes prints it "the machine was busy (load up to ...)"), left to
+# each section's closing line; "not busy" reasons stay, as no closing line speaks of an idle machine
+BUSY_NOTE = ("(?:the machine was (?:not )?busy [(]|on a machine that was not busy, with )?load up to [0-9.]+, other "
+             "processes up to [0-9]+% of the CPU[)]?")
+
+
+def machine_said(rows, section):
+    # how busy the machine was, said once a section, with the one figure and the rows it is the highest of (the
+    # verdict notes leave it out, BUSY_NOTE: 10 printed 74%, 72% and "load up to 3.5" in notes and closing lines)
+    if busy_text(rows):
+        return f"This run shared the machine: {busy_text(rows)} (the highest of {section}'s {len(rows)} cells)."
+    share = busy_share(rows)
+    return ("" if share is None else f"The machine was not busy: other processes used up to {share_words(share)} "
+            f"while these cells ran (the highest of {section}'s {len(rows)} cells).")
 
 
 def two_figures(x):
@@ -180,7 +200,7 @@ def with_figures(v, sentence, rows=None):
     figures = (f"paired, interval {x(lo)}-{x(hi)}×" if unread else
                f"paired, interval {x(lo)}-{x(hi)}×; {which} {slow_fast[0]} / {slow_fast[1]}, "
                # never coarser than the three-figure medians it divides (10: "8×" for 7.5, "8.7×" for 8.65)
-               f"{figures_at_least(estimate_text(shown, lo, hi), shown, 3)}")
+               f"{figures_at_least('', shown, 3)}")   # three figures, as the medians print (10: "1.274×")
     if size_unsettled(v):   # e.g. 1.004-2.00×: who was faster is settled, by how much is not
         return f"{direction_only(v, sentence)} ({figures})"
     return f"{sentence} ({figures})"
@@ -190,8 +210,11 @@ def noted_claim(v, sides, base, other, figure=False, kernel="mlp_block"):
     # a verdict as its head (with the figures a reader reconciles it by) and its reasons, for a NoteBlock that says
     # each shared reason once under the lines; both the whole sentence and the head pass check_claim
     claim = verdict_claim(v, base, other, disturbed_by=disturbance_text(sides), rerun=rerun_advice(sides, kernel))
+    # how busy the machine was is said once, in each section's closing line (the highest over its cells): a note
+    # under each verdict list gave a figure of its own (10 printed 74%, 72% and "load up to 3.5" in one notebook)
     claim = Claim(with_figures(v, figure_said(claim.head, sides, figure), sides),
-                  tuple(figure_said(r, sides, figure) for r in claim.reasons),
+                  tuple(figure_said(r, sides, figure) for r in clauses(*claim.reasons)
+                        if not re.fullmatch(BUSY_NOTE, r)),
                   with_figures(v, figure_said(claim.text(), sides, figure), sides))
     check_claim(v, claim.text())
     check_claim(v, claim.head)
@@ -436,6 +459,7 @@ def shape(k):
 
 
 unshaped = False   # whether any step was left unread for a noisy cell (its advice is said once, after the lines)
+any_read = False   # whether any step's exponent was read at all
 for variant, g in d.sort_values("kv_len").groupby("variant"):
     Ls, t, noisy, unread = g["kv_len"].tolist(), g["median_s"].tolist(), noisy_mask(g), median_unread(g)
     steps, ks = [], []
@@ -482,10 +506,14 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
         said.append("no step is steeper than the one before it by " + f"{STEEPER} or more")
     print(f"{variant}: " + "; ".join(steps) + "." + (" " + "; ".join(said) + "." if said else ""))
     unshaped = unshaped or bool(noisy_at)
+    any_read = any_read or any(np.isfinite(k) for k in ks)
 if unshaped:   # said once for every variant above: what would let the steps a noisy cell left unread be read
-    print("A step with a noisy cell is not read: "
-          + (f"a quieter machine could read it ({busy_words(d)})." if machine_busy(d) else
-             "more rounds could read it (FULL = True in the parameters cell measures 5 rounds a cell, not 3)."))
+    # where no step was read, said plainly: the markdown below describes exponents this run did not print
+    print(("No step's shape (exponent) is read in this run: every step above rests on a cell marked noisy or with "
+           "no median to read, as it says. " if not any_read else "A step with a noisy cell is not read. ")
+          + ("A quieter machine could read them (how busy this one was: the line after section 1's verdicts)."
+             if machine_busy(d) else
+             "More rounds could read them (FULL = True in the parameters cell measures 5 rounds a cell, not 3)."))
 # what the figure shows, said: which variant had the lowest median at each length, and whether the verdict
 # (the others paired round by round against it) settles that it was faster. The baseline is the lowest median among
 # the cells whose median is read (neither disturbed nor in two modes): one chosen from an unread cell made every
@@ -586,7 +614,7 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
                               label_word(k).removesuffix(f", {FEW_ROUNDS}"))
     # a disturbed label names, length by length, the cell or the comparison that made it (beyond_noise.disturbed_why)
     named = lambda v: ", ".join(f"{x} ({why_at[x]})" if why_at.get(x) else x for x in v)  # noqa: E731
-    print(f"numba-flash ({cores} threads) against numpy-naive: "
+    print(f"numba-flash ({cores} threads) against numpy-naive, the lines above summed up: "
           + "; ".join(f"{word(k)} "
                       + (f"at L={named(v)}" if label_word(k) == "disturbed" else f"at L={', '.join(v)}")
                       + (" (beyond the noise)" if k in ("faster", "slower") else
@@ -598,8 +626,7 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
           + (f" {NOISY_ASIDE[:1].upper()}{NOISY_ASIDE[1:]}." if any(noisy_L & set(by[k]) for k in ("faster", "slower")
                                                                    if by.get(k)) else "")
           # whose share it is: every cell of section 1 (the verdicts' note gives the highest of their pairs' rows)
-          + (f" This run shared the machine: {busy_text(d)} (the highest of section 1's {len(d)} cells)."
-             if busy_text(d) else ""))
+          + (f" {machine_said(d, 'section 1')}" if machine_said(d, "section 1") else ""))
 
 # the memory's rate the GB/s column is set against: the host's copy bandwidth, probed before each round of a cell
 # whose working set is past the last-level cache (the best probe: a probe reads low only while another tenant
@@ -628,11 +655,18 @@ Attention decode reads the whole cache for every generated token, so its time fo
 One expects it to grow less than linearly while fixed costs (launch, Python, thread start-up) still weigh, in
 proportion to L once they stop mattering, and faster than that where a longer cache leaves a cache level: these
 are expectations, which the lines above test step by step against the medians without naming a cause. The lines above
-give each variant's exponent step by step between consecutive lengths (an average over all of them would hide
-a step that crosses a cache level), mark the steps that do, and read a kink only where the cells it rests on are
-not marked noisy. Where a sentence settles who was faster, the parenthesis gives its paired interval and the
-ratio of the two medians in the table, so the two statistics can be set side by side. The longest cache
-measured (quick run and FULL alike) is twice the last-level cache, so each step reads it from DRAM: there the
+go step by step between consecutive lengths (an average over all of them would hide a step that crosses a cache
+level) and mark the steps that do. A step whose two cells are not marked noisy prints its exponent (time grows as
+L to that power) and a kink where it changes; a step resting on a noisy cell prints "no shape read" instead, and
+where every step does, the last of those lines says that no shape is read in this run and why. Where a sentence
+settles who was faster, its head's figure ("took 1.19× its time") is the paired estimate, from the two variants
+timed side by side, round by round. Its parenthesis gives that estimate's interval and then the ratio of the
+table's two medians (each cell's own samples; the ratio to three figures, as the medians print). The two can differ:
+the medians were not all taken side by side (a variant's row may hold samples of its own visit, and a round set
+aside as taken while the host ran slow leaves one median and not the other; docs/statistics.md, "When the paired
+estimate and the medians disagree"). The head's figure is the finding; the medians' ratio lets a reader check it
+against the table. In the quick and FULL runs the longest cache measured
+is twice the last-level cache, so each step reads it from DRAM: there the
 last lines set each variant's GB/s against the host's copy bandwidth, probed before each of its rounds (05
 explains the probe), to say how much of its time reading the cache once at that rate would take (a run without
 such a length says so instead).
@@ -650,9 +684,9 @@ that mark and is no finding: a busy machine moves a median and nothing beside it
 or kink is named from one and a share from one may move on a rerun. A paired verdict (who was faster,
 by its interval) may settle a direction on noisy cells, because its interval is built from the same busy rounds
 and carries their spread; it then says its cells are noisy, and it says "disturbed" where that interval or a cell
-passes ±50%. Each busy share printed ("other processes took up to N% of the CPU") is the highest that the rows it
-speaks for recorded: a note under a list of verdicts, the highest of the pairs it is marked on; a section's
-closing line, all of that section's cells. So the figures differ from place to place, each true of its own rows.
+passes ±50%. How busy the machine was is said once per section, in its closing line ("This run shared the
+machine", or "The machine was not busy"): the highest share of the CPU that other processes took while any of that
+section's cells ran; the verdicts' notes do not repeat it.
 
 ## 2. The MLP block: eager, graph and fused
 
@@ -713,7 +747,8 @@ so part of them came from the cache or the probe read low, and the share says no
 compulsory bytes only, so a share says nothing about re-reads, and nothing about what the rest of the time is.
 Where the weights fit in the last-level cache the question is not DRAM's, and where they are less than twice it
 (this notebook's standard for a working set read from DRAM) part of them can stay in the cache between calls, so
-a share is of the copy rate, not of DRAM's: the cell says which. Where section 1's probes and these read
+a share is of the copy rate, not of DRAM's: the cell's first line says which of the three holds (where the
+weights fit, it sets no share at all). Where section 1's probes and these read
 ranges that do not overlap, it says that too: the host's bandwidth moved between the sections.
 """),
     code("""
@@ -825,9 +860,18 @@ for other, said in readings.items():   # what the paragraph below may say, from 
     # took longer than eager beyond the noise, that is said against it (10 printed "removes some of it" and, alone,
     # "torch-graph took at least 1.08x its time")
     losses = sorted(b for b, *_ in said if labels[(other, b)] == "slower")
+    # the backends that measured it, by name, each with its line's one word (10 printed "fused did not beat eager
+    # beyond the noise on any backend here" where only numba measured fused, and that comparison was disturbed)
+    measured = [b for b, *_ in said]
+    where_ = (f"{measured[0]}, the only backend that measured it" if len(measured) == 1 else ", ".join(measured))
+    one_word = lambda x: ("disturbed" if label_word(x) == "disturbed"   # noqa: E731
+                          else x.replace(f", {FEW_ROUNDS}", f" ({FEW_ROUNDS})"))
     print((f"{other} beat eager beyond the noise on {', '.join(wins)}" + (f" ({NOISY_ASIDE})" if noisy else "")
            if wins else
-           f"{other} did not beat eager beyond the noise on any backend here")
+           f"{other} did not beat eager beyond the noise on {where_}"
+           # each backend's word, where no line below gives it (the graph line below gives graph's)
+           + (" (its line above: " + "; ".join(f"{b}: {one_word(labels[(other, b)])}" for b in measured) + ")"
+              if other != "graph" else ""))
           # which cell or the comparison is disturbed, named as the table and the line print it
           + (f"; it measured faster on " + "; ".join(f"{b}, where {whys[(other, b)]}" for b in noisy_wins)
              + ": not beyond the noise" if noisy_wins else "")
@@ -837,8 +881,8 @@ for other, said in readings.items():   # what the paragraph below may say, from 
              "(allocation and per-call setup between the five kernels) did not make up for what its own path costs, "
              "so the introduction's 'meant to remove some of it' did not pay on that runtime in this run (these rows "
              "do not break down where its extra time goes)" if losses else ""))
-if busy_text(m):   # the floors above are this run's: say when it shared the machine, and over which cells
-    print(f"(This run shared the machine: {busy_text(m)} (the highest of section 2's {len(m)} cells).)")
+if machine_said(m, "section 2"):   # the floors above are this run's: how busy the machine was, over which cells
+    print(machine_said(m, "section 2"))
 # what the table's medians show for graph against eager, and how far the verdicts above settle it
 t = m.pivot(index="backend", columns="mode", values="median_s")
 if {"eager", "graph"} <= set(t.columns):
@@ -868,6 +912,13 @@ if {"eager", "graph"} <= set(t.columns):
     verdicts = "; ".join(f"{b}: disturbed" if label_word(labels[("graph", b)]) ==
                          "disturbed" else f"{b}: {words.get(labels[('graph', b)], labels[('graph', b)])}"
                          for b, *_ in readings.get("graph", []))
+    # each backend's word is the one its line above printed (10 summed up "torch-cpu: disturbed" beside a line
+    # reading "could not tell torch-graph from torch-eager", its interval wide for too few rounds at speed)
+    for b, *_ in readings.get("graph", []):
+        head = next(c.head for lb, c in sentences if lb == b and f"{b.split('-')[0]}-graph" in c.head)
+        w = label_word(labels[("graph", b)])
+        assert (w == "disturbed") == ("disturbed" in head), (b, w, head)
+        assert not w.startswith(UNDECIDED) or head.startswith(UNDECIDED), (b, w, head)
     # a direction is a finding only where its label is one beyond the noise (not "faster, disturbed")
     settled_graph = [b for b, *_ in readings.get("graph", []) if labels[("graph", b)] in ("faster", "slower")]
     # the verdicts first (the finding, where there is one), then the medians' order, said as no finding beyond them
@@ -891,8 +942,13 @@ estimate, which is the paired rounds' and can differ from them). Where that inte
 50% end to end (say 1.004-2.0×), the sentence gives only the bound it guarantees ("at least 1.004×"): the
 direction is settled, its size is not. "Not settled" where the paired figure and the ratio of the two medians
 in the table part by more than its interval (a variant timed beside its baseline can run otherwise than alone:
-docs/statistics.md) — that meaning only; "disturbed", with no interval, where the noise floor passed ±50%, with
-the load the rows recorded; "could not tell" where neither holds and no direction was shown. Every runtime reads
+docs/statistics.md) — that meaning only; "disturbed", with no interval, where the noise floor passed ±50% or a
+cell's quartiles lie half its median or more apart. One case of "disturbed" still
+names a direction: where every quartile of one side's times lies below every quartile of the other's (its note
+says so), three quarters of its samples ran faster than three quarters of the other's, a gap the spread did not
+close, so the line names that side ("was faster, the amount not readable") and gives no size; nothing else about a
+disturbed pair is read.
+"Could not tell" where neither holds and no direction was shown. Every runtime reads
 the same weights (the same bytes above), so where one runtime's block takes several times another's, the
 compulsory bytes are not the difference; what the rest of its time goes to, these rows do not break down.
 What `graph` can win is what it removes — allocation and per-call setup between the
@@ -1029,18 +1085,23 @@ in the recording, not in the cell's median. Set beside the cell's median call, i
 # in place of a median call and no ratio is taken from it (10 printed "2,255x" over a two-mode cell's 295 µs)
 stats = pd.DataFrame([{"variant": r["variant"], "backend": r["backend"], "call": r["median_s"], "q1": r.get("q1_s"),
                        "time": r["time"], "unread": bool(median_unread(pd.DataFrame([dict(r)]))[0]),
-                       **json.loads(r["exec_cache"])}
+                       "noisy": bool(noisy_mask(pd.DataFrame([dict(r)]))[0]), **json.loads(r["exec_cache"])}
                       for _, r in every.iterrows() if isinstance(r.get("exec_cache"), str)])
+# each median call as section 2's table prints it, its marks kept (10 printed "69.1 µs" here of a cell marked
+# "~ 69.1 µs" there); a ratio over a noisy median carries the mark too and is said to be no finding
+if stats["noisy"].any():
+    print(f"A median call marked '{NOISY_MARK}' is a noisy cell's (section 2's table): a ratio over it is marked "
+          "alike and is no finding, a size only; a quieter machine could give one that is.")
 # per variant: its own shape's replays and recording time; the worker process's totals (hits, misses,
 # recordings over every variant that process ran: numba-graph and numba-fused share one) are left out
 pd.DataFrame({"variant": stats["variant"], "backend": stats["backend"], "mode": stats["mode"],
               "replays of its shape": stats["shape_hits"],
               "recording (plan + first call)": stats["record_s"].map(fmt_seconds),
-              "median call": [t if u else fmt_seconds(c) for t, u, c in zip(stats["time"], stats["unread"],
-                                                                           stats["call"])],
+              "median call": stats["time"],
               # a single recording over a median: two significant figures ("3.7x", "40x", "2,300x")
-              "recording / median call": ["none: no median to read" if u else two_figures(x) for x, u in
-                                          zip(stats["record_s"] / stats["call"], stats["unread"])],
+              "recording / median call": ["none: no median to read" if u else f"{NOISY_MARK} " * n + two_figures(x)
+                                          for x, u, n in zip(stats["record_s"] / stats["call"], stats["unread"],
+                                                             stats["noisy"])],
               "fell back to eager": stats["fallback"].map(lambda f: f if isinstance(f, str) else "no")})
 """),
     code("""
@@ -1078,7 +1139,9 @@ if len(mine) and len(worker) and s["entries"]:
     beside = (f"The worker's cell also timed its calls over rounds, but section 2 gives it no median to read "
               f"({w['time']}): its recording is not set beside one" if w["unread"] else
               f"The worker's cell also timed its calls over rounds (median "
-              f"{fmt_seconds(w['call'])}), so its recording took {two(w['record_s'] / w['call'])} one median call. A "
+              f"{w['time']}), so its recording took {two(w['record_s'] / w['call'])} one median call"
+              + (" (a noisy median, as its mark says: the ratio is a size, no finding)" if w["noisy"] else "")
+              + ". A "
               "recording holds one call of the block: what it takes past one median call is the plan, and how much "
               "slower that first call ran than the calls after it"
               + (" (here it took less than one median call: that single first call ran faster than the rounds' "

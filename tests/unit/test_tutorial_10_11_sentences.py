@@ -104,6 +104,20 @@ def test_the_medians_beside_a_settled_sentence_are_the_tables(nb10):
     assert "the table's medians 23.8 ms / 2.75 ms, 8.65×" in said and "2.9 ms" not in said
 
 
+def test_the_medians_ratio_beside_a_settled_sentence_has_three_figures(nb10):
+    """10: "(paired, interval 1.01-1.85×; the table's medians 113 µs / 88.7 µs, 1.274×)" where markdown promises
+    the ratio "to three figures as the medians are printed", and "1.1×" elsewhere: one rule, three figures."""
+    from workbench.report.claims import verdict_sentence
+
+    v = {"verdict": "faster", "speedup": 1.25, "ci_low": 1.006, "ci_high": 1.85, "floor": 0.2,   # prints "1.01"
+         "median_a": 113e-6, "median_b": 88.7e-6, "variant": "numba-flash", "backend": "numba",
+         "baseline_variant": "numpy-naive", "baseline_backend": "numpy"}
+    rows = pd.DataFrame({"variant": ["numpy-naive", "numba-flash"], "backend": ["numpy", "numba"],
+                         "median_s": [113e-6, 88.7e-6]})
+    said = nb10["with_figures"](v, verdict_sentence(v, "numpy-naive", "numba-flash"), rows)
+    assert "the table's medians 113 µs / 88.7 µs, 1.27×" in said, said
+
+
 def test_advice_for_rounds_across_bands_follows_the_busy_flag(nb10):
     """10: "more rounds would show where most of them fall" on a run that said it shared the machine."""
     busy = nb10["stream_share_text"](0.7, "its weights", [0.64, 0.78], True)
