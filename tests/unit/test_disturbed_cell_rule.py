@@ -82,6 +82,20 @@ def test_a_settled_verdict_resting_on_a_disturbed_cell_reads_disturbed():
     assert shown_verdicts(pd.DataFrame([row])).iloc[0]["verdict"] == "slower"
 
 
+def test_the_table_keeps_the_direction_its_sentence_gives_of_a_disturbed_cell():
+    # 01: "numpy @ numpy was faster, the amount not readable" beside a table reading plain "disturbed"; README says
+    # such a row prints "slower, disturbed" in tables too. numba's quartiles (1.1, 1.9) all above numpy's (0.97, 1.02)
+    row = mark_busy(pd.DataFrame([SLOWER]), _pair((1.1, 1.9), 0.8)).iloc[0].to_dict()
+    assert rests_on_disturbed(row) and row["quartiles_apart"] == "slower"
+    assert "numpy @ numpy was faster" in verdict_sentence(row, "numpy @ numpy", "numba @ numba")
+    shown = shown_verdicts(pd.DataFrame([row])).iloc[0]
+    assert shown["verdict"] == "slower, disturbed"
+    assert pd.isna(shown["speedup"]) and pd.isna(shown["ci_low"]) and pd.isna(shown["ci_high"])   # still no number
+    # quartiles overlapping: no direction, in the table as in the sentence
+    row = mark_busy(pd.DataFrame([SLOWER]), _pair((0.8, 1.7), 0.9)).iloc[0].to_dict()
+    assert shown_verdicts(pd.DataFrame([row])).iloc[0]["verdict"] == "disturbed"
+
+
 def test_a_sentence_settling_a_pair_on_a_disturbed_cell_fails_its_check():
     row = mark_busy(pd.DataFrame([SLOWER]), _pair((0.8, 1.7), 0.9)).iloc[0].to_dict()
     with pytest.raises(Exception, match="disturbed"):

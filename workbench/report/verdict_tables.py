@@ -15,7 +15,7 @@ from workbench.judge.few_rounds import is_paired_basis
 from workbench.judge.verdicts import is_disturbed, verdict_label
 from workbench.report.pair_words import fmt_floor
 from workbench.report.ratio_text import interval_text, table_ratio
-from workbench.report.verdict_reading import medians_disagree, reading, rests_on_disturbed
+from workbench.report.verdict_reading import medians_disagree, reading, rests_on_disturbed, summary_reading
 
 
 def shown_verdicts(table: pd.DataFrame, wide: bool = False) -> pd.DataFrame:
@@ -24,7 +24,9 @@ def shown_verdicts(table: pd.DataFrame, wide: bool = False) -> pd.DataFrame:
     sentence does, and keeps only the bound that sentence quotes (``ci_low`` of a faster, ``ci_high`` of a
     slower one): no floor, no speed-up, no other bound. A pair whose medians disagree with its interval
     (:func:`medians_disagree`) reads "not settled (medians disagree)", as its sentence does; one resting on a
-    disturbed cell (:func:`rests_on_disturbed`, a ``cells_disturbed`` column) reads "disturbed", with no number.
+    disturbed cell (:func:`rests_on_disturbed`, a ``cells_disturbed`` column) reads "disturbed", with no number
+    ("faster, disturbed" / "slower, disturbed" where every quartile of one side lies beyond the other's,
+    ``quartiles_apart``, as its sentence says who was faster).
     A table without a ``floor`` column gets the interval's half-width as one, so a disturbed row is caught all the
     same. The rest as they are. ``wide``: such rows are that wide for a reason that is no disturbance (two machines: the
     sentences' ``wide_because``), and read "too wide to read" ("faster, amount too wide to read") instead."""
@@ -44,10 +46,14 @@ def shown_verdicts(table: pd.DataFrame, wide: bool = False) -> pd.DataFrame:
     said = pd.Series([x if x in ("faster", "slower") else "inconclusive" for x in map(reading, out.to_dict("records"))],
                      index=out.index, dtype=object)
     bases = out["basis"] if "basis" in out else pd.Series(None, index=out.index, dtype=object)
-    out["verdict"] = ["disturbed" if c else _wide_label(verdict_label(s, f, b), wide) if h
+    # a disturbed cell whose quartiles lie apart: the direction its sentence gives ("numpy @ numpy was faster, the
+    # amount not readable"), as README's "slower, disturbed" (01's table read "disturbed" beside that sentence)
+    ways = [summary_reading(r) for r in out.to_dict("records")]
+    out["verdict"] = [(w if w.endswith(", disturbed") else "disturbed") if c
+                      else _wide_label(verdict_label(s, f, b), wide) if h
                       else "not settled (medians disagree)" if p else v
-                      for v, s, f, h, p, c, b in zip(verdicts, said, out["floor"], hit, parted, crossed, bases,
-                                                     strict=True)]
+                      for v, s, f, h, p, c, b, w in zip(verdicts, said, out["floor"], hit, parted, crossed, bases,
+                                                        ways, strict=True)]
     blank = {"floor": hit, "speedup": hit, "ci_low": hit & (said != "faster"), "ci_high": hit & (said != "slower")}
     for col, mask in blank.items():
         if col in out:
