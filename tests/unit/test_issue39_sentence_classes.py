@@ -77,7 +77,9 @@ def test_rounds_all_one_way_say_what_their_interval_rests_on():
     assert v["verdict"] == "inconclusive" and v["ci_low"] < 1 < v["ci_high"]
     said = one_way_text(v, "numpy", "portable")
     assert "the rounds' scatter gives" not in said
-    assert "rests mostly on the typical paired scatter of its group in this run (±22% a round" in said
+    got = re.search(r"rests (\d+)% on the typical paired scatter of its group in this run \(±22% a round.* and "
+                    r"(\d+)% on these 3 rounds' own scatter", said)
+    assert got and int(got.group(1)) > 50 and int(got.group(1)) + int(got.group(2)) == 100   # its weights, said
     own = float(re.search(r"these 3 rounds' own scatter \(±([\d.]+)%\)", said).group(1))
     assert own < 22   # the rounds' own scatter, the smaller part, printed beside the typical one
     shown = re.search(r"its 97.5% interval \((\d\.\d+)×-", said).group(1)
@@ -86,7 +88,8 @@ def test_rounds_all_one_way_say_what_their_interval_rests_on():
     # the pair's own rounds dominating: said the other way round
     quiet = _moderated([1.05, 1.9, 1.3], typical=0.01)
     if quiet["ci_low"] < 1:
-        assert "rests mostly on these 3 rounds' own scatter" in interval_makeup(quiet, quiet["round_ratios"])
+        assert re.search(r"rests (5[1-9]|[6-9]\d|100)% on these 3 rounds' own scatter",
+                         interval_makeup(quiet, quiet["round_ratios"]))
 
 
 def test_an_interval_end_near_one_prints_on_its_side_of_one():
@@ -167,3 +170,13 @@ def test_could_not_tell_beside_medians_far_apart_says_why():
     # the cause already given (an idle machine's disturbed sentence names the paired scatter): not repeated
     idle = verdict_sentence(v, "float32", "float16", busy=False)
     assert idle.count("a paired noise of 2.5× either way") == 1
+
+
+def test_an_interval_of_two_equal_scatters_says_their_weights_not_mostly():
+    """05: "rests mostly on the typical paired scatter of its group (±12% ...), weighed with these 3 rounds' own
+    scatter (±12%)": with both ±12%, "mostly" said nothing; the weights (4 rounds to 2) say why one leads."""
+    v = _moderated([1.10, 1.25, 1.40], typical=0.12)
+    text = interval_makeup(v, v["round_ratios"])
+    assert "mostly" not in text
+    got = re.search(r"rests (\d+)% on .* and (\d+)% on ", text)
+    assert got and int(got.group(1)) + int(got.group(2)) == 100 and int(got.group(1)) >= int(got.group(2))
