@@ -164,3 +164,15 @@ def test_a_ratio_that_inverts_to_no_change_prints_as_its_sentence_does(x):
     from workbench.report.ratio_text import estimate_text, table_ratio
 
     assert table_ratio(x, 0.96, 1.04) == estimate_text(x, 0.96, 1.04) == "1.00×"
+
+
+def test_a_same_interval_prints_inside_the_band_it_is_said_to_lie_in():
+    # 07: "ran the same within ±5.0%: the whole 99% interval (0.95×-1.02×" — 0.95 is below 1/1.05 = 0.952
+    import re
+
+    from workbench.report.claims import verdict_sentence
+
+    v = {"verdict": "same", "speedup": 0.98, "ci_low": 0.9530, "ci_high": 1.0199, "floor": 0.05, "noise": 0.01,
+         "n_a": 3, "n_b": 3, "basis": "rounds"}
+    lo, hi = (float(x) for x in re.search(r"interval \(([\d.]+)×-([\d.]+)×", verdict_sentence(v, "a", "b")).groups())
+    assert 1 / 1.05 <= lo and hi <= 1.05

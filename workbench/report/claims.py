@@ -87,6 +87,7 @@ from workbench.report.ratio_text import (  # noqa: F401  (re-exported: tutorials
     interval_name,
     interval_text,
     inverse_text,
+    same_band,
     sigma_pct,
     table_ratio,
 )
@@ -350,7 +351,7 @@ def _same_sentence(v: Mapping[str, Any], base: str, other: str) -> str:
                 f"measurably but inside the ±{pct(SAME_WITHIN)} we call the same")
     # the interval, not the floor (never under the ±5% band: "floor ±5.0%" beside ±2% read as a contradiction)
     return (f"{other} and {base} ran the same within ±{pct(SAME_WITHIN)}: the whole {interval_name(v)} "
-            f"({interval_text(lo, hi)}, {estimate_text(s, lo, hi)} measured) lies inside it")
+            f"({interval_text(lo, hi, same_band())}, {estimate_text(s, lo, hi)} measured) lies inside it")
 
 
 #: A settled sentence names the cells' own medians beside its paired figure where the two differ by more than this

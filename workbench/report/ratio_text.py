@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.judge.verdicts import DISTURBED_FLOOR
+from workbench.judge.verdicts import DISTURBED_FLOOR, SAME_WITHIN
 from workbench.report.printed_intervals import printed_half_width
 
 #: The most decimals the rule gives (a ratio known to better than ±0.0005 is still printed to three).
@@ -264,3 +264,10 @@ def sigma_pct(sigma: float) -> str:
         return "±?"
     v = 100 * math.expm1(abs(sigma))
     return f"±{v:.1f}%" if v < 10 else f"±{v:,.0f}%"
+
+
+def same_band() -> tuple[float, float]:
+    """The ±5% band "same" holds a whole interval to, as ratio marks for :func:`interval_text`: an end near an edge
+    prints on its side of it (07 printed "the whole 99% interval (0.95×-1.02×)" inside a band whose low edge is
+    1/1.05 = 0.952×)."""
+    return 1 / (1 + SAME_WITHIN), 1 + SAME_WITHIN
