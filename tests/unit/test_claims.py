@@ -17,6 +17,7 @@ from workbench.report.claims import (
     cache_text,
     check_claim,
     check_verdict,
+    inner_caches,
     noisy_cells_text,
     pair_verdicts,
     verdict_sentence,
@@ -131,9 +132,29 @@ def test_pair_verdicts_judges_other_against_base_per_size():
 
 
 def test_cache_text_says_whether_the_working_set_fits():
-    assert cache_text(2 * 2**20, 32 * 2**20) == "working set 2 MiB fits in the 32 MiB last-level cache"
+    assert cache_text(2 * 2**20, 32 * 2**20, inner=()) == "working set 2 MiB fits in the 32 MiB last-level cache"
     assert "exceeds the" in cache_text(64 * 2**20, 32 * 2**20)
     assert "last-level cache size unknown" in cache_text(1024, None)
+
+
+#: The caches inside a 32 MiB last-level one on our host: 32 KiB L1 data, 1 MiB L2 per core.
+INNER = (("L1 data", 32 * 2**10), ("per-core L2", 2**20))
+
+
+def test_cache_text_names_the_smallest_cache_level_the_working_set_fits():
+    """Issue 39, 01's reader: "working set 768 KiB fits in the 32 MiB last-level cache" beside "per-core cache:
+    1 MiB"; and 48 KiB was said to "fit in every cache" past a 32 KiB L1."""
+    llc = 32 * 2**20
+    assert cache_text(768 * 2**10, llc, INNER) == (
+        "working set 768 KiB fits in the 1 MiB per-core L2 cache, past the 32 KiB L1 data cache")
+    assert cache_text(16 * 2**10, llc, INNER) == "working set 16 KiB fits in the 32 KiB L1 data cache"
+    assert cache_text(4 * 2**20, llc, INNER) == (
+        "working set 4 MiB fits in the 32 MiB last-level cache, past the 1 MiB per-core L2 cache")
+    assert cache_text(64 * 2**20, llc, INNER) == "working set 64 MiB exceeds the 32 MiB last-level cache"
+    assert cache_place(768 * 2**10, llc, INNER) == "within the 1 MiB per-core L2 cache"
+    assert cache_place(64 * 2**20, llc, INNER) == "past the 32 MiB last-level cache"
+    # another device's last-level cache (a GPU's L2): this CPU's inner levels are not its
+    assert inner_caches(7 * 2**20 + 1) == ()
 
 
 def test_bytes_share_follows_from_the_printed_figures():
@@ -159,9 +180,9 @@ def test_noisy_cells_text_only_where_every_compared_cell_is_noisy():
 def test_cache_place_follows_the_bytes_not_the_size_position():
     """Issue 39: 01 said "past the last-level cache (n=65536)" of a 768 KiB working set under SMALL."""
     llc = 32 * 2**20
-    assert cache_place(768 * 2**10, llc) == "within the 32 MiB last-level cache"
+    assert cache_place(768 * 2**10, llc, ()) == "within the 32 MiB last-level cache"
     assert cache_place(64 * 2**20, llc) == "past the 32 MiB last-level cache"
-    assert cache_place(llc, llc).startswith("within")
+    assert cache_place(llc, llc, ()).startswith("within")
     assert cache_place(2**30, None) == cache_place(2**30, 0) == "last-level cache size unknown"
 
 

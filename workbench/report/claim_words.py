@@ -83,14 +83,52 @@ def opposite_medians(v: Mapping[str, object], s: float, other: str) -> str:
             "in the interval, which settles neither direction)")
 
 
-def cache_place(nbytes: float, llc: float | None) -> str:
-    """Where a working set of ``nbytes`` lies against the measured last-level cache, for a sentence that names the
-    cache level ("past the 32 MiB last-level cache" / "within the 32 MiB last-level cache"), or "last-level cache
-    size unknown". Taken from the bytes, never from a size's position: 01 printed "past the last-level cache
-    (n=65536)" of a 768 KiB working set that its own line above said fits in the 32 MiB cache."""
+def inner_caches(llc: float | None) -> tuple[tuple[str, int], ...]:
+    """This CPU's caches inside its last-level one, smallest first (("L1 data", 32768), ("per-core L2", 1048576)),
+    where ``llc`` is this CPU's last-level cache (the device is this CPU); () for another device (a GPU's L2) or
+    where the OS reports none."""
+    from workbench.roofs.probe import cache_sizes
+
+    sizes = cache_sizes()
+    if not llc or sizes.llc != llc:
+        return ()
+    return tuple((name, int(c)) for name, c in (("L1 data", sizes.l1d), ("per-core L2", sizes.l2)) if c and c < llc)
+
+
+def _levels(nbytes: float, llc: float, inner: Sequence[tuple[str, int]] | None) -> tuple[tuple[str, float] | None,
+                                                                                        tuple[str, float] | None]:
+    """(the smallest cache ``nbytes`` fits in, the largest it is past), each (name, bytes) or None."""
+    levels = [*(inner_caches(llc) if inner is None else inner), ("last-level", llc)]
+    fits = next(((n, c) for n, c in levels if nbytes <= c), None)
+    past = [(n, c) for n, c in levels if nbytes > c]
+    return fits, (past[-1] if past else None)
+
+
+def cache_place(nbytes: float, llc: float | None, inner: Sequence[tuple[str, int]] | None = None) -> str:
+    """Where a working set of ``nbytes`` lies among the caches, for a sentence that names the smallest cache level
+    it fits ("within the 1 MiB per-core L2 cache" / "past the 32 MiB last-level cache"), or "last-level cache
+    size unknown". ``inner``: the levels inside the last-level one (:func:`inner_caches`, the default where ``llc``
+    is this CPU's). Taken from the bytes, never from a size's position: 01 printed "past the last-level cache
+    (n=65536)" of a 768 KiB working set that its own line above said fits in the 32 MiB cache, and then "within
+    the 32 MiB last-level cache" of a working set that fits the 1 MiB per-core cache it had printed."""
     if not llc or not nbytes or nbytes != nbytes:
         return "last-level cache size unknown"
-    return f"{'past' if nbytes > llc else 'within'} the {fmt_bytes(llc)} last-level cache"
+    fits, past = _levels(nbytes, llc, inner)
+    return f"within the {fmt_bytes(fits[1])} {fits[0]} cache" if fits else f"past the {fmt_bytes(llc)} last-level cache"
+
+
+def cache_text(nbytes: float, llc: float | None, inner: Sequence[tuple[str, int]] | None = None) -> str:
+    """Whether a working set fits in the caches, in words: the smallest level it fits in and the largest it is
+    past ("working set 768 KiB fits in the 1 MiB per-core L2 cache, past the 32 KiB L1 data cache"), or "exceeds
+    the 32 MiB last-level cache". ``inner`` as :func:`cache_place`'s. 01 printed "fits in the 32 MiB last-level
+    cache" of 768 KiB beside "per-core cache: 1 MiB"."""
+    if not llc:
+        return f"working set {fmt_bytes(nbytes)} (last-level cache size unknown)"
+    fits, past = _levels(nbytes, llc, inner)
+    if not fits:
+        return f"working set {fmt_bytes(nbytes)} exceeds the {fmt_bytes(llc)} last-level cache"
+    beyond = f", past the {fmt_bytes(past[1])} {past[0]} cache" if past else ""
+    return f"working set {fmt_bytes(nbytes)} fits in the {fmt_bytes(fits[1])} {fits[0]} cache{beyond}"
 
 
 def bytes_share(part: float, whole: float) -> tuple[str, str, str]:

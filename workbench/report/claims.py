@@ -24,7 +24,6 @@ import pandas as pd
 from workbench.backends.registry import get as backend_named
 from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.status import Status
-from workbench.core.units import fmt_bytes
 from workbench.judge.compare import speedup_vs_baseline
 from workbench.judge.disturbed import CELL_RULE, hint_after
 from workbench.judge.few_rounds import too_few_words
@@ -44,6 +43,8 @@ from workbench.report.claim_words import (  # noqa: F401  (re-exported)
     busy_words,
     bytes_share,
     cache_place,
+    cache_text,
+    inner_caches,
     noisy_cells_text,
     opposite_medians,
     sizes_said,
@@ -572,14 +573,6 @@ def last_level_cache_bytes(backend: str) -> int | None:
     adapter = backend_named(backend)
     adapter.require()
     return adapter.device_info().to_dict().get("last_level_cache_bytes")
-
-
-def cache_text(nbytes: float, llc: float | None) -> str:
-    """Whether a working set fits in the last-level cache, in words ("fits in" / "exceeds")."""
-    if not llc:
-        return f"working set {fmt_bytes(nbytes)} (last-level cache size unknown)"
-    verb = "fits in" if nbytes <= llc else "exceeds"
-    return f"working set {fmt_bytes(nbytes)} {verb} the {fmt_bytes(llc)} last-level cache"
 
 
 def busy_text(rows: pd.DataFrame) -> str:
