@@ -87,6 +87,7 @@ def test_compare_says_when_the_runs_ran_under_other_conditions():
     a["threads"], b["threads"] = "numba 2", "numba 1"
     said = " | ".join(compare_runs(pd.concat([a, b], ignore_index=True), "A", "B").attrs["conditions"])
     assert "2.0 in the first run, 9.0 in the second" in said and "1% of the CPU in the first run and 45%" in said
+    assert "45% in the second (median over the rows)" in said   # a median, said so beside 'up to' maxima (07)
     assert "'numba 2' against 'numba 1'" in said and "different machines" not in said
     b["env_id"], b["load_avg_1m"], b["other_cpu_share"], b["threads"] = "env-2", 2.2, 0.02, "numba 2"
     said = compare_runs(pd.concat([a, b], ignore_index=True), "A", "B").attrs["conditions"]

@@ -278,8 +278,9 @@ def run_conditions(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
                    "the rows' 1-minute load)")
     sa, sb = median(a, "other_cpu_share"), median(b, "other_cpu_share")
     if sa is not None and sb is not None and abs(sa - sb) >= 0.1:
+        # a median, said so: 07 printed "67% in the second" beside "up to 80% of the CPU" (a maximum), unlabelled
         out.append(f"other processes took {100 * sa:.0f}% of the CPU in the first run and {100 * sb:.0f}% in the "
-                   "second: parallel kernels read slower where a core was taken")
+                   "second (median over the rows): parallel kernels read slower where a core was taken")
     out += _device_changes(a, b)
     ta = set(a["threads"].dropna()) if "threads" in a else set()
     tb = set(b["threads"].dropna()) if "threads" in b else set()
