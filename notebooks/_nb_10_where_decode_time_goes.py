@@ -26,9 +26,9 @@ This notebook measures both at the shapes of a real model (Qwen2.5-0.5B: hidden 
 14 query heads sharing 2 KV heads of width 64, a context of 32,768 tokens), on the CPU backends this machine
 has, for one layer and one sequence: both parts repeat once per layer (24 in this model), so their shares of a
 step are the shares of one layer. The KV-cache lengths: the quick run measures 256 and 4,096 tokens and one
-length taken from this machine's caches (a `SMALL` run, the tests', measures 256, 1,024 and 4,096 instead, none
-of them taken from the caches), the first whose cache is twice the last-level cache, so that it
-streams from DRAM (65,536 tokens on a 32 MiB last-level cache; section 1 prints the lengths it measured).
+length taken from this machine's caches, the first whose cache is twice the last-level cache, so that it
+streams from DRAM (65,536 tokens on a 32 MiB last-level cache). A `SMALL` run (the tests') measures 256, 1,024
+and 4,096 instead, none taken from the caches; section 1 prints the lengths each run measured.
 Where that length is past the model's 32,768-token context it is a memory-sizing choice, not a length this
 model runs at: the per-token shapes are the model's, the length is this machine's, and the notebook says so
 beside it. `FULL = True` measures 512, 2,048, 8,192 and 32,768 tokens and the same DRAM length instead, with
@@ -371,9 +371,9 @@ print("backends:", cpu_backends)
 their softmax statistics (`numba-flash`), and torch's `scaled_dot_product_attention` (`torch-sdpa`).
 """),
     code("""
-# the KV cache holds 2 (K and V) x kv_heads x head_dim float32 per token; the longest length's cache is this
-# machine's DRAM working set (twice its last-level cache), so it is read from memory, not from a cache.
-# SMALL (the tests): 256 to 4096 tokens only.
+# the KV cache holds 2 (K and V) x kv_heads x head_dim float32 per token; in the quick and FULL runs the longest
+# length's cache is this machine's DRAM working set (twice its last-level cache), so it is read from memory, not
+# from a cache. SMALL (the tests): 256, 1024 and 4096 tokens only, no DRAM length.
 caches = tutorial.machine_caches()
 per_token = 2 * kv_heads * head_dim * 4
 past_llc = -(-caches.dram // per_token // 256) * 256
@@ -943,12 +943,11 @@ estimate, which is the paired rounds' and can differ from them). Where that inte
 direction is settled, its size is not. "Not settled" where the paired figure and the ratio of the two medians
 in the table part by more than its interval (a variant timed beside its baseline can run otherwise than alone:
 docs/statistics.md) — that meaning only; "disturbed", with no interval, where the noise floor passed ±50% or a
-cell's quartiles lie half its median or more apart. One case of "disturbed" still
-names a direction: where every quartile of one side's times lies below every quartile of the other's (its note
-says so), three quarters of its samples ran faster than three quarters of the other's, a gap the spread did not
-close, so the line names that side ("was faster, the amount not readable") and gives no size; nothing else about a
-disturbed pair is read.
-"Could not tell" where neither holds and no direction was shown. Every runtime reads
+cell's quartiles lie half its median or more apart; "could not tell" where neither holds and no direction was
+shown. One case of "disturbed" still names a direction: where every quartile of one side's times lies below every
+quartile of the other's (its note says so), three quarters of its samples ran faster than three quarters of the
+other's, a gap the spread did not close, so the line names that side ("was faster, the amount not readable") and
+gives no size; nothing else about a disturbed pair is read. Every runtime reads
 the same weights (the same bytes above), so where one runtime's block takes several times another's, the
 compulsory bytes are not the difference; what the rest of its time goes to, these rows do not break down.
 What `graph` can win is what it removes — allocation and per-call setup between the
