@@ -29,3 +29,9 @@ def test_an_interval_wholly_below_the_pass_ratio_says_all_or_none_not_a_ceiling(
     # 05: "accounts for at most 1.25× (5 passes / 4)" beside a measured 1.13× (1.09×-1.17×) said nothing
     text = pass_bound_text({"speedup": 1.13, "ci_low": 1.09, "ci_high": 1.17}, fused=4, unfused=5)
     assert "at most" not in text and "all of the speed-up or none of it" in text and "1.25× (5 passes / 4)" in text
+
+
+def test_the_low_end_prints_as_the_interval_beside_it_does():
+    # 05: "(97.5% interval 1.36×-1.51×)" then "(1.37× at its low end)" of one interval
+    text = pass_bound_text({"speedup": 1.44, "ci_low": 1.366, "ci_high": 1.51}, fused=4, unfused=5)
+    assert "(1.36× at its low end)" in text

@@ -12,6 +12,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from workbench.report.ratio_text import interval_text
+
 
 def pass_ratio(fused: int, unfused: int) -> float:
     """The most a fused kernel can gain from its passes alone: ``unfused / fused``."""
@@ -28,7 +30,9 @@ def pass_bound_text(v: Mapping[str, Any], fused: int, unfused: int) -> str:
     said = f"the pass count accounts for at most {most:.2f}× ({unfused} passes / {fused}) of the speed-up"
     low = float(v.get("ci_low", math.nan))
     if math.isfinite(low) and low > most:
-        return (f"{said}; its whole interval lies above that ({low:.2f}× at its low end), so the rest is not "
+        # its low end as the interval prints it (outward): 05 printed "1.36×-1.51×" and "1.37× at its low end"
+        shown = interval_text(low, v.get("ci_high")).split("-")[0]
+        return (f"{said}; its whole interval lies above that ({shown} at its low end), so the rest is not "
                 "explained by the bytes moved")
     high = float(v.get("ci_high", math.nan))
     if math.isfinite(high) and high <= most:
