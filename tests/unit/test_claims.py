@@ -697,3 +697,18 @@ def test_an_unsettled_sentence_flags_medians_that_point_the_other_way():
     check_claim(v, sentence)
     same_way = {**v, "median_a": 1.2}
     assert "other way" not in verdict_sentence(same_way, "hand-picked", "the pick")
+
+
+def test_a_size_summary_names_every_pair_once_in_its_group():
+    """Issue 39, 01's reader: the summary at the largest size left out wgsl @ vulkan, settled 56× slower."""
+    from workbench.report.verdict_reading import readings_summary
+
+    said = {"torch @ torch-cpu": "faster", "numba @ numba": "faster", "portable @ opencl-0": "slower, disturbed",
+            "wgsl @ vulkan": "slower", "x @ y": "inconclusive"}
+    text = readings_summary(said, "numpy @ numpy")
+    assert text == ("against numpy @ numpy, faster beyond the noise: torch @ torch-cpu, numba @ numba; "
+                    "slower beyond the noise: wgsl @ vulkan; slower, the amount not readable (disturbed): "
+                    "portable @ opencl-0; not told apart (whatever order the plot's medians show): x @ y")
+    assert all(text.count(k) == 1 for k in said)
+    with pytest.raises(ValueError, match="no summary group"):
+        readings_summary({"a @ b": "maybe"}, "numpy @ numpy")

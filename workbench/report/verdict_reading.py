@@ -135,3 +135,28 @@ def summary_reading(v: Mapping[str, Any]) -> str:
     if way in ("faster", "slower") and rests_on_disturbed(v):
         return f"{way}, disturbed"
     return reading(v)
+
+
+#: A summary's group for each :func:`summary_reading`, in the order it lists them.
+SUMMARY_GROUPS: dict[str, str] = {
+    "faster": "faster beyond the noise",
+    "faster, disturbed": "faster, the amount not readable (disturbed)",
+    "same": "the same within ±5%",
+    "slower": "slower beyond the noise",
+    "slower, disturbed": "slower, the amount not readable (disturbed)",
+    "inconclusive": "not told apart (whatever order the plot's medians show)",
+    "no call": "no verdict",
+}
+
+
+def readings_summary(said: Mapping[str, str], base: str) -> str:
+    """What the verdict lines at one size add up to, every pair in one group by its :func:`summary_reading`
+    (``said``: pair name -> reading), each against ``base`` named in full: "against numpy @ numpy: faster beyond
+    the noise: numba @ numba; slower beyond the noise: wgsl @ vulkan". 01's summary listed the faster pairs and a
+    disturbed one, and left out a pair settled 56× slower; its "it" stood for the baseline."""
+    unknown = set(said.values()) - set(SUMMARY_GROUPS)
+    if unknown:
+        raise ValueError(f"readings {sorted(unknown)} have no summary group; valid: {list(SUMMARY_GROUPS)}")
+    groups = [f"{words}: {', '.join(k for k, r in said.items() if r == want)}"
+              for want, words in SUMMARY_GROUPS.items() if want in said.values()]
+    return f"against {base}, " + "; ".join(groups) if groups else f"no pair compared against {base}"
