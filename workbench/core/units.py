@@ -60,15 +60,16 @@ def fmt_tick_time(seconds: object) -> str:
     return f"{v[0] / scale:.3g} {unit}"
 
 
-def fmt_seconds(seconds: object, missing: str = "n/a") -> str:
-    """One time with an automatic unit and three significant digits ("4.56 µs"); ``missing`` for no time."""
+def fmt_seconds(seconds: object, missing: str = "n/a", *, zeros: bool = False) -> str:
+    """One time with an automatic unit and three significant digits ("4.56 µs"); ``missing`` for no time. With
+    ``zeros`` the trailing zeros stay, so a line that states three figures prints them ("4.00 ms", not "4 ms")."""
     v = _finite([seconds])
     if not v:
         return missing
     s = v[0]
     for unit, scale in TIME_UNITS:
         if abs(s) >= scale or unit == "ns":
-            return f"{s / scale:.3g} {unit}"
+            return f"{s / scale:{'#' if zeros else ''}.3g}".rstrip(".") + f" {unit}"
     return missing  # unreachable: ns takes everything smaller
 
 
