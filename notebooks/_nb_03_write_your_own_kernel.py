@@ -158,43 +158,31 @@ summary.loc[disturbed, [c for c in ("GB/s", "GFLOP/s", "% peak") if c in summary
 summary
 """),
     md("""
-Two columns say how each time was taken, and they are two different things. **timer** is the clock that read
-each call: `sync+perf_counter` is the host's clock read after the device has finished, `opencl-profiling` the
-OpenCL driver's stamps of two markers, one queued before the call and one after it. Their span runs from the
-idle queue to the call's last command finishing: the span the host's clock sees, read by the driver, so both
-rows hold the same span. **timing mode** is which span a row holds: `host` here, the only one a CPU device has;
-a GPU adds `launch`, `kernel` and `graph` (docs/gpu-timing.md). Rows are compared only within one timing mode,
-whichever timer read them. "median ± IQR" gives the interquartile range of the samples after the ±, a
-spread, not an interval (the intervals are the verdicts', below). A cell whose quartiles lie half its median
-or more apart (an IQR after the ± of 50% of the median or more) prints no ±: it reads "disturbed", and its note
-says how to rerun it. **ceiling** names the memory level whose measured bandwidth "% peak" is taken against
-(L2, LLC or DRAM), with where it came from.
+Two columns say how each time was taken. **timer** is the clock that read each call: `sync+perf_counter` is
+the host's clock read after the device has finished, `opencl-profiling` the OpenCL driver's stamps of two markers,
+one queued before the call and one after it. **timing mode** is which span a row holds: `host` here, the only one a
+CPU device has (docs/gpu-timing.md says which span each timer reads and the GPU's other modes). Rows are compared
+only within one timing mode. "median ± IQR" gives the interquartile range of the samples after the ±, a spread,
+not an interval (the intervals are the verdicts', below). **ceiling** is the bandwidth "% peak" is taken against:
+the innermost cache level whose probed capacity holds the cell's working set (the column's **peak memory**), or
+DRAM past every cache, with where the figure came from ("probe": this machine's own probe; a `SMALL` run reads one
+already on record, as its banner says).
 
-Each of them against numpy's library form (`baseline="numpy"`): the paired speed-up, and a verdict that says
-"faster" or "slower" only where the interval and the noise floor allow it (past ±50% neither the estimate nor the
-interval is printed, only the bound the interval still guarantees: "disturbed").
-The sentences are chosen by the verdicts and checked against their numbers (`check_claim`). Each line says its
-verdict; the numbered notes under the list say why it is not settled and what to do, once for every line marked
-with them (a figure that differs from line to line stays in that line's parenthesis). A comparison
-that rests on a cell the table marks disturbed reads "disturbed" whatever its paired interval: that cell's
-median is no value to read, so its sentence names the cell, says by what it was disturbed and how to rerun,
-and gives no ratio and no direction (docs/statistics.md). The other way round, two steady cells can still give
-a disturbed comparison, where their paired rounds disagree by ±50% or more ("the comparison, not its cells").
-
-The table under the sentences: **basis** says what each verdict was judged on (paired rounds, or fewer rounds
-where some were set aside as taken while the host ran slow); **speed-up** the estimate (headed "(paired)" where
-every row was paired), **interval** its interval and **floor** the noise floor it was held to (the smallest
-change this run's noise lets a verdict name, "±8%"), each only where the comparison informs. A "disturbed" row
-has none of them. A row whose verdict names a direction but not its amount ("faster, disturbed", "slower,
-amount unknown ...") gives only the one-sided bound its interval still guarantees, in the interval column:
-"≥ B×" (a speed-up of at least B) for a faster one, "≤ B×" (a speed-up of at most B; its sentence says it as
-"took at least 1/B× its time") for a slower one, and no estimate: the direction is settled, its size is not.
+Each kernel is judged against numpy's library form (`baseline="numpy"`) on paired rounds: a verdict says "faster"
+or "slower" only where the interval and the noise floor allow it. The sentences are chosen by the verdicts and
+checked against their numbers (`check_claim`); a slower kernel's ratio is said inverted in its sentence (the
+table's 0.8× reads "took 1.25× its time"). In the table, "(paired)" in the speed-up header says every verdict was
+judged on paired rounds (a **basis** column appears only where some were not); **interval** is the speed-up's
+97.5% interval and **floor** the noise floor it was held to (the smallest change this run's noise lets a verdict
+name). A comparison whose cells or paired rounds scatter by half or more reads "disturbed" and prints no ratio;
+README.md and docs/statistics.md give the rule and the notes such a line carries.
 """),
     code("""
+from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.claim_notes import NoteBlock
 from workbench.report.claims import check_claim, disturbance_text, mark_busy, verdict_claim, verdict_table
 
-table = mark_busy(res.speedup(baseline="numpy"), res.df)   # which pairs' rows saw a busy machine
+table = mark_busy(res.speedup(baseline="numpy"), res.df)   # a busy pair's verdict names its load and rerun advice
 table = table[table["verdict"] != "baseline"]
 verdicts = NoteBlock()   # each verdict's head on its line, each reason once in the numbered notes under them
 for _, v in table.iterrows():
@@ -211,6 +199,8 @@ for name in res.df["backend"].unique():   # what an OpenCL row's speed is the sp
     if all_backends()[name].runtime == "opencl" and info.get("kind") == "cpu":
         print(f"{name} runs on {info['name']}, an OpenCL device that is this CPU: its rows check the portable "
               "kernel and time it on this CPU; they say nothing about a GPU's speed")
+if shared_machine_advice(res.df[res.df["status"] == "ok"]):   # how the load's marks above bear on the verdicts
+    print(f"({shared_machine_advice(res.df[res.df['status'] == 'ok'])})")
 verdict_table(table, ["variant", "backend", "size_label", "baseline_variant"])
 """),
     md("""
@@ -221,4 +211,20 @@ and the pairs that cannot meet are recorded as `unsupported` with the reason.)
     code("""
 res.plot(metric="gbps")
 """, "figure"),
+    code("""
+# what the figure shows, read from the rows it draws: per size, the fastest and slowest cell's median GB/s
+from workbench.report.claims_rows import quartiles_wide
+
+rated = res.df[(res.df["status"] == "ok") & res.df["gbps"].notna()]
+wide = [quartiles_wide(r) for r in rated.to_dict("records")]   # a disturbed cell (an x) has no rate to read
+for size, g in rated.groupby("size_label", sort=False):
+    read, crossed = g[[not w for w, i in zip(wide, rated.index, strict=True) if i in g.index]], g[
+        [w for w, i in zip(wide, rated.index, strict=True) if i in g.index]]
+    hi, lo = read.loc[read["gbps"].idxmax()], read.loc[read["gbps"].idxmin()]
+    print(f"{size}: highest median {hi['gbps']:.3g} GB/s, {hi['variant']} @ {hi['backend']}; lowest "
+          f"{lo['gbps']:.3g} GB/s, {lo['variant']} @ {lo['backend']}"
+          + "".join(f"; {r['variant']} @ {r['backend']} disturbed (an x, no median)" for _, r in crossed.iterrows()))
+print("These are the cells' medians, as the table's GB/s; which differences hold beyond the noise is the verdicts' "
+      "to say, above.")
+"""),
 ]

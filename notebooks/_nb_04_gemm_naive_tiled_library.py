@@ -10,8 +10,8 @@ CELLS = [
 intensity (FLOPs per byte) grows with size, so unlike saxpy it *can* be compute-bound — if the kernel
 reuses data. A naive kernel reloads a row of `a` and a column of `b` for every output element. A "tiled"
 kernel reuses blocks: on a GPU (`portable-tiled`, `wgsl-tiled`) it stages `TILE x TILE` blocks in shared
-memory; on the CPU `numba-tiled` does more than tile: it packs `b` into panels, keeps an accumulator block in
-registers/L1 for a vectorized inner loop, and hands row blocks to the cores (its description below). The
+memory; on the CPU `numba-tiled` does more than tile: it packs `b` into panels, keeps `MR x NB` accumulator
+tiles in L1 for a vectorized inner loop, and hands row blocks to the cores (its description below). The
 library (BLAS, cuBLAS) adds its own register blocking, vector instructions and threads. Whether the tiled
 variant pays *here* is measured below, per backend that runs: a comparison of two whole variants, not of tiling
 alone. The default run measures numpy's library call and numba's naive and tiled kernels on the CPU at 128³ and
@@ -103,13 +103,18 @@ for backend, g in res.df[res.df["status"] == "ok"].groupby("backend"):
     sources = sorted(set(g["ceiling_source"].dropna().astype(str))) or ["none: % of peak left empty"]
     print(f"{backend}: {'; '.join(sources)}")
 # how close the library read to that ceiling, size by size: "near" only from NEAR_SHARE of it up, with the share
-for line in library_ceiling_text(res.df[res.df["status"] == "ok"]):
+said = library_ceiling_text(res.df[res.df["status"] == "ok"])
+for line in said:
     print(line)
+if said:   # the probe's GFLOP/s ceiling is numpy.matmul's own rate: near it is the library near its own best
+    print("(The GFLOP/s ceiling is the rate the probe measured of the same BLAS call, numpy.matmul, at its own size: "
+          "near it means the library ran near its own best rate here, not near the hardware's peak.)")
 """),
     md("""
 Where a variant is missing from the plot, its row in `res.df` says why (`status` and `message`: e.g. no
-device to compile for). Hollow markers are noisy cells: their time varied more than the noise threshold, or
-the machine was busy.
+device to compile for). Hollow markers are noisy cells, each for the reason its row gives (`noise_note`): its
+rounds varied more than the noise threshold, or other processes used more than 25% of the CPU while it ran (on a
+shared machine that alone marks every cell).
 
 ### Did the tiled variant pay?
 
@@ -135,7 +140,6 @@ for backend, g in ok.groupby("backend", sort=True):
             llc = last_level_cache_bytes(backend)
             where = cache_text(nbytes, llc)
             said = reading(v)   # a cause only under a settled, undisturbed verdict (claims.may_state_cause)
-            in_cache = bool(llc) and nbytes <= llc
             # the rows count compulsory bytes only, so they cannot show which cache level a kernel's re-reads
             # came from: the verdict and the working set's place are said, the mechanism is not
             unmeasured = ("the rows count each kernel's compulsory bytes only, so how often each re-read its inputs, "
@@ -145,8 +149,8 @@ for backend, g in ok.groupby("backend", sort=True):
             # the explanation's head (its verdict on tiling, with the working set's place) on the line; what the
             # variant changes and what the rows cannot show go to the notes, said once for every line
             if may_state_cause(v) and said == "faster":
-                why = f"the tiled variant pays ({where}" + (
-                    ", so what it saves is not DRAM traffic)" if in_cache else ")")
+                # no mechanism: which re-reads it saved, and from which level, is not measured (note below)
+                why = f"the tiled variant pays ({where})"
                 more = (f"the tiled variant changes more than tiling: {does}",
                         f"{unmeasured}, nor which of its changes bought or cost the time")
             elif may_state_cause(v) and said == "slower":
@@ -168,9 +172,7 @@ for backend, g in ok.groupby("backend", sort=True):
 if scope:
     tiling.footnote(scope.strip())
 print(tiling if tiling.lines else "no backend ran both a naive and a tiled kernel here")
-# both kernels are multi-threaded (their rows' threads column): a shared machine moves them both
-if shared_machine_advice(ok):
-    print(f"({shared_machine_advice(ok)})")
+# the shared-machine advice is printed once, under the library's verdicts below, for both lists
 if any(all_backends()[b].runtime == "opencl" and workbench.device_info(b).get("kind") == "cpu" for b in ok["backend"]):
     print("(opencl on a CPU is PoCL: the portable kernels' order there checks them, it does not predict a GPU)")
 """),
@@ -214,10 +216,10 @@ for size, g in ok.groupby("size_label", sort=False):
 if scope and against.lines:
     against.footnote(scope.strip())
 print(against)
-# on a shared machine, every multi-threaded side compared (the rows' threads column) carries the caveat, whichever
-# measured slower: other processes slow any multi-threaded kernel, the library's and numba's alike
-if compared and shared_machine_advice(pd.DataFrame(compared)):
-    print(f"({shared_machine_advice(pd.DataFrame(compared))})")
+# on a shared machine, every multi-threaded side (the rows' threads column) carries the caveat, whichever measured
+# slower; said once for both lists (04 printed it twice word for word), over every row either list rests on
+if shared_machine_advice(ok):
+    print(f"({shared_machine_advice(ok)} This holds for both lists above.)")
 """),
     md("""
 ## The roofline
@@ -226,11 +228,9 @@ if compared and shared_machine_advice(pd.DataFrame(compared)):
 res.plot(kind="roofline")
 """, "figure"),
     md("""
-Points above their roof are listed, each with its reason, by the cell below, worked out from the rows: a point
-is above its ceiling when its `pct_peak_bw` or `pct_peak_flops` exceeds 100. Each is a share of the ceiling its
-row names, printed beside it (`bw_roof`, `flops_roof`): the bandwidth one is the roof of the memory level the row
-was scored against, which may be a cache level's dashed slope on the roofline rather than its solid DRAM one.
-The reason depends on whether its working set fits in the device's last-level cache.
+The cell below reads each point against the ceilings its own row names (`bw_roof`, `flops_roof`; a cache
+level's roof is a dashed slope on the roofline): a point above one (over 100%) is listed with its reason, as the
+introduction gives them.
 """),
     code("""
 from workbench.roofs.ceilings import row_peak_note
@@ -284,19 +284,22 @@ aside_text = (f" ({len(aside)} more cell{'s' if len(aside) > 1 else ''} set asid
                           for _, r in aside.iterrows()) + ")") if len(aside) else ""
 
 
-def ceiling_named(col, unit):
-    # the ceiling of the row at the highest percentage, as that row names it (value and roof level)
+def highest(col, unit):
+    # the row at the highest share of its own roof, as that row names it (value and level), in one sentence
     r = ok.loc[pd.to_numeric(ok[col], errors="coerce").idxmax()]
-    return f"{roof_of(r, unit)} roof, for {r['variant']} @ {r['backend']} {r['size_label']}"
+    if unit == "GFLOP/s" and bool(r["library"]):   # the library against its own rate: quoted above, not again
+        return (f"was the library's own ({r['variant']} @ {r['backend']} at {r['size_label']}), read against its "
+                "own rate in the lines above")
+    return (f"was {under(r[col])}% of its {roof_of(r, unit)} roof, by {r['variant']} @ {r['backend']} at "
+            f"{r['size_label']}")
 
 
+# three significant figures, one decimal near 100 (99.6% is under its roof and must not print as 100%)
+under = lambda x: f"{x:.1f}" if 99.5 <= x <= 100 else f"{x:.3g}"  # noqa: E731
 if n == 0:
-    # three significant figures, one decimal near 100 (99.6% is under its roof and must not print as 100%)
-    under = lambda x: f"{x:.1f}" if 99.5 <= x <= 100 else f"{x:.3g}"  # noqa: E731
     print(f"{under_roofs_text(roof[['pct_peak_bw', 'pct_peak_flops']].max(axis=1, skipna=True).fillna(0), m)}"
-          f"{aside_text}. The closest reach {under(roof['pct_peak_bw'].max())}% of a bandwidth ceiling "
-          f"({ceiling_named('pct_peak_bw', 'GB/s')}) and {under(roof['pct_peak_flops'].max())}% of a GFLOP/s ceiling "
-          f"({ceiling_named('pct_peak_flops', 'GFLOP/s')}).")
+          f"{aside_text}. The highest bandwidth share {highest('pct_peak_bw', 'GB/s')}; the highest GFLOP/s share "
+          f"{highest('pct_peak_flops', 'GFLOP/s')}.")
 else:
     cached = int(above["cache_resident"].sum())
     parts = []

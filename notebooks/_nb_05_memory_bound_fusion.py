@@ -48,8 +48,9 @@ from workbench.report.claims import (bandwidth_down_text, cache_text, check_clai
 from workbench.report.claim_notes import Claim, NoteBlock
 
 tutorial.begin(FULL, small=SMALL,
-                leaves_out="the sizes chosen from this machine's caches (one in the last-level cache, one past it in "
-                           "DRAM; both are 64x1024 here), so the stream-rate answer to the title's question")
+                leaves_out="the two sizes chosen from this machine's caches, one within the last-level cache and one "
+                           "past it in DRAM (it times one size, 64x1024, instead), and with the DRAM size the "
+                           "stream-rate answer to the title's question")
 """),
     code("""
 for k in ["bias_gelu", "rmsnorm_residual"]:
@@ -99,8 +100,9 @@ def fusion_why(v, backend, variant, nbytes, other_sizes_slower=False, shares=Non
             # what that pass costs in cache (a second loop, a second launch, cache traffic) is not measured here:
             # PoCL's cells run far below any cache's bandwidth, so cache traffic is not what they are said to pay
             # one sentence a finding: a reader met one 60-word sentence of four (issue 39)
-            return (f"The unfused variant {extra_pass(v['kernel'])}. The {where}, so that pass is not DRAM traffic. "
-                    f"{bound[:1].upper()}{bound[1:]}. What the pass costs instead is not measured here.")
+            return (f"The unfused variant {extra_pass(v['kernel'])}. The {where}, so that pass need not reach DRAM; "
+                    f"which cache level served it, and what it cost, these rows do not measure. "
+                    f"{bound[:1].upper()}{bound[1:]}.")
         # whether the bytes decide the time is answered once per kernel, below, from the stream rate (not in SMALL)
         answered = "not answered in this SMALL run" if SMALL else "answered below"
         return (f"The unfused variant {extra_pass(v['kernel'])} ({where}). {bound[:1].upper()}{bound[1:]}. Whether "
@@ -127,7 +129,9 @@ def fusion_why(v, backend, variant, nbytes, other_sizes_slower=False, shares=Non
             reason = (f"the {where}, so the bytes fusion saves are cheap, and the fused kernel's other costs weigh "
                       "more" if in_cache else f"the fused kernel's other costs outweigh the traffic it saves ({where})")
         return f"Likely why: {reason}. (The fused variant: {how.rstrip('.')}.)"
-    return f"The {where}."   # inconclusive: the sentence already says what would settle it
+    # inconclusive or disturbed: no explanation to give, so no cache fact beside it (05 printed "The working set
+    # 516 KiB fits in the 32 MiB last-level cache." under verdicts it explained nothing of)
+    return ""
 
 
 FRAMES = []   # every result frame fusion_findings reads (group_of looks a cell's group up in them)
@@ -196,6 +200,7 @@ def fusion_findings(res):
     FRAMES.append(res.df)
     ok = res.df[res.df["status"] == "ok"]
     lines, checked = NoteBlock(), 0   # each verdict's head on its line, each reason once in the notes under them
+    covered = set()   # the cells a verdict above names as disturbed, with its notes (why, by what, how to rerun)
     for backend, g in ok.groupby("backend", sort=True):
         eager = sorted(set(g.loc[g["mode"] == "eager", "variant"]))
         fused = sorted(set(g.loc[g["mode"].isin(["fused", "compiled"]), "variant"]))
@@ -224,12 +229,18 @@ def fusion_findings(res):
                     check_claim(v, why, {"faster": "makes an extra pass", "slower": "Likely why"})
                 assert may_state_cause(v) or ("extra pass" not in why and "Likely why" not in why), why
                 llc = last_level_cache_bytes(backend)
-                assert ("fits in" in why) == bool(llc and nbytes <= llc), why
+                # every explanation given places the working set, as the device's cache says; only a verdict with
+                # nothing to explain (inconclusive, disturbed) gets none
+                assert bool(why) == (reading(v) in ("faster", "slower", "same")), (reading(v), why)
+                assert not why or ("fits in" in why) == bool(llc and nbytes <= llc), why
                 # a finding of a SMALL run's one check size says so (tutorial.of_small_sizes), once under the list
                 if SMALL:
                     lines.footnote(tutorial.of_small_sizes(v["size_label"]))
+                if rests_on_disturbed(v):
+                    covered |= {(x, backend, v["size_label"]) for x in (eager[0], f)}
                 lines.add(f"{backend}, {v['size_label']}", Claim(f"on this machine {claim.head}", claim.reasons))
-                lines.add("", f"  {why}")   # the explanation that fits the verdict, under its line
+                if why:
+                    lines.add("", f"  {why}")   # the explanation that fits the verdict, under its line
                 checked += 1
     pairs = ok.groupby("backend")["mode"].agg(lambda m: "eager" in set(m) and bool({"fused", "compiled"} & set(m)))
     assert checked >= int(pairs.astype(bool).sum()), "every backend with a fused/unfused pair gets a verdict"
@@ -238,10 +249,13 @@ def fusion_findings(res):
     if pocl:
         lines.footnote(f"({', '.join(pocl)}: PoCL runs the OpenCL kernels on this CPU's cores; it checks that they "
                        "are correct, and its timings say nothing about a GPU.)")
-    if disturbed_cells_text(ok):   # the figure's crosses, named: no sentence above reads a ratio from them
+    crossed = {(r["variant"], r["backend"], r["size_label"]) for r in ok.to_dict("records") if quartiles_wide(r)}
+    if crossed and crossed <= covered:   # every crossed cell is named above with its notes: not said again (05)
+        lines.footnote("(The figure draws each disturbed cell named above as an x at each quartile, dotted between, "
+                       "with no band and no point at its median.)")
+    elif disturbed_cells_text(ok):   # the figure's crosses, named: no sentence above reads a ratio from them
         lines.footnote(disturbed_cells_text(ok) + ".")
-    if shared_machine_advice(ok):   # which run this was, what its share is of, and what to do about it
-        lines.footnote(f"({shared_machine_advice(ok)})")
+    # the shared-machine advice is said once, under the last kernel's verdicts, for both (advise_once)
     print(lines)
     return lines.render()
 '''),
@@ -281,17 +295,15 @@ paired per-round speed-up over the unfused variant of its own backend, the one s
 above quote, with its interval; `median time` and `GB/s` are each cell's own headline, for reading the
 sizes, not a second estimate of the ratio (each side's median comes from its own samples, so their ratio can
 differ from the paired figure within its interval; where it falls outside, the verdict reads "not settled").
-A speed-up past ±50% is not printed: the verdict reads "disturbed", as its sentence does. A cell the figure draws
-as an x (its quartiles half its median or more apart) reads "disturbed" in `median time` and `noisy`, with no
+A speed-up past ±50% is not printed: the verdict reads "disturbed", as its sentence does. A verdict
+"inconclusive" (README's word: the noise was too large to tell) is the sentence's "could not tell". A cell
+the figure draws as an x (its quartiles half its median or more apart) reads "disturbed" in `median time` and `noisy`, with no
 time or rate to read, and a verdict resting on it reads "disturbed" with no speed-up. `noisy` names why a
 cell is marked, by the rule every row's mark follows: its round medians scatter by more than 10% (a robust
 one-sigma spread of their logs, leaving out a round set aside because the host's speed probe read it slow;
 with one round, its samples' spread), or its rounds fall in two groups (bimodal), or a round felt a dip of the
 host's memory bandwidth, or other processes used more than 25% of the CPU while it ran; an unmarked cell met
-none, and a set-aside round is named in its column too. A sentence's "a cell's own rounds differed by up to
-1.3×" is another figure: the slowest round over the fastest of any cell in the comparison's rows, set-aside
-rounds included, so it can stand beside cells the table leaves unmarked. The verdicts' intervals already
-carry that noise. Whether the bytes fusion saves are what
+none, and a set-aside round is named in its column too. Whether the bytes fusion saves are what
 its speed-up buys is a separate question, answered once per kernel under each table from the stream rate
 (in a full-size run; a `SMALL` run has no DRAM size and says there that it does not answer it).
 """),
@@ -545,17 +557,11 @@ time_vs_unfused(gelu)
 """),
     md("""
 **Do the bytes decide the time?** Only if the kernel moves its bytes near the rate the memory gives a plain
-stream. Before each round past the cache the harness copies an array twice the last-level cache's size and
-records the host's bandwidth (`round_bandwidth_gbs`). Each variant at the DRAM size gets one share: per round,
-its GB/s of the compulsory bytes over the best probe of the run (the stream rate), or over that round's probe
-where the probe dipped *and* every variant of its backend ran 5% or more slower in that round (a dip a cell did not
-feel is the probe's, not the cell's), then the median over its rounds. Such a round is set against the median of
-its variants' probes there, so the two sides of a pair are always divided by one figure. Each line prints every
-round's GB/s over what it was divided by, and names the dipped rounds either way. A variant that streams no
-faster with its working set in cache than from DRAM is said as such, in every band: its rate then does not show
-that the memory sets it. An unfused variant's share counts only the compulsory bytes, a lower bound of what it moves,
-so under 40% it is not said to be set by something besides its bytes. This is the one answer per kernel; the
-verdicts above say only which variant was faster.
+stream. A full-size run answers it once per kernel at the DRAM size: each variant's GB/s of its compulsory bytes
+as a share of the host's stream rate, probed before each round (`round_bandwidth_gbs`), with each round's figure
+over the probe it was divided by (a dipped round's own probe, where the cells felt the dip; else the run's best).
+An unfused variant's share counts only its compulsory bytes, a lower bound of what it moves. A `SMALL` run has no
+DRAM size and says so below.
 """),
     code("""
 if not SMALL:
@@ -573,6 +579,10 @@ if bandwidth_down_text(gelu.df):
 norm = workbench.benchmark(kernel="rmsnorm_residual", backends=backends, sizes=two_sizes("rmsnorm_residual"),
                            mode=MODES, budget_s=BUDGET_S, store=STORE, progress=False)
 norm_findings = fusion_findings(norm)
+# said once for both kernels (05 printed it under each), over every row either kernel's verdicts rest on
+every = pd.concat(FRAMES)
+if shared_machine_advice(every[every["status"] == "ok"]):
+    print(f"({shared_machine_advice(every[every['status'] == 'ok'])} This holds for both kernels' verdicts.)")
 time_vs_unfused(norm)
 """),
     md("""
