@@ -298,8 +298,8 @@ differ from the paired figure within its interval; where it falls outside, the v
 A speed-up past ±50% is not printed: the verdict reads "disturbed", as its sentence does. A verdict
 "inconclusive" (README's word: the noise was too large to tell) is the sentence's "could not tell". A cell
 the figure draws as an x (its quartiles half its median or more apart) reads "disturbed" in `median time` and
-`noisy`, with no time or rate to read, and a verdict resting on it reads "disturbed" with no speed-up. `noisy` names why a
-cell is marked, by the rule every row's mark follows: its round medians scatter by more than 10% (a robust
+`noisy`, with no time or rate to read, and a verdict resting on it reads "disturbed" with no speed-up.
+`noisy` names why a cell is marked, by the rule every row's mark follows: its round medians scatter by more than 10% (a robust
 one-sigma spread of their logs, leaving out a round set aside because the host's speed probe read it slow;
 with one round, its samples' spread), or its rounds fall in two groups (bimodal), or a round felt a dip of the
 host's memory bandwidth, or other processes used more than 25% of the CPU while it ran; an unmarked cell met
