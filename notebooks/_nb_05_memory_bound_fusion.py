@@ -290,22 +290,22 @@ gelu.plot(metric="time")
 gelu_findings = fusion_findings(gelu)
 """),
     md("""
-The table puts each fused variant's verdict beside the numbers it rests on: `speed-up (paired)` is the
-paired per-round speed-up over the unfused variant of its own backend, the one statistic the sentences
-above quote, with its interval; `median time` and `GB/s` are each cell's own headline, for reading the
-sizes, not a second estimate of the ratio (each side's median comes from its own samples, so their ratio can
-differ from the paired figure within its interval; where it falls outside, the verdict reads "not settled").
-A speed-up past ±50% is not printed: the verdict reads "disturbed", as its sentence does. A verdict
-"inconclusive" (README's word: the noise was too large to tell) is the sentence's "could not tell". A cell
-the figure draws as an x (its quartiles half its median or more apart) reads "disturbed" in `median time` and
-`noisy`, with no time or rate to read, and a verdict resting on it reads "disturbed" with no speed-up.
-`noisy` names why a cell is marked, by the rule every row's mark follows: its round medians scatter by more than 10% (a robust
-one-sigma spread of their logs, leaving out a round set aside because the host's speed probe read it slow;
-with one round, its samples' spread), or its rounds fall in two groups (bimodal), or a round felt a dip of the
-host's memory bandwidth, or other processes used more than 25% of the CPU while it ran; an unmarked cell met
-none, and a set-aside round is named in its column too. Whether the bytes fusion saves are what
-its speed-up buys is a separate question, answered once per kernel under each table from the stream rate
-(in a full-size run; a `SMALL` run has no DRAM size and says there that it does not answer it).
+The table puts each fused variant's verdict beside the numbers it rests on: `speed-up (paired)` is the paired
+per-round speed-up over the unfused variant of its own backend, the one statistic the sentences above quote,
+with its interval; `median time` and `GB/s` are each cell's own headline, for reading the sizes, not a second
+estimate of the ratio (each side's median comes from its own samples, so their ratio can differ from the paired
+figure within its interval; where it falls outside, the verdict reads "not settled"). A speed-up past ±50% is
+not printed: the verdict reads "disturbed", as its sentence does. A verdict "inconclusive" (README's word: the
+noise was too large to tell) is the sentence's "could not tell". A cell the figure draws as an x (its quartiles
+half its median or more apart) reads "disturbed" in `median time` and `noisy`, with no time or rate to read, and
+a verdict resting on it reads "disturbed" with no speed-up. `noisy` names why a cell is marked, by the rule
+every row's mark follows: its round medians scatter by more than 10% (a robust one-sigma spread of their logs,
+leaving out a round set aside because the host's speed probe read it slow; with one round, its samples' spread),
+or its rounds fall in two groups (bimodal), or a round felt a dip of the host's memory bandwidth, or other
+processes used more than 25% of the CPU while it ran; an unmarked cell met none, and a set-aside round is named
+in its column too. Whether the bytes fusion saves are what its speed-up buys is a separate question, answered
+once per kernel under each table from the stream rate (in a full-size run; a `SMALL` run has no DRAM size and
+says there that it does not answer it).
 """),
     code("""
 def noisy_why(row):
