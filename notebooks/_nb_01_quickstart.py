@@ -27,15 +27,16 @@ from workbench.core.units import fmt_bytes
 from workbench.report.busy_caveat import shared_machine_advice
 from workbench.report.plots.lines import quartile_band
 from workbench.report.claims import (bandwidth_down_text, cache_place, cache_text, check_claim, disturbance_text,
-                                     disturbed_cells_text, last_level_cache_bytes, noisy_count_text,
-                                     mark_busy, may_state_cause, verdict_claim, verdict_table)
+                                     inner_caches, last_level_cache_bytes, noisy_count_text, mark_busy,
+                                     may_state_cause, verdict_claim, verdict_table)
 from workbench.report.claim_notes import NoteBlock
-from workbench.report.verdict_reading import summary_reading
+from workbench.report.verdict_reading import readings_summary, summary_reading
 
 tutorial.begin(FULL, colwidth=None, small=SMALL,  # figures inline; reasons in full
                leaves_out="the two sizes chosen from this machine's caches (one within half the per-core cache, one "
-                          "at twice the last-level cache, streaming from DRAM): its 2**12 and 2**16 may both fit in "
-                          "every cache, so nothing below reads a DRAM rate")
+                          "at twice the last-level cache, streaming from DRAM): it runs 2**12 and 2**16 instead, "
+                          "both inside the last-level cache (the cell after the plot prints which cache each fits), "
+                          "so nothing below reads a DRAM rate")
 """),
     md("""
 ## What this machine has
@@ -63,19 +64,19 @@ print("available, in priority order (not a speed ranking):", workbench.available
 
 `saxpy` (`out = 1.7 x + y`) reads two arrays and writes one: 12 bytes per element in float32 for 2 FLOPs.
 No processor can feed its arithmetic units from memory at that ratio, so the arithmetic never sets the time: the
-bytes do, and so does each backend's fixed cost per call (starting a kernel, a copy to a device), which can
-outweigh the bytes by far. **GB/s** (the kernel's compulsory bytes over the time) is the number to compare here,
-not proof of what limits a variant: every variant is credited with the same bytes, whatever extra passes it
-makes, and a backend whose fixed cost dominates shows a low GB/s for that reason alone. `benchmark` runs
-every variant of the kernel on the backends named below — numpy, numba, torch on the CPU, the best OpenCL device
-and Vulkan, where this machine has them; Triton's interpreter, a correctness tool that runs a GPU kernel in Python,
-is left to `FULL = True` (every device, more sizes).
+bytes do, and so does each backend's fixed cost per call (starting a kernel, a copy to a device). **GB/s** (the
+kernel's compulsory bytes over the time) is the number to compare here, not proof of what limits a variant: every
+variant is credited with the same bytes, whatever extra passes it makes, and a backend whose fixed cost dominates
+shows a low GB/s for that reason alone. `benchmark` runs every variant of the kernel on the backends named below —
+numpy, numba, torch on the CPU, one OpenCL device and Vulkan, where this machine has them ("opencl" names the device
+the workbench prefers by kind, not by a measurement: a GPU, else an accelerator, else a CPU, the lowest-numbered
+among equals); Triton's interpreter, a correctness tool that runs a GPU kernel in Python, is left to `FULL = True`
+(every device, more sizes).
 """),
     code("""
-# full run: from this machine's caches, one size within half the per-core cache, one at twice the last-level cache
-# (SMALL: two tiny sizes, both of which may fit in every cache: the cell after the plot says where each lies)
+# from this machine's caches: one size within half the per-core cache, one at twice the last-level cache
 sizes = [2**12, 2**16] if SMALL else tutorial.cache_and_dram_sizes("saxpy")
-# one device per runtime ("opencl" names the best OpenCL device); FULL: every backend
+# one device per runtime (the markdown above says which OpenCL device "opencl" names); FULL: every backend
 backends = tutorial.backends_for(FULL, ["numpy", "numba", "torch-cpu", "opencl", "vulkan"])
 res = workbench.benchmark(kernel="saxpy", backends=backends, sizes=sizes, budget_s=BUDGET_S, store=STORE,
                           progress=False)
@@ -85,17 +86,14 @@ res
 ## One plot
 
 Bandwidth against size. Each point is its cell's headline, the median of its round medians (the figure the
-sentences below quote); the shaded band is the interquartile range of the samples of the same rounds (the
-kept rounds: a round set aside because the host ran slow is in neither), placed around the point as the
-samples lie around their own median (the point lies within its band). A hollow point is a noisy cell; an x, off
-the line and with no band, a disturbed one (its quartiles lie half its median or more apart): its median is no value
-to read, and the cell after the plot names it. The two sizes come from
-this machine's caches (`tutorial.cache_and_dram_sizes`) in a full run: the smaller is chosen within half the per-core
-cache (and pays each backend's fixed cost per call in full), the larger at twice the last-level cache, so that its
-arrays stream from DRAM (a `SMALL` run, the tests', uses two tiny sizes instead, which may both fit in every
-cache: it says so at its start and under the plot, and reads no DRAM rate). An OpenCL
-backend may be a GPU or, through PoCL, this machine's CPU, and Vulkan may be a GPU or lavapipe on the CPU;
-the cell after the plot prints this machine's cache sizes, which sizes fit in them, and what each device is.
+sentences below quote); the shaded band, drawn at each measured size, is the interquartile range of the samples of
+the same rounds (the kept rounds: a round set aside because the host ran slow is in neither). Between the two sizes
+the band only joins its two ends: nothing was measured there. A hollow point is a noisy cell; an x marks a
+disturbed one (the legend gives the rule, the verdicts below name each). The sizes come from this machine's caches
+(`tutorial.cache_and_dram_sizes`): one within half the per-core cache, one at twice the last-level cache, so that
+its arrays stream from DRAM. An OpenCL backend may be a GPU or, through PoCL, this machine's CPU, and Vulkan may be
+a GPU or lavapipe on the CPU; the cell after the plot prints this machine's cache sizes, which cache each size fits,
+and what each device is.
 """),
     code("""
 res.plot(metric="gbps")
@@ -103,53 +101,55 @@ res.plot(metric="gbps")
     code("""
 llc = last_level_cache_bytes("numpy")
 per_core = tutorial.machine_caches().per_core
-print(f"per-core cache: {fmt_bytes(per_core) if per_core else 'size unknown'}")
-for size, g in res.df.groupby("size", sort=True):
-    nbytes = float(g["bytes"].max())
-    within = f"; within half the {fmt_bytes(per_core)} per-core cache" if per_core and nbytes <= per_core / 2 else ""
-    print(f"{g['size_label'].iloc[0]}: {cache_text(nbytes, llc)}{within}")
-if not SMALL and llc:  # what the text above says of the larger size, checked against this machine
+levels = [*inner_caches(llc), ("last-level", llc)] if llc else []
+print("caches: " + (", ".join(f"{fmt_bytes(c)} {name}" for name, c in levels) or "sizes unknown"))
+for _, g in res.df.groupby("size", sort=True):
+    print(f"{g['size_label'].iloc[0]}: {cache_text(float(g['bytes'].max()), llc)}")
+if not SMALL and llc:  # what the text above says of the two sizes, checked against this machine
     assert float(res.df["bytes"].max()) > llc, "the larger size must be past the last-level cache"
-if SMALL:   # where the text above promised a size streaming from DRAM
-    print(tutorial.skipped_in_small("no size at twice the last-level cache, so no rate above is DRAM's"))
+    assert not per_core or float(res.df["bytes"].min()) <= per_core / 2, "the smaller within half the per-core cache"
 for name in res.df["backend"].unique():
     b, info = all_backends()[name], workbench.device_info(name)
     if b.runtime in ("opencl", "wgpu"):
         on_cpu = info.get("kind") == "cpu"
         api = "OpenCL" if b.runtime == "opencl" else "Vulkan"
-        # what the CPU driver checks: OpenCL runs the portable kernels; Vulkan runs its own WGSL kernels (the
-        # wgsl-* variants, tutorial 02), not the portable ones
-        kernels = "a portable kernel is" if api == "OpenCL" else "its own WGSL kernels (the wgsl-* variants) are"
+        # what the CPU driver checks: OpenCL runs the portable kernels; Vulkan runs its own WGSL kernel (the variant
+        # named "wgsl", tutorial 02), not the portable ones
+        kernels = "a portable kernel is" if api == "OpenCL" else 'its own WGSL kernel (the variant "wgsl") is'
         print(f"{name} runs on {info['name']} ({info.get('kind')}): " + (
             f"{api} on the CPU ({'PoCL' if api == 'OpenCL' else 'lavapipe'}), which checks that {kernels} "
             "correct and says nothing about GPU speed" if on_cpu else f"a real {api} device, so its speed is "
             "that device's"))
-# a band the plot draws wide is said, with the band's own figures (the plot's, quartile_band) and no cause
+# a band the plot draws wide is said, with the band's own figures (the plot's, quartile_band), the ratio the rule
+# reads (q3/q1 past WIDE) at three digits, where the point lies in it, and no cause
+WIDE = 1.5
 ok = res.df[res.df["status"] == "ok"]
 for i in ok.index:
     r, band = ok.loc[i], quartile_band(ok.loc[[i]], "gbps")
-    if band is not None and band[0][0] > 0 and band[1][0] / band[0][0] > 1.5:
-        print(f"{r.variant} @ {r.backend} at {r.size_label}: the plot's band spans {band[0][0]:.2g}-"
-              f"{band[1][0]:.2g} GB/s around a median of {r.gbps:.2g} GB/s: a call's time varied that "
-              "much at this size, so its line in the plot is one value from a wide band")
-# a cell the plot draws as an x (no band, no value to read) is named, with its rule, its cause and the rerun hint
-if disturbed_cells_text(ok):
-    print(disturbed_cells_text(ok))
+    if band is None or not band[0][0] > 0:
+        continue
+    lo, hi = band[0][0], band[1][0]
+    if hi / lo > WIDE:
+        at = (hi - lo) * 0.05   # within 5% of the band's width of an end: said as at that end
+        where = ("at its lower end" if r.gbps - lo <= at else "at its upper end" if hi - r.gbps <= at
+                 else "inside it")
+        print(f"{r.variant} @ {r.backend} at {r.size_label}: the plot's band runs {lo:.3g}-{hi:.3g} GB/s "
+              f"(q3/q1 = {hi / lo:.3g}, past the {WIDE} at which this line is printed), its point "
+              f"({r.gbps:.3g} GB/s) {where}: a call's time varied that much at this size")
 """),
     md("""
 Each variant against numpy's library call (`baseline="numpy"`; without it, a backend with a library call of
 its own, such as torch, is compared with that one): the speed-up, its interval from the rounds, and a
 verdict. "faster" or "slower" only where the interval and the noise floor allow it; otherwise the sentence
-says the noise could not tell, and where the interval is wider than ±50% it prints neither the estimate nor the
-interval, only the bound the interval still guarantees where it lies wholly on one side ("at least 1.5× faster"):
-the comparison "was disturbed", with how to rerun it, and with other work on the machine named as the cause only
-where the rows recorded other processes taking the CPU (else it says the machine was not busy). A comparison with
-a side the plot draws as an x reads "disturbed" too, whatever its interval, with no ratio: that cell's median is
-no value to read; where every quartile of one side lies below every quartile of the other, it says which was
-faster, "the amount not readable". The sentences are
-chosen by the verdicts and checked against their numbers (`check_claim`). Each line says its verdict; the
-numbered notes under the list say why it is not settled and what to do, once for every line marked with them,
-and a figure that differs from line to line stays in that line's parenthesis.
+says the noise could not tell. Past ±50% no interval is printed, only the bound it still guarantees where it lies
+wholly on one side ("at least 1.5× faster"), and the comparison "was disturbed". A comparison with a side the plot
+draws as an x reads "disturbed" too, with no ratio; where every quartile of one side lies below every quartile of
+the other, it says which was faster, "the amount not readable". A sentence gives a slower side's figure as the time
+it took ("took 2.0× its time"); the table's speed-up and interval are always numpy's time over the variant's, so
+there that figure is inverted (its reciprocal, or "1/" and the sentence's figure where no shorter one inverts to
+it). The sentences are chosen by
+the verdicts and checked against their numbers (`check_claim`); the numbered notes under the list say why a line is
+not settled and what to do, once for every line marked with them.
 """),
     code("""
 table = mark_busy(res.speedup(baseline="numpy"), res.df)   # which pairs' rows saw a busy machine
@@ -168,18 +168,10 @@ print(verdicts)
 # cache is taken from its working set (cache_place), never from its being the larger size
 big = table[table["size"] == table["size"].max()]
 big_bytes = float(res.df.loc[res.df["size"] == big["size"].max(), "bytes"].max())
-# read as the sentences above read them (summary_reading): a pair resting on a disturbed cell whose quartiles lie
-# apart was said faster or slower, the amount not readable, never "could not be told"
+# read as the sentences above read them (summary_reading), every pair at that size in one group (readings_summary)
 said = {f"{v['variant']} @ {v['backend']}": summary_reading(v) for _, v in big.iterrows()}
-beat, unsure, ahead, behind = ([k for k, r in said.items() if r == want] for want in
-                               ("faster", "inconclusive", "faster, disturbed", "slower, disturbed"))
-print(f"at the largest size ({big['size_label'].iloc[0]}, {cache_place(big_bytes, llc)}): "
-      + (f"{', '.join(beat)} beat numpy's library call beyond the noise" if beat else
-         "no variant beat numpy's library call beyond the noise")
-      + (f"; {', '.join(ahead)} ran faster than it, the amount not readable (disturbed)" if ahead else "")
-      + (f"; it ran faster than {', '.join(behind)}, the amount not readable (disturbed)" if behind else "")
-      + (f"; {', '.join(unsure)} could not be told from it, whatever order the plot's medians show" if unsure
-         else ""))
+print(f"at the largest size ({big['size_label'].iloc[0]}, {cache_place(big_bytes, llc)}), "
+      + readings_summary(said, "numpy @ numpy"))
 noisy = res.df[res.df["status"] == "ok"]["noisy"].astype(bool)
 if noisy.any():   # said, so a reader knows the mark is the machine's, and the verdicts' intervals carry it
     # counted as the figure's legend counts them: its x (disturbed) apart from its hollow points
@@ -203,7 +195,8 @@ if slower_settled and numpy_peak > 1.25 * others_peak:
     print(f"numpy's expression built a temporary at {big['size_label'].iloc[0]} (peak memory {fmt_bytes(numpy_peak)} "
           f"against {fmt_bytes(others_peak)} for the other variants), moving more bytes than GB/s credits it with: "
           "GB/s counts the compulsory bytes (read x and y, write out) for every variant alike.")
-# as the sentences say it: a disturbed comparison shows no interval wider than ±50%, only the bound it quotes
+# as the sentences say it: a disturbed comparison shows no interval wider than ±50%, only the bound it quotes, and
+# the direction its sentence gives ("slower, disturbed")
 verdict_table(table, ["variant", "backend", "size_label", "baseline_variant"])
 """),
     md("""
