@@ -175,7 +175,9 @@ def test_the_roofline_draws_one_roof_per_device_with_its_measured_cache_slopes()
     ax = plots.plot_roofline(df, table).axes[0]
     labels = [ln.get_label() for ln in ax.lines if ln.get_linestyle() != "None"]  # roofs, not noisy-cell rings
     # the solid line's slope and top are named with their figures, as the dashed cache slopes are
-    assert labels == ["CPU Demo (2 runtimes) roof (probed): DRAM 20 GB/s, 100 GFLOP/s", "L1 200 GB/s"]
+    # and say what they are: the flat top a GEMM library's rate, the dashed slopes cache levels (04's readers)
+    assert labels == ["CPU Demo (2 runtimes) roof (probed): DRAM 20 GB/s, 100 GFLOP/s (a GEMM library's measured rate)",
+                      "dashed: a cache level's bandwidth, L1 200 GB/s"]
 
 
 def test_a_probe_process_that_fails_leaves_every_roof_missing_with_why():

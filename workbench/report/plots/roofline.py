@@ -73,7 +73,10 @@ def roof_lines(roofs: Mapping[RoofKey, RoofSet], dtype: str | None) -> dict[Roof
         who = backends[0] if len(backends) == 1 else f"{device} ({len(backends)} runtimes)"
         # the legend names both figures of the solid line: its slope is the DRAM bandwidth (the dashed ones
         # are the cache levels, named with theirs), its flat top the peak FLOP/s
-        figures = ", ".join(([f"DRAM {bw:.3g} GB/s"] if bw else []) + ([f"{fl:.3g} GFLOP/s"] if fl else []))
+        # a measured or probed flat top is a GEMM library's rate, not the hardware's (04: its legend read
+        # "105 GFLOP/s" beside numpy's point at 87.6% of it, as if numpy neared the machine's peak)
+        top = f"{fl:.3g} GFLOP/s" + ("" if src == "published" else " (a GEMM library's measured rate)")
+        figures = ", ".join(([f"DRAM {bw:.3g} GB/s"] if bw else []) + ([top] if fl else []))
         line = DrawnRoof(f"{who} roof ({src}): {figures}", bw, fl, src, src == "published", caches)  # type: ignore[arg-type]
         out.update({k: line for k in keys})
     return out
@@ -179,8 +182,10 @@ def _draw_roof_lines(a: Axes, x: np.ndarray, lines: RoofLines, n_dtypes: int) ->
         label = line.label if n_dtypes < 2 else f"{line.label} {dt}"
         color = ROOF_COLORS[i % len(ROOF_COLORS)]
         _draw_roof(a, x, line.bandwidth, line.flops, label, ":" if line.published else "-", color)
-        for level, gbps in line.caches:
-            _draw_roof(a, x, gbps, line.flops, f"{level} {gbps:.3g} GB/s", "--", color, lw=0.8)
+        for j, (level, gbps) in enumerate(line.caches):
+            # the first dashed slope says what the dashed ones are (04's "LLC 87.6 GB/s" was never explained)
+            what = "dashed: a cache level's bandwidth, " if j == 0 else ""
+            _draw_roof(a, x, gbps, line.flops, f"{what}{level} {gbps:.3g} GB/s", "--", color, lw=0.8)
 
 
 def _ring_points_above(a: Axes, ok: pd.DataFrame, lines: RoofLines, roofs: Mapping[RoofKey, RoofSet],
