@@ -110,7 +110,7 @@ class Measurement:
                     f"{fmt_seconds(self.q3_s)})")
         busy = None if self.other_cpu_share is None else self.other_cpu_share > BUSY_CPU_SHARE
         hint = BUSY_RERUN_HINT if busy else f"time it again with more rounds (rounds={2 * max(self.rounds, 5)})"
-        return f"{fmt_seconds(self.median_s)} median, disturbed: {CELL_RULE}, so its quartiles are not given; {hint}"
+        return f"{fmt_seconds(self.median_s)} median, disturbed: {CELL_RULE}, so they are not given; {hint}"
 
     def noise_text(self) -> str:
         """The noise flag in one format for the repr and ``%wb_timeit``, the rounds' spread said once (the magic
