@@ -27,8 +27,8 @@ BUDGET_S = 0.2     # timing budget per measured cell, in seconds
 import workbench
 from workbench import tutorial
 from workbench.judge.verdicts import BUSY_RERUN_HINT, DISTURBED_FLOOR, is_disturbed, spread_disturbed
-from workbench.report.claims import (check_claim, pair_verdicts, reading, settled_direction, sizes_said,
-                                     verdict_claim)
+from workbench.core.units import fmt_seconds
+from workbench.report.claims import check_claim, pair_verdicts, verdict_claim
 from workbench.report.claim_notes import Claim, NoteBlock
 from workbench.report.claims import interval_name, interval_text, medians_disagree
 
@@ -43,7 +43,11 @@ SIZES = [64, 257] if SMALL else [2**k for k in range(6, 14)] if FULL else [2**6,
 ## One callable
 
 The measurement prints itself with a unit chosen for it; its fields are there for code (`median_s`, `q1_s`,
-`q3_s`, `samples_s`, `noisy`, `timer_kind`).
+`q3_s`, `samples_s`, `noisy`, `timer_kind`). It gives two spreads, of two things. Its quartiles are the spread
+of all its samples; where they lie half the median or more apart, it reads "disturbed" and gives no quartiles.
+Its noise flag is about the medians of its rounds, taken one after another: it reads `~ noisy`, with the reason,
+where those spread past 10% or other processes used past 25% of the CPU, and otherwise `not noisy`, with the
+rounds' spread.
 """),
     code("""
 x = torch.rand(4096, 1024)
@@ -59,45 +63,41 @@ assert m.q1_s <= m.median_s <= m.q3_s and m.backend == "torch-cpu"
 The same call measured again, as a notebook magic (as CuPy's `%gpu_timeit`): `%wb_timeit` times a statement
 (and `%%wb_timeit` a cell) with the same timer, rounds and noise flag, on the device of the arrays it names,
 and prints one line (`-o` also returns the measurement). It is a second measurement, seconds later, not a
-copy of the first: the cell after it says whether the two agree. `%wb_quick -s setup -n sizes {"a": f, "b": g}`
-runs `workbench.quick` and shows its summary.
+copy of the first. The cell after it compares them: the two agree where each median lies within the other's
+quartiles, and a measurement read disturbed gives no quartiles to compare against.
+`%wb_quick -s setup -n sizes {"a": f, "b": g}` runs `workbench.quick` and shows its summary.
 """),
     code("""
 %load_ext workbench.magics
 m2 = %wb_timeit -o torch.softmax(x, dim=1)
 """),
     code("""
-# two measurements of one call: do they agree? (each median against the other's quartiles)
-# a disturbed measurement agrees with anything: then both are said as disturbed, not as agreeing. One rule, the
-# one its line above printed (Measurement.disturbed: the cell rule, CELL_RULE), in the same words
-from workbench.judge.disturbed import CELL_RULE
+def agreement(m, m2) -> str:
+    # two measurements of one call: each median against the other's quartiles. A disturbed one gives no quartiles
+    # (its line above says why), so agreement is not read from it. The medians in ms to three significant figures,
+    # trailing zeros kept ("4.00 ms", not "4 ms"), and the ratio of those printed figures
+    shown = [f"{t.median_s * 1e3:#.3g}" for t in (m, m2)]
+    ratio = max(map(float, shown)) / min(map(float, shown))
+    head = f"timeit {shown[0]} ms, %wb_timeit {shown[1]} ms median: "
+    shaky = [name for name, t in (("timeit", m), ("%wb_timeit", m2)) if t.disturbed]
+    if shaky:
+        who = "both read disturbed" if len(shaky) == 2 else f"{shaky[0]} read disturbed"
+        why = "their lines above say why" if len(shaky) == 2 else "its line above says why"
+        return (head + f"{who}, so there are no quartiles to compare ({why}), and whether the two agree cannot be "
+                "read from them. Rerun on a quieter machine.")
+    m2_in_m, m_in_m2 = m.q1_s <= m2.median_s <= m.q3_s, m2.q1_s <= m.median_s <= m2.q3_s
+    if m2_in_m and m_in_m2:
+        return head + "each median lies within the other's quartiles: they agree."
+    if not (m2_in_m or m_in_m2):
+        return (head + f"they differ {ratio:.2f}×, beyond each other's quartiles. The quartiles measure the spread "
+                "within one measurement, not between two taken seconds apart, and two measurements cannot say which "
+                "is nearer this call's usual time. This is why quick() below judges with paired rounds.")
+    return (head + f"only {'%wb_timeit' if m2_in_m else 'timeit'}'s median lies within the other's quartiles, not "
+            f"the reverse ({ratio:.2f}× apart). Two medians carry no interval, so whether the two agree is not "
+            "settled either way (quick() below judges with paired rounds).")
 
-m2_in_m, m_in_m2 = m.q1_s <= m2.median_s <= m.q3_s, m2.q1_s <= m.median_s <= m2.q3_s
-apart = not (m2_in_m or m_in_m2)
-# the ratio of the medians as printed (three significant figures), so it follows from the two figures a reader sees
-shown = [float(f"{t.median_s * 1e3:.3g}") for t in (m, m2)]
-ratio = max(shown) / min(shown)
-shaky = [name for name, t in (("timeit", m), ("%wb_timeit", m2)) if t.disturbed]
-# one thing per sentence (issue 39: this line ran to 87 words)
-print(f"timeit {shown[0]:.3g} ms, %wb_timeit {shown[1]:.3g} ms median: "
-      + (f"{' and '.join(shaky)} {'were' if len(shaky) > 1 else 'was'} disturbed ({CELL_RULE}), so whether they "
-         "agree cannot be read from them. Rerun on a quieter machine."
-         if shaky else
-         f"they differ {ratio:.2f}×, beyond each other's quartiles. The quartiles measure the spread within one "
-         "measurement, not between two taken seconds apart. Two measurements cannot say which of them is "
-         "nearer this call's usual time (the lines below say whether either was noisy, and why). This is why "
-         "quick() below judges with paired rounds, not with two medians."
-         if apart else "each median lies within the other's quartiles." if m2_in_m and m_in_m2 else
-         f"only {'%wb_timeit' if m2_in_m else 'timeit'}'s median lies within the other's quartiles, not the reverse "
-         f"({ratio:.2f}× apart). Two medians carry no interval, so whether the two measurements agree is not "
-         "settled either way (quick() below judges with paired rounds)."))
-# each one's own noise flag, side by side, with the machine it recorded: the flag is the library's noisy mark (rounds
-# spread past 10%, or other processes past 25% of the CPU), so it follows the share printed beside it
-for name, t in (("timeit", m), ("%wb_timeit", m2)):
-    seen = (f"other processes {t.other_cpu_share:.0%} of the CPU" if t.other_cpu_share is not None
-            else "other processes' CPU share not read") + (f", load {t.load_avg_1m:.1f}" if t.load_avg_1m else "")
-    load = f"; load {t.load_avg_1m:.1f}" if t.load_avg_1m else ""
-    print(f"  {name}: " + (f"noisy ({t.noise_note}{load})" if t.noisy else f"not noisy ({seen})"))
+
+print(agreement(m, m2))
 """),
     md("""
 ## Three softmaxes, under ten lines
@@ -105,6 +105,11 @@ for name, t in (("timeit", m), ("%wb_timeit", m2)):
 `setup(n)` makes the arguments for size `n` (here an `n x 1024` float32 matrix); it is called again for
 every input set, so no callable can replay a cached answer. `bytes` (a function of `n`) turns times into
 GB/s: a softmax reads its input once and writes its output once.
+
+In the table below, `~` before a time marks a noisy cell, and its notes say why. A note "round N set aside"
+means that round was left out of the cell's median: before each round the workbench times a fixed probe, and a
+round taken while the probe ran slow, and slower itself, is not counted (the note gives both ratios: the probe
+against its best, the cell against its rounds at speed; docs/statistics.md).
 """),
     code("""
 res = workbench.quick(
@@ -122,15 +127,11 @@ res.summary()[["variant", "size", "status", "median ± IQR", "GB/s", "max error"
 Every output was compared with the first callable's (`numpy`) within a float32 tolerance, before timing
 and again after it on every rotated input set. The verdicts below are the package's paired ones: within
 each round the two callables run in alternating blocks, and the speed-up is judged from those pairs;
-"faster" only where its interval excludes no change and the difference beats the noise floor. Where the
-paired figure and the ratio of the two cells' own medians (the table above) part by more than the interval,
-the sentence says so and settles no size: where both estimates lie on the same side past the ±5% band, it
-names that direction (and gives both figures), a direction only; otherwise it settles nothing.
+"faster" only where its interval excludes no change and the difference beats the noise floor.
 
 These rows are not the `timeit` above: `quick` times `torch.softmax(torch.from_numpy(x))` on a fresh
-`n x 1024` matrix from numpy, in the numpy backend's worker process, at other sizes, so its torch row at 2048
-rows and the 4096-row `timeit` are two measurements of two calls in two processes. The threads each used are
-printed below; why the 2048-row time is not half the 4096-row one, these rows do not measure.
+`n x 1024` matrix from numpy, in the numpy backend's worker process, at other sizes. The cell below prints
+the threads each used and sets quick()'s largest torch row beside the 4096-row `timeit`, per row.
 """),
     code("""
 def paired_interval(v, other):
@@ -155,10 +156,35 @@ def disturbed_cells_note(df, v, variants):
             "paired blocks, whose interval carries that spread")
 
 
+import functools
+
+
+def per_row_note(df, m, rows) -> str:
+    # quick()'s largest torch row beside the timeit, each per row of 1024 floats: the gap the printed figures show,
+    # said, with what differs between the two; which difference makes it, nothing here measures
+    ok = df[(df["variant"] == "torch") & (df["status"] == "ok")]
+    ok = ok[[not spread_disturbed(i, t) for i, t in zip(ok["iqr_s"], ok["median_s"], strict=True)]]
+    if ok.empty:
+        return "quick()'s torch rows read disturbed, so none is set beside the timeit."
+    r = ok.loc[ok["size"].astype(int).idxmax()]
+    quick_row, timeit_row = float(r["median_s"]) / int(r["size"]), m.median_s / rows
+    ratio = max(quick_row, timeit_row) / min(quick_row, timeit_row)
+    t = functools.partial(fmt_seconds, zeros=True)   # three significant figures, trailing zeros kept
+    return (f"quick()'s torch row at {r['size_label']} took {t(r['median_s'])}, {t(quick_row)} "
+            f"a row; the timeit above took {t(m.median_s)} for {rows} rows, {t(timeit_row)} a "
+            f"row: {'the timeit took' if timeit_row > quick_row else 'quick() took'} {ratio:.1f}× "
+            f"{'quick()' if timeit_row > quick_row else 'the timeit'}'s time a row"
+            + (" (the timeit read disturbed, so its median is its only figure)" if m.disturbed else "")
+            + ". The two timed different calls in different processes (a fresh numpy matrix each input set in "
+            "numpy's worker; one torch tensor here), with the threads printed above and in the timeit's line; "
+            "which of these makes the gap, these rows do not measure.")
+
+
 # the threads the torch callable ran on in the worker, beside the timeit's (its repr above names them)
 print("quick()'s torch rows ran with threads:", "; ".join(sorted(set(str(t) for t in res.df.loc[
     res.df["variant"] == "torch", "threads"].dropna()))) or "not recorded")
-naive = {}   # numpy-naive's reading at each size it was measured at (sizes_said accounts for every one)
+print(per_row_note(res.df, m, x.shape[0]))
+parted = False   # whether any size's paired figure and its medians' ratio part (said after the verdicts, if so)
 verdicts = NoteBlock()   # each verdict's head on its line, each reason once in the numbered notes under them
 for other in ("torch", "numpy-naive"):
     for _, v in pair_verdicts(res.df, "numpy", other, "numpy").iterrows():
@@ -170,6 +196,7 @@ for other in ("torch", "numpy-naive"):
         # the paired figure's interval, which the disagreement sentence leaves out; never a disturbed one's (past
         # ±50% no interval is printed: the sentence says it was disturbed)
         if medians_disagree(v) and not is_disturbed(float(v["floor"])):
+            parted = True
             head += f" ({paired_interval(v, other)})"
             sentence += f" ({paired_interval(v, other)})"
         cells = disturbed_cells_note(res.df, v, ["numpy", other])
@@ -177,30 +204,46 @@ for other in ("torch", "numpy-naive"):
         check_claim(v, sentence)   # the whole sentence, and the head printed on its line
         check_claim(v, head)
         verdicts.add(f"{v['size_label']:>8}", Claim(head, (*claim.reasons, *((cells,) if cells else ()))))
-        # faster by a settled verdict, or in direction only where the size is unsettled (settled_direction):
-        # the summary keeps the two apart, as the sentences do
-        direction = settled_direction(v)
-        if other == "numpy-naive" and reading(v) in ("faster", "slower", "same"):
-            naive.setdefault("the same" if reading(v) == "same" else reading(v), []).append(v["size_label"])
-        elif other == "numpy-naive" and direction:
-            naive.setdefault(f"{direction[0]} (in direction only: size not settled)", []).append(v["size_label"])
 print(verdicts)
+if parted:   # the rule behind those lines, said only where one of them applies it
+    print("Where a size's paired figure and the ratio of the two cells' own medians (the table above) part by more "
+          "than the interval, its line says so and settles no size: it names a direction only where both lie on "
+          "the same side past the ±5% band.")
 from workbench.report.busy_caveat import shared_machine_advice
 
 if shared_machine_advice(res.df):   # the floors above are this run's: say when it shared the machine, and what to do
     print(f"({shared_machine_advice(res.df)})")
-# what numpy-naive does differently, said without a cause the timings cannot separate: it skips one pass
-# (the row maximum and its subtraction) and evaluates np.exp(x) twice
-where = sizes_said(naive, list(dict.fromkeys(res.df["size_label"])))   # every size measured, each said once
-print("numpy-naive skips the row maximum and its subtraction but evaluates np.exp(x) twice. These timings "
-      "do not separate the two effects"
-      + (f" (numpy-naive against numpy: {where})" if where else "")
-      + ". The next section shows what skipping the maximum risks: overflow on large inputs.")
+# what numpy-naive does differently, said without a cause the timings cannot separate (its verdicts are above)
+print("numpy-naive skips the row maximum and its subtraction but evaluates np.exp(x) twice; its verdicts above "
+      "time the two together and do not separate them. The next section shows what skipping the maximum risks: "
+      "overflow on large inputs.")
 """),
     code("""
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+
+def figure_note(df, top) -> str:
+    # what the figure below can show on its axis (0 to top GB/s): each callable's range of GB/s, and numpy-naive's
+    # gap to numpy as a share of the axis, so a gap too small to see there is said to be read from the verdicts.
+    # The cells the table reads disturbed (no GB/s printed there) are left out, as the table leaves them
+    ok = df[df["status"] == "ok"]
+    ok = ok[[not spread_disturbed(i, t) for i, t in zip(ok["iqr_s"], ok["median_s"], strict=True)]]
+    span = {v: (g.min(), g.max()) for v, g in ok.groupby("variant", sort=False)["gbps"]}
+    said = "; ".join(f"{v} {lo:.3g}–{hi:.3g}" if f"{lo:.3g}" != f"{hi:.3g}" else f"{v} {lo:.3g}"
+                     for v, (lo, hi) in span.items())
+    a, b = (ok[ok["variant"] == v].set_index("size")["gbps"] for v in ("numpy", "numpy-naive"))
+    gap = (a - b).abs().dropna()
+    text = f"The figure below plots each row's GB/s on an axis from 0 to {top:.0f} GB/s (the table's {said} GB/s)."
+    if gap.empty:
+        return text
+    seen = ("too small to see there, so read numpy-naive against numpy in its verdicts above" if gap.max() < 0.05 * top
+            else "visible there")
+    return (text + f" numpy-naive lies {gap.min():.2f}–{gap.max():.2f} GB/s from numpy, "
+            f"{gap.max() / top:.0%} of the axis at most: {seen}.")
+
+
 fig = res.plot("gbps")
+print(figure_note(res.df, fig.axes[0].get_ylim()[1]))
 for ax in fig.axes:   # one style for the size ticks ("2,048", not "2¹¹" beside "512")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, pos: f"{x:,.0f}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
@@ -249,7 +292,8 @@ print(f"... ({len(spec_lines) - 26} more lines in {folder / 'spec.py'})")
     code("""
 workbench.load_catalog(folder)
 checked = workbench.verify(kernels=folder.name, backends="numpy")
-print({r.variant: r.status for r in checked})
+for r in checked:   # each variant's status with its message, as `workbench verify` prints them
+    print(f"{r.variant}: {r.status}: {r.message}")
 assert {r.status for r in checked} == {"error"} and "no float64 reference yet" in checked[0].message
 """),
 ]

@@ -227,3 +227,52 @@ def test_every_hand_drawn_disturbed_mark_is_given_the_quartiles_it_draws():
             calls.append((path.name, text[m.start():i]))
     assert calls
     assert [name for name, call in calls if "span=" not in call] == []
+
+
+def _timed(median: float, q1: float, q3: float) -> Any:
+    from types import SimpleNamespace
+
+    from workbench.judge.verdicts import spread_disturbed
+    return SimpleNamespace(median_s=median, q1_s=q1, q3_s=q3, disturbed=spread_disturbed(q3 - q1, median))
+
+
+def test_two_timeits_are_said_to_their_printed_figures_without_restating_the_rule(nb08):
+    """08's reader: "timeit 4 ms" of a line claiming three significant figures, and the cell rule printed a third
+    time, in nested parentheses after a plural subject ("timeit and %wb_timeit were disturbed (its quartiles ...")."""
+    from workbench.judge.disturbed import CELL_RULE
+
+    said = nb08["agreement"](_timed(4.0e-3, 1e-3, 8e-3), _timed(5.36e-3, 1e-3, 9e-3))
+    assert said.startswith("timeit 4.00 ms, %wb_timeit 5.36 ms median: both read disturbed")
+    assert CELL_RULE not in said and "its quartiles" not in said and "cannot be read" in said
+    agree = nb08["agreement"](_timed(4.0e-3, 3.9e-3, 4.2e-3), _timed(4.1e-3, 3.95e-3, 4.3e-3))
+    assert agree.endswith("each median lies within the other's quartiles: they agree.")
+
+
+def test_the_timeit_is_set_beside_a_printed_torch_row_per_row(nb08):
+    """08's reader: the text named "its torch row at 2048 rows" of a run that measured n=64 and n=257 only, and left
+    the gap the printed rows show unsaid (80.6 µs / 257 against 4 ms / 4096 a row)."""
+    import pandas as pd
+
+    df = pd.DataFrame({"variant": ["torch", "torch", "numpy"], "status": ["ok"] * 3, "size": [64, 257, 257],
+                       "size_label": ["n=64", "n=257", "n=257"], "median_s": [22.2e-6, 80.6e-6, 317e-6],
+                       "iqr_s": [6.7e-7, 3.4e-6, 1.4e-5]})
+    said = nb08["per_row_note"](df, _timed(4.0e-3, 1e-3, 8e-3), 4096)
+    assert "2048" not in said and "torch row at n=257 took 80.6 µs, 314 ns a row" in said
+    assert "4.00 ms for 4096 rows, 977 ns a row" in said and "3.1×" in said and "read disturbed" in said
+    wide = df.assign(iqr_s=[6.7e-7, 9e-5, 1.4e-5])   # n=257 disturbed: its median is not printed, so not used
+    assert "torch row at n=64" in nb08["per_row_note"](wide, _timed(4.0e-3, 3.9e-3, 4.2e-3), 4096)
+
+
+def test_the_figure_is_said_with_what_its_axis_can_show(nb08):
+    """08's reader: no sentence referred to the figure, and the settled 8% numpy / numpy-naive gap could not be seen
+    on its 0-25 GB/s axis."""
+    import pandas as pd
+
+    df = pd.DataFrame({"variant": ["numpy", "torch", "numpy-naive"] * 2, "status": ["ok"] * 6,
+                       "size": [64] * 3 + [257] * 3, "gbps": [6.46, 23.6, 5.97, 6.64, 26.1, 6.1],
+                       "median_s": [81.2e-6, 22.2e-6, 87.8e-6, 317e-6, 80.6e-6, 345e-6],
+                       "iqr_s": [2e-6, 6.7e-7, 2.6e-6, 1.4e-5, 3.4e-6, 2.1e-5]})
+    said = nb08["figure_note"](df, 27.0)
+    assert "0 to 27 GB/s" in said and "torch 23.6–26.1" in said and "too small to see there" in said
+    assert "0.49–0.54 GB/s from numpy" in said
+    assert "visible there" in nb08["figure_note"](df.assign(gbps=[6.46, 23.6, 3.0, 6.64, 26.1, 3.1]), 27.0)
