@@ -180,3 +180,16 @@ def test_an_interval_of_two_equal_scatters_says_their_weights_not_mostly():
     assert "mostly" not in text
     got = re.search(r"rests (\d+)% on .* and (\d+)% on ", text)
     assert got and int(got.group(1)) + int(got.group(2)) == 100 and int(got.group(1)) >= int(got.group(2))
+
+
+def test_rounds_all_one_way_against_the_other_give_the_interval_as_the_sentence_does():
+    """01's reader: "numpy @ numpy was faster in every one of its 3 rounds ... its 97.5% interval (0.97×-1.14×, as
+    numpy @ numpy's speed-up)" beside a sentence "torch measured 1.05× slower" and a table 0.88×-1.03×: "as numpy's
+    speed-up" read as the table's interval inverted. The note gives the slower side's time over the faster's."""
+    v = _moderated([1 / 1.04, 1 / 1.05, 1 / 1.06], typical=0.05)
+    assert v["ci_low"] < 1 < v["ci_high"]
+    said = one_way_text(v, "numpy", "torch")
+    assert "numpy was faster in every one" in said and "speed-up" not in said
+    lo, hi = (float(x) for x in re.search(r"interval \((\d\.\d+)×-(\d\.\d+)×, torch's time over numpy's\)",
+                                          said).groups())
+    assert lo == pytest.approx(1 / v["ci_high"], rel=0.01) and hi == pytest.approx(1 / v["ci_low"], rel=0.01)

@@ -337,8 +337,10 @@ def one_way_text(v: Mapping[str, Any], base: str, other: str) -> str:
         ci = (_num(v, "ci_low"), _num(v, "ci_high"))
         if all(math.isfinite(x) and x > 0 for x in ci) and not is_disturbed(_num(v, "floor")):
             ends = ci if lo > 1 else (1 / ci[1], 1 / ci[0])
+            # the slower side's time over the faster's, as its sentence says it ("took 1.05× its time"), not "as
+            # numpy's speed-up", which 01's reader read as the table's interval inverted
             interval = (f"its {interval_name(v)} ({interval_text(*ends)}"
-                        + (f", as {base}'s speed-up" if lo < 1 else "") + ")")
+                        + (f", {other}'s time over {base}'s" if lo < 1 else "") + ")")
         else:
             interval = "its interval"
         makeup = interval_makeup(v, r)
