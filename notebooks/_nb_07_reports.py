@@ -34,7 +34,7 @@ from workbench.report.claims import (busy_share, busy_text, check_claim,
                                      check_printed_intervals, check_verdict, disturbance_text, fmt_floor,
                                      interval_text, mark_busy,
                                      may_state_cause, reading, shown_verdicts, sigma_pct,
-                                     table_ratio, verdict_claim)
+                                     same_band, table_ratio, verdict_claim)
 from workbench.report.claim_notes import Claim, NoteBlock
 from workbench.report.claims import PHRASES
 from workbench.judge.verdicts import K_BETWEEN, MIN_CELLS, NOISY_SPREAD, is_disturbed, pct
@@ -136,7 +136,9 @@ x = [table_ratio(v, lo, hi) if pd.notna(v) else ""
      for v, lo, hi in zip(shown["speedup"], cmp["ci_low"], cmp["ci_high"])]
 pd.DataFrame({"variant": shown["variant"], "backend": shown["backend"], "size": shown["size_label"],
               "speed-up (A/B, median of round medians)": x,
-              "interval": [interval_text(lo, hi) for lo, hi in zip(shown["ci_low"], shown["ci_high"])],
+              # a "same" row's interval at the band's edges (claims.same_band), as its sentence prints it
+              "interval": [interval_text(lo, hi, same_band() if vd == "same" else ())
+                           for lo, hi, vd in zip(shown["ci_low"], shown["ci_high"], shown["verdict"])],
               "floor": shown["floor"].map(lambda f: "" if pd.isna(f) else fmt_floor(f)),
               # one rule for the mark and the noise the lines print (noisy_mark)
               "noisy": [noisy_mark(v, float(cmp.attrs["run_noise"])) for v in shown.to_dict("records")],
@@ -144,7 +146,9 @@ pd.DataFrame({"variant": shown["variant"], "backend": shown["backend"], "size": 
 """),
     md("""
 The speed-up is run A's time over run B's, each run's time being the median of its round medians (each round's
-median, then the median across rounds): below 1 means run B is slower. Where a run's rounds fall in two modes
+median, then the median across rounds): below 1 means run B is slower. A ratio below 1 prints with the digits
+whose inverse is the figure its sentence says ("run B measured 1.014× slower" beside 0.986×); where no short
+decimal inverts to it, the table prints that figure as a fraction, "1/1.13×". Where a run's rounds fall in two modes
 (bimodal), that headline is the majority mode's, while a figure's quartile band pools every sample, so the two
 can differ. The interval and `floor` add both runs' spread across rounds to the run-to-run noise, the scatter
 around their common shift of the ratios of the matched cells whose rows record the same thread pools in both
@@ -157,11 +161,16 @@ that the noise hid everything). Anything else is read as *inconclusive* — the 
 settle it — and says what would: between two runs, more runs of each side, as many as the run-to-run scatter
 needs (`workbench compare A1,A2,... B1,B2,...`; more rounds shrink a run's own noise, not the noise between runs),
 or, where that is more than 20 a side, quieter runs; and a quieter machine where the rows saw a busy one.
+*disturbed* (no speed-up, interval or floor printed) marks a comparison that cannot inform: either its interval
+reaches ±50% or more, or one of its two cells is itself disturbed — its quartiles lie half its median or more
+apart, so its median is no value to read (the figure draws such a cell as an x at each quartile). Its line says
+which, by what, and how to rerun.
 `noisy` reads "yes: its own rounds ±x%" where the comparison's own rounds, the figure its line prints, pass
-10% (one sigma), the threshold a cell's rounds are held to. It reads "yes: a cell's mark" where either cell
-carries the noisy mark: its round medians scatter by more than 10% (a robust spread, rounds set aside while the
-host ran slow left out), or fall in two groups, or a round felt a dip of the memory bandwidth, or other
-processes used more than 25% of the CPU while it ran.
+10% (one sigma), the threshold a cell's rounds are held to; past ±50% that figure reads as a factor, "8.5× either
+way" (one sigma: its rounds scatter the ratio by a factor of 8.5 up or down).
+It reads "yes: a cell's mark" where either cell carries the noisy mark: its round medians scatter by more than
+10% (a robust spread, rounds set aside while the host ran slow left out), or fall in two groups, or a round felt
+a dip of the memory bandwidth, or other processes used more than 25% of the CPU while it ran.
 """),
     code("""
 # The rules just stated, checked on this table: every verdict follows from its speed-up, interval and floor
@@ -258,6 +267,18 @@ def named_cells(v, sentence: str) -> str:
     return sentence.replace("2 of its cells read disturbed", "both runs' cells read disturbed", 1)
 
 
+def merged(block):
+    # lines that say the same thing at several sizes, said once with their sizes (07 printed one sentence five times,
+    # "the comparison was disturbed, as it rests on a disturbed cell (run A's cell) [1][2][3][4]")
+    heads = {}
+    rendered = block.render()
+    for (label, _, _), line in zip(block.lines, rendered, strict=False):
+        heads.setdefault(line.removeprefix(f"{label}: "), []).append(label)
+    said = [f"{', '.join(ls[:-1])} and {ls[-1]}: {rest}" if len(ls) > 1 else f"{ls[0]}: {rest}"
+            for rest, ls in heads.items()]
+    return said + rendered[len(block.lines):]
+
+
 def cell_note(v, sentence):
     # a comparison one of whose cells is disturbed says so in its own sentence, naming which run's cell
     wide = [f"run {'A' if c['run_id'] == run_a.run_id else 'B'}'s" for c in cells_of(v).to_dict("records")
@@ -288,7 +309,8 @@ for variant, g in cmp.groupby("variant"):
         # undisturbed cells' own rounds and floors, and the disturbed ones apart, so the noise said here is the
         # noise of the lines above
         noise = g.loc[~g["floor"].map(lambda f: is_disturbed(float(f))), "noise"].astype(float).dropna()
-        width = noise_parts_text(g.to_dict("records"), run_sigma, run_basis)
+        # the runs' noise and what it rests on were printed under the two runs above: named, not repeated
+        width = noise_parts_text(g.to_dict("records"), run_sigma, "printed under the two runs above")
         # every cell disturbed: say what the noise was measured from, with each variant's median move (A over B),
         # so a reader can see whether the change under test is itself in the scatter
         moves = "; ".join(f"{name}'s cells {float(np.exp(np.log(m['speedup'].astype(float)).median())):.2g}×"
@@ -321,9 +343,12 @@ for variant, g in cmp.groupby("variant"):
                          f"({at}): there the extra cores bought numba at most that much, far from the {threads}× "
                          f"that {threads} threads could give at best")
         advice = summary_advice(list(g["noise"].astype(float)), run_sigma, bool(busy))
-        lines.append("  No size settled" + (f" ({busy})" if busy else "") + f". {why}"
+        # the busy machine in a note under the lines already: not said again on this line
+        noted = "machine was busy" in "\\n".join(block.render())
+        lines.append("  No size settled" + (f" ({busy})" if busy and not noted else "") + f". {why}"
                      + (" The text's expectation is checked only as far as the intervals above bound it."
-                        if bounded else " So this run cannot check the text's expectation.")
+                        if bounded else "" if variant == "numba" and threads > 1
+                        else " So this run cannot check the text's expectation.")
                      # the advice the lines above give, by their rule (summary_advice): said here only where no line
                      # carried it (its notes, under the block, say it once)
                      + ("" if any(r for _, _, r in block.lines) else f" {advice[0].upper()}{advice[1:]}"
@@ -342,7 +367,14 @@ for variant, g in cmp.groupby("variant"):
                         "one thread faster at a size above one where it is slower, or at every size on a quiet "
                         "machine: the thread count and the machine between the runs both differ, and this run "
                         "cannot tell which made the difference") + (f" ({busy})" if busy else ""))
-    text = "\\n".join([f"{variant}: run B against run A: {counts}"] + [f"  {x}" for x in block.render()] + lines)
+    if not called and variant == "numba" and threads > 1 and not bounded:
+        # the experiment's own question left open, said plainly once: why, and what setting would answer it
+        lines.append(f"  So this run cannot show what numba's second thread buys: none of its {len(g)} comparisons "
+                     "told the runs apart" + (f", while other processes used up to {busy_share(df):.0%} of the CPU "
+                                               "and a second thread waits for a core" if busy else "")
+                     + ". A run with SMALL = False (larger sizes, where a second core pays, and more time per cell) "
+                     "on an otherwise idle machine is what can show it.")
+    text = "\\n".join([f"{variant}: run B against run A: {counts}"] + [f"  {x}" for x in merged(block)] + lines)
     assert ("as the text above expects" in text) == as_expected(variant, g, said)
     assert ("one thread was faster" in text) == (variant == "numba" and threads > 1 and called == {"faster"}
                                                  and bool(busy))
@@ -461,8 +493,11 @@ def scatter_sentences(n: int, scatter: float, here_busy: str, busy_seen: str, sp
                    "which widens this machine's side.")
     elif busy_seen and spread_here <= scatter:
         out.append(f"{busy_seen[0].upper()}{busy_seen[1:]}.")
-        out.append(f"This machine's rounds agreed within {spread_here:.0%}, less than that scatter, so the busy CPU "
-                   "is not what makes the intervals wide.")
+        # a range (fastest to slowest round) set against a one-sigma scatter: said as such, and why it still holds
+        # (a range is wider than the one-sigma scatter of the same rounds)
+        out.append(f"This machine's rounds agreed within {spread_here:.0%} from the fastest to the slowest round of "
+                   f"any cell; a range that narrow scatters by less still, one sigma, than the ratios' "
+                   f"{sigma_pct(scatter)}, so the busy CPU is not what makes the intervals wide.")
     else:
         out.append(f"{busy_seen[0].upper()}{busy_seen[1:]}." if busy_seen else
                    f"No busy machine: other processes took at most {share:.0%} of the CPU here.")
@@ -500,14 +535,21 @@ if remote_id is not None:
     # the numbers each sentence rests on, shown: past ±50% no estimate or interval, only the bound kept
     # between machines a wide interval is their scatter, not a disturbance, unless this side's rows saw a busy machine
     shown_x = shown_verdicts(judged, wide=not here_busy)
+    bounds = [interval_text(lo, hi) for lo, hi in zip(shown_x["ci_low"], shown_x["ci_high"], strict=True)]
+    width = max(map(len, bounds), default=0) + 2
+    # the interval left-aligned and set apart: a right-aligned "≥ 1.2×" ran into the verdict beside it and read as
+    # "≥ 1.2× faster, amount too wide to read", a bound nothing printed supported
     print(pd.DataFrame({"kernel": shown_x["kernel"], "size": shown_x["size_label"],
                         "speed-up (this machine over the other)": [table_ratio(*r) if pd.notna(r[0]) else "" for r in
                                                                    zip(shown_x["speedup"], shown_x["ci_low"],
                                                                        shown_x["ci_high"], strict=True)],
-                        "interval": [interval_text(lo, hi) for lo, hi in zip(shown_x["ci_low"], shown_x["ci_high"],
-                                                                             strict=True)],
+                        "interval": [b.ljust(width) for b in bounds],
                         "verdict": shown_x["verdict"]}).to_string(index=False))
-    print("(speed-up above 1: this machine was faster)")
+    if shown_x["speedup"].notna().any():   # a key to a column only where the column prints something
+        print("(speed-up above 1: this machine was faster)")
+    if any(b.startswith(("≥", "≤")) for b in bounds):   # a one-sided interval says which end it is, and why alone
+        print("(≥ x: the low end of that comparison's 99% interval, its high end too far to inform; ≤ x: the high "
+              "end alone)")
     xblock = NoteBlock()
     for _, v in judged.iterrows():
         # the scatter between two machines is what they differ in, kernel by kernel: its reasons were said once above,
