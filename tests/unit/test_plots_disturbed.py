@@ -86,6 +86,7 @@ def test_a_band_at_a_point_with_no_banded_neighbour_is_drawn_as_a_bar():
 def test_the_band_legend_names_no_table():
     """Tutorial 01 shows the figure with no "± IQR" column beside it: the legend says what the band is."""
     assert "table" not in plots.lines.BAND_LABEL and "IQR" in plots.lines.BAND_LABEL
+    assert "narrower than the line" in plots.lines.BAND_LABEL   # 04: a band named in the legend, none seen
     fig = plots.plot_metric(_saxpy_numpy(), "gbps")
     assert plots.lines.BAND_LABEL in _legend(fig) and not any("table" in t for t in _legend(fig))
 

@@ -245,3 +245,21 @@ def test_the_band_is_scaled_by_the_median_its_quartiles_are_weighted_by():
     assert lo[0] <= 5.0 <= hi[0]   # the line (the median of the round medians) inside its band
     lo, hi = quartile_band(g, "gflops")
     assert lo[0] <= 10.0 <= hi[0]
+
+
+def test_a_one_size_axis_prints_no_tick_naming_one_parameter():
+    """05: "2¹⁰" (its cols) above "one size: rows=64 cols=1024", as if cols were what varied."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from workbench.report.plots.size_axis import set_size_axis
+
+    one = pd.DataFrame({"params": ['{"rows": 64, "cols": 1024}'] * 2})
+    axis = choose_x_axis(params_frame(one))
+    fig, ax = plt.subplots()
+    set_size_axis(ax, [1024.0], axis)
+    fig.canvas.draw()
+    assert [t.get_text() for t in ax.get_xticklabels()] == [""]
+    plt.close(fig)

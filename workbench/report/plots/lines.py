@@ -114,7 +114,8 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
 
 #: What the shaded band is (the legend says it): the interquartile range of the samples, the spread a summary
 #: table prints as "median ± IQR". Worded without the table: tutorial 01 shows the figure with no such column.
-BAND_LABEL = "band: IQR of the kept rounds' samples (q1 to q3)"
+#: It says where it cannot be seen: 04's legend named a band that no point showed, each narrower than its line.
+BAND_LABEL = "band: IQR of the kept rounds' samples (q1 to q3); unseen where narrower than the line"
 #: The band of a point with no banded neighbour, drawn as a bar (a fill between one point has no width: 03's
 #: portable 2^20 and 08's torch n=64 had a table IQR and no visible band).
 LONE_BAND_LABEL = "band: a bar where a point has no banded neighbour"

@@ -88,6 +88,8 @@ def set_size_axis(ax: Axes, xs: Iterable[float], axis: XAxis, companions: Mappin
             if t in m:
                 text += f"\n{c}={m[t]}"
         labels.append(text)
+    if axis.label.startswith("one size:"):   # the axis names the size whole: a lone "2¹⁰" tick (05) named one part
+        labels = [""] * len(ticks)
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, pos, d=dict(zip(ticks, labels, strict=True)):
                                                d.get(x, "")))
