@@ -172,12 +172,14 @@ def per_row_note(df, m, rows) -> str:
     t = functools.partial(fmt_seconds, zeros=True)   # three significant figures, trailing zeros kept
     return (f"quick()'s torch row at {r['size_label']} took {t(r['median_s'])}, {t(quick_row)} "
             f"a row; the timeit above took {t(m.median_s)} for {rows} rows, {t(timeit_row)} a "
-            f"row: {'the timeit took' if timeit_row > quick_row else 'quick() took'} {ratio:.1f}× "
-            f"{'quick()' if timeit_row > quick_row else 'the timeit'}'s time a row"
+            f"row: " + (f"within {ratio - 1:.0%} of each other a row" if ratio < 1.1 else
+                        f"{'the timeit took' if timeit_row > quick_row else 'quick() took'} {ratio:.1f}× "
+                        f"{'quick()' if timeit_row > quick_row else 'the timeit'}'s time a row")
             + (" (the timeit read disturbed, so its median is its only figure)" if m.disturbed else "")
             + ". The two timed different calls in different processes (a fresh numpy matrix each input set in "
             "numpy's worker; one torch tensor here), with the threads printed above and in the timeit's line; "
-            "which of these makes the gap, these rows do not measure.")
+            + ("which of these makes the gap, these rows do not measure." if ratio >= 1.1 else
+               "that they come close is no check of either."))
 
 
 # the threads the torch callable ran on in the worker, beside the timeit's (its repr above names them)

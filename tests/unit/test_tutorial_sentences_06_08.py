@@ -261,6 +261,8 @@ def test_the_timeit_is_set_beside_a_printed_torch_row_per_row(nb08):
     assert "4.00 ms for 4096 rows, 977 ns a row" in said and "3.1×" in said and "read disturbed" in said
     wide = df.assign(iqr_s=[6.7e-7, 9e-5, 1.4e-5])   # n=257 disturbed: its median is not printed, so not used
     assert "torch row at n=64" in nb08["per_row_note"](wide, _timed(4.0e-3, 3.9e-3, 4.2e-3), 4096)
+    close = nb08["per_row_note"](df, _timed(1.30e-3, 1.2e-3, 1.4e-3), 4096)   # 317 ns against 314 ns a row: no gap
+    assert "within 1% of each other a row" in close and "gap" not in close and "read disturbed" not in close
 
 
 def test_the_figure_is_said_with_what_its_axis_can_show(nb08):
