@@ -87,6 +87,8 @@ def test_the_band_legend_names_no_table():
     """Tutorial 01 shows the figure with no "± IQR" column beside it: the legend says what the band is."""
     assert "table" not in plots.lines.BAND_LABEL and "IQR" in plots.lines.BAND_LABEL
     assert "narrower than the line" in plots.lines.BAND_LABEL   # 04: a band named in the legend, none seen
+    # 01: the shading between two sizes is no measurement; the legend says the band is each measured size's
+    assert "at each measured size, joined between them" in plots.lines.BAND_LABEL
     fig = plots.plot_metric(_saxpy_numpy(), "gbps")
     assert plots.lines.BAND_LABEL in _legend(fig) and not any("table" in t for t in _legend(fig))
 
@@ -159,3 +161,16 @@ def test_a_two_mode_cell_is_drawn_as_its_two_modes_as_the_tables_print_it():
     assert ys[0] == modes[0][0] and ys[-1] == modes[0][1]
     modes_legend(ax, 1)
     assert any(lab.startswith(MODES_LABEL) for lab in ax.get_legend_handles_labels()[1])
+
+
+def test_a_series_drawn_only_as_crosses_has_a_cross_in_the_legend():
+    """07's legend gave run A's numba series a line and a square marker while the figure drew it only as crosses."""
+    rows = _saxpy_numpy()
+    for i in range(len(rows)):
+        _widen(rows, i, 0.6)
+    ax = plots.plot_metric(rows, "median_s").axes[0]
+    line = next(ln for ln in ax.lines if ln.get_label() == "numpy @ numpy")
+    assert line.get_marker() == "x" and line.get_linestyle() == "None"
+    calm = plots.plot_metric(_saxpy_numpy(), "median_s").axes[0]
+    line = next(ln for ln in calm.lines if ln.get_label() == "numpy @ numpy")
+    assert line.get_marker() != "x" and line.get_linestyle() != "None"

@@ -115,7 +115,10 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
 #: What the shaded band is (the legend says it): the interquartile range of the samples, the spread a summary
 #: table prints as "median ± IQR". Worded without the table: tutorial 01 shows the figure with no such column.
 #: It says where it cannot be seen: 04's legend named a band that no point showed, each narrower than its line.
-BAND_LABEL = "band: IQR of the kept rounds' samples (q1 to q3); unseen where narrower than the line"
+#: Measured at each point only: between two sizes the shading joins their ends (01's reader took a wedge between
+#: 2^12 and 2^16 for spread at sizes never measured).
+BAND_LABEL = ("band: IQR of the kept rounds' samples (q1 to q3) at each measured size, joined between them; unseen "
+              "where narrower than the line")
 #: The band of a point with no banded neighbour, drawn as a bar (a fill between one point has no width: 03's
 #: portable 2^20 and 08's torch n=64 had a table IQR and no visible band).
 LONE_BAND_LABEL = "band: a bar where a point has no banded neighbour"
@@ -139,7 +142,11 @@ def _draw_series(ax: Axes, g: pd.DataFrame, metric: str, style: SeriesStyle, ls:
     off the line with no band: its median is no value to read, so no segment leads to or from it."""
     x, y = g["_x"].to_numpy(float), g[metric].to_numpy(float)
     disturbed = disturbed_mask(g)
-    ax.plot(x, np.where(disturbed, np.nan, y), marker=style.marker, ms=4, color=style.color, ls=ls, label=label)
+    # a series every cell of which is disturbed draws no line and no marker of its own: its legend entry shows what
+    # it does draw, an x in its colour (07's legend gave run A's numba a line and a square it drew nowhere)
+    crossed = bool(len(g)) and bool(disturbed.all())
+    ax.plot(x, np.where(disturbed, np.nan, y), marker="x" if crossed else style.marker, ms=4, color=style.color,
+            ls="none" if crossed else ls, label=label)
     band = quartile_band(g, metric) if bands else None
     if band is not None and np.isfinite(band[0]).any():
         drawn.lone |= draw_band(ax, x, band[0], band[1], style.color)
