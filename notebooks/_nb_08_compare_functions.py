@@ -45,9 +45,9 @@ SIZES = [64, 257] if SMALL else [2**k for k in range(6, 14)] if FULL else [2**6,
 The measurement prints itself with a unit chosen for it; its fields are there for code (`median_s`, `q1_s`,
 `q3_s`, `samples_s`, `noisy`, `timer_kind`). It gives two spreads, of two things. Its quartiles are the spread
 of all its samples; where they lie half the median or more apart, it reads "disturbed" and gives no quartiles.
-Its noise flag is about the medians of its rounds, taken one after another: it reads `~ noisy`, with the reason,
-where those spread past 10% or other processes used past 25% of the CPU, and otherwise `not noisy`, with the
-rounds' spread.
+Its noise flag is about the medians of its rounds, taken one after another: it reads `~ noisy` with its reason
+where those spread past 10% or fall in two groups, where the host's memory bandwidth dipped in a round, or where
+other processes used past 25% of the CPU; otherwise `not noisy`, with the rounds' spread.
 """),
     code("""
 x = torch.rand(4096, 1024)
