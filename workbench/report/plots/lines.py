@@ -117,8 +117,9 @@ def draw_metric(ax: Axes, ok: pd.DataFrame, metric: str, bands: bool = True,
 #: It says where it cannot be seen: 04's legend named a band that no point showed, each narrower than its line.
 #: Measured at each point only: between two sizes the shading joins their ends (01's reader took a wedge between
 #: 2^12 and 2^16 for spread at sizes never measured).
-BAND_LABEL = ("band: IQR of the kept rounds' samples (q1 to q3) at each measured size, joined between them; unseen "
-              "where narrower than the line")
+#: In lines, so the legend beside the axes keeps its width (one line of 121 characters ran over the axes).
+BAND_LABEL = ("band: IQR of the kept rounds' samples (q1 to q3)\nat each measured size, joined between them;\n"
+              "unseen where narrower than the line")
 #: The band of a point with no banded neighbour, drawn as a bar (a fill between one point has no width: 03's
 #: portable 2^20 and 08's torch n=64 had a table IQR and no visible band).
 LONE_BAND_LABEL = "band: a bar where a point has no banded neighbour"
