@@ -89,7 +89,7 @@ Bandwidth against size. Each point is its cell's headline, the median of its rou
 sentences below quote); the shaded band, drawn at each measured size, is the interquartile range of the samples of
 the same rounds (the kept rounds: a round set aside because the host ran slow is in neither). Between the two sizes
 the band only joins its two ends: nothing was measured there. A hollow point is a noisy cell; an x marks a
-disturbed one (the legend gives the rule, the verdicts below name each). The sizes come from this machine's caches
+disturbed one (the verdict notes below give the rule and name each). The sizes come from this machine's caches
 (`tutorial.cache_and_dram_sizes`): one within half the per-core cache, one at twice the last-level cache, so that
 its arrays stream from DRAM. An OpenCL backend may be a GPU or, through PoCL, this machine's CPU, and Vulkan may be
 a GPU or lavapipe on the CPU; the cell after the plot prints this machine's cache sizes, which cache each size fits,
