@@ -174,13 +174,15 @@ if n_noisy:
     why = pd.Series([noise_text(r) for r in ok[hollow].to_dict("records")])
     parts = {"other processes took more than a quarter of the CPU while they ran": why.str.contains("other process"),
              "their rounds scattered by more than 10%": why.str.contains("spread|scatter")}
-    said = ", ".join(f"{int(m.sum())} where {k}" for k, m in parts.items() if m.any())
-    every = n_noisy == len(ok) - n_wide - n_two > 1   # each cell drawn as a point: said so outright
-    print(f"{n_noisy} of the {len(ok)} measured cells {'is' if n_noisy == 1 else 'are'} noisy"
+    said = ", ".join(f"{'all' if int(m.sum()) == n_noisy > 1 else int(m.sum())} because {k}"
+                     for k, m in parts.items() if m.any())
+    every = len(ok) > n_noisy == len(ok) - n_wide - n_two > 1   # each cell drawn as a point: said so outright
+    print((f"All {n_noisy} measured cells are noisy" if n_noisy == len(ok) else
+           f"{n_noisy} of the {len(ok)} measured cells {'is' if n_noisy == 1 else 'are'} noisy")
           + (", every cell the figure draws as a point" + (f" (the other {n_wide + n_two} are drawn crossed out or "
                                                             "as two modes)" if n_wide + n_two else "")
              if every else "") + ' (hollow here, "~" in the table below)'
-          + (f": {said} (a cell can have both)" if said.count(" where ") > 1 else f": {said}" if said else "")
+          + (f": {said} (a cell can have both)" if said.count(" because ") > 1 else f": {said}" if said else "")
           + ". A ring says a cell's time may sit off its kernel's own; the verdicts "
           "below pair float16 with float32 round by round, and their intervals carry that noise.")
 """, "figure"),
