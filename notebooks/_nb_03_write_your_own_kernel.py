@@ -65,9 +65,10 @@ spec = register_kernel(KernelSpec(
 ## Variants
 
 A variant is a *builder*: given the backend, sizes and dtype it prepares whatever it needs and returns a
-function `run(inputs, outputs)`. The numpy one is numpy's own calls writing into the output (`np.multiply`
-with `out=`, then an in-place add of `BETA * y`, which makes one temporary the size of `y`: its peak memory
-below shows it), so it is the library baseline: the expression a numpy user writes, not a traffic-equal loop.
+function `run(inputs, outputs)`. The numpy one is numpy's own calls writing into the output (`np.multiply` with
+`out=`, then an in-place add of `BETA * y`, which makes one temporary the size of `y`: the lines printed with the
+benchmark's table compare its peak memory with numba's), so it is the library baseline: the expression a numpy
+user writes, not a traffic-equal loop.
 """),
     code("""
 @variant("axpby", "numpy", "numpy", library=True)
@@ -155,6 +156,16 @@ summary = res.summary()
 # a disturbed cell's median is no rate to read: its GB/s, GFLOP/s and % peak are not printed either
 disturbed = summary["median ± IQR"].astype(str).str.contains("disturbed")
 summary.loc[disturbed, [c for c in ("GB/s", "GFLOP/s", "% peak") if c in summary.columns]] = "(disturbed)"
+# numpy's temporary (the size of y, said under "Variants"), read from the peak memory column at each size
+from workbench.core.units import fmt_bytes
+
+for size, g in res.df[res.df["status"] == "ok"].groupby("size_label", sort=False):
+    peak = dict(zip(g["variant"], g["peak_mem_bytes"], strict=True))
+    if {"numpy", "numba"} <= set(peak) and peak["numpy"] > peak["numba"]:
+        y = float(g["bytes"].iloc[0]) / 3   # x, y and out: three arrays of one size
+        print(f"{size}: peak memory {fmt_bytes(peak['numpy'])} for numpy against {fmt_bytes(peak['numba'])} for "
+              f"numba: {fmt_bytes(peak['numpy'] - peak['numba'])} more, about y's size ({fmt_bytes(y)}), numpy's "
+              "temporary")
 summary
 """),
     md("""

@@ -250,10 +250,10 @@ def fusion_findings(res):
         lines.footnote(f"({', '.join(pocl)}: PoCL runs the OpenCL kernels on this CPU's cores; it checks that they "
                        "are correct, and its timings say nothing about a GPU.)")
     crossed = {(r["variant"], r["backend"], r["size_label"]) for r in ok.to_dict("records") if quartiles_wide(r)}
-    if crossed and crossed <= covered:   # every crossed cell is named above with its notes: not said again (05)
-        lines.footnote("(The figure draws each disturbed cell named above as an x at each quartile, dotted between, "
-                       "with no band and no point at its median.)")
-    elif disturbed_cells_text(ok):   # the figure's crosses, named: no sentence above reads a ratio from them
+    # every crossed cell named above with its notes (how the figure draws it, by what, the rerun): not said again;
+    # 05 printed notes [4]-[7] and then the same in a line of its own
+    # (else the figure's crosses, named: no sentence above reads a ratio from them)
+    if not crossed <= covered and disturbed_cells_text(ok):
         lines.footnote(disturbed_cells_text(ok) + ".")
     # the shared-machine advice is said once, under the last kernel's verdicts, for both (advise_once)
     print(lines)
