@@ -370,10 +370,11 @@ for variant, g in cmp.groupby("variant"):
     if not called and variant == "numba" and threads > 1 and not bounded:
         # the experiment's own question left open, said plainly once: why, and what setting would answer it
         lines.append(f"  So this run cannot show what numba's second thread buys: none of its {len(g)} comparisons "
-                     "told the runs apart" + (f", while other processes used up to {busy_share(df):.0%} of the CPU "
-                                               "and a second thread waits for a core" if busy else "")
-                     + ". A run with SMALL = False (larger sizes, where a second core pays, and more time per cell) "
-                     "on an otherwise idle machine is what can show it.")
+                     "settled" + (f", while other processes used up to {busy_share(df):.0%} of the CPU and a second "
+                                  "thread waits for a core" if busy else "")
+                     + ". A run " + ("with SMALL = False (larger sizes, where a second core pays, and more time per "
+                                     "cell) " if SMALL else "")
+                     + "on an otherwise idle machine is what can show it.")
     text = "\\n".join([f"{variant}: run B against run A: {counts}"] + [f"  {x}" for x in merged(block)] + lines)
     assert ("as the text above expects" in text) == as_expected(variant, g, said)
     assert ("one thread was faster" in text) == (variant == "numba" and threads > 1 and called == {"faster"}
