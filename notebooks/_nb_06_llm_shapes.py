@@ -104,7 +104,7 @@ one sweep: every round measures each cell of both in a shuffled order, and a var
 rows are compared round by round. That pairing removes the machine's slow drift, which moves both visits of a
 round alike; it does not remove what changes between the two visits — a disturbance that hits one dtype's visit,
 and drift that grows with the number of cells measured between them (docs/statistics.md) — which stays in each
-comparison's interval. Where it leaves a dtype's rounds in two modes, the sentence below
+comparison's interval. Where a disturbance leaves a dtype's rounds in two modes, the sentence below
 names both modes, and says who was faster (never by how much) only where every mode lies on the same side of the
 other dtype, past the noise. A variant that does not
 implement a dtype is recorded as `unsupported` with the reason, not silently dropped.
