@@ -53,7 +53,9 @@ from workbench.report.claims_cause import (  # noqa: F401  (re-exported)
     apart_undecided_text,
     basis_why,
     busy_share,
+    cell_rerun_hint,
     disturbance_text,
+    disturbed_rounds,
     noise_cause,
     one_way_text,
     pair_headlines,
@@ -196,12 +198,13 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     if out.empty:
         out["busy"], out["disturbed_by"], out["round_ratios"], out["rounds_apart"] = None, "", None, None
         out["cells_disturbed"], out["disturbed_cells"], out["quartiles_apart"] = None, "", ""
+        out["disturbed_rounds"] = float("nan")
         out["table_median_a"], out["table_median_b"] = float("nan"), float("nan")
         out["headline_a"], out["headline_b"] = "", ""
         return out
     share = pd.to_numeric(rows.get("other_cpu_share", pd.Series(float("nan"), index=rows.index)), errors="coerce")
     key = "size_label" if "size_label" in rows and "size_label" in out else None
-    busy, by, rounds, medians, wide, heads, names, apart = [], [], [], [], [], [], [], []
+    busy, by, rounds, medians, wide, heads, names, apart, spans = [], [], [], [], [], [], [], [], []
     for r in out.to_dict("records"):
         sides = (((rows["variant"] == r.get("variant")) & (rows["backend"] == r.get("backend")))
                  | ((rows["variant"] == r.get("baseline_variant")) & (rows["backend"] == r.get("baseline_backend"))))
@@ -216,8 +219,9 @@ def mark_busy(table: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         wide.append(_cells_disturbed(rows[sides].to_dict("records")))
         names.append(_disturbed_names(rows[sides].to_dict("records")))
         apart.append(pair_quartiles_apart(r, rows[sides]))
+        spans.append(disturbed_rounds(rows[sides]))   # cell_rerun_hint: its rounds agree, or more rounds help
     out["busy"], out["disturbed_by"], out["cells_disturbed"] = busy, by, wide
-    out["disturbed_cells"], out["quartiles_apart"] = names, apart
+    out["disturbed_cells"], out["quartiles_apart"], out["disturbed_rounds"] = names, apart, spans
     out["table_median_a"], out["table_median_b"] = [x[0] for x in medians], [x[1] for x in medians]
     out["headline_a"], out["headline_b"] = [x[0] for x in heads], [x[1] for x in heads]
     out["round_ratios"], out["rounds_apart"] = [x[0] for x in rounds], [x[1] for x in rounds]
@@ -278,7 +282,7 @@ def verdict_claim(v: Mapping[str, Any], base: str, other: str, disturbed_by: str
     given, hint = rerun, rerun_hint(busy) if rerun is None else rerun
     if said == "inconclusive" and rests_on_disturbed(v):   # a side the figure crosses out: no ratio
         by = disturbed_by or str(v.get("disturbed_by") or "")
-        return _disturbed_cell_sentence(v, base, other, by, hint)
+        return _disturbed_cell_sentence(v, base, other, by, hint if given else cell_rerun_hint(v, busy, hint))
     if said in ("faster", "slower", "inconclusive") and is_disturbed(floor):
         by = disturbed_by or str(v.get("disturbed_by") or "")   # the pair's own rows' load (mark_busy)
         few = bool(too_few_words(v.get("basis")))   # too few rounds at speed: its assumed drift said, whatever the load

@@ -25,6 +25,7 @@ from workbench.judge.few_rounds import is_paired_basis, read_basis, too_few_word
 from workbench.judge.stats import mode_median
 from workbench.judge.verdicts import (
     BLOCKS,
+    NOISY_SPREAD,
     PRIOR_DF,
     effects,
     is_disturbed,
@@ -33,7 +34,7 @@ from workbench.judge.verdicts import (
     round_ids,
     span_disturbed,
 )
-from workbench.report.claims_rows import _num, json_list
+from workbench.report.claims_rows import _num, json_list, quartiles_wide
 from workbench.report.ratio_text import interval_name, interval_text, sigma_pct
 
 
@@ -93,6 +94,26 @@ def spread_text(rows: pd.DataFrame) -> str:
         parts.append(f"the workers' host probe, read around each cell's rounds, set {aside} round"
                      f"{'' if aside == 1 else 's'} aside as taken while the host ran slow")
     return "; ".join(parts)
+
+
+def disturbed_rounds(rows: pd.DataFrame) -> float:
+    """The widest round spread (slowest round median over fastest) of the ``rows`` that read disturbed
+    (:func:`~workbench.report.claims_rows.quartiles_wide`); NaN where none has two rounds."""
+    spans = [float(x.max() / x.min()) for r in rows.to_dict("records") if quartiles_wide(r)
+             for x in (parse_samples(r.get("round_medians_s")),) if len(x) > 1 and x.min() > 0]
+    return max(spans, default=float("nan"))
+
+
+def cell_rerun_hint(v: Mapping[str, Any], busy: bool | None, hint: str) -> str:
+    """The advice for a comparison resting on a disturbed cell, following its cause: where that cell's rounds agree
+    (within :data:`~workbench.judge.verdicts.NOISY_SPREAD`) on a machine that was not busy, its spread lies within
+    its calls, which more rounds do not narrow (01 and 03 advised "rerun it with more rounds" beside rounds 1.06x
+    apart on an idle machine); else ``hint`` (rounds that disagree: more rounds; a busy machine: an idle rerun)."""
+    spread = _num(v, "disturbed_rounds")
+    if busy is not False or not math.isfinite(spread) or spread > 1 + NOISY_SPREAD:
+        return hint
+    return (f"its rounds agreed (within {spread:.2f}×) on a machine that was {NOT_BUSY}, so the spread is its calls' "
+            "own: more rounds will not narrow it, and its quartiles are the reading")
 
 
 def disturbance_text(rows: pd.DataFrame) -> str:

@@ -1,0 +1,38 @@
+"""Issue 39, idle readers of 01 and 03: a comparison resting on a cell disturbed by its own samples' spread (its
+rounds 1.06x apart, the machine not busy) still ended "rerun it with more rounds", which cannot narrow a spread that
+lies within each call. The advice follows the cause printed beside it."""
+
+import pandas as pd
+
+from workbench.judge.disturbed import BUSY_RERUN_HINT, RERUN_HINT
+from workbench.report.claims import check_claim, mark_busy, verdict_claim
+
+TABLE = pd.DataFrame([{"variant": "portable", "backend": "opencl-0", "baseline_variant": "numpy",
+                       "baseline_backend": "numpy", "size_label": "n", "verdict": "slower", "speedup": 0.04,
+                       "ci_low": 0.03, "ci_high": 0.05, "floor": 0.2, "basis": "paired rounds"}])
+
+
+def _rows(portable_rounds: str, share: float) -> pd.DataFrame:
+    return pd.DataFrame({"variant": ["numpy", "portable"], "backend": ["numpy", "opencl-0"], "size_label": ["n"] * 2,
+                         "median_s": [1e-5, 2.5e-4], "q1_s": [0.9e-5, 1.2e-4], "q3_s": [1.1e-5, 4.0e-4],
+                         "iqr_s": [0.2e-5, 2.8e-4], "other_cpu_share": [share, share], "load_avg_1m": [1.4, 1.4],
+                         "round_medians_s": ["[1e-5, 1e-5, 1e-5]", portable_rounds]})
+
+
+def _claim(rows: pd.DataFrame):
+    v = mark_busy(TABLE, rows).iloc[0].to_dict()
+    claim = verdict_claim(v, "numpy @ numpy", "portable @ opencl-0")
+    check_claim(v, claim.text())
+    return claim.text()
+
+
+def test_a_cell_whose_rounds_agree_on_an_idle_machine_is_not_advised_more_rounds():
+    text = _claim(_rows("[2.4e-4, 2.5e-4, 2.54e-4]", 0.0))
+    assert RERUN_HINT not in text and "more rounds will not narrow it" in text, text
+    assert "its quartiles are the reading" in text and "within 1.06×" in text
+
+
+def test_rounds_that_disagree_get_more_rounds_and_a_busy_machine_an_idle_rerun():
+    assert RERUN_HINT in _claim(_rows("[1.5e-4, 2.5e-4, 3.0e-4]", 0.0))
+    busy = _claim(_rows("[2.4e-4, 2.5e-4, 2.54e-4]", 0.9))
+    assert BUSY_RERUN_HINT in busy and "will not narrow" not in busy
