@@ -36,3 +36,16 @@ def test_rounds_that_disagree_get_more_rounds_and_a_busy_machine_an_idle_rerun()
     assert RERUN_HINT in _claim(_rows("[1.5e-4, 2.5e-4, 3.0e-4]", 0.0))
     busy = _claim(_rows("[2.4e-4, 2.5e-4, 2.54e-4]", 0.9))
     assert BUSY_RERUN_HINT in busy and "will not narrow" not in busy
+
+
+def test_the_cell_whose_rounds_differed_is_named_with_the_blocks_largest():
+    from workbench.report.claim_notes import Claim, NoteBlock
+    from workbench.report.claims_cause import spread_text
+
+    said = spread_text(_rows("[2.4e-4, 2.5e-4, 2.54e-4]", 0.0))
+    assert said == "portable @ opencl-0's own rounds differed by up to 1.06× (its slowest round over its fastest)"
+    block = NoteBlock()
+    block.add("n=1", Claim("x was faster", (said.replace("1.06", "1.30"),)))
+    block.add("n=2", Claim("y was faster", (said.replace("portable @ opencl-0", "numba @ numba"),)))
+    assert block.render()[-1] == ("[1] portable @ opencl-0's own rounds differed by up to 1.30× (its slowest round "
+                                  "over its fastest, at the size where they differed most)")

@@ -111,9 +111,11 @@ PATTERNS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Reason]], ...] 
      lambda m: Reason(m.group(0), note="its interval rests on its paired rounds at speed (the others set aside as "
                       f"taken while the host ran slow), {m.group(3)}",
                       detail=f"{m.group(1)} paired rounds at speed, {m.group(2)} set aside")),
-    (re.compile(r"a cell's own rounds differed by up to ([\d.]+×) \(its slowest round over its fastest\)"),
-     lambda m: Reason(m.group(0), note="a cell's own rounds differed by up to {} (its slowest round over its fastest, "
-                      "at the size where they differed most)", bounds=((float(m.group(1)[:-1]), m.group(1)),))),
+    # the block's largest with its cell: the bound's printed form carries the cell's name (03's "[4] a cell's own
+    # rounds differed by up to 1.06x" said not whose)
+    (re.compile(r"(.+)'s own rounds differed by up to ([\d.]+×) \(its slowest round over its fastest\)"),
+     lambda m: Reason(m.group(0), note="{} (its slowest round over its fastest, at the size where they differed most)",
+                      bounds=((float(m.group(2)[:-1]), f"{m.group(1)}'s own rounds differed by up to {m.group(2)}"),))),
     (re.compile(r"the sweep's between-rounds speed probe moved by up to (\d+)%"),
      lambda m: Reason(m.group(0), note="the sweep's between-rounds speed probe moved by up to {}%",
                       bounds=((float(m.group(1)), m.group(1)),))),

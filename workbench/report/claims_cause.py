@@ -73,14 +73,22 @@ def aside_rounds(rows: pd.DataFrame) -> set[Any]:
     return out
 
 
+def _cell_name(row: Mapping[str, Any]) -> str:
+    """"numba @ numba" where the row names its variant and backend, else "a cell"."""
+    v, b = row.get("variant"), row.get("backend")
+    return f"{v} @ {b}" if isinstance(v, str) and isinstance(b, str) else "a cell"
+
+
 def spread_text(rows: pd.DataFrame) -> str:
     """What the rows' own numbers show varied: a cell's rounds (its slowest round median over its fastest) and the
     host's speed probe between rounds ("" where the rows hold neither)."""
     parts = []
-    widest = max((float(x.max() / x.min()) for x in (parse_samples(t) for t in rows.get(
-        "round_medians_s", pd.Series(dtype=object))) if len(x) > 1), default=None)
+    # the widest cell by name (03 printed "a cell's own rounds differed by up to 1.06x" and not whose)
+    widest = max(((float(x.max() / x.min()), _cell_name(r)) for r in rows.to_dict("records")
+                  for x in (parse_samples(r.get("round_medians_s")),) if len(x) > 1 and x.min() > 0), default=None)
     if widest is not None:
-        parts.append(f"a cell's own rounds differed by up to {widest:.2f}× (its slowest round over its fastest)")
+        parts.append(f"{widest[1]}'s own rounds differed by up to {widest[0]:.2f}× (its slowest round over its "
+                     "fastest)")
     probes = [float(max(p) / min(p)) for p in (json_list(t) for t in rows.get(
         "round_probes_s", pd.Series(dtype=object)).dropna()) if len(p) > 1 and min(p) > 0]
     # two probes, each named (docs/statistics.md): the sweep's own, read between rounds in the sweep's process, and
