@@ -156,17 +156,27 @@ summary = res.summary()
 # a disturbed cell's median is no rate to read: its GB/s, GFLOP/s and % peak are not printed either
 disturbed = summary["median ± IQR"].astype(str).str.contains("disturbed")
 summary.loc[disturbed, [c for c in ("GB/s", "GFLOP/s", "% peak") if c in summary.columns]] = "(disturbed)"
-# numpy's temporary (the size of y, said under "Variants"), read from the peak memory column at each size
-from workbench.core.units import fmt_bytes
+# numpy's temporary (the size of y, said under "Variants"), read from the peak memory column at each size: a
+# difference is put down to it only where it matches y's size within 25%
+from workbench.core.units import fmt_bytes, fmt_seconds
 
 for size, g in res.df[res.df["status"] == "ok"].groupby("size_label", sort=False):
     peak = dict(zip(g["variant"], g["peak_mem_bytes"], strict=True))
     if {"numpy", "numba"} <= set(peak) and peak["numpy"] > peak["numba"]:
-        y = float(g["bytes"].iloc[0]) / 3   # x, y and out: three arrays of one size
+        y, more = float(g["bytes"].iloc[0]) / 3, peak["numpy"] - peak["numba"]   # x, y, out: three arrays alike
+        said = (f"about y's size ({fmt_bytes(y)}), numpy's temporary" if abs(more - y) <= 0.25 * y else
+                f"{more / y:.0%} of y's size ({fmt_bytes(y)}), so not that temporary (what it is, allocator "
+                "granularity or other, is not measured here)")
         print(f"{size}: peak memory {fmt_bytes(peak['numpy'])} for numpy against {fmt_bytes(peak['numba'])} for "
-              f"numba: {fmt_bytes(peak['numpy'] - peak['numba'])} more, about y's size ({fmt_bytes(y)}), numpy's "
-              "temporary")
-summary
+              f"numba: {fmt_bytes(more)} more, {said}")
+display(summary.drop(columns="notes"))
+# the notes in full, a line each (the table would cut them), and a disturbed cell's quartiles, which its verdict
+# compares
+for (_, r), (_, raw) in zip(summary.iterrows(), res.df.iterrows(), strict=True):
+    quart = (f"quartiles {fmt_seconds(raw['q1_s'])}–{fmt_seconds(raw['q3_s'])}, median not read; "
+             if "disturbed" in str(r["median ± IQR"]) else "")
+    if quart or str(r["notes"]).strip():
+        print(f"{r['variant']} @ {r['backend']} at {r['size']}: {quart}{r['notes']}")
 """),
     md("""
 Two columns say how each time was taken. **timer** is the clock that read each call: `sync+perf_counter` is
@@ -222,20 +232,4 @@ and the pairs that cannot meet are recorded as `unsupported` with the reason.)
     code("""
 res.plot(metric="gbps")
 """, "figure"),
-    code("""
-# what the figure shows, read from the rows it draws: per size, the fastest and slowest cell's median GB/s
-from workbench.report.claims_rows import quartiles_wide
-
-rated = res.df[(res.df["status"] == "ok") & res.df["gbps"].notna()]
-wide = [quartiles_wide(r) for r in rated.to_dict("records")]   # a disturbed cell (an x) has no rate to read
-for size, g in rated.groupby("size_label", sort=False):
-    read, crossed = g[[not w for w, i in zip(wide, rated.index, strict=True) if i in g.index]], g[
-        [w for w, i in zip(wide, rated.index, strict=True) if i in g.index]]
-    hi, lo = read.loc[read["gbps"].idxmax()], read.loc[read["gbps"].idxmin()]
-    print(f"{size}: highest median {hi['gbps']:.3g} GB/s, {hi['variant']} @ {hi['backend']}; lowest "
-          f"{lo['gbps']:.3g} GB/s, {lo['variant']} @ {lo['backend']}"
-          + "".join(f"; {r['variant']} @ {r['backend']} disturbed (an x, no median)" for _, r in crossed.iterrows()))
-print("These are the cells' medians, as the table's GB/s; which differences hold beyond the noise is the verdicts' "
-      "to say, above.")
-"""),
 ]
