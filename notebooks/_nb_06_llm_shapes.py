@@ -136,9 +136,11 @@ for ax, model in zip(axes[0], models):
         style = styles[series_key(variant, backend)]
         # the library plots' marks (report.plots.series): a two-mode cell as its two modes, a disturbed one as a
         # cross, neither a point of the line (its median is no value to read); a hollow ring over a noisy one
-        modes = mode_medians(g)
+        # a cell both disturbed and in two modes is drawn disturbed, as the table (report.marked_times) and the
+        # sentences read it: 06 drew two such cells as two-mode bars beside a table reading "disturbed"
+        wide = disturbed_mask(g)
+        modes = [None if w else m for m, w in zip(mode_medians(g), wide, strict=True)]
         two = np.array([m is not None for m in modes], dtype=bool)
-        wide = disturbed_mask(g) & ~two
         plain = ~(two | wide)
         ax.plot(g["x"], g["median_s"].where(plain), marker=style.marker, color=style.color, ms=4,
                 ls="-" if dtype == "float32" else "--", label=f"{variant} @ {backend}, {dtype}")
