@@ -64,7 +64,8 @@ def test_a_settled_verdict_resting_on_a_disturbed_cell_reads_disturbed():
     check_claim(row, sentence)
     assert reading(row) == "inconclusive" and not may_state_cause(row)
     assert "was faster" not in sentence and "×" not in sentence and "interval" not in sentence
-    assert DISTURBED in sentence and "numba @ numba's cell reads disturbed" in sentence
+    assert DISTURBED in sentence and "a disturbed cell (numba @ numba's cell)" in sentence
+    assert "a cell reads disturbed where" in sentence
     assert "no value to read" in sentence and "otherwise idle" in sentence   # its rows saw 50% other load
     shown = shown_verdicts(pd.DataFrame([row])).iloc[0]
     assert shown["verdict"] == "disturbed" and pd.isna(shown["speedup"]) and pd.isna(shown["ci_high"])
@@ -72,7 +73,7 @@ def test_a_settled_verdict_resting_on_a_disturbed_cell_reads_disturbed():
     runs = pd.concat([_pair((0.8, 1.7), 0.9).iloc[[1]], _pair((1.3, 1.4), 0.1).iloc[[1]]], ignore_index=True)
     pair = mark_busy(pd.DataFrame([{**SLOWER, "baseline_variant": "numba", "baseline_backend": "numba"}]), runs)
     said = verdict_sentence(pair.iloc[0].to_dict(), "run A", "run B")
-    assert "one of its cells reads disturbed" in said and "numba @ numba" not in said
+    assert "a disturbed cell (one of its cells)" in said and "numba @ numba" not in said
     # the same verdict on calm cells is untouched
     row = mark_busy(pd.DataFrame([SLOWER]), _pair((1.3, 1.4), 0.1)).iloc[0].to_dict()
     assert not rests_on_disturbed(row) and reading(row) == "slower"

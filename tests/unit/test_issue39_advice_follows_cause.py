@@ -49,3 +49,13 @@ def test_the_cell_whose_rounds_differed_is_named_with_the_blocks_largest():
     block.add("n=2", Claim("y was faster", (said.replace("portable @ opencl-0", "numba @ numba"),)))
     assert block.render()[-1] == ("[1] portable @ opencl-0's own rounds differed by up to 1.30× (its slowest round "
                                   "over its fastest, at the size where they differed most)")
+
+
+def test_a_disturbed_cells_notes_say_the_rule_once_and_do_not_restate_the_head():
+    v = mark_busy(TABLE, _rows("[1.5e-4, 2.5e-4, 3.0e-4]", 0.0)).iloc[0].to_dict()
+    claim = verdict_claim(v, "numpy @ numpy", "portable @ opencl-0")
+    assert "portable @ opencl-0's cell" in claim.head
+    assert not any("opencl-0's cell" in r for r in claim.reasons), claim.reasons   # the head names it
+    rule = [r for r in claim.reasons if "half its median" in r]
+    assert len(rule) == 1 and rule[0].count("50%") + rule[0].count("half") == 1, rule
+    assert "no ratio is read from it" in rule[0] and len(claim.reasons) <= 6

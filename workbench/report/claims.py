@@ -441,22 +441,21 @@ def _disturbed_cell_sentence(v: Mapping[str, Any], base: str, other: str, by: st
     its amount not readable."""
     n = int(_num(v, "cells_disturbed"))
     named = str(v.get("disturbed_cells") or "")
-    who = (f"{named}'s cell reads" if n == 1 else f"the cells of {named} read") if named else (
-        "one of its cells reads" if n == 1 else f"{n} of its cells read")
     cause = f" ({by})" if by else ""
-    rule = CELL_RULE if n == 1 else f"in each {CELL_RULE}"
     way = str(v.get("quartiles_apart") or "")
     winner, loser = (other, base) if way == "faster" else (base, other)
     apart = f"every quartile of {winner}'s times lies below every quartile of {loser}'s"
     ordered = way in ("faster", "slower")
     direction = f"; {winner} was faster than {loser}, the amount not readable: {apart}" if ordered else ""
-    head = f"{other} against {base}: the comparison {DISTURBED}, as it {PHRASES['disturbed cell']}"
-    short = head + (f" ({named}'s cell)" if named and n == 1 else f" (the cells of {named})" if named else "") + (
-        f"; {winner} was faster, the amount not readable" if ordered else "")
-    reasons = (f"{who} disturbed, since {rule}", f"{CELL_CROSSED}, so no ratio is read from it",
-               *((apart,) if ordered else ()), *clauses(by, hint_after(by, rerun)))
-    return Claim(short, reasons, f"{head}: {who} disturbed, since {rule}: {CELL_CROSSED}, so no ratio is read from "
-                                 f"it{direction}{cause}: {hint_after(by, rerun)}")
+    head = f"{other} against {base}: the comparison {DISTURBED}, as it {PHRASES['disturbed cell']}" + (
+        f" ({named}'s cell)" if named and n == 1 else f" (the cells of {named})" if named
+        else " (one of its cells)" if n == 1 else f" ({n} of its cells)")
+    short = head + (f"; {winner} was faster, the amount not readable" if ordered else "")
+    # one note for the rule and what follows from it, said once; the head names the cell (01 printed "[1] portable's
+    # cell reads disturbed, since ... (its IQR ...)" and "[2] its median is no value to read ...", both the head's)
+    rule = f"a cell reads disturbed where {CELL_RULE.split(' (')[0]}: {CELL_CROSSED}, so no ratio is read from it"
+    reasons = (rule, *((apart,) if ordered else ()), *clauses(by, hint_after(by, rerun)))
+    return Claim(short, reasons, f"{head}: {rule}{direction}{cause}: {hint_after(by, rerun)}")
 
 
 def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: str, by: str,
