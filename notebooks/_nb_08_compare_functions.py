@@ -65,7 +65,6 @@ The same call measured again, as a notebook magic (as CuPy's `%gpu_timeit`): `%w
 and prints one line (`-o` also returns the measurement). It is a second measurement, seconds later, not a
 copy of the first. The cell after it compares them: the two agree where each median lies within the other's
 quartiles, and a measurement read disturbed gives no quartiles to compare against.
-`%wb_quick -s setup -n sizes {"a": f, "b": g}` runs `workbench.quick` and shows its summary.
 """),
     code("""
 %load_ext workbench.magics
@@ -84,7 +83,7 @@ def agreement(m, m2) -> str:
         who = "both read disturbed" if len(shaky) == 2 else f"{shaky[0]} read disturbed"
         why = "their lines above say why" if len(shaky) == 2 else "its line above says why"
         return (head + f"{who}, so there are no quartiles to compare ({why}), and whether the two agree cannot be "
-                "read from them. Rerun on a quieter machine.")
+                "read from them; the rerun to try is the one its line gives, for the cause it names.")
     m2_in_m, m_in_m2 = m.q1_s <= m2.median_s <= m.q3_s, m2.q1_s <= m.median_s <= m2.q3_s
     if m2_in_m and m_in_m2:
         return head + "each median lies within the other's quartiles: they agree."
@@ -106,10 +105,7 @@ print(agreement(m, m2))
 every input set, so no callable can replay a cached answer. `bytes` (a function of `n`) turns times into
 GB/s: a softmax reads its input once and writes its output once.
 
-In the table below, `~` before a time marks a noisy cell, and its notes say why. A note "round N set aside"
-means that round was left out of the cell's median: before each round the workbench times a fixed probe, and a
-round taken while the probe ran slow, and slower itself, is not counted (the note gives both ratios: the probe
-against its best, the cell against its rounds at speed; docs/statistics.md).
+In the table below, `~` before a time marks a noisy cell, and its notes say why.
 """),
     code("""
 res = workbench.quick(
@@ -121,13 +117,24 @@ res = workbench.quick(
 res
 """),
     code("""
-res.summary()[["variant", "size", "status", "median ± IQR", "GB/s", "max error", "notes"]]
+table = res.summary()[["variant", "size", "status", "median ± IQR", "GB/s", "max error", "notes"]]
+# GB/s to three significant figures, trailing zeros kept ("6.00" beside "6.48", not "6"); blank where the table
+# prints none (a disturbed cell)
+table["GB/s"] = [f"{g:#.3g}".rstrip(".") if shown else "" for g, shown in zip(res.df["gbps"], table["GB/s"] != "",
+                                                                              strict=True)]
+display(table)
+if table["notes"].str.contains("set aside").any():   # said only where the table carries such a note
+    print('A note "round N set aside" means that round was left out of the median of its cell: before each round the '
+          "workbench times a fixed probe, and a round taken while the probe ran slow, and slower itself, is not "
+          "counted (the note gives both ratios: the probe against its best, the cell against its rounds at speed; "
+          "docs/statistics.md).")
 """),
     md("""
 Every output was compared with the first callable's (`numpy`) within a float32 tolerance, before timing
 and again after it on every rotated input set. The verdicts below are the package's paired ones: within
-each round the two callables run in alternating blocks, and the speed-up is judged from those pairs;
-"faster" only where its interval excludes no change and the difference beats the noise floor.
+each round the two callables run in alternating blocks where a round's visit is long enough for them, else
+the rounds themselves are paired; the line after the verdicts names each one's basis. "faster" only where its
+interval excludes no change and the difference beats the noise floor.
 
 These rows are not the `timeit` above: `quick` times `torch.softmax(torch.from_numpy(x))` on a fresh
 `n x 1024` matrix from numpy, in the numpy backend's worker process, at other sizes. The cell below prints
@@ -175,11 +182,11 @@ def per_row_note(df, m, rows) -> str:
             f"row: " + (f"within {ratio - 1:.0%} of each other a row" if ratio < 1.1 else
                         f"{'the timeit took' if timeit_row > quick_row else 'quick() took'} {ratio:.1f}× "
                         f"{'quick()' if timeit_row > quick_row else 'the timeit'}'s time a row")
-            + (" (the timeit read disturbed, so its median is its only figure)" if m.disturbed else "")
-            + ". The two timed different calls in different processes (a fresh numpy matrix each input set in "
-            "numpy's worker; one torch tensor here), with the threads printed above and in the timeit's line; "
-            + ("which of these makes the gap, these rows do not measure." if ratio >= 1.1 else
-               "that they come close is no check of either."))
+            + f", at {int(r['size'])} rows against {rows}"
+            + (" (the timeit read disturbed, so its median is its only figure)" if m.disturbed else "") + "."
+            + ("" if ratio < 1.1 else " The two timed different calls in different processes (a fresh numpy matrix "
+               "each input set in numpy's worker; one torch tensor here), with the threads printed above and in the "
+               "timeit's line; which of these makes the gap, these rows do not measure."))
 
 
 # the threads the torch callable ran on in the worker, beside the timeit's (its repr above names them)
@@ -187,7 +194,8 @@ print("quick()'s torch rows ran with threads:", "; ".join(sorted(set(str(t) for 
     res.df["variant"] == "torch", "threads"].dropna()))) or "not recorded")
 print(per_row_note(res.df, m, x.shape[0]))
 parted = False   # whether any size's paired figure and its medians' ratio part (said after the verdicts, if so)
-verdicts = NoteBlock()   # each verdict's head on its line, each reason once in the numbered notes under them
+verdicts = NoteBlock()   # each verdict's head on its line; reasons, where a verdict has any, as numbered notes
+bases = []   # each verdict's basis: paired blocks, or paired rounds where a visit was too short for blocks
 for other in ("torch", "numpy-naive"):
     for _, v in pair_verdicts(res.df, "numpy", other, "numpy").iterrows():
         # the rerun that applies to a quick() comparison: its own rounds= on an idle machine, a quieter machine
@@ -206,7 +214,9 @@ for other in ("torch", "numpy-naive"):
         check_claim(v, sentence)   # the whole sentence, and the head printed on its line
         check_claim(v, head)
         verdicts.add(f"{v['size_label']:>8}", Claim(head, (*claim.reasons, *((cells,) if cells else ()))))
+        bases.append(f"{other} at {v['size_label']}: {v.get('basis') or 'paired estimate'}")
 print(verdicts)
+print("Basis of each verdict:", "; ".join(bases))
 if parted:   # the rule behind those lines, said only where one of them applies it
     print("Where a size's paired figure and the ratio of the two cells' own medians (the table above) part by more "
           "than the interval, its line says so and settles no size: it names a direction only where both lie on "
@@ -231,7 +241,8 @@ def figure_note(df, top) -> str:
     ok = df[df["status"] == "ok"]
     ok = ok[[not spread_disturbed(i, t) for i, t in zip(ok["iqr_s"], ok["median_s"], strict=True)]]
     span = {v: (g.min(), g.max()) for v, g in ok.groupby("variant", sort=False)["gbps"]}
-    said = "; ".join(f"{v} {lo:.3g}–{hi:.3g}" if f"{lo:.3g}" != f"{hi:.3g}" else f"{v} {lo:.3g}"
+    g3 = lambda x: f"{x:#.3g}".rstrip(".")   # as the table's GB/s: three significant figures, zeros kept
+    said = "; ".join(f"{v} {g3(lo)}–{g3(hi)}" if g3(lo) != g3(hi) else f"{v} {g3(lo)}"
                      for v, (lo, hi) in span.items())
     a, b = (ok[ok["variant"] == v].set_index("size")["gbps"] for v in ("numpy", "numpy-naive"))
     gap = (a - b).abs().dropna()
