@@ -177,6 +177,18 @@ for (_, r), (_, raw) in zip(summary.iterrows(), res.df.iterrows(), strict=True):
              if "disturbed" in str(r["median ± IQR"]) else "")
     if quart or str(r["notes"]).strip():
         print(f"{r['variant']} @ {r['backend']} at {r['size']}: {quart}{r['notes']}")
+# the cache levels the ceiling column chose among: each level's bandwidth and the working set its probed capacity
+# holds (a cell is scored against the innermost level that holds its peak memory, DRAM past them all)
+from workbench.report.data import store_peaks
+from workbench.roofs.model import CACHE_LEVELS, resolve_roofs, roofs_of_row
+
+roofs = resolve_roofs(res.df, store_peaks(res.store) if res.store is not None else None)
+for line in dict.fromkeys(
+        "; ".join(f"{x.kind.short} {x.value:.3g} GB/s up to {fmt_bytes(x.working_set_bytes)}"
+                  for x in (rs.get(k) for k in CACHE_LEVELS) if x is not None and x.known and x.working_set_bytes)
+        for rs in (roofs_of_row(roofs, r) for r in res.df.to_dict("records")) if rs is not None):
+    print(f"ceiling levels (probed capacities): {line}; DRAM beyond" if line else
+          "ceiling levels: no probed cache capacities on record, so no cell is scored against a cache level")
 """),
     md("""
 Two columns say how each time was taken. **timer** is the clock that read each call: `sync+perf_counter` is
