@@ -59,3 +59,18 @@ def test_a_disturbed_cells_notes_say_the_rule_once_and_do_not_restate_the_head()
     rule = [r for r in claim.reasons if "half its median" in r]
     assert len(rule) == 1 and rule[0].count("50%") + rule[0].count("half") == 1, rule
     assert "no ratio is read from it" in rule[0] and len(claim.reasons) <= 6
+
+
+def test_a_head_prints_its_estimate_to_three_figures_at_most_while_its_interval_keeps_the_digits_off_one():
+    # 10: "torch-graph ran 1.176× faster than torch-eager (paired, interval 1.003-1.38×"
+    from workbench.report.claims import verdict_sentence
+
+    v = {"verdict": "faster", "speedup": 1.176, "ci_low": 1.003, "ci_high": 1.38, "floor": 0.19,
+         "basis": "paired rounds", "n_a": 5, "n_b": 5}
+    said = verdict_sentence(v, "torch-eager", "torch-graph")
+    check_claim(v, said)
+    assert "ran 1.18× faster" in said and "1.003×" in said, said   # the low end still prints apart from 1
+    slower = {**v, "verdict": "slower", "speedup": 0.85, "ci_low": 0.725, "ci_high": 0.997}
+    said = verdict_sentence(slower, "torch-eager", "torch-graph")
+    check_claim(slower, said)
+    assert "took 1.18× its time" in said, said

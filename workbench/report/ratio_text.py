@@ -107,10 +107,24 @@ def _inverse(lo: float, hi: float) -> tuple[float, float]:
     return (1 / hi if _finite(hi) and hi > 0 else float("nan")), (1 / lo if _finite(lo) and lo > 0 else float("nan"))
 
 
+def _three_figures(x: float) -> int:
+    """The decimals that print ``x`` (> 0) to three significant figures ("1.18×", "12.3×", "0.0523×")."""
+    return max(2 - math.floor(math.log10(x)), 0)
+
+
 def estimate_text(x: float, lo: float, hi: float) -> str:
     """A ratio at the precision of its interval ``lo``-``hi`` (:class:`RatioPrecision`): "1.06×" in 1.02-1.10,
     "2.9×" in 2.5-3.4, "6×" in 4-8, "1.2×" within ±16%; two decimals without a finite interval."""
-    return RatioPrecision.of(lo, hi).fmt(x)
+    full = RatioPrecision.of(lo, hi)
+    if not (_finite(x, lo, hi) and 0 < x and 0 < lo <= hi):
+        return full.fmt(x)
+    # three significant figures at most: the decimals an interval end needed to print apart from 1 are the end's,
+    # not the estimate's (10 printed "1.176× faster (interval 1.003-1.38×)"); more only where the estimate itself
+    # would print as no change
+    d = min(full.decimals, _three_figures(x))
+    while d < full.decimals and x != 1 and round(x, d) == 1:
+        d += 1
+    return RatioPrecision(d).fmt(x)
 
 
 def interval_text(lo: Any, hi: Any, marks: Sequence[float] = ()) -> str:
@@ -226,6 +240,7 @@ def inverse_text(x: float, lo: float, hi: float, marks: Sequence[float] = ()) ->
         return f"{x}×"
     inv_lo, inv_hi = _inverse(lo, hi)
     t, d = 1 / x, RatioPrecision.of(inv_lo, inv_hi, [1 / m for m in marks if m]).decimals
+    d = min(d, _three_figures(t))   # as estimate_text: an end's extra decimals are not the estimate's
     while d < MAX_EXTRA_DECIMALS and round(t, d) != 1 and abs(round(t, d) - t) > EFFECT_ROUNDING * abs(t - 1):
         d += 1
     return RatioPrecision(d).fmt(t)
