@@ -74,3 +74,15 @@ def test_a_head_prints_its_estimate_to_three_figures_at_most_while_its_interval_
     said = verdict_sentence(slower, "torch-eager", "torch-graph")
     check_claim(slower, said)
     assert "took 1.18× its time" in said, said
+
+
+def test_a_round_the_host_probe_set_aside_is_said_beside_the_disturbed_cell():
+    # 01: basis "2 paired rounds (1 set aside by the slow host)" in the table, nothing in the sentence or notes
+    v = mark_busy(TABLE.assign(basis="2 paired rounds (1 set aside by the slow host)"),
+                  _rows("[1.5e-4, 2.5e-4, 3.0e-4]", 0.0)).iloc[0].to_dict()
+    claim = verdict_claim(v, "numpy @ numpy", "portable @ opencl-0")
+    check_claim(v, claim.text())
+    said = [r for r in claim.reasons if "set aside" in r]
+    assert said == ["1 round set aside by the workers' host probe as taken while the host ran slow (the probe, not "
+                    "other processes, set it aside)"], claim.reasons
+    assert said[0] in claim.text()

@@ -51,6 +51,7 @@ from workbench.report.claim_words import (  # noqa: F401  (re-exported)
 )
 from workbench.report.claims_cause import (  # noqa: F401  (re-exported)
     apart_undecided_text,
+    basis_aside_text,
     basis_why,
     busy_share,
     cell_rerun_hint,
@@ -441,7 +442,6 @@ def _disturbed_cell_sentence(v: Mapping[str, Any], base: str, other: str, by: st
     its amount not readable."""
     n = int(_num(v, "cells_disturbed"))
     named = str(v.get("disturbed_cells") or "")
-    cause = f" ({by})" if by else ""
     way = str(v.get("quartiles_apart") or "")
     winner, loser = (other, base) if way == "faster" else (base, other)
     apart = f"every quartile of {winner}'s times lies below every quartile of {loser}'s"
@@ -454,8 +454,9 @@ def _disturbed_cell_sentence(v: Mapping[str, Any], base: str, other: str, by: st
     # one note for the rule and what follows from it, said once; the head names the cell (01 printed "[1] portable's
     # cell reads disturbed, since ... (its IQR ...)" and "[2] its median is no value to read ...", both the head's)
     rule = f"a cell reads disturbed where {CELL_RULE.split(' (')[0]}: {CELL_CROSSED}, so no ratio is read from it"
+    by = "; ".join(x for x in (basis_aside_text(v, by), by) if x)   # a round the host probe set aside (01)
     reasons = (rule, *((apart,) if ordered else ()), *clauses(by, hint_after(by, rerun)))
-    return Claim(short, reasons, f"{head}: {rule}{direction}{cause}: {hint_after(by, rerun)}")
+    return Claim(short, reasons, f"{head}: {rule}{direction}{f' ({by})' if by else ''}: {hint_after(by, rerun)}")
 
 
 def _disturbed_sentence(v: Mapping[str, Any], said: Reading, base: str, other: str, by: str,

@@ -124,6 +124,18 @@ def cell_rerun_hint(v: Mapping[str, Any], busy: bool | None, hint: str) -> str:
             "own: more rounds will not narrow it, and its quartiles are the reading")
 
 
+def basis_aside_text(v: Mapping[str, Any], said: str) -> str:
+    """The rounds the pair's basis set aside ("2 paired rounds (1 set aside by the slow host)"), said where ``said``
+    does not already: 01 printed that basis in its table while the sentence and its notes named none, and one note
+    read "the machine was not busy"; "" where none was set aside or ``said`` names it."""
+    few = read_basis(v.get("basis"))
+    if few is None or not few[2] or "aside" in said:
+        return ""
+    k = few[2]
+    return (f"{k} round{'' if k == 1 else 's'} set aside by the workers' host probe as taken while the host ran slow "
+            f"(the probe, not other processes, set {'it' if k == 1 else 'them'} aside)")
+
+
 def disturbance_text(rows: pd.DataFrame) -> str:
     """What made a comparison of ``rows`` too wide, said beside it: where the rows show a busy machine (other
     processes past :data:`~workbench.core.conditions.BUSY_CPU_SHARE` of the CPU), its load; where they show an idle
