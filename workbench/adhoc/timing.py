@@ -109,8 +109,12 @@ class Measurement:
             return (f"{fmt_seconds(self.median_s)} median (quartiles {fmt_seconds(self.q1_s)} to "
                     f"{fmt_seconds(self.q3_s)})")
         busy = None if self.other_cpu_share is None else self.other_cpu_share > BUSY_CPU_SHARE
+        # the share the advice follows, printed beside it: more rounds only where the machine was read idle
+        # (08 advised "more rounds" on one line and "a quieter machine" on the next, with no load to check either)
+        load = ("" if self.other_cpu_share is None else
+                f"other processes used {self.other_cpu_share:.0%} of the CPU (busy past {BUSY_CPU_SHARE:.0%}); ")
         hint = BUSY_RERUN_HINT if busy else f"time it again with more rounds (rounds={2 * max(self.rounds, 5)})"
-        return f"{fmt_seconds(self.median_s)} median, disturbed: {CELL_RULE}, so they are not given; {hint}"
+        return f"{fmt_seconds(self.median_s)} median, disturbed: {CELL_RULE}, so they are not given; {load}{hint}"
 
     def noise_text(self) -> str:
         """The noise flag in one format for the repr and ``%wb_timeit``, the rounds' spread said once (the magic
