@@ -86,3 +86,14 @@ def test_a_round_the_host_probe_set_aside_is_said_beside_the_disturbed_cell():
     assert said == ["1 round set aside by the workers' host probe as taken while the host ran slow (the probe, not "
                     "other processes, set it aside)"], claim.reasons
     assert said[0] in claim.text()
+
+
+def test_a_disturbed_cells_table_note_follows_its_cause_too():
+    # 03's table: "disturbed: ...; the machine was not busy ...; rerun it with more rounds" beside rounds 1.06x apart
+    from workbench.report.summary import _disturbed_note
+
+    cell = pd.Series({"other_cpu_share": 0.0, "round_medians_s": "[2.4e-4, 2.5e-4, 2.54e-4]"})
+    assert RERUN_HINT not in _disturbed_note(cell) and "more rounds will not narrow it" in _disturbed_note(cell)
+    assert RERUN_HINT in _disturbed_note(cell.copy().set_axis(cell.index).replace(
+        {"[2.4e-4, 2.5e-4, 2.54e-4]": "[1.5e-4, 2.5e-4, 3.0e-4]"}))
+    assert BUSY_RERUN_HINT in _disturbed_note(pd.Series({**cell, "other_cpu_share": 0.9}))

@@ -35,6 +35,21 @@ NOT_BUSY = "not busy"
 CELL_RULE = "its quartiles lie half its median or more apart (its IQR, q3 - q1, at 50% of the median or more)"
 
 
+#: How far apart (slowest round median over fastest) a cell's rounds may lie and still agree: the noisy mark's 10%
+#: (:data:`~workbench.judge.verdicts.NOISY_SPREAD`, which re-exports this module and so cannot be imported here).
+ROUNDS_AGREE = 1.10
+
+
+def cell_hint(busy: bool | None, rounds_spread: float) -> str:
+    """The advice for a disturbed cell, following its cause: where its rounds agree (within :data:`ROUNDS_AGREE`) on a
+    machine that was not busy, its spread lies within its calls, which more rounds do not narrow (01 and 03 advised
+    "rerun it with more rounds" beside rounds 1.06x apart on an idle machine); else :func:`rerun_hint`."""
+    if busy is False and math.isfinite(rounds_spread) and rounds_spread <= ROUNDS_AGREE:
+        return (f"its rounds agreed (within {rounds_spread:.2f}×) on a machine that was {NOT_BUSY}, so the spread is "
+                "its calls' own: more rounds will not narrow it, and its quartiles are the reading")
+    return rerun_hint(busy)
+
+
 def rerun_hint(busy: bool | None) -> str:
     """The rerun advice for a comparison whose rows showed a busy machine (True), an idle one (False), or did not
     say (None): a busy-machine cause only where the rows record one."""

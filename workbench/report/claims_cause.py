@@ -20,12 +20,11 @@ import pandas as pd
 from workbench.core.conditions import BUSY_CPU_SHARE
 from workbench.core.units import fmt_seconds
 from workbench.judge.dips import SET_ASIDE, host_slow_rounds, ids_at_speed, rounds_kept
-from workbench.judge.disturbed import NOT_BUSY
+from workbench.judge.disturbed import NOT_BUSY, cell_hint
 from workbench.judge.few_rounds import is_paired_basis, read_basis, too_few_words
 from workbench.judge.stats import mode_median
 from workbench.judge.verdicts import (
     BLOCKS,
-    NOISY_SPREAD,
     PRIOR_DF,
     effects,
     is_disturbed,
@@ -117,11 +116,7 @@ def cell_rerun_hint(v: Mapping[str, Any], busy: bool | None, hint: str) -> str:
     (within :data:`~workbench.judge.verdicts.NOISY_SPREAD`) on a machine that was not busy, its spread lies within
     its calls, which more rounds do not narrow (01 and 03 advised "rerun it with more rounds" beside rounds 1.06x
     apart on an idle machine); else ``hint`` (rounds that disagree: more rounds; a busy machine: an idle rerun)."""
-    spread = _num(v, "disturbed_rounds")
-    if busy is not False or not math.isfinite(spread) or spread > 1 + NOISY_SPREAD:
-        return hint
-    return (f"its rounds agreed (within {spread:.2f}×) on a machine that was {NOT_BUSY}, so the spread is its calls' "
-            "own: more rounds will not narrow it, and its quartiles are the reading")
+    return hint if busy is not False else cell_hint(busy, _num(v, "disturbed_rounds"))
 
 
 def basis_aside_text(v: Mapping[str, Any], said: str) -> str:

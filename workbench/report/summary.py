@@ -17,8 +17,8 @@ from workbench.core.record import JsonObject
 from workbench.core.status import Status
 from workbench.core.units import fmt_bytes, fmt_seconds, interval_label
 from workbench.judge.compare import speedup_vs_baseline
-from workbench.judge.disturbed import CELL_RULE, cell_disturbed
-from workbench.judge.verdicts import is_disturbed, pct, rerun_hint, verdict_label
+from workbench.judge.disturbed import CELL_RULE, cell_disturbed, cell_hint
+from workbench.judge.verdicts import is_disturbed, parse_samples, pct, verdict_label
 from workbench.report.findings import is_default_reference, parse_reference, pick_reference
 from workbench.report.reference_checks import ReferenceChecks
 from workbench.report.row_notes import fmt_num, row_notes, text_of, value_of
@@ -91,8 +91,9 @@ def _disturbed_note(r: pd.Series) -> str:
     rerun: on a quieter machine where its row saw a busy one."""
     share = value_of(r, "other_cpu_share")
     busy = None if share is None else share > BUSY_CPU_SHARE
-    return (f"disturbed: {CELL_RULE}; "
-            f"{rerun_hint(busy)}")
+    rounds = parse_samples(r.get("round_medians_s"))   # rounds that agree on an idle machine: no more rounds
+    spread = float(rounds.max() / rounds.min()) if len(rounds) > 1 and rounds.min() > 0 else float("nan")
+    return f"disturbed: {CELL_RULE}; {cell_hint(busy, spread)}"
 
 
 def noise_summary(df: pd.DataFrame, notes: pd.DataFrame | None = None, listed: int = 5) -> str:
