@@ -441,6 +441,15 @@ ax.set_xlabel("KV-cache length L (tokens)")
 ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))   # ticks in readable units: "20 µs", "1 ms"
 ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_tick_time(v)))
 ax.yaxis.set_minor_formatter(NullFormatter())
+# the axis starts at a 1-2-5 tick at or below the lowest median, so the shortest lengths' points can be read off
+low = float(d["median_s"].min())
+if np.isfinite(low) and low > 0:
+    decade = 10 ** np.floor(np.log10(low))
+    ax.set_ylim(bottom=max(s_ * decade for s_ in (1, 2, 5) if s_ * decade <= low))
+# where the KV cache passes the per-core cache (the step section 1's exponents name), when a measured step crosses it
+if caches.per_core and min(kv_lens) * per_token <= caches.per_core < max(kv_lens) * per_token:
+    ax.axvline(caches.per_core / per_token, color="grey", linestyle=":",
+               label=f"cache = {fmt_bytes(caches.per_core)} per-core cache")
 ax.set_ylabel("attention time of one layer, one sequence (median)")
 ax.set_title(f"attention decode, {heads} heads / {kv_heads} KV heads, head_dim {head_dim}, float32")
 ax.legend()
@@ -500,8 +509,8 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
         else:
             # what the medians show, without a cause: the bandwidth lines below say whether the bytes set the time
             said.append(f"it steepens from L^{before:.2f} to L^{after:.2f} on the step where the cache leaves {left}: "
-                        "past it each token costs more time than before (the bandwidth lines below say whether "
-                        "reading the cache is what sets it)")
+                        "past it each token costs more time than before (what sets that cost this run does not "
+                        "measure)")
     if not kinks and len(read_ks) > 1 and len(read_ks) == len(ks) and not noisy_at and min(read_ks) > 0:
         said.append("no step is steeper than the one before it by " + f"{STEEPER} or more")
     print(f"{variant}: " + "; ".join(steps) + "." + (" " + "; ".join(said) + "." if said else ""))
@@ -614,7 +623,10 @@ if {"numba-flash", "numpy-naive"} <= set(d["variant"]):
                               label_word(k).removesuffix(f", {FEW_ROUNDS}"))
     # a disturbed label names, length by length, the cell or the comparison that made it (beyond_noise.disturbed_why)
     named = lambda v: ", ".join(f"{x} ({why_at[x]})" if why_at.get(x) else x for x in v)  # noqa: E731
-    print(f"numba-flash ({cores} threads) against numpy-naive, the lines above summed up: "
+    # where every length settled the same way the verdict lines and the summary already say it: not a third time
+    uniform = {k for k, v in by.items() if v} == {"faster"}
+    print(machine_said(d, "section 1") if uniform else
+          f"numba-flash ({cores} threads) against numpy-naive, the lines above summed up: "
           + "; ".join(f"{word(k)} "
                       + (f"at L={named(v)}" if label_word(k) == "disturbed" else f"at L={', '.join(v)}")
                       + (" (beyond the noise)" if k in ("faster", "slower") else
@@ -657,7 +669,10 @@ proportion to L once they stop mattering, and faster than that where a longer ca
 are expectations, which the lines above test step by step against the medians without naming a cause. The lines above
 go step by step between consecutive lengths (an average over all of them would hide a step that crosses a cache
 level) and mark the steps that do. A step whose two cells are not marked noisy prints its exponent (time grows as
-L to that power) and a kink where it changes; a step resting on a noisy cell prints "no shape read" instead, and
+L to that power: within 0.9-1.1 is "close to linear", below 0.9 "less than linear", above 1.1 "more than linear")
+and a kink where a step is steeper than the one before it by 0.2 or more. The exponents are read from the medians
+alone, with no interval, so a difference near those cuts is no finding; a step resting on a noisy cell prints
+"no shape read" instead, and
 where every step does, the last of those lines says that no shape is read in this run and why. Where a sentence
 settles who was faster, its head's figure ("took 1.19× its time") is the paired estimate, from the two variants
 timed side by side, round by round. Its parenthesis gives that estimate's interval and then the ratio of the
@@ -666,7 +681,7 @@ the medians were not all taken side by side (a variant's row may hold samples of
 aside as taken while the host ran slow leaves one median and not the other; docs/statistics.md, "When the paired
 estimate and the medians disagree"). The head's figure is the finding; the medians' ratio lets a reader check it
 against the table. In the quick and FULL runs the longest cache measured
-is twice the last-level cache, so each step reads it from DRAM: there the
+is twice the last-level cache, so that length's step reads it from DRAM: there the
 last lines set each variant's GB/s against the host's copy bandwidth, probed before each of its rounds (05
 explains the probe), to say how much of its time reading the cache once at that rate would take (a run without
 such a length says so instead).
@@ -719,8 +734,8 @@ print("\\n".join(f"{r.variant} on {r.backend}: {r.message}" for r in every.itert
 weights = 3 * hidden * intermediate * 4   # gate, up and down, float32
 llc = tutorial.machine_caches().llc
 print(f"the block's weights: {fmt_bytes(weights)} (3 matrices of {hidden} x {intermediate} float32); "
-      + (f"they fit in the {fmt_bytes(llc)} last-level cache, so after the first call the block reads them from "
-         "cache, not DRAM: its time here is not DRAM bandwidth" if llc and weights <= llc else
+      + (f"they fit in the {fmt_bytes(llc)} last-level cache, so they can stay in cache between calls (not "
+         "measured)" if llc and weights <= llc else
          f"they exceed the {fmt_bytes(llc)} last-level cache, so they cannot all stay in it between calls"
          + (f" (though part of them can: they are less than twice it, {fmt_bytes(2 * llc)})" if weights < 2 * llc
             else "") if llc else
@@ -756,8 +771,8 @@ ranges that do not overlap, it says that too: the host's bandwidth moved between
 probe = host_bandwidth(m)
 bands = {}
 if llc and weights <= llc:
-    print(f"the weights ({fmt_bytes(weights)}) fit in the {fmt_bytes(llc)} last-level cache: after the first call "
-          "they are read from cache, so no block's time is set against DRAM's rate here")
+    print(f"the weights ({fmt_bytes(weights)}) fit in the {fmt_bytes(llc)} last-level cache (said above), so "
+          "no block's time is set against DRAM's rate here")
 elif probe is None:
     print("these rows took no bandwidth probe: the MLP's GB/s is not set against the memory's rate in this run")
 else:
@@ -922,12 +937,17 @@ if {"eager", "graph"} <= set(t.columns):
     # a direction is a finding only where its label is one beyond the noise (not "faster, disturbed")
     settled_graph = [b for b, *_ in readings.get("graph", []) if labels[("graph", b)] in ("faster", "slower")]
     # the verdicts first (the finding, where there is one), then the medians' order, said as no finding beyond them
-    by_medians = (f"By the medians alone, graph took longer than eager on {len(longer)} of {len(read)} backends "
-                  f"(graph vs eager: {medians}).{unread}" if len(read) else
+    # the medians' order only on the backends no paired verdict settled: a settled one is said once, by its verdict
+    rest = [b for b in read.index if b not in settled_graph]
+    medians = ", ".join(f"{b} {shown[b][0]} vs {shown[b][1]}" for b in rest)
+    by_medians = (f"By the medians alone, graph took longer than eager on {len([b for b in longer if b in rest])} of "
+                  f"{len(rest)} backends{' no verdict settled' if settled_graph else ''} "
+                  f"(graph vs eager: {medians}).{unread}" if len(rest) else
                   f"No medians are read for graph against eager ({', '.join(crossed)}: a cell on each is disturbed "
                   "or its rounds fell in two modes, so no median of it is headlined).")
     print(f"Graph against eager, by the paired verdicts above: {verdicts}. "
-          + (f"Only on {', '.join(settled_graph)} is a direction a finding. {by_medians}" if settled_graph else
+          + (f"Only on {' and '.join(settled_graph)} is the direction a finding."
+             + (f" {by_medians}" if rest else "") if settled_graph else
              f"None settles a direction. {by_medians}" + (" That order is not a finding." if len(read) else "")))
 if apart:
     print("Where the two statistics part: " + "; ".join(apart) + ": neither states a direction.")
