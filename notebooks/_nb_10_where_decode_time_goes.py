@@ -507,7 +507,7 @@ for variant, g in d.sort_values("kv_len").groupby("variant"):
         if min(read_ks) <= 0:   # a step fell: its line says noise moved those medians, so no kink is read
             continue
         else:
-            # what the medians show, without a cause: the bandwidth lines below say whether the bytes set the time
+            # what the medians show, without a cause: the run measures none (its bandwidth lines may set none)
             said.append(f"it steepens from L^{before:.2f} to L^{after:.2f} on the step where the cache leaves {left}: "
                         "past it each token costs more time than before (what sets that cost this run does not "
                         "measure)")
