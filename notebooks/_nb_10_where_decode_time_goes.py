@@ -1098,6 +1098,8 @@ cache's statistics at the end of its cell (`exec_cache`); a fused recording that
 and the row says so. A recording's time is the plan (buffers, launch list, a capture or a compile) *and the
 block's first call*: the builder makes that call itself, before any timed call, so the first call's cost lands
 in the recording, not in the cell's median. Set beside the cell's median call, it says what recording added.
+On numba, `graph` is one `@njit` driver function, which numba compiles on its first call: numba-graph's recording
+includes that compile.
 """),
     code("""
 # a cell section 2 marks disturbed or in two modes has no median to divide by (median_unread): its mark is printed
