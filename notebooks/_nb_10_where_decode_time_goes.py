@@ -421,9 +421,10 @@ for i, (variant, g) in enumerate(d.sort_values("kv_len").groupby("variant")):
     # the library plots' marks (report.plots): a cell whose rounds fell in two modes as its two modes (a bar between
     # them, the table prints both), a disturbed one as a cross with a dotted bar where its quartiles lie, neither
     # joined by the line (its median is no value to read); a hollow ring over each other noisy one, counted apart
-    modes = mode_medians(g)
+    # a cell both disturbed and in two modes is drawn disturbed, as the table (report.marked_times) reads it
+    crossed = disturbed_mask(g)
+    modes = [None if c else x for x, c in zip(mode_medians(g), crossed, strict=True)]
     two = np.array([x is not None for x in modes], dtype=bool)
-    crossed = disturbed_mask(g) & ~two
     plain = ~(two | crossed)
     ax.loglog(g["kv_len"][plain], g["median_s"][plain], "o-", color=f"C{i}", label=variant)
     noisy = noisy_mask(g) & plain
