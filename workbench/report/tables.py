@@ -18,6 +18,7 @@ from workbench.core.frames import where_rows
 from workbench.core.record import RowDict
 from workbench.core.status import Status
 from workbench.core.units import fmt_in_unit, pick_time_unit
+from workbench.judge.disturbed import cell_disturbed
 from workbench.report.styles import series_key
 from workbench.roofs.ceilings import is_noisy
 
@@ -39,7 +40,12 @@ def _columns(k: pd.DataFrame, reference: tuple[str, str] | None) -> list[str]:
 
 #: The columns a pivot reads from a row.
 PIVOT_COLUMNS = ("run_id", "dtype", "cache", "_size", "params", "size_label", "llm_shape", "variant", "backend",
-                 "status", "median_s", "message", "noisy", "rel_spread", "noise_note", "timing_mode")
+                 "status", "median_s", "message", "noisy", "rel_spread", "noise_note", "timing_mode",
+                 "iqr_s", "q1_s", "q3_s")
+#: A disturbed cell's text and hover title: no median, as the tutorials' tables (report.marked_times) and the
+#: figures' crosses read it (the report's pivot printed "~50.4" for a cell its figure drew as x's at its quartiles)
+DISTURBED_TEXT = "disturbed"
+DISTURBED_TITLE = "its quartiles lie half its median or more apart: its median is no value to read"
 
 
 class PivotCell(TypedDict):
@@ -107,26 +113,18 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
         size = str(g[0]["size_label"]) if "size_label" in k else str(key[-1])
         shapes = [r["llm_shape"] for r in g if not pd.isna(r["llm_shape"])] if "llm_shape" in k else []
         index.append(f"{size} ({shapes[0]})" if shapes else size)  # the LLM model shape it came from
-        times = {}
+        times, wide = {}, set()
         by_key: dict[str, RowDict] = {}
         for r in g:
             ck = series_key(r["variant"], r["backend"])
             by_key[ck] = r
             if r["status"] == Status.OK:
-                times[ck] = float(r["median_s"])
+                if cell_disturbed(r["median_s"], r.get("iqr_s"), r.get("q1_s"), r.get("q3_s")):
+                    wide.add(ck)   # no median to read: never the fastest, no time printed
+                else:
+                    times[ck] = float(r["median_s"])
         best = min(times, key=times.get) if times else None
-        cells: list[PivotCell] = []
-        for c in columns:
-            r = by_key.get(c)
-            if r is None:
-                cells.append({"text": "", "best": False, "noisy": False, "status": "", "title": "not run"})
-            elif r["status"] != Status.OK:
-                cells.append({"text": str(r["status"]), "best": False, "noisy": False, "status": str(r["status"]),
-                              "title": str(r.get("message") or "")[:200]})
-            else:
-                noisy = bool(is_noisy(r))
-                cells.append({"text": fmt_in_unit(r["median_s"], scale), "best": c == best, "noisy": noisy,
-                              "status": Status.OK, "title": str(r.get("noise_note") or "") if noisy else ""})
+        cells = _pivot_cells(columns, by_key, wide, best, scale)
         rows.append({"index": index, "cells": cells})
     names = [{"run_id": "run", "dtype": "dtype", "cache": "cache"}[c] for c in index_cols] + ["size"]
     note = (f"the first {len(rows):,} of {len(groups):,} rows are shown (every cell is in the CSV of all rows)"
@@ -134,6 +132,28 @@ def pivot(k: pd.DataFrame, reference: tuple[str, str] | None = None,
     shared, modes = column_modes(k, columns)
     return {"unit": unit, "columns": columns, "index_names": names, "rows": rows, "n_rows": len(groups),
             "note": note, "timing_mode": shared, "modes": modes}
+
+
+def _pivot_cells(columns: list[str], by_key: Mapping[str, RowDict], wide: set[str], best: str | None,
+                 scale: float) -> list[PivotCell]:
+    """One pivot row's cells: "" where not run, the status where not ok, "disturbed" (no median) for a cell whose
+    quartiles lie half its median apart (``wide``), else its median in the table's unit, ``best`` in bold."""
+    cells: list[PivotCell] = []
+    for c in columns:
+        r = by_key.get(c)
+        if r is None:
+            cells.append({"text": "", "best": False, "noisy": False, "status": "", "title": "not run"})
+        elif r["status"] != Status.OK:
+            cells.append({"text": str(r["status"]), "best": False, "noisy": False, "status": str(r["status"]),
+                          "title": str(r.get("message") or "")[:200]})
+        elif c in wide:
+            cells.append({"text": DISTURBED_TEXT, "best": False, "noisy": False, "status": Status.OK,
+                          "title": DISTURBED_TITLE})
+        else:
+            noisy = bool(is_noisy(r))
+            cells.append({"text": fmt_in_unit(r["median_s"], scale), "best": c == best, "noisy": noisy,
+                          "status": Status.OK, "title": str(r.get("noise_note") or "") if noisy else ""})
+    return cells
 
 
 def column_modes(k: pd.DataFrame, columns: list[str]) -> tuple[str, list[str]]:
